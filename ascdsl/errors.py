@@ -1,0 +1,86 @@
+"""Errors users see. Every error ascdsl raises derives from :class:`Error`.
+
+Located errors (:class:`CompilationError` and subclasses) render like a compiler's::
+
+    ops/foo.py:12:9: error: cannot broadcast shapes (128,) and (64,)
+       12 |     y = x + z
+          |         ^
+    hint: make both tiles the same length, or expand one with [:, None]
+"""
+from __future__ import annotations
+
+import linecache
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Loc:
+    """A source location: file path (relative to the working directory when inside it),
+    1-based line and 1-based column."""
+
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+UNKNOWN = Loc("<unknown>", 0, 0)
+
+
+def display_path(path: str) -> str:
+    """The path as users should read it: relative to the working directory when inside it."""
+    absolute = os.path.abspath(path)
+    rel = os.path.relpath(absolute, os.getcwd())
+    return absolute if rel.startswith("..") else rel
+
+
+def source_line(loc: Loc) -> str | None:
+    if loc.line <= 0:
+        return None
+    text = linecache.getline(os.path.abspath(loc.file), loc.line)
+    return text.rstrip("\n") if text else None
+
+
+class Error(Exception):
+    """Base class of every error ascdsl raises on purpose."""
+
+
+class CompilationError(Error):
+    """An error in user code, located at ``loc`` (the message starts with ``path:LINE:COL``)."""
+
+    def __init__(self, loc: Loc, message: str, hint: str | None = None, notes: tuple[str, ...] = ()):
+        self.loc, self.message, self.hint, self.notes = loc, message, hint, tuple(notes)
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        lines = [f"{self.loc}: error: {self.message}"]
+        text = source_line(self.loc)
+        if text is not None:
+            gutter = f"{self.loc.line:>6} | "
+            lines.append(gutter + text)
+            lines.append(" " * (len(gutter) - 2) + "| " + " " * max(self.loc.col - 1, 0) + "^")
+        lines += [f"note: {n}" for n in self.notes]
+        if self.hint:
+            lines.append(f"hint: {self.hint}")
+        return "\n".join(lines)
+
+    def with_note(self, note: str) -> "CompilationError":
+        """The same error with one more note (e.g. the call site of a helper function)."""
+        err = type(self).__new__(type(self))
+        CompilationError.__init__(err, self.loc, self.message, self.hint, self.notes + (note,))
+        return err
+
+
+class OutOfBoundsError(CompilationError, IndexError):
+    """An unmasked load or store outside its array, found while running a kernel."""
+
+
+class InputValueError(Error, ValueError):
+    """An op entry point was called with an invalid value (shape, axis, attribute)."""
+
+
+class InputTypeError(Error, TypeError):
+    """An op entry point was called with an invalid type (e.g. an unsupported dtype)."""
