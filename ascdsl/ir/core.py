@@ -1,0 +1,211 @@
+"""The tile IR: typed SSA values, instructions as data, structured control flow.
+
+A kernel specialisation is a :class:`Kernel`: its body is a :class:`Block` whose arguments are the
+kernel's runtime parameters (pointers and scalars, in DSL order). Every value has a :class:`Type`:
+a dtype (or pointer type) and a static shape (``()`` for scalars). Elementwise instructions take
+operands that either have the result's shape or are scalars (the frontend inserts explicit
+``broadcast``/``expand_dims``), so later passes never re-derive broadcasting.
+
+Operands and attributes of each op (``attrs`` are ``(name, value)`` pairs, values are int, float,
+bool, str, DType, None or a tuple of ints):
+
+========================  ======================================  ==================================
+op                        operands                                attrs
+========================  ======================================  ==================================
+const                     -                                       value (splat to the result shape)
+program_id, num_programs  -                                       axis (0..2); result i32 scalar
+arange                    -                                       start, end; result i32[end-start]
+broadcast                 x                                       - (result type gives the shape)
+expand_dims               x                                       axis
+elementwise (see sets)    1-3 operands as the op needs            cast: dtype
+ptr_add                   ptr, offset (int)                       -
+sum, max, min,            x                                       axis (int or None = all), keep_dims
+argmax, argmin
+load                      ptr [, mask [, other]]                  has_mask, has_other
+store                     ptr, value [, mask]                     has_mask
+for                       lower, upper, step, *inits              region 0: args (iv, *carried);
+                                                                  results: final carried values
+if                        cond (i1 scalar)                        regions: then, else; results
+yield                     values carried out of a region          -
+print                     *values                                 prefix
+========================  ======================================  ==================================
+
+Integer ``idiv`` and ``mod`` truncate toward zero, like C and Triton. Float ops on float16 and
+bfloat16 round their result to that dtype (computed in float32, round to nearest even).
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from ..dtypes import DType, PointerType
+from ..errors import UNKNOWN, Loc
+
+ElemType = Union[DType, PointerType]
+
+
+class Op(enum.Enum):
+    CONST = "const"
+    PROGRAM_ID = "program_id"
+    NUM_PROGRAMS = "num_programs"
+    ARANGE = "arange"
+    BROADCAST = "broadcast"
+    EXPAND_DIMS = "expand_dims"
+    ADD = "add"
+    SUB = "sub"
+    MUL = "mul"
+    DIV = "div"
+    IDIV = "idiv"
+    MOD = "mod"
+    MAXIMUM = "maximum"
+    MINIMUM = "minimum"
+    LT = "lt"
+    LE = "le"
+    GT = "gt"
+    GE = "ge"
+    EQ = "eq"
+    NE = "ne"
+    AND = "and"
+    OR = "or"
+    XOR = "xor"
+    NEG = "neg"
+    NOT = "not"
+    EXP = "exp"
+    LOG = "log"
+    SQRT = "sqrt"
+    RSQRT = "rsqrt"
+    ABS = "abs"
+    SIGMOID = "sigmoid"
+    CAST = "cast"
+    WHERE = "where"
+    PTR_ADD = "ptr_add"
+    SUM = "sum"
+    MAX = "max"
+    MIN = "min"
+    ARGMAX = "argmax"
+    ARGMIN = "argmin"
+    LOAD = "load"
+    STORE = "store"
+    FOR = "for"
+    IF = "if"
+    YIELD = "yield"
+    PRINT = "print"
+
+
+class GroupOp:
+    """Op families. Passes and backends dispatch on these sets, never on long if-chains."""
+
+    LEAF = frozenset({Op.CONST, Op.PROGRAM_ID, Op.NUM_PROGRAMS, Op.ARANGE})
+    SHAPE = frozenset({Op.BROADCAST, Op.EXPAND_DIMS})
+    ARITH = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.IDIV, Op.MOD, Op.MAXIMUM, Op.MINIMUM})
+    COMPARE = frozenset({Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE})
+    LOGICAL = frozenset({Op.AND, Op.OR, Op.XOR})
+    BINARY = ARITH | COMPARE | LOGICAL
+    TRANSCENDENTAL = frozenset({Op.EXP, Op.LOG, Op.RSQRT, Op.SIGMOID})
+    UNARY = frozenset({Op.NEG, Op.NOT, Op.SQRT, Op.ABS, Op.CAST}) | TRANSCENDENTAL
+    ELEMENTWISE = BINARY | UNARY | frozenset({Op.WHERE, Op.PTR_ADD})
+    REDUCE = frozenset({Op.SUM, Op.MAX, Op.MIN, Op.ARGMAX, Op.ARGMIN})
+    MEMORY = frozenset({Op.LOAD, Op.STORE})
+    CONTROL = frozenset({Op.FOR, Op.IF, Op.YIELD})
+    SIDE_EFFECT = frozenset({Op.STORE, Op.PRINT, Op.YIELD})
+
+
+@dataclass(frozen=True)
+class Type:
+    """A tile (or, with ``shape == ()``, a scalar) of ``dtype`` elements."""
+
+    dtype: ElemType
+    shape: tuple[int, ...] = ()
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.shape == ()
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    def with_shape(self, shape: tuple[int, ...]) -> "Type":
+        return Type(self.dtype, tuple(shape))
+
+    def with_dtype(self, dtype: ElemType) -> "Type":
+        return Type(dtype, self.shape)
+
+    def __str__(self) -> str:
+        if not self.shape:
+            return self.dtype.short
+        return "tile<" + "x".join(map(str, self.shape)) + "x" + self.dtype.short + ">"
+
+
+@dataclass(frozen=True)
+class Value:
+    """An SSA value: a number unique within its kernel, and its type."""
+
+    id: int
+    type: Type
+
+    def __str__(self) -> str:
+        return f"%{self.id}"
+
+
+@dataclass(frozen=True)
+class Block:
+    args: tuple[Value, ...]
+    body: tuple["Instr", ...]
+
+
+@dataclass(frozen=True)
+class Instr:
+    op: Op
+    results: tuple[Value, ...] = ()
+    operands: tuple[Value, ...] = ()
+    attrs: tuple[tuple[str, Any], ...] = ()
+    regions: tuple[Block, ...] = ()
+    loc: Loc = field(default=UNKNOWN, compare=False)
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        for key, value in self.attrs:
+            if key == name:
+                return value
+        return default
+
+    @property
+    def result(self) -> Value:
+        (only,) = self.results
+        return only
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One specialisation of a ``@jit`` function.
+
+    ``param_names`` name ``body.args`` (the runtime parameters, in DSL order); ``constexprs`` records
+    the compile-time values it was specialised for (in declaration order).
+    """
+
+    name: str
+    param_names: tuple[str, ...]
+    constexprs: tuple[tuple[str, Any], ...]
+    body: Block
+    loc: Loc = field(default=UNKNOWN, compare=False)
+
+    @property
+    def params(self) -> tuple[Value, ...]:
+        return self.body.args
+
+
+@dataclass(frozen=True)
+class Module:
+    kernels: tuple[Kernel, ...]
+
+
+def walk(block: Block):
+    """Every instruction in ``block`` and its nested regions, in program order (pre-order)."""
+    for instr in block.body:
+        yield instr
+        for region in instr.regions:
+            yield from walk(region)
