@@ -36,6 +36,7 @@ bfloat16 round their result to that dtype (computed in float32, round to nearest
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -166,6 +167,14 @@ class Instr:
     attrs: tuple[tuple[str, Any], ...] = ()
     regions: tuple[Block, ...] = ()
     loc: Loc = field(default=UNKNOWN, compare=False)
+
+    def __post_init__(self) -> None:
+        # NaN != NaN, but tuples compare items by identity first: one shared NaN object keeps
+        # structural equality (parse(dump(m)) == m) true for NaN constants.
+        if any(isinstance(v, float) and math.isnan(v) for _, v in self.attrs):
+            attrs = tuple((k, math.nan if isinstance(v, float) and math.isnan(v) else v)
+                          for k, v in self.attrs)
+            object.__setattr__(self, "attrs", attrs)
 
     def attr(self, name: str, default: Any = None) -> Any:
         for key, value in self.attrs:
