@@ -1,0 +1,97 @@
+"""The ``ascdsl`` command: ``ir``, ``check`` and ``build`` over op files."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import record
+from .errors import Error
+from .ir import Module, dump
+from .op import Operator, load_operators
+from .testing import CaseResult, verify
+
+BACKENDS = ("interpreter",)
+
+
+def specializations(op: Operator) -> Module:
+    """Every distinct kernel specialisation that the op's cases launch, in first-launch order."""
+    with record.launches() as seen:
+        for case in op.cases:
+            op.entry(*case.inputs(), **dict(case.attrs), backend="interpreter")
+    kernels = []
+    for launch in seen:
+        if launch.kernel not in kernels:
+            kernels.append(launch.kernel)
+    return Module(tuple(kernels))
+
+
+def _table(results: list[CaseResult]) -> str:
+    rows = [("op", "case", "backend", "result", "max |err|")]
+    rows += [(r.op, r.case, r.backend, "ok" if r.ok else "FAIL", f"{r.max_abs_err:.3g}")
+             for r in results]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    lines += [f"FAIL {r.op} [{r.case}] on {r.backend}: {r.message}" for r in results if not r.ok]
+    failed = sum(not r.ok for r in results)
+    lines.append(f"{len(results) - failed} passed, {failed} failed")
+    return "\n".join(lines)
+
+
+def _backends(choice: str) -> tuple[str, ...]:
+    return BACKENDS if choice == "all" else (choice,)
+
+
+def cmd_ir(args) -> int:
+    for op in load_operators(args.paths):
+        print(dump(specializations(op)), end="")
+    return 0
+
+
+def cmd_check(args) -> int:
+    results = [r for op in load_operators(args.paths)
+               for r in verify(op, _backends(args.backend), args.platform)]
+    print(_table(results))
+    return 0 if all(r.ok for r in results) else 1
+
+
+def cmd_build(args) -> int:
+    results = []
+    for op in load_operators(args.paths):
+        out = Path(args.output) / op.name
+        (out / "ir").mkdir(parents=True, exist_ok=True)
+        module = specializations(op)
+        for i, kernel in enumerate(module.kernels):
+            (out / "ir" / f"{i:02d}_{kernel.name}.ir").write_text(dump(kernel))
+        op_results = verify(op, _backends(args.backend), args.platform)
+        report = {"op": op.name, "op_type": op.op_type, "kernels": len(module.kernels),
+                  "cases": [r.__dict__ for r in op_results]}
+        (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+        results += op_results
+        print(f"built {out}: {len(module.kernels)} kernel specialisation(s)")
+    print(_table(results))
+    return 0 if all(r.ok for r in results) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ascdsl", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("ir", help="print the IR of every kernel specialisation an op file's cases launch")
+    p.add_argument("paths", nargs="+")
+    p.set_defaults(run=cmd_ir)
+    for name, run, help in (("check", cmd_check, "verify op files against their references"),
+                            ("build", cmd_build, "build op files into a folder and verify them")):
+        p = sub.add_parser(name, help=help)
+        p.add_argument("paths", nargs="+")
+        p.add_argument("--backend", choices=BACKENDS + ("all",), default="all")
+        p.add_argument("--platform", default=None)
+        if name == "build":
+            p.add_argument("-o", "--output", default="build")
+        p.set_defaults(run=run)
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except Error as e:
+        print(f"ascdsl: {e}", file=sys.stderr)
+        return 1

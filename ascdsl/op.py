@@ -1,0 +1,197 @@
+"""The operator protocol: what a file in ``ops/`` declares.
+
+``OP = ascdsl.Operator(name=..., op_type=..., entry=..., host=..., reference=..., cases=[...])``
+
+* ``entry`` — the user-facing function (NumPy in, NumPy out, ``backend=``/``platform=`` keywords);
+* ``host`` — an :func:`host` function: validates inputs (described by :class:`TensorDesc`) and
+  returns the :class:`Launch` plan, like a CANN op_host TilingFunc;
+* ``reference`` — the NumPy golden model, called on float64 copies of the inputs;
+* ``cases`` — :class:`Case` rows that ``ascdsl check`` and ``ascdsl.testing.verify`` run.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from . import dtypes
+from .errors import CompilationError, InputTypeError, InputValueError, Loc, display_path
+
+
+@dataclass(frozen=True)
+class TensorDesc:
+    """What host code may know about a tensor: its shape and dtype (never its data)."""
+
+    shape: tuple[int, ...]
+    dtype: dtypes.DType
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def numel(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @staticmethod
+    def of(array: np.ndarray) -> "TensorDesc":
+        try:
+            dtype = dtypes.from_numpy(array.dtype)
+        except KeyError:
+            raise InputTypeError(f"unsupported dtype {array.dtype}") from None
+        return TensorDesc(tuple(int(s) for s in array.shape), dtype)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A launch plan: which kernel, on which grid, with which constexprs and runtime scalars."""
+
+    kernel: Any
+    grid: tuple[int, ...]
+    constexprs: dict = field(default_factory=dict)
+    scalars: dict = field(default_factory=dict)
+    variant: str = "default"
+
+    def __call__(self, *arrays, backend: str | None = None, platform: str | None = None) -> None:
+        """Run the kernel on ``arrays`` (its pointer arguments, in order); no-op on an empty grid."""
+        if 0 in self.grid:
+            return
+        self.kernel[self.grid](*arrays, **self.scalars, **self.constexprs,
+                               backend=backend, platform=platform)
+
+
+@dataclass(frozen=True)
+class Case:
+    """A verification case: input shapes (one per tensor input), a dtype and entry attributes."""
+
+    shapes: tuple[tuple[int, ...], ...]
+    dtype: str = "float32"
+    attrs: tuple[tuple[str, Any], ...] = ()
+    seed: int = 0
+
+    def __init__(self, *shapes, dtype: str = "float32", seed: int = 0, **attrs):
+        object.__setattr__(self, "shapes", tuple(tuple(s) for s in shapes))
+        object.__setattr__(self, "dtype", dtype)
+        object.__setattr__(self, "attrs", tuple(attrs.items()))
+        object.__setattr__(self, "seed", seed)
+
+    @property
+    def label(self) -> str:
+        shapes = " ".join("x".join(map(str, s)) or "scalar" for s in self.shapes)
+        attrs = "".join(f" {k}={v}" for k, v in self.attrs)
+        return f"{shapes} {self.dtype}{attrs}"
+
+    def inputs(self) -> tuple[np.ndarray, ...]:
+        """Deterministic standard-normal inputs of the case's shapes and dtype."""
+        rng = np.random.default_rng(self.seed)
+        dt = dtypes.lookup(self.dtype).np
+        return tuple(rng.standard_normal(s).astype(np.float32).astype(dt) for s in self.shapes)
+
+
+@dataclass(frozen=True)
+class Operator:
+    name: str
+    op_type: str
+    entry: Callable
+    host: Callable
+    reference: Callable
+    cases: tuple[Case, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cases", tuple(self.cases))
+
+
+# ----------------------------------------------------------------------------- host functions
+
+_HOST_NODES = (
+    ast.FunctionDef, ast.arguments, ast.arg, ast.Return, ast.Assign, ast.AugAssign, ast.If,
+    ast.IfExp, ast.Raise, ast.Compare, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Call, ast.keyword,
+    ast.Name, ast.Constant, ast.Attribute, ast.Subscript, ast.Tuple, ast.List, ast.Dict, ast.For,
+    ast.Expr, ast.Load, ast.Store, ast.Pass, ast.JoinedStr, ast.FormattedValue, ast.Slice,
+    ast.boolop, ast.operator, ast.unaryop, ast.cmpop,
+)
+_HOST_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Div, ast.USub, ast.Not,
+                   ast.And, ast.Or, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In,
+                   ast.NotIn, ast.Is, ast.IsNot)
+
+
+def host(fn: Callable) -> Callable:
+    """Mark ``fn`` as an op's host function (the op_host TilingFunc of the operator).
+
+    The body is restricted to a scalar subset that lowers to C++: integer arithmetic,
+    ``min``/``max``/``cdiv``, ``if``/``else`` on shapes, dtypes and attributes, ``for`` over
+    ``range``, ``raise ValueError(...)``/``TypeError(...)``, and ``return ascdsl.Launch(...)``.
+    ``ValueError``/``TypeError`` raised inside reach callers as :class:`ascdsl.InputValueError` /
+    :class:`ascdsl.InputTypeError`.
+    """
+    _check_host_subset(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (InputValueError, InputTypeError):
+            raise
+        except TypeError as e:
+            raise InputTypeError(str(e)) from None
+        except ValueError as e:
+            raise InputValueError(str(e)) from None
+
+    wrapper.__ascdsl_host__ = True
+    return wrapper
+
+
+def _check_host_subset(fn: Callable) -> None:
+    lines, first = inspect.getsourcelines(fn)
+    path = display_path(inspect.getsourcefile(fn) or "<unknown>")
+    source = textwrap.dedent("".join(lines))
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    tree = ast.parse(source)
+    for node in ast.walk(tree.body[0]):
+        if node is tree.body[0]:
+            continue
+        bad = not isinstance(node, _HOST_NODES) or (
+            isinstance(node, (ast.operator, ast.unaryop, ast.cmpop, ast.boolop))
+            and not isinstance(node, _HOST_OPERATORS))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Lambda):
+            bad = True
+        if bad:
+            where = node if hasattr(node, "lineno") else tree.body[0]
+            loc = Loc(path, first + where.lineno - 1, where.col_offset + indent + 1)
+            raise CompilationError(
+                loc, f"'{type(node).__name__}' is not allowed in an @ascdsl.host function",
+                hint="host code is a scalar subset that lowers to C++: use arithmetic, min/max/cdiv, "
+                     "if/else, for over range, raise ValueError(...) and return ascdsl.Launch(...)")
+
+
+# ----------------------------------------------------------------------------- op files
+
+def load_operators(paths) -> list[Operator]:
+    """The ``OP`` of every op file in ``paths`` (files, or folders whose ``*.py`` are op files)."""
+    import importlib.util
+    from pathlib import Path
+
+    files: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            files += sorted(f for f in p.glob("*.py") if not f.name.startswith("_"))
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise InputValueError(f"{p}: no such file or folder")
+    ops = []
+    for f in files:
+        spec = importlib.util.spec_from_file_location(f"ascdsl_ops.{f.stem}", f)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        op = getattr(module, "OP", None)
+        if not isinstance(op, Operator):
+            raise InputValueError(f"{display_path(str(f))}: an op file must define "
+                                  "OP = ascdsl.Operator(...)")
+        ops.append(op)
+    return ops

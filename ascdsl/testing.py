@@ -1,0 +1,71 @@
+"""Verification: run an operator's cases on each backend and compare with its NumPy reference."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import dtypes
+from .errors import Error
+from .op import Operator
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    op: str
+    case: str
+    backend: str
+    ok: bool
+    max_abs_err: float = 0.0
+    message: str = ""
+
+
+def close(actual: np.ndarray, expected: np.ndarray, dtype: dtypes.DType) -> np.ndarray:
+    """Elementwise ``|actual - expected| <= atol + rtol * |expected|`` with the dtype's tolerances
+    (exact for integer dtypes); NaNs must match NaNs and infinities must match exactly."""
+    a = np.asarray(actual, dtype=np.float64)
+    e = np.asarray(expected, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        ok = np.abs(a - e) <= dtype.atol + dtype.rtol * np.abs(e)
+    return ok | (np.isnan(a) & np.isnan(e)) | (np.isinf(e) & (a == e))
+
+
+def assert_close(actual: np.ndarray, expected: np.ndarray, dtype: dtypes.DType | None = None) -> None:
+    """Raise AssertionError naming the worst element unless ``actual`` matches ``expected``."""
+    dtype = dtype or dtypes.from_numpy(np.asarray(actual).dtype)
+    if np.shape(actual) != np.shape(expected):
+        raise AssertionError(f"shape {np.shape(actual)} != expected {np.shape(expected)}")
+    ok = close(actual, expected, dtype)
+    if not ok.all():
+        bad = np.argwhere(~ok)
+        first = tuple(int(i) for i in bad[0]) if np.ndim(ok) else ()
+        raise AssertionError(
+            f"{len(bad)} of {ok.size} elements differ beyond {dtype.name} tolerance "
+            f"(rtol={dtype.rtol}, atol={dtype.atol}); first at {first}: "
+            f"got {np.asarray(actual)[first]!r}, expected {np.asarray(expected)[first]!r}")
+
+
+def _outputs(value) -> tuple[np.ndarray, ...]:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def run_case(op: Operator, case, backend: str, platform: str | None = None) -> CaseResult:
+    """Run one case of ``op`` on ``backend`` and compare every output with the reference."""
+    inputs = case.inputs()
+    attrs = dict(case.attrs)
+    try:
+        expected = _outputs(op.reference(*(x.astype(np.float64) for x in inputs), **attrs))
+        actual = _outputs(op.entry(*inputs, **attrs, backend=backend, platform=platform))
+        worst = 0.0
+        for a, e in zip(actual, expected, strict=True):
+            assert_close(a, e, dtypes.from_numpy(a.dtype))
+            if a.size:
+                worst = max(worst, float(np.nanmax(np.abs(a.astype(np.float64) - e))))
+        return CaseResult(op.name, case.label, backend, True, worst)
+    except (AssertionError, Error) as e:
+        return CaseResult(op.name, case.label, backend, False, message=str(e).splitlines()[0])
+
+
+def verify(op: Operator, backends=("interpreter",), platform: str | None = None) -> list[CaseResult]:
+    """Run every case of ``op`` on every backend; one :class:`CaseResult` per (case, backend)."""
+    return [run_case(op, case, b, platform) for case in op.cases for b in backends]
