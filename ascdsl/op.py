@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib.util
 import inspect
 import textwrap
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -152,16 +154,11 @@ def _check_host_subset(fn: Callable) -> None:
     source = textwrap.dedent("".join(lines))
     indent = len(lines[0]) - len(lines[0].lstrip())
     tree = ast.parse(source)
-    for node in ast.walk(tree.body[0]):
-        if node is tree.body[0]:
-            continue
+    for node, where in _walk_located(tree.body[0]):
         bad = not isinstance(node, _HOST_NODES) or (
             isinstance(node, (ast.operator, ast.unaryop, ast.cmpop, ast.boolop))
             and not isinstance(node, _HOST_OPERATORS))
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Lambda):
-            bad = True
         if bad:
-            where = node if hasattr(node, "lineno") else tree.body[0]
             loc = Loc(path, first + where.lineno - 1, where.col_offset + indent + 1)
             raise CompilationError(
                 loc, f"'{type(node).__name__}' is not allowed in an @ascdsl.host function",
@@ -173,9 +170,6 @@ def _check_host_subset(fn: Callable) -> None:
 
 def load_operators(paths) -> list[Operator]:
     """The ``OP`` of every op file in ``paths`` (files, or folders whose ``*.py`` are op files)."""
-    import importlib.util
-    from pathlib import Path
-
     files: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
@@ -195,3 +189,11 @@ def load_operators(paths) -> list[Operator]:
                                   "OP = ascdsl.Operator(...)")
         ops.append(op)
     return ops
+
+
+def _walk_located(node: ast.AST, where: ast.AST | None = None):
+    """Every node below ``node`` with the nearest node that has a source position (operators have none)."""
+    for child in ast.iter_child_nodes(node):
+        here = child if hasattr(child, "lineno") else (where or node)
+        yield child, here
+        yield from _walk_located(child, here)

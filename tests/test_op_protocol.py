@@ -1,0 +1,70 @@
+"""The op protocol: host functions, cases, loading op files, tolerance comparison."""
+import numpy as np
+import pytest
+
+import ascdsl
+from ascdsl import dtypes
+from ascdsl.op import Case, TensorDesc, host, load_operators
+from ascdsl.testing import assert_close, close
+
+
+def test_host_errors_are_value_and_type_errors():
+    @host
+    def plan(x, platform):
+        if x.ndim == 0:
+            raise ValueError("rank 0 is not supported")
+        if x.dtype.name == "int8":
+            raise TypeError("int8 is not supported")
+        return x.numel
+
+    assert plan(TensorDesc((2, 3), dtypes.float32), None) == 6
+    with pytest.raises(ascdsl.InputValueError, match="rank 0") as e:
+        plan(TensorDesc((), dtypes.float32), None)
+    assert isinstance(e.value, ValueError) and isinstance(e.value, ascdsl.Error)
+    with pytest.raises(TypeError, match="int8"):
+        plan(TensorDesc((4,), dtypes.int8), None)
+
+
+@pytest.mark.parametrize("body, construct, line_offset, col", [
+    ("    while x:\n        pass\n    return 1\n", "While", 1, 5),
+    ("    return [d for d in x.shape]\n", "ListComp", 1, 12),
+    ("    y = lambda: 1\n    return y\n", "Lambda", 1, 9),
+    ("    return x ** 2\n", "Pow", 1, 12),
+])
+def test_host_subset_is_checked_at_decoration_with_location(tmp_path, monkeypatch, body, construct,
+                                                           line_offset, col):
+    monkeypatch.chdir(tmp_path)
+    src = tmp_path / "hostmod.py"
+    src.write_text("import ascdsl\n\n\n@ascdsl.host\ndef plan(x):\n" + body)
+    with pytest.raises(ascdsl.CompilationError) as e:
+        load_operators([src])
+    first = str(e.value).splitlines()[0]
+    assert first.startswith(f"hostmod.py:{5 + line_offset}:{col}: error: '{construct}' is not allowed")
+    assert "^" in str(e.value)
+
+
+def test_case_inputs_are_deterministic_and_typed():
+    case = Case((2, 3), (2, 3), dtype="bfloat16", dim=-1)
+    a, b = case.inputs()
+    a2, _ = case.inputs()
+    assert a.dtype == dtypes.bfloat16.np and a.shape == (2, 3)
+    assert np.array_equal(a.view(np.uint16), a2.view(np.uint16))
+    assert not np.array_equal(a.view(np.uint16), b.view(np.uint16))
+    assert case.label == "2x3 2x3 bfloat16 dim=-1"
+
+
+def test_load_operators_requires_op(tmp_path):
+    (tmp_path / "not_an_op.py").write_text("X = 1\n")
+    with pytest.raises(ascdsl.InputValueError, match="must define OP"):
+        load_operators([tmp_path])
+
+
+def test_close_uses_the_dtype_tolerance_table():
+    e = np.array([1.0, 100.0, np.nan, np.inf])
+    f16 = dtypes.float16
+    ok = close(np.array([1.0 + 1e-3, 100.1, np.nan, np.inf]), e, f16)
+    assert ok.tolist() == [True, True, True, True]
+    assert close(np.array([1.01]), np.array([1.0]), f16).tolist() == [False]
+    assert close(np.array([1.0]), np.array([1.0 + 1e-7]), dtypes.int32).tolist() == [False]
+    with pytest.raises(AssertionError, match="1 of 2 elements differ"):
+        assert_close(np.array([1.0, 2.0], np.float32), np.array([1.0, 2.1]))
