@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, Sequence
+
+import numpy as np
 
 from .ir import Kernel
 
@@ -12,9 +14,13 @@ _active: list[list["LaunchRecord"]] = []
 
 @dataclass(frozen=True)
 class LaunchRecord:
+    """One launch: the specialised kernel, its grid and backend, and copies of its arguments as
+    they were before the launch (so it can be replayed)."""
+
     kernel: Kernel
     grid: tuple[int, int, int]
     backend: str
+    args: tuple = ()
 
 
 @contextmanager
@@ -27,7 +33,9 @@ def launches() -> Iterator[list[LaunchRecord]]:
         _active.remove(seen)
 
 
-def note(kernel: Kernel, grid: tuple[int, int, int], backend: str) -> None:
-    """Called by the launcher for every launch."""
-    for seen in _active:
-        seen.append(LaunchRecord(kernel, grid, backend))
+def note(kernel: Kernel, grid: tuple[int, int, int], backend: str, args: Sequence) -> None:
+    """Called by the launcher before every launch (copies arguments only while recording)."""
+    if _active:
+        snapshot = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+        for seen in _active:
+            seen.append(LaunchRecord(kernel, grid, backend, snapshot))

@@ -1,5 +1,6 @@
 // half and bfloat16_t storage types and the rounding arithmetic shared by Cast and the vector ops.
-#pragma once
+#ifndef ASCDSL_SIM_ASCDSL_SIM_TYPES_H
+#define ASCDSL_SIM_ASCDSL_SIM_TYPES_H
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -120,3 +121,5 @@ template <class T> inline const char* type_name() {
     else return "?";
 }
 }  // namespace ascdsl_sim
+
+#endif  // ASCDSL_SIM_ASCDSL_SIM_TYPES_H

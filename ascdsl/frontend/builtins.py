@@ -1,0 +1,275 @@
+"""What calls to ``tl`` builtins (and the few allowed Python functions) emit.
+
+``BUILTINS`` maps each marker of :mod:`ascdsl.language` to a handler taking the emitter and the
+call's arguments, bound against the marker's signature (so arity and keyword errors read alike
+for every builtin). ``kernel_object`` decides which Python objects a kernel may refer to.
+"""
+from __future__ import annotations
+
+import builtins as py
+import inspect
+import math
+import types
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import dtypes, language as tl
+from ..dtypes import DType, PointerType
+from ..ir import Op, Type, Value
+from ..semantics import Literal, SemanticError, broadcast_shapes, literal_dtype
+from .emit import Emitter, describe, is_constexpr
+from .source import ParsedFunction
+
+# ----------------------------------------------------------------------------- argument checks
+
+
+def _constexpr(x, what: str, kinds=(int,)):
+    if isinstance(x, Value) or not isinstance(x, kinds) or (bool not in kinds and isinstance(x, bool)):
+        kind = " or ".join(k.__name__ for k in kinds)
+        raise SemanticError(f"{what} must be a constexpr {kind}, got {describe(x)}",
+                            "use a literal, or a parameter declared as `NAME: tl.constexpr`")
+    return x
+
+
+def _axis(axis) -> int:
+    axis = _constexpr(axis, "the grid axis")
+    if axis not in (0, 1, 2):
+        raise SemanticError(f"the grid axis must be 0, 1 or 2, got {axis}", "grids have at most three axes")
+    return axis
+
+
+def _shape(shape) -> tuple[int, ...]:
+    shape = (shape,) if isinstance(shape, int) else shape
+    if not isinstance(shape, tuple) or not all(isinstance(s, int) and s > 0 for s in shape):
+        raise SemanticError(f"a tile shape must be a constexpr tuple of positive ints, got {describe(shape)}",
+                            "e.g. tl.zeros((BLOCK,), tl.float32) with BLOCK a tl.constexpr")
+    return shape
+
+
+def _dtype(dtype) -> DType:
+    if not isinstance(dtype, DType):
+        raise SemanticError(f"expected a dtype such as tl.float32, got {describe(dtype)}",
+                            "dtypes are tl.float32, tl.float16, tl.bfloat16, tl.int32, ... or x.dtype")
+    return dtype
+
+
+def _pointer(ptr, what: str) -> Value:
+    if not (isinstance(ptr, Value) and isinstance(ptr.type.dtype, PointerType)):
+        raise SemanticError(f"{what} needs a pointer, got {describe(ptr)}",
+                            "pass an array argument, offset by a tile of ints: x_ptr + offsets")
+    return ptr
+
+
+def _mask(em: Emitter, ptr: Value, mask) -> tuple[Value, Value | None]:
+    """``ptr`` and ``mask`` broadcast to their common shape."""
+    if mask is None:
+        return ptr, None
+    if not isinstance(mask, Value) or mask.type.dtype != dtypes.bool_:
+        raise SemanticError(f"a mask must be a bool tile, got {describe(mask)}",
+                            "compare to build one, e.g. mask=offsets < n")
+    shape = broadcast_shapes(ptr.type.shape, mask.type.shape)
+    return em.broadcast(ptr, shape), em.broadcast(mask, shape)
+
+
+# ----------------------------------------------------------------------------- handlers
+
+
+def _program_id(em: Emitter, axis):
+    return em.op(Op.PROGRAM_ID, Type(dtypes.int32), attrs=[("axis", _axis(axis))])
+
+
+def _num_programs(em: Emitter, axis):
+    return em.op(Op.NUM_PROGRAMS, Type(dtypes.int32), attrs=[("axis", _axis(axis))])
+
+
+def _arange(em: Emitter, start, end):
+    start, end = _constexpr(start, "the start of tl.arange"), _constexpr(end, "the end of tl.arange")
+    if end <= start:
+        raise SemanticError(f"tl.arange(start, end) needs end > start, got ({start}, {end})",
+                            "the extent end - start is the tile length; it must be positive")
+    return em.op(Op.ARANGE, Type(dtypes.int32, (end - start,)), attrs=[("start", start), ("end", end)])
+
+
+def _zeros(em: Emitter, shape, dtype):
+    return em.const(0, _dtype(dtype), _shape(shape))
+
+
+def _full(em: Emitter, shape, value, dtype):
+    shape, dtype = _shape(shape), _dtype(dtype)
+    if isinstance(value, Literal):
+        return em.const(value, dtype, shape)
+    if not isinstance(value, Value) or not value.type.is_scalar:
+        raise SemanticError(f"the value of tl.full must be a number or a scalar, got {describe(value)}",
+                            "for a tile, use it directly or tl.where")
+    return em.broadcast(em.cast(value, dtype), shape)
+
+
+def _load(em: Emitter, ptr, mask, other):
+    ptr, mask = _mask(em, _pointer(ptr, "tl.load"), mask)
+    operands = [ptr] + ([mask] if mask is not None else [])
+    if other is not None:
+        if mask is None:
+            raise SemanticError("tl.load got `other` without `mask`", "other fills masked lanes: add mask=...")
+        other = em.value(other, ptr.type.dtype.element_ty)
+        _fits(other, ptr.type.shape, "`other`")
+        operands.append(other if other.type.is_scalar else em.broadcast(other, ptr.type.shape))
+    return em.op(Op.LOAD, Type(ptr.type.dtype.element_ty, ptr.type.shape), operands,
+                 [("has_mask", mask is not None), ("has_other", other is not None)])
+
+
+def _store(em: Emitter, ptr, value, mask):
+    ptr, mask = _mask(em, _pointer(ptr, "tl.store"), mask)
+    if isinstance(value, Value) and isinstance(value.type.dtype, PointerType):
+        raise SemanticError(f"cannot store pointers ({describe(value)})", "load through them first")
+    value = em.value(value, ptr.type.dtype.element_ty) if isinstance(value, (Value, *Literal)) else value
+    _fits(value, ptr.type.shape, "the stored value")
+    operands = [ptr, em.broadcast(value, ptr.type.shape)] + ([mask] if mask is not None else [])
+    em.b.emit(Op.STORE, (), operands, [("has_mask", mask is not None)], loc=em.loc)
+
+
+def _fits(value, shape, what: str) -> None:
+    if not isinstance(value, Value):
+        raise SemanticError(f"{what} must be a tile or a number, got {describe(value)}", "store tiles or numbers")
+    if broadcast_shapes(shape, value.type.shape) != shape:
+        raise SemanticError(f"{what} ({describe(value)}) does not fit pointers of shape {shape}",
+                            "the pointer tile decides the shape: index with offsets of the same shape")
+
+
+def _reduction(op: Op):
+    def handler(em: Emitter, x, axis, keep_dims, dtype=None):
+        axis = None if axis is None else _constexpr(axis, f"the axis of tl.{op.value}")
+        keep_dims = _constexpr(keep_dims, "keep_dims", (bool,))
+        return em.reduce(op, x, axis, keep_dims, None if dtype is None else _dtype(dtype))
+    return handler
+
+
+def _unary(op: Op):
+    return lambda em, x: em.unary(op, x)
+
+
+def _binary(op: Op):
+    return lambda em, x, y: em.binary(op, x, y)
+
+
+def _where(em: Emitter, condition, x, y):
+    if is_constexpr(condition):
+        return x if condition else y
+    return em.where(condition, x, y)
+
+
+def _cast(em: Emitter, x, dtype):
+    return em.cast(x, _dtype(dtype)) if isinstance(x, Value) else em.const(x, _dtype(dtype))
+
+
+def _static_print(em: Emitter, values):
+    print(*(describe(v) if isinstance(v, Value) else v for v in values))
+
+
+def _static_assert(em: Emitter, condition, message):
+    if not is_constexpr(condition):
+        raise SemanticError("tl.static_assert needs a constexpr condition", "use it on constexprs and shapes")
+    if not condition:
+        raise SemanticError(f"static_assert failed: {message}" if message else "static_assert failed",
+                            "check the constexpr arguments of this specialisation")
+
+
+def _device_print(em: Emitter, prefix, values):
+    prefix = _constexpr(prefix, "the prefix of tl.device_print", (str,))
+    for v in values:
+        if not isinstance(v, (Value, *Literal)):
+            raise SemanticError(f"tl.device_print prints tiles, scalars and numbers, got {describe(v)}",
+                                "use tl.static_print for compile-time values")
+    values = [em.value(v, v.type.dtype if isinstance(v, Value) else literal_dtype(v)) for v in values]
+    em.b.emit(Op.PRINT, (), values, [("prefix", prefix)], loc=em.loc)
+
+
+def _cdiv(em: Emitter, a, b):
+    if is_constexpr(a) and is_constexpr(b):
+        return tl.cdiv(a, b)
+    return em.binary(Op.IDIV, em.binary(Op.SUB, em.binary(Op.ADD, a, b), 1), b)
+
+
+def _next_power_of_2(em: Emitter, n):
+    if is_constexpr(n):
+        return tl.next_power_of_2(n)
+    n = em.binary(Op.SUB, n, 1)
+    shifts = (1, 2, 4, 8, 16, 32) if n.type.dtype.bits == 64 else (1, 2, 4, 8, 16)
+    for shift in shifts:  # n |= n >> shift, with >> as // 2**shift (n >= 0)
+        n = em.binary(Op.OR, n, em.binary(Op.IDIV, n, 2 ** shift))
+    return em.binary(Op.ADD, n, 1)
+
+
+BUILTINS: dict[Callable, Callable] = {
+    tl.program_id: _program_id, tl.num_programs: _num_programs, tl.arange: _arange,
+    tl.zeros: _zeros, tl.full: _full, tl.load: _load, tl.store: _store,
+    tl.sum: _reduction(Op.SUM), tl.max: _reduction(Op.MAX), tl.min: _reduction(Op.MIN),
+    tl.argmax: _reduction(Op.ARGMAX), tl.argmin: _reduction(Op.ARGMIN),
+    tl.exp: _unary(Op.EXP), tl.log: _unary(Op.LOG), tl.sqrt: _unary(Op.SQRT),
+    tl.rsqrt: _unary(Op.RSQRT), tl.abs: _unary(Op.ABS), tl.sigmoid: _unary(Op.SIGMOID),
+    tl.maximum: _binary(Op.MAXIMUM), tl.minimum: _binary(Op.MINIMUM), tl.where: _where,
+    tl.cast: _cast, tl.static_print: _static_print, tl.static_assert: _static_assert,
+    tl.device_print: _device_print, tl.cdiv: _cdiv, tl.next_power_of_2: _next_power_of_2,
+}
+
+# Tile methods: ``x.to(tl.float16)``, ``x.sum(axis=0)``... call the builtin with ``x`` first.
+METHODS = {"to": tl.cast, **{f.__name__: f for f in (tl.sum, tl.max, tl.min, tl.argmax, tl.argmin, tl.exp,
+                                                     tl.log, tl.sqrt, tl.rsqrt, tl.abs, tl.sigmoid)}}
+
+
+def call_builtin(em: Emitter, fn: Callable, args, kwargs) -> Any:
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as e:
+        raise SemanticError(f"wrong arguments for tl.{fn.__name__}(): {e}",
+                            f"the signature is tl.{fn.__name__}{inspect.signature(fn)}") from None
+    bound.apply_defaults()
+    return BUILTINS[fn](em, **bound.arguments)
+
+
+# ----------------------------------------------------------------------------- Python objects
+
+_PY_HINTS = {py.min: "use tl.minimum(a, b) on tiles", py.max: "use tl.maximum(a, b) on tiles",
+             py.len: "use x.shape[0] for a tile", py.int: "use x.to(tl.int32)",
+             py.float: "use x.to(tl.float32)", py.bool: "compare instead, e.g. x != 0",
+             py.abs: "use tl.abs(x)"}
+PY_BUILTINS = {f.__name__: f for f in (*_PY_HINTS, py.range)}
+
+
+def fold_call(fn: Callable, args, kwargs) -> Any:
+    """Call an allowed Python function on constexprs (``min``, ``len``, ``math.log2``...)."""
+    if not is_constexpr((*args, *kwargs.values())):
+        raise SemanticError(f"{fn.__name__}() works only on constexprs in a kernel",
+                            _PY_HINTS.get(fn, "compute it with tl builtins instead"))
+    return fold(fn, *args, **kwargs)
+
+
+def fold(fn: Callable, *args, **kwargs) -> Any:
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:
+        raise SemanticError(f"cannot evaluate this constexpr expression: {type(e).__name__}: {e}") from None
+
+
+def is_foldable(fn: Any) -> bool:
+    return any(fn is f for f in _PY_HINTS) or (isinstance(fn, types.BuiltinFunctionType)
+                                                and fn.__module__ == "math")
+
+
+def kernel_object(obj: Any, name: str) -> Any:
+    """``obj`` (a global or module attribute called ``name``) as a kernel sees it, or an error."""
+    import ascdsl
+    if isinstance(obj, tl.constexpr):
+        obj = obj.value
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if obj is None or isinstance(obj, (*Literal, str, DType, PointerType)) or is_foldable(obj):
+        return obj
+    if any(obj is o for o in (tl, ascdsl, math, tl.constexpr, tl.range, tl.static_range, *BUILTINS)):
+        return obj
+    if isinstance(getattr(obj, "parsed", None), ParsedFunction):  # an @ascdsl.jit function
+        return obj
+    what = f"module `{obj.__name__}`" if isinstance(obj, types.ModuleType) else f"a {type(obj).__name__}"
+    raise SemanticError(f"`{name}` is {what}, which kernels cannot use",
+                        "kernels can read int/float/bool constants, dtypes, @ascdsl.jit functions and the "
+                        "modules tl, ascdsl and math; pass anything else as an argument")

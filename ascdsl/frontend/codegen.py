@@ -1,0 +1,348 @@
+"""Python ``ast`` -> tile IR for one ``@jit`` function body (a kernel, or a helper being inlined).
+
+:class:`CodeGen` is an ``ast.NodeVisitor`` over a whitelist: a construct is supported iff there
+is a ``visit_X`` for it, and :func:`check_syntax` applies the same whitelist when a function is
+decorated. During code generation a name is bound to an IR :class:`Value` (known at run time) or
+to a Python object (a constexpr, a dtype, a function, a module); expressions on constexprs are
+evaluated in Python and emit nothing.
+"""
+from __future__ import annotations
+
+import ast
+import builtins as py
+import difflib
+import operator
+import types
+
+from .. import language as tl
+from ..errors import CompilationError
+from ..ir import Op, Value
+from ..semantics import Literal, SemanticError
+from .builtins import BUILTINS, METHODS, PY_BUILTINS, call_builtin, fold, fold_call, is_foldable, kernel_object
+from .control import ControlFlow
+from .emit import Emitter, describe, is_constexpr
+from .source import ParsedFunction
+
+BINARY = {ast.Add: (operator.add, Op.ADD), ast.Sub: (operator.sub, Op.SUB),
+          ast.Mult: (operator.mul, Op.MUL), ast.Div: (operator.truediv, Op.DIV),
+          ast.FloorDiv: (operator.floordiv, Op.IDIV), ast.Mod: (operator.mod, Op.MOD),
+          ast.BitAnd: (operator.and_, Op.AND), ast.BitOr: (operator.or_, Op.OR),
+          ast.BitXor: (operator.xor, Op.XOR), ast.Pow: (operator.pow, None),
+          ast.LShift: (operator.lshift, None), ast.RShift: (operator.rshift, None),
+          ast.MatMult: (operator.matmul, None)}
+COMPARE = {ast.Lt: (operator.lt, Op.LT), ast.LtE: (operator.le, Op.LE), ast.Gt: (operator.gt, Op.GT),
+           ast.GtE: (operator.ge, Op.GE), ast.Eq: (operator.eq, Op.EQ), ast.NotEq: (operator.ne, Op.NE),
+           ast.Is: (operator.is_, None), ast.IsNot: (operator.is_not, None),
+           ast.In: (lambda a, b: a in b, None), ast.NotIn: (lambda a, b: a not in b, None)}
+UNARY = {ast.USub: (operator.neg, Op.NEG), ast.Invert: (operator.invert, Op.NOT),
+         ast.UAdd: (operator.pos, None), ast.Not: (operator.not_, None)}
+SYMBOLS = {ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.MatMult: "@", ast.In: "in",
+           ast.NotIn: "not in"}
+DTYPE_ATTRIBUTES = ("element_ty", "name", "itemsize", "is_float", "is_int")
+
+UNSUPPORTED = {
+    ast.While: ("`while` loops", "use `for i in range(...)` with a bound, and masks instead of breaking"),
+    ast.Break: ("`break`", "loops run their full range; guard the body with a mask or an if"),
+    ast.Continue: ("`continue`", "guard the rest of the body with an if"),
+    ast.Lambda: ("lambdas", "define an @ascdsl.jit helper function at module level"),
+    ast.FunctionDef: ("nested functions", "define an @ascdsl.jit helper function at module level"),
+    ast.ClassDef: ("classes", "define classes outside kernels"),
+    ast.ListComp: ("list comprehensions", "unroll with `for i in tl.static_range(n)`"),
+    ast.SetComp: ("set comprehensions", "unroll with `for i in tl.static_range(n)`"),
+    ast.DictComp: ("dict comprehensions", "unroll with `for i in tl.static_range(n)`"),
+    ast.GeneratorExp: ("generator expressions", "unroll with `for i in tl.static_range(n)`"),
+    ast.Try: ("`try`", "kernels cannot catch exceptions; check conditions with tl.static_assert"),
+    ast.With: ("`with`", "kernels have no context managers"),
+    ast.Raise: ("`raise`", "use tl.static_assert(condition, message) on constexprs"),
+    ast.Assert: ("`assert`", "use tl.static_assert(condition, message) on constexprs"),
+    ast.Global: ("`global`", "read module constants directly; pass values as arguments"),
+    ast.Nonlocal: ("`nonlocal`", "pass values as arguments and return results"),
+    ast.Import: ("`import` in a kernel", "import at module level"),
+    ast.ImportFrom: ("`import` in a kernel", "import at module level"),
+    ast.Delete: ("`del`", "just stop using the name"),
+    ast.JoinedStr: ("f-strings", "pass values separately to tl.static_print / tl.device_print"),
+    ast.Slice: ("slicing", "tiles accept only `:` and `None` (x[:, None]); use masks to select"),
+    ast.Starred: ("`*` unpacking", "pass arguments one by one"),
+}
+# Nodes that are never visited on their own (their parents handle them).
+PASSIVE = (ast.Slice, ast.keyword, ast.arg, ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
+
+
+def check_syntax(fn: ParsedFunction) -> None:
+    """Reject the first unsupported construct of ``fn`` (the same whitelist as :class:`CodeGen`)."""
+    bad = [node for stmt in fn.tree.body for node in ast.walk(stmt)
+           if hasattr(node, "lineno") and not isinstance(node, PASSIVE)
+           and not hasattr(CodeGen, "visit_" + type(node).__name__)]
+    if bad:
+        raise unsupported(fn, min(bad, key=lambda n: (n.lineno, n.col_offset)))
+
+
+def unsupported(fn: ParsedFunction, node: ast.AST) -> CompilationError:
+    what, hint = UNSUPPORTED.get(type(node), (f"`{type(node).__name__}`", None))
+    return fn.error(node, f"unsupported Python construct in a kernel: {what}", hint or (
+        "kernels support assignments, operators, calls of tl builtins and @ascdsl.jit functions, "
+        "for loops over range and if/else"))
+
+
+class BoundMethod:
+    """``x.sum`` before it is called: the builtin and its first argument."""
+
+    def __init__(self, function, value):
+        self.function, self.value = function, value
+
+
+class CodeGen(ControlFlow, ast.NodeVisitor):
+    """Emits one function body; helpers are inlined by a nested CodeGen sharing the emitter."""
+
+    def __init__(self, fn: ParsedFunction, em: Emitter, scope: dict, callers: tuple = ()):
+        self.fn, self.em, self.scope = fn, em, dict(scope)
+        self.callers = callers + (fn,)
+        self.assigned_at: dict[str, ast.AST] = {}
+        self.result = None
+
+    def run(self):
+        """Emit the body; returns the value of its final ``return`` (None without one)."""
+        self.visit_stmts(self.fn.tree.body)
+        return self.result
+
+    def visit(self, node: ast.AST):
+        saved = self.em.loc
+        self.em.loc = self.fn.loc(node) if hasattr(node, "lineno") else saved
+        try:
+            return super().visit(node)
+        except CompilationError:
+            raise
+        except SemanticError as e:
+            raise CompilationError(self.fn.loc(node), e.message, e.hint) from None
+        except Exception as e:  # an ascdsl bug: still report it at the user's line
+            raise CompilationError(self.fn.loc(node), f"internal compiler error: {type(e).__name__}: {e}",
+                                   "this is a bug in ascdsl; please report it with this kernel") from e
+        finally:
+            self.em.loc = saved
+
+    def generic_visit(self, node: ast.AST):
+        raise unsupported(self.fn, node)
+
+    def error(self, node: ast.AST, message: str, hint: str | None = None) -> CompilationError:
+        return self.fn.error(node, message, hint)
+
+    # ------------------------------------------------------------------------- statements
+
+    def visit_stmts(self, stmts: list[ast.stmt]) -> None:
+        for stmt in stmts:
+            self.visit(stmt)
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        self.visit(node.value)
+
+    def visit_Pass(self, node: ast.Pass) -> None:
+        pass
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = self.visit(node.value)
+        for target in node.targets:
+            self.assign(target, value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is None:
+            raise self.error(node, "a declaration without a value does nothing in a kernel", "assign a value")
+        self.assign(node.target, self.visit(node.value))
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if not isinstance(node.target, ast.Name):
+            raise self.assign_error(node.target)
+        current = self.lookup(node.target.id)
+        self.assign(node.target, self.binop(node.op, current, self.visit(node.value)))
+
+    def assign(self, target: ast.expr, value) -> None:
+        if isinstance(target, ast.Name):
+            self.scope[target.id] = value
+            self.assigned_at[target.id] = target
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if not isinstance(value, tuple) or len(value) != len(target.elts):
+                raise self.error(target, f"cannot unpack {describe(value)} into {len(target.elts)} names",
+                                 "unpack tuples of the same length (tiles cannot be unpacked)")
+            for t, v in zip(target.elts, value):
+                self.assign(t, v)
+        else:
+            raise self.assign_error(target)
+
+    def assign_error(self, target: ast.expr) -> CompilationError:
+        return self.error(target, "only names can be assigned in a kernel (tiles are immutable)",
+                          "build a new tile instead, e.g. x = tl.where(mask, new, x)")
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if node is not self.fn.tree.body[-1]:
+            raise self.error(node, "`return` is only supported as the last statement of a function",
+                             "assign the result to a variable and return it at the end")
+        self.result = None if node.value is None else self.visit(node.value)
+        if self.result is not None and len(self.callers) == 1:
+            raise self.error(node, "a kernel cannot return a value", "write results with tl.store")
+
+    # ------------------------------------------------------------------------- expressions
+
+    def visit_Constant(self, node: ast.Constant):
+        if node.value is not None and not isinstance(node.value, (*Literal, str)):
+            raise self.error(node, f"unsupported constant {node.value!r} in a kernel")
+        return node.value
+
+    def visit_Name(self, node: ast.Name):
+        return self.lookup(node.id)
+
+    def lookup(self, name: str):
+        if name in self.scope:
+            return self.scope[name]
+        if name in self.fn.globals:
+            return kernel_object(self.fn.globals[name], name)
+        if name in PY_BUILTINS:
+            return PY_BUILTINS[name]
+        if hasattr(py, name):
+            raise SemanticError(f"the Python builtin `{name}` cannot be used in a kernel",
+                                "kernels can use range, min, max, len, int, float, bool and abs")
+        close = difflib.get_close_matches(name, [*self.scope, *self.fn.globals], n=1)
+        hint = f"did you mean `{close[0]}`?" if close else "define it before use, or pass it as an argument"
+        raise SemanticError(f"undefined name `{name}`", hint)
+
+    def visit_Attribute(self, node: ast.Attribute):
+        obj, attr = self.visit(node.value), node.attr
+        if isinstance(obj, types.ModuleType):
+            if not hasattr(obj, attr):
+                raise SemanticError(f"module `{obj.__name__}` has no attribute `{attr}`", "check the spelling")
+            return kernel_object(getattr(obj, attr), f"{obj.__name__}.{attr}")
+        if isinstance(obj, Value):
+            if attr in ("dtype", "shape"):
+                return getattr(obj.type, attr)
+            if attr in METHODS:
+                return BoundMethod(METHODS[attr], obj)
+            methods = ", ".join(f".{m}()" for m in METHODS if m != "to")
+            raise SemanticError(f"tiles have no attribute `{attr}`",
+                                f"tiles have .dtype, .shape, .to(dtype) and {methods}")
+        if attr in DTYPE_ATTRIBUTES and hasattr(obj, attr):
+            return getattr(obj, attr)
+        raise SemanticError(f"{describe(obj)} has no attribute `{attr}` usable in a kernel",
+                            "dtypes have " + ", ".join(f".{a}" for a in DTYPE_ATTRIBUTES))
+
+    def visit_Tuple(self, node: ast.Tuple) -> tuple:
+        return tuple(self.visit(e) for e in node.elts)
+
+    visit_List = visit_Tuple
+
+    def visit_Subscript(self, node: ast.Subscript):
+        value = self.visit(node.value)
+        if isinstance(value, Value):
+            return self.expand(value, node.slice)
+        index = self.visit(node.slice)
+        if isinstance(value, (tuple, str)) and isinstance(index, int):
+            return fold(operator.getitem, value, index)
+        raise SemanticError(f"cannot index {describe(value)} with {describe(index)}",
+                            "index constexpr tuples (x.shape[0]) with constexpr ints")
+
+    def expand(self, value: Value, index: ast.expr) -> Value:
+        """``x[:, None]`` and friends: one ``:`` per kept axis, ``None`` adds a unit axis."""
+        items = index.elts if isinstance(index, ast.Tuple) else [index]
+        rank, axis, kept = len(value.type.shape), 0, 0
+        for item in items:
+            if isinstance(item, ast.Constant) and item.value is None:
+                value = self.em.expand_dims(value, axis)
+            elif isinstance(item, ast.Slice) and item.lower is item.upper is item.step is None:
+                kept += 1
+            else:
+                raise self.error(item, "tiles can only be indexed with `:` and `None`, as in x[:, None]",
+                                 "to select elements, load them with a mask or use tl.where")
+            axis += 1
+        if kept > rank:
+            raise self.error(index, f"{kept} `:` entries index a tile of rank {rank}", "use one `:` per axis")
+        return value
+
+    def visit_BinOp(self, node: ast.BinOp):
+        return self.binop(node.op, self.visit(node.left), self.visit(node.right))
+
+    def binop(self, op: ast.operator, a, b):
+        python, ir = BINARY[type(op)]
+        if is_constexpr(a) and is_constexpr(b):
+            return fold(python, a, b)
+        if ir is None:
+            raise SemanticError(f"operator `{SYMBOLS[type(op)]}` works only on constexprs in a kernel",
+                                "for tiles, write it with * and the tl math functions")
+        return self.em.binary(ir, a, b)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp):
+        python, ir = UNARY[type(node.op)]
+        x = self.visit(node.operand)
+        if is_constexpr(x):
+            return fold(python, x)
+        if isinstance(node.op, ast.Not):
+            return self.em.unary(Op.NOT, self.em.to_bool(x))
+        return x if ir is None else self.em.unary(ir, x)
+
+    def visit_BoolOp(self, node: ast.BoolOp):
+        op = Op.AND if isinstance(node.op, ast.And) else Op.OR
+        result = self.visit(node.values[0])
+        for operand in node.values[1:]:
+            if is_constexpr(result):
+                if bool(result) != (op == Op.AND):  # short circuit: False and ..., True or ...
+                    return result
+                result = self.visit(operand)
+            else:
+                rhs = self.visit(operand)
+                rhs = bool(rhs) if is_constexpr(rhs) else self.em.to_bool(rhs)
+                result = self.em.binary(op, self.em.to_bool(result), rhs)
+        return result
+
+    def visit_Compare(self, node: ast.Compare):
+        values = [self.visit(node.left)] + [self.visit(c) for c in node.comparators]
+        if len(node.ops) > 1:
+            if not is_constexpr(tuple(values)):
+                raise SemanticError("chained comparisons work only on constexprs in a kernel",
+                                    "combine masks instead: (a < b) & (b < c)")
+            return all(fold(COMPARE[type(op)][0], a, b) for op, a, b in zip(node.ops, values, values[1:]))
+        (op,), (a, b) = node.ops, values
+        python, ir = COMPARE[type(op)]
+        if ir is None or (is_constexpr(a) and is_constexpr(b)):
+            return fold(python, a, b)
+        return self.em.binary(ir, a, b)
+
+    def visit_IfExp(self, node: ast.IfExp):
+        cond = self.condition(node.test)
+        if is_constexpr(cond):
+            return self.visit(node.body if cond else node.orelse)
+        return self.em.where(cond, self.visit(node.body), self.visit(node.orelse))
+
+    def visit_Call(self, node: ast.Call):
+        func = self.visit(node.func)
+        args = [self.visit(a) for a in node.args]
+        kwargs = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise self.error(kw, "unsupported Python construct in a kernel: `**` unpacking",
+                                 "pass keyword arguments one by one")
+            kwargs[kw.arg] = self.visit(kw.value)
+        if isinstance(func, BoundMethod):
+            func, args = func.function, [func.value, *args]
+        if any(func is f for f in BUILTINS):
+            return call_builtin(self.em, func, args, kwargs)
+        if isinstance(getattr(func, "parsed", None), ParsedFunction):
+            return self.inline(func.parsed, args, kwargs, node)
+        if is_foldable(func):
+            return fold_call(func, args, kwargs)
+        if func is tl.constexpr:
+            return fold(lambda value: value, *args, **kwargs)
+        if any(func is f for f in (py.range, tl.range, tl.static_range)):
+            raise SemanticError("range(...) can only be the iterable of a for loop", "for i in range(n):")
+        raise SemanticError(f"cannot call {describe(func)} in a kernel",
+                            "kernels call tl builtins, @ascdsl.jit functions, and min/max/len/int/float/"
+                            "bool/math functions on constexprs")
+
+    def inline(self, helper: ParsedFunction, args, kwargs, node: ast.Call):
+        if helper in self.callers:
+            raise SemanticError(f"`{helper.name}` calls itself; recursion is not supported in kernels",
+                                "unroll with tl.static_range or loop with range")
+        bound = helper.bind(args, kwargs)
+        for name in helper.constexprs:
+            if not is_constexpr(bound[name]):
+                raise SemanticError(f"`{name}` of {helper.name}() is a tl.constexpr, but got {describe(bound[name])}",
+                                    "pass a constexpr (a literal or a constexpr parameter)")
+        try:
+            return CodeGen(helper, self.em, bound, self.callers).run()
+        except CompilationError as e:
+            raise e.with_note(f"in `{helper.name}`, called from {self.fn.loc(node)}") from None

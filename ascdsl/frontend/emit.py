@@ -1,0 +1,136 @@
+"""Typed IR emission: literals, casts, broadcasts and operations, following :mod:`ascdsl.semantics`.
+
+Operands are IR values or Python literals (weakly typed). Elementwise operands are cast to the
+operand dtype and broadcast to the result shape; scalars (shape ``()``) stay scalars. A tile of
+lower rank first gets leading unit axes (``expand_dims``), so ``broadcast`` only stretches unit
+axes or splats a scalar.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .. import dtypes, semantics
+from ..dtypes import DType, PointerType
+from ..errors import UNKNOWN
+from ..ir import Builder, Op, Type, Value
+from ..semantics import Literal, SemanticError
+
+
+def is_constexpr(x: Any) -> bool:
+    """Whether ``x`` is known at compile time (no part of it is an IR value)."""
+    if isinstance(x, tuple):
+        return all(map(is_constexpr, x))
+    return not isinstance(x, Value)
+
+
+def describe(x: Any) -> str:
+    """How a frontend value reads in a message: ``tile<128xf32>``, ``i32 scalar``, ``3``."""
+    if isinstance(x, Value):
+        return f"{x.type} scalar" if x.type.is_scalar else str(x.type)
+    return repr(x)
+
+
+def _dtype(x):
+    if isinstance(x, Value):
+        return x.type.dtype
+    if isinstance(x, Literal):
+        return x
+    raise SemanticError(f"expected a tile, a scalar or a number, got {describe(x)}",
+                        "operators work on tiles, scalars and numbers")
+
+
+def _shape(x) -> tuple[int, ...]:
+    return x.type.shape if isinstance(x, Value) else ()
+
+
+class Emitter:
+    """Appends typed instructions to a :class:`Builder`; ``loc`` is stamped on each of them."""
+
+    def __init__(self, builder: Builder):
+        self.b = builder
+        self.loc = UNKNOWN
+
+    def op(self, op: Op, type: Type, operands: Sequence[Value] = (), attrs=()) -> Value:
+        return self.b.one(op, type, operands, attrs, self.loc)
+
+    def const(self, value, dtype: DType, shape: tuple[int, ...] = ()) -> Value:
+        convert = float if dtype.is_float else bool if dtype.kind == "bool" else int
+        return self.op(Op.CONST, Type(dtype, tuple(shape)), attrs=[("value", convert(value))])
+
+    def value(self, x, dtype) -> Value:
+        """``x`` (a value or a literal) as a value of ``dtype``."""
+        return self.cast(x, dtype) if isinstance(x, Value) else self.const(x, dtype)
+
+    def cast(self, v: Value, dtype) -> Value:
+        if v.type.dtype == dtype:
+            return v
+        if isinstance(dtype, PointerType) or isinstance(v.type.dtype, PointerType):
+            raise SemanticError(f"cannot cast {describe(v)} to {dtype}",
+                                "pointers change only through pointer arithmetic")
+        return self.op(Op.CAST, v.type.with_dtype(dtype), [v], [("dtype", dtype)])
+
+    def expand_dims(self, v: Value, axis: int) -> Value:
+        shape = v.type.shape[:axis] + (1,) + v.type.shape[axis:]
+        return self.op(Op.EXPAND_DIMS, v.type.with_shape(shape), [v], [("axis", axis)])
+
+    def broadcast(self, v: Value, shape: tuple[int, ...]) -> Value:
+        if not v.type.is_scalar:
+            while len(v.type.shape) < len(shape):
+                v = self.expand_dims(v, 0)
+        if v.type.shape == shape:
+            return v
+        return self.op(Op.BROADCAST, v.type.with_shape(shape), [v])
+
+    def elementwise(self, op: Op, operands: Sequence[tuple[Any, Any]], result) -> Value:
+        """Emit ``op`` on ``(operand, dtype)`` pairs: cast each operand, broadcast tiles."""
+        shape = semantics.broadcast_shapes(*(_shape(x) for x, _ in operands))
+        values = [self.value(x, dtype) for x, dtype in operands]
+        values = [v if v.type.is_scalar else self.broadcast(v, shape) for v in values]
+        return self.op(op, Type(result, shape), values)
+
+    def binary(self, op: Op, a, b) -> Value:
+        da, db = _dtype(a), _dtype(b)
+        if op in (Op.ADD, Op.SUB) and isinstance(da, PointerType) and not isinstance(db, PointerType):
+            return self.ptr_add(a, b if op == Op.ADD else self.unary(Op.NEG, b))
+        if op == Op.ADD and isinstance(db, PointerType):
+            return self.ptr_add(b, a)
+        operand, result = semantics.binary_types(op, da, db)
+        return self.elementwise(op, [(a, operand), (b, operand)], result)
+
+    def ptr_add(self, ptr: Value, offset) -> Value:
+        offset_dtype = semantics.pointer_offset_type(ptr.type.dtype, _dtype(offset))
+        return self.elementwise(Op.PTR_ADD, [(ptr, ptr.type.dtype), (offset, offset_dtype)],
+                                ptr.type.dtype)
+
+    def unary(self, op: Op, x) -> Value:
+        if isinstance(x, Literal):
+            if op == Op.NEG:
+                return -x
+            x = self.const(x, semantics.literal_dtype(x))
+        x = self.value(x, _dtype(x))
+        return self.op(op, x.type.with_dtype(semantics.unary_type(op, x.type.dtype)), [x])
+
+    def where(self, condition, a, b) -> Value:
+        if _dtype(condition) != dtypes.bool_:
+            raise SemanticError(f"the condition of tl.where must be bool, got {describe(condition)}",
+                                "compare first, e.g. tl.where(x > 0, x, 0.0)")
+        dtype = semantics.select_type(_dtype(a), _dtype(b))
+        return self.elementwise(Op.WHERE, [(condition, dtypes.bool_), (a, dtype), (b, dtype)], dtype)
+
+    def reduce(self, op: Op, x, axis, keep_dims: bool, dtype: DType | None = None) -> Value:
+        if not isinstance(x, Value) or x.type.is_scalar:
+            raise SemanticError(f"tl.{op.value} needs a tile, got {describe(x)}",
+                                "reductions work on tiles, not scalars")
+        rank = len(x.type.shape)
+        axis = None if axis is None else semantics.normalize_axis(axis, rank)
+        first, result = semantics.reduce_types(op, x.type.dtype, dtype)
+        shape = semantics.reduce_shape(x.type.shape, axis, keep_dims)
+        return self.op(op, Type(result, shape), [self.cast(x, first)],
+                       [("axis", axis), ("keep_dims", keep_dims)])
+
+    def to_bool(self, x: Value) -> Value:
+        """A runtime scalar as a bool condition (``x != 0`` unless it is bool already)."""
+        if not x.type.is_scalar:
+            raise SemanticError(f"expected a scalar condition, got {describe(x)}",
+                                "use tl.where(mask, a, b) for tiles, and & | ~ to combine masks")
+        return x if x.type.dtype == dtypes.bool_ else self.binary(Op.NE, x, 0)

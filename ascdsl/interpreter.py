@@ -1,0 +1,371 @@
+"""The NumPy interpreter: the executable specification of the tile IR.
+
+All program instances of a launch run together. Every runtime value carries a leading *program
+axis*: an IR value of shape ``S`` is an array of shape ``(n, *S)``, where ``n`` is the number of
+programs being run or 1 for values that are the same in every program (constants, ``arange``,
+kernel scalars). Large launches run in consecutive chunks of programs, in program order, to bound
+memory. Control flow whose outcome differs by program runs under a per-program *active* mask:
+
+* a ``for`` loop runs for the largest trip count among active programs; a program's carried
+  values only change on iterations it really executes;
+* an ``if`` on a per-program condition runs both regions, each under its programs, and merges the
+  results with ``where``.
+
+Memory ops touch memory only for active programs and unmasked lanes. A pointer value is an int64
+array of *addresses*: argument buffer ``k`` (its position in the argument list) starts at
+``k << 40``, so a pointer selects its array and the element offset within it; offsets index the
+flattened (C-contiguous) array in elements.
+
+Stores are applied one store op at a time, each for all programs of a chunk at once. When several
+lanes store to the same address, the last one wins: in program order (linear program id, axis 0
+fastest), then in lane order (row-major within the tile).
+
+Numerics follow :mod:`ascdsl.numerics`; NumPy floating-point warnings are silenced, since inactive
+programs and masked lanes routinely compute on garbage.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import numerics
+from .dtypes import PointerType
+from .errors import CompilationError, InputTypeError, InputValueError, OutOfBoundsError
+from .ir.core import Block, GroupOp, Instr, Kernel, Op, walk
+
+SHIFT = 40  # address bits reserved for the element offset within one argument buffer
+HALF = 1 << (SHIFT - 1)  # offsets in [-HALF, HALF) decode to the right buffer
+CHUNK_ELEMENTS = 1 << 18  # programs per chunk * largest tile size: keeps tiles cache-sized
+
+Array = np.ndarray
+
+
+def run(kernel: Kernel, args: Sequence[Any], grid: Sequence[int]) -> None:
+    """Run ``kernel`` over ``grid`` (1 to 3 extents) on ``args``, given in ``kernel.param_names`` order.
+
+    Pointer parameters take C-contiguous NumPy arrays of the pointee dtype (bfloat16 as
+    ``ml_dtypes.bfloat16``), written in place; scalar parameters take Python or NumPy scalars.
+    Raises :class:`ascdsl.OutOfBoundsError` for an unmasked access outside its array, and
+    :class:`ascdsl.CompilationError` for a loop whose step is zero.
+    """
+    if not 1 <= len(grid) <= 3 or any(int(g) < 0 for g in grid):
+        raise InputValueError(f"the grid must be 1 to 3 non-negative extents, got {tuple(grid)}")
+    grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
+    if len(args) != len(kernel.params):
+        raise InputValueError(f"kernel {kernel.name} takes {len(kernel.params)} arguments "
+                              f"({', '.join(kernel.param_names)}), got {len(args)}")
+    memory = _Memory()
+    values = [memory.bind(name, p.type.dtype, a) if isinstance(p.type.dtype, PointerType)
+              else np.array([a]).astype(numerics.np_dtype(p.type.dtype))
+              for name, p, a in zip(kernel.param_names, kernel.params, args)]
+    programs = grid[0] * grid[1] * grid[2]
+    largest = max([1] + [v.type.numel for i in walk(kernel.body) for v in i.results])
+    chunk = max(1, CHUNK_ELEMENTS // largest)
+    deaths = _deaths(kernel.body, {})
+    with np.errstate(all="ignore"):
+        for start in range(0, programs, chunk):
+            chunk_programs = _Programs(memory, grid, deaths, start, min(start + chunk, programs))
+            chunk_programs.run_block(kernel.body, values)
+
+
+def _deaths(block: Block, into: dict[int, list[list[int]]]) -> dict[int, list[list[int]]]:
+    """For ``block`` and every nested block (keyed by ``id``): per instruction, the ids of the block's
+    own values (arguments and results) that are not used after it. A use inside a region counts as
+    a use by the instruction that owns the region."""
+    last = {v.id: 0 for v in block.args}
+    for i, instr in enumerate(block.body):
+        for region in instr.regions:
+            _deaths(region, into)
+        for user in (instr, *(inner for region in instr.regions for inner in walk(region))):
+            last.update((v.id, i) for v in user.operands if v.id in last)
+        last.update((v.id, i) for v in instr.results)
+    into[id(block)] = [[] for _ in block.body]
+    for value_id, i in last.items():
+        if block.body:
+            into[id(block)][i].append(value_id)
+    return into
+
+
+class _Memory:
+    """The argument buffers, flattened, with their parameter names."""
+
+    def __init__(self) -> None:
+        self.flats: list[Array] = []
+        self.names: list[str] = []
+
+    def bind(self, name: str, ptr: PointerType, array: Any) -> Array:
+        """Register ``array`` as the buffer of pointer parameter ``name``; return its base address."""
+        if not isinstance(array, np.ndarray):
+            raise InputTypeError(f"argument {name} must be a NumPy array, got {type(array).__name__}")
+        if array.dtype != ptr.element_ty.np:
+            raise InputTypeError(f"argument {name} has dtype {array.dtype}, the kernel was "
+                                 f"specialised for {ptr.element_ty}")
+        if not array.flags.c_contiguous:
+            raise InputValueError(f"argument {name} must be C-contiguous (use np.ascontiguousarray)")
+        self.flats.append(array.reshape(-1))
+        self.names.append(name)
+        return np.array([(len(self.flats) - 1) << SHIFT], dtype=numerics.POINTER)
+
+    def sizes(self) -> Array:
+        return np.array([f.size for f in self.flats], dtype=np.int64)
+
+
+def _lift(x: Array, rank: int) -> Array:
+    """A scalar ``(n,)`` as ``(n, 1, ..., 1)`` so that it broadcasts against tiles of ``rank``."""
+    return x.reshape(x.shape[:1] + (1,) * rank) if x.ndim == 1 and rank else x
+
+
+def _select(cond: Array, a: Array, b: Array) -> Array:
+    """Per program: ``a`` where ``cond`` (shape ``(n,)``) holds, else ``b``."""
+    return np.where(_lift(cond, a.ndim - 1), a, b)
+
+
+class _Programs:
+    """Programs ``start..stop`` of a launch, executing one block of IR together."""
+
+    def __init__(self, memory: _Memory, grid: tuple[int, int, int], deaths: dict[int, list[list[int]]],
+                 start: int, stop: int):
+        self.memory, self.grid, self.deaths = memory, grid, deaths
+        linear = np.arange(start, stop)
+        self.pid = (linear % grid[0], linear // grid[0] % grid[1], linear // (grid[0] * grid[1]))
+        self.env: dict[int, Array] = {}
+        self.active: Array | None = None  # (n,) bool: who runs the current region; None = all
+
+    def run_block(self, block: Block, args: Sequence[Array]) -> list[Array]:
+        """Run ``block`` with its arguments bound to ``args``; return the values it yields."""
+        env = self.env
+        for v, x in zip(block.args, args):
+            env[v.id] = x
+        out: Sequence[Array] = ()
+        for instr, dead in zip(block.body, self.deaths[id(block)]):
+            out = HANDLERS[instr.op](self, instr, *[env[v.id] for v in instr.operands])
+            for v, x in zip(instr.results, out):
+                env[v.id] = x
+            for value_id in dead:  # freeing early lets NumPy reuse memory (and keeps it in cache)
+                del env[value_id]
+        return list(out) if block.body and block.body[-1].op is Op.YIELD else []
+
+    def run_masked(self, active: Array | None, block: Block, args: Sequence[Array]) -> list[Array]:
+        outer, self.active = self.active, active
+        try:
+            return self.run_block(block, args)
+        finally:
+            self.active = outer
+
+    def program(self, index: int) -> tuple[int, int, int]:
+        """The (x, y, z) program id of the ``index``-th program of this chunk."""
+        return tuple(int(axis[index]) for axis in self.pid)
+
+    def lanes(self, mask: Array | None, rank: int) -> Array | None:
+        """The lanes a memory op touches: ``mask`` and the active programs (None = every lane)."""
+        if mask is not None:
+            mask = _lift(mask, rank)
+        if self.active is not None:
+            active = _lift(self.active, rank)
+            mask = active if mask is None else mask & active
+        return None if mask is None or mask.all() else mask
+
+
+# --- leaves, shapes, elementwise and reductions ---------------------------------------------
+
+def _result(instr: Instr) -> np.dtype:
+    return numerics.np_dtype(instr.result.type.dtype)
+
+
+def _const(P: _Programs, instr: Instr) -> tuple[Array]:
+    value = numerics.cast(np.array(instr.attr("value")), _result(instr))
+    return (np.broadcast_to(value, (1,) + instr.result.type.shape),)
+
+
+def _program_id(P: _Programs, instr: Instr) -> tuple[Array]:
+    return (P.pid[instr.attr("axis")].astype(_result(instr)),)
+
+
+def _num_programs(P: _Programs, instr: Instr) -> tuple[Array]:
+    return (np.array([P.grid[instr.attr("axis")]], dtype=_result(instr)),)
+
+
+def _arange(P: _Programs, instr: Instr) -> tuple[Array]:
+    return (np.arange(instr.attr("start"), instr.attr("end"), dtype=_result(instr))[None],)
+
+
+def _broadcast(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
+    shape = instr.result.type.shape
+    x = x.reshape(x.shape[:1] + (1,) * (len(shape) - x.ndim + 1) + x.shape[1:])
+    return (np.broadcast_to(x, x.shape[:1] + shape),)
+
+
+def _expand_dims(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
+    axis = instr.attr("axis")
+    return (np.expand_dims(x, axis + 1 if axis >= 0 else axis),)
+
+
+def _elementwise(P: _Programs, instr: Instr, *xs: Array) -> tuple[Array]:
+    shape = instr.result.type.shape
+    out = numerics.elementwise(instr.op, [_lift(x, len(shape)) for x in xs], _result(instr))
+    return (out if out.shape[1:] == shape else np.broadcast_to(out, out.shape[:1] + shape),)
+
+
+def _reduce(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
+    axis, rank = instr.attr("axis"), x.ndim - 1
+    axes = tuple(range(1, rank + 1)) if axis is None else (axis % rank + 1,)
+    out = numerics.reduce(instr.op, x, axes, _result(instr))
+    return (out.reshape(out.shape[:1] + instr.result.type.shape),)
+
+
+# --- memory ------------------------------------------------------------------------------------
+
+def _groups(P: _Programs, instr: Instr, addr: Array,
+            mask: Array | None) -> list[tuple[int, Array, Array | None]]:
+    """Split the lanes of an access by the buffer they address: ``[(buffer, offsets, mask)]``.
+
+    Offsets of masked lanes are replaced by a valid one. Raises OutOfBoundsError if an enabled
+    lane is outside every buffer."""
+    fill = None
+    if mask is not None:
+        first = int(mask.argmax())
+        if not mask.flat[first]:
+            return []
+        fill = addr.flat[first]
+        addr = np.where(mask, addr, fill)
+    lo, hi = int(addr.min()), int(addr.max())
+    buffer = (lo + HALF) >> SHIFT
+    base = buffer << SHIFT
+    flats = P.memory.flats
+    if 0 <= buffer < len(flats) and base <= lo and hi < base + flats[buffer].size:
+        return [(buffer, addr - base if base else addr, mask)]
+    buffers = np.clip((addr + HALF) >> SHIFT, 0, len(flats) - 1)
+    offsets = addr - (buffers << SHIFT)
+    bad = (offsets < 0) | (offsets >= P.memory.sizes()[buffers])
+    if mask is not None:
+        bad &= mask
+    if bad.any():
+        raise _out_of_bounds(P, instr, bad, buffers, offsets)
+    return [g for k in np.unique(buffers) for g in
+            _groups(P, instr, addr, (buffers == k) if mask is None else (buffers == k) & mask)]
+
+
+def _out_of_bounds(P: _Programs, instr: Instr, bad: Array, buffers: Array,
+                   offsets: Array) -> OutOfBoundsError:
+    lane = int(bad.argmax())
+    program = lane // (bad.size // bad.shape[0])
+    k = int(buffers.flat[lane])
+    name, size = P.memory.names[k], P.memory.flats[k].size
+    kind = "load from" if instr.op is Op.LOAD else "store to"
+    return OutOfBoundsError(
+        instr.loc,
+        f"{kind} {name} out of bounds: program {P.program(program)} accesses element "
+        f"{int(offsets.flat[lane])} of an array of {size} elements",
+        hint="mask the access (e.g. mask=offsets < n) or fix the offset arithmetic")
+
+
+def _load(P: _Programs, instr: Instr, ptr: Array, mask: Array | None = None,
+          other: Array | None = None) -> tuple[Array]:
+    shape, dt = instr.result.type.shape, _result(instr)
+    mask = P.lanes(mask, len(shape))
+    if mask is not None:
+        ptr, mask = np.broadcast_arrays(ptr, mask)
+    fill = numerics.poison(dt) if other is None else _lift(other, len(shape))
+    out = None
+    for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
+        values = np.take(P.memory.flats[buffer], offsets)
+        out = values if lanes is None else np.where(lanes, values, fill if out is None else out)
+    if out is None:
+        out = np.broadcast_to(fill, ptr.shape)
+    return (out.astype(dt, copy=False),)
+
+
+def _store(P: _Programs, instr: Instr, ptr: Array, value: Array, mask: Array | None = None) -> tuple[()]:
+    rank = ptr.ndim - 1
+    mask = P.lanes(mask, rank)
+    ptr, value = np.broadcast_arrays(ptr, _lift(value, rank))
+    if mask is not None:
+        ptr, value, mask = np.broadcast_arrays(ptr, value, mask)
+    for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
+        flat = P.memory.flats[buffer]
+        selected = (offsets, value) if lanes is None else (offsets[lanes], value[lanes])
+        _scatter(flat, *(a.reshape(-1) for a in selected))
+    return ()
+
+
+def _scatter(flat: Array, offsets: Array, values: Array) -> None:
+    """``flat[offsets] = values`` where, for repeated offsets, the last value wins."""
+    if offsets.size > 1 and not (offsets[1:] > offsets[:-1]).all():
+        order = np.argsort(offsets, kind="stable")
+        offsets, values = offsets[order], values[order]
+        last = np.append(offsets[1:] != offsets[:-1], True)
+        offsets, values = offsets[last], values[last]
+    if offsets.size and offsets[-1] - offsets[0] == offsets.size - 1:  # increasing and contiguous
+        flat[offsets[0]:offsets[-1] + 1] = values
+    else:
+        flat[offsets] = values
+
+
+# --- control flow and printing ---------------------------------------------------------------
+
+def _for(P: _Programs, instr: Instr, lower: Array, upper: Array, step: Array, *carried: Array) -> list[Array]:
+    body = instr.regions[0]
+    iv_dtype = numerics.np_dtype(body.args[0].type.dtype)
+    lower, upper, step = (x.astype(np.int64) for x in (lower, upper, step))
+    zero = step == 0 if P.active is None else (step == 0) & P.active
+    if zero.any():
+        raise CompilationError(instr.loc, "range() step must not be zero",
+                               hint="make the step a nonzero value in every program")
+    carried = list(carried)
+    if lower.shape[0] == upper.shape[0] == step.shape[0] == 1:
+        for i in range(int(lower[0]), int(upper[0]), int(step[0])):
+            carried = P.run_block(body, [np.array([i], dtype=iv_dtype), *carried])
+        return carried
+    trips = np.maximum(-((lower - upper) // step), 0)
+    if P.active is not None:
+        trips = np.where(P.active, trips, 0)
+    for k in range(int(trips.max())):
+        live = trips > k
+        live = None if live.all() else live
+        new = P.run_masked(live, body, [(lower + k * step).astype(iv_dtype), *carried])
+        carried = new if live is None else [_select(live, n, c) for n, c in zip(new, carried)]
+    return carried
+
+
+def _if(P: _Programs, instr: Instr, cond: Array) -> list[Array]:
+    then, orelse = instr.regions
+    if cond.shape[0] == 1:
+        return P.run_block(then if cond[0] else orelse, [])
+    yes = cond if P.active is None else cond & P.active
+    no = ~cond if P.active is None else ~cond & P.active
+    if not no.any():
+        return P.run_block(then, [])
+    if not yes.any():
+        return P.run_block(orelse, [])
+    a, b = P.run_masked(yes, then, []), P.run_masked(no, orelse, [])
+    return [_select(cond, x, y) for x, y in zip(a, b)]
+
+
+def _print(P: _Programs, instr: Instr, *values: Array) -> tuple[()]:
+    prefix = instr.attr("prefix", "")
+    for p in range(len(P.pid[0])):  # printing is per program by nature
+        if P.active is None or P.active[p]:
+            text = " ".join(str(v[p if v.shape[0] > 1 else 0]) for v in values)
+            print(" ".join(s for s in (f"pid {P.program(p)}", prefix, text) if s))
+    return ()
+
+
+HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
+    **{op: _elementwise for op in GroupOp.ELEMENTWISE},
+    **{op: _reduce for op in GroupOp.REDUCE},
+    Op.CONST: _const,
+    Op.PROGRAM_ID: _program_id,
+    Op.NUM_PROGRAMS: _num_programs,
+    Op.ARANGE: _arange,
+    Op.BROADCAST: _broadcast,
+    Op.EXPAND_DIMS: _expand_dims,
+    Op.LOAD: _load,
+    Op.STORE: _store,
+    Op.FOR: _for,
+    Op.IF: _if,
+    Op.YIELD: lambda P, instr, *values: values,
+    Op.PRINT: _print,
+}
+"""How each op runs: ``handler(programs, instr, *operand_arrays) -> result arrays``."""

@@ -1,0 +1,202 @@
+"""``@ascdsl.jit``: kernels compiled from their Python source, specialised and launched.
+
+A :class:`JITFunction` is compiled once per *specialisation key*: the values of its
+``tl.constexpr`` parameters and the dtypes of its other arguments (an array is a pointer to its
+dtype; a Python int is int32, or int64 if it does not fit; a Python float is float32; a NumPy
+scalar has its dtype). ``kernel[grid](*args, **kwargs)`` runs it on a backend, writing array
+arguments in place::
+
+    add_kernel[(ascdsl.cdiv(n, 256),)](x, y, out, n, BLOCK=256)
+    add_kernel[lambda meta: (ascdsl.cdiv(meta["n"], meta["BLOCK"]),)](x, y, out, n, BLOCK=256)
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import sys
+from typing import Any, Callable
+
+import ml_dtypes
+import numpy as np
+
+from . import dtypes, record
+from .dtypes import DType, PointerType
+from .errors import UNKNOWN, CompilationError, Error, Loc, display_path
+from .frontend import check_syntax, compile_kernel, parse_function
+from .ir import Kernel, Module, Type
+from .language import constexpr
+from .platforms import get_platform
+from .semantics import SemanticError, literal_dtype
+
+DEFAULT_BACKEND = "interpreter"
+DEFAULT_PLATFORM = "Ascend910B3"
+BACKENDS: dict[str, Callable] = {}
+
+
+def register_backend(name: str, runner: Callable) -> None:
+    """Make ``backend=name`` run kernels with ``runner(kernel, args, grid, platform)``."""
+    BACKENDS[name] = runner
+
+
+def _run_interpreter(kernel: Kernel, args: list, grid: tuple[int, int, int], platform) -> None:
+    from . import interpreter
+    interpreter.run(kernel, args, grid)
+
+
+register_backend("interpreter", _run_interpreter)
+
+
+def jit(fn: Callable | None = None) -> Any:
+    """Compile ``fn`` as a kernel (or a helper that kernels call); also usable as ``@jit()``.
+
+    The source is checked now: unsupported syntax is reported at decoration time.
+    """
+    return JITFunction(fn) if fn is not None else jit
+
+
+class JITFunction:
+    """A ``@jit`` function: ``specialize(...)`` gives its IR, ``kernel[grid](...)`` launches it."""
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+        self.parsed = parse_function(fn)
+        check_syntax(self.parsed)
+        self._cache: dict[tuple, Kernel] = {}
+        functools.update_wrapper(self, fn)
+
+    def __repr__(self) -> str:
+        return f"<ascdsl.jit {self.parsed.describe()}>"
+
+    def __call__(self, *args, **kwargs):
+        raise Error(f"`{self.parsed.name}` is an @ascdsl.jit function: launch it with "
+                    f"{self.parsed.name}[grid](...) or call it from another @ascdsl.jit function")
+
+    def __getitem__(self, grid) -> Callable:
+        return functools.partial(self._launch, grid)
+
+    def specialize(self, *args, **kwargs) -> Module:
+        """The IR module (one kernel) for these arguments: arrays, scalars, or just their types
+        (a ``DType`` for a scalar, a ``tl.pointer_type(dtype)`` for an array)."""
+        return Module((self._specialize(_call_site(), args, kwargs)[0],))
+
+    def _specialize(self, site: Loc, args, kwargs) -> tuple[Kernel, dict[str, Any]]:
+        fn = self.parsed
+        try:
+            bound = fn.bind(args, kwargs)
+        except SemanticError as e:
+            raise CompilationError(site, e.message, e.hint) from None
+        key, types = [], {}
+        for name, value in bound.items():
+            if name in fn.constexprs:
+                bound[name] = _constexpr_value(site, name, value)
+                key.append((name, bound[name]))
+            else:
+                types[name] = Type(_arg_dtype(site, name, value))
+                key.append((name, types[name]))
+        key = tuple(key)
+        if key not in self._cache:
+            try:
+                self._cache[key] = compile_kernel(fn, bound, types)
+            except CompilationError as e:
+                raise e.with_note(f"while compiling `{fn.name}` for the call at {site}") from None
+        return self._cache[key], bound
+
+    def _launch(self, grid, *args, backend: str | None = None, platform: str | None = None, **kwargs):
+        site = _call_site()
+        backend = _choose(backend, "ASCDSL_BACKEND", DEFAULT_BACKEND)
+        if backend not in BACKENDS:
+            raise Error(f"unknown backend {backend!r}; valid backends: {', '.join(sorted(BACKENDS))}")
+        platform = _choose(platform, "ASCDSL_PLATFORM", DEFAULT_PLATFORM)
+        get_platform(platform)
+        kernel, bound = self._specialize(site, args, kwargs)
+        grid = _grid(site, grid(dict(bound)) if callable(grid) else grid)
+        arrays = [_runtime_arg(site, name, bound[name], param.type)
+                  for name, param in zip(kernel.param_names, kernel.params)]
+        record.note(kernel, grid, backend, arrays)
+        if 0 not in grid:
+            BACKENDS[backend](kernel, arrays, grid, platform)
+
+
+def _choose(value: str | None, env: str, default: str) -> str:
+    return value or os.environ.get(env) or default
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _call_site() -> Loc:
+    """Where user code called into ascdsl (the first frame outside the package)."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame = frame.f_back
+    if frame is None:
+        return UNKNOWN
+    positions = getattr(inspect.getframeinfo(frame, context=0), "positions", None)
+    col = positions.col_offset if positions is not None and positions.col_offset is not None else 0
+    return Loc(display_path(frame.f_code.co_filename), frame.f_lineno, col + 1)
+
+
+def _is_torch(value) -> bool:
+    return type(value).__module__.split(".")[0] == "torch"
+
+
+def _constexpr_value(site: Loc, name: str, value):
+    value = value.value if isinstance(value, constexpr) else value
+    value = value.item() if isinstance(value, np.generic) else value
+    if not isinstance(value, (bool, int, float, str, type(None), DType, tuple)):
+        raise CompilationError(site, f"constexpr `{name}` got a {type(value).__name__}",
+                               "constexprs are ints, floats, bools, strings, dtypes or tuples of them")
+    return value
+
+
+def _arg_dtype(site: Loc, name: str, value) -> DType | PointerType:
+    if isinstance(value, (DType, PointerType)):
+        return value
+    if isinstance(value, (np.ndarray, np.generic)) or _is_torch(value):
+        try:
+            dtype = (dtypes.lookup(str(value.dtype).removeprefix("torch.")) if _is_torch(value)
+                     else dtypes.from_numpy(value.dtype))
+        except KeyError:
+            raise CompilationError(site, f"argument `{name}` has unsupported dtype {value.dtype}",
+                                   "supported: " + ", ".join(d.name for d in dtypes.ALL)) from None
+        return dtype if isinstance(value, np.generic) else PointerType(dtype)
+    if isinstance(value, (bool, int, float)):
+        return literal_dtype(value)
+    raise CompilationError(site, f"argument `{name}` is a {type(value).__name__}, which kernels cannot take",
+                           "pass NumPy arrays, PyTorch CPU tensors, or int/float/bool scalars")
+
+
+def _runtime_arg(site: Loc, name: str, value, type: Type):
+    """The value the backend receives: a C-contiguous NumPy array (sharing memory) or a scalar."""
+    if isinstance(value, (DType, PointerType)):
+        raise CompilationError(site, f"argument `{name}` is the type {value}; a launch needs data",
+                               "types are accepted only by kernel.specialize(...)")
+    if _is_torch(value):
+        return _from_torch(site, name, value)
+    if isinstance(value, np.ndarray):
+        if not value.flags.c_contiguous:
+            raise CompilationError(site, f"argument `{name}` is not C-contiguous",
+                                   "pass np.ascontiguousarray(x) and copy results back if needed")
+        return value
+    return type.dtype.np.type(value)
+
+
+def _from_torch(site: Loc, name: str, tensor) -> np.ndarray:
+    torch = sys.modules["torch"]
+    if tensor.device.type != "cpu" or not tensor.is_contiguous():
+        raise CompilationError(site, f"argument `{name}` must be a contiguous CPU tensor",
+                               "pass t.contiguous().cpu() and copy results back if needed")
+    tensor = tensor.detach()
+    if tensor.dtype == torch.bfloat16:  # NumPy has no bfloat16: share the bits through int16
+        return tensor.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return tensor.numpy()
+
+
+def _grid(site: Loc, grid) -> tuple[int, int, int]:
+    ok = isinstance(grid, (tuple, list)) and 1 <= len(grid) <= 3 and all(
+        isinstance(g, (int, np.integer)) and not isinstance(g, bool) and g >= 0 for g in grid)
+    if not ok:
+        raise CompilationError(site, f"the grid must be a tuple of 1 to 3 non-negative ints, got {grid!r}",
+                               "e.g. kernel[(ascdsl.cdiv(n, BLOCK),)](...) or kernel[lambda meta: (...)](...)")
+    return tuple(int(g) for g in grid) + (1,) * (3 - len(grid))

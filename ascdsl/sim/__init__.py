@@ -1,0 +1,19 @@
+"""CPU simulator for Ascend C: compile kernels with g++ against our header-only ``kernel_operator.h``
+and run them block by block, with hardware checks, hazard detection and counters.
+
+>>> import numpy as np, ascdsl.sim
+>>> res = ascdsl.sim.run_kernel("add.cpp", "add_custom", [x, y, z, np.uint32(n)], block_dim=40)
+>>> res.stats.gm_read_bytes
+
+``INCLUDE_DIR`` is the header directory (``-I`` it to compile a kernel by hand).
+"""
+from .build import INCLUDE_DIR, BuildStats, build_stats
+from .errors import SimArgumentError, SimCompileError, SimError
+from .main import MainResult, run_main
+from .runner import run_kernel
+from .stats import SimResult, SimStats, record
+
+__all__ = [
+    "INCLUDE_DIR", "BuildStats", "MainResult", "SimArgumentError", "SimCompileError", "SimError", "SimResult",
+    "SimStats", "build_stats", "record", "run_kernel", "run_main",
+]

@@ -1,0 +1,106 @@
+// Runs the blocks of one launch sequentially, each with fresh poisoned UB, and reports counters or the
+// first failed check as JSON (read by ascdsl/sim/runner.py).
+#ifndef ASCDSL_SIM_ASCDSL_SIM_LAUNCH_H
+#define ASCDSL_SIM_ASCDSL_SIM_LAUNCH_H
+#include <exception>
+
+#include "runtime.h"
+
+namespace ascdsl_sim {
+
+struct Outcome {
+    bool ok = true;
+    std::string api, reason;
+    int64_t block = -1;
+    std::vector<Counters> per_block;
+};
+
+template <class Kernel>
+Outcome run_blocks(const std::vector<int64_t>& order, Kernel kernel) {
+    Outcome out;
+    out.per_block.resize(order.size());
+    for (auto& r : st().gm) std::fill(r.owner.begin(), r.owner.end(), kNoOwner);
+    for (const int64_t b : order) {
+        reset_block(b, static_cast<int64_t>(order.size()));
+        try {
+            kernel();
+        } catch (const Failure& f) {
+            out = Outcome{false, f.api, f.reason, b, {}};
+        } catch (const std::exception& e) {
+            out = Outcome{false, "kernel", std::string("C++ exception: ") + e.what(), b, {}};
+        }
+        if (!out.ok) break;
+        out.per_block[b] = st().counters;
+    }
+    std::fflush(stdout);
+    return out;
+}
+
+inline std::string json_string(const std::string& s) {
+    std::string o = "\"";
+    for (const char c : s) {
+        if (c == '"' || c == '\\') o += '\\';
+        if (static_cast<unsigned char>(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            o += buf;
+        } else {
+            o += c;
+        }
+    }
+    return o + "\"";
+}
+
+inline std::string error_json(const Outcome& o) {
+    return "{\"api\": " + json_string(o.api) + ", \"block\": " + std::to_string(o.block) +
+           ", \"reason\": " + json_string(o.reason) + "}";
+}
+
+inline std::string outcome_json(const Outcome& o) {
+    if (!o.ok) return "{\"error\": " + error_json(o) + "}";
+    std::ostringstream os;
+    os << "{\"blocks\": [";
+    for (size_t b = 0; b < o.per_block.size(); ++b) {
+        const Counters& c = o.per_block[b];
+        os << (b ? ", " : "") << "{\"gm_read_bytes\": " << c.gm_read_bytes << ", \"gm_write_bytes\": " << c.gm_write_bytes
+           << ", \"gm_copies\": " << c.gm_copies << ", \"ub_copies\": " << c.ub_copies
+           << ", \"ub_peak_bytes\": " << c.ub_peak_bytes << ", \"vector\": {";
+        size_t i = 0;
+        for (const auto& [api, n] : c.vec) os << (i++ ? ", " : "") << json_string(api) << ": [" << n.calls << ", " << n.elements << "]";
+        os << "}}";
+    }
+    os << "]}";
+    return os.str();
+}
+
+inline void configure(const char* platform, uint64_t ub_bytes, uint64_t ub_budget, bool bf16, bool hazards, bool vv,
+                      uint64_t tiling_key) {
+    State& s = st();
+    s.platform = platform;
+    s.ub_bytes = ub_bytes;
+    s.ub_budget = ub_budget;
+    s.bf16 = bf16;
+    s.check_hazards = hazards;
+    s.check_vv = vv;
+    s.tiling_key = tiling_key;
+}
+
+inline std::string& last_report() {
+    static std::string r;
+    return r;
+}
+
+// One run_kernel launch: GM regions are exactly the arrays Python passed.
+template <class Kernel>
+int launch(const LaunchConfig& c, Kernel kernel) {
+    configure(c.platform, c.ub_bytes, c.ub_budget_bytes, c.bf16, c.check_hazards, c.check_vv, c.tiling_key);
+    st().gm.clear();
+    for (uint64_t i = 0; i < c.n_regions; ++i) st().gm.push_back(GmRegion{c.region_base[i], c.region_bytes[i], {}});
+    const Outcome o = run_blocks(std::vector<int64_t>(c.order, c.order + c.block_dim), kernel);
+    last_report() = outcome_json(o);
+    return o.ok ? 0 : 1;
+}
+
+}  // namespace ascdsl_sim
+
+#endif  // ASCDSL_SIM_ASCDSL_SIM_LAUNCH_H

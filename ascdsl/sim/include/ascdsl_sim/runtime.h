@@ -1,0 +1,259 @@
+// Per-block simulator state: UB arena, GM buffers, counters, queue buffers and the hazard checker.
+#ifndef ASCDSL_SIM_ASCDSL_SIM_RUNTIME_H
+#define ASCDSL_SIM_ASCDSL_SIM_RUNTIME_H
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "types.h"
+
+namespace ascdsl_sim {
+
+// A check that failed; the launcher adds the block index.
+struct Failure {
+    std::string api, reason;
+};
+
+template <class... Parts>
+[[noreturn]] void fail(const char* api, const Parts&... parts) {
+    std::ostringstream os;
+    (os << ... << parts);
+    throw Failure{api, os.str()};
+}
+
+template <class... Parts>
+inline void require(bool ok, const char* api, const Parts&... parts) {
+    if (!ok) fail(api, parts...);
+}
+
+// The pipes of an AI vector core that touch UB.
+enum class Pipe : uint8_t { MTE2, V, MTE3, S };
+constexpr int kPipes = 4;
+inline const char* pipe_name(Pipe p) {
+    static const char* const names[] = {"PIPE_MTE2", "PIPE_V", "PIPE_MTE3", "PIPE_S"};
+    return names[static_cast<int>(p)];
+}
+inline const char* pipe_short(Pipe p) {
+    static const char* const names[] = {"MTE2", "V", "MTE3", "S"};
+    return names[static_cast<int>(p)];
+}
+
+// What Python passes to a launch (mirrored by ascdsl/sim/runner.py::_LaunchConfig).
+struct LaunchConfig {
+    const char* platform;
+    uint64_t ub_bytes;
+    uint64_t ub_budget_bytes;  // Compare/Select use the reserved UB above this offset
+    uint64_t bf16;             // the platform has bf16 conversions
+    uint64_t check_hazards;
+    uint64_t check_vv;
+    uint64_t block_dim;
+    const int64_t* order;  // block_dim block indices, in run order
+    uint64_t tiling_key;
+    uint64_t n_regions;
+    const uint64_t* region_base;
+    const uint64_t* region_bytes;
+};
+
+struct VecCount {
+    uint64_t calls = 0, elements = 0;
+};
+struct Counters {
+    uint64_t gm_read_bytes = 0, gm_write_bytes = 0, gm_copies = 0, ub_copies = 0, ub_peak_bytes = 0;
+    std::map<std::string, VecCount> vec;
+};
+
+struct GmRegion {
+    uintptr_t base;
+    uint64_t bytes;
+    std::vector<uint16_t> owner;  // block that wrote each byte; kNoOwner when none
+};
+constexpr uint16_t kNoOwner = 0xFFFF;
+
+enum class BufState : uint8_t { Free, Allocated, Queued, Dequeued };
+struct QueueBuffer {
+    int queue;
+    uint32_t addr, bytes;
+    BufState state = BufState::Free;
+    uint32_t gen = 0;                     // bumped by each AllocTensor: stale handles are detected
+    std::array<uint32_t, kPipes> flag{};  // vector clock carried by EnQue/FreeTensor
+};
+struct Queue {
+    int position;  // AscendC::TPosition
+    int depth;
+    bool is_tbuf;
+    Pipe producer, consumer;
+    std::vector<int> buffers;
+    std::deque<int> queued;
+};
+
+struct PendingFlag {
+    bool set = false;
+    std::array<uint32_t, kPipes> clock{};
+};
+
+struct State {
+    std::string platform = "Ascend910B3";
+    uint64_t ub_bytes = 192 * 1024, ub_budget = 184 * 1024;
+    bool bf16 = true, check_hazards = true, check_vv = true;
+    int64_t block_idx = 0, block_num = 1;
+    uint64_t tiling_key = 0;
+    std::vector<uint8_t> ub_storage;
+    uint8_t* ub = nullptr;
+    std::vector<GmRegion> gm;
+    Counters counters;
+    // Hazard checker: per UB byte, (time << 2 | pipe) of its last write; 0 = never written.
+    std::vector<uint32_t> stamp;
+    std::vector<const char*> op_name;  // API name by time
+    uint32_t now = 0;
+    uint32_t vc[kPipes][kPipes] = {};  // vc[p][q]: pipe p knows pipe q's ops up to this time are done
+    std::map<std::pair<int, int>, PendingFlag> flags;  // (HardEvent, event id)
+    std::vector<Queue> queues;
+    std::vector<QueueBuffer> buffers;
+    uint64_t ub_used = 0;
+    bool uses_reserved_ub = false;
+};
+
+inline State& st() {
+    static State s;
+    return s;
+}
+
+// Fresh, poisoned UB and empty bookkeeping for the next block.
+inline void reset_block(int64_t idx, int64_t num) {
+    State& s = st();
+    s.block_idx = idx;
+    s.block_num = num;
+    s.ub_storage.assign(s.ub_bytes + 64, 0xFF);
+    s.ub = s.ub_storage.data() + (32 - reinterpret_cast<uintptr_t>(s.ub_storage.data()) % 32) % 32;
+    s.stamp.assign(s.ub_bytes, 0);
+    s.op_name.assign(1, "");
+    s.now = 0;
+    std::fill(&s.vc[0][0], &s.vc[0][0] + kPipes * kPipes, 0u);
+    s.flags.clear();
+    s.queues.clear();
+    s.buffers.clear();
+    s.ub_used = 0;
+    s.uses_reserved_ub = false;
+    s.counters = Counters{};
+}
+
+// ---- counters ----
+inline void count_vector(const char* api, uint64_t elements) {
+    VecCount& c = st().counters.vec[api];
+    c.calls += 1;
+    c.elements += elements;
+}
+
+// ---- hazard checker ----
+// Starts an operation on pipe `p` and returns its time stamp.
+inline uint32_t begin_op(const char* api) {
+    State& s = st();
+    s.op_name.push_back(api);
+    return ++s.now;
+}
+
+inline std::string needed_sync(Pipe writer, Pipe reader) {
+    if (writer == Pipe::V && reader == Pipe::V) return "PipeBarrier<PIPE_V>()";
+    std::string evt = std::string(pipe_short(writer)) + "_" + pipe_short(reader);
+    return "SetFlag/WaitFlag<HardEvent::" + evt + ">" +
+           (writer == Pipe::MTE2 || reader == Pipe::MTE3 ? " (or EnQue/DeQue)" : "");
+}
+
+// Checks that pipe `reader` may read UB bytes [addr, addr+bytes) now.
+inline void ub_read(const char* api, Pipe reader, uint64_t addr, uint64_t bytes) {
+    State& s = st();
+    if (!s.check_hazards) return;
+    const uint32_t* stamp = s.stamp.data() + addr;
+    uint32_t last_ok = 0;
+    for (uint64_t i = 0; i < bytes; ++i) {
+        const uint32_t w = stamp[i];
+        if (w == last_ok) continue;
+        const Pipe writer = static_cast<Pipe>(w & 3);
+        const uint32_t t = w >> 2;
+        const bool same_pipe_ok = writer == reader && (reader != Pipe::V || !s.check_vv);
+        if (same_pipe_ok || s.vc[static_cast<int>(reader)][static_cast<int>(writer)] >= t) {
+            last_ok = w;
+            continue;
+        }
+        char where[64];
+        std::snprintf(where, sizeof where, "0x%llx", static_cast<unsigned long long>(addr + i));
+        fail(api, "missing synchronisation: ", pipe_name(reader), " reads UB byte ", where, " written by ",
+             s.op_name[t], " on ", pipe_name(writer), " (op #", t, ") with no ", needed_sync(writer, reader),
+             " in between");
+    }
+}
+
+inline void ub_write(Pipe writer, uint32_t time, uint64_t addr, uint64_t bytes) {
+    std::fill_n(st().stamp.data() + addr, bytes, time << 2 | static_cast<uint32_t>(writer));
+}
+
+// A flag set by `src` now: everything src has done so far, plus what src already knew.
+inline std::array<uint32_t, kPipes> flag_clock(Pipe src) {
+    State& s = st();
+    std::array<uint32_t, kPipes> c;
+    for (int q = 0; q < kPipes; ++q) c[q] = s.vc[static_cast<int>(src)][q];
+    c[static_cast<int>(src)] = s.now;
+    return c;
+}
+inline void merge_clock(Pipe dst, const std::array<uint32_t, kPipes>& c) {
+    State& s = st();
+    for (int q = 0; q < kPipes; ++q) s.vc[static_cast<int>(dst)][q] = std::max(s.vc[static_cast<int>(dst)][q], c[q]);
+}
+inline void barrier(Pipe p) { st().vc[static_cast<int>(p)][static_cast<int>(p)] = st().now; }
+inline void barrier_all() {
+    State& s = st();
+    for (auto& row : s.vc) std::fill(row, row + kPipes, s.now);
+}
+
+// ---- tensor lifetime ----
+inline void touch_buffer(const char* api, int buf, uint32_t gen, const char* operand) {
+    if (buf < 0) return;
+    const QueueBuffer& b = st().buffers[buf];
+    if (b.gen != gen || b.state == BufState::Free)
+        fail(api, "operand ", operand, " uses a tensor after FreeTensor (queue buffer #", buf, ")");
+    if (b.state == BufState::Queued)
+        fail(api, "operand ", operand, " touches a tensor between EnQue and DeQue (queue buffer #", buf, ")");
+}
+
+// ---- GM ----
+inline GmRegion& gm_region(const char* api, const void* p, uint64_t bytes, const char* what) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    for (GmRegion& r : st().gm)
+        if (a >= r.base && a + bytes <= r.base + r.bytes) return r;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%p..+%llu", p, static_cast<unsigned long long>(bytes));
+    fail(api, "GM ", what, " [", buf, " bytes) is outside every GM buffer passed to the kernel");
+}
+
+inline void gm_read(const char* api, const void* p, uint64_t bytes) {
+    if (bytes == 0) return;
+    gm_region(api, p, bytes, "read");
+    st().counters.gm_read_bytes += bytes;
+}
+
+inline void gm_write(const char* api, const void* p, uint64_t bytes) {
+    if (bytes == 0) return;
+    GmRegion& r = gm_region(api, p, bytes, "write");
+    State& s = st();
+    if (r.owner.empty()) r.owner.assign(r.bytes, kNoOwner);
+    const uint64_t off = reinterpret_cast<uintptr_t>(p) - r.base;
+    const uint16_t me = static_cast<uint16_t>(s.block_idx);
+    for (uint64_t i = 0; i < bytes; ++i) {
+        uint16_t& o = r.owner[off + i];
+        if (o != kNoOwner && o != me)
+            fail(api, "GM byte ", off + i, " of a ", r.bytes, "-byte buffer is written by block ", o, " and by block ",
+                 s.block_idx, " (blocks must write disjoint GM)");
+        o = me;
+    }
+    s.counters.gm_write_bytes += bytes;
+}
+
+}  // namespace ascdsl_sim
+
+#endif  // ASCDSL_SIM_ASCDSL_SIM_RUNTIME_H

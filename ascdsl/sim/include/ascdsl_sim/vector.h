@@ -1,0 +1,253 @@
+// Element-wise vector instructions: binary, tensor-scalar, unary and Duplicate, each in the count form
+// and the repeat form with a continuous or bit mask (inactive lanes keep their old dst value).
+#ifndef ASCDSL_SIM_ASCDSL_SIM_VECTOR_H
+#define ASCDSL_SIM_ASCDSL_SIM_VECTOR_H
+#include <array>
+#include <tuple>
+#include <utility>
+
+#include "operand.h"
+
+namespace AscendC {
+
+struct BinaryRepeatParams {
+    BinaryRepeatParams() = default;
+    BinaryRepeatParams(uint8_t dstBlkStrideIn, uint8_t src0BlkStrideIn, uint8_t src1BlkStrideIn,
+                       uint8_t dstRepStrideIn, uint8_t src0RepStrideIn, uint8_t src1RepStrideIn)
+        : dstBlkStride(dstBlkStrideIn), src0BlkStride(src0BlkStrideIn), src1BlkStride(src1BlkStrideIn),
+          dstRepStride(dstRepStrideIn), src0RepStride(src0RepStrideIn), src1RepStride(src1RepStrideIn) {}
+    uint8_t dstBlkStride = 1, src0BlkStride = 1, src1BlkStride = 1;
+    uint8_t dstRepStride = 8, src0RepStride = 8, src1RepStride = 8;
+};
+
+struct UnaryRepeatParams {
+    UnaryRepeatParams() = default;
+    UnaryRepeatParams(uint16_t dstBlkStrideIn, uint16_t srcBlkStrideIn, uint8_t dstRepStrideIn, uint8_t srcRepStrideIn)
+        : dstBlkStride(dstBlkStrideIn), srcBlkStride(srcBlkStrideIn), dstRepStride(dstRepStrideIn),
+          srcRepStride(srcRepStrideIn) {}
+    uint16_t dstBlkStride = 1, srcBlkStride = 1;
+    uint8_t dstRepStride = 8, srcRepStride = 8;
+};
+
+}  // namespace AscendC
+
+namespace ascdsl_sim {
+
+template <class T> constexpr uint32_t per_block() { return 32 / sizeof(T); }
+template <class T> constexpr uint32_t per_repeat() { return 256 / sizeof(T); }
+
+// Arithmetic type of an element: float for half/bf16, int64_t for integers (wrap on the way back).
+template <class T> using wide_t = std::conditional_t<std::is_integral_v<T>, int64_t, compute_t<T>>;
+
+template <class T>
+struct Arg {
+    const char* name;
+    const AscendC::LocalTensor<T>& t;
+    Stride s;
+};
+
+template <class D, class F, class... S, size_t... K>
+void compute_lanes(std::vector<D>& out, F& f, const std::array<Operand, sizeof...(S)>& os,
+                   std::index_sequence<K...>, const S*... p) {
+    for (size_t i = 0; i < out.size(); ++i) out[i] = f(p[os[K].idx[i]]...);
+}
+
+// The vector pipe runs dst[lane] = f(src[lane]...) over the active lanes: all sources are read before dst is written.
+template <class D, class F, class... S>
+void elementwise(const char* api, const Lanes& l, F f, const Arg<D>& dst, const Arg<S>&... srcs) {
+    require(dst.s.blk != 0, api, "dstBlkStride must not be 0");
+    const uint32_t time = begin_op(api);
+    Operand od = operand(dst.name, dst.t, lane_offsets(l, dst.s, per_block<D>()));
+    std::array<Operand, sizeof...(S)> os{operand(srcs.name, srcs.t, lane_offsets(l, srcs.s, per_block<S>()))...};
+    check_operand(api, od);
+    for (const Operand& o : os) {
+        check_operand(api, o);
+        check_overlap(api, od, o);
+        read_operand(api, Pipe::V, o);
+    }
+    std::vector<D> out(od.idx.size());
+    compute_lanes<D, F, S...>(out, f, os, std::index_sequence_for<S...>{}, srcs.t.ptr()...);
+    D* p = dst.t.ptr();
+    for (size_t i = 0; i < out.size(); ++i) p[od.idx[i]] = out[i];
+    write_operand(Pipe::V, time, od);
+    count_vector(api, l.elements());
+}
+
+constexpr const char* kTypeMessage =
+    "element type not supported by this vector API on A2/A3 (there is no bfloat16_t arithmetic: Cast to float first)";
+
+template <class Op, class T>
+void binary(const char* api, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src0,
+            const AscendC::LocalTensor<T>& src1, const Lanes& l, const AscendC::BinaryRepeatParams& p) {
+    auto f = [](T a, T b) { return static_cast<T>(Op::apply(static_cast<wide_t<T>>(a), static_cast<wide_t<T>>(b))); };
+    elementwise(api, l, f, Arg<T>{"dst", dst, {p.dstBlkStride, p.dstRepStride}},
+                Arg<T>{"src0", src0, {p.src0BlkStride, p.src0RepStride}},
+                Arg<T>{"src1", src1, {p.src1BlkStride, p.src1RepStride}});
+}
+
+template <class Op, class T>
+void with_scalar(const char* api, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
+                 const T& scalar, const Lanes& l, const AscendC::UnaryRepeatParams& p) {
+    const wide_t<T> s = static_cast<wide_t<T>>(scalar);
+    auto f = [s](T a) { return static_cast<T>(Op::apply(static_cast<wide_t<T>>(a), s)); };
+    elementwise(api, l, f, Arg<T>{"dst", dst, {p.dstBlkStride, p.dstRepStride}},
+                Arg<T>{"src", src, {p.srcBlkStride, p.srcRepStride}});
+}
+
+template <class Op, class T>
+void unary(const char* api, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, const Lanes& l,
+           const AscendC::UnaryRepeatParams& p) {
+    auto f = [](T a) { return static_cast<T>(Op::apply(static_cast<wide_t<T>>(a))); };
+    elementwise(api, l, f, Arg<T>{"dst", dst, {p.dstBlkStride, p.dstRepStride}},
+                Arg<T>{"src", src, {p.srcBlkStride, p.srcRepStride}});
+}
+
+template <class W> W max_of(W a, W b) { return a > b ? a : b; }
+template <class W> W min_of(W a, W b) { return a < b ? a : b; }
+
+}  // namespace ascdsl_sim
+
+// One macro per instruction shape generates the three overloads (bit mask, continuous mask, count).
+#define ASCDSL_SIM_OP(NAME, ARITY, EXPR, ...)                                                  \
+    namespace ascdsl_sim {                                                                     \
+    struct NAME##_op {                                                                         \
+        template <class T> static constexpr bool ok = is_one_of_v<T, __VA_ARGS__>;             \
+        template <class W> static W apply(W a, [[maybe_unused]] W b = W()) { return EXPR; }   \
+    };                                                                                         \
+    }                                                                                          \
+    ASCDSL_SIM_OVERLOADS_##ARITY(NAME)
+
+#define ASCDSL_SIM_OVERLOADS_BINARY(NAME)                                                                          \
+    namespace AscendC {                                                                                            \
+    template <typename T, bool isSetMask = true>                                                                   \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,            \
+                     uint64_t mask[], const ascdsl_sim::RepeatTimes repeatTimes, const BinaryRepeatParams& p) {    \
+        static_assert(ascdsl_sim::NAME##_op::ok<T>, "ascdsl sim: " #NAME ": unsupported element type");           \
+        ascdsl_sim::binary<ascdsl_sim::NAME##_op>(                                                                 \
+            #NAME, dst, src0, src1,                                                                                \
+            ascdsl_sim::mask_lanes(#NAME, mask, repeatTimes.value, ascdsl_sim::per_repeat<T>()), p);              \
+    }                                                                                                              \
+    template <typename T, bool isSetMask = true>                                                                   \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,            \
+                     uint64_t mask, const ascdsl_sim::RepeatTimes repeatTimes, const BinaryRepeatParams& p) {      \
+        static_assert(ascdsl_sim::NAME##_op::ok<T>, "ascdsl sim: " #NAME ": unsupported element type");           \
+        ascdsl_sim::binary<ascdsl_sim::NAME##_op>(                                                                 \
+            #NAME, dst, src0, src1,                                                                                \
+            ascdsl_sim::mask_lanes(#NAME, mask, repeatTimes.value, ascdsl_sim::per_repeat<T>()), p);              \
+    }                                                                                                              \
+    template <typename T>                                                                                          \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,            \
+                     const int32_t& calCount) {                                                                    \
+        static_assert(ascdsl_sim::NAME##_op::ok<T>, "ascdsl sim: " #NAME ": unsupported element type");           \
+        ascdsl_sim::binary<ascdsl_sim::NAME##_op>(#NAME, dst, src0, src1,                                          \
+                                                  ascdsl_sim::count_lanes(#NAME, calCount), BinaryRepeatParams{}); \
+    }                                                                                                              \
+    }
+
+#define ASCDSL_SIM_OVERLOADS_SCALAR(NAME)                                                                          \
+    namespace AscendC {                                                                                            \
+    template <typename T, bool isSetMask = true>                                                                   \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, uint64_t mask[],  \
+                     const ascdsl_sim::RepeatTimes repeatTimes, const UnaryRepeatParams& p) {                      \
+        static_assert(ascdsl_sim::NAME##_op::ok<T>, "ascdsl sim: " #NAME ": unsupported element type");           \
+        ascdsl_sim::with_scalar<ascdsl_sim::NAME##_op>(                                                            \
+            #NAME, dst, src, scalarValue,                                                                          \
+            ascdsl_sim::mask_lanes(#NAME, mask, repeatTimes.value, ascdsl_sim::per_repeat<T>()), p);              \
+    }                                                                                                              \
+    template <typename T, bool isSetMask = true>                                                                   \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, uint64_t mask,    \
+                     const ascdsl_sim::RepeatTimes repeatTimes, const UnaryRepeatParams& p) {                      \
+        static_assert(ascdsl_sim::NAME##_op::ok<T>, "ascdsl sim: " #NAME ": unsupported element type");           \
+        ascdsl_sim::with_scalar<ascdsl_sim::NAME##_op>(                                                            \
+            #NAME, dst, src, scalarValue,                                                                          \
+            ascdsl_sim::mask_lanes(#NAME, mask, repeatTimes.value, ascdsl_sim::per_repeat<T>()), p);              \
+    }                                                                                                              \
+    template <typename T, bool isSetMask = true>                                                                   \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,                   \
+                     const int32_t& calCount) {                                                                    \
+        static_assert(ascdsl_sim::NAME##_op::ok<T>, "ascdsl sim: " #NAME ": unsupported element type");           \
+        ascdsl_sim::with_scalar<ascdsl_sim::NAME##_op>(#NAME, dst, src, scalarValue,                               \
+                                                       ascdsl_sim::count_lanes(#NAME, calCount),                   \
+                                                       UnaryRepeatParams{});                                       \
+    }                                                                                                              \
+    }
+
+#define ASCDSL_SIM_OVERLOADS_UNARY(NAME)                                                                           \
+    namespace AscendC {                                                                                            \
+    template <typename T, bool isSetMask = true>                                                                   \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask[],                        \
+                     const ascdsl_sim::RepeatTimes repeatTimes, const UnaryRepeatParams& p) {                      \
+        static_assert(ascdsl_sim::NAME##_op::ok<T>, "ascdsl sim: " #NAME ": unsupported element type");           \
+        ascdsl_sim::unary<ascdsl_sim::NAME##_op>(                                                                  \
+            #NAME, dst, src, ascdsl_sim::mask_lanes(#NAME, mask, repeatTimes.value, ascdsl_sim::per_repeat<T>()), \
+            p);                                                                                                    \
+    }                                                                                                              \
+    template <typename T, bool isSetMask = true>                                                                   \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask,                          \
+                     const ascdsl_sim::RepeatTimes repeatTimes, const UnaryRepeatParams& p) {                      \
+        static_assert(ascdsl_sim::NAME##_op::ok<T>, "ascdsl sim: " #NAME ": unsupported element type");           \
+        ascdsl_sim::unary<ascdsl_sim::NAME##_op>(                                                                  \
+            #NAME, dst, src, ascdsl_sim::mask_lanes(#NAME, mask, repeatTimes.value, ascdsl_sim::per_repeat<T>()), \
+            p);                                                                                                    \
+    }                                                                                                              \
+    template <typename T>                                                                                          \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& calCount) {              \
+        static_assert(ascdsl_sim::NAME##_op::ok<T>, "ascdsl sim: " #NAME ": unsupported element type");           \
+        ascdsl_sim::unary<ascdsl_sim::NAME##_op>(#NAME, dst, src, ascdsl_sim::count_lanes(#NAME, calCount),        \
+                                                 UnaryRepeatParams{});                                             \
+    }                                                                                                              \
+    }
+
+ASCDSL_SIM_OP(Add, BINARY, a + b, int16_t, half, int32_t, float)
+ASCDSL_SIM_OP(Sub, BINARY, a - b, int16_t, half, int32_t, float)
+ASCDSL_SIM_OP(Mul, BINARY, a * b, int16_t, half, int32_t, float)
+ASCDSL_SIM_OP(Div, BINARY, a / b, half, float)
+ASCDSL_SIM_OP(Max, BINARY, max_of(a, b), int16_t, half, int32_t, float)
+ASCDSL_SIM_OP(Min, BINARY, min_of(a, b), int16_t, half, int32_t, float)
+
+ASCDSL_SIM_OP(Adds, SCALAR, a + b, int16_t, half, int32_t, float)
+ASCDSL_SIM_OP(Muls, SCALAR, a * b, int16_t, half, int32_t, float)
+ASCDSL_SIM_OP(Maxs, SCALAR, max_of(a, b), int16_t, half, int32_t, float)
+ASCDSL_SIM_OP(Mins, SCALAR, min_of(a, b), int16_t, half, int32_t, float)
+
+ASCDSL_SIM_OP(Exp, UNARY, std::exp(a), half, float)
+ASCDSL_SIM_OP(Ln, UNARY, std::log(a), half, float)
+ASCDSL_SIM_OP(Abs, UNARY, std::abs(a), half, float)
+ASCDSL_SIM_OP(Sqrt, UNARY, std::sqrt(a), half, float)
+ASCDSL_SIM_OP(Rsqrt, UNARY, W(1) / std::sqrt(a), half, float)
+ASCDSL_SIM_OP(Reciprocal, UNARY, W(1) / a, half, float)
+ASCDSL_SIM_OP(Relu, UNARY, max_of(a, W(0)), half, int32_t, float)
+
+namespace ascdsl_sim {
+template <class T> constexpr bool duplicate_ok = is_one_of_v<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float>;
+template <class T>
+void duplicate(const AscendC::LocalTensor<T>& dst, const T& v, const Lanes& l, Stride s) {
+    static_assert(duplicate_ok<T>, "ascdsl sim: Duplicate: unsupported element type");
+    elementwise("Duplicate", l, [v]() { return v; }, Arg<T>{"dst", dst, s});
+}
+}  // namespace ascdsl_sim
+
+namespace AscendC {
+template <typename T, bool isSetMask = true>
+inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask,
+                      const ascdsl_sim::RepeatTimes repeatTimes, const uint16_t dstBlockStride,
+                      const uint8_t dstRepeatStride) {
+    ascdsl_sim::duplicate(dst, scalarValue,
+                          ascdsl_sim::mask_lanes("Duplicate", mask, repeatTimes.value, ascdsl_sim::per_repeat<T>()),
+                          {dstBlockStride, dstRepeatStride});
+}
+template <typename T, bool isSetMask = true>
+inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask[],
+                      const ascdsl_sim::RepeatTimes repeatTimes, const uint16_t dstBlockStride,
+                      const uint8_t dstRepeatStride) {
+    ascdsl_sim::duplicate(dst, scalarValue,
+                          ascdsl_sim::mask_lanes("Duplicate", mask, repeatTimes.value, ascdsl_sim::per_repeat<T>()),
+                          {dstBlockStride, dstRepeatStride});
+}
+template <typename T>
+inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int32_t& calCount) {
+    ascdsl_sim::duplicate(dst, scalarValue, ascdsl_sim::count_lanes("Duplicate", calCount), {});
+}
+}  // namespace AscendC
+
+#endif  // ASCDSL_SIM_ASCDSL_SIM_VECTOR_H

@@ -1,0 +1,15 @@
+// ascdsl CPU simulator: a header-only C++17 implementation of the Ascend C API subset (namespace AscendC)
+// that ascdsl emits. Like CANN 8.1, this header also pulls in the high-level APIs.
+#ifndef ASCDSL_SIM_KERNEL_OPERATOR_H
+#define ASCDSL_SIM_KERNEL_OPERATOR_H
+#include "ascdsl_sim/macros.h"
+#include "ascdsl_sim/pipe.h"
+#include "ascdsl_sim/data_copy.h"
+#include "ascdsl_sim/vector.h"
+#include "ascdsl_sim/cast.h"
+#include "ascdsl_sim/reduce.h"
+#include "ascdsl_sim/cmpsel.h"
+#include "lib/activation/softmaxgrad.h"
+#include "lib/reduce/sum.h"
+
+#endif  // ASCDSL_SIM_KERNEL_OPERATOR_H

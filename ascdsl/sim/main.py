@@ -1,0 +1,61 @@
+"""run_main: build and run a CANN CPU-debug ``main.cpp`` (GmAlloc, ICPU_RUN_KF) against the simulator."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from ..platforms import DEFAULT_PLATFORM, get_platform
+from .build import build_executable
+from .errors import SimError
+
+_ERROR_PREFIX = "ASCDSL_SIM_ERROR "
+
+
+@dataclass(frozen=True)
+class MainResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_main(
+    main_cpp: str | os.PathLike,
+    kernel_sources: Sequence[str | os.PathLike] = (),
+    *,
+    platform: str = DEFAULT_PLATFORM,
+    argv: Sequence[str] = (),
+    cwd: str | os.PathLike | None = None,
+    hazards: bool = True,
+    vv_hazards: bool = True,
+    shuffle_seed: int | None = None,
+    timeout: float = 120.0,
+) -> MainResult:
+    """Links ``main_cpp`` with ``kernel_sources`` (each including ``kernel_operator.h``) and runs it.
+
+    The sources build unchanged: our ``tikicpulib.h`` provides GmAlloc/GmFree, SetKernelMode,
+    ICPU_SET_TILING_KEY and ICPU_RUN_KF, which runs the blocks in this process one after another.
+    A failed check raises SimError (API, block, reason); any other non-zero exit is returned as is.
+    """
+    plat = get_platform(platform)
+    exe = build_executable([Path(main_cpp), *map(Path, kernel_sources)])
+    env = dict(
+        os.environ,
+        ASCDSL_SIM_PLATFORM=plat.name,
+        ASCDSL_SIM_UB_BYTES=str(plat.ub_bytes),
+        ASCDSL_SIM_UB_BUDGET=str(plat.ub_budget_bytes),
+        ASCDSL_SIM_BF16=str(int(plat.has_bf16)),
+        ASCDSL_SIM_HAZARDS=str(int(hazards)),
+        ASCDSL_SIM_VV=str(int(vv_hazards)),
+    )
+    if shuffle_seed is not None:
+        env["ASCDSL_SIM_SHUFFLE_SEED"] = str(shuffle_seed)
+    proc = subprocess.run([str(exe), *argv], capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout)
+    for line in proc.stderr.splitlines():
+        if line.startswith(_ERROR_PREFIX):
+            e = json.loads(line[len(_ERROR_PREFIX):])
+            raise SimError(e["reason"], e["api"], e["block"])
+    return MainResult(proc.returncode, proc.stdout, proc.stderr)

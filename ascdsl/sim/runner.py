@@ -1,0 +1,143 @@
+"""run_kernel: build a kernel source with the simulator headers and run every block of one launch."""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import random
+import sys
+import tempfile
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import numpy as np
+
+from ..platforms import DEFAULT_PLATFORM, get_platform
+from .build import build_library
+from .errors import SimArgumentError, SimError
+from .signature import check_args, find_kernels, wrapper_source
+from .stats import SimResult, SimStats, publish
+
+
+class _LaunchConfig(ctypes.Structure):
+    """Mirror of ascdsl_sim::LaunchConfig (include/ascdsl_sim/runtime.h)."""
+
+    _fields_ = [
+        ("platform", ctypes.c_char_p),
+        ("ub_bytes", ctypes.c_uint64),
+        ("ub_budget_bytes", ctypes.c_uint64),
+        ("bf16", ctypes.c_uint64),
+        ("check_hazards", ctypes.c_uint64),
+        ("check_vv", ctypes.c_uint64),
+        ("block_dim", ctypes.c_uint64),
+        ("order", ctypes.POINTER(ctypes.c_int64)),
+        ("tiling_key", ctypes.c_uint64),
+        ("n_regions", ctypes.c_uint64),
+        ("region_base", ctypes.POINTER(ctypes.c_uint64)),
+        ("region_bytes", ctypes.POINTER(ctypes.c_uint64)),
+    ]
+
+
+_libraries: dict[Path, ctypes.CDLL] = {}
+
+
+def _load(path: Path) -> ctypes.CDLL:
+    if path not in _libraries:
+        lib = ctypes.CDLL(str(path))
+        lib.ascdsl_sim_report.restype = ctypes.c_char_p
+        _libraries[path] = lib
+    return _libraries[path]
+
+
+@contextlib.contextmanager
+def _captured_stdout() -> Iterator[list[str]]:
+    """Redirects file descriptor 1 (where the kernel's printf goes) into the yielded list."""
+    out: list[str] = []
+    sys.stdout.flush()
+    with tempfile.TemporaryFile() as f:
+        saved = os.dup(1)
+        os.dup2(f.fileno(), 1)
+        try:
+            yield out
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+            f.seek(0)
+            out.append(f.read().decode(errors="replace"))
+
+
+def _block_order(block_dim: int, shuffle_blocks: bool | int) -> list[int]:
+    order = list(range(block_dim))
+    if shuffle_blocks is not False:
+        random.Random(None if shuffle_blocks is True else shuffle_blocks).shuffle(order)
+    return order
+
+
+def run_kernel(
+    source_path: str | os.PathLike,
+    kernel_name: str,
+    args: Sequence,
+    block_dim: int,
+    platform: str = DEFAULT_PLATFORM,
+    *,
+    hazards: bool = True,
+    vv_hazards: bool = True,
+    shuffle_blocks: bool | int = False,
+    tiling_key: int = 0,
+    tiling_type: str | None = None,
+) -> SimResult:
+    """Compiles ``source_path`` with the simulator's ``kernel_operator.h`` and runs ``kernel_name``.
+
+    ``args`` follow the kernel's ``extern "C"`` parameters: NumPy arrays are GM buffers (written in
+    place), NumPy scalars (``np.uint32(n)``, ``np.float32(x)``, ...) are by-value arguments of exactly
+    that C type, ``None`` is a null pointer, and a ``uint8`` array can carry tiling bytes.
+    Blocks run one after another, each with fresh UB poisoned to all-ones bytes (NaN).
+
+    Options: ``hazards`` checks synchronisation between pipes; ``vv_hazards=False`` drops only the
+    vector-after-vector check (for code relying on CANN's automatic PipeBarrier insertion);
+    ``shuffle_blocks`` runs blocks in random order (an int is the seed); ``tiling_key`` is what
+    ``TILING_KEY_IS`` compares against; ``tiling_type`` names the struct ``GET_TILING_DATA`` fills.
+
+    Raises SimError naming the API, block and reason when a check fails, SimCompileError when g++
+    rejects the source, and SimArgumentError when ``args`` do not match the declaration.
+    """
+    plat = get_platform(platform)
+    path = Path(source_path).resolve()
+    kernels = find_kernels(path.read_text())
+    if kernel_name not in kernels:
+        raise SimArgumentError(
+            f'no extern "C" kernel {kernel_name!r} in {path}; found: {", ".join(kernels) or "none"}'
+        )
+    kernel = kernels[kernel_name]
+    args = tuple(args)
+    check_args(kernel, args)
+    if not 1 <= block_dim <= 65535:
+        raise SimArgumentError(f"block_dim {block_dim} is outside [1, 65535]")
+    lib = _load(build_library(wrapper_source(str(path), kernels, tiling_type), [path]))
+
+    keep = []  # by-value scalars must outlive the call
+    pointers = (ctypes.c_void_p * max(len(args), 1))()
+    for i, a in enumerate(args):
+        if isinstance(a, np.generic):
+            a = np.array([a])
+            keep.append(a)
+        pointers[i] = None if a is None else a.ctypes.data
+    regions = {(a.ctypes.data, a.nbytes) for a in args if isinstance(a, np.ndarray)}
+    order = _block_order(block_dim, shuffle_blocks)
+    cfg = _LaunchConfig(
+        plat.name.encode(), plat.ub_bytes, plat.ub_budget_bytes, plat.has_bf16, hazards, vv_hazards, block_dim,
+        (ctypes.c_int64 * block_dim)(*order), tiling_key, len(regions),
+        (ctypes.c_uint64 * max(len(regions), 1))(*(base for base, _ in regions)),
+        (ctypes.c_uint64 * max(len(regions), 1))(*(n for _, n in regions)),
+    )
+    run = getattr(lib, f"ascdsl_sim_run_{kernel_name}")
+    with _captured_stdout() as out:
+        run(ctypes.byref(cfg), pointers)
+    report = json.loads(lib.ascdsl_sim_report().decode())
+    if "error" in report:
+        e = report["error"]
+        raise SimError(e["reason"], e["api"], e["block"])
+    result = SimResult(kernel_name, SimStats.from_report(report["blocks"]), block_dim, plat, out[0])
+    publish(result)
+    return result
