@@ -63,28 +63,34 @@ def run(kernel: Kernel, args: Sequence[Any], grid: Sequence[int]) -> None:
     programs = grid[0] * grid[1] * grid[2]
     largest = max([1] + [v.type.numel for i in walk(kernel.body) for v in i.results])
     chunk = max(1, CHUNK_ELEMENTS // largest)
-    deaths = _deaths(kernel.body, {})
+    schedule = _schedule(kernel.body, {})
+    leaves = {i.result.id: UNIFORM_LEAVES[i.op](i) for i in walk(kernel.body) if i.op in UNIFORM_LEAVES}
     with np.errstate(all="ignore"):
         for start in range(0, programs, chunk):
-            chunk_programs = _Programs(memory, grid, deaths, start, min(start + chunk, programs))
+            chunk_programs = _Programs(memory, grid, schedule, leaves, start, min(start + chunk, programs))
             chunk_programs.run_block(kernel.body, values)
 
 
-def _deaths(block: Block, into: dict[int, list[list[int]]]) -> dict[int, list[list[int]]]:
-    """For ``block`` and every nested block (keyed by ``id``): per instruction, the ids of the block's
-    own values (arguments and results) that are not used after it. A use inside a region counts as
-    a use by the instruction that owns the region."""
+Step = tuple[Callable[..., Sequence[Array]], Instr, list[int], list[int], list[int]]
+
+
+def _schedule(block: Block, into: dict[int, list[Step]]) -> dict[int, list[Step]]:
+    """For ``block`` and every nested block (keyed by ``id``): per instruction, its handler, operand
+    ids, result ids, and the ids of the block's own values (arguments and results) that are not used
+    after it. A use inside a region counts as a use by the instruction that owns the region."""
     last = {v.id: 0 for v in block.args}
     for i, instr in enumerate(block.body):
         for region in instr.regions:
-            _deaths(region, into)
+            _schedule(region, into)
         for user in (instr, *(inner for region in instr.regions for inner in walk(region))):
             last.update((v.id, i) for v in user.operands if v.id in last)
         last.update((v.id, i) for v in instr.results)
-    into[id(block)] = [[] for _ in block.body]
+    dead: list[list[int]] = [[] for _ in block.body]
     for value_id, i in last.items():
         if block.body:
-            into[id(block)][i].append(value_id)
+            dead[i].append(value_id)
+    into[id(block)] = [(HANDLERS[instr.op], instr, [v.id for v in instr.operands],
+                        [v.id for v in instr.results], dead[i]) for i, instr in enumerate(block.body)]
     return into
 
 
@@ -125,9 +131,9 @@ def _select(cond: Array, a: Array, b: Array) -> Array:
 class _Programs:
     """Programs ``start..stop`` of a launch, executing one block of IR together."""
 
-    def __init__(self, memory: _Memory, grid: tuple[int, int, int], deaths: dict[int, list[list[int]]],
-                 start: int, stop: int):
-        self.memory, self.grid, self.deaths = memory, grid, deaths
+    def __init__(self, memory: _Memory, grid: tuple[int, int, int], schedule: dict[int, list[Step]],
+                 leaves: dict[int, Array], start: int, stop: int):
+        self.memory, self.grid, self.schedule, self.leaves = memory, grid, schedule, leaves
         linear = np.arange(start, stop)
         self.pid = (linear % grid[0], linear // grid[0] % grid[1], linear // (grid[0] * grid[1]))
         self.env: dict[int, Array] = {}
@@ -139,12 +145,12 @@ class _Programs:
         for v, x in zip(block.args, args):
             env[v.id] = x
         out: Sequence[Array] = ()
-        for instr, dead in zip(block.body, self.deaths[id(block)]):
-            out = HANDLERS[instr.op](self, instr, *[env[v.id] for v in instr.operands])
-            for v, x in zip(instr.results, out):
-                env[v.id] = x
-            for value_id in dead:  # freeing early lets NumPy reuse memory (and keeps it in cache)
-                del env[value_id]
+        for handler, instr, operands, results, dead in self.schedule[id(block)]:
+            out = handler(self, instr, *[env[i] for i in operands])
+            for i, x in zip(results, out):
+                env[i] = x
+            for i in dead:  # freeing early lets NumPy reuse memory (and keeps it in cache)
+                del env[i]
         return list(out) if block.body and block.body[-1].op is Op.YIELD else []
 
     def run_masked(self, active: Array | None, block: Block, args: Sequence[Array]) -> list[Array]:
@@ -174,9 +180,21 @@ def _result(instr: Instr) -> np.dtype:
     return numerics.np_dtype(instr.result.type.dtype)
 
 
-def _const(P: _Programs, instr: Instr) -> tuple[Array]:
+def _const(instr: Instr) -> Array:
     value = numerics.cast(np.array(instr.attr("value")), _result(instr))
-    return (np.broadcast_to(value, (1,) + instr.result.type.shape),)
+    return np.broadcast_to(value, (1,) + instr.result.type.shape)
+
+
+def _arange(instr: Instr) -> Array:
+    return np.arange(instr.attr("start"), instr.attr("end"), dtype=_result(instr))[None]
+
+
+UNIFORM_LEAVES: dict[Op, Callable[[Instr], Array]] = {Op.CONST: _const, Op.ARANGE: _arange}
+"""Leaves that are the same in every program: evaluated once per launch."""
+
+
+def _leaf(P: _Programs, instr: Instr) -> tuple[Array]:
+    return (P.leaves[instr.result.id],)
 
 
 def _program_id(P: _Programs, instr: Instr) -> tuple[Array]:
@@ -185,10 +203,6 @@ def _program_id(P: _Programs, instr: Instr) -> tuple[Array]:
 
 def _num_programs(P: _Programs, instr: Instr) -> tuple[Array]:
     return (np.array([P.grid[instr.attr("axis")]], dtype=_result(instr)),)
-
-
-def _arange(P: _Programs, instr: Instr) -> tuple[Array]:
-    return (np.arange(instr.attr("start"), instr.attr("end"), dtype=_result(instr))[None],)
 
 
 def _broadcast(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
@@ -355,10 +369,9 @@ def _print(P: _Programs, instr: Instr, *values: Array) -> tuple[()]:
 HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
     **{op: _elementwise for op in GroupOp.ELEMENTWISE},
     **{op: _reduce for op in GroupOp.REDUCE},
-    Op.CONST: _const,
+    **{op: _leaf for op in UNIFORM_LEAVES},
     Op.PROGRAM_ID: _program_id,
     Op.NUM_PROGRAMS: _num_programs,
-    Op.ARANGE: _arange,
     Op.BROADCAST: _broadcast,
     Op.EXPAND_DIMS: _expand_dims,
     Op.LOAD: _load,

@@ -90,7 +90,7 @@ class JITFunction:
         for name, value in bound.items():
             if name in fn.constexprs:
                 bound[name] = _constexpr_value(site, name, value)
-                key.append((name, bound[name]))
+                key.append((name, _typed(bound[name])))
             else:
                 types[name] = Type(_arg_dtype(site, name, value))
                 key.append((name, types[name]))
@@ -148,6 +148,11 @@ def _constexpr_value(site: Loc, name: str, value):
         raise CompilationError(site, f"constexpr `{name}` got a {type(value).__name__}",
                                "constexprs are ints, floats, bools, strings, dtypes or tuples of them")
     return value
+
+
+def _typed(value):
+    """A cache key that tells ``1``, ``1.0`` and ``True`` apart (they compile differently)."""
+    return tuple(map(_typed, value)) if isinstance(value, tuple) else (type(value), value)
 
 
 def _arg_dtype(site: Loc, name: str, value) -> DType | PointerType:

@@ -64,7 +64,7 @@ class KernelBuilder:
         xs = [x if isinstance(x, Value) else self.const(x, like) for x in xs]
         shape = next((x.type.shape for x in xs if x.type.shape), ())
         if dtype is None:
-            dtype = i1 if op in GroupOp.COMPARE else xs[1].type.dtype if op is Op.WHERE else xs[0].type.dtype
+            dtype = i1 if op in GroupOp.COMPARE else xs[op is Op.WHERE].type.dtype
         attrs = [("dtype", dtype)] if op is Op.CAST else []
         return self.b.one(op, Type(dtype, shape), xs, attrs, loc)
 

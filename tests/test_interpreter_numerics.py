@@ -123,11 +123,13 @@ def test_float_to_int_casts_truncate_toward_zero_and_saturate():
 def test_casts_to_floats_round_to_nearest_even():
     ties = np.array([1 + 2**-8, 1 + 3 * 2**-8, -(1 + 2**-8), 1 + 2**-8 + 2**-20], F32)
     assert apply(Op.CAST, [ties], BF16).astype(F32).tolist() == [1.0, 1 + 2**-6, -1.0, 1 + 2**-7]
-    assert apply(Op.CAST, [np.array([2**24 + 1, 2**24 + 3, -7], np.int32)], F32).tolist() == [2**24, 2**24 + 4, -7]
+    ints = np.array([2**24 + 1, 2**24 + 3, -7], np.int32)
+    assert apply(Op.CAST, [ints], F32).tolist() == [2**24, 2**24 + 4, -7]
     halves = finite_halves(2000)
     want = halves.astype(F32).astype(BF16)
     np.testing.assert_array_equal(apply(Op.CAST, [halves], BF16).view(np.uint16), want.view(np.uint16))
-    assert apply(Op.CAST, [np.array([0.0, -0.0, 0.1, np.nan], F32)], np.bool_).tolist() == [False, False, True, True]
+    floats = np.array([0.0, -0.0, 0.1, np.nan], F32)
+    assert apply(Op.CAST, [floats], np.bool_).tolist() == [False, False, True, True]
 
 
 def test_int_to_bfloat16_rounds_through_float32():
@@ -142,7 +144,8 @@ def test_mixed_kernel_dtypes_follow_the_result_type():
     x, out = k.params
     v = k.load(k.op(Op.PTR_ADD, x, k.arange(0, 4)))
     scaled = k.op(Op.MUL, v, 1.0 / 3.0)
-    k.store(k.op(Op.PTR_ADD, out, k.arange(0, 4)), k.cast(k.op(Op.WHERE, k.op(Op.GT, v, 0.0), scaled, v), f32))
+    selected = k.op(Op.WHERE, k.op(Op.GT, v, 0.0), scaled, v)
+    k.store(k.op(Op.PTR_ADD, out, k.arange(0, 4)), k.cast(selected, f32))
     xs, got = np.array([3, -1, 1.5, 7], BF16), np.zeros(4, F32)
     run(k.build(), [xs, got], (1,))
     third = np.array(1 / 3).astype(F32).astype(BF16)

@@ -258,3 +258,17 @@ def test_two_dimensional_broadcast_runs(interpreter):
     out = np.zeros((3, 5), np.float32)
     outer_add[(1,)](x, y, out, M=3, N=5)
     assert np.array_equal(out, x[:, None] + y[None, :])
+
+
+@ascdsl.jit
+def scaled(out_ptr, SCALE: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, 4), tl.arange(0, 4) * SCALE)
+
+
+def test_constexprs_equal_in_python_but_of_other_types_specialise_apart():
+    int_kernel, float_kernel, bool_kernel = (scaled.specialize(tl.pointer_type(tl.float32), SCALE=s).kernels[0]
+                                             for s in (1, 1.0, True))
+    stored = [[i for i in walk(k.body) if i.op == Op.MUL][0].result.type.dtype
+              for k in (int_kernel, float_kernel)]
+    assert stored == [tl.int32, tl.float32]
+    assert len({id(int_kernel), id(float_kernel), id(bool_kernel)}) == 3

@@ -16,7 +16,7 @@ import numpy as np
 from ..platforms import DEFAULT_PLATFORM, get_platform
 from .build import build_library
 from .errors import SimArgumentError, SimError
-from .signature import check_args, find_kernels, wrapper_source
+from .signature import check_args, default_tiling_type, find_kernels, wrapper_source
 from .stats import SimResult, SimStats, publish
 
 
@@ -97,14 +97,16 @@ def run_kernel(
     Options: ``hazards`` checks synchronisation between pipes; ``vv_hazards=False`` drops only the
     vector-after-vector check (for code relying on CANN's automatic PipeBarrier insertion);
     ``shuffle_blocks`` runs blocks in random order (an int is the seed); ``tiling_key`` is what
-    ``TILING_KEY_IS`` compares against; ``tiling_type`` names the struct ``GET_TILING_DATA`` fills.
+    ``TILING_KEY_IS`` compares against; ``tiling_type`` names the struct ``GET_TILING_DATA`` fills
+    (default: the one struct named ``*TilingData`` in the source).
 
     Raises SimError naming the API, block and reason when a check fails, SimCompileError when g++
     rejects the source, and SimArgumentError when ``args`` do not match the declaration.
     """
     plat = get_platform(platform)
     path = Path(source_path).resolve()
-    kernels = find_kernels(path.read_text())
+    source = path.read_text()
+    kernels = find_kernels(source)
     if kernel_name not in kernels:
         raise SimArgumentError(
             f'no extern "C" kernel {kernel_name!r} in {path}; found: {", ".join(kernels) or "none"}'
@@ -114,7 +116,7 @@ def run_kernel(
     check_args(kernel, args)
     if not 1 <= block_dim <= 65535:
         raise SimArgumentError(f"block_dim {block_dim} is outside [1, 65535]")
-    lib = _load(build_library(wrapper_source(str(path), kernels, tiling_type), [path]))
+    lib = _load(build_library(wrapper_source(str(path), kernels, tiling_type or default_tiling_type(source)), [path]))
 
     keep = []  # by-value scalars must outlive the call
     pointers = (ctypes.c_void_p * max(len(args), 1))()

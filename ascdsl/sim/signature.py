@@ -95,6 +95,15 @@ def check_args(kernel: Kernel, args: tuple) -> None:
             raise SimArgumentError(f"{where} must be np.{want.__name__}, got {got} {a!r}")
 
 
+_TILING_STRUCT = re.compile(r"\bstruct\s+(\w*TilingData)\s*\{")
+
+
+def default_tiling_type(source: str) -> str | None:
+    """The struct ``GET_TILING_DATA`` fills when run_kernel is not told: the one ``*TilingData`` struct."""
+    names = set(_TILING_STRUCT.findall(_COMMENT.sub("", source)))
+    return names.pop() if len(names) == 1 else None
+
+
 def wrapper_source(path: str, kernels: dict[str, Kernel], tiling_type: str | None) -> str:
     """C++ that includes the kernel source and exports ``ascdsl_sim_run_<name>`` for every kernel."""
     lines = ['#include "ascdsl_sim/launch.h"']

@@ -7,20 +7,13 @@ import numpy as np
 import pytest
 
 from ascdsl import sim
+from simref import tree
 
 SRC = Path(__file__).parent / "kernels" / "reduce.cpp"
 
 
 def run(name, *args, **kw):
     return sim.run_kernel(SRC, name, list(args), 1, **kw)
-
-
-def tree(values: np.ndarray) -> np.float32:
-    """Pairwise tree in lane order: (0+1), (2+3), ... level by level, in the values' dtype."""
-    v = list(values)
-    while len(v) > 1:
-        v = [v[i] + v[i + 1] for i in range(0, len(v) - 1, 2)] + ([v[-1]] if len(v) % 2 else [])
-    return v[0]
 
 
 def test_reduce_sum_max_min_count_form(rng):
