@@ -8,11 +8,10 @@ from pathlib import Path
 
 from . import record
 from .errors import Error
+from .jit import BACKENDS
 from .ir import Module, dump
 from .op import Operator, load_operators
 from .testing import CaseResult, verify
-
-BACKENDS = ("interpreter",)
 
 
 def specializations(op: Operator) -> Module:
@@ -40,7 +39,7 @@ def _table(results: list[CaseResult]) -> str:
 
 
 def _backends(choice: str) -> tuple[str, ...]:
-    return BACKENDS if choice == "all" else (choice,)
+    return tuple(sorted(BACKENDS)) if choice == "all" else (choice,)
 
 
 def cmd_ir(args) -> int:
@@ -84,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
                             ("build", cmd_build, "build op files into a folder and verify them")):
         p = sub.add_parser(name, help=help)
         p.add_argument("paths", nargs="+")
-        p.add_argument("--backend", choices=BACKENDS + ("all",), default="all")
+        p.add_argument("--backend", choices=sorted(BACKENDS) + ["all"], default="all")
         p.add_argument("--platform", default=None)
         if name == "build":
             p.add_argument("-o", "--output", default="build")

@@ -311,8 +311,9 @@ def masked_copy_kernel(dtype, block, other=None, mask_store=True):
 
 
 def test_masked_load_poison_and_other():
-    for dtype, np_dtype, other in [(f32, np.float32, None), (i32, np.int32, None),
-                                   (bf16, ml_dtypes.bfloat16, None), (f16, np.float16, 2.5), (i8, np.int8, 7)]:
+    cases = [(f32, np.float32, None), (i32, np.int32, None), (bf16, ml_dtypes.bfloat16, None),
+             (f16, np.float16, 2.5), (i8, np.int8, 7)]
+    for dtype, np_dtype, other in cases:
         xs = np.arange(3).astype(np_dtype)
         got = np.zeros(8, np_dtype)
         run(masked_copy_kernel(dtype, 8, other, mask_store=False), [xs, got, 3], (1,))

@@ -1,0 +1,1 @@
+"""The Ascend C backend: tiling layout and variants (:mod:`.tiling`), kernel emission, host code."""

@@ -1,0 +1,100 @@
+"""What the host hands the kernel: the tiling struct and the table of compiled variants.
+
+One operator builds one kernel entry that switches on a tiling key between its *variants* (one per
+kernel specialisation: kernel, dtypes and constexprs). Runtime scalars and the grid travel in one
+tiling struct shared by all variants, so one binary serves every shape.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .. import dtypes
+from ..dtypes import DType
+from ..errors import Error
+from ..ir import Kernel
+
+GRID_FIELDS = ("grid0", "grid1", "grid2")
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class TilingLayout:
+    """A ``#pragma pack(1)`` struct with naturally aligned fields and a size that is a multiple of 8
+    (what CANN's tiling serialiser expects)."""
+
+    struct_name: str
+    fields: tuple[Field, ...]
+
+    @property
+    def numpy_dtype(self) -> np.dtype:
+        names = [f.name for f in self.fields]
+        formats = [f.dtype.np for f in self.fields]
+        offsets = list(np.cumsum([0] + [f.dtype.itemsize for f in self.fields[:-1]]))
+        size = -(-sum(f.dtype.itemsize for f in self.fields) // 8) * 8
+        return np.dtype({"names": names, "formats": formats, "offsets": offsets, "itemsize": size})
+
+    def pack(self, values: Mapping[str, Any]) -> np.ndarray:
+        """The struct's bytes (a uint8 array) for ``values`` by field name; missing fields are 0."""
+        unknown = set(values) - {f.name for f in self.fields}
+        if unknown:
+            raise Error(f"{self.struct_name} has no field {sorted(unknown)[0]!r}")
+        record = np.zeros((), self.numpy_dtype)
+        for name, value in values.items():
+            record[name] = value
+        return np.frombuffer(record.tobytes(), np.uint8).copy()
+
+
+def layout(struct_name: str, kernels: Sequence[Kernel]) -> TilingLayout:
+    """The tiling struct for ``kernels``: ``tilingKey``, the grid, then every runtime scalar
+    parameter by name (widest first, so each field is naturally aligned)."""
+    scalars: dict[str, DType] = {}
+    for kernel in kernels:
+        for name, value in zip(kernel.param_names, kernel.params):
+            if not value.type.is_scalar or not isinstance(value.type.dtype, DType):
+                continue
+            if scalars.setdefault(name, value.type.dtype) != value.type.dtype:
+                raise Error(f"scalar parameter {name!r} is {scalars[name]} in one kernel and "
+                            f"{value.type.dtype} in another; give them different names")
+    if set(scalars) & set(GRID_FIELDS) or "tilingKey" in scalars:
+        raise Error(f"kernel parameters may not be named tilingKey, {', '.join(GRID_FIELDS)}")
+    rest = [Field(g, dtypes.int32) for g in GRID_FIELDS] + [Field(n, d) for n, d in scalars.items()]
+    rest.sort(key=lambda f: -f.dtype.itemsize)  # stable: the grid stays first among 4-byte fields
+    return TilingLayout(struct_name, (Field("tilingKey", dtypes.int64), *rest))
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One compiled kernel specialisation and the tiling key that selects it."""
+
+    key: int
+    kernel: Kernel
+
+    @property
+    def class_name(self) -> str:
+        return "".join(w.capitalize() for w in self.kernel.name.split("_")) + f"V{self.key}"
+
+
+def variants(kernels: Sequence[Kernel]) -> tuple[Variant, ...]:
+    """Distinct kernels in first-seen order, keyed 1, 2, ... (0 means "no variant")."""
+    unique: list[Kernel] = []
+    for k in kernels:
+        if k not in unique:
+            unique.append(k)
+    return tuple(Variant(i + 1, k) for i, k in enumerate(unique))
+
+
+def cann_name(op_type: str) -> str:
+    """CANN's file and kernel-symbol name for an op type: ``SoftmaxGrad`` -> ``softmax_grad``,
+    ``GatherV2Custom`` -> ``gather_v2_custom``, ``Conv2DCustom`` -> ``conv2_d_custom``."""
+    name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", op_type)
+    name = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
+    return name.lower()

@@ -1,0 +1,40 @@
+"""Optional: the test kernels also type-check against a real CANN install's headers (reference §1.2).
+
+Runs only when ``ASCEND_HOME_PATH`` points at a CANN 8.x toolkit (the directory holding ``tools/`` and
+``<arch>-linux/``); skipped otherwise.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+KERNELS = Path(__file__).parent / "kernels"
+CHECKED = ["add.cpp", "elementwise.cpp", "reduce.cpp", "datacopy.cpp", "faults.cpp"]
+
+
+def cann_flags() -> list[str] | None:
+    home = os.environ.get("ASCEND_HOME_PATH")
+    if not home:
+        return None
+    root = Path(home)
+    arch = sorted(root.glob("*-linux/ascendc/include"))
+    if not arch or not (root / "tools/tikicpulib/lib/include").is_dir():
+        return None
+    a = arch[0]
+    return [
+        "-std=c++17", "-fsyntax-only", "-D__CCE_AICORE__=220", "-D__DAV_C220__", "-D_GLIBCXX_USE_CXX11_ABI=0",
+        "-D__CCE_KT_TEST__=1", "-DASCENDC_CPU_DEBUG=1", "-DASCENDC_DEBUG=1",
+        f"-I{root / 'tools/tikicpulib/lib/include'}", f"-I{a / 'basic_api'}", f"-I{a / 'basic_api/interface'}",
+        f"-I{a / 'basic_api/impl'}", f"-I{a / 'highlevel_api'}", f"-I{a / 'highlevel_api/lib'}",
+        f"-I{a / 'highlevel_api/impl'}", f"-I{a.parent.parent / 'include'}", f"-I{KERNELS}",
+    ]
+
+
+@pytest.mark.skipif(cann_flags() is None, reason="ASCEND_HOME_PATH does not point at a CANN toolkit")
+@pytest.mark.parametrize("source", CHECKED)
+def test_kernel_type_checks_against_cann(source):
+    proc = subprocess.run(["g++", *cann_flags(), str(KERNELS / source)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[:4000]
