@@ -48,3 +48,15 @@ def test_variants_are_distinct_kernels_keyed_from_one():
 ])
 def test_cann_naming(op_type, name):
     assert cann_name(op_type) == name
+
+
+def test_struct_source_matches_the_packed_size(tmp_path):
+    import subprocess
+    lay = layout("KTilingData", [kernel("a", n=int32, alpha=float32)])
+    src = tmp_path / "t.cpp"
+    src.write_text("#include <cstdint>\n" + lay.struct_source()
+                   + f"static_assert(sizeof(KTilingData) == {lay.numpy_dtype.itemsize}, \"size\");\n"
+                   + "static_assert(offsetof(KTilingData, alpha) == "
+                   + f"{lay.numpy_dtype.fields['alpha'][1]}, \"offset\");\n#include <cstddef>\n")
+    assert "float alpha;" in lay.struct_source()
+    subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-include", "cstddef", str(src)], check=True)

@@ -16,6 +16,7 @@ from .. import dtypes
 from ..dtypes import DType
 from ..errors import Error
 from ..ir import Kernel
+from .render import render
 
 GRID_FIELDS = ("grid0", "grid1", "grid2")
 
@@ -51,6 +52,13 @@ class TilingLayout:
         for name, value in values.items():
             record[name] = value
         return np.frombuffer(record.tobytes(), np.uint8).copy()
+
+    def struct_source(self) -> str:
+        """The C++ definition of the struct (``#pragma pack(1)``, explicit tail padding)."""
+        fields = [{"cpp": f.dtype.cpp, "name": f.name} for f in self.fields]
+        tail = self.numpy_dtype.itemsize - sum(f.dtype.itemsize for f in self.fields)
+        return render("tiling_struct.h.j2", layout=self, fields=fields,
+                      padding=[tail] if tail else [])
 
 
 def layout(struct_name: str, kernels: Sequence[Kernel]) -> TilingLayout:

@@ -94,15 +94,10 @@ template <class D, class S> constexpr uint32_t cast_per_repeat() { return 256 / 
 }  // namespace ascdsl_sim
 
 namespace AscendC {
-template <typename T1, typename T2, bool isSetMask = true>
+// Repeat form with a continuous (uint64_t) or bit (uint64_t[2]) mask; lanes per repeat follow the wider type.
+template <typename T1, typename T2, bool isSetMask = true, typename Mask>
 inline void Cast(const LocalTensor<T1>& dstLocal, const LocalTensor<T2>& srcLocal, const RoundMode& round_mode,
-                 const uint64_t mask[], const ascdsl_sim::RepeatTimes repeatTimes, const UnaryRepeatParams& p) {
-    ascdsl_sim::cast(dstLocal, srcLocal, round_mode,
-                     ascdsl_sim::mask_lanes("Cast", mask, repeatTimes.value, ascdsl_sim::cast_per_repeat<T1, T2>()), p);
-}
-template <typename T1, typename T2, bool isSetMask = true>
-inline void Cast(const LocalTensor<T1>& dstLocal, const LocalTensor<T2>& srcLocal, const RoundMode& round_mode,
-                 const uint64_t mask, const ascdsl_sim::RepeatTimes repeatTimes, const UnaryRepeatParams& p) {
+                 Mask mask, const ascdsl_sim::RepeatTimes repeatTimes, const UnaryRepeatParams& p) {
     ascdsl_sim::cast(dstLocal, srcLocal, round_mode,
                      ascdsl_sim::mask_lanes("Cast", mask, repeatTimes.value, ascdsl_sim::cast_per_repeat<T1, T2>()), p);
 }

@@ -253,17 +253,10 @@ ASCDSL_SIM_REDUCE_ALL(ReduceSum, 0, , false)
 ASCDSL_SIM_REDUCE_ALL(ReduceMax, 1, ASCDSL_SIM_COMMA bool calIndex = 0, calIndex)
 ASCDSL_SIM_REDUCE_ALL(ReduceMin, 2, ASCDSL_SIM_COMMA bool calIndex = 0, calIndex)
 
+// WholeReduce*/BlockReduce*: one template per API serves the int32_t mask and uint64_t[2] bit-mask overloads.
 #define ASCDSL_SIM_WHOLE_REDUCE(NAME, KIND, ORDER_PARAM, ORDER_ARG)                                                 \
-    template <typename T, bool isSetMask = true>                                                                  \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask,                    \
-                     const int32_t repeatTimes, const int32_t dstRepStride, const int32_t srcBlkStride,           \
-                     const int32_t srcRepStride ORDER_PARAM) {                                                    \
-        ascdsl_sim::whole_reduce(#NAME, dst, src,                                                                 \
-                                 ascdsl_sim::mask_lanes(#NAME, uint64_t(mask), repeatTimes, ascdsl_sim::per_repeat<T>()), \
-                                 dstRepStride, srcBlkStride, srcRepStride, KIND, ORDER_ARG);                      \
-    }                                                                                                             \
-    template <typename T, bool isSetMask = true>                                                                  \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],                 \
+    template <typename T, bool isSetMask = true, typename Mask>                                                   \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const Mask mask,                       \
                      const int32_t repeatTimes, const int32_t dstRepStride, const int32_t srcBlkStride,           \
                      const int32_t srcRepStride ORDER_PARAM) {                                                    \
         ascdsl_sim::whole_reduce(#NAME, dst, src,                                                                 \
@@ -276,18 +269,9 @@ ASCDSL_SIM_WHOLE_REDUCE(WholeReduceMax, 1, ASCDSL_SIM_COMMA ReduceOrder order = 
 ASCDSL_SIM_WHOLE_REDUCE(WholeReduceMin, 2, ASCDSL_SIM_COMMA ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX, order)
 
 #define ASCDSL_SIM_BLOCK_REDUCE(NAME, KIND)                                                                         \
-    template <typename T, bool isSetMask = true>                                                                  \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeat,                  \
-                     const int32_t mask, const int32_t dstRepStride, const int32_t srcBlkStride,                  \
-                     const int32_t srcRepStride) {                                                                \
-        ascdsl_sim::block_reduce(#NAME, dst, src,                                                                 \
-                                 ascdsl_sim::mask_lanes(#NAME, uint64_t(mask), repeat, ascdsl_sim::per_repeat<T>()), \
-                                 dstRepStride, srcBlkStride, srcRepStride, KIND);                                 \
-    }                                                                                                             \
-    template <typename T, bool isSetMask = true>                                                                  \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeat,                  \
-                     const uint64_t mask[], const int32_t dstRepStride, const int32_t srcBlkStride,               \
-                     const int32_t srcRepStride) {                                                                \
+    template <typename T, bool isSetMask = true, typename Mask>                                                   \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeat, const Mask mask,  \
+                     const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride) {        \
         ascdsl_sim::block_reduce(#NAME, dst, src,                                                                 \
                                  ascdsl_sim::mask_lanes(#NAME, mask, repeat, ascdsl_sim::per_repeat<T>()),         \
                                  dstRepStride, srcBlkStride, srcRepStride, KIND);                                 \

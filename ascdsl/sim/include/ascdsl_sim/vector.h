@@ -107,96 +107,43 @@ template <class W> W min_of(W a, W b) { return a < b ? a : b; }
 
 }  // namespace ascdsl_sim
 
-// One macro per instruction shape generates the three overloads (bit mask, continuous mask, count).
-#define ASCDSL_SIM_OP(NAME, ARITY, EXPR, ...)                                                  \
-    namespace ascdsl_sim {                                                                     \
-    struct NAME##_op {                                                                         \
-        template <class T> static constexpr bool ok = is_one_of_v<T, __VA_ARGS__>;             \
-        template <class W> static W apply(W a, [[maybe_unused]] W b = W()) { return EXPR; }   \
-    };                                                                                         \
-    }                                                                                          \
-    ASCDSL_SIM_OVERLOADS_##ARITY(NAME)
+// Each element-wise API has a repeat form (a continuous uint64_t mask or a uint64_t[2] bit mask; one
+// template serves both overloads) and a count form. SHAPE picks the engine, operands and repeat params.
+#define ASCDSL_SIM_UNPAREN(...) __VA_ARGS__
+#define ASCDSL_SIM_APPLY(MACRO, ARGS) MACRO ARGS
+#define ASCDSL_SIM_SHAPE_BINARY \
+    binary, (const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1), (dst, src0, src1), BinaryRepeatParams
+#define ASCDSL_SIM_SHAPE_SCALAR \
+    with_scalar, (const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue), (dst, src, scalarValue), UnaryRepeatParams
+#define ASCDSL_SIM_SHAPE_UNARY \
+    unary, (const LocalTensor<T>& dst, const LocalTensor<T>& src), (dst, src), UnaryRepeatParams
 
-#define ASCDSL_SIM_OVERLOADS_BINARY(NAME)                                                                          \
+#define ASCDSL_SIM_FORMS(NAME, ENGINE, OPERANDS, ARGS, PARAMS)                                                     \
     namespace AscendC {                                                                                            \
-    template <typename T, bool isSetMask = true>                                                                   \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,            \
-                     uint64_t mask[], const ascdsl_sim::RepeatTimes repeatTimes, const BinaryRepeatParams& p) {    \
+    template <typename T, bool isSetMask = true, typename Mask>                                                    \
+    inline void NAME(ASCDSL_SIM_UNPAREN OPERANDS, Mask mask, const ascdsl_sim::RepeatTimes repeatTimes,            \
+                     const PARAMS& p) {                                                                            \
         static_assert(ascdsl_sim::NAME##_op::ok<T>, "ascdsl sim: " #NAME ": unsupported element type");           \
-        ascdsl_sim::binary<ascdsl_sim::NAME##_op>(                                                                 \
-            #NAME, dst, src0, src1,                                                                                \
+        ascdsl_sim::ENGINE<ascdsl_sim::NAME##_op>(                                                                 \
+            #NAME, ASCDSL_SIM_UNPAREN ARGS,                                                                        \
             ascdsl_sim::mask_lanes(#NAME, mask, repeatTimes.value, ascdsl_sim::per_repeat<T>()), p);              \
     }                                                                                                              \
     template <typename T, bool isSetMask = true>                                                                   \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,            \
-                     uint64_t mask, const ascdsl_sim::RepeatTimes repeatTimes, const BinaryRepeatParams& p) {      \
+    inline void NAME(ASCDSL_SIM_UNPAREN OPERANDS, const int32_t& calCount) {                                       \
         static_assert(ascdsl_sim::NAME##_op::ok<T>, "ascdsl sim: " #NAME ": unsupported element type");           \
-        ascdsl_sim::binary<ascdsl_sim::NAME##_op>(                                                                 \
-            #NAME, dst, src0, src1,                                                                                \
-            ascdsl_sim::mask_lanes(#NAME, mask, repeatTimes.value, ascdsl_sim::per_repeat<T>()), p);              \
-    }                                                                                                              \
-    template <typename T>                                                                                          \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,            \
-                     const int32_t& calCount) {                                                                    \
-        static_assert(ascdsl_sim::NAME##_op::ok<T>, "ascdsl sim: " #NAME ": unsupported element type");           \
-        ascdsl_sim::binary<ascdsl_sim::NAME##_op>(#NAME, dst, src0, src1,                                          \
-                                                  ascdsl_sim::count_lanes(#NAME, calCount), BinaryRepeatParams{}); \
+        ascdsl_sim::ENGINE<ascdsl_sim::NAME##_op>(#NAME, ASCDSL_SIM_UNPAREN ARGS,                                  \
+                                                  ascdsl_sim::count_lanes(#NAME, calCount), PARAMS{});             \
     }                                                                                                              \
     }
 
-#define ASCDSL_SIM_OVERLOADS_SCALAR(NAME)                                                                          \
-    namespace AscendC {                                                                                            \
-    template <typename T, bool isSetMask = true>                                                                   \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, uint64_t mask[],  \
-                     const ascdsl_sim::RepeatTimes repeatTimes, const UnaryRepeatParams& p) {                      \
-        static_assert(ascdsl_sim::NAME##_op::ok<T>, "ascdsl sim: " #NAME ": unsupported element type");           \
-        ascdsl_sim::with_scalar<ascdsl_sim::NAME##_op>(                                                            \
-            #NAME, dst, src, scalarValue,                                                                          \
-            ascdsl_sim::mask_lanes(#NAME, mask, repeatTimes.value, ascdsl_sim::per_repeat<T>()), p);              \
-    }                                                                                                              \
-    template <typename T, bool isSetMask = true>                                                                   \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, uint64_t mask,    \
-                     const ascdsl_sim::RepeatTimes repeatTimes, const UnaryRepeatParams& p) {                      \
-        static_assert(ascdsl_sim::NAME##_op::ok<T>, "ascdsl sim: " #NAME ": unsupported element type");           \
-        ascdsl_sim::with_scalar<ascdsl_sim::NAME##_op>(                                                            \
-            #NAME, dst, src, scalarValue,                                                                          \
-            ascdsl_sim::mask_lanes(#NAME, mask, repeatTimes.value, ascdsl_sim::per_repeat<T>()), p);              \
-    }                                                                                                              \
-    template <typename T, bool isSetMask = true>                                                                   \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,                   \
-                     const int32_t& calCount) {                                                                    \
-        static_assert(ascdsl_sim::NAME##_op::ok<T>, "ascdsl sim: " #NAME ": unsupported element type");           \
-        ascdsl_sim::with_scalar<ascdsl_sim::NAME##_op>(#NAME, dst, src, scalarValue,                               \
-                                                       ascdsl_sim::count_lanes(#NAME, calCount),                   \
-                                                       UnaryRepeatParams{});                                       \
-    }                                                                                                              \
-    }
-
-#define ASCDSL_SIM_OVERLOADS_UNARY(NAME)                                                                           \
-    namespace AscendC {                                                                                            \
-    template <typename T, bool isSetMask = true>                                                                   \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask[],                        \
-                     const ascdsl_sim::RepeatTimes repeatTimes, const UnaryRepeatParams& p) {                      \
-        static_assert(ascdsl_sim::NAME##_op::ok<T>, "ascdsl sim: " #NAME ": unsupported element type");           \
-        ascdsl_sim::unary<ascdsl_sim::NAME##_op>(                                                                  \
-            #NAME, dst, src, ascdsl_sim::mask_lanes(#NAME, mask, repeatTimes.value, ascdsl_sim::per_repeat<T>()), \
-            p);                                                                                                    \
-    }                                                                                                              \
-    template <typename T, bool isSetMask = true>                                                                   \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask,                          \
-                     const ascdsl_sim::RepeatTimes repeatTimes, const UnaryRepeatParams& p) {                      \
-        static_assert(ascdsl_sim::NAME##_op::ok<T>, "ascdsl sim: " #NAME ": unsupported element type");           \
-        ascdsl_sim::unary<ascdsl_sim::NAME##_op>(                                                                  \
-            #NAME, dst, src, ascdsl_sim::mask_lanes(#NAME, mask, repeatTimes.value, ascdsl_sim::per_repeat<T>()), \
-            p);                                                                                                    \
-    }                                                                                                              \
-    template <typename T>                                                                                          \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& calCount) {              \
-        static_assert(ascdsl_sim::NAME##_op::ok<T>, "ascdsl sim: " #NAME ": unsupported element type");           \
-        ascdsl_sim::unary<ascdsl_sim::NAME##_op>(#NAME, dst, src, ascdsl_sim::count_lanes(#NAME, calCount),        \
-                                                 UnaryRepeatParams{});                                             \
-    }                                                                                                              \
-    }
+#define ASCDSL_SIM_OP(NAME, SHAPE, EXPR, ...)                                                \
+    namespace ascdsl_sim {                                                                   \
+    struct NAME##_op {                                                                       \
+        template <class T> static constexpr bool ok = is_one_of_v<T, __VA_ARGS__>;           \
+        template <class W> static W apply(W a, [[maybe_unused]] W b = W()) { return EXPR; } \
+    };                                                                                       \
+    }                                                                                        \
+    ASCDSL_SIM_APPLY(ASCDSL_SIM_FORMS, (NAME, ASCDSL_SIM_SHAPE_##SHAPE))
 
 ASCDSL_SIM_OP(Add, BINARY, a + b, int16_t, half, int32_t, float)
 ASCDSL_SIM_OP(Sub, BINARY, a - b, int16_t, half, int32_t, float)
@@ -228,18 +175,9 @@ void duplicate(const AscendC::LocalTensor<T>& dst, const T& v, const Lanes& l, S
 }  // namespace ascdsl_sim
 
 namespace AscendC {
-template <typename T, bool isSetMask = true>
-inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask,
-                      const ascdsl_sim::RepeatTimes repeatTimes, const uint16_t dstBlockStride,
-                      const uint8_t dstRepeatStride) {
-    ascdsl_sim::duplicate(dst, scalarValue,
-                          ascdsl_sim::mask_lanes("Duplicate", mask, repeatTimes.value, ascdsl_sim::per_repeat<T>()),
-                          {dstBlockStride, dstRepeatStride});
-}
-template <typename T, bool isSetMask = true>
-inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask[],
-                      const ascdsl_sim::RepeatTimes repeatTimes, const uint16_t dstBlockStride,
-                      const uint8_t dstRepeatStride) {
+template <typename T, bool isSetMask = true, typename Mask>
+inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, Mask mask, const ascdsl_sim::RepeatTimes repeatTimes,
+                      const uint16_t dstBlockStride, const uint8_t dstRepeatStride) {
     ascdsl_sim::duplicate(dst, scalarValue,
                           ascdsl_sim::mask_lanes("Duplicate", mask, repeatTimes.value, ascdsl_sim::per_repeat<T>()),
                           {dstBlockStride, dstRepeatStride});

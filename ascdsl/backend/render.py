@@ -1,0 +1,31 @@
+"""The one Jinja environment: Python builds render models, templates in ``templates/`` lay them out.
+
+Templates live at the repository's top level (``templates/``); set ``ASCDSL_TEMPLATES`` to use
+another folder. ``StrictUndefined``: a missing variable is an error, never an empty string.
+"""
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+
+TEMPLATES = Path(os.environ.get("ASCDSL_TEMPLATES", Path(__file__).resolve().parents[2] / "templates"))
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+def render(template: str, **model) -> str:
+    """Render ``templates/<template>`` with ``model``."""
+    return environment().get_template(template).render(**model)
