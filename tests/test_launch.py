@@ -3,6 +3,7 @@ bfloat16, PyTorch), backend and platform selection."""
 import importlib
 import subprocess
 import sys
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -200,7 +201,8 @@ def test_source_must_be_available():
 def test_numpy_launches_do_not_import_torch():
     code = ("import sys, numpy as np; from tests.kernels.basic import add_kernel; x = np.zeros(4, np.float32);"
             "add_kernel.specialize(x, x, x, 4, BLOCK=4); print('torch' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1])
     assert out.stdout.strip() == "False"
 
 
