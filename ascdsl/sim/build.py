@@ -6,6 +6,8 @@ version so a cold kernel build mostly pays for the kernel's own templates.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import hashlib
 import os
@@ -13,6 +15,7 @@ import re
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,8 +24,8 @@ from .errors import SimCompileError
 INCLUDE_DIR = Path(__file__).parent / "include"
 CXX = os.environ.get("CXX", "g++")
 FLAGS = ("-std=c++17", "-O1", "-fPIC", "-fno-gnu-unique", "-pthread")
-_DIAGNOSTIC = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<msg>.*)$", re.M)
-_QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+_DIAGNOSTIC = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<msg>.*)$", re.MULTILINE)
+_QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,7 @@ def cache_dir() -> Path:
     return path
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _toolchain_hash() -> str:
     version = subprocess.run([CXX, "--version"], capture_output=True, text=True, check=True).stdout
     h = hashlib.sha256(version.encode() + repr(FLAGS).encode())
@@ -83,12 +86,28 @@ def source_digest(paths: list[Path]) -> str:
     return h.hexdigest()
 
 
+@contextlib.contextmanager
+def _exclusive(target: Path) -> Iterator[None]:
+    """Serialises builds of one target across processes (xdist workers wait instead of building twice)."""
+    with open(target.with_name(target.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Writes ``text`` so that a concurrent reader (another xdist worker's g++) never sees a partial file."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
 def _compile(args: list[str], output: Path) -> None:
     """Runs g++ writing to a temporary next to ``output`` and renames it into place (safe under xdist)."""
     fd, tmp = tempfile.mkstemp(dir=output.parent, prefix=output.name + ".", suffix=output.suffix)
     os.close(fd)
     start = time.perf_counter()
-    proc = subprocess.run([CXX, *FLAGS, *args, "-o", tmp], capture_output=True, text=True)
+    proc = subprocess.run([CXX, *FLAGS, *args, "-o", tmp], capture_output=True, text=True, check=False)
     _count(time.perf_counter() - start)
     if proc.returncode != 0:
         os.unlink(tmp)
@@ -108,11 +127,12 @@ def _precompiled_header() -> Path:
     ``kernel_operator.h`` that the kernel's own ``#include`` finds (and the include guard empties)."""
     pch_dir = cache_dir() / f"pch-{_toolchain_hash()}"
     gch = pch_dir / "kernel_operator.h.gch"
-    if not gch.exists():
-        pch_dir.mkdir(parents=True, exist_ok=True)
-        stub = pch_dir / "kernel_operator.h"
-        stub.write_text(f'#include "{INCLUDE_DIR / "kernel_operator.h"}"\n')
-        _compile(["-x", "c++-header", str(stub)], gch)
+    pch_dir.mkdir(parents=True, exist_ok=True)
+    with _exclusive(gch):
+        if not gch.exists():
+            stub = pch_dir / "kernel_operator.h"
+            _write_atomic(stub, f'#include "{INCLUDE_DIR / "kernel_operator.h"}"\n')
+            _compile(["-x", "c++-header", str(stub)], gch)
     return pch_dir
 
 
@@ -120,22 +140,24 @@ def build_library(wrapper: str, sources: list[Path]) -> Path:
     """The shared library for ``wrapper`` (C++ text that includes ``sources``), built if not cached."""
     key = hashlib.sha256((_toolchain_hash() + source_digest(sources) + wrapper).encode()).hexdigest()[:24]
     lib = cache_dir() / f"kernel-{key}.so"
-    if lib.exists():
-        _count(None)
-        return lib
     pch_dir = _precompiled_header()
-    src = cache_dir() / f"kernel-{key}.cpp"
-    src.write_text(wrapper)
-    _compile(["-shared", "-I", str(pch_dir), "-I", str(INCLUDE_DIR), "-include", "kernel_operator.h", str(src)], lib)
+    with _exclusive(lib):
+        if lib.exists():
+            _count(None)
+            return lib
+        src = cache_dir() / f"kernel-{key}.cpp"
+        _write_atomic(src, wrapper)
+        _compile(["-shared", "-I", str(pch_dir), "-I", str(INCLUDE_DIR), "-include", "kernel_operator.h", str(src)], lib)
     return lib
 
 
-def build_executable(sources: list[Path], defines: tuple[str, ...] = ()) -> Path:
+def build_executable(sources: list[Path]) -> Path:
     """An executable linked from ``sources`` (e.g. a CPU-debug main.cpp plus kernels), built if not cached."""
-    key = hashlib.sha256((_toolchain_hash() + source_digest(sources) + repr(defines)).encode()).hexdigest()[:24]
+    key = hashlib.sha256((_toolchain_hash() + source_digest(sources) + "exe").encode()).hexdigest()[:24]
     exe = cache_dir() / f"main-{key}"
-    if exe.exists():
-        _count(None)
-        return exe
-    _compile(["-I", str(INCLUDE_DIR), *(f"-D{d}" for d in defines), *map(str, sources)], exe)
+    with _exclusive(exe):
+        if exe.exists():
+            _count(None)
+            return exe
+        _compile(["-I", str(INCLUDE_DIR), *map(str, sources)], exe)
     return exe

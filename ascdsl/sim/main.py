@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from ..platforms import DEFAULT_PLATFORM, get_platform
 from .build import build_executable
@@ -53,7 +53,7 @@ def run_main(
     )
     if shuffle_seed is not None:
         env["ASCDSL_SIM_SHUFFLE_SEED"] = str(shuffle_seed)
-    proc = subprocess.run([str(exe), *argv], capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout)
+    proc = subprocess.run([str(exe), *argv], capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout, check=False)
     for line in proc.stderr.splitlines():
         if line.startswith(_ERROR_PREFIX):
             e = json.loads(line[len(_ERROR_PREFIX):])

@@ -8,8 +8,8 @@ import os
 import random
 import sys
 import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -67,6 +67,20 @@ def _captured_stdout() -> Iterator[list[str]]:
             out.append(f.read().decode(errors="replace"))
 
 
+def _marshal(args: tuple) -> tuple[ctypes.Array, list[np.ndarray], list[tuple[int, int]]]:
+    """The kernel's argument pointers, the scalar boxes they point into (keep them alive) and the
+    distinct GM regions (address, bytes) of the arrays."""
+    keep = [np.array([a]) for a in args if isinstance(a, np.generic)]
+    boxes = iter(keep)
+    pointers = (ctypes.c_void_p * max(len(args), 1))()
+    for i, a in enumerate(args):
+        if isinstance(a, np.generic):
+            a = next(boxes)
+        pointers[i] = None if a is None else a.ctypes.data
+    regions = sorted({(a.ctypes.data, a.nbytes) for a in args if isinstance(a, np.ndarray)})
+    return pointers, keep, regions
+
+
 def _block_order(block_dim: int, shuffle_blocks: bool | int) -> list[int]:
     order = list(range(block_dim))
     if shuffle_blocks is not False:
@@ -100,6 +114,7 @@ def run_kernel(
     ``TILING_KEY_IS`` compares against; ``tiling_type`` names the struct ``GET_TILING_DATA`` fills
     (default: the one struct named ``*TilingData`` in the source).
 
+    Launches run one at a time (the simulator state is per process, not per thread).
     Raises SimError naming the API, block and reason when a check fails, SimCompileError when g++
     rejects the source, and SimArgumentError when ``args`` do not match the declaration.
     """
@@ -118,14 +133,7 @@ def run_kernel(
         raise SimArgumentError(f"block_dim {block_dim} is outside [1, 65535]")
     lib = _load(build_library(wrapper_source(str(path), kernels, tiling_type or default_tiling_type(source)), [path]))
 
-    keep = []  # by-value scalars must outlive the call
-    pointers = (ctypes.c_void_p * max(len(args), 1))()
-    for i, a in enumerate(args):
-        if isinstance(a, np.generic):
-            a = np.array([a])
-            keep.append(a)
-        pointers[i] = None if a is None else a.ctypes.data
-    regions = {(a.ctypes.data, a.nbytes) for a in args if isinstance(a, np.ndarray)}
+    pointers, _scalars_alive, regions = _marshal(args)
     order = _block_order(block_dim, shuffle_blocks)
     cfg = _LaunchConfig(
         plat.name.encode(), plat.ub_bytes, plat.ub_budget_bytes, plat.has_bf16, hazards, vv_hazards, block_dim,

@@ -27,8 +27,8 @@ SCALAR_TYPES: dict[str, type] = {
 }
 
 _ENTRY = re.compile(r'extern\s+"C"\s+(?:(?:__global__|__aicore__)\s+)*void\s+(\w+)\s*\(([^)]*)\)\s*\{')
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-_DEFINE = re.compile(r"^\s*#\s*define(?:[^\n]*\\\n)*[^\n]*", re.M)
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+_DEFINE = re.compile(r"^\s*#\s*define(?:[^\n]*\\\n)*[^\n]*", re.MULTILINE)
 _QUALIFIERS = re.compile(r"\b(?:__gm__|const|volatile|__restrict__)\b")
 
 
@@ -56,7 +56,7 @@ class Kernel:
 
 
 def _param(text: str) -> Param:
-    m = re.match(r"^(.*?)(\w+)\s*$", text.strip(), re.S)
+    m = re.match(r"^(.*?)(\w+)\s*$", text.strip(), re.DOTALL)
     if m is None or not m.group(1).strip():
         raise SimArgumentError(f"cannot read kernel parameter {text.strip()!r}")
     ctype = " ".join(m.group(1).split())

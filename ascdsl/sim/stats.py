@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from ..platforms import Platform
 
@@ -25,10 +25,10 @@ class SimStats:
     ub_peak_bytes: int = 0
     vector_calls: dict[str, int] = field(default_factory=dict)
     vector_elements: dict[str, int] = field(default_factory=dict)
-    per_block: tuple["SimStats", ...] = ()
+    per_block: tuple[SimStats, ...] = ()
 
     @staticmethod
-    def from_report(blocks: list[dict]) -> "SimStats":
+    def from_report(blocks: list[dict]) -> SimStats:
         per_block = tuple(
             SimStats(
                 b["gm_read_bytes"], b["gm_write_bytes"], b["gm_copies"], b["ub_copies"], b["ub_peak_bytes"],

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(1234)

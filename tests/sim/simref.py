@@ -4,7 +4,6 @@ from __future__ import annotations
 import numpy as np
 
 
-
 def tree(values: np.ndarray):
     """Pairwise tree in lane order: (0+1), (2+3), ... level by level, in the values' dtype."""
     v = list(values)
@@ -13,8 +12,7 @@ def tree(values: np.ndarray):
     return v[0]
 
 
-FIELDS = ("srcM srcK srcSize outMaxM outMaxK outMaxSize splitM splitK splitSize reduceM reduceK reduceSize "
-          "rangeM tailM tailSplitSize tailReduceSize").split()
+FIELDS = ["srcM", "srcK", "srcSize", "outMaxM", "outMaxK", "outMaxSize", "splitM", "splitK", "splitSize", "reduceM", "reduceK", "reduceSize", "rangeM", "tailM", "tailSplitSize", "tailReduceSize"]
 
 
 def row_words(k: int, dtype_size: int, front: bool) -> int:
@@ -34,9 +32,11 @@ def softmax_grad_tiling(m: int, k: int, dtype_size: int, work_bytes: int, front:
         while base * k >= 64 * 256:
             base //= 2
     tail = m % base
-    return dict(srcM=m, srcK=k, srcSize=m * k, outMaxM=m, outMaxK=e, outMaxSize=m * e, splitM=base, splitK=k,
-                splitSize=base * k, reduceM=base, reduceK=e, reduceSize=base * e, rangeM=m // base, tailM=tail,
-                tailSplitSize=tail * k, tailReduceSize=tail * e)
+    return {
+        "srcM": m, "srcK": k, "srcSize": m * k, "outMaxM": m, "outMaxK": e, "outMaxSize": m * e,
+        "splitM": base, "splitK": k, "splitSize": base * k, "reduceM": base, "reduceK": e, "reduceSize": base * e,
+        "rangeM": m // base, "tailM": tail, "tailSplitSize": tail * k, "tailReduceSize": tail * e,
+    }
 
 
 def tiling_bytes(m: int, k: int, tmp_bytes: int, front: bool, softmax: dict[str, int]) -> np.ndarray:

@@ -36,5 +36,5 @@ def cann_flags() -> list[str] | None:
 @pytest.mark.skipif(cann_flags() is None, reason="ASCEND_HOME_PATH does not point at a CANN toolkit")
 @pytest.mark.parametrize("source", CHECKED)
 def test_kernel_type_checks_against_cann(source):
-    proc = subprocess.run(["g++", *cann_flags(), str(KERNELS / source)], capture_output=True, text=True)
+    proc = subprocess.run(["g++", *cann_flags(), str(KERNELS / source)], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr[:4000]

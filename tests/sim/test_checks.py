@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import ascdsl.errors
 from ascdsl import sim
 
 KERNELS = Path(__file__).parent / "kernels"
@@ -34,7 +35,9 @@ def fault(name, *extra, block_dim=1, **kw) -> sim.SimError:
         ("block_count_over", "DataCopy", "blockCount 5000 is over 4095"),
         ("widening_cast_overlap", "Cast", "partial overlap of dst [2048, 2304) and src [2048, 2176)"),
         ("reduce_max_small_work", "ReduceMax", "workLocal holds 8 elements, below the documented minimum of 16"),
+        ("operand_past_end", "Add", "operand dst touches element 511 of a tensor of 256 elements"),
         ("deque_empty", "DeQue", "DeQue on an empty queue"),
+        ("enque_beyond_depth", "EnQue", "the queue already holds 1 tensors (depth 1)"),
         ("alloc_beyond_count", "AllocTensor", "all 1 buffers of the queue are in use"),
         ("free_twice", "FreeTensor", "already freed (FreeTensor twice)"),
         ("free_wrong_queue", "FreeTensor", "the tensor belongs to queue #1, not to this queue #0"),
@@ -48,6 +51,7 @@ def test_check_names_api_block_and_reason(kernel, api, reason):
     assert (err.api, err.block) == (api, 0)
     assert reason in err.reason
     assert str(err).startswith(f"{api}: block 0: ")
+    assert isinstance(err, ascdsl.errors.Error)
 
 
 def test_repeat_over_255_is_caught_not_wrapped():
@@ -78,6 +82,9 @@ def test_two_blocks_writing_the_same_gm_bytes():
         ("sv_missing_flag", "Adds", "written by LocalTensor::SetValue on PIPE_S"),
         ("mte2_v_missing_sync", "Exp", "with no SetFlag/WaitFlag<HardEvent::MTE2_V> (or EnQue/DeQue) in between"),
         ("v_mte3_missing_sync", "DataCopy", "PIPE_MTE3 reads UB byte 0x800 written by Duplicate on PIPE_V"),
+        ("war_missing_sync", "DataCopy",
+         "PIPE_MTE2 overwrites UB byte 0x800 read by Exp on PIPE_V (op #4) with no SetFlag/WaitFlag<HardEvent::V_MTE2> (or FreeTensor/AllocTensor)"),
+        ("waw_missing_sync", "Duplicate", "PIPE_V overwrites UB byte 0x800 written by DataCopy on PIPE_MTE2"),
     ],
 )
 def test_hazards(kernel, api, needed):

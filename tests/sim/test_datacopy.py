@@ -52,3 +52,13 @@ def test_scalar_access_with_flags():
     sim.run_kernel(SRC, "scalar_access", [x, out], 1)
     np.testing.assert_array_equal(out[:8], 3 * x)
     assert out[8] == 6.0 and not out[9:].any()
+
+
+def test_alloc_tensor_poisons_and_tiling_key_selects_the_branch():
+    out = np.zeros(16, np.float32)
+    res = sim.run_kernel(SRC, "realloc_and_key", [out], 1, tiling_key=2)
+    assert (out[:8].view(np.uint32) == 0xFFFFFFFF).all()
+    np.testing.assert_array_equal(out[8:], 2.0)
+    assert res.stats.ub_peak_bytes == 96
+    sim.run_kernel(SRC, "realloc_and_key", [out], 1)
+    np.testing.assert_array_equal(out[8:], 3.0)

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from simref import tree
 
 from ascdsl import sim
-from simref import tree
 
 SRC = Path(__file__).parent / "kernels" / "reduce.cpp"
 
@@ -36,6 +36,12 @@ def test_reduce_sum_half_rounds_each_step(rng):
     out = np.zeros(16, np.float16)
     run("reduce_sum_f16", a, out, np.uint32(n))
     assert out[0] == np.float16(tree(a[:128]) + tree(a[128:]))
+
+
+def test_half_sums_saturate_instead_of_overflowing():
+    out = np.zeros(16, np.float16)
+    run("reduce_sum_f16", np.full(256, 60000, np.float16), out, np.uint32(256))
+    assert out[0] == np.float16(65504)
 
 
 def test_reduce_sum_repeat_form_is_tree_of_trees(rng):

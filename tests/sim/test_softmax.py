@@ -5,9 +5,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from simref import row_words, softmax_grad_tiling, tiling_bytes, tree
 
 from ascdsl import sim
-from simref import row_words, softmax_grad_tiling, tiling_bytes, tree
 
 SRC = Path(__file__).parent / "kernels" / "softmax.cpp"
 

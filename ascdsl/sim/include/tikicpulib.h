@@ -10,6 +10,9 @@
 #include "kernel_operator.h"
 
 enum class KernelMode { MIX_MODE = 0, AIC_MODE, AIV_MODE, MIX_AIC_1_1, MIX_AIC_1_2 };
+namespace AscendC {
+using ::KernelMode;
+}
 
 namespace ascdsl_sim {
 

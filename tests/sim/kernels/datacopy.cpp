@@ -71,3 +71,34 @@ extern "C" __global__ __aicore__ void scalar_access(GM_ADDR x, GM_ADDR out) {
     outGm.SetValue(8, y.GetValue(8));
     inQ.FreeTensor(in);
 }
+
+// out[0:8]: a VECOUT buffer reallocated after holding data reads back as poison (AllocTensor poisons);
+// out[8:16]: a TBuf view at byte offset 32 filled with 2 when the tiling key is 2, else 3.
+extern "C" __global__ __aicore__ void realloc_and_key(GM_ADDR out) {
+    GlobalTensor<float> outGm;
+    outGm.SetGlobalBuffer((__gm__ float*)out, 16);
+    TPipe pipe;
+    TQue<QuePosition::VECOUT, 1> que;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(que, 1, 32);
+    pipe.InitBuffer(buf, 64);
+    LocalTensor<float> t = que.AllocTensor<float>();
+    Duplicate(t, 1.0f, 8);
+    que.EnQue(t);
+    t = que.DeQue<float>();
+    que.FreeTensor(t);
+    t = que.AllocTensor<float>();
+    que.EnQue(t);
+    t = que.DeQue<float>();
+    DataCopy(outGm, t, 8);
+    que.FreeTensor(t);
+    LocalTensor<float> view = buf.GetWithOffset<float>(8, 32);
+    if (TILING_KEY_IS(2)) {
+        Duplicate(view, 2.0f, 8);
+    } else {
+        Duplicate(view, 3.0f, 8);
+    }
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    DataCopy(outGm[8], view, 8);
+}

@@ -112,6 +112,13 @@ extern "C" __global__ __aicore__ void reduce_max_small_work(GM_ADDR x, GM_ADDR y
     ReduceMax(out, in, work, 256, true);  // 4 repeats: 8 + 8 elements with the index level
 }
 
+extern "C" __global__ __aicore__ void operand_past_end(GM_ADDR x, GM_ADDR y) {
+    Setup s(x, y);
+    LocalTensor<float> in = s.Load();
+    LocalTensor<float> out = s.outQ.AllocTensor<float>();
+    Add(out, in, in, 512);
+}
+
 // ---- queue misuse ----
 extern "C" __global__ __aicore__ void deque_empty(GM_ADDR x, GM_ADDR y) {
     Setup s(x, y);
@@ -122,6 +129,16 @@ extern "C" __global__ __aicore__ void alloc_beyond_count(GM_ADDR x, GM_ADDR y) {
     Setup s(x, y);
     s.inQ.AllocTensor<float>();
     s.inQ.AllocTensor<float>();
+}
+
+extern "C" __global__ __aicore__ void enque_beyond_depth(GM_ADDR x, GM_ADDR y) {
+    TPipe pipe;
+    TQue<QuePosition::VECOUT, 1> q;
+    pipe.InitBuffer(q, 2, 256);
+    LocalTensor<float> a = q.AllocTensor<float>();
+    LocalTensor<float> b = q.AllocTensor<float>();
+    q.EnQue(a);
+    q.EnQue(b);
 }
 
 extern "C" __global__ __aicore__ void free_twice(GM_ADDR x, GM_ADDR y) {
@@ -192,6 +209,25 @@ extern "C" __global__ __aicore__ void v_mte3_missing_sync(GM_ADDR x, GM_ADDR y) 
     LocalTensor<float> tmp = s.calc.Get<float>();
     Duplicate(tmp, 1.0f, 64);
     DataCopy(s.yGm, tmp, 64);
+}
+
+// The next tile is loaded over data the vector pipe is still reading: needs V_MTE2.
+extern "C" __global__ __aicore__ void war_missing_sync(GM_ADDR x, GM_ADDR y) {
+    Setup s(x, y);
+    LocalTensor<float> tmp = s.calc.Get<float>();
+    DataCopy(tmp, s.xGm, 64);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    Exp(tmp[64], tmp, 64);
+    DataCopy(tmp, s.xGm[64], 64);
+}
+
+// A vector result written over bytes an unfinished copy-in also writes: needs MTE2_V.
+extern "C" __global__ __aicore__ void waw_missing_sync(GM_ADDR x, GM_ADDR y) {
+    Setup s(x, y);
+    LocalTensor<float> tmp = s.calc.Get<float>();
+    DataCopy(tmp, s.xGm, 64);
+    Duplicate(tmp, 0.0f, 64);
 }
 
 extern "C" __global__ __aicore__ void touch_while_queued(GM_ADDR x, GM_ADDR y) {

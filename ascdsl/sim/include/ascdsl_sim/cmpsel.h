@@ -47,7 +47,7 @@ void compare_op(const AscendC::LocalTensor<U>& dst, const AscendC::LocalTensor<T
     for (size_t i = 0; i < a.idx.size(); ++i)
         if (compare<wide_t<T>>(src0.ptr()[a.idx[i]], src1.ptr()[b.idx[i]], mode)) bits[i / 8] |= uint8_t(1u << (i % 8));
     std::memcpy(dst.ptr(), bits.data(), bits.size());
-    write_operand(Pipe::V, time, d);
+    write_operand(api, Pipe::V, time, d);
     count_vector(api, l.elements());
 }
 

@@ -72,7 +72,7 @@ void gm_to_ub(const char* api, const AscendC::LocalTensor<T>& dst, const T* gm, 
         uint8_t* burst = ub + i * b.ub_pitch;
         std::memcpy(burst + b.ub_lead, src + i * b.gm_pitch, b.len);
         pad(burst);
-        ub_write(Pipe::MTE2, time, dst.addr() + i * b.ub_pitch, b.ub_span);
+        ub_write(api, Pipe::MTE2, time, dst.addr() + i * b.ub_pitch, b.ub_span);
     }
     st().counters.gm_copies += 1;
 }
@@ -107,7 +107,7 @@ void ub_to_ub(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>&
     }
     for (uint64_t i = 0; i < b.count; ++i) {  // the dst pitch travels in gm_pitch
         std::memcpy(st().ub + dst.addr() + i * b.gm_pitch, data.data() + i * b.len, b.len);
-        ub_write(Pipe::V, time, dst.addr() + i * b.gm_pitch, b.len);
+        ub_write(api, Pipe::V, time, dst.addr() + i * b.gm_pitch, b.len);
     }
     st().counters.ub_copies += 1;
 }

@@ -134,8 +134,8 @@ void for_each_run(const Operand& o, F f) {
 inline void read_operand(const char* api, Pipe p, const Operand& o) {
     for_each_run(o, [&](uint64_t addr, uint64_t bytes) { ub_read(api, p, addr, bytes); });
 }
-inline void write_operand(Pipe p, uint32_t time, const Operand& o) {
-    for_each_run(o, [&](uint64_t addr, uint64_t bytes) { ub_write(p, time, addr, bytes); });
+inline void write_operand(const char* api, Pipe p, uint32_t time, const Operand& o) {
+    for_each_run(o, [&](uint64_t addr, uint64_t bytes) { ub_write(api, p, time, addr, bytes); });
 }
 
 }  // namespace ascdsl_sim

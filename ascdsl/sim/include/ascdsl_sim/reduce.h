@@ -41,6 +41,8 @@ std::vector<std::vector<wide_t<T>>> repeat_values(const Lanes& l, const Operand&
     return out;
 }
 
+enum class Reduce { Sum, Max, Min };
+
 struct Extreme {
     float value;
     uint32_t index;
@@ -85,13 +87,13 @@ void reduce_store(const char* api, uint32_t time, const AscendC::LocalTensor<T>&
     Operand o = operand("dst", dst, idx);
     check_operand(api, o, align);
     for (const auto& v : values) dst.ptr()[v.first] = v.second;
-    write_operand(Pipe::V, time, o);
+    write_operand(api, Pipe::V, time, o);
 }
 
 // WholeReduceSum/Max/Min: one result per repeat.
 template <class T>
 void whole_reduce(const char* api, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
-                  const Lanes& l, int32_t dstRepStride, int32_t srcBlkStride, int32_t srcRepStride, int kind,
+                  const Lanes& l, int32_t dstRepStride, int32_t srcBlkStride, int32_t srcRepStride, Reduce kind,
                   AscendC::ReduceOrder order) {
     using AscendC::ReduceOrder;
     const uint32_t time = begin_op(api);
@@ -99,11 +101,11 @@ void whole_reduce(const char* api, const AscendC::LocalTensor<T>& dst, const Asc
     const auto reps = repeat_values<T>(l, s, per_repeat<T>());
     std::vector<std::pair<uint32_t, T>> out;
     for (uint32_t r = 0; r < l.repeat; ++r) {
-        if (kind == 0) {
+        if (kind == Reduce::Sum) {
             out.push_back({r * dstRepStride, static_cast<T>(tree_sum<T>(reps[r]))});
             continue;
         }
-        const Extreme e = extreme<T>(reps[r], l.active, kind == 1);
+        const Extreme e = extreme<T>(reps[r], l.active, kind == Reduce::Max);
         T index_slot;
         store_index(&index_slot, e.index);
         if (order == ReduceOrder::ORDER_ONLY_VALUE) {
@@ -127,7 +129,7 @@ void whole_reduce(const char* api, const AscendC::LocalTensor<T>& dst, const Asc
 // BlockReduceSum/Max/Min: one result per 32-byte block, 8 per repeat.
 template <class T>
 void block_reduce(const char* api, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
-                  const Lanes& l, int32_t dstRepStride, int32_t srcBlkStride, int32_t srcRepStride, int kind) {
+                  const Lanes& l, int32_t dstRepStride, int32_t srcBlkStride, int32_t srcRepStride, Reduce kind) {
     const uint32_t time = begin_op(api);
     const Operand s = reduce_source(api, src, l, {uint32_t(srcBlkStride), uint32_t(srcRepStride)});
     const auto reps = repeat_values<T>(l, s, per_repeat<T>());
@@ -139,8 +141,8 @@ void block_reduce(const char* api, const AscendC::LocalTensor<T>& dst, const Asc
             std::vector<uint32_t> lanes;
             for (uint32_t lane : l.active)
                 if (lane / epb == b) lanes.push_back(lane % epb);
-            const T v = kind == 0 ? static_cast<T>(tree_sum<T>(block))
-                                  : static_cast<T>(extreme<T>(block, lanes, kind == 1).value);
+            const T v = kind == Reduce::Sum ? static_cast<T>(tree_sum<T>(block))
+                                  : static_cast<T>(extreme<T>(block, lanes, kind == Reduce::Max).value);
             out.push_back({r * dstRepStride * 8 + b, v});
         }
     reduce_store(api, time, dst, out, sizeof(T) * 8);
@@ -165,18 +167,18 @@ int64_t reduce_max_work(int64_t first_repeat, bool with_index) {
 // Count form (tree per repeat, repeats accumulated in order) when `count_form`, else repeat form (tree of trees).
 template <class T>
 void reduce_all(const char* api, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
-                const AscendC::LocalTensor<T>& work, const Lanes& l, bool count_form, int kind, bool calIndex,
+                const AscendC::LocalTensor<T>& work, const Lanes& l, bool count_form, Reduce kind, bool calIndex,
                 uint32_t srcRepStride = 8) {
     const uint32_t time = begin_op(api);
     const uint32_t width = per_repeat<T>();
-    if (kind != 0 || !count_form) {
+    if (kind != Reduce::Sum || !count_form) {
         const int64_t first = count_form ? std::max<int64_t>(1, int64_t(l.active.size()) / width) : l.repeat;
-        const int64_t need = kind == 0 ? ceil_div(first, per_block<T>()) * per_block<T>() : reduce_max_work<T>(first, calIndex);
+        const int64_t need = kind == Reduce::Sum ? ceil_div(first, per_block<T>()) * per_block<T>() : reduce_max_work<T>(first, calIndex);
         require(int64_t(work.GetSize()) >= need, api, "workLocal holds ", work.GetSize(),
                 " elements, below the documented minimum of ", need);
         Operand w = contiguous("workLocal", work, need);
         check_operand(api, w);
-        write_operand(Pipe::V, time, w);
+        write_operand(api, Pipe::V, time, w);
     }
     std::vector<std::pair<uint32_t, T>> out;
     if (count_form) {  // split the contiguous range into repeats of `width` lanes
@@ -186,7 +188,7 @@ void reduce_all(const char* api, const AscendC::LocalTensor<T>& dst, const Ascen
         read_operand(api, Pipe::V, s);
         const T* p = src.ptr();
         std::vector<wide_t<T>> v(p, p + n);
-        if (kind == 0) {
+        if (kind == Reduce::Sum) {
             wide_t<T> acc = 0;
             for (uint64_t start = 0; start < n; start += width) {
                 std::vector<wide_t<T>> chunk(v.begin() + start, v.begin() + std::min<uint64_t>(n, start + width));
@@ -197,7 +199,7 @@ void reduce_all(const char* api, const AscendC::LocalTensor<T>& dst, const Ascen
         } else {
             std::vector<uint32_t> all(n);
             for (uint32_t i = 0; i < n; ++i) all[i] = i;
-            const Extreme e = extreme<T>(v, all, kind == 1);
+            const Extreme e = extreme<T>(v, all, kind == Reduce::Max);
             out.push_back({0, static_cast<T>(e.value)});
             if (calIndex) {
                 T slot;
@@ -208,15 +210,15 @@ void reduce_all(const char* api, const AscendC::LocalTensor<T>& dst, const Ascen
     } else {
         const Operand s = reduce_source(api, src, l, {1, srcRepStride});
         const auto reps = repeat_values<T>(l, s, width);
-        if (kind == 0) {
+        if (kind == Reduce::Sum) {
             std::vector<wide_t<T>> sums;
             for (const auto& r : reps) sums.push_back(tree_sum<T>(r));
             out.push_back({0, static_cast<T>(tree_sum<T>(sums))});
         } else {
             Extreme best{0, 0};
             for (uint32_t r = 0; r < l.repeat; ++r) {
-                const Extreme e = extreme<T>(reps[r], l.active, kind == 1);
-                if (r == 0 || (kind == 1 ? e.value > best.value : e.value < best.value)) best = {e.value, r * width + e.index};
+                const Extreme e = extreme<T>(reps[r], l.active, kind == Reduce::Max);
+                if (r == 0 || (kind == Reduce::Max ? e.value > best.value : e.value < best.value)) best = {e.value, r * width + e.index};
             }
             out.push_back({0, static_cast<T>(best.value)});
             if (calIndex) {
@@ -238,20 +240,20 @@ namespace AscendC {
     template <typename T, bool isSetMask = true>                                                                  \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work,            \
                      const int32_t count INDEX_PARAM) {                                                           \
-        ascdsl_sim::reduce_all(#NAME, dst, src, work, ascdsl_sim::count_lanes(#NAME, count), true, KIND, INDEX_ARG); \
+        ascdsl_sim::reduce_all(#NAME, dst, src, work, ascdsl_sim::count_lanes(#NAME, count), true, ascdsl_sim::Reduce::KIND, INDEX_ARG); \
     }                                                                                                             \
     template <typename T, bool isSetMask = true>                                                                  \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work,            \
                      const int32_t mask, const int32_t repeatTimes, const int32_t srcRepStride INDEX_PARAM) {     \
         ascdsl_sim::reduce_all(#NAME, dst, src, work,                                                             \
                                ascdsl_sim::mask_lanes(#NAME, uint64_t(mask), repeatTimes, ascdsl_sim::per_repeat<T>()), \
-                               false, KIND, INDEX_ARG, uint32_t(srcRepStride));                                   \
+                               false, ascdsl_sim::Reduce::KIND, INDEX_ARG, uint32_t(srcRepStride));                                   \
     }
 
 #define ASCDSL_SIM_COMMA ,
-ASCDSL_SIM_REDUCE_ALL(ReduceSum, 0, , false)
-ASCDSL_SIM_REDUCE_ALL(ReduceMax, 1, ASCDSL_SIM_COMMA bool calIndex = 0, calIndex)
-ASCDSL_SIM_REDUCE_ALL(ReduceMin, 2, ASCDSL_SIM_COMMA bool calIndex = 0, calIndex)
+ASCDSL_SIM_REDUCE_ALL(ReduceSum, Sum, , false)
+ASCDSL_SIM_REDUCE_ALL(ReduceMax, Max, ASCDSL_SIM_COMMA bool calIndex = 0, calIndex)
+ASCDSL_SIM_REDUCE_ALL(ReduceMin, Min, ASCDSL_SIM_COMMA bool calIndex = 0, calIndex)
 
 // WholeReduce*/BlockReduce*: one template per API serves the int32_t mask and uint64_t[2] bit-mask overloads.
 #define ASCDSL_SIM_WHOLE_REDUCE(NAME, KIND, ORDER_PARAM, ORDER_ARG)                                                 \
@@ -261,12 +263,12 @@ ASCDSL_SIM_REDUCE_ALL(ReduceMin, 2, ASCDSL_SIM_COMMA bool calIndex = 0, calIndex
                      const int32_t srcRepStride ORDER_PARAM) {                                                    \
         ascdsl_sim::whole_reduce(#NAME, dst, src,                                                                 \
                                  ascdsl_sim::mask_lanes(#NAME, mask, repeatTimes, ascdsl_sim::per_repeat<T>()),    \
-                                 dstRepStride, srcBlkStride, srcRepStride, KIND, ORDER_ARG);                      \
+                                 dstRepStride, srcBlkStride, srcRepStride, ascdsl_sim::Reduce::KIND, ORDER_ARG);                      \
     }
 
-ASCDSL_SIM_WHOLE_REDUCE(WholeReduceSum, 0, , ReduceOrder::ORDER_ONLY_VALUE)
-ASCDSL_SIM_WHOLE_REDUCE(WholeReduceMax, 1, ASCDSL_SIM_COMMA ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX, order)
-ASCDSL_SIM_WHOLE_REDUCE(WholeReduceMin, 2, ASCDSL_SIM_COMMA ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX, order)
+ASCDSL_SIM_WHOLE_REDUCE(WholeReduceSum, Sum, , ReduceOrder::ORDER_ONLY_VALUE)
+ASCDSL_SIM_WHOLE_REDUCE(WholeReduceMax, Max, ASCDSL_SIM_COMMA ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX, order)
+ASCDSL_SIM_WHOLE_REDUCE(WholeReduceMin, Min, ASCDSL_SIM_COMMA ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX, order)
 
 #define ASCDSL_SIM_BLOCK_REDUCE(NAME, KIND)                                                                         \
     template <typename T, bool isSetMask = true, typename Mask>                                                   \
@@ -274,12 +276,12 @@ ASCDSL_SIM_WHOLE_REDUCE(WholeReduceMin, 2, ASCDSL_SIM_COMMA ReduceOrder order = 
                      const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride) {        \
         ascdsl_sim::block_reduce(#NAME, dst, src,                                                                 \
                                  ascdsl_sim::mask_lanes(#NAME, mask, repeat, ascdsl_sim::per_repeat<T>()),         \
-                                 dstRepStride, srcBlkStride, srcRepStride, KIND);                                 \
+                                 dstRepStride, srcBlkStride, srcRepStride, ascdsl_sim::Reduce::KIND);                                 \
     }
 
-ASCDSL_SIM_BLOCK_REDUCE(BlockReduceSum, 0)
-ASCDSL_SIM_BLOCK_REDUCE(BlockReduceMax, 1)
-ASCDSL_SIM_BLOCK_REDUCE(BlockReduceMin, 2)
+ASCDSL_SIM_BLOCK_REDUCE(BlockReduceSum, Sum)
+ASCDSL_SIM_BLOCK_REDUCE(BlockReduceMax, Max)
+ASCDSL_SIM_BLOCK_REDUCE(BlockReduceMin, Min)
 
 struct BrcbRepeatParams {
     BrcbRepeatParams() = default;
@@ -311,7 +313,7 @@ inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const as
     check_overlap(api, d, s, false);
     read_operand(api, Pipe::V, s);
     for (size_t k = 0; k < didx.size(); ++k) dst.ptr()[didx[k]] = src0.ptr()[k / epb];
-    write_operand(Pipe::V, time, d);
+    write_operand(api, Pipe::V, time, d);
     count_vector(api, repeat * 8);
 }
 

@@ -107,8 +107,8 @@ struct State {
     uint8_t* ub = nullptr;
     std::vector<GmRegion> gm;
     Counters counters;
-    // Hazard checker: per UB byte, (time << 2 | pipe) of its last write; 0 = never written.
-    std::vector<uint32_t> stamp;
+    // Hazard checker: per UB byte, (time << 2 | pipe) of its last write and of its last read; 0 = none.
+    std::vector<uint32_t> stamp, read_stamp;
     std::vector<const char*> op_name;  // API name by time
     uint32_t now = 0;
     uint32_t vc[kPipes][kPipes] = {};  // vc[p][q]: pipe p knows pipe q's ops up to this time are done
@@ -116,7 +116,6 @@ struct State {
     std::vector<Queue> queues;
     std::vector<QueueBuffer> buffers;
     uint64_t ub_used = 0;
-    bool uses_reserved_ub = false;
 };
 
 inline State& st() {
@@ -132,6 +131,7 @@ inline void reset_block(int64_t idx, int64_t num) {
     s.ub_storage.assign(s.ub_bytes + 64, 0xFF);
     s.ub = s.ub_storage.data() + (32 - reinterpret_cast<uintptr_t>(s.ub_storage.data()) % 32) % 32;
     s.stamp.assign(s.ub_bytes, 0);
+    s.read_stamp.assign(s.ub_bytes, 0);
     s.op_name.assign(1, "");
     s.now = 0;
     std::fill(&s.vc[0][0], &s.vc[0][0] + kPipes * kPipes, 0u);
@@ -139,7 +139,6 @@ inline void reset_block(int64_t idx, int64_t num) {
     s.queues.clear();
     s.buffers.clear();
     s.ub_used = 0;
-    s.uses_reserved_ub = false;
     s.counters = Counters{};
 }
 
@@ -151,46 +150,66 @@ inline void count_vector(const char* api, uint64_t elements) {
 }
 
 // ---- hazard checker ----
-// Starts an operation on pipe `p` and returns its time stamp.
+// Starts an operation and returns its time stamp.
 inline uint32_t begin_op(const char* api) {
     State& s = st();
     s.op_name.push_back(api);
     return ++s.now;
 }
 
-inline std::string needed_sync(Pipe writer, Pipe reader) {
-    if (writer == Pipe::V && reader == Pipe::V) return "PipeBarrier<PIPE_V>()";
-    std::string evt = std::string(pipe_short(writer)) + "_" + pipe_short(reader);
-    return "SetFlag/WaitFlag<HardEvent::" + evt + ">" +
-           (writer == Pipe::MTE2 || reader == Pipe::MTE3 ? " (or EnQue/DeQue)" : "");
+// The synchronisation that orders an access on pipe `next` after one on pipe `prev`.
+inline std::string needed_sync(Pipe prev, Pipe next) {
+    if (prev == Pipe::V && next == Pipe::V) return "PipeBarrier<PIPE_V>()";
+    const std::string flag = std::string("SetFlag/WaitFlag<HardEvent::") + pipe_short(prev) + "_" + pipe_short(next) + ">";
+    if ((prev == Pipe::MTE2 && next == Pipe::V) || (prev == Pipe::V && next == Pipe::MTE3)) return flag + " (or EnQue/DeQue)";
+    if ((prev == Pipe::V && next == Pipe::MTE2) || (prev == Pipe::MTE3 && next == Pipe::V))
+        return flag + " (or FreeTensor/AllocTensor)";
+    return flag;
 }
 
-// Checks that pipe `reader` may read UB bytes [addr, addr+bytes) now.
-inline void ub_read(const char* api, Pipe reader, uint64_t addr, uint64_t bytes) {
+enum class Access { ReadAfterWrite, WriteAfterWrite, WriteAfterRead };
+
+// Fails unless pipe `p` may now access UB bytes [addr, addr+bytes) given their last write (or last read, for
+// WriteAfterRead). One pipe runs in order, except that a vector read of a vector result needs
+// PipeBarrier<PIPE_V> (unless check_vv is off); a scalar read is complete before anything after it issues.
+inline void check_order(const char* api, Pipe p, uint64_t addr, uint64_t bytes, Access kind) {
     State& s = st();
     if (!s.check_hazards) return;
-    const uint32_t* stamp = s.stamp.data() + addr;
+    const bool war = kind == Access::WriteAfterRead;
+    const uint32_t* stamp = (war ? s.read_stamp : s.stamp).data() + addr;
     uint32_t last_ok = 0;
     for (uint64_t i = 0; i < bytes; ++i) {
         const uint32_t w = stamp[i];
         if (w == last_ok) continue;
-        const Pipe writer = static_cast<Pipe>(w & 3);
+        const Pipe prev = static_cast<Pipe>(w & 3);
         const uint32_t t = w >> 2;
-        const bool same_pipe_ok = writer == reader && (reader != Pipe::V || !s.check_vv);
-        if (same_pipe_ok || s.vc[static_cast<int>(reader)][static_cast<int>(writer)] >= t) {
+        const bool vv_barrier = kind == Access::ReadAfterWrite && p == Pipe::V && s.check_vv;
+        if ((prev == p && !vv_barrier) || (war && prev == Pipe::S) ||
+            s.vc[static_cast<int>(p)][static_cast<int>(prev)] >= t) {
             last_ok = w;
             continue;
         }
         char where[64];
         std::snprintf(where, sizeof where, "0x%llx", static_cast<unsigned long long>(addr + i));
-        fail(api, "missing synchronisation: ", pipe_name(reader), " reads UB byte ", where, " written by ",
-             s.op_name[t], " on ", pipe_name(writer), " (op #", t, ") with no ", needed_sync(writer, reader),
-             " in between");
+        fail(api, "missing synchronisation: ", pipe_name(p), kind == Access::ReadAfterWrite ? " reads" : " overwrites",
+             " UB byte ", where, war ? " read by " : " written by ", s.op_name[t], " on ", pipe_name(prev), " (op #", t,
+             ") with no ", needed_sync(prev, p), " in between");
     }
 }
 
-inline void ub_write(Pipe writer, uint32_t time, uint64_t addr, uint64_t bytes) {
-    std::fill_n(st().stamp.data() + addr, bytes, time << 2 | static_cast<uint32_t>(writer));
+// Pipe `reader` reads UB bytes [addr, addr+bytes) in the current operation.
+inline void ub_read(const char* api, Pipe reader, uint64_t addr, uint64_t bytes) {
+    State& s = st();
+    check_order(api, reader, addr, bytes, Access::ReadAfterWrite);
+    std::fill_n(s.read_stamp.data() + addr, bytes, s.now << 2 | static_cast<uint32_t>(reader));
+}
+
+// Pipe `writer` writes UB bytes [addr, addr+bytes) in the operation stamped `time`.
+inline void ub_write(const char* api, Pipe writer, uint32_t time, uint64_t addr, uint64_t bytes) {
+    State& s = st();
+    check_order(api, writer, addr, bytes, Access::WriteAfterWrite);
+    check_order(api, writer, addr, bytes, Access::WriteAfterRead);
+    std::fill_n(s.stamp.data() + addr, bytes, time << 2 | static_cast<uint32_t>(writer));
 }
 
 // A flag set by `src` now: everything src has done so far, plus what src already knew.

@@ -85,7 +85,7 @@ public:
         check_index(api, index);
         ascdsl_sim::touch_buffer(api, buf_, gen_, "tensor");
         const uint32_t t = ascdsl_sim::begin_op(api);
-        ascdsl_sim::ub_write(ascdsl_sim::Pipe::S, t, addr_ + index * sizeof(T), sizeof(T));
+        ascdsl_sim::ub_write(api, ascdsl_sim::Pipe::S, t, addr_ + index * sizeof(T), sizeof(T));
         ptr()[index] = static_cast<T>(value);
     }
     T& operator()(const uint32_t offset) const { return ptr()[offset]; }

@@ -99,7 +99,6 @@ struct bfloat16_t {
 namespace ascdsl_sim {
 template <class T> constexpr bool is_half_v = std::is_same_v<T, half>;
 template <class T> constexpr bool is_bf16_v = std::is_same_v<T, bfloat16_t>;
-template <class T> constexpr bool is_float_like_v = std::is_floating_point_v<T> || is_half_v<T> || is_bf16_v<T>;
 template <class T, class... Us> constexpr bool is_one_of_v = (std::is_same_v<T, Us> || ...);
 
 // The type vector arithmetic on T is carried out in, and the rounding back to T.

@@ -69,7 +69,7 @@ void elementwise(const char* api, const Lanes& l, F f, const Arg<D>& dst, const 
     compute_lanes<D, F, S...>(out, f, os, std::index_sequence_for<S...>{}, srcs.t.ptr()...);
     D* p = dst.t.ptr();
     for (size_t i = 0; i < out.size(); ++i) p[od.idx[i]] = out[i];
-    write_operand(Pipe::V, time, od);
+    write_operand(api, Pipe::V, time, od);
     count_vector(api, l.elements());
 }
 

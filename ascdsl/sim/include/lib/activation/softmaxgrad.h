@@ -69,7 +69,7 @@ void softmax_grad(const char* api, const AscendC::LocalTensor<T>& dst, const Asc
         Operand w = contiguous("sharedTmpBuffer", *tmp, need);
         check_operand(api, w);
         for (const Operand* o : {&g, &s, &d}) check_overlap(api, w, *o, false);
-        write_operand(Pipe::V, time, w);
+        write_operand(api, Pipe::V, time, w);
     }
     auto at = [m](uint32_t row, uint32_t col, uint32_t width) -> uint64_t {
         if constexpr (NZ) return uint64_t(col / 16) * m * 16 + row * 16 + col % 16;
@@ -91,7 +91,7 @@ void softmax_grad(const char* api, const AscendC::LocalTensor<T>& dst, const Asc
     for (uint32_t i = 0; i < t.rangeM; ++i) rows(i * t.splitM, t.splitM);
     rows(t.rangeM * t.splitM, t.tailM);
     for (size_t i = 0; i < out.size(); ++i) dp[i] = static_cast<T>(out[i]);
-    write_operand(Pipe::V, time, d);
+    write_operand(api, Pipe::V, time, d);
     count_vector(api, uint64_t(m) * k);
 }
 

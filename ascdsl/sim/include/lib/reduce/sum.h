@@ -33,13 +33,13 @@ void sum_rows(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>&
         check_operand(api, w);
         check_overlap(api, w, s, false);
         check_overlap(api, w, d, false);
-        write_operand(Pipe::V, time, w);
+        write_operand(api, Pipe::V, time, w);
     }
     for (uint32_t i = 0; i < p.outter; ++i) {
         const T* row = src.ptr() + uint64_t(i) * p.inner;
         dst.ptr()[i] = static_cast<T>(tree_sum<T>(std::vector<wide_t<T>>(row, row + p.n)));
     }
-    write_operand(Pipe::V, time, d);
+    write_operand(api, Pipe::V, time, d);
     count_vector(api, uint64_t(p.outter) * p.n);
 }
 
