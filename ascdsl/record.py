@@ -1,15 +1,41 @@
-"""Observe kernel launches: ``with record.launches() as seen:`` collects every launch inside."""
+"""Observe what ascdsl does: ``with record.launches() as seen:`` collects every kernel launch inside
+the block; :class:`Channel` is the mechanism (the simulator publishes its runs on one too)."""
 from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Generic, Iterator, Sequence, TypeVar
 
 import numpy as np
 
-from .ir import Kernel
+if TYPE_CHECKING:
+    from .ir import Kernel
 
-_active: list[list["LaunchRecord"]] = []
+T = TypeVar("T")
+
+
+class Channel(Generic[T]):
+    """Items published while a ``collect()`` block is open are appended to its list."""
+
+    def __init__(self) -> None:
+        self._open: list[list[T]] = []
+
+    @property
+    def listening(self) -> bool:
+        return bool(self._open)
+
+    @contextmanager
+    def collect(self) -> Iterator[list[T]]:
+        items: list[T] = []
+        self._open.append(items)
+        try:
+            yield items
+        finally:
+            self._open.remove(items)
+
+    def publish(self, item: T) -> None:
+        for items in self._open:
+            items.append(item)
 
 
 @dataclass(frozen=True)
@@ -17,25 +43,18 @@ class LaunchRecord:
     """One launch: the specialised kernel, its grid and backend, and copies of its arguments as
     they were before the launch (so it can be replayed)."""
 
-    kernel: Kernel
+    kernel: "Kernel"
     grid: tuple[int, int, int]
     backend: str
     args: tuple = ()
 
 
-@contextmanager
-def launches() -> Iterator[list[LaunchRecord]]:
-    seen: list[LaunchRecord] = []
-    _active.append(seen)
-    try:
-        yield seen
-    finally:
-        _active.remove(seen)
+LAUNCHES: Channel[LaunchRecord] = Channel()
+launches = LAUNCHES.collect
 
 
-def note(kernel: Kernel, grid: tuple[int, int, int], backend: str, args: Sequence) -> None:
+def note(kernel: "Kernel", grid: tuple[int, int, int], backend: str, args: Sequence) -> None:
     """Called by the launcher before every launch (copies arguments only while recording)."""
-    if _active:
+    if LAUNCHES.listening:
         snapshot = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
-        for seen in _active:
-            seen.append(LaunchRecord(kernel, grid, backend, snapshot))
+        LAUNCHES.publish(LaunchRecord(kernel, grid, backend, snapshot))

@@ -1,12 +1,11 @@
 """What a simulated launch reports: counters per block and in total."""
 from __future__ import annotations
 
-import contextlib
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..platforms import Platform
+from ..record import Channel
 
 
 @dataclass(frozen=True)
@@ -59,25 +58,15 @@ class SimResult:
     stdout: str
 
 
-_recorders: list[list[SimResult]] = []
+RUNS: Channel[SimResult] = Channel()
+publish = RUNS.publish
 
 
-@contextlib.contextmanager
-def record() -> Iterator[list[SimResult]]:
+def record():
     """Collects every SimResult produced inside the ``with`` block::
 
         with ascdsl.sim.record() as runs:
             ops.softmax_grad(...)
         print(runs[0].stats.gm_read_bytes)
     """
-    runs: list[SimResult] = []
-    _recorders.append(runs)
-    try:
-        yield runs
-    finally:
-        _recorders.remove(runs)
-
-
-def publish(result: SimResult) -> None:
-    for runs in _recorders:
-        runs.append(result)
+    return RUNS.collect()
