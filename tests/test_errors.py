@@ -327,6 +327,34 @@ def test_branches_must_agree_on_types():
           "`y` is tile<4xf32> in one branch of the if and tile<4xf16> in the other")
 
 
+@ascdsl.jit
+def if_int_joins_float_literal(x_ptr, n):
+    if n > 2:
+        s = n
+    else:
+        s = 0.5  # E:if_literal
+    tl.store(x_ptr, s)
+
+
+def test_a_literal_that_does_not_fit_the_other_branch_is_an_error_not_a_truncation():
+    """``s = 0.5`` against an int32 ``s`` used to become the constant 0 silently."""
+    check(compile_error(if_int_joins_float_literal, I32, 4), "if_literal", "s =",
+          "`s` is i32 in one branch of the if and the literal 0.5 in the other")
+
+
+@ascdsl.jit
+def loop_int_carries_float_literal(x_ptr, n):
+    s = n
+    for i in range(n):
+        s = 0.5  # E:loop_literal
+    tl.store(x_ptr, s)
+
+
+def test_a_literal_that_does_not_fit_the_loop_carried_type_is_an_error():
+    check(compile_error(loop_int_carries_float_literal, I32, 4), "loop_literal", "s =",
+          "`s` is i32 before the loop and the literal 0.5 after an iteration")
+
+
 # ----------------------------------------------------------------------------- helpers
 
 @ascdsl.jit

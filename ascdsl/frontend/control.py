@@ -15,7 +15,7 @@ import inspect
 from .. import language as tl
 from ..errors import CompilationError
 from ..ir import Op, Type, Value
-from ..semantics import Literal, literal_dtype, promote
+from ..semantics import Literal, SemanticError, literal_dtype, promote, weak_dtype
 from .emit import describe, is_constexpr
 
 
@@ -23,6 +23,15 @@ def assigned_names(stmts: list[ast.stmt]) -> list[str]:
     """Names assigned anywhere in ``stmts``, in order of first appearance."""
     names = [n.id for s in stmts for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
     return list(dict.fromkeys(names))
+
+
+def literal_fits(value, type: Type) -> bool:
+    """Whether a Python literal can stand for a value of ``type`` (as a weak literal would, e.g. 0 for a
+    float, but not 0.5 for an int, which would silently truncate)."""
+    try:
+        return weak_dtype(value, type.dtype) == type.dtype
+    except SemanticError:
+        return False
 
 
 class ControlFlow:
@@ -67,6 +76,9 @@ class ControlFlow:
             value, other = (a, b) if isinstance(a, Value) else (b, a)
             if not isinstance(other, Literal):
                 raise self.changed(name, value.type, describe(other), "if")
+            if not literal_fits(other, value.type):
+                sides = (value.type, f"the literal {other!r}")
+                raise self.changed(name, *(sides if value is a else sides[::-1]), "if")
             return value.type
         if isinstance(a, Literal) and isinstance(b, Literal):
             return Type(promote(literal_dtype(a), literal_dtype(b)))
@@ -90,6 +102,8 @@ class ControlFlow:
                 raise self.changed(name, type, value.type, "loop")
             return value
         if isinstance(value, Literal):
+            if not literal_fits(value, type):
+                raise self.changed(name, type, f"the literal {value!r}", "loop")
             return self.em.const(value, type.dtype, type.shape)
         raise self.changed(name, type, describe(value), "loop")
 

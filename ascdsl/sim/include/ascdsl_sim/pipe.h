@@ -71,7 +71,8 @@ inline Queue& queue(const char* api, int id) {
 inline void poison(uint32_t addr, uint32_t bytes) {
     std::memset(st().ub + addr, 0xFF, bytes);
     std::fill_n(st().stamp.data() + addr, bytes, 0u);
-    std::fill_n(st().read_stamp.data() + addr, bytes, 0u);
+    for (auto& r : st().read_stamp)
+        if (!r.empty()) std::fill_n(r.data() + addr, bytes, 0u);
 }
 
 inline int alloc_buffer(int qid) {

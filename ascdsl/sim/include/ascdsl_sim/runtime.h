@@ -107,8 +107,11 @@ struct State {
     uint8_t* ub = nullptr;
     std::vector<GmRegion> gm;
     Counters counters;
-    // Hazard checker: per UB byte, (time << 2 | pipe) of its last write and of its last read; 0 = none.
-    std::vector<uint32_t> stamp, read_stamp;
+    // Hazard checker: per UB byte, (time << 2 | pipe) of its last write, and of its last read by each pipe
+    // that can have a read pending (V and MTE3: a later read on another pipe does not make an earlier,
+    // unsynchronised one safe; MTE2 never reads UB and a scalar read is complete when it returns); 0 = none.
+    std::vector<uint32_t> stamp;
+    std::array<std::vector<uint32_t>, kPipes> read_stamp;  // indexed by pipe; empty for MTE2 and S
     std::vector<const char*> op_name;  // API name by time
     uint32_t now = 0;
     uint32_t vc[kPipes][kPipes] = {};  // vc[p][q]: pipe p knows pipe q's ops up to this time are done
@@ -131,7 +134,7 @@ inline void reset_block(int64_t idx, int64_t num) {
     s.ub_storage.assign(s.ub_bytes + 64, 0xFF);
     s.ub = s.ub_storage.data() + (32 - reinterpret_cast<uintptr_t>(s.ub_storage.data()) % 32) % 32;
     s.stamp.assign(s.ub_bytes, 0);
-    s.read_stamp.assign(s.ub_bytes, 0);
+    for (const Pipe p : {Pipe::V, Pipe::MTE3}) s.read_stamp[static_cast<int>(p)].assign(s.ub_bytes, 0);
     s.op_name.assign(1, "");
     s.now = 0;
     std::fill(&s.vc[0][0], &s.vc[0][0] + kPipes * kPipes, 0u);
@@ -169,14 +172,15 @@ inline std::string needed_sync(Pipe prev, Pipe next) {
 
 enum class Access { ReadAfterWrite, WriteAfterWrite, WriteAfterRead };
 
-// Fails unless pipe `p` may now access UB bytes [addr, addr+bytes) given their last write (or last read, for
-// WriteAfterRead). One pipe runs in order, except that a vector read of a vector result needs
-// PipeBarrier<PIPE_V> (unless check_vv is off); a scalar read is complete before anything after it issues.
-inline void check_order(const char* api, Pipe p, uint64_t addr, uint64_t bytes, Access kind) {
+// Fails unless pipe `p` may now access UB bytes [addr, addr+bytes) given their last write (or, for
+// WriteAfterRead, their last read by pipe `reader`). One pipe runs in order, except that a vector read of a
+// vector result needs PipeBarrier<PIPE_V> (unless check_vv is off); a scalar read is complete before anything
+// after it issues.
+inline void check_order(const char* api, Pipe p, uint64_t addr, uint64_t bytes, Access kind, Pipe reader = Pipe::S) {
     State& s = st();
     if (!s.check_hazards) return;
     const bool war = kind == Access::WriteAfterRead;
-    const uint32_t* stamp = (war ? s.read_stamp : s.stamp).data() + addr;
+    const uint32_t* stamp = (war ? s.read_stamp[static_cast<int>(reader)] : s.stamp).data() + addr;
     uint32_t last_ok = 0;
     for (uint64_t i = 0; i < bytes; ++i) {
         const uint32_t w = stamp[i];
@@ -201,14 +205,16 @@ inline void check_order(const char* api, Pipe p, uint64_t addr, uint64_t bytes, 
 inline void ub_read(const char* api, Pipe reader, uint64_t addr, uint64_t bytes) {
     State& s = st();
     check_order(api, reader, addr, bytes, Access::ReadAfterWrite);
-    std::fill_n(s.read_stamp.data() + addr, bytes, s.now << 2 | static_cast<uint32_t>(reader));
+    std::vector<uint32_t>& rs = s.read_stamp[static_cast<int>(reader)];
+    if (!rs.empty()) std::fill_n(rs.data() + addr, bytes, s.now << 2 | static_cast<uint32_t>(reader));
 }
 
 // Pipe `writer` writes UB bytes [addr, addr+bytes) in the operation stamped `time`.
 inline void ub_write(const char* api, Pipe writer, uint32_t time, uint64_t addr, uint64_t bytes) {
     State& s = st();
     check_order(api, writer, addr, bytes, Access::WriteAfterWrite);
-    check_order(api, writer, addr, bytes, Access::WriteAfterRead);
+    for (const Pipe reader : {Pipe::V, Pipe::MTE3})
+        if (reader != writer) check_order(api, writer, addr, bytes, Access::WriteAfterRead, reader);
     std::fill_n(s.stamp.data() + addr, bytes, time << 2 | static_cast<uint32_t>(writer));
 }
 
