@@ -56,21 +56,24 @@ def cmd_check(args) -> int:
 
 
 def cmd_build(args) -> int:
-    results = []
+    from . import build
+    from .platforms import DEFAULT_PLATFORM, get_platform
+    platform = get_platform(args.platform or DEFAULT_PLATFORM)
+    failed = 0
     for op in load_operators(args.paths):
-        out = Path(args.output) / op.name
-        (out / "ir").mkdir(parents=True, exist_ok=True)
-        module = specializations(op)
-        for i, kernel in enumerate(module.kernels):
-            (out / "ir" / f"{i:02d}_{kernel.name}.ir").write_text(dump(kernel))
-        op_results = verify(op, _backends(args.backend), args.platform)
-        report = {"op": op.name, "op_type": op.op_type, "kernels": len(module.kernels),
-                  "cases": [r.__dict__ for r in op_results]}
-        (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-        results += op_results
-        print(f"built {out}: {len(module.kernels)} kernel specialisation(s)")
-    print(_table(results))
-    return 0 if all(r.ok for r in results) else 1
+        try:
+            folder, = build.build([op], args.output, platform)
+        except Error as e:
+            print(f"ascdsl: cannot build {op.name}:\n{e}", file=sys.stderr)
+            failed += 1
+            continue
+        print(f"built {folder}")
+        if getattr(args, "verify", False):  # compile and run kernel/main.cpp for every variant on ascdsl.sim
+            checks = build.verify_main(build.plan(op, platform), folder, folder / "verify")
+            for c in checks:
+                print(f"  variant {c.key} [{c.case}]: {'ok' if c.ok else 'FAIL ' + c.message}")
+            failed += sum(not c.ok for c in checks)
+    return 0 if failed == 0 else 1
 
 
 def main(argv: list[str] | None = None) -> int:

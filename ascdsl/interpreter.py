@@ -267,7 +267,7 @@ def _out_of_bounds(P: _Programs, instr: Instr, bad: Array, buffers: Array,
     program = lane // (bad.size // bad.shape[0])
     k = int(buffers.flat[lane])
     name, size = P.memory.names[k], P.memory.flats[k].size
-    kind = "load from" if instr.op is Op.LOAD else "store to"
+    kind = "load from" if instr.op in (Op.LOAD, Op.BLOCK_LOAD) else "store to"
     return OutOfBoundsError(
         instr.loc,
         f"{kind} {name} out of bounds: program {P.program(program)} accesses element "
@@ -315,6 +315,39 @@ def _scatter(flat: Array, offsets: Array, values: Array) -> None:
         flat[offsets[0]:offsets[-1] + 1] = values
     else:
         flat[offsets] = values
+
+
+def _block_access(instr: Instr, base: Array, offset: Array,
+                  rest: Sequence[Array]) -> tuple[Array, Array | None]:
+    """The addresses and mask of a block access: ``base + offset + sum(i_d * stride_d)`` over the
+    block, enabled where ``i_d < extent_d`` in every dim (None when no extent cuts the block)."""
+    shape = instr.attr("shape")
+    rank = len(shape)
+    strides, extents = list(rest[:rank - 1]) + [np.ones(1, np.int64)], rest[rank - 1:2 * rank - 1]
+    addr = _lift(base + offset.astype(np.int64), rank)
+    mask = None
+    for d, (size, stride, extent) in enumerate(zip(shape, strides, extents)):
+        index = np.arange(size, dtype=np.int64).reshape((1,) + (1,) * d + (size,) + (1,) * (rank - d - 1))
+        addr = addr + index * _lift(stride.astype(np.int64), rank)
+        if extent.shape[0] > 1 or int(extent[0]) < size:
+            inside = index < _lift(extent.astype(np.int64), rank)
+            mask = inside if mask is None else mask & inside
+    addr = np.broadcast_to(addr, addr.shape[:1] + tuple(shape))
+    if mask is not None:
+        addr, mask = np.broadcast_arrays(addr, mask)
+    return addr, mask
+
+
+def _block_load(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[Array]:
+    rank = len(instr.attr("shape"))
+    addr, mask = _block_access(instr, base, offset, rest)
+    other = rest[2 * rank - 1] if instr.attr("has_other") else None
+    return _load(P, instr, addr, mask, other)
+
+
+def _block_store(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[()]:
+    addr, mask = _block_access(instr, base, offset, rest[:-1])
+    return _store(P, instr, addr, rest[-1], mask)
 
 
 # --- control flow and printing ---------------------------------------------------------------
@@ -376,6 +409,8 @@ HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
     Op.EXPAND_DIMS: _expand_dims,
     Op.LOAD: _load,
     Op.STORE: _store,
+    Op.BLOCK_LOAD: _block_load,
+    Op.BLOCK_STORE: _block_store,
     Op.FOR: _for,
     Op.IF: _if,
     Op.YIELD: lambda P, instr, *values: values,

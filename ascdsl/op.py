@@ -95,17 +95,89 @@ class Case:
         return tuple(rng.standard_normal(s).astype(np.float32).astype(dt) for s in self.shapes)
 
 
+ATTR_TYPES = {"Int": int, "Float": float, "Bool": bool, "ListInt": tuple, "String": str}
+
+
+@dataclass(frozen=True)
+class Attr:
+    """An operator attribute: ``name``, its OpDef type (``Int``, ``Float``, ``Bool``, ``ListInt`` or
+    ``String``) and its default (``None``: the attribute is required)."""
+
+    name: str
+    type: str = "Int"
+    default: Any = None
+
+    def __post_init__(self) -> None:
+        if self.type not in ATTR_TYPES:
+            raise InputValueError(f"attribute {self.name!r}: type must be one of {', '.join(ATTR_TYPES)}, "
+                                  f"not {self.type!r}")
+
+
+@dataclass(frozen=True)
+class Output:
+    """An output tensor. ``shape`` is the name of the input whose shape it has (default: the first
+    input) or an :func:`host` function of the inputs and attributes that returns the shape tuple;
+    ``dtype`` is the name of the input whose dtype it has (default: the first input) or a dtype name."""
+
+    name: str
+    shape: str | Callable | None = None
+    dtype: str | None = None
+
+
 @dataclass(frozen=True)
 class Operator:
+    """An operator. The signature fields are optional: ``inputs`` default to the host function's
+    parameters that are neither attributes nor ``platform``; ``outputs`` to one ``Output("out")``;
+    ``dtypes`` to float32, float16 and bfloat16. Each entry of ``dtypes`` is one supported dtype
+    combination: a dtype name for every tensor alike, or a tuple (inputs, then outputs).
+    The kernels take their pointers in the order inputs, then outputs."""
+
     name: str
     op_type: str
     entry: Callable
     host: Callable
     reference: Callable
     cases: tuple[Case, ...] = ()
+    inputs: tuple[str, ...] | None = None
+    outputs: tuple[Output | str, ...] = ("out",)
+    attrs: tuple[Attr, ...] = ()
+    dtypes: tuple[str | tuple[str, ...], ...] = ("float32", "float16", "bfloat16")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "cases", tuple(self.cases))
+        object.__setattr__(self, "attrs", tuple(self.attrs))
+        object.__setattr__(self, "outputs", tuple(o if isinstance(o, Output) else Output(o)
+                                                  for o in self.outputs))
+        if self.inputs is None:
+            skip = {a.name for a in self.attrs} | {"platform"}
+            params = inspect.signature(self.host).parameters
+            object.__setattr__(self, "inputs", tuple(p for p in params if p not in skip))
+        object.__setattr__(self, "inputs", tuple(self.inputs))
+        tensors = len(self.inputs) + len(self.outputs)
+        combos = tuple((d,) * tensors if isinstance(d, str) else tuple(d) for d in self.dtypes)
+        for combo in combos:
+            if len(combo) != tensors:
+                raise InputValueError(f"{self.name}: dtype combination {combo} needs {tensors} entries "
+                                      "(inputs, then outputs)")
+            for name in combo:
+                dtypes.lookup(name)
+        object.__setattr__(self, "dtypes", combos)
+        names = [*self.inputs, *(o.name for o in self.outputs), *(a.name for a in self.attrs)]
+        if len(set(names)) != len(names):
+            raise InputValueError(f"{self.name}: input, output and attribute names must be distinct")
+
+    def output_dtype(self, output: Output, inputs: tuple[TensorDesc, ...]) -> dtypes.DType:
+        """The dtype of ``output`` for input descriptions ``inputs``."""
+        source = output.dtype or self.inputs[0]
+        if source in self.inputs:
+            return inputs[self.inputs.index(source)].dtype
+        return dtypes.lookup(source)
+
+    def output_shape(self, output: Output, inputs: tuple[TensorDesc, ...], attrs: dict) -> tuple[int, ...]:
+        """The shape of ``output`` for input descriptions ``inputs`` and attribute values ``attrs``."""
+        if callable(output.shape):
+            return tuple(output.shape(*inputs, **attrs))
+        return inputs[self.inputs.index(output.shape or self.inputs[0])].shape
 
 
 # ----------------------------------------------------------------------------- host functions

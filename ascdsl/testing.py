@@ -20,22 +20,29 @@ class CaseResult:
     message: str = ""
 
 
-def close(actual: np.ndarray, expected: np.ndarray, dtype: dtypes.DType) -> np.ndarray:
-    """Elementwise ``|actual - expected| <= atol + rtol * |expected|`` with the dtype's tolerances
-    (exact for integer dtypes); NaNs must match NaNs and infinities must match exactly."""
+def close(actual: np.ndarray, expected: np.ndarray, dtype: dtypes.DType,
+          scale: np.ndarray | None = None) -> np.ndarray:
+    """Elementwise ``|actual - expected| <= atol + rtol * scale`` with the dtype's tolerances
+    (exact for integer dtypes); NaNs must match NaNs and infinities must match exactly.
+
+    ``scale`` defaults to ``|expected|``. A result that cancels large terms (``a - b * c`` with
+    ``a ~ b * c``) is only as accurate as those terms: pass their magnitude (``|a| + |b * c|``)."""
     a = np.asarray(actual, dtype=np.float64)
     e = np.asarray(expected, dtype=np.float64)
+    scale = np.abs(e) if scale is None else np.asarray(scale, dtype=np.float64)
     with np.errstate(invalid="ignore"):
-        ok = np.abs(a - e) <= dtype.atol + dtype.rtol * np.abs(e)
+        ok = np.abs(a - e) <= dtype.atol + dtype.rtol * scale
     return ok | (np.isnan(a) & np.isnan(e)) | (np.isinf(e) & (a == e))
 
 
-def assert_close(actual: np.ndarray, expected: np.ndarray, dtype: dtypes.DType | None = None) -> None:
-    """Raise AssertionError naming the worst element unless ``actual`` matches ``expected``."""
+def assert_close(actual: np.ndarray, expected: np.ndarray, dtype: dtypes.DType | None = None,
+                 scale: np.ndarray | None = None) -> None:
+    """Raise AssertionError naming the first bad element unless ``actual`` matches ``expected``
+    (see :func:`close` for ``scale``)."""
     dtype = dtype or dtypes.from_numpy(np.asarray(actual).dtype)
     if np.shape(actual) != np.shape(expected):
         raise AssertionError(f"shape {np.shape(actual)} != expected {np.shape(expected)}")
-    ok = close(actual, expected, dtype)
+    ok = close(actual, expected, dtype, scale)
     if not ok.all():
         bad = np.argwhere(~ok)
         first = tuple(int(i) for i in bad[0]) if np.ndim(ok) else ()

@@ -47,4 +47,6 @@ CASES = [ascdsl.Case((n,), (n,), dtype=dt, alpha=0.5)
 CASES += [ascdsl.Case((3, 5, 7), (3, 5, 7), alpha=-2.0), ascdsl.Case((0,), (0,))]
 
 OP = ascdsl.Operator(name="scale_add", op_type="ScaleAdd", entry=scale_add, host=scale_add_host,
-                     reference=reference, cases=CASES)
+                     reference=reference, cases=CASES, inputs=("x", "y"), outputs=("out",),
+                     attrs=(ascdsl.Attr("alpha", "Float", 1.0),),
+                     dtypes=("float32", "float16", "bfloat16"))

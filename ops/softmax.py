@@ -78,4 +78,5 @@ CASES = [ascdsl.Case(shape, dtype=dt) for dt in ("float32", "float16", "bfloat16
 CASES += [ascdsl.Case((3, 20000)), ascdsl.Case((2, 8193), dtype="float16"), ascdsl.Case((0, 5))]
 
 OP = ascdsl.Operator(name="softmax", op_type="Softmax", entry=softmax, host=softmax_host,
-                     reference=reference, cases=CASES)
+                     reference=reference, cases=CASES, inputs=("x",), outputs=("out",),
+                     dtypes=("float32", "float16", "bfloat16"))

@@ -68,3 +68,9 @@ def test_close_uses_the_dtype_tolerance_table():
     assert close(np.array([1.0]), np.array([1.0 + 1e-7]), dtypes.int32).tolist() == [False]
     with pytest.raises(AssertionError, match="1 of 2 elements differ"):
         assert_close(np.array([1.0, 2.0], np.float32), np.array([1.0, 2.1]))
+
+
+def test_close_can_measure_error_against_the_magnitude_of_cancelling_terms():
+    expected, actual = np.array([1e-3]), np.array([1e-3 + 5e-6])
+    assert not close(actual, expected, dtypes.float32).all()
+    assert close(actual, expected, dtypes.float32, scale=np.array([1.0])).all()

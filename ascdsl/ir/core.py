@@ -28,7 +28,18 @@ for                       lower, upper, step, *inits              region 0: args
 if                        cond (i1 scalar)                        regions: then, else; results
 yield                     values carried out of a region          -
 print                     *values                                 prefix
+block_load                base, offset, *strides (all dims but    shape, has_other
+                          the last), *extents (every dim)
+                          [, other]
+block_store               base, offset, *strides, *extents,       shape
+                          value
 ========================  ======================================  ==================================
+
+``block_load``/``block_store`` are what memory-access analysis (:mod:`ascdsl.passes.access`)
+turns affine ``load``/``store`` into: the element at block index ``(i0, ..., ik)`` lives at
+``base + offset + i0*stride0 + ... + ik`` (the innermost stride is 1) and is accessed only where
+``i_d < extent_d`` for every dim (``other``, or poison, elsewhere). ``offset``, strides and
+extents are integer scalars; extents are already clamped to ``[0, shape[d]]``.
 
 Integer ``idiv`` and ``mod`` truncate toward zero, like C and Triton. Float ops on float16 and
 bfloat16 round their result to that dtype (computed in float32, round to nearest even).
@@ -92,6 +103,8 @@ class Op(enum.Enum):
     IF = "if"
     YIELD = "yield"
     PRINT = "print"
+    BLOCK_LOAD = "block_load"
+    BLOCK_STORE = "block_store"
 
 
 class GroupOp:
@@ -107,9 +120,9 @@ class GroupOp:
     UNARY = frozenset({Op.NEG, Op.NOT, Op.SQRT, Op.ABS, Op.CAST}) | TRANSCENDENTAL
     ELEMENTWISE = BINARY | UNARY | frozenset({Op.WHERE, Op.PTR_ADD})
     REDUCE = frozenset({Op.SUM, Op.MAX, Op.MIN, Op.ARGMAX, Op.ARGMIN})
-    MEMORY = frozenset({Op.LOAD, Op.STORE})
+    MEMORY = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE})
     CONTROL = frozenset({Op.FOR, Op.IF, Op.YIELD})
-    SIDE_EFFECT = frozenset({Op.STORE, Op.PRINT, Op.YIELD})
+    SIDE_EFFECT = frozenset({Op.STORE, Op.BLOCK_STORE, Op.PRINT, Op.YIELD})
 
 
 @dataclass(frozen=True)

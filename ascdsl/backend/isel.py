@@ -1,0 +1,38 @@
+"""Instruction selection tables: which Ascend C API computes each tile op, and how to round.
+
+Python picks the API from these tables; :mod:`.ascendc` renders the statement. Element types the
+vector unit computes natively are float32, float16 and (for + - * max min) int32; bfloat16 math
+goes through float32 work buffers (Cast CAST_NONE in, Cast CAST_RINT out), as DESIGN §2 says.
+"""
+from __future__ import annotations
+
+from .. import dtypes
+from ..ir.core import Op
+
+BINARY_API = {Op.ADD: "Add", Op.SUB: "Sub", Op.MUL: "Mul", Op.DIV: "Div", Op.MAXIMUM: "Max",
+              Op.MINIMUM: "Min"}
+"""Tile-tile ops (count form ``Api(dst, a, b, n)``)."""
+
+SCALAR_API = {Op.ADD: "Adds", Op.MUL: "Muls", Op.MAXIMUM: "Maxs", Op.MINIMUM: "Mins"}
+"""Tile-scalar ops with a scalar API (either operand order; they commute)."""
+
+UNARY_API = {Op.EXP: "Exp", Op.LOG: "Ln", Op.SQRT: "Sqrt", Op.ABS: "Abs", Op.RSQRT: "Rsqrt"}
+
+REDUCE_API = {Op.SUM: "ReduceSum", Op.MAX: "ReduceMax", Op.MIN: "ReduceMin"}
+
+NATIVE = {
+    dtypes.float32: frozenset(BINARY_API) | frozenset(UNARY_API),
+    dtypes.float16: frozenset(BINARY_API) | frozenset(UNARY_API),
+    dtypes.int32: frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM}),
+}
+"""Ops the vector unit computes in each dtype; anything else on a float goes through float32."""
+
+CAST_MODE = {
+    (dtypes.float16, dtypes.float32): "CAST_NONE",
+    (dtypes.bfloat16, dtypes.float32): "CAST_NONE",
+    (dtypes.float32, dtypes.float16): "CAST_RINT",
+    (dtypes.float32, dtypes.bfloat16): "CAST_RINT",
+    (dtypes.int32, dtypes.float32): "CAST_RINT",
+    (dtypes.float32, dtypes.int32): "CAST_TRUNC",
+}
+"""Direct casts and their round modes (float16 <-> bfloat16 goes through float32)."""

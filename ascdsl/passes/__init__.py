@@ -1,0 +1,29 @@
+"""Passes over the tile IR: named pure functions ``(kernel, platform) -> kernel`` in one list.
+
+Each pass's output prints, parses and runs on the interpreter with the same results as its input.
+"""
+from __future__ import annotations
+
+from ..ir.core import Kernel
+from ..platforms import Platform, get_platform
+from .access import block_accesses
+from .cleanup import common_scalars, dead_code
+from .ubplan import plan_ub
+
+PIPELINE = (
+    block_accesses,  # affine load/store -> block_load/block_store (located error otherwise)
+    common_scalars,  # offsets and extents repeated per access are computed once
+    dead_code,  # the address and mask arithmetic the block accesses replaced
+    plan_ub,  # every tile gets a UB home; the total must fit the platform's budget
+)
+
+
+def run_passes(kernel: Kernel, platform: Platform | str = "Ascend910B3") -> Kernel:
+    """``kernel`` after every pass of :data:`PIPELINE`."""
+    platform = get_platform(platform) if isinstance(platform, str) else platform
+    for p in PIPELINE:
+        kernel = p(kernel, platform)
+    return kernel
+
+
+__all__ = ["PIPELINE", "run_passes"]

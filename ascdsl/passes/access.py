@@ -1,0 +1,288 @@
+"""Memory-access analysis: affine ``load``/``store`` become ``block_load``/``block_store``.
+
+An address is affine when it is a pointer parameter plus a sum of terms, each an integer scalar
+(program ids, loop variables, runtime scalars, products of those) times at most one block index
+``i_d`` (from ``arange``, moved by ``expand_dims``/``broadcast``). A mask is a block bound when it
+is a conjunction (``&``) of ``index < bound`` terms whose index is ``scalar + i_d`` for one dim
+(``<=``, ``>`` and ``>=`` with the operands the other way round are accepted too). The pass emits
+the scalar offset, outer strides and clamped extents as ordinary scalar instructions before the
+access, so the interpreter runs the result unchanged. Anything else (gathers, strided innermost
+dims, other masks) is a located CompilationError that says why.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .. import dtypes
+from ..dtypes import PointerType
+from ..errors import CompilationError, Loc
+from ..ir.core import Block, Instr, Kernel, Op, Type, Value, walk
+
+# A polynomial over integer scalar values: {monomial (sorted value ids): coefficient}.
+Sym = dict[tuple[int, ...], int]
+
+
+def _sym_add(a: Sym, b: Sym, scale: int = 1) -> Sym:
+    out = dict(a)
+    for k, c in b.items():
+        out[k] = out.get(k, 0) + scale * c
+    return {k: c for k, c in out.items() if c}
+
+
+def _sym_mul(a: Sym, b: Sym) -> Sym:
+    out: Sym = {}
+    for ka, ca in a.items():
+        for kb, cb in b.items():
+            k = tuple(sorted(ka + kb))
+            out[k] = out.get(k, 0) + ca * cb
+    return {k: c for k, c in out.items() if c}
+
+
+@dataclass(frozen=True)
+class Affine:
+    """``offset + sum_d i_d * dims[d]`` over a tile's dims (a scalar has no dims)."""
+
+    offset: Sym
+    dims: tuple[tuple[int, Any], ...] = ()  # (dim, Sym) pairs
+
+    @property
+    def dim_map(self) -> dict[int, Sym]:
+        return dict(self.dims)
+
+
+class NotAffine(Exception):
+    def __init__(self, why: str):
+        self.why = why
+
+
+class _Analysis:
+    """Affine forms of the kernel's integer values, computed on demand from their definitions."""
+
+    def __init__(self, kernel: Kernel):
+        self.defs: dict[int, Instr] = {}
+        self.values: dict[int, Value] = {v.id: v for v in kernel.params}
+        for instr in walk(kernel.body):
+            for v in instr.results:
+                self.defs[v.id] = instr
+                self.values[v.id] = v
+            for region in instr.regions:
+                self.values.update((a.id, a) for a in region.args)
+        self.memo: dict[int, Affine] = {}
+        self.next_id = 1 + max(self.values, default=-1)
+
+    def affine(self, v: Value) -> Affine:
+        if v.id not in self.memo:
+            self.memo[v.id] = self._affine(v)
+        return self.memo[v.id]
+
+    def _affine(self, v: Value) -> Affine:
+        instr = self.defs.get(v.id)
+        if v.type.is_scalar:
+            if isinstance(v.type.dtype, PointerType):
+                if instr is None:
+                    return Affine({})
+                if instr.op is Op.PTR_ADD:
+                    return self._add(instr.operands[0], instr.operands[1], v.type.shape)
+                raise NotAffine(f"the pointer comes from `{instr.op.value}`")
+            if not v.type.dtype.is_int:
+                raise NotAffine(f"the offset is a {v.type.dtype} value")
+            if instr is not None and instr.op is Op.CONST:
+                return Affine({(): int(instr.attr("value"))} if instr.attr("value") else {})
+            return Affine({(v.id,): 1})
+        if instr is None:
+            raise NotAffine("the offset is a tile argument")
+        op, xs = instr.op, instr.operands
+        if op is Op.ARANGE:
+            return Affine({(): instr.attr("start")} if instr.attr("start") else {}, ((0, {(): 1}),))
+        if op in (Op.ADD, Op.PTR_ADD):
+            return self._add(xs[0], xs[1], v.type.shape)
+        if op is Op.SUB:
+            return self._add(xs[0], xs[1], v.type.shape, scale=-1)
+        if op is Op.MUL:
+            a, b = self.affine(xs[0]), self.affine(xs[1])
+            if a.dims and b.dims:
+                raise NotAffine("it multiplies two index tiles")
+            scalar, tile = (a, b) if not a.dims else (b, a)
+            return Affine(_sym_mul(tile.offset, scalar.offset),
+                          tuple((d, _sym_mul(s, scalar.offset)) for d, s in tile.dims))
+        if op is Op.EXPAND_DIMS:
+            a, axis = self.affine(xs[0]), instr.attr("axis")
+            axis = axis if axis >= 0 else axis + len(v.type.shape)
+            return Affine(a.offset, tuple((d + (d >= axis), s) for d, s in a.dims))
+        if op is Op.BROADCAST:
+            a, src = self.affine(xs[0]), xs[0].type.shape
+            shift = len(v.type.shape) - len(src)
+            return Affine(a.offset, tuple((d + shift, s) for d, s in a.dims if src[d] != 1))
+        if op is Op.CONST:
+            return Affine({(): int(instr.attr("value"))} if instr.attr("value") else {})
+        if op in (Op.LOAD, Op.BLOCK_LOAD):
+            raise NotAffine("the offsets are loaded from memory (a gather)")
+        raise NotAffine(f"the offsets go through `{op.value}`, which is not affine")
+
+    def _add(self, x: Value, y: Value, shape, scale: int = 1) -> Affine:
+        a, b = self.affine(x), self.affine(y)
+        dims = a.dim_map
+        for d, s in b.dims:
+            dims[d] = _sym_add(dims.get(d, {}), s, scale)
+        return Affine(_sym_add(a.offset, b.offset, scale), tuple(sorted((d, s) for d, s in dims.items() if s)))
+
+
+def _root(analysis: _Analysis, ptr: Value) -> Value:
+    """The pointer parameter an address is based on."""
+    while True:
+        instr = analysis.defs.get(ptr.id)
+        if instr is None:
+            return ptr
+        if instr.op not in (Op.PTR_ADD, Op.BROADCAST, Op.EXPAND_DIMS):
+            raise NotAffine(f"the pointer comes from `{instr.op.value}`")
+        ptr = instr.operands[0]
+
+
+class _Emitter:
+    """Appends scalar instructions that materialise symbolic offsets, strides and extents."""
+
+    def __init__(self, analysis: _Analysis, loc: Loc):
+        self.analysis, self.loc, self.out, self.consts = analysis, loc, [], {}
+
+    def _new(self, op: Op, dtype, operands=(), attrs=()) -> Value:
+        v = Value(self.analysis.next_id, Type(dtype))
+        self.analysis.next_id += 1
+        self.out.append(Instr(op, (v,), tuple(operands), tuple(attrs), (), self.loc))
+        return v
+
+    def const(self, value: int, dtype=dtypes.int32) -> Value:
+        key = (value, dtype)
+        if key not in self.consts:
+            self.consts[key] = self._new(Op.CONST, dtype, attrs=(("value", value),))
+        return self.consts[key]
+
+    def sym(self, s: Sym) -> Value:
+        total = None
+        for mono, coef in sorted(s.items()):
+            term = None
+            for vid in mono:
+                factor = self.analysis.values[vid]
+                term = factor if term is None else self._new(Op.MUL, dtypes.int32, (term, factor))
+            if term is None:
+                term = self.const(coef)
+            elif coef != 1:
+                term = self._new(Op.MUL, dtypes.int32, (term, self.const(coef)))
+            total = term if total is None else self._new(Op.ADD, dtypes.int32, (total, term))
+        return self.const(0) if total is None else total
+
+    def extent(self, bound: Value, start: Sym, size: int) -> Value:
+        """``min(max(bound - start, 0), size)`` as int32."""
+        if bound.type.dtype != dtypes.int32:
+            bound = self._new(Op.CAST, dtypes.int32, (bound,), (("dtype", dtypes.int32),))
+        e = self._new(Op.SUB, dtypes.int32, (bound, self.sym(start))) if start else bound
+        e = self._new(Op.MAXIMUM, dtypes.int32, (e, self.const(0)))
+        return self._new(Op.MINIMUM, dtypes.int32, (e, self.const(size)))
+
+
+_FLIP = {Op.GT: Op.LT, Op.GE: Op.LE}
+
+
+def _bounds(analysis: _Analysis, mask: Value, shape: tuple[int, ...]) -> dict[int, list[tuple[Value, Sym, int]]]:
+    """Per dim: the ``(bound, start, slack)`` terms of ``start + i_d < bound + slack``."""
+    instr = analysis.defs.get(mask.id)
+    if instr is None:
+        raise NotAffine("the mask is a kernel argument")
+    op, xs = instr.op, instr.operands
+    if op is Op.AND:
+        out = _bounds(analysis, xs[0], shape)
+        for d, terms in _bounds(analysis, xs[1], shape).items():
+            out.setdefault(d, []).extend(terms)
+        return out
+    if op in (Op.BROADCAST, Op.EXPAND_DIMS):
+        inner = _bounds(analysis, xs[0], xs[0].type.shape)
+        if op is Op.EXPAND_DIMS:
+            axis = instr.attr("axis")
+            axis = axis if axis >= 0 else axis + len(mask.type.shape)
+            return {d + (d >= axis): t for d, t in inner.items()}
+        shift = len(mask.type.shape) - len(xs[0].type.shape)
+        return {d + shift: t for d, t in inner.items()}
+    if op in _FLIP:
+        op, xs = _FLIP[op], (xs[1], xs[0])
+    if op not in (Op.LT, Op.LE):
+        raise NotAffine(f"the mask uses `{op.value}`; only `index < bound` terms joined by `&` are block bounds")
+    index, bound = xs
+    if not bound.type.is_scalar:
+        raise NotAffine("the mask's bound is a tile; it must be a scalar")
+    a = analysis.affine(index)
+    if len(a.dims) != 1 or a.dims[0][1] != {(): 1}:
+        raise NotAffine("the mask's index must be `scalar + arange` along exactly one dim")
+    return {a.dims[0][0]: [(bound, a.offset, 1 if op is Op.LE else 0)]}
+
+
+def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
+    """The instructions replacing one load or store (scalar setup, then the block access)."""
+    is_load = instr.op is Op.LOAD
+    ptr = instr.operands[0]
+    shape = instr.result.type.shape if is_load else ptr.type.shape
+    if not shape:
+        raise NotAffine("it accesses a single element; load a block of at least one element")
+    value = None if is_load else instr.operands[1]
+    mask = None
+    if instr.attr("has_mask"):
+        mask = instr.operands[1 if is_load else 2]
+    other = instr.operands[2] if is_load and instr.attr("has_other") else None
+    if other is not None and not other.type.is_scalar:
+        raise NotAffine("`other` is a tile; it must be a scalar")
+    base = _root(analysis, ptr)
+    a = analysis.affine(ptr)
+    strides = a.dim_map
+    rank = len(shape)
+    for d in range(rank):
+        if shape[d] > 1 and d not in strides:
+            raise NotAffine(f"the address does not change along dim {d} (a broadcast access)")
+    if shape[-1] > 1 and strides[rank - 1] != {(): 1}:
+        raise NotAffine("the innermost dim is not contiguous (its stride must be 1)")
+    emit = _Emitter(analysis, instr.loc)
+    offset = emit.sym(a.offset)
+    outer = [emit.sym(strides.get(d, {})) for d in range(rank - 1)]
+    bounds = _bounds(analysis, mask, shape) if mask is not None else {}
+    extents = []
+    for d in range(rank):
+        e = None
+        for bound, start, slack in bounds.get(d, []):
+            if slack:
+                bound = emit._new(Op.ADD, bound.type.dtype, (bound, emit.const(slack, bound.type.dtype)))
+            t = emit.extent(bound, start, shape[d])
+            e = t if e is None else emit._new(Op.MINIMUM, dtypes.int32, (e, t))
+        extents.append(emit.const(shape[d]) if e is None else e)
+    operands = (base, offset, *outer, *extents)
+    if is_load:
+        attrs = (("shape", shape), ("has_other", other is not None))
+        block = Instr(Op.BLOCK_LOAD, instr.results, operands + ((other,) if other is not None else ()),
+                      attrs, (), instr.loc)
+    else:
+        block = Instr(Op.BLOCK_STORE, (), operands + (value,), (("shape", shape),), (), instr.loc)
+    return emit.out + [block]
+
+
+def _rewrite(analysis: _Analysis, block: Block) -> Block:
+    body: list[Instr] = []
+    for instr in block.body:
+        if instr.op in (Op.LOAD, Op.STORE):
+            try:
+                body += _lower(analysis, instr)
+            except NotAffine as e:
+                what = "load" if instr.op is Op.LOAD else "store"
+                raise CompilationError(
+                    instr.loc, f"this {what} cannot be copied as blocks: {e.why}",
+                    hint="Ascend C copies rectangular blocks (DataCopy/DataCopyPad): address memory as "
+                         "pointer + scalar offset + arange (innermost stride 1) and mask with "
+                         "`index < bound` terms joined by `&`; the interpreter still runs this kernel") from None
+            continue
+        if instr.regions:
+            instr = Instr(instr.op, instr.results, instr.operands, instr.attrs,
+                          tuple(_rewrite(analysis, r) for r in instr.regions), instr.loc)
+        body.append(instr)
+    return Block(block.args, tuple(body))
+
+
+def block_accesses(kernel: Kernel, platform=None) -> Kernel:
+    """Rewrite every ``load``/``store`` as a block access (see the module docstring)."""
+    analysis = _Analysis(kernel)
+    return Kernel(kernel.name, kernel.param_names, kernel.constexprs, _rewrite(analysis, kernel.body), kernel.loc)

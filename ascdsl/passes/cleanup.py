@@ -1,0 +1,57 @@
+"""Clean-ups: common scalar subexpressions and dead code."""
+from __future__ import annotations
+
+from ..ir.core import Block, GroupOp, Instr, Kernel, Op, walk
+
+_PURE_SCALAR = GroupOp.ELEMENTWISE | GroupOp.LEAF
+
+
+def _used(block: Block) -> set[int]:
+    return {v.id for instr in walk(block) for v in instr.operands}
+
+
+def _sweep(block: Block, used: set[int]) -> Block:
+    body = []
+    for instr in block.body:
+        keep = (instr.op in GroupOp.SIDE_EFFECT or instr.regions
+                or any(v.id in used for v in instr.results))
+        if keep:
+            if instr.regions:
+                instr = Instr(instr.op, instr.results, instr.operands, instr.attrs,
+                              tuple(_sweep(r, used) for r in instr.regions), instr.loc)
+            body.append(instr)
+    return Block(block.args, tuple(body))
+
+
+def dead_code(kernel: Kernel, platform=None) -> Kernel:
+    """Remove pure instructions with unused results (loops and branches stay)."""
+    body = kernel.body
+    while True:
+        swept = _sweep(body, _used(body))
+        if swept == body:
+            break
+        body = swept
+    return Kernel(kernel.name, kernel.param_names, kernel.constexprs, body, kernel.loc)
+
+
+def _cse(block: Block, seen: dict, subst: dict) -> Block:
+    seen = dict(seen)  # values of enclosing blocks dominate this one
+    body = []
+    for instr in block.body:
+        operands = tuple(subst.get(v.id, v) for v in instr.operands)
+        regions = tuple(_cse(r, seen, subst) for r in instr.regions)
+        instr = Instr(instr.op, instr.results, operands, instr.attrs, regions, instr.loc)
+        if (instr.op in _PURE_SCALAR and len(instr.results) == 1 and instr.result.type.is_scalar
+                and instr.op is not Op.PRINT):
+            key = (instr.op, tuple(v.id for v in operands), instr.attrs, instr.result.type)
+            if key in seen:
+                subst[instr.result.id] = seen[key]
+                continue
+            seen[key] = instr.result
+        body.append(instr)
+    return Block(block.args, tuple(body))
+
+
+def common_scalars(kernel: Kernel, platform=None) -> Kernel:
+    """Compute each scalar expression once: a repeated pure scalar instruction reuses the first."""
+    return Kernel(kernel.name, kernel.param_names, kernel.constexprs, _cse(kernel.body, {}, {}), kernel.loc)

@@ -1,0 +1,265 @@
+"""UB planning: where every tile lives in the Unified Buffer, and whether it all fits.
+
+Homes (one per tile value):
+
+* a ``block_load`` result is a buffer of a VECIN queue (one queue per pointer, double-buffered);
+* a value that is stored is computed straight into a buffer of a VECOUT queue (double-buffered);
+* a loop-carried tile lives in an accumulator ``TBuf`` for the whole loop;
+* every other tile is a temporary ``TBuf``. Temporaries share buffers when their live ranges do
+  not overlap, and an elementwise op writes over an operand of the same dtype that dies at it.
+
+API work buffers (float32 copies for bfloat16 math and 16-bit reductions, reduction scratch, a
+32-byte scalar block) come last. Every size is rounded up to 32 bytes; the total must stay within
+``platform.ub_budget_bytes``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import dtypes
+from ..errors import CompilationError, Loc
+from ..ir.core import GroupOp, Instr, Kernel, Op, Value
+
+BLOCK_BYTES = 32
+REPEAT_BYTES = 256
+INPLACE = GroupOp.ARITH | frozenset({Op.NEG, Op.EXP, Op.LOG, Op.SQRT, Op.RSQRT, Op.ABS})
+
+
+def align32(n: int) -> int:
+    return -(-n // BLOCK_BYTES) * BLOCK_BYTES
+
+
+def tile_bytes(v: Value) -> int:
+    return align32(v.type.numel * v.type.dtype.itemsize)
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """One UB allocation: a queue (``num`` buffers of ``bytes``) or a ``TBuf`` (num 1)."""
+
+    name: str
+    position: str  # VECIN, VECOUT or VECCALC
+    num: int
+    bytes: int
+    loc: Loc = field(compare=False)
+
+    @property
+    def total(self) -> int:
+        return self.num * self.bytes
+
+
+@dataclass(frozen=True)
+class UBPlan:
+    """The buffers of one kernel, and ``homes``: value id -> buffer name."""
+
+    buffers: tuple[Buffer, ...]
+    homes: dict = field(compare=False)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(b.total for b in self.buffers)
+
+    def buffer(self, name: str) -> Buffer:
+        return next(b for b in self.buffers if b.name == name)
+
+    def as_dict(self) -> dict:
+        return {"total_bytes": self.total_bytes,
+                "buffers": [{"name": b.name, "position": b.position, "num": b.num, "bytes": b.bytes}
+                            for b in self.buffers]}
+
+
+def _camel(name: str) -> str:
+    parts = [p for p in name.removesuffix("_ptr").split("_") if p]
+    return "".join(p.capitalize() for p in parts) or "Arg"
+
+
+class _Liveness:
+    """Program-order positions: each instruction gets an index; a ``for`` spans its region."""
+
+    def __init__(self, kernel: Kernel):
+        self.index: dict[int, int] = {}  # id(instr) -> position
+        self.defs: dict[int, int] = {v.id: 0 for v in kernel.params}
+        self.last: dict[int, int] = {}
+        self.loops: list[tuple[int, int, Instr]] = []
+        self.def_instr: dict[int, Instr] = {}
+        self.n = 0
+        self._visit(kernel.body.body, [])
+
+    def _visit(self, body, loops) -> None:
+        for instr in body:
+            self.n += 1
+            start = self.n
+            self.index[id(instr)] = start
+            for v in instr.operands:
+                self._use(v, start, loops)
+            for region in instr.regions:
+                for a in region.args:
+                    self.defs[a.id] = start
+                self._visit(region.body, loops + [(start, instr)])
+            end = self.n
+            if instr.regions:
+                self.loops.append((start, end, instr))
+            for v in instr.results:
+                self.defs[v.id] = end
+                self.def_instr[v.id] = instr
+
+    def _use(self, v: Value, at: int, loops) -> None:
+        # a value defined outside an enclosing loop stays live until that loop ends
+        for start, loop in loops:
+            if self.defs.get(v.id, 0) < start:
+                at = max(at, self._end_of(loop, start))
+                break
+        self.last[v.id] = max(self.last.get(v.id, 0), at)
+
+    def _end_of(self, loop: Instr, start: int) -> int:
+        count = 0
+        stack = list(loop.regions)
+        while stack:
+            region = stack.pop()
+            for instr in region.body:
+                count += 1
+                stack.extend(instr.regions)
+        return start + count
+
+    def last_use(self, v: Value) -> int:
+        return self.last.get(v.id, self.defs.get(v.id, 0))
+
+
+def _work_bytes(instr: Instr) -> int:
+    """Float32 scratch an instruction needs (see the backend's instruction selection)."""
+    if instr.op in GroupOp.REDUCE:
+        (x,) = instr.operands
+        n = x.type.numel
+        cast = 4 * n if x.type.dtype.itemsize != 4 else 0
+        repeats = -(-n * 4 // REPEAT_BYTES)
+        return cast + align32(4 * 2 * repeats)
+    if len(instr.results) == 1 and not instr.result.type.is_scalar and any(
+            v.type.dtype == dtypes.bfloat16 for v in (*instr.operands, instr.result)) and instr.op is not Op.CAST:
+        return 2 * 4 * instr.result.type.numel
+    return 0
+
+
+def plan(kernel: Kernel) -> UBPlan:
+    """Assign every tile value a buffer (see the module docstring)."""
+    live = _Liveness(kernel)
+    homes: dict[int, str] = {}
+    buffers: dict[str, Buffer] = {}
+    names = dict(zip((p.id for p in kernel.params), kernel.param_names))
+
+    def need(name: str, position: str, num: int, nbytes: int, loc: Loc) -> None:
+        old = buffers.get(name)
+        buffers[name] = Buffer(name, position, num, max(nbytes, old.bytes if old else 0), loc)
+
+    instrs = [i for i in _all(kernel.body.body)]
+    stored: dict[int, str] = {}
+    for instr in instrs:
+        if instr.op is Op.BLOCK_LOAD:
+            name = "inQueue" + _camel(names.get(instr.operands[0].id, "arg"))
+            need(name, "VECIN", 2, tile_bytes(instr.result), instr.loc)
+            homes[instr.result.id] = name
+        elif instr.op is Op.BLOCK_STORE:
+            name = "outQueue" + _camel(names.get(instr.operands[0].id, "arg"))
+            value = instr.operands[-1]
+            need(name, "VECOUT", 2, tile_bytes(value), instr.loc)
+            producer = live.def_instr.get(value.id)
+            if (value.id not in homes and value.id not in stored and producer is not None
+                    and producer.op not in (Op.FOR, Op.BLOCK_LOAD)):
+                stored[value.id] = name
+
+    # temporaries and accumulators share TBuf slots by live range
+    slots: list[list] = []  # [name, bytes, busy_until, loc]
+    work = 0
+
+    def slot_for(v: Value, start: int, end: int, loc: Loc, prefix: str) -> str:
+        nbytes = tile_bytes(v)
+        free = [s for s in slots if s[2] < start and s[0].startswith(prefix)]
+        best = min(free, key=lambda s: (s[1] < nbytes, abs(s[1] - nbytes), s[0]), default=None)
+        if best is None:
+            best = [f"{prefix}{len([s for s in slots if s[0].startswith(prefix)])}", 0, 0, loc]
+            slots.append(best)
+        best[1], best[2] = max(best[1], nbytes), end
+        return best[0]
+
+    def extend(name: str, end: int) -> None:
+        for s in slots:
+            if s[0] == name:
+                s[2] = max(s[2], end)
+
+    users: dict[int, set] = {}
+    for instr in instrs:
+        for k, x in enumerate(instr.operands):
+            users.setdefault(x.id, set()).add((instr.op, k >= 3))
+    for instr in instrs:
+        at = live.index[id(instr)]
+        if instr.op is Op.CONST and len(instr.results) == 1 and users.get(instr.result.id, set()) <= {(Op.FOR, True)}:
+            continue  # only initialises loop accumulators: Duplicate writes it straight there
+        work = max(work, _work_bytes(instr))
+        if instr.op is Op.FOR:
+            region = instr.regions[0]
+            end = max([live.last_use(r) for r in instr.results] + [live.last_use(a) for a in region.args[1:]] + [at])
+            for arg, result in zip(region.args[1:], instr.results):
+                if arg.type.is_scalar:
+                    continue
+                name = slot_for(arg, at - 1, end, instr.loc, "accBuf")
+                homes[arg.id] = homes[result.id] = name
+            continue
+        for v in instr.results:
+            if v.type.is_scalar or v.id in homes:
+                continue
+            if v.id in stored:
+                homes[v.id] = stored[v.id]
+                continue
+            end = live.last_use(v)
+            donor = _inplace_donor(instr, v, live, at, homes)
+            if donor is not None:
+                homes[v.id] = homes[donor.id]
+                extend(homes[v.id], end)
+                continue
+            homes[v.id] = slot_for(v, at, end, instr.loc, "tmpBuf")
+    for name, nbytes, _, loc in slots:
+        need(name, "VECCALC", 1, nbytes, loc)
+    if work:
+        need("workBuf", "VECCALC", 1, align32(work), kernel.loc)
+    if any(i.op in GroupOp.REDUCE or i.op in (Op.DIV, Op.SUB) for i in instrs):
+        need("scalarBuf", "VECCALC", 1, BLOCK_BYTES, kernel.loc)
+    order = {"VECIN": 0, "VECOUT": 1, "VECCALC": 2}
+    ordered = sorted(buffers.values(), key=lambda b: (order[b.position], b.name.startswith("workBuf")
+                                                       or b.name.startswith("scalarBuf"), b.name))
+    return UBPlan(tuple(ordered), homes)
+
+
+def _inplace_donor(instr: Instr, v: Value, live: _Liveness, at: int, homes: dict) -> Value | None:
+    """An operand whose buffer ``v`` may overwrite: same element size and shape, dying here."""
+    if instr.op not in INPLACE:
+        return None
+    for x in sorted(instr.operands, key=lambda x: not homes.get(x.id, "").startswith("accBuf")):
+        if (not x.type.is_scalar and x.id in homes and x.type.shape == v.type.shape
+                and x.type.dtype == v.type.dtype and live.last_use(x) <= at
+                and not homes[x.id].startswith("outQueue")):
+            return x
+    return None
+
+
+def _all(body):
+    for instr in body:
+        yield instr
+        for region in instr.regions:
+            yield from _all(region.body)
+
+
+def check_budget(kernel: Kernel, ub: UBPlan, platform) -> None:
+    """A located CompilationError listing every buffer when the plan exceeds the UB budget."""
+    if ub.total_bytes <= platform.ub_budget_bytes:
+        return
+    worst = max(ub.buffers, key=lambda b: b.total)
+    rows = "; ".join(f"{b.name} ({b.position}, {b.num} x {b.bytes} B = {b.total} B)" for b in ub.buffers)
+    raise CompilationError(
+        worst.loc, f"the kernel needs {ub.total_bytes} bytes of UB, more than the "
+        f"{platform.ub_budget_bytes} bytes {platform.name} allows: {rows}",
+        hint="use a smaller block (ascdsl.planner.largest_block finds the largest that fits)")
+
+
+def plan_ub(kernel: Kernel, platform) -> Kernel:
+    """The UB-planning pass: checks that the kernel's plan fits ``platform``; the IR is unchanged."""
+    check_budget(kernel, plan(kernel), platform)
+    return kernel

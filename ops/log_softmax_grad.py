@@ -1,0 +1,281 @@
+"""LogSoftmaxBackward: grad_input = grad_output - exp(output) * sum(grad_output, dim).
+
+``output`` is the forward log-softmax result, so ``exp(output)`` is the softmax. The host merges
+the shape around the reduced axes into ``[d0, d1, d2]`` (``d1`` reduced) and picks a variant:
+
+* ``no_reduce`` (``d1 == 1``): the sum over a single element is ``grad_output`` itself, so
+  ``grad_input = grad_output - exp(output) * grad_output``, elementwise over ``d0 * d2`` values;
+* ``reduce_tail`` (``d2 == 1``): rows of ``d1`` contiguous values, ``[ROWS, BLOCK_R]`` tiles;
+* ``reduce_middle``: ``[BLOCK_R, BLOCK_B]`` tiles of one ``d0`` index, summed over the rows;
+
+each reduce variant ``full_load`` (the whole reduced extent is one tile) or ``recompute`` (a first
+pass sums chunk by chunk, a second pass reloads and writes: the reduced extent does not fit UB).
+The outer work (rows, ``(d0, column-block)`` pairs, or element blocks) is split over the platform's
+vector cores: one program per core, the first ``big_cores`` programs take one unit more.
+
+UB plan (until the planner answers "largest block that fits"): per tile element the kernels hold
+``grad_output`` (the reduced input), ``output`` and the result in their own dtype, each
+double-buffered as the backend's queues are, and three separate float32 buffers (``grad_output``
+and ``output`` cast to float32, the float32 result; nothing is cast in place), plus one float32
+sum per reduced row or column: ``6 * itemsize + 12`` bytes per element. Block extents are powers
+of two.
+
+PyTorch's ``torch.ops.aten._log_softmax_backward_data`` is the semantic reference. The source
+document's note that the no-reduce case simplifies to ``(grad_output - 1) * exp(output)`` is wrong
+(it is ``grad_output * (1 - exp(output))``); the mathematics is implemented and pinned by a test.
+"""
+import os
+
+import numpy as np
+
+import ascdsl
+import ascdsl.language as tl
+from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
+
+MAX_DIMS = 8
+
+
+@ascdsl.jit
+def core_span(per_core, big_cores):
+    """The units ``[start, end)`` of this program: ``per_core`` each, one more on the first ``big_cores``."""
+    pid = tl.program_id(0)
+    start = pid * per_core + tl.minimum(pid, big_cores)
+    return start, start + per_core + (pid < big_cores).to(tl.int32)
+
+
+@ascdsl.jit
+def no_reduce_kernel(dy_ptr, x_ptr, out_ptr, n, per_core, big_cores, BLOCK: tl.constexpr):
+    start, end = core_span(per_core, big_cores)
+    lanes = tl.arange(0, BLOCK)
+    for block in range(start, end):
+        offsets = block * BLOCK + lanes
+        mask = offsets < n
+        dy = tl.load(dy_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+        x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+        out = dy - tl.exp(x) * dy
+        tl.store(out_ptr + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@ascdsl.jit
+def reduce_tail_full_kernel(dy_ptr, x_ptr, out_ptr, d1, per_core, big_cores,
+                            ROWS: tl.constexpr, BLOCK_R: tl.constexpr):
+    start, end = core_span(per_core, big_cores)
+    cols = tl.arange(0, BLOCK_R)
+    for row0 in range(start, end, ROWS):
+        rows = row0 + tl.arange(0, ROWS)
+        offsets = rows[:, None] * d1 + cols[None, :]
+        mask = (rows[:, None] < end) & (cols[None, :] < d1)
+        dy = tl.load(dy_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+        total = tl.sum(dy, axis=1)
+        x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+        out = dy - tl.exp(x) * total[:, None]
+        tl.store(out_ptr + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@ascdsl.jit
+def reduce_tail_recompute_kernel(dy_ptr, x_ptr, out_ptr, d1, per_core, big_cores, BLOCK_R: tl.constexpr):
+    start, end = core_span(per_core, big_cores)
+    lanes = tl.arange(0, BLOCK_R)
+    for row in range(start, end):
+        total = tl.zeros((1,), tl.float32)
+        for col0 in range(0, d1, BLOCK_R):
+            cols = col0 + lanes
+            mask = cols[None, :] < d1
+            dy = tl.load(dy_ptr + row * d1 + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+            total += tl.sum(dy, axis=1)
+        for col0 in range(0, d1, BLOCK_R):
+            cols = col0 + lanes
+            mask = cols[None, :] < d1
+            offsets = row * d1 + cols[None, :]
+            dy = tl.load(dy_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+            x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+            out = dy - tl.exp(x) * total[:, None]
+            tl.store(out_ptr + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@ascdsl.jit
+def reduce_middle_full_kernel(dy_ptr, x_ptr, out_ptr, d1, d2, col_blocks, per_core, big_cores,
+                              BLOCK_R: tl.constexpr, BLOCK_B: tl.constexpr):
+    start, end = core_span(per_core, big_cores)
+    rows = tl.arange(0, BLOCK_R)
+    lanes = tl.arange(0, BLOCK_B)
+    for unit in range(start, end):
+        a = unit // col_blocks
+        cols = (unit - a * col_blocks) * BLOCK_B + lanes
+        offsets = a * d1 * d2 + rows[:, None] * d2 + cols[None, :]
+        mask = (rows[:, None] < d1) & (cols[None, :] < d2)
+        dy = tl.load(dy_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+        total = tl.sum(dy, axis=0)
+        x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+        out = dy - tl.exp(x) * total[None, :]
+        tl.store(out_ptr + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@ascdsl.jit
+def reduce_middle_recompute_kernel(dy_ptr, x_ptr, out_ptr, d1, d2, col_blocks, per_core, big_cores,
+                                   BLOCK_R: tl.constexpr, BLOCK_B: tl.constexpr):
+    start, end = core_span(per_core, big_cores)
+    lanes_r = tl.arange(0, BLOCK_R)
+    lanes = tl.arange(0, BLOCK_B)
+    for unit in range(start, end):
+        a = unit // col_blocks
+        cols = (unit - a * col_blocks) * BLOCK_B + lanes
+        base = a * d1 * d2
+        total = tl.zeros((BLOCK_B,), tl.float32)
+        for row0 in range(0, d1, BLOCK_R):
+            rows = row0 + lanes_r
+            mask = (rows[:, None] < d1) & (cols[None, :] < d2)
+            dy = tl.load(dy_ptr + base + rows[:, None] * d2 + cols[None, :], mask=mask, other=0.0)
+            total += tl.sum(dy.to(tl.float32), axis=0)
+        for row0 in range(0, d1, BLOCK_R):
+            rows = row0 + lanes_r
+            offsets = base + rows[:, None] * d2 + cols[None, :]
+            mask = (rows[:, None] < d1) & (cols[None, :] < d2)
+            dy = tl.load(dy_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+            x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+            out = dy - tl.exp(x) * total[None, :]
+            tl.store(out_ptr + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@ascdsl.host
+def log_softmax_backward_host(grad_output, output, dim, platform):
+    """Validate, merge the shape to ``[d0, d1, d2]`` around the reduced axes ``dim`` (a tuple of ints,
+    as the user gave them) and plan the launch on ``platform`` (a :class:`ascdsl.platforms.Platform`)."""
+    dims = dim
+    if grad_output.shape != output.shape:
+        raise ValueError(f"grad_output and output must have the same shape (no broadcasting), "
+                         f"got {grad_output.shape} and {output.shape}")
+    if grad_output.dtype != output.dtype:
+        raise TypeError(f"grad_output and output must have the same dtype, "
+                        f"got {grad_output.dtype} and {output.dtype}")
+    dtype = grad_output.dtype
+    if dtype.name not in ("float32", "float16", "bfloat16"):
+        raise TypeError(f"log_softmax_backward supports float32, float16 and bfloat16, not {dtype}")
+    if dtype.name == "bfloat16" and not platform.has_bf16:
+        raise TypeError(f"{platform.name} cannot cast bfloat16 to float32, so it cannot compute "
+                        "bfloat16 log_softmax_backward; use float16 or float32")
+    n = grad_output.ndim
+    if n > MAX_DIMS:
+        raise ValueError(f"log_softmax_backward supports at most {MAX_DIMS} dims, got {n}")
+    if len(dims) == 0:
+        raise ValueError("dim must name at least one axis, got an empty list")
+    rank = max(n, 1)  # a rank-0 tensor takes dim -1 or 0, as PyTorch allows
+    first = rank
+    last = -1
+    for i in range(len(dims)):
+        if dims[i] < -rank or dims[i] >= rank:
+            raise ValueError(f"dim {dims[i]} is out of range [{-rank}, {rank - 1}] for a tensor of rank {n}")
+        axis = (dims[i] + rank) % rank
+        for j in range(i):
+            if (dims[j] + rank) % rank == axis:
+                raise ValueError(f"dim lists axis {axis} twice in {dims}")
+        first = min(first, axis)
+        last = max(last, axis)
+    if last - first + 1 != len(dims):
+        raise ValueError(f"the reduced axes {dims} must be contiguous (like [2, 3, 4], not [2, 4])")
+    d0 = 1
+    d1 = 1
+    d2 = 1
+    for i in range(n):
+        if i < first:
+            d0 = d0 * grad_output.shape[i]
+        elif i <= last:
+            d1 = d1 * grad_output.shape[i]
+        else:
+            d2 = d2 * grad_output.shape[i]
+    cores = platform.vector_core_count
+    budget = platform.ub_budget_bytes
+    size = dtype.itemsize
+    align = 32 // size  # elements per 32-byte block
+    per_element = 6 * size + 12
+    if d0 * d1 * d2 == 0:
+        return ascdsl.Launch(no_reduce_kernel, grid=(0,), variant="empty", constexprs={"BLOCK": align})
+
+    if d1 == 1:
+        count = d0 * d2
+        largest = ascdsl.next_power_of_2(budget // per_element + 1) // 2
+        block = min(largest, max(align, ascdsl.next_power_of_2(ascdsl.cdiv(count, cores))))
+        units = ascdsl.cdiv(count, block)
+        used = min(cores, units)
+        return ascdsl.Launch(no_reduce_kernel, grid=(used,), variant="no_reduce",
+                             constexprs={"BLOCK": block},
+                             scalars={"n": count, "per_core": units // used, "big_cores": units % used})
+
+    largest = ascdsl.next_power_of_2(budget // per_element + 1) // 2
+    block_r = max(align, ascdsl.next_power_of_2(d1))
+    if d2 == 1:
+        used = min(cores, d0)
+        scalars = {"d1": d1, "per_core": d0 // used, "big_cores": d0 % used}
+        fit = budget // (block_r * per_element + 4)
+        if fit >= 1:
+            rows = min(ascdsl.next_power_of_2(fit + 1) // 2, ascdsl.next_power_of_2(ascdsl.cdiv(d0, used)))
+            return ascdsl.Launch(reduce_tail_full_kernel, grid=(used,), variant="reduce_tail_full_load",
+                                 constexprs={"ROWS": rows, "BLOCK_R": block_r}, scalars=scalars)
+        return ascdsl.Launch(reduce_tail_recompute_kernel, grid=(used,), variant="reduce_tail_recompute",
+                             constexprs={"BLOCK_R": largest}, scalars=scalars)
+
+    block_b = max(align, ascdsl.next_power_of_2(d2))
+    fit = budget // (block_r * per_element + 4)
+    if fit >= align:
+        kernel = reduce_middle_full_kernel
+        variant = "reduce_middle_full_load"
+        block_b = min(block_b, ascdsl.next_power_of_2(fit + 1) // 2)
+    else:
+        kernel = reduce_middle_recompute_kernel
+        variant = "reduce_middle_recompute"
+        block_b = min(block_b, 256)
+        block_r = min(block_r, ascdsl.next_power_of_2((budget - 4 * block_b) // (block_b * per_element) + 1) // 2)
+    col_blocks = ascdsl.cdiv(d2, block_b)
+    units = d0 * col_blocks
+    used = min(cores, units)
+    return ascdsl.Launch(kernel, grid=(used,), variant=variant,
+                         constexprs={"BLOCK_R": block_r, "BLOCK_B": block_b},
+                         scalars={"d1": d1, "d2": d2, "col_blocks": col_blocks,
+                                  "per_core": units // used, "big_cores": units % used})
+
+
+def reduced_axes(dim) -> tuple[int, ...]:
+    """``dim`` as a tuple of ints (an int, or a list or tuple of ints), before range checks."""
+    items = list(dim) if isinstance(dim, (list, tuple)) else [dim]
+    for d in items:
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+            raise ascdsl.InputTypeError(f"dim must be an int or a list of ints, got {dim!r}")
+    return tuple(int(d) for d in items)
+
+
+def resolve_platform(platform):
+    """The platform row for ``platform`` (a name, or None for ``ASCDSL_PLATFORM`` or the default)."""
+    return get_platform(platform or os.environ.get("ASCDSL_PLATFORM") or DEFAULT_PLATFORM)
+
+
+def log_softmax_backward(grad_output, output, dim, *, platform=None, backend=None):
+    """The gradient of log_softmax's input, given the gradient of its ``output`` (same shape and
+    dtype as both); ``dim`` is the reduced axis, or a list of contiguous axes."""
+    grad_output, output = np.asarray(grad_output, order="C"), np.asarray(output, order="C")
+    target = resolve_platform(platform)
+    plan = log_softmax_backward_host(ascdsl.TensorDesc.of(grad_output), ascdsl.TensorDesc.of(output),
+                                     reduced_axes(dim), target)
+    out = np.empty_like(grad_output)
+    plan(grad_output, output, out, backend=backend, platform=target.name)
+    return out
+
+
+def reference(grad_output, output, dim):
+    axes = tuple(d % max(grad_output.ndim, 1) for d in reduced_axes(dim))
+    grad = np.atleast_1d(grad_output)
+    total = grad.sum(axis=axes, keepdims=True)
+    return (grad - np.exp(np.atleast_1d(output)) * total).reshape(grad_output.shape)
+
+
+CASES = [ascdsl.Case(shape, shape, dtype=dt, dim=dim) for dt in ("float32", "float16", "bfloat16")
+         for shape, dim in (((4, 33), -1), ((3, 5, 7), 1), ((6, 1, 9), 1), ((2, 3, 4, 5), (1, 2)))]
+CASES += [ascdsl.Case((), (), dim=-1), ascdsl.Case((3, 5000), (3, 5000), dim=1),
+          ascdsl.Case((2, 700, 3), (2, 700, 3), dtype="float16", dim=1), ascdsl.Case((0, 4), (0, 4), dim=0),
+          ascdsl.Case((50, 3), (50, 3), dim=-1)]
+
+# The OpDef's attribute is an Int (aclnnLogSoftmaxBackward takes one dim); the host function takes the
+# axes as a list, so that the Python entry's lists of contiguous axes go through the same validation.
+OP = ascdsl.Operator(name="log_softmax_grad", op_type="LogSoftmaxBackward", entry=log_softmax_backward,
+                     host=log_softmax_backward_host, reference=reference, cases=CASES,
+                     inputs=("grad_output", "output"), outputs=("out",), attrs=(ascdsl.Attr("dim", "ListInt"),),
+                     dtypes=("float32", "float16", "bfloat16"))

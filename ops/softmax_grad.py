@@ -1,0 +1,319 @@
+"""SoftmaxGrad: dst = (grad - sum(grad * src, last axis)) * src, the high-level API's semantics.
+
+``src`` is the forward softmax output and ``grad`` the gradient of it. The input is viewed as
+``[m, k]`` (``k`` the last axis). With ``is_front=True`` the result is the row sums only, broadcast
+to one 32-byte block per row (shape ``grad.shape[:-1] + (32 // itemsize,)``).
+
+Variants the host picks:
+
+* ``rows`` (full load): ``[ROWS, BLOCK_K]`` tiles hold whole rows; one load of each input;
+* ``two_pass`` (rows longer than UB): per row, a first pass sums ``grad * src`` chunk by chunk and a
+  second pass reloads the chunks and writes ``dst`` (``is_front`` needs only the first pass);
+* ``nz``: inputs in the FRACTAL_NZ layout (:mod:`ascdsl.layout`), ``[B, K1, Mp, 16]``; a row ``i``
+  is the 16-element segments ``[b, :, i, :]``, summed over both k axes in a first pass over ``K1``,
+  then written in a second pass; the zero padding gives zero sums and zero outputs.
+
+Outer work (rows; for NZ, blocks of rows of one batch) is split over the vector cores, the first
+``big_cores`` programs taking one unit more.
+
+UB plan (until the planner answers "largest block that fits"): per tile element, ``grad``, ``src``
+and the result in their dtype, each double-buffered as the backend's queues are, and three separate
+float32 buffers (``grad`` and ``src`` cast to float32 and the float32 product/result; nothing is
+cast in place): ``6 * itemsize + 12`` bytes, plus a float32 sum per row. Block extents are powers
+of two.
+
+``impl="api"`` instead calls ``AscendC::SoftmaxGrad`` / ``SoftmaxGradFront`` from a kernel rendered
+from ``templates/softmax_grad_api.cpp.j2``, with the ``SoftMaxTiling`` computed by
+:mod:`ascdsl.softmax_tiling`; it runs on the simulator (``backend="sim"``).
+"""
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+import ascdsl
+import ascdsl.language as tl
+from ascdsl import softmax_tiling
+from ascdsl.backend.render import render
+from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
+
+
+@ascdsl.jit
+def core_span(per_core, big_cores):
+    """The units ``[start, end)`` of this program: ``per_core`` each, one more on the first ``big_cores``."""
+    pid = tl.program_id(0)
+    start = pid * per_core + tl.minimum(pid, big_cores)
+    return start, start + per_core + (pid < big_cores).to(tl.int32)
+
+
+@ascdsl.jit
+def store_front(out_ptr, rows, end, total, ALIGN: tl.constexpr):
+    """Row sums ``total`` broadcast to one 32-byte block (``ALIGN`` elements) per row."""
+    block = tl.arange(0, ALIGN)
+    value = total[:, None] + tl.zeros((total.shape[0], ALIGN), tl.float32)
+    mask = (rows[:, None] < end) & (block[None, :] < ALIGN)
+    tl.store(out_ptr + rows[:, None] * ALIGN + block[None, :], value.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@ascdsl.jit
+def rows_kernel(grad_ptr, src_ptr, out_ptr, k, per_core, big_cores,
+                ROWS: tl.constexpr, BLOCK_K: tl.constexpr, FRONT: tl.constexpr, ALIGN: tl.constexpr):
+    start, end = core_span(per_core, big_cores)
+    cols = tl.arange(0, BLOCK_K)
+    for row0 in range(start, end, ROWS):
+        rows = row0 + tl.arange(0, ROWS)
+        offsets = rows[:, None] * k + cols[None, :]
+        mask = (rows[:, None] < end) & (cols[None, :] < k)
+        grad = tl.load(grad_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+        src = tl.load(src_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+        total = tl.sum(grad * src, axis=1)
+        if FRONT:
+            store_front(out_ptr, rows, end, total, ALIGN)
+        else:
+            out = (grad - total[:, None]) * src
+            tl.store(out_ptr + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@ascdsl.jit
+def two_pass_kernel(grad_ptr, src_ptr, out_ptr, k, per_core, big_cores,
+                    BLOCK_K: tl.constexpr, FRONT: tl.constexpr, ALIGN: tl.constexpr):
+    start, end = core_span(per_core, big_cores)
+    lanes = tl.arange(0, BLOCK_K)
+    for row in range(start, end):
+        total = tl.zeros((1,), tl.float32)
+        for col0 in range(0, k, BLOCK_K):
+            cols = col0 + lanes
+            mask = cols[None, :] < k
+            grad = tl.load(grad_ptr + row * k + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+            src = tl.load(src_ptr + row * k + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+            total += tl.sum(grad * src, axis=1)
+        if FRONT:
+            store_front(out_ptr, row + tl.arange(0, 1), end, total, ALIGN)
+        else:
+            for col0 in range(0, k, BLOCK_K):
+                cols = col0 + lanes
+                mask = cols[None, :] < k
+                offsets = row * k + cols[None, :]
+                grad = tl.load(grad_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+                src = tl.load(src_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+                out = (grad - total[:, None]) * src
+                tl.store(out_ptr + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@ascdsl.jit
+def nz_kernel(grad_ptr, src_ptr, out_ptr, k1, mp, row_blocks, per_core, big_cores, ROWS: tl.constexpr):
+    start, end = core_span(per_core, big_cores)
+    lanes = tl.arange(0, 16)
+    for unit in range(start, end):
+        batch = unit // row_blocks
+        rows = (unit - batch * row_blocks) * ROWS + tl.arange(0, ROWS)
+        base = batch * k1 * mp * 16
+        mask = (rows[:, None] < mp) & (lanes[None, :] < 16)
+        total = tl.zeros((ROWS,), tl.float32)
+        for j in range(k1):
+            offsets = base + j * mp * 16 + rows[:, None] * 16 + lanes[None, :]
+            grad = tl.load(grad_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+            src = tl.load(src_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+            total += tl.sum(grad * src, axis=1)
+        for j in range(k1):
+            offsets = base + j * mp * 16 + rows[:, None] * 16 + lanes[None, :]
+            grad = tl.load(grad_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+            src = tl.load(src_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+            out = (grad - total[:, None]) * src
+            tl.store(out_ptr + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@ascdsl.host
+def softmax_grad_host(grad, src, is_front, nz, platform):
+    """Validate and plan SoftmaxGrad on ``platform`` (a :class:`ascdsl.platforms.Platform`);
+    ``nz`` says the inputs are in the NZ layout ``[..., K1, Mp, 16]``."""
+    if grad.shape != src.shape:
+        raise ValueError(f"grad and src must have the same shape, got {grad.shape} and {src.shape}")
+    if grad.dtype != src.dtype:
+        raise TypeError(f"grad and src must have the same dtype, got {grad.dtype} and {src.dtype}")
+    dtype = grad.dtype
+    if dtype.name not in ("float32", "float16", "bfloat16"):
+        raise TypeError(f"softmax_grad supports float32, float16 and bfloat16, not {dtype}")
+    if dtype.name == "bfloat16" and not platform.has_bf16:
+        raise TypeError(f"{platform.name} cannot cast bfloat16 to float32, so it cannot compute "
+                        "bfloat16 softmax_grad; use float16 or float32")
+    n = grad.ndim
+    if n < 1:
+        raise ValueError("softmax_grad needs a tensor of rank >= 1, got a scalar")
+    cores = platform.vector_core_count
+    budget = platform.ub_budget_bytes
+    size = dtype.itemsize
+    align = 32 // size
+    per_element = 6 * size + 12
+    largest = ascdsl.next_power_of_2(budget // per_element + 1) // 2
+    if nz:
+        if is_front:
+            raise ValueError("is_front is not supported with format='NZ'; use format='ND'")
+        if n < 3 or grad.shape[n - 1] != 16 or grad.shape[n - 2] % 16 != 0:
+            raise ValueError(f"an NZ tensor has shape [..., ceil(k/16), 16*ceil(m/16), 16], got {grad.shape}; "
+                             "convert with ascdsl.layout.nd_to_nz")
+        k1 = grad.shape[n - 3]
+        mp = grad.shape[n - 2]
+        batches = grad.numel // max(k1 * mp * 16, 1)
+        if grad.numel == 0:
+            return ascdsl.Launch(nz_kernel, grid=(0,), variant="empty", constexprs={"ROWS": 16})
+        rows = min(largest // 16, ascdsl.next_power_of_2(mp))
+        row_blocks = ascdsl.cdiv(mp, rows)
+        units = batches * row_blocks
+        used = min(cores, units)
+        return ascdsl.Launch(nz_kernel, grid=(used,), variant="nz", constexprs={"ROWS": rows},
+                             scalars={"k1": k1, "mp": mp, "row_blocks": row_blocks,
+                                      "per_core": units // used, "big_cores": units % used})
+    k = grad.shape[n - 1]
+    m = 1
+    for i in range(n - 1):
+        m = m * grad.shape[i]
+    if m == 0 or (k == 0 and not is_front):
+        return ascdsl.Launch(two_pass_kernel, grid=(0,), variant="empty",
+                             constexprs={"BLOCK_K": align, "FRONT": is_front, "ALIGN": align})
+    used = min(cores, m)
+    scalars = {"k": k, "per_core": m // used, "big_cores": m % used}
+    block_k = max(align, ascdsl.next_power_of_2(max(k, 1)))
+    fit = budget // (block_k * per_element + 4)
+    if fit >= 1:
+        rows = min(ascdsl.next_power_of_2(fit + 1) // 2, ascdsl.next_power_of_2(ascdsl.cdiv(m, used)))
+        return ascdsl.Launch(rows_kernel, grid=(used,), variant="rows", scalars=scalars,
+                             constexprs={"ROWS": rows, "BLOCK_K": block_k, "FRONT": is_front, "ALIGN": align})
+    return ascdsl.Launch(two_pass_kernel, grid=(used,), variant="two_pass", scalars=scalars,
+                         constexprs={"BLOCK_K": largest, "FRONT": is_front, "ALIGN": align})
+
+
+@ascdsl.host
+def softmax_grad_out_shape(grad, src, is_front, nz):
+    """``grad.shape``, or with ``is_front`` one 32-byte block per row."""
+    if is_front:
+        return grad.shape[:grad.ndim - 1] + (32 // grad.dtype.itemsize,)
+    return grad.shape
+
+
+def resolve_platform(platform):
+    """The platform row for ``platform`` (a name, or None for ``ASCDSL_PLATFORM`` or the default)."""
+    return get_platform(platform or os.environ.get("ASCDSL_PLATFORM") or DEFAULT_PLATFORM)
+
+
+def softmax_grad(grad, src, *, is_front=False, format="ND", impl="dsl", platform=None, backend=None):
+    """``(grad - sum(grad * src, -1)) * src``, or with ``is_front`` the row sums broadcast to one
+    32-byte block per row. ``format="NZ"`` takes and returns the NZ layout of :mod:`ascdsl.layout`;
+    ``impl="api"`` lowers through the ``AscendC::SoftmaxGrad`` API (simulator only)."""
+    if format not in ("ND", "NZ"):
+        raise ascdsl.InputValueError(f"format must be 'ND' or 'NZ', got {format!r}")
+    if impl not in ("dsl", "api"):
+        raise ascdsl.InputValueError(f"impl must be 'dsl' or 'api', got {impl!r}")
+    if not isinstance(is_front, (bool, np.bool_)):
+        raise ascdsl.InputTypeError(f"is_front must be a bool, got {is_front!r}")
+    grad, src = np.asarray(grad, order="C"), np.asarray(src, order="C")
+    target = resolve_platform(platform)
+    plan = softmax_grad_host(ascdsl.TensorDesc.of(grad), ascdsl.TensorDesc.of(src), bool(is_front),
+                             format == "NZ", target)
+    if impl == "api":
+        return softmax_grad_api(grad, src, bool(is_front), format == "NZ", target, backend)
+    shape = grad.shape[:-1] + (32 // grad.dtype.itemsize,) if is_front else grad.shape
+    out = np.empty(shape, grad.dtype)
+    plan(grad, src, out, backend=backend, platform=target.name)
+    return out
+
+
+# ----------------------------------------------------------------------------- impl="api"
+
+API_TILING_FIELDS = ("rows", "cols", "paddedCols", "outCols", "rowsPerCore", "bigCores", "tileRows", "tmpBytes")
+
+
+def softmax_grad_api_plan(m, k, dtype, is_front, platform):
+    """The ``SoftmaxGradApiTilingData`` words and block dim of the API kernel for ``[m, k]``: tiles
+    of ``tileRows`` rows, as many as fit UB with grad, src and dst double-buffered and the API's
+    maximum temporary buffer for the tile (so ``splitM`` covers the tile)."""
+    size = dtype.itemsize
+    align = 32 // size
+    padded = ascdsl.cdiv(k, align) * align
+    out_cols = align if is_front else padded
+    blocks = min(platform.vector_core_count, m)
+    per_row = 2 * (2 * padded + out_cols) * size + softmax_tiling.softmax_grad_tmp_size((1, padded), dtype, is_front)[0]
+    tile_rows = min(platform.ub_budget_bytes // per_row, ascdsl.cdiv(m, blocks), 65535)
+    if tile_rows < 1:
+        raise ascdsl.InputValueError(
+            f"impl='api' cannot serve rows of {k} {dtype} elements: one row with the API's temporary "
+            f"buffer needs {per_row} B of UB, over the {platform.ub_budget_bytes} B budget; use impl='dsl'")
+    tmp_bytes = softmax_tiling.softmax_grad_tmp_size((tile_rows, padded), dtype, is_front)[1]
+    tiling = softmax_tiling.softmax_grad_tiling((tile_rows, padded), dtype, tmp_bytes, is_front)
+    head = (m, k, padded, out_cols, m // blocks, m % blocks, tile_rows, tmp_bytes)
+    words = np.concatenate([np.array(head, np.uint32), tiling.words()])
+    return words, blocks, tiling
+
+
+def render_softmax_grad_api(dtype, is_front) -> tuple[str, str]:
+    """The API kernel's source and entry name for ``dtype`` (float32 or float16)."""
+    cpp = dtype.cpp
+    name = f"softmax_grad{'_front' if is_front else ''}_api_{dtype.short}"
+    if is_front:
+        call = f"SoftmaxGradFront<{cpp}>(dst, grad, src, tmp_.Get<uint8_t>(), t_.softmax, shape);"
+        copy_out = "DataCopy(dstGm_[row * t_.outCols], dst, count * t_.outCols);"
+    else:
+        call = f"SoftmaxGrad<{cpp}>(dst, grad, src, tmp_.Get<uint8_t>(), t_.softmax, false, shape);"
+        copy_out = (f"DataCopyPad(dstGm_[row * t_.cols], dst, "
+                    f"{{static_cast<uint16_t>(count), t_.cols * sizeof({cpp}), 0, 0, 0}});")
+    source = render("softmax_grad_api.cpp.j2", api="SoftmaxGradFront" if is_front else "SoftmaxGrad",
+                    cpp_type=cpp, class_name="KernelSoftmaxGradApi", kernel_name=name, api_call=call,
+                    copy_out=copy_out, dst_cols="t.outCols" if is_front else "t.cols")
+    return source, name
+
+
+def softmax_grad_api(grad, src, is_front, nz, platform, backend):
+    """Run the API lowering on the simulator (the only backend that runs hand-written Ascend C)."""
+    dtype = ascdsl.TensorDesc.of(grad).dtype
+    if (backend or os.environ.get("ASCDSL_BACKEND")) != "sim":
+        raise ascdsl.InputValueError("impl='api' calls the AscendC::SoftmaxGrad API, which only the "
+                                     "simulator runs: pass backend='sim' (or use impl='dsl')")
+    if dtype.name == "bfloat16":
+        raise ascdsl.InputTypeError("impl='api' cannot serve bfloat16: AscendC::SoftmaxGrad supports half "
+                                    "and float only; use impl='dsl'")
+    if nz:
+        raise ascdsl.InputValueError("impl='api' with format='NZ' is not implemented; use impl='dsl'")
+    k = grad.shape[-1]
+    m = grad.size // k if k else 0
+    out = np.zeros(grad.shape[:-1] + (32 // dtype.itemsize,) if is_front else grad.shape, grad.dtype)
+    if m == 0 or (k == 0 and not is_front):
+        return out
+    if k == 0:  # SoftmaxGradFront of empty rows: the sums are zero
+        return out
+    words, blocks, _ = softmax_grad_api_plan(m, k, dtype, is_front, platform)
+    source, name = render_softmax_grad_api(dtype, is_front)
+    folder = Path(tempfile.gettempdir()) / "ascdsl-softmax-grad-api"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{hashlib.sha256(source.encode()).hexdigest()[:16]}.cpp"
+    if not path.exists():  # written whole, then renamed: parallel test workers may race here
+        scratch = path.with_suffix(f".{os.getpid()}.tmp")
+        scratch.write_text(source)
+        os.replace(scratch, path)
+    from ascdsl import sim  # only the API lowering needs the simulator
+    sim.run_kernel(path, name, [grad, src, out, None, words.view(np.uint8).copy()], blocks, platform.name)
+    return out
+
+
+def reference(grad, src, *, is_front=False, format="ND"):
+    if format == "NZ":  # rows are [..., :, i, :] of [..., K1, Mp, 16]
+        total = (grad * src).sum(axis=(-3, -1), keepdims=True)
+        return (grad - total) * src
+    total = (grad * src).sum(axis=-1, keepdims=True)
+    if is_front:
+        return np.broadcast_to(total, grad.shape[:-1] + (32 // grad.dtype.itemsize,))
+    return (grad - total) * src
+
+
+CASES = [ascdsl.Case(shape, shape, dtype=dt) for dt in ("float32", "float16", "bfloat16")
+         for shape in ((1,), (4, 31), (3, 32), (5, 33), (2, 3, 7))]
+CASES += [ascdsl.Case((2, 9000), (2, 9000), dtype="float16"), ascdsl.Case((2, 5000), (2, 5000)),
+          ascdsl.Case((0, 8), (0, 8)), ascdsl.Case((3, 0), (3, 0)),
+          ascdsl.Case((2, 3, 16, 16), (2, 3, 16, 16), format="NZ")]
+
+OP = ascdsl.Operator(name="softmax_grad", op_type="SoftmaxGrad", entry=softmax_grad, host=softmax_grad_host,
+                     reference=reference, cases=CASES, inputs=("grad", "src"),
+                     outputs=(ascdsl.Output("out", shape=softmax_grad_out_shape),),
+                     attrs=(ascdsl.Attr("is_front", "Bool", False), ascdsl.Attr("nz", "Bool", False)),
+                     dtypes=("float32", "float16", "bfloat16"))

@@ -1,0 +1,116 @@
+"""Every pass keeps results bit-exact on the interpreter and prints/parses round trip; the
+memory-access pass rejects what cannot be copied as blocks, with a location."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ascdsl
+from ascdsl import interpreter, record
+from ascdsl.ir import dump, parse
+from ascdsl.op import load_operators
+from ascdsl.passes import PIPELINE, run_passes
+from ascdsl.platforms import get_platform
+from tests import test_interpreter_dsl as dsl
+from tests.backend import kernels
+
+ROOT = Path(__file__).resolve().parents[2]
+OPS = load_operators([ROOT / "ops"])
+
+
+def _launches():
+    with record.launches() as seen:
+        for op in OPS:
+            for case in op.cases:
+                op.entry(*case.inputs(), **dict(case.attrs), backend="interpreter")
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal((5, 33)).astype(np.float32)
+        dsl.softmax_kernel[(5,)](np.zeros_like(x), x, 33, 33, 33, BLOCK=64)
+        dsl.looped_softmax_kernel[(5,)](np.zeros_like(x), x, 33, 33, BLOCK=16)
+        dsl.add_kernel[(3,)](x[0], x[1], np.zeros(33, np.float32), 33, BLOCK=16)
+        kernels.unary_kernel[(3,)](x[0], np.zeros(33, np.float32), 33, BLOCK=16)
+    unique = {}
+    for launch in seen:
+        unique.setdefault((launch.kernel, launch.grid), launch)
+    return list(unique.values())
+
+
+LAUNCHES = _launches()
+
+
+def _copy(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+@pytest.mark.parametrize("launch", LAUNCHES, ids=lambda l: f"{l.kernel.name}-{dict(l.kernel.constexprs)}")
+def test_each_pass_keeps_results_and_round_trips(launch):
+    platform = get_platform()
+    kernel = launch.kernel
+    want = _copy(launch.args)
+    interpreter.run(kernel, want, launch.grid)
+    for p in PIPELINE:
+        try:
+            kernel = p(kernel, platform)
+        except ascdsl.CompilationError as e:
+            assert p.__name__ == "plan_ub" and "bytes of UB" in e.message, e
+            continue
+        text = dump(kernel)
+        (parsed,) = parse(text).kernels
+        assert parsed == kernel and dump(parsed) == text
+        got = _copy(launch.args)
+        interpreter.run(parsed, got, launch.grid)
+        for a, b in zip(want, got):
+            if isinstance(a, np.ndarray):
+                assert a.tobytes() == b.tobytes(), f"{p.__name__} changed the results of {kernel.name}"
+
+
+def test_block_accesses_replace_every_load_and_store():
+    for launch in LAUNCHES:
+        try:
+            kernel = run_passes(launch.kernel)
+        except ascdsl.CompilationError:
+            continue
+        assert " load " not in dump(kernel) and " store " not in dump(kernel)
+
+
+F32 = ascdsl.language.pointer_type(ascdsl.dtypes.float32)
+I32 = ascdsl.language.pointer_type(ascdsl.dtypes.int32)
+
+
+@pytest.mark.parametrize("kernel, args, why, line", [
+    (kernels.gather_kernel, (F32, I32, F32), "the offsets are loaded from memory (a gather)", "tl.load(x_ptr + idx)"),
+    (kernels.strided_kernel, (F32, F32), "the innermost dim is not contiguous", "tl.load(x_ptr + 2 * offs)"),
+    (kernels.odd_mask_kernel, (F32, F32, ascdsl.dtypes.int32), "the mask uses `eq`", "mask=offs % 2 == 0"),
+])
+def test_non_block_accesses_are_located_errors(kernel, args, why, line):
+    (k,) = kernel.specialize(*args, BLOCK=16).kernels
+    with pytest.raises(ascdsl.CompilationError) as info:
+        run_passes(k)
+    message = str(info.value)
+    assert message.startswith("tests/backend/kernels.py:") or "tests/backend/kernels.py:" in message.splitlines()[0]
+    assert why in message and line in message and "cannot be copied as blocks" in message
+
+
+def test_ub_overflow_lists_every_buffer():
+    (k,) = dsl.softmax_kernel.specialize(F32, F32, ascdsl.dtypes.int32, ascdsl.dtypes.int32,
+                                         ascdsl.dtypes.int32, BLOCK=32768).kernels
+    with pytest.raises(ascdsl.CompilationError) as info:
+        run_passes(k)
+    message = str(info.value)
+    assert "test_interpreter_dsl.py:" in message.splitlines()[0]
+    assert "more than the 188416 bytes Ascend910B3 allows" in message
+    for name in ("inQueueIn", "outQueueOut", "scalarBuf", "workBuf"):
+        assert name in message
+    assert "inQueueIn (VECIN, 2 x 131072 B = 262144 B)" in message
+
+
+def test_planner_largest_block_and_footprint():
+    from ascdsl import planner
+    i32 = ascdsl.dtypes.int32
+    best = planner.largest_block(dsl.softmax_kernel, "BLOCK", (1024, 4096, 8192, 16384), F32, F32, i32, i32, i32)
+    assert best == 8192
+    a, b = planner.footprint(dsl.softmax_kernel, "BLOCK", F32, F32, i32, i32, i32)
+    for block in (2048, 8192):
+        (k,) = dsl.softmax_kernel.specialize(F32, F32, i32, i32, i32, BLOCK=block).kernels
+        from ascdsl.passes.ubplan import plan
+        assert plan(run_passes(k)).total_bytes == a * block + b

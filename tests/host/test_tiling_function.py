@@ -1,0 +1,167 @@
+"""The generated C++ tiling function, compiled with g++, gives the same fields, tiling key, block dim,
+output shapes and errors as the Python host function, over sweeps of shapes, dtypes and attributes."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ascdsl
+import ascdsl.language as tl
+from ascdsl import dtypes
+from ascdsl.backend import host, tiling
+from ascdsl.cli import specializations
+from ascdsl.op import load_operators
+from ascdsl.platforms import get_platform
+
+from .harness import case_line, compile_and_run, harness_source
+
+ROOT = Path(__file__).resolve().parents[2]
+PLATFORMS = [get_platform("Ascend910B3"), get_platform("Ascend910B1"), get_platform("Ascend310P3")]
+
+
+def check_equivalence(tmp_path, op, kernels, sweep):
+    """Run every (inputs, attrs) of ``sweep`` through Python and the compiled C++ and compare."""
+    variants = tiling.variants(kernels)
+    layout = tiling.layout(f"{op.op_type}TilingData", kernels)
+    header = host.tiling_header(op, layout, variants, PLATFORMS[0], "test")
+    fn = host.lower_tiling(op, layout, variants, f"{op.op_type}Tiling")
+    shapes = host.output_shapes(op, op.op_type)
+    cases = [(inputs, attrs, plat) for inputs, attrs in sweep for plat in PLATFORMS]
+    lines = [case_line(fn, dict(zip(op.inputs, inputs)), attrs, plat) for inputs, attrs, plat in cases]
+    got = compile_and_run(tmp_path, header, harness_source("tiling.h", fn, shapes, layout.struct_name, len(op.outputs)), lines)
+    assert len(got) == len(cases)
+    statuses = set()
+    for (inputs, attrs, plat), line in zip(cases, got):
+        want = host.python_tiling(op, layout, variants, plat, inputs, attrs)
+        head, message = line.split("|", 1)
+        status, block_dim, raw, rest = head.split(" ", 3)
+        shape_status, *out_shapes = rest.split(";")
+        label = f"{[(d.shape, d.dtype.name) for d in inputs]} {attrs} {plat.name}"
+        assert (int(status), message) == (want.status, want.message), label
+        statuses.add(want.status)
+        if want.status == 0:
+            assert int(block_dim) == want.block_dim, label
+            assert raw == layout.pack(dict(want.fields)).tobytes().hex(), label
+            want_shapes = [str(op.output_shape(o, tuple(inputs), attrs)) for o in op.outputs]
+            assert (int(shape_status), out_shapes) == (0, want_shapes), label
+    return statuses
+
+
+def desc(shape, dtype="float32"):
+    return ascdsl.TensorDesc(tuple(shape), dtypes.lookup(dtype))
+
+
+def load(name):
+    op, = load_operators([ROOT / "ops" / f"{name}.py"])
+    return op, specializations(op).kernels
+
+
+def test_scale_add_matches_python(tmp_path):
+    op, kernels = load("scale_add")
+    sweep = []
+    for dt in ("float32", "float16", "bfloat16", "int32"):
+        for n in (0, 1, 31, 32, 33, 64, 100, 4096, 4097, 10007, 1 << 20):
+            sweep.append(((desc((n,), dt), desc((n,), dt)), {"alpha": 0.5}))
+    sweep += [((desc((3, 5, 7)), desc((3, 5, 7))), {"alpha": -2.0}),
+              ((desc((4,)), desc((5,))), {"alpha": 1.0}),
+              ((desc((4,)), desc((4,), "float16")), {"alpha": 1.0}),
+              ((desc(()), desc(())), {"alpha": 3.25})]
+    assert check_equivalence(tmp_path, op, kernels, sweep) == {0, 1, 2, 4}
+
+
+def test_softmax_matches_python(tmp_path):
+    op, kernels = load("softmax")
+    shapes = [(1, 1), (4, 31), (3, 32), (5, 33), (64, 1000), (2, 3, 7), (3, 20000), (2, 8193), (0, 5),
+              (5, 0), (7,), (), (100, 64), (1, 8192), (3, 2, 2048)]
+    sweep = [((desc(s, dt),), {}) for s in shapes for dt in ("float32", "float16", "bfloat16", "int8")]
+    assert check_equivalence(tmp_path, op, kernels, sweep) == {0, 1, 2, 4}
+
+
+# A host function that uses the rest of the subset: negative floor division and modulo, loops,
+# elif chains, conditional expressions, slices, negative indices, index errors, bools and floats.
+
+@ascdsl.jit
+def probe_kernel(x_ptr, out_ptr, extra_ptr, a, b, f, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + i, tl.load(x_ptr + i) * f + a)
+    tl.store(extra_ptr + i, i + b)
+
+
+LIMIT = 64
+
+
+@ascdsl.host
+def probe_host(x, shift, scale, flag, platform):
+    if x.ndim == 0:
+        raise ValueError("x must not be a scalar")
+    last = x.shape[-1]
+    lead = x.shape[:-1]
+    if flag and x.shape[shift] < 0:
+        raise ValueError("unreachable")
+    total = 0
+    for i in range(len(lead)):
+        total += lead[i] * (i + 1)
+    for j in range(10, 0, -3):
+        total = total - j
+    q = (total - shift) // 7
+    r = (shift - total) % 5
+    if q < -3:
+        block = 16
+    elif q < 3:
+        block = 32
+    else:
+        block = min(LIMIT, max(16, ascdsl.next_power_of_2(last)))
+    ratio = scale / 2 if scale > 0 else -scale
+    if x.dtype.name == "bfloat16" and not platform.has_bf16:
+        raise TypeError(f"{platform.name} has no bfloat16 casts ({platform.vector_core_count} cores)")
+    if ratio > 100.0:
+        raise TypeError(f"scale {scale} is too large for {x.dtype} {x.shape} (shift={shift}, flag={flag})")
+    scalars = {"a": q, "b": r * x.dtype.itemsize, "f": ratio * 1.5}
+    q = q + 1000  # the launch gets the values from when the dict was built
+    return ascdsl.Launch(probe_kernel, grid=(ascdsl.cdiv(x.numel, block), r + 1, 1 if flag else 2),
+                         constexprs={"BLOCK": block, "EVEN": last % 2 == 0}, scalars=scalars)
+
+
+def probe_shape(x, shift, scale, flag):
+    return x.shape[:-1] + (x.shape[-1] // 2 + 1, 3)
+
+
+PROBE = ascdsl.Operator(
+    name="probe", op_type="ProbeOp", entry=None, host=probe_host, reference=None, inputs=("x",),
+    outputs=(ascdsl.Output("out"), ascdsl.Output("extra", shape=ascdsl.host(probe_shape), dtype="int32")),
+    attrs=(ascdsl.Attr("shift", "Int", 0), ascdsl.Attr("scale", "Float", 1.0), ascdsl.Attr("flag", "Bool", False)),
+    dtypes=(("float32", "float32", "int32"), ("float16", "float16", "int32")))
+
+
+def test_the_whole_host_subset_matches_python(tmp_path):
+    kernels = []
+    for dt in ("float32", "float16"):
+        for block in (16, 32, 64):
+            for even in (False, True):
+                ptr = tl.pointer_type(dtypes.lookup(dt))
+                kernels += probe_kernel.specialize(ptr, ptr, tl.pointer_type(dtypes.int32), 1, 2, 0.5,
+                                                   BLOCK=block, EVEN=even).kernels
+    rng = np.random.default_rng(0)
+    sweep = []
+    for _ in range(150):
+        shape = tuple(int(d) for d in rng.integers(1, 90, size=int(rng.integers(0, 4))))
+        attrs = {"shift": int(rng.integers(-4, 4)), "scale": float(rng.choice([0.5, -3.0, 250.0, 1e-3])),
+                 "flag": bool(rng.integers(0, 2))}
+        sweep.append(((desc(shape, str(rng.choice(["float32", "float16", "bfloat16"]))),), attrs))
+    assert check_equivalence(tmp_path, PROBE, kernels, sweep) == {0, 1, 2, 3, 4}
+
+
+def test_unsupported_constructs_are_located_errors():
+    @ascdsl.host
+    def bad_host(x, platform):
+        n = x.numel
+        return ascdsl.Launch(probe_kernel, grid=(n.bit_length(),))
+
+    op = ascdsl.Operator(name="bad", op_type="Bad", entry=None, host=bad_host, reference=None, inputs=("x",))
+    layout = tiling.layout("BadTilingData", [])
+    with pytest.raises(ascdsl.CompilationError) as info:
+        host.lower_tiling(op, layout, (), "BadTiling")
+    assert f"test_tiling_function.py:{bad_host.__wrapped__.__code__.co_firstlineno + 3}:50:" in str(info.value)
+    assert "cannot be called in host code" in str(info.value)

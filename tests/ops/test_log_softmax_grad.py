@@ -1,0 +1,226 @@
+"""LogSoftmaxBackward (ops/log_softmax_grad.py) on the interpreter: shapes, dtypes, dim forms,
+variants, the no-reduce formula, errors, PyTorch and a hypothesis sweep."""
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ascdsl
+from ascdsl import dtypes
+from ascdsl.platforms import get_platform
+from ascdsl.testing import assert_close
+from ops.log_softmax_grad import log_softmax_backward, log_softmax_backward_host, reference
+
+DTYPES = ("float32", "float16", "bfloat16")
+B3 = get_platform("Ascend910B3")
+
+
+def log_softmax(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    if x.size == 0:
+        return x
+    m = x.max(axis=axes, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis=axes, keepdims=True))
+
+
+def make_inputs(shape, dim, dtype, seed=0, real=True):
+    """grad_output ~ N(0, 1); output a real log-softmax output over ``dim`` (or N(0, 1) if not ``real``)."""
+    rng = np.random.default_rng(seed)
+    np_dtype = dtypes.lookup(dtype).np
+    grad = rng.standard_normal(shape)
+    x = rng.standard_normal(shape)
+    if real:
+        rank = max(len(shape), 1)
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        axes = tuple(d % rank for d in dims)
+        x = log_softmax(np.atleast_1d(x), axes).reshape(shape)
+    return grad.astype(np_dtype), x.astype(np_dtype)
+
+
+def check(shape, dim, dtype, **kw):
+    grad, out = make_inputs(shape, dim, dtype, **kw)
+    actual = log_softmax_backward(grad, out, dim)
+    assert actual.dtype == grad.dtype and actual.shape == grad.shape
+    g, o = grad.astype(np.float64), out.astype(np.float64)
+    # grad - exp(out) * sum(grad) cancels on arbitrary inputs: measure the error against its terms
+    terms = np.abs(g) + np.abs(g - reference(g, o, dim))
+    assert_close(actual, reference(g, o, dim), scale=terms)
+    return grad, out, actual
+
+
+def variant(shape, dim, dtype="float32", platform=B3):
+    desc = ascdsl.TensorDesc(tuple(shape), dtypes.lookup(dtype))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    return log_softmax_backward_host(desc, desc, dims, platform)
+
+
+SWEEP = [
+    ((1,), 0), ((31,), -1), ((32,), 0), ((33,), -1),  # one row: the reduced axis is everything
+    ((1, 1), 1), ((4, 1), 1), ((1, 33), 0),  # no-reduce through a size-1 axis
+    ((7, 31), 1), ((7, 32), -1), ((7, 33), 1),  # reduce-tail with 32-byte tails
+    ((100, 3), -1), ((9, 5), 1),  # rows under 32 bytes
+    ((1000, 17), 1),  # more rows than cores
+    ((31, 5), 0), ((3, 33, 5), 1), ((2, 32, 3), -2),  # reduce-middle
+    ((3, 4, 5), (0, 1)), ((3, 4, 5), (1, 2)), ((3, 4, 5), [0, 1, 2]), ((3, 4, 5), (-2, -1)),
+    ((2,) * 8, 3), ((2,) * 8, [2, 3, 4]), ((1, 2, 1, 3, 1, 2, 1, 2), -1),  # 8 dims
+    ((2, 9000), -1), ((3, 1500, 4), 1),  # reduced extent beyond the full-load tile: recompute
+    ((0, 5), 0), ((5, 0), 1), ((3, 0, 4), 1), ((0,), 0),  # empty tensors
+    ((), -1), ((), 0),  # rank 0
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,dim", SWEEP, ids=lambda v: str(v).replace(" ", ""))
+def test_sweep_against_float64(shape, dim, dtype):
+    check(shape, dim, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rows_larger_than_ub(dtype):
+    n = get_platform("Ascend910B3").ub_bytes // dtypes.lookup(dtype).itemsize + 17  # one row > 192 KiB
+    assert variant((2, n), -1, dtype).variant == "reduce_tail_recompute"
+    check((2, n), -1, dtype)
+    assert variant((2, n, 2), 1, dtype).variant == "reduce_middle_recompute"
+    check((2, n // 4, 2), 1, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_no_reduce_on_arbitrary_inputs(dtype):
+    """The source document simplifies the d1 == 1 case to (grad_output - 1) * exp(output); the sum
+    over one element is grad_output itself, so it is grad_output * (1 - exp(output))."""
+    grad, out, actual = check((6, 1, 37), 1, dtype, real=False, seed=3)
+    assert variant((6, 1, 37), 1, dtype).variant == "no_reduce"
+    g, x = grad.astype(np.float64), out.astype(np.float64)
+    assert_close(actual, g * (1 - np.exp(x)))
+    seed_formula = (g - 1) * np.exp(x)
+    assert not np.allclose(actual.astype(np.float64), seed_formula, rtol=0.1)
+
+
+def test_variants_and_core_split():
+    cores = B3.vector_core_count
+    plan = variant((1000, 17), 1)
+    assert plan.variant == "reduce_tail_full_load" and plan.grid == (cores,)
+    assert (plan.scalars["per_core"], plan.scalars["big_cores"]) == (1000 // cores, 1000 % cores)
+    plan = variant((7, 33), 1)
+    assert plan.grid == (7,) and (plan.scalars["per_core"], plan.scalars["big_cores"]) == (1, 0)
+    assert variant((3, 33, 5), 1).variant == "reduce_middle_full_load"
+    assert variant((3, 2000, 5), 1).variant == "reduce_middle_recompute"
+    assert variant((3, 5000), 1).variant == "reduce_tail_recompute"
+    assert variant((3, 4000), 1).variant == variant((3, 4000), 1, "float16").variant == "reduce_tail_full_load"
+    assert variant((4, 1, 9), 1).variant == "no_reduce"
+    assert variant((0, 3), 1).grid == (0,)
+    small = get_platform("Ascend310P3")
+    plan = variant((30, 7), 1, "float16", small)
+    assert plan.grid == (small.vector_core_count,) and plan.scalars["big_cores"] == 30 % small.vector_core_count
+
+
+def test_every_tile_fits_the_ub_budget():
+    for shape, dim in SWEEP + [((2, 60000), 1), ((2, 60000, 3), 1), ((2, 3, 60000), 1)]:
+        for dtype in DTYPES:
+            plan = variant(shape, dim, dtype)
+            size = dtypes.lookup(dtype).itemsize
+            tile = int(np.prod([v for k, v in plan.constexprs.items() if k in ("ROWS", "BLOCK", "BLOCK_R", "BLOCK_B")]))
+            per_element = 6 * size + 12
+            assert tile * per_element <= B3.ub_budget_bytes, (shape, dim, dtype, plan)
+
+
+@pytest.mark.parametrize("platform", ["Ascend910B1", "Ascend310P3"])
+def test_other_platforms(platform):
+    grad, out = make_inputs((97, 45), 1, "float16")
+    actual = log_softmax_backward(grad, out, 1, platform=platform)
+    assert_close(actual, reference(grad.astype(np.float64), out.astype(np.float64), 1))
+
+
+def test_dim_forms_agree():
+    grad, out = make_inputs((3, 4, 5), (1, 2), "float32")
+    expected = log_softmax_backward(grad, out, [1, 2])
+    for dim in ((1, 2), [2, 1], [-1, -2], (np.int64(1), 2)):
+        np.testing.assert_array_equal(log_softmax_backward(grad, out, dim), expected)
+    np.testing.assert_array_equal(log_softmax_backward(grad, out, 2), log_softmax_backward(grad, out, -1))
+
+
+def test_non_contiguous_inputs_are_copied():
+    grad, out = make_inputs((6, 8), 0, "float32")
+    actual = log_softmax_backward(grad.T, out.T, 1)
+    assert_close(actual, reference(grad.T.astype(np.float64), out.T.astype(np.float64), 1))
+
+
+# ----------------------------------------------------------------------------- PyTorch
+
+
+TORCH_CASES = [((7, 33), 1), ((3, 33, 5), 1), ((4, 1, 9), 1), ((2, 9000), -1), ((2,) * 8, -3), ((), 0), ((0, 4), 1)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,dim", TORCH_CASES, ids=lambda v: str(v).replace(" ", ""))
+def test_against_pytorch(shape, dim, dtype):
+    torch = pytest.importorskip("torch")
+    grad, out = make_inputs(shape, dim, dtype, seed=5)
+    expected = torch.ops.aten._log_softmax_backward_data(
+        torch.from_numpy(grad.astype(np.float32)), torch.from_numpy(out.astype(np.float32)), dim, torch.float32)
+    assert_close(log_softmax_backward(grad, out, dim), expected.numpy().astype(np.float64))
+
+
+# ----------------------------------------------------------------------------- hypothesis
+
+
+@st.composite
+def shapes_and_dims(draw):
+    rank = draw(st.integers(0, 5))
+    shape = tuple(draw(st.lists(st.integers(0, 6), min_size=rank, max_size=rank)))
+    n = max(rank, 1)
+    first = draw(st.integers(0, n - 1))
+    last = draw(st.integers(first, n - 1))
+    axes = list(range(first, last + 1))
+    negative = draw(st.booleans())
+    axes = [a - n if negative else a for a in axes]
+    dim = axes[0] if len(axes) == 1 and draw(st.booleans()) else axes
+    return shape, dim
+
+
+@settings(max_examples=60, deadline=None)
+@given(shapes_and_dims(), st.sampled_from(DTYPES), st.booleans())
+def test_hypothesis_shapes_and_dims(shape_dim, dtype, real):
+    shape, dim = shape_dim
+    check(shape, dim, dtype, real=real)
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+def test_float32_on_arbitrary_inputs_against_float64():
+    check((5, 37), 1, "float32", real=False)
+    check((5, 37, 3), 1, "float32", real=False)
+
+
+ERRORS = [
+    (dict(grad=(3, 4), out=(3, 5)), ValueError, r"same shape \(no broadcasting\), got \(3, 4\) and \(3, 5\)"),
+    (dict(grad=(3, 4), out=(1, 4)), ValueError, r"same shape"),
+    (dict(out_dtype=np.float16), TypeError, r"same dtype, got float32 and float16"),
+    (dict(dtype=np.int32), TypeError, r"supports float32, float16 and bfloat16, not int32"),
+    (dict(dtype=np.float64), TypeError, r"unsupported dtype float64"),
+    (dict(dtype=ml_dtypes.bfloat16, platform="Ascend310P3"), TypeError,
+     r"Ascend310P3 cannot cast bfloat16 to float32"),
+    (dict(grad=(1,) * 9), ValueError, r"at most 8 dims, got 9"),
+    (dict(dim=2), ValueError, r"dim 2 is out of range \[-2, 1\] for a tensor of rank 2"),
+    (dict(dim=-3), ValueError, r"dim -3 is out of range \[-2, 1\]"),
+    (dict(grad=(), dim=1), ValueError, r"dim 1 is out of range \[-1, 0\] for a tensor of rank 0"),
+    (dict(grad=(2, 3, 4), dim=[0, 2]), ValueError, r"must be contiguous \(like \[2, 3, 4\], not \[2, 4\]\)"),
+    (dict(grad=(2, 3, 4), dim=[1, 1]), ValueError, r"dim lists axis 1 twice"),
+    (dict(grad=(2, 3, 4), dim=[1, -2]), ValueError, r"dim lists axis 1 twice"),
+    (dict(dim=[]), ValueError, r"at least one axis, got an empty list"),
+    (dict(dim=1.0), TypeError, r"dim must be an int or a list of ints, got 1.0"),
+    (dict(dim=True), TypeError, r"dim must be an int or a list of ints"),
+    (dict(dim=[0, "1"]), TypeError, r"dim must be an int or a list of ints"),
+    (dict(platform="Ascend999"), ValueError, r"unknown platform 'Ascend999'"),
+]
+
+
+@pytest.mark.parametrize("spec,kind,message", ERRORS, ids=[m for _, _, m in ERRORS])
+def test_clear_errors(spec, kind, message):
+    dtype = spec.get("dtype", np.float32)
+    grad = np.zeros(spec.get("grad", (3, 4)), dtype)
+    out = np.zeros(spec.get("out", grad.shape), spec.get("out_dtype", dtype))
+    with pytest.raises(kind, match=message) as info:
+        log_softmax_backward(grad, out, spec.get("dim", 1), platform=spec.get("platform"))
+    assert isinstance(info.value, ascdsl.Error)
