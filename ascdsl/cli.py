@@ -2,40 +2,28 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
 from . import record
 from .errors import Error
-from .jit import BACKENDS
 from .ir import Module, dump
+from .jit import BACKENDS
 from .op import Operator, load_operators
-from .testing import CaseResult, verify
+from .testing import CaseResult, format_table, verify
 
 
-def specializations(op: Operator) -> Module:
-    """Every distinct kernel specialisation that the op's cases launch, in first-launch order."""
+def specializations(op: Operator, opdef_only: bool = False) -> Module:
+    """Every distinct kernel specialisation that the op's cases launch, in first-launch order
+    (``opdef_only``: only the cases the OpDef can express, what ``ascdsl build`` compiles)."""
+    cases = [c for c in op.cases if op.opdef_attrs(c) is not None] if opdef_only else op.cases
     with record.launches() as seen:
-        for case in op.cases:
+        for case in cases:
             op.entry(*case.inputs(), **dict(case.attrs), backend="interpreter")
     kernels = []
     for launch in seen:
         if launch.kernel not in kernels:
             kernels.append(launch.kernel)
     return Module(tuple(kernels))
-
-
-def _table(results: list[CaseResult]) -> str:
-    rows = [("op", "case", "backend", "result", "max |err|")]
-    rows += [(r.op, r.case, r.backend, "ok" if r.ok else "FAIL", f"{r.max_abs_err:.3g}")
-             for r in results]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
-    lines += [f"FAIL {r.op} [{r.case}] on {r.backend}: {r.message}" for r in results if not r.ok]
-    failed = sum(not r.ok for r in results)
-    lines.append(f"{len(results) - failed} passed, {failed} failed")
-    return "\n".join(lines)
 
 
 def _backends(choice: str) -> tuple[str, ...]:
@@ -51,29 +39,42 @@ def cmd_ir(args) -> int:
 def cmd_check(args) -> int:
     results = [r for op in load_operators(args.paths)
                for r in verify(op, _backends(args.backend), args.platform)]
-    print(_table(results))
+    print(format_table(results))
     return 0 if all(r.ok for r in results) else 1
 
 
 def cmd_build(args) -> int:
-    from . import build
+    """Build every op, then (unless ``--no-verify``) verify every build; one table at the end."""
+    import time
+
+    from . import build, sim
     from .platforms import DEFAULT_PLATFORM, get_platform
+    from .verify import verify_build
     platform = get_platform(args.platform or DEFAULT_PLATFORM)
-    failed = 0
+    start, results = time.perf_counter(), []
     for op in load_operators(args.paths):
         try:
-            folder, = build.build([op], args.output, platform)
+            b = build.plan(op, platform)
+            folder = build.write(b, args.output)
         except Error as e:
             print(f"ascdsl: cannot build {op.name}:\n{e}", file=sys.stderr)
-            failed += 1
+            results.append(CaseResult(op.name, "(build)", "build", False, message=str(e).splitlines()[0]))
             continue
-        print(f"built {folder}")
-        if getattr(args, "verify", False):  # compile and run kernel/main.cpp for every variant on ascdsl.sim
-            checks = build.verify_main(build.plan(op, platform), folder, folder / "verify")
-            for c in checks:
-                print(f"  variant {c.key} [{c.case}]: {'ok' if c.ok else 'FAIL ' + c.message}")
-            failed += sum(not c.ok for c in checks)
-    return 0 if failed == 0 else 1
+        print(f"built {folder}" + (f" ({len(b.failed)} variant(s) not emitted)" if b.failed else ""))
+        for v, e in b.failed:
+            print(f"ascdsl: {b.name}: variant {v.key} ({v.kernel.name} {dict(v.kernel.constexprs)}) "
+                  f"could not be emitted:\n{e}", file=sys.stderr)
+        if args.verify:
+            results += verify_build(b, folder)
+        else:
+            results += [CaseResult(op.name, f"variant {v.key} {v.kernel.name}", "emit", False,
+                                   message=str(e).splitlines()[0]) for v, e in b.failed]
+    if results:
+        print(format_table(results))
+    stats = sim.build_stats()
+    print(f"{time.perf_counter() - start:.1f}s; g++: {stats.builds} builds ({stats.seconds:.1f}s), "
+          f"{stats.cache_hits} cached")
+    return 0 if all(r.ok for r in results) else 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--platform", default=None)
         if name == "build":
             p.add_argument("-o", "--output", default="build")
+            p.add_argument("--no-verify", dest="verify", action="store_false",
+                           help="write the files only (default: verify on the interpreter and the simulator)")
         p.set_defaults(run=run)
     args = parser.parse_args(argv)
     try:

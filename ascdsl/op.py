@@ -130,7 +130,8 @@ class Operator:
     parameters that are neither attributes nor ``platform``; ``outputs`` to one ``Output("out")``;
     ``dtypes`` to float32, float16 and bfloat16. Each entry of ``dtypes`` is one supported dtype
     combination: a dtype name for every tensor alike, or a tuple (inputs, then outputs).
-    The kernels take their pointers in the order inputs, then outputs."""
+    The kernels take their pointers in the order inputs, then outputs. ``notes`` (Markdown) go into the
+    op project's README: say there what only the Python entry offers."""
 
     name: str
     op_type: str
@@ -142,6 +143,7 @@ class Operator:
     outputs: tuple[Output | str, ...] = ("out",)
     attrs: tuple[Attr, ...] = ()
     dtypes: tuple[str | tuple[str, ...], ...] = ("float32", "float16", "bfloat16")
+    notes: str = ""  # what the op project serves beyond its signature (for the generated README)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "cases", tuple(self.cases))
@@ -166,6 +168,18 @@ class Operator:
         if len(set(names)) != len(names):
             raise InputValueError(f"{self.name}: input, output and attribute names must be distinct")
 
+    def opdef_attrs(self, case: Case) -> dict | None:
+        """The OpDef attribute values of ``case`` (defaults filled in), or None when the case uses what
+        only the Python entry takes: an argument that is no attribute (such as ``format``) or a value of
+        another type (such as a list of axes for an ``Int``). Builds collect and verify such cases only."""
+        attrs = {a.name: a for a in self.attrs}
+        values = {a.name: a.default for a in self.attrs}
+        for name, value in case.attrs:
+            if name not in attrs or not _is_attr_value(attrs[name].type, value):
+                return None
+            values[name] = value
+        return values
+
     def output_dtype(self, output: Output, inputs: tuple[TensorDesc, ...]) -> dtypes.DType:
         """The dtype of ``output`` for input descriptions ``inputs``."""
         source = output.dtype or self.inputs[0]
@@ -178,6 +192,16 @@ class Operator:
         if callable(output.shape):
             return tuple(output.shape(*inputs, **attrs))
         return inputs[self.inputs.index(output.shape or self.inputs[0])].shape
+
+
+def _is_attr_value(kind: str, value) -> bool:
+    if kind == "ListInt":
+        return isinstance(value, (tuple, list)) and all(_is_attr_value("Int", v) for v in value)
+    if kind == "Int":
+        return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    if kind == "Float":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, ATTR_TYPES[kind])
 
 
 # ----------------------------------------------------------------------------- host functions

@@ -1,6 +1,7 @@
 """Verification: run an operator's cases on each backend and compare with its NumPy reference."""
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,12 +57,21 @@ def _outputs(value) -> tuple[np.ndarray, ...]:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
 
+def expected_outputs(op: Operator, inputs, attrs: dict) -> tuple[np.ndarray, ...]:
+    """The reference on float64 copies of ``inputs``; a reference with a ``dtype`` parameter also gets
+    the inputs' dtype (what float64 copies cannot tell it, e.g. the 32-byte block of ``is_front``)."""
+    kwargs = dict(attrs)
+    if "dtype" in inspect.signature(op.reference).parameters and inputs:
+        kwargs["dtype"] = dtypes.from_numpy(np.asarray(inputs[0]).dtype)
+    return _outputs(op.reference(*(np.asarray(x).astype(np.float64) for x in inputs), **kwargs))
+
+
 def run_case(op: Operator, case, backend: str, platform: str | None = None) -> CaseResult:
     """Run one case of ``op`` on ``backend`` and compare every output with the reference."""
     inputs = case.inputs()
     attrs = dict(case.attrs)
     try:
-        expected = _outputs(op.reference(*(x.astype(np.float64) for x in inputs), **attrs))
+        expected = expected_outputs(op, inputs, attrs)
         actual = _outputs(op.entry(*inputs, **attrs, backend=backend, platform=platform))
         worst = 0.0
         for a, e in zip(actual, expected, strict=True):
@@ -71,6 +81,20 @@ def run_case(op: Operator, case, backend: str, platform: str | None = None) -> C
         return CaseResult(op.name, case.label, backend, True, worst)
     except (AssertionError, Error) as e:
         return CaseResult(op.name, case.label, backend, False, message=str(e).splitlines()[0])
+
+
+def format_table(results: list[CaseResult]) -> str:
+    """One aligned table of ``results``, each failure's message after it, and a passed/failed count."""
+    rows = [("op", "case", "backend", "result", "max |err|")]
+    rows += [(r.op, r.case, r.backend, "ok" if r.ok else "FAIL", f"{r.max_abs_err:.3g}")
+             for r in results]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    lines += [f"FAIL {r.op} [{r.case}] on {r.backend}: {r.message}" for r in results if not r.ok]
+    failed = sum(not r.ok for r in results)
+    lines.append(f"{len(results) - failed} passed, {failed} failed")
+    return "\n".join(lines)
+
 
 
 def verify(op: Operator, backends=("interpreter",), platform: str | None = None) -> list[CaseResult]:

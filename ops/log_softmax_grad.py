@@ -139,9 +139,9 @@ def reduce_middle_recompute_kernel(dy_ptr, x_ptr, out_ptr, d1, d2, col_blocks, p
 
 @ascdsl.host
 def log_softmax_backward_host(grad_output, output, dim, platform):
-    """Validate, merge the shape to ``[d0, d1, d2]`` around the reduced axes ``dim`` (a tuple of ints,
-    as the user gave them) and plan the launch on ``platform`` (a :class:`ascdsl.platforms.Platform`)."""
-    dims = dim
+    """Validate, merge the shape to ``[d0, d1, d2]`` around the reduced axis ``dim`` (an int, as the
+    OpDef's attribute; lists of contiguous axes are merged into one by the Python entry) and plan the
+    launch on ``platform`` (a :class:`ascdsl.platforms.Platform`)."""
     if grad_output.shape != output.shape:
         raise ValueError(f"grad_output and output must have the same shape (no broadcasting), "
                          f"got {grad_output.shape} and {output.shape}")
@@ -157,30 +157,18 @@ def log_softmax_backward_host(grad_output, output, dim, platform):
     n = grad_output.ndim
     if n > MAX_DIMS:
         raise ValueError(f"log_softmax_backward supports at most {MAX_DIMS} dims, got {n}")
-    if len(dims) == 0:
-        raise ValueError("dim must name at least one axis, got an empty list")
     rank = max(n, 1)  # a rank-0 tensor takes dim -1 or 0, as PyTorch allows
-    first = rank
-    last = -1
-    for i in range(len(dims)):
-        if dims[i] < -rank or dims[i] >= rank:
-            raise ValueError(f"dim {dims[i]} is out of range [{-rank}, {rank - 1}] for a tensor of rank {n}")
-        axis = (dims[i] + rank) % rank
-        for j in range(i):
-            if (dims[j] + rank) % rank == axis:
-                raise ValueError(f"dim lists axis {axis} twice in {dims}")
-        first = min(first, axis)
-        last = max(last, axis)
-    if last - first + 1 != len(dims):
-        raise ValueError(f"the reduced axes {dims} must be contiguous (like [2, 3, 4], not [2, 4])")
+    if dim < -rank or dim >= rank:
+        raise ValueError(f"dim {dim} is out of range [{-rank}, {rank - 1}] for a tensor of rank {n}")
+    axis = (dim + rank) % rank
     d0 = 1
     d1 = 1
     d2 = 1
     for i in range(n):
-        if i < first:
+        if i < axis:
             d0 = d0 * grad_output.shape[i]
-        elif i <= last:
-            d1 = d1 * grad_output.shape[i]
+        elif i == axis:
+            d1 = grad_output.shape[i]
         else:
             d2 = d2 * grad_output.shape[i]
     cores = platform.vector_core_count
@@ -234,6 +222,35 @@ def log_softmax_backward_host(grad_output, output, dim, platform):
                                   "per_core": units // used, "big_cores": units % used})
 
 
+def merge_axes(shape, dim):
+    """``(shape, axis)`` for the OpDef's int ``dim``: a list of contiguous axes is validated and merged
+    into one axis (``[2, 3]`` of ``(a, b, c, d)`` becomes axis 2 of ``(a, b, c * d)``); an int passes
+    through (the host function checks its range)."""
+    dims = reduced_axes(dim)
+    if isinstance(dim, (int, np.integer)):
+        return tuple(shape), dims[0]
+    n = len(shape)
+    if n > MAX_DIMS:
+        raise ascdsl.InputValueError(f"log_softmax_backward supports at most {MAX_DIMS} dims, got {n}")
+    if not dims:
+        raise ascdsl.InputValueError("dim must name at least one axis, got an empty list")
+    rank = max(n, 1)  # a rank-0 tensor takes dim -1 or 0, as PyTorch allows
+    axes = []
+    for d in dims:
+        if d < -rank or d >= rank:
+            raise ascdsl.InputValueError(f"dim {d} is out of range [{-rank}, {rank - 1}] for a tensor of rank {n}")
+        if d % rank in axes:
+            raise ascdsl.InputValueError(f"dim lists axis {d % rank} twice in {dims}")
+        axes.append(d % rank)
+    first, last = min(axes), max(axes)
+    if last - first + 1 != len(axes):
+        raise ascdsl.InputValueError(f"the reduced axes {dims} must be contiguous (like [2, 3, 4], not [2, 4])")
+    if n == 0:
+        return (), dims[0]
+    merged = int(np.prod(shape[first:last + 1], dtype=np.int64))
+    return tuple(shape[:first]) + (merged,) + tuple(shape[last + 1:]), first
+
+
 def reduced_axes(dim) -> tuple[int, ...]:
     """``dim`` as a tuple of ints (an int, or a list or tuple of ints), before range checks."""
     items = list(dim) if isinstance(dim, (list, tuple)) else [dim]
@@ -253,11 +270,16 @@ def log_softmax_backward(grad_output, output, dim, *, platform=None, backend=Non
     dtype as both); ``dim`` is the reduced axis, or a list of contiguous axes."""
     grad_output, output = np.asarray(grad_output, order="C"), np.asarray(output, order="C")
     target = resolve_platform(platform)
-    plan = log_softmax_backward_host(ascdsl.TensorDesc.of(grad_output), ascdsl.TensorDesc.of(output),
-                                     reduced_axes(dim), target)
-    out = np.empty_like(grad_output)
-    plan(grad_output, output, out, backend=backend, platform=target.name)
-    return out
+    if grad_output.shape == output.shape:  # otherwise the host function names the mismatch
+        shape, axis = merge_axes(grad_output.shape, dim)
+        grad_view, output_view = grad_output.reshape(shape), output.reshape(shape)
+    else:
+        grad_view, output_view, axis = grad_output, output, (reduced_axes(dim) or (0,))[0]
+    plan = log_softmax_backward_host(ascdsl.TensorDesc.of(grad_view), ascdsl.TensorDesc.of(output_view),
+                                     axis, target)
+    out = np.empty_like(grad_view)
+    plan(grad_view, output_view, out, backend=backend, platform=target.name)
+    return out.reshape(grad_output.shape)
 
 
 def reference(grad_output, output, dim):
@@ -273,9 +295,14 @@ CASES += [ascdsl.Case((), (), dim=-1), ascdsl.Case((3, 5000), (3, 5000), dim=1),
           ascdsl.Case((2, 700, 3), (2, 700, 3), dtype="float16", dim=1), ascdsl.Case((0, 4), (0, 4), dim=0),
           ascdsl.Case((50, 3), (50, 3), dim=-1)]
 
-# The OpDef's attribute is an Int (aclnnLogSoftmaxBackward takes one dim); the host function takes the
-# axes as a list, so that the Python entry's lists of contiguous axes go through the same validation.
+# The OpDef's attribute is an Int, as aclnnLogSoftmaxBackward(gradOutput, output, dim, out) takes one dim;
+# lists of contiguous axes exist only in the Python entry, which merges them into one axis (merge_axes).
+NOTES = """`dim` is one axis (an Int in `[-n, n-1]`; -1 and 0 for a rank-0 tensor), as
+`aclnnLogSoftmaxBackward` takes it. Lists of contiguous axes exist only in the Python entry
+`log_softmax_backward` of `ops/log_softmax_grad.py`, which merges them into one axis before the tiling
+function runs; a graph that reduces over several axes reshapes them into one first."""
+
 OP = ascdsl.Operator(name="log_softmax_grad", op_type="LogSoftmaxBackward", entry=log_softmax_backward,
                      host=log_softmax_backward_host, reference=reference, cases=CASES,
-                     inputs=("grad_output", "output"), outputs=("out",), attrs=(ascdsl.Attr("dim", "ListInt"),),
-                     dtypes=("float32", "float16", "bfloat16"))
+                     inputs=("grad_output", "output"), outputs=("out",), attrs=(ascdsl.Attr("dim", "Int"),),
+                     dtypes=("float32", "float16", "bfloat16"), notes=NOTES)

@@ -126,9 +126,11 @@ def nz_kernel(grad_ptr, src_ptr, out_ptr, k1, mp, row_blocks, per_core, big_core
 
 
 @ascdsl.host
-def softmax_grad_host(grad, src, is_front, nz, platform):
+def softmax_grad_host(grad, src, is_front, platform, nz=False):
     """Validate and plan SoftmaxGrad on ``platform`` (a :class:`ascdsl.platforms.Platform`);
-    ``nz`` says the inputs are in the NZ layout ``[..., K1, Mp, 16]``."""
+    ``nz`` says the inputs are in the NZ layout ``[..., K1, Mp, 16]``. The op project's OpDef is ND
+    only: ``nz`` is not an attribute, so the generated tiling function is this function with
+    ``nz=False``; the NZ path exists only through the Python entry (``format="NZ"``)."""
     if grad.shape != src.shape:
         raise ValueError(f"grad and src must have the same shape, got {grad.shape} and {src.shape}")
     if grad.dtype != src.dtype:
@@ -186,7 +188,7 @@ def softmax_grad_host(grad, src, is_front, nz, platform):
 
 
 @ascdsl.host
-def softmax_grad_out_shape(grad, src, is_front, nz):
+def softmax_grad_out_shape(grad, src, is_front):
     """``grad.shape``, or with ``is_front`` one 32-byte block per row."""
     if is_front:
         return grad.shape[:grad.ndim - 1] + (32 // grad.dtype.itemsize,)
@@ -210,8 +212,8 @@ def softmax_grad(grad, src, *, is_front=False, format="ND", impl="dsl", platform
         raise ascdsl.InputTypeError(f"is_front must be a bool, got {is_front!r}")
     grad, src = np.asarray(grad, order="C"), np.asarray(src, order="C")
     target = resolve_platform(platform)
-    plan = softmax_grad_host(ascdsl.TensorDesc.of(grad), ascdsl.TensorDesc.of(src), bool(is_front),
-                             format == "NZ", target)
+    plan = softmax_grad_host(ascdsl.TensorDesc.of(grad), ascdsl.TensorDesc.of(src), bool(is_front), target,
+                             nz=format == "NZ")
     if impl == "api":
         return softmax_grad_api(grad, src, bool(is_front), format == "NZ", target, backend)
     shape = grad.shape[:-1] + (32 // grad.dtype.itemsize,) if is_front else grad.shape
@@ -296,13 +298,15 @@ def softmax_grad_api(grad, src, is_front, nz, platform, backend):
     return out
 
 
-def reference(grad, src, *, is_front=False, format="ND"):
+def reference(grad, src, *, is_front=False, format="ND", dtype=None):
+    """float64 golden model; ``dtype`` is the inputs' dtype when ``grad`` is a float64 copy (``is_front``
+    broadcasts to ``32 // itemsize`` of it)."""
     if format == "NZ":  # rows are [..., :, i, :] of [..., K1, Mp, 16]
         total = (grad * src).sum(axis=(-3, -1), keepdims=True)
         return (grad - total) * src
     total = (grad * src).sum(axis=-1, keepdims=True)
     if is_front:
-        return np.broadcast_to(total, grad.shape[:-1] + (32 // grad.dtype.itemsize,))
+        return np.broadcast_to(total, grad.shape[:-1] + (32 // (dtype or grad.dtype).itemsize,))
     return (grad - total) * src
 
 
@@ -311,9 +315,17 @@ CASES = [ascdsl.Case(shape, shape, dtype=dt) for dt in ("float32", "float16", "b
 CASES += [ascdsl.Case((2, 9000), (2, 9000), dtype="float16"), ascdsl.Case((2, 5000), (2, 5000)),
           ascdsl.Case((0, 8), (0, 8)), ascdsl.Case((3, 0), (3, 0)),
           ascdsl.Case((2, 3, 16, 16), (2, 3, 16, 16), format="NZ")]
+CASES += [ascdsl.Case(shape, shape, dtype=dt, is_front=True)
+          for shape, dt in (((4, 31), "float32"), ((5, 33), "float16"), ((2, 3, 7), "bfloat16"),
+                            ((2, 5000), "float32"), ((3, 0), "float32"))]
+
+NOTES = """The op project serves the ND format only. The FRACTAL_NZ path (`format="NZ"`) and
+`impl="api"` exist only in the Python entry `softmax_grad` of `ops/softmax_grad.py`: the OpDef has no
+format attribute, and the generated tiling function is the host function with `nz=False`.
+`is_front=true` returns the row sums, one 32-byte block per row: output shape `grad.shape[:-1] + (32 / sizeof(T),)`."""
 
 OP = ascdsl.Operator(name="softmax_grad", op_type="SoftmaxGrad", entry=softmax_grad, host=softmax_grad_host,
                      reference=reference, cases=CASES, inputs=("grad", "src"),
                      outputs=(ascdsl.Output("out", shape=softmax_grad_out_shape),),
-                     attrs=(ascdsl.Attr("is_front", "Bool", False), ascdsl.Attr("nz", "Bool", False)),
-                     dtypes=("float32", "float16", "bfloat16"))
+                     attrs=(ascdsl.Attr("is_front", "Bool", False),),
+                     dtypes=("float32", "float16", "bfloat16"), notes=NOTES)

@@ -3,15 +3,19 @@
 A launch specialises the kernel, runs the passes, renders a one-variant direct-launch kernel file,
 writes it under the simulator's cache (named by its content hash, so g++ builds it once) and runs
 ``blockDim = min(grid product, vector cores)`` blocks; results land in the arrays in place.
+
+g++ dominates the cost, so many kernels can share one build: launches inside :func:`recording`
+only note their kernels, and :func:`prebuild` renders those into files of several variants each
+(one entry switching on the tiling key) that later launches of the same kernels use.
 """
 from __future__ import annotations
 
 import hashlib
+from contextlib import contextmanager
 from functools import lru_cache
 
-import numpy as np
 
-from ..dtypes import DType
+from ..errors import Error
 from ..ir import Kernel
 from ..jit import register_backend
 from ..platforms import get_platform
@@ -21,34 +25,82 @@ from .ascendc import kernel_source
 SYMBOL = "ascdsl_kernel"
 
 
-@lru_cache(maxsize=256)
-def _compiled(kernel: Kernel, platform: str) -> tuple[str, tiling.TilingLayout]:
-    """The kernel file for ``kernel`` on ``platform`` and its tiling layout."""
+_prebuilt: dict[tuple[Kernel, str], tuple[str, tiling.TilingLayout, int]] = {}
+_recorded: list | None = None
+
+
+def _write(kernels: list[Kernel], platform: str) -> tuple[str, tiling.TilingLayout]:
     from ..sim.build import cache_dir
 
-    layout = tiling.layout("KernelTilingData", [kernel])
-    source = kernel_source(SYMBOL, tiling.variants([kernel]), layout, platform)
+    layout = tiling.layout("KernelTilingData", kernels)
+    source = kernel_source(SYMBOL, tiling.variants(kernels), layout, platform)
     path = cache_dir() / f"gen-{hashlib.sha256(source.encode()).hexdigest()[:24]}.cpp"
     if not path.exists():
         path.write_text(source)
     return str(path), layout
 
 
+@lru_cache(maxsize=256)
+def _compiled(kernel: Kernel, platform: str) -> tuple[str, tiling.TilingLayout, int]:
+    """The kernel file for ``kernel`` on ``platform``, its tiling layout and the kernel's tiling key."""
+    if (kernel, platform) in _prebuilt:
+        return _prebuilt[(kernel, platform)]
+    return (*_write([kernel], platform), 1)
+
+
+@contextmanager
+def recording():
+    """Inside, ``sim`` launches only record ``(kernel, platform)`` (nothing runs; outputs stay as
+    they are) into the list this yields."""
+    global _recorded
+    outer, _recorded = _recorded, []
+    try:
+        yield _recorded
+    finally:
+        _recorded = outer
+
+
+def prebuild(launches, batch: int = 24) -> int:
+    """Render the distinct ``(kernel, platform)`` pairs into kernel files of up to ``batch``
+    variants; returns how many files. Kernels whose scalar parameters clash share no file."""
+    files = 0
+    groups: dict[str, list[list[Kernel]]] = {}
+    for kernel, platform in dict.fromkeys(launches):
+        if (kernel, platform) in _prebuilt:
+            continue
+        for group in groups.setdefault(platform, []):
+            if len(group) < batch:
+                try:
+                    tiling.layout("KernelTilingData", [*group, kernel])
+                except Error:
+                    continue
+                group.append(kernel)
+                break
+        else:
+            groups[platform].append([kernel])
+    for platform, batches in groups.items():
+        for kernels in batches:
+            path, layout = _write(kernels, platform)
+            files += 1
+            for key, kernel in enumerate(kernels, 1):
+                _prebuilt[(kernel, platform)] = (path, layout, key)
+    _compiled.cache_clear()
+    return files
+
+
 def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -> None:
     """The ``sim`` backend runner (see :func:`ascdsl.jit.register_backend`)."""
     from .. import sim
 
-    path, layout = _compiled(kernel, platform)
-    fields = {"tilingKey": 1, "grid0": grid[0], "grid1": grid[1], "grid2": grid[2]}
-    arrays = []
-    for name, param, value in zip(kernel.param_names, kernel.params, args):
-        if isinstance(param.type.dtype, DType):
-            fields[name] = value
-        else:
-            arrays.append(value)
+    if _recorded is not None:
+        _recorded.append((kernel, platform))
+        return
+    path, layout, key = _compiled(kernel, platform)
+    fields, arrays = tiling.launch_fields(kernel, args, grid)
+    fields["tilingKey"] = key
     programs = grid[0] * grid[1] * grid[2]
     block_dim = max(1, min(programs, get_platform(platform).vector_core_count))
-    sim.run_kernel(path, SYMBOL, [*arrays, None, layout.pack(fields)], block_dim, platform, tiling_key=1)
+    sim.run_kernel(path, SYMBOL, [*arrays, None, layout.pack(fields)], block_dim, platform, tiling_key=key)
 
 
 register_backend("sim", run)

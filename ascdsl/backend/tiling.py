@@ -106,3 +106,16 @@ def cann_name(op_type: str) -> str:
     name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", op_type)
     name = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
     return name.lower()
+
+
+def launch_fields(kernel: Kernel, args: Sequence, grid: tuple[int, int, int]) -> tuple[dict, list]:
+    """A launch's tiling fields (grid and runtime scalars by name; no ``tilingKey``) and its arrays in
+    pointer order, from the kernel's arguments ``args``."""
+    fields = dict(zip(GRID_FIELDS, grid))
+    arrays = []
+    for name, param, value in zip(kernel.param_names, kernel.params, args):
+        if isinstance(param.type.dtype, DType):
+            fields[name] = value
+        else:
+            arrays.append(value)
+    return fields, arrays

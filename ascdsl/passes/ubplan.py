@@ -2,11 +2,21 @@
 
 Homes (one per tile value):
 
-* a ``block_load`` result is a buffer of a VECIN queue (one queue per pointer, double-buffered);
+* a ``block_load`` result is a buffer of a VECIN queue (one queue per pointer, double-buffered; a
+  second load of the same pointer in one stage gets its own queue). A load used outside its own
+  stage (e.g. loaded before a loop and read after it) is copied out of the queue into a ``TBuf``:
+  ``staged`` maps it to the queue it arrives through;
 * a value that is stored is computed straight into a buffer of a VECOUT queue (double-buffered);
 * a loop-carried tile lives in an accumulator ``TBuf`` for the whole loop;
 * every other tile is a temporary ``TBuf``. Temporaries share buffers when their live ranges do
-  not overlap, and an elementwise op writes over an operand of the same dtype that dies at it.
+  not overlap, and an elementwise op writes over an operand of the same dtype that dies at it;
+* ``expand_dims`` keeps its operand's layout, so it reuses the operand's buffer when it dies there;
+* a tile broadcast (``[M, 1]`` or ``[1, N]`` to ``[M, N]``) read only by binary arithmetic has no
+  buffer: the backend reads its source with repeat-form strides (``brcbBuf`` holds the Brcb blocks).
+
+Layout: a 2-D ``[M, N]`` tile (``N > 1``) is ``M`` rows of ``pitch`` elements, ``N`` rounded up to
+32 bytes of the kernel's narrowest tile dtype, so a Cast keeps every element in place; ``[M, 1]`` is
+stored as ``[M]`` and ``[1, N]`` as ``[N]``.
 
 API work buffers (float32 copies for bfloat16 math and 16-bit reductions, reduction scratch, a
 32-byte scalar block) come last. Every size is rounded up to 32 bytes; the total must stay within
@@ -18,19 +28,53 @@ from dataclasses import dataclass, field
 
 from .. import dtypes
 from ..errors import CompilationError, Loc
-from ..ir.core import GroupOp, Instr, Kernel, Op, Value
+from ..ir.core import GroupOp, Instr, Kernel, Op, Type, Value
 
 BLOCK_BYTES = 32
 REPEAT_BYTES = 256
-INPLACE = GroupOp.ARITH | frozenset({Op.NEG, Op.EXP, Op.LOG, Op.SQRT, Op.RSQRT, Op.ABS})
+FLOATS_PER_REPEAT = REPEAT_BYTES // 4
+INPLACE = GroupOp.ARITH | frozenset({Op.NEG, Op.EXP, Op.LOG, Op.SQRT, Op.RSQRT, Op.ABS, Op.EXPAND_DIMS})
+FUSABLE = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.MAXIMUM, Op.MINIMUM})
 
 
 def align32(n: int) -> int:
     return -(-n // BLOCK_BYTES) * BLOCK_BYTES
 
 
-def tile_bytes(v: Value) -> int:
-    return align32(v.type.numel * v.type.dtype.itemsize)
+def tile_align(kernel: Kernel) -> int:
+    """Row pitches of 2-D tiles are multiples of this many elements (32 bytes of the narrowest dtype)."""
+    sizes = [v.type.dtype.itemsize for i in _all(kernel.body.body) for v in i.results
+             if len(v.type.shape) == 2 and v.type.dtype.itemsize >= 2]
+    return BLOCK_BYTES // min(sizes, default=4)
+
+
+def pitch(shape: tuple[int, ...], align: int) -> int:
+    """Elements per UB row of a tile of ``shape`` (its numel when it is stored as one row)."""
+    if len(shape) == 2 and shape[1] > 1:
+        return -(-shape[1] // align) * align
+    return max(1, _numel(shape))
+
+
+def padded_numel(shape: tuple[int, ...], align: int) -> int:
+    """Elements a tile occupies in UB (rows times pitch)."""
+    return shape[0] * pitch(shape, align) if len(shape) == 2 and shape[1] > 1 else _numel(shape)
+
+
+def _numel(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def tile_bytes(v: Value, align: int = 8) -> int:
+    return align32(padded_numel(v.type.shape, align) * v.type.dtype.itemsize)
+
+
+def fused_broadcast(instr: Instr, users: dict) -> bool:
+    """A tile broadcast to a 2-D tile that only binary arithmetic reads (see the module docstring)."""
+    return (instr.op is Op.BROADCAST and not instr.operands[0].type.is_scalar and len(instr.result.type.shape) == 2
+            and bool(users.get(instr.result.id)) and all(u.op in FUSABLE for u in users[instr.result.id]))
 
 
 @dataclass(frozen=True)
@@ -54,6 +98,10 @@ class UBPlan:
 
     buffers: tuple[Buffer, ...]
     homes: dict = field(compare=False)
+    align: int = 8
+    staged: dict = field(default_factory=dict, compare=False)  # load value id -> its VECIN queue
+    store_queues: dict = field(default_factory=dict, compare=False)  # id(block_store) -> its VECOUT queue
+    fused: frozenset = field(default=frozenset(), compare=False)  # broadcasts read through strides
 
     @property
     def total_bytes(self) -> int:
@@ -125,45 +173,99 @@ class _Liveness:
         return self.last.get(v.id, self.defs.get(v.id, 0))
 
 
-def _work_bytes(instr: Instr) -> int:
+def reduce_scratch(x: Type, out_dtype, axis: int, align: int) -> dict[str, int]:
+    """Float32 ``workBuf`` regions (element offsets) of a 2-D reduction; ``end`` is its size:
+    ``cast`` (a 16-bit input in float32), ``fold`` (rows folded to one repeat), ``acc`` (the float32
+    result of a 16-bit sum)."""
+    rows, cols = x.shape
+    regions, at = {}, 0
+    for name, n in (("cast", rows * pitch(x.shape, align) if x.dtype.itemsize != 4 else 0),
+                    ("fold", rows * FLOATS_PER_REPEAT if axis == 1 and cols > FLOATS_PER_REPEAT else 0),
+                    ("acc", (rows if axis == 1 else pitch(x.shape, align)) if out_dtype.itemsize != 4 else 0)):
+        if n:
+            regions[name] = at
+            at += align32(4 * n) // 4
+    regions["end"] = at
+    return regions
+
+
+def _work_bytes(instr: Instr, align: int) -> int:
     """Float32 scratch an instruction needs (see the backend's instruction selection)."""
     if instr.op in GroupOp.REDUCE:
         (x,) = instr.operands
+        if len(x.type.shape) == 2:
+            return 4 * reduce_scratch(x.type, instr.result.type.dtype, instr.attr("axis"), align)["end"]
         n = x.type.numel
         cast = 4 * n if x.type.dtype.itemsize != 4 else 0
         repeats = -(-n * 4 // REPEAT_BYTES)
         return cast + align32(4 * 2 * repeats)
     if len(instr.results) == 1 and not instr.result.type.is_scalar and any(
             v.type.dtype == dtypes.bfloat16 for v in (*instr.operands, instr.result)) and instr.op is not Op.CAST:
-        return 2 * 4 * instr.result.type.numel
+        return 2 * 4 * padded_numel(instr.result.type.shape, align)
     return 0
+
+
+def _stages(block, keys: dict, parent=()) -> None:
+    """``keys[id(instr)]``: the stage an instruction runs in (a ``for`` ends the stage before it)."""
+    seg = 0
+    for instr in block.body:
+        keys[id(instr)] = (*parent, seg)
+        if instr.op is Op.FOR:
+            for r in instr.regions:
+                _stages(r, keys, (*parent, seg, "loop"))
+            seg += 1
 
 
 def plan(kernel: Kernel) -> UBPlan:
     """Assign every tile value a buffer (see the module docstring)."""
     live = _Liveness(kernel)
+    align = tile_align(kernel)
     homes: dict[int, str] = {}
+    staged: dict[int, str] = {}
     buffers: dict[str, Buffer] = {}
     names = dict(zip((p.id for p in kernel.params), kernel.param_names))
+    stage: dict = {}
+    _stages(kernel.body, stage)
 
     def need(name: str, position: str, num: int, nbytes: int, loc: Loc) -> None:
         old = buffers.get(name)
         buffers[name] = Buffer(name, position, num, max(nbytes, old.bytes if old else 0), loc)
 
     instrs = [i for i in _all(kernel.body.body)]
+    users: dict[int, list] = {}
+    for instr in instrs:
+        for x in instr.operands:
+            users.setdefault(x.id, []).append(instr)
+    fused = {i.result.id for i in instrs if i.op is Op.BROADCAST and fused_broadcast(i, users)}
+    for i in instrs:  # a fused broadcast's source is read where the broadcast is
+        if i.op is Op.BROADCAST and i.result.id in fused:
+            src = i.operands[0]
+            live.last[src.id] = max(live.last_use(src), live.last_use(i.result))
     stored: dict[int, str] = {}
+    queues: dict[tuple, int] = {}
+    store_queues: dict[int, str] = {}
+
+    def queue(prefix: str, instr: Instr) -> str:
+        name = prefix + _camel(names.get(instr.operands[0].id, "arg"))
+        n = queues[(name, stage[id(instr)])] = queues.get((name, stage[id(instr)]), 0) + 1
+        return name if n == 1 else f"{name}{n}"
+
+    escaping = set()
     for instr in instrs:
         if instr.op is Op.BLOCK_LOAD:
-            name = "inQueue" + _camel(names.get(instr.operands[0].id, "arg"))
-            need(name, "VECIN", 2, tile_bytes(instr.result), instr.loc)
+            name = queue("inQueue", instr)
+            need(name, "VECIN", 2, tile_bytes(instr.result, align), instr.loc)
             homes[instr.result.id] = name
+            if any(stage[id(u)] != stage[id(instr)] for u in users.get(instr.result.id, [])):
+                escaping.add(instr.result.id)
+                staged[instr.result.id] = homes.pop(instr.result.id)
         elif instr.op is Op.BLOCK_STORE:
-            name = "outQueue" + _camel(names.get(instr.operands[0].id, "arg"))
+            name = store_queues[id(instr)] = queue("outQueue", instr)
             value = instr.operands[-1]
-            need(name, "VECOUT", 2, tile_bytes(value), instr.loc)
+            need(name, "VECOUT", 2, tile_bytes(value, align), instr.loc)
             producer = live.def_instr.get(value.id)
-            if (value.id not in homes and value.id not in stored and producer is not None
-                    and producer.op not in (Op.FOR, Op.BLOCK_LOAD)):
+            if (value.id not in homes and value.id not in stored and value.id not in escaping
+                    and producer is not None and producer.op not in (Op.FOR, Op.BLOCK_LOAD)):
                 stored[value.id] = name
 
     # temporaries and accumulators share TBuf slots by live range
@@ -171,7 +273,7 @@ def plan(kernel: Kernel) -> UBPlan:
     work = 0
 
     def slot_for(v: Value, start: int, end: int, loc: Loc, prefix: str) -> str:
-        nbytes = tile_bytes(v)
+        nbytes = tile_bytes(v, align)
         free = [s for s in slots if s[2] < start and s[0].startswith(prefix)]
         best = min(free, key=lambda s: (s[1] < nbytes, abs(s[1] - nbytes), s[0]), default=None)
         if best is None:
@@ -185,15 +287,13 @@ def plan(kernel: Kernel) -> UBPlan:
             if s[0] == name:
                 s[2] = max(s[2], end)
 
-    users: dict[int, set] = {}
-    for instr in instrs:
-        for k, x in enumerate(instr.operands):
-            users.setdefault(x.id, set()).add((instr.op, k >= 3))
+    brcb_rows = 0
     for instr in instrs:
         at = live.index[id(instr)]
-        if instr.op is Op.CONST and len(instr.results) == 1 and users.get(instr.result.id, set()) <= {(Op.FOR, True)}:
+        if instr.op is Op.CONST and len(instr.results) == 1 and all(
+                u.op is Op.FOR and list(u.operands).index(instr.result) >= 3 for u in users.get(instr.result.id, [])):
             continue  # only initialises loop accumulators: Duplicate writes it straight there
-        work = max(work, _work_bytes(instr))
+        work = max(work, _work_bytes(instr, align))
         if instr.op is Op.FOR:
             region = instr.regions[0]
             end = max([live.last_use(r) for r in instr.results] + [live.last_use(a) for a in region.args[1:]] + [at])
@@ -204,28 +304,34 @@ def plan(kernel: Kernel) -> UBPlan:
                 homes[arg.id] = homes[result.id] = name
             continue
         for v in instr.results:
+            if v.id in fused:
+                if instr.operands[0].type.shape[-1] == 1:  # [M, 1]: Brcb'd, one block per row
+                    brcb_rows = max(brcb_rows, instr.operands[0].type.shape[0])
+                continue
             if v.type.is_scalar or v.id in homes:
                 continue
             if v.id in stored:
                 homes[v.id] = stored[v.id]
                 continue
             end = live.last_use(v)
-            donor = _inplace_donor(instr, v, live, at, homes)
+            donor = None if v.id in escaping else _inplace_donor(instr, v, live, at, homes)
             if donor is not None:
                 homes[v.id] = homes[donor.id]
                 extend(homes[v.id], end)
                 continue
-            homes[v.id] = slot_for(v, at, end, instr.loc, "tmpBuf")
+            homes[v.id] = slot_for(v, at, end, instr.loc, "keepBuf" if v.id in escaping else "tmpBuf")
     for name, nbytes, _, loc in slots:
         need(name, "VECCALC", 1, nbytes, loc)
+    if brcb_rows:
+        need("brcbBuf", "VECCALC", 1, -(-brcb_rows // 8) * REPEAT_BYTES, kernel.loc)
     if work:
         need("workBuf", "VECCALC", 1, align32(work), kernel.loc)
     if any(i.op in GroupOp.REDUCE or i.op in (Op.DIV, Op.SUB) for i in instrs):
         need("scalarBuf", "VECCALC", 1, BLOCK_BYTES, kernel.loc)
     order = {"VECIN": 0, "VECOUT": 1, "VECCALC": 2}
-    ordered = sorted(buffers.values(), key=lambda b: (order[b.position], b.name.startswith("workBuf")
-                                                       or b.name.startswith("scalarBuf"), b.name))
-    return UBPlan(tuple(ordered), homes)
+    ordered = sorted(buffers.values(), key=lambda b: (order[b.position], b.name.startswith(("workBuf", "scalarBuf")),
+                                                       b.name))
+    return UBPlan(tuple(ordered), homes, align, staged, store_queues, frozenset(fused))
 
 
 def _inplace_donor(instr: Instr, v: Value, live: _Liveness, at: int, homes: dict) -> Value | None:
@@ -233,7 +339,7 @@ def _inplace_donor(instr: Instr, v: Value, live: _Liveness, at: int, homes: dict
     if instr.op not in INPLACE:
         return None
     for x in sorted(instr.operands, key=lambda x: not homes.get(x.id, "").startswith("accBuf")):
-        if (not x.type.is_scalar and x.id in homes and x.type.shape == v.type.shape
+        if (not x.type.is_scalar and x.id in homes and (x.type.shape == v.type.shape or instr.op is Op.EXPAND_DIMS)
                 and x.type.dtype == v.type.dtype and live.last_use(x) <= at
                 and not homes[x.id].startswith("outQueue")):
             return x

@@ -165,3 +165,24 @@ def test_unsupported_constructs_are_located_errors():
         host.lower_tiling(op, layout, (), "BadTiling")
     assert f"test_tiling_function.py:{bad_host.__wrapped__.__code__.co_firstlineno + 3}:50:" in str(info.value)
     assert "cannot be called in host code" in str(info.value)
+
+
+def test_log_softmax_backward_matches_python(tmp_path):
+    # a kernel chosen through a variable (reduce-middle full-load or recompute), an Int dim
+    op, kernels = load("log_softmax_grad")
+    sweep = [((desc(s, dt), desc(s, dt)), {"dim": d}) for dt in ("float32", "float16", "bfloat16")
+             for s, d in (((4, 33), -1), ((3, 5, 7), 1), ((6, 1, 9), 1), ((3, 5000), 1), ((2, 700, 3), 1),
+                          ((3, 2000, 5), 1), ((0, 4), 0), ((), -1), ((), 0), ((2, 3), 2), ((2, 3), -3),
+                          ((2,) * 8, 3), ((50, 3), -1), ((31, 5), 0))]
+    sweep.append(((desc((2, 3)), desc((2, 4))), {"dim": 1}))
+    assert check_equivalence(tmp_path, op, kernels, sweep) >= {0, 1, 2, 4}
+
+
+def test_softmax_grad_matches_python(tmp_path):
+    # `nz` has a default and is no attribute: the C++ is the ND function (nz=False)
+    op, kernels = load("softmax_grad")
+    sweep = [((desc(s, dt), desc(s, dt)), {"is_front": f}) for dt in ("float32", "float16", "bfloat16")
+             for f in (False, True) for s in ((1,), (4, 31), (5, 33), (2, 9000), (2, 5000), (0, 8), (3, 0), (),
+                                              (1000, 17))]
+    sweep.append(((desc((2, 3)), desc((2, 3), "float16")), {"is_front": False}))
+    assert check_equivalence(tmp_path, op, kernels, sweep) >= {0, 1, 2, 4}

@@ -10,7 +10,7 @@ import ascdsl
 from ascdsl import dtypes
 from ascdsl.platforms import get_platform
 from ascdsl.testing import assert_close
-from ops.log_softmax_grad import log_softmax_backward, log_softmax_backward_host, reference
+from ops.log_softmax_grad import log_softmax_backward, log_softmax_backward_host, merge_axes, reference
 
 DTYPES = ("float32", "float16", "bfloat16")
 B3 = get_platform("Ascend910B3")
@@ -49,9 +49,9 @@ def check(shape, dim, dtype, **kw):
 
 
 def variant(shape, dim, dtype="float32", platform=B3):
-    desc = ascdsl.TensorDesc(tuple(shape), dtypes.lookup(dtype))
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    return log_softmax_backward_host(desc, desc, dims, platform)
+    shape, axis = merge_axes(shape, dim)  # the OpDef's int dim, as the Python entry passes it
+    desc = ascdsl.TensorDesc(shape, dtypes.lookup(dtype))
+    return log_softmax_backward_host(desc, desc, axis, platform)
 
 
 SWEEP = [

@@ -37,7 +37,7 @@ def expected(grad, src, is_front=False):
 
 def plan(shape, dtype="float32", is_front=False, nz=False, platform=B3):
     desc = ascdsl.TensorDesc(tuple(shape), dtypes.lookup(dtype))
-    return softmax_grad_host(desc, desc, is_front, nz, platform)
+    return softmax_grad_host(desc, desc, is_front, platform, nz=nz)
 
 
 SHAPES = [(1,), (31,), (32,), (33,), (1, 1), (4, 31), (4, 32), (4, 33), (9, 3), (100, 5), (1000, 17),

@@ -1,0 +1,153 @@
+"""Render models of the generated host-side files: ``kernel/main.cpp``, the op project's op_host
+(TilingFunc, InferShape, OpDef) and msopgen JSON. Python decides what; the templates lay it out.
+
+OpDef tensor names are CANN's lowerCamelCase of the op's input and output names (``grad_output`` ->
+``gradOutput``), which is what msopgen and the generated aclnn API print.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from .. import dtypes
+from . import host
+from .tiling import TilingLayout
+
+GE_DTYPE = {"float32": "DT_FLOAT", "float16": "DT_FLOAT16", "bfloat16": "DT_BF16", "int8": "DT_INT8",
+            "int16": "DT_INT16", "int32": "DT_INT32", "int64": "DT_INT64", "uint8": "DT_UINT8", "bool": "DT_BOOL"}
+MSOPGEN_DTYPE = {"float32": "float", "float16": "float16", "bfloat16": "bfloat16", "int8": "int8",
+                 "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8", "bool": "bool"}
+ATTR_CPP = {"Int": ("int64_t", "0", "std::stoll(args[\"{n}\"])", "GetAttrPointer<int64_t>({i})"),
+            "Float": ("double", "0.0", "std::stod(args[\"{n}\"])", "GetAttrPointer<float>({i})"),
+            "Bool": ("bool", "false", "ParseBool(args[\"{n}\"])", "GetAttrPointer<bool>({i})"),
+            "ListInt": ("ascdsl_host::Shape", "ascdsl_host::Shape{}", "", "GetListInt({i})"),
+            "String": ("std::string", "std::string()", "args[\"{n}\"]", "GetStr({i})")}
+
+
+def fields(lay: TilingLayout) -> list[dict]:
+    offsets = lay.numpy_dtype.fields
+    return [{"name": f.name, "cpp": f.dtype.cpp, "dtype": f.dtype.name, "offset": offsets[f.name][1],
+             "size": f.dtype.itemsize} for f in lay.fields]
+
+
+def padding(lay: TilingLayout) -> list[int]:
+    tail = lay.numpy_dtype.itemsize - sum(f.dtype.itemsize for f in lay.fields)
+    return [tail] if tail else []
+
+
+def host_args(params: Sequence[host.Param], *extra: str) -> str:
+    return ", ".join([host.cpp_name(p.name) for p in params] + list(extra))
+
+
+def dtype_rows() -> list[dict]:
+    return [{"name": d.name, "enum": host.DTYPE_ENUM[d.name]} for d in dtypes.ALL]
+
+
+def output_dtype(b, output) -> str:
+    source = output.dtype or b.op.inputs[0]
+    return f"{source}.dtype" if source in b.op.inputs else host.dtype_enum(source)
+
+
+def main_model(b) -> dict:
+    op = b.op
+    attrs = []
+    for a in op.attrs:
+        cpp, zero, parse, _ = ATTR_CPP[a.type]
+        default = zero if a.default is None else host.literal(
+            tuple(a.default) if a.type == "ListInt" else a.default).code
+        parse = (f"ParseInts(args[\"{a.name}\"], {a.name})" if a.type == "ListInt"
+                 else f"{a.name} = {parse.format(n=a.name)}")
+        attrs.append({"name": a.name, "declare": f"{cpp} {a.name}", "default": default, "parse": parse})
+    fn = host.lower_tiling(op, b.layout, b.variants, f"{op.op_type}Tiling")
+    shapes = host.output_shapes(op, op.op_type)
+    return {"op_type": op.op_type, "source": b.source, "cann": b.name, "symbol": b.name, "pointers": b.pointers,
+            "inputs": op.inputs, "attrs": attrs, "dtypes": dtype_rows(), "platform": b.platform.name,
+            "outputs": [{"name": o.name, "dtype": output_dtype(b, o)} for o in op.outputs],
+            "struct": b.layout.struct_name,
+            "shapes_call": f"{shapes.name}({host_args(shapes.params, 'shapes', 'message')})",
+            "tiling_call": f"{fn.name}({host_args(fn.params, 'tilingData', 'blockDim', 'message')})"}
+
+
+def op_host_model(b) -> dict:
+    op = b.op
+    attrs = []
+    for i, a in enumerate(op.attrs):
+        cpp, _, _, getter = ATTR_CPP[a.type]
+        store = ([f"attrs.{a.name}.ndim = static_cast<int32_t>(std::min<size_t>({a.name}->GetSize(), "
+                  "ascdsl_host::MAX_DIMS));",
+                  f"std::copy_n({a.name}->GetData(), attrs.{a.name}.ndim, attrs.{a.name}.dims);"]
+                 if a.type == "ListInt" else [f"attrs.{a.name} = *{a.name};"])
+        attrs.append({"name": a.name, "cpp": cpp, "getter": getter.format(i=i), "store": store,
+                      "def": attr_def(a)})
+    fn = host.lower_tiling(op, b.layout, b.variants, f"{op.op_type}Tiling")
+    shapes = host.output_shapes(op, op.op_type)
+    ge = {"inputs": [], "outputs": []}
+    for i, name in enumerate(op.inputs):
+        ge["inputs"].append({"name": opdef_name(name), "types": [f"ge::{GE_DTYPE[c[i]]}" for c in op.dtypes]})
+    for j, o in enumerate(op.outputs):
+        source = o.dtype or op.inputs[0]
+        ge["outputs"].append({"name": opdef_name(o.name), "types": [f"ge::{GE_DTYPE[c[len(op.inputs) + j]]}" for c in op.dtypes],
+                              "dtype": f"context->GetInputDataType({op.inputs.index(source)})"
+                              if source in op.inputs else f"ge::{GE_DTYPE[dtypes.lookup(source).name]}"})
+    return {"b": b, "name": b.name, "attrs": attrs, "fields": fields(b.layout), "params": op.inputs,
+            "ge": ge, "formats": ", ".join(["ge::FORMAT_ND"] * len(op.dtypes)),
+            "dtype_cases": [{"ge": GE_DTYPE[d.name], "enum": host.DTYPE_ENUM[d.name]} for d in dtypes.ALL],
+            "ub_reserve": b.platform.ub_bytes - b.platform.ub_budget_bytes,
+            "tiling_call": f"{fn.name}({host_args(fn.params, 'plain', 'blockDim', 'message')})",
+            "shapes_call": f"{shapes.name}({host_args(shapes.params, 'shapes', 'message')})"}
+
+
+def attr_def(a) -> str:
+    kind = "REQUIRED" if a.default is None else "OPTIONAL"
+    if a.default is None:
+        value = ""
+    elif a.type == "ListInt":
+        value = "{" + ", ".join(map(str, a.default)) + "}"
+    elif a.type == "Bool":
+        value = "true" if a.default else "false"
+    elif a.type == "String":
+        value = json.dumps(a.default)
+    else:
+        value = repr(a.default)
+    return f'this->Attr("{a.name}").AttrType({kind}).{a.type}({value});'
+
+
+def msopgen(b) -> list[dict]:
+    op = b.op
+
+    def desc(name: str, index: int) -> dict:
+        types = [MSOPGEN_DTYPE[c[index]] for c in op.dtypes]
+        return {"name": opdef_name(name), "param_type": "required", "format": ["ND"] * len(types), "type": types}
+
+    entry = {"op": op.op_type,
+             "input_desc": [desc(n, i) for i, n in enumerate(op.inputs)],
+             "output_desc": [desc(o.name, len(op.inputs) + j) for j, o in enumerate(op.outputs)]}
+    if op.attrs:
+        entry["attr"] = [{"name": a.name, "param_type": "required" if a.default is None else "optional",
+                          "type": {"Int": "int", "Float": "float", "Bool": "bool", "ListInt": "list_int",
+                                   "String": "string"}[a.type],
+                          **({} if a.default is None else {"default_value": json_value(a.default)})}
+                         for a in op.attrs]
+    return [entry]
+
+
+def json_value(value):
+    if isinstance(value, dtypes.DType):
+        return value.name
+    if isinstance(value, tuple):
+        return [json_value(v) for v in value]
+    return value
+
+
+def opdef_name(name: str) -> str:
+    """CANN's lowerCamelCase tensor name: ``grad_output`` -> ``gradOutput``."""
+    first, *rest = name.split("_")
+    return first + "".join(w.capitalize() for w in rest)
+
+
+def aclnn_signature(b) -> str:
+    """The two-stage API CANN generates from the OpDef (inputs, attributes, outputs, in order)."""
+    args = [opdef_name(n) for n in b.op.inputs] + [a.name for a in b.op.attrs] + \
+        [opdef_name(o.name) for o in b.op.outputs]
+    return (f"aclnn{b.op.op_type}GetWorkspaceSize({', '.join(args)}, &workspaceSize, &executor)` and "
+            f"`aclnn{b.op.op_type}(workspace, workspaceSize, executor, stream)")

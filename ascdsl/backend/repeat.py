@@ -1,0 +1,39 @@
+"""Repeat-form loops over the rows of a padded 2-D tile.
+
+A row of a ``[M, N]`` tile is ``pitch`` elements; a repeat-form op covers one repeat (256 bytes)
+of up to 255 rows per call, its repeat stride being the pitch in 32-byte blocks (8 bits). The
+helpers here produce the C++ loops over column chunks and row chunks those limits need.
+"""
+from __future__ import annotations
+
+MAX_REPEATS = 255
+
+
+def mask(cols: int, per_rep: int, c: str = "c", aligned: bool = True) -> str:
+    """Lanes of the repeat starting at column ``c`` (a C++ expression) of ``cols`` columns; ``aligned``:
+    ``c`` is a multiple of the repeat."""
+    return str(per_rep) if aligned and cols % per_rep == 0 else f"{cols} - {c} < {per_rep} ? {cols} - {c} : {per_rep}"
+
+
+def over_columns(start: str, cols: int, per_rep: int, body) -> list[str]:
+    """``body(c)`` for each repeat-wide column chunk ``c`` from ``start`` (an expression) to ``cols``."""
+    if start == "0" and cols <= per_rep:
+        return body("0")
+    return [f"for (int32_t c = {start}; c < {cols}; c += {per_rep}) {{", *("    " + x for x in body("c")), "}"]
+
+
+def over_rows(rows: int, count: str, pitch_blocks: int, body) -> list[str]:
+    """``body(r, repeats, rep_stride)`` over ``count`` rows (at most ``rows``), one repeat per row,
+    in calls of at most 255 repeats; one row per call when the pitch exceeds the 8-bit stride."""
+    per = MAX_REPEATS if pitch_blocks <= MAX_REPEATS else 1
+    stride = pitch_blocks if per > 1 else 0
+    if rows <= per:
+        return body("0", count, stride)
+    reps = "1" if per == 1 else f"{count} - r < {per} ? {count} - r : {per}"
+    return [f"for (int32_t r = 0; r < {count}; r += {per}) {{", *("    " + x for x in body("r", reps, stride)), "}"]
+
+
+def at(name: str, *terms: str) -> str:
+    """``name[t0 + t1 ...]`` without zero terms (``name`` alone when all are zero)."""
+    terms = [t for t in terms if t not in ("0", "0 * 0") and not t.startswith("0 * ") and not t.endswith(" * 0")]
+    return f"{name}[{' + '.join(terms)}]" if terms else name

@@ -1,0 +1,174 @@
+"""Verification of a build (``ascdsl build`` without ``--no-verify``), one table of rows:
+
+* ``emit``: a variant the Ascend C backend could not emit (always a failure, with its located error);
+* ``interpreter`` / ``sim``: every case of the op against its reference, as ``ascdsl check`` runs
+  them; on ``sim`` a launch of a variant the build contains runs the built
+  ``op_project/op_kernel/<op>.cpp`` (all variants in one source: one g++ build per op), other launches
+  (cases only the Python entry can express) the sim backend's own one-variant kernels;
+* ``op_kernel``: per variant, whether a passing case ran it through the op-project kernel;
+* ``main.cpp``: per variant, ``kernel/main.cpp`` (with ``kernel/<op>_kernel.cpp``) compiled and run on
+  the simulator with the first OpDef-expressible case that selects the variant.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .backend import host
+from .backend.tiling import launch_fields
+from .errors import Error
+from .jit import BACKENDS, register_backend
+from .op import Operator, TensorDesc
+from .testing import CaseResult, assert_close, expected_outputs, run_case
+
+if TYPE_CHECKING:
+    from .build import OpBuild
+
+
+@dataclass(frozen=True)
+class VariantCheck:
+    """One variant run through ``kernel/main.cpp`` on the simulator with a case that selects it."""
+
+    key: int
+    case: str  # the case label, or "" when no case selects the variant
+    ok: bool
+    message: str = ""
+
+
+def case_arguments(op: Operator, case) -> tuple[tuple, tuple, dict] | None:
+    """``(arrays, descs, OpDef attrs)`` of ``case``, or None if the OpDef cannot express it."""
+    attrs = op.opdef_attrs(case)
+    if attrs is None:
+        return None
+    arrays = case.inputs()
+    return arrays, tuple(TensorDesc.of(a) for a in arrays), attrs
+
+
+def verify_build(b: OpBuild, folder: Path) -> list[CaseResult]:
+    """Every row of the build's verification (see the module docstring)."""
+    name = b.op.name
+    rows = [CaseResult(name, f"variant {v.key} {v.kernel.name}", "emit", False, message=str(e).splitlines()[0])
+            for v, e in b.failed]
+    runner = _OpKernelRunner(b, folder)
+    for case in b.op.cases:
+        rows.append(run_case(b.op, case, "interpreter", b.platform.name))
+        with runner.installed():
+            result = run_case(b.op, case, "sim", b.platform.name)
+        rows.append(result)
+        runner.settle(result)
+    for v in b.variants:
+        label = f"variant {v.key} {v.kernel.name}"
+        ok = runner.passed.get(v.key)
+        rows.append(CaseResult(name, label, "op_kernel", bool(ok), message="" if ok else
+                               "no case ran this variant" if ok is None else "a case running it failed"))
+    with tempfile.TemporaryDirectory(prefix="ascdsl-verify-") as work:
+        checks = verify_main(b, folder, Path(work))
+    for c in checks:
+        rows.append(CaseResult(name, f"variant {c.key} [{c.case}]", "main.cpp", c.ok, message=c.message))
+    return rows
+
+
+class _OpKernelRunner:
+    """The ``sim`` backend for the duration of a case: launches of a built variant run the op-project
+    kernel with that variant's tiling key; ``passed`` records, per key, whether its cases passed."""
+
+    def __init__(self, b: OpBuild, folder: Path):
+        self.b, self.fallback = b, BACKENDS["sim"]
+        # the op project's build prepends the kernel-side struct generated from BEGIN_TILING_DATA_DEF
+        text = (folder / "op_project" / "op_kernel" / f"{b.name}.cpp").read_text()
+        self.source = _cached_source("#include <cstdint>\n" + b.layout.struct_source() + text)
+        self.launched: list[int] = []
+        self.passed: dict[int, bool] = {}
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        register_backend("sim", self.run)
+        try:
+            yield
+        finally:
+            register_backend("sim", self.fallback)
+
+    def settle(self, result: CaseResult) -> None:
+        for key in self.launched:
+            self.passed[key] = self.passed.get(key, True) and result.ok
+        self.launched = []
+
+    def run(self, kernel, args: list, grid: tuple[int, int, int], platform: str) -> None:
+        from . import sim
+        keys = [v.key for v in self.b.variants if v.kernel == kernel]
+        if not keys or platform != self.b.platform.name:
+            self.fallback(kernel, args, grid, platform)
+            return
+        fields, arrays = launch_fields(kernel, args, grid)
+        fields["tilingKey"] = keys[0]
+        block_dim = max(1, min(grid[0] * grid[1] * grid[2], self.b.platform.vector_core_count))
+        self.launched.append(keys[0])
+        sim.run_kernel(self.source, self.b.name, [*arrays, None, self.b.layout.pack(fields)], block_dim,
+                       platform, tiling_key=keys[0], tiling_type=self.b.layout.struct_name)
+
+
+def verify_main(b: OpBuild, folder: Path, workdir: Path) -> list[VariantCheck]:
+    """Compile ``kernel/main.cpp`` with the kernel on ``ascdsl.sim`` and run, for every variant, the
+    first OpDef-expressible case that selects it; outputs are compared with the op's reference."""
+    from . import sim
+    kernel = folder / "kernel"
+    workdir.mkdir(parents=True, exist_ok=True)
+    # CANN's CPU build defines ASCENDC_CPU_DEBUG on the command line
+    main = _cached_source(f'#define ASCENDC_CPU_DEBUG 1\n#include "{(kernel / "main.cpp").resolve()}"\n')
+    chosen: dict[int, object] = {}
+    for case in b.op.cases:
+        args = case_arguments(b.op, case)
+        if args is None:
+            continue
+        got = host.python_tiling(b.op, b.layout, b.variants, b.platform, args[1], args[2])
+        key = dict(got.fields).get("tilingKey", 0) if got.status == 0 else 0
+        chosen.setdefault(key, case)
+    checks = []
+    for v in b.variants:
+        case = chosen.get(v.key)
+        if case is None:
+            checks.append(VariantCheck(v.key, "", False, "no case selects this variant"))
+            continue
+        arrays, descs, attrs = case_arguments(b.op, case)
+        run = workdir / f"v{v.key}"
+        run.mkdir(parents=True, exist_ok=True)
+        argv = [str(run)]
+        for name, a, d in zip(b.op.inputs, arrays, descs):
+            a.tofile(run / f"{name}.bin")
+            argv.append(f"{name}={d.dtype.name}:{','.join(map(str, d.shape))}")
+        argv += [f"{a.name}={_arg_text(attrs[a.name])}" for a in b.op.attrs]
+        try:
+            res = sim.run_main(main, [kernel / f"{b.name}_kernel.cpp"], platform=b.platform.name, argv=argv)
+            if res.returncode != 0:
+                raise Error(f"main.cpp exited with {res.returncode}: {res.stderr.strip()[-500:]}")
+            expected = expected_outputs(b.op, arrays, dict(case.attrs))
+            for o, e in zip(b.op.outputs, expected):
+                dt = b.op.output_dtype(o, descs)
+                out = np.fromfile(run / f"{o.name}.bin", dt.np).reshape(np.shape(e))
+                assert_close(out, e, dt)
+            checks.append(VariantCheck(v.key, case.label, True))
+        except (Error, AssertionError) as e:
+            checks.append(VariantCheck(v.key, case.label, False, str(e)))
+    return checks
+
+
+def _cached_source(text: str) -> Path:
+    """``text`` as a file in the simulator's cache named by its hash (a stable path keeps g++ builds cached)."""
+    from .sim.build import cache_dir
+    path = cache_dir() / f"verify-{hashlib.sha256(text.encode()).hexdigest()[:24]}.cpp"
+    if not path.exists():
+        path.write_text(text)
+    return path
+
+
+def _arg_text(value) -> str:
+    if isinstance(value, (tuple, list)):
+        return ",".join(map(str, value))
+    return repr(float(value)) if isinstance(value, float) else str(int(value)) if isinstance(value, bool) else str(value)
