@@ -1,57 +1,79 @@
 """UB-planner queries for host code: the largest block that fits, and a kernel's UB footprint.
 
->>> ascdsl.planner.largest_block(softmax_row_kernel, "BLOCK", (8192, 4096, 2048),
-...                              tl.pointer_type(tl.float32), tl.pointer_type(tl.float32), tl.int32)
+In an ``@ascdsl.host`` function (Python, and the generated C++ tiling function alike)::
+
+    block = ascdsl.planner.largest_block(no_reduce_kernel, "BLOCK", (4096, 2048, 1024), x, x,
+                                         platform=platform, OTHER=...)
+
+The arguments after the candidates describe the kernel's runtime parameters in order: a
+:class:`~ascdsl.TensorDesc` is a pointer to its dtype (pass an input for an output of the same
+dtype), a ``DType`` a scalar; parameters left out are int32 scalars (a scalar's width does not
+change where tiles live). The other constexprs are keywords. In the C++ they must be known at build
+time, be bools, or be expressions of the tensors' dtypes written in the call (such as
+``ALIGN=32 // x.dtype.itemsize``): the build evaluates :func:`footprint` for every dtype combination
+of the op and every such bool, and the tiling function picks from that table at run time.
 """
 from __future__ import annotations
 
 from fractions import Fraction
 from functools import lru_cache
 
-from .errors import CompilationError, Error
+from . import dtypes
+from .errors import CompilationError, Error, InputValueError
+from .op import TensorDesc
 from .passes import PIPELINE
 from .passes.ubplan import plan
-from .platforms import DEFAULT_PLATFORM, get_platform
+from .platforms import DEFAULT_PLATFORM, Platform, get_platform
 
 
-def _planned(jit_fn, arg_types: tuple, constexprs: dict, platform: str):
-    """The kernel's UB plan (passes before planning only), or None if a pass rejects it."""
-    kernel = jit_fn.specialize(*arg_types, **constexprs).kernels[0]
+def arg_types(jit_fn, args) -> tuple:
+    """Specialisation types for ``jit_fn`` from ``args`` (see the module docstring)."""
+    runtime = [p for p in jit_fn.parsed.params if p not in jit_fn.parsed.constexprs]
+    if len(args) > len(runtime):
+        raise Error(f"{jit_fn.__name__} takes {len(runtime)} runtime arguments, got {len(args)}")
+    types = [dtypes.PointerType(a.dtype) if isinstance(a, TensorDesc) else a for a in args]
+    return tuple(types + [dtypes.int32] * (len(runtime) - len(types)))
+
+
+@lru_cache(maxsize=4096)
+def plan_total(jit_fn, types: tuple, constexprs: tuple) -> int:
+    """UB bytes of the kernel's plan (the passes before planning do not depend on the platform)."""
+    kernel = jit_fn.specialize(*types, **dict(constexprs)).kernels[0]
     for p in PIPELINE:
         if p.__name__ == "plan_ub":
             break
-        kernel = p(kernel, get_platform(platform))
-    return plan(kernel)
+        kernel = p(kernel, get_platform(DEFAULT_PLATFORM))
+    return plan(kernel).total_bytes
 
 
-@lru_cache(maxsize=1024)
-def _fits(jit_fn, name: str, value, arg_types: tuple, constexprs: tuple, platform: str) -> bool:
-    ub = _planned(jit_fn, arg_types, {**dict(constexprs), name: value}, platform)
-    return ub.total_bytes <= get_platform(platform).ub_budget_bytes
-
-
-def largest_block(jit_fn, name: str, candidates, *arg_types, platform: str | None = None, **constexprs):
-    """The largest of ``candidates`` for constexpr ``name`` whose UB plan fits ``platform`` (cached)."""
-    platform = platform or DEFAULT_PLATFORM
+def largest_block(jit_fn, name: str, candidates, *args, platform: Platform | str | None = None, **constexprs):
+    """The largest of ``candidates`` for constexpr ``name`` whose UB plan fits ``platform``; an
+    :class:`~ascdsl.InputValueError` (a ValueError in host code) if none does."""
+    target = platform if isinstance(platform, Platform) else get_platform(platform or DEFAULT_PLATFORM)
+    types = arg_types(jit_fn, args)
     for value in sorted(candidates, reverse=True):
-        if _fits(jit_fn, name, value, tuple(arg_types), tuple(sorted(constexprs.items())), platform):
+        if plan_total(jit_fn, types, tuple(sorted({**constexprs, name: value}.items()))) <= target.ub_budget_bytes:
             return value
-    raise Error(f"no {name} in {sorted(candidates)} fits the UB of {platform}")
+    raise InputValueError(no_fit_message(name, candidates) + target.name)
 
 
-def footprint(jit_fn, name: str, *arg_types, platform: str | None = None, samples=(256, 512, 1024),
-              **constexprs) -> tuple[Fraction, int]:
+def no_fit_message(name: str, candidates) -> str:
+    """The message when no candidate fits, before the platform name (the C++ appends it too)."""
+    return f"no {name} in {sorted(candidates)} fits the UB of "
+
+
+def footprint(jit_fn, name: str, *args, samples=(256, 512, 1024), **constexprs) -> tuple[Fraction, int]:
     """``(a, b)`` such that the UB plan takes ``a * value + b`` bytes for constexpr ``name``: fit on
-    the first two samples and checked on the third (an Error if the plan is not affine there).
+    the first two samples and checked on every other one (an Error if the plan is not affine there).
     ``a`` is a Fraction (bytes per unit of ``name``; scratch like reduction work is 1/8 byte per
     float), ``b`` an int."""
-    platform = platform or DEFAULT_PLATFORM
-    totals = [_planned(jit_fn, tuple(arg_types), {**constexprs, name: s}, platform).total_bytes for s in samples]
-    (x0, x1, x2), (y0, y1, y2) = samples, totals
+    types = arg_types(jit_fn, args)
+    totals = {s: plan_total(jit_fn, types, tuple(sorted({**constexprs, name: s}.items()))) for s in samples}
+    (x0, y0), (x1, y1) = list(totals.items())[:2]
     a = Fraction(y1 - y0, x1 - x0)
     b = y0 - a * x0
-    if b.denominator != 1 or a * x2 + b != y2:
-        raise Error(f"the UB footprint of {jit_fn.__name__} is not affine in {name}: {dict(zip(samples, totals))}")
+    if b.denominator != 1 or any(a * x + b != y for x, y in totals.items()):
+        raise Error(f"the UB footprint of {jit_fn.__name__} is not affine in {name}: {totals}")
     return a, int(b)
 
 

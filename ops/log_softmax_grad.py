@@ -13,12 +13,13 @@ pass sums chunk by chunk, a second pass reloads and writes: the reduced extent d
 The outer work (rows, ``(d0, column-block)`` pairs, or element blocks) is split over the platform's
 vector cores: one program per core, the first ``big_cores`` programs take one unit more.
 
-UB plan (until the planner answers "largest block that fits"): per tile element the kernels hold
-``grad_output`` (the reduced input), ``output`` and the result in their own dtype, each
-double-buffered as the backend's queues are, and three separate float32 buffers (``grad_output``
-and ``output`` cast to float32, the float32 result; nothing is cast in place), plus one float32
-sum per reduced row or column: ``6 * itemsize + 12`` bytes per element. Block extents are powers
-of two.
+Block sizes: the one-block kernels (``no_reduce``, ``reduce_tail_recompute``) take the largest power
+of two the UB planner fits (``ascdsl.planner.largest_block``; the generated tiling function reads it
+from the footprint table the build computes). The two-block full-load and reduce-middle tiles, whose
+second extent follows the shape at run time, still size themselves by a per-element count: the
+inputs and the result in their dtype, double-buffered as the backend's queues are, three separate
+float32 buffers (nothing is cast in place) and a float32 sum per reduced row or column,
+``6 * itemsize + 12`` bytes per element.
 
 PyTorch's ``torch.ops.aten._log_softmax_backward_data`` is the semantic reference. The source
 document's note that the no-reduce case simplifies to ``(grad_output - 1) * exp(output)`` is wrong
@@ -33,6 +34,7 @@ import ascdsl.language as tl
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 
 MAX_DIMS = 8
+BLOCKS = tuple(2 ** i for i in range(7, 18))  # the block extents the planner chooses from
 
 
 @ascdsl.jit
@@ -181,7 +183,8 @@ def log_softmax_backward_host(grad_output, output, dim, platform):
 
     if d1 == 1:
         count = d0 * d2
-        largest = ascdsl.next_power_of_2(budget // per_element + 1) // 2
+        largest = ascdsl.planner.largest_block(no_reduce_kernel, "BLOCK", BLOCKS, grad_output, output, grad_output,
+                                               platform=platform)
         block = min(largest, max(align, ascdsl.next_power_of_2(ascdsl.cdiv(count, cores))))
         units = ascdsl.cdiv(count, block)
         used = min(cores, units)
@@ -189,7 +192,6 @@ def log_softmax_backward_host(grad_output, output, dim, platform):
                              constexprs={"BLOCK": block},
                              scalars={"n": count, "per_core": units // used, "big_cores": units % used})
 
-    largest = ascdsl.next_power_of_2(budget // per_element + 1) // 2
     block_r = max(align, ascdsl.next_power_of_2(d1))
     if d2 == 1:
         used = min(cores, d0)
@@ -199,8 +201,10 @@ def log_softmax_backward_host(grad_output, output, dim, platform):
             rows = min(ascdsl.next_power_of_2(fit + 1) // 2, ascdsl.next_power_of_2(ascdsl.cdiv(d0, used)))
             return ascdsl.Launch(reduce_tail_full_kernel, grid=(used,), variant="reduce_tail_full_load",
                                  constexprs={"ROWS": rows, "BLOCK_R": block_r}, scalars=scalars)
+        block = ascdsl.planner.largest_block(reduce_tail_recompute_kernel, "BLOCK_R", BLOCKS, grad_output, output,
+                                             grad_output, platform=platform)
         return ascdsl.Launch(reduce_tail_recompute_kernel, grid=(used,), variant="reduce_tail_recompute",
-                             constexprs={"BLOCK_R": largest}, scalars=scalars)
+                             constexprs={"BLOCK_R": block}, scalars=scalars)
 
     block_b = max(align, ascdsl.next_power_of_2(d2))
     fit = budget // (block_r * per_element + 4)

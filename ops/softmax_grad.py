@@ -16,11 +16,12 @@ Variants the host picks:
 Outer work (rows; for NZ, blocks of rows of one batch) is split over the vector cores, the first
 ``big_cores`` programs taking one unit more.
 
-UB plan (until the planner answers "largest block that fits"): per tile element, ``grad``, ``src``
-and the result in their dtype, each double-buffered as the backend's queues are, and three separate
-float32 buffers (``grad`` and ``src`` cast to float32 and the float32 product/result; nothing is
-cast in place): ``6 * itemsize + 12`` bytes, plus a float32 sum per row. Block extents are powers
-of two.
+Block sizes: ``two_pass`` and ``nz`` take the largest power of two the UB planner fits
+(``ascdsl.planner.largest_block``; the generated tiling function reads it from the footprint table the
+build computes). The ``rows`` tile, whose row length follows the shape at run time, still sizes its
+row count by a per-element count: ``grad``, ``src`` and the result in their dtype, double-buffered as
+the backend's queues are, three separate float32 buffers (nothing is cast in place), ``6 * itemsize +
+12`` bytes, plus a float32 sum per row.
 
 ``impl="api"`` instead calls ``AscendC::SoftmaxGrad`` / ``SoftmaxGradFront`` from a kernel rendered
 from ``templates/softmax_grad_api.cpp.j2``, with the ``SoftMaxTiling`` computed by
@@ -38,6 +39,9 @@ import ascdsl.language as tl
 from ascdsl import softmax_tiling
 from ascdsl.backend.render import render
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
+
+BLOCKS = tuple(2 ** i for i in range(7, 18))  # the row chunks the planner chooses from
+NZ_ROWS = tuple(2 ** i for i in range(4, 13))  # the NZ row blocks (multiples of 16) it chooses from
 
 
 @ascdsl.jit
@@ -149,7 +153,6 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False):
     size = dtype.itemsize
     align = 32 // size
     per_element = 6 * size + 12
-    largest = ascdsl.next_power_of_2(budget // per_element + 1) // 2
     if nz:
         if is_front:
             raise ValueError("is_front is not supported with format='NZ'; use format='ND'")
@@ -161,7 +164,8 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False):
         batches = grad.numel // max(k1 * mp * 16, 1)
         if grad.numel == 0:
             return ascdsl.Launch(nz_kernel, grid=(0,), variant="empty", constexprs={"ROWS": 16})
-        rows = min(largest // 16, ascdsl.next_power_of_2(mp))
+        rows = min(ascdsl.planner.largest_block(nz_kernel, "ROWS", NZ_ROWS, grad, src, grad, platform=platform),
+                   ascdsl.next_power_of_2(mp))
         row_blocks = ascdsl.cdiv(mp, rows)
         units = batches * row_blocks
         used = min(cores, units)
@@ -183,8 +187,10 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False):
         rows = min(ascdsl.next_power_of_2(fit + 1) // 2, ascdsl.next_power_of_2(ascdsl.cdiv(m, used)))
         return ascdsl.Launch(rows_kernel, grid=(used,), variant="rows", scalars=scalars,
                              constexprs={"ROWS": rows, "BLOCK_K": block_k, "FRONT": is_front, "ALIGN": align})
+    block_k = ascdsl.planner.largest_block(two_pass_kernel, "BLOCK_K", BLOCKS, grad, src, grad, platform=platform,
+                                           FRONT=is_front, ALIGN=32 // grad.dtype.itemsize)
     return ascdsl.Launch(two_pass_kernel, grid=(used,), variant="two_pass", scalars=scalars,
-                         constexprs={"BLOCK_K": largest, "FRONT": is_front, "ALIGN": align})
+                         constexprs={"BLOCK_K": block_k, "FRONT": is_front, "ALIGN": align})
 
 
 @ascdsl.host

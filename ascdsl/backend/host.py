@@ -24,7 +24,7 @@ from typing import Any
 from .. import dtypes
 from ..errors import InputTypeError, InputValueError
 from ..op import Operator, Output
-from .hostcode import (DTYPE_ENUM, MAX_DIMS, HostFunction, Param, cpp_name, declare, dtype_enum, literal,
+from .hostcode import (DTYPE_ENUM, MAX_DIMS, HostFunction, Param, camel, cpp_name, declare, dtype_enum, literal,
                        signature)
 from .hostlower import HostLowering
 from .render import render
@@ -77,7 +77,7 @@ def output_shapes(op: Operator, prefix: str) -> ShapeFunction:
     helpers, body, used = [], [], set()
     for i, output in enumerate(op.outputs):
         if callable(output.shape):
-            fn = lower_output_shape(op, output, f"{prefix}{_camel(output.name)}Shape")
+            fn = lower_output_shape(op, output, f"{prefix}{camel(output.name)}Shape")
             helpers.append(fn)
             used |= {p.name for p in fn.params}
             args = ", ".join([p.cpp.split()[-1] for p in fn.params] + [f"shapes[{i}]", "message"])
@@ -90,10 +90,6 @@ def output_shapes(op: Operator, prefix: str) -> ShapeFunction:
     if not helpers:
         body.append("static_cast<void>(message);  // no output shape can fail")
     return ShapeFunction(f"{prefix}OutputShapes", op_params(op), tuple(helpers), tuple(body), frozenset(used))
-
-
-def _camel(name: str) -> str:
-    return "".join(w.capitalize() for w in name.split("_"))
 
 
 def runtime_source(platform) -> str:

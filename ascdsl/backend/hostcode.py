@@ -146,5 +146,10 @@ def literal(value) -> E:
     return E("", "object", value)
 
 
+def camel(name: str) -> str:
+    """``snake_case`` as ``CamelCase`` (for generated C++ names)."""
+    return "".join(w.capitalize() for w in name.split("_"))
+
+
 def quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'

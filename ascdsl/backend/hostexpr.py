@@ -51,6 +51,7 @@ class HostExpressions:
         self.constants: dict[str, str] = {}
         self.kernels: dict[str, Any] = {}  # the kernels the function names, by name (the C++ enum Kernel)
         self.planner = PlannerTables(op, self)
+        self.dtype_binding: dict[str, dtypes.DType] = {}  # tensor -> dtype while a planner table is built
         self.lines: list[str] = []
         self.used: set[str] = set()
         self.depth = 1
@@ -137,6 +138,10 @@ class HostExpressions:
         if self.resolve(node.value) is not None:
             return self.global_attribute(node)
         base = self.expr(node.value)
+        if base.type == "tensor" and node.attr == "dtype" and getattr(node.value, "id", None) in self.dtype_binding:
+            return literal(self.dtype_binding[node.value.id])
+        if base.type == DTYPE and base.is_const and node.attr in ("name", "itemsize"):
+            return base if node.attr == "name" else literal(base.const.itemsize)
         table = {("tensor", "shape"): (f"{base.code}.shape", SHAPE), ("tensor", "ndim"): (f"{base.code}.shape.ndim", INT),
                  ("tensor", "numel"): (f"ascdsl_host::Numel({base.code}.shape)", INT),
                  ("tensor", "dtype"): (f"{base.code}.dtype", DTYPE), (DTYPE, "name"): (base.code, DTYPE),
