@@ -1,13 +1,16 @@
 """High-level SoftmaxGrad / SoftmaxGradFront / Sum, including the documented SoftmaxGrad example."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 import pytest
-from simref import row_words, softmax_grad_tiling, tiling_bytes, tree
+from simref import tree
 
 from ascdsl import sim
+from ascdsl.softmax_tiling import row_words, softmax_grad_tiling
+from tests.seed_data import DOC_DST, DOC_GRAD
 
 SRC = Path(__file__).parent / "kernels" / "softmax.cpp"
 
@@ -16,7 +19,7 @@ def softmax_grad(grad, y, *, front=False, tmp_bytes=None, tiling=None, dtype=np.
     m, k = grad.shape
     size = np.dtype(dtype).itemsize
     work = tmp_bytes if tmp_bytes else 100 * 1024
-    t = tiling or softmax_grad_tiling(m, k, size, work, front)
+    t = tiling or softmax_grad_tiling((m, k), dtype, work, front)
     out = np.zeros((m, 32 // size if front else k), dtype)
     kernel = "softmax_grad_f32" if dtype == np.float32 else "softmax_grad_f16"
     args = [grad.astype(dtype), y.astype(dtype), out, None, tiling_bytes(m, k, tmp_bytes or 0, front, t)]
@@ -24,31 +27,17 @@ def softmax_grad(grad, y, *, front=False, tmp_bytes=None, tiling=None, dtype=np.
     return out, t
 
 
+def tiling_bytes(m: int, k: int, tmp_bytes: int, front: bool, softmax) -> np.ndarray:
+    """SoftmaxGradTilingData of kernels/softmax.cpp as a uint8 array."""
+    words = np.concatenate([np.array([m, k, tmp_bytes, int(front)], np.uint32), softmax.words()])
+    return words.view(np.uint8).copy()
+
+
 def reference(grad, y, front=False):
     s = (grad.astype(np.float64) * y).sum(axis=-1, keepdims=True)
     return s if front else (grad - s) * y
 
 
-DOC_GRAD = np.array([
-    [-100, -80, -60, -50, -30, -20, -15, -10],
-    [-9, -8, -7, -6, -5, -4, -3, -2],
-    [-1.5, -1, -0.8, -0.6, -0.5, -0.45, -0.4, -0.35],
-    [-0.3, -0.25, -0.2, -0.15, -0.1, -0.05, -0.01, -0.001],
-    [0, 0.001, 0.01, 0.05, 0.1, 0.15, 0.2, 0.25],
-    [0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.8, 1],
-    [1.5, 2, 3, 4, 5, 6, 7, 8],
-    [9, 10, 15, 20, 30, 50, 60, 80],
-], np.float32)
-DOC_DST = np.array([
-    [1260, 1300, 1340, 1360, 1400, 1420, 1430, 1440],
-    [158, 160, 162, 164, 166, 168, 170, 172],
-    [19.4, 20.4, 20.8, 21.2, 21.4, 21.5, 21.6, 21.7],
-    [3.644, 3.744, 3.844, 3.944, 4.044, 4.144, 4.224, 4.242],
-    [-3.044, -3.042, -3.024, -2.944, -2.844, -2.744, -2.644, -2.544],
-    [-17, -16.9, -16.8, -16.7, -16.6, -16.4, -16, -15.6],
-    [-143, -142, -140, -138, -136, -134, -132, -130],
-    [-1078, -1076, -1066, -1056, -1036, -996, -976, -936],
-], np.float32)
 
 
 def test_documented_example():
@@ -65,8 +54,8 @@ def test_rows_split_by_tiling_with_tail(rng, shared_tmp):
     if shared_tmp:
         dst, t = softmax_grad(grad, y, tmp_bytes=tmp)
     else:
-        dst, t = softmax_grad(grad, y, tiling=softmax_grad_tiling(m, k, 4, tmp))
-    assert (t["splitM"], t["rangeM"], t["tailM"]) == (8, 4, 5)
+        dst, t = softmax_grad(grad, y, tiling=softmax_grad_tiling((m, k), np.float32, tmp))
+    assert (t.splitM, t.rangeM, t.tailM) == (8, 4, 5)
     np.testing.assert_allclose(dst, reference(grad, y), rtol=1e-5, atol=1e-6)
 
 
@@ -87,8 +76,8 @@ def test_half_computes_in_float(rng):
 
 def test_tiling_inconsistent_with_shape():
     grad = np.ones((16, 32), np.float32)
-    t = softmax_grad_tiling(16, 32, 4, 8192)
-    bad = dict(t, tailM=t["tailM"] + 1)
+    t = softmax_grad_tiling((16, 32), np.float32, 8192)
+    bad = dataclasses.replace(t, tailM=t.tailM + 1)
     with pytest.raises(sim.SimError) as info:
         softmax_grad(grad, grad, tmp_bytes=8192, tiling=bad)
     assert (info.value.api, info.value.block) == ("SoftmaxGrad", 0)
@@ -97,7 +86,7 @@ def test_tiling_inconsistent_with_shape():
 
 def test_temporary_buffer_below_minimum():
     grad = np.ones((16, 32), np.float32)
-    t = softmax_grad_tiling(16, 32, 4, 8192)  # 8192 B -> splitM 16 rows of 112 words
+    t = softmax_grad_tiling((16, 32), np.float32, 8192)  # 8192 B -> splitM 16 rows of 112 words
     with pytest.raises(sim.SimError, match=r"SoftmaxGrad: block 0: temporary buffer of 4096 B is below the minimum 7168 B"):
         softmax_grad(grad, grad, tmp_bytes=4096, tiling=t)
 
