@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import dtypes
+from . import dtypes, planner
 from .backend import ascendc, host
 from .backend.opproject import (
     aclnn_signature,
@@ -37,6 +37,7 @@ from .backend.opproject import (
     opdef_name,
     padding,
 )
+from .backend.hostcode import is_kernel
 from .backend.render import render
 from .backend.tiling import TilingLayout, Variant, cann_name, layout, variants
 from .errors import CompilationError, Error, display_path
@@ -123,7 +124,7 @@ def render_files(b: OpBuild) -> dict[str, str]:
         files[f"ir/{v.key:02d}_{v.kernel.name}.ir"] = dump(v.kernel)
     files["manifest.json"] = json.dumps(manifest(b, files), indent=2) + "\n"
     files["report.txt"] = render("build_report.txt.j2", b=b, name=name, fields=fields(b.layout),
-                                 variants=[_variant_row(v, b.platform) for v in b.variants], files=sorted(files),
+                                 variants=[_variant_row(v, b) for v in b.variants], files=sorted(files),
                                  failed=_failures(b))
     return files
 
@@ -149,14 +150,38 @@ def build(ops: Sequence[Operator], out: str | Path, platform: Platform) -> list[
     return [write(plan(op, platform), out) for op in ops]
 
 
-def _variant_row(v: Variant, platform: Platform) -> dict:
+def _variant_row(v: Variant, b: OpBuild) -> dict:
     pointers = [p.type.dtype.element_ty.name for p in v.kernel.params if isinstance(p.type.dtype, dtypes.PointerType)]
     scalars = {n: p.type.dtype.name for n, p in zip(v.kernel.param_names, v.kernel.params)
                if isinstance(p.type.dtype, dtypes.DType)}
     return {"key": v.key, "kernel": v.kernel.name, "class": v.class_name,
             "constexprs": {k: json_value(c) for k, c in v.kernel.constexprs},
             "pointer_dtypes": pointers, "scalar_dtypes": scalars,
-            "ir": f"ir/{v.key:02d}_{v.kernel.name}.ir", "ub_plan": _ub_plan(v, platform)}
+            "ir": f"ir/{v.key:02d}_{v.kernel.name}.ir", "ub_plan": _ub_plan(v, b.platform),
+            "footprint": footprints(v, _jit_functions(b.op)[v.kernel.name])}
+
+
+def _jit_functions(op: Operator) -> dict:
+    """The ``@ascdsl.jit`` functions of the op's file, by name (what its variants specialise)."""
+    return {f.parsed.name: f for f in inspect.unwrap(op.host).__globals__.values() if is_kernel(f)}
+
+
+def footprints(v: Variant, jit_fn) -> dict:
+    """``{constexpr: {num, den, base}}`` for every int constexpr of ``v`` in which its UB plan is affine
+    (the other constexprs as in ``v``); ``jit_fn`` is the ``@ascdsl.jit`` function ``v`` specialises."""
+    types = [p.type.dtype for p in v.kernel.params]
+    consts = dict(v.kernel.constexprs)
+    out = {}
+    for name, value in consts.items():
+        if type(value) is not int or value < 1:
+            continue
+        try:
+            a, b = planner.footprint(jit_fn, name, *types, samples=(value, 2 * value, 4 * value),
+                                     **{k: c for k, c in consts.items() if k != name})
+        except Error:
+            continue
+        out[name] = {"num": a.numerator, "den": a.denominator, "base": b}
+    return out
 
 
 def _ub_plan(v: Variant, platform: Platform) -> dict | None:
@@ -182,7 +207,7 @@ def manifest(b: OpBuild, files: dict[str, str]) -> dict:
                    "fields": [{k: f[k] for k in ("name", "dtype", "offset", "size")} for f in fields(lay)]},
         "kernels": [{"name": k, "variants": [v.key for v in b.variants if v.kernel.name == k]}
                     for k in dict.fromkeys(v.kernel.name for v in b.variants)],
-        "variants": [_variant_row(v, b.platform) for v in b.variants],
+        "variants": [_variant_row(v, b) for v in b.variants],
         "failed_variants": _failures(b),
         "files": {path: hashlib.sha256(text.encode()).hexdigest() for path, text in sorted(files.items())},
     }

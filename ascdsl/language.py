@@ -20,6 +20,7 @@ from .errors import Error
 __all__ = [
     "constexpr", "pointer_type", "float32", "float16", "bfloat16", "int8", "int16", "int32", "int64",
     "uint8", "int1", "program_id", "num_programs", "arange", "zeros", "full", "load", "store",
+    "make_block_ptr", "advance",
     "range", "static_range", "sum", "max", "min", "argmax", "argmin", "exp", "log", "sqrt", "rsqrt",
     "abs", "sigmoid", "maximum", "minimum", "where", "cast", "static_print", "static_assert",
     "device_print", "cdiv", "next_power_of_2",
@@ -81,13 +82,18 @@ def full(shape, value, dtype):
 
 
 @builtin
-def load(ptr, mask=None, other=None):
+def load(ptr, mask=None, other=None, boundary_check=(), padding_option=""):
     """Load a tile from global memory.
 
     Args:
-        ptr: a pointer or a tile of pointers (``x_ptr + offsets``); the result has its shape.
+        ptr: a pointer or a tile of pointers (``x_ptr + offsets``); the result has its shape. Or a
+            block pointer (:func:`make_block_ptr`): the result is its ``block_shape`` block.
         mask: optional bool tile; lanes where it is False do not touch memory.
         other: value of the masked lanes (cast to the element type); without it they are undefined.
+        boundary_check: block pointers only: the dims whose lanes past ``shape[d]`` are masked,
+            e.g. ``(0, 1)``.
+        padding_option: block pointers only: what masked lanes read, ``"zero"``, ``"nan"`` (floats)
+            or ``""`` (undefined).
 
     Returns:
         A tile of ``ptr.dtype.element_ty``.
@@ -95,14 +101,42 @@ def load(ptr, mask=None, other=None):
 
 
 @builtin
-def store(ptr, value, mask=None):
+def store(ptr, value, mask=None, boundary_check=()):
     """Store ``value`` (cast to the element type, broadcast to the pointers' shape) to ``ptr``.
 
     Args:
-        ptr: a pointer or a tile of pointers.
+        ptr: a pointer, a tile of pointers, or a block pointer (then a tile ``value`` must have
+            exactly its ``block_shape``).
         value: a tile or scalar.
         mask: optional bool tile; lanes where it is False are not written.
+        boundary_check: block pointers only: the dims whose lanes past ``shape[d]`` are not written.
     """
+
+
+@builtin
+def make_block_ptr(base, shape, strides, offsets, block_shape, order):
+    """A block pointer: the ``block_shape`` block at ``offsets`` of the tensor ``base[shape]``.
+
+    Load and store it with :func:`load`/:func:`store` (``boundary_check=`` masks the lanes with
+    ``offsets[d] + i >= shape[d]``; offsets should be non-negative, as only this upper bound is
+    checked), move it with :func:`advance`. It may be carried through loops and if/else as long as
+    only its offsets change.
+
+    Args:
+        base: a pointer argument (the tensor's first element).
+        shape: the tensor's size per dim, int scalars or constexprs.
+        strides: the tensor's stride per dim in elements, int scalars or constexprs (the backend
+            needs a constexpr 1 for the innermost dim).
+        offsets: the block's first element per dim, int scalars or constexprs.
+        block_shape: constexpr ints, the tile shape loads return and stores expect.
+        order: constexpr permutation of the dims, fastest-varying first, e.g. ``(1, 0)``; checked
+            but it does not change what loads and stores do.
+    """
+
+
+@builtin
+def advance(base, offsets):
+    """The block pointer ``base`` moved by ``offsets`` (one int scalar or constexpr per dim)."""
 
 
 @builtin

@@ -1,8 +1,43 @@
-"""Suite-wide settings: a deterministic hypothesis profile under CI."""
+"""Suite-wide settings: a deterministic hypothesis profile under CI, and a summary of the
+simulator's g++ builds (count and seconds over every xdist worker). Builds go to the normal cache
+(``$ASCDSL_CACHE_DIR`` or ``~/.cache/ascdsl``), shared with ``ascdsl check`` and ``ascdsl build``."""
+import json
 import os
+from pathlib import Path
 
 from hypothesis import settings
 
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("dev", deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def _stats_dir(config) -> Path:
+    path = Path(config.rootpath) / ".pytest_cache" / "ascdsl-build-stats"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def pytest_sessionstart(session):
+    if not hasattr(session.config, "workerinput"):
+        for f in _stats_dir(session.config).glob("*.json"):
+            f.unlink()
+
+
+def pytest_sessionfinish(session):
+    try:
+        from ascdsl.sim import build_stats
+        s = build_stats()
+    except Exception:  # the simulator may be mid-edit; the summary is informational
+        return
+    worker = getattr(session.config, "workerinput", {}).get("workerid", "main")
+    (_stats_dir(session.config) / f"{worker}.json").write_text(
+        json.dumps({"builds": s.builds, "seconds": s.seconds, "cache_hits": s.cache_hits}))
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    rows = [json.loads(f.read_text()) for f in _stats_dir(config).glob("*.json")]
+    if rows:
+        terminalreporter.write_line(
+            f"ascdsl sim: {sum(r['builds'] for r in rows)} g++ builds in {sum(r['seconds'] for r in rows):.1f} s, "
+            f"{sum(r['cache_hits'] for r in rows)} cache hits")

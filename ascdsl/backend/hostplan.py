@@ -50,9 +50,9 @@ class PlannerTables:
             except Error as e:
                 raise low.error(node, f"no build-time UB footprint for {label}: {e}".replace("\n", " ")) from None
             entries.append(f"{{{a.numerator}, {a.denominator}, {b}}},  // {i}: {label}")
-        low.constants[table] = "\n        ".join(
-            [f"// UB bytes of {kernel.const.parsed.name}: num / den * {name.const} + base (ascdsl.planner.footprint)",
-             f"constexpr Footprint {table}[] = {{", *entries]) + "\n    };"
+        low.constants[table] = (
+            f"// UB bytes of {kernel.const.parsed.name}: num / den * {name.const} + base (ascdsl.planner.footprint)\n"
+            f"    constexpr Footprint {table}[] = {{" + "".join("\n        " + e for e in entries) + "\n    };")
         row, block = low.temp("row"), low.temp("block")
         low.emit(f"int64_t {row} = -1;")
         for i, (cond, _, _) in enumerate(rows):

@@ -165,6 +165,10 @@ def _fill(m: KernelModel, instr: Instr, local: str, queue: str, other: str) -> l
             out.append(vec("// fill the masked columns with `other`\n" + "\n".join(lines), (), {queue}))
     if len(shape) == 2 and shape[0] > 1 and not _full(m, extents[0], shape[0]):
         e0, p = m.value(extents[0]), m.pitch(v)
-        out.append(vec(f"if ({e0} < {shape[0]}) {{  // fill the masked rows with `other`\n"
-                       f"    Duplicate({local}[{e0} * {p}], {other}, ({shape[0]} - {e0}) * {p});\n}}", (), {queue}))
+        rows = (f"if ({e0} < {shape[0]}) {{  // fill the masked rows with `other`\n"
+                f"    Duplicate({local}[{e0} * {p}], {other}, ({shape[0]} - {e0}) * {p});\n}}")
+        if out and out[-1].vector:  # the column fill covers rows [0, e0), this one rows [e0, M): no barrier
+            out[-1] = vec(f"{out[-1].text}\n{rows}", (), {queue})
+        else:
+            out.append(vec(rows, (), {queue}))
     return out

@@ -92,11 +92,11 @@ def _columns(m: KernelModel, instr: Instr) -> list[Stmt]:
     p = m.pitch(x)
     acc = m.tensor(v) if v.type.dtype == F32 else _work(regions["acc"])
     acc_home = m.home(v) if v.type.dtype == F32 else "workBuf"
-    out.append(vec(f"DataCopy({acc}, {src}, {align32(4 * cols) // 4});  // {where(instr.loc)}: "
-                   f"{instr.op.value} along axis 0", reads, {acc_home}))
-    if rows > 1:
-        out.append(vec(f"for (int32_t r = 1; r < {rows}; r++) {{\n    PipeBarrier<PIPE_V>();\n"
-                       f"    {FOLD[instr.op]}({acc}, {acc}, {src}[r * {p}], {cols});\n}}", reads | {acc_home}, {acc_home}))
+    text = f"DataCopy({acc}, {src}, {align32(4 * cols) // 4});  // {where(instr.loc)}: {instr.op.value} along axis 0"
+    if rows > 1:  # the loop's barrier also orders the first row's copy before the first fold
+        text += (f"\nfor (int32_t r = 1; r < {rows}; r++) {{\n    PipeBarrier<PIPE_V>();\n"
+                 f"    {FOLD[instr.op]}({acc}, {acc}, {src}[r * {p}], {cols});\n}}")
+    out.append(vec(text, reads, {acc_home}))
     return out + _round_back(m, instr, acc, cols)
 
 

@@ -12,13 +12,17 @@ MAX_REPEATS = 255
 def mask(cols: int, per_rep: int, c: str = "c", aligned: bool = True) -> str:
     """Lanes of the repeat starting at column ``c`` (a C++ expression) of ``cols`` columns; ``aligned``:
     ``c`` is a multiple of the repeat."""
-    return str(per_rep) if aligned and cols % per_rep == 0 else f"{cols} - {c} < {per_rep} ? {cols} - {c} : {per_rep}"
+    if (aligned and cols % per_rep == 0) or c.isdigit():
+        return str(per_rep if aligned and cols % per_rep == 0 else min(cols - int(c), per_rep))
+    return f"{cols} - {c}" if cols <= per_rep else f"{cols} - {c} < {per_rep} ? {cols} - {c} : {per_rep}"
 
 
 def over_columns(start: str, cols: int, per_rep: int, body) -> list[str]:
     """``body(c)`` for each repeat-wide column chunk ``c`` from ``start`` (an expression) to ``cols``."""
     if start == "0" and cols <= per_rep:
         return body("0")
+    if cols <= per_rep:  # at most one chunk
+        return [f"if ({start} < {cols}) {{", *("    " + x for x in body(start)), "}"]
     return [f"for (int32_t c = {start}; c < {cols}; c += {per_rep}) {{", *("    " + x for x in body("c")), "}"]
 
 

@@ -78,8 +78,9 @@ def _stage_methods(m: KernelModel, seg: _Segment, ivs: list[Value]) -> list[str]
               ("CopyOut", stores and (lambda: _copy_stage(m, stores, known, memory.copy_out, 1, -1)))]
     names = []
     for name, make in stages:
-        if make:
-            m.methods.append(Method(name + sfx, params, make()))
+        lines = make() if make else []
+        if lines:  # a segment of scalars only (recomputed where they are read) has no stage
+            m.methods.append(Method(name + sfx, params, lines))
             names.append(name + sfx)
     return names
 
@@ -129,6 +130,8 @@ def _compute(m: KernelModel, seg: _Segment, known: set[int], loads, stores) -> l
     for i in loads:
         queue = memory.in_queue(m, i.result)
         stmts.append(Stmt(f"{queue}.FreeTensor({m.local(queue, i.result.type.dtype)});"))
+    if not any(s.vector or not s.text.startswith("const ") for s in stmts):
+        return []
     stmts[0:0] = _views(stmts) + _tbuf_gets(m, seg)
     return with_barriers(stmts, {b.name for b in m.plan.buffers if b.position == "VECCALC"})
 

@@ -18,6 +18,7 @@ from .. import dtypes, language as tl
 from ..dtypes import DType, PointerType
 from ..ir import Op, Type, Value
 from ..semantics import Literal, SemanticError, broadcast_shapes, literal_dtype
+from . import blockptr
 from .emit import Emitter, describe, is_constexpr
 from .source import ParsedFunction
 
@@ -105,7 +106,11 @@ def _full(em: Emitter, shape, value, dtype):
     return em.broadcast(em.cast(value, dtype), shape)
 
 
-def _load(em: Emitter, ptr, mask, other):
+def _load(em: Emitter, ptr, mask, other, boundary_check, padding_option):
+    if isinstance(ptr, blockptr.BlockPointer):
+        ptr, mask, other = blockptr.load_operands(em, ptr, mask, other, boundary_check, padding_option)
+    else:
+        blockptr.check_plain_pointer(boundary_check, padding_option)
     ptr, mask = _mask(em, _pointer(ptr, "tl.load"), mask)
     operands = [ptr] + ([mask] if mask is not None else [])
     if other is not None:
@@ -118,7 +123,11 @@ def _load(em: Emitter, ptr, mask, other):
                  [("has_mask", mask is not None), ("has_other", other is not None)])
 
 
-def _store(em: Emitter, ptr, value, mask):
+def _store(em: Emitter, ptr, value, mask, boundary_check):
+    if isinstance(ptr, blockptr.BlockPointer):
+        ptr, mask = blockptr.store_operands(em, ptr, value, mask, boundary_check)
+    else:
+        blockptr.check_plain_pointer(boundary_check)
     ptr, mask = _mask(em, _pointer(ptr, "tl.store"), mask)
     if isinstance(value, Value) and isinstance(value.type.dtype, PointerType):
         raise SemanticError(f"cannot store pointers ({describe(value)})", "load through them first")
@@ -203,6 +212,7 @@ def _next_power_of_2(em: Emitter, n):
 BUILTINS: dict[Callable, Callable] = {
     tl.program_id: _program_id, tl.num_programs: _num_programs, tl.arange: _arange,
     tl.zeros: _zeros, tl.full: _full, tl.load: _load, tl.store: _store,
+    tl.make_block_ptr: blockptr.make_block_ptr, tl.advance: blockptr.advance,
     tl.sum: _reduction(Op.SUM), tl.max: _reduction(Op.MAX), tl.min: _reduction(Op.MIN),
     tl.argmax: _reduction(Op.ARGMAX), tl.argmin: _reduction(Op.ARGMIN),
     tl.exp: _unary(Op.EXP), tl.log: _unary(Op.LOG), tl.sqrt: _unary(Op.SQRT),

@@ -18,6 +18,7 @@ from .. import language as tl
 from ..errors import CompilationError
 from ..ir import Op, Value
 from ..semantics import Literal, SemanticError
+from .blockptr import reject_operators
 from .builtins import BUILTINS, METHODS, PY_BUILTINS, call_builtin, fold, fold_call, is_foldable, kernel_object
 from .control import ControlFlow
 from .emit import Emitter, describe, is_constexpr
@@ -259,6 +260,7 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
 
     def binop(self, op: ast.operator, a, b):
         python, ir = BINARY[type(op)]
+        reject_operators(a, b)
         if is_constexpr(a) and is_constexpr(b):
             return fold(python, a, b)
         if ir is None:
@@ -269,6 +271,7 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
     def visit_UnaryOp(self, node: ast.UnaryOp):
         python, ir = UNARY[type(node.op)]
         x = self.visit(node.operand)
+        reject_operators(x)
         if is_constexpr(x):
             return fold(python, x)
         if isinstance(node.op, ast.Not):
@@ -291,6 +294,8 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
 
     def visit_Compare(self, node: ast.Compare):
         values = [self.visit(node.left)] + [self.visit(c) for c in node.comparators]
+        if not all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+            reject_operators(*values)
         if len(node.ops) > 1:
             if not is_constexpr(tuple(values)):
                 raise SemanticError("chained comparisons work only on constexprs in a kernel",

@@ -16,6 +16,7 @@ from .. import language as tl
 from ..errors import CompilationError
 from ..ir import Op, Type, Value
 from ..semantics import Literal, SemanticError, literal_dtype, promote, weak_dtype
+from .blockptr import BlockPointer, fold, runtime_parts, stepped, with_parts
 from .emit import describe, is_constexpr
 
 
@@ -43,21 +44,26 @@ class ControlFlow:
             return self.visit_stmts(node.body if cond else node.orelse)
         before, b = self.scope, self.em.b
         # NOTE: the else block is built while the then block is still open, so that both yields
-        # are emitted knowing the joined types of the two branches.
+        # are emitted knowing the joined types of the two branches. A name's runtime parts are
+        # joined one by one (a block pointer's are its offsets).
         with b.block([]):
             then_scope = self.visit_branch(node.body, before)
             with b.block([]):
                 else_scope = self.visit_branch(node.orelse, before)
                 names = [n for n in then_scope if n in else_scope]
-                joined = {n: self.join(n, then_scope[n], else_scope[n]) for n in names}
-                carried = [n for n in names if joined[n] is not None]
-                self.emit_yield(else_scope, carried, joined)
+                sides = {n: self.split(n, then_scope[n], else_scope[n], "if") for n in names}
+                joined = {(n, i): t for n in names for i, (x, y) in enumerate(zip(*sides[n]))
+                          if (t := self.join(n, x, y)) is not None}
+                self.emit_yield([sides[n][1][i] for n, i in joined], joined)
             else_block = b.last_block
-            self.emit_yield(then_scope, carried, joined)
+            self.emit_yield([sides[n][0][i] for n, i in joined], joined)
         then_block = b.last_block
-        results = () if not carried and len(then_block.body) == len(else_block.body) == 1 else b.emit(
-            Op.IF, [joined[n] for n in carried], [cond], regions=[then_block, else_block], loc=self.fn.loc(node))
-        self.scope = {**before, **{n: then_scope[n] for n in names}, **dict(zip(carried, results))}
+        results = () if not joined and len(then_block.body) == len(else_block.body) == 1 else b.emit(
+            Op.IF, list(joined.values()), [cond], regions=[then_block, else_block], loc=self.fn.loc(node))
+        merged = {n: list(sides[n][0]) for n in names}
+        for (n, i), result in zip(joined, results):
+            merged[n][i] = result
+        self.scope = {**before, **{n: with_parts(then_scope[n], merged[n]) for n in names}}
 
     def visit_branch(self, stmts: list[ast.stmt], before: dict) -> dict:
         self.scope = dict(before)
@@ -84,16 +90,31 @@ class ControlFlow:
             return Type(promote(literal_dtype(a), literal_dtype(b)))
         raise self.changed(name, describe(a), describe(b), "if")
 
-    def changed(self, name: str, first, second, where: str) -> CompilationError:
+    def changed(self, name: str, first, second, where: str, hint: str | None = None) -> CompilationError:
         message = {"if": f"`{name}` is {first} in one branch of the if and {second} in the other",
                    "loop": f"`{name}` is {first} before the loop and {second} after an iteration"}[where]
         return self.error(self.assigned_at[name], message + "; it must keep one type",
-                          "cast with .to(dtype), or give it its final shape and dtype first, "
+                          hint or "cast with .to(dtype), or give it its final shape and dtype first, "
                           "e.g. acc = tl.zeros((BLOCK,), tl.float32)")
 
-    def emit_yield(self, scope: dict, names: list[str], types: dict[str, Type]) -> None:
-        values = [self.carry(n, scope[n], types[n]) for n in names]
-        self.em.b.emit(Op.YIELD, (), values, loc=self.em.loc)
+    def emit_yield(self, values: list, types: dict[tuple[str, int], Type]) -> None:
+        """Yield ``values``, one per ``(name, part)`` key of ``types``, as values of those types."""
+        self.em.b.emit(Op.YIELD, (), [self.carry(n, v, t) for v, ((n, _), t) in zip(values, types.items())],
+                       loc=self.em.loc)
+
+    def split(self, name: str, a, b, where: str) -> tuple[tuple, tuple]:
+        """The runtime parts of two values of ``name`` side by side; block pointers must agree in
+        everything but their offsets."""
+        if (isinstance(a, BlockPointer) or isinstance(b, BlockPointer)) and not (
+                isinstance(a, BlockPointer) and isinstance(b, BlockPointer) and a.same_layout(b)):
+            hint = ("a block pointer may change only its offsets: create it once with tl.make_block_ptr "
+                    "before the if or loop, and move it with tl.advance")
+            if isinstance(a, BlockPointer) and isinstance(b, BlockPointer):
+                place = {"if": "in the two branches of the if", "loop": "after an iteration"}[where]
+                raise self.error(self.assigned_at[name], f"`{name}` is a block pointer with a different base, "
+                                 f"shape, strides, block_shape or order {place}", hint)
+            raise self.changed(name, describe(a), describe(b), where, hint)
+        return runtime_parts(a), runtime_parts(b)
 
     def carry(self, name: str, value, type: Type) -> Value:
         """``value`` as a value of exactly ``type`` (literals become constants)."""
@@ -153,24 +174,59 @@ class ControlFlow:
         for x in bounds:
             iv_dtype = promote(iv_dtype, x.type.dtype)
         lo, hi, st = (self.em.value(x, iv_dtype) for x in (start, end, step))
+        deltas = self.loop_deltas(node, before, Type(iv_dtype))
         carried, inits = [], []
         for name in assigned_names(node.body):
             value = before.get(name)
-            if name != target and isinstance(value, (Value, *Literal)):
+            if name != target and name not in deltas and isinstance(value, (Value, BlockPointer, *Literal)):
                 carried.append(name)
-                inits.append(value if isinstance(value, Value) else self.em.const(value, literal_dtype(value)))
+                inits += [x if isinstance(x, Value) else self.em.const(x, literal_dtype(x))
+                          for x in runtime_parts(value)]
         with b.block([Type(iv_dtype)] + [v.type for v in inits]) as (iv, *args):
-            self.scope = {**before, **dict(zip(carried, args)), target: iv}
+            span = iv if not deltas or (isinstance(start, int) and start == 0) else self.em.binary(Op.SUB, iv, start)
+            stepped_ = {n: stepped(self.em, before[n], span, step, d) for n, d in deltas.items()}
+            self.scope = {**before, **self.rebuild(carried, before, args), **stepped_, target: iv}
             self.visit_stmts(node.body)
             for name in assigned_names(node.body):
-                if name in before and name not in carried and self.scope[name] is not before[name]:
+                if name in before and name not in (*carried, *deltas) and self.scope[name] is not before[name]:
                     raise self.changed(name, describe(before[name]), describe(self.scope[name]),
                                        "loop")
-            b.emit(Op.YIELD, (), [self.carry(n, self.scope[n], v.type) for n, v in zip(carried, inits)],
+            for name in deltas:
+                self.split(name, before[name], self.scope[name], "loop")
+            news = [(n, x) for n in carried for x in self.split(n, before[n], self.scope[n], "loop")[1]]
+            b.emit(Op.YIELD, (), [self.carry(n, x, v.type) for (n, x), v in zip(news, inits)],
                    loc=self.fn.loc(node))
         results = b.emit(Op.FOR, [v.type for v in inits], [lo, hi, st, *inits], regions=[b.last_block],
                          loc=self.fn.loc(node))
-        self.scope = {**before, **dict(zip(carried, results))}
+        self.scope = {**before, **self.rebuild(carried, before, results)}
+        if deltas:  # after the loop: moved once per iteration, max(end - start, 0) rounded up to a step
+            span = fold(self.em, Op.MAXIMUM, fold(self.em, Op.SUB, end, start), 0)
+            span = fold(self.em, Op.MUL, fold(self.em, Op.IDIV, fold(self.em, Op.ADD, span, step - 1), step), step)
+            self.scope.update({n: stepped(self.em, before[n], span, step, d) for n, d in deltas.items()})
+
+    def loop_deltas(self, node: ast.For, before: dict, iv_type: Type) -> dict[str, tuple[int, ...]]:
+        """The block pointers the loop body advances by constexprs only, with their per-iteration
+        deltas: found by a trial visit of the body from zero offsets (its IR is dropped). These are
+        not loop-carried; their offsets are computed from the induction variable instead."""
+        names = [n for n in assigned_names(node.body) if isinstance(before.get(n), BlockPointer)]
+        if not names:
+            return {}
+        with self.em.b.block([iv_type]) as (iv,):
+            self.scope = {**before, **{n: before[n].moved([0] * len(before[n].offsets)) for n in names},
+                          node.target.id: iv}
+            self.visit_stmts(node.body)
+        after, self.scope = self.scope, before
+        return {n: after[n].offsets for n in names if isinstance(after[n], BlockPointer)
+                and after[n].same_layout(before[n]) and all(isinstance(o, int) for o in after[n].offsets)}
+
+    @staticmethod
+    def rebuild(names: list[str], templates: dict, flat) -> dict:
+        """``names`` rebuilt like ``templates`` from the flat list of their runtime parts."""
+        out, flat = {}, list(flat)
+        for name in names:
+            count = len(runtime_parts(templates[name]))
+            out[name], flat = with_parts(templates[name], flat[:count]), flat[count:]
+        return out
 
     def condition(self, node: ast.expr):
         """A branch condition: a constexpr, or a runtime scalar as bool."""

@@ -189,6 +189,10 @@ def reduce_scratch(x: Type, out_dtype, axis: int, align: int) -> dict[str, int]:
     return regions
 
 
+NO_WORK = (Op.CAST, Op.BLOCK_LOAD, Op.CONST, Op.BROADCAST, Op.EXPAND_DIMS)
+"""Tile ops whose bfloat16 forms need no float32 copies (Cast, data movement, Duplicate)."""
+
+
 def _work_bytes(instr: Instr, align: int) -> int:
     """Float32 scratch an instruction needs (see the backend's instruction selection)."""
     if instr.op in GroupOp.REDUCE:
@@ -200,7 +204,7 @@ def _work_bytes(instr: Instr, align: int) -> int:
         repeats = -(-n * 4 // REPEAT_BYTES)
         return cast + align32(4 * 2 * repeats)
     if len(instr.results) == 1 and not instr.result.type.is_scalar and any(
-            v.type.dtype == dtypes.bfloat16 for v in (*instr.operands, instr.result)) and instr.op is not Op.CAST:
+            v.type.dtype == dtypes.bfloat16 for v in (*instr.operands, instr.result)) and instr.op not in NO_WORK:
         return 2 * 4 * padded_numel(instr.result.type.shape, align)
     return 0
 

@@ -7,35 +7,43 @@ import pytest
 import ascdsl
 from ascdsl import dtypes
 from tests.backend import kernels
-from tests.backend.test_sim import FLOATS, _both, _data
+from tests.backend.test_sim import FLOATS, _both, _data, prebuilt
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
-@pytest.mark.parametrize("m, n, rows, cols, pad", [
-    (5, 31, 4, 32, 3),  # tails in both dims, runtime strides wider than the row
-    (4, 32, 4, 32, 0),  # full, aligned
-    (3, 33, 2, 64, 5),  # more than one 32-byte block of `other` per row
-    (300, 3, 300, 8, 1),  # rows under 32 bytes; more rows than 255 repeats
-])
-def test_copy_2d_bit_exact(m, n, rows, cols, pad, dtype):
-    x = _data((m, n + pad), dtype)
-    grid = (ascdsl.cdiv(m, rows),)
-    out = np.zeros((grid[0] * rows, cols), dtype.np)
-    want, got = _both(kernels.copy2d_kernel[grid], x, out, m, n, n + pad, cols, ROWS=rows, COLS=cols)
-    assert want[1].tobytes() == got[1].tobytes()
+def test_copy_2d_bit_exact(dtype):
+    def check(m, n, rows, cols, pad):
+        x = _data((m, n + pad), dtype)
+        grid = (ascdsl.cdiv(m, rows),)
+        out = np.zeros((grid[0] * rows, cols), dtype.np)
+        want, got = _both(kernels.copy2d_kernel[grid], x, out, m, n, n + pad, cols, ROWS=rows, COLS=cols)
+        assert want[1].tobytes() == got[1].tobytes(), (m, n, rows, cols, pad)
+    cases = [
+        (5, 31, 4, 32, 3),  # tails in both dims, runtime strides wider than the row
+        (4, 32, 4, 32, 0),  # full, aligned
+        (3, 33, 2, 64, 5),  # more than one 32-byte block of `other` per row
+        (300, 3, 300, 8, 1),  # rows under 32 bytes; more rows than 255 repeats
+    ]
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
-@pytest.mark.parametrize("m, n, rows, cols", [(5, 33, 4, 64), (3, 200, 2, 256), (2, 2056, 2, 4096), (270, 7, 270, 8)])
-def test_row_and_column_reductions_with_broadcasts(m, n, rows, cols, dtype):
-    x = _data((m, n), dtype)
-    grid = (ascdsl.cdiv(m, rows),)
-    want, got = _both(kernels.reduce2d_kernel[grid], x, np.zeros(m, np.float32), np.zeros((m, n), dtype.np),
-                      m, n, ROWS=rows, COLS=cols)
-    f32 = dtypes.float32
-    np.testing.assert_allclose(got[1], want[1], rtol=f32.rtol, atol=f32.atol * n)
-    np.testing.assert_allclose(got[2].astype(np.float64), want[2].astype(np.float64), rtol=dtype.rtol,
-                               atol=dtype.atol * max(n, rows))
+def test_row_and_column_reductions_with_broadcasts(dtype):
+    def check(m, n, rows, cols):
+        x = _data((m, n), dtype)
+        grid = (ascdsl.cdiv(m, rows),)
+        want, got = _both(kernels.reduce2d_kernel[grid], x, np.zeros(m, np.float32), np.zeros((m, n), dtype.np),
+                          m, n, ROWS=rows, COLS=cols)
+        f32 = dtypes.float32
+        np.testing.assert_allclose(got[1], want[1], rtol=f32.rtol, atol=f32.atol * n, err_msg=f"{m}x{n}")
+        np.testing.assert_allclose(got[2].astype(np.float64), want[2].astype(np.float64), rtol=dtype.rtol,
+                                   atol=dtype.atol * max(n, rows), err_msg=f"{m}x{n}")
+    cases = [(5, 33, 4, 64), (3, 200, 2, 256), (2, 2056, 2, 4096), (270, 7, 270, 8)]
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
 
 
 def test_loads_that_outlive_their_stage_and_share_a_pointer():

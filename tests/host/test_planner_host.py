@@ -1,0 +1,152 @@
+"""UB-planner queries in host code: the generated C++ picks the same block as Python on every platform
+and dtype, the footprint tables are exact, the chosen block fits and the next candidate does not."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import ascdsl
+import ascdsl.language as tl
+from ascdsl import build, dtypes, planner
+from ascdsl.backend import host, tiling
+from ascdsl.passes import run_passes, ubplan
+
+from .test_tiling_function import PLATFORMS, check_equivalence, desc, load
+
+FLOATS = ("float32", "float16", "bfloat16")
+
+
+@ascdsl.jit
+def square_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, SQUARE: tl.constexpr, WIDTH: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + i, mask=i < n, other=0.0).to(tl.float32)
+    if SQUARE:
+        x = x * x + WIDTH
+    tl.store(out_ptr + i, x.to(out_ptr.dtype.element_ty), mask=i < n)
+
+
+SMALL = tuple(2 ** i for i in range(8, 15))
+HUGE = (12288, 14336, 16384)  # on a 910B none fits for float32; the 310P's larger UB takes one
+
+
+@ascdsl.host
+def square_host(x, square, huge, platform):
+    if huge:
+        block = ascdsl.planner.largest_block(square_kernel, "BLOCK", HUGE, x, x, platform=platform, SQUARE=square,
+                                             WIDTH=x.dtype.itemsize)
+    else:
+        block = ascdsl.planner.largest_block(square_kernel, "BLOCK", SMALL, x, x, platform=platform, SQUARE=square,
+                                             WIDTH=x.dtype.itemsize)
+    return ascdsl.Launch(square_kernel, grid=(ascdsl.cdiv(x.numel, block),), scalars={"n": x.numel},
+                         constexprs={"BLOCK": block, "SQUARE": square, "WIDTH": x.dtype.itemsize})
+
+
+SQUARE = ascdsl.Operator(name="square", op_type="SquareOp", entry=None, host=square_host, reference=None,
+                         inputs=("x",), attrs=(ascdsl.Attr("square", "Bool", False), ascdsl.Attr("huge", "Bool", False)))
+
+
+def square_kernels():
+    return [k for dt in FLOATS for block in SMALL + HUGE for square in (False, True)
+            for k in square_kernel.specialize(tl.pointer_type(dtypes.lookup(dt)), tl.pointer_type(dtypes.lookup(dt)),
+                                              1, BLOCK=block, SQUARE=square, WIDTH=dtypes.lookup(dt).itemsize).kernels]
+
+
+def test_planner_hosts_match_python_per_platform(tmp_path):
+    sweep = [((desc((n,), dt),), {"square": s, "huge": h}) for dt in FLOATS for s in (False, True)
+             for h in (False, True) for n in (1, 5000, 100000)]
+    assert check_equivalence(tmp_path, SQUARE, square_kernels(), sweep) == {0, 1}
+    f32 = desc((8,))
+    answers = {p.name: planner.largest_block(square_kernel, "BLOCK", HUGE, f32, f32, platform=p, SQUARE=False,
+                                             WIDTH=4) for p in PLATFORMS if p.name == "Ascend310P3"}
+    assert answers == {"Ascend310P3": 14336}  # the 910Bs raise: see the sweep's VALUE_ERROR rows
+
+
+def test_generated_table_and_selection():
+    variants = tiling.variants(square_kernels())
+    layout = tiling.layout("SquareOpTilingData", square_kernels())
+    fn = host.lower_tiling(SQUARE, layout, variants, "SquareOpTiling")
+    table = "\n".join(c for c in fn.constants if "Footprint" in c)
+    a, b = planner.footprint(square_kernel, "BLOCK", tl.pointer_type(dtypes.float16), tl.pointer_type(dtypes.float16),
+                             samples=SMALL, SQUARE=True, WIDTH=2)
+    assert f"{{{a.numerator}, {a.denominator}, {b}}},  // 3: float16, SQUARE=True" in table
+    body = "\n".join(fn.body)
+    assert "x.dtype == DType::FLOAT16 && square == true" in body
+    assert "LargestBlock(" in body and "platform.ubBudget" in body
+
+
+OP_QUERIES = [  # (op file, kernel, block, other constexprs per dtype, candidates) as the ops' hosts ask
+    ("log_softmax_grad", "no_reduce_kernel", "BLOCK", lambda d: {}, "BLOCKS"),
+    ("log_softmax_grad", "reduce_tail_recompute_kernel", "BLOCK_R", lambda d: {}, "BLOCKS"),
+    ("softmax_grad", "two_pass_kernel", "BLOCK_K", lambda d: {"FRONT": False, "ALIGN": 32 // d.itemsize}, "BLOCKS"),
+    ("softmax_grad", "two_pass_kernel", "BLOCK_K", lambda d: {"FRONT": True, "ALIGN": 32 // d.itemsize}, "BLOCKS"),
+    ("softmax_grad", "nz_kernel", "ROWS", lambda d: {}, "NZ_ROWS"),
+]
+
+
+def query(row, dt):
+    op, _ = load(row[0])
+    scope = op.host.__wrapped__.__globals__
+    t = ascdsl.TensorDesc((8,), dtypes.lookup(dt))
+    return scope[row[1]], row[2], scope[row[4]], (t, t, t), row[3](t.dtype)
+
+
+def total(jit_fn, args, constexprs, platform):
+    (k,) = jit_fn.specialize(*planner.arg_types(jit_fn, args), **constexprs).kernels
+    return ubplan.plan(run_passes(k, platform)).total_bytes
+
+
+@pytest.mark.parametrize("row", OP_QUERIES, ids=lambda r: f"{r[1]}-{r[2]}-{r[3](dtypes.float32)}")
+@pytest.mark.parametrize("dt", FLOATS)
+def test_footprint_is_exact_on_a_fourth_block(row, dt):
+    jit_fn, name, candidates, args, consts = query(row, dt)
+    a, b = planner.footprint(jit_fn, name, *args, samples=candidates[:3], **consts)
+    fourth = candidates[-2]
+    plain = [k for k in run_passes.__globals__["PIPELINE"] if k.__name__ != "plan_ub"]
+    (k,) = jit_fn.specialize(*planner.arg_types(jit_fn, args), **consts, **{name: fourth}).kernels
+    for p in plain:
+        k = p(k, PLATFORMS[0])
+    assert ubplan.plan(k).total_bytes == a * fourth + b
+
+
+@pytest.mark.parametrize("row", OP_QUERIES, ids=lambda r: f"{r[1]}-{r[2]}-{r[3](dtypes.float32)}")
+@pytest.mark.parametrize("platform", PLATFORMS, ids=lambda p: p.name)
+def test_the_chosen_block_fits_and_the_next_does_not(row, platform):
+    for dt in FLOATS:
+        jit_fn, name, candidates, args, consts = query(row, dt)
+        best = planner.largest_block(jit_fn, name, candidates, *args, platform=platform, **consts)
+        assert total(jit_fn, args, {**consts, name: best}, platform) <= platform.ub_budget_bytes
+        bigger = sorted(c for c in candidates if c > best)
+        assert bigger, "the candidates should reach past what fits"
+        with pytest.raises(ascdsl.CompilationError, match="bytes of UB, more than"):
+            total(jit_fn, args, {**consts, name: bigger[0]}, platform)
+
+
+def test_a_run_time_constexpr_is_a_located_error():
+    @ascdsl.host
+    def bad_host(x, platform):
+        block = ascdsl.planner.largest_block(square_kernel, "BLOCK", SMALL, x, x, platform=platform,
+                                             SQUARE=False, WIDTH=x.numel)
+        return ascdsl.Launch(square_kernel, grid=(block,))
+
+    op = ascdsl.Operator(name="bad", op_type="Bad", entry=None, host=bad_host, reference=None, inputs=("x",))
+    with pytest.raises(ascdsl.CompilationError) as info:
+        host.lower_tiling(op, tiling.layout("BadTilingData", []), (), "BadTiling")
+    line = bad_host.__wrapped__.__code__.co_firstlineno + 3
+    assert f"test_planner_host.py:{line}:66:" in str(info.value)
+    assert "constexpr 'WIDTH' of a planner query must be known at build time" in str(info.value)
+
+
+def test_manifest_records_footprints(tmp_path):
+    op, _ = load("log_softmax_grad")
+    folder = build.write(build.plan(op, PLATFORMS[0]), tmp_path)
+    rows = json.loads((folder / "manifest.json").read_text())["variants"]
+    no_reduce = [r for r in rows if r["kernel"] == "no_reduce_kernel"]
+    assert no_reduce and all("BLOCK" in r["footprint"] for r in no_reduce)
+    for r in no_reduce:
+        f = r["footprint"]["BLOCK"]
+        scope = op.host.__wrapped__.__globals__
+        t = tl.pointer_type(dtypes.lookup(r["pointer_dtypes"][0]))
+        block = 2 * r["constexprs"]["BLOCK"]
+        assert total(scope["no_reduce_kernel"], (t, t, t), {"BLOCK": block}, PLATFORMS[0]) * f["den"] == \
+            f["num"] * block + f["base"] * f["den"]
