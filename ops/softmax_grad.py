@@ -36,20 +36,13 @@ import numpy as np
 
 import ascdsl
 import ascdsl.language as tl
+from ascdsl.lib import core_span
 from ascdsl import softmax_tiling
 from ascdsl.backend.render import render
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 
 BLOCKS = tuple(2 ** i for i in range(7, 18))  # the row chunks the planner chooses from
 NZ_ROWS = tuple(2 ** i for i in range(4, 13))  # the NZ row blocks (multiples of 16) it chooses from
-
-
-@ascdsl.jit
-def core_span(per_core, big_cores):
-    """The units ``[start, end)`` of this program: ``per_core`` each, one more on the first ``big_cores``."""
-    pid = tl.program_id(0)
-    start = pid * per_core + tl.minimum(pid, big_cores)
-    return start, start + per_core + (pid < big_cores).to(tl.int32)
 
 
 @ascdsl.jit

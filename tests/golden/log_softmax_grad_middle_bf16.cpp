@@ -16,7 +16,7 @@ struct LogSoftmaxBackwardTilingData {
 };
 #pragma pack(pop)
 
-// reduce_middle_full_kernel (BLOCK_R=16, BLOCK_B=32) from ops/log_softmax_grad.py:99; UB plan: 10400 bytes
+// reduce_middle_full_kernel (BLOCK_R=16, BLOCK_B=32) from ops/log_softmax_grad.py:92; UB plan: 10400 bytes
 class ReduceMiddleFullKernelV1 {
 public:
     __aicore__ inline ReduceMiddleFullKernelV1() {}
@@ -38,15 +38,15 @@ public:
     __aicore__ inline void Process()
     {
         for (int32_t pid = GetBlockIdx(); pid < programs_; pid += GetBlockNum()) {
-            const int32_t v8 = pid % tiling_.grid0;  // ops/log_softmax_grad.py:43
-            const int32_t v9 = v8 * tiling_.per_core;  // ops/log_softmax_grad.py:44
-            const int32_t v10 = v8 < tiling_.big_cores ? v8 : tiling_.big_cores;  // ops/log_softmax_grad.py:44
-            const int32_t v11 = v9 + v10;  // ops/log_softmax_grad.py:44
-            const int32_t v12 = v11 + tiling_.per_core;  // ops/log_softmax_grad.py:45
-            const bool v13 = v8 < tiling_.big_cores;  // ops/log_softmax_grad.py:45
-            const int32_t v14 = static_cast<int32_t>(v13);  // ops/log_softmax_grad.py:45
-            const int32_t v15 = v12 + v14;  // ops/log_softmax_grad.py:45
-            for (int32_t v19 = v11; v19 < v15; v19 += 1) {  // ops/log_softmax_grad.py:104
+            const int32_t v8 = pid % tiling_.grid0;  // ascdsl/lib.py:12
+            const int32_t v9 = v8 * tiling_.per_core;  // ascdsl/lib.py:13
+            const int32_t v10 = v8 < tiling_.big_cores ? v8 : tiling_.big_cores;  // ascdsl/lib.py:13
+            const int32_t v11 = v9 + v10;  // ascdsl/lib.py:13
+            const int32_t v12 = v11 + tiling_.per_core;  // ascdsl/lib.py:14
+            const bool v13 = v8 < tiling_.big_cores;  // ascdsl/lib.py:14
+            const int32_t v14 = static_cast<int32_t>(v13);  // ascdsl/lib.py:14
+            const int32_t v15 = v12 + v14;  // ascdsl/lib.py:14
+            for (int32_t v19 = v11; v19 < v15; v19 += 1) {  // ops/log_softmax_grad.py:97
                 CopyIn1(pid, v19);
                 Compute1(pid, v19);
                 CopyOut1(pid, v19);
@@ -57,24 +57,24 @@ public:
 private:
     __aicore__ inline void CopyIn1(int32_t pid, int32_t v19)
     {
-        const int32_t v20 = v19 / tiling_.col_blocks;  // ops/log_softmax_grad.py:105
-        const int32_t v21 = v20 * tiling_.col_blocks;  // ops/log_softmax_grad.py:106
-        const int32_t v22 = v19 - v21;  // ops/log_softmax_grad.py:106
-        const int32_t v24 = v22 * 32;  // ops/log_softmax_grad.py:106
-        const int32_t v26 = v20 * tiling_.d1;  // ops/log_softmax_grad.py:107
-        const int32_t v27 = v26 * tiling_.d2;  // ops/log_softmax_grad.py:107
-        const int32_t v58 = v24 + v27;  // ops/log_softmax_grad.py:109
-        const int32_t v60 = tiling_.d1 > 0 ? tiling_.d1 : 0;  // ops/log_softmax_grad.py:109
-        const int32_t v62 = v60 < 16 ? v60 : 16;  // ops/log_softmax_grad.py:109
-        const int32_t v63 = tiling_.d2 - v24;  // ops/log_softmax_grad.py:109
-        const int32_t v64 = v63 > 0 ? v63 : 0;  // ops/log_softmax_grad.py:109
-        const int32_t v66 = v64 < 32 ? v64 : 32;  // ops/log_softmax_grad.py:109
-        LocalTensor<bfloat16_t> dyIn = inQueueDy.AllocTensor<bfloat16_t>();  // ops/log_softmax_grad.py:109
+        const int32_t v20 = v19 / tiling_.col_blocks;  // ops/log_softmax_grad.py:98
+        const int32_t v21 = v20 * tiling_.col_blocks;  // ops/log_softmax_grad.py:99
+        const int32_t v22 = v19 - v21;  // ops/log_softmax_grad.py:99
+        const int32_t v24 = v22 * 32;  // ops/log_softmax_grad.py:99
+        const int32_t v26 = v20 * tiling_.d1;  // ops/log_softmax_grad.py:100
+        const int32_t v27 = v26 * tiling_.d2;  // ops/log_softmax_grad.py:100
+        const int32_t v58 = v24 + v27;  // ops/log_softmax_grad.py:102
+        const int32_t v60 = tiling_.d1 > 0 ? tiling_.d1 : 0;  // ops/log_softmax_grad.py:102
+        const int32_t v62 = v60 < 16 ? v60 : 16;  // ops/log_softmax_grad.py:102
+        const int32_t v63 = tiling_.d2 - v24;  // ops/log_softmax_grad.py:102
+        const int32_t v64 = v63 > 0 ? v63 : 0;  // ops/log_softmax_grad.py:102
+        const int32_t v66 = v64 < 32 ? v64 : 32;  // ops/log_softmax_grad.py:102
+        LocalTensor<bfloat16_t> dyIn = inQueueDy.AllocTensor<bfloat16_t>();  // ops/log_softmax_grad.py:102
         DataCopyExtParams dyInParams{static_cast<uint16_t>(v62), static_cast<uint32_t>(v66 * sizeof(bfloat16_t)), static_cast<uint32_t>((tiling_.d2 - v66) * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (v66 + 15) / 16), 0};
         DataCopyPadExtParams<bfloat16_t> dyInPad{true, 0, static_cast<uint8_t>((v66 + 15) / 16 * 16 - v66), (bfloat16_t)0.0f};
         DataCopyPad(dyIn, dyGm[v58], dyInParams, dyInPad);
         inQueueDy.EnQue(dyIn);
-        LocalTensor<bfloat16_t> xIn = inQueueX.AllocTensor<bfloat16_t>();  // ops/log_softmax_grad.py:111
+        LocalTensor<bfloat16_t> xIn = inQueueX.AllocTensor<bfloat16_t>();  // ops/log_softmax_grad.py:104
         DataCopyExtParams xInParams{static_cast<uint16_t>(v62), static_cast<uint32_t>(v66 * sizeof(bfloat16_t)), static_cast<uint32_t>((tiling_.d2 - v66) * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (v66 + 15) / 16), 0};
         DataCopyPadExtParams<bfloat16_t> xInPad{true, 0, static_cast<uint8_t>((v66 + 15) / 16 * 16 - v66), (bfloat16_t)0.0f};
         DataCopyPad(xIn, xGm[v58], xInParams, xInPad);
@@ -85,15 +85,15 @@ private:
         LocalTensor<float> tmp0 = tmpBuf0.Get<float>();
         LocalTensor<float> tmp1 = tmpBuf1.Get<float>();
         LocalTensor<float> tmp2 = tmpBuf2.Get<float>();
-        const int32_t v20 = v19 / tiling_.col_blocks;  // ops/log_softmax_grad.py:105
-        const int32_t v21 = v20 * tiling_.col_blocks;  // ops/log_softmax_grad.py:106
-        const int32_t v22 = v19 - v21;  // ops/log_softmax_grad.py:106
-        const int32_t v24 = v22 * 32;  // ops/log_softmax_grad.py:106
-        const int32_t v60 = tiling_.d1 > 0 ? tiling_.d1 : 0;  // ops/log_softmax_grad.py:109
-        const int32_t v62 = v60 < 16 ? v60 : 16;  // ops/log_softmax_grad.py:109
-        const int32_t v63 = tiling_.d2 - v24;  // ops/log_softmax_grad.py:109
-        const int32_t v64 = v63 > 0 ? v63 : 0;  // ops/log_softmax_grad.py:109
-        const int32_t v66 = v64 < 32 ? v64 : 32;  // ops/log_softmax_grad.py:109
+        const int32_t v20 = v19 / tiling_.col_blocks;  // ops/log_softmax_grad.py:98
+        const int32_t v21 = v20 * tiling_.col_blocks;  // ops/log_softmax_grad.py:99
+        const int32_t v22 = v19 - v21;  // ops/log_softmax_grad.py:99
+        const int32_t v24 = v22 * 32;  // ops/log_softmax_grad.py:99
+        const int32_t v60 = tiling_.d1 > 0 ? tiling_.d1 : 0;  // ops/log_softmax_grad.py:102
+        const int32_t v62 = v60 < 16 ? v60 : 16;  // ops/log_softmax_grad.py:102
+        const int32_t v63 = tiling_.d2 - v24;  // ops/log_softmax_grad.py:102
+        const int32_t v64 = v63 > 0 ? v63 : 0;  // ops/log_softmax_grad.py:102
+        const int32_t v66 = v64 < 32 ? v64 : 32;  // ops/log_softmax_grad.py:102
         LocalTensor<bfloat16_t> dyIn = inQueueDy.DeQue<bfloat16_t>();
         const int32_t dyInValid = (v66 + 15) / 16 * 16;
         // fill the masked columns with `other`
@@ -114,42 +114,42 @@ private:
         }
         LocalTensor<bfloat16_t> outOut = outQueueOut.AllocTensor<bfloat16_t>();
         PipeBarrier<PIPE_V>();
-        Cast(tmp0, dyIn, RoundMode::CAST_NONE, 512);  // ops/log_softmax_grad.py:109
+        Cast(tmp0, dyIn, RoundMode::CAST_NONE, 512);  // ops/log_softmax_grad.py:102
         PipeBarrier<PIPE_V>();
-        DataCopy(tmp1, tmp0, 32);  // ops/log_softmax_grad.py:110: sum along axis 0
+        DataCopy(tmp1, tmp0, 32);  // ops/log_softmax_grad.py:103: sum along axis 0
         for (int32_t r = 1; r < 16; r++) {
             PipeBarrier<PIPE_V>();
             Add(tmp1, tmp1, tmp0[r * 32], 32);
         }
-        Cast(tmp2, xIn, RoundMode::CAST_NONE, 512);  // ops/log_softmax_grad.py:111
+        Cast(tmp2, xIn, RoundMode::CAST_NONE, 512);  // ops/log_softmax_grad.py:104
         PipeBarrier<PIPE_V>();
-        Exp(tmp2, tmp2, 512);  // ops/log_softmax_grad.py:112
+        Exp(tmp2, tmp2, 512);  // ops/log_softmax_grad.py:105
         PipeBarrier<PIPE_V>();
-        // ops/log_softmax_grad.py:112
+        // ops/log_softmax_grad.py:105
         Mul(tmp2, tmp2, tmp1, 32, 16, {1, 1, 1, 4, 4, 0});
         PipeBarrier<PIPE_V>();
-        Sub(tmp0, tmp0, tmp2, 512);  // ops/log_softmax_grad.py:112
+        Sub(tmp0, tmp0, tmp2, 512);  // ops/log_softmax_grad.py:105
         PipeBarrier<PIPE_V>();
-        Cast(outOut, tmp0, RoundMode::CAST_RINT, 512);  // ops/log_softmax_grad.py:113
+        Cast(outOut, tmp0, RoundMode::CAST_RINT, 512);  // ops/log_softmax_grad.py:106
         outQueueOut.EnQue(outOut);
         inQueueDy.FreeTensor(dyIn);
         inQueueX.FreeTensor(xIn);
     }
     __aicore__ inline void CopyOut1(int32_t pid, int32_t v19)
     {
-        const int32_t v20 = v19 / tiling_.col_blocks;  // ops/log_softmax_grad.py:105
-        const int32_t v21 = v20 * tiling_.col_blocks;  // ops/log_softmax_grad.py:106
-        const int32_t v22 = v19 - v21;  // ops/log_softmax_grad.py:106
-        const int32_t v24 = v22 * 32;  // ops/log_softmax_grad.py:106
-        const int32_t v26 = v20 * tiling_.d1;  // ops/log_softmax_grad.py:107
-        const int32_t v27 = v26 * tiling_.d2;  // ops/log_softmax_grad.py:107
-        const int32_t v58 = v24 + v27;  // ops/log_softmax_grad.py:109
-        const int32_t v60 = tiling_.d1 > 0 ? tiling_.d1 : 0;  // ops/log_softmax_grad.py:109
-        const int32_t v62 = v60 < 16 ? v60 : 16;  // ops/log_softmax_grad.py:109
-        const int32_t v63 = tiling_.d2 - v24;  // ops/log_softmax_grad.py:109
-        const int32_t v64 = v63 > 0 ? v63 : 0;  // ops/log_softmax_grad.py:109
-        const int32_t v66 = v64 < 32 ? v64 : 32;  // ops/log_softmax_grad.py:109
-        LocalTensor<bfloat16_t> outOut = outQueueOut.DeQue<bfloat16_t>();  // ops/log_softmax_grad.py:113
+        const int32_t v20 = v19 / tiling_.col_blocks;  // ops/log_softmax_grad.py:98
+        const int32_t v21 = v20 * tiling_.col_blocks;  // ops/log_softmax_grad.py:99
+        const int32_t v22 = v19 - v21;  // ops/log_softmax_grad.py:99
+        const int32_t v24 = v22 * 32;  // ops/log_softmax_grad.py:99
+        const int32_t v26 = v20 * tiling_.d1;  // ops/log_softmax_grad.py:100
+        const int32_t v27 = v26 * tiling_.d2;  // ops/log_softmax_grad.py:100
+        const int32_t v58 = v24 + v27;  // ops/log_softmax_grad.py:102
+        const int32_t v60 = tiling_.d1 > 0 ? tiling_.d1 : 0;  // ops/log_softmax_grad.py:102
+        const int32_t v62 = v60 < 16 ? v60 : 16;  // ops/log_softmax_grad.py:102
+        const int32_t v63 = tiling_.d2 - v24;  // ops/log_softmax_grad.py:102
+        const int32_t v64 = v63 > 0 ? v63 : 0;  // ops/log_softmax_grad.py:102
+        const int32_t v66 = v64 < 32 ? v64 : 32;  // ops/log_softmax_grad.py:102
+        LocalTensor<bfloat16_t> outOut = outQueueOut.DeQue<bfloat16_t>();  // ops/log_softmax_grad.py:106
         DataCopyExtParams outOutParams{static_cast<uint16_t>(v62), static_cast<uint32_t>(v66 * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (v66 + 15) / 16), static_cast<uint32_t>((tiling_.d2 - v66) * sizeof(bfloat16_t)), 0};
         DataCopyPad(outGm[v58], outOut, outOutParams);
         outQueueOut.FreeTensor(outOut);
