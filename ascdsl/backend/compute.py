@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..ir.core import GroupOp, Instr, Op, Value
 from ..passes.ubplan import align32
-from . import isel, reduce
+from . import cmpsel, isel, reduce, repeat
 from .model import F32, KernelModel, Stmt, literal, unsupported, vec, where
 
 
@@ -36,6 +36,12 @@ def vector(m: KernelModel, instr: Instr) -> list[Stmt]:
         return reduce.reduce(m, instr)
     if op is Op.CAST:
         return _cast(m, instr)
+    if op in isel.COMPARE_MODE:
+        return cmpsel.compare(m, instr)
+    if op is Op.WHERE:
+        return cmpsel.select(m, instr)
+    if op in isel.CHAINS:
+        return _chain(m, instr)
     if op in isel.BINARY_API or op in isel.UNARY_API or op is Op.NEG:
         if any(x.id in m.plan.fused for x in instr.operands):
             return reduce.broadcast_binary(m, instr)
@@ -100,26 +106,8 @@ def _arith(m: KernelModel, instr: Instr) -> list[Stmt]:
     text = _apply(op, m.tensor(v), tiles, m.scalar_as(scalars[0], dt) if scalars else None, n, dt)
     if text is not None:
         return [vec(f"{text}  // {where(instr.loc)}", reads, {m.home(v)})]
-    return _scalar_block_op(m, isel.BINARY_API[op], m.tensor(v), tiles[0], scalars[0], dt, n, xs[0] is scalars[0],
-                            reads, m.home(v), f"  // {where(instr.loc)}")
-
-
-def _scalar_block_op(m, api, dst, tile, s, dt, n, scalar_first, reads, home, comment) -> list[Stmt]:
-    """``dst = tile op s`` (or ``s op tile``): ``s`` fills one 32-byte block that the
-    repeat-form op reads with block and repeat stride 0, in chunks of at most 255 repeats."""
-    per_rep, per_blk = 256 // dt.itemsize, 32 // dt.itemsize
-    blk = "scalar" if dt == F32 else f"scalar{dt.short.capitalize()}"
-    out = [vec(f"Duplicate({blk}, {m.scalar_as(s, dt)}, {per_blk});{comment}", (), {"scalarBuf"})]
-    params = "{1, 0, 1, 8, 0, 8}" if scalar_first else "{1, 1, 0, 8, 8, 0}"
-    start, full, tail = 0, *divmod(n, per_rep)
-    while full > 0 or tail:
-        reps, lanes = (min(full, 255), per_rep) if full > 0 else (1, tail)
-        at = f"[{start}]" if start else ""
-        a, b = (blk, f"{tile}{at}") if scalar_first else (f"{tile}{at}", blk)
-        out.append(vec(f"{api}({dst}{at}, {a}, {b}, {lanes}, {reps}, {params});", reads | {"scalarBuf"}, {home}))
-        start += reps * lanes
-        full, tail = (full - reps, tail) if full > 0 else (0, 0)
-    return out
+    return repeat.scalar_block(isel.BINARY_API[op], m.tensor(v), tiles[0], m.scalar_as(scalars[0], dt), dt, n,
+                               xs[0] is scalars[0], reads, m.home(v), f"  // {where(instr.loc)}")
 
 
 def _via_f32(m: KernelModel, instr: Instr) -> list[Stmt]:
@@ -145,10 +133,38 @@ def _via_f32(m: KernelModel, instr: Instr) -> list[Stmt]:
     if text is not None:
         out.append(vec(text, r, {"workBuf"}))
     else:
-        out += _scalar_block_op(m, isel.BINARY_API[op], work[0], work[0], scalars[0], F32, n,
-                                instr.operands[0] is scalars[0], r, "workBuf", "")
+        out += repeat.scalar_block(isel.BINARY_API[op], work[0], work[0], m.scalar_as(scalars[0], F32), F32, n,
+                                   instr.operands[0] is scalars[0], r, "workBuf", "")
     out.append(vec(f"Cast({m.tensor(v)}, {work[0]}, RoundMode::{isel.CAST_MODE[(F32, dt)]}, {n});",
                    {"workBuf"}, {m.home(v)}))
+    return out
+
+
+def _chain(m: KernelModel, instr: Instr) -> list[Stmt]:
+    """An op of :data:`.isel.CHAINS`, in float32 (a 16-bit tile through ``workBuf``), rounded once."""
+    (x,) = instr.operands
+    v = instr.result
+    dt, n = v.type.dtype, m.count(v)
+    comment = f"  // {where(instr.loc)}"
+    if dt == F32:
+        out, src, dst, home = [], m.tensor(x), m.tensor(v), m.home(v)
+    else:
+        src = dst = "workBuf.Get<float>()"
+        home = "workBuf"
+        out = [vec(f"Cast({dst}, {m.tensor(x)}, RoundMode::{isel.CAST_MODE[(dt, F32)]}, {n});", {m.home(x)}, {home})]
+    reads = {m.home(x)}
+    for op, s in isel.CHAINS[instr.op]:
+        scalar = None if s is None else literal(s, F32)
+        text = _apply(op, dst, [src], scalar, n, F32)
+        if text is None:
+            out += repeat.scalar_block(isel.BINARY_API[op], dst, src, scalar, F32, n, True, reads, home, "")
+        else:
+            out.append(vec(text, reads, {home}))
+        src, reads = dst, {home}
+    if dt != F32:
+        out.append(vec(f"Cast({m.tensor(v)}, {dst}, RoundMode::{isel.CAST_MODE[(F32, dt)]}, {n});", {home},
+                       {m.home(v)}))
+    out[0].text += comment
     return out
 
 

@@ -18,6 +18,19 @@ SCALAR_API = {Op.ADD: "Adds", Op.MUL: "Muls", Op.MAXIMUM: "Maxs", Op.MINIMUM: "M
 
 UNARY_API = {Op.EXP: "Exp", Op.LOG: "Ln", Op.SQRT: "Sqrt", Op.ABS: "Abs", Op.RSQRT: "Rsqrt"}
 
+COMPARE_MODE = {Op.LT: "LT", Op.LE: "LE", Op.GT: "GT", Op.GE: "GE", Op.EQ: "EQ", Op.NE: "NE"}
+"""Comparisons of float tiles (``Compare`` into a bit mask, only ever a ``where`` condition)."""
+
+SELECT = frozenset({dtypes.float32, dtypes.float16})
+"""Dtypes ``Select`` picks natively; bfloat16 is selected in float32 (exactly) and Cast back."""
+
+CHAINS = {
+    Op.SIGMOID: ((Op.NEG, None), (Op.EXP, None), (Op.ADD, 1.0), (Op.DIV, 1.0)),  # 1 / (1 + exp(-x))
+}
+"""Ops computed in float32 as a chain of vector ops on one buffer ``t``, rounded once: ``(op, scalar)``
+steps ``t = scalar op t`` (``t = op t`` without a scalar); ``1.0 / t`` divides a Duplicate'd 1.0
+(the approximate Reciprocal would not match the interpreter)."""
+
 REDUCE_API = {Op.SUM: "ReduceSum", Op.MAX: "ReduceMax", Op.MIN: "ReduceMin"}
 
 NATIVE = {

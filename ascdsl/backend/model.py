@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from .. import dtypes
+import numpy as np
+
+from .. import dtypes, numerics
 from ..errors import CompilationError, Loc
 from ..ir.core import GroupOp, Instr, Kernel, Op, Value, walk
 from ..passes import run_passes
@@ -25,6 +27,11 @@ C_BINARY = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.IDIV: "/", Op.MOD: "%", Op
             Op.LT: "<", Op.LE: "<=", Op.GT: ">", Op.GE: ">=", Op.EQ: "==", Op.NE: "!=",
             Op.AND: "&", Op.OR: "|", Op.XOR: "^"}
 """Scalar ops that are one C++ infix operator."""
+
+
+def cpp(dtype) -> str:
+    """The C++ element type of a tile of ``dtype`` in UB: a bool tile is ``Compare``'s bit mask."""
+    return "uint8_t" if dtype == dtypes.bool_ else dtype.cpp
 
 
 def where(loc: Loc) -> str:
@@ -165,9 +172,12 @@ class KernelModel:
         return d.attr("value") if d is not None and d.op is Op.CONST else None
 
     def scalar_as(self, x: Value, dtype) -> str:
-        """Scalar ``x`` as a C++ expression of ``dtype``."""
+        """Scalar ``x`` as a C++ expression of ``dtype`` (a 16-bit float constant rounded to its own dtype
+        first, as the interpreter holds it)."""
         c = self.const_of(x)
         if c is not None:
+            if x.type.dtype != dtype and x.type.dtype.is_float and x.type.dtype.itemsize == 2:
+                c = float(numerics.cast(np.array(c, F32.np), x.type.dtype.np))
             return literal(c, dtype)
         return self.value(x) if x.type.dtype == dtype else f"static_cast<{dtype.cpp}>({self.value(x)})"
 

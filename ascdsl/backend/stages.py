@@ -11,8 +11,8 @@ import re
 
 from .. import dtypes
 from ..ir.core import GroupOp, Instr, Op, Value
-from . import compute, memory
-from .model import KernelModel, Method, Stmt, unsupported, where
+from . import cmpsel, compute, memory
+from .model import KernelModel, Method, Stmt, cpp, unsupported, where
 
 
 class _Segment:
@@ -25,6 +25,7 @@ class _Segment:
 
 def build(m: KernelModel) -> None:
     """Fill ``m.process`` and ``m.methods``."""
+    cmpsel.check(m)
     m.segments = []
     m.process = _region(m, m.kernel.body, [])
 
@@ -194,7 +195,7 @@ def _tbuf_gets(m: KernelModel, seg: _Segment) -> list[Stmt]:
     for v in values:
         home = m.plan.homes.get(v.id)
         if home and not home.startswith(("inQueue", "outQueue")):
-            used.setdefault(m.local(home, v.type.dtype), (home, v.type.dtype.cpp))
+            used.setdefault(m.local(home, v.type.dtype), (home, cpp(v.type.dtype)))
     return [Stmt(f"LocalTensor<{cpp}> {name} = {home}.Get<{cpp}>();") for name, (home, cpp) in sorted(used.items())]
 
 

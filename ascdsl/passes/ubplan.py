@@ -11,6 +11,9 @@ Homes (one per tile value):
 * every other tile is a temporary ``TBuf``. Temporaries share buffers when their live ranges do
   not overlap, and an elementwise op writes over an operand of the same dtype that dies at it;
 * ``expand_dims`` keeps its operand's layout, so it reuses the operand's buffer when it dies there;
+* a comparison (only ever a ``where`` condition in the backend) is a ``maskBuf``: one bit per
+  element of the compared count, which ``Compare`` pads to whole 256-byte repeats; so the buffers of
+  its tile operands are padded to whole repeats too (the padding lanes are read, never used);
 * a tile broadcast (``[M, 1]`` or ``[1, N]`` to ``[M, N]``) read only by binary arithmetic has no
   buffer: the backend reads its source with repeat-form strides (``brcbBuf`` holds the Brcb blocks).
 
@@ -33,12 +36,27 @@ from ..ir.core import GroupOp, Instr, Kernel, Op, Type, Value
 BLOCK_BYTES = 32
 REPEAT_BYTES = 256
 FLOATS_PER_REPEAT = REPEAT_BYTES // 4
-INPLACE = GroupOp.ARITH | frozenset({Op.NEG, Op.EXP, Op.LOG, Op.SQRT, Op.RSQRT, Op.ABS, Op.EXPAND_DIMS})
+INPLACE = GroupOp.ARITH | frozenset({Op.NEG, Op.EXP, Op.LOG, Op.SQRT, Op.RSQRT, Op.ABS, Op.SIGMOID, Op.EXPAND_DIMS})
 FUSABLE = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.MAXIMUM, Op.MINIMUM})
 
 
 def align32(n: int) -> int:
     return -(-n // BLOCK_BYTES) * BLOCK_BYTES
+
+
+def align256(n: int) -> int:
+    return -(-n // REPEAT_BYTES) * REPEAT_BYTES
+
+
+def compare_dtype(x: Type):
+    """The dtype a comparison of ``x`` runs in: bfloat16 is compared in float32."""
+    return dtypes.float32 if x.dtype == dtypes.bfloat16 else x.dtype
+
+
+def compare_count(x: Type, align: int) -> int:
+    """Lanes ``Compare`` covers for tile type ``x``: its padded footprint in whole repeats."""
+    dt = compare_dtype(x)
+    return align256(padded_numel(x.shape, align) * dt.itemsize) // dt.itemsize
 
 
 def tile_align(kernel: Kernel) -> int:
@@ -195,6 +213,11 @@ NO_WORK = (Op.CAST, Op.BLOCK_LOAD, Op.CONST, Op.BROADCAST, Op.EXPAND_DIMS)
 
 def _work_bytes(instr: Instr, align: int) -> int:
     """Float32 scratch an instruction needs (see the backend's instruction selection)."""
+    if instr.op in GroupOp.COMPARE and instr.operands[0].type.dtype == dtypes.bfloat16:
+        tiles = [x for x in instr.operands if not x.type.is_scalar]
+        return len(tiles) * 4 * compare_count(tiles[0].type, align)
+    if instr.op is Op.SIGMOID and instr.result.type.dtype.itemsize == 2:
+        return 4 * padded_numel(instr.result.type.shape, align)
     if instr.op in GroupOp.REDUCE:
         (x,) = instr.operands
         if len(x.type.shape) == 2:
@@ -245,6 +268,19 @@ def plan(kernel: Kernel) -> UBPlan:
         if i.op is Op.BROADCAST and i.result.id in fused:
             src = i.operands[0]
             live.last[src.id] = max(live.last_use(src), live.last_use(i.result))
+    wide: dict[int, int] = {}  # tile operands of comparisons: bytes padded to whole repeats
+    for i in instrs:
+        if i.op in GroupOp.COMPARE and not i.result.type.is_scalar:
+            for x in i.operands:
+                if not x.type.is_scalar:
+                    wide[x.id] = align256(tile_bytes(x, align))
+
+    def size(v: Value) -> int:
+        if _is_mask(v, live):
+            tile = next(x for x in live.def_instr[v.id].operands if not x.type.is_scalar)
+            return align32(compare_count(tile.type, align) // 8)
+        return max(tile_bytes(v, align), wide.get(v.id, 0))
+
     stored: dict[int, str] = {}
     queues: dict[tuple, int] = {}
     store_queues: dict[int, str] = {}
@@ -258,7 +294,7 @@ def plan(kernel: Kernel) -> UBPlan:
     for instr in instrs:
         if instr.op is Op.BLOCK_LOAD:
             name = queue("inQueue", instr)
-            need(name, "VECIN", 2, tile_bytes(instr.result, align), instr.loc)
+            need(name, "VECIN", 2, size(instr.result), instr.loc)
             homes[instr.result.id] = name
             if any(stage[id(u)] != stage[id(instr)] for u in users.get(instr.result.id, [])):
                 escaping.add(instr.result.id)
@@ -266,7 +302,7 @@ def plan(kernel: Kernel) -> UBPlan:
         elif instr.op is Op.BLOCK_STORE:
             name = store_queues[id(instr)] = queue("outQueue", instr)
             value = instr.operands[-1]
-            need(name, "VECOUT", 2, tile_bytes(value, align), instr.loc)
+            need(name, "VECOUT", 2, size(value), instr.loc)
             producer = live.def_instr.get(value.id)
             if (value.id not in homes and value.id not in stored and value.id not in escaping
                     and producer is not None and producer.op not in (Op.FOR, Op.BLOCK_LOAD)):
@@ -277,7 +313,7 @@ def plan(kernel: Kernel) -> UBPlan:
     work = 0
 
     def slot_for(v: Value, start: int, end: int, loc: Loc, prefix: str) -> str:
-        nbytes = tile_bytes(v, align)
+        nbytes = size(v)
         free = [s for s in slots if s[2] < start and s[0].startswith(prefix)]
         best = min(free, key=lambda s: (s[1] < nbytes, abs(s[1] - nbytes), s[0]), default=None)
         if best is None:
@@ -286,10 +322,10 @@ def plan(kernel: Kernel) -> UBPlan:
         best[1], best[2] = max(best[1], nbytes), end
         return best[0]
 
-    def extend(name: str, end: int) -> None:
+    def extend(name: str, end: int, nbytes: int) -> None:
         for s in slots:
             if s[0] == name:
-                s[2] = max(s[2], end)
+                s[1], s[2] = max(s[1], nbytes), max(s[2], end)
 
     brcb_rows = 0
     for instr in instrs:
@@ -304,6 +340,7 @@ def plan(kernel: Kernel) -> UBPlan:
             for arg, result in zip(region.args[1:], instr.results):
                 if arg.type.is_scalar:
                     continue
+                wide[arg.id] = max(wide.get(arg.id, 0), wide.get(result.id, 0))
                 name = slot_for(arg, at - 1, end, instr.loc, "accBuf")
                 homes[arg.id] = homes[result.id] = name
             continue
@@ -321,21 +358,29 @@ def plan(kernel: Kernel) -> UBPlan:
             donor = None if v.id in escaping else _inplace_donor(instr, v, live, at, homes)
             if donor is not None:
                 homes[v.id] = homes[donor.id]
-                extend(homes[v.id], end)
+                extend(homes[v.id], end, size(v))
                 continue
-            homes[v.id] = slot_for(v, at, end, instr.loc, "keepBuf" if v.id in escaping else "tmpBuf")
+            prefix = "maskBuf" if _is_mask(v, live) else "keepBuf" if v.id in escaping else "tmpBuf"
+            homes[v.id] = slot_for(v, at, end, instr.loc, prefix)
     for name, nbytes, _, loc in slots:
         need(name, "VECCALC", 1, nbytes, loc)
     if brcb_rows:
         need("brcbBuf", "VECCALC", 1, -(-brcb_rows // 8) * REPEAT_BYTES, kernel.loc)
     if work:
         need("workBuf", "VECCALC", 1, align32(work), kernel.loc)
-    if any(i.op in GroupOp.REDUCE or i.op in (Op.DIV, Op.SUB) for i in instrs):
+    if any(i.op in GroupOp.REDUCE or i.op in (Op.DIV, Op.SUB, Op.SIGMOID) or (
+            i.op in GroupOp.COMPARE and any(x.type.is_scalar for x in i.operands)) for i in instrs):
         need("scalarBuf", "VECCALC", 1, BLOCK_BYTES, kernel.loc)
     order = {"VECIN": 0, "VECOUT": 1, "VECCALC": 2}
     ordered = sorted(buffers.values(), key=lambda b: (order[b.position], b.name.startswith(("workBuf", "scalarBuf")),
                                                        b.name))
     return UBPlan(tuple(ordered), homes, align, staged, store_queues, frozenset(fused))
+
+
+def _is_mask(v: Value, live: _Liveness) -> bool:
+    """``v`` is the bit mask of a comparison of tiles."""
+    d = live.def_instr.get(v.id)
+    return d is not None and d.op in GroupOp.COMPARE and not v.type.is_scalar
 
 
 def _inplace_donor(instr: Instr, v: Value, live: _Liveness, at: int, homes: dict) -> Value | None:

@@ -1,0 +1,93 @@
+"""`tl.where` on comparisons (Compare into a bit mask, then Select) and `tl.sigmoid` on the simulator
+(hazard checks on) against the interpreter: bit-exact for where, the dtype's tolerance for sigmoid;
+tails of 31/32/33, 1000 and 2056 elements and a 2-D tile in float32/float16/bfloat16; the bool
+tiles the backend does not lower stay located errors."""
+import numpy as np
+import pytest
+
+import ascdsl
+from ascdsl import dtypes
+from tests.backend import kernels
+from tests.backend.test_sim import FLOATS, _both, _data, prebuilt
+
+SIZES = [(31, 32), (32, 32), (33, 32), (1000, 256), (2056, 2048)]  # (n, BLOCK)
+
+
+def _ties(n, dtype):
+    """Two inputs with ties between them and with every constant the kernels compare against."""
+    x, y = _data(n, dtype), _data(n, dtype)
+    y[::3] = x[::3]
+    x[1::5] = np.array([-1.0, 2.0, 0.0, 0.5, -0.0] * n, dtype.np)[: len(x[1::5])]
+    return x, y
+
+
+def _bits(a):
+    return a.view(np.uint16 if a.dtype.itemsize == 2 else np.uint32)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_where_bit_exact(dtype):
+    def check(n, block):
+        x, y = _ties(n, dtype)
+        outs = [np.zeros(n, dtype.np) for _ in range(4)]
+        want, got = _both(kernels.where_kernel[(ascdsl.cdiv(n, block),)], x, y, *outs, n, -1.0, 2.0, BLOCK=block)
+        for k, name in enumerate(("relu", "low", "clamp", "sign"), 2):
+            np.testing.assert_array_equal(_bits(got[k]), _bits(want[k]), err_msg=f"{name}, n={n}")
+        assert (want[2] == np.maximum(x, 0)).all()  # the interpreter is the spec; check it is the right one
+    prebuilt(check, SIZES)
+    for case in SIZES:
+        check(*case)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_where_2d_bit_exact(dtype):
+    def check(m, n, rows, cols):
+        x, y = (t.reshape(m, n) for t in _ties(m * n, dtype))
+        want, got = _both(kernels.where2d_kernel[(ascdsl.cdiv(m, rows),)], x, y, np.zeros((m, n), dtype.np), m, n,
+                          ROWS=rows, COLS=cols)
+        np.testing.assert_array_equal(_bits(got[2]), _bits(want[2]), err_msg=f"{m}x{n}")
+    cases = [(5, 33, 4, 64), (3, 7, 3, 8)]
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_where_on_a_loop_carried_tile_bit_exact(dtype):
+    n = 20  # the accumulator's 80 bytes are compared as one whole 256-byte repeat
+    x = _data(3 * n, dtype)
+    x[::4] = dtype.np.type(0.1)
+    want, got = _both(kernels.where_loop_kernel[(1,)], x, np.zeros(n, np.float32), n, BLOCK=32)
+    np.testing.assert_array_equal(_bits(got[1]), _bits(want[1]))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_sigmoid_within_tolerance(dtype):
+    def check(n, block):
+        x = _data(n, dtype)
+        want, got = _both(kernels.sigmoid_kernel[(ascdsl.cdiv(n, block),)], x, np.zeros(n, dtype.np), n, BLOCK=block)
+        np.testing.assert_allclose(got[1].astype(np.float64), want[1].astype(np.float64), rtol=dtype.rtol,
+                                   atol=dtype.atol, err_msg=f"n={n}")
+    prebuilt(check, SIZES)
+    for case in SIZES:
+        check(*case)
+
+
+@pytest.mark.parametrize("kernel, dtype, message", [
+    (kernels.stored_compare_kernel, np.float32, "comparison of tiles used by `cast`"),
+    (kernels.and_where_kernel, np.float32, "comparison of tiles used by `and`"),
+    (kernels.int_where_kernel, np.int32, "comparing int32 tiles"),
+], ids=["stored", "and", "int32"])
+def test_unsupported_bool_tiles_are_located_errors(kernel, dtype, message):
+    x = np.ones(64, dtype)
+    with pytest.raises(ascdsl.CompilationError, match=message) as err:
+        kernel[(1,)](x, np.zeros_like(x), BLOCK=64, backend="sim")
+    assert "kernels.py" in str(err.value) and "tl.where" in str(err.value)
+
+
+def test_compare_against_a_scalar_splits_at_whole_mask_blocks():
+    from ascdsl.backend import repeat
+    calls = [s.text for s in repeat.scalar_block("Compare", "mask0", "x", "0.0f", dtypes.float32, 300 * 64, False,
+                                                 {"x"}, "maskBuf0", "", mode="GT")]
+    assert calls[1:] == ["Compare(mask0, x, scalar, CMPMODE::GT, 64, 252, {1, 1, 0, 8, 8, 0});",
+                         "Compare(mask0[2016], x[16128], scalar, CMPMODE::GT, 64, 48, {1, 1, 0, 8, 8, 0});"]
