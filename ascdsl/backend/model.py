@@ -2,8 +2,8 @@
 
 Every other emission module (:mod:`.stages`, :mod:`.memory`, :mod:`.compute`, :mod:`.reduce`) reads
 a :class:`KernelModel` and returns :class:`Stmt` lists; this module only names things: global
-tensors, local tensors of UB homes, scalar expressions (recomputed per stage from ``pid``, loop
-variables and tiling fields) and literals of exact element types.
+tensors, local tensors of UB homes, scalar expressions (of ``pid``, loop variables, tiling fields
+and the scalars ``Process`` passes the stages) and literals of exact element types.
 """
 from __future__ import annotations
 
@@ -99,6 +99,7 @@ class KernelModel:
         self.order = {id(i): n for n, i in enumerate(walk(k.body))}
         self.members: dict[int, str] = {}  # scalar value id -> member name
         self.member_decls: list[str] = []
+        self.from_vector: dict[int, bool] = {}  # scalar value id -> computed from a vector result
         self.methods: list[Method] = []
         self.process: list[str] = []
         self.single = not any(i.op is Op.FOR for i in walk(k.body))

@@ -3,6 +3,9 @@
 The body is cut at its ``for`` loops into segments; each segment gets ``CopyIn<k>`` (block loads
 into VECIN queues), ``Compute<k>`` (vector ops) and ``CopyOut<k>`` (block stores from VECOUT
 queues). Loops stay loops in ``Process``; loop-carried tiles live in accumulator ``TBuf``s.
+``Process`` computes each scalar once per program or loop iteration, where it is defined, and
+passes the stages the ones they read as ``const`` parameters; scalars computed from a vector result
+(read after a V_S flag) stay in the stage that reads them.
 ``PipeBarrier<PIPE_V>`` goes between dependent vector ops (:func:`with_barriers`).
 """
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import re
 
 from .. import dtypes
-from ..ir.core import GroupOp, Instr, Op, Value
+from ..ir.core import GroupOp, Instr, Op, Value, walk
 from . import cmpsel, compute, memory
 from .model import KernelModel, Method, Stmt, cpp, unsupported, where
 
@@ -27,26 +30,42 @@ def build(m: KernelModel) -> None:
     """Fill ``m.process`` and ``m.methods``."""
     cmpsel.check(m)
     m.segments = []
-    m.process = _region(m, m.kernel.body, [])
+    m.process = _region(m, m.kernel.body, [], set())
 
 
-def _region(m: KernelModel, block, ivs: list[Value]) -> list[str]:
-    """``Process`` lines for ``block``: stage calls and loops."""
+class _Scope:
+    """The scalars ``Process`` has in scope where a segment runs: loop variables and the scalars
+    computed once per program or loop iteration, in program order."""
+
+    def __init__(self, values: list[Value], known: set[int]):
+        self.values, self.known = values, known
+
+    def add(self, m: KernelModel, stmts: list[Stmt]) -> list[str]:
+        for s in stmts:
+            vid = int(re.match(r"const \S+ v(\d+) ", s.text).group(1))
+            self.values.append(_value_of(m, vid))
+            self.known.add(vid)
+        return [s.text for s in stmts]
+
+
+def _region(m: KernelModel, block, ivs: list[Value], known: set[int]) -> list[str]:
+    """``Process`` lines for ``block``: per-iteration scalars, stage calls and loops."""
     lines: list[str] = []
     seg = _Segment()
-    known = {v.id for v in ivs}
+    scope = _Scope(list(ivs), set(known) | {v.id for v in ivs})
     for instr in block.body:
         if instr.op is Op.FOR:
             seg.loop_inits.append(instr)
-            lines += _emit_segment(m, seg, ivs)
+            lines += _emit_segment(m, seg, scope)
             lower, upper, step = instr.operands[:3]
             if not isinstance(m.const_of(step), int) or m.const_of(step) <= 0:
                 raise unsupported(instr, "loops without a constant positive step")
             if any(a.type.is_scalar for a in instr.regions[0].args[1:]):
                 raise unsupported(instr, "scalars carried by loops")
-            lines += [s.text for s in m.scalar_slice([lower, upper], known)]
+            roots = [lower, upper] + _free_scalars(m, instr, scope.known)
+            lines += scope.add(m, m.scalar_slice(roots, scope.known))
             iv = instr.regions[0].args[0]
-            inner = _region(m, instr.regions[0], ivs + [iv])
+            inner = _region(m, instr.regions[0], scope.values + [iv], scope.known)
             lines.append(f"for (int32_t v{iv.id} = {m.value(lower)}; v{iv.id} < {m.value(upper)}; "
                          f"v{iv.id} += {m.value(step)}) {{  // {where(instr.loc)}")
             lines += ["    " + line for line in inner]
@@ -57,33 +76,86 @@ def _region(m: KernelModel, block, ivs: list[Value]) -> list[str]:
                 seg.yields = (instr, block)
         else:
             seg.instrs.append(instr)
-    return lines + _emit_segment(m, seg, ivs)
+    return lines + _emit_segment(m, seg, scope)
 
 
-def _emit_segment(m: KernelModel, seg: _Segment, ivs: list[Value]) -> list[str]:
+def _emit_segment(m: KernelModel, seg: _Segment, scope: _Scope) -> list[str]:
     if not seg.instrs and not seg.loop_inits and not seg.yields:
         return []
     m.segments.append(seg)
     seg.index = len(m.segments) - 1
-    return [f"{name}({', '.join(['pid'] + [f'v{iv.id}' for iv in ivs])});" for name in _stage_methods(m, seg, ivs)]
+    roots = [v for v in _segment_roots(m, seg) if not _from_vector(m, v)]
+    lines = scope.add(m, m.scalar_slice(roots, scope.known))
+    return lines + [f"{name}({', '.join(args)});" for name, args in _stage_methods(m, seg, scope)]
 
 
-def _stage_methods(m: KernelModel, seg: _Segment, ivs: list[Value]) -> list[str]:
-    params = ", ".join(["int32_t pid"] + [f"int32_t v{iv.id}" for iv in ivs])
-    known = {iv.id for iv in ivs}
+def _segment_roots(m: KernelModel, seg: _Segment) -> list[Value]:
+    """Scalars the stages of ``seg`` read: block access offsets and extents, and what Compute reads."""
+    roots = [x for i in seg.instrs if i.op is Op.BLOCK_LOAD for x in i.operands[1:]]
+    roots += [x for i in seg.instrs if i.op is Op.BLOCK_STORE for x in i.operands[1:-1]]
+    return [x for x in roots if x.type.is_scalar] + [_value_of(m, vid) for vid in sorted(_needed_scalars(m, seg))]
+
+
+def _from_vector(m: KernelModel, v: Value) -> bool:
+    """Whether scalar ``v`` is (computed from) a vector result read after a V_S flag; such scalars
+    stay in the stage that reads them."""
+    memo = m.from_vector
+    if v.id not in memo:
+        d = m.defs.get(v.id)
+        memo[v.id] = v.id in m.members or (d is not None and (
+            d.op in GroupOp.REDUCE or any(_from_vector(m, x) for x in d.operands if x.type.is_scalar)))
+    return memo[v.id]
+
+
+def _free_scalars(m: KernelModel, loop: Instr, known: set[int]) -> list[Value]:
+    """Scalars defined outside ``loop`` that its body's stages read (computed once, before the loop)."""
+    body = list(walk(loop.regions[0]))
+    inside = {v.id for i in body for v in i.results} | {
+        a.id for i in [loop, *body] for r in i.regions for a in r.args}
+    roots: list[Value] = []
+    for i in body:
+        if i.op is Op.FOR:
+            roots += list(i.operands[:3])
+        seg = _Segment()
+        seg.instrs = [i] if i.op not in (Op.FOR, Op.YIELD) else []
+        seg.loop_inits = [i] if i.op is Op.FOR else []
+        roots += _segment_roots(m, seg)
+    out, seen = [], set()
+    while roots:
+        v = roots.pop()
+        if v.id in seen or v.id in known or v.id in m.names or not v.type.is_scalar or _from_vector(m, v):
+            continue
+        seen.add(v.id)
+        d = m.defs.get(v.id)
+        if d is None or d.op is Op.CONST:
+            continue
+        if v.id in inside:
+            roots += d.operands
+        else:
+            out.append(v)
+    return out
+
+
+def _stage_methods(m: KernelModel, seg: _Segment, scope: _Scope) -> list[tuple[str, list[str]]]:
+    """``(name, call arguments)`` of the stages of ``seg``; each takes the ``Process`` scalars it reads."""
+    known = scope.known
     loads = [i for i in seg.instrs if i.op is Op.BLOCK_LOAD]
     stores = [i for i in seg.instrs if i.op is Op.BLOCK_STORE]
     sfx = "" if m.single else str(seg.index)
     stages = [("CopyIn", loads and (lambda: _copy_stage(m, loads, known, memory.copy_in, 1, None))),
               ("Compute", lambda: _compute(m, seg, known, loads, stores)),
               ("CopyOut", stores and (lambda: _copy_stage(m, stores, known, memory.copy_out, 1, -1)))]
-    names = []
+    calls = []
     for name, make in stages:
         lines = make() if make else []
-        if lines:  # a segment of scalars only (recomputed where they are read) has no stage
-            m.methods.append(Method(name + sfx, params, lines))
-            names.append(name + sfx)
-    return names
+        if lines:  # a segment of scalars only (computed where they are read) has no stage
+            used = set(re.findall(r"\b(pid|v\d+)\b", "\n".join(re.sub(r"//.*", "", x) for x in lines)))
+            args = (["pid"] if "pid" in used else []) + [f"v{v.id}" for v in scope.values if f"v{v.id}" in used]
+            params = ["const int32_t pid"] if "pid" in used else []
+            params += [f"const {v.type.dtype.cpp} v{v.id}" for v in scope.values if f"v{v.id}" in used]
+            m.methods.append(Method(name + sfx, ", ".join(params), lines))
+            calls.append((name + sfx, args))
+    return calls
 
 
 def _copy_stage(m: KernelModel, accesses, known, emit, first: int, last) -> list[str]:
@@ -99,7 +171,7 @@ def _compute(m: KernelModel, seg: _Segment, known: set[int], loads, stores) -> l
     late = _after_reduce(seg)
     needed = _needed_scalars(m, seg)
     stmts = m.scalar_slice([_value_of(m, vid) for vid in needed if vid not in defined_here], known)
-    stmts += [m.scalar(i) for i in seg.instrs if i.results and i.result.id in needed
+    stmts += [m.scalar(i) for i in seg.instrs if i.results and i.result.id in needed and i.result.id not in known
               and i.result.id in defined_here and i.result.id not in late and i.op is not Op.CONST]
     for i in loads:
         stmts += memory.dequeue(m, i)

@@ -47,28 +47,28 @@ public:
             const int32_t v14 = static_cast<int32_t>(v13);  // ascdsl/lib.py:14
             const int32_t v15 = v12 + v14;  // ascdsl/lib.py:14
             for (int32_t v19 = v11; v19 < v15; v19 += 1) {  // ops/log_softmax_grad.py:97
-                CopyIn1(pid, v19);
-                Compute1(pid, v19);
-                CopyOut1(pid, v19);
+                const int32_t v20 = v19 / tiling_.col_blocks;  // ops/log_softmax_grad.py:98
+                const int32_t v21 = v20 * tiling_.col_blocks;  // ops/log_softmax_grad.py:99
+                const int32_t v22 = v19 - v21;  // ops/log_softmax_grad.py:99
+                const int32_t v24 = v22 * 32;  // ops/log_softmax_grad.py:99
+                const int32_t v26 = v20 * tiling_.d1;  // ops/log_softmax_grad.py:100
+                const int32_t v27 = v26 * tiling_.d2;  // ops/log_softmax_grad.py:100
+                const int32_t v58 = v24 + v27;  // ops/log_softmax_grad.py:102
+                const int32_t v60 = tiling_.d1 > 0 ? tiling_.d1 : 0;  // ops/log_softmax_grad.py:102
+                const int32_t v62 = v60 < 16 ? v60 : 16;  // ops/log_softmax_grad.py:102
+                const int32_t v63 = tiling_.d2 - v24;  // ops/log_softmax_grad.py:102
+                const int32_t v64 = v63 > 0 ? v63 : 0;  // ops/log_softmax_grad.py:102
+                const int32_t v66 = v64 < 32 ? v64 : 32;  // ops/log_softmax_grad.py:102
+                CopyIn1(v58, v62, v66);
+                Compute1(v62, v66);
+                CopyOut1(v58, v62, v66);
             }
         }
     }
 
 private:
-    __aicore__ inline void CopyIn1(int32_t pid, int32_t v19)
+    __aicore__ inline void CopyIn1(const int32_t v58, const int32_t v62, const int32_t v66)
     {
-        const int32_t v20 = v19 / tiling_.col_blocks;  // ops/log_softmax_grad.py:98
-        const int32_t v21 = v20 * tiling_.col_blocks;  // ops/log_softmax_grad.py:99
-        const int32_t v22 = v19 - v21;  // ops/log_softmax_grad.py:99
-        const int32_t v24 = v22 * 32;  // ops/log_softmax_grad.py:99
-        const int32_t v26 = v20 * tiling_.d1;  // ops/log_softmax_grad.py:100
-        const int32_t v27 = v26 * tiling_.d2;  // ops/log_softmax_grad.py:100
-        const int32_t v58 = v24 + v27;  // ops/log_softmax_grad.py:102
-        const int32_t v60 = tiling_.d1 > 0 ? tiling_.d1 : 0;  // ops/log_softmax_grad.py:102
-        const int32_t v62 = v60 < 16 ? v60 : 16;  // ops/log_softmax_grad.py:102
-        const int32_t v63 = tiling_.d2 - v24;  // ops/log_softmax_grad.py:102
-        const int32_t v64 = v63 > 0 ? v63 : 0;  // ops/log_softmax_grad.py:102
-        const int32_t v66 = v64 < 32 ? v64 : 32;  // ops/log_softmax_grad.py:102
         LocalTensor<bfloat16_t> dyIn = inQueueDy.AllocTensor<bfloat16_t>();  // ops/log_softmax_grad.py:102
         DataCopyExtParams dyInParams{static_cast<uint16_t>(v62), static_cast<uint32_t>(v66 * sizeof(bfloat16_t)), static_cast<uint32_t>((tiling_.d2 - v66) * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (v66 + 15) / 16), 0};
         DataCopyPadExtParams<bfloat16_t> dyInPad{true, 0, static_cast<uint8_t>((v66 + 15) / 16 * 16 - v66), (bfloat16_t)0.0f};
@@ -80,20 +80,11 @@ private:
         DataCopyPad(xIn, xGm[v58], xInParams, xInPad);
         inQueueX.EnQue(xIn);
     }
-    __aicore__ inline void Compute1(int32_t pid, int32_t v19)
+    __aicore__ inline void Compute1(const int32_t v62, const int32_t v66)
     {
         LocalTensor<float> tmp0 = tmpBuf0.Get<float>();
         LocalTensor<float> tmp1 = tmpBuf1.Get<float>();
         LocalTensor<float> tmp2 = tmpBuf2.Get<float>();
-        const int32_t v20 = v19 / tiling_.col_blocks;  // ops/log_softmax_grad.py:98
-        const int32_t v21 = v20 * tiling_.col_blocks;  // ops/log_softmax_grad.py:99
-        const int32_t v22 = v19 - v21;  // ops/log_softmax_grad.py:99
-        const int32_t v24 = v22 * 32;  // ops/log_softmax_grad.py:99
-        const int32_t v60 = tiling_.d1 > 0 ? tiling_.d1 : 0;  // ops/log_softmax_grad.py:102
-        const int32_t v62 = v60 < 16 ? v60 : 16;  // ops/log_softmax_grad.py:102
-        const int32_t v63 = tiling_.d2 - v24;  // ops/log_softmax_grad.py:102
-        const int32_t v64 = v63 > 0 ? v63 : 0;  // ops/log_softmax_grad.py:102
-        const int32_t v66 = v64 < 32 ? v64 : 32;  // ops/log_softmax_grad.py:102
         LocalTensor<bfloat16_t> dyIn = inQueueDy.DeQue<bfloat16_t>();
         const int32_t dyInValid = (v66 + 15) / 16 * 16;
         // fill the masked columns with `other`
@@ -135,20 +126,8 @@ private:
         inQueueDy.FreeTensor(dyIn);
         inQueueX.FreeTensor(xIn);
     }
-    __aicore__ inline void CopyOut1(int32_t pid, int32_t v19)
+    __aicore__ inline void CopyOut1(const int32_t v58, const int32_t v62, const int32_t v66)
     {
-        const int32_t v20 = v19 / tiling_.col_blocks;  // ops/log_softmax_grad.py:98
-        const int32_t v21 = v20 * tiling_.col_blocks;  // ops/log_softmax_grad.py:99
-        const int32_t v22 = v19 - v21;  // ops/log_softmax_grad.py:99
-        const int32_t v24 = v22 * 32;  // ops/log_softmax_grad.py:99
-        const int32_t v26 = v20 * tiling_.d1;  // ops/log_softmax_grad.py:100
-        const int32_t v27 = v26 * tiling_.d2;  // ops/log_softmax_grad.py:100
-        const int32_t v58 = v24 + v27;  // ops/log_softmax_grad.py:102
-        const int32_t v60 = tiling_.d1 > 0 ? tiling_.d1 : 0;  // ops/log_softmax_grad.py:102
-        const int32_t v62 = v60 < 16 ? v60 : 16;  // ops/log_softmax_grad.py:102
-        const int32_t v63 = tiling_.d2 - v24;  // ops/log_softmax_grad.py:102
-        const int32_t v64 = v63 > 0 ? v63 : 0;  // ops/log_softmax_grad.py:102
-        const int32_t v66 = v64 < 32 ? v64 : 32;  // ops/log_softmax_grad.py:102
         LocalTensor<bfloat16_t> outOut = outQueueOut.DeQue<bfloat16_t>();  // ops/log_softmax_grad.py:106
         DataCopyExtParams outOutParams{static_cast<uint16_t>(v62), static_cast<uint32_t>(v66 * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (v66 + 15) / 16), static_cast<uint32_t>((tiling_.d2 - v66) * sizeof(bfloat16_t)), 0};
         DataCopyPad(outGm[v58], outOut, outOutParams);

@@ -31,20 +31,20 @@ public:
     __aicore__ inline void Process()
     {
         for (int32_t pid = GetBlockIdx(); pid < programs_; pid += GetBlockNum()) {
-            CopyIn(pid);
-            Compute(pid);
-            CopyOut(pid);
+            const int32_t v4 = pid % tiling_.grid0;  // tests/test_interpreter_dsl.py:129
+            const int32_t v6 = v4 * 2048;  // tests/test_interpreter_dsl.py:129
+            const int32_t v16 = tiling_.n - v6;  // tests/test_interpreter_dsl.py:131
+            const int32_t v18 = v16 > 0 ? v16 : 0;  // tests/test_interpreter_dsl.py:131
+            const int32_t v20 = v18 < 2048 ? v18 : 2048;  // tests/test_interpreter_dsl.py:131
+            CopyIn(v6, v20);
+            Compute();
+            CopyOut(v6, v20);
         }
     }
 
 private:
-    __aicore__ inline void CopyIn(int32_t pid)
+    __aicore__ inline void CopyIn(const int32_t v6, const int32_t v20)
     {
-        const int32_t v4 = pid % tiling_.grid0;  // tests/test_interpreter_dsl.py:129
-        const int32_t v6 = v4 * 2048;  // tests/test_interpreter_dsl.py:129
-        const int32_t v16 = tiling_.n - v6;  // tests/test_interpreter_dsl.py:131
-        const int32_t v18 = v16 > 0 ? v16 : 0;  // tests/test_interpreter_dsl.py:131
-        const int32_t v20 = v18 < 2048 ? v18 : 2048;  // tests/test_interpreter_dsl.py:131
         LocalTensor<float> xIn = inQueueX.AllocTensor<float>();  // tests/test_interpreter_dsl.py:131
         DataCopyExtParams xInParams{1, static_cast<uint32_t>(v20 * sizeof(float)), 0, 0, 0};
         DataCopyPadExtParams<float> xInPad{false, 0, 0, 0};
@@ -56,13 +56,8 @@ private:
         DataCopyPad(yIn, yGm[v6], yInParams, yInPad);
         inQueueY.EnQue(yIn);
     }
-    __aicore__ inline void Compute(int32_t pid)
+    __aicore__ inline void Compute()
     {
-        const int32_t v4 = pid % tiling_.grid0;  // tests/test_interpreter_dsl.py:129
-        const int32_t v6 = v4 * 2048;  // tests/test_interpreter_dsl.py:129
-        const int32_t v16 = tiling_.n - v6;  // tests/test_interpreter_dsl.py:131
-        const int32_t v18 = v16 > 0 ? v16 : 0;  // tests/test_interpreter_dsl.py:131
-        const int32_t v20 = v18 < 2048 ? v18 : 2048;  // tests/test_interpreter_dsl.py:131
         LocalTensor<float> xIn = inQueueX.DeQue<float>();
         LocalTensor<float> yIn = inQueueY.DeQue<float>();
         LocalTensor<float> outOut = outQueueOut.AllocTensor<float>();
@@ -71,13 +66,8 @@ private:
         inQueueX.FreeTensor(xIn);
         inQueueY.FreeTensor(yIn);
     }
-    __aicore__ inline void CopyOut(int32_t pid)
+    __aicore__ inline void CopyOut(const int32_t v6, const int32_t v20)
     {
-        const int32_t v4 = pid % tiling_.grid0;  // tests/test_interpreter_dsl.py:129
-        const int32_t v6 = v4 * 2048;  // tests/test_interpreter_dsl.py:129
-        const int32_t v16 = tiling_.n - v6;  // tests/test_interpreter_dsl.py:131
-        const int32_t v18 = v16 > 0 ? v16 : 0;  // tests/test_interpreter_dsl.py:131
-        const int32_t v20 = v18 < 2048 ? v18 : 2048;  // tests/test_interpreter_dsl.py:131
         LocalTensor<float> outOut = outQueueOut.DeQue<float>();  // tests/test_interpreter_dsl.py:131
         DataCopyExtParams outOutParams{1, static_cast<uint32_t>(v20 * sizeof(float)), 0, 0, 0};
         DataCopyPad(outGm[v6], outOut, outOutParams);

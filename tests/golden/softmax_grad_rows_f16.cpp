@@ -47,30 +47,22 @@ public:
             const int32_t v12 = static_cast<int32_t>(v11);  // ascdsl/lib.py:14
             const int32_t v13 = v10 + v12;  // ascdsl/lib.py:14
             for (int32_t v16 = v9; v16 < v13; v16 += 8) {  // ops/softmax_grad.py:62
-                CopyIn1(pid, v16);
-                Compute1(pid, v16);
-                CopyOut1(pid, v16);
+                const int32_t v48 = tiling_.k * v16;  // ops/softmax_grad.py:66
+                const int32_t v49 = v13 - v16;  // ops/softmax_grad.py:66
+                const int32_t v51 = v49 > 0 ? v49 : 0;  // ops/softmax_grad.py:66
+                const int32_t v53 = v51 < 8 ? v51 : 8;  // ops/softmax_grad.py:66
+                const int32_t v54 = tiling_.k > 0 ? tiling_.k : 0;  // ops/softmax_grad.py:66
+                const int32_t v56 = v54 < 64 ? v54 : 64;  // ops/softmax_grad.py:66
+                CopyIn1(v48, v53, v56);
+                Compute1(v53, v56);
+                CopyOut1(v48, v53, v56);
             }
         }
     }
 
 private:
-    __aicore__ inline void CopyIn1(int32_t pid, int32_t v16)
+    __aicore__ inline void CopyIn1(const int32_t v48, const int32_t v53, const int32_t v56)
     {
-        const int32_t v6 = pid % tiling_.grid0;  // ascdsl/lib.py:12
-        const int32_t v7 = v6 * tiling_.per_core;  // ascdsl/lib.py:13
-        const int32_t v8 = v6 < tiling_.big_cores ? v6 : tiling_.big_cores;  // ascdsl/lib.py:13
-        const int32_t v9 = v7 + v8;  // ascdsl/lib.py:13
-        const int32_t v10 = v9 + tiling_.per_core;  // ascdsl/lib.py:14
-        const bool v11 = v6 < tiling_.big_cores;  // ascdsl/lib.py:14
-        const int32_t v12 = static_cast<int32_t>(v11);  // ascdsl/lib.py:14
-        const int32_t v13 = v10 + v12;  // ascdsl/lib.py:14
-        const int32_t v48 = tiling_.k * v16;  // ops/softmax_grad.py:66
-        const int32_t v49 = v13 - v16;  // ops/softmax_grad.py:66
-        const int32_t v51 = v49 > 0 ? v49 : 0;  // ops/softmax_grad.py:66
-        const int32_t v53 = v51 < 8 ? v51 : 8;  // ops/softmax_grad.py:66
-        const int32_t v54 = tiling_.k > 0 ? tiling_.k : 0;  // ops/softmax_grad.py:66
-        const int32_t v56 = v54 < 64 ? v54 : 64;  // ops/softmax_grad.py:66
         LocalTensor<half> gradIn = inQueueGrad.AllocTensor<half>();  // ops/softmax_grad.py:66
         DataCopyExtParams gradInParams{static_cast<uint16_t>(v53), static_cast<uint32_t>(v56 * sizeof(half)), static_cast<uint32_t>((tiling_.k - v56) * sizeof(half)), static_cast<uint32_t>(4 - (v56 + 15) / 16), 0};
         DataCopyPadExtParams<half> gradInPad{true, 0, static_cast<uint8_t>((v56 + 15) / 16 * 16 - v56), (half)0.0f};
@@ -82,26 +74,13 @@ private:
         DataCopyPad(srcIn, srcGm[v48], srcInParams, srcInPad);
         inQueueSrc.EnQue(srcIn);
     }
-    __aicore__ inline void Compute1(int32_t pid, int32_t v16)
+    __aicore__ inline void Compute1(const int32_t v53, const int32_t v56)
     {
         LocalTensor<float> brcb = brcbBuf.Get<float>();
         LocalTensor<float> tmp0 = tmpBuf0.Get<float>();
         LocalTensor<float> tmp1 = tmpBuf1.Get<float>();
         LocalTensor<float> tmp2 = tmpBuf2.Get<float>();
         LocalTensor<float> tmp3 = tmpBuf3.Get<float>();
-        const int32_t v6 = pid % tiling_.grid0;  // ascdsl/lib.py:12
-        const int32_t v7 = v6 * tiling_.per_core;  // ascdsl/lib.py:13
-        const int32_t v8 = v6 < tiling_.big_cores ? v6 : tiling_.big_cores;  // ascdsl/lib.py:13
-        const int32_t v9 = v7 + v8;  // ascdsl/lib.py:13
-        const int32_t v10 = v9 + tiling_.per_core;  // ascdsl/lib.py:14
-        const bool v11 = v6 < tiling_.big_cores;  // ascdsl/lib.py:14
-        const int32_t v12 = static_cast<int32_t>(v11);  // ascdsl/lib.py:14
-        const int32_t v13 = v10 + v12;  // ascdsl/lib.py:14
-        const int32_t v49 = v13 - v16;  // ops/softmax_grad.py:66
-        const int32_t v51 = v49 > 0 ? v49 : 0;  // ops/softmax_grad.py:66
-        const int32_t v53 = v51 < 8 ? v51 : 8;  // ops/softmax_grad.py:66
-        const int32_t v54 = tiling_.k > 0 ? tiling_.k : 0;  // ops/softmax_grad.py:66
-        const int32_t v56 = v54 < 64 ? v54 : 64;  // ops/softmax_grad.py:66
         LocalTensor<half> gradIn = inQueueGrad.DeQue<half>();
         const int32_t gradInValid = (v56 + 15) / 16 * 16;
         // fill the masked columns with `other`
@@ -142,22 +121,8 @@ private:
         inQueueGrad.FreeTensor(gradIn);
         inQueueSrc.FreeTensor(srcIn);
     }
-    __aicore__ inline void CopyOut1(int32_t pid, int32_t v16)
+    __aicore__ inline void CopyOut1(const int32_t v48, const int32_t v53, const int32_t v56)
     {
-        const int32_t v6 = pid % tiling_.grid0;  // ascdsl/lib.py:12
-        const int32_t v7 = v6 * tiling_.per_core;  // ascdsl/lib.py:13
-        const int32_t v8 = v6 < tiling_.big_cores ? v6 : tiling_.big_cores;  // ascdsl/lib.py:13
-        const int32_t v9 = v7 + v8;  // ascdsl/lib.py:13
-        const int32_t v10 = v9 + tiling_.per_core;  // ascdsl/lib.py:14
-        const bool v11 = v6 < tiling_.big_cores;  // ascdsl/lib.py:14
-        const int32_t v12 = static_cast<int32_t>(v11);  // ascdsl/lib.py:14
-        const int32_t v13 = v10 + v12;  // ascdsl/lib.py:14
-        const int32_t v48 = tiling_.k * v16;  // ops/softmax_grad.py:66
-        const int32_t v49 = v13 - v16;  // ops/softmax_grad.py:66
-        const int32_t v51 = v49 > 0 ? v49 : 0;  // ops/softmax_grad.py:66
-        const int32_t v53 = v51 < 8 ? v51 : 8;  // ops/softmax_grad.py:66
-        const int32_t v54 = tiling_.k > 0 ? tiling_.k : 0;  // ops/softmax_grad.py:66
-        const int32_t v56 = v54 < 64 ? v54 : 64;  // ops/softmax_grad.py:66
         LocalTensor<half> outOut = outQueueOut.DeQue<half>();  // ops/softmax_grad.py:73
         DataCopyExtParams outOutParams{static_cast<uint16_t>(v53), static_cast<uint32_t>(v56 * sizeof(half)), static_cast<uint32_t>(4 - (v56 + 15) / 16), static_cast<uint32_t>((tiling_.k - v56) * sizeof(half)), 0};
         DataCopyPad(outGm[v48], outOut, outOutParams);

@@ -36,22 +36,33 @@ public:
     __aicore__ inline void Process()
     {
         for (int32_t pid = GetBlockIdx(); pid < programs_; pid += GetBlockNum()) {
-            Compute0(pid);
+            Compute0();
+            const int32_t v4 = pid % tiling_.grid0;  // tests/test_interpreter_dsl.py:33
+            const int32_t v5 = v4 * tiling_.stride;  // tests/test_interpreter_dsl.py:34
             for (int32_t v11 = 0; v11 < tiling_.n_cols; v11 += 4096) {  // tests/test_interpreter_dsl.py:37
-                CopyIn1(pid, v11);
-                Compute1(pid, v11);
+                const int32_t v49 = v5 + v11;  // tests/test_interpreter_dsl.py:39
+                const int32_t v50 = tiling_.n_cols - v11;  // tests/test_interpreter_dsl.py:39
+                const int32_t v52 = v50 > 0 ? v50 : 0;  // tests/test_interpreter_dsl.py:39
+                const int32_t v54 = v52 < 4096 ? v52 : 4096;  // tests/test_interpreter_dsl.py:39
+                CopyIn1(v49, v54);
+                Compute1(v54);
             }
-            Compute2(pid);
+            Compute2();
             for (int32_t v36 = 0; v36 < tiling_.n_cols; v36 += 4096) {  // tests/test_interpreter_dsl.py:45
-                CopyIn3(pid, v36);
-                Compute3(pid, v36);
-                CopyOut3(pid, v36);
+                const int32_t v55 = v5 + v36;  // tests/test_interpreter_dsl.py:48
+                const int32_t v56 = tiling_.n_cols - v36;  // tests/test_interpreter_dsl.py:48
+                const int32_t v58 = v56 > 0 ? v56 : 0;  // tests/test_interpreter_dsl.py:48
+                const int32_t v60 = v58 < 4096 ? v58 : 4096;  // tests/test_interpreter_dsl.py:48
+                const int32_t v61 = v36 + v5;  // tests/test_interpreter_dsl.py:50
+                CopyIn3(v55, v60);
+                Compute3(v60);
+                CopyOut3(v60, v61);
             }
         }
     }
 
 private:
-    __aicore__ inline void Compute0(int32_t pid)
+    __aicore__ inline void Compute0()
     {
         LocalTensor<float> acc0 = accBuf0.Get<float>();
         LocalTensor<float> acc1 = accBuf1.Get<float>();
@@ -59,28 +70,19 @@ private:
         Duplicate(acc0, 0.0f, 4096);  // tests/test_interpreter_dsl.py:36
         Duplicate(acc1, -1.0e+30f, 4096);  // tests/test_interpreter_dsl.py:35
     }
-    __aicore__ inline void CopyIn1(int32_t pid, int32_t v11)
+    __aicore__ inline void CopyIn1(const int32_t v49, const int32_t v54)
     {
-        const int32_t v4 = pid % tiling_.grid0;  // tests/test_interpreter_dsl.py:33
-        const int32_t v5 = v4 * tiling_.stride;  // tests/test_interpreter_dsl.py:34
-        const int32_t v49 = v5 + v11;  // tests/test_interpreter_dsl.py:39
-        const int32_t v50 = tiling_.n_cols - v11;  // tests/test_interpreter_dsl.py:39
-        const int32_t v52 = v50 > 0 ? v50 : 0;  // tests/test_interpreter_dsl.py:39
-        const int32_t v54 = v52 < 4096 ? v52 : 4096;  // tests/test_interpreter_dsl.py:39
         LocalTensor<float> inIn = inQueueIn.AllocTensor<float>();  // tests/test_interpreter_dsl.py:39
         DataCopyExtParams inInParams{1, static_cast<uint32_t>(v54 * sizeof(float)), 0, 0, 0};
         DataCopyPadExtParams<float> inInPad{true, 0, static_cast<uint8_t>((v54 + 7) / 8 * 8 - v54), -INFINITY};
         DataCopyPad(inIn, inGm[v49], inInParams, inInPad);
         inQueueIn.EnQue(inIn);
     }
-    __aicore__ inline void Compute1(int32_t pid, int32_t v11)
+    __aicore__ inline void Compute1(const int32_t v54)
     {
         LocalTensor<float> acc0 = accBuf0.Get<float>();
         LocalTensor<float> acc1 = accBuf1.Get<float>();
         LocalTensor<float> tmp0 = tmpBuf0.Get<float>();
-        const int32_t v50 = tiling_.n_cols - v11;  // tests/test_interpreter_dsl.py:39
-        const int32_t v52 = v50 > 0 ? v50 : 0;  // tests/test_interpreter_dsl.py:39
-        const int32_t v54 = v52 < 4096 ? v52 : 4096;  // tests/test_interpreter_dsl.py:39
         LocalTensor<float> inIn = inQueueIn.DeQue<float>();
         const int32_t inInValid = (v54 + 7) / 8 * 8;
         if (inInValid < 4096) {  // fill the tail with `other`
@@ -102,7 +104,7 @@ private:
         DataCopy(acc1, tmp0, 4096);
         inQueueIn.FreeTensor(inIn);
     }
-    __aicore__ inline void Compute2(int32_t pid)
+    __aicore__ inline void Compute2()
     {
         LocalTensor<float> scalar = scalarBuf.Get<float>();
         LocalTensor<float> acc0 = accBuf0.Get<float>();
@@ -126,26 +128,17 @@ private:
         WaitFlag<HardEvent::V_S>(eventVS_);
         s33_ = scalar.GetValue(0);
     }
-    __aicore__ inline void CopyIn3(int32_t pid, int32_t v36)
+    __aicore__ inline void CopyIn3(const int32_t v55, const int32_t v60)
     {
-        const int32_t v4 = pid % tiling_.grid0;  // tests/test_interpreter_dsl.py:33
-        const int32_t v5 = v4 * tiling_.stride;  // tests/test_interpreter_dsl.py:34
-        const int32_t v55 = v5 + v36;  // tests/test_interpreter_dsl.py:48
-        const int32_t v56 = tiling_.n_cols - v36;  // tests/test_interpreter_dsl.py:48
-        const int32_t v58 = v56 > 0 ? v56 : 0;  // tests/test_interpreter_dsl.py:48
-        const int32_t v60 = v58 < 4096 ? v58 : 4096;  // tests/test_interpreter_dsl.py:48
         LocalTensor<float> inIn = inQueueIn.AllocTensor<float>();  // tests/test_interpreter_dsl.py:48
         DataCopyExtParams inInParams{1, static_cast<uint32_t>(v60 * sizeof(float)), 0, 0, 0};
         DataCopyPadExtParams<float> inInPad{true, 0, static_cast<uint8_t>((v60 + 7) / 8 * 8 - v60), 0.0f};
         DataCopyPad(inIn, inGm[v55], inInParams, inInPad);
         inQueueIn.EnQue(inIn);
     }
-    __aicore__ inline void Compute3(int32_t pid, int32_t v36)
+    __aicore__ inline void Compute3(const int32_t v60)
     {
         LocalTensor<float> scalar = scalarBuf.Get<float>();
-        const int32_t v56 = tiling_.n_cols - v36;  // tests/test_interpreter_dsl.py:48
-        const int32_t v58 = v56 > 0 ? v56 : 0;  // tests/test_interpreter_dsl.py:48
-        const int32_t v60 = v58 < 4096 ? v58 : 4096;  // tests/test_interpreter_dsl.py:48
         LocalTensor<float> inIn = inQueueIn.DeQue<float>();
         const int32_t inInValid = (v60 + 7) / 8 * 8;
         if (inInValid < 4096) {  // fill the tail with `other`
@@ -164,14 +157,8 @@ private:
         outQueueOut.EnQue(outOut);
         inQueueIn.FreeTensor(inIn);
     }
-    __aicore__ inline void CopyOut3(int32_t pid, int32_t v36)
+    __aicore__ inline void CopyOut3(const int32_t v60, const int32_t v61)
     {
-        const int32_t v4 = pid % tiling_.grid0;  // tests/test_interpreter_dsl.py:33
-        const int32_t v5 = v4 * tiling_.stride;  // tests/test_interpreter_dsl.py:34
-        const int32_t v56 = tiling_.n_cols - v36;  // tests/test_interpreter_dsl.py:48
-        const int32_t v58 = v56 > 0 ? v56 : 0;  // tests/test_interpreter_dsl.py:48
-        const int32_t v60 = v58 < 4096 ? v58 : 4096;  // tests/test_interpreter_dsl.py:48
-        const int32_t v61 = v36 + v5;  // tests/test_interpreter_dsl.py:50
         LocalTensor<float> outOut = outQueueOut.DeQue<float>();  // tests/test_interpreter_dsl.py:50
         DataCopyExtParams outOutParams{1, static_cast<uint32_t>(v60 * sizeof(float)), 0, 0, 0};
         DataCopyPad(outGm[v61], outOut, outOutParams);

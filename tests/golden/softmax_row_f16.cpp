@@ -34,31 +34,30 @@ public:
     __aicore__ inline void Process()
     {
         for (int32_t pid = GetBlockIdx(); pid < programs_; pid += GetBlockNum()) {
-            CopyIn(pid);
-            Compute(pid);
-            CopyOut(pid);
+            const int32_t v5 = pid % tiling_.grid0;  // tests/test_interpreter_dsl.py:20
+            const int32_t v8 = v5 * tiling_.in_stride;  // tests/test_interpreter_dsl.py:23
+            const int32_t v24 = tiling_.n_cols > 0 ? tiling_.n_cols : 0;  // tests/test_interpreter_dsl.py:23
+            const int32_t v26 = v24 < 1024 ? v24 : 1024;  // tests/test_interpreter_dsl.py:23
+            const int32_t v19 = v5 * tiling_.out_stride;  // tests/test_interpreter_dsl.py:27
+            CopyIn(v8, v26);
+            Compute(v26);
+            CopyOut(v26, v19);
         }
     }
 
 private:
-    __aicore__ inline void CopyIn(int32_t pid)
+    __aicore__ inline void CopyIn(const int32_t v8, const int32_t v26)
     {
-        const int32_t v5 = pid % tiling_.grid0;  // tests/test_interpreter_dsl.py:20
-        const int32_t v8 = v5 * tiling_.in_stride;  // tests/test_interpreter_dsl.py:23
-        const int32_t v24 = tiling_.n_cols > 0 ? tiling_.n_cols : 0;  // tests/test_interpreter_dsl.py:23
-        const int32_t v26 = v24 < 1024 ? v24 : 1024;  // tests/test_interpreter_dsl.py:23
         LocalTensor<half> inIn = inQueueIn.AllocTensor<half>();  // tests/test_interpreter_dsl.py:23
         DataCopyExtParams inInParams{1, static_cast<uint32_t>(v26 * sizeof(half)), 0, 0, 0};
         DataCopyPadExtParams<half> inInPad{true, 0, static_cast<uint8_t>((v26 + 15) / 16 * 16 - v26), (half)-INFINITY};
         DataCopyPad(inIn, inGm[v8], inInParams, inInPad);
         inQueueIn.EnQue(inIn);
     }
-    __aicore__ inline void Compute(int32_t pid)
+    __aicore__ inline void Compute(const int32_t v26)
     {
         LocalTensor<float> scalar = scalarBuf.Get<float>();
         LocalTensor<float> tmp0 = tmpBuf0.Get<float>();
-        const int32_t v24 = tiling_.n_cols > 0 ? tiling_.n_cols : 0;  // tests/test_interpreter_dsl.py:23
-        const int32_t v26 = v24 < 1024 ? v24 : 1024;  // tests/test_interpreter_dsl.py:23
         LocalTensor<half> inIn = inQueueIn.DeQue<half>();
         const int32_t inInValid = (v26 + 15) / 16 * 16;
         if (inInValid < 1024) {  // fill the tail with `other`
@@ -92,12 +91,8 @@ private:
         outQueueOut.EnQue(outOut);
         inQueueIn.FreeTensor(inIn);
     }
-    __aicore__ inline void CopyOut(int32_t pid)
+    __aicore__ inline void CopyOut(const int32_t v26, const int32_t v19)
     {
-        const int32_t v5 = pid % tiling_.grid0;  // tests/test_interpreter_dsl.py:20
-        const int32_t v24 = tiling_.n_cols > 0 ? tiling_.n_cols : 0;  // tests/test_interpreter_dsl.py:23
-        const int32_t v26 = v24 < 1024 ? v24 : 1024;  // tests/test_interpreter_dsl.py:23
-        const int32_t v19 = v5 * tiling_.out_stride;  // tests/test_interpreter_dsl.py:27
         LocalTensor<half> outOut = outQueueOut.DeQue<half>();  // tests/test_interpreter_dsl.py:27
         DataCopyExtParams outOutParams{1, static_cast<uint32_t>(v26 * sizeof(half)), 0, 0, 0};
         DataCopyPad(outGm[v19], outOut, outOutParams);
