@@ -46,6 +46,7 @@ bfloat16 round their result to that dtype (computed in float32, round to nearest
 """
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
 from dataclasses import dataclass, field
@@ -195,6 +196,10 @@ class Instr:
                 return value
         return default
 
+    def map_regions(self, fn) -> "Instr":
+        """The same instruction with ``fn`` applied to each of its regions (what passes recurse with)."""
+        return dataclasses.replace(self, regions=tuple(fn(r) for r in self.regions))
+
     @property
     def result(self) -> Value:
         (only,) = self.results
@@ -214,6 +219,10 @@ class Kernel:
     constexprs: tuple[tuple[str, Any], ...]
     body: Block
     loc: Loc = field(default=UNKNOWN, compare=False)
+
+    def with_body(self, body: Block) -> "Kernel":
+        """The same kernel (name, parameters, constexprs, location) with another body."""
+        return dataclasses.replace(self, body=body)
 
     @property
     def params(self) -> tuple[Value, ...]:

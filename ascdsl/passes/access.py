@@ -276,8 +276,7 @@ def _rewrite(analysis: _Analysis, block: Block) -> Block:
                          "`index < bound` terms joined by `&`; the interpreter still runs this kernel") from None
             continue
         if instr.regions:
-            instr = Instr(instr.op, instr.results, instr.operands, instr.attrs,
-                          tuple(_rewrite(analysis, r) for r in instr.regions), instr.loc)
+            instr = instr.map_regions(lambda r: _rewrite(analysis, r))
         body.append(instr)
     return Block(block.args, tuple(body))
 
@@ -285,4 +284,4 @@ def _rewrite(analysis: _Analysis, block: Block) -> Block:
 def block_accesses(kernel: Kernel, platform=None) -> Kernel:
     """Rewrite every ``load``/``store`` as a block access (see the module docstring)."""
     analysis = _Analysis(kernel)
-    return Kernel(kernel.name, kernel.param_names, kernel.constexprs, _rewrite(analysis, kernel.body), kernel.loc)
+    return kernel.with_body(_rewrite(analysis, kernel.body))

@@ -17,8 +17,7 @@ def _sweep(block: Block, used: set[int]) -> Block:
                 or any(v.id in used for v in instr.results))
         if keep:
             if instr.regions:
-                instr = Instr(instr.op, instr.results, instr.operands, instr.attrs,
-                              tuple(_sweep(r, used) for r in instr.regions), instr.loc)
+                instr = instr.map_regions(lambda r: _sweep(r, used))
             body.append(instr)
     return Block(block.args, tuple(body))
 
@@ -31,7 +30,7 @@ def dead_code(kernel: Kernel, platform=None) -> Kernel:
         if swept == body:
             break
         body = swept
-    return Kernel(kernel.name, kernel.param_names, kernel.constexprs, body, kernel.loc)
+    return kernel.with_body(body)
 
 
 def _cse(block: Block, seen: dict, subst: dict) -> Block:
@@ -54,4 +53,4 @@ def _cse(block: Block, seen: dict, subst: dict) -> Block:
 
 def common_scalars(kernel: Kernel, platform=None) -> Kernel:
     """Compute each scalar expression once: a repeated pure scalar instruction reuses the first."""
-    return Kernel(kernel.name, kernel.param_names, kernel.constexprs, _cse(kernel.body, {}, {}), kernel.loc)
+    return kernel.with_body(_cse(kernel.body, {}, {}))
