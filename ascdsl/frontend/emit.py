@@ -7,9 +7,11 @@ axes or splats a scalar.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-from .. import dtypes, semantics
+import numpy as np
+
+from .. import dtypes, numerics, semantics
 from ..dtypes import DType, PointerType
 from ..errors import UNKNOWN
 from ..ir import Builder, Op, Type, Value
@@ -44,16 +46,23 @@ def _shape(x) -> tuple[int, ...]:
 
 
 class Emitter:
-    """Appends typed instructions to a :class:`Builder`; ``loc`` is stamped on each of them."""
+    """Appends typed instructions to a :class:`Builder`; ``loc`` is stamped on each of them.
 
-    def __init__(self, builder: Builder):
+    ``debug`` turns ``tl.device_assert`` into checks; ``call(func, args, kwargs)`` is set by the code
+    generator, for builtins that call kernel functions (``tl.reduce``'s ``combine_fn``)."""
+
+    def __init__(self, builder: Builder, debug: bool = False):
         self.b = builder
         self.loc = UNKNOWN
+        self.debug = debug
+        self.call: Callable | None = None
 
     def op(self, op: Op, type: Type, operands: Sequence[Value] = (), attrs=()) -> Value:
         return self.b.one(op, type, operands, attrs, self.loc)
 
     def const(self, value, dtype: DType, shape: tuple[int, ...] = ()) -> Value:
+        if dtype.is_int and isinstance(value, float):  # e.g. other=float("-inf") for an int load
+            value = numerics.cast(np.array(value, numerics.F32), dtype.np).item()
         convert = float if dtype.is_float else bool if dtype.kind == "bool" else int
         return self.op(Op.CONST, Type(dtype, tuple(shape)), attrs=[("value", convert(value))])
 
