@@ -246,8 +246,8 @@ def misc_errors(x_ptr, n, WHAT: tl.constexpr):
         a, b = x  # E:unpack
     elif WHAT == "subscript_store":
         x[0] = 1.0  # E:subscript_store
-    elif WHAT == "negative_step":
-        for i in range(n, 0, -1):  # E:negative_step
+    elif WHAT == "zero_step":
+        for i in range(n, 0, 0):  # E:zero_step
             pass
     elif WHAT == "static_range":
         for i in tl.static_range(n):  # E:static_range
@@ -282,7 +282,7 @@ def misc_errors(x_ptr, n, WHAT: tl.constexpr):
     ("chained", "0 < n", "chained comparisons work only on constexprs"),
     ("unpack", "a, b", "cannot unpack tile<8xf32> into 2 names"),
     ("subscript_store", "x[0]", "only names can be assigned in a kernel"),
-    ("negative_step", "range(n", "the step of a loop must be a positive constexpr int, got -1"),
+    ("zero_step", "range(n", "the step of a loop must be a nonzero int, got 0"),
     ("static_range", "tl.static_range", "tl.static_range bounds must be constexpr ints"),
     ("iterate_tile", "x:", "a for loop must iterate over range(...)"),
     ("static_assert", "tl.static_assert", "static_assert failed: only for 'never'"),

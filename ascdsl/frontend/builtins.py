@@ -347,6 +347,8 @@ PY_BUILTINS = {f.__name__: f for f in (*_PY_HINTS, py.range)}
 
 def fold_call(fn: Callable, args, kwargs) -> Any:
     """Call an allowed Python function on constexprs (``min``, ``len``, ``math.log2``...)."""
+    if fn is py.len and len(args) == 1 and isinstance(args[0], tuple):
+        return len(args[0])  # a tuple's length is known even when it holds tiles
     if not is_constexpr((*args, *kwargs.values())):
         raise SemanticError(f"{fn.__name__}() works only on constexprs in a kernel",
                             _PY_HINTS.get(fn, "compute it with tl builtins instead"))
