@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import cache
 from ..platforms import DEFAULT_PLATFORM, get_platform
 from .build import build_library
 from .errors import SimArgumentError, SimError
@@ -42,9 +43,15 @@ class _LaunchConfig(ctypes.Structure):
 _libraries: dict[Path, ctypes.CDLL] = {}
 
 
-def _load(path: Path) -> ctypes.CDLL:
+def _load(wrapper: str, sources: list[Path]) -> ctypes.CDLL:
+    """The built library of ``wrapper``; a cached library that fails to load is rebuilt once."""
+    path = build_library(wrapper, sources)
     if path not in _libraries:
-        lib = ctypes.CDLL(str(path))
+        try:
+            lib = ctypes.CDLL(str(path))
+        except OSError:
+            cache.invalidate(path)
+            lib = ctypes.CDLL(str(build_library(wrapper, sources)))
         lib.ascdsl_sim_report.restype = ctypes.c_char_p
         _libraries[path] = lib
     return _libraries[path]
@@ -131,7 +138,7 @@ def run_kernel(
     check_args(kernel, args)
     if not 1 <= block_dim <= 65535:
         raise SimArgumentError(f"block_dim {block_dim} is outside [1, 65535]")
-    lib = _load(build_library(wrapper_source(str(path), kernels, tiling_type or default_tiling_type(source)), [path]))
+    lib = _load(wrapper_source(str(path), kernels, tiling_type or default_tiling_type(source)), [path])
 
     pointers, _scalars_alive, regions = _marshal(args)
     order = _block_order(block_dim, shuffle_blocks)
