@@ -151,13 +151,15 @@ def build_library(wrapper: str, sources: list[Path]) -> Path:
     return lib
 
 
-def build_executable(sources: list[Path]) -> Path:
-    """An executable linked from ``sources`` (e.g. a CPU-debug main.cpp plus kernels), built if not cached."""
-    key = hashlib.sha256((_toolchain_hash() + source_digest(sources) + "exe").encode()).hexdigest()[:24]
+def build_executable(sources: list[Path], defines: tuple[str, ...] = ()) -> Path:
+    """An executable linked from ``sources`` (e.g. a CPU-debug main.cpp plus kernels) with the
+    preprocessor ``defines`` (``NAME`` or ``NAME=VALUE``), built if not cached."""
+    flags = [f"-D{d}" for d in defines]
+    key = hashlib.sha256((_toolchain_hash() + source_digest(sources) + "exe" + repr(flags)).encode()).hexdigest()[:24]
     exe = cache_dir() / f"main-{key}"
     with _exclusive(exe):
         if exe.exists():
             _count(None)
             return exe
-        _compile(["-I", str(INCLUDE_DIR), *map(str, sources)], exe)
+        _compile([*flags, "-I", str(INCLUDE_DIR), *map(str, sources)], exe)
     return exe
