@@ -48,7 +48,7 @@ void compare_op(const AscendC::LocalTensor<U>& dst, const AscendC::LocalTensor<T
         if (compare<wide_t<T>>(src0.ptr()[a.idx[i]], src1.ptr()[b.idx[i]], mode)) bits[i / 8] |= uint8_t(1u << (i % 8));
     std::memcpy(dst.ptr(), bits.data(), bits.size());
     write_operand(api, Pipe::V, time, d);
-    count_vector(api, l.elements());
+    count_vector(api, l, sizeof(T));
 }
 
 // dst = bit ? src0 : src1. Mode 0 reuses the first repeat's mask bits every repeat; modes 1 and 2 consume them in order.

@@ -75,6 +75,7 @@ void gm_to_ub(const char* api, const AscendC::LocalTensor<T>& dst, const T* gm, 
         ub_write(api, Pipe::MTE2, time, dst.addr() + i * b.ub_pitch, b.ub_span);
     }
     st().counters.gm_copies += 1;
+    count_copy(Pipe::MTE2, b.count, b.count * b.len);
 }
 
 // MTE3 moves bursts from UB to GM.
@@ -90,6 +91,7 @@ void ub_to_gm(const char* api, T* gm, const AscendC::LocalTensor<T>& src, const 
         std::memcpy(dst + i * b.gm_pitch, st().ub + src.addr() + i * b.ub_pitch, b.len);
     }
     st().counters.gm_copies += 1;
+    count_copy(Pipe::MTE3, b.count, b.count * b.len);
 }
 
 // UB -> UB copy (runs on the vector pipe).
@@ -110,6 +112,7 @@ void ub_to_ub(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>&
         ub_write(api, Pipe::V, time, dst.addr() + i * b.gm_pitch, b.len);
     }
     st().counters.ub_copies += 1;
+    count_ub_copy(b.count * b.len);
 }
 
 template <class T>
