@@ -9,6 +9,7 @@
 #include "ascdsl_sim/cast.h"
 #include "ascdsl_sim/reduce.h"
 #include "ascdsl_sim/cmpsel.h"
+#include "ascdsl_sim/debug.h"
 #include "lib/activation/softmaxgrad.h"
 #include "lib/reduce/sum.h"
 
