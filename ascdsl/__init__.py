@@ -6,7 +6,7 @@
 """
 from .errors import (CompilationError, DeviceAssertionError, Error, InputTypeError, InputValueError, Loc,
                      OutOfBoundsError)
-from .op import Attr, Case, Launch, Operator, Output, TensorDesc, host
+from .op import Attr, Case, Launch, Operator, Output, TensorDesc, entry, host
 from . import language, planner
 from .jit import JITFunction, jit
 from .language import cdiv, next_power_of_2
@@ -15,6 +15,6 @@ from . import compiler, runtime, testing
 from .backend import simrun as _simrun  # registers backend="sim"
 
 __all__ = ["CompilationError", "DeviceAssertionError", "Error", "InputTypeError", "InputValueError", "Loc",
-           "OutOfBoundsError", "Attr", "Case", "Launch", "Operator", "Output", "TensorDesc", "host",
+           "OutOfBoundsError", "Attr", "Case", "Launch", "Operator", "Output", "TensorDesc", "entry", "host",
            "Config", "JITFunction", "autotune", "cdiv", "compiler", "heuristics", "jit", "language",
            "next_power_of_2", "planner", "runtime", "testing"]

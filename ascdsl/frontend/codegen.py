@@ -12,11 +12,12 @@ import ast
 import builtins as py
 import difflib
 import operator
+import os
 import types
 
 from .. import language as tl
 from ..dtypes import DType, PointerType
-from ..errors import CompilationError
+from ..errors import CompilationError, Error
 from ..ir import Op, Value
 from ..semantics import Literal, SemanticError
 from .blockptr import TensorDescriptor, reject_operators
@@ -24,6 +25,8 @@ from .builtins import BUILTINS, METHODS, PY_BUILTINS, call_builtin, fold, fold_c
 from .control import ControlFlow
 from .emit import Emitter, describe, is_constexpr
 from .source import ParsedFunction
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 BINARY = {ast.Add: (operator.add, Op.ADD), ast.Sub: (operator.sub, Op.SUB),
           ast.Mult: (operator.mul, Op.MUL), ast.Div: (operator.truediv, Op.DIV),
@@ -107,29 +110,35 @@ class BoundMethod:
 class CodeGen(ControlFlow, ast.NodeVisitor):
     """Emits one function body; helpers are inlined by a nested CodeGen sharing the emitter."""
 
-    def __init__(self, fn: ParsedFunction, em: Emitter, scope: dict, callers: tuple = ()):
+    def __init__(self, fn: ParsedFunction, em: Emitter, scope: dict, callers: tuple = (), pinned=None):
         self.fn, self.em, self.scope = fn, em, dict(scope)
         self.callers = callers + (fn,)
+        self.pinned = pinned  # inside an ascdsl library helper: the user's call site, for every loc
         self.assigned_at: dict[str, ast.AST] = {}
         self.result = None
-        em.call = self.call  # builtins that take functions (tl.reduce's combine_fn) call back
 
     def run(self):
         """Emit the body; returns the value of its final ``return`` (None without one)."""
-        self.visit_stmts(self.fn.tree.body)
+        outer, self.em.call = self.em.call, self.call  # for builtins that call back (tl.reduce's combine_fn)
+        try:
+            self.visit_stmts(self.fn.tree.body)
+        finally:
+            self.em.call = outer
         return self.result
 
     def visit(self, node: ast.AST):
         saved = self.em.loc
-        self.em.loc = self.fn.loc(node) if hasattr(node, "lineno") else saved
+        self.em.loc = self.pinned or (self.fn.loc(node) if hasattr(node, "lineno") else saved)
         try:
             return super().visit(node)
         except CompilationError:
             raise
         except SemanticError as e:
-            raise CompilationError(self.fn.loc(node), e.message, e.hint) from None
+            raise CompilationError(self.pinned or self.fn.loc(node), e.message, e.hint) from None
+        except Error as e:  # e.g. a value check in a helper ascdsl folds on constexprs
+            raise CompilationError(self.pinned or self.fn.loc(node), str(e)) from None
         except Exception as e:  # an ascdsl bug: still report it at the user's line
-            raise CompilationError(self.fn.loc(node), f"internal compiler error: {type(e).__name__}: {e}",
+            raise CompilationError(self.pinned or self.fn.loc(node), f"internal compiler error: {type(e).__name__}: {e}",
                                    "this is a bug in ascdsl; please report it with this kernel") from e
         finally:
             self.em.loc = saved
@@ -362,12 +371,7 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
                 raise self.error(kw, "unsupported Python construct in a kernel: `**` unpacking",
                                  "pass keyword arguments one by one")
             kwargs[kw.arg] = self.visit(kw.value)
-        try:
-            return self.call(func, args, kwargs)
-        except CompilationError as e:
-            if isinstance(getattr(func, "parsed", None), ParsedFunction):
-                raise e.with_note(f"in `{func.parsed.name}`, called from {self.fn.loc(node)}") from None
-            raise
+        return self.call(func, args, kwargs)
 
     def call(self, func, args: list, kwargs: dict):
         """Call ``func`` (a builtin, an @jit helper, a foldable Python function) from kernel code."""
@@ -396,4 +400,12 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
             if not is_constexpr(bound[name]):
                 raise SemanticError(f"`{name}` of {helper.name}() is a tl.constexpr, but got {describe(bound[name])}",
                                     "pass a constexpr (a literal or a constexpr parameter)")
-        return CodeGen(helper, self.em, bound, self.callers).run()
+        site = self.pinned or self.em.loc
+        library = self.pinned is not None or os.path.abspath(helper.file).startswith(_PACKAGE)
+        try:
+            return CodeGen(helper, self.em, bound, self.callers, pinned=site if library else None).run()
+        except CompilationError as e:
+            if library and e.loc != site:  # report ascdsl's own helpers at the user's call
+                raise CompilationError(site, e.message, e.hint, e.notes + (
+                    f"inside ascdsl's `{helper.name}` ({e.loc})",)) from None
+            raise e.with_note(f"in `{helper.name}`, called from {site}") from None
