@@ -24,6 +24,7 @@ from .dtypes import DType, PointerType
 from .errors import UNKNOWN, CompilationError, Error, Loc, display_path
 from .frontend import check_syntax, compile_kernel, parse_function
 from .ir import Kernel, Module, Type
+from .ir.provenance import stored_params
 from .language import constexpr
 from .platforms import get_platform
 from .semantics import SemanticError, fits, literal_dtype
@@ -110,7 +111,8 @@ class JITFunction:
         get_platform(platform)
         kernel, bound = self._specialize(site, args, kwargs)
         grid = _grid(site, grid(dict(bound)) if callable(grid) else grid)
-        arrays = [_runtime_arg(site, name, bound[name], param.type)
+        stored = _stored_params(kernel)
+        arrays = [_runtime_arg(site, name, bound[name], param.type, name in stored)
                   for name, param in zip(kernel.param_names, kernel.params)]
         record.note(kernel, grid, backend, arrays)
         if 0 not in grid:
@@ -176,17 +178,28 @@ def _arg_dtype(site: Loc, name: str, value) -> DType | PointerType:
                            "pass NumPy arrays, PyTorch CPU tensors, or int/float/bool scalars")
 
 
-def _runtime_arg(site: Loc, name: str, value, type: Type):
-    """The value the backend receives: a C-contiguous NumPy array (sharing memory) or a scalar."""
+_stored_params = functools.lru_cache(maxsize=256)(stored_params)
+
+
+def _runtime_arg(site: Loc, name: str, value, type: Type, stored: bool):
+    """The value the backend receives: a C-contiguous NumPy array (sharing memory) or a scalar.
+    ``stored``: the kernel may store through this argument (it must be writeable, without autograd)."""
     if isinstance(value, (DType, PointerType)):
         raise CompilationError(site, f"argument `{name}` is the type {value}; a launch needs data",
                                "types are accepted only by kernel.specialize(...)")
     if _is_torch(value):
+        if stored and value.requires_grad:
+            raise CompilationError(site, f"argument `{name}` requires grad, and the kernel writes it in place, "
+                                   "which autograd would not see", "pass a tensor without requires_grad "
+                                   "(e.g. torch.empty_like(x)) and wrap the op in a torch.autograd.Function")
         return _from_torch(site, name, value)
     if isinstance(value, np.ndarray):
         if not value.flags.c_contiguous:
             raise CompilationError(site, f"argument `{name}` is not C-contiguous",
                                    "pass np.ascontiguousarray(x) and copy results back if needed")
+        if stored and not value.flags.writeable:
+            raise CompilationError(site, f"argument `{name}` is read-only, and the kernel stores to it",
+                                   "pass a writeable array (np.array(x) makes a writeable copy)")
         return value
     return type.dtype.np.type(value)
 

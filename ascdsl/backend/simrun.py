@@ -91,6 +91,7 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
         return
     path, layout, key = _compiled(kernel, platform)
     fields, arrays = tiling.launch_fields(kernel, args, grid)
+    arrays = [a if a is None or a.flags.writeable else a.copy() for a in arrays]  # read-only: never stored
     fields["tilingKey"] = key
     programs = grid[0] * grid[1] * grid[2]
     block_dim = max(1, min(programs, get_platform(platform).vector_core_count))
