@@ -21,7 +21,7 @@ import numpy as np
 
 from . import dtypes, record
 from .dtypes import DType, PointerType
-from .errors import UNKNOWN, CompilationError, Error, Loc, display_path
+from .errors import UNKNOWN, CompilationError, Error, Loc, source_file
 from .frontend import check_syntax, compile_kernel, parse_function
 from .ir import Kernel, Module, Type
 from .ir.provenance import stored_params
@@ -137,7 +137,7 @@ def _call_site() -> Loc:
     # same answer but scans sys.modules, which costs tens of milliseconds per launch.
     positions = list(frame.f_code.co_positions())
     col = positions[frame.f_lasti // 2][2] if frame.f_lasti // 2 < len(positions) else None
-    return Loc(display_path(frame.f_code.co_filename), frame.f_lineno, (col or 0) + 1)
+    return Loc(source_file(frame.f_code.co_filename), frame.f_lineno, (col or 0) + 1)
 
 
 def _is_torch(value) -> bool:
