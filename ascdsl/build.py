@@ -4,8 +4,8 @@
 
     kernel/<op>_kernel.cpp      the direct-launch kernel (one entry switching on the tiling key)
     kernel/<op>_tiling.h        the plain tiling struct and the tiling function (host C++)
-    kernel/main.cpp             direct launch: CANN CPU debug mode (ASCENDC_CPU_DEBUG) or the NPU
-    kernel/CMakeLists.txt
+    kernel/main.cpp             direct launch: CANN CPU debug mode (ASCENDC_CPU_DEBUG) or the NPU (ACLRT_LAUNCH_KERNEL)
+    kernel/CMakeLists.txt       RUN_MODE cpu (tikicpulib), sim or npu (ascendc_library)
     op_project/<op>.json        msopgen's operator description
     op_project/op_host/...      BEGIN_TILING_DATA_DEF header, TilingFunc/InferShape/OpDef, the tiling function
     op_project/op_kernel/<op>.cpp
@@ -119,7 +119,7 @@ def _render_files(b: OpBuild) -> dict[str, str]:
         f"kernel/{name}_kernel.cpp": ascendc.kernel_source(name, b.variants, b.layout, b.platform),
         f"kernel/{name}_tiling.h": tiling_h,
         "kernel/main.cpp": render("main.cpp.j2", **main_model(b)),
-        "kernel/CMakeLists.txt": render("kernel_cmake.txt.j2", name=name, platform=b.platform.name),
+        "kernel/CMakeLists.txt": render("kernel_cmake.txt.j2", name=name, symbol=name, platform=b.platform.name),
         f"op_project/{name}.json": json.dumps(msopgen(b), indent=4) + "\n",
         f"op_project/op_host/{name}_tiling.h": render("op_host_tiling.h.j2", b=b, fields=fields(b.layout),
                                                       padding=padding(b.layout)),

@@ -2,7 +2,8 @@
 
 ``OP = ascdsl.Operator(name=..., op_type=..., entry=..., host=..., reference=..., cases=[...])``
 
-* ``entry`` — the user-facing function (NumPy in, NumPy out, ``backend=``/``platform=`` keywords);
+* ``entry`` — the user-facing function (``backend=``/``platform=`` keywords), wrapped by
+  :func:`entry`: NumPy arrays or PyTorch tensors in (any strides, bf16 included), the same kind out;
 * ``host`` — an :func:`host` function: validates inputs (described by :class:`TensorDesc`) and
   returns the :class:`Launch` plan, like a CANN op_host TilingFunc;
 * ``reference`` — the NumPy golden model, called on float64 copies of the inputs;
@@ -21,7 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import dtypes, names
+from . import dtypes, names, tensors
 from .errors import CompilationError, InputTypeError, InputValueError, Loc, display_path, source_file
 
 
@@ -151,6 +152,7 @@ class Operator:
     def __post_init__(self) -> None:
         names.identifier(self.name, "the operator name")
         names.op_type(self.op_type)
+        object.__setattr__(self, "entry", entry(self.entry))
         object.__setattr__(self, "cases", tuple(self.cases))
         object.__setattr__(self, "attrs", tuple(self.attrs))
         object.__setattr__(self, "outputs", tuple(o if isinstance(o, Output) else Output(o)
@@ -210,6 +212,29 @@ def _is_attr_value(kind: str, value) -> bool:
     if kind == "Float":
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     return isinstance(value, ATTR_TYPES[kind])
+
+
+# ----------------------------------------------------------------------------- entry functions
+
+def entry(fn: Callable) -> Callable:
+    """Mark ``fn`` as an op's user-facing function (:class:`Operator` applies it to ``entry`` too).
+
+    ``fn`` sees C-contiguous NumPy arrays only: NumPy views of any strides are copied contiguous,
+    PyTorch tensors (CPU or not, ``torch.bfloat16`` as ``ml_dtypes.bfloat16``) become NumPy arrays.
+    What ``fn`` returns (an array or a tuple of arrays) goes back as NumPy, or as torch tensors on the
+    first tensor argument's device when any argument was a torch tensor.
+    """
+    if getattr(fn, "__ascdsl_entry__", False):
+        return fn
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        like = next((a for a in (*args, *kwargs.values()) if tensors.is_torch(a)), None)
+        result = fn(*map(tensors.to_numpy, args), **{k: tensors.to_numpy(v) for k, v in kwargs.items()})
+        return result if like is None else tensors.to_torch(result, like)
+
+    wrapper.__ascdsl_entry__ = True
+    return wrapper
 
 
 # ----------------------------------------------------------------------------- host functions

@@ -197,6 +197,7 @@ def resolve_platform(platform):
     return get_platform(platform or os.environ.get("ASCDSL_PLATFORM") or DEFAULT_PLATFORM)
 
 
+@ascdsl.entry
 def softmax_grad(grad, src, *, is_front=False, format="ND", impl="dsl", platform=None, backend=None):
     """``(grad - sum(grad * src, -1)) * src``, or with ``is_front`` the row sums broadcast to one
     32-byte block per row. ``format="NZ"`` takes and returns the NZ layout of :mod:`ascdsl.layout`;

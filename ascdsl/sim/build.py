@@ -139,10 +139,12 @@ def build_library(wrapper: str, sources: list[Path]) -> Path:
     return lib
 
 
-def build_executable(sources: list[Path]) -> Path:
-    """An executable linked from ``sources`` (e.g. a CPU-debug main.cpp plus kernels), built if not cached."""
-    key = cache.digest(_toolchain_hash(), source_digest(sources), "exe")[:32]
-    exe, reused = cache.entry(cache_dir() / f"main-{key}", _compile(["-I", str(INCLUDE_DIR), *map(str, sources)]))
+def build_executable(sources: list[Path], defines: tuple[str, ...] = ()) -> Path:
+    """An executable linked from ``sources`` (e.g. a CPU-debug main.cpp plus kernels) with the
+    preprocessor ``defines`` (``NAME`` or ``NAME=VALUE``), built if not cached."""
+    flags = [f"-D{d}" for d in defines]
+    key = cache.digest(_toolchain_hash(), source_digest(sources), "exe", repr(flags))[:32]
+    exe, reused = cache.entry(cache_dir() / f"main-{key}", _compile([*flags, "-I", str(INCLUDE_DIR), *map(str, sources)]))
     if reused:
         _count(None)
     return exe
