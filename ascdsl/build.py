@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +41,7 @@ from .backend.opproject import (
 from .backend.hostcode import is_kernel
 from .backend.render import render
 from .backend.tiling import TilingLayout, Variant, cann_name, layout, variants
-from .errors import CompilationError, Error, display_path
+from .errors import CompilationError, Error, source_path, source_root
 from .ir import dump
 from .op import Operator
 from .platforms import Platform
@@ -73,6 +74,7 @@ class OpBuild:
     layout: TilingLayout
     source: str  # the op file, as the generated comments name it
     failed: tuple[tuple[Variant, CompilationError], ...] = ()
+    root: str = "."  # generated files name source files relative to this folder
 
     @property
     def name(self) -> str:
@@ -83,12 +85,16 @@ class OpBuild:
         return (*self.op.inputs, *(o.name for o in self.op.outputs))
 
 
-def plan(op: Operator, platform: Platform) -> OpBuild:
+def plan(op: Operator, platform: Platform, root: str | Path | None = None) -> OpBuild:
     """Collect the kernel specialisations the op's OpDef-expressible cases launch, lay out the tiling
-    struct, and set aside the variants the Ascend C backend cannot emit."""
+    struct, and set aside the variants the Ascend C backend cannot emit. Generated files name source
+    files relative to ``root`` (default: the op file's folder), so builds match from any directory."""
     from .cli import specializations
     kernels = specializations(op, opdef_only=True).kernels
-    source = display_path(inspect.getsourcefile(inspect.unwrap(op.host)) or op.name)
+    op_file = inspect.getsourcefile(inspect.unwrap(op.host)) or op.name
+    root = os.path.abspath(root if root is not None else os.path.dirname(os.path.abspath(op_file)))
+    with source_root(root):
+        source = source_path(op_file)
     lay = layout(f"{op.op_type}TilingData", kernels)
     emitted, failed = [], []
     for v in variants(kernels):
@@ -97,11 +103,16 @@ def plan(op: Operator, platform: Platform) -> OpBuild:
             emitted.append(v)
         except CompilationError as e:
             failed.append((v, e))
-    return OpBuild(op, platform, tuple(emitted), lay, source, tuple(failed))
+    return OpBuild(op, platform, tuple(emitted), lay, source, tuple(failed), root)
 
 
 def render_files(b: OpBuild) -> dict[str, str]:
     """Every output file of one operator: path (relative to ``DIR/<op>/``) -> text."""
+    with source_root(b.root):
+        return _render_files(b)
+
+
+def _render_files(b: OpBuild) -> dict[str, str]:
     name, op = b.name, b.op
     tiling_h = host.tiling_header(op, b.layout, b.variants, b.platform, b.source)
     files = {
@@ -151,9 +162,9 @@ def write(b: OpBuild, out: str | Path) -> Path:
     return folder
 
 
-def build(ops: Sequence[Operator], out: str | Path, platform: Platform) -> list[Path]:
-    """Write every op's files under ``out``; returns the op folders."""
-    return [write(plan(op, platform), out) for op in ops]
+def build(ops: Sequence[Operator], out: str | Path, platform: Platform, root: str | Path | None = None) -> list[Path]:
+    """Write every op's files under ``out``; returns the op folders (``root``: see :func:`plan`)."""
+    return [write(plan(op, platform, root), out) for op in ops]
 
 
 def _variant_row(v: Variant, b: OpBuild) -> dict:

@@ -16,7 +16,8 @@ array of *addresses*: argument buffer ``k`` (its position in the argument list) 
 ``k << 40``, so a pointer selects its array and the element offset within it; offsets count
 elements from the array's first element. A strided view is the span of memory from its lowest to
 its highest element (kernels reach its elements through the strides they are passed, as on a
-device; the bounds check covers that span).
+device). An access whose pointer derives from one parameter (:mod:`ascdsl.ir.provenance`) is
+checked against that parameter's span whatever the offset.
 
 Stores are applied one store op at a time, each for all programs of a chunk at once. When several
 lanes store to the same address, the last one wins: in program order (linear program id, axis 0
@@ -36,6 +37,7 @@ from . import numerics
 from .dtypes import PointerType
 from .errors import CompilationError, DeviceAssertionError, InputTypeError, InputValueError, OutOfBoundsError
 from .ir.core import Block, GroupOp, Instr, Kernel, Op, walk
+from .ir.provenance import access_roots
 
 SHIFT = 40  # address bits reserved for the element offset within one argument buffer
 HALF = 1 << (SHIFT - 1)  # offsets in [-HALF, HALF) decode to the right buffer
@@ -67,7 +69,7 @@ def run(kernel: Kernel, args: Sequence[Any], grid: Sequence[int]) -> None:
     chunk = max(1, CHUNK_ELEMENTS // largest)
     schedule = _schedule(kernel.body, {})
     leaves = {i.result.id: UNIFORM_LEAVES[i.op](i) for i in walk(kernel.body) if i.op in UNIFORM_LEAVES}
-    memory.roots = _access_roots(kernel)
+    memory.roots = {i: next(iter(r)) for i, r in access_roots(kernel).items() if len(r) == 1}
     with np.errstate(all="ignore"):
         for start in range(0, programs, chunk):
             chunk_programs = _Programs(memory, grid, schedule, leaves, start, min(start + chunk, programs))
@@ -112,42 +114,13 @@ def _span(array: Array) -> tuple[Array, int]:
     return flat, -sum(k for k in steps if k < 0)
 
 
-def _access_roots(kernel: Kernel) -> dict[int, int]:
-    """For each memory op (by ``id``) whose pointer derives from one pointer parameter only: the
-    buffer of that parameter. Its accesses are checked against that buffer, whatever the offset."""
-    buffers = [p for p in kernel.params if isinstance(p.type.dtype, PointerType)]
-    roots: dict[int, frozenset] = {v.id: frozenset({buffers.index(v)}) for v in buffers}
-
-    def of(values) -> frozenset:
-        return frozenset().union(*(roots.get(v.id, frozenset()) for v in values))
-
-    changed = True
-    while changed:  # loop-carried pointers take the union of their inits and yields
-        changed = False
-        for instr in walk(kernel.body):
-            flows = [(r, instr.operands) for r in instr.results]
-            for region in instr.regions:
-                yields = region.body[-1].operands if region.body and region.body[-1].op is Op.YIELD else ()
-                carried = instr.operands[3:] if instr.op is Op.FOR else ()
-                flows += [(r, (y,)) for r, y in zip(instr.results, yields)]
-                flows += [(a, (c, y)) for a, c, y in zip(region.args[1:], carried, yields)]
-            for value, sources in flows:
-                if isinstance(value.type.dtype, PointerType):
-                    new = roots.get(value.id, frozenset()) | of(sources)
-                    if new != roots.get(value.id):
-                        roots[value.id], changed = new, True
-    memory_ops = (Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE)
-    return {id(i): next(iter(roots[i.operands[0].id])) for i in walk(kernel.body)
-            if i.op in memory_ops and len(roots.get(i.operands[0].id, ())) == 1}
-
-
 class _Memory:
     """The argument buffers, flattened, with their parameter names."""
 
     def __init__(self) -> None:
         self.flats: list[Array] = []
         self.names: list[str] = []
-        self.roots: dict[int, int] = {}  # see _access_roots
+        self.roots: dict[int, int] = {}  # memory op id -> its one buffer (ir.provenance)
 
     def bind(self, name: str, ptr: PointerType, array: Any) -> Array:
         """Register ``array`` as the buffer of pointer parameter ``name``; return its base address."""

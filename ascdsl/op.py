@@ -23,7 +23,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import dtypes, names, tensors
-from .errors import CompilationError, InputTypeError, InputValueError, Loc, display_path
+from .errors import CompilationError, InputTypeError, InputValueError, Loc, display_path, source_file
 
 
 @dataclass(frozen=True)
@@ -279,7 +279,7 @@ def host(fn: Callable) -> Callable:
 
 def _check_host_subset(fn: Callable) -> None:
     lines, first = inspect.getsourcelines(fn)
-    path = display_path(inspect.getsourcefile(fn) or "<unknown>")
+    path = source_file(inspect.getsourcefile(fn) or "<unknown>")
     source = textwrap.dedent("".join(lines))
     indent = len(lines[0]) - len(lines[0].lstrip())
     tree = ast.parse(source)

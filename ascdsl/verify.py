@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import cache
-from .backend import host
+from .backend import host, simrun
 from .backend.tiling import launch_fields
 from .errors import Error
 from .jit import BACKENDS, register_backend
@@ -110,8 +110,9 @@ class _OpKernelRunner:
         fields["tilingKey"] = keys[0]
         block_dim = max(1, min(grid[0] * grid[1] * grid[2], self.b.platform.vector_core_count))
         self.launched.append(keys[0])
-        sim.run_kernel(self.source, self.b.name, [*arrays, None, self.b.layout.pack(fields)], block_dim,
-                       platform, tiling_key=keys[0], tiling_type=self.b.layout.struct_name)
+        with simrun.located_errors(kernel, len(arrays)):
+            sim.run_kernel(self.source, self.b.name, [*arrays, None, self.b.layout.pack(fields)], block_dim,
+                           platform, tiling_key=keys[0], tiling_type=self.b.layout.struct_name)
 
 
 def verify_main(b: OpBuild, folder: Path, workdir: Path) -> list[VariantCheck]:
