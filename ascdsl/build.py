@@ -1,6 +1,6 @@
 """``ascdsl build``: one folder per operator with the kernel, its host code and a CANN op project.
 
-``DIR/<op>/`` (``<op>`` is CANN's name for the op type, e.g. ``scale_add``)::
+``DIR/<OP.name>/`` holds (``<op>`` is CANN's name for the op type, e.g. ``scale_add``)::
 
     kernel/<op>_kernel.cpp      the direct-launch kernel (one entry switching on the tiling key)
     kernel/<op>_tiling.h        the plain tiling struct and the tiling function (host C++)
@@ -13,6 +13,7 @@
     ir/NN_<kernel>.ir           the IR of every variant
     manifest.json               kernels, variants, tiling keys and fields (ascdsl/schema/manifest.schema.json)
     report.txt                  a readable summary
+    report.html                 UB maps, tiling, schedules, simulator counters (:mod:`ascdsl.report`)
 
 Every file is a pure function of the op file and the platform, so two builds are byte-identical.
 """
@@ -53,6 +54,7 @@ __all__ = [
     "OpBuild",
     "VariantCheck",
     "build",
+    "check_host",
     "manifest",
     "plan",
     "render_files",
@@ -83,13 +85,27 @@ class OpBuild:
         return (*self.op.inputs, *(o.name for o in self.op.outputs))
 
 
-def plan(op: Operator, platform: Platform) -> OpBuild:
-    """Collect the kernel specialisations the op's OpDef-expressible cases launch, lay out the tiling
-    struct, and set aside the variants the Ascend C backend cannot emit."""
+def _kernels(op: Operator) -> tuple[tuple, TilingLayout, str]:
+    """The kernel specialisations the op's OpDef-expressible cases launch, their tiling layout, and the
+    op file as generated comments name it."""
     from .cli import specializations
     kernels = specializations(op, opdef_only=True).kernels
     source = display_path(inspect.getsourcefile(inspect.unwrap(op.host)) or op.name)
-    lay = layout(f"{op.op_type}TilingData", kernels)
+    return kernels, layout(f"{op.op_type}TilingData", kernels), source
+
+
+def check_host(op: Operator, platform: Platform) -> None:
+    """Raise the located error ``plan``/``write`` would raise for the op's host code (what does not
+    lower to C++: NumPy calls, planner queries whose UB footprint is not affine, ...), without
+    emitting kernels. ``ascdsl check`` runs it."""
+    kernels, lay, source = _kernels(op)
+    host.tiling_header(op, lay, variants(kernels), platform, source)
+
+
+def plan(op: Operator, platform: Platform) -> OpBuild:
+    """Collect the kernel specialisations the op's OpDef-expressible cases launch, lay out the tiling
+    struct, and set aside the variants the Ascend C backend cannot emit."""
+    kernels, lay, source = _kernels(op)
     emitted, failed = [], []
     for v in variants(kernels):
         try:
@@ -136,8 +152,8 @@ def _failures(b: OpBuild) -> list[dict]:
 
 
 def write(b: OpBuild, out: str | Path) -> Path:
-    """Write the files of ``b`` under ``out/<op>/``; returns that folder."""
-    folder = Path(out) / b.name
+    """Write the files of ``b`` under ``out/<OP.name>/``; returns that folder."""
+    folder = Path(out) / b.op.name
     for rel, text in render_files(b).items():
         path = folder / rel
         path.parent.mkdir(parents=True, exist_ok=True)
