@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import dtypes, tensors
+from . import dtypes, names, tensors
 from .errors import CompilationError, Error, InputTypeError, InputValueError, Loc, display_path
 
 
@@ -110,6 +110,9 @@ class Attr:
     default: Any = None
 
     def __post_init__(self) -> None:
+        names.identifier(self.name, "attribute name")
+        if self.type == "String" and self.default is not None:
+            names.text(self.default, f"attribute {self.name!r}: the default")
         if self.type not in ATTR_TYPES:
             raise InputValueError(f"attribute {self.name!r}: type must be one of {', '.join(ATTR_TYPES)}, "
                                   f"not {self.type!r}")
@@ -148,6 +151,8 @@ class Operator:
     notes: str = ""  # what the op project serves beyond its signature (for the generated README)
 
     def __post_init__(self) -> None:
+        names.identifier(self.name, "the operator name")
+        names.op_type(self.op_type)
         object.__setattr__(self, "entry", entry(self.entry))
         object.__setattr__(self, "cases", tuple(self.cases))
         object.__setattr__(self, "attrs", tuple(self.attrs))
@@ -167,8 +172,11 @@ class Operator:
             for name in combo:
                 dtypes.lookup(name)
         object.__setattr__(self, "dtypes", combos)
-        names = [*self.inputs, *(o.name for o in self.outputs), *(a.name for a in self.attrs)]
-        if len(set(names)) != len(names):
+        for kind, tensors in (("input", self.inputs), ("output", [o.name for o in self.outputs])):
+            for name in tensors:
+                names.identifier(name, f"{self.name}: {kind} name")
+        every = [*self.inputs, *(o.name for o in self.outputs), *(a.name for a in self.attrs)]
+        if len(set(every)) != len(every):
             raise InputValueError(f"{self.name}: input, output and attribute names must be distinct")
 
     def opdef_attrs(self, case: Case) -> dict | None:
@@ -276,12 +284,19 @@ def _check_host_subset(fn: Callable) -> None:
     source = textwrap.dedent("".join(lines))
     indent = len(lines[0]) - len(lines[0].lstrip())
     tree = ast.parse(source)
+    statements = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}  # docstrings: never emitted
     for node, where in _walk_located(tree.body[0]):
+        loc = Loc(path, first + where.lineno - 1, where.col_offset + indent + 1)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in statements:
+            try:
+                names.text(node.value, "a string in host code")
+            except InputValueError as e:
+                raise CompilationError(loc, str(e), hint="host messages become C++ string literals: keep "
+                                       "them to printable text on one line") from None
         bad = not isinstance(node, _HOST_NODES) or (
             isinstance(node, (ast.operator, ast.unaryop, ast.cmpop, ast.boolop))
             and not isinstance(node, _HOST_OPERATORS))
         if bad:
-            loc = Loc(path, first + where.lineno - 1, where.col_offset + indent + 1)
             raise CompilationError(
                 loc, f"'{type(node).__name__}' is not allowed in an @ascdsl.host function",
                 hint="host code is a scalar subset that lowers to C++: use arithmetic, min/max/cdiv, "
