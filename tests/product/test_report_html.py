@@ -116,6 +116,7 @@ def test_verified_build_reports_real_counters(tmp_path):
     assert "<th>blocks</th><td class=\"num\">2</td>" in text          # cdiv(100, 64) programs
     read = int(text.split("<th>GM read</th><td class=\"num\">")[1].split(" B")[0])
     assert 400 <= read <= 512                                           # 100 floats in, tail in 32 B blocks
+    assert "Cost model: " in text and "MTE2 " in text                   # the simulator's cost model
 
 
 # ------------------------------------------------------------------------------ headless Chromium
