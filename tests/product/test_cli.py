@@ -105,21 +105,21 @@ def test_check_rejects_host_code_that_build_rejects(capsys, tmp_path, file, need
 
 
 def test_check_passes_host_code_that_lowers(capsys):
-    code, out, _ = _run(capsys, "check", str(OPFILES / "rmsnorm.py"), "--backend", "interpreter")
+    code, out, _ = _run(capsys, "check", str(OPFILES / "tiny_square.py"), "--backend", "interpreter")
     assert code == 0 and "(host code -> C++)" in out and "FAIL" not in out
 
 
 def test_build_folder_is_named_after_op_name(capsys, tmp_path):
-    code, out, _ = _run(capsys, "build", str(OPFILES / "rmsnorm.py"), "-o", str(tmp_path), "--no-verify")
-    assert code == 0 and f"built {tmp_path / 'rms_norm'}" in out
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["rms_norm"]
+    code, out, _ = _run(capsys, "build", str(OPFILES / "tiny_square.py"), "-o", str(tmp_path), "--no-verify")
+    assert code == 0 and f"built {tmp_path / 'square'}" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["square"]
     # the files inside keep CANN's name for the op type
-    assert (tmp_path / "rms_norm" / "kernel" / "rms_norm_square_kernel.cpp").is_file()
-    assert (tmp_path / "rms_norm" / "report.html").is_file()
+    assert (tmp_path / "square" / "kernel" / "square_each_kernel.cpp").is_file()
+    assert (tmp_path / "square" / "report.html").is_file()
 
 
 def test_progress_bar_is_silent_without_a_terminal(tmp_path):
-    run = subprocess.run([sys.executable, "-m", "ascdsl", "check", str(OPFILES / "rmsnorm.py"),
+    run = subprocess.run([sys.executable, "-m", "ascdsl", "check", str(OPFILES / "tiny_square.py"),
                           "--backend", "interpreter"], capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0 and run.stderr == ""
 
@@ -134,3 +134,10 @@ def test_progress_bar_draws_on_a_terminal(monkeypatch, capsys):
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
     with cli.progress(3, "case") as bar:
         assert bar.disable
+
+
+def test_ops_folder_follows_the_rule(capsys, tmp_path):
+    """ops/rmsnorm.py declares name="rms_norm": its folder is build/rms_norm, its files RmsNorm's."""
+    code, out, _ = _run(capsys, "build", str(ROOT / "ops" / "rmsnorm.py"), "-o", str(tmp_path), "--no-verify")
+    assert code == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["rms_norm"]
+    assert (tmp_path / "rms_norm" / "kernel" / "rms_norm_kernel.cpp").is_file()

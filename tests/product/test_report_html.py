@@ -95,13 +95,13 @@ def test_linked_lines_name_the_line_they_link_to(tmp_path):
 def test_simulator_counters_and_cost_model_timeline(tmp_path):
     stats = SimpleNamespace(gm_read_bytes=400, gm_write_bytes=200, gm_copies=4, ub_copies=0, ub_peak_bytes=1088,
                             per_block=(None, None), vector_calls={"Mul": 2}, vector_elements={"Mul": 100})
-    _, folder, _ = _built(tmp_path, OPFILES / "rmsnorm.py", {1: Sample("100 float32", stats)})
+    _, folder, _ = _built(tmp_path, OPFILES / "tiny_square.py", {1: Sample("100 float32", stats)})
     text = (folder / "report.html").read_text()
     assert "Counters of case <code>100 float32</code>" in text and "<code>Mul</code>" in text
     assert "Cost model" not in text                      # no cost model: no timeline
     costed = SimpleNamespace(**vars(stats), est_cycles=900, est_us=0.5, floor_cycles=300,
                              pipe_busy={"MTE2": 600, "V": 200, "MTE3": 300, "S": 50}, critical_pipe="MTE2")
-    _, folder, _ = _built(tmp_path / "c", OPFILES / "rmsnorm.py", {1: Sample("100 float32", costed)})
+    _, folder, _ = _built(tmp_path / "c", OPFILES / "tiny_square.py", {1: Sample("100 float32", costed)})
     text = (folder / "report.html").read_text()
     assert "Cost model: 900 cycles" in text and "MTE2 600 cycles (critical)" in text
     assert Page(text).urls == []
@@ -109,8 +109,8 @@ def test_simulator_counters_and_cost_model_timeline(tmp_path):
 
 @pytest.mark.slow
 def test_verified_build_reports_real_counters(tmp_path):
-    assert cli_main(["build", str(OPFILES / "rmsnorm.py"), "-o", str(tmp_path)]) == 0
-    text = (tmp_path / "rms_norm" / "report.html").read_text()
+    assert cli_main(["build", str(OPFILES / "tiny_square.py"), "-o", str(tmp_path)]) == 0
+    text = (tmp_path / "square" / "report.html").read_text()
     assert "Counters of case <code>100 float32</code>" in text
     assert "<th>GM write</th><td class=\"num\">400 B</td>" in text    # 100 floats out
     assert "<th>blocks</th><td class=\"num\">2</td>" in text          # cdiv(100, 64) programs

@@ -1,4 +1,4 @@
-"""An op whose OP.name (rms_norm) differs from its file name (rmsnorm.py): it builds to DIR/rms_norm."""
+"""An op whose OP.name (square) differs from its file name and from its op type (SquareEach): it builds to DIR/square."""
 import numpy as np
 
 import ascdsl
@@ -25,5 +25,5 @@ def square(x, *, platform=None, backend=None):
     return out
 
 
-OP = ascdsl.Operator(name="rms_norm", op_type="RmsNormSquare", entry=square, host=square_host,
+OP = ascdsl.Operator(name="square", op_type="SquareEach", entry=square, host=square_host,
                      reference=lambda x: x * x, cases=[ascdsl.Case((100,))], dtypes=("float32",))
