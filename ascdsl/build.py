@@ -1,6 +1,6 @@
 """``ascdsl build``: one folder per operator with the kernel, its host code and a CANN op project.
 
-``DIR/<op>/`` (``<op>`` is CANN's name for the op type, e.g. ``scale_add``)::
+``DIR/<OP.name>/`` holds (``<op>`` is CANN's name for the op type, e.g. ``scale_add``)::
 
     kernel/<op>_kernel.cpp      the direct-launch kernel (one entry switching on the tiling key)
     kernel/<op>_tiling.h        the plain tiling struct and the tiling function (host C++)
@@ -13,6 +13,7 @@
     ir/NN_<kernel>.ir           the IR of every variant
     manifest.json               kernels, variants, tiling keys and fields (ascdsl/schema/manifest.schema.json)
     report.txt                  a readable summary
+    report.html                 UB maps, tiling, schedules, simulator counters (:mod:`ascdsl.report`)
 
 Every file is a pure function of the op file and the platform, so two builds are byte-identical.
 """
@@ -54,6 +55,7 @@ __all__ = [
     "OpBuild",
     "VariantCheck",
     "build",
+    "check_host",
     "manifest",
     "plan",
     "render_files",
@@ -85,17 +87,32 @@ class OpBuild:
         return (*self.op.inputs, *(o.name for o in self.op.outputs))
 
 
-def plan(op: Operator, platform: Platform, root: str | Path | None = None) -> OpBuild:
-    """Collect the kernel specialisations the op's OpDef-expressible cases launch, lay out the tiling
-    struct, and set aside the variants the Ascend C backend cannot emit. Generated files name source
-    files relative to ``root`` (default: the op file's folder), so builds match from any directory."""
+def _kernels(op: Operator, root: str | Path | None = None) -> tuple[tuple, TilingLayout, str, str]:
+    """The kernel specialisations the op's OpDef-expressible cases launch, their tiling layout, the
+    op file as generated comments name it, and the folder they name it relative to: ``root``
+    (default: the op file's folder), so builds match from any directory."""
     from .cli import specializations
     kernels = specializations(op, opdef_only=True).kernels
     op_file = inspect.getsourcefile(inspect.unwrap(op.host)) or op.name
     root = os.path.abspath(root if root is not None else os.path.dirname(os.path.abspath(op_file)))
     with source_root(root):
         source = source_path(op_file)
-    lay = layout(f"{op.op_type}TilingData", kernels)
+    return kernels, layout(f"{op.op_type}TilingData", kernels), source, root
+
+
+def check_host(op: Operator, platform: Platform) -> None:
+    """Raise the located error ``plan``/``write`` would raise for the op's host code (what does not
+    lower to C++: NumPy calls, planner queries whose UB footprint is not affine, ...), without
+    emitting kernels. ``ascdsl check`` runs it."""
+    kernels, lay, source, _ = _kernels(op)
+    host.tiling_header(op, lay, variants(kernels), platform, source)
+
+
+def plan(op: Operator, platform: Platform, root: str | Path | None = None) -> OpBuild:
+    """Collect the kernel specialisations the op's OpDef-expressible cases launch, lay out the tiling
+    struct, and set aside the variants the Ascend C backend cannot emit. Generated files name source
+    files relative to ``root`` (default: the op file's folder)."""
+    kernels, lay, source, root = _kernels(op, root)
     emitted, failed = [], []
     for v in variants(kernels):
         try:
@@ -147,16 +164,16 @@ def _failures(b: OpBuild) -> list[dict]:
 
 
 def write(b: OpBuild, out: str | Path) -> Path:
-    """Write the files of ``b`` under ``out/<op>/``; returns that folder. Every path is resolved
-    (symbolic links followed) and must stay inside ``out``."""
+    """Write the files of ``b`` under ``out/<OP.name>/``; returns that folder. Every path is resolved
+    (symbolic links followed) and must stay inside that folder."""
     root = Path(out).resolve()
-    folder = Path(out) / b.name
+    folder = Path(out) / b.op.name
     for rel, text in render_files(b).items():
         path = folder / rel
         resolved = path.resolve()
-        if not resolved.is_relative_to(root / b.name) or resolved == root / b.name:
+        if not resolved.is_relative_to(root / b.op.name) or resolved == root / b.op.name:
             raise Error(f"refusing to write {rel!r} of {b.op.name}: it resolves to {resolved}, outside "
-                        f"the output folder {root / b.name}")
+                        f"the output folder {root / b.op.name}")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     return folder
