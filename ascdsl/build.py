@@ -6,9 +6,10 @@
     kernel/<op>_tiling.h        the plain tiling struct and the tiling function (host C++)
     kernel/main.cpp             direct launch: CANN CPU debug mode (ASCENDC_CPU_DEBUG) or the NPU (ACLRT_LAUNCH_KERNEL)
     kernel/CMakeLists.txt       RUN_MODE cpu (tikicpulib), sim or npu (ascendc_library)
-    op_project/<op>.json        msopgen's operator description
+    op_project/<opc>.json       msopgen's operator description (<opc>: the project's OpType, e.g.
+                                softmax_grad_custom for SoftmaxGradCustom: Operator.project_op_type)
     op_project/op_host/...      BEGIN_TILING_DATA_DEF header, TilingFunc/InferShape/OpDef, the tiling function
-    op_project/op_kernel/<op>.cpp
+    op_project/op_kernel/<opc>.cpp
     op_project/README.md        how to build it inside msopgen's generated project
     ir/NN_<kernel>.ir           the IR of every variant
     manifest.json               kernels, variants, tiling keys and fields (ascdsl/schema/manifest.schema.json)
@@ -34,6 +35,8 @@ from .backend.opproject import (
     main_model,
     msopgen,
     op_host_model,
+    op_kernel_branches,
+    opdef_dtypes,
     opdef_name,
     padding,
 )
@@ -79,6 +82,11 @@ class OpBuild:
         return cann_name(self.op.op_type)
 
     @property
+    def project_name(self) -> str:
+        """CANN's name of the op project's OpType (``softmax_grad_custom``): its files and kernel entry."""
+        return cann_name(self.op.project_op_type)
+
+    @property
     def pointers(self) -> tuple[str, ...]:
         return (*self.op.inputs, *(o.name for o in self.op.outputs))
 
@@ -109,16 +117,7 @@ def render_files(b: OpBuild) -> dict[str, str]:
         f"kernel/{name}_tiling.h": tiling_h,
         "kernel/main.cpp": render("main.cpp.j2", **main_model(b)),
         "kernel/CMakeLists.txt": render("kernel_cmake.txt.j2", name=name, symbol=name, platform=b.platform.name),
-        f"op_project/{name}.json": json.dumps(msopgen(b), indent=4) + "\n",
-        f"op_project/op_host/{name}_tiling.h": render("op_host_tiling.h.j2", b=b, fields=fields(b.layout),
-                                                      padding=padding(b.layout)),
-        f"op_project/op_host/{name}_tiling_func.h": tiling_h,
-        f"op_project/op_host/{name}.cpp": render("op_host.cpp.j2", **op_host_model(b)),
-        f"op_project/op_kernel/{name}.cpp": render(
-            "op_kernel.cpp.j2", b=b, classes=ascendc.render_classes(b.variants, b.layout, b.platform),
-            calls=[{"key": v.key, "class_name": v.class_name} for v in b.variants]),
-        "op_project/README.md": render("op_project_readme.md.j2", b=b, name=name, aclnn=aclnn_signature(b),
-                                       tensors=[opdef_name(n) for n in b.pointers], failed=_failures(b)),
+        **op_project_files(b, tiling_h),
     }
     for v in sorted(b.variants + tuple(v for v, _ in b.failed), key=lambda v: v.key):
         files[f"ir/{v.key:02d}_{v.kernel.name}.ir"] = dump(v.kernel)
@@ -127,6 +126,24 @@ def render_files(b: OpBuild) -> dict[str, str]:
                                  variants=[_variant_row(v, b) for v in b.variants], files=sorted(files),
                                  failed=_failures(b))
     return files
+
+
+def op_project_files(b: OpBuild, tiling_h: str) -> dict[str, str]:
+    """The op project's files (named after ``b.project_name``); ``tiling_h`` is the tiling function."""
+    name = b.project_name
+    return {
+        f"op_project/{name}.json": json.dumps(msopgen(b), indent=4) + "\n",
+        f"op_project/op_host/{name}_tiling.h": render("op_host_tiling.h.j2", b=b, name=name, fields=fields(b.layout),
+                                                      padding=padding(b.layout)),
+        f"op_project/op_host/{name}_tiling_func.h": tiling_h,
+        f"op_project/op_host/{name}.cpp": render("op_host.cpp.j2", **op_host_model(b)),
+        f"op_project/op_kernel/{name}.cpp": render(
+            "op_kernel.cpp.j2", b=b, name=name, classes=ascendc.render_classes(b.variants, b.layout, b.platform),
+            branches=op_kernel_branches(b)),
+        "op_project/README.md": render("op_project_readme.md.j2", b=b, name=name, aclnn=aclnn_signature(b),
+                                       tensors=[opdef_name(n) for n in b.pointers], failed=_failures(b),
+                                       columns=opdef_dtypes(b)),
+    }
 
 
 def _failures(b: OpBuild) -> list[dict]:
