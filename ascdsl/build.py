@@ -153,10 +153,16 @@ def _failures(b: OpBuild) -> list[dict]:
 
 
 def write(b: OpBuild, out: str | Path) -> Path:
-    """Write the files of ``b`` under ``out/<op>/``; returns that folder."""
+    """Write the files of ``b`` under ``out/<op>/``; returns that folder. Every path is resolved
+    (symbolic links followed) and must stay inside ``out``."""
+    root = Path(out).resolve()
     folder = Path(out) / b.name
     for rel, text in render_files(b).items():
         path = folder / rel
+        resolved = path.resolve()
+        if not resolved.is_relative_to(root / b.name) or resolved == root / b.name:
+            raise Error(f"refusing to write {rel!r} of {b.op.name}: it resolves to {resolved}, outside "
+                        f"the output folder {root / b.name}")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     return folder

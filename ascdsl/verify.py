@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import cache
 from .backend import host
 from .backend.tiling import launch_fields
 from .errors import Error
@@ -159,12 +159,8 @@ def verify_main(b: OpBuild, folder: Path, workdir: Path) -> list[VariantCheck]:
 
 
 def _cached_source(text: str) -> Path:
-    """``text`` as a file in the simulator's cache named by its hash (a stable path keeps g++ builds cached)."""
-    from .sim.build import cache_dir
-    path = cache_dir() / f"verify-{hashlib.sha256(text.encode()).hexdigest()[:24]}.cpp"
-    if not path.exists():
-        path.write_text(text)
-    return path
+    """``text`` as a file in the cache named by its hash (a stable path keeps g++ builds cached)."""
+    return cache.text("verify", text)
 
 
 def _arg_text(value) -> str:

@@ -48,7 +48,7 @@ def double(x, *, platform=None, backend=None):
 
 def double_op(**overrides) -> ascdsl.Operator:
     """An op with a side output declared float32 (``wide``) next to one that follows the input."""
-    fields = dict(name="double", op_type="Double", entry=double, host=double_host,
+    fields = dict(name="twice", op_type="Double", entry=double, host=double_host,
                   reference=lambda x: (2 * x, x), inputs=("x",),
                   outputs=(ascdsl.Output("out"), ascdsl.Output("wide", dtype="float32")),
                   cases=[ascdsl.Case((300,), dtype=d) for d in ("float32", "float16", "bfloat16")] + [ascdsl.Case((0,))])
