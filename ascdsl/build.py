@@ -92,10 +92,12 @@ class OpBuild:
 
 
 def plan(op: Operator, platform: Platform) -> OpBuild:
-    """Collect the kernel specialisations the op's OpDef-expressible cases launch, lay out the tiling
-    struct, and set aside the variants the Ascend C backend cannot emit."""
+    """Collect the kernel specialisations the op's OpDef-expressible cases launch on ``platform``
+    (none with bfloat16 tensors where the platform has no bfloat16: the OpDef registers no such
+    dtypes there), lay out the tiling struct, and set aside the variants the backend cannot emit."""
     from .cli import specializations
-    kernels = specializations(op, opdef_only=True).kernels
+    kernels = [k for k in specializations(op, opdef_only=True, platform=platform.name).kernels
+               if platform.has_bf16 or dtypes.bfloat16 not in _pointer_dtypes(k)]
     source = display_path(inspect.getsourcefile(inspect.unwrap(op.host)) or op.name)
     lay = layout(f"{op.op_type}TilingData", kernels)
     emitted, failed = [], []
@@ -173,8 +175,12 @@ def build(ops: Sequence[Operator], out: str | Path, platform: Platform) -> list[
     return [write(plan(op, platform), out) for op in ops]
 
 
+def _pointer_dtypes(kernel) -> list[dtypes.DType]:
+    return [p.type.dtype.element_ty for p in kernel.params if isinstance(p.type.dtype, dtypes.PointerType)]
+
+
 def _variant_row(v: Variant, b: OpBuild) -> dict:
-    pointers = [p.type.dtype.element_ty.name for p in v.kernel.params if isinstance(p.type.dtype, dtypes.PointerType)]
+    pointers = [d.name for d in _pointer_dtypes(v.kernel)]
     scalars = {n: p.type.dtype.name for n, p in zip(v.kernel.param_names, v.kernel.params)
                if isinstance(p.type.dtype, dtypes.DType)}
     return {"key": v.key, "kernel": v.kernel.name, "class": v.class_name,

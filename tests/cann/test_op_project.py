@@ -16,7 +16,8 @@ import ascdsl.language as tl
 from ascdsl import build, sim
 from ascdsl.op import load_operators, project_op_type
 from ascdsl.platforms import get_platform
-from tests.cann.headers import host_flags, needs_host_headers, type_check
+from tests.cann.headers import host_flags, needs_host_headers, needs_kernel_headers, type_check
+from tests.sim.test_cann_headers import cann_flags
 
 ROOT = Path(__file__).resolve().parents[2]
 OPS = load_operators([ROOT / "ops"])
@@ -145,3 +146,27 @@ def test_op_host_type_checks_against_cann(op, platform, tmp_path):
     b = build.plan(op, get_platform(platform))
     folder = build.write(b, tmp_path) / "op_project" / "op_host"
     type_check(host_flags(), folder / f"{b.project_name}.cpp", folder)
+
+
+def test_a_platform_without_bf16_builds_no_bf16_variant():
+    op = next(op for op in OPS if op.name == "scale_add")
+    b, files = files_of(op, get_platform("Ascend310P3"))
+    assert b.variants and not b.failed
+    kernels = [v.kernel for v in b.variants]
+    assert all("bfloat16" not in str(p.type.dtype) for k in kernels for p in k.params)
+    assert "bfloat16_t" not in files["kernel/scale_add_kernel.cpp"]
+    assert {p.type.dtype.element_ty.name for k in kernels for p in k.params[:1]} == {"float32", "float16"}
+
+
+def m200_flags() -> list[str]:
+    """``cann_flags`` for the 310P (dav-m200), as tikicpulib::Ascend310P3 defines them."""
+    swap = {"-D__CCE_AICORE__=220": "-D__CCE_AICORE__=200", "-D__DAV_C220__": "-D__DAV_M200__"}
+    return [swap.get(f, f) for f in cann_flags()]
+
+
+@needs_kernel_headers
+@pytest.mark.parametrize("op", OPS, ids=lambda op: op.name)
+def test_310p_kernels_type_check_against_cann_m200(op, tmp_path):
+    b = build.plan(op, get_platform("Ascend310P3"))
+    folder = build.write(b, tmp_path)
+    type_check(m200_flags(), folder / "kernel" / f"{b.name}_kernel.cpp")
