@@ -14,7 +14,7 @@ import traceback
 from contextlib import contextmanager
 
 from . import record
-from .errors import CompilationError, Error
+from .errors import CompilationError, Error, InputTypeError, InputValueError
 from .ir import Module, dump
 from .jit import BACKENDS
 from .op import Operator, load_operators
@@ -27,13 +27,21 @@ every case on the interpreter and on the simulator, the op-project kernel and ke
 every variant. Exit status 1 if anything fails."""
 
 
-def specializations(op: Operator, opdef_only: bool = False) -> Module:
+def specializations(op: Operator, opdef_only: bool = False, platform: str | None = None) -> Module:
     """Every distinct kernel specialisation that the op's cases launch, in first-launch order
-    (``opdef_only``: only the cases the OpDef can express, what ``ascdsl build`` compiles)."""
+    (``opdef_only``: only the cases the OpDef can express, what ``ascdsl build`` compiles). With
+    ``platform``, the cases run for that platform and those its host rejects there (bfloat16 on a SoC
+    without it) are left out; otherwise they run for the default platform."""
     cases = [c for c in op.cases if op.opdef_attrs(c) is not None] if opdef_only else op.cases
     with record.launches() as seen:
         for case in cases:
-            op.entry(*case.inputs(), **dict(case.attrs), backend="interpreter")
+            if platform is None:
+                op.entry(*case.inputs(), **dict(case.attrs), backend="interpreter")
+                continue
+            try:
+                op.entry(*case.inputs(), **dict(case.attrs), backend="interpreter", platform=platform)
+            except (InputTypeError, InputValueError):
+                continue
     kernels = []
     for launch in seen:
         if launch.kernel not in kernels:
