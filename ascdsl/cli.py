@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import record
+from . import bench, record
 from .errors import Error
 from .ir import Module, dump
 from .jit import BACKENDS
@@ -94,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--no-verify", dest="verify", action="store_false",
                            help="write the files only (default: verify on the interpreter and the simulator)")
         p.set_defaults(run=run)
+    p = sub.add_parser("bench", help="estimated kernel time against its floor, and the interpreter against NumPy")
+    bench.add_arguments(p)
+    p.set_defaults(run=bench.main)
     args = parser.parse_args(argv)
     try:
         return args.run(args)
