@@ -16,6 +16,7 @@ and ``numpy`` medians in ms and their ratio.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import time
@@ -190,11 +191,16 @@ def format_table(rows: list[tuple[str, ...]], header: tuple[str, ...] = HEADER) 
 
 
 def machine() -> str:
+    """The CPU (its model name where Linux tells it), core count, Python and NumPy versions."""
     import os
     import platform as host
 
-    return (f"{host.processor() or host.machine()}, {os.cpu_count()} CPUs, Python {host.python_version()}, "
-            f"NumPy {np.__version__}")
+    cpu = host.processor() or host.machine()
+    with contextlib.suppress(OSError):
+        names = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                 if line.startswith("model name")]
+        cpu = names[0] if names else cpu
+    return f"{cpu}, {os.cpu_count()} CPUs, Python {host.python_version()}, NumPy {np.__version__}"
 
 
 def run(ops_dir: str | Path = "ops", *, quick: bool = False, platform: str = DEFAULT_PLATFORM,
