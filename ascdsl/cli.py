@@ -1,4 +1,4 @@
-"""The ``ascdsl`` command: ``check``, ``build``, ``ir`` and ``platforms`` over op files.
+"""The ``ascdsl`` command: ``check``, ``build``, ``ir``, ``platforms`` and ``bench`` over op files.
 
 A build writes one folder per operator, named after the op's ``OP.name`` (``ops/rmsnorm.py``
 declaring ``name="rms_norm"`` builds into ``DIR/rms_norm/``). Errors are one line (a kernel or host
@@ -13,7 +13,7 @@ import time
 import traceback
 from contextlib import contextmanager
 
-from . import record
+from . import bench, record
 from .errors import CompilationError, Error, InputTypeError, InputValueError
 from .ir import Module, dump
 from .jit import BACKENDS
@@ -198,6 +198,8 @@ def parser() -> argparse.ArgumentParser:
     p = command("ir", cmd_ir, "print the IR of every kernel specialisation an op file's cases launch")
     paths(p)
     command("platforms", cmd_platforms, "list the platforms (SoCs) and their vector cores, UB and bf16")
+    bench.add_arguments(command("bench", bench.main,
+                                "estimated kernel time against its floor, and the interpreter against NumPy"))
     return top
 
 

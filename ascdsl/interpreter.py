@@ -65,11 +65,7 @@ def run(kernel: Kernel, args: Sequence[Any], grid: Sequence[int]) -> None:
               else np.array([a]).astype(numerics.np_dtype(p.type.dtype))
               for name, p, a in zip(kernel.param_names, kernel.params, args)]
     programs = grid[0] * grid[1] * grid[2]
-    largest = max([1] + [v.type.numel for i in walk(kernel.body) for v in i.results])
-    chunk = max(1, CHUNK_ELEMENTS // largest)
-    schedule = _schedule(kernel.body, {})
-    leaves = {i.result.id: UNIFORM_LEAVES[i.op](i) for i in walk(kernel.body) if i.op in UNIFORM_LEAVES}
-    memory.roots = {i: next(iter(r)) for i, r in access_roots(kernel).items() if len(r) == 1}
+    chunk, schedule, leaves, memory.roots = _prepare(kernel)
     with np.errstate(all="ignore"):
         for start in range(0, programs, chunk):
             chunk_programs = _Programs(memory, grid, schedule, leaves, start, min(start + chunk, programs))
@@ -77,6 +73,25 @@ def run(kernel: Kernel, args: Sequence[Any], grid: Sequence[int]) -> None:
 
 
 Step = tuple[Callable[..., Sequence[Array]], Instr, list[int], list[int], list[int]]
+_prepared: dict[int, tuple[Kernel, tuple]] = {}
+
+
+def _prepare(kernel: Kernel) -> tuple[int, dict[int, list[Step]], dict[int, Array], dict[int, int]]:
+    """What a launch of ``kernel`` needs besides its arguments, computed once per kernel object:
+    programs per chunk, the schedule, the uniform leaves and the access roots."""
+    hit = _prepared.get(id(kernel))
+    if hit is not None and hit[0] is kernel:
+        return hit[1]
+    largest = max([1] + [v.type.numel for i in walk(kernel.body) for v in i.results])
+    leaves = {i.result.id: UNIFORM_LEAVES[i.op](i) for i in walk(kernel.body) if i.op in UNIFORM_LEAVES}
+    for leaf in leaves.values():
+        leaf.flags.writeable = False  # shared by every launch
+    prepared = (max(1, CHUNK_ELEMENTS // largest), _schedule(kernel.body, {}), leaves,
+                {i: next(iter(r)) for i, r in access_roots(kernel).items() if len(r) == 1})
+    if len(_prepared) >= 256:
+        _prepared.clear()
+    _prepared[id(kernel)] = (kernel, prepared)
+    return prepared
 
 
 def _schedule(block: Block, into: dict[int, list[Step]]) -> dict[int, list[Step]]:
@@ -372,9 +387,10 @@ def _groups(P: _Programs, instr: Instr, addr: Array,
         addr = np.where(mask, addr, fill)
     root = P.memory.roots.get(id(instr))
     if root is not None:  # int64 arithmetic wraps, but base + offset - base is the offset again
-        offsets = addr - (root << SHIFT)
-        bad = (offsets < 0) | (offsets >= P.memory.flats[root].size)
-        if bad.any():
+        offsets = addr - (root << SHIFT) if root else addr
+        size = P.memory.flats[root].size
+        if offsets.size and (offsets.min() < 0 or offsets.max() >= size):
+            bad = (offsets < 0) | (offsets >= size)
             raise _out_of_bounds(P, instr, bad, np.full(bad.shape, root), offsets)
         return [(root, offsets, mask)]
     lo, hi = int(addr.min()), int(addr.max())
@@ -416,6 +432,10 @@ def _load(P: _Programs, instr: Instr, ptr: Array, mask: Array | None = None,
         ptr, mask = np.broadcast_arrays(ptr, mask)
     fill = numerics.poison(dt) if other is None else _lift(other, len(shape))
     out = None
+    run = None if mask is not None else _consecutive(P, instr, ptr)
+    if run is not None:  # row-major tiles: a copied slice, no gather
+        flat, first = run
+        return (flat[first:first + ptr.size].reshape(ptr.shape).astype(dt),)
     for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
         values = np.take(P.memory.flats[buffer], offsets)
         out = values if lanes is None else np.where(lanes, values, fill if out is None else out)
@@ -430,6 +450,11 @@ def _store(P: _Programs, instr: Instr, ptr: Array, value: Array, mask: Array | N
     ptr, value = np.broadcast_arrays(ptr, _lift(value, rank))
     if mask is not None:
         ptr, value, mask = np.broadcast_arrays(ptr, value, mask)
+    run = None if mask is not None else _consecutive(P, instr, ptr)
+    if run is not None:  # distinct addresses in lane order: a slice assignment is the scatter
+        flat, first = run
+        flat[first:first + ptr.size] = value.reshape(-1)
+        return ()
     for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
         flat = P.memory.flats[buffer]
         selected = (offsets, value) if lanes is None else (offsets[lanes], value[lanes])
@@ -437,9 +462,31 @@ def _store(P: _Programs, instr: Instr, ptr: Array, value: Array, mask: Array | N
     return ()
 
 
+def _consecutive(P: _Programs, instr: Instr, addr: Array) -> tuple[Array, int] | None:
+    """(buffer, first offset) when every lane is enabled and the addresses are consecutive, in lane order,
+    inside the buffer the access belongs to; None otherwise (the general path checks and reports)."""
+    flat_addr = addr.reshape(-1)
+    if not flat_addr.size:
+        return None
+    first, last = int(flat_addr[0]), int(flat_addr[-1])
+    if last - first != flat_addr.size - 1 or not _increasing(flat_addr):
+        return None
+    root = P.memory.roots.get(id(instr))
+    buffer = (first + HALF) >> SHIFT if root is None else root
+    if not 0 <= buffer < len(P.memory.flats):
+        return None
+    offset = first - (buffer << SHIFT)
+    flat = P.memory.flats[buffer]
+    return (flat, offset) if 0 <= offset and offset + flat_addr.size <= flat.size else None
+
+
+def _increasing(flat_offsets: Array) -> bool:
+    return flat_offsets.size < 2 or bool((flat_offsets[1:] > flat_offsets[:-1]).all())
+
+
 def _scatter(flat: Array, offsets: Array, values: Array) -> None:
     """``flat[offsets] = values`` where, for repeated offsets, the last value wins."""
-    if offsets.size > 1 and not (offsets[1:] > offsets[:-1]).all():
+    if not _increasing(offsets):
         order = np.argsort(offsets, kind="stable")
         offsets, values = offsets[order], values[order]
         last = np.append(offsets[1:] != offsets[:-1], True)
