@@ -57,7 +57,7 @@ void compare_op(const char* api, const AscendC::LocalTensor<U>& dst, const Ascen
         if (compare<wide_t<T>>(src0.ptr()[a.idx[i]], rhs(i), mode)) bits[i / 8] |= uint8_t(1u << (i % 8));
     std::memcpy(dst.ptr(), bits.data(), bits.size());
     write_operand(api, Pipe::V, time, d);
-    count_vector(api, l.elements());
+    count_vector(api, l, sizeof(T));
 }
 
 template <class T>

@@ -76,6 +76,7 @@ void gm_to_ub(const char* api, const AscendC::LocalTensor<T>& dst, const T* gm, 
         ub_write(api, Pipe::MTE2, time, dst.addr() + i * b.ub_pitch, b.ub_span);
     }
     st().counters.gm_copies += 1;
+    count_copy(Pipe::MTE2, b.count, b.count * b.len);
 }
 
 // MTE3 moves bursts from UB to GM, combining them with GM while SetAtomicAdd/Max/Min is active.
@@ -95,6 +96,7 @@ void ub_to_gm(const char* api, T* gm, const AscendC::LocalTensor<T>& src, const 
         else std::memcpy(dst + i * b.gm_pitch, from, b.len);
     }
     st().counters.gm_copies += 1;
+    count_copy(Pipe::MTE3, b.count, b.count * b.len);
 }
 
 // UB -> UB copy (runs on the vector pipe).
@@ -115,6 +117,7 @@ void ub_to_ub(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>&
         ub_write(api, Pipe::V, time, dst.addr() + i * b.gm_pitch, b.len);
     }
     st().counters.ub_copies += 1;
+    count_ub_copy(b.count * b.len);
 }
 
 template <class T>

@@ -67,7 +67,7 @@ void gather(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& s
     check_overlap(api, d, s, false);
     for (size_t k = 0; k < d.idx.size(); ++k) dst.ptr()[d.idx[k]] = src.ptr()[sidx[k]];
     write_operand(api, Pipe::V, time, d);
-    count_vector(api, l.elements());
+    count_vector(api, l, sizeof(T));
 }
 
 // Whether element `i` of a repeat is kept by built-in GatherMask pattern 1..7.
@@ -104,7 +104,7 @@ uint64_t gather_mask(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTen
     check_overlap(api, d, s);
     std::copy(kept.begin(), kept.end(), dst.ptr());
     write_operand(api, Pipe::V, time, d);
-    count_vector(api, l.elements());
+    count_vector(api, l, sizeof(T));
     return kept.size();
 }
 

@@ -44,6 +44,8 @@ inline const char* pipe_short(Pipe p) {
     return names[static_cast<int>(p)];
 }
 
+struct CostParams;  // cost.h
+
 // What Python passes to a launch (mirrored by ascdsl/sim/runner.py::_LaunchConfig).
 struct LaunchConfig {
     const char* platform;
@@ -58,6 +60,7 @@ struct LaunchConfig {
     uint64_t n_regions;
     const uint64_t* region_base;
     const uint64_t* region_bytes;
+    const CostParams* cost;
 };
 
 struct VecCount {
@@ -93,6 +96,7 @@ struct Queue {
     Pipe producer, consumer;
     std::vector<int> buffers;
     std::deque<int> queued;
+    size_t cursor = 0;  // AllocTensor takes buffers round-robin from here, as CANN's TQue does
 };
 
 struct PendingFlag {
@@ -149,13 +153,6 @@ inline void reset_block(int64_t idx, int64_t num) {
     s.ub_used = 0;
     s.atomic = Atomic::None;
     s.counters = Counters{};
-}
-
-// ---- counters ----
-inline void count_vector(const char* api, uint64_t elements) {
-    VecCount& c = st().counters.vec[api];
-    c.calls += 1;
-    c.elements += elements;
 }
 
 // ---- hazard checker ----

@@ -70,7 +70,7 @@ void elementwise(const char* api, const Lanes& l, F f, const Arg<D>& dst, const 
     D* p = dst.t.ptr();
     for (size_t i = 0; i < out.size(); ++i) p[od.idx[i]] = out[i];
     write_operand(api, Pipe::V, time, od);
-    count_vector(api, l.elements());
+    count_vector(api, l, std::max({sizeof(D), sizeof(S)...}));
 }
 
 constexpr const char* kTypeMessage =

@@ -30,7 +30,7 @@ void arith_progression(const AscendC::LocalTensor<T>& dst, T first, T diff, int3
     std::copy(v.begin(), v.end(), dst.ptr());
     write_operand(api, Pipe::V, time, d);
     barrier(Pipe::V);  // the implementation ends with PipeBarrier<PIPE_V>
-    count_vector(api, written);
+    count_vector(api, uint64_t(written), ceil_div(uint64_t(written) * sizeof(T), 256), sizeof(T));
 }
 
 }  // namespace ascdsl_sim
