@@ -54,7 +54,7 @@ void cumsum(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& l
         std::copy(dst.ptr() + (m - 1) * k, dst.ptr() + m * k, lastRow.ptr());
         write_operand(api, Pipe::V, time, l);
     }
-    count_vector(api, m * k);
+    count_vector(api, m * k, ceil_div(m * k * sizeof(T), 256), sizeof(T));
 }
 
 }  // namespace ascdsl_sim

@@ -44,7 +44,7 @@ void unary_math(const char* api, const AscendC::LocalTensor<T>& dst, const Ascen
     for (uint32_t i = 0; i < count; ++i)
         dst.ptr()[i] = static_cast<T>(static_cast<float>(f(static_cast<double>(static_cast<float>(src.ptr()[i])))));
     write_operand(api, Pipe::V, time, d);
-    count_vector(api, count);
+    count_vector(api, count, ceil_div(uint64_t(count) * sizeof(T), 256), sizeof(T));
 }
 
 }  // namespace ascdsl_sim
