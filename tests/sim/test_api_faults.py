@@ -28,6 +28,7 @@ SRC = Path(__file__).parent / "kernels" / "api_faults.cpp"
         ("cumsum_small_tmp", "CumSum", "temporary buffer of 1024 B is below the minimum 4096 B for float"),
         ("arange_zero_step", "ArithProgression", "diffValue must be greater than 0"),
         ("dump_unaligned", "DumpTensor", "dumpSize 3 x 4 B is not 32-byte aligned"),
+        ("xor_small_tmp", "Xor", "temporary buffer of 64 B is below the minimum 256 B for int16_t (sharedTmpBuffer)"),
     ],
 )
 def test_api_check_names_api_and_reason(kernel, api, reason):

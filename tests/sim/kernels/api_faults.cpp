@@ -70,3 +70,6 @@ extern "C" __global__ __aicore__ void arange_zero_step(GM_ADDR x, GM_ADDR y) {
 extern "C" __global__ __aicore__ void dump_unaligned(GM_ADDR x, GM_ADDR y) {
     Run<float>(x, y, 32, [](auto& o, auto&, auto&, auto&) { DumpTensor(o, 1, 3); });
 }
+extern "C" __global__ __aicore__ void xor_small_tmp(GM_ADDR x, GM_ADDR y) {
+    Run<int16_t>(x, y, 64, [](auto& o, auto& a, auto& b, auto& t) { Xor(o, a, b, t, 64); });
+}
