@@ -85,3 +85,33 @@ extern "C" __global__ __aicore__ void print_and_dump(GM_ADDR x, GM_ADDR out) {
     DumpTensor(xGm, 8, 8);
     que.FreeTensor(t);
 }
+
+// The scalar data cache: scenario 0 writes out[0] with SetValue and then reads out[0:8] with DataCopy;
+// scenario 1 reads out[0] with GetValue, overwrites out[0:8] by DataCopy and reads out[1] with GetValue
+// (into out[8]). `clean` puts a DataCacheCleanAndInvalid of that line in between.
+extern "C" __global__ __aicore__ void scalar_cache(GM_ADDR x, GM_ADDR out, int32_t scenario, int32_t clean) {
+    GlobalTensor<float> xGm, outGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, 8);
+    outGm.SetGlobalBuffer((__gm__ float*)out, 16);
+    TPipe pipe;
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> que;
+    pipe.InitBuffer(que, 1, 32);
+    LocalTensor<float> t = que.AllocTensor<float>();
+    if (scenario == 0) {
+        outGm.SetValue(0, 42.0f);
+        if (clean) DataCacheCleanAndInvalid<float, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(outGm);
+        DataCopy(t, outGm, 8);
+        que.EnQue(t);
+        t = que.DeQue<float>();
+        DataCopy(outGm[8], t, 8);
+    } else {
+        const float before = outGm.GetValue(0);
+        DataCopy(t, xGm, 8);
+        que.EnQue(t);
+        t = que.DeQue<float>();
+        DataCopy(outGm, t, 8);
+        if (clean) DataCacheCleanAndInvalid<float, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(outGm);
+        outGm.SetValue(8, outGm.GetValue(1) + before);
+    }
+    que.FreeTensor(t);
+}
