@@ -18,22 +18,17 @@ extern "C" __global__ __aicore__ void compare_int32_lt(GM_ADDR x, GM_ADDR y) {
 extern "C" __global__ __aicore__ void compare_scalar_unaligned_count(GM_ADDR x, GM_ADDR y) {
     Run<float>(x, y, 32, [](auto&, auto& a, auto&, auto& t) { CompareScalar(t, a, 0.0f, CMPMODE::GT, 32); });
 }
-extern "C" __global__ __aicore__ void gather_offset_outside(GM_ADDR x, GM_ADDR y) {
-    Run<float>(x, y, 256, [](auto& o, auto& a, auto&, auto& t) {
+// Gather with every byte offset equal to `offset`.
+__aicore__ inline void GatherAt(GM_ADDR x, GM_ADDR y, uint32_t offset) {
+    Run<float>(x, y, 256, [offset](auto& o, auto& a, auto&, auto& t) {
         LocalTensor<uint32_t> off = t.template ReinterpretCast<uint32_t>();
-        Duplicate(off, 4096u, 64);
+        Duplicate(off, offset, 64);
         PipeBarrier<PIPE_V>();
         Gather(o, a, off, 0, 64);
     });
 }
-extern "C" __global__ __aicore__ void gather_offset_misaligned(GM_ADDR x, GM_ADDR y) {
-    Run<float>(x, y, 256, [](auto& o, auto& a, auto&, auto& t) {
-        LocalTensor<uint32_t> off = t.template ReinterpretCast<uint32_t>();
-        Duplicate(off, 6u, 64);
-        PipeBarrier<PIPE_V>();
-        Gather(o, a, off, 0, 64);
-    });
-}
+extern "C" __global__ __aicore__ void gather_offset_outside(GM_ADDR x, GM_ADDR y) { GatherAt(x, y, 4096); }
+extern "C" __global__ __aicore__ void gather_offset_misaligned(GM_ADDR x, GM_ADDR y) { GatherAt(x, y, 6); }
 extern "C" __global__ __aicore__ void gather_mask_bad_pattern(GM_ADDR x, GM_ADDR y) {
     Run<float>(x, y, 32, [](auto& o, auto& a, auto&, auto&) {
         uint64_t kept = 0;
