@@ -38,14 +38,14 @@ public:
     __aicore__ inline void Process()
     {
         for (int32_t pid = GetBlockIdx(); pid < programs_; pid += GetBlockNum()) {
-            const int32_t v8 = pid % tiling_.grid0;  // ascdsl/lib.py:12
-            const int32_t v9 = v8 * tiling_.per_core;  // ascdsl/lib.py:13
-            const int32_t v10 = v8 < tiling_.big_cores ? v8 : tiling_.big_cores;  // ascdsl/lib.py:13
-            const int32_t v11 = v9 + v10;  // ascdsl/lib.py:13
-            const int32_t v12 = v11 + tiling_.per_core;  // ascdsl/lib.py:14
-            const bool v13 = v8 < tiling_.big_cores;  // ascdsl/lib.py:14
-            const int32_t v14 = static_cast<int32_t>(v13);  // ascdsl/lib.py:14
-            const int32_t v15 = v12 + v14;  // ascdsl/lib.py:14
+            const int32_t v8 = pid % tiling_.grid0;  // ops/log_softmax_grad.py:94
+            const int32_t v9 = v8 * tiling_.per_core;  // ops/log_softmax_grad.py:94
+            const int32_t v10 = v8 < tiling_.big_cores ? v8 : tiling_.big_cores;  // ops/log_softmax_grad.py:94
+            const int32_t v11 = v9 + v10;  // ops/log_softmax_grad.py:94
+            const int32_t v12 = v11 + tiling_.per_core;  // ops/log_softmax_grad.py:94
+            const bool v13 = v8 < tiling_.big_cores;  // ops/log_softmax_grad.py:94
+            const int32_t v14 = static_cast<int32_t>(v13);  // ops/log_softmax_grad.py:94
+            const int32_t v15 = v12 + v14;  // ops/log_softmax_grad.py:94
             for (int32_t v19 = v11; v19 < v15; v19 += 1) {  // ops/log_softmax_grad.py:97
                 const int32_t v20 = v19 / tiling_.col_blocks;  // ops/log_softmax_grad.py:98
                 const int32_t v21 = v20 * tiling_.col_blocks;  // ops/log_softmax_grad.py:99
