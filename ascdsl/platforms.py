@@ -29,6 +29,10 @@ class Platform:
     ub_bytes: int  # Unified Buffer per vector core
     ub_budget_bytes: int  # UB the planner may use (below the reserved temporary area)
     has_bf16: bool  # bfloat16 <-> float conversions exist (there is no bf16 arithmetic anywhere)
+    block_bytes: int = 32  # UB addresses and DataCopy lengths are in 32-byte blocks
+    repeat_bytes: int = 256  # one vector repeat reads 8 blocks
+    max_repeats: int = 255  # repeat counts and repeat strides are 8-bit
+    max_bursts: int = 4095  # DataCopyPad blockCount is 12-bit
 
 
 def _a2(name: str, aiv: int, aic: int) -> Platform:

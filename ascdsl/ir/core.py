@@ -211,7 +211,9 @@ class Kernel:
     """One specialisation of a ``@jit`` function.
 
     ``param_names`` name ``body.args`` (the runtime parameters, in DSL order); ``constexprs`` records
-    the compile-time values it was specialised for (in declaration order).
+    the compile-time values it was specialised for (in declaration order). ``names`` are the DSL
+    variable names values were assigned to (``(value id, name)``, first assignment wins): hints for
+    readable generated code, not part of the kernel's identity.
     """
 
     name: str
@@ -219,6 +221,7 @@ class Kernel:
     constexprs: tuple[tuple[str, Any], ...]
     body: Block
     loc: Loc = field(default=UNKNOWN, compare=False)
+    names: tuple[tuple[int, str], ...] = field(default=(), compare=False)
 
     def with_body(self, body: Block) -> "Kernel":
         """The same kernel (name, parameters, constexprs, location) with another body."""
