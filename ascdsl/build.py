@@ -4,8 +4,8 @@
 
     kernel/<op>_kernel.cpp      the direct-launch kernel (one entry switching on the tiling key)
     kernel/<op>_tiling.h        the plain tiling struct and the tiling function (host C++)
-    kernel/main.cpp             direct launch: CANN CPU debug mode (ASCENDC_CPU_DEBUG) or the NPU
-    kernel/CMakeLists.txt
+    kernel/main.cpp             direct launch: CANN CPU debug mode (ASCENDC_CPU_DEBUG) or the NPU (ACLRT_LAUNCH_KERNEL)
+    kernel/CMakeLists.txt       RUN_MODE cpu (tikicpulib), sim or npu (ascendc_library)
     op_project/<op>.json        msopgen's operator description
     op_project/op_host/...      BEGIN_TILING_DATA_DEF header, TilingFunc/InferShape/OpDef, the tiling function
     op_project/op_kernel/<op>.cpp
@@ -108,7 +108,7 @@ def render_files(b: OpBuild) -> dict[str, str]:
         f"kernel/{name}_kernel.cpp": ascendc.kernel_source(name, b.variants, b.layout, b.platform),
         f"kernel/{name}_tiling.h": tiling_h,
         "kernel/main.cpp": render("main.cpp.j2", **main_model(b)),
-        "kernel/CMakeLists.txt": render("kernel_cmake.txt.j2", name=name, platform=b.platform.name),
+        "kernel/CMakeLists.txt": render("kernel_cmake.txt.j2", name=name, symbol=name, platform=b.platform.name),
         f"op_project/{name}.json": json.dumps(msopgen(b), indent=4) + "\n",
         f"op_project/op_host/{name}_tiling.h": render("op_host_tiling.h.j2", b=b, fields=fields(b.layout),
                                                       padding=padding(b.layout)),
@@ -136,10 +136,16 @@ def _failures(b: OpBuild) -> list[dict]:
 
 
 def write(b: OpBuild, out: str | Path) -> Path:
-    """Write the files of ``b`` under ``out/<op>/``; returns that folder."""
+    """Write the files of ``b`` under ``out/<op>/``; returns that folder. Every path is resolved
+    (symbolic links followed) and must stay inside ``out``."""
+    root = Path(out).resolve()
     folder = Path(out) / b.name
     for rel, text in render_files(b).items():
         path = folder / rel
+        resolved = path.resolve()
+        if not resolved.is_relative_to(root / b.name) or resolved == root / b.name:
+            raise Error(f"refusing to write {rel!r} of {b.op.name}: it resolves to {resolved}, outside "
+                        f"the output folder {root / b.name}")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     return folder

@@ -65,6 +65,7 @@ def run(kernel: Kernel, args: Sequence[Any], grid: Sequence[int]) -> None:
     chunk = max(1, CHUNK_ELEMENTS // largest)
     schedule = _schedule(kernel.body, {})
     leaves = {i.result.id: UNIFORM_LEAVES[i.op](i) for i in walk(kernel.body) if i.op in UNIFORM_LEAVES}
+    memory.roots = _access_roots(kernel)
     with np.errstate(all="ignore"):
         for start in range(0, programs, chunk):
             chunk_programs = _Programs(memory, grid, schedule, leaves, start, min(start + chunk, programs))
@@ -94,12 +95,42 @@ def _schedule(block: Block, into: dict[int, list[Step]]) -> dict[int, list[Step]
     return into
 
 
+def _access_roots(kernel: Kernel) -> dict[int, int]:
+    """For each memory op (by ``id``) whose pointer derives from one pointer parameter only: the
+    buffer of that parameter. Its accesses are checked against that buffer, whatever the offset."""
+    buffers = [p for p in kernel.params if isinstance(p.type.dtype, PointerType)]
+    roots: dict[int, frozenset] = {v.id: frozenset({buffers.index(v)}) for v in buffers}
+
+    def of(values) -> frozenset:
+        return frozenset().union(*(roots.get(v.id, frozenset()) for v in values))
+
+    changed = True
+    while changed:  # loop-carried pointers take the union of their inits and yields
+        changed = False
+        for instr in walk(kernel.body):
+            flows = [(r, instr.operands) for r in instr.results]
+            for region in instr.regions:
+                yields = region.body[-1].operands if region.body and region.body[-1].op is Op.YIELD else ()
+                carried = instr.operands[3:] if instr.op is Op.FOR else ()
+                flows += [(r, (y,)) for r, y in zip(instr.results, yields)]
+                flows += [(a, (c, y)) for a, c, y in zip(region.args[1:], carried, yields)]
+            for value, sources in flows:
+                if isinstance(value.type.dtype, PointerType):
+                    new = roots.get(value.id, frozenset()) | of(sources)
+                    if new != roots.get(value.id):
+                        roots[value.id], changed = new, True
+    memory_ops = (Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE)
+    return {id(i): next(iter(roots[i.operands[0].id])) for i in walk(kernel.body)
+            if i.op in memory_ops and len(roots.get(i.operands[0].id, ())) == 1}
+
+
 class _Memory:
     """The argument buffers, flattened, with their parameter names."""
 
     def __init__(self) -> None:
         self.flats: list[Array] = []
         self.names: list[str] = []
+        self.roots: dict[int, int] = {}  # see _access_roots
 
     def bind(self, name: str, ptr: PointerType, array: Any) -> Array:
         """Register ``array`` as the buffer of pointer parameter ``name``; return its base address."""
@@ -244,6 +275,13 @@ def _groups(P: _Programs, instr: Instr, addr: Array,
             return []
         fill = addr.flat[first]
         addr = np.where(mask, addr, fill)
+    root = P.memory.roots.get(id(instr))
+    if root is not None:  # int64 arithmetic wraps, but base + offset - base is the offset again
+        offsets = addr - (root << SHIFT)
+        bad = (offsets < 0) | (offsets >= P.memory.flats[root].size)
+        if bad.any():
+            raise _out_of_bounds(P, instr, bad, np.full(bad.shape, root), offsets)
+        return [(root, offsets, mask)]
     lo, hi = int(addr.min()), int(addr.max())
     buffer = (lo + HALF) >> SHIFT
     base = buffer << SHIFT

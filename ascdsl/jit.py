@@ -26,7 +26,7 @@ from .frontend import check_syntax, compile_kernel, parse_function
 from .ir import Kernel, Module, Type
 from .language import constexpr
 from .platforms import get_platform
-from .semantics import SemanticError, literal_dtype
+from .semantics import SemanticError, fits, literal_dtype
 
 DEFAULT_BACKEND = "interpreter"
 DEFAULT_PLATFORM = "Ascend910B3"
@@ -167,6 +167,9 @@ def _arg_dtype(site: Loc, name: str, value) -> DType | PointerType:
             raise CompilationError(site, f"argument `{name}` has unsupported dtype {value.dtype}",
                                    "supported: " + ", ".join(d.name for d in dtypes.ALL)) from None
         return dtype if isinstance(value, np.generic) else PointerType(dtype)
+    if isinstance(value, int) and not isinstance(value, bool) and not fits(value, dtypes.int64):
+        raise CompilationError(site, f"argument `{name}` = {value} does not fit int64",
+                               "kernel scalars are at most 64 bits wide")
     if isinstance(value, (bool, int, float)):
         return literal_dtype(value)
     raise CompilationError(site, f"argument `{name}` is a {type(value).__name__}, which kernels cannot take",

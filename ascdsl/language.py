@@ -15,7 +15,7 @@ import functools
 from .dtypes import PointerType as pointer_type
 from .dtypes import bfloat16, float16, float32, int8, int16, int32, int64, uint8
 from .dtypes import bool_ as int1
-from .errors import Error
+from .errors import Error, InputValueError
 
 __all__ = [
     "constexpr", "pointer_type", "float32", "float16", "bfloat16", "int8", "int16", "int32", "int64",
@@ -250,6 +250,8 @@ def cdiv(a, b):
 
     Works on host ints (grids) and in kernels: folded on constexprs, emitted on runtime ints.
     """
+    if isinstance(b, int) and b == 0:
+        raise InputValueError(f"cdiv({a}, 0): the block size must not be zero")
     return -(-a // b)
 
 

@@ -2,7 +2,8 @@
 
 ``OP = ascdsl.Operator(name=..., op_type=..., entry=..., host=..., reference=..., cases=[...])``
 
-* ``entry`` — the user-facing function (NumPy in, NumPy out, ``backend=``/``platform=`` keywords);
+* ``entry`` — the user-facing function (``backend=``/``platform=`` keywords), wrapped by
+  :func:`entry`: NumPy arrays or PyTorch tensors in (any strides, bf16 included), the same kind out;
 * ``host`` — an :func:`host` function: validates inputs (described by :class:`TensorDesc`) and
   returns the :class:`Launch` plan, like a CANN op_host TilingFunc;
 * ``reference`` — the NumPy golden model, called on float64 copies of the inputs;
@@ -21,7 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, names, tensors
 from .errors import CompilationError, InputTypeError, InputValueError, Loc, display_path
 
 
@@ -108,6 +109,9 @@ class Attr:
     default: Any = None
 
     def __post_init__(self) -> None:
+        names.identifier(self.name, "attribute name")
+        if self.type == "String" and self.default is not None:
+            names.text(self.default, f"attribute {self.name!r}: the default")
         if self.type not in ATTR_TYPES:
             raise InputValueError(f"attribute {self.name!r}: type must be one of {', '.join(ATTR_TYPES)}, "
                                   f"not {self.type!r}")
@@ -146,6 +150,9 @@ class Operator:
     notes: str = ""  # what the op project serves beyond its signature (for the generated README)
 
     def __post_init__(self) -> None:
+        names.identifier(self.name, "the operator name")
+        names.op_type(self.op_type)
+        object.__setattr__(self, "entry", entry(self.entry))
         object.__setattr__(self, "cases", tuple(self.cases))
         object.__setattr__(self, "attrs", tuple(self.attrs))
         object.__setattr__(self, "outputs", tuple(o if isinstance(o, Output) else Output(o)
@@ -164,8 +171,11 @@ class Operator:
             for name in combo:
                 dtypes.lookup(name)
         object.__setattr__(self, "dtypes", combos)
-        names = [*self.inputs, *(o.name for o in self.outputs), *(a.name for a in self.attrs)]
-        if len(set(names)) != len(names):
+        for kind, tensors in (("input", self.inputs), ("output", [o.name for o in self.outputs])):
+            for name in tensors:
+                names.identifier(name, f"{self.name}: {kind} name")
+        every = [*self.inputs, *(o.name for o in self.outputs), *(a.name for a in self.attrs)]
+        if len(set(every)) != len(every):
             raise InputValueError(f"{self.name}: input, output and attribute names must be distinct")
 
     def opdef_attrs(self, case: Case) -> dict | None:
@@ -202,6 +212,29 @@ def _is_attr_value(kind: str, value) -> bool:
     if kind == "Float":
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     return isinstance(value, ATTR_TYPES[kind])
+
+
+# ----------------------------------------------------------------------------- entry functions
+
+def entry(fn: Callable) -> Callable:
+    """Mark ``fn`` as an op's user-facing function (:class:`Operator` applies it to ``entry`` too).
+
+    ``fn`` sees C-contiguous NumPy arrays only: NumPy views of any strides are copied contiguous,
+    PyTorch tensors (CPU or not, ``torch.bfloat16`` as ``ml_dtypes.bfloat16``) become NumPy arrays.
+    What ``fn`` returns (an array or a tuple of arrays) goes back as NumPy, or as torch tensors on the
+    first tensor argument's device when any argument was a torch tensor.
+    """
+    if getattr(fn, "__ascdsl_entry__", False):
+        return fn
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        like = next((a for a in (*args, *kwargs.values()) if tensors.is_torch(a)), None)
+        result = fn(*map(tensors.to_numpy, args), **{k: tensors.to_numpy(v) for k, v in kwargs.items()})
+        return result if like is None else tensors.to_torch(result, like)
+
+    wrapper.__ascdsl_entry__ = True
+    return wrapper
 
 
 # ----------------------------------------------------------------------------- host functions
@@ -250,12 +283,19 @@ def _check_host_subset(fn: Callable) -> None:
     source = textwrap.dedent("".join(lines))
     indent = len(lines[0]) - len(lines[0].lstrip())
     tree = ast.parse(source)
+    statements = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}  # docstrings: never emitted
     for node, where in _walk_located(tree.body[0]):
+        loc = Loc(path, first + where.lineno - 1, where.col_offset + indent + 1)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in statements:
+            try:
+                names.text(node.value, "a string in host code")
+            except InputValueError as e:
+                raise CompilationError(loc, str(e), hint="host messages become C++ string literals: keep "
+                                       "them to printable text on one line") from None
         bad = not isinstance(node, _HOST_NODES) or (
             isinstance(node, (ast.operator, ast.unaryop, ast.cmpop, ast.boolop))
             and not isinstance(node, _HOST_OPERATORS))
         if bad:
-            loc = Loc(path, first + where.lineno - 1, where.col_offset + indent + 1)
             raise CompilationError(
                 loc, f"'{type(node).__name__}' is not allowed in an @ascdsl.host function",
                 hint="host code is a scalar subset that lowers to C++: use arithmetic, min/max/cdiv, "

@@ -9,6 +9,11 @@ Numbers come from CANN's ``data/platform_config/<SoC>.ini`` files (``vector_core
 ``ub_budget_bytes`` is what the UB planner may hand out: the UB below the 8 KiB that Compare/Select
 and some other APIs use as a hidden temporary (``TMP_UB_OFFSET`` = 184 KiB on the 910B's 192 KiB).
 For the 310P (256 KiB UB) we keep the same 8 KiB reserve, giving 248 KiB.
+
+``soc`` is the SoC series as CANN's op registration names it (``AddConfig("ascend910b")``, msopgen's
+``ai_core-<soc>``) and ``arch`` the ``__CCE_AICORE__`` version the kernel is compiled for (220 for
+A2/A3, 200 for the 310P), which CANN's CPU-debug build defines for the SoC (``tikicpulib``'s CMake
+targets: ``__CCE_AICORE__=220;__DAV_C220__`` or ``__CCE_AICORE__=200;__DAV_M200__``).
 """
 from __future__ import annotations
 
@@ -29,14 +34,21 @@ class Platform:
     ub_bytes: int  # Unified Buffer per vector core
     ub_budget_bytes: int  # UB the planner may use (below the reserved temporary area)
     has_bf16: bool  # bfloat16 <-> float conversions exist (there is no bf16 arithmetic anywhere)
+    soc: str = "ascend910b"  # the SoC series of AddConfig(...)
+    arch: int = 220  # __CCE_AICORE__
     block_bytes: int = 32  # UB addresses and DataCopy lengths are in 32-byte blocks
     repeat_bytes: int = 256  # one vector repeat reads 8 blocks
     max_repeats: int = 255  # repeat counts and repeat strides are 8-bit
     max_bursts: int = 4095  # DataCopyPad blockCount is 12-bit
 
+    @property
+    def arch_macro(self) -> str:
+        """The ``__DAV_*__`` macro CANN defines next to ``__CCE_AICORE__`` for this SoC."""
+        return {220: "__DAV_C220__", 200: "__DAV_M200__"}[self.arch]
 
-def _a2(name: str, aiv: int, aic: int) -> Platform:
-    return Platform(name, aiv, aic, 192 * KIB, 184 * KIB, True)
+
+def _a2(name: str, aiv: int, aic: int, soc: str = "ascend910b") -> Platform:
+    return Platform(name, aiv, aic, 192 * KIB, 184 * KIB, True, soc)
 
 
 PLATFORMS: dict[str, Platform] = {
@@ -47,13 +59,13 @@ PLATFORMS: dict[str, Platform] = {
         _a2("Ascend910B2C", 48, 24),
         _a2("Ascend910B3", 40, 20),
         _a2("Ascend910B4", 40, 20),
-        _a2("Ascend910_9362", 40, 20),
-        _a2("Ascend910_9372", 40, 20),
-        _a2("Ascend910_9381", 48, 24),
-        _a2("Ascend910_9382", 48, 24),
-        _a2("Ascend910_9391", 48, 24),
-        _a2("Ascend910_9392", 48, 24),
-        Platform("Ascend310P3", 8, 8, 256 * KIB, 248 * KIB, False),
+        _a2("Ascend910_9362", 40, 20, "ascend910_93"),
+        _a2("Ascend910_9372", 40, 20, "ascend910_93"),
+        _a2("Ascend910_9381", 48, 24, "ascend910_93"),
+        _a2("Ascend910_9382", 48, 24, "ascend910_93"),
+        _a2("Ascend910_9391", 48, 24, "ascend910_93"),
+        _a2("Ascend910_9392", 48, 24, "ascend910_93"),
+        Platform("Ascend310P3", 8, 8, 256 * KIB, 248 * KIB, False, "ascend310p", 200),
     )
 }
 

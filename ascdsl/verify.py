@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import cache
 from .backend import host
 from .backend.tiling import launch_fields
 from .errors import Error
@@ -120,8 +120,7 @@ def verify_main(b: OpBuild, folder: Path, workdir: Path) -> list[VariantCheck]:
     from . import sim
     kernel = folder / "kernel"
     workdir.mkdir(parents=True, exist_ok=True)
-    # CANN's CPU build defines ASCENDC_CPU_DEBUG on the command line
-    main = _cached_source(f'#define ASCENDC_CPU_DEBUG 1\n#include "{(kernel / "main.cpp").resolve()}"\n')
+    main = kernel / "main.cpp"  # run_main defines ASCENDC_CPU_DEBUG and friends, as CANN's CPU build does
     chosen: dict[int, object] = {}
     for case in b.op.cases:
         args = case_arguments(b.op, case)
@@ -160,12 +159,8 @@ def verify_main(b: OpBuild, folder: Path, workdir: Path) -> list[VariantCheck]:
 
 
 def _cached_source(text: str) -> Path:
-    """``text`` as a file in the simulator's cache named by its hash (a stable path keeps g++ builds cached)."""
-    from .sim.build import cache_dir
-    path = cache_dir() / f"verify-{hashlib.sha256(text.encode()).hexdigest()[:24]}.cpp"
-    if not path.exists():
-        path.write_text(text)
-    return path
+    """``text`` as a file in the cache named by its hash (a stable path keeps g++ builds cached)."""
+    return cache.text("verify", text)
 
 
 def _arg_text(value) -> str:

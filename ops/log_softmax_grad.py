@@ -262,6 +262,7 @@ def resolve_platform(platform):
     return get_platform(platform or os.environ.get("ASCDSL_PLATFORM") or DEFAULT_PLATFORM)
 
 
+@ascdsl.entry
 def log_softmax_backward(grad_output, output, dim, *, platform=None, backend=None):
     """The gradient of log_softmax's input, given the gradient of its ``output`` (same shape and
     dtype as both); ``dim`` is the reduced axis, or a list of contiguous axes."""

@@ -29,6 +29,7 @@ def scale_add_host(x, y, alpha, platform):
                          constexprs={"BLOCK": block}, scalars={"alpha": float(alpha), "n": n})
 
 
+@ascdsl.entry
 def scale_add(x, y, alpha=1.0, *, platform=None, backend=None):
     """Return ``alpha * x + y`` (same shape and dtype as ``x``)."""
     x, y = np.ascontiguousarray(x), np.ascontiguousarray(y)

@@ -59,6 +59,7 @@ def softmax_host(x, platform):
                          constexprs={"BLOCK": MAX_BLOCK}, scalars={"n_cols": n_cols})
 
 
+@ascdsl.entry
 def softmax(x, *, platform=None, backend=None):
     """Softmax of ``x`` over its last axis (same shape and dtype)."""
     x = np.ascontiguousarray(x)

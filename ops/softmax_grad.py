@@ -27,14 +27,12 @@ the backend's queues are, three separate float32 buffers (nothing is cast in pla
 from ``templates/softmax_grad_api.cpp.j2``, with the ``SoftMaxTiling`` computed by
 :mod:`ascdsl.softmax_tiling`; it runs on the simulator (``backend="sim"``).
 """
-import hashlib
 import os
-import tempfile
-from pathlib import Path
 
 import numpy as np
 
 import ascdsl
+import ascdsl.cache
 import ascdsl.language as tl
 from ascdsl.lib import core_span
 from ascdsl import softmax_tiling
@@ -199,6 +197,7 @@ def resolve_platform(platform):
     return get_platform(platform or os.environ.get("ASCDSL_PLATFORM") or DEFAULT_PLATFORM)
 
 
+@ascdsl.entry
 def softmax_grad(grad, src, *, is_front=False, format="ND", impl="dsl", platform=None, backend=None):
     """``(grad - sum(grad * src, -1)) * src``, or with ``is_front`` the row sums broadcast to one
     32-byte block per row. ``format="NZ"`` takes and returns the NZ layout of :mod:`ascdsl.layout`;
@@ -285,13 +284,7 @@ def softmax_grad_api(grad, src, is_front, nz, platform, backend):
         return out
     words, blocks, _ = softmax_grad_api_plan(m, k, dtype, is_front, platform)
     source, name = render_softmax_grad_api(dtype, is_front)
-    folder = Path(tempfile.gettempdir()) / "ascdsl-softmax-grad-api"
-    folder.mkdir(exist_ok=True)
-    path = folder / f"{hashlib.sha256(source.encode()).hexdigest()[:16]}.cpp"
-    if not path.exists():  # written whole, then renamed: parallel test workers may race here
-        scratch = path.with_suffix(f".{os.getpid()}.tmp")
-        scratch.write_text(source)
-        os.replace(scratch, path)
+    path = ascdsl.cache.text("softmax-grad-api", source)
     from ascdsl import sim  # only the API lowering needs the simulator
     sim.run_kernel(path, name, [grad, src, out, None, words.view(np.uint8).copy()], blocks, platform.name)
     return out

@@ -1,6 +1,7 @@
 """The one Jinja environment: Python builds render models, templates in ``templates/`` lay them out.
 
-Templates live at the repository's top level (``templates/``); set ``ASCDSL_TEMPLATES`` to use
+Templates live at the repository's top level (``templates/``); a wheel ships them as
+``ascdsl/templates`` (see ``setup.py``), which is looked at first. Set ``ASCDSL_TEMPLATES`` to use
 another folder. ``StrictUndefined``: a missing variable is an error, never an empty string.
 """
 from __future__ import annotations
@@ -11,7 +12,16 @@ from pathlib import Path
 
 import jinja2
 
-TEMPLATES = Path(os.environ.get("ASCDSL_TEMPLATES", Path(__file__).resolve().parents[2] / "templates"))
+
+def _templates() -> Path:
+    if os.environ.get("ASCDSL_TEMPLATES"):
+        return Path(os.environ["ASCDSL_TEMPLATES"])
+    package = Path(__file__).resolve().parents[1]
+    installed = package / "templates"
+    return installed if installed.is_dir() else package.parent / "templates"
+
+
+TEMPLATES = _templates()
 
 
 @lru_cache(maxsize=1)

@@ -10,11 +10,10 @@ only note their kernels, and :func:`prebuild` renders those into files of severa
 """
 from __future__ import annotations
 
-import hashlib
 from contextlib import contextmanager
 from functools import lru_cache
 
-
+from .. import cache
 from ..errors import Error
 from ..ir import Kernel
 from ..jit import register_backend
@@ -30,14 +29,9 @@ _recorded: list | None = None
 
 
 def _write(kernels: list[Kernel], platform: str) -> tuple[str, tiling.TilingLayout]:
-    from ..sim.build import cache_dir
-
     layout = tiling.layout("KernelTilingData", kernels)
     source = kernel_source(SYMBOL, tiling.variants(kernels), layout, platform)
-    path = cache_dir() / f"gen-{hashlib.sha256(source.encode()).hexdigest()[:24]}.cpp"
-    if not path.exists():
-        path.write_text(source)
-    return str(path), layout
+    return str(cache.text("gen", source)), layout
 
 
 @lru_cache(maxsize=256)

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import dtypes, language as tl
 from ..dtypes import DType, PointerType
+from ..errors import Error
 from ..ir import Op, Type, Value
 from ..semantics import Literal, SemanticError, broadcast_shapes, literal_dtype
 from . import blockptr
@@ -195,7 +196,7 @@ def _device_print(em: Emitter, prefix, values):
 
 def _cdiv(em: Emitter, a, b):
     if is_constexpr(a) and is_constexpr(b):
-        return tl.cdiv(a, b)
+        return fold(tl.cdiv, a, b)
     return em.binary(Op.IDIV, em.binary(Op.SUB, em.binary(Op.ADD, a, b), 1), b)
 
 
@@ -257,6 +258,10 @@ def fold_call(fn: Callable, args, kwargs) -> Any:
 def fold(fn: Callable, *args, **kwargs) -> Any:
     try:
         return fn(*args, **kwargs)
+    except Error as e:
+        raise SemanticError(str(e)) from None
+    except ZeroDivisionError:
+        raise SemanticError("division by zero in a constexpr expression") from None
     except Exception as e:
         raise SemanticError(f"cannot evaluate this constexpr expression: {type(e).__name__}: {e}") from None
 

@@ -12,10 +12,11 @@ import ast
 import builtins as py
 import difflib
 import operator
+import os
 import types
 
 from .. import language as tl
-from ..errors import CompilationError
+from ..errors import CompilationError, Error
 from ..ir import Op, Value
 from ..semantics import Literal, SemanticError
 from .blockptr import reject_operators
@@ -23,6 +24,8 @@ from .builtins import BUILTINS, METHODS, PY_BUILTINS, call_builtin, fold, fold_c
 from .control import ControlFlow
 from .emit import Emitter, describe, is_constexpr
 from .source import ParsedFunction
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 BINARY = {ast.Add: (operator.add, Op.ADD), ast.Sub: (operator.sub, Op.SUB),
           ast.Mult: (operator.mul, Op.MUL), ast.Div: (operator.truediv, Op.DIV),
@@ -95,9 +98,10 @@ class BoundMethod:
 class CodeGen(ControlFlow, ast.NodeVisitor):
     """Emits one function body; helpers are inlined by a nested CodeGen sharing the emitter."""
 
-    def __init__(self, fn: ParsedFunction, em: Emitter, scope: dict, callers: tuple = ()):
+    def __init__(self, fn: ParsedFunction, em: Emitter, scope: dict, callers: tuple = (), pinned=None):
         self.fn, self.em, self.scope = fn, em, dict(scope)
         self.callers = callers + (fn,)
+        self.pinned = pinned  # inside an ascdsl library helper: the user's call site, for every loc
         self.assigned_at: dict[str, ast.AST] = {}
         self.result = None
 
@@ -108,15 +112,17 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
 
     def visit(self, node: ast.AST):
         saved = self.em.loc
-        self.em.loc = self.fn.loc(node) if hasattr(node, "lineno") else saved
+        self.em.loc = self.pinned or (self.fn.loc(node) if hasattr(node, "lineno") else saved)
         try:
             return super().visit(node)
         except CompilationError:
             raise
         except SemanticError as e:
-            raise CompilationError(self.fn.loc(node), e.message, e.hint) from None
+            raise CompilationError(self.pinned or self.fn.loc(node), e.message, e.hint) from None
+        except Error as e:  # e.g. a value check in a helper ascdsl folds on constexprs
+            raise CompilationError(self.pinned or self.fn.loc(node), str(e)) from None
         except Exception as e:  # an ascdsl bug: still report it at the user's line
-            raise CompilationError(self.fn.loc(node), f"internal compiler error: {type(e).__name__}: {e}",
+            raise CompilationError(self.pinned or self.fn.loc(node), f"internal compiler error: {type(e).__name__}: {e}",
                                    "this is a bug in ascdsl; please report it with this kernel") from e
         finally:
             self.em.loc = saved
@@ -349,7 +355,12 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
             if not is_constexpr(bound[name]):
                 raise SemanticError(f"`{name}` of {helper.name}() is a tl.constexpr, but got {describe(bound[name])}",
                                     "pass a constexpr (a literal or a constexpr parameter)")
+        site = self.pinned or self.fn.loc(node)
+        library = self.pinned is not None or os.path.abspath(helper.file).startswith(_PACKAGE)
         try:
-            return CodeGen(helper, self.em, bound, self.callers).run()
+            return CodeGen(helper, self.em, bound, self.callers, pinned=site if library else None).run()
         except CompilationError as e:
-            raise e.with_note(f"in `{helper.name}`, called from {self.fn.loc(node)}") from None
+            if library and e.loc != site:  # report ascdsl's own helpers at the user's call
+                raise CompilationError(site, e.message, e.hint, e.notes + (
+                    f"inside ascdsl's `{helper.name}` ({e.loc})",)) from None
+            raise e.with_note(f"in `{helper.name}`, called from {site}") from None

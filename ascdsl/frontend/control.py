@@ -166,13 +166,12 @@ class ControlFlow:
 
     def runtime_loop(self, node: ast.For, start, end, step) -> None:
         b, before, target = self.em.b, self.scope, node.target.id
-        bounds = [x for x in (start, end, step) if isinstance(x, Value)]
         iv_dtype = literal_dtype(0)
         for x in (start, end, step):
             if not (isinstance(x, int) or (isinstance(x, Value) and x.type.is_scalar and x.type.dtype.is_int)):
                 raise self.error(node.iter, f"loop bounds must be int scalars, got {describe(x)}")
-        for x in bounds:
-            iv_dtype = promote(iv_dtype, x.type.dtype)
+            # constexpr bounds past int32 make an int64 loop
+            iv_dtype = promote(iv_dtype, x.type.dtype if isinstance(x, Value) else literal_dtype(x))
         lo, hi, st = (self.em.value(x, iv_dtype) for x in (start, end, step))
         deltas = self.loop_deltas(node, before, Type(iv_dtype))
         carried, inits = [], []

@@ -7,7 +7,10 @@ axes or splats a scalar.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
+
+import numpy as np
 
 from .. import dtypes, semantics
 from ..dtypes import DType, PointerType
@@ -43,6 +46,28 @@ def _shape(x) -> tuple[int, ...]:
     return x.type.shape if isinstance(x, Value) else ()
 
 
+MAX_TILE_ELEMENTS = 1 << 24
+"""The largest tile (elements) a kernel may build: a bound that keeps a typo from allocating gigabytes."""
+
+
+def _constant(value, dtype: DType):
+    """``value`` as the Python number a ``const`` of ``dtype`` holds; an error if it has none."""
+    if not isinstance(value, (bool, int, float, np.number, np.bool_)):
+        raise SemanticError(f"expected a number for a {dtype} constant, got {value!r}",
+                            "pass an int, a float or a bool")
+    if dtype.is_float:
+        return float(value)
+    if dtype.kind == "bool":
+        return bool(value)
+    if isinstance(value, (float, np.floating)) and not math.isfinite(value):
+        raise SemanticError(f"{value} has no {dtype} value", "integer constants must be finite")
+    info = np.iinfo(dtype.np)
+    if not info.min <= int(value) <= info.max:
+        raise SemanticError(f"{value} does not fit {dtype} (range [{info.min}, {info.max}])",
+                            "use a wider integer dtype, or a smaller constant")
+    return int(value)
+
+
 class Emitter:
     """Appends typed instructions to a :class:`Builder`; ``loc`` is stamped on each of them."""
 
@@ -51,11 +76,13 @@ class Emitter:
         self.loc = UNKNOWN
 
     def op(self, op: Op, type: Type, operands: Sequence[Value] = (), attrs=()) -> Value:
+        if type.numel > MAX_TILE_ELEMENTS:
+            raise SemanticError(f"a tile of shape {type.shape} has {type.numel} elements, more than the "
+                                f"{MAX_TILE_ELEMENTS} a tile may have", "split the work into smaller blocks")
         return self.b.one(op, type, operands, attrs, self.loc)
 
     def const(self, value, dtype: DType, shape: tuple[int, ...] = ()) -> Value:
-        convert = float if dtype.is_float else bool if dtype.kind == "bool" else int
-        return self.op(Op.CONST, Type(dtype, tuple(shape)), attrs=[("value", convert(value))])
+        return self.op(Op.CONST, Type(dtype, tuple(shape)), attrs=[("value", _constant(value, dtype))])
 
     def value(self, x, dtype) -> Value:
         """``x`` (a value or a literal) as a value of ``dtype``."""

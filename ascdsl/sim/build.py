@@ -1,24 +1,22 @@
-"""g++ builds of simulator kernels, cached by content hash.
+"""g++ builds of simulator kernels, cached in :mod:`ascdsl.cache` (``sim/``).
 
-A build's key hashes the compiler version, the flags, every simulator header and the sources it
-includes (followed through quoted ``#include``s). ``kernel_operator.h`` is precompiled once per header
-version so a cold kernel build mostly pays for the kernel's own templates.
+A build's key hashes the compiler version, the flags, the simulator headers' path and contents and
+the sources it includes (paths and contents, followed through quoted ``#include``s).
+``kernel_operator.h`` is precompiled once per header version so a cold kernel build mostly pays for
+the kernel's own templates. g++ runs with a timeout (``ASCDSL_CXX_TIMEOUT`` seconds, default 600).
 """
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import functools
-import hashlib
 import os
 import re
 import subprocess
-import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import cache
 from .errors import SimCompileError
 
 INCLUDE_DIR = Path(__file__).parent / "include"
@@ -26,6 +24,7 @@ CXX = os.environ.get("CXX", "g++")
 FLAGS = ("-std=c++17", "-O1", "-fPIC", "-fno-gnu-unique", "-pthread")
 _DIAGNOSTIC = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<msg>.*)$", re.MULTILINE)
 _QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+_PCH_STUB = "#include_next <kernel_operator.h>\n"  # found first via -I pch-dir; goes on to INCLUDE_DIR
 
 
 @dataclass(frozen=True)
@@ -54,25 +53,27 @@ def _count(seconds: float | None) -> None:
 
 
 def cache_dir() -> Path:
-    """``$ASCDSL_CACHE_DIR`` or ``~/.cache/ascdsl/sim``."""
-    root = os.environ.get("ASCDSL_CACHE_DIR")
-    path = Path(root) if root else Path.home() / ".cache" / "ascdsl" / "sim"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    """The simulator's cache folder: ``sim/`` in :func:`ascdsl.cache.folder`."""
+    return cache.folder("sim")
+
+
+def _toolchain_hash() -> str:
+    """Compiler version, flags, and the simulator headers' path and contents."""
+    return _toolchain_hash_of(INCLUDE_DIR.resolve(), CXX)
 
 
 @functools.cache
-def _toolchain_hash() -> str:
-    version = subprocess.run([CXX, "--version"], capture_output=True, text=True, check=True).stdout
-    h = hashlib.sha256(version.encode() + repr(FLAGS).encode())
-    for path in sorted(INCLUDE_DIR.rglob("*.h")):
-        h.update(str(path.relative_to(INCLUDE_DIR)).encode() + path.read_bytes())
-    return h.hexdigest()[:20]
+def _toolchain_hash_of(include: Path, cxx: str) -> str:
+    version = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=True).stdout
+    parts = [version, repr(FLAGS), str(include)]
+    for path in sorted(include.rglob("*.h")):
+        parts += [str(path.relative_to(include)), path.read_bytes()]
+    return cache.digest(*parts)[:24]
 
 
 def source_digest(paths: list[Path]) -> str:
-    """Hash of the given sources and every local file they include with quotes."""
-    h = hashlib.sha256()
+    """Hash of the given sources and every local file they include with quotes (paths and contents)."""
+    parts: list[str | bytes] = []
     seen: set[Path] = set()
     todo = [p.resolve() for p in paths]
     while todo:
@@ -80,39 +81,31 @@ def source_digest(paths: list[Path]) -> str:
         if path in seen or not path.is_file():
             continue
         seen.add(path)
-        text = path.read_text(errors="replace")
-        h.update(str(path).encode() + b"\0" + text.encode())
-        todo += [(path.parent / inc).resolve() for inc in _QUOTED_INCLUDE.findall(text)]
-    return h.hexdigest()
+        data = path.read_bytes()
+        parts += [str(path), data]
+        todo += [(path.parent / inc).resolve() for inc in _QUOTED_INCLUDE.findall(data.decode(errors="replace"))]
+    return cache.digest(*parts)
 
 
-@contextlib.contextmanager
-def _exclusive(target: Path) -> Iterator[None]:
-    """Serialises builds of one target across processes (xdist workers wait instead of building twice)."""
-    with open(target.with_name(target.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
+def _compile(args: list[str]) -> Callable[[Path], None]:
+    """A maker for :func:`ascdsl.cache.entry`: g++ ``args`` writing the temporary output, with a timeout."""
+    def make(tmp: Path) -> None:
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run([CXX, *FLAGS, *args, "-o", str(tmp)], capture_output=True, text=True,
+                                  check=False, timeout=_timeout())
+        except subprocess.TimeoutExpired:
+            raise SimCompileError(f"g++ took longer than {_timeout():g} s (ASCDSL_CXX_TIMEOUT) and was stopped",
+                                  None, None, "") from None
+        finally:
+            _count(time.perf_counter() - start)
+        if proc.returncode != 0:
+            raise _compile_error(proc.stderr)
+    return make
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    """Writes ``text`` so that a concurrent reader (another xdist worker's g++) never sees a partial file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
-def _compile(args: list[str], output: Path) -> None:
-    """Runs g++ writing to a temporary next to ``output`` and renames it into place (safe under xdist)."""
-    fd, tmp = tempfile.mkstemp(dir=output.parent, prefix=output.name + ".", suffix=output.suffix)
-    os.close(fd)
-    start = time.perf_counter()
-    proc = subprocess.run([CXX, *FLAGS, *args, "-o", tmp], capture_output=True, text=True, check=False)
-    _count(time.perf_counter() - start)
-    if proc.returncode != 0:
-        os.unlink(tmp)
-        raise _compile_error(proc.stderr)
-    os.replace(tmp, output)
+def _timeout() -> float:
+    return float(os.environ.get("ASCDSL_CXX_TIMEOUT", "600"))
 
 
 def _compile_error(stderr: str) -> SimCompileError:
@@ -124,40 +117,34 @@ def _compile_error(stderr: str) -> SimCompileError:
 
 def _precompiled_header() -> Path:
     """Directory holding ``kernel_operator.h.gch`` for the current headers and flags, next to a stub
-    ``kernel_operator.h`` that the kernel's own ``#include`` finds (and the include guard empties)."""
+    ``kernel_operator.h`` that the kernel's own ``#include`` finds (and the include guard empties).
+    The stub names no path (``#include_next`` goes on to the ``-I`` after it), and the folder's key
+    holds the headers' path, so a moved or deleted install never leaves a stub pointing nowhere."""
     pch_dir = cache_dir() / f"pch-{_toolchain_hash()}"
-    gch = pch_dir / "kernel_operator.h.gch"
-    pch_dir.mkdir(parents=True, exist_ok=True)
-    with _exclusive(gch):
-        if not gch.exists():
-            stub = pch_dir / "kernel_operator.h"
-            _write_atomic(stub, f'#include "{INCLUDE_DIR / "kernel_operator.h"}"\n')
-            _compile(["-x", "c++-header", str(stub)], gch)
+    pch_dir.mkdir(mode=0o700, exist_ok=True)
+    header = cache.write_text(pch_dir / "kernel_operator.h", _PCH_STUB)
+    cache.entry(pch_dir / "kernel_operator.h.gch", _compile(["-x", "c++-header", "-I", str(INCLUDE_DIR), str(header)]))
     return pch_dir
 
 
 def build_library(wrapper: str, sources: list[Path]) -> Path:
     """The shared library for ``wrapper`` (C++ text that includes ``sources``), built if not cached."""
-    key = hashlib.sha256((_toolchain_hash() + source_digest(sources) + wrapper).encode()).hexdigest()[:24]
-    lib = cache_dir() / f"kernel-{key}.so"
+    key = cache.digest(_toolchain_hash(), source_digest(sources), wrapper)[:32]
     pch_dir = _precompiled_header()
-    with _exclusive(lib):
-        if lib.exists():
-            _count(None)
-            return lib
-        src = cache_dir() / f"kernel-{key}.cpp"
-        _write_atomic(src, wrapper)
-        _compile(["-shared", "-I", str(pch_dir), "-I", str(INCLUDE_DIR), "-include", "kernel_operator.h", str(src)], lib)
+    src = cache.text("kernel", wrapper, where=cache_dir())
+    lib, reused = cache.entry(cache_dir() / f"kernel-{key}.so", _compile(
+        ["-shared", "-I", str(pch_dir), "-I", str(INCLUDE_DIR), "-include", "kernel_operator.h", str(src)]))
+    if reused:
+        _count(None)
     return lib
 
 
-def build_executable(sources: list[Path]) -> Path:
-    """An executable linked from ``sources`` (e.g. a CPU-debug main.cpp plus kernels), built if not cached."""
-    key = hashlib.sha256((_toolchain_hash() + source_digest(sources) + "exe").encode()).hexdigest()[:24]
-    exe = cache_dir() / f"main-{key}"
-    with _exclusive(exe):
-        if exe.exists():
-            _count(None)
-            return exe
-        _compile(["-I", str(INCLUDE_DIR), *map(str, sources)], exe)
+def build_executable(sources: list[Path], defines: tuple[str, ...] = ()) -> Path:
+    """An executable linked from ``sources`` (e.g. a CPU-debug main.cpp plus kernels) with the
+    preprocessor ``defines`` (``NAME`` or ``NAME=VALUE``), built if not cached."""
+    flags = [f"-D{d}" for d in defines]
+    key = cache.digest(_toolchain_hash(), source_digest(sources), "exe", repr(flags))[:32]
+    exe, reused = cache.entry(cache_dir() / f"main-{key}", _compile([*flags, "-I", str(INCLUDE_DIR), *map(str, sources)]))
+    if reused:
+        _count(None)
     return exe

@@ -1,4 +1,8 @@
-"""run_main: build and run a CANN CPU-debug ``main.cpp`` (GmAlloc, ICPU_RUN_KF) against the simulator."""
+"""run_main: build and run a CANN CPU-debug ``main.cpp`` (GmAlloc, ICPU_RUN_KF) against the simulator.
+
+The sources are compiled with what CANN's CPU-debug build defines for the SoC (tikicpulib's CMake
+target, which ``RUN_MODE=cpu`` links): :func:`cpu_debug_defines`.
+"""
 from __future__ import annotations
 
 import json
@@ -8,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..platforms import DEFAULT_PLATFORM, get_platform
+from ..platforms import DEFAULT_PLATFORM, Platform, get_platform
 from .build import build_executable
 from .errors import SimError
 
@@ -20,6 +24,13 @@ class MainResult:
     returncode: int
     stdout: str
     stderr: str
+
+
+def cpu_debug_defines(platform: Platform) -> tuple[str, ...]:
+    """The macros of CANN's CPU-debug build for ``platform`` (``tikicpulib::<SoC>``'s compile
+    definitions): the kernel architecture, ``__CCE_KT_TEST__``, ``ASCENDC_CPU_DEBUG`` and friends."""
+    return (f"__CCE_AICORE__={platform.arch}", platform.arch_macro, "_GLIBCXX_USE_CXX11_ABI=0",
+            "__CCE_KT_TEST__=1", "ASCENDC_CPU_DEBUG=1", "ASCENDC_DEBUG=1")
 
 
 def run_main(
@@ -36,12 +47,13 @@ def run_main(
 ) -> MainResult:
     """Links ``main_cpp`` with ``kernel_sources`` (each including ``kernel_operator.h``) and runs it.
 
-    The sources build unchanged: our ``tikicpulib.h`` provides GmAlloc/GmFree, SetKernelMode,
+    The sources build unchanged, with :func:`cpu_debug_defines` of ``platform`` defined (as CANN's
+    CPU-debug build defines them): our ``tikicpulib.h`` provides GmAlloc/GmFree, SetKernelMode,
     ICPU_SET_TILING_KEY and ICPU_RUN_KF, which runs the blocks in this process one after another.
     A failed check raises SimError (API, block, reason); any other non-zero exit is returned as is.
     """
     plat = get_platform(platform)
-    exe = build_executable([Path(main_cpp), *map(Path, kernel_sources)])
+    exe = build_executable([Path(main_cpp), *map(Path, kernel_sources)], cpu_debug_defines(plat))
     env = dict(
         os.environ,
         ASCDSL_SIM_PLATFORM=plat.name,

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..platforms import DEFAULT_PLATFORM, get_platform
+from .. import cache
+from ..platforms import DEFAULT_PLATFORM, Platform, get_platform
+from . import cost
 from .build import build_library
 from .errors import SimArgumentError, SimError
 from .signature import check_args, default_tiling_type, find_kernels, wrapper_source
@@ -36,15 +38,54 @@ class _LaunchConfig(ctypes.Structure):
         ("n_regions", ctypes.c_uint64),
         ("region_base", ctypes.POINTER(ctypes.c_uint64)),
         ("region_bytes", ctypes.POINTER(ctypes.c_uint64)),
+        ("cost", ctypes.c_void_p),
     ]
+
+
+class _CostParams(ctypes.Structure):
+    """Mirror of ascdsl_sim::CostParams (include/ascdsl_sim/cost.h); the values come from ascdsl.sim.cost."""
+
+    _fields_ = [
+        ("scalar_issue", ctypes.c_double),
+        ("vector_issue", ctypes.c_double),
+        ("barrier_drain", ctypes.c_double),
+        ("flag_latency", ctypes.c_double),
+        ("copy_setup", ctypes.c_double),
+        ("burst_cycles", ctypes.c_double),
+        ("gm_bytes_per_cycle", ctypes.c_double),
+        ("scalar_gm_latency", ctypes.c_double),
+        ("n_apis", ctypes.c_uint64),
+        ("api_names", ctypes.POINTER(ctypes.c_char_p)),
+        ("api_cycles_per_repeat", ctypes.POINTER(ctypes.c_double)),
+        ("api_extra_passes", ctypes.POINTER(ctypes.c_double)),
+    ]
+
+
+def _cost_params(plat: Platform, block_dim: int) -> _CostParams:
+    k = cost.constants(plat)
+    apis = sorted(set(k.cycles_per_repeat) | set(k.extra_passes))
+    n = max(len(apis), 1)
+    return _CostParams(
+        k.scalar_issue.value, k.vector_issue.value, k.barrier_drain.value, k.flag_latency.value, k.copy_setup.value,
+        k.burst_cycles.value, cost.core_share(plat, block_dim), k.scalar_gm_latency.value, len(apis),
+        (ctypes.c_char_p * n)(*(a.encode() for a in apis)),
+        (ctypes.c_double * n)(*(k.cycles_per_repeat.get(a, 1.0) for a in apis)),
+        (ctypes.c_double * n)(*(k.extra_passes.get(a, 0.0) for a in apis)),
+    )
 
 
 _libraries: dict[Path, ctypes.CDLL] = {}
 
 
-def _load(path: Path) -> ctypes.CDLL:
+def _load(wrapper: str, sources: list[Path]) -> ctypes.CDLL:
+    """The built library of ``wrapper``; a cached library that fails to load is rebuilt once."""
+    path = build_library(wrapper, sources)
     if path not in _libraries:
-        lib = ctypes.CDLL(str(path))
+        try:
+            lib = ctypes.CDLL(str(path))
+        except OSError:
+            cache.invalidate(path)
+            lib = ctypes.CDLL(str(build_library(wrapper, sources)))
         lib.ascdsl_sim_report.restype = ctypes.c_char_p
         _libraries[path] = lib
     return _libraries[path]
@@ -131,15 +172,16 @@ def run_kernel(
     check_args(kernel, args)
     if not 1 <= block_dim <= 65535:
         raise SimArgumentError(f"block_dim {block_dim} is outside [1, 65535]")
-    lib = _load(build_library(wrapper_source(str(path), kernels, tiling_type or default_tiling_type(source)), [path]))
+    lib = _load(wrapper_source(str(path), kernels, tiling_type or default_tiling_type(source)), [path])
 
     pointers, _scalars_alive, regions = _marshal(args)
     order = _block_order(block_dim, shuffle_blocks)
+    params = _cost_params(plat, block_dim)
     cfg = _LaunchConfig(
         plat.name.encode(), plat.ub_bytes, plat.ub_budget_bytes, plat.has_bf16, hazards, vv_hazards, block_dim,
         (ctypes.c_int64 * block_dim)(*order), tiling_key, len(regions),
         (ctypes.c_uint64 * max(len(regions), 1))(*(base for base, _ in regions)),
-        (ctypes.c_uint64 * max(len(regions), 1))(*(n for _, n in regions)),
+        (ctypes.c_uint64 * max(len(regions), 1))(*(n for _, n in regions)), ctypes.addressof(params),
     )
     run = getattr(lib, f"ascdsl_sim_run_{kernel_name}")
     with _captured_stdout() as out:
@@ -148,6 +190,6 @@ def run_kernel(
     if "error" in report:
         e = report["error"]
         raise SimError(e["reason"], e["api"], e["block"])
-    result = SimResult(kernel_name, SimStats.from_report(report["blocks"]), block_dim, plat, out[0])
+    result = SimResult(kernel_name, SimStats.from_report(report["blocks"], plat), block_dim, plat, out[0])
     publish(result)
     return result

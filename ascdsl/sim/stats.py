@@ -4,8 +4,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from typing import Mapping
+
 from ..platforms import Platform
 from ..record import Channel
+from . import cost
 
 
 @dataclass(frozen=True)
@@ -15,6 +18,11 @@ class SimStats:
     ``gm_read_bytes``/``gm_write_bytes`` count requested bytes, ``gm_copies`` GM<->UB copy calls,
     ``ub_copies`` UB->UB copies, ``ub_peak_bytes`` the InitBuffer total (max over blocks), and
     ``vector_calls``/``vector_elements`` the calls and active lanes per vector API.
+
+    The cost model (:mod:`ascdsl.sim.cost`) adds ``est_cycles``/``est_us`` (the slowest core; for a
+    block, its own span), ``floor_cycles`` (GM bytes at HBM bandwidth or vector work at peak, whichever
+    is larger; 0 for a block), ``pipe_busy`` (busy cycles of MTE2, V, MTE3 and S on the slowest core)
+    and ``critical_pipe`` (the busiest of them).
     """
 
     gm_read_bytes: int = 0
@@ -25,16 +33,29 @@ class SimStats:
     vector_calls: dict[str, int] = field(default_factory=dict)
     vector_elements: dict[str, int] = field(default_factory=dict)
     per_block: tuple[SimStats, ...] = ()
+    est_cycles: int = 0
+    est_us: float = 0.0
+    floor_cycles: int = 0
+    pipe_busy: Mapping[str, int] = field(default_factory=dict)
+    critical_pipe: str = ""
+
+    @property
+    def limit_ratio(self) -> float:
+        """Estimated time over the floor (1.0 = at the limit)."""
+        return self.est_cycles / self.floor_cycles if self.floor_cycles else float("inf")
 
     @staticmethod
-    def from_report(blocks: list[dict]) -> SimStats:
+    def from_report(blocks: list[dict], platform: Platform) -> SimStats:
+        costs = [cost.BlockCost.from_report(b["cost"]) for b in blocks]
         per_block = tuple(
             SimStats(
                 b["gm_read_bytes"], b["gm_write_bytes"], b["gm_copies"], b["ub_copies"], b["ub_peak_bytes"],
                 {api: n[0] for api, n in b["vector"].items()}, {api: n[1] for api, n in b["vector"].items()},
+                (), est.cycles, est.us, 0, est.busy, est.critical_pipe,
             )
-            for b in blocks
+            for b, est in ((b, cost.estimate([c], platform)) for b, c in zip(blocks, costs))
         )
+        total = cost.estimate(costs, platform)
         calls: Counter = Counter()
         elements: Counter = Counter()
         for b in per_block:
@@ -44,6 +65,7 @@ class SimStats:
             sum(b.gm_read_bytes for b in per_block), sum(b.gm_write_bytes for b in per_block),
             sum(b.gm_copies for b in per_block), sum(b.ub_copies for b in per_block),
             max((b.ub_peak_bytes for b in per_block), default=0), dict(calls), dict(elements), per_block,
+            total.cycles, total.us, total.floor_cycles, total.busy, total.critical_pipe,
         )
 
 

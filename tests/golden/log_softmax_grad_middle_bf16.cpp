@@ -37,9 +37,9 @@ public:
     __aicore__ inline void Process()
     {
         for (int64_t program = GetBlockIdx(); program < programs_; program += GetBlockNum()) {
-            const int32_t pid = program % tiling_.grid0;  // ascdsl/lib.py:12
-            const int32_t start = pid * tiling_.per_core + (pid < tiling_.big_cores ? pid : tiling_.big_cores);  // ascdsl/lib.py:13
-            const int32_t end = start + tiling_.per_core + static_cast<int32_t>(pid < tiling_.big_cores);  // ascdsl/lib.py:14
+            const int32_t pid = program % tiling_.grid0;  // ops/log_softmax_grad.py:94
+            const int32_t start = pid * tiling_.per_core + (pid < tiling_.big_cores ? pid : tiling_.big_cores);  // ops/log_softmax_grad.py:94
+            const int32_t end = start + tiling_.per_core + static_cast<int32_t>(pid < tiling_.big_cores);  // ops/log_softmax_grad.py:94
             for (int32_t unit = start; unit < end; unit += 1) {  // ops/log_softmax_grad.py:97
                 const int32_t a = unit / tiling_.col_blocks;  // ops/log_softmax_grad.py:98
                 const int64_t value = (static_cast<int64_t>(unit) - static_cast<int64_t>(a) * static_cast<int64_t>(tiling_.col_blocks)) * 32;  // ops/log_softmax_grad.py:99

@@ -9,7 +9,10 @@
 #include "ascdsl_sim/cast.h"
 #include "ascdsl_sim/reduce.h"
 #include "ascdsl_sim/cmpsel.h"
+#include "ascdsl_sim/debug.h"
+#include "ascdsl_sim/gather.h"
 #include "lib/activation/softmaxgrad.h"
+#include "lib/index/arithprogression.h"
 #include "lib/reduce/sum.h"
 
 #endif  // ASCDSL_SIM_KERNEL_OPERATOR_H

@@ -25,30 +25,45 @@ bool compare(W a, W b, AscendC::CMPMODE m) {
     return false;
 }
 
-template <class T, class U>
-void compare_op(const AscendC::LocalTensor<U>& dst, const AscendC::LocalTensor<T>& src0,
-                const AscendC::LocalTensor<T>& src1, AscendC::CMPMODE mode, const Lanes& l,
-                const AscendC::BinaryRepeatParams& p) {
-    const char* api = "Compare";
-    static_assert(is_one_of_v<T, half, float, int32_t>, "ascdsl sim: Compare supports half, float and int32_t");
-    static_assert(sizeof(U) == 1, "ascdsl sim: Compare writes a uint8_t bit mask");
-    if constexpr (std::is_same_v<T, int32_t>) require(mode == AscendC::CMPMODE::EQ, api, "int32_t supports EQ only");
+// Compare (src1 a tensor) and CompareScalar (src1 a T): bit i of dst = src0[lane i] cmp src1.
+template <class T, class U, class Src1>
+void compare_op(const char* api, const AscendC::LocalTensor<U>& dst, const AscendC::LocalTensor<T>& src0,
+                const Src1& src1, AscendC::CMPMODE mode, const Lanes& l, Stride s0, Stride s1) {
+    static_assert(is_one_of_v<T, half, float, int32_t>, "ascdsl sim: Compare/CompareScalar support half, float and int32_t");
+    static_assert(sizeof(U) == 1, "ascdsl sim: Compare/CompareScalar write a uint8_t bit mask");
+    constexpr bool scalar = std::is_same_v<Src1, T>;
+    if constexpr (std::is_same_v<T, int32_t>)
+        require(mode == AscendC::CMPMODE::EQ, api,
+                "int32_t supports EQ only on A2 (compose the others exactly: a >= b is Max(a, b) EQ a, a < b is Not of that)");
     check_reserved_ub(api);
     const uint32_t time = begin_op(api);
-    Operand a = operand("src0", src0, lane_offsets(l, {p.src0BlkStride, p.src0RepStride}, per_block<T>()));
-    Operand b = operand("src1", src1, lane_offsets(l, {p.src1BlkStride, p.src1RepStride}, per_block<T>()));
+    Operand a = operand("src0", src0, lane_offsets(l, s0, per_block<T>()));
+    check_operand(api, a);
+    read_operand(api, Pipe::V, a);
+    auto rhs = [&]() {
+        if constexpr (scalar) {
+            return [v = src1](size_t) { return static_cast<wide_t<T>>(v); };
+        } else {
+            Operand b = operand("src1", src1, lane_offsets(l, s1, per_block<T>()));
+            check_operand(api, b);
+            read_operand(api, Pipe::V, b);
+            return [p = src1.ptr(), idx = std::move(b.idx)](size_t i) { return static_cast<wide_t<T>>(p[idx[i]]); };
+        }
+    }();
     Operand d = contiguous("dst", dst, (l.elements() + 7) / 8);
-    for (const Operand* o : {&a, &b}) {
-        check_operand(api, *o);
-        read_operand(api, Pipe::V, *o);
-    }
     check_operand(api, d);
     std::vector<uint8_t> bits(d.idx.size(), 0);
     for (size_t i = 0; i < a.idx.size(); ++i)
-        if (compare<wide_t<T>>(src0.ptr()[a.idx[i]], src1.ptr()[b.idx[i]], mode)) bits[i / 8] |= uint8_t(1u << (i % 8));
+        if (compare<wide_t<T>>(src0.ptr()[a.idx[i]], rhs(i), mode)) bits[i / 8] |= uint8_t(1u << (i % 8));
     std::memcpy(dst.ptr(), bits.data(), bits.size());
     write_operand(api, Pipe::V, time, d);
-    count_vector(api, l.elements());
+    count_vector(api, l, sizeof(T));
+}
+
+template <class T>
+void check_compare_count(const char* api, uint32_t calCount) {
+    require(uint64_t(calCount) * sizeof(T) % 256 == 0, api, "count ", calCount, " x ", sizeof(T),
+            " B is not a multiple of 256 bytes (the device skips the unaligned tail)");
 }
 
 // dst = bit ? src0 : src1. Mode 0 reuses the first repeat's mask bits every repeat; modes 1 and 2 consume them in order.
@@ -87,23 +102,40 @@ void select_op(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>
 
 namespace AscendC {
 
-template <typename T, typename U, bool isSetMask = true>
+// The repeat forms ignore mask on A2 ("reserved"): every lane of each repeat is compared.
+template <typename T, typename U, bool isSetMask = true, typename Mask>
 inline void Compare(const LocalTensor<U>& dstLocal, const LocalTensor<T>& src0Local, const LocalTensor<T>& src1Local,
-                    CMPMODE cmpMode, const uint64_t mask, const ascdsl_sim::RepeatTimes repeatTimes,
-                    const BinaryRepeatParams& repeatParams) {
-    (void)mask;  // reserved and ignored on A2: every lane is compared
-    ascdsl_sim::compare_op(dstLocal, src0Local, src1Local, cmpMode,
-                           ascdsl_sim::mask_lanes("Compare", ascdsl_sim::per_repeat<T>(), repeatTimes.value,
-                                                  ascdsl_sim::per_repeat<T>()),
-                           repeatParams);
+                    CMPMODE cmpMode, Mask mask, const ascdsl_sim::RepeatTimes repeatTimes,
+                    const BinaryRepeatParams& p) {
+    (void)mask;
+    constexpr uint32_t w = ascdsl_sim::per_repeat<T>();
+    ascdsl_sim::compare_op("Compare", dstLocal, src0Local, src1Local, cmpMode,
+                           ascdsl_sim::mask_lanes("Compare", w, repeatTimes.value, w),
+                           {p.src0BlkStride, p.src0RepStride}, {p.src1BlkStride, p.src1RepStride});
 }
 template <typename T, typename U>
 inline void Compare(const LocalTensor<U>& dstLocal, const LocalTensor<T>& src0Local, const LocalTensor<T>& src1Local,
                     CMPMODE cmpMode, uint32_t calCount) {
-    ascdsl_sim::require(uint64_t(calCount) * sizeof(T) % 256 == 0, "Compare", "count ", calCount, " x ", sizeof(T),
-                        " B is not a multiple of 256 bytes (the device skips the unaligned tail)");
-    ascdsl_sim::compare_op(dstLocal, src0Local, src1Local, cmpMode, ascdsl_sim::count_lanes("Compare", calCount),
-                           BinaryRepeatParams{});
+    ascdsl_sim::check_compare_count<T>("Compare", calCount);
+    ascdsl_sim::compare_op("Compare", dstLocal, src0Local, src1Local, cmpMode,
+                           ascdsl_sim::count_lanes("Compare", calCount), {}, {});
+}
+template <typename T, typename U, bool isSetMask = true, typename Mask>
+inline void CompareScalar(const LocalTensor<U>& dstLocal, const LocalTensor<T>& src0Local, const T src1Scalar,
+                          CMPMODE cmpMode, Mask mask, const ascdsl_sim::RepeatTimes repeatTimes,
+                          const UnaryRepeatParams& p) {
+    (void)mask;
+    constexpr uint32_t w = ascdsl_sim::per_repeat<T>();
+    ascdsl_sim::compare_op("CompareScalar", dstLocal, src0Local, src1Scalar, cmpMode,
+                           ascdsl_sim::mask_lanes("CompareScalar", w, repeatTimes.value, w),
+                           {p.srcBlkStride, p.srcRepStride}, {});
+}
+template <typename T, typename U>
+inline void CompareScalar(const LocalTensor<U>& dstLocal, const LocalTensor<T>& src0Local, const T src1Scalar,
+                          CMPMODE cmpMode, uint32_t calCount) {
+    ascdsl_sim::check_compare_count<T>("CompareScalar", calCount);
+    ascdsl_sim::compare_op("CompareScalar", dstLocal, src0Local, src1Scalar, cmpMode,
+                           ascdsl_sim::count_lanes("CompareScalar", calCount), {}, {});
 }
 template <typename T, typename U>
 inline void Select(const LocalTensor<T>& dstLocal, const LocalTensor<U>& selMask, const LocalTensor<T>& src0Local,

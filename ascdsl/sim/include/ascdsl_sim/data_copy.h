@@ -3,6 +3,7 @@
 // UB side. Strides are gaps between bursts, never pitches.
 #ifndef ASCDSL_SIM_ASCDSL_SIM_DATA_COPY_H
 #define ASCDSL_SIM_ASCDSL_SIM_DATA_COPY_H
+#include "atomic.h"
 #include "operand.h"
 
 namespace AscendC {
@@ -75,21 +76,27 @@ void gm_to_ub(const char* api, const AscendC::LocalTensor<T>& dst, const T* gm, 
         ub_write(api, Pipe::MTE2, time, dst.addr() + i * b.ub_pitch, b.ub_span);
     }
     st().counters.gm_copies += 1;
+    count_copy(Pipe::MTE2, b.count, b.count * b.len);
 }
 
-// MTE3 moves bursts from UB to GM.
+// MTE3 moves bursts from UB to GM, combining them with GM while SetAtomicAdd/Max/Min is active.
 template <class T>
 void ub_to_gm(const char* api, T* gm, const AscendC::LocalTensor<T>& src, const Bursts& b) {
     check_burst_count(api, b.count);
     begin_op(api);
     check_ub_extent(api, src, "src", b, b.len);
+    const bool atomic = st().atomic != Atomic::None;
+    require(!atomic || b.len % sizeof(T) == 0, api, "an atomic copy of ", b.len, " B is not whole ", type_name<T>(), " elements");
     uint8_t* dst = reinterpret_cast<uint8_t*>(gm);
     for (uint64_t i = 0; i < b.count; ++i) {
         ub_read(api, Pipe::MTE3, src.addr() + i * b.ub_pitch, b.len);
-        gm_write(api, dst + i * b.gm_pitch, b.len);
-        std::memcpy(dst + i * b.gm_pitch, st().ub + src.addr() + i * b.ub_pitch, b.len);
+        gm_write(api, dst + i * b.gm_pitch, b.len, atomic);
+        const uint8_t* from = st().ub + src.addr() + i * b.ub_pitch;
+        if (atomic) accumulate<T>(api, dst + i * b.gm_pitch, from, b.len / sizeof(T));
+        else std::memcpy(dst + i * b.gm_pitch, from, b.len);
     }
     st().counters.gm_copies += 1;
+    count_copy(Pipe::MTE3, b.count, b.count * b.len);
 }
 
 // UB -> UB copy (runs on the vector pipe).
@@ -110,6 +117,7 @@ void ub_to_ub(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>&
         ub_write(api, Pipe::V, time, dst.addr() + i * b.gm_pitch, b.len);
     }
     st().counters.ub_copies += 1;
+    count_ub_copy(b.count * b.len);
 }
 
 template <class T>

@@ -4,7 +4,7 @@
 #define ASCDSL_SIM_ASCDSL_SIM_LAUNCH_H
 #include <exception>
 
-#include "runtime.h"
+#include "cost.h"
 
 namespace ascdsl_sim {
 
@@ -13,24 +13,28 @@ struct Outcome {
     std::string api, reason;
     int64_t block = -1;
     std::vector<Counters> per_block;
+    std::vector<BlockCost> per_block_cost;
 };
 
 template <class Kernel>
 Outcome run_blocks(const std::vector<int64_t>& order, Kernel kernel) {
     Outcome out;
     out.per_block.resize(order.size());
+    out.per_block_cost.resize(order.size());
     for (auto& r : st().gm) std::fill(r.owner.begin(), r.owner.end(), kNoOwner);
     for (const int64_t b : order) {
         reset_block(b, static_cast<int64_t>(order.size()));
+        reset_timeline();
         try {
             kernel();
         } catch (const Failure& f) {
-            out = Outcome{false, f.api, f.reason, b, {}};
+            out = Outcome{false, f.api, f.reason, b, {}, {}};
         } catch (const std::exception& e) {
-            out = Outcome{false, "kernel", std::string("C++ exception: ") + e.what(), b, {}};
+            out = Outcome{false, "kernel", std::string("C++ exception: ") + e.what(), b, {}, {}};
         }
         if (!out.ok) break;
         out.per_block[b] = st().counters;
+        out.per_block_cost[b] = block_cost();
     }
     std::fflush(stdout);
     return out;
@@ -59,6 +63,7 @@ inline std::string error_json(const Outcome& o) {
 inline std::string outcome_json(const Outcome& o) {
     if (!o.ok) return "{\"error\": " + error_json(o) + "}";
     std::ostringstream os;
+    os.precision(17);
     os << "{\"blocks\": [";
     for (size_t b = 0; b < o.per_block.size(); ++b) {
         const Counters& c = o.per_block[b];
@@ -67,7 +72,11 @@ inline std::string outcome_json(const Outcome& o) {
            << ", \"ub_peak_bytes\": " << c.ub_peak_bytes << ", \"vector\": {";
         size_t i = 0;
         for (const auto& [api, n] : c.vec) os << (i++ ? ", " : "") << json_string(api) << ": [" << n.calls << ", " << n.elements << "]";
-        os << "}}";
+        const BlockCost& k = o.per_block_cost[b];
+        os << "}, \"cost\": {\"cycles\": " << k.cycles << ", \"vector_ideal\": " << k.vector_ideal
+           << ", \"copy_bytes\": " << k.copy_bytes << ", \"busy\": {";
+        for (int p = 0; p < kPipes; ++p) os << (p ? ", " : "") << json_string(pipe_short(static_cast<Pipe>(p))) << ": " << k.busy[p];
+        os << "}}}";
     }
     os << "]}";
     return os.str();
@@ -94,6 +103,7 @@ inline std::string& last_report() {
 template <class Kernel>
 int launch(const LaunchConfig& c, Kernel kernel) {
     configure(c.platform, c.ub_bytes, c.ub_budget_bytes, c.bf16, c.check_hazards, c.check_vv, c.tiling_key);
+    set_cost_params(*c.cost);
     st().gm.clear();
     for (uint64_t i = 0; i < c.n_regions; ++i) st().gm.push_back(GmRegion{c.region_base[i], c.region_bytes[i], {}});
     const Outcome o = run_blocks(std::vector<int64_t>(c.order, c.order + c.block_dim), kernel);

@@ -43,9 +43,4 @@ void load_tiling(T* out, const uint8_t* tiling) {
 // The struct comes from run_kernel(..., tiling_type="Name") (msopgen generates it per op on the device).
 #define GET_TILING_DATA(var, tiling) GET_TILING_DATA_WITH_STRUCT(ASCDSL_TILING_TYPE, var, tiling)
 
-namespace AscendC {
-using ::printf;
-}
-#define PRINTF printf
-
 #endif  // ASCDSL_SIM_ASCDSL_SIM_MACROS_H

@@ -23,6 +23,13 @@ struct Lanes {
     uint64_t elements() const { return static_cast<uint64_t>(active.size()) * repeat; }
 };
 
+// Counts and costs a vector instruction over lanes `lane_bytes` wide (the wider type for a Cast):
+// every repeat with an active lane is a full repeat; the count form runs ceil(bytes / 256) repeats.
+inline void count_vector(const char* api, const Lanes& l, uint64_t lane_bytes) {
+    const uint64_t per_repeat = (static_cast<uint64_t>(l.active.size()) * lane_bytes + 255) / 256;
+    count_vector(api, l.elements(), l.repeat * per_repeat, lane_bytes);
+}
+
 // Block and repeat strides of one operand, in 32-byte blocks.
 struct Stride {
     uint32_t blk = 1, rep = 8;

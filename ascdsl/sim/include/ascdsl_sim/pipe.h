@@ -78,10 +78,13 @@ inline void poison(uint32_t addr, uint32_t bytes) {
 inline int alloc_buffer(int qid) {
     const char* api = "AllocTensor";
     Queue& q = queue(api, qid);
-    for (int b : q.buffers) {
+    for (size_t i = 0; i < q.buffers.size(); ++i) {
+        const int b = q.buffers[(q.cursor + i) % q.buffers.size()];
         QueueBuffer& buf = st().buffers[b];
         if (buf.state != BufState::Free) continue;
+        q.cursor = (q.cursor + i + 1) % q.buffers.size();
         begin_op(api);
+        count_acquire(b, q.producer);
         buf.state = BufState::Allocated;
         buf.gen += 1;
         merge_clock(q.producer, buf.flag);
@@ -106,6 +109,7 @@ inline void enqueue(int qid, int buf, uint32_t gen) {
     require(static_cast<int>(q.queued.size()) < std::max(q.depth, 1), api, "the queue already holds ",
             q.queued.size(), " tensors (depth ", q.depth, ")");
     begin_op(api);
+    count_release(buf, q.producer);
     b.state = BufState::Queued;
     b.flag = flag_clock(q.producer);
     q.queued.push_back(buf);
@@ -119,6 +123,7 @@ inline int dequeue(int qid) {
     const int buf = q.queued.front();
     q.queued.pop_front();
     QueueBuffer& b = st().buffers[buf];
+    count_acquire(buf, q.consumer);
     merge_clock(q.consumer, b.flag);
     b.state = BufState::Dequeued;
     return buf;
@@ -131,6 +136,7 @@ inline void free_buffer(int qid, int buf, uint32_t gen) {
     require(b.state != BufState::Free && b.gen == gen, api, "the tensor was already freed (FreeTensor twice)");
     require(b.state != BufState::Queued, api, "the tensor is still queued (EnQue without DeQue)");
     begin_op(api);
+    count_release(buf, q.consumer);
     b.state = BufState::Free;
     b.flag = flag_clock(q.consumer);
 }

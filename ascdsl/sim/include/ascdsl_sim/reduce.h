@@ -123,7 +123,7 @@ void whole_reduce(const char* api, const AscendC::LocalTensor<T>& dst, const Asc
         }
     }
     reduce_store(api, time, dst, out, sizeof(T));
-    count_vector(api, l.elements());
+    count_vector(api, l, sizeof(T));
 }
 
 // BlockReduceSum/Max/Min: one result per 32-byte block, 8 per repeat.
@@ -146,7 +146,7 @@ void block_reduce(const char* api, const AscendC::LocalTensor<T>& dst, const Asc
             out.push_back({r * dstRepStride * 8 + b, v});
         }
     reduce_store(api, time, dst, out, sizeof(T) * 8);
-    count_vector(api, l.elements());
+    count_vector(api, l, sizeof(T));
 }
 
 constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -229,7 +229,7 @@ void reduce_all(const char* api, const AscendC::LocalTensor<T>& dst, const Ascen
         }
     }
     reduce_store(api, time, dst, out, 32);
-    count_vector(api, l.elements());
+    count_vector(api, l, sizeof(T));
 }
 
 }  // namespace ascdsl_sim
@@ -314,7 +314,7 @@ inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const as
     read_operand(api, Pipe::V, s);
     for (size_t k = 0; k < didx.size(); ++k) dst.ptr()[didx[k]] = src0.ptr()[k / epb];
     write_operand(api, Pipe::V, time, d);
-    count_vector(api, repeat * 8);
+    count_vector(api, repeat * 8, repeat, 32);  // each element fills a 32-byte block
 }
 
 }  // namespace AscendC

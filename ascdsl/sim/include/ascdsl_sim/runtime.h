@@ -44,6 +44,8 @@ inline const char* pipe_short(Pipe p) {
     return names[static_cast<int>(p)];
 }
 
+struct CostParams;  // cost.h
+
 // What Python passes to a launch (mirrored by ascdsl/sim/runner.py::_LaunchConfig).
 struct LaunchConfig {
     const char* platform;
@@ -58,6 +60,7 @@ struct LaunchConfig {
     uint64_t n_regions;
     const uint64_t* region_base;
     const uint64_t* region_bytes;
+    const CostParams* cost;
 };
 
 struct VecCount {
@@ -71,9 +74,12 @@ struct Counters {
 struct GmRegion {
     uintptr_t base;
     uint64_t bytes;
-    std::vector<uint16_t> owner;  // block that wrote each byte; kNoOwner when none
+    std::vector<uint32_t> owner;  // block that wrote each byte; kNoOwner when none, kAtomicOwner when atomic
 };
-constexpr uint16_t kNoOwner = 0xFFFF;
+constexpr uint32_t kNoOwner = 0xFFFFFFFF, kAtomicOwner = 0xFFFFFFFE;
+
+// SetAtomicAdd/Max/Min: how MTE3 combines UB data with GM (reference: SetAtomicAdd).
+enum class Atomic : uint8_t { None, Add, Max, Min };
 
 enum class BufState : uint8_t { Free, Allocated, Queued, Dequeued };
 struct QueueBuffer {
@@ -90,6 +96,7 @@ struct Queue {
     Pipe producer, consumer;
     std::vector<int> buffers;
     std::deque<int> queued;
+    size_t cursor = 0;  // AllocTensor takes buffers round-robin from here, as CANN's TQue does
 };
 
 struct PendingFlag {
@@ -119,6 +126,8 @@ struct State {
     std::vector<Queue> queues;
     std::vector<QueueBuffer> buffers;
     uint64_t ub_used = 0;
+    Atomic atomic = Atomic::None;
+    const char* atomic_type = "";  // element type named by SetAtomicAdd<T> (and friends)
 };
 
 inline State& st() {
@@ -142,14 +151,8 @@ inline void reset_block(int64_t idx, int64_t num) {
     s.queues.clear();
     s.buffers.clear();
     s.ub_used = 0;
+    s.atomic = Atomic::None;
     s.counters = Counters{};
-}
-
-// ---- counters ----
-inline void count_vector(const char* api, uint64_t elements) {
-    VecCount& c = st().counters.vec[api];
-    c.calls += 1;
-    c.elements += elements;
 }
 
 // ---- hazard checker ----
@@ -262,19 +265,25 @@ inline void gm_read(const char* api, const void* p, uint64_t bytes) {
     st().counters.gm_read_bytes += bytes;
 }
 
-inline void gm_write(const char* api, const void* p, uint64_t bytes) {
+// Plain writes of different blocks must not touch the same byte; atomic writes (SetAtomicAdd...) of
+// any number of blocks may, as long as no block writes that byte plainly.
+inline void gm_write(const char* api, const void* p, uint64_t bytes, bool atomic = false) {
     if (bytes == 0) return;
     GmRegion& r = gm_region(api, p, bytes, "write");
     State& s = st();
     if (r.owner.empty()) r.owner.assign(r.bytes, kNoOwner);
     const uint64_t off = reinterpret_cast<uintptr_t>(p) - r.base;
-    const uint16_t me = static_cast<uint16_t>(s.block_idx);
+    const uint32_t me = static_cast<uint32_t>(s.block_idx);
     for (uint64_t i = 0; i < bytes; ++i) {
-        uint16_t& o = r.owner[off + i];
-        if (o != kNoOwner && o != me)
+        uint32_t& o = r.owner[off + i];
+        const bool ok = o == kNoOwner || o == me || (atomic && o == kAtomicOwner);
+        if (!ok && o == kAtomicOwner)
+            fail(api, "GM byte ", off + i, " of a ", r.bytes, "-byte buffer is accumulated atomically (SetAtomicAdd...) and "
+                 "written plainly by block ", s.block_idx, " (blocks must write disjoint GM)");
+        if (!ok)
             fail(api, "GM byte ", off + i, " of a ", r.bytes, "-byte buffer is written by block ", o, " and by block ",
-                 s.block_idx, " (blocks must write disjoint GM)");
-        o = me;
+                 s.block_idx, atomic ? " (atomically)" : "", " (blocks must write disjoint GM)");
+        o = atomic ? kAtomicOwner : me;
     }
     s.counters.gm_write_bytes += bytes;
 }

@@ -1,7 +1,7 @@
 // Pipes, events, PipeBarrier and SetFlag/WaitFlag, feeding the hazard checker's vector clocks.
 #ifndef ASCDSL_SIM_ASCDSL_SIM_SYNC_H
 #define ASCDSL_SIM_ASCDSL_SIM_SYNC_H
-#include "runtime.h"
+#include "cost.h"
 
 enum pipe_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL, PIPE_MTE4 = 7, PIPE_MTE5 = 8, PIPE_V2 = 9, PIPE_FIX = 10 };
 enum event_t { EVENT_ID0 = 0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
@@ -53,6 +53,7 @@ inline PendingFlag& pending_flag(const char* api, AscendC::HardEvent e, int32_t 
 inline void set_flag(AscendC::HardEvent e, int32_t id) {
     PendingFlag& f = pending_flag("SetFlag", e, id);
     begin_op("SetFlag");
+    count_set_flag(static_cast<int>(e), id, event_pipes(e).src);
     f.set = true;
     f.clock = flag_clock(event_pipes(e).src);
 }
@@ -63,6 +64,7 @@ inline void wait_flag(AscendC::HardEvent e, int32_t id) {
     require(f.set, "WaitFlag", "WaitFlag<HardEvent::", pipe_short(p.src), "_", pipe_short(p.dst), ">(", id,
             ") has no matching SetFlag before it: the ", pipe_name(p.dst), " would wait forever");
     begin_op("WaitFlag");
+    count_wait_flag(static_cast<int>(e), id, p.dst);
     merge_clock(p.dst, f.clock);
     f.set = false;
 }
@@ -70,10 +72,10 @@ inline void wait_flag(AscendC::HardEvent e, int32_t id) {
 inline void pipe_barrier(pipe_t p) {
     begin_op("PipeBarrier");
     switch (p) {
-    case PIPE_V: barrier(Pipe::V); break;
-    case PIPE_MTE2: barrier(Pipe::MTE2); break;
-    case PIPE_MTE3: barrier(Pipe::MTE3); break;
-    case PIPE_ALL: barrier_all(); break;
+    case PIPE_V: barrier(Pipe::V), count_barrier(Pipe::V, false); break;
+    case PIPE_MTE2: barrier(Pipe::MTE2), count_barrier(Pipe::MTE2, false); break;
+    case PIPE_MTE3: barrier(Pipe::MTE3), count_barrier(Pipe::MTE3, false); break;
+    case PIPE_ALL: barrier_all(), count_barrier(Pipe::S, true); break;
     case PIPE_S: fail("PipeBarrier", "PipeBarrier<PIPE_S> is not allowed");
     default: break;  // cube and fixpipe pipes do not touch UB
     }

@@ -1,7 +1,7 @@
 // Enums, constants, GlobalTensor, LocalTensor, GetBlockIdx/GetBlockNum.
 #ifndef ASCDSL_SIM_ASCDSL_SIM_TENSOR_H
 #define ASCDSL_SIM_ASCDSL_SIM_TENSOR_H
-#include "runtime.h"
+#include "cost.h"
 
 namespace AscendC {
 
@@ -47,6 +47,7 @@ public:
     }
     T GetValue(const uint64_t offset) const {
         ascdsl_sim::gm_read("GlobalTensor::GetValue", addr_ + offset, sizeof(T));
+        ascdsl_sim::count_scalar(true);
         return addr_[offset];
     }
     T& operator()(const uint64_t offset) const {
@@ -55,6 +56,7 @@ public:
     }
     void SetValue(const uint64_t offset, T value) const {
         ascdsl_sim::gm_write("GlobalTensor::SetValue", addr_ + offset, sizeof(T));
+        ascdsl_sim::count_scalar(true);
         addr_[offset] = value;
     }
 
@@ -76,6 +78,7 @@ public:
         check_index(api, index);
         ascdsl_sim::touch_buffer(api, buf_, gen_, "tensor");
         ascdsl_sim::begin_op(api);
+        ascdsl_sim::count_scalar();
         ascdsl_sim::ub_read(api, ascdsl_sim::Pipe::S, addr_ + index * sizeof(T), sizeof(T));
         return ptr()[index];
     }
@@ -85,6 +88,7 @@ public:
         check_index(api, index);
         ascdsl_sim::touch_buffer(api, buf_, gen_, "tensor");
         const uint32_t t = ascdsl_sim::begin_op(api);
+        ascdsl_sim::count_scalar();
         ascdsl_sim::ub_write(api, ascdsl_sim::Pipe::S, t, addr_ + index * sizeof(T), sizeof(T));
         ptr()[index] = static_cast<T>(value);
     }

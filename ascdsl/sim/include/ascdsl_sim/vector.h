@@ -70,7 +70,7 @@ void elementwise(const char* api, const Lanes& l, F f, const Arg<D>& dst, const 
     D* p = dst.t.ptr();
     for (size_t i = 0; i < out.size(); ++i) p[od.idx[i]] = out[i];
     write_operand(api, Pipe::V, time, od);
-    count_vector(api, l.elements());
+    count_vector(api, l, std::max({sizeof(D), sizeof(S)...}));
 }
 
 constexpr const char* kTypeMessage =
@@ -102,6 +102,21 @@ void unary(const char* api, const AscendC::LocalTensor<T>& dst, const AscendC::L
                 Arg<T>{"src", src, {p.srcBlkStride, p.srcRepStride}});
 }
 
+// Shifts by a scalar in [0, bit width]; ShiftRight is arithmetic on signed types, and with roundEn it adds
+// the last bit shifted out (round half up).
+template <class Op, class T>
+void shift(const char* api, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, const T& scalar,
+           const Lanes& l, const AscendC::UnaryRepeatParams& p, bool roundEn = false) {
+    const int64_t s = static_cast<int64_t>(scalar);
+    require(s >= 0 && s <= int64_t(8 * sizeof(T)), api, "shift ", s, " is outside [0, ", 8 * sizeof(T), "]");
+    auto f = [s, roundEn](T a) {
+        const int64_t r = Op::apply(static_cast<int64_t>(a), s);
+        return static_cast<T>(roundEn && s > 0 ? r + (static_cast<int64_t>(a) >> (s - 1) & 1) : r);
+    };
+    elementwise(api, l, f, Arg<T>{"dst", dst, {p.dstBlkStride, p.dstRepStride}},
+                Arg<T>{"src", src, {p.srcBlkStride, p.srcRepStride}});
+}
+
 template <class W> W max_of(W a, W b) { return a > b ? a : b; }
 template <class W> W min_of(W a, W b) { return a < b ? a : b; }
 
@@ -115,6 +130,8 @@ template <class W> W min_of(W a, W b) { return a < b ? a : b; }
     binary, (const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1), (dst, src0, src1), BinaryRepeatParams
 #define ASCDSL_SIM_SHAPE_SCALAR \
     with_scalar, (const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue), (dst, src, scalarValue), UnaryRepeatParams
+#define ASCDSL_SIM_SHAPE_SHIFT \
+    shift, (const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue), (dst, src, scalarValue), UnaryRepeatParams
 #define ASCDSL_SIM_SHAPE_UNARY \
     unary, (const LocalTensor<T>& dst, const LocalTensor<T>& src), (dst, src), UnaryRepeatParams
 
@@ -164,6 +181,37 @@ ASCDSL_SIM_OP(Sqrt, UNARY, std::sqrt(a), half, float)
 ASCDSL_SIM_OP(Rsqrt, UNARY, W(1) / std::sqrt(a), half, float)
 ASCDSL_SIM_OP(Reciprocal, UNARY, W(1) / a, half, float)
 ASCDSL_SIM_OP(Relu, UNARY, max_of(a, W(0)), half, int32_t, float)
+
+// Bitwise ops: 16-bit types only on A2. (CANN 8.1 also accepts 32-bit types in the count form of And/Or but
+// reinterprets them as int16_t and counts calCount 16-bit lanes: ReinterpretCast to int16_t and pass 2 * count.)
+ASCDSL_SIM_OP(And, BINARY, a & b, int16_t, uint16_t)
+ASCDSL_SIM_OP(Or, BINARY, a | b, int16_t, uint16_t)
+ASCDSL_SIM_OP(Not, UNARY, ~a, int16_t, uint16_t)
+ASCDSL_SIM_OP(ShiftLeft, SHIFT, static_cast<W>(static_cast<uint64_t>(a) << b), int16_t, uint16_t, int32_t, uint32_t)
+
+namespace ascdsl_sim {
+struct ShiftRight_op {
+    template <class T> static constexpr bool ok = is_one_of_v<T, int16_t, uint16_t, int32_t, uint32_t>;
+    static int64_t apply(int64_t a, int64_t b) { return b >= 63 ? (a < 0 ? -1 : 0) : a >> b; }
+};
+}  // namespace ascdsl_sim
+
+namespace AscendC {
+template <typename T, bool isSetMask = true, typename Mask>
+inline void ShiftRight(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, Mask mask,
+                       const ascdsl_sim::RepeatTimes repeatTimes, const UnaryRepeatParams& p, bool roundEn = false) {
+    static_assert(ascdsl_sim::ShiftRight_op::ok<T>, "ascdsl sim: ShiftRight: unsupported element type");
+    ascdsl_sim::shift<ascdsl_sim::ShiftRight_op>(
+        "ShiftRight", dst, src, scalarValue,
+        ascdsl_sim::mask_lanes("ShiftRight", mask, repeatTimes.value, ascdsl_sim::per_repeat<T>()), p, roundEn);
+}
+template <typename T, bool isSetMask = true>
+inline void ShiftRight(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, const int32_t& calCount) {
+    static_assert(ascdsl_sim::ShiftRight_op::ok<T>, "ascdsl sim: ShiftRight: unsupported element type");
+    ascdsl_sim::shift<ascdsl_sim::ShiftRight_op>("ShiftRight", dst, src, scalarValue,
+                                                 ascdsl_sim::count_lanes("ShiftRight", calCount), UnaryRepeatParams{});
+}
+}  // namespace AscendC
 
 namespace ascdsl_sim {
 template <class T> constexpr bool duplicate_ok = is_one_of_v<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float>;

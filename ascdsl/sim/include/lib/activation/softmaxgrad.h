@@ -92,7 +92,7 @@ void softmax_grad(const char* api, const AscendC::LocalTensor<T>& dst, const Asc
     rows(t.rangeM * t.splitM, t.tailM);
     for (size_t i = 0; i < out.size(); ++i) dp[i] = static_cast<T>(out[i]);
     write_operand(api, Pipe::V, time, d);
-    count_vector(api, uint64_t(m) * k);
+    count_vector(api, uint64_t(m) * k, ceil_div(uint64_t(m) * k * sizeof(T), 256), sizeof(T));
 }
 
 }  // namespace ascdsl_sim

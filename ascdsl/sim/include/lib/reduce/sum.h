@@ -40,7 +40,7 @@ void sum_rows(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>&
         dst.ptr()[i] = static_cast<T>(tree_sum<T>(std::vector<wide_t<T>>(row, row + p.n)));
     }
     write_operand(api, Pipe::V, time, d);
-    count_vector(api, uint64_t(p.outter) * p.n);
+    count_vector(api, uint64_t(p.outter) * p.n, ceil_div(uint64_t(p.outter) * p.inner * sizeof(T), 256), sizeof(T));
 }
 
 }  // namespace ascdsl_sim

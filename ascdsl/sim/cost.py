@@ -1,0 +1,196 @@
+"""The simulator's cost model: how long a launch would take on the NPU, estimated from the API calls
+it actually executed, and the floor it is compared with.
+
+Per block, the simulator (``include/ascdsl_sim/cost.h``) keeps a timeline of the four pipes of a
+vector core. The scalar unit dispatches every API call in program order (``scalar_issue`` cycles
+each). MTE2 (GM -> UB), V (vector) and MTE3 (UB -> GM) each run their instructions in order, no
+earlier than their dispatch:
+
+* a DataCopy/DataCopyPad costs ``copy_setup + bursts * burst_cycles`` on its pipe, then its bytes at
+  the core's share of GM bandwidth over a link MTE2 and MTE3 share;
+* a vector instruction costs ``vector_issue + repeats * cycles_per_repeat[api]`` (a repeat is 256
+  bytes of lanes; a repeat with any active lane costs a full one, so masks and short rows show; the
+  count form runs ``ceil(bytes / 256)`` repeats); high-level APIs add ``extra_passes`` internal
+  instructions, each with its issue and a barrier drain; a UB -> UB DataCopy is one repeat per 256 B;
+* ``PipeBarrier<p>`` makes pipe ``p`` drain (``barrier_drain``); ``PIPE_ALL`` waits for every pipe;
+* ``SetFlag``/``WaitFlag`` hold the waiting pipe until the setting pipe has reached the flag (plus
+  ``flag_latency``); a ``WaitFlag`` on the scalar unit stalls dispatch;
+* queues are these flags on their buffers: ``EnQue``/``DeQue`` hand a buffer from producer to
+  consumer, ``FreeTensor``/``AllocTensor`` hand it back, so CopyIn overlaps Compute only when a
+  second buffer is free (double buffering) and waits for FreeTensor otherwise.
+
+A block's span is when its last pipe finishes. Blocks run on the platform's vector cores in turn
+(block ``b`` on core ``b % cores``); the estimate is the slowest core, and all cores that run at the
+same time share HBM bandwidth evenly. The **floor** is the larger of all GM bytes over HBM bandwidth
+and all vector work at peak (full repeats, no issue overhead) spread over every vector core: no
+kernel doing the same copies and vector work can beat it, so ``est_cycles >= floor_cycles``.
+
+Left out: caches (L2 hits, the instruction and data caches), UB bank conflicts and strides, the
+MTE's segment rounding beyond the flat per-burst cost, scalar-unit stalls beyond the flat dispatch
+cost (address arithmetic, loops, branches), bounded instruction queues (the scalar unit may run
+arbitrarily far ahead of the pipes), contention for the same GM address, and the kernel launch.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+from ..platforms import PLATFORMS, Platform
+
+PIPES = ("MTE2", "V", "MTE3", "S")
+
+
+@dataclass(frozen=True)
+class Constant:
+    """One constant of the model and where its value comes from."""
+
+    value: float
+    source: str
+
+
+def _c(value: float, source: str) -> Constant:
+    return Constant(value, source)
+
+
+_INI = "CANN 8.1 data/platform_config/Ascend910B3.ini (see /work/shared/reference/ascendc-api.md section 4)"
+_REVIEW = (
+    "assumed: the review model of issue 11 (no public per-instruction cycle table for the 910B vector "
+    "unit was found)"
+)
+
+
+@dataclass(frozen=True)
+class CostConstants:
+    """The model's constants for one family of platforms (cycles are vector-core cycles)."""
+
+    clock_mhz: Constant
+    hbm_gb_per_s: Constant
+    core_gm_bytes_per_cycle: Constant
+    scalar_issue: Constant
+    vector_issue: Constant
+    barrier_drain: Constant
+    flag_latency: Constant
+    copy_setup: Constant
+    burst_cycles: Constant
+    scalar_gm_latency: Constant
+    cycles_per_repeat: Mapping[str, float] = field(default_factory=dict)  # by API; 1 when absent
+    extra_passes: Mapping[str, float] = field(default_factory=dict)  # internal instructions of high-level APIs
+    repeat_source: str = ""
+
+    def table(self) -> list[tuple[str, float, str]]:
+        """(name, value, source) for every scalar constant, for documentation and ``ascdsl bench``."""
+        return [(name, c.value, c.source) for name, c in vars(self).items() if isinstance(c, Constant)]
+
+
+A2 = CostConstants(
+    clock_mhz=_c(1800, f"cube_freq=1800 in {_INI}"),
+    hbm_gb_per_s=_c(
+        1600,
+        "assumed 1.6 TB/s shared by all cores (the review model of issue 11); no primary source: third-party "
+        "pages give 0.4-2 TB/s (boardor.com/blog/huawei-ascend-910b-outperforms-h20-910c-approaches-h100: "
+        "400 GB/s; oryoy.com 910B parameter article: 1.2 TB/s; orientdeck.com/tech-trend/ai-robotics/9209.html: 2 TB/s)",
+    ),
+    core_gm_bytes_per_cycle=_c(32, f"[AICoreMemoryRates] ddr_rate=32 in {_INI} (units undocumented: read as bytes/cycle)"),
+    scalar_issue=_c(2, "assumed: dispatch of one API call by the scalar unit (flat; loops and address math left out)"),
+    vector_issue=_c(
+        4,
+        f"{_REVIEW}: 'a few cycles to issue each vector instruction'; hiascend best practice 'Using the Counter "
+        "Mode for Vector Operators' (canncommercial 800, atlas_ascendc_best_practices_10_0030) counts fewer "
+        "instructions as faster",
+    ),
+    barrier_drain=_c(
+        30,
+        f"{_REVIEW}: 'some tens of cycles to drain a PipeBarrier'; PipeBarrier semantics: hiascend API "
+        "atlasascendc_api_07_0271 (blocks the pipe until the previous instructions complete)",
+    ),
+    flag_latency=_c(10, "assumed: SetFlag to WaitFlag hand-over (no public figure)"),
+    copy_setup=_c(
+        64,
+        "assumed so that one copy of 16 KiB at a 40-core share of HBM runs at >= 90% of bandwidth, the size "
+        "from which the guide says GM transfers reach best bandwidth (ASC docs NPU架构版本2201.md, reference "
+        "section 2.6)",
+    ),
+    burst_cycles=_c(
+        4,
+        "assumed: one 128-byte segment at 32 B/cycle per burst (GM transfers are split into 128/256/512-byte "
+        "segments with round-up: ASC docs NPU架构版本2201.md, reference section 2.6)",
+    ),
+    scalar_gm_latency=_c(200, "assumed: a scalar GM access that misses the data cache (no public figure)"),
+    cycles_per_repeat=MappingProxyType(
+        {"Exp": 2, "Ln": 2, "Sqrt": 2, "Rsqrt": 2, "Reciprocal": 2, "Div": 2, "SoftmaxGrad": 4, "SoftmaxGradFront": 2}
+    ),
+    extra_passes=MappingProxyType(
+        {"ReduceSum": 2, "ReduceMax": 2, "ReduceMin": 2, "Sum": 1, "SoftmaxGrad": 4, "SoftmaxGradFront": 2}
+    ),
+    repeat_source=(
+        "one repeat (256 B: 8 blocks of 32 B) per cycle: the vector datapath of reference section 4 and the hiascend "
+        "guide (one iteration processes 8 datablocks); Exp about 2 cycles per repeat and the other "
+        f"transcendentals and Div likewise: {_REVIEW}; high-level APIs as the passes they are built from"
+    ),
+)
+
+# Every A2/A3 SoC shares one row. The 310P's vector core has the same datapath; its clock and memory
+# differ, but we have no better public numbers for it, so it shares the row too.
+COSTS: dict[str, CostConstants] = {name: A2 for name in PLATFORMS}
+
+
+def constants(platform: Platform) -> CostConstants:
+    """The cost constants of ``platform``."""
+    return COSTS[platform.name]
+
+
+def core_share(platform: Platform, block_dim: int) -> float:
+    """GM bytes per cycle one core gets when ``block_dim`` blocks run on ``platform`` at once."""
+    k = constants(platform)
+    running = min(block_dim, platform.vector_core_count)
+    return min(k.core_gm_bytes_per_cycle.value, hbm_bytes_per_cycle(k) / running)
+
+
+def hbm_bytes_per_cycle(k: CostConstants) -> float:
+    return k.hbm_gb_per_s.value * 1e3 / k.clock_mhz.value
+
+
+@dataclass(frozen=True)
+class BlockCost:
+    """What one block cost, as the simulator reports it."""
+
+    cycles: float
+    busy: Mapping[str, float]
+    vector_ideal: float
+    copy_bytes: float
+
+    @staticmethod
+    def from_report(d: dict) -> BlockCost:
+        return BlockCost(d["cycles"], MappingProxyType(dict(d["busy"])), d["vector_ideal"], d["copy_bytes"])
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A launch's estimate: the slowest core's cycles and pipe busy cycles, and the floor."""
+
+    cycles: int
+    us: float
+    floor_cycles: int
+    busy: Mapping[str, int]
+    critical_pipe: str
+
+
+def estimate(blocks: list[BlockCost], platform: Platform) -> Estimate:
+    """Blocks in index order onto the vector cores in turn; the slowest core is the estimate."""
+    k = constants(platform)
+    cores = platform.vector_core_count
+    span = [0.0] * min(cores, max(len(blocks), 1))
+    busy = [dict.fromkeys(PIPES, 0.0) for _ in span]
+    for b, cost in enumerate(blocks):
+        span[b % cores] += cost.cycles
+        for pipe, cycles in cost.busy.items():
+            busy[b % cores][pipe] += cycles
+    slowest = max(range(len(span)), key=span.__getitem__)
+    floor = max(
+        sum(c.copy_bytes for c in blocks) / min(hbm_bytes_per_cycle(k), cores * k.core_gm_bytes_per_cycle.value),
+        sum(c.vector_ideal for c in blocks) / cores,
+    )
+    cycles = int(-(-span[slowest] // 1))
+    pipes = {p: round(v) for p, v in busy[slowest].items()}
+    return Estimate(cycles, cycles / k.clock_mhz.value, int(floor), MappingProxyType(pipes), max(pipes, key=pipes.__getitem__))

@@ -1,0 +1,213 @@
+// The cost model's per-block timeline: the scalar unit dispatches every API call in program order and
+// each pipe (MTE2, V, MTE3) runs its instructions in order, after the dispatch and after whatever
+// flag, queue buffer or barrier it waits for. The constants and what the model leaves out are
+// documented in ascdsl/sim/cost.py; every API reaches the model through the hooks at the end of this
+// file (a new vector API only has to call count_vector, which operand.h wraps for Lanes).
+#ifndef ASCDSL_SIM_ASCDSL_SIM_COST_H
+#define ASCDSL_SIM_ASCDSL_SIM_COST_H
+#include <cmath>
+
+#include "runtime.h"
+
+namespace ascdsl_sim {
+
+// Mirrored by ascdsl/sim/runner.py::_CostParams; all costs in core cycles.
+struct CostParams {
+    double scalar_issue = 0;        // scalar unit: dispatching one API call
+    double vector_issue = 0;        // vector pipe: start-up of one instruction
+    double barrier_drain = 0;       // PipeBarrier: the pipe drains before the next instruction
+    double flag_latency = 0;        // SetFlag (or EnQue/FreeTensor) to the waiting pipe
+    double copy_setup = 0;          // MTE2/MTE3: start-up of one DataCopy/DataCopyPad
+    double burst_cycles = 0;        // MTE2/MTE3: each burst of a copy
+    double gm_bytes_per_cycle = 1;  // this core's share of GM bandwidth (reads and writes together)
+    double scalar_gm_latency = 0;   // a scalar GM access (GlobalTensor::GetValue/SetValue)
+    uint64_t n_apis = 0;            // per-API vector costs: cycles per repeat and extra internal passes
+    const char* const* api_names = nullptr;
+    const double* api_cycles_per_repeat = nullptr;
+    const double* api_extra_passes = nullptr;
+};
+
+// What one block cost: its span, the busy cycles of each pipe, and its share of the floor.
+struct BlockCost {
+    double cycles = 0;
+    std::array<double, kPipes> busy{};
+    double vector_ideal = 0;  // vector cycles with every repeat full and no issue overhead
+    double copy_bytes = 0;    // bytes MTE2 and MTE3 moved between GM and UB
+};
+
+struct Timeline {
+    CostParams params;
+    std::map<std::string, std::pair<double, double>, std::less<>> api_cost;  // name -> (cycles per repeat, extra passes)
+    double scalar = 0;                  // when the scalar unit dispatches the next call
+    std::array<double, kPipes> ready{};  // when each pipe has finished its last instruction
+    std::map<double, double> link;      // busy intervals [start, end) of this core's GM link
+    std::map<std::pair<int, int>, double> flags;  // (HardEvent, id) -> time the flag is set
+    std::map<int, double> buffer_ready;          // queue buffer -> time of its last EnQue/FreeTensor
+    BlockCost cost;
+};
+
+inline Timeline& timeline() {
+    static Timeline t;
+    return t;
+}
+
+inline void set_cost_params(const CostParams& p) {
+    Timeline& t = timeline();
+    t.params = p;
+    t.api_cost.clear();
+    for (uint64_t i = 0; i < p.n_apis; ++i) t.api_cost[p.api_names[i]] = {p.api_cycles_per_repeat[i], p.api_extra_passes[i]};
+}
+
+inline void reset_timeline() {
+    Timeline& t = timeline();
+    t.scalar = 0;
+    t.link.clear();
+    t.ready.fill(0);
+    t.flags.clear();
+    t.buffer_ready.clear();
+    t.cost = BlockCost{};
+}
+
+inline BlockCost block_cost() {
+    Timeline& t = timeline();
+    BlockCost c = t.cost;
+    c.cycles = t.scalar;
+    for (const double r : t.ready) c.cycles = std::max(c.cycles, r);
+    return c;
+}
+
+// ---- internals ----
+inline int pipe_index(Pipe p) { return static_cast<int>(p); }
+
+// The scalar unit dispatches one call; returns the earliest time the call's pipe may start it.
+inline double dispatch() {
+    Timeline& t = timeline();
+    t.scalar += t.params.scalar_issue;
+    t.cost.busy[pipe_index(Pipe::S)] += t.params.scalar_issue;
+    return t.scalar;
+}
+
+// Runs `cycles` of work on pipe p no earlier than `earliest`; returns the finish time.
+inline double occupy(Pipe p, double earliest, double cycles) {
+    Timeline& t = timeline();
+    double& ready = t.ready[pipe_index(p)];
+    ready = std::max(ready, earliest) + cycles;
+    t.cost.busy[pipe_index(p)] += cycles;
+    return ready;
+}
+
+// The time pipe `src` reaches this point of the program (all it was given so far is done).
+inline double reached(Pipe src) {
+    Timeline& t = timeline();
+    return src == Pipe::S ? t.scalar : std::max(t.ready[pipe_index(src)], t.scalar);
+}
+
+// Pipe `dst` may not start anything before `time`.
+inline void hold(Pipe dst, double time) {
+    Timeline& t = timeline();
+    double& r = dst == Pipe::S ? t.scalar : t.ready[pipe_index(dst)];
+    r = std::max(r, time);
+}
+
+// Moves `cycles` of data over the GM link from `start` on, in the gaps other transfers left (a transfer
+// dispatched later may use the link earlier); returns when the last byte has moved.
+inline double transfer(double start, double cycles) {
+    std::map<double, double>& link = timeline().link;
+    const double horizon = std::min(timeline().ready[pipe_index(Pipe::MTE2)], timeline().ready[pipe_index(Pipe::MTE3)]);
+    while (!link.empty() && link.begin()->second <= horizon) link.erase(link.begin());  // no copy can start earlier
+    double t = start, left = cycles;
+    auto it = link.upper_bound(t);
+    if (it != link.begin() && std::prev(it)->second > t) t = std::prev(it)->second;
+    for (; it != link.end(); ++it) {
+        const double use = std::min(left, it->first - t);
+        if (use > 0) link[t] = t + use, left -= use, t += use;
+        if (left <= 0) return t;
+        t = it->second;
+    }
+    link[t] = t + left;
+    return t + left;
+}
+
+// ---- hooks ----
+
+// Counts one vector instruction of `elements` active lanes, `lane_bytes` wide, in `repeats` repeats,
+// and runs it on the vector pipe: issue + repeats * cycles per repeat (+ its internal passes).
+inline void count_vector(const char* api, uint64_t elements, uint64_t repeats, uint64_t lane_bytes) {
+    VecCount& c = st().counters.vec[api];
+    c.calls += 1;
+    c.elements += elements;
+    Timeline& t = timeline();
+    const auto it = t.api_cost.find(api);
+    const auto [per_repeat, extra] = it == t.api_cost.end() ? std::pair<double, double>{1.0, 0.0} : it->second;
+    const double passes = extra * (t.params.vector_issue + t.params.barrier_drain);
+    occupy(Pipe::V, dispatch(), t.params.vector_issue + passes + static_cast<double>(repeats) * per_repeat);
+    t.cost.vector_ideal += static_cast<double>(elements * lane_bytes) / 256.0 * per_repeat;
+}
+
+// A DataCopy/DataCopyPad between GM and UB on MTE2 (in) or MTE3 (out): start-up and bursts on the
+// pipe, then the bytes over the core's GM link, which MTE2 and MTE3 share.
+inline void count_copy(Pipe p, uint64_t bursts, uint64_t bytes) {
+    Timeline& t = timeline();
+    const CostParams& k = t.params;
+    double& ready = t.ready[pipe_index(p)];
+    const double setup = k.copy_setup + static_cast<double>(bursts) * k.burst_cycles;
+    const double cycles = static_cast<double>(bytes) / k.gm_bytes_per_cycle;
+    const double start = std::max(ready, dispatch()) + setup;
+    ready = ascdsl_sim::transfer(start, cycles);
+    t.cost.busy[pipe_index(p)] += setup + cycles;
+    t.cost.copy_bytes += static_cast<double>(bytes);
+}
+
+// A UB -> UB DataCopy runs on the vector pipe, one repeat per 256 bytes.
+inline void count_ub_copy(uint64_t bytes) {
+    Timeline& t = timeline();
+    occupy(Pipe::V, dispatch(), t.params.vector_issue + std::ceil(static_cast<double>(bytes) / 256.0));
+    t.cost.vector_ideal += static_cast<double>(bytes) / 256.0;
+}
+
+// PipeBarrier<p>: the pipe drains; PIPE_ALL (p = S here) waits for every pipe and the scalar unit.
+inline void count_barrier(Pipe p, bool all) {
+    Timeline& t = timeline();
+    const double now = dispatch();
+    if (!all) {
+        occupy(p, now, t.params.barrier_drain);
+        return;
+    }
+    double done = now;
+    for (const double r : t.ready) done = std::max(done, r);
+    done += t.params.barrier_drain;
+    t.ready.fill(done);
+    t.scalar = done;
+}
+
+// SetFlag/WaitFlag, and the flags hidden in EnQue/DeQue (buffer handed to the consumer) and
+// FreeTensor/AllocTensor (buffer handed back to the producer).
+inline void count_set_flag(int event, int id, Pipe src) {
+    dispatch();
+    timeline().flags[{event, id}] = reached(src) + timeline().params.flag_latency;
+}
+inline void count_wait_flag(int event, int id, Pipe dst) {
+    dispatch();
+    hold(dst, timeline().flags[{event, id}]);
+}
+inline void count_release(int buffer, Pipe src) {
+    dispatch();
+    timeline().buffer_ready[buffer] = reached(src) + timeline().params.flag_latency;
+}
+inline void count_acquire(int buffer, Pipe dst) {
+    dispatch();
+    hold(dst, timeline().buffer_ready[buffer]);
+}
+
+// A call that runs on the scalar unit only (GetValue/SetValue on UB, and with `gm` on GM).
+inline void count_scalar(bool gm = false) {
+    dispatch();
+    if (gm) {
+        timeline().scalar += timeline().params.scalar_gm_latency;
+        timeline().cost.busy[pipe_index(Pipe::S)] += timeline().params.scalar_gm_latency;
+    }
+}
+
+}  // namespace ascdsl_sim
+
+#endif  // ASCDSL_SIM_ASCDSL_SIM_COST_H

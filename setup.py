@@ -1,0 +1,8 @@
+"""Packaging beyond pyproject.toml: ``templates/`` (top level of the repository) ships inside the
+wheel as ``ascdsl/templates`` (``ascdsl.backend.render`` looks there first, then in the checkout)."""
+from setuptools import find_packages, setup
+
+setup(
+    packages=[*find_packages(include=["ascdsl*"]), "ascdsl.templates"],
+    package_dir={"ascdsl.templates": "templates"},
+)

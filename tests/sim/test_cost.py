@@ -1,0 +1,102 @@
+"""The cost model (ascdsl/sim/cost.py) pinned on hand-written kernels whose cost is obvious."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ascdsl import sim
+from ascdsl.platforms import PLATFORMS, get_platform
+from ascdsl.sim import cost
+
+SRC = Path(__file__).parent / "kernels" / "cost.cpp"
+K = cost.A2
+PLAT = get_platform("Ascend910B3")
+ISSUE, VISSUE, DRAIN, FLAG = K.scalar_issue.value, K.vector_issue.value, K.barrier_drain.value, K.flag_latency.value
+
+
+def run(kernel, args, block_dim=1, **kw):
+    return sim.run_kernel(SRC, kernel, args, block_dim, **kw).stats
+
+
+@pytest.mark.parametrize("block_dim", [1, 40])
+def test_one_copy_costs_setup_burst_and_bytes_at_the_core_share(block_dim):
+    n = 4096  # 16 KiB in one burst
+    stats = run("one_copy", [np.zeros(40 * n, np.float32), np.uint32(n)], block_dim)
+    share = cost.core_share(PLAT, block_dim)
+    assert share == (K.core_gm_bytes_per_cycle.value if block_dim == 1 else cost.hbm_bytes_per_cycle(K) / 40)
+    # AllocTensor and DataCopy dispatched, set-up and one burst, the bytes, then the EnQue/DeQue flag
+    expected = 2 * ISSUE + K.copy_setup.value + K.burst_cycles.value + 4 * n / share + FLAG
+    assert stats.est_cycles == math.ceil(expected)
+    assert stats.est_us == pytest.approx(stats.est_cycles / K.clock_mhz.value)
+    assert stats.critical_pipe == "MTE2"
+    assert stats.floor_cycles == int(block_dim * 4 * n / cost.hbm_bytes_per_cycle(K))  # HBM, not 40 x 32 B/cycle
+    assert stats.est_cycles >= stats.floor_cycles
+
+
+def test_each_burst_adds_its_cost():
+    n = 4096
+    one = run("burst_copy", [np.zeros(n, np.float32), np.uint32(n), np.uint32(1)])
+    many = run("burst_copy", [np.zeros(n, np.float32), np.uint32(n), np.uint32(128)])  # 128 bursts of 128 B
+    assert many.est_cycles == one.est_cycles + 127 * K.burst_cycles.value
+    assert many.gm_read_bytes == one.gm_read_bytes == 4 * n
+
+
+@pytest.mark.parametrize("mask", [0, 8])
+def test_one_vector_op_costs_issue_and_full_repeats_whatever_the_mask(mask):
+    n = 4096  # 64 repeats of 64 floats
+    stats = run("one_exp", [np.uint32(n), np.uint32(mask)])
+    assert stats.est_cycles == ISSUE + VISSUE + 64 * K.cycles_per_repeat["Exp"]
+    assert stats.pipe_busy["V"] == VISSUE + 64 * K.cycles_per_repeat["Exp"]
+    assert stats.critical_pipe == "V"
+    assert stats.vector_elements["Exp"] == (n if mask == 0 else 8 * 64)
+
+
+def test_barrier_chain_pays_one_drain_per_barrier():
+    n, count = 1024, 10  # 16 repeats per Add
+    free = run("add_chain", [np.uint32(n), np.uint32(count), np.uint32(0)], vv_hazards=False)
+    chained = run("add_chain", [np.uint32(n), np.uint32(count), np.uint32(1)])
+    assert free.est_cycles == ISSUE + count * (VISSUE + 16)
+    assert chained.est_cycles == free.est_cycles + count * DRAIN
+
+
+def test_scalar_read_of_a_vector_result_waits_for_it():
+    n = 1024
+    stats = run("scalar_waits", [np.zeros(1, np.float32), np.uint32(n)])
+    vector_done = ISSUE + (VISSUE + 16) + DRAIN + (VISSUE + 16 * K.cycles_per_repeat["Exp"])
+    # the WaitFlag<V_S> holds dispatch; then GetValue and a GM SetValue on the scalar unit
+    assert stats.est_cycles == vector_done + FLAG + 2 * ISSUE + K.scalar_gm_latency.value
+
+
+def test_double_buffering_overlaps_copy_in_with_compute_and_single_buffering_does_not():
+    tile, tiles, work = 4096, 8, 20
+    x, y = np.ones(tile * tiles, np.float32), np.zeros(tile * tiles, np.float32)
+    args = [x, y, np.uint32(tile), np.uint32(tiles), np.uint32(work)]
+    single, double = run("scale_single", args), run("scale_double", args)
+    np.testing.assert_array_equal(y, 2 * x)
+    assert single.pipe_busy == double.pipe_busy  # the same work...
+    busy = double.pipe_busy
+    one_tile_copies = (busy["MTE2"] + busy["MTE3"]) / tiles + 4 * FLAG
+    # ...double-buffered: the vector pipe plus filling and draining the pipeline once
+    assert busy["V"] < double.est_cycles <= busy["V"] + one_tile_copies
+    # single-buffered: every copy-in waits for the previous tile's FreeTensor
+    assert single.est_cycles >= busy["V"] + busy["MTE2"]
+
+
+def test_blocks_beyond_the_cores_run_in_turn_and_share_bandwidth():
+    n = 4096
+    x = np.zeros(80 * n, np.float32)
+    forty = run("one_copy", [x, np.uint32(n)], 40)
+    eighty = run("one_copy", [x, np.uint32(n)], 80)
+    assert eighty.est_cycles == pytest.approx(2 * forty.est_cycles, abs=2)
+    assert eighty.floor_cycles == pytest.approx(2 * forty.floor_cycles, abs=1)
+    assert len(eighty.per_block) == 80 and eighty.per_block[0].est_cycles == forty.per_block[0].est_cycles
+
+
+def test_constants_name_their_sources():
+    for name, value, source in K.table():
+        assert value > 0 and len(source) > 20, name
+    assert K.repeat_source
+    assert set(cost.COSTS) == set(PLATFORMS)
