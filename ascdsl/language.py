@@ -21,7 +21,7 @@ __all__ = [
     "constexpr", "pointer_type", "float32", "float16", "bfloat16", "int8", "int16", "int32", "int64",
     "uint8", "int1", "program_id", "num_programs", "arange", "zeros", "full", "load", "store",
     "make_block_ptr", "advance",
-    "range", "static_range", "sum", "max", "min", "argmax", "argmin", "exp", "log", "sqrt", "rsqrt",
+    "range", "static_range", "sum", "max", "min", "argmax", "argmin", "exp", "exp2", "log", "sqrt", "rsqrt",
     "abs", "sigmoid", "maximum", "minimum", "where", "cast", "static_print", "static_assert",
     "device_print", "cdiv", "next_power_of_2",
 ]
@@ -183,6 +183,11 @@ def argmin(x, axis=None, keep_dims=False):
 @builtin
 def exp(x):
     """Elementwise e**x of a float tile."""
+
+
+@builtin
+def exp2(x):
+    """Elementwise 2**x of a float tile."""
 
 
 @builtin

@@ -95,6 +95,7 @@ NP_FOR_OP: dict[Op, Callable[..., np.ndarray]] = {
     Op.NEG: np.negative,
     Op.NOT: np.invert,
     Op.EXP: np.exp,
+    Op.EXP2: np.exp2,
     Op.LOG: np.log,
     Op.SQRT: np.sqrt,
     Op.RSQRT: lambda x: 1 / np.sqrt(x),

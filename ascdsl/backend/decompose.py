@@ -124,6 +124,10 @@ class _Rewriter:
 
     def _finish(self, t: Value, v: Value, loc) -> None:
         """Bind ``v`` (the original result) to float32 ``t`` rounded to ``v``'s dtype."""
+        if t.type == v.type:  # the last instruction computed ``t``: let it compute ``v`` instead
+            last = self.out.pop()
+            self.out.append(Instr(last.op, (v,), last.operands, last.attrs, last.regions, last.loc))
+            return
         self.cast(t, v.type.dtype, loc, result=v)
 
     consts: dict = {}

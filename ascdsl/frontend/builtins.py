@@ -216,7 +216,7 @@ BUILTINS: dict[Callable, Callable] = {
     tl.make_block_ptr: blockptr.make_block_ptr, tl.advance: blockptr.advance,
     tl.sum: _reduction(Op.SUM), tl.max: _reduction(Op.MAX), tl.min: _reduction(Op.MIN),
     tl.argmax: _reduction(Op.ARGMAX), tl.argmin: _reduction(Op.ARGMIN),
-    tl.exp: _unary(Op.EXP), tl.log: _unary(Op.LOG), tl.sqrt: _unary(Op.SQRT),
+    tl.exp: _unary(Op.EXP), tl.exp2: _unary(Op.EXP2), tl.log: _unary(Op.LOG), tl.sqrt: _unary(Op.SQRT),
     tl.rsqrt: _unary(Op.RSQRT), tl.abs: _unary(Op.ABS), tl.sigmoid: _unary(Op.SIGMOID),
     tl.maximum: _binary(Op.MAXIMUM), tl.minimum: _binary(Op.MINIMUM), tl.where: _where,
     tl.cast: _cast, tl.static_print: _static_print, tl.static_assert: _static_assert,
@@ -225,7 +225,7 @@ BUILTINS: dict[Callable, Callable] = {
 
 # Tile methods: ``x.to(tl.float16)``, ``x.sum(axis=0)``... call the builtin with ``x`` first.
 METHODS = {"to": tl.cast, **{f.__name__: f for f in (tl.sum, tl.max, tl.min, tl.argmax, tl.argmin, tl.exp,
-                                                     tl.log, tl.sqrt, tl.rsqrt, tl.abs, tl.sigmoid)}}
+                                                     tl.exp2, tl.log, tl.sqrt, tl.rsqrt, tl.abs, tl.sigmoid)}}
 
 
 def call_builtin(em: Emitter, fn: Callable, args, kwargs) -> Any:

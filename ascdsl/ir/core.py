@@ -85,6 +85,7 @@ class Op(enum.Enum):
     NEG = "neg"
     NOT = "not"
     EXP = "exp"
+    EXP2 = "exp2"
     LOG = "log"
     SQRT = "sqrt"
     RSQRT = "rsqrt"
@@ -117,7 +118,7 @@ class GroupOp:
     COMPARE = frozenset({Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE})
     LOGICAL = frozenset({Op.AND, Op.OR, Op.XOR})
     BINARY = ARITH | COMPARE | LOGICAL
-    TRANSCENDENTAL = frozenset({Op.EXP, Op.LOG, Op.RSQRT, Op.SIGMOID})
+    TRANSCENDENTAL = frozenset({Op.EXP, Op.EXP2, Op.LOG, Op.RSQRT, Op.SIGMOID})
     UNARY = frozenset({Op.NEG, Op.NOT, Op.SQRT, Op.ABS, Op.CAST}) | TRANSCENDENTAL
     ELEMENTWISE = BINARY | UNARY | frozenset({Op.WHERE, Op.PTR_ADD})
     REDUCE = frozenset({Op.SUM, Op.MAX, Op.MIN, Op.ARGMAX, Op.ARGMIN})

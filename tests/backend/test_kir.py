@@ -125,3 +125,22 @@ def test_platform_capabilities_come_from_the_platform_table():
     narrow = ascendc.planned(k, "Ascend910B3").plan
     assert all(s.bytes % 32 == 0 for s in narrow.slots)
     assert all(s.bytes % 64 == 0 for s in ascendc.planned(k, wide).plan.slots)
+
+
+@ascdsl.jit
+def exp2_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, tl.exp2(x), mask=mask)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_exp2_on_the_interpreter_and_the_simulator(dtype):
+    dt = dtypes.lookup(dtype)
+    x = np.linspace(-12.0, 12.0, 777).astype(dt.np)  # 2**x stays finite in float16
+    want = np.exp2(x.astype(np.float64))
+    for backend in ("interpreter", "sim"):
+        out = np.zeros_like(x)
+        exp2_kernel[(ascdsl.cdiv(777, 256),)](x, out, 777, BLOCK=256, backend=backend)
+        np.testing.assert_allclose(out.astype(np.float64), want, rtol=dt.rtol, atol=dt.atol, err_msg=backend)
