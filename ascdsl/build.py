@@ -87,7 +87,7 @@ def plan(op: Operator, platform: Platform) -> OpBuild:
     """Collect the kernel specialisations the op's OpDef-expressible cases launch, lay out the tiling
     struct, and set aside the variants the Ascend C backend cannot emit."""
     from .cli import specializations
-    kernels = specializations(op, opdef_only=True).kernels
+    kernels = specializations(op, opdef_only=True, platform=platform.name).kernels
     source = display_path(inspect.getsourcefile(inspect.unwrap(op.host)) or op.name)
     lay = layout(f"{op.op_type}TilingData", kernels)
     emitted, failed = [], []

@@ -5,20 +5,27 @@ import argparse
 import sys
 
 from . import record
-from .errors import Error
+from .errors import Error, InputTypeError, InputValueError
 from .ir import Module, dump
 from .jit import BACKENDS
 from .op import Operator, load_operators
 from .testing import CaseResult, format_table, verify
 
 
-def specializations(op: Operator, opdef_only: bool = False) -> Module:
+def specializations(op: Operator, opdef_only: bool = False, platform: str | None = None) -> Module:
     """Every distinct kernel specialisation that the op's cases launch, in first-launch order
-    (``opdef_only``: only the cases the OpDef can express, what ``ascdsl build`` compiles)."""
+    (``opdef_only``: only the cases the OpDef can express, what ``ascdsl build`` compiles). With a
+    ``platform``, the cases launch for it, and those its host rejects (e.g. bfloat16 where the
+    platform has no bfloat16 casts) launch nothing."""
     cases = [c for c in op.cases if op.opdef_attrs(c) is not None] if opdef_only else op.cases
+    target = {} if platform is None else {"platform": platform}
     with record.launches() as seen:
         for case in cases:
-            op.entry(*case.inputs(), **dict(case.attrs), backend="interpreter")
+            try:
+                op.entry(*case.inputs(), **dict(case.attrs), backend="interpreter", **target)
+            except (InputTypeError, InputValueError):
+                if platform is None:
+                    raise
     kernels = []
     for launch in seen:
         if launch.kernel not in kernels:
