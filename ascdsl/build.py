@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import dtypes, planner
-from .backend import ascendc, host
+from .backend import ascendc, host, ubplan
 from .backend.opproject import (
     aclnn_signature,
     fields,
@@ -243,10 +243,9 @@ def footprints(v: Variant, jit_fn) -> dict:
 
 
 def _ub_plan(v: Variant, platform: Platform) -> dict | None:
-    """The variant's UB buffers after the backend passes (None if the backend cannot plan it)."""
-    from .passes import run_passes, ubplan
+    """The variant's UB buffers: the backend's one plan of it (None if the backend cannot plan it)."""
     try:
-        return ubplan.plan(run_passes(v.kernel, platform)).as_dict()
+        return ubplan.as_dict(ascendc.planned(v.kernel, platform))
     except Error:
         return None
 

@@ -29,19 +29,18 @@ every variant. Exit status 1 if anything fails."""
 
 def specializations(op: Operator, opdef_only: bool = False, platform: str | None = None) -> Module:
     """Every distinct kernel specialisation that the op's cases launch, in first-launch order
-    (``opdef_only``: only the cases the OpDef can express, what ``ascdsl build`` compiles). With
-    ``platform``, the cases run for that platform and those its host rejects there (bfloat16 on a SoC
-    without it) are left out; otherwise they run for the default platform."""
+    (``opdef_only``: only the cases the OpDef can express, what ``ascdsl build`` compiles). With a
+    ``platform``, the cases launch for it, and those its host rejects (e.g. bfloat16 where the
+    platform has no bfloat16 casts) launch nothing."""
     cases = [c for c in op.cases if op.opdef_attrs(c) is not None] if opdef_only else op.cases
+    target = {} if platform is None else {"platform": platform}
     with record.launches() as seen:
         for case in cases:
-            if platform is None:
-                op.entry(*case.inputs(), **dict(case.attrs), backend="interpreter")
-                continue
             try:
-                op.entry(*case.inputs(), **dict(case.attrs), backend="interpreter", platform=platform)
+                op.entry(*case.inputs(), **dict(case.attrs), backend="interpreter", **target)
             except (InputTypeError, InputValueError):
-                continue
+                if platform is None:
+                    raise
     kernels = []
     for launch in seen:
         if launch.kernel not in kernels:

@@ -21,8 +21,6 @@ from functools import lru_cache
 from . import dtypes
 from .errors import CompilationError, Error, InputValueError
 from .op import TensorDesc
-from .passes import PIPELINE
-from .passes.ubplan import plan
 from .platforms import DEFAULT_PLATFORM, Platform, get_platform
 
 
@@ -37,13 +35,11 @@ def arg_types(jit_fn, args) -> tuple:
 
 @lru_cache(maxsize=4096)
 def plan_total(jit_fn, types: tuple, constexprs: tuple) -> int:
-    """UB bytes of the kernel's plan (the passes before planning do not depend on the platform)."""
+    """UB bytes of the kernel's plan (the backend's one plan of that variant, on the default
+    platform: only the budget differs between platforms)."""
+    from .backend.ascendc import planned  # the backend imports the op protocol, which imports this
     kernel = jit_fn.specialize(*types, **dict(constexprs)).kernels[0]
-    for p in PIPELINE:
-        if p.__name__ == "plan_ub":
-            break
-        kernel = p(kernel, get_platform(DEFAULT_PLATFORM))
-    return plan(kernel).total_bytes
+    return planned(kernel, get_platform(DEFAULT_PLATFORM)).plan.total_bytes
 
 
 def largest_block(jit_fn, name: str, candidates, *args, platform: Platform | str | None = None, **constexprs):

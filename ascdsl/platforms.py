@@ -36,6 +36,10 @@ class Platform:
     has_bf16: bool  # bfloat16 <-> float conversions exist (there is no bf16 arithmetic anywhere)
     soc: str = "ascend910b"  # the SoC series of AddConfig(...)
     arch: int = 220  # __CCE_AICORE__
+    block_bytes: int = 32  # UB addresses and DataCopy lengths are in 32-byte blocks
+    repeat_bytes: int = 256  # one vector repeat reads 8 blocks
+    max_repeats: int = 255  # repeat counts and repeat strides are 8-bit
+    max_bursts: int = 4095  # DataCopyPad blockCount is 12-bit
 
     @property
     def arch_macro(self) -> str:

@@ -11,7 +11,7 @@ timeline when ``SimStats`` carries ``est_cycles``). The generated kernel is list
 Everything comes from the build's data: the manifest (UB plans, tiling fields; read through
 :func:`ub_plan`), the variants' IR (source locations), and the verification samples. The one place
 text is matched is the kernel listing: a line links to a DSL line when it holds the exact comment that
-the backend writes for one of the IR's locations (``backend.model.where``).
+the backend writes for one of the IR's locations (``backend.emit.where``).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from .backend.model import where
+from .backend.emit import where
 from .backend.render import render
 from .errors import Loc, source_path, source_root
 from .ir import walk

@@ -1,50 +1,77 @@
-"""Ascend C kernel emission: post-pass IR -> render model -> ``templates/kernel.cpp.j2``.
+"""The Ascend C backend: tile IR -> kernel IR -> C++, as one visible list of named passes.
 
-Each kernel variant becomes one class (:class:`.model.KernelModel` names its values,
-:mod:`.stages` cuts it into CopyIn/Compute/CopyOut, :mod:`.memory`, :mod:`.compute` and
-:mod:`.reduce` select the instructions). ``Process`` walks the program ids of its block
-(``pid = GetBlockIdx(); pid < programs; pid += GetBlockNum()``). This module lays the classes and
-the entry that switches on the tiling key out through the templates.
+:data:`PIPELINE` runs on each variant after the tile-IR passes (:mod:`ascdsl.passes`):
+
+1. ``decompose`` (:mod:`.decompose`): instruction-selection rewrites on the tile IR (chains such
+   as sigmoid, float32 forms of what the vector unit lacks; platform-aware);
+2. ``select`` (:mod:`.select`): tile IR -> kernel IR (:mod:`.kir`): API calls on logical buffers,
+   cut into segments at the loops;
+3. ``plan_ub`` (:mod:`.ubplan`): buffers -> UB slots, the plan kept on the kernel;
+4. ``stage`` (:mod:`.staging`): segments -> CopyIn/Compute/CopyOut methods;
+5. ``sync`` (:mod:`.sync`): barriers and V_S flags from per-pipe reads and writes of each slot;
+6. ``name`` (:mod:`.naming`): readable, collision-free C++ names;
+7. ``check_budget`` (:mod:`.ubplan`): the plan fits the platform's UB (a located error otherwise).
+
+Each variant is compiled once (:func:`compile_variant` is cached); rendering (:mod:`.emit`) is the
+only place C++ text appears. ``Process`` walks the program ids of its block
+(``pid = GetBlockIdx(); pid < programs; pid += GetBlockNum()``).
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Sequence
 
 from .. import dtypes
+from ..ir import Kernel
+from ..passes import run_passes
 from ..platforms import Platform, get_platform
-from . import stages
-from .model import KernelModel, literal, where
+from . import kir
+from .decompose import decompose
+from .emit import class_model, literal
+from .naming import safe
 from .render import render
+from .select import select
+from .staging import stage
+from .sync import sync
+from .naming import name
 from .tiling import TilingLayout, Variant
+from .ubplan import check_budget, plan_ub
+
+PIPELINE = (decompose, select, plan_ub, stage, sync, name, check_budget)
+assert PIPELINE[-1] is check_budget  # planned() runs all but this one
+"""The backend's passes, in order (the first runs on the tile IR, ``select`` turns it into kernel IR)."""
 
 
-def _class_model(variant: Variant, layout: TilingLayout, platform: Platform) -> dict:
-    m = KernelModel(variant, layout, platform)
-    stages.build(m)
-    k = m.kernel
-    buffers = m.plan.buffers
-    return {
-        "class_name": variant.class_name,
-        "kernel_name": k.name,
-        "constexprs": ", ".join(f"{n}={v}" for n, v in k.constexprs),
-        "where": where(k.loc),
-        "struct": layout.struct_name,
-        "gms": [{"name": m.gm(p), "cpp": p.type.dtype.element_ty.cpp, "param": n} for p, n in m.pointers],
-        "queues": [{"name": b.name, "position": b.position, "num": b.num, "bytes": b.bytes}
-                   for b in buffers if b.position != "VECCALC"],
-        "tbufs": [{"name": b.name, "bytes": b.bytes} for b in buffers if b.position == "VECCALC"],
-        "ub_total": m.plan.total_bytes,
-        "uses_event": bool(m.members),
-        "members": m.member_decls,
-        "process": m.process,
-        "methods": [{"name": x.name, "params": x.params, "lines": x.lines} for x in m.methods],
-    }
+def compile_variant(kernel: Kernel, platform: Platform | str) -> kir.Kernel:
+    """``kernel`` after every pass (a located CompilationError if the backend cannot lower it)."""
+    platform = _platform(platform)
+    return check_budget(planned(kernel, platform), platform)
+
+
+@lru_cache(maxsize=1024)
+def _planned(kernel: Kernel, platform: Platform) -> kir.Kernel:
+    k = run_passes(kernel, platform)
+    for p in PIPELINE[:-1]:
+        k = p(k, platform)
+        if isinstance(k, kir.Kernel):
+            kir.verify(k)
+    return k
+
+
+def planned(kernel: Kernel, platform: Platform | str) -> kir.Kernel:
+    """``kernel`` through every pass but the budget check, computed once per variant and platform
+    (what the manifest and the planner queries read)."""
+    return _planned(kernel, _platform(platform))
+
+
+def _platform(platform: Platform | str) -> Platform:
+    return get_platform(platform) if isinstance(platform, str) else platform
 
 
 def render_classes(variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> str:
     """Every variant's class (no includes, no entry)."""
-    platform = get_platform(platform) if isinstance(platform, str) else platform
-    return render("kernel_classes.cpp.j2", classes=[_class_model(v, layout, platform) for v in variants])
+    return render("kernel_classes.cpp.j2", classes=[
+        class_model(compile_variant(v.kernel, platform), v.class_name, layout.struct_name) for v in variants])
 
 
 def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> str:
@@ -53,11 +80,12 @@ def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout
     pointers: list[str] = []
     calls = []
     for v in variants:
-        names = [n for p, n in zip(v.kernel.params, v.kernel.param_names) if not isinstance(p.type.dtype, dtypes.DType)]
+        names = [safe(n) for p, n in zip(v.kernel.params, v.kernel.param_names)
+                 if not isinstance(p.type.dtype, dtypes.DType)]
         pointers += [n for n in names if n not in pointers]
         calls.append({"key": v.key, "class_name": v.class_name, "args": names})
     return render("kernel.cpp.j2", symbol=symbol, struct=layout.struct_name, struct_source=layout.struct_source(),
                   classes=render_classes(variants, layout, platform), pointers=pointers, calls=calls)
 
 
-__all__ = ["kernel_source", "literal", "render_classes"]
+__all__ = ["PIPELINE", "compile_variant", "kernel_source", "literal", "planned", "render_classes"]

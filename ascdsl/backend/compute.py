@@ -1,186 +1,137 @@
-"""Instruction selection for tile ops: which vector API computes each one, over the padded tile.
+"""Selection of elementwise tile ops: count-form calls over a tile's whole UB footprint.
 
-Count-form ops cover a tile's whole UB footprint (rows times pitch for 2-D tiles). 16-bit ops the
-vector unit lacks go through float32 work buffers (Cast CAST_NONE in, CAST_RINT out); tile-scalar
-ops without a scalar API read the scalar from one 32-byte block at stride 0. Reductions and
-broadcasts between tile shapes are in :mod:`.reduce`.
+After :mod:`.decompose` every elementwise op here runs natively in its dtype. Tile-scalar ops
+without a scalar API read the scalar from one block at stride 0 (:func:`.repeat.scalar_block`).
+``tl.where`` is ``Compare`` into a bit mask (covering whole repeats, so it reads the padding lanes
+of its operands: their views say so and the planner sizes them for it), then ``Select``.
 """
 from __future__ import annotations
 
 from ..ir.core import GroupOp, Instr, Op, Value
-from ..passes.ubplan import align32
-from . import cmpsel, isel, reduce, repeat
-from .model import F32, KernelModel, Stmt, literal, unsupported, vec, where
+from . import isel, reduce, repeat
+from .kir import Call, Const, Lit, Ref, lit
+from .selector import F32, Selector, unsupported
+
+ROUND = {"CAST_NONE": Const.CAST_NONE, "CAST_RINT": Const.CAST_RINT, "CAST_TRUNC": Const.CAST_TRUNC}
+COMPARE = {Op.LT: Const.LT, Op.LE: Const.LE, Op.GT: Const.GT, Op.GE: Const.GE, Op.EQ: Const.EQ, Op.NE: Const.NE}
 
 
-def vector(m: KernelModel, instr: Instr) -> list[Stmt]:
-    """The statements computing tile instruction ``instr``."""
+def vector(sel: Selector, instr: Instr) -> list:
+    """The calls computing tile instruction ``instr``."""
     op, v = instr.op, instr.result
+    loc = instr.loc
     if op is Op.CONST:
-        if v.id not in m.plan.homes:
-            return []  # a loop's initial value: Duplicate'd into its accumulator
-        return [vec(f"Duplicate({m.tensor(v)}, {literal(instr.attr('value'), v.type.dtype)}, {m.count(v)});  "
-                    f"// {where(instr.loc)}", (), {m.home(v)})]
+        if sel.only_inits(v):
+            return []  # Duplicate'd into the accumulators it initialises
+        return [Call("Duplicate", sel.ref(v), (), (Lit(instr.attr("value"), v.type.dtype), lit(sel.count(v))), loc=loc)]
     if op is Op.BROADCAST:
         (x,) = instr.operands
-        if v.id in m.plan.fused:
+        if v.id in sel.fused:
             return []  # read through strides by its users
         if not x.type.is_scalar:
             raise unsupported(instr, "broadcasting a tile into a buffer (only arithmetic can read a broadcast)")
-        return [vec(f"Duplicate({m.tensor(v)}, {m.scalar_as(x, v.type.dtype)}, {m.count(v)});  // {where(instr.loc)}",
-                    (), {m.home(v)})]
+        return [Call("Duplicate", sel.ref(v), (), (sel.scalar_as(x, v.type.dtype), lit(sel.count(v))), loc=loc)]
     if op is Op.EXPAND_DIMS:
-        (x,) = instr.operands
-        return [] if m.home(x) == m.home(v) else [copy(m, m.tensor(v), x, m.home(v))]
+        return []  # the same buffer as its operand
     if op in GroupOp.REDUCE:
-        return reduce.reduce(m, instr)
+        return reduce.reduce(sel, instr)
     if op is Op.CAST:
-        return _cast(m, instr)
-    if op in isel.COMPARE_MODE:
-        return cmpsel.compare(m, instr)
+        return _cast(sel, instr)
+    if op in COMPARE:
+        return _compare(sel, instr)
     if op is Op.WHERE:
-        return cmpsel.select(m, instr)
-    if op in isel.CHAINS:
-        return _chain(m, instr)
+        return _select(sel, instr)
     if op in isel.BINARY_API or op in isel.UNARY_API or op is Op.NEG:
-        if any(x.id in m.plan.fused for x in instr.operands):
-            return reduce.broadcast_binary(m, instr)
-        return _arith(m, instr)
+        if any(x.id in sel.fused for x in instr.operands):
+            return reduce.broadcast_binary(sel, instr)
+        return _arith(sel, instr)
     raise unsupported(instr, f"the tile op `{op.value}`")
 
 
-def copy(m: KernelModel, dst_local: str, value: Value, dst_home: str) -> Stmt:
-    """UB -> UB copy of ``value`` (its padded footprint, in whole 32-byte blocks)."""
-    count = align32(m.count(value) * value.type.dtype.itemsize) // value.type.dtype.itemsize
-    return vec(f"DataCopy({dst_local}, {m.tensor(value)}, {count});", {m.home(value)}, {dst_home})
+def copy(sel: Selector, dst: Ref, value: Value, loc=None) -> Call:
+    """UB -> UB copy of tile ``value`` into ``dst``."""
+    return copy_blocks(sel, dst, sel.ref(value), loc)
 
 
-def init_accs(m: KernelModel, loop: Instr) -> list[Stmt]:
-    out = []
-    for init, arg in zip(loop.operands[3:], loop.regions[0].args[1:]):
-        home = m.home(arg)
-        dst = m.local(home, arg.type.dtype)
-        c = m.const_of(init)
-        if c is not None:
-            out.append(vec(f"Duplicate({dst}, {literal(c, arg.type.dtype)}, {m.count(arg)});  "
-                           f"// {where(m.defs[init.id].loc)}", (), {home}))
-        elif m.plan.homes.get(init.id) != home:
-            out.append(copy(m, dst, init, home))
-    return out
+def copy_blocks(sel: Selector, dst: Ref, src: Ref, loc=None) -> Call:
+    """UB -> UB copy of the view ``src`` (its extent rounded up to whole blocks)."""
+    per = sel.platform.block_bytes // src.dtype.itemsize
+    n = -(-src.extent // per) * per
+    return Call("DataCopy", Ref(dst.buf, dst.dtype, dst.offset, n), (Ref(src.buf, src.dtype, src.offset, n),),
+                (lit(n),), loc=loc)
 
 
-def yield_copies(m: KernelModel, instr: Instr, block) -> list[Stmt]:
-    out = []
-    for value, arg in zip(instr.operands, block.args[1:]):
-        home = m.home(arg)
-        if m.plan.homes.get(value.id) != home:
-            out.append(copy(m, m.local(home, arg.type.dtype), value, home))
-    return out
-
-
-def _apply(op: Op, dst: str, tiles: list[str], scalar: str | None, n: int, dt) -> str | None:
-    """One count-form statement for ``op`` (None when the tile-scalar op has no scalar API)."""
-    if op is Op.NEG:
-        return f"Muls({dst}, {tiles[0]}, {literal(-1.0 if dt.is_float else -1, dt)}, {n});"
-    if op in isel.UNARY_API:
-        return f"{isel.UNARY_API[op]}({dst}, {tiles[0]}, {n});"
-    if scalar is None:
-        return f"{isel.BINARY_API[op]}({dst}, {tiles[0]}, {tiles[1]}, {n});"
-    if op in isel.SCALAR_API:
-        return f"{isel.SCALAR_API[op]}({dst}, {tiles[0]}, {scalar}, {n});"
-    return None
-
-
-def _arith(m: KernelModel, instr: Instr) -> list[Stmt]:
+def _arith(sel: Selector, instr: Instr) -> list:
     op, v = instr.op, instr.result
-    dt, n = v.type.dtype, m.count(v)
+    dt, n = v.type.dtype, sel.count(v)
     xs = instr.operands
-    native = op in isel.NATIVE.get(dt, ()) or (op is Op.NEG and dt in isel.NATIVE)
-    if not (native and all(x.type.dtype == dt for x in xs)):
-        if not dt.is_float:
-            raise unsupported(instr, f"`{op.value}` on {dt}")
-        return _via_f32(m, instr)
-    reads = {m.home(x) for x in xs if not x.type.is_scalar}
-    tiles = [m.tensor(x) for x in xs if not x.type.is_scalar]
+    if not (op in isel.NATIVE.get(dt, ()) or (op is Op.NEG and dt in isel.NATIVE)) or any(
+            x.type.dtype != dt for x in xs):
+        raise unsupported(instr, f"`{op.value}` on {dt}")
+    tiles = [sel.ref(x) for x in xs if not x.type.is_scalar]
     scalars = [x for x in xs if x.type.is_scalar]
-    text = _apply(op, m.tensor(v), tiles, m.scalar_as(scalars[0], dt) if scalars else None, n, dt)
-    if text is not None:
-        return [vec(f"{text}  // {where(instr.loc)}", reads, {m.home(v)})]
-    return repeat.scalar_block(isel.BINARY_API[op], m.tensor(v), tiles[0], m.scalar_as(scalars[0], dt), dt, n,
-                               xs[0] is scalars[0], reads, m.home(v), f"  // {where(instr.loc)}")
+    dst = sel.ref(v)
+    if op is Op.NEG:
+        return [Call("Muls", dst, tiles, (Lit(-1.0 if dt.is_float else -1, dt), lit(n)), inplace=True, loc=instr.loc)]
+    if op in isel.UNARY_API:
+        return [Call(isel.UNARY_API[op], dst, tiles, (lit(n),), inplace=True, loc=instr.loc)]
+    if not scalars:
+        return [Call(isel.BINARY_API[op], dst, tiles, (lit(n),), inplace=True, loc=instr.loc)]
+    scalar = sel.scalar_as(scalars[0], dt)
+    if op in isel.SCALAR_API:
+        return [Call(isel.SCALAR_API[op], dst, tiles, (scalar, lit(n)), inplace=True, loc=instr.loc)]
+    return repeat.scalar_block(sel, isel.BINARY_API[op], dst, tiles[0], scalar, n, xs[0] is scalars[0], instr.loc)
 
 
-def _via_f32(m: KernelModel, instr: Instr) -> list[Stmt]:
-    """A 16-bit float op: Cast the tile operands to float32 work buffers, compute, Cast back (RINT)."""
-    op, v = instr.op, instr.result
-    n, dt = m.count(v), v.type.dtype
-    comment = f"  // {where(instr.loc)}"
-    out: list[Stmt] = []
-    work, scalars = [], []
-    for k, x in enumerate(instr.operands):
-        if x.type.is_scalar:
-            scalars.append(x)
-            continue
-        w = f"workBuf.Get<float>()[{k * align32(n * 4) // 4}]" if k else "workBuf.Get<float>()"
-        work.append(w)
-        if x.type.dtype == F32:
-            out.append(vec(f"DataCopy({w}, {m.tensor(x)}, {align32(n * 4) // 4});", {m.home(x)}, {"workBuf"}))
-        else:
-            out.append(vec(f"Cast({w}, {m.tensor(x)}, RoundMode::{isel.CAST_MODE[(x.type.dtype, F32)]}, {n});{comment}",
-                           {m.home(x)}, {"workBuf"}))
-    r = {"workBuf", "scalarBuf"}
-    text = _apply(op, work[0], work, m.scalar_as(scalars[0], F32) if scalars else None, n, F32)
-    if text is not None:
-        out.append(vec(text, r, {"workBuf"}))
-    else:
-        out += repeat.scalar_block(isel.BINARY_API[op], work[0], work[0], m.scalar_as(scalars[0], F32), F32, n,
-                                   instr.operands[0] is scalars[0], r, "workBuf", "")
-    out.append(vec(f"Cast({m.tensor(v)}, {work[0]}, RoundMode::{isel.CAST_MODE[(F32, dt)]}, {n});",
-                   {"workBuf"}, {m.home(v)}))
-    return out
-
-
-def _chain(m: KernelModel, instr: Instr) -> list[Stmt]:
-    """An op of :data:`.isel.CHAINS`, in float32 (a 16-bit tile through ``workBuf``), rounded once."""
-    (x,) = instr.operands
-    v = instr.result
-    dt, n = v.type.dtype, m.count(v)
-    comment = f"  // {where(instr.loc)}"
-    if dt == F32:
-        out, src, dst, home = [], m.tensor(x), m.tensor(v), m.home(v)
-    else:
-        src = dst = "workBuf.Get<float>()"
-        home = "workBuf"
-        out = [vec(f"Cast({dst}, {m.tensor(x)}, RoundMode::{isel.CAST_MODE[(dt, F32)]}, {n});", {m.home(x)}, {home})]
-    reads = {m.home(x)}
-    for op, s in isel.CHAINS[instr.op]:
-        scalar = None if s is None else literal(s, F32)
-        text = _apply(op, dst, [src], scalar, n, F32)
-        if text is None:
-            out += repeat.scalar_block(isel.BINARY_API[op], dst, src, scalar, F32, n, True, reads, home, "")
-        else:
-            out.append(vec(text, reads, {home}))
-        src, reads = dst, {home}
-    if dt != F32:
-        out.append(vec(f"Cast({m.tensor(v)}, {dst}, RoundMode::{isel.CAST_MODE[(F32, dt)]}, {n});", {home},
-                       {m.home(v)}))
-    out[0].text += comment
-    return out
-
-
-def _cast(m: KernelModel, instr: Instr) -> list[Stmt]:
+def _cast(sel: Selector, instr: Instr) -> list:
     (x,) = instr.operands
     v = instr.result
     src, dst = x.type.dtype, v.type.dtype
-    n = m.count(v)
-    comment = f"  // {where(instr.loc)}"
-    rd, wr = {m.home(x)}, {m.home(v)}
     if src == dst:
-        return [copy(m, m.tensor(v), x, m.home(v))]
-    if (src, dst) in isel.CAST_MODE:
-        return [vec(f"Cast({m.tensor(v)}, {m.tensor(x)}, RoundMode::{isel.CAST_MODE[(src, dst)]}, {n});{comment}", rd, wr)]
-    if src.is_float and dst.is_float:
-        w = "workBuf.Get<float>()"
-        return [vec(f"Cast({w}, {m.tensor(x)}, RoundMode::CAST_NONE, {n});{comment}", rd, {"workBuf"}),
-                vec(f"Cast({m.tensor(v)}, {w}, RoundMode::CAST_RINT, {n});", {"workBuf"}, wr)]
-    raise unsupported(instr, f"casting {src} to {dst}")
+        return [copy(sel, sel.ref(v), x, instr.loc)]
+    if (src, dst) not in isel.CAST_MODE:
+        raise unsupported(instr, f"casting {src} to {dst}")
+    return [Call("Cast", sel.ref(v), (sel.ref(x),), (ROUND[isel.CAST_MODE[(src, dst)]], lit(sel.count(v))),
+                 loc=instr.loc)]
+
+
+def compare_count(sel: Selector, x: Value) -> int:
+    """Lanes ``Compare`` covers for tile ``x``: its padded footprint in whole repeats."""
+    per_rep = sel.platform.repeat_bytes // x.type.dtype.itemsize
+    return -(-sel.count(x) // per_rep) * per_rep
+
+
+def _compare(sel: Selector, instr: Instr) -> list:
+    """``Compare`` of two tiles, or of a tile and a scalar, into the condition's bit mask."""
+    tile = next(x for x in instr.operands if not x.type.is_scalar)
+    dt, n = tile.type.dtype, compare_count(sel, tile)
+    mask = sel.ref(instr.result)
+    mask = Ref(mask.buf, mask.dtype, mask.offset, n // 8)
+    srcs = [None if x.type.is_scalar else Ref(sel.bufs[x.id], dt, lit(0), n) for x in instr.operands]
+    if None not in srcs:
+        return [Call("Compare", mask, srcs, (COMPARE[instr.op], lit(n)), loc=instr.loc)]
+    first = srcs[0] is None
+    scalar = sel.scalar_as(instr.operands[0 if first else 1], dt)
+    return repeat.scalar_block(sel, "Compare", mask, srcs[1 if first else 0], scalar, n, first, instr.loc,
+                               mode=COMPARE[instr.op])
+
+
+def _select(sel: Selector, instr: Instr) -> list:
+    """``Select`` of the branches by the condition's bit mask (a scalar first branch is Duplicate'd
+    into the result first: ``Select`` reads its first branch from a tensor)."""
+    cond, a, b = instr.operands
+    v = instr.result
+    dt, n = v.type.dtype, sel.count(v)
+    dst = sel.ref(v)
+    out = []
+    first = sel.ref(a) if not a.type.is_scalar else dst
+    if a.type.is_scalar:
+        out.append(Call("Duplicate", dst, (), (sel.scalar_as(a, dt), lit(n)), loc=instr.loc))
+    mode = Const.SEL_TS if b.type.is_scalar else Const.SEL_TT
+    srcs = (sel.ref(cond), first) + (() if b.type.is_scalar else (sel.ref(b),))
+    args = ((sel.scalar_as(b, dt),) if b.type.is_scalar else ()) + (mode, lit(n))
+    out.append(Call("Select", dst, srcs, args, loc=None if out else instr.loc))
+    return out
+
+
+__all__ = ["F32", "copy", "copy_blocks", "vector"]

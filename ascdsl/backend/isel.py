@@ -6,6 +6,8 @@ goes through float32 work buffers (Cast CAST_NONE in, Cast CAST_RINT out), as DE
 """
 from __future__ import annotations
 
+import math
+
 from .. import dtypes
 from ..ir.core import Op
 
@@ -26,6 +28,7 @@ SELECT = frozenset({dtypes.float32, dtypes.float16})
 
 CHAINS = {
     Op.SIGMOID: ((Op.NEG, None), (Op.EXP, None), (Op.ADD, 1.0), (Op.DIV, 1.0)),  # 1 / (1 + exp(-x))
+    Op.EXP2: ((Op.MUL, math.log(2.0)), (Op.EXP, None)),  # exp(x * ln 2): the vector unit has no Exp2
 }
 """Ops computed in float32 as a chain of vector ops on one buffer ``t``, rounded once: ``(op, scalar)``
 steps ``t = scalar op t`` (``t = op t`` without a scalar); ``1.0 / t`` divides a Duplicate'd 1.0

@@ -1,27 +1,28 @@
-"""Data movement: block loads and stores as ``DataCopy``/``DataCopyPad``, and ``other`` fills.
+"""Selection of data movement: block loads and stores as ``DataCopy``/``DataCopyPad``, ``other`` fills.
 
 A 1-D block is one burst. A 2-D ``[M, N]`` block is ``DataCopyPad`` with one burst per valid row
-(``blockCount`` at most 4095 per call), ``blockLen`` the valid columns in bytes, the GM gap
-``(row stride - valid columns) * itemsize`` bytes and the UB gap in 32-byte blocks up to the tile's
-row pitch. ``DataCopyPad`` pads each burst to 32 bytes; where the kernel gave ``other``, the rest of
-a partial tile (masked rows, columns past the padded burst) is filled with ``Duplicate(other)``
-after the load; without ``other`` those lanes are undefined, as on the interpreter.
+(``blockCount`` at most ``platform.max_bursts`` per call), ``blockLen`` the valid columns in bytes,
+the GM gap ``(row stride - valid columns) * itemsize`` bytes and the UB gap in blocks up to the
+tile's row pitch. ``DataCopyPad`` pads each burst to a block; where the kernel gave ``other``, the
+rest of a partial tile (masked rows, columns past the padded burst) is filled with
+``Duplicate(other)`` after the load; without ``other`` those lanes are undefined, as on the
+interpreter.
 """
 from __future__ import annotations
 
+from .. import dtypes
 from ..ir.core import Instr, Value
 from . import repeat
-from .model import KernelModel, Stmt, vec, where
+from .compute import copy_blocks
+from .kir import (BinOp, Bin, Brace, Call, CInt, Const, Conv, For, Gm, If, Let, Lit, Note, Pipe, QOp, Queue, Ref,
+                  SizeOf, Struct, Var, add, ceil_to, lit, minimum, mul)
+from .repeat import row, view
+from .selector import Selector
 
-MAX_BURSTS = 4095
+U8, U16, U32, U64 = CInt.UINT8, CInt.UINT16, CInt.UINT32, CInt.UINT64
 
 
-def in_queue(m: KernelModel, v: Value) -> str:
-    """The VECIN queue load result ``v`` arrives through."""
-    return m.plan.staged.get(v.id) or m.plan.homes[v.id]
-
-
-def _parts(instr: Instr):
+def parts(instr: Instr):
     """``(base, offset, row stride or None, extents, other or None)`` of a block access."""
     rank = len(instr.attr("shape"))
     xs = instr.operands
@@ -32,143 +33,152 @@ def _parts(instr: Instr):
 
 def fill_operands(instr: Instr) -> list[Value]:
     """Scalars the compute stage reads to fill a load's masked lanes."""
-    _, _, _, extents, other = _parts(instr)
+    _, _, _, extents, other = parts(instr)
     return [*extents, other] if other is not None else list(extents)
 
 
-def _full(m: KernelModel, e: Value, size: int) -> bool:
-    return m.const_of(e) == size
+def _extent(sel: Selector, e: Value, size: int):
+    """A block extent as an expression (the literal ``size`` when it is the whole block)."""
+    return lit(size) if sel.const_of(e) == size else sel.expr(e)
 
 
-def _params(m: KernelModel, local: str, dt, rows: str, cols: str, gm_gap: str, ub_gap: str) -> Stmt:
-    return Stmt(f"DataCopyExtParams {local}Params{{static_cast<uint16_t>({rows}), static_cast<uint32_t>({cols} * "
-                f"sizeof({dt.cpp})), static_cast<uint32_t>({gm_gap}), static_cast<uint32_t>({ub_gap}), 0}};"
-                if (rows, gm_gap, ub_gap) != ("1", "0", "0") else
-                f"DataCopyExtParams {local}Params{{1, static_cast<uint32_t>({cols} * sizeof({dt.cpp})), 0, 0, 0}};")
+def _gm(sel: Selector, base: Value, dtype, offset) -> Gm:
+    return Gm(sel.params[base.id][1], dtype, offset)
 
 
-def _gaps(m: KernelModel, instr: Instr, v_pitch: int, dt, to_ub: bool) -> tuple[str, str, str, str]:
-    """``(rows, cols, gm gap bytes, ub gap blocks)`` of a block access."""
+def _params(sel: Selector, instr: Instr, pitch: int, dt, to_ub: bool) -> tuple:
+    """``(rows, the other DataCopyExtParams fields)`` of a 2-D (or partial 1-D) access."""
     shape = instr.attr("shape")
-    _, _, stride, extents, _ = _parts(instr)
-    per = 32 // dt.itemsize
-    cols = str(shape[-1]) if _full(m, extents[-1], shape[-1]) else m.value(extents[-1])
+    _, _, stride, extents, _ = parts(instr)
+    per = sel.platform.block_bytes // dt.itemsize
+    cols = _extent(sel, extents[-1], shape[-1])
     if len(shape) == 1 or shape[0] == 1:
-        rows = "1" if len(shape) == 1 or _full(m, extents[0], 1) else m.value(extents[0])
-        return rows, cols, "0", "0"
-    rows = str(shape[0]) if _full(m, extents[0], shape[0]) else m.value(extents[0])
-    s = m.value(stride)
-    gm_gap = "0" if (m.const_of(stride) == shape[1] and cols == str(shape[1])) else f"({s} - {cols}) * sizeof({dt.cpp})"
-    if cols.isdigit():
-        ub_gap = str(v_pitch // per - -(-int(cols) // per))
+        rows = lit(1) if len(shape) == 1 else _extent(sel, extents[0], 1)
+        gm_gap = ub_gap = lit(0)
     else:
-        ub_gap = f"{v_pitch // per} - ({cols} + {per - 1}) / {per}"
-    return rows, cols, gm_gap, ub_gap
+        rows = _extent(sel, extents[0], shape[0])
+        full = sel.const_of(stride) == shape[1] and cols == lit(shape[1])
+        gm_gap = lit(0) if full else mul(Bin(BinOp.SUB, sel.wide_expr(stride), cols), SizeOf(dt))
+        if isinstance(cols, Lit):
+            ub_gap = lit(pitch // per - -(-cols.value // per))
+        else:
+            ub_gap = Bin(BinOp.SUB, lit(pitch // per), Bin(BinOp.DIV, add(cols, lit(per - 1)), lit(per)))
+    src_gap, dst_gap = (gm_gap, ub_gap) if to_ub else (ub_gap, gm_gap)
+    return rows, (Conv(U32, mul(cols, SizeOf(dt))), Conv(U32, src_gap), Conv(U32, dst_gap), lit(0))
 
 
-def _bursts(m: KernelModel, instr: Instr, local: str, row_pitch: int, rows: str, to_ub: bool) -> list[Stmt]:
-    """The ``DataCopyPad`` call(s) of a block access, in chunks of at most 4095 bursts."""
-    base, offset, stride, _, _ = _parts(instr)
+def _transfer(sel: Selector, instr: Instr, local: Ref, pitch: int, pad, to_ub: bool) -> list:
+    """The ``DataCopyExtParams`` and ``DataCopyPad`` call(s) of a block access, in chunks of at
+    most ``max_bursts`` bursts."""
+    base, offset, stride, _, _ = parts(instr)
+    dt = local.dtype
+    rows, fields = _params(sel, instr, pitch, dt, to_ub)
+    pipe = Pipe.MTE2 if to_ub else Pipe.MTE3
+    gm = _gm(sel, base, dt, sel.wide_expr(offset))
+    params = Var(sel.fresh_key(), Struct.COPY_PARAMS, local.buf.hint + "Params")
+    most = sel.platform.max_bursts
 
-    def call(r: str, n: str) -> str:
-        ub = local if r == "0" else f"{local}[{r} * {row_pitch}]"
-        gm = f"{m.gm(base)}[{m.value(offset)}" + ("" if r == "0" else f" + {r} * {m.value(stride)}") + "]"
-        args = f"{ub}, {gm}, {local}Params, {local}Pad" if to_ub else f"{gm}, {ub}, {local}Params"
-        count = "" if r == "0" else f"{local}Params.blockCount = static_cast<uint16_t>({n});\n    "
-        return f"{count}DataCopyPad({args});"
-    if instr.attr("shape")[0] <= MAX_BURSTS or len(instr.attr("shape")) == 1:
-        return [Stmt(call("0", rows))]
-    return [Stmt(f"for (int32_t r = 0; r < {rows}; r += {MAX_BURSTS}) {{\n    "
-                 f"{call('r', f'{rows} - r < {MAX_BURSTS} ? {rows} - r : {MAX_BURSTS}')}\n}}")]
+    def transfer(ub: Ref, g: Gm, count) -> list:
+        dst, src = (ub, g) if to_ub else (g, ub)
+        return [Let(params, Brace((Conv(U16, count), *fields))),
+                Call("DataCopyPad", dst, (src,), (params, pad) if to_ub else (params,), pipe=pipe)]
+    if instr.attr("shape")[0] <= most or len(instr.attr("shape")) == 1:
+        return transfer(local, gm, rows)
+    r = sel.fresh("r")
+    g = Gm(gm.param, dt, add(gm.offset, Bin(BinOp.MUL, Conv(dtypes.int64, r), sel.wide_expr(stride))))
+    return [For(r, lit(0), rows, lit(most), tuple(transfer(view(local, row(r, pitch)), g,
+                                                          minimum(Bin(BinOp.SUB, rows, r), lit(most)))), True)]
 
 
-def copy_in(m: KernelModel, instr: Instr) -> list[Stmt]:
+def copy_in(sel: Selector, instr: Instr) -> list:
+    """CopyIn of a block load: AllocTensor, DataCopy(Pad), EnQue."""
     v = instr.result
-    dt, shape = v.type.dtype, instr.attr("shape")
-    queue = in_queue(m, v)
-    local = m.local(queue, dt)
-    base, offset, stride, extents, other = _parts(instr)
-    out = [Stmt(f"LocalTensor<{dt.cpp}> {local} = {queue}.AllocTensor<{dt.cpp}>();  // {where(instr.loc)}")]
-    src = f"{m.gm(base)}[{m.value(offset)}]"
-    full = all(_full(m, e, n) for e, n in zip(extents, shape))
-    if len(shape) == 1 and full and shape[0] * dt.itemsize % 32 == 0:
-        return out + [Stmt(f"DataCopy({local}, {src}, {shape[0]});"), Stmt(f"{queue}.EnQue({local});")]
-    rows, cols, gm_gap, ub_gap = _gaps(m, instr, m.pitch(v), dt, True)
-    per = 32 // dt.itemsize
-    aligned = cols.isdigit() and int(cols) % per == 0
-    pad = "0" if aligned else f"static_cast<uint8_t>(({cols} + {per - 1}) / {per} * {per} - {cols})"
-    pad_value = m.scalar_as(other, dt) if other is not None else "0"
-    is_pad = "true" if other is not None else "false"
-    out.append(_params(m, local, dt, rows, cols, gm_gap, ub_gap))
-    out.append(Stmt(f"DataCopyPadExtParams<{dt.cpp}> {local}Pad{{{is_pad}, 0, {pad if other is not None else '0'}, "
-                    f"{pad_value}}};"))
-    out += _bursts(m, instr, local, m.pitch(v), rows, True)
-    out.append(Stmt(f"{queue}.EnQue({local});"))
-    return out
+    buf = sel.inbuf.get(v.id) or sel.bufs[v.id]
+    dt, shape = buf.dtype, instr.attr("shape")
+    local = Ref(buf, dt, lit(0), sel.count(v))
+    base, offset, stride, extents, other = parts(instr)
+    out: list = [Queue(QOp.ALLOC, buf, instr.loc)]
+    full = all(sel.const_of(e) == n for e, n in zip(extents, shape))
+    per = sel.platform.block_bytes // dt.itemsize
+    if len(shape) == 1 and full and shape[0] % per == 0:
+        out.append(Call("DataCopy", local, (_gm(sel, base, dt, sel.wide_expr(offset)),), (lit(shape[0]),),
+                        pipe=Pipe.MTE2))
+        return out + [Queue(QOp.ENQUE, buf)]
+    cols = _extent(sel, extents[-1], shape[-1])
+    aligned = isinstance(cols, Lit) and cols.value % per == 0
+    pad = lit(0) if aligned or other is None else Conv(U8, Bin(BinOp.SUB, ceil_to(cols, per), cols))
+    pad_var = Var(sel.fresh_key(), Struct.PAD_PARAMS, buf.hint + "Pad", template=dt)
+    value = sel.scalar_as(other, dt) if other is not None else Lit(0, dt)
+    out.append(Let(pad_var, Brace((Const.TRUE if other is not None else Const.FALSE, lit(0), pad, value))))
+    out += _transfer(sel, instr, local, sel.pitch(v), pad_var, True)
+    return out + [Queue(QOp.ENQUE, buf)]
 
 
-def copy_out(m: KernelModel, instr: Instr) -> list[Stmt]:
+def copy_out(sel: Selector, instr: Instr) -> list:
+    """CopyOut of a block store: DeQue, DataCopy(Pad), FreeTensor."""
     value = instr.operands[-1]
-    dt, shape = value.type.dtype, instr.attr("shape")
-    queue = m.plan.store_queues[id(instr)]
-    local = m.local(queue, dt)
-    base, offset, stride, extents, _ = _parts(instr)
-    dst = f"{m.gm(base)}[{m.value(offset)}]"
-    out = [Stmt(f"LocalTensor<{dt.cpp}> {local} = {queue}.DeQue<{dt.cpp}>();  // {where(instr.loc)}")]
-    full = all(_full(m, e, n) for e, n in zip(extents, shape))
-    if len(shape) == 1 and full and shape[0] * dt.itemsize % 32 == 0:
-        out.append(Stmt(f"DataCopy({dst}, {local}, {shape[0]});"))
+    buf = sel.outbuf[id(instr)]
+    dt, shape = buf.dtype, instr.attr("shape")
+    local = Ref(buf, dt, lit(0), sel.count(value))
+    base, offset, stride, extents, _ = parts(instr)
+    out: list = [Queue(QOp.DEQUE, buf, instr.loc)]
+    full = all(sel.const_of(e) == n for e, n in zip(extents, shape))
+    per = sel.platform.block_bytes // dt.itemsize
+    if len(shape) == 1 and full and shape[0] % per == 0:
+        out.append(Call("DataCopy", _gm(sel, base, dt, sel.wide_expr(offset)), (local,), (lit(shape[0]),),
+                        pipe=Pipe.MTE3))
     else:
-        rows, cols, gm_gap, ub_gap = _gaps(m, instr, m.pitch(value), dt, False)
-        out.append(_params(m, local, dt, rows, cols, ub_gap, gm_gap))
-        out += _bursts(m, instr, local, m.pitch(value), rows, False)
-    out.append(Stmt(f"{queue}.FreeTensor({local});"))
-    return out
+        out += _transfer(sel, instr, local, sel.pitch(value), None, False)
+    return out + [Queue(QOp.FREE, buf)]
 
 
-def dequeue(m: KernelModel, instr: Instr) -> list[Stmt]:
-    """DeQue a load; fill its masked lanes with ``other``; copy it to its TBuf if it outlives its stage."""
+def dequeue(sel: Selector, instr: Instr) -> list:
+    """DeQue a load; fill its masked lanes with ``other``; copy it to its TILE buffer if a later
+    stage reads it."""
     v = instr.result
-    dt = v.type.dtype
-    queue = in_queue(m, v)
-    local = m.local(queue, dt)
-    out = [Stmt(f"LocalTensor<{dt.cpp}> {local} = {queue}.DeQue<{dt.cpp}>();")]
-    _, _, _, extents, other = _parts(instr)
+    buf = sel.inbuf.get(v.id) or sel.bufs[v.id]
+    out: list = [Queue(QOp.DEQUE, buf)]
+    _, _, _, extents, other = parts(instr)
+    local = Ref(buf, buf.dtype, lit(0), sel.count(v))
     if other is not None:
-        out += _fill(m, instr, local, queue, m.scalar_as(other, dt))
-    if v.id in m.plan.staged:
-        out.append(vec(f"DataCopy({m.tensor(v)}, {local}, {m.count(v) + (-m.count(v)) % (32 // dt.itemsize)});",
-                       {queue}, {m.home(v)}))
+        out += _fill(sel, instr, local, sel.scalar_as(other, buf.dtype))
+    if v.id in sel.inbuf:
+        out.append(copy_blocks(sel, sel.ref(v), local))
     return out
 
 
-def _fill(m: KernelModel, instr: Instr, local: str, queue: str, other: str) -> list[Stmt]:
+def _fill(sel: Selector, instr: Instr, local: Ref, other) -> list:
     v = instr.result
-    dt, shape = v.type.dtype, instr.attr("shape")
-    _, _, _, extents, _ = _parts(instr)
-    per, per_rep = 32 // dt.itemsize, 256 // dt.itemsize
+    dt, shape = local.dtype, instr.attr("shape")
+    _, _, _, extents, _ = parts(instr)
+    per = sel.platform.block_bytes // dt.itemsize
+    per_rep = sel.platform.repeat_bytes // dt.itemsize
     cols, size = extents[-1], shape[-1]
-    out = []
-    if not (_full(m, cols, size) or (m.const_of(cols) is not None and -(-m.const_of(cols) // per) * per >= size)):
-        valid = f"{local}Valid"
-        out.append(Stmt(f"const int32_t {valid} = ({m.value(cols)} + {per - 1}) / {per} * {per};"))
+    out: list = []
+    c = sel.const_of(cols)
+    if not (c == size or (c is not None and -(-c // per) * per >= size)):
+        valid = Var(sel.fresh_key(), dtypes.int32, local.buf.hint + "Valid")
+        out.append(Let(valid, ceil_to(sel.expr(cols), per)))
         if len(shape) == 1 or shape[0] == 1:
-            out.append(vec(f"if ({valid} < {size}) {{  // fill the tail with `other`\n"
-                           f"    Duplicate({local}[{valid}], {other}, {size} - {valid});\n}}", (), {queue}))
+            out.append(If(Bin(BinOp.LT, valid, lit(size)), (
+                Note("fill the tail with `other`"),
+                Call("Duplicate", view(local, valid), (), (other, Bin(BinOp.SUB, lit(size), valid))))))
         else:
-            rows = str(shape[0]) if _full(m, extents[0], shape[0]) else m.value(extents[0])
-            pb = m.pitch(v) // per
-            lines = repeat.over_columns(valid, size, per_rep, lambda c: repeat.over_rows(
-                shape[0], rows, pb, lambda r, n, s: [
-                    f"Duplicate({repeat.at(local, f'{r} * {m.pitch(v)}', c)}, {other}, "
-                    f"static_cast<uint64_t>({repeat.mask(size, per_rep, c, aligned=False)}), static_cast<uint8_t>({n}), 1, {s});"]))
-            out.append(vec("// fill the masked columns with `other`\n" + "\n".join(lines), (), {queue}))
-    if len(shape) == 2 and shape[0] > 1 and not _full(m, extents[0], shape[0]):
-        e0, p = m.value(extents[0]), m.pitch(v)
-        rows = (f"if ({e0} < {shape[0]}) {{  // fill the masked rows with `other`\n"
-                f"    Duplicate({local}[{e0} * {p}], {other}, ({shape[0]} - {e0}) * {p});\n}}")
-        if out and out[-1].vector:  # the column fill covers rows [0, e0), this one rows [e0, M): no barrier
-            out[-1] = vec(f"{out[-1].text}\n{rows}", (), {queue})
-        else:
-            out.append(vec(rows, (), {queue}))
+            rows = _extent(sel, extents[0], shape[0])
+            p = sel.pitch(v)
+            pb = p // per
+            out.append(Note("fill the masked columns with `other`"))
+            out += repeat.over_columns(sel, valid, size, per_rep, lambda col: repeat.over_rows(
+                sel, shape[0], rows, pb, lambda r, n, s: [Call(
+                    "Duplicate", view(local, add(row(r, p), col)), (),
+                    (other, Conv(U64, repeat.mask(size, per_rep, col, aligned=False)), Conv(U8, n), lit(1), lit(s)))]))
+    if len(shape) == 2 and shape[0] > 1 and sel.const_of(extents[0]) != shape[0]:
+        e0, p = sel.expr(extents[0]), sel.pitch(v)
+        out.append(If(Bin(BinOp.LT, e0, lit(shape[0])), (
+            Note("fill the masked rows with `other`"),
+            Call("Duplicate", view(local, Bin(BinOp.MUL, e0, lit(p))), (),
+                 (other, Bin(BinOp.MUL, Bin(BinOp.SUB, lit(shape[0]), e0), lit(p)))))))
     return out
+
+
+__all__ = ["copy_in", "copy_out", "dequeue", "fill_operands"]

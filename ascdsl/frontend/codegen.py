@@ -181,6 +181,8 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
         if isinstance(target, ast.Name):
             self.scope[target.id] = value
             self.assigned_at[target.id] = target
+            if isinstance(value, Value):
+                self.em.b.name(value, target.id)
         elif isinstance(target, (ast.Tuple, ast.List)):
             if not isinstance(value, tuple) or len(value) != len(target.elts):
                 raise self.error(target, f"cannot unpack {describe(value)} into {len(target.elts)} names",

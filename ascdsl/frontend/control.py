@@ -186,6 +186,10 @@ class ControlFlow:
                 inits += [x if isinstance(x, Value) else self.em.const(x, literal_dtype(x))
                           for x in runtime_parts(value)]
         with b.block([Type(iv_dtype)] + [v.type for v in inits]) as (iv, *args):
+            b.name(iv, target)
+            if len(args) == len(carried):  # one runtime part per carried name: name the parts
+                for name, arg in zip(carried, args):
+                    b.name(arg, name)
             span = iv if not deltas or (isinstance(start, int) and start == 0) else self.em.binary(Op.SUB, iv, start)
             stepped_ = {n: stepped(self.em, before[n], span, step, d) for n, d in deltas.items()}
             self.scope = {**before, **self.rebuild(carried, before, args), **stepped_, target: iv}
@@ -201,6 +205,9 @@ class ControlFlow:
                    loc=self.fn.loc(node))
         results = b.emit(Op.FOR, [v.type for v in inits], [lo, hi, st, *inits], regions=[b.last_block],
                          loc=self.fn.loc(node))
+        if len(results) == len(carried):
+            for name, result in zip(carried, results):
+                b.name(result, name)
         self.scope = {**before, **self.rebuild(carried, before, results)}
         if deltas:  # after the loop: moved once per iteration, max(end - start, 0) rounded up to a step
             span = fold(self.em, Op.MAXIMUM, fold(self.em, Op.SUB, end, start), 0)

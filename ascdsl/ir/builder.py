@@ -22,6 +22,11 @@ class Builder:
         self._next_id = 0
         self._open: list[list[Instr]] = []
         self.last_block: Block | None = None
+        self.names: dict[int, str] = {}
+
+    def name(self, value: Value, name: str) -> None:
+        """Record that ``value`` was assigned to the DSL variable ``name`` (first name wins)."""
+        self.names.setdefault(value.id, name)
 
     def value(self, type: Type) -> Value:
         v = Value(self._next_id, type)
@@ -56,4 +61,5 @@ class Builder:
                loc: Loc = UNKNOWN) -> Kernel:
         """Wrap ``last_block`` (the body, whose args are the runtime parameters) as a Kernel."""
         assert self.last_block is not None, "build the kernel body with Builder.block first"
-        return Kernel(name, tuple(param_names), tuple(constexprs), self.last_block, loc)
+        return Kernel(name, tuple(param_names), tuple(constexprs), self.last_block, loc,
+                      tuple(sorted(self.names.items())))

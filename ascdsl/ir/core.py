@@ -182,11 +182,11 @@ class GroupOp:
     COMPARE = frozenset({Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE})
     LOGICAL = frozenset({Op.AND, Op.OR, Op.XOR})
     BINARY = ARITH | COMPARE | LOGICAL
-    TRANSCENDENTAL = frozenset({Op.EXP, Op.LOG, Op.RSQRT, Op.SIGMOID})
+    TRANSCENDENTAL = frozenset({Op.EXP, Op.EXP2, Op.LOG, Op.RSQRT, Op.SIGMOID})
     UNARY = frozenset({Op.NEG, Op.NOT, Op.SQRT, Op.ABS, Op.CAST}) | TRANSCENDENTAL
     # Triton-compatible math; the Ascend C backend does not lower these yet.
     BINARY_MATH = frozenset({Op.POW, Op.ATAN2, Op.COPYSIGN, Op.HYPOT})
-    FLOAT_MATH = BINARY_MATH | frozenset({Op.FLOOR, Op.CEIL, Op.TRUNC, Op.ROUND, Op.RINT, Op.EXP2, Op.LOG2,
+    FLOAT_MATH = BINARY_MATH | frozenset({Op.FLOOR, Op.CEIL, Op.TRUNC, Op.ROUND, Op.RINT, Op.LOG2,
                                           Op.LOG10, Op.LOG1P, Op.EXPM1, Op.SIN, Op.COS, Op.TAN, Op.TANH, Op.SINH,
                                           Op.COSH, Op.ASIN, Op.ACOS, Op.ATAN, Op.ERF})
     PREDICATE = frozenset({Op.ISNAN, Op.ISINF, Op.ISFINITE, Op.SIGNBIT})
@@ -286,7 +286,9 @@ class Kernel:
     """One specialisation of a ``@jit`` function.
 
     ``param_names`` name ``body.args`` (the runtime parameters, in DSL order); ``constexprs`` records
-    the compile-time values it was specialised for (in declaration order).
+    the compile-time values it was specialised for (in declaration order). ``names`` are the DSL
+    variable names values were assigned to (``(value id, name)``, first assignment wins): hints for
+    readable generated code, not part of the kernel's identity.
     """
 
     name: str
@@ -294,6 +296,7 @@ class Kernel:
     constexprs: tuple[tuple[str, Any], ...]
     body: Block
     loc: Loc = field(default=UNKNOWN, compare=False)
+    names: tuple[tuple[int, str], ...] = field(default=(), compare=False)
 
     def with_body(self, body: Block) -> "Kernel":
         """The same kernel (name, parameters, constexprs, location) with another body."""

@@ -8,14 +8,13 @@ from ..ir.core import Kernel
 from ..platforms import Platform, get_platform
 from .access import block_accesses
 from .cleanup import common_scalars, dead_code
-from .ubplan import plan_ub
 
 PIPELINE = (
     block_accesses,  # affine load/store -> block_load/block_store (located error otherwise)
     common_scalars,  # offsets and extents repeated per access are computed once
     dead_code,  # the address and mask arithmetic the block accesses replaced
-    plan_ub,  # every tile gets a UB home; the total must fit the platform's budget
 )
+"""The tile-IR passes; the Ascend C backend's own passes follow (:data:`ascdsl.backend.ascendc.PIPELINE`)."""
 
 
 def run_passes(kernel: Kernel, platform: Platform | str = "Ascend910B3") -> Kernel:

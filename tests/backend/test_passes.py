@@ -9,6 +9,8 @@ import ascdsl
 from ascdsl import interpreter, record
 from ascdsl.ir import dump, parse
 from ascdsl.op import load_operators
+from ascdsl.backend.ascendc import compile_variant, planned
+from ascdsl.backend.decompose import decompose
 from ascdsl.passes import PIPELINE, run_passes
 from ascdsl.platforms import get_platform
 from tests import test_interpreter_dsl as dsl
@@ -48,12 +50,8 @@ def test_each_pass_keeps_results_and_round_trips(launch):
     kernel = launch.kernel
     want = _copy(launch.args)
     interpreter.run(kernel, want, launch.grid)
-    for p in PIPELINE:
-        try:
-            kernel = p(kernel, platform)
-        except ascdsl.CompilationError as e:
-            assert p.__name__ == "plan_ub" and "bytes of UB" in e.message, e
-            continue
+    for p in PIPELINE + (decompose,):
+        kernel = p(kernel, platform)
         text = dump(kernel)
         (parsed,) = parse(text).kernels
         assert parsed == kernel and dump(parsed) == text
@@ -95,7 +93,7 @@ def test_ub_overflow_lists_every_buffer():
     (k,) = dsl.softmax_kernel.specialize(F32, F32, ascdsl.dtypes.int32, ascdsl.dtypes.int32,
                                          ascdsl.dtypes.int32, BLOCK=32768).kernels
     with pytest.raises(ascdsl.CompilationError) as info:
-        run_passes(k)
+        compile_variant(k, "Ascend910B3")
     message = str(info.value)
     assert "test_interpreter_dsl.py:" in message.splitlines()[0]
     assert "more than the 188416 bytes Ascend910B3 allows" in message
@@ -112,5 +110,4 @@ def test_planner_largest_block_and_footprint():
     a, b = planner.footprint(dsl.softmax_kernel, "BLOCK", F32, F32, i32, i32, i32)
     for block in (2048, 8192):
         (k,) = dsl.softmax_kernel.specialize(F32, F32, i32, i32, i32, BLOCK=block).kernels
-        from ascdsl.passes.ubplan import plan
-        assert plan(run_passes(k)).total_bytes == a * block + b
+        assert planned(k, "Ascend910B3").plan.total_bytes == a * block + b

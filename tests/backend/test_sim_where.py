@@ -86,8 +86,17 @@ def test_unsupported_bool_tiles_are_located_errors(kernel, dtype, message):
 
 
 def test_compare_against_a_scalar_splits_at_whole_mask_blocks():
-    from ascdsl.backend import repeat
-    calls = [s.text for s in repeat.scalar_block("Compare", "mask0", "x", "0.0f", dtypes.float32, 300 * 64, False,
-                                                 {"x"}, "maskBuf0", "", mode="GT")]
-    assert calls[1:] == ["Compare(mask0, x, scalar, CMPMODE::GT, 64, 252, {1, 1, 0, 8, 8, 0});",
-                         "Compare(mask0[2016], x[16128], scalar, CMPMODE::GT, 64, 48, {1, 1, 0, 8, 8, 0});"]
+    from types import SimpleNamespace
+    from ascdsl.backend import kir, repeat
+    from ascdsl.platforms import get_platform
+    f32 = dtypes.float32
+    x = kir.Ref(kir.Buf(1, kir.Role.TILE, f32, "x"), f32, kir.lit(0), 300 * 64)
+    mask = kir.Ref(kir.Buf(2, kir.Role.TILE, dtypes.uint8, "mask"), dtypes.uint8, kir.lit(0), 300 * 8)
+    block = kir.Ref(kir.Buf(3, kir.Role.SCRATCH, f32, "scalar"), f32, kir.lit(0), 8)
+    sel = SimpleNamespace(platform=get_platform(), scratch=lambda *a: block)
+    dup, *calls = repeat.scalar_block(sel, "Compare", mask, x, kir.Lit(0.0, f32), 300 * 64, False, None,
+                                      mode=kir.Const.GT)
+    assert dup.api == "Duplicate" and dup.dst == block
+    assert [(c.dst.offset, c.srcs[0].offset, c.args[2]) for c in calls] == [
+        (kir.lit(0), kir.lit(0), kir.lit(252)), (kir.lit(2016), kir.lit(16128), kir.lit(48))]
+    assert all(c.srcs[1] == block and c.args[0] is kir.Const.GT for c in calls)

@@ -16,121 +16,117 @@ struct LogSoftmaxBackwardTilingData {
 };
 #pragma pack(pop)
 
-// reduce_middle_full_kernel (BLOCK_R=16, BLOCK_B=32) from ops/log_softmax_grad.py:92; UB plan: 10400 bytes
+// reduce_middle_full_kernel (BLOCK_R=16, BLOCK_B=32) from ops/log_softmax_grad.py:92; UB plan: 10368 bytes
 class ReduceMiddleFullKernelV1 {
 public:
     __aicore__ inline ReduceMiddleFullKernelV1() {}
     __aicore__ inline void Init(GM_ADDR dy_ptr, GM_ADDR x_ptr, GM_ADDR out_ptr, const LogSoftmaxBackwardTilingData& tiling)
     {
         tiling_ = tiling;
-        programs_ = tiling.grid0 * tiling.grid1 * tiling.grid2;
+        programs_ = static_cast<int64_t>(tiling.grid0) * tiling.grid1 * tiling.grid2;
         dyGm.SetGlobalBuffer((__gm__ bfloat16_t*)dy_ptr);
         xGm.SetGlobalBuffer((__gm__ bfloat16_t*)x_ptr);
         outGm.SetGlobalBuffer((__gm__ bfloat16_t*)out_ptr);
         pipe.InitBuffer(inQueueDy, 2, 1024);
         pipe.InitBuffer(inQueueX, 2, 1024);
         pipe.InitBuffer(outQueueOut, 2, 1024);
-        pipe.InitBuffer(tmpBuf0, 2048);
-        pipe.InitBuffer(tmpBuf1, 128);
-        pipe.InitBuffer(tmpBuf2, 2048);
-        pipe.InitBuffer(scalarBuf, 32);
+        pipe.InitBuffer(dyBuf, 2048);
+        pipe.InitBuffer(totalBuf, 128);
+        pipe.InitBuffer(xBuf, 2048);
     }
     __aicore__ inline void Process()
     {
-        for (int32_t pid = GetBlockIdx(); pid < programs_; pid += GetBlockNum()) {
-            const int32_t v8 = pid % tiling_.grid0;  // ops/log_softmax_grad.py:94
-            const int32_t v9 = v8 * tiling_.per_core;  // ops/log_softmax_grad.py:94
-            const int32_t v10 = v8 < tiling_.big_cores ? v8 : tiling_.big_cores;  // ops/log_softmax_grad.py:94
-            const int32_t v11 = v9 + v10;  // ops/log_softmax_grad.py:94
-            const int32_t v12 = v11 + tiling_.per_core;  // ops/log_softmax_grad.py:94
-            const bool v13 = v8 < tiling_.big_cores;  // ops/log_softmax_grad.py:94
-            const int32_t v14 = static_cast<int32_t>(v13);  // ops/log_softmax_grad.py:94
-            const int32_t v15 = v12 + v14;  // ops/log_softmax_grad.py:94
-            for (int32_t v19 = v11; v19 < v15; v19 += 1) {  // ops/log_softmax_grad.py:97
-                const int32_t v20 = v19 / tiling_.col_blocks;  // ops/log_softmax_grad.py:98
-                const int32_t v21 = v20 * tiling_.col_blocks;  // ops/log_softmax_grad.py:99
-                const int32_t v22 = v19 - v21;  // ops/log_softmax_grad.py:99
-                const int32_t v24 = v22 * 32;  // ops/log_softmax_grad.py:99
-                const int32_t v26 = v20 * tiling_.d1;  // ops/log_softmax_grad.py:100
-                const int32_t v27 = v26 * tiling_.d2;  // ops/log_softmax_grad.py:100
-                const int32_t v58 = v24 + v27;  // ops/log_softmax_grad.py:102
-                const int32_t v60 = tiling_.d1 > 0 ? tiling_.d1 : 0;  // ops/log_softmax_grad.py:102
-                const int32_t v62 = v60 < 16 ? v60 : 16;  // ops/log_softmax_grad.py:102
-                const int32_t v63 = tiling_.d2 - v24;  // ops/log_softmax_grad.py:102
-                const int32_t v64 = v63 > 0 ? v63 : 0;  // ops/log_softmax_grad.py:102
-                const int32_t v66 = v64 < 32 ? v64 : 32;  // ops/log_softmax_grad.py:102
-                CopyIn1(v58, v62, v66);
-                Compute1(v62, v66);
-                CopyOut1(v58, v62, v66);
+        for (int64_t program = GetBlockIdx(); program < programs_; program += GetBlockNum()) {
+            const int32_t pid = program % tiling_.grid0;  // ops/log_softmax_grad.py:94
+            const int32_t start = pid * tiling_.per_core + (pid < tiling_.big_cores ? pid : tiling_.big_cores);  // ops/log_softmax_grad.py:94
+            const int32_t end = start + tiling_.per_core + static_cast<int32_t>(pid < tiling_.big_cores);  // ops/log_softmax_grad.py:94
+            for (int32_t unit = start; unit < end; unit += 1) {  // ops/log_softmax_grad.py:97
+                const int32_t a = unit / tiling_.col_blocks;  // ops/log_softmax_grad.py:98
+                const int64_t value = (static_cast<int64_t>(unit) - static_cast<int64_t>(a) * static_cast<int64_t>(tiling_.col_blocks)) * 32;  // ops/log_softmax_grad.py:99
+                const int64_t dyOffset = value + static_cast<int64_t>(a) * static_cast<int64_t>(tiling_.d1) * static_cast<int64_t>(tiling_.d2);  // ops/log_softmax_grad.py:102
+                const int32_t dyRowsMaximum = tiling_.d1 > 0 ? tiling_.d1 : 0;  // ops/log_softmax_grad.py:102
+                const int32_t dyRows = dyRowsMaximum < 16 ? dyRowsMaximum : 16;  // ops/log_softmax_grad.py:102
+                const int64_t dyColsMaximumSub = static_cast<int64_t>(tiling_.d2) - value;  // ops/log_softmax_grad.py:102
+                const int64_t dyColsMaximum = dyColsMaximumSub > 0 ? dyColsMaximumSub : 0;  // ops/log_softmax_grad.py:102
+                const int64_t dyCols = dyColsMaximum < 32 ? dyColsMaximum : 32;  // ops/log_softmax_grad.py:102
+                CopyIn(dyOffset, dyRows, dyCols);
+                Compute(dyRows, dyCols);
+                CopyOut(dyOffset, dyRows, dyCols);
             }
         }
     }
 
 private:
-    __aicore__ inline void CopyIn1(const int32_t v58, const int32_t v62, const int32_t v66)
+    __aicore__ inline void CopyIn(const int64_t dyOffset, const int32_t dyRows, const int64_t dyCols)
     {
         LocalTensor<bfloat16_t> dyIn = inQueueDy.AllocTensor<bfloat16_t>();  // ops/log_softmax_grad.py:102
-        DataCopyExtParams dyInParams{static_cast<uint16_t>(v62), static_cast<uint32_t>(v66 * sizeof(bfloat16_t)), static_cast<uint32_t>((tiling_.d2 - v66) * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (v66 + 15) / 16), 0};
-        DataCopyPadExtParams<bfloat16_t> dyInPad{true, 0, static_cast<uint8_t>((v66 + 15) / 16 * 16 - v66), (bfloat16_t)0.0f};
-        DataCopyPad(dyIn, dyGm[v58], dyInParams, dyInPad);
+        DataCopyPadExtParams<bfloat16_t> dyInPad{true, 0, static_cast<uint8_t>((dyCols + 15) / 16 * 16 - dyCols), (bfloat16_t)0.0f};
+        DataCopyExtParams dyInParams{static_cast<uint16_t>(dyRows), static_cast<uint32_t>(dyCols * sizeof(bfloat16_t)), static_cast<uint32_t>((static_cast<int64_t>(tiling_.d2) - dyCols) * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (dyCols + 15) / 16), 0};
+        DataCopyPad(dyIn, dyGm[dyOffset], dyInParams, dyInPad);
         inQueueDy.EnQue(dyIn);
         LocalTensor<bfloat16_t> xIn = inQueueX.AllocTensor<bfloat16_t>();  // ops/log_softmax_grad.py:104
-        DataCopyExtParams xInParams{static_cast<uint16_t>(v62), static_cast<uint32_t>(v66 * sizeof(bfloat16_t)), static_cast<uint32_t>((tiling_.d2 - v66) * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (v66 + 15) / 16), 0};
-        DataCopyPadExtParams<bfloat16_t> xInPad{true, 0, static_cast<uint8_t>((v66 + 15) / 16 * 16 - v66), (bfloat16_t)0.0f};
-        DataCopyPad(xIn, xGm[v58], xInParams, xInPad);
+        DataCopyPadExtParams<bfloat16_t> xInPad{true, 0, static_cast<uint8_t>((dyCols + 15) / 16 * 16 - dyCols), (bfloat16_t)0.0f};
+        DataCopyExtParams xInParams{static_cast<uint16_t>(dyRows), static_cast<uint32_t>(dyCols * sizeof(bfloat16_t)), static_cast<uint32_t>((static_cast<int64_t>(tiling_.d2) - dyCols) * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (dyCols + 15) / 16), 0};
+        DataCopyPad(xIn, xGm[dyOffset], xInParams, xInPad);
         inQueueX.EnQue(xIn);
     }
-    __aicore__ inline void Compute1(const int32_t v62, const int32_t v66)
+    __aicore__ inline void Compute(const int32_t dyRows, const int64_t dyCols)
     {
-        LocalTensor<float> tmp0 = tmpBuf0.Get<float>();
-        LocalTensor<float> tmp1 = tmpBuf1.Get<float>();
-        LocalTensor<float> tmp2 = tmpBuf2.Get<float>();
+        LocalTensor<float> dy = dyBuf.Get<float>();
+        LocalTensor<float> total = totalBuf.Get<float>();
+        LocalTensor<float> x = xBuf.Get<float>();
+        LocalTensor<float> tmp = xBuf.Get<float>();
+        LocalTensor<float> tmp2 = xBuf.Get<float>();
+        LocalTensor<float> out = dyBuf.Get<float>();
         LocalTensor<bfloat16_t> dyIn = inQueueDy.DeQue<bfloat16_t>();
-        const int32_t dyInValid = (v66 + 15) / 16 * 16;
+        const int32_t dyInValid = (dyCols + 15) / 16 * 16;
         // fill the masked columns with `other`
         if (dyInValid < 32) {
-            Duplicate(dyIn[dyInValid], (bfloat16_t)0.0f, static_cast<uint64_t>(32 - dyInValid), static_cast<uint8_t>(v62), 1, 2);
+            Duplicate(dyIn[dyInValid], (bfloat16_t)0.0f, static_cast<uint64_t>(32 - dyInValid), static_cast<uint8_t>(dyRows), 1, 2);
         }
-        if (v62 < 16) {  // fill the masked rows with `other`
-            Duplicate(dyIn[v62 * 32], (bfloat16_t)0.0f, (16 - v62) * 32);
+        if (dyRows < 16) {
+            // fill the masked rows with `other`
+            PipeBarrier<PIPE_V>();
+            Duplicate(dyIn[dyRows * 32], (bfloat16_t)0.0f, (16 - dyRows) * 32);
         }
         LocalTensor<bfloat16_t> xIn = inQueueX.DeQue<bfloat16_t>();
-        const int32_t xInValid = (v66 + 15) / 16 * 16;
+        const int32_t xInValid = (dyCols + 15) / 16 * 16;
         // fill the masked columns with `other`
         if (xInValid < 32) {
-            Duplicate(xIn[xInValid], (bfloat16_t)0.0f, static_cast<uint64_t>(32 - xInValid), static_cast<uint8_t>(v62), 1, 2);
+            Duplicate(xIn[xInValid], (bfloat16_t)0.0f, static_cast<uint64_t>(32 - xInValid), static_cast<uint8_t>(dyRows), 1, 2);
         }
-        if (v62 < 16) {  // fill the masked rows with `other`
-            Duplicate(xIn[v62 * 32], (bfloat16_t)0.0f, (16 - v62) * 32);
+        if (dyRows < 16) {
+            // fill the masked rows with `other`
+            PipeBarrier<PIPE_V>();
+            Duplicate(xIn[dyRows * 32], (bfloat16_t)0.0f, (16 - dyRows) * 32);
         }
         LocalTensor<bfloat16_t> outOut = outQueueOut.AllocTensor<bfloat16_t>();
         PipeBarrier<PIPE_V>();
-        Cast(tmp0, dyIn, RoundMode::CAST_NONE, 512);  // ops/log_softmax_grad.py:102
+        Cast(dy, dyIn, RoundMode::CAST_NONE, 512);  // ops/log_softmax_grad.py:102
         PipeBarrier<PIPE_V>();
-        DataCopy(tmp1, tmp0, 32);  // ops/log_softmax_grad.py:103: sum along axis 0
-        for (int32_t r = 1; r < 16; r++) {
+        DataCopy(total, dy, 32);  // ops/log_softmax_grad.py:103
+        for (int32_t r = 1; r < 16; r += 1) {
             PipeBarrier<PIPE_V>();
-            Add(tmp1, tmp1, tmp0[r * 32], 32);
+            Add(total, total, dy[r * 32], 32);
         }
-        Cast(tmp2, xIn, RoundMode::CAST_NONE, 512);  // ops/log_softmax_grad.py:104
+        Cast(x, xIn, RoundMode::CAST_NONE, 512);  // ops/log_softmax_grad.py:104
         PipeBarrier<PIPE_V>();
-        Exp(tmp2, tmp2, 512);  // ops/log_softmax_grad.py:105
+        Exp(tmp, x, 512);  // ops/log_softmax_grad.py:105
         PipeBarrier<PIPE_V>();
-        // ops/log_softmax_grad.py:105
-        Mul(tmp2, tmp2, tmp1, 32, 16, {1, 1, 1, 4, 4, 0});
+        Mul(tmp2, tmp, total, 32, 16, {1, 1, 1, 4, 4, 0});  // ops/log_softmax_grad.py:105
         PipeBarrier<PIPE_V>();
-        Sub(tmp0, tmp0, tmp2, 512);  // ops/log_softmax_grad.py:105
+        Sub(out, dy, tmp2, 512);  // ops/log_softmax_grad.py:105
         PipeBarrier<PIPE_V>();
-        Cast(outOut, tmp0, RoundMode::CAST_RINT, 512);  // ops/log_softmax_grad.py:106
+        Cast(outOut, out, RoundMode::CAST_RINT, 512);  // ops/log_softmax_grad.py:106
         outQueueOut.EnQue(outOut);
         inQueueDy.FreeTensor(dyIn);
         inQueueX.FreeTensor(xIn);
     }
-    __aicore__ inline void CopyOut1(const int32_t v58, const int32_t v62, const int32_t v66)
+    __aicore__ inline void CopyOut(const int64_t dyOffset, const int32_t dyRows, const int64_t dyCols)
     {
         LocalTensor<bfloat16_t> outOut = outQueueOut.DeQue<bfloat16_t>();  // ops/log_softmax_grad.py:106
-        DataCopyExtParams outOutParams{static_cast<uint16_t>(v62), static_cast<uint32_t>(v66 * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (v66 + 15) / 16), static_cast<uint32_t>((tiling_.d2 - v66) * sizeof(bfloat16_t)), 0};
-        DataCopyPad(outGm[v58], outOut, outOutParams);
+        DataCopyExtParams outOutParams{static_cast<uint16_t>(dyRows), static_cast<uint32_t>(dyCols * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (dyCols + 15) / 16), static_cast<uint32_t>((static_cast<int64_t>(tiling_.d2) - dyCols) * sizeof(bfloat16_t)), 0};
+        DataCopyPad(outGm[dyOffset], outOut, outOutParams);
         outQueueOut.FreeTensor(outOut);
     }
 
@@ -139,15 +135,14 @@ private:
     TQue<QuePosition::VECIN, 1> inQueueDy;
     TQue<QuePosition::VECIN, 1> inQueueX;
     TQue<QuePosition::VECOUT, 1> outQueueOut;
-    TBuf<TPosition::VECCALC> tmpBuf0;
-    TBuf<TPosition::VECCALC> tmpBuf1;
-    TBuf<TPosition::VECCALC> tmpBuf2;
-    TBuf<TPosition::VECCALC> scalarBuf;
+    TBuf<TPosition::VECCALC> dyBuf;
+    TBuf<TPosition::VECCALC> totalBuf;
+    TBuf<TPosition::VECCALC> xBuf;
     GlobalTensor<bfloat16_t> dyGm;
     GlobalTensor<bfloat16_t> xGm;
     GlobalTensor<bfloat16_t> outGm;
     LogSoftmaxBackwardTilingData tiling_;
-    int32_t programs_;
+    int64_t programs_;
 };
 
 __aicore__ inline void CopyTiling(LogSoftmaxBackwardTilingData* tiling, GM_ADDR tilingGm)

@@ -12,48 +12,46 @@ struct AddTilingData {
 };
 #pragma pack(pop)
 
-// add_kernel (BLOCK=2048) from tests/test_interpreter_dsl.py:128; UB plan: 49184 bytes
+// add_kernel (BLOCK=2048) from tests/test_interpreter_dsl.py:128; UB plan: 49152 bytes
 class AddKernelV1 {
 public:
     __aicore__ inline AddKernelV1() {}
     __aicore__ inline void Init(GM_ADDR x_ptr, GM_ADDR y_ptr, GM_ADDR out_ptr, const AddTilingData& tiling)
     {
         tiling_ = tiling;
-        programs_ = tiling.grid0 * tiling.grid1 * tiling.grid2;
+        programs_ = static_cast<int64_t>(tiling.grid0) * tiling.grid1 * tiling.grid2;
         xGm.SetGlobalBuffer((__gm__ float*)x_ptr);
         yGm.SetGlobalBuffer((__gm__ float*)y_ptr);
         outGm.SetGlobalBuffer((__gm__ float*)out_ptr);
         pipe.InitBuffer(inQueueX, 2, 8192);
         pipe.InitBuffer(inQueueY, 2, 8192);
         pipe.InitBuffer(outQueueOut, 2, 8192);
-        pipe.InitBuffer(scalarBuf, 32);
     }
     __aicore__ inline void Process()
     {
-        for (int32_t pid = GetBlockIdx(); pid < programs_; pid += GetBlockNum()) {
-            const int32_t v4 = pid % tiling_.grid0;  // tests/test_interpreter_dsl.py:129
-            const int32_t v6 = v4 * 2048;  // tests/test_interpreter_dsl.py:129
-            const int32_t v16 = tiling_.n - v6;  // tests/test_interpreter_dsl.py:131
-            const int32_t v18 = v16 > 0 ? v16 : 0;  // tests/test_interpreter_dsl.py:131
-            const int32_t v20 = v18 < 2048 ? v18 : 2048;  // tests/test_interpreter_dsl.py:131
-            CopyIn(v6, v20);
+        for (int64_t program = GetBlockIdx(); program < programs_; program += GetBlockNum()) {
+            const int64_t xOffset = static_cast<int64_t>(program % tiling_.grid0) * 2048;  // tests/test_interpreter_dsl.py:129
+            const int64_t xCountMaximumSub = static_cast<int64_t>(tiling_.n) - xOffset;  // tests/test_interpreter_dsl.py:131
+            const int64_t xCountMaximum = xCountMaximumSub > 0 ? xCountMaximumSub : 0;  // tests/test_interpreter_dsl.py:131
+            const int64_t xCount = xCountMaximum < 2048 ? xCountMaximum : 2048;  // tests/test_interpreter_dsl.py:131
+            CopyIn(xOffset, xCount);
             Compute();
-            CopyOut(v6, v20);
+            CopyOut(xOffset, xCount);
         }
     }
 
 private:
-    __aicore__ inline void CopyIn(const int32_t v6, const int32_t v20)
+    __aicore__ inline void CopyIn(const int64_t xOffset, const int64_t xCount)
     {
         LocalTensor<float> xIn = inQueueX.AllocTensor<float>();  // tests/test_interpreter_dsl.py:131
-        DataCopyExtParams xInParams{1, static_cast<uint32_t>(v20 * sizeof(float)), 0, 0, 0};
-        DataCopyPadExtParams<float> xInPad{false, 0, 0, 0};
-        DataCopyPad(xIn, xGm[v6], xInParams, xInPad);
+        DataCopyPadExtParams<float> xInPad{false, 0, 0, 0.0f};
+        DataCopyExtParams xInParams{1, static_cast<uint32_t>(xCount * sizeof(float)), 0, 0, 0};
+        DataCopyPad(xIn, xGm[xOffset], xInParams, xInPad);
         inQueueX.EnQue(xIn);
         LocalTensor<float> yIn = inQueueY.AllocTensor<float>();  // tests/test_interpreter_dsl.py:131
-        DataCopyExtParams yInParams{1, static_cast<uint32_t>(v20 * sizeof(float)), 0, 0, 0};
-        DataCopyPadExtParams<float> yInPad{false, 0, 0, 0};
-        DataCopyPad(yIn, yGm[v6], yInParams, yInPad);
+        DataCopyPadExtParams<float> yInPad{false, 0, 0, 0.0f};
+        DataCopyExtParams yInParams{1, static_cast<uint32_t>(xCount * sizeof(float)), 0, 0, 0};
+        DataCopyPad(yIn, yGm[xOffset], yInParams, yInPad);
         inQueueY.EnQue(yIn);
     }
     __aicore__ inline void Compute()
@@ -66,11 +64,11 @@ private:
         inQueueX.FreeTensor(xIn);
         inQueueY.FreeTensor(yIn);
     }
-    __aicore__ inline void CopyOut(const int32_t v6, const int32_t v20)
+    __aicore__ inline void CopyOut(const int64_t xOffset, const int64_t xCount)
     {
         LocalTensor<float> outOut = outQueueOut.DeQue<float>();  // tests/test_interpreter_dsl.py:131
-        DataCopyExtParams outOutParams{1, static_cast<uint32_t>(v20 * sizeof(float)), 0, 0, 0};
-        DataCopyPad(outGm[v6], outOut, outOutParams);
+        DataCopyExtParams outOutParams{1, static_cast<uint32_t>(xCount * sizeof(float)), 0, 0, 0};
+        DataCopyPad(outGm[xOffset], outOut, outOutParams);
         outQueueOut.FreeTensor(outOut);
     }
 
@@ -79,12 +77,11 @@ private:
     TQue<QuePosition::VECIN, 1> inQueueX;
     TQue<QuePosition::VECIN, 1> inQueueY;
     TQue<QuePosition::VECOUT, 1> outQueueOut;
-    TBuf<TPosition::VECCALC> scalarBuf;
     GlobalTensor<float> xGm;
     GlobalTensor<float> yGm;
     GlobalTensor<float> outGm;
     AddTilingData tiling_;
-    int32_t programs_;
+    int64_t programs_;
 };
 
 __aicore__ inline void CopyTiling(AddTilingData* tiling, GM_ADDR tilingGm)

@@ -14,118 +14,115 @@ struct SoftmaxGradTilingData {
 };
 #pragma pack(pop)
 
-// rows_kernel (ROWS=8, BLOCK_K=64, FRONT=False, ALIGN=16) from ops/softmax_grad.py:60; UB plan: 12608 bytes
+// rows_kernel (ROWS=8, BLOCK_K=64, FRONT=False, ALIGN=16) from ops/softmax_grad.py:56; UB plan: 12320 bytes
 class RowsKernelV1 {
 public:
     __aicore__ inline RowsKernelV1() {}
     __aicore__ inline void Init(GM_ADDR grad_ptr, GM_ADDR src_ptr, GM_ADDR out_ptr, const SoftmaxGradTilingData& tiling)
     {
         tiling_ = tiling;
-        programs_ = tiling.grid0 * tiling.grid1 * tiling.grid2;
+        programs_ = static_cast<int64_t>(tiling.grid0) * tiling.grid1 * tiling.grid2;
         gradGm.SetGlobalBuffer((__gm__ half*)grad_ptr);
         srcGm.SetGlobalBuffer((__gm__ half*)src_ptr);
         outGm.SetGlobalBuffer((__gm__ half*)out_ptr);
         pipe.InitBuffer(inQueueGrad, 2, 1024);
         pipe.InitBuffer(inQueueSrc, 2, 1024);
         pipe.InitBuffer(outQueueOut, 2, 1024);
-        pipe.InitBuffer(brcbBuf, 256);
-        pipe.InitBuffer(tmpBuf0, 2048);
-        pipe.InitBuffer(tmpBuf1, 2048);
-        pipe.InitBuffer(tmpBuf2, 2048);
-        pipe.InitBuffer(tmpBuf3, 32);
-        pipe.InitBuffer(scalarBuf, 32);
+        pipe.InitBuffer(gradBuf, 2048);
+        pipe.InitBuffer(srcBuf, 2048);
+        pipe.InitBuffer(tmpBuf, 2048);
+        pipe.InitBuffer(totalBuf, 32);
     }
     __aicore__ inline void Process()
     {
-        for (int32_t pid = GetBlockIdx(); pid < programs_; pid += GetBlockNum()) {
-            const int32_t v6 = pid % tiling_.grid0;  // ops/softmax_grad.py:62
-            const int32_t v7 = v6 * tiling_.per_core;  // ops/softmax_grad.py:62
-            const int32_t v8 = v6 < tiling_.big_cores ? v6 : tiling_.big_cores;  // ops/softmax_grad.py:62
-            const int32_t v9 = v7 + v8;  // ops/softmax_grad.py:62
-            const int32_t v10 = v9 + tiling_.per_core;  // ops/softmax_grad.py:62
-            const bool v11 = v6 < tiling_.big_cores;  // ops/softmax_grad.py:62
-            const int32_t v12 = static_cast<int32_t>(v11);  // ops/softmax_grad.py:62
-            const int32_t v13 = v10 + v12;  // ops/softmax_grad.py:62
-            for (int32_t v16 = v9; v16 < v13; v16 += 8) {  // ops/softmax_grad.py:64
-                const int32_t v48 = tiling_.k * v16;  // ops/softmax_grad.py:68
-                const int32_t v49 = v13 - v16;  // ops/softmax_grad.py:68
-                const int32_t v51 = v49 > 0 ? v49 : 0;  // ops/softmax_grad.py:68
-                const int32_t v53 = v51 < 8 ? v51 : 8;  // ops/softmax_grad.py:68
-                const int32_t v54 = tiling_.k > 0 ? tiling_.k : 0;  // ops/softmax_grad.py:68
-                const int32_t v56 = v54 < 64 ? v54 : 64;  // ops/softmax_grad.py:68
-                CopyIn1(v48, v53, v56);
-                Compute1(v53, v56);
-                CopyOut1(v48, v53, v56);
+        for (int64_t program = GetBlockIdx(); program < programs_; program += GetBlockNum()) {
+            const int32_t pid = program % tiling_.grid0;  // ops/softmax_grad.py:58
+            const int32_t start = pid * tiling_.per_core + (pid < tiling_.big_cores ? pid : tiling_.big_cores);  // ops/softmax_grad.py:58
+            const int32_t end = start + tiling_.per_core + static_cast<int32_t>(pid < tiling_.big_cores);  // ops/softmax_grad.py:58
+            for (int32_t row0 = start; row0 < end; row0 += 8) {  // ops/softmax_grad.py:60
+                const int64_t gradOffset = static_cast<int64_t>(tiling_.k) * static_cast<int64_t>(row0);  // ops/softmax_grad.py:64
+                const int32_t gradRowsMaximumSub = end - row0;  // ops/softmax_grad.py:64
+                const int32_t gradRowsMaximum = gradRowsMaximumSub > 0 ? gradRowsMaximumSub : 0;  // ops/softmax_grad.py:64
+                const int32_t gradRows = gradRowsMaximum < 8 ? gradRowsMaximum : 8;  // ops/softmax_grad.py:64
+                const int32_t gradColsMaximum = tiling_.k > 0 ? tiling_.k : 0;  // ops/softmax_grad.py:64
+                const int32_t gradCols = gradColsMaximum < 64 ? gradColsMaximum : 64;  // ops/softmax_grad.py:64
+                CopyIn(gradOffset, gradRows, gradCols);
+                Compute(gradRows, gradCols);
+                CopyOut(gradOffset, gradRows, gradCols);
             }
         }
     }
 
 private:
-    __aicore__ inline void CopyIn1(const int32_t v48, const int32_t v53, const int32_t v56)
+    __aicore__ inline void CopyIn(const int64_t gradOffset, const int32_t gradRows, const int32_t gradCols)
     {
-        LocalTensor<half> gradIn = inQueueGrad.AllocTensor<half>();  // ops/softmax_grad.py:68
-        DataCopyExtParams gradInParams{static_cast<uint16_t>(v53), static_cast<uint32_t>(v56 * sizeof(half)), static_cast<uint32_t>((tiling_.k - v56) * sizeof(half)), static_cast<uint32_t>(4 - (v56 + 15) / 16), 0};
-        DataCopyPadExtParams<half> gradInPad{true, 0, static_cast<uint8_t>((v56 + 15) / 16 * 16 - v56), (half)0.0f};
-        DataCopyPad(gradIn, gradGm[v48], gradInParams, gradInPad);
+        LocalTensor<half> gradIn = inQueueGrad.AllocTensor<half>();  // ops/softmax_grad.py:64
+        DataCopyPadExtParams<half> gradInPad{true, 0, static_cast<uint8_t>((gradCols + 15) / 16 * 16 - gradCols), (half)0.0f};
+        DataCopyExtParams gradInParams{static_cast<uint16_t>(gradRows), static_cast<uint32_t>(gradCols * sizeof(half)), static_cast<uint32_t>((static_cast<int64_t>(tiling_.k) - gradCols) * sizeof(half)), static_cast<uint32_t>(4 - (gradCols + 15) / 16), 0};
+        DataCopyPad(gradIn, gradGm[gradOffset], gradInParams, gradInPad);
         inQueueGrad.EnQue(gradIn);
-        LocalTensor<half> srcIn = inQueueSrc.AllocTensor<half>();  // ops/softmax_grad.py:69
-        DataCopyExtParams srcInParams{static_cast<uint16_t>(v53), static_cast<uint32_t>(v56 * sizeof(half)), static_cast<uint32_t>((tiling_.k - v56) * sizeof(half)), static_cast<uint32_t>(4 - (v56 + 15) / 16), 0};
-        DataCopyPadExtParams<half> srcInPad{true, 0, static_cast<uint8_t>((v56 + 15) / 16 * 16 - v56), (half)0.0f};
-        DataCopyPad(srcIn, srcGm[v48], srcInParams, srcInPad);
+        LocalTensor<half> srcIn = inQueueSrc.AllocTensor<half>();  // ops/softmax_grad.py:65
+        DataCopyPadExtParams<half> srcInPad{true, 0, static_cast<uint8_t>((gradCols + 15) / 16 * 16 - gradCols), (half)0.0f};
+        DataCopyExtParams srcInParams{static_cast<uint16_t>(gradRows), static_cast<uint32_t>(gradCols * sizeof(half)), static_cast<uint32_t>((static_cast<int64_t>(tiling_.k) - gradCols) * sizeof(half)), static_cast<uint32_t>(4 - (gradCols + 15) / 16), 0};
+        DataCopyPad(srcIn, srcGm[gradOffset], srcInParams, srcInPad);
         inQueueSrc.EnQue(srcIn);
     }
-    __aicore__ inline void Compute1(const int32_t v53, const int32_t v56)
+    __aicore__ inline void Compute(const int32_t gradRows, const int32_t gradCols)
     {
-        LocalTensor<float> brcb = brcbBuf.Get<float>();
-        LocalTensor<float> tmp0 = tmpBuf0.Get<float>();
-        LocalTensor<float> tmp1 = tmpBuf1.Get<float>();
-        LocalTensor<float> tmp2 = tmpBuf2.Get<float>();
-        LocalTensor<float> tmp3 = tmpBuf3.Get<float>();
+        LocalTensor<float> grad = gradBuf.Get<float>();
+        LocalTensor<float> src = srcBuf.Get<float>();
+        LocalTensor<float> tmp = tmpBuf.Get<float>();
+        LocalTensor<float> total = totalBuf.Get<float>();
+        LocalTensor<float> brcb = tmpBuf.Get<float>();
+        LocalTensor<float> tmp2 = gradBuf.Get<float>();
+        LocalTensor<float> out = gradBuf.Get<float>();
         LocalTensor<half> gradIn = inQueueGrad.DeQue<half>();
-        const int32_t gradInValid = (v56 + 15) / 16 * 16;
+        const int32_t gradInValid = (gradCols + 15) / 16 * 16;
         // fill the masked columns with `other`
         if (gradInValid < 64) {
-            Duplicate(gradIn[gradInValid], (half)0.0f, static_cast<uint64_t>(64 - gradInValid), static_cast<uint8_t>(v53), 1, 4);
+            Duplicate(gradIn[gradInValid], (half)0.0f, static_cast<uint64_t>(64 - gradInValid), static_cast<uint8_t>(gradRows), 1, 4);
         }
-        if (v53 < 8) {  // fill the masked rows with `other`
-            Duplicate(gradIn[v53 * 64], (half)0.0f, (8 - v53) * 64);
+        if (gradRows < 8) {
+            // fill the masked rows with `other`
+            PipeBarrier<PIPE_V>();
+            Duplicate(gradIn[gradRows * 64], (half)0.0f, (8 - gradRows) * 64);
         }
         LocalTensor<half> srcIn = inQueueSrc.DeQue<half>();
-        const int32_t srcInValid = (v56 + 15) / 16 * 16;
+        const int32_t srcInValid = (gradCols + 15) / 16 * 16;
         // fill the masked columns with `other`
         if (srcInValid < 64) {
-            Duplicate(srcIn[srcInValid], (half)0.0f, static_cast<uint64_t>(64 - srcInValid), static_cast<uint8_t>(v53), 1, 4);
+            Duplicate(srcIn[srcInValid], (half)0.0f, static_cast<uint64_t>(64 - srcInValid), static_cast<uint8_t>(gradRows), 1, 4);
         }
-        if (v53 < 8) {  // fill the masked rows with `other`
-            Duplicate(srcIn[v53 * 64], (half)0.0f, (8 - v53) * 64);
+        if (gradRows < 8) {
+            // fill the masked rows with `other`
+            PipeBarrier<PIPE_V>();
+            Duplicate(srcIn[gradRows * 64], (half)0.0f, (8 - gradRows) * 64);
         }
         LocalTensor<half> outOut = outQueueOut.AllocTensor<half>();
         PipeBarrier<PIPE_V>();
-        Cast(tmp0, gradIn, RoundMode::CAST_NONE, 512);  // ops/softmax_grad.py:68
-        Cast(tmp1, srcIn, RoundMode::CAST_NONE, 512);  // ops/softmax_grad.py:69
+        Cast(grad, gradIn, RoundMode::CAST_NONE, 512);  // ops/softmax_grad.py:64
+        Cast(src, srcIn, RoundMode::CAST_NONE, 512);  // ops/softmax_grad.py:65
         PipeBarrier<PIPE_V>();
-        Mul(tmp2, tmp0, tmp1, 512);  // ops/softmax_grad.py:70
-        // ops/softmax_grad.py:70: sum along axis 1
+        Mul(tmp, grad, src, 512);  // ops/softmax_grad.py:66
         PipeBarrier<PIPE_V>();
-        WholeReduceSum(tmp3, tmp2, 64, 8, 1, 1, 8);
+        WholeReduceSum(total, tmp, 64, 8, 1, 1, 8);  // ops/softmax_grad.py:66
         PipeBarrier<PIPE_V>();
-        Brcb(brcb, tmp3, 1, {1, 8});  // one block per row
+        Brcb(brcb, total, 1, {1, 8});  // ops/softmax_grad.py:70
         PipeBarrier<PIPE_V>();
-        // ops/softmax_grad.py:74
-        Sub(tmp0, tmp0, brcb, 64, 8, {1, 1, 0, 8, 8, 1});
+        Sub(tmp2, grad, brcb, 64, 8, {1, 1, 0, 8, 8, 1});
         PipeBarrier<PIPE_V>();
-        Mul(tmp0, tmp0, tmp1, 512);  // ops/softmax_grad.py:74
+        Mul(out, tmp2, src, 512);  // ops/softmax_grad.py:70
         PipeBarrier<PIPE_V>();
-        Cast(outOut, tmp0, RoundMode::CAST_RINT, 512);  // ops/softmax_grad.py:75
+        Cast(outOut, out, RoundMode::CAST_RINT, 512);  // ops/softmax_grad.py:71
         outQueueOut.EnQue(outOut);
         inQueueGrad.FreeTensor(gradIn);
         inQueueSrc.FreeTensor(srcIn);
     }
-    __aicore__ inline void CopyOut1(const int32_t v48, const int32_t v53, const int32_t v56)
+    __aicore__ inline void CopyOut(const int64_t gradOffset, const int32_t gradRows, const int32_t gradCols)
     {
-        LocalTensor<half> outOut = outQueueOut.DeQue<half>();  // ops/softmax_grad.py:75
-        DataCopyExtParams outOutParams{static_cast<uint16_t>(v53), static_cast<uint32_t>(v56 * sizeof(half)), static_cast<uint32_t>(4 - (v56 + 15) / 16), static_cast<uint32_t>((tiling_.k - v56) * sizeof(half)), 0};
-        DataCopyPad(outGm[v48], outOut, outOutParams);
+        LocalTensor<half> outOut = outQueueOut.DeQue<half>();  // ops/softmax_grad.py:71
+        DataCopyExtParams outOutParams{static_cast<uint16_t>(gradRows), static_cast<uint32_t>(gradCols * sizeof(half)), static_cast<uint32_t>(4 - (gradCols + 15) / 16), static_cast<uint32_t>((static_cast<int64_t>(tiling_.k) - gradCols) * sizeof(half)), 0};
+        DataCopyPad(outGm[gradOffset], outOut, outOutParams);
         outQueueOut.FreeTensor(outOut);
     }
 
@@ -134,17 +131,15 @@ private:
     TQue<QuePosition::VECIN, 1> inQueueGrad;
     TQue<QuePosition::VECIN, 1> inQueueSrc;
     TQue<QuePosition::VECOUT, 1> outQueueOut;
-    TBuf<TPosition::VECCALC> brcbBuf;
-    TBuf<TPosition::VECCALC> tmpBuf0;
-    TBuf<TPosition::VECCALC> tmpBuf1;
-    TBuf<TPosition::VECCALC> tmpBuf2;
-    TBuf<TPosition::VECCALC> tmpBuf3;
-    TBuf<TPosition::VECCALC> scalarBuf;
+    TBuf<TPosition::VECCALC> gradBuf;
+    TBuf<TPosition::VECCALC> srcBuf;
+    TBuf<TPosition::VECCALC> tmpBuf;
+    TBuf<TPosition::VECCALC> totalBuf;
     GlobalTensor<half> gradGm;
     GlobalTensor<half> srcGm;
     GlobalTensor<half> outGm;
     SoftmaxGradTilingData tiling_;
-    int32_t programs_;
+    int64_t programs_;
 };
 
 __aicore__ inline void CopyTiling(SoftmaxGradTilingData* tiling, GM_ADDR tilingGm)

@@ -14,154 +14,169 @@ struct SoftmaxLoopedTilingData {
 };
 #pragma pack(pop)
 
-// looped_softmax_kernel (BLOCK=4096) from tests/test_interpreter_dsl.py:31; UB plan: 115232 bytes
+// looped_softmax_kernel (BLOCK=4096) from tests/test_interpreter_dsl.py:31; UB plan: 131072 bytes
 class LoopedSoftmaxKernelV1 {
 public:
     __aicore__ inline LoopedSoftmaxKernelV1() {}
     __aicore__ inline void Init(GM_ADDR out_ptr, GM_ADDR in_ptr, const SoftmaxLoopedTilingData& tiling)
     {
         tiling_ = tiling;
-        programs_ = tiling.grid0 * tiling.grid1 * tiling.grid2;
+        programs_ = static_cast<int64_t>(tiling.grid0) * tiling.grid1 * tiling.grid2;
         outGm.SetGlobalBuffer((__gm__ float*)out_ptr);
         inGm.SetGlobalBuffer((__gm__ float*)in_ptr);
         pipe.InitBuffer(inQueueIn, 2, 16384);
         pipe.InitBuffer(outQueueOut, 2, 16384);
-        pipe.InitBuffer(accBuf0, 16384);
-        pipe.InitBuffer(accBuf1, 16384);
-        pipe.InitBuffer(tmpBuf0, 16384);
-        pipe.InitBuffer(scalarBuf, 32);
-        pipe.InitBuffer(workBuf, 512);
+        pipe.InitBuffer(sBuf, 16384);
+        pipe.InitBuffer(mBuf, 16384);
+        pipe.InitBuffer(newMBuf, 16384);
+        pipe.InitBuffer(tmpBuf, 16384);
         eventVS_ = static_cast<event_t>(pipe.FetchEventID(HardEvent::V_S));
     }
     __aicore__ inline void Process()
     {
-        for (int32_t pid = GetBlockIdx(); pid < programs_; pid += GetBlockNum()) {
-            Compute0();
-            const int32_t v4 = pid % tiling_.grid0;  // tests/test_interpreter_dsl.py:33
-            const int32_t v5 = v4 * tiling_.stride;  // tests/test_interpreter_dsl.py:34
-            for (int32_t v11 = 0; v11 < tiling_.n_cols; v11 += 4096) {  // tests/test_interpreter_dsl.py:37
-                const int32_t v49 = v5 + v11;  // tests/test_interpreter_dsl.py:39
-                const int32_t v50 = tiling_.n_cols - v11;  // tests/test_interpreter_dsl.py:39
-                const int32_t v52 = v50 > 0 ? v50 : 0;  // tests/test_interpreter_dsl.py:39
-                const int32_t v54 = v52 < 4096 ? v52 : 4096;  // tests/test_interpreter_dsl.py:39
-                CopyIn1(v49, v54);
-                Compute1(v54);
+        for (int64_t program = GetBlockIdx(); program < programs_; program += GetBlockNum()) {
+            const int32_t row = program % tiling_.grid0;  // tests/test_interpreter_dsl.py:33
+            const int64_t value = static_cast<int64_t>(row) * static_cast<int64_t>(tiling_.stride);  // tests/test_interpreter_dsl.py:34
+            Compute1();
+            for (int32_t start = 0; start < tiling_.n_cols; start += 4096) {  // tests/test_interpreter_dsl.py:37
+                const int64_t inOffset = value + static_cast<int64_t>(start);  // tests/test_interpreter_dsl.py:39
+                const int32_t inCountMaximumSub = tiling_.n_cols - start;  // tests/test_interpreter_dsl.py:39
+                const int32_t inCountMaximum = inCountMaximumSub > 0 ? inCountMaximumSub : 0;  // tests/test_interpreter_dsl.py:39
+                const int32_t inCount = inCountMaximum < 4096 ? inCountMaximum : 4096;  // tests/test_interpreter_dsl.py:39
+                CopyIn2(inOffset, inCount);
+                Compute2(inCount);
             }
-            Compute2();
-            for (int32_t v36 = 0; v36 < tiling_.n_cols; v36 += 4096) {  // tests/test_interpreter_dsl.py:45
-                const int32_t v55 = v5 + v36;  // tests/test_interpreter_dsl.py:48
-                const int32_t v56 = tiling_.n_cols - v36;  // tests/test_interpreter_dsl.py:48
-                const int32_t v58 = v56 > 0 ? v56 : 0;  // tests/test_interpreter_dsl.py:48
-                const int32_t v60 = v58 < 4096 ? v58 : 4096;  // tests/test_interpreter_dsl.py:48
-                const int32_t v61 = v36 + v5;  // tests/test_interpreter_dsl.py:50
-                CopyIn3(v55, v60);
-                Compute3(v60);
-                CopyOut3(v60, v61);
+            Compute3();
+            for (int32_t start2 = 0; start2 < tiling_.n_cols; start2 += 4096) {  // tests/test_interpreter_dsl.py:45
+                const int64_t inOffset2 = value + static_cast<int64_t>(start2);  // tests/test_interpreter_dsl.py:48
+                const int32_t inCountMaximumSub2 = tiling_.n_cols - start2;  // tests/test_interpreter_dsl.py:48
+                const int32_t inCountMaximum2 = inCountMaximumSub2 > 0 ? inCountMaximumSub2 : 0;  // tests/test_interpreter_dsl.py:48
+                const int32_t inCount2 = inCountMaximum2 < 4096 ? inCountMaximum2 : 4096;  // tests/test_interpreter_dsl.py:48
+                const int64_t outOffset = static_cast<int64_t>(start2) + value;  // tests/test_interpreter_dsl.py:50
+                CopyIn4(inOffset2, inCount2);
+                Compute4(inCount2);
+                CopyOut4(inCount2, outOffset);
             }
         }
     }
 
 private:
-    __aicore__ inline void Compute0()
+    __aicore__ inline void Compute1()
     {
-        LocalTensor<float> acc0 = accBuf0.Get<float>();
-        LocalTensor<float> acc1 = accBuf1.Get<float>();
+        LocalTensor<float> s = sBuf.Get<float>();
+        LocalTensor<float> m = mBuf.Get<float>();
         PipeBarrier<PIPE_V>();
-        Duplicate(acc0, 0.0f, 4096);  // tests/test_interpreter_dsl.py:36
-        Duplicate(acc1, -1.0e+30f, 4096);  // tests/test_interpreter_dsl.py:35
+        Duplicate(s, 0.0f, 4096);  // tests/test_interpreter_dsl.py:36
+        Duplicate(m, -1.0e+30f, 4096);  // tests/test_interpreter_dsl.py:35
     }
-    __aicore__ inline void CopyIn1(const int32_t v49, const int32_t v54)
+    __aicore__ inline void CopyIn2(const int64_t inOffset, const int32_t inCount)
     {
-        LocalTensor<float> inIn = inQueueIn.AllocTensor<float>();  // tests/test_interpreter_dsl.py:39
-        DataCopyExtParams inInParams{1, static_cast<uint32_t>(v54 * sizeof(float)), 0, 0, 0};
-        DataCopyPadExtParams<float> inInPad{true, 0, static_cast<uint8_t>((v54 + 7) / 8 * 8 - v54), -INFINITY};
-        DataCopyPad(inIn, inGm[v49], inInParams, inInPad);
-        inQueueIn.EnQue(inIn);
+        LocalTensor<float> x = inQueueIn.AllocTensor<float>();  // tests/test_interpreter_dsl.py:39
+        DataCopyPadExtParams<float> xPad{true, 0, static_cast<uint8_t>((inCount + 7) / 8 * 8 - inCount), -INFINITY};
+        DataCopyExtParams xParams{1, static_cast<uint32_t>(inCount * sizeof(float)), 0, 0, 0};
+        DataCopyPad(x, inGm[inOffset], xParams, xPad);
+        inQueueIn.EnQue(x);
     }
-    __aicore__ inline void Compute1(const int32_t v54)
+    __aicore__ inline void Compute2(const int32_t inCount)
     {
-        LocalTensor<float> acc0 = accBuf0.Get<float>();
-        LocalTensor<float> acc1 = accBuf1.Get<float>();
-        LocalTensor<float> tmp0 = tmpBuf0.Get<float>();
-        LocalTensor<float> inIn = inQueueIn.DeQue<float>();
-        const int32_t inInValid = (v54 + 7) / 8 * 8;
-        if (inInValid < 4096) {  // fill the tail with `other`
-            Duplicate(inIn[inInValid], -INFINITY, 4096 - inInValid);
+        LocalTensor<float> newM = newMBuf.Get<float>();
+        LocalTensor<float> m = mBuf.Get<float>();
+        LocalTensor<float> tmp = tmpBuf.Get<float>();
+        LocalTensor<float> tmp2 = tmpBuf.Get<float>();
+        LocalTensor<float> tmp3 = tmpBuf.Get<float>();
+        LocalTensor<float> s = sBuf.Get<float>();
+        LocalTensor<float> s2 = tmpBuf.Get<float>();
+        LocalTensor<float> x = inQueueIn.DeQue<float>();
+        const int32_t xValid = (inCount + 7) / 8 * 8;
+        if (xValid < 4096) {
+            // fill the tail with `other`
+            Duplicate(x[xValid], -INFINITY, 4096 - xValid);
         }
         PipeBarrier<PIPE_V>();
-        Max(tmp0, acc1, inIn, 4096);  // tests/test_interpreter_dsl.py:40
+        Max(newM, m, x, 4096);  // tests/test_interpreter_dsl.py:40
         PipeBarrier<PIPE_V>();
-        Sub(acc1, acc1, tmp0, 4096);  // tests/test_interpreter_dsl.py:41
+        Sub(tmp, m, newM, 4096);  // tests/test_interpreter_dsl.py:41
         PipeBarrier<PIPE_V>();
-        Exp(acc1, acc1, 4096);  // tests/test_interpreter_dsl.py:41
+        Exp(tmp2, tmp, 4096);  // tests/test_interpreter_dsl.py:41
         PipeBarrier<PIPE_V>();
-        Mul(acc0, acc0, acc1, 4096);  // tests/test_interpreter_dsl.py:41
-        Sub(inIn, inIn, tmp0, 4096);  // tests/test_interpreter_dsl.py:41
+        Mul(tmp3, s, tmp2, 4096);  // tests/test_interpreter_dsl.py:41
+        Sub(x, x, newM, 4096);  // tests/test_interpreter_dsl.py:41
         PipeBarrier<PIPE_V>();
-        Exp(inIn, inIn, 4096);  // tests/test_interpreter_dsl.py:41
+        Exp(x, x, 4096);  // tests/test_interpreter_dsl.py:41
         PipeBarrier<PIPE_V>();
-        Add(acc0, acc0, inIn, 4096);  // tests/test_interpreter_dsl.py:41
-        DataCopy(acc1, tmp0, 4096);
-        inQueueIn.FreeTensor(inIn);
+        Add(s2, tmp3, x, 4096);  // tests/test_interpreter_dsl.py:41
+        PipeBarrier<PIPE_V>();
+        DataCopy(s, s2, 4096);
+        DataCopy(m, newM, 4096);
+        inQueueIn.FreeTensor(x);
     }
-    __aicore__ inline void Compute2()
+    __aicore__ inline void Compute3()
     {
-        LocalTensor<float> scalar = scalarBuf.Get<float>();
-        LocalTensor<float> acc0 = accBuf0.Get<float>();
-        LocalTensor<float> acc1 = accBuf1.Get<float>();
+        LocalTensor<float> scalar = newMBuf.Get<float>();
+        LocalTensor<float> m = mBuf.Get<float>();
+        LocalTensor<float> work = tmpBuf.Get<float>();
+        LocalTensor<float> scalar2 = newMBuf.Get<float>();
+        LocalTensor<float> tmp4 = mBuf.Get<float>();
+        LocalTensor<float> tmp5 = mBuf.Get<float>();
+        LocalTensor<float> tmp6 = sBuf.Get<float>();
+        LocalTensor<float> s = sBuf.Get<float>();
+        LocalTensor<float> scalar3 = mBuf.Get<float>();
+        LocalTensor<float> work2 = newMBuf.Get<float>();
         PipeBarrier<PIPE_V>();
-        ReduceMax(scalar, acc1, workBuf.Get<float>(), 4096);  // tests/test_interpreter_dsl.py:43
+        ReduceMax(scalar, m, work, 4096);  // tests/test_interpreter_dsl.py:43
         SetFlag<HardEvent::V_S>(eventVS_);
         WaitFlag<HardEvent::V_S>(eventVS_);
-        s29_ = scalar.GetValue(0);
+        rowMax_ = scalar.GetValue(0);
         PipeBarrier<PIPE_V>();
-        Duplicate(scalar, s29_, 8);  // tests/test_interpreter_dsl.py:44
+        Duplicate(scalar2, rowMax_, 8);  // tests/test_interpreter_dsl.py:44
         PipeBarrier<PIPE_V>();
-        Sub(acc1, acc1, scalar, 64, 64, {1, 1, 0, 8, 8, 0});
+        Sub(tmp4, m, scalar2, 64, 64, {1, 1, 0, 8, 8, 0});
         PipeBarrier<PIPE_V>();
-        Exp(acc1, acc1, 4096);  // tests/test_interpreter_dsl.py:44
+        Exp(tmp5, tmp4, 4096);  // tests/test_interpreter_dsl.py:44
         PipeBarrier<PIPE_V>();
-        Mul(acc0, acc0, acc1, 4096);  // tests/test_interpreter_dsl.py:44
+        Mul(tmp6, s, tmp5, 4096);  // tests/test_interpreter_dsl.py:44
         PipeBarrier<PIPE_V>();
-        ReduceSum(scalar, acc0, workBuf.Get<float>(), 4096);  // tests/test_interpreter_dsl.py:44
+        ReduceSum(scalar3, tmp6, work2, 4096);  // tests/test_interpreter_dsl.py:44
         SetFlag<HardEvent::V_S>(eventVS_);
         WaitFlag<HardEvent::V_S>(eventVS_);
-        s33_ = scalar.GetValue(0);
+        total_ = scalar3.GetValue(0);
     }
-    __aicore__ inline void CopyIn3(const int32_t v55, const int32_t v60)
+    __aicore__ inline void CopyIn4(const int64_t inOffset2, const int32_t inCount2)
     {
-        LocalTensor<float> inIn = inQueueIn.AllocTensor<float>();  // tests/test_interpreter_dsl.py:48
-        DataCopyExtParams inInParams{1, static_cast<uint32_t>(v60 * sizeof(float)), 0, 0, 0};
-        DataCopyPadExtParams<float> inInPad{true, 0, static_cast<uint8_t>((v60 + 7) / 8 * 8 - v60), 0.0f};
-        DataCopyPad(inIn, inGm[v55], inInParams, inInPad);
-        inQueueIn.EnQue(inIn);
+        LocalTensor<float> x4 = inQueueIn.AllocTensor<float>();  // tests/test_interpreter_dsl.py:48
+        DataCopyPadExtParams<float> xPad2{true, 0, static_cast<uint8_t>((inCount2 + 7) / 8 * 8 - inCount2), 0.0f};
+        DataCopyExtParams xParams2{1, static_cast<uint32_t>(inCount2 * sizeof(float)), 0, 0, 0};
+        DataCopyPad(x4, inGm[inOffset2], xParams2, xPad2);
+        inQueueIn.EnQue(x4);
     }
-    __aicore__ inline void Compute3(const int32_t v60)
+    __aicore__ inline void Compute4(const int32_t inCount2)
     {
-        LocalTensor<float> scalar = scalarBuf.Get<float>();
-        LocalTensor<float> inIn = inQueueIn.DeQue<float>();
-        const int32_t inInValid = (v60 + 7) / 8 * 8;
-        if (inInValid < 4096) {  // fill the tail with `other`
-            Duplicate(inIn[inInValid], 0.0f, 4096 - inInValid);
+        LocalTensor<float> scalar4 = sBuf.Get<float>();
+        LocalTensor<float> scalar5 = sBuf.Get<float>();
+        LocalTensor<float> x4 = inQueueIn.DeQue<float>();
+        const int32_t xValid2 = (inCount2 + 7) / 8 * 8;
+        if (xValid2 < 4096) {
+            // fill the tail with `other`
+            Duplicate(x4[xValid2], 0.0f, 4096 - xValid2);
         }
         LocalTensor<float> outOut = outQueueOut.AllocTensor<float>();
         PipeBarrier<PIPE_V>();
-        Duplicate(scalar, s29_, 8);  // tests/test_interpreter_dsl.py:49
+        Duplicate(scalar4, rowMax_, 8);  // tests/test_interpreter_dsl.py:49
         PipeBarrier<PIPE_V>();
-        Sub(inIn, inIn, scalar, 64, 64, {1, 1, 0, 8, 8, 0});
+        Sub(x4, x4, scalar4, 64, 64, {1, 1, 0, 8, 8, 0});
         PipeBarrier<PIPE_V>();
-        Exp(inIn, inIn, 4096);  // tests/test_interpreter_dsl.py:49
-        Duplicate(scalar, s33_, 8);  // tests/test_interpreter_dsl.py:49
+        Exp(x4, x4, 4096);  // tests/test_interpreter_dsl.py:49
+        Duplicate(scalar5, total_, 8);  // tests/test_interpreter_dsl.py:49
         PipeBarrier<PIPE_V>();
-        Div(outOut, inIn, scalar, 64, 64, {1, 1, 0, 8, 8, 0});
+        Div(outOut, x4, scalar5, 64, 64, {1, 1, 0, 8, 8, 0});
         outQueueOut.EnQue(outOut);
-        inQueueIn.FreeTensor(inIn);
+        inQueueIn.FreeTensor(x4);
     }
-    __aicore__ inline void CopyOut3(const int32_t v60, const int32_t v61)
+    __aicore__ inline void CopyOut4(const int32_t inCount2, const int64_t outOffset)
     {
         LocalTensor<float> outOut = outQueueOut.DeQue<float>();  // tests/test_interpreter_dsl.py:50
-        DataCopyExtParams outOutParams{1, static_cast<uint32_t>(v60 * sizeof(float)), 0, 0, 0};
-        DataCopyPad(outGm[v61], outOut, outOutParams);
+        DataCopyExtParams outOutParams{1, static_cast<uint32_t>(inCount2 * sizeof(float)), 0, 0, 0};
+        DataCopyPad(outGm[outOffset], outOut, outOutParams);
         outQueueOut.FreeTensor(outOut);
     }
 
@@ -169,18 +184,17 @@ private:
     TPipe pipe;
     TQue<QuePosition::VECIN, 1> inQueueIn;
     TQue<QuePosition::VECOUT, 1> outQueueOut;
-    TBuf<TPosition::VECCALC> accBuf0;
-    TBuf<TPosition::VECCALC> accBuf1;
-    TBuf<TPosition::VECCALC> tmpBuf0;
-    TBuf<TPosition::VECCALC> scalarBuf;
-    TBuf<TPosition::VECCALC> workBuf;
+    TBuf<TPosition::VECCALC> sBuf;
+    TBuf<TPosition::VECCALC> mBuf;
+    TBuf<TPosition::VECCALC> newMBuf;
+    TBuf<TPosition::VECCALC> tmpBuf;
     GlobalTensor<float> outGm;
     GlobalTensor<float> inGm;
     SoftmaxLoopedTilingData tiling_;
-    int32_t programs_;
+    int64_t programs_;
     event_t eventVS_;
-    float s29_;
-    float s33_;
+    float rowMax_;
+    float total_;
 };
 
 __aicore__ inline void CopyTiling(SoftmaxLoopedTilingData* tiling, GM_ADDR tilingGm)

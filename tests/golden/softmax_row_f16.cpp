@@ -21,81 +21,90 @@ public:
     __aicore__ inline void Init(GM_ADDR out_ptr, GM_ADDR in_ptr, const SoftmaxTilingData& tiling)
     {
         tiling_ = tiling;
-        programs_ = tiling.grid0 * tiling.grid1 * tiling.grid2;
+        programs_ = static_cast<int64_t>(tiling.grid0) * tiling.grid1 * tiling.grid2;
         outGm.SetGlobalBuffer((__gm__ half*)out_ptr);
         inGm.SetGlobalBuffer((__gm__ half*)in_ptr);
         pipe.InitBuffer(inQueueIn, 2, 2048);
         pipe.InitBuffer(outQueueOut, 2, 2048);
-        pipe.InitBuffer(tmpBuf0, 4096);
+        pipe.InitBuffer(xBuf, 4096);
         pipe.InitBuffer(scalarBuf, 32);
         pipe.InitBuffer(workBuf, 128);
         eventVS_ = static_cast<event_t>(pipe.FetchEventID(HardEvent::V_S));
     }
     __aicore__ inline void Process()
     {
-        for (int32_t pid = GetBlockIdx(); pid < programs_; pid += GetBlockNum()) {
-            const int32_t v5 = pid % tiling_.grid0;  // tests/test_interpreter_dsl.py:20
-            const int32_t v8 = v5 * tiling_.in_stride;  // tests/test_interpreter_dsl.py:23
-            const int32_t v24 = tiling_.n_cols > 0 ? tiling_.n_cols : 0;  // tests/test_interpreter_dsl.py:23
-            const int32_t v26 = v24 < 1024 ? v24 : 1024;  // tests/test_interpreter_dsl.py:23
-            const int32_t v19 = v5 * tiling_.out_stride;  // tests/test_interpreter_dsl.py:27
-            CopyIn(v8, v26);
-            Compute(v26);
-            CopyOut(v26, v19);
+        for (int64_t program = GetBlockIdx(); program < programs_; program += GetBlockNum()) {
+            const int32_t row = program % tiling_.grid0;  // tests/test_interpreter_dsl.py:20
+            const int64_t inOffset = static_cast<int64_t>(row) * static_cast<int64_t>(tiling_.in_stride);  // tests/test_interpreter_dsl.py:23
+            const int32_t inCountMaximum = tiling_.n_cols > 0 ? tiling_.n_cols : 0;  // tests/test_interpreter_dsl.py:23
+            const int32_t inCount = inCountMaximum < 1024 ? inCountMaximum : 1024;  // tests/test_interpreter_dsl.py:23
+            const int64_t outOffset = static_cast<int64_t>(row) * static_cast<int64_t>(tiling_.out_stride);  // tests/test_interpreter_dsl.py:27
+            CopyIn(inOffset, inCount);
+            Compute(inCount);
+            CopyOut(inCount, outOffset);
         }
     }
 
 private:
-    __aicore__ inline void CopyIn(const int32_t v8, const int32_t v26)
+    __aicore__ inline void CopyIn(const int64_t inOffset, const int32_t inCount)
     {
         LocalTensor<half> inIn = inQueueIn.AllocTensor<half>();  // tests/test_interpreter_dsl.py:23
-        DataCopyExtParams inInParams{1, static_cast<uint32_t>(v26 * sizeof(half)), 0, 0, 0};
-        DataCopyPadExtParams<half> inInPad{true, 0, static_cast<uint8_t>((v26 + 15) / 16 * 16 - v26), (half)-INFINITY};
-        DataCopyPad(inIn, inGm[v8], inInParams, inInPad);
+        DataCopyPadExtParams<half> inInPad{true, 0, static_cast<uint8_t>((inCount + 15) / 16 * 16 - inCount), (half)-INFINITY};
+        DataCopyExtParams inInParams{1, static_cast<uint32_t>(inCount * sizeof(half)), 0, 0, 0};
+        DataCopyPad(inIn, inGm[inOffset], inInParams, inInPad);
         inQueueIn.EnQue(inIn);
     }
-    __aicore__ inline void Compute(const int32_t v26)
+    __aicore__ inline void Compute(const int32_t inCount)
     {
+        LocalTensor<float> x = xBuf.Get<float>();
         LocalTensor<float> scalar = scalarBuf.Get<float>();
-        LocalTensor<float> tmp0 = tmpBuf0.Get<float>();
+        LocalTensor<float> work = workBuf.Get<float>();
+        LocalTensor<float> scalar2 = scalarBuf.Get<float>();
+        LocalTensor<float> x2 = xBuf.Get<float>();
+        LocalTensor<float> num = xBuf.Get<float>();
+        LocalTensor<float> scalar3 = scalarBuf.Get<float>();
+        LocalTensor<float> work2 = workBuf.Get<float>();
+        LocalTensor<float> scalar4 = scalarBuf.Get<float>();
+        LocalTensor<float> out = xBuf.Get<float>();
         LocalTensor<half> inIn = inQueueIn.DeQue<half>();
-        const int32_t inInValid = (v26 + 15) / 16 * 16;
-        if (inInValid < 1024) {  // fill the tail with `other`
+        const int32_t inInValid = (inCount + 15) / 16 * 16;
+        if (inInValid < 1024) {
+            // fill the tail with `other`
             Duplicate(inIn[inInValid], (half)-INFINITY, 1024 - inInValid);
         }
         LocalTensor<half> outOut = outQueueOut.AllocTensor<half>();
         PipeBarrier<PIPE_V>();
-        Cast(tmp0, inIn, RoundMode::CAST_NONE, 1024);  // tests/test_interpreter_dsl.py:23
+        Cast(x, inIn, RoundMode::CAST_NONE, 1024);  // tests/test_interpreter_dsl.py:23
         PipeBarrier<PIPE_V>();
-        ReduceMax(scalar, tmp0, workBuf.Get<float>(), 1024);  // tests/test_interpreter_dsl.py:24
+        ReduceMax(scalar, x, work, 1024);  // tests/test_interpreter_dsl.py:24
         SetFlag<HardEvent::V_S>(eventVS_);
         WaitFlag<HardEvent::V_S>(eventVS_);
-        s14_ = scalar.GetValue(0);
+        max_ = scalar.GetValue(0);
         PipeBarrier<PIPE_V>();
-        Duplicate(scalar, s14_, 8);  // tests/test_interpreter_dsl.py:24
+        Duplicate(scalar2, max_, 8);  // tests/test_interpreter_dsl.py:24
         PipeBarrier<PIPE_V>();
-        Sub(tmp0, tmp0, scalar, 64, 16, {1, 1, 0, 8, 8, 0});
+        Sub(x2, x, scalar2, 64, 16, {1, 1, 0, 8, 8, 0});
         PipeBarrier<PIPE_V>();
-        Exp(tmp0, tmp0, 1024);  // tests/test_interpreter_dsl.py:25
+        Exp(num, x2, 1024);  // tests/test_interpreter_dsl.py:25
         PipeBarrier<PIPE_V>();
-        ReduceSum(scalar, tmp0, workBuf.Get<float>(), 1024);  // tests/test_interpreter_dsl.py:26
+        ReduceSum(scalar3, num, work2, 1024);  // tests/test_interpreter_dsl.py:26
         SetFlag<HardEvent::V_S>(eventVS_);
         WaitFlag<HardEvent::V_S>(eventVS_);
-        s17_ = scalar.GetValue(0);
+        sum_ = scalar3.GetValue(0);
         PipeBarrier<PIPE_V>();
-        Duplicate(scalar, s17_, 8);  // tests/test_interpreter_dsl.py:26
+        Duplicate(scalar4, sum_, 8);  // tests/test_interpreter_dsl.py:26
         PipeBarrier<PIPE_V>();
-        Div(tmp0, tmp0, scalar, 64, 16, {1, 1, 0, 8, 8, 0});
+        Div(out, num, scalar4, 64, 16, {1, 1, 0, 8, 8, 0});
         PipeBarrier<PIPE_V>();
-        Cast(outOut, tmp0, RoundMode::CAST_RINT, 1024);  // tests/test_interpreter_dsl.py:27
+        Cast(outOut, out, RoundMode::CAST_RINT, 1024);  // tests/test_interpreter_dsl.py:27
         outQueueOut.EnQue(outOut);
         inQueueIn.FreeTensor(inIn);
     }
-    __aicore__ inline void CopyOut(const int32_t v26, const int32_t v19)
+    __aicore__ inline void CopyOut(const int32_t inCount, const int64_t outOffset)
     {
         LocalTensor<half> outOut = outQueueOut.DeQue<half>();  // tests/test_interpreter_dsl.py:27
-        DataCopyExtParams outOutParams{1, static_cast<uint32_t>(v26 * sizeof(half)), 0, 0, 0};
-        DataCopyPad(outGm[v19], outOut, outOutParams);
+        DataCopyExtParams outOutParams{1, static_cast<uint32_t>(inCount * sizeof(half)), 0, 0, 0};
+        DataCopyPad(outGm[outOffset], outOut, outOutParams);
         outQueueOut.FreeTensor(outOut);
     }
 
@@ -103,16 +112,16 @@ private:
     TPipe pipe;
     TQue<QuePosition::VECIN, 1> inQueueIn;
     TQue<QuePosition::VECOUT, 1> outQueueOut;
-    TBuf<TPosition::VECCALC> tmpBuf0;
+    TBuf<TPosition::VECCALC> xBuf;
     TBuf<TPosition::VECCALC> scalarBuf;
     TBuf<TPosition::VECCALC> workBuf;
     GlobalTensor<half> outGm;
     GlobalTensor<half> inGm;
     SoftmaxTilingData tiling_;
-    int32_t programs_;
+    int64_t programs_;
     event_t eventVS_;
-    float s14_;
-    float s17_;
+    float max_;
+    float sum_;
 };
 
 __aicore__ inline void CopyTiling(SoftmaxTilingData* tiling, GM_ADDR tilingGm)

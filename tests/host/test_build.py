@@ -121,3 +121,19 @@ def test_a_variant_the_backend_rejects_is_reported_and_fails_the_build(tmp_path,
     assert "ScaleAddKernelV2" not in (folder / "kernel" / "scale_add_kernel.cpp").read_text()
     assert "NOT EMITTED" in (folder / "report.txt").read_text()
     assert "FAIL" in out
+
+
+def test_two_build_processes_write_byte_identical_trees(tmp_path):
+    """Separate interpreters (different hash seeds): nothing in the output depends on process state."""
+    import os
+    import subprocess
+    import sys
+    trees = []
+    for out, seed in (("a", "1"), ("b", "2")):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run([sys.executable, "-m", "ascdsl", "build", "ops/", "-o", str(tmp_path / out), "--no-verify"],
+                       cwd=ROOT, env=env, check=True, capture_output=True)
+        trees.append({p.relative_to(tmp_path / out): p.read_bytes()
+                      for p in sorted((tmp_path / out).rglob("*")) if p.is_file()})
+    assert len(trees[0]) > 40 and trees[0].keys() == trees[1].keys()
+    assert [rel for rel in trees[0] if trees[0][rel] != trees[1][rel]] == []

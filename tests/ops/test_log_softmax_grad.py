@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import ascdsl
 from ascdsl import dtypes
-from ascdsl.passes import run_passes, ubplan
+from ascdsl.backend.ascendc import planned
 from ascdsl.platforms import get_platform
 from ascdsl.testing import assert_close
 from ops.log_softmax_grad import log_softmax_backward, log_softmax_backward_host, merge_axes, reference
@@ -123,7 +123,7 @@ def test_every_tile_fits_the_ub_budget():
                 continue
             ptr = ascdsl.language.pointer_type(dtypes.lookup(dtype))
             (kernel,) = plan.kernel.specialize(ptr, ptr, ptr, **plan.scalars, **plan.constexprs).kernels
-            assert ubplan.plan(run_passes(kernel, B3)).total_bytes <= B3.ub_budget_bytes, (shape, dim, dtype, plan)
+            assert planned(kernel, B3).plan.total_bytes <= B3.ub_budget_bytes, (shape, dim, dtype, plan)
 
 
 @pytest.mark.parametrize("platform", ["Ascend910B1", "Ascend310P3"])

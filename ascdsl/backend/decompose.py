@@ -1,0 +1,153 @@
+"""Instruction-selection rewrites on the tile IR, before the kernel IR exists (platform-aware).
+
+What the vector unit lacks becomes ordinary tile instructions, so every later pass (selection of
+API calls, UB planning) sees only ops with a direct API:
+
+* ops of :data:`.isel.CHAINS` (``sigmoid``) become their chain of float32 ops, rounded once;
+* tile ops the vector unit does not compute in their dtype (every bfloat16 op but casts and data
+  movement; see :data:`.isel.NATIVE`) run in float32 between casts (``CAST_NONE`` in, ``CAST_RINT``
+  out), and so do 16-bit reductions (sums rounded once, as the interpreter does);
+* float16 <-> bfloat16 casts go through float32.
+
+A bfloat16 tile on a platform without bfloat16 casts is a located CompilationError. Results on the
+interpreter are unchanged (every rewrite is the computation the numerics module specifies).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes, numerics
+from ..errors import CompilationError
+from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
+from ..platforms import Platform
+from . import isel
+
+F32 = dtypes.float32
+KEEP = frozenset({Op.CAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.CONST, Op.BROADCAST, Op.EXPAND_DIMS,
+                  Op.FOR, Op.YIELD})
+"""Tile ops that run in any dtype (data movement, Duplicate, casts, control)."""
+
+
+class _Rewriter:
+    def __init__(self, kernel: Kernel):
+        self.next = 1 + max([v.id for i in walk(kernel.body) for v in i.results] +
+                            [a.id for i in walk(kernel.body) for r in i.regions for a in r.args] +
+                            [p.id for p in kernel.params])
+        self.out: list[Instr] = []
+
+    def value(self, t: Type) -> Value:
+        v = Value(self.next, t)
+        self.next += 1
+        return v
+
+    def emit(self, op: Op, t: Type, operands, attrs=(), loc=None, result: Value | None = None) -> Value:
+        v = result or self.value(t)
+        self.out.append(Instr(op, (v,), tuple(operands), tuple(attrs), (), loc))
+        return v
+
+    def cast(self, x: Value, dt, loc, result: Value | None = None) -> Value:
+        if x.type.dtype == dt and result is None:
+            return x
+        if x.type.is_scalar and result is None and self.consts.get(x.id) is not None:
+            return self.emit(Op.CONST, Type(dt), (), (("value", float(self.consts[x.id])),), loc)
+        return self.emit(Op.CAST, x.type.with_dtype(dt), (x,), (("dtype", dt),), loc, result)
+
+    def block(self, block: Block) -> Block:
+        saved, self.out = self.out, []
+        for instr in block.body:
+            self.instr(instr)
+        body, self.out = tuple(self.out), saved
+        return Block(block.args, body)
+
+    def instr(self, instr: Instr) -> None:
+        if instr.op is Op.CONST and instr.result.type.is_scalar:
+            v = instr.attr("value")
+            dt = instr.result.type.dtype
+            if dt.is_float and dt.itemsize == 2:  # the value as the 16-bit scalar holds it
+                v = float(numerics.cast(np.array(v, F32.np), dt.np))
+            self.consts[instr.result.id] = v
+        if instr.regions:
+            self.out.append(instr.map_regions(self.block))
+            return
+        if len(instr.results) != 1 or instr.result.type.is_scalar and instr.op not in GroupOp.REDUCE:
+            self.out.append(instr)
+            return
+        v, loc = instr.result, instr.loc
+        if instr.op in isel.CHAINS:
+            (x,) = instr.operands
+            t = self.cast(x, F32, loc)
+            for op, scalar in isel.CHAINS[instr.op]:
+                ops = (t,) if scalar is None else (self.emit(Op.CONST, Type(F32), (), (("value", scalar),), loc), t)
+                if scalar is not None and op is not Op.DIV:
+                    ops = ops[::-1]
+                t = self.emit(op, t.type, ops, (), loc)
+            self._finish(t, v, loc)
+            return
+        if instr.op in GroupOp.REDUCE:
+            (x,) = instr.operands
+            if x.type.dtype.is_float and x.type.dtype != F32:
+                xf = self.cast(x, F32, loc)
+                if v.type.is_scalar:  # rounded on the vector unit by the reduction itself
+                    self.out.append(Instr(instr.op, (v,), (xf,), instr.attrs, (), loc))
+                    return
+                r = self.emit(instr.op, v.type.with_dtype(F32), (xf,), instr.attrs, loc)
+                self._finish(r, v, loc)
+                return
+            self.out.append(instr)
+            return
+        if instr.op is Op.CAST:
+            (x,) = instr.operands
+            src, dst = x.type.dtype, v.type.dtype
+            if src != dst and src.is_float and dst.is_float and (src, dst) not in isel.CAST_MODE:
+                self.cast(self.cast(x, F32, loc), dst, loc, result=v)
+                return
+            self.out.append(instr)
+            return
+        if instr.op in KEEP or not self._needs_f32(instr):
+            self.out.append(instr)
+            return
+        ops = [self.cast(x, F32, loc) if x.type.dtype.is_float else x for x in instr.operands]
+        if instr.op in GroupOp.COMPARE or not v.type.dtype.is_float:
+            self.out.append(Instr(instr.op, (v,), tuple(ops), instr.attrs, (), loc))
+            return
+        r = self.emit(instr.op, v.type.with_dtype(F32), ops, instr.attrs, loc)
+        self._finish(r, v, loc)
+
+    def _needs_f32(self, instr: Instr) -> bool:
+        floats = [x.type.dtype for x in (*instr.operands, instr.result) if x.type.dtype.is_float]
+        if instr.op is Op.WHERE:
+            return any(d not in isel.SELECT for d in floats)
+        if instr.op in GroupOp.COMPARE:
+            return any(d == dtypes.bfloat16 for d in floats)
+        return any(instr.op not in isel.NATIVE.get(d, ()) and not (instr.op is Op.NEG and d in isel.NATIVE)
+                   for d in floats)
+
+    def _finish(self, t: Value, v: Value, loc) -> None:
+        """Bind ``v`` (the original result) to float32 ``t`` rounded to ``v``'s dtype."""
+        if t.type == v.type:  # the last instruction computed ``t``: let it compute ``v`` instead
+            last = self.out.pop()
+            self.out.append(Instr(last.op, (v,), last.operands, last.attrs, last.regions, last.loc))
+            return
+        self.cast(t, v.type.dtype, loc, result=v)
+
+    consts: dict = {}
+
+
+def check_platform(kernel: Kernel, platform: Platform) -> None:
+    """A located error for bfloat16 tiles on a platform without bfloat16 casts."""
+    if platform.has_bf16:
+        return
+    for instr in walk(kernel.body):
+        for v in (*instr.results, *instr.operands):
+            if v.type.dtype == dtypes.bfloat16 or getattr(v.type.dtype, "element_ty", None) == dtypes.bfloat16:
+                raise CompilationError(instr.loc, f"{platform.name} has no bfloat16 <-> float32 casts, so it "
+                                       "cannot compute on bfloat16 tiles",
+                                       hint="use float16 or float32 on this platform")
+
+
+def decompose(kernel: Kernel, platform: Platform) -> Kernel:
+    """The rewrites of the module docstring."""
+    check_platform(kernel, platform)
+    r = _Rewriter(kernel)
+    r.consts = {}
+    return kernel.with_body(r.block(kernel.body))

@@ -1,0 +1,163 @@
+"""Rendering: the only place C++ text appears. Kernel IR -> render model -> ``templates/``.
+
+Expressions print themselves here (:func:`expr`); each statement becomes a line or a block with a
+head, nested lines and a closing brace, which ``templates/kernel_classes.cpp.j2`` lays out.
+A DSL operation's first call carries a ``// file.py:LINE`` comment.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import dtypes
+from ..errors import Loc, source_path
+from . import kir
+from .kir import (Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, Field, Flag, For, Gm, If, Let, Lit, Local, Note,
+                  Position, QOp, Queue, Run, Set, SizeOf, Struct, Var, VarKind)
+from .naming import Names
+
+PRECEDENCE = {"*": 5, "/": 5, "%": 5, "+": 4, "-": 4, "<": 3, "<=": 3, ">": 3, ">=": 3, "==": 2, "!=": 2,
+              "&": 1, "^": 1, "|": 1}
+
+
+def where(loc: Loc) -> str:
+    """``path:LINE`` of ``loc``, the path as generated files name it (:func:`ascdsl.errors.source_path`)."""
+    return f"{source_path(loc.file)}:{loc.line}"
+
+
+def literal(value, dtype) -> str:
+    """A C++ literal of exactly ``dtype``: ``2.0f``, ``(half)2.0f``, ``-INFINITY``, ``7``."""
+    if dtype.is_float:
+        v = float(value)
+        text = ("-INFINITY" if v < 0 else "INFINITY") if math.isinf(v) else "NAN" if math.isnan(v) else repr(v) + "f"
+        if "e" in text and "." not in text.split("e")[0]:
+            text = text.replace("e", ".0e")
+        return text if dtype == dtypes.float32 else f"({dtype.cpp}){text}"
+    if dtype.kind == "bool":
+        return "true" if value else "false"
+    return str(int(value))
+
+
+def ctype(t) -> str:
+    if isinstance(t, (CInt, Struct)):
+        return t.value
+    return t.cpp
+
+
+class Printer:
+    def __init__(self, names: Names):
+        self.names = names
+
+    def expr(self, e, prec: int = 0) -> str:
+        if isinstance(e, Var):
+            if e.kind is VarKind.PID:
+                return "program"
+            return self.names.var(e)
+        if isinstance(e, Lit):
+            return literal(e.value, e.dtype)
+        if isinstance(e, Field):
+            return f"tiling_.{e.name}"
+        if isinstance(e, Bin):
+            p = PRECEDENCE[e.op.value]
+            text = f"{self.expr(e.a, p)} {e.op.value} {self.expr(e.b, p + 1)}"
+            return f"({text})" if p < prec else text
+        if isinstance(e, Cond):
+            text = f"{self.expr(e.c, 1)} ? {self.expr(e.a, 1)} : {self.expr(e.b, 1)}"
+            return f"({text})" if prec > 0 else text
+        if isinstance(e, Conv):
+            if isinstance(e.x, Lit) and isinstance(e.dtype, CInt):
+                return str(int(e.x.value))
+            return f"static_cast<{ctype(e.dtype)}>({self.expr(e.x)})"
+        if isinstance(e, SizeOf):
+            return f"sizeof({e.dtype.cpp})"
+        if isinstance(e, Const):
+            return e.value
+        if isinstance(e, Brace):
+            return "{" + ", ".join(self.expr(x) for x in e.items) + "}"
+        if isinstance(e, Elem):
+            return f"{self.names.view(e.ref.buf, e.ref.dtype)}.GetValue({e.index})"
+        raise TypeError(f"not an expression: {e!r}")
+
+    def operand(self, o) -> str:
+        if isinstance(o, Gm):
+            return f"{self.names.gms[o.param]}[{self.expr(o.offset)}]"
+        name = self.names.view(o.buf, o.dtype)
+        return name if o.offset == kir.lit(0) else f"{name}[{self.expr(o.offset)}]"
+
+    def stmt(self, s) -> list:
+        """Render model lines: a string, or ``{"head", "body", "tail"}`` for a block."""
+        if isinstance(s, Call):
+            args = [self.operand(o) for o in (s.dst, *s.srcs, *s.work) if o is not None]
+            args += [self.expr(a) for a in s.args]
+            tmpl = f"<{s.template.cpp}>" if s.template is not None else ""
+            return [f"{s.api}{tmpl}({', '.join(args)});{self.comment(s.loc)}"]
+        if isinstance(s, Let):
+            v = s.var
+            if isinstance(v.ctype, Struct):
+                t = v.ctype.value + (f"<{v.template.cpp}>" if v.template is not None else "")
+                return [f"{t} {self.expr(v)}{self.expr(s.expr)};{self.comment(s.loc)}"]
+            return [f"const {ctype(v.ctype)} {self.expr(v)} = {self.expr(s.expr)};{self.comment(s.loc)}"]
+        if isinstance(s, Set):
+            return [f"{self.expr(s.var)} = {self.expr(s.expr)};{self.comment(s.loc)}"]
+        if isinstance(s, Queue):
+            q, t = self.names.slot(self.plan.slot(s.buf)), s.buf.dtype.cpp
+            local = self.names.view(s.buf, s.buf.dtype)
+            if s.op in (QOp.ALLOC, QOp.DEQUE):
+                return [f"LocalTensor<{t}> {local} = {q}.{s.op.value}<{t}>();{self.comment(s.loc)}"]
+            return [f"{q}.{s.op.value}({local});"]
+        if isinstance(s, Local):
+            slot = self.names.slot(self.plan.slot(s.buf))
+            return [f"LocalTensor<{s.dtype.cpp}> {self.names.view(s.buf, s.dtype)} = {slot}.Get<{s.dtype.cpp}>();"]
+        if isinstance(s, For):
+            v = self.expr(s.var)
+            head = (f"for ({ctype(s.var.ctype)} {v} = {self.expr(s.start)}; {v} < {self.expr(s.stop)}; "
+                    f"{v} += {self.expr(s.step)}) {{{self.comment(s.loc)}")
+            return [{"head": head, "body": self.lines(s.body), "tail": "}"}]
+        if isinstance(s, If):
+            return [{"head": f"if ({self.expr(s.cond)}) {{{self.comment(s.loc)}", "body": self.lines(s.body),
+                     "tail": "}"}]
+        if isinstance(s, kir.Barrier):
+            return [f"PipeBarrier<{s.pipe.value}>();"]
+        if isinstance(s, Flag):
+            return ["SetFlag<HardEvent::V_S>(eventVS_);", "WaitFlag<HardEvent::V_S>(eventVS_);"]
+        if isinstance(s, Note):
+            return [f"// {s.text}"]
+        if isinstance(s, Run):
+            return [f"{self.stage_name(s.stage)}({', '.join(self.expr(p) for p in s.stage.params)});"]
+        raise TypeError(f"not a statement: {s!r}")
+
+    def lines(self, body) -> list:
+        return [line for s in body for line in self.stmt(s)]
+
+    @staticmethod
+    def comment(loc) -> str:
+        return f"  // {where(loc)}" if loc is not None and loc.line else ""
+
+    def stage_name(self, st: kir.Stage) -> str:
+        return st.kind.value + ("" if self.single else str(st.index))
+
+
+def class_model(k: kir.Kernel, class_name: str, struct: str) -> dict:
+    """The render model of one variant's class."""
+    p = Printer(k.names)
+    p.plan = k.plan
+    p.single = len({st.index for st in k.stages}) <= 1
+    names = k.names
+    slots = k.plan.slots
+    return {
+        "class_name": class_name,
+        "kernel_name": k.name,
+        "constexprs": ", ".join(f"{n}={v}" for n, v in k.constexprs),
+        "where": where(k.loc),
+        "struct": struct,
+        "gms": [{"name": names.gms[g.param], "cpp": g.dtype.cpp, "param": names.params[g.param]} for g in k.gms],
+        "queues": [{"name": names.slot(s), "position": s.position.value, "num": s.num, "bytes": s.bytes}
+                   for s in slots if s.position is not Position.VECCALC],
+        "tbufs": [{"name": names.slot(s), "bytes": s.bytes} for s in slots if s.position is Position.VECCALC],
+        "ub_total": k.plan.total_bytes,
+        "uses_event": any(isinstance(s, Flag) for s in kir.walk(k.process)),
+        "members": [f"{ctype(v.ctype)} {names.var(v)};" for v in k.members],
+        "process": p.lines(k.process),
+        "methods": [{"name": p.stage_name(st), "lines": p.lines(st.body),
+                     "params": ", ".join(f"const {ctype(v.ctype)} {p.expr(v)}" for v in st.params)}
+                    for st in k.stages],
+    }

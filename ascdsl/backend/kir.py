@@ -1,0 +1,595 @@
+"""The kernel IR: what the Ascend C backend's passes read and write, as frozen data.
+
+Between the tile IR and the C++ text sits one kernel per variant made of:
+
+* **buffers** (:class:`Buf`): one per tile value or API scratch area, with a :class:`Role`, an
+  element type and a DSL name hint; the UB planner (:mod:`.ubplan`) maps them to physical slots;
+* **tensor views** (:class:`Ref`: buffer, element type, element offset, static extent) and global
+  tensors (:class:`Gm`);
+* **expressions**, small typed trees (:class:`Var`, :class:`Lit`, :class:`Field`, :class:`Bin`,
+  :class:`Cond`, :class:`Conv`, :class:`SizeOf`, :class:`Const`, :class:`Brace`, :class:`Elem`);
+* **statements**: API calls (:class:`Call`), scalar definitions (:class:`Let`, :class:`Set`),
+  queue operations (:class:`Queue`), nested :class:`For`/:class:`If`, synchronisation
+  (:class:`Barrier`, :class:`Flag`, inserted by :mod:`.sync`) and stage calls (:class:`Run`);
+* **stages** (:class:`Stage`): CopyIn/Compute/CopyOut methods with the scalars they read.
+
+Every node is data: no pass reads C++ text, and only :mod:`.emit` produces any. :func:`verify`
+checks the invariants the passes rely on.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Union
+
+from .. import dtypes
+from ..dtypes import DType
+from ..errors import UNKNOWN, Loc
+
+
+class Role(enum.Enum):
+    """What a buffer holds; the planner decides its UB position from it."""
+
+    INPUT = "input"  # a block load's destination: a buffer of a VECIN queue
+    OUTPUT = "output"  # a block store's source: a buffer of a VECOUT queue
+    TILE = "tile"  # a tile value (temporaries, kept loads, accumulators, masks)
+    SCRATCH = "scratch"  # an API's work area (reduction folds, scalar blocks, Brcb blocks)
+
+
+class Position(enum.Enum):
+    VECIN = "VECIN"
+    VECOUT = "VECOUT"
+    VECCALC = "VECCALC"
+
+
+class Pipe(enum.Enum):
+    V = "PIPE_V"
+    S = "PIPE_S"
+    MTE2 = "PIPE_MTE2"
+    MTE3 = "PIPE_MTE3"
+
+
+class Struct(enum.Enum):
+    """C++ aggregate types a :class:`Let` may define."""
+
+    COPY_PARAMS = "DataCopyExtParams"
+    PAD_PARAMS = "DataCopyPadExtParams"  # templated on the element type
+    UNARY_REPEAT = "UnaryRepeatParams"
+    BINARY_REPEAT = "BinaryRepeatParams"
+
+
+class CInt(enum.Enum):
+    """Unsigned C integer types of API parameters (not tile element types)."""
+
+    UINT8 = "uint8_t"
+    UINT16 = "uint16_t"
+    UINT32 = "uint32_t"
+    UINT64 = "uint64_t"
+
+
+CType = Union[DType, Struct, CInt]
+
+
+@dataclass(frozen=True)
+class Buf:
+    """A logical UB buffer: a tile value or a scratch area. ``key`` is unique in its kernel."""
+
+    key: int
+    role: Role
+    dtype: DType
+    hint: str
+    queue: tuple = ()  # INPUT/OUTPUT: the queue identity (pointer, occurrence in its segment)
+    loc: Loc = field(default=UNKNOWN, compare=False)
+
+
+# ----------------------------------------------------------------------------- expressions
+
+class VarKind(enum.Enum):
+    LOCAL = "local"  # a const scalar of a method
+    MEMBER = "member"  # a class member (a scalar read from UB, used by later stages)
+    PID = "pid"  # the program id Process walks
+    LOOP = "loop"  # a loop variable
+
+
+@dataclass(frozen=True)
+class Var:
+    key: int
+    ctype: CType
+    hint: str
+    kind: VarKind = VarKind.LOCAL
+    template: DType | None = None  # the element type of a templated aggregate
+
+
+@dataclass(frozen=True)
+class Lit:
+    """A literal of exactly ``dtype`` (float literals of 16-bit types are C++ casts of floats)."""
+
+    value: Union[int, float, bool]
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class Field:
+    """``tiling_.<name>``: a field of the tiling struct."""
+
+    name: str
+    dtype: DType
+
+
+class BinOp(enum.Enum):
+    ADD = "+"
+    SUB = "-"
+    MUL = "*"
+    DIV = "/"
+    MOD = "%"
+    LT = "<"
+    LE = "<="
+    GT = ">"
+    GE = ">="
+    EQ = "=="
+    NE = "!="
+    AND = "&"
+    OR = "|"
+    XOR = "^"
+
+
+@dataclass(frozen=True)
+class Bin:
+    op: BinOp
+    a: "Expr"
+    b: "Expr"
+
+
+@dataclass(frozen=True)
+class Cond:
+    """``c ? a : b``."""
+
+    c: "Expr"
+    a: "Expr"
+    b: "Expr"
+
+
+@dataclass(frozen=True)
+class Conv:
+    """``static_cast<dtype>(x)``."""
+
+    dtype: Union[DType, CInt]
+    x: "Expr"
+
+
+@dataclass(frozen=True)
+class SizeOf:
+    dtype: DType
+
+
+class Const(enum.Enum):
+    """Named API constants."""
+
+    CAST_NONE = "RoundMode::CAST_NONE"
+    CAST_RINT = "RoundMode::CAST_RINT"
+    CAST_TRUNC = "RoundMode::CAST_TRUNC"
+    LT = "CMPMODE::LT"
+    LE = "CMPMODE::LE"
+    GT = "CMPMODE::GT"
+    GE = "CMPMODE::GE"
+    EQ = "CMPMODE::EQ"
+    NE = "CMPMODE::NE"
+    SEL_TT = "SELMODE::VSEL_TENSOR_TENSOR_MODE"
+    SEL_TS = "SELMODE::VSEL_TENSOR_SCALAR_MODE"
+    ORDER_VALUE = "ReduceOrder::ORDER_ONLY_VALUE"
+    TRUE = "true"
+    FALSE = "false"
+
+
+@dataclass(frozen=True)
+class Brace:
+    """An aggregate ``{a, b, ...}`` (repeat parameters)."""
+
+    items: tuple["Expr", ...]
+
+    def __post_init__(self):
+        _tuples(self, "items")
+
+
+@dataclass(frozen=True)
+class Elem:
+    """``ref.GetValue(index)``: a UB element read on the scalar unit (after a V_S flag)."""
+
+    ref: "Ref"
+    index: int
+
+
+Expr = Union[Var, Lit, Field, Bin, Cond, Conv, SizeOf, Const, Brace, Elem]
+
+
+def _tuples(obj, *names) -> None:
+    """Freeze sequence fields of a frozen node given as lists."""
+    for n in names:
+        object.__setattr__(obj, n, tuple(getattr(obj, n)))
+
+
+def lit(v: int) -> Lit:
+    return Lit(v, dtypes.int32)
+
+
+def add(a: Expr, b: Expr) -> Expr:
+    if b == lit(0):
+        return a
+    if a == lit(0):
+        return b
+    return Bin(BinOp.ADD, a, b)
+
+
+def mul(a: Expr, b: Expr) -> Expr:
+    if lit(0) in (a, b):
+        return lit(0)
+    if b == lit(1):
+        return a
+    if a == lit(1):
+        return b
+    return Bin(BinOp.MUL, a, b)
+
+
+def minimum(a: Expr, b: Expr) -> Expr:
+    return Cond(Bin(BinOp.LT, a, b), a, b)
+
+
+def ceil_to(x: Expr, n: int) -> Expr:
+    """``(x + n - 1) / n * n``."""
+    return x if n == 1 else Bin(BinOp.MUL, Bin(BinOp.DIV, add(x, lit(n - 1)), lit(n)), lit(n))
+
+
+# ----------------------------------------------------------------------------- tensors
+
+@dataclass(frozen=True)
+class Ref:
+    """Elements of ``buf`` viewed as ``dtype`` from ``offset``; ``extent`` bounds (statically) the
+    elements any call reading or writing this view touches, counted from the buffer's start: the
+    planner sizes buffers from the extents of their views."""
+
+    buf: Buf
+    dtype: DType
+    offset: Expr
+    extent: int
+
+    def at(self, offset: Expr, span: int, static_offset: int) -> "Ref":
+        """A view ``offset`` elements further that touches ``span`` elements from its start
+        (``static_offset`` bounds ``offset``)."""
+        return Ref(self.buf, self.dtype, add(self.offset, offset), self.base + static_offset + span)
+
+    @property
+    def base(self) -> int:
+        """The static offset of this view, when it is a literal (else 0)."""
+        return self.offset.value if isinstance(self.offset, Lit) else 0
+
+
+@dataclass(frozen=True)
+class Gm:
+    """``<pointer>Gm[offset]``; ``param`` is the kernel parameter's index."""
+
+    param: int
+    dtype: DType
+    offset: Expr
+
+
+Operand = Union[Ref, Gm]
+
+
+# ----------------------------------------------------------------------------- statements
+
+@dataclass(frozen=True)
+class Call:
+    """``api(dst, *srcs, *args)`` on ``pipe``; ``inplace``: ``dst`` may share a source's buffer."""
+
+    api: str
+    dst: Operand | None
+    srcs: tuple[Operand, ...]
+    args: tuple[Expr, ...] = ()
+    work: tuple["Ref", ...] = ()  # scratch the API writes and reads (after the sources)
+    pipe: Pipe = Pipe.V
+    inplace: bool = False
+    template: DType | None = None
+    loc: Loc = field(default=UNKNOWN, compare=False)
+
+    def __post_init__(self):
+        _tuples(self, "srcs", "args", "work")
+
+    @property
+    def reads(self) -> tuple[Buf, ...]:
+        out = [s.buf for s in self.srcs if isinstance(s, Ref)] + [w.buf for w in self.work]
+        out += [a.ref.buf for a in self.args if isinstance(a, Elem)]
+        return tuple(out)
+
+    @property
+    def writes(self) -> tuple[Buf, ...]:
+        return ((self.dst.buf,) if isinstance(self.dst, Ref) else ()) + tuple(w.buf for w in self.work)
+
+    @property
+    def refs(self) -> tuple["Ref", ...]:
+        return tuple(r for r in (self.dst, *self.srcs, *self.work) if isinstance(r, Ref))
+
+
+@dataclass(frozen=True)
+class Let:
+    """``const T var = expr;`` (a :class:`Struct` var is a non-const aggregate)."""
+
+    var: Var
+    expr: Expr
+    loc: Loc = field(default=UNKNOWN, compare=False)
+
+
+@dataclass(frozen=True)
+class Set:
+    """``member = expr;`` (a :class:`VarKind.MEMBER` var)."""
+
+    var: Var
+    expr: Expr
+    loc: Loc = field(default=UNKNOWN, compare=False)
+
+
+class QOp(enum.Enum):
+    ALLOC = "AllocTensor"
+    ENQUE = "EnQue"
+    DEQUE = "DeQue"
+    FREE = "FreeTensor"
+
+
+@dataclass(frozen=True)
+class Queue:
+    """A queue operation on the queue buffer that holds ``buf`` (ALLOC and DEQUE declare its local)."""
+
+    op: QOp
+    buf: Buf
+    loc: Loc = field(default=UNKNOWN, compare=False)
+
+
+@dataclass(frozen=True)
+class Local:
+    """Declares the local tensor of ``buf`` viewed as ``dtype`` (a ``TBuf`` slot's ``Get``)."""
+
+    buf: Buf
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class For:
+    """``for (var = start; var < stop; var += step)``. ``independent``: iterations touch disjoint
+    parts of every buffer (chunk loops of one API call), so no barrier orders one after another."""
+
+    var: Var
+    start: Expr
+    stop: Expr
+    step: Expr
+    body: tuple["Stmt", ...]
+    independent: bool = False
+    loc: Loc = field(default=UNKNOWN, compare=False)
+
+    def __post_init__(self):
+        _tuples(self, "body")
+
+
+@dataclass(frozen=True)
+class If:
+    cond: Expr
+    body: tuple["Stmt", ...]
+    loc: Loc = field(default=UNKNOWN, compare=False)
+
+    def __post_init__(self):
+        _tuples(self, "body")
+
+
+@dataclass(frozen=True)
+class Barrier:
+    pipe: Pipe = Pipe.V
+
+
+@dataclass(frozen=True)
+class Flag:
+    """``SetFlag``/``WaitFlag`` of ``HardEvent::<src>_<dst>`` (only V_S is generated)."""
+
+    src: Pipe = Pipe.V
+    dst: Pipe = Pipe.S
+
+
+@dataclass(frozen=True)
+class Note:
+    """A comment line (documentation of the generated code, never parsed)."""
+
+    text: str
+
+
+class StageKind(enum.Enum):
+    COPY_IN = "CopyIn"
+    COMPUTE = "Compute"
+    COPY_OUT = "CopyOut"
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One pipeline step before staging: its loads, compute and stores, in program order."""
+
+    index: int
+    copy_in: tuple["Stmt", ...]
+    compute: tuple["Stmt", ...]
+    copy_out: tuple["Stmt", ...]
+
+
+@dataclass(frozen=True)
+class Stage:
+    kind: StageKind
+    index: int  # the segment it comes from
+    params: tuple[Var, ...]
+    body: tuple["Stmt", ...]
+
+
+@dataclass(frozen=True)
+class Run:
+    """``Process`` calls ``stage`` with its params (the same variables in ``Process``)."""
+
+    stage: Stage
+
+
+Stmt = Union[Call, Let, Set, Queue, Local, For, If, Barrier, Flag, Note, Segment, Run]
+
+
+@dataclass(frozen=True)
+class GmParam:
+    param: int  # index among the kernel's parameters
+    name: str  # the DSL parameter name
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One variant. ``process`` is the body of the program loop; after staging its segments are
+    :class:`Run` statements of ``stages``. ``plan`` and ``names`` are filled by their passes."""
+
+    name: str
+    constexprs: tuple[tuple[str, object], ...]
+    gms: tuple[GmParam, ...]
+    process: tuple[Stmt, ...]
+    members: tuple[Var, ...] = ()
+    stages: tuple[Stage, ...] = ()
+    plan: object = None  # .ubplan.Plan
+    names: object = None  # .naming.Names
+    loc: Loc = field(default=UNKNOWN, compare=False)
+
+
+# ----------------------------------------------------------------------------- traversal
+
+def children(s: Stmt) -> tuple[Stmt, ...]:
+    if isinstance(s, (For, If)):
+        return s.body
+    if isinstance(s, Segment):
+        return s.copy_in + s.compute + s.copy_out
+    if isinstance(s, Run):
+        return s.stage.body
+    return ()
+
+
+def walk(body) -> "list[Stmt]":
+    """Every statement of ``body``, nested ones after their parent, in program order."""
+    out = []
+    for s in body:
+        out.append(s)
+        out += walk(children(s))
+    return out
+
+
+def exprs(s: Stmt) -> tuple:
+    """The expressions a statement reads directly (not those of nested statements)."""
+    if isinstance(s, Call):
+        ops = (s.dst, *s.srcs, *s.work)
+        return (*s.args, *(o.offset for o in ops if o is not None))
+    if isinstance(s, (Let, Set)):
+        return (s.expr,)
+    if isinstance(s, For):
+        return (s.start, s.stop, s.step)
+    if isinstance(s, If):
+        return (s.cond,)
+    return ()
+
+
+def sub_exprs(e) -> list:
+    """``e`` and every expression inside it."""
+    out = [e]
+    if isinstance(e, Bin):
+        out += sub_exprs(e.a) + sub_exprs(e.b)
+    elif isinstance(e, Cond):
+        out += sub_exprs(e.c) + sub_exprs(e.a) + sub_exprs(e.b)
+    elif isinstance(e, Conv):
+        out += sub_exprs(e.x)
+    elif isinstance(e, Brace):
+        for x in e.items:
+            out += sub_exprs(x)
+    elif isinstance(e, Elem):
+        out += sub_exprs(e.ref.offset)
+    return out
+
+
+def vars_read(body) -> list[Var]:
+    """Variables the statements of ``body`` read, first use first (nested statements included)."""
+    seen: dict[Var, None] = {}
+    for s in walk(body):
+        for e in exprs(s):
+            for x in sub_exprs(e):
+                if isinstance(x, Var):
+                    seen.setdefault(x)
+    return list(seen)
+
+
+def buffers(k: Kernel) -> list[Buf]:
+    """Every buffer the kernel's statements touch, in first-touch order."""
+    seen: dict[Buf, None] = {}
+    for s in walk(k.process):
+        if isinstance(s, Call):
+            for b in (*s.writes, *s.reads):
+                seen.setdefault(b)
+        elif isinstance(s, Queue):
+            seen.setdefault(s.buf)
+        for e in exprs(s):
+            for x in sub_exprs(e):
+                if isinstance(x, Elem):
+                    seen.setdefault(x.ref.buf)
+    return list(seen)
+
+
+# ----------------------------------------------------------------------------- verifier
+
+class KirError(AssertionError):
+    """A kernel IR invariant is broken (a backend bug, never a user error)."""
+
+
+def verify(k: Kernel) -> Kernel:
+    """Check the kernel IR's invariants; returns ``k``.
+
+    * every variable is defined (Let, For, parameter of its stage, member) before it is read;
+    * a view stays within its buffer's element type size, and views of one buffer agree on roles;
+    * queue buffers are only touched between their ALLOC/DEQUE and their ENQUE/FREE;
+    * synchronisation nodes appear only after the sync pass (``stages`` set), segments only before.
+    """
+    keys: dict[int, Buf] = {}
+    for b in buffers(k):
+        if keys.setdefault(b.key, b) != b:
+            raise KirError(f"buffer key {b.key} names two buffers: {keys[b.key]} and {b}")
+    staged = bool(k.stages)
+
+    def check(body, scope: set, held: set) -> None:
+        scope = set(scope)
+        for s in body:
+            for e in exprs(s):
+                for x in sub_exprs(e):
+                    if isinstance(x, Var) and x.kind is VarKind.LOCAL and x not in scope:
+                        raise KirError(f"{x} is read before it is defined")
+                    if isinstance(x, Var) and x.kind is VarKind.MEMBER and x not in k.members:
+                        raise KirError(f"{x} is not a member of {k.name}")
+            if isinstance(s, Call):
+                for r in s.refs:
+                    if r.extent <= 0:
+                        raise KirError(f"{s.api} touches an empty view of {r.buf.hint}")
+                    if r.buf.role in (Role.INPUT, Role.OUTPUT) and staged and r.buf not in held:
+                        raise KirError(f"{s.api} touches {r.buf.hint} outside its queue's hold")
+            if isinstance(s, Queue):
+                if s.op in (QOp.ALLOC, QOp.DEQUE):
+                    held.add(s.buf)
+                else:
+                    held.discard(s.buf)
+            if isinstance(s, Segment) and staged:
+                raise KirError("a segment is left after staging")
+            if isinstance(s, (Barrier, Flag)) and not staged:
+                raise KirError("synchronisation before staging")
+            if isinstance(s, Let):
+                scope.add(s.var)
+            if isinstance(s, For):
+                check(s.body, scope | {s.var}, held)
+            elif isinstance(s, If):
+                check(s.body, scope, held)
+            elif isinstance(s, Segment):
+                check(s.copy_in + s.compute + s.copy_out, scope, set())
+            elif isinstance(s, Run):
+                missing = [p for p in s.stage.params if p.kind is VarKind.LOCAL and p not in scope]
+                if missing:
+                    raise KirError(f"{s.stage.kind.value}{s.stage.index} takes {missing[0]} out of scope")
+                check(s.stage.body, set(s.stage.params), set())
+    check(k.process, set(), set())
+    return k

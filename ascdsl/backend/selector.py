@@ -1,0 +1,380 @@
+"""Instruction selection state: which buffer and which scalar expression each tile-IR value has.
+
+Every tile value gets a logical :class:`~.kir.Buf` (the UB planner maps them to slots): a block
+load's result arrives in an INPUT buffer (and is copied to a TILE buffer when a later stage reads
+it), a stored value is computed straight into its OUTPUT buffer when it can be, a loop-carried tile
+lives in one accumulator buffer, ``expand_dims`` shares its operand's buffer, and a broadcast that
+only binary arithmetic reads has no buffer (its users read the source through repeat strides).
+
+Scalars become ``Let`` s of ``Process`` where they are defined (unnamed single-use ones are
+inlined into their scalar user), except scalars read from UB after a vector op, which are class
+members set in the compute stage. GM offsets, strides and the integers computed from them are
+``int64_t``. Names are hints from the DSL's variable names (``Kernel.names``) or from what a scalar
+is used for (``gradOffset``, ``gradRows``); :mod:`.naming` makes them unique.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import dtypes, numerics
+from ..errors import CompilationError
+from ..ir.core import GroupOp, Instr, Kernel, Op, Value, walk
+from ..platforms import Platform
+from . import isel, kir
+from .kir import BinOp, Buf, Lit, Ref, Role, Var, VarKind, lit
+from .ublayout import count, pitch, tile_align
+
+F32 = dtypes.float32
+I64 = dtypes.int64
+C_BINARY = {Op.ADD: BinOp.ADD, Op.SUB: BinOp.SUB, Op.MUL: BinOp.MUL, Op.IDIV: BinOp.DIV, Op.MOD: BinOp.MOD,
+            Op.DIV: BinOp.DIV, Op.LT: BinOp.LT, Op.LE: BinOp.LE, Op.GT: BinOp.GT, Op.GE: BinOp.GE,
+            Op.EQ: BinOp.EQ, Op.NE: BinOp.NE, Op.AND: BinOp.AND, Op.OR: BinOp.OR, Op.XOR: BinOp.XOR}
+"""Scalar ops that are one C++ infix operator."""
+PID = Var(-1, dtypes.int64, "program", VarKind.PID)
+WIDE_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.CAST, Op.NEG})
+"""Scalar ops that GM offset arithmetic is made of (computed in int64_t)."""
+
+
+BOOL_HINT = ("compare float tiles directly in the condition of tl.where (nest tl.where instead of `&`/`|`), "
+             "or run this kernel on the interpreter (backend='interpreter')")
+
+
+def _bool_error(instr: Instr, what: str) -> CompilationError:
+    return CompilationError(instr.loc, f"the Ascend C backend does not support {what}", hint=BOOL_HINT)
+
+
+def unsupported(instr: Instr, what: str) -> CompilationError:
+    return CompilationError(instr.loc, f"the Ascend C backend does not support {what} yet",
+                            hint="run this kernel on the interpreter (backend='interpreter')")
+
+
+@dataclass
+class _Seg:
+    loads: list = field(default_factory=list)  # block_load instrs
+    stores: list = field(default_factory=list)  # block_store instrs
+    compute: list = field(default_factory=list)  # kir statements
+    tail: list = field(default_factory=list)  # yield copies and loop initialisations
+
+
+class Selector:
+    """One kernel's selection state: value -> buffer and value -> scalar expression."""
+
+    def __init__(self, kernel: Kernel, platform: Platform):
+        self.kernel, self.platform = kernel, platform
+        self.align = tile_align(kernel, platform)
+        self.hints = dict(kernel.names)
+        self.defs: dict[int, Instr] = {v.id: i for i in walk(kernel.body) for v in i.results}
+        self.users: dict[int, list[Instr]] = {}
+        for instr in walk(kernel.body):
+            for x in instr.operands:
+                self.users.setdefault(x.id, []).append(instr)
+        self.params = {p.id: (n, k) for k, (p, n) in enumerate(zip(kernel.params, kernel.param_names))}
+        self.segment_of: dict[int, int] = {}  # id(instr) -> segment number
+        self._number_segments(kernel.body, [0])
+        self.next_key = 0
+        self.next_var = -1
+        self.bufs: dict[int, Buf] = {}  # value id -> buffer its users read
+        self.inbuf: dict[int, Buf] = {}  # load value id -> its INPUT buffer (when copied to a TILE buffer)
+        self.outbuf: dict[int, Buf] = {}  # id(block_store) -> its OUTPUT buffer
+        self.scalars: dict[int, kir.Expr] = {}
+        self.members: list[Var] = []
+        self.fused = {i.result.id for i in walk(kernel.body) if self._fused(i)}
+        self.wide = self._wide_slice()
+        self._wide_memo: dict[int, bool] = {}
+        self.segments = 0
+        for instr in walk(kernel.body):
+            if any(len(v.type.shape) > 2 for v in (*instr.results, *instr.operands)):
+                raise unsupported(instr, "tiles of rank 3 or more")
+            if instr.op is Op.IF:
+                raise unsupported(instr, "`if` statements in kernels")
+            if instr.op is Op.PRINT:
+                raise unsupported(instr, "device_print")
+        self._check_bool_tiles()
+        self._assign_buffers()
+
+    # ------------------------------------------------------------------ analysis
+    def _check_bool_tiles(self) -> None:
+        """A located error for bool tiles the backend cannot lower: comparisons used other than as a
+        ``where`` condition, ``where`` on other conditions, comparisons or ``where`` of non-float tiles."""
+        for instr in walk(self.kernel.body):
+            if len(instr.results) != 1 or instr.result.type.is_scalar:
+                continue
+            if instr.op in GroupOp.COMPARE:
+                dt = instr.operands[0].type.dtype
+                if not dt.is_float:
+                    raise _bool_error(instr, f"comparing {dt} tiles (only float tiles are compared)")
+                for u in self.users.get(instr.result.id, []):
+                    if u.op is not Op.WHERE or any(x.id == instr.result.id for x in u.operands[1:]):
+                        raise _bool_error(instr, f"a comparison of tiles used by `{u.op.value}` (only a "
+                                                 "`tl.where` condition or a load/store mask)")
+            elif instr.op is Op.WHERE:
+                cond = self.defs.get(instr.operands[0].id)
+                if cond is None or cond.op not in GroupOp.COMPARE or cond.result.type.is_scalar:
+                    raise _bool_error(instr, "`tl.where` whose condition is not a comparison of float tiles")
+                if not instr.result.type.dtype.is_float:
+                    raise _bool_error(instr, f"`tl.where` of {instr.result.type.dtype} tiles")
+
+    def _number_segments(self, block, counter) -> None:
+        for instr in block.body:
+            self.segment_of[id(instr)] = counter[0]
+            if instr.op is Op.FOR:
+                counter[0] += 1
+                for r in instr.regions:
+                    self._number_segments(r, counter)
+                counter[0] += 1
+
+    def _fused(self, instr: Instr) -> bool:
+        """A tile broadcast to a 2-D tile that only binary arithmetic reads."""
+        users = self.users.get(instr.results[0].id, []) if instr.results else []
+        return (instr.op is Op.BROADCAST and not instr.operands[0].type.is_scalar
+                and len(instr.result.type.shape) == 2 and bool(users)
+                and all(u.op in isel.BINARY_API for u in users))
+
+    def _wide_slice(self) -> set[int]:
+        """Scalar values GM offsets and strides are computed from (int64_t)."""
+        todo = []
+        for instr in walk(self.kernel.body):
+            if instr.op in (Op.BLOCK_LOAD, Op.BLOCK_STORE):
+                rank = len(instr.attr("shape"))
+                todo += list(instr.operands[1:rank + 1])
+        out: set[int] = set()
+        while todo:
+            v = todo.pop()
+            d = self.defs.get(v.id)
+            if v.id in out or d is None or d.op not in WIDE_OPS or not v.type.dtype.is_int:
+                continue
+            out.add(v.id)
+            todo += [x for x in d.operands if x.type.is_scalar]
+        return out
+
+    def _stage_users(self, v: Value) -> set[int]:
+        return {self.segment_of[id(u)] for u in self.users.get(v.id, [])}
+
+    # ------------------------------------------------------------------ buffers
+    def fresh_key(self) -> int:
+        """A variable key no tile value uses (value ids are >= 0; ``pid`` is -1)."""
+        self.next_var -= 1
+        return self.next_var
+
+    def fresh(self, hint: str) -> Var:
+        """A fresh int32 loop variable of a chunk loop."""
+        return Var(self.fresh_key(), dtypes.int32, hint, VarKind.LOOP)
+
+    def new_buf(self, role: Role, dtype, hint: str, loc, queue=()) -> Buf:
+        self.next_key += 1
+        return Buf(self.next_key, role, dtype, hint, queue, loc)
+
+    def hint(self, v: Value, default: str) -> str:
+        return self.hints.get(v.id, default)
+
+    def ptr_stem(self, ptr: Value) -> str:
+        return self.params[ptr.id][0].removesuffix("_ptr") or "arg"
+
+    def _assign_buffers(self) -> None:
+        occurrences: dict[tuple, int] = {}
+
+        def queue_id(kind: str, instr: Instr) -> tuple:
+            key = (kind, self.params[instr.operands[0].id][1], self.segment_of[id(instr)])
+            occurrences[key] = occurrences.get(key, 0) + 1
+            return key[:2] + (occurrences[key],)
+
+        stored: dict[int, int] = {}
+        for instr in walk(self.kernel.body):
+            if instr.op is Op.BLOCK_STORE:
+                stored[instr.operands[-1].id] = stored.get(instr.operands[-1].id, 0) + 1
+        for instr in walk(self.kernel.body):
+            dt = cpp_dtype(instr.results[0].type.dtype) if instr.results else None
+            if instr.op is Op.BLOCK_LOAD:
+                v = instr.result
+                stem = self.ptr_stem(instr.operands[0])
+                escapes = bool(self._stage_users(v) - {self.segment_of[id(instr)]})
+                hint = stem + "In" if escapes else self.hint(v, stem + "In")
+                b = self.new_buf(Role.INPUT, dt, hint, instr.loc, queue_id("in", instr))
+                if escapes:
+                    self.inbuf[v.id] = b
+                    b = self.new_buf(Role.TILE, dt, self.hint(v, stem), instr.loc)
+                self.bufs[v.id] = b
+            elif instr.op is Op.BLOCK_STORE:
+                value = instr.operands[-1]
+                stem = self.ptr_stem(instr.operands[0])
+                b = self.new_buf(Role.OUTPUT, cpp_dtype(value.type.dtype), stem + "Out", instr.loc,
+                                 queue_id("out", instr))
+                self.outbuf[id(instr)] = b
+                producer = self.defs.get(value.id)
+                if (value.id not in self.bufs and stored[value.id] == 1 and producer is not None
+                        and producer.op not in (Op.FOR, Op.BLOCK_LOAD, Op.EXPAND_DIMS, Op.CONST)
+                        and producer.op not in GroupOp.COMPARE
+                        and self._stage_users(value) == {self.segment_of[id(instr)]}
+                        and self.segment_of[id(producer)] == self.segment_of[id(instr)]):
+                    self.bufs[value.id] = b
+            elif instr.op is Op.FOR:
+                for arg, result in zip(instr.regions[0].args[1:], instr.results):
+                    if not arg.type.is_scalar:
+                        b = self.new_buf(Role.TILE, cpp_dtype(arg.type.dtype), self.hint(result, self.hint(arg, "acc")),
+                                         instr.loc)
+                        self.bufs[arg.id] = self.bufs[result.id] = b
+                self._accumulate_in_place(instr)
+        for instr in walk(self.kernel.body):
+            for v in instr.results:
+                if v.type.is_scalar or v.id in self.bufs or v.id in self.fused or self.only_inits(v):
+                    continue
+                if instr.op is Op.EXPAND_DIMS:
+                    self.bufs[v.id] = self.bufs[instr.operands[0].id]
+                    continue
+                self.bufs[v.id] = self.new_buf(Role.TILE, cpp_dtype(v.type.dtype),
+                                               self.hint(v, "mask" if v.type.dtype == dtypes.bool_ else "tmp"),
+                                               instr.loc)
+
+    def only_inits(self, v: Value) -> bool:
+        """``v`` is a constant tile that only initialises loop accumulators (Duplicate'd there)."""
+        d, users = self.defs.get(v.id), self.users.get(v.id, [])
+        return (d is not None and d.op is Op.CONST and bool(users)
+                and all(u.op is Op.FOR and v in u.operands[3:] and v not in u.operands[:3] for u in users))
+
+    def _accumulate_in_place(self, loop: Instr) -> None:
+        """``acc = acc op x`` yielded from the loop body is computed straight into the accumulator."""
+        region = loop.regions[0]
+        (yld,) = [i for i in region.body if i.op is Op.YIELD] or [None]
+        if yld is None:
+            return
+        for value, arg in zip(yld.operands, region.args[1:]):
+            d = self.defs.get(value.id)
+            if (arg.type.is_scalar or d is None or d not in region.body or d.op not in isel.BINARY_API
+                    or arg not in d.operands or len(self.users.get(arg.id, [])) != 1
+                    or len(self.users.get(value.id, [])) != 1 or value.type != arg.type
+                    or any(x.id in self.fused for x in d.operands)):
+                continue
+            self.bufs[value.id] = self.bufs[arg.id]
+
+    # ------------------------------------------------------------------ views and scalars
+    def count(self, v: Value) -> int:
+        return count(v, self.align)
+
+    def pitch(self, v: Value) -> int:
+        return pitch(v.type.shape, self.align)
+
+    def ref(self, v: Value, dtype=None) -> Ref:
+        """The whole UB footprint of tile ``v`` (in ``dtype`` when given)."""
+        b = self.bufs[v.id]
+        dt = dtype or b.dtype
+        return Ref(b, dt, lit(0), self.count(v) * cpp_dtype(v.type.dtype).itemsize // dt.itemsize)
+
+    def scratch(self, hint: str, dtype, elements: int, loc) -> Ref:
+        return Ref(self.new_buf(Role.SCRATCH, dtype, hint, loc), dtype, lit(0), elements)
+
+    def expr(self, v: Value) -> kir.Expr:
+        """The expression of scalar ``v``."""
+        if v.id in self.params:
+            return kir.Field(self.params[v.id][0], v.type.dtype)
+        d = self.defs.get(v.id)
+        if d is not None and d.op is Op.CONST:
+            return Lit(d.attr("value"), v.type.dtype)
+        return self.scalars[v.id]
+
+    def is_wide(self, v: Value) -> bool:
+        """``v`` is computed in int64_t: GM offset arithmetic, and integers computed from it."""
+        if v.id not in self._wide_memo:
+            d = self.defs.get(v.id)
+            self._wide_memo[v.id] = v.id in self.wide or (
+                d is not None and v.type.is_scalar and v.type.dtype.is_int and d.op in WIDE_OPS
+                and any(self.is_wide(x) for x in d.operands))
+        return self._wide_memo[v.id]
+
+    def wide_expr(self, v: Value) -> kir.Expr:
+        """``v`` as an int64_t expression (GM offsets)."""
+        e = self.expr(v)
+        if self.is_wide(v) or isinstance(e, Lit) or not v.type.dtype.is_int:
+            return e
+        return kir.Conv(I64, e)
+
+    def const_of(self, v: Value):
+        d = self.defs.get(v.id)
+        return d.attr("value") if d is not None and d.op is Op.CONST else None
+
+    def scalar_as(self, x: Value, dtype) -> kir.Expr:
+        """Scalar ``x`` as an expression of ``dtype`` (a 16-bit float constant rounded to its own
+        dtype first, as the interpreter holds it)."""
+        c = self.const_of(x)
+        if c is not None:
+            if x.type.dtype != dtype and x.type.dtype.is_float and x.type.dtype.itemsize == 2:
+                c = float(numerics.cast(np.array(c, F32.np), x.type.dtype.np))
+            return Lit(c, dtype)
+        e = self.expr(x)
+        return e if x.type.dtype == dtype else kir.Conv(dtype, e)
+
+    def vector_derived(self, v: Value) -> bool:
+        d = self.defs.get(v.id)
+        return d is not None and (d.op in GroupOp.REDUCE or any(
+            self.vector_derived(x) for x in d.operands if x.type.is_scalar))
+
+    def scalar_expr(self, instr: Instr) -> kir.Expr:
+        v = instr.result
+        wide = self.is_wide(v) or instr.op in C_BINARY and any(self.is_wide(x) for x in instr.operands)
+        xs = [self.wide_expr(x) if wide else self.expr(x) for x in instr.operands]
+        op = instr.op
+        if op is Op.PROGRAM_ID:
+            pid = PID
+            g0, g1 = kir.Field("grid0", dtypes.int32), kir.Field("grid1", dtypes.int32)
+            return [kir.Bin(BinOp.MOD, pid, g0), kir.Bin(BinOp.MOD, kir.Bin(BinOp.DIV, pid, g0), g1),
+                    kir.Bin(BinOp.DIV, pid, kir.Bin(BinOp.MUL, g0, g1))][instr.attr("axis")]
+        if op is Op.NUM_PROGRAMS:
+            return kir.Field(f"grid{instr.attr('axis')}", dtypes.int32)
+        if op in C_BINARY:
+            return kir.Bin(C_BINARY[op], *xs)
+        if op in (Op.MAXIMUM, Op.MINIMUM):
+            return kir.Cond(kir.Bin(BinOp.GT if op is Op.MAXIMUM else BinOp.LT, *xs), *xs)
+        if op is Op.CAST:
+            return xs[0] if self.is_wide(v) else kir.Conv(v.type.dtype, xs[0])
+        if op is Op.NEG:
+            return kir.Bin(BinOp.MUL, xs[0], Lit(-1.0 if v.type.dtype.is_float else -1, v.type.dtype))
+        raise unsupported(instr, f"the scalar op `{op.value}`")
+
+    def _role_hint(self, v: Value) -> str:
+        """A name for an unnamed scalar: what its user does with it."""
+        users = self.users.get(v.id, [])
+        for u in users:
+            if u.op in (Op.BLOCK_LOAD, Op.BLOCK_STORE):
+                rank = len(u.attr("shape"))
+                stem = self.ptr_stem(u.operands[0])
+                roles = ["Offset"] + ["Stride"] * (rank - 1) + (["Rows", "Cols"] if rank == 2 else ["Count"])
+                for role, x in zip(roles, u.operands[1:]):
+                    if x.id == v.id:
+                        return camel_join(stem, role)
+        if len(users) == 1 and users[0].results and users[0].result.type.is_scalar:
+            d = self.defs[v.id]
+            return camel_join(self.hint(users[0].result, self._role_hint(users[0].result)), d.op.value)
+        return "value"
+
+    def define_scalar(self, instr: Instr, out: list) -> None:
+        """Bind scalar ``instr``'s result: inlined, a ``Let`` appended to ``out``, or a member."""
+        v = instr.result
+        if instr.op is Op.CONST:
+            return
+        e = self.scalar_expr(instr)
+        users = self.users.get(v.id, [])
+        if (v.id not in self.hints and len(users) == 1 and not self.vector_derived(v)
+                and (users[0].op is Op.FOR or users[0].results and users[0].result.type.is_scalar)
+                and (users[0].op not in (Op.MAXIMUM, Op.MINIMUM) or isinstance(e, (Var, kir.Field)))):
+            self.scalars[v.id] = e  # inlined into its only user (a min/max would repeat it)
+            return
+        ctype = I64 if self.is_wide(v) else v.type.dtype
+        if self.vector_derived(v):
+            var = Var(v.id, ctype, self.hint(v, "value"), VarKind.MEMBER)
+            self.members.append(var)
+            out.append(kir.Set(var, e, instr.loc))
+        else:
+            var = Var(v.id, ctype, self.hint(v, self._role_hint(v)))
+            out.append(kir.Let(var, e, instr.loc))
+        self.scalars[v.id] = var
+
+
+def camel_join(stem: str, role: str) -> str:
+    return stem + role[:1].upper() + role[1:]
+
+
+def cpp_dtype(dtype):
+    """The element type of a tile of ``dtype`` in UB: a bool tile is ``Compare``'s bit mask."""
+    return dtypes.uint8 if dtype == dtypes.bool_ else dtype
+

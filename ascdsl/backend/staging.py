@@ -1,0 +1,65 @@
+"""Staging: each segment becomes its ``CopyIn``/``Compute``/``CopyOut`` methods, called from ``Process``.
+
+A stage takes, as ``const`` parameters, the ``Process`` variables it reads (``pid``, loop
+variables, scalars defined once per program or iteration), in the order ``Process`` defines them;
+a compute stage declares the local tensors of the ``TBuf`` slots it uses at its top (queue buffers
+are declared by their ``AllocTensor``/``DeQue``). Empty stages are dropped.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from . import kir
+from .kir import Local, Role, Run, Segment, Stage, StageKind, VarKind
+
+
+def _defined(body) -> set:
+    out = set()
+    for s in kir.walk(body):
+        if isinstance(s, kir.Let):
+            out.add(s.var)
+        elif isinstance(s, kir.For):
+            out.add(s.var)
+    return out
+
+
+def _locals(body, plan) -> list[Local]:
+    seen: dict = {}
+    for s in kir.walk(body):
+        refs = list(s.refs) if isinstance(s, kir.Call) else []
+        refs += [x.ref for e in kir.exprs(s) for x in kir.sub_exprs(e) if isinstance(x, kir.Elem)]
+        for r in refs:
+            if r.buf.role in (Role.TILE, Role.SCRATCH) and plan.root(r.buf) == r.buf:
+                seen.setdefault((r.buf, r.dtype))
+    return [Local(b, d) for b, d in seen]
+
+
+def stage(k: kir.Kernel, platform=None) -> kir.Kernel:
+    """The staging pass (see the module docstring)."""
+    order: dict = {}
+    for s in kir.walk(k.process):
+        if isinstance(s, (kir.Let, kir.For)):
+            order.setdefault(s.var, len(order))
+    stages: list[Stage] = []
+
+    def region(body) -> tuple:
+        out = []
+        for s in body:
+            if isinstance(s, Segment):
+                for kind, part in ((StageKind.COPY_IN, s.copy_in), (StageKind.COMPUTE, s.compute),
+                                   (StageKind.COPY_OUT, s.copy_out)):
+                    if not any(isinstance(x, (kir.Call, kir.Set)) for x in kir.walk(part)):
+                        continue
+                    inner = _defined(part)
+                    params = [v for v in kir.vars_read(part) if v not in inner and v.kind is not VarKind.MEMBER]
+                    params.sort(key=lambda v: (v.kind is not VarKind.PID, order.get(v, 0)))
+                    st = Stage(kind, s.index, tuple(params), tuple(_locals(part, k.plan)) + tuple(part))
+                    stages.append(st)
+                    out.append(Run(st))
+            elif isinstance(s, kir.For):
+                out.append(dataclasses.replace(s, body=region(s.body)))
+            else:
+                out.append(s)
+        return tuple(out)
+    process = region(k.process)
+    return dataclasses.replace(k, process=process, stages=tuple(stages))

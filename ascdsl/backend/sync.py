@@ -1,0 +1,99 @@
+"""Synchronisation from the per-pipe reads and writes of each UB slot.
+
+Within a stage, a vector call that reads a slot a vector call wrote, or writes a slot one read or
+wrote, since the last ``PipeBarrier<PIPE_V>`` gets a barrier before it. Slots of ``TBuf`` s may
+hold results of earlier stages, so they count as written at a stage's start (queue buffers are
+ordered by their ``EnQue``/``DeQue``). A scalar read of UB (``GetValue``) of a slot written by a
+vector call since the last flag gets ``SetFlag``/``WaitFlag<HardEvent::V_S>`` before it. A loop
+that is not ``independent`` is entered as if its own body had just run (a dependence between
+iterations). Cross-pipe order between the stages is the queues' job.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from . import kir
+from .kir import Barrier, Call, Flag, For, If, Pipe, Position, Stage
+
+
+class _State:
+    def __init__(self, written=(), read=(), pending=()):
+        self.written, self.read, self.pending = set(written), set(read), set(pending)
+
+    def copy(self) -> "_State":
+        return _State(self.written, self.read, self.pending)
+
+    def merge(self, other: "_State") -> None:
+        self.written |= other.written
+        self.read |= other.read
+        self.pending |= other.pending
+
+
+def _slots(plan, bufs) -> set:
+    return {plan.slot(b).index for b in bufs}
+
+
+def _touches(plan, body) -> tuple[set, set]:
+    w, r = set(), set()
+    for s in kir.walk(body):
+        if isinstance(s, Call) and s.pipe is Pipe.V:
+            w |= _slots(plan, s.writes)
+            r |= _slots(plan, s.reads)
+    return w, r
+
+
+def _elem_slots(plan, s) -> set:
+    return {plan.slot(x.ref.buf).index for e in kir.exprs(s) for x in kir.sub_exprs(e) if isinstance(x, kir.Elem)}
+
+
+def _body(plan, body, st: _State) -> tuple:
+    out = []
+    for s in body:
+        if isinstance(s, Call) and s.pipe is Pipe.V:
+            reads, writes = _slots(plan, s.reads), _slots(plan, s.writes)
+            if reads & st.written or writes & (st.written | st.read):
+                out.append(Barrier(Pipe.V))
+                st.written, st.read = set(), set()
+            st.written |= writes
+            st.read |= reads
+            st.pending |= writes
+        elif _elem_slots(plan, s) & st.pending:
+            out.append(Flag(Pipe.V, Pipe.S))
+            st.pending = set()
+        if isinstance(s, For):
+            if not s.independent:
+                w, r = _touches(plan, s.body)
+                st.written |= w
+                st.read |= r
+            entry = st.copy()
+            s = dataclasses.replace(s, body=_body(plan, s.body, st))
+            st.merge(entry)
+        elif isinstance(s, If):
+            entry = st.copy()
+            s = dataclasses.replace(s, body=_body(plan, s.body, st))
+            st.merge(entry)
+        out.append(s)
+    return tuple(out)
+
+
+def sync(k: kir.Kernel, platform=None) -> kir.Kernel:
+    """The synchronisation pass (see the module docstring)."""
+    plan = k.plan
+    tbufs = {s.index for s in plan.slots if s.position is Position.VECCALC}
+    stages = {}
+    for st in k.stages:
+        stages[st] = dataclasses.replace(st, body=_body(plan, st.body, _State(tbufs)))
+
+    def region(body) -> tuple:
+        out = []
+        for s in body:
+            if isinstance(s, kir.Run):
+                s = kir.Run(stages[s.stage])
+            elif isinstance(s, For):
+                s = dataclasses.replace(s, body=region(s.body))
+            out.append(s)
+        return tuple(out)
+    return dataclasses.replace(k, process=region(k.process), stages=tuple(stages[s] for s in k.stages))
+
+
+__all__ = ["Stage", "sync"]

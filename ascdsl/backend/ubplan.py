@@ -1,0 +1,211 @@
+"""UB planning over the kernel IR: logical buffers -> physical slots, computed once per variant.
+
+* INPUT and OUTPUT buffers of one queue identity (pointer, occurrence in its segment) share one
+  double-buffered ``TQue`` slot;
+* TILE and SCRATCH buffers share ``TBuf`` slots by live range (program order over the calls that
+  touch them; a buffer used inside a loop it was defined before stays live to the loop's end); a
+  call marked ``inplace`` writes its result over a source of the same element size that dies at
+  that call; otherwise the best-fitting free slot is reused, or a new one is made. A result written
+  over a dying load in its queue buffer (same dtype) is an *alias* of it: it must die before the
+  queue buffer is freed, and the generated code names it by the load's local tensor;
+* every slot's size is the largest extent any view of its buffers reaches (so scratch is sized by
+  the calls that use it, and ``Compare``'s whole repeats pad its operands), rounded up to a block.
+
+The :class:`Plan` is data on the kernel (:attr:`.kir.Kernel.plan`); the manifest, the report and
+the budget check read it.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from ..errors import CompilationError, Loc
+from ..platforms import Platform
+from . import kir
+from .kir import Buf, Call, Position, Queue, Role
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One UB allocation: a queue (``num`` buffers of ``bytes``) or a ``TBuf`` (num 1)."""
+
+    index: int
+    position: Position
+    num: int
+    bytes: int
+    first: Buf  # the buffer that opened it (its name derives from it)
+    loc: Loc = field(default=None, compare=False)
+
+    @property
+    def total(self) -> int:
+        return self.num * self.bytes
+
+
+@dataclass(frozen=True)
+class Plan:
+    slots: tuple[Slot, ...]
+    home: tuple[tuple[int, int], ...]  # (buffer key, slot index)
+    alias: tuple[tuple[int, Buf], ...] = ()  # (buffer key, the queue buffer it is computed in)
+
+    def root(self, buf: Buf) -> Buf:
+        """The queue buffer ``buf`` is computed in, or ``buf`` itself."""
+        return dict(self.alias).get(buf.key, buf)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(s.total for s in self.slots)
+
+    def slot(self, buf: Buf) -> Slot:
+        return self.slots[dict(self.home)[buf.key]]
+
+
+class _Order:
+    """Program-order positions of the calls and queue operations; loop spans."""
+
+    def __init__(self, body):
+        self.n = 0
+        self.first: dict[Buf, int] = {}
+        self.last: dict[Buf, int] = {}
+        self.bytes: dict[Buf, int] = {}
+        self.loops: list[tuple[int, int]] = []
+        self.calls: list[tuple[int, Call]] = []
+        self.last_call: dict[Buf, int] = {}
+        self.freed: dict[Buf, int] = {}
+        self.visit(body)
+        for start, end in sorted(self.loops, key=lambda se: se[1] - se[0]):
+            for b in self.last:
+                if self.first[b] < start <= self.last[b]:
+                    self.last[b] = max(self.last[b], end)
+
+    def touch(self, b: Buf) -> None:
+        self.first.setdefault(b, self.n)
+        self.last[b] = self.n
+
+    def visit(self, body) -> None:
+        for s in body:
+            self.n += 1
+            if isinstance(s, Call):
+                self.calls.append((self.n, s))
+                for r in s.refs:
+                    self.touch(r.buf)
+                    self.last_call[r.buf] = self.n
+                    self.bytes[r.buf] = max(self.bytes.get(r.buf, 0), r.extent * r.dtype.itemsize)
+                for b in s.reads:
+                    self.touch(b)
+                    self.last_call[b] = self.n
+            elif isinstance(s, Queue):
+                self.touch(s.buf)
+                if s.op is kir.QOp.FREE:
+                    self.freed[s.buf] = self.n
+            for e in kir.exprs(s):
+                for x in kir.sub_exprs(e):
+                    if isinstance(x, kir.Elem):
+                        self.touch(x.ref.buf)
+            if isinstance(s, kir.For):
+                start = self.n
+                self.visit(s.body)
+                self.loops.append((start, self.n))
+            elif kir.children(s):
+                self.visit(kir.children(s))
+
+
+def plan(k: kir.Kernel, platform: Platform) -> Plan:
+    order = _Order(k.process)
+    block = platform.block_bytes
+
+    def size(b: Buf) -> int:
+        return -(-order.bytes.get(b, block) // block) * block
+
+    slots: list[dict] = []
+    home: dict[int, int] = {}
+    queues: dict[tuple, int] = {}
+    for b in sorted(order.first, key=lambda b: (order.first[b], b.key)):
+        if b.role in (Role.INPUT, Role.OUTPUT):
+            if b.queue not in queues:
+                queues[b.queue] = len(slots)
+                pos = Position.VECIN if b.role is Role.INPUT else Position.VECOUT
+                slots.append({"position": pos, "num": 2, "bytes": 0, "first": b, "busy": 0})
+            s = slots[queues[b.queue]]
+            s["bytes"] = max(s["bytes"], size(b))
+            home[b.key] = queues[b.queue]
+    donors = _donors(order)
+    alias: dict[int, Buf] = {}
+    for b in sorted(order.first, key=lambda b: (order.first[b], b.key)):
+        if b.key in home:
+            continue
+        start, end, nbytes = order.first[b], order.last[b], size(b)
+        donor = donors.get(b)
+        root = alias.get(donor.key, donor) if donor is not None else None
+        if root is not None and root.role is Role.INPUT:
+            if root.dtype != b.dtype or end >= order.freed.get(root, 0):
+                donor = None
+        if donor is not None and root.role is Role.INPUT:
+            index = home[root.key]
+            alias[b.key] = root
+        elif donor is not None and donor.key in home and slots[home[donor.key]]["busy"] == start:
+            index = home[donor.key]
+        else:
+            free = [i for i, s in enumerate(slots) if s["position"] is Position.VECCALC and s["busy"] < start]
+            index = min(free, key=lambda i: (slots[i]["bytes"] < nbytes, abs(slots[i]["bytes"] - nbytes), i),
+                        default=None)
+            if index is None:
+                index = len(slots)
+                slots.append({"position": Position.VECCALC, "num": 1, "bytes": 0, "first": b, "busy": 0})
+        s = slots[index]
+        s["bytes"] = max(s["bytes"], nbytes)
+        if s["position"] is Position.VECCALC:
+            s["busy"] = max(s["busy"], end)
+        home[b.key] = index
+    rank = {Position.VECIN: 0, Position.VECOUT: 1, Position.VECCALC: 2}
+    order_slots = sorted(range(len(slots)), key=lambda i: (rank[slots[i]["position"]], i))
+    renumber = {old: new for new, old in enumerate(order_slots)}
+    out = tuple(Slot(renumber[i], slots[i]["position"], slots[i]["num"], slots[i]["bytes"], slots[i]["first"],
+                     slots[i]["first"].loc) for i in order_slots)
+    return Plan(out, tuple(sorted((key, renumber[i]) for key, i in home.items())), tuple(sorted(alias.items())))
+
+
+def _donors(order: _Order) -> dict[Buf, Buf]:
+    """``result buffer -> source buffer`` for in-place calls whose source dies where the result is
+    first written (same element size; the result a TILE buffer, the source a TILE or INPUT one)."""
+    out: dict[Buf, Buf] = {}
+    for at, c in order.calls:
+        if not c.inplace or not isinstance(c.dst, kir.Ref):
+            continue
+        d = c.dst.buf
+        if d.role is not Role.TILE or order.first[d] != at or d in out:
+            continue
+        for src in c.srcs:
+            if not isinstance(src, kir.Ref) or src.buf == d or src.dtype.itemsize != c.dst.dtype.itemsize:
+                continue
+            if (src.buf.role is Role.TILE and order.last[src.buf] == at) or (
+                    src.buf.role is Role.INPUT and order.last_call[src.buf] == at):
+                out[d] = src.buf
+                break
+    return out
+
+
+def plan_ub(k: kir.Kernel, platform: Platform) -> kir.Kernel:
+    """The UB-planning pass: the kernel with its :class:`Plan`."""
+    return dataclasses.replace(k, plan=plan(k, platform))
+
+
+def check_budget(k: kir.Kernel, platform: Platform) -> kir.Kernel:
+    """A located CompilationError listing every slot when the plan exceeds the UB budget."""
+    p: Plan = k.plan
+    if p.total_bytes <= platform.ub_budget_bytes:
+        return k
+    worst = max(p.slots, key=lambda s: s.total)
+    names = k.names
+    rows = "; ".join(f"{names.slot(s)} ({s.position.value}, {s.num} x {s.bytes} B = {s.total} B)" for s in p.slots)
+    raise CompilationError(
+        worst.loc or k.loc, f"the kernel needs {p.total_bytes} bytes of UB, more than the "
+        f"{platform.ub_budget_bytes} bytes {platform.name} allows: {rows}",
+        hint="use a smaller block (ascdsl.planner.largest_block finds the largest that fits)")
+
+
+def as_dict(k: kir.Kernel) -> dict:
+    """The plan as the manifest records it."""
+    p: Plan = k.plan
+    return {"total_bytes": p.total_bytes,
+            "buffers": [{"name": k.names.slot(s), "position": s.position.value, "num": s.num, "bytes": s.bytes}
+                        for s in p.slots]}

@@ -1,0 +1,146 @@
+"""The kernel IR and the backend's passes: verifier, one plan per variant, names, platform checks."""
+import ast
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ascdsl
+import ascdsl.language as tl
+from ascdsl import dtypes
+from ascdsl.backend import ascendc, kir, tiling, ubplan
+from ascdsl.backend.naming import RESERVED
+from tests.backend.test_passes import LAUNCHES
+
+BACKEND = Path(ascendc.__file__).parent
+F32 = tl.pointer_type(dtypes.float32)
+BF16 = tl.pointer_type(dtypes.bfloat16)
+
+
+def _compiled():
+    out = []
+    for launch in LAUNCHES:
+        try:
+            out.append(ascendc.compile_variant(launch.kernel, "Ascend910B3"))
+        except ascdsl.CompilationError:
+            continue
+    return out
+
+
+def test_every_launch_compiles_to_verified_kernel_ir():
+    kernels = _compiled()
+    assert len(kernels) > 10
+    for k in kernels:
+        assert kir.verify(k) is k
+        assert k.stages and k.plan.total_bytes <= 188416
+        assert not any(isinstance(s, kir.Segment) for s in kir.walk(k.process))
+        # every buffer a call touches has a slot, every slot is sized by the views of its buffers
+        for b in kir.buffers(k):
+            assert k.plan.slot(b).bytes >= 32
+
+
+def test_verifier_rejects_a_variable_read_before_its_definition():
+    k = _compiled()[0]
+    ghost = kir.Var(12345, dtypes.int32, "ghost")
+    broken = dataclasses.replace(k, process=(kir.Let(kir.Var(1, dtypes.int32, "a"), ghost),) + k.process)
+    with pytest.raises(kir.KirError, match="read before it is defined"):
+        kir.verify(broken)
+
+
+def test_the_plan_is_computed_once_per_variant(monkeypatch, tmp_path):
+    from ascdsl import build
+    from ascdsl.op import load_operators
+    ascendc._planned.cache_clear()
+    calls = []
+    real = ubplan.plan
+    monkeypatch.setattr(ubplan, "plan", lambda k, p: calls.append((k.name, k.constexprs, k.gms)) or real(k, p))
+    (op,) = load_operators([Path(__file__).resolve().parents[2] / "ops" / "log_softmax_grad.py"])
+    b = build.plan(op, ascdsl.platforms.get_platform("Ascend910B3"))
+    build.render_files(b)  # kernel file, op project, manifest, report and footprints all read the plans
+    assert len(calls) >= len(b.variants) and len(calls) == len(set(calls))
+
+
+def test_no_backend_pass_reads_text():
+    """The passes build data; only emit.py (and the Jinja templates) produce C++ text."""
+    for name in ("kir", "decompose", "selector", "select", "compute", "reduce", "memory", "repeat", "ubplan",
+                 "staging", "sync", "naming"):
+        tree = ast.parse((BACKEND / f"{name}.py").read_text())
+        imported = {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                    for a in n.names} | {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert "re" not in imported and "emit" not in imported, name
+
+
+@ascdsl.jit
+def clash_kernel(x, x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    tiling = tl.program_id(0) * BLOCK
+    pipe = tiling + tl.arange(0, BLOCK)
+    NULL = pipe < n
+    new = tl.load(x + pipe, mask=NULL, other=0.0)
+    int = tl.load(x_ptr + pipe, mask=NULL, other=0.0)  # noqa: A001 - a C++ keyword on purpose
+    tl.store(out_ptr + pipe, new * 2.0 + int * 3.0, mask=NULL)
+
+
+def test_names_never_collide_with_cpp_or_generated_names():
+    (k,) = clash_kernel.specialize(F32, F32, F32, dtypes.int32, BLOCK=64).kernels
+    c = ascendc.compile_variant(k, "Ascend910B3")
+    names = c.names
+    assert names.gms[0] != names.gms[1] and {names.gms[0], names.gms[1]} == {"xGm", "xPtrGm"}
+    # views computed in place in a load's queue buffer share its local tensor; nothing else is shared
+    every = [*names.slots.values(), *names.gms.values(), *set(names.views.values()), *names.vars.values()]
+    assert len(every) == len(set(every)) and not set(every) & RESERVED
+    x = np.arange(300, dtype=np.float32)
+    y = np.arange(300, dtype=np.float32) * 0.5
+    out = np.zeros_like(x)
+    clash_kernel[(5,)](x, y, out, 300, BLOCK=64, backend="sim")
+    assert np.array_equal(out, x * 2.0 + y * 3.0)
+
+
+def test_generated_code_has_readable_names():
+    (k,) = clash_kernel.specialize(F32, F32, F32, dtypes.int32, BLOCK=64).kernels
+    text = ascendc.kernel_source("clash", tiling.variants([k]), tiling.layout("T", [k]), "Ascend910B3")
+    assert "tiling2" in text and "new2" in text and "int2" in text  # DSL names, renamed away from C++
+    assert not any(f"v{i} " in text for i in range(100))
+    assert "scalarBuf" not in text
+
+
+@ascdsl.jit
+def bf16_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2.0)
+
+
+def test_bf16_on_a_platform_without_bf16_casts_is_a_located_error():
+    (k,) = bf16_kernel.specialize(BF16, BF16, BLOCK=64).kernels
+    with pytest.raises(ascdsl.CompilationError, match="Ascend310P3 has no bfloat16") as info:
+        ascendc.compile_variant(k, "Ascend310P3")
+    assert "test_kir.py:" in str(info.value)
+    ascendc.compile_variant(k, "Ascend910B3")
+
+
+def test_platform_capabilities_come_from_the_platform_table():
+    """A platform with 64-byte blocks pads rows and tails to 64 bytes (nothing assumes 32)."""
+    wide = dataclasses.replace(ascdsl.platforms.get_platform("Ascend910B3"), name="Wide", block_bytes=64)
+    (k,) = clash_kernel.specialize(F32, F32, F32, dtypes.int32, BLOCK=8).kernels
+    narrow = ascendc.planned(k, "Ascend910B3").plan
+    assert all(s.bytes % 32 == 0 for s in narrow.slots)
+    assert all(s.bytes % 64 == 0 for s in ascendc.planned(k, wide).plan.slots)
+
+
+@ascdsl.jit
+def exp2_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, tl.exp2(x), mask=mask)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_exp2_on_the_interpreter_and_the_simulator(dtype):
+    dt = dtypes.lookup(dtype)
+    x = np.linspace(-12.0, 12.0, 777).astype(dt.np)  # 2**x stays finite in float16
+    want = np.exp2(x.astype(np.float64))
+    for backend in ("interpreter", "sim"):
+        out = np.zeros_like(x)
+        exp2_kernel[(ascdsl.cdiv(777, 256),)](x, out, 777, BLOCK=256, backend=backend)
+        np.testing.assert_allclose(out.astype(np.float64), want, rtol=dt.rtol, atol=dt.atol, err_msg=backend)
