@@ -41,7 +41,10 @@ def _copy_checkout(dest: Path) -> Path:
 
 
 def _wheel(src: Path, out: Path) -> Path:
-    isolation = [] if importlib.util.find_spec("setuptools") is None else ["--no-build-isolation"]
+    # build in this interpreter when it can make wheels (setuptools >= 70.1 has bdist_wheel, older
+    # ones need the `wheel` package); otherwise pip's isolated build fetches setuptools
+    can = importlib.util.find_spec("setuptools.command.bdist_wheel") or importlib.util.find_spec("wheel")
+    isolation = ["--no-build-isolation"] if can else []
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation, "-q", "-w", str(out), str(src)],
                    check=True, capture_output=True, text=True)
     (wheel,) = out.glob("ascdsl-*.whl")
