@@ -35,6 +35,10 @@ def literal_fits(value, type: Type) -> bool:
         return False
 
 
+MAX_UNROLL = 4096
+"""The most iterations ``tl.static_range`` unrolls (a bound that keeps a typo from hanging the compiler)."""
+
+
 class ControlFlow:
     """The ``visit_For``/``visit_If`` half of CodeGen (it provides ``em``, ``scope``, ``visit``...)."""
 
@@ -162,6 +166,9 @@ class ControlFlow:
         if isinstance(step, Value) or step <= 0:
             raise self.error(node, f"the step of a loop must be a positive constexpr int, got {describe(step)}",
                              "count upwards and compute the index, e.g. j = n - 1 - i")
+        if func is tl.static_range and len(range(start, end, step)) > MAX_UNROLL:
+            raise self.error(node, f"tl.static_range would unroll {len(range(start, end, step))} iterations, "
+                                   f"more than {MAX_UNROLL}", "use range(...) for a loop that runs at run time")
         return func is tl.static_range, (start, end, step)
 
     def runtime_loop(self, node: ast.For, start, end, step) -> None:
