@@ -32,7 +32,7 @@ def test_operator_wraps_its_entry_once():
         assert isinstance(x, np.ndarray) and x.flags.c_contiguous
         return x * 2
 
-    op = ascdsl.Operator(name="double", op_type="Double", entry=plain, host=SCALE_ADD.host,
+    op = ascdsl.Operator(name="double_it", op_type="DoubleIt", entry=plain, host=SCALE_ADD.host,
                          reference=lambda x: 2 * x, inputs=("x", "y"))
     np.testing.assert_array_equal(op.entry(np.arange(6.0)[::2]), [0.0, 4.0, 8.0])
     assert ascdsl.entry(op.entry) is op.entry and SCALE_ADD.entry is scale_add
