@@ -114,6 +114,10 @@ class OutOfBoundsError(CompilationError, IndexError):
     """An unmasked load or store outside its array, found while running a kernel."""
 
 
+class DeviceAssertionError(CompilationError, AssertionError):
+    """A ``tl.device_assert`` (in a kernel compiled with ``debug=True``) failed while running."""
+
+
 class InputValueError(Error, ValueError):
     """An op entry point was called with an invalid value (shape, axis, attribute)."""
 

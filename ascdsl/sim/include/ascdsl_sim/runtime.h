@@ -104,6 +104,13 @@ struct PendingFlag {
     std::array<uint32_t, kPipes> clock{};
 };
 
+// One 64-byte line of the scalar unit's data cache: bytes written by GlobalTensor::SetValue and not yet
+// written back, and whether DMA has overwritten GM under it since the scalar unit cached it.
+struct DcacheLine {
+    uint64_t dirty = 0;  // bit i: byte i of the line
+    bool stale = false;
+};
+
 struct State {
     std::string platform = "Ascend910B3";
     uint64_t ub_bytes = 192 * 1024, ub_budget = 184 * 1024;
@@ -126,6 +133,7 @@ struct State {
     std::vector<Queue> queues;
     std::vector<QueueBuffer> buffers;
     uint64_t ub_used = 0;
+    std::map<uintptr_t, DcacheLine> dcache;  // by line address
     Atomic atomic = Atomic::None;
     const char* atomic_type = "";  // element type named by SetAtomicAdd<T> (and friends)
     int64_t fail_region = -1;  // the GM region (index in gm) a failed GM check concerns, or the nearest
@@ -154,6 +162,7 @@ inline void reset_block(int64_t idx, int64_t num) {
     s.buffers.clear();
     s.ub_used = 0;
     s.atomic = Atomic::None;
+    s.dcache.clear();
     s.counters = Counters{};
 }
 
