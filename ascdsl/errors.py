@@ -43,7 +43,10 @@ def display_path(path: str) -> str:
     if path.startswith("<"):
         return path
     absolute = os.path.abspath(path)
-    rel = os.path.relpath(absolute, os.getcwd())
+    try:
+        rel = os.path.relpath(absolute, os.getcwd())
+    except FileNotFoundError:  # the working directory was removed
+        return absolute
     return absolute if rel.startswith("..") else rel
 
 

@@ -35,6 +35,10 @@ def literal_fits(value, type: Type) -> bool:
         return False
 
 
+MAX_UNROLL = 4096
+"""The most iterations ``tl.static_range`` unrolls (a bound that keeps a typo from hanging the compiler)."""
+
+
 class ControlFlow:
     """The ``visit_For``/``visit_If`` half of CodeGen (it provides ``em``, ``scope``, ``visit``...)."""
 
@@ -164,6 +168,9 @@ class ControlFlow:
         if not (runtime_int or (isinstance(step, int) and step != 0)):
             raise self.error(node, f"the step of a loop must be a nonzero int, got {describe(step)}",
                              "use a constexpr step or an int scalar argument")
+        if func is tl.static_range and len(range(start, end, step)) > MAX_UNROLL:
+            raise self.error(node, f"tl.static_range would unroll {len(range(start, end, step))} iterations, "
+                                   f"more than {MAX_UNROLL}", "use range(...) for a loop that runs at run time")
         return func is tl.static_range, (start, end, step)
 
     def runtime_loop(self, node: ast.For, start, end, step) -> None:

@@ -121,6 +121,8 @@ class Emitter:
         return self.op(op, Type(result, shape), values)
 
     def binary(self, op: Op, a, b) -> Value:
+        if isinstance(a, Literal) and isinstance(b, Literal):  # tl.maximum(0, BLOCK): a scalar of a's type
+            a = self.const(a, semantics.literal_dtype(a))
         da, db = _dtype(a), _dtype(b)
         if op in (Op.ADD, Op.SUB) and isinstance(da, PointerType) and not isinstance(db, PointerType):
             return self.ptr_add(a, b if op == Op.ADD else self.unary(Op.NEG, b))

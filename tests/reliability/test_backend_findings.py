@@ -130,3 +130,51 @@ def test_shapes_past_int32_offsets_are_refused_or_use_int64(name):
     kernel = launch.kernel.specialize(*pointers, **launch.scalars, **launch.constexprs).kernels[0]
     offsets = [i.operands[1].type.dtype for i in walk(kernel.body) if i.op is Op.PTR_ADD]
     assert offsets and all(d == dtypes.int64 for d in offsets)
+
+
+@ascdsl.jit
+def scalar_carried(out_ptr, n):
+    acc = 0
+    for i in range(0, n):
+        acc += 1
+    tl.store(out_ptr + tl.arange(0, 8), tl.zeros((8,), tl.int32) + acc)
+
+
+def test_a_loop_carried_scalar_runs_or_is_a_located_error():
+    out = np.zeros(8, np.int32)
+    try:
+        scalar_carried[(1,)](out, 3, backend="sim")  # today: KeyError in backend/model.py
+    except ascdsl.CompilationError as e:
+        assert e.loc.file.endswith("test_backend_findings.py")
+        return
+    assert (out == 3).all()
+
+
+LOOP_PAST_INT32 = '''
+import numpy as np, ascdsl, ascdsl.language as tl
+
+@ascdsl.jit
+def count(out_ptr, N: tl.constexpr):
+    acc = tl.zeros((8,), tl.float32)
+    for i in range(N - 3, N):
+        acc += 1.0
+    tl.store(out_ptr + tl.arange(0, 8), acc)
+
+out = np.zeros(8, np.float32)
+count[(1,)](out, N=2**31 + 5, backend="sim")
+assert (out == 3).all(), out
+'''
+
+
+@pytest.mark.slow
+def test_constexpr_loop_bounds_past_int32_on_the_simulator(tmp_path):
+    """The interpreter counts 3 trips (an i64 loop); the generated loop must not wrap (today: a hang)."""
+    import subprocess
+    import sys
+    script = tmp_path / "loop.py"
+    script.write_text(LOOP_PAST_INT32)
+    try:
+        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=90)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the simulator did not finish a 3-trip loop within 90 s")
+    assert proc.returncode == 0, proc.stderr[-2000:]

@@ -102,3 +102,20 @@ def test_an_unused_huge_arange_is_an_error_not_an_allocation():
     with pytest.raises(ascdsl.CompilationError, match="2147483648 elements, more than the") as info:
         unused_arange[(1,)](np.zeros(1, np.int32), N=2**31)
     assert info.value.loc.file.endswith(HERE)
+
+
+@ascdsl.jit
+def unrolled(out_ptr, N: tl.constexpr):
+    acc = 0
+    for i in tl.static_range(N):
+        acc += 1
+    tl.store(out_ptr, acc)
+
+
+def test_a_huge_static_range_is_an_error_not_a_hang():
+    with pytest.raises(ascdsl.CompilationError, match="would unroll 1099511627776 iterations") as info:
+        unrolled[(1,)](np.zeros(1, np.int32), N=2**40)
+    assert info.value.loc.file.endswith(HERE)
+    out = np.zeros(1, np.int32)
+    unrolled[(1,)](out, N=4096)
+    assert out[0] == 4096

@@ -46,6 +46,19 @@ def copy(x_ptr, out_ptr):
     tl.store(out_ptr + i, tl.load(x_ptr + i) + 1.0)
 
 
+@ascdsl.jit
+def infinite_unroll(out_ptr, B: tl.constexpr):
+    for i in tl.static_range(int(B * float("inf"))):
+        tl.store(out_ptr, i)
+
+
+def test_an_infinite_constexpr_is_located():
+    with pytest.raises(ascdsl.CompilationError, match="cannot convert float infinity to integer") as info:
+        infinite_unroll[(1,)](np.zeros(1, np.int32), B=4)
+    assert info.value.loc.line == line_of(infinite_unroll, "static_range")
+    assert "internal compiler error" not in str(info.value)
+
+
 def test_cdiv_by_zero_in_a_kernel_is_located():
     with pytest.raises(ascdsl.CompilationError, match="must not be zero") as info:
         cdiv_zero[(1,)](np.zeros(1, np.int32), B=4)

@@ -57,3 +57,11 @@ def test_locations_survive_a_chdir(tmp_path, monkeypatch):
     loc = Loc(ascdsl.errors.source_file("ops/x.py"), 3, 5)
     monkeypatch.chdir(tmp_path)
     assert loc.file == expected and str(loc) == f"{expected}:3:5"
+
+
+def test_locations_print_after_the_working_directory_is_removed(tmp_path, monkeypatch):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert str(Loc("/abs/ops/x.py", 3, 5)) == "/abs/ops/x.py:3:5"

@@ -33,23 +33,18 @@ def line_of(fn, text: str) -> int:
     return first + next(i for i, t in enumerate(lines) if text in t)
 
 
-def test_an_out_of_bounds_read_names_the_line_tensor_and_block():
+@pytest.mark.parametrize("kernel, tensor, line, says", [
+    (read_past_end, "x_ptr", "tl.load(x_ptr", "GM read"),
+    (same_block_twice, "out_ptr", "tl.store(out_ptr", "written by block 0 and by block 1"),
+], ids=["out-of-bounds", "cross-block-write"])
+def test_gm_errors_name_the_line_tensor_and_block(kernel, tensor, line, says):
     x, out = np.ones(128, np.float32), np.zeros(128, np.float32)
     with pytest.raises(KernelSimError) as info:
-        read_past_end[(2,)](x, out, BLOCK=64, backend="sim")
+        kernel[(2,)](x, out, BLOCK=64, backend="sim")
     e = info.value
-    assert (e.tensor, e.block, e.loc.line) == ("x_ptr", 1, line_of(read_past_end, "tl.load(x_ptr"))
+    assert (e.tensor, e.block, e.loc.line) == (tensor, 1, line_of(kernel, line))
     assert isinstance(e, ascdsl.CompilationError) and isinstance(e, sim.SimError)
-    assert str(e).startswith(f"{e.loc}: error: on the simulator, tensor `x_ptr`: DataCopy") and "block 1" in str(e)
-
-
-def test_a_cross_block_write_names_the_line_tensor_and_block():
-    x, out = np.ones(128, np.float32), np.zeros(128, np.float32)
-    with pytest.raises(KernelSimError) as info:
-        same_block_twice[(2,)](x, out, BLOCK=64, backend="sim")
-    e = info.value
-    assert (e.tensor, e.block, e.loc.line) == ("out_ptr", 1, line_of(same_block_twice, "tl.store(out_ptr"))
-    assert "written by block 0 and by block 1" in str(e)
+    assert str(e).startswith(f"{e.loc}: error: on the simulator, tensor `{tensor}`: DataCopy") and says in str(e)
 
 
 def test_hand_written_kernel_errors_name_the_argument():

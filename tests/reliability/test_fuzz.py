@@ -1,0 +1,85 @@
+"""Fuzz: mutated kernels (tests/reliability/fuzz.py) run on the interpreter and, a few of those
+that run, on the simulator; every outcome is a run or a refusal located in the mutant's file,
+never an internal error or a hang. The fast subset runs in every suite; the big run is slow."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from . import fuzz
+
+SECONDS = 30  # per mutant on the interpreter (typically well under a second)
+SIM_SECONDS = 300  # per mutant on the simulator, g++ included
+
+
+def interpreter_outcomes(tmp_path, count: int, seed: int):
+    out = []
+    for m in fuzz.mutants(count, seed):
+        path = fuzz.write(m, tmp_path)
+        out.append((m, path, *fuzz.run_mutant(path, m.index, "interpreter", SECONDS)))
+    return out
+
+
+def sim_outcome(path, index: int) -> tuple[str, str]:
+    proc = subprocess.run([sys.executable, "-m", "tests.reliability.fuzz", str(path), str(index), "sim", str(SIM_SECONDS)],
+                          cwd=fuzz.REPO, capture_output=True, text=True, timeout=SIM_SECONDS + 60,
+                          env=dict(os.environ, PYTHONPATH=str(fuzz.REPO)))
+    if proc.returncode != 0:
+        return fuzz.INTERNAL, f"the mutant's process exited with {proc.returncode}: {proc.stderr[-500:]}"
+    return tuple(json.loads(proc.stdout.splitlines()[-1]))
+
+
+def check(tmp_path, count: int, seed: int, sim_count: int) -> None:
+    results = interpreter_outcomes(tmp_path, count, seed)
+    kinds = [kind for _, _, kind, _ in results]
+    failures = [f"{m.source.name}:{m.kernel} [{m.what}] on the interpreter: {detail}"
+                for m, _, kind, detail in results if kind == fuzz.INTERNAL]
+    ran = [(m, path) for m, path, kind, _ in results if kind == fuzz.RAN]
+    assert kinds.count(fuzz.RAN) >= count // 10 and kinds.count(fuzz.REFUSED) >= count // 10  # both exercised
+    for m, path in ran[:sim_count]:
+        kind, detail = sim_outcome(path, m.index)
+        if kind == fuzz.INTERNAL:
+            failures.append(f"{m.source.name}:{m.kernel} [{m.what}] on the simulator: {detail}")
+    assert not failures, "\n".join(failures)
+
+
+def test_fuzz_mutants_are_deterministic():
+    a, b = fuzz.mutants(20, seed=5), fuzz.mutants(20, seed=5)
+    assert [m.text for m in a] == [m.text for m in b]
+    assert len({m.text for m in a}) == 20 and {m.source.parent.name for m in fuzz.mutants(60, 5)} >= {"ops", "kernels"}
+
+
+def test_fuzz_fast(tmp_path):
+    check(tmp_path, count=60, seed=0, sim_count=1)
+
+
+@pytest.mark.slow
+def test_fuzz(tmp_path):
+    check(tmp_path, count=400, seed=1, sim_count=12)
+
+
+def test_an_internal_error_is_reported(tmp_path):
+    """The oracle itself: an error located in ascdsl's files, a raw exception and a hang are findings."""
+    path = (tmp_path / "m.py").resolve()
+    path.write_text("x = 1\n")
+    import ascdsl
+    from ascdsl.errors import Loc
+
+    def located_elsewhere():
+        raise ascdsl.CompilationError(Loc(ascdsl.__file__, 1, 1), "boom")
+
+    def raw():
+        return {}["missing"]
+
+    def hang():
+        while True:
+            pass
+
+    assert fuzz.outcome(path, located_elsewhere, 5)[0] == fuzz.INTERNAL
+    assert fuzz.outcome(path, raw, 5)[0] == fuzz.INTERNAL
+    assert fuzz.outcome(path, hang, 0.2) == (fuzz.INTERNAL, "no outcome within 0.2 s")
+    assert fuzz.outcome(path, lambda: True, 5) == (fuzz.RAN, "")
