@@ -50,3 +50,11 @@ def test_entry_points_within_the_bound_of_the_numpy_formula(case):
     op = {op.name: op for op in load_operators([OPS])}[case.op]
     entry, formula = bench.entry_ratio(op, case, repeats=5)
     assert entry / formula <= bench.ENTRY_BOUND
+
+
+def test_bench_reports_bad_input_without_a_traceback(capsys):
+    assert cli.main(["bench", str(OPS), "--platform", "Ascend999"]) == 1
+    assert "unknown platform 'Ascend999'" in capsys.readouterr().err
+    assert cli.main(["bench", str(OPS / "scale_add.py"), "--quick"]) == 1
+    err = capsys.readouterr()
+    assert "none of the benchmarked ops" in err.err and err.out == ""
