@@ -155,6 +155,8 @@ def entry_ratio(op: Operator, case: BenchCase, repeats: int) -> tuple[float, flo
 
 
 def measure(op: Operator, case: BenchCase, platform: str, repeats: int) -> Row:
+    """One row: the op's entry on the simulator (every launch it makes, summed), then the interpreter
+    against the NumPy formula."""
     plat = get_platform(platform)
     inputs = case.case(len(op.inputs)).inputs()
     with sim.record() as runs, record.launches() as seen:
