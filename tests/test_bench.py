@@ -43,8 +43,8 @@ def test_numpy_formulas_match_the_references():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 11: the interpreter materialises every pointer as an int64 array "
-                   "(gather, bounds check, scatter per access); reaching 2x needs affine pointers in its core")
+@pytest.mark.xfail(strict=True, reason="issue 11: the interpreter materialises every pointer as an int64 tile and "
+                   "checks every access through it; reaching 2x needs affine pointers in its core")
 @pytest.mark.parametrize("case", bench.ENTRY_TARGETS, ids=lambda c: f"{c.op}-{'x'.join(map(str, c.shape))}")
 def test_entry_points_within_the_bound_of_the_numpy_formula(case):
     op = {op.name: op for op in load_operators([OPS])}[case.op]
