@@ -336,12 +336,17 @@ def _load(P: _Programs, instr: Instr, ptr: Array, mask: Array | None = None,
         ptr, mask = np.broadcast_arrays(ptr, mask)
     fill = numerics.poison(dt) if other is None else _lift(other, len(shape))
     out = None
-    runs = None if mask is not None else _runs(P, instr, ptr)
+    on = _whole_programs(mask)
+    runs = _runs(P, instr, ptr if on is None else ptr[on]) if mask is None or on is not None else None
     if runs is not None:  # row-major tiles: copied slices, no gather
         flat, firsts, m = runs
-        out = np.empty(ptr.shape, dt)
-        for row, first in zip(out.reshape(len(firsts), m), firsts):
+        values = np.empty((int(on.sum()),) + ptr.shape[1:] if on is not None else ptr.shape, dt)
+        for row, first in zip(values.reshape(len(firsts), m), firsts):
             row[...] = flat[first:first + m]
+        if on is None:
+            return (values,)
+        out = np.array(np.broadcast_to(fill, ptr.shape), dtype=dt)
+        out[on] = values
         return (out,)
     for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
         values = np.take(P.memory.flats[buffer], offsets)
@@ -357,10 +362,11 @@ def _store(P: _Programs, instr: Instr, ptr: Array, value: Array, mask: Array | N
     ptr, value = np.broadcast_arrays(ptr, _lift(value, rank))
     if mask is not None:
         ptr, value, mask = np.broadcast_arrays(ptr, value, mask)
-    runs = None if mask is not None else _runs(P, instr, ptr)
+    on = _whole_programs(mask)
+    runs = _runs(P, instr, ptr if on is None else ptr[on]) if mask is None or on is not None else None
     if runs is not None:  # in program order, as the scatter; a program's addresses are distinct
         flat, firsts, m = runs
-        for row, first in zip(value.reshape(len(firsts), m), firsts):
+        for row, first in zip((value if on is None else value[on]).reshape(len(firsts), m), firsts):
             flat[first:first + m] = row
         return ()
     for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
@@ -368,6 +374,16 @@ def _store(P: _Programs, instr: Instr, ptr: Array, value: Array, mask: Array | N
         selected = (offsets, value) if lanes is None else (offsets[lanes], value[lanes])
         _scatter(flat, *(a.reshape(-1) for a in selected))
     return ()
+
+
+def _whole_programs(mask: Array | None) -> Array | None:
+    """Per program, whether all its lanes are enabled, when each program's lanes are all enabled or all
+    disabled (inactive programs, row masks that cut whole programs); None otherwise."""
+    if mask is None:
+        return None
+    rows = mask.reshape(mask.shape[0], -1)
+    on = rows.all(axis=1)
+    return on if (on | ~rows.any(axis=1)).all() else None
 
 
 def _runs(P: _Programs, instr: Instr, addr: Array) -> tuple[Array, list[int], int] | None:
