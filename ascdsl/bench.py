@@ -239,7 +239,7 @@ def run(ops_dir: str | Path = "ops", *, quick: bool = False, platform: str = DEF
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("ops_dir", nargs="?", default="ops", help="folder of op files (default: ops)")
     p.add_argument("--quick", action="store_true", help="small shapes only (a smoke test)")
-    p.add_argument("--platform", default=DEFAULT_PLATFORM)
+    p.add_argument("--platform", default=DEFAULT_PLATFORM, help=f"target SoC (default: {DEFAULT_PLATFORM})")
     p.add_argument("--repeats", type=int, default=None, help="interleaved timing runs (default 7; 3 with --quick)")
 
 

@@ -13,8 +13,11 @@ memory. Control flow whose outcome differs by program runs under a per-program *
 
 Memory ops touch memory only for active programs and unmasked lanes. A pointer value is an int64
 array of *addresses*: argument buffer ``k`` (its position in the argument list) starts at
-``k << 40``, so a pointer selects its array and the element offset within it; offsets index the
-flattened (C-contiguous) array in elements.
+``k << 40``, so a pointer selects its array and the element offset within it; offsets count
+elements from the array's first element. A strided view is the span of memory from its lowest to
+its highest element (kernels reach its elements through the strides they are passed, as on a
+device). An access whose pointer derives from one parameter (:mod:`ascdsl.ir.provenance`) is
+checked against that parameter's span whatever the offset.
 
 Stores are applied one store op at a time, each for all programs of a chunk at once. When several
 lanes store to the same address, the last one wins: in program order (linear program id, axis 0
@@ -32,8 +35,9 @@ import numpy as np
 
 from . import numerics
 from .dtypes import PointerType
-from .errors import CompilationError, InputTypeError, InputValueError, OutOfBoundsError
+from .errors import CompilationError, DeviceAssertionError, InputTypeError, InputValueError, OutOfBoundsError
 from .ir.core import Block, GroupOp, Instr, Kernel, Op, walk
+from .ir.provenance import access_roots
 
 SHIFT = 40  # address bits reserved for the element offset within one argument buffer
 HALF = 1 << (SHIFT - 1)  # offsets in [-HALF, HALF) decode to the right buffer
@@ -45,7 +49,7 @@ Array = np.ndarray
 def run(kernel: Kernel, args: Sequence[Any], grid: Sequence[int]) -> None:
     """Run ``kernel`` over ``grid`` (1 to 3 extents) on ``args``, given in ``kernel.param_names`` order.
 
-    Pointer parameters take C-contiguous NumPy arrays of the pointee dtype (bfloat16 as
+    Pointer parameters take NumPy arrays (or strided views) of the pointee dtype (bfloat16 as
     ``ml_dtypes.bfloat16``), written in place; scalar parameters take Python or NumPy scalars.
     Raises :class:`ascdsl.OutOfBoundsError` for an unmasked access outside its array, and
     :class:`ascdsl.CompilationError` for a loop whose step is zero.
@@ -82,7 +86,8 @@ def _prepare(kernel: Kernel) -> tuple[int, dict[int, list[Step]], dict[int, Arra
     leaves = {i.result.id: UNIFORM_LEAVES[i.op](i) for i in walk(kernel.body) if i.op in UNIFORM_LEAVES}
     for leaf in leaves.values():
         leaf.flags.writeable = False  # shared by every launch
-    prepared = (max(1, CHUNK_ELEMENTS // largest), _schedule(kernel.body, {}), leaves, _access_roots(kernel))
+    prepared = (max(1, CHUNK_ELEMENTS // largest), _schedule(kernel.body, {}), leaves,
+                {i: next(iter(r)) for i, r in access_roots(kernel).items() if len(r) == 1})
     if len(_prepared) >= 256:
         _prepared.clear()
     _prepared[id(kernel)] = (kernel, prepared)
@@ -109,33 +114,19 @@ def _schedule(block: Block, into: dict[int, list[Step]]) -> dict[int, list[Step]
     return into
 
 
-def _access_roots(kernel: Kernel) -> dict[int, int]:
-    """For each memory op (by ``id``) whose pointer derives from one pointer parameter only: the
-    buffer of that parameter. Its accesses are checked against that buffer, whatever the offset."""
-    buffers = [p for p in kernel.params if isinstance(p.type.dtype, PointerType)]
-    roots: dict[int, frozenset] = {v.id: frozenset({buffers.index(v)}) for v in buffers}
-
-    def of(values) -> frozenset:
-        return frozenset().union(*(roots.get(v.id, frozenset()) for v in values))
-
-    changed = True
-    while changed:  # loop-carried pointers take the union of their inits and yields
-        changed = False
-        for instr in walk(kernel.body):
-            flows = [(r, instr.operands) for r in instr.results]
-            for region in instr.regions:
-                yields = region.body[-1].operands if region.body and region.body[-1].op is Op.YIELD else ()
-                carried = instr.operands[3:] if instr.op is Op.FOR else ()
-                flows += [(r, (y,)) for r, y in zip(instr.results, yields)]
-                flows += [(a, (c, y)) for a, c, y in zip(region.args[1:], carried, yields)]
-            for value, sources in flows:
-                if isinstance(value.type.dtype, PointerType):
-                    new = roots.get(value.id, frozenset()) | of(sources)
-                    if new != roots.get(value.id):
-                        roots[value.id], changed = new, True
-    memory_ops = (Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE)
-    return {id(i): next(iter(roots[i.operands[0].id])) for i in walk(kernel.body)
-            if i.op in memory_ops and len(roots.get(i.operands[0].id, ())) == 1}
+def _span(array: Array) -> tuple[Array, int]:
+    """A writable 1-D view of the memory ``array`` spans, and the index of its first element there."""
+    if array.flags.c_contiguous:
+        return array.reshape(-1), 0
+    item = array.itemsize
+    if array.size == 0 or any(s % item for s in array.strides):
+        raise InputValueError("strided arguments need strides that are whole elements")
+    # the element at the lowest address: index -1 along axes with negative strides, 0 elsewhere
+    lowest = array[tuple(slice(-1, None) if s < 0 else slice(0, 1) for s in array.strides)]
+    steps = [(n - 1) * s // item for n, s in zip(array.shape, array.strides)]
+    length = 1 + sum(abs(k) for k in steps)
+    flat = np.lib.stride_tricks.as_strided(lowest, shape=(length,), strides=(item,))
+    return flat, -sum(k for k in steps if k < 0)
 
 
 class _Memory:
@@ -144,7 +135,7 @@ class _Memory:
     def __init__(self) -> None:
         self.flats: list[Array] = []
         self.names: list[str] = []
-        self.roots: dict[int, int] = {}  # see _access_roots
+        self.roots: dict[int, int] = {}  # memory op id -> its one buffer (ir.provenance)
 
     def bind(self, name: str, ptr: PointerType, array: Any) -> Array:
         """Register ``array`` as the buffer of pointer parameter ``name``; return its base address."""
@@ -153,11 +144,10 @@ class _Memory:
         if array.dtype != ptr.element_ty.np:
             raise InputTypeError(f"argument {name} has dtype {array.dtype}, the kernel was "
                                  f"specialised for {ptr.element_ty}")
-        if not array.flags.c_contiguous:
-            raise InputValueError(f"argument {name} must be C-contiguous (use np.ascontiguousarray)")
-        self.flats.append(array.reshape(-1))
+        flat, first = _span(array)
+        self.flats.append(flat)
         self.names.append(name)
-        return np.array([(len(self.flats) - 1) << SHIFT], dtype=numerics.POINTER)
+        return np.array([((len(self.flats) - 1) << SHIFT) + first], dtype=numerics.POINTER)
 
     def sizes(self) -> Array:
         return np.array([f.size for f in self.flats], dtype=np.int64)
@@ -272,6 +262,112 @@ def _reduce(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
     axes = tuple(range(1, rank + 1)) if axis is None else (axis % rank + 1,)
     out = numerics.reduce(instr.op, x, axes, _result(instr))
     return (out.reshape(out.shape[:1] + instr.result.type.shape),)
+
+
+# --- shapes, combines and matrix products ---------------------------------------------------
+
+def _align(xs: Sequence[Array]) -> list[Array]:
+    """``xs`` with one program axis: values uniform over programs are broadcast to the others."""
+    n = max(x.shape[0] for x in xs)
+    return [x if x.shape[0] == n else np.broadcast_to(x, (n,) + x.shape[1:]) for x in xs]
+
+
+def _reshape(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
+    return (x.reshape(x.shape[:1] + instr.result.type.shape),)
+
+
+def _permute(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
+    return (np.transpose(x, (0, *(d + 1 for d in instr.attr("order")))),)
+
+
+def _join(P: _Programs, instr: Instr, a: Array, b: Array) -> tuple[Array]:
+    return (np.stack(_align([a, b]), axis=-1),)
+
+
+def _split(P: _Programs, instr: Instr, x: Array) -> tuple[Array, Array]:
+    return x[..., 0], x[..., 1]
+
+
+def _cat(P: _Programs, instr: Instr, a: Array, b: Array) -> tuple[Array]:
+    return (np.concatenate(_align([a, b]), axis=1),)
+
+
+def _flip(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
+    return (np.flip(x, instr.attr("axis") + 1),)
+
+
+def _sort(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
+    axis = instr.attr("axis") + 1
+    out = np.sort(numerics.widen(x), axis=axis)
+    return ((np.flip(out, axis) if instr.attr("descending") else out).astype(x.dtype),)
+
+
+def _combiner(P: _Programs, instr: Instr) -> Callable[[list[Array], list[Array]], list[Array]]:
+    """The region of a reduce/scan as a function of two lists of equally shaped arrays: it runs
+    once on all their elements, flattened (the region's values are scalars)."""
+    region = instr.regions[0]
+
+    def combine(lhs: list[Array], rhs: list[Array]) -> list[Array]:
+        shape = lhs[0].shape
+        flat = [x.reshape(-1) for x in (*lhs, *rhs)]
+        out = P.run_masked(None, region, flat)
+        return [np.broadcast_to(o, flat[0].shape).reshape(shape) for o in out]
+    return combine
+
+
+def _to_last(instr: Instr, xs: Sequence[Array]) -> list[Array]:
+    """The reduced/scanned axis of every operand moved last (all axes flattened for axis=None)."""
+    axis = instr.attr("axis")
+    if axis is None:
+        return [x.reshape(x.shape[0], -1) for x in xs]
+    return [np.moveaxis(x, axis + 1, -1) for x in xs]
+
+
+def _reduce_with(P: _Programs, instr: Instr, *xs: Array) -> list[Array]:
+    """Neighbours are combined pairwise, halving the axis each step (log depth, order kept)."""
+    combine, xs = _combiner(P, instr), _to_last(instr, _align(xs))
+    while xs[0].shape[-1] > 1:
+        length = xs[0].shape[-1]
+        pairs = 2 * (length // 2)
+        out = combine([x[..., 0:pairs:2] for x in xs], [x[..., 1:pairs:2] for x in xs])
+        xs = [np.concatenate([o, x[..., pairs:]], axis=-1) if length % 2 else o for o, x in zip(out, xs)]
+    return [x[..., 0].reshape(x.shape[:1] + r.type.shape) for x, r in zip(xs, instr.results)]
+
+
+def _scan(P: _Programs, instr: Instr, *xs: Array) -> list[Array]:
+    """Inclusive scan in log depth: step d combines each element with the one d before it."""
+    combine, xs = _combiner(P, instr), _to_last(instr, _align(xs))
+    reverse = instr.attr("reverse")
+    xs = [np.flip(x, -1) for x in xs] if reverse else xs
+    length, d = xs[0].shape[-1], 1
+    while d < length:
+        out = combine([x[..., :length - d] for x in xs], [x[..., d:] for x in xs])
+        xs = [np.concatenate([x[..., :d], o], axis=-1) for x, o in zip(xs, out)]
+        d *= 2
+    xs = [np.flip(x, -1) for x in xs] if reverse else xs
+    return [np.moveaxis(x, -1, instr.attr("axis") + 1) for x in xs]
+
+
+def _dot(P: _Programs, instr: Instr, a: Array, b: Array, acc: Array | None = None) -> tuple[Array]:
+    to = _result(instr)
+    compute = np.dtype(np.int64) if to.kind in "iu" else numerics.F32
+    out = np.matmul(numerics.widen(a).astype(compute), numerics.widen(b).astype(compute))
+    if acc is not None:
+        out = out + numerics.widen(acc).astype(compute)
+    return (numerics.cast(out, to),)
+
+
+def _assert(P: _Programs, instr: Instr, cond: Array) -> tuple[()]:
+    rank = cond.ndim - 1
+    failed = ~cond if P.active is None else ~cond & _lift(P.active, rank)
+    if failed.any():
+        lane = int(np.argmax(failed))
+        program = lane // (failed.size // failed.shape[0]) if failed.shape[0] > 1 else 0
+        where = f"program {P.program(program)}" if failed.shape[0] > 1 else "every program"
+        message = instr.attr("message") or "assertion failed"
+        raise DeviceAssertionError(instr.loc, f"device assertion failed in {where}: {message}",
+                                   hint="the condition of tl.device_assert is False for some lanes")
+    return ()
 
 
 # --- memory ------------------------------------------------------------------------------------
@@ -526,5 +622,16 @@ HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
     Op.IF: _if,
     Op.YIELD: lambda P, instr, *values: values,
     Op.PRINT: _print,
+    Op.RESHAPE: _reshape,
+    Op.PERMUTE: _permute,
+    Op.JOIN: _join,
+    Op.SPLIT: _split,
+    Op.CAT: _cat,
+    Op.FLIP: _flip,
+    Op.SORT: _sort,
+    Op.REDUCE: _reduce_with,
+    Op.SCAN: _scan,
+    Op.DOT: _dot,
+    Op.ASSERT: _assert,
 }
 """How each op runs: ``handler(programs, instr, *operand_arrays) -> result arrays``."""
