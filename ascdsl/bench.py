@@ -28,6 +28,7 @@ import numpy as np
 
 from . import record, sim
 from .sim import cost
+from .errors import InputValueError
 from .op import Case, Operator, load_operators
 from .platforms import DEFAULT_PLATFORM, get_platform
 
@@ -154,6 +155,8 @@ def entry_ratio(op: Operator, case: BenchCase, repeats: int) -> tuple[float, flo
 
 
 def measure(op: Operator, case: BenchCase, platform: str, repeats: int) -> Row:
+    """One row: the op's entry on the simulator (every launch it makes, summed), then the interpreter
+    against the NumPy formula."""
     plat = get_platform(platform)
     inputs = case.case(len(op.inputs)).inputs()
     with sim.record() as runs, record.launches() as seen:
@@ -205,25 +208,28 @@ def machine() -> str:
 
 def run(ops_dir: str | Path = "ops", *, quick: bool = False, platform: str = DEFAULT_PLATFORM,
         repeats: int | None = None, out=None) -> list[Row]:
-    """Measure every case (``quick``: small shapes, for a smoke test) and print the table to ``out``
-    (default: standard output)."""
+    """Measure every case whose op is in ``ops_dir`` (``quick``: small shapes, for a smoke test) and
+    print the table to ``out`` (default: standard output)."""
     out = out or sys.stdout
+    k = cost.constants(get_platform(platform))
     ops = {op.name: op for op in load_operators([ops_dir])}
+    cases = [c for c in (QUICK if quick else CASES) if c.op in ops]
+    if not cases:
+        raise InputValueError(f"{ops_dir}: none of the benchmarked ops ({', '.join(NUMPY)}) is there")
     repeats = repeats or (3 if quick else 7)
     print(f"ascdsl bench on {machine()}; platform {platform}; CPU-time medians of {repeats} interleaved runs",
           file=out)
-    k = cost.constants(get_platform(platform))
     print(f"cost model: {k.clock_mhz.value:.0f} MHz, HBM {k.hbm_gb_per_s.value / 1e3:.1f} TB/s shared "
           f"(ascdsl/sim/cost.py)", file=out)
     rows = []
-    for case in QUICK if quick else CASES:
+    for case in cases:
         rows.append(measure(ops[case.op], case, platform, repeats))
         if not quick:  # progress: the full run takes minutes
             print(" | ".join(cells(rows[-1])), file=sys.stderr, flush=True)
     print(format_table([cells(r) for r in rows]), file=out)
     if not quick:
         print(f"\nentry point / NumPy formula on the interpreter (target <= {ENTRY_BOUND:g}x):", file=out)
-        for case in ENTRY_TARGETS:
+        for case in (c for c in ENTRY_TARGETS if c.op in ops):
             a, b = entry_ratio(ops[case.op], case, repeats)
             print(f"  {case.op} {'x'.join(map(str, case.shape))} {case.dtype}: {a / b:.2f}x "
                   f"({a * 1e3:.1f} ms / {b * 1e3:.1f} ms)", file=out)
@@ -242,7 +248,7 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(prog="python -m ascdsl.bench", description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    sys.exit(main(parser.parse_args()))
+if __name__ == "__main__":  # the same command as ``ascdsl bench``, errors reported alike
+    from .cli import main as cli_main
+
+    sys.exit(cli_main(["bench", *sys.argv[1:]]))

@@ -432,10 +432,18 @@ def _load(P: _Programs, instr: Instr, ptr: Array, mask: Array | None = None,
         ptr, mask = np.broadcast_arrays(ptr, mask)
     fill = numerics.poison(dt) if other is None else _lift(other, len(shape))
     out = None
-    run = None if mask is not None else _consecutive(P, instr, ptr)
-    if run is not None:  # row-major tiles: a copied slice, no gather
-        flat, first = run
-        return (flat[first:first + ptr.size].reshape(ptr.shape).astype(dt),)
+    on = _whole_programs(mask)
+    runs = _runs(P, instr, ptr if on is None else ptr[on]) if mask is None or on is not None else None
+    if runs is not None:  # row-major tiles: copied slices, no gather
+        flat, firsts, m = runs
+        values = np.empty((int(on.sum()),) + ptr.shape[1:] if on is not None else ptr.shape, dt)
+        for row, first in zip(values.reshape(len(firsts), m), firsts):
+            row[...] = flat[first:first + m]
+        if on is None:
+            return (values,)
+        out = np.array(np.broadcast_to(fill, ptr.shape), dtype=dt)
+        out[on] = values
+        return (out,)
     for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
         values = np.take(P.memory.flats[buffer], offsets)
         out = values if lanes is None else np.where(lanes, values, fill if out is None else out)
@@ -450,10 +458,12 @@ def _store(P: _Programs, instr: Instr, ptr: Array, value: Array, mask: Array | N
     ptr, value = np.broadcast_arrays(ptr, _lift(value, rank))
     if mask is not None:
         ptr, value, mask = np.broadcast_arrays(ptr, value, mask)
-    run = None if mask is not None else _consecutive(P, instr, ptr)
-    if run is not None:  # distinct addresses in lane order: a slice assignment is the scatter
-        flat, first = run
-        flat[first:first + ptr.size] = value.reshape(-1)
+    on = _whole_programs(mask)
+    runs = _runs(P, instr, ptr if on is None else ptr[on]) if mask is None or on is not None else None
+    if runs is not None:  # in program order, as the scatter; a program's addresses are distinct
+        flat, firsts, m = runs
+        for row, first in zip((value if on is None else value[on]).reshape(len(firsts), m), firsts):
+            flat[first:first + m] = row
         return ()
     for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
         flat = P.memory.flats[buffer]
@@ -462,22 +472,39 @@ def _store(P: _Programs, instr: Instr, ptr: Array, value: Array, mask: Array | N
     return ()
 
 
-def _consecutive(P: _Programs, instr: Instr, addr: Array) -> tuple[Array, int] | None:
-    """(buffer, first offset) when every lane is enabled and the addresses are consecutive, in lane order,
-    inside the buffer the access belongs to; None otherwise (the general path checks and reports)."""
-    flat_addr = addr.reshape(-1)
-    if not flat_addr.size:
+def _whole_programs(mask: Array | None) -> Array | None:
+    """Per program, whether all its lanes are enabled, when each program's lanes are all enabled or all
+    disabled (inactive programs, row masks that cut whole programs); None otherwise."""
+    if mask is None:
         return None
-    first, last = int(flat_addr[0]), int(flat_addr[-1])
-    if last - first != flat_addr.size - 1 or not _increasing(flat_addr):
+    rows = mask.reshape(mask.shape[0], -1)
+    on = rows.all(axis=1)
+    return on if (on | ~rows.any(axis=1)).all() else None
+
+
+def _runs(P: _Programs, instr: Instr, addr: Array) -> tuple[Array, list[int], int] | None:
+    """(buffer, first offset of each run, run length) when every lane is enabled and each program's
+    lanes address consecutive elements, in lane order, of the buffer the access belongs to (one run
+    when the programs' runs are adjacent); None otherwise, or when many short runs would be slower than
+    a gather (the general path checks and reports)."""
+    if not addr.size:
+        return None
+    rows = addr.reshape(addr.shape[0], -1)
+    m = rows.shape[1]
+    starts = rows[:, 0]
+    if not ((rows[:, -1] - starts) == m - 1).all() or not (m == 1 or (rows[:, 1:] > rows[:, :-1]).all()):
         return None
     root = P.memory.roots.get(id(instr))
-    buffer = (first + HALF) >> SHIFT if root is None else root
+    buffer = (int(starts[0]) + HALF) >> SHIFT if root is None else root
     if not 0 <= buffer < len(P.memory.flats):
         return None
-    offset = first - (buffer << SHIFT)
     flat = P.memory.flats[buffer]
-    return (flat, offset) if 0 <= offset and offset + flat_addr.size <= flat.size else None
+    offsets = starts - (buffer << SHIFT)  # int64 arithmetic wraps, but base + offset - base is the offset
+    if offsets.min() < 0 or offsets.max() + m > flat.size:
+        return None
+    if len(offsets) == 1 or (np.diff(offsets) == m).all():
+        return flat, [int(offsets[0])], rows.size
+    return (flat, offsets.tolist(), m) if m >= 256 else None
 
 
 def _increasing(flat_offsets: Array) -> bool:

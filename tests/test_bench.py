@@ -43,10 +43,18 @@ def test_numpy_formulas_match_the_references():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 11: the interpreter materialises every pointer as an int64 array "
-                   "(gather, bounds check, scatter per access); reaching 2x needs affine pointers in its core")
+@pytest.mark.xfail(strict=True, reason="issue 11: the interpreter materialises every pointer as an int64 tile and "
+                   "checks every access through it; reaching 2x needs affine pointers in its core")
 @pytest.mark.parametrize("case", bench.ENTRY_TARGETS, ids=lambda c: f"{c.op}-{'x'.join(map(str, c.shape))}")
 def test_entry_points_within_the_bound_of_the_numpy_formula(case):
     op = {op.name: op for op in load_operators([OPS])}[case.op]
     entry, formula = bench.entry_ratio(op, case, repeats=5)
     assert entry / formula <= bench.ENTRY_BOUND
+
+
+def test_bench_reports_bad_input_without_a_traceback(capsys):
+    assert cli.main(["bench", str(OPS), "--platform", "Ascend999"]) == 1
+    assert "unknown platform 'Ascend999'" in capsys.readouterr().err
+    assert cli.main(["bench", str(OPS / "scale_add.py"), "--quick"]) == 1
+    err = capsys.readouterr()
+    assert "none of the benchmarked ops" in err.err and err.out == ""
