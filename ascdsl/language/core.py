@@ -1,12 +1,7 @@
 """The core of the ascdsl language (``tl``): program ids, tiles, memory, loops, reductions, shapes.
 
-The builtins here are *markers*: the frontend recognises them by identity inside an
-``@ascdsl.jit`` function and emits IR for them; called anywhere else they raise
-:class:`ascdsl.Error` (except :func:`cdiv` and :func:`next_power_of_2`, which also work on host
-ints). Their signatures and docstrings are the contract (the frontend binds calls
-against them). Tiles are immutable values with a static shape and a dtype; a shape of ``()`` is a
-scalar. Elementwise operations broadcast as in NumPy and promote dtypes as in Triton (see
-:mod:`ascdsl.semantics`).
+Every builtin here is a marker (see :mod:`ascdsl.language`): its signature and docstring are the
+contract, and the frontend emits IR for it.
 """
 from __future__ import annotations
 
