@@ -464,6 +464,48 @@ def _store(P: _Programs, instr: Instr, ptr: Array, value: Array, mask: Array | N
     return ()
 
 
+ATOMIC_COMBINE = {Op.ATOMIC_ADD: Op.ADD, Op.ATOMIC_MAX: Op.MAXIMUM, Op.ATOMIC_MIN: Op.MINIMUM,
+                  Op.ATOMIC_AND: Op.AND, Op.ATOMIC_OR: Op.OR, Op.ATOMIC_XOR: Op.XOR}
+
+
+def _atomic(P: _Programs, instr: Instr, ptr: Array, *rest: Array) -> tuple[Array]:
+    """Read-modify-write, lane by lane in order (program order, then lane order) where lanes share
+    an address: the k-th access to every address is applied in step k, all addresses at once."""
+    dt, cas = _result(instr), instr.op is Op.ATOMIC_CAS
+    operands = rest[:2] if cas else rest[:1]
+    mask = rest[1] if not cas and instr.attr("has_mask") else None
+    rank = ptr.ndim - 1
+    mask = P.lanes(mask, rank)
+    ptr, *operands = np.broadcast_arrays(ptr, *(_lift(x, rank) for x in operands))
+    if mask is not None:
+        ptr, mask, *operands = np.broadcast_arrays(ptr, mask, *operands)
+    out = np.broadcast_to(numerics.poison(dt), ptr.shape).copy()
+    for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
+        flat = P.memory.flats[buffer]
+        pick = (lambda a: a.reshape(-1)) if lanes is None else (lambda a: a[lanes])
+        where, args = pick(offsets), [pick(x) for x in operands]
+        order = np.argsort(where, kind="stable")
+        first = np.r_[True, where[order][1:] != where[order][:-1]]
+        rank_of = np.arange(where.size) - np.maximum.accumulate(np.where(first, np.arange(where.size), 0))
+        old = np.empty(where.size, dt)
+        for k in range(int(rank_of.max()) + 1 if where.size else 0):
+            lane = order[rank_of == k]
+            at, current = where[lane], flat[where[lane]]
+            old[lane] = current
+            if cas:
+                new = np.where(current == args[0][lane], args[1][lane], current)
+            elif instr.op is Op.ATOMIC_XCHG:
+                new = args[0][lane]
+            else:
+                new = numerics.elementwise(ATOMIC_COMBINE[instr.op], [current, args[0][lane]], dt)
+            flat[at] = new
+        if lanes is None:
+            out = old.reshape(ptr.shape)
+        else:
+            out[lanes] = old
+    return (out,)
+
+
 def _scatter(flat: Array, offsets: Array, values: Array) -> None:
     """``flat[offsets] = values`` where, for repeated offsets, the last value wins."""
     if offsets.size > 1 and not (offsets[1:] > offsets[:-1]).all():
@@ -586,5 +628,6 @@ HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
     Op.SCAN: _scan,
     Op.DOT: _dot,
     Op.ASSERT: _assert,
+    **{op: _atomic for op in GroupOp.ATOMIC},
 }
 """How each op runs: ``handler(programs, instr, *operand_arrays) -> result arrays``."""

@@ -52,6 +52,7 @@ LAUNCH_OPTIONS = frozenset({
     "num_buffers_warp_spec", "num_consumer_groups", "reg_dec_producer", "reg_inc_consumer", "kernel_name",
     "llvm_version", "compile_mode", "force_simt_only", "enable_drop_unit_dims", "enable_flatten",
     "enable_bishengir_simt_optimization", "shared_mem_dynamic_size", "vf_merge_level",
+    "enable_mask_fallback_conversion", "disable_auto_sync", "enable_auto_multi_buffer",
 })
 """Launch and ``@jit`` keywords that Triton or the Ascend Triton backend accepts. ``debug`` turns on
 ``tl.device_assert``; the others have no effect on the interpreter or the generated Ascend C."""

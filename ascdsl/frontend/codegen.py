@@ -116,6 +116,8 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
         self.pinned = pinned  # inside an ascdsl library helper: the user's call site, for every loc
         self.assigned_at: dict[str, ast.AST] = {}
         self.result = None
+        self.returned = False  # a return was reached (the rest of the body is not compiled)
+        self.runtime_depth = 0  # nesting of runtime ifs and loops, where returns are not allowed
 
     def run(self):
         """Emit the body; returns the value of its final ``return`` (None without one)."""
@@ -153,6 +155,8 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
 
     def visit_stmts(self, stmts: list[ast.stmt]) -> None:
         for stmt in stmts:
+            if self.returned:  # a return under a constexpr condition ends the function there
+                break
             self.visit(stmt)
 
     def visit_Expr(self, node: ast.Expr) -> None:
@@ -200,10 +204,11 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
         call_builtin(self.em, tl.device_assert, [self.visit(node.test), message], {})
 
     def visit_Return(self, node: ast.Return) -> None:
-        if node is not self.fn.tree.body[-1]:
-            raise self.error(node, "`return` is only supported as the last statement of a function",
-                             "assign the result to a variable and return it at the end")
+        if self.runtime_depth:
+            raise self.error(node, "`return` inside a runtime if or loop is not supported",
+                             "assign the result to a variable (tl.where for tiles) and return it at the end")
         self.result = None if node.value is None else self.visit(node.value)
+        self.returned = True
         if self.result is not None and len(self.callers) == 1:
             raise self.error(node, "a kernel cannot return a value", "write results with tl.store")
 

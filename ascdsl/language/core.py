@@ -24,7 +24,8 @@ __all__ = [
     'flip', 'dot', 'reshape', 'view', 'permute', 'trans', 'ravel', 'expand_dims',
     'broadcast_to', 'broadcast', 'join', 'split', 'cat', 'interleave', 'zeros_like', 'ones_like',
     'full_like', 'multiple_of', 'max_contiguous', 'max_constancy', 'assume', 'debug_barrier', 'device_assert', 'make_tensor_descriptor',
-    'load_tensor_descriptor', 'store_tensor_descriptor', 'cdiv', 'next_power_of_2',
+    'atomic_add', 'atomic_max', 'atomic_min', 'atomic_and', 'atomic_or', 'atomic_xor', 'atomic_xchg',
+    'atomic_cas', 'load_tensor_descriptor', 'store_tensor_descriptor', 'cdiv', 'next_power_of_2',
 ]
 
 
@@ -472,6 +473,51 @@ def device_assert(cond, msg="", mask=None):
     """When the kernel is compiled with ``debug=True`` (or ``TRITON_DEBUG=1``), fail the launch with
     :class:`ascdsl.DeviceAssertionError` where ``cond`` is False (and ``mask``, if given, is True);
     without debug it compiles to nothing, as in Triton."""
+
+
+# ----------------------------------------------------------------------------- atomics
+
+
+@builtin
+def atomic_add(pointer, val, mask=None, sem=None, scope=None):
+    """Atomically add ``val`` at ``pointer`` (broadcast together); returns the old values. Lanes
+    that hit the same address apply in order (program order, then lane order); ``sem`` and
+    ``scope`` are accepted (every access is sequentially consistent here)."""
+
+
+@builtin
+def atomic_max(pointer, val, mask=None, sem=None, scope=None):
+    """Atomically ``maximum`` with ``val`` at ``pointer``; returns the old values (see :func:`atomic_add`)."""
+
+
+@builtin
+def atomic_min(pointer, val, mask=None, sem=None, scope=None):
+    """Atomically ``minimum`` with ``val`` at ``pointer``; returns the old values (see :func:`atomic_add`)."""
+
+
+@builtin
+def atomic_and(pointer, val, mask=None, sem=None, scope=None):
+    """Atomically ``&`` ``val`` into ``pointer``; returns the old values (see :func:`atomic_add`)."""
+
+
+@builtin
+def atomic_or(pointer, val, mask=None, sem=None, scope=None):
+    """Atomically ``|`` ``val`` into ``pointer``; returns the old values (see :func:`atomic_add`)."""
+
+
+@builtin
+def atomic_xor(pointer, val, mask=None, sem=None, scope=None):
+    """Atomically ``^`` ``val`` into ``pointer``; returns the old values (see :func:`atomic_add`)."""
+
+
+@builtin
+def atomic_xchg(pointer, val, mask=None, sem=None, scope=None):
+    """Atomically write ``val`` at ``pointer``; returns the old values (see :func:`atomic_add`)."""
+
+
+@builtin
+def atomic_cas(pointer, cmp, val, sem=None, scope=None):
+    """Atomically write ``val`` where ``pointer`` holds ``cmp``; returns the old values."""
 
 
 # ----------------------------------------------------------------------------- tensor descriptors

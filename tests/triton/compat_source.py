@@ -239,3 +239,44 @@ def strided_kernel(x_ptr, out_ptr, stride_m, stride_n, M: tl.constexpr, N: tl.co
     cols = tl.arange(0, N)[None, :]
     x = tl.load(x_ptr + rows * stride_m + cols * stride_n)
     tl.store(out_ptr + rows * N + cols, x + 1)
+
+
+# ------------------------------------------------------------------ atomics, returns, logic
+@triton.jit
+def atomic_kernel(x_ptr, acc_ptr, old_ptr, max_ptr, flag_ptr, N: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + pid * N + offs)
+    old = tl.atomic_add(acc_ptr + offs % 4, x, mask=offs < N - 1)
+    tl.store(old_ptr + pid * N + offs, old, mask=offs < N - 1)
+    tl.atomic_max(max_ptr, tl.max(x, 0))
+    tl.atomic_cas(flag_ptr + pid, 0, pid + 1)
+    tl.atomic_xchg(flag_ptr + 4, pid)
+
+
+@triton.jit
+def pick(x, KIND: tl.constexpr):
+    if KIND == "neg":
+        return -x
+    return x * 2
+
+
+@triton.jit
+def return_kernel(x_ptr, out_ptr, KIND: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(out_ptr + offs, pick(tl.load(x_ptr + offs), KIND))
+
+
+@triton.jit
+def logic_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, (not x) | ((x > 2) and (x < 6)))
+
+
+@triton.jit
+def int_fill_kernel(x_ptr, idx_ptr, n, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=float("-inf"))
+    tl.store(idx_ptr, tl.argmax(x, 0))
+    tl.store(idx_ptr + 1, tl.min(x, 0))
