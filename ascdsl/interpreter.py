@@ -98,10 +98,19 @@ def _schedule(block: Block, into: dict[int, list[Step]]) -> dict[int, list[Step]
 
 
 def _span(array: Array) -> tuple[Array, int]:
-    """A writable 1-D view of the memory ``array`` spans, and the index of its first element there."""
+    """A writable 1-D view of the memory a pointer argument reaches, and the index of the array's
+    first element there: the whole allocation of a view of a C-contiguous array (as on a device,
+    a view's pointer reaches its base), else the span from its lowest to its highest element."""
+    root = array
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    item = array.itemsize
+    if root is not array and root.flags.c_contiguous and root.nbytes % item == 0:
+        start = array.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        if start % item == 0:
+            return root.reshape(-1).view(array.dtype), start // item
     if array.flags.c_contiguous:
         return array.reshape(-1), 0
-    item = array.itemsize
     if array.size == 0 or any(s % item for s in array.strides):
         raise InputValueError("strided arguments need strides that are whole elements")
     # the element at the lowest address: index -1 along axes with negative strides, 0 elsewhere
@@ -335,9 +344,29 @@ def _to_last(instr: Instr, xs: Sequence[Array]) -> list[Array]:
     return [np.moveaxis(x, axis + 1, -1) for x in xs]
 
 
+UFUNC_FOR_OP = {Op.ADD: np.add, Op.MUL: np.multiply, Op.MAXIMUM: np.maximum, Op.MINIMUM: np.minimum,
+                Op.AND: np.bitwise_and, Op.OR: np.bitwise_or, Op.XOR: np.bitwise_xor}
+
+
+def _ufunc(instr: Instr, x: Array):
+    """NumPy's ufunc for a one-operand combine region that is one of these ops of its two arguments
+    (``cumsum``, ``xor_sum``, ``lambda a, b: a + b``...): it folds in C instead of log-depth steps.
+    Not for 16-bit floats, whose every combine step rounds to the dtype."""
+    body, args = instr.regions[0].body, instr.regions[0].args
+    if len(args) != 2 or len(body) != 2 or x.dtype in numerics.NARROW or body[0].op not in UFUNC_FOR_OP:
+        return None
+    if {v.id for v in body[0].operands} != {a.id for a in args} or body[1].operands != body[0].results:
+        return None
+    return UFUNC_FOR_OP[body[0].op]
+
+
 def _reduce_with(P: _Programs, instr: Instr, *xs: Array) -> list[Array]:
     """Neighbours are combined pairwise, halving the axis each step (log depth, order kept)."""
+    ufunc = _ufunc(instr, xs[0]) if len(xs) == 1 else None
     combine, xs = _combiner(P, instr), _to_last(instr, _align(xs))
+    if ufunc is not None:
+        out = ufunc.reduce(xs[0], axis=-1).astype(xs[0].dtype, copy=False)
+        return [out.reshape(out.shape[:1] + instr.result.type.shape)]
     while xs[0].shape[-1] > 1:
         length = xs[0].shape[-1]
         pairs = 2 * (length // 2)
@@ -348,10 +377,13 @@ def _reduce_with(P: _Programs, instr: Instr, *xs: Array) -> list[Array]:
 
 def _scan(P: _Programs, instr: Instr, *xs: Array) -> list[Array]:
     """Inclusive scan in log depth: step d combines each element with the one d before it."""
+    ufunc = _ufunc(instr, xs[0]) if len(xs) == 1 else None
     combine, xs = _combiner(P, instr), _to_last(instr, _align(xs))
     reverse = instr.attr("reverse")
     xs = [np.flip(x, -1) for x in xs] if reverse else xs
-    length, d = xs[0].shape[-1], 1
+    if ufunc is not None:
+        xs = [ufunc.accumulate(xs[0], axis=-1).astype(xs[0].dtype, copy=False)]
+    length, d = xs[0].shape[-1], 1 if ufunc is None else xs[0].shape[-1]
     while d < length:
         out = combine([x[..., :length - d] for x in xs], [x[..., d:] for x in xs])
         xs = [np.concatenate([x[..., :d], o], axis=-1) for x, o in zip(xs, out)]

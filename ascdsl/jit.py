@@ -249,14 +249,22 @@ def _runtime_arg(site: Loc, name: str, value, type: Type, backend: str):
 
 
 def _from_torch(site: Loc, name: str, tensor) -> np.ndarray:
+    """The tensor as a NumPy view of its whole storage (a view's pointer reaches all of its storage,
+    as on a device)."""
     torch = sys.modules["torch"]
     if tensor.device.type != "cpu":
         raise CompilationError(site, f"argument `{name}` must be a CPU tensor",
                                "pass t.cpu() and copy results back if needed")
     tensor = tensor.detach()
+    storage = tensor.untyped_storage()
+    whole = torch.empty(0, dtype=tensor.dtype).set_(storage, 0, (storage.nbytes() // tensor.element_size(),))
     if tensor.dtype == torch.bfloat16:  # NumPy has no bfloat16: share the bits through int16
-        return tensor.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
-    return tensor.numpy()
+        whole = whole.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    else:
+        whole = whole.numpy()
+    item = whole.itemsize
+    return np.lib.stride_tricks.as_strided(whole[tensor.storage_offset():], shape=tuple(tensor.shape),
+                                           strides=tuple(s * item for s in tensor.stride()))
 
 
 def _grid(site: Loc, grid) -> tuple[int, int, int]:

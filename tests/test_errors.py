@@ -264,7 +264,7 @@ def misc_errors(x_ptr, n, WHAT: tl.constexpr):
     elif WHAT == "range_call":
         y = range(3)  # E:range_call
     elif WHAT == "early_return":
-        if n > 0:
+        for i in range(n):
             return  # E:early_return
     elif WHAT == "return_value":
         y = 1

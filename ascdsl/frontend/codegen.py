@@ -100,6 +100,12 @@ def unsupported(fn: ParsedFunction, node: ast.AST) -> CompilationError:
         "for loops over range and if/else"))
 
 
+def _is_guard(stmt: ast.stmt) -> bool:
+    """``if cond: ...; return`` (a bare return ending the body): an early exit."""
+    return (isinstance(stmt, ast.If) and isinstance(stmt.body[-1], ast.Return) and stmt.body[-1].value is None
+            and not any(isinstance(n, ast.Return) for s in stmt.orelse for n in ast.walk(s)))
+
+
 class BoundMethod:
     """``x.sum`` before it is called: the builtin and its first argument."""
 
@@ -154,8 +160,13 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
     # ------------------------------------------------------------------------- statements
 
     def visit_stmts(self, stmts: list[ast.stmt]) -> None:
-        for stmt in stmts:
+        for i, stmt in enumerate(stmts):
             if self.returned:  # a return under a constexpr condition ends the function there
+                break
+            if _is_guard(stmt):  # `if c: ...; return` then the rest: the rest is the else branch
+                stmt = ast.copy_location(ast.If(stmt.test, stmt.body[:-1] or [ast.Pass()], stmt.orelse + stmts[i + 1:]),
+                                         stmt)
+                self.visit(stmt)
                 break
             self.visit(stmt)
 

@@ -280,3 +280,35 @@ def int_fill_kernel(x_ptr, idx_ptr, n, N: tl.constexpr):
     x = tl.load(x_ptr + offs, mask=offs < n, other=float("-inf"))
     tl.store(idx_ptr, tl.argmax(x, 0))
     tl.store(idx_ptr + 1, tl.min(x, 0))
+
+
+@triton.jit
+def compose(m1, c1, m2, c2):  # x -> m1*x + c1, then x -> m2*x + c2: associative, not commutative
+    return m1 * m2, c1 * m2 + c2
+
+
+@triton.jit
+def ordered_kernel(m_ptr, c_ptr, rm_ptr, rc_ptr, sm_ptr, sc_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    m = tl.load(m_ptr + offs)
+    c = tl.load(c_ptr + offs)
+    rm, rc = tl.reduce((m, c), 0, compose)
+    tl.store(rm_ptr, rm)
+    tl.store(rc_ptr, rc)
+    sm, sc = tl.associative_scan((m, c), 0, compose)
+    tl.store(sm_ptr + offs, sm)
+    tl.store(sc_ptr + offs, sc)
+
+
+@triton.jit
+def guard_kernel(x_ptr, out_ptr, rows, N: tl.constexpr):
+    row = tl.program_id(0)
+    if row >= rows:
+        return
+    offs = row * N + tl.arange(0, N)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + 1)
+
+
+@triton.jit
+def view_kernel(out_ptr, N: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, N), tl.arange(0, N).to(tl.float32))

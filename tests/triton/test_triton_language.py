@@ -283,3 +283,33 @@ def test_minus_infinity_as_the_fill_of_an_int_load(lib):
     idx = lib.arg(np.zeros(2, np.int32))
     lib.k.int_fill_kernel[(1,)](lib.arg(x), idx, 4, N=8)
     assert list(lib.out(idx)) == [2, np.iinfo(np.int32).min]  # -inf saturates to the int32 minimum
+
+
+def test_combine_functions_keep_the_order_of_elements(lib):
+    n = size(lib, 13)
+    m = RNG.integers(-3, 4, n).astype(np.int32)
+    c = RNG.integers(-5, 6, n).astype(np.int32)
+    outs = [lib.arg(np.zeros(k, np.int32)) for k in (1, 1, n, n)]
+    lib.k.ordered_kernel[(1,)](lib.arg(m), lib.arg(c), *outs, N=n)
+    want_m, want_c = [int(m[0])], [int(c[0])]
+    for i in range(1, n):  # compose left to right
+        want_m.append(want_m[-1] * int(m[i]))
+        want_c.append(want_c[-1] * int(m[i]) + int(c[i]))
+    rm, rc, sm, sc = map(lib.out, outs)
+    assert (rm[0], rc[0]) == (np.int32(want_m[-1]), np.int32(want_c[-1]))
+    assert np.array_equal(sm, np.array(want_m, np.int64).astype(np.int32))
+    assert np.array_equal(sc, np.array(want_c, np.int64).astype(np.int32))
+
+
+def test_an_early_return_guards_the_rest_of_the_kernel(lib):
+    x = np.arange(12, dtype=np.float32)
+    out = lib.arg(np.zeros(16, np.float32))
+    lib.k.guard_kernel[(4,)](lib.arg(x), out, 3, N=4)  # program 3 returns before touching memory
+    assert np.array_equal(lib.out(out), np.r_[x + 1, np.zeros(4)])
+
+
+def test_a_view_reaches_its_whole_allocation(lib):
+    base = np.zeros(8, np.float32)
+    arg = lib.arg(base)
+    lib.k.view_kernel[(1,)](arg[2:3], N=4)  # as on a device, a view's pointer reaches its base
+    assert np.array_equal(lib.out(arg), [0, 0, 0, 1, 2, 3, 0, 0])

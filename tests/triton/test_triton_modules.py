@@ -212,6 +212,7 @@ def test_new_ops_print_and_parse_back():
                 k.math_kernel.specialize(f32, f32, f32, N=8),
                 k.random_kernel.specialize(i32, f32, f32, i32, tl.int64, N=8),
                 k.dot_kernel.specialize(f32, f32, f32, M=4, N=4, K=8),
+                k.atomic_kernel.specialize(f32, f32, f32, f32, i32, N=8),
                 k.assert_kernel.specialize(f32, tl.int32, BLOCK=8, debug=True)]
     for module in kernels:
         text = ir.dump(module)
