@@ -263,8 +263,8 @@ def _from_torch(site: Loc, name: str, tensor) -> np.ndarray:
     else:
         whole = whole.numpy()
     item = whole.itemsize
-    return np.lib.stride_tricks.as_strided(whole[tensor.storage_offset():], shape=tuple(tensor.shape),
-                                           strides=tuple(s * item for s in tensor.stride()))
+    return np.ndarray(tuple(tensor.shape), whole.dtype, buffer=whole, offset=tensor.storage_offset() * item,
+                      strides=tuple(s * item for s in tensor.stride()))
 
 
 def _grid(site: Loc, grid) -> tuple[int, int, int]:

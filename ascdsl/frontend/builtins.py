@@ -204,6 +204,12 @@ def _fdiv(em: Emitter, x, y, ieee_rounding=False):
     return em.binary(Op.DIV, x, y)
 
 
+def _fmod(em: Emitter, x, y):
+    """C's fmod (the remainder truncated toward zero), for floats too: ``%`` of ints is the same rule."""
+    dtype = semantics.promote(_elem(x), _elem(y))
+    return em.elementwise(Op.MOD, [(x, dtype), (y, dtype)], dtype)
+
+
 def _fma(em: Emitter, x, y, z):
     dtype = semantics.promote(semantics.promote(_elem(x), _elem(y)), _elem(z))
     dtype = dtype if dtype.is_float or dtype.is_int else dtypes.float32
@@ -337,13 +343,14 @@ BUILTINS: dict[Callable, Callable] = {
     tl.assume: lambda em, cond: None, tl.debug_barrier: lambda em: None,
     tl.zeros_like: _like(0), tl.ones_like: _like(1), tl.full_like: _like(None),
     tl.fdiv: _fdiv, tl.div_rn: _fdiv, tl.sqrt_rn: _unary(Op.SQRT), tl.fma: _fma, tl.clamp: _clamp,
-    tl.logical_and: _logical(Op.AND), tl.logical_or: _logical(Op.OR), tl.reciprocal: _reciprocal, tl.relu: _relu, tl.softmax: _softmax, tl.fmod: _binary(Op.MOD),
+    tl.logical_and: _logical(Op.AND), tl.logical_or: _logical(Op.OR), tl.reciprocal: _reciprocal, tl.relu: _relu,
+    tl.softmax: _softmax, tl.fmod: _fmod,
     **{getattr(tl, op.value): _unary(op) for op in GroupOp.FLOAT_MATH | GroupOp.PREDICATE
        if op not in GroupOp.BINARY_MATH},
     **{getattr(tl, op.value): _binary(op) for op in GroupOp.BINARY_MATH | {Op.UMULHI}},
     **{getattr(tl, op.value): _atomic(op) for op in GroupOp.ATOMIC - {Op.ATOMIC_CAS}},
-    tl.atomic_cas: _atomic_cas, tl.make_tensor_descriptor: blockptr.make_tensor_descriptor, tl.load_tensor_descriptor: _load_descriptor,
-    tl.store_tensor_descriptor: _store_descriptor,
+    tl.atomic_cas: _atomic_cas, tl.make_tensor_descriptor: blockptr.make_tensor_descriptor,
+    tl.load_tensor_descriptor: _load_descriptor, tl.store_tensor_descriptor: _store_descriptor,
     **shapes.BUILTINS, **combine.BUILTINS, **random.BUILTINS,
 }
 

@@ -161,7 +161,8 @@ class ControlFlow:
         args = [self.visit(a) for a in node.args]
         kwargs = {k.arg: self.visit(k.value) for k in node.keywords}
         try:
-            bound = inspect.signature(tl.range if func is not tl.static_range else tl.static_range).bind(*args, **kwargs)
+            signature = inspect.signature(tl.static_range if func is tl.static_range else tl.range)
+            bound = signature.bind(*args, **kwargs)
         except TypeError as e:
             raise self.error(node, f"wrong arguments for range(): {e}") from None
         start, end, step = (bound.arguments.get(k) for k in ("start", "end", "step"))

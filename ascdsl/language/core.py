@@ -15,15 +15,14 @@ from ..dtypes import bool_ as int1
 from ..errors import Error, InputValueError
 
 __all__ = [
-    'pointer_type', 'float32', 'float16', 'bfloat16', 'int8', 'int16', 'int32', 'int64',
-    'uint8', 'int1', 'constexpr', 'program_id', 'num_programs', 'arange', 'zeros', 'full',
-    'load', 'store', 'make_block_ptr', 'advance', 'range', 'static_range', 'sum', 'max',
-    'min', 'argmax', 'argmin', 'exp', 'log', 'sqrt', 'rsqrt', 'abs',
-    'sigmoid', 'maximum', 'minimum', 'where', 'cast', 'static_print', 'static_assert', 'device_print',
-    'PropagateNan', 'tensor', 'reduce', 'associative_scan', 'cumsum', 'cumprod', 'xor_sum', 'sort',
-    'flip', 'dot', 'reshape', 'view', 'permute', 'trans', 'ravel', 'expand_dims',
-    'broadcast_to', 'broadcast', 'join', 'split', 'cat', 'interleave', 'zeros_like', 'ones_like',
-    'full_like', 'multiple_of', 'max_contiguous', 'max_constancy', 'assume', 'debug_barrier', 'device_assert', 'make_tensor_descriptor',
+    'pointer_type', 'float32', 'float16', 'bfloat16', 'int8', 'int16', 'int32', 'int64', 'uint8', 'int1',
+    'constexpr', 'program_id', 'num_programs', 'arange', 'zeros', 'full', 'load', 'store', 'make_block_ptr',
+    'advance', 'range', 'static_range', 'sum', 'max', 'min', 'argmax', 'argmin', 'exp', 'log', 'sqrt',
+    'rsqrt', 'abs', 'sigmoid', 'maximum', 'minimum', 'where', 'cast', 'static_print', 'static_assert',
+    'device_print', 'PropagateNan', 'tensor', 'reduce', 'associative_scan', 'cumsum', 'cumprod', 'xor_sum',
+    'sort', 'flip', 'dot', 'reshape', 'view', 'permute', 'trans', 'ravel', 'expand_dims', 'broadcast_to',
+    'broadcast', 'join', 'split', 'cat', 'interleave', 'zeros_like', 'ones_like', 'full_like', 'multiple_of',
+    'max_contiguous', 'max_constancy', 'assume', 'debug_barrier', 'device_assert', 'make_tensor_descriptor',
     'atomic_add', 'atomic_max', 'atomic_min', 'atomic_and', 'atomic_or', 'atomic_xor', 'atomic_xchg',
     'atomic_cas', 'load_tensor_descriptor', 'store_tensor_descriptor', 'cdiv', 'next_power_of_2',
 ]
@@ -527,7 +526,7 @@ def atomic_cas(pointer, cmp, val, sem=None, scope=None):
 def make_tensor_descriptor(base, shape, strides, block_shape):
     """A tensor descriptor: the tensor ``base[shape]`` with ``strides`` (the last one 1), read and
     written in ``block_shape`` blocks with ``desc.load(offsets)`` / ``desc.store(offsets, value)``.
-    Lanes outside ``[0, shape[d])`` read 0 and are not written."""
+    Lanes past ``shape[d]`` read 0 and are not written (offsets must be non-negative)."""
 
 
 @builtin

@@ -9,11 +9,10 @@ from __future__ import annotations
 from .core import abs, builtin, cdiv, exp, log, maximum, minimum, rsqrt, sigmoid, sqrt  # noqa: F401
 
 __all__ = [
-    'asinh', 'acosh', 'atanh', 'nextafter', 'logical_and', 'logical_or', 'floor', 'ceil', 'trunc', 'round', 'rint', 'exp2', 'log2', 'log10',
-    'log1p', 'expm1', 'sin', 'cos', 'tan', 'tanh', 'sinh', 'cosh',
-    'asin', 'acos', 'atan', 'erf', 'isnan', 'isinf', 'isfinite', 'signbit',
-    'reciprocal', 'relu', 'pow', 'atan2', 'copysign', 'hypot', 'umulhi', 'div_rn',
-    'fmod', 'fdiv', 'sqrt_rn', 'fma', 'clamp', 'softmax',
+    'asinh', 'acosh', 'atanh', 'nextafter', 'logical_and', 'logical_or', 'floor', 'ceil', 'trunc', 'round',
+    'rint', 'exp2', 'log2', 'log10', 'log1p', 'expm1', 'sin', 'cos', 'tan', 'tanh', 'sinh', 'cosh', 'asin',
+    'acos', 'atan', 'erf', 'isnan', 'isinf', 'isfinite', 'signbit', 'reciprocal', 'relu', 'pow', 'atan2',
+    'copysign', 'hypot', 'umulhi', 'div_rn', 'fmod', 'fdiv', 'sqrt_rn', 'fma', 'clamp', 'softmax',
 ]
 
 

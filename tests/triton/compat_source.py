@@ -145,8 +145,8 @@ def math_kernel(x_ptr, y_ptr, out_ptr, N: tl.constexpr):
 def libdevice_kernel(x_ptr, out_ptr, flags_ptr, N: tl.constexpr):
     offs = tl.arange(0, N)
     x = tl.load(x_ptr + offs)
-    results = (libdevice.tanh(x), libdevice.round(x), libdevice.trunc(x), libdevice.log1p(tl.abs(x)), libdevice.pow(tl.abs(x), 1.5),
-               libdevice.atan(x), libdevice.rint(x))
+    results = (libdevice.tanh(x), libdevice.round(x), libdevice.trunc(x), libdevice.log1p(tl.abs(x)),
+               libdevice.pow(tl.abs(x), 1.5), libdevice.atan(x), libdevice.rint(x), libdevice.fmod(x, 1.5))
     for i in tl.static_range(len(results)):
         tl.store(out_ptr + i * N + offs, results[i])
     tl.store(flags_ptr + offs, libdevice.isnan(x / x) | libdevice.isinf(1.0 / x))

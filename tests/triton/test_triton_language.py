@@ -220,9 +220,10 @@ def test_libdevice_functions():
     k = ascdsl_kernels()
     x = np.array([-2.5, -1.5, -0.5, -0.2, 0.0, 0.3, 0.5, 1.5, 2.5, 3.7, -3.7, 1e-3, 7.0, -7.0, 0.75, 2.0],
                  np.float32)
-    out, flags = np.zeros(7 * 16, np.float32), np.zeros(16, np.bool_)
+    out, flags = np.zeros(8 * 16, np.float32), np.zeros(16, np.bool_)
     k.libdevice_kernel[(1,)](x, out, flags, N=16)
-    got = out.reshape(7, 16)
+    got = out.reshape(8, 16)
+    assert np.array_equal(got[7], np.fmod(x, np.float32(1.5)))
     half_away = np.sign(x) * np.floor(np.abs(x) + 0.5)
     assert np.array_equal(got[1], half_away) and np.array_equal(got[2], np.trunc(x))
     assert np.array_equal(got[6], np.rint(x))
@@ -313,3 +314,11 @@ def test_a_view_reaches_its_whole_allocation(lib):
     arg = lib.arg(base)
     lib.k.view_kernel[(1,)](arg[2:3], N=4)  # as on a device, a view's pointer reaches its base
     assert np.array_equal(lib.out(arg), [0, 0, 0, 1, 2, 3, 0, 0])
+
+
+def test_a_zero_dimensional_torch_view_reaches_its_tensor():
+    torch = pytest.importorskip("torch")
+    k = ascdsl_kernels()
+    base = torch.zeros(8)
+    k.view_kernel[(1,)](base[0], N=4)  # the out = x[0] of Triton tests that store a block through it
+    assert torch.equal(base, torch.tensor([0, 1, 2, 3, 0, 0, 0, 0], dtype=torch.float32))
