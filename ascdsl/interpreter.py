@@ -323,6 +323,19 @@ def _sort(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
     return ((np.flip(out, axis) if instr.attr("descending") else out).astype(x.dtype),)
 
 
+def _histogram(P: _Programs, instr: Instr, x: Array, mask: Array | None = None) -> tuple[Array]:
+    """Counts per program at once: value ``v`` of program ``p`` is bin ``p * bins + v`` of one bincount."""
+    bins = instr.attr("bins")
+    x, *rest = _align([x] + ([mask] if mask is not None else []))
+    values = x.reshape(x.shape[0], -1).astype(np.int64)
+    keep = (values >= 0) & (values < bins)
+    if rest:
+        keep &= rest[0].reshape(values.shape)
+    slots = values + np.arange(values.shape[0])[:, None] * bins
+    counts = np.bincount(slots[keep], minlength=values.shape[0] * bins)
+    return (counts.reshape(values.shape[0], bins).astype(np.int32),)
+
+
 def _combiner(P: _Programs, instr: Instr) -> Callable[[list[Array], list[Array]], list[Array]]:
     """The region of a reduce/scan as a function of two lists of equally shaped arrays: it runs
     once on all their elements, flattened (the region's values are scalars)."""
@@ -656,6 +669,7 @@ HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
     Op.CAT: _cat,
     Op.FLIP: _flip,
     Op.SORT: _sort,
+    Op.HISTOGRAM: _histogram,
     Op.REDUCE: _reduce_with,
     Op.SCAN: _scan,
     Op.DOT: _dot,

@@ -196,6 +196,11 @@ def _unary(op: Op):
     return lambda em, x: em.unary(op, x)
 
 
+def _rounding(op: Op):
+    """``floor``/``ceil``/``trunc``/``round``/``rint``: the identity on ints, as in Triton."""
+    return lambda em, x: x if isinstance(x, Value) and x.type.dtype.is_int else em.unary(op, x)
+
+
 def _binary(op: Op):
     return lambda em, x, y, **options: em.binary(op, x, y)
 
@@ -347,6 +352,7 @@ BUILTINS: dict[Callable, Callable] = {
     tl.softmax: _softmax, tl.fmod: _fmod,
     **{getattr(tl, op.value): _unary(op) for op in GroupOp.FLOAT_MATH | GroupOp.PREDICATE
        if op not in GroupOp.BINARY_MATH},
+    **{getattr(tl, op.value): _rounding(op) for op in (Op.FLOOR, Op.CEIL, Op.TRUNC, Op.ROUND, Op.RINT)},
     **{getattr(tl, op.value): _binary(op) for op in GroupOp.BINARY_MATH | {Op.UMULHI}},
     **{getattr(tl, op.value): _atomic(op) for op in GroupOp.ATOMIC - {Op.ATOMIC_CAS}},
     tl.atomic_cas: _atomic_cas, tl.make_tensor_descriptor: blockptr.make_tensor_descriptor,

@@ -331,7 +331,9 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
         reject_operators(x)
         if is_constexpr(x):
             return fold(python, x)
-        if isinstance(node.op, ast.Not):
+        if isinstance(node.op, ast.Not):  # on int tiles Triton's `not` is `~`; on scalars it is logical
+            if not x.type.is_scalar and not x.type.dtype.is_float:
+                return self.em.unary(Op.NOT, x)
             return self.em.unary(Op.NOT, self.em.to_bool(x))
         return x if ir is None else self.em.unary(ir, x)
 

@@ -13,6 +13,7 @@ import builtins as py
 import inspect
 
 from .. import language as tl
+from ..dtypes import PointerType
 from ..errors import CompilationError
 from ..ir import Op, Type, Value
 from ..semantics import Literal, SemanticError, literal_dtype, promote, weak_dtype
@@ -250,4 +251,6 @@ class ControlFlow:
         if not cond.type.is_scalar:
             raise self.error(node, f"a condition must be a scalar, got {describe(cond)}",
                              "use tl.where(mask, a, b) to select between tiles")
+        if isinstance(cond.type.dtype, PointerType):
+            return True  # an array argument is never null (a None argument is a constexpr)
         return self.em.to_bool(cond)

@@ -48,6 +48,7 @@ reduce                    *xs (one shape)                         axis, keep_dim
                                                                   (*lhs, *rhs) yields the combined
 scan                      *xs                                     axis, reverse; region as reduce
 sort                      x                                       axis, descending
+histogram                 x (int tile) [, mask]                   bins, has_mask; result i32[bins]
 dot                       a, b [, acc]                            has_acc
 assert                    cond (bool tile)                        message
 atomic_add ... _xchg      ptr, value [, mask]                     has_mask; result: the old values
@@ -175,6 +176,7 @@ class Op(enum.Enum):
     REDUCE = "reduce"
     SCAN = "scan"
     SORT = "sort"
+    HISTOGRAM = "histogram"
     DOT = "dot"
     ASSERT = "assert"
     ATOMIC_ADD = "atomic_add"

@@ -20,7 +20,7 @@ __all__ = [
     'advance', 'range', 'static_range', 'sum', 'max', 'min', 'argmax', 'argmin', 'exp', 'log', 'sqrt',
     'rsqrt', 'abs', 'sigmoid', 'maximum', 'minimum', 'where', 'cast', 'static_print', 'static_assert',
     'device_print', 'PropagateNan', 'tensor', 'reduce', 'associative_scan', 'cumsum', 'cumprod', 'xor_sum',
-    'sort', 'flip', 'dot', 'reshape', 'view', 'permute', 'trans', 'ravel', 'expand_dims', 'broadcast_to',
+    'sort', 'histogram', 'flip', 'dot', 'reshape', 'view', 'permute', 'trans', 'ravel', 'expand_dims', 'broadcast_to',
     'broadcast', 'join', 'split', 'cat', 'interleave', 'zeros_like', 'ones_like', 'full_like', 'multiple_of',
     'max_contiguous', 'max_constancy', 'assume', 'debug_barrier', 'device_assert', 'make_tensor_descriptor',
     'atomic_add', 'atomic_max', 'atomic_min', 'atomic_and', 'atomic_or', 'atomic_xor', 'atomic_xchg',
@@ -346,6 +346,12 @@ def xor_sum(input, axis=None, keep_dims=False):
 @builtin
 def sort(x, dim=None, descending=False):
     """``x`` sorted along ``dim`` (default: the last axis)."""
+
+
+@builtin
+def histogram(input, num_bins, mask=None):
+    """The int32 tile of ``num_bins`` counts of the values ``0 .. num_bins - 1`` in the int tile
+    ``input`` (where ``mask`` holds); other values are not counted."""
 
 
 @builtin

@@ -268,10 +268,11 @@ def return_kernel(x_ptr, out_ptr, KIND: tl.constexpr, N: tl.constexpr):
 
 
 @triton.jit
-def logic_kernel(x_ptr, out_ptr, N: tl.constexpr):
+def logic_kernel(x_ptr, out_ptr, inv_ptr, N: tl.constexpr):
     offs = tl.arange(0, N)
     x = tl.load(x_ptr + offs)
-    tl.store(out_ptr + offs, (not x) | ((x > 2) and (x < 6)))
+    tl.store(out_ptr + offs, (not (x > 4)) | ((x > 2) and (x < 6)))
+    tl.store(inv_ptr + offs, not x)  # on int tiles, `not` is Triton's bitwise not
 
 
 @triton.jit
@@ -312,3 +313,10 @@ def guard_kernel(x_ptr, out_ptr, rows, N: tl.constexpr):
 @triton.jit
 def view_kernel(out_ptr, N: tl.constexpr):
     tl.store(out_ptr + tl.arange(0, N), tl.arange(0, N).to(tl.float32))
+
+
+@triton.jit
+def histogram_kernel(x_ptr, out_ptr, N: tl.constexpr, BINS: tl.constexpr):
+    pid = tl.program_id(0)
+    x = tl.load(x_ptr + pid * N + tl.arange(0, N))
+    tl.store(out_ptr + pid * BINS + tl.arange(0, BINS), tl.histogram(x, BINS))

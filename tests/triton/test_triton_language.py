@@ -274,9 +274,10 @@ def test_not_and_or_on_tiles(lib):
     if lib.name == "triton":
         pytest.skip("upstream's interpreter evaluates `not`/`and` on tensors with Python's truth rules")
     x = np.arange(8, dtype=np.int32)
-    out = lib.arg(np.zeros(8, np.bool_))
-    lib.k.logic_kernel[(1,)](lib.arg(x), out, N=8)
-    assert np.array_equal(lib.out(out), (x == 0) | ((x > 2) & (x < 6)))
+    out, inv = lib.arg(np.zeros(8, np.bool_)), lib.arg(np.zeros(8, np.int32))
+    lib.k.logic_kernel[(1,)](lib.arg(x), out, inv, N=8)
+    assert np.array_equal(lib.out(out), (x <= 4) | ((x > 2) & (x < 6)))
+    assert np.array_equal(lib.out(inv), ~x)
 
 
 def test_minus_infinity_as_the_fill_of_an_int_load(lib):
@@ -322,3 +323,10 @@ def test_a_zero_dimensional_torch_view_reaches_its_tensor():
     base = torch.zeros(8)
     k.view_kernel[(1,)](base[0], N=4)  # the out = x[0] of Triton tests that store a block through it
     assert torch.equal(base, torch.tensor([0, 1, 2, 3, 0, 0, 0, 0], dtype=torch.float32))
+
+
+def test_histogram_per_program(lib):
+    x = RNG.integers(0, 8, (3, 32)).astype(np.int32)
+    out = lib.arg(np.zeros(3 * 8, np.int32))
+    lib.k.histogram_kernel[(3,)](lib.arg(x), out, N=32, BINS=8)
+    assert np.array_equal(lib.out(out).reshape(3, 8), [np.bincount(row, minlength=8) for row in x])
