@@ -16,7 +16,8 @@ array of *addresses*: argument buffer ``k`` (its position in the argument list) 
 ``k << 40``, so a pointer selects its array and the element offset within it; offsets count
 elements from the array's first element. A strided view is the span of memory from its lowest to
 its highest element (kernels reach its elements through the strides they are passed, as on a
-device; the bounds check covers that span).
+device). An access whose pointer derives from one parameter (:mod:`ascdsl.ir.provenance`) is
+checked against that parameter's span whatever the offset.
 
 Stores are applied one store op at a time, each for all programs of a chunk at once. When several
 lanes store to the same address, the last one wins: in program order (linear program id, axis 0
@@ -36,6 +37,7 @@ from . import numerics
 from .dtypes import PointerType
 from .errors import CompilationError, DeviceAssertionError, InputTypeError, InputValueError, OutOfBoundsError
 from .ir.core import Block, GroupOp, Instr, Kernel, Op, walk
+from .ir.provenance import access_roots
 
 SHIFT = 40  # address bits reserved for the element offset within one argument buffer
 HALF = 1 << (SHIFT - 1)  # offsets in [-HALF, HALF) decode to the right buffer
@@ -63,11 +65,7 @@ def run(kernel: Kernel, args: Sequence[Any], grid: Sequence[int]) -> None:
               else np.array([a]).astype(numerics.np_dtype(p.type.dtype))
               for name, p, a in zip(kernel.param_names, kernel.params, args)]
     programs = grid[0] * grid[1] * grid[2]
-    largest = max([1] + [v.type.numel for i in walk(kernel.body) for v in i.results])
-    chunk = max(1, CHUNK_ELEMENTS // largest)
-    schedule = _schedule(kernel.body, {})
-    leaves = {i.result.id: UNIFORM_LEAVES[i.op](i) for i in walk(kernel.body) if i.op in UNIFORM_LEAVES}
-    memory.roots = _access_roots(kernel)
+    chunk, schedule, leaves, memory.roots = _prepare(kernel)
     with np.errstate(all="ignore"):
         for start in range(0, programs, chunk):
             chunk_programs = _Programs(memory, grid, schedule, leaves, start, min(start + chunk, programs))
@@ -75,6 +73,25 @@ def run(kernel: Kernel, args: Sequence[Any], grid: Sequence[int]) -> None:
 
 
 Step = tuple[Callable[..., Sequence[Array]], Instr, list[int], list[int], list[int]]
+_prepared: dict[int, tuple[Kernel, tuple]] = {}
+
+
+def _prepare(kernel: Kernel) -> tuple[int, dict[int, list[Step]], dict[int, Array], dict[int, int]]:
+    """What a launch of ``kernel`` needs besides its arguments, computed once per kernel object:
+    programs per chunk, the schedule, the uniform leaves and the access roots."""
+    hit = _prepared.get(id(kernel))
+    if hit is not None and hit[0] is kernel:
+        return hit[1]
+    largest = max([1] + [v.type.numel for i in walk(kernel.body) for v in i.results])
+    leaves = {i.result.id: UNIFORM_LEAVES[i.op](i) for i in walk(kernel.body) if i.op in UNIFORM_LEAVES}
+    for leaf in leaves.values():
+        leaf.flags.writeable = False  # shared by every launch
+    prepared = (max(1, CHUNK_ELEMENTS // largest), _schedule(kernel.body, {}), leaves,
+                {i: next(iter(r)) for i, r in access_roots(kernel).items() if len(r) == 1})
+    if len(_prepared) >= 256:
+        _prepared.clear()
+    _prepared[id(kernel)] = (kernel, prepared)
+    return prepared
 
 
 def _schedule(block: Block, into: dict[int, list[Step]]) -> dict[int, list[Step]]:
@@ -121,42 +138,13 @@ def _span(array: Array) -> tuple[Array, int]:
     return flat, -sum(k for k in steps if k < 0)
 
 
-def _access_roots(kernel: Kernel) -> dict[int, int]:
-    """For each memory op (by ``id``) whose pointer derives from one pointer parameter only: the
-    buffer of that parameter. Its accesses are checked against that buffer, whatever the offset."""
-    buffers = [p for p in kernel.params if isinstance(p.type.dtype, PointerType)]
-    roots: dict[int, frozenset] = {v.id: frozenset({buffers.index(v)}) for v in buffers}
-
-    def of(values) -> frozenset:
-        return frozenset().union(*(roots.get(v.id, frozenset()) for v in values))
-
-    changed = True
-    while changed:  # loop-carried pointers take the union of their inits and yields
-        changed = False
-        for instr in walk(kernel.body):
-            flows = [(r, instr.operands) for r in instr.results]
-            for region in instr.regions:
-                yields = region.body[-1].operands if region.body and region.body[-1].op is Op.YIELD else ()
-                carried = instr.operands[3:] if instr.op is Op.FOR else ()
-                flows += [(r, (y,)) for r, y in zip(instr.results, yields)]
-                flows += [(a, (c, y)) for a, c, y in zip(region.args[1:], carried, yields)]
-            for value, sources in flows:
-                if isinstance(value.type.dtype, PointerType):
-                    new = roots.get(value.id, frozenset()) | of(sources)
-                    if new != roots.get(value.id):
-                        roots[value.id], changed = new, True
-    memory_ops = (Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE)
-    return {id(i): next(iter(roots[i.operands[0].id])) for i in walk(kernel.body)
-            if i.op in memory_ops and len(roots.get(i.operands[0].id, ())) == 1}
-
-
 class _Memory:
     """The argument buffers, flattened, with their parameter names."""
 
     def __init__(self) -> None:
         self.flats: list[Array] = []
         self.names: list[str] = []
-        self.roots: dict[int, int] = {}  # see _access_roots
+        self.roots: dict[int, int] = {}  # memory op id -> its one buffer (ir.provenance)
 
     def bind(self, name: str, ptr: PointerType, array: Any) -> Array:
         """Register ``array`` as the buffer of pointer parameter ``name``; return its base address."""
@@ -444,9 +432,10 @@ def _groups(P: _Programs, instr: Instr, addr: Array,
         addr = np.where(mask, addr, fill)
     root = P.memory.roots.get(id(instr))
     if root is not None:  # int64 arithmetic wraps, but base + offset - base is the offset again
-        offsets = addr - (root << SHIFT)
-        bad = (offsets < 0) | (offsets >= P.memory.flats[root].size)
-        if bad.any():
+        offsets = addr - (root << SHIFT) if root else addr
+        size = P.memory.flats[root].size
+        if offsets.size and (offsets.min() < 0 or offsets.max() >= size):
+            bad = (offsets < 0) | (offsets >= size)
             raise _out_of_bounds(P, instr, bad, np.full(bad.shape, root), offsets)
         return [(root, offsets, mask)]
     lo, hi = int(addr.min()), int(addr.max())
@@ -488,6 +477,10 @@ def _load(P: _Programs, instr: Instr, ptr: Array, mask: Array | None = None,
         ptr, mask = np.broadcast_arrays(ptr, mask)
     fill = numerics.poison(dt) if other is None else _lift(other, len(shape))
     out = None
+    run = None if mask is not None else _consecutive(P, instr, ptr)
+    if run is not None:  # row-major tiles: a copied slice, no gather
+        flat, first = run
+        return (flat[first:first + ptr.size].reshape(ptr.shape).astype(dt),)
     for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
         values = np.take(P.memory.flats[buffer], offsets)
         out = values if lanes is None else np.where(lanes, values, fill if out is None else out)
@@ -502,6 +495,11 @@ def _store(P: _Programs, instr: Instr, ptr: Array, value: Array, mask: Array | N
     ptr, value = np.broadcast_arrays(ptr, _lift(value, rank))
     if mask is not None:
         ptr, value, mask = np.broadcast_arrays(ptr, value, mask)
+    run = None if mask is not None else _consecutive(P, instr, ptr)
+    if run is not None:  # distinct addresses in lane order: a slice assignment is the scatter
+        flat, first = run
+        flat[first:first + ptr.size] = value.reshape(-1)
+        return ()
     for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
         flat = P.memory.flats[buffer]
         selected = (offsets, value) if lanes is None else (offsets[lanes], value[lanes])
@@ -551,9 +549,31 @@ def _atomic(P: _Programs, instr: Instr, ptr: Array, *rest: Array) -> tuple[Array
     return (out,)
 
 
+def _consecutive(P: _Programs, instr: Instr, addr: Array) -> tuple[Array, int] | None:
+    """(buffer, first offset) when every lane is enabled and the addresses are consecutive, in lane order,
+    inside the buffer the access belongs to; None otherwise (the general path checks and reports)."""
+    flat_addr = addr.reshape(-1)
+    if not flat_addr.size:
+        return None
+    first, last = int(flat_addr[0]), int(flat_addr[-1])
+    if last - first != flat_addr.size - 1 or not _increasing(flat_addr):
+        return None
+    root = P.memory.roots.get(id(instr))
+    buffer = (first + HALF) >> SHIFT if root is None else root
+    if not 0 <= buffer < len(P.memory.flats):
+        return None
+    offset = first - (buffer << SHIFT)
+    flat = P.memory.flats[buffer]
+    return (flat, offset) if 0 <= offset and offset + flat_addr.size <= flat.size else None
+
+
+def _increasing(flat_offsets: Array) -> bool:
+    return flat_offsets.size < 2 or bool((flat_offsets[1:] > flat_offsets[:-1]).all())
+
+
 def _scatter(flat: Array, offsets: Array, values: Array) -> None:
     """``flat[offsets] = values`` where, for repeated offsets, the last value wins."""
-    if offsets.size > 1 and not (offsets[1:] > offsets[:-1]).all():
+    if not _increasing(offsets):
         order = np.argsort(offsets, kind="stable")
         offsets, values = offsets[order], values[order]
         last = np.append(offsets[1:] != offsets[:-1], True)

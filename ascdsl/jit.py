@@ -28,9 +28,10 @@ import numpy as np
 
 from . import dtypes, record
 from .dtypes import DType, PointerType
-from .errors import UNKNOWN, CompilationError, Error, Loc, display_path
+from .errors import UNKNOWN, CompilationError, Error, Loc, source_file
 from .frontend import check_syntax, compile_kernel, parse_function
 from .ir import Kernel, Module, Type
+from .ir.provenance import stored_params
 from .language import constexpr
 from .platforms import get_platform
 from .semantics import SemanticError, fits, literal_dtype
@@ -165,7 +166,8 @@ class JITFunction:
         get_platform(platform)
         kernel, bound = self._specialize(site, args, kwargs)
         grid = _grid(site, grid(dict(bound)) if callable(grid) else grid)
-        arrays = [_runtime_arg(site, name, bound[name], param.type, backend)
+        stored = _stored_params(kernel)
+        arrays = [_runtime_arg(site, name, bound[name], param.type, backend, name in stored)
                   for name, param in zip(kernel.param_names, kernel.params)]
         record.note(kernel, grid, backend, arrays)
         if 0 not in grid:
@@ -190,7 +192,7 @@ def _call_site() -> Loc:
     # same answer but scans sys.modules, which costs tens of milliseconds per launch.
     positions = list(frame.f_code.co_positions())
     col = positions[frame.f_lasti // 2][2] if frame.f_lasti // 2 < len(positions) else None
-    return Loc(display_path(frame.f_code.co_filename), frame.f_lineno, (col or 0) + 1)
+    return Loc(source_file(frame.f_code.co_filename), frame.f_lineno, (col or 0) + 1)
 
 
 def _is_torch(value) -> bool:
@@ -231,19 +233,30 @@ def _arg_dtype(site: Loc, name: str, value) -> DType | PointerType:
                            "pass NumPy arrays, PyTorch CPU tensors, or int/float/bool scalars")
 
 
-def _runtime_arg(site: Loc, name: str, value, type: Type, backend: str):
+_stored_params = functools.lru_cache(maxsize=256)(stored_params)
+
+
+def _runtime_arg(site: Loc, name: str, value, type: Type, backend: str, stored: bool):
     """The value the backend receives: a NumPy array (sharing memory; strided views only on the
-    interpreter) or a scalar."""
+    interpreter) or a scalar. ``stored``: the kernel may store through this argument (it must be
+    writeable, without autograd)."""
     if isinstance(value, (DType, PointerType)):
         raise CompilationError(site, f"argument `{name}` is the type {value}; a launch needs data",
                                "types are accepted only by kernel.specialize(...)")
     if _is_torch(value):
+        if stored and value.requires_grad:
+            raise CompilationError(site, f"argument `{name}` requires grad, and the kernel writes it in place, "
+                                   "which autograd would not see", "pass a tensor without requires_grad "
+                                   "(e.g. torch.empty_like(x)) and wrap the op in a torch.autograd.Function")
         value = _from_torch(site, name, value)
     if isinstance(value, np.ndarray):
         if not value.flags.c_contiguous and backend != "interpreter":
             raise CompilationError(site, f"argument `{name}` is not C-contiguous, which the {backend} backend needs",
                                    "pass np.ascontiguousarray(x) (t.contiguous()) and copy results back, or "
                                    "run on the interpreter, which takes strided views")
+        if stored and not value.flags.writeable:
+            raise CompilationError(site, f"argument `{name}` is read-only, and the kernel stores to it",
+                                   "pass a writeable array (np.array(x) makes a writeable copy)")
         return value
     return type.dtype.np.type(value)
 

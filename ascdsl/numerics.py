@@ -10,7 +10,8 @@ summation order of float reductions).
   For ``+ - * /`` and ``sqrt`` this is the correctly rounded IEEE result of the 16-bit type, because
   float32 carries more than twice their precision; so bf16 ``2.5 + 2.0 == 4.5``.
   ``rsqrt(x) = 1 / sqrt(x)`` and ``sigmoid(x) = 1 / (1 + exp(-x))`` are evaluated in float32 and
-  rounded once. ``maximum``/``minimum`` propagate NaN.
+  rounded once. ``maximum``/``minimum`` propagate NaN. ``tanh``, ``erf``, ``sin``, ``cos``, ``log2`` and
+  ``exp2`` are evaluated in float64 and rounded once to float32; ``floor``/``ceil``/``trunc`` are exact.
 * **Integers** wrap around in their dtype (two's complement). ``idiv`` and ``mod`` truncate toward zero
   like C (``a == idiv(a, b) * b + mod(a, b)``; the same rule on floats); integer division by zero is
   undefined behaviour and gives 0 here. ``and``/``or``/``xor``/``not`` are bitwise on integers and
@@ -38,6 +39,7 @@ summation order of float reductions).
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -201,6 +203,60 @@ NP_FOR_OP: dict[Op, Callable[..., np.ndarray]] = {
     Op.FMA: _fma,
 }
 """NumPy implementation of each elementwise op (``cast`` has its own rules: :func:`cast`)."""
+
+
+def _in_float64(fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
+    """``fn`` evaluated in float64 on ``x`` widened to float32, rounded once to float32 (as the simulator's
+    high-level math APIs compute: the double-precision C function rounded to float)."""
+    return np.asarray(fn(widen(np.asarray(x)).astype(F32).astype(np.float64)), dtype=np.float64).astype(F32)
+
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def tanh(x: np.ndarray) -> np.ndarray:
+    """Hyperbolic tangent in float32 (Ascend C ``Tanh``)."""
+    return _in_float64(np.tanh, x)
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """Error function in float32 (Ascend C ``Erf``)."""
+    return _in_float64(lambda v: _erf(v).astype(np.float64), x)
+
+
+def sin(x: np.ndarray) -> np.ndarray:
+    """Sine in float32 (Ascend C ``Sin``)."""
+    return _in_float64(np.sin, x)
+
+
+def cos(x: np.ndarray) -> np.ndarray:
+    """Cosine in float32 (Ascend C ``Cos``)."""
+    return _in_float64(np.cos, x)
+
+
+def log2(x: np.ndarray) -> np.ndarray:
+    """Base-2 logarithm in float32 (Ascend C ``Log2``)."""
+    return _in_float64(np.log2, x)
+
+
+def exp2(x: np.ndarray) -> np.ndarray:
+    """2 ** x in float32 (no Ascend C Exp2 in CANN 8.1: ``Muls`` by ln 2 then ``Exp``, within tolerance)."""
+    return _in_float64(np.exp2, x)
+
+
+def floor(x: np.ndarray) -> np.ndarray:
+    """Round toward -inf, exact in float32 (Ascend C ``Cast`` float -> float with ``CAST_FLOOR``)."""
+    return np.floor(widen(np.asarray(x)).astype(F32))
+
+
+def ceil(x: np.ndarray) -> np.ndarray:
+    """Round toward +inf, exact in float32 (``Cast`` float -> float with ``CAST_CEIL``)."""
+    return np.ceil(widen(np.asarray(x)).astype(F32))
+
+
+def trunc(x: np.ndarray) -> np.ndarray:
+    """Round toward zero, exact in float32 (``Cast`` float -> float with ``CAST_TRUNC``)."""
+    return np.trunc(widen(np.asarray(x)).astype(F32))
 
 
 def elementwise(op: Op, operands: Sequence[np.ndarray], to: np.dtype) -> np.ndarray:

@@ -423,7 +423,7 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
         try:
             return CodeGen(helper, self.em, bound, self.callers, pinned=site if library else None).run()
         except CompilationError as e:
-            if library and e.loc != site:  # report ascdsl's own helpers at the user's call
+            if library and self.pinned is None:  # report ascdsl's own helpers at the user's call
                 raise CompilationError(site, e.message, e.hint, e.notes + (
-                    f"inside ascdsl's `{helper.name}` ({e.loc})",)) from None
+                    f"inside ascdsl's `{helper.name}`",)) from None
             raise e.with_note(f"in `{helper.name}`, called from {site}") from None

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .. import language
-from ..errors import CompilationError, Error, Loc, display_path
+from ..errors import CompilationError, Error, Loc, display_path, source_file
 from ..semantics import SemanticError
 
 
@@ -58,7 +58,7 @@ class ParsedFunction:
         return False, None
 
     def loc(self, node: ast.AST) -> Loc:
-        return Loc(display_path(self.file), node.lineno, node.col_offset + 1 + self.indent)
+        return Loc(source_file(self.file), node.lineno, node.col_offset + 1 + self.indent)
 
     def error(self, node: ast.AST, message: str, hint: str | None = None) -> CompilationError:
         return CompilationError(self.loc(node), message, hint)
