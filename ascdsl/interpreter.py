@@ -115,10 +115,19 @@ def _schedule(block: Block, into: dict[int, list[Step]]) -> dict[int, list[Step]
 
 
 def _span(array: Array) -> tuple[Array, int]:
-    """A writable 1-D view of the memory ``array`` spans, and the index of its first element there."""
+    """A writable 1-D view of the memory a pointer argument reaches, and the index of the array's
+    first element there: the whole allocation of a view of a C-contiguous array (as on a device,
+    a view's pointer reaches its base), else the span from its lowest to its highest element."""
+    root = array
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    item = array.itemsize
+    if root is not array and root.flags.c_contiguous and root.nbytes % item == 0:
+        start = array.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        if start % item == 0:
+            return root.reshape(-1).view(array.dtype), start // item
     if array.flags.c_contiguous:
         return array.reshape(-1), 0
-    item = array.itemsize
     if array.size == 0 or any(s % item for s in array.strides):
         raise InputValueError("strided arguments need strides that are whole elements")
     # the element at the lowest address: index -1 along axes with negative strides, 0 elsewhere
@@ -302,6 +311,19 @@ def _sort(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
     return ((np.flip(out, axis) if instr.attr("descending") else out).astype(x.dtype),)
 
 
+def _histogram(P: _Programs, instr: Instr, x: Array, mask: Array | None = None) -> tuple[Array]:
+    """Counts per program at once: value ``v`` of program ``p`` is bin ``p * bins + v`` of one bincount."""
+    bins = instr.attr("bins")
+    x, *rest = _align([x] + ([mask] if mask is not None else []))
+    values = x.reshape(x.shape[0], -1).astype(np.int64)
+    keep = (values >= 0) & (values < bins)
+    if rest:
+        keep &= rest[0].reshape(values.shape)
+    slots = values + np.arange(values.shape[0])[:, None] * bins
+    counts = np.bincount(slots[keep], minlength=values.shape[0] * bins)
+    return (counts.reshape(values.shape[0], bins).astype(np.int32),)
+
+
 def _combiner(P: _Programs, instr: Instr) -> Callable[[list[Array], list[Array]], list[Array]]:
     """The region of a reduce/scan as a function of two lists of equally shaped arrays: it runs
     once on all their elements, flattened (the region's values are scalars)."""
@@ -323,9 +345,29 @@ def _to_last(instr: Instr, xs: Sequence[Array]) -> list[Array]:
     return [np.moveaxis(x, axis + 1, -1) for x in xs]
 
 
+UFUNC_FOR_OP = {Op.ADD: np.add, Op.MUL: np.multiply, Op.MAXIMUM: np.maximum, Op.MINIMUM: np.minimum,
+                Op.AND: np.bitwise_and, Op.OR: np.bitwise_or, Op.XOR: np.bitwise_xor}
+
+
+def _ufunc(instr: Instr, x: Array):
+    """NumPy's ufunc for a one-operand combine region that is one of these ops of its two arguments
+    (``cumsum``, ``xor_sum``, ``lambda a, b: a + b``...): it folds in C instead of log-depth steps.
+    Not for 16-bit floats, whose every combine step rounds to the dtype."""
+    body, args = instr.regions[0].body, instr.regions[0].args
+    if len(args) != 2 or len(body) != 2 or x.dtype in numerics.NARROW or body[0].op not in UFUNC_FOR_OP:
+        return None
+    if {v.id for v in body[0].operands} != {a.id for a in args} or body[1].operands != body[0].results:
+        return None
+    return UFUNC_FOR_OP[body[0].op]
+
+
 def _reduce_with(P: _Programs, instr: Instr, *xs: Array) -> list[Array]:
     """Neighbours are combined pairwise, halving the axis each step (log depth, order kept)."""
+    ufunc = _ufunc(instr, xs[0]) if len(xs) == 1 else None
     combine, xs = _combiner(P, instr), _to_last(instr, _align(xs))
+    if ufunc is not None:
+        out = ufunc.reduce(xs[0], axis=-1).astype(xs[0].dtype, copy=False)
+        return [out.reshape(out.shape[:1] + instr.result.type.shape)]
     while xs[0].shape[-1] > 1:
         length = xs[0].shape[-1]
         pairs = 2 * (length // 2)
@@ -336,10 +378,13 @@ def _reduce_with(P: _Programs, instr: Instr, *xs: Array) -> list[Array]:
 
 def _scan(P: _Programs, instr: Instr, *xs: Array) -> list[Array]:
     """Inclusive scan in log depth: step d combines each element with the one d before it."""
+    ufunc = _ufunc(instr, xs[0]) if len(xs) == 1 else None
     combine, xs = _combiner(P, instr), _to_last(instr, _align(xs))
     reverse = instr.attr("reverse")
     xs = [np.flip(x, -1) for x in xs] if reverse else xs
-    length, d = xs[0].shape[-1], 1
+    if ufunc is not None:
+        xs = [ufunc.accumulate(xs[0], axis=-1).astype(xs[0].dtype, copy=False)]
+    length, d = xs[0].shape[-1], 1 if ufunc is None else xs[0].shape[-1]
     while d < length:
         out = combine([x[..., :length - d] for x in xs], [x[..., d:] for x in xs])
         xs = [np.concatenate([x[..., :d], o], axis=-1) for x, o in zip(xs, out)]
@@ -470,6 +515,48 @@ def _store(P: _Programs, instr: Instr, ptr: Array, value: Array, mask: Array | N
         selected = (offsets, value) if lanes is None else (offsets[lanes], value[lanes])
         _scatter(flat, *(a.reshape(-1) for a in selected))
     return ()
+
+
+ATOMIC_COMBINE = {Op.ATOMIC_ADD: Op.ADD, Op.ATOMIC_MAX: Op.MAXIMUM, Op.ATOMIC_MIN: Op.MINIMUM,
+                  Op.ATOMIC_AND: Op.AND, Op.ATOMIC_OR: Op.OR, Op.ATOMIC_XOR: Op.XOR}
+
+
+def _atomic(P: _Programs, instr: Instr, ptr: Array, *rest: Array) -> tuple[Array]:
+    """Read-modify-write, lane by lane in order (program order, then lane order) where lanes share
+    an address: the k-th access to every address is applied in step k, all addresses at once."""
+    dt, cas = _result(instr), instr.op is Op.ATOMIC_CAS
+    operands = rest[:2] if cas else rest[:1]
+    mask = rest[1] if not cas and instr.attr("has_mask") else None
+    rank = ptr.ndim - 1
+    mask = P.lanes(mask, rank)
+    ptr, *operands = np.broadcast_arrays(ptr, *(_lift(x, rank) for x in operands))
+    if mask is not None:
+        ptr, mask, *operands = np.broadcast_arrays(ptr, mask, *operands)
+    out = np.broadcast_to(numerics.poison(dt), ptr.shape).copy()
+    for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
+        flat = P.memory.flats[buffer]
+        pick = (lambda a: a.reshape(-1)) if lanes is None else (lambda a: a[lanes])
+        where, args = pick(offsets), [pick(x) for x in operands]
+        order = np.argsort(where, kind="stable")
+        first = np.r_[True, where[order][1:] != where[order][:-1]]
+        rank_of = np.arange(where.size) - np.maximum.accumulate(np.where(first, np.arange(where.size), 0))
+        old = np.empty(where.size, dt)
+        for k in range(int(rank_of.max()) + 1 if where.size else 0):
+            lane = order[rank_of == k]
+            at, current = where[lane], flat[where[lane]]
+            old[lane] = current
+            if cas:
+                new = np.where(current == args[0][lane], args[1][lane], current)
+            elif instr.op is Op.ATOMIC_XCHG:
+                new = args[0][lane]
+            else:
+                new = numerics.elementwise(ATOMIC_COMBINE[instr.op], [current, args[0][lane]], dt)
+            flat[at] = new
+        if lanes is None:
+            out = old.reshape(ptr.shape)
+        else:
+            out[lanes] = old
+    return (out,)
 
 
 def _whole_programs(mask: Array | None) -> Array | None:
@@ -629,9 +716,11 @@ HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
     Op.CAT: _cat,
     Op.FLIP: _flip,
     Op.SORT: _sort,
+    Op.HISTOGRAM: _histogram,
     Op.REDUCE: _reduce_with,
     Op.SCAN: _scan,
     Op.DOT: _dot,
     Op.ASSERT: _assert,
+    **{op: _atomic for op in GroupOp.ATOMIC},
 }
 """How each op runs: ``handler(programs, instr, *operand_arrays) -> result arrays``."""

@@ -53,6 +53,7 @@ LAUNCH_OPTIONS = frozenset({
     "num_buffers_warp_spec", "num_consumer_groups", "reg_dec_producer", "reg_inc_consumer", "kernel_name",
     "llvm_version", "compile_mode", "force_simt_only", "enable_drop_unit_dims", "enable_flatten",
     "enable_bishengir_simt_optimization", "shared_mem_dynamic_size", "vf_merge_level",
+    "enable_mask_fallback_conversion", "disable_auto_sync", "enable_auto_multi_buffer",
 })
 """Launch and ``@jit`` keywords that Triton or the Ascend Triton backend accepts. ``debug`` turns on
 ``tl.device_assert``; the others have no effect on the interpreter or the generated Ascend C."""
@@ -261,14 +262,22 @@ def _runtime_arg(site: Loc, name: str, value, type: Type, backend: str, stored: 
 
 
 def _from_torch(site: Loc, name: str, tensor) -> np.ndarray:
+    """The tensor as a NumPy view of its whole storage (a view's pointer reaches all of its storage,
+    as on a device)."""
     torch = sys.modules["torch"]
     if tensor.device.type != "cpu":
         raise CompilationError(site, f"argument `{name}` must be a CPU tensor",
                                "pass t.cpu() and copy results back if needed")
     tensor = tensor.detach()
+    storage = tensor.untyped_storage()
+    whole = torch.empty(0, dtype=tensor.dtype).set_(storage, 0, (storage.nbytes() // tensor.element_size(),))
     if tensor.dtype == torch.bfloat16:  # NumPy has no bfloat16: share the bits through int16
-        return tensor.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
-    return tensor.numpy()
+        whole = whole.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    else:
+        whole = whole.numpy()
+    item = whole.itemsize
+    return np.ndarray(tuple(tensor.shape), whole.dtype, buffer=whole, offset=tensor.storage_offset() * item,
+                      strides=tuple(s * item for s in tensor.stride()))
 
 
 def _grid(site: Loc, grid) -> tuple[int, int, int]:

@@ -30,6 +30,10 @@ summation order of float reductions).
   approximation within 2 float32 ulps. ``umulhi`` is the high half of the product of the operands'
   bit patterns as unsigned integers; ``shr`` is arithmetic on signed and logical on unsigned dtypes.
   ``bitcast`` reinterprets the bits in a dtype of the same size.
+* **Combine functions** (``tl.reduce``, ``tl.associative_scan``) are applied to neighbours in log
+  depth, in order; one that is a single ``+ * max min & | ^`` of its arguments (``cumsum``, ``xor_sum``)
+  folds left to right instead (the same result up to the float summation order, within the tolerance;
+  16-bit floats always take the log-depth path, rounding every step).
 * **Poison.** A masked load without ``other`` reads the all-ones bit pattern (NaN for floats, -1 for
   signed integers, True for bool), as the simulator poisons undefined memory.
 """
@@ -181,6 +185,10 @@ NP_FOR_OP: dict[Op, Callable[..., np.ndarray]] = {
     Op.ACOS: np.arccos,
     Op.ATAN: np.arctan,
     Op.ERF: _erf,
+    Op.ASINH: np.arcsinh,
+    Op.ACOSH: np.arccosh,
+    Op.ATANH: np.arctanh,
+    Op.NEXTAFTER: np.nextafter,
     Op.ISNAN: np.isnan,
     Op.ISINF: np.isinf,
     Op.ISFINITE: np.isfinite,

@@ -113,7 +113,7 @@ def binary_types(op: Op, a, b) -> tuple[DType, DType]:
             raise SemanticError(f"`{symbol}` needs bool or int operands, got {a} and {b}",
                                 "compare first (x > 0) or cast with .to(tl.int32)")
         return common, common
-    if common.kind == "bool":
+    if common.kind == "bool" and op not in (Op.MAXIMUM, Op.MINIMUM):  # max/min of bools: or/and
         raise SemanticError(f"`{symbol}` is not defined on bool tiles",
                             "cast with .to(tl.int32), or use & | ^ for logic")
     if (op == Op.DIV or op in GroupOp.FLOAT_MATH) and not common.is_float:

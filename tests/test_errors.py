@@ -264,7 +264,8 @@ def misc_errors(x_ptr, n, WHAT: tl.constexpr):
     elif WHAT == "range_call":
         y = range(3)  # E:range_call
     elif WHAT == "early_return":
-        return  # E:early_return
+        for i in range(n):
+            return  # E:early_return
     elif WHAT == "return_value":
         y = 1
     return y  # E:return_value
@@ -289,7 +290,7 @@ def misc_errors(x_ptr, n, WHAT: tl.constexpr):
     ("print", "print", "the Python builtin `print` cannot be used in a kernel"),
     ("bad_axis", "tl.sum", "axis 1 is out of range for a tile of rank 1"),
     ("range_call", "range(3)", "range(...) can only be the iterable of a for loop"),
-    ("early_return", "return", "`return` is only supported as the last statement"),
+    ("early_return", "return", "`return` inside a runtime if or loop is not supported"),
     ("return_value", "return", "a kernel cannot return a value"),
 ])
 def test_misc_errors(what, snippet, message):

@@ -149,6 +149,29 @@ def _store_descriptor(em: Emitter, desc, offsets, value):
     return _store(em, ptr, value, mask, ())
 
 
+def _atomic(op: Op):
+    def handler(em: Emitter, pointer, val, mask=None, sem=None, scope=None, cmp=None):
+        ptr = _pointer(pointer, f"tl.{op.value}")
+        elem = ptr.type.dtype.element_ty
+        values = [em.value(v, elem) if isinstance(v, (Value, *Literal)) else v for v in (cmp, val) if v is not None]
+        for v in values:
+            if not isinstance(v, Value):
+                raise SemanticError(f"tl.{op.value} needs tiles or numbers, got {describe(v)}")
+        shapes = [ptr.type.shape, *(v.type.shape for v in values)]
+        if mask is not None:
+            ptr, mask = _mask(em, ptr, mask)
+            shapes.append(mask.type.shape)
+        shape = broadcast_shapes(*shapes)
+        operands = [em.broadcast(x, shape) for x in (ptr, *values)] + ([em.broadcast(mask, shape)] if mask else [])
+        attrs = [] if op is Op.ATOMIC_CAS else [("has_mask", mask is not None)]
+        return em.op(op, Type(elem, shape), operands, attrs)
+    return handler
+
+
+def _atomic_cas(em: Emitter, pointer, cmp, val, sem=None, scope=None):
+    return _atomic(Op.ATOMIC_CAS)(em, pointer, val, cmp=cmp)
+
+
 def _fits(value, shape, what: str) -> None:
     if not isinstance(value, Value):
         raise SemanticError(f"{what} must be a tile or a number, got {describe(value)}", "store tiles or numbers")
@@ -173,12 +196,23 @@ def _unary(op: Op):
     return lambda em, x: em.unary(op, x)
 
 
+def _rounding(op: Op):
+    """``floor``/``ceil``/``trunc``/``round``/``rint``: the identity on ints, as in Triton."""
+    return lambda em, x: x if isinstance(x, Value) and x.type.dtype.is_int else em.unary(op, x)
+
+
 def _binary(op: Op):
     return lambda em, x, y, **options: em.binary(op, x, y)
 
 
 def _fdiv(em: Emitter, x, y, ieee_rounding=False):
     return em.binary(Op.DIV, x, y)
+
+
+def _fmod(em: Emitter, x, y):
+    """C's fmod (the remainder truncated toward zero), for floats too: ``%`` of ints is the same rule."""
+    dtype = semantics.promote(_elem(x), _elem(y))
+    return em.elementwise(Op.MOD, [(x, dtype), (y, dtype)], dtype)
 
 
 def _fma(em: Emitter, x, y, z):
@@ -193,6 +227,10 @@ def _elem(x) -> DType:
 
 def _clamp(em: Emitter, x, min, max, propagate_nan=None):
     return em.binary(Op.MINIMUM, em.binary(Op.MAXIMUM, x, min), max)
+
+
+def _logical(op: Op):
+    return lambda em, x, y: em.binary(op, em.to_bool(em.value(x, _elem(x))), em.to_bool(em.value(y, _elem(y))))
 
 
 def _reciprocal(em: Emitter, x):
@@ -310,12 +348,15 @@ BUILTINS: dict[Callable, Callable] = {
     tl.assume: lambda em, cond: None, tl.debug_barrier: lambda em: None,
     tl.zeros_like: _like(0), tl.ones_like: _like(1), tl.full_like: _like(None),
     tl.fdiv: _fdiv, tl.div_rn: _fdiv, tl.sqrt_rn: _unary(Op.SQRT), tl.fma: _fma, tl.clamp: _clamp,
-    tl.reciprocal: _reciprocal, tl.relu: _relu, tl.softmax: _softmax, tl.fmod: _binary(Op.MOD),
+    tl.logical_and: _logical(Op.AND), tl.logical_or: _logical(Op.OR), tl.reciprocal: _reciprocal, tl.relu: _relu,
+    tl.softmax: _softmax, tl.fmod: _fmod,
     **{getattr(tl, op.value): _unary(op) for op in GroupOp.FLOAT_MATH | GroupOp.PREDICATE
        if op not in GroupOp.BINARY_MATH},
+    **{getattr(tl, op.value): _rounding(op) for op in (Op.FLOOR, Op.CEIL, Op.TRUNC, Op.ROUND, Op.RINT)},
     **{getattr(tl, op.value): _binary(op) for op in GroupOp.BINARY_MATH | {Op.UMULHI}},
-    tl.make_tensor_descriptor: blockptr.make_tensor_descriptor, tl.load_tensor_descriptor: _load_descriptor,
-    tl.store_tensor_descriptor: _store_descriptor,
+    **{getattr(tl, op.value): _atomic(op) for op in GroupOp.ATOMIC - {Op.ATOMIC_CAS}},
+    tl.atomic_cas: _atomic_cas, tl.make_tensor_descriptor: blockptr.make_tensor_descriptor,
+    tl.load_tensor_descriptor: _load_descriptor, tl.store_tensor_descriptor: _store_descriptor,
     **shapes.BUILTINS, **combine.BUILTINS, **random.BUILTINS,
 }
 
@@ -324,7 +365,7 @@ METHODS = {"to": tl.cast, **{f.__name__: f for f in (
     tl.sum, tl.max, tl.min, tl.argmax, tl.argmin, tl.exp, tl.log, tl.sqrt, tl.rsqrt, tl.abs, tl.sigmoid,
     tl.reshape, tl.view, tl.permute, tl.trans, tl.ravel, tl.expand_dims, tl.broadcast_to, tl.split, tl.reduce,
     tl.associative_scan, tl.cumsum, tl.cumprod, tl.xor_sum, tl.sort, tl.flip, tl.cast, tl.exp2, tl.log2,
-    tl.floor, tl.ceil, tl.sin, tl.cos, tl.erf)}}
+    tl.floor, tl.ceil, tl.sin, tl.cos, tl.erf, tl.logical_and, tl.logical_or)}}
 
 
 def call_builtin(em: Emitter, fn: Callable, args, kwargs) -> Any:

@@ -100,6 +100,12 @@ def unsupported(fn: ParsedFunction, node: ast.AST) -> CompilationError:
         "for loops over range and if/else"))
 
 
+def _is_guard(stmt: ast.stmt) -> bool:
+    """``if cond: ...; return`` (a bare return ending the body): an early exit."""
+    return (isinstance(stmt, ast.If) and isinstance(stmt.body[-1], ast.Return) and stmt.body[-1].value is None
+            and not any(isinstance(n, ast.Return) for s in stmt.orelse for n in ast.walk(s)))
+
+
 class BoundMethod:
     """``x.sum`` before it is called: the builtin and its first argument."""
 
@@ -116,6 +122,8 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
         self.pinned = pinned  # inside an ascdsl library helper: the user's call site, for every loc
         self.assigned_at: dict[str, ast.AST] = {}
         self.result = None
+        self.returned = False  # a return was reached (the rest of the body is not compiled)
+        self.runtime_depth = 0  # nesting of runtime ifs and loops, where returns are not allowed
 
     def run(self):
         """Emit the body; returns the value of its final ``return`` (None without one)."""
@@ -152,7 +160,14 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
     # ------------------------------------------------------------------------- statements
 
     def visit_stmts(self, stmts: list[ast.stmt]) -> None:
-        for stmt in stmts:
+        for i, stmt in enumerate(stmts):
+            if self.returned:  # a return under a constexpr condition ends the function there
+                break
+            if _is_guard(stmt):  # `if c: ...; return` then the rest: the rest is the else branch
+                stmt = ast.copy_location(ast.If(stmt.test, stmt.body[:-1] or [ast.Pass()], stmt.orelse + stmts[i + 1:]),
+                                         stmt)
+                self.visit(stmt)
+                break
             self.visit(stmt)
 
     def visit_Expr(self, node: ast.Expr) -> None:
@@ -202,10 +217,11 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
         call_builtin(self.em, tl.device_assert, [self.visit(node.test), message], {})
 
     def visit_Return(self, node: ast.Return) -> None:
-        if node is not self.fn.tree.body[-1]:
-            raise self.error(node, "`return` is only supported as the last statement of a function",
-                             "assign the result to a variable and return it at the end")
+        if self.runtime_depth:
+            raise self.error(node, "`return` inside a runtime if or loop is not supported",
+                             "assign the result to a variable (tl.where for tiles) and return it at the end")
         self.result = None if node.value is None else self.visit(node.value)
+        self.returned = True
         if self.result is not None and len(self.callers) == 1:
             raise self.error(node, "a kernel cannot return a value", "write results with tl.store")
 
@@ -317,7 +333,9 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
         reject_operators(x)
         if is_constexpr(x):
             return fold(python, x)
-        if isinstance(node.op, ast.Not):
+        if isinstance(node.op, ast.Not):  # on int tiles Triton's `not` is `~`; on scalars it is logical
+            if not x.type.is_scalar and not x.type.dtype.is_float:
+                return self.em.unary(Op.NOT, x)
             return self.em.unary(Op.NOT, self.em.to_bool(x))
         return x if ir is None else self.em.unary(ir, x)
 

@@ -13,6 +13,7 @@ import builtins as py
 import inspect
 
 from .. import language as tl
+from ..dtypes import PointerType
 from ..errors import CompilationError
 from ..ir import Op, Type, Value
 from ..semantics import Literal, SemanticError, literal_dtype, promote, weak_dtype
@@ -71,8 +72,16 @@ class ControlFlow:
 
     def visit_branch(self, stmts: list[ast.stmt], before: dict) -> dict:
         self.scope = dict(before)
-        self.visit_stmts(stmts)
+        self.visit_runtime(stmts)
         return self.scope
+
+    def visit_runtime(self, stmts: list[ast.stmt]) -> None:
+        """Visit the body of a runtime if or loop (where ``return`` is an error)."""
+        self.runtime_depth += 1
+        try:
+            self.visit_stmts(stmts)
+        finally:
+            self.runtime_depth -= 1
 
     def join(self, name: str, a, b) -> Type | None:
         """The type ``name`` has after an if (None: the same constexpr on both sides)."""
@@ -141,6 +150,8 @@ class ControlFlow:
         unrolled, bounds = self.loop_range(node.iter)
         if unrolled:
             for i in py.range(*bounds):
+                if self.returned:
+                    break
                 self.assign(node.target, i)
                 self.visit_stmts(node.body)
         else:
@@ -155,7 +166,8 @@ class ControlFlow:
         args = [self.visit(a) for a in node.args]
         kwargs = {k.arg: self.visit(k.value) for k in node.keywords}
         try:
-            bound = inspect.signature(tl.range if func is not tl.static_range else tl.static_range).bind(*args, **kwargs)
+            signature = inspect.signature(tl.static_range if func is tl.static_range else tl.range)
+            bound = signature.bind(*args, **kwargs)
         except TypeError as e:
             raise self.error(node, f"wrong arguments for range(): {e}") from None
         start, end, step = (bound.arguments.get(k) for k in ("start", "end", "step"))
@@ -200,7 +212,7 @@ class ControlFlow:
             span = iv if not deltas or (isinstance(start, int) and start == 0) else self.em.binary(Op.SUB, iv, start)
             stepped_ = {n: stepped(self.em, before[n], span, step, d) for n, d in deltas.items()}
             self.scope = {**before, **self.rebuild(carried, before, args), **stepped_, target: iv}
-            self.visit_stmts(node.body)
+            self.visit_runtime(node.body)
             for name in assigned_names(node.body):
                 if name in before and name not in (*carried, *deltas) and self.scope[name] is not before[name]:
                     raise self.changed(name, describe(before[name]), describe(self.scope[name]),
@@ -231,7 +243,7 @@ class ControlFlow:
         with self.em.b.block([iv_type]) as (iv,):
             self.scope = {**before, **{n: before[n].moved([0] * len(before[n].offsets)) for n in names},
                           node.target.id: iv}
-            self.visit_stmts(node.body)
+            self.visit_runtime(node.body)
         after, self.scope = self.scope, before
         return {n: after[n].offsets for n in names if isinstance(after[n], BlockPointer)
                 and after[n].same_layout(before[n]) and all(isinstance(o, int) for o in after[n].offsets)}
@@ -253,4 +265,6 @@ class ControlFlow:
         if not cond.type.is_scalar:
             raise self.error(node, f"a condition must be a scalar, got {describe(cond)}",
                              "use tl.where(mask, a, b) to select between tiles")
+        if isinstance(cond.type.dtype, PointerType):
+            return True  # an array argument is never null (a None argument is a constexpr)
         return self.em.to_bool(cond)

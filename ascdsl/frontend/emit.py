@@ -7,12 +7,11 @@ axes or splats a scalar.
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import dtypes, semantics
+from .. import dtypes, numerics, semantics
 from ..dtypes import DType, PointerType
 from ..errors import UNKNOWN
 from ..ir import Builder, Op, Type, Value
@@ -59,8 +58,8 @@ def _constant(value, dtype: DType):
         return float(value)
     if dtype.kind == "bool":
         return bool(value)
-    if isinstance(value, (float, np.floating)) and not math.isfinite(value):
-        raise SemanticError(f"{value} has no {dtype} value", "integer constants must be finite")
+    if isinstance(value, (float, np.floating)):  # converted like a cast: truncated, saturating, NaN -> 0
+        return int(numerics.cast(np.array(value, np.float64), dtype.np))
     info = np.iinfo(dtype.np)
     if not info.min <= int(value) <= info.max:
         raise SemanticError(f"{value} does not fit {dtype} (range [{info.min}, {info.max}])",
@@ -163,8 +162,6 @@ class Emitter:
                        [("axis", axis), ("keep_dims", keep_dims)])
 
     def to_bool(self, x: Value) -> Value:
-        """A runtime scalar as a bool condition (``x != 0`` unless it is bool already)."""
-        if not x.type.is_scalar:
-            raise SemanticError(f"expected a scalar condition, got {describe(x)}",
-                                "use tl.where(mask, a, b) for tiles, and & | ~ to combine masks")
+        """A runtime scalar or tile as bool (``x != 0`` unless it is bool already): what ``not``,
+        ``and`` and ``or`` apply to, elementwise on tiles as in Triton."""
         return x if x.type.dtype == dtypes.bool_ else self.binary(Op.NE, x, 0)

@@ -151,6 +151,17 @@ def sort(em: Emitter, x, dim=None, descending=False):
     return em.op(Op.SORT, x.type, [x], [("axis", _axis(x, dim, "tl.sort")), ("descending", descending)])
 
 
+def histogram(em: Emitter, input, num_bins, mask=None):
+    x = _tile(input, "tl.histogram")
+    if not x.type.dtype.is_int:
+        raise SemanticError(f"tl.histogram needs an int tile, got {describe(x)}", "cast with .to(tl.int32)")
+    if not isinstance(num_bins, int) or isinstance(num_bins, bool) or num_bins <= 0:
+        raise SemanticError(f"num_bins must be a positive constexpr int, got {describe(num_bins)}")
+    operands = [x] + ([em.broadcast(mask, x.type.shape)] if mask is not None else [])
+    return em.op(Op.HISTOGRAM, Type(dtypes.int32, (num_bins,)), operands,
+                 [("bins", num_bins), ("has_mask", mask is not None)])
+
+
 def dot(em: Emitter, input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
         out_dtype=None):
     a, b = _tile(input, "tl.dot", 2), _tile(other, "tl.dot", 2)
@@ -181,4 +192,5 @@ def dot(em: Emitter, input, other, acc=None, input_precision=None, allow_tf32=No
 
 BUILTINS = {tl.reshape: reshape, tl.view: view, tl.ravel: ravel, tl.permute: permute, tl.trans: trans,
             tl.expand_dims: expand_dims, tl.broadcast_to: broadcast_to, tl.broadcast: broadcast, tl.join: join,
-            tl.split: split, tl.interleave: interleave, tl.cat: cat, tl.flip: flip, tl.sort: sort, tl.dot: dot}
+            tl.split: split, tl.interleave: interleave, tl.cat: cat, tl.flip: flip, tl.sort: sort, tl.dot: dot,
+            tl.histogram: histogram}

@@ -48,8 +48,11 @@ reduce                    *xs (one shape)                         axis, keep_dim
                                                                   (*lhs, *rhs) yields the combined
 scan                      *xs                                     axis, reverse; region as reduce
 sort                      x                                       axis, descending
+histogram                 x (int tile) [, mask]                   bins, has_mask; result i32[bins]
 dot                       a, b [, acc]                            has_acc
 assert                    cond (bool tile)                        message
+atomic_add ... _xchg      ptr, value [, mask]                     has_mask; result: the old values
+atomic_cas                ptr, cmp, value                         result: the old values
 ========================  ======================================  ==================================
 
 ``block_load``/``block_store`` are what memory-access analysis (:mod:`ascdsl.passes.access`)
@@ -144,6 +147,9 @@ class Op(enum.Enum):
     ACOS = "acos"
     ATAN = "atan"
     ERF = "erf"
+    ASINH = "asinh"
+    ACOSH = "acosh"
+    ATANH = "atanh"
     ISNAN = "isnan"
     ISINF = "isinf"
     ISFINITE = "isfinite"
@@ -153,6 +159,7 @@ class Op(enum.Enum):
     ATAN2 = "atan2"
     COPYSIGN = "copysign"
     HYPOT = "hypot"
+    NEXTAFTER = "nextafter"
     UMULHI = "umulhi"
     SHL = "shl"
     SHR = "shr"
@@ -169,8 +176,17 @@ class Op(enum.Enum):
     REDUCE = "reduce"
     SCAN = "scan"
     SORT = "sort"
+    HISTOGRAM = "histogram"
     DOT = "dot"
     ASSERT = "assert"
+    ATOMIC_ADD = "atomic_add"
+    ATOMIC_MAX = "atomic_max"
+    ATOMIC_MIN = "atomic_min"
+    ATOMIC_AND = "atomic_and"
+    ATOMIC_OR = "atomic_or"
+    ATOMIC_XOR = "atomic_xor"
+    ATOMIC_XCHG = "atomic_xchg"
+    ATOMIC_CAS = "atomic_cas"
 
 
 class GroupOp:
@@ -185,20 +201,23 @@ class GroupOp:
     TRANSCENDENTAL = frozenset({Op.EXP, Op.EXP2, Op.LOG, Op.RSQRT, Op.SIGMOID})
     UNARY = frozenset({Op.NEG, Op.NOT, Op.SQRT, Op.ABS, Op.CAST}) | TRANSCENDENTAL
     # Triton-compatible math; the Ascend C backend does not lower these yet.
-    BINARY_MATH = frozenset({Op.POW, Op.ATAN2, Op.COPYSIGN, Op.HYPOT})
+    BINARY_MATH = frozenset({Op.POW, Op.ATAN2, Op.COPYSIGN, Op.HYPOT, Op.NEXTAFTER})
     FLOAT_MATH = BINARY_MATH | frozenset({Op.FLOOR, Op.CEIL, Op.TRUNC, Op.ROUND, Op.RINT, Op.LOG2,
                                           Op.LOG10, Op.LOG1P, Op.EXPM1, Op.SIN, Op.COS, Op.TAN, Op.TANH, Op.SINH,
-                                          Op.COSH, Op.ASIN, Op.ACOS, Op.ATAN, Op.ERF})
+                                          Op.COSH, Op.ASIN, Op.ACOS, Op.ATAN, Op.ERF, Op.ASINH, Op.ACOSH,
+                                          Op.ATANH})
     PREDICATE = frozenset({Op.ISNAN, Op.ISINF, Op.ISFINITE, Op.SIGNBIT})
     BITS = frozenset({Op.UMULHI, Op.SHL, Op.SHR})
     MATH = FLOAT_MATH | PREDICATE | BITS | frozenset({Op.FMA, Op.BITCAST})
     ELEMENTWISE = BINARY | UNARY | MATH | frozenset({Op.WHERE, Op.PTR_ADD})
     RESHAPING = frozenset({Op.RESHAPE, Op.PERMUTE, Op.JOIN, Op.SPLIT, Op.CAT, Op.FLIP})
     COMBINE = frozenset({Op.REDUCE, Op.SCAN})
+    ATOMIC = frozenset({Op.ATOMIC_ADD, Op.ATOMIC_MAX, Op.ATOMIC_MIN, Op.ATOMIC_AND, Op.ATOMIC_OR, Op.ATOMIC_XOR,
+                        Op.ATOMIC_XCHG, Op.ATOMIC_CAS})
     REDUCE = frozenset({Op.SUM, Op.MAX, Op.MIN, Op.ARGMAX, Op.ARGMIN})
     MEMORY = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE})
     CONTROL = frozenset({Op.FOR, Op.IF, Op.YIELD})
-    SIDE_EFFECT = frozenset({Op.STORE, Op.BLOCK_STORE, Op.PRINT, Op.YIELD, Op.ASSERT})
+    SIDE_EFFECT = frozenset({Op.STORE, Op.BLOCK_STORE, Op.PRINT, Op.YIELD, Op.ASSERT}) | ATOMIC
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,7 @@
 """The core of the ascdsl language (``tl``): program ids, tiles, memory, loops, reductions, shapes.
 
-The builtins here are *markers*: the frontend recognises them by identity inside an
-``@ascdsl.jit`` function and emits IR for them; called anywhere else they raise
-:class:`ascdsl.Error` (except :func:`cdiv` and :func:`next_power_of_2`, which also work on host
-ints). Their signatures and docstrings are the contract (the frontend binds calls
-against them). Tiles are immutable values with a static shape and a dtype; a shape of ``()`` is a
-scalar. Elementwise operations broadcast as in NumPy and promote dtypes as in Triton (see
-:mod:`ascdsl.semantics`).
+Every builtin here is a marker (see :mod:`ascdsl.language`): its signature and docstring are the
+contract, and the frontend emits IR for it.
 """
 from __future__ import annotations
 
@@ -20,16 +15,16 @@ from ..dtypes import bool_ as int1
 from ..errors import Error, InputValueError
 
 __all__ = [
-    'pointer_type', 'float32', 'float16', 'bfloat16', 'int8', 'int16', 'int32', 'int64',
-    'uint8', 'int1', 'constexpr', 'program_id', 'num_programs', 'arange', 'zeros', 'full',
-    'load', 'store', 'make_block_ptr', 'advance', 'range', 'static_range', 'sum', 'max',
-    'min', 'argmax', 'argmin', 'exp', 'log', 'sqrt', 'rsqrt', 'abs',
-    'sigmoid', 'maximum', 'minimum', 'where', 'cast', 'static_print', 'static_assert', 'device_print',
-    'PropagateNan', 'tensor', 'reduce', 'associative_scan', 'cumsum', 'cumprod', 'xor_sum', 'sort',
-    'flip', 'dot', 'reshape', 'view', 'permute', 'trans', 'ravel', 'expand_dims',
-    'broadcast_to', 'broadcast', 'join', 'split', 'cat', 'interleave', 'zeros_like', 'ones_like',
-    'full_like', 'multiple_of', 'max_contiguous', 'max_constancy', 'assume', 'debug_barrier', 'device_assert', 'make_tensor_descriptor',
-    'load_tensor_descriptor', 'store_tensor_descriptor', 'cdiv', 'next_power_of_2',
+    'pointer_type', 'float32', 'float16', 'bfloat16', 'int8', 'int16', 'int32', 'int64', 'uint8', 'int1',
+    'constexpr', 'program_id', 'num_programs', 'arange', 'zeros', 'full', 'load', 'store', 'make_block_ptr',
+    'advance', 'range', 'static_range', 'sum', 'max', 'min', 'argmax', 'argmin', 'exp', 'log', 'sqrt',
+    'rsqrt', 'abs', 'sigmoid', 'maximum', 'minimum', 'where', 'cast', 'static_print', 'static_assert',
+    'device_print', 'PropagateNan', 'tensor', 'reduce', 'associative_scan', 'cumsum', 'cumprod', 'xor_sum',
+    'sort', 'histogram', 'flip', 'dot', 'reshape', 'view', 'permute', 'trans', 'ravel', 'expand_dims', 'broadcast_to',
+    'broadcast', 'join', 'split', 'cat', 'interleave', 'zeros_like', 'ones_like', 'full_like', 'multiple_of',
+    'max_contiguous', 'max_constancy', 'assume', 'debug_barrier', 'device_assert', 'make_tensor_descriptor',
+    'atomic_add', 'atomic_max', 'atomic_min', 'atomic_and', 'atomic_or', 'atomic_xor', 'atomic_xchg',
+    'atomic_cas', 'load_tensor_descriptor', 'store_tensor_descriptor', 'cdiv', 'next_power_of_2',
 ]
 
 
@@ -354,6 +349,12 @@ def sort(x, dim=None, descending=False):
 
 
 @builtin
+def histogram(input, num_bins, mask=None):
+    """The int32 tile of ``num_bins`` counts of the values ``0 .. num_bins - 1`` in the int tile
+    ``input`` (where ``mask`` holds); other values are not counted."""
+
+
+@builtin
 def flip(x, dim=None):
     """``x`` reversed along ``dim`` (default: the last axis)."""
 
@@ -479,6 +480,51 @@ def device_assert(cond, msg="", mask=None):
     without debug it compiles to nothing, as in Triton."""
 
 
+# ----------------------------------------------------------------------------- atomics
+
+
+@builtin
+def atomic_add(pointer, val, mask=None, sem=None, scope=None):
+    """Atomically add ``val`` at ``pointer`` (broadcast together); returns the old values. Lanes
+    that hit the same address apply in order (program order, then lane order); ``sem`` and
+    ``scope`` are accepted (every access is sequentially consistent here)."""
+
+
+@builtin
+def atomic_max(pointer, val, mask=None, sem=None, scope=None):
+    """Atomically ``maximum`` with ``val`` at ``pointer``; returns the old values (see :func:`atomic_add`)."""
+
+
+@builtin
+def atomic_min(pointer, val, mask=None, sem=None, scope=None):
+    """Atomically ``minimum`` with ``val`` at ``pointer``; returns the old values (see :func:`atomic_add`)."""
+
+
+@builtin
+def atomic_and(pointer, val, mask=None, sem=None, scope=None):
+    """Atomically ``&`` ``val`` into ``pointer``; returns the old values (see :func:`atomic_add`)."""
+
+
+@builtin
+def atomic_or(pointer, val, mask=None, sem=None, scope=None):
+    """Atomically ``|`` ``val`` into ``pointer``; returns the old values (see :func:`atomic_add`)."""
+
+
+@builtin
+def atomic_xor(pointer, val, mask=None, sem=None, scope=None):
+    """Atomically ``^`` ``val`` into ``pointer``; returns the old values (see :func:`atomic_add`)."""
+
+
+@builtin
+def atomic_xchg(pointer, val, mask=None, sem=None, scope=None):
+    """Atomically write ``val`` at ``pointer``; returns the old values (see :func:`atomic_add`)."""
+
+
+@builtin
+def atomic_cas(pointer, cmp, val, sem=None, scope=None):
+    """Atomically write ``val`` where ``pointer`` holds ``cmp``; returns the old values."""
+
+
 # ----------------------------------------------------------------------------- tensor descriptors
 
 
@@ -486,7 +532,7 @@ def device_assert(cond, msg="", mask=None):
 def make_tensor_descriptor(base, shape, strides, block_shape):
     """A tensor descriptor: the tensor ``base[shape]`` with ``strides`` (the last one 1), read and
     written in ``block_shape`` blocks with ``desc.load(offsets)`` / ``desc.store(offsets, value)``.
-    Lanes outside ``[0, shape[d])`` read 0 and are not written."""
+    Lanes past ``shape[d]`` read 0 and are not written (offsets must be non-negative)."""
 
 
 @builtin

@@ -9,11 +9,10 @@ from __future__ import annotations
 from .core import abs, builtin, cdiv, exp, log, maximum, minimum, rsqrt, sigmoid, sqrt  # noqa: F401
 
 __all__ = [
-    'floor', 'ceil', 'trunc', 'round', 'rint', 'exp2', 'log2', 'log10',
-    'log1p', 'expm1', 'sin', 'cos', 'tan', 'tanh', 'sinh', 'cosh',
-    'asin', 'acos', 'atan', 'erf', 'isnan', 'isinf', 'isfinite', 'signbit',
-    'reciprocal', 'relu', 'pow', 'atan2', 'copysign', 'hypot', 'umulhi', 'div_rn',
-    'fmod', 'fdiv', 'sqrt_rn', 'fma', 'clamp', 'softmax',
+    'asinh', 'acosh', 'atanh', 'nextafter', 'logical_and', 'logical_or', 'floor', 'ceil', 'trunc', 'round',
+    'rint', 'exp2', 'log2', 'log10', 'log1p', 'expm1', 'sin', 'cos', 'tan', 'tanh', 'sinh', 'cosh', 'asin',
+    'acos', 'atan', 'erf', 'isnan', 'isinf', 'isfinite', 'signbit', 'reciprocal', 'relu', 'pow', 'atan2',
+    'copysign', 'hypot', 'umulhi', 'div_rn', 'fmod', 'fdiv', 'sqrt_rn', 'fma', 'clamp', 'softmax',
 ]
 
 
@@ -53,6 +52,9 @@ asin = _unary("asin", "Elementwise arc sine.")
 acos = _unary("acos", "Elementwise arc cosine.")
 atan = _unary("atan", "Elementwise arc tangent.")
 erf = _unary("erf", "Elementwise error function.")
+asinh = _unary("asinh", "Elementwise inverse hyperbolic sine.")
+acosh = _unary("acosh", "Elementwise inverse hyperbolic cosine.")
+atanh = _unary("atanh", "Elementwise inverse hyperbolic tangent.")
 isnan = _unary("isnan", "Elementwise ``x != x`` as a bool tile.")
 isinf = _unary("isinf", "Elementwise ``x`` is +-infinity, as a bool tile.")
 isfinite = _unary("isfinite", "Elementwise ``x`` is neither infinite nor NaN, as a bool tile.")
@@ -63,6 +65,9 @@ pow = _binary("pow", "Elementwise ``x ** y`` of floats.")
 atan2 = _binary("atan2", "Elementwise arc tangent of ``x / y`` in the quadrant of ``(y, x)``.")
 copysign = _binary("copysign", "Elementwise magnitude of ``x`` with the sign of ``y``.")
 hypot = _binary("hypot", "Elementwise ``sqrt(x * x + y * y)`` without overflow.")
+nextafter = _binary("nextafter", "Elementwise the next float after ``x`` in the direction of ``y``.")
+logical_and = _binary("logical_and", "Elementwise ``x and y`` as bools (ints are true where non-zero).")
+logical_or = _binary("logical_or", "Elementwise ``x or y`` as bools (ints are true where non-zero).")
 umulhi = _binary("umulhi", "Elementwise high half of the unsigned product of two int tiles (bits as unsigned).")
 div_rn = _binary("div_rn", "Elementwise ``x / y`` rounded to nearest (IEEE division).")
 fmod = _binary("fmod", "Elementwise remainder of ``x / y`` truncated toward zero (the sign of ``x``).")

@@ -145,8 +145,8 @@ def math_kernel(x_ptr, y_ptr, out_ptr, N: tl.constexpr):
 def libdevice_kernel(x_ptr, out_ptr, flags_ptr, N: tl.constexpr):
     offs = tl.arange(0, N)
     x = tl.load(x_ptr + offs)
-    results = (libdevice.tanh(x), libdevice.round(x), libdevice.trunc(x), libdevice.log1p(tl.abs(x)), libdevice.pow(tl.abs(x), 1.5),
-               libdevice.atan(x), libdevice.rint(x))
+    results = (libdevice.tanh(x), libdevice.round(x), libdevice.trunc(x), libdevice.log1p(tl.abs(x)),
+               libdevice.pow(tl.abs(x), 1.5), libdevice.atan(x), libdevice.rint(x), libdevice.fmod(x, 1.5))
     for i in tl.static_range(len(results)):
         tl.store(out_ptr + i * N + offs, results[i])
     tl.store(flags_ptr + offs, libdevice.isnan(x / x) | libdevice.isinf(1.0 / x))
@@ -239,3 +239,84 @@ def strided_kernel(x_ptr, out_ptr, stride_m, stride_n, M: tl.constexpr, N: tl.co
     cols = tl.arange(0, N)[None, :]
     x = tl.load(x_ptr + rows * stride_m + cols * stride_n)
     tl.store(out_ptr + rows * N + cols, x + 1)
+
+
+# ------------------------------------------------------------------ atomics, returns, logic
+@triton.jit
+def atomic_kernel(x_ptr, acc_ptr, old_ptr, max_ptr, flag_ptr, N: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + pid * N + offs)
+    old = tl.atomic_add(acc_ptr + offs % 4, x, mask=offs < N - 1)
+    tl.store(old_ptr + pid * N + offs, old, mask=offs < N - 1)
+    tl.atomic_max(max_ptr, tl.max(x, 0))
+    tl.atomic_cas(flag_ptr + pid, 0, pid + 1)
+    tl.atomic_xchg(flag_ptr + 4, pid)
+
+
+@triton.jit
+def pick(x, KIND: tl.constexpr):
+    if KIND == "neg":
+        return -x
+    return x * 2
+
+
+@triton.jit
+def return_kernel(x_ptr, out_ptr, KIND: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(out_ptr + offs, pick(tl.load(x_ptr + offs), KIND))
+
+
+@triton.jit
+def logic_kernel(x_ptr, out_ptr, inv_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, (not (x > 4)) | ((x > 2) and (x < 6)))
+    tl.store(inv_ptr + offs, not x)  # on int tiles, `not` is Triton's bitwise not
+
+
+@triton.jit
+def int_fill_kernel(x_ptr, idx_ptr, n, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=float("-inf"))
+    tl.store(idx_ptr, tl.argmax(x, 0))
+    tl.store(idx_ptr + 1, tl.min(x, 0))
+
+
+@triton.jit
+def compose(m1, c1, m2, c2):  # x -> m1*x + c1, then x -> m2*x + c2: associative, not commutative
+    return m1 * m2, c1 * m2 + c2
+
+
+@triton.jit
+def ordered_kernel(m_ptr, c_ptr, rm_ptr, rc_ptr, sm_ptr, sc_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    m = tl.load(m_ptr + offs)
+    c = tl.load(c_ptr + offs)
+    rm, rc = tl.reduce((m, c), 0, compose)
+    tl.store(rm_ptr, rm)
+    tl.store(rc_ptr, rc)
+    sm, sc = tl.associative_scan((m, c), 0, compose)
+    tl.store(sm_ptr + offs, sm)
+    tl.store(sc_ptr + offs, sc)
+
+
+@triton.jit
+def guard_kernel(x_ptr, out_ptr, rows, N: tl.constexpr):
+    row = tl.program_id(0)
+    if row >= rows:
+        return
+    offs = row * N + tl.arange(0, N)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + 1)
+
+
+@triton.jit
+def view_kernel(out_ptr, N: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, N), tl.arange(0, N).to(tl.float32))
+
+
+@triton.jit
+def histogram_kernel(x_ptr, out_ptr, N: tl.constexpr, BINS: tl.constexpr):
+    pid = tl.program_id(0)
+    x = tl.load(x_ptr + pid * N + tl.arange(0, N))
+    tl.store(out_ptr + pid * BINS + tl.arange(0, BINS), tl.histogram(x, BINS))
