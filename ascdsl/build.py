@@ -168,8 +168,15 @@ def write(b: OpBuild, out: str | Path) -> Path:
 
 
 def build(ops: Sequence[Operator], out: str | Path, platform: Platform) -> list[Path]:
-    """Write every op's files under ``out``; returns the op folders."""
-    return [write(plan(op, platform), out) for op in ops]
+    """Write every op's files and its ``report.html`` (without simulator counters: ``ascdsl build``
+    adds them when it verifies) under ``out``; returns the op folders."""
+    from . import report
+    folders = []
+    for op in ops:
+        b = plan(op, platform)
+        folders.append(write(b, out))
+        report.write(b, folders[-1])
+    return folders
 
 
 def _variant_row(v: Variant, b: OpBuild) -> dict:

@@ -174,3 +174,10 @@ def test_report_renders_in_headless_chromium(tmp_path):
     assert len(colours) > 50 and ink > 0.02, (len(colours), ink)
     # the UB map's buffer colours are on screen (the first variant is in the first 800 px)
     assert {bytes.fromhex("7fb3e6"), bytes.fromhex("8fd19e")} <= colours
+
+
+def test_build_api_writes_the_report_too(tmp_path):
+    op, = load_operators([OPFILES / "tiny_square.py"])
+    (folder,) = build.build([op], tmp_path, get_platform("Ascend910B3"))
+    text = (folder / "report.html").read_text()
+    assert folder == tmp_path / "square" and 'id="variant-1"' in text and "No simulator run" in text
