@@ -154,7 +154,9 @@ def parser() -> argparse.ArgumentParser:
     debug = argparse.ArgumentParser(add_help=False)
     debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="show Python's traceback for an error instead of one line")
-    top = argparse.ArgumentParser(prog="ascdsl", description=__doc__.split("\n\n")[0], parents=[debug],
+    top = argparse.ArgumentParser(prog="ascdsl", description="Check op files (ascdsl kernels, host code, "
+                                  "references, cases) and build them into Ascend C kernels and CANN op projects.",
+                                  parents=[debug],
                                   epilog="`ascdsl COMMAND --help` describes each command.")
     top.add_argument("--version", action="version", version=f"ascdsl {_version()}")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
