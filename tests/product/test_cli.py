@@ -136,3 +136,14 @@ def test_progress_bar_draws_on_a_terminal(monkeypatch, capsys):
     with cli.progress(3, "case") as bar:
         bar.update(3)
     assert capsys.readouterr().err == ""
+
+
+def test_check_reports_a_case_the_host_rejects_as_rows(capsys, tmp_path):
+    source = (OPFILES / "tiny_square.py").read_text()
+    bad = tmp_path / "picky.py"
+    bad.write_text(source.replace("def square_host(x, platform):\n",
+                                  "def square_host(x, platform):\n    if x.numel > 50:\n"
+                                  "        raise ValueError(\"at most 50 elements\")\n"))
+    code, out, err = _run(capsys, "check", str(bad), "--backend", "interpreter")
+    assert code == 1 and "at most 50 elements" in out and "at most 50 elements" in err
+    assert len([line for line in out.splitlines() if line.startswith("FAIL square")]) == 2

@@ -69,8 +69,7 @@ def test_wheel_builds_and_simulates_from_another_folder(tmp_path):
     work.mkdir()
     shutil.copy(ROOT / "ops" / "scale_add.py", work / "scale_add.py")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ASCDSL_TEMPLATES")}
-    # A cache of its own: the precompiled header's stub names the include folder of the install
-    # that built it, and this one is deleted with tmp_path.
+    # a g++ cache of its own: the installed headers are compiled from scratch, as a new user's are
     env["ASCDSL_CACHE_DIR"] = str(tmp_path / "cache")
 
     (work / "double.py").write_text(SIM_SCRIPT)
