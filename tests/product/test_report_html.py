@@ -103,7 +103,8 @@ def test_simulator_counters_and_cost_model_timeline(tmp_path):
                              pipe_busy={"MTE2": 600, "V": 200, "MTE3": 300, "S": 50}, critical_pipe="MTE2")
     _, folder, _ = _built(tmp_path / "c", OPFILES / "tiny_square.py", {1: Sample("100 float32", costed)})
     text = (folder / "report.html").read_text()
-    assert "Cost model: 900 cycles" in text and "MTE2 600 cycles (critical)" in text
+    assert "Cost model: 900 cycles (0.5 us)" in text and "floor 300 cycles" in text
+    assert "MTE2 600 cycles (critical)" in text
     assert Page(text).urls == []
 
 
