@@ -8,10 +8,18 @@ from pathlib import Path
 import pytest
 
 from ascdsl import cli
+from ascdsl.op import load_operators
 from ascdsl.platforms import DEFAULT_PLATFORM, PLATFORMS
 
 ROOT = Path(__file__).resolve().parents[2]
 OPFILES = Path(__file__).parent / "opfiles"
+
+
+def _cann_name(path: Path) -> str:
+    """What the files inside a build folder are named after (CANN's name for the op type)."""
+    from ascdsl import build
+    op, = load_operators([path])
+    return build.plan(op, PLATFORMS[DEFAULT_PLATFORM]).name
 
 
 def _run(capsys, *argv):
@@ -114,7 +122,8 @@ def test_build_folder_is_named_after_op_name(capsys, tmp_path):
     assert code == 0 and f"built {tmp_path / 'square'}" in out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["square"]
     # the files inside keep CANN's name for the op type
-    assert (tmp_path / "square" / "kernel" / "square_each_kernel.cpp").is_file()
+    assert (tmp_path / "square" / "kernel" / f"{_cann_name(OPFILES / 'tiny_square.py')}_kernel.cpp").is_file()
+    assert _cann_name(OPFILES / "tiny_square.py") != "square"
     assert (tmp_path / "square" / "report.html").is_file()
 
 
@@ -147,3 +156,10 @@ def test_check_reports_a_case_the_host_rejects_as_rows(capsys, tmp_path):
     code, out, err = _run(capsys, "check", str(bad), "--backend", "interpreter")
     assert code == 1 and "at most 50 elements" in out and "at most 50 elements" in err
     assert len([line for line in out.splitlines() if line.startswith("FAIL square")]) == 2
+
+
+def test_ops_folder_follows_the_rule(capsys, tmp_path):
+    """ops/rmsnorm.py declares name="rms_norm": its folder is build/rms_norm."""
+    code, out, _ = _run(capsys, "build", str(ROOT / "ops" / "rmsnorm.py"), "-o", str(tmp_path), "--no-verify")
+    assert code == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["rms_norm"]
+    assert (tmp_path / "rms_norm" / "kernel" / f"{_cann_name(ROOT / 'ops' / 'rmsnorm.py')}_kernel.cpp").is_file()
