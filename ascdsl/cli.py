@@ -1,4 +1,4 @@
-"""The ``ascdsl`` command: ``check``, ``build``, ``ir`` and ``platforms`` over op files.
+"""The ``ascdsl`` command: ``check``, ``build``, ``ir``, ``platforms`` and ``bench`` over op files.
 
 A build writes one folder per operator, named after the op's ``OP.name`` (``ops/rmsnorm.py``
 declaring ``name="rms_norm"`` builds into ``DIR/rms_norm/``). Errors are one line (a kernel or host
@@ -13,8 +13,8 @@ import time
 import traceback
 from contextlib import contextmanager
 
-from . import record
-from .errors import Error
+from . import bench, record
+from .errors import Error, InputTypeError, InputValueError
 from .ir import Module, dump
 from .jit import BACKENDS
 from .op import Operator, load_operators
@@ -27,13 +27,21 @@ every case on the interpreter and on the simulator, the op-project kernel and ke
 every variant. Exit status 1 if anything fails."""
 
 
-def specializations(op: Operator, opdef_only: bool = False) -> Module:
+def specializations(op: Operator, opdef_only: bool = False, platform: str | None = None) -> Module:
     """Every distinct kernel specialisation that the op's cases launch, in first-launch order
-    (``opdef_only``: only the cases the OpDef can express, what ``ascdsl build`` compiles)."""
+    (``opdef_only``: only the cases the OpDef can express, what ``ascdsl build`` compiles). With
+    ``platform``, the cases run for that platform and those its host rejects there (bfloat16 on a SoC
+    without it) are left out; otherwise they run for the default platform."""
     cases = [c for c in op.cases if op.opdef_attrs(c) is not None] if opdef_only else op.cases
     with record.launches() as seen:
         for case in cases:
-            op.entry(*case.inputs(), **dict(case.attrs), backend="interpreter")
+            if platform is None:
+                op.entry(*case.inputs(), **dict(case.attrs), backend="interpreter")
+                continue
+            try:
+                op.entry(*case.inputs(), **dict(case.attrs), backend="interpreter", platform=platform)
+            except (InputTypeError, InputValueError):
+                continue
     kernels = []
     for launch in seen:
         if launch.kernel not in kernels:
@@ -192,6 +200,8 @@ def parser() -> argparse.ArgumentParser:
     p = command("ir", cmd_ir, "print the IR of every kernel specialisation an op file's cases launch")
     paths(p)
     command("platforms", cmd_platforms, "list the platforms (SoCs) and their vector cores, UB and bf16")
+    bench.add_arguments(command("bench", bench.main,
+                                "estimated kernel time against its floor, and the interpreter against NumPy"))
     return top
 
 

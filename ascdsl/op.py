@@ -24,7 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import dtypes, names, tensors
-from .errors import CompilationError, Error, InputTypeError, InputValueError, Loc, display_path
+from .errors import CompilationError, Error, InputTypeError, InputValueError, Loc, display_path, source_file
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,12 @@ class Operator:
     ``dtypes`` to float32, float16 and bfloat16. Each entry of ``dtypes`` is one supported dtype
     combination: a dtype name for every tensor alike, or a tuple (inputs, then outputs).
     The kernels take their pointers in the order inputs, then outputs. ``notes`` (Markdown) go into the
-    op project's README: say there what only the Python entry offers."""
+    op project's README: say there what only the Python entry offers.
+
+    ``project_op_type`` is the OpType the CANN op project registers (OpDef class, msopgen JSON,
+    ``aclnn<OpType>``, op_kernel entry). It defaults to :func:`project_op_type` of ``op_type``: a
+    ``Custom`` suffix, so a custom op never shadows a CANN built-in of the same name (``SoftmaxGrad``
+    is registered as ``SoftmaxGradCustom``). Name it explicitly to register another OpType."""
 
     name: str
     op_type: str
@@ -149,10 +154,14 @@ class Operator:
     attrs: tuple[Attr, ...] = ()
     dtypes: tuple[str | tuple[str, ...], ...] = ("float32", "float16", "bfloat16")
     notes: str = ""  # what the op project serves beyond its signature (for the generated README)
+    project_op_type: str | None = None
 
     def __post_init__(self) -> None:
         names.identifier(self.name, "the operator name")
         names.op_type(self.op_type)
+        if self.project_op_type is None:
+            object.__setattr__(self, "project_op_type", project_op_type(self.op_type))
+        names.op_type(self.project_op_type, "project_op_type")
         object.__setattr__(self, "entry", entry(self.entry))
         object.__setattr__(self, "cases", tuple(self.cases))
         object.__setattr__(self, "attrs", tuple(self.attrs))
@@ -203,6 +212,12 @@ class Operator:
         if callable(output.shape):
             return tuple(output.shape(*inputs, **attrs))
         return inputs[self.inputs.index(output.shape or self.inputs[0])].shape
+
+
+def project_op_type(op_type: str) -> str:
+    """The default OpType of an op project: ``op_type`` with the suffix ``Custom`` (unless it has it),
+    CANN's convention for custom operators (``AddCustom``), which no built-in operator uses."""
+    return op_type if op_type.endswith("Custom") else op_type + "Custom"
 
 
 def _is_attr_value(kind: str, value) -> bool:
@@ -280,7 +295,7 @@ def host(fn: Callable) -> Callable:
 
 def _check_host_subset(fn: Callable) -> None:
     lines, first = inspect.getsourcelines(fn)
-    path = display_path(inspect.getsourcefile(fn) or "<unknown>")
+    path = source_file(inspect.getsourcefile(fn) or "<unknown>")
     source = textwrap.dedent("".join(lines))
     indent = len(lines[0]) - len(lines[0].lstrip())
     tree = ast.parse(source)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .backend.model import where
 from .backend.render import render
-from .errors import Loc
+from .errors import Loc, source_path, source_root
 from .ir import walk
 
 BAR_WIDTH = 640  # px of a UB map or pipe timeline
@@ -37,7 +37,8 @@ def write(b, folder: Path, samples: Mapping | None = None) -> Path:
     """Write ``folder/report.html`` for the build ``b`` (an :class:`ascdsl.build.OpBuild` written to
     ``folder``); ``samples``: tiling key -> :class:`ascdsl.verify.Sample` from its verification."""
     path = Path(folder) / "report.html"
-    path.write_text(html(b, folder, samples or {}))
+    with source_root(b.root):  # source files named as the build's other files name them
+        path.write_text(html(b, folder, samples or {}))
     return path
 
 
@@ -157,6 +158,6 @@ class _Sources:
         for file, index in self.files.items():
             path = Path(file)
             lines = path.read_text().splitlines() if path.is_file() else []
-            out.append({"file": file, "index": index,
+            out.append({"file": source_path(file), "index": index,
                         "lines": [{"n": n, "text": t, "id": f"src{index}-L{n}"} for n, t in enumerate(lines, 1)]})
         return out

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import cache
-from .backend import host
+from .backend import host, simrun
 from .backend.tiling import launch_fields
 from .errors import Error
 from .jit import BACKENDS, register_backend
@@ -95,7 +95,7 @@ class _OpKernelRunner:
     def __init__(self, b: OpBuild, folder: Path):
         self.b, self.fallback = b, BACKENDS["sim"]
         # the op project's build prepends the kernel-side struct generated from BEGIN_TILING_DATA_DEF
-        text = (folder / "op_project" / "op_kernel" / f"{b.name}.cpp").read_text()
+        text = (folder / "op_project" / "op_kernel" / f"{b.project_name}.cpp").read_text()
         self.source = _cached_source("#include <cstdint>\n" + b.layout.struct_source() + text)
         self.launched: list[tuple[int, object]] = []  # (key, SimStats) of the current case
         self.passed: dict[int, bool] = {}
@@ -125,8 +125,9 @@ class _OpKernelRunner:
         fields, arrays = launch_fields(kernel, args, grid)
         fields["tilingKey"] = keys[0]
         block_dim = max(1, min(grid[0] * grid[1] * grid[2], self.b.platform.vector_core_count))
-        res = sim.run_kernel(self.source, self.b.name, [*arrays, None, self.b.layout.pack(fields)], block_dim,
-                             platform, tiling_key=keys[0], tiling_type=self.b.layout.struct_name)
+        with simrun.located_errors(kernel, len(arrays)):
+            res = sim.run_kernel(self.source, self.b.project_name, [*arrays, None, self.b.layout.pack(fields)],
+                                 block_dim, platform, tiling_key=keys[0], tiling_type=self.b.layout.struct_name)
         self.launched.append((keys[0], res.stats))
 
 

@@ -42,7 +42,7 @@ def test_every_argument_and_command_has_help():
     for prog, action in _actions(parser):
         assert action.help and action.help != argparse.SUPPRESS, f"{prog}: {action.dest} has no help"
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    assert {c.dest for c in sub._choices_actions} == {"check", "build", "ir", "platforms"}
+    assert {c.dest for c in sub._choices_actions} == {"check", "build", "ir", "platforms", "bench"}
     assert all(c.help for c in sub._choices_actions)
     assert "OP.name" in sub.choices["build"].format_help()
 
