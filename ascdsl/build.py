@@ -200,8 +200,15 @@ def write(b: OpBuild, out: str | Path) -> Path:
 
 
 def build(ops: Sequence[Operator], out: str | Path, platform: Platform, root: str | Path | None = None) -> list[Path]:
-    """Write every op's files under ``out``; returns the op folders (``root``: see :func:`plan`)."""
-    return [write(plan(op, platform, root), out) for op in ops]
+    """Write every op's files and its ``report.html`` (without simulator counters: ``ascdsl build``
+    adds them when it verifies) under ``out``; returns the op folders (``root``: see :func:`plan`)."""
+    from . import report
+    folders = []
+    for op in ops:
+        b = plan(op, platform, root)
+        folders.append(write(b, out))
+        report.write(b, folders[-1])
+    return folders
 
 
 def _pointer_dtypes(kernel) -> list[dtypes.DType]:

@@ -14,7 +14,7 @@ import traceback
 from contextlib import contextmanager
 
 from . import bench, record
-from .errors import CompilationError, Error, InputTypeError, InputValueError
+from .errors import Error, InputTypeError, InputValueError
 from .ir import Module, dump
 from .jit import BACKENDS
 from .op import Operator, load_operators
@@ -70,7 +70,7 @@ def _host_row(op: Operator, platform: Platform) -> CaseResult:
     try:
         check_host(op, platform)
         return CaseResult(op.name, "(host code -> C++)", "build", True)
-    except CompilationError as e:
+    except Error as e:  # also a case that fails on the interpreter (its own row says so too)
         print(f"ascdsl: {op.name}: host code that `ascdsl build` rejects:\n{e}", file=sys.stderr)
         return CaseResult(op.name, "(host code -> C++)", "build", False, message=str(e).splitlines()[0])
 
@@ -161,7 +161,9 @@ def parser() -> argparse.ArgumentParser:
     debug = argparse.ArgumentParser(add_help=False)
     debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="show Python's traceback for an error instead of one line")
-    top = argparse.ArgumentParser(prog="ascdsl", description=__doc__.split("\n\n")[0], parents=[debug],
+    top = argparse.ArgumentParser(prog="ascdsl", description="Check op files (ascdsl kernels, host code, "
+                                  "references, cases) and build them into Ascend C kernels and CANN op projects.",
+                                  parents=[debug],
                                   epilog="`ascdsl COMMAND --help` describes each command.")
     top.add_argument("--version", action="version", version=f"ascdsl {_version()}")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")

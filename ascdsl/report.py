@@ -122,7 +122,7 @@ def _cost(s) -> dict | None:
     scale = BAR_WIDTH / max(cycles, *busy.values(), 1)
     pipes = [{"name": p, "cycles": c, "width": max(round(c * scale, 2), 1.0), "y": 8 + 22 * i,
               "critical": p == getattr(s, "critical_pipe", "")} for i, (p, c) in enumerate(busy.items())]
-    return {"cycles": cycles, "us": getattr(s, "est_us", 0.0), "floor": getattr(s, "floor_cycles", 0),
+    return {"cycles": cycles, "us": f"{getattr(s, 'est_us', 0.0):.3g}", "floor": getattr(s, "floor_cycles", 0),
             "pipes": pipes, "width": BAR_WIDTH, "total_x": round(cycles * scale, 2),
             "height": 16 + 22 * len(pipes)}
 

@@ -8,10 +8,18 @@ from pathlib import Path
 import pytest
 
 from ascdsl import cli
+from ascdsl.op import load_operators
 from ascdsl.platforms import DEFAULT_PLATFORM, PLATFORMS
 
 ROOT = Path(__file__).resolve().parents[2]
 OPFILES = Path(__file__).parent / "opfiles"
+
+
+def _cann_name(path: Path) -> str:
+    """What the files inside a build folder are named after (CANN's name for the op type)."""
+    from ascdsl import build
+    op, = load_operators([path])
+    return build.plan(op, PLATFORMS[DEFAULT_PLATFORM]).name
 
 
 def _run(capsys, *argv):
@@ -114,7 +122,8 @@ def test_build_folder_is_named_after_op_name(capsys, tmp_path):
     assert code == 0 and f"built {tmp_path / 'square'}" in out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["square"]
     # the files inside keep CANN's name for the op type
-    assert (tmp_path / "square" / "kernel" / "square_each_kernel.cpp").is_file()
+    assert (tmp_path / "square" / "kernel" / f"{_cann_name(OPFILES / 'tiny_square.py')}_kernel.cpp").is_file()
+    assert _cann_name(OPFILES / "tiny_square.py") != "square"
     assert (tmp_path / "square" / "report.html").is_file()
 
 
@@ -127,17 +136,30 @@ def test_progress_bar_is_silent_without_a_terminal(tmp_path):
 def test_progress_bar_draws_on_a_terminal(monkeypatch, capsys):
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
     with cli.progress(3, "case") as bar:
-        assert not bar.disable
+        bar.set_description("softmax")
         bar.update(3)
-    with cli.progress(3, "case") as bar:
-        pass
+        bar.refresh()
+    err = capsys.readouterr().err
+    assert "softmax" in err and "3/3" in err and "case/s" in err
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
     with cli.progress(3, "case") as bar:
-        assert bar.disable
+        bar.update(3)
+    assert capsys.readouterr().err == ""
+
+
+def test_check_reports_a_case_the_host_rejects_as_rows(capsys, tmp_path):
+    source = (OPFILES / "tiny_square.py").read_text()
+    bad = tmp_path / "picky.py"
+    bad.write_text(source.replace("def square_host(x, platform):\n",
+                                  "def square_host(x, platform):\n    if x.numel > 50:\n"
+                                  "        raise ValueError(\"at most 50 elements\")\n"))
+    code, out, err = _run(capsys, "check", str(bad), "--backend", "interpreter")
+    assert code == 1 and "FAIL square [100 float32] on interpreter: at most 50 elements" in out
+    assert out.rstrip().endswith("0 passed, 2 failed")         # the table, not an abort
 
 
 def test_ops_folder_follows_the_rule(capsys, tmp_path):
-    """ops/rmsnorm.py declares name="rms_norm": its folder is build/rms_norm, its files RmsNorm's."""
+    """ops/rmsnorm.py declares name="rms_norm": its folder is build/rms_norm."""
     code, out, _ = _run(capsys, "build", str(ROOT / "ops" / "rmsnorm.py"), "-o", str(tmp_path), "--no-verify")
     assert code == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["rms_norm"]
-    assert (tmp_path / "rms_norm" / "kernel" / "rms_norm_kernel.cpp").is_file()
+    assert (tmp_path / "rms_norm" / "kernel" / f"{_cann_name(ROOT / 'ops' / 'rmsnorm.py')}_kernel.cpp").is_file()

@@ -103,7 +103,8 @@ def test_simulator_counters_and_cost_model_timeline(tmp_path):
                              pipe_busy={"MTE2": 600, "V": 200, "MTE3": 300, "S": 50}, critical_pipe="MTE2")
     _, folder, _ = _built(tmp_path / "c", OPFILES / "tiny_square.py", {1: Sample("100 float32", costed)})
     text = (folder / "report.html").read_text()
-    assert "Cost model: 900 cycles" in text and "MTE2 600 cycles (critical)" in text
+    assert "Cost model: 900 cycles (0.5 us)" in text and "floor 300 cycles" in text
+    assert "MTE2 600 cycles (critical)" in text
     assert Page(text).urls == []
 
 
@@ -174,3 +175,10 @@ def test_report_renders_in_headless_chromium(tmp_path):
     assert len(colours) > 50 and ink > 0.02, (len(colours), ink)
     # the UB map's buffer colours are on screen (the first variant is in the first 800 px)
     assert {bytes.fromhex("7fb3e6"), bytes.fromhex("8fd19e")} <= colours
+
+
+def test_build_api_writes_the_report_too(tmp_path):
+    op, = load_operators([OPFILES / "tiny_square.py"])
+    (folder,) = build.build([op], tmp_path, get_platform("Ascend910B3"))
+    text = (folder / "report.html").read_text()
+    assert folder == tmp_path / "square" and 'id="variant-1"' in text and "No simulator run" in text

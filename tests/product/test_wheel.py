@@ -72,8 +72,7 @@ def test_wheel_builds_and_simulates_from_another_folder(tmp_path):
     work.mkdir()
     shutil.copy(ROOT / "ops" / "scale_add.py", work / "scale_add.py")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ASCDSL_TEMPLATES")}
-    # A cache of its own: the precompiled header's stub names the include folder of the install
-    # that built it, and this one is deleted with tmp_path.
+    # a g++ cache of its own: the installed headers are compiled from scratch, as a new user's are
     env["ASCDSL_CACHE_DIR"] = str(tmp_path / "cache")
 
     (work / "double.py").write_text(SIM_SCRIPT)
@@ -88,5 +87,5 @@ def test_wheel_builds_and_simulates_from_another_folder(tmp_path):
     built = subprocess.run([str(tmp_path / "venv" / "bin" / "ascdsl"), "build", "scale_add.py", "-o", "out"],
                            cwd=work, env=env, capture_output=True, text=True)
     assert built.returncode == 0, built.stdout + built.stderr
-    assert (work / "out" / "scale_add" / "kernel" / "scale_add_kernel.cpp").is_file()
+    assert len(list((work / "out" / "scale_add" / "kernel").glob("*_kernel.cpp"))) == 1
     assert "FAIL" not in built.stdout and " sim " in built.stdout, built.stdout
