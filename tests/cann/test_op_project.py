@@ -69,6 +69,7 @@ def test_custom_op_types_never_take_a_builtin_name():
         assert op.project_op_type == op.op_type + "Custom"
     b, files = files_of(next(op for op in OPS if op.op_type == "SoftmaxGrad"))
     assert json.loads(files["op_project/softmax_grad_custom.json"])[0]["op"] == "SoftmaxGradCustom"
+    assert json.loads(files["manifest.json"])["op"]["project_op_type"] == "SoftmaxGradCustom"
     op_host = files["op_project/op_host/softmax_grad_custom.cpp"]
     assert "class SoftmaxGradCustom : public OpDef" in op_host and "OP_ADD(SoftmaxGradCustom);" in op_host
     assert "REGISTER_TILING_DATA_CLASS(SoftmaxGradCustom, " in files["op_project/op_host/softmax_grad_custom_tiling.h"]
