@@ -1,6 +1,6 @@
 """``ascdsl build``: one folder per operator with the kernel, its host code and a CANN op project.
 
-``DIR/<op>/`` (``<op>`` is CANN's name for the op type, e.g. ``scale_add``)::
+``DIR/<OP.name>/`` holds (``<op>`` is CANN's name for the op type, e.g. ``scale_add``)::
 
     kernel/<op>_kernel.cpp      the direct-launch kernel (one entry switching on the tiling key)
     kernel/<op>_tiling.h        the plain tiling struct and the tiling function (host C++)
@@ -14,6 +14,7 @@
     ir/NN_<kernel>.ir           the IR of every variant
     manifest.json               kernels, variants, tiling keys and fields (ascdsl/schema/manifest.schema.json)
     report.txt                  a readable summary
+    report.html                 UB maps, tiling, schedules, simulator counters (:mod:`ascdsl.report`)
 
 Every file is a pure function of the op file and the platform, so two builds are byte-identical.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +45,7 @@ from .backend.opproject import (
 from .backend.hostcode import is_kernel
 from .backend.render import render
 from .backend.tiling import TilingLayout, Variant, cann_name, layout, variants
-from .errors import CompilationError, Error, display_path
+from .errors import CompilationError, Error, source_path, source_root
 from .ir import dump
 from .op import Operator
 from .platforms import Platform
@@ -56,6 +58,7 @@ __all__ = [
     "OpBuild",
     "VariantCheck",
     "build",
+    "check_host",
     "manifest",
     "plan",
     "render_files",
@@ -76,6 +79,7 @@ class OpBuild:
     layout: TilingLayout
     source: str  # the op file, as the generated comments name it
     failed: tuple[tuple[Variant, CompilationError], ...] = ()
+    root: str = "."  # generated files name source files relative to this folder
 
     @property
     def name(self) -> str:
@@ -91,15 +95,35 @@ class OpBuild:
         return (*self.op.inputs, *(o.name for o in self.op.outputs))
 
 
-def plan(op: Operator, platform: Platform) -> OpBuild:
-    """Collect the kernel specialisations the op's OpDef-expressible cases launch on ``platform``
-    (none with bfloat16 tensors where the platform has no bfloat16: the OpDef registers no such
-    dtypes there), lay out the tiling struct, and set aside the variants the backend cannot emit."""
+def _kernels(op: Operator, platform: Platform,
+             root: str | Path | None = None) -> tuple[list, TilingLayout, str, str]:
+    """The kernel specialisations the op's OpDef-expressible cases launch on ``platform`` (none with
+    bfloat16 tensors where the platform has no bfloat16: the OpDef registers no such dtypes there),
+    their tiling layout, the op file as generated comments name it, and the folder they name it
+    relative to: ``root`` (default: the op file's folder), so builds match from any directory."""
     from .cli import specializations
     kernels = [k for k in specializations(op, opdef_only=True, platform=platform.name).kernels
                if platform.has_bf16 or dtypes.bfloat16 not in _pointer_dtypes(k)]
-    source = display_path(inspect.getsourcefile(inspect.unwrap(op.host)) or op.name)
-    lay = layout(f"{op.op_type}TilingData", kernels)
+    op_file = inspect.getsourcefile(inspect.unwrap(op.host)) or op.name
+    root = os.path.abspath(root if root is not None else os.path.dirname(os.path.abspath(op_file)))
+    with source_root(root):
+        source = source_path(op_file)
+    return kernels, layout(f"{op.op_type}TilingData", kernels), source, root
+
+
+def check_host(op: Operator, platform: Platform) -> None:
+    """Raise the located error ``plan``/``write`` would raise for the op's host code (what does not
+    lower to C++: NumPy calls, planner queries whose UB footprint is not affine, ...), without
+    emitting kernels. ``ascdsl check`` runs it."""
+    kernels, lay, source, _ = _kernels(op, platform)
+    host.tiling_header(op, lay, variants(kernels), platform, source)
+
+
+def plan(op: Operator, platform: Platform, root: str | Path | None = None) -> OpBuild:
+    """Collect the kernel specialisations the op's OpDef-expressible cases launch, lay out the tiling
+    struct, and set aside the variants the Ascend C backend cannot emit. Generated files name source
+    files relative to ``root`` (default: the op file's folder)."""
+    kernels, lay, source, root = _kernels(op, platform, root)
     emitted, failed = [], []
     for v in variants(kernels):
         try:
@@ -107,11 +131,16 @@ def plan(op: Operator, platform: Platform) -> OpBuild:
             emitted.append(v)
         except CompilationError as e:
             failed.append((v, e))
-    return OpBuild(op, platform, tuple(emitted), lay, source, tuple(failed))
+    return OpBuild(op, platform, tuple(emitted), lay, source, tuple(failed), root)
 
 
 def render_files(b: OpBuild) -> dict[str, str]:
     """Every output file of one operator: path (relative to ``DIR/<op>/``) -> text."""
+    with source_root(b.root):
+        return _render_files(b)
+
+
+def _render_files(b: OpBuild) -> dict[str, str]:
     name, op = b.name, b.op
     tiling_h = host.tiling_header(op, b.layout, b.variants, b.platform, b.source)
     files = {
@@ -155,24 +184,24 @@ def _failures(b: OpBuild) -> list[dict]:
 
 
 def write(b: OpBuild, out: str | Path) -> Path:
-    """Write the files of ``b`` under ``out/<op>/``; returns that folder. Every path is resolved
-    (symbolic links followed) and must stay inside ``out``."""
+    """Write the files of ``b`` under ``out/<OP.name>/``; returns that folder. Every path is resolved
+    (symbolic links followed) and must stay inside that folder."""
     root = Path(out).resolve()
-    folder = Path(out) / b.name
+    folder = Path(out) / b.op.name
     for rel, text in render_files(b).items():
         path = folder / rel
         resolved = path.resolve()
-        if not resolved.is_relative_to(root / b.name) or resolved == root / b.name:
+        if not resolved.is_relative_to(root / b.op.name) or resolved == root / b.op.name:
             raise Error(f"refusing to write {rel!r} of {b.op.name}: it resolves to {resolved}, outside "
-                        f"the output folder {root / b.name}")
+                        f"the output folder {root / b.op.name}")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     return folder
 
 
-def build(ops: Sequence[Operator], out: str | Path, platform: Platform) -> list[Path]:
-    """Write every op's files under ``out``; returns the op folders."""
-    return [write(plan(op, platform), out) for op in ops]
+def build(ops: Sequence[Operator], out: str | Path, platform: Platform, root: str | Path | None = None) -> list[Path]:
+    """Write every op's files under ``out``; returns the op folders (``root``: see :func:`plan`)."""
+    return [write(plan(op, platform, root), out) for op in ops]
 
 
 def _pointer_dtypes(kernel) -> list[dtypes.DType]:

@@ -16,6 +16,7 @@ import functools
 import importlib.util
 import inspect
 import textwrap
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -23,7 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import dtypes, names, tensors
-from .errors import CompilationError, InputTypeError, InputValueError, Loc, display_path
+from .errors import CompilationError, Error, InputTypeError, InputValueError, Loc, display_path, source_file
 
 
 @dataclass(frozen=True)
@@ -294,7 +295,7 @@ def host(fn: Callable) -> Callable:
 
 def _check_host_subset(fn: Callable) -> None:
     lines, first = inspect.getsourcelines(fn)
-    path = display_path(inspect.getsourcefile(fn) or "<unknown>")
+    path = source_file(inspect.getsourcefile(fn) or "<unknown>")
     source = textwrap.dedent("".join(lines))
     indent = len(lines[0]) - len(lines[0].lstrip())
     tree = ast.parse(source)
@@ -333,13 +334,28 @@ def load_operators(paths) -> list[Operator]:
     for f in files:
         spec = importlib.util.spec_from_file_location(f"ascdsl_ops.{f.stem}", f)
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except Error:
+            raise
+        except Exception as e:  # the op file's own mistake: say where, in one line
+            raise Error(_op_file_failure(f, e)) from e
         op = getattr(module, "OP", None)
         if not isinstance(op, Operator):
             raise InputValueError(f"{display_path(str(f))}: an op file must define "
                                   "OP = ascdsl.Operator(...)")
         ops.append(op)
     return ops
+
+
+def _op_file_failure(path: Path, e: Exception) -> str:
+    """``path:LINE: Kind: message`` for an exception raised while running the op file ``path``."""
+    line = e.lineno if isinstance(e, SyntaxError) else next(
+        (fr.lineno for fr in reversed(traceback.extract_tb(e.__traceback__))
+         if Path(fr.filename).resolve() == path.resolve()), None)
+    message = (e.msg if isinstance(e, SyntaxError) else str(e)).splitlines()
+    where = display_path(str(path)) + (f":{line}" if line else "")
+    return f"{where}: {type(e).__name__}: {message[0] if message else ''}"
 
 
 def _walk_located(node: ast.AST, where: ast.AST | None = None):
