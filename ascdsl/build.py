@@ -261,7 +261,8 @@ def manifest(b: OpBuild, files: dict[str, str]) -> dict:
     op, lay = b.op, b.layout
     return {
         "manifest_version": MANIFEST_VERSION,
-        "op": {"name": op.name, "op_type": op.op_type, "cann_name": b.name, "source": b.source,
+        "op": {"name": op.name, "op_type": op.op_type, "cann_name": b.name, "project_op_type": op.project_op_type,
+               "source": b.source,
                "inputs": list(op.inputs), "outputs": [o.name for o in op.outputs],
                "attrs": [{"name": a.name, "type": a.type, "default": json_value(a.default)} for a in op.attrs],
                "dtypes": [list(c) for c in op.dtypes]},

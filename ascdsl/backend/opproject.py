@@ -82,8 +82,8 @@ def opdef_dtypes(b) -> list[tuple[str, ...]]:
     columns = []
     for combo in op.dtypes:
         inputs = combo[:len(op.inputs)]
-        outputs = tuple(o.dtype if o.dtype and o.dtype not in op.inputs else inputs[op.inputs.index(o.dtype or op.inputs[0])]
-                        for o in op.outputs)
+        follows = [o.dtype if o.dtype in op.inputs else None if o.dtype else op.inputs[0] for o in op.outputs]
+        outputs = tuple(o.dtype if f is None else inputs[op.inputs.index(f)] for o, f in zip(op.outputs, follows))
         column = tuple(dtypes.lookup(d).name for d in (*inputs, *outputs))
         if column not in columns and (b.platform.has_bf16 or "bfloat16" not in column):
             columns.append(column)
@@ -120,6 +120,7 @@ def op_host_model(b) -> dict:
                               "dtype": f"context->GetInputDataType({op.inputs.index(source)})"
                               if source in op.inputs else f"ge::{GE_DTYPE[dtypes.lookup(source).name]}"})
     return {"b": b, "name": b.project_name, "op_type": op.project_op_type, "attrs": attrs,
+            "attr_names": ", ".join(a.name for a in op.attrs),
             "fields": fields(b.layout), "params": op.inputs, "ge": ge,
             "formats": ", ".join(["ge::FORMAT_ND"] * len(columns)),
             "dtype_cases": [{"ge": GE_DTYPE[d.name], "enum": host.DTYPE_ENUM[d.name]} for d in dtypes.ALL],

@@ -69,6 +69,7 @@ def test_custom_op_types_never_take_a_builtin_name():
         assert op.project_op_type == op.op_type + "Custom"
     b, files = files_of(next(op for op in OPS if op.op_type == "SoftmaxGrad"))
     assert json.loads(files["op_project/softmax_grad_custom.json"])[0]["op"] == "SoftmaxGradCustom"
+    assert json.loads(files["manifest.json"])["op"]["project_op_type"] == "SoftmaxGradCustom"
     op_host = files["op_project/op_host/softmax_grad_custom.cpp"]
     assert "class SoftmaxGradCustom : public OpDef" in op_host and "OP_ADD(SoftmaxGradCustom);" in op_host
     assert "REGISTER_TILING_DATA_CLASS(SoftmaxGradCustom, " in files["op_project/op_host/softmax_grad_custom_tiling.h"]
@@ -109,7 +110,8 @@ def test_opdef_registers_the_chosen_platform(platform, soc):
     if plat.has_bf16:
         assert columns == ["float", "float16", "bfloat16"] and "DT_BF16" in opdef
     else:
-        assert columns == ["float", "float16"] and "DT_BF16" not in opdef and "bfloat16" not in files["op_project/README.md"].split("format ND")[0]
+        signature = files["op_project/README.md"].split("format ND")[0]
+        assert columns == ["float", "float16"] and "DT_BF16" not in opdef and "bfloat16" not in signature
 
 
 def test_op_host_follows_cann_conventions():

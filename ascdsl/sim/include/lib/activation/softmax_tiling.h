@@ -60,22 +60,13 @@ inline void SoftMaxGradTilingFunc(const ge::Shape& srcShape, const uint32_t data
         while (base > 1 && base * k >= 64 * 256) base /= 2;
     }
     const uint32_t tail = base ? m % base : 0;
-    softmaxGradTiling.set_srcM(m);
-    softmaxGradTiling.set_srcK(k);
-    softmaxGradTiling.set_srcSize(m * k);
-    softmaxGradTiling.set_outMaxM(m);
-    softmaxGradTiling.set_outMaxK(e);
-    softmaxGradTiling.set_outMaxSize(m * e);
-    softmaxGradTiling.set_splitM(base);
-    softmaxGradTiling.set_splitK(k);
-    softmaxGradTiling.set_splitSize(base * k);
-    softmaxGradTiling.set_reduceM(base);
-    softmaxGradTiling.set_reduceK(e);
-    softmaxGradTiling.set_reduceSize(base * e);
-    softmaxGradTiling.set_rangeM(base ? m / base : 0);
-    softmaxGradTiling.set_tailM(tail);
-    softmaxGradTiling.set_tailSplitSize(tail * k);
-    softmaxGradTiling.set_tailReduceSize(tail * e);
+    optiling::SoftMaxTiling& t = softmaxGradTiling;
+    t.set_srcM(m), t.set_srcK(k), t.set_srcSize(m * k);                  // the whole input
+    t.set_outMaxM(m), t.set_outMaxK(e), t.set_outMaxSize(m * e);          // one block per row
+    t.set_splitM(base), t.set_splitK(k), t.set_splitSize(base * k);       // a chunk of rows
+    t.set_reduceM(base), t.set_reduceK(e), t.set_reduceSize(base * e);    // its row sums
+    t.set_rangeM(base ? m / base : 0), t.set_tailM(tail);
+    t.set_tailSplitSize(tail * k), t.set_tailReduceSize(tail * e);
 }
 
 }  // namespace AscendC
