@@ -10,8 +10,8 @@ summation order of float reductions).
   For ``+ - * /`` and ``sqrt`` this is the correctly rounded IEEE result of the 16-bit type, because
   float32 carries more than twice their precision; so bf16 ``2.5 + 2.0 == 4.5``.
   ``rsqrt(x) = 1 / sqrt(x)`` and ``sigmoid(x) = 1 / (1 + exp(-x))`` are evaluated in float32 and
-  rounded once. ``maximum``/``minimum`` propagate NaN. ``tanh``, ``erf``, ``sin``, ``cos``, ``log2``,
-  ``exp2`` and ``power`` are evaluated in float64 and rounded once to float32; ``floor``/``ceil``/``trunc`` are exact.
+  rounded once. ``maximum``/``minimum`` propagate NaN. ``tanh``, ``erf``, ``sin``, ``cos``, ``log2`` and
+  ``power`` are evaluated in float64 and rounded once to float32; ``floor``/``ceil``/``trunc`` are exact.
 * **Integers** wrap around in their dtype (two's complement). ``idiv`` and ``mod`` truncate toward zero
   like C (``a == idiv(a, b) * b + mod(a, b)``; the same rule on floats); integer division by zero is
   undefined behaviour and gives 0 here. ``and``/``or``/``xor``/``not`` are bitwise on integers and
@@ -140,11 +140,6 @@ def cos(x: np.ndarray) -> np.ndarray:
 def log2(x: np.ndarray) -> np.ndarray:
     """Base-2 logarithm in float32 (Ascend C ``Log2``)."""
     return _in_float64(np.log2, x)
-
-
-def exp2(x: np.ndarray) -> np.ndarray:
-    """2 ** x in float32 (no Ascend C Exp2 in CANN 8.1: ``Muls`` by ln 2 then ``Exp``, within tolerance)."""
-    return _in_float64(np.exp2, x)
 
 
 def power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
