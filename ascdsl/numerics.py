@@ -24,6 +24,12 @@ summation order of float reductions).
 * **Reductions.** ``sum`` accumulates floats in float32 (integers in the result dtype, wrapping) and
   rounds once to the result dtype. ``max``/``min`` are exact (NaN propagates); ``argmax``/``argmin``
   return the lowest index among equal values (int32).
+* **Math** (``floor`` ... ``erf``, ``pow``, ``atan2``...) is NumPy's float32 function of the widened
+  operands, rounded to the dtype; ``round`` rounds halves away from zero, ``rint`` to even; ``fma``
+  is computed in float64 and rounded once to float32 (then to the dtype). ``erf`` is a rational
+  approximation within 2 float32 ulps. ``umulhi`` is the high half of the product of the operands'
+  bit patterns as unsigned integers; ``shr`` is arithmetic on signed and logical on unsigned dtypes.
+  ``bitcast`` reinterprets the bits in a dtype of the same size.
 * **Poison.** A masked load without ``other`` reads the all-ones bit pattern (NaN for floats, -1 for
   signed integers, True for bool), as the simulator poisons undefined memory.
 """
@@ -76,6 +82,57 @@ def _idiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return q + ((np.fmod(a, b) != 0) & ((a < 0) != (b < 0))).astype(q.dtype)
 
 
+def _round_half_away(x: np.ndarray) -> np.ndarray:
+    t = np.trunc(x)
+    return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
+
+
+_ERFC_COEFFS = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807, -1.13520398,
+                1.48851587, -0.82215223, 0.17087277)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """``erf`` in float64: the Maclaurin series below 0.5, the Chebyshev-fitted ``erfc`` of Numerical
+    Recipes (relative error < 1.2e-7) above; rounded by the caller."""
+    z = np.abs(x.astype(np.float64))
+    small = np.zeros_like(z)
+    term = z.copy()
+    for n in range(1, 16):  # x - x^3/3 + x^5/10 - ...: 15 terms reach 1e-17 below 0.5
+        small += term / (2 * n - 1)
+        term = -term * z * z / n
+    t = 1 / (1 + 0.5 * z)
+    poly = np.zeros_like(z)
+    for c in reversed(_ERFC_COEFFS[1:]):
+        poly = (poly + c) * t
+    large = 1 - t * np.exp(-z * z + _ERFC_COEFFS[0] + poly)
+    return np.copysign(np.where(z < 0.5, small * (2 / np.sqrt(np.pi)), large), x)
+
+
+def _umulhi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    bits = a.dtype.itemsize * 8
+    unsigned = np.dtype(f"u{a.dtype.itemsize}")
+    a, b = a.view(unsigned) if a.dtype != unsigned else a, b.view(unsigned) if b.dtype != unsigned else b
+    if bits <= 32:
+        product = a.astype(np.uint64) * b.astype(np.uint64)
+        return (product >> np.uint64(bits)).astype(unsigned)
+    mask, half = np.uint64(0xFFFFFFFF), np.uint64(32)  # 64 x 64 bits from four 32 x 32-bit products
+    a_lo, a_hi, b_lo, b_hi = a & mask, a >> half, b & mask, b >> half
+    cross = (a_lo * b_lo >> half) + (a_hi * b_lo & mask) + (a_lo * b_hi & mask)
+    return a_hi * b_hi + (a_hi * b_lo >> half) + (a_lo * b_hi >> half) + (cross >> half)
+
+
+def _fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    if a.dtype.kind != "f":
+        return a * b + c
+    return (a.astype(np.float64) * b + c).astype(F32)
+
+
+def _shift(op):
+    def shift(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return op(a, b.astype(a.dtype))
+    return shift
+
+
 NP_FOR_OP: dict[Op, Callable[..., np.ndarray]] = {
     Op.ADD: np.add,
     Op.SUB: np.subtract,
@@ -104,6 +161,38 @@ NP_FOR_OP: dict[Op, Callable[..., np.ndarray]] = {
     Op.SIGMOID: lambda x: 1 / (1 + np.exp(-x)),
     Op.WHERE: np.where,
     Op.PTR_ADD: np.add,
+    Op.FLOOR: np.floor,
+    Op.CEIL: np.ceil,
+    Op.TRUNC: np.trunc,
+    Op.ROUND: _round_half_away,
+    Op.RINT: np.rint,
+    Op.EXP2: np.exp2,
+    Op.LOG2: np.log2,
+    Op.LOG10: np.log10,
+    Op.LOG1P: np.log1p,
+    Op.EXPM1: np.expm1,
+    Op.SIN: np.sin,
+    Op.COS: np.cos,
+    Op.TAN: np.tan,
+    Op.TANH: np.tanh,
+    Op.SINH: np.sinh,
+    Op.COSH: np.cosh,
+    Op.ASIN: np.arcsin,
+    Op.ACOS: np.arccos,
+    Op.ATAN: np.arctan,
+    Op.ERF: _erf,
+    Op.ISNAN: np.isnan,
+    Op.ISINF: np.isinf,
+    Op.ISFINITE: np.isfinite,
+    Op.SIGNBIT: np.signbit,
+    Op.POW: np.power,
+    Op.ATAN2: np.arctan2,
+    Op.COPYSIGN: np.copysign,
+    Op.HYPOT: np.hypot,
+    Op.UMULHI: _umulhi,
+    Op.SHL: _shift(np.left_shift),
+    Op.SHR: _shift(np.right_shift),
+    Op.FMA: _fma,
 }
 """NumPy implementation of each elementwise op (``cast`` has its own rules: :func:`cast`)."""
 
@@ -166,6 +255,8 @@ def elementwise(op: Op, operands: Sequence[np.ndarray], to: np.dtype) -> np.ndar
     """Apply elementwise ``op`` in the compute dtype and round the result to ``to``."""
     if op is Op.CAST:
         return cast(operands[0], to)
+    if op is Op.BITCAST:
+        return operands[0].view(to)
     return NP_FOR_OP[op](*map(widen, operands)).astype(to, copy=False)
 
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from .. import dtypes, numerics
-from ..errors import CompilationError, Loc
+from ..errors import CompilationError, Loc, source_path
 from ..ir.core import GroupOp, Instr, Kernel, Op, Value, walk
 from ..passes import run_passes
 from ..passes.ubplan import UBPlan, padded_numel, pitch, plan
@@ -35,14 +34,8 @@ def cpp(dtype) -> str:
 
 
 def where(loc: Loc) -> str:
-    """``path:LINE`` of ``loc``, relative to the project root when it is inside it."""
-    root = Path(__file__).resolve().parents[2]
-    path = Path(loc.file)
-    path = path if path.is_absolute() else Path.cwd() / path
-    try:
-        return f"{path.resolve().relative_to(root)}:{loc.line}"
-    except ValueError:
-        return f"{path.name}:{loc.line}"
+    """``path:LINE`` of ``loc``, the path as generated files name it (:func:`ascdsl.errors.source_path`)."""
+    return f"{source_path(loc.file)}:{loc.line}"
 
 
 def literal(value, dtype) -> str:

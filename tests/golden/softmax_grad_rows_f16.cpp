@@ -14,7 +14,7 @@ struct SoftmaxGradTilingData {
 };
 #pragma pack(pop)
 
-// rows_kernel (ROWS=8, BLOCK_K=64, FRONT=False, ALIGN=16) from ops/softmax_grad.py:56; UB plan: 12608 bytes
+// rows_kernel (ROWS=8, BLOCK_K=64, FRONT=False, ALIGN=16) from ops/softmax_grad.py:60; UB plan: 12608 bytes
 class RowsKernelV1 {
 public:
     __aicore__ inline RowsKernelV1() {}
@@ -38,21 +38,21 @@ public:
     __aicore__ inline void Process()
     {
         for (int32_t pid = GetBlockIdx(); pid < programs_; pid += GetBlockNum()) {
-            const int32_t v6 = pid % tiling_.grid0;  // ops/softmax_grad.py:58
-            const int32_t v7 = v6 * tiling_.per_core;  // ops/softmax_grad.py:58
-            const int32_t v8 = v6 < tiling_.big_cores ? v6 : tiling_.big_cores;  // ops/softmax_grad.py:58
-            const int32_t v9 = v7 + v8;  // ops/softmax_grad.py:58
-            const int32_t v10 = v9 + tiling_.per_core;  // ops/softmax_grad.py:58
-            const bool v11 = v6 < tiling_.big_cores;  // ops/softmax_grad.py:58
-            const int32_t v12 = static_cast<int32_t>(v11);  // ops/softmax_grad.py:58
-            const int32_t v13 = v10 + v12;  // ops/softmax_grad.py:58
-            for (int32_t v16 = v9; v16 < v13; v16 += 8) {  // ops/softmax_grad.py:60
-                const int32_t v48 = tiling_.k * v16;  // ops/softmax_grad.py:64
-                const int32_t v49 = v13 - v16;  // ops/softmax_grad.py:64
-                const int32_t v51 = v49 > 0 ? v49 : 0;  // ops/softmax_grad.py:64
-                const int32_t v53 = v51 < 8 ? v51 : 8;  // ops/softmax_grad.py:64
-                const int32_t v54 = tiling_.k > 0 ? tiling_.k : 0;  // ops/softmax_grad.py:64
-                const int32_t v56 = v54 < 64 ? v54 : 64;  // ops/softmax_grad.py:64
+            const int32_t v6 = pid % tiling_.grid0;  // ops/softmax_grad.py:62
+            const int32_t v7 = v6 * tiling_.per_core;  // ops/softmax_grad.py:62
+            const int32_t v8 = v6 < tiling_.big_cores ? v6 : tiling_.big_cores;  // ops/softmax_grad.py:62
+            const int32_t v9 = v7 + v8;  // ops/softmax_grad.py:62
+            const int32_t v10 = v9 + tiling_.per_core;  // ops/softmax_grad.py:62
+            const bool v11 = v6 < tiling_.big_cores;  // ops/softmax_grad.py:62
+            const int32_t v12 = static_cast<int32_t>(v11);  // ops/softmax_grad.py:62
+            const int32_t v13 = v10 + v12;  // ops/softmax_grad.py:62
+            for (int32_t v16 = v9; v16 < v13; v16 += 8) {  // ops/softmax_grad.py:64
+                const int32_t v48 = tiling_.k * v16;  // ops/softmax_grad.py:68
+                const int32_t v49 = v13 - v16;  // ops/softmax_grad.py:68
+                const int32_t v51 = v49 > 0 ? v49 : 0;  // ops/softmax_grad.py:68
+                const int32_t v53 = v51 < 8 ? v51 : 8;  // ops/softmax_grad.py:68
+                const int32_t v54 = tiling_.k > 0 ? tiling_.k : 0;  // ops/softmax_grad.py:68
+                const int32_t v56 = v54 < 64 ? v54 : 64;  // ops/softmax_grad.py:68
                 CopyIn1(v48, v53, v56);
                 Compute1(v53, v56);
                 CopyOut1(v48, v53, v56);
@@ -63,12 +63,12 @@ public:
 private:
     __aicore__ inline void CopyIn1(const int32_t v48, const int32_t v53, const int32_t v56)
     {
-        LocalTensor<half> gradIn = inQueueGrad.AllocTensor<half>();  // ops/softmax_grad.py:64
+        LocalTensor<half> gradIn = inQueueGrad.AllocTensor<half>();  // ops/softmax_grad.py:68
         DataCopyExtParams gradInParams{static_cast<uint16_t>(v53), static_cast<uint32_t>(v56 * sizeof(half)), static_cast<uint32_t>((tiling_.k - v56) * sizeof(half)), static_cast<uint32_t>(4 - (v56 + 15) / 16), 0};
         DataCopyPadExtParams<half> gradInPad{true, 0, static_cast<uint8_t>((v56 + 15) / 16 * 16 - v56), (half)0.0f};
         DataCopyPad(gradIn, gradGm[v48], gradInParams, gradInPad);
         inQueueGrad.EnQue(gradIn);
-        LocalTensor<half> srcIn = inQueueSrc.AllocTensor<half>();  // ops/softmax_grad.py:65
+        LocalTensor<half> srcIn = inQueueSrc.AllocTensor<half>();  // ops/softmax_grad.py:69
         DataCopyExtParams srcInParams{static_cast<uint16_t>(v53), static_cast<uint32_t>(v56 * sizeof(half)), static_cast<uint32_t>((tiling_.k - v56) * sizeof(half)), static_cast<uint32_t>(4 - (v56 + 15) / 16), 0};
         DataCopyPadExtParams<half> srcInPad{true, 0, static_cast<uint8_t>((v56 + 15) / 16 * 16 - v56), (half)0.0f};
         DataCopyPad(srcIn, srcGm[v48], srcInParams, srcInPad);
@@ -101,29 +101,29 @@ private:
         }
         LocalTensor<half> outOut = outQueueOut.AllocTensor<half>();
         PipeBarrier<PIPE_V>();
-        Cast(tmp0, gradIn, RoundMode::CAST_NONE, 512);  // ops/softmax_grad.py:64
-        Cast(tmp1, srcIn, RoundMode::CAST_NONE, 512);  // ops/softmax_grad.py:65
+        Cast(tmp0, gradIn, RoundMode::CAST_NONE, 512);  // ops/softmax_grad.py:68
+        Cast(tmp1, srcIn, RoundMode::CAST_NONE, 512);  // ops/softmax_grad.py:69
         PipeBarrier<PIPE_V>();
-        Mul(tmp2, tmp0, tmp1, 512);  // ops/softmax_grad.py:66
-        // ops/softmax_grad.py:66: sum along axis 1
+        Mul(tmp2, tmp0, tmp1, 512);  // ops/softmax_grad.py:70
+        // ops/softmax_grad.py:70: sum along axis 1
         PipeBarrier<PIPE_V>();
         WholeReduceSum(tmp3, tmp2, 64, 8, 1, 1, 8);
         PipeBarrier<PIPE_V>();
         Brcb(brcb, tmp3, 1, {1, 8});  // one block per row
         PipeBarrier<PIPE_V>();
-        // ops/softmax_grad.py:70
+        // ops/softmax_grad.py:74
         Sub(tmp0, tmp0, brcb, 64, 8, {1, 1, 0, 8, 8, 1});
         PipeBarrier<PIPE_V>();
-        Mul(tmp0, tmp0, tmp1, 512);  // ops/softmax_grad.py:70
+        Mul(tmp0, tmp0, tmp1, 512);  // ops/softmax_grad.py:74
         PipeBarrier<PIPE_V>();
-        Cast(outOut, tmp0, RoundMode::CAST_RINT, 512);  // ops/softmax_grad.py:71
+        Cast(outOut, tmp0, RoundMode::CAST_RINT, 512);  // ops/softmax_grad.py:75
         outQueueOut.EnQue(outOut);
         inQueueGrad.FreeTensor(gradIn);
         inQueueSrc.FreeTensor(srcIn);
     }
     __aicore__ inline void CopyOut1(const int32_t v48, const int32_t v53, const int32_t v56)
     {
-        LocalTensor<half> outOut = outQueueOut.DeQue<half>();  // ops/softmax_grad.py:71
+        LocalTensor<half> outOut = outQueueOut.DeQue<half>();  // ops/softmax_grad.py:75
         DataCopyExtParams outOutParams{static_cast<uint16_t>(v53), static_cast<uint32_t>(v56 * sizeof(half)), static_cast<uint32_t>(4 - (v56 + 15) / 16), static_cast<uint32_t>((tiling_.k - v56) * sizeof(half)), 0};
         DataCopyPad(outGm[v48], outOut, outOutParams);
         outQueueOut.FreeTensor(outOut);

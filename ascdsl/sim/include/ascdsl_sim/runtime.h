@@ -136,6 +136,7 @@ struct State {
     std::map<uintptr_t, DcacheLine> dcache;  // by line address
     Atomic atomic = Atomic::None;
     const char* atomic_type = "";  // element type named by SetAtomicAdd<T> (and friends)
+    int64_t fail_region = -1;  // the GM region (index in gm) a failed GM check concerns, or the nearest
 };
 
 inline State& st() {
@@ -148,6 +149,7 @@ inline void reset_block(int64_t idx, int64_t num) {
     State& s = st();
     s.block_idx = idx;
     s.block_num = num;
+    s.fail_region = -1;
     s.ub_storage.assign(s.ub_bytes + 64, 0xFF);
     s.ub = s.ub_storage.data() + (32 - reinterpret_cast<uintptr_t>(s.ub_storage.data()) % 32) % 32;
     s.stamp.assign(s.ub_bytes, 0);
@@ -261,8 +263,12 @@ inline void touch_buffer(const char* api, int buf, uint32_t gen, const char* ope
 // ---- GM ----
 inline GmRegion& gm_region(const char* api, const void* p, uint64_t bytes, const char* what) {
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    for (GmRegion& r : st().gm)
+    uint64_t nearest = UINT64_MAX;
+    for (GmRegion& r : st().gm) {
         if (a >= r.base && a + bytes <= r.base + r.bytes) return r;
+        const uint64_t gap = a < r.base ? r.base - a : a + bytes - (r.base + r.bytes);
+        if (gap < nearest) nearest = gap, st().fail_region = &r - st().gm.data();
+    }
     char buf[96];
     std::snprintf(buf, sizeof buf, "%p..+%llu", p, static_cast<unsigned long long>(bytes));
     fail(api, "GM ", what, " [", buf, " bytes) is outside every GM buffer passed to the kernel");
@@ -286,6 +292,7 @@ inline void gm_write(const char* api, const void* p, uint64_t bytes, bool atomic
     for (uint64_t i = 0; i < bytes; ++i) {
         uint32_t& o = r.owner[off + i];
         const bool ok = o == kNoOwner || o == me || (atomic && o == kAtomicOwner);
+        if (!ok) s.fail_region = &r - s.gm.data();
         if (!ok && o == kAtomicOwner)
             fail(api, "GM byte ", off + i, " of a ", r.bytes, "-byte buffer is accumulated atomically (SetAtomicAdd...) and "
                  "written plainly by block ", s.block_idx, " (blocks must write disjoint GM)");
