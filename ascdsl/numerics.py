@@ -11,7 +11,7 @@ summation order of float reductions).
   float32 carries more than twice their precision; so bf16 ``2.5 + 2.0 == 4.5``.
   ``rsqrt(x) = 1 / sqrt(x)`` and ``sigmoid(x) = 1 / (1 + exp(-x))`` are evaluated in float32 and
   rounded once. ``maximum``/``minimum`` propagate NaN. ``tanh``, ``erf``, ``sin``, ``cos``, ``log2`` and
-  ``exp2`` are evaluated in float64 and rounded once to float32; ``floor``/``ceil``/``trunc`` are exact.
+  ``power`` are evaluated in float64 and rounded once to float32; ``floor``/``ceil``/``trunc`` are exact.
 * **Integers** wrap around in their dtype (two's complement). ``idiv`` and ``mod`` truncate toward zero
   like C (``a == idiv(a, b) * b + mod(a, b)``; the same rule on floats); integer division by zero is
   undefined behaviour and gives 0 here. ``and``/``or``/``xor``/``not`` are bitwise on integers and
@@ -239,9 +239,9 @@ def log2(x: np.ndarray) -> np.ndarray:
     return _in_float64(np.log2, x)
 
 
-def exp2(x: np.ndarray) -> np.ndarray:
-    """2 ** x in float32 (no Ascend C Exp2 in CANN 8.1: ``Muls`` by ln 2 then ``Exp``, within tolerance)."""
-    return _in_float64(np.exp2, x)
+def power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """x ** y in float32 (Ascend C ``Power``)."""
+    return _in_float64(lambda v: np.power(v, widen(np.asarray(y)).astype(F32).astype(np.float64)), x)
 
 
 def floor(x: np.ndarray) -> np.ndarray:

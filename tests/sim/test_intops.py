@@ -126,3 +126,11 @@ def test_where_on_int32_selects_bits_through_a_float_view(rng):
     out = np.zeros(2 * n, np.int32)
     run("select_i32", a, b, out, np.uint32(n))
     np.testing.assert_array_equal(out[:n], np.where(a == b, np.int32(-3), a))
+
+
+def test_bool_tiles_load_and_store_as_bytes(rng):
+    n = 256
+    a = rng.integers(0, 2, n).astype(np.uint8)
+    out = np.full(n, 9, np.uint8)
+    run("bool_bytes", a, a.copy(), out, np.uint32(n))
+    np.testing.assert_array_equal(out, (a == 0).astype(np.uint8))  # ~a, as 0/1 bytes

@@ -41,6 +41,20 @@ def test_math_without_tmp_uses_free_ub(rng):
     np.testing.assert_allclose(out[n:], numerics.sin(x), rtol=dtypes.float32.rtol, atol=dtypes.float32.atol)
 
 
+def test_power_tensor_and_scalar_sides(rng):
+    n = 64
+    x = rng.uniform(0.1, 3.0, n).astype(np.float32)
+    y = rng.uniform(-2.0, 2.0, n).astype(np.float32)
+    out = np.zeros(3 * n, np.float32)
+    run("power_f32", x, y, out, np.uint32(n), np.uint32(256 + 5 * 256))
+    tol = dict(rtol=dtypes.float32.rtol, atol=dtypes.float32.atol)
+    np.testing.assert_allclose(out[:n], numerics.power(x, y), **tol)
+    np.testing.assert_allclose(out[n:2 * n], numerics.power(x, np.float32(3)), **tol)
+    np.testing.assert_allclose(out[2 * n:], numerics.power(np.float32(2), y), **tol)
+    with pytest.raises(sim.SimError, match="Power: block 0: temporary buffer of 1280 B is below the minimum 1536 B"):
+        run("power_f32", x, y, out, np.uint32(n), np.uint32(256 + 4 * 256))
+
+
 @pytest.mark.parametrize("dtype,name", [(np.float32, "cumsum_f32"), (np.float16, "cumsum_f16")])
 def test_cumsum_both_axes(rng, dtype, name):
     m, k = 5, 32

@@ -15,6 +15,7 @@
 #include "lib/index/arithprogression.h"
 #include "lib/math/cumsum.h"
 #include "lib/math/elementwise_math.h"
+#include "lib/math/power.h"
 #include "lib/math/xor.h"
 #include "lib/reduce/sum.h"
 

@@ -141,3 +141,25 @@ extern "C" __global__ __aicore__ void select_i32(GM_ADDR a, GM_ADDR b, GM_ADDR o
                SELMODE::VSEL_TENSOR_TENSOR_MODE, n);
     });
 }
+
+// Bool tiles between UB bit masks and GM bytes (Triton stores bool as int8 0/1): a uint8 0/1 tile is
+// widened to half and compared NE 0 into a bit mask, negated with Not, and written back as 0/1 bytes
+// by a scalar-mode Select of 1.0/0.0 and a Cast half -> uint8.
+extern "C" __global__ __aicore__ void bool_bytes(GM_ADDR a, GM_ADDR b, GM_ADDR out, uint32_t n) {
+    Harness<uint8_t, uint8_t> h(a, b, out, n, n, n * sizeof(half) * 2 + n / 8);
+    h.Process([n](LocalTensor<uint8_t>& o, LocalTensor<uint8_t>& x, LocalTensor<uint8_t>&, LocalTensor<uint8_t>& t) {
+        LocalTensor<half> wide = t.ReinterpretCast<half>();
+        LocalTensor<half> ones = wide[n];
+        LocalTensor<uint8_t> bits = t[n * sizeof(half) * 2];
+        Cast(wide, x, RoundMode::CAST_NONE, n);
+        Duplicate(ones, (half)1.0f, n);
+        PipeBarrier<PIPE_V>();
+        CompareScalar(bits, wide, (half)0.0f, CMPMODE::NE, n);
+        PipeBarrier<PIPE_V>();
+        Not(bits.ReinterpretCast<uint16_t>(), bits.ReinterpretCast<uint16_t>(), n / 16);
+        PipeBarrier<PIPE_V>();
+        Select(wide, bits, ones, (half)0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
+        PipeBarrier<PIPE_V>();
+        Cast(o, wide, RoundMode::CAST_NONE, n);
+    });
+}

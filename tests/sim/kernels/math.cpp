@@ -68,3 +68,13 @@ extern "C" __global__ __aicore__ void round_f16(GM_ADDR a, GM_ADDR out, uint32_t
         Cast(o, r, RoundMode::CAST_RINT, n);
     });
 }
+
+// out[0:n] = x ** y, out[n:2n] = x ** 3, both with a shared temp of tmpBytes; out[2n:3n] = 2 ** y without one.
+extern "C" __global__ __aicore__ void power_f32(GM_ADDR a, GM_ADDR b, GM_ADDR out, uint32_t n, uint32_t tmpBytes) {
+    Harness<float, float> h(a, b, out, n, 3 * n, tmpBytes);
+    h.Process([n](LocalTensor<float>& o, LocalTensor<float>& x, LocalTensor<float>& y, LocalTensor<uint8_t>& t) {
+        Power(o, x, y, t, n);
+        Power(o[n], x, 3.0f, t, n);
+        Power(o[2 * n], 2.0f, y, n);
+    });
+}
