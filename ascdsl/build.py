@@ -116,7 +116,7 @@ def render_files(b: OpBuild) -> dict[str, str]:
         f"op_project/op_host/{name}.cpp": render("op_host.cpp.j2", **op_host_model(b)),
         f"op_project/op_kernel/{name}.cpp": render(
             "op_kernel.cpp.j2", b=b, classes=ascendc.render_classes(b.variants, b.layout, b.platform),
-            calls=[{"key": v.key, "class_name": v.class_name} for v in b.variants]),
+            calls=[{"key": k, "class_name": c} for k, c in ascendc.class_names(b.variants, b.platform).items()]),
         "op_project/README.md": render("op_project_readme.md.j2", b=b, name=name, aclnn=aclnn_signature(b),
                                        tensors=[opdef_name(n) for n in b.pointers], failed=_failures(b)),
     }
@@ -160,7 +160,7 @@ def _variant_row(v: Variant, b: OpBuild) -> dict:
     pointers = [p.type.dtype.element_ty.name for p in v.kernel.params if isinstance(p.type.dtype, dtypes.PointerType)]
     scalars = {n: p.type.dtype.name for n, p in zip(v.kernel.param_names, v.kernel.params)
                if isinstance(p.type.dtype, dtypes.DType)}
-    return {"key": v.key, "kernel": v.kernel.name, "class": v.class_name,
+    return {"key": v.key, "kernel": v.kernel.name, "class": ascendc.class_names(b.variants, b.platform)[v.key],
             "constexprs": {k: json_value(c) for k, c in v.kernel.constexprs},
             "pointer_dtypes": pointers, "scalar_dtypes": scalars,
             "ir": f"ir/{v.key:02d}_{v.kernel.name}.ir", "ub_plan": _ub_plan(v, b.platform),

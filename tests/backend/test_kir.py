@@ -181,3 +181,21 @@ def test_an_llm_vocabulary_block_is_planned_with_int64_offsets():
         for x in kir.sub_exprs(e):
             if isinstance(x, kir.Var) and x in lets:
                 assert _narrow_leaves(lets[x]) == [], lets[x]
+
+
+def test_variants_differing_only_by_element_type_share_one_template_class():
+    from ascdsl import build
+    from ascdsl.op import load_operators
+    platform = ascdsl.platforms.get_platform("Ascend910B3")
+    (op,) = load_operators([Path(__file__).resolve().parents[2] / "ops" / "log_softmax_grad.py"])
+    b = build.plan(op, platform)
+    plans = ascendc.classes(b.variants, platform)
+    templates = [c for c in plans if c.is_template]
+    assert templates and len(plans) < len(b.variants)
+    for c in templates:
+        instances = [name for _, name in c.instances]
+        assert f"{c.name}<half>" in instances and f"{c.name}<bfloat16_t>" in instances
+        assert {v.kernel.name for v, _ in c.instances} == {c.kernel.name}
+    text = build.render_files(b)["kernel/log_softmax_backward_kernel.cpp"]
+    assert text.count("template <typename T>") == len(templates)
+    assert text.count("\nclass ") == len(plans)
