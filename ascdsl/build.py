@@ -219,7 +219,7 @@ def _variant_row(v: Variant, b: OpBuild) -> dict:
     pointers = [d.name for d in _pointer_dtypes(v.kernel)]
     scalars = {n: p.type.dtype.name for n, p in zip(v.kernel.param_names, v.kernel.params)
                if isinstance(p.type.dtype, dtypes.DType)}
-    return {"key": v.key, "kernel": v.kernel.name, "class": v.class_name,
+    return {"key": v.key, "kernel": v.kernel.name, "class": ascendc.class_names(b.variants, b.platform)[v.key],
             "constexprs": {k: json_value(c) for k, c in v.kernel.constexprs},
             "pointer_dtypes": pointers, "scalar_dtypes": scalars,
             "ir": f"ir/{v.key:02d}_{v.kernel.name}.ir", "ub_plan": _ub_plan(v, b.platform),

@@ -33,6 +33,7 @@ from .render import render
 from .select import select
 from .staging import stage
 from .sync import sync
+from .templated import ClassPlan, plan_classes
 from .naming import name
 from .tiling import TilingLayout, Variant
 from .ubplan import check_budget, plan_ub
@@ -68,10 +69,26 @@ def _platform(platform: Platform | str) -> Platform:
     return get_platform(platform) if isinstance(platform, str) else platform
 
 
+def classes(variants: Sequence[Variant], platform: Platform | str) -> list[ClassPlan]:
+    """The C++ classes of ``variants``: one per variant, or one template for variants that differ
+    only by element type (:mod:`.templated`)."""
+    return _classes(tuple(variants), _platform(platform))
+
+
+@lru_cache(maxsize=64)
+def _classes(variants: tuple[Variant, ...], platform: Platform) -> list[ClassPlan]:
+    return plan_classes(variants, {v.key: compile_variant(v.kernel, platform) for v in variants})
+
+
+def class_names(variants: Sequence[Variant], platform: Platform | str) -> dict[int, str]:
+    """The class (or template instance) each variant's entry branch constructs, by tiling key."""
+    return {v.key: instance for c in classes(variants, platform) for v, instance in c.instances}
+
+
 def render_classes(variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> str:
     """Every variant's class (no includes, no entry)."""
     return render("kernel_classes.cpp.j2", classes=[
-        class_model(compile_variant(v.kernel, platform), v.class_name, layout.struct_name) for v in variants])
+        class_model(c.kernel, c.name, layout.struct_name, c.is_template) for c in classes(variants, platform)])
 
 
 def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> str:
@@ -79,13 +96,15 @@ def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout
     (the pointers of every variant in first-seen order, then ``workspace`` and ``tiling``)."""
     pointers: list[str] = []
     calls = []
+    names = class_names(variants, platform)
     for v in variants:
-        names = [safe(n) for p, n in zip(v.kernel.params, v.kernel.param_names)
-                 if not isinstance(p.type.dtype, dtypes.DType)]
-        pointers += [n for n in names if n not in pointers]
-        calls.append({"key": v.key, "class_name": v.class_name, "args": names})
+        args = [safe(n) for p, n in zip(v.kernel.params, v.kernel.param_names)
+                if not isinstance(p.type.dtype, dtypes.DType)]
+        pointers += [n for n in args if n not in pointers]
+        calls.append({"key": v.key, "class_name": names[v.key], "args": args})
     return render("kernel.cpp.j2", symbol=symbol, struct=layout.struct_name, struct_source=layout.struct_source(),
                   classes=render_classes(variants, layout, platform), pointers=pointers, calls=calls)
 
 
-__all__ = ["PIPELINE", "compile_variant", "kernel_source", "literal", "planned", "render_classes"]
+__all__ = ["PIPELINE", "class_names", "classes", "compile_variant", "kernel_source", "literal", "planned",
+           "render_classes"]

@@ -136,7 +136,7 @@ class Printer:
         return st.kind.value + ("" if self.single else str(st.index))
 
 
-def class_model(k: kir.Kernel, class_name: str, struct: str) -> dict:
+def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = False) -> dict:
     """The render model of one variant's class."""
     p = Printer(k.names)
     p.plan = k.plan
@@ -145,6 +145,7 @@ def class_model(k: kir.Kernel, class_name: str, struct: str) -> dict:
     slots = k.plan.slots
     return {
         "class_name": class_name,
+        "template": template,
         "kernel_name": k.name,
         "constexprs": ", ".join(f"{n}={v}" for n, v in k.constexprs),
         "where": where(k.loc),

@@ -54,8 +54,6 @@ class Struct(enum.Enum):
 
     COPY_PARAMS = "DataCopyExtParams"
     PAD_PARAMS = "DataCopyPadExtParams"  # templated on the element type
-    UNARY_REPEAT = "UnaryRepeatParams"
-    BINARY_REPEAT = "BinaryRepeatParams"
 
 
 class CInt(enum.Enum):

@@ -90,20 +90,30 @@ def _transfer(sel: Selector, instr: Instr, local: Ref, pitch: int, pad, to_ub: b
                                                           minimum(Bin(BinOp.SUB, rows, r), lit(most)))), True)]
 
 
+def _whole_blocks(sel: Selector, instr: Instr, local: Ref, to_ub: bool) -> Call | None:
+    """A plain ``DataCopy`` for a whole 1-D block of whole 32-byte blocks (None otherwise)."""
+    base, offset, _, extents, _ = parts(instr)
+    shape = instr.attr("shape")
+    per = sel.platform.block_bytes // local.dtype.itemsize
+    if not (len(shape) == 1 and shape[0] % per == 0 and sel.const_of(extents[0]) == shape[0]):
+        return None
+    gm = _gm(sel, base, local.dtype, sel.wide_expr(offset))
+    dst, src = (local, gm) if to_ub else (gm, local)
+    return Call("DataCopy", dst, (src,), (lit(shape[0]),), pipe=Pipe.MTE2 if to_ub else Pipe.MTE3)
+
+
 def copy_in(sel: Selector, instr: Instr) -> list:
     """CopyIn of a block load: AllocTensor, DataCopy(Pad), EnQue."""
     v = instr.result
     buf = sel.inbuf.get(v.id) or sel.bufs[v.id]
     dt, shape = buf.dtype, instr.attr("shape")
     local = Ref(buf, dt, lit(0), sel.count(v))
-    base, offset, stride, extents, other = parts(instr)
+    _, _, _, extents, other = parts(instr)
     out: list = [Queue(QOp.ALLOC, buf, instr.loc)]
-    full = all(sel.const_of(e) == n for e, n in zip(extents, shape))
+    whole = _whole_blocks(sel, instr, local, True)
+    if whole is not None:
+        return out + [whole, Queue(QOp.ENQUE, buf)]
     per = sel.platform.block_bytes // dt.itemsize
-    if len(shape) == 1 and full and shape[0] % per == 0:
-        out.append(Call("DataCopy", local, (_gm(sel, base, dt, sel.wide_expr(offset)),), (lit(shape[0]),),
-                        pipe=Pipe.MTE2))
-        return out + [Queue(QOp.ENQUE, buf)]
     cols = _extent(sel, extents[-1], shape[-1])
     aligned = isinstance(cols, Lit) and cols.value % per == 0
     pad = lit(0) if aligned or other is None else Conv(U8, Bin(BinOp.SUB, ceil_to(cols, per), cols))
@@ -118,15 +128,11 @@ def copy_out(sel: Selector, instr: Instr) -> list:
     """CopyOut of a block store: DeQue, DataCopy(Pad), FreeTensor."""
     value = instr.operands[-1]
     buf = sel.outbuf[id(instr)]
-    dt, shape = buf.dtype, instr.attr("shape")
-    local = Ref(buf, dt, lit(0), sel.count(value))
-    base, offset, stride, extents, _ = parts(instr)
+    local = Ref(buf, buf.dtype, lit(0), sel.count(value))
     out: list = [Queue(QOp.DEQUE, buf, instr.loc)]
-    full = all(sel.const_of(e) == n for e, n in zip(extents, shape))
-    per = sel.platform.block_bytes // dt.itemsize
-    if len(shape) == 1 and full and shape[0] % per == 0:
-        out.append(Call("DataCopy", _gm(sel, base, dt, sel.wide_expr(offset)), (local,), (lit(shape[0]),),
-                        pipe=Pipe.MTE3))
+    whole = _whole_blocks(sel, instr, local, False)
+    if whole is not None:
+        out.append(whole)
     else:
         out += _transfer(sel, instr, local, sel.pitch(value), None, False)
     return out + [Queue(QOp.FREE, buf)]

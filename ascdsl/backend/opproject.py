@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 
 from .. import dtypes
-from . import host
+from . import ascendc, host
 from .tiling import TilingLayout, cann_name
 
 GE_DTYPE = {"float32": "DT_FLOAT", "float16": "DT_FLOAT16", "bfloat16": "DT_BF16", "int8": "DT_INT8",
@@ -93,7 +93,8 @@ def opdef_dtypes(b) -> list[tuple[str, ...]]:
 def op_kernel_branches(b) -> list[dict]:
     """One ``TILING_KEY_IS`` branch for every key the generated tiling function can set: 0 (an empty
     input: one block is launched and does nothing) and every variant the build contains."""
-    return [{"key": 0, "class_name": None}, *({"key": v.key, "class_name": v.class_name} for v in b.variants)]
+    names = ascendc.class_names(b.variants, b.platform)
+    return [{"key": 0, "class_name": None}, *({"key": v.key, "class_name": names[v.key]} for v in b.variants)]
 
 
 def op_host_model(b) -> dict:

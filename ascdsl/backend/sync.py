@@ -6,7 +6,8 @@ hold results of earlier stages, so they count as written at a stage's start (que
 ordered by their ``EnQue``/``DeQue``). A scalar read of UB (``GetValue``) of a slot written by a
 vector call since the last flag gets ``SetFlag``/``WaitFlag<HardEvent::V_S>`` before it. A loop
 that is not ``independent`` is entered as if its own body had just run (a dependence between
-iterations). Cross-pipe order between the stages is the queues' job.
+iterations); an ``independent`` loop that depends on what came before waits once, before it.
+Cross-pipe order between the stages is the queues' job.
 """
 from __future__ import annotations
 
@@ -61,10 +62,13 @@ def _body(plan, body, st: _State) -> tuple:
             out.append(Flag(Pipe.V, Pipe.S))
             st.pending = set()
         if isinstance(s, For):
+            w, r = _touches(plan, s.body)
             if not s.independent:
-                w, r = _touches(plan, s.body)
                 st.written |= w
                 st.read |= r
+            elif r & st.written or w & (st.written | st.read):  # once, before the loop
+                out.append(Barrier(Pipe.V))
+                st.written, st.read = set(), set()
             entry = st.copy()
             s = dataclasses.replace(s, body=_body(plan, s.body, st))
             st.merge(entry)

@@ -144,3 +144,58 @@ def test_exp2_on_the_interpreter_and_the_simulator(dtype):
         out = np.zeros_like(x)
         exp2_kernel[(ascdsl.cdiv(777, 256),)](x, out, 777, BLOCK=256, backend=backend)
         np.testing.assert_allclose(out.astype(np.float64), want, rtol=dt.rtol, atol=dt.atol, err_msg=backend)
+
+
+def _narrow_leaves(e, wide=False):
+    """Int32 leaves of a GM offset expression that are not widened to int64_t before arithmetic."""
+    if isinstance(e, kir.Conv):
+        return _narrow_leaves(e.x, e.dtype == dtypes.int64)
+    if isinstance(e, (kir.Bin, kir.Cond)):
+        return [x for part in ((e.a, e.b) if isinstance(e, kir.Bin) else (e.c, e.a, e.b))
+                for x in _narrow_leaves(part, wide)]
+    if isinstance(e, kir.Field) or isinstance(e, kir.Var) and e.ctype != dtypes.int64:
+        return [] if wide else [e]
+    return []
+
+
+def test_an_llm_vocabulary_block_is_planned_with_int64_offsets():
+    """[32768, 152064] float16 has 4.98e9 elements: the tiling function serves it and every GM offset
+    (and the Let it is computed by) is int64_t arithmetic."""
+    from ascdsl import build
+    from ascdsl.backend import host
+    from ascdsl.op import TensorDesc, load_operators
+    platform = ascdsl.platforms.get_platform("Ascend910B3")
+    (op,) = load_operators([Path(__file__).resolve().parents[2] / "ops" / "softmax_grad.py"])
+    b = build.plan(op, platform)
+    d = TensorDesc((32768, 152064), dtypes.float16)
+    got = host.python_tiling(op, b.layout, b.variants, platform, (d, d), {"is_front": False})
+    assert got.status == 0, got.message
+    (v,) = [v for v in b.variants if v.key == dict(got.fields)["tilingKey"]]
+    k = ascendc.compile_variant(v.kernel, platform)
+    lets = {s.var: s.expr for s in kir.walk(k.process) if isinstance(s, kir.Let)}
+    offsets = [o.offset for s in kir.walk(k.process) if isinstance(s, kir.Call)
+               for o in (s.dst, *s.srcs) if isinstance(o, kir.Gm)]
+    assert offsets
+    for e in offsets:
+        assert _narrow_leaves(e) == [], e
+        for x in kir.sub_exprs(e):
+            if isinstance(x, kir.Var) and x in lets:
+                assert _narrow_leaves(lets[x]) == [], lets[x]
+
+
+def test_variants_differing_only_by_element_type_share_one_template_class():
+    from ascdsl import build
+    from ascdsl.op import load_operators
+    platform = ascdsl.platforms.get_platform("Ascend910B3")
+    (op,) = load_operators([Path(__file__).resolve().parents[2] / "ops" / "log_softmax_grad.py"])
+    b = build.plan(op, platform)
+    plans = ascendc.classes(b.variants, platform)
+    templates = [c for c in plans if c.is_template]
+    assert templates and len(plans) < len(b.variants)
+    for c in templates:
+        instances = [name for _, name in c.instances]
+        assert f"{c.name}<half>" in instances and f"{c.name}<bfloat16_t>" in instances
+        assert {v.kernel.name for v, _ in c.instances} == {c.kernel.name}
+    text = build.render_files(b)["kernel/log_softmax_backward_kernel.cpp"]
+    assert text.count("template <typename T>") == len(templates)
+    assert text.count("\nclass ") == len(plans)
