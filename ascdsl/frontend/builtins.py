@@ -165,7 +165,8 @@ def _atomic(op: Op):
             ptr, mask = _mask(em, ptr, mask)
             shapes.append(mask.type.shape)
         shape = broadcast_shapes(*shapes)
-        operands = [em.broadcast(x, shape) for x in (ptr, *values)] + ([em.broadcast(mask, shape)] if mask else [])
+        operands = [em.broadcast(x, shape) for x in (ptr, *values)]
+        operands += [em.broadcast(mask, shape)] if mask is not None else []
         attrs = [] if op is Op.ATOMIC_CAS else [("has_mask", mask is not None)]
         return em.op(op, Type(elem, shape), operands, attrs)
     return handler
