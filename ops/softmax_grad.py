@@ -23,11 +23,15 @@ row count by a per-element count: ``grad``, ``src`` and the result in their dtyp
 the backend's queues are, three separate float32 buffers (nothing is cast in place), ``6 * itemsize +
 12`` bytes, plus a float32 sum per row.
 
-``impl="api"`` instead calls ``AscendC::SoftmaxGrad`` / ``SoftmaxGradFront`` from a direct-launch kernel
-(``templates/softmax_grad_api*.j2``) whose generated host tiling calls CANN's ``SoftMaxGradTilingFunc``;
-both run on the simulator (``backend="sim"``), which provides that host API (:mod:`ascdsl.softmax_tiling`).
+``impl="api"`` instead calls ``AscendC::SoftmaxGrad`` / ``SoftmaxGradFront`` from a direct-launch
+kernel rendered from ``templates/softmax_grad_api.cpp.j2``, its tiling computed by a generated host
+function (``templates/softmax_grad_api_host.cpp.j2``) that calls CANN's host API
+(``GetSoftMaxGradMaxTmpSize``, ``SoftMaxGradTilingFunc``); both run on the simulator
+(``backend="sim"``), which provides those host functions (:mod:`ascdsl.softmax_tiling`).
 """
+import ctypes
 import os
+from pathlib import Path
 
 import numpy as np
 
@@ -254,20 +258,18 @@ def render_softmax_grad_api(dtype, is_front) -> dict[str, str]:
     }
 
 
-def write_softmax_grad_api(dtype, is_front) -> os.PathLike:
+def write_softmax_grad_api(dtype, is_front) -> Path:
     """The API lowering's files in a cache folder named by their contents; returns the folder."""
     files = render_softmax_grad_api(dtype, is_front)
-    key = ascdsl.cache.digest(*(part for item in sorted(files.items()) for part in item))[:24]
-    folder = ascdsl.cache.folder("softmax-grad-api", key)
+    folder = ascdsl.cache.folder("softmax-grad-api", ascdsl.cache.digest(*(part for item in sorted(files.items()) for part in item))[:24])
     for rel, text in files.items():
         ascdsl.cache.write_text(folder / rel, text)
     return folder
 
 
-def softmax_grad_api_tiling(folder, m, k, dtype, is_front, platform) -> tuple[np.ndarray, int]:
+def softmax_grad_api_tiling(folder: Path, m, k, dtype, is_front, platform) -> tuple[np.ndarray, int]:
     """``SoftmaxGradApiTilingData`` (as uint32 words) and the block dim for ``[m, k]``, from the
     generated host tiling function in ``folder``."""
-    import ctypes
     host_fn = getattr(softmax_tiling.host_library([folder / "softmax_grad_api_host.cpp"]), API_HOST)
     host_fn.restype = ctypes.c_int32
     words = np.zeros(API_TILING_WORDS, np.uint32)

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import dtypes, language as tl, semantics
+from .. import dtypes, language as tl, numerics, semantics
 from ..dtypes import DType, PointerType
 from ..errors import Error
 from ..ir import GroupOp, Op, Type, Value
@@ -118,7 +118,10 @@ def _load(em: Emitter, ptr, mask, other, boundary_check, padding_option, cache_m
     if other is not None:
         if mask is None:
             raise SemanticError("tl.load got `other` without `mask`", "other fills masked lanes: add mask=...")
-        other = em.value(other, ptr.type.dtype.element_ty)
+        element = ptr.type.dtype.element_ty
+        if isinstance(other, float) and element.is_int:  # other=float("-inf") fills an int load with its
+            other = int(numerics.cast(np.array(other), element.np))  # minimum, as Triton's cast does
+        other = em.value(other, element)
         _fits(other, ptr.type.shape, "`other`")
         operands.append(other if other.type.is_scalar else em.broadcast(other, ptr.type.shape))
     return em.op(Op.LOAD, Type(ptr.type.dtype.element_ty, ptr.type.shape), operands,
@@ -162,7 +165,8 @@ def _atomic(op: Op):
             ptr, mask = _mask(em, ptr, mask)
             shapes.append(mask.type.shape)
         shape = broadcast_shapes(*shapes)
-        operands = [em.broadcast(x, shape) for x in (ptr, *values)] + ([em.broadcast(mask, shape)] if mask else [])
+        operands = [em.broadcast(x, shape) for x in (ptr, *values)]
+        operands += [em.broadcast(mask, shape)] if mask is not None else []
         attrs = [] if op is Op.ATOMIC_CAS else [("has_mask", mask is not None)]
         return em.op(op, Type(elem, shape), operands, attrs)
     return handler

@@ -7,11 +7,12 @@ axes or splats a scalar.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import dtypes, numerics, semantics
+from .. import dtypes, semantics
 from ..dtypes import DType, PointerType
 from ..errors import UNKNOWN
 from ..ir import Builder, Op, Type, Value
@@ -58,8 +59,8 @@ def _constant(value, dtype: DType):
         return float(value)
     if dtype.kind == "bool":
         return bool(value)
-    if isinstance(value, (float, np.floating)):  # converted like a cast: truncated, saturating, NaN -> 0
-        return int(numerics.cast(np.array(value, np.float64), dtype.np))
+    if isinstance(value, (float, np.floating)) and not math.isfinite(value):
+        raise SemanticError(f"{value} has no {dtype} value", "integer constants must be finite")
     info = np.iinfo(dtype.np)
     if not info.min <= int(value) <= info.max:
         raise SemanticError(f"{value} does not fit {dtype} (range [{info.min}, {info.max}])",
