@@ -16,6 +16,7 @@ import numpy as np
 from . import dtypes
 from .errors import Error
 from .op import Operator
+from .platforms import DEFAULT_PLATFORM, get_platform
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class CaseResult:
     ok: bool
     max_abs_err: float = 0.0
     message: str = ""
+    skipped: str = ""  # why the case does not apply (ok stays True): e.g. a dtype the platform lacks
 
 
 def close(actual: np.ndarray, expected: np.ndarray, dtype: dtypes.DType,
@@ -97,9 +99,13 @@ def expected_outputs(op: Operator, inputs, attrs: dict) -> tuple[np.ndarray, ...
 
 
 def run_case(op: Operator, case, backend: str, platform: str | None = None) -> CaseResult:
-    """Run one case of ``op`` on ``backend`` and compare every output with the reference."""
+    """Run one case of ``op`` on ``backend`` and compare every output with the reference. A case
+    with bfloat16 tensors on a platform without bfloat16 is skipped (its OpDef registers none)."""
     inputs = case.inputs()
     attrs = dict(case.attrs)
+    if not get_platform(platform or DEFAULT_PLATFORM).has_bf16 and any(
+            getattr(x, "dtype", None) == dtypes.bfloat16.np for x in inputs):
+        return CaseResult(op.name, case.label, backend, True, skipped=f"{platform} has no bfloat16")
     try:
         expected = expected_outputs(op, inputs, attrs)
         actual = _outputs(op.entry(*inputs, **attrs, backend=backend, platform=platform))
@@ -116,13 +122,14 @@ def run_case(op: Operator, case, backend: str, platform: str | None = None) -> C
 def format_table(results: list[CaseResult]) -> str:
     """One aligned table of ``results``, each failure's message after it, and a passed/failed count."""
     rows = [("op", "case", "backend", "result", "max |err|")]
-    rows += [(r.op, r.case, r.backend, "ok" if r.ok else "FAIL", f"{r.max_abs_err:.3g}")
-             for r in results]
+    rows += [(r.op, r.case, r.backend, "skip" if r.skipped else "ok" if r.ok else "FAIL",
+              "" if r.skipped else f"{r.max_abs_err:.3g}") for r in results]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
     lines += [f"FAIL {r.op} [{r.case}] on {r.backend}: {r.message}" for r in results if not r.ok]
-    failed = sum(not r.ok for r in results)
-    lines.append(f"{len(results) - failed} passed, {failed} failed")
+    lines += [f"skip {r.op} [{r.case}] on {r.backend}: {r.skipped}" for r in results if r.skipped]
+    failed, skipped = sum(not r.ok for r in results), sum(bool(r.skipped) for r in results)
+    lines.append(f"{len(results) - failed - skipped} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
     return "\n".join(lines)
 
 
