@@ -1,11 +1,20 @@
-"""ascdsl: a Triton-style tile DSL that compiles operators to Ascend C."""
-from .errors import CompilationError, Error, InputTypeError, InputValueError, Loc, OutOfBoundsError
+"""ascdsl: a Triton-style tile DSL that compiles operators to Ascend C.
+
+``import ascdsl as triton`` gives Triton's top level too: ``jit``, ``autotune``, ``heuristics``,
+``Config``, ``cdiv``, ``next_power_of_2`` and the modules ``language``, ``runtime``, ``compiler``,
+``testing`` (see ``ascdsl.triton_alias`` to make ``import triton`` itself resolve to ascdsl).
+"""
+from .errors import (CompilationError, DeviceAssertionError, Error, InputTypeError, InputValueError, Loc,
+                     OutOfBoundsError)
 from .op import Attr, Case, Launch, Operator, Output, TensorDesc, entry, host
 from . import language, planner
 from .jit import JITFunction, jit
 from .language import cdiv, next_power_of_2
+from .runtime import Config, autotune, heuristics
+from . import compiler, runtime, testing
 from .backend import simrun as _simrun  # registers backend="sim"
 
-__all__ = ["CompilationError", "Error", "InputTypeError", "InputValueError", "Loc", "OutOfBoundsError",
-           "Attr", "Case", "Launch", "Operator", "Output", "TensorDesc", "entry", "host",
-           "JITFunction", "cdiv", "jit", "language", "next_power_of_2", "planner"]
+__all__ = ["CompilationError", "DeviceAssertionError", "Error", "InputTypeError", "InputValueError", "Loc",
+           "OutOfBoundsError", "Attr", "Case", "Launch", "Operator", "Output", "TensorDesc", "entry", "host",
+           "Config", "JITFunction", "autotune", "cdiv", "compiler", "heuristics", "jit", "language",
+           "next_power_of_2", "planner", "runtime", "testing"]

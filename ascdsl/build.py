@@ -1,18 +1,20 @@
 """``ascdsl build``: one folder per operator with the kernel, its host code and a CANN op project.
 
-``DIR/<op>/`` (``<op>`` is CANN's name for the op type, e.g. ``scale_add``)::
+``DIR/<OP.name>/`` holds (``<op>`` is CANN's name for the op type, e.g. ``scale_add``)::
 
     kernel/<op>_kernel.cpp      the direct-launch kernel (one entry switching on the tiling key)
     kernel/<op>_tiling.h        the plain tiling struct and the tiling function (host C++)
     kernel/main.cpp             direct launch: CANN CPU debug mode (ASCENDC_CPU_DEBUG) or the NPU (ACLRT_LAUNCH_KERNEL)
     kernel/CMakeLists.txt       RUN_MODE cpu (tikicpulib), sim or npu (ascendc_library)
-    op_project/<op>.json        msopgen's operator description
+    op_project/<opc>.json       msopgen's operator description (<opc>: the project's OpType, e.g.
+                                softmax_grad_custom for SoftmaxGradCustom: Operator.project_op_type)
     op_project/op_host/...      BEGIN_TILING_DATA_DEF header, TilingFunc/InferShape/OpDef, the tiling function
-    op_project/op_kernel/<op>.cpp
+    op_project/op_kernel/<opc>.cpp
     op_project/README.md        how to build it inside msopgen's generated project
     ir/NN_<kernel>.ir           the IR of every variant
     manifest.json               kernels, variants, tiling keys and fields (ascdsl/schema/manifest.schema.json)
     report.txt                  a readable summary
+    report.html                 UB maps, tiling, schedules, simulator counters (:mod:`ascdsl.report`)
 
 Every file is a pure function of the op file and the platform, so two builds are byte-identical.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,13 +37,15 @@ from .backend.opproject import (
     main_model,
     msopgen,
     op_host_model,
+    op_kernel_branches,
+    opdef_dtypes,
     opdef_name,
     padding,
 )
 from .backend.hostcode import is_kernel
 from .backend.render import render
 from .backend.tiling import TilingLayout, Variant, cann_name, layout, variants
-from .errors import CompilationError, Error, display_path
+from .errors import CompilationError, Error, source_path, source_root
 from .ir import dump
 from .op import Operator
 from .platforms import Platform
@@ -53,6 +58,7 @@ __all__ = [
     "OpBuild",
     "VariantCheck",
     "build",
+    "check_host",
     "manifest",
     "plan",
     "render_files",
@@ -73,23 +79,51 @@ class OpBuild:
     layout: TilingLayout
     source: str  # the op file, as the generated comments name it
     failed: tuple[tuple[Variant, CompilationError], ...] = ()
+    root: str = "."  # generated files name source files relative to this folder
 
     @property
     def name(self) -> str:
         return cann_name(self.op.op_type)
 
     @property
+    def project_name(self) -> str:
+        """CANN's name of the op project's OpType (``softmax_grad_custom``): its files and kernel entry."""
+        return cann_name(self.op.project_op_type)
+
+    @property
     def pointers(self) -> tuple[str, ...]:
         return (*self.op.inputs, *(o.name for o in self.op.outputs))
 
 
-def plan(op: Operator, platform: Platform) -> OpBuild:
-    """Collect the kernel specialisations the op's OpDef-expressible cases launch, lay out the tiling
-    struct, and set aside the variants the Ascend C backend cannot emit."""
+def _kernels(op: Operator, platform: Platform,
+             root: str | Path | None = None) -> tuple[list, TilingLayout, str, str]:
+    """The kernel specialisations the op's OpDef-expressible cases launch on ``platform`` (none with
+    bfloat16 tensors where the platform has no bfloat16: the OpDef registers no such dtypes there),
+    their tiling layout, the op file as generated comments name it, and the folder they name it
+    relative to: ``root`` (default: the op file's folder), so builds match from any directory."""
     from .cli import specializations
-    kernels = specializations(op, opdef_only=True, platform=platform.name).kernels
-    source = display_path(inspect.getsourcefile(inspect.unwrap(op.host)) or op.name)
-    lay = layout(f"{op.op_type}TilingData", kernels)
+    kernels = [k for k in specializations(op, opdef_only=True, platform=platform.name).kernels
+               if platform.has_bf16 or dtypes.bfloat16 not in _pointer_dtypes(k)]
+    op_file = inspect.getsourcefile(inspect.unwrap(op.host)) or op.name
+    root = os.path.abspath(root if root is not None else os.path.dirname(os.path.abspath(op_file)))
+    with source_root(root):
+        source = source_path(op_file)
+    return kernels, layout(f"{op.op_type}TilingData", kernels), source, root
+
+
+def check_host(op: Operator, platform: Platform) -> None:
+    """Raise the located error ``plan``/``write`` would raise for the op's host code (what does not
+    lower to C++: NumPy calls, planner queries whose UB footprint is not affine, ...), without
+    emitting kernels. ``ascdsl check`` runs it."""
+    kernels, lay, source, _ = _kernels(op, platform)
+    host.tiling_header(op, lay, variants(kernels), platform, source)
+
+
+def plan(op: Operator, platform: Platform, root: str | Path | None = None) -> OpBuild:
+    """Collect the kernel specialisations the op's OpDef-expressible cases launch, lay out the tiling
+    struct, and set aside the variants the Ascend C backend cannot emit. Generated files name source
+    files relative to ``root`` (default: the op file's folder)."""
+    kernels, lay, source, root = _kernels(op, platform, root)
     emitted, failed = [], []
     for v in variants(kernels):
         try:
@@ -97,11 +131,16 @@ def plan(op: Operator, platform: Platform) -> OpBuild:
             emitted.append(v)
         except CompilationError as e:
             failed.append((v, e))
-    return OpBuild(op, platform, tuple(emitted), lay, source, tuple(failed))
+    return OpBuild(op, platform, tuple(emitted), lay, source, tuple(failed), root)
 
 
 def render_files(b: OpBuild) -> dict[str, str]:
     """Every output file of one operator: path (relative to ``DIR/<op>/``) -> text."""
+    with source_root(b.root):
+        return _render_files(b)
+
+
+def _render_files(b: OpBuild) -> dict[str, str]:
     name, op = b.name, b.op
     tiling_h = host.tiling_header(op, b.layout, b.variants, b.platform, b.source)
     files = {
@@ -109,16 +148,7 @@ def render_files(b: OpBuild) -> dict[str, str]:
         f"kernel/{name}_tiling.h": tiling_h,
         "kernel/main.cpp": render("main.cpp.j2", **main_model(b)),
         "kernel/CMakeLists.txt": render("kernel_cmake.txt.j2", name=name, symbol=name, platform=b.platform.name),
-        f"op_project/{name}.json": json.dumps(msopgen(b), indent=4) + "\n",
-        f"op_project/op_host/{name}_tiling.h": render("op_host_tiling.h.j2", b=b, fields=fields(b.layout),
-                                                      padding=padding(b.layout)),
-        f"op_project/op_host/{name}_tiling_func.h": tiling_h,
-        f"op_project/op_host/{name}.cpp": render("op_host.cpp.j2", **op_host_model(b)),
-        f"op_project/op_kernel/{name}.cpp": render(
-            "op_kernel.cpp.j2", b=b, classes=ascendc.render_classes(b.variants, b.layout, b.platform),
-            calls=[{"key": k, "class_name": c} for k, c in ascendc.class_names(b.variants, b.platform).items()]),
-        "op_project/README.md": render("op_project_readme.md.j2", b=b, name=name, aclnn=aclnn_signature(b),
-                                       tensors=[opdef_name(n) for n in b.pointers], failed=_failures(b)),
+        **op_project_files(b, tiling_h),
     }
     for v in sorted(b.variants + tuple(v for v, _ in b.failed), key=lambda v: v.key):
         files[f"ir/{v.key:02d}_{v.kernel.name}.ir"] = dump(v.kernel)
@@ -129,6 +159,24 @@ def render_files(b: OpBuild) -> dict[str, str]:
     return files
 
 
+def op_project_files(b: OpBuild, tiling_h: str) -> dict[str, str]:
+    """The op project's files (named after ``b.project_name``); ``tiling_h`` is the tiling function."""
+    name = b.project_name
+    return {
+        f"op_project/{name}.json": json.dumps(msopgen(b), indent=4) + "\n",
+        f"op_project/op_host/{name}_tiling.h": render("op_host_tiling.h.j2", b=b, name=name, fields=fields(b.layout),
+                                                      padding=padding(b.layout)),
+        f"op_project/op_host/{name}_tiling_func.h": tiling_h,
+        f"op_project/op_host/{name}.cpp": render("op_host.cpp.j2", **op_host_model(b)),
+        f"op_project/op_kernel/{name}.cpp": render(
+            "op_kernel.cpp.j2", b=b, name=name, classes=ascendc.render_classes(b.variants, b.layout, b.platform),
+            branches=op_kernel_branches(b)),
+        "op_project/README.md": render("op_project_readme.md.j2", b=b, name=name, aclnn=aclnn_signature(b),
+                                       tensors=[opdef_name(n) for n in b.pointers], failed=_failures(b),
+                                       columns=opdef_dtypes(b)),
+    }
+
+
 def _failures(b: OpBuild) -> list[dict]:
     return [{"key": v.key, "kernel": v.kernel.name, "constexprs": {k: json_value(c) for k, c in v.kernel.constexprs},
              "error": str(e)}
@@ -136,28 +184,32 @@ def _failures(b: OpBuild) -> list[dict]:
 
 
 def write(b: OpBuild, out: str | Path) -> Path:
-    """Write the files of ``b`` under ``out/<op>/``; returns that folder. Every path is resolved
-    (symbolic links followed) and must stay inside ``out``."""
+    """Write the files of ``b`` under ``out/<OP.name>/``; returns that folder. Every path is resolved
+    (symbolic links followed) and must stay inside that folder."""
     root = Path(out).resolve()
-    folder = Path(out) / b.name
+    folder = Path(out) / b.op.name
     for rel, text in render_files(b).items():
         path = folder / rel
         resolved = path.resolve()
-        if not resolved.is_relative_to(root / b.name) or resolved == root / b.name:
+        if not resolved.is_relative_to(root / b.op.name) or resolved == root / b.op.name:
             raise Error(f"refusing to write {rel!r} of {b.op.name}: it resolves to {resolved}, outside "
-                        f"the output folder {root / b.name}")
+                        f"the output folder {root / b.op.name}")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     return folder
 
 
-def build(ops: Sequence[Operator], out: str | Path, platform: Platform) -> list[Path]:
-    """Write every op's files under ``out``; returns the op folders."""
-    return [write(plan(op, platform), out) for op in ops]
+def build(ops: Sequence[Operator], out: str | Path, platform: Platform, root: str | Path | None = None) -> list[Path]:
+    """Write every op's files under ``out``; returns the op folders (``root``: see :func:`plan`)."""
+    return [write(plan(op, platform, root), out) for op in ops]
+
+
+def _pointer_dtypes(kernel) -> list[dtypes.DType]:
+    return [p.type.dtype.element_ty for p in kernel.params if isinstance(p.type.dtype, dtypes.PointerType)]
 
 
 def _variant_row(v: Variant, b: OpBuild) -> dict:
-    pointers = [p.type.dtype.element_ty.name for p in v.kernel.params if isinstance(p.type.dtype, dtypes.PointerType)]
+    pointers = [d.name for d in _pointer_dtypes(v.kernel)]
     scalars = {n: p.type.dtype.name for n, p in zip(v.kernel.param_names, v.kernel.params)
                if isinstance(p.type.dtype, dtypes.DType)}
     return {"key": v.key, "kernel": v.kernel.name, "class": ascendc.class_names(b.variants, b.platform)[v.key],

@@ -1,31 +1,47 @@
-"""The ``ascdsl`` command: ``ir``, ``check`` and ``build`` over op files."""
+"""The ``ascdsl`` command: ``check``, ``build``, ``ir``, ``platforms`` and ``bench`` over op files.
+
+A build writes one folder per operator, named after the op's ``OP.name`` (``ops/rmsnorm.py``
+declaring ``name="rms_norm"`` builds into ``DIR/rms_norm/``). Errors are one line (a kernel or host
+code mistake is a located error with its source line); ``--debug`` shows Python's traceback.
+"""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
+import traceback
+from contextlib import contextmanager
 
-from . import record
-from .errors import Error, InputTypeError, InputValueError
+from . import bench, record
+from .errors import CompilationError, Error, InputTypeError, InputValueError
 from .ir import Module, dump
 from .jit import BACKENDS
 from .op import Operator, load_operators
-from .testing import CaseResult, format_table, verify
+from .platforms import DEFAULT_PLATFORM, PLATFORMS, Platform, get_platform
+from .testing import CaseResult, format_table, run_case
+
+BUILD_HELP = """Write DIR/<OP.name>/ for every op file (kernel/, op_project/, ir/, manifest.json,
+report.txt, report.html; the folder is named after the op's OP.name, not its file) and verify it:
+every case on the interpreter and on the simulator, the op-project kernel and kernel/main.cpp of
+every variant. Exit status 1 if anything fails."""
 
 
 def specializations(op: Operator, opdef_only: bool = False, platform: str | None = None) -> Module:
     """Every distinct kernel specialisation that the op's cases launch, in first-launch order
-    (``opdef_only``: only the cases the OpDef can express, what ``ascdsl build`` compiles). With a
-    ``platform``, the cases launch for it, and those its host rejects (e.g. bfloat16 where the
-    platform has no bfloat16 casts) launch nothing."""
+    (``opdef_only``: only the cases the OpDef can express, what ``ascdsl build`` compiles). With
+    ``platform``, the cases run for that platform and those its host rejects there (bfloat16 on a SoC
+    without it) are left out; otherwise they run for the default platform."""
     cases = [c for c in op.cases if op.opdef_attrs(c) is not None] if opdef_only else op.cases
-    target = {} if platform is None else {"platform": platform}
     with record.launches() as seen:
         for case in cases:
+            if platform is None:
+                op.entry(*case.inputs(), **dict(case.attrs), backend="interpreter")
+                continue
             try:
-                op.entry(*case.inputs(), **dict(case.attrs), backend="interpreter", **target)
+                op.entry(*case.inputs(), **dict(case.attrs), backend="interpreter", platform=platform)
             except (InputTypeError, InputValueError):
-                if platform is None:
-                    raise
+                continue
     kernels = []
     for launch in seen:
         if launch.kernel not in kernels:
@@ -37,45 +53,95 @@ def _backends(choice: str) -> tuple[str, ...]:
     return tuple(sorted(BACKENDS)) if choice == "all" else (choice,)
 
 
+@contextmanager
+def progress(total: int, unit: str):
+    """A progress bar on stderr; silent when stderr is not a terminal (CI logs, pipes)."""
+    from tqdm import tqdm
+    with tqdm(total=total, unit=unit, file=sys.stderr, disable=None, leave=False, dynamic_ncols=True) as bar:
+        yield bar
+
+
+def _platform(name: str | None) -> Platform:
+    return get_platform(name or os.environ.get("ASCDSL_PLATFORM") or DEFAULT_PLATFORM)
+
+
+def _host_row(op: Operator, platform: Platform) -> CaseResult:
+    """Whether the op's host code lowers to C++ as ``build`` lowers it (full error on stderr)."""
+    from .build import check_host
+    try:
+        check_host(op, platform)
+        return CaseResult(op.name, "(host code -> C++)", "build", True)
+    except CompilationError as e:
+        print(f"ascdsl: {op.name}: host code that `ascdsl build` rejects:\n{e}", file=sys.stderr)
+        return CaseResult(op.name, "(host code -> C++)", "build", False, message=str(e).splitlines()[0])
+
+
 def cmd_ir(args) -> int:
     for op in load_operators(args.paths):
         print(dump(specializations(op)), end="")
     return 0
 
 
+def cmd_platforms(args) -> int:
+    rows = [("platform", "vector cores", "AI cores", "UB", "planner budget", "bf16", "")]
+    rows += [(p.name, str(p.vector_core_count), str(p.ai_core_count), f"{p.ub_bytes // 1024} KiB",
+              f"{p.ub_budget_bytes // 1024} KiB", "yes" if p.has_bf16 else "no",
+              "(default)" if p.name == DEFAULT_PLATFORM else "") for p in PLATFORMS.values()]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    return 0
+
+
 def cmd_check(args) -> int:
-    results = [r for op in load_operators(args.paths)
-               for r in verify(op, _backends(args.backend), args.platform)]
+    platform = _platform(args.platform)
+    ops, backends = load_operators(args.paths), _backends(args.backend)
+    results = []
+    with progress(sum(1 + len(op.cases) * len(backends) for op in ops), "case") as bar:
+        for op in ops:
+            bar.set_description(op.name)
+            results.append(_host_row(op, platform))
+            bar.update()
+            for case in op.cases:
+                for backend in backends:
+                    results.append(run_case(op, case, backend, platform.name))
+                    bar.update()
     print(format_table(results))
     return 0 if all(r.ok for r in results) else 1
 
 
 def cmd_build(args) -> int:
     """Build every op, then (unless ``--no-verify``) verify every build; one table at the end."""
-    import time
-
-    from . import build, sim
-    from .platforms import DEFAULT_PLATFORM, get_platform
+    from . import build, report, sim
     from .verify import verify_build
-    platform = get_platform(args.platform or DEFAULT_PLATFORM)
+    platform = _platform(args.platform)
+    ops = load_operators(args.paths)
     start, results = time.perf_counter(), []
-    for op in load_operators(args.paths):
-        try:
-            b = build.plan(op, platform)
-            folder = build.write(b, args.output)
-        except Error as e:
-            print(f"ascdsl: cannot build {op.name}:\n{e}", file=sys.stderr)
-            results.append(CaseResult(op.name, "(build)", "build", False, message=str(e).splitlines()[0]))
-            continue
-        print(f"built {folder}" + (f" ({len(b.failed)} variant(s) not emitted)" if b.failed else ""))
-        for v, e in b.failed:
-            print(f"ascdsl: {b.name}: variant {v.key} ({v.kernel.name} {dict(v.kernel.constexprs)}) "
-                  f"could not be emitted:\n{e}", file=sys.stderr)
-        if args.verify:
-            results += verify_build(b, folder)
-        else:
-            results += [CaseResult(op.name, f"variant {v.key} {v.kernel.name}", "emit", False,
-                                   message=str(e).splitlines()[0]) for v, e in b.failed]
+    with progress(sum(1 + (len(op.cases) + 1 if args.verify else 0) for op in ops), "step") as bar:
+        for op in ops:
+            bar.set_description(op.name)
+            try:
+                b = build.plan(op, platform)
+                folder = build.write(b, args.output)
+            except Error as e:
+                bar.update(1 + (len(op.cases) + 1 if args.verify else 0))
+                print(f"ascdsl: cannot build {op.name}:\n{e}", file=sys.stderr)
+                results.append(CaseResult(op.name, "(build)", "build", False, message=str(e).splitlines()[0]))
+                continue
+            bar.update()
+            bar.write(f"built {folder}" + (f" ({len(b.failed)} variant(s) not emitted)" if b.failed else ""),
+                      file=sys.stdout)
+            for v, e in b.failed:
+                print(f"ascdsl: {b.name}: variant {v.key} ({v.kernel.name} {dict(v.kernel.constexprs)}) "
+                      f"could not be emitted:\n{e}", file=sys.stderr)
+            samples = {}
+            if args.verify:
+                rows, samples = verify_build(b, folder, tick=bar.update)
+                results += rows
+            else:
+                results += [CaseResult(op.name, f"variant {v.key} {v.kernel.name}", "emit", False,
+                                       message=str(e).splitlines()[0]) for v, e in b.failed]
+            report.write(b, folder, samples)
     if results:
         print(format_table(results))
     stats = sim.build_stats()
@@ -84,26 +150,72 @@ def cmd_build(args) -> int:
     return 0 if all(r.ok for r in results) else 1
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ascdsl", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("ir", help="print the IR of every kernel specialisation an op file's cases launch")
-    p.add_argument("paths", nargs="+")
-    p.set_defaults(run=cmd_ir)
-    for name, run, help in (("check", cmd_check, "verify op files against their references"),
-                            ("build", cmd_build, "build op files into a folder and verify them")):
-        p = sub.add_parser(name, help=help)
-        p.add_argument("paths", nargs="+")
-        p.add_argument("--backend", choices=sorted(BACKENDS) + ["all"], default="all")
-        p.add_argument("--platform", default=None)
-        if name == "build":
-            p.add_argument("-o", "--output", default="build")
-            p.add_argument("--no-verify", dest="verify", action="store_false",
-                           help="write the files only (default: verify on the interpreter and the simulator)")
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("ascdsl")
+    except PackageNotFoundError:  # a source checkout that was never installed
+        return "unknown (not installed)"
+
+
+def parser() -> argparse.ArgumentParser:
+    debug = argparse.ArgumentParser(add_help=False)
+    debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show Python's traceback for an error instead of one line")
+    top = argparse.ArgumentParser(prog="ascdsl", description=__doc__.split("\n\n")[0], parents=[debug],
+                                  epilog="`ascdsl COMMAND --help` describes each command.")
+    top.add_argument("--version", action="version", version=f"ascdsl {_version()}")
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name, run, help, description=None):
+        p = sub.add_parser(name, help=help, description=description or help, parents=[debug])
         p.set_defaults(run=run)
-    args = parser.parse_args(argv)
+        return p
+
+    def paths(p):
+        p.add_argument("paths", nargs="+", metavar="PATH",
+                       help="op files (Python files defining OP = ascdsl.Operator(...)) or folders of them")
+
+    def platform(p):
+        p.add_argument("--platform", default=None, metavar="SOC",
+                       help=f"target SoC (default: $ASCDSL_PLATFORM or {DEFAULT_PLATFORM}; `ascdsl platforms` lists them)")
+
+    p = command("check", cmd_check, "run every case of op files on the backends against their references",
+                "Run every case of the op files on the backends and compare with their NumPy references; "
+                "also check that the host code lowers to C++ as `ascdsl build` needs. Exit status 1 on "
+                "any failure.")
+    paths(p)
+    p.add_argument("--backend", choices=sorted(BACKENDS) + ["all"], default="all",
+                   help="where the cases run: the NumPy interpreter, the simulator, or both (default)")
+    platform(p)
+    p = command("build", cmd_build, "build op files into DIR/<OP.name>/ and verify them", BUILD_HELP)
+    paths(p)
+    platform(p)
+    p.add_argument("-o", "--output", default="build", metavar="DIR",
+                   help="where the op folders go (default: build)")
+    p.add_argument("--no-verify", dest="verify", action="store_false",
+                   help="write the files only (default: verify on the interpreter and the simulator)")
+    p = command("ir", cmd_ir, "print the IR of every kernel specialisation an op file's cases launch")
+    paths(p)
+    command("platforms", cmd_platforms, "list the platforms (SoCs) and their vector cores, UB and bf16")
+    bench.add_arguments(command("bench", bench.main,
+                                "estimated kernel time against its floor, and the interpreter against NumPy"))
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     try:
         return args.run(args)
-    except Error as e:
-        print(f"ascdsl: {e}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("ascdsl: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001 - the one place every error becomes a message
+        if getattr(args, "debug", False):
+            traceback.print_exc()
+        elif isinstance(e, Error):
+            print(f"ascdsl: {e}", file=sys.stderr)
+        else:
+            print(f"ascdsl: internal error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''} "
+                  "(rerun with --debug for the traceback)", file=sys.stderr)
         return 1

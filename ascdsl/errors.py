@@ -9,32 +9,65 @@ Located errors (:class:`CompilationError` and subclasses) render like a compiler
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import linecache
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
 class Loc:
-    """A source location: file path (relative to the working directory when inside it),
-    1-based line and 1-based column."""
+    """A source location: file path (absolute as ascdsl records it; shown relative to the working
+    directory when inside it), 1-based line and 1-based column."""
 
     file: str
     line: int
     col: int
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}"
+        return f"{display_path(self.file)}:{self.line}:{self.col}"
 
 
 UNKNOWN = Loc("<unknown>", 0, 0)
 
 
+def source_file(path: str) -> str:
+    """``path`` as a :class:`Loc` records it: absolute, so that it means the same after a ``chdir``."""
+    return path if path.startswith("<") else os.path.abspath(path)
+
+
 def display_path(path: str) -> str:
     """The path as users should read it: relative to the working directory when inside it."""
+    if path.startswith("<"):
+        return path
     absolute = os.path.abspath(path)
     rel = os.path.relpath(absolute, os.getcwd())
     return absolute if rel.startswith("..") else rel
+
+
+_SOURCE_ROOT: contextvars.ContextVar[str | None] = contextvars.ContextVar("ascdsl_source_root", default=None)
+
+
+@contextlib.contextmanager
+def source_root(folder: str | os.PathLike) -> Iterator[None]:
+    """Inside, generated files (``// file.py:LINE`` comments, IR locations, manifests) name source
+    files relative to ``folder``: what makes a build the same from any working directory."""
+    token = _SOURCE_ROOT.set(os.path.abspath(folder))
+    try:
+        yield
+    finally:
+        _SOURCE_ROOT.reset(token)
+
+
+def source_path(path: str) -> str:
+    """How generated text names a source file: relative to the :func:`source_root` in effect (with
+    ``/`` separators), else as :func:`display_path` shows it."""
+    root = _SOURCE_ROOT.get()
+    if root is None or path.startswith("<"):
+        return display_path(path)
+    return os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
 
 
 def source_line(loc: Loc) -> str | None:
@@ -76,6 +109,10 @@ class CompilationError(Error):
 
 class OutOfBoundsError(CompilationError, IndexError):
     """An unmasked load or store outside its array, found while running a kernel."""
+
+
+class DeviceAssertionError(CompilationError, AssertionError):
+    """A ``tl.device_assert`` (in a kernel compiled with ``debug=True``) failed while running."""
 
 
 class InputValueError(Error, ValueError):

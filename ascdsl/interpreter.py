@@ -13,8 +13,11 @@ memory. Control flow whose outcome differs by program runs under a per-program *
 
 Memory ops touch memory only for active programs and unmasked lanes. A pointer value is an int64
 array of *addresses*: argument buffer ``k`` (its position in the argument list) starts at
-``k << 40``, so a pointer selects its array and the element offset within it; offsets index the
-flattened (C-contiguous) array in elements.
+``k << 40``, so a pointer selects its array and the element offset within it; offsets count
+elements from the array's first element. A strided view is the span of memory from its lowest to
+its highest element (kernels reach its elements through the strides they are passed, as on a
+device). An access whose pointer derives from one parameter (:mod:`ascdsl.ir.provenance`) is
+checked against that parameter's span whatever the offset.
 
 Stores are applied one store op at a time, each for all programs of a chunk at once. When several
 lanes store to the same address, the last one wins: in program order (linear program id, axis 0
@@ -32,8 +35,9 @@ import numpy as np
 
 from . import numerics
 from .dtypes import PointerType
-from .errors import CompilationError, InputTypeError, InputValueError, OutOfBoundsError
+from .errors import CompilationError, DeviceAssertionError, InputTypeError, InputValueError, OutOfBoundsError
 from .ir.core import Block, GroupOp, Instr, Kernel, Op, walk
+from .ir.provenance import access_roots
 
 SHIFT = 40  # address bits reserved for the element offset within one argument buffer
 HALF = 1 << (SHIFT - 1)  # offsets in [-HALF, HALF) decode to the right buffer
@@ -45,7 +49,7 @@ Array = np.ndarray
 def run(kernel: Kernel, args: Sequence[Any], grid: Sequence[int]) -> None:
     """Run ``kernel`` over ``grid`` (1 to 3 extents) on ``args``, given in ``kernel.param_names`` order.
 
-    Pointer parameters take C-contiguous NumPy arrays of the pointee dtype (bfloat16 as
+    Pointer parameters take NumPy arrays (or strided views) of the pointee dtype (bfloat16 as
     ``ml_dtypes.bfloat16``), written in place; scalar parameters take Python or NumPy scalars.
     Raises :class:`ascdsl.OutOfBoundsError` for an unmasked access outside its array, and
     :class:`ascdsl.CompilationError` for a loop whose step is zero.
@@ -61,11 +65,7 @@ def run(kernel: Kernel, args: Sequence[Any], grid: Sequence[int]) -> None:
               else np.array([a]).astype(numerics.np_dtype(p.type.dtype))
               for name, p, a in zip(kernel.param_names, kernel.params, args)]
     programs = grid[0] * grid[1] * grid[2]
-    largest = max([1] + [v.type.numel for i in walk(kernel.body) for v in i.results])
-    chunk = max(1, CHUNK_ELEMENTS // largest)
-    schedule = _schedule(kernel.body, {})
-    leaves = {i.result.id: UNIFORM_LEAVES[i.op](i) for i in walk(kernel.body) if i.op in UNIFORM_LEAVES}
-    memory.roots = _access_roots(kernel)
+    chunk, schedule, leaves, memory.roots = _prepare(kernel)
     with np.errstate(all="ignore"):
         for start in range(0, programs, chunk):
             chunk_programs = _Programs(memory, grid, schedule, leaves, start, min(start + chunk, programs))
@@ -73,6 +73,25 @@ def run(kernel: Kernel, args: Sequence[Any], grid: Sequence[int]) -> None:
 
 
 Step = tuple[Callable[..., Sequence[Array]], Instr, list[int], list[int], list[int]]
+_prepared: dict[int, tuple[Kernel, tuple]] = {}
+
+
+def _prepare(kernel: Kernel) -> tuple[int, dict[int, list[Step]], dict[int, Array], dict[int, int]]:
+    """What a launch of ``kernel`` needs besides its arguments, computed once per kernel object:
+    programs per chunk, the schedule, the uniform leaves and the access roots."""
+    hit = _prepared.get(id(kernel))
+    if hit is not None and hit[0] is kernel:
+        return hit[1]
+    largest = max([1] + [v.type.numel for i in walk(kernel.body) for v in i.results])
+    leaves = {i.result.id: UNIFORM_LEAVES[i.op](i) for i in walk(kernel.body) if i.op in UNIFORM_LEAVES}
+    for leaf in leaves.values():
+        leaf.flags.writeable = False  # shared by every launch
+    prepared = (max(1, CHUNK_ELEMENTS // largest), _schedule(kernel.body, {}), leaves,
+                {i: next(iter(r)) for i, r in access_roots(kernel).items() if len(r) == 1})
+    if len(_prepared) >= 256:
+        _prepared.clear()
+    _prepared[id(kernel)] = (kernel, prepared)
+    return prepared
 
 
 def _schedule(block: Block, into: dict[int, list[Step]]) -> dict[int, list[Step]]:
@@ -95,33 +114,19 @@ def _schedule(block: Block, into: dict[int, list[Step]]) -> dict[int, list[Step]
     return into
 
 
-def _access_roots(kernel: Kernel) -> dict[int, int]:
-    """For each memory op (by ``id``) whose pointer derives from one pointer parameter only: the
-    buffer of that parameter. Its accesses are checked against that buffer, whatever the offset."""
-    buffers = [p for p in kernel.params if isinstance(p.type.dtype, PointerType)]
-    roots: dict[int, frozenset] = {v.id: frozenset({buffers.index(v)}) for v in buffers}
-
-    def of(values) -> frozenset:
-        return frozenset().union(*(roots.get(v.id, frozenset()) for v in values))
-
-    changed = True
-    while changed:  # loop-carried pointers take the union of their inits and yields
-        changed = False
-        for instr in walk(kernel.body):
-            flows = [(r, instr.operands) for r in instr.results]
-            for region in instr.regions:
-                yields = region.body[-1].operands if region.body and region.body[-1].op is Op.YIELD else ()
-                carried = instr.operands[3:] if instr.op is Op.FOR else ()
-                flows += [(r, (y,)) for r, y in zip(instr.results, yields)]
-                flows += [(a, (c, y)) for a, c, y in zip(region.args[1:], carried, yields)]
-            for value, sources in flows:
-                if isinstance(value.type.dtype, PointerType):
-                    new = roots.get(value.id, frozenset()) | of(sources)
-                    if new != roots.get(value.id):
-                        roots[value.id], changed = new, True
-    memory_ops = (Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE)
-    return {id(i): next(iter(roots[i.operands[0].id])) for i in walk(kernel.body)
-            if i.op in memory_ops and len(roots.get(i.operands[0].id, ())) == 1}
+def _span(array: Array) -> tuple[Array, int]:
+    """A writable 1-D view of the memory ``array`` spans, and the index of its first element there."""
+    if array.flags.c_contiguous:
+        return array.reshape(-1), 0
+    item = array.itemsize
+    if array.size == 0 or any(s % item for s in array.strides):
+        raise InputValueError("strided arguments need strides that are whole elements")
+    # the element at the lowest address: index -1 along axes with negative strides, 0 elsewhere
+    lowest = array[tuple(slice(-1, None) if s < 0 else slice(0, 1) for s in array.strides)]
+    steps = [(n - 1) * s // item for n, s in zip(array.shape, array.strides)]
+    length = 1 + sum(abs(k) for k in steps)
+    flat = np.lib.stride_tricks.as_strided(lowest, shape=(length,), strides=(item,))
+    return flat, -sum(k for k in steps if k < 0)
 
 
 class _Memory:
@@ -130,7 +135,7 @@ class _Memory:
     def __init__(self) -> None:
         self.flats: list[Array] = []
         self.names: list[str] = []
-        self.roots: dict[int, int] = {}  # see _access_roots
+        self.roots: dict[int, int] = {}  # memory op id -> its one buffer (ir.provenance)
 
     def bind(self, name: str, ptr: PointerType, array: Any) -> Array:
         """Register ``array`` as the buffer of pointer parameter ``name``; return its base address."""
@@ -139,11 +144,10 @@ class _Memory:
         if array.dtype != ptr.element_ty.np:
             raise InputTypeError(f"argument {name} has dtype {array.dtype}, the kernel was "
                                  f"specialised for {ptr.element_ty}")
-        if not array.flags.c_contiguous:
-            raise InputValueError(f"argument {name} must be C-contiguous (use np.ascontiguousarray)")
-        self.flats.append(array.reshape(-1))
+        flat, first = _span(array)
+        self.flats.append(flat)
         self.names.append(name)
-        return np.array([(len(self.flats) - 1) << SHIFT], dtype=numerics.POINTER)
+        return np.array([((len(self.flats) - 1) << SHIFT) + first], dtype=numerics.POINTER)
 
     def sizes(self) -> Array:
         return np.array([f.size for f in self.flats], dtype=np.int64)
@@ -260,6 +264,112 @@ def _reduce(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
     return (out.reshape(out.shape[:1] + instr.result.type.shape),)
 
 
+# --- shapes, combines and matrix products ---------------------------------------------------
+
+def _align(xs: Sequence[Array]) -> list[Array]:
+    """``xs`` with one program axis: values uniform over programs are broadcast to the others."""
+    n = max(x.shape[0] for x in xs)
+    return [x if x.shape[0] == n else np.broadcast_to(x, (n,) + x.shape[1:]) for x in xs]
+
+
+def _reshape(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
+    return (x.reshape(x.shape[:1] + instr.result.type.shape),)
+
+
+def _permute(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
+    return (np.transpose(x, (0, *(d + 1 for d in instr.attr("order")))),)
+
+
+def _join(P: _Programs, instr: Instr, a: Array, b: Array) -> tuple[Array]:
+    return (np.stack(_align([a, b]), axis=-1),)
+
+
+def _split(P: _Programs, instr: Instr, x: Array) -> tuple[Array, Array]:
+    return x[..., 0], x[..., 1]
+
+
+def _cat(P: _Programs, instr: Instr, a: Array, b: Array) -> tuple[Array]:
+    return (np.concatenate(_align([a, b]), axis=1),)
+
+
+def _flip(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
+    return (np.flip(x, instr.attr("axis") + 1),)
+
+
+def _sort(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
+    axis = instr.attr("axis") + 1
+    out = np.sort(numerics.widen(x), axis=axis)
+    return ((np.flip(out, axis) if instr.attr("descending") else out).astype(x.dtype),)
+
+
+def _combiner(P: _Programs, instr: Instr) -> Callable[[list[Array], list[Array]], list[Array]]:
+    """The region of a reduce/scan as a function of two lists of equally shaped arrays: it runs
+    once on all their elements, flattened (the region's values are scalars)."""
+    region = instr.regions[0]
+
+    def combine(lhs: list[Array], rhs: list[Array]) -> list[Array]:
+        shape = lhs[0].shape
+        flat = [x.reshape(-1) for x in (*lhs, *rhs)]
+        out = P.run_masked(None, region, flat)
+        return [np.broadcast_to(o, flat[0].shape).reshape(shape) for o in out]
+    return combine
+
+
+def _to_last(instr: Instr, xs: Sequence[Array]) -> list[Array]:
+    """The reduced/scanned axis of every operand moved last (all axes flattened for axis=None)."""
+    axis = instr.attr("axis")
+    if axis is None:
+        return [x.reshape(x.shape[0], -1) for x in xs]
+    return [np.moveaxis(x, axis + 1, -1) for x in xs]
+
+
+def _reduce_with(P: _Programs, instr: Instr, *xs: Array) -> list[Array]:
+    """Neighbours are combined pairwise, halving the axis each step (log depth, order kept)."""
+    combine, xs = _combiner(P, instr), _to_last(instr, _align(xs))
+    while xs[0].shape[-1] > 1:
+        length = xs[0].shape[-1]
+        pairs = 2 * (length // 2)
+        out = combine([x[..., 0:pairs:2] for x in xs], [x[..., 1:pairs:2] for x in xs])
+        xs = [np.concatenate([o, x[..., pairs:]], axis=-1) if length % 2 else o for o, x in zip(out, xs)]
+    return [x[..., 0].reshape(x.shape[:1] + r.type.shape) for x, r in zip(xs, instr.results)]
+
+
+def _scan(P: _Programs, instr: Instr, *xs: Array) -> list[Array]:
+    """Inclusive scan in log depth: step d combines each element with the one d before it."""
+    combine, xs = _combiner(P, instr), _to_last(instr, _align(xs))
+    reverse = instr.attr("reverse")
+    xs = [np.flip(x, -1) for x in xs] if reverse else xs
+    length, d = xs[0].shape[-1], 1
+    while d < length:
+        out = combine([x[..., :length - d] for x in xs], [x[..., d:] for x in xs])
+        xs = [np.concatenate([x[..., :d], o], axis=-1) for x, o in zip(xs, out)]
+        d *= 2
+    xs = [np.flip(x, -1) for x in xs] if reverse else xs
+    return [np.moveaxis(x, -1, instr.attr("axis") + 1) for x in xs]
+
+
+def _dot(P: _Programs, instr: Instr, a: Array, b: Array, acc: Array | None = None) -> tuple[Array]:
+    to = _result(instr)
+    compute = np.dtype(np.int64) if to.kind in "iu" else numerics.F32
+    out = np.matmul(numerics.widen(a).astype(compute), numerics.widen(b).astype(compute))
+    if acc is not None:
+        out = out + numerics.widen(acc).astype(compute)
+    return (numerics.cast(out, to),)
+
+
+def _assert(P: _Programs, instr: Instr, cond: Array) -> tuple[()]:
+    rank = cond.ndim - 1
+    failed = ~cond if P.active is None else ~cond & _lift(P.active, rank)
+    if failed.any():
+        lane = int(np.argmax(failed))
+        program = lane // (failed.size // failed.shape[0]) if failed.shape[0] > 1 else 0
+        where = f"program {P.program(program)}" if failed.shape[0] > 1 else "every program"
+        message = instr.attr("message") or "assertion failed"
+        raise DeviceAssertionError(instr.loc, f"device assertion failed in {where}: {message}",
+                                   hint="the condition of tl.device_assert is False for some lanes")
+    return ()
+
+
 # --- memory ------------------------------------------------------------------------------------
 
 def _groups(P: _Programs, instr: Instr, addr: Array,
@@ -277,9 +387,10 @@ def _groups(P: _Programs, instr: Instr, addr: Array,
         addr = np.where(mask, addr, fill)
     root = P.memory.roots.get(id(instr))
     if root is not None:  # int64 arithmetic wraps, but base + offset - base is the offset again
-        offsets = addr - (root << SHIFT)
-        bad = (offsets < 0) | (offsets >= P.memory.flats[root].size)
-        if bad.any():
+        offsets = addr - (root << SHIFT) if root else addr
+        size = P.memory.flats[root].size
+        if offsets.size and (offsets.min() < 0 or offsets.max() >= size):
+            bad = (offsets < 0) | (offsets >= size)
             raise _out_of_bounds(P, instr, bad, np.full(bad.shape, root), offsets)
         return [(root, offsets, mask)]
     lo, hi = int(addr.min()), int(addr.max())
@@ -321,6 +432,10 @@ def _load(P: _Programs, instr: Instr, ptr: Array, mask: Array | None = None,
         ptr, mask = np.broadcast_arrays(ptr, mask)
     fill = numerics.poison(dt) if other is None else _lift(other, len(shape))
     out = None
+    run = None if mask is not None else _consecutive(P, instr, ptr)
+    if run is not None:  # row-major tiles: a copied slice, no gather
+        flat, first = run
+        return (flat[first:first + ptr.size].reshape(ptr.shape).astype(dt),)
     for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
         values = np.take(P.memory.flats[buffer], offsets)
         out = values if lanes is None else np.where(lanes, values, fill if out is None else out)
@@ -335,6 +450,11 @@ def _store(P: _Programs, instr: Instr, ptr: Array, value: Array, mask: Array | N
     ptr, value = np.broadcast_arrays(ptr, _lift(value, rank))
     if mask is not None:
         ptr, value, mask = np.broadcast_arrays(ptr, value, mask)
+    run = None if mask is not None else _consecutive(P, instr, ptr)
+    if run is not None:  # distinct addresses in lane order: a slice assignment is the scatter
+        flat, first = run
+        flat[first:first + ptr.size] = value.reshape(-1)
+        return ()
     for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
         flat = P.memory.flats[buffer]
         selected = (offsets, value) if lanes is None else (offsets[lanes], value[lanes])
@@ -342,9 +462,31 @@ def _store(P: _Programs, instr: Instr, ptr: Array, value: Array, mask: Array | N
     return ()
 
 
+def _consecutive(P: _Programs, instr: Instr, addr: Array) -> tuple[Array, int] | None:
+    """(buffer, first offset) when every lane is enabled and the addresses are consecutive, in lane order,
+    inside the buffer the access belongs to; None otherwise (the general path checks and reports)."""
+    flat_addr = addr.reshape(-1)
+    if not flat_addr.size:
+        return None
+    first, last = int(flat_addr[0]), int(flat_addr[-1])
+    if last - first != flat_addr.size - 1 or not _increasing(flat_addr):
+        return None
+    root = P.memory.roots.get(id(instr))
+    buffer = (first + HALF) >> SHIFT if root is None else root
+    if not 0 <= buffer < len(P.memory.flats):
+        return None
+    offset = first - (buffer << SHIFT)
+    flat = P.memory.flats[buffer]
+    return (flat, offset) if 0 <= offset and offset + flat_addr.size <= flat.size else None
+
+
+def _increasing(flat_offsets: Array) -> bool:
+    return flat_offsets.size < 2 or bool((flat_offsets[1:] > flat_offsets[:-1]).all())
+
+
 def _scatter(flat: Array, offsets: Array, values: Array) -> None:
     """``flat[offsets] = values`` where, for repeated offsets, the last value wins."""
-    if offsets.size > 1 and not (offsets[1:] > offsets[:-1]).all():
+    if not _increasing(offsets):
         order = np.argsort(offsets, kind="stable")
         offsets, values = offsets[order], values[order]
         last = np.append(offsets[1:] != offsets[:-1], True)
@@ -453,5 +595,16 @@ HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
     Op.IF: _if,
     Op.YIELD: lambda P, instr, *values: values,
     Op.PRINT: _print,
+    Op.RESHAPE: _reshape,
+    Op.PERMUTE: _permute,
+    Op.JOIN: _join,
+    Op.SPLIT: _split,
+    Op.CAT: _cat,
+    Op.FLIP: _flip,
+    Op.SORT: _sort,
+    Op.REDUCE: _reduce_with,
+    Op.SCAN: _scan,
+    Op.DOT: _dot,
+    Op.ASSERT: _assert,
 }
 """How each op runs: ``handler(programs, instr, *operand_arrays) -> result arrays``."""

@@ -8,6 +8,13 @@ arguments in place::
 
     add_kernel[(ascdsl.cdiv(n, 256),)](x, y, out, n, BLOCK=256)
     add_kernel[lambda meta: (ascdsl.cdiv(meta["n"], meta["BLOCK"]),)](x, y, out, n, BLOCK=256)
+
+Triton's compile options are accepted at launch and in ``@jit(...)`` (:data:`LAUNCH_OPTIONS`):
+``debug=True`` (or ``TRITON_DEBUG=1``) compiles ``tl.device_assert`` checks in; the others tune
+GPU or NPU code generation and have no effect here. A ``None`` argument (an absent optional
+pointer) specialises like a constexpr, so ``if bias_ptr is not None:`` is resolved at compile time.
+Array arguments may be strided views (NumPy or PyTorch); kernels address them through the strides
+they are passed, as in Triton.
 """
 from __future__ import annotations
 
@@ -21,12 +28,37 @@ import numpy as np
 
 from . import dtypes, record
 from .dtypes import DType, PointerType
-from .errors import UNKNOWN, CompilationError, Error, Loc, display_path
+from .errors import UNKNOWN, CompilationError, Error, Loc, source_file
 from .frontend import check_syntax, compile_kernel, parse_function
 from .ir import Kernel, Module, Type
+from .ir.provenance import stored_params
 from .language import constexpr
 from .platforms import get_platform
 from .semantics import SemanticError, fits, literal_dtype
+
+LAUNCH_OPTIONS = frozenset({
+    # Triton (every backend)
+    "debug", "num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid",
+    "launch_pdl", "extern_libs", "sanitize_overflow", "supported_fp8_dtypes", "deprecated_fp8_dtypes",
+    "default_dot_input_precision", "allowed_dot_input_precisions", "max_num_imprecise_acc_default", "arch",
+    "ptx_version", "ir_override", "instrumentation_mode", "cluster_dims", "enable_warp_specialization",
+    "enable_persistent", "optimize_epilogue", "allow_fp8e4nv", "stream", "warmup", "matrix_instr_nonkdim",
+    "waves_per_eu", "kpack",
+    # the Ascend (NPU) Triton backend
+    "multibuffer", "optimize_dynamic_offset", "enable_sync_block_lock", "auto_blockify_size", "enable_ubuf_saving",
+    "enable_select_analysis", "enable_hivm_auto_cv_balance", "sync_solver", "unit_flag", "inject_barrier_all",
+    "inject_block_all", "limit_auto_multi_buffer_only_for_local_buffer", "limit_auto_multi_buffer_of_local_buffer",
+    "set_workspace_multibuffer", "tile_mix_vector_loop", "tile_mix_cube_loop", "disable_auto_inject_block_sync",
+    "enable_auto_bind_sub_block", "enable_nd2nz_on_vector", "enable_linearize", "enable_mixed_cv", "mix_mode",
+    "num_buffers_warp_spec", "num_consumer_groups", "reg_dec_producer", "reg_inc_consumer", "kernel_name",
+    "llvm_version", "compile_mode", "force_simt_only", "enable_drop_unit_dims", "enable_flatten",
+    "enable_bishengir_simt_optimization", "shared_mem_dynamic_size", "vf_merge_level",
+})
+"""Launch and ``@jit`` keywords that Triton or the Ascend Triton backend accepts. ``debug`` turns on
+``tl.device_assert``; the others have no effect on the interpreter or the generated Ascend C."""
+JIT_OPTIONS = frozenset({"debug", "version", "repr", "launch_metadata", "do_not_specialize",
+                         "do_not_specialize_on_alignment", "noinline"})
+"""``@jit(...)`` keywords (Triton's); only ``debug`` has an effect."""
 
 DEFAULT_BACKEND = "interpreter"
 DEFAULT_PLATFORM = "Ascend910B3"
@@ -46,23 +78,43 @@ def _run_interpreter(kernel: Kernel, args: list, grid: tuple[int, int, int], pla
 register_backend("interpreter", _run_interpreter)
 
 
-def jit(fn: Callable | None = None) -> Any:
-    """Compile ``fn`` as a kernel (or a helper that kernels call); also usable as ``@jit()``.
+def jit(fn: Callable | None = None, **options) -> Any:
+    """Compile ``fn`` as a kernel (or a helper that kernels call); also usable as ``@jit()`` or
+    ``@jit(debug=True)`` (the keywords of :data:`JIT_OPTIONS`).
 
     The source is checked now: unsupported syntax is reported at decoration time.
     """
-    return JITFunction(fn) if fn is not None else jit
+    unknown = sorted(set(options) - JIT_OPTIONS)
+    if unknown:
+        raise Error(f"@jit got an unknown option {unknown[0]!r}; valid: {', '.join(sorted(JIT_OPTIONS))}")
+    if fn is None:
+        return functools.partial(jit, **options)
+    return JITFunction(fn, debug=options.get("debug"))
 
 
 class JITFunction:
     """A ``@jit`` function: ``specialize(...)`` gives its IR, ``kernel[grid](...)`` launches it."""
 
-    def __init__(self, fn: Callable):
+    def __init__(self, fn: Callable, debug: bool | None = None):
         self.fn = fn
+        self.debug = debug
         self.parsed = parse_function(fn)
         check_syntax(self.parsed)
         self._cache: dict[tuple, Kernel] = {}
         functools.update_wrapper(self, fn)
+
+    @property
+    def arg_names(self) -> list[str]:
+        return list(self.parsed.params)
+
+    def run(self, *args, grid, warmup: bool = False, **kwargs):
+        """Triton's ``kernel.run(*args, grid=grid, **kwargs)``: the same as ``kernel[grid](...)``."""
+        return self._launch(grid, *args, **kwargs) if not warmup else self.warmup(*args, grid=grid, **kwargs)
+
+    def warmup(self, *args, grid=None, **kwargs) -> Module:
+        """Compile for these arguments without running (Triton's ``kernel.warmup``)."""
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("backend", "platform")}
+        return self.specialize(*args, **kwargs)
 
     def __repr__(self) -> str:
         return f"<ascdsl.jit {self.parsed.describe()}>"
@@ -81,14 +133,17 @@ class JITFunction:
 
     def _specialize(self, site: Loc, args, kwargs) -> tuple[Kernel, dict[str, Any]]:
         fn = self.parsed
+        options = {k: kwargs.pop(k) for k in list(kwargs) if k in LAUNCH_OPTIONS and k not in fn.params}
+        debug = options.get("debug", self.debug)
+        debug = bool(debug) if debug is not None else os.environ.get("TRITON_DEBUG", "0") not in ("", "0")
         try:
             bound = fn.bind(args, kwargs)
         except SemanticError as e:
             raise CompilationError(site, e.message, e.hint) from None
-        key, types = [], {}
+        key, types, constexprs = [("debug", debug)], {}, {}
         for name, value in bound.items():
-            if name in fn.constexprs:
-                bound[name] = _constexpr_value(site, name, value)
+            if name in fn.constexprs or value is None or isinstance(value, constexpr):
+                bound[name] = constexprs[name] = _constexpr_value(site, name, value)
                 key.append((name, _typed(bound[name])))
             else:
                 types[name] = Type(_arg_dtype(site, name, value))
@@ -96,7 +151,7 @@ class JITFunction:
         key = tuple(key)
         if key not in self._cache:
             try:
-                self._cache[key] = compile_kernel(fn, bound, types)
+                self._cache[key] = compile_kernel(fn, constexprs, types, debug)
             except CompilationError as e:
                 raise e.with_note(f"while compiling `{fn.name}` for the call at {site}") from None
         return self._cache[key], bound
@@ -110,7 +165,8 @@ class JITFunction:
         get_platform(platform)
         kernel, bound = self._specialize(site, args, kwargs)
         grid = _grid(site, grid(dict(bound)) if callable(grid) else grid)
-        arrays = [_runtime_arg(site, name, bound[name], param.type)
+        stored = _stored_params(kernel)
+        arrays = [_runtime_arg(site, name, bound[name], param.type, backend, name in stored)
                   for name, param in zip(kernel.param_names, kernel.params)]
         record.note(kernel, grid, backend, arrays)
         if 0 not in grid:
@@ -135,7 +191,7 @@ def _call_site() -> Loc:
     # same answer but scans sys.modules, which costs tens of milliseconds per launch.
     positions = list(frame.f_code.co_positions())
     col = positions[frame.f_lasti // 2][2] if frame.f_lasti // 2 < len(positions) else None
-    return Loc(display_path(frame.f_code.co_filename), frame.f_lineno, (col or 0) + 1)
+    return Loc(source_file(frame.f_code.co_filename), frame.f_lineno, (col or 0) + 1)
 
 
 def _is_torch(value) -> bool:
@@ -176,26 +232,39 @@ def _arg_dtype(site: Loc, name: str, value) -> DType | PointerType:
                            "pass NumPy arrays, PyTorch CPU tensors, or int/float/bool scalars")
 
 
-def _runtime_arg(site: Loc, name: str, value, type: Type):
-    """The value the backend receives: a C-contiguous NumPy array (sharing memory) or a scalar."""
+_stored_params = functools.lru_cache(maxsize=256)(stored_params)
+
+
+def _runtime_arg(site: Loc, name: str, value, type: Type, backend: str, stored: bool):
+    """The value the backend receives: a NumPy array (sharing memory; strided views only on the
+    interpreter) or a scalar. ``stored``: the kernel may store through this argument (it must be
+    writeable, without autograd)."""
     if isinstance(value, (DType, PointerType)):
         raise CompilationError(site, f"argument `{name}` is the type {value}; a launch needs data",
                                "types are accepted only by kernel.specialize(...)")
     if _is_torch(value):
-        return _from_torch(site, name, value)
+        if stored and value.requires_grad:
+            raise CompilationError(site, f"argument `{name}` requires grad, and the kernel writes it in place, "
+                                   "which autograd would not see", "pass a tensor without requires_grad "
+                                   "(e.g. torch.empty_like(x)) and wrap the op in a torch.autograd.Function")
+        value = _from_torch(site, name, value)
     if isinstance(value, np.ndarray):
-        if not value.flags.c_contiguous:
-            raise CompilationError(site, f"argument `{name}` is not C-contiguous",
-                                   "pass np.ascontiguousarray(x) and copy results back if needed")
+        if not value.flags.c_contiguous and backend != "interpreter":
+            raise CompilationError(site, f"argument `{name}` is not C-contiguous, which the {backend} backend needs",
+                                   "pass np.ascontiguousarray(x) (t.contiguous()) and copy results back, or "
+                                   "run on the interpreter, which takes strided views")
+        if stored and not value.flags.writeable:
+            raise CompilationError(site, f"argument `{name}` is read-only, and the kernel stores to it",
+                                   "pass a writeable array (np.array(x) makes a writeable copy)")
         return value
     return type.dtype.np.type(value)
 
 
 def _from_torch(site: Loc, name: str, tensor) -> np.ndarray:
     torch = sys.modules["torch"]
-    if tensor.device.type != "cpu" or not tensor.is_contiguous():
-        raise CompilationError(site, f"argument `{name}` must be a contiguous CPU tensor",
-                               "pass t.contiguous().cpu() and copy results back if needed")
+    if tensor.device.type != "cpu":
+        raise CompilationError(site, f"argument `{name}` must be a CPU tensor",
+                               "pass t.cpu() and copy results back if needed")
     tensor = tensor.detach()
     if tensor.dtype == torch.bfloat16:  # NumPy has no bfloat16: share the bits through int16
         return tensor.view(torch.int16).numpy().view(ml_dtypes.bfloat16)

@@ -10,7 +10,8 @@ summation order of float reductions).
   For ``+ - * /`` and ``sqrt`` this is the correctly rounded IEEE result of the 16-bit type, because
   float32 carries more than twice their precision; so bf16 ``2.5 + 2.0 == 4.5``.
   ``rsqrt(x) = 1 / sqrt(x)`` and ``sigmoid(x) = 1 / (1 + exp(-x))`` are evaluated in float32 and
-  rounded once. ``maximum``/``minimum`` propagate NaN.
+  rounded once. ``maximum``/``minimum`` propagate NaN. ``tanh``, ``erf``, ``sin``, ``cos``, ``log2`` and
+  ``exp2`` are evaluated in float64 and rounded once to float32; ``floor``/``ceil``/``trunc`` are exact.
 * **Integers** wrap around in their dtype (two's complement). ``idiv`` and ``mod`` truncate toward zero
   like C (``a == idiv(a, b) * b + mod(a, b)``; the same rule on floats); integer division by zero is
   undefined behaviour and gives 0 here. ``and``/``or``/``xor``/``not`` are bitwise on integers and
@@ -23,11 +24,18 @@ summation order of float reductions).
 * **Reductions.** ``sum`` accumulates floats in float32 (integers in the result dtype, wrapping) and
   rounds once to the result dtype. ``max``/``min`` are exact (NaN propagates); ``argmax``/``argmin``
   return the lowest index among equal values (int32).
+* **Math** (``floor`` ... ``erf``, ``pow``, ``atan2``...) is NumPy's float32 function of the widened
+  operands, rounded to the dtype; ``round`` rounds halves away from zero, ``rint`` to even; ``fma``
+  is computed in float64 and rounded once to float32 (then to the dtype). ``erf`` is a rational
+  approximation within 2 float32 ulps. ``umulhi`` is the high half of the product of the operands'
+  bit patterns as unsigned integers; ``shr`` is arithmetic on signed and logical on unsigned dtypes.
+  ``bitcast`` reinterprets the bits in a dtype of the same size.
 * **Poison.** A masked load without ``other`` reads the all-ones bit pattern (NaN for floats, -1 for
   signed integers, True for bool), as the simulator poisons undefined memory.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -74,6 +82,57 @@ def _idiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return q + ((np.fmod(a, b) != 0) & ((a < 0) != (b < 0))).astype(q.dtype)
 
 
+def _round_half_away(x: np.ndarray) -> np.ndarray:
+    t = np.trunc(x)
+    return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
+
+
+_ERFC_COEFFS = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807, -1.13520398,
+                1.48851587, -0.82215223, 0.17087277)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """``erf`` in float64: the Maclaurin series below 0.5, the Chebyshev-fitted ``erfc`` of Numerical
+    Recipes (relative error < 1.2e-7) above; rounded by the caller."""
+    z = np.abs(x.astype(np.float64))
+    small = np.zeros_like(z)
+    term = z.copy()
+    for n in range(1, 16):  # x - x^3/3 + x^5/10 - ...: 15 terms reach 1e-17 below 0.5
+        small += term / (2 * n - 1)
+        term = -term * z * z / n
+    t = 1 / (1 + 0.5 * z)
+    poly = np.zeros_like(z)
+    for c in reversed(_ERFC_COEFFS[1:]):
+        poly = (poly + c) * t
+    large = 1 - t * np.exp(-z * z + _ERFC_COEFFS[0] + poly)
+    return np.copysign(np.where(z < 0.5, small * (2 / np.sqrt(np.pi)), large), x)
+
+
+def _umulhi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    bits = a.dtype.itemsize * 8
+    unsigned = np.dtype(f"u{a.dtype.itemsize}")
+    a, b = a.view(unsigned) if a.dtype != unsigned else a, b.view(unsigned) if b.dtype != unsigned else b
+    if bits <= 32:
+        product = a.astype(np.uint64) * b.astype(np.uint64)
+        return (product >> np.uint64(bits)).astype(unsigned)
+    mask, half = np.uint64(0xFFFFFFFF), np.uint64(32)  # 64 x 64 bits from four 32 x 32-bit products
+    a_lo, a_hi, b_lo, b_hi = a & mask, a >> half, b & mask, b >> half
+    cross = (a_lo * b_lo >> half) + (a_hi * b_lo & mask) + (a_lo * b_hi & mask)
+    return a_hi * b_hi + (a_hi * b_lo >> half) + (a_lo * b_hi >> half) + (cross >> half)
+
+
+def _fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    if a.dtype.kind != "f":
+        return a * b + c
+    return (a.astype(np.float64) * b + c).astype(F32)
+
+
+def _shift(op):
+    def shift(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return op(a, b.astype(a.dtype))
+    return shift
+
+
 NP_FOR_OP: dict[Op, Callable[..., np.ndarray]] = {
     Op.ADD: np.add,
     Op.SUB: np.subtract,
@@ -95,7 +154,6 @@ NP_FOR_OP: dict[Op, Callable[..., np.ndarray]] = {
     Op.NEG: np.negative,
     Op.NOT: np.invert,
     Op.EXP: np.exp,
-    Op.EXP2: np.exp2,
     Op.LOG: np.log,
     Op.SQRT: np.sqrt,
     Op.RSQRT: lambda x: 1 / np.sqrt(x),
@@ -103,14 +161,102 @@ NP_FOR_OP: dict[Op, Callable[..., np.ndarray]] = {
     Op.SIGMOID: lambda x: 1 / (1 + np.exp(-x)),
     Op.WHERE: np.where,
     Op.PTR_ADD: np.add,
+    Op.FLOOR: np.floor,
+    Op.CEIL: np.ceil,
+    Op.TRUNC: np.trunc,
+    Op.ROUND: _round_half_away,
+    Op.RINT: np.rint,
+    Op.EXP2: np.exp2,
+    Op.LOG2: np.log2,
+    Op.LOG10: np.log10,
+    Op.LOG1P: np.log1p,
+    Op.EXPM1: np.expm1,
+    Op.SIN: np.sin,
+    Op.COS: np.cos,
+    Op.TAN: np.tan,
+    Op.TANH: np.tanh,
+    Op.SINH: np.sinh,
+    Op.COSH: np.cosh,
+    Op.ASIN: np.arcsin,
+    Op.ACOS: np.arccos,
+    Op.ATAN: np.arctan,
+    Op.ERF: _erf,
+    Op.ISNAN: np.isnan,
+    Op.ISINF: np.isinf,
+    Op.ISFINITE: np.isfinite,
+    Op.SIGNBIT: np.signbit,
+    Op.POW: np.power,
+    Op.ATAN2: np.arctan2,
+    Op.COPYSIGN: np.copysign,
+    Op.HYPOT: np.hypot,
+    Op.UMULHI: _umulhi,
+    Op.SHL: _shift(np.left_shift),
+    Op.SHR: _shift(np.right_shift),
+    Op.FMA: _fma,
 }
 """NumPy implementation of each elementwise op (``cast`` has its own rules: :func:`cast`)."""
+
+
+def _in_float64(fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
+    """``fn`` evaluated in float64 on ``x`` widened to float32, rounded once to float32 (as the simulator's
+    high-level math APIs compute: the double-precision C function rounded to float)."""
+    return np.asarray(fn(widen(np.asarray(x)).astype(F32).astype(np.float64)), dtype=np.float64).astype(F32)
+
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def tanh(x: np.ndarray) -> np.ndarray:
+    """Hyperbolic tangent in float32 (Ascend C ``Tanh``)."""
+    return _in_float64(np.tanh, x)
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """Error function in float32 (Ascend C ``Erf``)."""
+    return _in_float64(lambda v: _erf(v).astype(np.float64), x)
+
+
+def sin(x: np.ndarray) -> np.ndarray:
+    """Sine in float32 (Ascend C ``Sin``)."""
+    return _in_float64(np.sin, x)
+
+
+def cos(x: np.ndarray) -> np.ndarray:
+    """Cosine in float32 (Ascend C ``Cos``)."""
+    return _in_float64(np.cos, x)
+
+
+def log2(x: np.ndarray) -> np.ndarray:
+    """Base-2 logarithm in float32 (Ascend C ``Log2``)."""
+    return _in_float64(np.log2, x)
+
+
+def exp2(x: np.ndarray) -> np.ndarray:
+    """2 ** x in float32 (no Ascend C Exp2 in CANN 8.1: ``Muls`` by ln 2 then ``Exp``, within tolerance)."""
+    return _in_float64(np.exp2, x)
+
+
+def floor(x: np.ndarray) -> np.ndarray:
+    """Round toward -inf, exact in float32 (Ascend C ``Cast`` float -> float with ``CAST_FLOOR``)."""
+    return np.floor(widen(np.asarray(x)).astype(F32))
+
+
+def ceil(x: np.ndarray) -> np.ndarray:
+    """Round toward +inf, exact in float32 (``Cast`` float -> float with ``CAST_CEIL``)."""
+    return np.ceil(widen(np.asarray(x)).astype(F32))
+
+
+def trunc(x: np.ndarray) -> np.ndarray:
+    """Round toward zero, exact in float32 (``Cast`` float -> float with ``CAST_TRUNC``)."""
+    return np.trunc(widen(np.asarray(x)).astype(F32))
 
 
 def elementwise(op: Op, operands: Sequence[np.ndarray], to: np.dtype) -> np.ndarray:
     """Apply elementwise ``op`` in the compute dtype and round the result to ``to``."""
     if op is Op.CAST:
         return cast(operands[0], to)
+    if op is Op.BITCAST:
+        return operands[0].view(to)
     return NP_FOR_OP[op](*map(widen, operands)).astype(to, copy=False)
 
 

@@ -16,6 +16,7 @@ import functools
 import importlib.util
 import inspect
 import textwrap
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -23,7 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import dtypes, names, tensors
-from .errors import CompilationError, InputTypeError, InputValueError, Loc, display_path
+from .errors import CompilationError, Error, InputTypeError, InputValueError, Loc, display_path, source_file
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,12 @@ class Operator:
     ``dtypes`` to float32, float16 and bfloat16. Each entry of ``dtypes`` is one supported dtype
     combination: a dtype name for every tensor alike, or a tuple (inputs, then outputs).
     The kernels take their pointers in the order inputs, then outputs. ``notes`` (Markdown) go into the
-    op project's README: say there what only the Python entry offers."""
+    op project's README: say there what only the Python entry offers.
+
+    ``project_op_type`` is the OpType the CANN op project registers (OpDef class, msopgen JSON,
+    ``aclnn<OpType>``, op_kernel entry). It defaults to :func:`project_op_type` of ``op_type``: a
+    ``Custom`` suffix, so a custom op never shadows a CANN built-in of the same name (``SoftmaxGrad``
+    is registered as ``SoftmaxGradCustom``). Name it explicitly to register another OpType."""
 
     name: str
     op_type: str
@@ -148,10 +154,14 @@ class Operator:
     attrs: tuple[Attr, ...] = ()
     dtypes: tuple[str | tuple[str, ...], ...] = ("float32", "float16", "bfloat16")
     notes: str = ""  # what the op project serves beyond its signature (for the generated README)
+    project_op_type: str | None = None
 
     def __post_init__(self) -> None:
         names.identifier(self.name, "the operator name")
         names.op_type(self.op_type)
+        if self.project_op_type is None:
+            object.__setattr__(self, "project_op_type", project_op_type(self.op_type))
+        names.op_type(self.project_op_type, "project_op_type")
         object.__setattr__(self, "entry", entry(self.entry))
         object.__setattr__(self, "cases", tuple(self.cases))
         object.__setattr__(self, "attrs", tuple(self.attrs))
@@ -202,6 +212,12 @@ class Operator:
         if callable(output.shape):
             return tuple(output.shape(*inputs, **attrs))
         return inputs[self.inputs.index(output.shape or self.inputs[0])].shape
+
+
+def project_op_type(op_type: str) -> str:
+    """The default OpType of an op project: ``op_type`` with the suffix ``Custom`` (unless it has it),
+    CANN's convention for custom operators (``AddCustom``), which no built-in operator uses."""
+    return op_type if op_type.endswith("Custom") else op_type + "Custom"
 
 
 def _is_attr_value(kind: str, value) -> bool:
@@ -279,7 +295,7 @@ def host(fn: Callable) -> Callable:
 
 def _check_host_subset(fn: Callable) -> None:
     lines, first = inspect.getsourcelines(fn)
-    path = display_path(inspect.getsourcefile(fn) or "<unknown>")
+    path = source_file(inspect.getsourcefile(fn) or "<unknown>")
     source = textwrap.dedent("".join(lines))
     indent = len(lines[0]) - len(lines[0].lstrip())
     tree = ast.parse(source)
@@ -318,13 +334,28 @@ def load_operators(paths) -> list[Operator]:
     for f in files:
         spec = importlib.util.spec_from_file_location(f"ascdsl_ops.{f.stem}", f)
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except Error:
+            raise
+        except Exception as e:  # the op file's own mistake: say where, in one line
+            raise Error(_op_file_failure(f, e)) from e
         op = getattr(module, "OP", None)
         if not isinstance(op, Operator):
             raise InputValueError(f"{display_path(str(f))}: an op file must define "
                                   "OP = ascdsl.Operator(...)")
         ops.append(op)
     return ops
+
+
+def _op_file_failure(path: Path, e: Exception) -> str:
+    """``path:LINE: Kind: message`` for an exception raised while running the op file ``path``."""
+    line = e.lineno if isinstance(e, SyntaxError) else next(
+        (fr.lineno for fr in reversed(traceback.extract_tb(e.__traceback__))
+         if Path(fr.filename).resolve() == path.resolve()), None)
+    message = (e.msg if isinstance(e, SyntaxError) else str(e)).splitlines()
+    where = display_path(str(path)) + (f":{line}" if line else "")
+    return f"{where}: {type(e).__name__}: {message[0] if message else ''}"
 
 
 def _walk_located(node: ast.AST, where: ast.AST | None = None):

@@ -116,19 +116,21 @@ def binary_types(op: Op, a, b) -> tuple[DType, DType]:
     if common.kind == "bool":
         raise SemanticError(f"`{symbol}` is not defined on bool tiles",
                             "cast with .to(tl.int32), or use & | ^ for logic")
-    if op == Op.DIV and not common.is_float:
+    if (op == Op.DIV or op in GroupOp.FLOAT_MATH) and not common.is_float:
         return dtypes.float32, dtypes.float32
+    if op in GroupOp.BITS and not common.is_int:
+        raise SemanticError(f"`{symbol}` needs int operands, got {a} and {b}", "cast with .to(tl.int32)")
     if op in (Op.IDIV, Op.MOD) and common.is_float:
         raise SemanticError(f"`{symbol}` needs int operands, got {a} and {b}",
                             "use / for float division, or cast to an int dtype with .to()")
     return common, common
 
 
-OP_SYMBOLS = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.DIV: "/", Op.IDIV: "//", Op.MOD: "%",
+OP_SYMBOLS = {Op.SHL: "<<", Op.SHR: ">>", Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.DIV: "/", Op.IDIV: "//", Op.MOD: "%",
               Op.LT: "<", Op.LE: "<=", Op.GT: ">", Op.GE: ">=", Op.EQ: "==", Op.NE: "!=",
               Op.AND: "&", Op.OR: "|", Op.XOR: "^", Op.NEG: "-", Op.NOT: "~"}
 
-_FLOAT_ONLY = GroupOp.TRANSCENDENTAL | {Op.SQRT}
+_FLOAT_ONLY = GroupOp.TRANSCENDENTAL | GroupOp.FLOAT_MATH | GroupOp.PREDICATE | {Op.SQRT}
 
 
 def unary_type(op: Op, dtype) -> DType:
@@ -142,7 +144,7 @@ def unary_type(op: Op, dtype) -> DType:
         raise SemanticError(f"`~` needs a bool or int tile, got {dtype}", "use x == 0 for floats")
     if op in (Op.NEG, Op.ABS) and dtype.kind == "bool":
         raise SemanticError(f"{name} is not defined on bool tiles", "use ~ to negate a mask")
-    return dtype
+    return dtypes.bool_ if op in GroupOp.PREDICATE else dtype
 
 
 def select_type(a, b) -> DType:

@@ -1,27 +1,31 @@
-"""Host tiling of the ``AscendC::SoftmaxGrad`` high-level API, written from its documented algorithm.
+"""Host tiling of the ``AscendC::SoftmaxGrad`` high-level API, from Python.
 
-Mirrors ``SoftMaxGradTilingFunc``, ``GetSoftMaxGradMaxTmpSize`` and ``GetSoftMaxGradMinTmpSize``
-(reference §2.17, the A2/A3 branch). For a ``[M, K]`` input (``M`` the product of the non-last
-dims, ``K`` the last, 32-byte aligned) with ``E = 32 / dtype_size`` elements per block, one row of
-the API's computation needs this many float32 words of temporary space::
+CANN computes it on the host with ``GetSoftMaxGradMinTmpSize`` / ``GetSoftMaxGradMaxTmpSize`` and
+``SoftMaxGradTilingFunc`` (``lib/activation/softmax_tiling.h``). The simulator provides those functions
+(``ascdsl/sim/include/lib/activation/softmax_tiling.h``, written from the documented algorithm), and
+this module calls them, and host code generated around them (:func:`host_library`), through ctypes:
+the generated host code and Python share one implementation.
+
+For a ``[M, K]`` input (``M`` the product of the non-last dims, ``K`` the last, 32-byte aligned) with
+``E = 32 / dtype_size`` elements per block, one row needs this many float32 words of temporary space::
 
     half:  2E + 3K + 64            float: isFront ? E + K + 64 : 2E + K + 64
 
-The minimum temporary buffer is one row of it, the maximum ``M`` rows. Given a work buffer of
-``W`` words, ``splitM`` is ``min(W / row, M)``, rounded down to a multiple of 8 when ``8 < splitM <
-M``; when ``splitM > 8``, ``M % 8 == 0`` and ``K % 64 == 0`` (the basic-block branch) it becomes the
-largest multiple of 8 that divides ``M`` and is then halved while ``splitM * K >= 64 * 256``.
+The minimum temporary buffer is one row of it, the maximum ``M`` rows; the tiling splits ``M`` into
+``rangeM`` chunks of ``splitM`` rows and a tail of ``tailM``.
 """
 from __future__ import annotations
 
+import ctypes
+import functools
+from collections.abc import Sequence
 from dataclasses import astuple, dataclass, fields
+from pathlib import Path
 
 import numpy as np
 
 from . import dtypes
 from .errors import InputValueError
-
-BASIC_BLOCK_ELEMENTS = 64 * 256
 
 
 @dataclass(frozen=True)
@@ -46,11 +50,36 @@ class SoftMaxTiling:
     tailReduceSize: int
 
     def words(self) -> np.ndarray:
-        """The struct as 16 little-endian ``uint32`` values (what ``GET_TILING_DATA`` copies)."""
+        """The struct as 16 little-endian ``uint32`` values (what the kernel copies in)."""
         return np.array(astuple(self), np.uint32)
 
 
 FIELDS = tuple(f.name for f in fields(SoftMaxTiling))
+
+
+def host_library(sources: Sequence[Path], wrapper: str = "") -> ctypes.CDLL:
+    """Host C++ ``sources`` (and ``wrapper`` text) built against the simulator's headers (which provide
+    CANN's host tiling functions) into a shared library, loaded; builds are cached."""
+    from .sim.build import build_library
+    text = wrapper + "".join(f'#include "{Path(s).resolve()}"\n' for s in sources)
+    return _load(build_library(text, list(sources)))
+
+
+@functools.cache
+def _load(path: Path) -> ctypes.CDLL:
+    return ctypes.CDLL(str(path))
+
+
+@functools.cache
+def _abi() -> ctypes.CDLL:
+    lib = host_library([], '#include "ascdsl_sim/softmax_tiling_abi.h"\n')
+    dims = ctypes.POINTER(ctypes.c_int64)
+    lib.ascdsl_softmax_grad_tmp_size.restype = ctypes.c_uint32
+    lib.ascdsl_softmax_grad_tmp_size.argtypes = [dims, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_bool, ctypes.c_bool]
+    lib.ascdsl_softmax_grad_tiling.restype = None
+    lib.ascdsl_softmax_grad_tiling.argtypes = [dims, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_bool,
+                                               ctypes.POINTER(ctypes.c_uint32)]
+    return lib
 
 
 def _dtype_size(dtype) -> int:
@@ -61,49 +90,33 @@ def _dtype_size(dtype) -> int:
     return dtype.itemsize if isinstance(dtype, dtypes.DType) else np.dtype(dtype).itemsize
 
 
-def _m_k(shape) -> tuple[int, int]:
+def _dims(shape) -> tuple[ctypes.Array, int]:
     shape = tuple(int(s) for s in shape)
     if not shape:
         raise InputValueError("the SoftmaxGrad API needs a shape of rank >= 1")
-    return int(np.prod(shape[:-1], dtype=np.int64)), shape[-1]
+    return (ctypes.c_int64 * len(shape))(*shape), len(shape)
+
+
+def softmax_grad_tmp_size(shape, dtype, is_front: bool = False) -> tuple[int, int]:
+    """``(min_bytes, max_bytes)``: ``GetSoftMaxGradMinTmpSize`` and ``GetSoftMaxGradMaxTmpSize``."""
+    dims, n = _dims(shape)
+    size = _dtype_size(dtype)
+    return tuple(int(_abi().ascdsl_softmax_grad_tmp_size(dims, n, size, is_front, m)) for m in (False, True))
 
 
 def row_words(k: int, dtype_size: int, is_front: bool) -> int:
     """Temporary float32 words one row of ``k`` elements needs."""
-    e = 32 // dtype_size
-    if dtype_size == 2:
-        return 2 * e + 3 * k + 64
-    return (e if is_front else 2 * e) + k + 64
-
-
-def softmax_grad_tmp_size(shape, dtype, is_front: bool = False) -> tuple[int, int]:
-    """``(min_bytes, max_bytes)`` of the API's temporary buffer for ``shape`` (like
-    ``GetSoftMaxGradMinTmpSize`` / ``GetSoftMaxGradMaxTmpSize``)."""
-    m, k = _m_k(shape)
-    row = 4 * row_words(k, _dtype_size(dtype), is_front)
-    return row, m * row
+    return softmax_grad_tmp_size((1, k), dtype_size, is_front)[0] // 4
 
 
 def softmax_grad_tiling(shape, dtype, work_bytes: int, is_front: bool = False) -> SoftMaxTiling:
     """``SoftMaxGradTilingFunc``: the tiling for ``shape`` with ``work_bytes`` of temporary buffer."""
-    m, k = _m_k(shape)
-    size = _dtype_size(dtype)
-    e = 32 // size
-    row = row_words(k, size, is_front)
-    if work_bytes < 4 * row:
+    dims, n = _dims(shape)
+    words = (ctypes.c_uint32 * 16)()
+    _abi().ascdsl_softmax_grad_tiling(dims, n, _dtype_size(dtype), work_bytes, is_front, words)
+    tiling = SoftMaxTiling(*map(int, words))
+    if tiling.splitM == 0:
+        minimum = softmax_grad_tmp_size(shape, dtype, is_front)[0]
         raise InputValueError(f"a SoftmaxGrad work buffer of {work_bytes} B is below the minimum "
-                              f"{4 * row} B for rows of {k} elements")
-    base = min(work_bytes // 4 // row, m)
-    if 8 < base < m:
-        base = base // 8 * 8
-    if base > 8 and m % 8 == 0 and k % 64 == 0:
-        base = base // 8 * 8
-        while m % base:
-            base -= 8
-        while base > 1 and base * k >= BASIC_BLOCK_ELEMENTS:
-            base //= 2
-    tail = m % base if base else 0
-    return SoftMaxTiling(
-        srcM=m, srcK=k, srcSize=m * k, outMaxM=m, outMaxK=e, outMaxSize=m * e,
-        splitM=base, splitK=k, splitSize=base * k, reduceM=base, reduceK=e, reduceSize=base * e,
-        rangeM=m // base if base else 0, tailM=tail, tailSplitSize=tail * k, tailReduceSize=tail * e)
+                              f"{minimum} B for rows of {tiling.srcK} elements")
+    return tiling

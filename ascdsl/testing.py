@@ -1,7 +1,14 @@
-"""Verification: run an operator's cases on each backend and compare with its NumPy reference."""
+"""Verification: run an operator's cases on each backend and compare with its NumPy reference.
+
+Also ``triton.testing``'s helpers for Triton test files: :func:`assert_close` (which takes
+Triton's ``atol``/``rtol``/``err_msg`` and torch tensors too) and :func:`do_bench`.
+"""
 from __future__ import annotations
 
 import inspect
+import statistics
+import sys
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,19 +43,42 @@ def close(actual: np.ndarray, expected: np.ndarray, dtype: dtypes.DType,
     return ok | (np.isnan(a) & np.isnan(e)) | (np.isinf(e) & (a == e))
 
 
-def assert_close(actual: np.ndarray, expected: np.ndarray, dtype: dtypes.DType | None = None,
-                 scale: np.ndarray | None = None) -> None:
+def _numpy(x) -> np.ndarray:
+    """A torch tensor (any device, bfloat16 included) or array-like as a NumPy array."""
+    if type(x).__module__.split(".")[0] == "torch":
+        torch = sys.modules["torch"]
+        x = x.detach().cpu()
+        return x.float().numpy() if x.dtype == torch.bfloat16 else x.numpy()
+    return np.asarray(x)
+
+
+def assert_close(actual, expected, dtype: dtypes.DType | float | None = None, scale: np.ndarray | None = None,
+                 *, atol: float | None = None, rtol: float | None = None, err_msg: str = "") -> None:
     """Raise AssertionError naming the first bad element unless ``actual`` matches ``expected``
-    (see :func:`close` for ``scale``)."""
-    dtype = dtype or dtypes.from_numpy(np.asarray(actual).dtype)
+    (see :func:`close` for ``scale``), with the dtype's tolerances, or ``atol``/``rtol`` when given.
+
+    Triton's call ``triton.testing.assert_close(x, y, atol, rtol)`` works too: a number in the
+    ``dtype`` position is ``atol`` (and one in ``scale``, ``rtol``). Arrays and torch tensors."""
+    if isinstance(dtype, (int, float)) and not isinstance(dtype, bool):
+        atol, dtype = dtype, None
+        if isinstance(scale, (int, float)):
+            rtol, scale = scale, None
+    actual, expected = _numpy(actual), _numpy(expected)
+    dtype = dtype or dtypes.from_numpy(actual.dtype)
+    if atol is not None or rtol is not None:
+        dtype = dtypes.DType(dtype.name, dtype.short, dtype.itemsize, dtype.kind, dtype.cpp, dtype.np,
+                             dtype.rtol if rtol is None else rtol, dtype.atol if atol is None else atol)
     if np.shape(actual) != np.shape(expected):
-        raise AssertionError(f"shape {np.shape(actual)} != expected {np.shape(expected)}")
+        expected = np.broadcast_to(expected, np.shape(actual)) if np.ndim(expected) == 0 else expected
+    if np.shape(actual) != np.shape(expected):
+        raise AssertionError(f"{err_msg + ': ' if err_msg else ''}shape {np.shape(actual)} != expected "
+                             f"{np.shape(expected)}")
     ok = close(actual, expected, dtype, scale)
     if not ok.all():
         bad = np.argwhere(~ok)
         first = tuple(int(i) for i in bad[0]) if np.ndim(ok) else ()
         raise AssertionError(
-            f"{len(bad)} of {ok.size} elements differ beyond {dtype.name} tolerance "
+            f"{err_msg + ': ' if err_msg else ''}{len(bad)} of {ok.size} elements differ beyond {dtype.name} tolerance "
             f"(rtol={dtype.rtol}, atol={dtype.atol}); first at {first}: "
             f"got {np.asarray(actual)[first]!r}, expected {np.asarray(expected)[first]!r}")
 
@@ -100,3 +130,30 @@ def format_table(results: list[CaseResult]) -> str:
 def verify(op: Operator, backends=("interpreter",), platform: str | None = None) -> list[CaseResult]:
     """Run every case of ``op`` on every backend; one :class:`CaseResult` per (case, backend)."""
     return [run_case(op, case, b, platform) for case in op.cases for b in backends]
+
+
+def do_bench(fn, warmup: float = 25, rep: float = 100, grad_to_none=None, quantiles=None, fast_flush=True,
+             return_mode: str = "mean"):
+    """Milliseconds per call of ``fn`` (Triton's ``do_bench``), timed on the CPU where the chosen
+    backend (``ASCDSL_BACKEND``: the interpreter or the simulator) runs the kernels ``fn`` launches.
+
+    ``warmup`` and ``rep`` are time budgets in ms (at least one call each); ``quantiles`` gives those
+    quantiles of the per-call times instead, ``return_mode`` is "mean", "median", "min", "max" or
+    "all". ``grad_to_none`` and ``fast_flush`` are accepted (no caches to flush here)."""
+    start = time.perf_counter()
+    fn()
+    estimate = max((time.perf_counter() - start) * 1e3, 1e-3)
+    for _ in range(int(warmup / estimate)):
+        fn()
+    times = []
+    for _ in range(max(1, int(rep / estimate))):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1e3)
+    if quantiles is not None:
+        result = [float(q) for q in np.quantile(times, quantiles)]
+        return result[0] if len(result) == 1 else result
+    modes = {"mean": statistics.fmean, "median": statistics.median, "min": min, "max": max, "all": list}
+    if return_mode not in modes:
+        raise ValueError(f"return_mode must be one of {', '.join(modes)}, got {return_mode!r}")
+    return modes[return_mode](times)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import cache
-from .backend import host
+from .backend import host, simrun
 from .backend.tiling import launch_fields
 from .errors import Error
 from .jit import BACKENDS, register_backend
@@ -51,8 +51,19 @@ def case_arguments(op: Operator, case) -> tuple[tuple, tuple, dict] | None:
     return arrays, tuple(TensorDesc.of(a) for a in arrays), attrs
 
 
-def verify_build(b: OpBuild, folder: Path) -> list[CaseResult]:
-    """Every row of the build's verification (see the module docstring)."""
+@dataclass(frozen=True)
+class Sample:
+    """The simulator's counters (``ascdsl.sim.SimStats``) of the first passing case that ran a variant
+    through the op-project kernel."""
+
+    case: str
+    stats: object
+
+
+def verify_build(b: OpBuild, folder: Path, tick: Callable[[], object] = lambda: None
+                 ) -> tuple[list[CaseResult], dict[int, Sample]]:
+    """Every row of the build's verification (see the module docstring), and a :class:`Sample` per
+    variant key that a passing case ran. ``tick`` is called after each case and after main.cpp."""
     name = b.op.name
     rows = [CaseResult(name, f"variant {v.key} {v.kernel.name}", "emit", False, message=str(e).splitlines()[0])
             for v, e in b.failed]
@@ -63,6 +74,7 @@ def verify_build(b: OpBuild, folder: Path) -> list[CaseResult]:
             result = run_case(b.op, case, "sim", b.platform.name)
         rows.append(result)
         runner.settle(result)
+        tick()
     for v in b.variants:
         label = f"variant {v.key} {v.kernel.name}"
         ok = runner.passed.get(v.key)
@@ -70,9 +82,10 @@ def verify_build(b: OpBuild, folder: Path) -> list[CaseResult]:
                                "no case ran this variant" if ok is None else "a case running it failed"))
     with tempfile.TemporaryDirectory(prefix="ascdsl-verify-") as work:
         checks = verify_main(b, folder, Path(work))
+    tick()
     for c in checks:
         rows.append(CaseResult(name, f"variant {c.key} [{c.case}]", "main.cpp", c.ok, message=c.message))
-    return rows
+    return rows, runner.samples
 
 
 class _OpKernelRunner:
@@ -82,10 +95,11 @@ class _OpKernelRunner:
     def __init__(self, b: OpBuild, folder: Path):
         self.b, self.fallback = b, BACKENDS["sim"]
         # the op project's build prepends the kernel-side struct generated from BEGIN_TILING_DATA_DEF
-        text = (folder / "op_project" / "op_kernel" / f"{b.name}.cpp").read_text()
+        text = (folder / "op_project" / "op_kernel" / f"{b.project_name}.cpp").read_text()
         self.source = _cached_source("#include <cstdint>\n" + b.layout.struct_source() + text)
-        self.launched: list[int] = []
+        self.launched: list[tuple[int, object]] = []  # (key, SimStats) of the current case
         self.passed: dict[int, bool] = {}
+        self.samples: dict[int, Sample] = {}
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
@@ -96,8 +110,10 @@ class _OpKernelRunner:
             register_backend("sim", self.fallback)
 
     def settle(self, result: CaseResult) -> None:
-        for key in self.launched:
+        for key, stats in self.launched:
             self.passed[key] = self.passed.get(key, True) and result.ok
+            if result.ok:
+                self.samples.setdefault(key, Sample(result.case, stats))
         self.launched = []
 
     def run(self, kernel, args: list, grid: tuple[int, int, int], platform: str) -> None:
@@ -109,9 +125,23 @@ class _OpKernelRunner:
         fields, arrays = launch_fields(kernel, args, grid)
         fields["tilingKey"] = keys[0]
         block_dim = max(1, min(grid[0] * grid[1] * grid[2], self.b.platform.vector_core_count))
-        self.launched.append(keys[0])
-        sim.run_kernel(self.source, self.b.name, [*arrays, None, self.b.layout.pack(fields)], block_dim,
-                       platform, tiling_key=keys[0], tiling_type=self.b.layout.struct_name)
+        with simrun.located_errors(kernel, len(arrays)):
+            res = sim.run_kernel(self.source, self.b.project_name, [*arrays, None, self.b.layout.pack(fields)],
+                                 block_dim, platform, tiling_key=keys[0], tiling_type=self.b.layout.struct_name)
+        self.launched.append((keys[0], res.stats))
+
+
+def cases_by_variant(b: OpBuild) -> dict[int, tuple[object, host.TilingResult]]:
+    """Per tiling key, the first OpDef-expressible case whose tiling selects it, with that tiling."""
+    chosen: dict[int, tuple[object, host.TilingResult]] = {}
+    for case in b.op.cases:
+        args = case_arguments(b.op, case)
+        if args is None:
+            continue
+        got = host.python_tiling(b.op, b.layout, b.variants, b.platform, args[1], args[2])
+        key = dict(got.fields).get("tilingKey", 0) if got.status == 0 else 0
+        chosen.setdefault(key, (case, got))
+    return chosen
 
 
 def verify_main(b: OpBuild, folder: Path, workdir: Path) -> list[VariantCheck]:
@@ -121,14 +151,7 @@ def verify_main(b: OpBuild, folder: Path, workdir: Path) -> list[VariantCheck]:
     kernel = folder / "kernel"
     workdir.mkdir(parents=True, exist_ok=True)
     main = kernel / "main.cpp"  # run_main defines ASCENDC_CPU_DEBUG and friends, as CANN's CPU build does
-    chosen: dict[int, object] = {}
-    for case in b.op.cases:
-        args = case_arguments(b.op, case)
-        if args is None:
-            continue
-        got = host.python_tiling(b.op, b.layout, b.variants, b.platform, args[1], args[2])
-        key = dict(got.fields).get("tilingKey", 0) if got.status == 0 else 0
-        chosen.setdefault(key, case)
+    chosen = {key: case for key, (case, _) in cases_by_variant(b).items()}
     checks = []
     for v in b.variants:
         case = chosen.get(v.key)

@@ -23,11 +23,15 @@ row count by a per-element count: ``grad``, ``src`` and the result in their dtyp
 the backend's queues are, three separate float32 buffers (nothing is cast in place), ``6 * itemsize +
 12`` bytes, plus a float32 sum per row.
 
-``impl="api"`` instead calls ``AscendC::SoftmaxGrad`` / ``SoftmaxGradFront`` from a kernel rendered
-from ``templates/softmax_grad_api.cpp.j2``, with the ``SoftMaxTiling`` computed by
-:mod:`ascdsl.softmax_tiling`; it runs on the simulator (``backend="sim"``).
+``impl="api"`` instead calls ``AscendC::SoftmaxGrad`` / ``SoftmaxGradFront`` from a direct-launch
+kernel rendered from ``templates/softmax_grad_api.cpp.j2``, its tiling computed by a generated host
+function (``templates/softmax_grad_api_host.cpp.j2``) that calls CANN's host API
+(``GetSoftMaxGradMaxTmpSize``, ``SoftMaxGradTilingFunc``); both run on the simulator
+(``backend="sim"``), which provides those host functions (:mod:`ascdsl.softmax_tiling`).
 """
+import ctypes
 import os
+from pathlib import Path
 
 import numpy as np
 
@@ -35,7 +39,7 @@ import ascdsl
 import ascdsl.cache
 import ascdsl.language as tl
 from ascdsl.lib import core_span
-from ascdsl import softmax_tiling
+from ascdsl import dtypes, softmax_tiling
 from ascdsl.backend.render import render
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 
@@ -222,35 +226,20 @@ def softmax_grad(grad, src, *, is_front=False, format="ND", impl="dsl", platform
 
 # ----------------------------------------------------------------------------- impl="api"
 
-API_TILING_FIELDS = ("rows", "cols", "paddedCols", "outCols", "rowsPerCore", "bigCores", "tileRows", "tmpBytes")
+API_HOST = "SoftmaxGradApiTiling"
+API_TILING_HEADER = "softmax_grad_api_tiling.h"
+API_TILING_WORDS = 8 + 16  # SoftmaxGradApiTilingData: 8 uint32 fields, then the 16 of SoftMaxTiling
 
 
-def softmax_grad_api_plan(m, k, dtype, is_front, platform):
-    """The ``SoftmaxGradApiTilingData`` words and block dim of the API kernel for ``[m, k]``: tiles
-    of ``tileRows`` rows, as many as fit UB with grad, src and dst double-buffered and the API's
-    maximum temporary buffer for the tile (so ``splitM`` covers the tile)."""
-    size = dtype.itemsize
-    align = 32 // size
-    padded = ascdsl.cdiv(k, align) * align
-    out_cols = align if is_front else padded
-    blocks = min(platform.vector_core_count, m)
-    per_row = 2 * (2 * padded + out_cols) * size + softmax_tiling.softmax_grad_tmp_size((1, padded), dtype, is_front)[0]
-    tile_rows = min(platform.ub_budget_bytes // per_row, ascdsl.cdiv(m, blocks), 65535)
-    if tile_rows < 1:
-        raise ascdsl.InputValueError(
-            f"impl='api' cannot serve rows of {k} {dtype} elements: one row with the API's temporary "
-            f"buffer needs {per_row} B of UB, over the {platform.ub_budget_bytes} B budget; use impl='dsl'")
-    tmp_bytes = softmax_tiling.softmax_grad_tmp_size((tile_rows, padded), dtype, is_front)[1]
-    tiling = softmax_tiling.softmax_grad_tiling((tile_rows, padded), dtype, tmp_bytes, is_front)
-    head = (m, k, padded, out_cols, m // blocks, m % blocks, tile_rows, tmp_bytes)
-    words = np.concatenate([np.array(head, np.uint32), tiling.words()])
-    return words, blocks, tiling
+def api_kernel_name(dtype, is_front) -> str:
+    return f"softmax_grad{'_front' if is_front else ''}_api_{dtype.short}"
 
 
-def render_softmax_grad_api(dtype, is_front) -> tuple[str, str]:
-    """The API kernel's source and entry name for ``dtype`` (float32 or float16)."""
+def render_softmax_grad_api(dtype, is_front) -> dict[str, str]:
+    """The API lowering's files for ``dtype`` (float32 or float16): the kernel, the tiling struct it
+    shares with the host, and the host tiling function (calling CANN's SoftmaxGrad tiling API)."""
     cpp = dtype.cpp
-    name = f"softmax_grad{'_front' if is_front else ''}_api_{dtype.short}"
+    name = api_kernel_name(dtype, is_front)
     if is_front:
         call = f"SoftmaxGradFront<{cpp}>(dst, grad, src, tmp_.Get<uint8_t>(), t_.softmax, shape);"
         copy_out = "DataCopy(dstGm_[row * t_.outCols], dst, count * t_.outCols);"
@@ -258,10 +247,41 @@ def render_softmax_grad_api(dtype, is_front) -> tuple[str, str]:
         call = f"SoftmaxGrad<{cpp}>(dst, grad, src, tmp_.Get<uint8_t>(), t_.softmax, false, shape);"
         copy_out = (f"DataCopyPad(dstGm_[row * t_.cols], dst, "
                     f"{{static_cast<uint16_t>(count), t_.cols * sizeof({cpp}), 0, 0, 0}});")
-    source = render("softmax_grad_api.cpp.j2", api="SoftmaxGradFront" if is_front else "SoftmaxGrad",
-                    cpp_type=cpp, class_name="KernelSoftmaxGradApi", kernel_name=name, api_call=call,
-                    copy_out=copy_out, dst_cols="t.outCols" if is_front else "t.cols")
-    return source, name
+    kernels = [api_kernel_name(d, f) for d in (dtypes.float32, dtypes.float16) for f in (False, True)]
+    return {
+        f"{name}.cpp": render("softmax_grad_api.cpp.j2", api="SoftmaxGradFront" if is_front else "SoftmaxGrad",
+                              cpp_type=cpp, class_name="KernelSoftmaxGradApi", kernel_name=name, api_call=call,
+                              copy_out=copy_out, dst_cols="t.outCols" if is_front else "t.cols",
+                              tiling_header=API_TILING_HEADER, host=API_HOST),
+        API_TILING_HEADER: render("softmax_grad_api_tiling.h.j2", kernels=kernels, host=API_HOST),
+        "softmax_grad_api_host.cpp": render("softmax_grad_api_host.cpp.j2", host=API_HOST),
+    }
+
+
+def write_softmax_grad_api(dtype, is_front) -> Path:
+    """The API lowering's files in a cache folder named by their contents; returns the folder."""
+    files = render_softmax_grad_api(dtype, is_front)
+    folder = ascdsl.cache.folder("softmax-grad-api", ascdsl.cache.digest(*(part for item in sorted(files.items()) for part in item))[:24])
+    for rel, text in files.items():
+        ascdsl.cache.write_text(folder / rel, text)
+    return folder
+
+
+def softmax_grad_api_tiling(folder: Path, m, k, dtype, is_front, platform) -> tuple[np.ndarray, int]:
+    """``SoftmaxGradApiTilingData`` (as uint32 words) and the block dim for ``[m, k]``, from the
+    generated host tiling function in ``folder``."""
+    host_fn = getattr(softmax_tiling.host_library([folder / "softmax_grad_api_host.cpp"]), API_HOST)
+    host_fn.restype = ctypes.c_int32
+    words = np.zeros(API_TILING_WORDS, np.uint32)
+    block_dim, row_bytes = ctypes.c_uint32(0), ctypes.c_uint32(0)
+    status = host_fn(ctypes.c_uint32(m), ctypes.c_uint32(k), ctypes.c_uint32(dtype.itemsize), ctypes.c_bool(is_front),
+                     ctypes.c_uint32(platform.vector_core_count), ctypes.c_uint64(platform.ub_budget_bytes),
+                     words.ctypes.data_as(ctypes.c_void_p), ctypes.byref(block_dim), ctypes.byref(row_bytes))
+    if status != 0:
+        raise ascdsl.InputValueError(
+            f"impl='api' cannot serve rows of {k} {dtype} elements: one row with the API's temporary "
+            f"buffer needs {row_bytes.value} B of UB, over the {platform.ub_budget_bytes} B budget; use impl='dsl'")
+    return words, block_dim.value
 
 
 def softmax_grad_api(grad, src, is_front, nz, platform, backend):
@@ -278,15 +298,13 @@ def softmax_grad_api(grad, src, is_front, nz, platform, backend):
     k = grad.shape[-1]
     m = grad.size // k if k else 0
     out = np.zeros(grad.shape[:-1] + (32 // dtype.itemsize,) if is_front else grad.shape, grad.dtype)
-    if m == 0 or (k == 0 and not is_front):
+    if m == 0 or k == 0:  # nothing to compute; SoftmaxGradFront of empty rows: the sums are zero
         return out
-    if k == 0:  # SoftmaxGradFront of empty rows: the sums are zero
-        return out
-    words, blocks, _ = softmax_grad_api_plan(m, k, dtype, is_front, platform)
-    source, name = render_softmax_grad_api(dtype, is_front)
-    path = ascdsl.cache.text("softmax-grad-api", source)
+    folder = write_softmax_grad_api(dtype, is_front)
+    words, blocks = softmax_grad_api_tiling(folder, m, k, dtype, is_front, platform)
     from ascdsl import sim  # only the API lowering needs the simulator
-    sim.run_kernel(path, name, [grad, src, out, None, words.view(np.uint8).copy()], blocks, platform.name)
+    sim.run_kernel(folder / f"{api_kernel_name(dtype, is_front)}.cpp", api_kernel_name(dtype, is_front),
+                   [grad, src, out, None, words.view(np.uint8).copy()], blocks, platform.name)
     return out
 
 

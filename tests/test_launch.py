@@ -216,11 +216,22 @@ def test_torch_tensors_are_written_in_place(interpreter, dtype):
     assert torch.equal(out, x + y)
 
 
-def test_torch_tensors_must_be_contiguous():
+@ascdsl.jit
+def strided_double(x_ptr, out_ptr, n, x_stride, out_stride, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(out_ptr + i * out_stride, tl.load(x_ptr + i * x_stride, mask=i < n) * 2, mask=i < n)
+
+
+def test_strided_torch_views_are_read_and_written_through_their_strides(interpreter):
     torch = pytest.importorskip("torch")
-    x = torch.zeros(8, 2)[:, 0]
-    with pytest.raises(ascdsl.CompilationError, match="must be a contiguous CPU tensor"):
-        add_kernel[(1,)](x, x, x, 8, BLOCK=8)
+    base = torch.arange(16, dtype=torch.float32).reshape(8, 2)
+    x, out = base[:, 1], torch.zeros(8, 3)[:, 2]
+    strided_double[(1,)](x, out, 8, x.stride(0), out.stride(0), BLOCK=8)
+    assert torch.equal(out, x * 2)
+    flipped = np.arange(8, dtype=np.float32)[::-1]
+    out = np.zeros(8, np.float32)
+    strided_double[(1,)](flipped, out, 8, flipped.strides[0] // 4, 1, BLOCK=8)  # a negative stride
+    assert np.array_equal(out, flipped * 2)
 
 
 # ----------------------------------------------------------------------------- control flow runs

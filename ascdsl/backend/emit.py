@@ -7,10 +7,9 @@ A DSL operation's first call carries a ``// file.py:LINE`` comment.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 from .. import dtypes
-from ..errors import Loc
+from ..errors import Loc, source_path
 from . import kir
 from .kir import (Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, Field, Flag, For, Gm, If, Let, Lit, Local, Note,
                   Position, QOp, Queue, Run, Set, SizeOf, Struct, Var, VarKind)
@@ -21,14 +20,8 @@ PRECEDENCE = {"*": 5, "/": 5, "%": 5, "+": 4, "-": 4, "<": 3, "<=": 3, ">": 3, "
 
 
 def where(loc: Loc) -> str:
-    """``path:LINE`` of ``loc``, relative to the project root when it is inside it."""
-    root = Path(__file__).resolve().parents[2]
-    path = Path(loc.file)
-    path = path if path.is_absolute() else Path.cwd() / path
-    try:
-        return f"{path.resolve().relative_to(root)}:{loc.line}"
-    except ValueError:
-        return f"{path.name}:{loc.line}"
+    """``path:LINE`` of ``loc``, the path as generated files name it (:func:`ascdsl.errors.source_path`)."""
+    return f"{source_path(loc.file)}:{loc.line}"
 
 
 def literal(value, dtype) -> str:

@@ -2,7 +2,13 @@
 (TilingFunc, InferShape, OpDef) and msopgen JSON. Python decides what; the templates lay it out.
 
 OpDef tensor names are CANN's lowerCamelCase of the op's input and output names (``grad_output`` ->
-``gradOutput``), which is what msopgen and the generated aclnn API print.
+``gradOutput``), which is what msopgen and the generated aclnn API print. The op project registers
+``Operator.project_op_type`` (by default the op type with a ``Custom`` suffix, so that it never
+shadows a CANN built-in), its files and kernel entry named after it (``softmax_grad_custom``).
+
+The OpDef's dtype columns are the declared combinations (:func:`opdef_dtypes`): an output declared
+with a fixed dtype has it in every column, one that follows an input has that input's, and
+combinations with bfloat16 are left out on a platform without bfloat16; every column is ND.
 """
 from __future__ import annotations
 
@@ -11,7 +17,8 @@ from collections.abc import Sequence
 
 from .. import dtypes
 from . import host
-from .tiling import TilingLayout
+from .ascendc import class_names
+from .tiling import TilingLayout, cann_name
 
 GE_DTYPE = {"float32": "DT_FLOAT", "float16": "DT_FLOAT16", "bfloat16": "DT_BF16", "int8": "DT_INT8",
             "int16": "DT_INT16", "int32": "DT_INT32", "int64": "DT_INT64", "uint8": "DT_UINT8", "bool": "DT_BOOL"}
@@ -68,6 +75,29 @@ def main_model(b) -> dict:
             "tiling_call": f"{fn.name}({host_args(fn.params, 'tilingData', 'blockDim', 'message')})"}
 
 
+def opdef_dtypes(b) -> list[tuple[str, ...]]:
+    """The OpDef's dtype columns: one per declared combination (inputs, then outputs), each output
+    as declared (a fixed dtype, or the dtype of the input it follows), without the combinations
+    that need bfloat16 where the platform has none; duplicates dropped, order kept."""
+    op = b.op
+    columns = []
+    for combo in op.dtypes:
+        inputs = combo[:len(op.inputs)]
+        outputs = tuple(o.dtype if o.dtype and o.dtype not in op.inputs else inputs[op.inputs.index(o.dtype or op.inputs[0])]
+                        for o in op.outputs)
+        column = tuple(dtypes.lookup(d).name for d in (*inputs, *outputs))
+        if column not in columns and (b.platform.has_bf16 or "bfloat16" not in column):
+            columns.append(column)
+    return columns
+
+
+def op_kernel_branches(b) -> list[dict]:
+    """One ``TILING_KEY_IS`` branch for every key the generated tiling function can set: 0 (an empty
+    input: one block is launched and does nothing) and every variant the build contains."""
+    names = class_names(b.variants, b.platform)
+    return [{"key": 0, "class_name": None}, *({"key": v.key, "class_name": names[v.key]} for v in b.variants)]
+
+
 def op_host_model(b) -> dict:
     op = b.op
     attrs = []
@@ -81,18 +111,22 @@ def op_host_model(b) -> dict:
                       "def": attr_def(a)})
     fn = host.lower_tiling(op, b.layout, b.variants, f"{op.op_type}Tiling")
     shapes = host.output_shapes(op, op.op_type)
+    columns = opdef_dtypes(b)
     ge = {"inputs": [], "outputs": []}
     for i, name in enumerate(op.inputs):
-        ge["inputs"].append({"name": opdef_name(name), "types": [f"ge::{GE_DTYPE[c[i]]}" for c in op.dtypes]})
+        ge["inputs"].append({"name": opdef_name(name), "types": [f"ge::{GE_DTYPE[c[i]]}" for c in columns]})
     for j, o in enumerate(op.outputs):
         source = o.dtype or op.inputs[0]
-        ge["outputs"].append({"name": opdef_name(o.name), "types": [f"ge::{GE_DTYPE[c[len(op.inputs) + j]]}" for c in op.dtypes],
+        ge["outputs"].append({"name": opdef_name(o.name),
+                              "types": [f"ge::{GE_DTYPE[c[len(op.inputs) + j]]}" for c in columns],
                               "dtype": f"context->GetInputDataType({op.inputs.index(source)})"
                               if source in op.inputs else f"ge::{GE_DTYPE[dtypes.lookup(source).name]}"})
-    return {"b": b, "name": b.name, "attrs": attrs, "fields": fields(b.layout), "params": op.inputs,
-            "ge": ge, "formats": ", ".join(["ge::FORMAT_ND"] * len(op.dtypes)),
+    return {"b": b, "name": b.project_name, "op_type": op.project_op_type, "attrs": attrs,
+            "fields": fields(b.layout), "params": op.inputs, "ge": ge,
+            "formats": ", ".join(["ge::FORMAT_ND"] * len(columns)),
             "dtype_cases": [{"ge": GE_DTYPE[d.name], "enum": host.DTYPE_ENUM[d.name]} for d in dtypes.ALL],
-            "ub_reserve": b.platform.ub_bytes - b.platform.ub_budget_bytes,
+            "ub_reserve": b.platform.ub_bytes - b.platform.ub_budget_bytes, "soc": b.platform.soc,
+            "log": f"{cann_name(op.project_op_type).upper()}_LOGE",
             "tiling_call": f"{fn.name}({host_args(fn.params, 'plain', 'blockDim', 'message')})",
             "shapes_call": f"{shapes.name}({host_args(shapes.params, 'shapes', 'message')})"}
 
@@ -114,12 +148,13 @@ def attr_def(a) -> str:
 
 def msopgen(b) -> list[dict]:
     op = b.op
+    columns = opdef_dtypes(b)
 
     def desc(name: str, index: int) -> dict:
-        types = [MSOPGEN_DTYPE[c[index]] for c in op.dtypes]
+        types = [MSOPGEN_DTYPE[c[index]] for c in columns]
         return {"name": opdef_name(name), "param_type": "required", "format": ["ND"] * len(types), "type": types}
 
-    entry = {"op": op.op_type,
+    entry = {"op": op.project_op_type,
              "input_desc": [desc(n, i) for i, n in enumerate(op.inputs)],
              "output_desc": [desc(o.name, len(op.inputs) + j) for j, o in enumerate(op.outputs)]}
     if op.attrs:
@@ -149,5 +184,6 @@ def aclnn_signature(b) -> str:
     """The two-stage API CANN generates from the OpDef (inputs, attributes, outputs, in order)."""
     args = [opdef_name(n) for n in b.op.inputs] + [a.name for a in b.op.attrs] + \
         [opdef_name(o.name) for o in b.op.outputs]
-    return (f"aclnn{b.op.op_type}GetWorkspaceSize({', '.join(args)}, &workspaceSize, &executor)` and "
-            f"`aclnn{b.op.op_type}(workspace, workspaceSize, executor, stream)")
+    name = b.op.project_op_type
+    return (f"aclnn{name}GetWorkspaceSize({', '.join(args)}, &workspaceSize, &executor)` and "
+            f"`aclnn{name}(workspace, workspaceSize, executor, stream)")

@@ -15,7 +15,9 @@ from functools import lru_cache
 
 from .. import cache
 from ..errors import Error
-from ..ir import Kernel
+from ..dtypes import PointerType
+from ..ir import Kernel, walk
+from ..ir.provenance import access_roots
 from ..jit import register_backend
 from ..platforms import get_platform
 from . import tiling
@@ -91,10 +93,39 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
         return
     path, layout, key = _compiled(kernel, platform)
     fields, arrays = tiling.launch_fields(kernel, args, grid)
+    arrays = [a if a is None or a.flags.writeable else a.copy() for a in arrays]  # read-only: never stored
     fields["tilingKey"] = key
     programs = grid[0] * grid[1] * grid[2]
     block_dim = max(1, min(programs, get_platform(platform).vector_core_count))
-    sim.run_kernel(path, SYMBOL, [*arrays, None, layout.pack(fields)], block_dim, platform, tiling_key=key)
+    with located_errors(kernel, len(arrays)):
+        sim.run_kernel(path, SYMBOL, [*arrays, None, layout.pack(fields)], block_dim, platform, tiling_key=key)
+
+
+@contextmanager
+def located_errors(kernel: Kernel, pointers: int):
+    """Inside, a simulator GM check about one of the kernel's ``pointers`` array arguments (passed
+    first) is re-raised at the DSL line that accesses it, naming the pointer."""
+    from ..sim import SimCompileError, SimError
+    try:
+        yield
+    except SimCompileError:
+        raise
+    except SimError as e:
+        if e.arg is None or e.arg >= pointers:
+            raise
+        raise _located(e, kernel, e.arg) from None
+
+
+def _located(error, kernel: Kernel, pointer: int):
+    from ..sim.errors import KernelSimError
+    names = [n for n, p in zip(kernel.param_names, kernel.params) if isinstance(p.type.dtype, PointerType)]
+    roots = access_roots(kernel)
+    accesses = sorted({i.loc for i in walk(kernel.body) if pointer in roots.get(id(i), ())},
+                      key=lambda loc: (loc.line, loc.col))
+    if not accesses:
+        return error
+    notes = tuple(f"`{names[pointer]}` is also accessed at {loc}" for loc in accesses[1:])
+    return KernelSimError(error, accesses[0], names[pointer], notes)
 
 
 register_backend("sim", run)

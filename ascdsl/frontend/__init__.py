@@ -17,12 +17,15 @@ from .source import ParsedFunction, parse_function
 __all__ = ["ParsedFunction", "check_syntax", "compile_kernel", "parse_function"]
 
 
-def compile_kernel(fn: ParsedFunction, constexprs: dict[str, Any], types: dict[str, Type]) -> Kernel:
-    """Compile ``fn`` for constexpr values ``constexprs`` and runtime parameter types ``types``."""
+def compile_kernel(fn: ParsedFunction, constexprs: dict[str, Any], types: dict[str, Type],
+                   debug: bool = False) -> Kernel:
+    """Compile ``fn`` for constexpr values ``constexprs`` and runtime parameter types ``types`` (every
+    parameter is in one of them: a ``None`` argument of a pointer parameter is a constexpr too);
+    ``debug`` compiles ``tl.device_assert`` checks in."""
     b = Builder()
-    runtime = [name for name in fn.params if name not in fn.constexprs]
+    runtime = [name for name in fn.params if name not in constexprs]
     with b.block([types[name] for name in runtime]) as params:
-        scope = {name: constexprs[name] for name in fn.constexprs} | dict(zip(runtime, params))
-        CodeGen(fn, Emitter(b), scope).run()
-    return b.kernel(fn.name, runtime, [(name, constexprs[name]) for name in fn.constexprs],
+        scope = dict(constexprs) | dict(zip(runtime, params))
+        CodeGen(fn, Emitter(b, debug), scope).run()
+    return b.kernel(fn.name, runtime, [(name, constexprs[name]) for name in fn.params if name in constexprs],
                     loc=fn.loc(fn.tree))

@@ -1,4 +1,5 @@
-"""Block pointers (``tl.make_block_ptr``/``tl.advance``): frontend sugar, no IR of their own.
+"""Block pointers (``tl.make_block_ptr``/``tl.advance``) and tensor descriptors
+(``tl.make_tensor_descriptor``): frontend sugar, no IR of their own.
 
 A :class:`BlockPointer` is a compile-time record of a base pointer, the tensor's shape and strides,
 the block's offsets, block shape and order. ``tl.load``/``tl.store`` on one lower it to what the
@@ -8,6 +9,9 @@ joined with ``&`` (so the Ascend C backend copies it as one rectangular block).
 
 Only the upper bound is checked: offsets are meant to be non-negative, as they are when a block
 walks a tensor from its start (a negative offset is out of bounds; the interpreter reports it).
+A :class:`TensorDescriptor` is the same record without offsets: ``desc.load(offsets)`` is the load of
+the block pointer at ``offsets`` with every dim checked and zero padding.
+
 In loops and ifs a block pointer's runtime parts are its offsets; its base, shape, strides, block
 shape and order must stay the same (see :func:`ascdsl.frontend.control`).
 """
@@ -58,9 +62,56 @@ class BlockPointer:
                 and self.block_shape == other.block_shape and self.order == other.order)
 
 
+@dataclass(frozen=True, eq=False)
+class TensorDescriptor:
+    """``tl.make_tensor_descriptor(base, shape, strides, block_shape)``: blocks of ``block_shape``."""
+
+    base: Value
+    shape: tuple
+    strides: tuple
+    block_shape: tuple[int, ...]
+
+    def __repr__(self) -> str:
+        return f"tensor descriptor<{'x'.join(map(str, self.block_shape))}x{self.base.type.dtype.element_ty}>"
+
+    @property
+    def dtype(self):
+        return self.base.type.dtype.element_ty
+
+    def at(self, offsets) -> BlockPointer:
+        rank = len(self.block_shape)
+        return BlockPointer(self.base, self.shape, self.strides, _ints(offsets, "offsets", rank), self.block_shape,
+                            tuple(reversed(range(rank))))
+
+
+def make_tensor_descriptor(em: Emitter, base, shape, strides, block_shape) -> TensorDescriptor:
+    rank = len(block_shape) if isinstance(block_shape, (tuple, list)) else 1
+    bp = make_block_ptr(em, base, shape, strides, (0,) * rank, block_shape, tuple(reversed(range(rank))))
+    return TensorDescriptor(bp.base, bp.shape, bp.strides, bp.block_shape)
+
+
+def descriptor_load(em: Emitter, desc, offsets) -> tuple[Value, Value, Any]:
+    """``(pointer tile, mask, 0)`` of ``desc.load(offsets)``."""
+    bp = _descriptor(desc).at(offsets)
+    return load_operands(em, bp, None, None, tuple(range(len(bp.block_shape))), "zero")
+
+
+def descriptor_store(em: Emitter, desc, offsets, value) -> tuple[Value, Value]:
+    """``(pointer tile, mask)`` of ``desc.store(offsets, value)``."""
+    bp = _descriptor(desc).at(offsets)
+    return store_operands(em, bp, value, None, tuple(range(len(bp.block_shape))))
+
+
+def _descriptor(desc) -> TensorDescriptor:
+    if not isinstance(desc, TensorDescriptor):
+        raise SemanticError(f"expected a tensor descriptor, got {describe(desc)}",
+                            "create one with tl.make_tensor_descriptor(base, shape, strides, block_shape)")
+    return desc
+
+
 def reject_operators(*operands) -> None:
     """Operators are not defined on block pointers (a located error, not a Python TypeError)."""
-    if any(isinstance(x, BlockPointer) for x in operands):
+    if any(isinstance(x, (BlockPointer, TensorDescriptor)) for x in operands):
         raise SemanticError("operators are not defined on block pointers",
                             "move a block pointer with tl.advance(ptr, offsets), or build a pointer tile "
                             "as x_ptr + offsets for pointer arithmetic")

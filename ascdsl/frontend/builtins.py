@@ -14,12 +14,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import dtypes, language as tl
+from .. import dtypes, language as tl, semantics
 from ..dtypes import DType, PointerType
 from ..errors import Error
-from ..ir import Op, Type, Value
+from ..ir import GroupOp, Op, Type, Value
 from ..semantics import Literal, SemanticError, broadcast_shapes, literal_dtype
-from . import blockptr
+from . import blockptr, combine, random, shapes
 from .emit import Emitter, describe, is_constexpr
 from .source import ParsedFunction
 
@@ -107,7 +107,8 @@ def _full(em: Emitter, shape, value, dtype):
     return em.broadcast(em.cast(value, dtype), shape)
 
 
-def _load(em: Emitter, ptr, mask, other, boundary_check, padding_option):
+def _load(em: Emitter, ptr, mask, other, boundary_check, padding_option, cache_modifier="", eviction_policy="",
+          volatile=False, care_padding=True):
     if isinstance(ptr, blockptr.BlockPointer):
         ptr, mask, other = blockptr.load_operands(em, ptr, mask, other, boundary_check, padding_option)
     else:
@@ -124,7 +125,7 @@ def _load(em: Emitter, ptr, mask, other, boundary_check, padding_option):
                  [("has_mask", mask is not None), ("has_other", other is not None)])
 
 
-def _store(em: Emitter, ptr, value, mask, boundary_check):
+def _store(em: Emitter, ptr, value, mask, boundary_check, cache_modifier="", eviction_policy=""):
     if isinstance(ptr, blockptr.BlockPointer):
         ptr, mask = blockptr.store_operands(em, ptr, value, mask, boundary_check)
     else:
@@ -138,6 +139,16 @@ def _store(em: Emitter, ptr, value, mask, boundary_check):
     em.b.emit(Op.STORE, (), operands, [("has_mask", mask is not None)], loc=em.loc)
 
 
+def _load_descriptor(em: Emitter, desc, offsets):
+    ptr, mask, other = blockptr.descriptor_load(em, desc, offsets)
+    return _load(em, ptr, mask, other, (), "")
+
+
+def _store_descriptor(em: Emitter, desc, offsets, value):
+    ptr, mask = blockptr.descriptor_store(em, desc, offsets, value)
+    return _store(em, ptr, value, mask, ())
+
+
 def _fits(value, shape, what: str) -> None:
     if not isinstance(value, Value):
         raise SemanticError(f"{what} must be a tile or a number, got {describe(value)}", "store tiles or numbers")
@@ -146,11 +157,15 @@ def _fits(value, shape, what: str) -> None:
                             "the pointer tile decides the shape: index with offsets of the same shape")
 
 
-def _reduction(op: Op):
-    def handler(em: Emitter, x, axis, keep_dims, dtype=None):
+def _reduction(op: Op, index_op: Op | None = None):
+    def handler(em: Emitter, x, axis, keep_dims, dtype=None, return_indices=False,
+                return_indices_tie_break_left=True, tie_break_left=True):
         axis = None if axis is None else _constexpr(axis, f"the axis of tl.{op.value}")
         keep_dims = _constexpr(keep_dims, "keep_dims", (bool,))
-        return em.reduce(op, x, axis, keep_dims, None if dtype is None else _dtype(dtype))
+        result = em.reduce(op, x, axis, keep_dims, None if dtype is None else _dtype(dtype))
+        if _constexpr(return_indices, "return_indices", (bool,)):
+            return result, em.reduce(index_op, x, axis, keep_dims)
+        return result
     return handler
 
 
@@ -159,7 +174,40 @@ def _unary(op: Op):
 
 
 def _binary(op: Op):
-    return lambda em, x, y: em.binary(op, x, y)
+    return lambda em, x, y, **options: em.binary(op, x, y)
+
+
+def _fdiv(em: Emitter, x, y, ieee_rounding=False):
+    return em.binary(Op.DIV, x, y)
+
+
+def _fma(em: Emitter, x, y, z):
+    dtype = semantics.promote(semantics.promote(_elem(x), _elem(y)), _elem(z))
+    dtype = dtype if dtype.is_float or dtype.is_int else dtypes.float32
+    return em.elementwise(Op.FMA, [(x, dtype), (y, dtype), (z, dtype)], dtype)
+
+
+def _elem(x) -> DType:
+    return x.type.dtype if isinstance(x, Value) else literal_dtype(x)
+
+
+def _clamp(em: Emitter, x, min, max, propagate_nan=None):
+    return em.binary(Op.MINIMUM, em.binary(Op.MAXIMUM, x, min), max)
+
+
+def _reciprocal(em: Emitter, x):
+    return em.binary(Op.DIV, 1.0, x)
+
+
+def _relu(em: Emitter, x):
+    return em.binary(Op.MAXIMUM, x, 0)
+
+
+def _softmax(em: Emitter, x, dim=None, keep_dims=False, ieee_rounding=False):
+    axis = -1 if dim is None else _constexpr(dim, "the dim of tl.softmax")
+    shifted = em.binary(Op.SUB, x, em.reduce(Op.MAX, x, axis, True))
+    e = em.unary(Op.EXP, shifted if shifted.type.dtype.is_float else em.cast(shifted, dtypes.float32))
+    return em.binary(Op.DIV, e, em.reduce(Op.SUM, e, axis, True))
 
 
 def _where(em: Emitter, condition, x, y):
@@ -168,8 +216,16 @@ def _where(em: Emitter, condition, x, y):
     return em.where(condition, x, y)
 
 
-def _cast(em: Emitter, x, dtype):
-    return em.cast(x, _dtype(dtype)) if isinstance(x, Value) else em.const(x, _dtype(dtype))
+def _cast(em: Emitter, x, dtype, fp_downcast_rounding=None, bitcast=False):
+    dtype = _dtype(dtype)
+    x = x if isinstance(x, Value) else em.const(x, literal_dtype(x) if bitcast else dtype)
+    if not _constexpr(bitcast, "bitcast", (bool,)) or x.type.dtype == dtype:
+        return em.cast(x, dtype)
+    if isinstance(x.type.dtype, PointerType) or x.type.dtype.itemsize != dtype.itemsize or dtypes.bool_ in (
+            x.type.dtype, dtype):
+        raise SemanticError(f"cannot bitcast {describe(x)} to {dtype}: the sizes differ",
+                            "bitcast between dtypes of the same size, e.g. float32 <-> int32")
+    return em.op(Op.BITCAST, x.type.with_dtype(dtype), [x], [("dtype", dtype)])
 
 
 def _static_print(em: Emitter, values):
@@ -184,7 +240,7 @@ def _static_assert(em: Emitter, condition, message):
                             "check the constexpr arguments of this specialisation")
 
 
-def _device_print(em: Emitter, prefix, values):
+def _device_print(em: Emitter, prefix, values, hex=False):
     prefix = _constexpr(prefix, "the prefix of tl.device_print", (str,))
     for v in values:
         if not isinstance(v, (Value, *Literal)):
@@ -192,6 +248,35 @@ def _device_print(em: Emitter, prefix, values):
                                 "use tl.static_print for compile-time values")
     values = [em.value(v, v.type.dtype if isinstance(v, Value) else literal_dtype(v)) for v in values]
     em.b.emit(Op.PRINT, (), values, [("prefix", prefix)], loc=em.loc)
+
+
+def _device_assert(em: Emitter, cond, msg="", mask=None):
+    msg = _constexpr(msg, "the message of tl.device_assert", (str,))
+    if is_constexpr(cond):
+        if not cond:
+            raise SemanticError(f"device_assert failed: {msg}" if msg else "device_assert failed",
+                                "the condition is a constexpr that is False")
+        return
+    if not em.debug:
+        return
+    if cond.type.dtype != dtypes.bool_:
+        cond = em.binary(Op.NE, cond, 0)
+    if mask is not None:
+        cond = em.binary(Op.OR, cond, em.unary(Op.NOT, mask))
+    em.b.emit(Op.ASSERT, (), [cond], [("message", msg)], loc=em.loc)
+
+
+def _hint(em: Emitter, input, values):
+    return input
+
+
+def _like(fill):
+    def handler(em: Emitter, input, value=fill, dtype=None):
+        if not isinstance(input, Value):
+            raise SemanticError(f"expected a tile, got {describe(input)}", "pass a tile")
+        dtype = input.type.dtype if dtype is None else _dtype(dtype)
+        return _full(em, input.type.shape, value, dtype) if input.type.shape else em.value(value, dtype)
+    return handler
 
 
 def _cdiv(em: Emitter, a, b):
@@ -214,18 +299,32 @@ BUILTINS: dict[Callable, Callable] = {
     tl.program_id: _program_id, tl.num_programs: _num_programs, tl.arange: _arange,
     tl.zeros: _zeros, tl.full: _full, tl.load: _load, tl.store: _store,
     tl.make_block_ptr: blockptr.make_block_ptr, tl.advance: blockptr.advance,
-    tl.sum: _reduction(Op.SUM), tl.max: _reduction(Op.MAX), tl.min: _reduction(Op.MIN),
+    tl.sum: _reduction(Op.SUM), tl.max: _reduction(Op.MAX, Op.ARGMAX), tl.min: _reduction(Op.MIN, Op.ARGMIN),
     tl.argmax: _reduction(Op.ARGMAX), tl.argmin: _reduction(Op.ARGMIN),
-    tl.exp: _unary(Op.EXP), tl.exp2: _unary(Op.EXP2), tl.log: _unary(Op.LOG), tl.sqrt: _unary(Op.SQRT),
+    tl.exp: _unary(Op.EXP), tl.log: _unary(Op.LOG), tl.sqrt: _unary(Op.SQRT),
     tl.rsqrt: _unary(Op.RSQRT), tl.abs: _unary(Op.ABS), tl.sigmoid: _unary(Op.SIGMOID),
     tl.maximum: _binary(Op.MAXIMUM), tl.minimum: _binary(Op.MINIMUM), tl.where: _where,
     tl.cast: _cast, tl.static_print: _static_print, tl.static_assert: _static_assert,
     tl.device_print: _device_print, tl.cdiv: _cdiv, tl.next_power_of_2: _next_power_of_2,
+    tl.device_assert: _device_assert, tl.multiple_of: _hint, tl.max_contiguous: _hint, tl.max_constancy: _hint,
+    tl.assume: lambda em, cond: None, tl.debug_barrier: lambda em: None,
+    tl.zeros_like: _like(0), tl.ones_like: _like(1), tl.full_like: _like(None),
+    tl.fdiv: _fdiv, tl.div_rn: _fdiv, tl.sqrt_rn: _unary(Op.SQRT), tl.fma: _fma, tl.clamp: _clamp,
+    tl.reciprocal: _reciprocal, tl.relu: _relu, tl.softmax: _softmax, tl.fmod: _binary(Op.MOD),
+    **{getattr(tl, op.value): _unary(op) for op in GroupOp.FLOAT_MATH | GroupOp.PREDICATE
+       if op not in GroupOp.BINARY_MATH},
+    **{getattr(tl, op.value): _binary(op) for op in GroupOp.BINARY_MATH | {Op.UMULHI}},
+    tl.make_tensor_descriptor: blockptr.make_tensor_descriptor, tl.load_tensor_descriptor: _load_descriptor,
+    tl.store_tensor_descriptor: _store_descriptor,
+    **shapes.BUILTINS, **combine.BUILTINS, **random.BUILTINS,
 }
 
 # Tile methods: ``x.to(tl.float16)``, ``x.sum(axis=0)``... call the builtin with ``x`` first.
-METHODS = {"to": tl.cast, **{f.__name__: f for f in (tl.sum, tl.max, tl.min, tl.argmax, tl.argmin, tl.exp,
-                                                     tl.exp2, tl.log, tl.sqrt, tl.rsqrt, tl.abs, tl.sigmoid)}}
+METHODS = {"to": tl.cast, **{f.__name__: f for f in (
+    tl.sum, tl.max, tl.min, tl.argmax, tl.argmin, tl.exp, tl.log, tl.sqrt, tl.rsqrt, tl.abs, tl.sigmoid,
+    tl.reshape, tl.view, tl.permute, tl.trans, tl.ravel, tl.expand_dims, tl.broadcast_to, tl.split, tl.reduce,
+    tl.associative_scan, tl.cumsum, tl.cumprod, tl.xor_sum, tl.sort, tl.flip, tl.cast, tl.exp2, tl.log2,
+    tl.floor, tl.ceil, tl.sin, tl.cos, tl.erf)}}
 
 
 def call_builtin(em: Emitter, fn: Callable, args, kwargs) -> Any:
@@ -249,6 +348,8 @@ PY_BUILTINS = {f.__name__: f for f in (*_PY_HINTS, py.range)}
 
 def fold_call(fn: Callable, args, kwargs) -> Any:
     """Call an allowed Python function on constexprs (``min``, ``len``, ``math.log2``...)."""
+    if fn is py.len and len(args) == 1 and isinstance(args[0], tuple):
+        return len(args[0])  # a tuple's length is known even when it holds tiles
     if not is_constexpr((*args, *kwargs.values())):
         raise SemanticError(f"{fn.__name__}() works only on constexprs in a kernel",
                             _PY_HINTS.get(fn, "compute it with tl builtins instead"))
@@ -280,11 +381,14 @@ def kernel_object(obj: Any, name: str) -> Any:
         obj = obj.item()
     if obj is None or isinstance(obj, (*Literal, str, DType, PointerType)) or is_foldable(obj):
         return obj
-    if any(obj is o for o in (tl, ascdsl, math, tl.constexpr, tl.range, tl.static_range, *BUILTINS)):
+    if any(obj is o for o in (math, tl.constexpr, tl.range, tl.static_range, tl.PropagateNan, *BUILTINS)):
         return obj
+    if isinstance(obj, (types.ModuleType, tl.PropagateNan)) and (
+            isinstance(obj, tl.PropagateNan) or obj.__name__.split(".")[0] == ascdsl.__name__):
+        return obj  # ascdsl, tl and its submodules (tl.math, tl.extra.libdevice...), however imported
     if isinstance(getattr(obj, "parsed", None), ParsedFunction):  # an @ascdsl.jit function
         return obj
     what = f"module `{obj.__name__}`" if isinstance(obj, types.ModuleType) else f"a {type(obj).__name__}"
     raise SemanticError(f"`{name}` is {what}, which kernels cannot use",
                         "kernels can read int/float/bool constants, dtypes, @ascdsl.jit functions and the "
-                        "modules tl, ascdsl and math; pass anything else as an argument")
+                        "modules ascdsl (tl and its submodules) and math; pass anything else as an argument")

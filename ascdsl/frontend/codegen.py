@@ -16,10 +16,11 @@ import os
 import types
 
 from .. import language as tl
+from ..dtypes import DType, PointerType
 from ..errors import CompilationError, Error
 from ..ir import Op, Value
 from ..semantics import Literal, SemanticError
-from .blockptr import reject_operators
+from .blockptr import TensorDescriptor, reject_operators
 from .builtins import BUILTINS, METHODS, PY_BUILTINS, call_builtin, fold, fold_call, is_foldable, kernel_object
 from .control import ControlFlow
 from .emit import Emitter, describe, is_constexpr
@@ -32,7 +33,7 @@ BINARY = {ast.Add: (operator.add, Op.ADD), ast.Sub: (operator.sub, Op.SUB),
           ast.FloorDiv: (operator.floordiv, Op.IDIV), ast.Mod: (operator.mod, Op.MOD),
           ast.BitAnd: (operator.and_, Op.AND), ast.BitOr: (operator.or_, Op.OR),
           ast.BitXor: (operator.xor, Op.XOR), ast.Pow: (operator.pow, None),
-          ast.LShift: (operator.lshift, None), ast.RShift: (operator.rshift, None),
+          ast.LShift: (operator.lshift, Op.SHL), ast.RShift: (operator.rshift, Op.SHR),
           ast.MatMult: (operator.matmul, None)}
 COMPARE = {ast.Lt: (operator.lt, Op.LT), ast.LtE: (operator.le, Op.LE), ast.Gt: (operator.gt, Op.GT),
            ast.GtE: (operator.ge, Op.GE), ast.Eq: (operator.eq, Op.EQ), ast.NotEq: (operator.ne, Op.NE),
@@ -40,9 +41,21 @@ COMPARE = {ast.Lt: (operator.lt, Op.LT), ast.LtE: (operator.le, Op.LE), ast.Gt: 
            ast.In: (lambda a, b: a in b, None), ast.NotIn: (lambda a, b: a not in b, None)}
 UNARY = {ast.USub: (operator.neg, Op.NEG), ast.Invert: (operator.invert, Op.NOT),
          ast.UAdd: (operator.pos, None), ast.Not: (operator.not_, None)}
-SYMBOLS = {ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.MatMult: "@", ast.In: "in",
+SYMBOLS = {ast.Pow: "**", ast.MatMult: "@", ast.In: "in",
            ast.NotIn: "not in"}
 DTYPE_ATTRIBUTES = ("element_ty", "name", "itemsize", "is_float", "is_int")
+DTYPE_QUERIES = {"primitive_bitwidth": lambda d: d.bits, "scalar": lambda d: d}
+DTYPE_METHODS = {
+    "is_floating": lambda d: d.is_float, "is_int": lambda d: d.is_int, "is_ptr": lambda d: isinstance(d, PointerType),
+    "is_int_signed": lambda d: d.kind == "int", "is_int_unsigned": lambda d: d.kind == "uint",
+    "is_bool": lambda d: d.kind == "bool", "is_standard_floating": lambda d: d.is_float,
+    "is_block": lambda d: False, "is_fp64": lambda d: False, "is_fp8": lambda d: False,
+    **{f"is_{short}": (lambda name: lambda d: d.name == name)(name) for short, name in (
+        ("fp16", "float16"), ("bf16", "bfloat16"), ("fp32", "float32"), ("int1", "bool"), ("int8", "int8"),
+        ("int16", "int16"), ("int32", "int32"), ("int64", "int64"), ("uint8", "uint8"))},
+}
+"""Triton's dtype methods (``x.dtype.is_floating()``), folded at compile time."""
+DESCRIPTOR_METHODS = {"load": tl.load_tensor_descriptor, "store": tl.store_tensor_descriptor}
 
 UNSUPPORTED = {
     ast.While: ("`while` loops", "use `for i in range(...)` with a bound, and masks instead of breaking"),
@@ -58,7 +71,6 @@ UNSUPPORTED = {
     ast.Try: ("`try`", "kernels cannot catch exceptions; check conditions with tl.static_assert"),
     ast.With: ("`with`", "kernels have no context managers"),
     ast.Raise: ("`raise`", "use tl.static_assert(condition, message) on constexprs"),
-    ast.Assert: ("`assert`", "use tl.static_assert(condition, message) on constexprs"),
     ast.Global: ("`global`", "read module constants directly; pass values as arguments"),
     ast.Nonlocal: ("`nonlocal`", "pass values as arguments and return results"),
     ast.Import: ("`import` in a kernel", "import at module level"),
@@ -107,7 +119,11 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
 
     def run(self):
         """Emit the body; returns the value of its final ``return`` (None without one)."""
-        self.visit_stmts(self.fn.tree.body)
+        outer, self.em.call = self.em.call, self.call  # for builtins that call back (tl.reduce's combine_fn)
+        try:
+            self.visit_stmts(self.fn.tree.body)
+        finally:
+            self.em.call = outer
         return self.result
 
     def visit(self, node: ast.AST):
@@ -180,6 +196,11 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
         return self.error(target, "only names can be assigned in a kernel (tiles are immutable)",
                           "build a new tile instead, e.g. x = tl.where(mask, new, x)")
 
+    def visit_Assert(self, node: ast.Assert) -> None:
+        """``assert cond, "message"``: checked now on constexprs, else a tl.device_assert."""
+        message = "" if node.msg is None else self.visit(node.msg)
+        call_builtin(self.em, tl.device_assert, [self.visit(node.test), message], {})
+
     def visit_Return(self, node: ast.Return) -> None:
         if node is not self.fn.tree.body[-1]:
             raise self.error(node, "`return` is only supported as the last statement of a function",
@@ -201,19 +222,33 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
     def lookup(self, name: str):
         if name in self.scope:
             return self.scope[name]
-        if name in self.fn.globals:
-            return kernel_object(self.fn.globals[name], name)
+        found, value = self.fn.resolve(name)
+        if found:
+            return kernel_object(value, name)
         if name in PY_BUILTINS:
             return PY_BUILTINS[name]
         if hasattr(py, name):
             raise SemanticError(f"the Python builtin `{name}` cannot be used in a kernel",
                                 "kernels can use range, min, max, len, int, float, bool and abs")
-        close = difflib.get_close_matches(name, [*self.scope, *self.fn.globals], n=1)
+        close = difflib.get_close_matches(name, [*self.scope, *self.fn.closure(), *self.fn.globals], n=1)
         hint = f"did you mean `{close[0]}`?" if close else "define it before use, or pass it as an argument"
         raise SemanticError(f"undefined name `{name}`", hint)
 
     def visit_Attribute(self, node: ast.Attribute):
-        obj, attr = self.visit(node.value), node.attr
+        return self.attribute(self.visit(node.value), node.attr)
+
+    def attribute(self, obj, attr: str):
+        if isinstance(obj, TensorDescriptor):
+            if attr in DESCRIPTOR_METHODS:
+                return BoundMethod(DESCRIPTOR_METHODS[attr], obj)
+            if attr in ("shape", "strides", "block_shape", "dtype"):
+                return getattr(obj, attr)
+            raise SemanticError(f"tensor descriptors have no attribute `{attr}`",
+                                "use desc.load(offsets), desc.store(offsets, value), desc.block_shape, desc.dtype")
+        if isinstance(obj, (DType, PointerType)) and attr in DTYPE_QUERIES:
+            return DTYPE_QUERIES[attr](obj)
+        if obj is tl.PropagateNan:
+            return getattr(obj, attr)
         if isinstance(obj, types.ModuleType):
             if not hasattr(obj, attr):
                 raise SemanticError(f"module `{obj.__name__}` has no attribute `{attr}`", "check the spelling")
@@ -322,7 +357,15 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
         return self.em.where(cond, self.visit(node.body), self.visit(node.orelse))
 
     def visit_Call(self, node: ast.Call):
-        func = self.visit(node.func)
+        if isinstance(node.func, ast.Attribute):  # x.dtype.is_floating(): Triton's dtype methods
+            owner = self.visit(node.func.value)
+            if isinstance(owner, (DType, PointerType)) and node.func.attr in DTYPE_METHODS:
+                if node.args or node.keywords:
+                    raise self.error(node, f"dtype.{node.func.attr}() takes no arguments")
+                return DTYPE_METHODS[node.func.attr](owner)
+            func = self.attribute(owner, node.func.attr)
+        else:
+            func = self.visit(node.func)
         args = [self.visit(a) for a in node.args]
         kwargs = {}
         for kw in node.keywords:
@@ -330,12 +373,16 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
                 raise self.error(kw, "unsupported Python construct in a kernel: `**` unpacking",
                                  "pass keyword arguments one by one")
             kwargs[kw.arg] = self.visit(kw.value)
+        return self.call(func, args, kwargs)
+
+    def call(self, func, args: list, kwargs: dict):
+        """Call ``func`` (a builtin, an @jit helper, a foldable Python function) from kernel code."""
         if isinstance(func, BoundMethod):
             func, args = func.function, [func.value, *args]
         if any(func is f for f in BUILTINS):
             return call_builtin(self.em, func, args, kwargs)
         if isinstance(getattr(func, "parsed", None), ParsedFunction):
-            return self.inline(func.parsed, args, kwargs, node)
+            return self.inline(func.parsed, args, kwargs)
         if is_foldable(func):
             return fold_call(func, args, kwargs)
         if func is tl.constexpr:
@@ -346,7 +393,7 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
                             "kernels call tl builtins, @ascdsl.jit functions, and min/max/len/int/float/"
                             "bool/math functions on constexprs")
 
-    def inline(self, helper: ParsedFunction, args, kwargs, node: ast.Call):
+    def inline(self, helper: ParsedFunction, args, kwargs):
         if helper in self.callers:
             raise SemanticError(f"`{helper.name}` calls itself; recursion is not supported in kernels",
                                 "unroll with tl.static_range or loop with range")
@@ -355,12 +402,12 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
             if not is_constexpr(bound[name]):
                 raise SemanticError(f"`{name}` of {helper.name}() is a tl.constexpr, but got {describe(bound[name])}",
                                     "pass a constexpr (a literal or a constexpr parameter)")
-        site = self.pinned or self.fn.loc(node)
+        site = self.pinned or self.em.loc
         library = self.pinned is not None or os.path.abspath(helper.file).startswith(_PACKAGE)
         try:
             return CodeGen(helper, self.em, bound, self.callers, pinned=site if library else None).run()
         except CompilationError as e:
-            if library and e.loc != site:  # report ascdsl's own helpers at the user's call
+            if library and self.pinned is None:  # report ascdsl's own helpers at the user's call
                 raise CompilationError(site, e.message, e.hint, e.notes + (
-                    f"inside ascdsl's `{helper.name}` ({e.loc})",)) from None
+                    f"inside ascdsl's `{helper.name}`",)) from None
             raise e.with_note(f"in `{helper.name}`, called from {site}") from None

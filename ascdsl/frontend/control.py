@@ -151,17 +151,19 @@ class ControlFlow:
         args = [self.visit(a) for a in node.args]
         kwargs = {k.arg: self.visit(k.value) for k in node.keywords}
         try:
-            bound = inspect.signature(tl.range).bind(*args, **kwargs)
+            bound = inspect.signature(tl.range if func is not tl.static_range else tl.static_range).bind(*args, **kwargs)
         except TypeError as e:
             raise self.error(node, f"wrong arguments for range(): {e}") from None
         start, end, step = (bound.arguments.get(k) for k in ("start", "end", "step"))
-        start, end, step = (0, start, step or 1) if end is None else (start, end, step or 1)
+        step = 1 if step is None else step
+        start, end = (0, start) if end is None else (start, end)
         if func is tl.static_range and not all(isinstance(x, int) for x in (start, end, step)):
             raise self.error(node, "tl.static_range bounds must be constexpr ints",
                              "use range(...) for bounds known only at run time")
-        if isinstance(step, Value) or step <= 0:
-            raise self.error(node, f"the step of a loop must be a positive constexpr int, got {describe(step)}",
-                             "count upwards and compute the index, e.g. j = n - 1 - i")
+        runtime_int = isinstance(step, Value) and step.type.is_scalar and step.type.dtype.is_int
+        if not (runtime_int or (isinstance(step, int) and step != 0)):
+            raise self.error(node, f"the step of a loop must be a nonzero int, got {describe(step)}",
+                             "use a constexpr step or an int scalar argument")
         return func is tl.static_range, (start, end, step)
 
     def runtime_loop(self, node: ast.For, start, end, step) -> None:
@@ -173,7 +175,9 @@ class ControlFlow:
             # constexpr bounds past int32 make an int64 loop
             iv_dtype = promote(iv_dtype, x.type.dtype if isinstance(x, Value) else literal_dtype(x))
         lo, hi, st = (self.em.value(x, iv_dtype) for x in (start, end, step))
-        deltas = self.loop_deltas(node, before, Type(iv_dtype))
+        # block pointers advanced by constexprs are recomputed from the induction variable, which needs
+        # a positive constexpr step; otherwise they are carried like any other value
+        deltas = self.loop_deltas(node, before, Type(iv_dtype)) if isinstance(step, int) and step > 0 else {}
         carried, inits = [], []
         for name in assigned_names(node.body):
             value = before.get(name)

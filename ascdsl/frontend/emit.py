@@ -8,7 +8,7 @@ axes or splats a scalar.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -69,11 +69,16 @@ def _constant(value, dtype: DType):
 
 
 class Emitter:
-    """Appends typed instructions to a :class:`Builder`; ``loc`` is stamped on each of them."""
+    """Appends typed instructions to a :class:`Builder`; ``loc`` is stamped on each of them.
 
-    def __init__(self, builder: Builder):
+    ``debug`` turns ``tl.device_assert`` into checks; ``call(func, args, kwargs)`` is set by the code
+    generator, for builtins that call kernel functions (``tl.reduce``'s ``combine_fn``)."""
+
+    def __init__(self, builder: Builder, debug: bool = False):
         self.b = builder
         self.loc = UNKNOWN
+        self.debug = debug
+        self.call: Callable | None = None
 
     def op(self, op: Op, type: Type, operands: Sequence[Value] = (), attrs=()) -> Value:
         if type.numel > MAX_TILE_ELEMENTS:

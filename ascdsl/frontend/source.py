@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .. import language
-from ..errors import CompilationError, Error, Loc, display_path
+from ..errors import CompilationError, Error, Loc, display_path, source_file
 from ..semantics import SemanticError
 
 
@@ -35,8 +35,30 @@ class ParsedFunction:
     def globals(self) -> dict[str, Any]:
         return self.fn.__globals__
 
+    def closure(self) -> dict[str, Any]:
+        """The closure cells of the function that are bound by now (a helper defined later in the
+        enclosing function is found once it exists, as in Triton)."""
+        cells = zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ())
+        out = {}
+        for name, cell in cells:
+            try:
+                out[name] = cell.cell_contents
+            except ValueError:  # not assigned yet
+                pass
+        return out
+
+    def resolve(self, name: str) -> tuple[bool, Any]:
+        """``(found, value)`` of a free name: closure cells first, then the module's globals."""
+        if name in self.fn.__code__.co_freevars:
+            closure = self.closure()
+            if name in closure:
+                return True, closure[name]
+        if name in self.fn.__globals__:
+            return True, self.fn.__globals__[name]
+        return False, None
+
     def loc(self, node: ast.AST) -> Loc:
-        return Loc(display_path(self.file), node.lineno, node.col_offset + 1 + self.indent)
+        return Loc(source_file(self.file), node.lineno, node.col_offset + 1 + self.indent)
 
     def error(self, node: ast.AST, message: str, hint: str | None = None) -> CompilationError:
         return CompilationError(self.loc(node), message, hint)
@@ -90,11 +112,11 @@ def parse_function(fn: Callable) -> ParsedFunction:
             raise parsed.error(extra, f"variadic parameter `{extra.arg}` is not supported in a kernel",
                                "list every parameter explicitly")
     every = arguments.posonlyargs + arguments.args + arguments.kwonlyargs
-    constexprs = tuple(a.arg for a in every if _is_constexpr_annotation(a.annotation, fn.__globals__))
+    constexprs = tuple(a.arg for a in every if _is_constexpr_annotation(a.annotation, parsed.resolve))
     return dataclasses.replace(parsed, constexprs=constexprs)
 
 
-def _is_constexpr_annotation(node: ast.expr | None, globals_: dict[str, Any]) -> bool:
+def _is_constexpr_annotation(node: ast.expr | None, resolve: Callable[[str], tuple[bool, Any]]) -> bool:
     """Whether an annotation names ``tl.constexpr`` (resolved by name, so string annotations and
     ``from __future__ import annotations`` work)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -103,9 +125,9 @@ def _is_constexpr_annotation(node: ast.expr | None, globals_: dict[str, Any]) ->
     while isinstance(node, ast.Attribute):
         path.append(node.attr)
         node = node.value
-    if not isinstance(node, ast.Name) or node.id not in globals_:
+    found, obj = resolve(node.id) if isinstance(node, ast.Name) else (False, None)
+    if not found:
         return False
-    obj = globals_[node.id]
     for attr in reversed(path):
         obj = getattr(obj, attr, None)
     return obj is language.constexpr

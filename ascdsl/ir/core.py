@@ -35,6 +35,23 @@ block_store               base, offset, *strides, *extents,       shape
                           value
 ========================  ======================================  ==================================
 
+Triton-compatible ops (the interpreter runs them; the Ascend C backend rejects them, located):
+
+========================  ======================================  ==================================
+math (``GroupOp.MATH``)   1-3 operands, elementwise               bitcast: dtype
+reshape                   x                                       - (result type gives the shape)
+permute                   x                                       order (result axis i = x axis order[i])
+join / split              a, b / x (last axis 2)                  - ; split has two results
+cat                       a, b (concatenated along axis 0)        -
+flip                      x                                       axis
+reduce                    *xs (one shape)                         axis, keep_dims; region 0: args
+                                                                  (*lhs, *rhs) yields the combined
+scan                      *xs                                     axis, reverse; region as reduce
+sort                      x                                       axis, descending
+dot                       a, b [, acc]                            has_acc
+assert                    cond (bool tile)                        message
+========================  ======================================  ==================================
+
 ``block_load``/``block_store`` are what memory-access analysis (:mod:`ascdsl.passes.access`)
 turns affine ``load``/``store`` into: the element at block index ``(i0, ..., ik)`` lives at
 ``base + offset + i0*stride0 + ... + ik`` (the innermost stride is 1) and is accessed only where
@@ -85,7 +102,6 @@ class Op(enum.Enum):
     NEG = "neg"
     NOT = "not"
     EXP = "exp"
-    EXP2 = "exp2"
     LOG = "log"
     SQRT = "sqrt"
     RSQRT = "rsqrt"
@@ -107,6 +123,54 @@ class Op(enum.Enum):
     PRINT = "print"
     BLOCK_LOAD = "block_load"
     BLOCK_STORE = "block_store"
+    # float math (unary, elementwise)
+    FLOOR = "floor"
+    CEIL = "ceil"
+    TRUNC = "trunc"
+    ROUND = "round"
+    RINT = "rint"
+    EXP2 = "exp2"
+    LOG2 = "log2"
+    LOG10 = "log10"
+    LOG1P = "log1p"
+    EXPM1 = "expm1"
+    SIN = "sin"
+    COS = "cos"
+    TAN = "tan"
+    TANH = "tanh"
+    SINH = "sinh"
+    COSH = "cosh"
+    ASIN = "asin"
+    ACOS = "acos"
+    ATAN = "atan"
+    ERF = "erf"
+    ISNAN = "isnan"
+    ISINF = "isinf"
+    ISFINITE = "isfinite"
+    SIGNBIT = "signbit"
+    # binary and ternary elementwise
+    POW = "pow"
+    ATAN2 = "atan2"
+    COPYSIGN = "copysign"
+    HYPOT = "hypot"
+    UMULHI = "umulhi"
+    SHL = "shl"
+    SHR = "shr"
+    FMA = "fma"
+    BITCAST = "bitcast"
+    # shapes
+    RESHAPE = "reshape"
+    PERMUTE = "permute"
+    JOIN = "join"
+    SPLIT = "split"
+    CAT = "cat"
+    FLIP = "flip"
+    # whole-tile
+    REDUCE = "reduce"
+    SCAN = "scan"
+    SORT = "sort"
+    DOT = "dot"
+    ASSERT = "assert"
 
 
 class GroupOp:
@@ -118,13 +182,23 @@ class GroupOp:
     COMPARE = frozenset({Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE})
     LOGICAL = frozenset({Op.AND, Op.OR, Op.XOR})
     BINARY = ARITH | COMPARE | LOGICAL
-    TRANSCENDENTAL = frozenset({Op.EXP, Op.EXP2, Op.LOG, Op.RSQRT, Op.SIGMOID})
+    TRANSCENDENTAL = frozenset({Op.EXP, Op.LOG, Op.RSQRT, Op.SIGMOID})
     UNARY = frozenset({Op.NEG, Op.NOT, Op.SQRT, Op.ABS, Op.CAST}) | TRANSCENDENTAL
-    ELEMENTWISE = BINARY | UNARY | frozenset({Op.WHERE, Op.PTR_ADD})
+    # Triton-compatible math; the Ascend C backend does not lower these yet.
+    BINARY_MATH = frozenset({Op.POW, Op.ATAN2, Op.COPYSIGN, Op.HYPOT})
+    FLOAT_MATH = BINARY_MATH | frozenset({Op.FLOOR, Op.CEIL, Op.TRUNC, Op.ROUND, Op.RINT, Op.EXP2, Op.LOG2,
+                                          Op.LOG10, Op.LOG1P, Op.EXPM1, Op.SIN, Op.COS, Op.TAN, Op.TANH, Op.SINH,
+                                          Op.COSH, Op.ASIN, Op.ACOS, Op.ATAN, Op.ERF})
+    PREDICATE = frozenset({Op.ISNAN, Op.ISINF, Op.ISFINITE, Op.SIGNBIT})
+    BITS = frozenset({Op.UMULHI, Op.SHL, Op.SHR})
+    MATH = FLOAT_MATH | PREDICATE | BITS | frozenset({Op.FMA, Op.BITCAST})
+    ELEMENTWISE = BINARY | UNARY | MATH | frozenset({Op.WHERE, Op.PTR_ADD})
+    RESHAPING = frozenset({Op.RESHAPE, Op.PERMUTE, Op.JOIN, Op.SPLIT, Op.CAT, Op.FLIP})
+    COMBINE = frozenset({Op.REDUCE, Op.SCAN})
     REDUCE = frozenset({Op.SUM, Op.MAX, Op.MIN, Op.ARGMAX, Op.ARGMIN})
     MEMORY = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE})
     CONTROL = frozenset({Op.FOR, Op.IF, Op.YIELD})
-    SIDE_EFFECT = frozenset({Op.STORE, Op.BLOCK_STORE, Op.PRINT, Op.YIELD})
+    SIDE_EFFECT = frozenset({Op.STORE, Op.BLOCK_STORE, Op.PRINT, Op.YIELD, Op.ASSERT})
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from lark.exceptions import LarkError, VisitError
 
 from .. import dtypes
 from ..dtypes import DType, PointerType
-from ..errors import Error, Loc
+from ..errors import Error, Loc, source_path
 from .core import Block, Instr, Kernel, Module, Op, Type, Value
 
 
@@ -91,7 +91,7 @@ def _value(v: Any) -> str:
 
 
 def _loc(loc: Loc) -> str:
-    return f"loc({json.dumps(loc.file)}:{loc.line}:{loc.col})"
+    return f"loc({json.dumps(source_path(loc.file))}:{loc.line}:{loc.col})"
 
 
 # ----------------------------------------------------------------------------- parsing

@@ -10,6 +10,9 @@ alignment, DataCopy/DataCopyPad units and ranges, repeat limits, queue misuse, G
 cross-block GM writes, bf16 arithmetic and missing casts, forbidden src/dst overlap, work and temporary
 buffer minimums, and missing synchronisation between the MTE2, V, MTE3 and S pipes.
 
+Each run's stats carry the cost model's estimate (``est_cycles``, ``est_us``, ``floor_cycles``,
+``pipe_busy``, ``critical_pipe``): see :mod:`ascdsl.sim.cost` for the model and its constants.
+
 ``run_main`` builds and runs a CANN CPU-debug ``main.cpp`` (our ``tikicpulib.h``); ``record`` collects
 results; ``build_stats`` reports g++ builds; ``INCLUDE_DIR`` is the header directory (``-I`` it to
 compile a kernel by hand).

@@ -122,6 +122,14 @@ def _marshal(args: tuple) -> tuple[ctypes.Array, list[np.ndarray], list[tuple[in
     return pointers, keep, regions
 
 
+def _argument(args: tuple, regions: list[tuple[int, int]], region: int) -> int | None:
+    """The index of the first argument that is GM region ``region`` (None for -1)."""
+    if not 0 <= region < len(regions):
+        return None
+    return next(i for i, a in enumerate(args)
+                if isinstance(a, np.ndarray) and (a.ctypes.data, a.nbytes) == regions[region])
+
+
 def _block_order(block_dim: int, shuffle_blocks: bool | int) -> list[int]:
     order = list(range(block_dim))
     if shuffle_blocks is not False:
@@ -189,7 +197,7 @@ def run_kernel(
     report = json.loads(lib.ascdsl_sim_report().decode())
     if "error" in report:
         e = report["error"]
-        raise SimError(e["reason"], e["api"], e["block"])
+        raise SimError(e["reason"], e["api"], e["block"], _argument(args, regions, e.get("region", -1)))
     result = SimResult(kernel_name, SimStats.from_report(report["blocks"], plat), block_dim, plat, out[0])
     publish(result)
     return result

@@ -47,8 +47,8 @@ def test_generated_kernels_type_check_against_cann(op, tmp_path):
     b = build.plan(op, get_platform("Ascend910B3"))
     folder = build.write(b, tmp_path)
     _type_check(folder / "kernel" / f"{b.name}_kernel.cpp")
-    project = folder / "op_project" / "op_kernel" / f"{b.name}.cpp"
-    checked = tmp_path / f"{b.name}_op_kernel.cpp"
+    project = folder / "op_project" / "op_kernel" / f"{b.project_name}.cpp"
+    checked = tmp_path / f"{b.project_name}_op_kernel.cpp"
     checked.write_text(PROJECT_PRELUDE.format(struct=b.layout.struct_source(), name=b.layout.struct_name)
                        + project.read_text())
     _type_check(checked)

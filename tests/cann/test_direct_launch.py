@@ -94,6 +94,15 @@ def test_run_main_defines_what_cann_cpu_debug_builds_define(platform, expected, 
     assert (res.returncode, res.stdout) == (0, expected)
 
 
+def test_tikicpulib_needs_the_cpu_debug_definitions(tmp_path):
+    from ascdsl.sim.build import build_executable
+    from ascdsl.sim.errors import SimCompileError
+    main = tmp_path / "probe.cpp"
+    main.write_text(PROBE)
+    with pytest.raises(SimCompileError, match="needs the CPU-debug build's definitions"):
+        build_executable([main])
+
+
 def fake_tikicpulib(root: Path, platform) -> Path:
     """A toolkit folder whose ``tools/tikicpulib/lib/cmake`` package provides ``tikicpulib::<SoC>`` as
     CANN's does (the CPU-debug defines, the headers), backed by the ascdsl simulator."""

@@ -36,8 +36,9 @@ def test_build_writes_every_file_and_two_builds_are_identical(tmp_path, monkeypa
         assert cli_main(["build", "ops/scale_add.py", "-o", str(tmp_path / out), "--no-verify"]) == 0
     files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
     for rel in ("kernel/scale_add_kernel.cpp", "kernel/scale_add_tiling.h", "kernel/main.cpp",
-                "kernel/CMakeLists.txt", "op_project/scale_add.json", "op_project/op_host/scale_add_tiling.h",
-                "op_project/op_host/scale_add.cpp", "op_project/op_kernel/scale_add.cpp", "op_project/README.md",
+                "kernel/CMakeLists.txt", "op_project/scale_add_custom.json",
+                "op_project/op_host/scale_add_custom_tiling.h", "op_project/op_host/scale_add_custom.cpp",
+                "op_project/op_kernel/scale_add_custom.cpp", "op_project/README.md",
                 "manifest.json", "report.txt", "ir/01_scale_add_kernel.ir"):
         assert Path("scale_add") / rel in files
     for rel in files:
@@ -55,10 +56,10 @@ def test_manifest_matches_its_schema_and_the_files(path):
     assert [(f["name"], f["offset"]) for f in manifest["tiling"]["fields"]] == \
         [(f.name, offsets[f.name][1]) for f in b.layout.fields]
     assert set(manifest["files"]) == set(files) - {"manifest.json", "report.txt"}
-    op_host = files[f"op_project/op_host/{b.name}_tiling.h"]
+    op_host = files[f"op_project/op_host/{b.project_name}_tiling.h"]
     for f in b.layout.fields:
         assert f"TILING_DATA_FIELD_DEF({f.dtype.cpp}, {f.name});" in op_host
-    assert f'"op": "{b.op.op_type}"' in files[f"op_project/{b.name}.json"]
+    assert f'"op": "{b.op.op_type}Custom"' in files[f"op_project/{b.project_name}.json"]
 
 
 @pytest.mark.parametrize("path", OP_FILES, ids=lambda p: p.stem)
@@ -77,8 +78,8 @@ def test_main_cpp_runs_every_variant_on_the_simulator(path, tmp_path):
 def test_op_kernel_runs_every_variant_on_the_simulator(path, tmp_path):
     b, files = buildable(path)
     # the op project's build prepends the kernel-side struct generated from BEGIN_TILING_DATA_DEF
-    source = tmp_path / f"{b.name}.cpp"
-    source.write_text("#include <cstdint>\n" + b.layout.struct_source() + files[f"op_project/op_kernel/{b.name}.cpp"])
+    source = tmp_path / f"{b.project_name}.cpp"
+    source.write_text("#include <cstdint>\n" + b.layout.struct_source() + files[f"op_project/op_kernel/{b.project_name}.cpp"])
     seen = set()
     for case in b.op.cases:
         args = case_arguments(b.op, case)
@@ -92,7 +93,7 @@ def test_op_kernel_runs_every_variant_on_the_simulator(path, tmp_path):
         seen.add(key)
         outs = [np.zeros(b.op.output_shape(o, descs, attrs), b.op.output_dtype(o, descs).np) for o in b.op.outputs]
         tiling = b.layout.pack(dict(got.fields))
-        sim.run_kernel(source, b.name, [*arrays, *outs, None, tiling], got.block_dim, PLATFORM.name,
+        sim.run_kernel(source, b.project_name, [*arrays, *outs, None, tiling], got.block_dim, PLATFORM.name,
                        tiling_key=key, tiling_type=b.layout.struct_name)
         for out, e in zip(outs, expected_outputs(b.op, arrays, dict(case.attrs))):
             assert_close(out, e, out.dtype and b.op.output_dtype(b.op.outputs[0], descs))

@@ -69,3 +69,22 @@ def test_printf_and_dump_tensor_reach_stdout():
         "DumpTensor: desc=8, data_type=float, position=GM",
     ]
     assert lines[5] == "[0, 1, 2, 3, 4, 5, 6, 7]" and lines[6].startswith("block 1 of 2")
+
+
+@pytest.mark.parametrize("scenario,api,reason", [
+    (0, "DataCopy", "reads GM bytes that GlobalTensor::SetValue left in the scalar data cache"),
+    (1, "GlobalTensor::GetValue", "reads GM through a data cache line that DataCopy has overwritten"),
+])
+def test_scalar_data_cache_needs_clean_and_invalidate(scenario, api, reason):
+    x = np.arange(1, 9, dtype=np.float32)
+    out = np.full(16, 7, np.float32)
+    with pytest.raises(sim.SimError) as info:
+        sim.run_kernel(SRC, "scalar_cache", [x, out, np.int32(scenario), np.int32(0)], 1)
+    assert (info.value.api, info.value.block) == (api, 0)
+    assert reason in info.value.reason and "DataCacheCleanAndInvalid" in info.value.reason
+    out = np.full(16, 7, np.float32)
+    sim.run_kernel(SRC, "scalar_cache", [x, out, np.int32(scenario), np.int32(1)], 1)
+    if scenario == 0:
+        np.testing.assert_array_equal(out[8:], [42] + [7] * 7)
+    else:
+        assert out[8] == x[1] + 7

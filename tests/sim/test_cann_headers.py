@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 
 KERNELS = Path(__file__).parent / "kernels"
-CHECKED = ["add.cpp", "elementwise.cpp", "reduce.cpp", "datacopy.cpp", "faults.cpp"]
+CHECKED = [
+    "add.cpp", "elementwise.cpp", "reduce.cpp", "datacopy.cpp", "faults.cpp", "intops.cpp", "atomics.cpp", "gather.cpp",
+    "math.cpp", "api_faults.cpp",
+]
 
 
 def cann_flags() -> list[str] | None:

@@ -130,6 +130,14 @@ COMPILE_ERRORS = {
         "Cast(buf.Get<bfloat16_t>(), buf.Get<half>(), RoundMode::CAST_RINT, 64);",
         "Cast: this src -> dst conversion does not exist",
     ),
+    "int32_and": ("LocalTensor<int32_t> t = buf.Get<int32_t>();\n    And(t, t, t, 64);", "And: unsupported element type"),
+    "float_shift": ("LocalTensor<float> t = buf.Get<float>();\n    ShiftLeft(t, t, 1.0f, 64);",
+                    "ShiftLeft: unsupported element type"),
+    "int16_compare": ("LocalTensor<int16_t> t = buf.Get<int16_t>();\n    Compare(buf.Get<uint8_t>(), t, t, CMPMODE::EQ, 128);",
+                      "Compare/CompareScalar support half, float and int32_t"),
+    "int_tanh": ("LocalTensor<int32_t> t = buf.Get<int32_t>();\n    Tanh(t, t, 64);", "high-level math APIs support half and float"),
+    "uint8_atomic": ("SetAtomicAdd<uint8_t>();", "SetAtomicAdd/Max/Min support half, float, int16_t, int32_t, int8_t"),
+    "printf_double": ('printf("%f", 1.0);', "printf does not support double arguments"),
 }
 
 

@@ -105,3 +105,24 @@ def test_compare_scalar_repeat_form(rng):
     res = run("compare_scalar_repeat", a, a.copy(), out)
     np.testing.assert_array_equal(np.unpackbits(out, bitorder="little").astype(bool), a > 0)
     assert res.stats.vector_elements["CompareScalar"] == 256
+
+
+def test_xor_int16_with_and_without_temp(rng):
+    n = 128
+    a, b = ints(rng, np.int16, n), ints(rng, np.int16, n)
+    out = np.zeros(2 * n, np.int16)
+    res = run("xor_16", a, b, out, np.uint32(n))
+    np.testing.assert_array_equal(out, np.concatenate([a ^ b, a ^ b]))
+    assert res.stats.vector_calls["Xor"] == 2
+
+
+def test_where_on_int32_selects_bits_through_a_float_view(rng):
+    n = 64
+    a = ints(rng, np.int32, n)
+    b = a.copy()
+    b[::3] += 1
+    a[:4] = [-1, 0x7F800001, 0x7FC00000, np.iinfo(np.int32).min]  # NaN and -0.0 bit patterns survive the move
+    b[:4] = a[:4]
+    out = np.zeros(2 * n, np.int32)
+    run("select_i32", a, b, out, np.uint32(n))
+    np.testing.assert_array_equal(out[:n], np.where(a == b, np.int32(-3), a))

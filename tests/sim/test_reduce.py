@@ -30,6 +30,18 @@ def test_reduce_sum_max_min_count_form(rng):
     assert out[16] == a.min() and out[17:18].view(np.uint32)[0] == a.argmin()
 
 
+def test_reduce_max_min_index_ties_pick_the_lowest_index(rng):
+    """argmax/argmin lower to ReduceMax/ReduceMin(calIndex=true): ties across repeats give the first index."""
+    n = 1000
+    a = rng.uniform(-1, 1, n).astype(np.float32)
+    a[[900, 70, 500]] = 5.0  # the same maximum in three repeats
+    a[[999, 64, 63]] = -5.0  # the same minimum, one of them at a repeat boundary
+    out = np.zeros(24, np.float32)
+    run("reduce_all_f32", a, out, np.uint32(n))
+    assert out[8] == 5.0 and out[9:10].view(np.uint32)[0] == 70 == np.argmax(a)
+    assert out[16] == -5.0 and out[17:18].view(np.uint32)[0] == 63 == np.argmin(a)
+
+
 def test_reduce_sum_half_rounds_each_step(rng):
     n = 256
     a = rng.uniform(0, 4, n).astype(np.float16)

@@ -13,6 +13,9 @@
 #include "ascdsl_sim/gather.h"
 #include "lib/activation/softmaxgrad.h"
 #include "lib/index/arithprogression.h"
+#include "lib/math/cumsum.h"
+#include "lib/math/elementwise_math.h"
+#include "lib/math/xor.h"
 #include "lib/reduce/sum.h"
 
 #endif  // ASCDSL_SIM_KERNEL_OPERATOR_H

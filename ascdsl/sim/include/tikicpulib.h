@@ -1,8 +1,12 @@
 // CANN CPU-debug compatibility: GmAlloc/GmFree, SetKernelMode, ICPU_SET_TILING_KEY and ICPU_RUN_KF, so a
 // direct-launch main.cpp written for CANN's CPU debug mode builds and runs on the simulator unchanged.
-// The platform comes from the environment that ascdsl.sim.run_main sets (default Ascend910B3).
+// The platform comes from the environment that ascdsl.sim.run_main sets (default Ascend910B3); run_main
+// also defines what CANN's CPU-debug build defines (ASCENDC_CPU_DEBUG, __CCE_KT_TEST__, __CCE_AICORE__, ...).
 #ifndef ASCDSL_SIM_TIKICPULIB_H
 #define ASCDSL_SIM_TIKICPULIB_H
+#ifndef ASCENDC_CPU_DEBUG
+#error "tikicpulib.h needs the CPU-debug build's definitions (ASCENDC_CPU_DEBUG, __CCE_KT_TEST__, ...): build with ascdsl.sim.run_main or CMake's RUN_MODE=cpu"
+#endif
 #include <cstdlib>
 #include <numeric>
 

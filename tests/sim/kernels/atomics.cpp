@@ -34,37 +34,39 @@ extern "C" __global__ __aicore__ void accumulate_i32(GM_ADDR x, GM_ADDR out, uin
     AccumulateRows<int32_t>(x, out, n, mode, pad);
 }
 
-// Faults: block 0 writes out plainly, the others add atomically; and a float copy under SetAtomicAdd<half>.
-extern "C" __global__ __aicore__ void atomic_then_plain(GM_ADDR x, GM_ADDR out) {
+// x[0:8] loaded through a VECIN->VECOUT queue, ready to be copied out; out is a GlobalTensor of 16 floats.
+struct EightFloats {
+    __aicore__ inline EightFloats(GM_ADDR x, GM_ADDR out) {
+        xGm.SetGlobalBuffer((__gm__ float*)x, 8);
+        outGm.SetGlobalBuffer((__gm__ float*)out, 16);
+        pipe.InitBuffer(que, 1, 32);
+        t = que.AllocTensor<float>();
+    }
+    __aicore__ inline void Load(const GlobalTensor<float>& from) {
+        DataCopy(t, from, 8);
+        que.EnQue(t);
+        t = que.DeQue<float>();
+    }
     GlobalTensor<float> xGm, outGm;
-    xGm.SetGlobalBuffer((__gm__ float*)x, 8);
-    outGm.SetGlobalBuffer((__gm__ float*)out, 8);
     TPipe pipe;
     TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> que;
-    pipe.InitBuffer(que, 1, 32);
-    LocalTensor<float> t = que.AllocTensor<float>();
-    DataCopy(t, xGm, 8);
-    que.EnQue(t);
-    t = que.DeQue<float>();
+    LocalTensor<float> t;
+};
+
+// Faults: block 0 writes out plainly, the others add atomically; and a float copy under SetAtomicAdd<half>.
+extern "C" __global__ __aicore__ void atomic_then_plain(GM_ADDR x, GM_ADDR out) {
+    EightFloats e(x, out);
+    e.Load(e.xGm);
     if (GetBlockIdx() != 0) SetAtomicAdd<float>();
-    DataCopy(outGm, t, 8);
+    DataCopy(e.outGm, e.t, 8);
     SetAtomicNone();
-    que.FreeTensor(t);
 }
 
 extern "C" __global__ __aicore__ void atomic_type_mismatch(GM_ADDR x, GM_ADDR out) {
-    GlobalTensor<float> xGm, outGm;
-    xGm.SetGlobalBuffer((__gm__ float*)x, 8);
-    outGm.SetGlobalBuffer((__gm__ float*)out, 8);
-    TPipe pipe;
-    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> que;
-    pipe.InitBuffer(que, 1, 32);
-    LocalTensor<float> t = que.AllocTensor<float>();
-    DataCopy(t, xGm, 8);
-    que.EnQue(t);
-    t = que.DeQue<float>();
+    EightFloats e(x, out);
+    e.Load(e.xGm);
     SetAtomicAdd<half>();
-    DataCopy(outGm, t, 8);
+    DataCopy(e.outGm, e.t, 8);
 }
 
 // printf with int, float and half arguments, then DumpTensor of a UB tensor and of GM.
@@ -84,4 +86,23 @@ extern "C" __global__ __aicore__ void print_and_dump(GM_ADDR x, GM_ADDR out) {
     PRINTF("gm:\n");
     DumpTensor(xGm, 8, 8);
     que.FreeTensor(t);
+}
+
+// The scalar data cache: scenario 0 writes out[0] with SetValue and then reads out[0:8] with DataCopy;
+// scenario 1 reads out[0] with GetValue, overwrites out[0:8] by DataCopy and reads out[1] with GetValue
+// (into out[8]). `clean` puts a DataCacheCleanAndInvalid of that line in between.
+extern "C" __global__ __aicore__ void scalar_cache(GM_ADDR x, GM_ADDR out, int32_t scenario, int32_t clean) {
+    EightFloats e(x, out);
+    if (scenario == 0) {
+        e.outGm.SetValue(0, 42.0f);
+        if (clean) DataCacheCleanAndInvalid<float, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(e.outGm);
+        e.Load(e.outGm);
+        DataCopy(e.outGm[8], e.t, 8);
+    } else {
+        const float before = e.outGm.GetValue(0);
+        e.Load(e.xGm);
+        DataCopy(e.outGm, e.t, 8);
+        if (clean) DataCacheCleanAndInvalid<float, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(e.outGm);
+        e.outGm.SetValue(8, e.outGm.GetValue(1) + before);
+    }
 }

@@ -119,3 +119,25 @@ extern "C" __global__ __aicore__ void compare_scalar_repeat(GM_ADDR a, GM_ADDR b
         CompareScalar(o, x, (half)0.0f, CMPMODE::GT, 128, 2, {1, 1, 8, 8});
     });
 }
+
+// Xor (high-level): out[0:n] = a ^ b on int16 with a shared temp, out[n:2n] = the same on uint16 views
+// without one (bool tiles as bit masks combine the same way: a ^ b of two Compare results).
+extern "C" __global__ __aicore__ void xor_16(GM_ADDR a, GM_ADDR b, GM_ADDR out, uint32_t n) {
+    Harness<int16_t, int16_t> h(a, b, out, n, 2 * n, 256);
+    h.Process([n](LocalTensor<int16_t>& o, LocalTensor<int16_t>& x, LocalTensor<int16_t>& y, LocalTensor<uint8_t>& t) {
+        Xor(o, x, y, t, n);
+        Xor(o[n].ReinterpretCast<uint16_t>(), x.ReinterpretCast<uint16_t>(), y.ReinterpretCast<uint16_t>(), n);
+    });
+}
+
+// where(c, a, b) on int32 data: Select on the float view moves the bits unchanged; c = (a == b) from Compare.
+extern "C" __global__ __aicore__ void select_i32(GM_ADDR a, GM_ADDR b, GM_ADDR out, uint32_t n) {
+    Harness<int32_t, int32_t> h(a, b, out, n, 2 * n, n / 8);
+    h.Process([n](LocalTensor<int32_t>& o, LocalTensor<int32_t>& x, LocalTensor<int32_t>& y, LocalTensor<uint8_t>& t) {
+        Compare(t, x, y, CMPMODE::EQ, n);
+        Duplicate(o[n], -3, n);
+        PipeBarrier<PIPE_V>();
+        Select(o.ReinterpretCast<float>(), t, o[n].ReinterpretCast<float>(), x.ReinterpretCast<float>(),
+               SELMODE::VSEL_TENSOR_TENSOR_MODE, n);
+    });
+}

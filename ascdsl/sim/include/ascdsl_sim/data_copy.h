@@ -70,6 +70,7 @@ void gm_to_ub(const char* api, const AscendC::LocalTensor<T>& dst, const T* gm, 
     const uint8_t* src = reinterpret_cast<const uint8_t*>(gm);
     for (uint64_t i = 0; i < b.count; ++i) {
         gm_read(api, src + i * b.gm_pitch, b.len);
+        dma_gm(api, src + i * b.gm_pitch, b.len, false);
         uint8_t* burst = ub + i * b.ub_pitch;
         std::memcpy(burst + b.ub_lead, src + i * b.gm_pitch, b.len);
         pad(burst);
@@ -91,6 +92,7 @@ void ub_to_gm(const char* api, T* gm, const AscendC::LocalTensor<T>& src, const 
     for (uint64_t i = 0; i < b.count; ++i) {
         ub_read(api, Pipe::MTE3, src.addr() + i * b.ub_pitch, b.len);
         gm_write(api, dst + i * b.gm_pitch, b.len, atomic);
+        dma_gm(api, dst + i * b.gm_pitch, b.len, true);
         const uint8_t* from = st().ub + src.addr() + i * b.ub_pitch;
         if (atomic) accumulate<T>(api, dst + i * b.gm_pitch, from, b.len / sizeof(T));
         else std::memcpy(dst + i * b.gm_pitch, from, b.len);

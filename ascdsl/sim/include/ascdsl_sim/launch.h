@@ -12,6 +12,7 @@ struct Outcome {
     bool ok = true;
     std::string api, reason;
     int64_t block = -1;
+    int64_t region = -1;  // State::fail_region of the failure
     std::vector<Counters> per_block;
     std::vector<BlockCost> per_block_cost;
 };
@@ -28,9 +29,9 @@ Outcome run_blocks(const std::vector<int64_t>& order, Kernel kernel) {
         try {
             kernel();
         } catch (const Failure& f) {
-            out = Outcome{false, f.api, f.reason, b, {}, {}};
+            out = Outcome{false, f.api, f.reason, b, st().fail_region, {}, {}};
         } catch (const std::exception& e) {
-            out = Outcome{false, "kernel", std::string("C++ exception: ") + e.what(), b, {}, {}};
+            out = Outcome{false, "kernel", std::string("C++ exception: ") + e.what(), b, -1, {}, {}};
         }
         if (!out.ok) break;
         out.per_block[b] = st().counters;
@@ -57,7 +58,7 @@ inline std::string json_string(const std::string& s) {
 
 inline std::string error_json(const Outcome& o) {
     return "{\"api\": " + json_string(o.api) + ", \"block\": " + std::to_string(o.block) +
-           ", \"reason\": " + json_string(o.reason) + "}";
+           ", \"region\": " + std::to_string(o.region) + ", \"reason\": " + json_string(o.reason) + "}";
 }
 
 inline std::string outcome_json(const Outcome& o) {

@@ -104,6 +104,13 @@ struct PendingFlag {
     std::array<uint32_t, kPipes> clock{};
 };
 
+// One 64-byte line of the scalar unit's data cache: bytes written by GlobalTensor::SetValue and not yet
+// written back, and whether DMA has overwritten GM under it since the scalar unit cached it.
+struct DcacheLine {
+    uint64_t dirty = 0;  // bit i: byte i of the line
+    bool stale = false;
+};
+
 struct State {
     std::string platform = "Ascend910B3";
     uint64_t ub_bytes = 192 * 1024, ub_budget = 184 * 1024;
@@ -126,8 +133,10 @@ struct State {
     std::vector<Queue> queues;
     std::vector<QueueBuffer> buffers;
     uint64_t ub_used = 0;
+    std::map<uintptr_t, DcacheLine> dcache;  // by line address
     Atomic atomic = Atomic::None;
     const char* atomic_type = "";  // element type named by SetAtomicAdd<T> (and friends)
+    int64_t fail_region = -1;  // the GM region (index in gm) a failed GM check concerns, or the nearest
 };
 
 inline State& st() {
@@ -140,6 +149,7 @@ inline void reset_block(int64_t idx, int64_t num) {
     State& s = st();
     s.block_idx = idx;
     s.block_num = num;
+    s.fail_region = -1;
     s.ub_storage.assign(s.ub_bytes + 64, 0xFF);
     s.ub = s.ub_storage.data() + (32 - reinterpret_cast<uintptr_t>(s.ub_storage.data()) % 32) % 32;
     s.stamp.assign(s.ub_bytes, 0);
@@ -152,6 +162,7 @@ inline void reset_block(int64_t idx, int64_t num) {
     s.buffers.clear();
     s.ub_used = 0;
     s.atomic = Atomic::None;
+    s.dcache.clear();
     s.counters = Counters{};
 }
 
@@ -252,8 +263,12 @@ inline void touch_buffer(const char* api, int buf, uint32_t gen, const char* ope
 // ---- GM ----
 inline GmRegion& gm_region(const char* api, const void* p, uint64_t bytes, const char* what) {
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    for (GmRegion& r : st().gm)
+    uint64_t nearest = UINT64_MAX;
+    for (GmRegion& r : st().gm) {
         if (a >= r.base && a + bytes <= r.base + r.bytes) return r;
+        const uint64_t gap = a < r.base ? r.base - a : a + bytes - (r.base + r.bytes);
+        if (gap < nearest) nearest = gap, st().fail_region = &r - st().gm.data();
+    }
     char buf[96];
     std::snprintf(buf, sizeof buf, "%p..+%llu", p, static_cast<unsigned long long>(bytes));
     fail(api, "GM ", what, " [", buf, " bytes) is outside every GM buffer passed to the kernel");
@@ -277,6 +292,7 @@ inline void gm_write(const char* api, const void* p, uint64_t bytes, bool atomic
     for (uint64_t i = 0; i < bytes; ++i) {
         uint32_t& o = r.owner[off + i];
         const bool ok = o == kNoOwner || o == me || (atomic && o == kAtomicOwner);
+        if (!ok) s.fail_region = &r - s.gm.data();
         if (!ok && o == kAtomicOwner)
             fail(api, "GM byte ", off + i, " of a ", r.bytes, "-byte buffer is accumulated atomically (SetAtomicAdd...) and "
                  "written plainly by block ", s.block_idx, " (blocks must write disjoint GM)");

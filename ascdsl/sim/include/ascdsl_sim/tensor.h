@@ -2,6 +2,7 @@
 #ifndef ASCDSL_SIM_ASCDSL_SIM_TENSOR_H
 #define ASCDSL_SIM_ASCDSL_SIM_TENSOR_H
 #include "cost.h"
+#include "dcache.h"
 
 namespace AscendC {
 
@@ -47,6 +48,7 @@ public:
     }
     T GetValue(const uint64_t offset) const {
         ascdsl_sim::gm_read("GlobalTensor::GetValue", addr_ + offset, sizeof(T));
+        ascdsl_sim::scalar_gm("GlobalTensor::GetValue", addr_ + offset, sizeof(T), false);
         ascdsl_sim::count_scalar(true);
         return addr_[offset];
     }
@@ -56,6 +58,7 @@ public:
     }
     void SetValue(const uint64_t offset, T value) const {
         ascdsl_sim::gm_write("GlobalTensor::SetValue", addr_ + offset, sizeof(T));
+        ascdsl_sim::scalar_gm("GlobalTensor::SetValue", addr_ + offset, sizeof(T), true);
         ascdsl_sim::count_scalar(true);
         addr_[offset] = value;
     }

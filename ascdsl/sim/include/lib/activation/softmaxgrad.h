@@ -1,9 +1,11 @@
 // High-level SoftmaxGrad / SoftmaxGradFront (reference §2.17):
 //   dst = (grad - rowsum(grad * src)) * src, or with isFront only rowsum broadcast to one 32-byte block per row.
 // Rows are processed exactly as the tiling splits them: rangeM chunks of splitM rows, then tailM rows.
+// Half inputs are computed in float and the results rounded to half as the v220/v200 implementations do.
 #ifndef ASCDSL_SIM_LIB_ACTIVATION_SOFTMAXGRAD_H
 #define ASCDSL_SIM_LIB_ACTIVATION_SOFTMAXGRAD_H
 #include "../../ascdsl_sim/reduce.h"
+#include "../../ascdsl_sim/softmax_grad_rows.h"
 #include "../../kernel_tiling/kernel_tiling.h"
 
 namespace AscendC {
@@ -16,11 +18,10 @@ struct SoftMaxShapeInfo {
 
 namespace ascdsl_sim {
 
-// Temporary float words one row needs (the host tiling's per-row expression, A2/A3 branch).
-inline uint64_t softmax_grad_row_words(uint32_t k, uint32_t type_size, bool front) {
-    const uint64_t e = 32 / type_size;
-    if (type_size == 2) return 2 * e + 3 * uint64_t(k) + 64;
-    return (front ? e : 2 * e) + k + 64;
+// How CANN's implementation casts its float results to half (FLOAT2HALF_ROUND_MODE): CAST_ROUND (ties away
+// from zero) on v220 (A2/A3: membase/v220/softmax_common_impl.h), CAST_NONE (to nearest even) on v200 (310P).
+inline Rounding softmax_float_to_half_rounding() {
+    return st().platform.rfind("Ascend310P", 0) == 0 ? Rounding::Rint : Rounding::Round;
 }
 
 inline void check_softmax_tiling(const char* api, const SoftMaxTiling& t, uint32_t m, uint32_t k, uint32_t e) {
@@ -90,7 +91,11 @@ void softmax_grad(const char* api, const AscendC::LocalTensor<T>& dst, const Asc
     };
     for (uint32_t i = 0; i < t.rangeM; ++i) rows(i * t.splitM, t.splitM);
     rows(t.rangeM * t.splitM, t.tailM);
-    for (size_t i = 0; i < out.size(); ++i) dp[i] = static_cast<T>(out[i]);
+    const Rounding r = softmax_float_to_half_rounding();
+    for (size_t i = 0; i < out.size(); ++i) {
+        if constexpr (is_half_v<T>) dp[i] = half::from_bits(encode_half(round_to_format(out[i], kHalfFormat, r)));
+        else dp[i] = out[i];
+    }
     write_operand(api, Pipe::V, time, d);
     count_vector(api, uint64_t(m) * k, ceil_div(uint64_t(m) * k * sizeof(T), 256), sizeof(T));
 }

@@ -29,8 +29,8 @@ void arith_progression(const AscendC::LocalTensor<T>& dst, T first, T diff, int3
     check_operand(api, d);
     std::copy(v.begin(), v.end(), dst.ptr());
     write_operand(api, Pipe::V, time, d);
-    barrier(Pipe::V);  // the implementation ends with PipeBarrier<PIPE_V>
-    count_vector(api, uint64_t(written), ceil_div(uint64_t(written) * sizeof(T), 256), sizeof(T));
+    count_vector(api, written, ceil_div(written * int64_t(sizeof(T)), 256), sizeof(T));
+    barrier(Pipe::V), count_barrier(Pipe::V, false);  // the implementation ends with PipeBarrier<PIPE_V>
 }
 
 }  // namespace ascdsl_sim

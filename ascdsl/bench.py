@@ -1,0 +1,248 @@
+"""``ascdsl bench`` (also ``python -m ascdsl.bench``): for each op and shape class, the cost model's
+estimate of the generated kernel against its floor, and the interpreter against plain NumPy.
+
+Every figure comes from one run of this command: the simulator's counters and cost model
+(:mod:`ascdsl.sim.cost`) for the estimated time, the floor, GM traffic, bytes per copy and UB use;
+medians of interleaved runs for the interpreter (through the op's entry point) and the
+hand-written NumPy formula of the same op on the same inputs, in CPU time of this process (so that
+other work on a shared machine does not skew the ratio; NumPy runs these formulas on one thread).
+
+Columns: ``est us`` the estimated kernel time (the slowest core); ``floor us`` the larger of all GM
+bytes at HBM bandwidth and all vector work at peak; ``est/floor``; ``pipe`` the busiest pipe of the
+slowest core; ``GM/min`` GM bytes moved over the inputs read once plus the output written once;
+``B/copy`` GM bytes per DataCopy; ``UB`` the kernel's UB use over the planner's budget; ``interp``
+and ``numpy`` medians in ms and their ratio.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from . import record, sim
+from .sim import cost
+from .op import Case, Operator, load_operators
+from .platforms import DEFAULT_PLATFORM, get_platform
+
+F32 = np.float32
+
+
+def _f32(*arrays):
+    return [a.astype(F32, copy=False) for a in arrays]
+
+
+def log_softmax_grad_numpy(grad_output, output, dim):
+    g, o = _f32(grad_output, output)
+    return (g - np.exp(o) * g.sum(axis=dim, keepdims=True)).astype(grad_output.dtype, copy=False)
+
+
+def softmax_grad_numpy(grad, src):
+    g, s = _f32(grad, src)
+    return ((g - (g * s).sum(axis=-1, keepdims=True)) * s).astype(grad.dtype, copy=False)
+
+
+def softmax_numpy(x):
+    (v,) = _f32(x)
+    e = np.exp(v - v.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)).astype(x.dtype, copy=False)
+
+
+NUMPY: dict[str, Callable] = {
+    "log_softmax_grad": log_softmax_grad_numpy,
+    "softmax_grad": softmax_grad_numpy,
+    "softmax": softmax_numpy,
+}
+"""The hand-written NumPy formula of each benchmarked op (16-bit inputs computed in float32)."""
+
+
+@dataclass(frozen=True)
+class BenchCase:
+    op: str
+    shape_class: str
+    shape: tuple[int, ...]
+    dtype: str = "float32"
+    attrs: dict = field(default_factory=dict)
+
+    def case(self, n_inputs: int) -> Case:
+        return Case(*[self.shape] * n_inputs, dtype=self.dtype, **self.attrs)
+
+
+def _lsm(cls, shape, dtype="float32", dim=-1):
+    return BenchCase("log_softmax_grad", cls, shape, dtype, {"dim": dim})
+
+
+def _sg(cls, shape, dtype="float32"):
+    return BenchCase("softmax_grad", cls, shape, dtype)
+
+
+def _sm(cls, shape, dtype="float32"):
+    return BenchCase("softmax", cls, shape, dtype)
+
+
+CASES = (
+    _lsm("rows fit", (4096, 1024)), _lsm("rows fit", (4096, 1024), "float16"), _lsm("rows fit", (4096, 1024), "bfloat16"),
+    _lsm("rows fit", (1024, 4096)), _lsm("many short rows", (16384, 128)), _lsm("many short rows", (16384, 128), "float16"),
+    _lsm("few rows", (16, 4096)), _lsm("rows over UB", (64, 65536)), _lsm("rows over UB", (64, 65536), "float16"),
+    _lsm("reduce-middle", (64, 512, 256), dim=1), _lsm("reduce-middle", (64, 512, 256), "float16", dim=1),
+    _lsm("no reduce", (4096, 1, 1024), dim=1),
+    _sg("rows fit", (4096, 1024)), _sg("rows fit", (1024, 4096)), _sg("rows fit", (1024, 4096), "float16"),
+    _sg("rows fit", (1024, 4096), "bfloat16"), _sg("many short rows", (16384, 128)), _sg("few rows", (16, 4096)),
+    _sg("rows over UB", (64, 65536)),
+    _sm("rows fit", (4096, 1024)), _sm("rows fit", (1024, 4096)), _sm("many short rows", (16384, 128)),
+    _sm("rows over UB", (64, 20000)),
+)
+
+QUICK = (  # the shapes of the ops' own verification cases, whose simulator builds the test suite caches
+    _lsm("rows fit", (4, 33)), _lsm("reduce-middle", (2, 700, 3), "float16", dim=1),
+    _sg("rows fit", (5, 33), "bfloat16"), _sg("rows over UB", (2, 9000), "float16"), _sm("rows fit", (64, 1000)),
+)
+
+ENTRY_TARGETS = (_lsm("rows fit", (4096, 1024)), _lsm("rows fit", (1024, 4096)), _lsm("many short rows", (16384, 128)),
+                 _sg("rows fit", (4096, 1024)), _sg("rows fit", (1024, 4096)), _sg("many short rows", (16384, 128)))
+"""The issue's interpreter target: op entry points within ENTRY_BOUND of the NumPy formula (fp32)."""
+ENTRY_BOUND = 2.0
+
+
+@dataclass(frozen=True)
+class Row:
+    case: BenchCase
+    kernels: str
+    est_us: float
+    floor_us: float
+    critical_pipe: str
+    gm_over_min: float
+    bytes_per_copy: float
+    ub_use: float
+    interp_ms: float
+    numpy_ms: float
+
+    @property
+    def ratio(self) -> float:
+        return self.est_us / self.floor_us if self.floor_us else float("inf")
+
+    @property
+    def interp_ratio(self) -> float:
+        return self.interp_ms / self.numpy_ms
+
+
+def interleaved_medians(fs: list[Callable[[], object]], repeats: int) -> list[float]:
+    """Median CPU seconds of each of ``fs``, run in turn ``repeats`` times after one warm-up each."""
+    for f in fs:
+        f()
+    times: list[list[float]] = [[] for _ in fs]
+    for _ in range(repeats):
+        for f, ts in zip(fs, times):
+            start = time.process_time()
+            f()
+            ts.append(time.process_time() - start)
+    return [statistics.median(ts) for ts in times]
+
+
+def entry_ratio(op: Operator, case: BenchCase, repeats: int) -> tuple[float, float]:
+    """(entry point, NumPy formula) medians in seconds on the interpreter, interleaved."""
+    inputs = case.case(len(op.inputs)).inputs()
+    attrs = case.attrs
+    return tuple(interleaved_medians([lambda: op.entry(*inputs, **attrs, backend="interpreter"),
+                                      lambda: NUMPY[op.name](*inputs, **attrs)], repeats))
+
+
+def measure(op: Operator, case: BenchCase, platform: str, repeats: int) -> Row:
+    plat = get_platform(platform)
+    inputs = case.case(len(op.inputs)).inputs()
+    with sim.record() as runs, record.launches() as seen:
+        out = op.entry(*inputs, **case.attrs, backend="sim", platform=platform)
+    stats = [r.stats for r in runs]
+    est = sum(s.est_us for s in stats)
+    floor = sum(s.floor_cycles for s in stats) / cost.constants(plat).clock_mhz.value
+    gm = sum(s.gm_read_bytes + s.gm_write_bytes for s in stats)
+    minimum = sum(a.nbytes for a in inputs) + np.asarray(out).nbytes
+    copies = sum(s.gm_copies for s in stats)
+    busiest = max(stats, key=lambda s: s.est_cycles)
+    interp, numpy_time = entry_ratio(op, case, repeats)
+    return Row(case, ",".join(dict.fromkeys(r.kernel.name for r in seen)), est, floor, busiest.critical_pipe,
+               gm / minimum if minimum else float("nan"), gm / copies if copies else 0.0,
+               max(s.ub_peak_bytes for s in stats) / plat.ub_budget_bytes, interp * 1e3, numpy_time * 1e3)
+
+
+HEADER = ("op", "shape class", "shape", "dtype", "kernel", "est us", "floor us", "est/floor", "pipe", "GM/min",
+          "B/copy", "UB", "interp ms", "numpy ms", "interp/numpy")
+
+
+def cells(row: Row) -> tuple[str, ...]:
+    c = row.case
+    return (c.op, c.shape_class, "x".join(map(str, c.shape)) + "".join(f" {k}={v}" for k, v in c.attrs.items()),
+            c.dtype, row.kernels, f"{row.est_us:.4g}", f"{row.floor_us:.4g}", f"{row.ratio:.2f}", row.critical_pipe,
+            f"{row.gm_over_min:.3f}", f"{row.bytes_per_copy:.0f}", f"{row.ub_use:.0%}", f"{row.interp_ms:.2f}",
+            f"{row.numpy_ms:.2f}", f"{row.interp_ratio:.2f}")
+
+
+def format_table(rows: list[tuple[str, ...]], header: tuple[str, ...] = HEADER) -> str:
+    """A Markdown table (what the README shows)."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    """The CPU (its model name where Linux tells it), core count, Python and NumPy versions."""
+    import os
+    import platform as host
+
+    cpu = host.processor() or host.machine()
+    with contextlib.suppress(OSError):
+        names = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                 if line.startswith("model name")]
+        cpu = names[0] if names else cpu
+    return f"{cpu}, {os.cpu_count()} CPUs, Python {host.python_version()}, NumPy {np.__version__}"
+
+
+def run(ops_dir: str | Path = "ops", *, quick: bool = False, platform: str = DEFAULT_PLATFORM,
+        repeats: int | None = None, out=None) -> list[Row]:
+    """Measure every case (``quick``: small shapes, for a smoke test) and print the table to ``out``
+    (default: standard output)."""
+    out = out or sys.stdout
+    ops = {op.name: op for op in load_operators([ops_dir])}
+    repeats = repeats or (3 if quick else 7)
+    print(f"ascdsl bench on {machine()}; platform {platform}; CPU-time medians of {repeats} interleaved runs",
+          file=out)
+    k = cost.constants(get_platform(platform))
+    print(f"cost model: {k.clock_mhz.value:.0f} MHz, HBM {k.hbm_gb_per_s.value / 1e3:.1f} TB/s shared "
+          f"(ascdsl/sim/cost.py)", file=out)
+    rows = []
+    for case in QUICK if quick else CASES:
+        rows.append(measure(ops[case.op], case, platform, repeats))
+        if not quick:  # progress: the full run takes minutes
+            print(" | ".join(cells(rows[-1])), file=sys.stderr, flush=True)
+    print(format_table([cells(r) for r in rows]), file=out)
+    if not quick:
+        print(f"\nentry point / NumPy formula on the interpreter (target <= {ENTRY_BOUND:g}x):", file=out)
+        for case in ENTRY_TARGETS:
+            a, b = entry_ratio(ops[case.op], case, repeats)
+            print(f"  {case.op} {'x'.join(map(str, case.shape))} {case.dtype}: {a / b:.2f}x "
+                  f"({a * 1e3:.1f} ms / {b * 1e3:.1f} ms)", file=out)
+    return rows
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("ops_dir", nargs="?", default="ops", help="folder of op files (default: ops)")
+    p.add_argument("--quick", action="store_true", help="small shapes only (a smoke test)")
+    p.add_argument("--platform", default=DEFAULT_PLATFORM, help=f"target SoC (default: {DEFAULT_PLATFORM})")
+    p.add_argument("--repeats", type=int, default=None, help="interleaved timing runs (default 7; 3 with --quick)")
+
+
+def main(args: argparse.Namespace) -> int:
+    run(args.ops_dir, quick=args.quick, platform=args.platform, repeats=args.repeats)
+    return 0
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(prog="python -m ascdsl.bench", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    sys.exit(main(parser.parse_args()))

@@ -1,0 +1,52 @@
+"""Which pointer parameter each memory access goes through (pointer provenance).
+
+Pointers change only by pointer arithmetic, so each pointer value derives from a set of the
+kernel's pointer parameters: one for straight-line code, several only where ``where``, an ``if``
+or a loop-carried value mixes pointers.
+"""
+from __future__ import annotations
+
+from ..dtypes import PointerType
+from .core import Instr, Kernel, Op, walk
+
+MEMORY_OPS = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE})
+STORES = frozenset({Op.STORE, Op.BLOCK_STORE})
+
+
+def access_roots(kernel: Kernel) -> dict[int, frozenset[int]]:
+    """For each memory instruction (by ``id``): the pointer parameters (indices among the kernel's
+    pointer parameters) its pointer may derive from."""
+    buffers = [p for p in kernel.params if isinstance(p.type.dtype, PointerType)]
+    roots: dict[int, frozenset[int]] = {v.id: frozenset({i}) for i, v in enumerate(buffers)}
+
+    def of(values) -> frozenset[int]:
+        return frozenset().union(*(roots.get(v.id, frozenset()) for v in values))
+
+    changed = True
+    while changed:  # loop-carried pointers take the union of their inits and yields
+        changed = False
+        for instr in walk(kernel.body):
+            for value, sources in _flows(instr):
+                if isinstance(value.type.dtype, PointerType):
+                    new = roots.get(value.id, frozenset()) | of(sources)
+                    if new != roots.get(value.id):
+                        roots[value.id], changed = new, True
+    return {id(i): roots.get(i.operands[0].id, frozenset()) for i in walk(kernel.body) if i.op in MEMORY_OPS}
+
+
+def stored_params(kernel: Kernel) -> frozenset[str]:
+    """The names of the pointer parameters the kernel may store through."""
+    names = [n for n, p in zip(kernel.param_names, kernel.params) if isinstance(p.type.dtype, PointerType)]
+    roots = access_roots(kernel)
+    return frozenset(names[k] for i in walk(kernel.body) if i.op in STORES for k in roots[id(i)])
+
+
+def _flows(instr: Instr):
+    """``(value, sources)``: each value the instruction defines and the values it is computed from."""
+    flows = [(r, instr.operands) for r in instr.results]
+    for region in instr.regions:
+        yields = region.body[-1].operands if region.body and region.body[-1].op is Op.YIELD else ()
+        carried = instr.operands[3:] if instr.op is Op.FOR else ()
+        flows += [(r, (y,)) for r, y in zip(instr.results, yields)]
+        flows += [(a, (c, y)) for a, c, y in zip(region.args[1:], carried, yields)]
+    return flows

@@ -1,0 +1,23 @@
+"""``tl.extra.libdevice`` (and ``triton.language.extra.cann.libdevice``): the libdevice names of
+the :mod:`ascdsl.language.math` functions, so kernels written against CUDA's or CANN's libdevice
+run unchanged."""
+from ..core import abs, exp, log, maximum, minimum, rsqrt, sqrt
+from ..math import (acos, asin, atan, atan2, ceil, copysign, cos, cosh, div_rn, erf, exp2, expm1, fdiv, floor,
+                    fma, fmod, hypot, isfinite, isinf, isnan, log1p, log2, log10, pow, reciprocal, relu, rint,
+                    round, signbit, sin, sinh, sqrt_rn, tan, tanh, trunc)
+
+fabs = abs
+fast_expf = exp
+fast_logf = log
+fast_dividef = fdiv
+div_rz = fdiv
+isfinited = finitef = isfinite
+nearbyint = rint
+fmax = maximum
+fmin = minimum
+
+__all__ = ["abs", "acos", "asin", "atan", "atan2", "ceil", "copysign", "cos", "cosh", "div_rn", "div_rz", "erf",
+           "exp", "exp2", "expm1", "fabs", "fast_dividef", "fast_expf", "fast_logf", "fdiv", "finitef", "floor",
+           "fma", "fmax", "fmin", "fmod", "hypot", "isfinite", "isfinited", "isinf", "isnan", "log", "log1p",
+           "log2", "log10", "nearbyint", "pow", "reciprocal", "relu", "rint", "round", "rsqrt", "signbit",
+           "sin", "sinh", "sqrt", "sqrt_rn", "tan", "tanh", "trunc", "maximum", "minimum"]

@@ -1,0 +1,143 @@
+"""The ``ascdsl`` command as a user meets it: help, version, platforms, one-line errors, check
+running build's host-code checks, build folders named after OP.name, a quiet progress bar."""
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ascdsl import cli
+from ascdsl.platforms import DEFAULT_PLATFORM, PLATFORMS
+
+ROOT = Path(__file__).resolve().parents[2]
+OPFILES = Path(__file__).parent / "opfiles"
+
+
+def _run(capsys, *argv):
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _actions(parser: argparse.ArgumentParser):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from ((sub.prog, a) for a in sub._actions)
+        else:
+            yield parser.prog, action
+
+
+def test_every_argument_and_command_has_help():
+    parser = cli.parser()
+    for prog, action in _actions(parser):
+        assert action.help and action.help != argparse.SUPPRESS, f"{prog}: {action.dest} has no help"
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert {c.dest for c in sub._choices_actions} == {"check", "build", "ir", "platforms", "bench"}
+    assert all(c.help for c in sub._choices_actions)
+    assert "OP.name" in sub.choices["build"].format_help()
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["--version"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ascdsl ") and out.strip() != "ascdsl"
+
+
+def test_platforms_table(capsys):
+    code, out, _ = _run(capsys, "platforms")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 1 + len(PLATFORMS)
+    for p in PLATFORMS.values():
+        row = next(line for line in lines if line.split()[0] == p.name)
+        assert f"{p.ub_bytes // 1024} KiB" in row and str(p.vector_core_count) in row.split()
+        assert ("(default)" in row) == (p.name == DEFAULT_PLATFORM)
+    assert "no" in next(line for line in lines if line.startswith("Ascend310P3")).split()
+
+
+@pytest.mark.parametrize("command", ["check", "build"])
+def test_unknown_platform_is_one_line(capsys, tmp_path, command):
+    code, out, err = _run(capsys, command, str(ROOT / "ops" / "scale_add.py"), "--platform", "Ascend999",
+                          *(["-o", str(tmp_path)] if command == "build" else []))
+    assert code == 1 and out == ""
+    assert len(err.splitlines()) == 1 and "unknown platform 'Ascend999'" in err and "Ascend910B3" in err
+
+
+def test_unexpected_exception_is_one_line_and_debug_shows_the_traceback(capsys, monkeypatch):
+    def boom(paths):
+        raise RuntimeError("disk on fire\nsecond line")
+    monkeypatch.setattr(cli, "load_operators", boom)
+    code, _, err = _run(capsys, "check", "x.py")
+    assert code == 1 and err.splitlines() == [
+        "ascdsl: internal error: RuntimeError: disk on fire (rerun with --debug for the traceback)"]
+    for argv in (["--debug", "check", "x.py"], ["check", "x.py", "--debug"]):
+        code, _, err = _run(capsys, *argv)
+        assert code == 1 and "Traceback (most recent call last)" in err and "disk on fire" in err
+
+
+def test_missing_path_and_broken_op_file_are_one_line(capsys, tmp_path):
+    code, _, err = _run(capsys, "check", str(tmp_path / "nope.py"))
+    assert code == 1 and len(err.splitlines()) == 1 and "no such file" in err
+    bad = tmp_path / "broken.py"
+    bad.write_text("import ascdsl\nOP = undefined_name\n")
+    code, _, err = _run(capsys, "check", str(bad))
+    assert code == 1 and len(err.splitlines()) == 1
+    assert "broken.py:2: NameError: " in err and "undefined_name" in err and "internal" not in err
+    bad.write_text("import ascdsl\nOP = (\n")
+    code, _, err = _run(capsys, "check", str(bad))
+    assert code == 1 and len(err.splitlines()) == 1 and "broken.py:2: SyntaxError: " in err
+
+
+@pytest.mark.parametrize("file, needle", [
+    ("numpy_host.py", "numpy_host.py:16:"),      # n = int(np.prod(x.shape))
+    ("nonaffine_host.py", "not affine in BLOCK"),
+])
+def test_check_rejects_host_code_that_build_rejects(capsys, tmp_path, file, needle):
+    code, out, err = _run(capsys, "check", str(OPFILES / file), "--backend", "interpreter")
+    assert code == 1
+    assert "(host code -> C++)" in out and "FAIL" in out and needle in err
+    assert "interpreter  ok" in out        # the cases themselves pass: only build's check fails
+    code, _, err = _run(capsys, "build", str(OPFILES / file), "-o", str(tmp_path), "--no-verify")
+    assert code == 1 and needle in err
+
+
+def test_check_passes_host_code_that_lowers(capsys):
+    code, out, _ = _run(capsys, "check", str(OPFILES / "tiny_square.py"), "--backend", "interpreter")
+    assert code == 0 and "(host code -> C++)" in out and "FAIL" not in out
+
+
+def test_build_folder_is_named_after_op_name(capsys, tmp_path):
+    code, out, _ = _run(capsys, "build", str(OPFILES / "tiny_square.py"), "-o", str(tmp_path), "--no-verify")
+    assert code == 0 and f"built {tmp_path / 'square'}" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["square"]
+    # the files inside keep CANN's name for the op type
+    assert (tmp_path / "square" / "kernel" / "square_each_kernel.cpp").is_file()
+    assert (tmp_path / "square" / "report.html").is_file()
+
+
+def test_progress_bar_is_silent_without_a_terminal(tmp_path):
+    run = subprocess.run([sys.executable, "-m", "ascdsl", "check", str(OPFILES / "tiny_square.py"),
+                          "--backend", "interpreter"], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0 and run.stderr == ""
+
+
+def test_progress_bar_draws_on_a_terminal(monkeypatch, capsys):
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    with cli.progress(3, "case") as bar:
+        assert not bar.disable
+        bar.update(3)
+    with cli.progress(3, "case") as bar:
+        pass
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    with cli.progress(3, "case") as bar:
+        assert bar.disable
+
+
+def test_ops_folder_follows_the_rule(capsys, tmp_path):
+    """ops/rmsnorm.py declares name="rms_norm": its folder is build/rms_norm, its files RmsNorm's."""
+    code, out, _ = _run(capsys, "build", str(ROOT / "ops" / "rmsnorm.py"), "-o", str(tmp_path), "--no-verify")
+    assert code == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["rms_norm"]
+    assert (tmp_path / "rms_norm" / "kernel" / "rms_norm_kernel.cpp").is_file()

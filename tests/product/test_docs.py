@@ -1,0 +1,82 @@
+"""docs/: the tutorial's code is ops/rmsnorm.py and its session runs, the platform table is the
+platform table, every API the simulator page lists exists in the headers, every link lands."""
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from ascdsl.platforms import DEFAULT_PLATFORM, PLATFORMS
+from ascdsl.sim import INCLUDE_DIR
+from ascdsl.testing import assert_close
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+TUTORIAL = (DOCS / "tutorial.md").read_text()
+
+
+def test_every_tutorial_python_block_is_part_of_the_op_file():
+    op_file = (ROOT / "ops" / "rmsnorm.py").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", TUTORIAL, re.S)
+    assert len(blocks) >= 6
+    for block in blocks:
+        assert block in op_file, block[:80]
+    # and together they are the whole file, apart from its docstring
+    body = op_file[op_file.index('"""', 3) + 4:]
+    assert sum(len(b.strip()) for b in blocks) >= 0.95 * len(body.strip())
+
+
+@pytest.mark.slow
+def test_tutorial_session_runs(monkeypatch):
+    session = re.search(r"```\n(>>> .*?)```", TUTORIAL, re.S).group(1)
+    code = "\n".join(line[4:] for line in session.splitlines() if line.startswith(">>> "))
+    monkeypatch.chdir(ROOT)
+    monkeypatch.syspath_prepend(str(ROOT))
+    scope = {}
+    exec(compile(code, "tutorial-session", "exec"), scope)
+    assert scope["out"].shape == (4, 100)
+    assert_close(scope["sim"], scope["out"])
+    assert all(r.ok for r in scope["results"]) and len(scope["results"]) == 2 * len(scope["OP"].cases)
+
+
+def test_platform_table_is_the_platform_table():
+    rows = [line for line in (DOCS / "platforms.md").read_text().splitlines() if line.startswith("| `")]
+    assert len(rows) == len(PLATFORMS)
+    for row, p in zip(rows, PLATFORMS.values()):
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells == [f"`{p.name}`" + (" (default)" if p.name == DEFAULT_PLATFORM else ""),
+                         str(p.vector_core_count), str(p.ai_core_count), f"{p.ub_bytes // 1024} KiB",
+                         f"{p.ub_budget_bytes // 1024} KiB", "yes" if p.has_bf16 else "no"]
+
+
+def test_every_simulator_api_listed_exists_in_the_headers():
+    page = (DOCS / "simulator.md").read_text()
+    table = page[page.index("## The API subset"):page.index("## Counters")]
+    names = {n for line in table.splitlines() if line.startswith("| ") for n in re.findall(r"`(\w+)`", line)}
+    headers = "\n".join(p.read_text() for p in INCLUDE_DIR.rglob("*.h"))
+    assert len(names) > 50
+    assert sorted(n for n in names if not re.search(rf"\b{n}\b", headers)) == []
+
+
+def _anchor(heading: str) -> str:
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+@pytest.mark.parametrize("page", sorted(p.name for p in DOCS.glob("*.md")) + ["../README.md"])
+def test_links_land(page):
+    text = re.sub(r"```.*?```|`[^`\n]*`", "", (DOCS / page).read_text(), flags=re.S)  # code is no link
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        assert not target.startswith(("http:", "https:")), target
+        file, _, anchor = target.partition("#")
+        path = (DOCS / page).parent / file if file else DOCS / page
+        assert path.is_file(), target
+        if anchor:
+            headings = re.findall(r"^#+ (.*)$", path.read_text(), re.M)
+            assert anchor in {_anchor(h) for h in headings}, target
+
+
+def test_readme_points_at_the_docs_and_the_fast_subset():
+    readme = (ROOT / "README.md").read_text()
+    for page in DOCS.glob("*.md"):
+        assert f"docs/{page.name}" in readme, page.name
+    assert '-m "not slow"' in readme

@@ -1,0 +1,60 @@
+"""Simulator GM errors of DSL kernels name the DSL line, the tensor and the block; errors of
+hand-written kernels name the argument."""
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ascdsl
+import ascdsl.language as tl
+from ascdsl import sim
+from ascdsl.sim.errors import KernelSimError
+
+
+@ascdsl.jit
+def read_past_end(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    y = tl.load(x_ptr + i + 64) * 2.0
+    tl.store(out_ptr + i, y)
+
+
+@ascdsl.jit
+def same_block_twice(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    y = tl.load(x_ptr + tl.program_id(0) * BLOCK + i)
+    tl.store(out_ptr + i, y)
+
+
+def line_of(fn, text: str) -> int:
+    lines, first = inspect.getsourcelines(fn.fn)
+    return first + next(i for i, t in enumerate(lines) if text in t)
+
+
+def test_an_out_of_bounds_read_names_the_line_tensor_and_block():
+    x, out = np.ones(128, np.float32), np.zeros(128, np.float32)
+    with pytest.raises(KernelSimError) as info:
+        read_past_end[(2,)](x, out, BLOCK=64, backend="sim")
+    e = info.value
+    assert (e.tensor, e.block, e.loc.line) == ("x_ptr", 1, line_of(read_past_end, "tl.load(x_ptr"))
+    assert isinstance(e, ascdsl.CompilationError) and isinstance(e, sim.SimError)
+    assert str(e).startswith(f"{e.loc}: error: on the simulator, tensor `x_ptr`: DataCopy") and "block 1" in str(e)
+
+
+def test_a_cross_block_write_names_the_line_tensor_and_block():
+    x, out = np.ones(128, np.float32), np.zeros(128, np.float32)
+    with pytest.raises(KernelSimError) as info:
+        same_block_twice[(2,)](x, out, BLOCK=64, backend="sim")
+    e = info.value
+    assert (e.tensor, e.block, e.loc.line) == ("out_ptr", 1, line_of(same_block_twice, "tl.store(out_ptr"))
+    assert "written by block 0 and by block 1" in str(e)
+
+
+def test_hand_written_kernel_errors_name_the_argument():
+    source = Path(__file__).parents[1] / "sim" / "kernels" / "add.cpp"
+    x, y, z = np.ones(256, np.float32), np.ones(256, np.float32), np.zeros(256, np.float32)
+    with pytest.raises(sim.SimError) as info:  # n larger than the arrays: reads past x's end
+        sim.run_kernel(source, "add_custom", [x, y, z, np.uint32(512), np.uint32(256)], 1)
+    assert info.value.arg in (0, 1, 2) and info.value.block == 0
