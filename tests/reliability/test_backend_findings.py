@@ -69,7 +69,7 @@ def test_pointers_named_like_generated_names(kernel):
     both(kernel, (1,), lambda: (vec(), np.zeros(64, np.float32)), BLOCK=64)
 
 
-@OPEN
+@OPEN  # scalar parameters become tiling-struct fields under their DSL names (tiling_.NULL)
 def test_parameters_named_like_c_macros():
     both(names_macros, (1,), lambda: (vec(), 3.0, np.zeros(64, np.float32)), BLOCK=64)
 
