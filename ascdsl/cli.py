@@ -33,6 +33,7 @@ def specializations(op: Operator, opdef_only: bool = False, platform: str | None
     ``platform``, the cases launch for it, and those its host rejects (e.g. bfloat16 where the
     platform has no bfloat16 casts) launch nothing."""
     cases = [c for c in op.cases if op.opdef_attrs(c) is not None] if opdef_only else op.cases
+    target = {} if platform is None else {"platform": platform}
     with record.launches() as seen:
         for case in cases:
             try:

@@ -343,7 +343,7 @@ BUILTINS: dict[Callable, Callable] = {
     tl.make_block_ptr: blockptr.make_block_ptr, tl.advance: blockptr.advance,
     tl.sum: _reduction(Op.SUM), tl.max: _reduction(Op.MAX, Op.ARGMAX), tl.min: _reduction(Op.MIN, Op.ARGMIN),
     tl.argmax: _reduction(Op.ARGMAX), tl.argmin: _reduction(Op.ARGMIN),
-    tl.exp: _unary(Op.EXP), tl.log: _unary(Op.LOG), tl.sqrt: _unary(Op.SQRT),
+    tl.exp: _unary(Op.EXP), tl.exp2: _unary(Op.EXP2), tl.log: _unary(Op.LOG), tl.sqrt: _unary(Op.SQRT),
     tl.rsqrt: _unary(Op.RSQRT), tl.abs: _unary(Op.ABS), tl.sigmoid: _unary(Op.SIGMOID),
     tl.maximum: _binary(Op.MAXIMUM), tl.minimum: _binary(Op.MINIMUM), tl.where: _where,
     tl.cast: _cast, tl.static_print: _static_print, tl.static_assert: _static_assert,

@@ -198,7 +198,7 @@ class GroupOp:
     COMPARE = frozenset({Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE})
     LOGICAL = frozenset({Op.AND, Op.OR, Op.XOR})
     BINARY = ARITH | COMPARE | LOGICAL
-    TRANSCENDENTAL = frozenset({Op.EXP, Op.LOG, Op.RSQRT, Op.SIGMOID})
+    TRANSCENDENTAL = frozenset({Op.EXP, Op.EXP2, Op.LOG, Op.RSQRT, Op.SIGMOID})
     UNARY = frozenset({Op.NEG, Op.NOT, Op.SQRT, Op.ABS, Op.CAST}) | TRANSCENDENTAL
     # Triton-compatible math; the Ascend C backend does not lower these yet.
     BINARY_MATH = frozenset({Op.POW, Op.ATAN2, Op.COPYSIGN, Op.HYPOT, Op.NEXTAFTER})
