@@ -7,7 +7,9 @@ API calls, UB planning) sees only ops with a direct API:
 * tile ops the vector unit does not compute in their dtype (every bfloat16 op but casts and data
   movement; see :data:`.isel.NATIVE`) run in float32 between casts (``CAST_NONE`` in, ``CAST_RINT``
   out), and so do 16-bit reductions (sums rounded once, as the interpreter does);
-* float16 <-> bfloat16 casts go through float32.
+* float16 <-> bfloat16 casts go through float32;
+* float scalar ops only the vector unit has (``sqrt``, ``rsqrt``, ``exp``, ``log``, ``abs``, the chains)
+  run on a one-element tile broadcast from the scalar and reduced back with ``max``, which is exact.
 
 A bfloat16 tile on a platform without bfloat16 casts is a located CompilationError. Results on the
 interpreter are unchanged (every rewrite is the computation the numerics module specifies).
@@ -23,6 +25,8 @@ from ..platforms import Platform
 from . import isel
 
 F32 = dtypes.float32
+VECTOR_ONLY = frozenset(isel.UNARY_API) | frozenset(isel.CHAINS)
+"""Float ops only the vector unit computes: on scalars they run on a one-element tile."""
 KEEP = frozenset({Op.CAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.CONST, Op.BROADCAST, Op.EXPAND_DIMS,
                   Op.FOR, Op.YIELD})
 """Tile ops that run in any dtype (data movement, Duplicate, casts, control)."""
@@ -69,6 +73,9 @@ class _Rewriter:
         if instr.regions:
             self.out.append(instr.map_regions(self.block))
             return
+        if instr.op in VECTOR_ONLY and instr.result.type.is_scalar and instr.result.type.dtype.is_float:
+            self._scalar_on_vector(instr)
+            return
         if len(instr.results) != 1 or instr.result.type.is_scalar and instr.op not in GroupOp.REDUCE:
             self.out.append(instr)
             return
@@ -112,6 +119,16 @@ class _Rewriter:
             return
         r = self.emit(instr.op, v.type.with_dtype(F32), ops, instr.attrs, loc)
         self._finish(r, v, loc)
+
+    def _scalar_on_vector(self, instr: Instr) -> None:
+        """A float scalar op the scalar unit cannot compute (``sqrt``, ``exp``, ...): the same op on a
+        one-element tile of the operand, read back as the max of that tile (the element, exactly)."""
+        v, loc = instr.result, instr.loc
+        (x,) = instr.operands
+        t = self.emit(Op.BROADCAST, x.type.with_shape((1,)), (x,), (), loc)
+        u = self.value(v.type.with_shape((1,)))
+        self.instr(Instr(instr.op, (u,), (t,), instr.attrs, (), loc))
+        self.instr(Instr(Op.MAX, (v,), (u,), (("axis", None), ("keep_dims", False)), (), loc))
 
     def _needs_f32(self, instr: Instr) -> bool:
         floats = [x.type.dtype for x in (*instr.operands, instr.result) if x.type.dtype.is_float]
