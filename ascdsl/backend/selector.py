@@ -37,7 +37,7 @@ WIDE_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.CAST, O
 """Scalar ops that GM offset arithmetic is made of (computed in int64_t)."""
 
 
-BOOL_HINT = ("use comparisons of float tiles (combined with `& | ^ ~`) as tl.where conditions, "
+BOOL_HINT = ("use comparisons of float or int32 tiles (combined with `& | ^ ~`) as tl.where conditions, "
              "or run this kernel on the interpreter (backend='interpreter')")
 
 
@@ -103,9 +103,9 @@ class Selector:
                 continue
             is_logic = instr.op in isel.MASK_API and instr.result.type.dtype == dtypes.bool_
             if instr.op in GroupOp.COMPARE or is_logic:
-                if instr.op in GroupOp.COMPARE and not instr.operands[0].type.dtype.is_float:
-                    dt = instr.operands[0].type.dtype
-                    raise _bool_error(instr, f"comparing {dt} tiles (only float tiles are compared)")
+                dt = instr.operands[0].type.dtype
+                if instr.op in GroupOp.COMPARE and not (dt.is_float or dt == dtypes.int32 and instr.op is Op.EQ):
+                    raise _bool_error(instr, f"comparing {dt} tiles (float and int32 tiles are compared)")
                 if is_logic and not all(self._is_mask(x) for x in instr.operands):
                     raise _bool_error(instr, f"`{instr.op.value}` of bool tiles that are not comparisons of tiles")
                 for u in self.users.get(instr.result.id, []):
@@ -115,7 +115,7 @@ class Selector:
                                                  "condition, `& | ^ ~` of bool tiles or a load/store mask)")
             elif instr.op is Op.WHERE:
                 if not self._is_mask(instr.operands[0]):
-                    raise _bool_error(instr, "`tl.where` whose condition is not a comparison of float tiles")
+                    raise _bool_error(instr, "`tl.where` whose condition is not a comparison of tiles")
                 if not instr.result.type.dtype.is_float:
                     raise _bool_error(instr, f"`tl.where` of {instr.result.type.dtype} tiles")
 
