@@ -7,6 +7,7 @@ of its operands: their views say so and the planner sizes them for it), then ``S
 """
 from __future__ import annotations
 
+from .. import dtypes
 from ..ir.core import GroupOp, Instr, Op, Value
 from . import isel, reduce, repeat
 from .kir import Call, Const, Lit, Ref, lit
@@ -41,6 +42,8 @@ def vector(sel: Selector, instr: Instr) -> list:
         return _compare(sel, instr)
     if op is Op.WHERE:
         return _select(sel, instr)
+    if op in isel.MASK_API and v.type.dtype == dtypes.bool_:
+        return _mask_logic(sel, instr)
     if op in isel.BINARY_API or op in isel.UNARY_API or op is Op.NEG:
         if any(x.id in sel.fused for x in instr.operands):
             return reduce.broadcast_binary(sel, instr)
@@ -114,6 +117,14 @@ def _compare(sel: Selector, instr: Instr) -> list:
     scalar = sel.scalar_as(instr.operands[0 if first else 1], dt)
     return repeat.scalar_block(sel, "Compare", mask, srcs[1 if first else 0], scalar, n, first, instr.loc,
                                mode=COMPARE[instr.op])
+
+
+def _mask_logic(sel: Selector, instr: Instr) -> list:
+    """``& | ^ ~`` of bool tiles: the bits of their masks, 16 lanes per int16 element."""
+    n = -(-sel.count(instr.result) // 16)
+    dst, *srcs = (Ref(sel.bufs[x.id], dtypes.int16, lit(0), n) for x in (instr.result, *instr.operands))
+    work = (sel.scratch("xorWork", dtypes.uint8, sel.platform.repeat_bytes, instr.loc),) if instr.op is Op.XOR else ()
+    return [Call(isel.MASK_API[instr.op], dst, tuple(srcs), (lit(n),), work=work, inplace=True, loc=instr.loc)]
 
 
 def _select(sel: Selector, instr: Instr) -> list:

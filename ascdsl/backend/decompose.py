@@ -7,7 +7,10 @@ API calls, UB planning) sees only ops with a direct API:
 * tile ops the vector unit does not compute in their dtype (every bfloat16 op but casts and data
   movement; see :data:`.isel.NATIVE`) run in float32 between casts (``CAST_NONE`` in, ``CAST_RINT``
   out), and so do 16-bit reductions (sums rounded once, as the interpreter does);
-* float16 <-> bfloat16 casts go through float32.
+* float16 <-> bfloat16 casts go through float32;
+* int32 tile comparisons other than ``==`` become ``==`` of a ``max``/``min`` (and ``~``);
+* float scalar ops only the vector unit has (``sqrt``, ``rsqrt``, ``exp``, ``log``, ``abs``, the chains)
+  run on a one-element tile broadcast from the scalar and reduced back with ``max``, which is exact.
 
 A bfloat16 tile on a platform without bfloat16 casts is a located CompilationError. Results on the
 interpreter are unchanged (every rewrite is the computation the numerics module specifies).
@@ -23,6 +26,11 @@ from ..platforms import Platform
 from . import isel
 
 F32 = dtypes.float32
+INT_COMPARE = {Op.GE: (Op.MAXIMUM, False), Op.LT: (Op.MAXIMUM, True), Op.LE: (Op.MINIMUM, False),
+               Op.GT: (Op.MINIMUM, True), Op.NE: (None, True)}
+"""int32 tile comparisons as (fold, negate): ``[not] (fold(a, b) == a)``, or ``[not] (a == b)``."""
+VECTOR_ONLY = frozenset(isel.UNARY_API) | frozenset(isel.CHAINS)
+"""Float ops only the vector unit computes: on scalars they run on a one-element tile."""
 KEEP = frozenset({Op.CAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.CONST, Op.BROADCAST, Op.EXPAND_DIMS,
                   Op.FOR, Op.YIELD})
 """Tile ops that run in any dtype (data movement, Duplicate, casts, control)."""
@@ -69,6 +77,13 @@ class _Rewriter:
         if instr.regions:
             self.out.append(instr.map_regions(self.block))
             return
+        if instr.op in INT_COMPARE and not instr.result.type.is_scalar and all(
+                x.type.dtype == dtypes.int32 for x in instr.operands):
+            self._int_compare(instr)
+            return
+        if instr.op in VECTOR_ONLY and instr.result.type.is_scalar and instr.result.type.dtype.is_float:
+            self._scalar_on_vector(instr)
+            return
         if len(instr.results) != 1 or instr.result.type.is_scalar and instr.op not in GroupOp.REDUCE:
             self.out.append(instr)
             return
@@ -112,6 +127,29 @@ class _Rewriter:
             return
         r = self.emit(instr.op, v.type.with_dtype(F32), ops, instr.attrs, loc)
         self._finish(r, v, loc)
+
+    def _int_compare(self, instr: Instr) -> None:
+        """An int32 comparison other than ``==`` (the only one ``Compare`` has for int32), exactly:
+        ``a >= b`` is ``max(a, b) == a``, ``a <= b`` is ``min(a, b) == a``, the others their negations."""
+        a, b = instr.operands
+        v, loc = instr.result, instr.loc
+        fold, negate = INT_COMPARE[instr.op]
+        lhs, rhs = (a, b) if fold is None else (self.emit(fold, v.type.with_dtype(dtypes.int32), (a, b), (), loc), a)
+        if negate:
+            eq = self.emit(Op.EQ, v.type, (lhs, rhs), (), loc)
+            self.emit(Op.NOT, v.type, (eq,), (), loc, result=v)
+        else:
+            self.emit(Op.EQ, v.type, (lhs, rhs), (), loc, result=v)
+
+    def _scalar_on_vector(self, instr: Instr) -> None:
+        """A float scalar op the scalar unit cannot compute (``sqrt``, ``exp``, ...): the same op on a
+        one-element tile of the operand, read back as the max of that tile (the element, exactly)."""
+        v, loc = instr.result, instr.loc
+        (x,) = instr.operands
+        t = self.emit(Op.BROADCAST, x.type.with_shape((1,)), (x,), (), loc)
+        u = self.value(v.type.with_shape((1,)))
+        self.instr(Instr(instr.op, (u,), (t,), instr.attrs, (), loc))
+        self.instr(Instr(Op.MAX, (v,), (u,), (("axis", None), ("keep_dims", False)), (), loc))
 
     def _needs_f32(self, instr: Instr) -> bool:
         floats = [x.type.dtype for x in (*instr.operands, instr.result) if x.type.dtype.is_float]

@@ -23,6 +23,10 @@ UNARY_API = {Op.EXP: "Exp", Op.LOG: "Ln", Op.SQRT: "Sqrt", Op.ABS: "Abs", Op.RSQ
 COMPARE_MODE = {Op.LT: "LT", Op.LE: "LE", Op.GT: "GT", Op.GE: "GE", Op.EQ: "EQ", Op.NE: "NE"}
 """Comparisons of float tiles (``Compare`` into a bit mask, only ever a ``where`` condition)."""
 
+MASK_API = {Op.AND: "And", Op.OR: "Or", Op.XOR: "Xor", Op.NOT: "Not"}
+"""Logic on bool tiles: their ``Compare`` bit masks viewed as int16 (``Xor`` is the high-level API,
+with a 256-byte work buffer)."""
+
 SELECT = frozenset({dtypes.float32, dtypes.float16})
 """Dtypes ``Select`` picks natively; bfloat16 is selected in float32 (exactly) and Cast back."""
 

@@ -87,7 +87,7 @@ def _to_scalar(sel: Selector, instr: Instr) -> list:
     per_rep = sel.platform.repeat_bytes // 4
     per_blk = sel.platform.block_bytes // 4
     repeats = -(-n // per_rep)
-    block = sel.scratch("scalar", F32, per_blk, instr.loc)
+    block = sel.scratch("scalar", F32, 2 * per_blk, instr.loc)  # the sum, then its 16-bit rounding a block on
     work = sel.scratch("work", F32, 2 * repeats, instr.loc)
     out = [Call(isel.REDUCE_API[op], Ref(block.buf, F32, lit(0), 1), (sel.ref(x),), (lit(n),), work=(work,),
                 loc=instr.loc)]
@@ -96,9 +96,9 @@ def _to_scalar(sel: Selector, instr: Instr) -> list:
     sel.scalars[v.id] = member
     if v.type.dtype != F32:
         per16 = sel.platform.block_bytes // v.type.dtype.itemsize
-        rounded = Ref(block.buf, v.type.dtype, lit(per16 // 2), per16)
+        rounded = Ref(block.buf, v.type.dtype, lit(per16), per16)
         out.append(Call("Cast", rounded, (Ref(block.buf, F32, lit(0), 1),), (Const.CAST_RINT, lit(1))))
-        out.append(Set(member, Elem(Ref(block.buf, v.type.dtype, lit(0), per16), per16 // 2)))
+        out.append(Set(member, Elem(Ref(block.buf, v.type.dtype, lit(0), 2 * per16), per16)))
     else:
         out.append(Set(member, Elem(Ref(block.buf, F32, lit(0), 1), 0)))
     return out

@@ -37,7 +37,7 @@ WIDE_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.CAST, O
 """Scalar ops that GM offset arithmetic is made of (computed in int64_t)."""
 
 
-BOOL_HINT = ("compare float tiles directly in the condition of tl.where (nest tl.where instead of `&`/`|`), "
+BOOL_HINT = ("use comparisons of float or int32 tiles (combined with `& | ^ ~`) as tl.where conditions, "
              "or run this kernel on the interpreter (backend='interpreter')")
 
 
@@ -96,25 +96,34 @@ class Selector:
 
     # ------------------------------------------------------------------ analysis
     def _check_bool_tiles(self) -> None:
-        """A located error for bool tiles the backend cannot lower: comparisons used other than as a
-        ``where`` condition, ``where`` on other conditions, comparisons or ``where`` of non-float tiles."""
+        """A located error for bool tiles the backend cannot lower. Bool tiles are bit masks: comparisons
+        of float tiles and ``& | ^ ~`` of masks, read only by ``where`` conditions and other masks."""
         for instr in walk(self.kernel.body):
             if len(instr.results) != 1 or instr.result.type.is_scalar:
                 continue
-            if instr.op in GroupOp.COMPARE:
+            is_logic = instr.op in isel.MASK_API and instr.result.type.dtype == dtypes.bool_
+            if instr.op in GroupOp.COMPARE or is_logic:
                 dt = instr.operands[0].type.dtype
-                if not dt.is_float:
-                    raise _bool_error(instr, f"comparing {dt} tiles (only float tiles are compared)")
+                if instr.op in GroupOp.COMPARE and not (dt.is_float or dt == dtypes.int32 and instr.op is Op.EQ):
+                    raise _bool_error(instr, f"comparing {dt} tiles (float and int32 tiles are compared)")
+                if is_logic and not all(self._is_mask(x) for x in instr.operands):
+                    raise _bool_error(instr, f"`{instr.op.value}` of bool tiles that are not comparisons of tiles")
                 for u in self.users.get(instr.result.id, []):
-                    if u.op is not Op.WHERE or any(x.id == instr.result.id for x in u.operands[1:]):
-                        raise _bool_error(instr, f"a comparison of tiles used by `{u.op.value}` (only a "
-                                                 "`tl.where` condition or a load/store mask)")
+                    as_cond = u.op is Op.WHERE and all(x.id != instr.result.id for x in u.operands[1:])
+                    if not (as_cond or u.op in isel.MASK_API and u.result.type.dtype == dtypes.bool_):
+                        raise _bool_error(instr, f"a bool tile used by `{u.op.value}` (only a `tl.where` "
+                                                 "condition, `& | ^ ~` of bool tiles or a load/store mask)")
             elif instr.op is Op.WHERE:
-                cond = self.defs.get(instr.operands[0].id)
-                if cond is None or cond.op not in GroupOp.COMPARE or cond.result.type.is_scalar:
-                    raise _bool_error(instr, "`tl.where` whose condition is not a comparison of float tiles")
+                if not self._is_mask(instr.operands[0]):
+                    raise _bool_error(instr, "`tl.where` whose condition is not a comparison of tiles")
                 if not instr.result.type.dtype.is_float:
                     raise _bool_error(instr, f"`tl.where` of {instr.result.type.dtype} tiles")
+
+    def _is_mask(self, v: Value) -> bool:
+        """``v`` is a bool tile held as a bit mask: a comparison of tiles or logic of such masks."""
+        d = self.defs.get(v.id)
+        return d is not None and not v.type.is_scalar and (
+            d.op in GroupOp.COMPARE or d.op in isel.MASK_API and v.type.dtype == dtypes.bool_)
 
     def _number_segments(self, block, counter) -> None:
         for instr in block.body:

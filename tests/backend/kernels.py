@@ -114,13 +114,6 @@ def stored_compare_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
 
 
 @ascdsl.jit
-def and_where_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offs)
-    tl.store(out_ptr + offs, tl.where((x > 0) & (x < 1), x, 0.0))
-
-
-@ascdsl.jit
 def int_where_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)

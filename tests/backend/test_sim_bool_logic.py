@@ -1,0 +1,57 @@
+"""Bool tiles combined with ``& | ^ ~`` (bit masks through And/Or/Xor/Not) as ``tl.where`` conditions,
+on the simulator against the interpreter: bit-exact."""
+import numpy as np
+import pytest
+
+import ascdsl
+import ascdsl.language as tl
+from ascdsl import dtypes
+from tests.backend.test_sim import FLOATS, _both, _data
+
+
+@ascdsl.jit
+def bool_logic_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    y = tl.load(y_ptr + offs, mask=mask, other=0.0)
+    inside = (x > -1.0) & (x < 1.0)
+    tl.store(out_ptr + offs, tl.where(inside | (y > 2.0), x, y), mask=mask)
+    tl.store(out_ptr + n + offs, tl.where(~inside, x, 0.0), mask=mask)
+    tl.store(out_ptr + 2 * n + offs, tl.where((x > y) ^ (y > 0.0), y, x), mask=mask)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_bool_tile_logic_bit_exact(dtype):
+    for n, block in ((33, 32), (1000, 256)):
+        x, y = _data(n, dtype), _data(n, dtype)
+        want, got = _both(bool_logic_kernel[(ascdsl.cdiv(n, block),)], x, y, np.zeros(3 * n, dtype.np), n, BLOCK=block)
+        bits = np.uint16 if dtype.itemsize == 2 else np.uint32
+        np.testing.assert_array_equal(got[2].view(bits), want[2].view(bits), err_msg=f"n={n}")
+        inside = (x > -1) & (x < 1)
+        assert (want[2][n:2 * n] == np.where(~inside, x, 0)).all()
+
+
+@ascdsl.jit
+def int_compare_kernel(a_ptr, b_ptr, f_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a = tl.load(a_ptr + offs, mask=mask, other=0)
+    b = tl.load(b_ptr + offs, mask=mask, other=0)
+    f = tl.load(f_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, tl.where(a < b, f, -f), mask=mask)
+    tl.store(out_ptr + n + offs, tl.where((a >= 3) | (a == b), f, 0.0), mask=mask)
+    tl.store(out_ptr + 2 * n + offs, tl.where((a != b) & (a <= b) & (a > -2), f, 1.0), mask=mask)
+
+
+def test_int32_comparisons_bit_exact():
+    rng = np.random.default_rng(7)
+    for n, block in ((33, 32), (1000, 256)):
+        a = rng.integers(-5, 6, n).astype(np.int32)
+        b = rng.integers(-5, 6, n).astype(np.int32)
+        a[:2], b[:2] = [np.iinfo(np.int32).min, np.iinfo(np.int32).max], [np.iinfo(np.int32).max, np.iinfo(np.int32).min]
+        f = _data(n, dtypes.float32)
+        want, got = _both(int_compare_kernel[(ascdsl.cdiv(n, block),)], a, b, f, np.zeros(3 * n, np.float32), n,
+                          BLOCK=block)
+        np.testing.assert_array_equal(got[3].view(np.uint32), want[3].view(np.uint32), err_msg=f"n={n}")
+        assert (want[3][:n] == np.where(a < b, f, -f)).all()
