@@ -30,14 +30,14 @@ class _Body:
         seg = _Seg()
         for instr in block.body:
             if instr.op is Op.FOR:
+                if any(a.type.is_scalar for a in instr.regions[0].args[1:]):
+                    raise unsupported(instr, "scalars carried by loops")
                 seg.tail += self.init_accs(instr)
                 out += self.flush(seg)
                 seg = _Seg()
                 lower, upper, step = instr.operands[:3]
                 if not isinstance(sel.const_of(step), int) or sel.const_of(step) <= 0:
                     raise unsupported(instr, "loops without a constant positive step")
-                if any(a.type.is_scalar for a in instr.regions[0].args[1:]):
-                    raise unsupported(instr, "scalars carried by loops")
                 iv = instr.regions[0].args[0]
                 var = Var(iv.id, iv.type.dtype, sel.hint(iv, "i"), VarKind.LOOP)
                 sel.scalars[iv.id] = var

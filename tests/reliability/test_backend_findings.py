@@ -156,11 +156,10 @@ def scalar_carried(out_ptr, n):
     tl.store(out_ptr + tl.arange(0, 8), tl.zeros((8,), tl.int32) + acc)
 
 
-@OPEN  # KeyError in backend/selector.py
 def test_a_loop_carried_scalar_runs_or_is_a_located_error():
     out = np.zeros(8, np.int32)
     try:
-        scalar_carried[(1,)](out, 3, backend="sim")  # today: KeyError in backend/model.py
+        scalar_carried[(1,)](out, 3, backend="sim")  # was: KeyError in the backend
     except ascdsl.CompilationError as e:
         assert e.loc.file.endswith("test_backend_findings.py")
         return
