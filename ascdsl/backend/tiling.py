@@ -14,8 +14,9 @@ import numpy as np
 
 from .. import dtypes
 from ..dtypes import DType
-from ..errors import Error
+from ..errors import CompilationError, Error
 from ..ir import Kernel
+from .naming import CPP_KEYWORDS, MACROS
 from .render import render
 
 GRID_FIELDS = ("grid0", "grid1", "grid2")
@@ -69,6 +70,10 @@ def layout(struct_name: str, kernels: Sequence[Kernel]) -> TilingLayout:
         for name, value in zip(kernel.param_names, kernel.params):
             if not value.type.is_scalar or not isinstance(value.type.dtype, DType):
                 continue
+            if name in CPP_KEYWORDS or name in MACROS:
+                raise CompilationError(kernel.loc, f"scalar parameter `{name}` becomes a field of the tiling "
+                                       f"struct, and `{name}` is a C/C++ keyword or macro there",
+                                       "rename the parameter")
             if scalars.setdefault(name, value.type.dtype) != value.type.dtype:
                 raise Error(f"scalar parameter {name!r} is {scalars[name]} in one kernel and "
                             f"{value.type.dtype} in another; give them different names")
