@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -204,3 +205,39 @@ def test_constexpr_loop_bounds_past_int32_on_the_simulator(tmp_path):
     except subprocess.TimeoutExpired:
         pytest.fail("the simulator did not finish a 3-trip loop within 90 s")
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+@ascdsl.jit
+def bf16_times_runtime_scalar(x_ptr, out_ptr, s, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(out_ptr + i, tl.load(x_ptr + i) * s)
+
+
+@ascdsl.jit
+def bf16_times_f32_sum(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    total = tl.sum(tl.load(x_ptr + i) * tl.load(y_ptr + i), axis=0)
+    tl.store(out_ptr + tl.arange(0, 8), tl.zeros((8,), tl.float32) + total)
+
+
+def test_a_bf16_tile_times_a_runtime_scalar():
+    """Red team: g++ failed with `'workBuf' was not declared`."""
+    both(bf16_times_runtime_scalar, (1,), lambda: (vec(128, ml_dtypes.bfloat16),
+                                                    np.zeros(128, ml_dtypes.bfloat16), 1.5), BLOCK=128)
+
+
+def test_a_bf16_times_f32_sum_stays_inside_its_buffers():
+    """Red team: `Cast: operand dst touches element 127 of a tensor of 64 elements`."""
+    both(bf16_times_f32_sum, (1,), lambda: (vec(128, ml_dtypes.bfloat16) / 64, vec(128) / 64,
+                                             np.zeros(8, np.float32)), BLOCK=128)
+
+
+@ascdsl.jit
+def names_like_queues(inQueueX, outQueueOut, xBuf, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(outQueueOut + i, tl.load(inQueueX + i) + tl.load(xBuf + i))
+
+
+def test_pointers_named_like_generated_queues_and_buffers():
+    """Red team: a parameter named ``inQueueX`` collided with a generated queue name."""
+    both(names_like_queues, (1,), lambda: (vec(), np.zeros(64, np.float32), vec()), BLOCK=64)
