@@ -38,10 +38,16 @@ CHAINS = {
 steps ``t = scalar op t`` (``t = op t`` without a scalar); ``1.0 / t`` divides a Duplicate'd 1.0
 (the approximate Reciprocal would not match the interpreter)."""
 
+ROUNDING_MODE = {Op.FLOOR: "CAST_FLOOR", Op.CEIL: "CAST_CEIL", Op.TRUNC: "CAST_TRUNC", Op.ROUND: "CAST_ROUND",
+                 Op.RINT: "CAST_RINT"}
+"""Rounding to integral values: ``Cast`` float32 -> float32 in a round mode (exact; ``CAST_ROUND`` rounds
+ties away from zero, as Triton's ``round``, ``CAST_RINT`` to even). float16 and bfloat16 round in float32,
+where every 16-bit float is exact, so the cast back to 16 bits is exact too."""
+
 REDUCE_API = {Op.SUM: "ReduceSum", Op.MAX: "ReduceMax", Op.MIN: "ReduceMin"}
 
 NATIVE = {
-    dtypes.float32: frozenset(BINARY_API) | frozenset(UNARY_API),
+    dtypes.float32: frozenset(BINARY_API) | frozenset(UNARY_API) | frozenset(ROUNDING_MODE),
     dtypes.float16: frozenset(BINARY_API) | frozenset(UNARY_API),
     dtypes.int32: frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM}),
 }

@@ -356,7 +356,7 @@ BUILTINS: dict[Callable, Callable] = {
     tl.softmax: _softmax, tl.fmod: _fmod,
     **{getattr(tl, op.value): _unary(op) for op in GroupOp.FLOAT_MATH | GroupOp.PREDICATE
        if op not in GroupOp.BINARY_MATH},
-    **{getattr(tl, op.value): _rounding(op) for op in (Op.FLOOR, Op.CEIL, Op.TRUNC, Op.ROUND, Op.RINT)},
+    **{getattr(tl, op.value): _rounding(op) for op in GroupOp.ROUNDING},
     **{getattr(tl, op.value): _binary(op) for op in GroupOp.BINARY_MATH | {Op.UMULHI}},
     **{getattr(tl, op.value): _atomic(op) for op in GroupOp.ATOMIC - {Op.ATOMIC_CAS}},
     tl.atomic_cas: _atomic_cas, tl.make_tensor_descriptor: blockptr.make_tensor_descriptor,
