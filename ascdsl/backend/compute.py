@@ -45,6 +45,8 @@ def vector(sel: Selector, instr: Instr) -> list:
         return _mask_logic(sel, instr)
     if op in isel.ROUNDING_MODE:
         return _rounding(sel, instr)
+    if op in isel.MATH_API:
+        return _math(sel, instr)
     if op in isel.BINARY_API or op in isel.UNARY_API or op is Op.NEG:
         if any(x.id in sel.fused for x in instr.operands):
             return reduce.broadcast_binary(sel, instr)
@@ -104,6 +106,16 @@ def _rounding(sel: Selector, instr: Instr) -> list:
     (x,) = instr.operands
     return [Call("Cast", sel.ref(instr.result), (sel.ref(x),),
                  (Const[isel.ROUNDING_MODE[instr.op]], lit(sel.count(x))), loc=instr.loc)]
+
+
+def _math(sel: Selector, instr: Instr) -> list:
+    """A high-level math API (``Tanh``, ``Sin``, ...) with its sharedTmpBuffer at the API's minimum."""
+    (x,) = instr.operands
+    api, half_slices, float_slices = isel.MATH_API[instr.op]
+    slices = float_slices if x.type.dtype == F32 else half_slices
+    work = (sel.scratch(api[:1].lower() + api[1:] + "Tmp", dtypes.uint8, slices * isel.MATH_TMP_SLICE, instr.loc),
+            ) if slices else ()
+    return [Call(api, sel.ref(instr.result), (sel.ref(x),), (lit(sel.count(x)),), work=work, loc=instr.loc)]
 
 
 def compare_count(sel: Selector, x: Value) -> int:
