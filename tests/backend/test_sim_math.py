@@ -98,3 +98,22 @@ def test_math_on_the_interpreter_and_the_simulator(dtype, op):
     for backend, out in got.items():
         np.testing.assert_allclose(out.astype(np.float64), want, rtol=dt.rtol, atol=dt.atol, err_msg=backend)
     ascdsl.testing.assert_close(got["sim"], got["interpreter"], dt)
+
+
+@ascdsl.jit
+def scalar_math_kernel(x_ptr, out_ptr, s, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, x * tl.floor(s) + tl.tanh(s), mask=mask)
+
+
+def test_scalar_rounding_and_math_run_on_a_one_element_tile():
+    """A float scalar's floor and tanh (the scalar unit has neither) agree with the interpreter."""
+    x = np.linspace(-3.0, 3.0, 100).astype(np.float32)
+    got = {}
+    for backend in ("interpreter", "sim"):
+        got[backend] = np.zeros_like(x)
+        scalar_math_kernel[(1,)](x, got[backend], -1.75, 100, BLOCK=128, backend=backend)
+    np.testing.assert_allclose(got["interpreter"], x * -2.0 + np.tanh(-1.75), rtol=1e-6, atol=1e-6)
+    ascdsl.testing.assert_close(got["sim"], got["interpreter"], dtypes.float32)
