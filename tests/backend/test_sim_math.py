@@ -12,10 +12,10 @@ DTYPES = ["float32", "float16", "bfloat16"]
 
 
 @ascdsl.jit
-def rounding_kernel(x_ptr, out_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr):
+def math_kernel(x_ptr, out_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    x = tl.load(x_ptr + offs, mask=mask, other=1.0)
     if OP == "floor":
         y = tl.floor(x)
     elif OP == "ceil":
@@ -24,8 +24,18 @@ def rounding_kernel(x_ptr, out_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr):
         y = tl.trunc(x)
     elif OP == "round":
         y = tl.round(x)
-    else:
+    elif OP == "rint":
         y = tl.rint(x)
+    elif OP == "tanh":
+        y = tl.tanh(x)
+    elif OP == "erf":
+        y = tl.erf(x)
+    elif OP == "sin":
+        y = tl.sin(x)
+    elif OP == "cos":
+        y = tl.cos(x)
+    else:
+        y = tl.log2(x)
     tl.store(out_ptr + offs, y, mask=mask)
 
 
@@ -52,28 +62,10 @@ def test_rounding_on_the_interpreter_and_the_simulator(dtype, op):
     got = {}
     for backend in ("interpreter", "sim"):
         got[backend] = np.full_like(x, 7)
-        rounding_kernel[(ascdsl.cdiv(n, 64),)](x, got[backend], n, OP=op, BLOCK=64, backend=backend)
+        math_kernel[(ascdsl.cdiv(n, 64),)](x, got[backend], n, OP=op, BLOCK=64, backend=backend)
     np.testing.assert_array_equal(_bits(got["sim"]), _bits(got["interpreter"]))
     want = ROUNDING_REFERENCE[op](x.astype(np.float64))
     np.testing.assert_array_equal(got["interpreter"].astype(np.float64), want)
-
-
-@ascdsl.jit
-def math_kernel(x_ptr, out_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask, other=1.0)
-    if OP == "tanh":
-        y = tl.tanh(x)
-    elif OP == "erf":
-        y = tl.erf(x)
-    elif OP == "sin":
-        y = tl.sin(x)
-    elif OP == "cos":
-        y = tl.cos(x)
-    else:
-        y = tl.log2(x)
-    tl.store(out_ptr + offs, y, mask=mask)
 
 
 MATH_REFERENCE = {"tanh": (np.tanh, -5.0, 5.0), "erf": (np.vectorize(math.erf), -4.0, 4.0),
