@@ -1,5 +1,6 @@
 """Triton math builtins on the Ascend C backend: the simulator agrees with the interpreter (the spec)."""
 import math
+import subprocess
 
 import numpy as np
 import pytest
@@ -7,6 +8,9 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
+from ascdsl.backend import tiling
+from ascdsl.backend.ascendc import kernel_source
+from tests.sim.test_cann_headers import cann_flags
 
 DTYPES = ["float32", "float16", "bfloat16"]
 
@@ -109,3 +113,16 @@ def test_scalar_rounding_and_math_run_on_a_one_element_tile():
         scalar_math_kernel[(1,)](x, got[backend], -1.75, 100, BLOCK=128, backend=backend)
     np.testing.assert_allclose(got["interpreter"], x * -2.0 + np.tanh(-1.75), rtol=1e-6, atol=1e-6)
     ascdsl.testing.assert_close(got["sim"], got["interpreter"], dtypes.float32)
+
+
+@pytest.mark.skipif(cann_flags() is None, reason="ASCEND_HOME_PATH does not point at a CANN toolkit")
+def test_lowered_math_type_checks_against_cann(tmp_path):
+    """Every op of this file in every float dtype, in one kernel file, against the real CANN headers."""
+    ptr = [tl.pointer_type(dtypes.lookup(d)) for d in DTYPES]
+    kernels = [math_kernel.specialize(p, p, dtypes.int32, OP=op, BLOCK=128).kernels[0]
+               for op in (*ROUNDING_REFERENCE, *MATH_REFERENCE) for p in ptr]
+    source = tmp_path / "math_kernel.cpp"
+    source.write_text(kernel_source("math_kernel", tiling.variants(kernels), tiling.layout("MathTiling", kernels),
+                                    "Ascend910B3"))
+    proc = subprocess.run(["g++", *cann_flags(), str(source)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[:4000]
