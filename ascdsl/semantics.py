@@ -130,7 +130,7 @@ OP_SYMBOLS = {Op.SHL: "<<", Op.SHR: ">>", Op.ADD: "+", Op.SUB: "-", Op.MUL: "*",
               Op.LT: "<", Op.LE: "<=", Op.GT: ">", Op.GE: ">=", Op.EQ: "==", Op.NE: "!=",
               Op.AND: "&", Op.OR: "|", Op.XOR: "^", Op.NEG: "-", Op.NOT: "~"}
 
-_FLOAT_ONLY = GroupOp.TRANSCENDENTAL | GroupOp.FLOAT_MATH | GroupOp.PREDICATE | {Op.SQRT}
+_FLOAT_ONLY = GroupOp.TRANSCENDENTAL | GroupOp.ROUNDING | GroupOp.FLOAT_MATH | GroupOp.PREDICATE | {Op.SQRT}
 
 
 def unary_type(op: Op, dtype) -> DType:

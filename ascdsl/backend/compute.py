@@ -13,7 +13,6 @@ from . import isel, reduce, repeat
 from .kir import Call, Const, Lit, Ref, lit
 from .selector import F32, Selector, unsupported
 
-ROUND = {"CAST_NONE": Const.CAST_NONE, "CAST_RINT": Const.CAST_RINT, "CAST_TRUNC": Const.CAST_TRUNC}
 COMPARE = {Op.LT: Const.LT, Op.LE: Const.LE, Op.GT: Const.GT, Op.GE: Const.GE, Op.EQ: Const.EQ, Op.NE: Const.NE}
 
 
@@ -44,6 +43,10 @@ def vector(sel: Selector, instr: Instr) -> list:
         return _select(sel, instr)
     if op in isel.MASK_API and v.type.dtype == dtypes.bool_:
         return _mask_logic(sel, instr)
+    if op in isel.ROUNDING_MODE:
+        return _rounding(sel, instr)
+    if op in isel.MATH_API:
+        return _math(sel, instr)
     if op in isel.BINARY_API or op in isel.UNARY_API or op is Op.NEG:
         if any(x.id in sel.fused for x in instr.operands):
             return reduce.broadcast_binary(sel, instr)
@@ -94,8 +97,25 @@ def _cast(sel: Selector, instr: Instr) -> list:
         return [copy(sel, sel.ref(v), x, instr.loc)]
     if (src, dst) not in isel.CAST_MODE:
         raise unsupported(instr, f"casting {src} to {dst}")
-    return [Call("Cast", sel.ref(v), (sel.ref(x),), (ROUND[isel.CAST_MODE[(src, dst)]], lit(sel.count(v))),
+    return [Call("Cast", sel.ref(v), (sel.ref(x),), (Const[isel.CAST_MODE[(src, dst)]], lit(sel.count(v))),
                  loc=instr.loc)]
+
+
+def _rounding(sel: Selector, instr: Instr) -> list:
+    """``floor``/``ceil``/``trunc``/``round``/``rint`` of a float32 tile: ``Cast`` to float32 in its round mode."""
+    (x,) = instr.operands
+    return [Call("Cast", sel.ref(instr.result), (sel.ref(x),),
+                 (Const[isel.ROUNDING_MODE[instr.op]], lit(sel.count(x))), loc=instr.loc)]
+
+
+def _math(sel: Selector, instr: Instr) -> list:
+    """A high-level math API (``Tanh``, ``Sin``, ...) with its sharedTmpBuffer at the API's minimum."""
+    (x,) = instr.operands
+    api, half_slices, float_slices = isel.MATH_API[instr.op]
+    slices = float_slices if x.type.dtype == F32 else half_slices
+    work = (sel.scratch(api[:1].lower() + api[1:] + "Tmp", dtypes.uint8, slices * isel.MATH_TMP_SLICE, instr.loc),
+            ) if slices else ()
+    return [Call(api, sel.ref(instr.result), (sel.ref(x),), (lit(sel.count(x)),), work=work, loc=instr.loc)]
 
 
 def compare_count(sel: Selector, x: Value) -> int:

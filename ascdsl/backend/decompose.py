@@ -9,7 +9,8 @@ API calls, UB planning) sees only ops with a direct API:
   out), and so do 16-bit reductions (sums rounded once, as the interpreter does);
 * float16 <-> bfloat16 casts go through float32;
 * int32 tile comparisons other than ``==`` become ``==`` of a ``max``/``min`` (and ``~``);
-* float scalar ops only the vector unit has (``sqrt``, ``rsqrt``, ``exp``, ``log``, ``abs``, the chains)
+* float scalar ops only the vector unit has (``sqrt``, ``rsqrt``, ``exp``, ``log``, ``abs``, the chains,
+  the roundings, ``tanh`` and the other high-level math APIs)
   run on a one-element tile broadcast from the scalar and reduced back with ``max``, which is exact.
 
 A bfloat16 tile on a platform without bfloat16 casts is a located CompilationError. Results on the
@@ -29,7 +30,7 @@ F32 = dtypes.float32
 INT_COMPARE = {Op.GE: (Op.MAXIMUM, False), Op.LT: (Op.MAXIMUM, True), Op.LE: (Op.MINIMUM, False),
                Op.GT: (Op.MINIMUM, True), Op.NE: (None, True)}
 """int32 tile comparisons as (fold, negate): ``[not] (fold(a, b) == a)``, or ``[not] (a == b)``."""
-VECTOR_ONLY = frozenset(isel.UNARY_API) | frozenset(isel.CHAINS)
+VECTOR_ONLY = frozenset(isel.UNARY_API) | frozenset(isel.CHAINS) | frozenset(isel.ROUNDING_MODE) | frozenset(isel.MATH_API)
 """Float ops only the vector unit computes: on scalars they run on a one-element tile."""
 KEEP = frozenset({Op.CAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.CONST, Op.BROADCAST, Op.EXPAND_DIMS,
                   Op.FOR, Op.YIELD})

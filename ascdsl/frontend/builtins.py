@@ -354,9 +354,9 @@ BUILTINS: dict[Callable, Callable] = {
     tl.fdiv: _fdiv, tl.div_rn: _fdiv, tl.sqrt_rn: _unary(Op.SQRT), tl.fma: _fma, tl.clamp: _clamp,
     tl.logical_and: _logical(Op.AND), tl.logical_or: _logical(Op.OR), tl.reciprocal: _reciprocal, tl.relu: _relu,
     tl.softmax: _softmax, tl.fmod: _fmod,
-    **{getattr(tl, op.value): _unary(op) for op in GroupOp.FLOAT_MATH | GroupOp.PREDICATE
+    **{getattr(tl, op.value): _unary(op) for op in GroupOp.FLOAT_MATH | GroupOp.PREDICATE | GroupOp.TRANSCENDENTAL
        if op not in GroupOp.BINARY_MATH},
-    **{getattr(tl, op.value): _rounding(op) for op in (Op.FLOOR, Op.CEIL, Op.TRUNC, Op.ROUND, Op.RINT)},
+    **{getattr(tl, op.value): _rounding(op) for op in GroupOp.ROUNDING},
     **{getattr(tl, op.value): _binary(op) for op in GroupOp.BINARY_MATH | {Op.UMULHI}},
     **{getattr(tl, op.value): _atomic(op) for op in GroupOp.ATOMIC - {Op.ATOMIC_CAS}},
     tl.atomic_cas: _atomic_cas, tl.make_tensor_descriptor: blockptr.make_tensor_descriptor,

@@ -198,17 +198,18 @@ class GroupOp:
     COMPARE = frozenset({Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE})
     LOGICAL = frozenset({Op.AND, Op.OR, Op.XOR})
     BINARY = ARITH | COMPARE | LOGICAL
-    TRANSCENDENTAL = frozenset({Op.EXP, Op.EXP2, Op.LOG, Op.RSQRT, Op.SIGMOID})
+    TRANSCENDENTAL = frozenset({Op.EXP, Op.EXP2, Op.LOG, Op.RSQRT, Op.SIGMOID, Op.TANH, Op.ERF, Op.SIN, Op.COS,
+                                Op.LOG2})
     UNARY = frozenset({Op.NEG, Op.NOT, Op.SQRT, Op.ABS, Op.CAST}) | TRANSCENDENTAL
+    ROUNDING = frozenset({Op.FLOOR, Op.CEIL, Op.TRUNC, Op.ROUND, Op.RINT})
+    """Round to an integral value of the same float dtype (exact; the identity on ints)."""
     # Triton-compatible math; the Ascend C backend does not lower these yet.
     BINARY_MATH = frozenset({Op.POW, Op.ATAN2, Op.COPYSIGN, Op.HYPOT, Op.NEXTAFTER})
-    FLOAT_MATH = BINARY_MATH | frozenset({Op.FLOOR, Op.CEIL, Op.TRUNC, Op.ROUND, Op.RINT, Op.LOG2,
-                                          Op.LOG10, Op.LOG1P, Op.EXPM1, Op.SIN, Op.COS, Op.TAN, Op.TANH, Op.SINH,
-                                          Op.COSH, Op.ASIN, Op.ACOS, Op.ATAN, Op.ERF, Op.ASINH, Op.ACOSH,
-                                          Op.ATANH})
+    FLOAT_MATH = BINARY_MATH | frozenset({Op.LOG10, Op.LOG1P, Op.EXPM1, Op.TAN, Op.SINH, Op.COSH, Op.ASIN,
+                                          Op.ACOS, Op.ATAN, Op.ASINH, Op.ACOSH, Op.ATANH})
     PREDICATE = frozenset({Op.ISNAN, Op.ISINF, Op.ISFINITE, Op.SIGNBIT})
     BITS = frozenset({Op.UMULHI, Op.SHL, Op.SHR})
-    MATH = FLOAT_MATH | PREDICATE | BITS | frozenset({Op.FMA, Op.BITCAST})
+    MATH = ROUNDING | FLOAT_MATH | PREDICATE | BITS | frozenset({Op.FMA, Op.BITCAST})
     ELEMENTWISE = BINARY | UNARY | MATH | frozenset({Op.WHERE, Op.PTR_ADD})
     RESHAPING = frozenset({Op.RESHAPE, Op.PERMUTE, Op.JOIN, Op.SPLIT, Op.CAT, Op.FLIP})
     COMBINE = frozenset({Op.REDUCE, Op.SCAN})
