@@ -40,6 +40,7 @@ class Platform:
     repeat_bytes: int = 256  # one vector repeat reads 8 blocks
     max_repeats: int = 255  # repeat counts and repeat strides are 8-bit
     max_bursts: int = 4095  # DataCopyPad blockCount is 12-bit
+    queue_events: int = 8  # queue buffers per position (VECIN, VECOUT): one hardware event id each
 
     @property
     def arch_macro(self) -> str:

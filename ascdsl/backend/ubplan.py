@@ -190,8 +190,10 @@ def plan_ub(k: kir.Kernel, platform: Platform) -> kir.Kernel:
 
 
 def check_budget(k: kir.Kernel, platform: Platform) -> kir.Kernel:
-    """A located CompilationError listing every slot when the plan exceeds the UB budget."""
+    """A located CompilationError listing every slot when the plan exceeds the UB budget, or when a
+    queue position holds more buffers than the hardware has event ids for."""
     p: Plan = k.plan
+    _check_queue_events(k, platform)
     if p.total_bytes <= platform.ub_budget_bytes:
         return k
     worst = max(p.slots, key=lambda s: s.total)
@@ -201,6 +203,22 @@ def check_budget(k: kir.Kernel, platform: Platform) -> kir.Kernel:
         worst.loc or k.loc, f"the kernel needs {p.total_bytes} bytes of UB, more than the "
         f"{platform.ub_budget_bytes} bytes {platform.name} allows: {rows}",
         hint="use a smaller block (ascdsl.planner.largest_block finds the largest that fits)")
+
+
+def _check_queue_events(k: kir.Kernel, platform: Platform) -> None:
+    for position in (kir.Position.VECIN, kir.Position.VECOUT):
+        slots = [s for s in k.plan.slots if s.position is position]
+        used = 0
+        for s in slots:
+            used += s.num
+            if used > platform.queue_events:
+                total = sum(x.num for x in slots)
+                rows = "; ".join(f"{k.names.slot(x)} ({x.num} buffers)" for x in slots)
+                raise CompilationError(
+                    s.loc or k.loc, f"the kernel needs {total} {position.value} queue buffers, more than the "
+                    f"{platform.queue_events} hardware event ids {platform.name} has for them: {rows}",
+                    hint="each tile loaded or stored at once takes a double-buffered queue: store fewer "
+                         "tiles per kernel (compute them into one tile) or split the kernel")
 
 
 def as_dict(k: kir.Kernel) -> dict:
