@@ -158,6 +158,17 @@ def _narrow_leaves(e, wide=False):
     return []
 
 
+def narrow_gm_offsets(k: kir.Kernel) -> list:
+    """Every GM offset of ``k`` (and the Let each is computed by) with an int32 leaf that is not widened
+    to int64_t before arithmetic; empty when all GM offset arithmetic is 64-bit. Asserts there are offsets."""
+    lets = {s.var: s.expr for s in kir.walk(k.process) if isinstance(s, kir.Let)}
+    offsets = [o.offset for s in kir.walk(k.process) if isinstance(s, kir.Call)
+               for o in (s.dst, *s.srcs) if isinstance(o, kir.Gm)]
+    assert offsets
+    exprs = offsets + [lets[x] for e in offsets for x in kir.sub_exprs(e) if isinstance(x, kir.Var) and x in lets]
+    return [(e, leaf) for e in exprs for leaf in _narrow_leaves(e)]
+
+
 def test_an_llm_vocabulary_block_is_planned_with_int64_offsets():
     """[32768, 152064] float16 has 4.98e9 elements: the tiling function serves it and every GM offset
     (and the Let it is computed by) is int64_t arithmetic."""
@@ -171,16 +182,7 @@ def test_an_llm_vocabulary_block_is_planned_with_int64_offsets():
     got = host.python_tiling(op, b.layout, b.variants, platform, (d, d), {"is_front": False})
     assert got.status == 0, got.message
     (v,) = [v for v in b.variants if v.key == dict(got.fields)["tilingKey"]]
-    k = ascendc.compile_variant(v.kernel, platform)
-    lets = {s.var: s.expr for s in kir.walk(k.process) if isinstance(s, kir.Let)}
-    offsets = [o.offset for s in kir.walk(k.process) if isinstance(s, kir.Call)
-               for o in (s.dst, *s.srcs) if isinstance(o, kir.Gm)]
-    assert offsets
-    for e in offsets:
-        assert _narrow_leaves(e) == [], e
-        for x in kir.sub_exprs(e):
-            if isinstance(x, kir.Var) and x in lets:
-                assert _narrow_leaves(lets[x]) == [], lets[x]
+    assert narrow_gm_offsets(ascendc.compile_variant(v.kernel, platform)) == []
 
 
 def test_variants_differing_only_by_element_type_share_one_template_class():
