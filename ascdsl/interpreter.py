@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from . import numerics
+from . import affine, numerics
+from .affine import Affine, Conj, lift as _lift
 from .dtypes import PointerType
 from .errors import CompilationError, DeviceAssertionError, InputTypeError, InputValueError, OutOfBoundsError
 from .ir.core import Block, GroupOp, Instr, Kernel, Op, walk
@@ -72,7 +73,7 @@ def run(kernel: Kernel, args: Sequence[Any], grid: Sequence[int]) -> None:
             chunk_programs.run_block(kernel.body, values)
 
 
-Step = tuple[Callable[..., Sequence[Array]], Instr, list[int], list[int], list[int]]
+Step = tuple[Callable[..., Sequence[Array]], Instr, list[int], list[int], list[int], tuple | None]
 _prepared: dict[int, tuple[Kernel, tuple]] = {}
 
 
@@ -85,7 +86,8 @@ def _prepare(kernel: Kernel) -> tuple[int, dict[int, list[Step]], dict[int, Arra
     largest = max([1] + [v.type.numel for i in walk(kernel.body) for v in i.results])
     leaves = {i.result.id: UNIFORM_LEAVES[i.op](i) for i in walk(kernel.body) if i.op in UNIFORM_LEAVES}
     for leaf in leaves.values():
-        leaf.flags.writeable = False  # shared by every launch
+        if isinstance(leaf, Array):
+            leaf.flags.writeable = False  # shared by every launch
     prepared = (max(1, CHUNK_ELEMENTS // largest), _schedule(kernel.body, {}), leaves,
                 {i: next(iter(r)) for i, r in access_roots(kernel).items() if len(r) == 1})
     if len(_prepared) >= 256:
@@ -109,8 +111,9 @@ def _schedule(block: Block, into: dict[int, list[Step]]) -> dict[int, list[Step]
     for value_id, i in last.items():
         if block.body:
             dead[i].append(value_id)
-    into[id(block)] = [(HANDLERS[instr.op], instr, [v.id for v in instr.operands],
-                        [v.id for v in instr.results], dead[i]) for i, instr in enumerate(block.body)]
+    into[id(block)] = [(HANDLERS[instr.op], instr, [v.id for v in instr.operands], [v.id for v in instr.results],
+                        dead[i], None if instr.op in COMPACT else tuple(v.type.shape for v in instr.operands))
+                       for i, instr in enumerate(block.body)]
     return into
 
 
@@ -162,14 +165,20 @@ class _Memory:
         return np.array([f.size for f in self.flats], dtype=np.int64)
 
 
-def _lift(x: Array, rank: int) -> Array:
-    """A scalar ``(n,)`` as ``(n, 1, ..., 1)`` so that it broadcasts against tiles of ``rank``."""
-    return x.reshape(x.shape[:1] + (1,) * rank) if x.ndim == 1 and rank else x
+def _whole(x, shape: tuple[int, ...]) -> Array:
+    """A runtime value (compact or symbolic) as an array of the whole tile ``shape``."""
+    x = affine.dense(x)
+    return x if x.shape[1:] == shape else np.broadcast_to(x, x.shape[:1] + shape)
 
 
-def _select(cond: Array, a: Array, b: Array) -> Array:
+def _select(cond: Array, a, b):
     """Per program: ``a`` where ``cond`` (shape ``(n,)``) holds, else ``b``."""
-    return np.where(_lift(cond, a.ndim - 1), a, b)
+    if isinstance(a, Affine) and isinstance(b, Affine):
+        out = affine.select(cond, a, b)
+        if out is not None:
+            return out
+    a, b = affine.dense(a), affine.dense(b)
+    return np.where(_lift(cond, max(a.ndim, b.ndim) - 1), a, b)
 
 
 class _Programs:
@@ -179,6 +188,7 @@ class _Programs:
                  leaves: dict[int, Array], start: int, stop: int):
         self.memory, self.grid, self.schedule, self.leaves = memory, grid, schedule, leaves
         linear = np.arange(start, stop)
+        self.n = stop - start
         self.pid = (linear % grid[0], linear // grid[0] % grid[1], linear // (grid[0] * grid[1]))
         self.env: dict[int, Array] = {}
         self.active: Array | None = None  # (n,) bool: who runs the current region; None = all
@@ -189,8 +199,11 @@ class _Programs:
         for v, x in zip(block.args, args):
             env[v.id] = x
         out: Sequence[Array] = ()
-        for handler, instr, operands, results, dead in self.schedule[id(block)]:
-            out = handler(self, instr, *[env[i] for i in operands])
+        for handler, instr, operands, results, dead, shapes in self.schedule[id(block)]:
+            args = [env[i] for i in operands]
+            if shapes is not None:  # the handler wants whole tiles
+                args = [_whole(x, shape) for x, shape in zip(args, shapes)]
+            out = handler(self, instr, *args)
             for i, x in zip(results, out):
                 env[i] = x
             for i in dead:  # freeing early lets NumPy reuse memory (and keeps it in cache)
@@ -226,11 +239,14 @@ def _result(instr: Instr) -> np.dtype:
 
 def _const(instr: Instr) -> Array:
     value = numerics.cast(np.array(instr.attr("value")), _result(instr))
-    return np.broadcast_to(value, (1,) + instr.result.type.shape)
+    return value.reshape((1,) * (1 + len(instr.result.type.shape)))
 
 
-def _arange(instr: Instr) -> Array:
-    return np.arange(instr.attr("start"), instr.attr("end"), dtype=_result(instr))[None]
+def _arange(instr: Instr) -> Array | Affine:
+    start, end, dt = instr.attr("start"), instr.attr("end"), _result(instr)
+    if dt in affine.AFFINE_DTYPES:
+        return affine.arange(start, end, dt)
+    return np.arange(start, end, dtype=dt)[None]
 
 
 UNIFORM_LEAVES: dict[Op, Callable[[Instr], Array]] = {Op.CONST: _const, Op.ARANGE: _arange}
@@ -249,21 +265,37 @@ def _num_programs(P: _Programs, instr: Instr) -> tuple[Array]:
     return (np.array([P.grid[instr.attr("axis")]], dtype=_result(instr)),)
 
 
-def _broadcast(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
+def _broadcast(P: _Programs, instr: Instr, x) -> tuple:
     shape = instr.result.type.shape
-    x = x.reshape(x.shape[:1] + (1,) * (len(shape) - x.ndim + 1) + x.shape[1:])
-    return (np.broadcast_to(x, x.shape[:1] + shape),)
+    if isinstance(x, Affine):
+        return (affine.broadcast(x, shape),)
+    if isinstance(x, Conj):
+        return (Conj(tuple(_broadcast(P, instr, f)[0] for f in x.factors)),)
+    return (x.reshape(x.shape[:1] + (1,) * (len(shape) - x.ndim + 1) + x.shape[1:]),)  # compact
 
 
-def _expand_dims(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
+def _expand_dims(P: _Programs, instr: Instr, x) -> tuple:
     axis = instr.attr("axis")
+    if isinstance(x, Affine):
+        return (affine.expand_dims(x, axis, instr.result.type.shape),)
+    if isinstance(x, Conj):
+        return (Conj(tuple(np.expand_dims(f, axis + 1 if axis >= 0 else axis) for f in x.factors)),)
     return (np.expand_dims(x, axis + 1 if axis >= 0 else axis),)
 
 
-def _elementwise(P: _Programs, instr: Instr, *xs: Array) -> tuple[Array]:
-    shape = instr.result.type.shape
-    out = numerics.elementwise(instr.op, [_lift(x, len(shape)) for x in xs], _result(instr))
-    return (out if out.shape[1:] == shape else np.broadcast_to(out, out.shape[:1] + shape),)
+def _elementwise(P: _Programs, instr: Instr, *xs) -> tuple:
+    """The result is compact (it broadcasts to the tile) and stays symbolic where it can."""
+    shape, op = instr.result.type.shape, instr.op
+    if any(type(x) is Affine for x in xs):
+        out = affine.elementwise(op, xs, _result(instr), shape)
+        if out is not None:
+            return (out,)
+    if op is Op.AND and xs[0].dtype == np.bool_ and len(xs) == 2:
+        out = affine.conj(*xs, len(shape))
+        if out is not None:
+            return (out,)
+    out = numerics.elementwise(op, [_lift(affine.dense(x), len(shape)) for x in xs], _result(instr))
+    return (out,)
 
 
 def _reduce(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
@@ -469,26 +501,20 @@ def _out_of_bounds(P: _Programs, instr: Instr, bad: Array, buffers: Array,
         hint="mask the access (e.g. mask=offsets < n) or fix the offset arithmetic")
 
 
-def _load(P: _Programs, instr: Instr, ptr: Array, mask: Array | None = None,
-          other: Array | None = None) -> tuple[Array]:
+def _load(P: _Programs, instr: Instr, ptr, mask=None, other=None) -> tuple[Array]:
     shape, dt = instr.result.type.shape, _result(instr)
-    mask = P.lanes(mask, len(shape))
+    fill = numerics.poison(dt) if other is None else _lift(affine.dense(other), len(shape))
+    if isinstance(ptr, Affine):
+        access = _plan(P, instr, ptr, mask, fill.shape[0] if fill.ndim else 1, store=False)
+        if access is False:
+            return (np.broadcast_to(fill, fill.shape[:1] + shape) if fill.ndim else np.broadcast_to(fill, (1,) + shape),)
+        if access is not None:
+            return (access.gather(fill, dt),)
+    ptr = _whole(ptr, shape)
+    mask = P.lanes(None if mask is None else affine.dense(mask), len(shape))
     if mask is not None:
         ptr, mask = np.broadcast_arrays(ptr, mask)
-    fill = numerics.poison(dt) if other is None else _lift(other, len(shape))
     out = None
-    on = _whole_programs(mask)
-    runs = _runs(P, instr, ptr if on is None else ptr[on]) if mask is None or on is not None else None
-    if runs is not None:  # row-major tiles: copied slices, no gather
-        flat, firsts, m = runs
-        values = np.empty((int(on.sum()),) + ptr.shape[1:] if on is not None else ptr.shape, dt)
-        for row, first in zip(values.reshape(len(firsts), m), firsts):
-            row[...] = flat[first:first + m]
-        if on is None:
-            return (values,)
-        out = np.array(np.broadcast_to(fill, ptr.shape), dtype=dt)
-        out[on] = values
-        return (out,)
     for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
         values = np.take(P.memory.flats[buffer], offsets)
         out = values if lanes is None else np.where(lanes, values, fill if out is None else out)
@@ -497,24 +523,42 @@ def _load(P: _Programs, instr: Instr, ptr: Array, mask: Array | None = None,
     return (out.astype(dt, copy=False),)
 
 
-def _store(P: _Programs, instr: Instr, ptr: Array, value: Array, mask: Array | None = None) -> tuple[()]:
-    rank = ptr.ndim - 1
-    mask = P.lanes(mask, rank)
-    ptr, value = np.broadcast_arrays(ptr, _lift(value, rank))
+def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
+    shape = ptr.shape if isinstance(ptr, Affine) else instr.operands[0].type.shape
+    rank = len(shape)
+    value = _lift(affine.dense(value), rank)
+    if isinstance(ptr, Affine):
+        access = _plan(P, instr, ptr, mask, value.shape[0], store=True)
+        if access is False:
+            return ()
+        if access is not None:  # the lanes are distinct: the order of the writes does not matter
+            access.scatter(value if access.programs >= value.shape[0] else value[-1:])  # the last program wins
+            return ()
+    ptr = _whole(ptr, shape)
+    mask = P.lanes(None if mask is None else affine.dense(mask), rank)
+    ptr, value = np.broadcast_arrays(ptr, value)
     if mask is not None:
         ptr, value, mask = np.broadcast_arrays(ptr, value, mask)
-    on = _whole_programs(mask)
-    runs = _runs(P, instr, ptr if on is None else ptr[on]) if mask is None or on is not None else None
-    if runs is not None:  # in program order, as the scatter; a program's addresses are distinct
-        flat, firsts, m = runs
-        for row, first in zip((value if on is None else value[on]).reshape(len(firsts), m), firsts):
-            flat[first:first + m] = row
-        return ()
     for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
         flat = P.memory.flats[buffer]
         selected = (offsets, value) if lanes is None else (offsets[lanes], value[lanes])
         _scatter(flat, *(a.reshape(-1) for a in selected))
     return ()
+
+
+def _plan(P: _Programs, instr: Instr, ptr: Affine, mask, lead: int, store: bool) -> affine.Access | None | bool:
+    """The strided access of a memory op through an affine pointer (see :func:`ascdsl.affine.plan`)."""
+    rank = len(ptr.shape)
+    factors = [] if mask is None else list(mask.factors) if isinstance(mask, Conj) else [_lift(mask, rank)]
+    if P.active is not None:
+        factors.append(_lift(P.active, rank))
+    memory = P.memory
+    root = memory.roots.get(id(instr))
+
+    def buffer(address: int) -> tuple[Array | None, int]:
+        k = (address + HALF) >> SHIFT if root is None else root
+        return (memory.flats[k], k << SHIFT) if 0 <= k < len(memory.flats) else (None, 0)
+    return affine.plan(ptr, factors, lead, buffer, store)
 
 
 ATOMIC_COMBINE = {Op.ATOMIC_ADD: Op.ADD, Op.ATOMIC_MAX: Op.MAXIMUM, Op.ATOMIC_MIN: Op.MINIMUM,
@@ -559,41 +603,6 @@ def _atomic(P: _Programs, instr: Instr, ptr: Array, *rest: Array) -> tuple[Array
     return (out,)
 
 
-def _whole_programs(mask: Array | None) -> Array | None:
-    """Per program, whether all its lanes are enabled, when each program's lanes are all enabled or all
-    disabled (inactive programs, row masks that cut whole programs); None otherwise."""
-    if mask is None:
-        return None
-    rows = mask.reshape(mask.shape[0], -1)
-    on = rows.all(axis=1)
-    return on if (on | ~rows.any(axis=1)).all() else None
-
-
-def _runs(P: _Programs, instr: Instr, addr: Array) -> tuple[Array, list[int], int] | None:
-    """(buffer, first offset of each run, run length) when every lane is enabled and each program's
-    lanes address consecutive elements, in lane order, of the buffer the access belongs to (one run
-    when the programs' runs are adjacent); None otherwise, or when many short runs would be slower than
-    a gather (the general path checks and reports)."""
-    if not addr.size:
-        return None
-    rows = addr.reshape(addr.shape[0], -1)
-    m = rows.shape[1]
-    starts = rows[:, 0]
-    if not ((rows[:, -1] - starts) == m - 1).all() or not (m == 1 or (rows[:, 1:] > rows[:, :-1]).all()):
-        return None
-    root = P.memory.roots.get(id(instr))
-    buffer = (int(starts[0]) + HALF) >> SHIFT if root is None else root
-    if not 0 <= buffer < len(P.memory.flats):
-        return None
-    flat = P.memory.flats[buffer]
-    offsets = starts - (buffer << SHIFT)  # int64 arithmetic wraps, but base + offset - base is the offset
-    if offsets.min() < 0 or offsets.max() + m > flat.size:
-        return None
-    if len(offsets) == 1 or (np.diff(offsets) == m).all():
-        return flat, [int(offsets[0])], rows.size
-    return (flat, offsets.tolist(), m) if m >= 256 else None
-
-
 def _increasing(flat_offsets: Array) -> bool:
     return flat_offsets.size < 2 or bool((flat_offsets[1:] > flat_offsets[:-1]).all())
 
@@ -611,37 +620,30 @@ def _scatter(flat: Array, offsets: Array, values: Array) -> None:
         flat[offsets] = values
 
 
-def _block_access(instr: Instr, base: Array, offset: Array,
-                  rest: Sequence[Array]) -> tuple[Array, Array | None]:
-    """The addresses and mask of a block access: ``base + offset + sum(i_d * stride_d)`` over the
+def _block_access(instr: Instr, base: Array, offset: Array, rest: Sequence[Array]) -> tuple[Affine, Conj | None]:
+    """The pointer and mask of a block access: ``base + offset + sum(i_d * stride_d)`` over the
     block, enabled where ``i_d < extent_d`` in every dim (None when no extent cuts the block)."""
-    shape = instr.attr("shape")
+    shape = tuple(instr.attr("shape"))
     rank = len(shape)
     strides, extents = list(rest[:rank - 1]) + [np.ones(1, np.int64)], rest[rank - 1:2 * rank - 1]
-    addr = _lift(base + offset.astype(np.int64), rank)
-    mask = None
-    for d, (size, stride, extent) in enumerate(zip(shape, strides, extents)):
-        index = np.arange(size, dtype=np.int64).reshape((1,) + (1,) * d + (size,) + (1,) * (rank - d - 1))
-        addr = addr + index * _lift(stride.astype(np.int64), rank)
-        if extent.shape[0] > 1 or int(extent[0]) < size:
-            inside = index < _lift(extent.astype(np.int64), rank)
-            mask = inside if mask is None else mask & inside
-    addr = np.broadcast_to(addr, addr.shape[:1] + tuple(shape))
-    if mask is not None:
-        addr, mask = np.broadcast_arrays(addr, mask)
-    return addr, mask
+    start = (base + offset.astype(np.int64)).astype(np.int64, copy=False)
+    ptr = Affine(start, tuple(s.astype(np.int64) for s in strides), numerics.POINTER, shape)
+    cuts = tuple(affine.index(d, shape) < _lift(extent.astype(np.int64), rank)
+                 for d, (size, extent) in enumerate(zip(shape, extents))
+                 if extent.shape[0] > 1 or int(extent[0]) < size)
+    return ptr, Conj(cuts) if cuts else None
 
 
 def _block_load(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[Array]:
     rank = len(instr.attr("shape"))
-    addr, mask = _block_access(instr, base, offset, rest)
+    ptr, mask = _block_access(instr, base, offset, rest)
     other = rest[2 * rank - 1] if instr.attr("has_other") else None
-    return _load(P, instr, addr, mask, other)
+    return _load(P, instr, ptr, mask, other)
 
 
 def _block_store(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[()]:
-    addr, mask = _block_access(instr, base, offset, rest[:-1])
-    return _store(P, instr, addr, rest[-1], mask)
+    ptr, mask = _block_access(instr, base, offset, rest[:-1])
+    return _store(P, instr, ptr, rest[-1], mask)
 
 
 # --- control flow and printing ---------------------------------------------------------------
@@ -724,3 +726,8 @@ HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
     **{op: _atomic for op in GroupOp.ATOMIC},
 }
 """How each op runs: ``handler(programs, instr, *operand_arrays) -> result arrays``."""
+
+COMPACT = GroupOp.ELEMENTWISE | GroupOp.LEAF | GroupOp.SHAPE | frozenset({
+    Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.FOR, Op.IF, Op.YIELD})
+"""Ops whose handlers take compact and symbolic operands (:mod:`ascdsl.affine`); the others get whole
+tiles."""
