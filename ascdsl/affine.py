@@ -22,8 +22,6 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
-
 from .ir.core import Op
 
 Array = np.ndarray
@@ -50,10 +48,11 @@ class Affine:
     """An integer tile ``base + sum_k coefs[k] * i_k`` (see the module docstring). ``base`` and each
     coefficient are int64 arrays of shape ``(n,)`` or ``(1,)``; a coefficient None is zero."""
 
-    __slots__ = ("base", "coefs", "dtype", "shape", "_dense")
+    __slots__ = ("base", "coefs", "dtype", "shape", "_dense", "_bounds")
 
     def __init__(self, base: Array, coefs: tuple[Array | None, ...], dtype: np.dtype, shape: tuple[int, ...]):
-        self.base, self.coefs, self.dtype, self.shape, self._dense = base, coefs, dtype, shape, None
+        self.base, self.coefs, self.dtype, self.shape = base, coefs, dtype, shape
+        self._dense = self._bounds = None
 
     @property
     def programs(self) -> int:
@@ -77,12 +76,14 @@ class Affine:
 
     def bounds(self) -> tuple[int, int]:
         """The least and greatest exact value over all programs and lanes."""
-        lo = hi = self.base
-        for c, size in zip(self.coefs, self.shape):
-            if c is not None and size > 1:
-                span = c * (size - 1)
-                lo, hi = lo + np.minimum(span, 0), hi + np.maximum(span, 0)
-        return int(lo.min()), int(hi.max())
+        if self._bounds is None:
+            lo = hi = self.base
+            for c, size in zip(self.coefs, self.shape):
+                if c is not None and size > 1:
+                    span = c * (size - 1)
+                    lo, hi = lo + np.minimum(span, 0), hi + np.maximum(span, 0)
+            self._bounds = int(np.minimum.reduce(lo)), int(np.maximum.reduce(hi))
+        return self._bounds
 
     def fits_int32(self) -> bool:
         """Whether the exact values equal their 32-bit wrap (no lane overflowed)."""
@@ -181,11 +182,11 @@ def select(cond: Array, a: Affine, b: Affine) -> Affine | None:
 class Conj:
     """A bool tile that is the ``&`` of compact bool ``factors`` (each of rank ``1 + len(shape)``)."""
 
-    __slots__ = ("factors", "_dense")
+    __slots__ = ("factors", "_dense", "parts")
     dtype = np.dtype(np.bool_)
 
     def __init__(self, factors: tuple[Array, ...]):
-        self.factors, self._dense = factors, None
+        self.factors, self._dense, self.parts = factors, None, None  # parts: (active, mask_parts)
 
     def dense(self) -> Array:
         if self._dense is None:
@@ -203,6 +204,22 @@ def conj(a, b, rank: int) -> Conj | None:
     return Conj(fa + fb)
 
 
+def expand(x: Array, shape: tuple[int, ...]) -> Array:
+    """``x`` broadcast to ``shape`` as a new array (for small arrays, cheaper than a broadcast view)."""
+    if x.shape == shape:
+        return x
+    out = np.empty(shape, x.dtype)
+    out[...] = x
+    return out
+
+
+def strided(flat: Array, first: int, shape: tuple[int, ...], steps) -> Array:
+    """The view of the 1-D contiguous ``flat`` whose element ``i`` is ``flat[first + sum(i_k * steps_k)]``
+    (NumPy checks that it stays inside ``flat``)."""
+    item = flat.itemsize
+    return np.ndarray(shape, flat.dtype, flat, first * item, tuple(s * item for s in steps))
+
+
 def dense(x) -> Array:
     """The elements of a runtime value (symbolic or not), as a compact array."""
     return x if type(x) is np.ndarray else x.dense()
@@ -212,57 +229,71 @@ def dense(x) -> Array:
 
 @dataclass(frozen=True)
 class Access:
-    """How a load or store reaches memory: ``runs[j]`` (``len(starts)`` of them, ``length`` lanes
-    each, in program and lane order) are the enabled lanes; they are the leading ``length`` lanes of
-    the last axis of the runs of the tile (shape ``(programs, *shape[:-1])``) that ``on`` selects
-    (None: all). ``view``, when not None, is the whole ``(programs, *shape[:-1], length)`` box as a
-    strided view of the buffer, every lane of it in bounds."""
+    """How a load or store reaches the enabled lanes of a tile of ``shape`` in ``programs`` programs.
+
+    The tile is seen as runs: its first ``axes`` axes index the runs, the others (folded where they
+    are contiguous in memory) the ``run`` lanes of each, of which the leading ``length`` are enabled
+    in the runs ``on`` selects (compact over ``(programs, *shape[:axes])``; None: all). Either
+    ``view`` is the whole ``(programs, *shape[:-1], length)`` box as a strided view of the buffer
+    (then ``axes`` is ``len(shape) - 1``), or ``runs[starts]`` are the enabled runs in program and
+    lane order."""
 
     programs: int
     shape: tuple[int, ...]
+    axes: int
+    run: int
     length: int
     on: Array | None
-    runs: Array | None
-    starts: Array | None
-    view: Array | None
+    view: Array | None = None
+    runs: Array | None = None
+    starts: Array | None = None
 
-    def gather(self, fill, dtype: np.dtype) -> Array:
-        """The loaded tile: enabled lanes from memory, the others ``fill``."""
+    def _folded(self, x: Array) -> Array:
+        return x.reshape((self.programs,) + self.shape[:self.axes] + (self.run,))
+
+    def _selected(self) -> Array:
+        """Which of the runs ``(programs, *shape[:axes])`` are enabled."""
+        return expand(self.on, (self.programs,) + self.shape[:self.axes])
+
+    def gather(self, fill, dtype: np.dtype, share: bool = False) -> Array:
+        """The loaded tile: enabled lanes from memory, the others ``fill``. ``share``: the memory
+        does not change while the tile lives, so a whole box is returned as a read-only view."""
         full = (self.programs,) + self.shape
-        whole = self.on is None and self.length == self.shape[-1]
-        if self.view is not None and whole:
-            return np.array(self.view, dtype=dtype)
-        if whole:
-            return self.runs[self.starts].reshape(full)
+        if self.on is None and self.length == self.run:
+            if self.view is None:
+                return self.runs[self.starts].reshape(full)
+            if not share:
+                return np.array(self.view, dtype=dtype)
+            out = self.view.view()
+            out.flags.writeable = False
+            return out
         out = np.empty(full, dtype)
         out[...] = fill
-        head = out[..., :self.length]
         if self.view is not None:
+            head = out[..., :self.length]
             np.copyto(head, self.view, where=True if self.on is None else self.on[..., None])
         elif self.on is None:
+            head = self._folded(out)[..., :self.length]
             head[...] = self.runs[self.starts].reshape(head.shape)
         else:
-            head[np.broadcast_to(self.on, full[:-1])] = self.runs[self.starts]
+            self._folded(out)[..., :self.length][self._selected()] = self.runs[self.starts]
         return out
 
     def scatter(self, value: Array) -> None:
-        """Store ``value`` (broadcastable to the tile) to the enabled lanes."""
-        head = value[..., :self.length]
+        """Store ``value`` (compact, broadcastable to the tile) to the enabled lanes."""
         if self.view is not None:
-            if self.on is None:
-                np.copyto(self.view, head, casting="unsafe")
-            else:
-                np.copyto(self.view, head, casting="unsafe", where=self.on[..., None])
+            where = True if self.on is None else self.on[..., None]
+            np.copyto(self.view, value[..., :self.length], casting="unsafe", where=where)
             return
-        full = (self.programs,) + self.shape[:-1] + (self.length,)
-        head = np.broadcast_to(head, full)
-        self.runs[self.starts] = head.reshape(-1, self.length) if self.on is None else \
-            head[np.broadcast_to(self.on, full[:-1])]
+        whole = np.broadcast_to(value, (self.programs,) + self.shape)
+        head = self._folded(whole if whole.flags.c_contiguous else np.ascontiguousarray(whole))[..., :self.length]
+        self.runs[self.starts] = head.reshape(-1, self.length) if self.on is None else head[self._selected()]
 
 
-def _mask_parts(factors, shape: tuple[int, ...]) -> tuple[Array | None, int] | None:
-    """``(on, length)`` for mask factors: ``on`` the runs (compact, without the last axis) whose
-    lanes are enabled, ``length`` how many leading lanes of each; None for any other mask."""
+def mask_parts(factors, shape: tuple[int, ...]) -> tuple[Array | None, int] | None:
+    """``(on, length)`` for mask factors (compact bool arrays, all of which must hold): ``on`` the runs
+    (compact, without the last axis) whose lanes are enabled (None: all), ``length`` how many leading
+    lanes of each; None for any other mask."""
     outer, inner = [], []
     for f in factors:
         if f.shape[-1] == 1:
@@ -285,76 +316,72 @@ def _mask_parts(factors, shape: tuple[int, ...]) -> tuple[Array | None, int] | N
     return on, length
 
 
-def plan(ptr: Affine, factors, lead: int, buffer, store: bool) -> Access | None | bool:
-    """The :class:`Access` of a load or ``store`` through ``ptr`` where all of ``factors`` (compact
-    bool arrays) hold, for ``lead`` programs at least (those of the stored value or of a load's
-    ``other``).
-    ``buffer(address)`` is ``(flat buffer, address of its element 0)`` of the buffer the op reaches
-    (``address`` is an enabled lane's), or None. False: no lane is enabled. None: the general path
-    decides (a mask that is not a box, lanes out of bounds or in several buffers, overlapping stores)."""
+def plan(ptr: Affine, on: Array | None, length: int, programs: int, buffer, store: bool) -> Access | None | bool:
+    """The :class:`Access` of a load or ``store`` through ``ptr`` to the lanes :func:`mask_parts`
+    gave (``on``, ``length``), in ``programs`` programs. ``buffer(address)`` is ``(flat buffer,
+    address of its element 0)`` of the buffer the op reaches (``address`` is an enabled lane's), or
+    ``(None, 0)``. False: no lane is enabled. None: the general path decides (lanes out of bounds or
+    in several buffers, overlapping stores)."""
     shape = ptr.shape
-    parts = _mask_parts(factors, shape)
-    if parts is None:
-        return None
-    on, length = parts
     if length == 0 or (on is not None and not on.any()):
         return False
-    last = ptr.coefs[-1]
-    if last is not None and last.shape[0] != 1:
+    rank = len(shape)
+    steps = [0 if c is None or e == 1 else int(c[0]) if c.shape[0] == 1 else None
+             for c, e in zip(ptr.coefs, shape)]
+    step = steps[-1]
+    if step is None or step < 0 or (store and step == 0 and length > 1):
         return None
-    step = 0 if last is None or shape[-1] == 1 else int(last[0])
-    if step < 0 or (store and step == 0 and length > 1):
-        return None
-    programs = max([ptr.programs, lead] + [f.shape[0] for f in factors])
-    starts = None
-    if on is None:
-        address = int(ptr.base[0])  # lane 0 of program 0
-    else:
-        starts = np.broadcast_to(ptr.partial(len(shape) - 1)[..., 0], (programs,) + shape[:-1])
-        address = int(starts[np.broadcast_to(on, starts.shape)][0])
+    address = int(ptr.base[0]) if on is None else None
+    if address is None:
+        starts = expand(ptr.partial(rank - 1)[..., 0], (programs,) + shape[:-1])
+        address = int(starts[expand(on, starts.shape)][0])
     flat, origin = buffer(address)
     if flat is None:
         return None
-    view = _view(ptr, programs, length, step, flat, origin, store)
-    if view is not None:
-        return Access(programs, shape, length, on, None, None, view)
-    if starts is None:
-        starts = np.broadcast_to(ptr.partial(len(shape) - 1)[..., 0], (programs,) + shape[:-1])
-    item, size, reach = flat.itemsize, flat.size, (length - 1) * step
-    enabled = starts.reshape(-1) if on is None else starts[np.broadcast_to(on, starts.shape)]
-    offsets = enabled - origin
-    if offsets.min() < 0 or offsets.max() + reach >= size:
+    if None not in steps:
+        view = _view(ptr.base, steps, programs, shape, length, flat, origin, store)
+        if view is not None:
+            return Access(programs, shape, rank - 1, shape[-1], length, on, view=view)
+    axes, run, width = rank - 1, shape[-1], length  # width: the lanes of each run accessed
+    if length == shape[-1] and step > 0:  # fold axes whose rows continue the run in memory
+        while axes > 0 and steps[axes - 1] == run * step and (on is None or on.shape[axes] == 1):
+            axes, run = axes - 1, run * shape[axes - 1]
+        width = run
+    if on is not None:
+        on = on.reshape(on.shape[:axes + 1])
+    starts = ptr.partial(axes)
+    starts = expand(starts.reshape(starts.shape[:axes + 1]), (programs,) + shape[:axes])
+    offsets = (starts.reshape(-1) if on is None else starts[expand(on, starts.shape)]) - origin
+    size, reach = flat.size, (width - 1) * step
+    if np.minimum.reduce(offsets) < 0 or np.maximum.reduce(offsets) + reach >= size:
         return None
     if store and offsets.size > 1:
         ordered = np.sort(offsets)
         if not (ordered[1:] - ordered[:-1] > reach).all():
             return None
-    runs = as_strided(flat, shape=(size - reach, length), strides=(item, step * item))
-    return Access(programs, shape, length, on, runs, offsets, None)
+    runs = strided(flat, 0, (size - reach, width), (1, step))
+    return Access(programs, shape, axes, run, width, on, runs=runs, starts=offsets)
 
 
-def _view(ptr: Affine, programs: int, length: int, step: int, flat: Array, origin: int,
-          store: bool) -> Array | None:
+def _view(base: Array, steps: list[int], programs: int, shape: tuple[int, ...], length: int, flat: Array,
+          origin: int, store: bool) -> Array | None:
     """The whole box of the access as a strided view of ``flat``, when the programs' bases are
-    equally spaced, the coefficients the same in every program and every lane in bounds (and,
-    for a store, no two lanes share an address)."""
-    if any(c is not None and c.shape[0] != 1 for c in ptr.coefs):
+    equally spaced and every lane is in bounds (and, for a store, no two lanes share an address)."""
+    first = int(base[0])
+    gap = int(base[1]) - first if programs > 1 and base.shape[0] > 1 else 0
+    if programs > 2 and base.shape[0] > 1 and (int(base[-1]) - first != gap * (programs - 1)
+                                                or not (base[1:] - base[:-1] == gap).all()):
         return None
-    base = np.broadcast_to(ptr.base, (programs,))
-    gap = int(base[1] - base[0]) if programs > 1 else 0
-    if programs > 2 and not (np.diff(base) == gap).all():
-        return None
-    extents = (programs,) + ptr.shape[:-1] + (length,)
-    steps = (gap,) + tuple(0 if c is None else int(c[0]) for c in ptr.coefs[:-1]) + (step,)
-    lo = hi = int(base[0]) - origin
-    for e, s in zip(extents, steps):
+    extents = (programs,) + shape[:-1] + (length,)
+    strides = [gap] + steps
+    lo = hi = first - origin
+    for e, s in zip(extents, strides):
         lo, hi = lo + min(0, s * (e - 1)), hi + max(0, s * (e - 1))
     if lo < 0 or hi >= flat.size:
         return None
-    if store and not _disjoint(extents, steps):
+    if store and not _disjoint(extents, strides):
         return None
-    item = flat.itemsize
-    return as_strided(flat[int(base[0]) - origin:], shape=extents, strides=tuple(s * item for s in steps))
+    return strided(flat, first - origin, extents, strides)
 
 
 def _disjoint(extents, steps) -> bool:

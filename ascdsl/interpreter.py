@@ -29,6 +29,7 @@ programs and masked lanes routinely compute on garbage.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,13 +37,13 @@ import numpy as np
 from . import affine, numerics
 from .affine import Affine, Conj, lift as _lift
 from .dtypes import PointerType
-from .errors import CompilationError, DeviceAssertionError, InputTypeError, InputValueError, OutOfBoundsError
+from .errors import CompilationError, DeviceAssertionError, Error, InputTypeError, InputValueError, OutOfBoundsError
 from .ir.core import Block, GroupOp, Instr, Kernel, Op, walk
-from .ir.provenance import access_roots
+from .ir.provenance import STORES, access_roots
 
 SHIFT = 40  # address bits reserved for the element offset within one argument buffer
 HALF = 1 << (SHIFT - 1)  # offsets in [-HALF, HALF) decode to the right buffer
-CHUNK_ELEMENTS = 1 << 18  # programs per chunk * largest tile size: keeps tiles cache-sized
+CHUNK_ELEMENTS = 1 << 20  # programs per chunk * largest tile size: bounds the memory of a chunk
 
 Array = np.ndarray
 
@@ -66,34 +67,85 @@ def run(kernel: Kernel, args: Sequence[Any], grid: Sequence[int]) -> None:
               else np.array([a]).astype(numerics.np_dtype(p.type.dtype))
               for name, p, a in zip(kernel.param_names, kernel.params, args)]
     programs = grid[0] * grid[1] * grid[2]
-    chunk, schedule, leaves, memory.roots = _prepare(kernel)
+    prepared = _prepare(kernel)
+    memory.roots = prepared.roots
+    memory.share(prepared.written)
+    chunk = max(1, CHUNK_ELEMENTS // prepared.largest)
     with np.errstate(all="ignore"):
         for start in range(0, programs, chunk):
-            chunk_programs = _Programs(memory, grid, schedule, leaves, start, min(start + chunk, programs))
+            chunk_programs = _Programs(memory, grid, prepared, start, min(start + chunk, programs))
             chunk_programs.run_block(kernel.body, values)
 
 
 Step = tuple[Callable[..., Sequence[Array]], Instr, list[int], list[int], list[int], tuple | None]
-_prepared: dict[int, tuple[Kernel, tuple]] = {}
 
 
-def _prepare(kernel: Kernel) -> tuple[int, dict[int, list[Step]], dict[int, Array], dict[int, int]]:
-    """What a launch of ``kernel`` needs besides its arguments, computed once per kernel object:
-    programs per chunk, the schedule, the uniform leaves and the access roots."""
+@dataclass(frozen=True)
+class _Batch:
+    """A ``for`` loop whose iterations may run at once, as copies of the programs (:func:`_for`): it
+    carries no values and prints, asserts or runs atomics nowhere; ``loads`` are the buffers it
+    reads, which must be constant, and ``stores`` those of each of its stores (distinct buffers)."""
+
+    free: tuple[int, ...]  # the ids of the values from outside that its body uses
+    loads: frozenset[int]
+    stores: tuple[frozenset[int], ...]
+    largest: int  # elements of the largest tile in its body
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """What a launch of a kernel needs besides its arguments, computed once per kernel object."""
+
+    largest: int  # elements of the largest tile
+    schedule: dict[int, list[Step]]
+    leaves: dict[int, Array | Affine]  # uniform leaves by value id
+    roots: dict[int, int]  # memory op id -> its one buffer
+    written: frozenset[int] | None  # buffers the kernel may write (None: any, as atomics do)
+    batches: dict[int, _Batch]  # by for-loop id
+
+
+_prepared: dict[int, tuple[Kernel, _Prepared]] = {}
+
+
+def _prepare(kernel: Kernel) -> _Prepared:
     hit = _prepared.get(id(kernel))
     if hit is not None and hit[0] is kernel:
         return hit[1]
-    largest = max([1] + [v.type.numel for i in walk(kernel.body) for v in i.results])
     leaves = {i.result.id: UNIFORM_LEAVES[i.op](i) for i in walk(kernel.body) if i.op in UNIFORM_LEAVES}
     for leaf in leaves.values():
         if isinstance(leaf, Array):
             leaf.flags.writeable = False  # shared by every launch
-    prepared = (max(1, CHUNK_ELEMENTS // largest), _schedule(kernel.body, {}), leaves,
-                {i: next(iter(r)) for i, r in access_roots(kernel).items() if len(r) == 1})
+    roots, ops = access_roots(kernel), {id(i): i.op for i in walk(kernel.body)}
+    atomics = any(op in GroupOp.ATOMIC for op in ops.values())
+    written = None if atomics else frozenset().union(*(r for i, r in roots.items() if ops[i] in STORES))
+    batches = {id(i): b for i in walk(kernel.body) if i.op is Op.FOR and (b := _batch(i, roots)) is not None}
+    prepared = _Prepared(_largest(kernel.body), _schedule(kernel.body, {}), leaves,
+                         {i: next(iter(r)) for i, r in roots.items() if len(r) == 1}, written, batches)
     if len(_prepared) >= 256:
         _prepared.clear()
     _prepared[id(kernel)] = (kernel, prepared)
     return prepared
+
+
+def _largest(block: Block) -> int:
+    return max([1] + [v.type.numel for i in walk(block) for v in (*i.results, *i.operands)])
+
+
+def _batch(loop: Instr, roots: dict[int, frozenset[int]]) -> _Batch | None:
+    body = loop.regions[0]
+    inner = list(walk(body))
+    if len(loop.operands) > 3 or any(i.op in NOT_BATCHED or i.op in GroupOp.ATOMIC for i in inner):
+        return None
+    if any(i.op in STORES for loop_ in inner if loop_.op is Op.FOR for i in walk(loop_.regions[0])):
+        return None  # batched, an inner loop's stores would land in another order
+    stores = tuple(roots[id(i)] for i in inner if i.op in STORES)
+    if any(a & b for k, a in enumerate(stores) for b in stores[k + 1:]):
+        return None
+    defined = {v.id for i in inner for v in i.results} | {v.id for i in (loop, *inner) for r in i.regions
+                                                          for v in r.args}
+    free = tuple(dict.fromkeys(v.id for i in inner for v in i.operands if v.id not in defined))
+    loads = frozenset().union(*(roots[id(i)] for i in inner if i.op in (Op.LOAD, Op.BLOCK_LOAD)))
+    return _Batch(free, loads, stores, _largest(body))
 
 
 def _schedule(block: Block, into: dict[int, list[Step]]) -> dict[int, list[Step]]:
@@ -148,6 +200,7 @@ class _Memory:
         self.flats: list[Array] = []
         self.names: list[str] = []
         self.roots: dict[int, int] = {}  # memory op id -> its one buffer (ir.provenance)
+        self.constant: frozenset[int] = frozenset()  # buffers no lane writes during the launch
 
     def bind(self, name: str, ptr: PointerType, array: Any) -> Array:
         """Register ``array`` as the buffer of pointer parameter ``name``; return its base address."""
@@ -160,6 +213,22 @@ class _Memory:
         self.flats.append(flat)
         self.names.append(name)
         return np.array([((len(self.flats) - 1) << SHIFT) + first], dtype=numerics.POINTER)
+
+    def share(self, written: frozenset[int] | None) -> None:
+        """Note which buffers stay constant during the launch: none of the ``written`` buffers (None:
+        every buffer may be written) may overlap them in memory. Loads from them may return views."""
+        if written is None:
+            return
+        others = [self.flats[j] for j in written]
+        self.constant = frozenset(k for k, flat in enumerate(self.flats) if k not in written
+                                  and not any(np.may_share_memory(flat, w) for w in others))
+
+    def independent(self, batch: _Batch) -> bool:
+        """Whether the iterations of a batchable loop are independent on these buffers: it reads
+        constant buffers only and its stores write buffers that do not overlap in memory."""
+        stores = [self.flats[k] for ks in batch.stores for k in ks]
+        return batch.loads <= self.constant and not any(
+            np.may_share_memory(a, b) for i, a in enumerate(stores) for b in stores[i + 1:])
 
     def sizes(self) -> Array:
         return np.array([f.size for f in self.flats], dtype=np.int64)
@@ -184,14 +253,24 @@ def _select(cond: Array, a, b):
 class _Programs:
     """Programs ``start..stop`` of a launch, executing one block of IR together."""
 
-    def __init__(self, memory: _Memory, grid: tuple[int, int, int], schedule: dict[int, list[Step]],
-                 leaves: dict[int, Array], start: int, stop: int):
-        self.memory, self.grid, self.schedule, self.leaves = memory, grid, schedule, leaves
+    def __init__(self, memory: _Memory, grid: tuple[int, int, int], prepared: _Prepared, start: int, stop: int):
+        self.memory, self.grid, self.prepared = memory, grid, prepared
+        self.schedule, self.leaves = prepared.schedule, prepared.leaves
         linear = np.arange(start, stop)
         self.n = stop - start
         self.pid = (linear % grid[0], linear // grid[0] % grid[1], linear // (grid[0] * grid[1]))
         self.env: dict[int, Array] = {}
         self.active: Array | None = None  # (n,) bool: who runs the current region; None = all
+
+    def copies(self, copies: int, env: dict[int, Any], active: Array | None) -> "_Programs":
+        """These programs ``copies`` times over (copy-major), on ``env`` (values of these programs,
+        repeated), with ``active`` (over the copies) running."""
+        out = _Programs.__new__(_Programs)
+        out.memory, out.grid, out.prepared, out.schedule, out.leaves = (
+            self.memory, self.grid, self.prepared, self.schedule, self.leaves)
+        out.n, out.pid, out.active = self.n * copies, tuple(np.tile(a, copies) for a in self.pid), active
+        out.env = {i: _repeat(x, copies) for i, x in env.items()}
+        return out
 
     def run_block(self, block: Block, args: Sequence[Array]) -> list[Array]:
         """Run ``block`` with its arguments bound to ``args``; return the values it yields."""
@@ -294,8 +373,12 @@ def _elementwise(P: _Programs, instr: Instr, *xs) -> tuple:
         out = affine.conj(*xs, len(shape))
         if out is not None:
             return (out,)
-    out = numerics.elementwise(op, [_lift(affine.dense(x), len(shape)) for x in xs], _result(instr))
-    return (out,)
+    xs = [_lift(affine.dense(x), len(shape)) for x in xs]
+    if op is Op.WHERE and xs[0].size < xs[1].size + xs[2].size:  # a condition that holds everywhere
+        chosen = xs[1] if xs[0].all() else xs[2] if not xs[0].any() else None  # (or nowhere) picks
+        if chosen is not None and chosen.dtype == _result(instr):
+            return (chosen,)
+    return (numerics.elementwise(op, xs, _result(instr)),)
 
 
 def _reduce(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
@@ -509,7 +592,7 @@ def _load(P: _Programs, instr: Instr, ptr, mask=None, other=None) -> tuple[Array
         if access is False:
             return (np.broadcast_to(fill, fill.shape[:1] + shape) if fill.ndim else np.broadcast_to(fill, (1,) + shape),)
         if access is not None:
-            return (access.gather(fill, dt),)
+            return (access.gather(fill, dt, P.memory.roots.get(id(instr)) in P.memory.constant),)
     ptr = _whole(ptr, shape)
     mask = P.lanes(None if mask is None else affine.dense(mask), len(shape))
     if mask is not None:
@@ -549,16 +632,23 @@ def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
 def _plan(P: _Programs, instr: Instr, ptr: Affine, mask, lead: int, store: bool) -> affine.Access | None | bool:
     """The strided access of a memory op through an affine pointer (see :func:`ascdsl.affine.plan`)."""
     rank = len(ptr.shape)
-    factors = [] if mask is None else list(mask.factors) if isinstance(mask, Conj) else [_lift(mask, rank)]
-    if P.active is not None:
-        factors.append(_lift(P.active, rank))
-    memory = P.memory
-    root = memory.roots.get(id(instr))
+    active = () if P.active is None else (_lift(P.active, rank),)
+    if isinstance(mask, Conj):  # the loads and stores of a tile often share its mask
+        if mask.parts is None or mask.parts[0] is not P.active:
+            mask.parts = (P.active, affine.mask_parts(mask.factors + active, ptr.shape))
+        factors, parts = mask.factors + active, mask.parts[1]
+    else:
+        factors = active if mask is None else (_lift(mask, rank),) + active
+        parts = affine.mask_parts(factors, ptr.shape)
+    if parts is None:
+        return None
+    memory, root = P.memory, P.memory.roots.get(id(instr))
 
     def buffer(address: int) -> tuple[Array | None, int]:
         k = (address + HALF) >> SHIFT if root is None else root
         return (memory.flats[k], k << SHIFT) if 0 <= k < len(memory.flats) else (None, 0)
-    return affine.plan(ptr, factors, lead, buffer, store)
+    programs = max([ptr.programs, lead] + [f.shape[0] for f in factors])
+    return affine.plan(ptr, *parts, programs, buffer, store)
 
 
 ATOMIC_COMBINE = {Op.ATOMIC_ADD: Op.ADD, Op.ATOMIC_MAX: Op.MAXIMUM, Op.ATOMIC_MIN: Op.MINIMUM,
@@ -656,20 +746,54 @@ def _for(P: _Programs, instr: Instr, lower: Array, upper: Array, step: Array, *c
     if zero.any():
         raise CompilationError(instr.loc, "range() step must not be zero",
                                hint="make the step a nonzero value in every program")
+    batch = P.prepared.batches.get(id(instr))
+    trips = np.maximum(-((lower - upper) // step), 0)
+    if P.active is not None:
+        trips = np.where(P.active, trips, 0)
+    if batch is not None and trips.max() > 1 and P.n * batch.largest * 2 <= CHUNK_ELEMENTS \
+            and P.memory.independent(batch):
+        try:
+            _for_batched(P, body, batch, lower, step, trips, iv_dtype)
+            return []
+        except Error:  # run again in order, so that the error is the one the order gives
+            pass
     carried = list(carried)
     if lower.shape[0] == upper.shape[0] == step.shape[0] == 1:
         for i in range(int(lower[0]), int(upper[0]), int(step[0])):
             carried = P.run_block(body, [np.array([i], dtype=iv_dtype), *carried])
         return carried
-    trips = np.maximum(-((lower - upper) // step), 0)
-    if P.active is not None:
-        trips = np.where(P.active, trips, 0)
     for k in range(int(trips.max())):
         live = trips > k
         live = None if live.all() else live
         new = P.run_masked(live, body, [(lower + k * step).astype(iv_dtype), *carried])
         carried = new if live is None else [_select(live, n, c) for n, c in zip(new, carried)]
     return carried
+
+
+def _for_batched(P: _Programs, body: Block, batch: _Batch, lower: Array, step: Array, trips: Array,
+                 iv_dtype: np.dtype) -> None:
+    """The iterations of a loop run together, as copies of the programs in iteration order (so the
+    writes of one store land in the order the loop gives them), as many at once as fit a chunk."""
+    total, n = int(trips.max()), P.n
+    group = max(1, CHUNK_ELEMENTS // (n * batch.largest))
+    trips, lower, step = (np.broadcast_to(x, (n,)) for x in (trips, lower, step))
+    env = {i: P.env[i] for i in batch.free}
+    for k0 in range(0, total, group):
+        copies = min(group, total - k0)
+        k = np.repeat(np.arange(k0, k0 + copies), n)
+        live = np.tile(trips, copies) > k
+        sub = P.copies(copies, env, None if live.all() else live)
+        sub.run_block(body, [(np.tile(lower, copies) + k * np.tile(step, copies)).astype(iv_dtype)])
+
+
+def _repeat(x, copies: int):
+    """A runtime value of some programs for ``copies`` copies of them (uniform values stay as they are)."""
+    if isinstance(x, Affine):
+        return Affine(_repeat(x.base, copies), tuple(None if c is None else _repeat(c, copies) for c in x.coefs),
+                      x.dtype, x.shape)
+    if isinstance(x, Conj):
+        return Conj(tuple(_repeat(f, copies) for f in x.factors))
+    return x if x.shape[0] == 1 else np.tile(x, (copies,) + (1,) * (x.ndim - 1))
 
 
 def _if(P: _Programs, instr: Instr, cond: Array) -> list[Array]:
@@ -726,6 +850,9 @@ HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
     **{op: _atomic for op in GroupOp.ATOMIC},
 }
 """How each op runs: ``handler(programs, instr, *operand_arrays) -> result arrays``."""
+
+NOT_BATCHED = frozenset({Op.PRINT, Op.ASSERT})
+"""Ops whose order of execution shows: loops that contain them run iteration by iteration."""
 
 COMPACT = GroupOp.ELEMENTWISE | GroupOp.LEAF | GroupOp.SHAPE | frozenset({
     Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.FOR, Op.IF, Op.YIELD})
