@@ -74,14 +74,19 @@ class Affine:
                 out = out + lift(c, rank) * index(k, self.shape)
         return out
 
+    def spans(self) -> tuple[Array, Array]:
+        """Per program, the least and greatest exact value over the lanes."""
+        lo = hi = self.base
+        for c, size in zip(self.coefs, self.shape):
+            if c is not None and size > 1:
+                span = c * (size - 1)
+                lo, hi = lo + np.minimum(span, 0), hi + np.maximum(span, 0)
+        return lo, hi
+
     def bounds(self) -> tuple[int, int]:
         """The least and greatest exact value over all programs and lanes."""
         if self._bounds is None:
-            lo = hi = self.base
-            for c, size in zip(self.coefs, self.shape):
-                if c is not None and size > 1:
-                    span = c * (size - 1)
-                    lo, hi = lo + np.minimum(span, 0), hi + np.maximum(span, 0)
+            lo, hi = self.spans()
             self._bounds = int(np.minimum.reduce(lo)), int(np.maximum.reduce(hi))
         return self._bounds
 
@@ -121,12 +126,14 @@ def elementwise(op: Op, xs, to: np.dtype, shape: tuple[int, ...]) -> Affine | No
     """``op`` on operands of which at least one is :class:`Affine`, kept affine where it stays so:
     ``+``, ``-``, negation, ``*`` by a value that is the same over the tile, pointer arithmetic by an
     offset that did not overflow its dtype, and casts between int32 and int64. None otherwise."""
-    if to not in AFFINE_DTYPES:
+    if to not in AFFINE_DTYPES and op not in COMPARE:
         return None
     terms = [x if isinstance(x, Affine) else _scalar(x, shape) for x in xs]
     if any(t is None or t.dtype not in AFFINE_DTYPES for t in terms):
         return None
     a = terms[0]
+    if op in COMPARE:
+        return _compare(op, *terms, shape)
     if op is Op.CAST:
         if to == I64 and a.dtype == INT32 and not a.fits_int32():
             return None
@@ -152,6 +159,29 @@ def elementwise(op: Op, xs, to: np.dtype, shape: tuple[int, ...]) -> Affine | No
             out = Affine(_wrap32(out.base), tuple(map(_wrap32, out.coefs)), to, shape)
         return out
     return None
+
+
+COMPARE = {Op.LT: (np.less, np.greater_equal), Op.LE: (np.less_equal, np.greater),
+           Op.GT: (np.greater, np.less_equal), Op.GE: (np.greater_equal, np.less)}
+"""Comparisons decided by the spans of their operands: (holds everywhere, holds nowhere) as a function
+of (the left operand's extreme, the right one's) - the left's greatest against the right's least for
+``<``, and so on."""
+
+
+def _compare(op: Op, a: Affine, b: Affine, shape: tuple[int, ...]) -> Array | None:
+    """``a op b`` where one side is the same over the tile and every program's answer is the same on
+    all its lanes (``cols < n`` with every column inside): a compact bool array. None otherwise."""
+    if not (a.uniform() or b.uniform()) or a.dtype != INT32 or b.dtype != INT32 or not (a.fits_int32() and b.fits_int32()):
+        return None
+    (a_lo, a_hi), (b_lo, b_hi) = a.spans(), b.spans()
+    everywhere, nowhere = COMPARE[op]
+    if op in (Op.LT, Op.LE):
+        yes, no = everywhere(a_hi, b_lo), nowhere(a_lo, b_hi)
+    else:
+        yes, no = everywhere(a_lo, b_hi), nowhere(a_hi, b_lo)
+    if not (yes | no).all():
+        return None
+    return yes.reshape(yes.shape + (1,) * len(shape))
 
 
 def broadcast(a: Affine, shape: tuple[int, ...]) -> Affine:

@@ -750,8 +750,9 @@ def _for(P: _Programs, instr: Instr, lower: Array, upper: Array, step: Array, *c
     trips = np.maximum(-((lower - upper) // step), 0)
     if P.active is not None:
         trips = np.where(P.active, trips, 0)
-    if batch is not None and trips.max() > 1 and P.n * batch.largest * 2 <= CHUNK_ELEMENTS \
-            and P.memory.independent(batch):
+    per_program = P.n == 1 or max(lower.shape[0], upper.shape[0], step.shape[0]) > 1  # (else values of the
+    if batch is not None and per_program and trips.max() > 1 and P.n * batch.largest * 2 <= CHUNK_ELEMENTS \
+            and P.memory.independent(batch):  # induction variable alone would be repeated for every program)
         try:
             _for_batched(P, body, batch, lower, step, trips, iv_dtype)
             return []
