@@ -261,14 +261,17 @@ class _Programs:
         self.pid = (linear % grid[0], linear // grid[0] % grid[1], linear // (grid[0] * grid[1]))
         self.env: dict[int, Array] = {}
         self.active: Array | None = None  # (n,) bool: who runs the current region; None = all
+        self.order: Array | None = None  # the programs in the order they run, when not 0..n-1
 
     def copies(self, copies: int, env: dict[int, Any], active: Array | None) -> "_Programs":
-        """These programs ``copies`` times over (copy-major), on ``env`` (values of these programs,
-        repeated), with ``active`` (over the copies) running."""
+        """These programs, each ``copies`` times in a row, on ``env`` (values of these programs,
+        repeated), with ``active`` (over the copies) running. Copy ``j`` of every program runs before
+        copy ``j + 1`` of any: :attr:`order` lists the copies in that order."""
         out = _Programs.__new__(_Programs)
         out.memory, out.grid, out.prepared, out.schedule, out.leaves = (
             self.memory, self.grid, self.prepared, self.schedule, self.leaves)
-        out.n, out.pid, out.active = self.n * copies, tuple(np.tile(a, copies) for a in self.pid), active
+        out.n, out.pid, out.active = self.n * copies, tuple(np.repeat(a, copies) for a in self.pid), active
+        out.order = np.arange(out.n).reshape(self.n, copies).T.reshape(-1)
         out.env = {i: _repeat(x, copies) for i, x in env.items()}
         return out
 
@@ -622,6 +625,8 @@ def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
     ptr, value = np.broadcast_arrays(ptr, value)
     if mask is not None:
         ptr, value, mask = np.broadcast_arrays(ptr, value, mask)
+    if P.order is not None and ptr.shape[0] > 1:  # the last write to an address is the last to run
+        ptr, value, mask = ptr[P.order], value[P.order], None if mask is None else mask[P.order]
     for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
         flat = P.memory.flats[buffer]
         selected = (offsets, value) if lanes is None else (offsets[lanes], value[lanes])
@@ -751,7 +756,7 @@ def _for(P: _Programs, instr: Instr, lower: Array, upper: Array, step: Array, *c
     if P.active is not None:
         trips = np.where(P.active, trips, 0)
     per_program = P.n == 1 or max(lower.shape[0], upper.shape[0], step.shape[0]) > 1  # (else values of the
-    if batch is not None and per_program and trips.max() > 1 and P.n * batch.largest * 2 <= CHUNK_ELEMENTS \
+    if batch is not None and P.order is None and per_program and trips.max() > 1 and P.n * batch.largest * 2 <= CHUNK_ELEMENTS \
             and P.memory.independent(batch):  # induction variable alone would be repeated for every program)
         try:
             _for_batched(P, body, batch, lower, step, trips, iv_dtype)
@@ -773,18 +778,19 @@ def _for(P: _Programs, instr: Instr, lower: Array, upper: Array, step: Array, *c
 
 def _for_batched(P: _Programs, body: Block, batch: _Batch, lower: Array, step: Array, trips: Array,
                  iv_dtype: np.dtype) -> None:
-    """The iterations of a loop run together, as copies of the programs in iteration order (so the
-    writes of one store land in the order the loop gives them), as many at once as fit a chunk."""
+    """The iterations of a loop run together, as many at once as fit a chunk: each program's next
+    iterations as copies of it, side by side (a program's tiles are often adjacent in memory). Stores
+    whose lanes overlap land in the loop's order (:attr:`_Programs.order`)."""
     total, n = int(trips.max()), P.n
     group = max(1, CHUNK_ELEMENTS // (n * batch.largest))
     trips, lower, step = (np.broadcast_to(x, (n,)) for x in (trips, lower, step))
     env = {i: P.env[i] for i in batch.free}
     for k0 in range(0, total, group):
         copies = min(group, total - k0)
-        k = np.repeat(np.arange(k0, k0 + copies), n)
-        live = np.tile(trips, copies) > k
+        k = np.tile(np.arange(k0, k0 + copies), n)
+        live = np.repeat(trips, copies) > k
         sub = P.copies(copies, env, None if live.all() else live)
-        sub.run_block(body, [(np.tile(lower, copies) + k * np.tile(step, copies)).astype(iv_dtype)])
+        sub.run_block(body, [(np.repeat(lower, copies) + k * np.repeat(step, copies)).astype(iv_dtype)])
 
 
 def _repeat(x, copies: int):
@@ -794,7 +800,7 @@ def _repeat(x, copies: int):
                       x.dtype, x.shape)
     if isinstance(x, Conj):
         return Conj(tuple(_repeat(f, copies) for f in x.factors))
-    return x if x.shape[0] == 1 else np.tile(x, (copies,) + (1,) * (x.ndim - 1))
+    return x if x.shape[0] == 1 else np.repeat(x, copies, axis=0)
 
 
 def _if(P: _Programs, instr: Instr, cond: Array) -> list[Array]:
