@@ -1,17 +1,25 @@
 """The NumPy interpreter: the executable specification of the tile IR.
 
 All program instances of a launch run together. Every runtime value carries a leading *program
-axis*: an IR value of shape ``S`` is an array of shape ``(n, *S)``, where ``n`` is the number of
-programs being run or 1 for values that are the same in every program (constants, ``arange``,
-kernel scalars). Large launches run in consecutive chunks of programs, in program order, to bound
-memory. Control flow whose outcome differs by program runs under a per-program *active* mask:
+axis*: an IR value of shape ``S`` is an array that broadcasts to ``(n, *S)``, where ``n`` is the number
+of programs being run or 1 for values that are the same in every program (constants, ``arange``,
+kernel scalars); its other axes are ``S``'s or 1 where the value does not vary (it is *compact*).
+Index arithmetic and masks stay symbolic (:mod:`ascdsl.affine`), so that a load or store through
+``base + rows * stride + cols`` is a strided copy. Large launches run in consecutive chunks of
+programs, in program order, to bound memory. Control flow whose outcome differs by program runs
+under a per-program *active* mask:
 
 * a ``for`` loop runs for the largest trip count among active programs; a program's carried
   values only change on iterations it really executes;
 * an ``if`` on a per-program condition runs both regions, each under its programs, and merges the
-  results with ``where``.
+  results with ``where``;
+* a loop that carries no values, reads only buffers no lane writes and stores to distinct buffers
+  runs its iterations at once, as copies of the programs (the writes of a store land in the loop's
+  order; an error makes it run again iteration by iteration, so that it is the loop order's first,
+  and what the batch stored for later iterations stays).
 
-Memory ops touch memory only for active programs and unmasked lanes. A pointer value is an int64
+Memory ops touch memory only for active programs and unmasked lanes (a load from a buffer no lane
+writes during the launch may return a read-only view of it). A pointer value is an int64
 array of *addresses*: argument buffer ``k`` (its position in the argument list) starts at
 ``k << 40``, so a pointer selects its array and the element offset within it; offsets count
 elements from the array's first element. A strided view is the span of memory from its lowest to
@@ -28,6 +36,7 @@ programs and masked lanes routinely compute on garbage.
 """
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -71,10 +80,16 @@ def run(kernel: Kernel, args: Sequence[Any], grid: Sequence[int]) -> None:
     memory.roots = prepared.roots
     memory.share(prepared.written)
     chunk = max(1, CHUNK_ELEMENTS // prepared.largest)
-    with np.errstate(all="ignore"):
-        for start in range(0, programs, chunk):
-            chunk_programs = _Programs(memory, grid, prepared, start, min(start + chunk, programs))
-            chunk_programs.run_block(kernel.body, values)
+    collecting = gc.isenabled()
+    gc.disable()  # a launch makes many short-lived, acyclic objects: reference counts free them
+    try:
+        with np.errstate(all="ignore"):
+            for start in range(0, programs, chunk):
+                chunk_programs = _Programs(memory, grid, prepared, start, min(start + chunk, programs))
+                chunk_programs.run_block(kernel.body, values)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 Step = tuple[Callable[..., Sequence[Array]], Instr, list[int], list[int], list[int], tuple | None]
@@ -128,10 +143,12 @@ def _prepare(kernel: Kernel) -> _Prepared:
 
 
 def _largest(block: Block) -> int:
+    """Elements of the largest tile ``block`` (or a block nested in it) defines or uses."""
     return max([1] + [v.type.numel for i in walk(block) for v in (*i.results, *i.operands)])
 
 
 def _batch(loop: Instr, roots: dict[int, frozenset[int]]) -> _Batch | None:
+    """What running the iterations of ``loop`` at once needs, or None when its body forbids it."""
     body = loop.regions[0]
     inner = list(walk(body))
     if len(loop.operands) > 3 or any(i.op in NOT_BATCHED or i.op in GroupOp.ATOMIC for i in inner):
@@ -593,7 +610,7 @@ def _load(P: _Programs, instr: Instr, ptr, mask=None, other=None) -> tuple[Array
     if isinstance(ptr, Affine):
         access = _plan(P, instr, ptr, mask, fill.shape[0] if fill.ndim else 1, store=False)
         if access is False:
-            return (np.broadcast_to(fill, fill.shape[:1] + shape) if fill.ndim else np.broadcast_to(fill, (1,) + shape),)
+            return (np.broadcast_to(fill, (fill.shape[:1] if fill.ndim else (1,)) + shape),)
         if access is not None:
             return (access.gather(fill, dt, P.memory.roots.get(id(instr)) in P.memory.constant),)
     ptr = _whole(ptr, shape)
