@@ -298,16 +298,28 @@ class Access:
             out.flags.writeable = False
             return out
         out = np.empty(full, dtype)
-        out[...] = fill
-        if self.view is not None:
-            head = out[..., :self.length]
-            np.copyto(head, self.view, where=True if self.on is None else self.on[..., None])
+        head = self._folded(out)[..., :self.length]
+        if self.view is not None:  # every lane of the box is in bounds: copy it whole
+            head[...] = self.view
         elif self.on is None:
-            head = self._folded(out)[..., :self.length]
             head[...] = self.runs[self.starts].reshape(head.shape)
         else:
-            self._folded(out)[..., :self.length][self._selected()] = self.runs[self.starts]
+            head[self._selected()] = self.runs[self.starts]
+        self._fill_disabled(out, fill)
         return out
+
+    def _fill_disabled(self, out: Array, fill: Array) -> None:
+        """Write ``fill`` (compact) to the lanes of the tile ``out`` that the access does not enable."""
+        if fill.size != 1:
+            on = True if self.on is None else self.on.reshape(self.on.shape + (1,) * (len(self.shape) - self.axes))
+            enabled = on & (index(len(self.shape) - 1, self.shape) < self.length)
+            np.copyto(out, fill, where=~enabled)
+            return
+        value = fill.reshape(())
+        if self.length < self.run:
+            out[..., self.length:] = value
+        if self.on is not None:
+            self._folded(out)[~self._selected()] = value
 
     def scatter(self, value: Array) -> None:
         """Store ``value`` (compact, broadcastable to the tile) to the enabled lanes."""

@@ -63,6 +63,30 @@ def test_masked_rows_and_columns_past_the_end_touch_no_memory(rows, cols, block_
 
 
 @ascdsl.jit
+def other_tile_kernel(x_ptr, out_ptr, n_rows, n_cols, starts_ptr, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    rows = tl.load(starts_ptr + tl.program_id(0)) + tl.arange(0, ROWS)  # equally spaced or not
+    cols = tl.arange(0, BLOCK)
+    offs = rows[:, None] * n_cols + cols[None, :]
+    mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+    other = (rows[:, None] * 100 + cols[None, :]).to(tl.float32)
+    tl.store(out_ptr + tl.program_id(0) * ROWS * BLOCK + tl.arange(0, ROWS)[:, None] * BLOCK + cols[None, :],
+             tl.load(x_ptr + offs, mask=mask, other=other))
+
+
+@pytest.mark.parametrize("starts,n_rows", [([0, 3, 6], 7), ([0, 4, 5], 7), ([0, 1, 2], 5)],
+                         ids=["spaced-past-the-end", "uneven", "spaced-inside"])
+def test_masked_lanes_take_a_tile_of_other_values(starts, n_rows):
+    x = np.arange(7 * 5, dtype=np.float32).reshape(7, 5)
+    out = np.zeros((3, 4, 8), np.float32)
+    other_tile_kernel[(3,)](x, out, n_rows, 5, np.array(starts, np.int32), ROWS=4, BLOCK=8)
+    rows = np.array(starts)[:, None, None] + np.arange(4)[None, :, None]
+    cols = np.arange(8)[None, None, :]
+    inside = (rows < n_rows) & (cols < 5)
+    want = np.where(inside, x.reshape(-1)[np.where(inside, rows * 5 + cols, 0)], rows * 100 + cols)
+    np.testing.assert_array_equal(out, want)
+
+
+@ascdsl.jit
 def column_kernel(x_ptr, out_ptr, n, stride, BLOCK: tl.constexpr):
     rows = tl.arange(0, BLOCK)
     col = tl.program_id(0)
