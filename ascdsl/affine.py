@@ -44,19 +44,52 @@ def index(axis: int, shape: tuple[int, ...]) -> Array:
     return out
 
 
+Term = "int | Array"
+"""A base or coefficient: a Python int when it is the same in every program (arithmetic on it is
+Python's, wrapped to int64 as NumPy's is), else an int64 array ``(n,)``."""
+
+
+def term(x: Array | int) -> int | Array:
+    """``x`` (an int, or an int array over the programs) as a term: an int when it is one value."""
+    if isinstance(x, np.ndarray):
+        return int(x[0]) if x.shape[0] == 1 else x.astype(I64, copy=False)
+    return x
+
+
+def _int64(x):
+    """Python ints wrap as int64 arithmetic does (arrays already do)."""
+    return (x + (1 << 63)) % (1 << 64) - (1 << 63) if type(x) is int else x
+
+
+def _int32(x):
+    if x is None:
+        return None
+    if type(x) is int:
+        return (x + (1 << 31)) % (1 << 32) - (1 << 31)
+    return x.astype(INT32).astype(I64)
+
+
+def _array(x) -> Array:
+    return np.array([x], I64) if type(x) is int else x
+
+
+def _programs(x) -> int:
+    return 1 if type(x) is int or x is None else x.shape[0]
+
+
 class Affine:
-    """An integer tile ``base + sum_k coefs[k] * i_k`` (see the module docstring). ``base`` and each
-    coefficient are int64 arrays of shape ``(n,)`` or ``(1,)``; a coefficient None is zero."""
+    """An integer tile ``base + sum_k coefs[k] * i_k`` (see the module docstring): ``base`` and each
+    coefficient are terms (:data:`Term`); a coefficient None is zero."""
 
     __slots__ = ("base", "coefs", "dtype", "shape", "_dense", "_bounds")
 
-    def __init__(self, base: Array, coefs: tuple[Array | None, ...], dtype: np.dtype, shape: tuple[int, ...]):
+    def __init__(self, base, coefs: tuple, dtype: np.dtype, shape: tuple[int, ...]):
         self.base, self.coefs, self.dtype, self.shape = base, coefs, dtype, shape
         self._dense = self._bounds = None
 
     @property
     def programs(self) -> int:
-        return max([self.base.shape[0]] + [c.shape[0] for c in self.coefs if c is not None])
+        return max(_programs(self.base), *map(_programs, self.coefs)) if self.coefs else _programs(self.base)
 
     def dense(self) -> Array:
         """The elements, as a compact array of the dtype (axes without a coefficient are 1)."""
@@ -67,27 +100,31 @@ class Affine:
     def partial(self, axes: int) -> Array:
         """The exact int64 value over the first ``axes`` tile axes, the others at index 0 (compact)."""
         rank = len(self.shape)
-        out = lift(self.base, rank)
+        out = lift(_array(self.base), rank)
         for k in range(axes):
             c = self.coefs[k]
             if c is not None and self.shape[k] > 1:
-                out = out + lift(c, rank) * index(k, self.shape)
+                out = out + (c if type(c) is int else lift(c, rank)) * index(k, self.shape)
         return out
 
-    def spans(self) -> tuple[Array, Array]:
-        """Per program, the least and greatest exact value over the lanes."""
+    def spans(self):
+        """Per program (terms), the least and greatest exact value over the lanes."""
         lo = hi = self.base
         for c, size in zip(self.coefs, self.shape):
             if c is not None and size > 1:
                 span = c * (size - 1)
-                lo, hi = lo + np.minimum(span, 0), hi + np.maximum(span, 0)
+                if type(span) is int:
+                    lo, hi = lo + min(span, 0), hi + max(span, 0)
+                else:
+                    lo, hi = lo + np.minimum(span, 0), hi + np.maximum(span, 0)
         return lo, hi
 
     def bounds(self) -> tuple[int, int]:
         """The least and greatest exact value over all programs and lanes."""
         if self._bounds is None:
             lo, hi = self.spans()
-            self._bounds = int(np.minimum.reduce(lo)), int(np.maximum.reduce(hi))
+            self._bounds = (lo if type(lo) is int else int(np.minimum.reduce(lo)),
+                            hi if type(hi) is int else int(np.maximum.reduce(hi)))
         return self._bounds
 
     def fits_int32(self) -> bool:
@@ -100,32 +137,33 @@ class Affine:
 
 
 def arange(start: int, end: int, dtype: np.dtype) -> Affine:
-    return Affine(np.array([start], I64), (np.ones(1, I64),), dtype, (end - start,))
+    return Affine(start, (1,), dtype, (end - start,))
 
 
 def _scalar(x: Array, shape: tuple[int, ...]) -> Affine | None:
     """A plain operand as an affine tile of ``shape`` when it is the same over the tile."""
     if x.dtype not in AFFINE_DTYPES or any(d != 1 for d in x.shape[1:]):
         return None
-    return Affine(x.reshape(-1).astype(I64, copy=False), (None,) * len(shape), x.dtype, shape)
+    return Affine(term(x.reshape(-1)), (None,) * len(shape), x.dtype, shape)
 
 
-def _add(a: Array | None, b: Array | None) -> Array | None:
-    return a if b is None else b if a is None else a + b
+def _add(a, b):
+    return a if b is None else b if a is None else _int64(a + b)
 
 
-def _scale(c: Array | None, by: Array) -> Array | None:
-    return None if c is None else c * by
+def _neg(a):
+    return None if a is None else _int64(-a)
 
 
-def _wrap32(x: Array | None) -> Array | None:
-    return None if x is None else x.astype(INT32).astype(I64)
+def _scale(c, by):
+    return None if c is None else _int64(c * by)
 
 
 def elementwise(op: Op, xs, to: np.dtype, shape: tuple[int, ...]) -> Affine | None:
     """``op`` on operands of which at least one is :class:`Affine`, kept affine where it stays so:
     ``+``, ``-``, negation, ``*`` by a value that is the same over the tile, pointer arithmetic by an
-    offset that did not overflow its dtype, and casts between int32 and int64. None otherwise."""
+    offset that did not overflow its dtype, and casts between int32 and int64 (a compact bool array
+    for comparisons that their spans decide). None otherwise."""
     if to not in AFFINE_DTYPES and op not in COMPARE:
         return None
     terms = [x if isinstance(x, Affine) else _scalar(x, shape) for x in xs]
@@ -138,25 +176,25 @@ def elementwise(op: Op, xs, to: np.dtype, shape: tuple[int, ...]) -> Affine | No
         if to == I64 and a.dtype == INT32 and not a.fits_int32():
             return None
         if to == INT32 and a.dtype == I64:
-            return Affine(_wrap32(a.base), tuple(map(_wrap32, a.coefs)), to, shape)
+            return Affine(_int32(a.base), tuple(map(_int32, a.coefs)), to, shape)
         return Affine(a.base, a.coefs, to, shape)
     if op is Op.NEG:
-        return Affine(-a.base, tuple(None if c is None else -c for c in a.coefs), to, shape)
+        return Affine(_neg(a.base), tuple(map(_neg, a.coefs)), to, shape)
     b = terms[1]
     if op is Op.PTR_ADD:
         if b.dtype == INT32 and not b.fits_int32():
             return None  # the int32 offset wrapped: only its elements know how
-        return Affine(a.base + b.base, tuple(map(_add, a.coefs, b.coefs)), to, shape)
+        return Affine(_add(a.base, b.base), tuple(map(_add, a.coefs, b.coefs)), to, shape)
     if op is Op.ADD:
-        return Affine(a.base + b.base, tuple(map(_add, a.coefs, b.coefs)), to, shape)
+        return Affine(_add(a.base, b.base), tuple(map(_add, a.coefs, b.coefs)), to, shape)
     if op is Op.SUB:
-        return Affine(a.base - b.base, tuple(_add(c, None if d is None else -d) for c, d in zip(a.coefs, b.coefs)),
+        return Affine(_add(a.base, _neg(b.base)), tuple(_add(c, _neg(d)) for c, d in zip(a.coefs, b.coefs)),
                       to, shape)
     if op is Op.MUL and (a.uniform() or b.uniform()):
         a, b = (b, a) if a.uniform() else (a, b)
-        out = Affine(a.base * b.base, tuple(_scale(c, b.base) for c in a.coefs), to, shape)
+        out = Affine(_scale(a.base, b.base), tuple(_scale(c, b.base) for c in a.coefs), to, shape)
         if to == INT32:  # keep the int64 arithmetic far from overflow; the 32-bit wrap is the same
-            out = Affine(_wrap32(out.base), tuple(map(_wrap32, out.coefs)), to, shape)
+            out = Affine(_int32(out.base), tuple(map(_int32, out.coefs)), to, shape)
         return out
     return None
 
@@ -179,8 +217,9 @@ def _compare(op: Op, a: Affine, b: Affine, shape: tuple[int, ...]) -> Array | No
         yes, no = everywhere(a_hi, b_lo), nowhere(a_lo, b_hi)
     else:
         yes, no = everywhere(a_lo, b_hi), nowhere(a_hi, b_lo)
-    if not (yes | no).all():
+    if not np.all(yes | no):
         return None
+    yes = np.asarray(yes).reshape(-1)
     return yes.reshape(yes.shape + (1,) * len(shape))
 
 
@@ -202,11 +241,15 @@ def select(cond: Array, a: Affine, b: Affine) -> Affine | None:
     differ in dtype."""
     if a.dtype != b.dtype:
         return None
-    zero = np.zeros(1, I64)
-    coefs = tuple(None if c is None and d is None else
-                  np.where(cond, zero if c is None else c, zero if d is None else d)
+    coefs = tuple(None if c is None and d is None else np.where(cond, 0 if c is None else c, 0 if d is None else d)
                   for c, d in zip(a.coefs, b.coefs))
     return Affine(np.where(cond, a.base, b.base), coefs, a.dtype, a.shape)
+
+
+def repeat(a: Affine, copies: int) -> Affine:
+    """``a`` for each program ``copies`` times in a row (see :meth:`ascdsl.interpreter._Programs.copies`)."""
+    again = lambda x: x if type(x) is int or x is None else np.repeat(x, copies)  # noqa: E731
+    return Affine(again(a.base), tuple(map(again, a.coefs)), a.dtype, a.shape)
 
 
 class Conj:
@@ -368,12 +411,11 @@ def plan(ptr: Affine, on: Array | None, length: int, programs: int, buffer, stor
     if length == 0 or (on is not None and not on.any()):
         return False
     rank = len(shape)
-    steps = [0 if c is None or e == 1 else int(c[0]) if c.shape[0] == 1 else None
-             for c, e in zip(ptr.coefs, shape)]
+    steps = [0 if c is None or e == 1 else c if type(c) is int else None for c, e in zip(ptr.coefs, shape)]
     step = steps[-1]
     if step is None or step < 0 or (store and step == 0 and length > 1):
         return None
-    address = int(ptr.base[0]) if on is None else None
+    address = (ptr.base if type(ptr.base) is int else int(ptr.base[0])) if on is None else None  # lane 0, program 0
     if address is None:
         starts = expand(ptr.partial(rank - 1)[..., 0], (programs,) + shape[:-1])
         address = int(starts[expand(on, starts.shape)][0])
@@ -405,15 +447,16 @@ def plan(ptr: Affine, on: Array | None, length: int, programs: int, buffer, stor
     return Access(programs, shape, axes, run, width, on, runs=runs, starts=offsets)
 
 
-def _view(base: Array, steps: list[int], programs: int, shape: tuple[int, ...], length: int, flat: Array,
+def _view(base, steps: list[int], programs: int, shape: tuple[int, ...], length: int, flat: Array,
           origin: int, store: bool) -> Array | None:
     """The whole box of the access as a strided view of ``flat``, when the programs' bases are
     equally spaced and every lane is in bounds (and, for a store, no two lanes share an address)."""
-    first = int(base[0])
-    gap = int(base[1]) - first if programs > 1 and base.shape[0] > 1 else 0
-    if programs > 2 and base.shape[0] > 1 and (int(base[-1]) - first != gap * (programs - 1)
-                                                or not (base[1:] - base[:-1] == gap).all()):
-        return None
+    if type(base) is int:
+        first, gap = base, 0
+    else:
+        first, gap = int(base[0]), int(base[1]) - int(base[0])
+        if programs > 2 and (int(base[-1]) - first != gap * (programs - 1) or not (base[1:] - base[:-1] == gap).all()):
+            return None
     extents = (programs,) + shape[:-1] + (length,)
     strides = [gap] + steps
     lo = hi = first - origin

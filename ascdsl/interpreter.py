@@ -739,7 +739,7 @@ def _block_access(instr: Instr, base: Array, offset: Array, rest: Sequence[Array
     rank = len(shape)
     strides, extents = list(rest[:rank - 1]) + [np.ones(1, np.int64)], rest[rank - 1:2 * rank - 1]
     start = (base + offset.astype(np.int64)).astype(np.int64, copy=False)
-    ptr = Affine(start, tuple(s.astype(np.int64) for s in strides), numerics.POINTER, shape)
+    ptr = Affine(affine.term(start), tuple(affine.term(s.astype(np.int64)) for s in strides), numerics.POINTER, shape)
     cuts = tuple(affine.index(d, shape) < _lift(extent.astype(np.int64), rank)
                  for d, (size, extent) in enumerate(zip(shape, extents))
                  if extent.shape[0] > 1 or int(extent[0]) < size)
@@ -799,7 +799,8 @@ def _for_batched(P: _Programs, body: Block, batch: _Batch, lower: Array, step: A
     iterations as copies of it, side by side (a program's tiles are often adjacent in memory). Stores
     whose lanes overlap land in the loop's order (:attr:`_Programs.order`)."""
     total, n = int(trips.max()), P.n
-    group = max(1, CHUNK_ELEMENTS // (n * batch.largest))
+    fit = max(1.0, CHUNK_ELEMENTS / (n * batch.largest))  # iterations a chunk holds; groups as even as can be
+    group = -(-total // max(1, round(total / fit)))
     trips, lower, step = (np.broadcast_to(x, (n,)) for x in (trips, lower, step))
     env = {i: P.env[i] for i in batch.free}
     for k0 in range(0, total, group):
@@ -813,8 +814,7 @@ def _for_batched(P: _Programs, body: Block, batch: _Batch, lower: Array, step: A
 def _repeat(x, copies: int):
     """A runtime value of some programs for ``copies`` copies of them (uniform values stay as they are)."""
     if isinstance(x, Affine):
-        return Affine(_repeat(x.base, copies), tuple(None if c is None else _repeat(c, copies) for c in x.coefs),
-                      x.dtype, x.shape)
+        return affine.repeat(x, copies)
     if isinstance(x, Conj):
         return Conj(tuple(_repeat(f, copies) for f in x.factors))
     return x if x.shape[0] == 1 else np.repeat(x, copies, axis=0)
