@@ -180,10 +180,50 @@ def _schedule(block: Block, into: dict[int, list[Step]]) -> dict[int, list[Step]
     for value_id, i in last.items():
         if block.body:
             dead[i].append(value_id)
-    into[id(block)] = [(HANDLERS[instr.op], instr, [v.id for v in instr.operands], [v.id for v in instr.results],
-                        dead[i], None if instr.op in COMPACT else tuple(v.type.shape for v in instr.operands))
+    fused = _stored_directly(block)
+    into[id(block)] = [(_defer if i in fused else HANDLERS[instr.op], instr, [v.id for v in instr.operands],
+                        [v.id for v in instr.results], dead[i],
+                        None if instr.op in COMPACT else tuple(v.type.shape for v in instr.operands))
                        for i, instr in enumerate(block.body)]
     return into
+
+
+FUSED = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.MAXIMUM, Op.MINIMUM})
+"""Ops whose result a store may compute in place (NumPy gives their exact IEEE result whatever the
+layout of the output)."""
+PURE = GroupOp.ELEMENTWISE | GroupOp.LEAF | GroupOp.SHAPE
+
+
+def _stored_directly(block: Block) -> set[int]:
+    """The indices of instructions of ``block`` whose one use is a store later in the block with
+    only arithmetic between them: their result can be computed into the stored memory."""
+    uses: dict[int, int] = {}
+    for instr in walk(block):
+        for v in instr.operands:
+            uses[v.id] = uses.get(v.id, 0) + 1
+    made = {instr.result.id: i for i, instr in enumerate(block.body) if len(instr.results) == 1}
+    fused = set()
+    for j, store in enumerate(block.body):
+        if store.op is not Op.STORE:
+            continue
+        i = made.get(store.operands[1].id)
+        if i is not None and block.body[i].op in FUSED and uses[store.operands[1].id] == 1 and all(
+                between.op in PURE for between in block.body[i + 1:j]):
+            fused.add(i)
+    return fused
+
+
+class _Deferred:
+    """The result of an instruction that its one user, a store, may compute into memory."""
+
+    __slots__ = ("instr", "args")
+
+    def __init__(self, instr: Instr, args: tuple):
+        self.instr, self.args = instr, args
+
+
+def _defer(P: "_Programs", instr: Instr, *args) -> tuple[_Deferred]:
+    return (_Deferred(instr, args),)
 
 
 def _span(array: Array) -> tuple[Array, int]:
@@ -629,6 +669,11 @@ def _load(P: _Programs, instr: Instr, ptr, mask=None, other=None) -> tuple[Array
 def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
     shape = ptr.shape if isinstance(ptr, Affine) else instr.operands[0].type.shape
     rank = len(shape)
+    deferred = value if isinstance(value, _Deferred) else None
+    if deferred is not None and isinstance(ptr, Affine) and _store_computed(P, instr, ptr, mask, deferred):
+        return ()
+    if deferred is not None:
+        (value,) = _elementwise(P, deferred.instr, *deferred.args)
     value = _lift(affine.dense(value), rank)
     if isinstance(ptr, Affine):
         access = _plan(P, instr, ptr, mask, value.shape[0], store=True)
@@ -649,6 +694,27 @@ def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
         selected = (offsets, value) if lanes is None else (offsets[lanes], value[lanes])
         _scatter(flat, *(a.reshape(-1) for a in selected))
     return ()
+
+
+def _store_computed(P: _Programs, instr: Instr, ptr: Affine, mask, deferred: _Deferred) -> bool:
+    """Compute a deferred ``+ - * /``, min or max of float32 tiles into the memory a store writes, when
+    the store's lanes are one strided box of every program; whether it did."""
+    op, to = deferred.instr.op, _result(deferred.instr)
+    xs = [affine.dense(x) for x in deferred.args]
+    if to != numerics.F32 or any(type(x) is not np.ndarray or x.dtype != to for x in xs):
+        return False
+    rank = len(ptr.shape)
+    xs = [_lift(x, rank) for x in xs]
+    access = _plan(P, instr, ptr, mask, max(x.shape[0] for x in xs), store=True)
+    if access is False:
+        return True
+    if access is None or access.view is None or access.programs < max(x.shape[0] for x in xs):
+        return False
+    view = access.view
+    xs = [x[..., :access.length] for x in xs]
+    where = True if access.on is None else access.on[..., None]
+    numerics.NP_FOR_OP[op](*xs, out=view, where=where)
+    return True
 
 
 def _plan(P: _Programs, instr: Instr, ptr: Affine, mask, lead: int, store: bool) -> affine.Access | None | bool:

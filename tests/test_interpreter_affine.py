@@ -209,3 +209,23 @@ def rows_kernel(x_ptr, out_ptr, n_cols, per_core, big_cores, ROWS: tl.constexpr,
         mask = (rows[:, None] < end) & (cols[None, :] < n_cols)
         x = tl.load(x_ptr + offs, mask=mask, other=0.0)
         tl.store(out_ptr + offs, x * 2.0 + tl.sum(x, axis=1)[:, None], mask=mask)
+
+
+@ascdsl.jit
+def difference_kernel(x_ptr, y_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    offs = tl.program_id(0) * n_cols + cols
+    x = tl.load(x_ptr + offs, mask=cols < n_cols, other=0.0)
+    y = tl.load(y_ptr + offs, mask=cols < n_cols, other=0.0)
+    if tl.program_id(0) % 2 == 0:  # the odd programs store nothing
+        tl.store(out_ptr + offs, x - y, mask=cols < n_cols)  # computed straight into out
+
+
+def test_arithmetic_stored_in_place_writes_the_enabled_lanes_only():
+    x = np.arange(6 * 5, dtype=np.float32).reshape(6, 5)
+    y = np.full_like(x, 0.5)
+    out = np.full((6 * 5 + 3,), -7.0, np.float32)  # three elements past the last row
+    difference_kernel[(6,)](x, y, out, 5, BLOCK=8)
+    want = np.full_like(out, -7.0)
+    want[:30] = np.where((np.arange(6) % 2 == 0)[:, None], x - y, -7.0).reshape(-1)
+    np.testing.assert_array_equal(out, want)
