@@ -19,6 +19,7 @@ left to the interpreter's general gather/scatter path, which also reports errors
 from __future__ import annotations
 
 import functools
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -199,8 +200,8 @@ def elementwise(op: Op, xs, to: np.dtype, shape: tuple[int, ...]) -> Affine | No
     return None
 
 
-COMPARE = {Op.LT: (np.less, np.greater_equal), Op.LE: (np.less_equal, np.greater),
-           Op.GT: (np.greater, np.less_equal), Op.GE: (np.greater_equal, np.less)}
+COMPARE = {Op.LT: (operator.lt, operator.ge), Op.LE: (operator.le, operator.gt),
+           Op.GT: (operator.gt, operator.le), Op.GE: (operator.ge, operator.lt)}
 """Comparisons decided by the spans of their operands: (holds everywhere, holds nowhere) as a function
 of (the left operand's extreme, the right one's) - the left's greatest against the right's least for
 ``<``, and so on."""
@@ -217,10 +218,19 @@ def _compare(op: Op, a: Affine, b: Affine, shape: tuple[int, ...]) -> Array | No
         yes, no = everywhere(a_hi, b_lo), nowhere(a_lo, b_hi)
     else:
         yes, no = everywhere(a_lo, b_hi), nowhere(a_hi, b_lo)
-    if not np.all(yes | no):
+    if type(yes) is bool:  # the same in every program
+        return _uniform(yes, len(shape)) if yes or no else None
+    if not (yes | no).all():
         return None
-    yes = np.asarray(yes).reshape(-1)
     return yes.reshape(yes.shape + (1,) * len(shape))
+
+
+@functools.lru_cache(maxsize=64)
+def _uniform(value: bool, rank: int) -> Array:
+    """``value`` as a compact bool tile of ``rank`` (shared: read-only)."""
+    out = np.full((1,) * (1 + rank), value)
+    out.flags.writeable = False
+    return out
 
 
 def broadcast(a: Affine, shape: tuple[int, ...]) -> Affine:
