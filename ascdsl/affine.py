@@ -377,8 +377,10 @@ class Access:
     def scatter(self, value: Array) -> None:
         """Store ``value`` (compact, broadcastable to the tile) to the enabled lanes."""
         if self.view is not None:
-            where = True if self.on is None else self.on[..., None]
-            np.copyto(self.view, value[..., :self.length], casting="unsafe", where=where)
+            if self.on is None:
+                np.copyto(self.view, value[..., :self.length], casting="unsafe")
+            else:
+                np.copyto(self.view, value[..., :self.length], casting="unsafe", where=self.on[..., None])
             return
         whole = np.broadcast_to(value, (self.programs,) + self.shape)
         head = self._folded(whole if whole.flags.c_contiguous else np.ascontiguousarray(whole))[..., :self.length]

@@ -712,8 +712,10 @@ def _store_computed(P: _Programs, instr: Instr, ptr: Affine, mask, deferred: _De
         return False
     view = access.view
     xs = [x[..., :access.length] for x in xs]
-    where = True if access.on is None else access.on[..., None]
-    numerics.NP_FOR_OP[op](*xs, out=view, where=where)
+    if access.on is None:  # (a ufunc given where= runs its masked loops, even for True)
+        numerics.NP_FOR_OP[op](*xs, out=view)
+    else:
+        numerics.NP_FOR_OP[op](*xs, out=view, where=access.on[..., None])
     return True
 
 
