@@ -7,7 +7,8 @@ Between the tile IR and the C++ text sits one kernel per variant made of:
 * **tensor views** (:class:`Ref`: buffer, element type, element offset, static extent) and global
   tensors (:class:`Gm`);
 * **expressions**, small typed trees (:class:`Var`, :class:`Lit`, :class:`Field`, :class:`Bin`,
-  :class:`Cond`, :class:`Conv`, :class:`SizeOf`, :class:`Const`, :class:`Brace`, :class:`Elem`);
+  :class:`Cond`, :class:`Conv`, :class:`SizeOf`, :class:`Const`, :class:`Brace`, :class:`Elem`,
+  :class:`GmValue`);
 * **statements**: API calls (:class:`Call`), scalar definitions (:class:`Let`, :class:`Set`),
   queue operations (:class:`Queue`), nested :class:`For`/:class:`If`, synchronisation
   (:class:`Barrier`, :class:`Flag`, inserted by :mod:`.sync`) and stage calls (:class:`Run`);
@@ -200,7 +201,14 @@ class Elem:
     index: int
 
 
-Expr = Union[Var, Lit, Field, Bin, Cond, Conv, SizeOf, Const, Brace, Elem]
+@dataclass(frozen=True)
+class GmValue:
+    """``gm.GetValue(offset)``: one GM element read on the scalar unit (a single-element load)."""
+
+    gm: "Gm"
+
+
+Expr = Union[Var, Lit, Field, Bin, Cond, Conv, SizeOf, Const, Brace, Elem, GmValue]
 
 
 def _tuples(obj, *names) -> None:
@@ -354,8 +362,9 @@ class Local:
 
 @dataclass(frozen=True)
 class For:
-    """``for (var = start; var < stop; var += step)``. ``independent``: iterations touch disjoint
-    parts of every buffer (chunk loops of one API call), so no barrier orders one after another."""
+    """``for (var = start; var < stop; var += step)`` (``>`` for ``cmp=GT``: a negative constant
+    step). ``independent``: iterations touch disjoint parts of every buffer (chunk loops of one API
+    call), so no barrier orders one after another."""
 
     var: Var
     start: Expr
@@ -364,6 +373,7 @@ class For:
     body: tuple["Stmt", ...]
     independent: bool = False
     loc: Loc = field(default=UNKNOWN, compare=False)
+    cmp: BinOp = BinOp.LT
 
     def __post_init__(self):
         _tuples(self, "body")
@@ -371,12 +381,15 @@ class For:
 
 @dataclass(frozen=True)
 class If:
+    """``if (cond) { body } else { orelse }`` (no ``else`` when ``orelse`` is empty)."""
+
     cond: Expr
     body: tuple["Stmt", ...]
     loc: Loc = field(default=UNKNOWN, compare=False)
+    orelse: tuple["Stmt", ...] = ()
 
     def __post_init__(self):
-        _tuples(self, "body")
+        _tuples(self, "body", "orelse")
 
 
 @dataclass(frozen=True)
@@ -459,8 +472,10 @@ class Kernel:
 # ----------------------------------------------------------------------------- traversal
 
 def children(s: Stmt) -> tuple[Stmt, ...]:
-    if isinstance(s, (For, If)):
+    if isinstance(s, For):
         return s.body
+    if isinstance(s, If):
+        return s.body + s.orelse
     if isinstance(s, Segment):
         return s.copy_in + s.compute + s.copy_out
     if isinstance(s, Run):
@@ -505,6 +520,8 @@ def sub_exprs(e) -> list:
             out += sub_exprs(x)
     elif isinstance(e, Elem):
         out += sub_exprs(e.ref.offset)
+    elif isinstance(e, GmValue):
+        out += sub_exprs(e.gm.offset)
     return out
 
 
@@ -585,6 +602,7 @@ def verify(k: Kernel) -> Kernel:
                 check(s.body, scope | {s.var}, held)
             elif isinstance(s, If):
                 check(s.body, scope, held)
+                check(s.orelse, scope, held)
             elif isinstance(s, Segment):
                 check(s.copy_in + s.compute + s.copy_out, scope, set())
             elif isinstance(s, Run):
