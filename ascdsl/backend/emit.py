@@ -15,8 +15,9 @@ from .kir import (Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, Field, Flag, 
                   Position, QOp, Queue, Run, Set, SizeOf, Struct, Var, VarKind)
 from .naming import Names
 
-PRECEDENCE = {"*": 5, "/": 5, "%": 5, "+": 4, "-": 4, "<": 3, "<=": 3, ">": 3, ">=": 3, "==": 2, "!=": 2,
-              "&": 1, "^": 1, "|": 1}
+PRECEDENCE = {"*": 5, "/": 5, "%": 5, "+": 4, "-": 4, "<<": 3.5, ">>": 3.5, "<": 3, "<=": 3, ">": 3, ">=": 3,
+              "==": 2, "!=": 2, "&": 1.2, "^": 1.1, "|": 1}
+"""C++ operator precedence (``&`` binds tighter than ``^``, which binds tighter than ``|``)."""
 
 
 def where(loc: Loc) -> str:

@@ -30,7 +30,8 @@ F32 = dtypes.float32
 I64 = dtypes.int64
 C_BINARY = {Op.ADD: BinOp.ADD, Op.SUB: BinOp.SUB, Op.MUL: BinOp.MUL, Op.IDIV: BinOp.DIV, Op.MOD: BinOp.MOD,
             Op.DIV: BinOp.DIV, Op.LT: BinOp.LT, Op.LE: BinOp.LE, Op.GT: BinOp.GT, Op.GE: BinOp.GE,
-            Op.EQ: BinOp.EQ, Op.NE: BinOp.NE, Op.AND: BinOp.AND, Op.OR: BinOp.OR, Op.XOR: BinOp.XOR}
+            Op.EQ: BinOp.EQ, Op.NE: BinOp.NE, Op.AND: BinOp.AND, Op.OR: BinOp.OR, Op.XOR: BinOp.XOR,
+            Op.SHL: BinOp.SHL, Op.SHR: BinOp.SHR}
 """Scalar ops that are one C++ infix operator."""
 PID = Var(-1, dtypes.int64, "program", VarKind.PID)
 WIDE_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.CAST, Op.NEG})
@@ -342,6 +343,26 @@ class Selector:
             return xs[0] if self.is_wide(v) else kir.Conv(v.type.dtype, xs[0])
         if op is Op.NEG:
             return kir.Bin(BinOp.MUL, xs[0], Lit(-1.0 if v.type.dtype.is_float else -1, v.type.dtype))
+        return self.exact_scalar(instr, xs)
+
+    def exact_scalar(self, instr: Instr, xs: list) -> kir.Expr:
+        """Scalar ops that are a C expression and exact: ``where``, ``~``/``not``, int ``abs``
+        (float math runs on a one-element tile: :mod:`.decompose`)."""
+        op, dt = instr.op, instr.result.type.dtype
+        if op is Op.WHERE:
+            c, a, b = instr.operands
+            return kir.Cond(xs[0], self.scalar_as(a, dt), self.scalar_as(b, dt))
+        if op is Op.NOT:  # ~x is x ^ -1; not of a bool is x == false
+            return kir.Bin(BinOp.EQ, xs[0], Lit(False, dt)) if dt == dtypes.bool_ else kir.Bin(BinOp.XOR, xs[0], Lit(-1, dt))
+        if op is Op.ABS and dt.is_int:
+            return kir.Cond(kir.Bin(BinOp.LT, xs[0], Lit(0, dt)), kir.Bin(BinOp.SUB, Lit(0, dt), xs[0]), xs[0])
+        x, xt = xs[0], instr.operands[0].type.dtype
+        if op is Op.ISNAN:
+            return kir.Bin(BinOp.NE, x, x)
+        if op is Op.ISINF:
+            return kir.Bin(BinOp.OR, kir.Bin(BinOp.EQ, x, Lit(float("inf"), xt)), kir.Bin(BinOp.EQ, x, Lit(float("-inf"), xt)))
+        if op is Op.ISFINITE:  # x - x is 0 but for NaN and infinities
+            return kir.Bin(BinOp.EQ, kir.Bin(BinOp.SUB, x, x), Lit(0.0, xt))
         raise unsupported(instr, f"the scalar op `{op.value}`")
 
     def _role_hint(self, v: Value) -> str:
