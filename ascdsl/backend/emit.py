@@ -76,6 +76,9 @@ class Printer:
             return "{" + ", ".join(self.expr(x) for x in e.items) + "}"
         if isinstance(e, Elem):
             return f"{self.names.view(e.ref.buf, e.ref.dtype)}.GetValue({e.index})"
+        if isinstance(e, kir.Not):
+            inner = self.expr(e.x)
+            return f"!{inner}" if isinstance(e.x, (Var, Field, kir.Not)) else f"!({inner})"
         if isinstance(e, kir.GmValue):
             return f"{self.names.gms[e.gm.param]}.GetValue({self.expr(e.gm.offset)})"
         raise TypeError(f"not an expression: {e!r}")
@@ -116,6 +119,13 @@ class Printer:
             head = (f"for ({ctype(s.var.ctype)} {v} = {self.expr(s.start)}; {v} {s.cmp.value} {self.expr(s.stop, PRECEDENCE[s.cmp.value] + 1)}; "
                     f"{v} += {self.expr(s.step)}) {{{self.comment(s.loc)}")
             return [{"parts": [{"head": head, "body": self.lines(s.body)}], "tail": "}"}]
+        if isinstance(s, kir.While):
+            if not s.test:
+                return [{"parts": [{"head": f"while ({self.expr(s.cond)}) {{{self.comment(s.loc)}",
+                                    "body": self.lines(s.body)}], "tail": "}"}]
+            leave = {"parts": [{"head": f"if ({self.expr(kir.Not(s.cond))}) {{", "body": ["break;"]}], "tail": "}"}
+            return [{"parts": [{"head": f"while (true) {{{self.comment(s.loc)}",
+                                "body": self.lines(s.test) + [leave] + self.lines(s.body)}], "tail": "}"}]
         if isinstance(s, If):
             parts = [{"head": f"if ({self.expr(s.cond)}) {{{self.comment(s.loc)}", "body": self.lines(s.body)}]
             if s.orelse:

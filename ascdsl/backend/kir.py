@@ -8,9 +8,9 @@ Between the tile IR and the C++ text sits one kernel per variant made of:
   tensors (:class:`Gm`);
 * **expressions**, small typed trees (:class:`Var`, :class:`Lit`, :class:`Field`, :class:`Bin`,
   :class:`Cond`, :class:`Conv`, :class:`SizeOf`, :class:`Const`, :class:`Brace`, :class:`Elem`,
-  :class:`GmValue`);
+  :class:`GmValue`, :class:`Not`);
 * **statements**: API calls (:class:`Call`), scalar definitions (:class:`Let`, :class:`Set`),
-  queue operations (:class:`Queue`), nested :class:`For`/:class:`If`, synchronisation
+  queue operations (:class:`Queue`), nested :class:`For`/:class:`While`/:class:`If`, synchronisation
   (:class:`Barrier`, :class:`Flag`, inserted by :mod:`.sync`) and stage calls (:class:`Run`);
 * **stages** (:class:`Stage`): CopyIn/Compute/CopyOut methods with the scalars they read.
 
@@ -204,13 +204,20 @@ class Elem:
 
 
 @dataclass(frozen=True)
+class Not:
+    """``!x``."""
+
+    x: "Expr"
+
+
+@dataclass(frozen=True)
 class GmValue:
     """``gm.GetValue(offset)``: one GM element read on the scalar unit (a single-element load)."""
 
     gm: "Gm"
 
 
-Expr = Union[Var, Lit, Field, Bin, Cond, Conv, SizeOf, Const, Brace, Elem, GmValue]
+Expr = Union[Var, Lit, Field, Bin, Cond, Conv, SizeOf, Const, Brace, Elem, GmValue, Not]
 
 
 def _tuples(obj, *names) -> None:
@@ -382,6 +389,20 @@ class For:
 
 
 @dataclass(frozen=True)
+class While:
+    """``while (true) { test; if (!cond) break; body }``: ``test`` computes ``cond`` before every
+    iteration (``while (cond) { body }`` when ``test`` is empty)."""
+
+    test: tuple["Stmt", ...]
+    cond: Expr
+    body: tuple["Stmt", ...]
+    loc: Loc = field(default=UNKNOWN, compare=False)
+
+    def __post_init__(self):
+        _tuples(self, "test", "body")
+
+
+@dataclass(frozen=True)
 class If:
     """``if (cond) { body } else { orelse }`` (no ``else`` when ``orelse`` is empty)."""
 
@@ -445,7 +466,7 @@ class Run:
     stage: Stage
 
 
-Stmt = Union[Call, Let, Set, Queue, Local, For, If, Barrier, Flag, Note, Segment, Run]
+Stmt = Union[Call, Let, Set, Queue, Local, For, While, If, Barrier, Flag, Note, Segment, Run]
 
 
 @dataclass(frozen=True)
@@ -478,6 +499,8 @@ def children(s: Stmt) -> tuple[Stmt, ...]:
         return s.body
     if isinstance(s, If):
         return s.body + s.orelse
+    if isinstance(s, While):
+        return s.test + s.body
     if isinstance(s, Segment):
         return s.copy_in + s.compute + s.copy_out
     if isinstance(s, Run):
@@ -503,7 +526,7 @@ def exprs(s: Stmt) -> tuple:
         return (s.expr,)
     if isinstance(s, For):
         return (s.start, s.stop, s.step)
-    if isinstance(s, If):
+    if isinstance(s, (If, While)):
         return (s.cond,)
     return ()
 
@@ -515,7 +538,7 @@ def sub_exprs(e) -> list:
         out += sub_exprs(e.a) + sub_exprs(e.b)
     elif isinstance(e, Cond):
         out += sub_exprs(e.c) + sub_exprs(e.a) + sub_exprs(e.b)
-    elif isinstance(e, Conv):
+    elif isinstance(e, (Conv, Not)):
         out += sub_exprs(e.x)
     elif isinstance(e, Brace):
         for x in e.items:
@@ -577,6 +600,9 @@ def verify(k: Kernel) -> Kernel:
     def check(body, scope: set, held: set) -> None:
         scope = set(scope)
         for s in body:
+            if isinstance(s, While):  # its condition reads what its test defines
+                check(s.test + (Let(Var(0, dtypes.bool_, "cond"), s.cond),) + s.body, scope, held)
+                continue
             for e in exprs(s):
                 for x in sub_exprs(e):
                     if isinstance(x, Var) and x.kind is VarKind.LOCAL and x not in scope:

@@ -51,6 +51,11 @@ class _Body:
                 out += self.flush(seg)
                 seg = _Seg()
                 out += self.branch(instr)
+            elif instr.op is Op.WHILE:
+                seg.tail += self.init_carries(instr.operands, instr.regions[1].args)
+                out += self.flush(seg)
+                seg = _Seg()
+                out += self.while_loop(instr)
             elif instr.op is Op.YIELD:
                 pairs = []
                 for value, target in zip(instr.operands, targets):
@@ -85,6 +90,20 @@ class _Body:
         body = var_def + self.region(region, region.args[1:])
         return out + before + [dataclasses.replace(head, body=tuple(body))]
 
+    def while_loop(self, instr: Instr) -> list:
+        """A ``while``: scalar carries set before it; its test region computes the condition."""
+        sel = self.sel
+        test, body = instr.regions
+        pairs = [(sel.carry((a, b, r), sel.hint(r, sel.hint(b, "carry"))), sel.scalar_as(init, a.type.dtype))
+                 for init, a, b, r in zip(instr.operands, test.args, body.args, instr.results) if a.type.is_scalar]
+        out = assign(sel, pairs, instr.loc)
+        cond_stmts = self.region(test)
+        cond = sel.expr(test.body[-1].operands[0])
+        if cond_stmts and isinstance(cond_stmts[-1], kir.Let) and cond_stmts[-1].var == cond and len(
+                sel.users[test.body[-1].operands[0].id]) == 1:
+            cond = cond_stmts.pop().expr  # read once: in the loop's head
+        return out + [kir.While(tuple(cond_stmts), cond, tuple(self.region(body, body.args)), loc=instr.loc)]
+
     def branch(self, instr: Instr) -> list:
         """A runtime ``if``: one ``If`` (an empty then branch, as an early ``return`` leaves it, is
         the negated condition)."""
@@ -97,13 +116,17 @@ class _Body:
         then, orelse = (self.region(r, instr.results) for r in instr.regions)
         cond = sel.expr(instr.operands[0])
         if not then:
-            then, orelse, cond = orelse, [], negate(cond)
+            then, orelse, cond = orelse, [], negate(sel, instr.operands[0])
         return [kir.If(cond, tuple(then), loc=instr.loc, orelse=tuple(orelse))] if then else []
 
     def init_accs(self, loop: Instr) -> list:
+        return self.init_carries(loop.operands[3:], loop.regions[0].args[1:])
+
+    def init_carries(self, inits, args) -> list:
+        """Calls that set the buffers of the tiles a loop carries to their initial values."""
         sel = self.sel
         out = []
-        for init, arg in zip(loop.operands[3:], loop.regions[0].args[1:]):
+        for init, arg in zip(inits, args):
             if arg.type.is_scalar:
                 continue  # a member set before the loop
             c = sel.const_of(init)
@@ -181,11 +204,13 @@ NEGATED = {BinOp.LT: BinOp.GE, BinOp.GE: BinOp.LT, BinOp.GT: BinOp.LE, BinOp.LE:
            BinOp.EQ: BinOp.NE, BinOp.NE: BinOp.EQ}
 
 
-def negate(e: kir.Expr) -> kir.Expr:
-    """``!e`` as an expression: the opposite comparison, or ``e == false``."""
-    if isinstance(e, Bin) and e.op in NEGATED:
+def negate(sel: Selector, cond: Value) -> kir.Expr:
+    """``!cond``: the opposite comparison of ints, else ``Not`` (``!(a < b)`` is not ``a >= b``
+    for a NaN)."""
+    e, d = sel.expr(cond), sel.defs.get(cond.id)
+    if isinstance(e, Bin) and e.op in NEGATED and d is not None and all(x.type.dtype.is_int for x in d.operands):
         return Bin(NEGATED[e.op], e.a, e.b)
-    return Bin(BinOp.EQ, e, Lit(False, dtypes.bool_))
+    return kir.Not(e)
 
 
 def assign(sel: Selector, pairs, loc) -> list:

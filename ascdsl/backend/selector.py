@@ -127,7 +127,7 @@ class Selector:
     def _number_segments(self, block, counter) -> None:
         for instr in block.body:
             self.segment_of[id(instr)] = counter[0]
-            if instr.op in (Op.FOR, Op.IF):  # both cut segments (see select.py)
+            if instr.op in (Op.FOR, Op.WHILE, Op.IF):  # these cut segments (see select.py)
                 counter[0] += 1
                 for r in instr.regions:
                     self._number_segments(r, counter)
@@ -225,9 +225,17 @@ class Selector:
                         b = self.new_buf(Role.TILE, cpp_dtype(arg.type.dtype), self.hint(result, self.hint(arg, "acc")),
                                          instr.loc)
                         self.bufs[arg.id] = self.bufs[result.id] = b
-                self._accumulate_in_place(instr)
+                self._accumulate_in_place(instr.regions[0], instr.regions[0].args[1:])
             elif instr.op is Op.IF:
                 self._merge_in_place(instr)
+            elif instr.op is Op.WHILE:  # one buffer per carried tile: both regions' arguments, the result
+                test, body = instr.regions
+                for arg, body_arg, result in zip(test.args, body.args, instr.results):
+                    if not arg.type.is_scalar:
+                        self.bufs[arg.id] = self.bufs[body_arg.id] = self.bufs[result.id] = self.new_buf(
+                            Role.TILE, cpp_dtype(arg.type.dtype), self.hint(result, self.hint(body_arg, "acc")),
+                            instr.loc)
+                self._accumulate_in_place(body, body.args)
         for instr in walk(self.kernel.body):
             for v in instr.results:
                 if v.type.is_scalar or v.id in self.bufs or v.id in self.fused or self.only_inits(v):
@@ -245,13 +253,12 @@ class Selector:
         return (d is not None and d.op is Op.CONST and bool(users)
                 and all(u.op is Op.FOR and v in u.operands[3:] and v not in u.operands[:3] for u in users))
 
-    def _accumulate_in_place(self, loop: Instr) -> None:
-        """``acc = acc op x`` yielded from the loop body is computed straight into the accumulator."""
-        region = loop.regions[0]
+    def _accumulate_in_place(self, region, args) -> None:
+        """``acc = acc op x`` yielded from a loop body is computed straight into the accumulator."""
         (yld,) = [i for i in region.body if i.op is Op.YIELD] or [None]
         if yld is None:
             return
-        for value, arg in zip(yld.operands, region.args[1:]):
+        for value, arg in zip(yld.operands, args):
             d = self.defs.get(value.id)
             if (arg.type.is_scalar or d is None or d not in region.body or d.op not in isel.BINARY_API
                     or arg not in d.operands or len(self.users.get(arg.id, [])) != 1
@@ -352,8 +359,8 @@ class Selector:
         if op is Op.WHERE:
             c, a, b = instr.operands
             return kir.Cond(xs[0], self.scalar_as(a, dt), self.scalar_as(b, dt))
-        if op is Op.NOT:  # ~x is x ^ -1; not of a bool is x == false
-            return kir.Bin(BinOp.EQ, xs[0], Lit(False, dt)) if dt == dtypes.bool_ else kir.Bin(BinOp.XOR, xs[0], Lit(-1, dt))
+        if op is Op.NOT:  # ~x is x ^ -1
+            return kir.Not(xs[0]) if dt == dtypes.bool_ else kir.Bin(BinOp.XOR, xs[0], Lit(-1, dt))
         if op is Op.ABS and dt.is_int:
             return kir.Cond(kir.Bin(BinOp.LT, xs[0], Lit(0, dt)), kir.Bin(BinOp.SUB, Lit(0, dt), xs[0]), xs[0])
         x, xt = xs[0], instr.operands[0].type.dtype
@@ -376,7 +383,7 @@ class Selector:
                 for role, x in zip(roles, u.operands[1:]):
                     if x.id == v.id:
                         return camel_join(stem, role)
-        if len(users) == 1 and users[0].results and users[0].result.type.is_scalar:
+        if len(users) == 1 and len(users[0].results) == 1 and users[0].result.type.is_scalar:
             d = self.defs[v.id]
             return camel_join(self.hint(users[0].result, self._role_hint(users[0].result)), d.op.value)
         return "value"
@@ -389,7 +396,8 @@ class Selector:
         e = self.scalar_expr(instr)
         users = self.users.get(v.id, [])
         if (v.id not in self.hints and len(users) == 1 and not self.vector_derived(v) and instr.op is not Op.LOAD
-                and (users[0].op in (Op.FOR, Op.IF) or users[0].results and users[0].result.type.is_scalar)
+                and (users[0].op in (Op.FOR, Op.WHILE, Op.IF)
+                     or len(users[0].results) == 1 and users[0].result.type.is_scalar)
                 and (users[0].op not in (Op.MAXIMUM, Op.MINIMUM) or isinstance(e, (Var, kir.Field)))):
             self.scalars[v.id] = e  # inlined into its only user (a min/max would repeat it)
             return

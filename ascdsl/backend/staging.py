@@ -63,6 +63,8 @@ def stage(k: kir.Kernel, platform=None) -> kir.Kernel:
                 out.append(dataclasses.replace(s, body=region(s.body)))
             elif isinstance(s, kir.If):
                 out.append(dataclasses.replace(s, body=region(s.body), orelse=region(s.orelse)))
+            elif isinstance(s, kir.While):
+                out.append(dataclasses.replace(s, test=region(s.test), body=region(s.body)))
             else:
                 out.append(s)
         return tuple(out)

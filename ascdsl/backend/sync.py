@@ -97,6 +97,8 @@ def sync(k: kir.Kernel, platform=None) -> kir.Kernel:
                 s = dataclasses.replace(s, body=region(s.body))
             elif isinstance(s, If):
                 s = dataclasses.replace(s, body=region(s.body), orelse=region(s.orelse))
+            elif isinstance(s, kir.While):
+                s = dataclasses.replace(s, test=region(s.test), body=region(s.body))
             out.append(s)
         return tuple(out)
     return dataclasses.replace(k, process=region(k.process), stages=tuple(stages[s] for s in k.stages))

@@ -1,6 +1,7 @@
 """Control flow on the simulator against the interpreter: runtime ``if``/``elif``/``else`` (tiles and
 scalars merged after it, nested, inside loops around loads and stores, conditions from reductions),
-early ``return`` guards, loops that carry scalars and tiles, runtime and negative loop steps."""
+early ``return`` guards, loops that carry scalars and tiles, runtime and negative loop steps,
+``while`` loops (conditions from scalars and from reductions, around loads and stores)."""
 import numpy as np
 import pytest
 
@@ -159,3 +160,58 @@ def test_runtime_and_negative_loop_steps(lo, hi, step):
     x = _data(8 * 32, dtypes.float32)
     want, got = _both(step_kernel[(1,)], x, np.zeros(32, np.float32), lo, hi, step, BLOCK=32)
     assert got[1].tobytes() == want[1].tobytes(), (lo, hi, step)
+
+
+@ascdsl.jit
+def collatz_kernel(n_ptr, steps_ptr, out_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    n = tl.load(n_ptr + pid)
+    steps = 0
+    acc = tl.zeros((BLOCK,), tl.float32)
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+        acc = acc * 0.5 + n
+    tl.store(steps_ptr + pid, steps)
+    tl.store(out_ptr + pid * BLOCK + tl.arange(0, BLOCK), acc)
+
+
+@ascdsl.jit
+def halve_until_kernel(x_ptr, out_ptr, tol, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    x = tl.load(x_ptr + row * BLOCK + tl.arange(0, BLOCK))
+    while tl.sum(x * x, axis=0) > tol:
+        x = x * 0.5
+    tl.store(out_ptr + row * BLOCK + tl.arange(0, BLOCK), x)
+
+
+@ascdsl.jit
+def while_copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    off = tl.program_id(0) * BLOCK
+    while off < n:
+        offs = off + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 3.0, mask=offs < n)
+        off += BLOCK * tl.num_programs(0)
+
+
+def test_while_with_scalar_and_tile_carries():
+    ns = np.array([1, 2, 3, 7, 27, 6], np.int32)
+    want, got = _both(collatz_kernel[(6,)], ns, np.zeros(6, np.int32), np.zeros(6 * 16, np.float32), BLOCK=16)
+    assert np.array_equal(want[1], [0, 1, 7, 16, 111, 8])
+    assert got[1].tobytes() == want[1].tobytes() and got[2].tobytes() == want[2].tobytes()
+
+
+def test_while_on_a_reduced_condition():
+    x = (_data((5, 32), dtypes.float32) * np.array([1, 10, 100, 0.01, 3], np.float32)[:, None]).astype(np.float32)
+    want, got = _both(halve_until_kernel[(5,)], x, np.zeros_like(x), 1.0, BLOCK=32)
+    assert got[1].tobytes() == want[1].tobytes()  # halving is exact; the sums compare alike here
+
+
+def test_while_around_loads_and_stores():
+    for n in (0, 5, 1000):
+        x = _data(max(n, 1), dtypes.float32)
+        want, got = _both(while_copy_kernel[(3,)], x, np.zeros(max(n, 1), np.float32), n, BLOCK=64)
+        assert got[1].tobytes() == want[1].tobytes(), f"n={n}"
