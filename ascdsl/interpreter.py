@@ -11,6 +11,8 @@ under a per-program *active* mask:
 
 * a ``for`` loop runs for the largest trip count among active programs; a program's carried
   values only change on iterations it really executes;
+* a ``while`` loop iterates until no active program's condition holds, each program's values
+  changing only while its own condition does;
 * an ``if`` on a per-program condition runs both regions, each under its programs, and merges the
   results with ``where``;
 * a loop that carries no values, reads only buffers no lane writes and stores to distinct buffers
@@ -153,7 +155,7 @@ def _batch(loop: Instr, roots: dict[int, frozenset[int]]) -> _Batch | None:
     inner = list(walk(body))
     if len(loop.operands) > 3 or any(i.op in NOT_BATCHED or i.op in GroupOp.ATOMIC for i in inner):
         return None
-    if any(i.op in STORES for loop_ in inner if loop_.op is Op.FOR for i in walk(loop_.regions[0])):
+    if any(i.op in STORES for loop_ in inner if loop_.op in LOOPS for region in loop_.regions for i in walk(region)):
         return None  # batched, an inner loop's stores would land in another order
     stores = tuple(roots[id(i)] for i in inner if i.op in STORES)
     if any(a & b for k, a in enumerate(stores) for b in stores[k + 1:]):
@@ -861,6 +863,20 @@ def _for(P: _Programs, instr: Instr, lower: Array, upper: Array, step: Array, *c
     return carried
 
 
+def _while(P: _Programs, instr: Instr, *carried: Array) -> list[Array]:
+    """Each active program iterates while its condition holds; the others keep their values."""
+    test, body = instr.regions
+    carried, live = list(carried), P.active
+    while True:
+        (cond,) = P.run_masked(live, test, carried)
+        go = cond if live is None else cond & live
+        if not go.any():
+            return carried
+        live = None if live is None and go.all() else go
+        new = P.run_masked(live, body, carried)
+        carried = new if live is None else [_select(live, n, c) for n, c in zip(new, carried)]
+
+
 def _for_batched(P: _Programs, body: Block, batch: _Batch, lower: Array, step: Array, trips: Array,
                  iv_dtype: np.dtype) -> None:
     """The iterations of a loop run together, as many at once as fit a chunk: each program's next
@@ -924,6 +940,7 @@ HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
     Op.BLOCK_LOAD: _block_load,
     Op.BLOCK_STORE: _block_store,
     Op.FOR: _for,
+    Op.WHILE: _while,
     Op.IF: _if,
     Op.YIELD: lambda P, instr, *values: values,
     Op.PRINT: _print,
@@ -946,7 +963,9 @@ HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
 NOT_BATCHED = frozenset({Op.PRINT, Op.ASSERT})
 """Ops whose order of execution shows: loops that contain them run iteration by iteration."""
 
-COMPACT = GroupOp.ELEMENTWISE | GroupOp.LEAF | GroupOp.SHAPE | frozenset({
-    Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.FOR, Op.IF, Op.YIELD})
+LOOPS = frozenset({Op.FOR, Op.WHILE})
+
+COMPACT = GroupOp.ELEMENTWISE | GroupOp.LEAF | GroupOp.SHAPE | LOOPS | frozenset({
+    Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.IF, Op.YIELD})
 """Ops whose handlers take compact and symbolic operands (:mod:`ascdsl.affine`); the others get whole
 tiles."""

@@ -9,6 +9,7 @@ from ascdsl import affine, interpreter
 from ascdsl.errors import OutOfBoundsError
 from ascdsl.ir.core import Op
 from ascdsl.lib import core_span
+from test_interpreter_slices import rows_kernel
 
 
 @ascdsl.jit
@@ -198,17 +199,6 @@ def test_batched_loops_match_iteration_by_iteration_whatever_the_chunk(monkeypat
         np.testing.assert_array_equal(out, outs[0])
     np.testing.assert_allclose(outs[0], 2 * x + x.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-5)
 
-
-@ascdsl.jit
-def rows_kernel(x_ptr, out_ptr, n_cols, per_core, big_cores, ROWS: tl.constexpr, BLOCK: tl.constexpr):
-    start, end = core_span(per_core, big_cores)
-    cols = tl.arange(0, BLOCK)
-    for row0 in range(start, end, ROWS):
-        rows = row0 + tl.arange(0, ROWS)
-        offs = rows[:, None] * n_cols + cols[None, :]
-        mask = (rows[:, None] < end) & (cols[None, :] < n_cols)
-        x = tl.load(x_ptr + offs, mask=mask, other=0.0)
-        tl.store(out_ptr + offs, x * 2.0 + tl.sum(x, axis=1)[:, None], mask=mask)
 
 
 @ascdsl.jit
