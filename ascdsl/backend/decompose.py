@@ -24,7 +24,7 @@ from .. import dtypes, numerics
 from ..errors import CompilationError
 from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
 from ..platforms import Platform
-from . import isel
+from . import boolmask, intops, isel
 
 F32 = dtypes.float32
 INT_COMPARE = {Op.GE: (Op.MAXIMUM, False), Op.LT: (Op.MAXIMUM, True), Op.LE: (Op.MINIMUM, False),
@@ -35,6 +35,11 @@ VECTOR_ONLY = frozenset(isel.UNARY_API) | frozenset(isel.CHAINS) | frozenset(ise
 KEEP = frozenset({Op.CAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.CONST, Op.BROADCAST, Op.EXPAND_DIMS,
                   Op.FOR, Op.YIELD})
 """Tile ops that run in any dtype (data movement, Duplicate, casts, control)."""
+
+
+REWRITES = (boolmask.rewrite, intops.rewrite)
+"""Rewrite rules of their own modules, tried in order: ``rule(rewriter, instr)`` emits the replacement
+of ``instr`` (through :meth:`_Rewriter.op`) and returns True, or returns False and emits nothing."""
 
 
 class _Rewriter:
@@ -53,6 +58,15 @@ class _Rewriter:
         v = result or self.value(t)
         self.out.append(Instr(op, (v,), tuple(operands), tuple(attrs), (), loc))
         return v
+
+    def op(self, op: Op, t: Type, operands, attrs=(), loc=None, result: Value | None = None) -> Value:
+        """Like :meth:`emit`, but the new instruction is rewritten too (what the rewrite modules build with)."""
+        v = result or self.value(t)
+        self.instr(Instr(op, (v,), tuple(operands), tuple(attrs), (), loc))
+        return v
+
+    def const(self, value, dt, loc) -> Value:
+        return self.op(Op.CONST, Type(dt), (), (("value", value),), loc)
 
     def cast(self, x: Value, dt, loc, result: Value | None = None) -> Value:
         if x.type.dtype == dt and result is None:
@@ -77,6 +91,8 @@ class _Rewriter:
             self.consts[instr.result.id] = v
         if instr.regions:
             self.out.append(instr.map_regions(self.block))
+            return
+        if any(rewrite(self, instr) for rewrite in REWRITES):
             return
         if instr.op in INT_COMPARE and not instr.result.type.is_scalar and all(
                 x.type.dtype == dtypes.int32 for x in instr.operands):

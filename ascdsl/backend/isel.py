@@ -67,5 +67,9 @@ CAST_MODE = {
     (dtypes.float32, dtypes.bfloat16): "CAST_RINT",
     (dtypes.int32, dtypes.float32): "CAST_RINT",
     (dtypes.float32, dtypes.int32): "CAST_TRUNC",
+    (dtypes.float16, dtypes.int8): "CAST_TRUNC",
+    (dtypes.float16, dtypes.uint8): "CAST_TRUNC",
+    (dtypes.int8, dtypes.float16): "CAST_NONE",
+    (dtypes.uint8, dtypes.float16): "CAST_NONE",
 }
 """Direct casts and their round modes (float16 <-> bfloat16 goes through float32)."""
