@@ -24,7 +24,7 @@ from .. import dtypes, numerics
 from ..errors import CompilationError
 from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
 from ..platforms import Platform
-from . import boolmask, intops, isel
+from . import boolmask, intops, isel, reductions, shapes
 
 F32 = dtypes.float32
 INT_COMPARE = {Op.GE: (Op.MAXIMUM, False), Op.LT: (Op.MAXIMUM, True), Op.LE: (Op.MINIMUM, False),
@@ -32,12 +32,12 @@ INT_COMPARE = {Op.GE: (Op.MAXIMUM, False), Op.LT: (Op.MAXIMUM, True), Op.LE: (Op
 """int32 tile comparisons as (fold, negate): ``[not] (fold(a, b) == a)``, or ``[not] (a == b)``."""
 VECTOR_ONLY = frozenset(isel.UNARY_API) | frozenset(isel.CHAINS) | frozenset(isel.ROUNDING_MODE) | frozenset(isel.MATH_API)
 """Float ops only the vector unit computes: on scalars they run on a one-element tile."""
-KEEP = frozenset({Op.CAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.CONST, Op.BROADCAST, Op.EXPAND_DIMS,
+KEEP = frozenset({Op.CAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.CONST, Op.BROADCAST, Op.EXPAND_DIMS, Op.RESHAPE,
                   Op.FOR, Op.YIELD})
 """Tile ops that run in any dtype (data movement, Duplicate, casts, control)."""
 
 
-REWRITES = (boolmask.rewrite, intops.rewrite)
+REWRITES = (boolmask.rewrite, intops.rewrite, reductions.rewrite, shapes.rewrite)
 """Rewrite rules of their own modules, tried in order: ``rule(rewriter, instr)`` emits the replacement
 of ``instr`` (through :meth:`_Rewriter.op`) and returns True, or returns False and emits nothing."""
 
@@ -48,6 +48,10 @@ class _Rewriter:
                             [a.id for i in walk(kernel.body) for r in i.regions for a in r.args] +
                             [p.id for p in kernel.params])
         self.out: list[Instr] = []
+        self.users: dict[int, list[Instr]] = {}  # the input kernel's users of each value
+        for instr in walk(kernel.body):
+            for x in instr.operands:
+                self.users.setdefault(x.id, []).append(instr)
 
     def value(self, t: Type) -> Value:
         v = Value(self.next, t)
@@ -89,10 +93,10 @@ class _Rewriter:
             if dt.is_float and dt.itemsize == 2:  # the value as the 16-bit scalar holds it
                 v = float(numerics.cast(np.array(v, F32.np), dt.np))
             self.consts[instr.result.id] = v
+        if any(rewrite(self, instr) for rewrite in REWRITES):
+            return
         if instr.regions:
             self.out.append(instr.map_regions(self.block))
-            return
-        if any(rewrite(self, instr) for rewrite in REWRITES):
             return
         if instr.op in INT_COMPARE and not instr.result.type.is_scalar and all(
                 x.type.dtype == dtypes.int32 for x in instr.operands):
