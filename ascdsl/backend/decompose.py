@@ -24,7 +24,7 @@ from .. import dtypes, numerics
 from ..errors import CompilationError
 from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
 from ..platforms import Platform
-from . import boolmask, intops, isel, reductions, shapes
+from . import boolmask, intops, isel, mathops, reductions, shapes
 
 F32 = dtypes.float32
 INT_COMPARE = {Op.GE: (Op.MAXIMUM, False), Op.LT: (Op.MAXIMUM, True), Op.LE: (Op.MINIMUM, False),
@@ -32,12 +32,12 @@ INT_COMPARE = {Op.GE: (Op.MAXIMUM, False), Op.LT: (Op.MAXIMUM, True), Op.LE: (Op
 """int32 tile comparisons as (fold, negate): ``[not] (fold(a, b) == a)``, or ``[not] (a == b)``."""
 VECTOR_ONLY = frozenset(isel.UNARY_API) | frozenset(isel.CHAINS) | frozenset(isel.ROUNDING_MODE) | frozenset(isel.MATH_API)
 """Float ops only the vector unit computes: on scalars they run on a one-element tile."""
-KEEP = frozenset({Op.CAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.CONST, Op.BROADCAST, Op.EXPAND_DIMS, Op.RESHAPE,
+KEEP = frozenset({Op.CAST, Op.BITCAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.CONST, Op.BROADCAST, Op.EXPAND_DIMS, Op.RESHAPE,
                   Op.FOR, Op.YIELD})
 """Tile ops that run in any dtype (data movement, Duplicate, casts, control)."""
 
 
-REWRITES = (boolmask.rewrite, intops.rewrite, reductions.rewrite, shapes.rewrite)
+REWRITES = (boolmask.rewrite, intops.rewrite, mathops.rewrite, reductions.rewrite, shapes.rewrite)
 """Rewrite rules of their own modules, tried in order: ``rule(rewriter, instr)`` emits the replacement
 of ``instr`` (through :meth:`_Rewriter.op`) and returns True, or returns False and emits nothing."""
 
