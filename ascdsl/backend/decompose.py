@@ -24,7 +24,7 @@ from .. import dtypes, numerics
 from ..errors import CompilationError
 from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
 from ..platforms import Platform
-from . import boolmask, intops, isel, mathops, reductions, shapes
+from . import boolmask, intops, isel, mathops, reductions, scan, shapes
 
 F32 = dtypes.float32
 INT_COMPARE = {Op.GE: (Op.MAXIMUM, False), Op.LT: (Op.MAXIMUM, True), Op.LE: (Op.MINIMUM, False),
@@ -37,7 +37,7 @@ KEEP = frozenset({Op.CAST, Op.BITCAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.CONST, 
 """Tile ops that run in any dtype (data movement, Duplicate, casts, control)."""
 
 
-REWRITES = (boolmask.rewrite, intops.rewrite, mathops.rewrite, reductions.rewrite, shapes.rewrite)
+REWRITES = (boolmask.rewrite, intops.rewrite, mathops.rewrite, reductions.rewrite, scan.rewrite, shapes.rewrite)
 """Rewrite rules of their own modules, tried in order: ``rule(rewriter, instr)`` emits the replacement
 of ``instr`` (through :meth:`_Rewriter.op`) and returns True, or returns False and emits nothing."""
 

@@ -80,16 +80,27 @@ def _arg_along(r, instr: Instr, xf, axis: int) -> None:
     r.op(Op.CAST, v.type, (first,), (("dtype", v.type.dtype),), loc, result=v)
 
 
-def _known_combine(r, instr: Instr) -> bool:
-    """``tl.reduce`` whose combine function is one ``+``/``maximum``/``minimum`` of its arguments."""
+def combine_op(instr: Instr) -> Op | None:
+    """The op of a one-operand ``reduce``/``scan`` whose combine function is that one op of its two
+    arguments (``a + b``, ``tl.maximum(b, a)``, ...), else None."""
     (region,) = instr.regions
     body = region.body
-    if len(instr.operands) == 1 and len(body) == 2 and body[0].op in COMBINE and body[1].op is Op.YIELD:
-        fold, yld = body
-        if {x.id for x in fold.operands} == {a.id for a in region.args} and yld.operands == fold.results:
-            attrs = (("axis", instr.attr("axis")), ("keep_dims", instr.attr("keep_dims")))
-            r.instr(Instr(COMBINE[fold.op], instr.results, instr.operands, attrs, (), instr.loc))
-            return True
+    if len(instr.operands) != 1 or len(body) != 2 or body[1].op is not Op.YIELD:
+        return None
+    fold, yld = body
+    args = {a.id for a in region.args}
+    if len(fold.operands) == 2 and {x.id for x in fold.operands} == args and yld.operands == fold.results:
+        return fold.op
+    return None
+
+
+def _known_combine(r, instr: Instr) -> bool:
+    """``tl.reduce`` whose combine function is one ``+``/``maximum``/``minimum`` of its arguments."""
+    op = combine_op(instr)
+    if op in COMBINE:
+        attrs = (("axis", instr.attr("axis")), ("keep_dims", instr.attr("keep_dims")))
+        r.instr(Instr(COMBINE[op], instr.results, instr.operands, attrs, (), instr.loc))
+        return True
     raise unsupported(instr, "`tl.reduce` with this combine function (one `+`, `tl.maximum` or `tl.minimum` of "
                              "its two arguments lowers, as tl.sum/tl.max/tl.min)")
 
@@ -125,4 +136,4 @@ def _work_elements(n: int, per_blk: int, per_rep: int) -> int:
     return total
 
 
-__all__ = ["rewrite", "select"]
+__all__ = ["combine_op", "rewrite", "select"]
