@@ -12,11 +12,12 @@ from __future__ import annotations
 from .. import dtypes
 from ..ir.core import GroupOp, Instr, Kernel, Op
 from ..platforms import Platform
-from . import boolmask, compute, intops, kir, mathops, memory, reductions, scan, shapes
+from . import boolmask, compute, intops, kir, mathops, memory, reductions, relayout, scan, shapes
 from .kir import Call, Lit, Ref, Var, VarKind, lit
 from .selector import Selector, _Seg, cpp_dtype, unsupported
 
-RULES = (boolmask.select, intops.select, mathops.select, reductions.select, scan.select, shapes.select)
+RULES = (boolmask.select, intops.select, mathops.select, reductions.select, relayout.select, scan.select,
+         shapes.select)
 """Selection rules of their own modules, tried before :func:`.compute.vector`: ``rule(sel, instr)`` returns
 the calls of ``instr``, or None when it does not lower that instruction."""
 

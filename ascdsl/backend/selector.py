@@ -238,8 +238,10 @@ class Selector:
                                                instr.loc)
 
     def free_reshape(self, instr: Instr) -> bool:
-        """``instr`` is a reshape between two layouts without gaps: its result is its operand's buffer."""
-        return instr.op is Op.RESHAPE and instr.result.type.dtype != dtypes.bool_ and all(
+        """``instr`` is a reshape (or a transpose with a unit axis) between two layouts without gaps: its
+        result is its operand's buffer."""
+        unit = instr.op is Op.PERMUTE and 1 in instr.result.type.shape
+        return (instr.op is Op.RESHAPE or unit) and instr.result.type.dtype != dtypes.bool_ and all(
             contiguous(x.type.shape, self.align) for x in (instr.operands[0], instr.result))
 
     def only_inits(self, v: Value) -> bool:
