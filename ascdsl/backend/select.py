@@ -66,7 +66,7 @@ class _Body:
                 seg.loads.append(instr)
             elif instr.op is Op.BLOCK_STORE:
                 seg.stores.append(instr)
-            elif instr.results and instr.result.type.is_scalar and instr.op not in GroupOp.REDUCE:
+            elif len(instr.results) == 1 and instr.result.type.is_scalar and instr.op not in GroupOp.REDUCE:
                 sel.define_scalar(instr, seg.compute if sel.vector_derived(instr.result) else out)
             else:
                 seg.compute += vector(sel, instr)

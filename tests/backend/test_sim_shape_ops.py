@@ -1,6 +1,7 @@
 """Shape ops on the simulator (hazard checks on) against the interpreter, bit-exact: free reshapes and
-views, 2-D transposes (Gather), `tl.cat` along axis 0, in float32/float16/bfloat16 and int32;
-reshapes and concatenations that would move elements within padded rows are located errors."""
+views, 2-D transposes (Gather), `tl.cat` along axis 0, `tl.split` and `tl.interleave`, in
+float32/float16/bfloat16 and int32; reshapes, concatenations and joins that would move elements
+within padded rows are located errors."""
 import numpy as np
 import pytest
 
@@ -91,11 +92,38 @@ def unaligned_cat_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + tl.arange(0, 8), tl.cat(x, x, can_reorder=True))
 
 
+@ascdsl.jit
+def join_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, 8))
+    tl.store(out_ptr + tl.arange(0, 8)[:, None] * 2 + tl.arange(0, 2)[None, :], tl.join(x, x + 1))
+
+
 @pytest.mark.parametrize("kernel, message", [
     (padded_reshape_kernel, r"reshaping \(64,\) to \(16, 4\)"),
     (unaligned_cat_kernel, "`tl.cat` of"),
-], ids=["padded-reshape", "unaligned-cat"])
+    (join_kernel, "`tl.join` into a tile of pairs"),
+], ids=["padded-reshape", "unaligned-cat", "join"])
 def test_unsupported_shape_ops_are_located_errors(kernel, message):
     with pytest.raises(ascdsl.CompilationError, match=message) as err:
         kernel[(1,)](np.ones(64, np.float32), np.zeros(64, np.float32), BLOCK=64, backend="sim")
     assert "test_sim_shape_ops.py" in str(err.value)
+
+
+@ascdsl.jit
+def pairs_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    pairs = tl.load(x_ptr + tl.arange(0, 2 * N))
+    re, im = tl.split(tl.reshape(pairs, (N, 2)))
+    offs = tl.arange(0, N)
+    tl.store(out_ptr + offs, re - im)
+    rows = tl.load(x_ptr + offs[:, None] * 2 + tl.arange(0, 2)[None, :])  # (N, 2) with padded rows
+    a, b = rows.split()
+    tl.store(out_ptr + N + tl.arange(0, 2 * N), tl.interleave(b, a * 2))
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=str)
+def test_split_and_interleave_bit_exact(dtype):
+    for n in (8, 100):
+        x = _data(2 * n, dtype)
+        want, got = _both(pairs_kernel[(1,)], x, np.zeros(3 * n, dtype.np), N=n)
+        np.testing.assert_array_equal(_bits(got[1]), _bits(want[1]), err_msg=f"N={n}")
+        assert (want[1][n + 1:3 * n:2] == (x[::2] * 2).astype(dtype.np)).all()
