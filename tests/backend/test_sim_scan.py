@@ -8,7 +8,18 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
-from tests.backend.test_sim import FLOATS, _both, _data, prebuilt
+from tests.backend.test_sim import FLOATS, _both, prebuilt
+
+
+def _data(shape, dtype, seed=3):
+    return (np.random.default_rng(seed).standard_normal(shape) * 3).astype(np.float32).astype(dtype.np)
+
+
+def _scan_tolerance(x, dtype, axis):
+    """The interpreter rounds 16-bit partial sums at each of its log-depth steps: allow the dtype's
+    relative tolerance of the running sum of magnitudes per step."""
+    steps = max(1, int(np.ceil(np.log2(x.shape[axis]))))
+    return dtype.atol + dtype.rtol * steps * np.cumsum(np.abs(x.astype(np.float64)), axis=axis)
 
 
 @ascdsl.jit
@@ -23,8 +34,7 @@ def test_cumsum_1d_within_tolerance(dtype):
     for n, block in ((5, 8), (200, 256)):
         x = _data(n, dtype)
         want, got = _both(cumsum_1d_kernel[(1,)], x, np.zeros(n, dtype.np), n, BLOCK=block)
-        np.testing.assert_allclose(got[1].astype(np.float64), want[1].astype(np.float64), rtol=dtype.rtol,
-                                   atol=dtype.atol * np.sqrt(n), err_msg=f"n={n}")
+        assert (np.abs(got[1].astype(np.float64) - want[1]) <= _scan_tolerance(x, dtype, 0)).all(), f"n={n}"
 
 
 @ascdsl.jit
@@ -50,7 +60,9 @@ def test_scans_of_2d_tiles_within_tolerance(dtype):
         x = (1 + _data((m, n), dtype).astype(np.float32) / 30).astype(dtype.np)  # products stay near 1
         want, got = _both(scan_2d_kernel[(1,)], x, np.zeros(4 * m * n, dtype.np), m, n, ROWS=rows, COLS=cols)
         w, g = (a.astype(np.float64).reshape(4, m, n) for a in (want[1], got[1]))
-        np.testing.assert_allclose(g[:3], w[:3], rtol=dtype.rtol, atol=dtype.atol * np.sqrt(max(m, n)),
+        assert (np.abs(g[0] - w[0]) <= _scan_tolerance(x, dtype, 1)).all(), f"{m}x{n}"
+        assert (np.abs(g[1] - w[1]) <= _scan_tolerance(x, dtype, 0)).all(), f"{m}x{n}"
+        np.testing.assert_allclose(g[2], w[2], rtol=dtype.rtol * 2 * np.log2(2 * m), atol=dtype.atol,
                                    err_msg=f"{m}x{n}")
         np.testing.assert_array_equal(g[3], w[3])  # a running max is exact
         assert (w[3] == np.maximum.accumulate(x.astype(np.float64), axis=0)).all()
