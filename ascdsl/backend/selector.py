@@ -127,11 +127,21 @@ class Selector:
     def _number_segments(self, block, counter) -> None:
         for instr in block.body:
             self.segment_of[id(instr)] = counter[0]
-            if instr.op in (Op.FOR, Op.WHILE, Op.IF):  # these cut segments (see select.py)
+            if self.cuts(instr):  # see select.py
                 counter[0] += 1
                 for r in instr.regions:
                     self._number_segments(r, counter)
                     counter[0] += 1
+            else:
+                for r in instr.regions:
+                    self._number_segments(r, counter)
+
+    @staticmethod
+    def cuts(instr: Instr) -> bool:
+        """Control flow that cuts segments: loops, and ``if`` s that access memory or hold loops
+        (any other ``if`` is a branch inside its segment's compute stage)."""
+        return instr.op in (Op.FOR, Op.WHILE) or instr.op is Op.IF and any(
+            i.op in GroupOp.MEMORY or i.op in (Op.FOR, Op.WHILE) for r in instr.regions for i in walk(r))
 
     def _fused(self, instr: Instr) -> bool:
         """A tile broadcast to a 2-D tile that only binary arithmetic reads."""
@@ -324,8 +334,9 @@ class Selector:
         return e if x.type.dtype == dtype else kir.Conv(dtype, e)
 
     def vector_derived(self, v: Value) -> bool:
+        """``v`` is computed in a compute stage: from a reduction, or merged by an ``if`` there."""
         d = self.defs.get(v.id)
-        return d is not None and (d.op in GroupOp.REDUCE or any(
+        return d is not None and (d.op in GroupOp.REDUCE or d.op is Op.IF and not self.cuts(d) or any(
             self.vector_derived(x) for x in d.operands if x.type.is_scalar))
 
     def scalar_expr(self, instr: Instr) -> kir.Expr:
