@@ -20,6 +20,8 @@ def vector(sel: Selector, instr: Instr) -> list:
     """The calls computing tile instruction ``instr``."""
     op, v = instr.op, instr.result
     loc = instr.loc
+    if op in (Op.CONST, Op.BROADCAST) and v.type.dtype not in isel.DUPLICATE and v.id not in sel.fused:
+        raise unsupported(instr, f"filling {v.type.dtype} tiles from a scalar (`Duplicate` has no {v.type.dtype} form)")
     if op is Op.CONST:
         if sel.only_inits(v):
             return []  # Duplicate'd into the accumulators it initialises

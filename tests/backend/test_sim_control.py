@@ -215,3 +215,23 @@ def test_while_around_loads_and_stores():
         x = _data(max(n, 1), dtypes.float32)
         want, got = _both(while_copy_kernel[(3,)], x, np.zeros(max(n, 1), np.float32), n, BLOCK=64)
         assert got[1].tobytes() == want[1].tobytes(), f"n={n}"
+
+
+@ascdsl.jit
+def center_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.zeros((BLOCK,), tl.float32)
+    for off in range(0, n, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + row * n + cols, mask=cols < n, other=0.0)
+    mean = tl.sum(acc, axis=0) / n  # a reduced scalar, read by the next loop's compute stages
+    for off in range(0, n, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * n + cols, mask=cols < n, other=0.0)
+        tl.store(out_ptr + row * n + cols, x - mean, mask=cols < n)
+
+
+def test_a_reduced_scalar_used_by_a_later_loop():
+    x = _data((3, 300), dtypes.float32)
+    want, got = _both(center_kernel[(3,)], x, np.zeros_like(x), 300, BLOCK=128)
+    np.testing.assert_allclose(got[1], want[1], **_ulps(dtypes.float32))

@@ -96,3 +96,29 @@ def test_a_single_element_load_of_a_stored_tensor_is_a_located_error():
     with pytest.raises(ascdsl.CompilationError) as e:
         load_after_store_kernel[(1,)](np.zeros(64, np.float32), BLOCK=32, backend="sim")
     assert e.value.loc.file.endswith("test_sim_single.py") and "x_ptr" in str(e.value)
+
+
+@ascdsl.jit
+def int64_scalars_kernel(idx_ptr, out_ptr, big):
+    pid = tl.program_id(0)
+    i = tl.load(idx_ptr + pid)  # an int64 element
+    v = i * 3 + big  # int64 arithmetic (big needs int64)
+    tl.store(out_ptr + pid, (v % 1000003).to(tl.int32))
+
+
+@ascdsl.jit
+def int64_store_kernel(out_ptr, big):
+    tl.store(out_ptr + tl.program_id(0), big * 2)
+
+
+def test_int64_scalar_loads_and_arithmetic():
+    idx = np.array([1, -5, 2**40, 7], np.int64)
+    want, got = _both(int64_scalars_kernel[(4,)], idx, np.zeros(4, np.int32), 2**33)
+    assert np.array_equal(want[1], ((idx * 3 + 2**33) % 1000003).astype(np.int32))  # C's %: these are positive
+    assert got[1].tobytes() == want[1].tobytes()
+
+
+def test_a_single_int64_store_is_a_located_error():
+    with pytest.raises(ascdsl.CompilationError) as e:
+        int64_store_kernel[(2,)](np.zeros(2, np.int64), 2**33, backend="sim")
+    assert e.value.loc.file.endswith("test_sim_single.py") and "int64" in str(e.value)
