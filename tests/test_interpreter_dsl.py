@@ -177,36 +177,37 @@ def test_device_print(capsys):
 
 
 @ascdsl.jit
-def collatz_kernel(n_ptr, steps_ptr, BLOCK: tl.constexpr):
+def collatz_kernel(n_ptr, steps_ptr, out_ptr, BLOCK: tl.constexpr):
     """Program p counts the Collatz steps of n[p]: a while loop whose trip count differs by program."""
     pid = tl.program_id(0)
     n = tl.load(n_ptr + pid)
     steps = 0
-    trace = tl.zeros((BLOCK,), tl.int32)
+    acc = tl.zeros((BLOCK,), tl.float32)
     while n != 1:
         if n % 2 == 0:
             n = n // 2
         else:
             n = 3 * n + 1
-        trace += tl.where(tl.arange(0, BLOCK) == steps % BLOCK, n, 0)
         steps += 1
-    tl.store(steps_ptr + pid * (BLOCK + 1), steps)
-    tl.store(steps_ptr + pid * (BLOCK + 1) + 1 + tl.arange(0, BLOCK), trace)
+        acc = acc * 0.5 + n
+    tl.store(steps_ptr + pid, steps)
+    tl.store(out_ptr + pid * BLOCK + tl.arange(0, BLOCK), acc)
 
 
-def _collatz(n: int, block: int) -> list[int]:
-    steps, trace = 0, [0] * block
+def _collatz(n: int) -> tuple[int, np.float32]:
+    steps, acc = 0, np.float32(0)
     while n != 1:
         n = n // 2 if n % 2 == 0 else 3 * n + 1
-        trace[steps % block] += n
-        steps += 1
-    return [steps, *trace]
+        steps, acc = steps + 1, acc * np.float32(0.5) + np.float32(n)
+    return steps, acc
 
 
 def test_while_loops_that_differ_by_program():
     ns = np.array([1, 2, 3, 7, 27, 6], np.int32)
-    out = np.zeros((6, 9), np.int32)
-    collatz_kernel[(6,)](ns, out, BLOCK=8)
-    np.testing.assert_array_equal(out, [_collatz(int(n), 8) for n in ns])
-    module = collatz_kernel.specialize(ns, out, BLOCK=8)
+    steps, out = np.zeros(6, np.int32), np.zeros((6, 4), np.float32)
+    collatz_kernel[(6,)](ns, steps, out, BLOCK=4)
+    want = [_collatz(int(n)) for n in ns]
+    np.testing.assert_array_equal(steps, [w[0] for w in want])
+    np.testing.assert_array_equal(out, np.repeat([[w[1]] for w in want], 4, axis=1))
+    module = collatz_kernel.specialize(ns, steps, out, BLOCK=4)
     assert ascdsl.ir.parse(ascdsl.ir.dump(module)) == module

@@ -431,7 +431,7 @@ class Selector:
             if result.type.is_scalar:
                 continue
             names = [self.hints[y.operands[k].id] for y in yields if y.operands[k].id in self.hints]
-            b = self.bufs.get(result.id) or self.new_buf(  # set already: an enclosing if's result
+            b = self.bufs.get(result.id) or self._carried_buffer(branch, k) or self.new_buf(
                 Role.TILE, cpp_dtype(result.type.dtype), self.hint(result, (names or ["merged"])[0]), branch.loc)
             self.bufs[result.id] = b
             for region, y in zip(branch.regions, yields):
@@ -442,6 +442,35 @@ class Selector:
                         and (d.op in isel.BINARY_API or d.op in isel.UNARY_API or d.op in isel.MATH_API
                              or d.op is Op.IF)):
                     self.bufs[value.id] = b
+
+    def _carried_buffer(self, branch: Instr, k: int) -> Buf | None:
+        """The accumulator buffer of the loop-carried tile ``acc`` when result ``k`` of ``branch`` is
+        the next ``acc`` and each branch yields ``acc`` itself or an elementwise value computed
+        after its last read of ``acc`` (so the branch updates the accumulator in place)."""
+        result = branch.results[k]
+        users = self.users.get(result.id, [])
+        loops = [(i.regions[0], i.regions[0].args[1:]) if i.op is Op.FOR else (i.regions[1], i.regions[1].args)
+                 for i in walk(self.kernel.body) if i.op in (Op.FOR, Op.WHILE)]
+        targets = [args for body, args in loops if users and body.body and body.body[-1] is users[0]]
+        if len(users) != 1 or not targets or list(users[0].operands).count(result) != 1:
+            return None
+        acc = targets[0][list(users[0].operands).index(result)]
+        inside = {id(i) for r in branch.regions for i in walk(r)} | {id(branch)}
+        if acc.type != result.type or acc.id not in self.bufs or any(
+                id(u) not in inside for u in self.users.get(acc.id, [])):
+            return None
+        for region in branch.regions:
+            value = region.body[-1].operands[k]
+            if value == acc:
+                continue
+            d = self.defs.get(value.id)
+            if d not in region.body or not (d.op in isel.BINARY_API or d.op in isel.UNARY_API) or len(
+                    self.users.get(value.id, [])) != 1 or value.id in self.fused or value.type != acc.type:
+                return None
+            later = region.body[region.body.index(d) + 1:]
+            if any(acc in i.operands for j in later for i in (j, *(x for r in j.regions for x in walk(r)))):
+                return None
+        return self.bufs[acc.id]
 
     def single_load(self, instr: Instr) -> kir.Expr:
         """A single-element load (``x = tl.load(ptr + i)``): ``GetValue`` on the GM tensor, read on

@@ -8,6 +8,7 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
+from tests import test_interpreter_dsl as dsl
 from tests.backend.test_sim import FLOATS, _both, _data, prebuilt
 
 
@@ -163,23 +164,6 @@ def test_runtime_and_negative_loop_steps(lo, hi, step):
 
 
 @ascdsl.jit
-def collatz_kernel(n_ptr, steps_ptr, out_ptr, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    n = tl.load(n_ptr + pid)
-    steps = 0
-    acc = tl.zeros((BLOCK,), tl.float32)
-    while n != 1:
-        if n % 2 == 0:
-            n = n // 2
-        else:
-            n = 3 * n + 1
-        steps += 1
-        acc = acc * 0.5 + n
-    tl.store(steps_ptr + pid, steps)
-    tl.store(out_ptr + pid * BLOCK + tl.arange(0, BLOCK), acc)
-
-
-@ascdsl.jit
 def halve_until_kernel(x_ptr, out_ptr, tol, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     x = tl.load(x_ptr + row * BLOCK + tl.arange(0, BLOCK))
@@ -199,7 +183,7 @@ def while_copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 def test_while_with_scalar_and_tile_carries():
     ns = np.array([1, 2, 3, 7, 27, 6], np.int32)
-    want, got = _both(collatz_kernel[(6,)], ns, np.zeros(6, np.int32), np.zeros(6 * 16, np.float32), BLOCK=16)
+    want, got = _both(dsl.collatz_kernel[(6,)], ns, np.zeros(6, np.int32), np.zeros(6 * 16, np.float32), BLOCK=16)
     assert np.array_equal(want[1], [0, 1, 7, 16, 111, 8])
     assert got[1].tobytes() == want[1].tobytes() and got[2].tobytes() == want[2].tobytes()
 
@@ -220,18 +204,44 @@ def test_while_around_loads_and_stores():
 @ascdsl.jit
 def center_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     row = tl.program_id(0)
-    acc = tl.zeros((BLOCK,), tl.float32)
-    for off in range(0, n, BLOCK):
-        cols = off + tl.arange(0, BLOCK)
-        acc += tl.load(x_ptr + row * n + cols, mask=cols < n, other=0.0)
-    mean = tl.sum(acc, axis=0) / n  # a reduced scalar, read by the next loop's compute stages
-    for off in range(0, n, BLOCK):
-        cols = off + tl.arange(0, BLOCK)
-        x = tl.load(x_ptr + row * n + cols, mask=cols < n, other=0.0)
-        tl.store(out_ptr + row * n + cols, x - mean, mask=cols < n)
+    total = tl.zeros((BLOCK,), tl.float32)
+    off = 0
+    while off < n:
+        total += tl.load(x_ptr + row * n + off + tl.arange(0, BLOCK), mask=off + tl.arange(0, BLOCK) < n, other=0.0)
+        off += BLOCK
+    mean = tl.sum(total, axis=0) / n  # a reduced scalar, read by the next loop's compute stages
+    for start in range(0, n, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        tl.store(out_ptr + row * n + cols, tl.load(x_ptr + row * n + cols, mask=cols < n) - mean, mask=cols < n)
 
 
 def test_a_reduced_scalar_used_by_a_later_loop():
     x = _data((3, 300), dtypes.float32)
     want, got = _both(center_kernel[(3,)], x, np.zeros_like(x), 300, BLOCK=128)
     np.testing.assert_allclose(got[1], want[1], **_ulps(dtypes.float32))
+
+
+@ascdsl.jit
+def swap_in_branch_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    a = tl.zeros((BLOCK,), tl.float32)
+    b = tl.zeros((BLOCK,), tl.float32) + 1.0
+    for i in range(0, n):
+        x = tl.load(x_ptr + i * BLOCK + tl.arange(0, BLOCK))
+        if i % 3 == 0:
+            a_next = x * 2.0  # computed before `a` is read again: not into a's buffer
+            b_next = a + 1.0
+        elif i % 3 == 1:
+            a_next = a + x  # updates a in place
+            b_next = b
+        else:
+            a_next = b
+            b_next = a
+        a, b = a_next, b_next
+    tl.store(out_ptr + tl.arange(0, BLOCK), a)
+    tl.store(out_ptr + BLOCK + tl.arange(0, BLOCK), b)
+
+
+def test_branches_that_update_and_swap_loop_carried_tiles():
+    x = _data(7 * 32, dtypes.float32)
+    want, got = _both(swap_in_branch_kernel[(1,)], x, np.zeros(64, np.float32), 7, BLOCK=32)
+    assert got[1].tobytes() == want[1].tobytes()
