@@ -245,3 +245,41 @@ def test_branches_that_update_and_swap_loop_carried_tiles():
     x = _data(7 * 32, dtypes.float32)
     want, got = _both(swap_in_branch_kernel[(1,)], x, np.zeros(64, np.float32), 7, BLOCK=32)
     assert got[1].tobytes() == want[1].tobytes()
+
+
+@ascdsl.jit
+def nested_control_kernel(x_ptr, out_ptr, count_ptr, rows, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    if pid >= rows:
+        return
+    for row in tl.range(pid, rows, tl.num_programs(0)):
+        s = tl.load(x_ptr + row * n)  # a scalar of the rows' dtype, carried below
+        k = 0
+        acc = tl.zeros((BLOCK,), tl.float32)
+        off = 0
+        while off < n:
+            cols = off + tl.arange(0, BLOCK)
+            if row % 2 == 0:
+                x = tl.load(x_ptr + row * n + cols, mask=cols < n, other=0.0)
+                acc += x.to(tl.float32)
+                s = s * 0.5 + tl.max(x, axis=0).to(s.dtype)
+            else:
+                k += 2
+            off += BLOCK
+        tl.store(out_ptr + row * BLOCK + tl.arange(0, BLOCK), (acc + s.to(tl.float32)).to(out_ptr.dtype.element_ty))
+        tl.store(count_ptr + row, k)
+
+
+def _check_nested(dtype):
+    x = _data((9, 100), dtype)
+    for programs in (4, 12):  # rows strided over programs; programs past the rows return at once
+        want, got = _both(nested_control_kernel[(programs,)], x, np.zeros((9, 64), dtype.np), np.zeros(9, np.int32),
+                          9, 100, BLOCK=64)
+        assert got[1].tobytes() == want[1].tobytes() and got[2].tobytes() == want[2].tobytes(), programs
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_a_guard_grid_stride_loop_while_and_branch_together(dtype):
+    """16-bit scalars carried by a while inside a grid-stride loop, updated in a branch that loads."""
+    prebuilt(_check_nested, [(d,) for d in FLOATS])
+    _check_nested(dtype)
