@@ -211,3 +211,36 @@ def test_while_loops_that_differ_by_program():
     np.testing.assert_array_equal(out, np.repeat([[w[1]] for w in want], 4, axis=1))
     module = collatz_kernel.specialize(ns, steps, out, BLOCK=4)
     assert ascdsl.ir.parse(ascdsl.ir.dump(module)) == module
+
+
+@ascdsl.jit
+def early_exit_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """Early returns outside loops, as Triton allows them: in a nested if, in an else branch."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    if pid % 3 == 0:
+        tl.store(out_ptr + offs, x, mask=offs < n)
+        if pid > 2:
+            return
+    else:
+        if pid % 3 == 1:
+            tl.store(out_ptr + offs, -x, mask=offs < n)
+            return
+        x = x * 2.0
+    tl.store(out_ptr + offs, x + 1.0, mask=offs < n)
+
+
+def early_exit_reference(x: np.ndarray, block: int) -> np.ndarray:
+    out = np.empty_like(x)
+    for pid in range(-(-len(x) // block)):
+        part = x[pid * block:(pid + 1) * block]
+        out[pid * block:(pid + 1) * block] = {0: part if pid > 2 else part + 1, 1: -part, 2: part * 2 + 1}[pid % 3]
+    return out
+
+
+def test_early_returns_in_nested_ifs_and_else_branches():
+    x = np.random.default_rng(3).standard_normal(300).astype(np.float32)
+    out = np.zeros_like(x)
+    early_exit_kernel[(5,)](x, out, 300, BLOCK=64)
+    np.testing.assert_array_equal(out, early_exit_reference(x, 64))

@@ -148,6 +148,13 @@ def test_early_return_guard():
     assert got[1].tobytes() == want[1].tobytes()
 
 
+def test_early_returns_in_nested_ifs_and_else_branches():
+    x = _data(300, dtypes.float32)
+    want, got = _both(dsl.early_exit_kernel[(5,)], x, np.zeros_like(x), 300, BLOCK=64)
+    assert np.array_equal(want[1], dsl.early_exit_reference(x, 64))
+    assert got[1].tobytes() == want[1].tobytes()
+
+
 def test_loops_carry_scalars_and_tiles():
     for n in (0, 1, 1000):
         x = _data(max(n, 1), dtypes.float32)
