@@ -66,6 +66,9 @@ class _Body:
             elif instr.op is Op.PTR_ADD:
                 continue  # the address of a single-element load, which reads its operands
             elif instr.op is Op.BLOCK_LOAD:
+                if sel.load_waits(instr):
+                    out += self.flush(seg)
+                    seg = _Seg()
                 seg.loads.append(instr)
             elif instr.op is Op.BLOCK_STORE:
                 seg.stores.append(instr)

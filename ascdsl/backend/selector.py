@@ -126,6 +126,7 @@ class Selector:
 
     def _number_segments(self, block, counter) -> None:
         for instr in block.body:
+            counter[0] += self.load_waits(instr)
             self.segment_of[id(instr)] = counter[0]
             if self.cuts(instr):  # see select.py
                 counter[0] += 1
@@ -135,6 +136,12 @@ class Selector:
             else:
                 for r in instr.regions:
                     self._number_segments(r, counter)
+
+    def load_waits(self, instr: Instr) -> bool:
+        """A block load addressed by a scalar the compute stage sets (from a reduction, or merged
+        by an ``if`` there) starts a new segment: its CopyIn must run after that stage."""
+        return instr.op is Op.BLOCK_LOAD and any(self.vector_derived(x) for x in instr.operands[1:]
+                                                 if x.type.is_scalar)
 
     @staticmethod
     def cuts(instr: Instr) -> bool:

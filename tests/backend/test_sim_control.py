@@ -290,3 +290,24 @@ def test_a_guard_grid_stride_loop_while_and_branch_together(dtype):
     """16-bit scalars carried by a while inside a grid-stride loop, updated in a branch that loads."""
     prebuilt(_check_nested, [(d,) for d in FLOATS])
     _check_nested(dtype)
+
+
+@ascdsl.jit
+def computed_offsets_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    if pid % 2 == 0:  # merged in the compute stage
+        off = 0
+    else:
+        off = BLOCK
+    x = tl.load(x_ptr + off + tl.arange(0, BLOCK))
+    k = tl.max(x, axis=0).to(tl.int32)  # a reduction
+    y = tl.load(x_ptr + k + tl.arange(0, BLOCK))
+    tl.store(out_ptr + pid * BLOCK + tl.arange(0, BLOCK), x + y)
+
+
+def test_loads_addressed_by_scalars_the_compute_stage_sets():
+    """Their CopyIn runs in a later segment than the stage that sets the scalar (was: a stale offset)."""
+    x = np.concatenate([np.full(16, 3.0), np.full(16, 7.0), np.arange(32)]).astype(np.float32)
+    want, got = _both(computed_offsets_kernel[(4,)], x, np.zeros(4 * 16, np.float32), BLOCK=16)
+    assert np.array_equal(want[1][:16], x[:16] + x[3:19]) and np.array_equal(want[1][16:32], x[16:32] + x[7:23])
+    assert got[1].tobytes() == want[1].tobytes()
