@@ -72,7 +72,7 @@ class _Body:
                 seg.loads.append(instr)
             elif instr.op is Op.BLOCK_STORE:
                 seg.stores.append(instr)
-            elif instr.results and instr.result.type.is_scalar and instr.op not in GroupOp.REDUCE:
+            elif len(instr.results) == 1 and instr.result.type.is_scalar and instr.op not in GroupOp.REDUCE:
                 sel.define_scalar(instr, seg.compute if sel.vector_derived(instr.result) else out)
             else:
                 seg.compute += compute.vector(sel, instr)
@@ -130,7 +130,7 @@ class _Body:
                 elif inner.op is Op.YIELD:
                     copies, sets = self.merge(inner, instr.results)
                     body += copies + sets
-                elif inner.results and inner.result.type.is_scalar and inner.op not in GroupOp.REDUCE:
+                elif len(inner.results) == 1 and inner.result.type.is_scalar and inner.op not in GroupOp.REDUCE:
                     sel.define_scalar(inner, body)
                 else:
                     body += compute.vector(sel, inner)

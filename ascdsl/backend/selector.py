@@ -338,7 +338,8 @@ class Selector:
                 c = float(numerics.cast(np.array(c, F32.np), x.type.dtype.np))
             return Lit(c, dtype)
         e = self.expr(x)
-        return e if x.type.dtype == dtype else kir.Conv(dtype, e)
+        narrowed = self.is_wide(x) and dtype != I64  # computed in int64_t for GM offsets
+        return e if x.type.dtype == dtype and not narrowed else kir.Conv(dtype, e)
 
     def vector_derived(self, v: Value) -> bool:
         """``v`` is computed in a compute stage: from a reduction, or merged by an ``if`` there."""

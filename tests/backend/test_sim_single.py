@@ -122,3 +122,10 @@ def test_a_single_int64_store_is_a_located_error():
     with pytest.raises(ascdsl.CompilationError) as e:
         int64_store_kernel[(2,)](np.zeros(2, np.int64), 2**33, backend="sim")
     assert e.value.loc.file.endswith("test_sim_single.py") and "int64" in str(e.value)
+
+
+def test_single_stores_of_program_ids_over_a_3d_grid():
+    """``tl.store(out_ptr + pid, pid * SCALE)``: ``pid`` is an int64 GM offset, stored as int32."""
+    from tests.test_launch import grid_kernel
+    want, got = _both(grid_kernel[(3, 2, 2)], np.zeros(12, np.int32), SCALE=3)
+    assert np.array_equal(want[0], np.arange(12) * 3) and got[0].tobytes() == want[0].tobytes()
