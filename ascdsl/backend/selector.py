@@ -234,6 +234,7 @@ class Selector:
                         and producer.op not in (Op.FOR, Op.BLOCK_LOAD, Op.EXPAND_DIMS, Op.CONST)
                         and not self.free_reshape(producer)
                         and producer.op not in GroupOp.COMPARE
+                        and not (producer.op is Op.BROADCAST and cpp_dtype(value.type.dtype) not in isel.DUPLICATE)
                         and self._stage_users(value) == {self.segment_of[id(instr)]}
                         and self.segment_of[id(producer)] == self.segment_of[id(instr)]):
                     self.bufs[value.id] = b

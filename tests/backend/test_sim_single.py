@@ -107,8 +107,11 @@ def int64_scalars_kernel(idx_ptr, out_ptr, big):
 
 
 @ascdsl.jit
-def int64_store_kernel(out_ptr, big):
-    tl.store(out_ptr + tl.program_id(0), big * 2)
+def narrow_and_wide_stores_kernel(i64_ptr, i8_ptr, u8_ptr, big):
+    pid = tl.program_id(0)
+    tl.store(i64_ptr + pid, big * 2 - pid)
+    tl.store(i8_ptr + pid, (pid * 50 - 70).to(tl.int8))
+    tl.store(u8_ptr + pid, (pid * 90).to(tl.uint8))  # 270 wraps to 14
 
 
 def test_int64_scalar_loads_and_arithmetic():
@@ -118,10 +121,13 @@ def test_int64_scalar_loads_and_arithmetic():
     assert got[1].tobytes() == want[1].tobytes()
 
 
-def test_a_single_int64_store_is_a_located_error():
-    with pytest.raises(ascdsl.CompilationError) as e:
-        int64_store_kernel[(2,)](np.zeros(2, np.int64), 2**33, backend="sim")
-    assert e.value.loc.file.endswith("test_sim_single.py") and "int64" in str(e.value)
+def test_single_stores_of_types_duplicate_has_no_form_for():
+    """int64, int8 and uint8 elements: written through int32/int16 views of their buffer."""
+    want, got = _both(narrow_and_wide_stores_kernel[(4,)], np.zeros(4, np.int64), np.zeros(4, np.int8),
+                      np.zeros(4, np.uint8), 2**33 + 5)
+    assert np.array_equal(want[0], 2 * (2**33 + 5) - np.arange(4)) and np.array_equal(want[2], [0, 90, 180, 14])
+    for w, g in zip(want[:3], got[:3]):
+        assert g.tobytes() == w.tobytes()
 
 
 def test_single_stores_of_program_ids_over_a_3d_grid():
