@@ -2,14 +2,19 @@
 scalars merged after it, nested, inside loops around loads and stores, conditions from reductions),
 early ``return`` guards, loops that carry scalars and tiles, runtime and negative loop steps,
 ``while`` loops (conditions from scalars and from reductions, around loads and stores)."""
+import subprocess
+
 import numpy as np
 import pytest
 
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
+from ascdsl.backend import tiling
+from ascdsl.backend.ascendc import kernel_source
 from tests import test_interpreter_dsl as dsl
 from tests.backend.test_sim import FLOATS, _both, _data, prebuilt
+from tests.sim.test_cann_headers import cann_flags
 
 
 @ascdsl.jit
@@ -311,3 +316,31 @@ def test_loads_addressed_by_scalars_the_compute_stage_sets():
     want, got = _both(computed_offsets_kernel[(4,)], x, np.zeros(4 * 16, np.float32), BLOCK=16)
     assert np.array_equal(want[1][:16], x[:16] + x[3:19]) and np.array_equal(want[1][16:32], x[16:32] + x[7:23])
     assert got[1].tobytes() == want[1].tobytes()
+
+
+@pytest.mark.skipif(cann_flags() is None, reason="ASCEND_HOME_PATH does not point at a CANN toolkit")
+def test_lowered_control_flow_type_checks_against_cann(tmp_path):
+    """Branches (in Process and in a compute stage), while loops, trip-count loops, members, GetValue
+    on GM and one-element stores, in the three float dtypes, against the real CANN headers."""
+    from tests.backend import test_sim_single as single
+    p = {d: tl.pointer_type(d) for d in FLOATS}
+    i32, i64, f32 = tl.pointer_type(dtypes.int32), tl.pointer_type(dtypes.int64), p[dtypes.float32]
+    kernels = [k.kernels[0] for k in (
+        *(branch_kernel.specialize(p[d], p[d], 1000, 0.5, BLOCK=128) for d in FLOATS),
+        *(nested_control_kernel.specialize(p[d], p[d], i32, 9, 100, BLOCK=64) for d in FLOATS),
+        *(single.row_stats_kernel.specialize(p[d], f32, p[d], p[d], p[d], 100, 1e-5, BLOCK=128) for d in FLOATS),
+        dsl.collatz_kernel.specialize(i32, i32, f32, BLOCK=16),
+        halve_until_kernel.specialize(f32, f32, 1.0, BLOCK=32),
+        step_kernel.specialize(f32, f32, 0, 7, 2, BLOCK=32),
+        single.narrow_and_wide_stores_kernel.specialize(i64, tl.pointer_type(dtypes.int8),
+                                                        tl.pointer_type(dtypes.uint8), 2**33),
+        single.masked_single_kernel.specialize(p[dtypes.float16], p[dtypes.float16], 5),
+        single.ragged_rows_kernel.specialize(f32, i32, i32, f32, f32, BLOCK=64),
+        swap_in_branch_kernel.specialize(f32, f32, 7, BLOCK=32),
+        computed_offsets_kernel.specialize(f32, f32, BLOCK=16),
+        dsl.early_exit_kernel.specialize(f32, f32, 300, BLOCK=64))]
+    source = tmp_path / "control_kernel.cpp"
+    source.write_text(kernel_source("control_kernel", tiling.variants(kernels), tiling.layout("ControlTiling", kernels),
+                                    "Ascend910B3"))
+    proc = subprocess.run(["g++", *cann_flags(), str(source)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[:4000]
