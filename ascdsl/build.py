@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import dtypes, planner
-from .backend import ascendc, host, ubplan
+from .backend import ascendc, host, lift, ubplan
 from .backend.opproject import (
     aclnn_signature,
     fields,
@@ -44,7 +44,7 @@ from .backend.opproject import (
 )
 from .backend.hostcode import is_kernel
 from .backend.render import render
-from .backend.tiling import TilingLayout, Variant, cann_name, layout, variants
+from .backend.tiling import TilingLayout, Variant, cann_name, layout
 from .errors import CompilationError, Error, source_path, source_root
 from .ir import dump
 from .op import Operator
@@ -96,9 +96,10 @@ class OpBuild:
 
 
 def _kernels(op: Operator, platform: Platform,
-             root: str | Path | None = None) -> tuple[list, TilingLayout, str, str]:
-    """The kernel specialisations the op's OpDef-expressible cases launch on ``platform`` (none with
-    bfloat16 tensors where the platform has no bfloat16: the OpDef registers no such dtypes there),
+             root: str | Path | None = None) -> tuple[tuple[Variant, ...], TilingLayout, str, str]:
+    """The variants of the kernel specialisations the op's OpDef-expressible cases launch on
+    ``platform`` (none with bfloat16 tensors where the platform has no bfloat16: the OpDef registers
+    no such dtypes there; constexprs that only size tiles lifted into the tiling, :mod:`.backend.lift`),
     their tiling layout, the op file as generated comments name it, and the folder they name it
     relative to: ``root`` (default: the op file's folder), so builds match from any directory."""
     from .cli import specializations
@@ -108,24 +109,26 @@ def _kernels(op: Operator, platform: Platform,
     root = os.path.abspath(root if root is not None else os.path.dirname(os.path.abspath(op_file)))
     with source_root(root):
         source = source_path(op_file)
-    return kernels, layout(f"{op.op_type}TilingData", kernels), source, root
+    vs = lift.variants(kernels, _jit_functions(op), platform)
+    lifted = dict.fromkeys(n for v in vs for n in v.lifted)
+    return vs, layout(f"{op.op_type}TilingData", kernels, tuple(lifted)), source, root
 
 
 def check_host(op: Operator, platform: Platform) -> None:
     """Raise the located error ``plan``/``write`` would raise for the op's host code (what does not
     lower to C++: NumPy calls, planner queries whose UB footprint is not affine, ...), without
     emitting kernels. ``ascdsl check`` runs it."""
-    kernels, lay, source, _ = _kernels(op, platform)
-    host.tiling_header(op, lay, variants(kernels), platform, source)
+    vs, lay, source, _ = _kernels(op, platform)
+    host.tiling_header(op, lay, vs, platform, source)
 
 
 def plan(op: Operator, platform: Platform, root: str | Path | None = None) -> OpBuild:
     """Collect the kernel specialisations the op's OpDef-expressible cases launch, lay out the tiling
     struct, and set aside the variants the Ascend C backend cannot emit. Generated files name source
     files relative to ``root`` (default: the op file's folder)."""
-    kernels, lay, source, root = _kernels(op, platform, root)
+    vs, lay, source, root = _kernels(op, platform, root)
     emitted, failed = [], []
-    for v in variants(kernels):
+    for v in vs:
         try:
             ascendc.render_classes([v], lay, platform)
             emitted.append(v)
@@ -220,7 +223,9 @@ def _variant_row(v: Variant, b: OpBuild) -> dict:
     scalars = {n: p.type.dtype.name for n, p in zip(v.kernel.param_names, v.kernel.params)
                if isinstance(p.type.dtype, dtypes.DType)}
     return {"key": v.key, "kernel": v.kernel.name, "class": ascendc.class_names(b.variants, b.platform)[v.key],
-            "constexprs": {k: json_value(c) for k, c in v.kernel.constexprs},
+            "constexprs": {k: json_value(c) for k, c in v.kernel.constexprs if k not in v.lifted},
+            "runtime_extents": [{"name": e.name, "quantum": e.quantum, "low": e.low, "high": e.high}
+                                for e in (v.lift.extents if v.lift is not None else ())],
             "pointer_dtypes": pointers, "scalar_dtypes": scalars,
             "ir": f"ir/{v.key:02d}_{v.kernel.name}.ir", "ub_plan": _ub_plan(v, b.platform),
             "footprint": footprints(v, _jit_functions(b.op)[v.kernel.name])}
@@ -252,7 +257,7 @@ def footprints(v: Variant, jit_fn) -> dict:
 def _ub_plan(v: Variant, platform: Platform) -> dict | None:
     """The variant's UB buffers: the backend's one plan of it (None if the backend cannot plan it)."""
     try:
-        return ubplan.as_dict(ascendc.planned(v.kernel, platform))
+        return ubplan.as_dict(ascendc.variant_planned(v, platform))
     except Error:
         return None
 

@@ -118,11 +118,12 @@ class _OpKernelRunner:
 
     def run(self, kernel, args: list, grid: tuple[int, int, int], platform: str) -> None:
         from . import sim
-        keys = [v.key for v in self.b.variants if v.kernel == kernel]
+        serving = sorted((v for v in self.b.variants if v.serves(kernel)), key=lambda v: v.lift is not None)
+        keys = [v.key for v in serving]
         if not keys or platform != self.b.platform.name:
             self.fallback(kernel, args, grid, platform)
             return
-        fields, arrays = launch_fields(kernel, args, grid)
+        fields, arrays = launch_fields(kernel, args, grid, serving[0])
         fields["tilingKey"] = keys[0]
         block_dim = max(1, min(grid[0] * grid[1] * grid[2], self.b.platform.vector_core_count))
         with simrun.located_errors(kernel, len(arrays)):
@@ -147,10 +148,6 @@ def cases_by_variant(b: OpBuild) -> dict[int, tuple[object, host.TilingResult]]:
 def verify_main(b: OpBuild, folder: Path, workdir: Path) -> list[VariantCheck]:
     """Compile ``kernel/main.cpp`` with the kernel on ``ascdsl.sim`` and run, for every variant, the
     first OpDef-expressible case that selects it; outputs are compared with the op's reference."""
-    from . import sim
-    kernel = folder / "kernel"
-    workdir.mkdir(parents=True, exist_ok=True)
-    main = kernel / "main.cpp"  # run_main defines ASCENDC_CPU_DEBUG and friends, as CANN's CPU build does
     chosen = {key: case for key, (case, _) in cases_by_variant(b).items()}
     checks = []
     for v in b.variants:
@@ -158,27 +155,35 @@ def verify_main(b: OpBuild, folder: Path, workdir: Path) -> list[VariantCheck]:
         if case is None:
             checks.append(VariantCheck(v.key, "", False, "no case selects this variant"))
             continue
-        arrays, descs, attrs = case_arguments(b.op, case)
-        run = workdir / f"v{v.key}"
-        run.mkdir(parents=True, exist_ok=True)
-        argv = [str(run)]
-        for name, a, d in zip(b.op.inputs, arrays, descs):
-            a.tofile(run / f"{name}.bin")
-            argv.append(f"{name}={d.dtype.name}:{','.join(map(str, d.shape))}")
-        argv += [f"{a.name}={_arg_text(attrs[a.name])}" for a in b.op.attrs]
         try:
-            res = sim.run_main(main, [kernel / f"{b.name}_kernel.cpp"], platform=b.platform.name, argv=argv)
-            if res.returncode != 0:
-                raise Error(f"main.cpp exited with {res.returncode}: {res.stderr.strip()[-500:]}")
-            expected = expected_outputs(b.op, arrays, dict(case.attrs))
-            for o, e in zip(b.op.outputs, expected):
-                dt = b.op.output_dtype(o, descs)
-                out = np.fromfile(run / f"{o.name}.bin", dt.np).reshape(np.shape(e))
-                assert_close(out, e, dt)
+            check_main_case(b, folder, workdir / f"v{v.key}", case)
             checks.append(VariantCheck(v.key, case.label, True))
         except (Error, AssertionError) as e:
             checks.append(VariantCheck(v.key, case.label, False, str(e)))
     return checks
+
+
+def check_main_case(b: OpBuild, folder: Path, run: Path, case) -> None:
+    """Run the built ``kernel/main.cpp`` (on ``ascdsl.sim``) on ``case``, in the folder ``run``, and
+    compare its outputs with the op's reference (an Error or AssertionError otherwise)."""
+    from . import sim
+    kernel = folder / "kernel"
+    main = kernel / "main.cpp"  # run_main defines ASCENDC_CPU_DEBUG and friends, as CANN's CPU build does
+    arrays, descs, attrs = case_arguments(b.op, case)
+    run.mkdir(parents=True, exist_ok=True)
+    argv = [str(run)]
+    for name, a, d in zip(b.op.inputs, arrays, descs):
+        a.tofile(run / f"{name}.bin")
+        argv.append(f"{name}={d.dtype.name}:{','.join(map(str, d.shape))}")
+    argv += [f"{a.name}={_arg_text(attrs[a.name])}" for a in b.op.attrs]
+    res = sim.run_main(main, [kernel / f"{b.name}_kernel.cpp"], platform=b.platform.name, argv=argv)
+    if res.returncode != 0:
+        raise Error(f"main.cpp exited with {res.returncode}: {res.stderr.strip()[-500:]}")
+    expected = expected_outputs(b.op, arrays, dict(case.attrs))
+    for o, e in zip(b.op.outputs, expected):
+        dt = b.op.output_dtype(o, descs)
+        out = np.fromfile(run / f"{o.name}.bin", dt.np).reshape(np.shape(e))
+        assert_close(out, e, dt)
 
 
 def _cached_source(text: str) -> Path:

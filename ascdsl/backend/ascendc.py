@@ -49,20 +49,32 @@ def compile_variant(kernel: Kernel, platform: Platform | str) -> kir.Kernel:
     return check_budget(planned(kernel, platform), platform)
 
 
-@lru_cache(maxsize=1024)
-def _planned(kernel: Kernel, platform: Platform) -> kir.Kernel:
+def variant_kernel(v: Variant, platform: Platform | str) -> kir.Kernel:
+    """The kernel IR of variant ``v``: its lifted kernel (runtime tile extents) or its specialisation."""
+    platform = _platform(platform)
+    return check_budget(v.lift.kernel, platform) if v.lift is not None else compile_variant(v.kernel, platform)
+
+
+def variant_planned(v: Variant, platform: Platform | str) -> kir.Kernel:
+    """:func:`variant_kernel` without the budget check (what the manifest reads)."""
+    return v.lift.kernel if v.lift is not None else planned(v.kernel, platform)
+
+
+@lru_cache(maxsize=4096)
+def _planned(kernel: Kernel, platform: Platform, general: bool) -> kir.Kernel:
     k = run_passes(kernel, platform)
     for p in PIPELINE[:-1]:
-        k = p(k, platform)
+        k = select(k, platform, general) if p is select else p(k, platform)
         if isinstance(k, kir.Kernel):
             kir.verify(k)
     return k
 
 
-def planned(kernel: Kernel, platform: Platform | str) -> kir.Kernel:
+def planned(kernel: Kernel, platform: Platform | str, general: bool = False) -> kir.Kernel:
     """``kernel`` through every pass but the budget check, computed once per variant and platform
-    (what the manifest and the planner queries read)."""
-    return _planned(kernel, _platform(platform))
+    (what the manifest and the planner queries read); ``general``: selection in the form whose
+    structure does not depend on tile extents (:mod:`.lift` compares such forms)."""
+    return _planned(kernel, _platform(platform), general)
 
 
 def _platform(platform: Platform | str) -> Platform:
@@ -77,7 +89,7 @@ def classes(variants: Sequence[Variant], platform: Platform | str) -> list[Class
 
 @lru_cache(maxsize=64)
 def _classes(variants: tuple[Variant, ...], platform: Platform) -> list[ClassPlan]:
-    return plan_classes(variants, {v.key: compile_variant(v.kernel, platform) for v in variants})
+    return plan_classes(variants, {v.key: variant_kernel(v, platform) for v in variants})
 
 
 def class_names(variants: Sequence[Variant], platform: Platform | str) -> dict[int, str]:
@@ -106,5 +118,5 @@ def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout
                   classes=render_classes(variants, layout, platform), pointers=pointers, calls=calls)
 
 
-__all__ = ["PIPELINE", "class_names", "classes", "compile_variant", "kernel_source", "literal", "planned",
+__all__ = ["PIPELINE", "class_names", "classes", "compile_variant", "variant_kernel", "variant_planned", "kernel_source", "literal", "planned",
            "render_classes"]

@@ -13,6 +13,7 @@ from ..errors import Loc, source_path
 from . import kir
 from .kir import (Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, Field, Flag, For, Gm, If, Let, Lit, Local, Note,
                   Position, QOp, Queue, Run, Set, SizeOf, Struct, Var, VarKind)
+from .poly import describe
 from .naming import Names
 
 PRECEDENCE = {"*": 5, "/": 5, "%": 5, "+": 4, "-": 4, "<<": 3.5, ">>": 3.5, "<": 3, "<=": 3, ">": 3, ">=": 3,
@@ -173,10 +174,10 @@ def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = Fa
         "where": where(k.loc),
         "struct": struct,
         "gms": [{"name": names.gms[g.param], "cpp": g.dtype.cpp, "param": names.params[g.param]} for g in k.gms],
-        "queues": [{"name": names.slot(s), "position": s.position.value, "num": s.num, "bytes": s.bytes}
+        "queues": [{"name": names.slot(s), "position": s.position.value, "num": s.num, "bytes": p.expr(s.size_expr)}
                    for s in slots if s.position is not Position.VECCALC],
-        "tbufs": [{"name": names.slot(s), "bytes": s.bytes} for s in slots if s.position is Position.VECCALC],
-        "ub_total": k.plan.total_bytes,
+        "tbufs": [{"name": names.slot(s), "bytes": p.expr(s.size_expr)} for s in slots if s.position is Position.VECCALC],
+        "ub_total": k.plan.total_bytes if not k.plan.footprint else describe(k.plan.footprint),
         "uses_event": any(isinstance(s, Flag) for s in kir.walk(k.process)),
         "members": [f"{ctype(v.ctype)} {names.var(v)};" for v in k.members],
         "process": p.lines(k.process),

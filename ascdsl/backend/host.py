@@ -145,7 +145,15 @@ def python_tiling(op: Operator, layout: TilingLayout, variants: Sequence[Variant
         pointers = [d.dtype for d in inputs] + [op.output_dtype(o, tuple(inputs)) for o in op.outputs]
         kernel = plan.kernel.specialize(*(dtypes.PointerType(d) for d in pointers), **plan.scalars,
                                         **plan.constexprs).kernels[0]
-        keys = [v.key for v in variants if v.kernel == kernel]
+        # specialisations first, then the lifted variant serving the kernel's runtime tile extents
+        serving = sorted((v for v in variants if v.serves(kernel)), key=lambda v: v.lift is not None)
+        keys = [v.key for v in serving]
+        if serving and serving[0].lift is not None:
+            values = serving[0].lifted_values(kernel)
+            problem = serving[0].lift.problem(values, platform.ub_budget_bytes)
+            if problem is not None:
+                return TilingResult(STATUS["VALUE_ERROR"], problem)
+            fields.update(values)
         if not keys:
             consts = ", ".join(f"{k}={_python_str(v)}" for k, v in plan.constexprs.items())
             return TilingResult(STATUS["VARIANT_NOT_COMPILED"],

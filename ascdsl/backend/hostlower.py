@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 
 from .. import dtypes
 from ..errors import CompilationError
@@ -18,6 +19,7 @@ from ..op import Launch
 from .hostcode import (BOOL, CPP_TYPE, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, E, HostFunction, cpp_name,
                        dtype_enum, literal, quote)
 from .hostexpr import HostExpressions
+from .poly import describe
 from .tiling import Variant
 
 
@@ -208,16 +210,20 @@ class HostLowering(HostExpressions):
         self.emit("if (programs > 0) {")
         self.depth += 1
         rows = []
-        for v in self.variants:
+        # specialisations first: a lifted variant serves the values no specialisation has
+        for v in sorted(self.variants, key=lambda v: v.lift is not None):
             if v.kernel.name in candidates:
                 cond = self.variant_condition(v, consts, values)
                 if cond is not None and not kernel.is_const:
                     cond = f"{kernel.code} == Kernel::{v.kernel.name} && {cond}"
-                rows.append((v.key, cond))
-        rows = [(key, cond) for key, cond in rows if cond is not None]
-        for i, (key, cond) in enumerate(rows):
+                rows.append((v, cond))
+        rows = [(v, cond) for v, cond in rows if cond is not None]
+        for i, (v, cond) in enumerate(rows):
             self.emit(f"{'} else ' if i else ''}if ({cond}) {{")
-            self.emit(f"    tiling.tilingKey = {key};")
+            self.emit(f"    tiling.tilingKey = {v.key};")
+            self.depth += 1
+            self.lifted_fields(v, consts)
+            self.depth -= 1
         self.emit("} else {" if rows else "{")
         self.emit(f"    throw ascdsl_host::HostError{{ascdsl_host::VARIANT_NOT_COMPILED, "
                   f"{self.not_compiled(kernel, candidates, consts)}}};")
@@ -258,13 +264,46 @@ class HostLowering(HostExpressions):
             have = consts.get(key)
             if have is None or have.type != literal(value).type:
                 return None
-            conds.append(f"{have.code} == {literal(value).code}")
+            if key not in variant.lifted:
+                conds.append(f"{have.code} == {literal(value).code}")
         for name, param in zip(kernel.param_names, kernel.params):
             value = scalars.get(name)
             if value is not None and value.type == INT and param.type.dtype in (dtypes.int32, dtypes.int64):
                 fits = f"ascdsl_host::FitsInt32({value.code})"
                 conds.append(fits if param.type.dtype == dtypes.int32 else f"!{fits}")
         return " && ".join(dict.fromkeys(conds))
+
+    def lifted_fields(self, variant: Variant, consts: dict[str, E]) -> None:
+        """Write ``variant``'s runtime tile extents into the tiling, after checking them as
+        :meth:`.lift.Lift.problem` does (a VALUE_ERROR with the same message)."""
+        if variant.lift is None:
+            return
+        lift = variant.lift
+        for e in lift.extents:
+            code = consts[e.name].code
+            self.emit(f"if ({code} % {e.quantum} != 0 || {code} < {e.low}) {{")
+            self.emit(f'    throw HostError{{VALUE_ERROR, "{e.name}=" + ascdsl_host::FormatInt({code}) + '
+                      f'" is not a multiple of {e.quantum} of at least {e.low}, as this kernel\'s runtime tile '
+                      f'extent must be"}};')
+            self.emit("}")
+        scale = 1
+        for _, coef in lift.footprint:
+            scale = scale * coef.denominator // math.gcd(scale, coef.denominator)
+        terms = []
+        for mono, coef in lift.footprint:
+            terms.append(" * ".join([f"int64_t{{{int(coef * scale)}}}"] + [consts[n].code for n in mono]))
+        need = self.temp("ubBytes")
+        self.emit(f"const int64_t {need} = {' + '.join(terms) or '0'};  // UB bytes x {scale}: "
+                  f"{describe(lift.footprint)}")
+        self.emit(f"if ({need} > int64_t{{{scale}}} * static_cast<int64_t>(platform.ubBudget)) {{")
+        values = ' + ", " + '.join(f'"{n}=" + ascdsl_host::FormatInt({consts[n].code})' for n in lift.names)
+        amount = (f"ascdsl_host::FormatInt({need})" if scale == 1
+                  else f'ascdsl_host::FormatInt({need} / {scale}) + "+"')
+        self.emit(f'    throw HostError{{VALUE_ERROR, std::string({values}) + " needs " + {amount} + '
+                  f'" bytes of UB, more than the " + ascdsl_host::FormatInt(platform.ubBudget) + " bytes available"}};')
+        self.emit("}")
+        for n in lift.names:
+            self.emit(f"tiling.{n} = static_cast<int32_t>({consts[n].code});")
 
     def not_compiled(self, kernel: E, candidates: list[str], consts: dict[str, E]) -> str:
         name = quote(candidates[0])

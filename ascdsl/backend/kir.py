@@ -230,6 +230,11 @@ def lit(v: int) -> Lit:
     return Lit(v, dtypes.int32)
 
 
+def as_expr(v) -> "Expr":
+    """An int as its literal; an expression as itself (sizes that are expressions in the general form)."""
+    return lit(v) if isinstance(v, int) else v
+
+
 def add(a: Expr, b: Expr) -> Expr:
     if b == lit(0):
         return a

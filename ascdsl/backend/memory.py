@@ -15,7 +15,7 @@ from ..ir.core import Instr, Value
 from . import repeat
 from .compute import copy_blocks
 from .kir import (BinOp, Bin, Brace, Call, CInt, Const, Conv, For, Gm, If, Let, Lit, Note, Pipe, QOp, Queue, Ref,
-                  SizeOf, Struct, Var, add, ceil_to, lit, minimum, mul)
+                  SizeOf, Struct, Var, add, as_expr, ceil_to, lit, minimum, mul)
 from .repeat import row, view
 from .selector import Selector
 
@@ -82,7 +82,7 @@ def _transfer(sel: Selector, instr: Instr, local: Ref, pitch: int, pad, to_ub: b
         dst, src = (ub, g) if to_ub else (g, ub)
         return [Let(params, Brace((Conv(U16, count), *fields))),
                 Call("DataCopyPad", dst, (src,), (params, pad) if to_ub else (params,), pipe=pipe)]
-    if instr.attr("shape")[0] <= most or len(instr.attr("shape")) == 1:
+    if len(instr.attr("shape")) == 1 or instr.attr("shape")[0] <= most and not sel.general:
         return transfer(local, gm, rows)
     r = sel.fresh("r")
     g = Gm(gm.param, dt, add(gm.offset, Bin(BinOp.MUL, Conv(dtypes.int64, r), sel.wide_expr(stride))))
@@ -177,7 +177,8 @@ def _fill(sel: Selector, instr: Instr, local: Ref, other) -> list:
             out += repeat.over_columns(sel, valid, size, per_rep, lambda col: repeat.over_rows(
                 sel, shape[0], rows, pb, lambda r, n, s: [Call(
                     "Duplicate", view(local, add(row(r, p), col)), (),
-                    (other, Conv(U64, repeat.mask(size, per_rep, col, aligned=False)), Conv(U8, n), lit(1), lit(s)))]))
+                    (other, Conv(U64, repeat.mask(size, per_rep, col, aligned=False, general=sel.general)), Conv(U8, n),
+                     lit(1), as_expr(s)))]))
     if len(shape) == 2 and shape[0] > 1 and sel.const_of(extents[0]) != shape[0]:
         e0, p = sel.expr(extents[0]), sel.pitch(v)
         out.append(If(Bin(BinOp.LT, e0, lit(shape[0])), (

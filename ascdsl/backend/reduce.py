@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..ir.core import Instr, Op
 from . import isel, repeat
-from .kir import Brace, Call, Const, Elem, For, Lit, Ref, Set, Var, VarKind, add, lit
+from .kir import BinOp, Bin, Brace, Call, Const, Elem, For, Lit, Ref, Set, Var, VarKind, add, as_expr, lit, minimum
 from .repeat import located, row, view
 from .selector import F32, Selector, unsupported
 
@@ -43,23 +43,27 @@ def _rows(sel: Selector, instr: Instr) -> list:
     p = sel.pitch(x)
     src, pb = sel.ref(x), p // per_blk
     out = []
-    if cols > per_rep:  # copy each row's first repeat, fold the others onto it
+    general = sel.general
+    if cols > per_rep or general:  # copy each row's first repeat, fold the others onto it
+        # (general form: the fold loop runs zero times when a row fits one repeat)
+        first = minimum(lit(cols), lit(per_rep)) if general else lit(per_rep)
         fold = sel.scratch("fold", F32, rows * per_rep, instr.loc)
         out += repeat.over_rows(sel, rows, lit(rows), pb, lambda r, n, s: [Call(
             "Muls", view(fold, row(r, per_rep)), (view(src, row(r, p)),),
-            (Lit(1.0, F32), lit(per_rep), n, Brace(tuple(map(lit, (1, 1, 8, s))))))])
+            (Lit(1.0, F32), first, n, Brace((lit(1), lit(1), lit(8), as_expr(s)))))])
         out += repeat.over_columns(sel, lit(per_rep), cols, per_rep, lambda c: repeat.over_rows(
             sel, rows, lit(rows), pb, lambda r, n, s: [Call(
                 FOLD[instr.op], view(fold, row(r, per_rep)),
                 (view(fold, row(r, per_rep)), view(src, add(row(r, p), c))),
-                (repeat.mask(cols, per_rep, c), n, Brace(tuple(map(lit, (1, 1, 1, 8, 8, s))))))]),
+                (repeat.mask(cols, per_rep, c, general=general), n,
+                 Brace((lit(1), lit(1), lit(1), lit(8), lit(8), as_expr(s)))))]),
             independent=False)
-        src, lanes, pb = fold, per_rep, 8
+        src, lanes, pb = fold, first, 8
     else:
-        lanes = cols
+        lanes = lit(cols)
     out += repeat.over_rows(sel, rows, lit(rows), pb, lambda r, n, s: [Call(
         WHOLE[instr.op], view(sel.ref(v), r), (view(src, row(r, pb * per_blk)),),
-        (lit(lanes), n, lit(1), lit(1), lit(s), *ORDER[instr.op]))])
+        (lanes, n, lit(1), lit(1), as_expr(s), *ORDER[instr.op]))])
     return located(out, instr.loc)
 
 
@@ -72,7 +76,7 @@ def _columns(sel: Selector, instr: Instr) -> list:
     acc = sel.ref(v)
     n = -(-cols // per_blk) * per_blk
     out = [Call("DataCopy", Ref(acc.buf, F32, lit(0), n), (Ref(src.buf, F32, lit(0), n),), (lit(n),), loc=instr.loc)]
-    if rows > 1:
+    if rows > 1 or sel.general:
         r = sel.fresh("r")
         out.append(For(r, lit(1), lit(rows), lit(1), (Call(
             FOLD[instr.op], acc, (acc, view(src, row(r, p))), (lit(cols),)),)))
@@ -124,18 +128,23 @@ def broadcast_binary(sel: Selector, instr: Instr) -> list:
         if src.type.shape[-1] != 1:  # [1, N]: every row reads the same row
             operands.append((sel.ref(src), lambda r, c: c, 1, 0))
             continue
-        blocks = -(-src.type.shape[0] // 8)
-        brcb = sel.scratch("brcb", dt, blocks * 8 * per_blk, instr.loc)
-        out.append(Call("Brcb", brcb, (Ref(sel.bufs[src.id], dt, lit(0), blocks * 8),),
-                        (lit(blocks), Brace((lit(1), lit(8)))), loc=instr.loc))
+        m = src.type.shape[0]
+        blocks = -(-m // 8)
+        # the general form sizes Brcb's blocks by an exact linear bound of the rows
+        count = (m + 7) if sel.general else blocks * 8
+        brcb = sel.scratch("brcb", dt, count * per_blk, instr.loc)
+        reps = Bin(BinOp.DIV, lit(m + 7), lit(8)) if sel.general else lit(blocks)
+        out.append(Call("Brcb", brcb, (Ref(sel.bufs[src.id], dt, lit(0), count),),
+                        (reps, Brace((lit(1), lit(8)))), loc=instr.loc))
         operands.append((brcb, lambda r, c: row(r, per_blk), 0, 1))
 
     def call(r, n, s, c):
         refs = [view(ref, at(r, c)) for ref, at, _, _ in operands]
         blk = [lit(b) for _, _, b, _ in operands]
-        rep = [lit(s if q is None else q) for _, _, _, q in operands]
+        rep = [as_expr(s if q is None else q) for _, _, _, q in operands]
         return [Call(isel.BINARY_API[op], view(sel.ref(v), add(row(r, p), c)), refs,
-                     (repeat.mask(cols, per_rep, c), n, Brace((lit(1), *blk, lit(s), *rep))), inplace=True)]
+                     (repeat.mask(cols, per_rep, c, general=sel.general), n, Brace((lit(1), *blk, as_expr(s), *rep))),
+                     inplace=True)]
     body = repeat.over_columns(sel, lit(0), cols, per_rep, lambda c: repeat.over_rows(
         sel, rows, lit(rows), pb, lambda r, n, s: call(r, n, s, c)))
     return located(out + body, instr.loc)

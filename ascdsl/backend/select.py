@@ -280,9 +280,10 @@ def assign(sel: Selector, pairs, loc) -> list:
             + [kir.Set(var, t, loc) for t, (var, _) in zip(temps, pairs)])
 
 
-def select(kernel: Kernel, platform: Platform) -> kir.Kernel:
-    """The instruction-selection pass: tile IR (after :mod:`.decompose`) -> kernel IR."""
-    sel = Selector(kernel, platform)
+def select(kernel: Kernel, platform: Platform, general: bool = False) -> kir.Kernel:
+    """The instruction-selection pass: tile IR (after :mod:`.decompose`) -> kernel IR (``general``:
+    in the form whose structure does not depend on tile extents, see :mod:`.repeat`)."""
+    sel = Selector(kernel, platform, general)
     process = _Body(sel).region(kernel.body)
     gms = tuple(kir.GmParam(k, n, cpp_dtype(p.type.dtype.element_ty)) for k, (p, n) in
                 enumerate(zip(kernel.params, kernel.param_names)) if not isinstance(p.type.dtype, dtypes.DType))

@@ -62,8 +62,9 @@ class _Seg:
 class Selector:
     """One kernel's selection state: value -> buffer and value -> scalar expression."""
 
-    def __init__(self, kernel: Kernel, platform: Platform):
+    def __init__(self, kernel: Kernel, platform: Platform, general: bool = False):
         self.kernel, self.platform = kernel, platform
+        self.general = general  # no decision depends on a tile extent (:mod:`.repeat`, :mod:`.lift`)
         self.align = tile_align(kernel, platform)
         self.hints = dict(kernel.names)
         self.defs: dict[int, Instr] = {v.id: i for i in walk(kernel.body) for v in i.results}

@@ -1,8 +1,9 @@
 """What the host hands the kernel: the tiling struct and the table of compiled variants.
 
 One operator builds one kernel entry that switches on a tiling key between its *variants* (one per
-kernel specialisation: kernel, dtypes and constexprs). Runtime scalars and the grid travel in one
-tiling struct shared by all variants, so one binary serves every shape.
+kernel, dtypes and structural constexprs). Runtime scalars, the grid and the lifted constexprs
+(runtime tile extents, :mod:`.lift`) travel in one tiling struct shared by all variants, so one
+binary serves every shape.
 """
 from __future__ import annotations
 
@@ -62,9 +63,10 @@ class TilingLayout:
                       padding=[tail] if tail else [])
 
 
-def layout(struct_name: str, kernels: Sequence[Kernel]) -> TilingLayout:
+def layout(struct_name: str, kernels: Sequence[Kernel], lifted: Sequence[str] = ()) -> TilingLayout:
     """The tiling struct for ``kernels``: ``tilingKey``, the grid, then every runtime scalar
-    parameter by name (widest first, so each field is naturally aligned)."""
+    parameter and every ``lifted`` constexpr (an int32 runtime tile extent) by name (widest first,
+    so each field is naturally aligned)."""
     scalars: dict[str, DType] = {}
     for kernel in kernels:
         for name, value in zip(kernel.param_names, kernel.params):
@@ -79,6 +81,9 @@ def layout(struct_name: str, kernels: Sequence[Kernel]) -> TilingLayout:
                             f"{value.type.dtype} in another; give them different names")
     if set(scalars) & set(GRID_FIELDS) or "tilingKey" in scalars:
         raise Error(f"kernel parameters may not be named tilingKey, {', '.join(GRID_FIELDS)}")
+    for name in lifted:
+        if scalars.setdefault(name, dtypes.int32) != dtypes.int32:
+            raise Error(f"constexpr {name!r} of one kernel is a {scalars[name]} scalar of another; rename one")
     rest = [Field(g, dtypes.int32) for g in GRID_FIELDS] + [Field(n, d) for n, d in scalars.items()]
     rest.sort(key=lambda f: -f.dtype.itemsize)  # stable: the grid stays first among 4-byte fields
     return TilingLayout(struct_name, (Field("tilingKey", dtypes.int64), *rest))
@@ -86,14 +91,35 @@ def layout(struct_name: str, kernels: Sequence[Kernel]) -> TilingLayout:
 
 @dataclass(frozen=True)
 class Variant:
-    """One compiled kernel specialisation and the tiling key that selects it."""
+    """One compiled kernel and the tiling key that selects it: a specialisation (``kernel``), or, with
+    a ``lift`` (:class:`.lift.Lift`), every specialisation of ``kernel``'s function that differs from it
+    only by the lifted constexprs, which the tiling struct carries."""
 
     key: int
     kernel: Kernel
+    lift: object = None
 
     @property
     def class_name(self) -> str:
         return "".join(w.capitalize() for w in self.kernel.name.split("_")) + f"V{self.key}"
+
+    @property
+    def lifted(self) -> tuple[str, ...]:
+        return self.lift.names if self.lift is not None else ()
+
+    def serves(self, kernel: Kernel) -> bool:
+        """``kernel`` runs as this variant (for a lifted variant: with its lifted values in the tiling)."""
+        if self.lift is None:
+            return kernel == self.kernel
+        mine = self.kernel
+        return (kernel.name == mine.name and kernel.param_names == mine.param_names
+                and [p.type for p in kernel.params] == [p.type for p in mine.params]
+                and [kv for kv in kernel.constexprs if kv[0] not in self.lifted]
+                == [kv for kv in mine.constexprs if kv[0] not in self.lifted])
+
+    def lifted_values(self, kernel: Kernel) -> dict[str, int]:
+        consts = dict(kernel.constexprs)
+        return {n: consts[n] for n in self.lifted}
 
 
 def variants(kernels: Sequence[Kernel]) -> tuple[Variant, ...]:
@@ -113,10 +139,13 @@ def cann_name(op_type: str) -> str:
     return name.lower()
 
 
-def launch_fields(kernel: Kernel, args: Sequence, grid: tuple[int, int, int]) -> tuple[dict, list]:
-    """A launch's tiling fields (grid and runtime scalars by name; no ``tilingKey``) and its arrays in
-    pointer order, from the kernel's arguments ``args``."""
+def launch_fields(kernel: Kernel, args: Sequence, grid: tuple[int, int, int],
+                  variant: Variant | None = None) -> tuple[dict, list]:
+    """A launch's tiling fields (grid, runtime scalars and ``variant``'s lifted constexprs by name; no
+    ``tilingKey``) and its arrays in pointer order, from the kernel's arguments ``args``."""
     fields = dict(zip(GRID_FIELDS, grid))
+    if variant is not None:
+        fields.update(variant.lifted_values(kernel))
     arrays = []
     for name, param, value in zip(kernel.param_names, kernel.params, args):
         if isinstance(param.type.dtype, DType):

@@ -23,6 +23,7 @@ from ..errors import CompilationError, Loc
 from ..platforms import Platform
 from . import kir
 from .kir import Buf, Call, Position, Queue, Role
+from .poly import describe
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,13 @@ class Slot:
     bytes: int
     first: Buf  # the buffer that opened it (its name derives from it)
     loc: Loc = field(default=None, compare=False)
+    size: object = None  # runtime tile extents (:mod:`.lift`): bytes as an expression of tiling fields,
+    # ``bytes`` being its largest value
+
+    @property
+    def size_expr(self):
+        """The bytes of each buffer as the generated code computes them."""
+        return self.size if self.size is not None else kir.lit(self.bytes)
 
     @property
     def total(self) -> int:
@@ -46,6 +54,8 @@ class Plan:
     slots: tuple[Slot, ...]
     home: tuple[tuple[int, int], ...]  # (buffer key, slot index)
     alias: tuple[tuple[int, Buf], ...] = ()  # (buffer key, the queue buffer it is computed in)
+    least: int | None = None  # runtime tile extents: the bytes at their smallest values (``.lift``)
+    footprint: tuple = ()  # runtime tile extents: the bytes as a polynomial of them (``.lift.Poly``)
 
     def root(self, buf: Buf) -> Buf:
         """The queue buffer ``buf`` is computed in, or ``buf`` itself."""
@@ -194,7 +204,7 @@ def check_budget(k: kir.Kernel, platform: Platform) -> kir.Kernel:
     queue position holds more buffers than the hardware has event ids for."""
     p: Plan = k.plan
     _check_queue_events(k, platform)
-    if p.total_bytes <= platform.ub_budget_bytes:
+    if (p.total_bytes if p.least is None else p.least) <= platform.ub_budget_bytes:
         return k
     worst = max(p.slots, key=lambda s: s.total)
     names = k.names
@@ -224,6 +234,7 @@ def _check_queue_events(k: kir.Kernel, platform: Platform) -> None:
 def as_dict(k: kir.Kernel) -> dict:
     """The plan as the manifest records it."""
     p: Plan = k.plan
-    return {"total_bytes": p.total_bytes,
+    extra = {"footprint": describe(p.footprint)} if p.footprint else {}
+    return {"total_bytes": p.total_bytes, **extra,
             "buffers": [{"name": k.names.slot(s), "position": s.position.value, "num": s.num, "bytes": s.bytes}
                         for s in p.slots]}

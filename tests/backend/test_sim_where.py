@@ -90,7 +90,7 @@ def test_compare_against_a_scalar_splits_at_whole_mask_blocks():
     x = kir.Ref(kir.Buf(1, kir.Role.TILE, f32, "x"), f32, kir.lit(0), 300 * 64)
     mask = kir.Ref(kir.Buf(2, kir.Role.TILE, dtypes.uint8, "mask"), dtypes.uint8, kir.lit(0), 300 * 8)
     block = kir.Ref(kir.Buf(3, kir.Role.SCRATCH, f32, "scalar"), f32, kir.lit(0), 8)
-    sel = SimpleNamespace(platform=get_platform(), scratch=lambda *a: block)
+    sel = SimpleNamespace(platform=get_platform(), scratch=lambda *a: block, general=False)
     dup, *calls = repeat.scalar_block(sel, "Compare", mask, x, kir.Lit(0.0, f32), 300 * 64, False, None,
                                       mode=kir.Const.GT)
     assert dup.api == "Duplicate" and dup.dst == block

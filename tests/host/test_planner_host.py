@@ -144,6 +144,7 @@ def test_manifest_records_footprints(tmp_path):
         f = r["footprint"]["BLOCK"]
         scope = op.host.__wrapped__.__globals__
         t = tl.pointer_type(dtypes.lookup(r["pointer_dtypes"][0]))
-        block = 2 * r["constexprs"]["BLOCK"]
+        lifted = {e["name"]: e for e in r["runtime_extents"]}  # BLOCK is a runtime extent now
+        block = 2 * (lifted["BLOCK"]["low"] if "BLOCK" in lifted else r["constexprs"]["BLOCK"])
         assert total(scope["no_reduce_kernel"], (t, t, t), {"BLOCK": block}, PLATFORMS[0]) * f["den"] == \
             f["num"] * block + f["base"] * f["den"]

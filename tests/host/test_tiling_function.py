@@ -21,10 +21,11 @@ ROOT = Path(__file__).resolve().parents[2]
 PLATFORMS = [get_platform("Ascend910B3"), get_platform("Ascend910B1"), get_platform("Ascend310P3")]
 
 
-def check_equivalence(tmp_path, op, kernels, sweep):
-    """Run every (inputs, attrs) of ``sweep`` through Python and the compiled C++ and compare."""
-    variants = tiling.variants(kernels)
-    layout = tiling.layout(f"{op.op_type}TilingData", kernels)
+def check_equivalence(tmp_path, op, kernels, sweep, built=None):
+    """Run every (inputs, attrs) of ``sweep`` through Python and the compiled C++ and compare
+    (``built``: an ``OpBuild`` whose variants, runtime tile extents included, and layout to use)."""
+    variants = built.variants if built is not None else tiling.variants(kernels)
+    layout = built.layout if built is not None else tiling.layout(f"{op.op_type}TilingData", kernels)
     header = host.tiling_header(op, layout, variants, PLATFORMS[0], "test")
     fn = host.lower_tiling(op, layout, variants, f"{op.op_type}Tiling")
     shapes = host.output_shapes(op, op.op_type)

@@ -1,0 +1,367 @@
+"""Runtime tile extents: which constexprs only size tiles, found by differential specialisation.
+
+A constexpr such as ``BLOCK`` or ``ROWS`` is *lifted* (it becomes a field of the tiling struct, so
+one kernel class serves every value) when the kernel, compiled in the general form
+(:mod:`.repeat`: no decision depends on a tile extent), has the same kernel IR at every sample value
+except for integer leaves (literals, view extents, buffer sizes), and every such leaf is a small
+polynomial in the lifted constexprs (monomials ``1, X, Y, XY`` with rational coefficients) that
+holds on every sample. The samples: each constexpr alone at odd and even multiples of a *quantum*
+``q`` (the smallest power of two that makes every leaf exact), at the smallest value ``low`` and at
+the largest value the UB budget allows (``high``); then every lifted constexpr jointly on a grid
+(cross terms such as ``ROWS * BLOCK_R``), checked again at other joint values. A constexpr whose
+samples differ in structure, or whose leaves fit no polynomial, stays a specialisation: the lift
+never guesses.
+
+The result, :class:`Lift`, is data: the lifted extents (name, quantum, low, high), the UB footprint
+as a polynomial of them (exact: the tiling function checks it against the budget) and the lifted
+kernel IR, in which each literal leaf is an expression over :class:`~.kir.Field` s, each view
+extent and slot size its largest value, and each slot keeps its size expression for ``InitBuffer``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+from .. import dtypes
+from ..errors import CompilationError
+from ..platforms import Platform
+from . import kir
+from .kir import Bin, BinOp, Cond, Lit
+from .poly import FIELD_DTYPE, Mismatch, Poly, describe, evaluate, fit, to_expr
+from .ubplan import Plan, Slot
+
+QUANTA = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+
+@dataclass(frozen=True)
+class Extent:
+    """A lifted constexpr: a multiple of ``quantum`` in ``[low, high]`` (``high``: the largest value
+    the UB budget allows with the other lifted extents at their ``low``)."""
+
+    name: str
+    quantum: int
+    low: int
+    high: int
+
+
+@dataclass(frozen=True)
+class Lift:
+    extents: tuple[Extent, ...]
+    footprint: Poly  # UB bytes as a polynomial of the extents
+    kernel: kir.Kernel = dataclasses.field(compare=False, repr=False)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(e.name for e in self.extents)
+
+    def bytes(self, values: dict) -> Fraction:
+        return evaluate(self.footprint, values)
+
+    def problem(self, values: dict, budget: int) -> str | None:
+        """Why the lifted kernel cannot run with ``values`` (by name) on a UB of ``budget`` bytes, or None."""
+        for e in self.extents:
+            v = values[e.name]
+            if v % e.quantum or v < e.low:
+                return (f"{e.name}={v} is not a multiple of {e.quantum} of at least {e.low}, "
+                        f"as this kernel's runtime tile extent must be")
+        need = self.bytes(values)
+        if need > budget:
+            vals = ", ".join(f"{n}={values[n]}" for n in self.names)
+            amount = str(need) if need.denominator == 1 else f"{need.numerator // need.denominator}+"
+            return f"{vals} needs {amount} bytes of UB, more than the {budget} bytes available"
+        return None
+
+
+# ----------------------------------------------------------------------------- differential compile
+
+@dataclass(frozen=True)
+class _Hole:
+    """A leaf that differs between samples: its value at each sample."""
+
+    kind: str  # "lit", "extent", "bytes"
+    values: tuple
+    dtype: object = None
+
+
+def _merge(nodes: tuple, where: str = ""):
+    first = nodes[0]
+    if all(n == first for n in nodes[1:]):
+        return first
+    kinds = {type(n) for n in nodes}
+    if len(kinds) != 1:
+        raise Mismatch(f"{where}: {kinds}")
+    if isinstance(first, Lit):
+        if first.dtype.is_int and all(isinstance(n.value, int) and not isinstance(n.value, bool) and n.dtype == first.dtype
+                                      for n in nodes):
+            return _Hole("lit", tuple(n.value for n in nodes), first.dtype)
+        raise Mismatch(f"{where}: literals {[n.value for n in nodes]}")
+    if isinstance(first, tuple):
+        if len({len(n) for n in nodes}) != 1:
+            raise Mismatch(f"{where}: lengths differ")
+        return tuple(_merge(tuple(n[i] for n in nodes), f"{where}[{i}]") for i in range(len(first)))
+    if dataclasses.is_dataclass(first) and not isinstance(first, type):
+        changes = {}
+        for f in dataclasses.fields(first):
+            if not f.init or not f.compare:
+                continue
+            vals = tuple(getattr(n, f.name) for n in nodes)
+            if isinstance(first, kir.Ref) and f.name == "extent" or isinstance(first, Slot) and f.name == "bytes":
+                if len(set(vals)) > 1:
+                    changes[f.name] = _Hole("extent" if f.name == "extent" else "bytes", vals)
+                continue
+            merged = _merge(vals, f"{where}.{type(first).__name__}.{f.name}")
+            if merged is not vals[0]:
+                changes[f.name] = merged
+        return dataclasses.replace(first, **changes) if changes else first
+    raise Mismatch(f"{where}: {nodes[:2]}")
+
+
+def _fill(node, sub):
+    """``node`` with every hole replaced by ``sub(hole)``."""
+    if isinstance(node, _Hole):
+        return sub(node)
+    if isinstance(node, tuple):
+        out = tuple(_fill(x, sub) for x in node)
+        return out if any(a is not b for a, b in zip(out, node)) else node
+    if dataclasses.is_dataclass(node) and not isinstance(node, type) and not isinstance(node, dtypes.DType):
+        changes = {}
+        for f in dataclasses.fields(node):
+            if not f.init or not f.compare:
+                continue
+            v = getattr(node, f.name)
+            new = _fill(v, sub)
+            if new is not v:
+                changes[f.name] = new
+        return dataclasses.replace(node, **changes) if changes else node
+    return node
+
+
+def _holes(node, out: list) -> list:
+    if isinstance(node, _Hole):
+        out.append(node)
+    elif isinstance(node, tuple):
+        for x in node:
+            _holes(x, out)
+    elif dataclasses.is_dataclass(node) and not isinstance(node, type) and not isinstance(node, dtypes.DType):
+        for f in dataclasses.fields(node):
+            if f.init and f.compare:
+                _holes(getattr(node, f.name), out)
+    return out
+
+
+class _Sampler:
+    """Compiles one kernel at other values of its constexprs (general form)."""
+
+    def __init__(self, jit_fn, kernel, platform: Platform):
+        self.jit_fn, self.kernel, self.platform = jit_fn, kernel, platform
+        self.types = tuple(p.type.dtype for p in kernel.params)
+        self.base = dict(kernel.constexprs)
+        self.memo: dict = {}
+
+    def compile(self, values: dict) -> kir.Kernel:
+        key = tuple(sorted(values.items()))
+        if key not in self.memo:
+            from .ascendc import planned
+            try:
+                k = self.jit_fn.specialize(*self.types, **{**self.base, **values}).kernels[0]
+                self.memo[key] = dataclasses.replace(planned(k, self.platform, general=True), names=None,
+                                                     constexprs=())
+            except CompilationError as e:
+                self.memo[key] = Mismatch(f"{values}: {e.message}")
+        out = self.memo[key]
+        if isinstance(out, Mismatch):
+            raise out
+        return out
+
+    def merged(self, points: list[dict]):
+        return _merge(tuple(self.compile(p) for p in points))
+
+
+def _check(template, points: list[dict], fit_idx: list[int], names, quanta) -> dict:
+    """Fit every hole on the points ``fit_idx`` and check it on all; the polynomials by hole."""
+    polys = {}
+    for h in _holes(template, []):
+        if h in polys:
+            continue
+        poly = fit([points[i] for i in fit_idx], [h.values[i] for i in fit_idx], names)
+        if any(evaluate(poly, p) != y for p, y in zip(points, h.values)):
+            raise Mismatch(f"a {h.kind} leaf {h.values} is not polynomial in {names}")
+        if h.kind == "lit":
+            to_expr(poly, quanta, h.dtype)  # exact in C++ integers
+        polys[h] = poly
+    return polys
+
+
+def _footprint(template, polys) -> Poly:
+    total: dict = {}
+    for s in template.plan.slots:
+        terms = polys[s.bytes] if isinstance(s.bytes, _Hole) else (((), Fraction(s.bytes)),)
+        for mono, coef in terms:
+            total[mono] = total.get(mono, 0) + coef * s.num
+    return tuple(sorted((m, c) for m, c in total.items() if c != 0))
+
+
+def _high(poly: Poly, name: str, quantum: int, low: int, others: dict, budget: int) -> int:
+    """The largest multiple of ``quantum`` (at least ``low``) whose footprint fits ``budget``, or ``low - 1``."""
+    at = lambda v: evaluate(poly, {**others, name: v})  # noqa: E731
+    if at(low) > budget:
+        return low - 1
+    slope = at(low + quantum) - at(low)
+    steps = int((budget - at(low)) // slope)
+    return low + steps * quantum
+
+
+def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
+    """``(quantum, low)`` for lifting ``name`` alone, or None."""
+    for q in QUANTA:
+        generic = [3 * q, 5 * q, 4 * q, 7 * q, 11 * q, 16 * q]
+        try:
+            points = [{name: v} for v in generic]
+            polys = _check(s.merged(points), points, [0, 1], (name,), {name: q})
+        except Mismatch:
+            continue
+        del polys
+        for low in (q, 2 * q):
+            try:
+                points = [{name: v} for v in [low, low + q] + generic]
+                _check(s.merged(points), points, [2, 3], (name,), {name: q})
+                return q, low
+            except Mismatch:
+                continue
+    return None
+
+
+def _joint(s: _Sampler, found: dict, budget: int) -> Lift:
+    names = tuple(found)
+    quanta = {n: found[n][0] for n in names}
+    lows = {n: found[n][1] for n in names}
+    grid = [dict(zip(names, vs)) for vs in itertools.product(*[(3 * quanta[n], 5 * quanta[n]) for n in names])]
+    checks = [dict(lows), {n: 7 * quanta[n] + (i % 2) * 4 * quanta[n] for i, n in enumerate(names)}]
+    points = grid + checks
+    template = s.merged(points)
+    polys = _check(template, points, list(range(len(grid))), names, quanta)
+    foot = _footprint(template, polys)
+    if any(all(n not in mono for mono, _ in foot) for n in names):
+        raise Mismatch("a constexpr that does not size any buffer is no tile extent")
+    highs = {n: _high(foot, n, quanta[n], lows[n], {m: lows[m] for m in names if m != n}, budget) for n in names}
+    if any(highs[n] < lows[n] for n in names):
+        raise Mismatch("no value fits the UB budget")
+    edges = [{**lows, n: highs[n]} for n in names]
+    points = points + edges
+    template = s.merged(points)
+    polys = _check(template, points, list(range(len(grid))), names, quanta)
+    extents = tuple(Extent(n, quanta[n], lows[n], highs[n]) for n in names)
+    return Lift(extents, _footprint(template, polys), _lifted_kernel(s, template, polys, extents, budget))
+
+
+def _lifted_kernel(s: _Sampler, template, polys, extents, budget: int) -> kir.Kernel:
+    from .naming import name as name_pass
+    quanta = {e.name: e.quantum for e in extents}
+    top = {e.name: e.high for e in extents}  # an upper bound of every (monotone) leaf on the domain
+    cap = {"extent": budget, "bytes": budget}
+
+    def sub(h: _Hole):
+        poly = polys[h]
+        if h.kind == "lit":
+            return to_expr(poly, quanta, h.dtype)
+        return max(1, min(cap[h.kind], int(evaluate(poly, top))))
+    sizes = {i: to_expr(polys[sl.bytes], quanta, FIELD_DTYPE) for i, sl in enumerate(template.plan.slots)
+             if isinstance(sl.bytes, _Hole)}
+    k = _fill(template, sub)
+    slots = tuple(dataclasses.replace(sl, size=sizes.get(i)) for i, sl in enumerate(k.plan.slots))
+    lows = {e.name: e.low for e in extents}
+    foot = _footprint(template, polys)
+    plan: Plan = dataclasses.replace(k.plan, slots=slots, least=int(evaluate(foot, lows)), footprint=foot)
+    lifted = set(quanta)
+    k = dataclasses.replace(k, plan=plan, constexprs=tuple((n, v) for n, v in s.kernel.constexprs if n not in lifted))
+    k = _simplify(k)
+    return kir.verify(name_pass(k))
+
+
+def _simplify(node):
+    """Fold operations on literals only (constant parts of the general form's expressions)."""
+    if isinstance(node, tuple):
+        out = tuple(_simplify(x) for x in node)
+        return out if any(a is not b for a, b in zip(out, node)) else node
+    if isinstance(node, (Bin, Cond)):
+        parts = {f.name: _simplify(getattr(node, f.name)) for f in dataclasses.fields(node) if f.name != "op"}
+        node = dataclasses.replace(node, **parts)
+        if isinstance(node, Cond) and isinstance(node.c, Lit):
+            return node.a if node.c.value else node.b
+        if isinstance(node, Bin) and isinstance(node.a, Lit) and isinstance(node.b, Lit) and node.a.dtype == node.b.dtype \
+                and node.a.dtype.is_int:
+            return _fold(node)
+        return node
+    if dataclasses.is_dataclass(node) and not isinstance(node, type) and not isinstance(node, dtypes.DType):
+        changes = {}
+        for f in dataclasses.fields(node):
+            if not f.init or not f.compare:
+                continue
+            v = getattr(node, f.name)
+            new = _simplify(v)
+            if new is not v:
+                changes[f.name] = new
+        return dataclasses.replace(node, **changes) if changes else node
+    return node
+
+
+_FOLD = {BinOp.ADD: lambda a, b: a + b, BinOp.SUB: lambda a, b: a - b, BinOp.MUL: lambda a, b: a * b,
+         BinOp.LT: lambda a, b: a < b, BinOp.LE: lambda a, b: a <= b, BinOp.GT: lambda a, b: a > b,
+         BinOp.GE: lambda a, b: a >= b, BinOp.EQ: lambda a, b: a == b, BinOp.NE: lambda a, b: a != b}
+
+
+def _fold(node: Bin):
+    a, b = node.a.value, node.b.value
+    if node.op in _FOLD:
+        v = _FOLD[node.op](a, b)
+        return Lit(v, dtypes.bool_) if isinstance(v, bool) else Lit(v, node.a.dtype)
+    if node.op in (BinOp.DIV, BinOp.MOD) and a >= 0 and b > 0:
+        return Lit(a // b if node.op is BinOp.DIV else a % b, node.a.dtype)
+    return node
+
+
+# ----------------------------------------------------------------------------- the analysis
+
+@lru_cache(maxsize=256)
+def analyse(jit_fn, kernel, platform: Platform) -> Lift | None:
+    """The lift of ``kernel`` (a specialisation of ``jit_fn``) on ``platform``, or None when no
+    constexpr only sizes tiles."""
+    s = _Sampler(jit_fn, kernel, platform)
+    names = [n for n, v in kernel.constexprs if type(v) is int and v > 0]
+    found = {}
+    for n in names:
+        single = _single(s, n)
+        if single is not None:
+            found[n] = single
+    while found:
+        try:
+            return _joint(s, found, platform.ub_budget_bytes)
+        except Mismatch:
+            found.pop(list(found)[-1])
+    return None
+
+
+def variants(kernels, jit_fns: dict, platform: Platform) -> tuple:
+    """The variants of ``kernels`` (first-seen order, keyed 1, 2, ...): one lifted variant per kernel
+    function, dtypes and structural constexprs where :func:`analyse` lifts some constexprs (every
+    kernel it admits runs as that variant), a specialisation for every other kernel."""
+    from .tiling import Variant
+    out: list = []
+    budget = platform.ub_budget_bytes
+    for k in kernels:
+        if any(v.serves(k) and (v.lift is None or v.lift.problem(v.lifted_values(k), budget) is None) for v in out):
+            continue
+        fn = jit_fns.get(k.name)
+        found = analyse(fn, k, platform) if fn is not None else None
+        v = Variant(len(out) + 1, k, found)
+        if found is not None and (found.problem(v.lifted_values(k), budget) is not None
+                                  or any(w.serves(k) for w in out)):
+            v = Variant(len(out) + 1, k)  # this kernel's own extents lie outside the lifted domain
+        out.append(v)
+    return tuple(out)
+
+
+__all__ = ["Extent", "Lift", "Mismatch", "analyse", "describe", "evaluate", "fit", "to_expr", "variants"]

@@ -1,0 +1,99 @@
+"""Polynomials of runtime tile extents (:mod:`.lift`): fit through samples, evaluate, print.
+
+A polynomial is a sorted tuple of ``(monomial, coefficient)``: a monomial is a tuple of extent names
+(each at most once: ``1, X, Y, XY``), a coefficient a :class:`~fractions.Fraction`.
+"""
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+from .. import dtypes
+from . import kir
+from .kir import Bin, BinOp, Field, lit
+
+FIELD_DTYPE = dtypes.int32
+Poly = tuple
+
+
+class Mismatch(Exception):
+    """The samples differ in structure, or a leaf fits no polynomial: the constexpr stays a
+    specialisation (internal to the backend; never reaches users)."""
+
+
+def evaluate(poly: Poly, values: dict) -> Fraction:
+    total = Fraction(0)
+    for mono, coef in poly:
+        term = coef
+        for n in mono:
+            term *= values[n]
+        total += term
+    return total
+
+
+def fit(points: list[dict], ys: list[int], names: tuple[str, ...]) -> Poly:
+    """The polynomial in the monomials of ``names`` (each name at most once) through the points (a
+    full grid of two values per name, solved exactly)."""
+    monos = [m for r in range(len(names) + 1) for m in itertools.combinations(names, r)]
+    rows = [[Fraction(_prod(p, m)) for m in monos] + [Fraction(y)] for p, y in zip(points, ys)]
+    n = len(monos)
+    for col in range(n):
+        pivot = next((r for r in range(col, len(rows)) if rows[r][col] != 0), None)
+        if pivot is None:
+            raise Mismatch("singular sample grid")
+        rows[col], rows[pivot] = rows[pivot], rows[col]
+        for r in range(len(rows)):
+            if r != col and rows[r][col] != 0:
+                f = rows[r][col] / rows[col][col]
+                rows[r] = [a - f * b for a, b in zip(rows[r], rows[col])]
+    coefs = [rows[i][n] / rows[i][i] for i in range(n)]
+    if any(row[n] != 0 for row in rows[n:]):
+        raise Mismatch("no polynomial through the samples")
+    return tuple((m, c) for m, c in zip(monos, coefs) if c != 0)
+
+
+def _prod(values: dict, mono) -> int:
+    out = 1
+    for n in mono:
+        out *= values[n]
+    return out
+
+
+def to_expr(poly: Poly, quanta: dict, dtype) -> kir.Expr:
+    """``poly`` over tiling fields, exact in integer C++ for every multiple of the quanta (a
+    :class:`Mismatch` otherwise)."""
+    out = None
+    for mono, coef in sorted(poly, key=lambda mc: (-len(mc[0]), mc[0])):
+        if (coef * _prod(quanta, mono)).denominator != 1:
+            raise Mismatch(f"{coef} * {'*'.join(mono)} is not an integer on multiples of the quanta")
+        mag = abs(coef)
+        if mono:
+            term = Field(mono[0], FIELD_DTYPE)
+            for n in mono[1:]:
+                term = Bin(BinOp.MUL, term, Field(n, FIELD_DTYPE))
+            if mag.numerator != 1:
+                term = Bin(BinOp.MUL, term, lit(mag.numerator))
+            if mag.denominator != 1:
+                term = Bin(BinOp.DIV, term, lit(mag.denominator))
+        else:
+            term = lit(int(mag))
+        if out is None:
+            out = term if coef > 0 else Bin(BinOp.SUB, lit(0), term)
+        else:
+            out = Bin(BinOp.ADD if coef > 0 else BinOp.SUB, out, term)
+    out = lit(0) if out is None else out
+    return out if dtype == FIELD_DTYPE else kir.Conv(dtype, out)
+
+
+def describe(poly: Poly) -> str:
+    """``poly`` for people: ``24 * BLOCK + 96``."""
+    terms = []
+    for mono, coef in sorted(poly, key=lambda mc: (-len(mc[0]), mc[0])):
+        mag = abs(coef)
+        factor = [str(mag)] if mag != 1 or not mono else []
+        text = " * ".join(factor + list(mono))
+        terms.append(("- " if coef < 0 else "+ " if terms else "") + text)
+    return " ".join(terms) or "0"
+
+
+__all__ = ["FIELD_DTYPE", "Mismatch", "Poly", "describe", "evaluate", "fit", "to_expr"]

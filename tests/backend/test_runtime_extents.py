@@ -1,0 +1,165 @@
+"""Runtime tile extents (ascdsl/backend/lift.py): constexprs that only size tiles become tiling fields,
+so one built operator serves every shape.
+
+* the lift itself: a tile extent is lifted (its buffers sized from the tiling field), a constexpr
+  that changes the code's structure or whose sizes fit no polynomial stays a specialisation;
+* the built direct-launch program ``kernel/main.cpp`` (not the Python entry) serves shapes that no
+  case of the op names, checked against NumPy with the tolerance table;
+* the tiling function answers a tiling key (never "not compiled") over a grid of shapes;
+* ``ascdsl build`` gives one kernel class per algorithm (plus template instances).
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ascdsl
+import ascdsl.language as tl
+from ascdsl import build, dtypes
+from ascdsl.backend import emit, host, kir, lift, poly
+from ascdsl.op import load_operators
+from ascdsl.platforms import get_platform
+from ascdsl.verify import check_main_case
+
+OPS = Path(__file__).resolve().parents[2] / "ops"
+PLATFORM = get_platform("Ascend910B3")
+F32 = tl.pointer_type(tl.float32)
+
+
+@ascdsl.jit
+def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr + offs, tl.exp(x), mask=offs < n)
+
+
+@ascdsl.jit
+def unrolled_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, TIMES: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    for _ in tl.static_range(TIMES):  # TIMES changes the code, not a size
+        x = x * 2.0
+    tl.store(out_ptr + offs, x, mask=offs < n)
+
+
+@ascdsl.jit
+def square_kernel(x_ptr, out_ptr, n, SIDE: tl.constexpr):
+    offs = tl.arange(0, SIDE * SIDE)  # a tile of SIDE^2 lanes: its sizes are no polynomial of degree 1
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr + offs, x + 1.0, mask=offs < n)
+
+
+def _specialised(fn, **constexprs):
+    return fn.specialize(F32, F32, tl.int32, **constexprs).kernels[0]
+
+
+def test_a_tile_extent_is_lifted_into_the_tiling():
+    found = lift.analyse(copy_kernel, _specialised(copy_kernel, BLOCK=64), PLATFORM)
+    assert found is not None and found.names == ("BLOCK",)
+    (e,) = found.extents
+    assert (e.quantum, e.low) == (8, 8)  # float32 blocks of 32 bytes
+    assert found.bytes({"BLOCK": e.high}) <= PLATFORM.ub_budget_bytes < found.bytes({"BLOCK": e.high + e.quantum})
+    k = found.kernel
+    assert dict(k.constexprs) == {}
+    sizes = [s.size for s in k.plan.slots]
+    assert all(s is not None and kir.Field("BLOCK", dtypes.int32) in kir.sub_exprs(s) for s in sizes)
+    text = emit.class_model(k, "CopyKernel", "T")["queues"][0]["bytes"]
+    assert text == "tiling_.BLOCK * 4"
+    # the footprint is exact: it is the static plan of every admitted value
+    from ascdsl.backend.ascendc import planned
+    for block in (8, 24, 1000, e.high):
+        assert found.bytes({"BLOCK": block}) == planned(_specialised(copy_kernel, BLOCK=block), PLATFORM,
+                                                        general=True).plan.total_bytes
+
+
+def test_a_constexpr_that_changes_the_structure_stays_a_specialisation():
+    found = lift.analyse(unrolled_kernel, _specialised(unrolled_kernel, BLOCK=64, TIMES=3), PLATFORM)
+    assert found is not None and found.names == ("BLOCK",)  # TIMES unrolls a loop: structural
+    assert dict(found.kernel.constexprs) == {"TIMES": 3}
+
+
+def test_a_size_that_fits_no_polynomial_falls_back_to_a_specialisation():
+    assert lift.analyse(square_kernel, _specialised(square_kernel, SIDE=8), PLATFORM) is None
+
+
+def test_polynomial_fit_is_exact_or_refuses():
+    names = ("X", "Y")
+    grid = [{"X": x, "Y": y} for x in (3, 5) for y in (2, 7)]
+    p = poly.fit(grid, [x * y * 4 + 3 * x + 8 for x, y in ((3, 2), (3, 7), (5, 2), (5, 7))], names)
+    assert dict(p) == {("X", "Y"): 4, ("X",): 3, (): 8}
+    assert poly.describe(p) == "4 * X * Y + 3 * X + 8"
+    assert poly.evaluate(p, {"X": 10, "Y": 10}) == 438
+    half = poly.fit([{"X": 8}, {"X": 16}], [4, 8], ("X",))
+    assert dict(half) == {("X",): Fraction(1, 2)}
+    with pytest.raises(poly.Mismatch):
+        poly.to_expr(half, {"X": 1}, dtypes.int32)  # X / 2 is not an integer on every X
+    assert poly.to_expr(half, {"X": 8}, dtypes.int32) == kir.Bin(kir.BinOp.DIV, kir.Field("X", dtypes.int32),
+                                                                 kir.lit(2))
+
+
+# ----------------------------------------------------------------------------- built operators
+
+def _built(name: str, tmp_path_factory):
+    (op,) = load_operators([OPS / f"{name}.py"])
+    b = build.plan(op, PLATFORM)
+    return b, build.write(b, tmp_path_factory.mktemp(name))
+
+
+@pytest.fixture(scope="module")
+def scale_add(tmp_path_factory):
+    return _built("scale_add", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def log_softmax_grad(tmp_path_factory):
+    return _built("log_softmax_grad", tmp_path_factory)
+
+
+SCALE_ADD_SHAPES = [((7,), "float32"), ((1000,), "float16"), ((4097,), "bfloat16"), ((3, 1000), "float32"),
+                    ((300, 77), "float16"), ((2, 3, 2, 3, 2, 3, 2, 5), "bfloat16")]
+
+
+@pytest.mark.parametrize("shape,dtype", SCALE_ADD_SHAPES)
+def test_the_built_main_serves_scale_add_shapes_no_case_names(scale_add, shape, dtype, tmp_path):
+    b, folder = scale_add
+    assert shape not in [c.inputs()[0].shape for c in b.op.cases]
+    check_main_case(b, folder, tmp_path, ascdsl.Case(shape, shape, dtype=dtype, alpha=0.75))
+
+
+NO_REDUCE_SHAPES = [((5, 1, 300), "float32"), ((1, 9999), "float16"), ((4, 1, 3, 1, 5), "bfloat16")]
+
+
+@pytest.mark.parametrize("shape,dtype", NO_REDUCE_SHAPES)
+def test_the_built_main_serves_elementwise_log_softmax_grad_shapes(log_softmax_grad, shape, dtype, tmp_path):
+    b, folder = log_softmax_grad
+    dim = 1 if len(shape) > 2 or shape[0] != 1 else 0
+    assert shape[dim] == 1  # the no-reduce kernel, whose BLOCK is a runtime extent
+    check_main_case(b, folder, tmp_path, ascdsl.Case(shape, shape, dtype=dtype, dim=dim))
+
+
+def _grid_sweep(op, shapes, attrs):
+    return [((ascdsl.TensorDesc(s, dtypes.lookup(d)),) * len(op.inputs), a)
+            for s in shapes for d in ("float32", "float16", "bfloat16") for a in attrs]
+
+
+def test_the_scale_add_tiling_function_answers_every_shape(scale_add, tmp_path):
+    from tests.host.test_tiling_function import check_equivalence
+    b, _ = scale_add
+    shapes = [(n,) for n in (1, 5, 8, 100, 1023, 4096, 4097, 65537, 10 ** 7)] + [(3, 7, 11), (2, 1, 2, 1, 2, 1, 2, 1)]
+    sweep = _grid_sweep(b.op, shapes, [{"alpha": 0.5}])
+    for inputs, attrs in sweep:
+        got = host.python_tiling(b.op, b.layout, b.variants, PLATFORM, inputs, attrs)
+        assert got.status == 0, got.message
+    assert check_equivalence(tmp_path, b.op, (), sweep, built=b) == {0}
+
+
+def test_scale_add_builds_one_class_per_algorithm(scale_add):
+    from ascdsl.backend import ascendc
+    b, _ = scale_add
+    classes = ascendc.classes(b.variants, b.platform)
+    assert len(classes) == 2  # float32 (no casts) and one template for float16 and bfloat16
+    assert {v.key for c in classes for v, _ in c.instances} == {v.key for v in b.variants}
+    assert all(v.lift is not None for v in b.variants)
