@@ -15,6 +15,8 @@ Tile-IR rewrites (:func:`rewrite`, a :data:`.decompose.REWRITES` rule):
 
 ``argmax``/``argmin`` of a 1-D tile to a scalar (:func:`select`) is ``ReduceMax``/``ReduceMin`` with
 ``calIndex`` (the lowest index wins ties), the index read back as the uint32 after the value.
+int32 ``sum``/``max``/``min`` (no int32 ``Reduce*`` on A2) fold rows in halves with ``Add``/``Max``/
+``Min`` (wrapping, exact); along axis 1 they reduce the transpose along axis 0.
 NaN inputs are not ordered as on the interpreter (which returns the first NaN).
 """
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 from .. import dtypes
 from ..ir.core import Instr, Op, Type
 from . import isel
-from .kir import Call, Const, Elem, Ref, Set, Var, VarKind, lit
+from .kir import Bin, BinOp, Call, CInt, Cond, Const, Conv, Elem, Ref, Set, Var, VarKind, lit
 from .selector import unsupported
 
 F32, I32 = dtypes.float32, dtypes.int32
@@ -40,10 +42,12 @@ def rewrite(r, instr: Instr) -> bool:
         return False
     (x,) = instr.operands
     v, loc = instr.result, instr.loc
-    if not x.type.dtype.is_float:
-        raise unsupported(instr, f"`{instr.op.value}` of {x.type.dtype} tiles (reduce float tiles)")
-    xf = r.cast(x, F32, loc)
     axis = instr.attr("axis")
+    if x.type.dtype == I32 and instr.op in FOLD:
+        return _int_2d(r, instr, axis)
+    if not x.type.dtype.is_float:
+        raise unsupported(instr, f"`{instr.op.value}` of {x.type.dtype} tiles (reduce float or int32 tiles)")
+    xf = r.cast(x, F32, loc)
     if instr.op in FOLD and axis is None and v.type.is_scalar:
         cols = r.op(instr.op, Type(F32, x.type.shape[1:]), (xf,), (("axis", 0), ("keep_dims", False)), loc)
         r.op(instr.op, v.type, (cols,), (("axis", None), ("keep_dims", False)), loc, result=v)
@@ -57,6 +61,26 @@ def rewrite(r, instr: Instr) -> bool:
 
 
 GROUP = frozenset(FOLD) | frozenset(EXTREME)
+
+
+def _int_2d(r, instr: Instr, axis) -> bool:
+    """int32 ``[M, N]``: along axis 1 it is the transpose along axis 0; to a scalar, axis 0 then the row."""
+    (x,), v, loc = instr.operands, instr.result, instr.loc
+    rows, cols = x.type.shape
+    down = (("axis", 0), ("keep_dims", False))
+    if axis == 1:
+        t = r.op(Op.PERMUTE, Type(I32, (cols, rows)), (x,), (("order", (1, 0)),), loc)
+        if not instr.attr("keep_dims"):
+            r.op(instr.op, v.type, (t,), down, loc, result=v)
+            return True
+        line = r.op(instr.op, Type(I32, (rows,)), (t,), down, loc)
+        r.op(Op.EXPAND_DIMS, v.type, (line,), (("axis", 1),), loc, result=v)
+        return True
+    if axis is None and v.type.is_scalar:
+        line = r.op(instr.op, Type(I32, (cols,)), (x,), down, loc)
+        r.op(instr.op, v.type, (line,), (("axis", None), ("keep_dims", False)), loc, result=v)
+        return True
+    return False
 
 
 def _arg_along(r, instr: Instr, xf, axis: int) -> None:
@@ -106,7 +130,10 @@ def _known_combine(r, instr: Instr) -> bool:
 
 
 def select(sel, instr: Instr) -> list | None:
-    """``argmax``/``argmin`` of a 1-D float tile to a scalar (a :data:`.select.RULES` rule), else None."""
+    """``argmax``/``argmin`` of a 1-D float tile to a scalar and int32 ``sum``/``max``/``min`` (a
+    :data:`.select.RULES` rule), else None."""
+    if instr.op in FOLD and instr.operands[0].type.dtype == I32:
+        return _int_fold(sel, instr)
     if instr.op not in EXTREME or not instr.result.type.is_scalar:
         return None
     (x,) = instr.operands
@@ -123,6 +150,48 @@ def select(sel, instr: Instr) -> list | None:
     return [Call(isel.REDUCE_API[EXTREME[instr.op][0]], Ref(block.buf, F32, lit(0), 2), (sel.ref(x),),
                  (lit(n), Const.TRUE), work=(work,), loc=instr.loc),
             Set(member, Elem(Ref(block.buf, I32, lit(0), per_blk), 1))]
+
+
+def _int_fold(sel, instr: Instr) -> list:
+    """int32 ``sum``/``max``/``min`` of a 1-D tile to a scalar or of ``[M, N]`` along axis 0: the rows (of a
+    1-D tile: its 32-byte blocks) folded in halves into a scratch copy (``ceil(log2 M)`` count-form
+    Add/Max/Min calls), then the first row copied out, or its lanes combined on the scalar unit."""
+    (x,), v = instr.operands, instr.result
+    api = isel.BINARY_API[FOLD[instr.op]]
+    per_blk = sel.platform.block_bytes // 4
+    if len(x.type.shape) == 1:
+        if x.type.numel % per_blk:
+            raise unsupported(instr, f"`{instr.op.value}` of an int32 tile of {x.type.numel} elements (a multiple "
+                                     f"of {per_blk} folds in whole blocks)")
+        rows, pitch = x.type.numel // per_blk, per_blk
+    elif instr.attr("axis") == 0:
+        rows, pitch = x.type.shape[0], sel.pitch(x)
+    else:
+        raise unsupported(instr, f"`{instr.op.value}` of int32 tiles along axis {instr.attr('axis')}")
+    t = sel.scratch("fold", I32, rows * pitch, instr.loc)
+    out = [Call("DataCopy", t, (Ref(sel.bufs[x.id], I32, lit(0), rows * pitch),), (lit(rows * pitch),),
+                loc=instr.loc)]
+    while rows > 1:
+        half = rows // 2
+        n = half * pitch
+        out.append(Call(api, Ref(t.buf, I32, lit(0), n), (Ref(t.buf, I32, lit(0), n), t.at(
+            lit((rows - half) * pitch), n, (rows - half) * pitch)), (lit(n),), inplace=True))
+        rows -= half
+    if not v.type.is_scalar:
+        return out + [Call("DataCopy", Ref(sel.bufs[v.id], I32, lit(0), pitch), (Ref(t.buf, I32, lit(0), pitch),),
+                           (lit(pitch),))]
+    acc = Var(v.id, I32, sel.hint(v, instr.op.value), VarKind.MEMBER)
+    sel.members.append(acc)
+    sel.scalars[v.id] = acc
+    out.append(Set(acc, Elem(t, 0)))
+    for k in range(1, per_blk):
+        lane = Elem(t, k)
+        if instr.op is Op.SUM:  # wrapping, as the interpreter's int32 sum (unsigned: no C++ overflow)
+            e = Conv(I32, Bin(BinOp.ADD, Conv(CInt.UINT32, acc), Conv(CInt.UINT32, lane)))
+        else:
+            e = Cond(Bin(BinOp.GT if instr.op is Op.MAX else BinOp.LT, lane, acc), lane, acc)
+        out.append(Set(acc, e))
+    return out
 
 
 def _work_elements(n: int, per_blk: int, per_rep: int) -> int:

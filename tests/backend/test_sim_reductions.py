@@ -126,3 +126,27 @@ def test_unsupported_reductions_are_located_errors(kernel, message):
     with pytest.raises(ascdsl.CompilationError, match=message) as err:
         kernel[(1,)](np.ones(64, np.float32), np.zeros(64, np.float32), BLOCK=8, backend="sim")
     assert "test_sim_reductions.py" in str(err.value)
+
+
+@ascdsl.jit
+def int_reduce_kernel(x_ptr, out_ptr, ROWS: tl.constexpr, COLS: tl.constexpr):
+    rows = tl.arange(0, ROWS)[:, None]
+    cols = tl.arange(0, COLS)[None, :]
+    x = tl.load(x_ptr + rows * COLS + cols)
+    flat = tl.load(x_ptr + tl.arange(0, ROWS * COLS))
+    tl.store(out_ptr + tl.arange(0, COLS), tl.sum(x, axis=0) + tl.max(flat) - tl.min(x))
+    tl.store(out_ptr + COLS + tl.arange(0, ROWS), tl.max(x, axis=1) - tl.sum(flat, axis=0))
+    positive = tl.sum(flat > 0)  # a count: the bool tile cast to int32
+    tl.store(out_ptr + COLS + ROWS + rows * COLS + cols, tl.min(x, axis=1, keep_dims=True) + cols * 0 + positive)
+
+
+def test_int32_reductions_bit_exact():
+    rng = np.random.default_rng(9)
+    for rows, cols in ((5, 8), (16, 24)):
+        x = rng.integers(-2 ** 31, 2 ** 31, (rows, cols), dtype=np.int64).astype(np.int32)  # sums wrap
+        want, got = _both(int_reduce_kernel[(1,)], x, np.zeros(cols + rows + rows * cols, np.int32), ROWS=rows,
+                          COLS=cols)
+        np.testing.assert_array_equal(got[1], want[1], err_msg=f"{rows}x{cols}")
+        with np.errstate(over="ignore"):
+            assert (want[1][:cols] == x.sum(0, dtype=np.int32) + x.max() - x.min()).all()
+        assert (want[1][-rows * cols:].reshape(rows, cols) == x.min(1, keepdims=True) + (x > 0).sum()).all()  # counts too
