@@ -58,14 +58,15 @@ def recording():
 
 def prebuild(launches, batch: int = 24) -> int:
     """Render the distinct ``(kernel, platform)`` pairs into kernel files of up to ``batch``
-    variants; returns how many files. Kernels whose scalar parameters clash share no file."""
+    variants; returns how many files. Kernels whose scalar parameters clash, or whose pointer
+    parameters differ (the file's entry takes one list of pointers), share no file."""
     files = 0
     groups: dict[str, list[list[Kernel]]] = {}
     for kernel, platform in dict.fromkeys(launches):
         if (kernel, platform) in _prebuilt:
             continue
         for group in groups.setdefault(platform, []):
-            if len(group) < batch:
+            if len(group) < batch and _pointers(group[0]) == _pointers(kernel):
                 try:
                     tiling.layout("KernelTilingData", [*group, kernel])
                 except Error:
@@ -82,6 +83,10 @@ def prebuild(launches, batch: int = 24) -> int:
                 _prebuilt[(kernel, platform)] = (path, layout, key)
     _compiled.cache_clear()
     return files
+
+
+def _pointers(kernel: Kernel) -> list[str]:
+    return [n for n, p in zip(kernel.param_names, kernel.params) if isinstance(p.type.dtype, PointerType)]
 
 
 def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -> None:

@@ -25,6 +25,10 @@ load                      ptr [, mask [, other]]                  has_mask, has_
 store                     ptr, value [, mask]                     has_mask
 for                       lower, upper, step, *inits              region 0: args (iv, *carried);
                                                                   results: final carried values
+while                     *inits                                  region 0: args (*carried) yields
+                                                                  the i1 condition; region 1: args
+                                                                  (*carried) yields the next values;
+                                                                  results: final carried values
 if                        cond (i1 scalar)                        regions: then, else; results
 yield                     values carried out of a region          -
 print                     *values                                 prefix
@@ -121,6 +125,7 @@ class Op(enum.Enum):
     LOAD = "load"
     STORE = "store"
     FOR = "for"
+    WHILE = "while"
     IF = "if"
     YIELD = "yield"
     PRINT = "print"
@@ -217,7 +222,7 @@ class GroupOp:
                         Op.ATOMIC_XCHG, Op.ATOMIC_CAS})
     REDUCE = frozenset({Op.SUM, Op.MAX, Op.MIN, Op.ARGMAX, Op.ARGMIN})
     MEMORY = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE})
-    CONTROL = frozenset({Op.FOR, Op.IF, Op.YIELD})
+    CONTROL = frozenset({Op.FOR, Op.WHILE, Op.IF, Op.YIELD})
     SIDE_EFFECT = frozenset({Op.STORE, Op.BLOCK_STORE, Op.PRINT, Op.YIELD, Op.ASSERT}) | ATOMIC
 
 
