@@ -329,7 +329,8 @@ class Selector:
                 c = float(numerics.cast(np.array(c, F32.np), x.type.dtype.np))
             return Lit(c, dtype)
         e = self.expr(x)
-        return e if x.type.dtype == dtype else kir.Conv(dtype, e)
+        held = I64 if self.is_wide(x) else x.type.dtype  # GM offset arithmetic is int64_t in C++
+        return e if held == dtype else kir.Conv(dtype, e)
 
     def vector_derived(self, v: Value) -> bool:
         d = self.defs.get(v.id)
