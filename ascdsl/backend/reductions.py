@@ -5,10 +5,12 @@ Tile-IR rewrites (:func:`rewrite`, a :data:`.decompose.REWRITES` rule):
 
 * ``sum``/``max``/``min`` of a 2-D float tile to a scalar reduce axis 0 in float32 first, then the row
   that is left (16-bit sums round once, at the end, as the interpreter's do);
-* ``argmax``/``argmin`` along an axis of a 2-D float tile: the extreme ``m`` along the axis,
+* ``argmax``/``argmin`` along an axis of a 2-D float or int32 tile: the extreme ``m`` along the axis,
   ``max(x, m)`` (``min``) spreads it over the tile exactly, lanes equal to it keep their index (an
   ``arange`` along the axis) and the others get the axis length; the minimum along the axis is the
-  lowest index of an extreme value (Triton's tie rule);
+  lowest index of an extreme value (Triton's tie rule); of a 1-D int32 tile the same with a scalar
+  extreme; of a 2-D tile to a scalar, the first row holding the extreme of the row extremes, times
+  the row length, plus that row's own index;
 * ``tl.reduce(x, axis, combine)`` whose combine function is one ``+``, ``maximum`` or ``minimum`` of its
   two arguments is ``sum``/``max``/``min`` (the order of a float sum differs from the interpreter's
   log-depth tree, within the dtype's tolerance); another combine function is a located error.
@@ -38,24 +40,30 @@ def rewrite(r, instr: Instr) -> bool:
     """The tile-IR rewrites of the module docstring (a :data:`.decompose.REWRITES` rule)."""
     if instr.op is Op.REDUCE:
         return _known_combine(r, instr)
-    if instr.op not in GROUP or len(instr.operands[0].type.shape) != 2:
+    if instr.op not in GROUP:
         return False
     (x,) = instr.operands
     v, loc = instr.result, instr.loc
     axis = instr.attr("axis")
+    if len(x.type.shape) == 1:
+        if instr.op in EXTREME and x.type.dtype == I32:
+            _arg_1d_int(r, instr)
+            return True
+        return False
     if x.type.dtype == I32 and instr.op in FOLD:
         return _int_2d(r, instr, axis)
-    if not x.type.dtype.is_float:
+    if not (x.type.dtype.is_float or x.type.dtype == I32):
         raise unsupported(instr, f"`{instr.op.value}` of {x.type.dtype} tiles (reduce float or int32 tiles)")
-    xf = r.cast(x, F32, loc)
+    xf = r.cast(x, F32, loc) if x.type.dtype.is_float else x
     if instr.op in FOLD and axis is None and v.type.is_scalar:
         cols = r.op(instr.op, Type(F32, x.type.shape[1:]), (xf,), (("axis", 0), ("keep_dims", False)), loc)
         r.op(instr.op, v.type, (cols,), (("axis", None), ("keep_dims", False)), loc, result=v)
         return True
     if instr.op in EXTREME:
         if axis is None:
-            raise unsupported(instr, f"`{instr.op.value}` of a 2-D tile to a scalar (reduce along one axis)")
-        _arg_along(r, instr, xf, axis)
+            _arg_flat(r, instr, xf)
+        else:
+            _arg_along(r, instr, xf, axis)
         return True
     return False
 
@@ -83,25 +91,61 @@ def _int_2d(r, instr: Instr, axis) -> bool:
     return False
 
 
-def _arg_along(r, instr: Instr, xf, axis: int) -> None:
-    """``argmax``/``argmin`` of float32 ``xf`` along ``axis`` (the module docstring's rewrite)."""
-    v, loc = instr.result, instr.loc
+def _arg_along(r, instr: Instr, xf, axis: int, result=None):
+    """``argmax``/``argmin`` of float32 or int32 ``xf`` along ``axis`` (the module docstring's rewrite)."""
+    v, loc = result or instr.result, instr.loc
     reduce_op, spread = EXTREME[instr.op]
-    shape, length = xf.type.shape, xf.type.shape[axis]
+    dt, shape, length = xf.type.dtype, xf.type.shape, xf.type.shape[axis]
     kept = tuple(1 if d == axis else s for d, s in enumerate(shape))
     along = (("axis", axis), ("keep_dims", True))
-    m = r.op(reduce_op, Type(F32, kept), (xf,), along, loc)
+    m = r.op(reduce_op, Type(dt, kept), (xf,), along, loc)
     full = r.op(spread, xf.type, (xf, r.op(Op.BROADCAST, xf.type, (m,), (), loc)), (), loc)
     hit = r.op(Op.EQ, xf.type.with_dtype(dtypes.bool_), (xf, full), (), loc)
-    miss = r.op(Op.WHERE, xf.type, (hit, r.const(0.0, F32, loc), r.const(float(length), F32, loc)), (), loc)
+    miss = r.op(Op.WHERE, xf.type, (hit, _const(r, 0, dt, loc), _const(r, length, dt, loc)), (), loc)
     line = tuple(length if d == axis else 1 for d in range(2))  # the index runs along the axis
     index = r.op(Op.ARANGE, Type(I32, (length,)), (), (("start", 0), ("end", length)), loc)
     index = r.op(Op.EXPAND_DIMS, Type(I32, line), (index,), (("axis", 1 - axis),), loc)
-    index = r.op(Op.CAST, Type(F32, line), (index,), (("dtype", F32),), loc)
+    index = r.cast(index, dt, loc)
     lanes = r.op(Op.ADD, xf.type, (miss, r.op(Op.BROADCAST, xf.type, (index,), (), loc)), (), loc)
-    first = r.op(Op.MIN, v.type.with_dtype(F32), (lanes,), (("axis", axis), ("keep_dims", instr.attr("keep_dims"))),
-                 loc)
-    r.op(Op.CAST, v.type, (first,), (("dtype", v.type.dtype),), loc, result=v)
+    keep = (("axis", axis), ("keep_dims", instr.attr("keep_dims") and result is None))
+    if dt == I32:
+        return r.op(Op.MIN, v.type, (lanes,), keep, loc, result=v)
+    first = r.op(Op.MIN, v.type.with_dtype(F32), (lanes,), keep, loc)
+    return r.op(Op.CAST, v.type, (first,), (("dtype", v.type.dtype),), loc, result=v)
+
+
+def _const(r, value: int, dt, loc):
+    return r.const(float(value) if dt.is_float else value, dt, loc)
+
+
+def _arg_1d_int(r, instr: Instr) -> None:
+    """``argmax``/``argmin`` of a 1-D int32 tile: its extreme, then the least index holding it."""
+    (x,), v, loc = instr.operands, instr.result, instr.loc
+    reduce_op, _ = EXTREME[instr.op]
+    n = x.type.numel
+    m = r.op(reduce_op, Type(I32), (x,), (("axis", None), ("keep_dims", False)), loc)
+    hit = r.op(Op.EQ, x.type.with_dtype(dtypes.bool_), (x, m), (), loc)
+    miss = r.op(Op.WHERE, x.type, (hit, r.const(0, I32, loc), r.const(n, I32, loc)), (), loc)
+    lanes = r.op(Op.ADD, x.type, (miss, r.op(Op.ARANGE, x.type, (), (("start", 0), ("end", n)), loc)), (), loc)
+    r.op(Op.MIN, v.type, (lanes,), (("axis", None), ("keep_dims", False)), loc, result=v)
+
+
+def _arg_flat(r, instr: Instr, xf) -> None:
+    """``argmax``/``argmin`` of ``[M, N]`` to a scalar (the row-major index): the first row holding the
+    extreme of the row extremes, then that row's own argmax/argmin."""
+    v, loc = instr.result, instr.loc
+    reduce_op, _ = EXTREME[instr.op]
+    rows, cols = xf.type.shape
+    line = Type(xf.type.dtype, (rows,))
+    extremes = r.op(reduce_op, line, (xf,), (("axis", 1), ("keep_dims", False)), loc)
+    where_in_row = _arg_along(r, instr, xf, 1, result=r.value(Type(I32, (rows,))))
+    row = r.op(instr.op, Type(I32), (extremes,), (("axis", None), ("keep_dims", False)), loc)
+    index = r.op(Op.ARANGE, Type(I32, (rows,)), (), (("start", 0), ("end", rows)), loc)
+    picked = r.op(Op.WHERE, Type(F32, (rows,)), (r.op(Op.EQ, Type(dtypes.bool_, (rows,)), (index, row), (), loc),
+                                                 r.cast(where_in_row, F32, loc), r.const(float(cols), F32, loc)),
+                  (), loc)
+    col = r.cast(r.op(Op.MIN, Type(F32), (picked,), (("axis", None), ("keep_dims", False)), loc), I32, loc)
+    r.op(Op.ADD, v.type, (r.op(Op.MUL, Type(I32), (row, r.const(cols, I32, loc)), (), loc), col), (), loc, result=v)
 
 
 def combine_op(instr: Instr) -> Op | None:

@@ -1,7 +1,8 @@
-"""Reductions on the simulator (hazard checks on) against the interpreter: argmax/argmin of 1-D tiles
-and along either axis of 2-D tiles (bit-exact, ties resolved to the lowest index), 2-D tiles reduced
-straight to a scalar and `tl.reduce` with a known combine function (max/min bit-exact, sums within
-the dtype's tolerance), in float32/float16/bfloat16; other combine functions are located errors."""
+"""Reductions on the simulator (hazard checks on) against the interpreter: argmax/argmin of 1-D tiles,
+along either axis of 2-D tiles and of 2-D tiles to a scalar (bit-exact, ties resolved to the lowest
+index), 2-D tiles reduced straight to a scalar and `tl.reduce` with a known combine function (max/min
+bit-exact, sums within the dtype's tolerance), in float32/float16/bfloat16, and int32 sum/max/min/
+argmax/argmin (bit-exact); other combine functions are located errors."""
 import numpy as np
 import pytest
 
@@ -118,14 +119,41 @@ def argmax_2d_scalar_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + tl.arange(0, BLOCK), tl.zeros((BLOCK,), tl.int32) + i)
 
 
-@pytest.mark.parametrize("kernel, message", [
-    (product_kernel, "`tl.reduce` with this combine function"),
-    (argmax_2d_scalar_kernel, "`argmax` of a 2-D tile to a scalar"),
-], ids=["product", "argmax-2d-scalar"])
-def test_unsupported_reductions_are_located_errors(kernel, message):
-    with pytest.raises(ascdsl.CompilationError, match=message) as err:
-        kernel[(1,)](np.ones(64, np.float32), np.zeros(64, np.float32), BLOCK=8, backend="sim")
+def test_unsupported_reductions_are_located_errors():
+    with pytest.raises(ascdsl.CompilationError, match="`tl.reduce` with this combine function") as err:
+        product_kernel[(1,)](np.ones(64, np.float32), np.zeros(64, np.float32), BLOCK=8, backend="sim")
     assert "test_sim_reductions.py" in str(err.value)
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [dtypes.int32], ids=str)
+def test_argmax_of_a_2d_tile_to_a_scalar_bit_exact(dtype):
+    for block in (8, 16):
+        x = _ties((block, block), dtype)
+        x.ravel()[[5, block * 3 + 1]] = 50  # two maxima: the first in row-major order wins
+        want, got = _both(argmax_2d_scalar_kernel[(1,)], x, np.zeros(block, np.int32), BLOCK=block)
+        np.testing.assert_array_equal(got[1], want[1])
+        assert want[1][0] == 5
+
+
+@ascdsl.jit
+def int_arg_kernel(x_ptr, out_ptr, ROWS: tl.constexpr, COLS: tl.constexpr):
+    rows = tl.arange(0, ROWS)[:, None]
+    cols = tl.arange(0, COLS)[None, :]
+    x = tl.load(x_ptr + rows * COLS + cols)
+    flat = tl.load(x_ptr + tl.arange(0, ROWS * COLS))
+    tl.store(out_ptr + tl.arange(0, ROWS), tl.argmax(x, axis=1) + tl.argmin(flat, axis=0))
+    tl.store(out_ptr + ROWS + tl.arange(0, COLS), tl.argmin(x, axis=0))
+
+
+def test_int32_argmax_argmin_bit_exact():
+    rng = np.random.default_rng(6)
+    for rows, cols in ((8, 8), (16, 24)):
+        x = rng.integers(-3, 4, (rows, cols)).astype(np.int32)
+        x[0, 0] = 2 ** 31 - 1  # beyond float32's exact integers next to its neighbour
+        x[0, 1] = 2 ** 31 - 2
+        want, got = _both(int_arg_kernel[(1,)], x, np.zeros(rows + cols, np.int32), ROWS=rows, COLS=cols)
+        np.testing.assert_array_equal(got[1], want[1])
+        assert (want[1][:rows] == x.argmax(1) + x.ravel().argmin()).all()
 
 
 @ascdsl.jit
