@@ -61,7 +61,7 @@ def rewrite(r, instr: Instr) -> bool:
             r.op(Op.NE, v.type, (wide, r.const(0.0, F16, loc)), (), loc, result=v)
             return True
         loaded = r.op(Op.NE, v.type, (wide, r.const(0.0, F16, loc)), (), loc)
-        valid = _in_bounds(r, instr, loc)
+        valid = in_bounds(r, instr, loc)
         if other:
             r.op(Op.OR, v.type, (loaded, r.op(Op.NOT, v.type, (valid,), (), loc)), (), loc, result=v)
         else:
@@ -70,10 +70,10 @@ def rewrite(r, instr: Instr) -> bool:
     return False
 
 
-def _in_bounds(r, load: Instr, loc):
+def in_bounds(r, load: Instr, loc):
     """The bool tile of the lanes a block load reads (``index < extent`` along each axis)."""
     shape = load.attr("shape")
-    t = load.result.type
+    t = load.result.type.with_dtype(dtypes.bool_)
     extents = load.operands[2:3] if len(shape) == 1 else load.operands[3:5]
     valid = None
     for axis, (size, extent) in enumerate(zip(shape, extents)):
@@ -130,4 +130,4 @@ def select(sel, instr: Instr) -> list | None:
     return None
 
 
-__all__ = ["as_number", "rewrite", "select"]
+__all__ = ["as_number", "in_bounds", "rewrite", "select"]
