@@ -1,5 +1,6 @@
 """int32 tile arithmetic beyond ``+ - * max min``: ``// %`` (truncating, as C and Triton), ``abs``,
-bitwise ``& | ^ ~``, shifts by a scalar, casts to and from 8-bit integers and masked 8-bit loads.
+bitwise ``& | ^ ~``, shifts by a scalar, and 8-bit integers: casts, masked loads and math (in int32,
+wrapped back).
 
 The vector unit has no int32 ``Div``, so :func:`rewrite` (a :data:`.decompose.REWRITES` rule) builds
 ``a // b`` from float32 division with an exact integer fix-up:
@@ -45,6 +46,9 @@ def rewrite(r, instr: Instr) -> bool:
         return _byte_cast(r, instr)
     if instr.op is Op.BLOCK_LOAD and instr.result.type.dtype in BYTES and instr.attr("has_other"):
         _byte_load(r, instr)
+        return True
+    if _byte_math(instr):
+        _in_int32(r, instr)
         return True
     if not _int_tile(instr):
         return False
@@ -114,6 +118,29 @@ def _byte_load(r, instr: Instr) -> None:
     filled = r.op(Op.WHERE, half, (boolmask.in_bounds(r, instr, loc), r.cast(raw, dtypes.float16, loc),
                                    r.cast(instr.operands[-1], dtypes.float16, loc)), (), loc)
     r.op(Op.CAST, v.type, (filled,), (("dtype", v.type.dtype),), loc, result=v)
+
+
+BYTE_MATH = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.IDIV, Op.MOD, Op.MAXIMUM, Op.MINIMUM, Op.NEG, Op.ABS, Op.AND,
+                       Op.OR, Op.XOR, Op.NOT, Op.SHL, Op.SHR, Op.WHERE}) | frozenset(isel.COMPARE_MODE)
+
+
+def _byte_math(instr: Instr) -> bool:
+    """``instr`` is elementwise math on 8-bit integer tiles (computed in int32, wrapped back)."""
+    return (len(instr.results) == 1 and not instr.result.type.is_scalar and instr.op in BYTE_MATH
+            and any(x.type.dtype in BYTES for x in instr.operands) and all(
+                x.type.dtype in BYTES | {dtypes.bool_} or x.type.is_scalar for x in instr.operands))
+
+
+def _in_int32(r, instr: Instr) -> None:
+    """8-bit integer math in int32 (exact: NumPy's 8-bit ops are the int32 ones wrapped to 8 bits)."""
+    v, loc = instr.result, instr.loc
+    xs = [x if x.type.dtype in (dtypes.bool_, I32) else r.cast(x, I32, loc) if x.type.is_scalar
+          else r.op(Op.CAST, x.type.with_dtype(I32), (x,), (("dtype", I32),), loc) for x in instr.operands]
+    if v.type.dtype == dtypes.bool_:
+        r.op(instr.op, v.type, xs, instr.attrs, loc, result=v)
+        return
+    t = r.op(instr.op, v.type.with_dtype(I32), xs, instr.attrs, loc)
+    r.op(Op.CAST, v.type, (t,), (("dtype", v.type.dtype),), loc, result=v)
 
 
 class _Build:

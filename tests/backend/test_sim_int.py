@@ -97,3 +97,25 @@ def test_casts_to_and_from_int8_bit_exact():
     np.testing.assert_array_equal(got[4], want[4])
     assert (want[4][:n] == x.astype(np.int8)).all() and (want[3] == q.astype(np.int32) * 4).all()
     assert list(want[4][n:n + 5]) == [0, 127, -128, 127, -128]
+
+
+@ascdsl.jit
+def byte_math_kernel(a_ptr, b_ptr, out_ptr, flags_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs)  # int8
+    b = tl.load(b_ptr + offs)
+    tl.store(out_ptr + offs, a + b)  # wraps in int8
+    tl.store(out_ptr + BLOCK + offs, a * 3 - (b >> 1) ^ 0x55)
+    tl.store(out_ptr + 2 * BLOCK + offs, tl.where(a > b, a // 3, tl.maximum(b, -100)))
+    tl.store(flags_ptr + offs, (a & 1) == 0)
+
+
+def test_int8_math_bit_exact():
+    rng = np.random.default_rng(13)
+    a, b = (rng.integers(-128, 128, 256).astype(np.int8) for _ in range(2))
+    a[:4], b[:4] = [127, -128, 100, -128], [1, -1, 100, -128]
+    want, got = _both(byte_math_kernel[(1,)], a, b, np.zeros(3 * 256, np.int8), np.zeros(256, np.bool_), BLOCK=256)
+    np.testing.assert_array_equal(got[2], want[2])
+    np.testing.assert_array_equal(got[3], want[3])
+    with np.errstate(over="ignore"):
+        assert (want[2][:256] == a + b).all()
