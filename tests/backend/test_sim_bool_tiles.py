@@ -118,14 +118,14 @@ def test_unsupported_bool_tiles_are_located_errors():
         bool_load_runtime_other_kernel[(1,)](np.zeros(64, np.bool_), np.zeros(64, np.float32), 1, BLOCK=64,
                                              backend="sim")
     assert "test_sim_bool_tiles.py" in str(err.value) and "tl.load" in str(err.value)
-    x = np.ones(64, np.int8)
-    with pytest.raises(ascdsl.CompilationError, match="comparing int8 tiles") as err:
-        int8_where_kernel[(1,)](x, np.zeros_like(x), BLOCK=64, backend="sim")
+    x = np.ones(64, np.int16)
+    with pytest.raises(ascdsl.CompilationError, match="comparing int16 tiles") as err:
+        int16_where_kernel[(1,)](x, np.zeros_like(x), BLOCK=64, backend="sim")
     assert "tl.where" in str(err.value)
 
 
 @ascdsl.jit
-def int8_where_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+def int16_where_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
     tl.store(out_ptr + offs, tl.where(x > 0, x, 0))
