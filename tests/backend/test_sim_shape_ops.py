@@ -1,7 +1,7 @@
 """Shape ops on the simulator (hazard checks on) against the interpreter, bit-exact: free reshapes and
-views, 2-D transposes (Gather), `tl.cat` along axis 0, `tl.split` and `tl.interleave`, in
-float32/float16/bfloat16 and int32; reshapes, concatenations and joins that would move elements
-within padded rows are located errors."""
+views, 2-D transposes (Gather), `tl.cat` along axis 0, `tl.split`, `tl.interleave` and `tl.join`, in
+float32/float16/bfloat16 and int32; reshapes and concatenations that would move elements within
+padded rows, and `flip`, are located errors."""
 import numpy as np
 import pytest
 
@@ -93,16 +93,36 @@ def unaligned_cat_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
 
 
 @ascdsl.jit
-def join_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+def join_kernel(a_ptr, b_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    a = tl.load(a_ptr + offs)
+    b = tl.load(b_ptr + offs)
+    pairs = tl.join(a, b + 1)  # (N, 2): rows padded to a block in UB
+    tl.store(out_ptr + offs[:, None] * 2 + tl.arange(0, 2)[None, :], pairs)
+    lo, hi = tl.split(pairs)
+    tl.store(out_ptr + 2 * N + offs, hi - lo)
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=str)
+def test_join_as_a_tile_of_pairs_bit_exact(dtype):
+    for n in (8, 40):
+        a, b = _data(n, dtype), _data(n, dtype)
+        want, got = _both(join_kernel[(1,)], a, b, np.zeros(3 * n, dtype.np), N=n)
+        np.testing.assert_array_equal(_bits(got[2]), _bits(want[2]), err_msg=f"N={n}")
+        assert (want[2][:2 * n:2] == a).all()
+
+
+@ascdsl.jit
+def flip_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + tl.arange(0, 8))
-    tl.store(out_ptr + tl.arange(0, 8)[:, None] * 2 + tl.arange(0, 2)[None, :], tl.join(x, x + 1))
+    tl.store(out_ptr + tl.arange(0, 8), tl.flip(x, 0))
 
 
 @pytest.mark.parametrize("kernel, message", [
     (padded_reshape_kernel, r"reshaping \(64,\) to \(16, 4\)"),
     (unaligned_cat_kernel, "`tl.cat` of"),
-    (join_kernel, "`tl.join` into a tile of pairs"),
-], ids=["padded-reshape", "unaligned-cat", "join"])
+    (flip_kernel, "the tile op `flip`"),
+], ids=["padded-reshape", "unaligned-cat", "flip"])
 def test_unsupported_shape_ops_are_located_errors(kernel, message):
     with pytest.raises(ascdsl.CompilationError, match=message) as err:
         kernel[(1,)](np.ones(64, np.float32), np.zeros(64, np.float32), BLOCK=64, backend="sim")
