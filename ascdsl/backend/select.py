@@ -16,7 +16,7 @@ from ..ir.core import GroupOp, Instr, Kernel, Op, Value
 from ..platforms import Platform
 from . import boolmask, compute, intops, kir, mathops, memory, reductions, relayout, scan, shapes
 from .kir import Bin, BinOp, Call, Cond, Lit, Ref, Var, VarKind, lit
-from .selector import Selector, _Seg, cpp_dtype, unsupported
+from .selector import Selector, _Seg, cpp_dtype
 
 RULES = (boolmask.select, intops.select, mathops.select, reductions.select, relayout.select, scan.select,
          shapes.select)
