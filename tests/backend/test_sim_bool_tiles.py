@@ -6,8 +6,8 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl import dtypes
-from tests.backend.test_sim import FLOATS, _both, _data, prebuilt
+from tests.backend.sweep import ALL_SWEEP
+from tests.backend.test_sim import _both, _data, prebuilt
 
 INT_MIN, INT_MAX = np.iinfo(np.int32).min, np.iinfo(np.int32).max
 
@@ -24,7 +24,7 @@ def bool_values_kernel(x_ptr, y_ptr, flags_ptr, bytes_ptr, out_ptr, n, BLOCK: tl
     tl.store(out_ptr + offs, inside.to(out_ptr.dtype.element_ty) + (x >= 0.5), mask=mask)
 
 
-@pytest.mark.parametrize("dtype", FLOATS + [dtypes.int32], ids=str)
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_stored_and_cast_bool_tiles_bit_exact(dtype):
     def check(n, block):
         x, y = _data(n, dtype), _data(n, dtype)

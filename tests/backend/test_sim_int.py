@@ -3,7 +3,6 @@ truncating ``//`` and ``%`` (float32 estimate plus exact fix-up), ``abs``, bitwi
 on edge values (INT_MIN, INT_MAX, +-1, large magnitudes) and random ones, with tile and scalar
 divisors."""
 import numpy as np
-import pytest
 
 import ascdsl
 import ascdsl.language as tl

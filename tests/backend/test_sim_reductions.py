@@ -8,8 +8,8 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl import dtypes
-from tests.backend.test_sim import FLOATS, _both, _data, prebuilt
+from tests.backend.sweep import ALL_SWEEP, FLOAT_SWEEP
+from tests.backend.test_sim import _both, _data, prebuilt
 
 
 def _ties(shape, dtype):
@@ -25,14 +25,18 @@ def arg_1d_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.zeros((BLOCK,), tl.int32) + hi * 1000 + lo)
 
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("dtype", FLOAT_SWEEP)
 def test_argmax_argmin_1d_bit_exact(dtype):
-    for n, block in ((5, 8), (100, 128), (3000, 4096)):
+    def check(n, block):
         x = _ties(n, dtype)
         want, got = _both(arg_1d_kernel[(1,)], x, np.zeros(block, np.int32), n, BLOCK=block)
         np.testing.assert_array_equal(got[1], want[1], err_msg=f"n={n}")
         padded = np.concatenate([x.astype(np.float32), np.full(block - n, -100, np.float32)])
         assert want[1][0] == np.argmax(padded) * 1000 + np.argmin(padded)
+    cases = [(5, 8), (100, 128), (3000, 4096)]
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
 
 
 @ascdsl.jit
@@ -45,7 +49,7 @@ def arg_2d_kernel(x_ptr, out_ptr, m, n, ROWS: tl.constexpr, COLS: tl.constexpr):
     tl.store(out_ptr + ROWS + COLS + rows * COLS + cols, tl.argmin(x, axis=1, keep_dims=True) + cols * 0)
 
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("dtype", FLOAT_SWEEP)
 def test_argmax_argmin_along_an_axis_bit_exact(dtype):
     def check(m, n, rows, cols):
         x = _ties((m, n), dtype)
@@ -85,7 +89,7 @@ def whole_tile_kernel(x_ptr, out_ptr, m, n, ROWS: tl.constexpr, COLS: tl.constex
     tl.store(out_ptr + 3 * COLS + tl.arange(0, ROWS), tl.reduce(x, 1, combine_add))
 
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("dtype", FLOAT_SWEEP)
 def test_whole_tile_and_combine_reductions_within_tolerance(dtype):
     def check(m, n, rows, cols):
         x = _data((m, n), dtype)
@@ -125,7 +129,7 @@ def test_unsupported_reductions_are_located_errors():
     assert "test_sim_reductions.py" in str(err.value)
 
 
-@pytest.mark.parametrize("dtype", FLOATS + [dtypes.int32], ids=str)
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_argmax_of_a_2d_tile_to_a_scalar_bit_exact(dtype):
     for block in (8, 16):
         x = _ties((block, block), dtype)

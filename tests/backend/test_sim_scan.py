@@ -7,8 +7,8 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl import dtypes
-from tests.backend.test_sim import FLOATS, _both, prebuilt
+from tests.backend.sweep import FLOAT_SWEEP
+from tests.backend.test_sim import _both, prebuilt
 
 
 def _data(shape, dtype, seed=3):
@@ -30,7 +30,7 @@ def cumsum_1d_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + n + offs, tl.cumsum(x, 0, reverse=True), mask=offs < n)
 
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("dtype", FLOAT_SWEEP)
 def test_cumsum_1d_within_tolerance(dtype):
     for n, block in ((5, 8), (200, 256)):
         x = _data(n, dtype)
@@ -60,7 +60,7 @@ def scan_2d_kernel(x_ptr, out_ptr, m, n, ROWS: tl.constexpr, COLS: tl.constexpr)
     tl.store(out_ptr + 3 * m * n + rows * n + cols, both_ways, mask=mask)
 
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("dtype", FLOAT_SWEEP)
 def test_scans_of_2d_tiles_within_tolerance(dtype):
     def check(m, n, rows, cols):
         x = (1 + _data((m, n), dtype).astype(np.float32) / 30).astype(dtype.np)  # products stay near 1
