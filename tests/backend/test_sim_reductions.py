@@ -140,11 +140,15 @@ def test_argmax_of_a_2d_tile_to_a_scalar_bit_exact(dtype):
 
 
 @ascdsl.jit
+def grid_and_flat(x_ptr, ROWS: tl.constexpr, COLS: tl.constexpr):
+    """The ROWS x COLS tile at ``x_ptr``, as a 2-D tile and as a 1-D one."""
+    x = tl.load(x_ptr + tl.arange(0, ROWS)[:, None] * COLS + tl.arange(0, COLS)[None, :])
+    return x, tl.load(x_ptr + tl.arange(0, ROWS * COLS))
+
+
+@ascdsl.jit
 def int_arg_kernel(x_ptr, out_ptr, ROWS: tl.constexpr, COLS: tl.constexpr):
-    rows = tl.arange(0, ROWS)[:, None]
-    cols = tl.arange(0, COLS)[None, :]
-    x = tl.load(x_ptr + rows * COLS + cols)
-    flat = tl.load(x_ptr + tl.arange(0, ROWS * COLS))
+    x, flat = grid_and_flat(x_ptr, ROWS, COLS)
     tl.store(out_ptr + tl.arange(0, ROWS), tl.argmax(x, axis=1) + tl.argmin(flat, axis=0))
     tl.store(out_ptr + ROWS + tl.arange(0, COLS), tl.argmin(x, axis=0))
 
@@ -162,10 +166,9 @@ def test_int32_argmax_argmin_bit_exact():
 
 @ascdsl.jit
 def int_reduce_kernel(x_ptr, out_ptr, ROWS: tl.constexpr, COLS: tl.constexpr):
+    x, flat = grid_and_flat(x_ptr, ROWS, COLS)
     rows = tl.arange(0, ROWS)[:, None]
     cols = tl.arange(0, COLS)[None, :]
-    x = tl.load(x_ptr + rows * COLS + cols)
-    flat = tl.load(x_ptr + tl.arange(0, ROWS * COLS))
     tl.store(out_ptr + tl.arange(0, COLS), tl.sum(x, axis=0) + tl.max(flat) - tl.min(x))
     tl.store(out_ptr + COLS + tl.arange(0, ROWS), tl.max(x, axis=1) - tl.sum(flat, axis=0))
     positive = tl.sum(flat > 0)  # a count: the bool tile cast to int32
