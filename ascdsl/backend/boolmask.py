@@ -7,8 +7,9 @@ it. Everything else a kernel does with one is rewritten on the tile IR (:func:`r
 * ``mask.to(dt)`` is ``tl.where(mask, 1, 0)`` in ``dt``; to int8/uint8 the ``Select`` runs in float16
   and ``Cast`` (exact for 0 and 1) narrows it, since ``Select`` has no 8-bit form;
 * storing a bool tile stores those 0/1 bytes (int8/uint8 in GM, as Triton stores ``int1``);
-* loading a bool tile loads its bytes, widens them to float16 and compares them ``!= 0`` (with
-  ``other`` it is a located error: A2 has no 8-bit ``Duplicate`` to fill the masked lanes).
+* loading a bool tile loads its bytes, widens them to float16 and compares them ``!= 0``; a constant
+  ``other`` is applied to the mask (``& (index < extent)`` for False, ``| ~(index < extent)`` for True),
+  since A2 has no 8-bit ``Duplicate`` to fill the masked lanes (a runtime ``other`` is a located error).
 
 ``tl.where`` on int32 tiles (:func:`select_int`) is ``Select`` on the float32 view of the same bits:
 ``Select`` moves lanes without arithmetic, so every int32 value, NaN patterns included, comes out
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..errors import CompilationError
-from ..ir.core import Instr, Op
+from ..ir.core import Instr, Op, Type
 from .kir import Call, Const, Ref, lit
 
 F16, F32, I32, U8 = dtypes.float16, dtypes.float32, dtypes.int32, dtypes.uint8
@@ -42,17 +43,50 @@ def rewrite(r, instr: Instr) -> bool:
         return True
     if instr.op is Op.BLOCK_LOAD and _is_bool_tile(instr.result):
         v, loc = instr.result, instr.loc
+        operands, attrs = instr.operands, instr.attrs
+        other = None
         if instr.attr("has_other"):
-            raise CompilationError(loc, "the Ascend C backend does not support a masked load of a bool tile with "
-                                   "`other` (A2 has no 8-bit Duplicate to fill the masked lanes)",
-                                   hint="load it without `other` and combine the mask into the condition, "
-                                        "e.g. `flags & mask`")
+            other = r.consts.get(operands[-1].id)
+            if other is None:
+                raise CompilationError(loc, "the Ascend C backend does not support a masked load of a bool tile "
+                                       "with a runtime `other` (A2 has no 8-bit Duplicate to fill the masked lanes)",
+                                       hint="pass `other=True` or `other=False`, or combine the mask into the "
+                                            "condition, e.g. `flags & mask`")
+            operands = operands[:-1]
+            attrs = tuple((k, False if k == "has_other" else a) for k, a in attrs)
         raw = r.value(v.type.with_dtype(U8))
-        r.out.append(Instr(Op.BLOCK_LOAD, (raw,), instr.operands, instr.attrs, (), loc))
+        r.out.append(Instr(Op.BLOCK_LOAD, (raw,), operands, attrs, (), loc))
         wide = r.op(Op.CAST, v.type.with_dtype(F16), (raw,), (("dtype", F16),), loc)
-        r.op(Op.NE, v.type, (wide, r.const(0.0, F16, loc)), (), loc, result=v)
+        if other is None:
+            r.op(Op.NE, v.type, (wide, r.const(0.0, F16, loc)), (), loc, result=v)
+            return True
+        loaded = r.op(Op.NE, v.type, (wide, r.const(0.0, F16, loc)), (), loc)
+        valid = in_bounds(r, instr, loc)
+        if other:
+            r.op(Op.OR, v.type, (loaded, r.op(Op.NOT, v.type, (valid,), (), loc)), (), loc, result=v)
+        else:
+            r.op(Op.AND, v.type, (loaded, valid), (), loc, result=v)
         return True
     return False
+
+
+def in_bounds(r, load: Instr, loc):
+    """The bool tile of the lanes a block load reads (``index < extent`` along each axis)."""
+    shape = load.attr("shape")
+    t = load.result.type.with_dtype(dtypes.bool_)
+    extents = load.operands[2:3] if len(shape) == 1 else load.operands[3:5]
+    valid = None
+    for axis, (size, extent) in enumerate(zip(shape, extents)):
+        index = r.op(Op.ARANGE, Type(I32, (size,)), (), (("start", 0), ("end", size)), loc)
+        if len(shape) == 2:
+            line = (size, 1) if axis == 0 else (1, size)
+            index = r.op(Op.EXPAND_DIMS, Type(I32, line), (index,), (("axis", 1 - axis),), loc)
+            spread = r.emit(Op.BROADCAST, t.with_dtype(I32), (index,), (), loc)  # read by the Add: fused
+            zero = r.emit(Op.CONST, t.with_dtype(I32), (), (("value", 0),), loc)
+            index = r.emit(Op.ADD, t.with_dtype(I32), (zero, spread), (), loc)
+        inside = r.op(Op.LT, t, (index, extent), (), loc)
+        valid = inside if valid is None else r.op(Op.AND, t, (valid, inside), (), loc)
+    return valid
 
 
 def as_number(r, mask, dt, loc, result=None):
@@ -96,4 +130,4 @@ def select(sel, instr: Instr) -> list | None:
     return None
 
 
-__all__ = ["as_number", "rewrite", "select"]
+__all__ = ["as_number", "in_bounds", "rewrite", "select"]

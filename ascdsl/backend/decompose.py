@@ -11,7 +11,12 @@ API calls, UB planning) sees only ops with a direct API:
 * int32 tile comparisons other than ``==`` become ``==`` of a ``max``/``min`` (and ``~``);
 * float scalar ops only the vector unit has (``sqrt``, ``rsqrt``, ``exp``, ``log``, ``abs``, the chains,
   the roundings, ``tanh`` and the other high-level math APIs)
-  run on a one-element tile broadcast from the scalar and reduced back with ``max``, which is exact.
+  run on a one-element tile broadcast from the scalar and reduced back with ``max``, which is exact;
+* the rules of :data:`REWRITES`, each in the module of its feature, run first: bool tiles as values
+  (:mod:`.boolmask`), int32 ``// %``, ``abs``, 8-bit casts and loads (:mod:`.intops`), float predicates and
+  math built from other ops (:mod:`.mathops`), 2-D and int32 reductions and ``argmax``/``argmin``
+  (:mod:`.reductions`), scans (:mod:`.scan`), broadcasts into buffers and column accesses
+  (:mod:`.shapes`).
 
 A bfloat16 tile on a platform without bfloat16 casts is a located CompilationError. Results on the
 interpreter are unchanged (every rewrite is the computation the numerics module specifies).

@@ -1,5 +1,6 @@
 """int32 tile arithmetic beyond ``+ - * max min``: ``// %`` (truncating, as C and Triton), ``abs``,
-bitwise ``& | ^ ~`` and shifts by a scalar.
+bitwise ``& | ^ ~``, shifts by a scalar, and 8-bit integers: casts, masked loads and math (in int32,
+wrapped back).
 
 The vector unit has no int32 ``Div``, so :func:`rewrite` (a :data:`.decompose.REWRITES` rule) builds
 ``a // b`` from float32 division with an exact integer fix-up:
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import Instr, Op, Type
-from . import isel
+from . import boolmask, isel
 from .kir import Call, Ref, lit
 from .selector import unsupported
 
@@ -41,6 +42,14 @@ def _int_tile(instr: Instr) -> bool:
 
 def rewrite(r, instr: Instr) -> bool:
     """The tile-IR rewrites of the module docstring (a :data:`.decompose.REWRITES` rule)."""
+    if instr.op is Op.CAST and not instr.result.type.is_scalar:
+        return _byte_cast(r, instr)
+    if instr.op is Op.BLOCK_LOAD and instr.result.type.dtype in BYTES and instr.attr("has_other"):
+        _byte_load(r, instr)
+        return True
+    if _byte_math(instr):
+        _in_int32(r, instr)
+        return True
     if not _int_tile(instr):
         return False
     v, loc = instr.result, instr.loc
@@ -59,6 +68,79 @@ def rewrite(r, instr: Instr) -> bool:
         r.out.append(Instr(instr.op, (v,), tuple(xs), instr.attrs, (), loc))
         return True
     return False
+
+
+BYTES = frozenset({dtypes.int8, dtypes.uint8})
+WRAP = {dtypes.int8: (Op.SHR, 24), dtypes.uint8: (Op.AND, 0xFF)}
+"""int32 -> 8 bits wraps as NumPy does: ``(x << 24) >> 24`` for int8, ``x & 0xFF`` for uint8."""
+
+
+def _byte_cast(r, instr: Instr) -> bool:
+    """Casts between 8-bit integers and wider types, through the casts A2 has (float16 <-> 8 bits):
+    widening is exact through float16; int32 -> 8 bits wraps first, floats -> 8 bits truncate and
+    saturate through int32 (NaN -> 0), as :func:`ascdsl.numerics.cast` does."""
+    (x,), v, loc = instr.operands, instr.result, instr.loc
+    src, dst = x.type.dtype, v.type.dtype
+    if (src, dst) in isel.CAST_MODE or src == dst or not (src in BYTES or dst in BYTES):
+        return False
+    if src in BYTES:  # every 8-bit value is a float16
+        r.op(Op.CAST, v.type, (r.cast(x, dtypes.float16, loc),), (("dtype", dst),), loc, result=v)
+        return True
+    t = x.type.with_dtype(I32)
+    if src == I32:
+        op, bits = WRAP[dst]
+        if op is Op.SHR:
+            x = r.op(Op.SHR, t, (r.op(Op.SHL, t, (x, r.const(bits, I32, loc)), (), loc), r.const(bits, I32, loc)), (),
+                     loc)
+        else:
+            x = r.op(Op.AND, t, (x, r.const(bits, I32, loc)), (), loc)
+    elif src.is_float:
+        lo, hi = (-128, 127) if dst == dtypes.int8 else (0, 255)
+        x = r.op(Op.CAST, t, (r.cast(x, F32, loc),), (("dtype", I32),), loc)
+        x = r.op(Op.MINIMUM, t, (r.op(Op.MAXIMUM, t, (x, r.const(lo, I32, loc)), (), loc), r.const(hi, I32, loc)), (),
+                 loc)
+    else:
+        return False
+    half = r.op(Op.CAST, x.type.with_dtype(dtypes.float16), (r.cast(x, F32, loc),), (("dtype", dtypes.float16),),
+                loc)
+    r.op(Op.CAST, v.type, (half,), (("dtype", dst),), loc, result=v)
+    return True
+
+
+def _byte_load(r, instr: Instr) -> None:
+    """A masked 8-bit load with ``other``: A2 has no 8-bit ``Duplicate`` to fill the masked lanes, so the
+    tile is loaded without it and ``tl.where(index < extent, x, other)`` runs in float16 (exact)."""
+    v, loc = instr.result, instr.loc
+    attrs = tuple((k, False if k == "has_other" else a) for k, a in instr.attrs)
+    raw = r.value(v.type)
+    r.out.append(Instr(Op.BLOCK_LOAD, (raw,), instr.operands[:-1], attrs, (), loc))
+    half = v.type.with_dtype(dtypes.float16)
+    filled = r.op(Op.WHERE, half, (boolmask.in_bounds(r, instr, loc), r.cast(raw, dtypes.float16, loc),
+                                   r.cast(instr.operands[-1], dtypes.float16, loc)), (), loc)
+    r.op(Op.CAST, v.type, (filled,), (("dtype", v.type.dtype),), loc, result=v)
+
+
+BYTE_MATH = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.IDIV, Op.MOD, Op.MAXIMUM, Op.MINIMUM, Op.NEG, Op.ABS, Op.AND,
+                       Op.OR, Op.XOR, Op.NOT, Op.SHL, Op.SHR, Op.WHERE}) | frozenset(isel.COMPARE_MODE)
+
+
+def _byte_math(instr: Instr) -> bool:
+    """``instr`` is elementwise math on 8-bit integer tiles (computed in int32, wrapped back)."""
+    return (len(instr.results) == 1 and not instr.result.type.is_scalar and instr.op in BYTE_MATH
+            and any(x.type.dtype in BYTES for x in instr.operands) and all(
+                x.type.dtype in BYTES | {dtypes.bool_} or x.type.is_scalar for x in instr.operands))
+
+
+def _in_int32(r, instr: Instr) -> None:
+    """8-bit integer math in int32 (exact: NumPy's 8-bit ops are the int32 ones wrapped to 8 bits)."""
+    v, loc = instr.result, instr.loc
+    xs = [x if x.type.dtype in (dtypes.bool_, I32) else r.cast(x, I32, loc) if x.type.is_scalar
+          else r.op(Op.CAST, x.type.with_dtype(I32), (x,), (("dtype", I32),), loc) for x in instr.operands]
+    if v.type.dtype == dtypes.bool_:
+        r.op(instr.op, v.type, xs, instr.attrs, loc, result=v)
+        return
+    t = r.op(instr.op, v.type.with_dtype(I32), xs, instr.attrs, loc)
+    r.op(Op.CAST, v.type, (t,), (("dtype", v.type.dtype),), loc, result=v)
 
 
 class _Build:

@@ -74,6 +74,7 @@ CAST_MODE = {
     (dtypes.float32, dtypes.bfloat16): "CAST_RINT",
     (dtypes.int32, dtypes.float32): "CAST_RINT",
     (dtypes.float32, dtypes.int32): "CAST_TRUNC",
+    (dtypes.float16, dtypes.int32): "CAST_TRUNC",
     (dtypes.float16, dtypes.int8): "CAST_TRUNC",
     (dtypes.float16, dtypes.uint8): "CAST_TRUNC",
     (dtypes.int8, dtypes.float16): "CAST_NONE",

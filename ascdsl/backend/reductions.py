@@ -5,16 +5,20 @@ Tile-IR rewrites (:func:`rewrite`, a :data:`.decompose.REWRITES` rule):
 
 * ``sum``/``max``/``min`` of a 2-D float tile to a scalar reduce axis 0 in float32 first, then the row
   that is left (16-bit sums round once, at the end, as the interpreter's do);
-* ``argmax``/``argmin`` along an axis of a 2-D float tile: the extreme ``m`` along the axis,
+* ``argmax``/``argmin`` along an axis of a 2-D float or int32 tile: the extreme ``m`` along the axis,
   ``max(x, m)`` (``min``) spreads it over the tile exactly, lanes equal to it keep their index (an
   ``arange`` along the axis) and the others get the axis length; the minimum along the axis is the
-  lowest index of an extreme value (Triton's tie rule);
+  lowest index of an extreme value (Triton's tie rule); of a 1-D int32 tile the same with a scalar
+  extreme; of a 2-D tile to a scalar, the first row holding the extreme of the row extremes, times
+  the row length, plus that row's own index;
 * ``tl.reduce(x, axis, combine)`` whose combine function is one ``+``, ``maximum`` or ``minimum`` of its
   two arguments is ``sum``/``max``/``min`` (the order of a float sum differs from the interpreter's
   log-depth tree, within the dtype's tolerance); another combine function is a located error.
 
 ``argmax``/``argmin`` of a 1-D tile to a scalar (:func:`select`) is ``ReduceMax``/``ReduceMin`` with
 ``calIndex`` (the lowest index wins ties), the index read back as the uint32 after the value.
+int32 ``sum``/``max``/``min`` (no int32 ``Reduce*`` on A2) fold rows in halves with ``Add``/``Max``/
+``Min`` (wrapping, exact); along axis 1 they reduce the transpose along axis 0.
 NaN inputs are not ordered as on the interpreter (which returns the first NaN).
 """
 from __future__ import annotations
@@ -22,7 +26,7 @@ from __future__ import annotations
 from .. import dtypes
 from ..ir.core import Instr, Op, Type
 from . import isel
-from .kir import Call, Const, Elem, Ref, Set, Var, VarKind, lit
+from .kir import Bin, BinOp, Call, CInt, Cond, Const, Conv, Elem, Ref, Set, Var, VarKind, lit
 from .selector import unsupported
 
 F32, I32 = dtypes.float32, dtypes.int32
@@ -36,22 +40,30 @@ def rewrite(r, instr: Instr) -> bool:
     """The tile-IR rewrites of the module docstring (a :data:`.decompose.REWRITES` rule)."""
     if instr.op is Op.REDUCE:
         return _known_combine(r, instr)
-    if instr.op not in GROUP or len(instr.operands[0].type.shape) != 2:
+    if instr.op not in GROUP:
         return False
     (x,) = instr.operands
     v, loc = instr.result, instr.loc
-    if not x.type.dtype.is_float:
-        raise unsupported(instr, f"`{instr.op.value}` of {x.type.dtype} tiles (reduce float tiles)")
-    xf = r.cast(x, F32, loc)
     axis = instr.attr("axis")
+    if len(x.type.shape) == 1:
+        if instr.op in EXTREME and x.type.dtype == I32:
+            _arg_1d_int(r, instr)
+            return True
+        return False
+    if x.type.dtype == I32 and instr.op in FOLD:
+        return _int_2d(r, instr, axis)
+    if not (x.type.dtype.is_float or x.type.dtype == I32):
+        raise unsupported(instr, f"`{instr.op.value}` of {x.type.dtype} tiles (reduce float or int32 tiles)")
+    xf = r.cast(x, F32, loc) if x.type.dtype.is_float else x
     if instr.op in FOLD and axis is None and v.type.is_scalar:
         cols = r.op(instr.op, Type(F32, x.type.shape[1:]), (xf,), (("axis", 0), ("keep_dims", False)), loc)
         r.op(instr.op, v.type, (cols,), (("axis", None), ("keep_dims", False)), loc, result=v)
         return True
     if instr.op in EXTREME:
         if axis is None:
-            raise unsupported(instr, f"`{instr.op.value}` of a 2-D tile to a scalar (reduce along one axis)")
-        _arg_along(r, instr, xf, axis)
+            _arg_flat(r, instr, xf)
+        else:
+            _arg_along(r, instr, xf, axis)
         return True
     return False
 
@@ -59,25 +71,81 @@ def rewrite(r, instr: Instr) -> bool:
 GROUP = frozenset(FOLD) | frozenset(EXTREME)
 
 
-def _arg_along(r, instr: Instr, xf, axis: int) -> None:
-    """``argmax``/``argmin`` of float32 ``xf`` along ``axis`` (the module docstring's rewrite)."""
-    v, loc = instr.result, instr.loc
+def _int_2d(r, instr: Instr, axis) -> bool:
+    """int32 ``[M, N]``: along axis 1 it is the transpose along axis 0; to a scalar, axis 0 then the row."""
+    (x,), v, loc = instr.operands, instr.result, instr.loc
+    rows, cols = x.type.shape
+    down = (("axis", 0), ("keep_dims", False))
+    if axis == 1:
+        t = r.op(Op.PERMUTE, Type(I32, (cols, rows)), (x,), (("order", (1, 0)),), loc)
+        if not instr.attr("keep_dims"):
+            r.op(instr.op, v.type, (t,), down, loc, result=v)
+            return True
+        line = r.op(instr.op, Type(I32, (rows,)), (t,), down, loc)
+        r.op(Op.EXPAND_DIMS, v.type, (line,), (("axis", 1),), loc, result=v)
+        return True
+    if axis is None and v.type.is_scalar:
+        line = r.op(instr.op, Type(I32, (cols,)), (x,), down, loc)
+        r.op(instr.op, v.type, (line,), (("axis", None), ("keep_dims", False)), loc, result=v)
+        return True
+    return False
+
+
+def _arg_along(r, instr: Instr, xf, axis: int, result=None):
+    """``argmax``/``argmin`` of float32 or int32 ``xf`` along ``axis`` (the module docstring's rewrite)."""
+    v, loc = result or instr.result, instr.loc
     reduce_op, spread = EXTREME[instr.op]
-    shape, length = xf.type.shape, xf.type.shape[axis]
+    dt, shape, length = xf.type.dtype, xf.type.shape, xf.type.shape[axis]
     kept = tuple(1 if d == axis else s for d, s in enumerate(shape))
     along = (("axis", axis), ("keep_dims", True))
-    m = r.op(reduce_op, Type(F32, kept), (xf,), along, loc)
+    m = r.op(reduce_op, Type(dt, kept), (xf,), along, loc)
     full = r.op(spread, xf.type, (xf, r.op(Op.BROADCAST, xf.type, (m,), (), loc)), (), loc)
     hit = r.op(Op.EQ, xf.type.with_dtype(dtypes.bool_), (xf, full), (), loc)
-    miss = r.op(Op.WHERE, xf.type, (hit, r.const(0.0, F32, loc), r.const(float(length), F32, loc)), (), loc)
+    miss = r.op(Op.WHERE, xf.type, (hit, _const(r, 0, dt, loc), _const(r, length, dt, loc)), (), loc)
     line = tuple(length if d == axis else 1 for d in range(2))  # the index runs along the axis
     index = r.op(Op.ARANGE, Type(I32, (length,)), (), (("start", 0), ("end", length)), loc)
     index = r.op(Op.EXPAND_DIMS, Type(I32, line), (index,), (("axis", 1 - axis),), loc)
-    index = r.op(Op.CAST, Type(F32, line), (index,), (("dtype", F32),), loc)
+    index = r.cast(index, dt, loc)
     lanes = r.op(Op.ADD, xf.type, (miss, r.op(Op.BROADCAST, xf.type, (index,), (), loc)), (), loc)
-    first = r.op(Op.MIN, v.type.with_dtype(F32), (lanes,), (("axis", axis), ("keep_dims", instr.attr("keep_dims"))),
-                 loc)
-    r.op(Op.CAST, v.type, (first,), (("dtype", v.type.dtype),), loc, result=v)
+    keep = (("axis", axis), ("keep_dims", instr.attr("keep_dims") and result is None))
+    if dt == I32:
+        return r.op(Op.MIN, v.type, (lanes,), keep, loc, result=v)
+    first = r.op(Op.MIN, v.type.with_dtype(F32), (lanes,), keep, loc)
+    return r.op(Op.CAST, v.type, (first,), (("dtype", v.type.dtype),), loc, result=v)
+
+
+def _const(r, value: int, dt, loc):
+    return r.const(float(value) if dt.is_float else value, dt, loc)
+
+
+def _arg_1d_int(r, instr: Instr) -> None:
+    """``argmax``/``argmin`` of a 1-D int32 tile: its extreme, then the least index holding it."""
+    (x,), v, loc = instr.operands, instr.result, instr.loc
+    reduce_op, _ = EXTREME[instr.op]
+    n = x.type.numel
+    m = r.op(reduce_op, Type(I32), (x,), (("axis", None), ("keep_dims", False)), loc)
+    hit = r.op(Op.EQ, x.type.with_dtype(dtypes.bool_), (x, m), (), loc)
+    miss = r.op(Op.WHERE, x.type, (hit, r.const(0, I32, loc), r.const(n, I32, loc)), (), loc)
+    lanes = r.op(Op.ADD, x.type, (miss, r.op(Op.ARANGE, x.type, (), (("start", 0), ("end", n)), loc)), (), loc)
+    r.op(Op.MIN, v.type, (lanes,), (("axis", None), ("keep_dims", False)), loc, result=v)
+
+
+def _arg_flat(r, instr: Instr, xf) -> None:
+    """``argmax``/``argmin`` of ``[M, N]`` to a scalar (the row-major index): the first row holding the
+    extreme of the row extremes, then that row's own argmax/argmin."""
+    v, loc = instr.result, instr.loc
+    reduce_op, _ = EXTREME[instr.op]
+    rows, cols = xf.type.shape
+    line = Type(xf.type.dtype, (rows,))
+    extremes = r.op(reduce_op, line, (xf,), (("axis", 1), ("keep_dims", False)), loc)
+    where_in_row = _arg_along(r, instr, xf, 1, result=r.value(Type(I32, (rows,))))
+    row = r.op(instr.op, Type(I32), (extremes,), (("axis", None), ("keep_dims", False)), loc)
+    index = r.op(Op.ARANGE, Type(I32, (rows,)), (), (("start", 0), ("end", rows)), loc)
+    picked = r.op(Op.WHERE, Type(F32, (rows,)), (r.op(Op.EQ, Type(dtypes.bool_, (rows,)), (index, row), (), loc),
+                                                 r.cast(where_in_row, F32, loc), r.const(float(cols), F32, loc)),
+                  (), loc)
+    col = r.cast(r.op(Op.MIN, Type(F32), (picked,), (("axis", None), ("keep_dims", False)), loc), I32, loc)
+    r.op(Op.ADD, v.type, (r.op(Op.MUL, Type(I32), (row, r.const(cols, I32, loc)), (), loc), col), (), loc, result=v)
 
 
 def combine_op(instr: Instr) -> Op | None:
@@ -106,7 +174,10 @@ def _known_combine(r, instr: Instr) -> bool:
 
 
 def select(sel, instr: Instr) -> list | None:
-    """``argmax``/``argmin`` of a 1-D float tile to a scalar (a :data:`.select.RULES` rule), else None."""
+    """``argmax``/``argmin`` of a 1-D float tile to a scalar and int32 ``sum``/``max``/``min`` (a
+    :data:`.select.RULES` rule), else None."""
+    if instr.op in FOLD and instr.operands[0].type.dtype == I32:
+        return _int_fold(sel, instr)
     if instr.op not in EXTREME or not instr.result.type.is_scalar:
         return None
     (x,) = instr.operands
@@ -123,6 +194,48 @@ def select(sel, instr: Instr) -> list | None:
     return [Call(isel.REDUCE_API[EXTREME[instr.op][0]], Ref(block.buf, F32, lit(0), 2), (sel.ref(x),),
                  (lit(n), Const.TRUE), work=(work,), loc=instr.loc),
             Set(member, Elem(Ref(block.buf, I32, lit(0), per_blk), 1))]
+
+
+def _int_fold(sel, instr: Instr) -> list:
+    """int32 ``sum``/``max``/``min`` of a 1-D tile to a scalar or of ``[M, N]`` along axis 0: the rows (of a
+    1-D tile: its 32-byte blocks) folded in halves into a scratch copy (``ceil(log2 M)`` count-form
+    Add/Max/Min calls), then the first row copied out, or its lanes combined on the scalar unit."""
+    (x,), v = instr.operands, instr.result
+    api = isel.BINARY_API[FOLD[instr.op]]
+    per_blk = sel.platform.block_bytes // 4
+    if len(x.type.shape) == 1:
+        if x.type.numel % per_blk:
+            raise unsupported(instr, f"`{instr.op.value}` of an int32 tile of {x.type.numel} elements (a multiple "
+                                     f"of {per_blk} folds in whole blocks)")
+        rows, pitch = x.type.numel // per_blk, per_blk
+    elif instr.attr("axis") == 0:
+        rows, pitch = x.type.shape[0], sel.pitch(x)
+    else:
+        raise unsupported(instr, f"`{instr.op.value}` of int32 tiles along axis {instr.attr('axis')}")
+    t = sel.scratch("fold", I32, rows * pitch, instr.loc)
+    out = [Call("DataCopy", t, (Ref(sel.bufs[x.id], I32, lit(0), rows * pitch),), (lit(rows * pitch),),
+                loc=instr.loc)]
+    while rows > 1:
+        half = rows // 2
+        n = half * pitch
+        out.append(Call(api, Ref(t.buf, I32, lit(0), n), (Ref(t.buf, I32, lit(0), n), t.at(
+            lit((rows - half) * pitch), n, (rows - half) * pitch)), (lit(n),), inplace=True))
+        rows -= half
+    if not v.type.is_scalar:
+        return out + [Call("DataCopy", Ref(sel.bufs[v.id], I32, lit(0), pitch), (Ref(t.buf, I32, lit(0), pitch),),
+                           (lit(pitch),))]
+    acc = Var(v.id, I32, sel.hint(v, instr.op.value), VarKind.MEMBER)
+    sel.members.append(acc)
+    sel.scalars[v.id] = acc
+    out.append(Set(acc, Elem(t, 0)))
+    for k in range(1, per_blk):
+        lane = Elem(t, k)
+        if instr.op is Op.SUM:  # wrapping, as the interpreter's int32 sum (unsigned: no C++ overflow)
+            e = Conv(I32, Bin(BinOp.ADD, Conv(CInt.UINT32, acc), Conv(CInt.UINT32, lane)))
+        else:
+            e = Cond(Bin(BinOp.GT if instr.op is Op.MAX else BinOp.LT, lane, acc), lane, acc)
+        out.append(Set(acc, e))
+    return out
 
 
 def _work_elements(n: int, per_blk: int, per_rep: int) -> int:

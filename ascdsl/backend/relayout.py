@@ -12,8 +12,8 @@
 * ``tl.split`` of ``[N, 2]`` Gathers each half (from the operand's padded rows, or from the 1-D tile a
   ``tl.reshape`` to ``[N, 2]`` made the pairs of, which then needs no buffer of its own);
   ``tl.interleave(a, b)`` (``tl.join`` reshaped to 1-D) copies ``a`` and ``b`` into one scratch tile and
-  Gathers the result from it. A ``tl.join`` used otherwise (a tile of pairs, each row padded to a
-  block) is a located error.
+  Gathers the result from it; a ``tl.join`` kept as a tile of pairs (each row padded to a block)
+  Gathers lane ``(i, k)`` from the same scratch tile.
 """
 from __future__ import annotations
 
@@ -39,10 +39,9 @@ def select(sel, instr: Instr) -> list | None:
     if instr.op is Op.SPLIT:
         return _split(sel, instr)
     if instr.op is Op.JOIN:
-        if not all(interleaves(sel, u) for u in sel.users.get(instr.result.id, [])):
-            raise unsupported(instr, "`tl.join` into a tile of pairs (its rows would be padded to 32 bytes; "
-                                     "`tl.interleave`, i.e. join then reshape to 1-D, lowers)")
-        return []  # computed by its reshapes
+        if all(interleaves(sel, u) for u in sel.users.get(instr.result.id, [])):
+            return []  # computed by its reshapes
+        return _join(sel, instr)
     if instr.op is Op.RESHAPE and interleaves(sel, instr):
         return _interleave(sel, instr)
     if instr.op is Op.RESHAPE and all(u.op is Op.SPLIT for u in sel.users.get(instr.result.id, [])) and \
@@ -61,8 +60,8 @@ def interleaves(sel, instr: Instr) -> bool:
 def _index(sel, hint: str, n: int, scale: int, loc) -> tuple[Ref, list]:
     """A scratch int32 tile ``[0, scale, 2 * scale, ...]`` of ``n`` lanes and its calls."""
     t = sel.scratch(hint, I32, n, loc)
-    return t, [Call("CreateVecIndex", t, (), (Lit(0, I32), lit(n)), loc=loc),
-               Call("Muls", t, (t,), (Lit(scale, I32), lit(n)), inplace=True)]
+    scaled = [Call("Muls", t, (t,), (Lit(scale, I32), lit(n)), inplace=True)] if scale != 1 else []
+    return t, [Call("CreateVecIndex", t, (), (Lit(0, I32), lit(n)), loc=loc)] + scaled
 
 
 def _gather(sel, dst: Ref, src: Ref, offsets: Ref, total: int) -> list:
@@ -95,21 +94,52 @@ def _split(sel, instr: Instr) -> list:
     return out
 
 
+def _side_by_side(sel, a, b, loc) -> tuple[Ref, int, list]:
+    """``a`` and ``b`` copied into one scratch tile, ``b`` from the first block after ``a``: (tile, gap, calls)."""
+    per_blk = sel.platform.block_bytes // a.type.dtype.itemsize
+    gap = -(-a.type.numel // per_blk) * per_blk
+    both = sel.scratch("pairs", a.type.dtype, 2 * gap, loc)
+    return both, gap, [copy_blocks(sel, Ref(both.buf, both.dtype, lit(0), gap), sel.ref(a), loc),
+                       Call("DataCopy", Ref(both.buf, both.dtype, lit(gap), 2 * gap),
+                            (Ref(sel.bufs[b.id], b.type.dtype, lit(0), gap),), (lit(gap),))]
+
+
+def _join(sel, instr: Instr) -> list:
+    """``tl.join(a, b)`` of 1-D tiles as a tile of pairs ``[N, 2]`` (rows padded to ``pitch``): one Gather,
+    lane ``(i, k)`` reading ``a[i]`` for ``k == 0`` and ``b[i]`` otherwise (the padding repeats ``b[i]``)."""
+    a, b = instr.operands
+    v = instr.result
+    if len(a.type.shape) != 1 or v.type.dtype.itemsize not in (2, 4) or v.type.dtype == dtypes.bool_:
+        raise unsupported(instr, f"`tl.join` of {a.type.shape} {v.type.dtype} tiles (1-D tiles of 16- or 32-bit "
+                                 "elements join)")
+    both, gap, out = _side_by_side(sel, a, b, instr.loc)
+    p, size = sel.pitch(v), v.type.dtype.itemsize
+    n = a.type.numel * p
+    lane, index = _index(sel, "laneIndex", n, 1, instr.loc)
+    row = sel.scratch("pairIndex", I32, n, instr.loc)
+    side = sel.scratch("pairSide", I32, n, instr.loc)
+    out += index + [
+        Call("ShiftRight", row, (lane,), (Lit(p.bit_length() - 1, I32), lit(n))),  # i = lane / pitch
+        Call("Muls", side, (row,), (Lit(-p, I32), lit(n))),
+        Call("Add", side, (side, lane), (lit(n),), inplace=True),  # k = lane - i * pitch
+        Call("Mins", side, (side,), (Lit(1, I32), lit(n)), inplace=True),
+        Call("Muls", side, (side,), (Lit(gap, I32), lit(n)), inplace=True),
+        Call("Add", lane, (row, side), (lit(n),), inplace=True),
+        Call("Muls", lane, (lane,), (Lit(size, I32), lit(n)), inplace=True)]
+    return out + _gather(sel, sel.ref(v), both, lane, n)
+
+
 def _interleave(sel, instr: Instr) -> list:
     """``tl.interleave(a, b)``: ``a`` and ``b`` side by side in one scratch tile, then one Gather of
     lane ``j`` from ``a[j // 2]`` or ``b[j // 2]`` (offset ``(j >> 1) * size + (j - 2 * (j >> 1)) * gap``)."""
     v = instr.result
     a, b = sel.defs[instr.operands[0].id].operands
     n, size = v.type.numel, v.type.dtype.itemsize
-    per_blk = sel.platform.block_bytes // size
-    gap = -(-a.type.numel // per_blk) * per_blk
-    both = sel.scratch("pairs", v.type.dtype, 2 * gap, instr.loc)
-    lane, out = _index(sel, "laneIndex", n, 1, instr.loc)
+    both, gap, out = _side_by_side(sel, a, b, instr.loc)
+    lane, index = _index(sel, "laneIndex", n, 1, instr.loc)
+    out += index
     half = sel.scratch("pairIndex", I32, n, instr.loc)
     odd = sel.scratch("oddLane", I32, n, instr.loc)
-    out = [copy_blocks(sel, Ref(both.buf, both.dtype, lit(0), gap), sel.ref(a), instr.loc),
-           Call("DataCopy", Ref(both.buf, both.dtype, lit(gap), 2 * gap), (Ref(sel.bufs[b.id], b.type.dtype, lit(0),
-                                                                                 gap),), (lit(gap),))] + out
     out += [Call("ShiftRight", half, (lane,), (Lit(1, I32), lit(n))),
             Call("Muls", odd, (half,), (Lit(-2, I32), lit(n))),
             Call("Add", odd, (odd, lane), (lit(n),), inplace=True),

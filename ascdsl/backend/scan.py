@@ -11,8 +11,10 @@ once). :func:`select` lowers it:
 * along axis 0 of a 2-D tile, any of the four ops is a log-depth (Hillis-Steele) scan: ``ceil(log2 M)``
   count-form calls, each combining every row with the row ``d`` above it (``d = 1, 2, 4, ...``), between
   two buffers (row offsets are whole blocks, so every operand is aligned);
-* other scans (a product or extreme along the last axis, ``reverse=True``, tuples of tiles, other
-  combine functions) are located errors.
+* reversed: down the rows the same steps combine each row with the row ``d`` below; along the last
+  axis a running sum from the end is ``sum(x) - cumsum(x) + x``;
+* other scans (a product or extreme along the last axis, tuples of tiles, other combine functions)
+  are located errors.
 
 Float sums and products run in another order than the interpreter's: within the dtype's tolerance.
 """
@@ -35,18 +37,37 @@ def rewrite(r, instr: Instr) -> bool:
     if instr.op is not Op.SCAN:
         return False
     op = combine_op(instr)
-    if op not in COMBINE or instr.attr("reverse"):
-        what = "a reversed scan" if instr.attr("reverse") else "`tl.associative_scan` with this combine function"
-        raise unsupported(instr, f"{what} (forward scans whose combine function is one `+`, `*`, `tl.maximum` or "
-                                 "`tl.minimum` of its two arguments lower)")
+    if op not in COMBINE:
+        raise unsupported(instr, "`tl.associative_scan` with this combine function (scans whose combine function "
+                                 "is one `+`, `*`, `tl.maximum` or `tl.minimum` of its two arguments lower)")
     (x,), v, loc = instr.operands, instr.result, instr.loc
-    attrs = (("axis", instr.attr("axis")), ("combine", op))
+    axis, reverse = instr.attr("axis"), instr.attr("reverse")
+    if reverse and axis == len(x.type.shape) - 1:
+        if op is not Op.ADD:
+            raise unsupported(instr, f"a reversed running `{op.value}` along the last axis (a reversed sum, or "
+                                     "any reversed scan down the rows of a 2-D tile, lowers)")
+        _reversed_sum(r, instr)
+        return True
+    attrs = (("axis", axis), ("combine", op), ("reverse", reverse))
     if not x.type.dtype.is_float or x.type.dtype == F32:
         r.out.append(Instr(Op.SCAN, (v,), (x,), attrs, (), loc))
         return True
     t = r.emit(Op.SCAN, v.type.with_dtype(F32), (r.cast(x, F32, loc),), attrs, loc)
     r.cast(t, v.type.dtype, loc, result=v)
     return True
+
+
+def _reversed_sum(r, instr: Instr) -> None:
+    """A running sum from the end along the last axis: ``sum(x) - cumsum(x) + x``."""
+    (x,), v, loc = instr.operands, instr.result, instr.loc
+    axis = len(x.type.shape) - 1
+    forward = Instr(Op.SCAN, (r.value(x.type),), (x,), (("axis", axis), ("reverse", False)), instr.regions, loc)
+    r.instr(forward)
+    total = r.op(Op.SUM, x.type.with_shape(x.type.shape[:-1] + (1,)) if axis else x.type.with_shape(()),
+                 (x,), (("axis", axis), ("keep_dims", bool(axis))), loc)
+    if axis:
+        total = r.op(Op.BROADCAST, x.type, (total,), (), loc)
+    r.op(Op.ADD, v.type, (r.op(Op.SUB, x.type, (total, forward.result), (), loc), x), (), loc, result=v)
 
 
 def select(sel, instr: Instr) -> list | None:
@@ -79,8 +100,10 @@ def _cumsum(sel, instr: Instr) -> list:
 
 
 def _down_rows(sel, instr: Instr) -> list:
-    """Hillis-Steele along axis 0: step ``d`` combines row ``r`` with row ``r - d`` for ``r >= d``."""
+    """Hillis-Steele along axis 0: step ``d`` combines row ``r`` with row ``r - d`` for ``r >= d`` (with
+    row ``r + d`` for ``r < M - d`` when reversed); the other rows are copied."""
     (x,), v = instr.operands, instr.result
+    reverse = instr.attr("reverse")
     api = isel.BINARY_API[instr.attr("combine")]
     rows, p = x.type.shape[0], sel.pitch(x)
     n = sel.count(x)
@@ -91,9 +114,14 @@ def _down_rows(sel, instr: Instr) -> list:
     out, src, d = [], sel.ref(x), 1
     for i in range(steps):
         dst = bufs[(steps - 1 - i) % 2]  # the last step writes the result
-        out.append(copy_blocks(sel, Ref(dst.buf, dst.dtype, lit(0), d * p), Ref(src.buf, src.dtype, lit(0), d * p)))
-        out.append(Call(api, dst.at(lit(d * p), n - d * p, d * p), (src.at(lit(d * p), n - d * p, d * p), src),
-                        (lit(n - d * p),)))
+        k = d * p
+        if reverse:  # rows M - d .. M - 1 stay; the others take the row d below
+            out.append(Call("DataCopy", dst.at(lit(n - k), k, n - k), (src.at(lit(n - k), k, n - k),), (lit(k),)))
+            out.append(Call(api, Ref(dst.buf, dst.dtype, lit(0), n - k), (src, src.at(lit(k), n - k, k)),
+                            (lit(n - k),)))
+        else:
+            out.append(copy_blocks(sel, Ref(dst.buf, dst.dtype, lit(0), k), Ref(src.buf, src.dtype, lit(0), k)))
+            out.append(Call(api, dst.at(lit(k), n - k, k), (src.at(lit(k), n - k, k), src), (lit(n - k),)))
         src, d = dst, 2 * d
     out[0] = Call(out[0].api, out[0].dst, out[0].srcs, out[0].args, loc=instr.loc)
     return out

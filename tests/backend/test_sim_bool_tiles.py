@@ -6,8 +6,8 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl import dtypes
-from tests.backend.test_sim import FLOATS, _both, _data, prebuilt
+from tests.backend.sweep import ALL_SWEEP
+from tests.backend.test_sim import _both, _data, prebuilt
 
 INT_MIN, INT_MAX = np.iinfo(np.int32).min, np.iinfo(np.int32).max
 
@@ -24,7 +24,7 @@ def bool_values_kernel(x_ptr, y_ptr, flags_ptr, bytes_ptr, out_ptr, n, BLOCK: tl
     tl.store(out_ptr + offs, inside.to(out_ptr.dtype.element_ty) + (x >= 0.5), mask=mask)
 
 
-@pytest.mark.parametrize("dtype", FLOATS + [dtypes.int32], ids=str)
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_stored_and_cast_bool_tiles_bit_exact(dtype):
     def check(n, block):
         x, y = _data(n, dtype), _data(n, dtype)
@@ -52,9 +52,30 @@ def bool_load_kernel(flags_ptr, x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @ascdsl.jit
-def bool_load_other_kernel(flags_ptr, out_ptr, BLOCK: tl.constexpr):
+def bool_load_other_kernel(flags_ptr, out_ptr, n, m, ROWS: tl.constexpr, COLS: tl.constexpr):
+    offs = tl.arange(0, COLS)
+    flags = tl.load(flags_ptr + offs, mask=offs < n, other=False)
+    tl.store(out_ptr + offs, tl.where(flags, 1.0, 0.0))
+    rows = tl.arange(0, ROWS)[:, None]
+    cols = tl.arange(0, COLS)[None, :]
+    grid = tl.load(flags_ptr + rows * COLS + cols, mask=(rows < m) & (cols < n), other=True)
+    tl.store(out_ptr + COLS + rows * COLS + cols, tl.where(grid, 2.0, -1.0))
+
+
+def test_loaded_bool_tiles_with_other_bit_exact():
+    rng = np.random.default_rng(8)
+    for n, m in ((3, 2), (64, 4), (40, 1)):
+        flags = rng.integers(0, 2, 4 * 64).astype(np.bool_)
+        want, got = _both(bool_load_other_kernel[(1,)], flags, np.zeros(64 + 4 * 64, np.float32), n, m, ROWS=4,
+                          COLS=64)
+        np.testing.assert_array_equal(got[1], want[1], err_msg=f"n={n}, m={m}")
+        assert (want[1][n:64] == 0).all() and (want[1][64:].reshape(4, 64)[m:] == 2).all()
+
+
+@ascdsl.jit
+def bool_load_runtime_other_kernel(flags_ptr, out_ptr, fill, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    flags = tl.load(flags_ptr + offs, mask=offs < 3, other=False)
+    flags = tl.load(flags_ptr + offs, mask=offs < 3, other=fill > 0)
     tl.store(out_ptr + offs, tl.where(flags, 1.0, 0.0))
 
 
@@ -93,17 +114,18 @@ def test_where_on_int32_tiles_bit_exact():
 
 
 def test_unsupported_bool_tiles_are_located_errors():
-    with pytest.raises(ascdsl.CompilationError, match="a masked load of a bool tile with `other`") as err:
-        bool_load_other_kernel[(1,)](np.zeros(64, np.bool_), np.zeros(64, np.float32), BLOCK=64, backend="sim")
+    with pytest.raises(ascdsl.CompilationError, match="a masked load of a bool tile with a runtime `other`") as err:
+        bool_load_runtime_other_kernel[(1,)](np.zeros(64, np.bool_), np.zeros(64, np.float32), 1, BLOCK=64,
+                                             backend="sim")
     assert "test_sim_bool_tiles.py" in str(err.value) and "tl.load" in str(err.value)
-    x = np.ones(64, np.int8)
-    with pytest.raises(ascdsl.CompilationError, match="comparing int8 tiles") as err:
-        int8_where_kernel[(1,)](x, np.zeros_like(x), BLOCK=64, backend="sim")
+    x = np.ones(64, np.int16)
+    with pytest.raises(ascdsl.CompilationError, match="comparing int16 tiles") as err:
+        int16_where_kernel[(1,)](x, np.zeros_like(x), BLOCK=64, backend="sim")
     assert "tl.where" in str(err.value)
 
 
 @ascdsl.jit
-def int8_where_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+def int16_where_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
     tl.store(out_ptr + offs, tl.where(x > 0, x, 0))

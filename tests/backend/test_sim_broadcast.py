@@ -7,8 +7,8 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl import dtypes
-from tests.backend.test_sim import FLOATS, _both, _data, prebuilt
+from tests.backend.sweep import ALL_SWEEP
+from tests.backend.test_sim import _both, _data, prebuilt
 
 
 @ascdsl.jit
@@ -37,7 +37,7 @@ def one_element_kernel(x_ptr, s_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + n + offs, tl.where(x > s, x, s), mask=mask)
 
 
-@pytest.mark.parametrize("dtype", FLOATS + [dtypes.int32], ids=str)
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_one_element_tile_against_a_block_bit_exact(dtype):
     n = 300
     x, s = _data(n, dtype), _data(1, dtype)
@@ -59,7 +59,7 @@ def spread_kernel(x_ptr, row_ptr, col_ptr, out_ptr, m, n, ROWS: tl.constexpr, CO
     tl.store(out_ptr + 2 * m * n + rows, c * 3 - c, mask=rows < m)  # a (ROWS, 1) store
 
 
-@pytest.mark.parametrize("dtype", FLOATS + [dtypes.int32], ids=str)
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_rows_and_columns_spread_over_a_tile_bit_exact(dtype):
     def check(m, n, rows, cols):
         x, r, c = _data((m, n), dtype), _data(n, dtype), _data(m, dtype)

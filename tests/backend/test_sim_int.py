@@ -3,7 +3,6 @@ truncating ``//`` and ``%`` (float32 estimate plus exact fix-up), ``abs``, bitwi
 on edge values (INT_MIN, INT_MAX, +-1, large magnitudes) and random ones, with tile and scalar
 divisors."""
 import numpy as np
-import pytest
 
 import ascdsl
 import ascdsl.language as tl
@@ -69,3 +68,53 @@ def test_int32_arithmetic_bit_exact():
     q = want[2][:300]  # the spec is C's truncating division
     ok = (a != INT_MIN) | (b != -1)
     assert (q[ok] == (np.trunc(a[ok].astype(np.float64) / b[ok]))).all()
+
+
+@ascdsl.jit
+def byte_cast_kernel(q_ptr, x_ptr, f_ptr, out_ptr, bytes_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    q = tl.load(q_ptr + offs, mask=mask, other=0)  # int8
+    x = tl.load(x_ptr + offs, mask=mask, other=0)  # int32
+    f = tl.load(f_ptr + offs, mask=mask, other=0.0)  # float32
+    tl.store(out_ptr + offs, q.to(tl.int32) * 3 + q.to(tl.float32).to(tl.int32), mask=mask)
+    tl.store(bytes_ptr + offs, x.to(tl.int8), mask=mask)
+    tl.store(bytes_ptr + n + offs, f.to(tl.int8), mask=mask)
+    tl.store(bytes_ptr + 2 * n + offs, (x.to(tl.uint8).to(tl.int32) - 128).to(tl.int8), mask=mask)
+
+
+def test_casts_to_and_from_int8_bit_exact():
+    rng = np.random.default_rng(12)
+    n = 300
+    q = rng.integers(-128, 128, n).astype(np.int8)
+    x = rng.integers(INT_MIN, INT_MAX, n, dtype=np.int64).astype(np.int32)
+    f = (rng.standard_normal(n) * 200).astype(np.float32)
+    f[:5] = [np.nan, np.inf, -np.inf, 127.9, -128.7]
+    want, got = _both(byte_cast_kernel[(ascdsl.cdiv(n, 128),)], q, x, f, np.zeros(n, np.int32),
+                      np.zeros(3 * n, np.int8), n, BLOCK=128)
+    np.testing.assert_array_equal(got[3], want[3])
+    np.testing.assert_array_equal(got[4], want[4])
+    assert (want[4][:n] == x.astype(np.int8)).all() and (want[3] == q.astype(np.int32) * 4).all()
+    assert list(want[4][n:n + 5]) == [0, 127, -128, 127, -128]
+
+
+@ascdsl.jit
+def byte_math_kernel(a_ptr, b_ptr, out_ptr, flags_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs)  # int8
+    b = tl.load(b_ptr + offs)
+    tl.store(out_ptr + offs, a + b)  # wraps in int8
+    tl.store(out_ptr + BLOCK + offs, a * 3 - (b >> 1) ^ 0x55)
+    tl.store(out_ptr + 2 * BLOCK + offs, tl.where(a > b, a // 3, tl.maximum(b, -100)))
+    tl.store(flags_ptr + offs, (a & 1) == 0)
+
+
+def test_int8_math_bit_exact():
+    rng = np.random.default_rng(13)
+    a, b = (rng.integers(-128, 128, 256).astype(np.int8) for _ in range(2))
+    a[:4], b[:4] = [127, -128, 100, -128], [1, -1, 100, -128]
+    want, got = _both(byte_math_kernel[(1,)], a, b, np.zeros(3 * 256, np.int8), np.zeros(256, np.bool_), BLOCK=256)
+    np.testing.assert_array_equal(got[2], want[2])
+    np.testing.assert_array_equal(got[3], want[3])
+    with np.errstate(over="ignore"):
+        assert (want[2][:256] == a + b).all()

@@ -9,7 +9,8 @@ import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
 from ascdsl.language.extra import libdevice
-from tests.backend.test_sim import FLOATS, _both, prebuilt
+from tests.backend.sweep import FLOAT_SWEEP
+from tests.backend.test_sim import FLOATS, _both
 
 SPECIAL = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-6, -1e-6, 1e-3, -0.5, -1.0, 65504.0, 3.0e38]
 
@@ -24,7 +25,7 @@ def predicate_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + 2 * n + offs, libdevice.isfinite(x), mask=mask)
 
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("dtype", FLOAT_SWEEP)
 def test_float_predicates_bit_exact(dtype):
     n = 200
     x = (np.random.default_rng(1).standard_normal(n) * 100).astype(np.float32)
@@ -70,7 +71,7 @@ def _inputs(n, dtype):
     return x.astype(dtype.np), y.astype(dtype.np)
 
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("dtype", FLOAT_SWEEP)
 def test_exact_float_math_bit_exact(dtype):
     n = 300
     x, y = _inputs(n, dtype)

@@ -1,14 +1,15 @@
-"""Reductions on the simulator (hazard checks on) against the interpreter: argmax/argmin of 1-D tiles
-and along either axis of 2-D tiles (bit-exact, ties resolved to the lowest index), 2-D tiles reduced
-straight to a scalar and `tl.reduce` with a known combine function (max/min bit-exact, sums within
-the dtype's tolerance), in float32/float16/bfloat16; other combine functions are located errors."""
+"""Reductions on the simulator (hazard checks on) against the interpreter: argmax/argmin of 1-D tiles,
+along either axis of 2-D tiles and of 2-D tiles to a scalar (bit-exact, ties resolved to the lowest
+index), 2-D tiles reduced straight to a scalar and `tl.reduce` with a known combine function (max/min
+bit-exact, sums within the dtype's tolerance), in float32/float16/bfloat16, and int32 sum/max/min/
+argmax/argmin (bit-exact); other combine functions are located errors."""
 import numpy as np
 import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl import dtypes
-from tests.backend.test_sim import FLOATS, _both, _data, prebuilt
+from tests.backend.sweep import ALL_SWEEP, FLOAT_SWEEP
+from tests.backend.test_sim import _both, _data, prebuilt
 
 
 def _ties(shape, dtype):
@@ -24,14 +25,18 @@ def arg_1d_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.zeros((BLOCK,), tl.int32) + hi * 1000 + lo)
 
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("dtype", FLOAT_SWEEP)
 def test_argmax_argmin_1d_bit_exact(dtype):
-    for n, block in ((5, 8), (100, 128), (3000, 4096)):
+    def check(n, block):
         x = _ties(n, dtype)
         want, got = _both(arg_1d_kernel[(1,)], x, np.zeros(block, np.int32), n, BLOCK=block)
         np.testing.assert_array_equal(got[1], want[1], err_msg=f"n={n}")
         padded = np.concatenate([x.astype(np.float32), np.full(block - n, -100, np.float32)])
         assert want[1][0] == np.argmax(padded) * 1000 + np.argmin(padded)
+    cases = [(5, 8), (100, 128), (3000, 4096)]
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
 
 
 @ascdsl.jit
@@ -44,7 +49,7 @@ def arg_2d_kernel(x_ptr, out_ptr, m, n, ROWS: tl.constexpr, COLS: tl.constexpr):
     tl.store(out_ptr + ROWS + COLS + rows * COLS + cols, tl.argmin(x, axis=1, keep_dims=True) + cols * 0)
 
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("dtype", FLOAT_SWEEP)
 def test_argmax_argmin_along_an_axis_bit_exact(dtype):
     def check(m, n, rows, cols):
         x = _ties((m, n), dtype)
@@ -84,7 +89,7 @@ def whole_tile_kernel(x_ptr, out_ptr, m, n, ROWS: tl.constexpr, COLS: tl.constex
     tl.store(out_ptr + 3 * COLS + tl.arange(0, ROWS), tl.reduce(x, 1, combine_add))
 
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("dtype", FLOAT_SWEEP)
 def test_whole_tile_and_combine_reductions_within_tolerance(dtype):
     def check(m, n, rows, cols):
         x = _data((m, n), dtype)
@@ -118,11 +123,65 @@ def argmax_2d_scalar_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + tl.arange(0, BLOCK), tl.zeros((BLOCK,), tl.int32) + i)
 
 
-@pytest.mark.parametrize("kernel, message", [
-    (product_kernel, "`tl.reduce` with this combine function"),
-    (argmax_2d_scalar_kernel, "`argmax` of a 2-D tile to a scalar"),
-], ids=["product", "argmax-2d-scalar"])
-def test_unsupported_reductions_are_located_errors(kernel, message):
-    with pytest.raises(ascdsl.CompilationError, match=message) as err:
-        kernel[(1,)](np.ones(64, np.float32), np.zeros(64, np.float32), BLOCK=8, backend="sim")
+def test_unsupported_reductions_are_located_errors():
+    with pytest.raises(ascdsl.CompilationError, match="`tl.reduce` with this combine function") as err:
+        product_kernel[(1,)](np.ones(64, np.float32), np.zeros(64, np.float32), BLOCK=8, backend="sim")
     assert "test_sim_reductions.py" in str(err.value)
+
+
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
+def test_argmax_of_a_2d_tile_to_a_scalar_bit_exact(dtype):
+    for block in (8, 16):
+        x = _ties((block, block), dtype)
+        x.ravel()[[5, block * 3 + 1]] = 50  # two maxima: the first in row-major order wins
+        want, got = _both(argmax_2d_scalar_kernel[(1,)], x, np.zeros(block, np.int32), BLOCK=block)
+        np.testing.assert_array_equal(got[1], want[1])
+        assert want[1][0] == 5
+
+
+@ascdsl.jit
+def grid_and_flat(x_ptr, ROWS: tl.constexpr, COLS: tl.constexpr):
+    """The ROWS x COLS tile at ``x_ptr``, as a 2-D tile and as a 1-D one."""
+    x = tl.load(x_ptr + tl.arange(0, ROWS)[:, None] * COLS + tl.arange(0, COLS)[None, :])
+    return x, tl.load(x_ptr + tl.arange(0, ROWS * COLS))
+
+
+@ascdsl.jit
+def int_arg_kernel(x_ptr, out_ptr, ROWS: tl.constexpr, COLS: tl.constexpr):
+    x, flat = grid_and_flat(x_ptr, ROWS, COLS)
+    tl.store(out_ptr + tl.arange(0, ROWS), tl.argmax(x, axis=1) + tl.argmin(flat, axis=0))
+    tl.store(out_ptr + ROWS + tl.arange(0, COLS), tl.argmin(x, axis=0))
+
+
+def test_int32_argmax_argmin_bit_exact():
+    rng = np.random.default_rng(6)
+    for rows, cols in ((8, 8), (16, 24)):
+        x = rng.integers(-3, 4, (rows, cols)).astype(np.int32)
+        x[0, 0] = 2 ** 31 - 1  # beyond float32's exact integers next to its neighbour
+        x[0, 1] = 2 ** 31 - 2
+        want, got = _both(int_arg_kernel[(1,)], x, np.zeros(rows + cols, np.int32), ROWS=rows, COLS=cols)
+        np.testing.assert_array_equal(got[1], want[1])
+        assert (want[1][:rows] == x.argmax(1) + x.ravel().argmin()).all()
+
+
+@ascdsl.jit
+def int_reduce_kernel(x_ptr, out_ptr, ROWS: tl.constexpr, COLS: tl.constexpr):
+    x, flat = grid_and_flat(x_ptr, ROWS, COLS)
+    rows = tl.arange(0, ROWS)[:, None]
+    cols = tl.arange(0, COLS)[None, :]
+    tl.store(out_ptr + tl.arange(0, COLS), tl.sum(x, axis=0) + tl.max(flat) - tl.min(x))
+    tl.store(out_ptr + COLS + tl.arange(0, ROWS), tl.max(x, axis=1) - tl.sum(flat, axis=0))
+    positive = tl.sum(flat > 0)  # a count: the bool tile cast to int32
+    tl.store(out_ptr + COLS + ROWS + rows * COLS + cols, tl.min(x, axis=1, keep_dims=True) + cols * 0 + positive)
+
+
+def test_int32_reductions_bit_exact():
+    rng = np.random.default_rng(9)
+    for rows, cols in ((5, 8), (16, 24)):
+        x = rng.integers(-2 ** 31, 2 ** 31, (rows, cols), dtype=np.int64).astype(np.int32)  # sums wrap
+        want, got = _both(int_reduce_kernel[(1,)], x, np.zeros(cols + rows + rows * cols, np.int32), ROWS=rows,
+                          COLS=cols)
+        np.testing.assert_array_equal(got[1], want[1], err_msg=f"{rows}x{cols}")
+        with np.errstate(over="ignore"):
+            assert (want[1][:cols] == x.sum(0, dtype=np.int32) + x.max() - x.min()).all()
+        assert (want[1][-rows * cols:].reshape(rows, cols) == x.min(1, keepdims=True) + (x > 0).sum()).all()  # counts too

@@ -1,14 +1,14 @@
 """Scans on the simulator (hazard checks on) against the interpreter: `tl.cumsum` along the last axis
-(the CumSum API) and `tl.cumsum`/`tl.cumprod`/`tl.associative_scan` with a max combine down the rows
-of a 2-D tile (a log-depth scan), float sums and products within the dtype's tolerance, max and int32
+(the CumSum API; reversed as sum - cumsum + x) and `tl.cumsum`/`tl.cumprod`/`tl.associative_scan`
+with a max combine, forward and reversed, down the rows of a 2-D tile (a log-depth scan), float sums and products within the dtype's tolerance, max and int32
 bit-exact; other scans are located errors."""
 import numpy as np
 import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl import dtypes
-from tests.backend.test_sim import FLOATS, _both, prebuilt
+from tests.backend.sweep import FLOAT_SWEEP
+from tests.backend.test_sim import _both, prebuilt
 
 
 def _data(shape, dtype, seed=3):
@@ -27,14 +27,19 @@ def cumsum_1d_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
     tl.store(out_ptr + offs, tl.cumsum(x, 0), mask=offs < n)
+    tl.store(out_ptr + n + offs, tl.cumsum(x, 0, reverse=True), mask=offs < n)
 
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("dtype", FLOAT_SWEEP)
 def test_cumsum_1d_within_tolerance(dtype):
     for n, block in ((5, 8), (200, 256)):
         x = _data(n, dtype)
-        want, got = _both(cumsum_1d_kernel[(1,)], x, np.zeros(n, dtype.np), n, BLOCK=block)
-        assert (np.abs(got[1].astype(np.float64) - want[1]) <= _scan_tolerance(x, dtype, 0)).all(), f"n={n}"
+        want, got = _both(cumsum_1d_kernel[(1,)], x, np.zeros(2 * n, dtype.np), n, BLOCK=block)
+        g, w = got[1].astype(np.float64), want[1].astype(np.float64)
+        assert (np.abs(g[:n] - w[:n]) <= _scan_tolerance(x, dtype, 0)).all(), f"n={n}"
+        total = _scan_tolerance(x, dtype, 0)[-1]  # sum(x) - cumsum(x) + x: the error of the whole sum
+        assert (np.abs(g[n:] - w[n:]) <= total).all(), f"reversed, n={n}"
+        assert np.allclose(w[n:], np.cumsum(x[::-1].astype(np.float64))[::-1], atol=total)
 
 
 @ascdsl.jit
@@ -49,23 +54,27 @@ def scan_2d_kernel(x_ptr, out_ptr, m, n, ROWS: tl.constexpr, COLS: tl.constexpr)
     mask = (rows < m) & (cols < n)
     x = tl.load(x_ptr + rows * n + cols, mask=mask, other=1)
     tl.store(out_ptr + rows * n + cols, tl.cumsum(x, 1), mask=mask)
-    tl.store(out_ptr + m * n + rows * n + cols, tl.cumsum(x, 0), mask=mask)
+    tl.store(out_ptr + m * n + rows * n + cols, tl.cumsum(x, 0, reverse=True), mask=mask)
     tl.store(out_ptr + 2 * m * n + rows * n + cols, tl.cumprod(x, 0), mask=mask)
-    tl.store(out_ptr + 3 * m * n + rows * n + cols, tl.associative_scan(x, 0, combine_max), mask=mask)
+    both_ways = tl.associative_scan(x, 0, combine_max) + tl.associative_scan(x, 0, combine_max, reverse=True)
+    tl.store(out_ptr + 3 * m * n + rows * n + cols, both_ways, mask=mask)
 
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("dtype", FLOAT_SWEEP)
 def test_scans_of_2d_tiles_within_tolerance(dtype):
     def check(m, n, rows, cols):
         x = (1 + _data((m, n), dtype).astype(np.float32) / 30).astype(dtype.np)  # products stay near 1
         want, got = _both(scan_2d_kernel[(1,)], x, np.zeros(4 * m * n, dtype.np), m, n, ROWS=rows, COLS=cols)
         w, g = (a.astype(np.float64).reshape(4, m, n) for a in (want[1], got[1]))
         assert (np.abs(g[0] - w[0]) <= _scan_tolerance(x, dtype, 1)).all(), f"{m}x{n}"
-        assert (np.abs(g[1] - w[1]) <= _scan_tolerance(x, dtype, 0)).all(), f"{m}x{n}"
+        padded = np.ones((rows, cols))  # the masked lanes hold `other`: reversed scans see them
+        padded[:m, :n] = x.astype(np.float64)
+        assert (np.abs(g[1] - w[1]) <= _scan_tolerance(padded[::-1], dtype, 0)[::-1][:m, :n]).all(), f"{m}x{n}"
         np.testing.assert_allclose(g[2], w[2], rtol=dtype.rtol * 2 * np.log2(2 * m), atol=dtype.atol,
                                    err_msg=f"{m}x{n}")
-        np.testing.assert_array_equal(g[3], w[3])  # a running max is exact
-        assert (w[3] == np.maximum.accumulate(x.astype(np.float64), axis=0)).all()
+        np.testing.assert_array_equal(g[3], w[3])  # running maxima are exact, forward and reversed
+        both = np.maximum.accumulate(padded, 0) + np.maximum.accumulate(padded[::-1], 0)[::-1]
+        np.testing.assert_allclose(w[3], both[:m, :n], rtol=dtype.rtol)
     cases = [(5, 33, 8, 64), (16, 8, 16, 8), (3, 7, 3, 8)]
     prebuilt(check, cases)
     for case in cases:
@@ -95,12 +104,12 @@ def cumprod_1d_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
 @ascdsl.jit
 def reverse_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), 0, reverse=True))
+    tl.store(out_ptr + offs, tl.cumprod(tl.load(x_ptr + offs), 0, reverse=True))
 
 
 @pytest.mark.parametrize("kernel, message", [
     (cumprod_1d_kernel, "a running `mul` of float32 along the last axis"),
-    (reverse_kernel, "a reversed scan"),
+    (reverse_kernel, "a reversed running `mul` along the last axis"),
 ], ids=["cumprod-last-axis", "reverse"])
 def test_unsupported_scans_are_located_errors(kernel, message):
     with pytest.raises(ascdsl.CompilationError, match=message) as err:

@@ -1,17 +1,14 @@
 """Shape ops on the simulator (hazard checks on) against the interpreter, bit-exact: free reshapes and
-views, 2-D transposes (Gather), `tl.cat` along axis 0, `tl.split` and `tl.interleave`, in
-float32/float16/bfloat16 and int32; reshapes, concatenations and joins that would move elements
-within padded rows are located errors."""
+views, 2-D transposes (Gather), `tl.cat` along axis 0, `tl.split`, `tl.interleave` and `tl.join`, in
+float32/float16/bfloat16 and int32; reshapes and concatenations that would move elements within
+padded rows, and `flip`, are located errors."""
 import numpy as np
 import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl import dtypes
-from tests.backend.test_sim import FLOATS, _both, _data, prebuilt
-
-ALL = FLOATS + [dtypes.int32]
-
+from tests.backend.sweep import ALL_SWEEP, FLOAT_SWEEP
+from tests.backend.test_sim import _both, _data, prebuilt
 
 def _bits(a):
     return a.view(f"u{a.dtype.itemsize}")
@@ -28,7 +25,7 @@ def reshape_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
     tl.store(out_ptr + 2 * M * N + tl.arange(0, M), tl.ravel(tl.sum(x, axis=1, keep_dims=True)))
 
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("dtype", FLOAT_SWEEP)
 def test_free_reshapes_bit_exact(dtype):
     x = _data(4 * 16, dtype)
     want, got = _both(reshape_kernel[(1,)], x, np.zeros(2 * 64 + 4, dtype.np), M=4, N=16)
@@ -48,7 +45,7 @@ def transpose_kernel(x_ptr, out_ptr, m, n, ROWS: tl.constexpr, COLS: tl.constexp
     tl.store(out_ptr + m * n + rows * n + cols, tl.permute(t, (1, 0)) - x, mask=(rows < m) & (cols < n))
 
 
-@pytest.mark.parametrize("dtype", ALL, ids=str)
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_transposes_bit_exact(dtype):
     def check(m, n, rows, cols):
         x = _data((m, n), dtype)
@@ -71,7 +68,7 @@ def cat_kernel(a_ptr, b_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, N: tl.co
     tl.store(out_ptr + (A + B) * N + tl.arange(0, (A + B) * N), flat)
 
 
-@pytest.mark.parametrize("dtype", ALL, ids=str)
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_cat_bit_exact(dtype):
     a, b = _data((4, 8), dtype), _data((2, 8), dtype)
     want, got = _both(cat_kernel[(1,)], a, b, np.zeros(2 * 6 * 8, dtype.np), A=4, B=2, N=8)
@@ -93,16 +90,36 @@ def unaligned_cat_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
 
 
 @ascdsl.jit
-def join_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+def join_kernel(a_ptr, b_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    a = tl.load(a_ptr + offs)
+    b = tl.load(b_ptr + offs)
+    pairs = tl.join(a, b + 1)  # (N, 2): rows padded to a block in UB
+    tl.store(out_ptr + offs[:, None] * 2 + tl.arange(0, 2)[None, :], pairs)
+    lo, hi = tl.split(pairs)
+    tl.store(out_ptr + 2 * N + offs, hi - lo)
+
+
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
+def test_join_as_a_tile_of_pairs_bit_exact(dtype):
+    for n in (8, 40):
+        a, b = _data(n, dtype), _data(n, dtype)
+        want, got = _both(join_kernel[(1,)], a, b, np.zeros(3 * n, dtype.np), N=n)
+        np.testing.assert_array_equal(_bits(got[2]), _bits(want[2]), err_msg=f"N={n}")
+        assert (want[2][:2 * n:2] == a).all()
+
+
+@ascdsl.jit
+def flip_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + tl.arange(0, 8))
-    tl.store(out_ptr + tl.arange(0, 8)[:, None] * 2 + tl.arange(0, 2)[None, :], tl.join(x, x + 1))
+    tl.store(out_ptr + tl.arange(0, 8), tl.flip(x, 0))
 
 
 @pytest.mark.parametrize("kernel, message", [
     (padded_reshape_kernel, r"reshaping \(64,\) to \(16, 4\)"),
     (unaligned_cat_kernel, "`tl.cat` of"),
-    (join_kernel, "`tl.join` into a tile of pairs"),
-], ids=["padded-reshape", "unaligned-cat", "join"])
+    (flip_kernel, "the tile op `flip`"),
+], ids=["padded-reshape", "unaligned-cat", "flip"])
 def test_unsupported_shape_ops_are_located_errors(kernel, message):
     with pytest.raises(ascdsl.CompilationError, match=message) as err:
         kernel[(1,)](np.ones(64, np.float32), np.zeros(64, np.float32), BLOCK=64, backend="sim")
@@ -120,7 +137,7 @@ def pairs_kernel(x_ptr, out_ptr, N: tl.constexpr):
     tl.store(out_ptr + N + tl.arange(0, 2 * N), tl.interleave(b, a * 2))
 
 
-@pytest.mark.parametrize("dtype", ALL, ids=str)
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_split_and_interleave_bit_exact(dtype):
     for n in (8, 100):
         x = _data(2 * n, dtype)
