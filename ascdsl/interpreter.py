@@ -522,11 +522,17 @@ ATOMIC_COMBINE = {Op.ATOMIC_ADD: Op.ADD, Op.ATOMIC_MAX: Op.MAXIMUM, Op.ATOMIC_MI
 
 
 def _atomic(P: _Programs, instr: Instr, ptr: Array, *rest: Array) -> tuple[Array]:
-    """Read-modify-write, lane by lane in order (program order, then lane order) where lanes share
-    an address: the k-th access to every address is applied in step k, all addresses at once."""
-    dt, cas = _result(instr), instr.op is Op.ATOMIC_CAS
-    operands = rest[:2] if cas else rest[:1]
+    cas = instr.op is Op.ATOMIC_CAS
     mask = rest[1] if not cas and instr.attr("has_mask") else None
+    return (_read_modify_write(P, instr, instr.op, _result(instr), ptr, rest[:2] if cas else rest[:1], mask),)
+
+
+def _read_modify_write(P: _Programs, instr: Instr, op: Op, dt: np.dtype, ptr: Array, operands: Sequence[Array],
+                       mask: Array | None) -> Array:
+    """Atomic ``op``, lane by lane in order (program order, then lane order) where lanes share an
+    address: the k-th access to every address is applied in step k, all addresses at once. Returns
+    the old values."""
+    cas = op is Op.ATOMIC_CAS
     rank = ptr.ndim - 1
     mask = P.lanes(mask, rank)
     ptr, *operands = np.broadcast_arrays(ptr, *(_lift(x, rank) for x in operands))
@@ -547,16 +553,16 @@ def _atomic(P: _Programs, instr: Instr, ptr: Array, *rest: Array) -> tuple[Array
             old[lane] = current
             if cas:
                 new = np.where(current == args[0][lane], args[1][lane], current)
-            elif instr.op is Op.ATOMIC_XCHG:
+            elif op is Op.ATOMIC_XCHG:
                 new = args[0][lane]
             else:
-                new = numerics.elementwise(ATOMIC_COMBINE[instr.op], [current, args[0][lane]], dt)
+                new = numerics.elementwise(ATOMIC_COMBINE[op], [current, args[0][lane]], dt)
             flat[at] = new
         if lanes is None:
             out = old.reshape(ptr.shape)
         else:
             out[lanes] = old
-    return (out,)
+    return out
 
 
 def _whole_programs(mask: Array | None) -> Array | None:
@@ -641,6 +647,11 @@ def _block_load(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: A
 
 def _block_store(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[()]:
     addr, mask = _block_access(instr, base, offset, rest[:-1])
+    atomic = instr.attr("atomic")
+    if atomic is not None:  # an atomic whose old values nobody reads
+        dt = numerics.np_dtype(instr.operands[-1].type.dtype)
+        _read_modify_write(P, instr, Op(atomic), dt, addr, (rest[-1],), mask)
+        return ()
     return _store(P, instr, addr, rest[-1], mask)
 
 

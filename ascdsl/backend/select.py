@@ -81,7 +81,10 @@ class _Body:
         body += seg.compute
         for s in seg.stores:
             value, buf = s.operands[-1], sel.outbuf[id(s)]
-            if sel.bufs[value.id] != buf:
+            if value.type.is_scalar:  # a one-element atomic
+                body.append(Call("Duplicate", Ref(buf, buf.dtype, lit(0), 1), (), (sel.scalar_as(value, buf.dtype), lit(1)),
+                                 loc=s.loc))
+            elif sel.bufs[value.id] != buf:
                 body.append(compute.copy(sel, Ref(buf, buf.dtype, lit(0), 1), value))
         body += seg.tail
         body += [kir.Queue(kir.QOp.ENQUE, sel.outbuf[id(s)]) for s in seg.stores]

@@ -213,6 +213,7 @@ class Selector:
                 self.outbuf[id(instr)] = b
                 producer = self.defs.get(value.id)
                 if (value.id not in self.bufs and stored[value.id] == 1 and producer is not None
+                        and not value.type.is_scalar
                         and producer.op not in (Op.FOR, Op.BLOCK_LOAD, Op.EXPAND_DIMS, Op.CONST)
                         and producer.op not in GroupOp.COMPARE
                         and self._stage_users(value) == {self.segment_of[id(instr)]}

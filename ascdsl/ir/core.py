@@ -31,8 +31,8 @@ print                     *values                                 prefix
 block_load                base, offset, *strides (all dims but    shape, has_other
                           the last), *extents (every dim)
                           [, other]
-block_store               base, offset, *strides, *extents,       shape
-                          value
+block_store               base, offset, *strides, *extents,       shape [, atomic: the atomic op
+                          value                                   (atomic_add/max/min) it applies]
 ========================  ======================================  ==================================
 
 Triton-compatible ops (the interpreter runs them; the Ascend C backend rejects them, located):

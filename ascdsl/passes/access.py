@@ -7,7 +7,8 @@ is a conjunction (``&``) of ``index < bound`` terms whose index is ``scalar + i_
 (``<=``, ``>`` and ``>=`` with the operands the other way round are accepted too). The pass emits
 the scalar offset, outer strides and clamped extents as ordinary scalar instructions before the
 access, so the interpreter runs the result unchanged. Anything else (gathers, strided innermost
-dims, other masks) is a located CompilationError that says why.
+dims, other masks) is a located CompilationError that says why. ``atomic_add``/``max``/``min`` whose old values are not
+read become block stores that combine with memory (``atomic`` attribute).
 """
 from __future__ import annotations
 
@@ -68,6 +69,7 @@ class _Analysis:
                 self.values[v.id] = v
             for region in instr.regions:
                 self.values.update((a.id, a) for a in region.args)
+        self.used = {x.id for instr in walk(kernel.body) for x in instr.operands}
         self.memo: dict[int, Affine] = {}
         self.next_id = 1 + max(self.values, default=-1)
 
@@ -181,6 +183,8 @@ class _Emitter:
 
 
 _FLIP = {Op.GT: Op.LT, Op.GE: Op.LE}
+ATOMIC_STORES = frozenset({Op.ATOMIC_ADD, Op.ATOMIC_MAX, Op.ATOMIC_MIN})
+"""Atomics whose old values nobody reads become ``block_store`` s with an ``atomic`` attribute (the op)."""
 
 
 def _bounds(analysis: _Analysis, mask: Value, shape: tuple[int, ...]) -> dict[int, list[tuple[Value, Sym, int]]]:
@@ -220,7 +224,9 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
     is_load = instr.op is Op.LOAD
     ptr = instr.operands[0]
     shape = instr.result.type.shape if is_load else ptr.type.shape
-    if not shape:
+    if not shape and instr.op in ATOMIC_STORES and not instr.attr("has_mask"):
+        shape = (1,)  # one element: a block of one
+    elif not shape:
         raise NotAffine("it accesses a single element; load a block of at least one element")
     value = None if is_load else instr.operands[1]
     mask = None
@@ -252,6 +258,9 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
             e = t if e is None else emit._new(Op.MINIMUM, dtypes.int32, (e, t))
         extents.append(emit.const(shape[d]) if e is None else e)
     operands = (base, offset, *outer, *extents)
+    if instr.op in ATOMIC_STORES:
+        attrs = (("shape", shape), ("atomic", instr.op.value))
+        return emit.out + [Instr(Op.BLOCK_STORE, (), operands + (value,), attrs, (), instr.loc)]
     if is_load:
         attrs = (("shape", shape), ("has_other", other is not None))
         block = Instr(Op.BLOCK_LOAD, instr.results, operands + ((other,) if other is not None else ()),
@@ -264,11 +273,11 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
 def _rewrite(analysis: _Analysis, block: Block) -> Block:
     body: list[Instr] = []
     for instr in block.body:
-        if instr.op in (Op.LOAD, Op.STORE):
+        if instr.op in (Op.LOAD, Op.STORE) or instr.op in ATOMIC_STORES and instr.result.id not in analysis.used:
             try:
                 body += _lower(analysis, instr)
             except NotAffine as e:
-                what = "load" if instr.op is Op.LOAD else "store"
+                what = {Op.LOAD: "load", Op.STORE: "store"}.get(instr.op, f"`tl.{instr.op.value}`")
                 raise CompilationError(
                     instr.loc, f"this {what} cannot be copied as blocks: {e.why}",
                     hint="Ascend C copies rectangular blocks (DataCopy/DataCopyPad): address memory as "

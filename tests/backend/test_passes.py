@@ -14,7 +14,7 @@ from ascdsl.backend.decompose import decompose
 from ascdsl.passes import PIPELINE, run_passes
 from ascdsl.platforms import get_platform
 from tests import test_interpreter_dsl as dsl
-from tests.backend import kernels
+from tests.backend import kernels, mem_kernels
 
 ROOT = Path(__file__).resolve().parents[2]
 OPS = load_operators([ROOT / "ops"])
@@ -31,6 +31,9 @@ def _launches():
         dsl.looped_softmax_kernel[(5,)](np.zeros_like(x), x, 33, 33, BLOCK=16)
         dsl.add_kernel[(3,)](x[0], x[1], np.zeros(33, np.float32), 33, BLOCK=16)
         kernels.unary_kernel[(3,)](x[0], np.zeros(33, np.float32), 33, BLOCK=16)
+        ints = rng.integers(-9, 9, 33).astype(np.float32)  # atomics: exact in any order
+        mem_kernels.atomic_kernel[(3,)](ints, *(np.zeros(16, np.float32) for _ in range(3)), 33, BLOCK=16)
+        mem_kernels.atomic_scalar_kernel[(3,)](ints, np.zeros(1, np.float32), np.zeros(4, np.float32), 33, BLOCK=16)
     unique = {}
     for launch in seen:
         unique.setdefault((launch.kernel, launch.grid), launch)

@@ -1,0 +1,61 @@
+"""DSL kernels for the memory, debugging and random-number tests of the Ascend C backend."""
+import ascdsl
+import ascdsl.language as tl
+
+
+@ascdsl.jit
+def atomic_kernel(x_ptr, sum_ptr, max_ptr, min_ptr, n, BLOCK: tl.constexpr):
+    """Every program combines its block of ``x`` into the same BLOCK outputs."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    lanes = tl.arange(0, BLOCK)
+    tl.atomic_add(sum_ptr + lanes, x)
+    tl.atomic_max(max_ptr + lanes, x, mask=lanes < n - pid * BLOCK)
+    tl.atomic_min(min_ptr + lanes, x, mask=lanes < n - pid * BLOCK)
+
+
+@ascdsl.jit
+def atomic_rows_kernel(x_ptr, out_ptr, m, n, stride, ROWS: tl.constexpr, COLS: tl.constexpr):
+    """Column sums of an ``m x n`` matrix: each program adds its rows' block into ``out``."""
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, COLS)
+    x = tl.load(x_ptr + rows[:, None] * stride + cols[None, :], mask=(rows[:, None] < m) & (cols[None, :] < n), other=0.0)
+    tl.atomic_add(out_ptr + cols, tl.sum(x, axis=0), mask=cols < n)
+
+
+@ascdsl.jit
+def atomic_old_kernel(x_ptr, old_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    old = tl.atomic_add(x_ptr + offs, 1.0)
+    tl.store(old_ptr + offs, old)
+
+
+@ascdsl.jit
+def atomic_xchg_kernel(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.atomic_xchg(x_ptr + offs, 1.0)
+
+
+@ascdsl.jit
+def dot_kernel(a_ptr, b_ptr, c_ptr, N: tl.constexpr):
+    i = tl.arange(0, N)
+    a = tl.load(a_ptr + i[:, None] * N + i[None, :])
+    b = tl.load(b_ptr + i[:, None] * N + i[None, :])
+    tl.store(c_ptr + i[:, None] * N + i[None, :], tl.dot(a, b))
+
+
+@ascdsl.jit
+def atomic_scalar_kernel(x_ptr, total_ptr, rows_ptr, n, BLOCK: tl.constexpr):
+    """The sum of ``x`` into ``total[0]``, and each program's sum into ``rows[pid % 4]``."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    s = tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), axis=0)
+    tl.atomic_add(total_ptr, s)
+    tl.atomic_max(rows_ptr + pid % 4, s)
+
+
+@ascdsl.jit
+def atomic_int64_kernel(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.atomic_add(x_ptr + offs, 1)

@@ -1,0 +1,86 @@
+"""Memory ops on the simulator (hazard checks on) against the interpreter: atomics (SetAtomicAdd/
+Max/Min around the store's DataCopy(Pad)) of tiles, 2-D reductions and single elements, from
+programs on many cores at once; what the A2 vector cores cannot do stays a located error."""
+import numpy as np
+import pytest
+
+import ascdsl
+from ascdsl import dtypes
+from tests.backend import mem_kernels as k
+from tests.backend.test_sim import _both, prebuilt
+
+RNG = np.random.default_rng(11)
+F32 = dtypes.float32
+
+
+def _ints(shape, dtype=np.float32):
+    """Small integers as floats: sums are exact in any order (cores add in their own order)."""
+    return RNG.integers(-50, 50, shape).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=str)
+def test_atomic_add_max_min_of_tiles(dtype):
+    def check(n, block):
+        x = _ints(n, dtype)
+        outs = np.zeros(block, dtype), np.full(block, -1000, dtype), np.full(block, 1000, dtype)
+        want, got = _both(k.atomic_kernel[(ascdsl.cdiv(n, block),)], x, *outs, n, BLOCK=block)
+        padded = np.zeros(ascdsl.cdiv(n, block) * block, np.float32)
+        padded[:n] = x
+        lanes = padded.reshape(-1, block)
+        np.testing.assert_array_equal(want[1], lanes.sum(0).astype(dtype))  # the interpreter is the spec
+        for a, b in zip(want[1:4], got[1:4]):
+            np.testing.assert_array_equal(a, b, err_msg=f"n={n}")
+    cases = [(1000, 64), (33, 32), (5000, 128)]  # 16, 2 and 40 programs
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
+
+
+def test_atomic_add_of_column_sums():
+    def check(m, n, rows, cols):
+        x = _ints((m, n))
+        want, got = _both(k.atomic_rows_kernel[(ascdsl.cdiv(m, rows),)], x, np.zeros(n, np.float32), m, n, n,
+                          ROWS=rows, COLS=cols)
+        np.testing.assert_array_equal(want[1], x.sum(0))
+        np.testing.assert_array_equal(got[1], want[1], err_msg=f"{m}x{n}")
+    cases = [(37, 20, 8, 32), (300, 64, 4, 64)]  # 5 and 75 programs
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
+
+
+def test_atomic_add_of_single_elements():
+    n = 1000
+    x = _ints(n)
+    want, got = _both(k.atomic_scalar_kernel[(ascdsl.cdiv(n, 64),)], x, np.zeros(1, np.float32),
+                      np.full(4, -1e9, np.float32), n, BLOCK=64)
+    assert want[1][0] == x.sum()
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_array_equal(got[2], want[2])
+
+
+@pytest.mark.parametrize("kernel, kw, feature, line", [
+    (k.dot_kernel, dict(N=4), "`tl.dot` cannot run on the Ascend A2 vector cores: matrix products run on the cube "
+     "unit", "tl.dot(a, b)"),
+    (k.atomic_old_kernel, dict(BLOCK=16), "reading the old values `tl.atomic_add` returns cannot run",
+     "old = tl.atomic_add(x_ptr + offs, 1.0)"),
+    (k.atomic_xchg_kernel, dict(BLOCK=16), "`tl.atomic_xchg` cannot run on the Ascend A2 vector cores: the only GM "
+     "atomics of A2 are the DMA engine's SetAtomicAdd/SetAtomicMax/SetAtomicMin", "tl.atomic_xchg(x_ptr + offs, 1.0)"),
+])
+def test_what_vector_cores_cannot_do_is_a_located_error(kernel, kw, feature, line):
+    arrays = [np.zeros(16, np.float32) for _ in range(kernel.fn.__code__.co_argcount - len(kw))]
+    with pytest.raises(ascdsl.CompilationError) as info:
+        kernel[(1,)](*arrays, backend="sim", **kw)
+    message = str(info.value)
+    assert message.startswith("tests/backend/mem_kernels.py:"), message
+    assert feature in message and line in message and "backend='interpreter'" in message
+    kernel[(1,)](*arrays, **kw)  # the interpreter runs it
+
+
+def test_atomic_of_an_unsupported_dtype_is_a_located_error():
+    x = np.zeros(16, np.int64)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        k.atomic_int64_kernel[(1,)](x, backend="sim", BLOCK=16)
+    message = str(info.value)
+    assert "`tl.atomic_add` of int64 cannot run on the Ascend A2 vector cores" in message
+    assert "tl.atomic_add(x_ptr + offs, 1)" in message
