@@ -12,7 +12,7 @@ from .. import dtypes
 from ..errors import Loc, source_path
 from . import kir
 from .kir import (Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, Field, Flag, For, Gm, If, Let, Lit, Local, Note,
-                  Position, QOp, Queue, Run, Set, SizeOf, Struct, Var, VarKind)
+                  Position, QOp, Queue, Run, Set, SizeOf, Struct, Text, Var, VarKind)
 from .naming import Names
 
 PRECEDENCE = {"*": 5, "/": 5, "%": 5, "+": 4, "-": 4, "<": 3, "<=": 3, ">": 3, ">=": 3, "==": 2, "!=": 2,
@@ -35,6 +35,21 @@ def literal(value, dtype) -> str:
     if dtype.kind == "bool":
         return "true" if value else "false"
     return str(int(value))
+
+
+def c_string(text: str) -> str:
+    """A C string literal of ``text`` (escaped; printable ASCII, other characters as octal escapes)."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out += [f"\\{b:03o}" for b in ch.encode()]
+    return '"' + "".join(out) + '"'
 
 
 def ctype(t) -> str:
@@ -74,7 +89,10 @@ class Printer:
         if isinstance(e, Brace):
             return "{" + ", ".join(self.expr(x) for x in e.items) + "}"
         if isinstance(e, Elem):
-            return f"{self.names.view(e.ref.buf, e.ref.dtype)}.GetValue({e.index})"
+            index = e.index if isinstance(e.index, int) else self.expr(e.index)
+            return f"{self.names.view(e.ref.buf, e.ref.dtype)}.GetValue({index})"
+        if isinstance(e, Text):
+            return c_string(e.value)
         raise TypeError(f"not an expression: {e!r}")
 
     def operand(self, o) -> str:

@@ -7,7 +7,8 @@ Between the tile IR and the C++ text sits one kernel per variant made of:
 * **tensor views** (:class:`Ref`: buffer, element type, element offset, static extent) and global
   tensors (:class:`Gm`);
 * **expressions**, small typed trees (:class:`Var`, :class:`Lit`, :class:`Field`, :class:`Bin`,
-  :class:`Cond`, :class:`Conv`, :class:`SizeOf`, :class:`Const`, :class:`Brace`, :class:`Elem`);
+  :class:`Cond`, :class:`Conv`, :class:`SizeOf`, :class:`Const`, :class:`Brace`, :class:`Elem`,
+  :class:`Text`);
 * **statements**: API calls (:class:`Call`), scalar definitions (:class:`Let`, :class:`Set`),
   queue operations (:class:`Queue`), nested :class:`For`/:class:`If`, synchronisation
   (:class:`Barrier`, :class:`Flag`, inserted by :mod:`.sync`) and stage calls (:class:`Run`);
@@ -197,10 +198,17 @@ class Elem:
     """``ref.GetValue(index)``: a UB element read on the scalar unit (after a V_S flag)."""
 
     ref: "Ref"
-    index: int
+    index: Union[int, "Expr"]
 
 
-Expr = Union[Var, Lit, Field, Bin, Cond, Conv, SizeOf, Const, Brace, Elem]
+@dataclass(frozen=True)
+class Text:
+    """A C string literal (``printf`` formats)."""
+
+    value: str
+
+
+Expr = Union[Var, Lit, Field, Bin, Cond, Conv, SizeOf, Const, Brace, Elem, Text]
 
 
 def _tuples(obj, *names) -> None:
@@ -504,7 +512,7 @@ def sub_exprs(e) -> list:
         for x in e.items:
             out += sub_exprs(x)
     elif isinstance(e, Elem):
-        out += sub_exprs(e.ref.offset)
+        out += sub_exprs(e.ref.offset) + ([] if isinstance(e.index, int) else sub_exprs(e.index))
     return out
 
 

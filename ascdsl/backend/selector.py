@@ -89,8 +89,6 @@ class Selector:
                 raise unsupported(instr, "tiles of rank 3 or more")
             if instr.op is Op.IF:
                 raise unsupported(instr, "`if` statements in kernels")
-            if instr.op is Op.PRINT:
-                raise unsupported(instr, "device_print")
         self._check_bool_tiles()
         self._assign_buffers()
 
@@ -325,10 +323,7 @@ class Selector:
         xs = [self.wide_expr(x) if wide else self.expr(x) for x in instr.operands]
         op = instr.op
         if op is Op.PROGRAM_ID:
-            pid = PID
-            g0, g1 = kir.Field("grid0", dtypes.int32), kir.Field("grid1", dtypes.int32)
-            return [kir.Bin(BinOp.MOD, pid, g0), kir.Bin(BinOp.MOD, kir.Bin(BinOp.DIV, pid, g0), g1),
-                    kir.Bin(BinOp.DIV, pid, kir.Bin(BinOp.MUL, g0, g1))][instr.attr("axis")]
+            return program_id(instr.attr("axis"))
         if op is Op.NUM_PROGRAMS:
             return kir.Field(f"grid{instr.attr('axis')}", dtypes.int32)
         if op in C_BINARY:
@@ -378,6 +373,13 @@ class Selector:
             var = Var(v.id, ctype, self.hint(v, self._role_hint(v)))
             out.append(kir.Let(var, e, instr.loc))
         self.scalars[v.id] = var
+
+
+def program_id(axis: int) -> kir.Expr:
+    """``tl.program_id(axis)`` from the linear program id ``Process`` walks."""
+    g0, g1 = kir.Field("grid0", dtypes.int32), kir.Field("grid1", dtypes.int32)
+    return [kir.Bin(BinOp.MOD, PID, g0), kir.Bin(BinOp.MOD, kir.Bin(BinOp.DIV, PID, g0), g1),
+            kir.Bin(BinOp.DIV, PID, kir.Bin(BinOp.MUL, g0, g1))][axis]
 
 
 def camel_join(stem: str, role: str) -> str:

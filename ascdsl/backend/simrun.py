@@ -10,6 +10,7 @@ only note their kernels, and :func:`prebuild` renders those into files of severa
 """
 from __future__ import annotations
 
+import sys
 from contextlib import contextmanager
 from functools import lru_cache
 
@@ -98,7 +99,9 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
     programs = grid[0] * grid[1] * grid[2]
     block_dim = max(1, min(programs, get_platform(platform).vector_core_count))
     with located_errors(kernel, len(arrays)):
-        sim.run_kernel(path, SYMBOL, [*arrays, None, layout.pack(fields)], block_dim, platform, tiling_key=key)
+        result = sim.run_kernel(path, SYMBOL, [*arrays, None, layout.pack(fields)], block_dim, platform,
+                                tiling_key=key)
+    sys.stdout.write(result.stdout)  # tl.device_print
 
 
 @contextmanager

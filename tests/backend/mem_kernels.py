@@ -59,3 +59,16 @@ def atomic_scalar_kernel(x_ptr, total_ptr, rows_ptr, n, BLOCK: tl.constexpr):
 def atomic_int64_kernel(x_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.atomic_add(x_ptr + offs, 1)
+
+
+@ascdsl.jit
+def print_kernel(x_ptr, m_ptr, i_ptr, n, BLOCK: tl.constexpr, ROWS: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=-1.0)
+    tl.device_print("x", x)
+    tl.device_print("sum, n, pid:", tl.sum(x, axis=0), n, pid)
+    rows = tl.arange(0, ROWS)
+    m = tl.load(m_ptr + rows[:, None] * BLOCK + tl.arange(0, BLOCK)[None, :])
+    tl.device_print("m%", m * 2.0)
+    tl.device_print("", tl.load(i_ptr + tl.arange(0, BLOCK)))
