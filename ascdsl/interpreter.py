@@ -461,7 +461,7 @@ def _out_of_bounds(P: _Programs, instr: Instr, bad: Array, buffers: Array,
     program = lane // (bad.size // bad.shape[0])
     k = int(buffers.flat[lane])
     name, size = P.memory.names[k], P.memory.flats[k].size
-    kind = "load from" if instr.op in (Op.LOAD, Op.BLOCK_LOAD) else "store to"
+    kind = "load from" if instr.op in (Op.LOAD, Op.BLOCK_LOAD, Op.STRIDED_LOAD) else "store to"
     return OutOfBoundsError(
         instr.loc,
         f"{kind} {name} out of bounds: program {P.program(program)} accesses element "
@@ -623,7 +623,8 @@ def _block_access(instr: Instr, base: Array, offset: Array,
     block, enabled where ``i_d < extent_d`` in every dim (None when no extent cuts the block)."""
     shape = instr.attr("shape")
     rank = len(shape)
-    strides, extents = list(rest[:rank - 1]) + [np.ones(1, np.int64)], rest[rank - 1:2 * rank - 1]
+    n = rank if instr.op is Op.STRIDED_LOAD else rank - 1  # strides given (the innermost one is 1 if not)
+    strides, extents = list(rest[:n]) + [np.ones(1, np.int64)] * (rank - n), rest[n:n + rank]
     addr = _lift(base + offset.astype(np.int64), rank)
     mask = None
     for d, (size, stride, extent) in enumerate(zip(shape, strides, extents)):
@@ -643,6 +644,12 @@ def _block_load(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: A
     addr, mask = _block_access(instr, base, offset, rest)
     other = rest[2 * rank - 1] if instr.attr("has_other") else None
     return _load(P, instr, addr, mask, other)
+
+
+def _strided_load(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[Array]:
+    rank = len(instr.attr("shape"))
+    addr, mask = _block_access(instr, base, offset, rest)
+    return _load(P, instr, addr, mask, rest[2 * rank] if instr.attr("has_other") else None)
 
 
 def _block_store(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[()]:
@@ -716,6 +723,7 @@ HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
     Op.STORE: _store,
     Op.BLOCK_LOAD: _block_load,
     Op.BLOCK_STORE: _block_store,
+    Op.STRIDED_LOAD: _strided_load,
     Op.FOR: _for,
     Op.IF: _if,
     Op.YIELD: lambda P, instr, *values: values,

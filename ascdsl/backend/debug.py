@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import Instr, Value
-from .kir import Bin, BinOp, Call, Conv, Elem, For, If, Pipe, Ref, Text, add, lit
+from .kir import Bin, BinOp, Call, Conv, Elem, For, If, Pipe, Text, add, lit
 from .selector import Selector, program_id, unsupported
 from .ublayout import is_2d
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from .. import dtypes
 from ..ir.core import GroupOp, Instr, Kernel, Op
 from ..platforms import Platform
-from . import compute, debug, kir, memory
+from . import compute, debug, gather, kir, memory
 from .kir import Call, Lit, Ref, Var, VarKind, lit
 from .selector import Selector, _Seg, unsupported
 
@@ -48,7 +48,7 @@ class _Body:
                 for value, arg in zip(instr.operands, block.args[1:]):
                     if sel.bufs[value.id] != sel.bufs[arg.id]:
                         seg.tail.append(compute.copy(sel, sel.ref(arg), value))
-            elif instr.op is Op.BLOCK_LOAD:
+            elif instr.op in (Op.BLOCK_LOAD, Op.STRIDED_LOAD):
                 seg.loads.append(instr)
             elif instr.op is Op.BLOCK_STORE:
                 seg.stores.append(instr)
@@ -76,9 +76,9 @@ class _Body:
         sel = self.sel
         if not (seg.loads or seg.stores or seg.compute or seg.tail):
             return []
-        copy_in = [s for i in seg.loads for s in memory.copy_in(sel, i)]
+        copy_in = [s for i in seg.loads for s in _memory(i).copy_in(sel, i)]
         copy_out = [s for i in seg.stores for s in memory.copy_out(sel, i)]
-        body = [s for i in seg.loads for s in memory.dequeue(sel, i)]
+        body = [s for i in seg.loads for s in _memory(i).dequeue(sel, i)]
         body += [kir.Queue(kir.QOp.ALLOC, sel.outbuf[id(s)]) for s in seg.stores]
         body += seg.compute
         for s in seg.stores:
@@ -93,6 +93,11 @@ class _Body:
         body += [kir.Queue(kir.QOp.FREE, sel.inbuf.get(i.result.id) or sel.bufs[i.result.id]) for i in seg.loads]
         self.index += 1
         return [kir.Segment(self.index, tuple(copy_in), tuple(body), tuple(copy_out))]
+
+
+def _memory(load: Instr):
+    """The module that selects a load: block copies, or bursts compacted by Gather for strided loads."""
+    return gather if load.op is Op.STRIDED_LOAD else memory
 
 
 def select(kernel: Kernel, platform: Platform) -> kir.Kernel:

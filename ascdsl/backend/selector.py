@@ -212,7 +212,7 @@ class Selector:
                 producer = self.defs.get(value.id)
                 if (value.id not in self.bufs and stored[value.id] == 1 and producer is not None
                         and not value.type.is_scalar
-                        and producer.op not in (Op.FOR, Op.BLOCK_LOAD, Op.EXPAND_DIMS, Op.CONST)
+                        and producer.op not in (Op.FOR, Op.BLOCK_LOAD, Op.STRIDED_LOAD, Op.EXPAND_DIMS, Op.CONST)
                         and producer.op not in GroupOp.COMPARE
                         and self._stage_users(value) == {self.segment_of[id(instr)]}
                         and self.segment_of[id(producer)] == self.segment_of[id(instr)]):
@@ -340,10 +340,11 @@ class Selector:
         """A name for an unnamed scalar: what its user does with it."""
         users = self.users.get(v.id, [])
         for u in users:
-            if u.op in (Op.BLOCK_LOAD, Op.BLOCK_STORE):
+            if u.op in (Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD):
                 rank = len(u.attr("shape"))
                 stem = self.ptr_stem(u.operands[0])
-                roles = ["Offset"] + ["Stride"] * (rank - 1) + (["Rows", "Cols"] if rank == 2 else ["Count"])
+                strides = rank if u.op is Op.STRIDED_LOAD else rank - 1
+                roles = ["Offset"] + ["Stride"] * strides + (["Rows", "Cols"] if rank == 2 else ["Count"])
                 for role, x in zip(roles, u.operands[1:]):
                     if x.id == v.id:
                         return camel_join(stem, role)

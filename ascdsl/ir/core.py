@@ -33,6 +33,8 @@ block_load                base, offset, *strides (all dims but    shape, has_oth
                           [, other]
 block_store               base, offset, *strides, *extents,       shape [, atomic: the atomic op
                           value                                   (atomic_add/max/min) it applies]
+strided_load              base, offset, *strides (every dim),     shape, has_other
+                          *extents [, other]
 ========================  ======================================  ==================================
 
 Triton-compatible ops (the interpreter runs them; the Ascend C backend rejects them, located):
@@ -59,7 +61,8 @@ atomic_cas                ptr, cmp, value                         result: the ol
 turns affine ``load``/``store`` into: the element at block index ``(i0, ..., ik)`` lives at
 ``base + offset + i0*stride0 + ... + ik`` (the innermost stride is 1) and is accessed only where
 ``i_d < extent_d`` for every dim (``other``, or poison, elsewhere). ``offset``, strides and
-extents are integer scalars; extents are already clamped to ``[0, shape[d]]``.
+extents are integer scalars; extents are already clamped to ``[0, shape[d]]``. ``strided_load`` is
+a block load whose innermost dim has a stride too (``tl.load(ptr + cols * stride)``).
 
 Integer ``idiv`` and ``mod`` truncate toward zero, like C and Triton. Float ops on float16 and
 bfloat16 round their result to that dtype (computed in float32, round to nearest even).
@@ -126,6 +129,7 @@ class Op(enum.Enum):
     PRINT = "print"
     BLOCK_LOAD = "block_load"
     BLOCK_STORE = "block_store"
+    STRIDED_LOAD = "strided_load"
     # float math (unary, elementwise)
     FLOOR = "floor"
     CEIL = "ceil"
@@ -216,7 +220,7 @@ class GroupOp:
     ATOMIC = frozenset({Op.ATOMIC_ADD, Op.ATOMIC_MAX, Op.ATOMIC_MIN, Op.ATOMIC_AND, Op.ATOMIC_OR, Op.ATOMIC_XOR,
                         Op.ATOMIC_XCHG, Op.ATOMIC_CAS})
     REDUCE = frozenset({Op.SUM, Op.MAX, Op.MIN, Op.ARGMAX, Op.ARGMIN})
-    MEMORY = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE})
+    MEMORY = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD})
     CONTROL = frozenset({Op.FOR, Op.IF, Op.YIELD})
     SIDE_EFFECT = frozenset({Op.STORE, Op.BLOCK_STORE, Op.PRINT, Op.YIELD, Op.ASSERT}) | ATOMIC
 

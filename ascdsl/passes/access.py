@@ -6,9 +6,11 @@ An address is affine when it is a pointer parameter plus a sum of terms, each an
 is a conjunction (``&``) of ``index < bound`` terms whose index is ``scalar + i_d`` for one dim
 (``<=``, ``>`` and ``>=`` with the operands the other way round are accepted too). The pass emits
 the scalar offset, outer strides and clamped extents as ordinary scalar instructions before the
-access, so the interpreter runs the result unchanged. Anything else (gathers, strided innermost
-dims, other masks) is a located CompilationError that says why. ``atomic_add``/``max``/``min`` whose old values are not
-read become block stores that combine with memory (``atomic`` attribute).
+access, so the interpreter runs the result unchanged. A load whose innermost dim has another
+stride (``tl.load(ptr + cols * stride)``) becomes a ``strided_load``. Anything else (gathers,
+strided stores, other masks) is a located CompilationError that says why. ``atomic_add``/``max``/
+``min`` whose old values are not read become block stores that combine with memory (``atomic``
+attribute).
 """
 from __future__ import annotations
 
@@ -242,11 +244,14 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
     for d in range(rank):
         if shape[d] > 1 and d not in strides:
             raise NotAffine(f"the address does not change along dim {d} (a broadcast access)")
-    if shape[-1] > 1 and strides[rank - 1] != {(): 1}:
+    strided = shape[-1] > 1 and strides[rank - 1] != {(): 1}
+    if strided and not is_load:
         raise NotAffine("the innermost dim is not contiguous (its stride must be 1)")
+    if strided and any(not mono and c < 0 for mono, c in strides[rank - 1].items()):
+        raise NotAffine("the innermost stride is negative")
     emit = _Emitter(analysis, instr.loc)
     offset = emit.sym(a.offset)
-    outer = [emit.sym(strides.get(d, {})) for d in range(rank - 1)]
+    outer = [emit.sym(strides.get(d, {})) for d in range(rank if strided else rank - 1)]
     bounds = _bounds(analysis, mask, shape) if mask is not None else {}
     extents = []
     for d in range(rank):
@@ -263,8 +268,8 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
         return emit.out + [Instr(Op.BLOCK_STORE, (), operands + (value,), attrs, (), instr.loc)]
     if is_load:
         attrs = (("shape", shape), ("has_other", other is not None))
-        block = Instr(Op.BLOCK_LOAD, instr.results, operands + ((other,) if other is not None else ()),
-                      attrs, (), instr.loc)
+        block = Instr(Op.STRIDED_LOAD if strided else Op.BLOCK_LOAD, instr.results,
+                      operands + ((other,) if other is not None else ()), attrs, (), instr.loc)
     else:
         block = Instr(Op.BLOCK_STORE, (), operands + (value,), (("shape", shape),), (), instr.loc)
     return emit.out + [block]

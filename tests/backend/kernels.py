@@ -13,7 +13,7 @@ def gather_kernel(x_ptr, idx_ptr, out_ptr, BLOCK: tl.constexpr):
 @ascdsl.jit
 def strided_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.load(x_ptr + 2 * offs))
+    tl.store(out_ptr + 2 * offs, tl.load(x_ptr + offs))
 
 
 @ascdsl.jit

@@ -72,3 +72,22 @@ def print_kernel(x_ptr, m_ptr, i_ptr, n, BLOCK: tl.constexpr, ROWS: tl.constexpr
     m = tl.load(m_ptr + rows[:, None] * BLOCK + tl.arange(0, BLOCK)[None, :])
     tl.device_print("m%", m * 2.0)
     tl.device_print("", tl.load(i_ptr + tl.arange(0, BLOCK)))
+
+
+@ascdsl.jit
+def strided_load_kernel(x_ptr, out_ptr, n, stride, BLOCK: tl.constexpr, STEP: tl.constexpr):
+    """``out[i] = x[i * stride] + x[i * STEP + 1]``: a runtime and a constant innermost stride."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a = tl.load(x_ptr + offs * stride, mask=mask, other=0.5)
+    b = tl.load(x_ptr + offs * STEP + 1, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, a + b, mask=mask)
+
+
+@ascdsl.jit
+def column_load_kernel(x_ptr, out_ptr, m, n, stride, ROWS: tl.constexpr, COLS: tl.constexpr):
+    """The transpose of an ``m x n`` block: rows of ``out`` are columns of ``x`` (inner stride ``stride``)."""
+    r = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    c = tl.arange(0, COLS)
+    t = tl.load(x_ptr + r[:, None] + c[None, :] * stride, mask=(r[:, None] < n) & (c[None, :] < m), other=-1.0)
+    tl.store(out_ptr + r[:, None] * m + c[None, :], t, mask=(r[:, None] < n) & (c[None, :] < m))

@@ -84,3 +84,44 @@ def test_atomic_of_an_unsupported_dtype_is_a_located_error():
     message = str(info.value)
     assert "`tl.atomic_add` of int64 cannot run on the Ascend A2 vector cores" in message
     assert "tl.atomic_add(x_ptr + offs, 1)" in message
+
+
+def _data(shape, dtype):
+    return (RNG.standard_normal(shape) * 3).astype(np.float32).astype(dtype.np)
+
+
+@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.float16, dtypes.bfloat16], ids=str)
+def test_strided_loads_bit_exact(dtype):
+    def check(n, stride, block):
+        x = _data(n * max(stride, 5) + 2, dtype)
+        want, got = _both(k.strided_load_kernel[(ascdsl.cdiv(n, block),)], x, np.zeros(n, dtype.np), n, stride,
+                          BLOCK=block, STEP=5)
+        a, b = x[0:stride * n:stride].astype(np.float32), x[1:5 * n + 1:5].astype(np.float32)
+        np.testing.assert_array_equal(want[1], (a + b).astype(dtype.np))
+        np.testing.assert_array_equal(got[1].view(np.uint8), want[1].view(np.uint8), err_msg=f"n={n} stride={stride}")
+    cases = [(100, 3, 64), (31, 2, 32), (33, 1, 32), (1000, 7, 256), (5, 12, 8)]
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
+
+
+@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.float16, dtypes.int32], ids=str)
+def test_column_loads_transpose_bit_exact(dtype):
+    def check(m, n, rows, cols):
+        x = _data((m, n), dtype)
+        want, got = _both(k.column_load_kernel[(ascdsl.cdiv(n, rows),)], x, np.zeros((n, m), dtype.np), m, n, n,
+                          ROWS=rows, COLS=cols)
+        np.testing.assert_array_equal(want[1], x.T)
+        np.testing.assert_array_equal(got[1], want[1], err_msg=f"{m}x{n}")
+    cases = [(7, 10, 4, 8), (33, 5, 2, 64), (16, 16, 16, 16)]
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
+
+
+def test_strided_loads_of_int8_are_located_errors():
+    with pytest.raises(ascdsl.CompilationError) as info:
+        k.column_load_kernel[(1,)](np.zeros((4, 4), np.int8), np.zeros((4, 4), np.int8), 4, 4, 4, ROWS=4, COLS=8,
+                                   backend="sim")
+    assert "strided loads of int8 (Gather moves 16- and 32-bit elements)" in str(info.value)
+    assert "t = tl.load(x_ptr + r[:, None] + c[None, :] * stride" in str(info.value)
