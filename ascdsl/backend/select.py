@@ -12,7 +12,7 @@ from __future__ import annotations
 from .. import dtypes
 from ..ir.core import GroupOp, Instr, Kernel, Op
 from ..platforms import Platform
-from . import compute, debug, gather, kir, memory
+from . import compute, debug, gather, kir, memory, philox
 from .kir import Call, Lit, Ref, Var, VarKind, lit
 from .selector import Selector, _Seg, unsupported
 
@@ -54,6 +54,8 @@ class _Body:
                 seg.stores.append(instr)
             elif instr.op is Op.PRINT:
                 seg.compute += debug.device_print(sel, instr)
+            elif instr.op is Op.UMULHI:
+                seg.compute += philox.umulhi(sel, instr)
             elif instr.results and instr.result.type.is_scalar and instr.op not in GroupOp.REDUCE:
                 sel.define_scalar(instr, seg.compute if sel.vector_derived(instr.result) else out)
             else:
