@@ -623,7 +623,7 @@ def _block_access(instr: Instr, base: Array, offset: Array,
     block, enabled where ``i_d < extent_d`` in every dim (None when no extent cuts the block)."""
     shape = instr.attr("shape")
     rank = len(shape)
-    n = rank if instr.op is Op.STRIDED_LOAD else rank - 1  # strides given (the innermost one is 1 if not)
+    n = rank if instr.op in (Op.STRIDED_LOAD, Op.STRIDED_STORE) else rank - 1  # strides given (else the last is 1)
     strides, extents = list(rest[:n]) + [np.ones(1, np.int64)] * (rank - n), rest[n:n + rank]
     addr = _lift(base + offset.astype(np.int64), rank)
     mask = None
@@ -724,6 +724,7 @@ HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
     Op.BLOCK_LOAD: _block_load,
     Op.BLOCK_STORE: _block_store,
     Op.STRIDED_LOAD: _strided_load,
+    Op.STRIDED_STORE: _block_store,
     Op.FOR: _for,
     Op.IF: _if,
     Op.YIELD: lambda P, instr, *values: values,

@@ -1,18 +1,23 @@
-"""Loads with a non-unit innermost stride (``tl.load(ptr + cols * stride)``, any positive stride,
-runtime ones included): one ``DataCopyPad`` burst per element, compacted in UB by ``Gather``.
+"""Accesses with a non-unit innermost stride (``ptr + cols * stride``, any positive stride, runtime
+ones included): one ``DataCopyPad`` burst per element, each in its own 32-byte block of UB, moved
+to and from the tile by ``Gather``.
 
 CopyIn copies each valid row as ``blockCount`` bursts of one element (``blockLen`` = its size, the
 GM gap ``(stride - 1) * size`` bytes) into a staging buffer of one 32-byte block per element (a
 burst lands at the start of its own block). Compute builds the byte offsets ``c * 32`` once
 (``CreateVecIndex``, ``Muls``) and ``Gather`` s each row into the tile; with ``other``, the tile is
-``Duplicate``'d first and only the valid lanes are gathered. A2's Gather takes 16- and 32-bit types.
+``Duplicate``'d first and only the valid lanes are gathered. A store runs the other way: Gather
+spreads element ``c`` of each row over block ``c`` of a VECOUT staging buffer, and CopyOut writes
+the first element of each block as a burst (GM gap ``(stride - 1) * size``; under ``SetAtomicAdd``
+for atomics). A2's Gather takes 16- and 32-bit types.
 """
 from __future__ import annotations
 
 from .. import dtypes
-from ..ir.core import Instr
+from ..ir.core import Instr, Op
 from .kir import (Bin, BinOp, Brace, Call, CInt, Const, Conv, For, Gm, If, Let, Lit, Pipe, QOp, Queue, Ref, Role,
                   SizeOf, Struct, Var, add, lit, mul)
+from . import atomic
 from .selector import Selector, cpp_dtype, unsupported
 
 GATHER = frozenset({dtypes.float32, dtypes.float16, dtypes.bfloat16, dtypes.int32, dtypes.int16})
@@ -21,10 +26,12 @@ U16, U32 = CInt.UINT16, CInt.UINT32
 
 
 def parts(instr: Instr):
-    """``(base, offset, strides, extents, other or None)`` of a strided load (a stride per dim)."""
+    """``(base, offset, strides, extents, other or None)`` of a strided load (a stride per dim); of a
+    strided store, the stored value last."""
     rank = len(instr.attr("shape"))
     xs = instr.operands
-    return xs[0], xs[1], xs[2:2 + rank], xs[2 + rank:2 + 2 * rank], xs[-1] if instr.attr("has_other") else None
+    last = xs[-1] if instr.op is Op.STRIDED_STORE or instr.attr("has_other") else None
+    return xs[0], xs[1], xs[2:2 + rank], xs[2 + rank:2 + 2 * rank], last
 
 
 def _grid(instr: Instr) -> tuple[int, int]:
@@ -40,17 +47,31 @@ def _wide(x):
     return x if isinstance(x, Lit) else Conv(dtypes.int64, x)
 
 
+def _gap(sel: Selector, stride, dt):
+    """The GM gap between one-element bursts: ``(stride - 1) * size`` bytes."""
+    c = sel.const_of(stride)
+    if c is not None:
+        return Conv(U32, lit((c - 1) * dt.itemsize))
+    return Conv(U32, mul(Bin(BinOp.SUB, sel.wide_expr(stride), Lit(1, dtypes.int64)), SizeOf(dt)))
+
+
 def _staging(sel: Selector, instr: Instr) -> Ref:
-    v = instr.result
-    dt = cpp_dtype(v.type.dtype)
-    if dt not in GATHER:
-        raise unsupported(instr, f"strided loads of {dt} (Gather moves 16- and 32-bit elements)")
-    if v.id not in sel.inbuf:
-        param = sel.params[instr.operands[0].id][1]
-        sel.inbuf[v.id] = sel.new_buf(Role.INPUT, dt, sel.ptr_stem(instr.operands[0]) + "Strided", instr.loc,
-                                      ("in", param, f"strided{v.id}"))
+    """The queue buffer of one 32-byte block per element: a load's own VECIN buffer, a store's
+    VECOUT buffer."""
+    if instr.op is Op.STRIDED_STORE:
+        buf = sel.outbuf[id(instr)]
+    else:
+        v = instr.result
+        if v.id not in sel.inbuf:
+            param = sel.params[instr.operands[0].id][1]
+            sel.inbuf[v.id] = sel.new_buf(Role.INPUT, cpp_dtype(v.type.dtype), sel.ptr_stem(instr.operands[0])
+                                          + "Strided", instr.loc, ("in", param, f"strided{v.id}"))
+        buf = sel.inbuf[v.id]
+    if buf.dtype not in GATHER:
+        what = "loads" if instr.op is Op.STRIDED_LOAD else "stores"
+        raise unsupported(instr, f"strided {what} of {buf.dtype} (Gather moves 16- and 32-bit elements)")
     rows, cols = _grid(instr)
-    return Ref(sel.inbuf[v.id], dt, lit(0), rows * cols * sel.platform.block_bytes // dt.itemsize)
+    return Ref(buf, buf.dtype, lit(0), rows * cols * sel.platform.block_bytes // buf.dtype.itemsize)
 
 
 def copy_in(sel: Selector, instr: Instr) -> list:
@@ -61,7 +82,7 @@ def copy_in(sel: Selector, instr: Instr) -> list:
     rows, cols = _grid(instr)
     per = sel.platform.block_bytes // dt.itemsize
     n_cols = _extent(sel, extents[-1], cols)
-    gap = Conv(U32, mul(Bin(BinOp.SUB, sel.wide_expr(strides[-1]), Lit(1, dtypes.int64)), SizeOf(dt)))
+    gap = _gap(sel, strides[-1], dt)
     params = Var(sel.fresh_key(), Struct.COPY_PARAMS, staging.buf.hint + "Params")
     pad = Var(sel.fresh_key(), Struct.PAD_PARAMS, staging.buf.hint + "Pad", template=dt)
 
@@ -108,3 +129,52 @@ def dequeue(sel: Selector, instr: Instr) -> list:
         return out + gather(lit(0))
     r = sel.fresh("r")
     return out + [For(r, lit(0), _extent(sel, extents[0], rows), lit(1), tuple(gather(r)), True)]
+
+
+def spread(sel: Selector, instr: Instr) -> list:
+    """Compute of a strided store: ``Gather`` each row of the value into the staging buffer, element
+    ``c`` into the whole of block ``c`` (byte offsets ``(j / per) * size`` for lane ``j``)."""
+    staging = _staging(sel, instr)
+    dt = staging.dtype
+    value = instr.operands[-1]
+    rows, cols = _grid(instr)
+    per = sel.platform.block_bytes // dt.itemsize
+    lanes = cols * per
+    index = sel.scratch("spreadOffsets", dtypes.int32, lanes, instr.loc)
+    out = [Call("CreateVecIndex", index, (), (Lit(0, dtypes.int32), lit(lanes)), loc=instr.loc),
+           Call("ShiftRight", index, (index,), (Lit(per.bit_length() - 1, dtypes.int32), lit(lanes)), inplace=True),
+           Call("Muls", index, (index,), (Lit(dt.itemsize, dtypes.int32), lit(lanes)), inplace=True)]
+    src = sel.ref(value)
+
+    def gather(r) -> Call:
+        return Call("Gather", Ref(staging.buf, dt, mul(r, lit(lanes)), staging.extent),
+                    (src, Ref(index.buf, dtypes.uint32, lit(0), lanes)),
+                    (Conv(U32, mul(r, lit(sel.pitch(value) * dt.itemsize))), lit(lanes)))
+    if rows == 1:
+        return out + [gather(lit(0))]
+    r = sel.fresh("r")
+    return out + [For(r, lit(0), lit(rows), lit(1), (gather(r),), True)]
+
+
+def copy_out(sel: Selector, instr: Instr) -> list:
+    """CopyOut of a strided store: DeQue, one burst per element of each valid row, FreeTensor."""
+    staging = _staging(sel, instr)
+    dt = staging.dtype
+    base, offset, strides, extents, _ = parts(instr)
+    rows, cols = _grid(instr)
+    per = sel.platform.block_bytes // dt.itemsize
+    gap = _gap(sel, strides[-1], dt)
+    params = Var(sel.fresh_key(), Struct.COPY_PARAMS, staging.buf.hint + "Params")
+    n_cols = _extent(sel, extents[-1], cols)
+
+    def row(r) -> list:
+        gm = add(sel.wide_expr(offset), mul(_wide(r), sel.wide_expr(strides[0]))) if rows > 1 else sel.wide_expr(offset)
+        return [Let(params, Brace((Conv(U16, n_cols), Conv(U32, SizeOf(dt)), lit(0), gap, lit(0)))),
+                Call("DataCopyPad", Gm(sel.params[base.id][1], dt, gm),
+                     (Ref(staging.buf, dt, mul(r, lit(cols * per)), staging.extent),), (params,), pipe=Pipe.MTE3)]
+    if rows == 1:
+        copies = row(lit(0))
+    else:
+        r = sel.fresh("r")
+        copies = [For(r, lit(0), _extent(sel, extents[0], rows), lit(1), tuple(row(r)), True)]
+    return [Queue(QOp.DEQUE, staging.buf, instr.loc), *atomic.around(instr, dt, copies), Queue(QOp.FREE, staging.buf)]

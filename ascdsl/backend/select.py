@@ -50,7 +50,7 @@ class _Body:
                         seg.tail.append(compute.copy(sel, sel.ref(arg), value))
             elif instr.op in (Op.BLOCK_LOAD, Op.STRIDED_LOAD):
                 seg.loads.append(instr)
-            elif instr.op is Op.BLOCK_STORE:
+            elif instr.op in (Op.BLOCK_STORE, Op.STRIDED_STORE):
                 seg.stores.append(instr)
             elif instr.op is Op.PRINT:
                 seg.compute += debug.device_print(sel, instr)
@@ -79,13 +79,15 @@ class _Body:
         if not (seg.loads or seg.stores or seg.compute or seg.tail):
             return []
         copy_in = [s for i in seg.loads for s in _memory(i).copy_in(sel, i)]
-        copy_out = [s for i in seg.stores for s in memory.copy_out(sel, i)]
+        copy_out = [s for i in seg.stores for s in _memory(i).copy_out(sel, i)]
         body = [s for i in seg.loads for s in _memory(i).dequeue(sel, i)]
         body += [kir.Queue(kir.QOp.ALLOC, sel.outbuf[id(s)]) for s in seg.stores]
         body += seg.compute
         for s in seg.stores:
             value, buf = s.operands[-1], sel.outbuf[id(s)]
-            if value.type.is_scalar:  # a one-element atomic
+            if s.op is Op.STRIDED_STORE:
+                body += gather.spread(sel, s)
+            elif value.type.is_scalar:  # a one-element atomic
                 body.append(Call("Duplicate", Ref(buf, buf.dtype, lit(0), 1), (), (sel.scalar_as(value, buf.dtype), lit(1)),
                                  loc=s.loc))
             elif sel.bufs[value.id] != buf:
@@ -97,9 +99,9 @@ class _Body:
         return [kir.Segment(self.index, tuple(copy_in), tuple(body), tuple(copy_out))]
 
 
-def _memory(load: Instr):
-    """The module that selects a load: block copies, or bursts compacted by Gather for strided loads."""
-    return gather if load.op is Op.STRIDED_LOAD else memory
+def _memory(access: Instr):
+    """The module that selects a load or store: block copies, or bursts through Gather for strided ones."""
+    return gather if access.op in (Op.STRIDED_LOAD, Op.STRIDED_STORE) else memory
 
 
 def select(kernel: Kernel, platform: Platform) -> kir.Kernel:

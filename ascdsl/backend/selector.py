@@ -189,7 +189,7 @@ class Selector:
 
         stored: dict[int, int] = {}
         for instr in walk(self.kernel.body):
-            if instr.op is Op.BLOCK_STORE:
+            if instr.op in (Op.BLOCK_STORE, Op.STRIDED_STORE):
                 stored[instr.operands[-1].id] = stored.get(instr.operands[-1].id, 0) + 1
         for instr in walk(self.kernel.body):
             dt = cpp_dtype(instr.results[0].type.dtype) if instr.results else None
@@ -203,14 +203,15 @@ class Selector:
                     self.inbuf[v.id] = b
                     b = self.new_buf(Role.TILE, dt, self.hint(v, stem), instr.loc)
                 self.bufs[v.id] = b
-            elif instr.op is Op.BLOCK_STORE:
+            elif instr.op in (Op.BLOCK_STORE, Op.STRIDED_STORE):
                 value = instr.operands[-1]
                 stem = self.ptr_stem(instr.operands[0])
                 b = self.new_buf(Role.OUTPUT, cpp_dtype(value.type.dtype), stem + "Out", instr.loc,
                                  queue_id("out", instr))
                 self.outbuf[id(instr)] = b
                 producer = self.defs.get(value.id)
-                if (value.id not in self.bufs and stored[value.id] == 1 and producer is not None
+                if (instr.op is Op.BLOCK_STORE and value.id not in self.bufs and stored[value.id] == 1
+                        and producer is not None
                         and not value.type.is_scalar
                         and producer.op not in (Op.FOR, Op.BLOCK_LOAD, Op.STRIDED_LOAD, Op.EXPAND_DIMS, Op.CONST)
                         and producer.op not in GroupOp.COMPARE
@@ -340,10 +341,10 @@ class Selector:
         """A name for an unnamed scalar: what its user does with it."""
         users = self.users.get(v.id, [])
         for u in users:
-            if u.op in (Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD):
+            if u.op in (Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE):
                 rank = len(u.attr("shape"))
                 stem = self.ptr_stem(u.operands[0])
-                strides = rank if u.op is Op.STRIDED_LOAD else rank - 1
+                strides = rank if u.op in (Op.STRIDED_LOAD, Op.STRIDED_STORE) else rank - 1
                 roles = ["Offset"] + ["Stride"] * strides + (["Rows", "Cols"] if rank == 2 else ["Count"])
                 for role, x in zip(roles, u.operands[1:]):
                     if x.id == v.id:

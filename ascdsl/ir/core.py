@@ -35,6 +35,8 @@ block_store               base, offset, *strides, *extents,       shape [, atomi
                           value                                   (atomic_add/max/min) it applies]
 strided_load              base, offset, *strides (every dim),     shape, has_other
                           *extents [, other]
+strided_store             base, offset, *strides (every dim),     shape [, atomic]
+                          *extents, value
 ========================  ======================================  ==================================
 
 Triton-compatible ops (the interpreter runs them; the Ascend C backend rejects them, located):
@@ -61,8 +63,8 @@ atomic_cas                ptr, cmp, value                         result: the ol
 turns affine ``load``/``store`` into: the element at block index ``(i0, ..., ik)`` lives at
 ``base + offset + i0*stride0 + ... + ik`` (the innermost stride is 1) and is accessed only where
 ``i_d < extent_d`` for every dim (``other``, or poison, elsewhere). ``offset``, strides and
-extents are integer scalars; extents are already clamped to ``[0, shape[d]]``. ``strided_load`` is
-a block load whose innermost dim has a stride too (``tl.load(ptr + cols * stride)``).
+extents are integer scalars; extents are already clamped to ``[0, shape[d]]``. ``strided_load`` and
+``strided_store`` are block accesses whose innermost dim has a stride too (``ptr + cols * stride``).
 
 Integer ``idiv`` and ``mod`` truncate toward zero, like C and Triton. Float ops on float16 and
 bfloat16 round their result to that dtype (computed in float32, round to nearest even).
@@ -130,6 +132,7 @@ class Op(enum.Enum):
     BLOCK_LOAD = "block_load"
     BLOCK_STORE = "block_store"
     STRIDED_LOAD = "strided_load"
+    STRIDED_STORE = "strided_store"
     # float math (unary, elementwise)
     FLOOR = "floor"
     CEIL = "ceil"
@@ -220,9 +223,9 @@ class GroupOp:
     ATOMIC = frozenset({Op.ATOMIC_ADD, Op.ATOMIC_MAX, Op.ATOMIC_MIN, Op.ATOMIC_AND, Op.ATOMIC_OR, Op.ATOMIC_XOR,
                         Op.ATOMIC_XCHG, Op.ATOMIC_CAS})
     REDUCE = frozenset({Op.SUM, Op.MAX, Op.MIN, Op.ARGMAX, Op.ARGMIN})
-    MEMORY = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD})
+    MEMORY = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE})
     CONTROL = frozenset({Op.FOR, Op.IF, Op.YIELD})
-    SIDE_EFFECT = frozenset({Op.STORE, Op.BLOCK_STORE, Op.PRINT, Op.YIELD, Op.ASSERT}) | ATOMIC
+    SIDE_EFFECT = frozenset({Op.STORE, Op.BLOCK_STORE, Op.STRIDED_STORE, Op.PRINT, Op.YIELD, Op.ASSERT}) | ATOMIC
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ is a conjunction (``&``) of ``index < bound`` terms whose index is ``scalar + i_
 (``<=``, ``>`` and ``>=`` with the operands the other way round are accepted too). The pass emits
 the scalar offset, outer strides and clamped extents as ordinary scalar instructions before the
 access, so the interpreter runs the result unchanged. A load whose innermost dim has another
-stride (``tl.load(ptr + cols * stride)``) becomes a ``strided_load``. Anything else (gathers,
-strided stores, other masks) is a located CompilationError that says why. ``atomic_add``/``max``/
+stride (``tl.load(ptr + cols * stride)``) becomes a ``strided_load`` (a store a ``strided_store``).
+Anything else (gathers, other masks) is a located CompilationError that says why. ``atomic_add``/``max``/
 ``min`` whose old values are not read become block stores that combine with memory (``atomic``
 attribute).
 """
@@ -245,8 +245,6 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
         if shape[d] > 1 and d not in strides:
             raise NotAffine(f"the address does not change along dim {d} (a broadcast access)")
     strided = shape[-1] > 1 and strides[rank - 1] != {(): 1}
-    if strided and not is_load:
-        raise NotAffine("the innermost dim is not contiguous (its stride must be 1)")
     if strided and any(not mono and c < 0 for mono, c in strides[rank - 1].items()):
         raise NotAffine("the innermost stride is negative")
     emit = _Emitter(analysis, instr.loc)
@@ -263,15 +261,16 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
             e = t if e is None else emit._new(Op.MINIMUM, dtypes.int32, (e, t))
         extents.append(emit.const(shape[d]) if e is None else e)
     operands = (base, offset, *outer, *extents)
+    store = Op.STRIDED_STORE if strided else Op.BLOCK_STORE
     if instr.op in ATOMIC_STORES:
         attrs = (("shape", shape), ("atomic", instr.op.value))
-        return emit.out + [Instr(Op.BLOCK_STORE, (), operands + (value,), attrs, (), instr.loc)]
+        return emit.out + [Instr(store, (), operands + (value,), attrs, (), instr.loc)]
     if is_load:
         attrs = (("shape", shape), ("has_other", other is not None))
         block = Instr(Op.STRIDED_LOAD if strided else Op.BLOCK_LOAD, instr.results,
                       operands + ((other,) if other is not None else ()), attrs, (), instr.loc)
     else:
-        block = Instr(Op.BLOCK_STORE, (), operands + (value,), (("shape", shape),), (), instr.loc)
+        block = Instr(store, (), operands + (value,), (("shape", shape),), (), instr.loc)
     return emit.out + [block]
 
 

@@ -11,12 +11,6 @@ def gather_kernel(x_ptr, idx_ptr, out_ptr, BLOCK: tl.constexpr):
 
 
 @ascdsl.jit
-def strided_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    tl.store(out_ptr + 2 * offs, tl.load(x_ptr + offs))
-
-
-@ascdsl.jit
 def odd_mask_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs % 2 == 0, other=0.0))

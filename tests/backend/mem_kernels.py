@@ -102,3 +102,24 @@ def umulhi_kernel(a_ptr, b_ptr, out_ptr, s, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.umulhi(a, b))
     tl.store(out_ptr + 2 * BLOCK * tl.num_programs(0) + offs, tl.umulhi(-766435501, a))  # 0xD2511F53
     tl.store(out_ptr + BLOCK * tl.num_programs(0) + offs, tl.umulhi(a, s))
+
+
+@ascdsl.jit
+def rand_kernel(bits_ptr, u_ptr, seed, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(bits_ptr + offs, tl.randint(seed, offs), mask=offs < n)
+    tl.store(u_ptr + offs, tl.rand(seed, offs), mask=offs < n)
+
+
+@ascdsl.jit
+def strided_store_kernel(x_ptr, out_ptr, t_ptr, acc_ptr, n, stride, M: tl.constexpr, N: tl.constexpr):
+    """``out[i * stride] = x[i] + 1``; ``x[:M * N]`` as ``M x N`` stored transposed by every program; atomic
+    adds at stride 2."""
+    offs = tl.program_id(0) * N + tl.arange(0, N)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr + offs * stride, x + 1.0, mask=offs < n)
+    rows = tl.arange(0, M)[:, None]
+    cols = tl.arange(0, N)[None, :]
+    block = tl.load(x_ptr + rows * N + cols)
+    tl.store(t_ptr + tl.program_id(0) * M * N + cols * M + rows, block)
+    tl.atomic_add(acc_ptr + tl.arange(0, N) * 2, x)

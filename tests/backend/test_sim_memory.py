@@ -125,3 +125,20 @@ def test_strided_loads_of_int8_are_located_errors():
                                    backend="sim")
     assert "strided loads of int8 (Gather moves 16- and 32-bit elements)" in str(info.value)
     assert "t = tl.load(x_ptr + r[:, None] + c[None, :] * stride" in str(info.value)
+
+
+@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.float16, dtypes.bfloat16], ids=str)
+def test_strided_and_transposed_stores_bit_exact(dtype):
+    def check(m, n, grid, stride):
+        x = (RNG.integers(-9, 9, m * n * grid)).astype(dtype.np)  # atomic sums of small ints: exact in any order
+        count = grid * n - 3
+        outs = np.zeros(count * stride, dtype.np), np.zeros(grid * m * n, dtype.np), np.zeros(2 * n, dtype.np)
+        want, got = _both(k.strided_store_kernel[(grid,)], x, *outs, count, stride, M=m, N=n)
+        np.testing.assert_array_equal(want[1][::stride], (x[:count].astype(np.float32) + 1).astype(dtype.np))
+        np.testing.assert_array_equal(want[2][:m * n].reshape(n, m), x[:m * n].reshape(m, n).T)
+        for a, b in zip(want[1:4], got[1:4]):
+            np.testing.assert_array_equal(a, b, err_msg=f"{m}x{n} grid={grid} stride={stride}")
+    cases = [(4, 16, 4, 3), (2, 8, 8, 1), (8, 32, 2, 5)]
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
