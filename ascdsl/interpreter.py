@@ -461,7 +461,7 @@ def _out_of_bounds(P: _Programs, instr: Instr, bad: Array, buffers: Array,
     program = lane // (bad.size // bad.shape[0])
     k = int(buffers.flat[lane])
     name, size = P.memory.names[k], P.memory.flats[k].size
-    kind = "load from" if instr.op in (Op.LOAD, Op.BLOCK_LOAD, Op.STRIDED_LOAD) else "store to"
+    kind = "load from" if instr.op in (Op.LOAD, Op.BLOCK_LOAD, Op.STRIDED_LOAD, Op.GATHER_LOAD) else "store to"
     return OutOfBoundsError(
         instr.loc,
         f"{kind} {name} out of bounds: program {P.program(program)} accesses element "
@@ -652,6 +652,16 @@ def _strided_load(P: _Programs, instr: Instr, base: Array, offset: Array, *rest:
     return _load(P, instr, addr, mask, rest[2 * rank] if instr.attr("has_other") else None)
 
 
+def _gather_load(P: _Programs, instr: Instr, base: Array, offset: Array, index: Array, extent: Array,
+                 *other: Array) -> tuple[Array]:
+    size = instr.attr("shape")[0]
+    addr = _lift(base + offset.astype(np.int64), 1) + index.astype(np.int64)
+    mask = np.arange(size) < _lift(extent.astype(np.int64), 1) if (extent < size).any() else None
+    if mask is not None:
+        addr, mask = np.broadcast_arrays(addr, mask)
+    return _load(P, instr, addr, mask, other[0] if other else None)
+
+
 def _block_store(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[()]:
     addr, mask = _block_access(instr, base, offset, rest[:-1])
     atomic = instr.attr("atomic")
@@ -725,6 +735,7 @@ HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
     Op.BLOCK_STORE: _block_store,
     Op.STRIDED_LOAD: _strided_load,
     Op.STRIDED_STORE: _block_store,
+    Op.GATHER_LOAD: _gather_load,
     Op.FOR: _for,
     Op.IF: _if,
     Op.YIELD: lambda P, instr, *values: values,

@@ -120,7 +120,8 @@ class Printer:
             q, t = self.names.slot(self.plan.slot(s.buf)), s.buf.dtype.cpp
             local = self.names.view(s.buf, s.buf.dtype)
             if s.op in (QOp.ALLOC, QOp.DEQUE):
-                return [f"LocalTensor<{t}> {local} = {q}.{s.op.value}<{t}>();{self.comment(s.loc)}"]
+                declare = f"LocalTensor<{t}> " if s.declare else ""
+                return [f"{declare}{local} = {q}.{s.op.value}<{t}>();{self.comment(s.loc)}"]
             return [f"{q}.{s.op.value}({local});"]
         if isinstance(s, Local):
             slot = self.names.slot(self.plan.slot(s.buf))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import Instr, Op
-from .kir import (Bin, BinOp, Brace, Call, CInt, Const, Conv, For, Gm, If, Let, Lit, Pipe, QOp, Queue, Ref, Role,
+from .kir import (Bin, BinOp, Brace, Call, CInt, Const, Conv, Elem, For, Gm, If, Let, Lit, Pipe, QOp, Queue, Ref, Role,
                   SizeOf, Struct, Var, add, lit, mul)
 from . import atomic
 from .selector import Selector, cpp_dtype, unsupported
@@ -64,12 +64,13 @@ def _staging(sel: Selector, instr: Instr) -> Ref:
         v = instr.result
         if v.id not in sel.inbuf:
             param = sel.params[instr.operands[0].id][1]
-            sel.inbuf[v.id] = sel.new_buf(Role.INPUT, cpp_dtype(v.type.dtype), sel.ptr_stem(instr.operands[0])
-                                          + "Strided", instr.loc, ("in", param, f"strided{v.id}"))
+            kind = "Strided" if instr.op is Op.STRIDED_LOAD else "Gathered"
+            sel.inbuf[v.id] = sel.new_buf(Role.INPUT, cpp_dtype(v.type.dtype), sel.ptr_stem(instr.operands[0]) + kind,
+                                          instr.loc, ("in", param, f"{kind}{v.id}"))
         buf = sel.inbuf[v.id]
     if buf.dtype not in GATHER:
-        what = "loads" if instr.op is Op.STRIDED_LOAD else "stores"
-        raise unsupported(instr, f"strided {what} of {buf.dtype} (Gather moves 16- and 32-bit elements)")
+        what = {Op.STRIDED_LOAD: "strided loads", Op.STRIDED_STORE: "strided stores"}.get(instr.op, "gathers")
+        raise unsupported(instr, f"{what} of {buf.dtype} (Gather moves 16- and 32-bit elements)")
     rows, cols = _grid(instr)
     return Ref(buf, buf.dtype, lit(0), rows * cols * sel.platform.block_bytes // buf.dtype.itemsize)
 
@@ -178,3 +179,38 @@ def copy_out(sel: Selector, instr: Instr) -> list:
         r = sel.fresh("r")
         copies = [For(r, lit(0), _extent(sel, extents[0], rows), lit(1), tuple(row(r)), True)]
     return [Queue(QOp.DEQUE, staging.buf, instr.loc), *atomic.around(instr, dt, copies), Queue(QOp.FREE, staging.buf)]
+
+
+def gather_load(sel: Selector, instr: Instr) -> list:
+    """Compute of ``tl.load(ptr + idx)``: each valid lane's element copied by its own one-element
+    ``DataCopyPad`` from ``ptr[idx[i]]`` (the index read on the scalar unit) into its block of a VECIN
+    staging buffer, then compacted by ``Gather`` as a strided load is. The copies wait for
+    ``idx`` (V_S flag) and the Gather for the copies (the staging queue's EnQue/DeQue)."""
+    v = instr.result
+    base, offset, index, extent = instr.operands[:4]
+    other = instr.operands[4] if instr.attr("has_other") else None
+    staging = _staging(sel, instr)
+    dt = staging.dtype
+    size = instr.attr("shape")[0]
+    per = sel.platform.block_bytes // dt.itemsize
+    count = _extent(sel, extent, size)
+    params = Var(sel.fresh_key(), Struct.COPY_PARAMS, staging.buf.hint + "Params")
+    pad = Var(sel.fresh_key(), Struct.PAD_PARAMS, staging.buf.hint + "Pad", template=dt)
+    i = sel.fresh("i")
+    lane = Elem(Ref(sel.bufs[index.id], dtypes.int32, lit(0), sel.count(index)), i)
+    gm = Gm(sel.params[base.id][1], dt, add(sel.wide_expr(offset), Conv(dtypes.int64, lane)))
+    out = [Queue(QOp.ALLOC, staging.buf, instr.loc),
+           Let(params, Brace((lit(1), Conv(U32, SizeOf(dt)), lit(0), lit(0), lit(0)))),
+           Let(pad, Brace((Const.FALSE, lit(0), lit(0), Lit(0, dt)))),
+           For(i, lit(0), count, lit(1), (Call("DataCopyPad", Ref(staging.buf, dt, mul(i, lit(per)), staging.extent),
+                                              (gm,), (params, pad), pipe=Pipe.MTE2),), True),
+           Queue(QOp.ENQUE, staging.buf), Queue(QOp.DEQUE, staging.buf, declare=False)]
+    dst = sel.ref(v)
+    offsets = sel.scratch("gatherOffsets", dtypes.int32, size, instr.loc)
+    out += [Call("CreateVecIndex", offsets, (), (Lit(0, dtypes.int32), lit(size))),
+            Call("Muls", offsets, (offsets,), (Lit(sel.platform.block_bytes, dtypes.int32), lit(size)), inplace=True)]
+    if other is not None:
+        out.append(Call("Duplicate", dst, (), (sel.scalar_as(other, dt), lit(sel.count(v)))))
+    call = Call("Gather", dst, (staging, Ref(offsets.buf, dtypes.uint32, lit(0), size)), (lit(0), count))
+    out.append(call if isinstance(count, Lit) else If(Bin(BinOp.GT, count, lit(0)), (call,)))
+    return out + [Queue(QOp.FREE, staging.buf)]

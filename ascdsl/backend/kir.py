@@ -345,11 +345,13 @@ class QOp(enum.Enum):
 
 @dataclass(frozen=True)
 class Queue:
-    """A queue operation on the queue buffer that holds ``buf`` (ALLOC and DEQUE declare its local)."""
+    """A queue operation on the queue buffer that holds ``buf`` (ALLOC and DEQUE declare its local;
+    with ``declare`` False, a DEQUE in the method that ALLOCs and ENQUEs it assigns it again)."""
 
     op: QOp
     buf: Buf
     loc: Loc = field(default=UNKNOWN, compare=False)
+    declare: bool = True
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ Within a stage, a vector call that reads a slot a vector call wrote, or writes a
 wrote, since the last ``PipeBarrier<PIPE_V>`` gets a barrier before it. Slots of ``TBuf`` s may
 hold results of earlier stages, so they count as written at a stage's start (queue buffers are
 ordered by their ``EnQue``/``DeQue``). A scalar read of UB (``GetValue``) of a slot written by a
-vector call since the last flag gets ``SetFlag``/``WaitFlag<HardEvent::V_S>`` before it. A loop
+vector call since the last flag gets ``SetFlag``/``WaitFlag<HardEvent::V_S>`` before it (before its
+loop, when the loop reads it before writing anything). A loop
 that is not ``independent`` is entered as if its own body had just run (a dependence between
 iterations); an ``independent`` loop that depends on what came before waits once, before it.
 Cross-pipe order between the stages is the queues' job.
@@ -47,6 +48,17 @@ def _elem_slots(plan, s) -> set:
     return {plan.slot(x.ref.buf).index for e in kir.exprs(s) for x in kir.sub_exprs(e) if isinstance(x, kir.Elem)}
 
 
+def _reads_before_writes(plan, body) -> set:
+    """Slots a loop body reads with ``GetValue`` before any vector call of it writes (waited for once,
+    before the loop, rather than in every iteration)."""
+    out: set = set()
+    for s in kir.walk(body):
+        if isinstance(s, Call) and s.pipe is Pipe.V:
+            return out
+        out |= _elem_slots(plan, s)
+    return out
+
+
 def _body(plan, body, st: _State) -> tuple:
     out = []
     for s in body:
@@ -58,7 +70,7 @@ def _body(plan, body, st: _State) -> tuple:
             st.written |= writes
             st.read |= reads
             st.pending |= writes
-        elif _elem_slots(plan, s) & st.pending:
+        elif (_elem_slots(plan, s) | (_reads_before_writes(plan, s.body) if isinstance(s, For) else set())) & st.pending:
             out.append(Flag(Pipe.V, Pipe.S))
             st.pending = set()
         if isinstance(s, For):

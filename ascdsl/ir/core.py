@@ -37,6 +37,8 @@ strided_load              base, offset, *strides (every dim),     shape, has_oth
                           *extents [, other]
 strided_store             base, offset, *strides (every dim),     shape [, atomic]
                           *extents, value
+gather_load               base, offset, index (1-D int32 tile),   shape, has_other
+                          extent [, other]
 ========================  ======================================  ==================================
 
 Triton-compatible ops (the interpreter runs them; the Ascend C backend rejects them, located):
@@ -64,7 +66,8 @@ turns affine ``load``/``store`` into: the element at block index ``(i0, ..., ik)
 ``base + offset + i0*stride0 + ... + ik`` (the innermost stride is 1) and is accessed only where
 ``i_d < extent_d`` for every dim (``other``, or poison, elsewhere). ``offset``, strides and
 extents are integer scalars; extents are already clamped to ``[0, shape[d]]``. ``strided_load`` and
-``strided_store`` are block accesses whose innermost dim has a stride too (``ptr + cols * stride``).
+``strided_store`` are block accesses whose innermost dim has a stride too (``ptr + cols * stride``);
+``gather_load`` reads ``base[offset + index[i]]`` for ``i < extent`` (``tl.load(ptr + idx)``).
 
 Integer ``idiv`` and ``mod`` truncate toward zero, like C and Triton. Float ops on float16 and
 bfloat16 round their result to that dtype (computed in float32, round to nearest even).
@@ -133,6 +136,7 @@ class Op(enum.Enum):
     BLOCK_STORE = "block_store"
     STRIDED_LOAD = "strided_load"
     STRIDED_STORE = "strided_store"
+    GATHER_LOAD = "gather_load"
     # float math (unary, elementwise)
     FLOOR = "floor"
     CEIL = "ceil"
@@ -223,7 +227,8 @@ class GroupOp:
     ATOMIC = frozenset({Op.ATOMIC_ADD, Op.ATOMIC_MAX, Op.ATOMIC_MIN, Op.ATOMIC_AND, Op.ATOMIC_OR, Op.ATOMIC_XOR,
                         Op.ATOMIC_XCHG, Op.ATOMIC_CAS})
     REDUCE = frozenset({Op.SUM, Op.MAX, Op.MIN, Op.ARGMAX, Op.ARGMIN})
-    MEMORY = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE})
+    MEMORY = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE,
+                        Op.GATHER_LOAD})
     CONTROL = frozenset({Op.FOR, Op.IF, Op.YIELD})
     SIDE_EFFECT = frozenset({Op.STORE, Op.BLOCK_STORE, Op.STRIDED_STORE, Op.PRINT, Op.YIELD, Op.ASSERT}) | ATOMIC
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from ..dtypes import PointerType
 from .core import Instr, Kernel, Op, walk
 
-MEMORY_OPS = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE})
+MEMORY_OPS = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE,
+                        Op.GATHER_LOAD})
 STORES = frozenset({Op.STORE, Op.BLOCK_STORE, Op.STRIDED_STORE})
 
 

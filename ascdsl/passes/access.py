@@ -221,8 +221,50 @@ def _bounds(analysis: _Analysis, mask: Value, shape: tuple[int, ...]) -> dict[in
     return {a.dims[0][0]: [(bound, a.offset, 1 if op is Op.LE else 0)]}
 
 
+def _extent(emit: _Emitter, terms, size: int) -> Value:
+    """The extent of one dim under the mask's ``(bound, start, slack)`` terms for it (``size`` if none)."""
+    e = None
+    for bound, start, slack in terms:
+        if slack:
+            bound = emit._new(Op.ADD, bound.type.dtype, (bound, emit.const(slack, bound.type.dtype)))
+        t = emit.extent(bound, start, size)
+        e = t if e is None else emit._new(Op.MINIMUM, dtypes.int32, (e, t))
+    return emit.const(size) if e is None else e
+
+
+def _gather(analysis: _Analysis, instr: Instr) -> list[Instr] | None:
+    """A load through ``pointer + index`` with a 1-D int32 tile of indices that is not affine (loaded,
+    computed) and an affine scalar pointer: a ``gather_load`` (None for other loads)."""
+    d = analysis.defs.get(instr.operands[0].id)
+    if instr.op is not Op.LOAD or d is None or d.op is not Op.PTR_ADD:
+        return None
+    ptr, index = d.operands
+    if not ptr.type.is_scalar or index.type.is_scalar:
+        return None
+    try:
+        analysis.affine(index)
+        return None
+    except NotAffine as e:
+        why = e.why
+    if len(index.type.shape) != 1:
+        raise NotAffine(f"{why}, and gathers take a 1-D tile of indices")
+    if index.type.dtype != dtypes.int32:
+        raise NotAffine(f"a gather needs int32 indices, not {index.type.dtype} ones")
+    emit = _Emitter(analysis, instr.loc)
+    offset = emit.sym(analysis.affine(ptr).offset)
+    bounds = _bounds(analysis, instr.operands[1], index.type.shape) if instr.attr("has_mask") else {}
+    extent = _extent(emit, bounds.get(0, []), index.type.shape[0])
+    has_other = instr.attr("has_other")
+    operands = (_root(analysis, ptr), offset, index, extent) + ((instr.operands[2],) if has_other else ())
+    attrs = (("shape", index.type.shape), ("has_other", has_other))
+    return emit.out + [Instr(Op.GATHER_LOAD, instr.results, operands, attrs, (), instr.loc)]
+
+
 def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
     """The instructions replacing one load or store (scalar setup, then the block access)."""
+    gather = _gather(analysis, instr)
+    if gather is not None:
+        return gather
     is_load = instr.op is Op.LOAD
     ptr = instr.operands[0]
     shape = instr.result.type.shape if is_load else ptr.type.shape
@@ -251,15 +293,7 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
     offset = emit.sym(a.offset)
     outer = [emit.sym(strides.get(d, {})) for d in range(rank if strided else rank - 1)]
     bounds = _bounds(analysis, mask, shape) if mask is not None else {}
-    extents = []
-    for d in range(rank):
-        e = None
-        for bound, start, slack in bounds.get(d, []):
-            if slack:
-                bound = emit._new(Op.ADD, bound.type.dtype, (bound, emit.const(slack, bound.type.dtype)))
-            t = emit.extent(bound, start, shape[d])
-            e = t if e is None else emit._new(Op.MINIMUM, dtypes.int32, (e, t))
-        extents.append(emit.const(shape[d]) if e is None else e)
+    extents = [_extent(emit, bounds.get(d, []), shape[d]) for d in range(rank)]
     operands = (base, offset, *outer, *extents)
     store = Op.STRIDED_STORE if strided else Op.BLOCK_STORE
     if instr.op in ATOMIC_STORES:
@@ -285,8 +319,9 @@ def _rewrite(analysis: _Analysis, block: Block) -> Block:
                 raise CompilationError(
                     instr.loc, f"this {what} cannot be copied as blocks: {e.why}",
                     hint="Ascend C copies rectangular blocks (DataCopy/DataCopyPad): address memory as "
-                         "pointer + scalar offset + arange (innermost stride 1) and mask with "
-                         "`index < bound` terms joined by `&`; the interpreter still runs this kernel") from None
+                         "pointer + scalar offset + arange terms times scalar strides (or load through "
+                         "pointer + a 1-D int32 tile of indices) and mask with `index < bound` terms joined "
+                         "by `&`; the interpreter still runs this kernel") from None
             continue
         if instr.regions:
             instr = instr.map_regions(lambda r: _rewrite(analysis, r))

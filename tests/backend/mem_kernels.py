@@ -123,3 +123,14 @@ def strided_store_kernel(x_ptr, out_ptr, t_ptr, acc_ptr, n, stride, M: tl.conste
     block = tl.load(x_ptr + rows * N + cols)
     tl.store(t_ptr + tl.program_id(0) * M * N + cols * M + rows, block)
     tl.atomic_add(acc_ptr + tl.arange(0, N) * 2, x)
+
+
+@ascdsl.jit
+def gather_kernel(x_ptr, idx_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """``out[i] = x[idx[i]] + x[n - 1 - idx[i]]`` (indices loaded, and computed from loaded ones)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    idx = tl.load(idx_ptr + offs, mask=mask, other=0)
+    a = tl.load(x_ptr + idx, mask=mask, other=-1.0)
+    b = tl.load(x_ptr + (n - 1 - idx))
+    tl.store(out_ptr + offs, a + b, mask=mask)

@@ -37,6 +37,8 @@ def _launches():
         mem_kernels.strided_load_kernel[(3,)](rng.standard_normal(200).astype(np.float32), np.zeros(33, np.float32),
                                               33, 3, BLOCK=16, STEP=5)
         mem_kernels.column_load_kernel[(2,)](x, np.zeros((33, 5), np.float32), 5, 33, 33, ROWS=16, COLS=8)
+        idx = rng.integers(0, 33, 33).astype(np.int32)
+        mem_kernels.gather_kernel[(3,)](x[0], idx, np.zeros(33, np.float32), 33, BLOCK=16)
         mem_kernels.strided_store_kernel[(4,)](ints[:32], np.zeros(90, np.float32), np.zeros(128, np.float32),
                                                np.zeros(16, np.float32), 30, 3, M=4, N=8)
     unique = {}
@@ -84,7 +86,8 @@ I32 = ascdsl.language.pointer_type(ascdsl.dtypes.int32)
 
 
 @pytest.mark.parametrize("kernel, args, why, line", [
-    (kernels.gather_kernel, (F32, I32, F32), "the offsets are loaded from memory (a gather)", "tl.load(x_ptr + idx)"),
+    (kernels.gather_kernel, (F32, I32, F32), "the offsets are loaded from memory (a gather), and gathers take a 1-D "
+     "tile of indices", "tl.load(x_ptr + idx)"),
     (kernels.odd_mask_kernel, (F32, F32, ascdsl.dtypes.int32), "the mask uses `eq`", "mask=offs % 2 == 0"),
 ])
 def test_non_block_accesses_are_located_errors(kernel, args, why, line):

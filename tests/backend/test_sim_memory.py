@@ -142,3 +142,28 @@ def test_strided_and_transposed_stores_bit_exact(dtype):
     prebuilt(check, cases)
     for case in cases:
         check(*case)
+
+
+@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.float16, dtypes.bfloat16, dtypes.int32], ids=str)
+def test_gathers_bit_exact(dtype):
+    def check(n, block):
+        x = _data(n, dtype)
+        idx = RNG.integers(0, n, n).astype(np.int32)
+        idx[:3] = [0, n - 1, 0]
+        want, got = _both(k.gather_kernel[(ascdsl.cdiv(n, block),)], x, idx, np.zeros(n, dtype.np), n, BLOCK=block)
+        wide = x.astype(np.float32) if dtype.is_float else x
+        np.testing.assert_array_equal(want[2], (wide[idx] + wide[n - 1 - idx]).astype(dtype.np))
+        np.testing.assert_array_equal(got[2].view(np.uint8), want[2].view(np.uint8), err_msg=f"n={n}")
+    cases = [(100, 64), (33, 32), (8, 8), (1000, 256)]
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
+
+
+def test_gather_out_of_bounds_is_located_on_the_simulator():
+    from ascdsl.sim.errors import KernelSimError
+    x, idx = np.zeros(16, np.float32), np.full(16, 3, np.int32)
+    idx[5] = 1000
+    with pytest.raises(KernelSimError) as info:
+        k.gather_kernel[(1,)](x, idx, np.zeros(16, np.float32), 16, BLOCK=16, backend="sim")
+    assert "tests/backend/mem_kernels.py:" in str(info.value) and "`x_ptr`" in str(info.value)
