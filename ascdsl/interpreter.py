@@ -652,24 +652,41 @@ def _strided_load(P: _Programs, instr: Instr, base: Array, offset: Array, *rest:
     return _load(P, instr, addr, mask, rest[2 * rank] if instr.attr("has_other") else None)
 
 
-def _gather_load(P: _Programs, instr: Instr, base: Array, offset: Array, index: Array, extent: Array,
-                 *other: Array) -> tuple[Array]:
+def _indexed(instr: Instr, base: Array, offset: Array, index: Array, extent: Array) -> tuple[Array, Array | None]:
+    """The addresses and mask of a gather or scatter: ``base + offset + index[i]`` for ``i < extent``."""
     size = instr.attr("shape")[0]
     addr = _lift(base + offset.astype(np.int64), 1) + index.astype(np.int64)
     mask = np.arange(size) < _lift(extent.astype(np.int64), 1) if (extent < size).any() else None
     if mask is not None:
         addr, mask = np.broadcast_arrays(addr, mask)
+    return addr, mask
+
+
+def _gather_load(P: _Programs, instr: Instr, base: Array, offset: Array, index: Array, extent: Array,
+                 *other: Array) -> tuple[Array]:
+    addr, mask = _indexed(instr, base, offset, index, extent)
     return _load(P, instr, addr, mask, other[0] if other else None)
+
+
+def _scatter_store(P: _Programs, instr: Instr, base: Array, offset: Array, index: Array, extent: Array,
+                   value: Array) -> tuple[()]:
+    addr, mask = _indexed(instr, base, offset, index, extent)
+    return _write(P, instr, addr, value, mask)
 
 
 def _block_store(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[()]:
     addr, mask = _block_access(instr, base, offset, rest[:-1])
+    return _write(P, instr, addr, rest[-1], mask)
+
+
+def _write(P: _Programs, instr: Instr, addr: Array, value: Array, mask: Array | None) -> tuple[()]:
+    """A store, or an atomic whose old values nobody reads (``atomic`` attribute)."""
     atomic = instr.attr("atomic")
-    if atomic is not None:  # an atomic whose old values nobody reads
+    if atomic is not None:
         dt = numerics.np_dtype(instr.operands[-1].type.dtype)
-        _read_modify_write(P, instr, Op(atomic), dt, addr, (rest[-1],), mask)
+        _read_modify_write(P, instr, Op(atomic), dt, addr, (value,), mask)
         return ()
-    return _store(P, instr, addr, rest[-1], mask)
+    return _store(P, instr, addr, value, mask)
 
 
 # --- control flow and printing ---------------------------------------------------------------
@@ -736,6 +753,7 @@ HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
     Op.STRIDED_LOAD: _strided_load,
     Op.STRIDED_STORE: _block_store,
     Op.GATHER_LOAD: _gather_load,
+    Op.SCATTER_STORE: _scatter_store,
     Op.FOR: _for,
     Op.IF: _if,
     Op.YIELD: lambda P, instr, *values: values,

@@ -58,7 +58,7 @@ def _gap(sel: Selector, stride, dt):
 def _staging(sel: Selector, instr: Instr) -> Ref:
     """The queue buffer of one 32-byte block per element: a load's own VECIN buffer, a store's
     VECOUT buffer."""
-    if instr.op is Op.STRIDED_STORE:
+    if instr.op in (Op.STRIDED_STORE, Op.SCATTER_STORE):
         buf = sel.outbuf[id(instr)]
     else:
         v = instr.result
@@ -69,7 +69,8 @@ def _staging(sel: Selector, instr: Instr) -> Ref:
                                           instr.loc, ("in", param, f"{kind}{v.id}"))
         buf = sel.inbuf[v.id]
     if buf.dtype not in GATHER:
-        what = {Op.STRIDED_LOAD: "strided loads", Op.STRIDED_STORE: "strided stores"}.get(instr.op, "gathers")
+        what = {Op.STRIDED_LOAD: "strided loads", Op.STRIDED_STORE: "strided stores",
+                Op.SCATTER_STORE: "scatters"}.get(instr.op, "gathers")
         raise unsupported(instr, f"{what} of {buf.dtype} (Gather moves 16- and 32-bit elements)")
     rows, cols = _grid(instr)
     return Ref(buf, buf.dtype, lit(0), rows * cols * sel.platform.block_bytes // buf.dtype.itemsize)
@@ -214,3 +215,25 @@ def gather_load(sel: Selector, instr: Instr) -> list:
     call = Call("Gather", dst, (staging, Ref(offsets.buf, dtypes.uint32, lit(0), size)), (lit(0), count))
     out.append(call if isinstance(count, Lit) else If(Bin(BinOp.GT, count, lit(0)), (call,)))
     return out + [Queue(QOp.FREE, staging.buf)]
+
+
+def scatter_store(sel: Selector, instr: Instr) -> list:
+    """Compute of ``tl.store(ptr + idx, v)`` (and of unread atomics through ``idx``): ``v`` spread over
+    one block per element of a VECOUT staging buffer (as a strided store), then each valid lane's
+    element written by its own one-element ``DataCopyPad`` to ``ptr[idx[i]]``, in lane order (the last
+    lane wins where indices repeat, as on the interpreter; atomics combine)."""
+    base, offset, index, extent = instr.operands[:4]
+    staging = _staging(sel, instr)
+    dt = staging.dtype
+    per = sel.platform.block_bytes // dt.itemsize
+    params = Var(sel.fresh_key(), Struct.COPY_PARAMS, staging.buf.hint + "Params")
+    i = sel.fresh("i")
+    lane = Elem(Ref(sel.bufs[index.id], dtypes.int32, lit(0), sel.count(index)), i)
+    gm = Gm(sel.params[base.id][1], dt, add(sel.wide_expr(offset), Conv(dtypes.int64, lane)))
+    copies = [Let(params, Brace((lit(1), Conv(U32, SizeOf(dt)), lit(0), lit(0), lit(0)))),
+              For(i, lit(0), _extent(sel, extent, instr.attr("shape")[0]), lit(1), (Call(
+                  "DataCopyPad", gm, (Ref(staging.buf, dt, mul(i, lit(per)), staging.extent),), (params,),
+                  pipe=Pipe.MTE3),))]
+    return [Queue(QOp.ALLOC, staging.buf, instr.loc), *spread(sel, instr), Queue(QOp.ENQUE, staging.buf),
+            Queue(QOp.DEQUE, staging.buf, declare=False), *atomic.around(instr, dt, copies),
+            Queue(QOp.FREE, staging.buf)]

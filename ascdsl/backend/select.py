@@ -56,6 +56,8 @@ class _Body:
                 seg.compute += debug.device_print(sel, instr)
             elif instr.op is Op.GATHER_LOAD:
                 seg.compute += gather.gather_load(sel, instr)
+            elif instr.op is Op.SCATTER_STORE:
+                seg.compute += gather.scatter_store(sel, instr)
             elif instr.op is Op.UMULHI:
                 seg.compute += philox.umulhi(sel, instr)
             elif instr.results and instr.result.type.is_scalar and instr.op not in GroupOp.REDUCE:

@@ -203,7 +203,7 @@ class Selector:
                     self.inbuf[v.id] = b
                     b = self.new_buf(Role.TILE, dt, self.hint(v, stem), instr.loc)
                 self.bufs[v.id] = b
-            elif instr.op in (Op.BLOCK_STORE, Op.STRIDED_STORE):
+            elif instr.op in (Op.BLOCK_STORE, Op.STRIDED_STORE, Op.SCATTER_STORE):
                 value = instr.operands[-1]
                 stem = self.ptr_stem(instr.operands[0])
                 b = self.new_buf(Role.OUTPUT, cpp_dtype(value.type.dtype), stem + "Out", instr.loc,

@@ -39,6 +39,7 @@ strided_store             base, offset, *strides (every dim),     shape [, atomi
                           *extents, value
 gather_load               base, offset, index (1-D int32 tile),   shape, has_other
                           extent [, other]
+scatter_store             base, offset, index, extent, value      shape [, atomic]
 ========================  ======================================  ==================================
 
 Triton-compatible ops (the interpreter runs them; the Ascend C backend rejects them, located):
@@ -67,7 +68,8 @@ turns affine ``load``/``store`` into: the element at block index ``(i0, ..., ik)
 ``i_d < extent_d`` for every dim (``other``, or poison, elsewhere). ``offset``, strides and
 extents are integer scalars; extents are already clamped to ``[0, shape[d]]``. ``strided_load`` and
 ``strided_store`` are block accesses whose innermost dim has a stride too (``ptr + cols * stride``);
-``gather_load`` reads ``base[offset + index[i]]`` for ``i < extent`` (``tl.load(ptr + idx)``).
+``gather_load`` reads ``base[offset + index[i]]`` for ``i < extent`` (``tl.load(ptr + idx)``),
+``scatter_store`` writes there (the last lane wins where indices repeat).
 
 Integer ``idiv`` and ``mod`` truncate toward zero, like C and Triton. Float ops on float16 and
 bfloat16 round their result to that dtype (computed in float32, round to nearest even).
@@ -137,6 +139,7 @@ class Op(enum.Enum):
     STRIDED_LOAD = "strided_load"
     STRIDED_STORE = "strided_store"
     GATHER_LOAD = "gather_load"
+    SCATTER_STORE = "scatter_store"
     # float math (unary, elementwise)
     FLOOR = "floor"
     CEIL = "ceil"
@@ -228,9 +231,9 @@ class GroupOp:
                         Op.ATOMIC_XCHG, Op.ATOMIC_CAS})
     REDUCE = frozenset({Op.SUM, Op.MAX, Op.MIN, Op.ARGMAX, Op.ARGMIN})
     MEMORY = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE,
-                        Op.GATHER_LOAD})
+                        Op.GATHER_LOAD, Op.SCATTER_STORE})
     CONTROL = frozenset({Op.FOR, Op.IF, Op.YIELD})
-    SIDE_EFFECT = frozenset({Op.STORE, Op.BLOCK_STORE, Op.STRIDED_STORE, Op.PRINT, Op.YIELD, Op.ASSERT}) | ATOMIC
+    SIDE_EFFECT = frozenset({Op.STORE, Op.BLOCK_STORE, Op.STRIDED_STORE, Op.SCATTER_STORE, Op.PRINT, Op.YIELD, Op.ASSERT}) | ATOMIC
 
 
 @dataclass(frozen=True)

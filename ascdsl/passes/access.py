@@ -7,7 +7,9 @@ is a conjunction (``&``) of ``index < bound`` terms whose index is ``scalar + i_
 (``<=``, ``>`` and ``>=`` with the operands the other way round are accepted too). The pass emits
 the scalar offset, outer strides and clamped extents as ordinary scalar instructions before the
 access, so the interpreter runs the result unchanged. A load whose innermost dim has another
-stride (``tl.load(ptr + cols * stride)``) becomes a ``strided_load`` (a store a ``strided_store``).
+stride (``tl.load(ptr + cols * stride)``) becomes a ``strided_load`` (a store a ``strided_store``);
+one through a scalar pointer plus a computed 1-D int32 tile of indices a ``gather_load`` or
+``scatter_store``.
 Anything else (gathers, other masks) is a located CompilationError that says why. ``atomic_add``/``max``/
 ``min`` whose old values are not read become block stores that combine with memory (``atomic``
 attribute).
@@ -233,10 +235,10 @@ def _extent(emit: _Emitter, terms, size: int) -> Value:
 
 
 def _gather(analysis: _Analysis, instr: Instr) -> list[Instr] | None:
-    """A load through ``pointer + index`` with a 1-D int32 tile of indices that is not affine (loaded,
-    computed) and an affine scalar pointer: a ``gather_load`` (None for other loads)."""
+    """An access through ``pointer + index`` with a 1-D int32 tile of indices that is not affine (loaded,
+    computed) and an affine scalar pointer: a ``gather_load`` or ``scatter_store`` (None otherwise)."""
     d = analysis.defs.get(instr.operands[0].id)
-    if instr.op is not Op.LOAD or d is None or d.op is not Op.PTR_ADD:
+    if d is None or d.op is not Op.PTR_ADD:
         return None
     ptr, index = d.operands
     if not ptr.type.is_scalar or index.type.is_scalar:
@@ -252,11 +254,16 @@ def _gather(analysis: _Analysis, instr: Instr) -> list[Instr] | None:
         raise NotAffine(f"a gather needs int32 indices, not {index.type.dtype} ones")
     emit = _Emitter(analysis, instr.loc)
     offset = emit.sym(analysis.affine(ptr).offset)
-    bounds = _bounds(analysis, instr.operands[1], index.type.shape) if instr.attr("has_mask") else {}
-    extent = _extent(emit, bounds.get(0, []), index.type.shape[0])
+    is_load = instr.op is Op.LOAD
+    mask = instr.operands[1 if is_load else 2] if instr.attr("has_mask") else None
+    bounds = _bounds(analysis, mask, index.type.shape) if mask is not None else {}
+    operands = (_root(analysis, ptr), offset, index, _extent(emit, bounds.get(0, []), index.type.shape[0]))
+    if not is_load:  # a scatter
+        attrs = (("shape", index.type.shape),) + ((("atomic", instr.op.value),) if instr.op in ATOMIC_STORES else ())
+        return emit.out + [Instr(Op.SCATTER_STORE, (), operands + (instr.operands[1],), attrs, (), instr.loc)]
     has_other = instr.attr("has_other")
-    operands = (_root(analysis, ptr), offset, index, extent) + ((instr.operands[2],) if has_other else ())
     attrs = (("shape", index.type.shape), ("has_other", has_other))
+    operands += (instr.operands[2],) if has_other else ()
     return emit.out + [Instr(Op.GATHER_LOAD, instr.results, operands, attrs, (), instr.loc)]
 
 

@@ -134,3 +134,14 @@ def gather_kernel(x_ptr, idx_ptr, out_ptr, n, BLOCK: tl.constexpr):
     a = tl.load(x_ptr + idx, mask=mask, other=-1.0)
     b = tl.load(x_ptr + (n - 1 - idx))
     tl.store(out_ptr + offs, a + b, mask=mask)
+
+
+@ascdsl.jit
+def scatter_kernel(x_ptr, idx_ptr, bin_ptr, out_ptr, hist_ptr, n, BLOCK: tl.constexpr):
+    """``out[idx[i]] = 2 * x[i]``, and a histogram of ``bin`` weighted by ``x`` (atomic adds)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    idx = tl.load(idx_ptr + offs, mask=mask, other=0)
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + idx, x * 2.0, mask=mask)
+    tl.atomic_add(hist_ptr + tl.load(bin_ptr + offs, mask=mask, other=0), x, mask=mask)

@@ -39,6 +39,8 @@ def _launches():
         mem_kernels.column_load_kernel[(2,)](x, np.zeros((33, 5), np.float32), 5, 33, 33, ROWS=16, COLS=8)
         idx = rng.integers(0, 33, 33).astype(np.int32)
         mem_kernels.gather_kernel[(3,)](x[0], idx, np.zeros(33, np.float32), 33, BLOCK=16)
+        mem_kernels.scatter_kernel[(3,)](ints, rng.permutation(33).astype(np.int32), idx % 8, np.zeros(33, np.float32),
+                                         np.zeros(8, np.float32), 33, BLOCK=16)
         mem_kernels.strided_store_kernel[(4,)](ints[:32], np.zeros(90, np.float32), np.zeros(128, np.float32),
                                                np.zeros(16, np.float32), 30, 3, M=4, N=8)
     unique = {}

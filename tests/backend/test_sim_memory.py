@@ -167,3 +167,20 @@ def test_gather_out_of_bounds_is_located_on_the_simulator():
     with pytest.raises(KernelSimError) as info:
         k.gather_kernel[(1,)](x, idx, np.zeros(16, np.float32), 16, BLOCK=16, backend="sim")
     assert "tests/backend/mem_kernels.py:" in str(info.value) and "`x_ptr`" in str(info.value)
+
+
+@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.float16, dtypes.int32], ids=str)
+def test_scatters_and_atomic_histograms_bit_exact(dtype):
+    def check(n, block):
+        x = RNG.integers(-9, 9, n).astype(dtype.np)  # atomic sums of small ints: exact in any order
+        idx, bins = RNG.permutation(n).astype(np.int32), RNG.integers(0, 8, n).astype(np.int32)
+        want, got = _both(k.scatter_kernel[(ascdsl.cdiv(n, block),)], x, idx, bins, np.zeros(n, dtype.np),
+                          np.zeros(8, dtype.np), n, BLOCK=block)
+        np.testing.assert_array_equal(want[3][idx], x * 2)
+        np.testing.assert_array_equal(want[4], np.bincount(bins, weights=x.astype(np.float64), minlength=8))
+        np.testing.assert_array_equal(got[3], want[3], err_msg=f"n={n}")
+        np.testing.assert_array_equal(got[4], want[4], err_msg=f"n={n}")
+    cases = [(100, 64), (33, 32), (2000, 64)]
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
