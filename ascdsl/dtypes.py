@@ -68,9 +68,10 @@ int64 = DType("int64", "i64", 8, "int", "int64_t", np.dtype(np.int64))
 uint8 = DType("uint8", "u8", 1, "uint", "uint8_t", np.dtype(np.uint8))
 bool_ = DType("bool", "i1", 1, "bool", "bool", np.dtype(np.bool_))
 
-ALL = (float32, float16, bfloat16, int8, int16, int32, int64, uint8, bool_)
 uint32 = DType("uint32", "u32", 4, "uint", "uint32_t", np.dtype(np.uint32))
-"""Not a DSL dtype: the element type of UB tensors some Ascend C APIs take (``Gather``'s byte offsets)."""
+"""Not a language dtype (not in :data:`ALL`): the Ascend C backend's view of API offset tensors (``Gather``)."""
+
+ALL = (float32, float16, bfloat16, int8, int16, int32, int64, uint8, bool_)
 FLOATS = (float32, float16, bfloat16)
 BY_NAME = {d.name: d for d in ALL} | {d.short: d for d in ALL} | {"int1": bool_}
 _BY_NP = {d.np: d for d in ALL}
