@@ -15,8 +15,9 @@ from .kir import (Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, Field, Flag, 
                   Position, QOp, Queue, Run, Set, SizeOf, Struct, Text, Var, VarKind)
 from .naming import Names
 
-PRECEDENCE = {"*": 5, "/": 5, "%": 5, "+": 4, "-": 4, "<": 3, "<=": 3, ">": 3, ">=": 3, "==": 2, "!=": 2,
-              "&": 1, "^": 1, "|": 1}
+PRECEDENCE = {"*": 9, "/": 9, "%": 9, "+": 8, "-": 8, "<<": 7, ">>": 7, "<": 6, "<=": 6, ">": 6, ">=": 6,
+              "==": 5, "!=": 5, "&": 4, "^": 3, "|": 2}
+"""C++'s binding strength of each infix operator (a higher number binds tighter)."""
 
 
 def where(loc: Loc) -> str:

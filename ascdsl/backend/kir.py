@@ -130,6 +130,8 @@ class BinOp(enum.Enum):
     AND = "&"
     OR = "|"
     XOR = "^"
+    SHL = "<<"
+    SHR = ">>"
 
 
 @dataclass(frozen=True)

@@ -65,8 +65,13 @@ def umulhi(sel: Selector, instr: Instr) -> list:
         return sel.scratch(name, I32, n, instr.loc)
 
     a, b = instr.operands
-    if a.type.is_scalar:
+    if a.type.is_scalar or sel.const_of(a) is not None:
         a, b = b, a
+    ca, cb = sel.const_of(a), sel.const_of(b)
+    if ca is not None and cb is not None:  # Philox's first round: a constant times zeros
+        hi = (int(ca) & 0xFFFFFFFF) * (int(cb) & 0xFFFFFFFF) >> 32
+        return [Call("Duplicate", sel.ref(v), (), (Lit(hi - (1 << 32) if hi >= 1 << 31 else hi, I32), lit(n)),
+                     loc=instr.loc)]
     al, ah = halves(a, scratch("aLo"), scratch("aHi"))
     bl, bh = halves(b, scratch("bLo"), scratch("bHi")) if not b.type.is_scalar else halves(b, None, None)
     ll, lh, hl, hh, t = (scratch(name) for name in ("mulhiLL", "mulhiLH", "mulhiHL", "mulhiHH", "mulhiT"))

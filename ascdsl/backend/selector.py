@@ -30,7 +30,8 @@ F32 = dtypes.float32
 I64 = dtypes.int64
 C_BINARY = {Op.ADD: BinOp.ADD, Op.SUB: BinOp.SUB, Op.MUL: BinOp.MUL, Op.IDIV: BinOp.DIV, Op.MOD: BinOp.MOD,
             Op.DIV: BinOp.DIV, Op.LT: BinOp.LT, Op.LE: BinOp.LE, Op.GT: BinOp.GT, Op.GE: BinOp.GE,
-            Op.EQ: BinOp.EQ, Op.NE: BinOp.NE, Op.AND: BinOp.AND, Op.OR: BinOp.OR, Op.XOR: BinOp.XOR}
+            Op.EQ: BinOp.EQ, Op.NE: BinOp.NE, Op.AND: BinOp.AND, Op.OR: BinOp.OR, Op.XOR: BinOp.XOR,
+            Op.SHL: BinOp.SHL, Op.SHR: BinOp.SHR}
 """Scalar ops that are one C++ infix operator."""
 PID = Var(-1, dtypes.int64, "program", VarKind.PID)
 WIDE_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.CAST, Op.NEG})
@@ -311,7 +312,7 @@ class Selector:
                 c = float(numerics.cast(np.array(c, F32.np), x.type.dtype.np))
             return Lit(c, dtype)
         e = self.expr(x)
-        return e if x.type.dtype == dtype else kir.Conv(dtype, e)
+        return e if x.type.dtype == dtype and not self.is_wide(x) else kir.Conv(dtype, e)  # wide: int64_t
 
     def vector_derived(self, v: Value) -> bool:
         d = self.defs.get(v.id)

@@ -95,13 +95,16 @@ def column_load_kernel(x_ptr, out_ptr, m, n, stride, ROWS: tl.constexpr, COLS: t
 
 @ascdsl.jit
 def umulhi_kernel(a_ptr, b_ptr, out_ptr, s, BLOCK: tl.constexpr):
-    """``umulhi`` of two tiles, of a tile and Philox's round constant, and of a tile and a runtime scalar."""
+    """``umulhi`` of two tiles, of a tile and Philox's round constant, of a tile and a runtime scalar, and of
+    two constants (plus scalar shifts of the runtime scalar)."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     a = tl.load(a_ptr + offs)
     b = tl.load(b_ptr + offs)
     tl.store(out_ptr + offs, tl.umulhi(a, b))
     tl.store(out_ptr + 2 * BLOCK * tl.num_programs(0) + offs, tl.umulhi(-766435501, a))  # 0xD2511F53
     tl.store(out_ptr + BLOCK * tl.num_programs(0) + offs, tl.umulhi(a, s))
+    hi = tl.umulhi(tl.full((BLOCK,), -7, tl.int32), 12345) + ((s >> 3) ^ (s << 2))  # constants; scalar shifts
+    tl.store(out_ptr + 3 * BLOCK * tl.num_programs(0) + offs, hi)
 
 
 @ascdsl.jit
