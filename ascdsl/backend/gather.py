@@ -25,18 +25,25 @@ GATHER = frozenset({dtypes.float32, dtypes.float16, dtypes.bfloat16, dtypes.int3
 U16, U32 = CInt.UINT16, CInt.UINT32
 
 
-def parts(instr: Instr):
-    """``(base, offset, strides, extents, other or None)`` of a strided load (a stride per dim); of a
-    strided store, the stored value last."""
+def parts(sel: Selector, instr: Instr):
+    """``(base, offset, (row stride, column stride), (row extent, column extent), other or None)`` of a
+    strided load as the rows and columns of :func:`_grid` (no row values for one row); of a strided
+    store, the stored value last."""
     rank = len(instr.attr("shape"))
     xs = instr.operands
     last = xs[-1] if instr.op is Op.STRIDED_STORE or instr.attr("has_other") else None
-    return xs[0], xs[1], xs[2:2 + rank], xs[2 + rank:2 + 2 * rank], last
+    strides, extents = xs[2:2 + rank], xs[2 + rank:2 + 2 * rank]
+    if _grid(instr)[0] == 1:
+        if rank == 2 and instr.attr("shape")[1] == 1 and sel.const_of(extents[1]) != 1:
+            raise unsupported(instr, "masking the size-1 dim of a strided column")
+        return xs[0], xs[1], (None, strides[0]), (None, extents[0]), last
+    return xs[0], xs[1], tuple(strides), tuple(extents), last
 
 
 def _grid(instr: Instr) -> tuple[int, int]:
+    """``(rows, columns)``: a 1-D or ``[M, 1]`` access is one row of its elements."""
     shape = instr.attr("shape")
-    return (shape[0], shape[1]) if len(shape) == 2 else (1, shape[0])
+    return (shape[0], shape[1]) if len(shape) == 2 and shape[1] > 1 else (1, shape[0])
 
 
 def _extent(sel: Selector, e, size: int):
@@ -80,7 +87,7 @@ def copy_in(sel: Selector, instr: Instr) -> list:
     """CopyIn: AllocTensor, one burst per element of each valid row, EnQue."""
     staging = _staging(sel, instr)
     dt = staging.dtype
-    base, offset, strides, extents, _ = parts(instr)
+    base, offset, strides, extents, _ = parts(sel, instr)
     rows, cols = _grid(instr)
     per = sel.platform.block_bytes // dt.itemsize
     n_cols = _extent(sel, extents[-1], cols)
@@ -110,7 +117,7 @@ def dequeue(sel: Selector, instr: Instr) -> list:
     staging = _staging(sel, instr)
     v = instr.result
     dt = staging.dtype
-    _, _, _, extents, other = parts(instr)
+    _, _, _, extents, other = parts(sel, instr)
     rows, cols = _grid(instr)
     dst = sel.ref(v)
     index = sel.scratch("strideOffsets", dtypes.int32, cols, instr.loc)
@@ -162,7 +169,7 @@ def copy_out(sel: Selector, instr: Instr) -> list:
     """CopyOut of a strided store: DeQue, one burst per element of each valid row, FreeTensor."""
     staging = _staging(sel, instr)
     dt = staging.dtype
-    base, offset, strides, extents, _ = parts(instr)
+    base, offset, strides, extents, _ = parts(sel, instr)
     rows, cols = _grid(instr)
     per = sel.platform.block_bytes // dt.itemsize
     gap = _gap(sel, strides[-1], dt)

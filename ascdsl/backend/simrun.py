@@ -23,26 +23,35 @@ from ..jit import register_backend
 from ..platforms import get_platform
 from . import tiling
 from .ascendc import kernel_source
+from .naming import safe
 
 SYMBOL = "ascdsl_kernel"
 
 
-_prebuilt: dict[tuple[Kernel, str], tuple[str, tiling.TilingLayout, int]] = {}
+_prebuilt: dict[tuple[Kernel, str], tuple[str, tiling.TilingLayout, int, tuple[str, ...]]] = {}
 _recorded: list | None = None
 
 
-def _write(kernels: list[Kernel], platform: str) -> tuple[str, tiling.TilingLayout]:
+def _write(kernels: list[Kernel], platform: str) -> tuple[str, tiling.TilingLayout, tuple[str, ...]]:
     layout = tiling.layout("KernelTilingData", kernels)
     source = kernel_source(SYMBOL, tiling.variants(kernels), layout, platform)
-    return str(cache.text("gen", source)), layout
+    return str(cache.text("gen", source)), layout, tuple(dict.fromkeys(p for k in kernels for p in _pointers(k)))
+
+
+def _pointers(kernel: Kernel) -> list[str]:
+    """The kernel's pointer parameters as the entry names them (an entry of several kernels takes the
+    pointers of all of them, each name once, in first-seen order)."""
+    return [safe(n) for n, p in zip(kernel.param_names, kernel.params) if isinstance(p.type.dtype, PointerType)]
 
 
 @lru_cache(maxsize=256)
-def _compiled(kernel: Kernel, platform: str) -> tuple[str, tiling.TilingLayout, int]:
-    """The kernel file for ``kernel`` on ``platform``, its tiling layout and the kernel's tiling key."""
+def _compiled(kernel: Kernel, platform: str) -> tuple[str, tiling.TilingLayout, int, tuple[str, ...]]:
+    """The kernel file for ``kernel`` on ``platform``, its tiling layout, the kernel's tiling key and
+    the entry's pointer parameters."""
     if (kernel, platform) in _prebuilt:
         return _prebuilt[(kernel, platform)]
-    return (*_write([kernel], platform), 1)
+    path, layout, pointers = _write([kernel], platform)
+    return path, layout, 1, pointers
 
 
 @contextmanager
@@ -77,12 +86,19 @@ def prebuild(launches, batch: int = 24) -> int:
             groups[platform].append([kernel])
     for platform, batches in groups.items():
         for kernels in batches:
-            path, layout = _write(kernels, platform)
+            path, layout, pointers = _write(kernels, platform)
             files += 1
             for key, kernel in enumerate(kernels, 1):
-                _prebuilt[(kernel, platform)] = (path, layout, key)
+                _prebuilt[(kernel, platform)] = (path, layout, key, pointers)
     _compiled.cache_clear()
     return files
+
+
+def unbatch(kernel: Kernel, platform: str) -> None:
+    """Forget ``kernel``'s prebuilt file: its next launch builds it alone (one kernel that g++ rejects
+    fails the whole file it shares)."""
+    _prebuilt.pop((kernel, platform), None)
+    _compiled.cache_clear()
 
 
 def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -> None:
@@ -92,31 +108,34 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
     if _recorded is not None:
         _recorded.append((kernel, platform))
         return
-    path, layout, key = _compiled(kernel, platform)
+    path, layout, key, pointers = _compiled(kernel, platform)
     fields, arrays = tiling.launch_fields(kernel, args, grid)
     arrays = [a if a is None or a.flags.writeable else a.copy() for a in arrays]  # read-only: never stored
+    mine = _pointers(kernel)
+    by_name = dict(zip(mine, arrays))
     fields["tilingKey"] = key
     programs = grid[0] * grid[1] * grid[2]
     block_dim = max(1, min(programs, get_platform(platform).vector_core_count))
-    with located_errors(kernel, len(arrays)):
-        result = sim.run_kernel(path, SYMBOL, [*arrays, None, layout.pack(fields)], block_dim, platform,
-                                tiling_key=key)
+    with located_errors(kernel, len(pointers), [mine.index(n) if n in by_name else None for n in pointers]):
+        result = sim.run_kernel(path, SYMBOL, [*(by_name.get(n) for n in pointers), None, layout.pack(fields)],
+                                block_dim, platform, tiling_key=key)
     sys.stdout.write(result.stdout)  # tl.device_print
 
 
 @contextmanager
-def located_errors(kernel: Kernel, pointers: int):
-    """Inside, a simulator GM check about one of the kernel's ``pointers`` array arguments (passed
-    first) is re-raised at the DSL line that accesses it, naming the pointer."""
+def located_errors(kernel: Kernel, pointers: int, order: list | None = None):
+    """Inside, a simulator GM check about one of the ``pointers`` array arguments (passed first) is
+    re-raised at the DSL line that accesses it, naming the pointer; ``order`` maps an argument to the
+    kernel's pointer (default: the same position)."""
     from ..sim import SimCompileError, SimError
     try:
         yield
     except SimCompileError:
         raise
     except SimError as e:
-        if e.arg is None or e.arg >= pointers:
+        if e.arg is None or e.arg >= pointers or order is not None and order[e.arg] is None:
             raise
-        raise _located(e, kernel, e.arg) from None
+        raise _located(e, kernel, e.arg if order is None else order[e.arg]) from None
 
 
 def _located(error, kernel: Kernel, pointer: int):

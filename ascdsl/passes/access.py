@@ -293,8 +293,9 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
     for d in range(rank):
         if shape[d] > 1 and d not in strides:
             raise NotAffine(f"the address does not change along dim {d} (a broadcast access)")
-    strided = shape[-1] > 1 and strides[rank - 1] != {(): 1}
-    if strided and any(not mono and c < 0 for mono, c in strides[rank - 1].items()):
+    inner = 0 if rank == 2 and shape[1] == 1 else rank - 1  # the elements of an [M, 1] column are its rows
+    strided = shape[inner] > 1 and strides[inner] != {(): 1}
+    if strided and any(not mono and c < 0 for mono, c in strides[inner].items()):
         raise NotAffine("the innermost stride is negative")
     emit = _Emitter(analysis, instr.loc)
     offset = emit.sym(a.offset)

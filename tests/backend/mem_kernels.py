@@ -148,3 +148,11 @@ def scatter_kernel(x_ptr, idx_ptr, bin_ptr, out_ptr, hist_ptr, n, BLOCK: tl.cons
     x = tl.load(x_ptr + offs, mask=mask, other=0.0)
     tl.store(out_ptr + idx, x * 2.0, mask=mask)
     tl.atomic_add(hist_ptr + tl.load(bin_ptr + offs, mask=mask, other=0), x, mask=mask)
+
+
+@ascdsl.jit
+def column_kernel(x_ptr, out_ptr, m, stride, M: tl.constexpr):
+    """An ``[M, 1]`` column of ``x`` (row stride ``stride``) stored as a column at row stride 2."""
+    rows = tl.program_id(0) * M + tl.arange(0, M)[:, None]
+    col = tl.load(x_ptr + rows * stride + 1, mask=rows < m, other=0.0)
+    tl.store(out_ptr + rows * 2, col * 3.0, mask=rows < m)

@@ -184,3 +184,15 @@ def test_scatters_and_atomic_histograms_bit_exact(dtype):
     prebuilt(check, cases)
     for case in cases:
         check(*case)
+
+
+def test_strided_columns_bit_exact():
+    def check(m, stride, rows):
+        x = _data(m * stride + 1, dtypes.float32)
+        want, got = _both(k.column_kernel[(ascdsl.cdiv(m, rows),)], x, np.zeros(2 * m, np.float32), m, stride, M=rows)
+        np.testing.assert_array_equal(want[1][::2], x[1:m * stride + 1:stride] * 3)
+        np.testing.assert_array_equal(got[1], want[1], err_msg=f"m={m} stride={stride}")
+    cases = [(37, 5, 16), (8, 3, 8)]
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
