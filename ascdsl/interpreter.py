@@ -8,6 +8,8 @@ memory. Control flow whose outcome differs by program runs under a per-program *
 
 * a ``for`` loop runs for the largest trip count among active programs; a program's carried
   values only change on iterations it really executes;
+* a ``while`` loop iterates until no active program's condition holds, each program's values
+  changing only while its own condition does;
 * an ``if`` on a per-program condition runs both regions, each under its programs, and merges the
   results with ``where``.
 
@@ -715,6 +717,20 @@ def _for(P: _Programs, instr: Instr, lower: Array, upper: Array, step: Array, *c
     return carried
 
 
+def _while(P: _Programs, instr: Instr, *carried: Array) -> list[Array]:
+    """Each active program iterates while its condition holds; the others keep their values."""
+    test, body = instr.regions
+    carried, live = list(carried), P.active
+    while True:
+        (cond,) = P.run_masked(live, test, carried)
+        go = cond if live is None else cond & live
+        if not go.any():
+            return carried
+        live = None if live is None and go.all() else go
+        new = P.run_masked(live, body, carried)
+        carried = new if live is None else [_select(live, n, c) for n, c in zip(new, carried)]
+
+
 def _if(P: _Programs, instr: Instr, cond: Array) -> list[Array]:
     then, orelse = instr.regions
     if cond.shape[0] == 1:
@@ -755,6 +771,7 @@ HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
     Op.GATHER_LOAD: _gather_load,
     Op.SCATTER_STORE: _scatter_store,
     Op.FOR: _for,
+    Op.WHILE: _while,
     Op.IF: _if,
     Op.YIELD: lambda P, instr, *values: values,
     Op.PRINT: _print,

@@ -51,15 +51,27 @@ def compile_error(kernel, *args, **kwargs) -> ascdsl.CompilationError:
 
 # ----------------------------------------------------------------------------- at decoration time
 
-def test_while_is_rejected_when_decorated():
-    with pytest.raises(ascdsl.CompilationError) as info:
-        @ascdsl.jit
-        def k(n):
+def test_a_while_with_a_constexpr_condition_is_located():
+    @ascdsl.jit
+    def k(x_ptr, N: tl.constexpr):
+        i = 0
+        while N > 0:  # E:cond
+            i += 1
+    lines = check(compile_error(k, np.zeros(4, np.float32), N=3), "cond", "N > 0",
+                  "the condition of a `while` loop is always True here")
+    assert lines[-1].startswith("hint: a while loop needs a runtime condition")
+
+
+def test_while_else_is_rejected():
+    @ascdsl.jit
+    def k(x_ptr, n):
+        i = 0
+        while i < n:  # E:while
+            i += 1
+        else:
             i = 0
-            while i < n:  # E:while
-                i += 1
-    lines = check(info.value, "while", "while", "unsupported Python construct in a kernel: `while` loops")
-    assert lines[-1].startswith("hint: use `for i in range(...)`")
+    check(compile_error(k, np.zeros(4, np.float32), 3), "while", "while",
+          "unsupported Python construct in a kernel: `while ... else`")
 
 
 @pytest.mark.parametrize("marker, snippet, what", [

@@ -125,6 +125,42 @@ def test_loops_and_branches_that_differ_by_program():
 
 
 @ascdsl.jit
+def collatz_kernel(n_ptr, steps_ptr, BLOCK: tl.constexpr):
+    """Program p counts the Collatz steps of n[p]: a while loop whose trip count differs by program."""
+    pid = tl.program_id(0)
+    n = tl.load(n_ptr + pid)
+    steps = 0
+    trace = tl.zeros((BLOCK,), tl.int32)
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        trace += tl.where(tl.arange(0, BLOCK) == steps % BLOCK, n, 0)
+        steps += 1
+    tl.store(steps_ptr + pid * (BLOCK + 1), steps)
+    tl.store(steps_ptr + pid * (BLOCK + 1) + 1 + tl.arange(0, BLOCK), trace)
+
+
+def _collatz(n: int, block: int) -> list[int]:
+    steps, trace = 0, [0] * block
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        trace[steps % block] += n
+        steps += 1
+    return [steps, *trace]
+
+
+def test_while_loops_that_differ_by_program():
+    ns = np.array([1, 2, 3, 7, 27, 6], np.int32)
+    out = np.zeros((6, 9), np.int32)
+    collatz_kernel[(6,)](ns, out, BLOCK=8)
+    np.testing.assert_array_equal(out, [_collatz(int(n), 8) for n in ns])
+    module = collatz_kernel.specialize(ns, out, BLOCK=8)
+    assert ascdsl.ir.parse(ascdsl.ir.dump(module)) == module
+
+
+@ascdsl.jit
 def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n

@@ -15,9 +15,9 @@ from .kir import (Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, Field, Flag, 
                   Position, QOp, Queue, Run, Set, SizeOf, Struct, Text, Var, VarKind)
 from .naming import Names
 
-PRECEDENCE = {"*": 9, "/": 9, "%": 9, "+": 8, "-": 8, "<<": 7, ">>": 7, "<": 6, "<=": 6, ">": 6, ">=": 6,
-              "==": 5, "!=": 5, "&": 4, "^": 3, "|": 2}
-"""C++'s binding strength of each infix operator (a higher number binds tighter)."""
+PRECEDENCE = {"*": 5, "/": 5, "%": 5, "+": 4, "-": 4, "<<": 3.5, ">>": 3.5, "<": 3, "<=": 3, ">": 3, ">=": 3,
+              "==": 2, "!=": 2, "&": 1.2, "^": 1.1, "|": 1}
+"""C++ operator precedence (``&`` binds tighter than ``^``, which binds tighter than ``|``)."""
 
 
 def where(loc: Loc) -> str:
@@ -94,6 +94,11 @@ class Printer:
             return f"{self.names.view(e.ref.buf, e.ref.dtype)}.GetValue({index})"
         if isinstance(e, Text):
             return c_string(e.value)
+        if isinstance(e, kir.Not):
+            inner = self.expr(e.x)
+            return f"!{inner}" if isinstance(e.x, (Var, Field, kir.Not)) else f"!({inner})"
+        if isinstance(e, kir.GmValue):
+            return f"{self.names.gms[e.gm.param]}.GetValue({self.expr(e.gm.offset)})"
         raise TypeError(f"not an expression: {e!r}")
 
     def operand(self, o) -> str:
@@ -103,7 +108,8 @@ class Printer:
         return name if o.offset == kir.lit(0) else f"{name}[{self.expr(o.offset)}]"
 
     def stmt(self, s) -> list:
-        """Render model lines: a string, or ``{"head", "body", "tail"}`` for a block."""
+        """Render model lines: a string, or ``{"parts": [{"head", "body"}, ...], "tail"}`` for a block
+        (an ``if`` with an ``else`` has two parts)."""
         if isinstance(s, Call):
             args = [self.operand(o) for o in (s.dst, *s.srcs, *s.work) if o is not None]
             args += [self.expr(a) for a in s.args]
@@ -129,12 +135,21 @@ class Printer:
             return [f"LocalTensor<{s.dtype.cpp}> {self.names.view(s.buf, s.dtype)} = {slot}.Get<{s.dtype.cpp}>();"]
         if isinstance(s, For):
             v = self.expr(s.var)
-            head = (f"for ({ctype(s.var.ctype)} {v} = {self.expr(s.start)}; {v} < {self.expr(s.stop)}; "
+            head = (f"for ({ctype(s.var.ctype)} {v} = {self.expr(s.start)}; {v} {s.cmp.value} {self.expr(s.stop, PRECEDENCE[s.cmp.value] + 1)}; "
                     f"{v} += {self.expr(s.step)}) {{{self.comment(s.loc)}")
-            return [{"head": head, "body": self.lines(s.body), "tail": "}"}]
+            return [{"parts": [{"head": head, "body": self.lines(s.body)}], "tail": "}"}]
+        if isinstance(s, kir.While):
+            if not s.test:
+                return [{"parts": [{"head": f"while ({self.expr(s.cond)}) {{{self.comment(s.loc)}",
+                                    "body": self.lines(s.body)}], "tail": "}"}]
+            leave = {"parts": [{"head": f"if ({self.expr(kir.Not(s.cond))}) {{", "body": ["break;"]}], "tail": "}"}
+            return [{"parts": [{"head": f"while (true) {{{self.comment(s.loc)}",
+                                "body": self.lines(s.test) + [leave] + self.lines(s.body)}], "tail": "}"}]
         if isinstance(s, If):
-            return [{"head": f"if ({self.expr(s.cond)}) {{{self.comment(s.loc)}", "body": self.lines(s.body),
-                     "tail": "}"}]
+            parts = [{"head": f"if ({self.expr(s.cond)}) {{{self.comment(s.loc)}", "body": self.lines(s.body)}]
+            if s.orelse:
+                parts.append({"head": "} else {", "body": self.lines(s.orelse)})
+            return [{"parts": parts, "tail": "}"}]
         if isinstance(s, kir.Barrier):
             return [f"PipeBarrier<{s.pipe.value}>();"]
         if isinstance(s, Flag):

@@ -8,9 +8,9 @@ Between the tile IR and the C++ text sits one kernel per variant made of:
   tensors (:class:`Gm`);
 * **expressions**, small typed trees (:class:`Var`, :class:`Lit`, :class:`Field`, :class:`Bin`,
   :class:`Cond`, :class:`Conv`, :class:`SizeOf`, :class:`Const`, :class:`Brace`, :class:`Elem`,
-  :class:`Text`);
+  :class:`GmValue`, :class:`Not`, :class:`Text`);
 * **statements**: API calls (:class:`Call`), scalar definitions (:class:`Let`, :class:`Set`),
-  queue operations (:class:`Queue`), nested :class:`For`/:class:`If`, synchronisation
+  queue operations (:class:`Queue`), nested :class:`For`/:class:`While`/:class:`If`, synchronisation
   (:class:`Barrier`, :class:`Flag`, inserted by :mod:`.sync`) and stage calls (:class:`Run`);
 * **stages** (:class:`Stage`): CopyIn/Compute/CopyOut methods with the scalars they read.
 
@@ -204,13 +204,27 @@ class Elem:
 
 
 @dataclass(frozen=True)
+class Not:
+    """``!x``."""
+
+    x: "Expr"
+
+
+@dataclass(frozen=True)
+class GmValue:
+    """``gm.GetValue(offset)``: one GM element read on the scalar unit (a single-element load)."""
+
+    gm: "Gm"
+
+
+@dataclass(frozen=True)
 class Text:
     """A C string literal (``printf`` formats)."""
 
     value: str
 
 
-Expr = Union[Var, Lit, Field, Bin, Cond, Conv, SizeOf, Const, Brace, Elem, Text]
+Expr = Union[Var, Lit, Field, Bin, Cond, Conv, SizeOf, Const, Brace, Elem, GmValue, Not, Text]
 
 
 def _tuples(obj, *names) -> None:
@@ -366,8 +380,9 @@ class Local:
 
 @dataclass(frozen=True)
 class For:
-    """``for (var = start; var < stop; var += step)``. ``independent``: iterations touch disjoint
-    parts of every buffer (chunk loops of one API call), so no barrier orders one after another."""
+    """``for (var = start; var < stop; var += step)`` (``>`` for ``cmp=GT``: a negative constant
+    step). ``independent``: iterations touch disjoint parts of every buffer (chunk loops of one API
+    call), so no barrier orders one after another."""
 
     var: Var
     start: Expr
@@ -376,19 +391,37 @@ class For:
     body: tuple["Stmt", ...]
     independent: bool = False
     loc: Loc = field(default=UNKNOWN, compare=False)
+    cmp: BinOp = BinOp.LT
 
     def __post_init__(self):
         _tuples(self, "body")
 
 
 @dataclass(frozen=True)
-class If:
+class While:
+    """``while (true) { test; if (!cond) break; body }``: ``test`` computes ``cond`` before every
+    iteration (``while (cond) { body }`` when ``test`` is empty)."""
+
+    test: tuple["Stmt", ...]
     cond: Expr
     body: tuple["Stmt", ...]
     loc: Loc = field(default=UNKNOWN, compare=False)
 
     def __post_init__(self):
-        _tuples(self, "body")
+        _tuples(self, "test", "body")
+
+
+@dataclass(frozen=True)
+class If:
+    """``if (cond) { body } else { orelse }`` (no ``else`` when ``orelse`` is empty)."""
+
+    cond: Expr
+    body: tuple["Stmt", ...]
+    loc: Loc = field(default=UNKNOWN, compare=False)
+    orelse: tuple["Stmt", ...] = ()
+
+    def __post_init__(self):
+        _tuples(self, "body", "orelse")
 
 
 @dataclass(frozen=True)
@@ -442,7 +475,7 @@ class Run:
     stage: Stage
 
 
-Stmt = Union[Call, Let, Set, Queue, Local, For, If, Barrier, Flag, Note, Segment, Run]
+Stmt = Union[Call, Let, Set, Queue, Local, For, While, If, Barrier, Flag, Note, Segment, Run]
 
 
 @dataclass(frozen=True)
@@ -471,8 +504,12 @@ class Kernel:
 # ----------------------------------------------------------------------------- traversal
 
 def children(s: Stmt) -> tuple[Stmt, ...]:
-    if isinstance(s, (For, If)):
+    if isinstance(s, For):
         return s.body
+    if isinstance(s, If):
+        return s.body + s.orelse
+    if isinstance(s, While):
+        return s.test + s.body
     if isinstance(s, Segment):
         return s.copy_in + s.compute + s.copy_out
     if isinstance(s, Run):
@@ -498,7 +535,7 @@ def exprs(s: Stmt) -> tuple:
         return (s.expr,)
     if isinstance(s, For):
         return (s.start, s.stop, s.step)
-    if isinstance(s, If):
+    if isinstance(s, (If, While)):
         return (s.cond,)
     return ()
 
@@ -510,13 +547,15 @@ def sub_exprs(e) -> list:
         out += sub_exprs(e.a) + sub_exprs(e.b)
     elif isinstance(e, Cond):
         out += sub_exprs(e.c) + sub_exprs(e.a) + sub_exprs(e.b)
-    elif isinstance(e, Conv):
+    elif isinstance(e, (Conv, Not)):
         out += sub_exprs(e.x)
     elif isinstance(e, Brace):
         for x in e.items:
             out += sub_exprs(x)
     elif isinstance(e, Elem):
         out += sub_exprs(e.ref.offset) + ([] if isinstance(e.index, int) else sub_exprs(e.index))
+    elif isinstance(e, GmValue):
+        out += sub_exprs(e.gm.offset)
     return out
 
 
@@ -570,6 +609,9 @@ def verify(k: Kernel) -> Kernel:
     def check(body, scope: set, held: set) -> None:
         scope = set(scope)
         for s in body:
+            if isinstance(s, While):  # its condition reads what its test defines
+                check(s.test + (Let(Var(0, dtypes.bool_, "cond"), s.cond),) + s.body, scope, held)
+                continue
             for e in exprs(s):
                 for x in sub_exprs(e):
                     if isinstance(x, Var) and x.kind is VarKind.LOCAL and x not in scope:
@@ -597,6 +639,7 @@ def verify(k: Kernel) -> Kernel:
                 check(s.body, scope | {s.var}, held)
             elif isinstance(s, If):
                 check(s.body, scope, held)
+                check(s.orelse, scope, held)
             elif isinstance(s, Segment):
                 check(s.copy_in + s.compute + s.copy_out, scope, set())
             elif isinstance(s, Run):

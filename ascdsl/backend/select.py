@@ -9,45 +9,63 @@ calls of each op.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from .. import dtypes
-from ..ir.core import GroupOp, Instr, Kernel, Op
+from ..ir.core import GroupOp, Instr, Kernel, Op, Value
 from ..platforms import Platform
 from . import compute, debug, gather, kir, memory, philox
-from .kir import Call, Lit, Ref, Var, VarKind, lit
+from .kir import Bin, BinOp, Call, Cond, Lit, Ref, Var, VarKind, lit
 from .selector import Selector, _Seg, unsupported
 
 
 class _Body:
-    """Builds ``Process``: scalar definitions, loops and segments, in program order."""
+    """Builds ``Process``: scalar definitions, loops, branches and segments, in program order.
+
+    Control flow cuts segments: a runtime ``for`` or ``if`` ends the segment before it and its
+    regions hold their own. So a runtime ``if`` is a scalar-unit branch in ``Process`` around the
+    stage calls of its branches (loads, compute and stores of a branch stay in that branch), and
+    no stage holds a queue buffer across it. Values merged after an ``if`` and carried by a loop
+    live in one place written by every branch and iteration: a TILE buffer (the ``yield`` copies
+    into it) or, for scalars, a class member (:meth:`.Selector.carry`) set in ``Process``.
+    """
 
     def __init__(self, sel: Selector):
         self.sel = sel
         self.index = 0
 
-    def region(self, block) -> list:
+    def region(self, block, targets=()) -> list:
+        """The statements of ``block``; its ``yield`` writes ``targets`` (a loop's carried
+        arguments, an ``if``'s results)."""
         sel = self.sel
         out: list = []
         seg = _Seg()
+        merged: list = []
         for instr in block.body:
             if instr.op is Op.FOR:
-                if any(a.type.is_scalar for a in instr.regions[0].args[1:]):
-                    raise unsupported(instr, "scalars carried by loops")
                 seg.tail += self.init_accs(instr)
                 out += self.flush(seg)
                 seg = _Seg()
-                lower, upper, step = instr.operands[:3]
-                if not isinstance(sel.const_of(step), int) or sel.const_of(step) <= 0:
-                    raise unsupported(instr, "loops without a constant positive step")
-                iv = instr.regions[0].args[0]
-                var = Var(iv.id, iv.type.dtype, sel.hint(iv, "i"), VarKind.LOOP)
-                sel.scalars[iv.id] = var
-                body = self.region(instr.regions[0])
-                out.append(kir.For(var, sel.expr(lower), sel.expr(upper), sel.expr(step), tuple(body),
-                                   loc=instr.loc))
+                out += self.loop(instr)
+            elif instr.op is Op.IF:
+                out += self.flush(seg)
+                seg = _Seg()
+                out += self.branch(instr)
+            elif instr.op is Op.WHILE:
+                seg.tail += self.init_carries(instr.operands, instr.regions[1].args)
+                out += self.flush(seg)
+                seg = _Seg()
+                out += self.while_loop(instr)
             elif instr.op is Op.YIELD:
-                for value, arg in zip(instr.operands, block.args[1:]):
-                    if sel.bufs[value.id] != sel.bufs[arg.id]:
-                        seg.tail.append(compute.copy(sel, sel.ref(arg), value))
+                pairs = []
+                for value, target in zip(instr.operands, targets):
+                    if target.type.is_scalar:
+                        pairs.append((sel.scalars[target.id], sel.scalar_as(value, target.type.dtype)))
+                    elif sel.bufs[value.id] != sel.bufs[target.id]:
+                        seg.tail.append(compute.copy(sel, sel.ref(target), value))
+                merged = assign(sel, pairs, instr.loc)
+            elif instr.op is Op.PTR_ADD:
+                continue  # the address of a single-element load, which reads its operands
             elif instr.op in (Op.BLOCK_LOAD, Op.STRIDED_LOAD):
                 seg.loads.append(instr)
             elif instr.op in (Op.BLOCK_STORE, Op.STRIDED_STORE):
@@ -60,16 +78,67 @@ class _Body:
                 seg.compute += gather.scatter_store(sel, instr)
             elif instr.op is Op.UMULHI:
                 seg.compute += philox.umulhi(sel, instr)
-            elif instr.results and instr.result.type.is_scalar and instr.op not in GroupOp.REDUCE:
+            elif len(instr.results) > 1:
+                raise unsupported(instr, f"`{instr.op.value}` of several tiles at once")
+            elif len(instr.results) == 1 and instr.result.type.is_scalar and instr.op not in GroupOp.REDUCE:
                 sel.define_scalar(instr, seg.compute if sel.vector_derived(instr.result) else out)
             else:
                 seg.compute += compute.vector(sel, instr)
-        return out + self.flush(seg)
+        return out + self.flush(seg) + merged
+
+    def loop(self, instr: Instr) -> list:
+        """A runtime ``for``: scalar carries set before it, then the loop (see :func:`loop_head`)."""
+        sel = self.sel
+        region = instr.regions[0]
+        carried = [(arg, init, result) for arg, init, result in
+                   zip(region.args[1:], instr.operands[3:], instr.results) if arg.type.is_scalar]
+        pairs = [(sel.carry((arg, result), sel.hint(result, sel.hint(arg, "carry"))),
+                  sel.scalar_as(init, arg.type.dtype)) for arg, init, result in carried]
+        out = assign(sel, pairs, instr.loc)
+        iv = region.args[0]
+        before, head, var_def = loop_head(sel, instr, Var(iv.id, iv.type.dtype, sel.hint(iv, "i"), VarKind.LOOP))
+        body = var_def + self.region(region, region.args[1:])
+        return out + before + [dataclasses.replace(head, body=tuple(body))]
+
+    def while_loop(self, instr: Instr) -> list:
+        """A ``while``: scalar carries set before it; its test region computes the condition."""
+        sel = self.sel
+        test, body = instr.regions
+        pairs = [(sel.carry((a, b, r), sel.hint(r, sel.hint(b, "carry"))), sel.scalar_as(init, a.type.dtype))
+                 for init, a, b, r in zip(instr.operands, test.args, body.args, instr.results) if a.type.is_scalar]
+        out = assign(sel, pairs, instr.loc)
+        cond_stmts = self.region(test)
+        cond = sel.expr(test.body[-1].operands[0])
+        if cond_stmts and isinstance(cond_stmts[-1], kir.Let) and cond_stmts[-1].var == cond and len(
+                sel.users[test.body[-1].operands[0].id]) == 1:
+            cond = cond_stmts.pop().expr  # read once: in the loop's head
+        return out + [kir.While(tuple(cond_stmts), cond, tuple(self.region(body, body.args)), loc=instr.loc)]
+
+    def branch(self, instr: Instr) -> list:
+        """A runtime ``if``: one ``If`` (an empty then branch, as an early ``return`` leaves it, is
+        the negated condition)."""
+        sel = self.sel
+        yields = [next(i for i in r.body if i.op is Op.YIELD) for r in instr.regions]
+        for k, result in enumerate(instr.results):
+            if result.type.is_scalar:
+                names = [sel.hints[y.operands[k].id] for y in yields if y.operands[k].id in sel.hints]
+                sel.carry((result,), sel.hint(result, (names or ["merged"])[0]))
+        then, orelse = (self.region(r, instr.results) for r in instr.regions)
+        cond = sel.expr(instr.operands[0])
+        if not then:
+            then, orelse, cond = orelse, [], negate(sel, instr.operands[0])
+        return [kir.If(cond, tuple(then), loc=instr.loc, orelse=tuple(orelse))] if then else []
 
     def init_accs(self, loop: Instr) -> list:
+        return self.init_carries(loop.operands[3:], loop.regions[0].args[1:])
+
+    def init_carries(self, inits, args) -> list:
+        """Calls that set the buffers of the tiles a loop carries to their initial values."""
         sel = self.sel
         out = []
-        for init, arg in zip(loop.operands[3:], loop.regions[0].args[1:]):
+        for init, arg in zip(inits, args):
+            if arg.type.is_scalar:
+                continue  # a member set before the loop
             c = sel.const_of(init)
             if c is not None:
                 out.append(Call("Duplicate", sel.ref(arg), (), (Lit(c, arg.type.dtype), lit(sel.count(arg))),
@@ -91,9 +160,6 @@ class _Body:
             value, buf = s.operands[-1], sel.outbuf[id(s)]
             if s.op is Op.STRIDED_STORE:
                 body += gather.spread(sel, s)
-            elif value.type.is_scalar:  # a one-element atomic
-                body.append(Call("Duplicate", Ref(buf, buf.dtype, lit(0), 1), (), (sel.scalar_as(value, buf.dtype), lit(1)),
-                                 loc=s.loc))
             elif sel.bufs[value.id] != buf:
                 body.append(compute.copy(sel, Ref(buf, buf.dtype, lit(0), 1), value))
         body += seg.tail
@@ -106,6 +172,75 @@ class _Body:
 def _memory(access: Instr):
     """The module that selects a load or store: block copies, or bursts through Gather for strided ones."""
     return gather if access.op in (Op.STRIDED_LOAD, Op.STRIDED_STORE) else memory
+
+
+def loop_head(sel: Selector, instr: Instr, var: Var) -> tuple[list, kir.For, list]:
+    """The statements before the ``For`` of a runtime loop over ``var``, the ``For`` (its body
+    still empty) and the statements that open its body. A step known to be positive (constants, ``tl.num_programs``, their products:
+    the grid-stride form) or a negative constant compares the variable with the bound; any other
+    runtime step counts trips, as Python's ``range`` does: ``for (k = 0; k < trips; k++)`` with
+    ``var = start + k * step`` first in the body (no iteration for a zero step)."""
+    lower, upper, step = instr.operands[:3]
+    start, stop = sel.expr(lower), sel.expr(upper)
+    sign = _sign(sel, step)
+    sel.scalars[var.key] = var
+    if sign:
+        return [], kir.For(var, start, stop, sel.expr(step), (), loc=instr.loc,
+                           cmp=BinOp.LT if sign > 0 else BinOp.GT), []
+    dt = var.ctype
+    st = sel.scalar_as(step, dt)
+    zero, one = Lit(0, dt), Lit(1, dt)
+    up = Bin(BinOp.DIV, Bin(BinOp.SUB, Bin(BinOp.ADD, Bin(BinOp.SUB, stop, start), st), one), st)
+    down = Bin(BinOp.DIV, Bin(BinOp.SUB, Bin(BinOp.SUB, Bin(BinOp.SUB, start, stop), st), one),
+               Bin(BinOp.SUB, zero, st))
+    trips = Var(sel.fresh_key(), dt, var.hint + "Trips")
+    count = Cond(Bin(BinOp.GT, st, zero), up, Cond(Bin(BinOp.LT, st, zero), down, zero))
+    k = Var(sel.fresh_key(), dt, var.hint + "Trip", VarKind.LOOP)
+    local = Var(var.key, dt, var.hint)
+    sel.scalars[var.key] = local
+    return ([kir.Let(trips, count, instr.loc)], kir.For(k, zero, trips, one, (), loc=instr.loc),
+            [kir.Let(local, kir.add(start, kir.mul(k, st)))])
+
+
+def _sign(sel: Selector, v: Value) -> int:
+    """1 or -1 when scalar ``v`` is known positive or negative at compile time, else 0."""
+    c = sel.const_of(v)
+    if c is not None:
+        return (c > 0) - (c < 0)
+    d = sel.defs.get(v.id)
+    if d is None:
+        return 0
+    if d.op is Op.NUM_PROGRAMS:
+        return 1
+    if d.op in (Op.MUL, Op.CAST) and all(_sign(sel, x) > 0 for x in d.operands):
+        return 1
+    return 0
+
+
+NEGATED = {BinOp.LT: BinOp.GE, BinOp.GE: BinOp.LT, BinOp.GT: BinOp.LE, BinOp.LE: BinOp.GT,
+           BinOp.EQ: BinOp.NE, BinOp.NE: BinOp.EQ}
+
+
+def negate(sel: Selector, cond: Value) -> kir.Expr:
+    """``!cond``: the opposite comparison of ints, else ``Not`` (``!(a < b)`` is not ``a >= b``
+    for a NaN)."""
+    e, d = sel.expr(cond), sel.defs.get(cond.id)
+    if isinstance(e, Bin) and e.op in NEGATED and d is not None and all(x.type.dtype.is_int for x in d.operands):
+        return Bin(NEGATED[e.op], e.a, e.b)
+    return kir.Not(e)
+
+
+def assign(sel: Selector, pairs, loc) -> list:
+    """``member = expr`` for each pair, as one parallel assignment: when an expression reads a
+    member set before it, every expression is first kept in a ``const`` local."""
+    targets = {var for var, _ in pairs}
+    sets = [kir.Set(var, e, loc) for var, e in pairs]
+    reads = [{x for x in kir.sub_exprs(e) if x in targets} for _, e in pairs]
+    if not any(r & {v for v, _ in pairs[:i]} for i, r in enumerate(reads)):
+        return sets
+    temps = [Var(sel.fresh_key(), var.ctype, var.hint + "Next") for var, _ in pairs]
+    return ([kir.Let(t, e, loc) for t, (_, e) in zip(temps, pairs)]
+            + [kir.Set(var, t, loc) for t, (var, _) in zip(temps, pairs)])
 
 
 def select(kernel: Kernel, platform: Platform) -> kir.Kernel:

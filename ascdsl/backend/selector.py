@@ -21,6 +21,7 @@ import numpy as np
 from .. import dtypes, numerics
 from ..errors import CompilationError
 from ..ir.core import GroupOp, Instr, Kernel, Op, Value, walk
+from ..ir.provenance import STORES
 from ..platforms import Platform
 from . import isel, kir
 from .kir import BinOp, Buf, Lit, Ref, Role, Var, VarKind, lit
@@ -88,8 +89,6 @@ class Selector:
         for instr in walk(kernel.body):
             if any(len(v.type.shape) > 2 for v in (*instr.results, *instr.operands)):
                 raise unsupported(instr, "tiles of rank 3 or more")
-            if instr.op is Op.IF:
-                raise unsupported(instr, "`if` statements in kernels")
         self._check_bool_tiles()
         self._assign_buffers()
 
@@ -127,11 +126,11 @@ class Selector:
     def _number_segments(self, block, counter) -> None:
         for instr in block.body:
             self.segment_of[id(instr)] = counter[0]
-            if instr.op is Op.FOR:
+            if instr.op in (Op.FOR, Op.WHILE, Op.IF):  # these cut segments (see select.py)
                 counter[0] += 1
                 for r in instr.regions:
                     self._number_segments(r, counter)
-                counter[0] += 1
+                    counter[0] += 1
 
     def _fused(self, instr: Instr) -> bool:
         """A tile broadcast to a 2-D tile that only binary arithmetic reads."""
@@ -147,6 +146,8 @@ class Selector:
             if instr.op in (Op.BLOCK_LOAD, Op.BLOCK_STORE):
                 rank = len(instr.attr("shape"))
                 todo += list(instr.operands[1:rank + 1])
+            elif instr.op is Op.LOAD and instr.result.type.is_scalar:  # base + offset (passes/access.py)
+                todo.append(self.defs[instr.operands[0].id].operands[1])
         out: set[int] = set()
         while todo:
             v = todo.pop()
@@ -213,7 +214,6 @@ class Selector:
                 producer = self.defs.get(value.id)
                 if (instr.op is Op.BLOCK_STORE and value.id not in self.bufs and stored[value.id] == 1
                         and producer is not None
-                        and not value.type.is_scalar
                         and producer.op not in (Op.FOR, Op.BLOCK_LOAD, Op.STRIDED_LOAD, Op.EXPAND_DIMS, Op.CONST)
                         and producer.op not in GroupOp.COMPARE
                         and self._stage_users(value) == {self.segment_of[id(instr)]}
@@ -225,7 +225,17 @@ class Selector:
                         b = self.new_buf(Role.TILE, cpp_dtype(arg.type.dtype), self.hint(result, self.hint(arg, "acc")),
                                          instr.loc)
                         self.bufs[arg.id] = self.bufs[result.id] = b
-                self._accumulate_in_place(instr)
+                self._accumulate_in_place(instr.regions[0], instr.regions[0].args[1:])
+            elif instr.op is Op.IF:
+                self._merge_in_place(instr)
+            elif instr.op is Op.WHILE:  # one buffer per carried tile: both regions' arguments, the result
+                test, body = instr.regions
+                for arg, body_arg, result in zip(test.args, body.args, instr.results):
+                    if not arg.type.is_scalar:
+                        self.bufs[arg.id] = self.bufs[body_arg.id] = self.bufs[result.id] = self.new_buf(
+                            Role.TILE, cpp_dtype(arg.type.dtype), self.hint(result, self.hint(body_arg, "acc")),
+                            instr.loc)
+                self._accumulate_in_place(body, body.args)
         for instr in walk(self.kernel.body):
             for v in instr.results:
                 if v.type.is_scalar or v.id in self.bufs or v.id in self.fused or self.only_inits(v):
@@ -243,13 +253,12 @@ class Selector:
         return (d is not None and d.op is Op.CONST and bool(users)
                 and all(u.op is Op.FOR and v in u.operands[3:] and v not in u.operands[:3] for u in users))
 
-    def _accumulate_in_place(self, loop: Instr) -> None:
-        """``acc = acc op x`` yielded from the loop body is computed straight into the accumulator."""
-        region = loop.regions[0]
+    def _accumulate_in_place(self, region, args) -> None:
+        """``acc = acc op x`` yielded from a loop body is computed straight into the accumulator."""
         (yld,) = [i for i in region.body if i.op is Op.YIELD] or [None]
         if yld is None:
             return
-        for value, arg in zip(yld.operands, region.args[1:]):
+        for value, arg in zip(yld.operands, args):
             d = self.defs.get(value.id)
             if (arg.type.is_scalar or d is None or d not in region.body or d.op not in isel.BINARY_API
                     or arg not in d.operands or len(self.users.get(arg.id, [])) != 1
@@ -320,6 +329,8 @@ class Selector:
             self.vector_derived(x) for x in d.operands if x.type.is_scalar))
 
     def scalar_expr(self, instr: Instr) -> kir.Expr:
+        if instr.op is Op.LOAD:
+            return self.single_load(instr)
         v = instr.result
         wide = self.is_wide(v) or instr.op in C_BINARY and any(self.is_wide(x) for x in instr.operands)
         xs = [self.wide_expr(x) if wide else self.expr(x) for x in instr.operands]
@@ -336,6 +347,26 @@ class Selector:
             return xs[0] if self.is_wide(v) else kir.Conv(v.type.dtype, xs[0])
         if op is Op.NEG:
             return kir.Bin(BinOp.MUL, xs[0], Lit(-1.0 if v.type.dtype.is_float else -1, v.type.dtype))
+        return self.exact_scalar(instr, xs)
+
+    def exact_scalar(self, instr: Instr, xs: list) -> kir.Expr:
+        """Scalar ops that are a C expression and exact: ``where``, ``~``/``not``, int ``abs``
+        (float math runs on a one-element tile: :mod:`.decompose`)."""
+        op, dt = instr.op, instr.result.type.dtype
+        if op is Op.WHERE:
+            c, a, b = instr.operands
+            return kir.Cond(xs[0], self.scalar_as(a, dt), self.scalar_as(b, dt))
+        if op is Op.NOT:  # ~x is x ^ -1
+            return kir.Not(xs[0]) if dt == dtypes.bool_ else kir.Bin(BinOp.XOR, xs[0], Lit(-1, dt))
+        if op is Op.ABS and dt.is_int:
+            return kir.Cond(kir.Bin(BinOp.LT, xs[0], Lit(0, dt)), kir.Bin(BinOp.SUB, Lit(0, dt), xs[0]), xs[0])
+        x, xt = xs[0], instr.operands[0].type.dtype
+        if op is Op.ISNAN:
+            return kir.Bin(BinOp.NE, x, x)
+        if op is Op.ISINF:
+            return kir.Bin(BinOp.OR, kir.Bin(BinOp.EQ, x, Lit(float("inf"), xt)), kir.Bin(BinOp.EQ, x, Lit(float("-inf"), xt)))
+        if op is Op.ISFINITE:  # x - x is 0 but for NaN and infinities
+            return kir.Bin(BinOp.EQ, kir.Bin(BinOp.SUB, x, x), Lit(0.0, xt))
         raise unsupported(instr, f"the scalar op `{op.value}`")
 
     def _role_hint(self, v: Value) -> str:
@@ -350,7 +381,7 @@ class Selector:
                 for role, x in zip(roles, u.operands[1:]):
                     if x.id == v.id:
                         return camel_join(stem, role)
-        if len(users) == 1 and users[0].results and users[0].result.type.is_scalar:
+        if len(users) == 1 and len(users[0].results) == 1 and users[0].result.type.is_scalar:
             d = self.defs[v.id]
             return camel_join(self.hint(users[0].result, self._role_hint(users[0].result)), d.op.value)
         return "value"
@@ -362,8 +393,9 @@ class Selector:
             return
         e = self.scalar_expr(instr)
         users = self.users.get(v.id, [])
-        if (v.id not in self.hints and len(users) == 1 and not self.vector_derived(v)
-                and (users[0].op is Op.FOR or users[0].results and users[0].result.type.is_scalar)
+        if (v.id not in self.hints and len(users) == 1 and not self.vector_derived(v) and instr.op is not Op.LOAD
+                and (users[0].op in (Op.FOR, Op.WHILE, Op.IF)
+                     or len(users[0].results) == 1 and users[0].result.type.is_scalar)
                 and (users[0].op not in (Op.MAXIMUM, Op.MINIMUM) or isinstance(e, (Var, kir.Field)))):
             self.scalars[v.id] = e  # inlined into its only user (a min/max would repeat it)
             return
@@ -376,6 +408,53 @@ class Selector:
             var = Var(v.id, ctype, self.hint(v, self._role_hint(v)))
             out.append(kir.Let(var, e, instr.loc))
         self.scalars[v.id] = var
+
+
+    def _merge_in_place(self, branch: Instr) -> None:
+        """Each tile result of ``if`` gets a TILE buffer; a value computed in a branch only to be
+        yielded is computed straight into it (otherwise the branch copies it there)."""
+        yields = [next(i for i in r.body if i.op is Op.YIELD) for r in branch.regions]
+        for k, result in enumerate(branch.results):
+            if result.type.is_scalar:
+                continue
+            names = [self.hints[y.operands[k].id] for y in yields if y.operands[k].id in self.hints]
+            b = self.bufs.get(result.id) or self.new_buf(  # set already: an enclosing if's result
+                Role.TILE, cpp_dtype(result.type.dtype), self.hint(result, (names or ["merged"])[0]), branch.loc)
+            self.bufs[result.id] = b
+            for region, y in zip(branch.regions, yields):
+                value = y.operands[k]
+                d = self.defs.get(value.id)
+                if (d in region.body and value.id not in self.bufs and len(self.users.get(value.id, [])) == 1
+                        and value.type == result.type and value.id not in self.fused
+                        and (d.op in isel.BINARY_API or d.op in isel.UNARY_API or d.op in isel.MATH_API
+                             or d.op is Op.IF)):
+                    self.bufs[value.id] = b
+
+    def single_load(self, instr: Instr) -> kir.Expr:
+        """A single-element load (``x = tl.load(ptr + i)``): ``GetValue`` on the GM tensor, read on
+        the scalar unit; under a mask ``mask ? GetValue : other`` (no read where it is false).
+        Loading from a tensor the kernel also stores to is refused: the stores are DMA, so the
+        scalar unit's data cache could return what the tensor held before them."""
+        base, offset = self.defs[instr.operands[0].id].operands
+        name, param = self.params[base.id]
+        if any(i.op in STORES and i.operands[0].id == base.id for i in walk(self.kernel.body)):
+            raise unsupported(instr, f"a single-element load from `{name}`, which this kernel also stores to")
+        v = instr.result
+        e = kir.GmValue(kir.Gm(param, v.type.dtype, self.wide_expr(offset)))
+        if not instr.attr("has_mask"):
+            return e
+        other = self.scalar_as(instr.operands[2], v.type.dtype) if instr.attr("has_other") else Lit(0, v.type.dtype)
+        return kir.Cond(self.expr(instr.operands[1]), e, other)
+
+    def carry(self, values, hint: str) -> Var:
+        """The class member holding a scalar carried by a loop or merged after an ``if`` (``values``:
+        the tile-IR values it stands for). A member, not a local: stages read and set it too."""
+        var = Var(self.fresh_key(), I64 if any(self.is_wide(v) for v in values) else values[0].type.dtype,
+                  hint, VarKind.MEMBER)
+        self.members.append(var)
+        for v in values:
+            self.scalars[v.id] = var
+        return var
 
 
 def program_id(axis: int) -> kir.Expr:

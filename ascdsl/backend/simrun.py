@@ -23,35 +23,26 @@ from ..jit import register_backend
 from ..platforms import get_platform
 from . import tiling
 from .ascendc import kernel_source
-from .naming import safe
 
 SYMBOL = "ascdsl_kernel"
 
 
-_prebuilt: dict[tuple[Kernel, str], tuple[str, tiling.TilingLayout, int, tuple[str, ...]]] = {}
+_prebuilt: dict[tuple[Kernel, str], tuple[str, tiling.TilingLayout, int]] = {}
 _recorded: list | None = None
 
 
-def _write(kernels: list[Kernel], platform: str) -> tuple[str, tiling.TilingLayout, tuple[str, ...]]:
+def _write(kernels: list[Kernel], platform: str) -> tuple[str, tiling.TilingLayout]:
     layout = tiling.layout("KernelTilingData", kernels)
     source = kernel_source(SYMBOL, tiling.variants(kernels), layout, platform)
-    return str(cache.text("gen", source)), layout, tuple(dict.fromkeys(p for k in kernels for p in _pointers(k)))
-
-
-def _pointers(kernel: Kernel) -> list[str]:
-    """The kernel's pointer parameters as the entry names them (an entry of several kernels takes the
-    pointers of all of them, each name once, in first-seen order)."""
-    return [safe(n) for n, p in zip(kernel.param_names, kernel.params) if isinstance(p.type.dtype, PointerType)]
+    return str(cache.text("gen", source)), layout
 
 
 @lru_cache(maxsize=256)
-def _compiled(kernel: Kernel, platform: str) -> tuple[str, tiling.TilingLayout, int, tuple[str, ...]]:
-    """The kernel file for ``kernel`` on ``platform``, its tiling layout, the kernel's tiling key and
-    the entry's pointer parameters."""
+def _compiled(kernel: Kernel, platform: str) -> tuple[str, tiling.TilingLayout, int]:
+    """The kernel file for ``kernel`` on ``platform``, its tiling layout and the kernel's tiling key."""
     if (kernel, platform) in _prebuilt:
         return _prebuilt[(kernel, platform)]
-    path, layout, pointers = _write([kernel], platform)
-    return path, layout, 1, pointers
+    return (*_write([kernel], platform), 1)
 
 
 @contextmanager
@@ -68,14 +59,15 @@ def recording():
 
 def prebuild(launches, batch: int = 24) -> int:
     """Render the distinct ``(kernel, platform)`` pairs into kernel files of up to ``batch``
-    variants; returns how many files. Kernels whose scalar parameters clash share no file."""
+    variants; returns how many files. Kernels whose scalar parameters clash, or whose pointer
+    parameters differ (the file's entry takes one list of pointers), share no file."""
     files = 0
     groups: dict[str, list[list[Kernel]]] = {}
     for kernel, platform in dict.fromkeys(launches):
         if (kernel, platform) in _prebuilt:
             continue
         for group in groups.setdefault(platform, []):
-            if len(group) < batch:
+            if len(group) < batch and _pointers(group[0]) == _pointers(kernel):
                 try:
                     tiling.layout("KernelTilingData", [*group, kernel])
                 except Error:
@@ -86,10 +78,10 @@ def prebuild(launches, batch: int = 24) -> int:
             groups[platform].append([kernel])
     for platform, batches in groups.items():
         for kernels in batches:
-            path, layout, pointers = _write(kernels, platform)
+            path, layout = _write(kernels, platform)
             files += 1
             for key, kernel in enumerate(kernels, 1):
-                _prebuilt[(kernel, platform)] = (path, layout, key, pointers)
+                _prebuilt[(kernel, platform)] = (path, layout, key)
     _compiled.cache_clear()
     return files
 
@@ -101,6 +93,10 @@ def unbatch(kernel: Kernel, platform: str) -> None:
     _compiled.cache_clear()
 
 
+def _pointers(kernel: Kernel) -> list[str]:
+    return [n for n, p in zip(kernel.param_names, kernel.params) if isinstance(p.type.dtype, PointerType)]
+
+
 def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -> None:
     """The ``sim`` backend runner (see :func:`ascdsl.jit.register_backend`)."""
     from .. import sim
@@ -108,34 +104,31 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
     if _recorded is not None:
         _recorded.append((kernel, platform))
         return
-    path, layout, key, pointers = _compiled(kernel, platform)
+    path, layout, key = _compiled(kernel, platform)
     fields, arrays = tiling.launch_fields(kernel, args, grid)
     arrays = [a if a is None or a.flags.writeable else a.copy() for a in arrays]  # read-only: never stored
-    mine = _pointers(kernel)
-    by_name = dict(zip(mine, arrays))
     fields["tilingKey"] = key
     programs = grid[0] * grid[1] * grid[2]
     block_dim = max(1, min(programs, get_platform(platform).vector_core_count))
-    with located_errors(kernel, len(pointers), [mine.index(n) if n in by_name else None for n in pointers]):
-        result = sim.run_kernel(path, SYMBOL, [*(by_name.get(n) for n in pointers), None, layout.pack(fields)],
-                                block_dim, platform, tiling_key=key)
+    with located_errors(kernel, len(arrays)):
+        result = sim.run_kernel(path, SYMBOL, [*arrays, None, layout.pack(fields)], block_dim, platform,
+                                tiling_key=key)
     sys.stdout.write(result.stdout)  # tl.device_print
 
 
 @contextmanager
-def located_errors(kernel: Kernel, pointers: int, order: list | None = None):
-    """Inside, a simulator GM check about one of the ``pointers`` array arguments (passed first) is
-    re-raised at the DSL line that accesses it, naming the pointer; ``order`` maps an argument to the
-    kernel's pointer (default: the same position)."""
+def located_errors(kernel: Kernel, pointers: int):
+    """Inside, a simulator GM check about one of the kernel's ``pointers`` array arguments (passed
+    first) is re-raised at the DSL line that accesses it, naming the pointer."""
     from ..sim import SimCompileError, SimError
     try:
         yield
     except SimCompileError:
         raise
     except SimError as e:
-        if e.arg is None or e.arg >= pointers or order is not None and order[e.arg] is None:
+        if e.arg is None or e.arg >= pointers:
             raise
-        raise _located(e, kernel, e.arg if order is None else order[e.arg]) from None
+        raise _located(e, kernel, e.arg) from None
 
 
 def _located(error, kernel: Kernel, pointer: int):

@@ -3,7 +3,10 @@
 A stage takes, as ``const`` parameters, the ``Process`` variables it reads (``pid``, loop
 variables, scalars defined once per program or iteration), in the order ``Process`` defines them;
 a compute stage declares the local tensors of the ``TBuf`` slots it uses at its top (queue buffers
-are declared by their ``AllocTensor``/``DeQue``). Empty stages are dropped.
+are declared by their ``AllocTensor``/``DeQue``). Empty stages are dropped. A runtime ``if`` of
+the DSL stays in ``Process`` with the stage calls of its branches' segments inside it (selection
+cuts segments at every runtime ``if``), so its condition is evaluated on the scalar unit once, and
+no stage holds a queue buffer across the branch.
 """
 from __future__ import annotations
 
@@ -58,6 +61,10 @@ def stage(k: kir.Kernel, platform=None) -> kir.Kernel:
                     out.append(Run(st))
             elif isinstance(s, kir.For):
                 out.append(dataclasses.replace(s, body=region(s.body)))
+            elif isinstance(s, kir.If):
+                out.append(dataclasses.replace(s, body=region(s.body), orelse=region(s.orelse)))
+            elif isinstance(s, kir.While):
+                out.append(dataclasses.replace(s, test=region(s.test), body=region(s.body)))
             else:
                 out.append(s)
         return tuple(out)

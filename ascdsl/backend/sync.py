@@ -85,9 +85,9 @@ def _body(plan, body, st: _State) -> tuple:
             s = dataclasses.replace(s, body=_body(plan, s.body, st))
             st.merge(entry)
         elif isinstance(s, If):
-            entry = st.copy()
-            s = dataclasses.replace(s, body=_body(plan, s.body, st))
-            st.merge(entry)
+            other = st.copy()  # the else branch starts where the then branch does; after: either
+            s = dataclasses.replace(s, body=_body(plan, s.body, st), orelse=_body(plan, s.orelse, other))
+            st.merge(other)
         out.append(s)
     return tuple(out)
 
@@ -107,6 +107,10 @@ def sync(k: kir.Kernel, platform=None) -> kir.Kernel:
                 s = kir.Run(stages[s.stage])
             elif isinstance(s, For):
                 s = dataclasses.replace(s, body=region(s.body))
+            elif isinstance(s, If):
+                s = dataclasses.replace(s, body=region(s.body), orelse=region(s.orelse))
+            elif isinstance(s, kir.While):
+                s = dataclasses.replace(s, test=region(s.test), body=region(s.body))
             out.append(s)
         return tuple(out)
     return dataclasses.replace(k, process=region(k.process), stages=tuple(stages[s] for s in k.stages))

@@ -101,9 +101,9 @@ class _Order:
                 for x in kir.sub_exprs(e):
                     if isinstance(x, kir.Elem):
                         self.touch(x.ref.buf)
-            if isinstance(s, kir.For):
+            if isinstance(s, (kir.For, kir.While)):
                 start = self.n
-                self.visit(s.body)
+                self.visit(kir.children(s))
                 self.loops.append((start, self.n))
             elif kir.children(s):
                 self.visit(kir.children(s))

@@ -58,7 +58,6 @@ DTYPE_METHODS = {
 DESCRIPTOR_METHODS = {"load": tl.load_tensor_descriptor, "store": tl.store_tensor_descriptor}
 
 UNSUPPORTED = {
-    ast.While: ("`while` loops", "use `for i in range(...)` with a bound, and masks instead of breaking"),
     ast.Break: ("`break`", "loops run their full range; guard the body with a mask or an if"),
     ast.Continue: ("`continue`", "guard the rest of the body with an if"),
     ast.Lambda: ("lambdas", "define an @ascdsl.jit helper function at module level"),
@@ -97,7 +96,7 @@ def unsupported(fn: ParsedFunction, node: ast.AST) -> CompilationError:
     what, hint = UNSUPPORTED.get(type(node), (f"`{type(node).__name__}`", None))
     return fn.error(node, f"unsupported Python construct in a kernel: {what}", hint or (
         "kernels support assignments, operators, calls of tl builtins and @ascdsl.jit functions, "
-        "for loops over range and if/else"))
+        "for loops over range, while loops and if/else"))
 
 
 def _is_guard(stmt: ast.stmt) -> bool:

@@ -1,8 +1,9 @@
-"""Structured control flow for :class:`~.codegen.CodeGen`: ``for`` loops and ``if`` statements.
+"""Structured control flow for :class:`~.codegen.CodeGen`: ``for``/``while`` loops, ``if`` statements.
 
 A runtime ``for`` becomes a ``for`` op whose loop-carried values are the names assigned in the body
-that are defined before the loop; a runtime ``if`` becomes an ``if`` op yielding the names defined
-at the end of both branches. Their types must not change (a located error otherwise); Python
+that are defined before the loop (a ``while`` op carries them too, and computes its condition in a
+region of its own); a runtime ``if`` becomes an ``if`` op yielding the names defined at the end of
+both branches. Their types must not change (a located error otherwise); Python
 literals among them become constants of the other side's type. Every region ends with ``yield``.
 Conditions and ranges on constexprs are resolved at compile time, and ``tl.static_range`` unrolls.
 """
@@ -232,6 +233,47 @@ class ControlFlow:
             span = fold(self.em, Op.MAXIMUM, fold(self.em, Op.SUB, end, start), 0)
             span = fold(self.em, Op.MUL, fold(self.em, Op.IDIV, fold(self.em, Op.ADD, span, step - 1), step), step)
             self.scope.update({n: stepped(self.em, before[n], span, step, d) for n, d in deltas.items()})
+
+    def visit_While(self, node: ast.While) -> None:
+        """A ``while`` loop: a ``while`` op carrying the names the body assigns that are defined
+        before it, with a region computing the condition from them and a region for the body."""
+        if node.orelse:
+            raise self.error(node, "unsupported Python construct in a kernel: `while ... else`",
+                             "move the else body after the loop")
+        b, before = self.em.b, self.scope
+        carried, inits = [], []
+        for name in assigned_names(node.body):
+            value = before.get(name)
+            if isinstance(value, (Value, BlockPointer, *Literal)):
+                carried.append(name)
+                inits += [x if isinstance(x, Value) else self.em.const(x, literal_dtype(x))
+                          for x in runtime_parts(value)]
+        types = [v.type for v in inits]
+        with b.block(types) as args:
+            self.scope = {**before, **self.rebuild(carried, before, args)}
+            cond = self.condition(node.test)
+            if is_constexpr(cond):
+                raise self.error(node.test, f"the condition of a `while` loop is always {bool(cond)} here",
+                                 "a while loop needs a runtime condition (use `if` for a constexpr one)")
+            b.emit(Op.YIELD, (), [cond], loc=self.fn.loc(node.test))
+        test = b.last_block
+        with b.block(types) as args:
+            if len(args) == len(carried):
+                for name, arg in zip(carried, args):
+                    b.name(arg, name)
+            self.scope = {**before, **self.rebuild(carried, before, args)}
+            self.visit_runtime(node.body)
+            for name in assigned_names(node.body):
+                if name in before and name not in carried and self.scope[name] is not before[name]:
+                    raise self.changed(name, describe(before[name]), describe(self.scope[name]), "loop")
+            news = [(n, x) for n in carried for x in self.split(n, before[n], self.scope[n], "loop")[1]]
+            b.emit(Op.YIELD, (), [self.carry(n, x, v.type) for (n, x), v in zip(news, inits)],
+                   loc=self.fn.loc(node))
+        results = b.emit(Op.WHILE, types, inits, regions=[test, b.last_block], loc=self.fn.loc(node))
+        if len(results) == len(carried):
+            for name, result in zip(carried, results):
+                b.name(result, name)
+        self.scope = {**before, **self.rebuild(carried, before, results)}
 
     def loop_deltas(self, node: ast.For, before: dict, iv_type: Type) -> dict[str, tuple[int, ...]]:
         """The block pointers the loop body advances by constexprs only, with their per-iteration

@@ -25,6 +25,10 @@ load                      ptr [, mask [, other]]                  has_mask, has_
 store                     ptr, value [, mask]                     has_mask
 for                       lower, upper, step, *inits              region 0: args (iv, *carried);
                                                                   results: final carried values
+while                     *inits                                  region 0: args (*carried) yields
+                                                                  the i1 condition; region 1: args
+                                                                  (*carried) yields the next values;
+                                                                  results: final carried values
 if                        cond (i1 scalar)                        regions: then, else; results
 yield                     values carried out of a region          -
 print                     *values                                 prefix
@@ -131,6 +135,7 @@ class Op(enum.Enum):
     LOAD = "load"
     STORE = "store"
     FOR = "for"
+    WHILE = "while"
     IF = "if"
     YIELD = "yield"
     PRINT = "print"
@@ -232,8 +237,9 @@ class GroupOp:
     REDUCE = frozenset({Op.SUM, Op.MAX, Op.MIN, Op.ARGMAX, Op.ARGMIN})
     MEMORY = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE,
                         Op.GATHER_LOAD, Op.SCATTER_STORE})
-    CONTROL = frozenset({Op.FOR, Op.IF, Op.YIELD})
-    SIDE_EFFECT = frozenset({Op.STORE, Op.BLOCK_STORE, Op.STRIDED_STORE, Op.SCATTER_STORE, Op.PRINT, Op.YIELD, Op.ASSERT}) | ATOMIC
+    CONTROL = frozenset({Op.FOR, Op.WHILE, Op.IF, Op.YIELD})
+    SIDE_EFFECT = frozenset({Op.STORE, Op.BLOCK_STORE, Op.STRIDED_STORE, Op.SCATTER_STORE, Op.PRINT, Op.YIELD,
+                             Op.ASSERT}) | ATOMIC
 
 
 @dataclass(frozen=True)

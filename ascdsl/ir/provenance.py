@@ -45,6 +45,12 @@ def stored_params(kernel: Kernel) -> frozenset[str]:
 def _flows(instr: Instr):
     """``(value, sources)``: each value the instruction defines and the values it is computed from."""
     flows = [(r, instr.operands) for r in instr.results]
+    if instr.op is Op.WHILE:  # both regions' arguments and the results are the carried values
+        test, body = instr.regions
+        yields = body.body[-1].operands
+        flows += [(r, (y,)) for r, y in zip(instr.results, yields)]
+        return flows + [(a, (c, y)) for region in (test, body)
+                        for a, c, y in zip(region.args, instr.operands, yields)]
     for region in instr.regions:
         yields = region.body[-1].operands if region.body and region.body[-1].op is Op.YIELD else ()
         carried = instr.operands[3:] if instr.op is Op.FOR else ()

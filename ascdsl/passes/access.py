@@ -275,10 +275,8 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
     is_load = instr.op is Op.LOAD
     ptr = instr.operands[0]
     shape = instr.result.type.shape if is_load else ptr.type.shape
-    if not shape and instr.op in ATOMIC_STORES and not instr.attr("has_mask"):
-        shape = (1,)  # one element: a block of one
-    elif not shape:
-        raise NotAffine("it accesses a single element; load a block of at least one element")
+    if not shape:
+        return _single(analysis, instr)
     value = None if is_load else instr.operands[1]
     mask = None
     if instr.attr("has_mask"):
@@ -314,6 +312,28 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
     else:
         block = Instr(store, (), operands + (value,), (("shape", shape),), (), instr.loc)
     return emit.out + [block]
+
+
+def _single(analysis: _Analysis, instr: Instr) -> list[Instr]:
+    """A single-element access. A load stays a scalar ``load``, of ``base + offset`` (the backend
+    reads it on the scalar unit); a store (or an unread atomic) becomes a one-element ``block_store``
+    of the value broadcast to a ``(1,)`` tile, of extent 0 where its scalar mask is false."""
+    ptr = instr.operands[0]
+    base = _root(analysis, ptr)
+    emit = _Emitter(analysis, instr.loc)
+    offset = emit.sym(analysis.affine(ptr).offset)
+    if instr.op is Op.LOAD:
+        address = emit._new(Op.PTR_ADD, ptr.type.dtype, (base, offset))
+        return emit.out + [Instr(Op.LOAD, instr.results, (address, *instr.operands[1:]), instr.attrs, (), instr.loc)]
+    value = instr.operands[1]
+    tile = Value(analysis.next_id, Type(value.type.dtype, (1,)))
+    analysis.next_id += 1
+    emit.out.append(Instr(Op.BROADCAST, (tile,), (value,), (), (), instr.loc))
+    extent = emit.const(1)
+    if instr.attr("has_mask"):
+        extent = emit._new(Op.CAST, dtypes.int32, (instr.operands[2],), (("dtype", dtypes.int32),))
+    attrs = (("shape", (1,)),) + ((("atomic", instr.op.value),) if instr.op in ATOMIC_STORES else ())
+    return emit.out + [Instr(Op.BLOCK_STORE, (), (base, offset, extent, tile), attrs, (), instr.loc)]
 
 
 def _rewrite(analysis: _Analysis, block: Block) -> Block:

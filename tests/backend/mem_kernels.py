@@ -156,3 +156,9 @@ def column_kernel(x_ptr, out_ptr, m, stride, M: tl.constexpr):
     rows = tl.program_id(0) * M + tl.arange(0, M)[:, None]
     col = tl.load(x_ptr + rows * stride + 1, mask=rows < m, other=0.0)
     tl.store(out_ptr + rows * 2, col * 3.0, mask=rows < m)
+
+
+@ascdsl.jit
+def int64_add_kernel(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)

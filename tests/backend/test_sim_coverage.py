@@ -34,8 +34,9 @@ def test_every_interpreter_kernel_runs_on_the_simulator_or_names_why_not():
     failed = [f"{r.launch.kernel.name} {r.launch.grid}: {r.detail}" for r in results
               if r.outcome is coverage.Outcome.FAILED]
     assert not failed, "\n".join(failed)
-    assert counts[coverage.Outcome.SAME] >= 270, summary  # what lowers today: a ratchet, raise it as more does
+    assert counts[coverage.Outcome.SAME] >= 300, summary  # what lowers today: a ratchet, raise it as more does
     hardware = {r.detail.split("error: ")[1].split(" cannot run")[0] for r in results
                 if r.outcome is coverage.Outcome.HARDWARE}
-    assert hardware <= {"`tl.dot`", "reading the old values `tl.atomic_add` returns", "`tl.atomic_xchg`",
-                        "`tl.atomic_cas`"}, hardware
+    assert {h.split(" of ")[-1] if h.endswith(" tiles") else h for h in hardware} <= {
+        "`tl.dot`", "reading the old values `tl.atomic_add` returns", "`tl.atomic_xchg`", "`tl.atomic_cas`",
+        "int64 tiles"}, hardware

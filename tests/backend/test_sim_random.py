@@ -2,7 +2,6 @@
 product's high word from 16-bit halves), bit-exact on edge values; Philox as Triton computes it."""
 import numpy as np
 
-import ascdsl
 from tests.backend import mem_kernels as k
 from tests.backend.test_sim import _both
 

@@ -44,3 +44,23 @@ def test_math_builtins_on_a_scalar_argument(s):
     want, got = _both(scalar_math_kernel[(1,)], x, np.zeros(4 * 64, np.float32), s, BLOCK=64)
     np.testing.assert_array_equal(got[1][:64], want[1][:64])  # sqrt and abs are exact
     np.testing.assert_allclose(got[1], want[1], rtol=dtypes.float32.rtol, atol=dtypes.float32.atol)
+
+
+@ascdsl.jit
+def exact_scalar_ops_kernel(x_ptr, out_ptr, s, t, i, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    bits = (~i) * 1000 + tl.abs(i) * 100 + (i << 3) + (i >> 1)
+    flags = tl.math.isnan(s).to(tl.int32) + 2 * tl.math.isinf(s).to(tl.int32) + 4 * tl.math.isfinite(t).to(tl.int32)
+    tl.store(out_ptr + offs, x + tl.where(s > t, s, t))
+    tl.store(out_ptr + BLOCK + offs, x + bits.to(tl.float32))
+    tl.store(out_ptr + 2 * BLOCK + offs, x + flags.to(tl.float32))
+
+
+@pytest.mark.parametrize("s,t,i", [(1.5, -2.0, -7), (float("nan"), 3.0, 12), (float("-inf"), float("inf"), 0)],
+                         ids=["finite", "nan", "inf"])
+def test_exact_scalar_ops_bit_exact(s, t, i):
+    """``where``, ``~``, int ``abs``, shifts, isnan/isinf/isfinite of scalars: C expressions."""
+    x = _data(32, dtypes.float32)
+    want, got = _both(exact_scalar_ops_kernel[(1,)], x, np.zeros(3 * 32, np.float32), s, t, i, BLOCK=32)
+    assert got[1].tobytes() == want[1].tobytes()

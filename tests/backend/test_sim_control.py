@@ -1,0 +1,217 @@
+"""Control flow on the simulator against the interpreter: runtime ``if``/``elif``/``else`` (tiles and
+scalars merged after it, nested, inside loops around loads and stores, conditions from reductions),
+early ``return`` guards, loops that carry scalars and tiles, runtime and negative loop steps,
+``while`` loops (conditions from scalars and from reductions, around loads and stores)."""
+import numpy as np
+import pytest
+
+import ascdsl
+import ascdsl.language as tl
+from ascdsl import dtypes
+from tests.backend.test_sim import FLOATS, _both, _data, prebuilt
+
+
+@ascdsl.jit
+def branch_kernel(x_ptr, out_ptr, n, t, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    if pid % 3 == 0:
+        y = x * 2.0
+        s = t + 1.0
+    elif pid % 3 == 1:
+        if pid > 3:
+            y = x - 1.0
+        else:
+            y = tl.maximum(x, 0.5)
+        s = t * 3.0
+    else:
+        y = tl.abs(x)
+        s = t
+    tl.store(out_ptr + offs, y + s, mask=mask)
+
+
+@ascdsl.jit
+def branch_in_loop_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    acc = tl.zeros((BLOCK,), tl.float32)
+    count = 0
+    for start in range(0, n, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        mask = offs < n
+        if (start // BLOCK) % 2 == 0:
+            x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+            acc += x
+            tl.store(out_ptr + offs, (x * 2.0).to(out_ptr.dtype.element_ty), mask=mask)
+            count += 1
+        else:
+            tl.store(out_ptr + offs, tl.zeros((BLOCK,), out_ptr.dtype.element_ty), mask=mask)
+    tl.store(out_ptr + n + tl.arange(0, BLOCK), (acc * count).to(out_ptr.dtype.element_ty))
+
+
+@ascdsl.jit
+def reduced_condition_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    x = tl.load(x_ptr + row * BLOCK + tl.arange(0, BLOCK))
+    total = tl.sum(x, axis=0)
+    if total > 0:
+        y = x / total
+    else:
+        y = -x
+    tl.store(out_ptr + row * BLOCK + tl.arange(0, BLOCK), y)
+
+
+@ascdsl.jit
+def guard_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    if pid * BLOCK >= n:
+        return
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr + offs, x + 1.0, mask=offs < n)
+
+
+@ascdsl.jit
+def carry_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    acc = tl.zeros((BLOCK,), tl.float32)
+    total = 0.0
+    k = 0
+    a = 1
+    b = 2
+    for start in range(0, n, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        acc += x
+        total += tl.sum(x, axis=0)
+        k += 1
+        a, b = b, a + b  # a parallel assignment of carried scalars
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, acc * total + k)
+    tl.store(out_ptr + BLOCK + offs, tl.zeros((BLOCK,), tl.float32) + (a * 10 + b))
+
+
+@ascdsl.jit
+def step_kernel(x_ptr, out_ptr, lo, hi, step, BLOCK: tl.constexpr):
+    acc = tl.zeros((BLOCK,), tl.float32)
+    for i in range(lo, hi, step):
+        acc = acc * 0.5 + tl.load(x_ptr + i * BLOCK + tl.arange(0, BLOCK))
+    for j in range(hi - 1, lo - 1, -2):
+        acc = acc + tl.load(x_ptr + j * BLOCK + tl.arange(0, BLOCK)) * 0.25
+    tl.store(out_ptr + tl.arange(0, BLOCK), acc)
+
+
+def _ulps(dtype):
+    return dict(rtol=dtype.rtol, atol=dtype.atol)
+
+
+def _check_branch(dtype):
+    n = 1000
+    x = _data(n, dtype)
+    want, got = _both(branch_kernel[(8,)], x, np.zeros(n, dtype.np), n, 0.5, BLOCK=128)
+    assert got[1].tobytes() == want[1].tobytes()  # mul, sub, max, abs, add: exact
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_if_elif_else_merges_tiles_and_scalars(dtype):
+    prebuilt(_check_branch, [(d,) for d in FLOATS])
+    _check_branch(dtype)
+
+
+def _check_branch_in_loop(dtype, n):
+    x = _data(n, dtype)
+    want, got = _both(branch_in_loop_kernel[(1,)], x, np.zeros(n + 64, dtype.np), n, BLOCK=64)
+    assert got[1].tobytes() == want[1].tobytes(), f"n={n}"
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_if_around_loads_and_stores_inside_a_loop(dtype):
+    cases = [(d, n) for d in FLOATS for n in (1, 64, 300)]
+    prebuilt(_check_branch_in_loop, cases)
+    for d, n in cases:
+        if d == dtype:
+            _check_branch_in_loop(d, n)
+
+
+def test_if_on_a_reduced_scalar():
+    x = _data((6, 64), dtypes.float32)
+    x[::2], x[1::2] = np.abs(x[::2]), -np.abs(x[1::2])  # sums of both signs
+    want, got = _both(reduced_condition_kernel[(6,)], x, np.zeros_like(x), BLOCK=64)
+    assert np.array_equal(got[1][1::2], -x[1::2])  # the else branch: exact
+    np.testing.assert_allclose(got[1], want[1], **_ulps(dtypes.float32))  # the sum's order differs
+
+
+def test_early_return_guard():
+    n = 1000
+    x = _data(n, dtypes.float32)
+    want, got = _both(guard_kernel[(12,)], x, np.full(n, 7.0, np.float32), n, BLOCK=128)  # 4 programs return
+    assert got[1].tobytes() == want[1].tobytes()
+
+
+def test_loops_carry_scalars_and_tiles():
+    for n in (0, 1, 1000):
+        x = _data(max(n, 1), dtypes.float32)
+        want, got = _both(carry_kernel[(1,)], x, np.zeros(256, np.float32), n, BLOCK=128)
+        np.testing.assert_allclose(got[1], want[1], **_ulps(dtypes.float32), err_msg=f"n={n}")
+        assert got[1][128:].tobytes() == want[1][128:].tobytes()
+
+
+@pytest.mark.parametrize("lo,hi,step", [(0, 7, 2), (1, 8, 3), (6, 0, -2), (2, 2, 1), (5, 1, 1)])
+def test_runtime_and_negative_loop_steps(lo, hi, step):
+    x = _data(8 * 32, dtypes.float32)
+    want, got = _both(step_kernel[(1,)], x, np.zeros(32, np.float32), lo, hi, step, BLOCK=32)
+    assert got[1].tobytes() == want[1].tobytes(), (lo, hi, step)
+
+
+@ascdsl.jit
+def collatz_kernel(n_ptr, steps_ptr, out_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    n = tl.load(n_ptr + pid)
+    steps = 0
+    acc = tl.zeros((BLOCK,), tl.float32)
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+        acc = acc * 0.5 + n
+    tl.store(steps_ptr + pid, steps)
+    tl.store(out_ptr + pid * BLOCK + tl.arange(0, BLOCK), acc)
+
+
+@ascdsl.jit
+def halve_until_kernel(x_ptr, out_ptr, tol, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    x = tl.load(x_ptr + row * BLOCK + tl.arange(0, BLOCK))
+    while tl.sum(x * x, axis=0) > tol:
+        x = x * 0.5
+    tl.store(out_ptr + row * BLOCK + tl.arange(0, BLOCK), x)
+
+
+@ascdsl.jit
+def while_copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    off = tl.program_id(0) * BLOCK
+    while off < n:
+        offs = off + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 3.0, mask=offs < n)
+        off += BLOCK * tl.num_programs(0)
+
+
+def test_while_with_scalar_and_tile_carries():
+    ns = np.array([1, 2, 3, 7, 27, 6], np.int32)
+    want, got = _both(collatz_kernel[(6,)], ns, np.zeros(6, np.int32), np.zeros(6 * 16, np.float32), BLOCK=16)
+    assert np.array_equal(want[1], [0, 1, 7, 16, 111, 8])
+    assert got[1].tobytes() == want[1].tobytes() and got[2].tobytes() == want[2].tobytes()
+
+
+def test_while_on_a_reduced_condition():
+    x = (_data((5, 32), dtypes.float32) * np.array([1, 10, 100, 0.01, 3], np.float32)[:, None]).astype(np.float32)
+    want, got = _both(halve_until_kernel[(5,)], x, np.zeros_like(x), 1.0, BLOCK=32)
+    assert got[1].tobytes() == want[1].tobytes()  # halving is exact; the sums compare alike here
+
+
+def test_while_around_loads_and_stores():
+    for n in (0, 5, 1000):
+        x = _data(max(n, 1), dtypes.float32)
+        want, got = _both(while_copy_kernel[(3,)], x, np.zeros(max(n, 1), np.float32), n, BLOCK=64)
+        assert got[1].tobytes() == want[1].tobytes(), f"n={n}"
