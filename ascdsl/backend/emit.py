@@ -53,6 +53,12 @@ def c_string(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+def event(flag: Flag) -> tuple[str, str]:
+    """``(HardEvent kind, event_t member)`` of a flag: ``("V_S", "eventVS_")``, ``("MTE2_S", "eventMte2S_")``."""
+    src, dst = (p.value.removeprefix("PIPE_") for p in (flag.src, flag.dst))
+    return f"{src}_{dst}", f"event{src.title()}{dst.title()}_"
+
+
 def ctype(t) -> str:
     if isinstance(t, (CInt, Struct)):
         return t.value
@@ -153,7 +159,8 @@ class Printer:
         if isinstance(s, kir.Barrier):
             return [f"PipeBarrier<{s.pipe.value}>();"]
         if isinstance(s, Flag):
-            return ["SetFlag<HardEvent::V_S>(eventVS_);", "WaitFlag<HardEvent::V_S>(eventVS_);"]
+            kind, name = event(s)
+            return [f"SetFlag<HardEvent::{kind}>({name});", f"WaitFlag<HardEvent::{kind}>({name});"]
         if isinstance(s, Note):
             return [f"// {s.text}"]
         if isinstance(s, Run):
@@ -190,7 +197,8 @@ def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = Fa
                    for s in slots if s.position is not Position.VECCALC],
         "tbufs": [{"name": names.slot(s), "bytes": s.bytes} for s in slots if s.position is Position.VECCALC],
         "ub_total": k.plan.total_bytes,
-        "uses_event": any(isinstance(s, Flag) for s in kir.walk(k.process)),
+        "events": [{"kind": kind, "name": name} for kind, name in
+                   dict.fromkeys(event(s) for s in kir.walk(k.process) if isinstance(s, Flag))],
         "members": [f"{ctype(v.ctype)} {names.var(v)};" for v in k.members],
         "process": p.lines(k.process),
         "methods": [{"name": p.stage_name(st), "lines": p.lines(st.body),
