@@ -26,7 +26,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import record, sim
+from . import bench_interp, record, sim
 from .sim import cost
 from .errors import InputValueError
 from .op import Case, Operator, load_operators
@@ -232,7 +232,8 @@ def run(ops_dir: str | Path = "ops", *, quick: bool = False, platform: str = DEF
         for case in (c for c in ENTRY_TARGETS if c.op in ops):
             a, b = entry_ratio(ops[case.op], case, repeats)
             print(f"  {case.op} {'x'.join(map(str, case.shape))} {case.dtype}: {a / b:.2f}x "
-                  f"({a * 1e3:.1f} ms / {b * 1e3:.1f} ms)", file=out)
+                  f"({a * 1e3:.1f} ms / {b * 1e3:.1f} ms)", file=out, flush=True)
+    bench_interp.report(repeats, out, *((bench_interp.QUICK_SHAPES, False) if quick else ()))
     return rows
 
 

@@ -1,19 +1,27 @@
 """The NumPy interpreter: the executable specification of the tile IR.
 
 All program instances of a launch run together. Every runtime value carries a leading *program
-axis*: an IR value of shape ``S`` is an array of shape ``(n, *S)``, where ``n`` is the number of
-programs being run or 1 for values that are the same in every program (constants, ``arange``,
-kernel scalars). Large launches run in consecutive chunks of programs, in program order, to bound
-memory. Control flow whose outcome differs by program runs under a per-program *active* mask:
+axis*: an IR value of shape ``S`` is an array that broadcasts to ``(n, *S)``, where ``n`` is the number
+of programs being run or 1 for values that are the same in every program (constants, ``arange``,
+kernel scalars); its other axes are ``S``'s or 1 where the value does not vary (it is *compact*).
+Index arithmetic and masks stay symbolic (:mod:`ascdsl.affine`), so that a load or store through
+``base + rows * stride + cols`` is a strided copy. Large launches run in consecutive chunks of
+programs, in program order, to bound memory. Control flow whose outcome differs by program runs
+under a per-program *active* mask:
 
 * a ``for`` loop runs for the largest trip count among active programs; a program's carried
   values only change on iterations it really executes;
 * a ``while`` loop iterates until no active program's condition holds, each program's values
   changing only while its own condition does;
 * an ``if`` on a per-program condition runs both regions, each under its programs, and merges the
-  results with ``where``.
+  results with ``where``;
+* a loop that carries no values, reads only buffers no lane writes and stores to distinct buffers
+  runs its iterations at once, as copies of the programs (the writes of a store land in the loop's
+  order; an error makes it run again iteration by iteration, so that it is the loop order's first,
+  and what the batch stored for later iterations stays).
 
-Memory ops touch memory only for active programs and unmasked lanes. A pointer value is an int64
+Memory ops touch memory only for active programs and unmasked lanes (a load from a buffer no lane
+writes during the launch may return a read-only view of it). A pointer value is an int64
 array of *addresses*: argument buffer ``k`` (its position in the argument list) starts at
 ``k << 40``, so a pointer selects its array and the element offset within it; offsets count
 elements from the array's first element. A strided view is the span of memory from its lowest to
@@ -30,20 +38,23 @@ programs and masked lanes routinely compute on garbage.
 """
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from . import numerics
+from . import affine, numerics
+from .affine import Affine, Conj, lift as _lift
 from .dtypes import PointerType
-from .errors import CompilationError, DeviceAssertionError, InputTypeError, InputValueError, OutOfBoundsError
+from .errors import CompilationError, DeviceAssertionError, Error, InputTypeError, InputValueError, OutOfBoundsError
 from .ir.core import Block, GroupOp, Instr, Kernel, Op, walk
-from .ir.provenance import access_roots
+from .ir.provenance import STORES, access_roots
 
 SHIFT = 40  # address bits reserved for the element offset within one argument buffer
 HALF = 1 << (SHIFT - 1)  # offsets in [-HALF, HALF) decode to the right buffer
-CHUNK_ELEMENTS = 1 << 18  # programs per chunk * largest tile size: keeps tiles cache-sized
+CHUNK_ELEMENTS = 1 << 20  # programs per chunk * largest tile size: bounds the memory of a chunk
 
 Array = np.ndarray
 
@@ -67,33 +78,93 @@ def run(kernel: Kernel, args: Sequence[Any], grid: Sequence[int]) -> None:
               else np.array([a]).astype(numerics.np_dtype(p.type.dtype))
               for name, p, a in zip(kernel.param_names, kernel.params, args)]
     programs = grid[0] * grid[1] * grid[2]
-    chunk, schedule, leaves, memory.roots = _prepare(kernel)
-    with np.errstate(all="ignore"):
-        for start in range(0, programs, chunk):
-            chunk_programs = _Programs(memory, grid, schedule, leaves, start, min(start + chunk, programs))
-            chunk_programs.run_block(kernel.body, values)
+    prepared = _prepare(kernel)
+    memory.roots = prepared.roots
+    memory.share(prepared.written)
+    chunk = max(1, CHUNK_ELEMENTS // prepared.largest)
+    collecting = gc.isenabled()
+    gc.disable()  # a launch makes many short-lived, acyclic objects: reference counts free them
+    try:
+        with np.errstate(all="ignore"):
+            for start in range(0, programs, chunk):
+                chunk_programs = _Programs(memory, grid, prepared, start, min(start + chunk, programs))
+                chunk_programs.run_block(kernel.body, values)
+    finally:
+        if collecting:
+            gc.enable()
 
 
-Step = tuple[Callable[..., Sequence[Array]], Instr, list[int], list[int], list[int]]
-_prepared: dict[int, tuple[Kernel, tuple]] = {}
+Step = tuple[Callable[..., Sequence[Array]], Instr, list[int], list[int], list[int], tuple | None]
 
 
-def _prepare(kernel: Kernel) -> tuple[int, dict[int, list[Step]], dict[int, Array], dict[int, int]]:
-    """What a launch of ``kernel`` needs besides its arguments, computed once per kernel object:
-    programs per chunk, the schedule, the uniform leaves and the access roots."""
+@dataclass(frozen=True)
+class _Batch:
+    """A ``for`` loop whose iterations may run at once, as copies of the programs (:func:`_for`): it
+    carries no values and prints, asserts or runs atomics nowhere; ``loads`` are the buffers it
+    reads, which must be constant, and ``stores`` those of each of its stores (distinct buffers)."""
+
+    free: tuple[int, ...]  # the ids of the values from outside that its body uses
+    loads: frozenset[int]
+    stores: tuple[frozenset[int], ...]
+    largest: int  # elements of the largest tile in its body
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """What a launch of a kernel needs besides its arguments, computed once per kernel object."""
+
+    largest: int  # elements of the largest tile
+    schedule: dict[int, list[Step]]
+    leaves: dict[int, Array | Affine]  # uniform leaves by value id
+    roots: dict[int, int]  # memory op id -> its one buffer
+    written: frozenset[int] | None  # buffers the kernel may write (None: any, as atomics do)
+    batches: dict[int, _Batch]  # by for-loop id
+
+
+_prepared: dict[int, tuple[Kernel, _Prepared]] = {}
+
+
+def _prepare(kernel: Kernel) -> _Prepared:
     hit = _prepared.get(id(kernel))
     if hit is not None and hit[0] is kernel:
         return hit[1]
-    largest = max([1] + [v.type.numel for i in walk(kernel.body) for v in i.results])
     leaves = {i.result.id: UNIFORM_LEAVES[i.op](i) for i in walk(kernel.body) if i.op in UNIFORM_LEAVES}
     for leaf in leaves.values():
-        leaf.flags.writeable = False  # shared by every launch
-    prepared = (max(1, CHUNK_ELEMENTS // largest), _schedule(kernel.body, {}), leaves,
-                {i: next(iter(r)) for i, r in access_roots(kernel).items() if len(r) == 1})
+        if isinstance(leaf, Array):
+            leaf.flags.writeable = False  # shared by every launch
+    roots, ops = access_roots(kernel), {id(i): i.op for i in walk(kernel.body)}
+    atomics = any(op in GroupOp.ATOMIC for op in ops.values())
+    written = None if atomics else frozenset().union(*(r for i, r in roots.items() if ops[i] in STORES))
+    batches = {id(i): b for i in walk(kernel.body) if i.op is Op.FOR and (b := _batch(i, roots)) is not None}
+    prepared = _Prepared(_largest(kernel.body), _schedule(kernel.body, {}), leaves,
+                         {i: next(iter(r)) for i, r in roots.items() if len(r) == 1}, written, batches)
     if len(_prepared) >= 256:
         _prepared.clear()
     _prepared[id(kernel)] = (kernel, prepared)
     return prepared
+
+
+def _largest(block: Block) -> int:
+    """Elements of the largest tile ``block`` (or a block nested in it) defines or uses."""
+    return max([1] + [v.type.numel for i in walk(block) for v in (*i.results, *i.operands)])
+
+
+def _batch(loop: Instr, roots: dict[int, frozenset[int]]) -> _Batch | None:
+    """What running the iterations of ``loop`` at once needs, or None when its body forbids it."""
+    body = loop.regions[0]
+    inner = list(walk(body))
+    if len(loop.operands) > 3 or any(i.op in NOT_BATCHED or i.op in GroupOp.ATOMIC for i in inner):
+        return None
+    if any(i.op in STORES for loop_ in inner if loop_.op in LOOPS for region in loop_.regions for i in walk(region)):
+        return None  # batched, an inner loop's stores would land in another order
+    stores = tuple(roots[id(i)] for i in inner if i.op in STORES)
+    if any(a & b for k, a in enumerate(stores) for b in stores[k + 1:]):
+        return None
+    defined = {v.id for i in inner for v in i.results} | {v.id for i in (loop, *inner) for r in i.regions
+                                                          for v in r.args}
+    free = tuple(dict.fromkeys(v.id for i in inner for v in i.operands if v.id not in defined))
+    loads = frozenset().union(*(roots[id(i)] for i in inner if i.op in (Op.LOAD, Op.BLOCK_LOAD)))
+    return _Batch(free, loads, stores, _largest(body))
 
 
 def _schedule(block: Block, into: dict[int, list[Step]]) -> dict[int, list[Step]]:
@@ -111,9 +182,50 @@ def _schedule(block: Block, into: dict[int, list[Step]]) -> dict[int, list[Step]
     for value_id, i in last.items():
         if block.body:
             dead[i].append(value_id)
-    into[id(block)] = [(HANDLERS[instr.op], instr, [v.id for v in instr.operands],
-                        [v.id for v in instr.results], dead[i]) for i, instr in enumerate(block.body)]
+    fused = _stored_directly(block)
+    into[id(block)] = [(_defer if i in fused else HANDLERS[instr.op], instr, [v.id for v in instr.operands],
+                        [v.id for v in instr.results], dead[i],
+                        None if instr.op in COMPACT else tuple(v.type.shape for v in instr.operands))
+                       for i, instr in enumerate(block.body)]
     return into
+
+
+FUSED = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.MAXIMUM, Op.MINIMUM})
+"""Ops whose result a store may compute in place (NumPy gives their exact IEEE result whatever the
+layout of the output)."""
+PURE = GroupOp.ELEMENTWISE | GroupOp.LEAF | GroupOp.SHAPE
+
+
+def _stored_directly(block: Block) -> set[int]:
+    """The indices of instructions of ``block`` whose one use is a store later in the block with
+    only arithmetic between them: their result can be computed into the stored memory."""
+    uses: dict[int, int] = {}
+    for instr in walk(block):
+        for v in instr.operands:
+            uses[v.id] = uses.get(v.id, 0) + 1
+    made = {instr.result.id: i for i, instr in enumerate(block.body) if len(instr.results) == 1}
+    fused = set()
+    for j, store in enumerate(block.body):
+        if store.op is not Op.STORE:
+            continue
+        i = made.get(store.operands[1].id)
+        if i is not None and block.body[i].op in FUSED and uses[store.operands[1].id] == 1 and all(
+                between.op in PURE for between in block.body[i + 1:j]):
+            fused.add(i)
+    return fused
+
+
+class _Deferred:
+    """The result of an instruction that its one user, a store, may compute into memory."""
+
+    __slots__ = ("instr", "args")
+
+    def __init__(self, instr: Instr, args: tuple):
+        self.instr, self.args = instr, args
+
+
+def _defer(P: "_Programs", instr: Instr, *args) -> tuple[_Deferred]:
+    return (_Deferred(instr, args),)
 
 
 def _span(array: Array) -> tuple[Array, int]:
@@ -147,6 +259,7 @@ class _Memory:
         self.flats: list[Array] = []
         self.names: list[str] = []
         self.roots: dict[int, int] = {}  # memory op id -> its one buffer (ir.provenance)
+        self.constant: frozenset[int] = frozenset()  # buffers no lane writes during the launch
 
     def bind(self, name: str, ptr: PointerType, array: Any) -> Array:
         """Register ``array`` as the buffer of pointer parameter ``name``; return its base address."""
@@ -160,30 +273,66 @@ class _Memory:
         self.names.append(name)
         return np.array([((len(self.flats) - 1) << SHIFT) + first], dtype=numerics.POINTER)
 
+    def share(self, written: frozenset[int] | None) -> None:
+        """Note which buffers stay constant during the launch: none of the ``written`` buffers (None:
+        every buffer may be written) may overlap them in memory. Loads from them may return views."""
+        if written is None:
+            return
+        others = [self.flats[j] for j in written]
+        self.constant = frozenset(k for k, flat in enumerate(self.flats) if k not in written
+                                  and not any(np.may_share_memory(flat, w) for w in others))
+
+    def independent(self, batch: _Batch) -> bool:
+        """Whether the iterations of a batchable loop are independent on these buffers: it reads
+        constant buffers only and its stores write buffers that do not overlap in memory."""
+        stores = [self.flats[k] for ks in batch.stores for k in ks]
+        return batch.loads <= self.constant and not any(
+            np.may_share_memory(a, b) for i, a in enumerate(stores) for b in stores[i + 1:])
+
     def sizes(self) -> Array:
         return np.array([f.size for f in self.flats], dtype=np.int64)
 
 
-def _lift(x: Array, rank: int) -> Array:
-    """A scalar ``(n,)`` as ``(n, 1, ..., 1)`` so that it broadcasts against tiles of ``rank``."""
-    return x.reshape(x.shape[:1] + (1,) * rank) if x.ndim == 1 and rank else x
+def _whole(x, shape: tuple[int, ...]) -> Array:
+    """A runtime value (compact or symbolic) as an array of the whole tile ``shape``."""
+    x = affine.dense(x)
+    return x if x.shape[1:] == shape else np.broadcast_to(x, x.shape[:1] + shape)
 
 
-def _select(cond: Array, a: Array, b: Array) -> Array:
+def _select(cond: Array, a, b):
     """Per program: ``a`` where ``cond`` (shape ``(n,)``) holds, else ``b``."""
-    return np.where(_lift(cond, a.ndim - 1), a, b)
+    if isinstance(a, Affine) and isinstance(b, Affine):
+        out = affine.select(cond, a, b)
+        if out is not None:
+            return out
+    a, b = affine.dense(a), affine.dense(b)
+    return np.where(_lift(cond, max(a.ndim, b.ndim) - 1), a, b)
 
 
 class _Programs:
     """Programs ``start..stop`` of a launch, executing one block of IR together."""
 
-    def __init__(self, memory: _Memory, grid: tuple[int, int, int], schedule: dict[int, list[Step]],
-                 leaves: dict[int, Array], start: int, stop: int):
-        self.memory, self.grid, self.schedule, self.leaves = memory, grid, schedule, leaves
+    def __init__(self, memory: _Memory, grid: tuple[int, int, int], prepared: _Prepared, start: int, stop: int):
+        self.memory, self.grid, self.prepared = memory, grid, prepared
+        self.schedule, self.leaves = prepared.schedule, prepared.leaves
         linear = np.arange(start, stop)
+        self.n = stop - start
         self.pid = (linear % grid[0], linear // grid[0] % grid[1], linear // (grid[0] * grid[1]))
         self.env: dict[int, Array] = {}
         self.active: Array | None = None  # (n,) bool: who runs the current region; None = all
+        self.order: Array | None = None  # the programs in the order they run, when not 0..n-1
+
+    def copies(self, copies: int, env: dict[int, Any], active: Array | None) -> "_Programs":
+        """These programs, each ``copies`` times in a row, on ``env`` (values of these programs,
+        repeated), with ``active`` (over the copies) running. Copy ``j`` of every program runs before
+        copy ``j + 1`` of any: :attr:`order` lists the copies in that order."""
+        out = _Programs.__new__(_Programs)
+        out.memory, out.grid, out.prepared, out.schedule, out.leaves = (
+            self.memory, self.grid, self.prepared, self.schedule, self.leaves)
+        out.n, out.pid, out.active = self.n * copies, tuple(np.repeat(a, copies) for a in self.pid), active
+        out.order = np.arange(out.n).reshape(self.n, copies).T.reshape(-1)
+        out.env = {i: _repeat(x, copies) for i, x in env.items()}
+        return out
 
     def run_block(self, block: Block, args: Sequence[Array]) -> list[Array]:
         """Run ``block`` with its arguments bound to ``args``; return the values it yields."""
@@ -191,8 +340,11 @@ class _Programs:
         for v, x in zip(block.args, args):
             env[v.id] = x
         out: Sequence[Array] = ()
-        for handler, instr, operands, results, dead in self.schedule[id(block)]:
-            out = handler(self, instr, *[env[i] for i in operands])
+        for handler, instr, operands, results, dead, shapes in self.schedule[id(block)]:
+            args = [env[i] for i in operands]
+            if shapes is not None:  # the handler wants whole tiles
+                args = [_whole(x, shape) for x, shape in zip(args, shapes)]
+            out = handler(self, instr, *args)
             for i, x in zip(results, out):
                 env[i] = x
             for i in dead:  # freeing early lets NumPy reuse memory (and keeps it in cache)
@@ -228,11 +380,14 @@ def _result(instr: Instr) -> np.dtype:
 
 def _const(instr: Instr) -> Array:
     value = numerics.cast(np.array(instr.attr("value")), _result(instr))
-    return np.broadcast_to(value, (1,) + instr.result.type.shape)
+    return value.reshape((1,) * (1 + len(instr.result.type.shape)))
 
 
-def _arange(instr: Instr) -> Array:
-    return np.arange(instr.attr("start"), instr.attr("end"), dtype=_result(instr))[None]
+def _arange(instr: Instr) -> Array | Affine:
+    start, end, dt = instr.attr("start"), instr.attr("end"), _result(instr)
+    if dt in affine.AFFINE_DTYPES:
+        return affine.arange(start, end, dt)
+    return np.arange(start, end, dtype=dt)[None]
 
 
 UNIFORM_LEAVES: dict[Op, Callable[[Instr], Array]] = {Op.CONST: _const, Op.ARANGE: _arange}
@@ -251,21 +406,41 @@ def _num_programs(P: _Programs, instr: Instr) -> tuple[Array]:
     return (np.array([P.grid[instr.attr("axis")]], dtype=_result(instr)),)
 
 
-def _broadcast(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
+def _broadcast(P: _Programs, instr: Instr, x) -> tuple:
     shape = instr.result.type.shape
-    x = x.reshape(x.shape[:1] + (1,) * (len(shape) - x.ndim + 1) + x.shape[1:])
-    return (np.broadcast_to(x, x.shape[:1] + shape),)
+    if isinstance(x, Affine):
+        return (affine.broadcast(x, shape),)
+    if isinstance(x, Conj):
+        return (Conj(tuple(_broadcast(P, instr, f)[0] for f in x.factors)),)
+    return (x.reshape(x.shape[:1] + (1,) * (len(shape) - x.ndim + 1) + x.shape[1:]),)  # compact
 
 
-def _expand_dims(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
+def _expand_dims(P: _Programs, instr: Instr, x) -> tuple:
     axis = instr.attr("axis")
+    if isinstance(x, Affine):
+        return (affine.expand_dims(x, axis, instr.result.type.shape),)
+    if isinstance(x, Conj):
+        return (Conj(tuple(np.expand_dims(f, axis + 1 if axis >= 0 else axis) for f in x.factors)),)
     return (np.expand_dims(x, axis + 1 if axis >= 0 else axis),)
 
 
-def _elementwise(P: _Programs, instr: Instr, *xs: Array) -> tuple[Array]:
-    shape = instr.result.type.shape
-    out = numerics.elementwise(instr.op, [_lift(x, len(shape)) for x in xs], _result(instr))
-    return (out if out.shape[1:] == shape else np.broadcast_to(out, out.shape[:1] + shape),)
+def _elementwise(P: _Programs, instr: Instr, *xs) -> tuple:
+    """The result is compact (it broadcasts to the tile) and stays symbolic where it can."""
+    shape, op = instr.result.type.shape, instr.op
+    if any(type(x) is Affine for x in xs):
+        out = affine.elementwise(op, xs, _result(instr), shape)
+        if out is not None:
+            return (out,)
+    if op is Op.AND and xs[0].dtype == np.bool_ and len(xs) == 2:
+        out = affine.conj(*xs, len(shape))
+        if out is not None:
+            return (out,)
+    xs = [_lift(affine.dense(x), len(shape)) for x in xs]
+    if op is Op.WHERE and xs[0].size < xs[1].size + xs[2].size:  # a condition that holds everywhere
+        chosen = xs[1] if xs[0].all() else xs[2] if not xs[0].any() else None  # (or nowhere) picks
+        if chosen is not None and chosen.dtype == _result(instr):
+            return (chosen,)
+    return (numerics.elementwise(op, xs, _result(instr)),)
 
 
 def _reduce(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
@@ -471,26 +646,20 @@ def _out_of_bounds(P: _Programs, instr: Instr, bad: Array, buffers: Array,
         hint="mask the access (e.g. mask=offsets < n) or fix the offset arithmetic")
 
 
-def _load(P: _Programs, instr: Instr, ptr: Array, mask: Array | None = None,
-          other: Array | None = None) -> tuple[Array]:
+def _load(P: _Programs, instr: Instr, ptr, mask=None, other=None) -> tuple[Array]:
     shape, dt = instr.result.type.shape, _result(instr)
-    mask = P.lanes(mask, len(shape))
+    fill = numerics.poison(dt) if other is None else _lift(affine.dense(other), len(shape))
+    if isinstance(ptr, Affine):
+        access = _plan(P, instr, ptr, mask, fill.shape[0] if fill.ndim else 1, store=False)
+        if access is False:
+            return (np.broadcast_to(fill, (fill.shape[:1] if fill.ndim else (1,)) + shape),)
+        if access is not None:
+            return (access.gather(fill, dt, P.memory.roots.get(id(instr)) in P.memory.constant),)
+    ptr = _whole(ptr, shape)
+    mask = P.lanes(None if mask is None else affine.dense(mask), len(shape))
     if mask is not None:
         ptr, mask = np.broadcast_arrays(ptr, mask)
-    fill = numerics.poison(dt) if other is None else _lift(other, len(shape))
     out = None
-    on = _whole_programs(mask)
-    runs = _runs(P, instr, ptr if on is None else ptr[on]) if mask is None or on is not None else None
-    if runs is not None:  # row-major tiles: copied slices, no gather
-        flat, firsts, m = runs
-        values = np.empty((int(on.sum()),) + ptr.shape[1:] if on is not None else ptr.shape, dt)
-        for row, first in zip(values.reshape(len(firsts), m), firsts):
-            row[...] = flat[first:first + m]
-        if on is None:
-            return (values,)
-        out = np.array(np.broadcast_to(fill, ptr.shape), dtype=dt)
-        out[on] = values
-        return (out,)
     for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
         values = np.take(P.memory.flats[buffer], offsets)
         out = values if lanes is None else np.where(lanes, values, fill if out is None else out)
@@ -499,24 +668,79 @@ def _load(P: _Programs, instr: Instr, ptr: Array, mask: Array | None = None,
     return (out.astype(dt, copy=False),)
 
 
-def _store(P: _Programs, instr: Instr, ptr: Array, value: Array, mask: Array | None = None) -> tuple[()]:
-    rank = ptr.ndim - 1
-    mask = P.lanes(mask, rank)
-    ptr, value = np.broadcast_arrays(ptr, _lift(value, rank))
+def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
+    shape = ptr.shape if isinstance(ptr, Affine) else tuple(instr.attr("shape", instr.operands[0].type.shape))
+    rank = len(shape)
+    deferred = value if isinstance(value, _Deferred) else None
+    if deferred is not None and isinstance(ptr, Affine) and _store_computed(P, instr, ptr, mask, deferred):
+        return ()
+    if deferred is not None:
+        (value,) = _elementwise(P, deferred.instr, *deferred.args)
+    value = _lift(affine.dense(value), rank)
+    if isinstance(ptr, Affine):
+        access = _plan(P, instr, ptr, mask, value.shape[0], store=True)
+        if access is False:
+            return ()
+        if access is not None:  # the lanes are distinct: the order of the writes does not matter
+            access.scatter(value if access.programs >= value.shape[0] else value[-1:])  # the last program wins
+            return ()
+    ptr = _whole(ptr, shape)
+    mask = P.lanes(None if mask is None else affine.dense(mask), rank)
+    ptr, value = np.broadcast_arrays(ptr, value)
     if mask is not None:
         ptr, value, mask = np.broadcast_arrays(ptr, value, mask)
-    on = _whole_programs(mask)
-    runs = _runs(P, instr, ptr if on is None else ptr[on]) if mask is None or on is not None else None
-    if runs is not None:  # in program order, as the scatter; a program's addresses are distinct
-        flat, firsts, m = runs
-        for row, first in zip((value if on is None else value[on]).reshape(len(firsts), m), firsts):
-            flat[first:first + m] = row
-        return ()
+    if P.order is not None and ptr.shape[0] > 1:  # the last write to an address is the last to run
+        ptr, value, mask = ptr[P.order], value[P.order], None if mask is None else mask[P.order]
     for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
         flat = P.memory.flats[buffer]
         selected = (offsets, value) if lanes is None else (offsets[lanes], value[lanes])
         _scatter(flat, *(a.reshape(-1) for a in selected))
     return ()
+
+
+def _store_computed(P: _Programs, instr: Instr, ptr: Affine, mask, deferred: _Deferred) -> bool:
+    """Compute a deferred ``+ - * /``, min or max of float32 tiles into the memory a store writes, when
+    the store's lanes are one strided box of every program; whether it did."""
+    op, to = deferred.instr.op, _result(deferred.instr)
+    xs = [affine.dense(x) for x in deferred.args]
+    if to != numerics.F32 or any(type(x) is not np.ndarray or x.dtype != to for x in xs):
+        return False
+    rank = len(ptr.shape)
+    xs = [_lift(x, rank) for x in xs]
+    access = _plan(P, instr, ptr, mask, max(x.shape[0] for x in xs), store=True)
+    if access is False:
+        return True
+    if access is None or access.view is None or access.programs < max(x.shape[0] for x in xs):
+        return False
+    view = access.view
+    xs = [x[..., :access.length] for x in xs]
+    if access.on is None:  # (a ufunc given where= runs its masked loops, even for True)
+        numerics.NP_FOR_OP[op](*xs, out=view)
+    else:
+        numerics.NP_FOR_OP[op](*xs, out=view, where=access.on[..., None])
+    return True
+
+
+def _plan(P: _Programs, instr: Instr, ptr: Affine, mask, lead: int, store: bool) -> affine.Access | None | bool:
+    """The strided access of a memory op through an affine pointer (see :func:`ascdsl.affine.plan`)."""
+    rank = len(ptr.shape)
+    active = () if P.active is None else (_lift(P.active, rank),)
+    if isinstance(mask, Conj):  # the loads and stores of a tile often share its mask
+        if mask.parts is None or mask.parts[0] is not P.active:
+            mask.parts = (P.active, affine.mask_parts(mask.factors + active, ptr.shape))
+        factors, parts = mask.factors + active, mask.parts[1]
+    else:
+        factors = active if mask is None else (_lift(mask, rank),) + active
+        parts = affine.mask_parts(factors, ptr.shape)
+    if parts is None:
+        return None
+    memory, root = P.memory, P.memory.roots.get(id(instr))
+
+    def buffer(address: int) -> tuple[Array | None, int]:
+        k = (address + HALF) >> SHIFT if root is None else root
+        return (memory.flats[k], k << SHIFT) if 0 <= k < len(memory.flats) else (None, 0)
+    programs = max([ptr.programs, lead] + [f.shape[0] for f in factors])
+    return affine.plan(ptr, *parts, programs, buffer, store)
 
 
 ATOMIC_COMBINE = {Op.ATOMIC_ADD: Op.ADD, Op.ATOMIC_MAX: Op.MAXIMUM, Op.ATOMIC_MIN: Op.MINIMUM,
@@ -567,41 +791,6 @@ def _read_modify_write(P: _Programs, instr: Instr, op: Op, dt: np.dtype, ptr: Ar
     return out
 
 
-def _whole_programs(mask: Array | None) -> Array | None:
-    """Per program, whether all its lanes are enabled, when each program's lanes are all enabled or all
-    disabled (inactive programs, row masks that cut whole programs); None otherwise."""
-    if mask is None:
-        return None
-    rows = mask.reshape(mask.shape[0], -1)
-    on = rows.all(axis=1)
-    return on if (on | ~rows.any(axis=1)).all() else None
-
-
-def _runs(P: _Programs, instr: Instr, addr: Array) -> tuple[Array, list[int], int] | None:
-    """(buffer, first offset of each run, run length) when every lane is enabled and each program's
-    lanes address consecutive elements, in lane order, of the buffer the access belongs to (one run
-    when the programs' runs are adjacent); None otherwise, or when many short runs would be slower than
-    a gather (the general path checks and reports)."""
-    if not addr.size:
-        return None
-    rows = addr.reshape(addr.shape[0], -1)
-    m = rows.shape[1]
-    starts = rows[:, 0]
-    if not ((rows[:, -1] - starts) == m - 1).all() or not (m == 1 or (rows[:, 1:] > rows[:, :-1]).all()):
-        return None
-    root = P.memory.roots.get(id(instr))
-    buffer = (int(starts[0]) + HALF) >> SHIFT if root is None else root
-    if not 0 <= buffer < len(P.memory.flats):
-        return None
-    flat = P.memory.flats[buffer]
-    offsets = starts - (buffer << SHIFT)  # int64 arithmetic wraps, but base + offset - base is the offset
-    if offsets.min() < 0 or offsets.max() + m > flat.size:
-        return None
-    if len(offsets) == 1 or (np.diff(offsets) == m).all():
-        return flat, [int(offsets[0])], rows.size
-    return (flat, offsets.tolist(), m) if m >= 256 else None
-
-
 def _increasing(flat_offsets: Array) -> bool:
     return flat_offsets.size < 2 or bool((flat_offsets[1:] > flat_offsets[:-1]).all())
 
@@ -619,44 +808,38 @@ def _scatter(flat: Array, offsets: Array, values: Array) -> None:
         flat[offsets] = values
 
 
-def _block_access(instr: Instr, base: Array, offset: Array,
-                  rest: Sequence[Array]) -> tuple[Array, Array | None]:
-    """The addresses and mask of a block access: ``base + offset + sum(i_d * stride_d)`` over the
+def _block_access(instr: Instr, base: Array, offset: Array, rest: Sequence[Array]) -> tuple[Affine, Conj | None]:
+    """The pointer and mask of a block access: ``base + offset + sum(i_d * stride_d)`` over the
     block, enabled where ``i_d < extent_d`` in every dim (None when no extent cuts the block)."""
-    shape = instr.attr("shape")
+    shape = tuple(instr.attr("shape"))
     rank = len(shape)
     n = rank if instr.op in (Op.STRIDED_LOAD, Op.STRIDED_STORE) else rank - 1  # strides given (else the last is 1)
     strides, extents = list(rest[:n]) + [np.ones(1, np.int64)] * (rank - n), rest[n:n + rank]
-    addr = _lift(base + offset.astype(np.int64), rank)
-    mask = None
-    for d, (size, stride, extent) in enumerate(zip(shape, strides, extents)):
-        index = np.arange(size, dtype=np.int64).reshape((1,) + (1,) * d + (size,) + (1,) * (rank - d - 1))
-        addr = addr + index * _lift(stride.astype(np.int64), rank)
-        if extent.shape[0] > 1 or int(extent[0]) < size:
-            inside = index < _lift(extent.astype(np.int64), rank)
-            mask = inside if mask is None else mask & inside
-    addr = np.broadcast_to(addr, addr.shape[:1] + tuple(shape))
-    if mask is not None:
-        addr, mask = np.broadcast_arrays(addr, mask)
-    return addr, mask
+    start = (base + offset.astype(np.int64)).astype(np.int64, copy=False)
+    ptr = Affine(affine.term(start), tuple(affine.term(s.astype(np.int64)) for s in strides), numerics.POINTER, shape)
+    cuts = tuple(affine.index(d, shape) < _lift(extent.astype(np.int64), rank)
+                 for d, (size, extent) in enumerate(zip(shape, extents))
+                 if extent.shape[0] > 1 or int(extent[0]) < size)
+    return ptr, Conj(cuts) if cuts else None
 
 
 def _block_load(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[Array]:
     rank = len(instr.attr("shape"))
-    addr, mask = _block_access(instr, base, offset, rest)
+    ptr, mask = _block_access(instr, base, offset, rest)
     other = rest[2 * rank - 1] if instr.attr("has_other") else None
-    return _load(P, instr, addr, mask, other)
+    return _load(P, instr, ptr, mask, other)
 
 
 def _strided_load(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[Array]:
     rank = len(instr.attr("shape"))
-    addr, mask = _block_access(instr, base, offset, rest)
-    return _load(P, instr, addr, mask, rest[2 * rank] if instr.attr("has_other") else None)
+    ptr, mask = _block_access(instr, base, offset, rest)
+    return _load(P, instr, ptr, mask, rest[2 * rank] if instr.attr("has_other") else None)
 
 
 def _indexed(instr: Instr, base: Array, offset: Array, index: Array, extent: Array) -> tuple[Array, Array | None]:
     """The addresses and mask of a gather or scatter: ``base + offset + index[i]`` for ``i < extent``."""
     size = instr.attr("shape")[0]
+    index, extent = affine.dense(index), affine.dense(extent)
     addr = _lift(base + offset.astype(np.int64), 1) + index.astype(np.int64)
     mask = np.arange(size) < _lift(extent.astype(np.int64), 1) if (extent < size).any() else None
     if mask is not None:
@@ -677,18 +860,20 @@ def _scatter_store(P: _Programs, instr: Instr, base: Array, offset: Array, index
 
 
 def _block_store(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[()]:
-    addr, mask = _block_access(instr, base, offset, rest[:-1])
-    return _write(P, instr, addr, rest[-1], mask)
+    ptr, mask = _block_access(instr, base, offset, rest[:-1])
+    return _write(P, instr, ptr, rest[-1], mask)
 
 
-def _write(P: _Programs, instr: Instr, addr: Array, value: Array, mask: Array | None) -> tuple[()]:
+def _write(P: _Programs, instr: Instr, ptr, value, mask) -> tuple[()]:
     """A store, or an atomic whose old values nobody reads (``atomic`` attribute)."""
     atomic = instr.attr("atomic")
-    if atomic is not None:
-        dt = numerics.np_dtype(instr.operands[-1].type.dtype)
-        _read_modify_write(P, instr, Op(atomic), dt, addr, (value,), mask)
-        return ()
-    return _store(P, instr, addr, value, mask)
+    if atomic is None:
+        return _store(P, instr, ptr, value, mask)
+    shape = tuple(instr.attr("shape"))
+    dense = None if mask is None else affine.dense(mask)
+    _read_modify_write(P, instr, Op(atomic), numerics.np_dtype(instr.operands[-1].type.dtype), _whole(ptr, shape),
+                       (_lift(affine.dense(value), len(shape)),), dense)
+    return ()
 
 
 # --- control flow and printing ---------------------------------------------------------------
@@ -701,14 +886,23 @@ def _for(P: _Programs, instr: Instr, lower: Array, upper: Array, step: Array, *c
     if zero.any():
         raise CompilationError(instr.loc, "range() step must not be zero",
                                hint="make the step a nonzero value in every program")
+    batch = P.prepared.batches.get(id(instr))
+    trips = np.maximum(-((lower - upper) // step), 0)
+    if P.active is not None:
+        trips = np.where(P.active, trips, 0)
+    per_program = P.n == 1 or max(lower.shape[0], upper.shape[0], step.shape[0]) > 1  # (else values of the
+    if batch is not None and P.order is None and per_program and trips.max() > 1 and P.n * batch.largest * 2 <= CHUNK_ELEMENTS \
+            and P.memory.independent(batch):  # induction variable alone would be repeated for every program)
+        try:
+            _for_batched(P, body, batch, lower, step, trips, iv_dtype)
+            return []
+        except Error:  # run again in order, so that the error is the one the order gives
+            pass
     carried = list(carried)
     if lower.shape[0] == upper.shape[0] == step.shape[0] == 1:
         for i in range(int(lower[0]), int(upper[0]), int(step[0])):
             carried = P.run_block(body, [np.array([i], dtype=iv_dtype), *carried])
         return carried
-    trips = np.maximum(-((lower - upper) // step), 0)
-    if P.active is not None:
-        trips = np.where(P.active, trips, 0)
     for k in range(int(trips.max())):
         live = trips > k
         live = None if live.all() else live
@@ -729,6 +923,33 @@ def _while(P: _Programs, instr: Instr, *carried: Array) -> list[Array]:
         live = None if live is None and go.all() else go
         new = P.run_masked(live, body, carried)
         carried = new if live is None else [_select(live, n, c) for n, c in zip(new, carried)]
+
+
+def _for_batched(P: _Programs, body: Block, batch: _Batch, lower: Array, step: Array, trips: Array,
+                 iv_dtype: np.dtype) -> None:
+    """The iterations of a loop run together, as many at once as fit a chunk: each program's next
+    iterations as copies of it, side by side (a program's tiles are often adjacent in memory). Stores
+    whose lanes overlap land in the loop's order (:attr:`_Programs.order`)."""
+    total, n = int(trips.max()), P.n
+    fit = max(1.0, CHUNK_ELEMENTS / (n * batch.largest))  # iterations a chunk holds; groups as even as can be
+    group = -(-total // max(1, round(total / fit)))
+    trips, lower, step = (np.broadcast_to(x, (n,)) for x in (trips, lower, step))
+    env = {i: P.env[i] for i in batch.free}
+    for k0 in range(0, total, group):
+        copies = min(group, total - k0)
+        k = np.tile(np.arange(k0, k0 + copies), n)
+        live = np.repeat(trips, copies) > k
+        sub = P.copies(copies, env, None if live.all() else live)
+        sub.run_block(body, [(np.repeat(lower, copies) + k * np.repeat(step, copies)).astype(iv_dtype)])
+
+
+def _repeat(x, copies: int):
+    """A runtime value of some programs for ``copies`` copies of them (uniform values stay as they are)."""
+    if isinstance(x, Affine):
+        return affine.repeat(x, copies)
+    if isinstance(x, Conj):
+        return Conj(tuple(_repeat(f, copies) for f in x.factors))
+    return x if x.shape[0] == 1 else np.repeat(x, copies, axis=0)
 
 
 def _if(P: _Programs, instr: Instr, cond: Array) -> list[Array]:
@@ -790,3 +1011,13 @@ HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
     **{op: _atomic for op in GroupOp.ATOMIC},
 }
 """How each op runs: ``handler(programs, instr, *operand_arrays) -> result arrays``."""
+
+NOT_BATCHED = frozenset({Op.PRINT, Op.ASSERT})
+"""Ops whose order of execution shows: loops that contain them run iteration by iteration."""
+
+LOOPS = frozenset({Op.FOR, Op.WHILE})
+
+COMPACT = GroupOp.ELEMENTWISE | GroupOp.LEAF | GroupOp.SHAPE | LOOPS | frozenset({
+    Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.IF, Op.YIELD})
+"""Ops whose handlers take compact and symbolic operands (:mod:`ascdsl.affine`); the others get whole
+tiles."""

@@ -233,7 +233,17 @@ def _arg_dtype(site: Loc, name: str, value) -> DType | PointerType:
                            "pass NumPy arrays, PyTorch CPU tensors, or int/float/bool scalars")
 
 
-_stored_params = functools.lru_cache(maxsize=256)(stored_params)
+_stored: dict[int, tuple[Kernel, frozenset[str]]] = {}
+
+
+def _stored_params(kernel: Kernel) -> frozenset[str]:
+    """:func:`stored_params`, once per kernel object (by identity: hashing a kernel hashes its IR)."""
+    hit = _stored.get(id(kernel))
+    if hit is None or hit[0] is not kernel:
+        if len(_stored) >= 256:
+            _stored.clear()
+        hit = _stored[id(kernel)] = (kernel, stored_params(kernel))
+    return hit[1]
 
 
 def _runtime_arg(site: Loc, name: str, value, type: Type, backend: str, stored: bool):

@@ -24,7 +24,7 @@ from .. import dtypes, numerics
 from ..errors import CompilationError
 from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
 from ..platforms import Platform
-from . import isel
+from . import boolmask, intops, isel, mathops, reductions, scan, shapes
 
 F32 = dtypes.float32
 INT_COMPARE = {Op.GE: (Op.MAXIMUM, False), Op.LT: (Op.MAXIMUM, True), Op.LE: (Op.MINIMUM, False),
@@ -32,10 +32,15 @@ INT_COMPARE = {Op.GE: (Op.MAXIMUM, False), Op.LT: (Op.MAXIMUM, True), Op.LE: (Op
 """int32 tile comparisons as (fold, negate): ``[not] (fold(a, b) == a)``, or ``[not] (a == b)``."""
 VECTOR_ONLY = frozenset(isel.UNARY_API) | frozenset(isel.CHAINS) | frozenset(isel.ROUNDING_MODE) | frozenset(isel.MATH_API)
 """Float ops only the vector unit computes: on scalars they run on a one-element tile."""
-KEEP = frozenset({Op.CAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE, Op.GATHER_LOAD,
-                  Op.SCATTER_STORE, Op.CONST, Op.BROADCAST, Op.EXPAND_DIMS,
-                  Op.FOR, Op.YIELD})
+KEEP = frozenset({Op.CAST, Op.BITCAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE,
+                  Op.GATHER_LOAD, Op.SCATTER_STORE, Op.CONST, Op.BROADCAST, Op.EXPAND_DIMS,
+                  Op.RESHAPE, Op.PERMUTE, Op.CAT, Op.JOIN, Op.SPLIT, Op.FOR, Op.YIELD})
 """Tile ops that run in any dtype (data movement, Duplicate, casts, control)."""
+
+
+REWRITES = (boolmask.rewrite, intops.rewrite, mathops.rewrite, reductions.rewrite, scan.rewrite, shapes.rewrite)
+"""Rewrite rules of their own modules, tried in order: ``rule(rewriter, instr)`` emits the replacement
+of ``instr`` (through :meth:`_Rewriter.op`) and returns True, or returns False and emits nothing."""
 
 
 class _Rewriter:
@@ -44,6 +49,10 @@ class _Rewriter:
                             [a.id for i in walk(kernel.body) for r in i.regions for a in r.args] +
                             [p.id for p in kernel.params])
         self.out: list[Instr] = []
+        self.users: dict[int, list[Instr]] = {}  # the input kernel's users of each value
+        for instr in walk(kernel.body):
+            for x in instr.operands:
+                self.users.setdefault(x.id, []).append(instr)
 
     def value(self, t: Type) -> Value:
         v = Value(self.next, t)
@@ -54,6 +63,15 @@ class _Rewriter:
         v = result or self.value(t)
         self.out.append(Instr(op, (v,), tuple(operands), tuple(attrs), (), loc))
         return v
+
+    def op(self, op: Op, t: Type, operands, attrs=(), loc=None, result: Value | None = None) -> Value:
+        """Like :meth:`emit`, but the new instruction is rewritten too (what the rewrite modules build with)."""
+        v = result or self.value(t)
+        self.instr(Instr(op, (v,), tuple(operands), tuple(attrs), (), loc))
+        return v
+
+    def const(self, value, dt, loc) -> Value:
+        return self.op(Op.CONST, Type(dt), (), (("value", value),), loc)
 
     def cast(self, x: Value, dt, loc, result: Value | None = None) -> Value:
         if x.type.dtype == dt and result is None:
@@ -76,6 +94,8 @@ class _Rewriter:
             if dt.is_float and dt.itemsize == 2:  # the value as the 16-bit scalar holds it
                 v = float(numerics.cast(np.array(v, F32.np), dt.np))
             self.consts[instr.result.id] = v
+        if any(rewrite(self, instr) for rewrite in REWRITES):
+            return
         if instr.regions:
             self.out.append(instr.map_regions(self.block))
             return

@@ -35,6 +35,8 @@ def literal(value, dtype) -> str:
         return text if dtype == dtypes.float32 else f"({dtype.cpp}){text}"
     if dtype.kind == "bool":
         return "true" if value else "false"
+    if int(value) == -(1 << (8 * dtype.itemsize - 1)) and dtype.itemsize >= 4:  # -2147483648 would be a long
+        return f"({int(value) + 1} - 1)"
     return str(int(value))
 
 
@@ -136,6 +138,10 @@ class Printer:
                 declare = f"LocalTensor<{t}> " if s.declare else ""
                 return [f"{declare}{local} = {q}.{s.op.value}<{t}>();{self.comment(s.loc)}"]
             return [f"{q}.{s.op.value}({local});"]
+        if isinstance(s, Local) and s.buf.role in (kir.Role.INPUT, kir.Role.OUTPUT):  # a view of a queue's local
+            t = s.dtype.cpp
+            return [f"LocalTensor<{t}> {self.names.view(s.buf, s.dtype)} = "
+                    f"{self.names.view(s.buf, s.buf.dtype)}.ReinterpretCast<{t}>();"]
         if isinstance(s, Local):
             slot = self.names.slot(self.plan.slot(s.buf))
             return [f"LocalTensor<{s.dtype.cpp}> {self.names.view(s.buf, s.dtype)} = {slot}.Get<{s.dtype.cpp}>();"]

@@ -39,11 +39,15 @@ steps ``t = scalar op t`` (``t = op t`` without a scalar); ``1.0 / t`` divides a
 (the approximate Reciprocal would not match the interpreter)."""
 
 MATH_API = {Op.TANH: ("Tanh", 2, 1), Op.ERF: ("Erf", 8, 3), Op.SIN: ("Sin", 4, 3), Op.COS: ("Cos", 4, 3),
-            Op.LOG2: ("Log2", 1, 0)}
+            Op.LOG2: ("Log2", 1, 0), Op.LOG10: ("Log10", 0, 0)}
 """High-level math APIs ``Api(dst, src, sharedTmpBuffer, n)`` as ``(api, float16 slices, float32 slices)``:
 the sharedTmpBuffer holds that many 256-byte slices (CANN 8.1's GetXxxMaxMinTmpSize minimum; none: no
 sharedTmpBuffer argument)."""
 MATH_TMP_SLICE = 256
+
+POWER_TMP_SLICES = {dtypes.float32: 4, dtypes.float16: 7}
+"""``pow`` is the high-level tensor-tensor ``Power(dst, base, exponent, sharedTmpBuffer, n)``; its buffer holds
+one 256-byte slice plus this many (CANN 8.1's minimum on A2)."""
 
 ROUNDING_MODE = {Op.FLOOR: "CAST_FLOOR", Op.CEIL: "CAST_CEIL", Op.TRUNC: "CAST_TRUNC", Op.ROUND: "CAST_ROUND",
                  Op.RINT: "CAST_RINT"}
@@ -54,8 +58,9 @@ where every 16-bit float is exact, so the cast back to 16 bits is exact too."""
 REDUCE_API = {Op.SUM: "ReduceSum", Op.MAX: "ReduceMax", Op.MIN: "ReduceMin"}
 
 NATIVE = {
-    dtypes.float32: frozenset(BINARY_API) | frozenset(UNARY_API) | frozenset(MATH_API) | frozenset(ROUNDING_MODE),
-    dtypes.float16: frozenset(BINARY_API) | frozenset(UNARY_API) | frozenset(MATH_API),
+    dtypes.float32: frozenset(BINARY_API) | frozenset(UNARY_API) | frozenset(MATH_API) | frozenset(ROUNDING_MODE)
+    | {Op.POW},
+    dtypes.float16: frozenset(BINARY_API) | frozenset(UNARY_API) | frozenset(MATH_API) | {Op.POW},
     dtypes.int32: frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM}),
 }
 """Ops the vector unit computes in each dtype; anything else on a float goes through float32."""
@@ -67,5 +72,9 @@ CAST_MODE = {
     (dtypes.float32, dtypes.bfloat16): "CAST_RINT",
     (dtypes.int32, dtypes.float32): "CAST_RINT",
     (dtypes.float32, dtypes.int32): "CAST_TRUNC",
+    (dtypes.float16, dtypes.int8): "CAST_TRUNC",
+    (dtypes.float16, dtypes.uint8): "CAST_TRUNC",
+    (dtypes.int8, dtypes.float16): "CAST_NONE",
+    (dtypes.uint8, dtypes.float16): "CAST_NONE",
 }
 """Direct casts and their round modes (float16 <-> bfloat16 goes through float32)."""

@@ -12,11 +12,16 @@ round constants) is split in Python (constants) or in C++ (``uint32_t`` division
 from __future__ import annotations
 
 from .. import dtypes
-from ..ir.core import Instr, Value
+from ..ir.core import Instr, Op, Value
 from .kir import Bin, BinOp, Call, CInt, Conv, Lit, Ref, lit
 from .selector import Selector, unsupported
 
 I32, U32 = dtypes.int32, dtypes.uint32
+
+
+def select(sel: Selector, instr: Instr) -> list | None:
+    """The rule of this module (:data:`.select.RULES`): the calls of ``umulhi``, None for other ops."""
+    return umulhi(sel, instr) if instr.op is Op.UMULHI else None
 
 
 def umulhi(sel: Selector, instr: Instr) -> list:

@@ -96,7 +96,7 @@ def _to_scalar(sel: Selector, instr: Instr) -> list:
     sel.scalars[v.id] = member
     if v.type.dtype != F32:
         per16 = sel.platform.block_bytes // v.type.dtype.itemsize
-        rounded = Ref(block.buf, v.type.dtype, lit(per16), per16)
+        rounded = Ref(block.buf, v.type.dtype, lit(per16), 2 * per16)  # extents count from the start
         out.append(Call("Cast", rounded, (Ref(block.buf, F32, lit(0), 1),), (Const.CAST_RINT, lit(1))))
         out.append(Set(member, Elem(Ref(block.buf, v.type.dtype, lit(0), 2 * per16), per16)))
     else:

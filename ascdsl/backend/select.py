@@ -14,9 +14,24 @@ import dataclasses
 from .. import dtypes
 from ..ir.core import GroupOp, Instr, Kernel, Op, Value
 from ..platforms import Platform
-from . import compute, debug, gather, kir, memory, philox
+from . import (boolmask, compute, debug, gather, intops, kir, mathops, memory, philox, reductions, relayout,
+               scan, shapes)
 from .kir import Bin, BinOp, Call, Cond, Lit, Ref, Var, VarKind, lit
-from .selector import Selector, _Seg, unsupported
+from .selector import Selector, _Seg, cpp_dtype
+
+RULES = (boolmask.select, intops.select, mathops.select, philox.select, reductions.select, relayout.select,
+         scan.select, shapes.select)
+"""Selection rules of their own modules, tried before :func:`.compute.vector`: ``rule(sel, instr)`` returns
+the calls of ``instr``, or None when it does not lower that instruction."""
+
+
+def vector(sel: Selector, instr: Instr) -> list:
+    """The calls computing tile instruction ``instr``."""
+    for rule in RULES:
+        calls = rule(sel, instr)
+        if calls is not None:
+            return calls
+    return compute.vector(sel, instr)
 
 
 class _Body:
@@ -76,14 +91,10 @@ class _Body:
                 seg.compute += gather.gather_load(sel, instr)
             elif instr.op is Op.SCATTER_STORE:
                 seg.compute += gather.scatter_store(sel, instr)
-            elif instr.op is Op.UMULHI:
-                seg.compute += philox.umulhi(sel, instr)
-            elif len(instr.results) > 1:
-                raise unsupported(instr, f"`{instr.op.value}` of several tiles at once")
             elif len(instr.results) == 1 and instr.result.type.is_scalar and instr.op not in GroupOp.REDUCE:
                 sel.define_scalar(instr, seg.compute if sel.vector_derived(instr.result) else out)
             else:
-                seg.compute += compute.vector(sel, instr)
+                seg.compute += vector(sel, instr)
         return out + self.flush(seg) + merged
 
     def loop(self, instr: Instr) -> list:
@@ -247,7 +258,7 @@ def select(kernel: Kernel, platform: Platform) -> kir.Kernel:
     """The instruction-selection pass: tile IR (after :mod:`.decompose`) -> kernel IR."""
     sel = Selector(kernel, platform)
     process = _Body(sel).region(kernel.body)
-    gms = tuple(kir.GmParam(k, n, p.type.dtype.element_ty) for k, (p, n) in
+    gms = tuple(kir.GmParam(k, n, cpp_dtype(p.type.dtype.element_ty)) for k, (p, n) in
                 enumerate(zip(kernel.params, kernel.param_names)) if not isinstance(p.type.dtype, dtypes.DType))
     return kir.Kernel(kernel.name, kernel.constexprs, gms, tuple(process), tuple(sel.members),
                       loc=kernel.loc)

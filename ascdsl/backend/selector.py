@@ -25,7 +25,7 @@ from ..ir.provenance import STORES
 from ..platforms import Platform
 from . import isel, kir
 from .kir import BinOp, Buf, Lit, Ref, Role, Var, VarKind, lit
-from .ublayout import count, pitch, tile_align
+from .ublayout import contiguous, count, pitch, tile_align
 
 F32 = dtypes.float32
 I64 = dtypes.int64
@@ -114,7 +114,7 @@ class Selector:
             elif instr.op is Op.WHERE:
                 if not self._is_mask(instr.operands[0]):
                     raise _bool_error(instr, "`tl.where` whose condition is not a comparison of tiles")
-                if not instr.result.type.dtype.is_float:
+                if not (instr.result.type.dtype.is_float or instr.result.type.dtype == dtypes.int32):
                     raise _bool_error(instr, f"`tl.where` of {instr.result.type.dtype} tiles")
 
     def _is_mask(self, v: Value) -> bool:
@@ -215,6 +215,7 @@ class Selector:
                 if (instr.op is Op.BLOCK_STORE and value.id not in self.bufs and stored[value.id] == 1
                         and producer is not None
                         and producer.op not in (Op.FOR, Op.BLOCK_LOAD, Op.STRIDED_LOAD, Op.EXPAND_DIMS, Op.CONST)
+                        and not self.free_reshape(producer)
                         and producer.op not in GroupOp.COMPARE
                         and self._stage_users(value) == {self.segment_of[id(instr)]}
                         and self.segment_of[id(producer)] == self.segment_of[id(instr)]):
@@ -240,12 +241,19 @@ class Selector:
             for v in instr.results:
                 if v.type.is_scalar or v.id in self.bufs or v.id in self.fused or self.only_inits(v):
                     continue
-                if instr.op is Op.EXPAND_DIMS:
+                if instr.op is Op.EXPAND_DIMS or self.free_reshape(instr):
                     self.bufs[v.id] = self.bufs[instr.operands[0].id]
                     continue
                 self.bufs[v.id] = self.new_buf(Role.TILE, cpp_dtype(v.type.dtype),
                                                self.hint(v, "mask" if v.type.dtype == dtypes.bool_ else "tmp"),
                                                instr.loc)
+
+    def free_reshape(self, instr: Instr) -> bool:
+        """``instr`` is a reshape (or a transpose with a unit axis) between two layouts without gaps: its
+        result is its operand's buffer."""
+        unit = instr.op is Op.PERMUTE and 1 in instr.result.type.shape
+        return (instr.op is Op.RESHAPE or unit) and instr.result.type.dtype != dtypes.bool_ and all(
+            contiguous(x.type.shape, self.align) for x in (instr.operands[0], instr.result))
 
     def only_inits(self, v: Value) -> bool:
         """``v`` is a constant tile that only initialises loop accumulators (Duplicate'd there)."""

@@ -37,6 +37,25 @@ def _locals(body, plan) -> list[Local]:
     return [Local(b, d) for b, d in seen]
 
 
+def _queue_views(body, plan) -> tuple:
+    """``body`` with a :class:`Local` after each AllocTensor/DeQue for the other element types its
+    queue buffer is viewed in (``ReinterpretCast`` s of the queue's local)."""
+    seen: dict = {}
+    for s in kir.walk(body):
+        for r in s.refs if isinstance(s, kir.Call) else ():
+            root = plan.root(r.buf)
+            if root.role in (Role.INPUT, Role.OUTPUT) and r.dtype != root.dtype:
+                seen.setdefault((root, r.dtype))
+    if not seen:
+        return tuple(body)
+    out = []
+    for s in body:
+        out.append(s)
+        if isinstance(s, kir.Queue) and s.op in (kir.QOp.ALLOC, kir.QOp.DEQUE):
+            out += [Local(b, d) for b, d in seen if b == s.buf]
+    return tuple(out)
+
+
 def stage(k: kir.Kernel, platform=None) -> kir.Kernel:
     """The staging pass (see the module docstring)."""
     order: dict = {}
@@ -56,7 +75,7 @@ def stage(k: kir.Kernel, platform=None) -> kir.Kernel:
                     inner = _defined(part)
                     params = [v for v in kir.vars_read(part) if v not in inner and v.kind is not VarKind.MEMBER]
                     params.sort(key=lambda v: (v.kind is not VarKind.PID, order.get(v, 0)))
-                    st = Stage(kind, s.index, tuple(params), tuple(_locals(part, k.plan)) + tuple(part))
+                    st = Stage(kind, s.index, tuple(params), tuple(_locals(part, k.plan)) + _queue_views(part, k.plan))
                     stages.append(st)
                     out.append(Run(st))
             elif isinstance(s, kir.For):

@@ -28,6 +28,11 @@ def pitch(shape: tuple[int, ...], align: int) -> int:
     return max(1, numel(shape))
 
 
+def contiguous(shape: tuple[int, ...], align: int) -> bool:
+    """A tile of ``shape`` occupies its elements in row-major order without gaps."""
+    return not is_2d(shape) or shape[1] % align == 0
+
+
 def padded_numel(shape: tuple[int, ...], align: int) -> int:
     """Elements a tile occupies in UB (rows times pitch)."""
     return shape[0] * pitch(shape, align) if is_2d(shape) else numel(shape)

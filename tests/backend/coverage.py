@@ -5,8 +5,8 @@ given ascdsl's kernels; simulator launches only recorded, never run) and keeps t
 interpreter launches; :func:`replay` runs each on both backends and sorts it into an
 :class:`Outcome`: the same results (bit-exact, or within the dtype's tolerance for kernels with
 transcendental ops or reductions), a located error naming a feature the Ascend C backend does not
-lower yet or one the A2 vector cores cannot run, the simulator's located error for programs that
-write the same elements (the interpreter orders them; a device would race), or a failure (another
+lower yet, one the A2 vector cores cannot run or a platform limit the kernel exceeds, the
+simulator's located error for programs that write the same elements (the interpreter orders them; a device would race), or a failure (another
 result, another error).
 """
 from __future__ import annotations
@@ -31,6 +31,7 @@ INEXACT = GroupOp.TRANSCENDENTAL | GroupOp.REDUCE | GroupOp.FLOAT_MATH | GroupOp
 """Ops whose results agree within the tolerance table rather than bit for bit."""
 HARDWARE = "cannot run on the Ascend A2 vector cores"
 NOT_YET = ("does not support", "cannot be copied as blocks")
+LIMITS = ("hardware event ids", "allows")  # queue buffers over the event ids; UB over the planner budget
 PLATFORM = "Ascend910B3"
 
 
@@ -39,6 +40,7 @@ class Outcome(enum.Enum):
     NOT_YET = "located error: not lowered yet"
     HARDWARE = "located error: the vector cores cannot"
     RACE = "located error: programs write the same elements (a race on a device)"
+    LIMIT = "located error: over a platform limit (UB budget, queue event ids)"
     FAILED = "failed"
 
 
@@ -128,7 +130,7 @@ def compare(kernel, want: np.ndarray, got: np.ndarray) -> str:
     if want.dtype.kind == "f" or want.dtype == dtypes.bfloat16.np:
         w, g = want.astype(np.float32), got.astype(np.float32)
         defined = ~np.isnan(w)
-        dt = dtypes.from_numpy(want.dtype)
+        dt = _coarsest(kernel, dtypes.from_numpy(want.dtype))
         if any(i.op in INEXACT for i in walk(kernel.body)):
             bad = defined & ~testing.close(g, w, dtypes.DType(dt.name, dt.short, dt.itemsize, dt.kind, dt.cpp, dt.np,
                                                               dt.rtol, dt.atol * _reduced(kernel)))
@@ -140,6 +142,13 @@ def compare(kernel, want: np.ndarray, got: np.ndarray) -> str:
         return ""
     k = int(np.flatnonzero(bad)[0])
     return f"{int(bad.sum())} of {bad.size} elements differ (first at {k}: {want.flat[k]} vs {got.flat[k]})"
+
+
+def _coarsest(kernel, dt):
+    """The float dtype of the kernel's values with the widest tolerance (``dt`` at least): a float32
+    result of float16 data is as accurate as float16."""
+    floats = [v.type.dtype for i in walk(kernel.body) for v in i.results if getattr(v.type.dtype, "is_float", False)]
+    return max([dt, *floats], key=lambda d: d.rtol)
 
 
 def _reduced(kernel) -> int:
@@ -171,6 +180,8 @@ def replay(launch: record.LaunchRecord) -> Result:
             return Result(launch, Outcome.HARDWARE, text.splitlines()[0])
         if located and any(s in text for s in NOT_YET):
             return Result(launch, Outcome.NOT_YET, text.splitlines()[0])
+        if located and any(s in text for s in LIMITS):
+            return Result(launch, Outcome.LIMIT, text.splitlines()[0])
         return Result(launch, Outcome.FAILED, text.splitlines()[0])
     except Exception as e:  # noqa: BLE001 (every other error is a finding)
         return Result(launch, Outcome.FAILED, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")

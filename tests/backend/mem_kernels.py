@@ -162,3 +162,23 @@ def column_kernel(x_ptr, out_ptr, m, stride, M: tl.constexpr):
 def int64_add_kernel(x_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+
+
+@ascdsl.jit
+def random_kernel(bits_ptr, uniform_ptr, normal_ptr, seed, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(bits_ptr + offs, tl.randint(seed, offs), mask=mask)
+    tl.store(uniform_ptr + offs, tl.rand(seed, offs), mask=mask)
+    tl.store(normal_ptr + offs, tl.randn(seed, offs), mask=mask)
+
+
+@ascdsl.jit
+def random4x_kernel(four_ptr, seed, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    r0, r1, r2, r3 = tl.randint4x(seed, offs, n_rounds=7)
+    tl.store(four_ptr + offs * 4, r0, mask=mask)
+    tl.store(four_ptr + offs * 4 + 1, r1, mask=mask)
+    tl.store(four_ptr + offs * 4 + 2, r2, mask=mask)
+    tl.store(four_ptr + offs * 4 + 3, r3, mask=mask)

@@ -86,8 +86,8 @@ def carry_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
         k += 1
         a, b = b, a + b  # a parallel assignment of carried scalars
     offs = tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, acc * total + k)
-    tl.store(out_ptr + BLOCK + offs, tl.zeros((BLOCK,), tl.float32) + (a * 10 + b))
+    tl.store(out_ptr + offs, acc * total)  # `+ k` here would cancel the sum's rounding into large relative errors
+    tl.store(out_ptr + BLOCK + offs, tl.zeros((BLOCK,), tl.float32) + (a * 10 + b + k * 1000))
 
 
 @ascdsl.jit

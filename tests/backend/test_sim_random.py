@@ -1,7 +1,9 @@
 """Random numbers on the simulator against the interpreter: ``umulhi`` of int32 tiles (the 64-bit
-product's high word from 16-bit halves), bit-exact on edge values; Philox as Triton computes it."""
+product's high word from 16-bit halves), bit-exact on edge values; Philox (``randint``, ``randint4x``,
+``rand`` bit-exact, ``randn`` within float32's tolerance) for 32- and 64-bit seeds."""
 import numpy as np
 
+from ascdsl import dtypes, testing
 from tests.backend import mem_kernels as k
 from tests.backend.test_sim import _both
 
@@ -21,3 +23,17 @@ def test_umulhi_bit_exact():
                                   (ua * 0xD2511F53 >> np.uint64(32)).astype(np.uint32))
     assert (want[2][3 * n:] == ((2**32 - 7) * 12345 >> 32) + ((s >> 3) ^ (s << 2))).all()
     np.testing.assert_array_equal(got[2], want[2])
+
+
+def test_philox_random_numbers_match_the_interpreter():
+    n = 300
+    for seed in (1234, -5, 2**40 + 17):
+        want, got = _both(k.random_kernel[(3,)], np.zeros(n, np.int32), np.zeros(n, np.float32),
+                          np.zeros(n, np.float32), seed, n, BLOCK=128)
+        assert want[0].view(np.uint32).min() < 2**28 and want[0].view(np.uint32).max() > 2**31  # spread bits
+        assert 0 <= want[1].min() and want[1].max() < 1
+        np.testing.assert_array_equal(got[0], want[0], err_msg=f"seed={seed}")  # integer ops
+        np.testing.assert_array_equal(got[1], want[1], err_msg=f"seed={seed}")  # and one exact scaling
+        testing.assert_close(got[2], want[2], dtypes.float32, err_msg=f"seed={seed}")  # log, sqrt, cos
+        four = _both(k.random4x_kernel[(3,)], np.zeros(4 * n, np.int32), seed, n, BLOCK=128)
+        np.testing.assert_array_equal(four[1][0], four[0][0], err_msg=f"seed={seed}")

@@ -1,7 +1,7 @@
 """`tl.where` on comparisons (Compare into a bit mask, then Select) and `tl.sigmoid` on the simulator
 (hazard checks on) against the interpreter: bit-exact for where, the dtype's tolerance for sigmoid;
-tails of 31/32/33, 1000 and 2056 elements and a 2-D tile in float32/float16/bfloat16; the bool
-tiles the backend does not lower stay located errors."""
+tails of 31/32/33, 1000 and 2056 elements and a 2-D tile in float32/float16/bfloat16; a stored
+comparison and `where` on int32 data."""
 import numpy as np
 import pytest
 
@@ -73,15 +73,13 @@ def test_sigmoid_within_tolerance(dtype):
         check(*case)
 
 
-@pytest.mark.parametrize("kernel, dtype, message", [
-    (kernels.stored_compare_kernel, np.float32, "a bool tile used by `cast`"),
-    (kernels.int_where_kernel, np.int32, "`tl.where` of int32 tiles"),
-], ids=["stored", "int32"])
-def test_unsupported_bool_tiles_are_located_errors(kernel, dtype, message):
-    x = np.ones(64, dtype)
-    with pytest.raises(ascdsl.CompilationError, match=message) as err:
-        kernel[(1,)](x, np.zeros_like(x), BLOCK=64, backend="sim")
-    assert "kernels.py" in str(err.value) and "tl.where" in str(err.value)
+@pytest.mark.parametrize("kernel, dtype", [(kernels.stored_compare_kernel, np.float32),
+                                           (kernels.int_where_kernel, np.int32)], ids=["stored", "int32"])
+def test_bool_tiles_once_rejected_now_lower_bit_exact(kernel, dtype):
+    x = np.arange(-32, 32).astype(dtype)
+    want, got = _both(kernel[(1,)], x, np.zeros_like(x), BLOCK=64)
+    np.testing.assert_array_equal(got[1], want[1])
+    assert (want[1] == np.where(x > 0, x if dtype == np.int32 else 1, 0)).all()
 
 
 def test_compare_against_a_scalar_splits_at_whole_mask_blocks():

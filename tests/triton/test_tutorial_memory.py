@@ -77,15 +77,10 @@ def test_low_memory_dropout_on_the_interpreter():
 
 
 def test_low_memory_dropout_on_the_simulator():
-    x = RNG.standard_normal(3000).astype(np.float32)
-    want = seeded_dropout(x, 0.3, 7, "interpreter")
-    try:
-        got = seeded_dropout(x, 0.3, 7, "sim")
-    except triton.CompilationError as e:  # Philox's int32 tile ops lower with the int-tile work (issue 9)
-        first = str(e).splitlines()[0]
-        assert first.startswith("tests/triton/test_tutorial_memory.py:") and "does not support" in first
-        pytest.xfail(first)
-    assert got.tobytes() == want.tobytes()
+    for n, seed in ((3000, 7), (1024, 2**40 + 3), (5, 0)):
+        x = RNG.standard_normal(n).astype(np.float32)
+        want = seeded_dropout(x, 0.3, seed, "interpreter")
+        assert seeded_dropout(x, 0.3, seed, "sim").tobytes() == want.tobytes(), f"n={n} seed={seed}"
 
 
 # ------------------------------------------------------------------ one kernel per memory construct

@@ -10,6 +10,7 @@ import pytest
 import ascdsl as triton
 import ascdsl.language as tl
 from ascdsl import dtypes
+from ascdsl.bench_kernels import layer_norm_kernel as layer_norm_fwd_kernel  # the tutorial's, as `ascdsl bench` times it
 from tests.backend.test_sim import FLOATS, _data, prebuilt
 
 
@@ -24,36 +25,6 @@ def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n
         numerator = tl.exp(shifted)
         out = numerator / tl.sum(numerator, axis=0)
         tl.store(output_ptr + row_idx * output_row_stride + cols, out, mask=cols < n_cols)
-
-
-@triton.jit
-def layer_norm_fwd_kernel(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.constexpr):
-    row = tl.program_id(0)
-    X += row * stride
-    Y += row * stride
-    acc = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
-    for off in range(0, N, BLOCK_SIZE):
-        cols = off + tl.arange(0, BLOCK_SIZE)
-        acc += tl.load(X + cols, mask=cols < N, other=0.0).to(tl.float32)
-    mean = tl.sum(acc, axis=0) / N
-    acc_var = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
-    for off in range(0, N, BLOCK_SIZE):
-        cols = off + tl.arange(0, BLOCK_SIZE)
-        x = tl.load(X + cols, mask=cols < N, other=0.0).to(tl.float32)
-        x = tl.where(cols < N, x - mean, 0.0)
-        acc_var += x * x
-    var = tl.sum(acc_var, axis=0) / N
-    rstd = 1 / tl.sqrt(var + eps)
-    tl.store(Mean + row, mean)
-    tl.store(Rstd + row, rstd)
-    for off in range(0, N, BLOCK_SIZE):
-        cols = off + tl.arange(0, BLOCK_SIZE)
-        mask = cols < N
-        w = tl.load(W + cols, mask=mask)
-        b = tl.load(B + cols, mask=mask)
-        x = tl.load(X + cols, mask=mask, other=0.0).to(tl.float32)
-        y = (x - mean) * rstd * w + b
-        tl.store(Y + cols, y, mask=mask)
 
 
 @triton.jit

@@ -1,0 +1,492 @@
+"""Symbolic tiles of the interpreter: integer tiles affine in their indices, and masks kept as
+conjunctions, so that memory accesses become strided copies instead of gathers.
+
+Runtime values of the interpreter (:mod:`ascdsl.interpreter`) have a leading program axis, and every
+other axis either has the IR value's extent or is 1 (a *compact* value, broadcast where it is used).
+Two kinds of value stay symbolic until something needs their elements:
+
+* :class:`Affine`, an int32, int64 or pointer tile whose element ``(i_1, ..., i_r)`` in program ``p``
+  is ``base[p] + sum_k coefs[k][p] * i_k``: what ``tl.arange``, ``+``, ``-``, ``*`` by a scalar,
+  broadcasts and pointer arithmetic make. Its value is the exact integer result wrapped to its dtype,
+  as the ops would compute it (integer addition and multiplication wrap alike whatever the order).
+* :class:`Conj`, a bool tile that is the ``&`` of compact factors, such as a row mask and a column
+  mask, never formed as a whole tile unless something reads it.
+
+:func:`plan` turns a load or store through an affine pointer under such a mask into a strided view
+of the buffer or a set of equally long strided runs; anything else (or anything out of bounds) is
+left to the interpreter's general gather/scatter path, which also reports errors.
+"""
+from __future__ import annotations
+
+import functools
+import operator
+from dataclasses import dataclass
+
+import numpy as np
+from .ir.core import Op
+
+Array = np.ndarray
+I64 = np.dtype(np.int64)
+INT32 = np.dtype(np.int32)
+AFFINE_DTYPES = frozenset({INT32, I64})  # pointers are int64 too
+INT32_RANGE = (-(1 << 31), 1 << 31)
+
+
+def lift(x: Array, rank: int) -> Array:
+    """A scalar ``(n,)`` as ``(n, 1, ..., 1)`` so that it broadcasts against tiles of ``rank``."""
+    return x.reshape(x.shape[:1] + (1,) * rank) if x.ndim == 1 and rank else x
+
+
+@functools.lru_cache(maxsize=1024)
+def index(axis: int, shape: tuple[int, ...]) -> Array:
+    """``arange(shape[axis])`` laid along ``axis`` of a compact value of tile shape ``shape``."""
+    out = np.arange(shape[axis], dtype=I64).reshape((1,) * (axis + 1) + (shape[axis],) + (1,) * (len(shape) - axis - 1))
+    out.flags.writeable = False
+    return out
+
+
+Term = "int | Array"
+"""A base or coefficient: a Python int when it is the same in every program (arithmetic on it is
+Python's, wrapped to int64 as NumPy's is), else an int64 array ``(n,)``."""
+
+
+def term(x: Array | int) -> int | Array:
+    """``x`` (an int, or an int array over the programs) as a term: an int when it is one value."""
+    if isinstance(x, np.ndarray):
+        return int(x[0]) if x.shape[0] == 1 else x.astype(I64, copy=False)
+    return x
+
+
+def _int64(x):
+    """Python ints wrap as int64 arithmetic does (arrays already do)."""
+    return (x + (1 << 63)) % (1 << 64) - (1 << 63) if type(x) is int else x
+
+
+def _int32(x):
+    if x is None:
+        return None
+    if type(x) is int:
+        return (x + (1 << 31)) % (1 << 32) - (1 << 31)
+    return x.astype(INT32).astype(I64)
+
+
+def _array(x) -> Array:
+    return np.array([x], I64) if type(x) is int else x
+
+
+def _programs(x) -> int:
+    return 1 if type(x) is int or x is None else x.shape[0]
+
+
+class Affine:
+    """An integer tile ``base + sum_k coefs[k] * i_k`` (see the module docstring): ``base`` and each
+    coefficient are terms (:data:`Term`); a coefficient None is zero."""
+
+    __slots__ = ("base", "coefs", "dtype", "shape", "_dense", "_bounds")
+
+    def __init__(self, base, coefs: tuple, dtype: np.dtype, shape: tuple[int, ...]):
+        self.base, self.coefs, self.dtype, self.shape = base, coefs, dtype, shape
+        self._dense = self._bounds = None
+
+    @property
+    def programs(self) -> int:
+        return max(_programs(self.base), *map(_programs, self.coefs)) if self.coefs else _programs(self.base)
+
+    def dense(self) -> Array:
+        """The elements, as a compact array of the dtype (axes without a coefficient are 1)."""
+        if self._dense is None:
+            self._dense = self.partial(len(self.shape)).astype(self.dtype, copy=False)
+        return self._dense
+
+    def partial(self, axes: int) -> Array:
+        """The exact int64 value over the first ``axes`` tile axes, the others at index 0 (compact)."""
+        rank = len(self.shape)
+        out = lift(_array(self.base), rank)
+        for k in range(axes):
+            c = self.coefs[k]
+            if c is not None and self.shape[k] > 1:
+                out = out + (c if type(c) is int else lift(c, rank)) * index(k, self.shape)
+        return out
+
+    def spans(self):
+        """Per program (terms), the least and greatest exact value over the lanes."""
+        lo = hi = self.base
+        for c, size in zip(self.coefs, self.shape):
+            if c is not None and size > 1:
+                span = c * (size - 1)
+                if type(span) is int:
+                    lo, hi = lo + min(span, 0), hi + max(span, 0)
+                else:
+                    lo, hi = lo + np.minimum(span, 0), hi + np.maximum(span, 0)
+        return lo, hi
+
+    def bounds(self) -> tuple[int, int]:
+        """The least and greatest exact value over all programs and lanes."""
+        if self._bounds is None:
+            lo, hi = self.spans()
+            self._bounds = (lo if type(lo) is int else int(np.minimum.reduce(lo)),
+                            hi if type(hi) is int else int(np.maximum.reduce(hi)))
+        return self._bounds
+
+    def fits_int32(self) -> bool:
+        """Whether the exact values equal their 32-bit wrap (no lane overflowed)."""
+        lo, hi = self.bounds()
+        return INT32_RANGE[0] <= lo and hi < INT32_RANGE[1]
+
+    def uniform(self) -> bool:
+        return all(c is None for c in self.coefs)
+
+
+def arange(start: int, end: int, dtype: np.dtype) -> Affine:
+    return Affine(start, (1,), dtype, (end - start,))
+
+
+def _scalar(x: Array, shape: tuple[int, ...]) -> Affine | None:
+    """A plain operand as an affine tile of ``shape`` when it is the same over the tile."""
+    if x.dtype not in AFFINE_DTYPES or any(d != 1 for d in x.shape[1:]):
+        return None
+    return Affine(term(x.reshape(-1)), (None,) * len(shape), x.dtype, shape)
+
+
+def _add(a, b):
+    return a if b is None else b if a is None else _int64(a + b)
+
+
+def _neg(a):
+    return None if a is None else _int64(-a)
+
+
+def _scale(c, by):
+    return None if c is None else _int64(c * by)
+
+
+def elementwise(op: Op, xs, to: np.dtype, shape: tuple[int, ...]) -> Affine | None:
+    """``op`` on operands of which at least one is :class:`Affine`, kept affine where it stays so:
+    ``+``, ``-``, negation, ``*`` by a value that is the same over the tile, pointer arithmetic by an
+    offset that did not overflow its dtype, and casts between int32 and int64 (a compact bool array
+    for comparisons that their spans decide). None otherwise."""
+    if to not in AFFINE_DTYPES and op not in COMPARE:
+        return None
+    terms = [x if isinstance(x, Affine) else _scalar(x, shape) for x in xs]
+    if any(t is None or t.dtype not in AFFINE_DTYPES for t in terms):
+        return None
+    a = terms[0]
+    if op in COMPARE:
+        return _compare(op, *terms, shape)
+    if op is Op.CAST:
+        if to == I64 and a.dtype == INT32 and not a.fits_int32():
+            return None
+        if to == INT32 and a.dtype == I64:
+            return Affine(_int32(a.base), tuple(map(_int32, a.coefs)), to, shape)
+        return Affine(a.base, a.coefs, to, shape)
+    if op is Op.NEG:
+        return Affine(_neg(a.base), tuple(map(_neg, a.coefs)), to, shape)
+    b = terms[1]
+    if op is Op.PTR_ADD:
+        if b.dtype == INT32 and not b.fits_int32():
+            return None  # the int32 offset wrapped: only its elements know how
+        return Affine(_add(a.base, b.base), tuple(map(_add, a.coefs, b.coefs)), to, shape)
+    if op is Op.ADD:
+        return Affine(_add(a.base, b.base), tuple(map(_add, a.coefs, b.coefs)), to, shape)
+    if op is Op.SUB:
+        return Affine(_add(a.base, _neg(b.base)), tuple(_add(c, _neg(d)) for c, d in zip(a.coefs, b.coefs)),
+                      to, shape)
+    if op is Op.MUL and (a.uniform() or b.uniform()):
+        a, b = (b, a) if a.uniform() else (a, b)
+        out = Affine(_scale(a.base, b.base), tuple(_scale(c, b.base) for c in a.coefs), to, shape)
+        if to == INT32:  # keep the int64 arithmetic far from overflow; the 32-bit wrap is the same
+            out = Affine(_int32(out.base), tuple(map(_int32, out.coefs)), to, shape)
+        return out
+    return None
+
+
+COMPARE = {Op.LT: (operator.lt, operator.ge), Op.LE: (operator.le, operator.gt),
+           Op.GT: (operator.gt, operator.le), Op.GE: (operator.ge, operator.lt)}
+"""Comparisons decided by the spans of their operands: (holds everywhere, holds nowhere) as a function
+of (the left operand's extreme, the right one's) - the left's greatest against the right's least for
+``<``, and so on."""
+
+
+def _compare(op: Op, a: Affine, b: Affine, shape: tuple[int, ...]) -> Array | None:
+    """``a op b`` where one side is the same over the tile and every program's answer is the same on
+    all its lanes (``cols < n`` with every column inside): a compact bool array. None otherwise."""
+    if not (a.uniform() or b.uniform()) or a.dtype != INT32 or b.dtype != INT32 or not (a.fits_int32() and b.fits_int32()):
+        return None
+    (a_lo, a_hi), (b_lo, b_hi) = a.spans(), b.spans()
+    everywhere, nowhere = COMPARE[op]
+    if op in (Op.LT, Op.LE):
+        yes, no = everywhere(a_hi, b_lo), nowhere(a_lo, b_hi)
+    else:
+        yes, no = everywhere(a_lo, b_hi), nowhere(a_hi, b_lo)
+    if type(yes) is bool:  # the same in every program
+        return _uniform(yes, len(shape)) if yes or no else None
+    if not (yes | no).all():
+        return None
+    return yes.reshape(yes.shape + (1,) * len(shape))
+
+
+@functools.lru_cache(maxsize=64)
+def _uniform(value: bool, rank: int) -> Array:
+    """``value`` as a compact bool tile of ``rank`` (shared: read-only)."""
+    out = np.full((1,) * (1 + rank), value)
+    out.flags.writeable = False
+    return out
+
+
+def broadcast(a: Affine, shape: tuple[int, ...]) -> Affine:
+    """``a`` broadcast to ``shape`` (new leading axes and extents grown from 1 have no coefficient)."""
+    lead = len(shape) - len(a.shape)
+    coefs = (None,) * lead + tuple(c if old == new else None
+                                   for c, old, new in zip(a.coefs, a.shape, shape[lead:]))
+    return Affine(a.base, coefs, a.dtype, shape)
+
+
+def expand_dims(a: Affine, axis: int, shape: tuple[int, ...]) -> Affine:
+    axis = axis if axis >= 0 else len(shape) + axis
+    return Affine(a.base, a.coefs[:axis] + (None,) + a.coefs[axis:], a.dtype, shape)
+
+
+def select(cond: Array, a: Affine, b: Affine) -> Affine | None:
+    """Per program (``cond`` of shape ``(n,)``): ``a`` where it holds, else ``b``; None when they
+    differ in dtype."""
+    if a.dtype != b.dtype:
+        return None
+    coefs = tuple(None if c is None and d is None else np.where(cond, 0 if c is None else c, 0 if d is None else d)
+                  for c, d in zip(a.coefs, b.coefs))
+    return Affine(np.where(cond, a.base, b.base), coefs, a.dtype, a.shape)
+
+
+def repeat(a: Affine, copies: int) -> Affine:
+    """``a`` for each program ``copies`` times in a row (see :meth:`ascdsl.interpreter._Programs.copies`)."""
+    again = lambda x: x if type(x) is int or x is None else np.repeat(x, copies)  # noqa: E731
+    return Affine(again(a.base), tuple(map(again, a.coefs)), a.dtype, a.shape)
+
+
+class Conj:
+    """A bool tile that is the ``&`` of compact bool ``factors`` (each of rank ``1 + len(shape)``)."""
+
+    __slots__ = ("factors", "_dense", "parts")
+    dtype = np.dtype(np.bool_)
+
+    def __init__(self, factors: tuple[Array, ...]):
+        self.factors, self._dense, self.parts = factors, None, None  # parts: (active, mask_parts)
+
+    def dense(self) -> Array:
+        if self._dense is None:
+            self._dense = functools.reduce(np.bitwise_and, self.factors)
+        return self._dense
+
+
+def conj(a, b, rank: int) -> Conj | None:
+    """``a & b`` of bool operands as a :class:`Conj` when the result would be larger than both
+    (a row mask and a column mask); None when a plain ``&`` is as cheap."""
+    fa = a.factors if isinstance(a, Conj) else (lift(a, rank),)
+    fb = b.factors if isinstance(b, Conj) else (lift(b, rank),)
+    if len(fa) == len(fb) == 1 and (fa[0].shape == fb[0].shape or fa[0].ndim != fb[0].ndim):
+        return None
+    return Conj(fa + fb)
+
+
+def expand(x: Array, shape: tuple[int, ...]) -> Array:
+    """``x`` broadcast to ``shape`` as a new array (for small arrays, cheaper than a broadcast view)."""
+    if x.shape == shape:
+        return x
+    out = np.empty(shape, x.dtype)
+    out[...] = x
+    return out
+
+
+def strided(flat: Array, first: int, shape: tuple[int, ...], steps) -> Array:
+    """The view of the 1-D contiguous ``flat`` whose element ``i`` is ``flat[first + sum(i_k * steps_k)]``
+    (NumPy checks that it stays inside ``flat``)."""
+    item = flat.itemsize
+    return np.ndarray(shape, flat.dtype, flat, first * item, tuple(s * item for s in steps))
+
+
+def dense(x) -> Array:
+    """The elements of a runtime value (symbolic or not), as a compact array."""
+    return x if type(x) is np.ndarray else x.dense()
+
+
+# --- memory accesses -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Access:
+    """How a load or store reaches the enabled lanes of a tile of ``shape`` in ``programs`` programs.
+
+    The tile is seen as runs: its first ``axes`` axes index the runs, the others (folded where they
+    are contiguous in memory) the ``run`` lanes of each, of which the leading ``length`` are enabled
+    in the runs ``on`` selects (compact over ``(programs, *shape[:axes])``; None: all). Either
+    ``view`` is the whole ``(programs, *shape[:-1], length)`` box as a strided view of the buffer
+    (then ``axes`` is ``len(shape) - 1``), or ``runs[starts]`` are the enabled runs in program and
+    lane order."""
+
+    programs: int
+    shape: tuple[int, ...]
+    axes: int
+    run: int
+    length: int
+    on: Array | None
+    view: Array | None = None
+    runs: Array | None = None
+    starts: Array | None = None
+
+    def _folded(self, x: Array) -> Array:
+        return x.reshape((self.programs,) + self.shape[:self.axes] + (self.run,))
+
+    def _selected(self) -> Array:
+        """Which of the runs ``(programs, *shape[:axes])`` are enabled."""
+        return expand(self.on, (self.programs,) + self.shape[:self.axes])
+
+    def gather(self, fill, dtype: np.dtype, share: bool = False) -> Array:
+        """The loaded tile: enabled lanes from memory, the others ``fill``. ``share``: the memory
+        does not change while the tile lives, so a whole box is returned as a read-only view."""
+        full = (self.programs,) + self.shape
+        if self.on is None and self.length == self.run:
+            if self.view is None:
+                return self.runs[self.starts].reshape(full)
+            if not share:
+                return np.array(self.view, dtype=dtype)
+            out = self.view.view()
+            out.flags.writeable = False
+            return out
+        out = np.empty(full, dtype)
+        head = self._folded(out)[..., :self.length]
+        if self.view is not None:  # every lane of the box is in bounds: copy it whole
+            head[...] = self.view
+        elif self.on is None:
+            head[...] = self.runs[self.starts].reshape(head.shape)
+        else:
+            head[self._selected()] = self.runs[self.starts]
+        self._fill_disabled(out, fill)
+        return out
+
+    def _fill_disabled(self, out: Array, fill: Array) -> None:
+        """Write ``fill`` (compact) to the lanes of the tile ``out`` that the access does not enable."""
+        if fill.size != 1:
+            on = True if self.on is None else self.on.reshape(self.on.shape + (1,) * (len(self.shape) - self.axes))
+            enabled = on & (index(len(self.shape) - 1, self.shape) < self.length)
+            np.copyto(out, fill, where=~enabled)
+            return
+        value = fill.reshape(())
+        if self.length < self.run:
+            out[..., self.length:] = value
+        if self.on is not None:
+            self._folded(out)[~self._selected()] = value
+
+    def scatter(self, value: Array) -> None:
+        """Store ``value`` (compact, broadcastable to the tile) to the enabled lanes."""
+        if self.view is not None:
+            if self.on is None:
+                np.copyto(self.view, value[..., :self.length], casting="unsafe")
+            else:
+                np.copyto(self.view, value[..., :self.length], casting="unsafe", where=self.on[..., None])
+            return
+        whole = np.broadcast_to(value, (self.programs,) + self.shape)
+        head = self._folded(whole if whole.flags.c_contiguous else np.ascontiguousarray(whole))[..., :self.length]
+        self.runs[self.starts] = head.reshape(-1, self.length) if self.on is None else head[self._selected()]
+
+
+def mask_parts(factors, shape: tuple[int, ...]) -> tuple[Array | None, int] | None:
+    """``(on, length)`` for mask factors (compact bool arrays, all of which must hold): ``on`` the runs
+    (compact, without the last axis) whose lanes are enabled (None: all), ``length`` how many leading
+    lanes of each; None for any other mask."""
+    outer, inner = [], []
+    for f in factors:
+        if f.shape[-1] == 1:
+            outer.append(f)
+        elif all(d == 1 for d in f.shape[:-1]):
+            inner.append(f)
+        elif not f.all():
+            return None
+    length = shape[-1]
+    if inner:
+        lanes = functools.reduce(np.bitwise_and, inner).reshape(-1)
+        length = int(np.count_nonzero(lanes))
+        if not lanes[:length].all():
+            return None
+    on = None
+    if outer:
+        on = functools.reduce(np.bitwise_and, outer)[..., 0]
+        if on.all():
+            on = None
+    return on, length
+
+
+def plan(ptr: Affine, on: Array | None, length: int, programs: int, buffer, store: bool) -> Access | None | bool:
+    """The :class:`Access` of a load or ``store`` through ``ptr`` to the lanes :func:`mask_parts`
+    gave (``on``, ``length``), in ``programs`` programs. ``buffer(address)`` is ``(flat buffer,
+    address of its element 0)`` of the buffer the op reaches (``address`` is an enabled lane's), or
+    ``(None, 0)``. False: no lane is enabled. None: the general path decides (lanes out of bounds or
+    in several buffers, overlapping stores)."""
+    shape = ptr.shape
+    if length == 0 or (on is not None and not on.any()):
+        return False
+    rank = len(shape)
+    steps = [0 if c is None or e == 1 else c if type(c) is int else None for c, e in zip(ptr.coefs, shape)]
+    step = steps[-1]
+    if step is None or step < 0 or (store and step == 0 and length > 1):
+        return None
+    address = (ptr.base if type(ptr.base) is int else int(ptr.base[0])) if on is None else None  # lane 0, program 0
+    if address is None:
+        starts = expand(ptr.partial(rank - 1)[..., 0], (programs,) + shape[:-1])
+        address = int(starts[expand(on, starts.shape)][0])
+    flat, origin = buffer(address)
+    if flat is None:
+        return None
+    if None not in steps:
+        view = _view(ptr.base, steps, programs, shape, length, flat, origin, store)
+        if view is not None:
+            return Access(programs, shape, rank - 1, shape[-1], length, on, view=view)
+    axes, run, width = rank - 1, shape[-1], length  # width: the lanes of each run accessed
+    if length == shape[-1] and step > 0:  # fold axes whose rows continue the run in memory
+        while axes > 0 and steps[axes - 1] == run * step and (on is None or on.shape[axes] == 1):
+            axes, run = axes - 1, run * shape[axes - 1]
+        width = run
+    if on is not None:
+        on = on.reshape(on.shape[:axes + 1])
+    starts = ptr.partial(axes)
+    starts = expand(starts.reshape(starts.shape[:axes + 1]), (programs,) + shape[:axes])
+    offsets = (starts.reshape(-1) if on is None else starts[expand(on, starts.shape)]) - origin
+    size, reach = flat.size, (width - 1) * step
+    if np.minimum.reduce(offsets) < 0 or np.maximum.reduce(offsets) + reach >= size:
+        return None
+    if store and offsets.size > 1:
+        ordered = np.sort(offsets)
+        if not (ordered[1:] - ordered[:-1] > reach).all():
+            return None
+    runs = strided(flat, 0, (size - reach, width), (1, step))
+    return Access(programs, shape, axes, run, width, on, runs=runs, starts=offsets)
+
+
+def _view(base, steps: list[int], programs: int, shape: tuple[int, ...], length: int, flat: Array,
+          origin: int, store: bool) -> Array | None:
+    """The whole box of the access as a strided view of ``flat``, when the programs' bases are
+    equally spaced and every lane is in bounds (and, for a store, no two lanes share an address)."""
+    if type(base) is int:
+        first, gap = base, 0
+    else:
+        first, gap = int(base[0]), int(base[1]) - int(base[0])
+        if programs > 2 and (int(base[-1]) - first != gap * (programs - 1) or not (base[1:] - base[:-1] == gap).all()):
+            return None
+    extents = (programs,) + shape[:-1] + (length,)
+    strides = [gap] + steps
+    lo = hi = first - origin
+    for e, s in zip(extents, strides):
+        lo, hi = lo + min(0, s * (e - 1)), hi + max(0, s * (e - 1))
+    if lo < 0 or hi >= flat.size:
+        return None
+    if store and not _disjoint(extents, strides):
+        return None
+    return strided(flat, first - origin, extents, strides)
+
+
+def _disjoint(extents, steps) -> bool:
+    """Whether a strided box addresses every lane at a distinct element (a sufficient test: each
+    step, by size, is beyond the reach of the smaller ones)."""
+    reach = 0
+    for s, e in sorted((abs(s), e) for s, e in zip(steps, extents) if e > 1):
+        if s <= reach:
+            return False
+        reach += s * (e - 1)
+    return True

@@ -1,0 +1,132 @@
+"""Float math the vector unit has no single instruction for, and ``pow``.
+
+Tile-IR rewrites (:func:`rewrite`, a :data:`.decompose.REWRITES` rule), each exact or within the
+dtype's tolerance as noted:
+
+* ``isnan(x)`` is ``x != x``; ``isinf(x)`` is ``|x| == inf``; ``isfinite(x)`` is ``|x| < inf``;
+  ``signbit(x)`` is ``bitcast(x as float32, int32) < 0`` (exact, -0.0 and negative NaN included);
+* ``fma(a, b, c)`` is ``a * b + c`` in float32, rounded twice (A2 vector cores have no fused
+  multiply-add: within the tolerance, not bit-exact);
+* ``log1p(x)`` is ``log(u) * (x / (u - 1))`` with ``u = 1 + x`` (Goldberg's correction of the rounding
+  of ``1 + x``, a few ulps), ``x`` where ``u == 1`` and ``u`` where ``u`` is infinite;
+* ``expm1(x)`` is ``(u - 1) * (x / log(u))`` with ``u = exp(x)`` (Kahan's), ``x`` where ``u == 1``,
+  ``-1`` where ``u == 0`` and ``u`` where ``u`` is infinite.
+
+``pow(x, y)`` (:func:`select`) is the high-level tensor-tensor ``Power`` (a scalar side is
+``Duplicate`` d into a tile) with its sharedTmpBuffer at CANN 8.1's minimum; ``log10`` is ``Log10``
+(:data:`.isel.MATH_API`). ``bitcast`` between dtypes of one size copies the bits into the result's
+buffer. 16-bit floats run these in float32 and round once.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import dtypes
+from ..ir.core import Instr, Op
+from . import isel
+from .compute import copy_blocks
+from .kir import Call, lit
+from .selector import cpp_dtype
+
+F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
+
+
+def rewrite(r, instr: Instr) -> bool:
+    """The tile-IR rewrites of the module docstring (a :data:`.decompose.REWRITES` rule)."""
+    if len(instr.results) != 1 or instr.result.type.is_scalar or instr.op not in RULES:
+        return False
+    v, loc = instr.result, instr.loc
+    if v.type.dtype in (BOOL, F32):
+        RULES[instr.op](_Math(r, v, loc), *instr.operands)
+    else:  # 16-bit floats: computed in float32, rounded once
+        t = r.value(v.type.with_dtype(F32))
+        RULES[instr.op](_Math(r, t, loc), *(r.cast(x, F32, loc) for x in instr.operands))
+        r.cast(t, v.type.dtype, loc, result=v)
+    return True
+
+
+class _Math:
+    """Emits tile instructions through the rewriter; the last one of a rule computes ``v``."""
+
+    def __init__(self, r, v, loc):
+        self.r, self.v, self.loc = r, v, loc
+
+    def op(self, op, *xs, dt=None, result=None):
+        tile = next(x for x in xs if not x.type.is_scalar)
+        t = tile.type.with_dtype(dt or tile.type.dtype)
+        return self.r.op(op, t, xs, (), self.loc, result=result)
+
+    def c(self, value, like):
+        return self.r.const(value, like.type.dtype, self.loc)
+
+    def where(self, cond, a, b, result=None):
+        return self.op(Op.WHERE, cond, a, b, dt=(b if not b.type.is_scalar else a).type.dtype, result=result)
+
+
+def _isnan(m: _Math, x):
+    m.op(Op.NE, x, x, dt=BOOL, result=m.v)
+
+
+def _isinf(m: _Math, x):
+    m.op(Op.EQ, m.op(Op.ABS, x), m.c(math.inf, x), dt=BOOL, result=m.v)
+
+
+def _isfinite(m: _Math, x):
+    m.op(Op.LT, m.op(Op.ABS, x), m.c(math.inf, x), dt=BOOL, result=m.v)
+
+
+def _signbit(m: _Math, x):
+    xf = m.r.cast(x, F32, m.loc)
+    bits = m.op(Op.BITCAST, xf, dt=I32)
+    m.op(Op.LT, bits, m.r.const(0, I32, m.loc), dt=BOOL, result=m.v)
+
+
+def _fma(m: _Math, a, b, c):
+    m.op(Op.ADD, m.op(Op.MUL, a, b, dt=m.v.type.dtype), c, dt=m.v.type.dtype, result=m.v)
+
+
+def _log1p(m: _Math, x):
+    one = m.c(1.0, x)
+    u = m.op(Op.ADD, x, one)
+    goldberg = m.op(Op.MUL, m.op(Op.LOG, u), m.op(Op.DIV, x, m.op(Op.SUB, u, one)))
+    exact = m.where(m.op(Op.EQ, u, one, dt=BOOL), x, goldberg)
+    m.where(m.op(Op.EQ, u, m.c(math.inf, x), dt=BOOL), u, exact, result=m.v)
+
+
+def _expm1(m: _Math, x):
+    u = m.op(Op.EXP, x)
+    one = m.c(1.0, x)
+    kahan = m.op(Op.MUL, m.op(Op.SUB, u, one), m.op(Op.DIV, x, m.op(Op.LOG, u)))
+    t = m.where(m.op(Op.EQ, u, one, dt=BOOL), x, kahan)
+    t = m.where(m.op(Op.EQ, u, m.c(0.0, x), dt=BOOL), m.c(-1.0, x), t)
+    m.where(m.op(Op.EQ, u, m.c(math.inf, x), dt=BOOL), u, t, result=m.v)
+
+
+RULES = {Op.ISNAN: _isnan, Op.ISINF: _isinf, Op.ISFINITE: _isfinite, Op.SIGNBIT: _signbit, Op.FMA: _fma,
+         Op.LOG1P: _log1p, Op.EXPM1: _expm1}
+
+
+def select(sel, instr: Instr) -> list | None:
+    """``pow`` and ``bitcast`` (a :data:`.select.RULES` rule), else None."""
+    if instr.op is Op.BITCAST and not instr.result.type.is_scalar:
+        (x,) = instr.operands
+        dt = cpp_dtype(instr.result.type.dtype)
+        src = sel.ref(x, dt)
+        return [copy_blocks(sel, sel.ref(instr.result), src, instr.loc)]
+    if instr.op is not Op.POW or instr.result.type.is_scalar:
+        return None
+    v = instr.result
+    dt, n = v.type.dtype, sel.count(v)
+    out, sides = [], []
+    for x in instr.operands:  # a scalar side is Duplicate'd: the call lists tensors before its sharedTmpBuffer
+        if x.type.is_scalar:
+            side = sel.scratch("powerScalar", dt, n, instr.loc)
+            out.append(Call("Duplicate", side, (), (sel.scalar_as(x, dt), lit(n)), loc=None if out else instr.loc))
+            sides.append(side)
+        else:
+            sides.append(sel.ref(x))
+    work = sel.scratch("powerTmp", dtypes.uint8, (1 + isel.POWER_TMP_SLICES[dt]) * isel.MATH_TMP_SLICE, instr.loc)
+    return out + [Call("Power", sel.ref(v), tuple(sides), (lit(n),), work=(work,), loc=None if out else instr.loc)]
+
+
+__all__ = ["rewrite", "select"]

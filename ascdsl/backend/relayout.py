@@ -1,0 +1,156 @@
+"""Shape ops that move elements between UB layouts: ``tl.trans``/``tl.permute`` of 2-D tiles and
+``tl.cat`` along axis 0.
+
+* A transpose with a unit axis (``[M, 1] <-> [1, M]``) is free (both are stored as ``[M]``, see
+  :meth:`.selector.Selector.free_reshape`). Otherwise ``[M, N] -> [N, M]`` is one ``Gather``: lane
+  ``(j, i)`` of the result reads byte ``(i * pitch + j) * size`` of the source. The offsets are built on
+  the vector unit: ``CreateVecIndex`` of one result row, scaled by the source pitch (``Muls``, lanes of
+  the row padding clamped in bounds by ``Mins``), then one ``Adds`` of ``j * size`` per result row.
+* ``tl.cat(a, b)`` along axis 0 copies ``a`` and ``b`` into the result (``DataCopy`` UB -> UB) when
+  ``b`` starts on a 32-byte block (always for 2-D tiles, whose rows are whole blocks); else it is a
+  located error.
+* ``tl.split`` of ``[N, 2]`` Gathers each half (from the operand's padded rows, or from the 1-D tile a
+  ``tl.reshape`` to ``[N, 2]`` made the pairs of, which then needs no buffer of its own);
+  ``tl.interleave(a, b)`` (``tl.join`` reshaped to 1-D) copies ``a`` and ``b`` into one scratch tile and
+  Gathers the result from it. A ``tl.join`` used otherwise (a tile of pairs, each row padded to a
+  block) is a located error.
+"""
+from __future__ import annotations
+
+from .. import dtypes
+from ..ir.core import Instr, Op
+from .compute import copy_blocks
+from .kir import Bin, BinOp, Call, For, Lit, Ref, lit
+from .repeat import view
+from .selector import unsupported
+from .ublayout import contiguous
+
+I32, U32 = dtypes.int32, dtypes.uint32
+
+
+def select(sel, instr: Instr) -> list | None:
+    """The calls of ``instr`` if this module lowers it (a :data:`.select.RULES` rule), else None."""
+    if instr.op is Op.PERMUTE:
+        if len(instr.result.type.shape) != 2:
+            raise unsupported(instr, "permuting tiles of rank 3 or more")
+        return [] if sel.free_reshape(instr) else _transpose(sel, instr)
+    if instr.op is Op.CAT:
+        return _cat(sel, instr)
+    if instr.op is Op.SPLIT:
+        return _split(sel, instr)
+    if instr.op is Op.JOIN:
+        if not all(interleaves(sel, u) for u in sel.users.get(instr.result.id, [])):
+            raise unsupported(instr, "`tl.join` into a tile of pairs (its rows would be padded to 32 bytes; "
+                                     "`tl.interleave`, i.e. join then reshape to 1-D, lowers)")
+        return []  # computed by its reshapes
+    if instr.op is Op.RESHAPE and interleaves(sel, instr):
+        return _interleave(sel, instr)
+    if instr.op is Op.RESHAPE and all(u.op is Op.SPLIT for u in sel.users.get(instr.result.id, [])) and \
+            contiguous(instr.operands[0].type.shape, sel.align):
+        return []  # its splits read the operand
+    return None
+
+
+def interleaves(sel, instr: Instr) -> bool:
+    """``instr`` reshapes ``tl.join(a, b)`` of 1-D tiles to 1-D: ``tl.interleave(a, b)``."""
+    d = sel.defs.get(instr.operands[0].id) if instr.operands else None
+    return (instr.op is Op.RESHAPE and d is not None and d.op is Op.JOIN and len(instr.result.type.shape) == 1
+            and len(d.operands[0].type.shape) == 1)
+
+
+def _index(sel, hint: str, n: int, scale: int, loc) -> tuple[Ref, list]:
+    """A scratch int32 tile ``[0, scale, 2 * scale, ...]`` of ``n`` lanes and its calls."""
+    t = sel.scratch(hint, I32, n, loc)
+    return t, [Call("CreateVecIndex", t, (), (Lit(0, I32), lit(n)), loc=loc),
+               Call("Muls", t, (t,), (Lit(scale, I32), lit(n)), inplace=True)]
+
+
+def _gather(sel, dst: Ref, src: Ref, offsets: Ref, total: int) -> list:
+    """``Gather`` of ``total`` lanes in calls of at most 255 repeats."""
+    most = 255 * (sel.platform.repeat_bytes // dst.dtype.itemsize)
+    out = []
+    for start in range(0, total, most):
+        n = min(most, total - start)
+        out.append(Call("Gather", dst.at(lit(start), n, start) if start else Ref(dst.buf, dst.dtype, lit(0), n),
+                        (src, Ref(offsets.buf, U32, lit(start), start + n)), (lit(0), lit(n))))
+    return out
+
+
+def _split(sel, instr: Instr) -> list:
+    """``tl.split`` of ``[N, 2]``: each half Gathers every pair's element from the pairs' layout (the
+    operand's rows, or the 1-D tile a ``tl.reshape`` made the pairs of)."""
+    (x,) = instr.operands
+    d = sel.defs.get(x.id)
+    size = x.type.dtype.itemsize
+    if d is not None and d.op is Op.RESHAPE and contiguous(d.operands[0].type.shape, sel.align):
+        src, step = sel.ref(d.operands[0]), 2
+    else:
+        src, step = sel.ref(x), sel.pitch(x)
+    n = instr.results[0].type.numel
+    offsets, out = _index(sel, "pairOffsets", n, step * size, instr.loc)
+    for k, half in enumerate(instr.results):
+        if k:
+            out.append(Call("Adds", offsets, (offsets,), (Lit(size, I32), lit(n)), inplace=True))
+        out += _gather(sel, sel.ref(half), src, offsets, n)
+    return out
+
+
+def _interleave(sel, instr: Instr) -> list:
+    """``tl.interleave(a, b)``: ``a`` and ``b`` side by side in one scratch tile, then one Gather of
+    lane ``j`` from ``a[j // 2]`` or ``b[j // 2]`` (offset ``(j >> 1) * size + (j - 2 * (j >> 1)) * gap``)."""
+    v = instr.result
+    a, b = sel.defs[instr.operands[0].id].operands
+    n, size = v.type.numel, v.type.dtype.itemsize
+    per_blk = sel.platform.block_bytes // size
+    gap = -(-a.type.numel // per_blk) * per_blk
+    both = sel.scratch("pairs", v.type.dtype, 2 * gap, instr.loc)
+    lane, out = _index(sel, "laneIndex", n, 1, instr.loc)
+    half = sel.scratch("pairIndex", I32, n, instr.loc)
+    odd = sel.scratch("oddLane", I32, n, instr.loc)
+    out = [copy_blocks(sel, Ref(both.buf, both.dtype, lit(0), gap), sel.ref(a), instr.loc),
+           Call("DataCopy", Ref(both.buf, both.dtype, lit(gap), 2 * gap), (Ref(sel.bufs[b.id], b.type.dtype, lit(0),
+                                                                                 gap),), (lit(gap),))] + out
+    out += [Call("ShiftRight", half, (lane,), (Lit(1, I32), lit(n))),
+            Call("Muls", odd, (half,), (Lit(-2, I32), lit(n))),
+            Call("Add", odd, (odd, lane), (lit(n),), inplace=True),
+            Call("Muls", odd, (odd,), (Lit(gap * size, I32), lit(n)), inplace=True),
+            Call("Muls", half, (half,), (Lit(size, I32), lit(n)), inplace=True),
+            Call("Add", lane, (half, odd), (lit(n),), inplace=True)]
+    return out + _gather(sel, sel.ref(v), both, lane, n)
+
+
+def _transpose(sel, instr: Instr) -> list:
+    (x,), v = instr.operands, instr.result
+    if v.type.dtype.itemsize not in (2, 4) or v.type.dtype == dtypes.bool_:
+        raise unsupported(instr, f"transposing {v.type.dtype} tiles (Gather moves 16- and 32-bit elements)")
+    (rows, cols), size = x.type.shape, v.type.dtype.itemsize
+    src_pitch, dst_pitch = sel.pitch(x), sel.pitch(v)
+    line = sel.scratch("transposeRow", I32, dst_pitch, instr.loc)
+    offsets = sel.scratch("transposeOffsets", I32, cols * dst_pitch, instr.loc)
+    j = sel.fresh("j")
+    out = [Call("CreateVecIndex", line, (), (Lit(0, I32), lit(dst_pitch)), loc=instr.loc),
+           Call("Muls", line, (line,), (Lit(src_pitch * size, I32), lit(dst_pitch)), inplace=True),
+           Call("Mins", line, (line,), (Lit((rows - 1) * src_pitch * size, I32), lit(dst_pitch)), inplace=True),
+           For(j, lit(0), lit(cols), lit(1), (Call(
+               "Adds", view(offsets, Bin(BinOp.MUL, j, lit(dst_pitch))), (line,),
+               (Bin(BinOp.MUL, j, lit(size)), lit(dst_pitch))),), True)]
+    return out + _gather(sel, sel.ref(v), sel.ref(x), offsets, cols * dst_pitch)
+
+
+def _cat(sel, instr: Instr) -> list:
+    a, b = instr.operands
+    v = instr.result
+    per_blk = sel.platform.block_bytes // v.type.dtype.itemsize
+    split = sel.count(a)
+    if split % per_blk or len(v.type.shape) > 2 or v.type.dtype == dtypes.bool_:
+        raise unsupported(instr, f"`tl.cat` of {a.type.shape} and {b.type.shape} {v.type.dtype} tiles (the second "
+                                 "must start on a 32-byte block: concatenate tiles whose first one fills whole "
+                                 "blocks)")
+    dst, dt = sel.ref(v), v.type.dtype
+    rest = -(-sel.count(b) // per_blk) * per_blk
+    return [copy_blocks(sel, Ref(dst.buf, dt, lit(0), split), sel.ref(a), instr.loc),
+            Call("DataCopy", Ref(dst.buf, dt, lit(split), split + rest), (Ref(sel.bufs[b.id], dt, lit(0), rest),),
+                 (lit(rest),))]
+
+
+__all__ = ["select"]

@@ -1,0 +1,102 @@
+"""Scans: ``tl.cumsum``, ``tl.cumprod`` and ``tl.associative_scan`` whose combine function is one
+``+``, ``*``, ``maximum`` or ``minimum`` of its arguments, over whole tiles.
+
+:func:`rewrite` (a :data:`.decompose.REWRITES` rule) keeps the scan as a ``scan`` instruction without
+its region, the combine op in a ``combine`` attribute, float tiles in float32 (16-bit results rounded
+once). :func:`select` lowers it:
+
+* along the last axis (a 1-D tile, or the rows of a 2-D one), a running sum is the high-level
+  ``CumSum`` (its default configuration: last axis, last row out) over rows padded to whole blocks,
+  its sharedTmpBuffer at CANN 8.1's minimum (``16 * inner * 8`` bytes for float32);
+* along axis 0 of a 2-D tile, any of the four ops is a log-depth (Hillis-Steele) scan: ``ceil(log2 M)``
+  count-form calls, each combining every row with the row ``d`` above it (``d = 1, 2, 4, ...``), between
+  two buffers (row offsets are whole blocks, so every operand is aligned);
+* other scans (a product or extreme along the last axis, ``reverse=True``, tuples of tiles, other
+  combine functions) are located errors.
+
+Float sums and products run in another order than the interpreter's: within the dtype's tolerance.
+"""
+from __future__ import annotations
+
+from .. import dtypes
+from ..ir.core import Instr, Op
+from . import isel
+from .compute import copy_blocks
+from .kir import Brace, Call, Ref, lit
+from .reductions import combine_op
+from .selector import unsupported
+
+F32 = dtypes.float32
+COMBINE = frozenset({Op.ADD, Op.MUL, Op.MAXIMUM, Op.MINIMUM})
+
+
+def rewrite(r, instr: Instr) -> bool:
+    """A scan with a known combine op keeps only that op (a :data:`.decompose.REWRITES` rule)."""
+    if instr.op is not Op.SCAN:
+        return False
+    op = combine_op(instr)
+    if op not in COMBINE or instr.attr("reverse"):
+        what = "a reversed scan" if instr.attr("reverse") else "`tl.associative_scan` with this combine function"
+        raise unsupported(instr, f"{what} (forward scans whose combine function is one `+`, `*`, `tl.maximum` or "
+                                 "`tl.minimum` of its two arguments lower)")
+    (x,), v, loc = instr.operands, instr.result, instr.loc
+    attrs = (("axis", instr.attr("axis")), ("combine", op))
+    if not x.type.dtype.is_float or x.type.dtype == F32:
+        r.out.append(Instr(Op.SCAN, (v,), (x,), attrs, (), loc))
+        return True
+    t = r.emit(Op.SCAN, v.type.with_dtype(F32), (r.cast(x, F32, loc),), attrs, loc)
+    r.cast(t, v.type.dtype, loc, result=v)
+    return True
+
+
+def select(sel, instr: Instr) -> list | None:
+    """The calls of a rewritten scan (a :data:`.select.RULES` rule), else None."""
+    if instr.op is not Op.SCAN:
+        return None
+    (x,), v = instr.operands, instr.result
+    op, axis, shape = instr.attr("combine"), instr.attr("axis"), x.type.shape
+    dt = x.type.dtype
+    if axis == len(shape) - 1:
+        if op is not Op.ADD or dt != F32:
+            raise unsupported(instr, f"a running `{op.value}` of {dt} along the last axis (only a float sum has "
+                                     "an Ascend C API there; scan along axis 0 of a 2-D tile)")
+        return _cumsum(sel, instr)
+    if op not in isel.BINARY_API or op not in isel.NATIVE.get(dt, ()):
+        raise unsupported(instr, f"a running `{op.value}` of {dt} tiles")
+    return _down_rows(sel, instr)
+
+
+def _cumsum(sel, instr: Instr) -> list:
+    (x,), v = instr.operands, instr.result
+    per_blk = sel.platform.block_bytes // 4
+    rows, inner = (1, x.type.shape[0]) if len(x.type.shape) == 1 else (x.type.shape[0], sel.pitch(x))
+    inner = -(-inner // per_blk) * per_blk
+    n = rows * inner
+    last = sel.scratch("lastRow", F32, inner, instr.loc)
+    tmp = sel.scratch("cumSumTmp", dtypes.uint8, 16 * inner * 4 * 2, instr.loc)
+    dst, src = (Ref(sel.bufs[y.id], F32, lit(0), n) for y in (v, x))
+    return [Call("CumSum", dst, (last, src), (Brace((lit(rows), lit(inner))),), work=(tmp,), loc=instr.loc)]
+
+
+def _down_rows(sel, instr: Instr) -> list:
+    """Hillis-Steele along axis 0: step ``d`` combines row ``r`` with row ``r - d`` for ``r >= d``."""
+    (x,), v = instr.operands, instr.result
+    api = isel.BINARY_API[instr.attr("combine")]
+    rows, p = x.type.shape[0], sel.pitch(x)
+    n = sel.count(x)
+    if rows == 1:
+        return [copy_blocks(sel, sel.ref(v), sel.ref(x), instr.loc)]
+    steps = (rows - 1).bit_length()
+    bufs = [sel.ref(v), sel.scratch("scanRows", x.type.dtype, n, instr.loc)]
+    out, src, d = [], sel.ref(x), 1
+    for i in range(steps):
+        dst = bufs[(steps - 1 - i) % 2]  # the last step writes the result
+        out.append(copy_blocks(sel, Ref(dst.buf, dst.dtype, lit(0), d * p), Ref(src.buf, src.dtype, lit(0), d * p)))
+        out.append(Call(api, dst.at(lit(d * p), n - d * p, d * p), (src.at(lit(d * p), n - d * p, d * p), src),
+                        (lit(n - d * p),)))
+        src, d = dst, 2 * d
+    out[0] = Call(out[0].api, out[0].dst, out[0].srcs, out[0].args, loc=instr.loc)
+    return out
+
+
+__all__ = ["rewrite", "select"]

@@ -1,0 +1,109 @@
+"""Bool tiles as values on the simulator (hazard checks on) against the interpreter, bit-exact:
+comparison masks cast to numbers and stored (int8 and bool pointers), bool tiles loaded and used as
+conditions, ``tl.where`` on int32 data; what stays unsupported is a located error."""
+import numpy as np
+import pytest
+
+import ascdsl
+import ascdsl.language as tl
+from ascdsl import dtypes
+from tests.backend.test_sim import FLOATS, _both, _data, prebuilt
+
+INT_MIN, INT_MAX = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+
+
+@ascdsl.jit
+def bool_values_kernel(x_ptr, y_ptr, flags_ptr, bytes_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    y = tl.load(y_ptr + offs, mask=mask, other=0.0)
+    inside = (x > -1.0) & (x < y)
+    tl.store(flags_ptr + offs, inside | (y == 0.0), mask=mask)
+    tl.store(bytes_ptr + offs, ~inside, mask=mask)
+    tl.store(out_ptr + offs, inside.to(out_ptr.dtype.element_ty) + (x >= 0.5), mask=mask)
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [dtypes.int32], ids=str)
+def test_stored_and_cast_bool_tiles_bit_exact(dtype):
+    def check(n, block):
+        x, y = _data(n, dtype), _data(n, dtype)
+        y[::7] = 0
+        x[1::5] = y[1::5]
+        outs = (np.zeros(n, np.bool_), np.zeros(n, np.int8), np.zeros(n, dtype.np))
+        want, got = _both(bool_values_kernel[(ascdsl.cdiv(n, block),)], x, y, *outs, n, BLOCK=block)
+        for k in (2, 3, 4):
+            np.testing.assert_array_equal(got[k], want[k], err_msg=f"output {k}, n={n}")
+        inside = (x > -1) & (x < y)
+        assert (want[2] == inside | (y == 0)).all() and (want[3] == ~inside).all()
+    cases = [(33, 32), (1000, 256)]
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
+
+
+@ascdsl.jit
+def bool_load_kernel(flags_ptr, x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    flags = tl.load(flags_ptr + offs, mask=mask)
+    x = tl.load(x_ptr + offs, mask=mask, other=0)
+    tl.store(out_ptr + offs, tl.where(flags & (x != 3), x, -x), mask=mask)
+
+
+@ascdsl.jit
+def bool_load_other_kernel(flags_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    flags = tl.load(flags_ptr + offs, mask=offs < 3, other=False)
+    tl.store(out_ptr + offs, tl.where(flags, 1.0, 0.0))
+
+
+def test_loaded_bool_tiles_are_conditions_bit_exact():
+    rng = np.random.default_rng(3)
+    n = 300
+    flags = rng.integers(0, 2, n).astype(np.bool_)
+    x = rng.integers(-5, 6, n).astype(np.int32)
+    want, got = _both(bool_load_kernel[(ascdsl.cdiv(n, 128),)], flags, x, np.zeros(n, np.int32), n, BLOCK=128)
+    np.testing.assert_array_equal(got[2], want[2])
+    assert (want[2] == np.where(flags & (x != 3), x, -x)).all()
+
+
+@ascdsl.jit
+def int_where_kernel(a_ptr, b_ptr, out_ptr, n, lo, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a = tl.load(a_ptr + offs, mask=mask, other=0)
+    b = tl.load(b_ptr + offs, mask=mask, other=0)
+    tl.store(out_ptr + offs, tl.where(a > b, a, b), mask=mask)
+    tl.store(out_ptr + n + offs, tl.where(a < lo, lo, a), mask=mask)
+    tl.store(out_ptr + 2 * n + offs, tl.where((a & 1) == 0, -1, a), mask=mask)
+    tl.store(out_ptr + 3 * n + offs, tl.where(a.to(tl.float32) > 0.5, 2147483647, -2147483648), mask=mask)
+
+
+def test_where_on_int32_tiles_bit_exact():
+    rng = np.random.default_rng(5)
+    for n, block in ((33, 32), (1000, 256)):
+        a = rng.integers(INT_MIN, INT_MAX, n, dtype=np.int64).astype(np.int32)
+        b = rng.integers(INT_MIN, INT_MAX, n, dtype=np.int64).astype(np.int32)
+        a[:4] = [INT_MIN, INT_MAX, -1, 0x7FC00001]  # the last one is a NaN pattern viewed as float32
+        want, got = _both(int_where_kernel[(ascdsl.cdiv(n, block),)], a, b, np.zeros(4 * n, np.int32), n, -7,
+                          BLOCK=block)
+        np.testing.assert_array_equal(got[2], want[2], err_msg=f"n={n}")
+        assert (want[2][:n] == np.maximum(a, b)).all()
+
+
+def test_unsupported_bool_tiles_are_located_errors():
+    with pytest.raises(ascdsl.CompilationError, match="a masked load of a bool tile with `other`") as err:
+        bool_load_other_kernel[(1,)](np.zeros(64, np.bool_), np.zeros(64, np.float32), BLOCK=64, backend="sim")
+    assert "test_sim_bool_tiles.py" in str(err.value) and "tl.load" in str(err.value)
+    x = np.ones(64, np.int8)
+    with pytest.raises(ascdsl.CompilationError, match="comparing int8 tiles") as err:
+        int8_where_kernel[(1,)](x, np.zeros_like(x), BLOCK=64, backend="sim")
+    assert "tl.where" in str(err.value)
+
+
+@ascdsl.jit
+def int8_where_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.where(x > 0, x, 0))

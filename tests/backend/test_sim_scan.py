@@ -1,0 +1,108 @@
+"""Scans on the simulator (hazard checks on) against the interpreter: `tl.cumsum` along the last axis
+(the CumSum API) and `tl.cumsum`/`tl.cumprod`/`tl.associative_scan` with a max combine down the rows
+of a 2-D tile (a log-depth scan), float sums and products within the dtype's tolerance, max and int32
+bit-exact; other scans are located errors."""
+import numpy as np
+import pytest
+
+import ascdsl
+import ascdsl.language as tl
+from ascdsl import dtypes
+from tests.backend.test_sim import FLOATS, _both, prebuilt
+
+
+def _data(shape, dtype, seed=3):
+    return (np.random.default_rng(seed).standard_normal(shape) * 3).astype(np.float32).astype(dtype.np)
+
+
+def _scan_tolerance(x, dtype, axis):
+    """The interpreter rounds 16-bit partial sums at each of its log-depth steps: allow the dtype's
+    relative tolerance of the running sum of magnitudes per step."""
+    steps = max(1, int(np.ceil(np.log2(x.shape[axis]))))
+    return dtype.atol + dtype.rtol * steps * np.cumsum(np.abs(x.astype(np.float64)), axis=axis)
+
+
+@ascdsl.jit
+def cumsum_1d_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr + offs, tl.cumsum(x, 0), mask=offs < n)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_cumsum_1d_within_tolerance(dtype):
+    for n, block in ((5, 8), (200, 256)):
+        x = _data(n, dtype)
+        want, got = _both(cumsum_1d_kernel[(1,)], x, np.zeros(n, dtype.np), n, BLOCK=block)
+        assert (np.abs(got[1].astype(np.float64) - want[1]) <= _scan_tolerance(x, dtype, 0)).all(), f"n={n}"
+
+
+@ascdsl.jit
+def combine_max(a, b):
+    return tl.maximum(a, b)
+
+
+@ascdsl.jit
+def scan_2d_kernel(x_ptr, out_ptr, m, n, ROWS: tl.constexpr, COLS: tl.constexpr):
+    rows = tl.arange(0, ROWS)[:, None]
+    cols = tl.arange(0, COLS)[None, :]
+    mask = (rows < m) & (cols < n)
+    x = tl.load(x_ptr + rows * n + cols, mask=mask, other=1)
+    tl.store(out_ptr + rows * n + cols, tl.cumsum(x, 1), mask=mask)
+    tl.store(out_ptr + m * n + rows * n + cols, tl.cumsum(x, 0), mask=mask)
+    tl.store(out_ptr + 2 * m * n + rows * n + cols, tl.cumprod(x, 0), mask=mask)
+    tl.store(out_ptr + 3 * m * n + rows * n + cols, tl.associative_scan(x, 0, combine_max), mask=mask)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_scans_of_2d_tiles_within_tolerance(dtype):
+    def check(m, n, rows, cols):
+        x = (1 + _data((m, n), dtype).astype(np.float32) / 30).astype(dtype.np)  # products stay near 1
+        want, got = _both(scan_2d_kernel[(1,)], x, np.zeros(4 * m * n, dtype.np), m, n, ROWS=rows, COLS=cols)
+        w, g = (a.astype(np.float64).reshape(4, m, n) for a in (want[1], got[1]))
+        assert (np.abs(g[0] - w[0]) <= _scan_tolerance(x, dtype, 1)).all(), f"{m}x{n}"
+        assert (np.abs(g[1] - w[1]) <= _scan_tolerance(x, dtype, 0)).all(), f"{m}x{n}"
+        np.testing.assert_allclose(g[2], w[2], rtol=dtype.rtol * 2 * np.log2(2 * m), atol=dtype.atol,
+                                   err_msg=f"{m}x{n}")
+        np.testing.assert_array_equal(g[3], w[3])  # a running max is exact
+        assert (w[3] == np.maximum.accumulate(x.astype(np.float64), axis=0)).all()
+    cases = [(5, 33, 8, 64), (16, 8, 16, 8), (3, 7, 3, 8)]
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
+
+
+@ascdsl.jit
+def int_scan_kernel(x_ptr, out_ptr, ROWS: tl.constexpr, COLS: tl.constexpr):
+    offs = tl.arange(0, ROWS)[:, None] * COLS + tl.arange(0, COLS)[None, :]
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.cumsum(x, 0) + tl.cumprod(x, 0))
+
+
+def test_int32_scans_down_rows_bit_exact():
+    x = np.random.default_rng(4).integers(-1000, 1000, (6, 8)).astype(np.int32)
+    want, got = _both(int_scan_kernel[(1,)], x, np.zeros_like(x), ROWS=6, COLS=8)
+    np.testing.assert_array_equal(got[1], want[1])
+    assert (want[1] == np.cumsum(x, 0, dtype=np.int32) + np.cumprod(x, 0, dtype=np.int32)).all()
+
+
+@ascdsl.jit
+def cumprod_1d_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.cumprod(tl.load(x_ptr + offs), 0))
+
+
+@ascdsl.jit
+def reverse_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), 0, reverse=True))
+
+
+@pytest.mark.parametrize("kernel, message", [
+    (cumprod_1d_kernel, "a running `mul` of float32 along the last axis"),
+    (reverse_kernel, "a reversed scan"),
+], ids=["cumprod-last-axis", "reverse"])
+def test_unsupported_scans_are_located_errors(kernel, message):
+    with pytest.raises(ascdsl.CompilationError, match=message) as err:
+        kernel[(1,)](np.ones(64, np.float32), np.zeros(64, np.float32), BLOCK=64, backend="sim")
+    assert "test_sim_scan.py" in str(err.value)

@@ -1,0 +1,129 @@
+"""Shape ops on the simulator (hazard checks on) against the interpreter, bit-exact: free reshapes and
+views, 2-D transposes (Gather), `tl.cat` along axis 0, `tl.split` and `tl.interleave`, in
+float32/float16/bfloat16 and int32; reshapes, concatenations and joins that would move elements
+within padded rows are located errors."""
+import numpy as np
+import pytest
+
+import ascdsl
+import ascdsl.language as tl
+from ascdsl import dtypes
+from tests.backend.test_sim import FLOATS, _both, _data, prebuilt
+
+ALL = FLOATS + [dtypes.int32]
+
+
+def _bits(a):
+    return a.view(f"u{a.dtype.itemsize}")
+
+
+@ascdsl.jit
+def reshape_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, M * N)
+    x = tl.reshape(tl.load(x_ptr + offs), (M, N))  # rows of whole blocks: the same UB layout
+    rows = tl.arange(0, M)[:, None]
+    cols = tl.arange(0, N)[None, :]
+    tl.store(out_ptr + rows * N + cols, x + 1)
+    tl.store(out_ptr + M * N + offs, tl.view(x * 2, (M * N,)))
+    tl.store(out_ptr + 2 * M * N + tl.arange(0, M), tl.ravel(tl.sum(x, axis=1, keep_dims=True)))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_free_reshapes_bit_exact(dtype):
+    x = _data(4 * 16, dtype)
+    want, got = _both(reshape_kernel[(1,)], x, np.zeros(2 * 64 + 4, dtype.np), M=4, N=16)
+    np.testing.assert_allclose(got[1][128:].astype(np.float64), want[1][128:].astype(np.float64), rtol=dtype.rtol,
+                               atol=dtype.atol * 16)
+    np.testing.assert_array_equal(_bits(got[1][:128]), _bits(want[1][:128]))
+
+
+@ascdsl.jit
+def transpose_kernel(x_ptr, out_ptr, m, n, ROWS: tl.constexpr, COLS: tl.constexpr):
+    rows = tl.arange(0, ROWS)[:, None]
+    cols = tl.arange(0, COLS)[None, :]
+    x = tl.load(x_ptr + rows * n + cols, mask=(rows < m) & (cols < n), other=0)
+    t = tl.trans(x)  # (COLS, ROWS)
+    t_rows, t_cols = tl.arange(0, COLS)[:, None], tl.arange(0, ROWS)[None, :]
+    tl.store(out_ptr + t_rows * m + t_cols, t, mask=(t_rows < n) & (t_cols < m))
+    tl.store(out_ptr + m * n + rows * n + cols, tl.permute(t, (1, 0)) - x, mask=(rows < m) & (cols < n))
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=str)
+def test_transposes_bit_exact(dtype):
+    def check(m, n, rows, cols):
+        x = _data((m, n), dtype)
+        want, got = _both(transpose_kernel[(1,)], x, np.zeros(2 * m * n, dtype.np), m, n, ROWS=rows, COLS=cols)
+        np.testing.assert_array_equal(_bits(got[1]), _bits(want[1]), err_msg=f"{m}x{n}")
+        assert (want[1][:m * n].reshape(n, m) == x.T).all()
+    cases = [(5, 33, 8, 64), (16, 8, 16, 8), (3, 100, 4, 128)]
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
+
+
+@ascdsl.jit
+def cat_kernel(a_ptr, b_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, N: tl.constexpr):
+    cols = tl.arange(0, N)[None, :]
+    a = tl.load(a_ptr + tl.arange(0, A)[:, None] * N + cols)
+    b = tl.load(b_ptr + tl.arange(0, B)[:, None] * N + cols)
+    tl.store(out_ptr + tl.arange(0, A + B)[:, None] * N + cols, tl.cat(a, b, can_reorder=True) * 3)
+    flat = tl.cat(tl.load(a_ptr + tl.arange(0, A * N)), tl.load(b_ptr + tl.arange(0, B * N)), can_reorder=True)
+    tl.store(out_ptr + (A + B) * N + tl.arange(0, (A + B) * N), flat)
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=str)
+def test_cat_bit_exact(dtype):
+    a, b = _data((4, 8), dtype), _data((2, 8), dtype)
+    want, got = _both(cat_kernel[(1,)], a, b, np.zeros(2 * 6 * 8, dtype.np), A=4, B=2, N=8)
+    np.testing.assert_array_equal(_bits(got[2]), _bits(want[2]))
+    assert (want[2][48:] == np.concatenate([a.ravel(), b.ravel()])).all()
+
+
+@ascdsl.jit
+def padded_reshape_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.reshape(tl.load(x_ptr + offs), (BLOCK // 4, 4))
+    tl.store(out_ptr + offs, tl.reshape(x * 2, (BLOCK,)))
+
+
+@ascdsl.jit
+def unaligned_cat_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, 4))
+    tl.store(out_ptr + tl.arange(0, 8), tl.cat(x, x, can_reorder=True))
+
+
+@ascdsl.jit
+def join_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, 8))
+    tl.store(out_ptr + tl.arange(0, 8)[:, None] * 2 + tl.arange(0, 2)[None, :], tl.join(x, x + 1))
+
+
+@pytest.mark.parametrize("kernel, message", [
+    (padded_reshape_kernel, r"reshaping \(64,\) to \(16, 4\)"),
+    (unaligned_cat_kernel, "`tl.cat` of"),
+    (join_kernel, "`tl.join` into a tile of pairs"),
+], ids=["padded-reshape", "unaligned-cat", "join"])
+def test_unsupported_shape_ops_are_located_errors(kernel, message):
+    with pytest.raises(ascdsl.CompilationError, match=message) as err:
+        kernel[(1,)](np.ones(64, np.float32), np.zeros(64, np.float32), BLOCK=64, backend="sim")
+    assert "test_sim_shape_ops.py" in str(err.value)
+
+
+@ascdsl.jit
+def pairs_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    pairs = tl.load(x_ptr + tl.arange(0, 2 * N))
+    re, im = tl.split(tl.reshape(pairs, (N, 2)))
+    offs = tl.arange(0, N)
+    tl.store(out_ptr + offs, re - im)
+    rows = tl.load(x_ptr + offs[:, None] * 2 + tl.arange(0, 2)[None, :])  # (N, 2) with padded rows
+    a, b = rows.split()
+    tl.store(out_ptr + N + tl.arange(0, 2 * N), tl.interleave(b, a * 2))
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=str)
+def test_split_and_interleave_bit_exact(dtype):
+    for n in (8, 100):
+        x = _data(2 * n, dtype)
+        want, got = _both(pairs_kernel[(1,)], x, np.zeros(3 * n, dtype.np), N=n)
+        np.testing.assert_array_equal(_bits(got[1]), _bits(want[1]), err_msg=f"N={n}")
+        assert (want[1][n + 1:3 * n:2] == (x[::2] * 2).astype(dtype.np)).all()

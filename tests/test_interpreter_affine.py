@@ -1,0 +1,221 @@
+"""The interpreter's symbolic tiles (:mod:`ascdsl.affine`) and batched loops give what the plain
+elementwise semantics give: int32 wrap-around, masks, aliasing, store order and errors."""
+import numpy as np
+import pytest
+
+import ascdsl
+import ascdsl.language as tl
+from ascdsl import affine, interpreter
+from ascdsl.errors import OutOfBoundsError
+from ascdsl.ir.core import Op
+from ascdsl.lib import core_span
+from test_interpreter_slices import rows_kernel
+
+
+@ascdsl.jit
+def wrapped_compare_kernel(x_ptr, out_ptr):
+    lanes = tl.arange(0, 4)
+    big = lanes * 1073741824  # 0, 2**30, then 2**31 and 3 * 2**30 wrap to negative int32
+    tl.store(out_ptr + lanes, tl.load(x_ptr + lanes, mask=big >= 0, other=-1.0))
+
+
+@ascdsl.jit
+def wrapped_offset_kernel(x_ptr, out_ptr):
+    lanes = tl.arange(0, 4)
+    zero = lanes * 1073741824 * 4  # multiples of 2**32: 0 in int32
+    tl.store(out_ptr + lanes, tl.load(x_ptr + zero + 1))
+
+
+def test_int32_index_arithmetic_wraps_as_the_elementwise_ops_do():
+    x = np.arange(4, dtype=np.float32) + 10
+    out = np.zeros(4, np.float32)
+    wrapped_compare_kernel[(1,)](x, out)
+    np.testing.assert_array_equal(out, [10, 11, -1, -1])
+    wrapped_offset_kernel[(1,)](x, out)
+    np.testing.assert_array_equal(out, [11, 11, 11, 11])
+
+
+def test_affine_tiles_materialise_to_their_elements():
+    cols = affine.arange(3, 7, np.dtype(np.int32))
+    rows = affine.expand_dims(affine.elementwise(Op.MUL, [cols, np.array([5], np.int32)], np.dtype(np.int32), (4,)),
+                              1, (4, 1))
+    grid = affine.elementwise(Op.ADD, [affine.broadcast(rows, (4, 2)),
+                                       np.array([100, 200], np.int32)], np.dtype(np.int32), (4, 2))
+    np.testing.assert_array_equal(grid.dense(), (np.array([100, 200])[:, None, None]
+                                                 + 5 * np.arange(3, 7)[None, :, None]).astype(np.int32))
+    assert grid.bounds() == (115, 230)
+
+
+@ascdsl.jit
+def box_kernel(x_ptr, out_ptr, n_rows, n_cols, stride, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK)
+    offs = rows[:, None] * stride + cols[None, :]
+    mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask, other=-2.0) + 1.0, mask=mask)
+
+
+@pytest.mark.parametrize("rows,cols,block_rows", [(10, 5, 4), (3, 8, 8), (33, 1, 2)])
+def test_masked_rows_and_columns_past_the_end_touch_no_memory(rows, cols, block_rows):
+    x = np.arange(rows * cols, dtype=np.float32).reshape(rows, cols)
+    out = np.zeros_like(x)  # masked lanes address past the end of both arrays: no error, no write
+    box_kernel[(ascdsl.cdiv(rows, block_rows),)](x, out, rows, cols, cols, ROWS=block_rows, BLOCK=8)
+    np.testing.assert_array_equal(out, x + 1)
+
+
+@ascdsl.jit
+def other_tile_kernel(x_ptr, out_ptr, n_rows, n_cols, starts_ptr, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    rows = tl.load(starts_ptr + tl.program_id(0)) + tl.arange(0, ROWS)  # equally spaced or not
+    cols = tl.arange(0, BLOCK)
+    offs = rows[:, None] * n_cols + cols[None, :]
+    mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+    other = (rows[:, None] * 100 + cols[None, :]).to(tl.float32)
+    tl.store(out_ptr + tl.program_id(0) * ROWS * BLOCK + tl.arange(0, ROWS)[:, None] * BLOCK + cols[None, :],
+             tl.load(x_ptr + offs, mask=mask, other=other))
+
+
+@pytest.mark.parametrize("starts,n_rows", [([0, 3, 6], 7), ([0, 4, 5], 7), ([0, 1, 2], 5)],
+                         ids=["spaced-past-the-end", "uneven", "spaced-inside"])
+def test_masked_lanes_take_a_tile_of_other_values(starts, n_rows):
+    x = np.arange(7 * 5, dtype=np.float32).reshape(7, 5)
+    out = np.zeros((3, 4, 8), np.float32)
+    other_tile_kernel[(3,)](x, out, n_rows, 5, np.array(starts, np.int32), ROWS=4, BLOCK=8)
+    rows = np.array(starts)[:, None, None] + np.arange(4)[None, :, None]
+    cols = np.arange(8)[None, None, :]
+    inside = (rows < n_rows) & (cols < 5)
+    want = np.where(inside, x.reshape(-1)[np.where(inside, rows * 5 + cols, 0)], rows * 100 + cols)
+    np.testing.assert_array_equal(out, want)
+
+
+@ascdsl.jit
+def column_kernel(x_ptr, out_ptr, n, stride, BLOCK: tl.constexpr):
+    rows = tl.arange(0, BLOCK)
+    col = tl.program_id(0)
+    x = tl.load(x_ptr + rows * stride + col, mask=rows < n, other=0.0)
+    tl.store(out_ptr + col * stride + rows, x, mask=rows < n)  # transposed: strided loads, rows stored
+
+
+def test_strided_columns_and_transposes():
+    x = np.arange(36, dtype=np.float32).reshape(6, 6)
+    out = np.zeros_like(x)
+    column_kernel[(6,)](x, out, 6, 6, BLOCK=8)
+    np.testing.assert_array_equal(out, x.T)
+
+
+@pytest.fixture
+def batched(monkeypatch):
+    """The number of loops run as batches of iterations (so that a test knows it covered them)."""
+    calls = []
+    run = interpreter._for_batched
+    monkeypatch.setattr(interpreter, "_for_batched", lambda *a: (calls.append(a), run(*a))[1])
+    return calls
+
+
+@ascdsl.jit
+def loop_store_kernel(out_ptr, per_core, big_cores):
+    start, end = core_span(per_core, big_cores)
+    lanes = tl.arange(0, 2)
+    for i in range(start, end):  # lane 0 of every iteration of every program writes element 0
+        value = (tl.program_id(0) * 1000 + i + lanes * 0).to(tl.float32)
+        tl.store(out_ptr + lanes * (i + 1), value)
+
+
+def test_batched_loop_keeps_the_order_of_the_writes(batched):
+    out = np.zeros(14, np.float32)  # 13 rows over 3 programs: 5, 4, 4
+    loop_store_kernel[(3,)](out, 4, 1)
+    assert batched
+    ends, want = [5, 9, 13], np.zeros(14, np.float32)
+    for k in range(5):  # the loop in order: iteration k of every program, program by program
+        for p, start in enumerate([0, 5, 9]):
+            i = start + k
+            if i < ends[p]:
+                want[i + 1] = want[0] = p * 1000 + i
+    np.testing.assert_array_equal(out, want)
+
+
+@ascdsl.jit
+def shift_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    lanes = tl.arange(0, BLOCK)
+    for i in range(tl.program_id(0), n - 1, tl.num_programs(0)):
+        tl.store(y_ptr + i + 1 + lanes, tl.load(x_ptr + i + lanes, mask=lanes < 1, other=0.0), mask=lanes < 1)
+
+
+def test_a_loop_that_reads_what_it_wrote_runs_in_order():
+    x = np.arange(8, dtype=np.float32)
+    y = np.zeros(8, np.float32)
+    shift_kernel[(1,)](x, y, 8, BLOCK=2)
+    np.testing.assert_array_equal(y, np.r_[0, x[:-1]])
+    shift_kernel[(1,)](x, x, 8, BLOCK=2)  # in place: each iteration reads the previous one's write
+    np.testing.assert_array_equal(x, np.zeros(8))
+
+
+@ascdsl.jit
+def reload_kernel(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
+    lanes = tl.arange(0, BLOCK)
+    before = tl.load(x_ptr + lanes)
+    tl.store(y_ptr + lanes, tl.zeros((BLOCK,), tl.float32))
+    tl.store(out_ptr + lanes, before)
+
+
+def test_a_load_is_a_copy_when_another_argument_shares_its_memory():
+    x = np.arange(1.0, 9.0, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    reload_kernel[(1,)](x, x, out, BLOCK=8)  # x loaded, then zeroed through y: the load saw 1..8
+    np.testing.assert_array_equal(out, np.arange(1.0, 9.0))
+    np.testing.assert_array_equal(x, np.zeros(8))
+
+
+@ascdsl.jit
+def two_loads_kernel(x_ptr, y_ptr, out_ptr, per_core, big_cores, reach_x, reach_y):
+    start, end = core_span(per_core, big_cores)
+    for i in range(start, end):
+        a = tl.load(x_ptr + i * reach_x)
+        b = tl.load(y_ptr + i * reach_y)
+        tl.store(out_ptr + i, a + b)
+
+
+def test_an_error_in_a_batched_loop_is_the_one_the_loop_order_gives(batched):
+    x, y = np.zeros(100, np.float32), np.zeros(10, np.float32)
+    out = np.zeros(12, np.float32)
+    # x's load comes first in the body but fails only in the third iteration (program 2, element 100);
+    # y's fails in the first (program 1, element 4 * 3 = 12 of 10): in loop order y's error comes first
+    with pytest.raises(OutOfBoundsError, match=r"load from y_ptr out of bounds: program \(1, 0, 0\) accesses "
+                                               r"element 12 of an array of 10 elements"):
+        two_loads_kernel[(3,)](x, y, out, 4, 0, 10, 3)
+    assert batched
+
+
+def test_batched_loops_match_iteration_by_iteration_whatever_the_chunk(monkeypatch, batched):
+    rows, n_cols = 37, 40
+    x = np.random.default_rng(0).standard_normal((rows, n_cols)).astype(np.float32)
+    outs = []
+    for chunk in (interpreter.CHUNK_ELEMENTS, 64 * 5, 64):  # all iterations at once, a few, one at a time
+        monkeypatch.setattr(interpreter, "CHUNK_ELEMENTS", chunk)
+        out = np.full_like(x, np.nan)
+        rows_kernel[(5,)](x, out, n_cols, rows // 5, rows % 5, ROWS=2, BLOCK=64)
+        outs.append(out)
+    assert batched
+    for out in outs[1:]:
+        np.testing.assert_array_equal(out, outs[0])
+    np.testing.assert_allclose(outs[0], 2 * x + x.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-5)
+
+
+
+@ascdsl.jit
+def difference_kernel(x_ptr, y_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    offs = tl.program_id(0) * n_cols + cols
+    x = tl.load(x_ptr + offs, mask=cols < n_cols, other=0.0)
+    y = tl.load(y_ptr + offs, mask=cols < n_cols, other=0.0)
+    if tl.program_id(0) % 2 == 0:  # the odd programs store nothing
+        tl.store(out_ptr + offs, x - y, mask=cols < n_cols)  # computed straight into out
+
+
+def test_arithmetic_stored_in_place_writes_the_enabled_lanes_only():
+    x = np.arange(6 * 5, dtype=np.float32).reshape(6, 5)
+    y = np.full_like(x, 0.5)
+    out = np.full((6 * 5 + 3,), -7.0, np.float32)  # three elements past the last row
+    difference_kernel[(6,)](x, y, out, 5, BLOCK=8)
+    want = np.full_like(out, -7.0)
+    want[:30] = np.where((np.arange(6) % 2 == 0)[:, None], x - y, -7.0).reshape(-1)
+    np.testing.assert_array_equal(out, want)
