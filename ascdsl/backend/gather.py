@@ -83,33 +83,39 @@ def _staging(sel: Selector, instr: Instr) -> Ref:
     return Ref(buf, buf.dtype, lit(0), rows * cols * sel.platform.block_bytes // buf.dtype.itemsize)
 
 
-def copy_in(sel: Selector, instr: Instr) -> list:
-    """CopyIn: AllocTensor, one burst per element of each valid row, EnQue."""
-    staging = _staging(sel, instr)
+def _bursts(sel: Selector, instr: Instr, staging: Ref, to_ub: bool, pad: Var | None = None) -> list:
+    """One ``DataCopyPad`` per valid row: a burst per element between GM (gap ``(stride - 1) * size``
+    bytes) and the row's staging blocks (from block ``r * cols``). A row of more than ``max_bursts``
+    elements would not fit UB at 32 bytes per element."""
     dt = staging.dtype
     base, offset, strides, extents, _ = parts(sel, instr)
     rows, cols = _grid(instr)
     per = sel.platform.block_bytes // dt.itemsize
-    n_cols = _extent(sel, extents[-1], cols)
     gap = _gap(sel, strides[-1], dt)
     params = Var(sel.fresh_key(), Struct.COPY_PARAMS, staging.buf.hint + "Params")
-    pad = Var(sel.fresh_key(), Struct.PAD_PARAMS, staging.buf.hint + "Pad", template=dt)
+    n_cols = _extent(sel, extents[-1], cols)
 
     def row(r) -> list:
-        """The bursts of row ``r`` (its staging blocks start at ``r * cols``; a row of more than
-        ``max_bursts`` elements would not fit UB with 32 bytes per element)."""
         gm = add(sel.wide_expr(offset), mul(_wide(r), sel.wide_expr(strides[0]))) if rows > 1 else sel.wide_expr(offset)
-        return [Let(params, Brace((Conv(U16, n_cols), Conv(U32, SizeOf(dt)), gap, lit(0), lit(0)))),
-                Call("DataCopyPad", Ref(staging.buf, dt, mul(r, lit(cols * per)), staging.extent),
-                     (Gm(sel.params[base.id][1], dt, gm),), (params, pad), pipe=Pipe.MTE2)]
-    out = [Queue(QOp.ALLOC, staging.buf, instr.loc),
-           Let(pad, Brace((Const.FALSE, lit(0), lit(0), Lit(0, dt))))]
+        ub = Ref(staging.buf, dt, mul(r, lit(cols * per)), staging.extent)
+        g = Gm(sel.params[base.id][1], dt, gm)
+        gaps = (gap, lit(0)) if to_ub else (lit(0), gap)
+        return [Let(params, Brace((Conv(U16, n_cols), Conv(U32, SizeOf(dt)), *gaps, lit(0)))),
+                Call("DataCopyPad", ub, (g,), (params, pad), pipe=Pipe.MTE2) if to_ub else
+                Call("DataCopyPad", g, (ub,), (params,), pipe=Pipe.MTE3)]
     if rows == 1:
-        out += row(lit(0))
-    else:
-        r = sel.fresh("r")
-        out.append(For(r, lit(0), _extent(sel, extents[0], rows), lit(1), tuple(row(r)), True))
-    return out + [Queue(QOp.ENQUE, staging.buf)]
+        return row(lit(0))
+    r = sel.fresh("r")
+    return [For(r, lit(0), _extent(sel, extents[0], rows), lit(1), tuple(row(r)), True)]
+
+
+def copy_in(sel: Selector, instr: Instr) -> list:
+    """CopyIn: AllocTensor, one burst per element of each valid row, EnQue."""
+    staging = _staging(sel, instr)
+    pad = Var(sel.fresh_key(), Struct.PAD_PARAMS, staging.buf.hint + "Pad", template=staging.dtype)
+    return [Queue(QOp.ALLOC, staging.buf, instr.loc),
+            Let(pad, Brace((Const.FALSE, lit(0), lit(0), Lit(0, staging.dtype)))),
+            *_bursts(sel, instr, staging, True, pad), Queue(QOp.ENQUE, staging.buf)]
 
 
 def dequeue(sel: Selector, instr: Instr) -> list:
@@ -168,25 +174,9 @@ def spread(sel: Selector, instr: Instr) -> list:
 def copy_out(sel: Selector, instr: Instr) -> list:
     """CopyOut of a strided store: DeQue, one burst per element of each valid row, FreeTensor."""
     staging = _staging(sel, instr)
-    dt = staging.dtype
-    base, offset, strides, extents, _ = parts(sel, instr)
-    rows, cols = _grid(instr)
-    per = sel.platform.block_bytes // dt.itemsize
-    gap = _gap(sel, strides[-1], dt)
-    params = Var(sel.fresh_key(), Struct.COPY_PARAMS, staging.buf.hint + "Params")
-    n_cols = _extent(sel, extents[-1], cols)
-
-    def row(r) -> list:
-        gm = add(sel.wide_expr(offset), mul(_wide(r), sel.wide_expr(strides[0]))) if rows > 1 else sel.wide_expr(offset)
-        return [Let(params, Brace((Conv(U16, n_cols), Conv(U32, SizeOf(dt)), lit(0), gap, lit(0)))),
-                Call("DataCopyPad", Gm(sel.params[base.id][1], dt, gm),
-                     (Ref(staging.buf, dt, mul(r, lit(cols * per)), staging.extent),), (params,), pipe=Pipe.MTE3)]
-    if rows == 1:
-        copies = row(lit(0))
-    else:
-        r = sel.fresh("r")
-        copies = [For(r, lit(0), _extent(sel, extents[0], rows), lit(1), tuple(row(r)), True)]
-    return [Queue(QOp.DEQUE, staging.buf, instr.loc), *atomic.around(instr, dt, copies), Queue(QOp.FREE, staging.buf)]
+    copies = _bursts(sel, instr, staging, False)
+    return [Queue(QOp.DEQUE, staging.buf, instr.loc), *atomic.around(instr, staging.dtype, copies),
+            Queue(QOp.FREE, staging.buf)]
 
 
 def gather_load(sel: Selector, instr: Instr) -> list:

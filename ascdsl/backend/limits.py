@@ -58,8 +58,8 @@ def check_vector_cores(kernel: Kernel, platform: Platform) -> Kernel:
         if instr.op in HARDWARE:
             raise hardware_error(instr)
         if instr.op in WIDE_COMPUTE and any(not v.type.is_scalar and v.type.dtype in WIDE for v in instr.results):
-            raise CompilationError(instr.loc, f"`{instr.op.value}` of {instr.result.type.dtype} tiles cannot run on the "
-                                              "Ascend A2 vector cores: their vector instructions take at most "
-                                              "32-bit elements", hint="compute in int32 (`.to(tl.int32)`), or run "
-                                                                      "this kernel on the interpreter")
+            raise CompilationError(
+                instr.loc, f"`{instr.op.value}` of {instr.result.type.dtype} tiles cannot run on the Ascend A2 vector "
+                           "cores: their vector instructions take at most 32-bit elements",
+                hint="compute in int32 (`.to(tl.int32)`), or run this kernel on the interpreter")
     return kernel

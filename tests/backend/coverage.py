@@ -6,8 +6,8 @@ interpreter launches; :func:`replay` runs each on both backends and sorts it int
 :class:`Outcome`: the same results (bit-exact, or within the dtype's tolerance for kernels with
 transcendental ops or reductions), a located error naming a feature the Ascend C backend does not
 lower yet, one the A2 vector cores cannot run or a platform limit the kernel exceeds, the
-simulator's located error for programs that write the same elements (the interpreter orders them; a device would race), or a failure (another
-result, another error).
+simulator's located error for programs that write the same elements (the interpreter orders them;
+a device would race), or a failure (another result, another error).
 """
 from __future__ import annotations
 

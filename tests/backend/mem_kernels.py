@@ -20,7 +20,8 @@ def atomic_rows_kernel(x_ptr, out_ptr, m, n, stride, ROWS: tl.constexpr, COLS: t
     """Column sums of an ``m x n`` matrix: each program adds its rows' block into ``out``."""
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, COLS)
-    x = tl.load(x_ptr + rows[:, None] * stride + cols[None, :], mask=(rows[:, None] < m) & (cols[None, :] < n), other=0.0)
+    mask = (rows[:, None] < m) & (cols[None, :] < n)
+    x = tl.load(x_ptr + rows[:, None] * stride + cols[None, :], mask=mask, other=0.0)
     tl.atomic_add(out_ptr + cols, tl.sum(x, axis=0), mask=cols < n)
 
 
