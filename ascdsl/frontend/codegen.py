@@ -99,10 +99,29 @@ def unsupported(fn: ParsedFunction, node: ast.AST) -> CompilationError:
         "for loops over range, while loops and if/else"))
 
 
-def _is_guard(stmt: ast.stmt) -> bool:
-    """``if cond: ...; return`` (a bare return ending the body): an early exit."""
-    return (isinstance(stmt, ast.If) and isinstance(stmt.body[-1], ast.Return) and stmt.body[-1].value is None
-            and not any(isinstance(n, ast.Return) for s in stmt.orelse for n in ast.walk(s)))
+def _bare_return(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Return) and stmt.value is None
+
+
+def _returns_early(stmt: ast.stmt) -> bool:
+    """An ``if`` with a bare ``return`` in its branches (outside loops): an early exit."""
+    if not isinstance(stmt, ast.If):
+        return False
+    return any(_bare_return(s) or _returns_early(s) for s in stmt.body + stmt.orelse)
+
+
+def _then(stmts: list[ast.stmt], rest: list[ast.stmt]) -> list[ast.stmt]:
+    """``stmts`` followed by ``rest`` on every path through them that does not return: as Triton
+    compiles early returns outside loops (``if c: return`` makes the rest of the kernel its else)."""
+    out = []
+    for i, stmt in enumerate(stmts):
+        if _bare_return(stmt):
+            return out or [ast.Pass()]
+        if _returns_early(stmt):
+            tail = stmts[i + 1:] + rest
+            return out + [ast.copy_location(ast.If(stmt.test, _then(stmt.body, tail), _then(stmt.orelse, tail)), stmt)]
+        out.append(stmt)
+    return out + rest
 
 
 class BoundMethod:
@@ -123,6 +142,7 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
         self.result = None
         self.returned = False  # a return was reached (the rest of the body is not compiled)
         self.runtime_depth = 0  # nesting of runtime ifs and loops, where returns are not allowed
+        self.unrolling = 0  # nesting of tl.static_range bodies (an early return there is not an else)
 
     def run(self):
         """Emit the body; returns the value of its final ``return`` (None without one)."""
@@ -162,10 +182,9 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
         for i, stmt in enumerate(stmts):
             if self.returned:  # a return under a constexpr condition ends the function there
                 break
-            if _is_guard(stmt):  # `if c: ...; return` then the rest: the rest is the else branch
-                stmt = ast.copy_location(ast.If(stmt.test, stmt.body[:-1] or [ast.Pass()], stmt.orelse + stmts[i + 1:]),
-                                         stmt)
-                self.visit(stmt)
+            if not (self.runtime_depth or self.unrolling) and _returns_early(stmt):  # the rest runs where no return is
+                for s in _then([stmt], stmts[i + 1:]):
+                    self.visit(s)
                 break
             self.visit(stmt)
 

@@ -150,11 +150,15 @@ class ControlFlow:
                              "move the else body after the loop")
         unrolled, bounds = self.loop_range(node.iter)
         if unrolled:
-            for i in py.range(*bounds):
-                if self.returned:
-                    break
-                self.assign(node.target, i)
-                self.visit_stmts(node.body)
+            self.unrolling += 1
+            try:
+                for i in py.range(*bounds):
+                    if self.returned:
+                        break
+                    self.assign(node.target, i)
+                    self.visit_stmts(node.body)
+            finally:
+                self.unrolling -= 1
         else:
             self.runtime_loop(node, *bounds)
 

@@ -201,3 +201,26 @@ def test_variants_differing_only_by_element_type_share_one_template_class():
     text = build.render_files(b)["kernel/log_softmax_backward_kernel.cpp"]
     assert text.count("template <typename T>") == len(templates)
     assert text.count("\nclass ") == len(plans)
+
+
+def test_expressions_print_with_cpp_precedence():
+    from ascdsl.backend.emit import Printer
+    from ascdsl.backend.naming import Names
+    a, b, c = (kir.Var(k, dtypes.int32, n) for k, n in ((1, "a"), (2, "b"), (3, "c")))
+    p = Printer(Names(vars={1: "a", 2: "b", 3: "c"}))
+    B, Op_ = kir.Bin, kir.BinOp
+    assert p.expr(B(Op_.AND, B(Op_.OR, a, b), c)) == "(a | b) & c"  # & binds tighter than |
+    assert p.expr(B(Op_.AND, a, B(Op_.OR, b, c))) == "a & (b | c)"
+    assert p.expr(B(Op_.XOR, B(Op_.OR, a, b), c)) == "(a | b) ^ c"
+    assert p.expr(B(Op_.LT, B(Op_.SHL, a, b), c)) == "a << b < c"
+    assert p.expr(B(Op_.SHL, a, B(Op_.ADD, b, c))) == "a << (b + c)"
+    assert p.expr(kir.Not(B(Op_.LT, a, b))) == "!(a < b)" and p.expr(kir.Not(a)) == "!a"
+
+
+def test_verifier_scopes_a_while_condition_in_its_test():
+    k = _compiled()[0]
+    flag = kir.Var(54321, dtypes.bool_, "flag")
+    ok = kir.While((kir.Let(flag, kir.Lit(True, dtypes.bool_)),), flag, ())
+    kir.verify(dataclasses.replace(k, process=(ok,) + k.process))
+    with pytest.raises(kir.KirError, match="read before it is defined"):
+        kir.verify(dataclasses.replace(k, process=(kir.While((), flag, ()),) + k.process))

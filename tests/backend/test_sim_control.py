@@ -2,13 +2,19 @@
 scalars merged after it, nested, inside loops around loads and stores, conditions from reductions),
 early ``return`` guards, loops that carry scalars and tiles, runtime and negative loop steps,
 ``while`` loops (conditions from scalars and from reductions, around loads and stores)."""
+import subprocess
+
 import numpy as np
 import pytest
 
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
+from ascdsl.backend import tiling
+from ascdsl.backend.ascendc import kernel_source
+from tests import test_interpreter_dsl as dsl
 from tests.backend.test_sim import FLOATS, _both, _data, prebuilt
+from tests.sim.test_cann_headers import cann_flags
 
 
 @ascdsl.jit
@@ -147,6 +153,13 @@ def test_early_return_guard():
     assert got[1].tobytes() == want[1].tobytes()
 
 
+def test_early_returns_in_nested_ifs_and_else_branches():
+    x = _data(300, dtypes.float32)
+    want, got = _both(dsl.early_exit_kernel[(5,)], x, np.zeros_like(x), 300, BLOCK=64)
+    assert np.array_equal(want[1], dsl.early_exit_reference(x, 64))
+    assert got[1].tobytes() == want[1].tobytes()
+
+
 def test_loops_carry_scalars_and_tiles():
     for n in (0, 1, 1000):
         x = _data(max(n, 1), dtypes.float32)
@@ -160,23 +173,6 @@ def test_runtime_and_negative_loop_steps(lo, hi, step):
     x = _data(8 * 32, dtypes.float32)
     want, got = _both(step_kernel[(1,)], x, np.zeros(32, np.float32), lo, hi, step, BLOCK=32)
     assert got[1].tobytes() == want[1].tobytes(), (lo, hi, step)
-
-
-@ascdsl.jit
-def collatz_kernel(n_ptr, steps_ptr, out_ptr, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    n = tl.load(n_ptr + pid)
-    steps = 0
-    acc = tl.zeros((BLOCK,), tl.float32)
-    while n != 1:
-        if n % 2 == 0:
-            n = n // 2
-        else:
-            n = 3 * n + 1
-        steps += 1
-        acc = acc * 0.5 + n
-    tl.store(steps_ptr + pid, steps)
-    tl.store(out_ptr + pid * BLOCK + tl.arange(0, BLOCK), acc)
 
 
 @ascdsl.jit
@@ -199,7 +195,7 @@ def while_copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 def test_while_with_scalar_and_tile_carries():
     ns = np.array([1, 2, 3, 7, 27, 6], np.int32)
-    want, got = _both(collatz_kernel[(6,)], ns, np.zeros(6, np.int32), np.zeros(6 * 16, np.float32), BLOCK=16)
+    want, got = _both(dsl.collatz_kernel[(6,)], ns, np.zeros(6, np.int32), np.zeros(6 * 16, np.float32), BLOCK=16)
     assert np.array_equal(want[1], [0, 1, 7, 16, 111, 8])
     assert got[1].tobytes() == want[1].tobytes() and got[2].tobytes() == want[2].tobytes()
 
@@ -215,3 +211,136 @@ def test_while_around_loads_and_stores():
         x = _data(max(n, 1), dtypes.float32)
         want, got = _both(while_copy_kernel[(3,)], x, np.zeros(max(n, 1), np.float32), n, BLOCK=64)
         assert got[1].tobytes() == want[1].tobytes(), f"n={n}"
+
+
+@ascdsl.jit
+def center_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    total = tl.zeros((BLOCK,), tl.float32)
+    off = 0
+    while off < n:
+        total += tl.load(x_ptr + row * n + off + tl.arange(0, BLOCK), mask=off + tl.arange(0, BLOCK) < n, other=0.0)
+        off += BLOCK
+    mean = tl.sum(total, axis=0) / n  # a reduced scalar, read by the next loop's compute stages
+    for start in range(0, n, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        tl.store(out_ptr + row * n + cols, tl.load(x_ptr + row * n + cols, mask=cols < n) - mean, mask=cols < n)
+
+
+def test_a_reduced_scalar_used_by_a_later_loop():
+    x = _data((3, 300), dtypes.float32)
+    want, got = _both(center_kernel[(3,)], x, np.zeros_like(x), 300, BLOCK=128)
+    np.testing.assert_allclose(got[1], want[1], **_ulps(dtypes.float32))
+
+
+@ascdsl.jit
+def swap_in_branch_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    a = tl.zeros((BLOCK,), tl.float32)
+    b = tl.zeros((BLOCK,), tl.float32) + 1.0
+    for i in range(0, n):
+        x = tl.load(x_ptr + i * BLOCK + tl.arange(0, BLOCK))
+        if i % 3 == 0:
+            a_next = x * 2.0  # computed before `a` is read again: not into a's buffer
+            b_next = a + 1.0
+        elif i % 3 == 1:
+            a_next = a + x  # updates a in place
+            b_next = b
+        else:
+            a_next = b
+            b_next = a
+        a, b = a_next, b_next
+    tl.store(out_ptr + tl.arange(0, BLOCK), a)
+    tl.store(out_ptr + BLOCK + tl.arange(0, BLOCK), b)
+
+
+def test_branches_that_update_and_swap_loop_carried_tiles():
+    x = _data(7 * 32, dtypes.float32)
+    want, got = _both(swap_in_branch_kernel[(1,)], x, np.zeros(64, np.float32), 7, BLOCK=32)
+    assert got[1].tobytes() == want[1].tobytes()
+
+
+@ascdsl.jit
+def nested_control_kernel(x_ptr, out_ptr, count_ptr, rows, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    if pid >= rows:
+        return
+    for row in tl.range(pid, rows, tl.num_programs(0)):
+        s = tl.load(x_ptr + row * n)  # a scalar of the rows' dtype, carried below
+        k = 0
+        acc = tl.zeros((BLOCK,), tl.float32)
+        off = 0
+        while off < n:
+            cols = off + tl.arange(0, BLOCK)
+            if row % 2 == 0:
+                x = tl.load(x_ptr + row * n + cols, mask=cols < n, other=0.0)
+                acc += x.to(tl.float32)
+                s = s * 0.5 + tl.max(x, axis=0).to(s.dtype)
+            else:
+                k += 2
+            off += BLOCK
+        tl.store(out_ptr + row * BLOCK + tl.arange(0, BLOCK), (acc + s.to(tl.float32)).to(out_ptr.dtype.element_ty))
+        tl.store(count_ptr + row, k)
+
+
+def _check_nested(dtype):
+    x = _data((9, 100), dtype)
+    for programs in (4, 12):  # rows strided over programs; programs past the rows return at once
+        want, got = _both(nested_control_kernel[(programs,)], x, np.zeros((9, 64), dtype.np), np.zeros(9, np.int32),
+                          9, 100, BLOCK=64)
+        assert got[1].tobytes() == want[1].tobytes() and got[2].tobytes() == want[2].tobytes(), programs
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_a_guard_grid_stride_loop_while_and_branch_together(dtype):
+    """16-bit scalars carried by a while inside a grid-stride loop, updated in a branch that loads."""
+    prebuilt(_check_nested, [(d,) for d in FLOATS])
+    _check_nested(dtype)
+
+
+@ascdsl.jit
+def computed_offsets_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    if pid % 2 == 0:  # merged in the compute stage
+        off = 0
+    else:
+        off = BLOCK
+    x = tl.load(x_ptr + off + tl.arange(0, BLOCK))
+    k = tl.max(x, axis=0).to(tl.int32)  # a reduction
+    y = tl.load(x_ptr + k + tl.arange(0, BLOCK))
+    tl.store(out_ptr + pid * BLOCK + tl.arange(0, BLOCK), x + y)
+
+
+def test_loads_addressed_by_scalars_the_compute_stage_sets():
+    """Their CopyIn runs in a later segment than the stage that sets the scalar (was: a stale offset)."""
+    x = np.concatenate([np.full(16, 3.0), np.full(16, 7.0), np.arange(32)]).astype(np.float32)
+    want, got = _both(computed_offsets_kernel[(4,)], x, np.zeros(4 * 16, np.float32), BLOCK=16)
+    assert np.array_equal(want[1][:16], x[:16] + x[3:19]) and np.array_equal(want[1][16:32], x[16:32] + x[7:23])
+    assert got[1].tobytes() == want[1].tobytes()
+
+
+@pytest.mark.skipif(cann_flags() is None, reason="ASCEND_HOME_PATH does not point at a CANN toolkit")
+def test_lowered_control_flow_type_checks_against_cann(tmp_path):
+    """Branches (in Process and in a compute stage), while loops, trip-count loops, members, GetValue
+    on GM and one-element stores, in the three float dtypes, against the real CANN headers."""
+    from tests.backend import test_sim_single as single
+    p = {d: tl.pointer_type(d) for d in FLOATS}
+    i32, i64, f32 = tl.pointer_type(dtypes.int32), tl.pointer_type(dtypes.int64), p[dtypes.float32]
+    kernels = [k.kernels[0] for k in (
+        *(branch_kernel.specialize(p[d], p[d], 1000, 0.5, BLOCK=128) for d in FLOATS),
+        *(nested_control_kernel.specialize(p[d], p[d], i32, 9, 100, BLOCK=64) for d in FLOATS),
+        *(single.row_stats_kernel.specialize(p[d], f32, p[d], p[d], p[d], 100, 1e-5, BLOCK=128) for d in FLOATS),
+        dsl.collatz_kernel.specialize(i32, i32, f32, BLOCK=16),
+        halve_until_kernel.specialize(f32, f32, 1.0, BLOCK=32),
+        step_kernel.specialize(f32, f32, 0, 7, 2, BLOCK=32),
+        single.narrow_and_wide_stores_kernel.specialize(i64, tl.pointer_type(dtypes.int8),
+                                                        tl.pointer_type(dtypes.uint8), 2**33),
+        single.masked_single_kernel.specialize(p[dtypes.float16], p[dtypes.float16], 5),
+        single.ragged_rows_kernel.specialize(f32, i32, i32, f32, f32, BLOCK=64),
+        swap_in_branch_kernel.specialize(f32, f32, 7, BLOCK=32),
+        computed_offsets_kernel.specialize(f32, f32, BLOCK=16),
+        dsl.early_exit_kernel.specialize(f32, f32, 300, BLOCK=64))]
+    source = tmp_path / "control_kernel.cpp"
+    source.write_text(kernel_source("control_kernel", tiling.variants(kernels), tiling.layout("ControlTiling", kernels),
+                                    "Ascend910B3"))
+    proc = subprocess.run(["g++", *cann_flags(), str(source)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[:4000]

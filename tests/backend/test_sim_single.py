@@ -96,3 +96,42 @@ def test_a_single_element_load_of_a_stored_tensor_is_a_located_error():
     with pytest.raises(ascdsl.CompilationError) as e:
         load_after_store_kernel[(1,)](np.zeros(64, np.float32), BLOCK=32, backend="sim")
     assert e.value.loc.file.endswith("test_sim_single.py") and "x_ptr" in str(e.value)
+
+
+@ascdsl.jit
+def int64_scalars_kernel(idx_ptr, out_ptr, big):
+    pid = tl.program_id(0)
+    i = tl.load(idx_ptr + pid)  # an int64 element
+    v = i * 3 + big  # int64 arithmetic (big needs int64)
+    tl.store(out_ptr + pid, (v % 1000003).to(tl.int32))
+
+
+@ascdsl.jit
+def narrow_and_wide_stores_kernel(i64_ptr, i8_ptr, u8_ptr, big):
+    pid = tl.program_id(0)
+    tl.store(i64_ptr + pid, big * 2 - pid)
+    tl.store(i8_ptr + pid, (pid * 50 - 70).to(tl.int8))
+    tl.store(u8_ptr + pid, (pid * 90).to(tl.uint8))  # 270 wraps to 14
+
+
+def test_int64_scalar_loads_and_arithmetic():
+    idx = np.array([1, -5, 2**40, 7], np.int64)
+    want, got = _both(int64_scalars_kernel[(4,)], idx, np.zeros(4, np.int32), 2**33)
+    assert np.array_equal(want[1], ((idx * 3 + 2**33) % 1000003).astype(np.int32))  # C's %: these are positive
+    assert got[1].tobytes() == want[1].tobytes()
+
+
+def test_single_stores_of_types_duplicate_has_no_form_for():
+    """int64, int8 and uint8 elements: written through int32/int16 views of their buffer."""
+    want, got = _both(narrow_and_wide_stores_kernel[(4,)], np.zeros(4, np.int64), np.zeros(4, np.int8),
+                      np.zeros(4, np.uint8), 2**33 + 5)
+    assert np.array_equal(want[0], 2 * (2**33 + 5) - np.arange(4)) and np.array_equal(want[2], [0, 90, 180, 14])
+    for w, g in zip(want[:3], got[:3]):
+        assert g.tobytes() == w.tobytes()
+
+
+def test_single_stores_of_program_ids_over_a_3d_grid():
+    """``tl.store(out_ptr + pid, pid * SCALE)``: ``pid`` is an int64 GM offset, stored as int32."""
+    from tests.test_launch import grid_kernel
+    want, got = _both(grid_kernel[(3, 2, 2)], np.zeros(12, np.int32), SCALE=3)
+    assert np.array_equal(want[0], np.arange(12) * 3) and got[0].tobytes() == want[0].tobytes()

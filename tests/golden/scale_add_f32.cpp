@@ -12,7 +12,7 @@ struct AddTilingData {
 };
 #pragma pack(pop)
 
-// add_kernel (BLOCK=2048) from tests/test_interpreter_dsl.py:164; UB plan: 49152 bytes
+// add_kernel (BLOCK=2048) from tests/test_interpreter_dsl.py:128; UB plan: 49152 bytes
 class AddKernelV1 {
 public:
     __aicore__ inline AddKernelV1() {}
@@ -30,10 +30,10 @@ public:
     __aicore__ inline void Process()
     {
         for (int64_t program = GetBlockIdx(); program < programs_; program += GetBlockNum()) {
-            const int64_t xOffset = static_cast<int64_t>(program % tiling_.grid0) * 2048;  // tests/test_interpreter_dsl.py:165
-            const int64_t xCountMaximumSub = static_cast<int64_t>(tiling_.n) - xOffset;  // tests/test_interpreter_dsl.py:167
-            const int64_t xCountMaximum = xCountMaximumSub > 0 ? xCountMaximumSub : 0;  // tests/test_interpreter_dsl.py:167
-            const int64_t xCount = xCountMaximum < 2048 ? xCountMaximum : 2048;  // tests/test_interpreter_dsl.py:167
+            const int64_t xOffset = static_cast<int64_t>(program % tiling_.grid0) * 2048;  // tests/test_interpreter_dsl.py:129
+            const int64_t xCountMaximumSub = static_cast<int64_t>(tiling_.n) - xOffset;  // tests/test_interpreter_dsl.py:131
+            const int64_t xCountMaximum = xCountMaximumSub > 0 ? xCountMaximumSub : 0;  // tests/test_interpreter_dsl.py:131
+            const int64_t xCount = xCountMaximum < 2048 ? xCountMaximum : 2048;  // tests/test_interpreter_dsl.py:131
             CopyIn(xOffset, xCount);
             Compute();
             CopyOut(xOffset, xCount);
@@ -43,12 +43,12 @@ public:
 private:
     __aicore__ inline void CopyIn(const int64_t xOffset, const int64_t xCount)
     {
-        LocalTensor<float> xIn = inQueueX.AllocTensor<float>();  // tests/test_interpreter_dsl.py:167
+        LocalTensor<float> xIn = inQueueX.AllocTensor<float>();  // tests/test_interpreter_dsl.py:131
         DataCopyPadExtParams<float> xInPad{false, 0, 0, 0.0f};
         DataCopyExtParams xInParams{1, static_cast<uint32_t>(xCount * sizeof(float)), 0, 0, 0};
         DataCopyPad(xIn, xGm[xOffset], xInParams, xInPad);
         inQueueX.EnQue(xIn);
-        LocalTensor<float> yIn = inQueueY.AllocTensor<float>();  // tests/test_interpreter_dsl.py:167
+        LocalTensor<float> yIn = inQueueY.AllocTensor<float>();  // tests/test_interpreter_dsl.py:131
         DataCopyPadExtParams<float> yInPad{false, 0, 0, 0.0f};
         DataCopyExtParams yInParams{1, static_cast<uint32_t>(xCount * sizeof(float)), 0, 0, 0};
         DataCopyPad(yIn, yGm[xOffset], yInParams, yInPad);
@@ -59,14 +59,14 @@ private:
         LocalTensor<float> xIn = inQueueX.DeQue<float>();
         LocalTensor<float> yIn = inQueueY.DeQue<float>();
         LocalTensor<float> outOut = outQueueOut.AllocTensor<float>();
-        Add(outOut, xIn, yIn, 2048);  // tests/test_interpreter_dsl.py:167
+        Add(outOut, xIn, yIn, 2048);  // tests/test_interpreter_dsl.py:131
         outQueueOut.EnQue(outOut);
         inQueueX.FreeTensor(xIn);
         inQueueY.FreeTensor(yIn);
     }
     __aicore__ inline void CopyOut(const int64_t xOffset, const int64_t xCount)
     {
-        LocalTensor<float> outOut = outQueueOut.DeQue<float>();  // tests/test_interpreter_dsl.py:167
+        LocalTensor<float> outOut = outQueueOut.DeQue<float>();  // tests/test_interpreter_dsl.py:131
         DataCopyExtParams outOutParams{1, static_cast<uint32_t>(xCount * sizeof(float)), 0, 0, 0};
         DataCopyPad(outGm[xOffset], outOut, outOutParams);
         outQueueOut.FreeTensor(outOut);
