@@ -638,7 +638,7 @@ def _out_of_bounds(P: _Programs, instr: Instr, bad: Array, buffers: Array,
     program = lane // (bad.size // bad.shape[0])
     k = int(buffers.flat[lane])
     name, size = P.memory.names[k], P.memory.flats[k].size
-    kind = "load from" if instr.op in (Op.LOAD, Op.BLOCK_LOAD) else "store to"
+    kind = "load from" if instr.op in (Op.LOAD, Op.BLOCK_LOAD, Op.STRIDED_LOAD, Op.GATHER_LOAD) else "store to"
     return OutOfBoundsError(
         instr.loc,
         f"{kind} {name} out of bounds: program {P.program(program)} accesses element "
@@ -669,7 +669,7 @@ def _load(P: _Programs, instr: Instr, ptr, mask=None, other=None) -> tuple[Array
 
 
 def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
-    shape = ptr.shape if isinstance(ptr, Affine) else instr.operands[0].type.shape
+    shape = ptr.shape if isinstance(ptr, Affine) else tuple(instr.attr("shape", instr.operands[0].type.shape))
     rank = len(shape)
     deferred = value if isinstance(value, _Deferred) else None
     if deferred is not None and isinstance(ptr, Affine) and _store_computed(P, instr, ptr, mask, deferred):
@@ -748,11 +748,17 @@ ATOMIC_COMBINE = {Op.ATOMIC_ADD: Op.ADD, Op.ATOMIC_MAX: Op.MAXIMUM, Op.ATOMIC_MI
 
 
 def _atomic(P: _Programs, instr: Instr, ptr: Array, *rest: Array) -> tuple[Array]:
-    """Read-modify-write, lane by lane in order (program order, then lane order) where lanes share
-    an address: the k-th access to every address is applied in step k, all addresses at once."""
-    dt, cas = _result(instr), instr.op is Op.ATOMIC_CAS
-    operands = rest[:2] if cas else rest[:1]
+    cas = instr.op is Op.ATOMIC_CAS
     mask = rest[1] if not cas and instr.attr("has_mask") else None
+    return (_read_modify_write(P, instr, instr.op, _result(instr), ptr, rest[:2] if cas else rest[:1], mask),)
+
+
+def _read_modify_write(P: _Programs, instr: Instr, op: Op, dt: np.dtype, ptr: Array, operands: Sequence[Array],
+                       mask: Array | None) -> Array:
+    """Atomic ``op``, lane by lane in order (program order, then lane order) where lanes share an
+    address: the k-th access to every address is applied in step k, all addresses at once. Returns
+    the old values."""
+    cas = op is Op.ATOMIC_CAS
     rank = ptr.ndim - 1
     mask = P.lanes(mask, rank)
     ptr, *operands = np.broadcast_arrays(ptr, *(_lift(x, rank) for x in operands))
@@ -773,16 +779,16 @@ def _atomic(P: _Programs, instr: Instr, ptr: Array, *rest: Array) -> tuple[Array
             old[lane] = current
             if cas:
                 new = np.where(current == args[0][lane], args[1][lane], current)
-            elif instr.op is Op.ATOMIC_XCHG:
+            elif op is Op.ATOMIC_XCHG:
                 new = args[0][lane]
             else:
-                new = numerics.elementwise(ATOMIC_COMBINE[instr.op], [current, args[0][lane]], dt)
+                new = numerics.elementwise(ATOMIC_COMBINE[op], [current, args[0][lane]], dt)
             flat[at] = new
         if lanes is None:
             out = old.reshape(ptr.shape)
         else:
             out[lanes] = old
-    return (out,)
+    return out
 
 
 def _increasing(flat_offsets: Array) -> bool:
@@ -807,7 +813,8 @@ def _block_access(instr: Instr, base: Array, offset: Array, rest: Sequence[Array
     block, enabled where ``i_d < extent_d`` in every dim (None when no extent cuts the block)."""
     shape = tuple(instr.attr("shape"))
     rank = len(shape)
-    strides, extents = list(rest[:rank - 1]) + [np.ones(1, np.int64)], rest[rank - 1:2 * rank - 1]
+    n = rank if instr.op in (Op.STRIDED_LOAD, Op.STRIDED_STORE) else rank - 1  # strides given (else the last is 1)
+    strides, extents = list(rest[:n]) + [np.ones(1, np.int64)] * (rank - n), rest[n:n + rank]
     start = (base + offset.astype(np.int64)).astype(np.int64, copy=False)
     ptr = Affine(affine.term(start), tuple(affine.term(s.astype(np.int64)) for s in strides), numerics.POINTER, shape)
     cuts = tuple(affine.index(d, shape) < _lift(extent.astype(np.int64), rank)
@@ -823,9 +830,50 @@ def _block_load(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: A
     return _load(P, instr, ptr, mask, other)
 
 
+def _strided_load(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[Array]:
+    rank = len(instr.attr("shape"))
+    ptr, mask = _block_access(instr, base, offset, rest)
+    return _load(P, instr, ptr, mask, rest[2 * rank] if instr.attr("has_other") else None)
+
+
+def _indexed(instr: Instr, base: Array, offset: Array, index: Array, extent: Array) -> tuple[Array, Array | None]:
+    """The addresses and mask of a gather or scatter: ``base + offset + index[i]`` for ``i < extent``."""
+    size = instr.attr("shape")[0]
+    index, extent = affine.dense(index), affine.dense(extent)
+    addr = _lift(base + offset.astype(np.int64), 1) + index.astype(np.int64)
+    mask = np.arange(size) < _lift(extent.astype(np.int64), 1) if (extent < size).any() else None
+    if mask is not None:
+        addr, mask = np.broadcast_arrays(addr, mask)
+    return addr, mask
+
+
+def _gather_load(P: _Programs, instr: Instr, base: Array, offset: Array, index: Array, extent: Array,
+                 *other: Array) -> tuple[Array]:
+    addr, mask = _indexed(instr, base, offset, index, extent)
+    return _load(P, instr, addr, mask, other[0] if other else None)
+
+
+def _scatter_store(P: _Programs, instr: Instr, base: Array, offset: Array, index: Array, extent: Array,
+                   value: Array) -> tuple[()]:
+    addr, mask = _indexed(instr, base, offset, index, extent)
+    return _write(P, instr, addr, value, mask)
+
+
 def _block_store(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[()]:
     ptr, mask = _block_access(instr, base, offset, rest[:-1])
-    return _store(P, instr, ptr, rest[-1], mask)
+    return _write(P, instr, ptr, rest[-1], mask)
+
+
+def _write(P: _Programs, instr: Instr, ptr, value, mask) -> tuple[()]:
+    """A store, or an atomic whose old values nobody reads (``atomic`` attribute)."""
+    atomic = instr.attr("atomic")
+    if atomic is None:
+        return _store(P, instr, ptr, value, mask)
+    shape = tuple(instr.attr("shape"))
+    dense = None if mask is None else affine.dense(mask)
+    _read_modify_write(P, instr, Op(atomic), numerics.np_dtype(instr.operands[-1].type.dtype), _whole(ptr, shape),
+                       (_lift(affine.dense(value), len(shape)),), dense)
+    return ()
 
 
 # --- control flow and printing ---------------------------------------------------------------
@@ -939,6 +987,10 @@ HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
     Op.STORE: _store,
     Op.BLOCK_LOAD: _block_load,
     Op.BLOCK_STORE: _block_store,
+    Op.STRIDED_LOAD: _strided_load,
+    Op.STRIDED_STORE: _block_store,
+    Op.GATHER_LOAD: _gather_load,
+    Op.SCATTER_STORE: _scatter_store,
     Op.FOR: _for,
     Op.WHILE: _while,
     Op.IF: _if,

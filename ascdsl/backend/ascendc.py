@@ -2,15 +2,17 @@
 
 :data:`PIPELINE` runs on each variant after the tile-IR passes (:mod:`ascdsl.passes`):
 
-1. ``decompose`` (:mod:`.decompose`): instruction-selection rewrites on the tile IR (chains such
+1. ``check_vector_cores`` (:mod:`.limits`): a located error for what the A2 vector cores cannot run
+   (``tl.dot``, atomics other than add/max/min, atomics whose old values are read);
+2. ``decompose`` (:mod:`.decompose`): instruction-selection rewrites on the tile IR (chains such
    as sigmoid, float32 forms of what the vector unit lacks; platform-aware);
-2. ``select`` (:mod:`.select`): tile IR -> kernel IR (:mod:`.kir`): API calls on logical buffers,
+3. ``select`` (:mod:`.select`): tile IR -> kernel IR (:mod:`.kir`): API calls on logical buffers,
    cut into segments at the loops;
-3. ``plan_ub`` (:mod:`.ubplan`): buffers -> UB slots, the plan kept on the kernel;
-4. ``stage`` (:mod:`.staging`): segments -> CopyIn/Compute/CopyOut methods;
-5. ``sync`` (:mod:`.sync`): barriers and V_S flags from per-pipe reads and writes of each slot;
-6. ``name`` (:mod:`.naming`): readable, collision-free C++ names;
-7. ``check_budget`` (:mod:`.ubplan`): the plan fits the platform's UB (a located error otherwise).
+4. ``plan_ub`` (:mod:`.ubplan`): buffers -> UB slots, the plan kept on the kernel;
+5. ``stage`` (:mod:`.staging`): segments -> CopyIn/Compute/CopyOut methods;
+6. ``sync`` (:mod:`.sync`): barriers and V_S flags from per-pipe reads and writes of each slot;
+7. ``name`` (:mod:`.naming`): readable, collision-free C++ names;
+8. ``check_budget`` (:mod:`.ubplan`): the plan fits the platform's UB (a located error otherwise).
 
 Each variant is compiled once (:func:`compile_variant` is cached); rendering (:mod:`.emit`) is the
 only place C++ text appears. ``Process`` walks the program ids of its block
@@ -28,6 +30,7 @@ from ..platforms import Platform, get_platform
 from . import kir
 from .decompose import decompose
 from .emit import class_model, literal
+from .limits import check_vector_cores
 from .naming import safe
 from .render import render
 from .select import select
@@ -38,7 +41,7 @@ from .naming import name
 from .tiling import TilingLayout, Variant
 from .ubplan import check_budget, plan_ub
 
-PIPELINE = (decompose, select, plan_ub, stage, sync, name, check_budget)
+PIPELINE = (check_vector_cores, decompose, select, plan_ub, stage, sync, name, check_budget)
 assert PIPELINE[-1] is check_budget  # planned() runs all but this one
 """The backend's passes, in order (the first runs on the tile IR, ``select`` turns it into kernel IR)."""
 

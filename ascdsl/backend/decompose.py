@@ -37,7 +37,8 @@ INT_COMPARE = {Op.GE: (Op.MAXIMUM, False), Op.LT: (Op.MAXIMUM, True), Op.LE: (Op
 """int32 tile comparisons as (fold, negate): ``[not] (fold(a, b) == a)``, or ``[not] (a == b)``."""
 VECTOR_ONLY = frozenset(isel.UNARY_API) | frozenset(isel.CHAINS) | frozenset(isel.ROUNDING_MODE) | frozenset(isel.MATH_API)
 """Float ops only the vector unit computes: on scalars they run on a one-element tile."""
-KEEP = frozenset({Op.CAST, Op.BITCAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.CONST, Op.BROADCAST, Op.EXPAND_DIMS,
+KEEP = frozenset({Op.CAST, Op.BITCAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE,
+                  Op.GATHER_LOAD, Op.SCATTER_STORE, Op.CONST, Op.BROADCAST, Op.EXPAND_DIMS,
                   Op.RESHAPE, Op.PERMUTE, Op.CAT, Op.JOIN, Op.SPLIT, Op.FOR, Op.YIELD})
 """Tile ops that run in any dtype (data movement, Duplicate, casts, control)."""
 

@@ -12,7 +12,7 @@ from .. import dtypes
 from ..errors import Loc, source_path
 from . import kir
 from .kir import (Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, Field, Flag, For, Gm, If, Let, Lit, Local, Note,
-                  Position, QOp, Queue, Run, Set, SizeOf, Struct, Var, VarKind)
+                  Position, QOp, Queue, Run, Set, SizeOf, Struct, Text, Var, VarKind)
 from .poly import describe
 from .naming import Names
 
@@ -39,6 +39,27 @@ def literal(value, dtype) -> str:
     if int(value) == -(1 << (8 * dtype.itemsize - 1)) and dtype.itemsize >= 4:  # -2147483648 would be a long
         return f"({int(value) + 1} - 1)"
     return str(int(value))
+
+
+def c_string(text: str) -> str:
+    """A C string literal of ``text`` (escaped; printable ASCII, other characters as octal escapes)."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out += [f"\\{b:03o}" for b in ch.encode()]
+    return '"' + "".join(out) + '"'
+
+
+def event(flag: Flag) -> tuple[str, str]:
+    """``(HardEvent kind, event_t member)`` of a flag: ``("V_S", "eventVS_")``, ``("MTE2_S", "eventMte2S_")``."""
+    src, dst = (p.value.removeprefix("PIPE_") for p in (flag.src, flag.dst))
+    return f"{src}_{dst}", f"event{src.title()}{dst.title()}_"
 
 
 def ctype(t) -> str:
@@ -78,7 +99,10 @@ class Printer:
         if isinstance(e, Brace):
             return "{" + ", ".join(self.expr(x) for x in e.items) + "}"
         if isinstance(e, Elem):
-            return f"{self.names.view(e.ref.buf, e.ref.dtype)}.GetValue({e.index})"
+            index = e.index if isinstance(e.index, int) else self.expr(e.index)
+            return f"{self.names.view(e.ref.buf, e.ref.dtype)}.GetValue({index})"
+        if isinstance(e, Text):
+            return c_string(e.value)
         if isinstance(e, kir.Not):
             inner = self.expr(e.x)
             return f"!{inner}" if isinstance(e.x, (Var, Field, kir.Not)) else f"!({inner})"
@@ -112,7 +136,8 @@ class Printer:
             q, t = self.names.slot(self.plan.slot(s.buf)), s.buf.dtype.cpp
             local = self.names.view(s.buf, s.buf.dtype)
             if s.op in (QOp.ALLOC, QOp.DEQUE):
-                return [f"LocalTensor<{t}> {local} = {q}.{s.op.value}<{t}>();{self.comment(s.loc)}"]
+                declare = f"LocalTensor<{t}> " if s.declare else ""
+                return [f"{declare}{local} = {q}.{s.op.value}<{t}>();{self.comment(s.loc)}"]
             return [f"{q}.{s.op.value}({local});"]
         if isinstance(s, Local) and s.buf.role in (kir.Role.INPUT, kir.Role.OUTPUT):  # a view of a queue's local
             t = s.dtype.cpp
@@ -141,7 +166,8 @@ class Printer:
         if isinstance(s, kir.Barrier):
             return [f"PipeBarrier<{s.pipe.value}>();"]
         if isinstance(s, Flag):
-            return ["SetFlag<HardEvent::V_S>(eventVS_);", "WaitFlag<HardEvent::V_S>(eventVS_);"]
+            kind, name = event(s)
+            return [f"SetFlag<HardEvent::{kind}>({name});", f"WaitFlag<HardEvent::{kind}>({name});"]
         if isinstance(s, Note):
             return [f"// {s.text}"]
         if isinstance(s, Run):
@@ -178,7 +204,8 @@ def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = Fa
                    for s in slots if s.position is not Position.VECCALC],
         "tbufs": [{"name": names.slot(s), "bytes": p.expr(s.size_expr)} for s in slots if s.position is Position.VECCALC],
         "ub_total": k.plan.total_bytes if not k.plan.footprint else describe(k.plan.footprint),
-        "uses_event": any(isinstance(s, Flag) for s in kir.walk(k.process)),
+        "events": [{"kind": kind, "name": name} for kind, name in
+                   dict.fromkeys(event(s) for s in kir.walk(k.process) if isinstance(s, Flag))],
         "members": [f"{ctype(v.ctype)} {names.var(v)};" for v in k.members],
         "process": p.lines(k.process),
         "methods": [{"name": p.stage_name(st), "lines": p.lines(st.body),

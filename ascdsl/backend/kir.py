@@ -8,7 +8,7 @@ Between the tile IR and the C++ text sits one kernel per variant made of:
   tensors (:class:`Gm`);
 * **expressions**, small typed trees (:class:`Var`, :class:`Lit`, :class:`Field`, :class:`Bin`,
   :class:`Cond`, :class:`Conv`, :class:`SizeOf`, :class:`Const`, :class:`Brace`, :class:`Elem`,
-  :class:`GmValue`, :class:`Not`);
+  :class:`GmValue`, :class:`Not`, :class:`Text`);
 * **statements**: API calls (:class:`Call`), scalar definitions (:class:`Let`, :class:`Set`),
   queue operations (:class:`Queue`), nested :class:`For`/:class:`While`/:class:`If`, synchronisation
   (:class:`Barrier`, :class:`Flag`, inserted by :mod:`.sync`) and stage calls (:class:`Run`);
@@ -200,7 +200,7 @@ class Elem:
     """``ref.GetValue(index)``: a UB element read on the scalar unit (after a V_S flag)."""
 
     ref: "Ref"
-    index: int
+    index: Union[int, "Expr"]
 
 
 @dataclass(frozen=True)
@@ -217,7 +217,14 @@ class GmValue:
     gm: "Gm"
 
 
-Expr = Union[Var, Lit, Field, Bin, Cond, Conv, SizeOf, Const, Brace, Elem, GmValue, Not]
+@dataclass(frozen=True)
+class Text:
+    """A C string literal (``printf`` formats)."""
+
+    value: str
+
+
+Expr = Union[Var, Lit, Field, Bin, Cond, Conv, SizeOf, Const, Brace, Elem, GmValue, Not, Text]
 
 
 def _tuples(obj, *names) -> None:
@@ -359,11 +366,13 @@ class QOp(enum.Enum):
 
 @dataclass(frozen=True)
 class Queue:
-    """A queue operation on the queue buffer that holds ``buf`` (ALLOC and DEQUE declare its local)."""
+    """A queue operation on the queue buffer that holds ``buf`` (ALLOC and DEQUE declare its local;
+    with ``declare`` False, a DEQUE in the method that ALLOCs and ENQUEs it assigns it again)."""
 
     op: QOp
     buf: Buf
     loc: Loc = field(default=UNKNOWN, compare=False)
+    declare: bool = True
 
 
 @dataclass(frozen=True)
@@ -549,7 +558,7 @@ def sub_exprs(e) -> list:
         for x in e.items:
             out += sub_exprs(x)
     elif isinstance(e, Elem):
-        out += sub_exprs(e.ref.offset)
+        out += sub_exprs(e.ref.offset) + ([] if isinstance(e.index, int) else sub_exprs(e.index))
     elif isinstance(e, GmValue):
         out += sub_exprs(e.gm.offset)
     return out

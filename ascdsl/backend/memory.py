@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import Instr, Value
-from . import repeat
+from . import atomic, repeat
 from .compute import copy_blocks
 from .kir import (BinOp, Bin, Brace, Call, CInt, Const, Conv, For, Gm, If, Let, Lit, Note, Pipe, QOp, Queue, Ref,
                   SizeOf, Struct, Var, add, as_expr, ceil_to, lit, minimum, mul)
@@ -129,13 +129,9 @@ def copy_out(sel: Selector, instr: Instr) -> list:
     value = instr.operands[-1]
     buf = sel.outbuf[id(instr)]
     local = Ref(buf, buf.dtype, lit(0), sel.count(value))
-    out: list = [Queue(QOp.DEQUE, buf, instr.loc)]
     whole = _whole_blocks(sel, instr, local, False)
-    if whole is not None:
-        out.append(whole)
-    else:
-        out += _transfer(sel, instr, local, sel.pitch(value), None, False)
-    return out + [Queue(QOp.FREE, buf)]
+    copies = [whole] if whole is not None else _transfer(sel, instr, local, sel.pitch(value), None, False)
+    return [Queue(QOp.DEQUE, buf, instr.loc), *atomic.around(instr, buf.dtype, copies), Queue(QOp.FREE, buf)]
 
 
 def dequeue(sel: Selector, instr: Instr) -> list:

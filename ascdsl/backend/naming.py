@@ -38,7 +38,7 @@ WaitFlag HardEvent RoundMode CMPMODE SELMODE ReduceOrder GetBlockIdx GetBlockNum
 int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t
 """.split())
 GENERATED = frozenset("""
-tiling tiling_ tilingData tilingGm workspace pipe program programs_ op eventVS_ CopyTiling Init Process
+tiling tiling_ tilingData tilingGm workspace pipe program programs_ op eventVS_ eventMte2S_ CopyTiling Init Process
 """.split())
 RESERVED = CPP_KEYWORDS | MACROS | ASCENDC | GENERATED
 

@@ -14,12 +14,13 @@ import dataclasses
 from .. import dtypes
 from ..ir.core import GroupOp, Instr, Kernel, Op, Value
 from ..platforms import Platform
-from . import boolmask, compute, intops, kir, mathops, memory, reductions, relayout, scan, shapes, single
+from . import (boolmask, compute, debug, gather, intops, kir, mathops, memory, philox, reductions, relayout,
+               scan, shapes, single)
 from .kir import Bin, BinOp, Call, Cond, Lit, Ref, Var, VarKind, lit
 from .selector import Selector, _Seg, cpp_dtype
 
-RULES = (boolmask.select, intops.select, mathops.select, reductions.select, relayout.select, scan.select,
-         shapes.select, single.select)
+RULES = (boolmask.select, intops.select, mathops.select, philox.select, reductions.select, relayout.select,
+         scan.select, shapes.select, single.select)
 """Selection rules of their own modules, tried before :func:`.compute.vector`: ``rule(sel, instr)`` returns
 the calls of ``instr``, or None when it does not lower that instruction."""
 
@@ -79,13 +80,19 @@ class _Body:
                 seg.tail += copies
             elif instr.op is Op.PTR_ADD:
                 continue  # the address of a single-element load, which reads its operands
-            elif instr.op is Op.BLOCK_LOAD:
+            elif instr.op in (Op.BLOCK_LOAD, Op.STRIDED_LOAD):
                 if sel.load_waits(instr):
                     out += self.flush(seg)
                     seg = _Seg()
                 seg.loads.append(instr)
-            elif instr.op is Op.BLOCK_STORE:
+            elif instr.op in (Op.BLOCK_STORE, Op.STRIDED_STORE):
                 seg.stores.append(instr)
+            elif instr.op is Op.PRINT:
+                seg.compute += debug.device_print(sel, instr)
+            elif instr.op is Op.GATHER_LOAD:
+                seg.compute += gather.gather_load(sel, instr)
+            elif instr.op is Op.SCATTER_STORE:
+                seg.compute += gather.scatter_store(sel, instr)
             elif len(instr.results) == 1 and instr.result.type.is_scalar and instr.op not in GroupOp.REDUCE:
                 sel.define_scalar(instr, seg.compute if sel.vector_derived(instr.result) else out)
             else:
@@ -195,20 +202,27 @@ class _Body:
         sel = self.sel
         if not (seg.loads or seg.stores or seg.compute or seg.tail):
             return []
-        copy_in = [s for i in seg.loads for s in memory.copy_in(sel, i)]
-        copy_out = [s for i in seg.stores for s in memory.copy_out(sel, i)]
-        body = [s for i in seg.loads for s in memory.dequeue(sel, i)]
+        copy_in = [s for i in seg.loads for s in _memory(i).copy_in(sel, i)]
+        copy_out = [s for i in seg.stores for s in _memory(i).copy_out(sel, i)]
+        body = [s for i in seg.loads for s in _memory(i).dequeue(sel, i)]
         body += [kir.Queue(kir.QOp.ALLOC, sel.outbuf[id(s)]) for s in seg.stores]
         body += seg.compute
         for s in seg.stores:
             value, buf = s.operands[-1], sel.outbuf[id(s)]
-            if sel.bufs[value.id] != buf:
+            if s.op is Op.STRIDED_STORE:
+                body += gather.spread(sel, s)
+            elif sel.bufs[value.id] != buf:
                 body.append(compute.copy(sel, Ref(buf, buf.dtype, lit(0), 1), value))
         body += seg.tail
         body += [kir.Queue(kir.QOp.ENQUE, sel.outbuf[id(s)]) for s in seg.stores]
         body += [kir.Queue(kir.QOp.FREE, sel.inbuf.get(i.result.id) or sel.bufs[i.result.id]) for i in seg.loads]
         self.index += 1
         return [kir.Segment(self.index, tuple(copy_in), tuple(body), tuple(copy_out))]
+
+
+def _memory(access: Instr):
+    """The module that selects a load or store: block copies, or bursts through Gather for strided ones."""
+    return gather if access.op in (Op.STRIDED_LOAD, Op.STRIDED_STORE) else memory
 
 
 def loop_head(sel: Selector, instr: Instr, var: Var) -> tuple[list, kir.For, list]:

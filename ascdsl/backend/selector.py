@@ -21,6 +21,7 @@ import numpy as np
 from .. import dtypes, numerics
 from ..errors import CompilationError
 from ..ir.core import GroupOp, Instr, Kernel, Op, Value, walk
+from ..ir.provenance import STORES
 from ..platforms import Platform
 from . import isel, kir
 from .kir import BinOp, Buf, Lit, Ref, Role, Var, VarKind, lit
@@ -89,8 +90,6 @@ class Selector:
         for instr in walk(kernel.body):
             if any(len(v.type.shape) > 2 for v in (*instr.results, *instr.operands)):
                 raise unsupported(instr, "tiles of rank 3 or more")
-            if instr.op is Op.PRINT:
-                raise unsupported(instr, "device_print")
         self._check_bool_tiles()
         self._assign_buffers()
 
@@ -141,8 +140,8 @@ class Selector:
     def load_waits(self, instr: Instr) -> bool:
         """A block load addressed by a scalar the compute stage sets (from a reduction, or merged
         by an ``if`` there) starts a new segment: its CopyIn must run after that stage."""
-        return instr.op is Op.BLOCK_LOAD and any(self.vector_derived(x) for x in instr.operands[1:]
-                                                 if x.type.is_scalar)
+        return instr.op in (Op.BLOCK_LOAD, Op.STRIDED_LOAD) and any(
+            self.vector_derived(x) for x in instr.operands[1:] if x.type.is_scalar)
 
     @staticmethod
     def cuts(instr: Instr) -> bool:
@@ -210,7 +209,7 @@ class Selector:
 
         stored: dict[int, int] = {}
         for instr in walk(self.kernel.body):
-            if instr.op is Op.BLOCK_STORE:
+            if instr.op in (Op.BLOCK_STORE, Op.STRIDED_STORE):
                 stored[instr.operands[-1].id] = stored.get(instr.operands[-1].id, 0) + 1
         for instr in walk(self.kernel.body):
             dt = cpp_dtype(instr.results[0].type.dtype) if instr.results else None
@@ -224,15 +223,16 @@ class Selector:
                     self.inbuf[v.id] = b
                     b = self.new_buf(Role.TILE, dt, self.hint(v, stem), instr.loc)
                 self.bufs[v.id] = b
-            elif instr.op is Op.BLOCK_STORE:
+            elif instr.op in (Op.BLOCK_STORE, Op.STRIDED_STORE, Op.SCATTER_STORE):
                 value = instr.operands[-1]
                 stem = self.ptr_stem(instr.operands[0])
                 b = self.new_buf(Role.OUTPUT, cpp_dtype(value.type.dtype), stem + "Out", instr.loc,
                                  queue_id("out", instr))
                 self.outbuf[id(instr)] = b
                 producer = self.defs.get(value.id)
-                if (value.id not in self.bufs and stored[value.id] == 1 and producer is not None
-                        and producer.op not in (Op.FOR, Op.BLOCK_LOAD, Op.EXPAND_DIMS, Op.CONST)
+                if (instr.op is Op.BLOCK_STORE and value.id not in self.bufs and stored[value.id] == 1
+                        and producer is not None
+                        and producer.op not in (Op.FOR, Op.BLOCK_LOAD, Op.STRIDED_LOAD, Op.EXPAND_DIMS, Op.CONST)
                         and not self.free_reshape(producer)
                         and producer.op not in GroupOp.COMPARE
                         and not (producer.op is Op.BROADCAST and cpp_dtype(value.type.dtype) not in isel.DUPLICATE)
@@ -365,10 +365,7 @@ class Selector:
         xs = [self.wide_expr(x) if wide else self.expr(x) for x in instr.operands]
         op = instr.op
         if op is Op.PROGRAM_ID:
-            pid = PID
-            g0, g1 = kir.Field("grid0", dtypes.int32), kir.Field("grid1", dtypes.int32)
-            return [kir.Bin(BinOp.MOD, pid, g0), kir.Bin(BinOp.MOD, kir.Bin(BinOp.DIV, pid, g0), g1),
-                    kir.Bin(BinOp.DIV, pid, kir.Bin(BinOp.MUL, g0, g1))][instr.attr("axis")]
+            return program_id(instr.attr("axis"))
         if op is Op.NUM_PROGRAMS:
             return kir.Field(f"grid{instr.attr('axis')}", dtypes.int32)
         if op in C_BINARY:
@@ -405,10 +402,11 @@ class Selector:
         """A name for an unnamed scalar: what its user does with it."""
         users = self.users.get(v.id, [])
         for u in users:
-            if u.op in (Op.BLOCK_LOAD, Op.BLOCK_STORE):
+            if u.op in (Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE):
                 rank = len(u.attr("shape"))
                 stem = self.ptr_stem(u.operands[0])
-                roles = ["Offset"] + ["Stride"] * (rank - 1) + (["Rows", "Cols"] if rank == 2 else ["Count"])
+                strides = rank if u.op in (Op.STRIDED_LOAD, Op.STRIDED_STORE) else rank - 1
+                roles = ["Offset"] + ["Stride"] * strides + (["Rows", "Cols"] if rank == 2 else ["Count"])
                 for role, x in zip(roles, u.operands[1:]):
                     if x.id == v.id:
                         return camel_join(stem, role)
@@ -497,7 +495,7 @@ class Selector:
         scalar unit's data cache could return what the tensor held before them."""
         base, offset = self.defs[instr.operands[0].id].operands
         name, param = self.params[base.id]
-        if any(i.op is Op.BLOCK_STORE and i.operands[0].id == base.id for i in walk(self.kernel.body)):
+        if any(i.op in STORES and i.operands[0].id == base.id for i in walk(self.kernel.body)):
             raise unsupported(instr, f"a single-element load from `{name}`, which this kernel also stores to")
         v = instr.result
         e = kir.GmValue(kir.Gm(param, v.type.dtype, self.wide_expr(offset)))
@@ -515,6 +513,13 @@ class Selector:
         for v in values:
             self.scalars[v.id] = var
         return var
+
+
+def program_id(axis: int) -> kir.Expr:
+    """``tl.program_id(axis)`` from the linear program id ``Process`` walks."""
+    g0, g1 = kir.Field("grid0", dtypes.int32), kir.Field("grid1", dtypes.int32)
+    return [kir.Bin(BinOp.MOD, PID, g0), kir.Bin(BinOp.MOD, kir.Bin(BinOp.DIV, PID, g0), g1),
+            kir.Bin(BinOp.DIV, PID, kir.Bin(BinOp.MUL, g0, g1))][axis]
 
 
 def camel_join(stem: str, role: str) -> str:

@@ -10,6 +10,7 @@ only note their kernels, and :func:`prebuild` renders those into files of severa
 """
 from __future__ import annotations
 
+import sys
 from contextlib import contextmanager
 from functools import lru_cache
 
@@ -85,6 +86,13 @@ def prebuild(launches, batch: int = 24) -> int:
     return files
 
 
+def unbatch(kernel: Kernel, platform: str) -> None:
+    """Forget ``kernel``'s prebuilt file: its next launch builds it alone (one kernel that g++ rejects
+    fails the whole file it shares)."""
+    _prebuilt.pop((kernel, platform), None)
+    _compiled.cache_clear()
+
+
 def _pointers(kernel: Kernel) -> list[str]:
     return [n for n, p in zip(kernel.param_names, kernel.params) if isinstance(p.type.dtype, PointerType)]
 
@@ -103,7 +111,9 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
     programs = grid[0] * grid[1] * grid[2]
     block_dim = max(1, min(programs, get_platform(platform).vector_core_count))
     with located_errors(kernel, len(arrays)):
-        sim.run_kernel(path, SYMBOL, [*arrays, None, layout.pack(fields)], block_dim, platform, tiling_key=key)
+        result = sim.run_kernel(path, SYMBOL, [*arrays, None, layout.pack(fields)], block_dim, platform,
+                                tiling_key=key)
+    sys.stdout.write(result.stdout)  # tl.device_print
 
 
 @contextmanager

@@ -4,7 +4,9 @@ Within a stage, a vector call that reads a slot a vector call wrote, or writes a
 wrote, since the last ``PipeBarrier<PIPE_V>`` gets a barrier before it. Slots of ``TBuf`` s may
 hold results of earlier stages, so they count as written at a stage's start (queue buffers are
 ordered by their ``EnQue``/``DeQue``). A scalar read of UB (``GetValue``) of a slot written by a
-vector call since the last flag gets ``SetFlag``/``WaitFlag<HardEvent::V_S>`` before it. A loop
+vector call since the last flag gets ``SetFlag``/``WaitFlag<HardEvent::V_S>`` before it (before its
+loop, when the loop reads it before writing anything); one of a VECIN slot, whose data ``DataCopy``
+wrote on MTE2 (a queue's ``DeQue`` orders MTE2 before the vector pipe only), ``MTE2_S`` first. A loop
 that is not ``independent`` is entered as if its own body had just run (a dependence between
 iterations); an ``independent`` loop that depends on what came before waits once, before it.
 Cross-pipe order between the stages is the queues' job.
@@ -18,16 +20,17 @@ from .kir import Barrier, Call, Flag, For, If, Pipe, Position, Stage
 
 
 class _State:
-    def __init__(self, written=(), read=(), pending=()):
-        self.written, self.read, self.pending = set(written), set(read), set(pending)
+    def __init__(self, written=(), read=(), pending=(), loaded=()):
+        self.written, self.read, self.pending, self.loaded = set(written), set(read), set(pending), set(loaded)
 
     def copy(self) -> "_State":
-        return _State(self.written, self.read, self.pending)
+        return _State(self.written, self.read, self.pending, self.loaded)
 
     def merge(self, other: "_State") -> None:
         self.written |= other.written
         self.read |= other.read
         self.pending |= other.pending
+        self.loaded |= other.loaded
 
 
 def _slots(plan, bufs) -> set:
@@ -47,6 +50,17 @@ def _elem_slots(plan, s) -> set:
     return {plan.slot(x.ref.buf).index for e in kir.exprs(s) for x in kir.sub_exprs(e) if isinstance(x, kir.Elem)}
 
 
+def _reads_before_writes(plan, body) -> set:
+    """Slots a loop body reads with ``GetValue`` before any vector call of it writes (waited for once,
+    before the loop, rather than in every iteration)."""
+    out: set = set()
+    for s in kir.walk(body):
+        if isinstance(s, Call) and s.pipe is Pipe.V:
+            return out
+        out |= _elem_slots(plan, s)
+    return out
+
+
 def _body(plan, body, st: _State) -> tuple:
     out = []
     for s in body:
@@ -58,9 +72,14 @@ def _body(plan, body, st: _State) -> tuple:
             st.written |= writes
             st.read |= reads
             st.pending |= writes
-        elif _elem_slots(plan, s) & st.pending:
-            out.append(Flag(Pipe.V, Pipe.S))
-            st.pending = set()
+        else:
+            reads = _elem_slots(plan, s) | (_reads_before_writes(plan, s.body) if isinstance(s, For) else set())
+            if reads & st.loaded:
+                out.append(Flag(Pipe.MTE2, Pipe.S))
+                st.loaded = set()
+            if reads & st.pending:
+                out.append(Flag(Pipe.V, Pipe.S))
+                st.pending = set()
         if isinstance(s, For):
             w, r = _touches(plan, s.body)
             if not s.independent:
@@ -84,9 +103,10 @@ def sync(k: kir.Kernel, platform=None) -> kir.Kernel:
     """The synchronisation pass (see the module docstring)."""
     plan = k.plan
     tbufs = {s.index for s in plan.slots if s.position is Position.VECCALC}
+    loads = {s.index for s in plan.slots if s.position is Position.VECIN}
     stages = {}
     for st in k.stages:
-        stages[st] = dataclasses.replace(st, body=_body(plan, st.body, _State(tbufs)))
+        stages[st] = dataclasses.replace(st, body=_body(plan, st.body, _State(tbufs, loaded=loads)))
 
     def region(body) -> tuple:
         out = []

@@ -35,8 +35,15 @@ print                     *values                                 prefix
 block_load                base, offset, *strides (all dims but    shape, has_other
                           the last), *extents (every dim)
                           [, other]
-block_store               base, offset, *strides, *extents,       shape
-                          value
+block_store               base, offset, *strides, *extents,       shape [, atomic: the atomic op
+                          value                                   (atomic_add/max/min) it applies]
+strided_load              base, offset, *strides (every dim),     shape, has_other
+                          *extents [, other]
+strided_store             base, offset, *strides (every dim),     shape [, atomic]
+                          *extents, value
+gather_load               base, offset, index (1-D int32 tile),   shape, has_other
+                          extent [, other]
+scatter_store             base, offset, index, extent, value      shape [, atomic]
 ========================  ======================================  ==================================
 
 Triton-compatible ops (the interpreter runs them; the Ascend C backend rejects them, located):
@@ -63,7 +70,10 @@ atomic_cas                ptr, cmp, value                         result: the ol
 turns affine ``load``/``store`` into: the element at block index ``(i0, ..., ik)`` lives at
 ``base + offset + i0*stride0 + ... + ik`` (the innermost stride is 1) and is accessed only where
 ``i_d < extent_d`` for every dim (``other``, or poison, elsewhere). ``offset``, strides and
-extents are integer scalars; extents are already clamped to ``[0, shape[d]]``.
+extents are integer scalars; extents are already clamped to ``[0, shape[d]]``. ``strided_load`` and
+``strided_store`` are block accesses whose innermost dim has a stride too (``ptr + cols * stride``);
+``gather_load`` reads ``base[offset + index[i]]`` for ``i < extent`` (``tl.load(ptr + idx)``),
+``scatter_store`` writes there (the last lane wins where indices repeat).
 
 Integer ``idiv`` and ``mod`` truncate toward zero, like C and Triton. Float ops on float16 and
 bfloat16 round their result to that dtype (computed in float32, round to nearest even).
@@ -131,6 +141,10 @@ class Op(enum.Enum):
     PRINT = "print"
     BLOCK_LOAD = "block_load"
     BLOCK_STORE = "block_store"
+    STRIDED_LOAD = "strided_load"
+    STRIDED_STORE = "strided_store"
+    GATHER_LOAD = "gather_load"
+    SCATTER_STORE = "scatter_store"
     # float math (unary, elementwise)
     FLOOR = "floor"
     CEIL = "ceil"
@@ -221,9 +235,11 @@ class GroupOp:
     ATOMIC = frozenset({Op.ATOMIC_ADD, Op.ATOMIC_MAX, Op.ATOMIC_MIN, Op.ATOMIC_AND, Op.ATOMIC_OR, Op.ATOMIC_XOR,
                         Op.ATOMIC_XCHG, Op.ATOMIC_CAS})
     REDUCE = frozenset({Op.SUM, Op.MAX, Op.MIN, Op.ARGMAX, Op.ARGMIN})
-    MEMORY = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE})
+    MEMORY = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE,
+                        Op.GATHER_LOAD, Op.SCATTER_STORE})
     CONTROL = frozenset({Op.FOR, Op.WHILE, Op.IF, Op.YIELD})
-    SIDE_EFFECT = frozenset({Op.STORE, Op.BLOCK_STORE, Op.PRINT, Op.YIELD, Op.ASSERT}) | ATOMIC
+    SIDE_EFFECT = frozenset({Op.STORE, Op.BLOCK_STORE, Op.STRIDED_STORE, Op.SCATTER_STORE, Op.PRINT, Op.YIELD,
+                             Op.ASSERT}) | ATOMIC
 
 
 @dataclass(frozen=True)

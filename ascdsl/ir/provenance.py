@@ -9,8 +9,9 @@ from __future__ import annotations
 from ..dtypes import PointerType
 from .core import Instr, Kernel, Op, walk
 
-MEMORY_OPS = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE})
-STORES = frozenset({Op.STORE, Op.BLOCK_STORE})
+MEMORY_OPS = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE,
+                        Op.GATHER_LOAD, Op.SCATTER_STORE})
+STORES = frozenset({Op.STORE, Op.BLOCK_STORE, Op.STRIDED_STORE, Op.SCATTER_STORE})
 
 
 def access_roots(kernel: Kernel) -> dict[int, frozenset[int]]:

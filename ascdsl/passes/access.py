@@ -6,8 +6,13 @@ An address is affine when it is a pointer parameter plus a sum of terms, each an
 is a conjunction (``&``) of ``index < bound`` terms whose index is ``scalar + i_d`` for one dim
 (``<=``, ``>`` and ``>=`` with the operands the other way round are accepted too). The pass emits
 the scalar offset, outer strides and clamped extents as ordinary scalar instructions before the
-access, so the interpreter runs the result unchanged. Anything else (gathers, strided innermost
-dims, other masks) is a located CompilationError that says why.
+access, so the interpreter runs the result unchanged. A load whose innermost dim has another
+stride (``tl.load(ptr + cols * stride)``) becomes a ``strided_load`` (a store a ``strided_store``);
+one through a scalar pointer plus a computed 1-D int32 tile of indices a ``gather_load`` or
+``scatter_store``.
+Anything else (gathers, other masks) is a located CompilationError that says why. ``atomic_add``/``max``/
+``min`` whose old values are not read become block stores that combine with memory (``atomic``
+attribute).
 """
 from __future__ import annotations
 
@@ -68,6 +73,7 @@ class _Analysis:
                 self.values[v.id] = v
             for region in instr.regions:
                 self.values.update((a.id, a) for a in region.args)
+        self.used = {x.id for instr in walk(kernel.body) for x in instr.operands}
         self.memo: dict[int, Affine] = {}
         self.next_id = 1 + max(self.values, default=-1)
 
@@ -181,6 +187,8 @@ class _Emitter:
 
 
 _FLIP = {Op.GT: Op.LT, Op.GE: Op.LE}
+ATOMIC_STORES = frozenset({Op.ATOMIC_ADD, Op.ATOMIC_MAX, Op.ATOMIC_MIN})
+"""Atomics whose old values nobody reads become ``block_store`` s with an ``atomic`` attribute (the op)."""
 
 
 def _bounds(analysis: _Analysis, mask: Value, shape: tuple[int, ...]) -> dict[int, list[tuple[Value, Sym, int]]]:
@@ -215,8 +223,55 @@ def _bounds(analysis: _Analysis, mask: Value, shape: tuple[int, ...]) -> dict[in
     return {a.dims[0][0]: [(bound, a.offset, 1 if op is Op.LE else 0)]}
 
 
+def _extent(emit: _Emitter, terms, size: int) -> Value:
+    """The extent of one dim under the mask's ``(bound, start, slack)`` terms for it (``size`` if none)."""
+    e = None
+    for bound, start, slack in terms:
+        if slack:
+            bound = emit._new(Op.ADD, bound.type.dtype, (bound, emit.const(slack, bound.type.dtype)))
+        t = emit.extent(bound, start, size)
+        e = t if e is None else emit._new(Op.MINIMUM, dtypes.int32, (e, t))
+    return emit.const(size) if e is None else e
+
+
+def _gather(analysis: _Analysis, instr: Instr) -> list[Instr] | None:
+    """An access through ``pointer + index`` with a 1-D int32 tile of indices that is not affine (loaded,
+    computed) and an affine scalar pointer: a ``gather_load`` or ``scatter_store`` (None otherwise)."""
+    d = analysis.defs.get(instr.operands[0].id)
+    if d is None or d.op is not Op.PTR_ADD:
+        return None
+    ptr, index = d.operands
+    if not ptr.type.is_scalar or index.type.is_scalar:
+        return None
+    try:
+        analysis.affine(index)
+        return None
+    except NotAffine as e:
+        why = e.why
+    if len(index.type.shape) != 1:
+        raise NotAffine(f"{why}, and gathers take a 1-D tile of indices")
+    if index.type.dtype != dtypes.int32:
+        raise NotAffine(f"a gather needs int32 indices, not {index.type.dtype} ones")
+    emit = _Emitter(analysis, instr.loc)
+    offset = emit.sym(analysis.affine(ptr).offset)
+    is_load = instr.op is Op.LOAD
+    mask = instr.operands[1 if is_load else 2] if instr.attr("has_mask") else None
+    bounds = _bounds(analysis, mask, index.type.shape) if mask is not None else {}
+    operands = (_root(analysis, ptr), offset, index, _extent(emit, bounds.get(0, []), index.type.shape[0]))
+    if not is_load:  # a scatter
+        attrs = (("shape", index.type.shape),) + ((("atomic", instr.op.value),) if instr.op in ATOMIC_STORES else ())
+        return emit.out + [Instr(Op.SCATTER_STORE, (), operands + (instr.operands[1],), attrs, (), instr.loc)]
+    has_other = instr.attr("has_other")
+    attrs = (("shape", index.type.shape), ("has_other", has_other))
+    operands += (instr.operands[2],) if has_other else ()
+    return emit.out + [Instr(Op.GATHER_LOAD, instr.results, operands, attrs, (), instr.loc)]
+
+
 def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
     """The instructions replacing one load or store (scalar setup, then the block access)."""
+    gather = _gather(analysis, instr)
+    if gather is not None:
+        return gather
     is_load = instr.op is Op.LOAD
     ptr = instr.operands[0]
     shape = instr.result.type.shape if is_load else ptr.type.shape
@@ -236,35 +291,33 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
     for d in range(rank):
         if shape[d] > 1 and d not in strides:
             raise NotAffine(f"the address does not change along dim {d} (a broadcast access)")
-    if shape[-1] > 1 and strides[rank - 1] != {(): 1}:
-        raise NotAffine("the innermost dim is not contiguous (its stride must be 1)")
+    inner = 0 if rank == 2 and shape[1] == 1 else rank - 1  # the elements of an [M, 1] column are its rows
+    strided = shape[inner] > 1 and strides[inner] != {(): 1}
+    if strided and any(not mono and c < 0 for mono, c in strides[inner].items()):
+        raise NotAffine("the innermost stride is negative")
     emit = _Emitter(analysis, instr.loc)
     offset = emit.sym(a.offset)
-    outer = [emit.sym(strides.get(d, {})) for d in range(rank - 1)]
+    outer = [emit.sym(strides.get(d, {})) for d in range(rank if strided else rank - 1)]
     bounds = _bounds(analysis, mask, shape) if mask is not None else {}
-    extents = []
-    for d in range(rank):
-        e = None
-        for bound, start, slack in bounds.get(d, []):
-            if slack:
-                bound = emit._new(Op.ADD, bound.type.dtype, (bound, emit.const(slack, bound.type.dtype)))
-            t = emit.extent(bound, start, shape[d])
-            e = t if e is None else emit._new(Op.MINIMUM, dtypes.int32, (e, t))
-        extents.append(emit.const(shape[d]) if e is None else e)
+    extents = [_extent(emit, bounds.get(d, []), shape[d]) for d in range(rank)]
     operands = (base, offset, *outer, *extents)
+    store = Op.STRIDED_STORE if strided else Op.BLOCK_STORE
+    if instr.op in ATOMIC_STORES:
+        attrs = (("shape", shape), ("atomic", instr.op.value))
+        return emit.out + [Instr(store, (), operands + (value,), attrs, (), instr.loc)]
     if is_load:
         attrs = (("shape", shape), ("has_other", other is not None))
-        block = Instr(Op.BLOCK_LOAD, instr.results, operands + ((other,) if other is not None else ()),
-                      attrs, (), instr.loc)
+        block = Instr(Op.STRIDED_LOAD if strided else Op.BLOCK_LOAD, instr.results,
+                      operands + ((other,) if other is not None else ()), attrs, (), instr.loc)
     else:
-        block = Instr(Op.BLOCK_STORE, (), operands + (value,), (("shape", shape),), (), instr.loc)
+        block = Instr(store, (), operands + (value,), (("shape", shape),), (), instr.loc)
     return emit.out + [block]
 
 
 def _single(analysis: _Analysis, instr: Instr) -> list[Instr]:
     """A single-element access. A load stays a scalar ``load``, of ``base + offset`` (the backend
-    reads it on the scalar unit); a store becomes a one-element ``block_store`` of the value
-    broadcast to a ``(1,)`` tile, of extent 0 where its scalar mask is false."""
+    reads it on the scalar unit); a store (or an unread atomic) becomes a one-element ``block_store``
+    of the value broadcast to a ``(1,)`` tile, of extent 0 where its scalar mask is false."""
     ptr = instr.operands[0]
     base = _root(analysis, ptr)
     emit = _Emitter(analysis, instr.loc)
@@ -279,22 +332,24 @@ def _single(analysis: _Analysis, instr: Instr) -> list[Instr]:
     extent = emit.const(1)
     if instr.attr("has_mask"):
         extent = emit._new(Op.CAST, dtypes.int32, (instr.operands[2],), (("dtype", dtypes.int32),))
-    return emit.out + [Instr(Op.BLOCK_STORE, (), (base, offset, extent, tile), (("shape", (1,)),), (), instr.loc)]
+    attrs = (("shape", (1,)),) + ((("atomic", instr.op.value),) if instr.op in ATOMIC_STORES else ())
+    return emit.out + [Instr(Op.BLOCK_STORE, (), (base, offset, extent, tile), attrs, (), instr.loc)]
 
 
 def _rewrite(analysis: _Analysis, block: Block) -> Block:
     body: list[Instr] = []
     for instr in block.body:
-        if instr.op in (Op.LOAD, Op.STORE):
+        if instr.op in (Op.LOAD, Op.STORE) or instr.op in ATOMIC_STORES and instr.result.id not in analysis.used:
             try:
                 body += _lower(analysis, instr)
             except NotAffine as e:
-                what = "load" if instr.op is Op.LOAD else "store"
+                what = {Op.LOAD: "load", Op.STORE: "store"}.get(instr.op, f"`tl.{instr.op.value}`")
                 raise CompilationError(
                     instr.loc, f"this {what} cannot be copied as blocks: {e.why}",
                     hint="Ascend C copies rectangular blocks (DataCopy/DataCopyPad): address memory as "
-                         "pointer + scalar offset + arange (innermost stride 1) and mask with "
-                         "`index < bound` terms joined by `&`; the interpreter still runs this kernel") from None
+                         "pointer + scalar offset + arange terms times scalar strides (or load through "
+                         "pointer + a 1-D int32 tile of indices) and mask with `index < bound` terms joined "
+                         "by `&`; the interpreter still runs this kernel") from None
             continue
         if instr.regions:
             instr = instr.map_regions(lambda r: _rewrite(analysis, r))

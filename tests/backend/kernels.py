@@ -5,15 +5,9 @@ import ascdsl.language as tl
 
 @ascdsl.jit
 def gather_kernel(x_ptr, idx_ptr, out_ptr, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
+    offs = tl.arange(0, BLOCK)[:, None] * BLOCK + tl.arange(0, BLOCK)[None, :]
     idx = tl.load(idx_ptr + offs)
     tl.store(out_ptr + offs, tl.load(x_ptr + idx))
-
-
-@ascdsl.jit
-def strided_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.load(x_ptr + 2 * offs))
 
 
 @ascdsl.jit

@@ -14,7 +14,7 @@ from ascdsl.backend.decompose import decompose
 from ascdsl.passes import PIPELINE, run_passes
 from ascdsl.platforms import get_platform
 from tests import test_interpreter_dsl as dsl
-from tests.backend import kernels
+from tests.backend import kernels, mem_kernels
 
 ROOT = Path(__file__).resolve().parents[2]
 OPS = load_operators([ROOT / "ops"])
@@ -31,6 +31,18 @@ def _launches():
         dsl.looped_softmax_kernel[(5,)](np.zeros_like(x), x, 33, 33, BLOCK=16)
         dsl.add_kernel[(3,)](x[0], x[1], np.zeros(33, np.float32), 33, BLOCK=16)
         kernels.unary_kernel[(3,)](x[0], np.zeros(33, np.float32), 33, BLOCK=16)
+        ints = rng.integers(-9, 9, 33).astype(np.float32)  # atomics: exact in any order
+        mem_kernels.atomic_kernel[(3,)](ints, *(np.zeros(16, np.float32) for _ in range(3)), 33, BLOCK=16)
+        mem_kernels.atomic_scalar_kernel[(3,)](ints, np.zeros(1, np.float32), np.zeros(4, np.float32), 33, BLOCK=16)
+        mem_kernels.strided_load_kernel[(3,)](rng.standard_normal(200).astype(np.float32), np.zeros(33, np.float32),
+                                              33, 3, BLOCK=16, STEP=5)
+        mem_kernels.column_load_kernel[(2,)](x, np.zeros((33, 5), np.float32), 5, 33, 33, ROWS=16, COLS=8)
+        idx = rng.integers(0, 33, 33).astype(np.int32)
+        mem_kernels.gather_kernel[(3,)](x[0], idx, np.zeros(33, np.float32), 33, BLOCK=16)
+        mem_kernels.scatter_kernel[(3,)](ints, rng.permutation(33).astype(np.int32), idx % 8, np.zeros(33, np.float32),
+                                         np.zeros(8, np.float32), 33, BLOCK=16)
+        mem_kernels.strided_store_kernel[(4,)](ints[:32], np.zeros(90, np.float32), np.zeros(128, np.float32),
+                                               np.zeros(16, np.float32), 30, 3, M=4, N=8)
     unique = {}
     for launch in seen:
         unique.setdefault((launch.kernel, launch.grid), launch)
@@ -76,8 +88,8 @@ I32 = ascdsl.language.pointer_type(ascdsl.dtypes.int32)
 
 
 @pytest.mark.parametrize("kernel, args, why, line", [
-    (kernels.gather_kernel, (F32, I32, F32), "the offsets are loaded from memory (a gather)", "tl.load(x_ptr + idx)"),
-    (kernels.strided_kernel, (F32, F32), "the innermost dim is not contiguous", "tl.load(x_ptr + 2 * offs)"),
+    (kernels.gather_kernel, (F32, I32, F32), "the offsets are loaded from memory (a gather), and gathers take a 1-D "
+     "tile of indices", "tl.load(x_ptr + idx)"),
     (kernels.odd_mask_kernel, (F32, F32, ascdsl.dtypes.int32), "the mask uses `eq`", "mask=offs % 2 == 0"),
 ])
 def test_non_block_accesses_are_located_errors(kernel, args, why, line):

@@ -1,0 +1,236 @@
+"""Accesses with a non-unit innermost stride (``ptr + cols * stride``, any positive stride, runtime
+ones included): one ``DataCopyPad`` burst per element, each in its own 32-byte block of UB, moved
+to and from the tile by ``Gather``.
+
+CopyIn copies each valid row as ``blockCount`` bursts of one element (``blockLen`` = its size, the
+GM gap ``(stride - 1) * size`` bytes) into a staging buffer of one 32-byte block per element (a
+burst lands at the start of its own block). Compute builds the byte offsets ``c * 32`` once
+(``CreateVecIndex``, ``Muls``) and ``Gather`` s each row into the tile; with ``other``, the tile is
+``Duplicate``'d first and only the valid lanes are gathered. A store runs the other way: Gather
+spreads element ``c`` of each row over block ``c`` of a VECOUT staging buffer, and CopyOut writes
+the first element of each block as a burst (GM gap ``(stride - 1) * size``; under ``SetAtomicAdd``
+for atomics). A2's Gather takes 16- and 32-bit types.
+"""
+from __future__ import annotations
+
+from .. import dtypes
+from ..ir.core import Instr, Op
+from .kir import (Bin, BinOp, Brace, Call, CInt, Const, Conv, Elem, For, Gm, If, Let, Lit, Pipe, QOp, Queue, Ref, Role,
+                  SizeOf, Struct, Var, add, lit, mul)
+from . import atomic
+from .selector import Selector, cpp_dtype, unsupported
+
+GATHER = frozenset({dtypes.float32, dtypes.float16, dtypes.bfloat16, dtypes.int32, dtypes.int16})
+"""Element types A2's ``Gather`` moves."""
+U16, U32 = CInt.UINT16, CInt.UINT32
+
+
+def parts(sel: Selector, instr: Instr):
+    """``(base, offset, (row stride, column stride), (row extent, column extent), other or None)`` of a
+    strided load as the rows and columns of :func:`_grid` (no row values for one row); of a strided
+    store, the stored value last."""
+    rank = len(instr.attr("shape"))
+    xs = instr.operands
+    last = xs[-1] if instr.op is Op.STRIDED_STORE or instr.attr("has_other") else None
+    strides, extents = xs[2:2 + rank], xs[2 + rank:2 + 2 * rank]
+    if _grid(instr)[0] == 1:
+        if rank == 2 and instr.attr("shape")[1] == 1 and sel.const_of(extents[1]) != 1:
+            raise unsupported(instr, "masking the size-1 dim of a strided column")
+        return xs[0], xs[1], (None, strides[0]), (None, extents[0]), last
+    return xs[0], xs[1], tuple(strides), tuple(extents), last
+
+
+def _grid(instr: Instr) -> tuple[int, int]:
+    """``(rows, columns)``: a 1-D or ``[M, 1]`` access is one row of its elements."""
+    shape = instr.attr("shape")
+    return (shape[0], shape[1]) if len(shape) == 2 and shape[1] > 1 else (1, shape[0])
+
+
+def _extent(sel: Selector, e, size: int):
+    return lit(size) if sel.const_of(e) == size else sel.expr(e)
+
+
+def _wide(x):
+    return x if isinstance(x, Lit) else Conv(dtypes.int64, x)
+
+
+def _gap(sel: Selector, stride, dt):
+    """The GM gap between one-element bursts: ``(stride - 1) * size`` bytes."""
+    c = sel.const_of(stride)
+    if c is not None:
+        return Conv(U32, lit((c - 1) * dt.itemsize))
+    return Conv(U32, mul(Bin(BinOp.SUB, sel.wide_expr(stride), Lit(1, dtypes.int64)), SizeOf(dt)))
+
+
+def _staging(sel: Selector, instr: Instr) -> Ref:
+    """The queue buffer of one 32-byte block per element: a load's own VECIN buffer, a store's
+    VECOUT buffer."""
+    if instr.op in (Op.STRIDED_STORE, Op.SCATTER_STORE):
+        buf = sel.outbuf[id(instr)]
+    else:
+        v = instr.result
+        if v.id not in sel.inbuf:
+            param = sel.params[instr.operands[0].id][1]
+            kind = "Strided" if instr.op is Op.STRIDED_LOAD else "Gathered"
+            sel.inbuf[v.id] = sel.new_buf(Role.INPUT, cpp_dtype(v.type.dtype), sel.ptr_stem(instr.operands[0]) + kind,
+                                          instr.loc, ("in", param, f"{kind}{v.id}"))
+        buf = sel.inbuf[v.id]
+    if buf.dtype not in GATHER:
+        what = {Op.STRIDED_LOAD: "strided loads", Op.STRIDED_STORE: "strided stores",
+                Op.SCATTER_STORE: "scatters"}.get(instr.op, "gathers")
+        raise unsupported(instr, f"{what} of {buf.dtype} (Gather moves 16- and 32-bit elements)")
+    rows, cols = _grid(instr)
+    return Ref(buf, buf.dtype, lit(0), rows * cols * sel.platform.block_bytes // buf.dtype.itemsize)
+
+
+def _bursts(sel: Selector, instr: Instr, staging: Ref, to_ub: bool, pad: Var | None = None) -> list:
+    """One ``DataCopyPad`` per valid row: a burst per element between GM (gap ``(stride - 1) * size``
+    bytes) and the row's staging blocks (from block ``r * cols``). A row of more than ``max_bursts``
+    elements would not fit UB at 32 bytes per element."""
+    dt = staging.dtype
+    base, offset, strides, extents, _ = parts(sel, instr)
+    rows, cols = _grid(instr)
+    per = sel.platform.block_bytes // dt.itemsize
+    gap = _gap(sel, strides[-1], dt)
+    params = Var(sel.fresh_key(), Struct.COPY_PARAMS, staging.buf.hint + "Params")
+    n_cols = _extent(sel, extents[-1], cols)
+
+    def row(r) -> list:
+        gm = add(sel.wide_expr(offset), mul(_wide(r), sel.wide_expr(strides[0]))) if rows > 1 else sel.wide_expr(offset)
+        ub = Ref(staging.buf, dt, mul(r, lit(cols * per)), staging.extent)
+        g = Gm(sel.params[base.id][1], dt, gm)
+        gaps = (gap, lit(0)) if to_ub else (lit(0), gap)
+        return [Let(params, Brace((Conv(U16, n_cols), Conv(U32, SizeOf(dt)), *gaps, lit(0)))),
+                Call("DataCopyPad", ub, (g,), (params, pad), pipe=Pipe.MTE2) if to_ub else
+                Call("DataCopyPad", g, (ub,), (params,), pipe=Pipe.MTE3)]
+    if rows == 1:
+        return row(lit(0))
+    r = sel.fresh("r")
+    return [For(r, lit(0), _extent(sel, extents[0], rows), lit(1), tuple(row(r)), True)]
+
+
+def copy_in(sel: Selector, instr: Instr) -> list:
+    """CopyIn: AllocTensor, one burst per element of each valid row, EnQue."""
+    staging = _staging(sel, instr)
+    pad = Var(sel.fresh_key(), Struct.PAD_PARAMS, staging.buf.hint + "Pad", template=staging.dtype)
+    return [Queue(QOp.ALLOC, staging.buf, instr.loc),
+            Let(pad, Brace((Const.FALSE, lit(0), lit(0), Lit(0, staging.dtype)))),
+            *_bursts(sel, instr, staging, True, pad), Queue(QOp.ENQUE, staging.buf)]
+
+
+def dequeue(sel: Selector, instr: Instr) -> list:
+    """Compute: DeQue the staging buffer, fill ``other``, Gather each valid row into the tile."""
+    staging = _staging(sel, instr)
+    v = instr.result
+    dt = staging.dtype
+    _, _, _, extents, other = parts(sel, instr)
+    rows, cols = _grid(instr)
+    dst = sel.ref(v)
+    index = sel.scratch("strideOffsets", dtypes.int32, cols, instr.loc)
+    offsets = Ref(index.buf, dtypes.uint32, lit(0), cols)
+    out = [Queue(QOp.DEQUE, staging.buf),
+           Call("CreateVecIndex", index, (), (Lit(0, dtypes.int32), lit(cols))),
+           Call("Muls", index, (index,), (Lit(sel.platform.block_bytes, dtypes.int32), lit(cols)), inplace=True)]
+    if other is not None:
+        out.append(Call("Duplicate", dst, (), (sel.scalar_as(other, dt), lit(sel.count(v)))))
+    n_cols = _extent(sel, extents[-1], cols)
+    row_bytes = cols * sel.platform.block_bytes
+
+    def gather(r) -> list:
+        call = Call("Gather", Ref(dst.buf, dt, mul(r, lit(sel.pitch(v))), dst.extent), (staging, offsets),
+                    (Conv(U32, mul(r, lit(row_bytes))), n_cols), loc=instr.loc)
+        return [call] if isinstance(n_cols, Lit) else [If(Bin(BinOp.GT, n_cols, lit(0)), (call,))]
+    if rows == 1:
+        return out + gather(lit(0))
+    r = sel.fresh("r")
+    return out + [For(r, lit(0), _extent(sel, extents[0], rows), lit(1), tuple(gather(r)), True)]
+
+
+def spread(sel: Selector, instr: Instr) -> list:
+    """Compute of a strided store: ``Gather`` each row of the value into the staging buffer, element
+    ``c`` into the whole of block ``c`` (byte offsets ``(j / per) * size`` for lane ``j``)."""
+    staging = _staging(sel, instr)
+    dt = staging.dtype
+    value = instr.operands[-1]
+    rows, cols = _grid(instr)
+    per = sel.platform.block_bytes // dt.itemsize
+    lanes = cols * per
+    index = sel.scratch("spreadOffsets", dtypes.int32, lanes, instr.loc)
+    out = [Call("CreateVecIndex", index, (), (Lit(0, dtypes.int32), lit(lanes)), loc=instr.loc),
+           Call("ShiftRight", index, (index,), (Lit(per.bit_length() - 1, dtypes.int32), lit(lanes)), inplace=True),
+           Call("Muls", index, (index,), (Lit(dt.itemsize, dtypes.int32), lit(lanes)), inplace=True)]
+    src = sel.ref(value)
+
+    def gather(r) -> Call:
+        return Call("Gather", Ref(staging.buf, dt, mul(r, lit(lanes)), staging.extent),
+                    (src, Ref(index.buf, dtypes.uint32, lit(0), lanes)),
+                    (Conv(U32, mul(r, lit(sel.pitch(value) * dt.itemsize))), lit(lanes)))
+    if rows == 1:
+        return out + [gather(lit(0))]
+    r = sel.fresh("r")
+    return out + [For(r, lit(0), lit(rows), lit(1), (gather(r),), True)]
+
+
+def copy_out(sel: Selector, instr: Instr) -> list:
+    """CopyOut of a strided store: DeQue, one burst per element of each valid row, FreeTensor."""
+    staging = _staging(sel, instr)
+    copies = _bursts(sel, instr, staging, False)
+    return [Queue(QOp.DEQUE, staging.buf, instr.loc), *atomic.around(instr, staging.dtype, copies),
+            Queue(QOp.FREE, staging.buf)]
+
+
+def gather_load(sel: Selector, instr: Instr) -> list:
+    """Compute of ``tl.load(ptr + idx)``: each valid lane's element copied by its own one-element
+    ``DataCopyPad`` from ``ptr[idx[i]]`` (the index read on the scalar unit) into its block of a VECIN
+    staging buffer, then compacted by ``Gather`` as a strided load is. The copies wait for
+    ``idx`` (V_S flag) and the Gather for the copies (the staging queue's EnQue/DeQue)."""
+    v = instr.result
+    base, offset, index, extent = instr.operands[:4]
+    other = instr.operands[4] if instr.attr("has_other") else None
+    staging = _staging(sel, instr)
+    dt = staging.dtype
+    size = instr.attr("shape")[0]
+    per = sel.platform.block_bytes // dt.itemsize
+    count = _extent(sel, extent, size)
+    params = Var(sel.fresh_key(), Struct.COPY_PARAMS, staging.buf.hint + "Params")
+    pad = Var(sel.fresh_key(), Struct.PAD_PARAMS, staging.buf.hint + "Pad", template=dt)
+    i = sel.fresh("i")
+    lane = Elem(Ref(sel.bufs[index.id], dtypes.int32, lit(0), sel.count(index)), i)
+    gm = Gm(sel.params[base.id][1], dt, add(sel.wide_expr(offset), Conv(dtypes.int64, lane)))
+    out = [Queue(QOp.ALLOC, staging.buf, instr.loc),
+           Let(params, Brace((lit(1), Conv(U32, SizeOf(dt)), lit(0), lit(0), lit(0)))),
+           Let(pad, Brace((Const.FALSE, lit(0), lit(0), Lit(0, dt)))),
+           For(i, lit(0), count, lit(1), (Call("DataCopyPad", Ref(staging.buf, dt, mul(i, lit(per)), staging.extent),
+                                              (gm,), (params, pad), pipe=Pipe.MTE2),), True),
+           Queue(QOp.ENQUE, staging.buf), Queue(QOp.DEQUE, staging.buf, declare=False)]
+    dst = sel.ref(v)
+    offsets = sel.scratch("gatherOffsets", dtypes.int32, size, instr.loc)
+    out += [Call("CreateVecIndex", offsets, (), (Lit(0, dtypes.int32), lit(size))),
+            Call("Muls", offsets, (offsets,), (Lit(sel.platform.block_bytes, dtypes.int32), lit(size)), inplace=True)]
+    if other is not None:
+        out.append(Call("Duplicate", dst, (), (sel.scalar_as(other, dt), lit(sel.count(v)))))
+    call = Call("Gather", dst, (staging, Ref(offsets.buf, dtypes.uint32, lit(0), size)), (lit(0), count))
+    out.append(call if isinstance(count, Lit) else If(Bin(BinOp.GT, count, lit(0)), (call,)))
+    return out + [Queue(QOp.FREE, staging.buf)]
+
+
+def scatter_store(sel: Selector, instr: Instr) -> list:
+    """Compute of ``tl.store(ptr + idx, v)`` (and of unread atomics through ``idx``): ``v`` spread over
+    one block per element of a VECOUT staging buffer (as a strided store), then each valid lane's
+    element written by its own one-element ``DataCopyPad`` to ``ptr[idx[i]]``, in lane order (the last
+    lane wins where indices repeat, as on the interpreter; atomics combine)."""
+    base, offset, index, extent = instr.operands[:4]
+    staging = _staging(sel, instr)
+    dt = staging.dtype
+    per = sel.platform.block_bytes // dt.itemsize
+    params = Var(sel.fresh_key(), Struct.COPY_PARAMS, staging.buf.hint + "Params")
+    i = sel.fresh("i")
+    lane = Elem(Ref(sel.bufs[index.id], dtypes.int32, lit(0), sel.count(index)), i)
+    gm = Gm(sel.params[base.id][1], dt, add(sel.wide_expr(offset), Conv(dtypes.int64, lane)))
+    copies = [Let(params, Brace((lit(1), Conv(U32, SizeOf(dt)), lit(0), lit(0), lit(0)))),
+              For(i, lit(0), _extent(sel, extent, instr.attr("shape")[0]), lit(1), (Call(
+                  "DataCopyPad", gm, (Ref(staging.buf, dt, mul(i, lit(per)), staging.extent),), (params,),
+                  pipe=Pipe.MTE3),))]
+    return [Queue(QOp.ALLOC, staging.buf, instr.loc), *spread(sel, instr), Queue(QOp.ENQUE, staging.buf),
+            Queue(QOp.DEQUE, staging.buf, declare=False), *atomic.around(instr, dt, copies),
+            Queue(QOp.FREE, staging.buf)]

@@ -1,0 +1,193 @@
+"""Every kernel the tests launch on the interpreter, replayed on the simulator.
+
+:func:`interpreter_launches` runs test functions (with their ``parametrize`` cases expanded; ``lib``
+given ascdsl's kernels; simulator launches only recorded, never run) and keeps the distinct
+interpreter launches; :func:`replay` runs each on both backends and sorts it into an
+:class:`Outcome`: the same results (bit-exact, or within the dtype's tolerance for kernels with
+transcendental ops or reductions), a located error naming a feature the Ascend C backend does not
+lower yet, one the A2 vector cores cannot run or a platform limit the kernel exceeds, the
+simulator's located error for programs that write the same elements (the interpreter orders them;
+a device would race), or a failure (another result, another error).
+"""
+from __future__ import annotations
+
+import enum
+import importlib
+import inspect
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import ascdsl
+from ascdsl import dtypes, interpreter, record, testing
+from ascdsl.backend import simrun
+from ascdsl.backend.ascendc import compile_variant
+from ascdsl.ir.core import GroupOp, Op, walk
+from ascdsl.sim.errors import KernelSimError, SimCompileError
+
+INEXACT = GroupOp.TRANSCENDENTAL | GroupOp.REDUCE | GroupOp.FLOAT_MATH | GroupOp.COMBINE | frozenset({Op.DOT})
+"""Ops whose results agree within the tolerance table rather than bit for bit."""
+HARDWARE = "cannot run on the Ascend A2 vector cores"
+NOT_YET = ("does not support", "cannot be copied as blocks")
+LIMITS = ("hardware event ids", "allows")  # queue buffers over the event ids; UB over the planner budget
+PLATFORM = "Ascend910B3"
+
+
+class Outcome(enum.Enum):
+    SAME = "same results"
+    NOT_YET = "located error: not lowered yet"
+    HARDWARE = "located error: the vector cores cannot"
+    RACE = "located error: programs write the same elements (a race on a device)"
+    LIMIT = "located error: over a platform limit (UB budget, queue event ids)"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class Result:
+    launch: record.LaunchRecord
+    outcome: Outcome
+    detail: str = ""
+
+
+def _cases(fn) -> list[dict]:
+    """The keyword arguments of every ``parametrize`` case of test function ``fn``."""
+    axes = []
+    for mark in getattr(fn, "pytestmark", []):
+        if mark.name != "parametrize":
+            continue
+        names, values = mark.args[0], mark.args[1]
+        names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+        axes.append([dict(zip(names, v if len(names) > 1 else (v,))) for v in values])
+    return [dict(kv for part in combo for kv in part.items()) for combo in itertools.product(*axes)]
+
+
+def interpreter_launches(modules, lib=None) -> list[record.LaunchRecord]:
+    """The distinct interpreter launches of the test functions of ``modules`` (those whose parameters
+    are all parametrized, or ``lib``)."""
+    seen: dict = {}
+    for name in modules:
+        module = importlib.import_module(name)
+        for fname, fn in sorted(vars(module).items()):
+            if not (fname.startswith("test_") and inspect.isfunction(fn)):
+                continue
+            params = inspect.signature(fn).parameters
+            for case in _cases(fn):
+                if lib is not None and "lib" in params:
+                    case = {**case, "lib": lib}
+                if set(params) - set(case):
+                    continue
+                with record.launches() as launches, simrun.recording():
+                    try:
+                        fn(**case)
+                    except (Exception, pytest.skip.Exception, pytest.fail.Exception):  # noqa: BLE001 (checks fail
+                        pass  # while sim launches only record; skips are for other setups)
+                for launch in launches:
+                    if launch.backend == "interpreter":
+                        seen.setdefault((launch.kernel, launch.grid, _shapes(launch.args)), launch)
+    return [launch for launch in seen.values() if _runs(launch)]
+
+
+def _runs(launch) -> bool:
+    """The launch runs on the interpreter (error tests launch kernels that do not)."""
+    try:
+        _run(launch, "interpreter")
+        return True
+    except ascdsl.Error:
+        return False
+
+
+def prebuild(launches) -> None:
+    """One g++ build per batch of the launches' kernels that compile (the others fail in :func:`replay`)."""
+    kernels = []
+    for launch in launches:
+        try:
+            compile_variant(launch.kernel, PLATFORM)
+        except Exception:  # noqa: BLE001 (reported by replay)
+            continue
+        kernels.append((launch.kernel, PLATFORM))
+    simrun.prebuild(kernels)
+
+
+def _shapes(args) -> tuple:
+    return tuple((a.shape, a.dtype.str) if isinstance(a, np.ndarray) else a for a in args)
+
+
+def _run(launch, backend: str) -> list:
+    args = [a.copy() if isinstance(a, np.ndarray) else a for a in launch.args]
+    if backend == "interpreter":
+        interpreter.run(launch.kernel, args, launch.grid)
+    else:
+        simrun.run(launch.kernel, args, launch.grid, PLATFORM)
+    return args
+
+
+def compare(kernel, want: np.ndarray, got: np.ndarray) -> str:
+    """Why ``got`` differs from ``want`` (empty if it does not). NaN lanes of the interpreter (poison:
+    undefined values) are not compared; inexact kernels are compared as the tests compare reductions
+    (the dtype's tolerance, ``atol`` times the longest reduced extent)."""
+    if want.dtype.kind == "f" or want.dtype == dtypes.bfloat16.np:
+        w, g = want.astype(np.float32), got.astype(np.float32)
+        defined = ~np.isnan(w)
+        dt = _coarsest(kernel, dtypes.from_numpy(want.dtype))
+        if any(i.op in INEXACT for i in walk(kernel.body)):
+            bad = defined & ~testing.close(g, w, dtypes.DType(dt.name, dt.short, dt.itemsize, dt.kind, dt.cpp, dt.np,
+                                                              dt.rtol, dt.atol * _reduced(kernel)))
+        else:
+            bad = defined & (w.view(np.uint32) != g.view(np.uint32))
+    else:
+        bad = want != got
+    if not bad.any():
+        return ""
+    k = int(np.flatnonzero(bad)[0])
+    return f"{int(bad.sum())} of {bad.size} elements differ (first at {k}: {want.flat[k]} vs {got.flat[k]})"
+
+
+def _coarsest(kernel, dt):
+    """The float dtype of the kernel's values with the widest tolerance (``dt`` at least): a float32
+    result of float16 data is as accurate as float16."""
+    floats = [v.type.dtype for i in walk(kernel.body) for v in i.results if getattr(v.type.dtype, "is_float", False)]
+    return max([dt, *floats], key=lambda d: d.rtol)
+
+
+def _reduced(kernel) -> int:
+    """The longest extent the kernel reduces (a sum's error, and that of what it cancels against,
+    grows with it; 1 without reductions)."""
+    out = 1
+    for i in walk(kernel.body):
+        if i.op in GroupOp.REDUCE | GroupOp.COMBINE:
+            shape, axis = i.operands[0].type.shape, i.attr("axis")
+            out = max(out, int(np.prod(shape)) if axis is None else shape[axis])
+    return out
+
+
+def replay(launch: record.LaunchRecord) -> Result:
+    want = _run(launch, "interpreter")
+    try:
+        try:
+            got = _run(launch, "sim")
+        except SimCompileError:  # maybe another kernel of its prebuilt file: build it alone
+            simrun.unbatch(launch.kernel, PLATFORM)
+            got = _run(launch, "sim")
+    except KernelSimError as e:
+        outcome = Outcome.RACE if "blocks must write disjoint GM" in str(e) else Outcome.FAILED
+        return Result(launch, outcome, str(e).splitlines()[0])
+    except ascdsl.CompilationError as e:
+        text = str(e)
+        located = ".py:" in text.splitlines()[0]
+        if located and HARDWARE in text:
+            return Result(launch, Outcome.HARDWARE, text.splitlines()[0])
+        if located and any(s in text for s in NOT_YET):
+            return Result(launch, Outcome.NOT_YET, text.splitlines()[0])
+        if located and any(s in text for s in LIMITS):
+            return Result(launch, Outcome.LIMIT, text.splitlines()[0])
+        return Result(launch, Outcome.FAILED, text.splitlines()[0])
+    except Exception as e:  # noqa: BLE001 (every other error is a finding)
+        return Result(launch, Outcome.FAILED, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+    for k, (w, g) in enumerate(zip(want, got)):
+        if isinstance(w, np.ndarray):
+            why = compare(launch.kernel, w, g)
+            if why:
+                return Result(launch, Outcome.FAILED, f"argument {k}: {why}")
+    return Result(launch, Outcome.SAME)
