@@ -47,7 +47,7 @@ from .backend.render import render
 from .backend.tiling import TilingLayout, Variant, cann_name, layout
 from .errors import CompilationError, Error, source_path, source_root
 from .ir import dump
-from .op import Operator
+from .op import Operator, TensorDesc
 from .platforms import Platform
 from .verify import VariantCheck, verify_main
 
@@ -80,6 +80,12 @@ class OpBuild:
     source: str  # the op file, as the generated comments name it
     failed: tuple[tuple[Variant, CompilationError], ...] = ()
     root: str = "."  # generated files name source files relative to this folder
+    probes: tuple = ()  # cases of the host's probe shapes for variants no case of the op runs
+
+    @property
+    def cases(self) -> tuple:
+        """The op's cases, then the probe cases: what verification runs."""
+        return tuple(self.op.cases) + self.probes
 
     @property
     def name(self) -> str:
@@ -96,29 +102,84 @@ class OpBuild:
 
 
 def _kernels(op: Operator, platform: Platform,
-             root: str | Path | None = None) -> tuple[tuple[Variant, ...], TilingLayout, str, str]:
+             root: str | Path | None = None) -> tuple[tuple[Variant, ...], TilingLayout, str, str, list]:
     """The variants of the kernel specialisations the op's OpDef-expressible cases launch on
     ``platform`` (none with bfloat16 tensors where the platform has no bfloat16: the OpDef registers
     no such dtypes there; constexprs that only size tiles lifted into the tiling, :mod:`.backend.lift`),
     their tiling layout, the op file as generated comments name it, and the folder they name it
-    relative to: ``root`` (default: the op file's folder), so builds match from any directory."""
-    from .cli import specializations
-    kernels = [k for k in specializations(op, opdef_only=True, platform=platform.name).kernels
-               if platform.has_bf16 or dtypes.bfloat16 not in _pointer_dtypes(k)]
+    relative to: ``root`` (default: the op file's folder), so builds match from any directory; and
+    the kernels the cases launch."""
+    cases = _case_kernels(op, platform)
+    kernels = list(cases)
     op_file = inspect.getsourcefile(inspect.unwrap(op.host)) or op.name
     root = os.path.abspath(root if root is not None else os.path.dirname(os.path.abspath(op_file)))
     with source_root(root):
         source = source_path(op_file)
+    kernels += [k for k, _ in probe_kernels(op, platform) if k not in kernels]
     vs = lift.variants(kernels, _jit_functions(op), platform)
     lifted = dict.fromkeys(n for v in vs for n in v.lifted)
-    return vs, layout(f"{op.op_type}TilingData", kernels, tuple(lifted)), source, root
+    return vs, layout(f"{op.op_type}TilingData", kernels, tuple(lifted)), source, root, cases
+
+
+def probe_cases(op: Operator, platform: Platform, variants, cases: list) -> tuple:
+    """A probe case for every variant that no case of the op runs (verification runs them too)."""
+    covered = {v.key for v in variants for k in cases if v.serves(k)}
+    out = []
+    for k, case in probe_kernels(op, platform):
+        keys = [v.key for v in variants if v.serves(k) and v.key not in covered]
+        if keys:
+            covered.add(keys[0])
+            out.append(case)
+    return tuple(out)
+
+
+def _case_kernels(op: Operator, platform: Platform) -> list:
+    from .cli import specializations
+    return [k for k in specializations(op, opdef_only=True, platform=platform.name).kernels
+            if platform.has_bf16 or dtypes.bfloat16 not in _pointer_dtypes(k)]
+
+
+PROBE_SHAPES = ((1,), (7,), (4099,), (300001,), (3, 1), (3, 5), (5, 1000), (2, 9000), (2, 70001), (300, 77),
+                (5, 1, 7), (6, 7, 3), (1, 600, 3), (2, 70001, 3), (3, 300, 4099))
+"""Input shapes the host function is probed on, for every dtype combination and attribute value of
+the op's cases: the build compiles every kernel specialisation those launch, not only the cases'."""
+
+
+def probe_kernels(op: Operator, platform: Platform) -> list:
+    """``(kernel, case)``: the kernel specialisations the op's host function launches on cases of
+    :data:`PROBE_SHAPES` (every input of one shape) for every dtype of the op and every OpDef
+    attribute value of its cases, each with the first probe case that launches it (the lift then
+    serves them with few variants: :mod:`.backend.lift`)."""
+    from .errors import InputTypeError, InputValueError
+    from .op import Case
+    attrs = []
+    for case in op.cases:
+        a = op.opdef_attrs(case)
+        if a is not None and a not in attrs:
+            attrs.append(a)
+    out: dict = {}
+    for combo in op.dtypes:
+        names = set(combo[:len(op.inputs)])
+        if len(names) != 1 or not platform.has_bf16 and "bfloat16" in names:
+            continue
+        for shape in PROBE_SHAPES:
+            inputs = tuple(TensorDesc(shape, dtypes.lookup(combo[0])) for _ in op.inputs)
+            for a in attrs:
+                try:
+                    launch = host.host_plan(op, platform, inputs, a)
+                    if all(launch.grid):
+                        k = host.launched_kernel(op, launch, inputs)
+                        out.setdefault(k, Case(*(shape,) * len(op.inputs), dtype=combo[0], **a))
+                except (InputTypeError, InputValueError, IndexError, ZeroDivisionError):
+                    continue
+    return list(out.items())
 
 
 def check_host(op: Operator, platform: Platform) -> None:
     """Raise the located error ``plan``/``write`` would raise for the op's host code (what does not
     lower to C++: NumPy calls, planner queries whose UB footprint is not affine, ...), without
     emitting kernels. ``ascdsl check`` runs it."""
-    vs, lay, source, _ = _kernels(op, platform)
+    vs, lay, source, _, _ = _kernels(op, platform)
     host.tiling_header(op, lay, vs, platform, source)
 
 
@@ -126,15 +187,16 @@ def plan(op: Operator, platform: Platform, root: str | Path | None = None) -> Op
     """Collect the kernel specialisations the op's OpDef-expressible cases launch, lay out the tiling
     struct, and set aside the variants the Ascend C backend cannot emit. Generated files name source
     files relative to ``root`` (default: the op file's folder)."""
-    vs, lay, source, root = _kernels(op, platform, root)
+    vs, lay, source, root, cases = _kernels(op, platform, root)
     emitted, failed = [], []
     for v in vs:
         try:
             ascendc.render_classes([v], lay, platform)
             emitted.append(v)
         except CompilationError as e:
-            failed.append((v, e))
-    return OpBuild(op, platform, tuple(emitted), lay, source, tuple(failed), root)
+            if v.kernel in cases:  # a kernel only a probe launches: the host accepts what no kernel serves
+                failed.append((v, e))
+    return OpBuild(op, platform, tuple(emitted), lay, source, tuple(failed), root, probe_cases(op, platform, emitted, cases))
 
 
 def render_files(b: OpBuild) -> dict[str, str]:

@@ -73,4 +73,56 @@ def footprint(jit_fn, name: str, *args, samples=(256, 512, 1024), **constexprs) 
     return a, int(b)
 
 
-__all__ = ["CompilationError", "footprint", "largest_block"]
+PLACEHOLDER = 64  # the value runtime tile extents are specialised at to find the kernel's lift
+
+
+def lifted(jit_fn, args, platform: Platform, constexprs: dict):
+    """The :class:`~ascdsl.backend.lift.Lift` of ``jit_fn`` for ``args`` and ``constexprs`` (a constexpr
+    given as None is a runtime tile extent), or an Error naming what is not a runtime extent."""
+    from .backend.lift import analyse
+    runtime = [k for k, v in constexprs.items() if v is None]
+    guess = {k for k, v in constexprs.items() if type(v) is int}  # ints given may be extents too
+    while True:
+        values = {k: PLACEHOLDER if v is None or k in guess else v for k, v in constexprs.items()}
+        kernel = jit_fn.specialize(*arg_types(jit_fn, args), **values).kernels[0]
+        found = analyse(jit_fn, kernel, platform)
+        structural = {k for k in guess if found is None or k not in found.names}
+        structural |= {e.name for e in (found.extents if found is not None else ()) if e.name in guess
+                       and (constexprs[e.name] % e.quantum or constexprs[e.name] < e.low)}
+        if not structural:
+            break
+        guess -= structural  # analysed again at their own values
+    missing = [k for k in runtime if found is None or k not in found.names]
+    if missing:
+        raise Error(f"{missing[0]} of {jit_fn.__name__} is not a runtime tile extent (it changes the kernel's "
+                    "code, not only its tile sizes)")
+    return found
+
+
+def largest_extent(jit_fn, name: str, *args, platform: Platform | str | None = None, **constexprs) -> int:
+    """The largest value of the runtime tile extent ``name`` (:mod:`ascdsl.backend.lift`) whose exact UB
+    footprint fits ``platform``, the other runtime extents given as keywords (with the other
+    constexprs); 0 when even its smallest value does not fit. The value is a multiple of the extent's
+    quantum, at least its smallest value, as the built kernel admits."""
+    target = platform if isinstance(platform, Platform) else get_platform(platform or DEFAULT_PLATFORM)
+    # the default platform's plan, as plan_total: only the budget differs between platforms
+    found = lifted(jit_fn, args, get_platform(DEFAULT_PLATFORM), {**constexprs, name: None})
+    values = {n: constexprs[n] for n in found.names if n != name}
+    (e,) = [e for e in found.extents if e.name == name]
+    return largest_fitting(lambda v: found.bytes({**values, name: v}) <= target.ub_budget_bytes, e.low, e.quantum)
+
+
+def largest_fitting(fits, low: int, step: int) -> int:
+    """The largest ``low + i * step`` with ``fits`` (monotone), or 0 when ``fits(low)`` is false."""
+    if not fits(low):
+        return 0
+    lo, hi = 0, 1
+    while fits(low + hi * step):
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(low + mid * step) else (lo, mid)
+    return low + lo * step
+
+
+__all__ = ["CompilationError", "footprint", "largest_block", "largest_extent"]

@@ -68,7 +68,7 @@ def verify_build(b: OpBuild, folder: Path, tick: Callable[[], object] = lambda: 
     rows = [CaseResult(name, f"variant {v.key} {v.kernel.name}", "emit", False, message=str(e).splitlines()[0])
             for v, e in b.failed]
     runner = _OpKernelRunner(b, folder)
-    for case in b.op.cases:
+    for case in b.cases:
         rows.append(run_case(b.op, case, "interpreter", b.platform.name))
         with runner.installed():
             result = run_case(b.op, case, "sim", b.platform.name)
@@ -135,7 +135,7 @@ class _OpKernelRunner:
 def cases_by_variant(b: OpBuild) -> dict[int, tuple[object, host.TilingResult]]:
     """Per tiling key, the first OpDef-expressible case whose tiling selects it, with that tiling."""
     chosen: dict[int, tuple[object, host.TilingResult]] = {}
-    for case in b.op.cases:
+    for case in b.cases:
         args = case_arguments(b.op, case)
         if args is None:
             continue

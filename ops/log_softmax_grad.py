@@ -13,13 +13,15 @@ pass sums chunk by chunk, a second pass reloads and writes: the reduced extent d
 The outer work (rows, ``(d0, column-block)`` pairs, or element blocks) is split over the platform's
 vector cores: one program per core, the first ``big_cores`` programs take one unit more.
 
-Block sizes: the one-block kernels (``no_reduce``, ``reduce_tail_recompute``) take the largest power
-of two the UB planner fits (``ascdsl.planner.largest_block``; the generated tiling function reads it
-from the footprint table the build computes). The two-block full-load and reduce-middle tiles, whose
-second extent follows the shape at run time, still size themselves by a per-element count: the
-inputs and the result in their dtype, double-buffered as the backend's queues are, three separate
-float32 buffers (nothing is cast in place) and a float32 sum per reduced row or column,
-``6 * itemsize + 12`` bytes per element.
+Tile sizes are runtime tile extents (tiling fields: one kernel class per algorithm serves every
+shape). ``no_reduce`` takes the largest power of two the UB planner fits
+(``ascdsl.planner.largest_block``). The others size their tiles from the kernel's exact UB footprint
+(``ascdsl.planner.largest_extent``; the generated tiling function evaluates the same footprint): a
+reduced row is its length rounded up to a 32-byte block (a row of 1025 floats is 1032 lanes), the
+full-load tile takes as many rows as fit the budget (at least two, at most the rows of one core),
+rows over UB go in the largest chunk that fits, and the reduce-middle tiles take the reduced extent
+whole (rounded up to 2) with the widest column tile (a multiple of 64 bytes) that fits, or, when even
+one does not, 256 columns and as many rows as fit.
 
 PyTorch's ``torch.ops.aten._log_softmax_backward_data`` is the semantic reference. The source
 document's note that the no-reduce case simplifies to ``(grad_output - 1) * exp(output)`` is wrong
@@ -167,10 +169,7 @@ def log_softmax_backward_host(grad_output, output, dim, platform):
         else:
             d2 = d2 * grad_output.shape[i]
     cores = platform.vector_core_count
-    budget = platform.ub_budget_bytes
-    size = dtype.itemsize
-    align = 32 // size  # elements per 32-byte block
-    per_element = 6 * size + 12
+    align = 32 // dtype.itemsize  # elements per 32-byte block
     if d0 * d1 * d2 == 0:
         return ascdsl.Launch(no_reduce_kernel, grid=(0,), variant="empty", constexprs={"BLOCK": align})
 
@@ -185,31 +184,42 @@ def log_softmax_backward_host(grad_output, output, dim, platform):
                              constexprs={"BLOCK": block},
                              scalars={"n": count, "per_core": units // used, "big_cores": units % used})
 
-    block_r = max(align, ascdsl.next_power_of_2(d1))
+    block_r = ascdsl.cdiv(d1, align) * align  # a reduced row in whole 32-byte blocks
     if d2 == 1:
         used = min(cores, d0)
         scalars = {"d1": d1, "per_core": d0 // used, "big_cores": d0 % used}
-        fit = budget // (block_r * per_element + 4)
-        if fit >= 1:
-            rows = min(ascdsl.next_power_of_2(fit + 1) // 2, ascdsl.next_power_of_2(ascdsl.cdiv(d0, used)))
+        rows = ascdsl.planner.largest_extent(reduce_tail_full_kernel, "ROWS", grad_output, output, grad_output,
+                                             platform=platform, BLOCK_R=block_r)
+        if rows >= 2:  # at least two rows per tile (a tile of one row is stored as a vector)
+            rows = min(rows, max(2, ascdsl.cdiv(d0, used)))
             return ascdsl.Launch(reduce_tail_full_kernel, grid=(used,), variant="reduce_tail_full_load",
                                  constexprs={"ROWS": rows, "BLOCK_R": block_r}, scalars=scalars)
-        block = ascdsl.planner.largest_block(reduce_tail_recompute_kernel, "BLOCK_R", BLOCKS, grad_output, output,
-                                             grad_output, platform=platform)
+        chunk = ascdsl.planner.largest_extent(reduce_tail_recompute_kernel, "BLOCK_R", grad_output, output,
+                                              grad_output, platform=platform)
+        chunk = chunk // align * align
+        if chunk < align:
+            raise ValueError(f"no chunk of a {d1}-element row fits the UB of {platform.name}")
         return ascdsl.Launch(reduce_tail_recompute_kernel, grid=(used,), variant="reduce_tail_recompute",
-                             constexprs={"BLOCK_R": block}, scalars=scalars)
+                             constexprs={"BLOCK_R": chunk}, scalars=scalars)
 
-    block_b = max(align, ascdsl.next_power_of_2(d2))
-    fit = budget // (block_r * per_element + 4)
-    if fit >= align:
+    wide = 2 * align  # the column tiles of the reduce-middle kernels: multiples of 64 bytes
+    block_b = ascdsl.cdiv(d2, wide) * wide
+    block_r = ascdsl.cdiv(d1, 2) * 2
+    fit = ascdsl.planner.largest_extent(reduce_middle_full_kernel, "BLOCK_B", grad_output, output, grad_output,
+                                        platform=platform, BLOCK_R=block_r) // wide * wide
+    if fit >= wide:
         kernel = reduce_middle_full_kernel
         variant = "reduce_middle_full_load"
-        block_b = min(block_b, ascdsl.next_power_of_2(fit + 1) // 2)
+        block_b = min(block_b, fit)
     else:
         kernel = reduce_middle_recompute_kernel
         variant = "reduce_middle_recompute"
         block_b = min(block_b, 256)
-        block_r = min(block_r, ascdsl.next_power_of_2((budget - 4 * block_b) // (block_b * per_element) + 1) // 2)
+        rows = ascdsl.planner.largest_extent(reduce_middle_recompute_kernel, "BLOCK_R", grad_output, output,
+                                             grad_output, platform=platform, BLOCK_B=block_b) // 2 * 2
+        if rows < 2:
+            raise ValueError(f"no tile of {block_b} columns fits the UB of {platform.name}")
+        block_r = min(block_r, rows)
     col_blocks = ascdsl.cdiv(d2, block_b)
     units = d0 * col_blocks
     used = min(cores, units)

@@ -16,12 +16,13 @@ Variants the host picks:
 Outer work (rows; for NZ, blocks of rows of one batch) is split over the vector cores, the first
 ``big_cores`` programs taking one unit more.
 
-Block sizes: ``two_pass`` and ``nz`` take the largest power of two the UB planner fits
-(``ascdsl.planner.largest_block``; the generated tiling function reads it from the footprint table the
-build computes). The ``rows`` tile, whose row length follows the shape at run time, still sizes its
-row count by a per-element count: ``grad``, ``src`` and the result in their dtype, double-buffered as
-the backend's queues are, three separate float32 buffers (nothing is cast in place), ``6 * itemsize +
-12`` bytes, plus a float32 sum per row.
+Tile sizes are runtime tile extents (tiling fields: one kernel class per algorithm serves every
+shape), chosen from the kernel's exact UB footprint (``ascdsl.planner.largest_extent``, which the
+tiling function evaluates too): the ``rows`` tile is a row rounded up to a 32-byte block (a row of
+1025 floats is 1032 lanes) by as many rows as fit the budget (at least two, at most the rows of one
+core); ``two_pass`` takes the largest 32-byte-aligned chunk that fits. ``nz`` takes the largest power
+of two the UB planner fits (``ascdsl.planner.largest_block``; the generated tiling function reads it
+from the footprint table the build computes).
 
 ``impl="api"`` instead calls ``AscendC::SoftmaxGrad`` / ``SoftmaxGradFront`` from a direct-launch
 kernel rendered from ``templates/softmax_grad_api.cpp.j2``, its tiling computed by a generated host
@@ -43,7 +44,6 @@ from ascdsl import dtypes, softmax_tiling
 from ascdsl.backend.render import render
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 
-BLOCKS = tuple(2 ** i for i in range(7, 18))  # the row chunks the planner chooses from
 NZ_ROWS = tuple(2 ** i for i in range(4, 13))  # the NZ row blocks (multiples of 16) it chooses from
 
 
@@ -144,10 +144,7 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False):
     if n < 1:
         raise ValueError("softmax_grad needs a tensor of rank >= 1, got a scalar")
     cores = platform.vector_core_count
-    budget = platform.ub_budget_bytes
-    size = dtype.itemsize
-    align = 32 // size
-    per_element = 6 * size + 12
+    align = 32 // dtype.itemsize
     if nz:
         if is_front:
             raise ValueError("is_front is not supported with format='NZ'; use format='ND'")
@@ -176,14 +173,17 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False):
                              constexprs={"BLOCK_K": align, "FRONT": is_front, "ALIGN": align})
     used = min(cores, m)
     scalars = {"k": k, "per_core": m // used, "big_cores": m % used}
-    block_k = max(align, ascdsl.next_power_of_2(max(k, 1)))
-    fit = budget // (block_k * per_element + 4)
-    if fit >= 1:
-        rows = min(ascdsl.next_power_of_2(fit + 1) // 2, ascdsl.next_power_of_2(ascdsl.cdiv(m, used)))
+    block_k = max(1, ascdsl.cdiv(k, align)) * align  # a row in whole 32-byte blocks
+    rows = ascdsl.planner.largest_extent(rows_kernel, "ROWS", grad, src, grad, platform=platform, BLOCK_K=block_k,
+                                         FRONT=is_front, ALIGN=32 // grad.dtype.itemsize)
+    if rows >= 2:  # at least two rows per tile (a tile of one row is stored as a vector)
+        rows = min(rows, max(2, ascdsl.cdiv(m, used)))
         return ascdsl.Launch(rows_kernel, grid=(used,), variant="rows", scalars=scalars,
                              constexprs={"ROWS": rows, "BLOCK_K": block_k, "FRONT": is_front, "ALIGN": align})
-    block_k = ascdsl.planner.largest_block(two_pass_kernel, "BLOCK_K", BLOCKS, grad, src, grad, platform=platform,
-                                           FRONT=is_front, ALIGN=32 // grad.dtype.itemsize)
+    block_k = ascdsl.planner.largest_extent(two_pass_kernel, "BLOCK_K", grad, src, grad, platform=platform,
+                                            FRONT=is_front, ALIGN=32 // grad.dtype.itemsize) // align * align
+    if block_k < align:
+        raise ValueError(f"no chunk of a {k}-element row fits the UB of {platform.name}")
     return ascdsl.Launch(two_pass_kernel, grid=(used,), variant="two_pass", scalars=scalars,
                          constexprs={"BLOCK_K": block_k, "FRONT": is_front, "ALIGN": align})
 

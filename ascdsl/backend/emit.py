@@ -13,7 +13,7 @@ from ..errors import Loc, source_path
 from . import kir
 from .kir import (Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, Field, Flag, For, Gm, If, Let, Lit, Local, Note,
                   Position, QOp, Queue, Run, Set, SizeOf, Struct, Text, Var, VarKind)
-from .poly import describe
+from .poly import describe_slots
 from .naming import Names
 
 PRECEDENCE = {"*": 5, "/": 5, "%": 5, "+": 4, "-": 4, "<<": 3.5, ">>": 3.5, "<": 3, "<=": 3, ">": 3, ">=": 3,
@@ -203,7 +203,7 @@ def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = Fa
         "queues": [{"name": names.slot(s), "position": s.position.value, "num": s.num, "bytes": p.expr(s.size_expr)}
                    for s in slots if s.position is not Position.VECCALC],
         "tbufs": [{"name": names.slot(s), "bytes": p.expr(s.size_expr)} for s in slots if s.position is Position.VECCALC],
-        "ub_total": k.plan.total_bytes if not k.plan.footprint else describe(k.plan.footprint),
+        "ub_total": f"{k.plan.total_bytes} bytes" if not k.plan.footprint else describe_slots(k.plan.footprint),
         "events": [{"kind": kind, "name": name} for kind, name in
                    dict.fromkeys(event(s) for s in kir.walk(k.process) if isinstance(s, Flag))],
         "members": [f"{ctype(v.ctype)} {names.var(v)};" for v in k.members],

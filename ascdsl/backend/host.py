@@ -127,11 +127,8 @@ def python_tiling(op: Operator, layout: TilingLayout, variants: Sequence[Variant
                   inputs: Sequence, attrs: dict) -> TilingResult:
     """Run ``op``'s host function in Python on ``inputs`` (:class:`TensorDesc`) and ``attrs`` and map
     its plan to what the generated C++ function returns (the reference for that function)."""
-    kwargs = {p: attrs[p] for p in inspect.signature(op.host).parameters if p in attrs}
-    if "platform" in inspect.signature(op.host).parameters:
-        kwargs["platform"] = platform
     try:
-        plan = op.host(*inputs, **kwargs)
+        plan = host_plan(op, platform, inputs, attrs)
     except InputValueError as e:
         return TilingResult(STATUS["VALUE_ERROR"], str(e))
     except InputTypeError as e:
@@ -142,9 +139,8 @@ def python_tiling(op: Operator, layout: TilingLayout, variants: Sequence[Variant
     programs = grid[0] * grid[1] * grid[2]
     fields = {"grid0": grid[0], "grid1": grid[1], "grid2": grid[2], **plan.scalars, "tilingKey": 0}
     if programs:
+        kernel = launched_kernel(op, plan, inputs)
         pointers = [d.dtype for d in inputs] + [op.output_dtype(o, tuple(inputs)) for o in op.outputs]
-        kernel = plan.kernel.specialize(*(dtypes.PointerType(d) for d in pointers), **plan.scalars,
-                                        **plan.constexprs).kernels[0]
         # specialisations first, then the lifted variant serving the kernel's runtime tile extents
         serving = sorted((v for v in variants if v.serves(kernel)), key=lambda v: v.lift is not None)
         keys = [v.key for v in serving]
@@ -163,6 +159,21 @@ def python_tiling(op: Operator, layout: TilingLayout, variants: Sequence[Variant
     order = [f.name for f in layout.fields]
     return TilingResult(0, "", tuple(sorted(fields.items(), key=lambda kv: order.index(kv[0]))),
                         min(programs, platform.vector_core_count))
+
+
+def host_plan(op: Operator, platform, inputs: Sequence, attrs: dict):
+    """``op``'s host function on ``inputs`` (:class:`TensorDesc`) and ``attrs`` for ``platform``."""
+    kwargs = {p: attrs[p] for p in inspect.signature(op.host).parameters if p in attrs}
+    if "platform" in inspect.signature(op.host).parameters:
+        kwargs["platform"] = platform
+    return op.host(*inputs, **kwargs)
+
+
+def launched_kernel(op: Operator, plan, inputs: Sequence):
+    """The kernel specialisation a host ``plan`` for ``inputs`` launches."""
+    pointers = [d.dtype for d in inputs] + [op.output_dtype(o, tuple(inputs)) for o in op.outputs]
+    return plan.kernel.specialize(*(dtypes.PointerType(d) for d in pointers), **plan.scalars,
+                                  **plan.constexprs).kernels[0]
 
 
 def _python_str(value) -> str:

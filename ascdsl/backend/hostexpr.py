@@ -304,6 +304,8 @@ class HostExpressions:
         fn = self.resolve(node.func)
         if fn is planner.largest_block:
             return self.planner.largest_block(node)
+        if fn is planner.largest_extent:
+            return self.planner.largest_extent(node)
         if node.keywords:
             raise self.error(node, "keyword arguments are not supported in host calls")
         args = [self.expr(a) for a in node.args]
@@ -330,5 +332,5 @@ class HostExpressions:
         name = ast.unparse(node.func)
         raise self.error(node, f"{name}(...) cannot be called in host code",
                          hint="host code may call min, max, abs, int, float, len, ascdsl.cdiv, "
-                              "ascdsl.next_power_of_2 and ascdsl.planner.largest_block")
+                              "ascdsl.next_power_of_2, ascdsl.planner.largest_block and largest_extent")
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import math
 
 from .. import dtypes
 from ..errors import CompilationError
@@ -19,7 +18,8 @@ from ..op import Launch
 from .hostcode import (BOOL, CPP_TYPE, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, E, HostFunction, cpp_name,
                        dtype_enum, literal, quote)
 from .hostexpr import HostExpressions
-from .poly import describe
+from .hostplan import footprint_code
+from .poly import describe_slots
 from .tiling import Variant
 
 
@@ -281,25 +281,19 @@ class HostLowering(HostExpressions):
         lift = variant.lift
         for e in lift.extents:
             code = consts[e.name].code
-            self.emit(f"if ({code} % {e.quantum} != 0 || {code} < {e.low}) {{")
+            off = f"{code} % {e.quantum} != 0 || " if e.quantum > 1 else ""
+            self.emit(f"if ({off}{code} < {e.low}) {{")
             self.emit(f'    throw HostError{{VALUE_ERROR, "{e.name}=" + ascdsl_host::FormatInt({code}) + '
                       f'" is not a multiple of {e.quantum} of at least {e.low}, as this kernel\'s runtime tile '
                       f'extent must be"}};')
             self.emit("}")
-        scale = 1
-        for _, coef in lift.footprint:
-            scale = scale * coef.denominator // math.gcd(scale, coef.denominator)
-        terms = []
-        for mono, coef in lift.footprint:
-            terms.append(" * ".join([f"int64_t{{{int(coef * scale)}}}"] + [consts[n].code for n in mono]))
         need = self.temp("ubBytes")
-        self.emit(f"const int64_t {need} = {' + '.join(terms) or '0'};  // UB bytes x {scale}: "
-                  f"{describe(lift.footprint)}")
-        self.emit(f"if ({need} > int64_t{{{scale}}} * static_cast<int64_t>(platform.ubBudget)) {{")
+        codes = {n: consts[n].code for n in lift.names}
+        self.emit(f"const int64_t {need} = {footprint_code(lift.slots, codes)};  // UB bytes: "
+                  f"{describe_slots(lift.slots)}")
+        self.emit(f"if ({need} > static_cast<int64_t>(platform.ubBudget)) {{")
         values = ' + ", " + '.join(f'"{n}=" + ascdsl_host::FormatInt({consts[n].code})' for n in lift.names)
-        amount = (f"ascdsl_host::FormatInt({need})" if scale == 1
-                  else f'ascdsl_host::FormatInt({need} / {scale}) + "+"')
-        self.emit(f'    throw HostError{{VALUE_ERROR, std::string({values}) + " needs " + {amount} + '
+        self.emit(f'    throw HostError{{VALUE_ERROR, std::string({values}) + " needs " + ascdsl_host::FormatInt({need}) + '
                   f'" bytes of UB, more than the " + ascdsl_host::FormatInt(platform.ubBudget) + " bytes available"}};')
         self.emit("}")
         for n in lift.names:
@@ -319,3 +313,4 @@ class HostLowering(HostExpressions):
             parts.append(f"ascdsl_host::DTypeName({expr})")
         parts.append('" was not compiled into this build; add a case that launches it"')
         return "std::string" + parts[0] + " + " + " + ".join(parts[1:])
+

@@ -18,7 +18,9 @@ import itertools
 from .. import dtypes, planner
 from ..errors import Error
 from ..op import Operator
+from ..platforms import DEFAULT_PLATFORM, get_platform
 from .hostcode import BOOL, DTYPE, INT, KERNEL, SHAPE, STR, E, camel, cpp_name, dtype_enum, literal, quote
+from .poly import BLOCK, describe_slots
 
 
 class PlannerTables:
@@ -70,6 +72,60 @@ class PlannerTables:
         low.emit("}")
         return E(block, INT)
 
+    def largest_extent(self, node: ast.Call) -> E:
+        """``planner.largest_extent``: per dtype row, the kernel's lifted footprint as C++ of the runtime
+        extents, and the largest admissible value that fits ``platform.ubBudget`` (``LargestFitting``)."""
+        low = self.lowering
+        try:
+            call = inspect.signature(planner.largest_extent).bind(
+                *node.args, **{k.arg: k.value for k in node.keywords})
+        except TypeError as e:
+            raise low.error(node, f"ascdsl.planner.largest_extent: {e}") from None
+        kernel, name = (low.expr(call.arguments[k]) for k in ("jit_fn", "name"))
+        platform = low.expr(call.arguments["platform"]) if "platform" in call.arguments else None
+        if kernel.type != KERNEL or not kernel.is_const or name.type != STR or not name.is_const:
+            raise low.error(node, "largest_extent takes an @ascdsl.jit kernel named at module level and a "
+                            "runtime tile extent's name given as a string")
+        if platform is None or platform.type != "platform":
+            raise low.error(node, "pass platform=platform (the host function's platform) to largest_extent")
+        constexprs = call.arguments.get("constexprs", {})
+        extents = {}
+        first = self.op.dtypes[0]
+        low.dtype_binding = {i: dtypes.lookup(first[n]) for n, i in enumerate(self.op.inputs)
+                             if low.scope.get(i) == "tensor"}
+        try:
+            values = {k: low.expr(v) for k, v in constexprs.items()}
+        finally:
+            low.dtype_binding = {}
+        for k, value in values.items():
+            if value.type == INT and not value.is_const:  # known only at run time: a runtime extent
+                value = low.expr(constexprs[k])
+                extents[k] = low.temp(camel(k.lower()))
+                low.emit(f"const int64_t {extents[k]} = {value.code};")
+        fixed = {k: v for k, v in constexprs.items() if k not in extents}
+        rows = self.rows(kernel.const, call.arguments.get("args", ()), fixed)
+        result, probe = low.temp(f"{camel(name.const.lower())}Fit"), low.temp("value")
+        low.emit(f"int64_t {result} = -1;")
+        for i, (cond, label, (jit_fn, types, consts)) in enumerate(rows):
+            try:
+                found = planner.lifted(jit_fn, types, get_platform(DEFAULT_PLATFORM),
+                                       {**consts, **{k: None for k in extents}, name.const: None})
+            except Error as e:
+                raise low.error(node, f"largest_extent for {label}: {e}") from None
+            (ext,) = [e for e in found.extents if e.name == name.const]
+            codes = {**{n: str(consts[n]) for n in found.names if n in consts}, **extents, name.const: probe}
+            low.emit(f"{'} else ' if i else ''}if ({cond}) {{")
+            low.emit(f"    // {label}: UB bytes {describe_slots(found.slots)}")
+            low.emit(f"    {result} = LargestFitting({ext.low}, {ext.quantum}, [&](int64_t {probe}) {{")
+            low.emit(f"        return {footprint_code(found.slots, codes)} <= "
+                     f"static_cast<int64_t>({platform.code}.ubBudget);")
+            low.emit("    });")
+        low.emit("} else {")
+        missing = f"{kernel.const.parsed.name} has no UB footprint for these dtypes in this build"
+        low.emit(f"    throw HostError{{HOST_ERROR, {quote(missing)}}};")
+        low.emit("}")
+        return E(result, INT)
+
     def rows(self, jit_fn, args: tuple, constexprs: dict) -> list:
         """``(C++ condition, label, (kernel, args, constexprs))`` for every dtype combination of the op's
         inputs and every value of the bool constexprs known only at run time."""
@@ -113,3 +169,24 @@ class PlannerTables:
             return value.const
         raise low.error(node, "a kernel argument of a planner query is an input tensor of the op or a dtype "
                         "known at build time")
+
+
+def poly_code(poly, codes: dict[str, str]) -> str:
+    """``poly`` (:mod:`.poly`) as an int64_t C++ expression of the values named by ``codes`` (exact:
+    each term's division is exact on the extents' quanta, as :func:`.poly.to_expr` checked)."""
+    terms = []
+    for mono, coef in poly:
+        factors = [f"int64_t{{{abs(coef.numerator)}}}"] + [codes[n] for n in mono]
+        term = " * ".join(factors) + (f" / {coef.denominator}" if coef.denominator != 1 else "")
+        terms.append(("- " if coef < 0 else "+ " if terms else "") + term)
+    return " ".join(terms) or "0"
+
+
+def footprint_code(slots, codes: dict[str, str]) -> str:
+    """The UB bytes of ``slots`` (:func:`.poly.footprint`) as a C++ expression."""
+    terms = []
+    for num, needs in slots:
+        most = poly_code(needs[0], codes) if len(needs) == 1 else \
+            "std::max<int64_t>({" + ", ".join(poly_code(p, codes) for p in needs) + "})"
+        terms.append((f"{num} * " if num != 1 else "") + f"RoundUp({most}, {BLOCK})")
+    return " + ".join(terms) or "0"

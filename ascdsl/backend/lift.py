@@ -20,9 +20,9 @@ extent and slot size its largest value, and each slot keeps its size expression 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import itertools
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import lru_cache
 
 from .. import dtypes
@@ -30,7 +30,7 @@ from ..errors import CompilationError
 from ..platforms import Platform
 from . import kir
 from .kir import Bin, BinOp, Cond, Lit
-from .poly import FIELD_DTYPE, Mismatch, Poly, describe, evaluate, fit, to_expr
+from .poly import BLOCK, FIELD_DTYPE, Mismatch, Slots, ceil_block, describe, evaluate, fit, footprint, to_expr
 from .ubplan import Plan, Slot
 
 QUANTA = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -50,15 +50,16 @@ class Extent:
 @dataclass(frozen=True)
 class Lift:
     extents: tuple[Extent, ...]
-    footprint: Poly  # UB bytes as a polynomial of the extents
+    slots: Slots  # the UB footprint: per slot, its buffers and the bytes its views reach
     kernel: kir.Kernel = dataclasses.field(compare=False, repr=False)
 
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(e.name for e in self.extents)
 
-    def bytes(self, values: dict) -> Fraction:
-        return evaluate(self.footprint, values)
+    def bytes(self, values: dict) -> int:
+        """UB bytes of the plan for ``values`` (exact: each slot rounded up to a block as planned)."""
+        return footprint(self.slots, values)
 
     def problem(self, values: dict, budget: int) -> str | None:
         """Why the lifted kernel cannot run with ``values`` (by name) on a UB of ``budget`` bytes, or None."""
@@ -70,8 +71,7 @@ class Lift:
         need = self.bytes(values)
         if need > budget:
             vals = ", ".join(f"{n}={values[n]}" for n in self.names)
-            amount = str(need) if need.denominator == 1 else f"{need.numerator // need.denominator}+"
-            return f"{vals} needs {amount} bytes of UB, more than the {budget} bytes available"
+            return f"{vals} needs {need} bytes of UB, more than the {budget} bytes available"
         return None
 
 
@@ -86,9 +86,19 @@ class _Hole:
     dtype: object = None
 
 
-def _merge(nodes: tuple, where: str = ""):
+def _merge(nodes: tuple, where: str = "", memo: dict | None = None):
+    memo = {} if memo is None else memo
+    key = tuple(map(id, nodes))
+    if key in memo:
+        return memo[key][1]
+    out = _merge_new(nodes, where, memo)
+    memo[key] = (nodes, out)
+    return out
+
+
+def _merge_new(nodes: tuple, where: str, memo: dict):
     first = nodes[0]
-    if all(n == first for n in nodes[1:]):
+    if all(n is first for n in nodes[1:]) or all(n == first for n in nodes[1:]):
         return first
     kinds = {type(n) for n in nodes}
     if len(kinds) != 1:
@@ -101,7 +111,7 @@ def _merge(nodes: tuple, where: str = ""):
     if isinstance(first, tuple):
         if len({len(n) for n in nodes}) != 1:
             raise Mismatch(f"{where}: lengths differ")
-        return tuple(_merge(tuple(n[i] for n in nodes), f"{where}[{i}]") for i in range(len(first)))
+        return tuple(_merge(tuple(n[i] for n in nodes), f"{where}[{i}]", memo) for i in range(len(first)))
     if dataclasses.is_dataclass(first) and not isinstance(first, type):
         changes = {}
         for f in dataclasses.fields(first):
@@ -110,45 +120,52 @@ def _merge(nodes: tuple, where: str = ""):
             vals = tuple(getattr(n, f.name) for n in nodes)
             if isinstance(first, kir.Ref) and f.name == "extent" or isinstance(first, Slot) and f.name == "bytes":
                 if len(set(vals)) > 1:
-                    changes[f.name] = _Hole("extent" if f.name == "extent" else "bytes", vals)
+                    changes[f.name] = _Hole(f.name, vals)
                 continue
-            merged = _merge(vals, f"{where}.{type(first).__name__}.{f.name}")
+            if isinstance(first, Slot) and f.name == "needs":
+                if len({len(v) for v in vals}) != 1:
+                    raise Mismatch(f"{where}: slots hold different buffers")
+                changes[f.name] = tuple(_Hole("need", col) if len(set(col)) > 1 else col[0] for col in zip(*vals))
+                continue
+            merged = _merge(vals, f"{where}.{type(first).__name__}.{f.name}", memo)
             if merged is not vals[0]:
                 changes[f.name] = merged
         return dataclasses.replace(first, **changes) if changes else first
     raise Mismatch(f"{where}: {nodes[:2]}")
 
 
-def _fill(node, sub):
-    """``node`` with every hole replaced by ``sub(hole)``."""
-    if isinstance(node, _Hole):
-        return sub(node)
+def _is_node(node) -> bool:
+    return dataclasses.is_dataclass(node) and not isinstance(node, type) and not isinstance(node, dtypes.DType)
+
+
+def _rebuild(node, fn):
+    """``node`` with ``fn`` applied to each child (tuple items; dataclass fields that take part in
+    equality), rebuilt only where a child changed."""
     if isinstance(node, tuple):
-        out = tuple(_fill(x, sub) for x in node)
+        out = tuple(fn(x) for x in node)
         return out if any(a is not b for a, b in zip(out, node)) else node
-    if dataclasses.is_dataclass(node) and not isinstance(node, type) and not isinstance(node, dtypes.DType):
+    if _is_node(node):
         changes = {}
         for f in dataclasses.fields(node):
-            if not f.init or not f.compare:
-                continue
-            v = getattr(node, f.name)
-            new = _fill(v, sub)
-            if new is not v:
-                changes[f.name] = new
+            if f.init and f.compare:
+                v = getattr(node, f.name)
+                new = fn(v)
+                if new is not v:
+                    changes[f.name] = new
         return dataclasses.replace(node, **changes) if changes else node
     return node
+
+
+def _fill(node, sub):
+    """``node`` with every hole replaced by ``sub(hole)``."""
+    return sub(node) if isinstance(node, _Hole) else _rebuild(node, lambda x: _fill(x, sub))
 
 
 def _holes(node, out: list) -> list:
     if isinstance(node, _Hole):
         out.append(node)
-    elif isinstance(node, tuple):
-        for x in node:
-            _holes(x, out)
-    elif dataclasses.is_dataclass(node) and not isinstance(node, type) and not isinstance(node, dtypes.DType):
-        for f in dataclasses.fields(node):
-            if f.init and f.compare:
-                _holes(getattr(node, f.name), out)
+    else:
+        _rebuild(node, lambda x: (_holes(x, out), x)[1])
     return out
 
 
@@ -167,8 +184,8 @@ class _Sampler:
             from .ascendc import planned
             try:
                 k = self.jit_fn.specialize(*self.types, **{**self.base, **values}).kernels[0]
-                self.memo[key] = dataclasses.replace(planned(k, self.platform, general=True), names=None,
-                                                     constexprs=())
+                self.memo[key] = _relabel(dataclasses.replace(planned(k, self.platform, general=True), names=None,
+                                                              constexprs=()))
             except CompilationError as e:
                 self.memo[key] = Mismatch(f"{values}: {e.message}")
         out = self.memo[key]
@@ -180,45 +197,74 @@ class _Sampler:
         return _merge(tuple(self.compile(p) for p in points))
 
 
+def _relabel(k: kir.Kernel) -> kir.Kernel:
+    """``k`` with its variables numbered in first-use order (value ids differ between samples when the
+    frontend shares equal constants)."""
+    keys: dict[int, int] = {}
+    memo: dict[int, object] = {}  # by id: shared subtrees (buffers, stage bodies) are visited once
+
+    def visit(node):
+        if isinstance(node, (int, float, str, bool, enum.Enum)) or node is None:
+            return node
+        got = memo.get(id(node))
+        if got is not None:
+            return got[1]
+        out = _visit(node)
+        memo[id(node)] = (node, out)  # keeps node alive, so its id is not reused
+        return out
+
+    def _visit(node):
+        if isinstance(node, kir.Var) and node.kind is not kir.VarKind.PID:
+            return dataclasses.replace(node, key=keys.setdefault(node.key, len(keys)))
+        return _rebuild(node, visit)
+    return visit(k)
+
+
 def _check(template, points: list[dict], fit_idx: list[int], names, quanta) -> dict:
-    """Fit every hole on the points ``fit_idx`` and check it on all; the polynomials by hole."""
+    """Fit every hole on the points ``fit_idx`` and check it on all; the polynomials by hole (a slot's
+    rounded ``bytes`` follow from its ``need``)."""
     polys = {}
     for h in _holes(template, []):
-        if h in polys:
+        if h in polys or h.kind == "bytes":
             continue
         poly = fit([points[i] for i in fit_idx], [h.values[i] for i in fit_idx], names)
         if any(evaluate(poly, p) != y for p, y in zip(points, h.values)):
             raise Mismatch(f"a {h.kind} leaf {h.values} is not polynomial in {names}")
-        if h.kind == "lit":
-            to_expr(poly, quanta, h.dtype)  # exact in C++ integers
+        if h.kind in ("lit", "need"):
+            to_expr(poly, quanta, FIELD_DTYPE)  # exact in C++ integers
         polys[h] = poly
     return polys
 
 
-def _footprint(template, polys) -> Poly:
-    total: dict = {}
+def _slots(template, polys, corners: list[dict]) -> Slots:
+    """Per slot, its buffers and the needs of its buffers; with the ``corners`` of the domain (a box:
+    bilinear needs take their extremes there), only those that some value makes the largest."""
+    out = []
     for s in template.plan.slots:
-        terms = polys[s.bytes] if isinstance(s.bytes, _Hole) else (((), Fraction(s.bytes)),)
-        for mono, coef in terms:
-            total[mono] = total.get(mono, 0) + coef * s.num
-    return tuple(sorted((m, c) for m, c in total.items() if c != 0))
+        needs = list(dict.fromkeys(polys[n] if isinstance(n, _Hole) else ((((), n),) if n else ()) for n in s.needs))
+
+        def dominated(i: int) -> bool:
+            p = needs[i]
+            return any(j != i and all(evaluate(q, c) >= evaluate(p, c) for c in corners)
+                       and (j < i or any(evaluate(q, c) > evaluate(p, c) for c in corners))
+                       for j, q in enumerate(needs))
+        out.append((s.num, tuple(p for i, p in enumerate(needs) if not (corners and dominated(i)))))
+    return tuple(out)
 
 
-def _high(poly: Poly, name: str, quantum: int, low: int, others: dict, budget: int) -> int:
+def _high(slots: Slots, name: str, quantum: int, low: int, others: dict, budget: int) -> int:
     """The largest multiple of ``quantum`` (at least ``low``) whose footprint fits ``budget``, or ``low - 1``."""
-    at = lambda v: evaluate(poly, {**others, name: v})  # noqa: E731
-    if at(low) > budget:
-        return low - 1
-    slope = at(low + quantum) - at(low)
-    steps = int((budget - at(low)) // slope)
-    return low + steps * quantum
+    from ..planner import largest_fitting
+    return largest_fitting(lambda v: footprint(slots, {**others, name: v}) <= budget, low, quantum) or low - 1
 
 
 def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
     """``(quantum, low)`` for lifting ``name`` alone, or None."""
     for q in QUANTA:
-        generic = [3 * q, 5 * q, 4 * q, 7 * q, 11 * q, 16 * q]
+        generic = [3 * q, 5 * q, 4 * q, 7 * q, 11 * q, 16 * q, 37 * q, 101 * q]  # past any padding
         try:
+            quick = [{name: v} for v in (generic[0], generic[1], generic[6])]  # most wrong quanta fail here
+            _check(s.merged(quick), quick, [0, 1], (name,), {name: q})
             points = [{name: v} for v in generic]
             polys = _check(s.merged(points), points, [0, 1], (name,), {name: q})
         except Mismatch:
@@ -243,8 +289,8 @@ def _joint(s: _Sampler, found: dict, budget: int) -> Lift:
     points = grid + checks
     template = s.merged(points)
     polys = _check(template, points, list(range(len(grid))), names, quanta)
-    foot = _footprint(template, polys)
-    if any(all(n not in mono for mono, _ in foot) for n in names):
+    foot = _slots(template, polys, [])
+    if any(all(n not in mono for _, needs in foot for p in needs for mono, _ in p) for n in names):
         raise Mismatch("a constexpr that does not size any buffer is no tile extent")
     highs = {n: _high(foot, n, quanta[n], lows[n], {m: lows[m] for m in names if m != n}, budget) for n in names}
     if any(highs[n] < lows[n] for n in names):
@@ -254,27 +300,35 @@ def _joint(s: _Sampler, found: dict, budget: int) -> Lift:
     template = s.merged(points)
     polys = _check(template, points, list(range(len(grid))), names, quanta)
     extents = tuple(Extent(n, quanta[n], lows[n], highs[n]) for n in names)
-    return Lift(extents, _footprint(template, polys), _lifted_kernel(s, template, polys, extents, budget))
+    corners = [dict(zip(names, vs)) for vs in itertools.product(*[(lows[n], highs[n]) for n in names])]
+    foot = _slots(template, polys, corners)
+    return Lift(extents, foot, _lifted_kernel(s, template, foot, polys, extents, budget))
 
 
-def _lifted_kernel(s: _Sampler, template, polys, extents, budget: int) -> kir.Kernel:
+def _lifted_kernel(s: _Sampler, template, foot: Slots, polys, extents, budget: int) -> kir.Kernel:
     from .naming import name as name_pass
     quanta = {e.name: e.quantum for e in extents}
     top = {e.name: e.high for e in extents}  # an upper bound of every (monotone) leaf on the domain
-    cap = {"extent": budget, "bytes": budget}
 
     def sub(h: _Hole):
-        poly = polys[h]
         if h.kind == "lit":
-            return to_expr(poly, quanta, h.dtype)
-        return max(1, min(cap[h.kind], int(evaluate(poly, top))))
-    sizes = {i: to_expr(polys[sl.bytes], quanta, FIELD_DTYPE) for i, sl in enumerate(template.plan.slots)
-             if isinstance(sl.bytes, _Hole)}
+            return to_expr(polys[h], quanta, h.dtype)
+        if h.kind in ("bytes", "need"):
+            return h  # the slot's size, set below
+        return max(1, min(budget, int(evaluate(polys[h], top))))
     k = _fill(template, sub)
-    slots = tuple(dataclasses.replace(sl, size=sizes.get(i)) for i, sl in enumerate(k.plan.slots))
+    slots = []
+    for sl, (_, needs) in zip(k.plan.slots, foot):
+        if isinstance(sl.bytes, _Hole):
+            exprs = [to_expr(p, quanta, FIELD_DTYPE) for p in needs]
+            size = exprs[0]
+            for e in exprs[1:]:
+                size = kir.Cond(kir.Bin(BinOp.GT, size, e), size, e)
+            bound = min(ceil_block(budget), max(ceil_block(evaluate(p, top)) for p in needs))
+            sl = dataclasses.replace(sl, bytes=bound, size=kir.ceil_to(size, BLOCK))
+        slots.append(dataclasses.replace(sl, needs=()))
     lows = {e.name: e.low for e in extents}
-    foot = _footprint(template, polys)
-    plan: Plan = dataclasses.replace(k.plan, slots=slots, least=int(evaluate(foot, lows)), footprint=foot)
+    plan: Plan = dataclasses.replace(k.plan, slots=tuple(slots), least=footprint(foot, lows), footprint=foot)
     lifted = set(quanta)
     k = dataclasses.replace(k, plan=plan, constexprs=tuple((n, v) for n, v in s.kernel.constexprs if n not in lifted))
     k = _simplify(k)
@@ -283,28 +337,12 @@ def _lifted_kernel(s: _Sampler, template, polys, extents, budget: int) -> kir.Ke
 
 def _simplify(node):
     """Fold operations on literals only (constant parts of the general form's expressions)."""
-    if isinstance(node, tuple):
-        out = tuple(_simplify(x) for x in node)
-        return out if any(a is not b for a, b in zip(out, node)) else node
-    if isinstance(node, (Bin, Cond)):
-        parts = {f.name: _simplify(getattr(node, f.name)) for f in dataclasses.fields(node) if f.name != "op"}
-        node = dataclasses.replace(node, **parts)
-        if isinstance(node, Cond) and isinstance(node.c, Lit):
-            return node.a if node.c.value else node.b
-        if isinstance(node, Bin) and isinstance(node.a, Lit) and isinstance(node.b, Lit) and node.a.dtype == node.b.dtype \
-                and node.a.dtype.is_int:
-            return _fold(node)
-        return node
-    if dataclasses.is_dataclass(node) and not isinstance(node, type) and not isinstance(node, dtypes.DType):
-        changes = {}
-        for f in dataclasses.fields(node):
-            if not f.init or not f.compare:
-                continue
-            v = getattr(node, f.name)
-            new = _simplify(v)
-            if new is not v:
-                changes[f.name] = new
-        return dataclasses.replace(node, **changes) if changes else node
+    node = _rebuild(node, _simplify)
+    if isinstance(node, Cond) and isinstance(node.c, Lit):
+        return node.a if node.c.value else node.b
+    if isinstance(node, Bin) and isinstance(node.a, Lit) and isinstance(node.b, Lit) and node.a.dtype == node.b.dtype \
+            and node.a.dtype.is_int:
+        return _fold(node)
     return node
 
 
@@ -325,12 +363,64 @@ def _fold(node: Bin):
 
 # ----------------------------------------------------------------------------- the analysis
 
-@lru_cache(maxsize=256)
+CANONICAL = 16  # int constexprs above this are analysed at it (the lift does not depend on extents)
+
+
 def analyse(jit_fn, kernel, platform: Platform) -> Lift | None:
     """The lift of ``kernel`` (a specialisation of ``jit_fn``) on ``platform``, or None when no
-    constexpr only sizes tiles."""
+    constexpr only sizes tiles. The analysis runs on ``kernel`` with its large int constexprs at
+    :data:`CANONICAL` (its samples then stay small), shared by every such kernel; a constexpr whose
+    value in ``kernel`` the lift would not admit (below its smallest value, off its quantum) stays a
+    specialisation."""
+    consts = dict(kernel.constexprs)
+    group = (jit_fn, kernel.name, tuple(p.type for p in kernel.params), platform)
+    for known in _KNOWN.get(group, ()):  # a kernel of a group already lifted: the same lift
+        if {k: v for k, v in consts.items() if k not in known.names} == dict(known.kernel.constexprs) and \
+                not _refused(known, consts):
+            return known
+    types = tuple(p.type.dtype for p in kernel.params)
+    fixed: frozenset = frozenset()
+    while True:
+        found = _canonical(jit_fn, types, consts, fixed, platform)
+        if found is None:
+            return None
+        bad = _refused(found, consts)
+        if not bad:
+            _KNOWN.setdefault(group, []).append(found)
+            return found
+        fixed |= bad
+
+
+def _refused(found: Lift, consts: dict) -> set:
+    """The lifted extents whose values in ``consts`` ``found`` does not admit."""
+    return {e.name for e in found.extents if consts[e.name] % e.quantum or consts[e.name] < e.low}
+
+
+def _canonical(jit_fn, types, consts: dict, fixed: frozenset, platform: Platform) -> Lift | None:
+    """The lift with the liftable int constexprs (not ``fixed``) analysed at distinct small values."""
+    def at(values: dict):
+        try:
+            return jit_fn.specialize(*types, **{**consts, **values}).kernels[0]
+        except CompilationError:
+            return None
+    small = {k: CANONICAL + 8 * i for i, (k, v) in enumerate(consts.items())  # distinct: no shared constants
+             if type(v) is int and v > CANONICAL and k not in fixed}
+    kernel = at(small) or at({})
+    found = _analyse(jit_fn, kernel, platform, fixed)
+    if found is not None:  # analysed again with the lifted extents at CANONICAL: one lift per group
+        canon = at({n: CANONICAL + 8 * i for i, n in enumerate(found.names)})
+        again = _analyse(jit_fn, canon, platform, fixed) if canon is not None and canon != kernel else found
+        found = again if again is not None and again.names == found.names else found
+    return found
+
+
+_KNOWN: dict = {}  # (function, name, parameter types, platform) -> the lifts found for it
+
+
+@lru_cache(maxsize=256)
+def _analyse(jit_fn, kernel, platform: Platform, fixed: frozenset = frozenset()) -> Lift | None:
     s = _Sampler(jit_fn, kernel, platform)
-    names = [n for n, v in kernel.constexprs if type(v) is int and v > 0]
+    names = [n for n, v in kernel.constexprs if type(v) is int and v > 0 and n not in fixed]
     found = {}
     for n in names:
         single = _single(s, n)

@@ -13,7 +13,9 @@ from . import kir
 from .kir import Bin, BinOp, Field, lit
 
 FIELD_DTYPE = dtypes.int32
+BLOCK = 32  # UB slots are whole 32-byte blocks (every platform's block_bytes)
 Poly = tuple
+Slots = tuple  # ((buffers, (bytes the views of a buffer in it reach: Poly, ...)), ...): a UB footprint
 
 
 class Mismatch(Exception):
@@ -96,4 +98,29 @@ def describe(poly: Poly) -> str:
     return " ".join(terms) or "0"
 
 
-__all__ = ["FIELD_DTYPE", "Mismatch", "Poly", "describe", "evaluate", "fit", "to_expr"]
+def ceil_block(n) -> int:
+    return -(-int(n) // BLOCK) * BLOCK
+
+
+def footprint(slots: Slots, values: dict) -> int:
+    """UB bytes of ``slots`` at ``values``: each slot's largest need rounded up to a block, times its
+    buffers."""
+    return sum(num * ceil_block(max((evaluate(p, values) for p in needs), default=0)) for num, needs in slots)
+
+
+def describe_slots(slots: Slots) -> str:
+    """A footprint for people: ``2 x (4 * BLOCK) + max(4 * ROWS, 1024)``, each slot rounded up to 32 bytes."""
+    if all(len(needs) <= 1 for _, needs in slots):
+        summed: dict = {}
+        for num, needs in slots:
+            for mono, coef in (needs[0] if needs else ()):
+                summed[mono] = summed.get(mono, 0) + num * coef
+        return f"{describe(tuple(summed.items()))} bytes, each buffer rounded up to {BLOCK}"
+    terms = []
+    for num, needs in slots:
+        inner = describe(needs[0]) if len(needs) == 1 else f"max({', '.join(describe(p) for p in needs)})"
+        terms.append(f"{num} x ({inner})" if num != 1 else inner)
+    return " + ".join(terms) + f" bytes, each buffer rounded up to {BLOCK}"
+
+
+__all__ = ["BLOCK", "Slots", "ceil_block", "describe_slots", "footprint", "FIELD_DTYPE", "Mismatch", "Poly", "describe", "evaluate", "fit", "to_expr"]

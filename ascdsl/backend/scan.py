@@ -74,7 +74,7 @@ def select(sel, instr: Instr) -> list | None:
     """The calls of a rewritten scan (a :data:`.select.RULES` rule), else None."""
     if instr.op is not Op.SCAN:
         return None
-    (x,), v = instr.operands, instr.result
+    (x,) = instr.operands
     op, axis, shape = instr.attr("combine"), instr.attr("axis"), x.type.shape
     dt = x.type.dtype
     if axis == len(shape) - 1:

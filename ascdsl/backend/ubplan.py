@@ -23,7 +23,7 @@ from ..errors import CompilationError, Loc
 from ..platforms import Platform
 from . import kir
 from .kir import Buf, Call, Position, Queue, Role
-from .poly import describe
+from .poly import describe_slots
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,8 @@ class Slot:
     bytes: int
     first: Buf  # the buffer that opened it (its name derives from it)
     loc: Loc = field(default=None, compare=False)
+    needs: tuple[int, ...] = ()  # the bytes the views of each of its buffers reach (``bytes``: their
+    # largest, rounded up to a block)
     size: object = None  # runtime tile extents (:mod:`.lift`): bytes as an expression of tiling fields,
     # ``bytes`` being its largest value
 
@@ -55,7 +57,7 @@ class Plan:
     home: tuple[tuple[int, int], ...]  # (buffer key, slot index)
     alias: tuple[tuple[int, Buf], ...] = ()  # (buffer key, the queue buffer it is computed in)
     least: int | None = None  # runtime tile extents: the bytes at their smallest values (``.lift``)
-    footprint: tuple = ()  # runtime tile extents: the bytes as a polynomial of them (``.lift.Poly``)
+    footprint: tuple = ()  # runtime tile extents: the bytes slot by slot as polynomials of them (``.poly.Slots``)
 
     def root(self, buf: Buf) -> Buf:
         """The queue buffer ``buf`` is computed in, or ``buf`` itself."""
@@ -137,6 +139,7 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
                 slots.append({"position": pos, "num": 2, "bytes": 0, "first": b, "busy": 0})
             s = slots[queues[b.queue]]
             s["bytes"] = max(s["bytes"], size(b))
+            s.setdefault("needs", []).append(order.bytes.get(b, block))
             home[b.key] = queues[b.queue]
     donors = _donors(order)
     alias: dict[int, Buf] = {}
@@ -163,6 +166,7 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
                 slots.append({"position": Position.VECCALC, "num": 1, "bytes": 0, "first": b, "busy": 0})
         s = slots[index]
         s["bytes"] = max(s["bytes"], nbytes)
+        s.setdefault("needs", []).append(order.bytes.get(b, block))
         if s["position"] is Position.VECCALC:
             s["busy"] = max(s["busy"], end)
         home[b.key] = index
@@ -170,7 +174,7 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
     order_slots = sorted(range(len(slots)), key=lambda i: (rank[slots[i]["position"]], i))
     renumber = {old: new for new, old in enumerate(order_slots)}
     out = tuple(Slot(renumber[i], slots[i]["position"], slots[i]["num"], slots[i]["bytes"], slots[i]["first"],
-                     slots[i]["first"].loc) for i in order_slots)
+                     slots[i]["first"].loc, tuple(slots[i]["needs"])) for i in order_slots)
     return Plan(out, tuple(sorted((key, renumber[i]) for key, i in home.items())), tuple(sorted(alias.items())))
 
 
@@ -234,7 +238,7 @@ def _check_queue_events(k: kir.Kernel, platform: Platform) -> None:
 def as_dict(k: kir.Kernel) -> dict:
     """The plan as the manifest records it."""
     p: Plan = k.plan
-    extra = {"footprint": describe(p.footprint)} if p.footprint else {}
+    extra = {"footprint": describe_slots(p.footprint)} if p.footprint else {}
     return {"total_bytes": p.total_bytes, **extra,
             "buffers": [{"name": k.names.slot(s), "position": s.position.value, "num": s.num, "bytes": s.bytes}
                         for s in p.slots]}

@@ -60,17 +60,17 @@ def test_a_tile_extent_is_lifted_into_the_tiling():
     found = lift.analyse(copy_kernel, _specialised(copy_kernel, BLOCK=64), PLATFORM)
     assert found is not None and found.names == ("BLOCK",)
     (e,) = found.extents
-    assert (e.quantum, e.low) == (8, 8)  # float32 blocks of 32 bytes
+    assert (e.quantum, e.low) == (1, 1)  # any extent: buffers are rounded up to whole blocks at run time
     assert found.bytes({"BLOCK": e.high}) <= PLATFORM.ub_budget_bytes < found.bytes({"BLOCK": e.high + e.quantum})
     k = found.kernel
     assert dict(k.constexprs) == {}
     sizes = [s.size for s in k.plan.slots]
     assert all(s is not None and kir.Field("BLOCK", dtypes.int32) in kir.sub_exprs(s) for s in sizes)
     text = emit.class_model(k, "CopyKernel", "T")["queues"][0]["bytes"]
-    assert text == "tiling_.BLOCK * 4"
+    assert text == "(tiling_.BLOCK * 4 + 31) / 32 * 32"
     # the footprint is exact: it is the static plan of every admitted value
     from ascdsl.backend.ascendc import planned
-    for block in (8, 24, 1000, e.high):
+    for block in (1, 7, 24, 1000, e.high):
         assert found.bytes({"BLOCK": block}) == planned(_specialised(copy_kernel, BLOCK=block), PLATFORM,
                                                         general=True).plan.total_bytes
 
@@ -118,6 +118,11 @@ def log_softmax_grad(tmp_path_factory):
     return _built("log_softmax_grad", tmp_path_factory)
 
 
+@pytest.fixture(scope="module")
+def softmax_grad(tmp_path_factory):
+    return _built("softmax_grad", tmp_path_factory)
+
+
 SCALE_ADD_SHAPES = [((7,), "float32"), ((1000,), "float16"), ((4097,), "bfloat16"), ((3, 1000), "float32"),
                     ((300, 77), "float16"), ((2, 3, 2, 3, 2, 3, 2, 5), "bfloat16")]
 
@@ -140,6 +145,96 @@ def test_the_built_main_serves_elementwise_log_softmax_grad_shapes(log_softmax_g
     check_main_case(b, folder, tmp_path, ascdsl.Case(shape, shape, dtype=dtype, dim=dim))
 
 
+# (shape, dtype, dim): reduce-tail and reduce-middle, ranks 1-8, odd sizes, rows over UB (recompute).
+# Long float32 sums of random data differ from the float64 reference beyond float32's tolerance on
+# the interpreter too (cancellation in grad - exp(out) * sum): those shapes run in 16-bit types.
+LOG_SOFTMAX_SHAPES = [((3, 1000), "float32", -1), ((300, 77), "float16", 1), ((7, 3, 129), "float32", 1),
+                      ((1, 1025), "bfloat16", -1), ((5, 4097), "float16", -1), ((81, 640), "float16", 0),
+                      ((2, 1, 3, 1, 2, 3, 1, 5), "float32", 5), ((2, 50000), "bfloat16", -1), ((1000,), "float16", 0),
+                      ((3, 70001), "float16", 1)]
+LOG_SOFTMAX_SLOW = [((s, k), dt, d) for s, k in ((1, 7), (130, 33), (4, 12345), (1, 70000)) for dt in
+                    ("float32", "float16", "bfloat16") for d in (0, -1) if dt != "float32" or k < 1000]
+LOG_SOFTMAX_SLOW += [((2, 3, 4, 5, 6), "bfloat16", 2), ((3, 9000, 5), "float16", 1), ((17, 3, 2, 5), "float16", 0)]
+
+
+SOFTMAX_GRAD_SHAPES = [((81, 640), "float16", False), ((7, 33), "float32", False), ((3, 1000), "float16", False),
+                       ((300, 77), "bfloat16", True), ((1, 1025), "float32", True), ((5, 4097), "bfloat16", False),
+                       ((2, 3, 2, 3, 2, 3, 2, 7), "float16", False), ((2, 50000), "float16", False),
+                       ((3, 20000), "bfloat16", True)]
+SOFTMAX_GRAD_SLOW = [((m, k), dt, f) for m, k in ((1, 7), (130, 33), (40, 12345)) for dt in
+                     ("float32", "float16", "bfloat16") for f in (False, True) if dt != "float32" or k < 1000]
+SWEEP = [("log_softmax_grad", shape, dtype, {"dim": dim}) for shape, dtype, dim in LOG_SOFTMAX_SHAPES]
+SWEEP += [("softmax_grad", shape, dtype, {"is_front": front}) for shape, dtype, front in SOFTMAX_GRAD_SHAPES]
+SLOW_SWEEP = [("log_softmax_grad", shape, dtype, {"dim": dim}) for shape, dtype, dim in LOG_SOFTMAX_SLOW]
+SLOW_SWEEP += [("softmax_grad", shape, dtype, {"is_front": front}) for shape, dtype, front in SOFTMAX_GRAD_SLOW]
+
+
+def _serve(request, name, shape, dtype, attrs, tmp_path):
+    b, folder = request.getfixturevalue(name)
+    check_main_case(b, folder, tmp_path, ascdsl.Case(shape, shape, dtype=dtype, **attrs))
+
+
+@pytest.mark.parametrize("name,shape,dtype,attrs", SWEEP)
+def test_the_built_main_serves_seed_op_shapes_no_case_names(request, name, shape, dtype, attrs, tmp_path):
+    b, _ = request.getfixturevalue(name)
+    assert (shape, attrs) not in [(c.inputs()[0].shape, dict(c.attrs)) for c in b.op.cases]
+    _serve(request, name, shape, dtype, attrs, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,shape,dtype,attrs", SLOW_SWEEP)
+def test_the_built_main_serves_a_seed_op_sweep(request, name, shape, dtype, attrs, tmp_path):
+    _serve(request, name, shape, dtype, attrs, tmp_path)
+
+
+GRID = [(n,) for n in (1, 5, 1000, 300001)] + [(m, k) for m in (1, 3, 81, 4096) for k in (1, 7, 640, 1025, 4097, 70001)]
+GRID += [(2, 3, 129), (7, 1, 300), (2, 3, 2, 3, 2, 3, 2, 3), (32768, 152064)]
+
+
+@pytest.mark.parametrize("name", ["log_softmax_grad", "softmax_grad"])
+def test_the_tiling_function_answers_a_key_for_every_shape(name, request, tmp_path):
+    """Every shape of a grid gets a tiling key from the Python host and from the compiled C++ tiling
+    function alike (no "not compiled"), for every dtype and attribute value."""
+    from tests.host.test_tiling_function import check_equivalence
+    b, _ = request.getfixturevalue(name)
+    attrs = [{"dim": d} for d in (0, 1, -1)] if name == "log_softmax_grad" else [{"is_front": f} for f in (False, True)]
+    sweep = [(inputs, a) for inputs, a in _grid_sweep(b.op, GRID, attrs)
+             if name != "log_softmax_grad" or a["dim"] < max(len(inputs[0].shape), 1)]
+    for inputs, a in sweep:
+        got = host.python_tiling(b.op, b.layout, b.variants, PLATFORM, inputs, a)
+        assert got.status == 0, (inputs[0].shape, inputs[0].dtype.name, a, got.message)
+    # the C++ agrees on every platform (TYPE_ERROR: bfloat16 where a platform has no bfloat16 casts)
+    assert check_equivalence(tmp_path, b.op, (), sweep, built=b) <= {0, host.STATUS["TYPE_ERROR"]}
+
+
+@pytest.mark.parametrize("name", ["log_softmax_grad", "softmax_grad"])
+def test_one_class_per_algorithm(name, request):
+    """Every variant is lifted, and the classes are one per kernel and float32-or-not (a template
+    serves float16 and bfloat16)."""
+    from ascdsl.backend import ascendc
+    b, _ = request.getfixturevalue(name)
+    classes = ascendc.classes(b.variants, b.platform)
+    algorithms = {(c.kernel.name, c.kernel.constexprs, c.is_template) for c in classes}
+    assert len(classes) == len(algorithms)
+    assert [v for v in b.variants if v.lift is None] == []
+
+
+@pytest.mark.parametrize("name,shape", [("log_softmax_grad", (4096, 4097)), ("softmax_grad", (4096, 4097)),
+                                        ("log_softmax_grad", (64, 8192, 3))])
+def test_large_shapes_use_most_of_the_ub(name, shape, request):
+    """Tiles are chosen from the exact footprint: at least 70% of the UB budget on large shapes."""
+    b, _ = request.getfixturevalue(name)
+    for dtype in ("float32", "float16"):
+        inputs = (ascdsl.TensorDesc(shape, dtypes.lookup(dtype)),) * 2
+        attrs = {"dim": 1} if name == "log_softmax_grad" else {"is_front": False}
+        got = host.python_tiling(b.op, b.layout, b.variants, PLATFORM, inputs, attrs)
+        fields = dict(got.fields)
+        (v,) = [v for v in b.variants if v.key == fields["tilingKey"]]
+        used = v.lift.bytes({n: fields[n] for n in v.lifted})
+        assert used >= 0.7 * PLATFORM.ub_budget_bytes, (dtype, used)
+        assert used <= PLATFORM.ub_budget_bytes
+
+
 def _grid_sweep(op, shapes, attrs):
     return [((ascdsl.TensorDesc(s, dtypes.lookup(d)),) * len(op.inputs), a)
             for s in shapes for d in ("float32", "float16", "bfloat16") for a in attrs]
@@ -153,7 +248,7 @@ def test_the_scale_add_tiling_function_answers_every_shape(scale_add, tmp_path):
     for inputs, attrs in sweep:
         got = host.python_tiling(b.op, b.layout, b.variants, PLATFORM, inputs, attrs)
         assert got.status == 0, got.message
-    assert check_equivalence(tmp_path, b.op, (), sweep, built=b) == {0}
+    assert check_equivalence(tmp_path, b.op, (), sweep, built=b) <= {0, host.STATUS["TYPE_ERROR"]}
 
 
 def test_scale_add_builds_one_class_per_algorithm(scale_add):

@@ -81,7 +81,7 @@ def test_op_kernel_runs_every_variant_on_the_simulator(path, tmp_path):
     source = tmp_path / f"{b.project_name}.cpp"
     source.write_text("#include <cstdint>\n" + b.layout.struct_source() + files[f"op_project/op_kernel/{b.project_name}.cpp"])
     seen = set()
-    for case in b.op.cases:
+    for case in b.cases:  # the op's cases, then the build's probe cases (variants no case runs)
         args = case_arguments(b.op, case)
         if args is None:  # only the Python entry can express it
             continue
