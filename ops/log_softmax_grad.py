@@ -18,7 +18,7 @@ shape). ``no_reduce`` takes the largest power of two the UB planner fits
 (``ascdsl.planner.largest_block``). The others size their tiles from the kernel's exact UB footprint
 (``ascdsl.planner.largest_extent``; the generated tiling function evaluates the same footprint): a
 reduced row is its length rounded up to a 32-byte block (a row of 1025 floats is 1032 lanes), the
-full-load tile takes as many rows as fit the budget (at least two, at most the rows of one core),
+full-load tile takes as many rows as fit the budget (at most the rows of one core),
 rows over UB go in the largest chunk that fits, and the reduce-middle tiles take the reduced extent
 whole (rounded up to 2) with the widest column tile (a multiple of 64 bytes) that fits, or, when even
 one does not, 256 columns and as many rows as fit.
@@ -190,8 +190,8 @@ def log_softmax_backward_host(grad_output, output, dim, platform):
         scalars = {"d1": d1, "per_core": d0 // used, "big_cores": d0 % used}
         rows = ascdsl.planner.largest_extent(reduce_tail_full_kernel, "ROWS", grad_output, output, grad_output,
                                              platform=platform, BLOCK_R=block_r)
-        if rows >= 2:  # at least two rows per tile (a tile of one row is stored as a vector)
-            rows = min(rows, max(2, ascdsl.cdiv(d0, used)))
+        if rows >= 1:
+            rows = min(rows, ascdsl.cdiv(d0, used))
             return ascdsl.Launch(reduce_tail_full_kernel, grid=(used,), variant="reduce_tail_full_load",
                                  constexprs={"ROWS": rows, "BLOCK_R": block_r}, scalars=scalars)
         chunk = ascdsl.planner.largest_extent(reduce_tail_recompute_kernel, "BLOCK_R", grad_output, output,

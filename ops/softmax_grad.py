@@ -19,7 +19,7 @@ Outer work (rows; for NZ, blocks of rows of one batch) is split over the vector 
 Tile sizes are runtime tile extents (tiling fields: one kernel class per algorithm serves every
 shape), chosen from the kernel's exact UB footprint (``ascdsl.planner.largest_extent``, which the
 tiling function evaluates too): the ``rows`` tile is a row rounded up to a 32-byte block (a row of
-1025 floats is 1032 lanes) by as many rows as fit the budget (at least two, at most the rows of one
+1025 floats is 1032 lanes) by as many rows as fit the budget (at most the rows of one
 core); ``two_pass`` takes the largest 32-byte-aligned chunk that fits. ``nz`` takes the largest power
 of two the UB planner fits (``ascdsl.planner.largest_block``; the generated tiling function reads it
 from the footprint table the build computes).
@@ -176,8 +176,8 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False):
     block_k = max(1, ascdsl.cdiv(k, align)) * align  # a row in whole 32-byte blocks
     rows = ascdsl.planner.largest_extent(rows_kernel, "ROWS", grad, src, grad, platform=platform, BLOCK_K=block_k,
                                          FRONT=is_front, ALIGN=32 // grad.dtype.itemsize)
-    if rows >= 2:  # at least two rows per tile (a tile of one row is stored as a vector)
-        rows = min(rows, max(2, ascdsl.cdiv(m, used)))
+    if rows >= 1:
+        rows = min(rows, ascdsl.cdiv(m, used))
         return ascdsl.Launch(rows_kernel, grid=(used,), variant="rows", scalars=scalars,
                              constexprs={"ROWS": rows, "BLOCK_K": block_k, "FRONT": is_front, "ALIGN": align})
     block_k = ascdsl.planner.largest_extent(two_pass_kernel, "BLOCK_K", grad, src, grad, platform=platform,

@@ -52,7 +52,7 @@ def _params(sel: Selector, instr: Instr, pitch: int, dt, to_ub: bool) -> tuple:
     _, _, stride, extents, _ = parts(instr)
     per = sel.platform.block_bytes // dt.itemsize
     cols = _extent(sel, extents[-1], shape[-1])
-    if len(shape) == 1 or shape[0] == 1:
+    if len(shape) == 1 or shape[0] == 1 and not sel.general:
         rows = lit(1) if len(shape) == 1 else _extent(sel, extents[0], 1)
         gm_gap = ub_gap = lit(0)
     else:
@@ -161,7 +161,7 @@ def _fill(sel: Selector, instr: Instr, local: Ref, other) -> list:
     if not (c == size or (c is not None and -(-c // per) * per >= size)):
         valid = Var(sel.fresh_key(), dtypes.int32, local.buf.hint + "Valid")
         out.append(Let(valid, ceil_to(sel.expr(cols), per)))
-        if len(shape) == 1 or shape[0] == 1:
+        if len(shape) == 1 or shape[0] == 1 and not sel.general:
             out.append(If(Bin(BinOp.LT, valid, lit(size)), (
                 Note("fill the tail with `other`"),
                 Call("Duplicate", view(local, valid), (), (other, Bin(BinOp.SUB, lit(size), valid))))))
@@ -175,7 +175,7 @@ def _fill(sel: Selector, instr: Instr, local: Ref, other) -> list:
                     "Duplicate", view(local, add(row(r, p), col)), (),
                     (other, Conv(U64, repeat.mask(size, per_rep, col, aligned=False, general=sel.general)), Conv(U8, n),
                      lit(1), as_expr(s)))]))
-    if len(shape) == 2 and shape[0] > 1 and sel.const_of(extents[0]) != shape[0]:
+    if len(shape) == 2 and (shape[0] > 1 or sel.general) and sel.const_of(extents[0]) != shape[0]:
         e0, p = sel.expr(extents[0]), sel.pitch(v)
         out.append(If(Bin(BinOp.LT, e0, lit(shape[0])), (
             Note("fill the masked rows with `other`"),

@@ -119,7 +119,9 @@ class _Analysis:
         if op is Op.BROADCAST:
             a, src = self.affine(xs[0]), xs[0].type.shape
             shift = len(v.type.shape) - len(src)
-            return Affine(a.offset, tuple((d + shift, s) for d, s in a.dims if src[d] != 1))
+            # a dim of size 1 that stays size 1 keeps its stride (a one-row tile is still a row tile)
+            return Affine(a.offset, tuple((d + shift, s) for d, s in a.dims
+                                          if src[d] != 1 or v.type.shape[d + shift] == 1))
         if op is Op.CONST:
             return Affine({(): int(instr.attr("value"))} if instr.attr("value") else {})
         if op in (Op.LOAD, Op.BLOCK_LOAD):

@@ -147,20 +147,22 @@ def test_the_built_main_serves_elementwise_log_softmax_grad_shapes(log_softmax_g
 
 # (shape, dtype, dim): reduce-tail and reduce-middle, ranks 1-8, odd sizes, rows over UB (recompute).
 # Long float32 sums of random data differ from the float64 reference beyond float32's tolerance on
-# the interpreter too (cancellation in grad - exp(out) * sum): those shapes run in 16-bit types.
+# the interpreter too (cancellation in grad - exp(out) * sum; from 33 elements on, the simulator's fold
+# order already misses it on some rows): those shapes run in 16-bit types.
 LOG_SOFTMAX_SHAPES = [((3, 1000), "float32", -1), ((300, 77), "float16", 1), ((7, 3, 129), "float32", 1),
                       ((1, 1025), "bfloat16", -1), ((5, 4097), "float16", -1), ((81, 640), "float16", 0),
                       ((2, 1, 3, 1, 2, 3, 1, 5), "float32", 5), ((2, 50000), "bfloat16", -1), ((1000,), "float16", 0),
-                      ((3, 70001), "float16", 1)]
+                      ((3, 70001), "float16", 1), ((3, 9000), "float16", -1)]  # the last: one row per tile
 LOG_SOFTMAX_SLOW = [((s, k), dt, d) for s, k in ((1, 7), (130, 33), (4, 12345), (1, 70000)) for dt in
-                    ("float32", "float16", "bfloat16") for d in (0, -1) if dt != "float32" or k < 1000]
-LOG_SOFTMAX_SLOW += [((2, 3, 4, 5, 6), "bfloat16", 2), ((3, 9000, 5), "float16", 1), ((17, 3, 2, 5), "float16", 0)]
+                    ("float32", "float16", "bfloat16") for d in (0, -1) if dt != "float32" or k < 33]
+LOG_SOFTMAX_SLOW += [((130, 17), "float32", -1), ((130, 33), "float32", 0), ((2, 3, 4, 5, 6), "bfloat16", 2),
+                     ((3, 9000, 5), "float16", 1), ((17, 3, 2, 5), "float16", 0)]
 
 
 SOFTMAX_GRAD_SHAPES = [((81, 640), "float16", False), ((7, 33), "float32", False), ((3, 1000), "float16", False),
                        ((300, 77), "bfloat16", True), ((1, 1025), "float32", True), ((5, 4097), "bfloat16", False),
                        ((2, 3, 2, 3, 2, 3, 2, 7), "float16", False), ((2, 50000), "float16", False),
-                       ((3, 20000), "bfloat16", True)]
+                       ((3, 20000), "bfloat16", True), ((2, 7000), "bfloat16", False)]  # the last: one row per tile
 SOFTMAX_GRAD_SLOW = [((m, k), dt, f) for m, k in ((1, 7), (130, 33), (40, 12345)) for dt in
                      ("float32", "float16", "bfloat16") for f in (False, True) if dt != "float32" or k < 1000]
 SWEEP = [("log_softmax_grad", shape, dtype, {"dim": dim}) for shape, dtype, dim in LOG_SOFTMAX_SHAPES]
@@ -222,17 +224,22 @@ def test_one_class_per_algorithm(name, request):
 @pytest.mark.parametrize("name,shape", [("log_softmax_grad", (4096, 4097)), ("softmax_grad", (4096, 4097)),
                                         ("log_softmax_grad", (64, 8192, 3))])
 def test_large_shapes_use_most_of_the_ub(name, shape, request):
-    """Tiles are chosen from the exact footprint: at least 70% of the UB budget on large shapes."""
+    """Tiles are chosen from the exact footprint: at least 70% of the UB budget on large shapes, unless
+    the tile is one whole row and two do not fit (a row of 4097 floats: one pass over the data beats a
+    fuller UB)."""
     b, _ = request.getfixturevalue(name)
+    budget = PLATFORM.ub_budget_bytes
     for dtype in ("float32", "float16"):
         inputs = (ascdsl.TensorDesc(shape, dtypes.lookup(dtype)),) * 2
         attrs = {"dim": 1} if name == "log_softmax_grad" else {"is_front": False}
         got = host.python_tiling(b.op, b.layout, b.variants, PLATFORM, inputs, attrs)
         fields = dict(got.fields)
         (v,) = [v for v in b.variants if v.key == fields["tilingKey"]]
-        used = v.lift.bytes({n: fields[n] for n in v.lifted})
-        assert used >= 0.7 * PLATFORM.ub_budget_bytes, (dtype, used)
-        assert used <= PLATFORM.ub_budget_bytes
+        extents = {n: fields[n] for n in v.lifted}
+        used = v.lift.bytes(extents)
+        assert used <= budget
+        if used < 0.7 * budget:
+            assert extents.get("ROWS") == 1 and v.lift.bytes({**extents, "ROWS": 2}) > budget, (dtype, used)
 
 
 def _grid_sweep(op, shapes, attrs):

@@ -155,7 +155,19 @@ def test_check_reports_a_case_the_host_rejects_as_rows(capsys, tmp_path):
                                   "        raise ValueError(\"at most 50 elements\")\n"))
     code, out, err = _run(capsys, "check", str(bad), "--backend", "interpreter")
     assert code == 1 and "FAIL square [100 float32] on interpreter: at most 50 elements" in out
-    assert out.rstrip().endswith("0 passed, 2 failed")         # the table, not an abort
+    # the table, not an abort; the host code itself lowers (the build's probe shapes reach a launch)
+    assert out.rstrip().endswith("1 passed, 1 failed") and "FAIL square [(host code" not in out
+
+
+def test_check_names_a_launch_no_shape_reaches(capsys, tmp_path):
+    source = (OPFILES / "tiny_square.py").read_text()
+    bad = tmp_path / "never.py"
+    bad.write_text(source.replace("def square_host(x, platform):\n",
+                                  "def square_host(x, platform):\n    if x.numel > 0:\n"
+                                  "        raise ValueError(\"no elements\")\n"))
+    code, out, err = _run(capsys, "check", str(bad), "--backend", "interpreter")
+    assert code == 1 and out.rstrip().endswith("0 passed, 2 failed")
+    assert "never.py:19:12: error: no case or probe shape of the op reaches this launch of square_kernel" in out
 
 
 def test_ops_folder_follows_the_rule(capsys, tmp_path):
