@@ -148,7 +148,7 @@ def interleaved_medians(fs: list[Callable[[], object]], repeats: int) -> list[fl
 
 def entry_ratio(op: Operator, case: BenchCase, repeats: int) -> tuple[float, float]:
     """(entry point, NumPy formula) medians in seconds on the interpreter, interleaved."""
-    inputs = case.case(len(op.inputs)).inputs()
+    inputs = op.inputs_of(case.case(len(op.inputs)))
     attrs = case.attrs
     return tuple(interleaved_medians([lambda: op.entry(*inputs, **attrs, backend="interpreter"),
                                       lambda: NUMPY[op.name](*inputs, **attrs)], repeats))
@@ -158,7 +158,7 @@ def measure(op: Operator, case: BenchCase, platform: str, repeats: int) -> Row:
     """One row: the op's entry on the simulator (every launch it makes, summed), then the interpreter
     against the NumPy formula."""
     plat = get_platform(platform)
-    inputs = case.case(len(op.inputs)).inputs()
+    inputs = op.inputs_of(case.case(len(op.inputs)))
     with sim.record() as runs, record.launches() as seen:
         out = op.entry(*inputs, **case.attrs, backend="sim", platform=platform)
     stats = [r.stats for r in runs]

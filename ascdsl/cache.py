@@ -21,6 +21,7 @@ import fcntl
 import functools
 import hashlib
 import os
+import pickle
 import stat
 import time
 from collections.abc import Callable, Iterator
@@ -51,6 +52,26 @@ def digest(*parts: str | bytes) -> str:
         b = p.encode() if isinstance(p, str) else p
         h.update(len(b).to_bytes(8, "little") + b)
     return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def package_digest() -> str:
+    """SHA-256 of this ascdsl's own Python sources: part of the key of every result it computes."""
+    root = Path(__file__).parent
+    files = sorted(root.rglob("*.py"))
+    return digest(*(x for f in files for x in (f.relative_to(root).as_posix(), f.read_bytes())))
+
+
+def stored(kind: str, key: str, compute: Callable[[], object]):
+    """What ``compute()`` returns, pickled in the cache folder ``kind`` under ``key`` (a digest of every
+    input, :func:`package_digest` among them): computed once per key across processes."""
+    made: list = []
+
+    def make(tmp: Path) -> None:
+        made.append(compute())
+        tmp.write_bytes(pickle.dumps(made[0], protocol=pickle.HIGHEST_PROTOCOL))
+    path, reused = entry(folder(kind) / f"{key[:40]}.pickle", make)
+    return pickle.loads(path.read_bytes()) if reused else made[0]
 
 
 def text(prefix: str, content: str, suffix: str = ".cpp", where: Path | None = None) -> Path:

@@ -37,7 +37,7 @@ def specializations(op: Operator, opdef_only: bool = False, platform: str | None
     with record.launches() as seen:
         for case in cases:
             try:
-                op.entry(*case.inputs(), **dict(case.attrs), backend="interpreter", **target)
+                op.entry(*op.inputs_of(case), **dict(case.attrs), backend="interpreter", **target)
             except (InputTypeError, InputValueError):
                 if platform is None:
                     raise

@@ -23,6 +23,9 @@ class DType:
     rtol: float = field(default=0.0, compare=False, repr=False)
     atol: float = field(default=0.0, compare=False, repr=False)
 
+    def __reduce__(self):  # unpickled (the lift cache) as the table's own instance
+        return lookup, (self.name,)
+
     @property
     def is_float(self) -> bool:
         return self.kind == "float"

@@ -138,6 +138,10 @@ class Operator:
     The kernels take their pointers in the order inputs, then outputs. ``notes`` (Markdown) go into the
     op project's README: say there what only the Python entry offers.
 
+    ``sample`` makes a case's input arrays (``sample(case)``; default :meth:`Case.inputs`, standard
+    normal): give one when the op's inputs have a domain, so that verification runs on data like the
+    op's real inputs (a log-softmax gradient's ``output`` is a log-softmax).
+
     ``project_op_type`` is the OpType the CANN op project registers (OpDef class, msopgen JSON,
     ``aclnn<OpType>``, op_kernel entry). It defaults to :func:`project_op_type` of ``op_type``: a
     ``Custom`` suffix, so a custom op never shadows a CANN built-in of the same name (``SoftmaxGrad``
@@ -155,6 +159,11 @@ class Operator:
     dtypes: tuple[str | tuple[str, ...], ...] = ("float32", "float16", "bfloat16")
     notes: str = ""  # what the op project serves beyond its signature (for the generated README)
     project_op_type: str | None = None
+    sample: Callable | None = None
+
+    def inputs_of(self, case: Case) -> tuple[np.ndarray, ...]:
+        """The input arrays of ``case``: :attr:`sample` of it, or its standard-normal inputs."""
+        return case.inputs() if self.sample is None else tuple(self.sample(case))
 
     def __post_init__(self) -> None:
         names.identifier(self.name, "the operator name")

@@ -101,7 +101,7 @@ def expected_outputs(op: Operator, inputs, attrs: dict) -> tuple[np.ndarray, ...
 def run_case(op: Operator, case, backend: str, platform: str | None = None) -> CaseResult:
     """Run one case of ``op`` on ``backend`` and compare every output with the reference. A case
     with bfloat16 tensors on a platform without bfloat16 is skipped (its OpDef registers none)."""
-    inputs = case.inputs()
+    inputs = op.inputs_of(case)
     attrs = dict(case.attrs)
     if not get_platform(platform or DEFAULT_PLATFORM).has_bf16 and any(
             getattr(x, "dtype", None) == dtypes.bfloat16.np for x in inputs):

@@ -47,7 +47,7 @@ def case_arguments(op: Operator, case) -> tuple[tuple, tuple, dict] | None:
     attrs = op.opdef_attrs(case)
     if attrs is None:
         return None
-    arrays = case.inputs()
+    arrays = op.inputs_of(case)
     return arrays, tuple(TensorDesc.of(a) for a in arrays), attrs
 
 

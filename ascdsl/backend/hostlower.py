@@ -188,11 +188,11 @@ class HostLowering(HostExpressions):
         dims = [self.int_expr(g).code for g in grid.elts] + ["1"] * (3 - len(grid.elts))
         for i, dim in enumerate(dims):
             self.emit(f"tiling.grid{i} = {dim if dim.isdigit() else f'static_cast<int32_t>({dim})'};")
-        if not any(v.kernel.name in candidates for v in self.variants):
-            raise self.error(call, f"no case or probe shape of the op reaches this launch of {name}, so no kernel "
-                             "was compiled for it: add a case whose host call returns it")
         values = {}
         for key, node in scalars.items():
+            if key not in fields and not any(v.kernel.name in candidates for v in self.variants):
+                raise self.error(call, f"no case or probe shape of the op reaches this launch of {name}, so no "
+                                 "kernel was compiled for it: add a case whose host call returns it")
             if key not in fields:
                 raise self.error(call, f"{name} has no runtime scalar parameter {key!r}")
             value = node if isinstance(node, E) else self.expr(node)

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import inspect
 import itertools
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .. import dtypes
+from .. import cache, dtypes
 from ..errors import CompilationError
 from ..platforms import Platform
 from . import kir
@@ -419,6 +420,20 @@ _KNOWN: dict = {}  # (function, name, parameter types, platform) -> the lifts fo
 
 @lru_cache(maxsize=256)
 def _analyse(jit_fn, kernel, platform: Platform, fixed: frozenset = frozenset()) -> Lift | None:
+    """The lift of ``kernel``, kept in the on-disk cache (the samples take seconds per kernel) under
+    what determines it: this ascdsl's sources, the file that defines ``jit_fn``, the kernel's IR text
+    and source locations, the platform and the constexprs held fixed."""
+    from ..ir.text import dump
+    try:
+        source = inspect.getsourcefile(jit_fn.fn), inspect.getsource(inspect.getmodule(jit_fn.fn) or jit_fn.fn)
+    except (OSError, TypeError):  # no source file (a kernel made by exec): not cached
+        return _sample(jit_fn, kernel, platform, fixed)
+    key = cache.digest(cache.package_digest(), *map(str, source), jit_fn.fn.__qualname__, dump(kernel),
+                       repr(kernel.constexprs), repr(platform), repr(sorted(fixed)))
+    return cache.stored("lift", key, lambda: _sample(jit_fn, kernel, platform, fixed))
+
+
+def _sample(jit_fn, kernel, platform: Platform, fixed: frozenset) -> Lift | None:
     s = _Sampler(jit_fn, kernel, platform)
     names = [n for n, v in kernel.constexprs if type(v) is int and v > 0 and n not in fixed]
     found = {}

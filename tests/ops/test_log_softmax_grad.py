@@ -11,7 +11,7 @@ from ascdsl import dtypes
 from ascdsl.backend.ascendc import planned
 from ascdsl.platforms import get_platform
 from ascdsl.testing import assert_close
-from ops.log_softmax_grad import log_softmax_backward, log_softmax_backward_host, merge_axes, reference
+from ops.log_softmax_grad import OP, log_softmax_backward, log_softmax_backward_host, merge_axes, reference
 
 DTYPES = ("float32", "float16", "bfloat16")
 B3 = get_platform("Ascend910B3")
@@ -228,3 +228,16 @@ def test_clear_errors(spec, kind, message):
     with pytest.raises(kind, match=message) as info:
         log_softmax_backward(grad, out, spec.get("dim", 1), platform=spec.get("platform"))
     assert isinstance(info.value, ascdsl.Error)
+
+
+@pytest.mark.parametrize("shape,dim", [((4, 33), -1), ((3, 5, 7), 1), ((2, 3, 4, 5), (1, 2)), ((), 0), ((0, 4), 0)])
+def test_cases_verify_on_log_softmax_outputs(shape, dim):
+    """The op's cases (and the build's probes) run on inputs from its domain: ``output`` is a log-softmax
+    along ``dim``, ``grad_output`` the case's standard-normal data."""
+    case = ascdsl.Case(shape, shape, dim=dim)
+    grad, output = OP.inputs_of(case)
+    assert np.array_equal(grad, case.inputs()[0]) and output.shape == shape and output.dtype == np.float32
+    axes = tuple(d % max(len(shape), 1) for d in ((dim,) if isinstance(dim, int) else dim))
+    if output.size:
+        total = np.exp(np.atleast_1d(output).astype(np.float64)).sum(axis=axes)
+        assert np.allclose(total, 1.0, atol=1e-5) and not np.array_equal(output, case.inputs()[1])

@@ -226,3 +226,31 @@ def test_the_key_covers_included_files(tmp_path):
     first = build.source_digest([source])
     header.write_text("#define SCALE 3\n")
     assert build.source_digest([source]) != first
+
+
+def test_lifts_are_computed_once_per_key_and_a_changed_entry_is_recomputed(monkeypatch):
+    """The runtime-extent analysis (seconds per kernel) is stored by what determines it: a second
+    process (here: a cleared in-memory cache) reads it; an entry whose bytes changed is recomputed."""
+    from ascdsl.backend import lift
+    from ascdsl.op import load_operators
+    from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
+    (op,) = load_operators([Path(__file__).parents[2] / "ops" / "scale_add.py"])
+    samples = []
+    real = lift._sample
+    monkeypatch.setattr(lift, "_sample", lambda *a: samples.append(a[1].name) or real(*a))
+
+    def lifts():
+        lift._analyse.cache_clear()
+        lift._KNOWN.clear()
+        from ascdsl import build
+        b = build.plan(op, get_platform(DEFAULT_PLATFORM))
+        return [(v.lift.extents, v.lift.slots) for v in b.variants if v.lift is not None]
+    first = lifts()
+    assert first and samples
+    done = len(samples)
+    assert lifts() == first and len(samples) == done  # read back, not sampled again
+    entries = list(cache.folder("lift").glob("*.pickle"))
+    assert entries
+    for e in entries:
+        e.write_bytes(e.read_bytes()[:-1] + b"\0")
+    assert lifts() == first and len(samples) > done
