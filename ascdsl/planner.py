@@ -79,12 +79,14 @@ PLACEHOLDER = 64  # the value runtime tile extents are specialised at to find th
 def lifted(jit_fn, args, platform: Platform, constexprs: dict):
     """The :class:`~ascdsl.backend.lift.Lift` of ``jit_fn`` for ``args`` and ``constexprs`` (a constexpr
     given as None is a runtime tile extent), or an Error naming what is not a runtime extent."""
+    from .backend.ascendc import planned
     from .backend.lift import analyse
     runtime = [k for k, v in constexprs.items() if v is None]
     guess = {k for k, v in constexprs.items() if type(v) is int}  # ints given may be extents too
     while True:
         values = {k: PLACEHOLDER if v is None or k in guess else v for k, v in constexprs.items()}
         kernel = jit_fn.specialize(*arg_types(jit_fn, args), **values).kernels[0]
+        planned(kernel, platform, general=True)  # a kernel the backend refuses: its error, not a search
         found = analyse(jit_fn, kernel, platform)
         structural = {k for k in guess if found is None or k not in found.names}
         structural |= {e.name for e in (found.extents if found is not None else ()) if e.name in guess

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .. import cache, dtypes
-from ..errors import CompilationError
+from ..errors import CompilationError, Loc
 from ..platforms import Platform
 from . import kir
 from .kir import Bin, BinOp, Cond, Lit
@@ -423,14 +423,64 @@ def _analyse(jit_fn, kernel, platform: Platform, fixed: frozenset = frozenset())
     """The lift of ``kernel``, kept in the on-disk cache (the samples take seconds per kernel) under
     what determines it: this ascdsl's sources, the file that defines ``jit_fn``, the kernel's IR text
     and source locations, the platform and the constexprs held fixed."""
-    from ..ir.text import dump
     try:
-        source = inspect.getsourcefile(jit_fn.fn), inspect.getsource(inspect.getmodule(jit_fn.fn) or jit_fn.fn)
-    except (OSError, TypeError):  # no source file (a kernel made by exec): not cached
+        code, file = _code(jit_fn, set()), inspect.getsourcefile(jit_fn.fn)
+    except (OSError, TypeError):  # no source (a kernel made by exec): not cached
         return _sample(jit_fn, kernel, platform, fixed)
-    key = cache.digest(cache.package_digest(), *map(str, source), jit_fn.fn.__qualname__, dump(kernel),
+    # the kernel is its function's specialisation at these types and constexprs (a file of another path
+    # with the same code and lines, such as an edited copy, reads the lift with its own path)
+    key = cache.digest(cache.package_digest(), code, kernel.name, repr([p.type for p in kernel.params]),
                        repr(kernel.constexprs), repr(platform), repr(sorted(fixed)))
-    return cache.stored("lift", key, lambda: _sample(jit_fn, kernel, platform, fixed))
+    where, found = cache.stored("lift", key, lambda: (file, _sample(jit_fn, kernel, platform, fixed)))
+    return found if where == file else _relocate(found, where, file, {})
+
+
+def _relocate(node, old: str, new: str, memo: dict):
+    """``node`` with every :class:`Loc` in file ``old`` moved to file ``new``."""
+    if isinstance(node, Loc):
+        return Loc(new, node.line, node.col) if node.file == old else node
+    if id(node) in memo:
+        return memo[id(node)]
+    if isinstance(node, tuple):
+        out = tuple(_relocate(x, old, new, memo) for x in node)
+    elif isinstance(node, dict):
+        out = {k: _relocate(v, old, new, memo) for k, v in node.items()}
+    elif _is_node(node) and not isinstance(node, enum.Enum):
+        out = dataclasses.replace(node, **{f.name: _relocate(getattr(node, f.name), old, new, memo)
+                                          for f in dataclasses.fields(node) if f.init})
+    else:
+        out = node
+    memo[id(node)] = out
+    return out
+
+
+_PLAIN = (int, float, complex, str, bytes, bool, tuple, list, dict, frozenset, set)
+
+
+def _code(jit_fn, seen: set) -> str:
+    """What specialising ``jit_fn`` reads: its first line and source, and every global its code
+    names (the same of the ``@jit`` functions it calls, the value of plain constants, modules by
+    name). An edit elsewhere in its file leaves its lifts valid."""
+    from ..jit import JITFunction
+    fn = jit_fn.fn
+    parts = [str(fn.__code__.co_firstlineno), inspect.getsource(fn)]
+    codes, names = [fn.__code__], set()
+    while codes:
+        c = codes.pop()
+        names.update(c.co_names)
+        codes += [k for k in c.co_consts if inspect.iscode(k)]
+    for name in sorted(names):
+        value = fn.__globals__.get(name)
+        if isinstance(value, JITFunction):
+            if value not in seen:
+                seen.add(value)
+                parts.append(f"{name}: " + _code(value, seen))
+        elif isinstance(value, _PLAIN):
+            parts.append(f"{name} = {value!r}")
+        elif value is not None:  # modules, functions, classes: by name (a repr may hold an address)
+            where = value.__name__ if inspect.ismodule(value) else getattr(value, "__module__", "")
+            parts.append(f"{name}: {where}.{getattr(value, '__qualname__', type(value).__qualname__)}")
+    return "\n".join(parts)
 
 
 def _sample(jit_fn, kernel, platform: Platform, fixed: frozenset) -> Lift | None:

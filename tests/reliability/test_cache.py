@@ -254,3 +254,28 @@ def test_lifts_are_computed_once_per_key_and_a_changed_entry_is_recomputed(monke
     for e in entries:
         e.write_bytes(e.read_bytes()[:-1] + b"\0")
     assert lifts() == first and len(samples) > done
+
+
+def test_an_edited_copy_of_an_op_file_reads_the_lifts_of_its_unchanged_kernels(tmp_path, monkeypatch):
+    """The key is the kernel's code, not its file's path or the rest of the file: a copy elsewhere with
+    another function edited reads the lift, with its source locations in the copy."""
+    from ascdsl import build
+    from ascdsl.backend import lift
+    from ascdsl.op import load_operators
+    from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
+    source = Path(__file__).parents[2] / "ops" / "scale_add.py"
+    copy = tmp_path / "scale_add_copy.py"
+    copy.write_text(source.read_text().replace('"""', '"""Edited. ', 1))
+    samples = []
+    real = lift._sample
+    monkeypatch.setattr(lift, "_sample", lambda *a: samples.append(a[1].name) or real(*a))
+    for path in (source, copy):
+        lift._analyse.cache_clear()
+        lift._KNOWN.clear()
+        (op,) = load_operators([path])
+        b = build.plan(op, get_platform(DEFAULT_PLATFORM))
+        files = {n.loc.file for v in b.variants if v.lift is not None for n in v.lift.kernel.process
+                 if getattr(n, "loc", None) is not None and n.loc.line}
+        assert files == {str(path.resolve())} or files == {str(path)}, files
+        done = len(samples) if path == source else done
+    assert len(samples) == done  # the copy sampled nothing (the source's lifts are in the cache)
