@@ -20,18 +20,20 @@ the tile) and ``[A, 1, C] -> [A, B, C]`` (each row copied ``B`` times), both ``D
 whole padded rows; ``sum``/``max``/``min`` along axis 0 or 1, in float32 or int32: per outer index,
 the first slab (a row, or ``B`` rows for axis 0) is copied and the others folded onto it in order
 with count-form ``Add``/``Max``/``Min`` (as the rows of a 2-D tile along axis 0, :mod:`.reduce`).
+``tl.permute``/``tl.trans`` that move non-unit axes are one ``Gather`` (16- and 32-bit elements).
 Block loads and stores of rank 3 are :mod:`.memory`'s. Anything else of rank 3 (scans, sorts,
-``tl.cat``, gathers, bool broadcasts, permutes that move non-unit axes) is a located error, and so is
-any tile of rank 4 or more.
+``tl.cat``, gathers, bool broadcasts) is a located error, and so is any tile of rank 4 or more.
 """
 from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import GroupOp, Instr, Op, Type, Value
 from . import isel
-from .kir import Bin, BinOp, Call, For, Ref, add, lit
+from .kir import Bin, BinOp, Call, For, Lit, Ref, add, lit
+from .relayout import gather
 from .repeat import located
 from .selector import F32, unsupported
+from .ublayout import has_rows, strides
 
 I32 = dtypes.int32
 ELEMENTWISE = GroupOp.ELEMENTWISE - {Op.PTR_ADD}
@@ -84,7 +86,7 @@ def rewrite(r, instr: Instr) -> bool:
     elif op in ELEMENTWISE:
         v = instr.result
         xs = tuple(x if x.type.is_scalar else _flat(r, x, instr.loc) for x in instr.operands)
-        _bind(r, v, r.op(op, Type(v.type.dtype, flat_shape(v.type.shape)), xs, instr.attrs, instr.loc))
+        _bind(r, v, r.op(op, Type(v.type.dtype, flat_shape(v.type.shape)), xs, instr.attrs, instr.loc), instr.loc)
     else:
         _reshape(r, instr)
     return True
@@ -99,7 +101,7 @@ def _flat(r, x: Value, loc) -> Value:
     return r.emit(Op.RESHAPE, Type(x.type.dtype, flat_shape(x.type.shape)), (x,), (), loc)
 
 
-def _bind(r, v: Value, f: Value, loc=None) -> None:
+def _bind(r, v: Value, f: Value, loc) -> None:
     """``f`` is the flat view of ``v``; ``v`` itself is made (a reshape of ``f``) when a user needs it."""
     r.flat[v.id] = f
     if any(not _flattens(u) for u in r.users.get(v.id, [])):
@@ -133,20 +135,28 @@ def _broadcast(r, instr: Instr) -> None:
         src, c = r.emit(Op.RESHAPE, Type(dt, (1, c_)), (row,), (), loc), c_
     if c != c_:  # along the last axis: a 2-D column broadcast
         column = r.emit(Op.RESHAPE, Type(dt, (a * b, 1)), (src,), (), loc)
-        src = r.op(Op.BROADCAST, Type(dt, (a * b, c_)), (column,), (), loc)
+        src = _spread_2d(r, column, Type(dt, (a * b, c_)), v if (a, b) == (a_, b_) else None, loc)
     if (a, b) == (a_, b_):
         _bind(r, v, src, loc)
     elif (a, b) == (1, 1):  # [1, 1, C]: a 2-D row broadcast
         rows = r.emit(Op.RESHAPE, Type(dt, (1, c_)), (src,), (), loc)
-        _bind(r, v, r.op(Op.BROADCAST, flat, (rows,), (), loc), loc)
+        _bind(r, v, _spread_2d(r, rows, flat, v, loc), loc)
     elif c_ == 1:  # [A, 1, 1] or [1, B, 1] to [A, B, 1]: the 2-D broadcast, re-laid out
         two = r.emit(Op.RESHAPE, Type(dt, (a, b)), (src,), (), loc)
-        spread = r.op(Op.BROADCAST, Type(dt, (a_, b_)), (two,), (), loc)
+        spread = _spread_2d(r, two, Type(dt, (a_, b_)), None, loc)
         _bind(r, v, r.emit(Op.RESHAPE, flat, (spread,), (), loc), loc)
     else:  # [1, B, C] or [A, 1, C]: copies of whole rows (select)
         three = r.emit(Op.RESHAPE, Type(dt, (a, b, c_)), (src,), (), loc)
         r.emit(Op.BROADCAST, v.type, (three,), (), loc, result=v)
         r.flat[v.id] = r.emit(Op.RESHAPE, flat, (v,), (), loc)
+
+
+def _spread_2d(r, x: Value, t: Type, like: Value | None, loc) -> Value:
+    """A 2-D broadcast of ``x`` to ``t`` whose users are those of ``like`` (the flat views of them),
+    or, without ``like``, a reshape (so :func:`.shapes.rewrite` puts it in a buffer)."""
+    v = r.value(t)
+    r.users[v.id] = r.users.get(like.id, []) if like is not None else [Instr(Op.RESHAPE, (), (v,), (), (), loc)]
+    return r.op(Op.BROADCAST, t, (x,), (), loc, result=v)
 
 
 def _reduce(r, instr: Instr) -> None:
@@ -188,6 +198,8 @@ def _reduce(r, instr: Instr) -> None:
 
 def select(sel, instr: Instr) -> list | None:
     """The calls of the rank-3 ops the module docstring names (a :data:`.select.RULES` rule), else None."""
+    if instr.op is Op.PERMUTE and len(instr.result.type.shape) == 3:
+        return _permute(sel, instr)
     if instr.op is Op.BROADCAST and len(instr.result.type.shape) == 3 and not instr.operands[0].type.is_scalar:
         return _spread(sel, instr)
     if instr.op in AXIS_REDUCE and len(instr.operands[0].type.shape) == 3:
@@ -210,6 +222,31 @@ def _spread(sel, instr: Instr) -> list:
     copy = Call("DataCopy", Ref(dst, dt, Bin(BinOp.MUL, i, lit(p)), a * b * p),
                 (Ref(src, dt, Bin(BinOp.MUL, Bin(BinOp.DIV, i, lit(b)), lit(p)), a * p),), (lit(p),))
     return [For(i, lit(0), lit(a * b), lit(1), (copy,), True, loc=instr.loc)]
+
+
+def _permute(sel, instr: Instr) -> list:
+    """``tl.permute``/``tl.trans`` of ``[A, B, C]``: one ``Gather``, lane ``(i, j, k)`` of the result reading
+    the operand's element at ``i * s0 + j * s1 + min(k, N - 1) * s2`` (``s``: the operand's UB strides
+    of the axes the result's come from; ``N``: the result's last axis)."""
+    (x,), v = instr.operands, instr.result
+    dt = v.type.dtype
+    if not has_rows(v.type.shape) or dt.itemsize not in (2, 4) or dt == dtypes.bool_:
+        raise unsupported(instr, f"permuting {x.type.shape} {dt} tiles to {v.type.shape} (Gather moves 16- and "
+                                 "32-bit elements into a tile whose last axis is longer than 1)")
+    d0, d1, d2 = v.type.shape
+    s0, s1, s2 = (strides(x.type.shape, sel.align)[d] for d in instr.attr("order"))
+    size, p = dt.itemsize, sel.pitch(v)
+    line = sel.scratch("permuteRow", I32, p, instr.loc)
+    offsets = sel.scratch("permuteOffsets", I32, d0 * d1 * p, instr.loc)
+    r = sel.fresh("r")
+    at = Bin(BinOp.ADD, Bin(BinOp.MUL, Bin(BinOp.DIV, r, lit(d1)), lit(s0 * size)),
+             Bin(BinOp.MUL, Bin(BinOp.MOD, r, lit(d1)), lit(s1 * size)))
+    out = [Call("CreateVecIndex", line, (), (Lit(0, I32), lit(p)), loc=instr.loc),
+           Call("Mins", line, (line,), (Lit(d2 - 1, I32), lit(p)), inplace=True),
+           Call("Muls", line, (line,), (Lit(s2 * size, I32), lit(p)), inplace=True),
+           For(r, lit(0), lit(d0 * d1), lit(1), (Call(
+               "Adds", Ref(offsets.buf, I32, Bin(BinOp.MUL, r, lit(p)), offsets.extent), (line,), (at, lit(p))),), True)]
+    return out + gather(sel, sel.ref(v), sel.ref(x), offsets, d0 * d1 * p)
 
 
 def _fold(sel, instr: Instr) -> list:

@@ -26,7 +26,7 @@ from .compute import copy_blocks
 from .kir import Bin, BinOp, Call, Const, For, Lit, Ref, lit
 from .repeat import view
 from .selector import unsupported
-from .ublayout import contiguous
+from .ublayout import contiguous, has_rows
 
 F32, I32, U32 = dtypes.float32, dtypes.int32, dtypes.uint32
 
@@ -68,8 +68,8 @@ def _repitch(sel, instr: Instr) -> list:
     operand's last axis), the row ``k / M`` computed as ``floor((k + 0.5) * (1 / M))`` in float32, exact
     for every ``k`` below 2^22."""
     (x,), v = instr.operands, instr.result
-    n, size, p = v.type.shape[-1], v.type.dtype.itemsize, sel.pitch(v)
-    lanes = sel.count(v)
+    size, p, lanes = v.type.dtype.itemsize, sel.pitch(v), sel.count(v)
+    n = v.type.shape[-1] if has_rows(v.type.shape) else lanes  # a result without rows is one row
     line = sel.scratch("repitchRow", I32, p, instr.loc)
     offsets = sel.scratch("repitchOffsets", I32, lanes, instr.loc)
     r = sel.fresh("r")
@@ -88,7 +88,7 @@ def _repitch(sel, instr: Instr) -> list:
                 Call("Muls", skip, (skip,), (Lit(gap, I32), lit(lanes)), inplace=True),
                 Call("Add", offsets, (offsets, skip), (lit(lanes),), inplace=True)]
     out.append(Call("Muls", offsets, (offsets,), (Lit(size, I32), lit(lanes)), inplace=True))
-    return out + _gather(sel, sel.ref(v), sel.ref(x), offsets, lanes)
+    return out + gather(sel, sel.ref(v), sel.ref(x), offsets, lanes)
 
 
 def interleaves(sel, instr: Instr) -> bool:
@@ -105,7 +105,7 @@ def _index(sel, hint: str, n: int, scale: int, loc) -> tuple[Ref, list]:
     return t, [Call("CreateVecIndex", t, (), (Lit(0, I32), lit(n)), loc=loc)] + scaled
 
 
-def _gather(sel, dst: Ref, src: Ref, offsets: Ref, total: int) -> list:
+def gather(sel, dst: Ref, src: Ref, offsets: Ref, total: int) -> list:
     """``Gather`` of ``total`` lanes in calls of at most 255 repeats."""
     most = 255 * (sel.platform.repeat_bytes // dst.dtype.itemsize)
     out = []
@@ -131,7 +131,7 @@ def _split(sel, instr: Instr) -> list:
     for k, half in enumerate(instr.results):
         if k:
             out.append(Call("Adds", offsets, (offsets,), (Lit(size, I32), lit(n)), inplace=True))
-        out += _gather(sel, sel.ref(half), src, offsets, n)
+        out += gather(sel, sel.ref(half), src, offsets, n)
     return out
 
 
@@ -167,7 +167,7 @@ def _join(sel, instr: Instr) -> list:
         Call("Muls", side, (side,), (Lit(gap, I32), lit(n)), inplace=True),
         Call("Add", lane, (row, side), (lit(n),), inplace=True),
         Call("Muls", lane, (lane,), (Lit(size, I32), lit(n)), inplace=True)]
-    return out + _gather(sel, sel.ref(v), both, lane, n)
+    return out + gather(sel, sel.ref(v), both, lane, n)
 
 
 def _interleave(sel, instr: Instr) -> list:
@@ -187,7 +187,7 @@ def _interleave(sel, instr: Instr) -> list:
             Call("Muls", odd, (odd,), (Lit(gap * size, I32), lit(n)), inplace=True),
             Call("Muls", half, (half,), (Lit(size, I32), lit(n)), inplace=True),
             Call("Add", lane, (half, odd), (lit(n),), inplace=True)]
-    return out + _gather(sel, sel.ref(v), both, lane, n)
+    return out + gather(sel, sel.ref(v), both, lane, n)
 
 
 def _transpose(sel, instr: Instr) -> list:
@@ -205,7 +205,7 @@ def _transpose(sel, instr: Instr) -> list:
            For(j, lit(0), lit(cols), lit(1), (Call(
                "Adds", view(offsets, Bin(BinOp.MUL, j, lit(dst_pitch))), (line,),
                (Bin(BinOp.MUL, j, lit(size)), lit(dst_pitch))),), True)]
-    return out + _gather(sel, sel.ref(v), sel.ref(x), offsets, cols * dst_pitch)
+    return out + gather(sel, sel.ref(v), sel.ref(x), offsets, cols * dst_pitch)
 
 
 def _cat(sel, instr: Instr) -> list:
@@ -224,4 +224,4 @@ def _cat(sel, instr: Instr) -> list:
                  (lit(rest),))]
 
 
-__all__ = ["select"]
+__all__ = ["gather", "select"]

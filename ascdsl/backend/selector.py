@@ -39,8 +39,8 @@ WIDE_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.CAST, O
 """Scalar ops that GM offset arithmetic is made of (computed in int64_t)."""
 
 
-RANK3_OPS = frozenset({Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.RESHAPE, Op.BROADCAST, Op.CONST, Op.SUM, Op.MAX, Op.MIN,
-                       Op.FOR, Op.IF, Op.WHILE, Op.YIELD})
+RANK3_OPS = frozenset({Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.RESHAPE, Op.PERMUTE, Op.BROADCAST, Op.CONST, Op.SUM,
+                       Op.MAX, Op.MIN, Op.FOR, Op.IF, Op.WHILE, Op.YIELD})
 """Ops that still see rank-3 tiles after :mod:`.rank3` rewrote the others to their flat views."""
 
 
@@ -159,11 +159,11 @@ class Selector:
             i.op in GroupOp.MEMORY or i.op in (Op.FOR, Op.WHILE) for r in instr.regions for i in walk(r))
 
     def _fused(self, instr: Instr) -> bool:
-        """A tile broadcast to a 2-D tile that only binary arithmetic reads."""
+        """A tile broadcast to a 2-D tile that only binary arithmetic of two tiles reads."""
         users = self.users.get(instr.results[0].id, []) if instr.results else []
         return (instr.op is Op.BROADCAST and not instr.operands[0].type.is_scalar
                 and len(instr.result.type.shape) == 2 and bool(users)
-                and all(u.op in isel.BINARY_API for u in users))
+                and all(u.op in isel.BINARY_API and not any(x.type.is_scalar for x in u.operands) for u in users))
 
     def _wide_slice(self) -> set[int]:
         """Scalar values GM offsets and strides are computed from (int64_t)."""

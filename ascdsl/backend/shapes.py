@@ -26,8 +26,10 @@ F32 = dtypes.float32
 
 
 def _read_through_strides(u: Instr) -> bool:
-    """``u`` reads a broadcast operand through repeat strides (see :mod:`.reduce`)."""
-    return u.op in isel.BINARY_API and u.op in isel.NATIVE.get(u.result.type.dtype, ())
+    """``u`` reads a broadcast operand through repeat strides (see :mod:`.reduce`): native binary
+    arithmetic of two tiles."""
+    return (u.op in isel.BINARY_API and u.op in isel.NATIVE.get(u.result.type.dtype, ())
+            and not any(x.type.is_scalar for x in u.operands))
 
 
 def rewrite(r, instr: Instr) -> bool:

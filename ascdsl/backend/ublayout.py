@@ -52,6 +52,16 @@ def same_layout(a: tuple[int, ...], b: tuple[int, ...], align: int) -> bool:
     return both_rows or contiguous(a, align) and contiguous(b, align)
 
 
+def strides(shape: tuple[int, ...], align: int) -> tuple[int, ...]:
+    """The UB offset (in elements) between neighbours along each axis of a tile of ``shape``."""
+    dims = (*shape[:-1], pitch(shape, align)) if has_rows(shape) else shape
+    out, step = [], 1
+    for d in reversed(dims):
+        out.append(step)
+        step *= d
+    return tuple(reversed(out))
+
+
 def padded_numel(shape: tuple[int, ...], align: int) -> int:
     """Elements a tile occupies in UB (rows times pitch)."""
     return rows(shape) * pitch(shape, align)
