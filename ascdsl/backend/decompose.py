@@ -29,6 +29,7 @@ import numpy as np
 from .. import dtypes, numerics
 from ..errors import CompilationError
 from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
+from ..passes.cleanup import dead_code
 from ..platforms import Platform
 from . import boolmask, intops, isel, mathops, rank3, reductions, scan, shapes
 
@@ -217,4 +218,5 @@ def decompose(kernel: Kernel, platform: Platform) -> Kernel:
     check_platform(kernel, platform)
     r = _Rewriter(kernel)
     r.consts = {}
-    return kernel.with_body(r.block(kernel.body))
+    out = kernel.with_body(r.block(kernel.body))
+    return dead_code(out) if r.flat else out  # rank-3 rewrites leave views no op reads

@@ -102,10 +102,10 @@ def _flat(r, x: Value, loc) -> Value:
 
 
 def _bind(r, v: Value, f: Value, loc) -> None:
-    """``f`` is the flat view of ``v``; ``v`` itself is made (a reshape of ``f``) when a user needs it."""
+    """``f`` is the flat view of ``v``; ``v`` itself is a reshape of ``f`` (swept by :func:`.decompose.decompose`
+    when no op reads it)."""
     r.flat[v.id] = f
-    if any(not _flattens(u) for u in r.users.get(v.id, [])):
-        r.emit(Op.RESHAPE, v.type, (f,), (), loc, result=v)
+    r.emit(Op.RESHAPE, v.type, (f,), (), loc, result=v)
 
 
 def _reshape(r, instr: Instr) -> None:
@@ -153,9 +153,11 @@ def _broadcast(r, instr: Instr) -> None:
 
 def _spread_2d(r, x: Value, t: Type, like: Value | None, loc) -> Value:
     """A 2-D broadcast of ``x`` to ``t`` whose users are those of ``like`` (the flat views of them),
-    or, without ``like``, a reshape (so :func:`.shapes.rewrite` puts it in a buffer)."""
+    or, without ``like`` or when its users are unknown, a reshape (so :func:`.shapes.rewrite` puts it in
+    a buffer)."""
     v = r.value(t)
-    r.users[v.id] = r.users.get(like.id, []) if like is not None else [Instr(Op.RESHAPE, (), (v,), (), (), loc)]
+    known = like is not None and like.id in r.users  # else made by another rewrite: its users are unknown
+    r.users[v.id] = r.users[like.id] if known else [Instr(Op.RESHAPE, (), (v,), (), (), loc)]
     return r.op(Op.BROADCAST, t, (x,), (), loc, result=v)
 
 

@@ -3,12 +3,13 @@
 A tile whose last axis ``N`` is longer than 1 is stored as rows of ``N`` elements, one row per index
 of its other axes (``[M, N]``: ``M`` rows; ``[A, B, C]``: ``A * B`` rows, so it lies exactly as
 ``[A * B, C]``), each row ``pitch`` elements: ``N`` rounded up to one block
-(``platform.block_bytes``) of the kernel's narrowest 2-D or 3-D tile dtype, so a Cast keeps every
-element in place. A tile whose last axis is 1 is stored as its elements in order: ``[M, 1]`` as
+(``platform.block_bytes``) of the kernel's narrowest 2-D or 3-D tile dtype (bool masks aside), so a
+Cast keeps every element in place and every row of an 8-bit tile starts on a block. A tile whose last axis is 1 is stored as its elements in order: ``[M, 1]`` as
 ``[M]``, ``[A, B, 1]`` as ``[A * B]``; ``[1, N]`` is one row.
 """
 from __future__ import annotations
 
+from .. import dtypes
 from ..ir.core import Kernel, Value, walk
 from ..platforms import Platform
 
@@ -16,7 +17,7 @@ from ..platforms import Platform
 def tile_align(kernel: Kernel, platform: Platform) -> int:
     """Row pitches of 2-D and 3-D tiles are multiples of this many elements."""
     sizes = [v.type.dtype.itemsize for i in walk(kernel.body) for v in i.results
-             if len(v.type.shape) >= 2 and v.type.dtype.itemsize >= 2]
+             if len(v.type.shape) >= 2 and v.type.dtype != dtypes.bool_]  # bool tiles are bit masks
     return platform.block_bytes // min(sizes, default=4)
 
 

@@ -11,7 +11,7 @@ import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
 from tests.backend.sweep import ALL_SWEEP, FLOAT_SWEEP
-from tests.backend.test_sim import _both, _data, prebuilt
+from tests.backend.test_sim import RNG, _both, _data, prebuilt
 
 
 def _bits(a):
@@ -212,6 +212,71 @@ def test_loops_carry_rank3_tiles(dtype):
     want, got = _both(loop3_kernel[(1,)], x, np.zeros(48, dtype.np), 3, A=2, B=3, C=8)
     np.testing.assert_allclose(got[1].astype(np.float64), want[1].astype(np.float64), rtol=dtype.rtol,
                                atol=dtype.atol * 4)
+
+
+@ascdsl.jit
+def block_ptr3_kernel(x_ptr, out_ptr, Z, M, N, sz, sm, BZ: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    start = (0, tl.program_id(0) * BM, 0)
+    src = tl.make_block_ptr(x_ptr, (Z, M, N), (sz, sm, 1), start, (BZ, BM, BN), (2, 1, 0))
+    dst = tl.make_block_ptr(out_ptr, (Z, M, N), (sz, sm, 1), start, (BZ, BM, BN), (2, 1, 0))
+    for _ in range(0, N, BN):
+        x = tl.load(src, boundary_check=(0, 1, 2), padding_option="zero")
+        tl.store(dst, x * 2 - tl.sum(x, axis=0, keep_dims=True), boundary_check=(0, 1, 2))
+        src = tl.advance(src, (0, 0, BN))
+        dst = tl.advance(dst, (0, 0, BN))
+
+
+@ascdsl.jit
+def descriptor3_kernel(x_ptr, out_ptr, Z, M, N, BZ: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    src = tl.make_tensor_descriptor(x_ptr, [Z, M, N], [M * N, N, 1], [BZ, BM, BN])
+    dst = tl.make_tensor_descriptor(out_ptr, [Z, M, N], [M * N, N, 1], [BZ, BM, BN])
+    x = src.load([0, tl.program_id(0) * BM, 0])
+    dst.store([0, tl.program_id(0) * BM, 0], tl.max(x, axis=1, keep_dims=True) - x)
+
+
+def test_block_pointers_and_tensor_descriptors_of_rank3():
+    x = _data((3, 10, 20), dtypes.float32)
+    want, got = _both(block_ptr3_kernel[(3,)], x, np.zeros_like(x), 3, 10, 20, 200, 20, BZ=4, BM=4, BN=8)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(want[1], x * 2 - x.sum(axis=0, keepdims=True), rtol=1e-6, atol=1e-5)
+    want, got = _both(descriptor3_kernel[(3,)], x, np.zeros_like(x), 3, 10, 20, BZ=4, BM=4, BN=32)
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@ascdsl.jit
+def bytes3_kernel(flags_ptr, x_ptr, q_ptr, out_ptr, hit_ptr, q_out_ptr, nb,
+                  A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    offs = _offsets(B * C, C, A, B, C)
+    b = tl.arange(0, B)[None, :, None]
+    flags = tl.load(flags_ptr + offs, mask=b < nb, other=True)  # bool, masked rows True
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.where(flags, x, -x))
+    tl.store(hit_ptr + offs, x > 0.5)
+    q = tl.load(q_ptr + offs)  # int8
+    tl.store(q_out_ptr + offs, (q * 3 + 1).to(tl.int8))
+
+
+def test_bool_and_int8_tiles_of_rank3():
+    x = _data((2, 3, 8), dtypes.float32)
+    q = RNG.integers(-40, 40, x.shape).astype(np.int8)
+    args = [x > 0.3, x, q, np.zeros_like(x), np.zeros(x.shape, np.bool_), np.zeros_like(q), 2]
+    want, got = _both(bytes3_kernel[(1,)], *args, A=2, B=3, C=8)
+    for w, g in zip(want[3:6], got[3:6]):
+        np.testing.assert_array_equal(g, w)
+    assert (want[3][:, 2] == x[:, 2]).all() and (want[4] == (x > 0.5)).all()
+
+
+@ascdsl.jit
+def atomic3_kernel(x_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    offs = _offsets(B * C, C, A, B, C)
+    tl.atomic_add(out_ptr + offs, tl.load(x_ptr + tl.program_id(0) * A * B * C + offs))
+
+
+def test_atomic_add_of_rank3_tiles_from_every_program():
+    x = RNG.integers(-9, 9, (3, 2, 3, 8)).astype(np.float32)  # small ints: exact in any order
+    want, got = _both(atomic3_kernel[(3,)], x, np.ones((2, 3, 8), np.float32), A=2, B=3, C=8)
+    assert (want[1] == 1 + x.sum(axis=0)).all()  # every program adds (the interpreter too)
+    np.testing.assert_array_equal(got[1], want[1])
 
 
 @ascdsl.jit
