@@ -104,6 +104,8 @@ def _flat(r, x: Value, loc) -> Value:
 def _bind(r, v: Value, f: Value, loc) -> None:
     """``f`` is the flat view of ``v``; ``v`` itself is a reshape of ``f`` (swept by :func:`.decompose.decompose`
     when no op reads it)."""
+    if len(v.type.shape) == 3 and f.type.shape != flat_shape(v.type.shape):  # a 2-D result's 1-D twin
+        f = r.emit(Op.RESHAPE, Type(f.type.dtype, flat_shape(v.type.shape)), (f,), (), loc)
     r.flat[v.id] = f
     r.emit(Op.RESHAPE, v.type, (f,), (), loc, result=v)
 

@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 MODULES = sorted(f"tests.backend.{p.stem}" for p in (ROOT / "tests" / "backend").glob("test_sim*.py")
                  if p.stem != "test_sim_coverage") + [
     "tests.triton.test_triton_language", "tests.triton.test_triton_modules", "tests.triton.test_tutorials",
+    "tests.triton.test_rank3",
     "tests.triton.test_tutorial_memory", "tests.test_interpreter_dsl",
     "tests.test_interpreter_slices", "tests.test_interpreter_numerics", "tests.test_launch", "tests.test_frontend",
     "tests.test_block_ptr"]

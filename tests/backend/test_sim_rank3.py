@@ -18,6 +18,13 @@ def _bits(a):
     return a.view(f"u{a.dtype.itemsize}")
 
 
+def _each(check, cases) -> None:
+    """``check(*case)`` for every case, its simulator kernels built in one g++ run first."""
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
+
+
 @ascdsl.jit
 def _offsets(s0, s1, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
     a = tl.arange(0, A)[:, None, None]
@@ -52,9 +59,7 @@ def test_masked_loads_and_stores_bit_exact(dtype):
         assert (want[1][:1] != 7).all()
     cases = [((2, 3, 8), (2, 3, 8), False), ((2, 3, 8), (2, 3, 5), True), ((4, 5, 12), (3, 2, 12), True),
              ((3, 4, 40), (2, 4, 33), False), ((2, 2, 8), (0, 2, 8), True)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    _each(check, cases)
 
 
 @ascdsl.jit
@@ -95,9 +100,7 @@ def test_broadcasts_among_rank3_shapes_bit_exact(dtype):
         np.testing.assert_array_equal(_bits(got[3]), _bits(want[3]), err_msg=f"{a}x{b}x{c}")
         assert (want[3][2 * a * b * c:] == (vectors[0][0] + 1).astype(dtype.np)).all()
     cases = [(2, 3, 8), (4, 2, 16), (3, 5, 12), (2, 8, 64)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    _each(check, cases)
 
 
 @ascdsl.jit
@@ -142,9 +145,7 @@ def test_reductions_along_every_axis(dtype):
         assert np.array_equal(got[1][size:3 * size], want[1][size:3 * size])  # max and min are exact
         assert np.array_equal(want[1][size:2 * size], x.max(axis=axis).ravel())
     cases = [(2, 3, 8, 0), (2, 3, 8, 1), (2, 3, 8, 2), (3, 5, 12, 1), (4, 2, 64, 0), (3, 5, 12, 2)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    _each(check, cases)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_SWEEP)
@@ -157,9 +158,7 @@ def test_last_axis_reductions_and_scalars_bit_exact(dtype):
         np.testing.assert_array_equal(got[2], want[2])
         assert (want[2][:-1] == x.argmax(axis=2).ravel()).all() and want[2][-1] == x.argmin()
     cases = [(2, 3, 8), (3, 5, 12), (2, 8, 40)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    _each(check, cases)
 
 
 @ascdsl.jit
@@ -188,9 +187,7 @@ def test_reshapes_and_permutes_bit_exact(dtype):
         assert (want[2][2 * n:3 * n] == x.transpose(2, 0, 1).ravel()).all()
         assert (want[2][3 * n:4 * n] == x.transpose(1, 0, 2).ravel()).all()
     cases = [(2, 3, 8), (3, 4, 5), (2, 2, 16)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    _each(check, cases)
 
 
 @ascdsl.jit
