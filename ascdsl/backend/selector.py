@@ -39,9 +39,10 @@ WIDE_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.CAST, O
 """Scalar ops that GM offset arithmetic is made of (computed in int64_t)."""
 
 
-RANK3_OPS = frozenset({Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.RESHAPE, Op.PERMUTE, Op.BROADCAST, Op.CONST, Op.SUM,
+RANK3_OPS = frozenset({Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.RESHAPE, Op.PERMUTE, Op.BROADCAST, Op.CONST, Op.CAST, Op.SUM,
                        Op.MAX, Op.MIN, Op.FOR, Op.IF, Op.WHILE, Op.YIELD})
-"""Ops that still see rank-3 tiles after :mod:`.rank3` rewrote the others to their flat views."""
+"""Ops that still see rank-3 tiles after :mod:`.rank3` rewrote the others to their flat views (casts other
+rewrites emit run count-form over the footprint, which is that of the flat view)."""
 
 
 BOOL_HINT = ("use comparisons of float or int32 tiles (combined with `& | ^ ~`) as tl.where conditions, "

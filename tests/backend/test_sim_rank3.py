@@ -249,7 +249,7 @@ def bytes3_kernel(flags_ptr, x_ptr, q_ptr, out_ptr, hit_ptr, q_out_ptr, nb,
     x = tl.load(x_ptr + offs)
     tl.store(out_ptr + offs, tl.where(flags, x, -x))
     tl.store(hit_ptr + offs, x > 0.5)
-    q = tl.load(q_ptr + offs)  # int8
+    q = tl.load(q_ptr + offs, mask=b < nb, other=5)  # int8, masked rows 5
     tl.store(q_out_ptr + offs, (q * 3 + 1).to(tl.int8))
 
 
@@ -260,7 +260,7 @@ def test_bool_and_int8_tiles_of_rank3():
     want, got = _both(bytes3_kernel[(1,)], *args, A=2, B=3, C=8)
     for w, g in zip(want[3:6], got[3:6]):
         np.testing.assert_array_equal(g, w)
-    assert (want[3][:, 2] == x[:, 2]).all() and (want[4] == (x > 0.5)).all()
+    assert (want[3][:, 2] == x[:, 2]).all() and (want[4] == (x > 0.5)).all() and (want[5][:, 2] == 16).all()
 
 
 @ascdsl.jit
