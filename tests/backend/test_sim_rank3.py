@@ -56,7 +56,11 @@ def test_masked_loads_and_stores_bit_exact(dtype):
         out = np.full(2 * a * os0, 7, dtype.np)
         want, got = _both(copy3_kernel[(1,)], src, out, *valid, xs0, xs1, os0, os1, A=a, B=b, C=c)
         np.testing.assert_array_equal(_bits(got[1]), _bits(want[1]), err_msg=f"{shape} {valid} {strided}")
-        assert (want[1][:1] != 7).all()
+        na, nb, nc = valid
+        expect = np.full(shape, -1, dtype.np)
+        expect[:na, :nb, :nc] = src[:na, :nb, :nc]
+        first = want[1][:a * os0].reshape(a, os0)[:, :b * os1].reshape(a, b, os1)[:, :, :c]
+        assert (first == (expect * 3 + 1).astype(dtype.np)).all()
     cases = [((2, 3, 8), (2, 3, 8), False), ((2, 3, 8), (2, 3, 5), True), ((4, 5, 12), (3, 2, 12), True),
              ((3, 4, 40), (2, 4, 33), False), ((2, 2, 8), (0, 2, 8), True)]
     _each(check, cases)
