@@ -761,6 +761,7 @@ def _read_modify_write(P: _Programs, instr: Instr, op: Op, dt: np.dtype, ptr: Ar
     cas = op is Op.ATOMIC_CAS
     rank = ptr.ndim - 1
     mask = P.lanes(mask, rank)
+    ptr = np.broadcast_to(ptr, (P.n, *ptr.shape[1:]))  # every program accesses, the same addresses or not
     ptr, *operands = np.broadcast_arrays(ptr, *(_lift(x, rank) for x in operands))
     if mask is not None:
         ptr, mask, *operands = np.broadcast_arrays(ptr, mask, *operands)

@@ -74,7 +74,7 @@ def in_bounds(r, load: Instr, loc):
     """The bool tile of the lanes a block load reads (``index < extent`` along each axis)."""
     shape = load.attr("shape")
     t = load.result.type.with_dtype(dtypes.bool_)
-    extents = load.operands[2:3] if len(shape) == 1 else load.operands[3:5]
+    extents = load.operands[1 + len(shape):1 + 2 * len(shape)]
     valid = None
     for axis, (size, extent) in enumerate(zip(shape, extents)):
         index = r.op(Op.ARANGE, Type(I32, (size,)), (), (("start", 0), ("end", size)), loc)
@@ -84,6 +84,10 @@ def in_bounds(r, load: Instr, loc):
             spread = r.emit(Op.BROADCAST, t.with_dtype(I32), (index,), (), loc)  # read by the Add: fused
             zero = r.emit(Op.CONST, t.with_dtype(I32), (), (("value", 0),), loc)
             index = r.emit(Op.ADD, t.with_dtype(I32), (zero, spread), (), loc)
+        elif len(shape) == 3:  # broadcast on the flat views (:mod:`.rank3`)
+            line = tuple(size if d == axis else 1 for d in range(3))
+            index = r.op(Op.RESHAPE, Type(I32, line), (index,), (), loc)
+            index = r.op(Op.BROADCAST, t.with_dtype(I32), (index,), (), loc)
         inside = r.op(Op.LT, t, (index, extent), (), loc)
         valid = inside if valid is None else r.op(Op.AND, t, (valid, inside), (), loc)
     return valid

@@ -12,7 +12,8 @@ API calls, UB planning) sees only ops with a direct API:
 * float scalar ops only the vector unit has (``sqrt``, ``rsqrt``, ``exp``, ``log``, ``abs``, the chains,
   the roundings, ``tanh`` and the other high-level math APIs)
   run on a one-element tile broadcast from the scalar and reduced back with ``max``, which is exact;
-* the rules of :data:`REWRITES`, each in the module of its feature, run first: bool tiles as values
+* the rules of :data:`REWRITES`, each in the module of its feature, run first: rank-3 tiles as their
+  2-D flat views (:mod:`.rank3`), bool tiles as values
   (:mod:`.boolmask`), int32 ``// %``, ``abs``, 8-bit casts and loads (:mod:`.intops`), float predicates and
   math built from other ops (:mod:`.mathops`), 2-D and int32 reductions and ``argmax``/``argmin``
   (:mod:`.reductions`), scans (:mod:`.scan`), broadcasts into buffers and column accesses
@@ -28,8 +29,9 @@ import numpy as np
 from .. import dtypes, numerics
 from ..errors import CompilationError
 from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
+from ..passes.cleanup import dead_code
 from ..platforms import Platform
-from . import boolmask, intops, isel, mathops, reductions, scan, shapes
+from . import boolmask, intops, isel, mathops, rank3, reductions, scan, shapes
 
 F32 = dtypes.float32
 INT_COMPARE = {Op.GE: (Op.MAXIMUM, False), Op.LT: (Op.MAXIMUM, True), Op.LE: (Op.MINIMUM, False),
@@ -43,7 +45,7 @@ KEEP = frozenset({Op.CAST, Op.BITCAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED
 """Tile ops that run in any dtype (data movement, Duplicate, casts, control)."""
 
 
-REWRITES = (boolmask.rewrite, intops.rewrite, mathops.rewrite, reductions.rewrite, scan.rewrite, shapes.rewrite)
+REWRITES = (rank3.rewrite, boolmask.rewrite, intops.rewrite, mathops.rewrite, reductions.rewrite, scan.rewrite, shapes.rewrite)
 """Rewrite rules of their own modules, tried in order: ``rule(rewriter, instr)`` emits the replacement
 of ``instr`` (through :meth:`_Rewriter.op`) and returns True, or returns False and emits nothing."""
 
@@ -54,6 +56,7 @@ class _Rewriter:
                             [a.id for i in walk(kernel.body) for r in i.regions for a in r.args] +
                             [p.id for p in kernel.params])
         self.out: list[Instr] = []
+        self.flat: dict[int, Value] = {}  # value id -> its flat view (:mod:`.rank3`)
         self.users: dict[int, list[Instr]] = {}  # the input kernel's users of each value
         for instr in walk(kernel.body):
             for x in instr.operands:
@@ -215,4 +218,5 @@ def decompose(kernel: Kernel, platform: Platform) -> Kernel:
     check_platform(kernel, platform)
     r = _Rewriter(kernel)
     r.consts = {}
-    return kernel.with_body(r.block(kernel.body))
+    out = kernel.with_body(r.block(kernel.body))
+    return dead_code(out) if r.flat else out  # rank-3 rewrites leave views no op reads

@@ -23,12 +23,11 @@ U8, U16, U32, U64 = CInt.UINT8, CInt.UINT16, CInt.UINT32, CInt.UINT64
 
 
 def parts(instr: Instr):
-    """``(base, offset, row stride or None, extents, other or None)`` of a block access."""
+    """``(base, offset, outer strides, extents, other or None)`` of a block access."""
     rank = len(instr.attr("shape"))
     xs = instr.operands
     other = xs[-1] if instr.attr("has_other") else None
-    stride = xs[2] if rank == 2 else None
-    return xs[0], xs[1], stride, xs[1 + rank: 1 + 2 * rank], other
+    return xs[0], xs[1], xs[2:1 + rank], xs[1 + rank: 1 + 2 * rank], other
 
 
 def fill_operands(instr: Instr) -> list[Value]:
@@ -46,17 +45,13 @@ def _gm(sel: Selector, base: Value, dtype, offset) -> Gm:
     return Gm(sel.params[base.id][1], dtype, offset)
 
 
-def _params(sel: Selector, instr: Instr, pitch: int, dt, to_ub: bool) -> tuple:
-    """``(rows, the other DataCopyExtParams fields)`` of a 2-D (or partial 1-D) access."""
-    shape = instr.attr("shape")
-    _, _, stride, extents, _ = parts(instr)
+def _params(sel: Selector, shape: tuple, stride: Value | None, rows, cols, pitch: int, dt, to_ub: bool) -> tuple:
+    """The DataCopyExtParams fields after the burst count of a 2-D (or partial 1-D) access of ``rows``
+    rows of ``cols`` elements (expressions) at GM row ``stride``."""
     per = sel.platform.block_bytes // dt.itemsize
-    cols = _extent(sel, extents[-1], shape[-1])
     if len(shape) == 1 or shape[0] == 1 and not sel.general:
-        rows = lit(1) if len(shape) == 1 else _extent(sel, extents[0], 1)
         gm_gap = ub_gap = lit(0)
     else:
-        rows = _extent(sel, extents[0], shape[0])
         full = sel.const_of(stride) == shape[1] and cols == lit(shape[1])
         gm_gap = lit(0) if full else mul(Bin(BinOp.SUB, sel.wide_expr(stride), cols), SizeOf(dt))
         if isinstance(cols, Lit):
@@ -64,17 +59,42 @@ def _params(sel: Selector, instr: Instr, pitch: int, dt, to_ub: bool) -> tuple:
         else:
             ub_gap = Bin(BinOp.SUB, lit(pitch // per), Bin(BinOp.DIV, add(cols, lit(per - 1)), lit(per)))
     src_gap, dst_gap = (gm_gap, ub_gap) if to_ub else (ub_gap, gm_gap)
-    return rows, (Conv(U32, mul(cols, SizeOf(dt))), Conv(U32, src_gap), Conv(U32, dst_gap), lit(0))
+    return (Conv(U32, mul(cols, SizeOf(dt))), Conv(U32, src_gap), Conv(U32, dst_gap), lit(0))
+
+
+def _planes(sel: Selector, instr: Instr, pitch: int):
+    """The 2-D transfers of a block access: ``(plane loop or None, 2-D shape, GM offset, row stride,
+    rows, UB offset)``. A rank-3 ``[A, B, C]`` access is one 2-D access of ``A * B`` rows when its
+    planes follow each other in GM (plane stride ``B`` times the row stride, all ``B`` rows valid),
+    else a loop over its valid planes, each a 2-D access of ``B`` rows."""
+    shape = instr.attr("shape")
+    _, offset, strides, extents, _ = parts(instr)
+    gm = sel.wide_expr(offset)
+    if len(shape) < 3:
+        rows = lit(1) if len(shape) == 1 else _extent(sel, extents[0], shape[0])
+        return None, shape, gm, strides[0] if strides else None, rows, lit(0)
+    a, b, c = shape
+    (s0, s1), (e0, e1, _) = strides, extents
+    planes = _extent(sel, e0, a)
+    step = sel.const_of(s1)
+    if not sel.general and step is not None and sel.const_of(s0) == b * step and sel.const_of(e1) == b:
+        return None, (a * b, c), gm, s1, lit(a * b) if planes == lit(a) else mul(planes, lit(b)), lit(0)
+    k = sel.fresh("plane")
+    at = add(gm, Bin(BinOp.MUL, Conv(dtypes.int64, k), sel.wide_expr(s0)))
+    return (k, planes), (b, c), at, s1, _extent(sel, e1, b), Bin(BinOp.MUL, k, lit(b * pitch))
 
 
 def _transfer(sel: Selector, instr: Instr, local: Ref, pitch: int, pad, to_ub: bool) -> list:
     """The ``DataCopyExtParams`` and ``DataCopyPad`` call(s) of a block access, in chunks of at
-    most ``max_bursts`` bursts."""
-    base, offset, stride, _, _ = parts(instr)
+    most ``max_bursts`` bursts (and a loop over the planes of a rank-3 access, see :func:`_planes`)."""
+    base, _, _, extents, _ = parts(instr)
     dt = local.dtype
-    rows, fields = _params(sel, instr, pitch, dt, to_ub)
+    loop, shape, offset, stride, rows, at = _planes(sel, instr, pitch)
+    cols = _extent(sel, extents[-1], shape[-1])
+    fields = _params(sel, shape, stride, rows, cols, pitch, dt, to_ub)
     pipe = Pipe.MTE2 if to_ub else Pipe.MTE3
-    gm = _gm(sel, base, dt, sel.wide_expr(offset))
+    gm = _gm(sel, base, dt, offset)
+    local = view(local, at)
     params = Var(sel.fresh_key(), Struct.COPY_PARAMS, local.buf.hint + "Params")
     most = sel.platform.max_bursts
 
@@ -82,12 +102,17 @@ def _transfer(sel: Selector, instr: Instr, local: Ref, pitch: int, pad, to_ub: b
         dst, src = (ub, g) if to_ub else (g, ub)
         return [Let(params, Brace((Conv(U16, count), *fields))),
                 Call("DataCopyPad", dst, (src,), (params, pad) if to_ub else (params,), pipe=pipe)]
-    if len(instr.attr("shape")) == 1 or instr.attr("shape")[0] <= most and not sel.general:
-        return transfer(local, gm, rows)
-    r = sel.fresh("r")
-    g = Gm(gm.param, dt, add(gm.offset, Bin(BinOp.MUL, Conv(dtypes.int64, r), sel.wide_expr(stride))))
-    return [For(r, lit(0), rows, lit(most), tuple(transfer(view(local, row(r, pitch)), g,
-                                                          minimum(Bin(BinOp.SUB, rows, r), lit(most)))), True)]
+    if len(shape) == 1 or shape[0] <= most and not sel.general:
+        out = transfer(local, gm, rows)
+    else:
+        r = sel.fresh("r")
+        g = Gm(gm.param, dt, add(gm.offset, Bin(BinOp.MUL, Conv(dtypes.int64, r), sel.wide_expr(stride))))
+        out = [For(r, lit(0), rows, lit(most), tuple(transfer(view(local, row(r, pitch)), g,
+                                                              minimum(Bin(BinOp.SUB, rows, r), lit(most)))), True)]
+    if loop is None:
+        return out
+    k, planes = loop
+    return [For(k, lit(0), planes, lit(1), tuple(out), True)]
 
 
 def _whole_blocks(sel: Selector, instr: Instr, local: Ref, to_ub: bool) -> Call | None:
@@ -150,9 +175,28 @@ def dequeue(sel: Selector, instr: Instr) -> list:
 
 
 def _fill(sel: Selector, instr: Instr, local: Ref, other) -> list:
-    v = instr.result
-    dt, shape = local.dtype, instr.attr("shape")
+    """Duplicate(other) over the lanes a masked load leaves: per valid plane of a rank-3 load its
+    masked rows and columns, then the masked planes."""
+    shape, p = instr.attr("shape"), sel.pitch(instr.result)
     _, _, _, extents, _ = parts(instr)
+    if len(shape) < 3:
+        return _fill_rows(sel, local, shape, extents, p, other)
+    a, b, _ = shape
+    planes = _extent(sel, extents[0], a)
+    k = sel.fresh("plane")
+    slab = _fill_rows(sel, view(local, Bin(BinOp.MUL, k, lit(b * p))), shape[1:], extents[1:], p, other)
+    out: list = [For(k, lit(0), planes, lit(1), tuple(slab), True)] if slab else []
+    if planes != lit(a):
+        out.append(If(Bin(BinOp.LT, planes, lit(a)), (
+            Note("fill the masked planes with `other`"),
+            Call("Duplicate", view(local, Bin(BinOp.MUL, planes, lit(b * p))), (),
+                 (other, Bin(BinOp.MUL, Bin(BinOp.SUB, lit(a), planes), lit(b * p)))))))
+    return out
+
+
+def _fill_rows(sel: Selector, local: Ref, shape: tuple, extents, p: int, other) -> list:
+    """The masked columns and rows of a 1-D or 2-D block (``p``: its row pitch)."""
+    dt = local.dtype
     per = sel.platform.block_bytes // dt.itemsize
     per_rep = sel.platform.repeat_bytes // dt.itemsize
     cols, size = extents[-1], shape[-1]
@@ -167,7 +211,6 @@ def _fill(sel: Selector, instr: Instr, local: Ref, other) -> list:
                 Call("Duplicate", view(local, valid), (), (other, Bin(BinOp.SUB, lit(size), valid))))))
         else:
             rows = _extent(sel, extents[0], shape[0])
-            p = sel.pitch(v)
             pb = p // per
             out.append(Note("fill the masked columns with `other`"))
             out += repeat.over_columns(sel, valid, size, per_rep, lambda col: repeat.over_rows(
@@ -176,7 +219,7 @@ def _fill(sel: Selector, instr: Instr, local: Ref, other) -> list:
                     (other, Conv(U64, repeat.mask(size, per_rep, col, aligned=False, general=sel.general)), Conv(U8, n),
                      lit(1), as_expr(s)))]))
     if len(shape) == 2 and (shape[0] > 1 or sel.general) and sel.const_of(extents[0]) != shape[0]:
-        e0, p = sel.expr(extents[0]), sel.pitch(v)
+        e0 = sel.expr(extents[0])
         out.append(If(Bin(BinOp.LT, e0, lit(shape[0])), (
             Note("fill the masked rows with `other`"),
             Call("Duplicate", view(local, Bin(BinOp.MUL, e0, lit(p))), (),

@@ -1,5 +1,5 @@
-"""Shape ops that move elements between UB layouts: ``tl.trans``/``tl.permute`` of 2-D tiles and
-``tl.cat`` along axis 0.
+"""Shape ops that move elements between UB layouts: ``tl.trans``/``tl.permute`` of 2-D tiles,
+``tl.cat`` along axis 0 and reshapes into padded rows.
 
 * A transpose with a unit axis (``[M, 1] <-> [1, M]``) is free (both are stored as ``[M]``, see
   :meth:`.selector.Selector.free_reshape`). Otherwise ``[M, N] -> [N, M]`` is one ``Gather``: lane
@@ -9,6 +9,9 @@
 * ``tl.cat(a, b)`` along axis 0 copies ``a`` and ``b`` into the result (``DataCopy`` UB -> UB) when
   ``b`` starts on a 32-byte block (always for 2-D tiles, whose rows are whole blocks); else it is a
   located error.
+* a reshape between shapes that lie differently in UB (rows that do not fill whole blocks, such as
+  ``[A * B] -> [A, B]`` or ``[4, 6] -> [6, 4]``) is one ``Gather`` of 16- or 32-bit elements, its
+  offsets computed on the vector unit (:func:`_repitch`); of 8-bit or bool tiles it is a located error;
 * ``tl.split`` of ``[N, 2]`` Gathers each half (from the operand's padded rows, or from the 1-D tile a
   ``tl.reshape`` to ``[N, 2]`` made the pairs of, which then needs no buffer of its own);
   ``tl.interleave(a, b)`` (``tl.join`` reshaped to 1-D) copies ``a`` and ``b`` into one scratch tile and
@@ -20,12 +23,12 @@ from __future__ import annotations
 from .. import dtypes
 from ..ir.core import Instr, Op
 from .compute import copy_blocks
-from .kir import Bin, BinOp, Call, For, Lit, Ref, lit
+from .kir import Bin, BinOp, Call, Const, For, Lit, Ref, lit
 from .repeat import view
 from .selector import unsupported
-from .ublayout import contiguous
+from .ublayout import contiguous, has_rows
 
-I32, U32 = dtypes.int32, dtypes.uint32
+F32, I32, U32 = dtypes.float32, dtypes.int32, dtypes.uint32
 
 
 def select(sel, instr: Instr) -> list | None:
@@ -47,7 +50,45 @@ def select(sel, instr: Instr) -> list | None:
     if instr.op is Op.RESHAPE and all(u.op is Op.SPLIT for u in sel.users.get(instr.result.id, [])) and \
             contiguous(instr.operands[0].type.shape, sel.align):
         return []  # its splits read the operand
+    if instr.op is Op.RESHAPE and not sel.free_reshape(instr) and _gathers(instr):
+        return _repitch(sel, instr)
     return None
+
+
+def _gathers(instr: Instr) -> bool:
+    """``Gather`` moves the elements of ``instr``'s result (16- and 32-bit ones)."""
+    dt = instr.result.type.dtype
+    return dt.itemsize in (2, 4) and dt != dtypes.bool_
+
+
+def _repitch(sel, instr: Instr) -> list:
+    """A reshape between shapes that lie differently in UB: one ``Gather``, lane ``(r, j)`` of the
+    result reading element ``k = r * N + min(j, N - 1)`` of the operand (``N``: the result's last
+    axis), at ``k`` in a tile without row padding, else at ``k + (k / M) * (pitch - M)`` (``M``: the
+    operand's last axis), the row ``k / M`` computed as ``floor((k + 0.5) * (1 / M))`` in float32, exact
+    for every ``k`` below 2^22."""
+    (x,), v = instr.operands, instr.result
+    size, p, lanes = v.type.dtype.itemsize, sel.pitch(v), sel.count(v)
+    n = v.type.shape[-1] if has_rows(v.type.shape) else lanes  # a result without rows is one row
+    line = sel.scratch("repitchRow", I32, p, instr.loc)
+    offsets = sel.scratch("repitchOffsets", I32, lanes, instr.loc)
+    r = sel.fresh("r")
+    out = [Call("CreateVecIndex", line, (), (Lit(0, I32), lit(p)), loc=instr.loc),
+           Call("Mins", line, (line,), (Lit(n - 1, I32), lit(p)), inplace=True),
+           For(r, lit(0), lit(lanes // p), lit(1), (Call(
+               "Adds", view(offsets, Bin(BinOp.MUL, r, lit(p))), (line,), (Bin(BinOp.MUL, r, lit(n)), lit(p))),), True)]
+    if not contiguous(x.type.shape, sel.align):
+        m, gap = x.type.shape[-1], sel.pitch(x) - x.type.shape[-1]
+        row = sel.scratch("repitchSourceRow", F32, lanes, instr.loc)
+        skip = sel.scratch("repitchSkip", I32, lanes, instr.loc)
+        out += [Call("Cast", row, (offsets,), (Const.CAST_RINT, lit(lanes))),
+                Call("Adds", row, (row,), (Lit(0.5, F32), lit(lanes)), inplace=True),
+                Call("Muls", row, (row,), (Lit(1.0 / m, F32), lit(lanes)), inplace=True),
+                Call("Cast", skip, (row,), (Const.CAST_FLOOR, lit(lanes))),
+                Call("Muls", skip, (skip,), (Lit(gap, I32), lit(lanes)), inplace=True),
+                Call("Add", offsets, (offsets, skip), (lit(lanes),), inplace=True)]
+    out.append(Call("Muls", offsets, (offsets,), (Lit(size, I32), lit(lanes)), inplace=True))
+    return out + gather(sel, sel.ref(v), sel.ref(x), offsets, lanes)
 
 
 def interleaves(sel, instr: Instr) -> bool:
@@ -64,7 +105,7 @@ def _index(sel, hint: str, n: int, scale: int, loc) -> tuple[Ref, list]:
     return t, [Call("CreateVecIndex", t, (), (Lit(0, I32), lit(n)), loc=loc)] + scaled
 
 
-def _gather(sel, dst: Ref, src: Ref, offsets: Ref, total: int) -> list:
+def gather(sel, dst: Ref, src: Ref, offsets: Ref, total: int) -> list:
     """``Gather`` of ``total`` lanes in calls of at most 255 repeats."""
     most = 255 * (sel.platform.repeat_bytes // dst.dtype.itemsize)
     out = []
@@ -90,7 +131,7 @@ def _split(sel, instr: Instr) -> list:
     for k, half in enumerate(instr.results):
         if k:
             out.append(Call("Adds", offsets, (offsets,), (Lit(size, I32), lit(n)), inplace=True))
-        out += _gather(sel, sel.ref(half), src, offsets, n)
+        out += gather(sel, sel.ref(half), src, offsets, n)
     return out
 
 
@@ -126,7 +167,7 @@ def _join(sel, instr: Instr) -> list:
         Call("Muls", side, (side,), (Lit(gap, I32), lit(n)), inplace=True),
         Call("Add", lane, (row, side), (lit(n),), inplace=True),
         Call("Muls", lane, (lane,), (Lit(size, I32), lit(n)), inplace=True)]
-    return out + _gather(sel, sel.ref(v), both, lane, n)
+    return out + gather(sel, sel.ref(v), both, lane, n)
 
 
 def _interleave(sel, instr: Instr) -> list:
@@ -146,7 +187,7 @@ def _interleave(sel, instr: Instr) -> list:
             Call("Muls", odd, (odd,), (Lit(gap * size, I32), lit(n)), inplace=True),
             Call("Muls", half, (half,), (Lit(size, I32), lit(n)), inplace=True),
             Call("Add", lane, (half, odd), (lit(n),), inplace=True)]
-    return out + _gather(sel, sel.ref(v), both, lane, n)
+    return out + gather(sel, sel.ref(v), both, lane, n)
 
 
 def _transpose(sel, instr: Instr) -> list:
@@ -164,7 +205,7 @@ def _transpose(sel, instr: Instr) -> list:
            For(j, lit(0), lit(cols), lit(1), (Call(
                "Adds", view(offsets, Bin(BinOp.MUL, j, lit(dst_pitch))), (line,),
                (Bin(BinOp.MUL, j, lit(size)), lit(dst_pitch))),), True)]
-    return out + _gather(sel, sel.ref(v), sel.ref(x), offsets, cols * dst_pitch)
+    return out + gather(sel, sel.ref(v), sel.ref(x), offsets, cols * dst_pitch)
 
 
 def _cat(sel, instr: Instr) -> list:
@@ -183,4 +224,4 @@ def _cat(sel, instr: Instr) -> list:
                  (lit(rest),))]
 
 
-__all__ = ["select"]
+__all__ = ["gather", "select"]

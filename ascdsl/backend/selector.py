@@ -25,7 +25,7 @@ from ..ir.provenance import STORES
 from ..platforms import Platform
 from . import isel, kir
 from .kir import BinOp, Buf, Lit, Ref, Role, Var, VarKind, lit
-from .ublayout import contiguous, count, pitch, tile_align
+from .ublayout import count, pitch, same_layout, tile_align
 
 F32 = dtypes.float32
 I64 = dtypes.int64
@@ -37,6 +37,12 @@ C_BINARY = {Op.ADD: BinOp.ADD, Op.SUB: BinOp.SUB, Op.MUL: BinOp.MUL, Op.IDIV: Bi
 PID = Var(-1, dtypes.int64, "program", VarKind.PID)
 WIDE_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.CAST, Op.NEG})
 """Scalar ops that GM offset arithmetic is made of (computed in int64_t)."""
+
+
+RANK3_OPS = frozenset({Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.RESHAPE, Op.PERMUTE, Op.BROADCAST, Op.CONST, Op.CAST, Op.SUM,
+                       Op.MAX, Op.MIN, Op.FOR, Op.IF, Op.WHILE, Op.YIELD})
+"""Ops that still see rank-3 tiles after :mod:`.rank3` rewrote the others to their flat views (casts other
+rewrites emit run count-form over the footprint, which is that of the flat view)."""
 
 
 BOOL_HINT = ("use comparisons of float or int32 tiles (combined with `& | ^ ~`) as tl.where conditions, "
@@ -88,8 +94,11 @@ class Selector:
         self._wide_memo: dict[int, bool] = {}
         self.segments = 0
         for instr in walk(kernel.body):
-            if any(len(v.type.shape) > 2 for v in (*instr.results, *instr.operands)):
-                raise unsupported(instr, "tiles of rank 3 or more")
+            rank = max((len(v.type.shape) for v in (*instr.results, *instr.operands)), default=0)
+            if rank > 3:
+                raise unsupported(instr, "tiles of rank 4 or more")
+            if rank == 3 and instr.op not in RANK3_OPS:
+                raise unsupported(instr, f"`{instr.op.value}` of rank-3 tiles")
         self._check_bool_tiles()
         self._assign_buffers()
 
@@ -151,11 +160,11 @@ class Selector:
             i.op in GroupOp.MEMORY or i.op in (Op.FOR, Op.WHILE) for r in instr.regions for i in walk(r))
 
     def _fused(self, instr: Instr) -> bool:
-        """A tile broadcast to a 2-D tile that only binary arithmetic reads."""
+        """A tile broadcast to a 2-D tile that only binary arithmetic of two tiles reads."""
         users = self.users.get(instr.results[0].id, []) if instr.results else []
         return (instr.op is Op.BROADCAST and not instr.operands[0].type.is_scalar
                 and len(instr.result.type.shape) == 2 and bool(users)
-                and all(u.op in isel.BINARY_API for u in users))
+                and all(u.op in isel.BINARY_API and not any(x.type.is_scalar for x in u.operands) for u in users))
 
     def _wide_slice(self) -> set[int]:
         """Scalar values GM offsets and strides are computed from (int64_t)."""
@@ -268,11 +277,11 @@ class Selector:
                                                instr.loc)
 
     def free_reshape(self, instr: Instr) -> bool:
-        """``instr`` is a reshape (or a transpose with a unit axis) between two layouts without gaps: its
-        result is its operand's buffer."""
+        """``instr`` is a reshape (or a transpose with a unit axis) between shapes that lie alike in UB
+        (:func:`.ublayout.same_layout`): its result is its operand's buffer."""
         unit = instr.op is Op.PERMUTE and 1 in instr.result.type.shape
-        return (instr.op is Op.RESHAPE or unit) and instr.result.type.dtype != dtypes.bool_ and all(
-            contiguous(x.type.shape, self.align) for x in (instr.operands[0], instr.result))
+        return (instr.op is Op.RESHAPE or unit) and instr.result.type.dtype != dtypes.bool_ and same_layout(
+            instr.operands[0].type.shape, instr.result.type.shape, self.align)
 
     def only_inits(self, v: Value) -> bool:
         """``v`` is a constant tile that only initialises loop accumulators (Duplicate'd there)."""
@@ -406,7 +415,9 @@ class Selector:
                 rank = len(u.attr("shape"))
                 stem = self.ptr_stem(u.operands[0])
                 strides = rank if u.op in (Op.STRIDED_LOAD, Op.STRIDED_STORE) else rank - 1
-                roles = ["Offset"] + ["Stride"] * strides + (["Rows", "Cols"] if rank == 2 else ["Count"])
+                extents = {1: ["Count"], 2: ["Rows", "Cols"], 3: ["Planes", "Rows", "Cols"]}[rank]
+                outer = ["PlaneStride", "Stride"] if rank == 3 else ["Stride"] * strides
+                roles = ["Offset"] + outer + extents
                 for role, x in zip(roles, u.operands[1:]):
                     if x.id == v.id:
                         return camel_join(stem, role)

@@ -8,9 +8,9 @@
   comparison, ``tl.where``, a store, a cast, an op computed in float32), :func:`rewrite` (a
   :data:`.decompose.REWRITES` rule) spreads it into a buffer first as ``-0.0 + x`` (``0 + x`` for
   integers), which is ``x`` exactly, signed zeros, infinities and NaN included;
-* ``tl.reshape``/``tl.view`` between layouts without row padding (1-D, ``[M, 1]``, ``[1, N]``, rows that
-  fill whole 32-byte blocks) is free: the result is the operand's buffer; other reshapes are a
-  located error;
+* ``tl.reshape``/``tl.view`` between shapes that lie alike in UB (1-D, ``[M, 1]``, ``[1, N]``, rows that
+  fill whole 32-byte blocks, ``[A, B, C]`` and ``[A * B, C]``) is free: the result is the operand's
+  buffer; other reshapes are a ``Gather`` (:mod:`.relayout`), or a located error for 8-bit tiles;
 * a block load or store of ``[M, 1]`` at row stride 1 (``ptr + rows[:, None]``) is the 1-D access of
   its ``M`` elements, since the tile is stored as ``[M]``.
 """
@@ -26,8 +26,10 @@ F32 = dtypes.float32
 
 
 def _read_through_strides(u: Instr) -> bool:
-    """``u`` reads a broadcast operand through repeat strides (see :mod:`.reduce`)."""
-    return u.op in isel.BINARY_API and u.op in isel.NATIVE.get(u.result.type.dtype, ())
+    """``u`` reads a broadcast operand through repeat strides (see :mod:`.reduce`): native binary
+    arithmetic of two tiles."""
+    return (u.op in isel.BINARY_API and u.op in isel.NATIVE.get(u.result.type.dtype, ())
+            and not any(x.type.is_scalar for x in u.operands))
 
 
 def rewrite(r, instr: Instr) -> bool:
@@ -97,8 +99,9 @@ def select(sel, instr: Instr) -> list | None:
                 Call("Duplicate", sel.ref(v), (), (element, lit(sel.count(v))))]
     if instr.op is Op.RESHAPE:
         if not sel.free_reshape(instr):
-            raise unsupported(instr, f"reshaping {instr.operands[0].type.shape} to {v.type.shape} (its UB rows "
-                                     "are padded to 32-byte blocks; reshape between shapes whose last axis fills "
+            raise unsupported(instr, f"reshaping {v.type.dtype} tiles {instr.operands[0].type.shape} to "
+                                     f"{v.type.shape} (UB rows are padded to 32-byte blocks and Gather moves only 16- "
+                                     "and 32-bit elements between them; reshape between shapes whose last axis fills "
                                      "whole blocks)")
         return []
     return None

@@ -1,7 +1,8 @@
 """Shape ops on the simulator (hazard checks on) against the interpreter, bit-exact: free reshapes and
-views, 2-D transposes (Gather), `tl.cat` along axis 0, `tl.split`, `tl.interleave` and `tl.join`, in
-float32/float16/bfloat16 and int32; reshapes and concatenations that would move elements within
-padded rows, and `flip`, are located errors."""
+views, reshapes between padded rows and 2-D transposes (Gather), `tl.cat` along axis 0, `tl.split`,
+`tl.interleave` and `tl.join`, in float32/float16/bfloat16 and int32; reshapes of 8-bit tiles that
+would move elements within padded rows, concatenations whose second tile starts inside a block, and
+`flip`, are located errors."""
 import numpy as np
 import pytest
 
@@ -77,10 +78,33 @@ def test_cat_bit_exact(dtype):
 
 
 @ascdsl.jit
+def repitch_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, M * N)
+    x = tl.reshape(tl.load(x_ptr + offs), (M, N))  # 1-D -> padded rows: a Gather
+    r = tl.reshape(x * 2, (N, M))  # padded rows -> other padded rows
+    rows, cols = tl.arange(0, N)[:, None], tl.arange(0, M)[None, :]
+    tl.store(out_ptr + rows * M + cols, r)
+    tl.store(out_ptr + M * N + offs, tl.reshape(r + 1, (M * N,)))  # padded rows -> 1-D
+
+
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
+def test_reshapes_between_padded_rows_bit_exact(dtype):
+    def check(m, n):
+        x = _data(m * n, dtype)
+        want, got = _both(repitch_kernel[(1,)], x, np.zeros(2 * m * n, dtype.np), M=m, N=n)
+        np.testing.assert_array_equal(_bits(got[1]), _bits(want[1]), err_msg=f"{m}x{n}")
+        assert (want[1][:m * n] == (x * 2).astype(dtype.np)).all()
+    cases = [(4, 6), (16, 4), (3, 40)]
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
+
+
+@ascdsl.jit
 def padded_reshape_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    x = tl.reshape(tl.load(x_ptr + offs), (BLOCK // 4, 4))
-    tl.store(out_ptr + offs, tl.reshape(x * 2, (BLOCK,)))
+    x = tl.reshape(tl.load(x_ptr + offs).to(tl.int8), (BLOCK // 4, 4))
+    tl.store(out_ptr + offs, tl.reshape(x * 2, (BLOCK,)).to(tl.float32))
 
 
 @ascdsl.jit
@@ -116,7 +140,7 @@ def flip_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
 
 
 @pytest.mark.parametrize("kernel, message", [
-    (padded_reshape_kernel, r"reshaping \(64,\) to \(16, 4\)"),
+    (padded_reshape_kernel, r"reshaping int8 tiles \(64,\) to \(16, 4\)"),
     (unaligned_cat_kernel, "`tl.cat` of"),
     (flip_kernel, "the tile op `flip`"),
 ], ids=["padded-reshape", "unaligned-cat", "flip"])

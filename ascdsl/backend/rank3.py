@@ -1,0 +1,279 @@
+"""Rank-3 tiles: ``[A, B, C]`` lies in UB exactly as ``[A * B, C]`` (:mod:`.ublayout`), so most of
+their ops are the 2-D ops of that flat view.
+
+Tile-IR rewrites (:func:`rewrite`, the first :data:`.decompose.REWRITES` rule) replace every op on
+rank-3 tiles by the same op on the flat views (``tl.reshape`` between the two is free), so every
+later rule and selection sees 2-D tiles:
+
+* elementwise ops (arithmetic, comparisons, ``tl.where``, casts, math) run on ``[A * B, C]``;
+* broadcasts of ``[1, 1, C]`` and ``[A, B, 1]`` are the 2-D row and column broadcasts of the flat
+  view (read through repeat strides by the arithmetic that uses them); ``[A, 1, 1]`` and
+  ``[1, B, 1]`` are first broadcast along the last axis; a one-element tile is broadcast to a row
+  first;
+* ``sum``/``max``/``min``/``argmax``/``argmin`` along the last axis, or to a scalar, reduce the flat
+  view (``[A, B, 1]`` is the flat ``[A * B]`` result; ``[A, B]`` is re-pitched from it by a
+  ``Gather`` when its rows do not fill whole blocks); ``expand_dims``, ``reshape`` and ``permute``
+  s that only move unit axes are reshapes of the flat views.
+
+What stays rank 3 is selected here (:func:`select`): ``[1, B, C] -> [A, B, C]`` (``A`` copies of
+the tile) and ``[A, 1, C] -> [A, B, C]`` (each row copied ``B`` times), both ``DataCopy`` UB -> UB of
+whole padded rows; ``sum``/``max``/``min`` along axis 0 or 1, in float32 or int32: per outer index,
+the first slab (a row, or ``B`` rows for axis 0) is copied and the others folded onto it in order
+with count-form ``Add``/``Max``/``Min`` (as the rows of a 2-D tile along axis 0, :mod:`.reduce`).
+``tl.permute``/``tl.trans`` that move non-unit axes are one ``Gather`` (16- and 32-bit elements).
+Block loads and stores of rank 3 are :mod:`.memory`'s. Anything else of rank 3 (scans, sorts,
+``tl.cat``, gathers, bool broadcasts) is a located error, and so is any tile of rank 4 or more.
+"""
+from __future__ import annotations
+
+from .. import dtypes
+from ..ir.core import GroupOp, Instr, Op, Type, Value
+from . import isel
+from .kir import Bin, BinOp, Call, For, Lit, Ref, add, lit
+from .relayout import gather
+from .repeat import located
+from .selector import F32, unsupported
+from .ublayout import has_rows, strides
+
+I32 = dtypes.int32
+ELEMENTWISE = GroupOp.ELEMENTWISE - {Op.PTR_ADD}
+AXIS_REDUCE = frozenset({Op.SUM, Op.MAX, Op.MIN})
+"""Reductions along axis 0 or 1 of a rank-3 tile that :func:`select` lowers."""
+
+
+def flat_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The 2-D shape a rank-3 tile lies in UB as."""
+    a, b, c = shape
+    return (a * b, c)
+
+
+def _rank(instr: Instr) -> int:
+    return max((len(x.type.shape) for x in (*instr.results, *instr.operands)), default=0)
+
+
+def _flattens(instr: Instr) -> bool:
+    """:func:`rewrite` replaces ``instr`` by ops on flat views."""
+    if _rank(instr) != 3 or len(instr.results) != 1:
+        return False
+    op, v = instr.op, instr.result
+    if op in ELEMENTWISE or op is Op.BROADCAST:
+        return len(v.type.shape) == 3
+    if op in GroupOp.REDUCE:
+        return len(instr.operands[0].type.shape) == 3
+    if op is Op.PERMUTE:
+        return _moves_units_only(instr)
+    return op in (Op.RESHAPE, Op.EXPAND_DIMS)
+
+
+def _moves_units_only(instr: Instr) -> bool:
+    shape, order = instr.operands[0].type.shape, instr.attr("order")
+    kept = [d for d in order if shape[d] != 1]
+    return kept == sorted(kept)
+
+
+def rewrite(r, instr: Instr) -> bool:
+    """The rewrites of the module docstring (a :data:`.decompose.REWRITES` rule)."""
+    rank = _rank(instr)
+    if rank > 3:
+        raise unsupported(instr, "tiles of rank 4 or more")
+    if not _flattens(instr):
+        return False
+    op = instr.op
+    if op is Op.BROADCAST:
+        _broadcast(r, instr)
+    elif op in GroupOp.REDUCE:
+        _reduce(r, instr)
+    elif op in ELEMENTWISE:
+        v = instr.result
+        xs = tuple(x if x.type.is_scalar else _flat(r, x, instr.loc) for x in instr.operands)
+        _bind(r, v, r.op(op, Type(v.type.dtype, flat_shape(v.type.shape)), xs, instr.attrs, instr.loc), instr.loc)
+    else:
+        _reshape(r, instr)
+    return True
+
+
+def _flat(r, x: Value, loc) -> Value:
+    """The flat view of rank-3 ``x`` (its contiguous twin for a 2-D reduction result, when it has one)."""
+    if x.id in r.flat:
+        return r.flat[x.id]
+    if len(x.type.shape) != 3:
+        return x
+    return r.emit(Op.RESHAPE, Type(x.type.dtype, flat_shape(x.type.shape)), (x,), (), loc)
+
+
+def _bind(r, v: Value, f: Value, loc) -> None:
+    """``f`` is the flat view of ``v``; ``v`` itself is a reshape of ``f`` (swept by :func:`.decompose.decompose`
+    when no op reads it)."""
+    if len(v.type.shape) == 3 and f.type.shape != flat_shape(v.type.shape):  # a 2-D result's 1-D twin
+        f = r.emit(Op.RESHAPE, Type(f.type.dtype, flat_shape(v.type.shape)), (f,), (), loc)
+    r.flat[v.id] = f
+    r.emit(Op.RESHAPE, v.type, (f,), (), loc, result=v)
+
+
+def _reshape(r, instr: Instr) -> None:
+    """``reshape``/``expand_dims`` (and a ``permute`` of unit axes) to or from rank 3."""
+    (x,), v, loc = instr.operands, instr.result, instr.loc
+    src = _flat(r, x, loc)
+    if len(v.type.shape) == 3:
+        _bind(r, v, r.emit(Op.RESHAPE, Type(v.type.dtype, flat_shape(v.type.shape)), (src,), (), loc), loc)
+    else:
+        r.emit(Op.RESHAPE, v.type, (src,), (), loc, result=v)
+
+
+def _broadcast(r, instr: Instr) -> None:
+    (x,), v, loc = instr.operands, instr.result, instr.loc
+    dt, (a_, b_, c_) = v.type.dtype, v.type.shape
+    flat = Type(dt, flat_shape(v.type.shape))
+    if x.type.is_scalar:
+        _bind(r, v, r.op(Op.BROADCAST, flat, (x,), (), loc), loc)
+        return
+    if dt == dtypes.bool_:
+        raise unsupported(instr, "broadcasting bool tiles of rank 3 (broadcast the compared values instead)")
+    a, b, c = (1,) * (3 - len(x.type.shape)) + x.type.shape
+    src = _flat(r, x, loc)
+    if a * b * c == 1:  # one element: a row first
+        row = r.emit(Op.RESHAPE, Type(dt, (1,)), (src,), (), loc)
+        row = r.op(Op.BROADCAST, Type(dt, (c_,)), (row,), (), loc) if c_ > 1 else row
+        src, c = r.emit(Op.RESHAPE, Type(dt, (1, c_)), (row,), (), loc), c_
+    if c != c_:  # along the last axis: a 2-D column broadcast
+        column = r.emit(Op.RESHAPE, Type(dt, (a * b, 1)), (src,), (), loc)
+        src = _spread_2d(r, column, Type(dt, (a * b, c_)), v if (a, b) == (a_, b_) else None, loc)
+    if (a, b) == (a_, b_):
+        _bind(r, v, src, loc)
+    elif (a, b) == (1, 1):  # [1, 1, C]: a 2-D row broadcast
+        rows = r.emit(Op.RESHAPE, Type(dt, (1, c_)), (src,), (), loc)
+        _bind(r, v, _spread_2d(r, rows, flat, v, loc), loc)
+    elif c_ == 1:  # [A, 1, 1] or [1, B, 1] to [A, B, 1]: the 2-D broadcast, re-laid out
+        two = r.emit(Op.RESHAPE, Type(dt, (a, b)), (src,), (), loc)
+        spread = _spread_2d(r, two, Type(dt, (a_, b_)), None, loc)
+        _bind(r, v, r.emit(Op.RESHAPE, flat, (spread,), (), loc), loc)
+    else:  # [1, B, C] or [A, 1, C]: copies of whole rows (select)
+        three = r.emit(Op.RESHAPE, Type(dt, (a, b, c_)), (src,), (), loc)
+        r.emit(Op.BROADCAST, v.type, (three,), (), loc, result=v)
+        r.flat[v.id] = r.emit(Op.RESHAPE, flat, (v,), (), loc)
+
+
+def _spread_2d(r, x: Value, t: Type, like: Value | None, loc) -> Value:
+    """A 2-D broadcast of ``x`` to ``t`` whose users are those of ``like`` (the flat views of them),
+    or, without ``like`` or when its users are unknown, a reshape (so :func:`.shapes.rewrite` puts it in
+    a buffer)."""
+    v = r.value(t)
+    known = like is not None and like.id in r.users  # else made by another rewrite: its users are unknown
+    r.users[v.id] = r.users[like.id] if known else [Instr(Op.RESHAPE, (), (v,), (), (), loc)]
+    return r.op(Op.BROADCAST, t, (x,), (), loc, result=v)
+
+
+def _reduce(r, instr: Instr) -> None:
+    (x,), v, loc = instr.operands, instr.result, instr.loc
+    op, axis, keep = instr.op, instr.attr("axis"), instr.attr("keep_dims")
+    (a, b, c), dt = x.type.shape, v.type.dtype
+    src = _flat(r, x, loc)
+    if axis is None:
+        if keep:
+            s = r.op(op, Type(dt), (src,), (("axis", None), ("keep_dims", False)), loc)
+            r.op(Op.BROADCAST, v.type, (s,), (), loc, result=v)
+        else:
+            r.op(op, v.type, (src,), (("axis", None), ("keep_dims", False)), loc, result=v)
+        return
+    axis %= 3
+    if axis == 2:
+        f = r.op(op, Type(dt, (a * b,)), (src,), (("axis", 1), ("keep_dims", False)), loc)
+        if keep:
+            _bind(r, v, r.emit(Op.RESHAPE, Type(dt, (a * b, 1)), (f,), (), loc), loc)
+        else:
+            _bind(r, v, f, loc)  # [A, B] re-laid out from the flat [A * B] only if a user reads it
+        return
+    if op not in AXIS_REDUCE:
+        raise unsupported(instr, f"`{op.value}` along axis {axis} of a rank-3 tile (along the last axis, or to "
+                                 "a scalar)")
+    work = F32 if x.type.dtype.is_float else x.type.dtype
+    if work not in (F32, I32):
+        raise unsupported(instr, f"`{op.value}` of {x.type.dtype} tiles of rank 3 (reduce float or int32 tiles)")
+    src = r.op(Op.CAST, src.type.with_dtype(work), (src,), (("dtype", work),), loc) if work != x.type.dtype else src
+    three = r.emit(Op.RESHAPE, x.type.with_dtype(work), (src,), (), loc)
+    out = Type(work, (b, c) if axis == 0 else (a, c))
+    two = r.emit(op, out, (three,), (("axis", axis), ("keep_dims", False)), loc,
+                 result=v if not keep and work == dt else None)
+    if work != dt:
+        two = r.cast(two, dt, loc, result=None if keep else v)
+    if keep:
+        _bind(r, v, two, loc)
+
+
+def select(sel, instr: Instr) -> list | None:
+    """The calls of the rank-3 ops the module docstring names (a :data:`.select.RULES` rule), else None."""
+    if instr.op is Op.PERMUTE and len(instr.result.type.shape) == 3:
+        return _permute(sel, instr)
+    if instr.op is Op.BROADCAST and len(instr.result.type.shape) == 3 and not instr.operands[0].type.is_scalar:
+        return _spread(sel, instr)
+    if instr.op in AXIS_REDUCE and len(instr.operands[0].type.shape) == 3:
+        return _fold(sel, instr)
+    return None
+
+
+def _spread(sel, instr: Instr) -> list:
+    """``[1, B, C]`` or ``[A, 1, C]`` -> ``[A, B, C]``: whole padded rows copied UB -> UB."""
+    (x,), v = instr.operands, instr.result
+    a, b, _ = v.type.shape
+    p, dt = sel.pitch(v), v.type.dtype
+    dst, src = sel.bufs[v.id], sel.bufs[x.id]
+    if x.type.shape[0] == 1:  # the tile, A times
+        i = sel.fresh("a")
+        copy = Call("DataCopy", Ref(dst, dt, Bin(BinOp.MUL, i, lit(b * p)), a * b * p),
+                    (Ref(src, dt, lit(0), b * p),), (lit(b * p),))
+        return [For(i, lit(0), lit(a), lit(1), (copy,), True, loc=instr.loc)]
+    i = sel.fresh("r")  # row i of the result is row i / B of the operand
+    copy = Call("DataCopy", Ref(dst, dt, Bin(BinOp.MUL, i, lit(p)), a * b * p),
+                (Ref(src, dt, Bin(BinOp.MUL, Bin(BinOp.DIV, i, lit(b)), lit(p)), a * p),), (lit(p),))
+    return [For(i, lit(0), lit(a * b), lit(1), (copy,), True, loc=instr.loc)]
+
+
+def _permute(sel, instr: Instr) -> list:
+    """``tl.permute``/``tl.trans`` of ``[A, B, C]``: one ``Gather``, lane ``(i, j, k)`` of the result reading
+    the operand's element at ``i * s0 + j * s1 + min(k, N - 1) * s2`` (``s``: the operand's UB strides
+    of the axes the result's come from; ``N``: the result's last axis)."""
+    (x,), v = instr.operands, instr.result
+    dt = v.type.dtype
+    if not has_rows(v.type.shape) or dt.itemsize not in (2, 4) or dt == dtypes.bool_:
+        raise unsupported(instr, f"permuting {x.type.shape} {dt} tiles to {v.type.shape} (Gather moves 16- and "
+                                 "32-bit elements into a tile whose last axis is longer than 1)")
+    d0, d1, d2 = v.type.shape
+    s0, s1, s2 = (strides(x.type.shape, sel.align)[d] for d in instr.attr("order"))
+    size, p = dt.itemsize, sel.pitch(v)
+    line = sel.scratch("permuteRow", I32, p, instr.loc)
+    offsets = sel.scratch("permuteOffsets", I32, d0 * d1 * p, instr.loc)
+    r = sel.fresh("r")
+    at = Bin(BinOp.ADD, Bin(BinOp.MUL, Bin(BinOp.DIV, r, lit(d1)), lit(s0 * size)),
+             Bin(BinOp.MUL, Bin(BinOp.MOD, r, lit(d1)), lit(s1 * size)))
+    out = [Call("CreateVecIndex", line, (), (Lit(0, I32), lit(p)), loc=instr.loc),
+           Call("Mins", line, (line,), (Lit(d2 - 1, I32), lit(p)), inplace=True),
+           Call("Muls", line, (line,), (Lit(s2 * size, I32), lit(p)), inplace=True),
+           For(r, lit(0), lit(d0 * d1), lit(1), (Call(
+               "Adds", Ref(offsets.buf, I32, Bin(BinOp.MUL, r, lit(p)), offsets.extent), (line,), (at, lit(p))),), True)]
+    return out + gather(sel, sel.ref(v), sel.ref(x), offsets, d0 * d1 * p)
+
+
+def _fold(sel, instr: Instr) -> list:
+    """``sum``/``max``/``min`` along axis 0 or 1 of ``[A, B, C]``: per outer index, its first slab
+    copied, the others folded onto it in order."""
+    (x,), v = instr.operands, instr.result
+    (a, b, c), axis = x.type.shape, instr.attr("axis")
+    dt = x.type.dtype
+    api = isel.BINARY_API[{Op.SUM: Op.ADD, Op.MAX: Op.MAXIMUM, Op.MIN: Op.MINIMUM}[instr.op]]
+    p = sel.pitch(x)
+    outer, count, slab, lanes = (1, a, b * p, b * p) if axis == 0 else (a, b, p, c)
+    dst, src = sel.bufs[v.id], sel.bufs[x.id]
+    o, k = sel.fresh("o"), sel.fresh("k")
+    at = Bin(BinOp.MUL, o, lit(slab)) if outer > 1 else lit(0)
+    first = Bin(BinOp.MUL, o, lit(count * slab)) if outer > 1 else lit(0)
+    acc = Ref(dst, dt, at, outer * slab)
+    body: list = [Call("DataCopy", acc, (Ref(src, dt, first, a * b * p),), (lit(slab),))]
+    if count > 1:
+        row = Ref(src, dt, add(first, Bin(BinOp.MUL, k, lit(slab))), a * b * p)
+        body.append(For(k, lit(1), lit(count), lit(1), (Call(api, acc, (acc, row), (lit(lanes),), inplace=True),)))
+    if outer == 1:
+        return located(body, instr.loc)
+    return [For(o, lit(0), lit(outer), lit(1), tuple(body), loc=instr.loc)]
+
+
+__all__ = ["flat_shape", "rewrite", "select"]

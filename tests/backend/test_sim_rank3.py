@@ -1,0 +1,312 @@
+"""Rank-3 tiles on the simulator (hazard checks on) against the interpreter: 3-D block loads and stores
+(masked in every axis, planes strided or following each other), elementwise math and broadcasts among
+[A, B, C], [A, 1, C], [1, B, C], [A, B, 1], [A, 1, 1], [1, B, 1], [1, 1, C], one element and scalars,
+reductions along every axis (keep_dims or not) and to a scalar, reshapes to and from 2-D, `expand_dims`
+of 2-D tiles, permutes, and loops carrying rank-3 tiles: bit-exact where the ops are exact; what stays
+unsupported (rank 4, scans of rank-3 tiles, argmax along a leading axis) is a located error."""
+import numpy as np
+import pytest
+
+import ascdsl
+import ascdsl.language as tl
+from ascdsl import dtypes
+from tests.backend.sweep import ALL_SWEEP, FLOAT_SWEEP
+from tests.backend.test_sim import RNG, _both, _data, prebuilt
+
+
+def _bits(a):
+    return a.view(f"u{a.dtype.itemsize}")
+
+
+def _each(check, cases) -> None:
+    """``check(*case)`` for every case, its simulator kernels built in one g++ run first."""
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
+
+
+@ascdsl.jit
+def _offsets(s0, s1, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    a = tl.arange(0, A)[:, None, None]
+    b = tl.arange(0, B)[None, :, None]
+    c = tl.arange(0, C)[None, None, :]
+    return a * s0 + b * s1 + c
+
+
+@ascdsl.jit
+def copy3_kernel(x_ptr, out_ptr, na, nb, nc, xs0, xs1, os0, os1,
+                 A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    a = tl.arange(0, A)[:, None, None]
+    b = tl.arange(0, B)[None, :, None]
+    c = tl.arange(0, C)[None, None, :]
+    mask = (a < na) & (b < nb) & (c < nc)
+    x = tl.load(x_ptr + a * xs0 + b * xs1 + c, mask=mask, other=-1)
+    tl.store(out_ptr + a * os0 + b * os1 + c, x * 3 + 1)
+    tl.store(out_ptr + A * os0 + _offsets(os0, os1, A, B, C), x, mask=mask)
+
+
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
+def test_masked_loads_and_stores_bit_exact(dtype):
+    def check(shape, valid, strided):
+        a, b, c = shape
+        src = _data((a + 1, b + 2, c + 3) if strided else shape, dtype)
+        xs0, xs1 = src.shape[1] * src.shape[2], src.shape[2]
+        os1 = c + 5 if strided else c
+        os0 = (b + 1) * os1 if strided else b * os1
+        out = np.full(2 * a * os0, 7, dtype.np)
+        want, got = _both(copy3_kernel[(1,)], src, out, *valid, xs0, xs1, os0, os1, A=a, B=b, C=c)
+        np.testing.assert_array_equal(_bits(got[1]), _bits(want[1]), err_msg=f"{shape} {valid} {strided}")
+        na, nb, nc = valid
+        expect = np.full(shape, -1, dtype.np)
+        expect[:na, :nb, :nc] = src[:na, :nb, :nc]
+        first = want[1][:a * os0].reshape(a, os0)[:, :b * os1].reshape(a, b, os1)[:, :, :c]
+        assert (first == (expect * 3 + 1).astype(dtype.np)).all()
+    cases = [((2, 3, 8), (2, 3, 8), False), ((2, 3, 8), (2, 3, 5), True), ((4, 5, 12), (3, 2, 12), True),
+             ((3, 4, 40), (2, 4, 33), False), ((2, 2, 8), (0, 2, 8), True)]
+    _each(check, cases)
+
+
+@ascdsl.jit
+def broadcast3_kernel(x_ptr, ac_ptr, bc_ptr, ab_ptr, out_ptr, k, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    ia, ib, ic = tl.arange(0, A), tl.arange(0, B), tl.arange(0, C)
+    offs = _offsets(B * C, C, A, B, C)
+    x = tl.load(x_ptr + offs)
+    ac = tl.load(ac_ptr + ia[:, None] * C + ic[None, :])[:, None, :]  # (A, 1, C)
+    bc = tl.load(bc_ptr + ib[:, None] * C + ic[None, :])  # (B, C), broadcast as (1, B, C)
+    ab = tl.load(ab_ptr + ia[:, None] * B + ib[None, :])[:, :, None]  # (A, B, 1)
+    y = (x + ac) * bc - ab
+    tl.store(out_ptr + offs, tl.where(x > ab, y, k - y))
+    tl.store(out_ptr + A * B * C + offs, tl.broadcast_to(bc[None, :, :], (A, B, C)))
+    tl.store(out_ptr + 2 * A * B * C + offs, tl.maximum(tl.broadcast_to(ac, (A, B, C)), ab))
+
+
+@ascdsl.jit
+def vectors3_kernel(a_ptr, b_ptr, c_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    offs = _offsets(B * C, C, A, B, C)
+    va = tl.load(a_ptr + tl.arange(0, A))[:, None, None]
+    vb = tl.load(b_ptr + tl.arange(0, B))[None, :, None]
+    vc = tl.load(c_ptr + tl.arange(0, C))  # (C,), broadcast as (1, 1, C)
+    one = tl.load(a_ptr + tl.arange(0, 1))[:, None, None]  # (1, 1, 1)
+    tl.store(out_ptr + offs, tl.minimum(va, vb) * vc + one)
+    tl.store(out_ptr + A * B * C + offs, tl.broadcast_to(va + vb, (A, B, C)) - one)
+    tl.store(out_ptr + 2 * A * B * C + offs, tl.broadcast_to(one, (A, B, C)) + 1)
+
+
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
+def test_broadcasts_among_rank3_shapes_bit_exact(dtype):
+    def check(a, b, c):
+        x = _data((a, b, c), dtype)
+        args = [x, _data((a, c), dtype), _data((b, c), dtype), _data((a, b), dtype), np.zeros(3 * a * b * c, dtype.np)]
+        want, got = _both(broadcast3_kernel[(1,)], *args, 2, A=a, B=b, C=c)
+        np.testing.assert_array_equal(_bits(got[4]), _bits(want[4]), err_msg=f"{a}x{b}x{c}")
+        vectors = [_data(a, dtype), _data(b, dtype), _data(c, dtype), np.zeros(3 * a * b * c, dtype.np)]
+        want, got = _both(vectors3_kernel[(1,)], *vectors, A=a, B=b, C=c)
+        np.testing.assert_array_equal(_bits(got[3]), _bits(want[3]), err_msg=f"{a}x{b}x{c}")
+        assert (want[3][2 * a * b * c:] == (vectors[0][0] + 1).astype(dtype.np)).all()
+    cases = [(2, 3, 8), (4, 2, 16), (3, 5, 12), (2, 8, 64)]
+    _each(check, cases)
+
+
+@ascdsl.jit
+def reduce3_kernel(x_ptr, out_ptr, AXIS: tl.constexpr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    offs = _offsets(B * C, C, A, B, C)
+    x = tl.load(x_ptr + offs)
+    if AXIS == 0:
+        M, N = B, C
+    elif AXIS == 1:
+        M, N = A, C
+    else:
+        M, N = A, B
+    o2 = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    tl.store(out_ptr + o2, tl.sum(x, axis=AXIS))
+    tl.store(out_ptr + M * N + o2, tl.max(x, axis=AXIS))
+    tl.store(out_ptr + 2 * M * N + o2, tl.min(x, axis=AXIS - 3))
+    y = x - tl.max(x, axis=AXIS, keep_dims=True) + tl.sum(x, AXIS, keep_dims=True)  # broadcast back
+    tl.store(out_ptr + 3 * M * N + offs, y)
+
+
+@ascdsl.jit
+def last_axis_kernel(x_ptr, out_ptr, idx_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    offs = _offsets(B * C, C, A, B, C)
+    x = tl.load(x_ptr + offs)
+    ab = tl.arange(0, A)[:, None] * B + tl.arange(0, B)[None, :]
+    tl.store(idx_ptr + ab, tl.argmax(x, axis=2))
+    tl.store(idx_ptr + A * B, tl.argmin(x))
+    tl.store(out_ptr + offs, x * tl.max(x, axis=2)[:, :, None])  # a 2-D result expanded again
+    tl.store(out_ptr + A * B * C, tl.max(x))
+
+
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
+def test_reductions_along_every_axis(dtype):
+    def check(a, b, c, axis):
+        x = _data((a, b, c), dtype)
+        size = {0: b * c, 1: a * c, 2: a * b}[axis]
+        want, got = _both(reduce3_kernel[(1,)], x, np.zeros(3 * size + a * b * c, dtype.np), AXIS=axis,
+                          A=a, B=b, C=c)
+        tol = dict(rtol=dtype.rtol, atol=dtype.atol * (a + b + c)) if dtype.is_float else dict(rtol=0, atol=0)
+        np.testing.assert_allclose(got[1].astype(np.float64), want[1].astype(np.float64), **tol,
+                                   err_msg=f"{a}x{b}x{c} axis {axis}")
+        assert np.array_equal(got[1][size:3 * size], want[1][size:3 * size])  # max and min are exact
+        assert np.array_equal(want[1][size:2 * size], x.max(axis=axis).ravel())
+    cases = [(2, 3, 8, 0), (2, 3, 8, 1), (2, 3, 8, 2), (3, 5, 12, 1), (4, 2, 64, 0), (3, 5, 12, 2)]
+    _each(check, cases)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_SWEEP)
+def test_last_axis_reductions_and_scalars_bit_exact(dtype):
+    def check(a, b, c):
+        x = _data((a, b, c), dtype)
+        want, got = _both(last_axis_kernel[(1,)], x, np.zeros(a * b * c + 1, dtype.np), np.zeros(a * b + 1, np.int32),
+                          A=a, B=b, C=c)
+        np.testing.assert_array_equal(_bits(got[1]), _bits(want[1]), err_msg=f"{a}x{b}x{c}")
+        np.testing.assert_array_equal(got[2], want[2])
+        assert (want[2][:-1] == x.argmax(axis=2).ravel()).all() and want[2][-1] == x.argmin()
+    cases = [(2, 3, 8), (3, 5, 12), (2, 8, 40)]
+    _each(check, cases)
+
+
+@ascdsl.jit
+def shapes3_kernel(x_ptr, y_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    offs = _offsets(B * C, C, A, B, C)
+    x = tl.load(x_ptr + offs)
+    rows = tl.arange(0, A * B)[:, None] * C + tl.arange(0, C)[None, :]
+    y = tl.reshape(tl.load(y_ptr + tl.arange(0, A * B * C)), (A, B, C))  # 1-D -> padded rows
+    tl.store(out_ptr + A * B * C + offs, y * x)
+    t = tl.permute(x, (2, 0, 1))  # (C, A, B)
+    tl.store(out_ptr + 2 * A * B * C + _offsets(A * B, B, C, A, B), t)
+    u = tl.trans(x, (1, 0, 2))  # (B, A, C)
+    tl.store(out_ptr + 3 * A * B * C + _offsets(A * C, C, B, A, C), u)
+    two = tl.load(y_ptr + tl.arange(0, B)[:, None] * C + tl.arange(0, C)[None, :])
+    z = tl.reshape(x, (A * B, C)) * 2 - tl.reshape(tl.expand_dims(two, 0) + x, (A * B, C))  # free reshapes
+    tl.store(out_ptr + rows, z)
+
+
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
+def test_reshapes_and_permutes_bit_exact(dtype):
+    def check(a, b, c):
+        x, y = _data((a, b, c), dtype), _data(a * b * c, dtype)
+        want, got = _both(shapes3_kernel[(1,)], x, y, np.zeros(4 * a * b * c, dtype.np), A=a, B=b, C=c)
+        np.testing.assert_array_equal(_bits(got[2]), _bits(want[2]), err_msg=f"{a}x{b}x{c}")
+        n = a * b * c
+        assert (want[2][2 * n:3 * n] == x.transpose(2, 0, 1).ravel()).all()
+        assert (want[2][3 * n:4 * n] == x.transpose(1, 0, 2).ravel()).all()
+    cases = [(2, 3, 8), (3, 4, 5), (2, 2, 16)]
+    _each(check, cases)
+
+
+@ascdsl.jit
+def loop3_kernel(x_ptr, out_ptr, n, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    """Sums ``n`` consecutive [A, B, C] blocks; the accumulator is a rank-3 tile carried by the loop."""
+    offs = _offsets(B * C, C, A, B, C)
+    acc = tl.zeros((A, B, C), tl.float32)
+    top = tl.full((A, B, 1), float("-inf"), tl.float32)
+    for i in range(0, n):
+        x = tl.load(x_ptr + i * A * B * C + offs).to(tl.float32)
+        acc += x
+        top = tl.maximum(top, tl.max(x, axis=2, keep_dims=True))
+    tl.store(out_ptr + offs, (acc - top).to(out_ptr.dtype.element_ty))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_SWEEP)
+def test_loops_carry_rank3_tiles(dtype):
+    x = _data((3, 2, 3, 8), dtype)
+    want, got = _both(loop3_kernel[(1,)], x, np.zeros(48, dtype.np), 3, A=2, B=3, C=8)
+    np.testing.assert_allclose(got[1].astype(np.float64), want[1].astype(np.float64), rtol=dtype.rtol,
+                               atol=dtype.atol * 4)
+
+
+@ascdsl.jit
+def block_ptr3_kernel(x_ptr, out_ptr, Z, M, N, sz, sm, BZ: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    start = (0, tl.program_id(0) * BM, 0)
+    src = tl.make_block_ptr(x_ptr, (Z, M, N), (sz, sm, 1), start, (BZ, BM, BN), (2, 1, 0))
+    dst = tl.make_block_ptr(out_ptr, (Z, M, N), (sz, sm, 1), start, (BZ, BM, BN), (2, 1, 0))
+    for _ in range(0, N, BN):
+        x = tl.load(src, boundary_check=(0, 1, 2), padding_option="zero")
+        tl.store(dst, x * 2 - tl.sum(x, axis=0, keep_dims=True), boundary_check=(0, 1, 2))
+        src = tl.advance(src, (0, 0, BN))
+        dst = tl.advance(dst, (0, 0, BN))
+
+
+@ascdsl.jit
+def descriptor3_kernel(x_ptr, out_ptr, Z, M, N, BZ: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    src = tl.make_tensor_descriptor(x_ptr, [Z, M, N], [M * N, N, 1], [BZ, BM, BN])
+    dst = tl.make_tensor_descriptor(out_ptr, [Z, M, N], [M * N, N, 1], [BZ, BM, BN])
+    x = src.load([0, tl.program_id(0) * BM, 0])
+    dst.store([0, tl.program_id(0) * BM, 0], tl.max(x, axis=1, keep_dims=True) - x)
+
+
+def test_block_pointers_and_tensor_descriptors_of_rank3():
+    x = _data((3, 10, 20), dtypes.float32)
+    want, got = _both(block_ptr3_kernel[(3,)], x, np.zeros_like(x), 3, 10, 20, 200, 20, BZ=4, BM=4, BN=8)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(want[1], x * 2 - x.sum(axis=0, keepdims=True), rtol=1e-6, atol=1e-5)
+    want, got = _both(descriptor3_kernel[(3,)], x, np.zeros_like(x), 3, 10, 20, BZ=4, BM=4, BN=32)
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@ascdsl.jit
+def bytes3_kernel(flags_ptr, x_ptr, q_ptr, out_ptr, hit_ptr, q_out_ptr, nb,
+                  A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    offs = _offsets(B * C, C, A, B, C)
+    b = tl.arange(0, B)[None, :, None]
+    flags = tl.load(flags_ptr + offs, mask=b < nb, other=True)  # bool, masked rows True
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.where(flags, x, -x))
+    tl.store(hit_ptr + offs, x > 0.5)
+    q = tl.load(q_ptr + offs, mask=b < nb, other=5)  # int8, masked rows 5
+    tl.store(q_out_ptr + offs, (q * 3 + 1).to(tl.int8))
+
+
+def test_bool_and_int8_tiles_of_rank3():
+    x = _data((2, 3, 8), dtypes.float32)
+    q = RNG.integers(-40, 40, x.shape).astype(np.int8)
+    args = [x > 0.3, x, q, np.zeros_like(x), np.zeros(x.shape, np.bool_), np.zeros_like(q), 2]
+    want, got = _both(bytes3_kernel[(1,)], *args, A=2, B=3, C=8)
+    for w, g in zip(want[3:6], got[3:6]):
+        np.testing.assert_array_equal(g, w)
+    assert (want[3][:, 2] == x[:, 2]).all() and (want[4] == (x > 0.5)).all() and (want[5][:, 2] == 16).all()
+
+
+@ascdsl.jit
+def atomic3_kernel(x_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    offs = _offsets(B * C, C, A, B, C)
+    tl.atomic_add(out_ptr + offs, tl.load(x_ptr + tl.program_id(0) * A * B * C + offs))
+
+
+def test_atomic_add_of_rank3_tiles_from_every_program():
+    x = RNG.integers(-9, 9, (3, 2, 3, 8)).astype(np.float32)  # small ints: exact in any order
+    want, got = _both(atomic3_kernel[(3,)], x, np.ones((2, 3, 8), np.float32), A=2, B=3, C=8)
+    assert (want[1] == 1 + x.sum(axis=0)).all()  # every program adds (the interpreter too)
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@ascdsl.jit
+def rank4_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + i)
+    y = tl.reshape(x, (2, 2, 2, BLOCK // 8))
+    tl.store(out_ptr + i, tl.reshape(y * 2, (BLOCK,)))
+
+
+@ascdsl.jit
+def argmax0_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + _offsets(4 * BLOCK, BLOCK, 2, 4, BLOCK))
+    tl.store(out_ptr + tl.arange(0, 4)[:, None] * BLOCK + tl.arange(0, BLOCK)[None, :], tl.argmax(x, axis=0))
+
+
+@ascdsl.jit
+def cumsum3_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = _offsets(4 * BLOCK, BLOCK, 2, 4, BLOCK)
+    tl.store(out_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), axis=2))
+
+
+@pytest.mark.parametrize("kernel, message", [
+    (rank4_kernel, "tiles of rank 4 or more"),
+    (argmax0_kernel, r"`argmax` along axis 0 of a rank-3 tile"),
+    (cumsum3_kernel, "of rank-3 tiles"),
+], ids=["rank-4", "argmax-axis-0", "scan"])
+def test_what_stays_unsupported_is_a_located_error(kernel, message):
+    with pytest.raises(ascdsl.CompilationError, match=message) as err:
+        kernel[(1,)](np.ones(64, np.float32), np.zeros(64, np.int32 if kernel is argmax0_kernel else np.float32),
+                     BLOCK=8, backend="sim")
+    assert "test_sim_rank3.py" in str(err.value)
