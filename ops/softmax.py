@@ -53,7 +53,8 @@ def softmax_host(x, platform):
     if block <= ascdsl.planner.largest_extent(softmax_row_kernel, "BLOCK", x, x, platform=platform):
         return ascdsl.Launch(softmax_row_kernel, grid=(rows,), variant="single_tile",
                              constexprs={"BLOCK": block}, scalars={"n_cols": n_cols})
-    chunk = ascdsl.planner.largest_extent(softmax_looped_kernel, "BLOCK", x, x, platform=platform)
+    largest = ascdsl.planner.largest_extent(softmax_looped_kernel, "BLOCK", x, x, platform=platform)
+    chunk = ascdsl.cdiv(ascdsl.cdiv(n_cols, ascdsl.cdiv(n_cols, largest)), 64) * 64  # equal chunks that fit
     return ascdsl.Launch(softmax_looped_kernel, grid=(rows,), variant="looped",
                          constexprs={"BLOCK": chunk}, scalars={"n_cols": n_cols})
 
