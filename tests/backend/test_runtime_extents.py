@@ -109,29 +109,17 @@ def _built(name: str, tmp_path_factory):
     return b, build.write(b, tmp_path_factory.mktemp(name))
 
 
-@pytest.fixture(scope="module")
-def scale_add(tmp_path_factory):
-    return _built("scale_add", tmp_path_factory)
+def _op_fixture(name: str, file: str):
+    """A module fixture ``name``: the op of ``ops/<file>.py`` planned and written."""
+    @pytest.fixture(scope="module", name=name)
+    def built(tmp_path_factory):
+        return _built(file, tmp_path_factory)
+    return built
 
 
-@pytest.fixture(scope="module")
-def log_softmax_grad(tmp_path_factory):
-    return _built("log_softmax_grad", tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def softmax_grad(tmp_path_factory):
-    return _built("softmax_grad", tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def rms_norm(tmp_path_factory):
-    return _built("rmsnorm", tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def softmax(tmp_path_factory):
-    return _built("softmax", tmp_path_factory)
+scale_add_op, log_softmax_grad_op, softmax_grad_op, rms_norm_op, softmax_op = (
+    _op_fixture(n, f) for n, f in (("scale_add", "scale_add"), ("log_softmax_grad", "log_softmax_grad"),
+                                   ("softmax_grad", "softmax_grad"), ("rms_norm", "rmsnorm"), ("softmax", "softmax")))
 
 
 SCALE_ADD_SHAPES = [((7,), "float32"), ((1000,), "float16"), ((4097,), "bfloat16"), ((3, 1000), "float32"),
