@@ -23,9 +23,6 @@ def rms_norm_kernel(x_ptr, gamma_ptr, out_ptr, n_cols, eps, BLOCK: tl.constexpr)
     tl.store(out_ptr + row * n_cols + cols, out.to(out_ptr.dtype.element_ty), mask=mask)
 
 
-MAX_BLOCK = 8192
-
-
 @ascdsl.host
 def rms_norm_host(x, gamma, eps, platform):
     if x.ndim < 1:
@@ -37,10 +34,11 @@ def rms_norm_host(x, gamma, eps, platform):
     if x.dtype.name not in ("float32", "float16", "bfloat16"):
         raise TypeError(f"rms_norm supports float32, float16 and bfloat16, not {x.dtype}")
     n_cols = x.shape[x.ndim - 1]
-    if n_cols > MAX_BLOCK:
-        raise ValueError(f"rms_norm supports rows of up to {MAX_BLOCK} elements, got {n_cols}")
-    return ascdsl.Launch(rms_norm_kernel, grid=(x.numel // max(n_cols, 1),),
-                         constexprs={"BLOCK": max(8, ascdsl.next_power_of_2(n_cols))},
+    block = max(64, ascdsl.cdiv(n_cols, 64) * 64)  # the row in whole 64-float repeats
+    largest = ascdsl.planner.largest_extent(rms_norm_kernel, "BLOCK", x, gamma, x, platform=platform)
+    if block > largest:
+        raise ValueError(f"rms_norm supports rows of up to {largest} elements, got {n_cols}")
+    return ascdsl.Launch(rms_norm_kernel, grid=(x.numel // max(n_cols, 1),), constexprs={"BLOCK": block},
                          scalars={"n_cols": n_cols, "eps": float(eps)})
 
 
