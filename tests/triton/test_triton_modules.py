@@ -179,7 +179,7 @@ def test_runtime_exports():
 def atan2_op(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
-    tl.store(out_ptr + offs, tl.extra.libdevice.atan2(x, x))  # E:atan2
+    tl.store(out_ptr + offs, tl.extra.libdevice.atan2(x, x))
 
 
 @triton.jit
@@ -195,7 +195,16 @@ def reshape_op(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.reshape(x, (BLOCK,)))
 
 
-@pytest.mark.parametrize("kernel, op", [(atan2_op, "atan2"), (sort_op, "sort"), (reshape_op, "flip")])
+def test_libdevice_atan2_runs_on_the_ascend_c_backend():
+    x = np.linspace(-2, 2, 64).astype(np.float32)
+    got = {b: np.zeros_like(x) for b in ("interpreter", "sim")}
+    for backend, out in got.items():
+        atan2_op[(1,)](x, out, BLOCK=64, backend=backend)
+    ascdsl.testing.assert_close(got["sim"], got["interpreter"], tl.float32)
+    np.testing.assert_allclose(got["interpreter"], np.arctan2(x, x), rtol=1e-6)
+
+
+@pytest.mark.parametrize("kernel, op", [(sort_op, "sort"), (reshape_op, "flip")])
 def test_new_ops_are_a_located_error_on_the_ascend_c_backend(kernel, op):
     x = np.zeros(64, np.float32)
     message = f"the Ascend C backend does not support the tile op `{op}`"
