@@ -76,6 +76,8 @@ CAST_MODE = {
     (dtypes.float32, dtypes.bfloat16): "CAST_RINT",
     (dtypes.int32, dtypes.float32): "CAST_RINT",
     (dtypes.float32, dtypes.int32): "CAST_TRUNC",
+    (dtypes.float32, dtypes.int16): "CAST_TRUNC",
+    (dtypes.int16, dtypes.float32): "CAST_NONE",
     (dtypes.float16, dtypes.int32): "CAST_TRUNC",
     (dtypes.float16, dtypes.int8): "CAST_TRUNC",
     (dtypes.float16, dtypes.uint8): "CAST_TRUNC",

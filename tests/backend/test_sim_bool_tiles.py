@@ -118,10 +118,13 @@ def test_unsupported_bool_tiles_are_located_errors():
         bool_load_runtime_other_kernel[(1,)](np.zeros(64, np.bool_), np.zeros(64, np.float32), 1, BLOCK=64,
                                              backend="sim")
     assert "test_sim_bool_tiles.py" in str(err.value) and "tl.load" in str(err.value)
-    x = np.ones(64, np.int16)
-    with pytest.raises(ascdsl.CompilationError, match="comparing int16 tiles") as err:
-        int16_where_kernel[(1,)](x, np.zeros_like(x), BLOCK=64, backend="sim")
-    assert "tl.where" in str(err.value)
+
+
+def test_int16_comparisons_select_bit_exact():
+    x = np.arange(-32, 32, dtype=np.int16) * 1000
+    want, got = _both(int16_where_kernel[(1,)], x, np.zeros_like(x), BLOCK=64)
+    np.testing.assert_array_equal(got[1], want[1])
+    assert (want[1] == np.maximum(x, 0)).all()
 
 
 @ascdsl.jit
