@@ -85,8 +85,9 @@ WRAP = {dtypes.int8: (Op.SHR, 24), dtypes.uint8: (Op.AND, 0xFF), I16: (Op.SHR, 1
 def _narrow_cast(r, instr: Instr) -> bool:
     """Casts between 8-bit or 16-bit integers and other types, through the casts A2 has (float16 <-> 8 bits,
     float32 <-> int16): widening is exact through float16 (8 bits) or float32 (int16); int32 -> narrower wraps
-    first (and so do narrow -> narrow integer casts, through int32); floats -> 8 bits truncate and saturate through int32 (NaN -> 0), floats -> int16 in one float32
-    ``Cast`` (``CAST_TRUNC`` saturates), as :func:`ascdsl.numerics.cast` does."""
+    first (and so do narrow -> narrow integer casts, through int32); floats -> 8 bits truncate and saturate
+    through int32 (NaN -> 0), floats -> int16 in one float32 ``Cast`` (``CAST_TRUNC`` saturates), as
+    :func:`ascdsl.numerics.cast` does."""
     (x,), v, loc = instr.operands, instr.result, instr.loc
     src, dst = x.type.dtype, v.type.dtype
     if (src, dst) in isel.CAST_MODE or src == dst or not (src in NARROW or dst in NARROW):

@@ -15,12 +15,12 @@ from .. import dtypes
 from ..ir.core import GroupOp, Instr, Kernel, Op, Value
 from ..platforms import Platform
 from . import (boolmask, compute, debug, gather, intops, kir, mathops, memory, philox, reductions, relayout,
-               scan, shapes, single)
+               reorder, scan, shapes, single)
 from .kir import Bin, BinOp, Call, Cond, Lit, Ref, Var, VarKind, lit
 from .selector import Selector, _Seg, cpp_dtype
 
 RULES = (boolmask.select, intops.select, mathops.select, philox.select, reductions.select, relayout.select,
-         scan.select, shapes.select, single.select)
+         reorder.select, scan.select, shapes.select, single.select)
 """Selection rules of their own modules, tried before :func:`.compute.vector`: ``rule(sel, instr)`` returns
 the calls of ``instr``, or None when it does not lower that instruction."""
 
