@@ -124,7 +124,7 @@ class Printer:
         if isinstance(s, Call):
             args = [self.operand(o) for o in (s.dst, *s.srcs, *s.work) if o is not None]
             args += [self.expr(a) for a in s.args]
-            tmpl = f"<{s.template.cpp}>" if s.template is not None else ""
+            tmpl = f"<{s.template.cpp}{', ' + s.mode.value if s.mode is not None else ''}>" if s.template else ""
             return [f"{s.api}{tmpl}({', '.join(args)});{self.comment(s.loc)}"]
         if isinstance(s, Let):
             v = s.var

@@ -93,6 +93,11 @@ class _Body:
                 seg.compute += gather.gather_load(sel, instr)
             elif instr.op is Op.SCATTER_STORE:
                 seg.compute += gather.scatter_store(sel, instr)
+            elif sel.rereads(instr):  # after the stores before it: the segment ends here
+                out += self.flush(seg)
+                seg = _Seg()
+                out += sel.reread(instr)
+                sel.define_scalar(instr, out)
             elif len(instr.results) == 1 and instr.result.type.is_scalar and instr.op not in GroupOp.REDUCE:
                 sel.define_scalar(instr, seg.compute if sel.vector_derived(instr.result) else out)
             else:
