@@ -2,7 +2,7 @@
 bit-exact: single-element loads from a tensor the kernel also stores to read what the stores before
 them wrote (a wait for MTE3 and ``DataCacheCleanAndInvalid`` of the line first; straight-line, in a
 loop, masked), and bool single-element stores and bool tiles filled from a scalar (masked bool loads with a runtime
-``other``: test_sim_bool_tiles.py)."""
+``other``: test_sim_bool_tiles.py); gathers and scatters through 2-D tiles of indices (unmasked)."""
 import numpy as np
 import pytest
 
@@ -82,3 +82,37 @@ def test_reread_at_a_reduced_offset_is_a_located_error():
     with pytest.raises(ascdsl.CompilationError, match="at an offset computed on the vector unit") as err:
         reread_reduced_offset_kernel[(1,)](np.zeros(64, np.float32), BLOCK=32, backend="sim")
     assert "test_sim_memory_order.py" in str(err.value) and "tl.load" in str(err.value)
+
+
+@ascdsl.jit
+def gather_2d_kernel(x_ptr, idx_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    rows, cols = tl.arange(0, M)[:, None], tl.arange(0, N)[None, :]
+    idx = tl.load(idx_ptr + rows * N + cols)
+    v = tl.load(x_ptr + idx)  # a 2-D tile of indices: gathered as its rows in a row
+    tl.store(out_ptr + rows * N + cols, v * 2.0)
+    tl.store(out_ptr + M * N + idx, v + 1.0)  # and scattered back
+
+
+def test_gathers_and_scatters_through_2d_index_tiles():
+    rng = np.random.default_rng(43)
+    for m, n in ((4, 16), (3, 8)):
+        idx = rng.permutation(m * n).astype(np.int32)
+        idx[:2] = idx[2]  # repeated indices: the scatter's last lane wins, as on the interpreter
+        x = rng.standard_normal(m * n).astype(np.float32)
+        want, got = _both(gather_2d_kernel[(1,)], x, idx, np.zeros(2 * m * n, np.float32), M=m, N=n)
+        np.testing.assert_array_equal(got[2], want[2], err_msg=f"{m}x{n}")
+        assert (want[2][:m * n] == x[idx] * 2).all()
+
+
+@ascdsl.jit
+def masked_gather_2d_kernel(x_ptr, idx_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    rows, cols = tl.arange(0, M)[:, None], tl.arange(0, N)[None, :]
+    idx = tl.load(idx_ptr + rows * N + cols)
+    tl.store(out_ptr + rows * N + cols, tl.load(x_ptr + idx, mask=cols < 3, other=0.0))
+
+
+def test_masked_gather_through_a_2d_index_tile_is_a_located_error():
+    with pytest.raises(ascdsl.CompilationError, match="gathers through 2-D tiles of indices take no mask") as err:
+        masked_gather_2d_kernel[(1,)](np.zeros(64, np.float32), np.zeros(64, np.int32), np.zeros(64, np.float32),
+                                      M=4, N=16, backend="sim")
+    assert "test_sim_memory_order.py" in str(err.value)
