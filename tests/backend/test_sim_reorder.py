@@ -11,6 +11,7 @@ import ascdsl.language as tl
 from ascdsl import dtypes
 from tests.backend.sweep import ALL_SWEEP, FLOAT_SWEEP
 from tests.backend.test_sim import _both, prebuilt
+from tests.backend.test_sim_reductions import combine_max, combine_min
 
 
 @ascdsl.jit
@@ -51,21 +52,11 @@ def scan_kernel(x_ptr, out_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr):
     elif OP == "prod":
         forward, backward = tl.cumprod(x, 0), tl.cumprod(x, 0, reverse=True)
     elif OP == "max":
-        forward, backward = tl.associative_scan(x, 0, _max), tl.associative_scan(x, 0, _max, reverse=True)
+        forward, backward = tl.associative_scan(x, 0, combine_max), tl.associative_scan(x, 0, combine_max, reverse=True)
     else:
-        forward, backward = tl.associative_scan(x, 0, _min), tl.associative_scan(x, 0, _min, reverse=True)
+        forward, backward = tl.associative_scan(x, 0, combine_min), tl.associative_scan(x, 0, combine_min, reverse=True)
     tl.store(out_ptr + offs, forward, mask=offs < n)
     tl.store(out_ptr + n + offs, backward, mask=offs < n)
-
-
-@ascdsl.jit
-def _max(a, b):
-    return tl.maximum(a, b)
-
-
-@ascdsl.jit
-def _min(a, b):
-    return tl.minimum(b, a)
 
 
 SCAN_REFERENCE = {"sum": np.cumsum, "prod": np.cumprod, "max": np.maximum.accumulate, "min": np.minimum.accumulate}
@@ -159,7 +150,7 @@ def flip_bytes_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
 def reversed_row_max_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
     rows, cols = tl.arange(0, M)[:, None], tl.arange(0, N)[None, :]
     x = tl.load(x_ptr + rows * N + cols)
-    tl.store(out_ptr + rows * N + cols, tl.associative_scan(x, 1, _max, reverse=True))
+    tl.store(out_ptr + rows * N + cols, tl.associative_scan(x, 1, combine_max, reverse=True))
 
 
 @pytest.mark.parametrize("launch, array, message", [
