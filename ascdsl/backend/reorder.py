@@ -110,7 +110,7 @@ def scan_1d(sel, instr: Instr) -> list:
                 Call("Maxs", offsets, (offsets,), (Lit(0, I32), lit(count)), inplace=True)]
         out += gather_lanes(sel, shifted, ext, offsets, count)
         out.append(Call(SCANS[op], state, (state, shifted), (lit(count),), inplace=True))
-        if rounded is not None:  # bfloat16 in float32: every step rounds to bfloat16, as the interpreter's
+        if rounded is not None:  # bfloat16 in float32: every step rounds to bfloat16, as the interpreter does
             out += [Call("Cast", rounded, (state,), (Const.CAST_RINT, lit(count))),
                     Call("Cast", state, (rounded,), (Const.CAST_NONE, lit(count)))]
         d *= 2
