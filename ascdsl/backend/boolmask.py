@@ -6,10 +6,13 @@ it. Everything else a kernel does with one is rewritten on the tile IR (:func:`r
 
 * ``mask.to(dt)`` is ``tl.where(mask, 1, 0)`` in ``dt``; to int8/uint8 the ``Select`` runs in float16
   and ``Cast`` (exact for 0 and 1) narrows it, since ``Select`` has no 8-bit form;
-* storing a bool tile stores those 0/1 bytes (int8/uint8 in GM, as Triton stores ``int1``);
+* storing a bool tile stores those 0/1 bytes (int8/uint8 in GM, as Triton stores ``int1``); a bool tile
+  filled from a scalar (a single-element store of a bool, ``tl.full`` of a bool) is the comparison
+  ``!= 0`` of the value filled in float16;
 * loading a bool tile loads its bytes, widens them to float16 and compares them ``!= 0``; a constant
   ``other`` is applied to the mask (``& (index < extent)`` for False, ``| ~(index < extent)`` for True),
-  since A2 has no 8-bit ``Duplicate`` to fill the masked lanes (a runtime ``other`` is a located error).
+  since A2 has no 8-bit ``Duplicate`` to fill the masked lanes; a runtime one (a bool scalar)
+  fills them in float16 (``tl.where(index < extent, bytes, other)``) before the comparison.
 
 ``tl.where`` on int32 tiles (:func:`select_int`) is ``Select`` on the float32 view of the same bits:
 ``Select`` moves lanes without arithmetic, so every int32 value, NaN patterns included, comes out
@@ -19,7 +22,6 @@ int32 bit pattern).
 from __future__ import annotations
 
 from .. import dtypes
-from ..errors import CompilationError
 from ..ir.core import Instr, Op, Type
 from .kir import Call, Const, Ref, lit
 
@@ -37,6 +39,10 @@ def rewrite(r, instr: Instr) -> bool:
     if instr.op is Op.CAST and _is_bool_tile(instr.operands[0]) and instr.result.type.dtype != dtypes.bool_:
         as_number(r, instr.operands[0], instr.result.type.dtype, instr.loc, result=instr.result)
         return True
+    if instr.op in (Op.BROADCAST, Op.CONST) and _is_bool_tile(instr.result) and all(
+            x.type.is_scalar for x in instr.operands):
+        _filled(r, instr)
+        return True
     if instr.op is Op.BLOCK_STORE and _is_bool_tile(instr.operands[-1]):
         value = as_number(r, instr.operands[-1], U8, instr.loc)
         r.out.append(Instr(Op.BLOCK_STORE, (), instr.operands[:-1] + (value,), instr.attrs, (), instr.loc))
@@ -44,19 +50,18 @@ def rewrite(r, instr: Instr) -> bool:
     if instr.op is Op.BLOCK_LOAD and _is_bool_tile(instr.result):
         v, loc = instr.result, instr.loc
         operands, attrs = instr.operands, instr.attrs
-        other = None
+        other = runtime = None
         if instr.attr("has_other"):
             other = r.consts.get(operands[-1].id)
-            if other is None:
-                raise CompilationError(loc, "the Ascend C backend does not support a masked load of a bool tile "
-                                       "with a runtime `other` (A2 has no 8-bit Duplicate to fill the masked lanes)",
-                                       hint="pass `other=True` or `other=False`, or combine the mask into the "
-                                            "condition, e.g. `flags & mask`")
+            runtime = operands[-1] if other is None else None
             operands = operands[:-1]
             attrs = tuple((k, False if k == "has_other" else a) for k, a in attrs)
         raw = r.value(v.type.with_dtype(U8))
         r.out.append(Instr(Op.BLOCK_LOAD, (raw,), operands, attrs, (), loc))
         wide = r.op(Op.CAST, v.type.with_dtype(F16), (raw,), (("dtype", F16),), loc)
+        if runtime is not None:  # the masked lanes take `other` as 0/1 in float16
+            fill = r.cast(runtime, F16, loc)  # a scalar (memory-access analysis refuses tiles)
+            wide = r.op(Op.WHERE, wide.type, (in_bounds(r, instr, loc), wide, fill), (), loc)
         if other is None:
             r.op(Op.NE, v.type, (wide, r.const(0.0, F16, loc)), (), loc, result=v)
             return True
@@ -68,6 +73,18 @@ def rewrite(r, instr: Instr) -> bool:
             r.op(Op.AND, v.type, (loaded, valid), (), loc, result=v)
         return True
     return False
+
+
+def _filled(r, instr: Instr) -> None:
+    """A bool tile filled from a scalar (``tl.store(p, flag)``, ``tl.full(shape, True, tl.int1)``): the
+    comparison ``!= 0`` of the value filled as 0/1 in float16."""
+    v, loc = instr.result, instr.loc
+    t = v.type.with_dtype(F16)
+    if instr.op is Op.CONST:
+        wide = r.op(Op.CONST, t, (), (("value", float(bool(instr.attr("value")))),), loc)
+    else:
+        wide = r.op(Op.BROADCAST, t, (r.cast(instr.operands[0], F16, loc),), (), loc)
+    r.op(Op.NE, v.type, (wide, r.const(0.0, F16, loc)), (), loc, result=v)
 
 
 def in_bounds(r, load: Instr, loc):

@@ -10,7 +10,7 @@ API calls, UB planning) sees only ops with a direct API:
 * float16 <-> bfloat16 casts go through float32;
 * int32 tile comparisons other than ``==`` become ``==`` of a ``max``/``min`` (and ``~``);
 * float scalar ops only the vector unit has (``sqrt``, ``rsqrt``, ``exp``, ``log``, ``abs``, the chains,
-  the roundings, ``tanh`` and the other high-level math APIs)
+  the roundings, ``tanh`` and the other high-level math APIs, ``pow`` and the math of :mod:`.mathops`)
   run on a one-element tile broadcast from the scalar and reduced back with ``max``, which is exact;
 * the rules of :data:`REWRITES`, each in the module of its feature, run first: rank-3 tiles as their
   2-D flat views (:mod:`.rank3`), bool tiles as values
@@ -37,11 +37,12 @@ F32 = dtypes.float32
 INT_COMPARE = {Op.GE: (Op.MAXIMUM, False), Op.LT: (Op.MAXIMUM, True), Op.LE: (Op.MINIMUM, False),
                Op.GT: (Op.MINIMUM, True), Op.NE: (None, True)}
 """int32 tile comparisons as (fold, negate): ``[not] (fold(a, b) == a)``, or ``[not] (a == b)``."""
-VECTOR_ONLY = frozenset(isel.UNARY_API) | frozenset(isel.CHAINS) | frozenset(isel.ROUNDING_MODE) | frozenset(isel.MATH_API)
-"""Float ops only the vector unit computes: on scalars they run on a one-element tile."""
+VECTOR_ONLY = (frozenset(isel.UNARY_API) | frozenset(isel.CHAINS) | frozenset(isel.ROUNDING_MODE)
+               | frozenset(isel.MATH_API) | frozenset(mathops.RULES) | {Op.POW})
+"""Float ops only the vector unit computes: on scalars they run on one-element tiles."""
 KEEP = frozenset({Op.CAST, Op.BITCAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE,
                   Op.GATHER_LOAD, Op.SCATTER_STORE, Op.CONST, Op.BROADCAST, Op.EXPAND_DIMS,
-                  Op.RESHAPE, Op.PERMUTE, Op.CAT, Op.JOIN, Op.SPLIT, Op.FOR, Op.YIELD})
+                  Op.RESHAPE, Op.PERMUTE, Op.CAT, Op.JOIN, Op.SPLIT, Op.FLIP, Op.FOR, Op.YIELD})
 """Tile ops that run in any dtype (data movement, Duplicate, casts, control)."""
 
 
@@ -172,13 +173,12 @@ class _Rewriter:
             self.emit(Op.EQ, v.type, (lhs, rhs), (), loc, result=v)
 
     def _scalar_on_vector(self, instr: Instr) -> None:
-        """A float scalar op the scalar unit cannot compute (``sqrt``, ``exp``, ...): the same op on a
-        one-element tile of the operand, read back as the max of that tile (the element, exactly)."""
+        """A float scalar op the scalar unit cannot compute (``sqrt``, ``exp``, ``atan2``, ...): the same op
+        on one-element tiles of the operands, read back as the max of that tile (the element, exactly)."""
         v, loc = instr.result, instr.loc
-        (x,) = instr.operands
-        t = self.emit(Op.BROADCAST, x.type.with_shape((1,)), (x,), (), loc)
+        ts = tuple(self.emit(Op.BROADCAST, x.type.with_shape((1,)), (x,), (), loc) for x in instr.operands)
         u = self.value(v.type.with_shape((1,)))
-        self.instr(Instr(instr.op, (u,), (t,), instr.attrs, (), loc))
+        self.instr(Instr(instr.op, (u,), ts, instr.attrs, (), loc))
         self.instr(Instr(Op.MAX, (v,), (u,), (("axis", None), ("keep_dims", False)), (), loc))
 
     def _needs_f32(self, instr: Instr) -> bool:

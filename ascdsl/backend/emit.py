@@ -27,7 +27,7 @@ def where(loc: Loc) -> str:
 
 
 def literal(value, dtype) -> str:
-    """A C++ literal of exactly ``dtype``: ``2.0f``, ``(half)2.0f``, ``-INFINITY``, ``7``."""
+    """A C++ literal of exactly ``dtype``: ``2.0f``, ``(half)2.0f``, ``-INFINITY``, ``7``, ``(int16_t)7``."""
     if dtype.is_float:
         v = float(value)
         text = ("-INFINITY" if v < 0 else "INFINITY") if math.isinf(v) else "NAN" if math.isnan(v) else repr(v) + "f"
@@ -38,6 +38,8 @@ def literal(value, dtype) -> str:
         return "true" if value else "false"
     if int(value) == -(1 << (8 * dtype.itemsize - 1)) and dtype.itemsize >= 4:  # -2147483648 would be a long
         return f"({int(value) + 1} - 1)"
+    if dtype.itemsize == 2:  # an int would not deduce the T of Duplicate<T>(LocalTensor<int16_t>, T, n)
+        return f"({dtype.cpp}){int(value)}"
     return str(int(value))
 
 
@@ -122,7 +124,7 @@ class Printer:
         if isinstance(s, Call):
             args = [self.operand(o) for o in (s.dst, *s.srcs, *s.work) if o is not None]
             args += [self.expr(a) for a in s.args]
-            tmpl = f"<{s.template.cpp}>" if s.template is not None else ""
+            tmpl = f"<{s.template.cpp}{', ' + s.mode.value if s.mode is not None else ''}>" if s.template else ""
             return [f"{s.api}{tmpl}({', '.join(args)});{self.comment(s.loc)}"]
         if isinstance(s, Let):
             v = s.var

@@ -1,6 +1,6 @@
 """int32 tile arithmetic beyond ``+ - * max min``: ``// %`` (truncating, as C and Triton), ``abs``,
-bitwise ``& | ^ ~``, shifts by a scalar, and 8-bit integers: casts, masked loads and math (in int32,
-wrapped back).
+bitwise ``& | ^ ~``, shifts by a scalar or by a tile of amounts, and 8-bit and int16 integers: casts,
+masked 8-bit loads and math (in int32, wrapped back).
 
 The vector unit has no int32 ``Div``, so :func:`rewrite` (a :data:`.decompose.REWRITES` rule) builds
 ``a // b`` from float32 division with an exact integer fix-up:
@@ -20,7 +20,8 @@ The vector unit has no int32 ``Div``, so :func:`rewrite` (a :data:`.decompose.RE
 ``max(x, -x)`` (``abs(INT_MIN)`` wraps to ``INT_MIN``, as NumPy's). Bitwise ops run on the int16 view
 of the tile (``And``/``Or``/``Not``, the high-level ``Xor``; A2 has them for 16-bit types only); a
 scalar operand is ``Duplicate`` d into a tile first. Shifts are ``ShiftLeft``/``ShiftRight``
-(arithmetic on int32) by a scalar.
+(arithmetic on int32) by a scalar; a shift by a tile of amounts selects, bit by bit of the amount, between
+the tile and its shift by that bit's weight (five shifts by a scalar, see :data:`SHIFT_BITS`).
 """
 from __future__ import annotations
 
@@ -28,7 +29,6 @@ from .. import dtypes
 from ..ir.core import Instr, Op, Type
 from . import boolmask, isel
 from .kir import Call, Ref, lit
-from .selector import unsupported
 
 F32, I16, I32 = dtypes.float32, dtypes.int16, dtypes.int32
 SHIFT_API = {Op.SHL: "ShiftLeft", Op.SHR: "ShiftRight"}
@@ -43,16 +43,19 @@ def _int_tile(instr: Instr) -> bool:
 def rewrite(r, instr: Instr) -> bool:
     """The tile-IR rewrites of the module docstring (a :data:`.decompose.REWRITES` rule)."""
     if instr.op is Op.CAST and not instr.result.type.is_scalar:
-        return _byte_cast(r, instr)
+        return _narrow_cast(r, instr)
     if instr.op is Op.BLOCK_LOAD and instr.result.type.dtype in BYTES and instr.attr("has_other"):
         _byte_load(r, instr)
         return True
-    if _byte_math(instr):
+    if _narrow_math(instr):
         _in_int32(r, instr)
         return True
     if not _int_tile(instr):
         return False
     v, loc = instr.result, instr.loc
+    if instr.op in SHIFT_API and not instr.operands[1].type.is_scalar:
+        _shift_by_tile(r, instr)
+        return True
     if instr.op in (Op.IDIV, Op.MOD):
         a, b = instr.operands
         q = _Build(r, v.type, loc).quotient(a, b, result=v if instr.op is Op.IDIV else None)
@@ -71,20 +74,29 @@ def rewrite(r, instr: Instr) -> bool:
 
 
 BYTES = frozenset({dtypes.int8, dtypes.uint8})
-WRAP = {dtypes.int8: (Op.SHR, 24), dtypes.uint8: (Op.AND, 0xFF)}
-"""int32 -> 8 bits wraps as NumPy does: ``(x << 24) >> 24`` for int8, ``x & 0xFF`` for uint8."""
+NARROW = BYTES | {I16}
+"""Integer tiles computed in int32 (A2's ``Cast`` takes 8-bit integers only to and from float16, int16 only
+to and from float types; int16 arithmetic wraps as int32 arithmetic wrapped back does)."""
+WRAP = {dtypes.int8: (Op.SHR, 24), dtypes.uint8: (Op.AND, 0xFF), I16: (Op.SHR, 16)}
+"""int32 -> narrower wraps as NumPy does: ``(x << 24) >> 24`` for int8, ``x & 0xFF`` for uint8, ``(x << 16) >>
+16`` for int16."""
 
 
-def _byte_cast(r, instr: Instr) -> bool:
-    """Casts between 8-bit integers and wider types, through the casts A2 has (float16 <-> 8 bits):
-    widening is exact through float16; int32 -> 8 bits wraps first, floats -> 8 bits truncate and
-    saturate through int32 (NaN -> 0), as :func:`ascdsl.numerics.cast` does."""
+def _narrow_cast(r, instr: Instr) -> bool:
+    """Casts between 8-bit or 16-bit integers and other types, through the casts A2 has (float16 <-> 8 bits,
+    float32 <-> int16): widening is exact through float16 (8 bits) or float32 (int16); int32 -> narrower wraps
+    first (and so do narrow -> narrow integer casts, through int32); floats -> 8 bits truncate and saturate
+    through int32 (NaN -> 0), floats -> int16 in one float32 ``Cast`` (``CAST_TRUNC`` saturates), as
+    :func:`ascdsl.numerics.cast` does."""
     (x,), v, loc = instr.operands, instr.result, instr.loc
     src, dst = x.type.dtype, v.type.dtype
-    if (src, dst) in isel.CAST_MODE or src == dst or not (src in BYTES or dst in BYTES):
+    if (src, dst) in isel.CAST_MODE or src == dst or not (src in NARROW or dst in NARROW):
         return False
-    if src in BYTES:  # every 8-bit value is a float16
-        r.op(Op.CAST, v.type, (r.cast(x, dtypes.float16, loc),), (("dtype", dst),), loc, result=v)
+    if src in NARROW:  # every 8-bit value is a float16, every int16 a float32; to a narrow int through int32
+        x = r.cast(x, dtypes.float16 if src in BYTES else F32, loc)
+        if dst in NARROW:
+            x = r.op(Op.CAST, x.type.with_dtype(I32), (x,), (("dtype", I32),), loc)
+        r.op(Op.CAST, v.type, (x,), (("dtype", dst),), loc, result=v)
         return True
     t = x.type.with_dtype(I32)
     if src == I32:
@@ -94,6 +106,9 @@ def _byte_cast(r, instr: Instr) -> bool:
                      loc)
         else:
             x = r.op(Op.AND, t, (x, r.const(bits, I32, loc)), (), loc)
+    elif src.is_float and dst == I16:
+        r.op(Op.CAST, v.type, (r.cast(x, F32, loc),), (("dtype", dst),), loc, result=v)
+        return True
     elif src.is_float:
         lo, hi = (-128, 127) if dst == dtypes.int8 else (0, 255)
         x = r.op(Op.CAST, t, (r.cast(x, F32, loc),), (("dtype", I32),), loc)
@@ -101,9 +116,9 @@ def _byte_cast(r, instr: Instr) -> bool:
                  loc)
     else:
         return False
-    half = r.op(Op.CAST, x.type.with_dtype(dtypes.float16), (r.cast(x, F32, loc),), (("dtype", dtypes.float16),),
-                loc)
-    r.op(Op.CAST, v.type, (half,), (("dtype", dst),), loc, result=v)
+    hold = dtypes.float16 if dst in BYTES else F32
+    held = r.op(Op.CAST, x.type.with_dtype(hold), (r.cast(x, F32, loc),), (("dtype", hold),), loc)
+    r.op(Op.CAST, v.type, (held,), (("dtype", dst),), loc, result=v)
     return True
 
 
@@ -120,27 +135,52 @@ def _byte_load(r, instr: Instr) -> None:
     r.op(Op.CAST, v.type, (filled,), (("dtype", v.type.dtype),), loc, result=v)
 
 
-BYTE_MATH = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.IDIV, Op.MOD, Op.MAXIMUM, Op.MINIMUM, Op.NEG, Op.ABS, Op.AND,
-                       Op.OR, Op.XOR, Op.NOT, Op.SHL, Op.SHR, Op.WHERE}) | frozenset(isel.COMPARE_MODE)
+NARROW_MATH = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.IDIV, Op.MOD, Op.MAXIMUM, Op.MINIMUM, Op.NEG, Op.ABS, Op.AND,
+                         Op.OR, Op.XOR, Op.NOT, Op.SHL, Op.SHR, Op.WHERE}) | frozenset(isel.COMPARE_MODE)
 
 
-def _byte_math(instr: Instr) -> bool:
-    """``instr`` is elementwise math on 8-bit integer tiles (computed in int32, wrapped back)."""
-    return (len(instr.results) == 1 and not instr.result.type.is_scalar and instr.op in BYTE_MATH
-            and any(x.type.dtype in BYTES for x in instr.operands) and all(
-                x.type.dtype in BYTES | {dtypes.bool_} or x.type.is_scalar for x in instr.operands))
+def _narrow_math(instr: Instr) -> bool:
+    """``instr`` is elementwise math on 8-bit or int16 tiles (computed in int32, wrapped back)."""
+    return (len(instr.results) == 1 and not instr.result.type.is_scalar and instr.op in NARROW_MATH
+            and any(x.type.dtype in NARROW for x in instr.operands) and all(
+                x.type.dtype in NARROW | {dtypes.bool_, I32} or x.type.is_scalar for x in instr.operands))
 
 
 def _in_int32(r, instr: Instr) -> None:
-    """8-bit integer math in int32 (exact: NumPy's 8-bit ops are the int32 ones wrapped to 8 bits)."""
+    """Narrow integer math in int32 (exact: NumPy's 8- and 16-bit ops are the int32 ones wrapped back; a shift
+    amount is first wrapped to the shifted dtype, as the interpreter casts it)."""
     v, loc = instr.result, instr.loc
+    operands = list(instr.operands)
+    if instr.op in SHIFT_API and operands[1].type.dtype != operands[0].type.dtype:
+        operands[1] = r.cast(operands[1], operands[0].type.dtype, loc) if operands[1].type.is_scalar else r.op(
+            Op.CAST, operands[1].type.with_dtype(operands[0].type.dtype), (operands[1],),
+            (("dtype", operands[0].type.dtype),), loc)
     xs = [x if x.type.dtype in (dtypes.bool_, I32) else r.cast(x, I32, loc) if x.type.is_scalar
-          else r.op(Op.CAST, x.type.with_dtype(I32), (x,), (("dtype", I32),), loc) for x in instr.operands]
+          else r.op(Op.CAST, x.type.with_dtype(I32), (x,), (("dtype", I32),), loc) for x in operands]
     if v.type.dtype == dtypes.bool_:
         r.op(instr.op, v.type, xs, instr.attrs, loc, result=v)
         return
     t = r.op(instr.op, v.type.with_dtype(I32), xs, instr.attrs, loc)
     r.op(Op.CAST, v.type, (t,), (("dtype", v.type.dtype),), loc, result=v)
+
+
+SHIFT_BITS = 5
+"""A shift by a tile of amounts is ``SHIFT_BITS`` shifts by a scalar (by 1, 2, 4, 8, 16 where that bit of the
+amount is set); amounts outside [0, 31] give what NumPy gives (0 for ``<<``, the sign for ``>>``)."""
+
+
+def _shift_by_tile(r, instr: Instr) -> None:
+    x, y = instr.operands
+    v, loc = instr.result, instr.loc
+    b = _Build(r, v.type, loc)
+    if x.type.is_scalar:
+        x = r.op(Op.BROADCAST, v.type, (x,), (), loc)
+    shifted = x
+    for k in range(SHIFT_BITS):
+        bit = b.bin(Op.NE, b.bin(Op.AND, y, b.c(1 << k)), b.c(0), dtypes.bool_)
+        shifted = b.where(bit, b.bin(instr.op, shifted, b.c(1 << k)), shifted)
+    outside = b.bin(Op.NE, b.bin(Op.AND, y, b.c(-(1 << SHIFT_BITS))), b.c(0), dtypes.bool_)
+    b.where(outside, b.c(0) if instr.op is Op.SHL else b.bin(Op.SHR, x, b.c(31)), shifted, result=v)
 
 
 class _Build:
@@ -200,8 +240,6 @@ def select(sel, instr: Instr) -> list | None:
     v, n = instr.result, sel.count(instr.result)
     if instr.op in SHIFT_API:
         x, s = instr.operands
-        if not s.type.is_scalar or x.type.is_scalar:
-            raise unsupported(instr, "shifting by a tile of amounts (shift by a scalar)")
         return [Call(SHIFT_API[instr.op], sel.ref(v), (sel.ref(x),), (sel.scalar_as(s, I32), lit(n)), inplace=True,
                      loc=instr.loc)]
     dst, *srcs = (Ref(sel.bufs[x.id], I16, lit(0), 2 * n) for x in (v, *instr.operands))

@@ -181,6 +181,7 @@ class Const(enum.Enum):
     SEL_TT = "SELMODE::VSEL_TENSOR_TENSOR_MODE"
     SEL_TS = "SELMODE::VSEL_TENSOR_SCALAR_MODE"
     ORDER_VALUE = "ReduceOrder::ORDER_ONLY_VALUE"
+    SINGLE_CACHE_LINE = "CacheLine::SINGLE_CACHE_LINE"
     TRUE = "true"
     FALSE = "false"
 
@@ -319,6 +320,7 @@ class Call:
     pipe: Pipe = Pipe.V
     inplace: bool = False
     template: DType | None = None
+    mode: "Const | None" = None  # a second template argument (``DataCacheCleanAndInvalid<T, CacheLine::...>``)
     loc: Loc = field(default=UNKNOWN, compare=False)
 
     def __post_init__(self):

@@ -10,11 +10,23 @@ dtype's tolerance as noted:
 * ``log1p(x)`` is ``log(u) * (x / (u - 1))`` with ``u = 1 + x`` (Goldberg's correction of the rounding
   of ``1 + x``, a few ulps), ``x`` where ``u == 1`` and ``u`` where ``u`` is infinite;
 * ``expm1(x)`` is ``(u - 1) * (x / log(u))`` with ``u = exp(x)`` (Kahan's), ``x`` where ``u == 1``,
-  ``-1`` where ``u == 0`` and ``u`` where ``u`` is infinite.
+  ``-1`` where ``u == 0`` and ``u`` where ``u`` is infinite;
+* ``copysign(x, y)`` takes the bits ``x & 0x7fffffff | y & 0x80000000`` (exact, NaNs included);
+* ``nextafter(x, y)`` steps the bits of ``x`` by one toward ``y`` (``+1`` where that moves away from zero,
+  ``-1`` where it moves toward it), the smallest subnormal with the sign of ``y`` where ``x`` is zero, ``y``
+  where ``x == y`` and ``x + y`` where either is NaN (exact, as C's ``nextafterf``);
+* ``atan2(y, x)`` is ``Atan(min / max)`` of ``|x|`` and ``|y|``, mirrored to ``pi/2 - t`` where ``|y| > |x|``
+  and to ``pi - t`` where ``x`` has its sign bit set, then given the sign of ``y`` (0 where both are zero,
+  ``pi/4`` where both are infinite, the NaN ``x + y`` where either is NaN, whatever ``Max``/``Min`` make of
+  it; within the tolerance);
+* ``hypot(x, y)`` is ``m * sqrt(1 + (n / m)**2)`` with ``m = max(|x|, |y|)``, ``n = min(|x|, |y|)``, so
+  it does not overflow where the result is finite; 0 where ``m == 0``, ``x + y`` where either is NaN and
+  inf where either is infinite (NaN or not, as IEEE's ``hypot``; within the tolerance).
 
 ``pow(x, y)`` (:func:`select`) is the high-level tensor-tensor ``Power`` (a scalar side is
 ``Duplicate`` d into a tile) with its sharedTmpBuffer at CANN 8.1's minimum; ``log10`` is ``Log10``
-(:data:`.isel.MATH_API`). ``bitcast`` between dtypes of one size copies the bits into the result's
+(:data:`.isel.MATH_API`, with ``Tan``, ``Sinh``, ``Cosh``, ``Asin``, ``Acos``, ``Atan``, ``Asinh``,
+``Acosh`` and ``Atanh``). ``bitcast`` between dtypes of one size copies the bits into the result's
 buffer. 16-bit floats run these in float32 and round once.
 """
 from __future__ import annotations
@@ -36,11 +48,14 @@ def rewrite(r, instr: Instr) -> bool:
     if len(instr.results) != 1 or instr.result.type.is_scalar or instr.op not in RULES:
         return False
     v, loc = instr.result, instr.loc
+    xs = [r.cast(x, F32, loc) for x in instr.operands] if v.type.dtype not in (BOOL, F32) else instr.operands
+    if instr.op in BINARY:  # a scalar side becomes a tile: the rules take absolute values and bits of both
+        xs = [r.op(Op.BROADCAST, v.type.with_dtype(F32), (x,), (), loc) if x.type.is_scalar else x for x in xs]
     if v.type.dtype in (BOOL, F32):
-        RULES[instr.op](_Math(r, v, loc), *instr.operands)
+        RULES[instr.op](_Math(r, v, loc), *xs)
     else:  # 16-bit floats: computed in float32, rounded once
         t = r.value(v.type.with_dtype(F32))
-        RULES[instr.op](_Math(r, t, loc), *(r.cast(x, F32, loc) for x in instr.operands))
+        RULES[instr.op](_Math(r, t, loc), *xs)
         r.cast(t, v.type.dtype, loc, result=v)
     return True
 
@@ -102,8 +117,70 @@ def _expm1(m: _Math, x):
     m.where(m.op(Op.EQ, u, m.c(math.inf, x), dt=BOOL), u, t, result=m.v)
 
 
+SIGN, MAGNITUDE = -2 ** 31, 2 ** 31 - 1  # the int32 masks of a float32's sign bit and of the rest
+
+
+def _bits(m: _Math, x):
+    return m.op(Op.BITCAST, x, dt=I32)
+
+
+def _int(m: _Math, value):
+    return m.r.const(value, I32, m.loc)
+
+
+def _with_sign_of(m: _Math, bits, y):
+    """``bits`` (int32, sign bit clear) with the sign bit of float32 ``y``."""
+    return m.op(Op.OR, bits, m.op(Op.AND, _bits(m, y), _int(m, SIGN)))
+
+
+def _copysign(m: _Math, x, y):
+    magnitude = m.op(Op.AND, _bits(m, x), _int(m, MAGNITUDE))
+    m.op(Op.BITCAST, _with_sign_of(m, magnitude, y), dt=F32, result=m.v)
+
+
+def _nextafter(m: _Math, x, y):
+    bx = _bits(m, x)
+    away = m.op(Op.XOR, m.op(Op.GT, y, x, dt=BOOL), m.op(Op.LT, bx, _int(m, 0), dt=BOOL))
+    stepped = m.op(Op.ADD, bx, m.where(away, _int(m, 1), _int(m, -1)))
+    tiny = _with_sign_of(m, _int(m, 1), y)
+    bits = m.where(m.op(Op.EQ, x, m.c(0.0, x), dt=BOOL), tiny, stepped)
+    bits = m.where(m.op(Op.EQ, x, y, dt=BOOL), _bits(m, y), bits)
+    m.where(_either_nan(m, x, y), m.op(Op.ADD, x, y), m.op(Op.BITCAST, bits, dt=F32), result=m.v)
+
+
+def _either_nan(m: _Math, x, y):
+    return m.op(Op.OR, m.op(Op.NE, x, x, dt=BOOL), m.op(Op.NE, y, y, dt=BOOL))
+
+
+def _atan2(m: _Math, y, x):
+    ax, ay = m.op(Op.ABS, x), m.op(Op.ABS, y)
+    big, small = m.op(Op.MAXIMUM, ax, ay), m.op(Op.MINIMUM, ax, ay)
+    t = m.op(Op.ATAN, m.op(Op.DIV, small, big))
+    t = m.where(m.op(Op.GT, ay, ax, dt=BOOL), m.op(Op.SUB, m.c(math.pi / 2, x), t), t)
+    t = m.where(m.op(Op.EQ, big, m.c(0.0, x), dt=BOOL), m.c(0.0, x), t)
+    t = m.where(m.op(Op.EQ, small, m.c(math.inf, x), dt=BOOL), m.c(math.pi / 4, x), t)
+    t = m.where(m.op(Op.SIGNBIT, x, dt=BOOL), m.op(Op.SUB, m.c(math.pi, x), t), t)
+    signed = m.r.value(t.type)
+    _copysign(_Math(m.r, signed, m.loc), t, y)
+    m.where(_either_nan(m, x, y), m.op(Op.ADD, x, y), signed, result=m.v)
+
+
+def _hypot(m: _Math, x, y):
+    ax, ay = m.op(Op.ABS, x), m.op(Op.ABS, y)
+    big, small = m.op(Op.MAXIMUM, ax, ay), m.op(Op.MINIMUM, ax, ay)
+    ratio = m.op(Op.DIV, small, big)
+    h = m.op(Op.MUL, big, m.op(Op.SQRT, m.op(Op.ADD, m.op(Op.MUL, ratio, ratio), m.c(1.0, x))))
+    h = m.where(m.op(Op.EQ, big, m.c(0.0, x), dt=BOOL), m.c(0.0, x), h)
+    h = m.where(_either_nan(m, x, y), m.op(Op.ADD, x, y), h)
+    inf = m.c(math.inf, x)
+    either = m.op(Op.OR, m.op(Op.EQ, ax, inf, dt=BOOL), m.op(Op.EQ, ay, inf, dt=BOOL))
+    m.where(either, inf, h, result=m.v)
+
+
 RULES = {Op.ISNAN: _isnan, Op.ISINF: _isinf, Op.ISFINITE: _isfinite, Op.SIGNBIT: _signbit, Op.FMA: _fma,
-         Op.LOG1P: _log1p, Op.EXPM1: _expm1}
+         Op.LOG1P: _log1p, Op.EXPM1: _expm1, Op.COPYSIGN: _copysign, Op.NEXTAFTER: _nextafter, Op.ATAN2: _atan2,
+         Op.HYPOT: _hypot}
+BINARY = frozenset({Op.COPYSIGN, Op.NEXTAFTER, Op.ATAN2, Op.HYPOT})
 
 
 def select(sel, instr: Instr) -> list | None:

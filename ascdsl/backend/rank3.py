@@ -30,7 +30,7 @@ from .. import dtypes
 from ..ir.core import GroupOp, Instr, Op, Type, Value
 from . import isel
 from .kir import Bin, BinOp, Call, For, Lit, Ref, add, lit
-from .relayout import gather
+from .relayout import gather_lanes
 from .repeat import located
 from .selector import F32, unsupported
 from .ublayout import has_rows, strides
@@ -250,7 +250,7 @@ def _permute(sel, instr: Instr) -> list:
            Call("Muls", line, (line,), (Lit(s2 * size, I32), lit(p)), inplace=True),
            For(r, lit(0), lit(d0 * d1), lit(1), (Call(
                "Adds", Ref(offsets.buf, I32, Bin(BinOp.MUL, r, lit(p)), offsets.extent), (line,), (at, lit(p))),), True)]
-    return out + gather(sel, sel.ref(v), sel.ref(x), offsets, d0 * d1 * p)
+    return out + gather_lanes(sel, sel.ref(v), sel.ref(x), offsets, d0 * d1 * p)
 
 
 def _fold(sel, instr: Instr) -> list:

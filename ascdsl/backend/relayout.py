@@ -88,7 +88,7 @@ def _repitch(sel, instr: Instr) -> list:
                 Call("Muls", skip, (skip,), (Lit(gap, I32), lit(lanes)), inplace=True),
                 Call("Add", offsets, (offsets, skip), (lit(lanes),), inplace=True)]
     out.append(Call("Muls", offsets, (offsets,), (Lit(size, I32), lit(lanes)), inplace=True))
-    return out + gather(sel, sel.ref(v), sel.ref(x), offsets, lanes)
+    return out + gather_lanes(sel, sel.ref(v), sel.ref(x), offsets, lanes)
 
 
 def interleaves(sel, instr: Instr) -> bool:
@@ -98,14 +98,14 @@ def interleaves(sel, instr: Instr) -> bool:
             and len(d.operands[0].type.shape) == 1)
 
 
-def _index(sel, hint: str, n: int, scale: int, loc) -> tuple[Ref, list]:
+def lane_index(sel, hint: str, n: int, scale: int, loc) -> tuple[Ref, list]:
     """A scratch int32 tile ``[0, scale, 2 * scale, ...]`` of ``n`` lanes and its calls."""
     t = sel.scratch(hint, I32, n, loc)
     scaled = [Call("Muls", t, (t,), (Lit(scale, I32), lit(n)), inplace=True)] if scale != 1 else []
     return t, [Call("CreateVecIndex", t, (), (Lit(0, I32), lit(n)), loc=loc)] + scaled
 
 
-def gather(sel, dst: Ref, src: Ref, offsets: Ref, total: int) -> list:
+def gather_lanes(sel, dst: Ref, src: Ref, offsets: Ref, total: int) -> list:
     """``Gather`` of ``total`` lanes in calls of at most 255 repeats."""
     most = 255 * (sel.platform.repeat_bytes // dst.dtype.itemsize)
     out = []
@@ -127,11 +127,11 @@ def _split(sel, instr: Instr) -> list:
     else:
         src, step = sel.ref(x), sel.pitch(x)
     n = instr.results[0].type.numel
-    offsets, out = _index(sel, "pairOffsets", n, step * size, instr.loc)
+    offsets, out = lane_index(sel, "pairOffsets", n, step * size, instr.loc)
     for k, half in enumerate(instr.results):
         if k:
             out.append(Call("Adds", offsets, (offsets,), (Lit(size, I32), lit(n)), inplace=True))
-        out += gather(sel, sel.ref(half), src, offsets, n)
+        out += gather_lanes(sel, sel.ref(half), src, offsets, n)
     return out
 
 
@@ -156,7 +156,7 @@ def _join(sel, instr: Instr) -> list:
     both, gap, out = _side_by_side(sel, a, b, instr.loc)
     p, size = sel.pitch(v), v.type.dtype.itemsize
     n = a.type.numel * p
-    lane, index = _index(sel, "laneIndex", n, 1, instr.loc)
+    lane, index = lane_index(sel, "laneIndex", n, 1, instr.loc)
     row = sel.scratch("pairIndex", I32, n, instr.loc)
     side = sel.scratch("pairSide", I32, n, instr.loc)
     out += index + [
@@ -167,7 +167,7 @@ def _join(sel, instr: Instr) -> list:
         Call("Muls", side, (side,), (Lit(gap, I32), lit(n)), inplace=True),
         Call("Add", lane, (row, side), (lit(n),), inplace=True),
         Call("Muls", lane, (lane,), (Lit(size, I32), lit(n)), inplace=True)]
-    return out + gather(sel, sel.ref(v), both, lane, n)
+    return out + gather_lanes(sel, sel.ref(v), both, lane, n)
 
 
 def _interleave(sel, instr: Instr) -> list:
@@ -177,7 +177,7 @@ def _interleave(sel, instr: Instr) -> list:
     a, b = sel.defs[instr.operands[0].id].operands
     n, size = v.type.numel, v.type.dtype.itemsize
     both, gap, out = _side_by_side(sel, a, b, instr.loc)
-    lane, index = _index(sel, "laneIndex", n, 1, instr.loc)
+    lane, index = lane_index(sel, "laneIndex", n, 1, instr.loc)
     out += index
     half = sel.scratch("pairIndex", I32, n, instr.loc)
     odd = sel.scratch("oddLane", I32, n, instr.loc)
@@ -187,7 +187,7 @@ def _interleave(sel, instr: Instr) -> list:
             Call("Muls", odd, (odd,), (Lit(gap * size, I32), lit(n)), inplace=True),
             Call("Muls", half, (half,), (Lit(size, I32), lit(n)), inplace=True),
             Call("Add", lane, (half, odd), (lit(n),), inplace=True)]
-    return out + gather(sel, sel.ref(v), both, lane, n)
+    return out + gather_lanes(sel, sel.ref(v), both, lane, n)
 
 
 def _transpose(sel, instr: Instr) -> list:
@@ -205,7 +205,7 @@ def _transpose(sel, instr: Instr) -> list:
            For(j, lit(0), lit(cols), lit(1), (Call(
                "Adds", view(offsets, Bin(BinOp.MUL, j, lit(dst_pitch))), (line,),
                (Bin(BinOp.MUL, j, lit(size)), lit(dst_pitch))),), True)]
-    return out + gather(sel, sel.ref(v), sel.ref(x), offsets, cols * dst_pitch)
+    return out + gather_lanes(sel, sel.ref(v), sel.ref(x), offsets, cols * dst_pitch)
 
 
 def _cat(sel, instr: Instr) -> list:
@@ -224,4 +224,4 @@ def _cat(sel, instr: Instr) -> list:
                  (lit(rest),))]
 
 
-__all__ = ["gather", "select"]
+__all__ = ["gather_lanes", "lane_index", "select"]

@@ -13,8 +13,12 @@ once). :func:`select` lowers it:
   two buffers (row offsets are whole blocks, so every operand is aligned);
 * reversed: down the rows the same steps combine each row with the row ``d`` below; along the last
   axis a running sum from the end is ``sum(x) - cumsum(x) + x``;
-* other scans (a product or extreme along the last axis, tuples of tiles, other combine functions)
-  are located errors.
+* along a 1-D tile, the other sums (int32) and any ``*``, ``max`` or ``min`` scan are Hillis-Steele steps
+  through ``Gather`` (:func:`.reorder.scan_1d`), float16 in float16 and bfloat16 in float32 rounded to
+  bfloat16 after every step (the interpreter's log-depth scan, bit for bit); reversed, the forward scan
+  between two ``tl.flip``;
+* other scans (a product or extreme along the last axis of a 2-D tile, tuples of tiles, other combine
+  functions) are located errors.
 
 Float sums and products run in another order than the interpreter's: within the dtype's tolerance.
 """
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import Instr, Op
-from . import isel
+from . import isel, reorder
 from .compute import copy_blocks
 from .kir import Brace, Call, Ref, lit
 from .reductions import combine_op
@@ -43,15 +47,21 @@ def rewrite(r, instr: Instr) -> bool:
     (x,), v, loc = instr.operands, instr.result, instr.loc
     axis, reverse = instr.attr("axis"), instr.attr("reverse")
     if reverse and axis == len(x.type.shape) - 1:
-        if op is not Op.ADD:
-            raise unsupported(instr, f"a reversed running `{op.value}` along the last axis (a reversed sum, or "
-                                     "any reversed scan down the rows of a 2-D tile, lowers)")
-        _reversed_sum(r, instr)
+        if op is Op.ADD:
+            _reversed_sum(r, instr)
+        elif len(x.type.shape) == 1:
+            _between_flips(r, instr)
+        else:
+            raise unsupported(instr, f"a reversed running `{op.value}` along the last axis of a 2-D tile (reversed "
+                                     "sums, reversed scans of 1-D tiles and any reversed scan down the rows lower)")
         return True
     attrs = (("axis", axis), ("combine", op), ("reverse", reverse))
-    if not x.type.dtype.is_float or x.type.dtype == F32:
+    lanes = len(x.type.shape) == 1 and op is not Op.ADD  # reorder.scan_1d: 16-bit floats round every step
+    if not x.type.dtype.is_float or x.type.dtype == F32 or lanes and x.type.dtype == dtypes.float16:
         r.out.append(Instr(Op.SCAN, (v,), (x,), attrs, (), loc))
         return True
+    if lanes:
+        attrs += (("round", x.type.dtype),)
     t = r.emit(Op.SCAN, v.type.with_dtype(F32), (r.cast(x, F32, loc),), attrs, loc)
     r.cast(t, v.type.dtype, loc, result=v)
     return True
@@ -70,6 +80,16 @@ def _reversed_sum(r, instr: Instr) -> None:
     r.op(Op.ADD, v.type, (r.op(Op.SUB, x.type, (total, forward.result), (), loc), x), (), loc, result=v)
 
 
+def _between_flips(r, instr: Instr) -> None:
+    """A reversed scan of a 1-D tile: the forward scan of the flipped tile, flipped back."""
+    (x,), v, loc = instr.operands, instr.result, instr.loc
+    flip = (("axis", 0),)
+    flipped = r.op(Op.FLIP, x.type, (x,), flip, loc)
+    forward = Instr(Op.SCAN, (r.value(v.type),), (flipped,), (("axis", 0), ("reverse", False)), instr.regions, loc)
+    r.instr(forward)
+    r.op(Op.FLIP, v.type, (forward.result,), flip, loc, result=v)
+
+
 def select(sel, instr: Instr) -> list | None:
     """The calls of a rewritten scan (a :data:`.select.RULES` rule), else None."""
     if instr.op is not Op.SCAN:
@@ -78,10 +98,12 @@ def select(sel, instr: Instr) -> list | None:
     op, axis, shape = instr.attr("combine"), instr.attr("axis"), x.type.shape
     dt = x.type.dtype
     if axis == len(shape) - 1:
-        if op is not Op.ADD or dt != F32:
-            raise unsupported(instr, f"a running `{op.value}` of {dt} along the last axis (only a float sum has "
-                                     "an Ascend C API there; scan along axis 0 of a 2-D tile)")
-        return _cumsum(sel, instr)
+        if op is Op.ADD and dt == F32:
+            return _cumsum(sel, instr)
+        if len(shape) == 1:
+            return reorder.scan_1d(sel, instr)
+        raise unsupported(instr, f"a running `{op.value}` of {dt} along the last axis of a 2-D tile (a float sum "
+                                 "has an Ascend C API there, 1-D tiles scan by any op; scan along axis 0)")
     if op not in isel.BINARY_API or op not in isel.NATIVE.get(dt, ()):
         raise unsupported(instr, f"a running `{op.value}` of {dt} tiles")
     return _down_rows(sel, instr)

@@ -15,12 +15,12 @@ from .. import dtypes
 from ..ir.core import GroupOp, Instr, Kernel, Op, Value
 from ..platforms import Platform
 from . import (boolmask, compute, debug, gather, intops, kir, mathops, memory, philox, rank3, reductions,
-               relayout, scan, shapes, single)
+               relayout, reorder, scan, shapes, single)
 from .kir import Bin, BinOp, Call, Cond, Lit, Ref, Var, VarKind, lit
 from .selector import Selector, _Seg, cpp_dtype
 
 RULES = (rank3.select, boolmask.select, intops.select, mathops.select, philox.select, reductions.select, relayout.select,
-         scan.select, shapes.select, single.select)
+         reorder.select, scan.select, shapes.select, single.select)
 """Selection rules of their own modules, tried before :func:`.compute.vector`: ``rule(sel, instr)`` returns
 the calls of ``instr``, or None when it does not lower that instruction."""
 
@@ -93,6 +93,11 @@ class _Body:
                 seg.compute += gather.gather_load(sel, instr)
             elif instr.op is Op.SCATTER_STORE:
                 seg.compute += gather.scatter_store(sel, instr)
+            elif sel.rereads(instr):  # after the stores before it: the segment ends here
+                out += self.flush(seg)
+                seg = _Seg()
+                out += sel.reread(instr)
+                sel.define_scalar(instr, out)
             elif len(instr.results) == 1 and instr.result.type.is_scalar and instr.op not in GroupOp.REDUCE:
                 sel.define_scalar(instr, seg.compute if sel.vector_derived(instr.result) else out)
             else:

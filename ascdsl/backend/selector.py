@@ -135,7 +135,7 @@ class Selector:
 
     def _number_segments(self, block, counter) -> None:
         for instr in block.body:
-            counter[0] += self.load_waits(instr)
+            counter[0] += self.load_waits(instr) or self.rereads(instr)
             self.segment_of[id(instr)] = counter[0]
             if self.cuts(instr):  # see select.py
                 counter[0] += 1
@@ -501,19 +501,35 @@ class Selector:
 
     def single_load(self, instr: Instr) -> kir.Expr:
         """A single-element load (``x = tl.load(ptr + i)``): ``GetValue`` on the GM tensor, read on
-        the scalar unit; under a mask ``mask ? GetValue : other`` (no read where it is false).
-        Loading from a tensor the kernel also stores to is refused: the stores are DMA, so the
-        scalar unit's data cache could return what the tensor held before them."""
+        the scalar unit; under a mask ``mask ? GetValue : other`` (no read where it is false). From a
+        tensor the kernel also stores to, :meth:`reread` goes first."""
         base, offset = self.defs[instr.operands[0].id].operands
         name, param = self.params[base.id]
-        if any(i.op in STORES and i.operands[0].id == base.id for i in walk(self.kernel.body)):
-            raise unsupported(instr, f"a single-element load from `{name}`, which this kernel also stores to")
         v = instr.result
         e = kir.GmValue(kir.Gm(param, v.type.dtype, self.wide_expr(offset)))
         if not instr.attr("has_mask"):
             return e
         other = self.scalar_as(instr.operands[2], v.type.dtype) if instr.attr("has_other") else Lit(0, v.type.dtype)
         return kir.Cond(self.expr(instr.operands[1]), e, other)
+
+    def rereads(self, instr: Instr) -> bool:
+        """``instr`` is a single-element load from a tensor the kernel also stores to."""
+        if instr.op is not Op.LOAD or not instr.result.type.is_scalar:
+            return False
+        base = self.defs[instr.operands[0].id].operands[0]
+        return any(i.op in STORES and i.operands[0].id == base.id for i in walk(self.kernel.body))
+
+    def reread(self, instr: Instr) -> list:
+        """What orders single-element load ``instr`` after the stores before it (their DMA, on MTE3, may
+        still run, and the scalar unit's data cache may hold the line from before them):
+        ``DataCacheCleanAndInvalid`` of the element's cache line, after a wait for MTE3 (:mod:`.sync`)."""
+        base, offset = self.defs[instr.operands[0].id].operands
+        if self.vector_derived(instr.result):
+            raise unsupported(instr, f"a single-element load from `{self.params[base.id][0]}`, which this kernel "
+                                     "also stores to, at an offset computed on the vector unit")
+        gm = kir.Gm(self.params[base.id][1], instr.result.type.dtype, self.wide_expr(offset))
+        return [kir.Call("DataCacheCleanAndInvalid", gm, (), template=instr.result.type.dtype,
+                         mode=kir.Const.SINGLE_CACHE_LINE, pipe=kir.Pipe.S, loc=instr.loc)]
 
     def carry(self, values, hint: str) -> Var:
         """The class member holding a scalar carried by a loop or merged after an ``if`` (``values``:

@@ -6,7 +6,9 @@ hold results of earlier stages, so they count as written at a stage's start (que
 ordered by their ``EnQue``/``DeQue``). A scalar read of UB (``GetValue``) of a slot written by a
 vector call since the last flag gets ``SetFlag``/``WaitFlag<HardEvent::V_S>`` before it (before its
 loop, when the loop reads it before writing anything); one of a VECIN slot, whose data ``DataCopy``
-wrote on MTE2 (a queue's ``DeQue`` orders MTE2 before the vector pipe only), ``MTE2_S`` first. A loop
+wrote on MTE2 (a queue's ``DeQue`` orders MTE2 before the vector pipe only), ``MTE2_S`` first. The
+``DataCacheCleanAndInvalid`` before a single-element load from a tensor the kernel stores to waits for
+MTE3 (``MTE3_S``: every store's DMA before it has written GM). A loop
 that is not ``independent`` is entered as if its own body had just run (a dependence between
 iterations); an ``independent`` loop that depends on what came before waits once, before it.
 Cross-pipe order between the stages is the queues' job.
@@ -119,6 +121,8 @@ def sync(k: kir.Kernel, platform=None) -> kir.Kernel:
                 s = dataclasses.replace(s, body=region(s.body), orelse=region(s.orelse))
             elif isinstance(s, kir.While):
                 s = dataclasses.replace(s, test=region(s.test), body=region(s.body))
+            elif isinstance(s, Call) and isinstance(s.dst, kir.Gm):  # the scalar unit's re-read of stored GM
+                out.append(Flag(Pipe.MTE3, Pipe.S))
             out.append(s)
         return tuple(out)
     return dataclasses.replace(k, process=region(k.process), stages=tuple(stages[s] for s in k.stages))

@@ -16,6 +16,7 @@ attribute).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -250,23 +251,53 @@ def _gather(analysis: _Analysis, instr: Instr) -> list[Instr] | None:
         return None
     except NotAffine as e:
         why = e.why
-    if len(index.type.shape) != 1:
-        raise NotAffine(f"{why}, and gathers take a 1-D tile of indices")
+    if len(index.type.shape) != 1 and instr.attr("has_mask"):
+        raise NotAffine(f"{why}, and gathers through 2-D tiles of indices take no mask")
     if index.type.dtype != dtypes.int32:
         raise NotAffine(f"a gather needs int32 indices, not {index.type.dtype} ones")
     emit = _Emitter(analysis, instr.loc)
     offset = emit.sym(analysis.affine(ptr).offset)
     is_load = instr.op is Op.LOAD
+    flat = _Flat(analysis, emit, index.type.shape)  # a 2-D tile of indices gathers as its rows in a row
+    index = flat.ravel(index)
     mask = instr.operands[1 if is_load else 2] if instr.attr("has_mask") else None
     bounds = _bounds(analysis, mask, index.type.shape) if mask is not None else {}
     operands = (_root(analysis, ptr), offset, index, _extent(emit, bounds.get(0, []), index.type.shape[0]))
     if not is_load:  # a scatter
         attrs = (("shape", index.type.shape),) + ((("atomic", instr.op.value),) if instr.op in ATOMIC_STORES else ())
-        return emit.out + [Instr(Op.SCATTER_STORE, (), operands + (instr.operands[1],), attrs, (), instr.loc)]
+        return emit.out + [Instr(Op.SCATTER_STORE, (), operands + (flat.ravel(instr.operands[1]),), attrs, (),
+                                 instr.loc)]
     has_other = instr.attr("has_other")
     attrs = (("shape", index.type.shape), ("has_other", has_other))
     operands += (instr.operands[2],) if has_other else ()
-    return emit.out + [Instr(Op.GATHER_LOAD, instr.results, operands, attrs, (), instr.loc)]
+    result = flat.value(instr.result)
+    out = emit.out + [Instr(Op.GATHER_LOAD, (result,), operands, attrs, (), instr.loc)]
+    return out + flat.unravel(result, instr.result)
+
+
+class _Flat:
+    """Reshapes between a 2-D access and the 1-D one that runs it (nothing for a 1-D access)."""
+
+    def __init__(self, analysis: _Analysis, emit: _Emitter, shape):
+        self.analysis, self.emit, self.shape = analysis, emit, shape
+        self.flat = (math.prod(shape),)
+
+    def value(self, like: Value) -> Value:
+        if len(self.shape) == 1:
+            return like
+        v = Value(self.analysis.next_id, like.type.with_shape(self.flat))
+        self.analysis.next_id += 1
+        return v
+
+    def ravel(self, x: Value) -> Value:
+        if len(self.shape) == 1 or x.type.is_scalar:
+            return x
+        v = self.value(x)
+        self.emit.out.append(Instr(Op.RESHAPE, (v,), (x,), (), (), self.emit.loc))
+        return v
+
+    def unravel(self, flat: Value, result: Value) -> list[Instr]:
+        return [] if flat is result else [Instr(Op.RESHAPE, (result,), (flat,), (), (), self.emit.loc)]
 
 
 def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:

@@ -7,7 +7,7 @@ import ascdsl.language as tl
 def gather_kernel(x_ptr, idx_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)[:, None] * BLOCK + tl.arange(0, BLOCK)[None, :]
     idx = tl.load(idx_ptr + offs)
-    tl.store(out_ptr + offs, tl.load(x_ptr + idx))
+    tl.store(out_ptr + offs, tl.load(x_ptr + idx, mask=idx >= 0, other=0.0))  # a masked 2-D gather
 
 
 @ascdsl.jit

@@ -113,15 +113,19 @@ def test_where_on_int32_tiles_bit_exact():
         assert (want[2][:n] == np.maximum(a, b)).all()
 
 
-def test_unsupported_bool_tiles_are_located_errors():
-    with pytest.raises(ascdsl.CompilationError, match="a masked load of a bool tile with a runtime `other`") as err:
-        bool_load_runtime_other_kernel[(1,)](np.zeros(64, np.bool_), np.zeros(64, np.float32), 1, BLOCK=64,
-                                             backend="sim")
-    assert "test_sim_bool_tiles.py" in str(err.value) and "tl.load" in str(err.value)
-    x = np.ones(64, np.int16)
-    with pytest.raises(ascdsl.CompilationError, match="comparing int16 tiles") as err:
-        int16_where_kernel[(1,)](x, np.zeros_like(x), BLOCK=64, backend="sim")
-    assert "tl.where" in str(err.value)
+def test_masked_bool_load_with_a_runtime_other_bit_exact():
+    flags = np.array([True, False, True] + [False, True] * 30 + [True], np.bool_)
+    for fill in (0, 1):
+        want, got = _both(bool_load_runtime_other_kernel[(1,)], flags, np.zeros(64, np.float32), fill, BLOCK=64)
+        np.testing.assert_array_equal(got[1], want[1], err_msg=f"fill={fill}")
+        assert (want[1][:3] == flags[:3]).all() and (want[1][3:] == fill).all()
+
+
+def test_int16_comparisons_select_bit_exact():
+    x = np.arange(-32, 32, dtype=np.int16) * 1000
+    want, got = _both(int16_where_kernel[(1,)], x, np.zeros_like(x), BLOCK=64)
+    np.testing.assert_array_equal(got[1], want[1])
+    assert (want[1] == np.maximum(x, 0)).all()
 
 
 @ascdsl.jit

@@ -1,7 +1,8 @@
 """Scans on the simulator (hazard checks on) against the interpreter: `tl.cumsum` along the last axis
 (the CumSum API; reversed as sum - cumsum + x) and `tl.cumsum`/`tl.cumprod`/`tl.associative_scan`
-with a max combine, forward and reversed, down the rows of a 2-D tile (a log-depth scan), float sums and products within the dtype's tolerance, max and int32
-bit-exact; other scans are located errors."""
+with a max combine, forward and reversed, down the rows of a 2-D tile (a log-depth scan), float sums and
+products within the dtype's tolerance, max and int32 bit-exact; scans along the last axis of a 2-D tile
+other than a float sum are located errors (1-D scans: test_sim_reorder.py)."""
 import numpy as np
 import pytest
 
@@ -96,20 +97,22 @@ def test_int32_scans_down_rows_bit_exact():
 
 
 @ascdsl.jit
-def cumprod_1d_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+def cumprod_rows_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.cumprod(tl.load(x_ptr + offs), 0))
+    x = tl.reshape(tl.load(x_ptr + offs), (8, BLOCK // 8))
+    tl.store(out_ptr + offs, tl.reshape(tl.cumprod(x, 1), (BLOCK,)))
 
 
 @ascdsl.jit
-def reverse_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+def reverse_rows_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.cumprod(tl.load(x_ptr + offs), 0, reverse=True))
+    x = tl.reshape(tl.load(x_ptr + offs), (8, BLOCK // 8))
+    tl.store(out_ptr + offs, tl.reshape(tl.cumprod(x, 1, reverse=True), (BLOCK,)))
 
 
 @pytest.mark.parametrize("kernel, message", [
-    (cumprod_1d_kernel, "a running `mul` of float32 along the last axis"),
-    (reverse_kernel, "a reversed running `mul` along the last axis"),
+    (cumprod_rows_kernel, "a running `mul` of float32 along the last axis of a 2-D tile"),
+    (reverse_rows_kernel, "a reversed running `mul` along the last axis of a 2-D tile"),
 ], ids=["cumprod-last-axis", "reverse"])
 def test_unsupported_scans_are_located_errors(kernel, message):
     with pytest.raises(ascdsl.CompilationError, match=message) as err:

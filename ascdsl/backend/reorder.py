@@ -1,0 +1,226 @@
+"""Ops that move elements across lanes of a tile: ``tl.flip``, scans along a 1-D tile other than a float
+sum, and ``tl.sort``, all over whole tiles with ``Gather`` (byte offsets computed on the vector unit from
+``CreateVecIndex``), never a loop over elements.
+
+* ``flip`` of a 1-D tile (or along the last axis of a 2-D one, row by row) is one ``Gather``: lane ``j``
+  reads element ``N - 1 - j`` (the padding lanes read element 0); along axis 0 of a 2-D tile it copies
+  whole rows (``DataCopy``, rows are whole blocks). 16- and 32-bit elements (what ``Gather`` moves).
+* a scan of ``+ * max min`` along a 1-D tile (int32 sums, products, running extremes; the float sum keeps
+  ``CumSum``) is Hillis-Steele: ``ceil(log2 N)`` steps, step ``d`` Gathers every lane's element ``d`` to the
+  left (lanes ``< d`` read the op's identity from a block in front of the tile) and combines it in place.
+  A reversed one is the forward scan between two flips (:mod:`.scan`).
+* ``sort`` of a 1-D tile is a bitonic network over ``P = next_power_of_2(N)`` lanes (the lanes past ``N``
+  hold the largest value): ``log2 P * (log2 P + 1) / 2`` compare-exchange steps, each one ``Gather`` of
+  every lane's partner ``i ^ j``, ``Min``, ``Max`` and a ``Select`` of the two by the lane's direction
+  (``bit j of i`` xor ``bit k of i``). Floats are sorted as int32 keys (the bits, the magnitude bits flipped
+  where the sign is set: the keys order as the floats do, ``-0.0`` just below ``0.0``), NaNs as the largest
+  key (last, as NumPy's sort puts them, as the float32 NaN ``0x7fffffff``); 16-bit floats in float32.
+  ``descending=True`` is the ascending sort flipped (one more ``Gather``), as the interpreter computes it.
+"""
+from __future__ import annotations
+
+from .. import dtypes
+from ..ir.core import Instr, Op
+from .kir import Bin, BinOp, Call, Const, For, Lit, Ref, lit
+from .relayout import gather_lanes, lane_index
+from .repeat import located, view
+from .selector import unsupported
+
+F32, I16, I32 = dtypes.float32, dtypes.int16, dtypes.int32
+MOVABLE = frozenset({2, 4})
+"""Element sizes ``Gather`` moves."""
+SCANS = {Op.ADD: "Add", Op.MUL: "Mul", Op.MAXIMUM: "Max", Op.MINIMUM: "Min"}
+
+
+def identity(op: Op, dt):
+    """The value ``x op identity == x`` for every ``x`` of ``dt``."""
+    if op is Op.ADD:
+        return 0
+    if op is Op.MUL:
+        return 1
+    big = float("inf") if dt.is_float else 2 ** 31 - 1
+    return -big if op is Op.MAXIMUM else big
+
+
+def select(sel, instr: Instr) -> list | None:
+    """The calls of ``instr`` if this module lowers it (a :data:`.select.RULES` rule), else None."""
+    if instr.op is Op.FLIP:
+        return _flip(sel, instr)
+    if instr.op is Op.SORT:
+        return _sort(sel, instr)
+    return None
+
+
+def _movable(instr: Instr, what: str) -> None:
+    v = instr.result
+    if v.type.dtype.itemsize not in MOVABLE or v.type.dtype == dtypes.bool_ or len(v.type.shape) > 2:
+        raise unsupported(instr, f"{what} of {v.type.shape} {v.type.dtype} tiles (`Gather` moves the 16- and "
+                                 "32-bit elements of 1-D and 2-D tiles)")
+
+
+def _flip(sel, instr: Instr) -> list:
+    (x,), v = instr.operands, instr.result
+    _movable(instr, "`tl.flip`")
+    shape, axis, size = x.type.shape, instr.attr("axis"), v.type.dtype.itemsize
+    if len(shape) == 2 and axis == 0:  # whole rows
+        p, rows = sel.pitch(x), shape[0]
+        r = sel.fresh("row")
+        dst, src = sel.ref(v), sel.ref(x)
+        return [For(r, lit(0), lit(rows), lit(1), (Call(
+            "DataCopy", view(Ref(dst.buf, dst.dtype, lit(0), p), Bin(BinOp.MUL, r, lit(p))),
+            (view(Ref(src.buf, src.dtype, lit(0), p), Bin(BinOp.MUL, Bin(BinOp.SUB, lit(rows - 1), r), lit(p))),),
+            (lit(p),)),), True, loc=instr.loc)]
+    cols = shape[-1]
+    p = sel.pitch(x) if len(shape) == 2 else sel.count(x)
+    line, out = lane_index(sel, "flipOffsets" if len(shape) == 1 else "flipRow", p, -size, instr.loc)
+    out += [Call("Adds", line, (line,), (Lit((cols - 1) * size, I32), lit(p)), inplace=True),
+            Call("Maxs", line, (line,), (Lit(0, I32), lit(p)), inplace=True)]
+    if len(shape) == 1:
+        return out + gather_lanes(sel, sel.ref(v), sel.ref(x), line, p)
+    rows = shape[0]
+    offsets = sel.scratch("flipOffsets", I32, rows * p, instr.loc)
+    r = sel.fresh("row")
+    out.append(For(r, lit(0), lit(rows), lit(1), (Call(
+        "Adds", view(Ref(offsets.buf, I32, lit(0), p), Bin(BinOp.MUL, r, lit(p))), (line,),
+        (Bin(BinOp.MUL, r, lit(p * size)), lit(p))),), True))
+    return out + gather_lanes(sel, sel.ref(v), sel.ref(x), offsets, rows * p)
+
+
+def scan_1d(sel, instr: Instr) -> list:
+    """A forward scan of a 1-D tile by ``+ * max min`` (Hillis-Steele steps through ``Gather``)."""
+    (x,), v = instr.operands, instr.result
+    op, dt = instr.attr("combine"), x.type.dtype
+    if dt not in (F32, I32, dtypes.float16):
+        raise unsupported(instr, f"a running `{op.value}` of {dt} tiles (float and int32 tiles scan)")
+    n, count, size = x.type.shape[0], sel.count(x), dt.itemsize
+    front = sel.platform.block_bytes // size
+    blocks = -(-count // front) * front
+    ext = sel.scratch("scanState", dt, front + blocks, instr.loc)
+    state = Ref(ext.buf, dt, lit(front), front + blocks)
+    lanes, out = lane_index(sel, "scanLanes", count, size, instr.loc)
+    offsets = sel.scratch("scanOffsets", I32, count, instr.loc)
+    shifted = sel.scratch("scanShifted", dt, count, instr.loc)
+    step_dt = instr.attr("round")
+    rounded = sel.scratch("scanRounded", step_dt, count, instr.loc) if step_dt is not None else None
+    out += [Call("Duplicate", Ref(ext.buf, dt, lit(0), front), (), (Lit(identity(op, dt), dt), lit(front))),
+            Call("DataCopy", state, (Ref(sel.bufs[x.id], dt, lit(0), blocks),), (lit(blocks),))]
+    d = 1
+    while d < n:  # lane i reads lane i - d of the state, or the identity block in front of it
+        out += [Call("Adds", offsets, (lanes,), (Lit((front - d) * size, I32), lit(count))),
+                Call("Maxs", offsets, (offsets,), (Lit(0, I32), lit(count)), inplace=True)]
+        out += gather_lanes(sel, shifted, ext, offsets, count)
+        out.append(Call(SCANS[op], state, (state, shifted), (lit(count),), inplace=True))
+        if rounded is not None:  # bfloat16 in float32: every step rounds to bfloat16, as the interpreter does
+            out += [Call("Cast", rounded, (state,), (Const.CAST_RINT, lit(count))),
+                    Call("Cast", state, (rounded,), (Const.CAST_NONE, lit(count)))]
+        d *= 2
+    out.append(Call("DataCopy", Ref(sel.bufs[v.id], dt, lit(0), blocks), (state,), (lit(blocks),)))
+    return located(out, instr.loc)
+
+
+class _Lanes:
+    """Count-form int32 calls over ``n`` lanes of scratch tiles (bitwise ones on their int16 views)."""
+
+    def __init__(self, sel, n: int, loc):
+        self.sel, self.n, self.loc, self.out = sel, n, loc, []
+
+    def tile(self, hint: str) -> Ref:
+        return self.sel.scratch(hint, I32, self.n, self.loc)
+
+    def call(self, api: str, dst: Ref, srcs, *scalars) -> Ref:
+        self.out.append(Call(api, dst, tuple(srcs), (*scalars, lit(self.n)), inplace=True))
+        return dst
+
+    def scalar(self, api: str, dst: Ref, src: Ref, value) -> Ref:
+        return self.call(api, dst, (src,), value if not isinstance(value, int) else Lit(value, I32))
+
+    def fill(self, hint: str, value: int) -> Ref:
+        t = self.tile(hint)
+        self.out.append(Call("Duplicate", t, (), (Lit(value, I32), lit(self.n))))
+        return t
+
+    def bits(self, api: str, dst: Ref, *srcs: Ref) -> Ref:
+        def half(r):
+            return Ref(r.buf, I16, lit(0), 2 * self.n)
+        work = (self.sel.scratch("xorWork", dtypes.uint8, self.sel.platform.repeat_bytes, self.loc),) if api == "Xor" \
+            else ()
+        self.out.append(Call(api, half(dst), tuple(half(x) for x in srcs), (lit(2 * self.n),), work=work,
+                             inplace=True))
+        return dst
+
+    def bit(self, dst: Ref, lanes: Ref, which, one: Ref) -> Ref:
+        """``(lanes >> which) & 1``."""
+        return self.bits("And", self.scalar("ShiftRight", dst, lanes, which), dst, one)
+
+
+def _keys(k: _Lanes, w: Ref, magnitude: Ref, t: Ref) -> None:
+    """Float32 bits in ``w`` <-> int32 keys that order as the floats (the involution ``w ^ ((w >> 31) &
+    0x7fffffff)``)."""
+    k.bits("And", k.scalar("ShiftRight", t, w, 31), t, magnitude)
+    k.bits("Xor", w, w, t)
+
+
+def _sort(sel, instr: Instr) -> list:
+    """The bitonic network of the module docstring."""
+    (x,), v = instr.operands, instr.result
+    if len(x.type.shape) != 1 or x.type.dtype not in (F32, I32):
+        raise unsupported(instr, f"`tl.sort` of {x.type.shape} {x.type.dtype} tiles (1-D float and int32 tiles "
+                                 "sort)")
+    n, count = x.type.shape[0], sel.count(x)
+    size, front = 4, sel.platform.block_bytes // 4
+    blocks = -(-count // front) * front
+    lanes_p = 1 << (n - 1).bit_length()
+    k = _Lanes(sel, max(lanes_p, blocks), instr.loc)
+    # the operand behind one block of the largest key, gathered: lane i < n reads element i, the others that block
+    ext = sel.scratch("sortSource", I32, front + k.n, instr.loc)
+    k.out += [Call("Duplicate", Ref(ext.buf, I32, lit(0), front), (), (Lit(LARGEST, I32), lit(front))),
+              Call("DataCopy", Ref(ext.buf, I32, lit(front), front + blocks),
+                   (Ref(sel.bufs[x.id], I32, lit(0), blocks),), (lit(blocks),))]
+    lanes = k.tile("sortLanes")
+    k.out.append(Call("CreateVecIndex", lanes, (), (Lit(0, I32), lit(k.n))))
+    one, t, u, w = k.fill("sortOne", 1), k.tile("sortT"), k.tile("sortU"), k.tile("sortKeys")
+    k.scalar("Adds", t, k.scalar("Muls", t, lanes, -1), n - 1)  # >= 0 exactly for lanes < n
+    k.bits("Not", t, k.scalar("ShiftRight", t, t, 31))
+    k.scalar("Muls", u, k.bits("And", u, k.scalar("Adds", u, lanes, front), t), size)
+    k.out += gather_lanes(sel, w, ext, u, k.n)
+    magnitude = None
+    if x.type.dtype.is_float:  # NaN (bits & 0x7fffffff above 0x7f800000) becomes the largest key
+        magnitude = k.fill("sortMagnitude", LARGEST)
+        nan = k.bits("And", u, w, magnitude)
+        k.scalar("ShiftRight", nan, k.scalar("Adds", nan, k.scalar("Muls", nan, nan, -1), 0x7F800000), 31)
+        _keys(k, w, magnitude, t)
+        k.bits("And", t, nan, magnitude)
+        k.bits("And", w, w, k.bits("Not", nan, nan))
+        k.bits("Or", w, w, t)
+    partner, low, high = k.tile("sortPartner"), k.tile("sortLow"), k.tile("sortHigh")
+    kb, jb = sel.fresh("stage"), sel.fresh("step")
+    step = _Lanes(sel, k.n, instr.loc)
+    j = Bin(BinOp.SHL, lit(1), jb)
+    step.bit(t, lanes, jb, one)  # the partner of lane i is i ^ j = i + j - 2 * j * bit_j(i)
+    step.scalar("Muls", partner, t, Bin(BinOp.MUL, j, lit(-2)))
+    step.call("Add", partner, (partner, lanes))
+    step.scalar("Muls", partner, step.scalar("Adds", partner, partner, j), size)
+    step.out += gather_lanes(sel, u, w, partner, lanes_p)
+    step.call("Min", low, (w, u))
+    step.call("Max", high, (w, u))
+    step.bit(u, lanes, kb, one)
+    step.call("Mul", t, (step.call("Sub", t, (t, u)), t))  # bit_j(i) xor bit_k(i): this lane keeps the larger
+    step.call("Sub", u, (high, low))
+    step.call("Add", w, (low, step.call("Mul", u, (u, t))))  # exact in wrapping int32 arithmetic
+    stages = lanes_p.bit_length() - 1
+    k.out.append(For(kb, lit(1), lit(stages + 1), lit(1), (
+        For(jb, Bin(BinOp.SUB, kb, lit(1)), lit(-1), lit(-1), tuple(step.out), cmp=BinOp.GT),), loc=instr.loc))
+    if magnitude is not None:
+        _keys(k, w, magnitude, t)
+    dst = Ref(sel.bufs[v.id], I32, lit(0), blocks)
+    if not instr.attr("descending"):
+        k.out.append(Call("DataCopy", dst, (Ref(w.buf, I32, lit(0), blocks),), (lit(blocks),)))
+        return located(k.out, instr.loc)
+    k.scalar("Maxs", partner, k.scalar("Adds", partner, k.scalar("Muls", partner, lanes, -size), (n - 1) * size), 0)
+    return located(k.out + gather_lanes(sel, dst, w, partner, count), instr.loc)
+
+
+LARGEST = 2 ** 31 - 1
+
+
+__all__ = ["identity", "scan_1d", "select"]

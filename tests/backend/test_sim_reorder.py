@@ -1,0 +1,167 @@
+"""Ops that move elements across lanes, on the simulator (hazard checks on) against the interpreter:
+``tl.flip`` (1-D, both axes of 2-D), scans of 1-D tiles by ``+ * max min`` forward and reversed (int32
+bit-exact, float products within the tolerance) and ``tl.sort`` (bitonic; float32 with NaN, infinities and
+signed zeros, int32 with its extremes, ascending and descending), at sizes with and without a tail; and
+the located errors of what stays unsupported."""
+import numpy as np
+import pytest
+
+import ascdsl
+import ascdsl.language as tl
+from ascdsl import dtypes
+from tests.backend.sweep import ALL_SWEEP, FLOAT_SWEEP
+from tests.backend.test_sim import _both, prebuilt
+from tests.backend.test_sim_reductions import combine_max, combine_min
+
+
+@ascdsl.jit
+def flip_kernel(x_ptr, m_ptr, out_ptr, n, BLOCK: tl.constexpr, M: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0)
+    tl.store(out_ptr + offs, tl.flip(x, 0), mask=offs < n)
+    rows, cols = tl.arange(0, M)[:, None], tl.arange(0, N)[None, :]
+    m = tl.load(m_ptr + rows * N + cols)
+    tl.store(out_ptr + BLOCK + rows * N + cols, tl.flip(m, 0))
+    tl.store(out_ptr + BLOCK + M * N + rows * N + cols, tl.flip(m, 1))
+
+
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
+def test_flip_bit_exact(dtype):
+    rng = np.random.default_rng(31)
+
+    def check(block, m, n):
+        x = (rng.standard_normal(block) * 100).astype(dtype.np)
+        mat = (rng.standard_normal((m, n)) * 100).astype(dtype.np)
+        want, got = _both(flip_kernel[(1,)], x, mat, np.zeros(block + 2 * m * n, dtype.np), block, BLOCK=block,
+                          M=m, N=n)
+        bits = f"u{dtype.itemsize}"
+        np.testing.assert_array_equal(got[2].view(bits), want[2].view(bits), err_msg=f"{block} {m}x{n}")
+        assert (want[2][:block] == x[::-1]).all() and (want[2][block + m * n:].reshape(m, n) == mat[:, ::-1]).all()
+    cases = [(64, 4, 16), (20, 3, 5)]
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
+
+
+@ascdsl.jit
+def scan_kernel(x_ptr, out_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=1)
+    if OP == "sum":
+        forward, backward = tl.cumsum(x, 0), tl.cumsum(x, 0, reverse=True)
+    elif OP == "prod":
+        forward, backward = tl.cumprod(x, 0), tl.cumprod(x, 0, reverse=True)
+    elif OP == "max":
+        forward, backward = tl.associative_scan(x, 0, combine_max), tl.associative_scan(x, 0, combine_max, reverse=True)
+    else:
+        forward, backward = tl.associative_scan(x, 0, combine_min), tl.associative_scan(x, 0, combine_min, reverse=True)
+    tl.store(out_ptr + offs, forward, mask=offs < n)
+    tl.store(out_ptr + n + offs, backward, mask=offs < n)
+
+
+SCAN_REFERENCE = {"sum": np.cumsum, "prod": np.cumprod, "max": np.maximum.accumulate, "min": np.minimum.accumulate}
+
+
+def test_int32_scans_of_1d_tiles_bit_exact():
+    """int32 running sums and products wrap; extremes; forward and reversed; with a tail."""
+    rng = np.random.default_rng(32)
+
+    def check(op, block, n):
+        x = rng.integers(-2 ** 31, 2 ** 31 - 1, n).astype(np.int32)
+        if op == "prod":
+            x = rng.choice([-3, -1, 1, 2, 3, 7], n).astype(np.int32)
+        want, got = _both(scan_kernel[(1,)], x, np.zeros(2 * n, np.int32), n, OP=op, BLOCK=block)
+        np.testing.assert_array_equal(got[1], want[1], err_msg=f"{op} {n}")
+        with np.errstate(over="ignore"):
+            ref = SCAN_REFERENCE[op](x, dtype=np.int32) if op in ("sum", "prod") else SCAN_REFERENCE[op](x)
+        assert (want[1][:n] == ref).all()
+    cases = [(op, block, n) for op in SCAN_REFERENCE for block, n in ((64, 64), (32, 20))]
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_SWEEP)
+def test_float_products_and_extremes_of_1d_tiles(dtype):
+    """cumprod within the tolerance in float32 (another order than the interpreter's left-to-right fold) and
+    bit-exact in 16-bit floats (the interpreter's log-depth steps, each rounded); running max/min bit-exact
+    (infinities included)."""
+    rng = np.random.default_rng(33)
+    n = 100
+    x = rng.uniform(0.8, 1.25, n).astype(dtype.np)
+    want, got = _both(scan_kernel[(1,)], x, np.zeros(2 * n, dtype.np), n, OP="prod", BLOCK=128)
+    if dtype == dtypes.float32:
+        ascdsl.testing.assert_close(got[1], want[1], dtype)
+    else:
+        np.testing.assert_array_equal(got[1], want[1])
+    y = rng.standard_normal(n).astype(dtype.np)
+    y[[3, 50]] = [np.inf, -np.inf]
+    for op in ("max", "min"):
+        want, got = _both(scan_kernel[(1,)], y, np.zeros(2 * n, dtype.np), n, OP=op, BLOCK=128)
+        np.testing.assert_array_equal(got[1], want[1], err_msg=op)
+
+
+@ascdsl.jit
+def sort_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0)
+    tl.store(out_ptr + offs, tl.sort(x, 0), mask=offs < n)
+    tl.store(out_ptr + n + offs, tl.sort(x, 0, descending=True), mask=offs < n)
+
+
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
+def test_sort_of_1d_tiles(dtype):
+    """Every output equals the interpreter's (NaNs last ascending and first descending, compared as NaN;
+    -0.0 and 0.0 compared as equal, whose order the interpreter's sort leaves open); sizes that are no
+    power of two (the network pads with the largest key)."""
+    rng = np.random.default_rng(34)
+
+    def check(block, n):
+        if dtype.is_float:
+            x = (rng.standard_normal(n) * 1e3).astype(dtype.np)
+            x[:6] = [np.nan, np.inf, -np.inf, -0.0, 0.0, -np.nan]
+            x[6:n // 2] = x[n // 2:n - 6]  # ties
+        else:
+            x = rng.integers(-2 ** 31, 2 ** 31 - 1, n).astype(np.int32)
+            x[:4] = [-2 ** 31, 2 ** 31 - 1, 0, 0]
+        want, got = _both(sort_kernel[(1,)], x, np.zeros(2 * n, dtype.np), n, BLOCK=block)
+        np.testing.assert_array_equal(got[1].astype(np.float64), want[1].astype(np.float64), err_msg=f"{block} {n}")
+        tile = np.concatenate([x, np.zeros(block - n, x.dtype)]).astype(np.float32)  # other=0 past n
+        assert (np.isnan(want[1][:n].astype(np.float32)) == np.isnan(np.sort(tile)[:n])).all()
+    cases = [(256, 256), (32, 20), (8, 7)]
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
+
+
+@ascdsl.jit
+def sort_rows_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    rows, cols = tl.arange(0, M)[:, None], tl.arange(0, N)[None, :]
+    tl.store(out_ptr + rows * N + cols, tl.sort(tl.load(x_ptr + rows * N + cols), 1))
+
+
+@ascdsl.jit
+def flip_bytes_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.flip(tl.load(x_ptr + offs), 0))
+
+
+@ascdsl.jit
+def reversed_row_max_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    rows, cols = tl.arange(0, M)[:, None], tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + rows * N + cols)
+    tl.store(out_ptr + rows * N + cols, tl.associative_scan(x, 1, combine_max, reverse=True))
+
+
+@pytest.mark.parametrize("launch, array, message", [
+    (lambda x, o: sort_rows_kernel[(1,)](x, o, M=4, N=16, backend="sim"), np.zeros(64, np.float32),
+     r"`tl.sort` of \(4, 16\) float32 tiles"),
+    (lambda x, o: flip_bytes_kernel[(1,)](x, o, BLOCK=64, backend="sim"), np.zeros(64, np.int8),
+     r"`tl.flip` of \(64,\) int8 tiles"),
+    (lambda x, o: reversed_row_max_kernel[(1,)](x, o, M=4, N=16, backend="sim"), np.zeros(64, np.float32),
+     r"a reversed running `maximum` along the last axis of a 2-D tile"),
+])
+def test_unsupported_reorders_are_located_errors(launch, array, message):
+    with pytest.raises(ascdsl.CompilationError, match=message) as err:
+        launch(array, np.zeros_like(array))
+    assert "test_sim_reorder.py" in str(err.value)
