@@ -14,7 +14,6 @@ from __future__ import annotations
 from fractions import Fraction
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import ascdsl
