@@ -19,9 +19,9 @@ Outer work (rows; for NZ, blocks of rows of one batch) is split over the vector 
 Tile sizes are runtime tile extents (tiling fields: one kernel class per algorithm serves every
 shape), chosen from the kernel's exact UB footprint (``ascdsl.planner.largest_extent``, which the
 tiling function evaluates too): the ``rows`` tile is a row rounded up to a 32-byte block (a row of
-1025 floats is 1032 lanes) by as many rows as fit the budget (at least two, at most the rows of one
-core); ``two_pass`` takes the largest 32-byte-aligned chunk that fits. ``nz`` takes the largest power
-of two the UB planner fits (``ascdsl.planner.largest_block``; the generated tiling function reads it
+1025 floats is 1032 lanes) by as many rows as fit the budget (at most the rows of one core; a tile of
+one row is a variant of its own); ``two_pass`` takes 32-byte-aligned chunks of equal length as large as fit.
+``nz`` takes the largest power of two the UB planner fits (``ascdsl.planner.largest_block``; the generated tiling function reads it
 from the footprint table the build computes).
 
 ``impl="api"`` instead calls ``AscendC::SoftmaxGrad`` / ``SoftmaxGradFront`` from a direct-launch
@@ -174,16 +174,22 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False):
     used = min(cores, m)
     scalars = {"k": k, "per_core": m // used, "big_cores": m % used}
     block_k = max(1, ascdsl.cdiv(k, align)) * align  # a row in whole 32-byte blocks
-    rows = ascdsl.planner.largest_extent(rows_kernel, "ROWS", grad, src, grad, platform=platform, BLOCK_K=block_k,
-                                         FRONT=is_front, ALIGN=32 // grad.dtype.itemsize)
-    if rows >= 2:  # at least two rows per tile (a tile of one row is stored as a vector)
-        rows = min(rows, max(2, ascdsl.cdiv(m, used)))
+    rows = min(ascdsl.planner.largest_extent(rows_kernel, "ROWS", grad, src, grad, platform=platform,
+                                             BLOCK_K=block_k, FRONT=is_front, ALIGN=32 // grad.dtype.itemsize),
+               ascdsl.cdiv(m, used))
+    if rows < 2:  # one row per tile: its own variant (a tile of one row is stored as a vector)
+        single = ascdsl.planner.largest_extent(rows_kernel, "BLOCK_K", grad, src, grad, platform=platform, ROWS=1,
+                                               FRONT=is_front, ALIGN=32 // grad.dtype.itemsize)
+        rows = 1 if single >= block_k else 0
+    if rows >= 1:
         return ascdsl.Launch(rows_kernel, grid=(used,), variant="rows", scalars=scalars,
                              constexprs={"ROWS": rows, "BLOCK_K": block_k, "FRONT": is_front, "ALIGN": align})
     block_k = ascdsl.planner.largest_extent(two_pass_kernel, "BLOCK_K", grad, src, grad, platform=platform,
                                             FRONT=is_front, ALIGN=32 // grad.dtype.itemsize) // align * align
     if block_k < align:
         raise ValueError(f"no chunk of a {k}-element row fits the UB of {platform.name}")
+    # chunks of equal length: a short last chunk would cost a whole one's vector work
+    block_k = ascdsl.cdiv(ascdsl.cdiv(k, ascdsl.cdiv(k, block_k)), align) * align
     return ascdsl.Launch(two_pass_kernel, grid=(used,), variant="two_pass", scalars=scalars,
                          constexprs={"BLOCK_K": block_k, "FRONT": is_front, "ALIGN": align})
 
@@ -322,7 +328,8 @@ def reference(grad, src, *, is_front=False, format="ND", dtype=None):
 
 CASES = [ascdsl.Case(shape, shape, dtype=dt) for dt in ("float32", "float16", "bfloat16")
          for shape in ((1,), (4, 31), (3, 32), (5, 33), (2, 3, 7))]
-CASES += [ascdsl.Case((2, 9000), (2, 9000), dtype="float16"), ascdsl.Case((2, 5000), (2, 5000)),
+CASES += [ascdsl.Case((2, 9000), (2, 9000), dtype="float16"), ascdsl.Case((2, 9000), (2, 9000)),
+          ascdsl.Case((100, 33), (100, 33)),  # three rows per core: tiles of several rows
           ascdsl.Case((0, 8), (0, 8)), ascdsl.Case((3, 0), (3, 0)),
           ascdsl.Case((2, 3, 16, 16), (2, 3, 16, 16), format="NZ")]
 CASES += [ascdsl.Case(shape, shape, dtype=dt, is_front=True)
