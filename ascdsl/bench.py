@@ -112,8 +112,9 @@ ENTRY_BOUND = 2.0
 
 
 @dataclass(frozen=True)
-class Row:
-    case: BenchCase
+class Kernel:
+    """The simulator's figures of one case (every launch of the op's entry, summed)."""
+
     kernels: str
     est_us: float
     floor_us: float
@@ -121,12 +122,18 @@ class Row:
     gm_over_min: float
     bytes_per_copy: float
     ub_use: float
-    interp_ms: float
-    numpy_ms: float
 
     @property
     def ratio(self) -> float:
         return self.est_us / self.floor_us if self.floor_us else float("inf")
+
+
+@dataclass(frozen=True)
+class Row:
+    case: BenchCase
+    kernel: Kernel
+    interp_ms: float
+    numpy_ms: float
 
     @property
     def interp_ratio(self) -> float:
@@ -154,9 +161,8 @@ def entry_ratio(op: Operator, case: BenchCase, repeats: int) -> tuple[float, flo
                                       lambda: NUMPY[op.name](*inputs, **attrs)], repeats))
 
 
-def measure(op: Operator, case: BenchCase, platform: str, repeats: int) -> Row:
-    """One row: the op's entry on the simulator (every launch it makes, summed), then the interpreter
-    against the NumPy formula."""
+def simulate(op: Operator, case: BenchCase, platform: str) -> Kernel:
+    """The op's entry on the simulator: every launch it makes, summed."""
     plat = get_platform(platform)
     inputs = op.inputs_of(case.case(len(op.inputs)))
     with sim.record() as runs, record.launches() as seen:
@@ -168,10 +174,16 @@ def measure(op: Operator, case: BenchCase, platform: str, repeats: int) -> Row:
     minimum = sum(a.nbytes for a in inputs) + np.asarray(out).nbytes
     copies = sum(s.gm_copies for s in stats)
     busiest = max(stats, key=lambda s: s.est_cycles)
+    return Kernel(",".join(dict.fromkeys(r.kernel.name for r in seen)), est, floor, busiest.critical_pipe,
+                  gm / minimum if minimum else float("nan"), gm / copies if copies else 0.0,
+                  max(s.ub_peak_bytes for s in stats) / plat.ub_budget_bytes)
+
+
+def measure(op: Operator, case: BenchCase, platform: str, repeats: int) -> Row:
+    """One row: the op's entry on the simulator, then the interpreter against the NumPy formula."""
+    kernel = simulate(op, case, platform)
     interp, numpy_time = entry_ratio(op, case, repeats)
-    return Row(case, ",".join(dict.fromkeys(r.kernel.name for r in seen)), est, floor, busiest.critical_pipe,
-               gm / minimum if minimum else float("nan"), gm / copies if copies else 0.0,
-               max(s.ub_peak_bytes for s in stats) / plat.ub_budget_bytes, interp * 1e3, numpy_time * 1e3)
+    return Row(case, kernel, interp * 1e3, numpy_time * 1e3)
 
 
 HEADER = ("op", "shape class", "shape", "dtype", "kernel", "est us", "floor us", "est/floor", "pipe", "GM/min",
@@ -179,10 +191,10 @@ HEADER = ("op", "shape class", "shape", "dtype", "kernel", "est us", "floor us",
 
 
 def cells(row: Row) -> tuple[str, ...]:
-    c = row.case
+    c, k = row.case, row.kernel
     return (c.op, c.shape_class, "x".join(map(str, c.shape)) + "".join(f" {k}={v}" for k, v in c.attrs.items()),
-            c.dtype, row.kernels, f"{row.est_us:.4g}", f"{row.floor_us:.4g}", f"{row.ratio:.2f}", row.critical_pipe,
-            f"{row.gm_over_min:.3f}", f"{row.bytes_per_copy:.0f}", f"{row.ub_use:.0%}", f"{row.interp_ms:.2f}",
+            c.dtype, k.kernels, f"{k.est_us:.4g}", f"{k.floor_us:.4g}", f"{k.ratio:.2f}", k.critical_pipe,
+            f"{k.gm_over_min:.3f}", f"{k.bytes_per_copy:.0f}", f"{k.ub_use:.0%}", f"{row.interp_ms:.2f}",
             f"{row.numpy_ms:.2f}", f"{row.interp_ratio:.2f}")
 
 

@@ -19,9 +19,9 @@ Outer work (rows; for NZ, blocks of rows of one batch) is split over the vector 
 Tile sizes are runtime tile extents (tiling fields: one kernel class per algorithm serves every
 shape), chosen from the kernel's exact UB footprint (``ascdsl.planner.largest_extent``, which the
 tiling function evaluates too): the ``rows`` tile is a row rounded up to a 32-byte block (a row of
-1025 floats is 1032 lanes) by as many rows as fit the budget (at most the rows of one
-core); ``two_pass`` takes the largest 32-byte-aligned chunk that fits. ``nz`` takes the largest power
-of two the UB planner fits (``ascdsl.planner.largest_block``; the generated tiling function reads it
+1025 floats is 1032 lanes) by as many rows as fit the budget (at most the rows of one core);
+``two_pass`` takes 32-byte-aligned chunks of equal length as large as fit. ``nz`` takes the largest
+power of two the UB planner fits (``ascdsl.planner.largest_block``; the generated tiling function reads it
 from the footprint table the build computes).
 
 ``impl="api"`` instead calls ``AscendC::SoftmaxGrad`` / ``SoftmaxGradFront`` from a direct-launch
@@ -184,6 +184,8 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False):
                                             FRONT=is_front, ALIGN=32 // grad.dtype.itemsize) // align * align
     if block_k < align:
         raise ValueError(f"no chunk of a {k}-element row fits the UB of {platform.name}")
+    # chunks of equal length: a short last chunk would cost a whole one's vector work
+    block_k = ascdsl.cdiv(ascdsl.cdiv(k, ascdsl.cdiv(k, block_k)), align) * align
     return ascdsl.Launch(two_pass_kernel, grid=(used,), variant="two_pass", scalars=scalars,
                          constexprs={"BLOCK_K": block_k, "FRONT": is_front, "ALIGN": align})
 
@@ -322,7 +324,8 @@ def reference(grad, src, *, is_front=False, format="ND", dtype=None):
 
 CASES = [ascdsl.Case(shape, shape, dtype=dt) for dt in ("float32", "float16", "bfloat16")
          for shape in ((1,), (4, 31), (3, 32), (5, 33), (2, 3, 7))]
-CASES += [ascdsl.Case((2, 9000), (2, 9000), dtype="float16"), ascdsl.Case((2, 5000), (2, 5000)),
+CASES += [ascdsl.Case((2, 9000), (2, 9000), dtype="float16"), ascdsl.Case((2, 9000), (2, 9000)),
+          ascdsl.Case((100, 33), (100, 33)),  # three rows per core: tiles of several rows
           ascdsl.Case((0, 8), (0, 8)), ascdsl.Case((3, 0), (3, 0)),
           ascdsl.Case((2, 3, 16, 16), (2, 3, 16, 16), format="NZ")]
 CASES += [ascdsl.Case(shape, shape, dtype=dt, is_front=True)

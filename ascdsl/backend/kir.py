@@ -310,7 +310,9 @@ Operand = Union[Ref, Gm]
 
 @dataclass(frozen=True)
 class Call:
-    """``api(dst, *srcs, *args)`` on ``pipe``; ``inplace``: ``dst`` may share a source's buffer."""
+    """``api(dst, *srcs, *args)`` on ``pipe``; ``inplace``: ``dst`` may share a source's buffer (True:
+    any source's; a tuple: only those of these source indices, when the others are read at repeat
+    stride 0, so that a later repeat would read what an earlier one wrote)."""
 
     api: str
     dst: Operand | None
@@ -318,7 +320,7 @@ class Call:
     args: tuple[Expr, ...] = ()
     work: tuple["Ref", ...] = ()  # scratch the API writes and reads (after the sources)
     pipe: Pipe = Pipe.V
-    inplace: bool = False
+    inplace: bool | tuple[int, ...] = False
     template: DType | None = None
     mode: "Const | None" = None  # a second template argument (``DataCacheCleanAndInvalid<T, CacheLine::...>``)
     loc: Loc = field(default=UNKNOWN, compare=False)

@@ -4,8 +4,10 @@
 * A 1-D reduction is one count-form ``ReduceSum``/``ReduceMax``/``ReduceMin`` into a scalar block,
   read back on the scalar unit (the sync pass puts a V_S flag before the read) into a member.
 * Along axis 1 of ``[M, N]``: ``WholeReduce*`` per row (one repeat per row); rows longer than one
-  repeat are first folded onto their first repeat with repeat-form ``Add``/``Max``/``Min``.
-* Along axis 0: the rows are accumulated in order with count-form ``Add``/``Max``/``Min``.
+  repeat are first folded onto their first repeat with repeat-form ``Add``/``Max``/``Min``: one
+  accumulating call per row for few long rows, column chunks with the rows as repeats for many short
+  ones (:func:`_fold_rows`).
+* Along axis 0: the rows are accumulated onto the first with the rows as repeats (dstRepStride 0).
 * ``[M, 1] -> [M, N]`` read by arithmetic: ``Brcb`` puts each row's value in a block that the
   repeat-form op reads at block stride 0; ``[1, N] -> [M, N]``: repeat stride 0.
 Every scratch area is a buffer of its own, sized by the views of the calls that use it.
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 from ..ir.core import Instr, Op
 from . import isel, repeat
-from .kir import BinOp, Bin, Brace, Call, Const, Elem, For, Lit, Ref, Set, Var, VarKind, add, as_expr, lit, minimum
+from .kir import BinOp, Bin, Brace, Call, Const, Elem, For, If, Lit, Ref, Set, Var, VarKind, add, as_expr, lit, minimum
 from .repeat import located, row, view
 from .selector import F32, Selector, unsupported
 
@@ -35,7 +37,9 @@ def reduce(sel: Selector, instr: Instr) -> list:
 
 
 def _rows(sel: Selector, instr: Instr) -> list:
-    """Per-row reduction of ``[M, N]`` to ``[M]`` (or ``[M, 1]``)."""
+    """Per-row reduction of ``[M, N]`` to ``[M]`` (or ``[M, 1]``): each row's first repeat is copied
+    into a fold area, the row's other repeats are folded onto it (:func:`_fold_rows`), and
+    ``WholeReduce*`` reduces the fold, one repeat per row."""
     (x,) = instr.operands
     v, (rows, cols) = instr.result, x.type.shape
     per_rep = sel.platform.repeat_bytes // 4
@@ -44,20 +48,13 @@ def _rows(sel: Selector, instr: Instr) -> list:
     src, pb = sel.ref(x), p // per_blk
     out = []
     general = sel.general
-    if cols > per_rep or general:  # copy each row's first repeat, fold the others onto it
-        # (general form: the fold loop runs zero times when a row fits one repeat)
+    if cols > per_rep or general:  # (general form: the folds run zero times when a row fits one repeat)
         first = minimum(lit(cols), lit(per_rep)) if general else lit(per_rep)
         fold = sel.scratch("fold", F32, rows * per_rep, instr.loc)
         out += repeat.over_rows(sel, rows, lit(rows), pb, lambda r, n, s: [Call(
             "Muls", view(fold, row(r, per_rep)), (view(src, row(r, p)),),
             (Lit(1.0, F32), first, n, Brace((lit(1), lit(1), lit(8), as_expr(s)))))])
-        out += repeat.over_columns(sel, lit(per_rep), cols, per_rep, lambda c: repeat.over_rows(
-            sel, rows, lit(rows), pb, lambda r, n, s: [Call(
-                FOLD[instr.op], view(fold, row(r, per_rep)),
-                (view(fold, row(r, per_rep)), view(src, add(row(r, p), c))),
-                (repeat.mask(cols, per_rep, c, general=general), n,
-                 Brace((lit(1), lit(1), lit(1), lit(8), lit(8), as_expr(s)))))]),
-            independent=False)
+        out += _fold_rows(sel, instr.op, fold, src, rows, cols, p)
         src, lanes, pb = fold, first, 8
     else:
         lanes = lit(cols)
@@ -67,20 +64,77 @@ def _rows(sel: Selector, instr: Instr) -> list:
     return located(out, instr.loc)
 
 
+def _fold_rows(sel: Selector, op: Op, fold: Ref, src: Ref, rows: int, cols: int, p: int) -> list:
+    """Repeats ``1 ..`` of every row of ``src`` (pitch ``p``) folded onto the row's first, in ``fold``.
+
+    Two schedules, picked by the cost of their instructions (at run time in the general form): few long
+    rows *accumulate*, one call per row whose repeats walk the row onto one repeat of ``fold``
+    (dstRepStride 0, the accumulation of CANN's ``BigBlockReduceSum``): ``rows`` independent calls of
+    ``cols / 64 - 1`` repeats; many short rows *chain* column chunks with the rows as repeats:
+    ``cols / 64 - 1`` dependent calls (a barrier each) of ``rows`` repeats. Accumulating wins when the
+    chain's barriers cost more than the accumulation's extra issues: ``rows < 8 * (cols / 64 - 1)`` (a
+    barrier drains in about 8 issues), or when the pitch exceeds the 8-bit repeat stride (the chain
+    then issues one call per row and chunk)."""
+    per_rep = sel.platform.repeat_bytes // 4
+    pb = p // (sel.platform.block_bytes // 4)
+    most = sel.platform.max_repeats
+    general = sel.general
+    full = Bin(BinOp.DIV, lit(cols), lit(per_rep)) if general else lit(cols // per_rep)
+    mine = lambda r: view(fold, row(r, per_rep))  # noqa: E731 - the fold repeat of row r
+
+    r, k = sel.fresh("r"), sel.fresh("k")
+    whole = [For(k, lit(1), full, lit(most), (For(r, lit(0), lit(rows), lit(1), (Call(
+        FOLD[op], mine(r), (view(src, add(row(r, p), Bin(BinOp.MUL, k, lit(per_rep)))), mine(r)),
+        (lit(per_rep), minimum(Bin(BinOp.SUB, full, k), lit(most)),
+         Brace((lit(1), lit(1), lit(1), lit(0), lit(8), lit(0))))),), True),))]
+    tail_at = Bin(BinOp.MUL, full, lit(per_rep)) if general else lit(cols // per_rep * per_rep)
+    lanes = Bin(BinOp.SUB, lit(cols), tail_at) if general else lit(cols % per_rep)
+    tail = repeat.over_rows(sel, rows, lit(rows), pb, lambda r, n, s: [Call(
+        FOLD[op], mine(r), (view(src, add(row(r, p), tail_at)), mine(r)),
+        (lanes, n, Brace((lit(1), lit(1), lit(1), lit(8), as_expr(s), lit(8)))))])
+    chain = repeat.over_columns(sel, lit(per_rep), cols, per_rep, lambda c: repeat.over_rows(
+        sel, rows, lit(rows), pb, lambda r, n, s: [Call(
+            FOLD[op], mine(r), (mine(r), view(src, add(row(r, p), c))),
+            (repeat.mask(cols, per_rep, c, general=general), n,
+             Brace((lit(1), lit(1), lit(1), lit(8), lit(8), as_expr(s)))))]),
+        independent=False)
+    if not general:
+        if rows >= 8 * (cols // per_rep - 1) and pb <= most:
+            return chain
+        return whole + (tail if cols % per_rep else [])
+    accumulate = Bin(BinOp.OR, Bin(BinOp.LT, lit(rows), Bin(BinOp.MUL, Bin(BinOp.SUB, full, lit(1)), lit(8))),
+                     Bin(BinOp.GT, lit(pb), lit(most)))
+    has_tail = Bin(BinOp.AND, Bin(BinOp.GT, lit(cols), lit(per_rep)), Bin(BinOp.GT, Bin(BinOp.MOD, lit(cols), lit(per_rep)), lit(0)))
+    return [If(accumulate, (*whole, If(has_tail, tuple(tail))), orelse=tuple(chain))]
+
+
 def _columns(sel: Selector, instr: Instr) -> list:
-    """Reduction of ``[M, N]`` along axis 0 to ``[N]`` (or ``[1, N]``), row by row in order."""
+    """Reduction of ``[M, N]`` along axis 0 to ``[N]`` (or ``[1, N]``): row 0 copied into the result,
+    then the other rows accumulated onto it with the rows as repeats (dstRepStride 0: each repeat adds
+    the next row), one call per repeat-wide column chunk and up to ``max_repeats`` rows; a pitch beyond
+    the 8-bit repeat stride adds the rows one count-form call each, in order."""
     (x,) = instr.operands
     v, (rows, cols) = instr.result, x.type.shape
     per_blk = sel.platform.block_bytes // 4
+    per_rep = sel.platform.repeat_bytes // 4
+    most = sel.platform.max_repeats
     src, p = sel.ref(x), sel.pitch(x)
+    pb = p // per_blk
     acc = sel.ref(v)
     n = -(-cols // per_blk) * per_blk
     out = [Call("DataCopy", Ref(acc.buf, F32, lit(0), n), (Ref(src.buf, F32, lit(0), n),), (lit(n),), loc=instr.loc)]
-    if rows > 1 or sel.general:
-        r = sel.fresh("r")
-        out.append(For(r, lit(1), lit(rows), lit(1), (Call(
-            FOLD[instr.op], acc, (acc, view(src, row(r, p))), (lit(cols),)),)))
-    return out
+    if rows == 1 and not sel.general:
+        return out
+    r, k = sel.fresh("r"), sel.fresh("k")
+    chain = [For(r, lit(1), lit(rows), lit(1), (Call(FOLD[instr.op], acc, (acc, view(src, row(r, p))), (lit(cols),)),))]
+    repeats = repeat.over_columns(sel, lit(0), cols, per_rep, lambda c: [Call(
+        FOLD[instr.op], view(acc, c), (view(src, add(Bin(BinOp.MUL, k, lit(p)), c)), view(acc, c)),
+        (repeat.mask(cols, per_rep, c, general=sel.general), minimum(Bin(BinOp.SUB, lit(rows), k), lit(most)),
+         Brace((lit(1), lit(1), lit(1), lit(0), lit(pb), lit(0)))))])
+    accumulate = [For(k, lit(1), lit(rows), lit(most), tuple(repeats))]
+    if not sel.general:
+        return out + (accumulate if pb <= most else chain)
+    return out + [If(Bin(BinOp.LE, lit(pb), lit(most)), tuple(accumulate), orelse=tuple(chain))]
 
 
 def _to_scalar(sel: Selector, instr: Instr) -> list:
@@ -142,9 +196,10 @@ def broadcast_binary(sel: Selector, instr: Instr) -> list:
         refs = [view(ref, at(r, c)) for ref, at, _, _ in operands]
         blk = [lit(b) for _, _, b, _ in operands]
         rep = [as_expr(s if q is None else q) for _, _, _, q in operands]
+        donors = tuple(i for i, (_, _, _, q) in enumerate(operands) if q is None)  # not a row every repeat reads
         return [Call(isel.BINARY_API[op], view(sel.ref(v), add(row(r, p), c)), refs,
                      (repeat.mask(cols, per_rep, c, general=sel.general), n, Brace((lit(1), *blk, as_expr(s), *rep))),
-                     inplace=True)]
+                     inplace=donors)]
     body = repeat.over_columns(sel, lit(0), cols, per_rep, lambda c: repeat.over_rows(
         sel, rows, lit(rows), pb, lambda r, n, s: call(r, n, s, c)))
     return located(out + body, instr.loc)

@@ -108,14 +108,17 @@ class Variant:
         return self.lift.names if self.lift is not None else ()
 
     def serves(self, kernel: Kernel) -> bool:
-        """``kernel`` runs as this variant (for a lifted variant: with its lifted values in the tiling)."""
+        """``kernel`` runs as this variant (for a lifted variant: with its lifted values in the tiling,
+        each a multiple of its extent's quantum and at least its smallest value)."""
         if self.lift is None:
             return kernel == self.kernel
         mine = self.kernel
+        consts = dict(kernel.constexprs)
         return (kernel.name == mine.name and kernel.param_names == mine.param_names
                 and [p.type for p in kernel.params] == [p.type for p in mine.params]
                 and [kv for kv in kernel.constexprs if kv[0] not in self.lifted]
-                == [kv for kv in mine.constexprs if kv[0] not in self.lifted])
+                == [kv for kv in mine.constexprs if kv[0] not in self.lifted]
+                and all(consts[e.name] % e.quantum == 0 and consts[e.name] >= e.low for e in self.lift.extents))
 
     def lifted_values(self, kernel: Kernel) -> dict[str, int]:
         consts = dict(kernel.constexprs)

@@ -188,8 +188,10 @@ def _donors(order: _Order) -> dict[Buf, Buf]:
         d = c.dst.buf
         if d.role is not Role.TILE or order.first[d] != at or d in out:
             continue
-        for src in c.srcs:
+        for i, src in enumerate(c.srcs):
             if not isinstance(src, kir.Ref) or src.buf == d or src.dtype.itemsize != c.dst.dtype.itemsize:
+                continue
+            if c.inplace is not True and i not in c.inplace:
                 continue
             if (src.buf.role is Role.TILE and order.last[src.buf] == at) or (
                     src.buf.role is Role.INPUT and order.last_call[src.buf] == at):

@@ -106,10 +106,10 @@ def test_variants_and_core_split():
     assert plan.grid == (7,) and (plan.scalars["per_core"], plan.scalars["big_cores"]) == (1, 0)
     assert variant((3, 33, 5), 1).variant == "reduce_middle_full_load"
     assert variant((3, 2000, 5), 1).variant == "reduce_middle_recompute"
-    assert variant((3, 8000), 1).variant == "reduce_tail_recompute"  # 8000 fp32 and their sums exceed the UB
-    # a row that fits is loaded once, however few rows fit beside it
-    assert variant((3, 7800), 1).variant == variant((3, 9000), 1, "float16").variant == "reduce_tail_full_load"
-    assert variant((3, 7800), 1).constexprs["ROWS"] == 1
+    assert variant((3, 9000), 1).variant == "reduce_tail_recompute"
+    plan = variant((3, 5000), 1)  # one 20 KB row per tile fits three double-buffered queues
+    assert plan.variant == "reduce_tail_full_load" and plan.constexprs["ROWS"] == 1
+    assert variant((3, 4000), 1).variant == variant((3, 4000), 1, "float16").variant == "reduce_tail_full_load"
     assert variant((4, 1, 9), 1).variant == "no_reduce"
     assert variant((0, 3), 1).grid == (0,)
     small = get_platform("Ascend310P3")

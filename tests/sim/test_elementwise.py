@@ -31,6 +31,17 @@ def test_binary_count_form(rng, dtype, name):
     assert (res.stats.ub_copies, res.stats.gm_copies) == (1, 4)
 
 
+def test_repeats_run_in_order_so_stride_zero_accumulates(rng):
+    x = rng.standard_normal(256).astype(np.float32)
+    out = np.zeros(64, np.float32)
+    res = run("binary_accumulate", x, np.zeros(256, np.float32), out)
+    want = x[:64].copy()
+    for k in range(1, 4):
+        want = x[64 * k:64 * (k + 1)] + want
+    np.testing.assert_array_equal(out, want)
+    assert res.stats.vector_elements["Add"] == 3 * 64
+
+
 def test_binary_int32_wraps(rng):
     n = 64
     a = rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32)

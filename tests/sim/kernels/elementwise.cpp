@@ -46,6 +46,17 @@ extern "C" __global__ __aicore__ void binary_repeat(GM_ADDR a, GM_ADDR b, GM_ADD
     });
 }
 
+// Repeats run in order: dst and src1 at repeat stride 0 accumulate the repeats of src0 (as CANN's
+// BigBlockReduceSum folds a long row onto its first repeat).
+extern "C" __global__ __aicore__ void binary_accumulate(GM_ADDR a, GM_ADDR b, GM_ADDR out) {
+    Harness<float, float> h(a, b, out, 256, 64);
+    h.Process([](LocalTensor<float>& o, LocalTensor<float>& x, LocalTensor<float>&, LocalTensor<uint8_t>&) {
+        Adds(o, x, 0.0f, 64);
+        PipeBarrier<PIPE_V>();
+        Add(o, x[64], o, 64, 3, {1, 1, 1, 0, 8, 0});
+    });
+}
+
 // Tensor-scalar ops, count form, then Muls in repeat form with a mask.
 extern "C" __global__ __aicore__ void scalar_ops(GM_ADDR a, GM_ADDR b, GM_ADDR out, uint32_t n) {
     Harness<float, float> h(a, b, out, n, 5 * n);

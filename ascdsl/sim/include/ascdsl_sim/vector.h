@@ -47,12 +47,14 @@ struct Arg {
 };
 
 template <class D, class F, class... S, size_t... K>
-void compute_lanes(std::vector<D>& out, F& f, const std::array<Operand, sizeof...(S)>& os,
+void compute_lanes(std::vector<D>& out, size_t from, F& f, const std::array<Operand, sizeof...(S)>& os,
                    std::index_sequence<K...>, const S*... p) {
-    for (size_t i = 0; i < out.size(); ++i) out[i] = f(p[os[K].idx[i]]...);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = f(p[os[K].idx[from + i]]...);
 }
 
-// The vector pipe runs dst[lane] = f(src[lane]...) over the active lanes: all sources are read before dst is written.
+// The vector pipe runs dst[lane] = f(src[lane]...) over the active lanes, repeat after repeat: a repeat
+// reads all its sources before it writes dst, and sees what earlier repeats wrote (so a dst at repeat
+// stride 0 that is also a source at repeat stride 0 accumulates, as CANN's BigBlockReduceSum uses it).
 template <class D, class F, class... S>
 void elementwise(const char* api, const Lanes& l, F f, const Arg<D>& dst, const Arg<S>&... srcs) {
     require(dst.s.blk != 0, api, "dstBlkStride must not be 0");
@@ -65,10 +67,13 @@ void elementwise(const char* api, const Lanes& l, F f, const Arg<D>& dst, const 
         check_overlap(api, od, o);
         read_operand(api, Pipe::V, o);
     }
-    std::vector<D> out(od.idx.size());
-    compute_lanes<D, F, S...>(out, f, os, std::index_sequence_for<S...>{}, srcs.t.ptr()...);
+    const size_t per = l.active.size();
+    std::vector<D> out(per);
     D* p = dst.t.ptr();
-    for (size_t i = 0; i < out.size(); ++i) p[od.idx[i]] = out[i];
+    for (size_t from = 0; from < od.idx.size(); from += per) {
+        compute_lanes<D, F, S...>(out, from, f, os, std::index_sequence_for<S...>{}, srcs.t.ptr()...);
+        for (size_t i = 0; i < per; ++i) p[od.idx[from + i]] = out[i];
+    }
     write_operand(api, Pipe::V, time, od);
     count_vector(api, l, std::max({sizeof(D), sizeof(S)...}));
 }
