@@ -147,25 +147,25 @@ def test_progress_bar_draws_on_a_terminal(monkeypatch, capsys):
     assert capsys.readouterr().err == ""
 
 
-def test_check_reports_a_case_the_host_rejects_as_rows(capsys, tmp_path):
+def _picky_square(tmp_path, name: str, most: int):
+    """tiny_square whose host rejects more than ``most`` elements."""
     source = (OPFILES / "tiny_square.py").read_text()
-    bad = tmp_path / "picky.py"
+    bad = tmp_path / name
     bad.write_text(source.replace("def square_host(x, platform):\n",
-                                  "def square_host(x, platform):\n    if x.numel > 50:\n"
-                                  "        raise ValueError(\"at most 50 elements\")\n"))
-    code, out, err = _run(capsys, "check", str(bad), "--backend", "interpreter")
+                                  f"def square_host(x, platform):\n    if x.numel > {most}:\n"
+                                  f"        raise ValueError(\"at most {most} elements\")\n"))
+    return bad
+
+
+def test_check_reports_a_case_the_host_rejects_as_rows(capsys, tmp_path):
+    code, out, err = _run(capsys, "check", str(_picky_square(tmp_path, "picky.py", 50)), "--backend", "interpreter")
     assert code == 1 and "FAIL square [100 float32] on interpreter: at most 50 elements" in out
     # the table, not an abort; the host code itself lowers (the build's probe shapes reach a launch)
     assert out.rstrip().endswith("1 passed, 1 failed") and "FAIL square [(host code" not in out
 
 
 def test_check_names_a_launch_no_shape_reaches(capsys, tmp_path):
-    source = (OPFILES / "tiny_square.py").read_text()
-    bad = tmp_path / "never.py"
-    bad.write_text(source.replace("def square_host(x, platform):\n",
-                                  "def square_host(x, platform):\n    if x.numel > 0:\n"
-                                  "        raise ValueError(\"no elements\")\n"))
-    code, out, err = _run(capsys, "check", str(bad), "--backend", "interpreter")
+    code, out, err = _run(capsys, "check", str(_picky_square(tmp_path, "never.py", 0)), "--backend", "interpreter")
     assert code == 1 and out.rstrip().endswith("0 passed, 2 failed")
     assert "never.py:19:12: error: no case or probe shape of the op reaches this launch of square_kernel" in out
 
