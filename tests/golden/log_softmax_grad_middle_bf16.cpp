@@ -105,9 +105,9 @@ private:
         Cast(dy, dyIn, RoundMode::CAST_NONE, 512);  // ops/log_softmax_grad.py:104
         PipeBarrier<PIPE_V>();
         DataCopy(total, dy, 32);  // ops/log_softmax_grad.py:105
-        for (int32_t r = 1; r < 16; r += 1) {
+        for (int32_t k = 1; k < 16; k += 255) {
             PipeBarrier<PIPE_V>();
-            Add(total, total, dy[r * 32], 32);
+            Add(total, dy[k * 32], total, 32, 16 - k < 255 ? 16 - k : 255, {1, 1, 1, 0, 4, 0});
         }
         Cast(x, xIn, RoundMode::CAST_NONE, 512);  // ops/log_softmax_grad.py:106
         PipeBarrier<PIPE_V>();
