@@ -1,8 +1,8 @@
 """Scans on the simulator (hazard checks on) against the interpreter: `tl.cumsum` along the last axis
 (the CumSum API; reversed as sum - cumsum + x) and `tl.cumsum`/`tl.cumprod`/`tl.associative_scan`
 with a max combine, forward and reversed, down the rows of a 2-D tile (a log-depth scan), float sums and
-products within the dtype's tolerance, max and int32 bit-exact; scans along the last axis of a 2-D tile
-other than a float sum are located errors (1-D scans: test_sim_reorder.py)."""
+products within the dtype's tolerance, max and int32 bit-exact; products, maxima and int32 sums along the
+last axis of a 2-D tile, every row at once (1-D scans: test_sim_reorder.py)."""
 import numpy as np
 import pytest
 
@@ -97,24 +97,50 @@ def test_int32_scans_down_rows_bit_exact():
 
 
 @ascdsl.jit
-def cumprod_rows_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    x = tl.reshape(tl.load(x_ptr + offs), (8, BLOCK // 8))
-    tl.store(out_ptr + offs, tl.reshape(tl.cumprod(x, 1), (BLOCK,)))
+def row_scans_kernel(x_ptr, out_ptr, m, n, ROWS: tl.constexpr, COLS: tl.constexpr):
+    rows = tl.arange(0, ROWS)[:, None]
+    cols = tl.arange(0, COLS)[None, :]
+    mask = (rows < m) & (cols < n)
+    x = tl.load(x_ptr + rows * n + cols, mask=mask, other=1)
+    tl.store(out_ptr + rows * n + cols, tl.cumprod(x, 1), mask=mask)
+    tl.store(out_ptr + m * n + rows * n + cols, tl.associative_scan(x, 1, combine_max), mask=mask)
+    tl.store(out_ptr + 2 * m * n + rows * n + cols, tl.associative_scan(x, 1, combine_max, reverse=True), mask=mask)
+    tl.store(out_ptr + 3 * m * n + rows * n + cols, tl.cumprod(x, 1, reverse=True), mask=mask)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_SWEEP)
+def test_scans_along_rows_of_2d_tiles(dtype):
+    """Products and running maxima along the last axis of a 2-D tile, forward and reversed, every row at
+    once: maxima bit-exact, products within the dtype's tolerance per step."""
+    def check(m, n, rows, cols):
+        x = (1 + _data((m, n), dtype).astype(np.float32) / 30).astype(dtype.np)
+        want, got = _both(row_scans_kernel[(1,)], x, np.zeros(4 * m * n, dtype.np), m, n, ROWS=rows, COLS=cols)
+        w, g = (a.astype(np.float64).reshape(4, m, n) for a in (want[1], got[1]))
+        padded = np.ones((rows, cols))  # the masked lanes hold `other`: reversed scans see them
+        padded[:m, :n] = x.astype(np.float64)
+        np.testing.assert_array_equal(g[1:3], w[1:3])
+        np.testing.assert_allclose(w[1], np.maximum.accumulate(padded, 1)[:m, :n], rtol=dtype.rtol)
+        np.testing.assert_allclose(w[2], np.maximum.accumulate(padded[:, ::-1], 1)[:, ::-1][:m, :n], rtol=dtype.rtol)
+        for i in (0, 3):
+            np.testing.assert_allclose(g[i], w[i], rtol=dtype.rtol * 2 * np.log2(2 * cols), atol=dtype.atol,
+                                       err_msg=f"{m}x{n}")
+    cases = [(5, 33, 8, 64), (3, 7, 4, 8), (2, 16, 2, 16)]
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
 
 
 @ascdsl.jit
-def reverse_rows_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    x = tl.reshape(tl.load(x_ptr + offs), (8, BLOCK // 8))
-    tl.store(out_ptr + offs, tl.reshape(tl.cumprod(x, 1, reverse=True), (BLOCK,)))
+def int_row_scan_kernel(x_ptr, out_ptr, ROWS: tl.constexpr, COLS: tl.constexpr):
+    offs = tl.arange(0, ROWS)[:, None] * COLS + tl.arange(0, COLS)[None, :]
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.cumsum(x, 1) + tl.cumsum(x, 1, reverse=True) * 3 + tl.cumprod(x, 1))
 
 
-@pytest.mark.parametrize("kernel, message", [
-    (cumprod_rows_kernel, "a running `mul` of float32 along the last axis of a 2-D tile"),
-    (reverse_rows_kernel, "a reversed running `mul` along the last axis of a 2-D tile"),
-], ids=["cumprod-last-axis", "reverse"])
-def test_unsupported_scans_are_located_errors(kernel, message):
-    with pytest.raises(ascdsl.CompilationError, match=message) as err:
-        kernel[(1,)](np.ones(64, np.float32), np.zeros(64, np.float32), BLOCK=64, backend="sim")
-    assert "test_sim_scan.py" in str(err.value)
+def test_int32_scans_along_rows_bit_exact():
+    x = np.random.default_rng(5).integers(-9, 10, (6, 12)).astype(np.int32)
+    want, got = _both(int_row_scan_kernel[(1,)], x, np.zeros_like(x), ROWS=6, COLS=12)
+    np.testing.assert_array_equal(got[1], want[1])
+    with np.errstate(over="ignore"):
+        expect = np.cumsum(x, 1) + np.cumsum(x[:, ::-1], 1)[:, ::-1] * 3 + np.cumprod(x, 1)
+    assert (want[1] == expect.astype(np.int32)).all()
