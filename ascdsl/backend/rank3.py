@@ -1,28 +1,32 @@
-"""Rank-3 tiles: ``[A, B, C]`` lies in UB exactly as ``[A * B, C]`` (:mod:`.ublayout`), so most of
-their ops are the 2-D ops of that flat view.
+"""Tiles of rank 3 or more: ``[d0, ..., dk, C]`` lies in UB exactly as ``[d0 * ... * dk, C]``
+(:mod:`.ublayout`), so most of their ops are the 2-D ops of that flat view.
 
 Tile-IR rewrites (:func:`rewrite`, the first :data:`.decompose.REWRITES` rule) replace every op on
-rank-3 tiles by the same op on the flat views (``tl.reshape`` between the two is free), so every
-later rule and selection sees 2-D tiles:
+such tiles by the same op on the flat views (``tl.reshape`` between the two is free), so every later
+rule and selection sees 2-D tiles:
 
-* elementwise ops (arithmetic, comparisons, ``tl.where``, casts, math) run on ``[A * B, C]``;
-* broadcasts of ``[1, 1, C]`` and ``[A, B, 1]`` are the 2-D row and column broadcasts of the flat
-  view (read through repeat strides by the arithmetic that uses them); ``[A, 1, 1]`` and
-  ``[1, B, 1]`` are first broadcast along the last axis; a one-element tile is broadcast to a row
+* elementwise ops (arithmetic, comparisons, ``tl.where``, casts, math) run on the flat view;
+* broadcasts of ``[1, .., 1, C]`` and ``[.., 1]`` are the 2-D row and column broadcasts of the flat
+  view (read through repeat strides by the arithmetic that uses them); a broadcast of a tile whose last
+  axis is 1 along other axes is that broadcast one rank lower; a one-element tile is broadcast to a row
   first;
 * ``sum``/``max``/``min``/``argmax``/``argmin`` along the last axis, or to a scalar, reduce the flat
-  view (``[A, B, 1]`` is the flat ``[A * B]`` result; ``[A, B]`` is re-pitched from it by a
-  ``Gather`` when its rows do not fill whole blocks); ``expand_dims``, ``reshape`` and ``permute``
-  s that only move unit axes are reshapes of the flat views.
+  view (``[.., 1]`` is the flat ``[d0 * ... * dk]`` result, re-pitched by a ``Gather`` when a user needs
+  rows that do not fill whole blocks); along another axis of a tile whose last axis is 1, the reduction
+  one rank lower; ``argmax``/``argmin`` along another axis are those along the last axis of the tile
+  with that axis permuted last; ``expand_dims``, ``reshape`` and ``permute`` s that only move unit axes
+  are reshapes of the flat views;
+* scans, sorts and flips along the last axis are the same op along the rows of the flat view; along
+  another axis, between two ``tl.permute`` that move that axis last and back.
 
-What stays rank 3 is selected here (:func:`select`): ``[1, B, C] -> [A, B, C]`` (``A`` copies of
-the tile) and ``[A, 1, C] -> [A, B, C]`` (each row copied ``B`` times), both ``DataCopy`` UB -> UB of
-whole padded rows; ``sum``/``max``/``min`` along axis 0 or 1, in float32 or int32: per outer index,
-the first slab (a row, or ``B`` rows for axis 0) is copied and the others folded onto it in order
-with count-form ``Add``/``Max``/``Min`` (as the rows of a 2-D tile along axis 0, :mod:`.reduce`).
-``tl.permute``/``tl.trans`` that move non-unit axes are one ``Gather`` (16- and 32-bit elements).
-Block loads and stores of rank 3 are :mod:`.memory`'s. Anything else of rank 3 (scans, sorts,
-``tl.cat``, gathers, bool broadcasts) is a located error, and so is any tile of rank 4 or more.
+What stays of rank 3 or more is selected here (:func:`select`): broadcasts along leading axes (the whole
+tile repeated when only outer axes broadcast, else each result row copied from the operand's row of its
+kept indices), both ``DataCopy`` UB -> UB of whole padded rows; ``sum``/``max``/``min`` along a leading
+axis, in float32 or int32: per outer index, the first slab (the rows below that axis) is copied and the
+others folded onto it in order with count-form ``Add``/``Max``/``Min`` (as the rows of a 2-D tile along
+axis 0, :mod:`.reduce`). ``tl.permute``/``tl.trans`` that move non-unit axes are one ``Gather`` (16- and
+32-bit elements). Block loads and stores of rank 3 are :mod:`.memory`'s (rank 4 and more are located
+errors, :mod:`.selector`). Anything else (``tl.cat``, gathers, bool broadcasts) is a located error.
 """
 from __future__ import annotations
 
@@ -62,7 +66,7 @@ def _flattens(instr: Instr) -> bool:
     if op in GroupOp.REDUCE:
         return len(instr.operands[0].type.shape) >= 3
     if op in LAST_AXIS:
-        return instr.attr("axis") % len(v.type.shape) == len(v.type.shape) - 1
+        return True
     if op is Op.PERMUTE:
         return _moves_units_only(instr)
     return op in (Op.RESHAPE, Op.EXPAND_DIMS)
@@ -83,12 +87,8 @@ def rewrite(r, instr: Instr) -> bool:
         _broadcast(r, instr)
     elif op in GroupOp.REDUCE:
         _reduce(r, instr)
-    elif op in LAST_AXIS:  # along the rows of the flat view
-        v = instr.result
-        flat = r.value(Type(v.type.dtype, flat_shape(v.type.shape)))
-        attrs = tuple((k, 1 if k == "axis" else a) for k, a in instr.attrs)
-        r.instr(Instr(op, (flat,), (_flat(r, instr.operands[0], instr.loc),), attrs, instr.regions, instr.loc))
-        _bind(r, v, flat, instr.loc)
+    elif op in LAST_AXIS:
+        _last_axis(r, instr)
     elif op in ELEMENTWISE:
         v = instr.result
         xs = tuple(x if x.type.is_scalar else _flat(r, x, instr.loc) for x in instr.operands)
@@ -96,6 +96,29 @@ def rewrite(r, instr: Instr) -> bool:
     else:
         _reshape(r, instr)
     return True
+
+
+def _with_axis(instr: Instr, axis: int) -> tuple:
+    return tuple((k, axis if k == "axis" else a) for k, a in instr.attrs)
+
+
+def _last_axis(r, instr: Instr) -> None:
+    """A scan, sort or flip along the last axis is the same op along the rows of the flat view; along
+    another axis, that axis is permuted last first and back after."""
+    (x,), v, loc = instr.operands, instr.result, instr.loc
+    rank, axis = len(v.type.shape), instr.attr("axis") % len(v.type.shape)
+    if axis != rank - 1:
+        order = tuple(d for d in range(rank) if d != axis) + (axis,)
+        moved = r.op(Op.PERMUTE, x.type.with_shape(tuple(x.type.shape[d] for d in order)), (x,), (("order", order),),
+                     loc)
+        done = r.value(moved.type)
+        r.instr(Instr(instr.op, (done,), (moved,), _with_axis(instr, rank - 1), instr.regions, loc))
+        back = tuple(order.index(d) for d in range(rank))
+        r.op(Op.PERMUTE, v.type, (done,), (("order", back),), loc, result=v)
+        return
+    flat = r.value(Type(v.type.dtype, flat_shape(v.type.shape)))
+    r.instr(Instr(instr.op, (flat,), (_flat(r, x, loc),), _with_axis(instr, 1), instr.regions, loc))
+    _bind(r, v, flat, loc)
 
 
 def _flat(r, x: Value, loc) -> Value:
@@ -195,13 +218,18 @@ def _reduce(r, instr: Instr) -> None:
         return
     if shape[-1] == 1:  # stored as its elements in order: the reduction of the tile without its last axis
         lower = r.op(Op.RESHAPE, Type(x.type.dtype, shape[:-1]), (x,), (), loc)
-        attrs = tuple((k, axis if k == "axis" else a) for k, a in instr.attrs)
-        folded = r.op(op, Type(dt, v.type.shape[:-1]), (lower,), attrs, loc)
+        folded = r.op(op, Type(dt, v.type.shape[:-1]), (lower,), _with_axis(instr, axis), loc)
         r.op(Op.RESHAPE, v.type, (folded,), (), loc, result=v)
         return
-    if op not in AXIS_REDUCE:
-        raise unsupported(instr, f"`{op.value}` along axis {axis} of a tile of rank {len(shape)} (along the last "
-                                 "axis, or to a scalar)")
+    if op not in AXIS_REDUCE:  # the reduction along the last axis of the tile with that axis moved last
+        order = tuple(d for d in range(len(shape)) if d != axis) + (axis,)
+        moved = r.op(Op.PERMUTE, x.type.with_shape(tuple(shape[d] for d in order)), (x,), (("order", order),), loc)
+        folded = r.value(Type(dt, moved.type.shape[:-1])) if keep else v
+        attrs = tuple((k, False if k == "keep_dims" else a) for k, a in _with_axis(instr, len(shape) - 1))
+        r.instr(Instr(op, (folded,), (moved,), attrs, instr.regions, loc))
+        if keep:
+            r.op(Op.RESHAPE, v.type, (folded,), (), loc, result=v)
+        return
     work = F32 if x.type.dtype.is_float else x.type.dtype
     if work not in (F32, I32):
         raise unsupported(instr, f"`{op.value}` of {x.type.dtype} tiles of rank {len(shape)} (reduce float or int32 "

@@ -8,8 +8,9 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
+from ascdsl import dtypes
+from tests.backend.helpers import CANN, assert_type_checks, both, data, each
 from tests.backend.sweep import ALL_SWEEP, FLOAT_SWEEP
-from tests.backend.test_sim import _both, _data, prebuilt
 from tests.backend.test_sim_reductions import combine_max, combine_min
 
 A, B, C, D = 2, 3, 2, 8
@@ -31,8 +32,8 @@ def broadcast4_kernel(x_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.co
 
 @pytest.mark.parametrize("dtype", FLOAT_SWEEP)
 def test_rank4_elementwise_broadcasts_and_reductions(dtype):
-    x = _data(SHAPE, dtype)
-    want, got = _both(broadcast4_kernel[(1,)], x, np.zeros(N + 1, dtype.np), A=A, B=B, C=C, D=D)
+    x = data(SHAPE, dtype)
+    want, got = both(broadcast4_kernel[(1,)], x, np.zeros(N + 1, dtype.np), A=A, B=B, C=C, D=D)
     w, g = want[1].astype(np.float64), got[1].astype(np.float64)
     np.testing.assert_allclose(g, w, rtol=dtype.rtol, atol=dtype.atol * N)
     f = x.astype(np.float64)
@@ -53,17 +54,15 @@ def reduce4_kernel(x_ptr, out_ptr, AXIS: tl.constexpr, A: tl.constexpr, B: tl.co
 @pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_rank4_reductions_along_every_axis(dtype):
     def check(axis):
-        x = _data(SHAPE, dtype)
+        x = data(SHAPE, dtype)
         m = N // SHAPE[axis]
-        want, got = _both(reduce4_kernel[(1,)], x, np.zeros(2 * m, dtype.np), AXIS=axis, A=A, B=B, C=C, D=D, M=m)
+        want, got = both(reduce4_kernel[(1,)], x, np.zeros(2 * m, dtype.np), AXIS=axis, A=A, B=B, C=C, D=D, M=m)
         np.testing.assert_array_equal(got[1][:m], want[1][:m], err_msg=f"axis {axis}")  # max is exact
         assert (want[1][:m] == x.max(axis=axis).ravel()).all()
         np.testing.assert_allclose(got[1][m:].astype(np.float64), want[1][m:].astype(np.float64),
                                    rtol=dtype.rtol, atol=dtype.atol * 4, err_msg=f"axis {axis}")
     cases = [(0,), (1,), (2,), (3,)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 @ascdsl.jit
@@ -76,8 +75,8 @@ def permute4_kernel(x_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.cons
 
 @pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_rank4_permutes_bit_exact(dtype):
-    x = _data(SHAPE, dtype)
-    want, got = _both(permute4_kernel[(1,)], x, np.zeros(2 * N, dtype.np), A=A, B=B, C=C, D=D)
+    x = data(SHAPE, dtype)
+    want, got = both(permute4_kernel[(1,)], x, np.zeros(2 * N, dtype.np), A=A, B=B, C=C, D=D)
     np.testing.assert_array_equal(got[1], want[1])
     expect = np.concatenate([x.transpose(2, 0, 3, 1).ravel(), x.transpose(1, 0, 2, 3).ravel()])
     assert (want[1] == expect).all()
@@ -97,8 +96,8 @@ def last_axis_kernel(x_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.con
 
 @pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_sorts_flips_and_scans_along_the_last_axis_of_rank3_and_rank4(dtype):
-    x = _data(SHAPE, dtype)
-    want, got = _both(last_axis_kernel[(1,)], x, np.zeros(4 * N, dtype.np), A=A, B=B, C=C, D=D)
+    x = data(SHAPE, dtype)
+    want, got = both(last_axis_kernel[(1,)], x, np.zeros(4 * N, dtype.np), A=A, B=B, C=C, D=D)
     np.testing.assert_array_equal(got[1], want[1])
     expect = [np.sort(x, 3), -np.sort(-x, 3), np.maximum.accumulate(x[..., ::-1], 3),
               np.minimum.accumulate(x[..., ::-1], 3)[..., ::-1]]
@@ -119,3 +118,23 @@ def test_rank4_block_loads_are_located_errors():
     with pytest.raises(ascdsl.CompilationError, match="of tiles of rank 4") as err:
         load4_kernel[(1,)](np.ones(64, np.float32), np.zeros(64, np.float32), D=8, backend="sim")
     assert "test_sim_rankn.py" in str(err.value)
+
+
+@CANN
+def test_new_lowerings_type_check_against_cann(tmp_path):
+    """Rank-4 tiles, scans and sorts along rows and leading axes and histograms, in one kernel file, against
+    the real CANN headers."""
+    from tests.backend import test_sim_histogram as hist, test_sim_rank3 as rank3, test_sim_reorder as reorder
+    from tests.backend import test_sim_scan as scan
+    p = {d: tl.pointer_type(d) for d in (dtypes.float32, dtypes.float16, dtypes.int32, dtypes.int8)}
+    f32, f16, i32 = p[dtypes.float32], p[dtypes.float16], p[dtypes.int32]
+    dims = dict(A=A, B=B, C=C, D=D)
+    kernels = [k.kernels[0] for k in (
+        broadcast4_kernel.specialize(f32, f32, **dims), permute4_kernel.specialize(f16, f16, **dims),
+        last_axis_kernel.specialize(f32, f32, **dims), reduce4_kernel.specialize(i32, i32, AXIS=1, M=N // B, **dims),
+        scan.row_scans_kernel.specialize(f16, f16, 5, 30, ROWS=8, COLS=32),
+        scan.int_row_scan_kernel.specialize(i32, i32, ROWS=6, COLS=12),
+        reorder.sort_rows_kernel.specialize(f32, f32, 5, 20, M=5, N=24),
+        rank3.leading_axes_kernel.specialize(f32, i32, f32, A=2, B=3, C=8),
+        hist.histogram_kernel.specialize(p[dtypes.int8], i32, 100, BLOCK=128, BINS=16))]
+    assert_type_checks("new_lowerings", kernels, tmp_path)

@@ -11,7 +11,7 @@ import pytest
 
 import ascdsl as triton
 import ascdsl.language as tl
-from tests.backend.test_sim import FLOATS, _data, prebuilt
+from tests.backend.helpers import FLOATS, data, prebuilt
 
 
 @triton.jit
@@ -37,7 +37,7 @@ def _softmax(backend, x, block=(2, 4)):
     return out[:, :m]
 
 
-SOFTMAX = [(d, _data(shape, d)) for d in FLOATS for shape in ((3, 5, 20), (4, 8, 32))]
+SOFTMAX = [(d, data(shape, d)) for d in FLOATS for shape in ((3, 5, 20), (4, 8, 32))]
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
@@ -94,7 +94,7 @@ def mean_pool_kernel(x_ptr, out_ptr, B, S, D, BLOCK_B: tl.constexpr, BLOCK_S: tl
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_mean_pooling_over_a_sequence(dtype):
-    x = _data((5, 19, 24), dtype)
+    x = data((5, 19, 24), dtype)
     outs = []
     for backend in ("interpreter", "sim"):
         out = np.zeros((5, 24), dtype.np)

@@ -11,7 +11,7 @@ import ascdsl as triton
 import ascdsl.language as tl
 from ascdsl import dtypes
 from ascdsl.bench_kernels import layer_norm_kernel as layer_norm_fwd_kernel  # the tutorial's, as `ascdsl bench` times it
-from tests.backend.test_sim import FLOATS, _data, prebuilt
+from tests.backend.helpers import FLOATS, data, prebuilt
 
 
 @triton.jit
@@ -88,7 +88,7 @@ def _softmax(backend, x):
     return out
 
 
-SOFTMAX = [(d, _data(shape, d)) for d in FLOATS for shape in ((9, 100), (3, 256))]
+SOFTMAX = [(d, data(shape, d)) for d in FLOATS for shape in ((9, 100), (3, 256))]
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
@@ -113,7 +113,7 @@ def _layer_norm_fwd(backend, x, w, b, block=128):
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_layer_norm_forward_with_mean_and_rstd(dtype):
-    x, w, b = _data((5, 300), dtype), _data(300, dtype), _data(300, dtype)
+    x, w, b = data((5, 300), dtype), data(300, dtype), data(300, dtype)
     want = _layer_norm_fwd("interpreter", x, w, b)
     xf = x.astype(np.float64)
     mean = xf.mean(axis=1)
@@ -137,7 +137,7 @@ def _layer_norm_bwd(backend, x, dy, w, mean, rstd, groups=6):
 
 
 def _bwd_inputs(dtype, m=13, n=100):
-    x, dy, w = _data((m, n), dtype), _data((m, n), dtype), _data(n, dtype)
+    x, dy, w = data((m, n), dtype), data((m, n), dtype), data(n, dtype)
     xf = x.astype(np.float32)
     mean = xf.mean(axis=1).astype(np.float32)
     rstd = (1 / np.sqrt(xf.var(axis=1) + 1e-5)).astype(np.float32)
