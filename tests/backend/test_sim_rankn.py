@@ -133,7 +133,7 @@ def test_new_lowerings_type_check_against_cann(tmp_path):
         broadcast4_kernel.specialize(f32, f32, **dims), permute4_kernel.specialize(f16, f16, **dims),
         last_axis_kernel.specialize(f32, f32, **dims), reduce4_kernel.specialize(i32, i32, AXIS=1, M=N // B, **dims),
         scan.row_scans_kernel.specialize(f16, f16, 5, 30, ROWS=8, COLS=32),
-        scan.int_row_scan_kernel.specialize(i32, i32, ROWS=6, COLS=12),
+        scan.int_scan_kernel.specialize(i32, i32, AXIS=1, ROWS=6, COLS=12),
         reorder.sort_rows_kernel.specialize(f32, f32, 5, 20, M=5, N=24),
         rank3.leading_axes_kernel.specialize(f32, i32, f32, A=2, B=3, C=8),
         hist.histogram_kernel.specialize(p[dtypes.int8], i32, 100, BLOCK=128, BINS=16))]
