@@ -50,6 +50,12 @@ def data(shape, dtype, rng=RNG):
     return (rng.standard_normal(shape) * 3).astype(np.float32).astype(dtype.np)
 
 
+def softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """NumPy's softmax of ``x`` along ``axis``, in float64."""
+    e = np.exp(x.astype(np.float64) - x.astype(np.float64).max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
 def bits(a: np.ndarray) -> np.ndarray:
     """``a``'s elements as unsigned integers of their size (NaNs and signed zeros compared exactly)."""
     return a.view(f"u{a.dtype.itemsize}")
