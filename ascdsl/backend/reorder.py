@@ -132,9 +132,7 @@ def _columns(sel, k: "_Lanes", p: int, rows: int) -> Ref:
     """An int32 tile of ``rows`` rows of ``p`` lanes holding each lane's column ``0 .. p - 1``."""
     line, calls = lane_index(sel, "scanColumn", p, 1, k.loc)
     columns = k.tile("scanColumns")
-    r = sel.fresh("row")
-    k.out += calls + [For(r, lit(0), lit(rows), lit(1), (Call(
-        "DataCopy", view(Ref(columns.buf, I32, lit(0), p), Bin(BinOp.MUL, r, lit(p))), (line,), (lit(p),)),), True)]
+    k.out += calls + _copy_rows(sel, columns, line, rows, p, 0, p)
     return columns
 
 
@@ -250,14 +248,14 @@ def _sort(sel, instr: Instr) -> list:
 
 
 def _copy_rows(sel, dst: Ref, src: Ref, rows: int, n: int, src_pitch: int, dst_pitch: int) -> list:
-    """``DataCopy`` of ``rows`` rows of ``n`` elements from rows ``src_pitch`` apart to rows ``dst_pitch``
-    apart (one call for one row)."""
+    """``DataCopy`` of ``rows`` rows of ``n`` elements from rows ``src_pitch`` apart (0: one row, copied to
+    every row) to rows ``dst_pitch`` apart (one call for one row)."""
     if rows == 1:
         return [Call("DataCopy", dst, (src,), (lit(n),))]
     r = sel.fresh("row")
+    at = Bin(BinOp.MUL, r, lit(src_pitch)) if src_pitch else None
     return [For(r, lit(0), lit(rows), lit(1), (Call(
-        "DataCopy", view(dst, Bin(BinOp.MUL, r, lit(dst_pitch))), (view(src, Bin(BinOp.MUL, r, lit(src_pitch))),),
-        (lit(n),)),), True)]
+        "DataCopy", view(dst, Bin(BinOp.MUL, r, lit(dst_pitch))), (view(src, at),), (lit(n),)),), True)]
 
 
 LARGEST = 2 ** 31 - 1
