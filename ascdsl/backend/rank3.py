@@ -1,50 +1,55 @@
-"""Rank-3 tiles: ``[A, B, C]`` lies in UB exactly as ``[A * B, C]`` (:mod:`.ublayout`), so most of
-their ops are the 2-D ops of that flat view.
+"""Tiles of rank 3 or more: ``[d0, ..., dk, C]`` lies in UB exactly as ``[d0 * ... * dk, C]``
+(:mod:`.ublayout`), so most of their ops are the 2-D ops of that flat view.
 
 Tile-IR rewrites (:func:`rewrite`, the first :data:`.decompose.REWRITES` rule) replace every op on
-rank-3 tiles by the same op on the flat views (``tl.reshape`` between the two is free), so every
-later rule and selection sees 2-D tiles:
+such tiles by the same op on the flat views (``tl.reshape`` between the two is free), so every later
+rule and selection sees 2-D tiles:
 
-* elementwise ops (arithmetic, comparisons, ``tl.where``, casts, math) run on ``[A * B, C]``;
-* broadcasts of ``[1, 1, C]`` and ``[A, B, 1]`` are the 2-D row and column broadcasts of the flat
-  view (read through repeat strides by the arithmetic that uses them); ``[A, 1, 1]`` and
-  ``[1, B, 1]`` are first broadcast along the last axis; a one-element tile is broadcast to a row
+* elementwise ops (arithmetic, comparisons, ``tl.where``, casts, math) run on the flat view;
+* broadcasts of ``[1, .., 1, C]`` and ``[.., 1]`` are the 2-D row and column broadcasts of the flat
+  view (read through repeat strides by the arithmetic that uses them); a broadcast of a tile whose last
+  axis is 1 along other axes is that broadcast one rank lower; a one-element tile is broadcast to a row
   first;
 * ``sum``/``max``/``min``/``argmax``/``argmin`` along the last axis, or to a scalar, reduce the flat
-  view (``[A, B, 1]`` is the flat ``[A * B]`` result; ``[A, B]`` is re-pitched from it by a
-  ``Gather`` when its rows do not fill whole blocks); ``expand_dims``, ``reshape`` and ``permute``
-  s that only move unit axes are reshapes of the flat views.
+  view (``[.., 1]`` is the flat ``[d0 * ... * dk]`` result, re-pitched by a ``Gather`` when a user needs
+  rows that do not fill whole blocks); along another axis of a tile whose last axis is 1, the reduction
+  one rank lower; ``argmax``/``argmin`` along another axis are those along the last axis of the tile
+  with that axis permuted last; ``expand_dims``, ``reshape`` and ``permute`` s that only move unit axes
+  are reshapes of the flat views;
+* scans, sorts and flips along the last axis are the same op along the rows of the flat view; along
+  another axis, between two ``tl.permute`` that move that axis last and back.
 
-What stays rank 3 is selected here (:func:`select`): ``[1, B, C] -> [A, B, C]`` (``A`` copies of
-the tile) and ``[A, 1, C] -> [A, B, C]`` (each row copied ``B`` times), both ``DataCopy`` UB -> UB of
-whole padded rows; ``sum``/``max``/``min`` along axis 0 or 1, in float32 or int32: per outer index,
-the first slab (a row, or ``B`` rows for axis 0) is copied and the others folded onto it in order
-with count-form ``Add``/``Max``/``Min`` (as the rows of a 2-D tile along axis 0, :mod:`.reduce`).
-``tl.permute``/``tl.trans`` that move non-unit axes are one ``Gather`` (16- and 32-bit elements).
-Block loads and stores of rank 3 are :mod:`.memory`'s. Anything else of rank 3 (scans, sorts,
-``tl.cat``, gathers, bool broadcasts) is a located error, and so is any tile of rank 4 or more.
+What stays of rank 3 or more is selected here (:func:`select`): broadcasts along leading axes (the whole
+tile repeated when only outer axes broadcast, else each result row copied from the operand's row of its
+kept indices), both ``DataCopy`` UB -> UB of whole padded rows; ``sum``/``max``/``min`` along a leading
+axis, in float32 or int32: per outer index, the first slab (the rows below that axis) is copied and the
+others folded onto it in order with count-form ``Add``/``Max``/``Min`` (as the rows of a 2-D tile along
+axis 0, :mod:`.reduce`). ``tl.permute``/``tl.trans`` that move non-unit axes are one ``Gather`` (16- and
+32-bit elements). Block loads and stores of rank 3 are :mod:`.memory`'s (rank 4 and more are located
+errors, :mod:`.selector`). Anything else (``tl.cat``, gathers, bool broadcasts) is a located error.
 """
 from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import GroupOp, Instr, Op, Type, Value
 from . import isel
-from .kir import Bin, BinOp, Call, For, Lit, Ref, add, lit
+from .kir import Bin, BinOp, Call, Expr, For, Lit, Ref, add, lit
 from .relayout import gather_lanes
 from .repeat import located
 from .selector import F32, unsupported
-from .ublayout import has_rows, strides
+from .ublayout import has_rows, numel, strides
 
 I32 = dtypes.int32
 ELEMENTWISE = GroupOp.ELEMENTWISE - {Op.PTR_ADD}
 AXIS_REDUCE = frozenset({Op.SUM, Op.MAX, Op.MIN})
-"""Reductions along axis 0 or 1 of a rank-3 tile that :func:`select` lowers."""
+"""Reductions along a leading axis that :func:`select` lowers."""
+LAST_AXIS = frozenset({Op.SCAN, Op.SORT, Op.FLIP})
+"""Ops along the last axis: the same op along the rows of the flat view."""
 
 
 def flat_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
-    """The 2-D shape a rank-3 tile lies in UB as."""
-    a, b, c = shape
-    return (a * b, c)
+    """The 2-D shape a tile of rank 3 or more lies in UB as."""
+    return (numel(shape[:-1]), shape[-1])
 
 
 def _rank(instr: Instr) -> int:
@@ -53,13 +58,15 @@ def _rank(instr: Instr) -> int:
 
 def _flattens(instr: Instr) -> bool:
     """:func:`rewrite` replaces ``instr`` by ops on flat views."""
-    if _rank(instr) != 3 or len(instr.results) != 1:
+    if _rank(instr) < 3 or len(instr.results) != 1:
         return False
     op, v = instr.op, instr.result
     if op in ELEMENTWISE or op is Op.BROADCAST:
-        return len(v.type.shape) == 3
+        return len(v.type.shape) >= 3
     if op in GroupOp.REDUCE:
-        return len(instr.operands[0].type.shape) == 3
+        return len(instr.operands[0].type.shape) >= 3
+    if op in LAST_AXIS:
+        return True
     if op is Op.PERMUTE:
         return _moves_units_only(instr)
     return op in (Op.RESHAPE, Op.EXPAND_DIMS)
@@ -73,9 +80,6 @@ def _moves_units_only(instr: Instr) -> bool:
 
 def rewrite(r, instr: Instr) -> bool:
     """The rewrites of the module docstring (a :data:`.decompose.REWRITES` rule)."""
-    rank = _rank(instr)
-    if rank > 3:
-        raise unsupported(instr, "tiles of rank 4 or more")
     if not _flattens(instr):
         return False
     op = instr.op
@@ -83,6 +87,8 @@ def rewrite(r, instr: Instr) -> bool:
         _broadcast(r, instr)
     elif op in GroupOp.REDUCE:
         _reduce(r, instr)
+    elif op in LAST_AXIS:
+        _last_axis(r, instr)
     elif op in ELEMENTWISE:
         v = instr.result
         xs = tuple(x if x.type.is_scalar else _flat(r, x, instr.loc) for x in instr.operands)
@@ -92,11 +98,34 @@ def rewrite(r, instr: Instr) -> bool:
     return True
 
 
+def _with_axis(instr: Instr, axis: int) -> tuple:
+    return tuple((k, axis if k == "axis" else a) for k, a in instr.attrs)
+
+
+def _last_axis(r, instr: Instr) -> None:
+    """A scan, sort or flip along the last axis is the same op along the rows of the flat view; along
+    another axis, that axis is permuted last first and back after."""
+    (x,), v, loc = instr.operands, instr.result, instr.loc
+    rank, axis = len(v.type.shape), instr.attr("axis") % len(v.type.shape)
+    if axis != rank - 1:
+        order = tuple(d for d in range(rank) if d != axis) + (axis,)
+        moved = r.op(Op.PERMUTE, x.type.with_shape(tuple(x.type.shape[d] for d in order)), (x,), (("order", order),),
+                     loc)
+        done = r.value(moved.type)
+        r.instr(Instr(instr.op, (done,), (moved,), _with_axis(instr, rank - 1), instr.regions, loc))
+        back = tuple(order.index(d) for d in range(rank))
+        r.op(Op.PERMUTE, v.type, (done,), (("order", back),), loc, result=v)
+        return
+    flat = r.value(Type(v.type.dtype, flat_shape(v.type.shape)))
+    r.instr(Instr(instr.op, (flat,), (_flat(r, x, loc),), _with_axis(instr, 1), instr.regions, loc))
+    _bind(r, v, flat, loc)
+
+
 def _flat(r, x: Value, loc) -> Value:
     """The flat view of rank-3 ``x`` (its contiguous twin for a 2-D reduction result, when it has one)."""
     if x.id in r.flat:
         return r.flat[x.id]
-    if len(x.type.shape) != 3:
+    if len(x.type.shape) < 3:
         return x
     return r.emit(Op.RESHAPE, Type(x.type.dtype, flat_shape(x.type.shape)), (x,), (), loc)
 
@@ -104,7 +133,7 @@ def _flat(r, x: Value, loc) -> Value:
 def _bind(r, v: Value, f: Value, loc) -> None:
     """``f`` is the flat view of ``v``; ``v`` itself is a reshape of ``f`` (swept by :func:`.decompose.decompose`
     when no op reads it)."""
-    if len(v.type.shape) == 3 and f.type.shape != flat_shape(v.type.shape):  # a 2-D result's 1-D twin
+    if len(v.type.shape) >= 3 and f.type.shape != flat_shape(v.type.shape):  # a 2-D result's 1-D twin
         f = r.emit(Op.RESHAPE, Type(f.type.dtype, flat_shape(v.type.shape)), (f,), (), loc)
     r.flat[v.id] = f
     r.emit(Op.RESHAPE, v.type, (f,), (), loc, result=v)
@@ -114,7 +143,7 @@ def _reshape(r, instr: Instr) -> None:
     """``reshape``/``expand_dims`` (and a ``permute`` of unit axes) to or from rank 3."""
     (x,), v, loc = instr.operands, instr.result, instr.loc
     src = _flat(r, x, loc)
-    if len(v.type.shape) == 3:
+    if len(v.type.shape) >= 3:
         _bind(r, v, r.emit(Op.RESHAPE, Type(v.type.dtype, flat_shape(v.type.shape)), (src,), (), loc), loc)
     else:
         r.emit(Op.RESHAPE, v.type, (src,), (), loc, result=v)
@@ -122,34 +151,38 @@ def _reshape(r, instr: Instr) -> None:
 
 def _broadcast(r, instr: Instr) -> None:
     (x,), v, loc = instr.operands, instr.result, instr.loc
-    dt, (a_, b_, c_) = v.type.dtype, v.type.shape
-    flat = Type(dt, flat_shape(v.type.shape))
+    dt, shape = v.type.dtype, v.type.shape
+    flat = Type(dt, flat_shape(shape))
     if x.type.is_scalar:
         _bind(r, v, r.op(Op.BROADCAST, flat, (x,), (), loc), loc)
         return
     if dt == dtypes.bool_:
-        raise unsupported(instr, "broadcasting bool tiles of rank 3 (broadcast the compared values instead)")
-    a, b, c = (1,) * (3 - len(x.type.shape)) + x.type.shape
-    src = _flat(r, x, loc)
-    if a * b * c == 1:  # one element: a row first
+        raise unsupported(instr, "broadcasting bool tiles of rank 3 or more (broadcast the compared values instead)")
+    xs = (1,) * (len(shape) - len(x.type.shape)) + x.type.shape
+    lead, c_ = shape[:-1], shape[-1]
+    src, c = _flat(r, x, loc), xs[-1]
+    if numel(xs) == 1:  # one element: a row first
         row = r.emit(Op.RESHAPE, Type(dt, (1,)), (src,), (), loc)
         row = r.op(Op.BROADCAST, Type(dt, (c_,)), (row,), (), loc) if c_ > 1 else row
         src, c = r.emit(Op.RESHAPE, Type(dt, (1, c_)), (row,), (), loc), c_
     if c != c_:  # along the last axis: a 2-D column broadcast
-        column = r.emit(Op.RESHAPE, Type(dt, (a * b, 1)), (src,), (), loc)
-        src = _spread_2d(r, column, Type(dt, (a * b, c_)), v if (a, b) == (a_, b_) else None, loc)
-    if (a, b) == (a_, b_):
+        column = r.emit(Op.RESHAPE, Type(dt, (numel(xs[:-1]), 1)), (src,), (), loc)
+        src = _spread_2d(r, column, Type(dt, (numel(xs[:-1]), c_)), v if xs[:-1] == lead else None, loc)
+    if xs[:-1] == lead:
         _bind(r, v, src, loc)
-    elif (a, b) == (1, 1):  # [1, 1, C]: a 2-D row broadcast
+    elif numel(xs[:-1]) == 1:  # [1, .., 1, C]: a 2-D row broadcast
         rows = r.emit(Op.RESHAPE, Type(dt, (1, c_)), (src,), (), loc)
         _bind(r, v, _spread_2d(r, rows, flat, v, loc), loc)
-    elif c_ == 1:  # [A, 1, 1] or [1, B, 1] to [A, B, 1]: the 2-D broadcast, re-laid out
-        two = r.emit(Op.RESHAPE, Type(dt, (a, b)), (src,), (), loc)
-        spread = _spread_2d(r, two, Type(dt, (a_, b_)), None, loc)
+    elif c_ == 1:  # [.., 1] to [.., 1]: the broadcast of rank one less, re-laid out
+        lower = r.emit(Op.RESHAPE, Type(dt, xs[:-1]), (src,), (), loc)
+        if len(lead) == 2:
+            spread = _spread_2d(r, lower, Type(dt, lead), None, loc)
+        else:
+            spread = _flat(r, r.op(Op.BROADCAST, Type(dt, lead), (lower,), (), loc), loc)
         _bind(r, v, r.emit(Op.RESHAPE, flat, (spread,), (), loc), loc)
-    else:  # [1, B, C] or [A, 1, C]: copies of whole rows (select)
-        three = r.emit(Op.RESHAPE, Type(dt, (a, b, c_)), (src,), (), loc)
-        r.emit(Op.BROADCAST, v.type, (three,), (), loc, result=v)
+    else:  # whole rows copied (select)
+        full = r.emit(Op.RESHAPE, Type(dt, (*xs[:-1], c_)), (src,), (), loc)
+        r.emit(Op.BROADCAST, v.type, (full,), (), loc, result=v)
         r.flat[v.id] = r.emit(Op.RESHAPE, flat, (v,), (), loc)
 
 
@@ -166,7 +199,7 @@ def _spread_2d(r, x: Value, t: Type, like: Value | None, loc) -> Value:
 def _reduce(r, instr: Instr) -> None:
     (x,), v, loc = instr.operands, instr.result, instr.loc
     op, axis, keep = instr.op, instr.attr("axis"), instr.attr("keep_dims")
-    (a, b, c), dt = x.type.shape, v.type.dtype
+    shape, dt = x.type.shape, v.type.dtype
     src = _flat(r, x, loc)
     if axis is None:
         if keep:
@@ -175,101 +208,136 @@ def _reduce(r, instr: Instr) -> None:
         else:
             r.op(op, v.type, (src,), (("axis", None), ("keep_dims", False)), loc, result=v)
         return
-    axis %= 3
-    if axis == 2:
-        f = r.op(op, Type(dt, (a * b,)), (src,), (("axis", 1), ("keep_dims", False)), loc)
+    axis %= len(shape)
+    if axis == len(shape) - 1:
+        f = r.op(op, Type(dt, (numel(shape[:-1]),)), (src,), (("axis", 1), ("keep_dims", False)), loc)
         if keep:
-            _bind(r, v, r.emit(Op.RESHAPE, Type(dt, (a * b, 1)), (f,), (), loc), loc)
+            _bind(r, v, r.emit(Op.RESHAPE, Type(dt, (numel(shape[:-1]), 1)), (f,), (), loc), loc)
         else:
             _bind(r, v, f, loc)  # [A, B] re-laid out from the flat [A * B] only if a user reads it
         return
-    if op not in AXIS_REDUCE:
-        raise unsupported(instr, f"`{op.value}` along axis {axis} of a rank-3 tile (along the last axis, or to "
-                                 "a scalar)")
+    if shape[-1] == 1:  # stored as its elements in order: the reduction of the tile without its last axis
+        lower = r.op(Op.RESHAPE, Type(x.type.dtype, shape[:-1]), (x,), (), loc)
+        folded = r.op(op, Type(dt, v.type.shape[:-1]), (lower,), _with_axis(instr, axis), loc)
+        r.op(Op.RESHAPE, v.type, (folded,), (), loc, result=v)
+        return
+    if op not in AXIS_REDUCE:  # the reduction along the last axis of the tile with that axis moved last
+        order = tuple(d for d in range(len(shape)) if d != axis) + (axis,)
+        moved = r.op(Op.PERMUTE, x.type.with_shape(tuple(shape[d] for d in order)), (x,), (("order", order),), loc)
+        folded = r.value(Type(dt, moved.type.shape[:-1])) if keep else v
+        attrs = tuple((k, False if k == "keep_dims" else a) for k, a in _with_axis(instr, len(shape) - 1))
+        r.instr(Instr(op, (folded,), (moved,), attrs, instr.regions, loc))
+        if keep:
+            r.op(Op.RESHAPE, v.type, (folded,), (), loc, result=v)
+        return
     work = F32 if x.type.dtype.is_float else x.type.dtype
     if work not in (F32, I32):
-        raise unsupported(instr, f"`{op.value}` of {x.type.dtype} tiles of rank 3 (reduce float or int32 tiles)")
+        raise unsupported(instr, f"`{op.value}` of {x.type.dtype} tiles of rank {len(shape)} (reduce float or int32 "
+                                 "tiles)")
     src = r.op(Op.CAST, src.type.with_dtype(work), (src,), (("dtype", work),), loc) if work != x.type.dtype else src
-    three = r.emit(Op.RESHAPE, x.type.with_dtype(work), (src,), (), loc)
-    out = Type(work, (b, c) if axis == 0 else (a, c))
-    two = r.emit(op, out, (three,), (("axis", axis), ("keep_dims", False)), loc,
-                 result=v if not keep and work == dt else None)
+    full = r.emit(Op.RESHAPE, x.type.with_dtype(work), (src,), (), loc)
+    out = Type(work, shape[:axis] + shape[axis + 1:])
+    folded = r.emit(op, out, (full,), (("axis", axis), ("keep_dims", False)), loc,
+                    result=v if not keep and work == dt else None)
+    if len(out.shape) >= 3:
+        r.flat[folded.id] = r.emit(Op.RESHAPE, Type(work, flat_shape(out.shape)), (folded,), (), loc)
     if work != dt:
-        two = r.cast(two, dt, loc, result=None if keep else v)
+        folded = r.cast(folded, dt, loc, result=None if keep else v)
     if keep:
-        _bind(r, v, two, loc)
+        _bind(r, v, _flat(r, folded, loc), loc)
 
 
 def select(sel, instr: Instr) -> list | None:
-    """The calls of the rank-3 ops the module docstring names (a :data:`.select.RULES` rule), else None."""
-    if instr.op is Op.PERMUTE and len(instr.result.type.shape) == 3:
+    """The calls of the ops the module docstring names (a :data:`.select.RULES` rule), else None."""
+    if instr.op is Op.PERMUTE and len(instr.result.type.shape) >= 3:
         return _permute(sel, instr)
-    if instr.op is Op.BROADCAST and len(instr.result.type.shape) == 3 and not instr.operands[0].type.is_scalar:
+    if instr.op is Op.BROADCAST and len(instr.result.type.shape) >= 3 and not instr.operands[0].type.is_scalar:
         return _spread(sel, instr)
-    if instr.op in AXIS_REDUCE and len(instr.operands[0].type.shape) == 3:
+    if instr.op in AXIS_REDUCE and len(instr.operands[0].type.shape) >= 3:
         return _fold(sel, instr)
     return None
 
 
+def _offset(r, lead: tuple[int, ...], weights: tuple[int, ...]) -> Expr:
+    """``sum(index_k * weights[k])`` over the indices of row ``r`` of the flat view of leading axes
+    ``lead`` (axes of weight 0 left out)."""
+    terms, inner = [], 1
+    for axis in reversed(range(len(lead))):
+        if weights[axis] and lead[axis] > 1:
+            index = r if inner == 1 else Bin(BinOp.DIV, r, lit(inner))
+            index = index if axis == 0 else Bin(BinOp.MOD, index, lit(lead[axis]))
+            terms.append(index if weights[axis] == 1 else Bin(BinOp.MUL, index, lit(weights[axis])))
+        inner *= lead[axis]
+    at = terms.pop() if terms else lit(0)
+    while terms:
+        at = Bin(BinOp.ADD, at, terms.pop())
+    return at
+
+
 def _spread(sel, instr: Instr) -> list:
-    """``[1, B, C]`` or ``[A, 1, C]`` -> ``[A, B, C]``: whole padded rows copied UB -> UB."""
+    """A broadcast along leading axes: whole padded rows copied UB -> UB (the whole tile repeated when
+    only outer axes broadcast)."""
     (x,), v = instr.operands, instr.result
-    a, b, _ = v.type.shape
+    shape = v.type.shape
+    xs = (1,) * (len(shape) - len(x.type.shape)) + x.type.shape
     p, dt = sel.pitch(v), v.type.dtype
     dst, src = sel.bufs[v.id], sel.bufs[x.id]
-    if x.type.shape[0] == 1:  # the tile, A times
-        i = sel.fresh("a")
-        copy = Call("DataCopy", Ref(dst, dt, Bin(BinOp.MUL, i, lit(b * p)), a * b * p),
-                    (Ref(src, dt, lit(0), b * p),), (lit(b * p),))
-        return [For(i, lit(0), lit(a), lit(1), (copy,), True, loc=instr.loc)]
-    i = sel.fresh("r")  # row i of the result is row i / B of the operand
-    copy = Call("DataCopy", Ref(dst, dt, Bin(BinOp.MUL, i, lit(p)), a * b * p),
-                (Ref(src, dt, Bin(BinOp.MUL, Bin(BinOp.DIV, i, lit(b)), lit(p)), a * p),), (lit(p),))
-    return [For(i, lit(0), lit(a * b), lit(1), (copy,), True, loc=instr.loc)]
+    outer = next(k for k, (a, b) in enumerate(zip(xs, shape)) if a != b)
+    if all(a == b for a, b in zip(xs[outer + 1:], shape[outer + 1:])) and numel(xs[:outer + 1]) == 1:
+        i, tile = sel.fresh("a"), numel(xs[:-1]) * p  # the tile, numel(shape[:outer + 1]) times
+        copy = Call("DataCopy", Ref(dst, dt, Bin(BinOp.MUL, i, lit(tile)), numel(shape[:-1]) * p),
+                    (Ref(src, dt, lit(0), tile),), (lit(tile),))
+        return [For(i, lit(0), lit(numel(shape[:outer + 1])), lit(1), (copy,), True, loc=instr.loc)]
+    i = sel.fresh("r")  # row i of the result is the operand's row of its kept indices
+    rows = [numel(xs[k + 1:-1]) for k in range(len(xs) - 1)]
+    source = _offset(i, shape[:-1], tuple(w if a == b else 0 for w, a, b in zip(rows, xs, shape)))
+    copy = Call("DataCopy", Ref(dst, dt, Bin(BinOp.MUL, i, lit(p)), numel(shape[:-1]) * p),
+                (Ref(src, dt, Bin(BinOp.MUL, source, lit(p)), numel(xs[:-1]) * p),), (lit(p),))
+    return [For(i, lit(0), lit(numel(shape[:-1])), lit(1), (copy,), True, loc=instr.loc)]
 
 
 def _permute(sel, instr: Instr) -> list:
-    """``tl.permute``/``tl.trans`` of ``[A, B, C]``: one ``Gather``, lane ``(i, j, k)`` of the result reading
-    the operand's element at ``i * s0 + j * s1 + min(k, N - 1) * s2`` (``s``: the operand's UB strides
-    of the axes the result's come from; ``N``: the result's last axis)."""
+    """``tl.permute``/``tl.trans`` of a tile of rank 3 or more: one ``Gather``, lane ``(i, .., k)`` of the
+    result reading the operand's element at ``i * s0 + .. + min(k, N - 1) * s_last`` (``s``: the operand's
+    UB strides of the axes the result's come from; ``N``: the result's last axis)."""
     (x,), v = instr.operands, instr.result
     dt = v.type.dtype
     if not has_rows(v.type.shape) or dt.itemsize not in (2, 4) or dt == dtypes.bool_:
         raise unsupported(instr, f"permuting {x.type.shape} {dt} tiles to {v.type.shape} (Gather moves 16- and "
                                  "32-bit elements into a tile whose last axis is longer than 1)")
-    d0, d1, d2 = v.type.shape
-    s0, s1, s2 = (strides(x.type.shape, sel.align)[d] for d in instr.attr("order"))
-    size, p = dt.itemsize, sel.pitch(v)
+    shape, order = v.type.shape, instr.attr("order")
+    s = [strides(x.type.shape, sel.align)[d] for d in order]
+    size, p, rows = dt.itemsize, sel.pitch(v), numel(shape[:-1])
     line = sel.scratch("permuteRow", I32, p, instr.loc)
-    offsets = sel.scratch("permuteOffsets", I32, d0 * d1 * p, instr.loc)
+    offsets = sel.scratch("permuteOffsets", I32, rows * p, instr.loc)
     r = sel.fresh("r")
-    at = Bin(BinOp.ADD, Bin(BinOp.MUL, Bin(BinOp.DIV, r, lit(d1)), lit(s0 * size)),
-             Bin(BinOp.MUL, Bin(BinOp.MOD, r, lit(d1)), lit(s1 * size)))
+    at = _offset(r, shape[:-1], tuple(w * size for w in s[:-1]))
     out = [Call("CreateVecIndex", line, (), (Lit(0, I32), lit(p)), loc=instr.loc),
-           Call("Mins", line, (line,), (Lit(d2 - 1, I32), lit(p)), inplace=True),
-           Call("Muls", line, (line,), (Lit(s2 * size, I32), lit(p)), inplace=True),
-           For(r, lit(0), lit(d0 * d1), lit(1), (Call(
+           Call("Mins", line, (line,), (Lit(shape[-1] - 1, I32), lit(p)), inplace=True),
+           Call("Muls", line, (line,), (Lit(s[-1] * size, I32), lit(p)), inplace=True),
+           For(r, lit(0), lit(rows), lit(1), (Call(
                "Adds", Ref(offsets.buf, I32, Bin(BinOp.MUL, r, lit(p)), offsets.extent), (line,), (at, lit(p))),), True)]
-    return out + gather_lanes(sel, sel.ref(v), sel.ref(x), offsets, d0 * d1 * p)
+    return out + gather_lanes(sel, sel.ref(v), sel.ref(x), offsets, rows * p)
 
 
 def _fold(sel, instr: Instr) -> list:
-    """``sum``/``max``/``min`` along axis 0 or 1 of ``[A, B, C]``: per outer index, its first slab
-    copied, the others folded onto it in order."""
+    """``sum``/``max``/``min`` along a leading axis: per outer index, its first slab copied, the others
+    folded onto it in order."""
     (x,), v = instr.operands, instr.result
-    (a, b, c), axis = x.type.shape, instr.attr("axis")
+    shape, axis = x.type.shape, instr.attr("axis")
     dt = x.type.dtype
     api = isel.BINARY_API[{Op.SUM: Op.ADD, Op.MAX: Op.MAXIMUM, Op.MIN: Op.MINIMUM}[instr.op]]
     p = sel.pitch(x)
-    outer, count, slab, lanes = (1, a, b * p, b * p) if axis == 0 else (a, b, p, c)
+    outer, count, slab = numel(shape[:axis]), shape[axis], numel(shape[axis + 1:-1]) * p
+    lanes = shape[-1] if axis == len(shape) - 2 else slab
     dst, src = sel.bufs[v.id], sel.bufs[x.id]
     o, k = sel.fresh("o"), sel.fresh("k")
     at = Bin(BinOp.MUL, o, lit(slab)) if outer > 1 else lit(0)
     first = Bin(BinOp.MUL, o, lit(count * slab)) if outer > 1 else lit(0)
     acc = Ref(dst, dt, at, outer * slab)
-    body: list = [Call("DataCopy", acc, (Ref(src, dt, first, a * b * p),), (lit(slab),))]
+    body: list = [Call("DataCopy", acc, (Ref(src, dt, first, numel(shape[:-1]) * p),), (lit(slab),))]
     if count > 1:
-        row = Ref(src, dt, add(first, Bin(BinOp.MUL, k, lit(slab))), a * b * p)
+        row = Ref(src, dt, add(first, Bin(BinOp.MUL, k, lit(slab))), numel(shape[:-1]) * p)
         body.append(For(k, lit(1), lit(count), lit(1), (Call(api, acc, (acc, row), (lit(lanes),), inplace=True),)))
     if outer == 1:
         return located(body, instr.loc)

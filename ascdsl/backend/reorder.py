@@ -5,9 +5,10 @@ sum, and ``tl.sort``, all over whole tiles with ``Gather`` (byte offsets compute
 * ``flip`` of a 1-D tile (or along the last axis of a 2-D one, row by row) is one ``Gather``: lane ``j``
   reads element ``N - 1 - j`` (the padding lanes read element 0); along axis 0 of a 2-D tile it copies
   whole rows (``DataCopy``, rows are whole blocks). 16- and 32-bit elements (what ``Gather`` moves).
-* a scan of ``+ * max min`` along a 1-D tile (int32 sums, products, running extremes; the float sum keeps
-  ``CumSum``) is Hillis-Steele: ``ceil(log2 N)`` steps, step ``d`` Gathers every lane's element ``d`` to the
-  left (lanes ``< d`` read the op's identity from a block in front of the tile) and combines it in place.
+* a scan of ``+ * max min`` along a 1-D tile or the rows of a 2-D one (int32 sums, products, running
+  extremes; the float sum keeps ``CumSum``) is Hillis-Steele: ``ceil(log2 N)`` steps, step ``d`` Gathers
+  every lane's element ``d`` to the left (lanes in columns ``< d`` read the op's identity from a block in
+  front of the tile) and combines it in place, all rows in the same calls.
   A reversed one is the forward scan between two flips (:mod:`.scan`).
 * ``sort`` of a 1-D tile is a bitonic network over ``P = next_power_of_2(N)`` lanes (the lanes past ``N``
   hold the largest value): ``log2 P * (log2 P + 1) / 2`` compare-exchange steps, each one ``Gather`` of
@@ -25,6 +26,7 @@ from .kir import Bin, BinOp, Call, Const, For, Lit, Ref, lit
 from .relayout import gather_lanes, lane_index
 from .repeat import located, view
 from .selector import unsupported
+from .ublayout import rows as rows_of
 
 F32, I16, I32 = dtypes.float32, dtypes.int16, dtypes.int32
 MOVABLE = frozenset({2, 4})
@@ -86,36 +88,52 @@ def _flip(sel, instr: Instr) -> list:
     return out + gather_lanes(sel, sel.ref(v), sel.ref(x), offsets, rows * p)
 
 
-def scan_1d(sel, instr: Instr) -> list:
-    """A forward scan of a 1-D tile by ``+ * max min`` (Hillis-Steele steps through ``Gather``)."""
+def scan_lanes(sel, instr: Instr) -> list:
+    """A forward scan by ``+ * max min`` along a 1-D tile or along every row of a 2-D one at once
+    (Hillis-Steele steps through ``Gather``; in rows, lanes left of column ``d`` read the identity)."""
     (x,), v = instr.operands, instr.result
     op, dt = instr.attr("combine"), x.type.dtype
     if dt not in (F32, I32, dtypes.float16):
         raise unsupported(instr, f"a running `{op.value}` of {dt} tiles (float and int32 tiles scan)")
-    n, count, size = x.type.shape[0], sel.count(x), dt.itemsize
+    n, count, size = x.type.shape[-1], sel.count(x), dt.itemsize
+    rows, p = rows_of(x.type.shape), sel.pitch(x)
     front = sel.platform.block_bytes // size
     blocks = -(-count // front) * front
     ext = sel.scratch("scanState", dt, front + blocks, instr.loc)
     state = Ref(ext.buf, dt, lit(front), front + blocks)
-    lanes, out = lane_index(sel, "scanLanes", count, size, instr.loc)
-    offsets = sel.scratch("scanOffsets", I32, count, instr.loc)
+    k = _Lanes(sel, count, instr.loc)
+    lanes, k.out = lane_index(sel, "scanLanes", count, size, instr.loc)
+    offsets = k.tile("scanOffsets")
     shifted = sel.scratch("scanShifted", dt, count, instr.loc)
     step_dt = instr.attr("round")
     rounded = sel.scratch("scanRounded", step_dt, count, instr.loc) if step_dt is not None else None
-    out += [Call("Duplicate", Ref(ext.buf, dt, lit(0), front), (), (Lit(identity(op, dt), dt), lit(front))),
-            Call("DataCopy", state, (Ref(sel.bufs[x.id], dt, lit(0), blocks),), (lit(blocks),))]
+    columns, left = (_columns(sel, k, p, rows), k.tile("scanLeft")) if rows > 1 else (None, None)
+    k.out += [Call("Duplicate", Ref(ext.buf, dt, lit(0), front), (), (Lit(identity(op, dt), dt), lit(front))),
+              Call("DataCopy", state, (Ref(sel.bufs[x.id], dt, lit(0), blocks),), (lit(blocks),))]
     d = 1
     while d < n:  # lane i reads lane i - d of the state, or the identity block in front of it
-        out += [Call("Adds", offsets, (lanes,), (Lit((front - d) * size, I32), lit(count))),
-                Call("Maxs", offsets, (offsets,), (Lit(0, I32), lit(count)), inplace=True)]
-        out += gather_lanes(sel, shifted, ext, offsets, count)
-        out.append(Call(SCANS[op], state, (state, shifted), (lit(count),), inplace=True))
+        k.scalar("Adds", offsets, lanes, (front - d) * size)
+        if columns is None:
+            k.scalar("Maxs", offsets, offsets, 0)
+        else:  # columns < d of every row: offset 0 (the identity); ``(c - d) >> 31`` is all ones there
+            k.bits("Not", left, k.scalar("ShiftRight", left, k.scalar("Adds", left, columns, -d), 31))
+            k.bits("And", offsets, offsets, left)
+        k.out += gather_lanes(sel, shifted, ext, offsets, count)
+        k.out.append(Call(SCANS[op], state, (state, shifted), (lit(count),), inplace=True))
         if rounded is not None:  # bfloat16 in float32: every step rounds to bfloat16, as the interpreter does
-            out += [Call("Cast", rounded, (state,), (Const.CAST_RINT, lit(count))),
-                    Call("Cast", state, (rounded,), (Const.CAST_NONE, lit(count)))]
+            k.out += [Call("Cast", rounded, (state,), (Const.CAST_RINT, lit(count))),
+                      Call("Cast", state, (rounded,), (Const.CAST_NONE, lit(count)))]
         d *= 2
-    out.append(Call("DataCopy", Ref(sel.bufs[v.id], dt, lit(0), blocks), (state,), (lit(blocks),)))
-    return located(out, instr.loc)
+    k.out.append(Call("DataCopy", Ref(sel.bufs[v.id], dt, lit(0), blocks), (state,), (lit(blocks),)))
+    return located(k.out, instr.loc)
+
+
+def _columns(sel, k: "_Lanes", p: int, rows: int) -> Ref:
+    """An int32 tile of ``rows`` rows of ``p`` lanes holding each lane's column ``0 .. p - 1``."""
+    line, calls = lane_index(sel, "scanColumn", p, 1, k.loc)
+    columns = k.tile("scanColumns")
+    k.out += calls + _copy_rows(sel, columns, line, rows, p, 0, p)
+    return columns
 
 
 class _Lanes:
@@ -163,23 +181,26 @@ def _keys(k: _Lanes, w: Ref, magnitude: Ref, t: Ref) -> None:
 def _sort(sel, instr: Instr) -> list:
     """The bitonic network of the module docstring."""
     (x,), v = instr.operands, instr.result
-    if len(x.type.shape) != 1 or x.type.dtype not in (F32, I32):
-        raise unsupported(instr, f"`tl.sort` of {x.type.shape} {x.type.dtype} tiles (1-D float and int32 tiles "
-                                 "sort)")
-    n, count = x.type.shape[0], sel.count(x)
+    if x.type.dtype not in (F32, I32) or instr.attr("axis") % len(x.type.shape) != len(x.type.shape) - 1:
+        raise unsupported(instr, f"`tl.sort` of {x.type.shape} {x.type.dtype} tiles along axis {instr.attr('axis')} "
+                                 "(float and int32 tiles sort along their last axis)")
+    n, count, rows, p = x.type.shape[-1], sel.count(x), rows_of(x.type.shape), sel.pitch(x)
     size, front = 4, sel.platform.block_bytes // 4
     blocks = -(-count // front) * front
-    lanes_p = 1 << (n - 1).bit_length()
-    k = _Lanes(sel, max(lanes_p, blocks), instr.loc)
-    # the operand behind one block of the largest key, gathered: lane i < n reads element i, the others that block
+    lanes_p = 1 << ((p if rows > 1 else n) - 1).bit_length()  # a row's lanes in the network
+    k = _Lanes(sel, max(lanes_p, blocks) if rows == 1 else rows * lanes_p, instr.loc)
+    whole = rows == 1 or lanes_p == p  # the network's rows lie as the tile's
+    # the operand behind one block of the largest key, gathered: lane i < n of a row reads element i, the others
+    # that block
     ext = sel.scratch("sortSource", I32, front + k.n, instr.loc)
-    k.out += [Call("Duplicate", Ref(ext.buf, I32, lit(0), front), (), (Lit(LARGEST, I32), lit(front))),
-              Call("DataCopy", Ref(ext.buf, I32, lit(front), front + blocks),
-                   (Ref(sel.bufs[x.id], I32, lit(0), blocks),), (lit(blocks),))]
+    k.out.append(Call("Duplicate", Ref(ext.buf, I32, lit(0), front), (), (Lit(LARGEST, I32), lit(front))))
+    k.out += _copy_rows(sel, Ref(ext.buf, I32, lit(front), front + k.n), Ref(sel.bufs[x.id], I32, lit(0), blocks),
+                        *((1, blocks, 0, 0) if whole else (rows, p, p, lanes_p)))
     lanes = k.tile("sortLanes")
     k.out.append(Call("CreateVecIndex", lanes, (), (Lit(0, I32), lit(k.n))))
     one, t, u, w = k.fill("sortOne", 1), k.tile("sortT"), k.tile("sortU"), k.tile("sortKeys")
-    k.scalar("Adds", t, k.scalar("Muls", t, lanes, -1), n - 1)  # >= 0 exactly for lanes < n
+    columns = lanes if rows == 1 else k.bits("And", k.tile("sortColumns"), lanes, k.fill("sortRowMask", lanes_p - 1))
+    k.scalar("Adds", t, k.scalar("Muls", t, columns, -1), n - 1)  # >= 0 exactly for columns < n
     k.bits("Not", t, k.scalar("ShiftRight", t, t, 31))
     k.scalar("Muls", u, k.bits("And", u, k.scalar("Adds", u, lanes, front), t), size)
     k.out += gather_lanes(sel, w, ext, u, k.n)
@@ -200,10 +221,10 @@ def _sort(sel, instr: Instr) -> list:
     step.scalar("Muls", partner, t, Bin(BinOp.MUL, j, lit(-2)))
     step.call("Add", partner, (partner, lanes))
     step.scalar("Muls", partner, step.scalar("Adds", partner, partner, j), size)
-    step.out += gather_lanes(sel, u, w, partner, lanes_p)
+    step.out += gather_lanes(sel, u, w, partner, lanes_p if rows == 1 else k.n)
     step.call("Min", low, (w, u))
     step.call("Max", high, (w, u))
-    step.bit(u, lanes, kb, one)
+    step.bit(u, columns, kb, one)
     step.call("Mul", t, (step.call("Sub", t, (t, u)), t))  # bit_j(i) xor bit_k(i): this lane keeps the larger
     step.call("Sub", u, (high, low))
     step.call("Add", w, (low, step.call("Mul", u, (u, t))))  # exact in wrapping int32 arithmetic
@@ -212,15 +233,32 @@ def _sort(sel, instr: Instr) -> list:
         For(jb, Bin(BinOp.SUB, kb, lit(1)), lit(-1), lit(-1), tuple(step.out), cmp=BinOp.GT),), loc=instr.loc))
     if magnitude is not None:
         _keys(k, w, magnitude, t)
-    dst = Ref(sel.bufs[v.id], I32, lit(0), blocks)
-    if not instr.attr("descending"):
-        k.out.append(Call("DataCopy", dst, (Ref(w.buf, I32, lit(0), blocks),), (lit(blocks),)))
-        return located(k.out, instr.loc)
-    k.scalar("Maxs", partner, k.scalar("Adds", partner, k.scalar("Muls", partner, lanes, -size), (n - 1) * size), 0)
-    return located(k.out + gather_lanes(sel, dst, w, partner, count), instr.loc)
+    dst, res = Ref(sel.bufs[v.id], I32, lit(0), blocks), w
+    if instr.attr("descending"):  # lane i of a row reads its column n - 1 - c: i - 2c + n - 1 (or 0)
+        k.scalar("Muls", partner, columns, -2)
+        k.call("Add", partner, (partner, lanes))
+        k.scalar("Maxs", partner, k.scalar("Muls", partner, k.scalar("Adds", partner, partner, n - 1), size), 0)
+        if whole:
+            return located(k.out + gather_lanes(sel, dst, w, partner, count), instr.loc)
+        k.out += gather_lanes(sel, u, w, partner, k.n)
+        res = u
+    k.out += _copy_rows(sel, dst, Ref(res.buf, I32, lit(0), k.n), *((1, blocks, 0, 0) if whole else
+                                                                   (rows, p, lanes_p, p)))
+    return located(k.out, instr.loc)
+
+
+def _copy_rows(sel, dst: Ref, src: Ref, rows: int, n: int, src_pitch: int, dst_pitch: int) -> list:
+    """``DataCopy`` of ``rows`` rows of ``n`` elements from rows ``src_pitch`` apart (0: one row, copied to
+    every row) to rows ``dst_pitch`` apart (one call for one row)."""
+    if rows == 1:
+        return [Call("DataCopy", dst, (src,), (lit(n),))]
+    r = sel.fresh("row")
+    at = Bin(BinOp.MUL, r, lit(src_pitch)) if src_pitch else None
+    return [For(r, lit(0), lit(rows), lit(1), (Call(
+        "DataCopy", view(dst, Bin(BinOp.MUL, r, lit(dst_pitch))), (view(src, at),), (lit(n),)),), True)]
 
 
 LARGEST = 2 ** 31 - 1
 
 
-__all__ = ["identity", "scan_1d", "select"]
+__all__ = ["identity", "scan_lanes", "select"]

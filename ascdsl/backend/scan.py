@@ -13,12 +13,11 @@ once). :func:`select` lowers it:
   two buffers (row offsets are whole blocks, so every operand is aligned);
 * reversed: down the rows the same steps combine each row with the row ``d`` below; along the last
   axis a running sum from the end is ``sum(x) - cumsum(x) + x``;
-* along a 1-D tile, the other sums (int32) and any ``*``, ``max`` or ``min`` scan are Hillis-Steele steps
-  through ``Gather`` (:func:`.reorder.scan_1d`), float16 in float16 and bfloat16 in float32 rounded to
-  bfloat16 after every step (the interpreter's log-depth scan, bit for bit); reversed, the forward scan
-  between two ``tl.flip``;
-* other scans (a product or extreme along the last axis of a 2-D tile, tuples of tiles, other combine
-  functions) are located errors.
+* along the last axis (a 1-D tile, or every row of a 2-D one at once), the other sums (int32) and any
+  ``*``, ``max`` or ``min`` scan are Hillis-Steele steps through ``Gather`` (:func:`.reorder.scan_lanes`),
+  float16 in float16 and bfloat16 in float32 rounded to bfloat16 after every step (the interpreter's
+  log-depth scan, bit for bit); reversed, the forward scan between two ``tl.flip``;
+* other scans (tuples of tiles, other combine functions) are located errors.
 
 Float sums and products run in another order than the interpreter's: within the dtype's tolerance.
 """
@@ -49,14 +48,11 @@ def rewrite(r, instr: Instr) -> bool:
     if reverse and axis == len(x.type.shape) - 1:
         if op is Op.ADD:
             _reversed_sum(r, instr)
-        elif len(x.type.shape) == 1:
-            _between_flips(r, instr)
         else:
-            raise unsupported(instr, f"a reversed running `{op.value}` along the last axis of a 2-D tile (reversed "
-                                     "sums, reversed scans of 1-D tiles and any reversed scan down the rows lower)")
+            _between_flips(r, instr)
         return True
     attrs = (("axis", axis), ("combine", op), ("reverse", reverse))
-    lanes = len(x.type.shape) == 1 and op is not Op.ADD  # reorder.scan_1d: 16-bit floats round every step
+    lanes = axis == len(x.type.shape) - 1 and op is not Op.ADD  # reorder.scan_lanes: 16-bit floats round every step
     if not x.type.dtype.is_float or x.type.dtype == F32 or lanes and x.type.dtype == dtypes.float16:
         r.out.append(Instr(Op.SCAN, (v,), (x,), attrs, (), loc))
         return True
@@ -81,11 +77,13 @@ def _reversed_sum(r, instr: Instr) -> None:
 
 
 def _between_flips(r, instr: Instr) -> None:
-    """A reversed scan of a 1-D tile: the forward scan of the flipped tile, flipped back."""
+    """A reversed scan along the last axis: the forward scan of the flipped tile, flipped back."""
     (x,), v, loc = instr.operands, instr.result, instr.loc
-    flip = (("axis", 0),)
+    axis = len(x.type.shape) - 1
+    flip = (("axis", axis),)
     flipped = r.op(Op.FLIP, x.type, (x,), flip, loc)
-    forward = Instr(Op.SCAN, (r.value(v.type),), (flipped,), (("axis", 0), ("reverse", False)), instr.regions, loc)
+    forward = Instr(Op.SCAN, (r.value(v.type),), (flipped,), (("axis", axis), ("reverse", False)), instr.regions,
+                    loc)
     r.instr(forward)
     r.op(Op.FLIP, v.type, (forward.result,), flip, loc, result=v)
 
@@ -100,10 +98,7 @@ def select(sel, instr: Instr) -> list | None:
     if axis == len(shape) - 1:
         if op is Op.ADD and dt == F32:
             return _cumsum(sel, instr)
-        if len(shape) == 1:
-            return reorder.scan_1d(sel, instr)
-        raise unsupported(instr, f"a running `{op.value}` of {dt} along the last axis of a 2-D tile (a float sum "
-                                 "has an Ascend C API there, 1-D tiles scan by any op; scan along axis 0)")
+        return reorder.scan_lanes(sel, instr)
     if op not in isel.BINARY_API or op not in isel.NATIVE.get(dt, ()):
         raise unsupported(instr, f"a running `{op.value}` of {dt} tiles")
     return _down_rows(sel, instr)

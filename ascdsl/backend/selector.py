@@ -41,7 +41,7 @@ WIDE_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.CAST, O
 
 RANK3_OPS = frozenset({Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.RESHAPE, Op.PERMUTE, Op.BROADCAST, Op.CONST, Op.CAST, Op.SUM,
                        Op.MAX, Op.MIN, Op.FOR, Op.IF, Op.WHILE, Op.YIELD})
-"""Ops that still see rank-3 tiles after :mod:`.rank3` rewrote the others to their flat views (casts other
+"""Ops that still see tiles of rank 3 or more after :mod:`.rank3` rewrote the others to their flat views (casts other
 rewrites emit run count-form over the footprint, which is that of the flat view)."""
 
 
@@ -95,10 +95,11 @@ class Selector:
         self.segments = 0
         for instr in walk(kernel.body):
             rank = max((len(v.type.shape) for v in (*instr.results, *instr.operands)), default=0)
-            if rank > 3:
-                raise unsupported(instr, "tiles of rank 4 or more")
-            if rank == 3 and instr.op not in RANK3_OPS:
-                raise unsupported(instr, f"`{instr.op.value}` of rank-3 tiles")
+            if rank > 3 and instr.op in (Op.BLOCK_LOAD, Op.BLOCK_STORE):
+                raise unsupported(instr, f"`{instr.op.value}` of tiles of rank {rank} (load and store blocks of rank "
+                                         "3 or less and `tl.reshape` them)")
+            if rank >= 3 and instr.op not in RANK3_OPS:
+                raise unsupported(instr, f"`{instr.op.value}` of tiles of rank {rank}")
         self._check_bool_tiles()
         self._assign_buffers()
 

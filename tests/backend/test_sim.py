@@ -16,11 +16,10 @@ from ascdsl.testing import verify
 from ops import log_softmax_grad, softmax_grad
 from tests import test_interpreter_dsl as dsl
 from tests.backend import kernels
+from tests.backend.helpers import FLOATS, both, data, each
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"
-RNG = np.random.default_rng(7)
-FLOATS = [dtypes.float32, dtypes.float16, dtypes.bfloat16]
 SIM_OPS = load_operators([ROOT / "ops"])
 
 
@@ -33,46 +32,20 @@ def test_op_cases_pass_on_the_simulator(op):
     assert not failed, "\n".join(f"{r.case}: {r.message}" for r in failed)
 
 
-def _both(launch, *arrays, **kw):
-    """Run ``launch`` on the interpreter and the simulator; return both outputs (the last array)."""
-    outs = []
-    for backend in ("interpreter", "sim"):
-        args = [a.copy() if isinstance(a, np.ndarray) else a for a in arrays]
-        launch(*args, backend=backend, **kw)
-        outs.append(args)
-    return outs
-
-
-def prebuilt(check, cases) -> None:
-    """Build the kernels ``check(*case)`` launches on the simulator for all ``cases`` in one g++ build
-    (launches are only recorded, so the checks' assertions may fail here)."""
-    with simrun.recording() as launches:
-        for case in cases:
-            try:
-                check(*case)
-            except AssertionError:
-                pass
-    simrun.prebuild(launches)
-
-
-def _data(shape, dtype):
-    return (RNG.standard_normal(shape) * 3).astype(np.float32).astype(dtype.np)
-
-
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_add_sweep_bit_exact(dtype):
     for n in (1, 31, 32, 33, 2040, 2048, 2056, 300 * 64 + 5):
-        x, y = _data(n, dtype), _data(n, dtype)
+        x, y = data(n, dtype), data(n, dtype)
         grid = (ascdsl.cdiv(n, 64),)  # up to 302 programs: more than the 40 cores
-        want, got = _both(dsl.add_kernel[grid], x, y, np.zeros(n, dtype.np), n, BLOCK=64)
+        want, got = both(dsl.add_kernel[grid], x, y, np.zeros(n, dtype.np), n, BLOCK=64)
         assert want[2].tobytes() == got[2].tobytes(), f"n={n}"
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_scalar_ops_bit_exact(dtype):
     n = 1000
-    x = _data(n, dtype)
-    want, got = _both(kernels.unary_kernel[(ascdsl.cdiv(n, 256),)], x, np.zeros(n, dtype.np), n, BLOCK=256)
+    x = data(n, dtype)
+    want, got = both(kernels.unary_kernel[(ascdsl.cdiv(n, 256),)], x, np.zeros(n, dtype.np), n, BLOCK=256)
     np.testing.assert_array_equal(want[1].view(np.uint16 if dtype.itemsize == 2 else np.uint32),
                                   got[1].view(np.uint16 if dtype.itemsize == 2 else np.uint32))
 
@@ -80,27 +53,25 @@ def test_scalar_ops_bit_exact(dtype):
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_softmax_rows_within_tolerance(dtype):
     def check(rows, cols, block):
-        x = _data((rows, cols), dtype)
-        want, got = _both(dsl.softmax_kernel[(rows,)], np.zeros_like(x), x, cols, cols, cols, BLOCK=block)
+        x = data((rows, cols), dtype)
+        want, got = both(dsl.softmax_kernel[(rows,)], np.zeros_like(x), x, cols, cols, cols, BLOCK=block)
         np.testing.assert_allclose(got[0].astype(np.float64), want[0].astype(np.float64), rtol=dtype.rtol,
                                    atol=dtype.atol, err_msg=f"{rows}x{cols}")
     cases = [(300, 3, 8), (4, 2040, 2048), (3, 2048, 2048), (2, 2056, 4096)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 @pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.bfloat16], ids=str)
 def test_looped_online_softmax_within_tolerance(dtype):
     rows, cols = 3, 1000
-    x = _data((rows, cols), dtype)
-    want, got = _both(dsl.looped_softmax_kernel[(rows,)], np.zeros_like(x), x, cols, cols, BLOCK=256)
+    x = data((rows, cols), dtype)
+    want, got = both(dsl.looped_softmax_kernel[(rows,)], np.zeros_like(x), x, cols, cols, BLOCK=256)
     np.testing.assert_allclose(got[0].astype(np.float64), want[0].astype(np.float64), rtol=dtype.rtol, atol=dtype.atol)
 
 
 def test_three_axis_grid():
-    x = _data(2 * 3 * 4 * 32, dtypes.float32)
-    want, got = _both(kernels.grid3_kernel[(2, 3, 4)], x, np.zeros_like(x), BLOCK=32)
+    x = data(2 * 3 * 4 * 32, dtypes.float32)
+    want, got = both(kernels.grid3_kernel[(2, 3, 4)], x, np.zeros_like(x), BLOCK=32)
     assert want[1].tobytes() == got[1].tobytes()
 
 

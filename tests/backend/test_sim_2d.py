@@ -7,16 +7,16 @@ import pytest
 import ascdsl
 from ascdsl import dtypes
 from tests.backend import kernels
-from tests.backend.test_sim import FLOATS, _both, _data, prebuilt
+from tests.backend.helpers import FLOATS, both, data, each
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_copy_2d_bit_exact(dtype):
     def check(m, n, rows, cols, pad):
-        x = _data((m, n + pad), dtype)
+        x = data((m, n + pad), dtype)
         grid = (ascdsl.cdiv(m, rows),)
         out = np.zeros((grid[0] * rows, cols), dtype.np)
-        want, got = _both(kernels.copy2d_kernel[grid], x, out, m, n, n + pad, cols, ROWS=rows, COLS=cols)
+        want, got = both(kernels.copy2d_kernel[grid], x, out, m, n, n + pad, cols, ROWS=rows, COLS=cols)
         assert want[1].tobytes() == got[1].tobytes(), (m, n, rows, cols, pad)
     cases = [
         (5, 31, 4, 32, 3),  # tails in both dims, runtime strides wider than the row
@@ -24,30 +24,26 @@ def test_copy_2d_bit_exact(dtype):
         (3, 33, 2, 64, 5),  # more than one 32-byte block of `other` per row
         (300, 3, 300, 8, 1),  # rows under 32 bytes; more rows than 255 repeats
     ]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_row_and_column_reductions_with_broadcasts(dtype):
     def check(m, n, rows, cols):
-        x = _data((m, n), dtype)
+        x = data((m, n), dtype)
         grid = (ascdsl.cdiv(m, rows),)
-        want, got = _both(kernels.reduce2d_kernel[grid], x, np.zeros(m, np.float32), np.zeros((m, n), dtype.np),
+        want, got = both(kernels.reduce2d_kernel[grid], x, np.zeros(m, np.float32), np.zeros((m, n), dtype.np),
                           m, n, ROWS=rows, COLS=cols)
         f32 = dtypes.float32
         np.testing.assert_allclose(got[1], want[1], rtol=f32.rtol, atol=f32.atol * n, err_msg=f"{m}x{n}")
         np.testing.assert_allclose(got[2].astype(np.float64), want[2].astype(np.float64), rtol=dtype.rtol,
                                    atol=dtype.atol * max(n, rows), err_msg=f"{m}x{n}")
     cases = [(5, 33, 4, 64), (3, 200, 2, 256), (2, 2056, 2, 4096), (270, 7, 270, 8)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 def test_loads_that_outlive_their_stage_and_share_a_pointer():
     n, block = 20, 32
-    x = _data(3 * block, dtypes.float32)
-    want, got = _both(kernels.staged_loads_kernel[(1,)], x, np.zeros(block, np.float32), n, BLOCK=block)
+    x = data(3 * block, dtypes.float32)
+    want, got = both(kernels.staged_loads_kernel[(1,)], x, np.zeros(block, np.float32), n, BLOCK=block)
     assert want[1].tobytes() == got[1].tobytes()

@@ -6,7 +6,7 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
-from tests.backend.test_sim import FLOATS, _both, _data
+from tests.backend.helpers import FLOATS, both, data
 
 
 @ascdsl.jit
@@ -24,8 +24,8 @@ def bool_logic_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_bool_tile_logic_bit_exact(dtype):
     for n, block in ((33, 32), (1000, 256)):
-        x, y = _data(n, dtype), _data(n, dtype)
-        want, got = _both(bool_logic_kernel[(ascdsl.cdiv(n, block),)], x, y, np.zeros(3 * n, dtype.np), n, BLOCK=block)
+        x, y = data(n, dtype), data(n, dtype)
+        want, got = both(bool_logic_kernel[(ascdsl.cdiv(n, block),)], x, y, np.zeros(3 * n, dtype.np), n, BLOCK=block)
         bits = np.uint16 if dtype.itemsize == 2 else np.uint32
         np.testing.assert_array_equal(got[2].view(bits), want[2].view(bits), err_msg=f"n={n}")
         inside = (x > -1) & (x < 1)
@@ -50,8 +50,8 @@ def test_int32_comparisons_bit_exact():
         a = rng.integers(-5, 6, n).astype(np.int32)
         b = rng.integers(-5, 6, n).astype(np.int32)
         a[:2], b[:2] = [np.iinfo(np.int32).min, np.iinfo(np.int32).max], [np.iinfo(np.int32).max, np.iinfo(np.int32).min]
-        f = _data(n, dtypes.float32)
-        want, got = _both(int_compare_kernel[(ascdsl.cdiv(n, block),)], a, b, f, np.zeros(3 * n, np.float32), n,
+        f = data(n, dtypes.float32)
+        want, got = both(int_compare_kernel[(ascdsl.cdiv(n, block),)], a, b, f, np.zeros(3 * n, np.float32), n,
                           BLOCK=block)
         np.testing.assert_array_equal(got[3].view(np.uint32), want[3].view(np.uint32), err_msg=f"n={n}")
         assert (want[3][:n] == np.where(a < b, f, -f)).all()

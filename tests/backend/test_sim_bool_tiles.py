@@ -6,8 +6,8 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
+from tests.backend.helpers import both, data, each
 from tests.backend.sweep import ALL_SWEEP
-from tests.backend.test_sim import _both, _data, prebuilt
 
 INT_MIN, INT_MAX = np.iinfo(np.int32).min, np.iinfo(np.int32).max
 
@@ -27,19 +27,17 @@ def bool_values_kernel(x_ptr, y_ptr, flags_ptr, bytes_ptr, out_ptr, n, BLOCK: tl
 @pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_stored_and_cast_bool_tiles_bit_exact(dtype):
     def check(n, block):
-        x, y = _data(n, dtype), _data(n, dtype)
+        x, y = data(n, dtype), data(n, dtype)
         y[::7] = 0
         x[1::5] = y[1::5]
         outs = (np.zeros(n, np.bool_), np.zeros(n, np.int8), np.zeros(n, dtype.np))
-        want, got = _both(bool_values_kernel[(ascdsl.cdiv(n, block),)], x, y, *outs, n, BLOCK=block)
+        want, got = both(bool_values_kernel[(ascdsl.cdiv(n, block),)], x, y, *outs, n, BLOCK=block)
         for k in (2, 3, 4):
             np.testing.assert_array_equal(got[k], want[k], err_msg=f"output {k}, n={n}")
         inside = (x > -1) & (x < y)
         assert (want[2] == inside | (y == 0)).all() and (want[3] == ~inside).all()
     cases = [(33, 32), (1000, 256)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 @ascdsl.jit
@@ -66,7 +64,7 @@ def test_loaded_bool_tiles_with_other_bit_exact():
     rng = np.random.default_rng(8)
     for n, m in ((3, 2), (64, 4), (40, 1)):
         flags = rng.integers(0, 2, 4 * 64).astype(np.bool_)
-        want, got = _both(bool_load_other_kernel[(1,)], flags, np.zeros(64 + 4 * 64, np.float32), n, m, ROWS=4,
+        want, got = both(bool_load_other_kernel[(1,)], flags, np.zeros(64 + 4 * 64, np.float32), n, m, ROWS=4,
                           COLS=64)
         np.testing.assert_array_equal(got[1], want[1], err_msg=f"n={n}, m={m}")
         assert (want[1][n:64] == 0).all() and (want[1][64:].reshape(4, 64)[m:] == 2).all()
@@ -84,7 +82,7 @@ def test_loaded_bool_tiles_are_conditions_bit_exact():
     n = 300
     flags = rng.integers(0, 2, n).astype(np.bool_)
     x = rng.integers(-5, 6, n).astype(np.int32)
-    want, got = _both(bool_load_kernel[(ascdsl.cdiv(n, 128),)], flags, x, np.zeros(n, np.int32), n, BLOCK=128)
+    want, got = both(bool_load_kernel[(ascdsl.cdiv(n, 128),)], flags, x, np.zeros(n, np.int32), n, BLOCK=128)
     np.testing.assert_array_equal(got[2], want[2])
     assert (want[2] == np.where(flags & (x != 3), x, -x)).all()
 
@@ -107,7 +105,7 @@ def test_where_on_int32_tiles_bit_exact():
         a = rng.integers(INT_MIN, INT_MAX, n, dtype=np.int64).astype(np.int32)
         b = rng.integers(INT_MIN, INT_MAX, n, dtype=np.int64).astype(np.int32)
         a[:4] = [INT_MIN, INT_MAX, -1, 0x7FC00001]  # the last one is a NaN pattern viewed as float32
-        want, got = _both(int_where_kernel[(ascdsl.cdiv(n, block),)], a, b, np.zeros(4 * n, np.int32), n, -7,
+        want, got = both(int_where_kernel[(ascdsl.cdiv(n, block),)], a, b, np.zeros(4 * n, np.int32), n, -7,
                           BLOCK=block)
         np.testing.assert_array_equal(got[2], want[2], err_msg=f"n={n}")
         assert (want[2][:n] == np.maximum(a, b)).all()
@@ -116,14 +114,14 @@ def test_where_on_int32_tiles_bit_exact():
 def test_masked_bool_load_with_a_runtime_other_bit_exact():
     flags = np.array([True, False, True] + [False, True] * 30 + [True], np.bool_)
     for fill in (0, 1):
-        want, got = _both(bool_load_runtime_other_kernel[(1,)], flags, np.zeros(64, np.float32), fill, BLOCK=64)
+        want, got = both(bool_load_runtime_other_kernel[(1,)], flags, np.zeros(64, np.float32), fill, BLOCK=64)
         np.testing.assert_array_equal(got[1], want[1], err_msg=f"fill={fill}")
         assert (want[1][:3] == flags[:3]).all() and (want[1][3:] == fill).all()
 
 
 def test_int16_comparisons_select_bit_exact():
     x = np.arange(-32, 32, dtype=np.int16) * 1000
-    want, got = _both(int16_where_kernel[(1,)], x, np.zeros_like(x), BLOCK=64)
+    want, got = both(int16_where_kernel[(1,)], x, np.zeros_like(x), BLOCK=64)
     np.testing.assert_array_equal(got[1], want[1])
     assert (want[1] == np.maximum(x, 0)).all()
 

@@ -7,8 +7,8 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
+from tests.backend.helpers import both, data, each
 from tests.backend.sweep import ALL_SWEEP
-from tests.backend.test_sim import _both, _data, prebuilt
 
 
 @ascdsl.jit
@@ -21,7 +21,7 @@ def arange_kernel(out_ptr, idx_ptr, n, BLOCK: tl.constexpr):
 
 def test_arange_values_and_casts_bit_exact():
     for n, block in ((5, 8), (1000, 1024)):
-        want, got = _both(arange_kernel[(1,)], np.zeros(n, np.float32), np.zeros(n, np.int32), n, BLOCK=block)
+        want, got = both(arange_kernel[(1,)], np.zeros(n, np.float32), np.zeros(n, np.int32), n, BLOCK=block)
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])
         assert (want[0] == np.arange(n) * 0.5 - 3).all() and (want[1] == (np.arange(3, n + 3) * 7) // 2).all()
@@ -40,8 +40,8 @@ def one_element_kernel(x_ptr, s_ptr, out_ptr, n, BLOCK: tl.constexpr):
 @pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_one_element_tile_against_a_block_bit_exact(dtype):
     n = 300
-    x, s = _data(n, dtype), _data(1, dtype)
-    want, got = _both(one_element_kernel[(ascdsl.cdiv(n, 128),)], x, s, np.zeros(2 * n, dtype.np), n, BLOCK=128)
+    x, s = data(n, dtype), data(1, dtype)
+    want, got = both(one_element_kernel[(ascdsl.cdiv(n, 128),)], x, s, np.zeros(2 * n, dtype.np), n, BLOCK=128)
     np.testing.assert_array_equal(got[2], want[2])
     assert (want[2][n:] == np.maximum(x, s)).all()
 
@@ -62,15 +62,13 @@ def spread_kernel(x_ptr, row_ptr, col_ptr, out_ptr, m, n, ROWS: tl.constexpr, CO
 @pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_rows_and_columns_spread_over_a_tile_bit_exact(dtype):
     def check(m, n, rows, cols):
-        x, r, c = _data((m, n), dtype), _data(n, dtype), _data(m, dtype)
+        x, r, c = data((m, n), dtype), data(n, dtype), data(m, dtype)
         if dtype.is_float:
             c[0] = -0.0
-        want, got = _both(spread_kernel[(1,)], x, r, c, np.zeros(2 * m * n + m, dtype.np), m, n, ROWS=rows,
+        want, got = both(spread_kernel[(1,)], x, r, c, np.zeros(2 * m * n + m, dtype.np), m, n, ROWS=rows,
                           COLS=cols)
         bits = got[3].view(np.uint16) if dtype.itemsize == 2 else got[3].view(np.uint32)
         np.testing.assert_array_equal(bits, want[3].view(bits.dtype), err_msg=f"{m}x{n}")
         assert (want[3][m * n:2 * m * n].reshape(m, n) == c[:, None]).all() and (want[3][2 * m * n:] == c * 3 - c).all()
     cases = [(5, 33, 8, 64), (3, 8, 4, 8)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)

@@ -2,19 +2,14 @@
 scalars merged after it, nested, inside loops around loads and stores, conditions from reductions),
 early ``return`` guards, loops that carry scalars and tiles, runtime and negative loop steps,
 ``while`` loops (conditions from scalars and from reductions, around loads and stores)."""
-import subprocess
-
 import numpy as np
 import pytest
 
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
-from ascdsl.backend import tiling
-from ascdsl.backend.ascendc import kernel_source
 from tests import test_interpreter_dsl as dsl
-from tests.backend.test_sim import FLOATS, _both, _data, prebuilt
-from tests.sim.test_cann_headers import cann_flags
+from tests.backend.helpers import CANN, FLOATS, assert_type_checks, both, data, prebuilt
 
 
 @ascdsl.jit
@@ -112,8 +107,8 @@ def _ulps(dtype):
 
 def _check_branch(dtype):
     n = 1000
-    x = _data(n, dtype)
-    want, got = _both(branch_kernel[(8,)], x, np.zeros(n, dtype.np), n, 0.5, BLOCK=128)
+    x = data(n, dtype)
+    want, got = both(branch_kernel[(8,)], x, np.zeros(n, dtype.np), n, 0.5, BLOCK=128)
     assert got[1].tobytes() == want[1].tobytes()  # mul, sub, max, abs, add: exact
 
 
@@ -124,8 +119,8 @@ def test_if_elif_else_merges_tiles_and_scalars(dtype):
 
 
 def _check_branch_in_loop(dtype, n):
-    x = _data(n, dtype)
-    want, got = _both(branch_in_loop_kernel[(1,)], x, np.zeros(n + 64, dtype.np), n, BLOCK=64)
+    x = data(n, dtype)
+    want, got = both(branch_in_loop_kernel[(1,)], x, np.zeros(n + 64, dtype.np), n, BLOCK=64)
     assert got[1].tobytes() == want[1].tobytes(), f"n={n}"
 
 
@@ -139,39 +134,39 @@ def test_if_around_loads_and_stores_inside_a_loop(dtype):
 
 
 def test_if_on_a_reduced_scalar():
-    x = _data((6, 64), dtypes.float32)
+    x = data((6, 64), dtypes.float32)
     x[::2], x[1::2] = np.abs(x[::2]), -np.abs(x[1::2])  # sums of both signs
-    want, got = _both(reduced_condition_kernel[(6,)], x, np.zeros_like(x), BLOCK=64)
+    want, got = both(reduced_condition_kernel[(6,)], x, np.zeros_like(x), BLOCK=64)
     assert np.array_equal(got[1][1::2], -x[1::2])  # the else branch: exact
     np.testing.assert_allclose(got[1], want[1], **_ulps(dtypes.float32))  # the sum's order differs
 
 
 def test_early_return_guard():
     n = 1000
-    x = _data(n, dtypes.float32)
-    want, got = _both(guard_kernel[(12,)], x, np.full(n, 7.0, np.float32), n, BLOCK=128)  # 4 programs return
+    x = data(n, dtypes.float32)
+    want, got = both(guard_kernel[(12,)], x, np.full(n, 7.0, np.float32), n, BLOCK=128)  # 4 programs return
     assert got[1].tobytes() == want[1].tobytes()
 
 
 def test_early_returns_in_nested_ifs_and_else_branches():
-    x = _data(300, dtypes.float32)
-    want, got = _both(dsl.early_exit_kernel[(5,)], x, np.zeros_like(x), 300, BLOCK=64)
+    x = data(300, dtypes.float32)
+    want, got = both(dsl.early_exit_kernel[(5,)], x, np.zeros_like(x), 300, BLOCK=64)
     assert np.array_equal(want[1], dsl.early_exit_reference(x, 64))
     assert got[1].tobytes() == want[1].tobytes()
 
 
 def test_loops_carry_scalars_and_tiles():
     for n in (0, 1, 1000):
-        x = _data(max(n, 1), dtypes.float32)
-        want, got = _both(carry_kernel[(1,)], x, np.zeros(256, np.float32), n, BLOCK=128)
+        x = data(max(n, 1), dtypes.float32)
+        want, got = both(carry_kernel[(1,)], x, np.zeros(256, np.float32), n, BLOCK=128)
         np.testing.assert_allclose(got[1], want[1], **_ulps(dtypes.float32), err_msg=f"n={n}")
         assert got[1][128:].tobytes() == want[1][128:].tobytes()
 
 
 @pytest.mark.parametrize("lo,hi,step", [(0, 7, 2), (1, 8, 3), (6, 0, -2), (2, 2, 1), (5, 1, 1)])
 def test_runtime_and_negative_loop_steps(lo, hi, step):
-    x = _data(8 * 32, dtypes.float32)
-    want, got = _both(step_kernel[(1,)], x, np.zeros(32, np.float32), lo, hi, step, BLOCK=32)
+    x = data(8 * 32, dtypes.float32)
+    want, got = both(step_kernel[(1,)], x, np.zeros(32, np.float32), lo, hi, step, BLOCK=32)
     assert got[1].tobytes() == want[1].tobytes(), (lo, hi, step)
 
 
@@ -195,21 +190,21 @@ def while_copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 def test_while_with_scalar_and_tile_carries():
     ns = np.array([1, 2, 3, 7, 27, 6], np.int32)
-    want, got = _both(dsl.collatz_kernel[(6,)], ns, np.zeros(6, np.int32), np.zeros(6 * 16, np.float32), BLOCK=16)
+    want, got = both(dsl.collatz_kernel[(6,)], ns, np.zeros(6, np.int32), np.zeros(6 * 16, np.float32), BLOCK=16)
     assert np.array_equal(want[1], [0, 1, 7, 16, 111, 8])
     assert got[1].tobytes() == want[1].tobytes() and got[2].tobytes() == want[2].tobytes()
 
 
 def test_while_on_a_reduced_condition():
-    x = (_data((5, 32), dtypes.float32) * np.array([1, 10, 100, 0.01, 3], np.float32)[:, None]).astype(np.float32)
-    want, got = _both(halve_until_kernel[(5,)], x, np.zeros_like(x), 1.0, BLOCK=32)
+    x = (data((5, 32), dtypes.float32) * np.array([1, 10, 100, 0.01, 3], np.float32)[:, None]).astype(np.float32)
+    want, got = both(halve_until_kernel[(5,)], x, np.zeros_like(x), 1.0, BLOCK=32)
     assert got[1].tobytes() == want[1].tobytes()  # halving is exact; the sums compare alike here
 
 
 def test_while_around_loads_and_stores():
     for n in (0, 5, 1000):
-        x = _data(max(n, 1), dtypes.float32)
-        want, got = _both(while_copy_kernel[(3,)], x, np.zeros(max(n, 1), np.float32), n, BLOCK=64)
+        x = data(max(n, 1), dtypes.float32)
+        want, got = both(while_copy_kernel[(3,)], x, np.zeros(max(n, 1), np.float32), n, BLOCK=64)
         assert got[1].tobytes() == want[1].tobytes(), f"n={n}"
 
 
@@ -228,8 +223,8 @@ def center_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 def test_a_reduced_scalar_used_by_a_later_loop():
-    x = _data((3, 300), dtypes.float32)
-    want, got = _both(center_kernel[(3,)], x, np.zeros_like(x), 300, BLOCK=128)
+    x = data((3, 300), dtypes.float32)
+    want, got = both(center_kernel[(3,)], x, np.zeros_like(x), 300, BLOCK=128)
     np.testing.assert_allclose(got[1], want[1], **_ulps(dtypes.float32))
 
 
@@ -254,8 +249,8 @@ def swap_in_branch_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 def test_branches_that_update_and_swap_loop_carried_tiles():
-    x = _data(7 * 32, dtypes.float32)
-    want, got = _both(swap_in_branch_kernel[(1,)], x, np.zeros(64, np.float32), 7, BLOCK=32)
+    x = data(7 * 32, dtypes.float32)
+    want, got = both(swap_in_branch_kernel[(1,)], x, np.zeros(64, np.float32), 7, BLOCK=32)
     assert got[1].tobytes() == want[1].tobytes()
 
 
@@ -283,9 +278,9 @@ def nested_control_kernel(x_ptr, out_ptr, count_ptr, rows, n, BLOCK: tl.constexp
 
 
 def _check_nested(dtype):
-    x = _data((9, 100), dtype)
+    x = data((9, 100), dtype)
     for programs in (4, 12):  # rows strided over programs; programs past the rows return at once
-        want, got = _both(nested_control_kernel[(programs,)], x, np.zeros((9, 64), dtype.np), np.zeros(9, np.int32),
+        want, got = both(nested_control_kernel[(programs,)], x, np.zeros((9, 64), dtype.np), np.zeros(9, np.int32),
                           9, 100, BLOCK=64)
         assert got[1].tobytes() == want[1].tobytes() and got[2].tobytes() == want[2].tobytes(), programs
 
@@ -313,12 +308,12 @@ def computed_offsets_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
 def test_loads_addressed_by_scalars_the_compute_stage_sets():
     """Their CopyIn runs in a later segment than the stage that sets the scalar (was: a stale offset)."""
     x = np.concatenate([np.full(16, 3.0), np.full(16, 7.0), np.arange(32)]).astype(np.float32)
-    want, got = _both(computed_offsets_kernel[(4,)], x, np.zeros(4 * 16, np.float32), BLOCK=16)
+    want, got = both(computed_offsets_kernel[(4,)], x, np.zeros(4 * 16, np.float32), BLOCK=16)
     assert np.array_equal(want[1][:16], x[:16] + x[3:19]) and np.array_equal(want[1][16:32], x[16:32] + x[7:23])
     assert got[1].tobytes() == want[1].tobytes()
 
 
-@pytest.mark.skipif(cann_flags() is None, reason="ASCEND_HOME_PATH does not point at a CANN toolkit")
+@CANN
 def test_lowered_control_flow_type_checks_against_cann(tmp_path):
     """Branches (in Process and in a compute stage), while loops, trip-count loops, members, GetValue
     on GM and one-element stores, in the three float dtypes, against the real CANN headers."""
@@ -339,8 +334,4 @@ def test_lowered_control_flow_type_checks_against_cann(tmp_path):
         swap_in_branch_kernel.specialize(f32, f32, 7, BLOCK=32),
         computed_offsets_kernel.specialize(f32, f32, BLOCK=16),
         dsl.early_exit_kernel.specialize(f32, f32, 300, BLOCK=64))]
-    source = tmp_path / "control_kernel.cpp"
-    source.write_text(kernel_source("control_kernel", tiling.variants(kernels), tiling.layout("ControlTiling", kernels),
-                                    "Ascend910B3"))
-    proc = subprocess.run(["g++", *cann_flags(), str(source)], capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr[:4000]
+    assert_type_checks("control_kernel", kernels, tmp_path)

@@ -6,7 +6,7 @@ import numpy as np
 
 import ascdsl
 import ascdsl.language as tl
-from tests.backend.test_sim import _both, prebuilt
+from tests.backend.helpers import both, each
 
 INT_MIN, INT_MAX = np.iinfo(np.int32).min, np.iinfo(np.int32).max
 
@@ -54,17 +54,15 @@ def test_int32_arithmetic_bit_exact():
 
     def check(n, block, d, k, group):
         a, b = _operands(n, rng)
-        want, got = _both(int_arith_kernel[(ascdsl.cdiv(n, block),)], a, b, np.zeros(4 * n, np.int32), n, d, k,
+        want, got = both(int_arith_kernel[(ascdsl.cdiv(n, block),)], a, b, np.zeros(4 * n, np.int32), n, d, k,
                           GROUP=group, BLOCK=block)
         for j in range(4):
             np.testing.assert_array_equal(got[2][j * n:(j + 1) * n], want[2][j * n:(j + 1) * n],
                                           err_msg=f"result {group * 4 + j}, n={n}")
     cases = [(300, 256, -5, 7, g) for g in range(OUTPUTS // 4)] + [(33, 32, 1 << 20, 31, 0), (6000, 2048, INT_MIN, 0, 0)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
     a, b = _operands(300, np.random.default_rng(11))
-    want, _ = _both(int_arith_kernel[(2,)], a, b, np.zeros(4 * 300, np.int32), 300, -5, 7, GROUP=0, BLOCK=256)
+    want, _ = both(int_arith_kernel[(2,)], a, b, np.zeros(4 * 300, np.int32), 300, -5, 7, GROUP=0, BLOCK=256)
     q = want[2][:300]  # the spec is C's truncating division
     ok = (a != INT_MIN) | (b != -1)
     assert (q[ok] == (np.trunc(a[ok].astype(np.float64) / b[ok]))).all()
@@ -90,7 +88,7 @@ def test_casts_to_and_from_int8_bit_exact():
     x = rng.integers(INT_MIN, INT_MAX, n, dtype=np.int64).astype(np.int32)
     f = (rng.standard_normal(n) * 200).astype(np.float32)
     f[:5] = [np.nan, np.inf, -np.inf, 127.9, -128.7]
-    want, got = _both(byte_cast_kernel[(ascdsl.cdiv(n, 128),)], q, x, f, np.zeros(n, np.int32),
+    want, got = both(byte_cast_kernel[(ascdsl.cdiv(n, 128),)], q, x, f, np.zeros(n, np.int32),
                       np.zeros(3 * n, np.int8), n, BLOCK=128)
     np.testing.assert_array_equal(got[3], want[3])
     np.testing.assert_array_equal(got[4], want[4])
@@ -113,7 +111,7 @@ def test_int8_math_bit_exact():
     rng = np.random.default_rng(13)
     a, b = (rng.integers(-128, 128, 256).astype(np.int8) for _ in range(2))
     a[:4], b[:4] = [127, -128, 100, -128], [1, -1, 100, -128]
-    want, got = _both(byte_math_kernel[(1,)], a, b, np.zeros(3 * 256, np.int8), np.zeros(256, np.bool_), BLOCK=256)
+    want, got = both(byte_math_kernel[(1,)], a, b, np.zeros(3 * 256, np.int8), np.zeros(256, np.bool_), BLOCK=256)
     np.testing.assert_array_equal(got[2], want[2])
     np.testing.assert_array_equal(got[3], want[3])
     with np.errstate(over="ignore"):

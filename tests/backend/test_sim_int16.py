@@ -6,7 +6,7 @@ import numpy as np
 
 import ascdsl
 import ascdsl.language as tl
-from tests.backend.test_sim import _both, prebuilt
+from tests.backend.helpers import both, each
 
 I16_MIN, I16_MAX = -32768, 32767
 
@@ -49,14 +49,12 @@ def test_int16_arithmetic_bit_exact():
     a, b = _int16_operands(n, rng)
 
     def check(group):
-        want, got = _both(int16_kernel[(ascdsl.cdiv(n, 256),)], a, b, np.zeros(4 * n, np.int16), n, GROUP=group,
+        want, got = both(int16_kernel[(ascdsl.cdiv(n, 256),)], a, b, np.zeros(4 * n, np.int16), n, GROUP=group,
                           BLOCK=256)
         np.testing.assert_array_equal(got[2], want[2], err_msg=f"group {group}")
     cases = [(g,) for g in range(RESULTS // 4)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
-    want, _ = _both(int16_kernel[(2,)], a, b, np.zeros(4 * n, np.int16), n, GROUP=0, BLOCK=256)
+    each(check, cases)
+    want, _ = both(int16_kernel[(2,)], a, b, np.zeros(4 * n, np.int16), n, GROUP=0, BLOCK=256)
     with np.errstate(over="ignore"):
         assert (want[2][2 * n:3 * n] == (a.astype(np.int32) * b).astype(np.int16)).all()  # wraps as C does
 
@@ -82,7 +80,7 @@ def test_int16_casts_bit_exact():
     i = rng.integers(-2 ** 31, 2 ** 31 - 1, n).astype(np.int32)
     f = (rng.standard_normal(n) * 3e4).astype(np.float32)
     f[:6] = [np.nan, np.inf, -np.inf, 40000.0, -32768.9, 1e9]
-    want, got = _both(int16_cast_kernel[(ascdsl.cdiv(n, 128),)], a, i, f, np.zeros(4 * n, np.int16), n, BLOCK=128)
+    want, got = both(int16_cast_kernel[(ascdsl.cdiv(n, 128),)], a, i, f, np.zeros(4 * n, np.int16), n, BLOCK=128)
     np.testing.assert_array_equal(got[3], want[3])
     assert (want[3][:n] == i.astype(np.int16)).all()
 
@@ -106,6 +104,6 @@ def test_shifts_by_a_tile_bit_exact():
         x = rng.integers(info.min, info.max, n, endpoint=True).astype(dt)
         s = rng.integers(0, 8 * np.dtype(dt).itemsize, n).astype(dt)
         s[:8] = [0, 1, 8 * np.dtype(dt).itemsize - 1, 8 * np.dtype(dt).itemsize, -1, info.max, info.min, 3]
-        want, got = _both(shift_kernel[(ascdsl.cdiv(n, 128),)], x, s, np.zeros(3 * n, dt), n, BLOCK=128)
+        want, got = both(shift_kernel[(ascdsl.cdiv(n, 128),)], x, s, np.zeros(3 * n, dt), n, BLOCK=128)
         np.testing.assert_array_equal(got[2], want[2], err_msg=str(np.dtype(dt)))
         assert (want[2][n:2 * n] == np.right_shift(x, s)).all()

@@ -1,6 +1,5 @@
 """Triton math builtins on the Ascend C backend: the simulator agrees with the interpreter (the spec)."""
 import math
-import subprocess
 
 import numpy as np
 import pytest
@@ -8,9 +7,7 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
-from ascdsl.backend import tiling
-from ascdsl.backend.ascendc import kernel_source
-from tests.sim.test_cann_headers import cann_flags
+from tests.backend.helpers import CANN, assert_type_checks, bits
 
 DTYPES = ["float32", "float16", "bfloat16"]
 
@@ -45,10 +42,6 @@ def math_kernel(x_ptr, out_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, y, mask=mask)
 
 
-def _bits(a: np.ndarray) -> np.ndarray:
-    return a.view(f"u{a.dtype.itemsize}")
-
-
 def _round_half_away(x):
     return np.where(np.abs(x) % 1 == 0.5, np.sign(x) * np.ceil(np.abs(x)), np.rint(x))
 
@@ -69,7 +62,7 @@ def test_rounding_on_the_interpreter_and_the_simulator(dtype, op):
     for backend in ("interpreter", "sim"):
         got[backend] = np.full_like(x, 7)
         math_kernel[(ascdsl.cdiv(n, 64),)](x, got[backend], n, OP=op, BLOCK=64, backend=backend)
-    np.testing.assert_array_equal(_bits(got["sim"]), _bits(got["interpreter"]))
+    np.testing.assert_array_equal(bits(got["sim"]), bits(got["interpreter"]))
     want = ROUNDING_REFERENCE[op](x.astype(np.float64))
     np.testing.assert_array_equal(got["interpreter"].astype(np.float64), want)
 
@@ -118,14 +111,10 @@ def test_scalar_rounding_and_math_run_on_a_one_element_tile():
     ascdsl.testing.assert_close(got["sim"], got["interpreter"], dtypes.float32)
 
 
-@pytest.mark.skipif(cann_flags() is None, reason="ASCEND_HOME_PATH does not point at a CANN toolkit")
+@CANN
 def test_lowered_math_type_checks_against_cann(tmp_path):
     """Every op of this file in every float dtype, in one kernel file, against the real CANN headers."""
     ptr = [tl.pointer_type(dtypes.lookup(d)) for d in DTYPES]
     kernels = [math_kernel.specialize(p, p, dtypes.int32, OP=op, BLOCK=128).kernels[0]
                for op in (*ROUNDING_REFERENCE, *MATH_REFERENCE) for p in ptr]
-    source = tmp_path / "math_kernel.cpp"
-    source.write_text(kernel_source("math_kernel", tiling.variants(kernels), tiling.layout("MathTiling", kernels),
-                                    "Ascend910B3"))
-    proc = subprocess.run(["g++", *cann_flags(), str(source)], capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr[:4000]
+    assert_type_checks("math_kernel", kernels, tmp_path)

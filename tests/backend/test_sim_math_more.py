@@ -9,8 +9,8 @@ import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
 from ascdsl.language.extra import libdevice
+from tests.backend.helpers import FLOATS, both
 from tests.backend.sweep import FLOAT_SWEEP
-from tests.backend.test_sim import FLOATS, _both
 
 SPECIAL = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-6, -1e-6, 1e-3, -0.5, -1.0, 65504.0, 3.0e38]
 
@@ -32,7 +32,7 @@ def test_float_predicates_bit_exact(dtype):
     x[:len(SPECIAL)] = SPECIAL
     with np.errstate(over="ignore"):  # 3e38 is inf in float16
         x = x.astype(dtype.np)
-    want, got = _both(predicate_kernel[(ascdsl.cdiv(n, 128),)], x, np.zeros(3 * n, np.int8), n, BLOCK=128)
+    want, got = both(predicate_kernel[(ascdsl.cdiv(n, 128),)], x, np.zeros(3 * n, np.int8), n, BLOCK=128)
     np.testing.assert_array_equal(got[1], want[1])
     xf = x.astype(np.float32)
     assert (want[1][:n] == np.isnan(xf)).all() and (want[1][2 * n:] == np.isfinite(xf)).all()
@@ -75,7 +75,7 @@ def _inputs(n, dtype):
 def test_exact_float_math_bit_exact(dtype):
     n = 300
     x, y = _inputs(n, dtype)
-    want, got = _both(exact_math_kernel[(ascdsl.cdiv(n, 128),)], x, y, np.zeros(3 * n, dtype.np), n, BLOCK=128)
+    want, got = both(exact_math_kernel[(ascdsl.cdiv(n, 128),)], x, y, np.zeros(3 * n, dtype.np), n, BLOCK=128)
     bits = f"u{dtype.itemsize}"
     np.testing.assert_array_equal(got[2].view(bits), want[2].view(bits))
     assert (want[2][:n] == np.clip(x, -1.5, 2.0)).all()
@@ -85,7 +85,7 @@ def test_exact_float_math_bit_exact(dtype):
 def test_inexact_float_math_within_tolerance(dtype):
     n = 300
     x, y = _inputs(n, dtype)
-    want, got = _both(inexact_math_kernel[(ascdsl.cdiv(n, 128),)], x, y, np.zeros(4 * n, dtype.np), n, BLOCK=128)
+    want, got = both(inexact_math_kernel[(ascdsl.cdiv(n, 128),)], x, y, np.zeros(4 * n, dtype.np), n, BLOCK=128)
     np.testing.assert_allclose(got[2].astype(np.float64), want[2].astype(np.float64), rtol=dtype.rtol,
                                atol=dtype.atol)
     if dtype == dtypes.float32:  # the corrections keep full relative precision near 0

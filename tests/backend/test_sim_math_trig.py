@@ -3,7 +3,6 @@ tan, sinh, cosh, asin, acos, atan, asinh, acosh, atanh (the high-level APIs with
 atan2 and hypot (built on Atan and Sqrt) within the dtype's tolerance; copysign and nextafter (bits)
 bit-exact; on special values (NaN, +-inf, +-0.0, subnormals, the largest float) and random ones, as
 tiles and as scalars."""
-import subprocess
 
 import numpy as np
 import pytest
@@ -11,12 +10,9 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
-from ascdsl.backend import tiling
-from ascdsl.backend.ascendc import kernel_source
 from ascdsl.language.extra import libdevice
+from tests.backend.helpers import CANN, assert_type_checks, both, prebuilt
 from tests.backend.sweep import FLOAT_SWEEP
-from tests.backend.test_sim import _both, prebuilt
-from tests.sim.test_cann_headers import cann_flags
 
 UNARY = (("tan", np.tan), ("sinh", np.sinh), ("cosh", np.cosh), ("asin", np.arcsin), ("acos", np.arccos),
          ("atan", np.arctan), ("asinh", np.arcsinh), ("acosh", np.arccosh), ("atanh", np.arctanh))
@@ -53,7 +49,7 @@ def test_unary_math_apis_within_tolerance(dtype):
     x = x.astype(dtype.np)
 
     def check(group):
-        want, got = _both(unary_kernel[(ascdsl.cdiv(n, 128),)], x, np.zeros(3 * n, dtype.np), n, GROUP=group,
+        want, got = both(unary_kernel[(ascdsl.cdiv(n, 128),)], x, np.zeros(3 * n, dtype.np), n, GROUP=group,
                           BLOCK=128)
         for j, (name, fn) in enumerate(UNARY[3 * group: 3 * group + 3]):
             sim, spec = got[1][j * n:(j + 1) * n], want[1][j * n:(j + 1) * n]
@@ -101,7 +97,7 @@ def test_sign_and_angle_math(dtype):
     inf, no overflow near the largest float)."""
     n = 400
     x, y = _pairs(n, dtype)
-    want, got = _both(binary_kernel[(ascdsl.cdiv(n, 256),)], x, y, np.zeros(4 * n, dtype.np), n, BLOCK=256)
+    want, got = both(binary_kernel[(ascdsl.cdiv(n, 256),)], x, y, np.zeros(4 * n, dtype.np), n, BLOCK=256)
     spec, sim = want[2].reshape(4, n), got[2].reshape(4, n)
     bits = f"u{dtype.itemsize}"
     np.testing.assert_array_equal(sim[:2].view(bits), spec[:2].view(bits))
@@ -130,14 +126,14 @@ def scalar_kernel(x_ptr, out_ptr, s, t, n, BLOCK: tl.constexpr):
 def test_scalar_math_runs_on_one_element_tiles():
     """The same functions of float scalars (the scalar unit has none of them) agree with the interpreter."""
     x = np.linspace(-3.0, 3.0, 100).astype(np.float32)
-    want, got = _both(scalar_kernel[(1,)], x, np.zeros_like(x), 0.75, -2.0, 100, BLOCK=128)
+    want, got = both(scalar_kernel[(1,)], x, np.zeros_like(x), 0.75, -2.0, 100, BLOCK=128)
     s, t = np.float32(0.75), np.float32(-2.0)
     u = np.arctan2(s, t) + np.hypot(s, t) + np.tan(s) + np.arcsinh(t)
     np.testing.assert_allclose(want[1], x * u - np.nextafter(s, np.float32(0)), rtol=1e-5, atol=1e-6)
     ascdsl.testing.assert_close(got[1], want[1], dtypes.float32)
 
 
-@pytest.mark.skipif(cann_flags() is None, reason="ASCEND_HOME_PATH does not point at a CANN toolkit")
+@CANN
 def test_trig_math_type_checks_against_cann(tmp_path):
     """The kernels of this file in float32 and float16, in one kernel file, against the real CANN headers."""
     kernels = []
@@ -145,8 +141,4 @@ def test_trig_math_type_checks_against_cann(tmp_path):
         p = tl.pointer_type(dt)
         kernels += [unary_kernel.specialize(p, p, dtypes.int32, GROUP=g, BLOCK=128).kernels[0] for g in range(3)]
         kernels.append(binary_kernel.specialize(p, p, p, dtypes.int32, BLOCK=256).kernels[0])
-    source = tmp_path / "trig_kernel.cpp"
-    source.write_text(kernel_source("trig_kernel", tiling.variants(kernels), tiling.layout("TrigTiling", kernels),
-                                    "Ascend910B3"))
-    proc = subprocess.run(["g++", *cann_flags(), str(source)], capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr[:4000]
+    assert_type_checks("trig_kernel", kernels, tmp_path)

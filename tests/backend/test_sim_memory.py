@@ -7,7 +7,7 @@ import pytest
 import ascdsl
 from ascdsl import dtypes
 from tests.backend import mem_kernels as k
-from tests.backend.test_sim import _both, prebuilt
+from tests.backend.helpers import both, data, each
 
 RNG = np.random.default_rng(11)
 F32 = dtypes.float32
@@ -23,7 +23,7 @@ def test_atomic_add_max_min_of_tiles(dtype):
     def check(n, block):
         x = _ints(n, dtype)
         outs = np.zeros(block, dtype), np.full(block, -1000, dtype), np.full(block, 1000, dtype)
-        want, got = _both(k.atomic_kernel[(ascdsl.cdiv(n, block),)], x, *outs, n, BLOCK=block)
+        want, got = both(k.atomic_kernel[(ascdsl.cdiv(n, block),)], x, *outs, n, BLOCK=block)
         padded = np.zeros(ascdsl.cdiv(n, block) * block, np.float32)
         padded[:n] = x
         lanes = padded.reshape(-1, block)
@@ -31,28 +31,24 @@ def test_atomic_add_max_min_of_tiles(dtype):
         for a, b in zip(want[1:4], got[1:4]):
             np.testing.assert_array_equal(a, b, err_msg=f"n={n}")
     cases = [(1000, 64), (33, 32), (5000, 128)]  # 16, 2 and 40 programs
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 def test_atomic_add_of_column_sums():
     def check(m, n, rows, cols):
         x = _ints((m, n))
-        want, got = _both(k.atomic_rows_kernel[(ascdsl.cdiv(m, rows),)], x, np.zeros(n, np.float32), m, n, n,
+        want, got = both(k.atomic_rows_kernel[(ascdsl.cdiv(m, rows),)], x, np.zeros(n, np.float32), m, n, n,
                           ROWS=rows, COLS=cols)
         np.testing.assert_array_equal(want[1], x.sum(0))
         np.testing.assert_array_equal(got[1], want[1], err_msg=f"{m}x{n}")
     cases = [(37, 20, 8, 32), (300, 64, 4, 64)]  # 5 and 75 programs
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 def test_atomic_add_of_single_elements():
     n = 1000
     x = _ints(n)
-    want, got = _both(k.atomic_scalar_kernel[(ascdsl.cdiv(n, 64),)], x, np.zeros(1, np.float32),
+    want, got = both(k.atomic_scalar_kernel[(ascdsl.cdiv(n, 64),)], x, np.zeros(1, np.float32),
                       np.full(4, -1e9, np.float32), n, BLOCK=64)
     assert want[1][0] == x.sum()
     np.testing.assert_array_equal(got[1], want[1])
@@ -97,37 +93,29 @@ def test_atomic_of_an_unsupported_dtype_is_a_located_error():
     assert "tl.atomic_add(x_ptr + offs, 1)" in message
 
 
-def _data(shape, dtype):
-    return (RNG.standard_normal(shape) * 3).astype(np.float32).astype(dtype.np)
-
-
 @pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.float16, dtypes.bfloat16], ids=str)
 def test_strided_loads_bit_exact(dtype):
     def check(n, stride, block):
-        x = _data(n * max(stride, 5) + 2, dtype)
-        want, got = _both(k.strided_load_kernel[(ascdsl.cdiv(n, block),)], x, np.zeros(n, dtype.np), n, stride,
+        x = data(n * max(stride, 5) + 2, dtype, RNG)
+        want, got = both(k.strided_load_kernel[(ascdsl.cdiv(n, block),)], x, np.zeros(n, dtype.np), n, stride,
                           BLOCK=block, STEP=5)
         a, b = x[0:stride * n:stride].astype(np.float32), x[1:5 * n + 1:5].astype(np.float32)
         np.testing.assert_array_equal(want[1], (a + b).astype(dtype.np))
         np.testing.assert_array_equal(got[1].view(np.uint8), want[1].view(np.uint8), err_msg=f"n={n} stride={stride}")
     cases = [(100, 3, 64), (31, 2, 32), (33, 1, 32), (1000, 7, 256), (5, 12, 8)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 @pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.float16, dtypes.int32], ids=str)
 def test_column_loads_transpose_bit_exact(dtype):
     def check(m, n, rows, cols):
-        x = _data((m, n), dtype)
-        want, got = _both(k.column_load_kernel[(ascdsl.cdiv(n, rows),)], x, np.zeros((n, m), dtype.np), m, n, n,
+        x = data((m, n), dtype, RNG)
+        want, got = both(k.column_load_kernel[(ascdsl.cdiv(n, rows),)], x, np.zeros((n, m), dtype.np), m, n, n,
                           ROWS=rows, COLS=cols)
         np.testing.assert_array_equal(want[1], x.T)
         np.testing.assert_array_equal(got[1], want[1], err_msg=f"{m}x{n}")
     cases = [(7, 10, 4, 8), (33, 5, 2, 64), (16, 16, 16, 16)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 def test_strided_loads_of_int8_are_located_errors():
@@ -144,31 +132,27 @@ def test_strided_and_transposed_stores_bit_exact(dtype):
         x = (RNG.integers(-9, 9, m * n * grid)).astype(dtype.np)  # atomic sums of small ints: exact in any order
         count = grid * n - 3
         outs = np.zeros(count * stride, dtype.np), np.zeros(grid * m * n, dtype.np), np.zeros(2 * n, dtype.np)
-        want, got = _both(k.strided_store_kernel[(grid,)], x, *outs, count, stride, M=m, N=n)
+        want, got = both(k.strided_store_kernel[(grid,)], x, *outs, count, stride, M=m, N=n)
         np.testing.assert_array_equal(want[1][::stride], (x[:count].astype(np.float32) + 1).astype(dtype.np))
         np.testing.assert_array_equal(want[2][:m * n].reshape(n, m), x[:m * n].reshape(m, n).T)
         for a, b in zip(want[1:4], got[1:4]):
             np.testing.assert_array_equal(a, b, err_msg=f"{m}x{n} grid={grid} stride={stride}")
     cases = [(4, 16, 4, 3), (2, 8, 8, 1), (8, 32, 2, 5)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 @pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.float16, dtypes.bfloat16, dtypes.int32], ids=str)
 def test_gathers_bit_exact(dtype):
     def check(n, block):
-        x = _data(n, dtype)
+        x = data(n, dtype, RNG)
         idx = RNG.integers(0, n, n).astype(np.int32)
         idx[:3] = [0, n - 1, 0]
-        want, got = _both(k.gather_kernel[(ascdsl.cdiv(n, block),)], x, idx, np.zeros(n, dtype.np), n, BLOCK=block)
+        want, got = both(k.gather_kernel[(ascdsl.cdiv(n, block),)], x, idx, np.zeros(n, dtype.np), n, BLOCK=block)
         wide = x.astype(np.float32) if dtype.is_float else x
         np.testing.assert_array_equal(want[2], (wide[idx] + wide[n - 1 - idx]).astype(dtype.np))
         np.testing.assert_array_equal(got[2].view(np.uint8), want[2].view(np.uint8), err_msg=f"n={n}")
     cases = [(100, 64), (33, 32), (8, 8), (1000, 256)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 def test_gather_out_of_bounds_is_located_on_the_simulator():
@@ -185,25 +169,21 @@ def test_scatters_and_atomic_histograms_bit_exact(dtype):
     def check(n, block):
         x = RNG.integers(-9, 9, n).astype(dtype.np)  # atomic sums of small ints: exact in any order
         idx, bins = RNG.permutation(n).astype(np.int32), RNG.integers(0, 8, n).astype(np.int32)
-        want, got = _both(k.scatter_kernel[(ascdsl.cdiv(n, block),)], x, idx, bins, np.zeros(n, dtype.np),
+        want, got = both(k.scatter_kernel[(ascdsl.cdiv(n, block),)], x, idx, bins, np.zeros(n, dtype.np),
                           np.zeros(8, dtype.np), n, BLOCK=block)
         np.testing.assert_array_equal(want[3][idx], x * 2)
         np.testing.assert_array_equal(want[4], np.bincount(bins, weights=x.astype(np.float64), minlength=8))
         np.testing.assert_array_equal(got[3], want[3], err_msg=f"n={n}")
         np.testing.assert_array_equal(got[4], want[4], err_msg=f"n={n}")
     cases = [(100, 64), (33, 32), (2000, 64)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 def test_strided_columns_bit_exact():
     def check(m, stride, rows):
-        x = _data(m * stride + 1, dtypes.float32)
-        want, got = _both(k.column_kernel[(ascdsl.cdiv(m, rows),)], x, np.zeros(2 * m, np.float32), m, stride, M=rows)
+        x = data(m * stride + 1, dtypes.float32, RNG)
+        want, got = both(k.column_kernel[(ascdsl.cdiv(m, rows),)], x, np.zeros(2 * m, np.float32), m, stride, M=rows)
         np.testing.assert_array_equal(want[1][::2], x[1:m * stride + 1:stride] * 3)
         np.testing.assert_array_equal(got[1], want[1], err_msg=f"m={m} stride={stride}")
     cases = [(37, 5, 16), (8, 3, 8)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)

@@ -8,7 +8,7 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from tests.backend.test_sim import _both, prebuilt
+from tests.backend.helpers import both, prebuilt
 
 
 @ascdsl.jit
@@ -36,11 +36,11 @@ def reread_loop_kernel(acc_ptr, out_ptr, steps, BLOCK: tl.constexpr):
 def test_single_loads_after_stores_read_what_they_wrote():
     n = 40
     x = np.arange(2 * n, dtype=np.float32)
-    want, got = _both(reread_kernel[(1,)], x, n, BLOCK=64)
+    want, got = both(reread_kernel[(1,)], x, n, BLOCK=64)
     np.testing.assert_array_equal(got[0], want[0])
     assert (want[0][n:] == x[:n] + 3.0).all()  # after - before = 6 - 3
     acc = np.linspace(0, 1, 32).astype(np.float32)
-    want, got = _both(reread_loop_kernel[(1,)], acc, np.zeros(32, np.float32), 5, BLOCK=32)
+    want, got = both(reread_loop_kernel[(1,)], acc, np.zeros(32, np.float32), 5, BLOCK=32)
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
 
@@ -60,7 +60,7 @@ def test_bool_single_element_stores_and_filled_bool_tiles():
 
     def check(scale):
         x = (rng.standard_normal(64) * scale).astype(np.float32)
-        want, got = _both(bool_store_kernel[(1,)], x, np.zeros(4, np.bool_), np.zeros(64, np.bool_), BLOCK=64)
+        want, got = both(bool_store_kernel[(1,)], x, np.zeros(4, np.bool_), np.zeros(64, np.bool_), BLOCK=64)
         np.testing.assert_array_equal(got[1], want[1])
         np.testing.assert_array_equal(got[2], want[2])
         assert list(want[1][:3]) == [x.sum() > 0, x.max() > 100, True] and not want[1][3]
@@ -99,7 +99,7 @@ def test_gathers_and_scatters_through_2d_index_tiles():
         idx = rng.permutation(m * n).astype(np.int32)
         idx[:2] = idx[2]  # repeated indices: the scatter's last lane wins, as on the interpreter
         x = rng.standard_normal(m * n).astype(np.float32)
-        want, got = _both(gather_2d_kernel[(1,)], x, idx, np.zeros(2 * m * n, np.float32), M=m, N=n)
+        want, got = both(gather_2d_kernel[(1,)], x, idx, np.zeros(2 * m * n, np.float32), M=m, N=n)
         np.testing.assert_array_equal(got[2], want[2], err_msg=f"{m}x{n}")
         assert (want[2][:m * n] == x[idx] * 2).all()
 

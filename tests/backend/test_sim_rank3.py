@@ -3,26 +3,16 @@
 [A, B, C], [A, 1, C], [1, B, C], [A, B, 1], [A, 1, 1], [1, B, 1], [1, 1, C], one element and scalars,
 reductions along every axis (keep_dims or not) and to a scalar, reshapes to and from 2-D, `expand_dims`
 of 2-D tiles, permutes, and loops carrying rank-3 tiles: bit-exact where the ops are exact; what stays
-unsupported (rank 4, scans of rank-3 tiles, argmax along a leading axis) is a located error."""
+unsupported (moving 8-bit elements along a leading axis) is a located error (rank 4: test_sim_rankn.py)."""
 import numpy as np
 import pytest
 
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
+from tests.backend.helpers import RNG, bits, both, data, each
+from tests.backend.test_sim_reductions import combine_max
 from tests.backend.sweep import ALL_SWEEP, FLOAT_SWEEP
-from tests.backend.test_sim import RNG, _both, _data, prebuilt
-
-
-def _bits(a):
-    return a.view(f"u{a.dtype.itemsize}")
-
-
-def _each(check, cases) -> None:
-    """``check(*case)`` for every case, its simulator kernels built in one g++ run first."""
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
 
 
 @ascdsl.jit
@@ -49,13 +39,13 @@ def copy3_kernel(x_ptr, out_ptr, na, nb, nc, xs0, xs1, os0, os1,
 def test_masked_loads_and_stores_bit_exact(dtype):
     def check(shape, valid, strided):
         a, b, c = shape
-        src = _data((a + 1, b + 2, c + 3) if strided else shape, dtype)
+        src = data((a + 1, b + 2, c + 3) if strided else shape, dtype)
         xs0, xs1 = src.shape[1] * src.shape[2], src.shape[2]
         os1 = c + 5 if strided else c
         os0 = (b + 1) * os1 if strided else b * os1
         out = np.full(2 * a * os0, 7, dtype.np)
-        want, got = _both(copy3_kernel[(1,)], src, out, *valid, xs0, xs1, os0, os1, A=a, B=b, C=c)
-        np.testing.assert_array_equal(_bits(got[1]), _bits(want[1]), err_msg=f"{shape} {valid} {strided}")
+        want, got = both(copy3_kernel[(1,)], src, out, *valid, xs0, xs1, os0, os1, A=a, B=b, C=c)
+        np.testing.assert_array_equal(bits(got[1]), bits(want[1]), err_msg=f"{shape} {valid} {strided}")
         na, nb, nc = valid
         expect = np.full(shape, -1, dtype.np)
         expect[:na, :nb, :nc] = src[:na, :nb, :nc]
@@ -63,7 +53,7 @@ def test_masked_loads_and_stores_bit_exact(dtype):
         assert (first == (expect * 3 + 1).astype(dtype.np)).all()
     cases = [((2, 3, 8), (2, 3, 8), False), ((2, 3, 8), (2, 3, 5), True), ((4, 5, 12), (3, 2, 12), True),
              ((3, 4, 40), (2, 4, 33), False), ((2, 2, 8), (0, 2, 8), True)]
-    _each(check, cases)
+    each(check, cases)
 
 
 @ascdsl.jit
@@ -95,16 +85,16 @@ def vectors3_kernel(a_ptr, b_ptr, c_ptr, out_ptr, A: tl.constexpr, B: tl.constex
 @pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_broadcasts_among_rank3_shapes_bit_exact(dtype):
     def check(a, b, c):
-        x = _data((a, b, c), dtype)
-        args = [x, _data((a, c), dtype), _data((b, c), dtype), _data((a, b), dtype), np.zeros(3 * a * b * c, dtype.np)]
-        want, got = _both(broadcast3_kernel[(1,)], *args, 2, A=a, B=b, C=c)
-        np.testing.assert_array_equal(_bits(got[4]), _bits(want[4]), err_msg=f"{a}x{b}x{c}")
-        vectors = [_data(a, dtype), _data(b, dtype), _data(c, dtype), np.zeros(3 * a * b * c, dtype.np)]
-        want, got = _both(vectors3_kernel[(1,)], *vectors, A=a, B=b, C=c)
-        np.testing.assert_array_equal(_bits(got[3]), _bits(want[3]), err_msg=f"{a}x{b}x{c}")
+        x = data((a, b, c), dtype)
+        args = [x, data((a, c), dtype), data((b, c), dtype), data((a, b), dtype), np.zeros(3 * a * b * c, dtype.np)]
+        want, got = both(broadcast3_kernel[(1,)], *args, 2, A=a, B=b, C=c)
+        np.testing.assert_array_equal(bits(got[4]), bits(want[4]), err_msg=f"{a}x{b}x{c}")
+        vectors = [data(a, dtype), data(b, dtype), data(c, dtype), np.zeros(3 * a * b * c, dtype.np)]
+        want, got = both(vectors3_kernel[(1,)], *vectors, A=a, B=b, C=c)
+        np.testing.assert_array_equal(bits(got[3]), bits(want[3]), err_msg=f"{a}x{b}x{c}")
         assert (want[3][2 * a * b * c:] == (vectors[0][0] + 1).astype(dtype.np)).all()
     cases = [(2, 3, 8), (4, 2, 16), (3, 5, 12), (2, 8, 64)]
-    _each(check, cases)
+    each(check, cases)
 
 
 @ascdsl.jit
@@ -139,9 +129,9 @@ def last_axis_kernel(x_ptr, out_ptr, idx_ptr, A: tl.constexpr, B: tl.constexpr, 
 @pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_reductions_along_every_axis(dtype):
     def check(a, b, c, axis):
-        x = _data((a, b, c), dtype)
+        x = data((a, b, c), dtype)
         size = {0: b * c, 1: a * c, 2: a * b}[axis]
-        want, got = _both(reduce3_kernel[(1,)], x, np.zeros(3 * size + a * b * c, dtype.np), AXIS=axis,
+        want, got = both(reduce3_kernel[(1,)], x, np.zeros(3 * size + a * b * c, dtype.np), AXIS=axis,
                           A=a, B=b, C=c)
         tol = dict(rtol=dtype.rtol, atol=dtype.atol * (a + b + c)) if dtype.is_float else dict(rtol=0, atol=0)
         np.testing.assert_allclose(got[1].astype(np.float64), want[1].astype(np.float64), **tol,
@@ -149,20 +139,20 @@ def test_reductions_along_every_axis(dtype):
         assert np.array_equal(got[1][size:3 * size], want[1][size:3 * size])  # max and min are exact
         assert np.array_equal(want[1][size:2 * size], x.max(axis=axis).ravel())
     cases = [(2, 3, 8, 0), (2, 3, 8, 1), (2, 3, 8, 2), (3, 5, 12, 1), (4, 2, 64, 0), (3, 5, 12, 2)]
-    _each(check, cases)
+    each(check, cases)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_SWEEP)
 def test_last_axis_reductions_and_scalars_bit_exact(dtype):
     def check(a, b, c):
-        x = _data((a, b, c), dtype)
-        want, got = _both(last_axis_kernel[(1,)], x, np.zeros(a * b * c + 1, dtype.np), np.zeros(a * b + 1, np.int32),
+        x = data((a, b, c), dtype)
+        want, got = both(last_axis_kernel[(1,)], x, np.zeros(a * b * c + 1, dtype.np), np.zeros(a * b + 1, np.int32),
                           A=a, B=b, C=c)
-        np.testing.assert_array_equal(_bits(got[1]), _bits(want[1]), err_msg=f"{a}x{b}x{c}")
+        np.testing.assert_array_equal(bits(got[1]), bits(want[1]), err_msg=f"{a}x{b}x{c}")
         np.testing.assert_array_equal(got[2], want[2])
         assert (want[2][:-1] == x.argmax(axis=2).ravel()).all() and want[2][-1] == x.argmin()
     cases = [(2, 3, 8), (3, 5, 12), (2, 8, 40)]
-    _each(check, cases)
+    each(check, cases)
 
 
 @ascdsl.jit
@@ -184,14 +174,14 @@ def shapes3_kernel(x_ptr, y_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: t
 @pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_reshapes_and_permutes_bit_exact(dtype):
     def check(a, b, c):
-        x, y = _data((a, b, c), dtype), _data(a * b * c, dtype)
-        want, got = _both(shapes3_kernel[(1,)], x, y, np.zeros(4 * a * b * c, dtype.np), A=a, B=b, C=c)
-        np.testing.assert_array_equal(_bits(got[2]), _bits(want[2]), err_msg=f"{a}x{b}x{c}")
+        x, y = data((a, b, c), dtype), data(a * b * c, dtype)
+        want, got = both(shapes3_kernel[(1,)], x, y, np.zeros(4 * a * b * c, dtype.np), A=a, B=b, C=c)
+        np.testing.assert_array_equal(bits(got[2]), bits(want[2]), err_msg=f"{a}x{b}x{c}")
         n = a * b * c
         assert (want[2][2 * n:3 * n] == x.transpose(2, 0, 1).ravel()).all()
         assert (want[2][3 * n:4 * n] == x.transpose(1, 0, 2).ravel()).all()
     cases = [(2, 3, 8), (3, 4, 5), (2, 2, 16)]
-    _each(check, cases)
+    each(check, cases)
 
 
 @ascdsl.jit
@@ -209,8 +199,8 @@ def loop3_kernel(x_ptr, out_ptr, n, A: tl.constexpr, B: tl.constexpr, C: tl.cons
 
 @pytest.mark.parametrize("dtype", FLOAT_SWEEP)
 def test_loops_carry_rank3_tiles(dtype):
-    x = _data((3, 2, 3, 8), dtype)
-    want, got = _both(loop3_kernel[(1,)], x, np.zeros(48, dtype.np), 3, A=2, B=3, C=8)
+    x = data((3, 2, 3, 8), dtype)
+    want, got = both(loop3_kernel[(1,)], x, np.zeros(48, dtype.np), 3, A=2, B=3, C=8)
     np.testing.assert_allclose(got[1].astype(np.float64), want[1].astype(np.float64), rtol=dtype.rtol,
                                atol=dtype.atol * 4)
 
@@ -236,11 +226,11 @@ def descriptor3_kernel(x_ptr, out_ptr, Z, M, N, BZ: tl.constexpr, BM: tl.constex
 
 
 def test_block_pointers_and_tensor_descriptors_of_rank3():
-    x = _data((3, 10, 20), dtypes.float32)
-    want, got = _both(block_ptr3_kernel[(3,)], x, np.zeros_like(x), 3, 10, 20, 200, 20, BZ=4, BM=4, BN=8)
+    x = data((3, 10, 20), dtypes.float32)
+    want, got = both(block_ptr3_kernel[(3,)], x, np.zeros_like(x), 3, 10, 20, 200, 20, BZ=4, BM=4, BN=8)
     np.testing.assert_allclose(got[1], want[1], rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(want[1], x * 2 - x.sum(axis=0, keepdims=True), rtol=1e-6, atol=1e-5)
-    want, got = _both(descriptor3_kernel[(3,)], x, np.zeros_like(x), 3, 10, 20, BZ=4, BM=4, BN=32)
+    want, got = both(descriptor3_kernel[(3,)], x, np.zeros_like(x), 3, 10, 20, BZ=4, BM=4, BN=32)
     np.testing.assert_array_equal(got[1], want[1])
 
 
@@ -258,10 +248,10 @@ def bytes3_kernel(flags_ptr, x_ptr, q_ptr, out_ptr, hit_ptr, q_out_ptr, nb,
 
 
 def test_bool_and_int8_tiles_of_rank3():
-    x = _data((2, 3, 8), dtypes.float32)
+    x = data((2, 3, 8), dtypes.float32)
     q = RNG.integers(-40, 40, x.shape).astype(np.int8)
     args = [x > 0.3, x, q, np.zeros_like(x), np.zeros(x.shape, np.bool_), np.zeros_like(q), 2]
-    want, got = _both(bytes3_kernel[(1,)], *args, A=2, B=3, C=8)
+    want, got = both(bytes3_kernel[(1,)], *args, A=2, B=3, C=8)
     for w, g in zip(want[3:6], got[3:6]):
         np.testing.assert_array_equal(g, w)
     assert (want[3][:, 2] == x[:, 2]).all() and (want[4] == (x > 0.5)).all() and (want[5][:, 2] == 16).all()
@@ -275,38 +265,57 @@ def atomic3_kernel(x_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.const
 
 def test_atomic_add_of_rank3_tiles_from_every_program():
     x = RNG.integers(-9, 9, (3, 2, 3, 8)).astype(np.float32)  # small ints: exact in any order
-    want, got = _both(atomic3_kernel[(3,)], x, np.ones((2, 3, 8), np.float32), A=2, B=3, C=8)
+    want, got = both(atomic3_kernel[(3,)], x, np.ones((2, 3, 8), np.float32), A=2, B=3, C=8)
     assert (want[1] == 1 + x.sum(axis=0)).all()  # every program adds (the interpreter too)
     np.testing.assert_array_equal(got[1], want[1])
 
 
 @ascdsl.jit
-def rank4_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    i = tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + i)
-    y = tl.reshape(x, (2, 2, 2, BLOCK // 8))
-    tl.store(out_ptr + i, tl.reshape(y * 2, (BLOCK,)))
+def leading_axes_kernel(x_ptr, idx_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    offs = _offsets(B * C, C, A, B, C)
+    x = tl.load(x_ptr + offs)
+    bc = tl.arange(0, B)[:, None] * C + tl.arange(0, C)[None, :]
+    ac = tl.arange(0, A)[:, None] * C + tl.arange(0, C)[None, :]
+    tl.store(idx_ptr + bc, tl.argmax(x, axis=0))
+    tl.store(idx_ptr + B * C + ac, tl.argmin(x, axis=1))
+    tl.store(out_ptr + offs, tl.cumsum(x, axis=1))
 
 
 @ascdsl.jit
-def argmax0_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    x = tl.load(x_ptr + _offsets(4 * BLOCK, BLOCK, 2, 4, BLOCK))
-    tl.store(out_ptr + tl.arange(0, 4)[:, None] * BLOCK + tl.arange(0, BLOCK)[None, :], tl.argmax(x, axis=0))
+def leading_reorders_kernel(x_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    offs = _offsets(B * C, C, A, B, C)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.associative_scan(x, 0, combine_max, reverse=True))
+    tl.store(out_ptr + A * B * C + offs, tl.sort(x, 1, descending=True))
+
+
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
+def test_argmax_scans_and_sorts_along_leading_axes(dtype):
+    """The axis moved last by a permute, the op along the rows, moved back: bit-exact but for the float
+    cumsum (its order differs: the dtype's tolerance)."""
+    def check(a, b, c):
+        x = data((a, b, c), dtype)
+        x[0, 0, :] = x[-1, 0, :]  # ties along axis 0: the lowest index wins
+        n = a * b * c
+        want, got = both(leading_axes_kernel[(1,)], x, np.zeros(b * c + a * c, np.int32), np.zeros(n, dtype.np),
+                         A=a, B=b, C=c)
+        np.testing.assert_array_equal(got[1], want[1], err_msg=f"{a}x{b}x{c}")
+        assert (want[1] == np.concatenate([x.argmax(0).ravel(), x.argmin(1).ravel()])).all()
+        tol = dict(rtol=dtype.rtol, atol=dtype.atol * b) if dtype.is_float else dict(rtol=0, atol=0)
+        np.testing.assert_allclose(got[2].astype(np.float64), want[2].astype(np.float64), **tol)
+        want, got = both(leading_reorders_kernel[(1,)], x, np.zeros(2 * n, dtype.np), A=a, B=b, C=c)
+        np.testing.assert_array_equal(got[1], want[1], err_msg=f"{a}x{b}x{c}")
+        assert (want[1][n:] == -np.sort(-x, 1).ravel()).all()
+    each(check, [(2, 3, 8), (3, 4, 12)])
 
 
 @ascdsl.jit
-def cumsum3_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+def flip_bytes3_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = _offsets(4 * BLOCK, BLOCK, 2, 4, BLOCK)
-    tl.store(out_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), axis=2))
+    tl.store(out_ptr + offs, tl.flip(tl.load(x_ptr + offs), 0))
 
 
-@pytest.mark.parametrize("kernel, message", [
-    (rank4_kernel, "tiles of rank 4 or more"),
-    (argmax0_kernel, r"`argmax` along axis 0 of a rank-3 tile"),
-    (cumsum3_kernel, "of rank-3 tiles"),
-], ids=["rank-4", "argmax-axis-0", "scan"])
-def test_what_stays_unsupported_is_a_located_error(kernel, message):
-    with pytest.raises(ascdsl.CompilationError, match=message) as err:
-        kernel[(1,)](np.ones(64, np.float32), np.zeros(64, np.int32 if kernel is argmax0_kernel else np.float32),
-                     BLOCK=8, backend="sim")
+def test_what_stays_unsupported_is_a_located_error():
+    with pytest.raises(ascdsl.CompilationError, match=r"permuting \(2, 4, 8\) int8 tiles") as err:
+        flip_bytes3_kernel[(1,)](np.ones(64, np.int8), np.zeros(64, np.int8), BLOCK=8, backend="sim")
     assert "test_sim_rank3.py" in str(err.value)

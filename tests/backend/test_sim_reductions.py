@@ -8,13 +8,13 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
+from tests.backend.helpers import both, data, each
 from tests.backend.sweep import ALL_SWEEP, FLOAT_SWEEP
-from tests.backend.test_sim import _both, _data, prebuilt
 
 
 def _ties(shape, dtype):
     """Data with repeated extremes (rounded to few values, so ties are everywhere)."""
-    return np.round(_data(shape, dtype).astype(np.float32)).astype(dtype.np)
+    return np.round(data(shape, dtype).astype(np.float32)).astype(dtype.np)
 
 
 @ascdsl.jit
@@ -29,14 +29,12 @@ def arg_1d_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 def test_argmax_argmin_1d_bit_exact(dtype):
     def check(n, block):
         x = _ties(n, dtype)
-        want, got = _both(arg_1d_kernel[(1,)], x, np.zeros(block, np.int32), n, BLOCK=block)
+        want, got = both(arg_1d_kernel[(1,)], x, np.zeros(block, np.int32), n, BLOCK=block)
         np.testing.assert_array_equal(got[1], want[1], err_msg=f"n={n}")
         padded = np.concatenate([x.astype(np.float32), np.full(block - n, -100, np.float32)])
         assert want[1][0] == np.argmax(padded) * 1000 + np.argmin(padded)
     cases = [(5, 8), (100, 128), (3000, 4096)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 @ascdsl.jit
@@ -53,13 +51,11 @@ def arg_2d_kernel(x_ptr, out_ptr, m, n, ROWS: tl.constexpr, COLS: tl.constexpr):
 def test_argmax_argmin_along_an_axis_bit_exact(dtype):
     def check(m, n, rows, cols):
         x = _ties((m, n), dtype)
-        want, got = _both(arg_2d_kernel[(1,)], x, np.zeros(rows + cols + rows * cols, np.int32), m, n, ROWS=rows, COLS=cols)
+        want, got = both(arg_2d_kernel[(1,)], x, np.zeros(rows + cols + rows * cols, np.int32), m, n, ROWS=rows, COLS=cols)
         np.testing.assert_array_equal(got[1], want[1], err_msg=f"{m}x{n}")
         assert (want[1][:m] == np.argmax(x.astype(np.float32), axis=1)).all()
     cases = [(5, 33, 8, 64), (16, 8, 16, 8), (3, 100, 4, 128)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 @ascdsl.jit
@@ -92,15 +88,13 @@ def whole_tile_kernel(x_ptr, out_ptr, m, n, ROWS: tl.constexpr, COLS: tl.constex
 @pytest.mark.parametrize("dtype", FLOAT_SWEEP)
 def test_whole_tile_and_combine_reductions_within_tolerance(dtype):
     def check(m, n, rows, cols):
-        x = _data((m, n), dtype)
+        x = data((m, n), dtype)
         out = np.zeros(3 * cols + rows, np.float32)
-        want, got = _both(whole_tile_kernel[(1,)], x, out, m, n, ROWS=rows, COLS=cols)
+        want, got = both(whole_tile_kernel[(1,)], x, out, m, n, ROWS=rows, COLS=cols)
         np.testing.assert_allclose(got[1], want[1], rtol=dtype.rtol, atol=dtype.atol * n, err_msg=f"{m}x{n}")
         np.testing.assert_allclose(want[1][0], x.astype(np.float64).sum(), rtol=dtype.rtol, atol=dtype.atol * n)
     cases = [(5, 33, 8, 64), (16, 8, 16, 8)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 @ascdsl.jit
@@ -134,7 +128,7 @@ def test_argmax_of_a_2d_tile_to_a_scalar_bit_exact(dtype):
     for block in (8, 16):
         x = _ties((block, block), dtype)
         x.ravel()[[5, block * 3 + 1]] = 50  # two maxima: the first in row-major order wins
-        want, got = _both(argmax_2d_scalar_kernel[(1,)], x, np.zeros(block, np.int32), BLOCK=block)
+        want, got = both(argmax_2d_scalar_kernel[(1,)], x, np.zeros(block, np.int32), BLOCK=block)
         np.testing.assert_array_equal(got[1], want[1])
         assert want[1][0] == 5
 
@@ -159,7 +153,7 @@ def test_int32_argmax_argmin_bit_exact():
         x = rng.integers(-3, 4, (rows, cols)).astype(np.int32)
         x[0, 0] = 2 ** 31 - 1  # beyond float32's exact integers next to its neighbour
         x[0, 1] = 2 ** 31 - 2
-        want, got = _both(int_arg_kernel[(1,)], x, np.zeros(rows + cols, np.int32), ROWS=rows, COLS=cols)
+        want, got = both(int_arg_kernel[(1,)], x, np.zeros(rows + cols, np.int32), ROWS=rows, COLS=cols)
         np.testing.assert_array_equal(got[1], want[1])
         assert (want[1][:rows] == x.argmax(1) + x.ravel().argmin()).all()
 
@@ -179,7 +173,7 @@ def test_int32_reductions_bit_exact():
     rng = np.random.default_rng(9)
     for rows, cols in ((5, 8), (16, 24)):
         x = rng.integers(-2 ** 31, 2 ** 31, (rows, cols), dtype=np.int64).astype(np.int32)  # sums wrap
-        want, got = _both(int_reduce_kernel[(1,)], x, np.zeros(cols + rows + rows * cols, np.int32), ROWS=rows,
+        want, got = both(int_reduce_kernel[(1,)], x, np.zeros(cols + rows + rows * cols, np.int32), ROWS=rows,
                           COLS=cols)
         np.testing.assert_array_equal(got[1], want[1], err_msg=f"{rows}x{cols}")
         with np.errstate(over="ignore"):

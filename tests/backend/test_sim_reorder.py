@@ -9,8 +9,8 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
+from tests.backend.helpers import both, each
 from tests.backend.sweep import ALL_SWEEP, FLOAT_SWEEP
-from tests.backend.test_sim import _both, prebuilt
 from tests.backend.test_sim_reductions import combine_max, combine_min
 
 
@@ -32,15 +32,13 @@ def test_flip_bit_exact(dtype):
     def check(block, m, n):
         x = (rng.standard_normal(block) * 100).astype(dtype.np)
         mat = (rng.standard_normal((m, n)) * 100).astype(dtype.np)
-        want, got = _both(flip_kernel[(1,)], x, mat, np.zeros(block + 2 * m * n, dtype.np), block, BLOCK=block,
+        want, got = both(flip_kernel[(1,)], x, mat, np.zeros(block + 2 * m * n, dtype.np), block, BLOCK=block,
                           M=m, N=n)
         bits = f"u{dtype.itemsize}"
         np.testing.assert_array_equal(got[2].view(bits), want[2].view(bits), err_msg=f"{block} {m}x{n}")
         assert (want[2][:block] == x[::-1]).all() and (want[2][block + m * n:].reshape(m, n) == mat[:, ::-1]).all()
     cases = [(64, 4, 16), (20, 3, 5)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 @ascdsl.jit
@@ -70,15 +68,13 @@ def test_int32_scans_of_1d_tiles_bit_exact():
         x = rng.integers(-2 ** 31, 2 ** 31 - 1, n).astype(np.int32)
         if op == "prod":
             x = rng.choice([-3, -1, 1, 2, 3, 7], n).astype(np.int32)
-        want, got = _both(scan_kernel[(1,)], x, np.zeros(2 * n, np.int32), n, OP=op, BLOCK=block)
+        want, got = both(scan_kernel[(1,)], x, np.zeros(2 * n, np.int32), n, OP=op, BLOCK=block)
         np.testing.assert_array_equal(got[1], want[1], err_msg=f"{op} {n}")
         with np.errstate(over="ignore"):
             ref = SCAN_REFERENCE[op](x, dtype=np.int32) if op in ("sum", "prod") else SCAN_REFERENCE[op](x)
         assert (want[1][:n] == ref).all()
     cases = [(op, block, n) for op in SCAN_REFERENCE for block, n in ((64, 64), (32, 20))]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_SWEEP)
@@ -89,7 +85,7 @@ def test_float_products_and_extremes_of_1d_tiles(dtype):
     rng = np.random.default_rng(33)
     n = 100
     x = rng.uniform(0.8, 1.25, n).astype(dtype.np)
-    want, got = _both(scan_kernel[(1,)], x, np.zeros(2 * n, dtype.np), n, OP="prod", BLOCK=128)
+    want, got = both(scan_kernel[(1,)], x, np.zeros(2 * n, dtype.np), n, OP="prod", BLOCK=128)
     if dtype == dtypes.float32:
         ascdsl.testing.assert_close(got[1], want[1], dtype)
     else:
@@ -97,7 +93,7 @@ def test_float_products_and_extremes_of_1d_tiles(dtype):
     y = rng.standard_normal(n).astype(dtype.np)
     y[[3, 50]] = [np.inf, -np.inf]
     for op in ("max", "min"):
-        want, got = _both(scan_kernel[(1,)], y, np.zeros(2 * n, dtype.np), n, OP=op, BLOCK=128)
+        want, got = both(scan_kernel[(1,)], y, np.zeros(2 * n, dtype.np), n, OP=op, BLOCK=128)
         np.testing.assert_array_equal(got[1], want[1], err_msg=op)
 
 
@@ -124,20 +120,49 @@ def test_sort_of_1d_tiles(dtype):
         else:
             x = rng.integers(-2 ** 31, 2 ** 31 - 1, n).astype(np.int32)
             x[:4] = [-2 ** 31, 2 ** 31 - 1, 0, 0]
-        want, got = _both(sort_kernel[(1,)], x, np.zeros(2 * n, dtype.np), n, BLOCK=block)
+        want, got = both(sort_kernel[(1,)], x, np.zeros(2 * n, dtype.np), n, BLOCK=block)
         np.testing.assert_array_equal(got[1].astype(np.float64), want[1].astype(np.float64), err_msg=f"{block} {n}")
         tile = np.concatenate([x, np.zeros(block - n, x.dtype)]).astype(np.float32)  # other=0 past n
         assert (np.isnan(want[1][:n].astype(np.float32)) == np.isnan(np.sort(tile)[:n])).all()
     cases = [(256, 256), (32, 20), (8, 7)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 @ascdsl.jit
-def sort_rows_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+def sort_rows_kernel(x_ptr, out_ptr, m, n, M: tl.constexpr, N: tl.constexpr):
     rows, cols = tl.arange(0, M)[:, None], tl.arange(0, N)[None, :]
-    tl.store(out_ptr + rows * N + cols, tl.sort(tl.load(x_ptr + rows * N + cols), 1))
+    mask = (rows < m) & (cols < n)
+    x = tl.load(x_ptr + rows * n + cols, mask=mask, other=0)
+    tl.store(out_ptr + rows * n + cols, tl.sort(x, 1), mask=mask)
+    tl.store(out_ptr + m * n + rows * n + cols, tl.sort(x, 1, descending=True), mask=mask)
+
+
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
+def test_sort_along_rows_of_2d_tiles(dtype):
+    """Every row sorted at once, bit-exact against the interpreter: rows whose UB pitch is the network's
+    (16 and 8 columns) and rows the network pads further (24 columns in 32 lanes), NaNs and ties."""
+    rng = np.random.default_rng(35)
+
+    def check(m, n, rows, cols):
+        x = (rng.standard_normal((m, n)) * 1e3).astype(dtype.np) if dtype.is_float else \
+            rng.integers(-2 ** 31, 2 ** 31 - 1, (m, n)).astype(np.int32)
+        if dtype.is_float:
+            x[0, :3] = [np.nan, -np.inf, np.inf]
+        x[-1, 1:] = x[-1, :-1]  # ties
+        want, got = both(sort_rows_kernel[(1,)], x, np.zeros(2 * m * n, dtype.np), m, n, M=rows, N=cols)
+        np.testing.assert_array_equal(got[1].astype(np.float64), want[1].astype(np.float64), err_msg=f"{m}x{n}")
+        padded = np.zeros((rows, cols), np.float32)
+        padded[:m, :n] = x.astype(np.float32)
+        expect = np.sort(padded, 1)[:m, :n]
+        np.testing.assert_array_equal(want[1][:m * n].reshape(m, n).astype(np.float32), expect)
+    cases = [(3, 16, 4, 16), (5, 20, 5, 24), (2, 5, 2, 8)]
+    each(check, cases)
+
+
+@ascdsl.jit
+def sort_columns_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    rows, cols = tl.arange(0, M)[:, None], tl.arange(0, N)[None, :]
+    tl.store(out_ptr + rows * N + cols, tl.sort(tl.load(x_ptr + rows * N + cols), 0))
 
 
 @ascdsl.jit
@@ -146,20 +171,11 @@ def flip_bytes_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.flip(tl.load(x_ptr + offs), 0))
 
 
-@ascdsl.jit
-def reversed_row_max_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
-    rows, cols = tl.arange(0, M)[:, None], tl.arange(0, N)[None, :]
-    x = tl.load(x_ptr + rows * N + cols)
-    tl.store(out_ptr + rows * N + cols, tl.associative_scan(x, 1, combine_max, reverse=True))
-
-
 @pytest.mark.parametrize("launch, array, message", [
-    (lambda x, o: sort_rows_kernel[(1,)](x, o, M=4, N=16, backend="sim"), np.zeros(64, np.float32),
-     r"`tl.sort` of \(4, 16\) float32 tiles"),
+    (lambda x, o: sort_columns_kernel[(1,)](x, o, M=4, N=16, backend="sim"), np.zeros(64, np.float32),
+     r"`tl.sort` of \(4, 16\) float32 tiles along axis 0"),
     (lambda x, o: flip_bytes_kernel[(1,)](x, o, BLOCK=64, backend="sim"), np.zeros(64, np.int8),
      r"`tl.flip` of \(64,\) int8 tiles"),
-    (lambda x, o: reversed_row_max_kernel[(1,)](x, o, M=4, N=16, backend="sim"), np.zeros(64, np.float32),
-     r"a reversed running `maximum` along the last axis of a 2-D tile"),
 ])
 def test_unsupported_reorders_are_located_errors(launch, array, message):
     with pytest.raises(ascdsl.CompilationError, match=message) as err:

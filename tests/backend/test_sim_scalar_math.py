@@ -7,7 +7,7 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
-from tests.backend.test_sim import FLOATS, _both, _data
+from tests.backend.helpers import FLOATS, both, data
 
 
 @ascdsl.jit
@@ -32,16 +32,16 @@ def scalar_math_kernel(x_ptr, out_ptr, s, BLOCK: tl.constexpr):
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_rsqrt_of_a_reduced_scalar(dtype):
     for n in (1, 33, 200):
-        x = _data(n, dtype)
-        want, got = _both(rms_scale_kernel[(1,)], x, np.zeros(n, dtype.np), n, 1e-5, BLOCK=256)
+        x = data(n, dtype)
+        want, got = both(rms_scale_kernel[(1,)], x, np.zeros(n, dtype.np), n, 1e-5, BLOCK=256)
         np.testing.assert_allclose(got[1].astype(np.float64), want[1].astype(np.float64),
                                    rtol=dtype.rtol, atol=dtype.atol, err_msg=f"n={n}")
 
 
 @pytest.mark.parametrize("s", [-2.5, 0.75])
 def test_math_builtins_on_a_scalar_argument(s):
-    x = _data(64, dtypes.float32)
-    want, got = _both(scalar_math_kernel[(1,)], x, np.zeros(4 * 64, np.float32), s, BLOCK=64)
+    x = data(64, dtypes.float32)
+    want, got = both(scalar_math_kernel[(1,)], x, np.zeros(4 * 64, np.float32), s, BLOCK=64)
     np.testing.assert_array_equal(got[1][:64], want[1][:64])  # sqrt and abs are exact
     np.testing.assert_allclose(got[1], want[1], rtol=dtypes.float32.rtol, atol=dtypes.float32.atol)
 
@@ -61,6 +61,6 @@ def exact_scalar_ops_kernel(x_ptr, out_ptr, s, t, i, BLOCK: tl.constexpr):
                          ids=["finite", "nan", "inf"])
 def test_exact_scalar_ops_bit_exact(s, t, i):
     """``where``, ``~``, int ``abs``, shifts, isnan/isinf/isfinite of scalars: C expressions."""
-    x = _data(32, dtypes.float32)
-    want, got = _both(exact_scalar_ops_kernel[(1,)], x, np.zeros(3 * 32, np.float32), s, t, i, BLOCK=32)
+    x = data(32, dtypes.float32)
+    want, got = both(exact_scalar_ops_kernel[(1,)], x, np.zeros(3 * 32, np.float32), s, t, i, BLOCK=32)
     assert got[1].tobytes() == want[1].tobytes()

@@ -1,19 +1,16 @@
 """Scans on the simulator (hazard checks on) against the interpreter: `tl.cumsum` along the last axis
 (the CumSum API; reversed as sum - cumsum + x) and `tl.cumsum`/`tl.cumprod`/`tl.associative_scan`
 with a max combine, forward and reversed, down the rows of a 2-D tile (a log-depth scan), float sums and
-products within the dtype's tolerance, max and int32 bit-exact; scans along the last axis of a 2-D tile
-other than a float sum are located errors (1-D scans: test_sim_reorder.py)."""
+products within the dtype's tolerance, max and int32 bit-exact; products, maxima and int32 sums along the
+last axis of a 2-D tile, every row at once (1-D scans: test_sim_reorder.py)."""
 import numpy as np
 import pytest
 
 import ascdsl
 import ascdsl.language as tl
+from tests.backend.helpers import both, data, each
 from tests.backend.sweep import FLOAT_SWEEP
-from tests.backend.test_sim import _both, prebuilt
-
-
-def _data(shape, dtype, seed=3):
-    return (np.random.default_rng(seed).standard_normal(shape) * 3).astype(np.float32).astype(dtype.np)
+from tests.backend.test_sim_reductions import combine_max
 
 
 def _scan_tolerance(x, dtype, axis):
@@ -34,8 +31,8 @@ def cumsum_1d_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 @pytest.mark.parametrize("dtype", FLOAT_SWEEP)
 def test_cumsum_1d_within_tolerance(dtype):
     for n, block in ((5, 8), (200, 256)):
-        x = _data(n, dtype)
-        want, got = _both(cumsum_1d_kernel[(1,)], x, np.zeros(2 * n, dtype.np), n, BLOCK=block)
+        x = data(n, dtype)
+        want, got = both(cumsum_1d_kernel[(1,)], x, np.zeros(2 * n, dtype.np), n, BLOCK=block)
         g, w = got[1].astype(np.float64), want[1].astype(np.float64)
         assert (np.abs(g[:n] - w[:n]) <= _scan_tolerance(x, dtype, 0)).all(), f"n={n}"
         total = _scan_tolerance(x, dtype, 0)[-1]  # sum(x) - cumsum(x) + x: the error of the whole sum
@@ -44,28 +41,29 @@ def test_cumsum_1d_within_tolerance(dtype):
 
 
 @ascdsl.jit
-def combine_max(a, b):
-    return tl.maximum(a, b)
+def _block(m, n, ROWS: tl.constexpr, COLS: tl.constexpr):
+    """The offsets of an ``[m, n]`` array in a ``[ROWS, COLS]`` block and its mask."""
+    rows = tl.arange(0, ROWS)[:, None]
+    cols = tl.arange(0, COLS)[None, :]
+    return rows * n + cols, (rows < m) & (cols < n)
 
 
 @ascdsl.jit
 def scan_2d_kernel(x_ptr, out_ptr, m, n, ROWS: tl.constexpr, COLS: tl.constexpr):
-    rows = tl.arange(0, ROWS)[:, None]
-    cols = tl.arange(0, COLS)[None, :]
-    mask = (rows < m) & (cols < n)
-    x = tl.load(x_ptr + rows * n + cols, mask=mask, other=1)
-    tl.store(out_ptr + rows * n + cols, tl.cumsum(x, 1), mask=mask)
-    tl.store(out_ptr + m * n + rows * n + cols, tl.cumsum(x, 0, reverse=True), mask=mask)
-    tl.store(out_ptr + 2 * m * n + rows * n + cols, tl.cumprod(x, 0), mask=mask)
+    offs, mask = _block(m, n, ROWS, COLS)
+    x = tl.load(x_ptr + offs, mask=mask, other=1)
+    tl.store(out_ptr + offs, tl.cumsum(x, 1), mask=mask)
+    tl.store(out_ptr + m * n + offs, tl.cumsum(x, 0, reverse=True), mask=mask)
+    tl.store(out_ptr + 2 * m * n + offs, tl.cumprod(x, 0), mask=mask)
     both_ways = tl.associative_scan(x, 0, combine_max) + tl.associative_scan(x, 0, combine_max, reverse=True)
-    tl.store(out_ptr + 3 * m * n + rows * n + cols, both_ways, mask=mask)
+    tl.store(out_ptr + 3 * m * n + offs, both_ways, mask=mask)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_SWEEP)
 def test_scans_of_2d_tiles_within_tolerance(dtype):
     def check(m, n, rows, cols):
-        x = (1 + _data((m, n), dtype).astype(np.float32) / 30).astype(dtype.np)  # products stay near 1
-        want, got = _both(scan_2d_kernel[(1,)], x, np.zeros(4 * m * n, dtype.np), m, n, ROWS=rows, COLS=cols)
+        x = (1 + data((m, n), dtype).astype(np.float32) / 30).astype(dtype.np)  # products stay near 1
+        want, got = both(scan_2d_kernel[(1,)], x, np.zeros(4 * m * n, dtype.np), m, n, ROWS=rows, COLS=cols)
         w, g = (a.astype(np.float64).reshape(4, m, n) for a in (want[1], got[1]))
         assert (np.abs(g[0] - w[0]) <= _scan_tolerance(x, dtype, 1)).all(), f"{m}x{n}"
         padded = np.ones((rows, cols))  # the masked lanes hold `other`: reversed scans see them
@@ -74,47 +72,55 @@ def test_scans_of_2d_tiles_within_tolerance(dtype):
         np.testing.assert_allclose(g[2], w[2], rtol=dtype.rtol * 2 * np.log2(2 * m), atol=dtype.atol,
                                    err_msg=f"{m}x{n}")
         np.testing.assert_array_equal(g[3], w[3])  # running maxima are exact, forward and reversed
-        both = np.maximum.accumulate(padded, 0) + np.maximum.accumulate(padded[::-1], 0)[::-1]
-        np.testing.assert_allclose(w[3], both[:m, :n], rtol=dtype.rtol)
+        two_ways = np.maximum.accumulate(padded, 0) + np.maximum.accumulate(padded[::-1], 0)[::-1]
+        np.testing.assert_allclose(w[3], two_ways[:m, :n], rtol=dtype.rtol)
     cases = [(5, 33, 8, 64), (16, 8, 16, 8), (3, 7, 3, 8)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 @ascdsl.jit
-def int_scan_kernel(x_ptr, out_ptr, ROWS: tl.constexpr, COLS: tl.constexpr):
+def int_scan_kernel(x_ptr, out_ptr, AXIS: tl.constexpr, ROWS: tl.constexpr, COLS: tl.constexpr):
     offs = tl.arange(0, ROWS)[:, None] * COLS + tl.arange(0, COLS)[None, :]
     x = tl.load(x_ptr + offs)
-    tl.store(out_ptr + offs, tl.cumsum(x, 0) + tl.cumprod(x, 0))
+    tl.store(out_ptr + offs, tl.cumsum(x, AXIS) + tl.cumsum(x, AXIS, reverse=True) * 3 + tl.cumprod(x, AXIS))
 
 
-def test_int32_scans_down_rows_bit_exact():
-    x = np.random.default_rng(4).integers(-1000, 1000, (6, 8)).astype(np.int32)
-    want, got = _both(int_scan_kernel[(1,)], x, np.zeros_like(x), ROWS=6, COLS=8)
+@pytest.mark.parametrize("axis", [0, 1])
+def test_int32_scans_bit_exact(axis):
+    """Down the rows and along them (every row at once), forward and reversed; products wrap as C's do."""
+    x = np.random.default_rng(4).integers(-9, 10, (6, 12)).astype(np.int32)
+    want, got = both(int_scan_kernel[(1,)], x, np.zeros_like(x), AXIS=axis, ROWS=6, COLS=12)
     np.testing.assert_array_equal(got[1], want[1])
-    assert (want[1] == np.cumsum(x, 0, dtype=np.int32) + np.cumprod(x, 0, dtype=np.int32)).all()
+    flipped = np.flip(x, axis)
+    expect = np.cumsum(x, axis) + np.flip(np.cumsum(flipped, axis), axis) * 3 + np.cumprod(x, axis)
+    assert (want[1] == expect.astype(np.int32)).all()
 
 
 @ascdsl.jit
-def cumprod_rows_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    x = tl.reshape(tl.load(x_ptr + offs), (8, BLOCK // 8))
-    tl.store(out_ptr + offs, tl.reshape(tl.cumprod(x, 1), (BLOCK,)))
+def row_scans_kernel(x_ptr, out_ptr, m, n, ROWS: tl.constexpr, COLS: tl.constexpr):
+    offs, mask = _block(m, n, ROWS, COLS)
+    x = tl.load(x_ptr + offs, mask=mask, other=1)
+    tl.store(out_ptr + offs, tl.cumprod(x, 1), mask=mask)
+    tl.store(out_ptr + m * n + offs, tl.associative_scan(x, 1, combine_max), mask=mask)
+    tl.store(out_ptr + 2 * m * n + offs, tl.associative_scan(x, 1, combine_max, reverse=True), mask=mask)
+    tl.store(out_ptr + 3 * m * n + offs, tl.cumprod(x, 1, reverse=True), mask=mask)
 
 
-@ascdsl.jit
-def reverse_rows_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    x = tl.reshape(tl.load(x_ptr + offs), (8, BLOCK // 8))
-    tl.store(out_ptr + offs, tl.reshape(tl.cumprod(x, 1, reverse=True), (BLOCK,)))
-
-
-@pytest.mark.parametrize("kernel, message", [
-    (cumprod_rows_kernel, "a running `mul` of float32 along the last axis of a 2-D tile"),
-    (reverse_rows_kernel, "a reversed running `mul` along the last axis of a 2-D tile"),
-], ids=["cumprod-last-axis", "reverse"])
-def test_unsupported_scans_are_located_errors(kernel, message):
-    with pytest.raises(ascdsl.CompilationError, match=message) as err:
-        kernel[(1,)](np.ones(64, np.float32), np.zeros(64, np.float32), BLOCK=64, backend="sim")
-    assert "test_sim_scan.py" in str(err.value)
+@pytest.mark.parametrize("dtype", FLOAT_SWEEP)
+def test_scans_along_rows_of_2d_tiles(dtype):
+    """Products and running maxima along the last axis of a 2-D tile, forward and reversed, every row at
+    once: maxima bit-exact, products within the dtype's tolerance per step."""
+    def check(m, n, rows, cols):
+        x = (1 + data((m, n), dtype).astype(np.float32) / 30).astype(dtype.np)
+        want, got = both(row_scans_kernel[(1,)], x, np.zeros(4 * m * n, dtype.np), m, n, ROWS=rows, COLS=cols)
+        w, g = (a.astype(np.float64).reshape(4, m, n) for a in (want[1], got[1]))
+        padded = np.ones((rows, cols))  # the masked lanes hold `other`: reversed scans see them
+        padded[:m, :n] = x.astype(np.float64)
+        np.testing.assert_array_equal(g[1:3], w[1:3])
+        np.testing.assert_allclose(w[1], np.maximum.accumulate(padded, 1)[:m, :n], rtol=dtype.rtol)
+        np.testing.assert_allclose(w[2], np.maximum.accumulate(padded[:, ::-1], 1)[:, ::-1][:m, :n], rtol=dtype.rtol)
+        for i in (0, 3):
+            np.testing.assert_allclose(g[i], w[i], rtol=dtype.rtol * 2 * np.log2(2 * cols), atol=dtype.atol,
+                                       err_msg=f"{m}x{n}")
+    cases = [(5, 33, 8, 64), (3, 7, 4, 8), (2, 16, 2, 16)]
+    each(check, cases)

@@ -8,12 +8,8 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
+from tests.backend.helpers import bits, both, data, each
 from tests.backend.sweep import ALL_SWEEP, FLOAT_SWEEP
-from tests.backend.test_sim import _both, _data, prebuilt
-
-def _bits(a):
-    return a.view(f"u{a.dtype.itemsize}")
-
 
 @ascdsl.jit
 def reshape_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
@@ -28,11 +24,11 @@ def reshape_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
 
 @pytest.mark.parametrize("dtype", FLOAT_SWEEP)
 def test_free_reshapes_bit_exact(dtype):
-    x = _data(4 * 16, dtype)
-    want, got = _both(reshape_kernel[(1,)], x, np.zeros(2 * 64 + 4, dtype.np), M=4, N=16)
+    x = data(4 * 16, dtype)
+    want, got = both(reshape_kernel[(1,)], x, np.zeros(2 * 64 + 4, dtype.np), M=4, N=16)
     np.testing.assert_allclose(got[1][128:].astype(np.float64), want[1][128:].astype(np.float64), rtol=dtype.rtol,
                                atol=dtype.atol * 16)
-    np.testing.assert_array_equal(_bits(got[1][:128]), _bits(want[1][:128]))
+    np.testing.assert_array_equal(bits(got[1][:128]), bits(want[1][:128]))
 
 
 @ascdsl.jit
@@ -49,14 +45,12 @@ def transpose_kernel(x_ptr, out_ptr, m, n, ROWS: tl.constexpr, COLS: tl.constexp
 @pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_transposes_bit_exact(dtype):
     def check(m, n, rows, cols):
-        x = _data((m, n), dtype)
-        want, got = _both(transpose_kernel[(1,)], x, np.zeros(2 * m * n, dtype.np), m, n, ROWS=rows, COLS=cols)
-        np.testing.assert_array_equal(_bits(got[1]), _bits(want[1]), err_msg=f"{m}x{n}")
+        x = data((m, n), dtype)
+        want, got = both(transpose_kernel[(1,)], x, np.zeros(2 * m * n, dtype.np), m, n, ROWS=rows, COLS=cols)
+        np.testing.assert_array_equal(bits(got[1]), bits(want[1]), err_msg=f"{m}x{n}")
         assert (want[1][:m * n].reshape(n, m) == x.T).all()
     cases = [(5, 33, 8, 64), (16, 8, 16, 8), (3, 100, 4, 128)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 @ascdsl.jit
@@ -71,9 +65,9 @@ def cat_kernel(a_ptr, b_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, N: tl.co
 
 @pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_cat_bit_exact(dtype):
-    a, b = _data((4, 8), dtype), _data((2, 8), dtype)
-    want, got = _both(cat_kernel[(1,)], a, b, np.zeros(2 * 6 * 8, dtype.np), A=4, B=2, N=8)
-    np.testing.assert_array_equal(_bits(got[2]), _bits(want[2]))
+    a, b = data((4, 8), dtype), data((2, 8), dtype)
+    want, got = both(cat_kernel[(1,)], a, b, np.zeros(2 * 6 * 8, dtype.np), A=4, B=2, N=8)
+    np.testing.assert_array_equal(bits(got[2]), bits(want[2]))
     assert (want[2][48:] == np.concatenate([a.ravel(), b.ravel()])).all()
 
 
@@ -90,14 +84,12 @@ def repitch_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
 @pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_reshapes_between_padded_rows_bit_exact(dtype):
     def check(m, n):
-        x = _data(m * n, dtype)
-        want, got = _both(repitch_kernel[(1,)], x, np.zeros(2 * m * n, dtype.np), M=m, N=n)
-        np.testing.assert_array_equal(_bits(got[1]), _bits(want[1]), err_msg=f"{m}x{n}")
+        x = data(m * n, dtype)
+        want, got = both(repitch_kernel[(1,)], x, np.zeros(2 * m * n, dtype.np), M=m, N=n)
+        np.testing.assert_array_equal(bits(got[1]), bits(want[1]), err_msg=f"{m}x{n}")
         assert (want[1][:m * n] == (x * 2).astype(dtype.np)).all()
     cases = [(4, 6), (16, 4), (3, 40)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 @ascdsl.jit
@@ -127,9 +119,9 @@ def join_kernel(a_ptr, b_ptr, out_ptr, N: tl.constexpr):
 @pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_join_as_a_tile_of_pairs_bit_exact(dtype):
     for n in (8, 40):
-        a, b = _data(n, dtype), _data(n, dtype)
-        want, got = _both(join_kernel[(1,)], a, b, np.zeros(3 * n, dtype.np), N=n)
-        np.testing.assert_array_equal(_bits(got[2]), _bits(want[2]), err_msg=f"N={n}")
+        a, b = data(n, dtype), data(n, dtype)
+        want, got = both(join_kernel[(1,)], a, b, np.zeros(3 * n, dtype.np), N=n)
+        np.testing.assert_array_equal(bits(got[2]), bits(want[2]), err_msg=f"N={n}")
         assert (want[2][:2 * n:2] == a).all()
 
 
@@ -164,7 +156,7 @@ def pairs_kernel(x_ptr, out_ptr, N: tl.constexpr):
 @pytest.mark.parametrize("dtype", ALL_SWEEP)
 def test_split_and_interleave_bit_exact(dtype):
     for n in (8, 100):
-        x = _data(2 * n, dtype)
-        want, got = _both(pairs_kernel[(1,)], x, np.zeros(3 * n, dtype.np), N=n)
-        np.testing.assert_array_equal(_bits(got[1]), _bits(want[1]), err_msg=f"N={n}")
+        x = data(2 * n, dtype)
+        want, got = both(pairs_kernel[(1,)], x, np.zeros(3 * n, dtype.np), N=n)
+        np.testing.assert_array_equal(bits(got[1]), bits(want[1]), err_msg=f"N={n}")
         assert (want[1][n + 1:3 * n:2] == (x[::2] * 2).astype(dtype.np)).all()

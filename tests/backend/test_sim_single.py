@@ -7,7 +7,7 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
-from tests.backend.test_sim import FLOATS, _both, _data, prebuilt
+from tests.backend.helpers import FLOATS, both, data, prebuilt
 
 
 @ascdsl.jit
@@ -55,8 +55,8 @@ def load_after_store_kernel(x_ptr, BLOCK: tl.constexpr):
 
 def _check_stats(dtype):
     rows, n = 6, 100
-    x, scale = _data((rows, n), dtype), _data(rows, dtype)
-    want, got = _both(row_stats_kernel[(rows,)], x, np.zeros(rows, np.float32), np.zeros(rows, dtype.np), scale,
+    x, scale = data((rows, n), dtype), data(rows, dtype)
+    want, got = both(row_stats_kernel[(rows,)], x, np.zeros(rows, np.float32), np.zeros(rows, dtype.np), scale,
                       np.zeros((rows, n), dtype.np), n, 1e-5, BLOCK=128)
     for k in (1, 2, 4):  # mean, rstd (stored as the pointer's dtype), out
         np.testing.assert_allclose(got[k].astype(np.float64), want[k].astype(np.float64), rtol=dtype.rtol,
@@ -70,8 +70,8 @@ def test_mean_and_rstd_stores_and_a_scalar_load(dtype):
 
 
 def _check_masked(dtype):
-    x = _data(5, dtype)
-    want, got = _both(masked_single_kernel[(8,)], x, np.full(8, 9.0, dtype.np), 5)
+    x = data(5, dtype)
+    want, got = both(masked_single_kernel[(8,)], x, np.full(8, 9.0, dtype.np), 5)
     assert got[1].tobytes() == want[1].tobytes()
 
 
@@ -84,15 +84,15 @@ def test_masked_single_element_loads_and_stores(dtype):
 def test_loaded_offsets_and_loop_bounds():
     lens = np.array([5, 0, 130, 64, 1], np.int32)
     starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int32)
-    x = _data(int(lens.sum()), dtypes.float32)
-    want, got = _both(ragged_rows_kernel[(5,)], x, starts, lens, np.zeros_like(x), np.zeros(5, np.float32),
+    x = data(int(lens.sum()), dtypes.float32)
+    want, got = both(ragged_rows_kernel[(5,)], x, starts, lens, np.zeros_like(x), np.zeros(5, np.float32),
                       BLOCK=64)
     assert got[3].tobytes() == want[3].tobytes()
     assert got[4].tobytes() == want[4].tobytes()
 
 
 def test_a_single_element_load_of_a_stored_tensor_reads_the_store():
-    want, got = _both(load_after_store_kernel[(1,)], np.ones(64, np.float32), BLOCK=32)
+    want, got = both(load_after_store_kernel[(1,)], np.ones(64, np.float32), BLOCK=32)
     np.testing.assert_array_equal(got[0], want[0])
     assert (want[0] == 0).all()  # v is the stored 0, not the 1 before the store
 
@@ -115,14 +115,14 @@ def narrow_and_wide_stores_kernel(i64_ptr, i8_ptr, u8_ptr, big):
 
 def test_int64_scalar_loads_and_arithmetic():
     idx = np.array([1, -5, 2**40, 7], np.int64)
-    want, got = _both(int64_scalars_kernel[(4,)], idx, np.zeros(4, np.int32), 2**33)
+    want, got = both(int64_scalars_kernel[(4,)], idx, np.zeros(4, np.int32), 2**33)
     assert np.array_equal(want[1], ((idx * 3 + 2**33) % 1000003).astype(np.int32))  # C's %: these are positive
     assert got[1].tobytes() == want[1].tobytes()
 
 
 def test_single_stores_of_types_duplicate_has_no_form_for():
     """int64, int8 and uint8 elements: written through int32/int16 views of their buffer."""
-    want, got = _both(narrow_and_wide_stores_kernel[(4,)], np.zeros(4, np.int64), np.zeros(4, np.int8),
+    want, got = both(narrow_and_wide_stores_kernel[(4,)], np.zeros(4, np.int64), np.zeros(4, np.int8),
                       np.zeros(4, np.uint8), 2**33 + 5)
     assert np.array_equal(want[0], 2 * (2**33 + 5) - np.arange(4)) and np.array_equal(want[2], [0, 90, 180, 14])
     for w, g in zip(want[:3], got[:3]):
@@ -132,5 +132,5 @@ def test_single_stores_of_types_duplicate_has_no_form_for():
 def test_single_stores_of_program_ids_over_a_3d_grid():
     """``tl.store(out_ptr + pid, pid * SCALE)``: ``pid`` is an int64 GM offset, stored as int32."""
     from tests.test_launch import grid_kernel
-    want, got = _both(grid_kernel[(3, 2, 2)], np.zeros(12, np.int32), SCALE=3)
+    want, got = both(grid_kernel[(3, 2, 2)], np.zeros(12, np.int32), SCALE=3)
     assert np.array_equal(want[0], np.arange(12) * 3) and got[0].tobytes() == want[0].tobytes()

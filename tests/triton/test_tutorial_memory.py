@@ -10,7 +10,7 @@ import pytest
 import ascdsl as triton
 import ascdsl.language as tl
 from ascdsl import dtypes
-from tests.backend.test_sim import FLOATS, _data, prebuilt
+from tests.backend.helpers import FLOATS, both, data, each
 
 RNG = np.random.default_rng(2024)
 
@@ -38,7 +38,7 @@ def add(x: np.ndarray, y: np.ndarray, backend: str) -> np.ndarray:
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_vector_add(dtype):
     for size in (98432, 1000, 1):
-        x, y = _data(size, dtype), _data(size, dtype)
+        x, y = data(size, dtype), data(size, dtype)
         want = add(x, y, "interpreter")
         assert np.array_equal(want, (x.astype(np.float32) + y.astype(np.float32)).astype(dtype.np))
         got = add(x, y, "sim")
@@ -119,46 +119,35 @@ def histogram_kernel(bins_ptr, hist_ptr, n, BLOCK: tl.constexpr):
     tl.atomic_add(hist_ptr + bins, tl.full((BLOCK,), 1, tl.int32), mask=mask)
 
 
-def _both(kernel, grid, *arrays, **kw):
-    outs = []
-    for backend in ("interpreter", "sim"):
-        args = [a.copy() if isinstance(a, np.ndarray) else a for a in arrays]
-        kernel[grid](*args, backend=backend, **kw)
-        outs.append(args)
-    return outs
-
-
 def test_atomic_sum_over_the_grid():
     x = RNG.integers(-100, 100, 50000).astype(np.float32)  # exact in any order of the cores' adds
-    want, got = _both(sum_kernel, (triton.cdiv(x.size, 512),), x, np.zeros(1, np.float32), x.size, BLOCK=512)
+    want, got = both(sum_kernel[(triton.cdiv(x.size, 512),)], x, np.zeros(1, np.float32), x.size, BLOCK=512)
     assert want[1][0] == x.sum() and got[1][0] == want[1][0]
 
 
 @pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.float16, dtypes.bfloat16], ids=str)
 def test_index_select_gathers(dtype):
     n = 3000
-    x, idx = _data(n, dtype), RNG.integers(0, n, n).astype(np.int32)
-    want, got = _both(index_select_kernel, (triton.cdiv(n, 256),), x, idx, np.zeros(n, dtype.np), n, BLOCK=256)
+    x, idx = data(n, dtype), RNG.integers(0, n, n).astype(np.int32)
+    want, got = both(index_select_kernel[(triton.cdiv(n, 256),)], x, idx, np.zeros(n, dtype.np), n, BLOCK=256)
     assert np.array_equal(want[2], x[idx]) and got[2].tobytes() == want[2].tobytes()
 
 
 @pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.float16], ids=str)
 def test_transpose_by_strided_stores(dtype):
     def check(m, n, bm, bn):
-        x = _data((m, n), dtype)
+        x = data((m, n), dtype)
         grid = (triton.cdiv(m, bm), triton.cdiv(n, bn))
-        want, got = _both(transpose_kernel, grid, x, np.zeros((n, m), dtype.np), m, n, n, m, BLOCK_M=bm, BLOCK_N=bn)
+        want, got = both(transpose_kernel[grid], x, np.zeros((n, m), dtype.np), m, n, n, m, BLOCK_M=bm, BLOCK_N=bn)
         assert np.array_equal(want[1], x.T) and got[1].tobytes() == want[1].tobytes(), f"{m}x{n}"
     cases = [(100, 37, 16, 32), (8, 8, 8, 8)]
-    prebuilt(check, cases)
-    for case in cases:
-        check(*case)
+    each(check, cases)
 
 
 def test_histogram_by_atomic_scatters():
     n, bins = 5000, 10
     b = RNG.integers(0, bins, n).astype(np.int32)
-    want, got = _both(histogram_kernel, (triton.cdiv(n, 512),), b, np.zeros(bins, np.int32), n, BLOCK=512)
+    want, got = both(histogram_kernel[(triton.cdiv(n, 512),)], b, np.zeros(bins, np.int32), n, BLOCK=512)
     assert np.array_equal(want[1], np.bincount(b, minlength=bins)) and np.array_equal(got[1], want[1])
 
 

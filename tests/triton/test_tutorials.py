@@ -11,7 +11,7 @@ import ascdsl as triton
 import ascdsl.language as tl
 from ascdsl import dtypes
 from ascdsl.bench_kernels import layer_norm_kernel as layer_norm_fwd_kernel  # the tutorial's, as `ascdsl bench` times it
-from tests.backend.test_sim import FLOATS, _data, prebuilt
+from tests.backend.helpers import FLOATS, data, prebuilt, softmax
 
 
 @triton.jit
@@ -88,7 +88,7 @@ def _softmax(backend, x):
     return out
 
 
-SOFTMAX = [(d, _data(shape, d)) for d in FLOATS for shape in ((9, 100), (3, 256))]
+SOFTMAX = [(d, data(shape, d)) for d in FLOATS for shape in ((9, 100), (3, 256))]
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
@@ -96,8 +96,7 @@ def test_fused_softmax_persistent(dtype):
     prebuilt(lambda x: _softmax("sim", x), [(x,) for _, x in SOFTMAX])
     for x in (x for d, x in SOFTMAX if d == dtype):
         want = _softmax("interpreter", x)
-        e = np.exp(x.astype(np.float64) - x.astype(np.float64).max(axis=1, keepdims=True))
-        _close(want, e / e.sum(axis=1, keepdims=True), dtype, "interpreter vs NumPy")
+        _close(want, softmax(x, 1), dtype, "interpreter vs NumPy")
         _close(_softmax("sim", x), want, dtype, "simulator vs interpreter")
 
 
@@ -113,7 +112,7 @@ def _layer_norm_fwd(backend, x, w, b, block=128):
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_layer_norm_forward_with_mean_and_rstd(dtype):
-    x, w, b = _data((5, 300), dtype), _data(300, dtype), _data(300, dtype)
+    x, w, b = data((5, 300), dtype), data(300, dtype), data(300, dtype)
     want = _layer_norm_fwd("interpreter", x, w, b)
     xf = x.astype(np.float64)
     mean = xf.mean(axis=1)
@@ -137,7 +136,7 @@ def _layer_norm_bwd(backend, x, dy, w, mean, rstd, groups=6):
 
 
 def _bwd_inputs(dtype, m=13, n=100):
-    x, dy, w = _data((m, n), dtype), _data((m, n), dtype), _data(n, dtype)
+    x, dy, w = data((m, n), dtype), data((m, n), dtype), data(n, dtype)
     xf = x.astype(np.float32)
     mean = xf.mean(axis=1).astype(np.float32)
     rstd = (1 / np.sqrt(xf.var(axis=1) + 1e-5)).astype(np.float32)

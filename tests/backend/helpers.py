@@ -1,0 +1,75 @@
+"""What the simulator tests share: run a launch on both backends (:func:`both`), build the simulator
+kernels of many checks in one g++ run (:func:`prebuilt`, :func:`each`), test data and bit views, and the type check of generated kernels
+against real CANN headers (:func:`assert_type_checks`)."""
+import subprocess
+
+import numpy as np
+import pytest
+
+from ascdsl import dtypes
+from ascdsl.backend import simrun, tiling
+from ascdsl.backend.ascendc import kernel_source
+from tests.sim.test_cann_headers import cann_flags
+
+RNG = np.random.default_rng(7)
+FLOATS = [dtypes.float32, dtypes.float16, dtypes.bfloat16]
+
+
+def both(launch, *arrays, **kw):
+    """Run ``launch`` on the interpreter and the simulator, each on fresh copies of the array arguments;
+    return both argument lists (interpreter first)."""
+    outs = []
+    for backend in ("interpreter", "sim"):
+        args = [a.copy() if isinstance(a, np.ndarray) else a for a in arrays]
+        launch(*args, backend=backend, **kw)
+        outs.append(args)
+    return outs
+
+
+def prebuilt(check, cases) -> None:
+    """Build the kernels ``check(*case)`` launches on the simulator for all ``cases`` in one g++ build
+    (launches are only recorded, so the checks' assertions may fail here)."""
+    with simrun.recording() as launches:
+        for case in cases:
+            try:
+                check(*case)
+            except AssertionError:
+                pass
+    simrun.prebuild(launches)
+
+
+def each(check, cases) -> None:
+    """``check(*case)`` for every case, its simulator kernels built in one g++ run first."""
+    prebuilt(check, cases)
+    for case in cases:
+        check(*case)
+
+
+def data(shape, dtype, rng=RNG):
+    """Normal values times 3 rounded to ``dtype`` (an ascdsl dtype)."""
+    return (rng.standard_normal(shape) * 3).astype(np.float32).astype(dtype.np)
+
+
+def softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """NumPy's softmax of ``x`` along ``axis``, in float64."""
+    e = np.exp(x.astype(np.float64) - x.astype(np.float64).max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def bits(a: np.ndarray) -> np.ndarray:
+    """``a``'s elements as unsigned integers of their size (NaNs and signed zeros compared exactly)."""
+    return a.view(f"u{a.dtype.itemsize}")
+
+
+CANN = pytest.mark.skipif(cann_flags() is None, reason="ASCEND_HOME_PATH does not point at a CANN toolkit")
+"""Marks a test that type-checks generated code against the real CANN headers."""
+
+
+def assert_type_checks(name: str, kernels, tmp_path) -> None:
+    """``kernels`` (specialised tile-IR kernels) in one direct-launch kernel file ``name.cpp`` compile
+    against the real CANN headers."""
+    source = tmp_path / f"{name}.cpp"
+    layout = tiling.layout("".join(w.title() for w in name.split("_")) + "Tiling", kernels)
+    source.write_text(kernel_source(name, tiling.variants(kernels), layout, "Ascend910B3"))
+    proc = subprocess.run(["g++", *cann_flags(), str(source)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[:4000]
