@@ -700,7 +700,7 @@ def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
 
 def _store_computed(P: _Programs, instr: Instr, ptr: Affine, mask, deferred: _Deferred) -> bool:
     """Compute a deferred ``+ - * /``, min or max of float32 tiles into the memory a store writes, when
-    the store's lanes are one strided box of every program; whether it did."""
+    the store's lanes are one strided box of every program or a few strided pieces; whether it did."""
     op, to = deferred.instr.op, _result(deferred.instr)
     xs = [affine.dense(x) for x in deferred.args]
     if to != numerics.F32 or any(type(x) is not np.ndarray or x.dtype != to for x in xs):
@@ -710,14 +710,10 @@ def _store_computed(P: _Programs, instr: Instr, ptr: Affine, mask, deferred: _De
     access = _plan(P, instr, ptr, mask, max(x.shape[0] for x in xs), store=True)
     if access is False:
         return True
-    if access is None or access.view is None or access.programs < max(x.shape[0] for x in xs):
+    if access is None or (access.view is None and access.pieces is None) or \
+            access.programs < max(x.shape[0] for x in xs):
         return False
-    view = access.view
-    xs = [x[..., :access.length] for x in xs]
-    if access.on is None:  # (a ufunc given where= runs its masked loops, even for True)
-        numerics.NP_FOR_OP[op](*xs, out=view)
-    else:
-        numerics.NP_FOR_OP[op](*xs, out=view, where=access.on[..., None])
+    access.compute(numerics.NP_FOR_OP[op], xs)
     return True
 
 
