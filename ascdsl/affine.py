@@ -19,6 +19,7 @@ left to the interpreter's general gather/scatter path, which also reports errors
 from __future__ import annotations
 
 import functools
+import math
 import operator
 from dataclasses import dataclass
 
@@ -395,20 +396,38 @@ class Access:
         """Store ``ufunc(*xs)`` (None: ``xs[0]``), elementwise over compact operands that broadcast to
         the tile, to the enabled lanes of a ``view`` or ``pieces`` access, computed into the memory."""
         if self.view is not None:
-            xs = [x[..., :self.length] for x in xs]
+            xs = [dense(x)[..., :self.length] for x in xs]
             where = {} if self.on is None else {"where": self.on[..., None]}  # (a ufunc given where= runs
             if ufunc is None:                                                  # its masked loops, even for True)
                 np.copyto(self.view, xs[0], casting="unsafe", **where)
             else:
                 ufunc(*xs, out=self.view, **where)
             return
-        rows = [self._rows(x) for x in xs]
-        for first, spacing, piece in self.pieces:
-            args = [_lattice(r, first, spacing, piece.shape) for r in rows]
+        for piece, args in zip(self.pieces, self._arguments(xs)):
             if ufunc is None:
-                np.copyto(piece, args[0], casting="unsafe")
+                np.copyto(piece[2], args[0], casting="unsafe")
             else:
-                ufunc(*args, out=piece)
+                ufunc(*args, out=piece[2])
+
+    def _arguments(self, xs: list) -> list[list[Array]]:
+        """Per piece, the operands' values at its lanes: the pieces of a :class:`Loaded` operand read
+        through the same pieces, else runs of the compact operand (:meth:`_rows`)."""
+        columns = []
+        for x in xs:
+            if isinstance(x, Loaded) and x.access.same_pieces(self):
+                columns.append([view for _, _, view in x.access.pieces])
+            else:
+                rows = self._rows(dense(x))
+                columns.append([_lattice(rows, first, spacing, view.shape) for first, spacing, view in self.pieces])
+        return [list(args) for args in zip(*columns)]
+
+    def same_pieces(self, other: "Access") -> bool:
+        """Whether ``other`` reaches the same lanes of the tile piece by piece."""
+        return self is other or (self.pieces is not None and other.pieces is not None
+                                 and (self.programs, self.shape, self.axes, self.run, self.length)
+                                 == (other.programs, other.shape, other.axes, other.run, other.length)
+                                 and [(f, s, v.shape) for f, s, v in self.pieces]
+                                 == [(f, s, v.shape) for f, s, v in other.pieces])
 
     def _rows(self, x: Array) -> Array:
         """A compact operand as runs ``(runs or 1, length or 1)``, broadcastable to the pieces' rows."""
@@ -433,6 +452,79 @@ def _lattice(rows: Array, first: int, spacing: int, shape: tuple[int, int, int])
     step = rows.strides[0]
     return np.lib.stride_tricks.as_strided(rows[first:], shape[:2] + rows.shape[1:],
                                            (spacing * step, step) + rows.strides[1:])
+
+
+class Loaded:
+    """A loaded float32 tile kept as the strided pieces of a buffer that no lane writes during the launch
+    (:class:`Access` ``pieces`` of whole contiguous runs), its disabled runs (``off``, positions) the
+    compact ``fill``, until something needs its elements: ufuncs (:meth:`apply`), reductions along the
+    last axis (:meth:`reduce_last`) and stores computed in place (:meth:`Access.compute`) read the
+    pieces where they are, so the load's copy is never made. Every lane's result is NumPy's on the same
+    runs laid out alike, so it is the one the copy would give."""
+
+    __slots__ = ("access", "dtype", "shape", "fill", "off", "_dense")
+
+    def __init__(self, access: Access, dtype: np.dtype, fill: Array, off: Array | None):
+        self.access, self.dtype, self.fill, self.off, self._dense = access, dtype, fill, off, None
+        self.shape = (access.programs,) + access.shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def dense(self) -> Array:
+        if self._dense is None:
+            self._dense = self.access.gather(self.fill, self.dtype)
+        return self._dense
+
+    def _fresh(self, shape: tuple[int, ...]) -> tuple[Array, Array]:
+        """A new tile of ``shape`` (the programs first) and its rows, one per run of the access."""
+        out = np.empty(shape, self.dtype)
+        runs = self.access.programs * math.prod(self.access.shape[:self.access.axes])
+        return out, out.reshape((runs,) + shape[1 + self.access.axes:])
+
+    def _disabled(self, x) -> Array:
+        """The runs of operand ``x`` at the disabled runs of this tile (a single one broadcasts)."""
+        if type(x) is Loaded:
+            x = x.fill if x.access.same_pieces(self.access) else x.dense()
+        rows = self.access._rows(x)
+        return rows if rows.shape[0] == 1 else rows[self.off]
+
+    def apply(self, ufunc, xs: list) -> Array:
+        """``ufunc(*xs)`` (this among ``xs``; the others compact or loaded) as a new tile."""
+        out, rows = self._fresh(self.shape)
+        rows = rows.reshape(rows.shape[0], -1)
+        for (first, spacing, view), args in zip(self.access.pieces, self.access._arguments(xs)):
+            ufunc(*args, out=_lattice(rows, first, spacing, view.shape))
+        if self.off is not None:
+            rows[self.off] = ufunc(*map(self._disabled, xs))
+        return out
+
+    def reduce_last(self, ufunc) -> Array:
+        """``ufunc.reduce`` along the tile's last axis, as a new tile without it."""
+        a = self.access
+        out, rows = self._fresh(self.shape[:-1])
+        for first, spacing, view in a.pieces:
+            lanes = view.reshape(view.shape[:2] + a.shape[a.axes:])
+            ufunc.reduce(lanes, axis=-1, dtype=self.dtype, out=_lattice(rows, first, spacing, view.shape))
+        if self.off is not None:
+            fill = np.broadcast_to(self._disabled(self), (self.off.size, a.run)).astype(self.dtype)
+            rows[self.off] = ufunc.reduce(fill.reshape((self.off.size,) + a.shape[a.axes:]), axis=-1, dtype=self.dtype)
+        return out
+
+
+def loaded(access: Access, dtype: np.dtype, fill: Array) -> Loaded | None:
+    """The tile a constant buffer's ``access`` loads, the disabled lanes ``fill``, kept as its pieces
+    (:class:`Loaded`) when they are whole contiguous runs of float32; else None."""
+    if access.pieces is None or access.length != access.run or dtype != np.float32:
+        return None
+    if any(view.strides[-1] != view.itemsize for _, _, view in access.pieces):
+        return None
+    off = None
+    if access.on is not None:
+        off = np.flatnonzero(~access._selected().reshape(-1))
+        off = off if off.size else None
+    return Loaded(access, dtype, fill, off)
 
 
 PIECE_ELEMENTS = 8192
