@@ -54,7 +54,7 @@ from .ir.provenance import STORES, access_roots
 
 SHIFT = 40  # address bits reserved for the element offset within one argument buffer
 HALF = 1 << (SHIFT - 1)  # offsets in [-HALF, HALF) decode to the right buffer
-CHUNK_ELEMENTS = 1 << 20  # programs per chunk * largest tile size: bounds the memory of a chunk
+CHUNK_ELEMENTS = 1 << 21  # programs per chunk * largest tile size: bounds the memory of a chunk
 
 Array = np.ndarray
 
