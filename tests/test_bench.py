@@ -89,6 +89,13 @@ def test_quick_bench_prints_every_triton_style_kernel(capsys):
         assert float(line.split(": ")[1].split("x ")[0]) > 0
 
 
+def test_bench_prints_the_interpreter_rows_alone(capsys):
+    assert cli.main(["bench", str(OPS), "--quick", "--interpreter"]) == 0
+    out = capsys.readouterr().out
+    assert "| op | shape class |" not in out
+    assert f"  {bench_interp.KERNEL_CASES[0].name} 37x100: " in out
+
+
 def test_the_kernel_source_runs_on_upstream_triton_too():
     upstream = bench_interp.upstream_triton()
     if upstream is None:
