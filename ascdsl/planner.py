@@ -107,8 +107,12 @@ def largest_extent(jit_fn, name: str, *args, platform: Platform | str | None = N
     constexprs); 0 when even its smallest value does not fit. The value is a multiple of the extent's
     quantum, at least its smallest value, as the built kernel admits."""
     target = platform if isinstance(platform, Platform) else get_platform(platform or DEFAULT_PLATFORM)
-    return _largest_extent(jit_fn, name, arg_types(jit_fn, args), target.ub_budget_bytes,
-                           tuple(sorted(constexprs.items())))
+    key = (jit_fn, name, arg_types(jit_fn, args), target.ub_budget_bytes, tuple(sorted(constexprs.items())))
+    try:
+        hash(key)
+    except TypeError:  # a constexpr no kernel takes (a list): specialising says so
+        return _largest_extent.__wrapped__(*key)
+    return _largest_extent(*key)
 
 
 @lru_cache(maxsize=4096)
