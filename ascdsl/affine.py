@@ -515,10 +515,12 @@ class Loaded:
 
 def loaded(access: Access, dtype: np.dtype, fill: Array) -> Loaded | None:
     """The tile a constant buffer's ``access`` loads, the disabled lanes ``fill``, kept as its pieces
-    (:class:`Loaded`) when they are whole contiguous runs of float32; else None."""
+    (:class:`Loaded`) when they are whole runs of float32, each line of runs one contiguous block (a
+    grid-stride loop's rows, far apart, are faster copied once than read where they are); else None."""
     if access.pieces is None or access.length != access.run or dtype != np.float32:
         return None
-    if any(view.strides[-1] != view.itemsize for _, _, view in access.pieces):
+    if any(view.strides[2] != view.itemsize or (view.shape[1] > 1 and view.strides[1] != view.shape[2] * view.itemsize)
+           for _, _, view in access.pieces):
         return None
     off = None
     if access.on is not None:
