@@ -54,7 +54,9 @@ from .ir.provenance import STORES, access_roots
 
 SHIFT = 40  # address bits reserved for the element offset within one argument buffer
 HALF = 1 << (SHIFT - 1)  # offsets in [-HALF, HALF) decode to the right buffer
-CHUNK_ELEMENTS = 1 << 21  # programs per chunk * largest tile size: bounds the memory of a chunk
+CHUNK_ELEMENTS = 1 << 20  # programs per chunk * largest tile size: bounds the memory of a chunk
+BATCH_CHUNKS = 2  # a batched loop's iterations run in groups of this many chunks' elements (fewer groups
+# of the same instructions: what the entry points' loops gain; a launch's own chunks are faster smaller)
 
 Array = np.ndarray
 
@@ -940,9 +942,10 @@ def _for(P: _Programs, instr: Instr, lower: Array, upper: Array, step: Array, *c
     trips = np.maximum(-((lower - upper) // step), 0)
     if P.active is not None:
         trips = np.where(P.active, trips, 0)
-    per_program = P.n == 1 or max(lower.shape[0], upper.shape[0], step.shape[0]) > 1  # (else values of the
-    if batch is not None and P.order is None and per_program and trips.max() > 1 and P.n * batch.largest * 2 <= CHUNK_ELEMENTS \
-            and P.memory.independent(batch):  # induction variable alone would be repeated for every program)
+    # (else the values of the induction variable alone would be repeated for every program)
+    per_program = P.n == 1 or max(lower.shape[0], upper.shape[0], step.shape[0]) > 1
+    if batch is not None and P.order is None and per_program and trips.max() > 1 \
+            and P.n * batch.largest * 2 <= BATCH_CHUNKS * CHUNK_ELEMENTS and P.memory.independent(batch):
         try:
             _for_batched(P, body, batch, lower, step, trips, iv_dtype)
             return []
@@ -977,11 +980,11 @@ def _while(P: _Programs, instr: Instr, *carried: Array) -> list[Array]:
 
 def _for_batched(P: _Programs, body: Block, batch: _Batch, lower: Array, step: Array, trips: Array,
                  iv_dtype: np.dtype) -> None:
-    """The iterations of a loop run together, as many at once as fit a chunk: each program's next
+    """The iterations of a loop run together, as many at once as fit :data:`BATCH_CHUNKS` chunks: each program's next
     iterations as copies of it, side by side (a program's tiles are often adjacent in memory). Stores
     whose lanes overlap land in the loop's order (:attr:`_Programs.order`)."""
     total, n = int(trips.max()), P.n
-    fit = max(1.0, CHUNK_ELEMENTS / (n * batch.largest))  # iterations a chunk holds; groups as even as can be
+    fit = max(1.0, BATCH_CHUNKS * CHUNK_ELEMENTS / (n * batch.largest))  # iterations a group holds, as even as can be
     group = -(-total // max(1, round(total / fit)))
     trips, lower, step = (np.broadcast_to(x, (n,)) for x in (trips, lower, step))
     env = {i: P.env[i] for i in batch.free}
