@@ -19,6 +19,7 @@ left to the interpreter's general gather/scatter path, which also reports errors
 from __future__ import annotations
 
 import functools
+import math
 import operator
 from dataclasses import dataclass
 
@@ -318,8 +319,9 @@ class Access:
     are contiguous in memory) the ``run`` lanes of each, of which the leading ``length`` are enabled
     in the runs ``on`` selects (compact over ``(programs, *shape[:axes])``; None: all). Either
     ``view`` is the whole ``(programs, *shape[:-1], length)`` box as a strided view of the buffer
-    (then ``axes`` is ``len(shape) - 1``), or ``runs[starts]`` are the enabled runs in program and
-    lane order."""
+    (then ``axes`` is ``len(shape) - 1``), or ``pieces`` are the enabled runs as a few strided views
+    (:func:`_pieces`; what the uneven shares of :func:`ascdsl.lib.core_span` make), or
+    ``runs[starts]`` are the enabled runs in program and lane order."""
 
     programs: int
     shape: tuple[int, ...]
@@ -330,6 +332,7 @@ class Access:
     view: Array | None = None
     runs: Array | None = None
     starts: Array | None = None
+    pieces: tuple[tuple[int, int, Array], ...] | None = None
 
     def _folded(self, x: Array) -> Array:
         return x.reshape((self.programs,) + self.shape[:self.axes] + (self.run,))
@@ -342,7 +345,7 @@ class Access:
         """The loaded tile: enabled lanes from memory, the others ``fill``. ``share``: the memory
         does not change while the tile lives, so a whole box is returned as a read-only view."""
         full = (self.programs,) + self.shape
-        if self.on is None and self.length == self.run:
+        if self.on is None and self.length == self.run and self.pieces is None:
             if self.view is None:
                 return self.runs[self.starts].reshape(full)
             if not share:
@@ -354,6 +357,12 @@ class Access:
         head = self._folded(out)[..., :self.length]
         if self.view is not None:  # every lane of the box is in bounds: copy it whole
             head[...] = self.view
+        elif self.pieces is not None:
+            rows = out.reshape(-1, self.run)[:, :self.length]
+            for first, spacing, piece in self.pieces:
+                _lattice(rows, first, spacing, piece.shape)[...] = piece
+            if self.on is None and self.length == self.run:
+                return out
         elif self.on is None:
             head[...] = self.runs[self.starts].reshape(head.shape)
         else:
@@ -376,15 +385,203 @@ class Access:
 
     def scatter(self, value: Array) -> None:
         """Store ``value`` (compact, broadcastable to the tile) to the enabled lanes."""
-        if self.view is not None:
-            if self.on is None:
-                np.copyto(self.view, value[..., :self.length], casting="unsafe")
-            else:
-                np.copyto(self.view, value[..., :self.length], casting="unsafe", where=self.on[..., None])
+        if self.view is not None or self.pieces is not None:
+            self.compute(None, [value])
             return
         whole = np.broadcast_to(value, (self.programs,) + self.shape)
         head = self._folded(whole if whole.flags.c_contiguous else np.ascontiguousarray(whole))[..., :self.length]
         self.runs[self.starts] = head.reshape(-1, self.length) if self.on is None else head[self._selected()]
+
+    def compute(self, ufunc, xs: list[Array]) -> None:
+        """Store ``ufunc(*xs)`` (None: ``xs[0]``), elementwise over compact operands that broadcast to
+        the tile, to the enabled lanes of a ``view`` or ``pieces`` access, computed into the memory."""
+        if self.view is not None:
+            xs = [dense(x)[..., :self.length] for x in xs]
+            where = {} if self.on is None else {"where": self.on[..., None]}  # (a ufunc given where= runs
+            if ufunc is None:                                                  # its masked loops, even for True)
+                np.copyto(self.view, xs[0], casting="unsafe", **where)
+            else:
+                ufunc(*xs, out=self.view, **where)
+            return
+        for piece, args in zip(self.pieces, self._arguments(xs)):
+            if ufunc is None:
+                np.copyto(piece[2], args[0], casting="unsafe")
+            else:
+                ufunc(*args, out=piece[2])
+
+    def _arguments(self, xs: list) -> list[list[Array]]:
+        """Per piece, the operands' values at its lanes: the pieces of a :class:`Loaded` operand read
+        through the same pieces, else runs of the compact operand (:meth:`_rows`)."""
+        columns = []
+        for x in xs:
+            if isinstance(x, Loaded) and x.access.same_pieces(self):
+                columns.append([view for _, _, view in x.access.pieces])
+            else:
+                rows = self._rows(dense(x))
+                columns.append([_lattice(rows, first, spacing, view.shape) for first, spacing, view in self.pieces])
+        return [list(args) for args in zip(*columns)]
+
+    def same_pieces(self, other: "Access") -> bool:
+        """Whether ``other`` reaches the same lanes of the tile piece by piece."""
+        return self is other or (self.pieces is not None and other.pieces is not None
+                                 and (self.programs, self.shape, self.axes, self.run, self.length)
+                                 == (other.programs, other.shape, other.axes, other.run, other.length)
+                                 and [(f, s, v.shape) for f, s, v in self.pieces]
+                                 == [(f, s, v.shape) for f, s, v in other.pieces])
+
+    def _rows(self, x: Array) -> Array:
+        """A compact operand as runs ``(runs or 1, length or 1)``, broadcastable to the pieces' rows."""
+        lead, runs = (self.programs,) + self.shape[:self.axes], x.shape[:1 + self.axes]
+        tail = x.shape[1 + self.axes:]
+        if all(d == 1 for d in runs):
+            count = 1
+        elif runs == lead:
+            count = -1
+        else:
+            x, count = np.broadcast_to(x, lead + tail), -1
+        if all(d == 1 for d in tail):
+            return x.reshape(count, 1)
+        x = np.broadcast_to(x, x.shape[:1 + self.axes] + self.shape[self.axes:])
+        return x.reshape(count, self.run)[:, :self.length]
+
+
+def _lattice(rows: Array, first: int, spacing: int, shape: tuple[int, int, int]) -> Array:
+    """Rows ``first + i * spacing + j`` of ``rows`` as ``(i, j, lane)`` (a single row broadcasts)."""
+    if rows.shape[0] == 1:
+        return rows[None]
+    step = rows.strides[0]
+    return np.lib.stride_tricks.as_strided(rows[first:], shape[:2] + rows.shape[1:],
+                                           (spacing * step, step) + rows.strides[1:])
+
+
+class Loaded:
+    """A loaded float32 tile kept as the strided pieces of a buffer that no lane writes during the launch
+    (:class:`Access` ``pieces`` of whole contiguous runs), its disabled runs (``off``, positions) the
+    compact ``fill``, until something needs its elements: ufuncs (:meth:`apply`), reductions along the
+    last axis (:meth:`reduce_last`) and stores computed in place (:meth:`Access.compute`) read the
+    pieces where they are, so the load's copy is never made. Every lane's result is NumPy's on the same
+    runs laid out alike, so it is the one the copy would give."""
+
+    __slots__ = ("access", "dtype", "shape", "fill", "off", "_dense")
+
+    def __init__(self, access: Access, dtype: np.dtype, fill: Array, off: Array | None):
+        self.access, self.dtype, self.fill, self.off, self._dense = access, dtype, fill, off, None
+        self.shape = (access.programs,) + access.shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def dense(self) -> Array:
+        if self._dense is None:
+            self._dense = self.access.gather(self.fill, self.dtype)
+        return self._dense
+
+    def _fresh(self, shape: tuple[int, ...]) -> tuple[Array, Array]:
+        """A new tile of ``shape`` (the programs first) and its rows, one per run of the access."""
+        out = np.empty(shape, self.dtype)
+        runs = self.access.programs * math.prod(self.access.shape[:self.access.axes])
+        return out, out.reshape((runs,) + shape[1 + self.access.axes:])
+
+    def _disabled(self, x) -> Array:
+        """The runs of operand ``x`` at the disabled runs of this tile (a single one broadcasts)."""
+        if type(x) is Loaded:
+            x = x.fill if x.access.same_pieces(self.access) else x.dense()
+        rows = self.access._rows(x)
+        return rows if rows.shape[0] == 1 else rows[self.off]
+
+    def apply(self, ufunc, xs: list) -> Array:
+        """``ufunc(*xs)`` (this among ``xs``; the others compact or loaded) as a new tile."""
+        out, rows = self._fresh(self.shape)
+        rows = rows.reshape(rows.shape[0], -1)
+        for (first, spacing, view), args in zip(self.access.pieces, self.access._arguments(xs)):
+            ufunc(*args, out=_lattice(rows, first, spacing, view.shape))
+        if self.off is not None:
+            rows[self.off] = ufunc(*map(self._disabled, xs))
+        return out
+
+    def reduce_last(self, ufunc) -> Array:
+        """``ufunc.reduce`` along the tile's last axis, as a new tile without it."""
+        a = self.access
+        out, rows = self._fresh(self.shape[:-1])
+        for first, spacing, view in a.pieces:
+            lanes = view.reshape(view.shape[:2] + a.shape[a.axes:])
+            ufunc.reduce(lanes, axis=-1, dtype=self.dtype, out=_lattice(rows, first, spacing, view.shape))
+        if self.off is not None:
+            fill = np.broadcast_to(self._disabled(self), (self.off.size, a.run)).astype(self.dtype)
+            rows[self.off] = ufunc.reduce(fill.reshape((self.off.size,) + a.shape[a.axes:]), axis=-1, dtype=self.dtype)
+        return out
+
+
+def loaded(access: Access, dtype: np.dtype, fill: Array) -> Loaded | None:
+    """The tile a constant buffer's ``access`` loads, the disabled lanes ``fill``, kept as its pieces
+    (:class:`Loaded`) when they are whole runs of float32, each line of runs one contiguous block (a
+    grid-stride loop's rows, far apart, are faster copied once than read where they are); else None."""
+    if access.pieces is None or access.length != access.run or dtype != np.float32:
+        return None
+    if any(view.strides[2] != view.itemsize or (view.shape[1] > 1 and view.strides[1] != view.shape[2] * view.itemsize)
+           for _, _, view in access.pieces):
+        return None
+    off = None
+    if access.on is not None:
+        off = np.flatnonzero(~access._selected().reshape(-1))
+        off = off if off.size else None
+    return Loaded(access, dtype, fill, off)
+
+
+PIECE_ELEMENTS = 8192
+"""A strided piece of a memory access costs about one NumPy call: pieces are taken when they hold this
+many enabled elements on average, else the runs are gathered through an index (two copies)."""
+
+
+def _pieces(flat: Array, offsets: Array, positions: Array | None, width: int, step: int,
+            elements: int) -> tuple[tuple[int, int, Array], ...] | None:
+    """The enabled runs (their ``offsets`` in ``flat`` and their ``positions`` among the tile's runs;
+    None: 0, 1, ...) as few strided views ``(first, spacing, view)``: ``view[i, j]`` is the run at
+    position ``first + i * spacing + j``. Greedily the longest from each run on (consecutive positions,
+    equally spaced offsets), then equally spaced lines of them as one; None when they would be many."""
+    n = offsets.size
+    limit = elements // PIECE_ELEMENTS
+    gaps = offsets[1:] - offsets[:-1]
+    linked = None if positions is None else positions[1:] - positions[:-1] == 1
+    change = gaps[1:] != gaps[:-1]
+    if linked is not None:
+        change |= linked[1:] != linked[:-1]
+    changes = np.flatnonzero(change)
+    if changes.size > 8 * limit + 2:
+        return None
+    ends = [0, *(changes + 1).tolist(), n - 1]  # classes of pairs: [ends[c], ends[c + 1]) alike
+    joined = [True] * len(ends) if linked is None else linked[ends[:-1]].tolist()
+    starts, counts, run, c = [], [], 0, 0  # the lines: first run, runs
+    while run < n:
+        while ends[c + 1] <= run and c + 2 < len(ends):
+            c += 1
+        count = ends[c + 1] - run + 1 if run < n - 1 and joined[c] else 1
+        starts.append(run)
+        counts.append(count)
+        if len(starts) > 8 * limit:
+            return None
+        run += count
+    at = np.array(starts)
+    where, after = offsets[at].tolist(), offsets[np.minimum(at + 1, n - 1)].tolist()
+    lines = [(first, count, offset, following - offset if count > 1 else 0) for first, count, offset, following
+             in zip(starts if positions is None else positions[at].tolist(), counts, where, after)]
+    pieces, k = [], 0
+    while k < len(lines):
+        first, count, offset, gap = lines[k]
+        outer = 1
+        if k + 1 < len(lines) and lines[k + 1][1] == count and lines[k + 1][3] == gap:
+            spacing, jump = lines[k + 1][0] - first, lines[k + 1][2] - offset
+            while k + outer < len(lines) and lines[k + outer][1:4:2] == (count, gap) and \
+                    lines[k + outer][0] == first + outer * spacing and lines[k + outer][2] == offset + outer * jump:
+                outer += 1
+        else:
+            spacing = jump = 0
+        pieces.append((first, spacing, strided(flat, offset, (outer, count, width), (jump, gap, step))))
+        if len(pieces) > limit:
+            return None
+        k += outer
+    return tuple(pieces)
 
 
 def mask_parts(factors, shape: tuple[int, ...]) -> tuple[Array | None, int] | None:
@@ -455,6 +652,11 @@ def plan(ptr: Affine, on: Array | None, length: int, programs: int, buffer, stor
         ordered = np.sort(offsets)
         if not (ordered[1:] - ordered[:-1] > reach).all():
             return None
+    if offsets.size > 1:
+        positions = None if on is None else np.flatnonzero(expand(on, starts.shape))
+        pieces = _pieces(flat, offsets, positions, width, step, offsets.size * width)
+        if pieces is not None:
+            return Access(programs, shape, axes, run, width, on, pieces=pieces)
     runs = strided(flat, 0, (size - reach, width), (1, step))
     return Access(programs, shape, axes, run, width, on, runs=runs, starts=offsets)
 

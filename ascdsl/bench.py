@@ -219,9 +219,10 @@ def machine() -> str:
 
 
 def run(ops_dir: str | Path = "ops", *, quick: bool = False, platform: str = DEFAULT_PLATFORM,
-        repeats: int | None = None, out=None) -> list[Row]:
+        repeats: int | None = None, out=None, interpreter: bool = False) -> list[Row]:
     """Measure every case whose op is in ``ops_dir`` (``quick``: small shapes, for a smoke test) and
-    print the table to ``out`` (default: standard output)."""
+    print the table to ``out`` (default: standard output); ``interpreter``: only the interpreter's
+    rows (no simulator table)."""
     out = out or sys.stdout
     k = cost.constants(get_platform(platform))
     ops = {op.name: op for op in load_operators([ops_dir])}
@@ -234,11 +235,12 @@ def run(ops_dir: str | Path = "ops", *, quick: bool = False, platform: str = DEF
     print(f"cost model: {k.clock_mhz.value:.0f} MHz, HBM {k.hbm_gb_per_s.value / 1e3:.1f} TB/s shared "
           f"(ascdsl/sim/cost.py)", file=out)
     rows = []
-    for case in cases:
+    for case in () if interpreter else cases:
         rows.append(measure(ops[case.op], case, platform, repeats))
         if not quick:  # progress: the full run takes minutes
             print(" | ".join(cells(rows[-1])), file=sys.stderr, flush=True)
-    print(format_table([cells(r) for r in rows]), file=out)
+    if not interpreter:
+        print(format_table([cells(r) for r in rows]), file=out)
     if not quick:
         print(f"\nentry point / NumPy formula on the interpreter (target <= {ENTRY_BOUND:g}x):", file=out)
         for case in (c for c in ENTRY_TARGETS if c.op in ops):
@@ -254,10 +256,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quick", action="store_true", help="small shapes only (a smoke test)")
     p.add_argument("--platform", default=DEFAULT_PLATFORM, help=f"target SoC (default: {DEFAULT_PLATFORM})")
     p.add_argument("--repeats", type=int, default=None, help="interleaved timing runs (default 7; 3 with --quick)")
+    p.add_argument("--interpreter", action="store_true", help="only the interpreter's rows (no simulator table)")
 
 
 def main(args: argparse.Namespace) -> int:
-    run(args.ops_dir, quick=args.quick, platform=args.platform, repeats=args.repeats)
+    run(args.ops_dir, quick=args.quick, platform=args.platform, repeats=args.repeats, interpreter=args.interpreter)
     return 0
 
 

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from . import affine, numerics
-from .affine import Affine, Conj, lift as _lift
+from .affine import Affine, Conj, Loaded, lift as _lift
 from .dtypes import PointerType
 from .errors import CompilationError, DeviceAssertionError, Error, InputTypeError, InputValueError, OutOfBoundsError
 from .ir.core import Block, GroupOp, Instr, Kernel, Op, walk
@@ -55,6 +55,8 @@ from .ir.provenance import STORES, access_roots
 SHIFT = 40  # address bits reserved for the element offset within one argument buffer
 HALF = 1 << (SHIFT - 1)  # offsets in [-HALF, HALF) decode to the right buffer
 CHUNK_ELEMENTS = 1 << 20  # programs per chunk * largest tile size: bounds the memory of a chunk
+BATCH_CHUNKS = 2  # a batched loop's iterations run in groups of this many chunks' elements (fewer groups
+# of the same instructions: what the entry points' loops gain; a launch's own chunks are faster smaller)
 
 Array = np.ndarray
 
@@ -119,6 +121,7 @@ class _Prepared:
     roots: dict[int, int]  # memory op id -> its one buffer
     written: frozenset[int] | None  # buffers the kernel may write (None: any, as atomics do)
     batches: dict[int, _Batch]  # by for-loop id
+    lazy: frozenset[int]  # the loads whose tiles may stay in memory (:func:`_lazy_loads`)
 
 
 _prepared: dict[int, tuple[Kernel, _Prepared]] = {}
@@ -137,7 +140,8 @@ def _prepare(kernel: Kernel) -> _Prepared:
     written = None if atomics else frozenset().union(*(r for i, r in roots.items() if ops[i] in STORES))
     batches = {id(i): b for i in walk(kernel.body) if i.op is Op.FOR and (b := _batch(i, roots)) is not None}
     prepared = _Prepared(_largest(kernel.body), _schedule(kernel.body, {}), leaves,
-                         {i: next(iter(r)) for i, r in roots.items() if len(r) == 1}, written, batches)
+                         {i: next(iter(r)) for i, r in roots.items() if len(r) == 1}, written, batches,
+                         _lazy_loads(kernel.body))
     if len(_prepared) >= 256:
         _prepared.clear()
     _prepared[id(kernel)] = (kernel, prepared)
@@ -147,6 +151,31 @@ def _prepare(kernel: Kernel) -> _Prepared:
 def _largest(block: Block) -> int:
     """Elements of the largest tile ``block`` (or a block nested in it) defines or uses."""
     return max([1] + [v.type.numel for i in walk(block) for v in (*i.results, *i.operands)])
+
+
+LAZY_USERS = GroupOp.ELEMENTWISE | frozenset({Op.SUM, Op.MAX, Op.MIN, Op.STORE})
+"""Ops whose handlers take a :class:`ascdsl.affine.Loaded` tile (the others would need its elements)."""
+
+
+def _lazy_loads(block: Block, into: set[int] | None = None) -> frozenset[int]:
+    """The ids of the loads (in ``block`` and the blocks nested in it) whose result only instructions
+    of its own block use, all of them :data:`LAZY_USERS` (as the value a store writes, for stores)."""
+    into = set() if into is None else into
+    users: dict[int, list[tuple[Instr, int]]] = {}
+    for instr in block.body:
+        for k, v in enumerate(instr.operands):
+            users.setdefault(v.id, []).append((instr, k))
+        for region in instr.regions:
+            _lazy_loads(region, into)
+            for inner in walk(region):
+                for v in inner.operands:
+                    users.setdefault(v.id, []).append((inner, -1))  # used in a nested block
+    for instr in block.body:
+        if instr.op in (Op.LOAD, Op.BLOCK_LOAD) and all(
+                user.op in LAZY_USERS and k >= 0 and (user.op is not Op.STORE or k == 1)
+                for user, k in users.get(instr.result.id, ())):
+            into.add(id(instr))
+    return frozenset(into)
 
 
 def _batch(loop: Instr, roots: dict[int, frozenset[int]]) -> _Batch | None:
@@ -294,7 +323,10 @@ class _Memory:
 
 
 def _whole(x, shape: tuple[int, ...]) -> Array:
-    """A runtime value (compact or symbolic) as an array of the whole tile ``shape``."""
+    """A runtime value (compact or symbolic) as an array of the whole tile ``shape`` (a tile loaded
+    lazily stays so: only the handlers of :data:`LAZY_USERS` get one)."""
+    if type(x) is Loaded:
+        return x
     x = affine.dense(x)
     return x if x.shape[1:] == shape else np.broadcast_to(x, x.shape[:1] + shape)
 
@@ -435,6 +467,13 @@ def _elementwise(P: _Programs, instr: Instr, *xs) -> tuple:
         out = affine.conj(*xs, len(shape))
         if out is not None:
             return (out,)
+    loaded = next((x for x in xs if type(x) is Loaded), None)
+    if loaded is not None:
+        ufunc = numerics.NP_FOR_OP.get(op)
+        if isinstance(ufunc, np.ufunc) and ufunc.nout == 1 and _result(instr) == numerics.F32 and all(
+                x.dtype == numerics.F32 for x in xs):
+            return (loaded.apply(ufunc, [x if type(x) is Loaded else _lift(affine.dense(x), len(shape))
+                                         for x in xs]),)
     xs = [_lift(affine.dense(x), len(shape)) for x in xs]
     if op is Op.WHERE and xs[0].size < xs[1].size + xs[2].size:  # a condition that holds everywhere
         chosen = xs[1] if xs[0].all() else xs[2] if not xs[0].any() else None  # (or nowhere) picks
@@ -443,9 +482,18 @@ def _elementwise(P: _Programs, instr: Instr, *xs) -> tuple:
     return (numerics.elementwise(op, xs, _result(instr)),)
 
 
+LAST_AXIS_REDUCE = {Op.SUM: np.add, Op.MAX: np.maximum, Op.MIN: np.minimum}
+"""Reductions a lazily loaded float32 tile (:class:`ascdsl.affine.Loaded`) runs along its last axis in place."""
+
+
 def _reduce(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
     axis, rank = instr.attr("axis"), x.ndim - 1
     axes = tuple(range(1, rank + 1)) if axis is None else (axis % rank + 1,)
+    if type(x) is Loaded:
+        if axes == (rank,) and _result(instr) == numerics.F32 and instr.op in LAST_AXIS_REDUCE:
+            out = x.reduce_last(LAST_AXIS_REDUCE[instr.op])
+            return (out.reshape(out.shape[:1] + instr.result.type.shape),)
+        x = x.dense()
     out = numerics.reduce(instr.op, x, axes, _result(instr))
     return (out.reshape(out.shape[:1] + instr.result.type.shape),)
 
@@ -654,7 +702,9 @@ def _load(P: _Programs, instr: Instr, ptr, mask=None, other=None) -> tuple[Array
         if access is False:
             return (np.broadcast_to(fill, (fill.shape[:1] if fill.ndim else (1,)) + shape),)
         if access is not None:
-            return (access.gather(fill, dt, P.memory.roots.get(id(instr)) in P.memory.constant),)
+            share = P.memory.roots.get(id(instr)) in P.memory.constant
+            lazy = affine.loaded(access, dt, fill) if share and id(instr) in P.prepared.lazy else None
+            return (access.gather(fill, dt, share) if lazy is None else lazy,)
     ptr = _whole(ptr, shape)
     mask = P.lanes(None if mask is None else affine.dense(mask), len(shape))
     if mask is not None:
@@ -676,14 +726,19 @@ def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
         return ()
     if deferred is not None:
         (value,) = _elementwise(P, deferred.instr, *deferred.args)
-    value = _lift(affine.dense(value), rank)
+    value = value if type(value) is Loaded else _lift(affine.dense(value), rank)
     if isinstance(ptr, Affine):
         access = _plan(P, instr, ptr, mask, value.shape[0], store=True)
         if access is False:
             return ()
         if access is not None:  # the lanes are distinct: the order of the writes does not matter
-            access.scatter(value if access.programs >= value.shape[0] else value[-1:])  # the last program wins
+            if access.pieces is not None and type(value) is Loaded:
+                access.compute(None, [value])  # from memory to memory
+            else:
+                value = affine.dense(value)
+                access.scatter(value if access.programs >= value.shape[0] else value[-1:])  # the last program wins
             return ()
+    value = affine.dense(value)
     ptr = _whole(ptr, shape)
     mask = P.lanes(None if mask is None else affine.dense(mask), rank)
     ptr, value = np.broadcast_arrays(ptr, value)
@@ -700,24 +755,20 @@ def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
 
 def _store_computed(P: _Programs, instr: Instr, ptr: Affine, mask, deferred: _Deferred) -> bool:
     """Compute a deferred ``+ - * /``, min or max of float32 tiles into the memory a store writes, when
-    the store's lanes are one strided box of every program; whether it did."""
+    the store's lanes are one strided box of every program or a few strided pieces; whether it did."""
     op, to = deferred.instr.op, _result(deferred.instr)
-    xs = [affine.dense(x) for x in deferred.args]
-    if to != numerics.F32 or any(type(x) is not np.ndarray or x.dtype != to for x in xs):
+    xs = [x if type(x) is Loaded else affine.dense(x) for x in deferred.args]
+    if to != numerics.F32 or any(type(x) not in (np.ndarray, Loaded) or x.dtype != to for x in xs):
         return False
     rank = len(ptr.shape)
     xs = [_lift(x, rank) for x in xs]
     access = _plan(P, instr, ptr, mask, max(x.shape[0] for x in xs), store=True)
     if access is False:
         return True
-    if access is None or access.view is None or access.programs < max(x.shape[0] for x in xs):
+    if access is None or (access.view is None and access.pieces is None) or \
+            access.programs < max(x.shape[0] for x in xs):
         return False
-    view = access.view
-    xs = [x[..., :access.length] for x in xs]
-    if access.on is None:  # (a ufunc given where= runs its masked loops, even for True)
-        numerics.NP_FOR_OP[op](*xs, out=view)
-    else:
-        numerics.NP_FOR_OP[op](*xs, out=view, where=access.on[..., None])
+    access.compute(numerics.NP_FOR_OP[op], xs)
     return True
 
 
@@ -891,9 +942,10 @@ def _for(P: _Programs, instr: Instr, lower: Array, upper: Array, step: Array, *c
     trips = np.maximum(-((lower - upper) // step), 0)
     if P.active is not None:
         trips = np.where(P.active, trips, 0)
-    per_program = P.n == 1 or max(lower.shape[0], upper.shape[0], step.shape[0]) > 1  # (else values of the
-    if batch is not None and P.order is None and per_program and trips.max() > 1 and P.n * batch.largest * 2 <= CHUNK_ELEMENTS \
-            and P.memory.independent(batch):  # induction variable alone would be repeated for every program)
+    # (else the values of the induction variable alone would be repeated for every program)
+    per_program = P.n == 1 or max(lower.shape[0], upper.shape[0], step.shape[0]) > 1
+    if batch is not None and P.order is None and per_program and trips.max() > 1 \
+            and P.n * batch.largest * 2 <= BATCH_CHUNKS * CHUNK_ELEMENTS and P.memory.independent(batch):
         try:
             _for_batched(P, body, batch, lower, step, trips, iv_dtype)
             return []
@@ -928,11 +980,11 @@ def _while(P: _Programs, instr: Instr, *carried: Array) -> list[Array]:
 
 def _for_batched(P: _Programs, body: Block, batch: _Batch, lower: Array, step: Array, trips: Array,
                  iv_dtype: np.dtype) -> None:
-    """The iterations of a loop run together, as many at once as fit a chunk: each program's next
+    """The iterations of a loop run together, as many at once as fit :data:`BATCH_CHUNKS` chunks: each program's next
     iterations as copies of it, side by side (a program's tiles are often adjacent in memory). Stores
     whose lanes overlap land in the loop's order (:attr:`_Programs.order`)."""
     total, n = int(trips.max()), P.n
-    fit = max(1.0, CHUNK_ELEMENTS / (n * batch.largest))  # iterations a chunk holds; groups as even as can be
+    fit = max(1.0, BATCH_CHUNKS * CHUNK_ELEMENTS / (n * batch.largest))  # iterations a group holds, as even as can be
     group = -(-total // max(1, round(total / fit)))
     trips, lower, step = (np.broadcast_to(x, (n,)) for x in (trips, lower, step))
     env = {i: P.env[i] for i in batch.free}

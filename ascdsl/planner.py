@@ -109,11 +109,24 @@ def largest_extent(jit_fn, name: str, *args, platform: Platform | str | None = N
     constexprs); 0 when even its smallest value does not fit. The value is a multiple of the extent's
     quantum, at least its smallest value, as the built kernel admits."""
     target = platform if isinstance(platform, Platform) else get_platform(platform or DEFAULT_PLATFORM)
+    key = (jit_fn, name, arg_types(jit_fn, args), target.ub_budget_bytes, tuple(sorted(constexprs.items())))
+    try:
+        hash(key)
+    except TypeError:  # a constexpr no kernel takes (a list): specialising says so
+        return _largest_extent.__wrapped__(*key)
+    return _largest_extent(*key)
+
+
+@lru_cache(maxsize=4096)
+def _largest_extent(jit_fn, name: str, types: tuple, budget: int, constexprs: tuple) -> int:
+    """:func:`largest_extent`, once per kernel, types, budget and constexprs (host code asks the same
+    question at every launch; the footprint is exact, so the answer never changes)."""
+    constexprs = dict(constexprs)
     # the default platform's plan, as plan_total: only the budget differs between platforms
-    found = lifted(jit_fn, args, get_platform(DEFAULT_PLATFORM), {**constexprs, name: None})
+    found = lifted(jit_fn, types, get_platform(DEFAULT_PLATFORM), {**constexprs, name: None})
     values = {n: constexprs[n] for n in found.names if n != name}
     (e,) = [e for e in found.extents if e.name == name]
-    return largest_fitting(lambda v: found.bytes({**values, name: v}) <= target.ub_budget_bytes, e.low, e.quantum)
+    return largest_fitting(lambda v: found.bytes({**values, name: v}) <= budget, e.low, e.quantum)
 
 
 def largest_fitting(fits, low: int, step: int) -> int:

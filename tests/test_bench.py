@@ -47,8 +47,8 @@ def test_numpy_formulas_match_the_references():
 
 
 # Issue 11's targets are ENTRY_BOUND (2x) and KERNEL_BOUND (1.5x); measured on a 2-CPU VM shared
-# with other jobs: entry points 1.9-3.2x (4.1-5.7x before the symbolic tiles), the
-# Triton-style kernels 0.8-1.9x. These guard the speed reached against regressions, with room for a
+# with other jobs: entry points 1.6-2.3x (2.3-3.2x before the strided pieces, 4.1-5.7x before the
+# symbolic tiles), the Triton-style kernels 1.0-1.8x (the ratios move by 0.1-0.3 with the load). These guard the speed reached against regressions, with room for a
 # loaded CI machine; `ascdsl bench` prints the ratios.
 ENTRY_REGRESSION_BOUND = 4.5
 KERNEL_REGRESSION_BOUND = 3.0
@@ -87,6 +87,13 @@ def test_quick_bench_prints_every_triton_style_kernel(capsys):
     for case in bench_interp.KERNEL_CASES:
         (line,) = [x for x in lines if x.startswith(f"  {case.name} 37x100: ")]
         assert float(line.split(": ")[1].split("x ")[0]) > 0
+
+
+def test_bench_prints_the_interpreter_rows_alone(capsys):
+    assert cli.main(["bench", str(OPS), "--quick", "--interpreter"]) == 0
+    out = capsys.readouterr().out
+    assert "| op | shape class |" not in out
+    assert f"  {bench_interp.KERNEL_CASES[0].name} 37x100: " in out
 
 
 def test_the_kernel_source_runs_on_upstream_triton_too():

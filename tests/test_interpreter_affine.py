@@ -219,3 +219,85 @@ def test_arithmetic_stored_in_place_writes_the_enabled_lanes_only():
     want = np.full_like(out, -7.0)
     want[:30] = np.where((np.arange(6) % 2 == 0)[:, None], x - y, -7.0).reshape(-1)
     np.testing.assert_array_equal(out, want)
+
+
+@ascdsl.jit
+def uneven_rows_kernel(dy_ptr, x_ptr, out_ptr, n_cols, per_core, big_cores, ROWS: tl.constexpr,
+                       BLOCK: tl.constexpr):
+    start, end = core_span(per_core, big_cores)  # the entry points' uneven shares: no view fits them all
+    cols = tl.arange(0, BLOCK)
+    for row0 in range(start, end, ROWS):
+        rows = row0 + tl.arange(0, ROWS)
+        offs = rows[:, None] * n_cols + cols[None, :]
+        mask = (rows[:, None] < end) & (cols[None, :] < n_cols)
+        dy = tl.load(dy_ptr + offs, mask=mask, other=0.0)
+        x = tl.load(x_ptr + offs, mask=mask, other=-1.0)
+        tl.store(out_ptr + offs, dy - tl.exp(x) * tl.sum(dy, axis=1)[:, None], mask=mask)  # computed in place
+
+
+@pytest.mark.parametrize("rows,cols,block,programs,tile_rows", [(103, 32, 32, 5, 3), (50, 20, 32, 7, 4),
+                                                                (37, 64, 64, 4, 1)])
+def test_uneven_row_shares_are_copied_as_strided_pieces(monkeypatch, rows, cols, block, programs, tile_rows):
+    rng = np.random.default_rng(1)
+    dy, x = (rng.standard_normal((rows, cols)).astype(np.float32) for _ in range(2))
+    pieces = []
+    found = affine._pieces
+    monkeypatch.setattr(affine, "_pieces", lambda *a: (pieces.append(r := found(*a)), r)[1])
+    outs = []
+    for elements in (1, 1 << 40):  # every access in pieces (the last tiles past the end included), then none
+        monkeypatch.setattr(affine, "PIECE_ELEMENTS", elements)
+        out = np.full((rows + 3, cols), 7.0, np.float32)  # rows past the end stay untouched
+        uneven_rows_kernel[(programs,)](dy, x, out, cols, rows // programs, rows % programs, ROWS=tile_rows,
+                                        BLOCK=block)
+        outs.append(out)
+    assert any(p is not None for p in pieces) and pieces[-1] is None
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(outs[0][rows:], 7.0)
+    np.testing.assert_allclose(outs[0][:rows], dy - np.exp(x) * dy.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-5)
+
+
+@ascdsl.jit
+def tile_slots_kernel(x_ptr, w_ptr, slots_ptr, sums_ptr, n_cols, per_core, big_cores, TRIPS: tl.constexpr,
+                      ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    start, end = core_span(per_core, big_cores)
+    cols = tl.arange(0, BLOCK)
+    lanes = tl.arange(0, ROWS)
+    for row0 in range(start, end, ROWS):
+        rows = row0 + lanes
+        mask = (rows[:, None] < end) & (cols[None, :] < n_cols)
+        x = tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :], mask=mask, other=-1.5)
+        w = tl.load(w_ptr + rows[:, None] * n_cols + cols[None, :], mask=mask, other=2.0)
+        slot = (tl.program_id(0) * TRIPS + (row0 - start) // ROWS) * ROWS + lanes  # every row of every tile
+        tl.store(slots_ptr + slot[:, None] * BLOCK + cols[None, :], tl.exp(x) * w + x)
+        tl.store(sums_ptr + slot, tl.sum(x * w, axis=1) + tl.max(x, axis=1))
+
+
+def test_lanes_a_mask_disables_hold_the_other_values_in_pieces(monkeypatch):
+    rows, cols, programs, tile_rows = 46, 32, 5, 4  # 10 rows for the first program, 9 for the others
+    trips = 3
+    rng = np.random.default_rng(2)
+    x, w = (rng.standard_normal((rows, cols)).astype(np.float32) for _ in range(2))
+    results, made = [], []
+    found = affine.loaded
+    monkeypatch.setattr(affine, "loaded", lambda *a: (made.append(r := found(*a)), r)[1])
+    for elements in (1, 1 << 40):
+        monkeypatch.setattr(affine, "PIECE_ELEMENTS", elements)
+        slots = np.full((programs * trips * tile_rows, cols), np.nan, np.float32)
+        sums = np.full(programs * trips * tile_rows, np.nan, np.float32)
+        tile_slots_kernel[(programs,)](x, w, slots, sums, cols, rows // programs, rows % programs, TRIPS=trips,
+                                       ROWS=tile_rows, BLOCK=cols)
+        results.append((slots, sums))
+    assert any(m is not None and m.off is not None for m in made)  # loaded in pieces, disabled rows included
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+    slots, sums = results[0]
+    starts = [0, 10, 19, 28, 37]
+    for p, start in enumerate(starts):
+        for r in range(trips * tile_rows):
+            row = start + r
+            mine = row < (starts + [rows])[p + 1]
+            xr = x[row] if mine else np.full(cols, -1.5, np.float32)
+            wr = w[row] if mine else np.full(cols, 2.0, np.float32)
+            k = p * trips * tile_rows + r
+            np.testing.assert_allclose(slots[k], np.exp(xr) * wr + xr, rtol=1e-6)
+            np.testing.assert_allclose(sums[k], (xr * wr).sum() + xr.max(), rtol=1e-5, atol=1e-5)

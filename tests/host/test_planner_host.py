@@ -146,3 +146,23 @@ def test_manifest_records_footprints(tmp_path):
         block = 64 if "BLOCK" in lifted else 2 * r["constexprs"]["BLOCK"]  # static plans: affine on whole blocks
         assert total(scope["no_reduce_kernel"], (t, t, t), {"BLOCK": block}, PLATFORMS[0]) * f["den"] == \
             f["num"] * block + f["base"] * f["den"]
+
+
+def test_largest_extent_answers_each_question_once(monkeypatch):
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).parents[2] / "ops" / "log_softmax_grad.py"
+    spec = importlib.util.spec_from_file_location("lsm_for_planner_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x = desc((4096, 1024), "float32")
+    ask = lambda platform: planner.largest_extent(module.reduce_tail_full_kernel, "ROWS", x, x, x,  # noqa: E731
+                                                  platform=platform, BLOCK_R=1024)
+    first = ask("Ascend910B3")
+    calls = []
+    lifted = planner.lifted
+    monkeypatch.setattr(planner, "lifted", lambda *a: (calls.append(a), lifted(*a))[1])
+    assert ask("Ascend910B3") == first >= 1 and not calls  # the host asks at every launch: answered once
+    assert ask("Ascend310P3") >= first and len(calls) == 1  # another UB budget: asked again
+    with pytest.raises(ascdsl.CompilationError, match="constexpr `BLOCK_R` got a list"):
+        planner.largest_extent(module.reduce_tail_full_kernel, "ROWS", x, x, x, platform="Ascend910B3", BLOCK_R=[1024])
