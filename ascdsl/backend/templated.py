@@ -261,6 +261,10 @@ class _Unifier:
                         if y.extent > a:
                             changes[f.name] = y.extent
                         continue
+                    if isinstance(x, kir.Kernel) and f.name == "constexprs":  # those of every instance
+                        if a != y.constexprs:
+                            changes[f.name] = tuple(kv for kv in a if kv in y.constexprs)
+                        continue
                     new = self(a, getattr(y, f.name))
                     if new is not a:
                         changes[f.name] = new
