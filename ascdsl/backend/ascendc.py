@@ -90,7 +90,8 @@ def classes(variants: Sequence[Variant], platform: Platform | str) -> list[Class
 
 @lru_cache(maxsize=64)
 def _classes(variants: tuple[Variant, ...], platform: Platform) -> list[ClassPlan]:
-    return plan_classes(variants, {v.key: variant_kernel(v, platform) for v in variants})
+    forms = {v.key: check_budget(v.form.kernel, platform) for v in variants if v.form is not None}
+    return plan_classes(variants, {v.key: variant_kernel(v, platform) for v in variants}, forms)
 
 
 def class_names(variants: Sequence[Variant], platform: Platform | str) -> dict[int, str]:
@@ -101,7 +102,7 @@ def class_names(variants: Sequence[Variant], platform: Platform | str) -> dict[i
 def render_classes(variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> str:
     """Every variant's class (no includes, no entry)."""
     return render("kernel_classes.cpp.j2", classes=[
-        class_model(c.kernel, c.name, layout.struct_name, c.is_template) for c in classes(variants, platform)])
+        class_model(c.kernel, c.name, layout.struct_name, c.is_template, c.narrow, c.wide) for c in classes(variants, platform)])
 
 
 def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> str:

@@ -105,9 +105,11 @@ class Printer:
             return f"{self.names.view(e.ref.buf, e.ref.dtype)}.GetValue({index})"
         if isinstance(e, Text):
             return c_string(e.value)
+        if isinstance(e, kir.IsSame):
+            return f"IsSameType<{e.a.cpp}, {e.b.cpp}>::value"
         if isinstance(e, kir.Not):
             inner = self.expr(e.x)
-            return f"!{inner}" if isinstance(e.x, (Var, Field, kir.Not)) else f"!({inner})"
+            return f"!{inner}" if isinstance(e.x, (Var, Field, kir.Not, kir.IsSame)) else f"!({inner})"
         if isinstance(e, kir.GmValue):
             return f"{self.names.gms[e.gm.param]}.GetValue({self.expr(e.gm.offset)})"
         raise TypeError(f"not an expression: {e!r}")
@@ -145,9 +147,15 @@ class Printer:
             t = s.dtype.cpp
             return [f"LocalTensor<{t}> {self.names.view(s.buf, s.dtype)} = "
                     f"{self.names.view(s.buf, s.buf.dtype)}.ReinterpretCast<{t}>();"]
+        if isinstance(s, Local) and s.bare:
+            return [f"LocalTensor<{s.dtype.cpp}> {self.names.view(s.buf, s.dtype)};"]
         if isinstance(s, Local):
             slot = self.names.slot(self.plan.slot(s.buf))
             return [f"LocalTensor<{s.dtype.cpp}> {self.names.view(s.buf, s.dtype)} = {slot}.Get<{s.dtype.cpp}>();"]
+        if isinstance(s, kir.Bind):
+            storage = (self.names.view(s.root, s.root.dtype) if s.root is not None
+                       else f"{self.names.slot(self.plan.slot(s.buf))}.Get<{s.dtype.cpp}>()")
+            return [f"{self.names.view(s.buf, s.dtype)} = {storage};"]
         if isinstance(s, For):
             v = self.expr(s.var)
             head = (f"for ({ctype(s.var.ctype)} {v} = {self.expr(s.start)}; {v} {s.cmp.value} {self.expr(s.stop, PRECEDENCE[s.cmp.value] + 1)}; "
@@ -161,7 +169,8 @@ class Printer:
             return [{"parts": [{"head": f"while (true) {{{self.comment(s.loc)}",
                                 "body": self.lines(s.test) + [leave] + self.lines(s.body)}], "tail": "}"}]
         if isinstance(s, If):
-            parts = [{"head": f"if ({self.expr(s.cond)}) {{{self.comment(s.loc)}", "body": self.lines(s.body)}]
+            head = f"if {'constexpr ' if s.static else ''}({self.expr(s.cond)}) {{{self.comment(s.loc)}"
+            parts = [{"head": head, "body": self.lines(s.body)}]
             if s.orelse:
                 parts.append({"head": "} else {", "body": self.lines(s.orelse)})
             return [{"parts": parts, "tail": "}"}]
@@ -187,8 +196,26 @@ class Printer:
         return st.kind.value + ("" if self.single else str(st.index))
 
 
-def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = False) -> dict:
-    """The render model of one variant's class."""
+def _typed_init(p: Printer, slots, narrow, wide: dict) -> list:
+    """``InitBuffer`` s that differ between a template's float32 and 16-bit instances, as render lines."""
+    def init(s, size) -> str:
+        return f"pipe.InitBuffer({p.names.slot(s)}, {p.expr(size)});"
+    narrow_lines = [init(s, s.size_expr) for s in slots if s.index in narrow or s.index in wide]
+    if not narrow_lines:
+        return []
+    wide_lines = [init(s, wide[s.index]) for s in slots if s.index in wide]
+    test = kir.FLOAT_INSTANCE if wide_lines else kir.Not(kir.FLOAT_INSTANCE)
+    parts = [{"head": f"if constexpr ({p.expr(test)}) {{", "body": wide_lines or narrow_lines}]
+    if wide_lines:
+        parts.append({"head": "} else {", "body": narrow_lines})
+    return [{"parts": parts, "tail": "}"}]
+
+
+def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = False,
+                narrow: tuple[int, ...] = (), wide: tuple = ()) -> dict:
+    """The render model of one variant's class; for a template that float32 instantiates too,
+    ``narrow``: the slots only its 16-bit instances use, ``wide``: ``(slot index, bytes)`` of slots
+    whose float32 instance is sized otherwise (both initialised under ``if constexpr``)."""
     p = Printer(k.names)
     p.plan = k.plan
     p.single = len({st.index for st in k.stages}) <= 1
@@ -205,6 +232,9 @@ def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = Fa
         "queues": [{"name": names.slot(s), "position": s.position.value, "num": s.num, "bytes": p.expr(s.size_expr)}
                    for s in slots if s.position is not Position.VECCALC],
         "tbufs": [{"name": names.slot(s), "bytes": p.expr(s.size_expr)} for s in slots if s.position is Position.VECCALC],
+        "common_tbufs": [{"name": names.slot(s), "bytes": p.expr(s.size_expr)} for s in slots
+                         if s.position is Position.VECCALC and s.index not in narrow and s.index not in dict(wide)],
+        "typed_init": _typed_init(p, slots, narrow, dict(wide)),
         "ub_total": f"{k.plan.total_bytes} bytes" if not k.plan.footprint else describe_slots(k.plan.footprint),
         "events": [{"kind": kind, "name": name} for kind, name in
                    dict.fromkeys(event(s) for s in kir.walk(k.process) if isinstance(s, Flag))],

@@ -23,6 +23,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Union
 
+import numpy as np
+
 from .. import dtypes
 from ..dtypes import DType
 from ..errors import UNKNOWN, Loc
@@ -218,6 +220,22 @@ class GmValue:
     gm: "Gm"
 
 
+TYPE_PARAMETER = DType("T", "T", 2, "float", "T", np.dtype("V2"))
+"""A template class's element type parameter as :class:`IsSame` names it (its size is no concern there)."""
+
+
+@dataclass(frozen=True)
+class IsSame:
+    """``IsSameType<a, b>::value``: a compile-time test of a template parameter (``if constexpr``)."""
+
+    a: DType
+    b: DType
+
+
+FLOAT_INSTANCE = IsSame(TYPE_PARAMETER, dtypes.float32)
+"""The test of a template's float32 instance: ``IsSameType<T, float>::value``."""
+
+
 @dataclass(frozen=True)
 class Text:
     """A C string literal (``printf`` formats)."""
@@ -225,7 +243,7 @@ class Text:
     value: str
 
 
-Expr = Union[Var, Lit, Field, Bin, Cond, Conv, SizeOf, Const, Brace, Elem, GmValue, Not, Text]
+Expr = Union[Var, Lit, Field, Bin, Cond, Conv, SizeOf, Const, Brace, Elem, GmValue, Not, IsSame, Text]
 
 
 def _tuples(obj, *names) -> None:
@@ -339,6 +357,13 @@ class Call:
         return ((self.dst.buf,) if isinstance(self.dst, Ref) else ()) + tuple(w.buf for w in self.work)
 
     @property
+    def is_identity_cast(self) -> bool:
+        """A ``Cast`` to its own element type (``CAST_NONE``): a 16-bit template's cast in the template's
+        float32 form (:func:`.templated.float32_form`), computed in place by the planner."""
+        return (self.api == "Cast" and isinstance(self.dst, Ref) and self.dst.dtype == self.srcs[0].dtype
+                and self.args[0] is Const.CAST_NONE)
+
+    @property
     def refs(self) -> tuple["Ref", ...]:
         return tuple(r for r in (self.dst, *self.srcs, *self.work) if isinstance(r, Ref))
 
@@ -381,10 +406,22 @@ class Queue:
 
 @dataclass(frozen=True)
 class Local:
-    """Declares the local tensor of ``buf`` viewed as ``dtype`` (a ``TBuf`` slot's ``Get``)."""
+    """Declares the local tensor of ``buf`` viewed as ``dtype`` (a ``TBuf`` slot's ``Get``; with ``bare``,
+    no initialiser: a :class:`Bind` gives it its storage)."""
 
     buf: Buf
     dtype: DType
+    bare: bool = False
+
+
+@dataclass(frozen=True)
+class Bind:
+    """``buf``'s local tensor (viewed as ``dtype``) is set to its slot's ``Get`` or, with ``root``, to the
+    local tensor of that queue buffer (a template's instance computes it there)."""
+
+    buf: Buf
+    dtype: DType
+    root: Buf | None = None
 
 
 @dataclass(frozen=True)
@@ -422,12 +459,14 @@ class While:
 
 @dataclass(frozen=True)
 class If:
-    """``if (cond) { body } else { orelse }`` (no ``else`` when ``orelse`` is empty)."""
+    """``if (cond) { body } else { orelse }`` (no ``else`` when ``orelse`` is empty; ``if constexpr``
+    with ``static``)."""
 
     cond: Expr
     body: tuple["Stmt", ...]
     loc: Loc = field(default=UNKNOWN, compare=False)
     orelse: tuple["Stmt", ...] = ()
+    static: bool = False
 
     def __post_init__(self):
         _tuples(self, "body", "orelse")
@@ -484,7 +523,7 @@ class Run:
     stage: Stage
 
 
-Stmt = Union[Call, Let, Set, Queue, Local, For, While, If, Barrier, Flag, Note, Segment, Run]
+Stmt = Union[Call, Let, Set, Queue, Local, Bind, For, While, If, Barrier, Flag, Note, Segment, Run]
 
 
 @dataclass(frozen=True)

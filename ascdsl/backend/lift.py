@@ -184,7 +184,7 @@ def _holes(node) -> list:
     return list(out)
 
 
-# general-form compilations by (function, types, platform, constexprs), shared by the analyses of one
+# general-form compilations by (function, types, platform, form, constexprs), shared by the analyses of one
 # :func:`analyse` call (a kernel analysed again at other values of its other constexprs repeats many)
 _COMPILED: dict = {}
 
@@ -192,18 +192,19 @@ _COMPILED: dict = {}
 class _Sampler:
     """Compiles one kernel at other values of its constexprs (general form)."""
 
-    def __init__(self, jit_fn, kernel, platform: Platform):
-        self.jit_fn, self.kernel, self.platform = jit_fn, kernel, platform
+    def __init__(self, jit_fn, kernel, platform: Platform, form=None):
+        self.jit_fn, self.kernel, self.platform, self.form = jit_fn, kernel, platform, form
         self.types = tuple(p.type.dtype for p in kernel.params)
         self.base = dict(kernel.constexprs)
         self.memo = _COMPILED
 
     def compile(self, values: dict) -> kir.Kernel:
-        key = (self.jit_fn, self.types, self.platform, tuple(sorted({**self.base, **values}.items())))
+        key = (self.jit_fn, self.types, self.platform, self.form, tuple(sorted({**self.base, **values}.items())))
         if key not in self.memo:
             from .ascendc import planned
             try:
                 k = self.jit_fn.specialize(*self.types, **{**self.base, **values}).kernels[0]
+                k = self.form(k) if self.form is not None else k
                 self.memo[key] = _relabel(dataclasses.replace(planned(k, self.platform, general=True), names=None,
                                                               constexprs=()))
             except CompilationError as e:
@@ -386,14 +387,15 @@ def _fold(node: Bin):
 CANONICAL = 16  # int constexprs above this are analysed at it (the lift does not depend on extents)
 
 
-def analyse(jit_fn, kernel, platform: Platform) -> Lift | None:
+def analyse(jit_fn, kernel, platform: Platform, form=None) -> Lift | None:
     """The lift of ``kernel`` (a specialisation of ``jit_fn``) on ``platform``, or None when no
-    constexpr only sizes tiles. The analysis runs on ``kernel`` with its large int constexprs at
-    :data:`CANONICAL` (its samples then stay small), shared by every such kernel; a constexpr whose
+    constexpr only sizes tiles; with ``form`` (a tile-IR rewrite such as
+    :func:`.templated.float32_form`), the lift of ``form`` of its specialisations. The analysis runs
+    on ``kernel`` with its large int constexprs at :data:`CANONICAL` (its samples then stay small), shared by every such kernel; a constexpr whose
     value in ``kernel`` the lift would not admit (below its smallest value, off its quantum) stays a
     specialisation."""
     consts = dict(kernel.constexprs)
-    group = (jit_fn, kernel.name, tuple(p.type for p in kernel.params), platform)
+    group = (jit_fn, kernel.name, tuple(p.type for p in kernel.params), platform, form)
     for known in _KNOWN.get(group, ()):  # a kernel of a group already lifted: the same lift
         if {k: v for k, v in consts.items() if k not in known.names} == dict(known.kernel.constexprs) and \
                 not _refused(known, consts):
@@ -402,7 +404,7 @@ def analyse(jit_fn, kernel, platform: Platform) -> Lift | None:
     fixed: frozenset = frozenset()
     try:
         while True:
-            found = _canonical(jit_fn, types, consts, fixed, platform)
+            found = _canonical(jit_fn, types, consts, fixed, platform, form)
             if found is None:
                 return None
             bad = _refused(found, consts)
@@ -419,7 +421,7 @@ def _refused(found: Lift, consts: dict) -> set:
     return {e.name for e in found.extents if consts[e.name] % e.quantum or consts[e.name] < e.low}
 
 
-def _canonical(jit_fn, types, consts: dict, fixed: frozenset, platform: Platform) -> Lift | None:
+def _canonical(jit_fn, types, consts: dict, fixed: frozenset, platform: Platform, form=None) -> Lift | None:
     """The lift with the liftable int constexprs (not ``fixed``) analysed at distinct small values."""
     def at(values: dict):
         try:
@@ -429,10 +431,10 @@ def _canonical(jit_fn, types, consts: dict, fixed: frozenset, platform: Platform
     small = {k: CANONICAL + 8 * i for i, (k, v) in enumerate(consts.items())  # distinct: no shared constants
              if type(v) is int and v > CANONICAL and k not in fixed}
     kernel = at(small) or at({})
-    found = _analyse(jit_fn, kernel, platform, fixed)
+    found = _analyse(jit_fn, kernel, platform, fixed, form)
     if found is not None:  # analysed again with the lifted extents at CANONICAL: one lift per group
         canon = at({n: CANONICAL + 8 * i for i, n in enumerate(found.names)})
-        again = _analyse(jit_fn, canon, platform, fixed) if canon is not None and canon != kernel else found
+        again = _analyse(jit_fn, canon, platform, fixed, form) if canon is not None and canon != kernel else found
         found = again if again is not None and again.names == found.names else found
     return found
 
@@ -441,19 +443,20 @@ _KNOWN: dict = {}  # (function, name, parameter types, platform) -> the lifts fo
 
 
 @lru_cache(maxsize=256)
-def _analyse(jit_fn, kernel, platform: Platform, fixed: frozenset = frozenset()) -> Lift | None:
+def _analyse(jit_fn, kernel, platform: Platform, fixed: frozenset = frozenset(), form=None) -> Lift | None:
     """The lift of ``kernel``, kept in the on-disk cache (the samples take seconds per kernel) under
     what determines it: this ascdsl's sources, the file that defines ``jit_fn``, the kernel's IR text
     and source locations, the platform and the constexprs held fixed."""
     try:
         code, file = _code(jit_fn, set()), inspect.getsourcefile(jit_fn.fn)
     except (OSError, TypeError):  # no source (a kernel made by exec): not cached
-        return _sample(jit_fn, kernel, platform, fixed)
+        return _sample(jit_fn, kernel, platform, fixed, form)
     # the kernel is its function's specialisation at these types and constexprs (a file of another path
     # with the same code and lines, such as an edited copy, reads the lift with its own path)
     key = cache.digest(cache.package_digest(), code, kernel.name, repr([p.type for p in kernel.params]),
-                       repr(kernel.constexprs), repr(platform), repr(sorted(fixed)))
-    where, found = cache.stored("lift", key, lambda: (file, _sample(jit_fn, kernel, platform, fixed)))
+                       repr(kernel.constexprs), repr(platform), repr(sorted(fixed)),
+                       "" if form is None else f"{form.__module__}.{form.__qualname__}")
+    where, found = cache.stored("lift", key, lambda: (file, _sample(jit_fn, kernel, platform, fixed, form)))
     return found if where == file else _relocate(found, where, file, {})
 
 
@@ -505,8 +508,8 @@ def _code(jit_fn, seen: set) -> str:
     return "\n".join(parts)
 
 
-def _sample(jit_fn, kernel, platform: Platform, fixed: frozenset) -> Lift | None:
-    s = _Sampler(jit_fn, kernel, platform)
+def _sample(jit_fn, kernel, platform: Platform, fixed: frozenset, form=None) -> Lift | None:
+    s = _Sampler(jit_fn, kernel, platform, form)
     names = [n for n, v in kernel.constexprs if type(v) is int and v > 0 and n not in fixed]
     found = {}
     for n in names:
@@ -538,7 +541,35 @@ def variants(kernels, jit_fns: dict, platform: Platform) -> tuple:
                                   or any(w.serves(k) for w in out)):
             v = Variant(len(out) + 1, k)  # this kernel's own extents lie outside the lifted domain
         out.append(v)
-    return tuple(out)
+    return tuple(_with_form(v, out, jit_fns, platform) for v in out)
+
+
+def _with_form(v, variants, jit_fns: dict, platform: Platform):
+    """``v``, a lifted float32 variant, with the lift of the float32 form (:mod:`.templated`) of a 16-bit
+    variant's kernel function specialised at ``v``'s constexprs, when that form computes what ``v``'s
+    kernel does and has its extents and footprint: the two may then share one template class."""
+    from .templated import computes_the_same, float32_form, pointer_dtypes
+    if v.lift is None or pointer_dtypes(v.kernel) != {dtypes.float32}:
+        return v
+    for w in variants:
+        if w.lift is None or w.kernel.name != v.kernel.name or len(pointer_dtypes(w.kernel)) != 1 or \
+                pointer_dtypes(w.kernel) - {dtypes.float16, dtypes.bfloat16} or w.lift.names != v.lift.names:
+            continue
+        fn = jit_fns[w.kernel.name]
+        try:
+            narrow = fn.specialize(*(p.type.dtype for p in w.kernel.params), **dict(v.kernel.constexprs)).kernels[0]
+        except CompilationError:
+            return v
+        if not computes_the_same(float32_form(narrow), v.kernel):
+            return v
+        form = analyse(fn, narrow, platform, float32_form)
+        corners = [dict(zip(v.lift.names, vs)) for vs in itertools.product(*[(e.low, e.high, e.low + 7 * e.quantum)
+                                                                            for e in v.lift.extents])]
+        if form is not None and form.extents == v.lift.extents and all(
+                form.bytes(c) == v.lift.bytes(c) for c in corners):
+            return dataclasses.replace(v, form=form)
+        return v
+    return v
 
 
 __all__ = ["Extent", "Lift", "Mismatch", "analyse", "describe", "evaluate", "fit", "to_expr", "variants"]

@@ -11,7 +11,8 @@ wrote on MTE2 (a queue's ``DeQue`` orders MTE2 before the vector pipe only), ``M
 MTE3 (``MTE3_S``: every store's DMA before it has written GM). A loop
 that is not ``independent`` is entered as if its own body had just run (a dependence between
 iterations); an ``independent`` loop that depends on what came before waits once, before it.
-Cross-pipe order between the stages is the queues' job.
+Cross-pipe order between the stages is the queues' job. An identity ``Cast`` (a template's float32
+form, :mod:`.templated`) is no call: it orders nothing.
 """
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def _slots(plan, bufs) -> set:
 def _touches(plan, body) -> tuple[set, set]:
     w, r = set(), set()
     for s in kir.walk(body):
-        if isinstance(s, Call) and s.pipe is Pipe.V:
+        if isinstance(s, Call) and s.pipe is Pipe.V and not s.is_identity_cast:
             w |= _slots(plan, s.writes)
             r |= _slots(plan, s.reads)
     return w, r
@@ -66,6 +67,9 @@ def _reads_before_writes(plan, body) -> set:
 def _body(plan, body, st: _State) -> tuple:
     out = []
     for s in body:
+        if isinstance(s, Call) and s.is_identity_cast:  # no call in the template instance it stands for
+            out.append(s)
+            continue
         if isinstance(s, Call) and s.pipe is Pipe.V:
             reads, writes = _slots(plan, s.reads), _slots(plan, s.writes)
             if reads & st.written or writes & (st.written | st.read):

@@ -5,6 +5,15 @@ share one ``template <typename T>`` class, instantiated per tiling key (``RowsKe
 A variant whose pointers all have one element type ``t`` is *abstracted*: ``t`` becomes the type
 parameter ``T`` everywhere in its kernel IR (tensors, views, literals, ``sizeof``). Variants of one
 kernel whose abstracted kernel IR is equal (same calls, same sizes, same constants) form a group.
+
+float32 joins such a template through :func:`float32_form`: the 16-bit kernel's tile IR retyped to
+float32 with its casts kept as identity casts, which the UB planner computes in place (the float32
+tile *is* the loaded tile; a tile that is stored is computed straight into the output queue) and the
+sync pass ignores, so its kernel IR has the 16-bit kernel's calls. When that form computes what the
+float32 kernel does (:func:`computes_the_same`), needs its UB (:func:`.lift.variants` checks) and
+differs from the 16-bit kernel IR only as ``if constexpr`` expresses (:func:`join_float32`: each
+cast site, barriers, ``sizeof(T)`` in sizes, slots only the 16-bit instances use), float32 becomes a
+third instance (``RowsKernelV1<float>``), as fast as the class it had of its own.
 """
 from __future__ import annotations
 
@@ -13,7 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import dtypes
 from ..dtypes import DType
+from ..ir.core import Block, Instr, Op
+from ..ir.core import Kernel as TileKernel
 from . import kir
 from .naming import name
 from .tiling import Variant
@@ -44,21 +56,76 @@ def abstract(k: kir.Kernel) -> tuple[kir.Kernel, DType] | None:
     return name(dataclasses.replace(_replace(k, t, type_parameter(t)), names=None)), t
 
 
+def pointer_dtypes(kernel: TileKernel) -> set:
+    """The element types of ``kernel``'s pointer parameters."""
+    return {p.type.dtype.element_ty for p in kernel.params if isinstance(p.type.dtype, dtypes.PointerType)}
+
+
+def float32_form(kernel: TileKernel) -> TileKernel:
+    """The tile IR ``kernel`` (its pointers of one 16-bit float type) with that type retyped to float32
+    and its casts from or to it kept, marked ``kept`` (selection makes them identity ``Cast`` s)."""
+    (t,) = pointer_dtypes(kernel)
+    assert t in (dtypes.float16, dtypes.bfloat16), t
+
+    def block(b: Block) -> Block:
+        return Block(b.args, tuple(instr(i) for i in b.body))
+
+    def instr(i: Instr) -> Instr:
+        i = i.map_regions(block)
+        if i.op is Op.CAST and t in (i.operands[0].type.dtype, i.result.type.dtype):
+            i = dataclasses.replace(i, attrs=i.attrs + (("kept", True),))
+        return i
+    return _replace(kernel.with_body(block(kernel.body)), t, dtypes.float32)
+
+
+def computes_the_same(form: TileKernel, plain: TileKernel) -> bool:
+    """``form`` (a :func:`float32_form`) is ``plain`` once its identity casts are dropped: the same
+    instructions on the same values (ids aside), so its float32 instance computes what ``plain`` does."""
+    if form.constexprs != plain.constexprs or [p.type for p in form.params] != [p.type for p in plain.params]:
+        return False
+    same: dict[int, int] = {a.id: b.id for a, b in zip(form.params, plain.params)}
+
+    def blocks(x: Block, y: Block) -> bool:
+        if len(x.args) != len(y.args):
+            return False
+        same.update((a.id, b.id) for a, b in zip(x.args, y.args))
+        ys = iter(y.body)
+        for a in x.body:
+            if a.op is Op.CAST and a.attr("kept") and a.operands[0].type == a.result.type:
+                same[a.result.id] = same.get(a.operands[0].id)
+                continue
+            b = next(ys, None)
+            if b is None or (a.op, tuple(v.type for v in a.results), tuple(kv for kv in a.attrs if kv[0] != "kept")) \
+                    != (b.op, tuple(v.type for v in b.results), b.attrs) or len(a.operands) != len(b.operands) or \
+                    any(same.get(u.id) != v.id for u, v in zip(a.operands, b.operands)) or \
+                    len(a.regions) != len(b.regions) or not all(blocks(r, q) for r, q in zip(a.regions, b.regions)):
+                return False
+            same.update((u.id, v.id) for u, v in zip(a.results, b.results))
+        return next(ys, None) is None
+    return blocks(form.body, plain.body)
+
+
 @dataclass(frozen=True)
 class ClassPlan:
-    """One C++ class: its kernel IR (abstracted for a template) and the variants it serves."""
+    """One C++ class: its kernel IR (abstracted for a template) and the variants it serves; when float32
+    instantiates it too, ``narrow``: the slots only its 16-bit instances use, ``wide``: the bytes of
+    slots whose float32 instance needs other sizes (slot index, size expression)."""
 
     name: str
     kernel: kir.Kernel
     instances: tuple[tuple[Variant, str], ...]  # (variant, the class name its entry branch uses)
+    narrow: tuple[int, ...] = ()
+    wide: tuple[tuple[int, object], ...] = ()
 
     @property
     def is_template(self) -> bool:
         return self.instances[0][1] != self.name
 
 
-def plan_classes(variants, compiled) -> list[ClassPlan]:
-    """Group ``variants`` (``compiled[key]`` is each one's kernel IR) into classes."""
+def plan_classes(variants, compiled, forms=None) -> list[ClassPlan]:
+    """Group ``variants`` (``compiled[key]`` is each one's kernel IR) into classes; a float32 variant
+    whose float32 form (``forms[key]``, compiled) joins a 16-bit template becomes one of its instances."""
+    forms = forms or {}
     groups: list[tuple[object, list]] = []
     for v in variants:
         a = abstract(compiled[v.key])
@@ -69,13 +136,265 @@ def plan_classes(variants, compiled) -> list[ClassPlan]:
                 break
         else:
             groups.append((key, [(v, None if a is None else a[1])]))
+    joined: dict[int, tuple] = {}  # group index -> (kernel, narrow, wide, float32 variant)
+    for v in variants:
+        if v.key not in forms:
+            continue
+        for i, (key, members) in enumerate(groups):
+            first, t = members[0]
+            if i in joined or key is None or t not in (dtypes.float16, dtypes.bfloat16) or \
+                    first.kernel.name != v.kernel.name:
+                continue
+            got = join_float32(abstract(compiled[first.key])[0], t, forms[v.key])
+            if got is not None:
+                joined[i] = (*got, v)
+                break
+    taken = {j[3].key for j in joined.values()}
     out = []
-    for key, members in groups:
+    for i, (key, members) in enumerate(groups):
         first = members[0][0]
-        if len(members) == 1:
+        if i in joined:
+            kernel, narrow, wide, v32 = joined[i]
+            both = sorted([*members, (v32, dtypes.float32)], key=lambda m: m[0].key)
+            name_ = both[0][0].class_name
+            out.append(ClassPlan(name_, kernel, tuple((v, f"{name_}<{t.cpp}>") for v, t in both), narrow, wide))
+        elif len(members) == 1 and first.key in taken:
+            continue
+        elif len(members) == 1:
             out.append(ClassPlan(first.class_name, compiled[first.key], ((first, first.class_name),)))
         else:
             kernel = abstract(compiled[first.key])[0]
             out.append(ClassPlan(first.class_name, kernel,
                                  tuple((v, f"{first.class_name}<{t.cpp}>") for v, t in members)))
     return out
+
+
+# ----------------------------------------------------------------------------- float32 joins the template
+
+class _Refused(Exception):
+    """The float32 form differs from the 16-bit kernel beyond what ``if constexpr`` expresses."""
+
+
+def _size_expr(narrow: int, wide: int, itemsize: int, t: DType, dtype: DType):
+    """The literal that is ``narrow`` for the 16-bit type and ``wide`` for float32, as an expression of
+    ``sizeof(T)``: ``c * sizeof(T)`` (bytes), ``c / sizeof(T)`` (elements in ``c`` bytes) or one less."""
+    size = kir.SizeOf(t)
+    if wide % 4 == 0 and wide // 4 * itemsize == narrow:
+        c = wide // 4
+        return size if c == 1 else kir.Bin(kir.BinOp.MUL, kir.Lit(c, dtype), size)
+    for minus in (0, 1):
+        c = (wide + minus) * 4
+        if c % itemsize == 0 and c // itemsize - minus == narrow:
+            per = kir.Conv(dtype, kir.Bin(kir.BinOp.DIV, kir.Lit(c, dtype), size))
+            return kir.Bin(kir.BinOp.SUB, per, kir.Lit(1, dtype)) if minus else per
+    raise _Refused(f"a literal {narrow} (16-bit) / {wide} (float32) is no size of T")
+
+
+class _Unifier:
+    """The 16-bit kernel IR ``T`` -abstracted and the float32 form side by side: equal but for ``T`` where
+    the form has float32, integer literals that are sizes of ``T``, and the casts that are identities
+    in the form (the *cast sites*)."""
+
+    def __init__(self, t: DType, itemsize: int):
+        self.t, self.itemsize = t, itemsize
+        self.sites: dict[int, kir.Call] = {}  # id of the 16-bit call -> the call
+        self.memo: dict = {}
+
+    def __call__(self, x, y):
+        key = (id(x), id(y))
+        if key not in self.memo:
+            self.memo[key] = (x, y, self._unify(x, y))
+        return self.memo[key][2]
+
+    def _statements(self, x: tuple, y: tuple) -> tuple:
+        """Statements side by side; a barrier only one side has runs only in its instances."""
+        out, i, j = [], 0, 0
+        while i < len(x) or j < len(y):
+            a, b = x[i] if i < len(x) else None, y[j] if j < len(y) else None
+            if isinstance(a, kir.Barrier) and not isinstance(b, kir.Barrier):
+                out.append(kir.If(kir.Not(kir.FLOAT_INSTANCE), (a,), static=True))
+                i += 1
+            elif isinstance(b, kir.Barrier) and not isinstance(a, kir.Barrier):
+                out.append(kir.If(kir.FLOAT_INSTANCE, (b,), static=True))
+                j += 1
+            elif a is None or b is None:
+                raise _Refused("statements differ")
+            else:
+                out.append(self(a, b))
+                i, j = i + 1, j + 1
+        return tuple(out)
+
+    def _unify(self, x, y):
+        if isinstance(x, DType):
+            if x == y or (x == self.t and y == dtypes.float32):
+                return x
+            raise _Refused(f"{x} / {y}")
+        if isinstance(x, kir.Lit) and isinstance(y, kir.Lit):
+            if x.dtype.is_int and x.dtype == y.dtype and type(x.value) is int and x.value != y.value:
+                return _size_expr(x.value, y.value, self.itemsize, self.t, x.dtype)
+            if x.value == y.value:
+                return kir.Lit(x.value, self(x.dtype, y.dtype))
+            raise _Refused(f"literals {x.value} / {y.value}")
+        if isinstance(x, tuple) and isinstance(y, tuple) and any(isinstance(s, kir.Barrier) for s in x + y):
+            return self._statements(x, y)
+        if isinstance(x, tuple) and isinstance(y, tuple):
+            if len(x) != len(y):
+                raise _Refused("lengths differ")
+            out = tuple(self(a, b) for a, b in zip(x, y))
+            return x if all(a is b for a, b in zip(out, x)) else out
+        if isinstance(x, kir.Call) and isinstance(y, kir.Call) and y.is_identity_cast and x.api == "Cast":
+            self.sites[id(x)] = x
+            self(x.dst, y.dst)
+            self(x.srcs, y.srcs)
+            return x
+        if isinstance(x, kir.Stage) and isinstance(y, kir.Stage):
+            body = [s for s in x.body if not isinstance(s, kir.Local)]
+            merged = iter(self(tuple(body), tuple(s for s in y.body if not isinstance(s, kir.Local))))
+            new = tuple(s if isinstance(s, kir.Local) else next(merged) for s in x.body)
+            return dataclasses.replace(x, kind=self(x.kind, y.kind), params=self(x.params, y.params), body=new)
+        if dataclasses.is_dataclass(x) and not isinstance(x, type) and type(x) is type(y):
+            changes = {}
+            for f in dataclasses.fields(x):
+                if f.init and f.compare and f.name not in ("plan", "names"):
+                    a = getattr(x, f.name)
+                    if isinstance(x, kir.Ref) and f.name == "extent":  # a bound the planner read: the larger
+                        if y.extent > a:
+                            changes[f.name] = y.extent
+                        continue
+                    if isinstance(x, kir.Kernel) and f.name == "constexprs":  # those of every instance
+                        if a != y.constexprs:
+                            changes[f.name] = tuple(kv for kv in a if kv in y.constexprs)
+                        continue
+                    new = self(a, getattr(y, f.name))
+                    if new is not a:
+                        changes[f.name] = new
+            return dataclasses.replace(x, **changes) if changes else x
+        if x == y:
+            return x
+        raise _Refused(f"{x!r} / {y!r}")
+
+
+def join_float32(a: kir.Kernel, t: DType, form: kir.Kernel) -> tuple | None:
+    """``(kernel, narrow, wide)``: the template kernel whose 16-bit instances run ``a`` (the abstracted
+    kernel IR of a variant of element type ``t``) and whose float32 instance runs ``form``
+    (:func:`float32_form`, compiled), the slots only the 16-bit instances use and the float32 sizes of
+    slots that differ (see :class:`ClassPlan`); None when they differ beyond ``if constexpr`` at each
+    cast or in how they pack their slots.
+
+    For ``T = float`` a cast from a load is no call: the float32 tiles computed in that queue buffer
+    are set to its local tensor (``x = xIn;``); a tile the form computes straight into an output queue
+    is set to its local after ``AllocTensor``; a cast into an output is no call."""
+    try:
+        return _join(a, type_parameter(t), t.itemsize, form)
+    except _Refused:
+        return None
+
+
+def _coalesce(stmts: list) -> tuple:
+    """Adjacent ``if constexpr`` blocks of one condition (and no ``else``) as one."""
+    out: list = []
+    for s in stmts:
+        last = out[-1] if out else None
+        if isinstance(s, kir.If) and isinstance(last, kir.If) and s.static and last.static and \
+                s.cond == last.cond and not s.orelse and not last.orelse:
+            out[-1] = dataclasses.replace(last, body=last.body + s.body, loc=last.loc if last.loc.line else s.loc)
+        else:
+            out.append(s)
+    return tuple(out)
+
+
+def _join(a: kir.Kernel, t: DType, itemsize: int, form: kir.Kernel):
+    u = _Unifier(t, itemsize)
+    merged = u(dataclasses.replace(a, plan=None, names=None), dataclasses.replace(form, plan=None, names=None))
+    pa, pf = a.plan, form.plan
+    homes_a, homes_f = dict(pa.home), dict(pf.home)
+    bufs, bufs_f = {b.key: b for b in kir.buffers(a)}, {b.key: b for b in kir.buffers(form)}
+    if set(bufs) != set(bufs_f):
+        raise _Refused("other buffers")
+    moved = {k for k in homes_a if pf.root(bufs_f[k]).key != k and pa.root(bufs[k]).key == k
+             and pa.slots[homes_a[k]].position is kir.Position.VECCALC}  # in a queue buffer for float32 only
+    if {k for k, _ in pa.alias} != {k for k, _ in pf.alias} - moved:
+        raise _Refused("the 16-bit kernel computes other tiles in its queue buffers")
+    slots, narrow, wide, matched = [], [], [], set()
+    for s in pa.slots:
+        keys = {k for k, i in homes_a.items() if i == s.index}
+        if s.position is not kir.Position.VECCALC:
+            (other,) = [x for x in pf.slots if x.position is s.position and x.first.key == s.first.key]
+        else:
+            rest = keys - moved
+            if not rest:
+                narrow.append(s.index)
+                slots.append(s)
+                continue
+            (index,) = {homes_f[k] for k in rest}
+            other = pf.slots[index]
+            if {k for k, i in homes_f.items() if i == index} != rest or index in matched:
+                raise _Refused("the float32 form packs its slots differently")
+        matched.add(other.index)
+        try:
+            slots.append(dataclasses.replace(s, size=u(s.size_expr, other.size_expr)))
+        except _Refused:  # a slot that hosts a moved tile too: smaller for float32
+            if s.position is not kir.Position.VECCALC:
+                raise
+            slots.append(s)
+            wide.append((s.index, other.size_expr))
+    if matched != {s.index for s in pf.slots}:
+        raise _Refused("the float32 form has slots of its own")
+    roots = {k: pf.root(bufs_f[k]) for k in moved}
+    sites = set(u.sites)
+
+    def stage(st: kir.Stage) -> kir.Stage:
+        declared = [s for s in st.body if isinstance(s, kir.Local) and s.buf.key in moved]
+        if any(s.dtype != dtypes.float32 for s in declared):
+            raise _Refused("a moved tile is viewed in another type")
+        here = {s.buf.key for s in declared}
+        top = [dataclasses.replace(s, bare=True) if s.buf.key in here else s
+               for s in st.body if isinstance(s, kir.Local)]
+        if declared:
+            top.append(kir.If(kir.Not(kir.FLOAT_INSTANCE), tuple(kir.Bind(s.buf, s.dtype) for s in declared), static=True))
+        bound: set = set()
+
+        def binds(root: kir.Buf) -> tuple:
+            out = tuple(kir.Bind(bufs[k], dtypes.float32, root) for k in sorted(here)
+                        if roots[k].key == root.key and k not in bound)
+            bound.update(b.buf.key for b in out)
+            return out
+
+        def body(stmts) -> tuple:
+            out = []
+            for s in stmts:
+                if isinstance(s, kir.Call) and id(s) in sites:
+                    if s.dst.buf.role is kir.Role.OUTPUT:
+                        out.append(kir.If(kir.Not(kir.FLOAT_INSTANCE), (s,), loc=s.loc, static=True))
+                    else:
+                        out.append(kir.If(kir.FLOAT_INSTANCE, binds(s.srcs[0].buf), loc=s.loc, orelse=(s,), static=True))
+                    continue
+                if isinstance(s, (kir.For, kir.If, kir.While)):
+                    s = dataclasses.replace(s, **{f: body(getattr(s, f)) for f in ("body", "orelse", "test")
+                                                  if hasattr(s, f)})
+                out.append(s)
+                if isinstance(s, kir.Queue) and s.op is kir.QOp.ALLOC and s.buf.role is kir.Role.OUTPUT:
+                    b = binds(s.buf)
+                    if b:
+                        out.append(kir.If(kir.FLOAT_INSTANCE, b, static=True))
+            return _coalesce(out)
+        rest = body(tuple(s for s in st.body if not isinstance(s, kir.Local)))
+        if bound != here:
+            raise _Refused("a moved tile is not set in its stage")
+        return dataclasses.replace(st, body=tuple(top) + rest)
+    new = {st: stage(st) for st in merged.stages}
+
+    def runs(stmts) -> tuple:
+        out = []
+        for s in stmts:
+            if isinstance(s, kir.Run):
+                s = kir.Run(new[s.stage])
+            elif isinstance(s, (kir.For, kir.If, kir.While)):
+                s = dataclasses.replace(s, **{f: runs(getattr(s, f)) for f in ("body", "orelse", "test")
+                                              if hasattr(s, f)})
+            out.append(s)
+        return tuple(out)
+    kernel = dataclasses.replace(merged, process=runs(merged.process), stages=tuple(new[st] for st in merged.stages),
+                                 plan=dataclasses.replace(pa, slots=tuple(slots)), names=a.names)
+    return kir.verify(kernel), tuple(narrow), tuple(wide)
+

@@ -98,6 +98,8 @@ class Variant:
     key: int
     kernel: Kernel
     lift: object = None
+    form: object = None  # float32 variants: the lift of a 16-bit variant's float32 form (.templated), which
+    # the template instance of this variant runs when the two join one class
 
     @property
     def class_name(self) -> str:

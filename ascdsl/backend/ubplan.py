@@ -7,7 +7,12 @@
   call marked ``inplace`` writes its result over a source of the same element size that dies at
   that call; otherwise the best-fitting free slot is reused, or a new one is made. A result written
   over a dying load in its queue buffer (same dtype) is an *alias* of it: it must die before the
-  queue buffer is freed, and the generated code names it by the load's local tensor;
+  queue buffer is freed, and the generated code names it by the load's local tensor. An identity
+  ``Cast`` (:attr:`.kir.Call.is_identity_cast`) is such an in-place call, and the tile an identity cast
+  stores is computed straight in its output's queue buffer (an alias of the output). Tiles *moved*
+  into queue buffers so (and those computed in place of them) still reserve the ``TBuf`` slot the
+  kernel would give them without the identity casts, so that the other tiles are packed as there
+  (:mod:`.templated` renders both kernels as one class); slots that hold only moved tiles are dropped;
 * every slot's size is the largest extent any view of its buffers reaches (so scratch is sized by
   the calls that use it, and ``Compare``'s whole repeats pad its operands), rounded up to a block.
 
@@ -136,13 +141,16 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
             if b.queue not in queues:
                 queues[b.queue] = len(slots)
                 pos = Position.VECIN if b.role is Role.INPUT else Position.VECOUT
-                slots.append({"position": pos, "num": 2, "bytes": 0, "first": b, "busy": 0})
+                slots.append({"position": pos, "num": 2, "bytes": 0, "fit": 0, "first": b, "busy": 0})
             s = slots[queues[b.queue]]
             s["bytes"] = max(s["bytes"], size(b))
             s.setdefault("needs", []).append(order.bytes.get(b, block))
             home[b.key] = queues[b.queue]
     donors = _donors(order)
     alias: dict[int, Buf] = {}
+    into = _into_outputs(order)
+    cast = {c.dst.buf for _, c in order.calls if c.is_identity_cast}
+    virtual: dict[int, int] = {}  # moved tiles: the TBuf slot the kernel without identity casts gives them
     for b in sorted(order.first, key=lambda b: (order.first[b], b.key)):
         if b.key in home:
             continue
@@ -152,30 +160,56 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
         if root is not None and root.role is Role.INPUT:
             if root.dtype != b.dtype or end >= order.freed.get(root, 0):
                 donor = None
-        if donor is not None and root.role is Role.INPUT:
+        if b in into:
+            root = into[b]
+        elif donor is None or root.role is not Role.INPUT:
+            root = None
+        moved = root is not None and (b in into or b in cast or donor.key in virtual)
+        if moved and b in cast:
+            donor = None  # the cast it stands for has no donor of its element size
+        where = None if donor is None else virtual.get(donor.key, home.get(donor.key))
+        if root is not None and not moved:
             index = home[root.key]
-            alias[b.key] = root
-        elif donor is not None and donor.key in home and slots[home[donor.key]]["busy"] == start:
-            index = home[donor.key]
+        elif where is not None and slots[where]["position"] is Position.VECCALC and slots[where]["busy"] == start:
+            index = where
         else:
             free = [i for i, s in enumerate(slots) if s["position"] is Position.VECCALC and s["busy"] < start]
-            index = min(free, key=lambda i: (slots[i]["bytes"] < nbytes, abs(slots[i]["bytes"] - nbytes), i),
-                        default=None)
+            index = min(free, key=lambda i: (slots[i]["fit"] < nbytes, abs(slots[i]["fit"] - nbytes), i), default=None)
             if index is None:
                 index = len(slots)
-                slots.append({"position": Position.VECCALC, "num": 1, "bytes": 0, "first": b, "busy": 0})
+                slots.append({"position": Position.VECCALC, "num": 1, "bytes": 0, "fit": 0, "first": b, "busy": 0})
         s = slots[index]
-        s["bytes"] = max(s["bytes"], nbytes)
-        s.setdefault("needs", []).append(order.bytes.get(b, block))
+        s["fit"] = max(s["fit"], nbytes)
         if s["position"] is Position.VECCALC:
             s["busy"] = max(s["busy"], end)
+        if moved:
+            virtual[b.key], index, s = index, home[root.key], slots[home[root.key]]
+        s["bytes"] = max(s["bytes"], nbytes)
+        if root is not None:
+            alias[b.key] = root
+        s.setdefault("needs", []).append(order.bytes.get(b, block))
         home[b.key] = index
+    slots = [s if i in home.values() else None for i, s in enumerate(slots)]  # no slot of moved tiles only
     rank = {Position.VECIN: 0, Position.VECOUT: 1, Position.VECCALC: 2}
-    order_slots = sorted(range(len(slots)), key=lambda i: (rank[slots[i]["position"]], i))
+    order_slots = sorted((i for i, s in enumerate(slots) if s is not None), key=lambda i: (rank[slots[i]["position"]], i))
     renumber = {old: new for new, old in enumerate(order_slots)}
     out = tuple(Slot(renumber[i], slots[i]["position"], slots[i]["num"], slots[i]["bytes"], slots[i]["first"],
                      slots[i]["first"].loc, tuple(slots[i]["needs"])) for i in order_slots)
     return Plan(out, tuple(sorted((key, renumber[i]) for key, i in home.items())), tuple(sorted(alias.items())))
+
+
+def _into_outputs(order: _Order) -> dict[Buf, Buf]:
+    """``tile -> output queue buffer`` for identity casts into an output: the tile is computed straight
+    in the output's queue buffer when it is first written after that buffer is allocated and dies at
+    the cast."""
+    out: dict[Buf, Buf] = {}
+    for at, c in order.calls:
+        if not c.is_identity_cast or c.dst.buf.role is not Role.OUTPUT:
+            continue
+        (src,) = c.srcs
+        if src.buf.role is Role.TILE and order.first[c.dst.buf] < order.first[src.buf] and order.last[src.buf] == at:
+            out[src.buf] = c.dst.buf
+    return out
 
 
 def _donors(order: _Order) -> dict[Buf, Buf]:

@@ -121,4 +121,9 @@ template <class T> inline const char* type_name() {
 }
 }  // namespace ascdsl_sim
 
+namespace AscendC {
+// Compile-time type test, as kernels write `if constexpr (IsSameType<T, float>::value)`.
+template <typename T, typename U> struct IsSameType { static constexpr bool value = std::is_same_v<T, U>; };
+}  // namespace AscendC
+
 #endif  // ASCDSL_SIM_ASCDSL_SIM_TYPES_H
