@@ -29,6 +29,24 @@ def test_copy_2d_bit_exact(dtype):
         check(*case)
 
 
+def test_rows_back_to_back_in_gm_and_ub_are_copied_as_one_burst():
+    from ascdsl import sim
+    from ascdsl.sim import cost
+
+    def busy(pad):  # 64 rows of 64 floats (256 B bursts) at GM row stride 64 + pad
+        x = _data((64, 64 + pad), dtypes.float32)
+        with sim.record() as runs:
+            want, got = _both(kernels.copy2d_kernel[(1,)], x, np.zeros((64, 64), np.float32), 64, 64, 64 + pad, 64,
+                              ROWS=64, COLS=64)
+        assert want[1].tobytes() == got[1].tobytes(), pad
+        return runs[-1].stats.pipe_busy
+    strided, whole = busy(8), busy(0)
+    k = cost.A2
+    assert strided["MTE2"] - whole["MTE2"] == pytest.approx(63 * k.burst_cycles.value, abs=1)  # 1 burst, not 64
+    one_burst = k.copy_setup.value + k.burst_cycles.value + 64 * 64 * 4 / k.core_gm_bytes_per_cycle.value
+    assert whole["MTE3"] == strided["MTE3"] == pytest.approx(one_burst, abs=1)  # the store's rows: stride 64
+
+
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_row_and_column_reductions_with_broadcasts(dtype):
     def check(m, n, rows, cols):
