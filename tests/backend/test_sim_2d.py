@@ -58,7 +58,7 @@ def test_row_and_column_reductions_with_broadcasts(dtype):
         np.testing.assert_allclose(got[1], want[1], rtol=f32.rtol, atol=f32.atol * n, err_msg=f"{m}x{n}")
         np.testing.assert_allclose(got[2].astype(np.float64), want[2].astype(np.float64), rtol=dtype.rtol,
                                    atol=dtype.atol * max(n, rows), err_msg=f"{m}x{n}")
-    cases = [(5, 33, 4, 64), (3, 200, 2, 256), (2, 2056, 2, 4096), (270, 7, 270, 8)]
+    cases = [(5, 33, 4, 64), (3, 200, 2, 256), (2, 2056, 2, 4096), (270, 7, 270, 8), (3, 150, 2, 200)]
     prebuilt(check, cases)
     for case in cases:
         check(*case)
