@@ -112,6 +112,19 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return np.copysign(np.where(z < 0.5, small * (2 / np.sqrt(np.pi)), large), x)
 
 
+def _erfc(x: np.ndarray) -> np.ndarray:
+    """``erfc`` in float64: ``1 - erf`` below 0.5 (no cancellation there), the Chebyshev fit of
+    :func:`_erf` itself above (relative error < 1.2e-7 even where erfc underflows erf's precision),
+    ``2 - erfc(-x)`` for negative ``x``."""
+    z = np.abs(x.astype(np.float64))
+    t = 1 / (1 + 0.5 * z)
+    poly = np.zeros_like(z)
+    for c in reversed(_ERFC_COEFFS[1:]):
+        poly = (poly + c) * t
+    tail = np.where(z < 0.5, 1 - _erf(z), t * np.exp(-z * z + _ERFC_COEFFS[0] + poly))
+    return np.where(np.signbit(x), 2 - tail, tail)
+
+
 def _umulhi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     bits = a.dtype.itemsize * 8
     unsigned = np.dtype(f"u{a.dtype.itemsize}")
@@ -185,6 +198,7 @@ NP_FOR_OP: dict[Op, Callable[..., np.ndarray]] = {
     Op.ACOS: np.arccos,
     Op.ATAN: np.arctan,
     Op.ERF: _erf,
+    Op.ERFC: _erfc,
     Op.ASINH: np.arcsinh,
     Op.ACOSH: np.arccosh,
     Op.ATANH: np.arctanh,

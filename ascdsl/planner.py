@@ -80,9 +80,11 @@ def lifted(jit_fn, args, platform: Platform, constexprs: dict):
     """The :class:`~ascdsl.backend.lift.Lift` of ``jit_fn`` for ``args`` and ``constexprs`` (a constexpr
     given as None is a runtime tile extent), or an Error naming what is not a runtime extent."""
     from .backend.ascendc import planned
-    from .backend.lift import analyse
+    from .backend.lift import CANONICAL, analyse
     runtime = [k for k, v in constexprs.items() if v is None]
-    guess = {k for k, v in constexprs.items() if type(v) is int}  # ints given may be extents too
+    # ints given may be extents too; large ones are analysed at a placeholder (the analysis stands
+    # small values in for them anyway), small ones at their own (a structural ALIGN=8 is analysed once)
+    guess = {k for k, v in constexprs.items() if type(v) is int and v > CANONICAL}
     while True:
         values = {k: PLACEHOLDER if v is None or k in guess else v for k, v in constexprs.items()}
         kernel = jit_fn.specialize(*arg_types(jit_fn, args), **values).kernels[0]

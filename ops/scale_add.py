@@ -24,6 +24,8 @@ def scale_add_host(x, y, alpha, platform):
     if x.dtype.name not in ("float32", "float16", "bfloat16"):
         raise TypeError(f"scale_add supports float32, float16 and bfloat16, not {x.dtype}")
     n = x.numel
+    if n > 2147483647:  # 2^31-1: the kernel's offsets are int32, as the Triton kernel it mirrors
+        raise ValueError(f"scale_add takes at most 2^31-1 elements per call, got {n}: split the tensor")
     block = min(4096, max(32, ascdsl.next_power_of_2(n)))
     return ascdsl.Launch(scale_add_kernel, grid=(ascdsl.cdiv(n, block),),
                          constexprs={"BLOCK": block}, scalars={"alpha": float(alpha), "n": n})

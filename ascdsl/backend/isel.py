@@ -43,7 +43,7 @@ steps ``t = scalar op t`` (``t = op t`` without a scalar); ``1.0 / t`` divides a
 MATH_API = {Op.TANH: ("Tanh", 2, 1), Op.ERF: ("Erf", 8, 3), Op.SIN: ("Sin", 4, 3), Op.COS: ("Cos", 4, 3),
             Op.LOG2: ("Log2", 1, 0), Op.LOG10: ("Log10", 0, 0), Op.TAN: ("Tan", 10, 4), Op.SINH: ("Sinh", 4, 1),
             Op.COSH: ("Cosh", 6, 2), Op.ASIN: ("Asin", 6, 4), Op.ACOS: ("Acos", 6, 4), Op.ATAN: ("Atan", 6, 5),
-            Op.ASINH: ("Asinh", 3, 3), Op.ACOSH: ("Acosh", 2, 1), Op.ATANH: ("Atanh", 4, 1)}
+            Op.ASINH: ("Asinh", 3, 3), Op.ACOSH: ("Acosh", 2, 1), Op.ATANH: ("Atanh", 4, 1), Op.ERFC: ("Erfc", 12, 5)}
 """High-level math APIs ``Api(dst, src, sharedTmpBuffer, n)`` as ``(api, float16 slices, float32 slices)``:
 the sharedTmpBuffer holds that many 256-byte slices (CANN 8.1's GetXxxMaxMinTmpSize minimum; none: no
 sharedTmpBuffer argument)."""

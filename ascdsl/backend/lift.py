@@ -113,30 +113,39 @@ def _merge_new(nodes: tuple, where: str, memo: dict):
         if len({len(n) for n in nodes}) != 1:
             raise Mismatch(f"{where}: lengths differ")
         return tuple(_merge(tuple(n[i] for n in nodes), f"{where}[{i}]", memo) for i in range(len(first)))
-    if dataclasses.is_dataclass(first) and not isinstance(first, type):
+    if _is_node(first):
         changes = {}
-        for f in dataclasses.fields(first):
-            if not f.init or not f.compare:
-                continue
-            vals = tuple(getattr(n, f.name) for n in nodes)
-            if isinstance(first, kir.Ref) and f.name == "extent" or isinstance(first, Slot) and f.name == "bytes":
+        for f in _children(type(first)):
+            vals = tuple(getattr(n, f) for n in nodes)
+            if isinstance(first, kir.Ref) and f == "extent" or isinstance(first, Slot) and f == "bytes":
                 if len(set(vals)) > 1:
-                    changes[f.name] = _Hole(f.name, vals)
+                    changes[f] = _Hole(f, vals)
                 continue
-            if isinstance(first, Slot) and f.name == "needs":
+            if isinstance(first, Slot) and f == "needs":
                 if len({len(v) for v in vals}) != 1:
                     raise Mismatch(f"{where}: slots hold different buffers")
-                changes[f.name] = tuple(_Hole("need", col) if len(set(col)) > 1 else col[0] for col in zip(*vals))
+                changes[f] = tuple(_Hole("need", col) if len(set(col)) > 1 else col[0] for col in zip(*vals))
                 continue
-            merged = _merge(vals, f"{where}.{type(first).__name__}.{f.name}", memo)
+            merged = _merge(vals, f"{where}.{type(first).__name__}.{f}", memo)
             if merged is not vals[0]:
-                changes[f.name] = merged
+                changes[f] = merged
         return dataclasses.replace(first, **changes) if changes else first
     raise Mismatch(f"{where}: {nodes[:2]}")
 
 
+_CHILDREN: dict[type, tuple[str, ...] | None] = {}
+
+
+def _children(cls: type) -> tuple[str, ...] | None:
+    """The fields of an IR node class that take part in equality (None: not a node), by class."""
+    if cls not in _CHILDREN:
+        node = dataclasses.is_dataclass(cls) and not issubclass(cls, (dtypes.DType, enum.Enum))
+        _CHILDREN[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.init and f.compare) if node else None
+    return _CHILDREN[cls]
+
+
 def _is_node(node) -> bool:
-    return dataclasses.is_dataclass(node) and not isinstance(node, type) and not isinstance(node, dtypes.DType)
+    return not isinstance(node, type) and _children(type(node)) is not None
 
 
 def _rebuild(node, fn):
@@ -145,14 +154,14 @@ def _rebuild(node, fn):
     if isinstance(node, tuple):
         out = tuple(fn(x) for x in node)
         return out if any(a is not b for a, b in zip(out, node)) else node
-    if _is_node(node):
+    names = _children(type(node))
+    if names:
         changes = {}
-        for f in dataclasses.fields(node):
-            if f.init and f.compare:
-                v = getattr(node, f.name)
-                new = fn(v)
-                if new is not v:
-                    changes[f.name] = new
+        for f in names:
+            v = getattr(node, f)
+            new = fn(v)
+            if new is not v:
+                changes[f] = new
         return dataclasses.replace(node, **changes) if changes else node
     return node
 
@@ -162,12 +171,22 @@ def _fill(node, sub):
     return sub(node) if isinstance(node, _Hole) else _rebuild(node, lambda x: _fill(x, sub))
 
 
-def _holes(node, out: list) -> list:
-    if isinstance(node, _Hole):
-        out.append(node)
-    else:
-        _rebuild(node, lambda x: (_holes(x, out), x)[1])
-    return out
+def _holes(node) -> list:
+    """The holes in ``node``, first-seen order (shared subtrees are walked once)."""
+    out, seen, todo = {}, set(), [node]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, _Hole):
+            out.setdefault(x, None)
+        elif id(x) not in seen and (isinstance(x, tuple) or _is_node(x)):
+            seen.add(id(x))
+            todo += reversed(x if isinstance(x, tuple) else [getattr(x, f) for f in _children(type(x))])
+    return list(out)
+
+
+# general-form compilations by (function, types, platform, constexprs), shared by the analyses of one
+# :func:`analyse` call (a kernel analysed again at other values of its other constexprs repeats many)
+_COMPILED: dict = {}
 
 
 class _Sampler:
@@ -177,10 +196,10 @@ class _Sampler:
         self.jit_fn, self.kernel, self.platform = jit_fn, kernel, platform
         self.types = tuple(p.type.dtype for p in kernel.params)
         self.base = dict(kernel.constexprs)
-        self.memo: dict = {}
+        self.memo = _COMPILED
 
     def compile(self, values: dict) -> kir.Kernel:
-        key = tuple(sorted(values.items()))
+        key = (self.jit_fn, self.types, self.platform, tuple(sorted({**self.base, **values}.items())))
         if key not in self.memo:
             from .ascendc import planned
             try:
@@ -225,7 +244,7 @@ def _check(template, points: list[dict], fit_idx: list[int], names, quanta) -> d
     """Fit every hole on the points ``fit_idx`` and check it on all; the polynomials by hole (a slot's
     rounded ``bytes`` follow from its ``need``)."""
     polys = {}
-    for h in _holes(template, []):
+    for h in _holes(template):
         if h in polys or h.kind == "bytes":
             continue
         poly = fit([points[i] for i in fit_idx], [h.values[i] for i in fit_idx], names)
@@ -381,15 +400,18 @@ def analyse(jit_fn, kernel, platform: Platform) -> Lift | None:
             return known
     types = tuple(p.type.dtype for p in kernel.params)
     fixed: frozenset = frozenset()
-    while True:
-        found = _canonical(jit_fn, types, consts, fixed, platform)
-        if found is None:
-            return None
-        bad = _refused(found, consts)
-        if not bad:
-            _KNOWN.setdefault(group, []).append(found)
-            return found
-        fixed |= bad
+    try:
+        while True:
+            found = _canonical(jit_fn, types, consts, fixed, platform)
+            if found is None:
+                return None
+            bad = _refused(found, consts)
+            if not bad:
+                _KNOWN.setdefault(group, []).append(found)
+                return found
+            fixed |= bad
+    finally:
+        _COMPILED.clear()
 
 
 def _refused(found: Lift, consts: dict) -> set:

@@ -166,6 +166,7 @@ class Op(enum.Enum):
     ACOS = "acos"
     ATAN = "atan"
     ERF = "erf"
+    ERFC = "erfc"
     ASINH = "asinh"
     ACOSH = "acosh"
     ATANH = "atanh"
@@ -222,10 +223,10 @@ class GroupOp:
     UNARY = frozenset({Op.NEG, Op.NOT, Op.SQRT, Op.ABS, Op.CAST}) | TRANSCENDENTAL
     ROUNDING = frozenset({Op.FLOOR, Op.CEIL, Op.TRUNC, Op.ROUND, Op.RINT})
     """Round to an integral value of the same float dtype (exact; the identity on ints)."""
-    # Triton-compatible math; the Ascend C backend does not lower these yet.
+    # Triton's further math (tl.math, libdevice)
     BINARY_MATH = frozenset({Op.POW, Op.ATAN2, Op.COPYSIGN, Op.HYPOT, Op.NEXTAFTER})
     FLOAT_MATH = BINARY_MATH | frozenset({Op.LOG10, Op.LOG1P, Op.EXPM1, Op.TAN, Op.SINH, Op.COSH, Op.ASIN,
-                                          Op.ACOS, Op.ATAN, Op.ASINH, Op.ACOSH, Op.ATANH})
+                                          Op.ACOS, Op.ATAN, Op.ERFC, Op.ASINH, Op.ACOSH, Op.ATANH})
     PREDICATE = frozenset({Op.ISNAN, Op.ISINF, Op.ISFINITE, Op.SIGNBIT})
     BITS = frozenset({Op.UMULHI, Op.SHL, Op.SHR})
     MATH = ROUNDING | FLOAT_MATH | PREDICATE | BITS | frozenset({Op.FMA, Op.BITCAST})

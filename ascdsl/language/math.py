@@ -11,7 +11,7 @@ from .core import abs, builtin, cdiv, exp, log, maximum, minimum, rsqrt, sigmoid
 __all__ = [
     'asinh', 'acosh', 'atanh', 'nextafter', 'logical_and', 'logical_or', 'floor', 'ceil', 'trunc', 'round',
     'rint', 'exp2', 'log2', 'log10', 'log1p', 'expm1', 'sin', 'cos', 'tan', 'tanh', 'sinh', 'cosh', 'asin',
-    'acos', 'atan', 'erf', 'isnan', 'isinf', 'isfinite', 'signbit', 'reciprocal', 'relu', 'pow', 'atan2',
+    'acos', 'atan', 'erf', 'erfc', 'isnan', 'isinf', 'isfinite', 'signbit', 'reciprocal', 'relu', 'pow', 'atan2',
     'copysign', 'hypot', 'umulhi', 'div_rn', 'fmod', 'fdiv', 'sqrt_rn', 'fma', 'clamp', 'softmax',
 ]
 
@@ -52,6 +52,7 @@ asin = _unary("asin", "Elementwise arc sine.")
 acos = _unary("acos", "Elementwise arc cosine.")
 atan = _unary("atan", "Elementwise arc tangent.")
 erf = _unary("erf", "Elementwise error function.")
+erfc = _unary("erfc", "Elementwise complementary error function ``1 - erf(x)``, accurate where erf is near 1.")
 asinh = _unary("asinh", "Elementwise inverse hyperbolic sine.")
 acosh = _unary("acosh", "Elementwise inverse hyperbolic cosine.")
 atanh = _unary("atanh", "Elementwise inverse hyperbolic tangent.")

@@ -34,6 +34,8 @@ def math_kernel(x_ptr, out_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr):
         y = tl.tanh(x)
     elif OP == "erf":
         y = tl.erf(x)
+    elif OP == "erfc":
+        y = tl.math.erfc(x)
     elif OP == "sin":
         y = tl.sin(x)
     elif OP == "cos":
@@ -73,6 +75,7 @@ def test_rounding_on_the_interpreter_and_the_simulator(dtype, op):
 
 
 MATH_REFERENCE = {"tanh": (np.tanh, -5.0, 5.0), "erf": (np.vectorize(math.erf), -4.0, 4.0),
+                  "erfc": (np.vectorize(math.erfc), -3.0, 9.0),
                   "sin": (np.sin, -10.0, 10.0), "cos": (np.cos, -10.0, 10.0), "log2": (np.log2, 1e-3, 1e3)}
 """Each op's float64 reference and the range of its inputs."""
 
@@ -80,7 +83,7 @@ MATH_REFERENCE = {"tanh": (np.tanh, -5.0, 5.0), "erf": (np.vectorize(math.erf), 
 @pytest.mark.parametrize("op", sorted(MATH_REFERENCE))
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_math_on_the_interpreter_and_the_simulator(dtype, op):
-    """tanh/erf/sin/cos/log2 (the high-level APIs with their sharedTmpBuffer) agree within the dtype's
+    """tanh/erf/erfc/sin/cos/log2 (the high-level APIs with their sharedTmpBuffer) agree within the dtype's
     tolerance with the interpreter and with the float64 function; a tail shorter than a block too."""
     dt = dtypes.lookup(dtype)
     fn, lo, hi = MATH_REFERENCE[op]

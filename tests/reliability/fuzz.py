@@ -203,19 +203,23 @@ RAN, IDLE, REFUSED, INTERNAL = "ran", "idle", "refused", "internal"
 should be; something else happened (the finding)."""
 
 
+WALL = 5  # a run stuck off the CPU is stopped after this many times its CPU budget, in wall time
+
+
 def outcome(path: Path, run, seconds: float) -> tuple[str, str]:
     """``(kind, detail)`` of ``run()`` (which returns whether the mutated kernel was launched), with
-    ``seconds`` to finish. A refusal is an ``ascdsl.Error``, ``ValueError`` or ``TypeError``, located in
-    ``path`` when it is a located error; an unlocated ``ValueError``/``TypeError`` must come from
-    ``path``'s own code."""
+    ``seconds`` of CPU time to finish (so a loaded machine does not make a slow run a hang). A refusal
+    is an ``ascdsl.Error``, ``ValueError`` or ``TypeError``, located in ``path`` when it is a located
+    error; an unlocated ``ValueError``/``TypeError`` must come from ``path``'s own code."""
     import ascdsl
     from ascdsl.sim import SimCompileError
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    old = {s: signal.signal(s, _alarm) for s in (signal.SIGPROF, signal.SIGALRM)}
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.setitimer(signal.ITIMER_REAL, WALL * seconds)
     try:
         return (RAN if run() else IDLE), ""
     except Hang:
-        return INTERNAL, f"no outcome within {seconds} s"
+        return INTERNAL, f"no outcome within {seconds} s of CPU time"
     except ascdsl.CompilationError as e:
         if "internal compiler error" in e.message:
             return INTERNAL, e.message
@@ -232,8 +236,10 @@ def outcome(path: Path, run, seconds: float) -> tuple[str, str]:
         where = traceback.extract_tb(e.__traceback__)[-1]
         return INTERNAL, f"{type(e).__name__}: {e} (at {where.filename}:{where.lineno})"
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        for timer in (signal.ITIMER_PROF, signal.ITIMER_REAL):
+            signal.setitimer(timer, 0)
+        for s, handler in old.items():
+            signal.signal(s, handler)
 
 
 def write(mutant: Mutant, folder: Path) -> Path:

@@ -16,8 +16,6 @@ from ascdsl import dtypes
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 
 OPEN = pytest.mark.xfail(strict=True, reason="open: kernel-IR issue")
-INT64_COUNT = pytest.mark.xfail(strict=True, reason="open: n > 2^31-1 specialises n as int64, and the memory-access "
-                                "pass cannot lower `offsets < n` with an int64 n (the host should refuse or split)")
 OPS = Path(__file__).parents[2] / "ops"
 
 
@@ -127,7 +125,7 @@ def load_op(name: str):
 
 
 @pytest.mark.parametrize("name", ["softmax", "softmax_grad", "log_softmax_grad",
-                                  pytest.param("scale_add", marks=INT64_COUNT)])
+                                  "scale_add"])
 def test_shapes_past_int32_offsets_are_refused_or_use_int64(name):
     """[70000, 40000] has 2.8e9 elements: int32 offsets wrap (row 60000 starts at -1894967296). The
     host refuses the shape with the limit named, or every GM offset of the kernel the tiling selects

@@ -2,7 +2,7 @@
 the :mod:`ascdsl.language.math` functions, so kernels written against CUDA's or CANN's libdevice
 run unchanged."""
 from ..core import abs, exp, log, maximum, minimum, rsqrt, sqrt
-from ..math import (acos, acosh, asin, asinh, atan, atan2, atanh, nextafter, ceil, copysign, cos, cosh, div_rn, erf, exp2, expm1, fdiv, floor,
+from ..math import (acos, acosh, asin, asinh, atan, atan2, atanh, nextafter, ceil, copysign, cos, cosh, div_rn, erf, erfc, exp2, expm1, fdiv, floor,
                     fma, fmod, hypot, isfinite, isinf, isnan, log1p, log2, log10, pow, reciprocal, relu, rint,
                     round, signbit, sin, sinh, sqrt_rn, tan, tanh, trunc)
 
@@ -16,7 +16,7 @@ nearbyint = rint
 fmax = maximum
 fmin = minimum
 
-__all__ = ["abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "nextafter", "ceil", "copysign", "cos", "cosh", "div_rn", "div_rz", "erf",
+__all__ = ["abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "nextafter", "ceil", "copysign", "cos", "cosh", "div_rn", "div_rz", "erf", "erfc",
            "exp", "exp2", "expm1", "fabs", "fast_dividef", "fast_expf", "fast_logf", "fdiv", "finitef", "floor",
            "fma", "fmax", "fmin", "fmod", "hypot", "isfinite", "isfinited", "isinf", "isnan", "log", "log1p",
            "log2", "log10", "nearbyint", "pow", "reciprocal", "relu", "rint", "round", "rsqrt", "signbit",

@@ -1,10 +1,10 @@
-// High-level element-wise math of CANN 8.1 (lib/math): Tanh, Erf, Sin, Cos, Tan, Sinh, Cosh, Asin, Acos, Atan,
+// High-level element-wise math of CANN 8.1 (lib/math): Tanh, Erf, Erfc, Sin, Cos, Tan, Sinh, Cosh, Asin, Acos, Atan,
 // Asinh, Acosh, Atanh, Log, Log2, Log10, each with and without sharedTmpBuffer. Results are the double-precision function rounded to float, then to T (the
 // numerics of ascdsl/numerics.py; the device's polynomial approximations differ within the dtype tolerance).
 //
 // Temporary space: the implementation splits sharedTmpBuffer into `live` float slices, so it needs at least
 // live x 256 B (GetXxxMaxMinTmpSize's minimum); without sharedTmpBuffer it takes the UB that InitBuffer left
-// free. live per API (half / float): Tanh 2 / 1, Erf 8 / 3, Sin and Cos 4 / 3 (2 with isReuseSource),
+// free. live per API (half / float): Tanh 2 / 1, Erf 8 / 3, Erfc 12 / 5, Sin and Cos 4 / 3 (2 with isReuseSource),
 // Tan 10 / 4, Sinh 4 / 1, Cosh 6 / 2, Asin and Acos 6 / 4, Atan 6 / 5, Asinh 3 / 3, Acosh 2 / 1, Atanh 4 / 1,
 // Log2 1 / 0; Log and Log10 need none.
 #ifndef ASCDSL_SIM_LIB_MATH_ELEMENTWISE_MATH_H
@@ -77,6 +77,7 @@ void unary_math(const char* api, const AscendC::LocalTensor<T>& dst, const Ascen
 
 ASCDSL_SIM_MATH_API(Tanh, std::tanh(x), 2, 1)
 ASCDSL_SIM_MATH_API(Erf, std::erf(x), 8, 3)
+ASCDSL_SIM_MATH_API(Erfc, std::erfc(x), 12, 5)
 ASCDSL_SIM_MATH_API(Sin, std::sin(x), 4, (isReuseSource ? 2 : 3))
 ASCDSL_SIM_MATH_API(Cos, std::cos(x), 4, (isReuseSource ? 2 : 3))
 ASCDSL_SIM_MATH_API(Log2, std::log2(x), 1, 0)
