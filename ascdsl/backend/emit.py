@@ -85,7 +85,8 @@ class Printer:
             return f"tiling_.{e.name}"
         if isinstance(e, Bin):
             p = PRECEDENCE[e.op.value]
-            text = f"{self.expr(e.a, p)} {e.op.value} {self.expr(e.b, p + 1)}"
+            low = 3.2 if p < 2 else 0  # a comparison under & ^ | in parentheses, as -Wparentheses asks
+            text = f"{self.expr(e.a, max(p, low))} {e.op.value} {self.expr(e.b, max(p + 1, low))}"
             return f"({text})" if p < prec else text
         if isinstance(e, Cond):
             text = f"{self.expr(e.c, 1)} ? {self.expr(e.a, 1)} : {self.expr(e.b, 1)}"

@@ -3,7 +3,8 @@
 A 1-D block is one burst. A 2-D ``[M, N]`` block is ``DataCopyPad`` with one burst per valid row
 (``blockCount`` at most ``platform.max_bursts`` per call), ``blockLen`` the valid columns in bytes,
 the GM gap ``(row stride - valid columns) * itemsize`` bytes and the UB gap in blocks up to the
-tile's row pitch. ``DataCopyPad`` pads each burst to a block; where the kernel gave ``other``, the
+tile's row pitch; rows back to back on both sides (GM row stride = valid columns = the UB row pitch,
+known or tested at run time) go as one burst, the MTE's cost being per burst. ``DataCopyPad`` pads each burst to a block; where the kernel gave ``other``, the
 rest of a partial tile (masked rows, columns past the padded burst) is filled with
 ``Duplicate(other)`` after the load; without ``other`` those lanes are undefined, as on the
 interpreter.
@@ -14,7 +15,7 @@ from .. import dtypes
 from ..ir.core import Instr, Value
 from . import atomic, repeat
 from .compute import copy_blocks
-from .kir import (BinOp, Bin, Brace, Call, CInt, Const, Conv, For, Gm, If, Let, Lit, Note, Pipe, QOp, Queue, Ref,
+from .kir import (BinOp, Bin, Brace, Call, CInt, Cond, Const, Conv, For, Gm, If, Let, Lit, Note, Pipe, QOp, Queue, Ref,
                   SizeOf, Struct, Var, add, as_expr, ceil_to, lit, minimum, mul)
 from .repeat import row, view
 from .selector import Selector
@@ -84,6 +85,22 @@ def _planes(sel: Selector, instr: Instr, pitch: int):
     return (k, planes), (b, c), at, s1, _extent(sel, e1, b), Bin(BinOp.MUL, k, lit(b * pitch))
 
 
+def _back_to_back(sel: Selector, shape: tuple, stride: Value | None, cols, pitch: int):
+    """When the rows of a 2-D access follow each other both in GM (row stride = valid columns) and in
+    UB (valid columns = the row pitch, whole blocks), the condition that makes its bursts one (as
+    CANN's kernels copy a contiguous tile in one burst: the MTE's cost is per burst); None where it
+    never holds, ``Const.TRUE`` where it always does."""
+    if len(shape) == 1 or shape[0] == 1 and not sel.general:
+        return None
+    n = sel.const_of(stride)
+    if isinstance(cols, Lit) and (cols.value != pitch or n is not None and n != pitch):
+        return None
+    if isinstance(cols, Lit) and n is not None:
+        return Const.TRUE
+    same_gm = Bin(BinOp.EQ, sel.wide_expr(stride), Conv(dtypes.int64, cols))
+    return same_gm if isinstance(cols, Lit) else Bin(BinOp.AND, same_gm, Bin(BinOp.EQ, cols, lit(pitch)))
+
+
 def _transfer(sel: Selector, instr: Instr, local: Ref, pitch: int, pad, to_ub: bool) -> list:
     """The ``DataCopyExtParams`` and ``DataCopyPad`` call(s) of a block access, in chunks of at
     most ``max_bursts`` bursts (and a loop over the planes of a rank-3 access, see :func:`_planes`)."""
@@ -98,9 +115,19 @@ def _transfer(sel: Selector, instr: Instr, local: Ref, pitch: int, pad, to_ub: b
     params = Var(sel.fresh_key(), Struct.COPY_PARAMS, local.buf.hint + "Params")
     most = sel.platform.max_bursts
 
+    merged = _back_to_back(sel, shape, stride, cols, pitch)
+    whole = Var(sel.fresh_key(), dtypes.bool_, local.buf.hint + "Whole")
+    first = [] if merged in (None, Const.TRUE) else [Let(whole, merged)]
+
     def transfer(ub: Ref, g: Gm, count) -> list:
         dst, src = (ub, g) if to_ub else (g, ub)
-        return [Let(params, Brace((Conv(U16, count), *fields))),
+        head = (Conv(U16, count), *fields)
+        if merged is Const.TRUE:  # rows back to back on both sides: one burst of them all
+            head = (Conv(U16, lit(1)), Conv(U32, mul(mul(count, cols), SizeOf(dt))), *fields[1:])
+        elif merged is not None:
+            head = (Conv(U16, Cond(whole, lit(1), count)),
+                    Conv(U32, mul(Cond(whole, mul(count, cols), cols), SizeOf(dt))), *fields[1:])
+        return [Let(params, Brace(head)),
                 Call("DataCopyPad", dst, (src,), (params, pad) if to_ub else (params,), pipe=pipe)]
     if len(shape) == 1 or shape[0] <= most and not sel.general:
         out = transfer(local, gm, rows)
@@ -110,9 +137,9 @@ def _transfer(sel: Selector, instr: Instr, local: Ref, pitch: int, pad, to_ub: b
         out = [For(r, lit(0), rows, lit(most), tuple(transfer(view(local, row(r, pitch)), g,
                                                               minimum(Bin(BinOp.SUB, rows, r), lit(most)))), True)]
     if loop is None:
-        return out
+        return first + out
     k, planes = loop
-    return [For(k, lit(0), planes, lit(1), tuple(out), True)]
+    return first + [For(k, lit(0), planes, lit(1), tuple(out), True)]
 
 
 def _whole_blocks(sel: Selector, instr: Instr, local: Ref, to_ub: bool) -> Call | None:

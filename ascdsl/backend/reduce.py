@@ -164,7 +164,10 @@ def _to_scalar(sel: Selector, instr: Instr) -> list:
 
 def broadcast_binary(sel: Selector, instr: Instr) -> list:
     """``dst[M, N] = a op b`` where an operand is a fused broadcast of ``[M, 1]`` or ``[1, N]``:
-    one repeat per row, column chunk by column chunk."""
+    one repeat per row, column chunk by column chunk; with an ``[M, 1]`` operand, where that issues
+    fewer calls (few long rows, or rows beyond the 8-bit repeat stride) and a row is whole repeats,
+    one call per row whose repeats walk the row, the row's broadcast block read at block and repeat
+    stride 0 (at run time in the general form)."""
     op, v = instr.op, instr.result
     dt, (rows, cols) = v.type.dtype, v.type.shape
     if op not in isel.BINARY_API or dt not in isel.NATIVE or any(x.type.dtype != dt for x in instr.operands):
@@ -192,14 +195,40 @@ def broadcast_binary(sel: Selector, instr: Instr) -> list:
                         (reps, Brace((lit(1), lit(8)))), loc=instr.loc))
         operands.append((brcb, lambda r, c: row(r, per_blk), 0, 1))
 
+    donors = tuple(i for i, (_, _, _, q) in enumerate(operands) if q is None)  # not a row every repeat reads
+
     def call(r, n, s, c):
         refs = [view(ref, at(r, c)) for ref, at, _, _ in operands]
         blk = [lit(b) for _, _, b, _ in operands]
         rep = [as_expr(s if q is None else q) for _, _, _, q in operands]
-        donors = tuple(i for i, (_, _, _, q) in enumerate(operands) if q is None)  # not a row every repeat reads
         return [Call(isel.BINARY_API[op], view(sel.ref(v), add(row(r, p), c)), refs,
                      (repeat.mask(cols, per_rep, c, general=sel.general), n, Brace((lit(1), *blk, as_expr(s), *rep))),
                      inplace=donors)]
-    body = repeat.over_columns(sel, lit(0), cols, per_rep, lambda c: repeat.over_rows(
+
+    def along(r, k, n):  # repeats walking row r: the broadcast block read at strides 0, the others at 8
+        c = Bin(BinOp.MUL, k, lit(per_rep))
+        refs = [view(ref, at(r, c)) for ref, at, _, _ in operands]
+        blk = [lit(0 if q == 1 else 1) for _, _, _, q in operands]
+        rep = [lit(0 if q == 1 else 8) for _, _, _, q in operands]
+        return Call(isel.BINARY_API[op], view(sel.ref(v), add(row(r, p), c)), refs,
+                    (lit(per_rep), n, Brace((lit(1), *blk, lit(8), *rep))), inplace=donors)
+    columns = repeat.over_columns(sel, lit(0), cols, per_rep, lambda c: repeat.over_rows(
         sel, rows, lit(rows), pb, lambda r, n, s: call(r, n, s, c)))
-    return located(out + body, instr.loc)
+    if not any(q == 1 for _, _, _, q in operands):  # no [M, 1] operand: the rows are the repeats
+        return located(out + columns, instr.loc)
+    # [M, 1] operands: one call per row whose repeats walk the row, where that issues fewer calls than
+    # column chunks with the rows as repeats (few long rows; rows beyond the 8-bit repeat stride) and
+    # a row is whole repeats (one call writes each result over its source: the UB plan's in-place)
+    most = sel.platform.max_repeats
+    full = Bin(BinOp.DIV, lit(cols), lit(per_rep)) if sel.general else lit(cols // per_rep)
+    r, k = sel.fresh("r"), sel.fresh("k")
+    rows_first = [For(r, lit(0), lit(rows), lit(1), (For(k, lit(0), full, lit(most), (
+        along(r, k, minimum(Bin(BinOp.SUB, full, k), lit(most))),), True),), True)]
+    if not sel.general:
+        per_chunk = -(-rows // most) if pb <= most else rows  # calls of one column chunk
+        if cols % per_rep or rows * -(-(cols // per_rep) // most) >= cols // per_rep * per_chunk:
+            return located(out + columns, instr.loc)
+        return located(out + rows_first, instr.loc)
+    walk = Bin(BinOp.AND, Bin(BinOp.EQ, Bin(BinOp.MOD, lit(cols), lit(per_rep)), lit(0)),
+               Bin(BinOp.OR, Bin(BinOp.LT, lit(rows), full), Bin(BinOp.GT, lit(pb), lit(most))))
+    return located(out + [If(walk, tuple(rows_first), orelse=tuple(columns))], instr.loc)

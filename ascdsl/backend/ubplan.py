@@ -5,9 +5,11 @@
 * TILE and SCRATCH buffers share ``TBuf`` slots by live range (program order over the calls that
   touch them; a buffer used inside a loop it was defined before stays live to the loop's end); a
   call marked ``inplace`` writes its result over a source of the same element size that dies at
-  that call; otherwise the best-fitting free slot is reused, or a new one is made. A result written
-  over a dying load in its queue buffer (same dtype) is an *alias* of it: it must die before the
-  queue buffer is freed, and the generated code names it by the load's local tensor. An identity
+  that call, or whose other uses are all such calls in the else-branch of an If (the other schedule
+  of one operation, picked at run time); otherwise the best-fitting free slot is reused, or a new
+  one is made. A result written over a dying load in its queue buffer (same dtype) is an *alias* of
+  it: it must die before the queue buffer is freed, and the generated code names it by the load's
+  local tensor. An identity
   ``Cast`` (:attr:`.kir.Call.is_identity_cast`) is such an in-place call, and the tile an identity cast
   stores is computed straight in its output's queue buffer (an alias of the output). Tiles *moved*
   into queue buffers so (and those computed in place of them) still reserve the ``TBuf`` slot the
@@ -88,6 +90,7 @@ class _Order:
         self.calls: list[tuple[int, Call]] = []
         self.last_call: dict[Buf, int] = {}
         self.freed: dict[Buf, int] = {}
+        self.branches: list[tuple[int, int, int]] = []  # If statements: start, else, end
         self.visit(body)
         for start, end in sorted(self.loops, key=lambda se: se[1] - se[0]):
             for b in self.last:
@@ -122,6 +125,12 @@ class _Order:
                 start = self.n
                 self.visit(kir.children(s))
                 self.loops.append((start, self.n))
+            elif isinstance(s, kir.If):
+                start = self.n
+                self.visit(s.body)
+                middle = self.n
+                self.visit(s.orelse)
+                self.branches.append((start, middle, self.n))
             elif kir.children(s):
                 self.visit(kir.children(s))
 
@@ -170,7 +179,7 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
         where = None if donor is None else virtual.get(donor.key, home.get(donor.key))
         if root is not None and not moved:
             index = home[root.key]
-        elif where is not None and slots[where]["position"] is Position.VECCALC and slots[where]["busy"] == start:
+        elif where is not None and slots[where]["position"] is Position.VECCALC and slots[where]["busy"] in (start, order.last[donor]):
             index = where
         else:
             free = [i for i, s in enumerate(slots) if s["position"] is Position.VECCALC and s["busy"] < start]
@@ -227,11 +236,25 @@ def _donors(order: _Order) -> dict[Buf, Buf]:
                 continue
             if c.inplace is not True and i not in c.inplace:
                 continue
-            if (src.buf.role is Role.TILE and order.last[src.buf] == at) or (
-                    src.buf.role is Role.INPUT and order.last_call[src.buf] == at):
+            last = order.last[src.buf] if src.buf.role is Role.TILE else order.last_call[src.buf]
+            if src.buf.role in (Role.TILE, Role.INPUT) and (last == at or _dies_in_place(order, at, last, src.buf, d)):
                 out[d] = src.buf
                 break
     return out
+
+
+def _dies_in_place(order: _Order, at: int, last: int, src: Buf, d: Buf) -> bool:
+    """Whether ``at`` is in the then-branch of an If whose else-branch holds every later use of
+    ``src``, each a call writing ``d`` in place over it (the other schedule of one operation, picked
+    at run time): on either path ``src`` dies where ``d`` is written over it."""
+    for start, middle, end in order.branches:
+        if not start < at <= middle < last <= end:
+            continue
+        return all(middle < q and isinstance(c.dst, kir.Ref) and c.dst.buf == d and c.inplace and any(
+                       isinstance(r, kir.Ref) and r.buf == src and (c.inplace is True or i in c.inplace)
+                       for i, r in enumerate(c.srcs))
+                   for q, c in order.calls if at < q <= last and any(r.buf == src for r in c.refs))
+    return False
 
 
 def plan_ub(k: kir.Kernel, platform: Platform) -> kir.Kernel:

@@ -21,7 +21,10 @@ earlier than their dispatch:
 
 A block's span is when its last pipe finishes. Blocks run on the platform's vector cores in turn
 (block ``b`` on core ``b % cores``); the estimate is the slowest core, and all cores that run at the
-same time share HBM bandwidth evenly. The **floor** is the larger of all GM bytes over HBM bandwidth
+same time share HBM bandwidth evenly: the simulator runs every block at the share of all the cores
+the launch occupies, then :func:`estimate` lets the cores still running move their bytes at the
+share of fewer once others have finished (up to the core's own link rate), so 64 equal rows on 40
+cores cost one row at a 40th of HBM and one at the link rate, not two at a 40th. The **floor** is the larger of all GM bytes over HBM bandwidth
 and all vector work at peak (full repeats, no issue overhead) spread over every vector core: no
 kernel doing the same copies and vector work can beat it, so ``est_cycles >= floor_cycles``.
 
@@ -177,20 +180,54 @@ class Estimate:
 
 
 def estimate(blocks: list[BlockCost], platform: Platform) -> Estimate:
-    """Blocks in index order onto the vector cores in turn; the slowest core is the estimate."""
+    """Blocks in index order onto the vector cores in turn; the slowest core is the estimate, after
+    :func:`_shared_link` gives the cores still running the HBM bandwidth of those that finished."""
     k = constants(platform)
     cores = platform.vector_core_count
     span = [0.0] * min(cores, max(len(blocks), 1))
     busy = [dict.fromkeys(PIPES, 0.0) for _ in span]
+    moved = [0.0] * len(span)
     for b, cost in enumerate(blocks):
         span[b % cores] += cost.cycles
+        moved[b % cores] += cost.copy_bytes
         for pipe, cycles in cost.busy.items():
             busy[b % cores][pipe] += cycles
-    slowest = max(range(len(span)), key=span.__getitem__)
+    finish = _shared_link(span, moved, k, core_share(platform, len(blocks)))
+    ends = [max(f, busy[c]["V"], busy[c]["S"]) for c, f in enumerate(finish)]
+    slowest = max(range(len(span)), key=ends.__getitem__)
     floor = max(
         sum(c.copy_bytes for c in blocks) / min(hbm_bytes_per_cycle(k), cores * k.core_gm_bytes_per_cycle.value),
         sum(c.vector_ideal for c in blocks) / cores,
     )
-    cycles = int(-(-span[slowest] // 1))
+    cycles = int(-(-ends[slowest] // 1))
     pipes = {p: round(v) for p, v in busy[slowest].items()}
     return Estimate(cycles, cycles / k.clock_mhz.value, int(floor), MappingProxyType(pipes), max(pipes, key=pipes.__getitem__))
+
+
+def _shared_link(span: list[float], moved: list[float], k: CostConstants, share: float) -> list[float]:
+    """When each core finishes once the cores that finish early leave their HBM share to the others.
+
+    The simulator ran every core's transfers at ``share`` (HBM over every core of the launch). Here
+    the cores run side by side: while ``n`` of them are still running, each moves its bytes at
+    ``min(link, HBM / n)``; a core's transfers are taken as spread evenly over its span, so the rest
+    of its span (set-ups, vector work not hidden behind them) runs at its own pace. With equal cores
+    nothing changes; with ``64`` rows on ``40`` cores the second row runs at the link's rate.
+    """
+    remaining = list(span)
+    gm = [min(1.0, m / share / s) if s else 0.0 for m, s in zip(moved, span)]  # span fraction on the link
+    finish = [0.0] * len(span)
+    running = [c for c, s in enumerate(span) if s > 0]
+    now = 0.0
+    while running:
+        rate = min(k.core_gm_bytes_per_cycle.value, hbm_bytes_per_cycle(k) / len(running))
+        pace = {c: 1.0 / (gm[c] * share / rate + 1.0 - gm[c]) for c in running}  # span cycles per cycle
+        first = min(running, key=lambda c: remaining[c] / pace[c])
+        step = remaining[first] / pace[first]
+        now += step
+        for c in running:
+            remaining[c] -= step * pace[c]
+        done = [c for c in running if c == first or remaining[c] <= 1e-9 * span[c]]
+        for c in done:
+            finish[c] = now
+        running = [c for c in running if c not in done]
+    return finish

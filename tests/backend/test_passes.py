@@ -123,3 +123,22 @@ def test_planner_largest_block_and_footprint():
     for block in (2048, 8192):
         (k,) = dsl.softmax_kernel.specialize(F32, F32, i32, i32, i32, BLOCK=block).kernels
         assert planned(k, "Ascend910B3").plan.total_bytes == a * block + b
+
+
+def test_a_broadcast_with_two_run_time_schedules_writes_over_its_dying_source_in_both():
+    """The general form picks between walking each row and column chunks at run time (an If): the
+    result still shares its source's slot, so the runtime-extent tiles are as large as the static ones."""
+    from ascdsl import dtypes
+    from ascdsl.backend import kir
+    from ascdsl.planner import arg_types
+    from ops import log_softmax_grad as lsm
+
+    d = ascdsl.TensorDesc((64, 65536), dtypes.float16)
+    f = lsm.reduce_tail_recompute_kernel
+    k = planned(f.specialize(*arg_types(f, (d, d, d)), BLOCK_R=1024).kernels[0], get_platform("Ascend910B3"),
+                general=True)
+    calls = [s for st in k.stages for s in kir.walk(st.body) if isinstance(s, kir.Call)]
+    (exp,) = [c for c in calls if c.api == "Exp"]
+    products = [c for c in calls if c.api == "Mul" and any(r.buf == exp.dst.buf for r in c.srcs)]
+    assert len(products) == 2  # walking the row, column chunks
+    assert {k.plan.slot(c.dst.buf).index for c in products} == {k.plan.slot(exp.dst.buf).index}

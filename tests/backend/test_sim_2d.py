@@ -27,6 +27,24 @@ def test_copy_2d_bit_exact(dtype):
     each(check, cases)
 
 
+def test_rows_back_to_back_in_gm_and_ub_are_copied_as_one_burst():
+    from ascdsl import sim
+    from ascdsl.sim import cost
+
+    def busy(pad):  # 64 rows of 64 floats (256 B bursts) at GM row stride 64 + pad
+        x = data((64, 64 + pad), dtypes.float32)
+        with sim.record() as runs:
+            want, got = both(kernels.copy2d_kernel[(1,)], x, np.zeros((64, 64), np.float32), 64, 64, 64 + pad, 64,
+                              ROWS=64, COLS=64)
+        assert want[1].tobytes() == got[1].tobytes(), pad
+        return runs[-1].stats.pipe_busy
+    strided, whole = busy(8), busy(0)
+    k = cost.A2
+    assert strided["MTE2"] - whole["MTE2"] == pytest.approx(63 * k.burst_cycles.value, abs=1)  # 1 burst, not 64
+    one_burst = k.copy_setup.value + k.burst_cycles.value + 64 * 64 * 4 / k.core_gm_bytes_per_cycle.value
+    assert whole["MTE3"] == strided["MTE3"] == pytest.approx(one_burst, abs=1)  # the store's rows: stride 64
+
+
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_row_and_column_reductions_with_broadcasts(dtype):
     def check(m, n, rows, cols):
@@ -38,7 +56,7 @@ def test_row_and_column_reductions_with_broadcasts(dtype):
         np.testing.assert_allclose(got[1], want[1], rtol=f32.rtol, atol=f32.atol * n, err_msg=f"{m}x{n}")
         np.testing.assert_allclose(got[2].astype(np.float64), want[2].astype(np.float64), rtol=dtype.rtol,
                                    atol=dtype.atol * max(n, rows), err_msg=f"{m}x{n}")
-    cases = [(5, 33, 4, 64), (3, 200, 2, 256), (2, 2056, 2, 4096), (270, 7, 270, 8)]
+    cases = [(5, 33, 4, 64), (3, 200, 2, 256), (2, 2056, 2, 4096), (270, 7, 270, 8), (3, 150, 2, 200)]
     each(check, cases)
 
 

@@ -61,12 +61,14 @@ private:
     {
         LocalTensor<bfloat16_t> dyIn = inQueueDy.AllocTensor<bfloat16_t>();  // ops/log_softmax_grad.py:104
         DataCopyPadExtParams<bfloat16_t> dyInPad{true, 0, static_cast<uint8_t>((dyCols + 15) / 16 * 16 - dyCols), (bfloat16_t)0.0f};
-        DataCopyExtParams dyInParams{static_cast<uint16_t>(dyRows), static_cast<uint32_t>(dyCols * sizeof(bfloat16_t)), static_cast<uint32_t>((static_cast<int64_t>(tiling_.d2) - dyCols) * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (dyCols + 15) / 16), 0};
+        const bool dyInWhole = (static_cast<int64_t>(tiling_.d2) == static_cast<int64_t>(dyCols)) & (dyCols == 32);
+        DataCopyExtParams dyInParams{static_cast<uint16_t>(dyInWhole ? 1 : dyRows), static_cast<uint32_t>((dyInWhole ? dyRows * dyCols : dyCols) * sizeof(bfloat16_t)), static_cast<uint32_t>((static_cast<int64_t>(tiling_.d2) - dyCols) * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (dyCols + 15) / 16), 0};
         DataCopyPad(dyIn, dyGm[dyOffset], dyInParams, dyInPad);
         inQueueDy.EnQue(dyIn);
         LocalTensor<bfloat16_t> xIn = inQueueX.AllocTensor<bfloat16_t>();  // ops/log_softmax_grad.py:106
         DataCopyPadExtParams<bfloat16_t> xInPad{true, 0, static_cast<uint8_t>((dyCols + 15) / 16 * 16 - dyCols), (bfloat16_t)0.0f};
-        DataCopyExtParams xInParams{static_cast<uint16_t>(dyRows), static_cast<uint32_t>(dyCols * sizeof(bfloat16_t)), static_cast<uint32_t>((static_cast<int64_t>(tiling_.d2) - dyCols) * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (dyCols + 15) / 16), 0};
+        const bool xInWhole = (static_cast<int64_t>(tiling_.d2) == static_cast<int64_t>(dyCols)) & (dyCols == 32);
+        DataCopyExtParams xInParams{static_cast<uint16_t>(xInWhole ? 1 : dyRows), static_cast<uint32_t>((xInWhole ? dyRows * dyCols : dyCols) * sizeof(bfloat16_t)), static_cast<uint32_t>((static_cast<int64_t>(tiling_.d2) - dyCols) * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (dyCols + 15) / 16), 0};
         DataCopyPad(xIn, xGm[dyOffset], xInParams, xInPad);
         inQueueX.EnQue(xIn);
     }
@@ -125,7 +127,8 @@ private:
     __aicore__ inline void CopyOut(const int64_t dyOffset, const int32_t dyRows, const int64_t dyCols)
     {
         LocalTensor<bfloat16_t> outOut = outQueueOut.DeQue<bfloat16_t>();  // ops/log_softmax_grad.py:108
-        DataCopyExtParams outOutParams{static_cast<uint16_t>(dyRows), static_cast<uint32_t>(dyCols * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (dyCols + 15) / 16), static_cast<uint32_t>((static_cast<int64_t>(tiling_.d2) - dyCols) * sizeof(bfloat16_t)), 0};
+        const bool outOutWhole = (static_cast<int64_t>(tiling_.d2) == static_cast<int64_t>(dyCols)) & (dyCols == 32);
+        DataCopyExtParams outOutParams{static_cast<uint16_t>(outOutWhole ? 1 : dyRows), static_cast<uint32_t>((outOutWhole ? dyRows * dyCols : dyCols) * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (dyCols + 15) / 16), static_cast<uint32_t>((static_cast<int64_t>(tiling_.d2) - dyCols) * sizeof(bfloat16_t)), 0};
         DataCopyPad(outGm[dyOffset], outOut, outOutParams);
         outQueueOut.FreeTensor(outOut);
     }

@@ -58,12 +58,14 @@ private:
     {
         LocalTensor<half> gradIn = inQueueGrad.AllocTensor<half>();  // ops/softmax_grad.py:68
         DataCopyPadExtParams<half> gradInPad{true, 0, static_cast<uint8_t>((gradCols + 15) / 16 * 16 - gradCols), (half)0.0f};
-        DataCopyExtParams gradInParams{static_cast<uint16_t>(gradRows), static_cast<uint32_t>(gradCols * sizeof(half)), static_cast<uint32_t>((static_cast<int64_t>(tiling_.k) - gradCols) * sizeof(half)), static_cast<uint32_t>(4 - (gradCols + 15) / 16), 0};
+        const bool gradInWhole = (static_cast<int64_t>(tiling_.k) == static_cast<int64_t>(gradCols)) & (gradCols == 64);
+        DataCopyExtParams gradInParams{static_cast<uint16_t>(gradInWhole ? 1 : gradRows), static_cast<uint32_t>((gradInWhole ? gradRows * gradCols : gradCols) * sizeof(half)), static_cast<uint32_t>((static_cast<int64_t>(tiling_.k) - gradCols) * sizeof(half)), static_cast<uint32_t>(4 - (gradCols + 15) / 16), 0};
         DataCopyPad(gradIn, gradGm[gradOffset], gradInParams, gradInPad);
         inQueueGrad.EnQue(gradIn);
         LocalTensor<half> srcIn = inQueueSrc.AllocTensor<half>();  // ops/softmax_grad.py:69
         DataCopyPadExtParams<half> srcInPad{true, 0, static_cast<uint8_t>((gradCols + 15) / 16 * 16 - gradCols), (half)0.0f};
-        DataCopyExtParams srcInParams{static_cast<uint16_t>(gradRows), static_cast<uint32_t>(gradCols * sizeof(half)), static_cast<uint32_t>((static_cast<int64_t>(tiling_.k) - gradCols) * sizeof(half)), static_cast<uint32_t>(4 - (gradCols + 15) / 16), 0};
+        const bool srcInWhole = (static_cast<int64_t>(tiling_.k) == static_cast<int64_t>(gradCols)) & (gradCols == 64);
+        DataCopyExtParams srcInParams{static_cast<uint16_t>(srcInWhole ? 1 : gradRows), static_cast<uint32_t>((srcInWhole ? gradRows * gradCols : gradCols) * sizeof(half)), static_cast<uint32_t>((static_cast<int64_t>(tiling_.k) - gradCols) * sizeof(half)), static_cast<uint32_t>(4 - (gradCols + 15) / 16), 0};
         DataCopyPad(srcIn, srcGm[gradOffset], srcInParams, srcInPad);
         inQueueSrc.EnQue(srcIn);
     }
@@ -121,7 +123,8 @@ private:
     __aicore__ inline void CopyOut(const int64_t gradOffset, const int32_t gradRows, const int32_t gradCols)
     {
         LocalTensor<half> outOut = outQueueOut.DeQue<half>();  // ops/softmax_grad.py:75
-        DataCopyExtParams outOutParams{static_cast<uint16_t>(gradRows), static_cast<uint32_t>(gradCols * sizeof(half)), static_cast<uint32_t>(4 - (gradCols + 15) / 16), static_cast<uint32_t>((static_cast<int64_t>(tiling_.k) - gradCols) * sizeof(half)), 0};
+        const bool outOutWhole = (static_cast<int64_t>(tiling_.k) == static_cast<int64_t>(gradCols)) & (gradCols == 64);
+        DataCopyExtParams outOutParams{static_cast<uint16_t>(outOutWhole ? 1 : gradRows), static_cast<uint32_t>((outOutWhole ? gradRows * gradCols : gradCols) * sizeof(half)), static_cast<uint32_t>(4 - (gradCols + 15) / 16), static_cast<uint32_t>((static_cast<int64_t>(tiling_.k) - gradCols) * sizeof(half)), 0};
         DataCopyPad(outGm[gradOffset], outOut, outOutParams);
         outQueueOut.FreeTensor(outOut);
     }

@@ -100,3 +100,26 @@ def test_constants_name_their_sources():
         assert value > 0 and len(source) > 20, name
     assert K.repeat_source
     assert set(cost.COSTS) == set(PLATFORMS)
+
+
+def test_a_core_left_running_alone_moves_its_bytes_at_its_link_rate():
+    n = 4096  # 41 blocks on 40 cores: core 0 runs a second copy after the others have finished
+    x = np.zeros(41 * n, np.float32)
+    forty = run("one_copy", [x, np.uint32(n)], 40)
+    one_more = run("one_copy", [x, np.uint32(n)], 41)
+    alone = 2 * ISSUE + K.copy_setup.value + K.burst_cycles.value + 4 * n / K.core_gm_bytes_per_cycle.value + FLAG
+    assert one_more.est_cycles == pytest.approx(forty.est_cycles + alone, abs=2)
+    assert one_more.per_block[40].est_cycles == forty.per_block[0].est_cycles  # each block ran at a 40th
+    assert one_more.est_cycles >= one_more.floor_cycles
+
+
+def test_unequal_cores_share_hbm_among_those_still_running_and_vector_work_is_not_sped_up():
+    share, link, hbm = cost.core_share(PLAT, 40), K.core_gm_bytes_per_cycle.value, cost.hbm_bytes_per_cycle(K)
+    row = 1 << 20  # bytes; a block that only moves bytes spans them at its share
+    blocks = [cost.BlockCost(2 * row / share, {"MTE2": 2 * row / share}, 0.0, 2 * row)] * 24
+    blocks += [cost.BlockCost(row / share, {"MTE2": row / share}, 0.0, row)] * 16
+    est = cost.estimate(blocks, PLAT)
+    assert est.cycles == math.ceil(row / share + row / min(link, hbm / 24))  # the second row with 24 cores left
+    assert est.cycles >= est.floor_cycles == int(40 * row * 1.6 / hbm)
+    vector_bound = cost.BlockCost(2 * row / share, {"MTE2": 2 * row / share, "V": 2 * row / share}, 0.0, 2 * row)
+    assert cost.estimate([vector_bound] + blocks[1:], PLAT).cycles == math.ceil(2 * row / share)
