@@ -1,15 +1,24 @@
-"""Suite-wide settings: a deterministic hypothesis profile under CI, and a summary of the
-simulator's g++ builds (count and seconds over every xdist worker). Builds go to the normal cache
+"""Suite-wide settings: a deterministic hypothesis profile under CI, test data independent of the
+order xdist runs tests in, and a summary of the simulator's g++ builds (count and seconds over every xdist worker). Builds go to the normal cache
 (``$ASCDSL_CACHE_DIR`` or ``~/.cache/ascdsl``), shared with ``ascdsl check`` and ``ascdsl build``."""
 import json
 import os
 from pathlib import Path
 
+import numpy as np
+import pytest
 from hypothesis import settings
 
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("dev", deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+@pytest.fixture(autouse=True)
+def _same_data_in_any_order():
+    """Every test starts from the same state of the shared test-data generator."""
+    from tests.backend import helpers
+    helpers.RNG.bit_generator.state = np.random.default_rng(helpers.SEED).bit_generator.state
 
 
 def _stats_dir(config) -> Path:

@@ -11,7 +11,10 @@ from ascdsl.backend import simrun, tiling
 from ascdsl.backend.ascendc import kernel_source
 from tests.sim.test_cann_headers import cann_flags
 
-RNG = np.random.default_rng(7)
+SEED = 7
+RNG = np.random.default_rng(SEED)
+"""The test data's generator; the suite's conftest reseeds it before every test, so a test draws the
+same data whichever tests an xdist worker ran before it."""
 FLOATS = [dtypes.float32, dtypes.float16, dtypes.bfloat16]
 
 
