@@ -16,9 +16,9 @@ SECONDS = 30  # CPU seconds per mutant on the interpreter (under a second, ~10 s
 SIM_SECONDS = 300  # per mutant on the simulator, g++ included
 
 
-def interpreter_outcomes(tmp_path, count: int, seed: int):
+def interpreter_outcomes(tmp_path, count: int, seed: int, shard: tuple[int, int] = (0, 1)):
     out = []
-    for m in fuzz.mutants(count, seed):
+    for m in fuzz.mutants(count, seed)[shard[0]::shard[1]]:
         path = fuzz.write(m, tmp_path)
         out.append((m, path, *fuzz.run_mutant(path, m.index, "interpreter", SECONDS)))
     return out
@@ -33,13 +33,15 @@ def sim_outcome(path, index: int) -> tuple[str, str]:
     return tuple(json.loads(proc.stdout.splitlines()[-1]))
 
 
-def check(tmp_path, count: int, seed: int, sim_count: int) -> None:
-    results = interpreter_outcomes(tmp_path, count, seed)
+def check(tmp_path, count: int, seed: int, sim_count: int, shard: tuple[int, int] = (0, 1)) -> None:
+    """Mutants ``shard[0]::shard[1]`` of ``count``: each run on the interpreter, ``sim_count`` of those
+    that ran on the simulator too."""
+    results = interpreter_outcomes(tmp_path, count, seed, shard)
     kinds = [kind for _, _, kind, _ in results]
     failures = [f"{m.source.name}:{m.kernel} [{m.what}] on the interpreter: {detail}"
                 for m, _, kind, detail in results if kind == fuzz.INTERNAL]
     ran = [(m, path) for m, path, kind, _ in results if kind == fuzz.RAN]
-    assert kinds.count(fuzz.RAN) >= count // 10 and kinds.count(fuzz.REFUSED) >= count // 10  # both exercised
+    assert kinds.count(fuzz.RAN) >= len(results) // 10 and kinds.count(fuzz.REFUSED) >= len(results) // 10  # both exercised
     for m, path in ran[:sim_count]:
         kind, detail = sim_outcome(path, m.index)
         if kind == fuzz.INTERNAL:
@@ -58,8 +60,10 @@ def test_fuzz_fast(tmp_path):
 
 
 @pytest.mark.slow
-def test_fuzz(tmp_path):
-    check(tmp_path, count=400, seed=1, sim_count=12)
+@pytest.mark.parametrize("shard", range(4))
+def test_fuzz(tmp_path, shard):
+    """400 mutants in four shards (xdist runs them side by side), 3 of each shard's on the simulator."""
+    check(tmp_path, count=400, seed=1, sim_count=3, shard=(shard, 4))
 
 
 def test_an_internal_error_is_reported(tmp_path):
