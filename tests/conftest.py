@@ -14,11 +14,22 @@ settings.register_profile("dev", deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
+_FIRST_STATES: dict = {}
+"""(module name, attribute) -> the state a module-level generator had when its first test ran."""
+
+
 @pytest.fixture(autouse=True)
-def _same_data_in_any_order():
-    """Every test starts from the same state of the shared test-data generator."""
+def _same_data_in_any_order(request):
+    """Every test starts from the same state of the shared test-data generator and of its own module's
+    generators (``RNG = np.random.default_rng(N)`` at module level), whichever tests its xdist worker
+    ran before it."""
     from tests.backend import helpers
     helpers.RNG.bit_generator.state = np.random.default_rng(helpers.SEED).bit_generator.state
+    module = getattr(request, "module", None)
+    for name, value in vars(module).items() if module is not None else ():
+        if isinstance(value, np.random.Generator) and value is not helpers.RNG:
+            first = _FIRST_STATES.setdefault((module.__name__, name), value.bit_generator.state)
+            value.bit_generator.state = first
 
 
 def _stats_dir(config) -> Path:
