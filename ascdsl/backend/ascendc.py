@@ -14,8 +14,10 @@
 7. ``name`` (:mod:`.naming`): readable, collision-free C++ names;
 8. ``check_budget`` (:mod:`.ubplan`): the plan fits the platform's UB (a located error otherwise).
 
-Each variant is compiled once (:func:`compile_variant` is cached); rendering (:mod:`.emit`) is the
-only place C++ text appears. ``Process`` walks the program ids of its block
+Each variant is compiled once (:func:`compile_variant` is cached). After the lift (:mod:`.lift`,
+runtime tile extents) and the template classes (:mod:`.templated`), ``simplify``
+(:mod:`.simplify`) folds what stayed literal in the general form (loops over one row, literal
+arithmetic) just before rendering; rendering (:mod:`.emit`) is the only place C++ text appears. ``Process`` walks the program ids of its block
 (``pid = GetBlockIdx(); pid < programs; pid += GetBlockNum()``).
 """
 from __future__ import annotations
@@ -34,6 +36,7 @@ from .limits import check_vector_cores
 from .naming import safe
 from .render import render
 from .select import select
+from .simplify import simplify
 from .staging import stage
 from .sync import sync
 from .templated import ClassPlan, plan_classes
@@ -102,7 +105,7 @@ def class_names(variants: Sequence[Variant], platform: Platform | str) -> dict[i
 def render_classes(variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> str:
     """Every variant's class (no includes, no entry)."""
     return render("kernel_classes.cpp.j2", classes=[
-        class_model(c.kernel, c.name, layout.struct_name, c.is_template, c.narrow, c.wide) for c in classes(variants, platform)])
+        class_model(simplify(c.kernel), c.name, layout.struct_name, c.is_template, c.narrow, c.wide) for c in classes(variants, platform)])
 
 
 def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> str:

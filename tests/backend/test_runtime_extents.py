@@ -413,3 +413,15 @@ def test_the_float32_instance_of_a_template_costs_what_its_own_class_does(name, 
     print(f"{name} float32: {t_name} {t_us:.3f} us / {o_name} {o_us:.3f} us = {t_us / o_us:.4f}")
     assert t_name.endswith("<float>") and "<" not in o_name
     assert np.array_equal(t_out, o_out) and t_ub == o_ub and t_us <= o_us
+
+
+@pytest.mark.parametrize("name", ALL_OPS)
+def test_no_built_kernel_has_a_loop_that_runs_once(name, request):
+    """The general form walks one-row tiles in loops (ascdsl/backend/simplify.py unrolls them): none
+    is left in the written kernels."""
+    import re
+    _, folder = request.getfixturevalue(name)
+    once = re.compile(r"for \(int(?:32|64)_t (\w+) = (-?\d+); \1 < (-?\d+);")
+    for source in folder.glob("kernel/*_kernel.cpp"):
+        loops = [m.group(0) for m in once.finditer(source.read_text()) if int(m.group(3)) - int(m.group(2)) <= 1]
+        assert loops == [], f"{source.name}: {loops[:3]}"
