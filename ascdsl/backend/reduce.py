@@ -165,9 +165,9 @@ def _to_scalar(sel: Selector, instr: Instr) -> list:
 def broadcast_binary(sel: Selector, instr: Instr) -> list:
     """``dst[M, N] = a op b`` where an operand is a fused broadcast of ``[M, 1]`` or ``[1, N]``:
     one repeat per row, column chunk by column chunk; with an ``[M, 1]`` operand, where that issues
-    fewer calls (few long rows, or rows beyond the 8-bit repeat stride) and a row is whole repeats,
-    one call per row whose repeats walk the row, the row's broadcast block read at block and repeat
-    stride 0 (at run time in the general form)."""
+    fewer calls (few long rows, or rows beyond the 8-bit repeat stride), one call per row whose
+    repeats walk the row's whole repeats, the row's broadcast block read at block and repeat stride 0,
+    then the rows' last partial repeat as one column chunk (chosen at run time in the general form)."""
     op, v = instr.op, instr.result
     dt, (rows, cols) = v.type.dtype, v.type.shape
     if op not in isel.BINARY_API or dt not in isel.NATIVE or any(x.type.dtype != dt for x in instr.operands):
@@ -216,19 +216,22 @@ def broadcast_binary(sel: Selector, instr: Instr) -> list:
         sel, rows, lit(rows), pb, lambda r, n, s: call(r, n, s, c)))
     if not any(q == 1 for _, _, _, q in operands):  # no [M, 1] operand: the rows are the repeats
         return located(out + columns, instr.loc)
-    # [M, 1] operands: one call per row whose repeats walk the row, where that issues fewer calls than
-    # column chunks with the rows as repeats (few long rows; rows beyond the 8-bit repeat stride) and
-    # a row is whole repeats (one call writes each result over its source: the UB plan's in-place)
+    # [M, 1] operands: one call per row whose repeats walk the row's whole repeats, then the last
+    # partial repeat of every row as one column chunk, where that issues fewer calls than column
+    # chunks with the rows as repeats (few long rows; rows beyond the 8-bit repeat stride; one call
+    # writes each result over its source: the UB plan's in-place)
     most = sel.platform.max_repeats
     full = Bin(BinOp.DIV, lit(cols), lit(per_rep)) if sel.general else lit(cols // per_rep)
     r, k = sel.fresh("r"), sel.fresh("k")
+    tail = repeat.over_columns(sel, Bin(BinOp.MUL, full, lit(per_rep)), cols, per_rep, lambda c: repeat.over_rows(
+        sel, rows, lit(rows), pb, lambda r, n, s: call(r, n, s, c)))
     rows_first = [For(r, lit(0), lit(rows), lit(1), (For(k, lit(0), full, lit(most), (
         along(r, k, minimum(Bin(BinOp.SUB, full, k), lit(most))),), True),), True)]
     if not sel.general:
         per_chunk = -(-rows // most) if pb <= most else rows  # calls of one column chunk
-        if cols % per_rep or rows * -(-(cols // per_rep) // most) >= cols // per_rep * per_chunk:
+        walked = rows * -(-(cols // per_rep) // most) + (per_chunk if cols % per_rep else 0)
+        if cols < per_rep or walked >= -(-cols // per_rep) * per_chunk:
             return located(out + columns, instr.loc)
-        return located(out + rows_first, instr.loc)
-    walk = Bin(BinOp.AND, Bin(BinOp.EQ, Bin(BinOp.MOD, lit(cols), lit(per_rep)), lit(0)),
-               Bin(BinOp.OR, Bin(BinOp.LT, lit(rows), full), Bin(BinOp.GT, lit(pb), lit(most))))
-    return located(out + [If(walk, tuple(rows_first), orelse=tuple(columns))], instr.loc)
+        return located(out + rows_first + (tail if cols % per_rep else []), instr.loc)
+    walk = Bin(BinOp.OR, Bin(BinOp.LT, lit(rows), full), Bin(BinOp.GT, lit(pb), lit(most)))
+    return located(out + [If(walk, tuple(rows_first + tail), orelse=tuple(columns))], instr.loc)

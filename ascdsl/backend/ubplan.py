@@ -244,17 +244,23 @@ def _donors(order: _Order) -> dict[Buf, Buf]:
 
 
 def _dies_in_place(order: _Order, at: int, last: int, src: Buf, d: Buf) -> bool:
-    """Whether ``at`` is in the then-branch of an If whose else-branch holds every later use of
-    ``src``, each a call writing ``d`` in place over it (the other schedule of one operation, picked
-    at run time): on either path ``src`` dies where ``d`` is written over it."""
-    for start, middle, end in order.branches:
-        if not start < at <= middle < last <= end:
-            continue
-        return all(middle < q and isinstance(c.dst, kir.Ref) and c.dst.buf == d and c.inplace and any(
-                       isinstance(r, kir.Ref) and r.buf == src and (c.inplace is True or i in c.inplace)
-                       for i, r in enumerate(c.srcs))
-                   for q, c in order.calls if at < q <= last and any(r.buf == src for r in c.refs))
-    return False
+    """Whether every later use of ``src`` is a call writing ``d`` in place over it that is either in
+    the else-branch of an If whose then-branch holds ``at`` (the other schedule of one operation,
+    picked at run time) or another part of the operation at ``at`` (the same API over the same
+    buffers: selection splits one operation into calls over disjoint parts, such as a row's whole
+    repeats and its last partial one): on every path ``src`` dies where ``d`` is written over it."""
+    first = dict(order.calls)[at]
+    branch = next(((m, e) for s, m, e in order.branches if s < at <= m < last <= e), None)
+
+    def over_src(q: int, c) -> bool:
+        if not (isinstance(c.dst, kir.Ref) and c.dst.buf == d and c.inplace and any(
+                isinstance(r, kir.Ref) and r.buf == src and (c.inplace is True or i in c.inplace)
+                for i, r in enumerate(c.srcs))):
+            return False
+        other = branch is not None and branch[0] < q
+        return other or (c.api, [r.buf for r in c.refs]) == (first.api, [r.buf for r in first.refs])
+    uses = [(q, c) for q, c in order.calls if at < q <= last and any(r.buf == src for r in c.refs)]
+    return bool(uses) and all(over_src(q, c) for q, c in uses)
 
 
 def plan_ub(k: kir.Kernel, platform: Platform) -> kir.Kernel:

@@ -72,3 +72,28 @@ def test_rows_and_columns_spread_over_a_tile_bit_exact(dtype):
         assert (want[3][m * n:2 * m * n].reshape(m, n) == c[:, None]).all() and (want[3][2 * m * n:] == c * 3 - c).all()
     cases = [(5, 33, 8, 64), (3, 8, 4, 8)]
     each(check, cases)
+
+
+@ascdsl.jit
+def row_scale_kernel(x_ptr, c_ptr, out_ptr, m, n, ROWS: tl.constexpr, COLS: tl.constexpr):
+    rows = tl.arange(0, ROWS)[:, None]
+    cols = tl.arange(0, COLS)[None, :]
+    mask = (rows < m) & (cols < n)
+    x = tl.load(x_ptr + rows * n + cols, mask=mask, other=0)
+    c = tl.load(c_ptr + rows, mask=rows < m, other=0)  # (ROWS, 1)
+    tl.store(out_ptr + rows * n + cols, x * c - c, mask=mask)
+
+
+# few long rows whose length is not whole repeats (each row's whole repeats in one call, then the
+# partial repeat of every row as one column chunk), whole repeats, and many rows (column chunks)
+ROW_SCALE = [(3, 200, 4, 200, "float32"), (3, 1000, 3, 1000, "float16"), (2, 512, 2, 512, "float32"),
+             (60, 72, 64, 72, "float32"), (5, 1100, 8, 1104, "bfloat16")]
+
+
+@pytest.mark.parametrize("m,n,rows,cols,dtype", ROW_SCALE)
+def test_a_row_value_broadcast_over_rows_of_any_length_bit_exact(m, n, rows, cols, dtype):
+    dt = getattr(tl, dtype)
+    x, c = data((m, n), dt), data((m, 1), dt)
+    want, got = both(row_scale_kernel[(1,)], x, c, np.zeros((m, n), dt.np), m, n, ROWS=rows, COLS=cols)
+    np.testing.assert_array_equal(got[2], want[2])
+    assert np.array_equal(want[2], (x.astype(np.float32) * c - c).astype(dt.np)) or dt is not tl.float32
