@@ -353,6 +353,7 @@ class _Programs:
         self.env: dict[int, Array] = {}
         self.active: Array | None = None  # (n,) bool: who runs the current region; None = all
         self.order: Array | None = None  # the programs in the order they run, when not 0..n-1
+        self.plans = affine.Plans()
 
     def copies(self, copies: int, env: dict[int, Any], active: Array | None) -> "_Programs":
         """These programs, each ``copies`` times in a row, on ``env`` (values of these programs,
@@ -363,6 +364,7 @@ class _Programs:
             self.memory, self.grid, self.prepared, self.schedule, self.leaves)
         out.n, out.pid, out.active = self.n * copies, tuple(np.repeat(a, copies) for a in self.pid), active
         out.order = np.arange(out.n).reshape(self.n, copies).T.reshape(-1)
+        out.plans = affine.Plans()
         out.env = {i: _repeat(x, copies) for i, x in env.items()}
         return out
 
@@ -791,7 +793,7 @@ def _plan(P: _Programs, instr: Instr, ptr: Affine, mask, lead: int, store: bool)
         k = (address + HALF) >> SHIFT if root is None else root
         return (memory.flats[k], k << SHIFT) if 0 <= k < len(memory.flats) else (None, 0)
     programs = max([ptr.programs, lead] + [f.shape[0] for f in factors])
-    return affine.plan(ptr, *parts, programs, buffer, store)
+    return affine.plan(ptr, *parts, programs, buffer, store, P.plans)
 
 
 ATOMIC_COMBINE = {Op.ATOMIC_ADD: Op.ADD, Op.ATOMIC_MAX: Op.MAXIMUM, Op.ATOMIC_MIN: Op.MINIMUM,

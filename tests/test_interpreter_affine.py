@@ -301,3 +301,42 @@ def test_lanes_a_mask_disables_hold_the_other_values_in_pieces(monkeypatch):
             k = p * trips * tile_rows + r
             np.testing.assert_allclose(slots[k], np.exp(xr) * wr + xr, rtol=1e-6)
             np.testing.assert_allclose(sums[k], (xr * wr).sum() + xr.max(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("programs,tile_rows", [(5, 3), (4, 1)])
+def test_accesses_through_the_same_offsets_are_planned_once(monkeypatch, programs, tile_rows):
+    rows, cols = 37, 24
+    rng = np.random.default_rng(3)
+    dy, x = (rng.standard_normal((rows, cols)).astype(np.float32) for _ in range(2))
+    planned = []
+    found = affine._geometry
+    monkeypatch.setattr(affine, "_geometry", lambda *a: (planned.append(a), found(*a))[1])
+    out = np.full((rows + 2, cols), 7.0, np.float32)
+    uneven_rows_kernel[(programs,)](dy, x, out, cols, rows // programs, rows % programs, ROWS=tile_rows, BLOCK=32)
+    assert len(planned) == 1  # the two loads and the store: dy_ptr + offs, x_ptr + offs, out_ptr + offs
+    np.testing.assert_array_equal(out[rows:], 7.0)
+    np.testing.assert_allclose(out[:rows], dy - np.exp(x) * dy.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-5)
+
+
+def test_a_buffer_too_small_for_offsets_planned_on_another_is_out_of_bounds():
+    rows, cols, programs = 20, 16, 3
+    dy = np.ones((rows, cols), np.float32)
+    x = np.ones((rows - 1, cols), np.float32)  # the last row's offsets fit dy, not x
+    out = np.zeros((rows, cols), np.float32)
+    with pytest.raises(OutOfBoundsError, match="load from x_ptr out of bounds"):
+        uneven_rows_kernel[(programs,)](dy, x, out, cols, rows // programs, rows % programs, ROWS=2, BLOCK=16)
+
+
+@ascdsl.jit
+def same_offsets_overlap_kernel(x_ptr, out_ptr, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    rows = tl.arange(0, ROWS)
+    offs = rows[:, None] * 0 + tl.arange(0, BLOCK)[None, :]  # every row at the same elements
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, x + rows[:, None].to(tl.float32))  # the last row wins
+
+
+def test_a_store_through_offsets_a_load_planned_with_overlapping_lanes_keeps_the_lane_order():
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    same_offsets_overlap_kernel[(1,)](x, out, ROWS=4, BLOCK=8)
+    np.testing.assert_array_equal(out, x + 3)
