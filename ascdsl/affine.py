@@ -477,9 +477,10 @@ class Loaded:
             self._dense = self.access.gather(self.fill, self.dtype)
         return self._dense
 
-    def _fresh(self, shape: tuple[int, ...]) -> tuple[Array, Array]:
-        """A new tile of ``shape`` (the programs first) and its rows, one per run of the access."""
-        out = np.empty(shape, self.dtype)
+    def _fresh(self, shape: tuple[int, ...], out: Array | None = None) -> tuple[Array, Array]:
+        """A new tile of ``shape`` (the programs first; or ``out``, C-contiguous) and its rows, one per
+        run of the access."""
+        out = np.empty(shape, self.dtype) if out is None else out
         runs = self.access.programs * math.prod(self.access.shape[:self.access.axes])
         return out, out.reshape((runs,) + shape[1 + self.access.axes:])
 
@@ -490,9 +491,11 @@ class Loaded:
         rows = self.access._rows(x)
         return rows if rows.shape[0] == 1 else rows[self.off]
 
-    def apply(self, ufunc, xs: list) -> Array:
-        """``ufunc(*xs)`` (this among ``xs``; the others compact or loaded) as a new tile."""
-        out, rows = self._fresh(self.shape)
+    def apply(self, ufunc, xs: list, out: Array | None = None) -> Array:
+        """``ufunc(*xs)`` (this among ``xs``; the others compact or loaded) as a new tile, or into ``out``
+        (C-contiguous, of the tile's shape and dtype; it may be one of ``xs``, which is then read where
+        it is written)."""
+        out, rows = self._fresh(self.shape, out)
         rows = rows.reshape(rows.shape[0], -1)
         for (first, spacing, view), args in zip(self.access.pieces, self.access._arguments(xs)):
             ufunc(*args, out=_lattice(rows, first, spacing, view.shape))

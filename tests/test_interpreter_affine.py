@@ -340,3 +340,45 @@ def test_a_store_through_offsets_a_load_planned_with_overlapping_lanes_keeps_the
     out = np.zeros(8, np.float32)
     same_offsets_overlap_kernel[(1,)](x, out, ROWS=4, BLOCK=8)
     np.testing.assert_array_equal(out, x + 3)
+
+
+@ascdsl.jit
+def temporaries_kernel(x_ptr, out_ptr, keep_ptr, n_cols, per_core, big_cores, ROWS: tl.constexpr,
+                       BLOCK: tl.constexpr):
+    start, end = core_span(per_core, big_cores)
+    cols = tl.arange(0, BLOCK)
+    for row0 in range(start, end, ROWS):
+        rows = row0 + tl.arange(0, ROWS)
+        offs = rows[:, None] * n_cols + cols[None, :]
+        mask = (rows[:, None] < end) & (cols[None, :] < n_cols)
+        x = tl.load(x_ptr + offs, mask=mask, other=0.5)
+        e = tl.exp(x)  # dies in the product below
+        kept = e * 2.0 + 1.0  # used twice: by the chain and by its own store
+        same = tl.where(cols[None, :] < BLOCK, kept, 0.0)  # the condition holds everywhere: ``kept`` itself
+        chain = (same * same - x) / (kept + 3.0)
+        tl.store(out_ptr + offs, chain * 0.5 + tl.sum(chain, axis=1)[:, None], mask=mask)
+        tl.store(keep_ptr + offs, kept, mask=mask)
+
+
+def test_an_elementwise_op_computes_into_operands_that_die_and_nothing_else(monkeypatch):
+    rows, cols, programs = 45, 24, 4
+    x = np.random.default_rng(4).standard_normal((rows, cols)).astype(np.float32)
+    given = []
+    found = interpreter._donated
+    monkeypatch.setattr(interpreter, "_donated", lambda *a: (given.append(r := found(*a)), r)[1])
+    results = []
+    for limit in (0, 1 << 40):  # small tiles may receive results, then none may
+        monkeypatch.setattr(interpreter, "DONATED_BYTES", limit)
+        out, keep = np.zeros((rows, cols), np.float32), np.zeros((rows, cols), np.float32)
+        temporaries_kernel[(programs,)](x, out, keep, cols, rows // programs, rows % programs, ROWS=4, BLOCK=32)
+        results.append((out, keep, sum(g is not None for g in given)))
+        given.clear()
+    (out, keep, donated), (plain_out, plain_keep, none) = results
+    assert donated >= 3 and none == 0
+    np.testing.assert_array_equal(out, plain_out)
+    np.testing.assert_array_equal(keep, plain_keep)
+    padded = np.pad(x, ((0, 0), (0, 32 - cols)), constant_values=0.5)  # the masked lanes' other value
+    kept = np.exp(padded) * np.float32(2) + np.float32(1)
+    chain = (kept * kept - padded) / (kept + np.float32(3))
+    np.testing.assert_array_equal(keep, kept[:, :cols])
+    np.testing.assert_allclose(out, (chain * 0.5 + chain.sum(axis=1, keepdims=True))[:, :cols], rtol=1e-5, atol=1e-5)
