@@ -499,11 +499,12 @@ def _elementwise(P: _Programs, instr: Instr, *xs) -> tuple:
         if out is not None:
             return (out,)
     loaded = next((x for x in xs if type(x) is Loaded), None)
-    ufunc = numerics.NP_FOR_OP.get(op)
-    plain = isinstance(ufunc, np.ufunc) and ufunc.nout == 1 and _result(instr) == numerics.F32 and all(
-        x.dtype == numerics.F32 for x in xs)  # NumPy's exact result, whatever memory it is written to
-    spare = P.spare if plain else None
-    if loaded is not None and plain:
+    spare, ufunc = P.spare, numerics.NP_FOR_OP.get(op)
+    if (loaded is not None or spare is not None) and not (
+            isinstance(ufunc, np.ufunc) and ufunc.nout == 1 and _result(instr) == numerics.F32
+            and all(x.dtype == numerics.F32 for x in xs)):  # NumPy's exact result, whatever memory it is written to
+        loaded = spare = None
+    if loaded is not None:
         return (loaded.apply(ufunc, [x if type(x) is Loaded else _lift(affine.dense(x), len(shape)) for x in xs],
                              spare if spare is not None and spare.shape == loaded.shape else None),)
     xs = [_lift(affine.dense(x), len(shape)) for x in xs]
