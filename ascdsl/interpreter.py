@@ -55,9 +55,10 @@ from .ir.provenance import STORES, access_roots
 
 SHIFT = 40  # address bits reserved for the element offset within one argument buffer
 HALF = 1 << (SHIFT - 1)  # offsets in [-HALF, HALF) decode to the right buffer
-CHUNK_ELEMENTS = 1 << 20  # programs per chunk * largest tile size: bounds the memory of a chunk
-BATCH_CHUNKS = 2  # a batched loop's iterations run in groups of this many chunks' elements (fewer groups
-# of the same instructions: what the entry points' loops gain; a launch's own chunks are faster smaller)
+CHUNK_ELEMENTS = 1 << 21  # programs per chunk * largest tile size: bounds the memory of a chunk (fewer
+# chunks run the same instructions fewer times; elementwise ops computing into dying operands keep the
+# memory a chunk touches small)
+BATCH_CHUNKS = 1  # a batched loop's iterations run in groups of this many chunks' elements
 
 Array = np.ndarray
 
