@@ -477,9 +477,10 @@ class Loaded:
             self._dense = self.access.gather(self.fill, self.dtype)
         return self._dense
 
-    def _fresh(self, shape: tuple[int, ...]) -> tuple[Array, Array]:
-        """A new tile of ``shape`` (the programs first) and its rows, one per run of the access."""
-        out = np.empty(shape, self.dtype)
+    def _fresh(self, shape: tuple[int, ...], out: Array | None = None) -> tuple[Array, Array]:
+        """A new tile of ``shape`` (the programs first; or ``out``, C-contiguous) and its rows, one per
+        run of the access."""
+        out = np.empty(shape, self.dtype) if out is None else out
         runs = self.access.programs * math.prod(self.access.shape[:self.access.axes])
         return out, out.reshape((runs,) + shape[1 + self.access.axes:])
 
@@ -490,9 +491,11 @@ class Loaded:
         rows = self.access._rows(x)
         return rows if rows.shape[0] == 1 else rows[self.off]
 
-    def apply(self, ufunc, xs: list) -> Array:
-        """``ufunc(*xs)`` (this among ``xs``; the others compact or loaded) as a new tile."""
-        out, rows = self._fresh(self.shape)
+    def apply(self, ufunc, xs: list, out: Array | None = None) -> Array:
+        """``ufunc(*xs)`` (this among ``xs``; the others compact or loaded) as a new tile, or into ``out``
+        (C-contiguous, of the tile's shape and dtype; it may be one of ``xs``, which is then read where
+        it is written)."""
+        out, rows = self._fresh(self.shape, out)
         rows = rows.reshape(rows.shape[0], -1)
         for (first, spacing, view), args in zip(self.access.pieces, self.access._arguments(xs)):
             ufunc(*args, out=_lattice(rows, first, spacing, view.shape))
@@ -534,11 +537,11 @@ PIECE_ELEMENTS = 8192
 many enabled elements on average, else the runs are gathered through an index (two copies)."""
 
 
-def _pieces(flat: Array, offsets: Array, positions: Array | None, width: int, step: int,
-            elements: int) -> tuple[tuple[int, int, Array], ...] | None:
-    """The enabled runs (their ``offsets`` in ``flat`` and their ``positions`` among the tile's runs;
-    None: 0, 1, ...) as few strided views ``(first, spacing, view)``: ``view[i, j]`` is the run at
-    position ``first + i * spacing + j``. Greedily the longest from each run on (consecutive positions,
+def _pieces(offsets: Array, positions: Array | None, width: int, step: int,
+            elements: int) -> tuple[tuple[int, int, int, tuple, tuple], ...] | None:
+    """The enabled runs (their ``offsets`` in the buffer and their ``positions`` among the tile's runs;
+    None: 0, 1, ...) as few strided views ``(first, spacing, offset, shape, steps)`` of the buffer:
+    ``view[i, j]`` is the run at position ``first + i * spacing + j``. Greedily the longest from each run on (consecutive positions,
     equally spaced offsets), then equally spaced lines of them as one; None when they would be many."""
     n = offsets.size
     limit = elements // PIECE_ELEMENTS
@@ -577,7 +580,7 @@ def _pieces(flat: Array, offsets: Array, positions: Array | None, width: int, st
                 outer += 1
         else:
             spacing = jump = 0
-        pieces.append((first, spacing, strided(flat, offset, (outer, count, width), (jump, gap, step))))
+        pieces.append((first, spacing, offset, (outer, count, width), (jump, gap, step)))
         if len(pieces) > limit:
             return None
         k += outer
@@ -610,12 +613,99 @@ def mask_parts(factors, shape: tuple[int, ...]) -> tuple[Array | None, int] | No
     return on, length
 
 
-def plan(ptr: Affine, on: Array | None, length: int, programs: int, buffer, store: bool) -> Access | None | bool:
+@dataclass(frozen=True)
+class _Geometry:
+    """Where an :class:`Access` reaches, as element offsets into its buffer: what :func:`plan` finds
+    and :func:`Access` views are made from, so that an access whose pointer differs from a planned one
+    by a constant (another buffer through the same offsets) reuses it (:class:`Plans`). ``lo`` and
+    ``hi`` are the least and greatest offsets it touches; ``view`` is ``(first, extents, strides)``,
+    ``pieces`` ``(first run, spacing, offset, shape, steps)`` per piece, ``starts`` the runs' offsets
+    (read ``width`` lanes at ``step``)."""
+
+    axes: int
+    run: int
+    width: int
+    lo: int
+    hi: int
+    view: tuple | None = None
+    pieces: tuple | None = None
+    starts: Array | None = None  # (the runs' offsets, for pieces too)
+    step: int = 1
+
+    def distinct(self) -> bool:
+        """Whether every lane is at its own element (what a store needs)."""
+        if self.view is not None:
+            return _disjoint(*self.view[1:])
+        if self.starts.size < 2:
+            return True
+        ordered = self.starts if (self.starts[1:] >= self.starts[:-1]).all() else np.sort(self.starts)
+        return bool((ordered[1:] - ordered[:-1] > (self.width - 1) * self.step).all())
+
+    def access(self, programs: int, shape: tuple[int, ...], on: Array | None, flat: Array, shift: int) -> "Access | None":
+        """The access of these lanes in ``flat``, every offset moved by ``shift``; None if that leaves ``flat``."""
+        if self.lo + shift < 0 or self.hi + shift >= flat.size:
+            return None
+        if self.view is not None:
+            first, extents, strides = self.view
+            return Access(programs, shape, self.axes, self.run, self.width, on,
+                          view=strided(flat, first + shift, extents, strides))
+        if self.pieces is not None:
+            return Access(programs, shape, self.axes, self.run, self.width, on, pieces=tuple(
+                (first, spacing, strided(flat, offset + shift, extent, steps))
+                for first, spacing, offset, extent, steps in self.pieces))
+        reach = (self.width - 1) * self.step
+        return Access(programs, shape, self.axes, self.run, self.width, on,
+                      runs=strided(flat, 0, (flat.size - reach, self.width), (1, self.step)),
+                      starts=self.starts if shift == 0 else self.starts + shift)
+
+
+class Plans:
+    """The accesses planned for one set of programs, so that the loads and stores of a tile through
+    the same offsets (``x_ptr + offsets``, ``y_ptr + offsets``: pointers that differ by a constant,
+    under the same mask) are planned once."""
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple, tuple] = {}
+
+    @staticmethod
+    def key(ptr: Affine, on: Array | None, length: int, programs: int) -> tuple:
+        return (ptr.shape, length, programs, None if on is None else id(on),
+                tuple(c if c is None or type(c) is int else id(c) for c in ptr.coefs))
+
+    def recall(self, key: tuple, ptr: Affine, store: bool) -> tuple[_Geometry, int, int] | None:
+        """``(geometry, address, offset)`` of an access planned for a pointer that ``ptr`` exceeds by a
+        constant: its lane's address moved by that constant, and the lane's offset in that access's buffer
+        (for a ``store``, only one whose lanes are distinct)."""
+        hit = self.seen.get(key)
+        if hit is None:
+            return None
+        old, _, geometry, address, offset = hit  # (``old`` and ``on`` keep the arrays whose ids the key holds)
+        delta = _constant_difference(ptr.base, old.base)
+        if delta is None or (store and not geometry.distinct()):
+            return None
+        return geometry, address + delta, offset
+
+    def note(self, key: tuple, ptr: Affine, on: Array | None, geometry: "_Geometry", address: int, offset: int) -> None:
+        self.seen[key] = (ptr, on, geometry, address, offset)
+
+
+def _constant_difference(a, b) -> int | None:
+    """``a - b`` of two terms when it is the same in every program, else None."""
+    if type(a) is int and type(b) is int:
+        return a - b
+    d = _array(a) - _array(b)
+    lo, hi = int(np.minimum.reduce(d)), int(np.maximum.reduce(d))
+    return lo if lo == hi else None
+
+
+def plan(ptr: Affine, on: Array | None, length: int, programs: int, buffer, store: bool,
+         plans: Plans | None = None) -> Access | None | bool:
     """The :class:`Access` of a load or ``store`` through ``ptr`` to the lanes :func:`mask_parts`
     gave (``on``, ``length``), in ``programs`` programs. ``buffer(address)`` is ``(flat buffer,
     address of its element 0)`` of the buffer the op reaches (``address`` is an enabled lane's), or
     ``(None, 0)``. False: no lane is enabled. None: the general path decides (lanes out of bounds or
-    in several buffers, overlapping stores)."""
+    in several buffers, overlapping stores). ``plans``: the accesses planned before for the same
+    programs, reused for a pointer that differs from one of them by a constant."""
     shape = ptr.shape
     if length == 0 or (on is not None and not on.any()):
         return False
@@ -624,6 +714,12 @@ def plan(ptr: Affine, on: Array | None, length: int, programs: int, buffer, stor
     step = steps[-1]
     if step is None or step < 0 or (store and step == 0 and length > 1):
         return None
+    key = None if plans is None else Plans.key(ptr, on, length, programs)
+    hit = None if key is None else plans.recall(key, ptr, store)
+    if hit is not None:
+        geometry, address, offset = hit
+        flat, origin = buffer(address)
+        return None if flat is None else geometry.access(programs, shape, on, flat, address - origin - offset)
     address = (ptr.base if type(ptr.base) is int else int(ptr.base[0])) if on is None else None  # lane 0, program 0
     if address is None:
         starts = expand(ptr.partial(rank - 1)[..., 0], (programs,) + shape[:-1])
@@ -631,10 +727,24 @@ def plan(ptr: Affine, on: Array | None, length: int, programs: int, buffer, stor
     flat, origin = buffer(address)
     if flat is None:
         return None
+    geometry = _geometry(ptr, steps, on, length, programs, flat.size, origin, store)
+    if geometry is None:
+        return None
+    if key is not None:
+        plans.note(key, ptr, on, geometry, address, address - origin)
+    return geometry.access(programs, shape, on, flat, 0)
+
+
+def _geometry(ptr: Affine, steps: list[int], on: Array | None, length: int, programs: int, size: int,
+              origin: int, store: bool) -> _Geometry | None:
+    """Where :func:`plan`'s access reaches in a buffer of ``size`` elements whose element 0 is at
+    ``origin``; None when it is out of bounds or a store's lanes may overlap."""
+    shape = ptr.shape
+    rank, step = len(shape), steps[-1]
     if None not in steps:
-        view = _view(ptr.base, steps, programs, shape, length, flat, origin, store)
+        view = _view(ptr.base, steps, programs, shape, length, size, origin, store)
         if view is not None:
-            return Access(programs, shape, rank - 1, shape[-1], length, on, view=view)
+            return view
     axes, run, width = rank - 1, shape[-1], length  # width: the lanes of each run accessed
     if length == shape[-1] and step > 0:  # fold axes whose rows continue the run in memory
         while axes > 0 and steps[axes - 1] == run * step and (on is None or on.shape[axes] == 1):
@@ -645,25 +755,24 @@ def plan(ptr: Affine, on: Array | None, length: int, programs: int, buffer, stor
     starts = ptr.partial(axes)
     starts = expand(starts.reshape(starts.shape[:axes + 1]), (programs,) + shape[:axes])
     offsets = (starts.reshape(-1) if on is None else starts[expand(on, starts.shape)]) - origin
-    size, reach = flat.size, (width - 1) * step
-    if np.minimum.reduce(offsets) < 0 or np.maximum.reduce(offsets) + reach >= size:
+    reach = (width - 1) * step
+    lo, hi = int(np.minimum.reduce(offsets)), int(np.maximum.reduce(offsets)) + reach
+    if lo < 0 or hi >= size:
         return None
-    if store and offsets.size > 1:
-        ordered = np.sort(offsets)
-        if not (ordered[1:] - ordered[:-1] > reach).all():
-            return None
+    geometry = _Geometry(axes, run, width, lo, hi, starts=offsets, step=step)
+    if store and not geometry.distinct():
+        return None
     if offsets.size > 1:
         positions = None if on is None else np.flatnonzero(expand(on, starts.shape))
-        pieces = _pieces(flat, offsets, positions, width, step, offsets.size * width)
+        pieces = _pieces(offsets, positions, width, step, offsets.size * width)
         if pieces is not None:
-            return Access(programs, shape, axes, run, width, on, pieces=pieces)
-    runs = strided(flat, 0, (size - reach, width), (1, step))
-    return Access(programs, shape, axes, run, width, on, runs=runs, starts=offsets)
+            return _Geometry(axes, run, width, lo, hi, pieces=pieces, starts=offsets, step=step)
+    return geometry
 
 
-def _view(base, steps: list[int], programs: int, shape: tuple[int, ...], length: int, flat: Array,
-          origin: int, store: bool) -> Array | None:
-    """The whole box of the access as a strided view of ``flat``, when the programs' bases are
+def _view(base, steps: list[int], programs: int, shape: tuple[int, ...], length: int, size: int,
+          origin: int, store: bool) -> _Geometry | None:
+    """The whole box of the access as one strided view of the buffer, when the programs' bases are
     equally spaced and every lane is in bounds (and, for a store, no two lanes share an address)."""
     if type(base) is int:
         first, gap = base, 0
@@ -676,11 +785,11 @@ def _view(base, steps: list[int], programs: int, shape: tuple[int, ...], length:
     lo = hi = first - origin
     for e, s in zip(extents, strides):
         lo, hi = lo + min(0, s * (e - 1)), hi + max(0, s * (e - 1))
-    if lo < 0 or hi >= flat.size:
+    if lo < 0 or hi >= size:
         return None
     if store and not _disjoint(extents, strides):
         return None
-    return strided(flat, first - origin, extents, strides)
+    return _Geometry(len(shape) - 1, shape[-1], length, lo, hi, view=(first - origin, extents, tuple(strides)))
 
 
 def _disjoint(extents, steps) -> bool:

@@ -39,6 +39,7 @@ programs and masked lanes routinely compute on garbage.
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -54,9 +55,10 @@ from .ir.provenance import STORES, access_roots
 
 SHIFT = 40  # address bits reserved for the element offset within one argument buffer
 HALF = 1 << (SHIFT - 1)  # offsets in [-HALF, HALF) decode to the right buffer
-CHUNK_ELEMENTS = 1 << 20  # programs per chunk * largest tile size: bounds the memory of a chunk
-BATCH_CHUNKS = 2  # a batched loop's iterations run in groups of this many chunks' elements (fewer groups
-# of the same instructions: what the entry points' loops gain; a launch's own chunks are faster smaller)
+CHUNK_ELEMENTS = 1 << 21  # programs per chunk * largest tile size: bounds the memory of a chunk (fewer
+# chunks run the same instructions fewer times; elementwise ops computing into dying operands keep the
+# memory a chunk touches small)
+BATCH_CHUNKS = 1  # a batched loop's iterations run in groups of this many chunks' elements
 
 Array = np.ndarray
 
@@ -96,7 +98,7 @@ def run(kernel: Kernel, args: Sequence[Any], grid: Sequence[int]) -> None:
             gc.enable()
 
 
-Step = tuple[Callable[..., Sequence[Array]], Instr, list[int], list[int], list[int], tuple | None]
+Step = tuple[Callable[..., Sequence[Array]], Instr, list[int], list[int], list[int], tuple | None, tuple[int, ...]]
 
 
 @dataclass(frozen=True)
@@ -198,8 +200,10 @@ def _batch(loop: Instr, roots: dict[int, frozenset[int]]) -> _Batch | None:
 
 def _schedule(block: Block, into: dict[int, list[Step]]) -> dict[int, list[Step]]:
     """For ``block`` and every nested block (keyed by ``id``): per instruction, its handler, operand
-    ids, result ids, and the ids of the block's own values (arguments and results) that are not used
-    after it. A use inside a region counts as a use by the instruction that owns the region."""
+    ids, result ids, the ids of the block's own values (arguments and results) that are not used
+    after it, the operand shapes for handlers that want whole tiles, and the positions of the operands
+    an elementwise op may compute its result into (:func:`_donated`). A use inside a region counts as
+    a use by the instruction that owns the region."""
     last = {v.id: 0 for v in block.args}
     for i, instr in enumerate(block.body):
         for region in instr.regions:
@@ -214,9 +218,28 @@ def _schedule(block: Block, into: dict[int, list[Step]]) -> dict[int, list[Step]
     fused = _stored_directly(block)
     into[id(block)] = [(_defer if i in fused else HANDLERS[instr.op], instr, [v.id for v in instr.operands],
                         [v.id for v in instr.results], dead[i],
-                        None if instr.op in COMPACT else tuple(v.type.shape for v in instr.operands))
+                        None if instr.op in COMPACT else tuple(v.type.shape for v in instr.operands),
+                        () if i in fused or instr.op not in GroupOp.ELEMENTWISE else
+                        tuple(k for k, v in enumerate(instr.operands) if v.id in dead[i]))
                        for i, instr in enumerate(block.body)]
     return into
+
+
+DONATED_BYTES = 1 << 16
+"""Dying operands at least this large may receive an elementwise op's result (:func:`_donated`)."""
+
+
+def _donated(env: dict[int, Any], operands: list[int], args: list, donors: tuple[int, ...]) -> Array | None:
+    """An operand that dies at this instruction and that nothing else refers to (its reference count:
+    no view, no other value, no deferred store holds it), removed from ``env``: a C-contiguous float32
+    array the op may overwrite with its result, as NumPy does with temporaries in ``a * b + c``."""
+    for k in donors:
+        x = args[k]
+        if type(x) is np.ndarray and x.dtype == numerics.F32 and x.base is None and x.nbytes >= DONATED_BYTES \
+                and x.flags.writeable and x.flags.c_contiguous and env.pop(operands[k], None) is not None:
+            if sys.getrefcount(x) == 2 + operands.count(operands[k]):  # args and this frame (x, the call)
+                return x
+    return None
 
 
 FUSED = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.MAXIMUM, Op.MINIMUM})
@@ -353,6 +376,8 @@ class _Programs:
         self.env: dict[int, Array] = {}
         self.active: Array | None = None  # (n,) bool: who runs the current region; None = all
         self.order: Array | None = None  # the programs in the order they run, when not 0..n-1
+        self.plans = affine.Plans()
+        self.spare: Array | None = None  # an operand the running elementwise op may overwrite (_donated)
 
     def copies(self, copies: int, env: dict[int, Any], active: Array | None) -> "_Programs":
         """These programs, each ``copies`` times in a row, on ``env`` (values of these programs,
@@ -363,6 +388,7 @@ class _Programs:
             self.memory, self.grid, self.prepared, self.schedule, self.leaves)
         out.n, out.pid, out.active = self.n * copies, tuple(np.repeat(a, copies) for a in self.pid), active
         out.order = np.arange(out.n).reshape(self.n, copies).T.reshape(-1)
+        out.plans, out.spare = affine.Plans(), None
         out.env = {i: _repeat(x, copies) for i, x in env.items()}
         return out
 
@@ -372,15 +398,21 @@ class _Programs:
         for v, x in zip(block.args, args):
             env[v.id] = x
         out: Sequence[Array] = ()
-        for handler, instr, operands, results, dead, shapes in self.schedule[id(block)]:
+        for handler, instr, operands, results, dead, shapes, donors in self.schedule[id(block)]:
             args = [env[i] for i in operands]
             if shapes is not None:  # the handler wants whole tiles
                 args = [_whole(x, shape) for x, shape in zip(args, shapes)]
-            out = handler(self, instr, *args)
+            if donors:
+                x = out = None  # (they hold the last instruction's results)
+                self.spare = _donated(env, operands, args, donors)
+                out = handler(self, instr, *args)
+                self.spare = None
+            else:
+                out = handler(self, instr, *args)
             for i, x in zip(results, out):
                 env[i] = x
             for i in dead:  # freeing early lets NumPy reuse memory (and keeps it in cache)
-                del env[i]
+                env.pop(i, None)  # (a donated operand is gone already)
         return list(out) if block.body and block.body[-1].op is Op.YIELD else []
 
     def run_masked(self, active: Array | None, block: Block, args: Sequence[Array]) -> list[Array]:
@@ -468,17 +500,21 @@ def _elementwise(P: _Programs, instr: Instr, *xs) -> tuple:
         if out is not None:
             return (out,)
     loaded = next((x for x in xs if type(x) is Loaded), None)
+    spare, ufunc = P.spare, numerics.NP_FOR_OP.get(op)
+    if (loaded is not None or spare is not None) and not (
+            isinstance(ufunc, np.ufunc) and ufunc.nout == 1 and _result(instr) == numerics.F32
+            and all(x.dtype == numerics.F32 for x in xs)):  # NumPy's exact result, whatever memory it is written to
+        loaded = spare = None
     if loaded is not None:
-        ufunc = numerics.NP_FOR_OP.get(op)
-        if isinstance(ufunc, np.ufunc) and ufunc.nout == 1 and _result(instr) == numerics.F32 and all(
-                x.dtype == numerics.F32 for x in xs):
-            return (loaded.apply(ufunc, [x if type(x) is Loaded else _lift(affine.dense(x), len(shape))
-                                         for x in xs]),)
+        return (loaded.apply(ufunc, [x if type(x) is Loaded else _lift(affine.dense(x), len(shape)) for x in xs],
+                             spare if spare is not None and spare.shape == loaded.shape else None),)
     xs = [_lift(affine.dense(x), len(shape)) for x in xs]
     if op is Op.WHERE and xs[0].size < xs[1].size + xs[2].size:  # a condition that holds everywhere
         chosen = xs[1] if xs[0].all() else xs[2] if not xs[0].any() else None  # (or nowhere) picks
         if chosen is not None and chosen.dtype == _result(instr):
             return (chosen,)
+    if spare is not None and spare.shape == np.broadcast_shapes(*(x.shape for x in xs)):
+        return (ufunc(*xs, out=spare),)  # in place of a dying operand
     return (numerics.elementwise(op, xs, _result(instr)),)
 
 
@@ -791,7 +827,7 @@ def _plan(P: _Programs, instr: Instr, ptr: Affine, mask, lead: int, store: bool)
         k = (address + HALF) >> SHIFT if root is None else root
         return (memory.flats[k], k << SHIFT) if 0 <= k < len(memory.flats) else (None, 0)
     programs = max([ptr.programs, lead] + [f.shape[0] for f in factors])
-    return affine.plan(ptr, *parts, programs, buffer, store)
+    return affine.plan(ptr, *parts, programs, buffer, store, P.plans)
 
 
 ATOMIC_COMBINE = {Op.ATOMIC_ADD: Op.ADD, Op.ATOMIC_MAX: Op.MAXIMUM, Op.ATOMIC_MIN: Op.MINIMUM,

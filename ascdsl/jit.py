@@ -184,10 +184,28 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 def _call_site() -> Loc:
     """Where user code called into ascdsl (the first frame outside the package)."""
     frame = sys._getframe(1)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+    while frame is not None and _in_package(frame.f_code.co_filename):
         frame = frame.f_back
     if frame is None:
         return UNKNOWN
+    key = (frame.f_code, frame.f_lasti)  # (the instruction that called: its line and column)
+    site = _SITES.get(key)
+    if site is None:
+        if len(_SITES) >= 1024:
+            _SITES.clear()
+        site = _SITES[key] = _site(frame)
+    return site
+
+
+_SITES: dict[tuple, Loc] = {}
+
+
+@functools.lru_cache(maxsize=1024)
+def _in_package(filename: str) -> bool:
+    return os.path.abspath(filename).startswith(_PACKAGE)
+
+
+def _site(frame) -> Loc:
     # co_positions() is indexed by instruction (2 bytes each); inspect.getframeinfo would give the
     # same answer but scans sys.modules, which costs tens of milliseconds per launch.
     positions = list(frame.f_code.co_positions())

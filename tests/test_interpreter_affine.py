@@ -301,3 +301,84 @@ def test_lanes_a_mask_disables_hold_the_other_values_in_pieces(monkeypatch):
             k = p * trips * tile_rows + r
             np.testing.assert_allclose(slots[k], np.exp(xr) * wr + xr, rtol=1e-6)
             np.testing.assert_allclose(sums[k], (xr * wr).sum() + xr.max(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("programs,tile_rows", [(5, 3), (4, 1)])
+def test_accesses_through_the_same_offsets_are_planned_once(monkeypatch, programs, tile_rows):
+    rows, cols = 37, 24
+    rng = np.random.default_rng(3)
+    dy, x = (rng.standard_normal((rows, cols)).astype(np.float32) for _ in range(2))
+    planned = []
+    found = affine._geometry
+    monkeypatch.setattr(affine, "_geometry", lambda *a: (planned.append(a), found(*a))[1])
+    out = np.full((rows + 2, cols), 7.0, np.float32)
+    uneven_rows_kernel[(programs,)](dy, x, out, cols, rows // programs, rows % programs, ROWS=tile_rows, BLOCK=32)
+    assert len(planned) == 1  # the two loads and the store: dy_ptr + offs, x_ptr + offs, out_ptr + offs
+    np.testing.assert_array_equal(out[rows:], 7.0)
+    np.testing.assert_allclose(out[:rows], dy - np.exp(x) * dy.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-5)
+
+
+def test_a_buffer_too_small_for_offsets_planned_on_another_is_out_of_bounds():
+    rows, cols, programs = 20, 16, 3
+    dy = np.ones((rows, cols), np.float32)
+    x = np.ones((rows - 1, cols), np.float32)  # the last row's offsets fit dy, not x
+    out = np.zeros((rows, cols), np.float32)
+    with pytest.raises(OutOfBoundsError, match="load from x_ptr out of bounds"):
+        uneven_rows_kernel[(programs,)](dy, x, out, cols, rows // programs, rows % programs, ROWS=2, BLOCK=16)
+
+
+@ascdsl.jit
+def same_offsets_overlap_kernel(x_ptr, out_ptr, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    rows = tl.arange(0, ROWS)
+    offs = rows[:, None] * 0 + tl.arange(0, BLOCK)[None, :]  # every row at the same elements
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, x + rows[:, None].to(tl.float32))  # the last row wins
+
+
+def test_a_store_through_offsets_a_load_planned_with_overlapping_lanes_keeps_the_lane_order():
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    same_offsets_overlap_kernel[(1,)](x, out, ROWS=4, BLOCK=8)
+    np.testing.assert_array_equal(out, x + 3)
+
+
+@ascdsl.jit
+def temporaries_kernel(x_ptr, out_ptr, keep_ptr, n_cols, per_core, big_cores, ROWS: tl.constexpr,
+                       BLOCK: tl.constexpr):
+    start, end = core_span(per_core, big_cores)
+    cols = tl.arange(0, BLOCK)
+    for row0 in range(start, end, ROWS):
+        rows = row0 + tl.arange(0, ROWS)
+        offs = rows[:, None] * n_cols + cols[None, :]
+        mask = (rows[:, None] < end) & (cols[None, :] < n_cols)
+        x = tl.load(x_ptr + offs, mask=mask, other=0.5)
+        e = tl.exp(x)  # dies in the product below
+        kept = e * 2.0 + 1.0  # used twice: by the chain and by its own store
+        same = tl.where(cols[None, :] < BLOCK, kept, 0.0)  # the condition holds everywhere: ``kept`` itself
+        chain = (same * same - x) / (kept + 3.0)
+        tl.store(out_ptr + offs, chain * 0.5 + tl.sum(chain, axis=1)[:, None], mask=mask)
+        tl.store(keep_ptr + offs, kept, mask=mask)
+
+
+def test_an_elementwise_op_computes_into_operands_that_die_and_nothing_else(monkeypatch):
+    rows, cols, programs = 45, 24, 4
+    x = np.random.default_rng(4).standard_normal((rows, cols)).astype(np.float32)
+    given = []
+    found = interpreter._donated
+    monkeypatch.setattr(interpreter, "_donated", lambda *a: (given.append(r := found(*a)), r)[1])
+    results = []
+    for limit in (0, 1 << 40):  # small tiles may receive results, then none may
+        monkeypatch.setattr(interpreter, "DONATED_BYTES", limit)
+        out, keep = np.zeros((rows, cols), np.float32), np.zeros((rows, cols), np.float32)
+        temporaries_kernel[(programs,)](x, out, keep, cols, rows // programs, rows % programs, ROWS=4, BLOCK=32)
+        results.append((out, keep, sum(g is not None for g in given)))
+        given.clear()
+    (out, keep, donated), (plain_out, plain_keep, none) = results
+    assert donated >= 3 and none == 0
+    np.testing.assert_array_equal(out, plain_out)
+    np.testing.assert_array_equal(keep, plain_keep)
+    padded = np.pad(x, ((0, 0), (0, 32 - cols)), constant_values=0.5)  # the masked lanes' other value
+    kept = np.exp(padded) * np.float32(2) + np.float32(1)
+    chain = (kept * kept - padded) / (kept + np.float32(3))
+    np.testing.assert_array_equal(keep, kept[:, :cols])
+    np.testing.assert_allclose(out, (chain * 0.5 + chain.sum(axis=1, keepdims=True))[:, :cols], rtol=1e-5, atol=1e-5)
