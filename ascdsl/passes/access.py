@@ -4,7 +4,8 @@ An address is affine when it is a pointer parameter plus a sum of terms, each an
 (program ids, loop variables, runtime scalars, products of those) times at most one block index
 ``i_d`` (from ``arange``, moved by ``expand_dims``/``broadcast``). A mask is a block bound when it
 is a conjunction (``&``) of ``index < bound`` terms whose index is ``scalar + i_d`` for one dim
-(``<=``, ``>`` and ``>=`` with the operands the other way round are accepted too). The pass emits
+(``<=``, ``>`` and ``>=`` with the operands the other way round are accepted too) and of scalar bools
+(any scalar condition, ``pid % 3 != 1``: false, it makes the access empty). The pass emits
 the scalar offset, outer strides and clamped extents as ordinary scalar instructions before the
 access, so the interpreter runs the result unchanged. A load whose innermost dim has another
 stride (``tl.load(ptr + cols * stride)``) becomes a ``strided_load`` (a store a ``strided_store``);
@@ -194,8 +195,11 @@ ATOMIC_STORES = frozenset({Op.ATOMIC_ADD, Op.ATOMIC_MAX, Op.ATOMIC_MIN})
 """Atomics whose old values nobody reads become ``block_store`` s with an ``atomic`` attribute (the op)."""
 
 
-def _bounds(analysis: _Analysis, mask: Value, shape: tuple[int, ...]) -> dict[int, list[tuple[Value, Sym, int]]]:
-    """Per dim: the ``(bound, start, slack)`` terms of ``start + i_d < bound + slack``."""
+def _bounds(analysis: _Analysis, mask: Value, shape: tuple[int, ...]) -> dict:
+    """Per dim: the ``(bound, start, slack)`` terms of ``start + i_d < bound + slack``; under the key
+    None, the scalar bools of the whole access (``(pid % 3 != 1) & (cols < n)``)."""
+    if mask.type.is_scalar:
+        return {None: [mask]}
     instr = analysis.defs.get(mask.id)
     if instr is None:
         raise NotAffine("the mask is a kernel argument")
@@ -210,13 +214,14 @@ def _bounds(analysis: _Analysis, mask: Value, shape: tuple[int, ...]) -> dict[in
         if op is Op.EXPAND_DIMS:
             axis = instr.attr("axis")
             axis = axis if axis >= 0 else axis + len(mask.type.shape)
-            return {d + (d >= axis): t for d, t in inner.items()}
+            return {d if d is None else d + (d >= axis): t for d, t in inner.items()}
         shift = len(mask.type.shape) - len(xs[0].type.shape)
-        return {d + shift: t for d, t in inner.items()}
+        return {d if d is None else d + shift: t for d, t in inner.items()}
     if op in _FLIP:
         op, xs = _FLIP[op], (xs[1], xs[0])
     if op not in (Op.LT, Op.LE):
-        raise NotAffine(f"the mask uses `{op.value}`; only `index < bound` terms joined by `&` are block bounds")
+        raise NotAffine(f"the mask uses `{op.value}`; only `index < bound` terms and scalar conditions joined by `&` "
+                        "are block bounds")
     index, bound = xs
     if not bound.type.is_scalar:
         raise NotAffine("the mask's bound is a tile; it must be a scalar")
@@ -224,6 +229,15 @@ def _bounds(analysis: _Analysis, mask: Value, shape: tuple[int, ...]) -> dict[in
     if len(a.dims) != 1 or a.dims[0][1] != {(): 1}:
         raise NotAffine("the mask's index must be `scalar + arange` along exactly one dim")
     return {a.dims[0][0]: [(bound, a.offset, 1 if op is Op.LE else 0)]}
+
+
+def _extents(emit: _Emitter, bounds: dict, shape: tuple[int, ...]) -> list[Value]:
+    """The extent of every dim under the mask's terms; a false scalar term makes the first one 0."""
+    extents = [_extent(emit, bounds.get(d, []), shape[d]) for d in range(len(shape))]
+    for cond in bounds.get(None, []):
+        on = emit._new(Op.CAST, dtypes.int32, (cond,), (("dtype", dtypes.int32),))
+        extents[0] = emit._new(Op.MUL, dtypes.int32, (extents[0], on))
+    return extents
 
 
 def _extent(emit: _Emitter, terms, size: int) -> Value:
@@ -262,7 +276,7 @@ def _gather(analysis: _Analysis, instr: Instr) -> list[Instr] | None:
     index = flat.ravel(index)
     mask = instr.operands[1 if is_load else 2] if instr.attr("has_mask") else None
     bounds = _bounds(analysis, mask, index.type.shape) if mask is not None else {}
-    operands = (_root(analysis, ptr), offset, index, _extent(emit, bounds.get(0, []), index.type.shape[0]))
+    operands = (_root(analysis, ptr), offset, index, *_extents(emit, bounds, index.type.shape)[:1])
     if not is_load:  # a scatter
         attrs = (("shape", index.type.shape),) + ((("atomic", instr.op.value),) if instr.op in ATOMIC_STORES else ())
         return emit.out + [Instr(Op.SCATTER_STORE, (), operands + (flat.ravel(instr.operands[1]),), attrs, (),
@@ -332,7 +346,7 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
     offset = emit.sym(a.offset)
     outer = [emit.sym(strides.get(d, {})) for d in range(rank if strided else rank - 1)]
     bounds = _bounds(analysis, mask, shape) if mask is not None else {}
-    extents = [_extent(emit, bounds.get(d, []), shape[d]) for d in range(rank)]
+    extents = _extents(emit, bounds, shape)
     operands = (base, offset, *outer, *extents)
     store = Op.STRIDED_STORE if strided else Op.BLOCK_STORE
     if instr.op in ATOMIC_STORES:
