@@ -192,6 +192,7 @@ class Op(enum.Enum):
     SPLIT = "split"
     CAT = "cat"
     FLIP = "flip"
+    SLICE = "slice"  # rows start:stop:step of axis 0 (made by the backend's general folds and scans)
     # whole-tile
     REDUCE = "reduce"
     SCAN = "scan"
@@ -231,7 +232,7 @@ class GroupOp:
     BITS = frozenset({Op.UMULHI, Op.SHL, Op.SHR})
     MATH = ROUNDING | FLOAT_MATH | PREDICATE | BITS | frozenset({Op.FMA, Op.BITCAST})
     ELEMENTWISE = BINARY | UNARY | MATH | frozenset({Op.WHERE, Op.PTR_ADD})
-    RESHAPING = frozenset({Op.RESHAPE, Op.PERMUTE, Op.JOIN, Op.SPLIT, Op.CAT, Op.FLIP})
+    RESHAPING = frozenset({Op.RESHAPE, Op.PERMUTE, Op.JOIN, Op.SPLIT, Op.CAT, Op.FLIP, Op.SLICE})
     COMBINE = frozenset({Op.REDUCE, Op.SCAN})
     ATOMIC = frozenset({Op.ATOMIC_ADD, Op.ATOMIC_MAX, Op.ATOMIC_MIN, Op.ATOMIC_AND, Op.ATOMIC_OR, Op.ATOMIC_XOR,
                         Op.ATOMIC_XCHG, Op.ATOMIC_CAS})
