@@ -1,6 +1,9 @@
 """Load and store masks beyond ``index < bound`` terms on the simulator against the interpreter:
-scalar conditions joined to the bounds with ``&`` (a false one makes the whole access empty)."""
+scalar conditions joined to the bounds with ``&`` (a false one makes the whole access empty) and bool
+tiles (a load selects `other` where they are false, a store writes the region its program owns back with
+the lanes masked off unchanged; where programs may share the region, a located error)."""
 import numpy as np
+import pytest
 
 import ascdsl
 import ascdsl.language as tl
@@ -40,3 +43,59 @@ def test_scalar_mask_terms_of_2d_blocks():
     want, got = both(scalar_terms_2d_kernel[(4,)], x, np.zeros((32, 32), np.float32), 20, M=8, N=32)
     assert (want[1][8:16] == 4.0).any() and not want[1][:8].any()
     np.testing.assert_array_equal(want[1], got[1])
+
+
+@ascdsl.jit
+def tile_mask_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=(offs % 3 != 0) & (offs < n), other=-1.0)
+    tl.store(out_ptr + offs, x * 2.0, mask=(x > 0.5) & (offs < n))
+
+
+@ascdsl.jit
+def tile_mask_2d_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    rows = tl.program_id(0) * M + tl.arange(0, M)[:, None]
+    cols = tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + rows * N + cols, mask=rows != cols, other=0)
+    tl.store(out_ptr + rows * N + cols, x + 1, mask=(x % 2 == 0) & (cols < N - 1))
+
+
+def test_bool_tile_masks_select_lanes_and_keep_what_stores_skip():
+    def check(n, block):
+        x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+        out = np.full(n, 9.0, np.float32)
+        want, got = both(tile_mask_kernel[(ascdsl.cdiv(n, block),)], x, out, n, BLOCK=block)
+        assert (want[1] == 9.0).any() and (want[1] > 1.0).any()
+        np.testing.assert_array_equal(want[1], got[1])
+    each(check, [(1000, 64), (40, 32)])
+
+
+def test_bool_tile_masks_of_2d_int_blocks():
+    x = np.arange(4 * 8 * 16, dtype=np.int32).reshape(32, 16) % 7
+    want, got = both(tile_mask_2d_kernel[(4,)], x, np.full((32, 16), -3, np.int32), M=8, N=16)
+    assert (want[1] == -3).any() and (want[1] == 1).any()
+    np.testing.assert_array_equal(want[1], got[1])
+
+
+@ascdsl.jit
+def shared_region_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + tl.program_id(0) * BLOCK + offs)
+    tl.store(out_ptr + offs, x, mask=x > 0)  # every program writes the same region
+
+
+@ascdsl.jit
+def overlapping_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * (BLOCK // 2) + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, x, mask=x > 0)
+
+
+@pytest.mark.parametrize("kernel, why", [(shared_region_kernel, "every program stores to the same region"),
+                                         (overlapping_kernel, "the programs' regions overlap")])
+def test_masked_stores_into_regions_programs_share_are_located_errors(kernel, why):
+    with pytest.raises(ascdsl.CompilationError, match="read-modify-write") as err:
+        kernel[(2,)](np.ones(64, np.float32), np.zeros(64, np.float32), BLOCK=16, backend="sim")
+    message = str(err.value)
+    assert "test_sim_masks.py:" in message and "tl.store(out_ptr + offs, x, mask=x > 0)" in message
+    assert why in message
