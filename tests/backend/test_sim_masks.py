@@ -7,7 +7,8 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from tests.backend.helpers import both, each
+from ascdsl import dtypes
+from tests.backend.helpers import CANN, assert_type_checks, both, each
 
 
 @ascdsl.jit
@@ -99,3 +100,20 @@ def test_masked_stores_into_regions_programs_share_are_located_errors(kernel, wh
     message = str(err.value)
     assert "test_sim_masks.py:" in message and "tl.store(out_ptr + offs, x, mask=x > 0)" in message
     assert why in message
+
+
+@CANN
+def test_combines_fmod_and_masks_type_check_against_cann(tmp_path):
+    """General combine folds and scans, float fmod and bool-tile masks, in one kernel file, against the
+    real CANN headers."""
+    from tests.backend import test_sim_combine as comb, test_sim_fmod as fm
+    f32, f16, i32 = (tl.pointer_type(d) for d in (dtypes.float32, dtypes.float16, dtypes.int32))
+    kernels = [k.kernels[0] for k in (
+        comb.argmax_rows_kernel.specialize(f16, f16, i32, f16, M=5, N=37, AXIS=1),
+        comb.compose_kernel.specialize(i32, i32, i32, i32, i32, i32, N=13, REVERSE=True),
+        comb.compose_2d_kernel.specialize(i32, i32, i32, i32, i32, M=5, N=16, AXIS=1, REVERSE=False),
+        fm.fmod_kernel.specialize(f32, f32, f32, f32, N=40),
+        tile_mask_kernel.specialize(f32, f32, dtypes.int32, BLOCK=64),
+        tile_mask_2d_kernel.specialize(i32, i32, M=8, N=16),
+        scalar_terms_kernel.specialize(f32, f32, dtypes.int32, dtypes.int32, BLOCK=64))]
+    assert_type_checks("combines_and_masks", kernels, tmp_path)
