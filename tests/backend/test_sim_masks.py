@@ -110,7 +110,7 @@ def test_combines_fmod_and_masks_type_check_against_cann(tmp_path):
     f32, f16, i32 = (tl.pointer_type(d) for d in (dtypes.float32, dtypes.float16, dtypes.int32))
     kernels = [k.kernels[0] for k in (
         comb.argmax_rows_kernel.specialize(f16, f16, i32, f16, M=5, N=37, AXIS=1),
-        comb.compose_kernel.specialize(i32, i32, i32, i32, i32, i32, N=13, REVERSE=True),
+        comb.compose_kernel.specialize(i32, i32, i32, i32, i32, N=13, REVERSE=True),
         comb.compose_2d_kernel.specialize(i32, i32, i32, i32, i32, M=5, N=16, AXIS=1, REVERSE=False),
         fm.fmod_kernel.specialize(f32, f32, f32, f32, N=40),
         tile_mask_kernel.specialize(f32, f32, dtypes.int32, BLOCK=64),
