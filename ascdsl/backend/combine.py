@@ -103,7 +103,7 @@ def _from_rows(r, instr: Instr, t, v, folded: bool) -> None:
     loc, shape = instr.loc, instr.operands[0].type.shape
     if len(shape) == 1 or instr.attr("axis") is None:  # the lanes of each row are equal: their max
         if not folded:
-            line = r.op(Op.MAX, v.type, (t,), (("axis", 1), ("keep_dims", False)), loc, result=v)
+            r.op(Op.MAX, v.type, (t,), (("axis", 1), ("keep_dims", False)), loc, result=v)
             return
         line = r.op(Op.RESHAPE, t.type.with_shape(t.type.shape[1:]), (t,), (), loc)
         one = v if v.type.is_scalar else r.value(Type(v.type.dtype))

@@ -55,6 +55,7 @@ permute                   x                                       order (result 
 join / split              a, b / x (last axis 2)                  - ; split has two results
 cat                       a, b (concatenated along axis 0)        -
 flip                      x                                       axis
+slice                     x (rows of axis 0; made by the backend) start, stop, step
 reduce                    *xs (one shape)                         axis, keep_dims; region 0: args
                                                                   (*lhs, *rhs) yields the combined
 scan                      *xs                                     axis, reverse; region as reduce
@@ -192,7 +193,7 @@ class Op(enum.Enum):
     SPLIT = "split"
     CAT = "cat"
     FLIP = "flip"
-    SLICE = "slice"  # rows start:stop:step of axis 0 (made by the backend's general folds and scans)
+    SLICE = "slice"
     # whole-tile
     REDUCE = "reduce"
     SCAN = "scan"
