@@ -566,6 +566,10 @@ def _flip(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
     return (np.flip(x, instr.attr("axis") + 1),)
 
 
+def _slice(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
+    return (x[:, instr.attr("start"):instr.attr("stop"):instr.attr("step")],)
+
+
 def _sort(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
     axis = instr.attr("axis") + 1
     out = np.sort(numerics.widen(x), axis=axis)
@@ -1091,6 +1095,7 @@ HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
     Op.SPLIT: _split,
     Op.CAT: _cat,
     Op.FLIP: _flip,
+    Op.SLICE: _slice,
     Op.SORT: _sort,
     Op.HISTOGRAM: _histogram,
     Op.REDUCE: _reduce_with,

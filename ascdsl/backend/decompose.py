@@ -42,7 +42,7 @@ VECTOR_ONLY = (frozenset(isel.UNARY_API) | frozenset(isel.CHAINS) | frozenset(is
 """Float ops only the vector unit computes: on scalars they run on one-element tiles."""
 KEEP = frozenset({Op.CAST, Op.BITCAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE,
                   Op.GATHER_LOAD, Op.SCATTER_STORE, Op.CONST, Op.BROADCAST, Op.EXPAND_DIMS,
-                  Op.RESHAPE, Op.PERMUTE, Op.CAT, Op.JOIN, Op.SPLIT, Op.FLIP, Op.FOR, Op.YIELD})
+                  Op.RESHAPE, Op.PERMUTE, Op.CAT, Op.JOIN, Op.SPLIT, Op.FLIP, Op.SLICE, Op.FOR, Op.YIELD})
 """Tile ops that run in any dtype (data movement, Duplicate, casts, control)."""
 
 
@@ -53,7 +53,8 @@ of ``instr`` (through :meth:`_Rewriter.op`) and returns True, or returns False a
 
 
 class _Rewriter:
-    def __init__(self, kernel: Kernel):
+    def __init__(self, kernel: Kernel, platform: Platform):
+        self.block_bytes = platform.block_bytes
         self.next = 1 + max([v.id for i in walk(kernel.body) for v in i.results] +
                             [a.id for i in walk(kernel.body) for r in i.regions for a in r.args] +
                             [p.id for p in kernel.params])
@@ -217,7 +218,7 @@ def check_platform(kernel: Kernel, platform: Platform) -> None:
 def decompose(kernel: Kernel, platform: Platform) -> Kernel:
     """The rewrites of the module docstring."""
     check_platform(kernel, platform)
-    r = _Rewriter(kernel)
+    r = _Rewriter(kernel, platform)
     r.consts = {}
     out = kernel.with_body(r.block(kernel.body))
     return dead_code(out) if r.flat else out  # rank-3 rewrites leave views no op reads

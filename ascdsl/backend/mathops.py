@@ -21,7 +21,13 @@ dtype's tolerance as noted:
   it; within the tolerance);
 * ``hypot(x, y)`` is ``m * sqrt(1 + (n / m)**2)`` with ``m = max(|x|, |y|)``, ``n = min(|x|, |y|)``, so
   it does not overflow where the result is finite; 0 where ``m == 0``, ``x + y`` where either is NaN and
-  inf where either is infinite (NaN or not, as IEEE's ``hypot``; within the tolerance).
+  inf where either is infinite (NaN or not, as IEEE's ``hypot``; within the tolerance);
+* float ``x % y`` (``fmod``, truncating as C's) is ``x - q * y`` with ``q = trunc(x / y)``, the product
+  ``q * y`` kept exactly as ``p + err`` (Dekker's product of Veltkamp halves: the A2 vector unit has no
+  fused multiply-add), one ``y`` added back (``|y|`` toward zero) where ``x / y`` rounded up to the next
+  integer, zeros with the sign of ``x``, ``x`` where ``y`` is infinite and NaN where ``y`` is 0 or ``x``
+  infinite: exact where ``|x / y| < 2**24`` and ``|y| < 2**100`` (no split overflows) and no partial
+  product is subnormal; beyond that ``q`` is not the integer quotient and the result is not ``fmod``'s.
 
 ``pow(x, y)`` (:func:`select`) is the high-level tensor-tensor ``Power`` (a scalar side is
 ``Duplicate`` d into a tile) with its sharedTmpBuffer at CANN 8.1's minimum; ``log10`` is ``Log10``
@@ -46,6 +52,8 @@ F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
 def rewrite(r, instr: Instr) -> bool:
     """The tile-IR rewrites of the module docstring (a :data:`.decompose.REWRITES` rule)."""
     if len(instr.results) != 1 or instr.result.type.is_scalar or instr.op not in RULES:
+        return False
+    if instr.op is Op.MOD and not instr.result.type.dtype.is_float:  # integer `%`: :mod:`.intops`
         return False
     v, loc = instr.result, instr.loc
     xs = [r.cast(x, F32, loc) for x in instr.operands] if v.type.dtype not in (BOOL, F32) else instr.operands
@@ -148,6 +156,32 @@ def _nextafter(m: _Math, x, y):
     m.where(_either_nan(m, x, y), m.op(Op.ADD, x, y), m.op(Op.BITCAST, bits, dt=F32), result=m.v)
 
 
+SPLIT = 4097.0  # 2**12 + 1: Veltkamp's constant, a float32 in halves of 12 bits
+
+
+def _halves(m: _Math, a):
+    """``a`` as ``hi + lo``, each of 12 significant bits (Veltkamp's split: products of halves are exact)."""
+    c = m.op(Op.MUL, a, m.c(SPLIT, a))
+    hi = m.op(Op.SUB, c, m.op(Op.SUB, c, a))
+    return hi, m.op(Op.SUB, a, hi)
+
+
+def _fmod(m: _Math, x, y):
+    q = m.op(Op.TRUNC, m.op(Op.DIV, x, y))
+    p = m.op(Op.MUL, q, y)
+    (qh, ql), (yh, yl) = _halves(m, q), _halves(m, y)
+    err = m.op(Op.ADD, m.op(Op.ADD, m.op(Op.ADD, m.op(Op.SUB, m.op(Op.MUL, qh, yh), p), m.op(Op.MUL, qh, yl)),
+                                     m.op(Op.MUL, ql, yh)), m.op(Op.MUL, ql, yl))  # q * y == p + err exactly
+    rem = m.op(Op.SUB, m.op(Op.SUB, x, p), err)
+    ay, zero = m.op(Op.ABS, y), m.c(0.0, x)
+    over = m.op(Op.AND, m.op(Op.GT, x, zero, dt=BOOL), m.op(Op.LT, rem, zero, dt=BOOL))  # q was one too far
+    rem = m.where(over, m.op(Op.ADD, rem, ay), rem)
+    under = m.op(Op.AND, m.op(Op.LT, x, zero, dt=BOOL), m.op(Op.GT, rem, zero, dt=BOOL))
+    rem = m.where(under, m.op(Op.SUB, rem, ay), rem)
+    rem = m.where(m.op(Op.EQ, rem, zero, dt=BOOL), m.op(Op.MUL, x, zero), rem)  # a zero takes the sign of x
+    m.where(m.op(Op.EQ, ay, m.c(math.inf, x), dt=BOOL), x, rem, result=m.v)
+
+
 def _either_nan(m: _Math, x, y):
     return m.op(Op.OR, m.op(Op.NE, x, x, dt=BOOL), m.op(Op.NE, y, y, dt=BOOL))
 
@@ -179,8 +213,8 @@ def _hypot(m: _Math, x, y):
 
 RULES = {Op.ISNAN: _isnan, Op.ISINF: _isinf, Op.ISFINITE: _isfinite, Op.SIGNBIT: _signbit, Op.FMA: _fma,
          Op.LOG1P: _log1p, Op.EXPM1: _expm1, Op.COPYSIGN: _copysign, Op.NEXTAFTER: _nextafter, Op.ATAN2: _atan2,
-         Op.HYPOT: _hypot}
-BINARY = frozenset({Op.COPYSIGN, Op.NEXTAFTER, Op.ATAN2, Op.HYPOT})
+         Op.HYPOT: _hypot, Op.MOD: _fmod}
+BINARY = frozenset({Op.COPYSIGN, Op.NEXTAFTER, Op.ATAN2, Op.HYPOT, Op.MOD})
 
 
 def select(sel, instr: Instr) -> list | None:

@@ -13,7 +13,8 @@ Tile-IR rewrites (:func:`rewrite`, a :data:`.decompose.REWRITES` rule):
   the row length, plus that row's own index;
 * ``tl.reduce(x, axis, combine)`` whose combine function is one ``+``, ``maximum`` or ``minimum`` of its
   two arguments is ``sum``/``max``/``min`` (the order of a float sum differs from the interpreter's
-  log-depth tree, within the dtype's tolerance); another combine function is a located error.
+  log-depth tree, within the dtype's tolerance); another combine function is a general fold
+  (:mod:`.combine`).
 
 ``argmax``/``argmin`` of a 1-D tile to a scalar (:func:`select`) is ``ReduceMax``/``ReduceMin`` with
 ``calIndex`` (the lowest index wins ties), the index read back as the uint32 after the value.
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import Instr, Op, Type
-from . import isel
+from . import combine, isel
 from .kir import Bin, BinOp, Call, CInt, Cond, Const, Conv, Elem, Ref, Set, Var, VarKind, lit
 from .selector import unsupported
 
@@ -163,14 +164,15 @@ def combine_op(instr: Instr) -> Op | None:
 
 
 def _known_combine(r, instr: Instr) -> bool:
-    """``tl.reduce`` whose combine function is one ``+``/``maximum``/``minimum`` of its arguments."""
+    """``tl.reduce`` whose combine function is one ``+``/``maximum``/``minimum`` of its arguments; any
+    other is a general fold (:mod:`.combine`)."""
     op = combine_op(instr)
     if op in COMBINE:
         attrs = (("axis", instr.attr("axis")), ("keep_dims", instr.attr("keep_dims")))
         r.instr(Instr(COMBINE[op], instr.results, instr.operands, attrs, (), instr.loc))
         return True
-    raise unsupported(instr, "`tl.reduce` with this combine function (one `+`, `tl.maximum` or `tl.minimum` of "
-                             "its two arguments lowers, as tl.sum/tl.max/tl.min)")
+    combine.fold(r, instr)
+    return True
 
 
 def select(sel, instr: Instr) -> list | None:

@@ -17,7 +17,7 @@ once). :func:`select` lowers it:
   ``*``, ``max`` or ``min`` scan are Hillis-Steele steps through ``Gather`` (:func:`.reorder.scan_lanes`),
   float16 in float16 and bfloat16 in float32 rounded to bfloat16 after every step (the interpreter's
   log-depth scan, bit for bit); reversed, the forward scan between two ``tl.flip``;
-* other scans (tuples of tiles, other combine functions) are located errors.
+* other scans (tuples of tiles, other combine functions) are general scans (:mod:`.combine`).
 
 Float sums and products run in another order than the interpreter's: within the dtype's tolerance.
 """
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import Instr, Op
-from . import isel, reorder
+from . import combine, isel, reorder
 from .compute import copy_blocks
 from .kir import Brace, Call, Ref, lit
 from .reductions import combine_op
@@ -41,8 +41,8 @@ def rewrite(r, instr: Instr) -> bool:
         return False
     op = combine_op(instr)
     if op not in COMBINE:
-        raise unsupported(instr, "`tl.associative_scan` with this combine function (scans whose combine function "
-                                 "is one `+`, `*`, `tl.maximum` or `tl.minimum` of its two arguments lower)")
+        combine.scan(r, instr)
+        return True
     (x,), v, loc = instr.operands, instr.result, instr.loc
     axis, reverse = instr.attr("axis"), instr.attr("reverse")
     if reverse and axis == len(x.type.shape) - 1:

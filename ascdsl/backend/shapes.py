@@ -44,14 +44,19 @@ def rewrite(r, instr: Instr) -> bool:
     users = r.users.get(v.id, [])
     if all(_read_through_strides(u) for u in users) or x.type.dtype not in (*isel.NATIVE, dtypes.bfloat16):
         return False
+    spread(r, x, v, loc)
+    return True
+
+
+def spread(r, x, v, loc) -> None:
+    """``v``, the broadcast of ``[M, 1]`` or ``[1, N]`` tile ``x``, in a buffer of its own: ``-0.0 + x``."""
     dt = x.type.dtype if x.type.dtype in isel.NATIVE else F32
     zero = r.emit(Op.CONST, v.type.with_dtype(dt), (), (("value", -0.0 if dt.is_float else 0),), loc)
-    spread = r.emit(Op.BROADCAST, v.type.with_dtype(dt), (r.cast(x, dt, loc),), (), loc)
+    wide = r.emit(Op.BROADCAST, v.type.with_dtype(dt), (r.cast(x, dt, loc),), (), loc)
     if dt == x.type.dtype:
-        r.emit(Op.ADD, v.type, (zero, spread), (), loc, result=v)
+        r.emit(Op.ADD, v.type, (zero, wide), (), loc, result=v)
     else:
-        r.cast(r.emit(Op.ADD, v.type.with_dtype(dt), (zero, spread), (), loc), v.type.dtype, loc, result=v)
-    return True
+        r.cast(r.emit(Op.ADD, v.type.with_dtype(dt), (zero, wide), (), loc), v.type.dtype, loc, result=v)
 
 
 def _column(r, instr: Instr) -> bool:

@@ -55,6 +55,7 @@ permute                   x                                       order (result 
 join / split              a, b / x (last axis 2)                  - ; split has two results
 cat                       a, b (concatenated along axis 0)        -
 flip                      x                                       axis
+slice                     x (rows of axis 0; made by the backend) start, stop, step
 reduce                    *xs (one shape)                         axis, keep_dims; region 0: args
                                                                   (*lhs, *rhs) yields the combined
 scan                      *xs                                     axis, reverse; region as reduce
@@ -192,6 +193,7 @@ class Op(enum.Enum):
     SPLIT = "split"
     CAT = "cat"
     FLIP = "flip"
+    SLICE = "slice"
     # whole-tile
     REDUCE = "reduce"
     SCAN = "scan"
@@ -231,7 +233,7 @@ class GroupOp:
     BITS = frozenset({Op.UMULHI, Op.SHL, Op.SHR})
     MATH = ROUNDING | FLOAT_MATH | PREDICATE | BITS | frozenset({Op.FMA, Op.BITCAST})
     ELEMENTWISE = BINARY | UNARY | MATH | frozenset({Op.WHERE, Op.PTR_ADD})
-    RESHAPING = frozenset({Op.RESHAPE, Op.PERMUTE, Op.JOIN, Op.SPLIT, Op.CAT, Op.FLIP})
+    RESHAPING = frozenset({Op.RESHAPE, Op.PERMUTE, Op.JOIN, Op.SPLIT, Op.CAT, Op.FLIP, Op.SLICE})
     COMBINE = frozenset({Op.REDUCE, Op.SCAN})
     ATOMIC = frozenset({Op.ATOMIC_ADD, Op.ATOMIC_MAX, Op.ATOMIC_MIN, Op.ATOMIC_AND, Op.ATOMIC_OR, Op.ATOMIC_XOR,
                         Op.ATOMIC_XCHG, Op.ATOMIC_CAS})

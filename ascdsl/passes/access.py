@@ -4,7 +4,12 @@ An address is affine when it is a pointer parameter plus a sum of terms, each an
 (program ids, loop variables, runtime scalars, products of those) times at most one block index
 ``i_d`` (from ``arange``, moved by ``expand_dims``/``broadcast``). A mask is a block bound when it
 is a conjunction (``&``) of ``index < bound`` terms whose index is ``scalar + i_d`` for one dim
-(``<=``, ``>`` and ``>=`` with the operands the other way round are accepted too). The pass emits
+(``<=``, ``>`` and ``>=`` with the operands the other way round are accepted too) and of scalar bools
+(any scalar condition, ``pid % 3 != 1``: false, it makes the access empty). Other bool tiles of the
+access's shape in that conjunction select lanes (:func:`_selected`): a load reads the bounding region and
+takes ``other`` where they are false; a store is a read-modify-write of the bounding region, lowered
+only where each program owns that region (:func:`_owned`), outside loops and for the only store to
+its tensor, so it writes no GM element another program writes. The pass emits
 the scalar offset, outer strides and clamped extents as ordinary scalar instructions before the
 access, so the interpreter runs the result unchanged. A load whose innermost dim has another
 stride (``tl.load(ptr + cols * stride)``) becomes a ``strided_load`` (a store a ``strided_store``);
@@ -23,7 +28,7 @@ from typing import Any
 from .. import dtypes
 from ..dtypes import PointerType
 from ..errors import CompilationError, Loc
-from ..ir.core import Block, Instr, Kernel, Op, Type, Value, walk
+from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
 
 # A polynomial over integer scalar values: {monomial (sorted value ids): coefficient}.
 Sym = dict[tuple[int, ...], int]
@@ -68,6 +73,7 @@ class _Analysis:
     def __init__(self, kernel: Kernel):
         self.defs: dict[int, Instr] = {}
         self.values: dict[int, Value] = {v.id: v for v in kernel.params}
+        self.params = {v.id for v in kernel.params}
         for instr in walk(kernel.body):
             for v in instr.results:
                 self.defs[v.id] = instr
@@ -194,8 +200,11 @@ ATOMIC_STORES = frozenset({Op.ATOMIC_ADD, Op.ATOMIC_MAX, Op.ATOMIC_MIN})
 """Atomics whose old values nobody reads become ``block_store`` s with an ``atomic`` attribute (the op)."""
 
 
-def _bounds(analysis: _Analysis, mask: Value, shape: tuple[int, ...]) -> dict[int, list[tuple[Value, Sym, int]]]:
-    """Per dim: the ``(bound, start, slack)`` terms of ``start + i_d < bound + slack``."""
+def _bounds(analysis: _Analysis, mask: Value, shape: tuple[int, ...]) -> dict:
+    """Per dim: the ``(bound, start, slack)`` terms of ``start + i_d < bound + slack``; under the key
+    None, the scalar bools of the whole access (``(pid % 3 != 1) & (cols < n)``)."""
+    if mask.type.is_scalar:
+        return {None: [mask]}
     instr = analysis.defs.get(mask.id)
     if instr is None:
         raise NotAffine("the mask is a kernel argument")
@@ -210,13 +219,14 @@ def _bounds(analysis: _Analysis, mask: Value, shape: tuple[int, ...]) -> dict[in
         if op is Op.EXPAND_DIMS:
             axis = instr.attr("axis")
             axis = axis if axis >= 0 else axis + len(mask.type.shape)
-            return {d + (d >= axis): t for d, t in inner.items()}
+            return {d if d is None else d + (d >= axis): t for d, t in inner.items()}
         shift = len(mask.type.shape) - len(xs[0].type.shape)
-        return {d + shift: t for d, t in inner.items()}
+        return {d if d is None else d + shift: t for d, t in inner.items()}
     if op in _FLIP:
         op, xs = _FLIP[op], (xs[1], xs[0])
     if op not in (Op.LT, Op.LE):
-        raise NotAffine(f"the mask uses `{op.value}`; only `index < bound` terms joined by `&` are block bounds")
+        raise NotAffine(f"the mask uses `{op.value}`; only `index < bound` terms and scalar conditions joined by `&` "
+                        "are block bounds")
     index, bound = xs
     if not bound.type.is_scalar:
         raise NotAffine("the mask's bound is a tile; it must be a scalar")
@@ -224,6 +234,86 @@ def _bounds(analysis: _Analysis, mask: Value, shape: tuple[int, ...]) -> dict[in
     if len(a.dims) != 1 or a.dims[0][1] != {(): 1}:
         raise NotAffine("the mask's index must be `scalar + arange` along exactly one dim")
     return {a.dims[0][0]: [(bound, a.offset, 1 if op is Op.LE else 0)]}
+
+
+def _split(analysis: _Analysis, mask: Value, shape: tuple[int, ...]) -> tuple[dict, list[Value]]:
+    """The mask's block bounds (:func:`_bounds`) and its other terms of the access's shape (bool tiles the
+    access selects lanes with), from the conjunction at its top."""
+    instr = analysis.defs.get(mask.id)
+    if instr is not None and instr.op is Op.AND and not mask.type.is_scalar:
+        bounds, selects = _split(analysis, instr.operands[0], shape)
+        more, others = _split(analysis, instr.operands[1], shape)
+        for d, terms in more.items():
+            bounds.setdefault(d, []).extend(terms)
+        return bounds, selects + others
+    try:
+        return _bounds(analysis, mask, shape), []
+    except NotAffine:
+        if mask.type.shape != shape:
+            raise
+        return {}, [mask]
+
+
+def _owned(analysis: _Analysis, a: Affine, shape: tuple[int, ...]) -> str | None:
+    """Why programs may not own the bounding region of a block access at ``a`` (None when they do): its
+    offset must be ``program_id(0) * C`` plus kernel arguments and constants, its strides constants and
+    ``C`` at least the region's span, in a kernel that reads no other program id."""
+    if any(i.op is Op.PROGRAM_ID and i.attr("axis") != 0 for i in analysis.defs.values()):
+        return "the kernel reads the program id along axis 1 or 2"
+    span = 1
+    for d, stride in a.dims:
+        if set(stride) != {()}:
+            return "its strides are not constants"
+        span += (shape[d] - 1) * abs(stride[()])
+    step = 0
+    for mono, coef in a.offset.items():
+        scale = _pid_scale(analysis, mono[0]) if len(mono) == 1 else None
+        if scale is not None:
+            step += coef * scale
+        elif not all(_invariant(analysis, v) for v in mono):
+            return "its offset depends on loop variables or computed scalars"
+    if step == 0:
+        return "every program stores to the same region"
+    if step < span:
+        return f"the programs' regions overlap (`program_id(0) * {step}` apart, each {span} elements long)"
+    return None
+
+
+def _pid_scale(analysis: _Analysis, vid: int) -> int | None:
+    """``c`` when scalar ``vid`` is ``program_id(0) * c`` (a product with constants), else None."""
+    instr = analysis.defs.get(vid)
+    if instr is None:
+        return None
+    if instr.op is Op.PROGRAM_ID:
+        return 1 if instr.attr("axis") == 0 else None
+    if instr.op is Op.MUL:
+        a, b = instr.operands
+        for x, c in ((a, b), (b, a)):
+            d = analysis.defs.get(c.id)
+            if d is not None and d.op is Op.CONST and isinstance(d.attr("value"), int):
+                inner = _pid_scale(analysis, x.id)
+                return None if inner is None else inner * d.attr("value")
+    return None
+
+
+def _invariant(analysis: _Analysis, vid: int) -> bool:
+    """Scalar ``vid`` is the same in every program and iteration: kernel arguments, constants and
+    arithmetic of them."""
+    if vid in analysis.params:
+        return True
+    instr = analysis.defs.get(vid)
+    if instr is None or not (instr.op is Op.CONST or instr.op in GroupOp.ARITH or instr.op is Op.CAST):
+        return False
+    return all(_invariant(analysis, x.id) for x in instr.operands)
+
+
+def _extents(emit: _Emitter, bounds: dict, shape: tuple[int, ...]) -> list[Value]:
+    """The extent of every dim under the mask's terms; a false scalar term makes the first one 0."""
+    extents = [_extent(emit, bounds.get(d, []), shape[d]) for d in range(len(shape))]
+    for cond in bounds.get(None, []):
+        on = emit._new(Op.CAST, dtypes.int32, (cond,), (("dtype", dtypes.int32),))
+        extents[0] = emit._new(Op.MUL, dtypes.int32, (extents[0], on))
+    return extents
 
 
 def _extent(emit: _Emitter, terms, size: int) -> Value:
@@ -262,7 +352,7 @@ def _gather(analysis: _Analysis, instr: Instr) -> list[Instr] | None:
     index = flat.ravel(index)
     mask = instr.operands[1 if is_load else 2] if instr.attr("has_mask") else None
     bounds = _bounds(analysis, mask, index.type.shape) if mask is not None else {}
-    operands = (_root(analysis, ptr), offset, index, _extent(emit, bounds.get(0, []), index.type.shape[0]))
+    operands = (_root(analysis, ptr), offset, index, *_extents(emit, bounds, index.type.shape)[:1])
     if not is_load:  # a scatter
         attrs = (("shape", index.type.shape),) + ((("atomic", instr.op.value),) if instr.op in ATOMIC_STORES else ())
         return emit.out + [Instr(Op.SCATTER_STORE, (), operands + (flat.ravel(instr.operands[1]),), attrs, (),
@@ -331,13 +421,17 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
     emit = _Emitter(analysis, instr.loc)
     offset = emit.sym(a.offset)
     outer = [emit.sym(strides.get(d, {})) for d in range(rank if strided else rank - 1)]
-    bounds = _bounds(analysis, mask, shape) if mask is not None else {}
-    extents = [_extent(emit, bounds.get(d, []), shape[d]) for d in range(rank)]
+    bounds, selects = _split(analysis, mask, shape) if mask is not None else ({}, [])
+    if selects and (strided or instr.op in ATOMIC_STORES):
+        raise NotAffine("the mask selects lanes of a strided or atomic access")
+    extents = _extents(emit, bounds, shape)
     operands = (base, offset, *outer, *extents)
     store = Op.STRIDED_STORE if strided else Op.BLOCK_STORE
     if instr.op in ATOMIC_STORES:
         attrs = (("shape", shape), ("atomic", instr.op.value))
         return emit.out + [Instr(store, (), operands + (value,), attrs, (), instr.loc)]
+    if selects:
+        return emit.out + _selected(analysis, instr, a, shape, operands, selects, other)
     if is_load:
         attrs = (("shape", shape), ("has_other", other is not None))
         block = Instr(Op.STRIDED_LOAD if strided else Op.BLOCK_LOAD, instr.results,
@@ -345,6 +439,37 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
     else:
         block = Instr(store, (), operands + (value,), (("shape", shape),), (), instr.loc)
     return emit.out + [block]
+
+
+def _selected(analysis: _Analysis, instr: Instr, a: Affine, shape, operands, selects, other) -> list[Instr]:
+    """A block access whose mask also has bool-tile terms ``selects``: a load reads the bounding region and
+    puts ``other`` where they are false; a store reads the region it owns (:func:`_owned`), takes the
+    stored value where they are true and writes the region back, so lanes masked off keep their data."""
+    loc = instr.loc
+
+    def new(op, t, xs, attrs=()):
+        v = Value(analysis.next_id, t)
+        analysis.next_id += 1
+        out.append(Instr(op, (v,), tuple(xs), tuple(attrs), (), loc))
+        return v
+    out: list[Instr] = []
+    keep = selects[0]
+    for term in selects[1:]:
+        keep = new(Op.AND, keep.type, (keep, term))
+    if instr.op is Op.LOAD:
+        if other is None:  # the lanes masked off are undefined, as on the interpreter
+            return [Instr(Op.BLOCK_LOAD, instr.results, operands, (("shape", shape), ("has_other", False)), (), loc)]
+        raw = new(Op.BLOCK_LOAD, instr.result.type, operands, (("shape", shape), ("has_other", False)))
+        return out + [Instr(Op.WHERE, instr.results, (keep, raw, other), (), (), loc)]
+    why = _owned(analysis, a, shape) or ("the store is in a loop" if analysis.looped else None) or (
+        "the kernel stores to this tensor elsewhere too" if analysis.stores[operands[0].id] > 1 else None)
+    if why:
+        raise NotAffine(f"its mask selects lanes with a bool tile, which a store writes as a read-modify-write of "
+                        f"the region each program owns, and {why}")
+    value = instr.operands[1]
+    old = new(Op.BLOCK_LOAD, value.type, operands, (("shape", shape), ("has_other", False)))
+    merged = new(Op.WHERE, value.type, (keep, value, old))
+    return out + [Instr(Op.BLOCK_STORE, (), operands + (merged,), (("shape", shape),), (), loc)]
 
 
 def _single(analysis: _Analysis, instr: Instr) -> list[Instr]:
@@ -372,6 +497,7 @@ def _single(analysis: _Analysis, instr: Instr) -> list[Instr]:
 def _rewrite(analysis: _Analysis, block: Block) -> Block:
     body: list[Instr] = []
     for instr in block.body:
+        looped = analysis.looped
         if instr.op in (Op.LOAD, Op.STORE) or instr.op in ATOMIC_STORES and instr.result.id not in analysis.used:
             try:
                 body += _lower(analysis, instr)
@@ -382,10 +508,13 @@ def _rewrite(analysis: _Analysis, block: Block) -> Block:
                     hint="Ascend C copies rectangular blocks (DataCopy/DataCopyPad): address memory as "
                          "pointer + scalar offset + arange terms times scalar strides (or load through "
                          "pointer + a 1-D int32 tile of indices) and mask with `index < bound` terms joined "
-                         "by `&`; the interpreter still runs this kernel") from None
+                         "by `&` (a store masked by other bool tiles needs a region each program owns, at "
+                         "`program_id(0) * BLOCK`); the interpreter still runs this kernel") from None
             continue
         if instr.regions:
+            analysis.looped = looped or instr.op in (Op.FOR, Op.WHILE)
             instr = instr.map_regions(lambda r: _rewrite(analysis, r))
+            analysis.looped = looped
         body.append(instr)
     return Block(block.args, tuple(body))
 
@@ -393,4 +522,13 @@ def _rewrite(analysis: _Analysis, block: Block) -> Block:
 def block_accesses(kernel: Kernel, platform=None) -> Kernel:
     """Rewrite every ``load``/``store`` as a block access (see the module docstring)."""
     analysis = _Analysis(kernel)
+    analysis.looped = False
+    analysis.stores = {}
+    for instr in walk(kernel.body):
+        if instr.op is Op.STORE or instr.op in GroupOp.ATOMIC:
+            try:
+                root = _root(analysis, instr.operands[0]).id
+            except NotAffine:  # a located error when the access is rewritten
+                continue
+            analysis.stores[root] = analysis.stores.get(root, 0) + 1
     return kernel.with_body(_rewrite(analysis, kernel.body))

@@ -13,7 +13,7 @@ def gather_kernel(x_ptr, idx_ptr, out_ptr, BLOCK: tl.constexpr):
 @ascdsl.jit
 def odd_mask_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs % 2 == 0, other=0.0))
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs), mask=offs % 2 == 0)
 
 
 @ascdsl.jit

@@ -90,7 +90,8 @@ I32 = ascdsl.language.pointer_type(ascdsl.dtypes.int32)
 @pytest.mark.parametrize("kernel, args, why, line", [
     (kernels.gather_kernel, (F32, I32, F32), "the offsets are loaded from memory (a gather), and gathers through "
      "2-D tiles of indices take no mask", "tl.load(x_ptr + idx, mask=idx >= 0"),
-    (kernels.odd_mask_kernel, (F32, F32, ascdsl.dtypes.int32), "the mask uses `eq`", "mask=offs % 2 == 0"),
+    (kernels.odd_mask_kernel, (F32, F32, ascdsl.dtypes.int32), "every program stores to the same region",
+     "mask=offs % 2 == 0"),
 ])
 def test_non_block_accesses_are_located_errors(kernel, args, why, line):
     (k,) = kernel.specialize(*args, BLOCK=16).kernels

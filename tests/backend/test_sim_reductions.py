@@ -2,7 +2,7 @@
 along either axis of 2-D tiles and of 2-D tiles to a scalar (bit-exact, ties resolved to the lowest
 index), 2-D tiles reduced straight to a scalar and `tl.reduce` with a known combine function (max/min
 bit-exact, sums within the dtype's tolerance), in float32/float16/bfloat16, and int32 sum/max/min/
-argmax/argmin (bit-exact); other combine functions are located errors."""
+argmax/argmin (bit-exact); other combine functions (general folds, tests/backend/test_sim_combine.py)."""
 import numpy as np
 import pytest
 
@@ -117,10 +117,12 @@ def argmax_2d_scalar_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + tl.arange(0, BLOCK), tl.zeros((BLOCK,), tl.int32) + i)
 
 
-def test_unsupported_reductions_are_located_errors():
-    with pytest.raises(ascdsl.CompilationError, match="`tl.reduce` with this combine function") as err:
-        product_kernel[(1,)](np.ones(64, np.float32), np.zeros(64, np.float32), BLOCK=8, backend="sim")
-    assert "test_sim_reductions.py" in str(err.value)
+def test_products_fold_within_the_tolerance():
+    x = (1 + data(64, ascdsl.dtypes.float32) / 16).astype(np.float32)
+    for block in (8, 37, 64):  # the interpreter multiplies in order, the simulator in a tree
+        want, got = both(product_kernel[(1,)], x, np.zeros(block, np.float32), BLOCK=block)
+        ascdsl.testing.assert_close(got[1], want[1], ascdsl.dtypes.float32)
+        np.testing.assert_allclose(want[1][0], np.prod(x[:block].astype(np.float64)), rtol=1e-5)
 
 
 @pytest.mark.parametrize("dtype", ALL_SWEEP)

@@ -1,0 +1,146 @@
+"""`tl.reduce` and `tl.associative_scan` with general `@jit` combine functions on the simulator against
+the interpreter (bit-exact: the folds combine the same pairs in the same tree, the scans the same
+Hillis-Steele steps; a single float `*`, which the interpreter folds in order, within the tolerance): tuples of tiles (argmax-style `(value, index)`, the composition of affine maps,
+which is not commutative), products and xor, along either axis of 2-D tiles, of 1-D tiles and of 2-D
+tiles to a scalar, odd lengths included, reversed scans; what stays unsupported is a located error."""
+import numpy as np
+import pytest
+
+import ascdsl
+import ascdsl.language as tl
+from ascdsl import dtypes
+from tests.backend.helpers import bits, both, data, each
+
+
+@ascdsl.jit
+def first_max(v1, i1, v2, i2):
+    pick = (v1 > v2) | ((v1 == v2) & (i1 < i2))
+    return tl.where(pick, v1, v2), tl.where(pick, i1, i2)
+
+
+@ascdsl.jit
+def compose(m1, c1, m2, c2):  # x -> m1*x + c1, then m2*x + c2
+    return m1 * m2, c1 * m2 + c2
+
+
+@ascdsl.jit
+def times(a, b):
+    return a * b
+
+
+@ascdsl.jit
+def xor(a, b):
+    return a ^ b
+
+
+@ascdsl.jit
+def argmax_rows_kernel(x_ptr, v_ptr, i_ptr, p_ptr, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr):
+    rows = tl.arange(0, M)[:, None]
+    cols = tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + rows * N + cols)
+    index = tl.broadcast_to(rows * N + cols, (M, N))
+    value, arg = tl.reduce((x, index), AXIS, first_max)
+    out = tl.arange(0, N if AXIS == 0 else M)
+    tl.store(v_ptr + out, value)
+    tl.store(i_ptr + out, arg)
+    tl.store(p_ptr + out, tl.reduce(x, AXIS, times))
+
+
+@ascdsl.jit
+def argmax_flat_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    rows = tl.arange(0, M)[:, None]
+    cols = tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + rows * N + cols)
+    value, arg = tl.reduce((x, rows * N + cols + tl.zeros((M, N), tl.int32)), None, first_max)
+    tl.store(out_ptr + tl.arange(0, 2), tl.where(tl.arange(0, 2) == 0, value.to(tl.float32), arg.to(tl.float32)))
+
+
+@ascdsl.jit
+def compose_kernel(m_ptr, c_ptr, r_ptr, sm_ptr, sc_ptr, N: tl.constexpr, REVERSE: tl.constexpr):
+    offs = tl.arange(0, N)
+    pair = (tl.load(m_ptr + offs), tl.load(c_ptr + offs))
+    rm, rc = tl.reduce(pair, 0, compose)
+    two = tl.arange(0, 2)
+    tl.store(r_ptr + two, tl.where(two == 0, rm, rc))  # the composition of all the maps
+    sm, sc = tl.associative_scan(pair, 0, compose, reverse=REVERSE)
+    tl.store(sm_ptr + offs, sm)
+    tl.store(sc_ptr + offs, sc)
+
+
+@ascdsl.jit
+def compose_2d_kernel(m_ptr, c_ptr, sm_ptr, sc_ptr, xor_ptr, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr,
+                      REVERSE: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    c = tl.load(c_ptr + offs)
+    sm, sc = tl.associative_scan((tl.load(m_ptr + offs), c), AXIS, compose, reverse=REVERSE)
+    tl.store(sm_ptr + offs, sm)
+    tl.store(sc_ptr + offs, sc)
+    tl.store(xor_ptr + offs, tl.associative_scan(c, AXIS, xor, reverse=REVERSE))
+
+
+@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.float16], ids=str)
+def test_argmax_tuples_and_products_along_either_axis(dtype):
+    def check(m, n, axis):
+        x = np.round(data((m, n), dtype).astype(np.float32)).astype(dtype.np)  # ties everywhere
+        k = n if axis == 0 else m
+        outs = np.zeros(k, dtype.np), np.zeros(k, np.int32), np.zeros(k, dtype.np)
+        want, got = both(argmax_rows_kernel[(1,)], x, *outs,
+                         M=m, N=n, AXIS=axis)
+        first = np.argmax(x.astype(np.float32), axis=axis)  # the lowest index of a maximum
+        flat = np.arange(k) * n + first if axis == 1 else first * n + np.arange(k)
+        np.testing.assert_array_equal(want[2], flat)
+        for a, b in zip(want[1:3], got[1:3]):
+            np.testing.assert_array_equal(bits(a), bits(b), err_msg=f"{m}x{n} axis {axis}")
+        ascdsl.testing.assert_close(got[3], want[3], dtype)  # one `*`: the interpreter multiplies in order
+    each(check, [(4, 8, 1), (4, 8, 0), (5, 37, 1), (7, 3, 0), (1, 8, 0)])
+
+
+def test_argmax_tuple_of_a_2d_tile_to_a_scalar():
+    x = np.round(data((6, 10), dtypes.float32))
+    x.ravel()[[13, 40]] = 50.0
+    want, got = both(argmax_flat_kernel[(1,)], x, np.zeros(2, np.float32), M=6, N=10)
+    np.testing.assert_array_equal(want[1], [50.0, 13.0])
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_composition_reduce_and_scan_keep_the_order():
+    rng = np.random.default_rng(3)
+
+    def check(n, reverse):
+        m = rng.integers(-3, 4, n).astype(np.int32)
+        c = rng.integers(-5, 6, n).astype(np.int32)
+        outs = [np.zeros(k, np.int32) for k in (2, n, n)]
+        want, got = both(compose_kernel[(1,)], m, c, *outs, N=n, REVERSE=reverse)
+        wm, wc = 1, 0
+        for i in range(n):
+            wm, wc = wm * int(m[i]), wc * int(m[i]) + int(c[i])
+        assert list(want[2]) == [np.int32(wm), np.int32(wc)]
+        for a, b in zip(want[2:], got[2:]):
+            np.testing.assert_array_equal(a, b, err_msg=f"n={n} reverse={reverse}")
+    each(check, [(8, False), (13, False), (13, True), (64, True)])
+
+
+def test_composition_scans_of_2d_tiles():
+    rng = np.random.default_rng(4)
+
+    def check(m, n, axis, reverse):
+        a = rng.integers(-2, 3, (m, n)).astype(np.int32)
+        c = rng.integers(-5, 6, (m, n)).astype(np.int32)
+        want, got = both(compose_2d_kernel[(1,)], a, c, *(np.zeros_like(c) for _ in range(3)), M=m, N=n, AXIS=axis,
+                         REVERSE=reverse)
+        for x, y in zip(want[2:], got[2:]):
+            np.testing.assert_array_equal(x, y, err_msg=f"{m}x{n} axis {axis} reverse={reverse}")
+    each(check, [(4, 8, 0, False), (5, 16, 1, False), (6, 8, 1, True), (3, 24, 0, True)])
+
+
+@ascdsl.jit
+def int8_product_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    p = tl.reduce(tl.load(x_ptr + offs).to(tl.int8), 0, times)
+    tl.store(out_ptr + offs, tl.zeros((BLOCK,), tl.int32) + p)
+
+
+def test_combine_functions_over_8_bit_tiles_are_located_errors():
+    with pytest.raises(ascdsl.CompilationError, match="combine function over int8 tiles") as err:
+        int8_product_kernel[(1,)](np.ones(8, np.int32), np.zeros(8, np.int32), BLOCK=8, backend="sim")
+    assert "test_sim_combine.py:" in str(err.value) and "tl.reduce" in str(err.value)
