@@ -228,6 +228,26 @@ def test_the_key_covers_included_files(tmp_path):
     assert build.source_digest([source]) != first
 
 
+def test_the_same_sources_in_another_folder_reuse_the_build(tmp_path):
+    """The key holds the sources' paths relative to their folder: a copy of a build folder elsewhere
+    (another ``-o`` or temporary folder) reuses its g++ build; a changed file or layout does not."""
+    def program(folder: str, value: int = 3, header: str = "value.h", main: str = "") -> Path:
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / header).write_text(f"#define VALUE {value}\n")
+        source = tmp_path / folder / "main.cpp"
+        source.write_text(f'#include "{header}"\nint main() {{ {main}return VALUE; }}\n')
+        return source
+    first = build.build_executable([program("a")])
+    builds = build.build_stats().builds
+    assert build.build_executable([program("b")]) == first and build.build_stats().builds == builds
+    assert subprocess.run([str(first)]).returncode == 3
+    digest = build.source_digest([program("c")])
+    assert build.source_digest([program("d", value=4)]) != digest
+    assert build.source_digest([program("e", header="other.h")]) != digest
+    uses_path = 'const char* f = __FILE__; (void)f; '
+    assert build.source_digest([program("f", main=uses_path)]) != build.source_digest([program("g", main=uses_path)])
+
+
 def test_lifts_are_computed_once_per_key_and_a_changed_entry_is_recomputed(monkeypatch):
     """The runtime-extent analysis (seconds per kernel) is stored by what determines it: a second
     process (here: a cleared in-memory cache) reads it; an entry whose bytes changed is recomputed."""
