@@ -102,19 +102,25 @@ def _with_axis(instr: Instr, axis: int) -> tuple:
     return tuple((k, axis if k == "axis" else a) for k, a in instr.attrs)
 
 
+def permuted_last(r, instr: Instr) -> None:
+    """``instr`` (a scan, sort or flip along a non-last axis) as the same op along the last axis of its
+    operand with that axis permuted last, permuted back."""
+    (x,), v, loc = instr.operands, instr.result, instr.loc
+    rank, axis = len(v.type.shape), instr.attr("axis") % len(v.type.shape)
+    order = tuple(d for d in range(rank) if d != axis) + (axis,)
+    moved = r.op(Op.PERMUTE, x.type.with_shape(tuple(x.type.shape[d] for d in order)), (x,), (("order", order),), loc)
+    done = r.value(moved.type)
+    r.instr(Instr(instr.op, (done,), (moved,), _with_axis(instr, rank - 1), instr.regions, loc))
+    back = tuple(order.index(d) for d in range(rank))
+    r.op(Op.PERMUTE, v.type, (done,), (("order", back),), loc, result=v)
+
+
 def _last_axis(r, instr: Instr) -> None:
     """A scan, sort or flip along the last axis is the same op along the rows of the flat view; along
     another axis, that axis is permuted last first and back after."""
     (x,), v, loc = instr.operands, instr.result, instr.loc
-    rank, axis = len(v.type.shape), instr.attr("axis") % len(v.type.shape)
-    if axis != rank - 1:
-        order = tuple(d for d in range(rank) if d != axis) + (axis,)
-        moved = r.op(Op.PERMUTE, x.type.with_shape(tuple(x.type.shape[d] for d in order)), (x,), (("order", order),),
-                     loc)
-        done = r.value(moved.type)
-        r.instr(Instr(instr.op, (done,), (moved,), _with_axis(instr, rank - 1), instr.regions, loc))
-        back = tuple(order.index(d) for d in range(rank))
-        r.op(Op.PERMUTE, v.type, (done,), (("order", back),), loc, result=v)
+    if instr.attr("axis") % len(v.type.shape) != len(v.type.shape) - 1:
+        permuted_last(r, instr)
         return
     flat = r.value(Type(v.type.dtype, flat_shape(v.type.shape)))
     r.instr(Instr(instr.op, (flat,), (_flat(r, x, loc),), _with_axis(instr, 1), instr.regions, loc))

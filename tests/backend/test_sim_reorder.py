@@ -162,6 +162,36 @@ def test_sort_along_rows_of_2d_tiles(dtype):
 @ascdsl.jit
 def sort_columns_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
     rows, cols = tl.arange(0, M)[:, None], tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + rows * N + cols)
+    tl.store(out_ptr + rows * N + cols, tl.sort(x, 0))
+    tl.store(out_ptr + M * N + rows * N + cols, tl.sort(x, 0, descending=True))
+
+
+@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.float16, dtypes.int32])
+def test_sort_along_axis_0_of_2d_tiles(dtype):
+    """Every column sorted (the rows of the transpose, transposed back), bit-exact against the
+    interpreter and NumPy: columns whose transpose's rows fill whole blocks and ones they do not
+    (5 and 4 rows), NaNs, infinities and ties."""
+    rng = np.random.default_rng(36)
+
+    def check(m, n):
+        x = (rng.standard_normal((m, n)) * 1e3).astype(dtype.np) if dtype.is_float else \
+            rng.integers(-2 ** 31, 2 ** 31 - 1, (m, n)).astype(np.int32)
+        if dtype.is_float:
+            x[:3, 0] = [np.nan, -np.inf, np.inf]
+        x[1:, -1] = x[:-1, -1]  # ties
+        want, got = both(sort_columns_kernel[(1,)], x, np.zeros(2 * m * n, dtype.np), M=m, N=n)
+        np.testing.assert_array_equal(got[1].astype(np.float64), want[1].astype(np.float64), err_msg=f"{m}x{n}")
+        expect = np.sort(x.astype(np.float32), 0)
+        np.testing.assert_array_equal(want[1][:m * n].reshape(m, n).astype(np.float32), expect)
+        np.testing.assert_array_equal(want[1][m * n:].reshape(m, n).astype(np.float32)[:, 1:],
+                                      expect[::-1, 1:])  # descending (NaN column aside)
+    each(check, [(8, 16), (5, 8), (4, 16)])
+
+
+@ascdsl.jit
+def sort_int16_columns_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    rows, cols = tl.arange(0, M)[:, None], tl.arange(0, N)[None, :]
     tl.store(out_ptr + rows * N + cols, tl.sort(tl.load(x_ptr + rows * N + cols), 0))
 
 
@@ -172,8 +202,8 @@ def flip_bytes_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
 
 
 @pytest.mark.parametrize("launch, array, message", [
-    (lambda x, o: sort_columns_kernel[(1,)](x, o, M=4, N=16, backend="sim"), np.zeros(64, np.float32),
-     r"`tl.sort` of \(4, 16\) float32 tiles along axis 0"),
+    (lambda x, o: sort_int16_columns_kernel[(1,)](x, o, M=4, N=16, backend="sim"), np.zeros(64, np.int16),
+     r"`tl.sort` of \(4, 16\) int16 tiles along axis 0"),
     (lambda x, o: flip_bytes_kernel[(1,)](x, o, BLOCK=64, backend="sim"), np.zeros(64, np.int8),
      r"`tl.flip` of \(64,\) int8 tiles"),
 ])
