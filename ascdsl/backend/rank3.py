@@ -25,8 +25,8 @@ kept indices), both ``DataCopy`` UB -> UB of whole padded rows; ``sum``/``max``/
 axis, in float32 or int32: per outer index, the first slab (the rows below that axis) is copied and the
 others folded onto it in order with count-form ``Add``/``Max``/``Min`` (as the rows of a 2-D tile along
 axis 0, :mod:`.reduce`). ``tl.permute``/``tl.trans`` that move non-unit axes are one ``Gather`` (16- and
-32-bit elements). Block loads and stores of rank 3 are :mod:`.memory`'s (rank 4 and more are located
-errors, :mod:`.selector`); ``tl.device_print`` is :mod:`.debug`'s. Anything else (``tl.cat``, gathers,
+32-bit elements). Block loads and stores of rank 3 and more are :mod:`.memory`'s; ``tl.device_print``
+is :mod:`.debug`'s. Anything else (``tl.cat``, gathers,
 bool broadcasts) is a located error.
 """
 from __future__ import annotations
