@@ -26,21 +26,21 @@ axis, in float32 or int32: per outer index, the first slab (the rows below that 
 others folded onto it in order with count-form ``Add``/``Max``/``Min`` (as the rows of a 2-D tile along
 axis 0, :mod:`.reduce`). ``tl.permute``/``tl.trans`` that move non-unit axes are one ``Gather`` (16- and
 32-bit elements). Block loads and stores of rank 3 and more are :mod:`.memory`'s; ``tl.device_print``
-is :mod:`.debug`'s. Anything else (``tl.cat``, gathers,
-bool broadcasts) is a located error.
+is :mod:`.debug`'s. A bool tile is broadcast as its 0/1 values in float16, compared back. Anything else
+(``tl.cat``, gathers) is a located error.
 """
 from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import GroupOp, Instr, Op, Type, Value
-from . import isel
+from . import boolmask, isel
 from .kir import Bin, BinOp, Call, Expr, For, Lit, Ref, add, lit
 from .relayout import gather_lanes
 from .repeat import located
 from .selector import F32, unsupported
 from .ublayout import has_rows, numel, strides
 
-I32 = dtypes.int32
+F16, I32 = dtypes.float16, dtypes.int32
 ELEMENTWISE = GroupOp.ELEMENTWISE - {Op.PTR_ADD}
 AXIS_REDUCE = frozenset({Op.SUM, Op.MAX, Op.MIN})
 """Reductions along a leading axis that :func:`select` lowers."""
@@ -163,8 +163,10 @@ def _broadcast(r, instr: Instr) -> None:
     if x.type.is_scalar:
         _bind(r, v, r.op(Op.BROADCAST, flat, (x,), (), loc), loc)
         return
-    if dt == dtypes.bool_:
-        raise unsupported(instr, "broadcasting bool tiles of rank 3 or more (broadcast the compared values instead)")
+    if dt == dtypes.bool_:  # the mask as 0/1 in float16, broadcast, compared back
+        spread = r.op(Op.BROADCAST, v.type.with_dtype(F16), (boolmask.as_number(r, x, F16, loc),), (), loc)
+        r.op(Op.NE, v.type, (spread, r.const(0.0, F16, loc)), (), loc, result=v)
+        return
     xs = (1,) * (len(shape) - len(x.type.shape)) + x.type.shape
     lead, c_ = shape[:-1], shape[-1]
     src, c = _flat(r, x, loc), xs[-1]

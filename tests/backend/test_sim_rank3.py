@@ -258,6 +258,29 @@ def test_bool_and_int8_tiles_of_rank3():
 
 
 @ascdsl.jit
+def bool_broadcast3_kernel(x_ptr, z_ptr, y_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    ia, ib, ic = tl.arange(0, A), tl.arange(0, B), tl.arange(0, C)
+    x = tl.load(x_ptr + ia[:, None] * C + ic[None, :])
+    z = tl.load(z_ptr + ia[:, None] * B + ib[None, :])
+    y = tl.load(y_ptr + _offsets(B * C, C, A, B, C))
+    x3, z3 = x[:, None, :], z[:, :, None]
+    keep = x3 > 0  # a bool [A, 1, C] broadcast along B
+    mid = (z3 > 0.5) | (z3 < -2.0)  # a bool [A, B, 1] broadcast along C
+    tl.store(out_ptr + _offsets(B * C, C, A, B, C), tl.where(keep & mid, y, -1.0))
+    tl.store(out_ptr + A * B * C + _offsets(B * C, C, A, B, C), tl.broadcast_to(keep, (A, B, C)).to(tl.float32))
+
+
+def test_bool_broadcasts_of_rank3_bit_exact():
+    x, z, y = data((2, 8), dtypes.float32), data((2, 3), dtypes.float32), data((2, 3, 8), dtypes.float32)
+    want, got = both(bool_broadcast3_kernel[(1,)], x, z, y, np.zeros(2 * y.size, np.float32), A=2, B=3, C=8)
+    np.testing.assert_array_equal(got[3], want[3])
+    mid = (z > 0.5) | (z < -2.0)
+    keep = np.broadcast_to((x > 0)[:, None, :], y.shape)
+    assert (want[3][:y.size].reshape(y.shape) == np.where(keep & mid[:, :, None], y, -1)).all()
+    assert (want[3][y.size:].reshape(y.shape) == keep).all()
+
+
+@ascdsl.jit
 def atomic3_kernel(x_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
     offs = _offsets(B * C, C, A, B, C)
     tl.atomic_add(out_ptr + offs, tl.load(x_ptr + tl.program_id(0) * A * B * C + offs))
