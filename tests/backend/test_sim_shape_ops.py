@@ -100,9 +100,26 @@ def padded_reshape_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
 
 
 @ascdsl.jit
-def unaligned_cat_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    x = tl.load(x_ptr + tl.arange(0, 4))
-    tl.store(out_ptr + tl.arange(0, 8), tl.cat(x, x, can_reorder=True))
+def unaligned_cat_kernel(x_ptr, y_ptr, out_ptr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, N))
+    y = tl.load(y_ptr + tl.arange(0, N))
+    tl.store(out_ptr + tl.arange(0, 2 * N), tl.cat(x, y * 2, can_reorder=True) + 1)
+
+
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
+def test_cat_whose_second_tile_starts_inside_a_block_bit_exact(dtype):
+    def check(n):
+        x, y = data(n, dtype), data(n, dtype)
+        want, got = both(unaligned_cat_kernel[(1,)], x, y, np.zeros(2 * n, dtype.np), N=n)
+        np.testing.assert_array_equal(bits(got[2]), bits(want[2]), err_msg=f"N={n}")
+        assert (want[2][:n] == x + 1).all()
+    each(check, [(2,), (4,), (8 if dtype.itemsize == 2 else 16,)])
+
+
+@ascdsl.jit
+def unaligned_byte_cat_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, 4)).to(tl.int8)
+    tl.store(out_ptr + tl.arange(0, 8), tl.cat(x, x, can_reorder=True).to(tl.float32))
 
 
 @ascdsl.jit
@@ -133,7 +150,7 @@ def flip_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
 
 @pytest.mark.parametrize("kernel, message", [
     (padded_reshape_kernel, r"reshaping int8 tiles \(64,\) to \(16, 4\)"),
-    (unaligned_cat_kernel, "`tl.cat` of"),
+    (unaligned_byte_cat_kernel, r"`tl.cat` of \(4,\) and \(4,\) int8 tiles"),
     (flip_kernel, r"`tl.flip` of \(8,\) int8 tiles"),
 ], ids=["padded-reshape", "unaligned-cat", "flip-bytes"])
 def test_unsupported_shape_ops_are_located_errors(kernel, message):
