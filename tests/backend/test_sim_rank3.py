@@ -3,7 +3,7 @@
 [A, B, C], [A, 1, C], [1, B, C], [A, B, 1], [A, 1, 1], [1, B, 1], [1, 1, C], one element and scalars,
 reductions along every axis (keep_dims or not) and to a scalar, reshapes to and from 2-D, `expand_dims`
 of 2-D tiles, permutes, and loops carrying rank-3 tiles: bit-exact where the ops are exact; what stays
-unsupported (moving 8-bit elements along a leading axis) is a located error (rank 4: test_sim_rankn.py)."""
+unsupported (`tl.cat` of rank-3 tiles) is a located error (rank 4: test_sim_rankn.py)."""
 import numpy as np
 import pytest
 
@@ -338,7 +338,20 @@ def flip_bytes3_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.flip(tl.load(x_ptr + offs), 0))
 
 
+def test_flips_of_8_bit_tiles_along_a_leading_axis():
+    x = RNG.integers(-128, 128, 64).astype(np.int8)
+    want, got = both(flip_bytes3_kernel[(1,)], x, np.zeros_like(x), BLOCK=8)
+    assert np.array_equal(want[1], x.reshape(2, 4, 8)[::-1].ravel()) and np.array_equal(got[1], want[1])
+
+
+@ascdsl.jit
+def cat3_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = _offsets(4 * BLOCK, BLOCK, 2, 4, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + _offsets(4 * BLOCK, BLOCK, 4, 4, BLOCK), tl.cat(x, x, can_reorder=True))
+
+
 def test_what_stays_unsupported_is_a_located_error():
-    with pytest.raises(ascdsl.CompilationError, match=r"permuting \(2, 4, 8\) int8 tiles") as err:
-        flip_bytes3_kernel[(1,)](np.ones(64, np.int8), np.zeros(64, np.int8), BLOCK=8, backend="sim")
+    with pytest.raises(ascdsl.CompilationError, match=r"`cat` of tiles of rank 3") as err:
+        cat3_kernel[(1,)](np.ones(64, np.float32), np.zeros(128, np.float32), BLOCK=8, backend="sim")
     assert "test_sim_rank3.py" in str(err.value)

@@ -9,7 +9,7 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
-from tests.backend.helpers import both, each
+from tests.backend.helpers import RNG, both, each
 from tests.backend.sweep import ALL_SWEEP, FLOAT_SWEEP
 from tests.backend.test_sim_reductions import combine_max, combine_min
 
@@ -201,11 +201,32 @@ def flip_bytes_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.flip(tl.load(x_ptr + offs), 0))
 
 
+@ascdsl.jit
+def flip_bytes2_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.flip(x, 1))
+    tl.store(out_ptr + M * N + offs, tl.flip(x, 0))
+    tl.store(out_ptr + 2 * M * N + tl.arange(0, N)[:, None] * M + tl.arange(0, M)[None, :], tl.trans(x))
+
+
+@pytest.mark.parametrize("dtype", [dtypes.int8, dtypes.uint8])
+def test_flips_and_transposes_of_8_bit_tiles_bit_exact(dtype):
+    """8-bit elements moved as float16 (exact for every 8-bit integer), cast back."""
+    x = RNG.integers(np.iinfo(dtype.np).min, np.iinfo(dtype.np).max + 1, 64).astype(dtype.np)
+    want, got = both(flip_bytes_kernel[(1,)], x, np.zeros_like(x), BLOCK=64)
+    assert np.array_equal(want[1], x[::-1]) and np.array_equal(got[1], want[1])
+    x2 = x.reshape(2, 32)
+    want, got = both(flip_bytes2_kernel[(1,)], x2, np.zeros(3 * 64, dtype.np), M=2, N=32)
+    assert np.array_equal(want[1], np.concatenate([x2[:, ::-1].ravel(), x2[::-1].ravel(), x2.T.ravel()]))
+    assert np.array_equal(got[1], want[1])
+
+
 @pytest.mark.parametrize("launch, array, message", [
     (lambda x, o: sort_int16_columns_kernel[(1,)](x, o, M=4, N=16, backend="sim"), np.zeros(64, np.int16),
      r"`tl.sort` of \(4, 16\) int16 tiles along axis 0"),
-    (lambda x, o: flip_bytes_kernel[(1,)](x, o, BLOCK=64, backend="sim"), np.zeros(64, np.int8),
-     r"`tl.flip` of \(64,\) int8 tiles"),
+    (lambda x, o: flip_bytes_kernel[(1,)](x, o, BLOCK=64, backend="sim"), np.zeros(64, np.bool_),
+     r"a bool tile used by `flip`"),
 ])
 def test_unsupported_reorders_are_located_errors(launch, array, message):
     with pytest.raises(ascdsl.CompilationError, match=message) as err:

@@ -142,17 +142,10 @@ def test_join_as_a_tile_of_pairs_bit_exact(dtype):
         assert (want[2][:2 * n:2] == a).all()
 
 
-@ascdsl.jit
-def flip_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    x = tl.load(x_ptr + tl.arange(0, 8))
-    tl.store(out_ptr + tl.arange(0, 8), tl.flip(x.to(tl.int8), 0).to(tl.float32))  # Gather moves 16/32 bits
-
-
 @pytest.mark.parametrize("kernel, message", [
     (padded_reshape_kernel, r"reshaping int8 tiles \(64,\) to \(16, 4\)"),
     (unaligned_byte_cat_kernel, r"`tl.cat` of \(4,\) and \(4,\) int8 tiles"),
-    (flip_kernel, r"`tl.flip` of \(8,\) int8 tiles"),
-], ids=["padded-reshape", "unaligned-cat", "flip-bytes"])
+], ids=["padded-reshape", "unaligned-cat"])
 def test_unsupported_shape_ops_are_located_errors(kernel, message):
     with pytest.raises(ascdsl.CompilationError, match=message) as err:
         kernel[(1,)](np.ones(64, np.float32), np.zeros(64, np.float32), BLOCK=64, backend="sim")
