@@ -54,7 +54,8 @@ of ``instr`` (through :meth:`_Rewriter.op`) and returns True, or returns False a
 
 
 class _Rewriter:
-    def __init__(self, kernel: Kernel):
+    def __init__(self, kernel: Kernel, platform: Platform):
+        self.platform = platform
         self.next = 1 + max([v.id for i in walk(kernel.body) for v in i.results] +
                             [a.id for i in walk(kernel.body) for r in i.regions for a in r.args] +
                             [p.id for p in kernel.params])
@@ -218,7 +219,7 @@ def check_platform(kernel: Kernel, platform: Platform) -> None:
 def decompose(kernel: Kernel, platform: Platform) -> Kernel:
     """The rewrites of the module docstring."""
     check_platform(kernel, platform)
-    r = _Rewriter(kernel)
+    r = _Rewriter(kernel, platform)
     r.consts = {}
     out = kernel.with_body(r.block(kernel.body))
     return dead_code(out) if r.flat else out  # rank-3 rewrites leave views no op reads
