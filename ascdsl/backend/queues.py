@@ -73,6 +73,8 @@ def _share_staging(k: kir.Kernel, role: Role) -> kir.Kernel:
 
 
 def _held_within(part: tuple, role: Role) -> list[Buf]:
+    """The buffers of ``role`` whose four queue operations are statements of ``part``, in order, the
+    DeQue assigning the local again; none if two of them are held at once."""
     ops: dict[Buf, list] = {}
     for x in kir.walk(part):
         if isinstance(x, Queue) and x.buf.role is role:
