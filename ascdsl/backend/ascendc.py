@@ -8,11 +8,13 @@
    as sigmoid, float32 forms of what the vector unit lacks; platform-aware);
 3. ``select`` (:mod:`.select`): tile IR -> kernel IR (:mod:`.kir`): API calls on logical buffers,
    cut into segments at the loops;
-4. ``plan_ub`` (:mod:`.ubplan`): buffers -> UB slots, the plan kept on the kernel;
-5. ``stage`` (:mod:`.staging`): segments -> CopyIn/Compute/CopyOut methods;
-6. ``sync`` (:mod:`.sync`): barriers and V_S flags from per-pipe reads and writes of each slot;
-7. ``name`` (:mod:`.naming`): readable, collision-free C++ names;
-8. ``check_budget`` (:mod:`.ubplan`): the plan fits the platform's UB (a located error otherwise).
+4. ``fit_queues`` (:mod:`.queues`): a kernel whose queues need more event ids than the platform has
+   packs each segment's loads (or stores) into one queue buffer, one queue for all segments;
+5. ``plan_ub`` (:mod:`.ubplan`): buffers -> UB slots, the plan kept on the kernel;
+6. ``stage`` (:mod:`.staging`): segments -> CopyIn/Compute/CopyOut methods;
+7. ``sync`` (:mod:`.sync`): barriers and V_S flags from per-pipe reads and writes of each slot;
+8. ``name`` (:mod:`.naming`): readable, collision-free C++ names;
+9. ``check_budget`` (:mod:`.ubplan`): the plan fits the platform's UB (a located error otherwise).
 
 Each variant is compiled once (:func:`compile_variant` is cached). After the lift (:mod:`.lift`,
 runtime tile extents) and the template classes (:mod:`.templated`), ``simplify``
@@ -34,6 +36,7 @@ from .decompose import decompose
 from .emit import class_model, literal
 from .limits import check_vector_cores
 from .naming import safe
+from .queues import fit_queues
 from .render import render
 from .select import select
 from .simplify import simplify
@@ -44,7 +47,7 @@ from .naming import name
 from .tiling import TilingLayout, Variant
 from .ubplan import check_budget, plan_ub
 
-PIPELINE = (check_vector_cores, decompose, select, plan_ub, stage, sync, name, check_budget)
+PIPELINE = (check_vector_cores, decompose, select, fit_queues, plan_ub, stage, sync, name, check_budget)
 assert PIPELINE[-1] is check_budget  # planned() runs all but this one
 """The backend's passes, in order (the first runs on the tile IR, ``select`` turns it into kernel IR)."""
 

@@ -101,8 +101,8 @@ def in_bounds(r, load: Instr, loc):
             spread = r.emit(Op.BROADCAST, t.with_dtype(I32), (index,), (), loc)  # read by the Add: fused
             zero = r.emit(Op.CONST, t.with_dtype(I32), (), (("value", 0),), loc)
             index = r.emit(Op.ADD, t.with_dtype(I32), (zero, spread), (), loc)
-        elif len(shape) == 3:  # broadcast on the flat views (:mod:`.rank3`)
-            line = tuple(size if d == axis else 1 for d in range(3))
+        elif len(shape) >= 3:  # broadcast on the flat views (:mod:`.rank3`)
+            line = tuple(size if d == axis else 1 for d in range(len(shape)))
             index = r.op(Op.RESHAPE, Type(I32, line), (index,), (), loc)
             index = r.op(Op.BROADCAST, t.with_dtype(I32), (index,), (), loc)
         inside = r.op(Op.LT, t, (index, extent), (), loc)

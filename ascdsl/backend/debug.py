@@ -12,7 +12,7 @@ from .. import dtypes
 from ..ir.core import Instr, Value
 from .kir import Bin, BinOp, Call, Conv, Elem, For, If, Pipe, Text, add, lit
 from .selector import Selector, program_id, unsupported
-from .ublayout import is_2d
+from .ublayout import has_rows, numel
 
 
 def _format(dtype) -> str:
@@ -41,19 +41,30 @@ def device_print(sel: Selector, instr: Instr) -> list:
 
 
 def _tile(sel: Selector, v: Value) -> list:
-    """`` [a b c]`` (or `` [[a b]\\n [c d]]``) of tile ``v``, element by element."""
+    """`` [a b c]`` (or `` [[a b]\n [c d]]``; a tile of rank 3 or more nested as NumPy prints it, one
+    more blank line per level a block closes) of tile ``v``, element by element, UB row by UB row."""
     fmt = _format(v.type.dtype)
     ref = sel.ref(v)
-    rows, cols = v.type.shape if is_2d(v.type.shape) else (1, v.type.numel)
+    shape = v.type.shape if has_rows(v.type.shape) else (v.type.numel,)
+    rank, cols, rows = len(shape), shape[-1], numel(shape[:-1])
     c = sel.fresh("c")
 
     def row(first: str, start) -> list:
         return [_printf(first + fmt, Elem(ref, start)),
                 For(c, lit(1), lit(cols), lit(1), (_printf(" " + fmt, Elem(ref, add(start, c))),)),
                 _printf("]")]
-    if rows == 1:
+    if rows == 1 and rank <= 2:
         return row(" [", lit(0))
+    blocks = [numel(shape[j:-1]) for j in range(1, rank - 1)]  # rows per block of each inner level, outermost first
     r = sel.fresh("r")
-    return [_printf(" ["), For(r, lit(0), lit(rows), lit(1), (
-        If(Bin(BinOp.GT, r, lit(0)), (_printf("\n "),)), *row("[", Bin(BinOp.MUL, r, lit(sel.pitch(v)))))),
-        _printf("]")]
+
+    def levels(at, text) -> tuple:
+        """``text(z)`` printed for the number ``z`` of levels whose blocks start at row ``at``."""
+        out: tuple = (_printf(text(0)),) if text(0) else ()
+        for z, size in enumerate(reversed(blocks), 1):
+            out = (If(Bin(BinOp.EQ, Bin(BinOp.MOD, at, lit(size)), lit(0)), (_printf(text(z)),), orelse=out),)
+        return out
+    opening = levels(r, lambda z: "\n" * (z + 1) + " " * (rank - 1 - z) + "[" * z)
+    closing = levels(add(r, lit(1)), lambda z: "]" * z)
+    body = (If(Bin(BinOp.GT, r, lit(0)), opening), *row("[", Bin(BinOp.MUL, r, lit(sel.pitch(v)))), *closing)
+    return [_printf(" " + "[" * (rank - 1)), For(r, lit(0), lit(rows), lit(1), body), _printf("]")]

@@ -16,7 +16,8 @@ API calls, UB planning) sees only ops with a direct API:
   2-D flat views (:mod:`.rank3`), bool tiles as values
   (:mod:`.boolmask`), int32 ``// %``, ``abs``, 8-bit casts and loads (:mod:`.intops`), float predicates and
   math built from other ops (:mod:`.mathops`), 2-D and int32 reductions and ``argmax``/``argmin``
-  (:mod:`.reductions`), scans (:mod:`.scan`), ``tl.histogram`` (:mod:`.histogram`), broadcasts into
+  (:mod:`.reductions`), scans (:mod:`.scan`), sorts along axis 0 (:mod:`.reorder`), ``tl.histogram``
+  (:mod:`.histogram`), broadcasts into
   buffers and column accesses (:mod:`.shapes`).
 
 A bfloat16 tile on a platform without bfloat16 casts is a located CompilationError. Results on the
@@ -31,7 +32,7 @@ from ..errors import CompilationError
 from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
 from ..passes.cleanup import dead_code
 from ..platforms import Platform
-from . import boolmask, histogram, intops, isel, mathops, rank3, reductions, scan, shapes
+from . import boolmask, histogram, intops, isel, mathops, rank3, reductions, reorder, scan, shapes
 
 F32 = dtypes.float32
 INT_COMPARE = {Op.GE: (Op.MAXIMUM, False), Op.LT: (Op.MAXIMUM, True), Op.LE: (Op.MINIMUM, False),
@@ -47,13 +48,14 @@ KEEP = frozenset({Op.CAST, Op.BITCAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED
 
 
 REWRITES = (rank3.rewrite, histogram.rewrite, boolmask.rewrite, intops.rewrite, mathops.rewrite, reductions.rewrite,
-            scan.rewrite, shapes.rewrite)
+            scan.rewrite, reorder.rewrite, shapes.rewrite)
 """Rewrite rules of their own modules, tried in order: ``rule(rewriter, instr)`` emits the replacement
 of ``instr`` (through :meth:`_Rewriter.op`) and returns True, or returns False and emits nothing."""
 
 
 class _Rewriter:
     def __init__(self, kernel: Kernel, platform: Platform):
+        self.platform = platform
         self.block_bytes = platform.block_bytes
         self.next = 1 + max([v.id for i in walk(kernel.body) for v in i.results] +
                             [a.id for i in walk(kernel.body) for r in i.regions for a in r.args] +

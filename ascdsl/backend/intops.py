@@ -1,6 +1,7 @@
 """int32 tile arithmetic beyond ``+ - * max min``: ``// %`` (truncating, as C and Triton), ``abs``,
 bitwise ``& | ^ ~``, shifts by a scalar or by a tile of amounts, and 8-bit and int16 integers: casts,
-masked 8-bit loads and math (in int32, wrapped back).
+masked 8-bit loads and math (in int32, wrapped back), flips, permutes, re-pitching reshapes and unaligned
+``tl.cat`` of 8-bit tiles (in float16).
 
 The vector unit has no int32 ``Div``, so :func:`rewrite` (a :data:`.decompose.REWRITES` rule) builds
 ``a // b`` from float32 division with an exact integer fix-up:
@@ -29,8 +30,9 @@ from .. import dtypes
 from ..ir.core import Instr, Op, Type
 from . import boolmask, isel
 from .kir import Call, Ref, lit
+from .ublayout import same_layout
 
-F32, I16, I32 = dtypes.float32, dtypes.int16, dtypes.int32
+F16, F32, I16, I32 = dtypes.float16, dtypes.float32, dtypes.int16, dtypes.int32
 SHIFT_API = {Op.SHL: "ShiftLeft", Op.SHR: "ShiftRight"}
 BITWISE = frozenset({Op.AND, Op.OR, Op.XOR, Op.NOT})
 
@@ -49,6 +51,9 @@ def rewrite(r, instr: Instr) -> bool:
         return True
     if _narrow_math(instr):
         _in_int32(r, instr)
+        return True
+    if _moves_bytes(instr, r.platform.block_bytes):
+        _moved_as_half(r, instr)
         return True
     if not _int_tile(instr):
         return False
@@ -74,6 +79,29 @@ def rewrite(r, instr: Instr) -> bool:
 
 
 BYTES = frozenset({dtypes.int8, dtypes.uint8})
+
+
+def _moves_bytes(instr: Instr, block: int) -> bool:
+    """``instr`` moves 8-bit elements across lanes: a flip, a permute (not one of a unit axis, which is
+    free), a reshape between shapes that lie differently in UB (rows of 8-bit tiles are padded to
+    ``block`` elements) or a ``tl.cat`` of 1-D tiles whose second starts inside a block."""
+    if instr.op not in (Op.FLIP, Op.PERMUTE, Op.RESHAPE, Op.CAT) or instr.result.type.dtype not in BYTES:
+        return False
+    shape = instr.result.type.shape
+    if instr.op is Op.RESHAPE:
+        return not same_layout(instr.operands[0].type.shape, shape, block)
+    if instr.op is Op.CAT:
+        return len(shape) == 1 and instr.operands[0].type.numel % block != 0
+    return instr.op is Op.FLIP or not (len(shape) == 2 and 1 in shape)
+
+
+def _moved_as_half(r, instr: Instr) -> None:
+    """An op that moves 8-bit elements (``Gather`` moves 16- and 32-bit ones) is that op on the tiles
+    cast to float16 (exact for every 8-bit integer), cast back."""
+    v, loc = instr.result, instr.loc
+    wide = [r.op(Op.CAST, x.type.with_dtype(F16), (x,), (("dtype", F16),), loc) for x in instr.operands]
+    moved = r.op(instr.op, v.type.with_dtype(F16), wide, instr.attrs, loc)
+    r.op(Op.CAST, v.type, (moved,), (("dtype", v.type.dtype),), loc, result=v)
 NARROW = BYTES | {I16}
 """Integer tiles computed in int32 (A2's ``Cast`` takes 8-bit integers only to and from float16, int16 only
 to and from float types; int16 arithmetic wraps as int32 arithmetic wrapped back does)."""

@@ -311,6 +311,15 @@ class Ref:
         """The static offset of this view, when it is a literal (else 0)."""
         return self.offset.value if isinstance(self.offset, Lit) else 0
 
+    @property
+    def low(self) -> int:
+        """A static lower bound of the offset (offsets are never negative): the literal, or the literal
+        first term of a sum."""
+        e = self.offset
+        while isinstance(e, Bin) and e.op is BinOp.ADD:
+            e = e.a
+        return e.value if isinstance(e, Lit) else 0
+
 
 @dataclass(frozen=True)
 class Gm:
@@ -347,14 +356,21 @@ class Call:
         _tuples(self, "srcs", "args", "work")
 
     @property
+    def read_views(self) -> tuple["Ref", ...]:
+        out = [s for s in self.srcs if isinstance(s, Ref)] + list(self.work)
+        return tuple(out + [a.ref for a in self.args if isinstance(a, Elem)])
+
+    @property
+    def write_views(self) -> tuple["Ref", ...]:
+        return ((self.dst,) if isinstance(self.dst, Ref) else ()) + self.work
+
+    @property
     def reads(self) -> tuple[Buf, ...]:
-        out = [s.buf for s in self.srcs if isinstance(s, Ref)] + [w.buf for w in self.work]
-        out += [a.ref.buf for a in self.args if isinstance(a, Elem)]
-        return tuple(out)
+        return tuple(r.buf for r in self.read_views)
 
     @property
     def writes(self) -> tuple[Buf, ...]:
-        return ((self.dst.buf,) if isinstance(self.dst, Ref) else ()) + tuple(w.buf for w in self.work)
+        return tuple(r.buf for r in self.write_views)
 
     @property
     def is_identity_cast(self) -> bool:

@@ -19,6 +19,7 @@ from .kir import (BinOp, Bin, Brace, Call, CInt, Cond, Const, Conv, For, Gm, If,
                   SizeOf, Struct, Var, add, as_expr, ceil_to, lit, minimum, mul)
 from .repeat import row, view
 from .selector import Selector
+from .ublayout import numel
 
 U8, U16, U32, U64 = CInt.UINT8, CInt.UINT16, CInt.UINT32, CInt.UINT64
 
@@ -64,25 +65,42 @@ def _params(sel: Selector, shape: tuple, stride: Value | None, rows, cols, pitch
 
 
 def _planes(sel: Selector, instr: Instr, pitch: int):
-    """The 2-D transfers of a block access: ``(plane loop or None, 2-D shape, GM offset, row stride,
-    rows, UB offset)``. A rank-3 ``[A, B, C]`` access is one 2-D access of ``A * B`` rows when its
-    planes follow each other in GM (plane stride ``B`` times the row stride, all ``B`` rows valid),
-    else a loop over its valid planes, each a 2-D access of ``B`` rows."""
+    """The 2-D transfers of a block access: ``(plane loops, 2-D shape, GM offset, row stride, rows, UB
+    offset)``. An ``[A, ..., B, C]`` access of rank 3 or more is one 2-D access of ``A * ... * B`` rows
+    when its planes follow each other in GM (each outer stride the next axis's size times its stride,
+    all indices of the axes after the first valid), else loops over the valid indices of its axes before
+    ``B`` (a ``(variable, count)`` each, outermost first), each a 2-D access of ``B`` rows."""
     shape = instr.attr("shape")
     _, offset, strides, extents, _ = parts(instr)
     gm = sel.wide_expr(offset)
     if len(shape) < 3:
         rows = lit(1) if len(shape) == 1 else _extent(sel, extents[0], shape[0])
-        return None, shape, gm, strides[0] if strides else None, rows, lit(0)
-    a, b, c = shape
-    (s0, s1), (e0, e1, _) = strides, extents
-    planes = _extent(sel, e0, a)
-    step = sel.const_of(s1)
-    if not sel.general and step is not None and sel.const_of(s0) == b * step and sel.const_of(e1) == b:
-        return None, (a * b, c), gm, s1, lit(a * b) if planes == lit(a) else mul(planes, lit(b)), lit(0)
-    k = sel.fresh("plane")
-    at = add(gm, Bin(BinOp.MUL, Conv(dtypes.int64, k), sel.wide_expr(s0)))
-    return (k, planes), (b, c), at, s1, _extent(sel, e1, b), Bin(BinOp.MUL, k, lit(b * pitch))
+        return (), shape, gm, strides[0] if strides else None, rows, lit(0)
+    *outer, b, c = shape
+    planes = _extent(sel, extents[0], outer[0])
+    if not sel.general and _planes_follow(sel, shape, strides, extents):
+        rows = numel(shape[:-1])
+        valid = lit(rows) if planes == lit(outer[0]) else mul(planes, lit(rows // outer[0]))
+        return (), (rows, c), gm, strides[-1], valid, lit(0)
+    loops, at, ub = [], gm, lit(0)
+    for i, d in enumerate(outer):
+        k = sel.fresh("plane")
+        loops.append((k, planes if i == 0 else _extent(sel, extents[i], d)))
+        at = add(at, Bin(BinOp.MUL, Conv(dtypes.int64, k), sel.wide_expr(strides[i])))
+        ub = add(ub, Bin(BinOp.MUL, k, lit(numel(outer[i + 1:]) * b * pitch)))
+    return tuple(loops), (b, c), at, strides[-1], _extent(sel, extents[-2], b), ub
+
+
+def _planes_follow(sel: Selector, shape: tuple, strides, extents) -> bool:
+    """The planes of a block access of rank 3 or more follow each other in GM (see :func:`_planes`)."""
+    step = sel.const_of(strides[-1])
+    if step is None or any(sel.const_of(e) != d for e, d in zip(extents[1:-1], shape[1:-1])):
+        return False
+    for i in range(len(shape) - 3, -1, -1):
+        step *= shape[i + 1]
+        if sel.const_of(strides[i]) != step:
+            return False
+    return True
 
 
 def _back_to_back(sel: Selector, shape: tuple, stride: Value | None, cols, pitch: int):
@@ -103,10 +121,10 @@ def _back_to_back(sel: Selector, shape: tuple, stride: Value | None, cols, pitch
 
 def _transfer(sel: Selector, instr: Instr, local: Ref, pitch: int, pad, to_ub: bool) -> list:
     """The ``DataCopyExtParams`` and ``DataCopyPad`` call(s) of a block access, in chunks of at
-    most ``max_bursts`` bursts (and a loop over the planes of a rank-3 access, see :func:`_planes`)."""
+    most ``max_bursts`` bursts (and loops over the planes of an access of rank 3 or more, see :func:`_planes`)."""
     base, _, _, extents, _ = parts(instr)
     dt = local.dtype
-    loop, shape, offset, stride, rows, at = _planes(sel, instr, pitch)
+    loops, shape, offset, stride, rows, at = _planes(sel, instr, pitch)
     cols = _extent(sel, extents[-1], shape[-1])
     fields = _params(sel, shape, stride, rows, cols, pitch, dt, to_ub)
     pipe = Pipe.MTE2 if to_ub else Pipe.MTE3
@@ -136,10 +154,9 @@ def _transfer(sel: Selector, instr: Instr, local: Ref, pitch: int, pad, to_ub: b
         g = Gm(gm.param, dt, add(gm.offset, Bin(BinOp.MUL, Conv(dtypes.int64, r), sel.wide_expr(stride))))
         out = [For(r, lit(0), rows, lit(most), tuple(transfer(view(local, row(r, pitch)), g,
                                                               minimum(Bin(BinOp.SUB, rows, r), lit(most)))), True)]
-    if loop is None:
-        return first + out
-    k, planes = loop
-    return first + [For(k, lit(0), planes, lit(1), tuple(out), True)]
+    for k, planes in reversed(loops):
+        out = [For(k, lit(0), planes, lit(1), tuple(out), True)]
+    return first + out
 
 
 def _whole_blocks(sel: Selector, instr: Instr, local: Ref, to_ub: bool) -> Call | None:
@@ -202,22 +219,27 @@ def dequeue(sel: Selector, instr: Instr) -> list:
 
 
 def _fill(sel: Selector, instr: Instr, local: Ref, other) -> list:
-    """Duplicate(other) over the lanes a masked load leaves: per valid plane of a rank-3 load its
-    masked rows and columns, then the masked planes."""
-    shape, p = instr.attr("shape"), sel.pitch(instr.result)
+    """Duplicate(other) over the lanes a masked load leaves (see :func:`_fill_planes`)."""
     _, _, _, extents, _ = parts(instr)
+    return _fill_planes(sel, local, instr.attr("shape"), extents, sel.pitch(instr.result), other)
+
+
+def _fill_planes(sel: Selector, local: Ref, shape: tuple, extents, p: int, other) -> list:
+    """The masked lanes of a block of ``shape`` (``p``: its row pitch): of rank 3 or more, per valid
+    index of its first axis those of that plane, then the masked planes; else its masked rows and
+    columns."""
     if len(shape) < 3:
         return _fill_rows(sel, local, shape, extents, p, other)
-    a, b, _ = shape
+    a, size = shape[0], numel(shape[1:-1]) * p
     planes = _extent(sel, extents[0], a)
     k = sel.fresh("plane")
-    slab = _fill_rows(sel, view(local, Bin(BinOp.MUL, k, lit(b * p))), shape[1:], extents[1:], p, other)
+    slab = _fill_planes(sel, view(local, Bin(BinOp.MUL, k, lit(size))), shape[1:], extents[1:], p, other)
     out: list = [For(k, lit(0), planes, lit(1), tuple(slab), True)] if slab else []
     if planes != lit(a):
         out.append(If(Bin(BinOp.LT, planes, lit(a)), (
             Note("fill the masked planes with `other`"),
-            Call("Duplicate", view(local, Bin(BinOp.MUL, planes, lit(b * p))), (),
-                 (other, Bin(BinOp.MUL, Bin(BinOp.SUB, lit(a), planes), lit(b * p)))))))
+            Call("Duplicate", view(local, Bin(BinOp.MUL, planes, lit(size))), (),
+                 (other, Bin(BinOp.MUL, Bin(BinOp.SUB, lit(a), planes), lit(size)))))))
     return out
 
 

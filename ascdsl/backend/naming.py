@@ -109,11 +109,11 @@ def name(k: kir.Kernel, platform=None) -> kir.Kernel:
         names.gms[g.param] = taken.claim(gm if gm not in taken.taken else camel(g.name) + "Gm")
     stems = {g.param: pascal(g.name.removesuffix("_ptr") or g.name) for g in k.gms}
     plan = k.plan
-    for s in plan.slots:
+    for s in plan.slots:  # a queue :mod:`.queues` shares across pointers has a stem in place of a pointer
         if s.position is Position.VECIN:
-            names.slots[s.index] = taken.claim("inQueue" + stems[s.first.queue[1]])
+            names.slots[s.index] = taken.claim("inQueue" + stems.get(s.first.queue[1], s.first.queue[1]))
         elif s.position is Position.VECOUT:
-            names.slots[s.index] = taken.claim("outQueue" + stems[s.first.queue[1]])
+            names.slots[s.index] = taken.claim("outQueue" + stems.get(s.first.queue[1], s.first.queue[1]))
     for s in plan.slots:
         if s.position is Position.VECCALC:
             names.slots[s.index] = taken.claim(camel(s.first.hint) + "Buf")

@@ -25,21 +25,22 @@ kept indices), both ``DataCopy`` UB -> UB of whole padded rows; ``sum``/``max``/
 axis, in float32 or int32: per outer index, the first slab (the rows below that axis) is copied and the
 others folded onto it in order with count-form ``Add``/``Max``/``Min`` (as the rows of a 2-D tile along
 axis 0, :mod:`.reduce`). ``tl.permute``/``tl.trans`` that move non-unit axes are one ``Gather`` (16- and
-32-bit elements). Block loads and stores of rank 3 are :mod:`.memory`'s (rank 4 and more are located
-errors, :mod:`.selector`). Anything else (``tl.cat``, gathers, bool broadcasts) is a located error.
+32-bit elements). Block loads and stores of rank 3 and more are :mod:`.memory`'s; ``tl.device_print``
+is :mod:`.debug`'s. A bool tile is broadcast as its 0/1 values in float16, compared back. Anything else
+(``tl.cat``, gathers) is a located error.
 """
 from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import GroupOp, Instr, Op, Type, Value
-from . import isel
+from . import boolmask, isel
 from .kir import Bin, BinOp, Call, Expr, For, Lit, Ref, add, lit
 from .relayout import gather_lanes
 from .repeat import located
 from .selector import F32, unsupported
 from .ublayout import has_rows, numel, strides
 
-I32 = dtypes.int32
+F16, I32 = dtypes.float16, dtypes.int32
 ELEMENTWISE = GroupOp.ELEMENTWISE - {Op.PTR_ADD}
 AXIS_REDUCE = frozenset({Op.SUM, Op.MAX, Op.MIN})
 """Reductions along a leading axis that :func:`select` lowers."""
@@ -102,19 +103,25 @@ def _with_axis(instr: Instr, axis: int) -> tuple:
     return tuple((k, axis if k == "axis" else a) for k, a in instr.attrs)
 
 
+def permuted_last(r, instr: Instr) -> None:
+    """``instr`` (a scan, sort or flip along a non-last axis) as the same op along the last axis of its
+    operand with that axis permuted last, permuted back."""
+    (x,), v, loc = instr.operands, instr.result, instr.loc
+    rank, axis = len(v.type.shape), instr.attr("axis") % len(v.type.shape)
+    order = tuple(d for d in range(rank) if d != axis) + (axis,)
+    moved = r.op(Op.PERMUTE, x.type.with_shape(tuple(x.type.shape[d] for d in order)), (x,), (("order", order),), loc)
+    done = r.value(moved.type)
+    r.instr(Instr(instr.op, (done,), (moved,), _with_axis(instr, rank - 1), instr.regions, loc))
+    back = tuple(order.index(d) for d in range(rank))
+    r.op(Op.PERMUTE, v.type, (done,), (("order", back),), loc, result=v)
+
+
 def _last_axis(r, instr: Instr) -> None:
     """A scan, sort or flip along the last axis is the same op along the rows of the flat view; along
     another axis, that axis is permuted last first and back after."""
     (x,), v, loc = instr.operands, instr.result, instr.loc
-    rank, axis = len(v.type.shape), instr.attr("axis") % len(v.type.shape)
-    if axis != rank - 1:
-        order = tuple(d for d in range(rank) if d != axis) + (axis,)
-        moved = r.op(Op.PERMUTE, x.type.with_shape(tuple(x.type.shape[d] for d in order)), (x,), (("order", order),),
-                     loc)
-        done = r.value(moved.type)
-        r.instr(Instr(instr.op, (done,), (moved,), _with_axis(instr, rank - 1), instr.regions, loc))
-        back = tuple(order.index(d) for d in range(rank))
-        r.op(Op.PERMUTE, v.type, (done,), (("order", back),), loc, result=v)
+    if instr.attr("axis") % len(v.type.shape) != len(v.type.shape) - 1:
+        permuted_last(r, instr)
         return
     flat = r.value(Type(v.type.dtype, flat_shape(v.type.shape)))
     r.instr(Instr(instr.op, (flat,), (_flat(r, x, loc),), _with_axis(instr, 1), instr.regions, loc))
@@ -156,8 +163,10 @@ def _broadcast(r, instr: Instr) -> None:
     if x.type.is_scalar:
         _bind(r, v, r.op(Op.BROADCAST, flat, (x,), (), loc), loc)
         return
-    if dt == dtypes.bool_:
-        raise unsupported(instr, "broadcasting bool tiles of rank 3 or more (broadcast the compared values instead)")
+    if dt == dtypes.bool_:  # the mask as 0/1 in float16, broadcast, compared back
+        spread = r.op(Op.BROADCAST, v.type.with_dtype(F16), (boolmask.as_number(r, x, F16, loc),), (), loc)
+        r.op(Op.NE, v.type, (spread, r.const(0.0, F16, loc)), (), loc, result=v)
+        return
     xs = (1,) * (len(shape) - len(x.type.shape)) + x.type.shape
     lead, c_ = shape[:-1], shape[-1]
     src, c = _flat(r, x, loc), xs[-1]

@@ -7,8 +7,9 @@
   the vector unit: ``CreateVecIndex`` of one result row, scaled by the source pitch (``Muls``, lanes of
   the row padding clamped in bounds by ``Mins``), then one ``Adds`` of ``j * size`` per result row.
 * ``tl.cat(a, b)`` along axis 0 copies ``a`` and ``b`` into the result (``DataCopy`` UB -> UB) when
-  ``b`` starts on a 32-byte block (always for 2-D tiles, whose rows are whole blocks); else it is a
-  located error.
+  ``b`` starts on a 32-byte block (always for 2-D tiles, whose rows are whole blocks); 1-D tiles of 16-
+  and 32-bit elements whose ``b`` starts inside a block are one ``Gather`` from both side by side;
+  8-bit ones are a located error.
 * a reshape between shapes that lie differently in UB (rows that do not fill whole blocks, such as
   ``[A * B] -> [A, B]`` or ``[4, 6] -> [6, 4]``) is one ``Gather`` of 16- or 32-bit elements, its
   offsets computed on the vector unit (:func:`_repitch`); of 8-bit or bool tiles it is a located error;
@@ -138,11 +139,11 @@ def _split(sel, instr: Instr) -> list:
 def _side_by_side(sel, a, b, loc) -> tuple[Ref, int, list]:
     """``a`` and ``b`` copied into one scratch tile, ``b`` from the first block after ``a``: (tile, gap, calls)."""
     per_blk = sel.platform.block_bytes // a.type.dtype.itemsize
-    gap = -(-a.type.numel // per_blk) * per_blk
-    both = sel.scratch("pairs", a.type.dtype, 2 * gap, loc)
+    gap, rest = (-(-x.type.numel // per_blk) * per_blk for x in (a, b))
+    both = sel.scratch("pairs", a.type.dtype, gap + rest, loc)
     return both, gap, [copy_blocks(sel, Ref(both.buf, both.dtype, lit(0), gap), sel.ref(a), loc),
-                       Call("DataCopy", Ref(both.buf, both.dtype, lit(gap), 2 * gap),
-                            (Ref(sel.bufs[b.id], b.type.dtype, lit(0), gap),), (lit(gap),))]
+                       Call("DataCopy", Ref(both.buf, both.dtype, lit(gap), gap + rest),
+                            (Ref(sel.bufs[b.id], b.type.dtype, lit(0), rest),), (lit(rest),))]
 
 
 def _join(sel, instr: Instr) -> list:
@@ -213,15 +214,36 @@ def _cat(sel, instr: Instr) -> list:
     v = instr.result
     per_blk = sel.platform.block_bytes // v.type.dtype.itemsize
     split = sel.count(a)
+    if split % per_blk and len(v.type.shape) == 1 and _gathers(instr):
+        return _cat_gathered(sel, instr)
     if split % per_blk or len(v.type.shape) > 2 or v.type.dtype == dtypes.bool_:
-        raise unsupported(instr, f"`tl.cat` of {a.type.shape} and {b.type.shape} {v.type.dtype} tiles (the second "
-                                 "must start on a 32-byte block: concatenate tiles whose first one fills whole "
-                                 "blocks)")
+        raise unsupported(instr, f"`tl.cat` of {a.type.shape} and {b.type.shape} {v.type.dtype} tiles (one whose "
+                                 "second starts inside a 32-byte block moves 16- and 32-bit elements of 1-D tiles)")
     dst, dt = sel.ref(v), v.type.dtype
     rest = -(-sel.count(b) // per_blk) * per_blk
     return [copy_blocks(sel, Ref(dst.buf, dt, lit(0), split), sel.ref(a), instr.loc),
             Call("DataCopy", Ref(dst.buf, dt, lit(split), split + rest), (Ref(sel.bufs[b.id], dt, lit(0), rest),),
                  (lit(rest),))]
+
+
+def _cat_gathered(sel, instr: Instr) -> list:
+    """``tl.cat(a, b)`` of 1-D tiles whose ``b`` starts inside a block: both side by side in a scratch
+    tile (``b`` from the block after ``a``), then one Gather of lane ``j`` from ``j`` or, for ``j >= na``,
+    from ``j + gap - na`` (``min(max(j - na + 1, 0), 1)`` selects the shift)."""
+    a, b = instr.operands
+    v = instr.result
+    n, na, size = v.type.numel, a.type.numel, v.type.dtype.itemsize
+    both, gap, out = _side_by_side(sel, a, b, instr.loc)
+    lane, index = lane_index(sel, "catLanes", n, 1, instr.loc)
+    shift = sel.scratch("catShift", I32, n, instr.loc)
+    out += index + [
+        Call("Adds", shift, (lane,), (Lit(1 - na, I32), lit(n))),
+        Call("Maxs", shift, (shift,), (Lit(0, I32), lit(n)), inplace=True),
+        Call("Mins", shift, (shift,), (Lit(1, I32), lit(n)), inplace=True),
+        Call("Muls", shift, (shift,), (Lit(gap - na, I32), lit(n)), inplace=True),
+        Call("Add", lane, (lane, shift), (lit(n),), inplace=True),
+        Call("Muls", lane, (lane,), (Lit(size, I32), lit(n)), inplace=True)]
+    return out + gather_lanes(sel, sel.ref(v), both, lane, n)
 
 
 __all__ = ["gather_lanes", "lane_index", "select"]

@@ -17,12 +17,14 @@ sum, and ``tl.sort``, all over whole tiles with ``Gather`` (byte offsets compute
   where the sign is set: the keys order as the floats do, ``-0.0`` just below ``0.0``), NaNs as the largest
   key (last, as NumPy's sort puts them, as the float32 NaN ``0x7fffffff``); 16-bit floats in float32.
   ``descending=True`` is the ascending sort flipped (one more ``Gather``), as the interpreter computes it.
+  Along axis 0 of a 2-D tile (:func:`rewrite`), the sort of the rows of its transpose, transposed back.
 """
 from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import Instr, Op
 from .kir import Bin, BinOp, Call, Const, For, Lit, Ref, lit
+from .rank3 import permuted_last
 from .relayout import gather_lanes, lane_index
 from .repeat import located, view
 from .selector import unsupported
@@ -32,6 +34,8 @@ F32, I16, I32 = dtypes.float32, dtypes.int16, dtypes.int32
 MOVABLE = frozenset({2, 4})
 """Element sizes ``Gather`` moves."""
 SCANS = {Op.ADD: "Add", Op.MUL: "Mul", Op.MAXIMUM: "Max", Op.MINIMUM: "Min"}
+SORTED = frozenset({F32, I32, dtypes.float16, dtypes.bfloat16})
+"""Element types ``tl.sort`` orders (16-bit floats in float32)."""
 
 
 def identity(op: Op, dt):
@@ -42,6 +46,18 @@ def identity(op: Op, dt):
         return 1
     big = float("inf") if dt.is_float else 2 ** 31 - 1
     return -big if op is Op.MAXIMUM else big
+
+
+def rewrite(r, instr: Instr) -> bool:
+    """``tl.sort`` along axis 0 of a 2-D tile: the sort along the rows of its transpose, transposed back
+    (a :data:`.decompose.REWRITES` rule)."""
+    if instr.op is not Op.SORT:
+        return False
+    t = instr.result.type
+    if len(t.shape) != 2 or instr.attr("axis") % 2 != 0 or t.dtype not in SORTED:
+        return False
+    permuted_last(r, instr)
+    return True
 
 
 def select(sel, instr: Instr) -> list | None:
@@ -261,4 +277,4 @@ def _copy_rows(sel, dst: Ref, src: Ref, rows: int, n: int, src_pitch: int, dst_p
 LARGEST = 2 ** 31 - 1
 
 
-__all__ = ["identity", "scan_lanes", "select"]
+__all__ = ["identity", "rewrite", "scan_lanes", "select"]

@@ -40,7 +40,7 @@ WIDE_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.CAST, O
 
 
 RANK3_OPS = frozenset({Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.RESHAPE, Op.PERMUTE, Op.BROADCAST, Op.CONST, Op.CAST, Op.SUM,
-                       Op.MAX, Op.MIN, Op.FOR, Op.IF, Op.WHILE, Op.YIELD})
+                       Op.MAX, Op.MIN, Op.FOR, Op.IF, Op.WHILE, Op.YIELD, Op.PRINT})
 """Ops that still see tiles of rank 3 or more after :mod:`.rank3` rewrote the others to their flat views (casts other
 rewrites emit run count-form over the footprint, which is that of the flat view)."""
 
@@ -95,9 +95,6 @@ class Selector:
         self.segments = 0
         for instr in walk(kernel.body):
             rank = max((len(v.type.shape) for v in (*instr.results, *instr.operands)), default=0)
-            if rank > 3 and instr.op in (Op.BLOCK_LOAD, Op.BLOCK_STORE):
-                raise unsupported(instr, f"`{instr.op.value}` of tiles of rank {rank} (load and store blocks of rank "
-                                         "3 or less and `tl.reshape` them)")
             if rank >= 3 and instr.op not in RANK3_OPS:
                 raise unsupported(instr, f"`{instr.op.value}` of tiles of rank {rank}")
         self._check_bool_tiles()
@@ -416,8 +413,8 @@ class Selector:
                 rank = len(u.attr("shape"))
                 stem = self.ptr_stem(u.operands[0])
                 strides = rank if u.op in (Op.STRIDED_LOAD, Op.STRIDED_STORE) else rank - 1
-                extents = {1: ["Count"], 2: ["Rows", "Cols"], 3: ["Planes", "Rows", "Cols"]}[rank]
-                outer = ["PlaneStride", "Stride"] if rank == 3 else ["Stride"] * strides
+                extents = {1: ["Count"], 2: ["Rows", "Cols"]}.get(rank, ["Planes"] * (rank - 2) + ["Rows", "Cols"])
+                outer = ["PlaneStride"] * (rank - 2) + ["Stride"] if rank >= 3 else ["Stride"] * strides
                 roles = ["Offset"] + outer + extents
                 for role, x in zip(roles, u.operands[1:]):
                     if x.id == v.id:

@@ -12,7 +12,9 @@ MTE3 (``MTE3_S``: every store's DMA before it has written GM). A loop
 that is not ``independent`` is entered as if its own body had just run (a dependence between
 iterations); an ``independent`` loop that depends on what came before waits once, before it.
 Cross-pipe order between the stages is the queues' job. An identity ``Cast`` (a template's float32
-form, :mod:`.templated`) is no call: it orders nothing.
+form, :mod:`.templated`) is no call: it orders nothing. Dependences are tracked per slot, except in a
+queue buffer that packs several tiles (:mod:`.queues`): there per byte range a view spans (from its
+offset's static lower bound to its extent), so the tiles packed in it order nothing among themselves.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import dataclasses
 
 from . import kir
 from .kir import Barrier, Call, Flag, For, If, Pipe, Position, Stage
+from .queues import packed
 
 
 class _State:
@@ -36,21 +39,39 @@ class _State:
         self.loaded |= other.loaded
 
 
-def _slots(plan, bufs) -> set:
-    return {plan.slot(b).index for b in bufs}
+_WHOLE = (0, float("inf"))
+
+
+def _areas(plan, views) -> set:
+    """The UB areas ``views`` touch: ``(slot, start, end)`` in bytes, the whole slot but in a packed
+    queue buffer."""
+    out = set()
+    for r in views:
+        span = (r.low * r.dtype.itemsize, r.extent * r.dtype.itemsize) if packed(r.buf) else _WHOLE
+        out.add((plan.slot(r.buf).index, *span))
+    return out
+
+
+def _whole(slots) -> set:
+    return {(s, *_WHOLE) for s in slots}
+
+
+def _meet(a: set, b: set) -> bool:
+    """Whether two sets of areas overlap."""
+    return any(x[0] == y[0] and x[1] < y[2] and y[1] < x[2] for x in a for y in b)
 
 
 def _touches(plan, body) -> tuple[set, set]:
     w, r = set(), set()
     for s in kir.walk(body):
         if isinstance(s, Call) and s.pipe is Pipe.V and not s.is_identity_cast:
-            w |= _slots(plan, s.writes)
-            r |= _slots(plan, s.reads)
+            w |= _areas(plan, s.write_views)
+            r |= _areas(plan, s.read_views)
     return w, r
 
 
-def _elem_slots(plan, s) -> set:
-    return {plan.slot(x.ref.buf).index for e in kir.exprs(s) for x in kir.sub_exprs(e) if isinstance(x, kir.Elem)}
+def _elem_areas(plan, s) -> set:
+    return _areas(plan, [x.ref for e in kir.exprs(s) for x in kir.sub_exprs(e) if isinstance(x, kir.Elem)])
 
 
 def _reads_before_writes(plan, body) -> set:
@@ -60,7 +81,7 @@ def _reads_before_writes(plan, body) -> set:
     for s in kir.walk(body):
         if isinstance(s, Call) and s.pipe is Pipe.V:
             return out
-        out |= _elem_slots(plan, s)
+        out |= _elem_areas(plan, s)
     return out
 
 
@@ -71,19 +92,19 @@ def _body(plan, body, st: _State) -> tuple:
             out.append(s)
             continue
         if isinstance(s, Call) and s.pipe is Pipe.V:
-            reads, writes = _slots(plan, s.reads), _slots(plan, s.writes)
-            if reads & st.written or writes & (st.written | st.read):
+            reads, writes = _areas(plan, s.read_views), _areas(plan, s.write_views)
+            if _meet(reads, st.written) or _meet(writes, st.written | st.read):
                 out.append(Barrier(Pipe.V))
                 st.written, st.read = set(), set()
             st.written |= writes
             st.read |= reads
             st.pending |= writes
         else:
-            reads = _elem_slots(plan, s) | (_reads_before_writes(plan, s.body) if isinstance(s, For) else set())
-            if reads & st.loaded:
+            reads = _elem_areas(plan, s) | (_reads_before_writes(plan, s.body) if isinstance(s, For) else set())
+            if _meet(reads, st.loaded):
                 out.append(Flag(Pipe.MTE2, Pipe.S))
                 st.loaded = set()
-            if reads & st.pending:
+            if _meet(reads, st.pending):
                 out.append(Flag(Pipe.V, Pipe.S))
                 st.pending = set()
         if isinstance(s, For):
@@ -91,7 +112,7 @@ def _body(plan, body, st: _State) -> tuple:
             if not s.independent:
                 st.written |= w
                 st.read |= r
-            elif r & st.written or w & (st.written | st.read):  # once, before the loop
+            elif _meet(r, st.written) or _meet(w, st.written | st.read):  # once, before the loop
                 out.append(Barrier(Pipe.V))
                 st.written, st.read = set(), set()
             entry = st.copy()
@@ -108,8 +129,8 @@ def _body(plan, body, st: _State) -> tuple:
 def sync(k: kir.Kernel, platform=None) -> kir.Kernel:
     """The synchronisation pass (see the module docstring)."""
     plan = k.plan
-    tbufs = {s.index for s in plan.slots if s.position is Position.VECCALC}
-    loads = {s.index for s in plan.slots if s.position is Position.VECIN}
+    tbufs = _whole(s.index for s in plan.slots if s.position is Position.VECCALC)
+    loads = _whole(s.index for s in plan.slots if s.position is Position.VECIN)
     stages = {}
     for st in k.stages:
         stages[st] = dataclasses.replace(st, body=_body(plan, st.body, _State(tbufs, loaded=loads)))

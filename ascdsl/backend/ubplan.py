@@ -14,7 +14,9 @@
   stores is computed straight in its output's queue buffer (an alias of the output). Tiles *moved*
   into queue buffers so (and those computed in place of them) still reserve the ``TBuf`` slot the
   kernel would give them without the identity casts, so that the other tiles are packed as there
-  (:mod:`.templated` renders both kernels as one class); slots that hold only moved tiles are dropped;
+  (:mod:`.templated` renders both kernels as one class); slots that hold only moved tiles are dropped.
+  No tile is computed over a view that starts inside a queue buffer packing several tiles
+  (:func:`.queues.packed`): it would lie at the buffer's start;
 * every slot's size is the largest extent any view of its buffers reaches (so scratch is sized by
   the calls that use it, and ``Compare``'s whole repeats pad its operands), rounded up to a block.
 
@@ -31,6 +33,7 @@ from ..platforms import Platform
 from . import kir
 from .kir import Buf, Call, Position, Queue, Role
 from .poly import describe_slots
+from .queues import BUFFERS, packed
 
 
 @dataclass(frozen=True)
@@ -150,7 +153,7 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
             if b.queue not in queues:
                 queues[b.queue] = len(slots)
                 pos = Position.VECIN if b.role is Role.INPUT else Position.VECOUT
-                slots.append({"position": pos, "num": 2, "bytes": 0, "fit": 0, "first": b, "busy": 0})
+                slots.append({"position": pos, "num": BUFFERS, "bytes": 0, "fit": 0, "first": b, "busy": 0})
             s = slots[queues[b.queue]]
             s["bytes"] = max(s["bytes"], size(b))
             s.setdefault("needs", []).append(order.bytes.get(b, block))
@@ -213,12 +216,18 @@ def _into_outputs(order: _Order) -> dict[Buf, Buf]:
     the cast."""
     out: dict[Buf, Buf] = {}
     for at, c in order.calls:
-        if not c.is_identity_cast or c.dst.buf.role is not Role.OUTPUT:
+        if not c.is_identity_cast or c.dst.buf.role is not Role.OUTPUT or _inside_packed(c.dst):
             continue
         (src,) = c.srcs
         if src.buf.role is Role.TILE and order.first[c.dst.buf] < order.first[src.buf] and order.last[src.buf] == at:
             out[src.buf] = c.dst.buf
     return out
+
+
+def _inside_packed(view: kir.Ref) -> bool:
+    """Whether ``view`` starts inside a queue buffer that packs several tiles (:func:`.queues.packed`):
+    a tile computed in that buffer would lie at its start, not at the view."""
+    return packed(view.buf) and view.offset != kir.lit(0)
 
 
 def _donors(order: _Order) -> dict[Buf, Buf]:
@@ -232,7 +241,8 @@ def _donors(order: _Order) -> dict[Buf, Buf]:
         if d.role is not Role.TILE or order.first[d] != at or d in out:
             continue
         for i, src in enumerate(c.srcs):
-            if not isinstance(src, kir.Ref) or src.buf == d or src.dtype.itemsize != c.dst.dtype.itemsize:
+            if (not isinstance(src, kir.Ref) or src.buf == d or src.dtype.itemsize != c.dst.dtype.itemsize
+                    or _inside_packed(src)):
                 continue
             if c.inplace is not True and i not in c.inplace:
                 continue

@@ -4,6 +4,9 @@ import re
 
 import numpy as np
 
+import ascdsl
+import ascdsl.language as tl
+
 from tests.backend import mem_kernels as k
 
 
@@ -33,5 +36,27 @@ def test_device_print_matches_the_interpreter(capsys):
     assert want[1] == ("(0, 0, 0)", ["sum,", "n,", "pid:", float(x[:8].sum()), 13.0, 0.0])
     assert want[2][1][:3] == ["m%", "[", "["] and want[2][1].count("[") == 4
     assert want[4][1][-3:] == [-1.0, -1.0, "]"]  # the masked lanes of program 1 print `other`
+    assert got == want
+    assert texts[1].count("\n") == texts[0].count("\n")
+
+
+@ascdsl.jit
+def print_rank3_kernel(x_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    a = tl.arange(0, A)[:, None, None]
+    b = tl.arange(0, B)[None, :, None]
+    c = tl.arange(0, C)[None, None, :]
+    x = tl.load(x_ptr + a * B * C + b * C + c)
+    tl.device_print("x", x + 1.0)
+    tl.device_print("four", tl.reshape(x, (2, A // 2, B, C)))
+
+
+def test_device_print_of_rank_3_and_4_tiles_nests_as_the_interpreter(capsys):
+    x = np.arange(4 * 3 * 5, dtype=np.float32) / 4
+    texts = []
+    for backend in ("interpreter", "sim"):
+        print_rank3_kernel[(1,)](x, A=4, B=3, C=5, backend=backend)
+        texts.append(capsys.readouterr().out)
+    want, got = (_records(t) for t in texts)
+    assert want[0][1].count("[") == 1 + 4 + 12 and want[1][1][:5] == ["four", "[", "[", "[", "["]
     assert got == want
     assert texts[1].count("\n") == texts[0].count("\n")

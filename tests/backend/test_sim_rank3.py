@@ -3,7 +3,7 @@
 [A, B, C], [A, 1, C], [1, B, C], [A, B, 1], [A, 1, 1], [1, B, 1], [1, 1, C], one element and scalars,
 reductions along every axis (keep_dims or not) and to a scalar, reshapes to and from 2-D, `expand_dims`
 of 2-D tiles, permutes, and loops carrying rank-3 tiles: bit-exact where the ops are exact; what stays
-unsupported (moving 8-bit elements along a leading axis) is a located error (rank 4: test_sim_rankn.py)."""
+unsupported (`tl.cat` of rank-3 tiles) is a located error (rank 4: test_sim_rankn.py)."""
 import numpy as np
 import pytest
 
@@ -258,6 +258,29 @@ def test_bool_and_int8_tiles_of_rank3():
 
 
 @ascdsl.jit
+def bool_broadcast3_kernel(x_ptr, z_ptr, y_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    ia, ib, ic = tl.arange(0, A), tl.arange(0, B), tl.arange(0, C)
+    x = tl.load(x_ptr + ia[:, None] * C + ic[None, :])
+    z = tl.load(z_ptr + ia[:, None] * B + ib[None, :])
+    y = tl.load(y_ptr + _offsets(B * C, C, A, B, C))
+    x3, z3 = x[:, None, :], z[:, :, None]
+    keep = x3 > 0  # a bool [A, 1, C] broadcast along B
+    mid = (z3 > 0.5) | (z3 < -2.0)  # a bool [A, B, 1] broadcast along C
+    tl.store(out_ptr + _offsets(B * C, C, A, B, C), tl.where(keep & mid, y, -1.0))
+    tl.store(out_ptr + A * B * C + _offsets(B * C, C, A, B, C), tl.broadcast_to(keep, (A, B, C)).to(tl.float32))
+
+
+def test_bool_broadcasts_of_rank3_bit_exact():
+    x, z, y = data((2, 8), dtypes.float32), data((2, 3), dtypes.float32), data((2, 3, 8), dtypes.float32)
+    want, got = both(bool_broadcast3_kernel[(1,)], x, z, y, np.zeros(2 * y.size, np.float32), A=2, B=3, C=8)
+    np.testing.assert_array_equal(got[3], want[3])
+    mid = (z > 0.5) | (z < -2.0)
+    keep = np.broadcast_to((x > 0)[:, None, :], y.shape)
+    assert (want[3][:y.size].reshape(y.shape) == np.where(keep & mid[:, :, None], y, -1)).all()
+    assert (want[3][y.size:].reshape(y.shape) == keep).all()
+
+
+@ascdsl.jit
 def atomic3_kernel(x_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
     offs = _offsets(B * C, C, A, B, C)
     tl.atomic_add(out_ptr + offs, tl.load(x_ptr + tl.program_id(0) * A * B * C + offs))
@@ -315,7 +338,20 @@ def flip_bytes3_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.flip(tl.load(x_ptr + offs), 0))
 
 
+def test_flips_of_8_bit_tiles_along_a_leading_axis():
+    x = RNG.integers(-128, 128, 64).astype(np.int8)
+    want, got = both(flip_bytes3_kernel[(1,)], x, np.zeros_like(x), BLOCK=8)
+    assert np.array_equal(want[1], x.reshape(2, 4, 8)[::-1].ravel()) and np.array_equal(got[1], want[1])
+
+
+@ascdsl.jit
+def cat3_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = _offsets(4 * BLOCK, BLOCK, 2, 4, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + _offsets(4 * BLOCK, BLOCK, 4, 4, BLOCK), tl.cat(x, x, can_reorder=True))
+
+
 def test_what_stays_unsupported_is_a_located_error():
-    with pytest.raises(ascdsl.CompilationError, match=r"permuting \(2, 4, 8\) int8 tiles") as err:
-        flip_bytes3_kernel[(1,)](np.ones(64, np.int8), np.zeros(64, np.int8), BLOCK=8, backend="sim")
+    with pytest.raises(ascdsl.CompilationError, match=r"`cat` of tiles of rank 3") as err:
+        cat3_kernel[(1,)](np.ones(64, np.float32), np.zeros(128, np.float32), BLOCK=8, backend="sim")
     assert "test_sim_rank3.py" in str(err.value)

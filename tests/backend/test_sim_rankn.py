@@ -2,14 +2,14 @@
 loaded blocks, computed as their flat [A * B * C, D] view: elementwise math and broadcasts among
 [A, B, C, D], [A, 1, C, D], [1, B, 1, D], [A, B, C, 1], [A, 1, 1, 1] and one row, reductions along every
 axis and to a scalar, permutes, and scans, sorts and flips along the last axis of rank-3 and rank-4
-tiles: bit-exact where the ops are exact. A block load of rank 4 is a located error."""
+tiles, and block loads and stores of rank 4 and 5 (masked, strided): bit-exact where the ops are exact."""
 import numpy as np
 import pytest
 
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
-from tests.backend.helpers import CANN, assert_type_checks, both, data, each
+from tests.backend.helpers import CANN, assert_type_checks, bits, both, data, each
 from tests.backend.sweep import ALL_SWEEP, FLOAT_SWEEP
 from tests.backend.test_sim_reductions import combine_max, combine_min
 
@@ -105,19 +105,58 @@ def test_sorts_flips_and_scans_along_the_last_axis_of_rank3_and_rank4(dtype):
 
 
 @ascdsl.jit
-def load4_kernel(x_ptr, out_ptr, D: tl.constexpr):
-    a = tl.arange(0, 2)[:, None, None, None]
-    b = tl.arange(0, 2)[None, :, None, None]
-    c = tl.arange(0, 2)[None, None, :, None]
+def copy4_kernel(x_ptr, out_ptr, na, nb, nc, nd, xs0, xs1, xs2, os0, os1, os2,
+                 A: tl.constexpr, B: tl.constexpr, C: tl.constexpr, D: tl.constexpr):
+    a = tl.arange(0, A)[:, None, None, None]
+    b = tl.arange(0, B)[None, :, None, None]
+    c = tl.arange(0, C)[None, None, :, None]
     d = tl.arange(0, D)[None, None, None, :]
-    offs = ((a * 2 + b) * 2 + c) * D + d
-    tl.store(out_ptr + tl.arange(0, 8 * D), tl.reshape(tl.load(x_ptr + offs), (8 * D,)))
+    mask = (a < na) & (b < nb) & (c < nc) & (d < nd)
+    x = tl.load(x_ptr + a * xs0 + b * xs1 + c * xs2 + d, mask=mask, other=-1)
+    tl.store(out_ptr + a * os0 + b * os1 + c * os2 + d, x * 3 + 1)
+    tl.store(out_ptr + A * os0 + a * os0 + b * os1 + c * os2 + d, x, mask=mask)
 
 
-def test_rank4_block_loads_are_located_errors():
-    with pytest.raises(ascdsl.CompilationError, match="of tiles of rank 4") as err:
-        load4_kernel[(1,)](np.ones(64, np.float32), np.zeros(64, np.float32), D=8, backend="sim")
-    assert "test_sim_rankn.py" in str(err.value)
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
+def test_rank4_block_loads_and_stores_masked_and_strided_bit_exact(dtype):
+    """Masked in every axis (the masked lanes filled with ``other``), planes strided in GM or following
+    each other (one 2-D copy), loads and stores."""
+    def check(shape, valid, strided):
+        a, b, c, d = shape
+        src = data((a + 1, b + 1, c + 2, d + 3) if strided else shape, dtype)
+        xs2 = src.shape[3]
+        xs1, xs0 = src.shape[2] * xs2, src.shape[1] * src.shape[2] * xs2
+        os2 = d + 5 if strided else d
+        os1 = (c + 1) * os2 if strided else c * os2
+        os0 = b * os1
+        out = np.full(2 * a * os0, 7, dtype.np)
+        want, got = both(copy4_kernel[(1,)], src, out, *valid, xs0, xs1, xs2, os0, os1, os2, A=a, B=b, C=c, D=d)
+        np.testing.assert_array_equal(bits(got[1]), bits(want[1]), err_msg=f"{shape} {valid} {strided}")
+        na, nb, nc, nd = valid
+        expect = np.full(shape, -1, dtype.np)
+        expect[:na, :nb, :nc, :nd] = src[:na, :nb, :nc, :nd]
+        first = want[1][:a * os0].reshape(a, b, os1)[:, :, :c * os2].reshape(a, b, c, os2)[..., :d]
+        assert (first == (expect * 3 + 1).astype(dtype.np)).all()
+    each(check, [((2, 2, 3, 8), (2, 2, 3, 8), False), ((2, 3, 2, 8), (1, 2, 2, 5), True),
+                 ((3, 2, 2, 16), (3, 2, 1, 16), True), ((2, 2, 2, 8), (2, 0, 2, 8), False)])
+
+
+@ascdsl.jit
+def load5_kernel(x_ptr, out_ptr, D: tl.constexpr):
+    a = tl.arange(0, 2)[:, None, None, None, None]
+    b = tl.arange(0, 2)[None, :, None, None, None]
+    c = tl.arange(0, 2)[None, None, :, None, None]
+    e = tl.arange(0, 3)[None, None, None, :, None]
+    d = tl.arange(0, D)[None, None, None, None, :]
+    offs = (((a * 2 + b) * 2 + c) * 4 + e) * D + d  # strided: every fourth row of D elements is left out
+    tl.store(out_ptr + tl.arange(0, 24 * D), tl.reshape(tl.load(x_ptr + offs) * 2, (24 * D,)))
+
+
+def test_rank5_block_loads():
+    x = data(32 * 8, dtypes.float32)
+    want, got = both(load5_kernel[(1,)], x, np.zeros(24 * 8, np.float32), D=8)
+    assert np.array_equal(want[1], (x.reshape(8, 4, 8)[:, :3] * 2).ravel())
+    assert np.array_equal(got[1], want[1])
 
 
 @CANN
@@ -131,6 +170,7 @@ def test_new_lowerings_type_check_against_cann(tmp_path):
     dims = dict(A=A, B=B, C=C, D=D)
     kernels = [k.kernels[0] for k in (
         broadcast4_kernel.specialize(f32, f32, **dims), permute4_kernel.specialize(f16, f16, **dims),
+        copy4_kernel.specialize(f16, f16, *[dtypes.int32] * 10, **dims),
         last_axis_kernel.specialize(f32, f32, **dims), reduce4_kernel.specialize(i32, i32, AXIS=1, M=N // B, **dims),
         scan.row_scans_kernel.specialize(f16, f16, 5, 30, ROWS=8, COLS=32),
         scan.int_scan_kernel.specialize(i32, i32, AXIS=1, ROWS=6, COLS=12),

@@ -9,7 +9,7 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
-from tests.backend.helpers import both, each
+from tests.backend.helpers import RNG, both, each
 from tests.backend.sweep import ALL_SWEEP, FLOAT_SWEEP
 from tests.backend.test_sim_reductions import combine_max, combine_min
 
@@ -162,6 +162,36 @@ def test_sort_along_rows_of_2d_tiles(dtype):
 @ascdsl.jit
 def sort_columns_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
     rows, cols = tl.arange(0, M)[:, None], tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + rows * N + cols)
+    tl.store(out_ptr + rows * N + cols, tl.sort(x, 0))
+    tl.store(out_ptr + M * N + rows * N + cols, tl.sort(x, 0, descending=True))
+
+
+@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.float16, dtypes.int32])
+def test_sort_along_axis_0_of_2d_tiles(dtype):
+    """Every column sorted (the rows of the transpose, transposed back), bit-exact against the
+    interpreter and NumPy: columns whose transpose's rows fill whole blocks and ones they do not
+    (5 and 4 rows), NaNs, infinities and ties."""
+    rng = np.random.default_rng(36)
+
+    def check(m, n):
+        x = (rng.standard_normal((m, n)) * 1e3).astype(dtype.np) if dtype.is_float else \
+            rng.integers(-2 ** 31, 2 ** 31 - 1, (m, n)).astype(np.int32)
+        if dtype.is_float:
+            x[:3, 0] = [np.nan, -np.inf, np.inf]
+        x[1:, -1] = x[:-1, -1]  # ties
+        want, got = both(sort_columns_kernel[(1,)], x, np.zeros(2 * m * n, dtype.np), M=m, N=n)
+        np.testing.assert_array_equal(got[1].astype(np.float64), want[1].astype(np.float64), err_msg=f"{m}x{n}")
+        expect = np.sort(x.astype(np.float32), 0)
+        np.testing.assert_array_equal(want[1][:m * n].reshape(m, n).astype(np.float32), expect)
+        np.testing.assert_array_equal(want[1][m * n:].reshape(m, n).astype(np.float32)[:, 1:],
+                                      expect[::-1, 1:])  # descending (NaN column aside)
+    each(check, [(8, 16), (5, 8), (4, 16)])
+
+
+@ascdsl.jit
+def sort_int16_columns_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    rows, cols = tl.arange(0, M)[:, None], tl.arange(0, N)[None, :]
     tl.store(out_ptr + rows * N + cols, tl.sort(tl.load(x_ptr + rows * N + cols), 0))
 
 
@@ -171,11 +201,32 @@ def flip_bytes_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.flip(tl.load(x_ptr + offs), 0))
 
 
+@ascdsl.jit
+def flip_bytes2_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.flip(x, 1))
+    tl.store(out_ptr + M * N + offs, tl.flip(x, 0))
+    tl.store(out_ptr + 2 * M * N + tl.arange(0, N)[:, None] * M + tl.arange(0, M)[None, :], tl.trans(x))
+
+
+@pytest.mark.parametrize("dtype", [dtypes.int8, dtypes.uint8])
+def test_flips_and_transposes_of_8_bit_tiles_bit_exact(dtype):
+    """8-bit elements moved as float16 (exact for every 8-bit integer), cast back."""
+    x = RNG.integers(np.iinfo(dtype.np).min, np.iinfo(dtype.np).max + 1, 64).astype(dtype.np)
+    want, got = both(flip_bytes_kernel[(1,)], x, np.zeros_like(x), BLOCK=64)
+    assert np.array_equal(want[1], x[::-1]) and np.array_equal(got[1], want[1])
+    x2 = x.reshape(2, 32)
+    want, got = both(flip_bytes2_kernel[(1,)], x2, np.zeros(3 * 64, dtype.np), M=2, N=32)
+    assert np.array_equal(want[1], np.concatenate([x2[:, ::-1].ravel(), x2[::-1].ravel(), x2.T.ravel()]))
+    assert np.array_equal(got[1], want[1])
+
+
 @pytest.mark.parametrize("launch, array, message", [
-    (lambda x, o: sort_columns_kernel[(1,)](x, o, M=4, N=16, backend="sim"), np.zeros(64, np.float32),
-     r"`tl.sort` of \(4, 16\) float32 tiles along axis 0"),
-    (lambda x, o: flip_bytes_kernel[(1,)](x, o, BLOCK=64, backend="sim"), np.zeros(64, np.int8),
-     r"`tl.flip` of \(64,\) int8 tiles"),
+    (lambda x, o: sort_int16_columns_kernel[(1,)](x, o, M=4, N=16, backend="sim"), np.zeros(64, np.int16),
+     r"`tl.sort` of \(4, 16\) int16 tiles along axis 0"),
+    (lambda x, o: flip_bytes_kernel[(1,)](x, o, BLOCK=64, backend="sim"), np.zeros(64, np.bool_),
+     r"a bool tile used by `flip`"),
 ])
 def test_unsupported_reorders_are_located_errors(launch, array, message):
     with pytest.raises(ascdsl.CompilationError, match=message) as err:

@@ -100,9 +100,26 @@ def padded_reshape_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
 
 
 @ascdsl.jit
-def unaligned_cat_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    x = tl.load(x_ptr + tl.arange(0, 4))
-    tl.store(out_ptr + tl.arange(0, 8), tl.cat(x, x, can_reorder=True))
+def unaligned_cat_kernel(x_ptr, y_ptr, out_ptr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, N))
+    y = tl.load(y_ptr + tl.arange(0, N))
+    tl.store(out_ptr + tl.arange(0, 2 * N), tl.cat(x, y * 2, can_reorder=True) + 1)
+
+
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
+def test_cat_whose_second_tile_starts_inside_a_block_bit_exact(dtype):
+    def check(n):
+        x, y = data(n, dtype), data(n, dtype)
+        want, got = both(unaligned_cat_kernel[(1,)], x, y, np.zeros(2 * n, dtype.np), N=n)
+        np.testing.assert_array_equal(bits(got[2]), bits(want[2]), err_msg=f"N={n}")
+        assert (want[2][:n] == x + 1).all()
+    each(check, [(2,), (4,), (8 if dtype.itemsize == 2 else 16,)])
+
+
+@ascdsl.jit
+def unaligned_byte_cat_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, 4)).to(tl.int8)
+    tl.store(out_ptr + tl.arange(0, 8), tl.cat(x, x, can_reorder=True).to(tl.float32))
 
 
 @ascdsl.jit
@@ -125,17 +142,26 @@ def test_join_as_a_tile_of_pairs_bit_exact(dtype):
         assert (want[2][:2 * n:2] == a).all()
 
 
+def test_8_bit_reshapes_and_cats_that_move_elements_bit_exact():
+    """Moved as float16 (exact for every 8-bit integer), cast back."""
+    x = np.arange(-30, 34, dtype=np.float32)
+    for kernel in (padded_reshape_kernel, unaligned_byte_cat_kernel):
+        want, got = both(kernel[(1,)], x, np.zeros(64, np.float32), BLOCK=64)
+        assert np.array_equal(got[1], want[1]), kernel.name
+    assert np.array_equal(want[1][:8], np.concatenate([x[:4], x[:4]]))
+
+
 @ascdsl.jit
-def flip_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    x = tl.load(x_ptr + tl.arange(0, 8))
-    tl.store(out_ptr + tl.arange(0, 8), tl.flip(x.to(tl.int8), 0).to(tl.float32))  # Gather moves 16/32 bits
+def join2d_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, 4)[:, None] * 8 + tl.arange(0, 8)[None, :]
+    x = tl.load(x_ptr + offs)
+    a, b = tl.split(tl.join(x, x + 1))
+    tl.store(out_ptr + offs, a + b)
 
 
 @pytest.mark.parametrize("kernel, message", [
-    (padded_reshape_kernel, r"reshaping int8 tiles \(64,\) to \(16, 4\)"),
-    (unaligned_cat_kernel, "`tl.cat` of"),
-    (flip_kernel, r"`tl.flip` of \(8,\) int8 tiles"),
-], ids=["padded-reshape", "unaligned-cat", "flip-bytes"])
+    (join2d_kernel, r"`join` of tiles of rank 3"),
+], ids=["join-2d"])
 def test_unsupported_shape_ops_are_located_errors(kernel, message):
     with pytest.raises(ascdsl.CompilationError, match=message) as err:
         kernel[(1,)](np.ones(64, np.float32), np.zeros(64, np.float32), BLOCK=64, backend="sim")
