@@ -23,7 +23,7 @@ import dataclasses
 
 from .. import dtypes
 from . import kir
-from .kir import Bin, BinOp, Cond, Conv, For, If, Let, Lit, Not, Run, Var
+from .kir import Bin, BinOp, Cond, Conv, For, If, Let, Lit, Not, Run, Var, lit
 
 COMPARE = {BinOp.LT: int.__lt__, BinOp.LE: int.__le__, BinOp.GT: int.__gt__, BinOp.GE: int.__ge__,
            BinOp.EQ: int.__eq__, BinOp.NE: int.__ne__}
@@ -180,12 +180,8 @@ def _expr(e, env: dict):
             if low is not None and low >= a.value:
                 return a
         return Cond(c, a, b)
-    if isinstance(e, Conv):
-        x = _expr(e.x, env)
-        if isinstance(x, Lit) and isinstance(e.dtype, dtypes.DType) and e.dtype.is_int and _integer(x) \
-                and _fits(x.value, e.dtype):
-            return Lit(x.value, e.dtype)
-        return Conv(e.dtype, x)
+    if isinstance(e, Conv):  # kept around a literal: the cast may be what deduces a template's type
+        return Conv(e.dtype, _expr(e.x, env))
     if isinstance(e, Not):
         x = _expr(e.x, env)
         return Lit(not x.value, dtypes.bool_) if _boolean(x) else Not(x)
@@ -199,17 +195,20 @@ def _expr(e, env: dict):
 
 
 def _bin(op: BinOp, a, b):
-    if _integer(a) and _integer(b):
-        folded = _fold(op, a, b)
+    x, y = _number(a), _number(b)
+    if x is not None and y is not None:
+        folded = _fold(op, x, y)
         if folded is not None:
             return folded
     if op is BinOp.ADD and _zero(b) or op is BinOp.SUB and _zero(b):
         return a
     if op is BinOp.ADD and _zero(a):
         return b
-    if op is BinOp.MUL and (_one(b) or _zero(a)) or op is BinOp.DIV and _one(b):
+    if op is BinOp.MUL and (_any_zero(a) or _any_zero(b)):
+        return lit(0)
+    if op is BinOp.MUL and _one(b) or op is BinOp.DIV and _one(b):
         return a
-    if op is BinOp.MUL and (_one(a) or _zero(b)):
+    if op is BinOp.MUL and _one(a):
         return b
     if op in (BinOp.AND, BinOp.OR) and (_boolean(a) or _boolean(b)):
         known, other = (a, b) if _boolean(a) else (b, a)
@@ -219,10 +218,13 @@ def _bin(op: BinOp, a, b):
 
 
 def _fold(op: BinOp, a: Lit, b: Lit):
+    """``a op b`` of signed integer literals with C's result (an int64 one stays a cast literal, so
+    that it still widens what it meets); None where C's unsigned rules or an overflow would differ."""
+    if a.dtype.kind != "int" or b.dtype.kind != "int":
+        return None
     x, y = int(a.value), int(b.value)
     if op in COMPARE:
         return Lit(COMPARE[op](x, y), dtypes.bool_)
-    dtype = dtypes.int64 if dtypes.int64 in (a.dtype, b.dtype) else dtypes.int32
     if op is BinOp.ADD:
         v = x + y
     elif op is BinOp.SUB:
@@ -234,7 +236,10 @@ def _fold(op: BinOp, a: Lit, b: Lit):
         v = q if op is BinOp.DIV else x - q * y
     else:
         return None
-    return Lit(v, dtype) if _fits(v, dtype) else None
+    wide = max(a.dtype.itemsize, b.dtype.itemsize) > 4
+    if not _fits(v, dtypes.int32):
+        return None
+    return Conv(dtypes.int64, Lit(v, dtypes.int32)) if wide else Lit(v, dtypes.int32)
 
 
 def _lowest(e):
@@ -245,6 +250,14 @@ def _lowest(e):
         a, b = _lowest(e.a), _lowest(e.b)
         return None if a is None or b is None else min(a, b)
     return None
+
+
+def _number(e) -> Lit | None:
+    """``e`` as an integer literal: a literal, or a cast of one that keeps its value."""
+    if isinstance(e, Conv) and isinstance(e.dtype, dtypes.DType) and e.dtype.is_int and _integer(e.x) \
+            and _fits(e.x.value, e.dtype):
+        return Lit(e.x.value, e.dtype)
+    return e if _integer(e) else None
 
 
 def _integer(e) -> bool:
@@ -263,11 +276,18 @@ def _truth(e) -> bool:
 
 
 def _zero(e) -> bool:
-    return _integer(e) and e.value == 0
+    """``e`` is an int32 literal 0 (adding it changes no type; a wider zero would)."""
+    return isinstance(e, Lit) and e.dtype is dtypes.int32 and e.value == 0
 
 
 def _one(e) -> bool:
-    return _integer(e) and e.value == 1
+    return isinstance(e, Lit) and e.dtype is dtypes.int32 and e.value == 1
+
+
+def _any_zero(e) -> bool:
+    """``e`` is 0 of any integer type (a product with it is 0 whatever the other factor's type)."""
+    n = _number(e)
+    return n is not None and n.value == 0
 
 
 def _fits(v: int, dtype) -> bool:

@@ -52,6 +52,11 @@ def test_integer_literals_fold_with_c_semantics_and_never_overflow():
     assert folded(Bin(BinOp.ADD, N, lit(0))) == N
     assert folded(Bin(BinOp.MUL, Conv(dtypes.int64, N), lit(0))) == lit(0)
     big = Bin(BinOp.MUL, lit(1 << 20), lit(1 << 20))  # would not fit int32: left for the compiler to see
+    wide = Conv(dtypes.int64, lit(3))
+    assert folded(Bin(BinOp.MUL, wide, lit(5))) == Conv(dtypes.int64, lit(15))  # still widens what it meets
+    assert folded(Bin(BinOp.ADD, N, Conv(dtypes.int64, lit(0)))) != N  # N + (int64)0 is an int64
+    unsigned = Conv(dtypes.uint8, lit(0))
+    assert folded(Bin(BinOp.SUB, unsigned, lit(1))) == Bin(BinOp.SUB, unsigned, lit(1))  # C's unsigned rules
     assert folded(big) == big
     choice = Cond(Bin(BinOp.LE, N, lit(255)), lit(255), lit(1))
     assert folded(kir.minimum(lit(1), choice)) == lit(1)  # min(1, b) where b >= 1
