@@ -102,7 +102,7 @@ def class_names(variants: Sequence[Variant], platform: Platform | str) -> dict[i
 def render_classes(variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> str:
     """Every variant's class (no includes, no entry)."""
     return render("kernel_classes.cpp.j2", classes=[
-        class_model(c.kernel, c.name, layout.struct_name, c.is_template, c.narrow, c.wide) for c in classes(variants, platform)])
+        class_model(c.kernel, c.name, layout.struct_name, c.is_template, c.float32) for c in classes(variants, platform)])
 
 
 def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> str:

@@ -154,8 +154,9 @@ class Printer:
             slot = self.names.slot(self.plan.slot(s.buf))
             return [f"LocalTensor<{s.dtype.cpp}> {self.names.view(s.buf, s.dtype)} = {slot}.Get<{s.dtype.cpp}>();"]
         if isinstance(s, kir.Bind):
+            slot = self.plan.slot(s.buf) if s.slot is None else self.plan.slots[s.slot]
             storage = (self.names.view(s.root, s.root.dtype) if s.root is not None
-                       else f"{self.names.slot(self.plan.slot(s.buf))}.Get<{s.dtype.cpp}>()")
+                       else f"{self.names.slot(slot)}.Get<{s.dtype.cpp}>()")
             return [f"{self.names.view(s.buf, s.dtype)} = {storage};"]
         if isinstance(s, For):
             v = self.expr(s.var)
@@ -197,31 +198,41 @@ class Printer:
         return st.kind.value + ("" if self.single else str(st.index))
 
 
-def _typed_init(p: Printer, slots, narrow, wide: dict) -> list:
-    """``InitBuffer`` s that differ between a template's float32 and 16-bit instances, as render lines."""
-    def init(s, size) -> str:
-        return f"pipe.InitBuffer({p.names.slot(s)}, {p.expr(size)});"
-    narrow_lines = [init(s, s.size_expr) for s in slots if s.index in narrow or s.index in wide]
-    if not narrow_lines:
-        return []
-    wide_lines = [init(s, wide[s.index]) for s in slots if s.index in wide]
-    test = kir.FLOAT_INSTANCE if wide_lines else kir.Not(kir.FLOAT_INSTANCE)
-    parts = [{"head": f"if constexpr ({p.expr(test)}) {{", "body": wide_lines or narrow_lines}]
-    if wide_lines:
-        parts.append({"head": "} else {", "body": narrow_lines})
-    return [{"parts": parts, "tail": "}"}]
+def _init_buffers(p: Printer, plan, float32) -> tuple[list, list]:
+    """``InitBuffer`` s of the class's ``TBuf`` members as render lines: those every instance makes alike,
+    and the ``if constexpr`` block of those a template's float32 instance (its plan ``float32``) and
+    its 16-bit instances (``plan``) make otherwise."""
+    def init(s) -> str | None:
+        return f"pipe.InitBuffer({p.names.slot(s)}, {p.expr(s.size_expr)});" if s.num else None
+    common, wide, narrow = [], [], []
+    for s in plan.slots:
+        if s.position is not Position.VECCALC:
+            continue
+        mine = init(s)
+        other = mine if float32 is None else init(float32.slots[s.index])
+        if mine == other:
+            common.append(mine)
+            continue
+        narrow += [mine] if mine else []
+        wide += [other] if other else []
+    if not wide:
+        return common, [{"parts": [{"head": f"if constexpr ({p.expr(kir.Not(kir.FLOAT_INSTANCE))}) {{",
+                                    "body": narrow}], "tail": "}"}] if narrow else []
+    parts = [{"head": f"if constexpr ({p.expr(kir.FLOAT_INSTANCE)}) {{", "body": wide}]
+    if narrow:
+        parts.append({"head": "} else {", "body": narrow})
+    return common, [{"parts": parts, "tail": "}"}]
 
 
-def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = False,
-                narrow: tuple[int, ...] = (), wide: tuple = ()) -> dict:
+def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = False, float32=None) -> dict:
     """The render model of one variant's class; for a template that float32 instantiates too,
-    ``narrow``: the slots only its 16-bit instances use, ``wide``: ``(slot index, bytes)`` of slots
-    whose float32 instance is sized otherwise (both initialised under ``if constexpr``)."""
+    ``float32``: the float32 instance's plan over the class's members (:class:`.templated.ClassPlan`)."""
     p = Printer(k.names)
     p.plan = k.plan
     p.single = len({st.index for st in k.stages}) <= 1
     names = k.names
     slots = k.plan.slots
+    common, typed = _init_buffers(p, k.plan, float32)
     return {
         "class_name": class_name,
         "template": template,
@@ -232,10 +243,9 @@ def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = Fa
         "gms": [{"name": names.gms[g.param], "cpp": g.dtype.cpp, "param": names.params[g.param]} for g in k.gms],
         "queues": [{"name": names.slot(s), "position": s.position.value, "num": s.num, "bytes": p.expr(s.size_expr)}
                    for s in slots if s.position is not Position.VECCALC],
-        "tbufs": [{"name": names.slot(s), "bytes": p.expr(s.size_expr)} for s in slots if s.position is Position.VECCALC],
-        "common_tbufs": [{"name": names.slot(s), "bytes": p.expr(s.size_expr)} for s in slots
-                         if s.position is Position.VECCALC and s.index not in narrow and s.index not in dict(wide)],
-        "typed_init": _typed_init(p, slots, narrow, dict(wide)),
+        "tbufs": [{"name": names.slot(s)} for s in slots if s.position is Position.VECCALC],
+        "init_tbufs": common,
+        "typed_init": typed,
         "ub_total": f"{k.plan.total_bytes} bytes" if not k.plan.footprint else describe_slots(k.plan.footprint),
         "events": [{"kind": kind, "name": name} for kind, name in
                    dict.fromkeys(event(s) for s in kir.walk(k.process) if isinstance(s, Flag))],

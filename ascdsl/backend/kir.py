@@ -416,12 +416,14 @@ class Local:
 
 @dataclass(frozen=True)
 class Bind:
-    """``buf``'s local tensor (viewed as ``dtype``) is set to its slot's ``Get`` or, with ``root``, to the
-    local tensor of that queue buffer (a template's instance computes it there)."""
+    """``buf``'s local tensor (viewed as ``dtype``) is set to its slot's ``Get``, to the ``Get`` of slot
+    index ``slot`` (where a template's float32 instance places it), or, with ``root``, to the local
+    tensor of that queue buffer (a template's instance computes it there)."""
 
     buf: Buf
     dtype: DType
     root: Buf | None = None
+    slot: int | None = None
 
 
 @dataclass(frozen=True)
