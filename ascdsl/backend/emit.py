@@ -15,6 +15,7 @@ from .kir import (Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, Field, Flag, 
                   Position, QOp, Queue, Run, Set, SizeOf, Struct, Text, Var, VarKind)
 from .poly import describe_slots
 from .naming import Names
+from .render import Located
 
 PRECEDENCE = {"*": 5, "/": 5, "%": 5, "+": 4, "-": 4, "<<": 3.5, ">>": 3.5, "<": 3, "<=": 3, ">": 3, ">=": 3,
               "==": 2, "!=": 2, "&": 1.2, "^": 1.1, "|": 1}
@@ -128,21 +129,21 @@ class Printer:
             args = [self.operand(o) for o in (s.dst, *s.srcs, *s.work) if o is not None]
             args += [self.expr(a) for a in s.args]
             tmpl = f"<{s.template.cpp}{', ' + s.mode.value if s.mode is not None else ''}>" if s.template else ""
-            return [f"{s.api}{tmpl}({', '.join(args)});{self.comment(s.loc)}"]
+            return [self.located(f"{s.api}{tmpl}({', '.join(args)});", s.loc)]
         if isinstance(s, Let):
             v = s.var
             if isinstance(v.ctype, Struct):
                 t = v.ctype.value + (f"<{v.template.cpp}>" if v.template is not None else "")
-                return [f"{t} {self.expr(v)}{self.expr(s.expr)};{self.comment(s.loc)}"]
-            return [f"const {ctype(v.ctype)} {self.expr(v)} = {self.expr(s.expr)};{self.comment(s.loc)}"]
+                return [self.located(f"{t} {self.expr(v)}{self.expr(s.expr)};", s.loc)]
+            return [self.located(f"const {ctype(v.ctype)} {self.expr(v)} = {self.expr(s.expr)};", s.loc)]
         if isinstance(s, Set):
-            return [f"{self.expr(s.var)} = {self.expr(s.expr)};{self.comment(s.loc)}"]
+            return [self.located(f"{self.expr(s.var)} = {self.expr(s.expr)};", s.loc)]
         if isinstance(s, Queue):
             q, t = self.names.slot(self.plan.slot(s.buf)), s.buf.dtype.cpp
             local = self.names.view(s.buf, s.buf.dtype)
             if s.op in (QOp.ALLOC, QOp.DEQUE):
                 declare = f"LocalTensor<{t}> " if s.declare else ""
-                return [f"{declare}{local} = {q}.{s.op.value}<{t}>();{self.comment(s.loc)}"]
+                return [self.located(f"{declare}{local} = {q}.{s.op.value}<{t}>();", s.loc)]
             return [f"{q}.{s.op.value}({local});"]
         if isinstance(s, Local) and s.buf.role in (kir.Role.INPUT, kir.Role.OUTPUT):  # a view of a queue's local
             t = s.dtype.cpp
@@ -160,18 +161,18 @@ class Printer:
             return [f"{self.names.view(s.buf, s.dtype)} = {storage};"]
         if isinstance(s, For):
             v = self.expr(s.var)
-            head = (f"for ({ctype(s.var.ctype)} {v} = {self.expr(s.start)}; {v} {s.cmp.value} {self.expr(s.stop, PRECEDENCE[s.cmp.value] + 1)}; "
-                    f"{v} += {self.expr(s.step)}) {{{self.comment(s.loc)}")
+            head = self.located(f"for ({ctype(s.var.ctype)} {v} = {self.expr(s.start)}; {v} {s.cmp.value} "
+                                f"{self.expr(s.stop, PRECEDENCE[s.cmp.value] + 1)}; {v} += {self.expr(s.step)}) {{", s.loc)
             return [{"parts": [{"head": head, "body": self.lines(s.body)}], "tail": "}"}]
         if isinstance(s, kir.While):
             if not s.test:
-                return [{"parts": [{"head": f"while ({self.expr(s.cond)}) {{{self.comment(s.loc)}",
+                return [{"parts": [{"head": self.located(f"while ({self.expr(s.cond)}) {{", s.loc),
                                     "body": self.lines(s.body)}], "tail": "}"}]
             leave = {"parts": [{"head": f"if ({self.expr(kir.Not(s.cond))}) {{", "body": ["break;"]}], "tail": "}"}
-            return [{"parts": [{"head": f"while (true) {{{self.comment(s.loc)}",
+            return [{"parts": [{"head": self.located("while (true) {", s.loc),
                                 "body": self.lines(s.test) + [leave] + self.lines(s.body)}], "tail": "}"}]
         if isinstance(s, If):
-            head = f"if {'constexpr ' if s.static else ''}({self.expr(s.cond)}) {{{self.comment(s.loc)}"
+            head = self.located(f"if {'constexpr ' if s.static else ''}({self.expr(s.cond)}) {{", s.loc)
             parts = [{"head": head, "body": self.lines(s.body)}]
             if s.orelse:
                 parts.append({"head": "} else {", "body": self.lines(s.orelse)})
@@ -191,11 +192,32 @@ class Printer:
         return [line for s in body for line in self.stmt(s)]
 
     @staticmethod
-    def comment(loc) -> str:
-        return f"  // {where(loc)}" if loc is not None and loc.line else ""
+    def located(text: str, loc) -> "Located | str":
+        """``text`` with the ``// file.py:LINE`` comment of ``loc`` (when it names a line), as a
+        :class:`.render.Located` line."""
+        return Located(f"{text}  // {where(loc)}", loc) if loc is not None and loc.line else text
 
     def stage_name(self, st: kir.Stage) -> str:
         return st.kind.value + ("" if self.single else str(st.index))
+
+
+def flatten(items, depth: int = 0) -> list[Located]:
+    """Render-model lines (strings, located lines, blocks of parts) as one :class:`.render.Located` line
+    each, with its nesting depth."""
+    out = []
+    for item in items:
+        if isinstance(item, dict):
+            for part in item["parts"]:
+                out.append(_at(part["head"], depth))
+                out += flatten(part["body"], depth + 1)
+            out.append(_at(item["tail"], depth))
+        else:
+            out.append(_at(item, depth))
+    return out
+
+
+def _at(line, depth: int) -> Located:
+    return Located(line.text, line.loc, depth) if isinstance(line, Located) else Located(line, None, depth)
 
 
 def _init_buffers(p: Printer, plan, float32) -> tuple[list, list]:
@@ -238,20 +260,20 @@ def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = Fa
         "template": template,
         "kernel_name": k.name,
         "constexprs": ", ".join(f"{n}={v}" for n, v in k.constexprs),
-        "where": where(k.loc),
+        "where": Located(where(k.loc), k.loc if k.loc.line else None),
         "struct": struct,
         "gms": [{"name": names.gms[g.param], "cpp": g.dtype.cpp, "param": names.params[g.param]} for g in k.gms],
         "queues": [{"name": names.slot(s), "position": s.position.value, "num": s.num, "bytes": p.expr(s.size_expr)}
                    for s in slots if s.position is not Position.VECCALC],
         "tbufs": [{"name": names.slot(s)} for s in slots if s.position is Position.VECCALC],
         "init_tbufs": common,
-        "typed_init": typed,
+        "typed_init": flatten(typed),
         "ub_total": f"{k.plan.total_bytes} bytes" if not k.plan.footprint else describe_slots(k.plan.footprint),
         "events": [{"kind": kind, "name": name} for kind, name in
                    dict.fromkeys(event(s) for s in kir.walk(k.process) if isinstance(s, Flag))],
         "members": [f"{ctype(v.ctype)} {names.var(v)};" for v in k.members],
-        "process": p.lines(k.process),
-        "methods": [{"name": p.stage_name(st), "lines": p.lines(st.body),
+        "process": flatten(p.lines(k.process)),
+        "methods": [{"name": p.stage_name(st), "lines": flatten(p.lines(st.body)),
                      "params": ", ".join(f"const {ctype(v.ctype)} {p.expr(v)}" for v in st.params)}
                     for st in k.stages],
     }
