@@ -10,6 +10,7 @@ import math
 
 from .. import dtypes
 from ..errors import Loc, source_path
+from ..platforms import get_platform
 from . import kir
 from .kir import (Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, Field, Flag, For, Gm, If, Let, Lit, Local, Note,
                   Position, QOp, Queue, Run, Set, SizeOf, Struct, Text, Var, VarKind)
@@ -71,9 +72,19 @@ def ctype(t) -> str:
     return t.cpp
 
 
+_UNITS = {get_platform().block_bytes: "BLOCK", get_platform().repeat_bytes: "REPEAT"}
+
+
+def elems_per(bytes_: int) -> str:
+    """The name of the class constant of :class:`.kir.ElemsPer` ``bytes_``: ``ELEMS_PER_BLOCK``,
+    ``ELEMS_PER_REPEAT``, ``ELEMS_PER_4_BYTES``."""
+    return f"ELEMS_PER_{_UNITS.get(bytes_, f'{bytes_}_BYTES')}"
+
+
 class Printer:
     def __init__(self, names: Names):
         self.names = names
+        self.constants: set[kir.ElemsPer] = set()  # the class constants the printed code names
 
     def expr(self, e, prec: int = 0) -> str:
         if isinstance(e, Var):
@@ -96,6 +107,9 @@ class Printer:
             if isinstance(e.x, Lit) and isinstance(e.dtype, CInt):
                 return str(int(e.x.value))
             return f"static_cast<{ctype(e.dtype)}>({self.expr(e.x)})"
+        if isinstance(e, kir.ElemsPer):
+            self.constants.add(e)
+            return elems_per(e.bytes)
         if isinstance(e, SizeOf):
             return f"sizeof({e.dtype.cpp})"
         if isinstance(e, Const):
@@ -255,6 +269,11 @@ def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = Fa
     names = k.names
     slots = k.plan.slots
     common, typed = _init_buffers(p, k.plan, float32)
+    process = flatten(p.lines(k.process))
+    methods = [{"name": p.stage_name(st), "lines": flatten(p.lines(st.body)),
+                "params": ", ".join(f"const {ctype(v.ctype)} {p.expr(v)}" for v in st.params)} for st in k.stages]
+    queues = [{"name": names.slot(s), "position": s.position.value, "num": s.num, "bytes": p.expr(s.size_expr)}
+              for s in slots if s.position is not Position.VECCALC]
     return {
         "class_name": class_name,
         "template": template,
@@ -263,8 +282,7 @@ def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = Fa
         "where": Located(where(k.loc), k.loc if k.loc.line else None),
         "struct": struct,
         "gms": [{"name": names.gms[g.param], "cpp": g.dtype.cpp, "param": names.params[g.param]} for g in k.gms],
-        "queues": [{"name": names.slot(s), "position": s.position.value, "num": s.num, "bytes": p.expr(s.size_expr)}
-                   for s in slots if s.position is not Position.VECCALC],
+        "queues": queues,
         "tbufs": [{"name": names.slot(s)} for s in slots if s.position is Position.VECCALC],
         "init_tbufs": common,
         "typed_init": flatten(typed),
@@ -272,8 +290,8 @@ def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = Fa
         "events": [{"kind": kind, "name": name} for kind, name in
                    dict.fromkeys(event(s) for s in kir.walk(k.process) if isinstance(s, Flag))],
         "members": [f"{ctype(v.ctype)} {names.var(v)};" for v in k.members],
-        "process": flatten(p.lines(k.process)),
-        "methods": [{"name": p.stage_name(st), "lines": flatten(p.lines(st.body)),
-                     "params": ", ".join(f"const {ctype(v.ctype)} {p.expr(v)}" for v in st.params)}
-                    for st in k.stages],
+        "process": process,
+        "methods": methods,
+        "constants": [f"static constexpr int32_t {elems_per(e.bytes)} = static_cast<int32_t>({e.bytes} / "
+                      f"sizeof({e.dtype.cpp}));" for e in sorted(p.constants, key=lambda e: e.bytes)],
     }

@@ -181,7 +181,8 @@ class _Refused(Exception):
 
 def _size_expr(narrow: int, wide: int, itemsize: int, t: DType, dtype: DType):
     """The literal that is ``narrow`` for the 16-bit type and ``wide`` for float32, as an expression of
-    ``sizeof(T)``: ``c * sizeof(T)`` (bytes), ``c / sizeof(T)`` (elements in ``c`` bytes) or one less."""
+    ``sizeof(T)``: ``c * sizeof(T)`` (bytes), the elements of ``T`` in ``c`` bytes (:class:`.kir.ElemsPer`)
+    or one less."""
     size = kir.SizeOf(t)
     if wide % 4 == 0 and wide // 4 * itemsize == narrow:
         c = wide // 4
@@ -189,7 +190,7 @@ def _size_expr(narrow: int, wide: int, itemsize: int, t: DType, dtype: DType):
     for minus in (0, 1):
         c = (wide + minus) * 4
         if c % itemsize == 0 and c // itemsize - minus == narrow:
-            per = kir.Conv(dtype, kir.Bin(kir.BinOp.DIV, kir.Lit(c, dtype), size))
+            per = kir.ElemsPer(c, t) if dtype == dtypes.int32 else kir.Conv(dtype, kir.ElemsPer(c, t))
             return kir.Bin(kir.BinOp.SUB, per, kir.Lit(1, dtype)) if minus else per
     raise _Refused(f"a literal {narrow} (16-bit) / {wide} (float32) is no size of T")
 

@@ -285,10 +285,12 @@ def _check_queue_events(k: kir.Kernel, platform: Platform) -> None:
                          "tiles per kernel (compute them into one tile) or split the kernel")
 
 
-def as_dict(k: kir.Kernel) -> dict:
-    """The plan as the manifest records it."""
-    p: Plan = k.plan
-    extra = {"footprint": describe_slots(p.footprint)} if p.footprint else {}
+def as_dict(k: kir.Kernel, plan: Plan | None = None, footprint: tuple = ()) -> dict:
+    """The plan of ``k`` (or ``plan``, over ``k``'s slots: a template's float32 instance, whose
+    ``footprint`` is given) as the manifest records it, each buffer named as ``k``'s code names it."""
+    p: Plan = plan or k.plan
+    footprint = footprint or p.footprint
+    extra = {"footprint": describe_slots(footprint)} if footprint else {}
     return {"total_bytes": p.total_bytes, **extra,
             "buffers": [{"name": k.names.slot(s), "position": s.position.value, "num": s.num, "bytes": s.bytes}
-                        for s in p.slots]}
+                        for s in p.slots if s.num]}

@@ -289,6 +289,40 @@ def test_one_template_serves_every_element_type(name, request):
     assert {k: c for k, c in _classes_by_algorithm(folder, by_float32=False).items() if len(c) > 1} == {}
 
 
+@pytest.mark.parametrize("name", ["softmax", "log_softmax_grad", "softmax_grad"])
+def test_the_manifest_records_each_instance_s_own_plan_by_its_class_s_names(name, request):
+    """A template's float32 instance places its buffers by its own plan: the manifest records that plan
+    with the names of the class's members (declared in the kernel file), using the UB of the float32
+    kernel's own plan."""
+    import json
+    from ascdsl.backend import ascendc
+    b, folder = request.getfixturevalue(name)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    (kernel_file,) = (folder / "kernel").glob("*_kernel.cpp")
+    text = kernel_file.read_text()
+    rows = {row["key"]: row for row in manifest["variants"]}
+    joined = [v for v in b.variants if v.form is not None and rows[v.key]["class"].endswith("<float>")]
+    assert joined
+    for v in joined:
+        plan = rows[v.key]["ub_plan"]
+        assert plan["total_bytes"] == ascendc.variant_planned(v, PLATFORM).plan.total_bytes
+        for buf in plan["buffers"]:
+            member = "TBuf<TPosition::VECCALC>" if buf["position"] == "VECCALC" else \
+                f"TQue<QuePosition::{buf['position']}, 1>"
+            assert f"    {member} {buf['name']};" in text, buf
+
+
+@pytest.mark.parametrize("name", ["softmax", "softmax_grad"])
+def test_element_sizes_in_a_template_are_named_class_constants(name, request):
+    """``32 / sizeof(T)`` (the elements of a 32-byte block) is one class constant used by name."""
+    _, folder = request.getfixturevalue(name)
+    (kernel_file,) = (folder / "kernel").glob("*_kernel.cpp")
+    text = kernel_file.read_text()
+    definition = "static constexpr int32_t ELEMS_PER_BLOCK = static_cast<int32_t>(32 / sizeof(T));"
+    assert text.count("32 / sizeof(T)") == text.count(definition) > 0
+    assert text.count("ELEMS_PER_BLOCK") > 3 * text.count(definition)
+
+
 def _float32_form_cases():
     import importlib.util
     out = []
