@@ -31,6 +31,7 @@ from ..ir.core import Kernel as TileKernel
 from . import kir
 from .naming import name, slot_names
 from .tiling import Variant
+from .treemerge import TreeMerge
 from .ubplan import Plan, Slot
 
 
@@ -195,28 +196,21 @@ def _size_expr(narrow: int, wide: int, itemsize: int, t: DType, dtype: DType):
     raise _Refused(f"a literal {narrow} (16-bit) / {wide} (float32) is no size of T")
 
 
-class _Unifier:
-    """The 16-bit kernel IR ``T`` -abstracted and the float32 form side by side: equal but for ``T`` where
-    the form has float32, integer literals that are sizes of ``T``, and the casts that are identities
-    in the form (the *cast sites*)."""
+class _Unifier(TreeMerge):
+    """The 16-bit kernel IR ``T`` -abstracted and the float32 form side by side (pairs of nodes): equal but
+    for ``T`` where the form has float32, integer literals that are sizes of ``T``, and the casts that are
+    identities in the form (the *cast sites*)."""
+
+    refused = _Refused
 
     def __init__(self, t: DType, itemsize: int):
+        super().__init__()
         self.t, self.itemsize = t, itemsize
         self.sites: dict[int, kir.Call] = {}  # id of the 16-bit call -> the call
-        self.memo: dict = {}
-
-    def __call__(self, x, y):
-        key = (id(x), id(y))
-        if key not in self.memo:
-            self.memo[key] = (x, y, self._unify(x, y))
-        return self.memo[key][2]
-
-    def _statements(self, x: tuple, y: tuple) -> tuple:
-        """Statements side by side; a barrier only one side has runs only in its instances."""
-        return tuple(s for _, s in self._aligned(x, y))
 
     def _aligned(self, x: tuple, y: tuple) -> list:
-        """:meth:`_statements` as ``(index in x or None, statement)`` pairs (None: a statement of ``y`` only)."""
+        """Statements side by side as ``(index in x or None, statement)`` pairs (None: a statement of ``y``
+        only); a barrier only one side has runs only in its instances."""
         out, i, j = [], 0, 0
         while i < len(x) or j < len(y):
             a, b = x[i] if i < len(x) else None, y[j] if j < len(y) else None
@@ -229,38 +223,34 @@ class _Unifier:
             elif a is None or b is None:
                 raise _Refused("statements differ")
             else:
-                out.append((i, self(a, b)))
+                out.append((i, self((a, b))))
                 i, j = i + 1, j + 1
         return out
 
-    def _unify(self, x, y):
+    def differ(self, nodes: tuple, where: str):
+        x, y = nodes
         if isinstance(x, DType):
-            if x == y or (x == self.t and y == dtypes.float32):
+            if x == self.t and y == dtypes.float32:
                 return x
             raise _Refused(f"{x} / {y}")
-        if isinstance(x, kir.Lit) and isinstance(y, kir.Lit):
+        if isinstance(x, kir.Lit):
             if x.dtype.is_int and x.dtype == y.dtype and type(x.value) is int and x.value != y.value:
                 return _size_expr(x.value, y.value, self.itemsize, self.t, x.dtype)
             if x.value == y.value:
-                return kir.Lit(x.value, self(x.dtype, y.dtype))
+                return kir.Lit(x.value, self((x.dtype, y.dtype)))
             raise _Refused(f"literals {x.value} / {y.value}")
-        if isinstance(x, tuple) and isinstance(y, tuple) and any(isinstance(s, kir.Barrier) for s in x + y):
-            return self._statements(x, y)
-        if isinstance(x, tuple) and isinstance(y, tuple):
-            if len(x) != len(y):
-                raise _Refused("lengths differ")
-            out = tuple(self(a, b) for a, b in zip(x, y))
-            return x if all(a is b for a, b in zip(out, x)) else out
-        if isinstance(x, kir.Call) and isinstance(y, kir.Call) and y.is_identity_cast and x.api == "Cast":
+        if isinstance(x, tuple) and any(isinstance(s, kir.Barrier) for s in x + y):
+            return tuple(s for _, s in self._aligned(x, y))
+        if isinstance(x, kir.Call) and y.is_identity_cast and x.api == "Cast":
             self.sites[id(x)] = x
-            self(x.dst, y.dst)
-            self(x.srcs, y.srcs)
+            self((x.dst, y.dst))
+            self((x.srcs, y.srcs))
             return x
-        if isinstance(x, kir.Stage) and isinstance(y, kir.Stage):  # declarations are each instance's own
+        if isinstance(x, kir.Stage):  # declarations are each instance's own
             at = [i for i, s in enumerate(x.body) if not isinstance(s, kir.Local)]
             merged = self._aligned(tuple(x.body[i] for i in at), tuple(s for s in y.body if not isinstance(s, kir.Local)))
             new, k = [], 0
-            for i, s in enumerate(x.body):
+            for s in x.body:
                 if isinstance(s, kir.Local):
                     new.append(s)
                     continue
@@ -270,27 +260,19 @@ class _Unifier:
                 new.append(merged[k][1])
                 k += 1
             new += [m for _, m in merged[k:]]
-            return dataclasses.replace(x, kind=self(x.kind, y.kind), params=self(x.params, y.params), body=tuple(new))
-        if dataclasses.is_dataclass(x) and not isinstance(x, type) and type(x) is type(y):
-            changes = {}
-            for f in dataclasses.fields(x):
-                if f.init and f.compare and f.name not in ("plan", "names"):
-                    a = getattr(x, f.name)
-                    if isinstance(x, kir.Ref) and f.name == "extent":  # a bound the planner read: the larger
-                        if y.extent > a:
-                            changes[f.name] = y.extent
-                        continue
-                    if isinstance(x, kir.Kernel) and f.name == "constexprs":  # those of every instance
-                        if a != y.constexprs:
-                            changes[f.name] = tuple(kv for kv in a if kv in y.constexprs)
-                        continue
-                    new = self(a, getattr(y, f.name))
-                    if new is not a:
-                        changes[f.name] = new
-            return dataclasses.replace(x, **changes) if changes else x
-        if x == y:
-            return x
-        raise _Refused(f"{x!r} / {y!r}")
+            return dataclasses.replace(x, kind=self((x.kind, y.kind)), params=self((x.params, y.params)), body=tuple(new))
+        return super().differ(nodes, where)
+
+    def field(self, nodes: tuple, name: str, values: tuple, where: str):
+        x, y = nodes
+        a, b = values
+        if name in ("plan", "names"):  # each instance's own
+            return a
+        if isinstance(x, kir.Ref) and name == "extent":  # a bound the planner read: the larger
+            return max(a, b)
+        if isinstance(x, kir.Kernel) and name == "constexprs":  # those of every instance
+            return a if a == b else tuple(kv for kv in a if kv in b)
+        return super().field(nodes, name, values, where)
 
 
 def join_float32(a: kir.Kernel, t: DType, form: kir.Kernel) -> tuple | None:
@@ -335,7 +317,7 @@ def _members(pa: Plan, pf: Plan, u: _Unifier) -> tuple[tuple[Slot, ...], Plan]:
         wide[i] = dataclasses.replace(s, index=i)
         if narrow[i].num:
             try:
-                size = u(narrow[i].size_expr, s.size_expr)
+                size = u((narrow[i].size_expr, s.size_expr))
             except _Refused:
                 if s.position is not kir.Position.VECCALC:
                     raise
@@ -350,7 +332,7 @@ def _members(pa: Plan, pf: Plan, u: _Unifier) -> tuple[tuple[Slot, ...], Plan]:
 
 def _join(a: kir.Kernel, t: DType, itemsize: int, form: kir.Kernel):
     u = _Unifier(t, itemsize)
-    merged = u(dataclasses.replace(a, plan=None, names=None), dataclasses.replace(form, plan=None, names=None))
+    merged = u((dataclasses.replace(a, plan=None, names=None), dataclasses.replace(form, plan=None, names=None)))
     pa, pf = a.plan, form.plan
     homes_a = dict(pa.home)
     bufs, bufs_f = {b.key: b for b in kir.buffers(a)}, {b.key: b for b in kir.buffers(form)}
