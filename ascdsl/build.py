@@ -289,7 +289,7 @@ def _variant_row(v: Variant, b: OpBuild) -> dict:
             "runtime_extents": [{"name": e.name, "quantum": e.quantum, "low": e.low, "high": e.high}
                                 for e in (v.lift.extents if v.lift is not None else ())],
             "pointer_dtypes": pointers, "scalar_dtypes": scalars,
-            "ir": f"ir/{v.key:02d}_{v.kernel.name}.ir", "ub_plan": _ub_plan(v, b.platform),
+            "ir": f"ir/{v.key:02d}_{v.kernel.name}.ir", "ub_plan": _ub_plan(v, b),
             "footprint": footprints(v, _jit_functions(b.op)[v.kernel.name])}
 
 
@@ -316,10 +316,14 @@ def footprints(v: Variant, jit_fn) -> dict:
     return out
 
 
-def _ub_plan(v: Variant, platform: Platform) -> dict | None:
-    """The variant's UB buffers: the backend's one plan of it (None if the backend cannot plan it)."""
+def _ub_plan(v: Variant, b: OpBuild) -> dict | None:
+    """The variant's UB buffers: the backend's one plan of it, named as its class names them (a template's
+    float32 instance: the plan it places its buffers by); None if the backend cannot plan it."""
     try:
-        return ubplan.as_dict(ascendc.variant_planned(v, platform))
+        for c in ascendc.classes(b.variants, b.platform):
+            if c.float32 is not None and (v, f"{c.name}<float>") in c.instances:
+                return ubplan.as_dict(c.kernel, c.float32, v.form.kernel.plan.footprint)
+        return ubplan.as_dict(ascendc.variant_planned(v, b.platform))
     except Error:
         return None
 

@@ -9,9 +9,9 @@ timeline when ``SimStats`` carries ``est_cycles``). The generated kernel is list
 ``// file.py:LINE`` comments linked to the listed DSL source lines.
 
 Everything comes from the build's data: the manifest (UB plans, tiling fields; read through
-:func:`ub_plan`), the variants' IR (source locations), and the verification samples. The one place
-text is matched is the kernel listing: a line links to a DSL line when it holds the exact comment that
-the backend writes for one of the IR's locations (``backend.emit.where``).
+:func:`ub_plan`), the verification samples, and the kernel as the renderer returns it: its text and
+the DSL location of each line whose comment names one (:class:`.backend.render.Rendered`), so no
+generated text is read back.
 """
 from __future__ import annotations
 
@@ -19,10 +19,9 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from .backend.emit import where
+from .backend import ascendc
 from .backend.render import render
 from .errors import Loc, source_path, source_root
-from .ir import walk
 
 BAR_WIDTH = 640  # px of a UB map or pipe timeline
 
@@ -47,21 +46,17 @@ def html(b, folder: Path, samples: Mapping) -> str:
     manifest = json.loads((Path(folder) / "manifest.json").read_text())
     sources = _Sources()
     kernel_file = f"kernel/{b.name}_kernel.cpp"
-    markers = {}
-    for v in b.variants:
-        for loc in [v.kernel.loc, *(i.loc for i in walk(v.kernel.body))]:
-            if loc.line > 0:
-                markers[f"// {where(loc)}"] = sources.anchor(loc)
+    kernel = ascendc.kernel_source(b.name, b.variants, b.layout, b.platform)
+    targets = {n: sources.anchor(loc) for n, loc in kernel.locs}
     listings = sources.listings()
     ids = {line["id"] for listing in listings for line in listing["lines"]}
-    markers = {m: anchor for m, anchor in markers.items() if anchor in ids}
     chosen = cases_by_variant(b)
     fields = manifest["tiling"]["fields"]
     variants = [_variant(row, fields, chosen.get(row["key"]), samples.get(row["key"]), manifest["platform"])
                 for row in manifest["variants"]]
     return render("report.html.j2", op=manifest["op"], platform=manifest["platform"], variants=variants,
                   failed=manifest["failed_variants"], tiling=manifest["tiling"], kernel_file=kernel_file,
-                  kernel=_listing((Path(folder) / kernel_file).read_text(), markers),
+                  kernel=_listing(kernel, {n: a for n, a in targets.items() if a in ids}),
                   sources=listings, files=sorted(manifest["files"]))
 
 
@@ -127,20 +122,10 @@ def _cost(s) -> dict | None:
             "height": 16 + 22 * len(pipes)}
 
 
-def _listing(text: str, markers: Mapping[str, str]) -> list[dict]:
-    """The lines of a generated file, each with the anchor of the DSL line its comment names (if any)."""
-    ordered = sorted(markers, key=len, reverse=True)  # "x.py:14" before "x.py:1"
-    rows = []
-    for n, line in enumerate(text.splitlines(), 1):
-        target = next((markers[m] for m in ordered if _holds(line, m)), None)
-        rows.append({"n": n, "text": line, "target": target})
-    return rows
-
-
-def _holds(line: str, marker: str) -> bool:
-    i = line.find(marker)
-    end = i + len(marker)
-    return i >= 0 and (end == len(line) or not line[end].isdigit())
+def _listing(text: str, targets: Mapping[int, str]) -> list[dict]:
+    """The lines of a generated file, each with the anchor of the DSL line it names (``targets``: by
+    line number), if any."""
+    return [{"n": n, "text": line, "target": targets.get(n)} for n, line in enumerate(text.splitlines(), 1)]
 
 
 class _Sources:

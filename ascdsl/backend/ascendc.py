@@ -37,7 +37,7 @@ from .emit import class_model, literal
 from .limits import check_vector_cores
 from .naming import safe
 from .queues import fit_queues
-from .render import render
+from .render import Rendered, render_located
 from .select import select
 from .simplify import simplify
 from .staging import stage
@@ -105,15 +105,17 @@ def class_names(variants: Sequence[Variant], platform: Platform | str) -> dict[i
     return {v.key: instance for c in classes(variants, platform) for v, instance in c.instances}
 
 
-def render_classes(variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> str:
-    """Every variant's class (no includes, no entry)."""
-    return render("kernel_classes.cpp.j2", classes=[
-        class_model(simplify(c.kernel), c.name, layout.struct_name, c.is_template, c.narrow, c.wide) for c in classes(variants, platform)])
+def render_classes(variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> Rendered:
+    """Every variant's class (no includes, no entry), with the DSL location of each line that names one."""
+    return render_located("kernel_classes.cpp.j2", classes=[
+        class_model(simplify(c.kernel), c.name, layout.struct_name, c.is_template, c.float32)
+        for c in classes(variants, platform)])
 
 
-def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> str:
+def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> Rendered:
     """A complete direct-launch kernel file: the tiling struct, the classes and the entry ``symbol``
-    (the pointers of every variant in first-seen order, then ``workspace`` and ``tiling``)."""
+    (the pointers of every variant in first-seen order, then ``workspace`` and ``tiling``), with the DSL
+    location of each line that names one."""
     pointers: list[str] = []
     calls = []
     names = class_names(variants, platform)
@@ -122,7 +124,7 @@ def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout
                 if not isinstance(p.type.dtype, dtypes.DType)]
         pointers += [n for n in args if n not in pointers]
         calls.append({"key": v.key, "class_name": names[v.key], "args": args})
-    return render("kernel.cpp.j2", symbol=symbol, struct=layout.struct_name, struct_source=layout.struct_source(),
+    return render_located("kernel.cpp.j2", symbol=symbol, struct=layout.struct_name, struct_source=layout.struct_source(),
                   classes=render_classes(variants, layout, platform), pointers=pointers, calls=calls)
 
 

@@ -10,11 +10,13 @@ import math
 
 from .. import dtypes
 from ..errors import Loc, source_path
+from ..platforms import get_platform
 from . import kir
 from .kir import (Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, Field, Flag, For, Gm, If, Let, Lit, Local, Note,
                   Position, QOp, Queue, Run, Set, SizeOf, Struct, Text, Var, VarKind)
 from .poly import describe_slots
 from .naming import Names
+from .render import Located
 
 PRECEDENCE = {"*": 5, "/": 5, "%": 5, "+": 4, "-": 4, "<<": 3.5, ">>": 3.5, "<": 3, "<=": 3, ">": 3, ">=": 3,
               "==": 2, "!=": 2, "&": 1.2, "^": 1.1, "|": 1}
@@ -70,9 +72,19 @@ def ctype(t) -> str:
     return t.cpp
 
 
+_UNITS = {get_platform().block_bytes: "BLOCK", get_platform().repeat_bytes: "REPEAT"}
+
+
+def elems_per(bytes_: int) -> str:
+    """The name of the class constant of :class:`.kir.ElemsPer` ``bytes_``: ``ELEMS_PER_BLOCK``,
+    ``ELEMS_PER_REPEAT``, ``ELEMS_PER_4_BYTES``."""
+    return f"ELEMS_PER_{_UNITS.get(bytes_, f'{bytes_}_BYTES')}"
+
+
 class Printer:
     def __init__(self, names: Names):
         self.names = names
+        self.constants: set[kir.ElemsPer] = set()  # the class constants the printed code names
 
     def expr(self, e, prec: int = 0) -> str:
         if isinstance(e, Var):
@@ -95,6 +107,9 @@ class Printer:
             if isinstance(e.x, Lit) and isinstance(e.dtype, CInt):
                 return str(int(e.x.value))
             return f"static_cast<{ctype(e.dtype)}>({self.expr(e.x)})"
+        if isinstance(e, kir.ElemsPer):
+            self.constants.add(e)
+            return elems_per(e.bytes)
         if isinstance(e, SizeOf):
             return f"sizeof({e.dtype.cpp})"
         if isinstance(e, Const):
@@ -128,21 +143,21 @@ class Printer:
             args = [self.operand(o) for o in (s.dst, *s.srcs, *s.work) if o is not None]
             args += [self.expr(a) for a in s.args]
             tmpl = f"<{s.template.cpp}{', ' + s.mode.value if s.mode is not None else ''}>" if s.template else ""
-            return [f"{s.api}{tmpl}({', '.join(args)});{self.comment(s.loc)}"]
+            return [self.located(f"{s.api}{tmpl}({', '.join(args)});", s.loc)]
         if isinstance(s, Let):
             v = s.var
             if isinstance(v.ctype, Struct):
                 t = v.ctype.value + (f"<{v.template.cpp}>" if v.template is not None else "")
-                return [f"{t} {self.expr(v)}{self.expr(s.expr)};{self.comment(s.loc)}"]
-            return [f"const {ctype(v.ctype)} {self.expr(v)} = {self.expr(s.expr)};{self.comment(s.loc)}"]
+                return [self.located(f"{t} {self.expr(v)}{self.expr(s.expr)};", s.loc)]
+            return [self.located(f"const {ctype(v.ctype)} {self.expr(v)} = {self.expr(s.expr)};", s.loc)]
         if isinstance(s, Set):
-            return [f"{self.expr(s.var)} = {self.expr(s.expr)};{self.comment(s.loc)}"]
+            return [self.located(f"{self.expr(s.var)} = {self.expr(s.expr)};", s.loc)]
         if isinstance(s, Queue):
             q, t = self.names.slot(self.plan.slot(s.buf)), s.buf.dtype.cpp
             local = self.names.view(s.buf, s.buf.dtype)
             if s.op in (QOp.ALLOC, QOp.DEQUE):
                 declare = f"LocalTensor<{t}> " if s.declare else ""
-                return [f"{declare}{local} = {q}.{s.op.value}<{t}>();{self.comment(s.loc)}"]
+                return [self.located(f"{declare}{local} = {q}.{s.op.value}<{t}>();", s.loc)]
             return [f"{q}.{s.op.value}({local});"]
         if isinstance(s, Local) and s.buf.role in (kir.Role.INPUT, kir.Role.OUTPUT):  # a view of a queue's local
             t = s.dtype.cpp
@@ -154,23 +169,24 @@ class Printer:
             slot = self.names.slot(self.plan.slot(s.buf))
             return [f"LocalTensor<{s.dtype.cpp}> {self.names.view(s.buf, s.dtype)} = {slot}.Get<{s.dtype.cpp}>();"]
         if isinstance(s, kir.Bind):
+            slot = self.plan.slot(s.buf) if s.slot is None else self.plan.slots[s.slot]
             storage = (self.names.view(s.root, s.root.dtype) if s.root is not None
-                       else f"{self.names.slot(self.plan.slot(s.buf))}.Get<{s.dtype.cpp}>()")
+                       else f"{self.names.slot(slot)}.Get<{s.dtype.cpp}>()")
             return [f"{self.names.view(s.buf, s.dtype)} = {storage};"]
         if isinstance(s, For):
             v = self.expr(s.var)
-            head = (f"for ({ctype(s.var.ctype)} {v} = {self.expr(s.start)}; {v} {s.cmp.value} {self.expr(s.stop, PRECEDENCE[s.cmp.value] + 1)}; "
-                    f"{v} += {self.expr(s.step)}) {{{self.comment(s.loc)}")
+            head = self.located(f"for ({ctype(s.var.ctype)} {v} = {self.expr(s.start)}; {v} {s.cmp.value} "
+                                f"{self.expr(s.stop, PRECEDENCE[s.cmp.value] + 1)}; {v} += {self.expr(s.step)}) {{", s.loc)
             return [{"parts": [{"head": head, "body": self.lines(s.body)}], "tail": "}"}]
         if isinstance(s, kir.While):
             if not s.test:
-                return [{"parts": [{"head": f"while ({self.expr(s.cond)}) {{{self.comment(s.loc)}",
+                return [{"parts": [{"head": self.located(f"while ({self.expr(s.cond)}) {{", s.loc),
                                     "body": self.lines(s.body)}], "tail": "}"}]
             leave = {"parts": [{"head": f"if ({self.expr(kir.Not(s.cond))}) {{", "body": ["break;"]}], "tail": "}"}
-            return [{"parts": [{"head": f"while (true) {{{self.comment(s.loc)}",
+            return [{"parts": [{"head": self.located("while (true) {", s.loc),
                                 "body": self.lines(s.test) + [leave] + self.lines(s.body)}], "tail": "}"}]
         if isinstance(s, If):
-            head = f"if {'constexpr ' if s.static else ''}({self.expr(s.cond)}) {{{self.comment(s.loc)}"
+            head = self.located(f"if {'constexpr ' if s.static else ''}({self.expr(s.cond)}) {{", s.loc)
             parts = [{"head": head, "body": self.lines(s.body)}]
             if s.orelse:
                 parts.append({"head": "} else {", "body": self.lines(s.orelse)})
@@ -190,58 +206,92 @@ class Printer:
         return [line for s in body for line in self.stmt(s)]
 
     @staticmethod
-    def comment(loc) -> str:
-        return f"  // {where(loc)}" if loc is not None and loc.line else ""
+    def located(text: str, loc) -> "Located | str":
+        """``text`` with the ``// file.py:LINE`` comment of ``loc`` (when it names a line), as a
+        :class:`.render.Located` line."""
+        return Located(f"{text}  // {where(loc)}", loc) if loc is not None and loc.line else text
 
     def stage_name(self, st: kir.Stage) -> str:
         return st.kind.value + ("" if self.single else str(st.index))
 
 
-def _typed_init(p: Printer, slots, narrow, wide: dict) -> list:
-    """``InitBuffer`` s that differ between a template's float32 and 16-bit instances, as render lines."""
-    def init(s, size) -> str:
-        return f"pipe.InitBuffer({p.names.slot(s)}, {p.expr(size)});"
-    narrow_lines = [init(s, s.size_expr) for s in slots if s.index in narrow or s.index in wide]
-    if not narrow_lines:
-        return []
-    wide_lines = [init(s, wide[s.index]) for s in slots if s.index in wide]
-    test = kir.FLOAT_INSTANCE if wide_lines else kir.Not(kir.FLOAT_INSTANCE)
-    parts = [{"head": f"if constexpr ({p.expr(test)}) {{", "body": wide_lines or narrow_lines}]
-    if wide_lines:
-        parts.append({"head": "} else {", "body": narrow_lines})
-    return [{"parts": parts, "tail": "}"}]
+def flatten(items, depth: int = 0) -> list[Located]:
+    """Render-model lines (strings, located lines, blocks of parts) as one :class:`.render.Located` line
+    each, with its nesting depth."""
+    out = []
+    for item in items:
+        if isinstance(item, dict):
+            for part in item["parts"]:
+                out.append(_at(part["head"], depth))
+                out += flatten(part["body"], depth + 1)
+            out.append(_at(item["tail"], depth))
+        else:
+            out.append(_at(item, depth))
+    return out
 
 
-def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = False,
-                narrow: tuple[int, ...] = (), wide: tuple = ()) -> dict:
+def _at(line, depth: int) -> Located:
+    return Located(line.text, line.loc, depth) if isinstance(line, Located) else Located(line, None, depth)
+
+
+def _init_buffers(p: Printer, plan, float32) -> tuple[list, list]:
+    """``InitBuffer`` s of the class's ``TBuf`` members as render lines: those every instance makes alike,
+    and the ``if constexpr`` block of those a template's float32 instance (its plan ``float32``) and
+    its 16-bit instances (``plan``) make otherwise."""
+    def init(s) -> str | None:
+        return f"pipe.InitBuffer({p.names.slot(s)}, {p.expr(s.size_expr)});" if s.num else None
+    common, wide, narrow = [], [], []
+    for s in plan.slots:
+        if s.position is not Position.VECCALC:
+            continue
+        mine = init(s)
+        other = mine if float32 is None else init(float32.slots[s.index])
+        if mine == other:
+            common.append(mine)
+            continue
+        narrow += [mine] if mine else []
+        wide += [other] if other else []
+    if not wide:
+        return common, [{"parts": [{"head": f"if constexpr ({p.expr(kir.Not(kir.FLOAT_INSTANCE))}) {{",
+                                    "body": narrow}], "tail": "}"}] if narrow else []
+    parts = [{"head": f"if constexpr ({p.expr(kir.FLOAT_INSTANCE)}) {{", "body": wide}]
+    if narrow:
+        parts.append({"head": "} else {", "body": narrow})
+    return common, [{"parts": parts, "tail": "}"}]
+
+
+def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = False, float32=None) -> dict:
     """The render model of one variant's class; for a template that float32 instantiates too,
-    ``narrow``: the slots only its 16-bit instances use, ``wide``: ``(slot index, bytes)`` of slots
-    whose float32 instance is sized otherwise (both initialised under ``if constexpr``)."""
+    ``float32``: the float32 instance's plan over the class's members (:class:`.templated.ClassPlan`)."""
     p = Printer(k.names)
     p.plan = k.plan
     p.single = len({st.index for st in k.stages}) <= 1
     names = k.names
     slots = k.plan.slots
+    common, typed = _init_buffers(p, k.plan, float32)
+    process = flatten(p.lines(k.process))
+    methods = [{"name": p.stage_name(st), "lines": flatten(p.lines(st.body)),
+                "params": ", ".join(f"const {ctype(v.ctype)} {p.expr(v)}" for v in st.params)} for st in k.stages]
+    queues = [{"name": names.slot(s), "position": s.position.value, "num": s.num, "bytes": p.expr(s.size_expr)}
+              for s in slots if s.position is not Position.VECCALC]
     return {
         "class_name": class_name,
         "template": template,
         "kernel_name": k.name,
         "constexprs": ", ".join(f"{n}={v}" for n, v in k.constexprs),
-        "where": where(k.loc),
+        "where": Located(where(k.loc), k.loc if k.loc.line else None),
         "struct": struct,
         "gms": [{"name": names.gms[g.param], "cpp": g.dtype.cpp, "param": names.params[g.param]} for g in k.gms],
-        "queues": [{"name": names.slot(s), "position": s.position.value, "num": s.num, "bytes": p.expr(s.size_expr)}
-                   for s in slots if s.position is not Position.VECCALC],
-        "tbufs": [{"name": names.slot(s), "bytes": p.expr(s.size_expr)} for s in slots if s.position is Position.VECCALC],
-        "common_tbufs": [{"name": names.slot(s), "bytes": p.expr(s.size_expr)} for s in slots
-                         if s.position is Position.VECCALC and s.index not in narrow and s.index not in dict(wide)],
-        "typed_init": _typed_init(p, slots, narrow, dict(wide)),
+        "queues": queues,
+        "tbufs": [{"name": names.slot(s)} for s in slots if s.position is Position.VECCALC],
+        "init_tbufs": common,
+        "typed_init": flatten(typed),
         "ub_total": f"{k.plan.total_bytes} bytes" if not k.plan.footprint else describe_slots(k.plan.footprint),
         "events": [{"kind": kind, "name": name} for kind, name in
                    dict.fromkeys(event(s) for s in kir.walk(k.process) if isinstance(s, Flag))],
         "members": [f"{ctype(v.ctype)} {names.var(v)};" for v in k.members],
-        "process": p.lines(k.process),
-        "methods": [{"name": p.stage_name(st), "lines": p.lines(st.body),
-                     "params": ", ".join(f"const {ctype(v.ctype)} {p.expr(v)}" for v in st.params)}
-                    for st in k.stages],
+        "process": process,
+        "methods": methods,
+        "constants": [f"static constexpr int32_t {elems_per(e.bytes)} = static_cast<int32_t>({e.bytes} / "
+                      f"sizeof({e.dtype.cpp}));" for e in sorted(p.constants, key=lambda e: e.bytes)],
     }

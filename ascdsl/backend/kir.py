@@ -7,7 +7,7 @@ Between the tile IR and the C++ text sits one kernel per variant made of:
 * **tensor views** (:class:`Ref`: buffer, element type, element offset, static extent) and global
   tensors (:class:`Gm`);
 * **expressions**, small typed trees (:class:`Var`, :class:`Lit`, :class:`Field`, :class:`Bin`,
-  :class:`Cond`, :class:`Conv`, :class:`SizeOf`, :class:`Const`, :class:`Brace`, :class:`Elem`,
+  :class:`Cond`, :class:`Conv`, :class:`SizeOf`, :class:`ElemsPer`, :class:`Const`, :class:`Brace`, :class:`Elem`,
   :class:`GmValue`, :class:`Not`, :class:`Text`);
 * **statements**: API calls (:class:`Call`), scalar definitions (:class:`Let`, :class:`Set`),
   queue operations (:class:`Queue`), nested :class:`For`/:class:`While`/:class:`If`, synchronisation
@@ -165,6 +165,15 @@ class SizeOf:
     dtype: DType
 
 
+@dataclass(frozen=True)
+class ElemsPer:
+    """The elements of ``dtype`` (a template's ``T``) in ``bytes`` bytes, an ``int32_t``: a class constant
+    the generated code names (``ELEMS_PER_BLOCK = 32 / sizeof(T)``)."""
+
+    bytes: int
+    dtype: DType
+
+
 class Const(enum.Enum):
     """Named API constants."""
 
@@ -243,7 +252,7 @@ class Text:
     value: str
 
 
-Expr = Union[Var, Lit, Field, Bin, Cond, Conv, SizeOf, Const, Brace, Elem, GmValue, Not, IsSame, Text]
+Expr = Union[Var, Lit, Field, Bin, Cond, Conv, SizeOf, ElemsPer, Const, Brace, Elem, GmValue, Not, IsSame, Text]
 
 
 def _tuples(obj, *names) -> None:
@@ -432,12 +441,14 @@ class Local:
 
 @dataclass(frozen=True)
 class Bind:
-    """``buf``'s local tensor (viewed as ``dtype``) is set to its slot's ``Get`` or, with ``root``, to the
-    local tensor of that queue buffer (a template's instance computes it there)."""
+    """``buf``'s local tensor (viewed as ``dtype``) is set to its slot's ``Get``, to the ``Get`` of slot
+    index ``slot`` (where a template's float32 instance places it), or, with ``root``, to the local
+    tensor of that queue buffer (a template's instance computes it there)."""
 
     buf: Buf
     dtype: DType
     root: Buf | None = None
+    slot: int | None = None
 
 
 @dataclass(frozen=True)

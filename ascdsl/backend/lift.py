@@ -32,6 +32,7 @@ from ..platforms import Platform
 from . import kir
 from .kir import Bin, BinOp, Cond, Lit
 from .poly import BLOCK, FIELD_DTYPE, Mismatch, Slots, ceil_block, describe, evaluate, fit, footprint, to_expr
+from .treemerge import TreeMerge, children
 from .ubplan import Plan, Slot
 
 QUANTA = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -87,65 +88,34 @@ class _Hole:
     dtype: object = None
 
 
-def _merge(nodes: tuple, where: str = "", memo: dict | None = None):
-    memo = {} if memo is None else memo
-    key = tuple(map(id, nodes))
-    if key in memo:
-        return memo[key][1]
-    out = _merge_new(nodes, where, memo)
-    memo[key] = (nodes, out)
-    return out
+class _Samples(TreeMerge):
+    """The kernel IR of the samples merged: a :class:`_Hole` where an integer literal, a view's extent,
+    a slot's bytes or the bytes its buffers need differ."""
 
+    refused = Mismatch
 
-def _merge_new(nodes: tuple, where: str, memo: dict):
-    first = nodes[0]
-    if all(n is first for n in nodes[1:]) or all(n == first for n in nodes[1:]):
-        return first
-    kinds = {type(n) for n in nodes}
-    if len(kinds) != 1:
-        raise Mismatch(f"{where}: {kinds}")
-    if isinstance(first, Lit):
-        if first.dtype.is_int and all(isinstance(n.value, int) and not isinstance(n.value, bool) and n.dtype == first.dtype
-                                      for n in nodes):
-            return _Hole("lit", tuple(n.value for n in nodes), first.dtype)
-        raise Mismatch(f"{where}: literals {[n.value for n in nodes]}")
-    if isinstance(first, tuple):
-        if len({len(n) for n in nodes}) != 1:
-            raise Mismatch(f"{where}: lengths differ")
-        return tuple(_merge(tuple(n[i] for n in nodes), f"{where}[{i}]", memo) for i in range(len(first)))
-    if _is_node(first):
-        changes = {}
-        for f in _children(type(first)):
-            vals = tuple(getattr(n, f) for n in nodes)
-            if isinstance(first, kir.Ref) and f == "extent" or isinstance(first, Slot) and f == "bytes":
-                if len(set(vals)) > 1:
-                    changes[f] = _Hole(f, vals)
-                continue
-            if isinstance(first, Slot) and f == "needs":
-                if len({len(v) for v in vals}) != 1:
-                    raise Mismatch(f"{where}: slots hold different buffers")
-                changes[f] = tuple(_Hole("need", col) if len(set(col)) > 1 else col[0] for col in zip(*vals))
-                continue
-            merged = _merge(vals, f"{where}.{type(first).__name__}.{f}", memo)
-            if merged is not vals[0]:
-                changes[f] = merged
-        return dataclasses.replace(first, **changes) if changes else first
-    raise Mismatch(f"{where}: {nodes[:2]}")
+    def differ(self, nodes: tuple, where: str):
+        first = nodes[0]
+        if isinstance(first, Lit):
+            if first.dtype.is_int and all(isinstance(n.value, int) and not isinstance(n.value, bool) and
+                                          n.dtype == first.dtype for n in nodes):
+                return _Hole("lit", tuple(n.value for n in nodes), first.dtype)
+            raise Mismatch(f"{where}: literals {[n.value for n in nodes]}")
+        return super().differ(nodes, where)
 
-
-_CHILDREN: dict[type, tuple[str, ...] | None] = {}
-
-
-def _children(cls: type) -> tuple[str, ...] | None:
-    """The fields of an IR node class that take part in equality (None: not a node), by class."""
-    if cls not in _CHILDREN:
-        node = dataclasses.is_dataclass(cls) and not issubclass(cls, (dtypes.DType, enum.Enum))
-        _CHILDREN[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.init and f.compare) if node else None
-    return _CHILDREN[cls]
+    def field(self, nodes: tuple, name: str, values: tuple, where: str):
+        first = nodes[0]
+        if isinstance(first, kir.Ref) and name == "extent" or isinstance(first, Slot) and name == "bytes":
+            return _Hole(name, values) if len(set(values)) > 1 else values[0]
+        if isinstance(first, Slot) and name == "needs":
+            if len({len(v) for v in values}) != 1:
+                raise Mismatch(f"{where}: slots hold different buffers")
+            return tuple(_Hole("need", col) if len(set(col)) > 1 else col[0] for col in zip(*values))
+        return super().field(nodes, name, values, where)
 
 
 def _is_node(node) -> bool:
-    return not isinstance(node, type) and _children(type(node)) is not None
+    return not isinstance(node, type) and children(type(node)) is not None
 
 
 def _rebuild(node, fn):
@@ -154,7 +124,7 @@ def _rebuild(node, fn):
     if isinstance(node, tuple):
         out = tuple(fn(x) for x in node)
         return out if any(a is not b for a, b in zip(out, node)) else node
-    names = _children(type(node))
+    names = children(type(node))
     if names:
         changes = {}
         for f in names:
@@ -180,7 +150,7 @@ def _holes(node) -> list:
             out.setdefault(x, None)
         elif id(x) not in seen and (isinstance(x, tuple) or _is_node(x)):
             seen.add(id(x))
-            todo += reversed(x if isinstance(x, tuple) else [getattr(x, f) for f in _children(type(x))])
+            todo += reversed(x if isinstance(x, tuple) else [getattr(x, f) for f in children(type(x))])
     return list(out)
 
 
@@ -215,7 +185,7 @@ class _Sampler:
         return out
 
     def merged(self, points: list[dict]):
-        return _merge(tuple(self.compile(p) for p in points))
+        return _Samples()(tuple(self.compile(p) for p in points))
 
 
 def _relabel(k: kir.Kernel) -> kir.Kernel:

@@ -133,6 +133,15 @@ def name(k: kir.Kernel, platform=None) -> kir.Kernel:
     return dataclasses.replace(k, names=names)
 
 
+def slot_names(names: Names, slots) -> Names:
+    """``names`` with a name for each of ``slots`` it does not name yet (a template's members that only
+    its float32 instance uses), claimed after every name it holds."""
+    taken = _Taken([*names.slots.values(), *names.params.values(), *names.gms.values(), *names.views.values(),
+                    *names.vars.values()])
+    extra = {s.index: taken.claim(camel(s.first.hint) + "Buf") for s in slots if s.index not in names.slots}
+    return dataclasses.replace(names, slots={**names.slots, **extra}) if extra else names
+
+
 def _views(s):
     if isinstance(s, kir.Call):
         return [(r.buf, r.dtype) for r in s.refs] + [(x.ref.buf, x.ref.dtype) for e in kir.exprs(s)
@@ -146,4 +155,4 @@ def _views(s):
     return []
 
 
-__all__ = ["Names", "RESERVED", "Role", "VarKind", "name", "safe"]
+__all__ = ["Names", "RESERVED", "Role", "VarKind", "name", "safe", "slot_names"]

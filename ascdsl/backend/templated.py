@@ -9,11 +9,13 @@ kernel whose abstracted kernel IR is equal (same calls, same sizes, same constan
 float32 joins such a template through :func:`float32_form`: the 16-bit kernel's tile IR retyped to
 float32 with its casts kept as identity casts, which the UB planner computes in place (the float32
 tile *is* the loaded tile; a tile that is stored is computed straight into the output queue) and the
-sync pass ignores, so its kernel IR has the 16-bit kernel's calls. When that form computes what the
-float32 kernel does (:func:`computes_the_same`), needs its UB (:func:`.lift.variants` checks) and
-differs from the 16-bit kernel IR only as ``if constexpr`` expresses (:func:`join_float32`: each
-cast site, barriers, ``sizeof(T)`` in sizes, slots only the 16-bit instances use), float32 becomes a
-third instance (``RowsKernelV1<float>``), as fast as the class it had of its own.
+sync pass ignores, so its kernel IR has the 16-bit kernel's calls; the planner packs its other tiles
+as the float32 kernel does. When that form computes what the float32 kernel does
+(:func:`computes_the_same`), needs its UB (:func:`.lift.variants` checks) and differs from the 16-bit
+kernel IR only as ``if constexpr`` expresses (:func:`join_float32`: each cast site, barriers,
+``sizeof(T)`` in sizes, and where each instance places its buffers: the plan of each instance is kept,
+:class:`ClassPlan`), float32 becomes a third instance (``RowsKernelV1<float>``), using the UB and
+time of the class it had of its own.
 """
 from __future__ import annotations
 
@@ -27,8 +29,10 @@ from ..dtypes import DType
 from ..ir.core import Block, Instr, Op
 from ..ir.core import Kernel as TileKernel
 from . import kir
-from .naming import name
+from .naming import name, slot_names
 from .tiling import Variant
+from .treemerge import TreeMerge
+from .ubplan import Plan, Slot
 
 
 def type_parameter(t: DType) -> DType:
@@ -107,15 +111,16 @@ def computes_the_same(form: TileKernel, plain: TileKernel) -> bool:
 
 @dataclass(frozen=True)
 class ClassPlan:
-    """One C++ class: its kernel IR (abstracted for a template) and the variants it serves; when float32
-    instantiates it too, ``narrow``: the slots only its 16-bit instances use, ``wide``: the bytes of
-    slots whose float32 instance needs other sizes (slot index, size expression)."""
+    """One C++ class: its kernel IR (abstracted for a template) and the variants it serves. When float32
+    instantiates it too, each instance places the buffers by its own plan: the kernel's plan is the
+    16-bit instances', ``float32`` the float32 instance's, both over the class's ``TBuf`` and ``TQue``
+    members (slot ``i`` of each is member ``i``; a member one instance does not use has ``num`` 0 in
+    its plan)."""
 
     name: str
     kernel: kir.Kernel
     instances: tuple[tuple[Variant, str], ...]  # (variant, the class name its entry branch uses)
-    narrow: tuple[int, ...] = ()
-    wide: tuple[tuple[int, object], ...] = ()
+    float32: Plan | None = None
 
     @property
     def is_template(self) -> bool:
@@ -136,7 +141,7 @@ def plan_classes(variants, compiled, forms=None) -> list[ClassPlan]:
                 break
         else:
             groups.append((key, [(v, None if a is None else a[1])]))
-    joined: dict[int, tuple] = {}  # group index -> (kernel, narrow, wide, float32 variant)
+    joined: dict[int, tuple] = {}  # group index -> (kernel, float32 plan, float32 variant)
     for v in variants:
         if v.key not in forms:
             continue
@@ -149,15 +154,15 @@ def plan_classes(variants, compiled, forms=None) -> list[ClassPlan]:
             if got is not None:
                 joined[i] = (*got, v)
                 break
-    taken = {j[3].key for j in joined.values()}
+    taken = {j[2].key for j in joined.values()}
     out = []
     for i, (key, members) in enumerate(groups):
         first = members[0][0]
         if i in joined:
-            kernel, narrow, wide, v32 = joined[i]
+            kernel, plan32, v32 = joined[i]
             both = sorted([*members, (v32, dtypes.float32)], key=lambda m: m[0].key)
             name_ = both[0][0].class_name
-            out.append(ClassPlan(name_, kernel, tuple((v, f"{name_}<{t.cpp}>") for v, t in both), narrow, wide))
+            out.append(ClassPlan(name_, kernel, tuple((v, f"{name_}<{t.cpp}>") for v, t in both), plan32))
         elif len(members) == 1 and first.key in taken:
             continue
         elif len(members) == 1:
@@ -177,7 +182,8 @@ class _Refused(Exception):
 
 def _size_expr(narrow: int, wide: int, itemsize: int, t: DType, dtype: DType):
     """The literal that is ``narrow`` for the 16-bit type and ``wide`` for float32, as an expression of
-    ``sizeof(T)``: ``c * sizeof(T)`` (bytes), ``c / sizeof(T)`` (elements in ``c`` bytes) or one less."""
+    ``sizeof(T)``: ``c * sizeof(T)`` (bytes), the elements of ``T`` in ``c`` bytes (:class:`.kir.ElemsPer`)
+    or one less."""
     size = kir.SizeOf(t)
     if wide % 4 == 0 and wide // 4 * itemsize == narrow:
         c = wide // 4
@@ -185,129 +191,150 @@ def _size_expr(narrow: int, wide: int, itemsize: int, t: DType, dtype: DType):
     for minus in (0, 1):
         c = (wide + minus) * 4
         if c % itemsize == 0 and c // itemsize - minus == narrow:
-            per = kir.Conv(dtype, kir.Bin(kir.BinOp.DIV, kir.Lit(c, dtype), size))
+            per = kir.ElemsPer(c, t) if dtype == dtypes.int32 else kir.Conv(dtype, kir.ElemsPer(c, t))
             return kir.Bin(kir.BinOp.SUB, per, kir.Lit(1, dtype)) if minus else per
     raise _Refused(f"a literal {narrow} (16-bit) / {wide} (float32) is no size of T")
 
 
-class _Unifier:
-    """The 16-bit kernel IR ``T`` -abstracted and the float32 form side by side: equal but for ``T`` where
-    the form has float32, integer literals that are sizes of ``T``, and the casts that are identities
-    in the form (the *cast sites*)."""
+class _Unifier(TreeMerge):
+    """The 16-bit kernel IR ``T`` -abstracted and the float32 form side by side (pairs of nodes): equal but
+    for ``T`` where the form has float32, integer literals that are sizes of ``T``, and the casts that are
+    identities in the form (the *cast sites*)."""
+
+    refused = _Refused
 
     def __init__(self, t: DType, itemsize: int):
+        super().__init__()
         self.t, self.itemsize = t, itemsize
         self.sites: dict[int, kir.Call] = {}  # id of the 16-bit call -> the call
-        self.memo: dict = {}
 
-    def __call__(self, x, y):
-        key = (id(x), id(y))
-        if key not in self.memo:
-            self.memo[key] = (x, y, self._unify(x, y))
-        return self.memo[key][2]
-
-    def _statements(self, x: tuple, y: tuple) -> tuple:
-        """Statements side by side; a barrier only one side has runs only in its instances."""
+    def _aligned(self, x: tuple, y: tuple) -> list:
+        """Statements side by side as ``(index in x or None, statement)`` pairs (None: a statement of ``y``
+        only); a barrier only one side has runs only in its instances."""
         out, i, j = [], 0, 0
         while i < len(x) or j < len(y):
             a, b = x[i] if i < len(x) else None, y[j] if j < len(y) else None
             if isinstance(a, kir.Barrier) and not isinstance(b, kir.Barrier):
-                out.append(kir.If(kir.Not(kir.FLOAT_INSTANCE), (a,), static=True))
+                out.append((i, kir.If(kir.Not(kir.FLOAT_INSTANCE), (a,), static=True)))
                 i += 1
             elif isinstance(b, kir.Barrier) and not isinstance(a, kir.Barrier):
-                out.append(kir.If(kir.FLOAT_INSTANCE, (b,), static=True))
+                out.append((None, kir.If(kir.FLOAT_INSTANCE, (b,), static=True)))
                 j += 1
             elif a is None or b is None:
                 raise _Refused("statements differ")
             else:
-                out.append(self(a, b))
+                out.append((i, self((a, b))))
                 i, j = i + 1, j + 1
-        return tuple(out)
+        return out
 
-    def _unify(self, x, y):
+    def differ(self, nodes: tuple, where: str):
+        x, y = nodes
         if isinstance(x, DType):
-            if x == y or (x == self.t and y == dtypes.float32):
+            if x == self.t and y == dtypes.float32:
                 return x
             raise _Refused(f"{x} / {y}")
-        if isinstance(x, kir.Lit) and isinstance(y, kir.Lit):
+        if isinstance(x, kir.Lit):
             if x.dtype.is_int and x.dtype == y.dtype and type(x.value) is int and x.value != y.value:
                 return _size_expr(x.value, y.value, self.itemsize, self.t, x.dtype)
             if x.value == y.value:
-                return kir.Lit(x.value, self(x.dtype, y.dtype))
+                return kir.Lit(x.value, self((x.dtype, y.dtype)))
             raise _Refused(f"literals {x.value} / {y.value}")
-        if isinstance(x, tuple) and isinstance(y, tuple) and any(isinstance(s, kir.Barrier) for s in x + y):
-            return self._statements(x, y)
-        if isinstance(x, tuple) and isinstance(y, tuple):
-            if len(x) != len(y):
-                raise _Refused("lengths differ")
-            out = tuple(self(a, b) for a, b in zip(x, y))
-            return x if all(a is b for a, b in zip(out, x)) else out
-        if isinstance(x, kir.Call) and isinstance(y, kir.Call) and y.is_identity_cast and x.api == "Cast":
+        if isinstance(x, tuple) and any(isinstance(s, kir.Barrier) for s in x + y):
+            return tuple(s for _, s in self._aligned(x, y))
+        if isinstance(x, kir.Call) and y.is_identity_cast and x.api == "Cast":
             self.sites[id(x)] = x
-            self(x.dst, y.dst)
-            self(x.srcs, y.srcs)
+            self((x.dst, y.dst))
+            self((x.srcs, y.srcs))
             return x
-        if isinstance(x, kir.Stage) and isinstance(y, kir.Stage):
-            body = [s for s in x.body if not isinstance(s, kir.Local)]
-            merged = iter(self(tuple(body), tuple(s for s in y.body if not isinstance(s, kir.Local))))
-            new = tuple(s if isinstance(s, kir.Local) else next(merged) for s in x.body)
-            return dataclasses.replace(x, kind=self(x.kind, y.kind), params=self(x.params, y.params), body=new)
-        if dataclasses.is_dataclass(x) and not isinstance(x, type) and type(x) is type(y):
-            changes = {}
-            for f in dataclasses.fields(x):
-                if f.init and f.compare and f.name not in ("plan", "names"):
-                    a = getattr(x, f.name)
-                    if isinstance(x, kir.Ref) and f.name == "extent":  # a bound the planner read: the larger
-                        if y.extent > a:
-                            changes[f.name] = y.extent
-                        continue
-                    if isinstance(x, kir.Kernel) and f.name == "constexprs":  # those of every instance
-                        if a != y.constexprs:
-                            changes[f.name] = tuple(kv for kv in a if kv in y.constexprs)
-                        continue
-                    new = self(a, getattr(y, f.name))
-                    if new is not a:
-                        changes[f.name] = new
-            return dataclasses.replace(x, **changes) if changes else x
-        if x == y:
-            return x
-        raise _Refused(f"{x!r} / {y!r}")
+        if isinstance(x, kir.Stage):  # declarations are each instance's own
+            at = [i for i, s in enumerate(x.body) if not isinstance(s, kir.Local)]
+            merged = self._aligned(tuple(x.body[i] for i in at), tuple(s for s in y.body if not isinstance(s, kir.Local)))
+            new, k = [], 0
+            for s in x.body:
+                if isinstance(s, kir.Local):
+                    new.append(s)
+                    continue
+                while merged[k][0] is None:  # statements of the float32 form only, before this one
+                    new.append(merged[k][1])
+                    k += 1
+                new.append(merged[k][1])
+                k += 1
+            new += [m for _, m in merged[k:]]
+            return dataclasses.replace(x, kind=self((x.kind, y.kind)), params=self((x.params, y.params)), body=tuple(new))
+        return super().differ(nodes, where)
+
+    def field(self, nodes: tuple, name: str, values: tuple, where: str):
+        x, y = nodes
+        a, b = values
+        if name in ("plan", "names"):  # each instance's own
+            return a
+        if isinstance(x, kir.Ref) and name == "extent":  # a bound the planner read: the larger
+            return max(a, b)
+        if isinstance(x, kir.Kernel) and name == "constexprs":  # those of every instance
+            return a if a == b else tuple(kv for kv in a if kv in b)
+        return super().field(nodes, name, values, where)
 
 
 def join_float32(a: kir.Kernel, t: DType, form: kir.Kernel) -> tuple | None:
-    """``(kernel, narrow, wide)``: the template kernel whose 16-bit instances run ``a`` (the abstracted
+    """``(kernel, float32 plan)``: the template kernel whose 16-bit instances run ``a`` (the abstracted
     kernel IR of a variant of element type ``t``) and whose float32 instance runs ``form``
-    (:func:`float32_form`, compiled), the slots only the 16-bit instances use and the float32 sizes of
-    slots that differ (see :class:`ClassPlan`); None when they differ beyond ``if constexpr`` at each
-    cast or in how they pack their slots.
+    (:func:`float32_form`, compiled), and the float32 instance's plan over the class's members (see
+    :class:`ClassPlan`); None when they differ beyond ``if constexpr`` at each cast and in where each
+    instance places its buffers.
 
-    For ``T = float`` a cast from a load is no call: the float32 tiles computed in that queue buffer
-    are set to its local tensor (``x = xIn;``); a tile the form computes straight into an output queue
-    is set to its local after ``AllocTensor``; a cast into an output is no call."""
+    The members: the 16-bit kernel's slots, then the float32 form's slots that no 16-bit slot shares
+    its first buffer with. A tile whose member differs between the instances is declared bare and set
+    per instance under ``if constexpr``. For ``T = float`` a cast from a load is no call: the float32
+    tiles computed in that queue buffer are set to its local tensor (``x = xIn;``); a tile the form
+    computes straight into an output queue is set to its local after ``AllocTensor``; a cast into an
+    output is no call."""
     try:
         return _join(a, type_parameter(t), t.itemsize, form)
     except _Refused:
         return None
 
 
-def _coalesce(stmts: list) -> tuple:
-    """Adjacent ``if constexpr`` blocks of one condition (and no ``else``) as one."""
-    out: list = []
-    for s in stmts:
-        last = out[-1] if out else None
-        if isinstance(s, kir.If) and isinstance(last, kir.If) and s.static and last.static and \
-                s.cond == last.cond and not s.orelse and not last.orelse:
-            out[-1] = dataclasses.replace(last, body=last.body + s.body, loc=last.loc if last.loc.line else s.loc)
+def _members(pa: Plan, pf: Plan, u: _Unifier) -> tuple[tuple[Slot, ...], Plan]:
+    """The 16-bit slots and the float32 plan over the class's members (see :func:`join_float32`), each
+    size shared where the two unify."""
+    by_first = {s.first.key: s for s in pa.slots}
+    member: dict[int, int] = {}  # float32 slot index -> member index
+    extra: list[Slot] = []
+    for s in pf.slots:
+        other = by_first.get(s.first.key)
+        if other is not None and other.position is s.position:
+            member[s.index] = other.index
+        elif s.position is not kir.Position.VECCALC:
+            raise _Refused("the float32 form has other queues")
         else:
-            out.append(s)
-    return tuple(out)
+            member[s.index] = len(pa.slots) + len(extra)
+            extra.append(s)
+    unused = {"num": 0, "bytes": 0, "needs": (), "size": None}
+    narrow = list(pa.slots) + [dataclasses.replace(s, index=len(pa.slots) + i, **unused) for i, s in enumerate(extra)]
+    wide = [dataclasses.replace(s, **unused) for s in pa.slots] + [None] * len(extra)
+    for s in pf.slots:
+        i = member[s.index]
+        wide[i] = dataclasses.replace(s, index=i)
+        if narrow[i].num:
+            try:
+                size = u((narrow[i].size_expr, s.size_expr))
+            except _Refused:
+                if s.position is not kir.Position.VECCALC:
+                    raise
+                continue  # sized per instance
+            narrow[i] = dataclasses.replace(narrow[i], size=size)
+            wide[i] = dataclasses.replace(wide[i], size=size)
+    if any(s.num == 0 and s.position is not kir.Position.VECCALC for s in wide):
+        raise _Refused("the float32 form has other queues")
+    home = tuple(sorted((k, member[i]) for k, i in pf.home))
+    return tuple(narrow), Plan(tuple(wide), home, pf.alias, pf.least)
 
 
 def _join(a: kir.Kernel, t: DType, itemsize: int, form: kir.Kernel):
     u = _Unifier(t, itemsize)
-    merged = u(dataclasses.replace(a, plan=None, names=None), dataclasses.replace(form, plan=None, names=None))
+    merged = u((dataclasses.replace(a, plan=None, names=None), dataclasses.replace(form, plan=None, names=None)))
     pa, pf = a.plan, form.plan
-    homes_a, homes_f = dict(pa.home), dict(pf.home)
+    homes_a = dict(pa.home)
     bufs, bufs_f = {b.key: b for b in kir.buffers(a)}, {b.key: b for b in kir.buffers(form)}
     if set(bufs) != set(bufs_f):
         raise _Refused("other buffers")
@@ -315,43 +342,26 @@ def _join(a: kir.Kernel, t: DType, itemsize: int, form: kir.Kernel):
              and pa.slots[homes_a[k]].position is kir.Position.VECCALC}  # in a queue buffer for float32 only
     if {k for k, _ in pa.alias} != {k for k, _ in pf.alias} - moved:
         raise _Refused("the 16-bit kernel computes other tiles in its queue buffers")
-    slots, narrow, wide, matched = [], [], [], set()
-    for s in pa.slots:
-        keys = {k for k, i in homes_a.items() if i == s.index}
-        if s.position is not kir.Position.VECCALC:
-            (other,) = [x for x in pf.slots if x.position is s.position and x.first.key == s.first.key]
-        else:
-            rest = keys - moved
-            if not rest:
-                narrow.append(s.index)
-                slots.append(s)
-                continue
-            (index,) = {homes_f[k] for k in rest}
-            other = pf.slots[index]
-            if {k for k, i in homes_f.items() if i == index} != rest or index in matched:
-                raise _Refused("the float32 form packs its slots differently")
-        matched.add(other.index)
-        try:
-            slots.append(dataclasses.replace(s, size=u(s.size_expr, other.size_expr)))
-        except _Refused:  # a slot that hosts a moved tile too: smaller for float32
-            if s.position is not kir.Position.VECCALC:
-                raise
-            slots.append(s)
-            wide.append((s.index, other.size_expr))
-    if matched != {s.index for s in pf.slots}:
-        raise _Refused("the float32 form has slots of its own")
+    slots, plan32 = _members(pa, pf, u)
+    homes_f = dict(plan32.home)
+    placed = {k for k in homes_a if k not in moved and homes_a[k] != homes_f[k]}  # other members per instance
     roots = {k: pf.root(bufs_f[k]) for k in moved}
     sites = set(u.sites)
 
     def stage(st: kir.Stage) -> kir.Stage:
-        declared = [s for s in st.body if isinstance(s, kir.Local) and s.buf.key in moved]
+        locals_ = [s for s in st.body if isinstance(s, kir.Local)]
+        declared = [s for s in locals_ if s.buf.key in moved]
         if any(s.dtype != dtypes.float32 for s in declared):
             raise _Refused("a moved tile is viewed in another type")
         here = {s.buf.key for s in declared}
-        top = [dataclasses.replace(s, bare=True) if s.buf.key in here else s
-               for s in st.body if isinstance(s, kir.Local)]
-        if declared:
-            top.append(kir.If(kir.Not(kir.FLOAT_INSTANCE), tuple(kir.Bind(s.buf, s.dtype) for s in declared), static=True))
+        bare = [s for s in locals_ if s.buf.key in here or s.buf.key in placed]
+        top = [dataclasses.replace(s, bare=True) if s in bare else s for s in locals_]
+        narrow = tuple(kir.Bind(s.buf, s.dtype) for s in bare)
+        wide = tuple(kir.Bind(s.buf, s.dtype, slot=homes_f[s.buf.key]) for s in bare if s.buf.key in placed)
+        if wide:
+            top.append(kir.If(kir.FLOAT_INSTANCE, wide, orelse=narrow, static=True))
+        elif narrow:
+            top.append(kir.If(kir.Not(kir.FLOAT_INSTANCE), narrow, static=True))
         bound: set = set()
 
         def binds(root: kir.Buf) -> tuple:
@@ -395,6 +405,18 @@ def _join(a: kir.Kernel, t: DType, itemsize: int, form: kir.Kernel):
             out.append(s)
         return tuple(out)
     kernel = dataclasses.replace(merged, process=runs(merged.process), stages=tuple(new[st] for st in merged.stages),
-                                 plan=dataclasses.replace(pa, slots=tuple(slots)), names=a.names)
-    return kir.verify(kernel), tuple(narrow), tuple(wide)
+                                 plan=dataclasses.replace(pa, slots=slots), names=slot_names(a.names, slots))
+    return kir.verify(kernel), plan32
 
+
+def _coalesce(stmts: list) -> tuple:
+    """Adjacent ``if constexpr`` blocks of one condition (and no ``else``) as one."""
+    out: list = []
+    for s in stmts:
+        last = out[-1] if out else None
+        if isinstance(s, kir.If) and isinstance(last, kir.If) and s.static and last.static and \
+                s.cond == last.cond and not s.orelse and not last.orelse:
+            out[-1] = dataclasses.replace(last, body=last.body + s.body, loc=last.loc if last.loc.line else s.loc)
+        else:
+            out.append(s)
+    return tuple(out)

@@ -11,12 +11,10 @@
   it: it must die before the queue buffer is freed, and the generated code names it by the load's
   local tensor. An identity
   ``Cast`` (:attr:`.kir.Call.is_identity_cast`) is such an in-place call, and the tile an identity cast
-  stores is computed straight in its output's queue buffer (an alias of the output). Tiles *moved*
-  into queue buffers so (and those computed in place of them) still reserve the ``TBuf`` slot the
-  kernel would give them without the identity casts, so that the other tiles are packed as there
-  (:mod:`.templated` renders both kernels as one class); slots that hold only moved tiles are dropped.
-  No tile is computed over a view that starts inside a queue buffer packing several tiles
-  (:func:`.queues.packed`): it would lie at the buffer's start;
+  stores is computed straight in its output's queue buffer (an alias of the output): a template's
+  float32 form is packed as the float32 kernel is (:mod:`.templated` places each instance's buffers
+  by its own plan). No tile is computed over a view that starts inside a queue buffer packing several
+  tiles (:func:`.queues.packed`): it would lie at the buffer's start;
 * every slot's size is the largest extent any view of its buffers reaches (so scratch is sized by
   the calls that use it, and ``Compare``'s whole repeats pad its operands), rounded up to a block.
 
@@ -161,8 +159,6 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
     donors = _donors(order)
     alias: dict[int, Buf] = {}
     into = _into_outputs(order)
-    cast = {c.dst.buf for _, c in order.calls if c.is_identity_cast}
-    virtual: dict[int, int] = {}  # moved tiles: the TBuf slot the kernel without identity casts gives them
     for b in sorted(order.first, key=lambda b: (order.first[b], b.key)):
         if b.key in home:
             continue
@@ -176,11 +172,8 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
             root = into[b]
         elif donor is None or root.role is not Role.INPUT:
             root = None
-        moved = root is not None and (b in into or b in cast or donor.key in virtual)
-        if moved and b in cast:
-            donor = None  # the cast it stands for has no donor of its element size
-        where = None if donor is None else virtual.get(donor.key, home.get(donor.key))
-        if root is not None and not moved:
+        where = None if donor is None else home.get(donor.key)
+        if root is not None:
             index = home[root.key]
         elif where is not None and slots[where]["position"] is Position.VECCALC and slots[where]["busy"] in (start, order.last[donor]):
             index = where
@@ -194,16 +187,13 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
         s["fit"] = max(s["fit"], nbytes)
         if s["position"] is Position.VECCALC:
             s["busy"] = max(s["busy"], end)
-        if moved:
-            virtual[b.key], index, s = index, home[root.key], slots[home[root.key]]
         s["bytes"] = max(s["bytes"], nbytes)
         if root is not None:
             alias[b.key] = root
         s.setdefault("needs", []).append(order.bytes.get(b, block))
         home[b.key] = index
-    slots = [s if i in home.values() else None for i, s in enumerate(slots)]  # no slot of moved tiles only
     rank = {Position.VECIN: 0, Position.VECOUT: 1, Position.VECCALC: 2}
-    order_slots = sorted((i for i, s in enumerate(slots) if s is not None), key=lambda i: (rank[slots[i]["position"]], i))
+    order_slots = sorted(range(len(slots)), key=lambda i: (rank[slots[i]["position"]], i))
     renumber = {old: new for new, old in enumerate(order_slots)}
     out = tuple(Slot(renumber[i], slots[i]["position"], slots[i]["num"], slots[i]["bytes"], slots[i]["first"],
                      slots[i]["first"].loc, tuple(slots[i]["needs"])) for i in order_slots)
@@ -310,10 +300,12 @@ def _check_queue_events(k: kir.Kernel, platform: Platform) -> None:
                          "tiles per kernel (compute them into one tile) or split the kernel")
 
 
-def as_dict(k: kir.Kernel) -> dict:
-    """The plan as the manifest records it."""
-    p: Plan = k.plan
-    extra = {"footprint": describe_slots(p.footprint)} if p.footprint else {}
+def as_dict(k: kir.Kernel, plan: Plan | None = None, footprint: tuple = ()) -> dict:
+    """The plan of ``k`` (or ``plan``, over ``k``'s slots: a template's float32 instance, whose
+    ``footprint`` is given) as the manifest records it, each buffer named as ``k``'s code names it."""
+    p: Plan = plan or k.plan
+    footprint = footprint or p.footprint
+    extra = {"footprint": describe_slots(footprint)} if footprint else {}
     return {"total_bytes": p.total_bytes, **extra,
             "buffers": [{"name": k.names.slot(s), "position": s.position.value, "num": s.num, "bytes": s.bytes}
-                        for s in p.slots]}
+                        for s in p.slots if s.num]}

@@ -6,10 +6,9 @@ so one built operator serves every shape.
 * the built direct-launch program ``kernel/main.cpp`` (not the Python entry) serves shapes that no
   case of the op names, checked against NumPy with the tolerance table;
 * the tiling function answers a tiling key (never "not compiled") over a grid of shapes;
-* ``ascdsl build`` gives one kernel class per algorithm and float32-or-not (plus template
-  instances), and one template for all three element types where the float32 form of the 16-bit
-  kernel joins it (``if constexpr`` at each cast); the ops where it does not yet are strict xfails
-  (issue 8).
+* ``ascdsl build`` gives one template class per algorithm for all three element types: the float32
+  form of the 16-bit kernel joins it (``if constexpr`` at each cast), each instance placing its
+  buffers by its own plan.
 """
 from __future__ import annotations
 
@@ -284,13 +283,7 @@ def test_one_class_per_algorithm(name, request):
     assert {k: c for k, c in _classes_by_algorithm(folder, by_float32=True).items() if len(c) > 1} == {}
 
 
-NOT_ONE_TEMPLATE = {"softmax", "log_softmax_grad", "softmax_grad"}  # issue 8: some kernels' float32
-# forms need more UB than the float32 kernel, or differ from the 16-bit kernel beyond the casts
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
-    strict=True, reason="issue 8: a float32 kernel of this op still has its own class"))
-    if n in NOT_ONE_TEMPLATE else n for n in ALL_OPS])
+@pytest.mark.parametrize("name", ALL_OPS)
 def test_one_template_serves_every_element_type(name, request):
     """One ``template <typename T>`` class per kernel and structural constexprs serves float32, float16
     and bfloat16 (``if constexpr`` at each cast)."""
@@ -298,12 +291,47 @@ def test_one_template_serves_every_element_type(name, request):
     assert {k: c for k, c in _classes_by_algorithm(folder, by_float32=False).items() if len(c) > 1} == {}
 
 
+@pytest.mark.parametrize("name", ["softmax", "log_softmax_grad", "softmax_grad"])
+def test_the_manifest_records_each_instance_s_own_plan_by_its_class_s_names(name, request):
+    """A template's float32 instance places its buffers by its own plan: the manifest records that plan
+    with the names of the class's members (declared in the kernel file), using the UB of the float32
+    kernel's own plan."""
+    import json
+    from ascdsl.backend import ascendc
+    b, folder = request.getfixturevalue(name)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    (kernel_file,) = (folder / "kernel").glob("*_kernel.cpp")
+    text = kernel_file.read_text()
+    rows = {row["key"]: row for row in manifest["variants"]}
+    joined = [v for v in b.variants if v.form is not None and rows[v.key]["class"].endswith("<float>")]
+    assert joined
+    for v in joined:
+        plan = rows[v.key]["ub_plan"]
+        assert plan["total_bytes"] == ascendc.variant_planned(v, PLATFORM).plan.total_bytes
+        for buf in plan["buffers"]:
+            member = "TBuf<TPosition::VECCALC>" if buf["position"] == "VECCALC" else \
+                f"TQue<QuePosition::{buf['position']}, 1>"
+            assert f"    {member} {buf['name']};" in text, buf
+
+
+@pytest.mark.parametrize("name", ["softmax", "softmax_grad"])
+def test_element_sizes_in_a_template_are_named_class_constants(name, request):
+    """``32 / sizeof(T)`` (the elements of a 32-byte block) is one class constant used by name."""
+    _, folder = request.getfixturevalue(name)
+    (kernel_file,) = (folder / "kernel").glob("*_kernel.cpp")
+    text = kernel_file.read_text()
+    definition = "static constexpr int32_t ELEMS_PER_BLOCK = static_cast<int32_t>(32 / sizeof(T));"
+    assert text.count("32 / sizeof(T)") == text.count(definition) > 0
+    assert text.count("ELEMS_PER_BLOCK") > 3 * text.count(definition)
+
+
 def _float32_form_cases():
     import importlib.util
     out = []
     for file, kernel, args in (("scale_add", "scale_add_kernel", ("p", "p", "p", tl.float32, tl.int32)),
                                ("rmsnorm", "rms_norm_kernel", ("p", "p", "p", tl.int32, tl.float32)),
-                               ("softmax", "softmax_row_kernel", ("p", "p", tl.int32))):
+                               ("softmax", "softmax_row_kernel", ("p", "p", tl.int32)),
+                               ("softmax", "softmax_looped_kernel", ("p", "p", tl.int32))):
         spec = importlib.util.spec_from_file_location(f"float32_form_{file}", OPS / f"{file}.py")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
@@ -316,8 +344,7 @@ def _float32_form_cases():
 def test_the_float32_form_of_a_template_keeps_its_calls_and_the_float32_footprint(fn, args, dtype):
     """The 16-bit kernel retyped to float32 with its casts kept (templated.float32_form) has the 16-bit
     kernel's calls, and the planner computes every kept cast in place: it needs the UB of the float32
-    kernel compiled without casts, and the same vector calls once the identity casts are dropped (the
-    looped softmax kernel's form, packed as its 16-bit kernel, needs more: it keeps its own class)."""
+    kernel compiled without casts, and the same vector calls once the identity casts are dropped."""
     from ascdsl.backend import templated
     from ascdsl.backend.ascendc import planned
 
@@ -385,12 +412,21 @@ def test_scale_add_builds_one_class_per_algorithm(scale_add):
     assert all(v.lift is not None for v in b.variants)
 
 
-@pytest.mark.parametrize("name,shapes,attrs", [("scale_add", [(1 << 16,), (1 << 16,)], {"alpha": 0.5}),
-                                               ("rms_norm", [(64, 1000), (1000,)], {"eps": 1e-6})])
-def test_the_float32_instance_of_a_template_costs_what_its_own_class_does(name, shapes, attrs, request):
+# (op, input shapes, attributes, the kernel the tiling picks): the last four kernels' 16-bit instances
+# pack their buffers otherwise than the float32 kernel does (each instance places them by its own plan)
+OWN_CLASS_CASES = [("scale_add", [(1 << 16,), (1 << 16,)], {"alpha": 0.5}, "scale_add_kernel"),
+                   ("rms_norm", [(64, 1000), (1000,)], {"eps": 1e-6}, "rms_norm_kernel"),
+                   ("softmax", [(2, 9400)], {}, "softmax_looped_kernel"),
+                   ("log_softmax_grad", [(64, 1000)] * 2, {"dim": 1}, "reduce_tail_full_kernel"),
+                   ("log_softmax_grad", [(2, 20000)] * 2, {"dim": 1}, "reduce_tail_recompute_kernel"),
+                   ("softmax_grad", [(2, 20000)] * 2, {"is_front": False}, "two_pass_kernel")]
+
+
+@pytest.mark.parametrize("name,shapes,attrs,kernel", OWN_CLASS_CASES)
+def test_the_float32_instance_of_a_template_costs_what_its_own_class_does(name, shapes, attrs, kernel, request):
     """The float32 instance of the one template (casts compiled away by ``if constexpr``, tiles computed
-    in the queue buffers) against the float32 class the kernel had of its own: the same outputs, UB
-    and simulated time (the cost model's estimate, printed)."""
+    in the queue buffers, buffers placed by the float32 plan) against the float32 class the kernel had
+    of its own: the same outputs, UB and simulated time (the cost model's estimate, printed)."""
     import dataclasses
     import numpy as np
     from ascdsl import cache, sim
@@ -401,6 +437,7 @@ def test_the_float32_instance_of_a_template_costs_what_its_own_class_does(name, 
     got = host.python_tiling(b.op, b.layout, b.variants, PLATFORM,
                              tuple(ascdsl.TensorDesc(a.shape, dtypes.float32) for a in arrays), attrs)
     fields = dict(got.fields)
+    assert [v.kernel.name for v in b.variants if v.key == fields["tilingKey"]] == [kernel]
     runs = {}
     for label, variants in (("template", b.variants),
                             ("own class", tuple(dataclasses.replace(v, form=None) for v in b.variants))):

@@ -86,11 +86,34 @@ def test_linked_lines_name_the_line_they_link_to(tmp_path):
     _, folder, _ = _built(tmp_path, ROOT / "ops" / "softmax.py")
     text = (folder / "report.html").read_text()
     source = (ROOT / "ops" / "softmax.py").read_text().splitlines()
-    links = [line for line in text.splitlines() if 'href="#src0-L' in line and line.startswith('<div id="gen-L')]
+    generated = [line for line in text.splitlines() if line.startswith('<div id="gen-L')]
+    links = [line for line in generated if 'href="#src0-L' in line]
     assert len(links) > 10
     for line in links:
         n = int(line.split('href="#src0-L')[1].split('"')[0])
         assert f"softmax.py:{n}" in line and 0 < n <= len(source)
+    # a line whose comment names a DSL line links to it (the class headers too: "from softmax.py:N;")
+    assert [line for line in generated if "softmax.py:" in line and 'href="#src0-L' not in line] == []
+
+
+def test_the_renderer_maps_each_commented_line_to_its_location():
+    """The kernel text comes with the DSL location of each line that names one, from the kernel IR (the
+    report links lines by it, never by reading the text): every mapped line carries that location's
+    comment, and every such comment is mapped."""
+    from ascdsl.backend import ascendc
+    from ascdsl.backend.emit import where
+    from ascdsl.errors import source_root
+    op, = load_operators([ROOT / "ops" / "softmax.py"])
+    b = build.plan(op, get_platform("Ascend910B3"))
+    with source_root(b.root):
+        text = ascendc.kernel_source(b.name, b.variants, b.layout, b.platform)
+        lines = text.splitlines()
+        located = dict(text.locs)
+        assert len(located) == len(text.locs) > 20
+        for n, loc in text.locs:
+            assert loc.file == str(ROOT / "ops" / "softmax.py")
+            assert lines[n - 1].endswith(f"  // {where(loc)}") or f" from {where(loc)}; " in lines[n - 1], (n, loc)
+    assert {n for n, line in enumerate(lines, 1) if "softmax.py:" in line} == set(located)
 
 
 def test_simulator_counters_and_cost_model_timeline(tmp_path):
