@@ -19,6 +19,7 @@ checks the invariants the passes rely on.
 """
 from __future__ import annotations
 
+import dataclasses
 import enum
 from dataclasses import dataclass, field
 from typing import Union
@@ -590,6 +591,19 @@ def children(s: Stmt) -> tuple[Stmt, ...]:
     if isinstance(s, Run):
         return s.stage.body
     return ()
+
+
+def restage(body, stages: dict) -> tuple:
+    """``body`` with each stage call naming ``stages[its stage]`` (a pass that rewrote the stages)."""
+    out = []
+    for s in body:
+        if isinstance(s, Run):
+            s = Run(stages[s.stage])
+        elif isinstance(s, (For, If, While)):
+            s = dataclasses.replace(s, **{f: restage(getattr(s, f), stages) for f in ("body", "orelse", "test")
+                                          if hasattr(s, f)})
+        out.append(s)
+    return tuple(out)
 
 
 def walk(body) -> "list[Stmt]":

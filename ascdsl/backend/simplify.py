@@ -32,21 +32,8 @@ COMPARE = {BinOp.LT: int.__lt__, BinOp.LE: int.__le__, BinOp.GT: int.__gt__, Bin
 def simplify(k: kir.Kernel) -> kir.Kernel:
     """``k`` with its literal arithmetic folded and its once-running loops unrolled (see the module)."""
     stages = {st: dataclasses.replace(st, body=_method(st.body)) for st in k.stages}
-    process = _method(_restage(k.process, stages))
+    process = _method(kir.restage(k.process, stages))
     return kir.verify(dataclasses.replace(k, process=process, stages=tuple(stages.values())))
-
-
-def _restage(body, stages: dict) -> tuple:
-    """``body`` with each stage call naming the simplified stage."""
-    out = []
-    for s in body:
-        if isinstance(s, Run):
-            s = Run(stages[s.stage])
-        elif isinstance(s, (For, If, kir.While)):
-            s = dataclasses.replace(s, **{f: _restage(getattr(s, f), stages) for f in ("body", "orelse", "test")
-                                          if hasattr(s, f)})
-        out.append(s)
-    return tuple(out)
 
 
 def _method(body) -> tuple:

@@ -394,17 +394,7 @@ def _join(a: kir.Kernel, t: DType, itemsize: int, form: kir.Kernel):
         return dataclasses.replace(st, body=tuple(top) + rest)
     new = {st: stage(st) for st in merged.stages}
 
-    def runs(stmts) -> tuple:
-        out = []
-        for s in stmts:
-            if isinstance(s, kir.Run):
-                s = kir.Run(new[s.stage])
-            elif isinstance(s, (kir.For, kir.If, kir.While)):
-                s = dataclasses.replace(s, **{f: runs(getattr(s, f)) for f in ("body", "orelse", "test")
-                                              if hasattr(s, f)})
-            out.append(s)
-        return tuple(out)
-    kernel = dataclasses.replace(merged, process=runs(merged.process), stages=tuple(new[st] for st in merged.stages),
+    kernel = dataclasses.replace(merged, process=kir.restage(merged.process, new), stages=tuple(new[st] for st in merged.stages),
                                  plan=dataclasses.replace(pa, slots=slots), names=slot_names(a.names, slots))
     return kir.verify(kernel), plan32
 
