@@ -23,6 +23,7 @@ import numpy as np
 from . import cache
 from .backend import host, simrun
 from .backend.tiling import launch_fields
+from .sim.signature import gm_entry
 from .errors import Error
 from .jit import BACKENDS, register_backend
 from .op import Operator, TensorDesc
@@ -128,7 +129,8 @@ class _OpKernelRunner:
         block_dim = max(1, min(grid[0] * grid[1] * grid[2], self.b.platform.vector_core_count))
         with simrun.located_errors(kernel, len(arrays)):
             res = sim.run_kernel(self.source, self.b.project_name, [*arrays, None, self.b.layout.pack(fields)],
-                                 block_dim, platform, tiling_key=keys[0], tiling_type=self.b.layout.struct_name)
+                                 block_dim, platform, tiling_key=keys[0], tiling_type=self.b.layout.struct_name,
+                                 entry=gm_entry(self.b.project_name, self.b.pointers))
         self.launched.append((keys[0], res.stats))
 
 

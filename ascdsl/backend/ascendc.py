@@ -116,17 +116,20 @@ def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout
     """A complete direct-launch kernel file: the tiling struct, the classes and the entry ``symbol``
     (the pointers of every variant in first-seen order, then ``workspace`` and ``tiling``), with the DSL
     location of each line that names one."""
-    pointers: list[str] = []
-    calls = []
     names = class_names(variants, platform)
-    for v in variants:
-        args = [safe(n) for p, n in zip(v.kernel.params, v.kernel.param_names)
-                if not isinstance(p.type.dtype, dtypes.DType)]
-        pointers += [n for n in args if n not in pointers]
-        calls.append({"key": v.key, "class_name": names[v.key], "args": args})
+    calls = [{"key": v.key, "class_name": names[v.key], "args": _pointer_args(v)} for v in variants]
     return render_located("kernel.cpp.j2", symbol=symbol, struct=layout.struct_name, struct_source=layout.struct_source(),
-                  classes=render_classes(variants, layout, platform), pointers=pointers, calls=calls)
+                  classes=render_classes(variants, layout, platform), pointers=entry_pointers(variants), calls=calls)
 
 
-__all__ = ["PIPELINE", "class_names", "classes", "compile_variant", "variant_kernel", "variant_planned", "kernel_source", "literal", "planned",
+def _pointer_args(v: Variant) -> list[str]:
+    return [safe(n) for p, n in zip(v.kernel.params, v.kernel.param_names) if not isinstance(p.type.dtype, dtypes.DType)]
+
+
+def entry_pointers(variants: Sequence[Variant]) -> list[str]:
+    """The pointer parameters of ``kernel_source``'s entry: every variant's, in first-seen order."""
+    return list(dict.fromkeys(n for v in variants for n in _pointer_args(v)))
+
+
+__all__ = ["PIPELINE", "class_names", "classes", "compile_variant", "entry_pointers", "variant_kernel", "variant_planned", "kernel_source", "literal", "planned",
            "render_classes"]

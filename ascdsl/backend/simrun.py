@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import lru_cache
 
 from .. import cache
@@ -22,27 +23,37 @@ from ..ir.provenance import access_roots
 from ..jit import register_backend
 from ..platforms import get_platform
 from . import tiling
-from .ascendc import kernel_source
+from ..sim.signature import Entry, gm_entry
+from .ascendc import entry_pointers, kernel_source
 
 SYMBOL = "ascdsl_kernel"
 
 
-_prebuilt: dict[tuple[Kernel, str], tuple[str, tiling.TilingLayout, int]] = {}
+@dataclass(frozen=True)
+class _File:
+    """A written kernel file: its path, its tiling layout and its entry's declaration."""
+    path: str
+    layout: tiling.TilingLayout
+    entry: Entry
+
+
+_prebuilt: dict[tuple[Kernel, str], tuple[_File, int]] = {}
 _recorded: list | None = None
 
 
-def _write(kernels: list[Kernel], platform: str) -> tuple[str, tiling.TilingLayout]:
+def _write(kernels: list[Kernel], platform: str) -> _File:
     layout = tiling.layout("KernelTilingData", kernels)
-    source = kernel_source(SYMBOL, tiling.variants(kernels), layout, platform)
-    return str(cache.text("gen", source)), layout
+    variants = tiling.variants(kernels)
+    source = kernel_source(SYMBOL, variants, layout, platform)
+    return _File(str(cache.text("gen", source)), layout, gm_entry(SYMBOL, entry_pointers(variants)))
 
 
 @lru_cache(maxsize=256)
-def _compiled(kernel: Kernel, platform: str) -> tuple[str, tiling.TilingLayout, int]:
-    """The kernel file for ``kernel`` on ``platform``, its tiling layout and the kernel's tiling key."""
+def _compiled(kernel: Kernel, platform: str) -> tuple[_File, int]:
+    """The kernel file for ``kernel`` on ``platform`` and the kernel's tiling key in it."""
     if (kernel, platform) in _prebuilt:
         return _prebuilt[(kernel, platform)]
-    return (*_write([kernel], platform), 1)
+    return _write([kernel], platform), 1
 
 
 @contextmanager
@@ -78,10 +89,10 @@ def prebuild(launches, batch: int = 24) -> int:
             groups[platform].append([kernel])
     for platform, batches in groups.items():
         for kernels in batches:
-            path, layout = _write(kernels, platform)
+            file = _write(kernels, platform)
             files += 1
             for key, kernel in enumerate(kernels, 1):
-                _prebuilt[(kernel, platform)] = (path, layout, key)
+                _prebuilt[(kernel, platform)] = (file, key)
     _compiled.cache_clear()
     return files
 
@@ -104,15 +115,15 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
     if _recorded is not None:
         _recorded.append((kernel, platform))
         return
-    path, layout, key = _compiled(kernel, platform)
+    file, key = _compiled(kernel, platform)
     fields, arrays = tiling.launch_fields(kernel, args, grid)
     arrays = [a if a is None or a.flags.writeable else a.copy() for a in arrays]  # read-only: never stored
     fields["tilingKey"] = key
     programs = grid[0] * grid[1] * grid[2]
     block_dim = max(1, min(programs, get_platform(platform).vector_core_count))
     with located_errors(kernel, len(arrays)):
-        result = sim.run_kernel(path, SYMBOL, [*arrays, None, layout.pack(fields)], block_dim, platform,
-                                tiling_key=key)
+        result = sim.run_kernel(file.path, SYMBOL, [*arrays, None, file.layout.pack(fields)], block_dim, platform,
+                                tiling_key=key, tiling_type=file.layout.struct_name, entry=file.entry)
     sys.stdout.write(result.stdout)  # tl.device_print
 
 

@@ -21,9 +21,10 @@ from .build import INCLUDE_DIR, BuildStats, build_stats
 from .errors import SimArgumentError, SimCompileError, SimError
 from .main import MainResult, run_main
 from .runner import run_kernel
+from .signature import Entry, Param, gm_entry
 from .stats import SimResult, SimStats, record
 
 __all__ = [
-    "INCLUDE_DIR", "BuildStats", "MainResult", "SimArgumentError", "SimCompileError", "SimError", "SimResult",
-    "SimStats", "build_stats", "record", "run_kernel", "run_main",
+    "INCLUDE_DIR", "BuildStats", "Entry", "MainResult", "Param", "SimArgumentError", "SimCompileError", "SimError", "SimResult",
+    "SimStats", "build_stats", "gm_entry", "record", "run_kernel", "run_main",
 ]

@@ -18,7 +18,7 @@ from ..platforms import DEFAULT_PLATFORM, Platform, get_platform
 from . import cost
 from .build import build_library
 from .errors import SimArgumentError, SimError
-from .signature import check_args, default_tiling_type, find_kernels, wrapper_source
+from .signature import Entry, check_args, default_tiling_type, find_kernels, wrapper_source
 from .stats import SimResult, SimStats, publish
 
 
@@ -149,6 +149,7 @@ def run_kernel(
     shuffle_blocks: bool | int = False,
     tiling_key: int = 0,
     tiling_type: str | None = None,
+    entry: Entry | None = None,
 ) -> SimResult:
     """Compiles ``source_path`` with the simulator's ``kernel_operator.h`` and runs ``kernel_name``.
 
@@ -161,7 +162,9 @@ def run_kernel(
     vector-after-vector check (for code relying on CANN's automatic PipeBarrier insertion);
     ``shuffle_blocks`` runs blocks in random order (an int is the seed); ``tiling_key`` is what
     ``TILING_KEY_IS`` compares against; ``tiling_type`` names the struct ``GET_TILING_DATA`` fills
-    (default: the one struct named ``*TilingData`` in the source).
+    (default: the one struct named ``*TilingData`` in the source). ``entry`` is the kernel's
+    declaration when the caller knows it (``signature.gm_entry`` for ascdsl's generated files): the
+    source is then not searched, for the kernel or for a tiling struct.
 
     Launches run one at a time (the simulator state is per process, not per thread).
     Raises SimError naming the API, block and reason when a check fails, SimCompileError when g++
@@ -169,18 +172,24 @@ def run_kernel(
     """
     plat = get_platform(platform)
     path = Path(source_path).resolve()
-    source = path.read_text()
-    kernels = find_kernels(source)
-    if kernel_name not in kernels:
-        raise SimArgumentError(
-            f'no extern "C" kernel {kernel_name!r} in {path}; found: {", ".join(kernels) or "none"}'
-        )
+    if entry is None:
+        source = path.read_text()
+        kernels = find_kernels(source)
+        if kernel_name not in kernels:
+            raise SimArgumentError(
+                f'no extern "C" kernel {kernel_name!r} in {path}; found: {", ".join(kernels) or "none"}'
+            )
+        tiling_type = tiling_type or default_tiling_type(source)
+    elif entry.name != kernel_name:
+        raise SimArgumentError(f"kernel {kernel_name!r} launched with the declaration of {entry.name!r}")
+    else:
+        kernels = {kernel_name: entry}
     kernel = kernels[kernel_name]
     args = tuple(args)
     check_args(kernel, args)
     if not 1 <= block_dim <= 65535:
         raise SimArgumentError(f"block_dim {block_dim} is outside [1, 65535]")
-    lib = _load(wrapper_source(str(path), kernels, tiling_type or default_tiling_type(source)), [path])
+    lib = _load(wrapper_source(str(path), kernels, tiling_type), [path])
 
     pointers, _scalars_alive, regions = _marshal(args)
     order = _block_order(block_dim, shuffle_blocks)

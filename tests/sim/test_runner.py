@@ -96,3 +96,39 @@ def test_ub_limit_follows_the_platform():
     sim.run_kernel(src, "ub_overflow", [x, x.copy()], 1, platform="Ascend310P3")
     with pytest.raises(sim.SimError, match="exceeds the 196608 B UB of Ascend910B3"):
         sim.run_kernel(src, "ub_overflow", [x, x.copy()], 1)
+
+
+def test_a_declared_entry_is_not_searched_for(tmp_path, monkeypatch):
+    """``entry=`` (what the backend passes for its generated files) runs a kernel the source search
+    cannot see (its entry comes from a macro) and the search is never called."""
+    src = tmp_path / "macro_entry.cpp"
+    src.write_text(ADD.read_text().replace('extern "C" __global__ __aicore__ void add_custom(',
+                                           '#define ENTRY(name) extern "C" __global__ __aicore__ void name(\nENTRY(add_macro)'))
+    with pytest.raises(sim.SimArgumentError, match="no extern \"C\" kernel 'add_macro'"):
+        sim.run_kernel(src, "add_macro", [], 1)
+    entry = sim.Entry("add_macro", (*(sim.Param("GM_ADDR", p, True) for p in "xyz"),
+                                     sim.Param("uint32_t", "totalLength", False), sim.Param("uint32_t", "tileLength", False)))
+    monkeypatch.setattr("ascdsl.sim.runner.find_kernels", lambda source: pytest.fail("the source was searched"))
+    x, y, z = np.arange(512, dtype=np.float32), np.ones(512, np.float32), np.zeros(512, np.float32)
+    sim.run_kernel(src, "add_macro", [x, y, z, np.uint32(512), np.uint32(256)], 2, entry=entry)
+    np.testing.assert_array_equal(z, (x + y) * 2)
+    with pytest.raises(sim.SimArgumentError, match="launched with the declaration of 'add_macro'"):
+        sim.run_kernel(src, "add_custom", [x, y, z, np.uint32(512), np.uint32(256)], 2, entry=entry)
+
+
+def test_generated_kernels_launch_with_the_backends_declaration(monkeypatch):
+    """The sim backend tells the simulator its kernel's entry instead of having the generated text read back."""
+    import ascdsl.language as tl
+    from ascdsl import jit
+
+    @jit
+    def double(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+    monkeypatch.setattr("ascdsl.sim.runner.find_kernels", lambda source: pytest.fail("generated text was read back"))
+    monkeypatch.setattr("ascdsl.sim.runner.default_tiling_type", lambda source: pytest.fail("generated text was read back"))
+    x = np.arange(300, dtype=np.float32)
+    y = np.zeros_like(x)
+    double[(3,)](x, y, 300, BLOCK=128, backend="sim")
+    np.testing.assert_array_equal(y, x * 2)
