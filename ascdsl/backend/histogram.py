@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import Instr, Op, Type
+from . import shapes
 from .ublayout import numel
 
 I32 = dtypes.int32
@@ -37,9 +38,10 @@ def rewrite(r, instr: Instr) -> bool:
 
 
 def _spread(r, x, grid: Type, loc):
-    """``x`` broadcast to ``grid`` in a buffer of its own (``0 + x``: arithmetic reads the broadcast)."""
-    spread = r.emit(Op.BROADCAST, grid, (x,), (), loc)
-    return r.emit(Op.ADD, grid, (r.emit(Op.CONST, grid, (), (("value", 0),), loc), spread), (), loc)
+    """``x`` broadcast to ``grid`` in a buffer of its own."""
+    v = r.value(grid)
+    shapes.spread(r, x, v, loc)
+    return v
 
 
 __all__ = ["rewrite"]
