@@ -593,17 +593,21 @@ def children(s: Stmt) -> tuple[Stmt, ...]:
     return ()
 
 
+def rewrite(body, fn) -> tuple:
+    """``body`` with each statement ``s`` replaced by the statements ``fn(s)`` returns, the bodies of
+    loops and branches rewritten first."""
+    out: list = []
+    for s in body:
+        if isinstance(s, (For, If, While)):
+            s = dataclasses.replace(s, **{f: rewrite(getattr(s, f), fn) for f in ("body", "orelse", "test")
+                                          if hasattr(s, f)})
+        out += fn(s)
+    return tuple(out)
+
+
 def restage(body, stages: dict) -> tuple:
     """``body`` with each stage call naming ``stages[its stage]`` (a pass that rewrote the stages)."""
-    out = []
-    for s in body:
-        if isinstance(s, Run):
-            s = Run(stages[s.stage])
-        elif isinstance(s, (For, If, While)):
-            s = dataclasses.replace(s, **{f: restage(getattr(s, f), stages) for f in ("body", "orelse", "test")
-                                          if hasattr(s, f)})
-        out.append(s)
-    return tuple(out)
+    return rewrite(body, lambda s: (Run(stages[s.stage]) if isinstance(s, Run) else s,))
 
 
 def walk(body) -> "list[Stmt]":

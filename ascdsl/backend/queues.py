@@ -110,20 +110,7 @@ def _pack(k: kir.Kernel, role: Role, block: int) -> kir.Kernel:
         parts[read] = _merge_ops(parts[read], packed, QOp.DEQUE, QOp.FREE)
         return dataclasses.replace(s, **parts)
 
-    def region(body) -> tuple:
-        out = []
-        for s in body:
-            if isinstance(s, Segment):
-                s = segment(s)
-            elif isinstance(s, kir.For):
-                s = dataclasses.replace(s, body=region(s.body))
-            elif isinstance(s, kir.If):
-                s = dataclasses.replace(s, body=region(s.body), orelse=region(s.orelse))
-            elif isinstance(s, kir.While):
-                s = dataclasses.replace(s, test=region(s.test), body=region(s.body))
-            out.append(s)
-        return tuple(out)
-    return dataclasses.replace(k, process=region(k.process))
+    return dataclasses.replace(k, process=kir.rewrite(k.process, lambda s: (segment(s) if isinstance(s, Segment) else s,)))
 
 
 def _bytes(body) -> dict[Buf, int]:

@@ -64,28 +64,20 @@ def stage(k: kir.Kernel, platform=None) -> kir.Kernel:
             order.setdefault(s.var, len(order))
     stages: list[Stage] = []
 
-    def region(body) -> tuple:
+    def runs(s) -> tuple:
+        if not isinstance(s, Segment):
+            return (s,)
         out = []
-        for s in body:
-            if isinstance(s, Segment):
-                for kind, part in ((StageKind.COPY_IN, s.copy_in), (StageKind.COMPUTE, s.compute),
-                                   (StageKind.COPY_OUT, s.copy_out)):
-                    if not any(isinstance(x, (kir.Call, kir.Set)) for x in kir.walk(part)):
-                        continue
-                    inner = _defined(part)
-                    params = [v for v in kir.vars_read(part) if v not in inner and v.kind is not VarKind.MEMBER]
-                    params.sort(key=lambda v: (v.kind is not VarKind.PID, order.get(v, 0)))
-                    st = Stage(kind, s.index, tuple(params), tuple(_locals(part, k.plan)) + _queue_views(part, k.plan))
-                    stages.append(st)
-                    out.append(Run(st))
-            elif isinstance(s, kir.For):
-                out.append(dataclasses.replace(s, body=region(s.body)))
-            elif isinstance(s, kir.If):
-                out.append(dataclasses.replace(s, body=region(s.body), orelse=region(s.orelse)))
-            elif isinstance(s, kir.While):
-                out.append(dataclasses.replace(s, test=region(s.test), body=region(s.body)))
-            else:
-                out.append(s)
+        for kind, part in ((StageKind.COPY_IN, s.copy_in), (StageKind.COMPUTE, s.compute),
+                           (StageKind.COPY_OUT, s.copy_out)):
+            if not any(isinstance(x, (kir.Call, kir.Set)) for x in kir.walk(part)):
+                continue
+            inner = _defined(part)
+            params = [v for v in kir.vars_read(part) if v not in inner and v.kind is not VarKind.MEMBER]
+            params.sort(key=lambda v: (v.kind is not VarKind.PID, order.get(v, 0)))
+            st = Stage(kind, s.index, tuple(params), tuple(_locals(part, k.plan)) + _queue_views(part, k.plan))
+            stages.append(st)
+            out.append(Run(st))
         return tuple(out)
-    process = region(k.process)
+    process = kir.rewrite(k.process, runs)
     return dataclasses.replace(k, process=process, stages=tuple(stages))

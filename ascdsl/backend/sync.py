@@ -135,22 +135,9 @@ def sync(k: kir.Kernel, platform=None) -> kir.Kernel:
     for st in k.stages:
         stages[st] = dataclasses.replace(st, body=_body(plan, st.body, _State(tbufs, loaded=loads)))
 
-    def region(body) -> tuple:
-        out = []
-        for s in body:
-            if isinstance(s, kir.Run):
-                s = kir.Run(stages[s.stage])
-            elif isinstance(s, For):
-                s = dataclasses.replace(s, body=region(s.body))
-            elif isinstance(s, If):
-                s = dataclasses.replace(s, body=region(s.body), orelse=region(s.orelse))
-            elif isinstance(s, kir.While):
-                s = dataclasses.replace(s, test=region(s.test), body=region(s.body))
-            elif isinstance(s, Call) and isinstance(s.dst, kir.Gm):  # the scalar unit's re-read of stored GM
-                out.append(Flag(Pipe.MTE3, Pipe.S))
-            out.append(s)
-        return tuple(out)
-    return dataclasses.replace(k, process=region(k.process), stages=tuple(stages[s] for s in k.stages))
-
+    def flagged(s) -> tuple:  # the scalar unit's re-read of stored GM
+        return (Flag(Pipe.MTE3, Pipe.S), s) if isinstance(s, Call) and isinstance(s.dst, kir.Gm) else (s,)
+    return dataclasses.replace(k, process=kir.restage(kir.rewrite(k.process, flagged), stages),
+                               stages=tuple(stages[s] for s in k.stages))
 
 __all__ = ["Stage", "sync"]
