@@ -1,6 +1,7 @@
 """`tl.reduce` and `tl.associative_scan` with general `@jit` combine functions on the simulator against
 the interpreter (bit-exact: the folds combine the same pairs in the same tree, the scans the same
-Hillis-Steele steps; a single float `*`, which the interpreter folds in order, within the tolerance): tuples of tiles (argmax-style `(value, index)`, the composition of affine maps,
+Hillis-Steele steps; a single float `+` or `*` folds in the same tree on both): tuples of tiles
+(argmax-style `(value, index)`, the composition of affine maps,
 which is not commutative), products and xor, along either axis of 2-D tiles, of 1-D tiles and of 2-D
 tiles to a scalar, odd lengths included, reversed scans; what stays unsupported is a located error."""
 import numpy as np
@@ -26,6 +27,11 @@ def compose(m1, c1, m2, c2):  # x -> m1*x + c1, then m2*x + c2
 @ascdsl.jit
 def times(a, b):
     return a * b
+
+
+@ascdsl.jit
+def plus(a, b):
+    return a + b
 
 
 @ascdsl.jit
@@ -91,8 +97,29 @@ def test_argmax_tuples_and_products_along_either_axis(dtype):
         np.testing.assert_array_equal(want[2], flat)
         for a, b in zip(want[1:3], got[1:3]):
             np.testing.assert_array_equal(bits(a), bits(b), err_msg=f"{m}x{n} axis {axis}")
-        ascdsl.testing.assert_close(got[3], want[3], dtype)  # one `*`: the interpreter multiplies in order
+        np.testing.assert_array_equal(bits(got[3]), bits(want[3]))  # one `*`: the same tree on both
     each(check, [(4, 8, 1), (4, 8, 0), (5, 37, 1), (7, 3, 0), (1, 8, 0)])
+
+
+@ascdsl.jit
+def float_sums_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    rows = tl.arange(0, M)[:, None]
+    cols = tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + rows * N + cols)
+    tl.store(out_ptr + tl.arange(0, N), tl.reduce(x, 0, plus))
+    tl.store(out_ptr + N + tl.arange(0, M), tl.reduce(x, 1, plus))
+    tl.store(out_ptr + N + M + tl.arange(0, N), tl.zeros((N,), x.dtype) + tl.reduce(x, None, plus))
+    tl.store(out_ptr + 2 * N + M + tl.arange(0, N), tl.zeros((N,), x.dtype) + tl.reduce(tl.reduce(x, 0, plus), 0, plus))
+
+
+@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.float16, dtypes.bfloat16], ids=str)
+def test_float_sum_combines_fold_the_interpreters_tree_bit_exact(dtype):
+    def check(m, n):
+        x = data((m, n), dtype)
+        want, got = both(float_sums_kernel[(1,)], x, np.zeros(3 * n + m, dtype.np), M=m, N=n)
+        np.testing.assert_array_equal(bits(got[1]), bits(want[1]), err_msg=f"{m}x{n}")
+        ascdsl.testing.assert_close(want[1][:n], x.astype(np.float32).sum(axis=0), dtype)  # a sum, in a tree
+    each(check, [(5, 24), (16, 8)])
 
 
 def test_argmax_tuple_of_a_2d_tile_to_a_scalar():
