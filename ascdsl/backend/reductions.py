@@ -166,7 +166,8 @@ def _known_combine(r, instr: Instr) -> bool:
     """``tl.reduce`` whose combine function is one ``maximum``/``minimum`` of its arguments, or an int ``+``;
     any other is a general fold (:mod:`.combine`)."""
     op = combine_op(instr)
-    if op in COMBINE and not (op is Op.ADD and instr.operands[0].type.dtype.is_float):
+    dt = instr.operands[0].type.dtype
+    if op in COMBINE and not (op is Op.ADD and dt.is_float) and dt not in combine.WIDE:
         attrs = (("axis", instr.attr("axis")), ("keep_dims", instr.attr("keep_dims")))
         r.instr(Instr(COMBINE[op], instr.results, instr.operands, attrs, (), instr.loc))
         return True

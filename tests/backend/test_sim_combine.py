@@ -161,13 +161,74 @@ def test_composition_scans_of_2d_tiles():
 
 
 @ascdsl.jit
-def int8_product_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+def either(a, b):
+    return a | b
+
+
+@ascdsl.jit
+def narrow_kernel(x_ptr, p_ptr, s_ptr, h_ptr, b_ptr, bs_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    tl.store(p_ptr + offs, tl.zeros((N,), tl.int32) + tl.reduce(x.to(tl.int8), 0, times))  # wraps in int8
+    tl.store(s_ptr + offs, tl.associative_scan(x.to(tl.uint8), 0, times).to(tl.int32))
+    tl.store(h_ptr + offs, tl.associative_scan(x.to(tl.int16) * 300, 0, times, reverse=True).to(tl.int32))
+    m = x > 3
+    tl.store(b_ptr + offs, tl.zeros((N,), tl.int32) + tl.reduce(m, 0, either).to(tl.int32))
+    tl.store(bs_ptr + offs, tl.associative_scan(m, 0, xor).to(tl.int32))
+
+
+def test_combines_over_8_bit_16_bit_and_bool_tiles_wrap_as_the_interpreter():
+    rng = np.random.default_rng(6)
+
+    def check(n):
+        x = rng.choice(np.array([-5, -3, -1, 1, 2, 3, 5, 7], np.int32), n)
+        want, got = both(narrow_kernel[(1,)], x, *(np.zeros(n, np.int32) for _ in range(5)), N=n)
+        wrapped = [np.multiply.reduce(x.astype(dt), dtype=dt) for dt in (np.int8, np.uint8)]
+        assert want[1][0] == wrapped[0] and want[2][-1] == wrapped[1]
+        assert want[4][0] == (x > 3).any() and want[5][-1] == np.logical_xor.reduce(x > 3)
+        for a, b in zip(want[1:], got[1:]):
+            np.testing.assert_array_equal(a, b, err_msg=f"n={n}")
+    each(check, [(40,), (13,)])
+
+
+@ascdsl.jit
+def rank3_kernel(x_ptr, m_ptr, v_ptr, i_ptr, sm_ptr, sc_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr,
+                 AXIS: tl.constexpr, K: tl.constexpr, REVERSE: tl.constexpr):
+    offs = tl.arange(0, A)[:, None, None] * B * C + tl.arange(0, B)[None, :, None] * C + tl.arange(0, C)[None, None, :]
+    x = tl.load(x_ptr + offs)
+    value, arg = tl.reduce((x, tl.broadcast_to(offs, (A, B, C))), AXIS, first_max)
+    k = tl.arange(0, K)
+    tl.store(v_ptr + k, tl.reshape(value, (K,)))
+    tl.store(i_ptr + k, tl.reshape(arg, (K,)))
+    sm, sc = tl.associative_scan((tl.load(m_ptr + offs), x), AXIS, compose, reverse=REVERSE)
+    tl.store(sm_ptr + offs, sm)
+    tl.store(sc_ptr + offs, sc)
+
+
+def test_combines_over_rank_3_tiles_along_every_axis():
+    rng = np.random.default_rng(7)
+
+    def check(shape, axis, reverse):
+        x = rng.integers(-4, 5, shape).astype(np.int32)
+        m = rng.choice(np.array([-1, 1, 2], np.int32), shape)
+        k = x.size // shape[axis]
+        outs = np.zeros(k, np.int32), np.zeros(k, np.int32), np.zeros(shape, np.int32), np.zeros(shape, np.int32)
+        want, got = both(rank3_kernel[(1,)], x, m, *outs, A=shape[0], B=shape[1], C=shape[2], AXIS=axis, K=k,
+                         REVERSE=reverse)
+        np.testing.assert_array_equal(want[2], x.max(axis=axis).ravel())
+        for a, b in zip(want[2:], got[2:]):
+            np.testing.assert_array_equal(a, b, err_msg=f"{shape} axis {axis} reverse={reverse}")
+    each(check, [((2, 3, 8), 0, False), ((2, 3, 8), 1, True), ((3, 4, 16), 2, False), ((3, 5, 8), 1, False)])
+
+
+@ascdsl.jit
+def int64_sum_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    p = tl.reduce(tl.load(x_ptr + offs).to(tl.int8), 0, times)
-    tl.store(out_ptr + offs, tl.zeros((BLOCK,), tl.int32) + p)
+    p = tl.reduce(tl.load(x_ptr + offs).to(tl.int64), 0, times)
+    tl.store(out_ptr + offs, tl.zeros((BLOCK,), tl.int32) + p.to(tl.int32))
 
 
-def test_combine_functions_over_8_bit_tiles_are_located_errors():
-    with pytest.raises(ascdsl.CompilationError, match="combine function over int8 tiles") as err:
-        int8_product_kernel[(1,)](np.ones(8, np.int32), np.zeros(8, np.int32), BLOCK=8, backend="sim")
+def test_combine_functions_over_int64_tiles_are_located_errors():
+    with pytest.raises(ascdsl.CompilationError, match="combine function over int64 tiles") as err:
+        int64_sum_kernel[(1,)](np.ones(8, np.int32), np.zeros(8, np.int32), BLOCK=8, backend="sim")
     assert "test_sim_combine.py:" in str(err.value) and "tl.reduce" in str(err.value)
