@@ -20,8 +20,8 @@ flat ``[others, axis]`` view transposed. 8-bit and bool tiles move as float16, i
 
 The rows are ``slice`` instructions (:func:`select`: one ``DataCopy`` of whole rows, or one per row
 with a step); the result goes back from rows form by the inverse moves (a column's lanes are equal:
-its ``max`` is the element, exactly). Bodies with loops or branches and int64 operands are located
-errors.
+its ``max`` is the element, exactly). A ``for`` loop in the body with constant bounds is unrolled (up to
+:data:`MAX_TRIPS` iterations); other loops, branches and int64 operands are located errors.
 """
 from __future__ import annotations
 
@@ -78,10 +78,7 @@ def scan(r, instr: Instr) -> None:
 def _to_rows(r, instr: Instr) -> list:
     """Every operand in rows form (the module docstring), after checking what this module lowers."""
     (region,) = instr.regions
-    for op in region.body:
-        if op.regions or len(op.results) > 1 or op.op not in GroupOp.ELEMENTWISE | {Op.CONST, Op.YIELD}:
-            raise unsupported(op, f"`{op.op.value}` in a combine function (the body of a combine function "
-                                  "lowers when it is elementwise ops, without loops or branches)")
+    _check_body(region)
     xs, axis = instr.operands, instr.attr("axis")
     shape = xs[0].type.shape
     for x in (*xs, *instr.results):
@@ -194,20 +191,58 @@ def _cat(r, a, b, instr: Instr):
     return r.op(Op.CAT, a.type.with_shape(shape), (a, b), (), instr.loc)
 
 
+MAX_TRIPS = 64
+"""The most iterations of a loop in a combine body that unroll."""
+
+
+def _check_body(block) -> None:
+    for op in block.body:
+        if op.op is Op.FOR:
+            _check_body(op.regions[0])
+        elif op.regions or len(op.results) > 1 or op.op not in GroupOp.ELEMENTWISE | {Op.CONST, Op.YIELD}:
+            raise unsupported(op, f"`{op.op.value}` in a combine function (the body of a combine function "
+                                  "lowers when it is elementwise ops and loops of constant trip counts)")
+
+
 def _inline(r, instr: Instr, firsts: list, seconds: list) -> list:
     """The combine body as tile ops of ``firsts`` and ``seconds`` (the two halves of its arguments)."""
     (region,) = instr.regions
     env = {a.id: _narrow(r, x, a.type.dtype, instr.loc) for a, x in zip(region.args, (*firsts, *seconds))}
     shape = firsts[0].type.shape
-    for op in region.body:
+    return [_widen(r, x if not x.type.is_scalar else r.op(Op.BROADCAST, x.type.with_shape(shape), (x,), (), instr.loc),
+                   instr.loc) for x in _inline_block(r, region, env, shape)]
+
+
+def _inline_block(r, block, env: dict, shape) -> list:
+    """The values ``block`` yields, its ops emitted on tiles of ``shape`` (loops unrolled)."""
+    for op in block.body:
         xs = tuple(env.get(x.id, x) for x in op.operands)
         if op.op is Op.YIELD:
-            return [_widen(r, x if not x.type.is_scalar else r.op(Op.BROADCAST, x.type.with_shape(shape), (x,), (),
-                                                                   op.loc), op.loc) for x in xs]
+            return list(xs)
+        if op.op is Op.FOR:
+            for res, x in zip(op.results, _unroll(r, op, xs, env, shape)):
+                env[res.id] = x
+            continue
         res = op.result
         t = res.type.with_shape(shape) if any(not x.type.is_scalar for x in xs) else res.type
         env[res.id] = r.op(op.op, t, xs, op.attrs, op.loc)
     raise AssertionError("a combine region ends with its yield")
+
+
+def _unroll(r, op: Instr, xs: tuple, env: dict, shape) -> list:
+    """A ``for`` loop of a combine body, its iterations one after the other (its bounds constants)."""
+    bounds = [r.consts.get(x.id) for x in xs[:3]]
+    if any(b is None for b in bounds):
+        raise unsupported(op, "a loop with a runtime trip count in a combine function (constant bounds unroll)")
+    trips = range(*(int(b) for b in bounds))
+    if len(trips) > MAX_TRIPS:
+        raise unsupported(op, f"a loop of {len(trips)} iterations in a combine function (up to {MAX_TRIPS} unroll)")
+    body, carried = op.regions[0], list(xs[3:])
+    for i in trips:
+        env[body.args[0].id] = r.const(i, body.args[0].type.dtype, op.loc)
+        env.update((a.id, x) for a, x in zip(body.args[1:], carried))
+        carried = _inline_block(r, body, env, shape)
+    return carried
 
 
 def select(sel, instr: Instr) -> list | None:

@@ -222,6 +222,69 @@ def test_combines_over_rank_3_tiles_along_every_axis():
 
 
 @ascdsl.jit
+def horner(a, b):  # a loop of constant trip count: unrolled
+    acc = a
+    for i in range(3):
+        acc = acc * 2 + b - i
+    return acc
+
+
+@ascdsl.jit
+def smooth_max(a, b):
+    m = tl.maximum(a, b)
+    for _ in range(1, 4, 2):
+        m = m + 0.25 * tl.minimum(a, b)
+    return m
+
+
+@ascdsl.jit
+def looped_kernel(x_ptr, f_ptr, r_ptr, s_ptr, fr_ptr, fs_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    tl.store(r_ptr + offs, tl.zeros((N,), tl.int32) + tl.reduce(x, 0, horner))
+    tl.store(s_ptr + offs, tl.associative_scan(x, 0, horner, reverse=True))
+    f = tl.load(f_ptr + offs)
+    tl.store(fr_ptr + offs, tl.zeros((N,), tl.float32) + tl.reduce(f, 0, smooth_max))
+    tl.store(fs_ptr + offs, tl.associative_scan(f, 0, smooth_max))
+
+
+def test_combines_with_loops_of_constant_trip_counts_unroll():
+    rng = np.random.default_rng(8)
+
+    def check(n):
+        x = rng.integers(-3, 4, n).astype(np.int32)
+        f = data(n, dtypes.float32)
+        want, got = both(looped_kernel[(1,)], x, f, *(np.zeros(n, t) for t in (np.int32, np.int32, np.float32,
+                                                                                np.float32)), N=n)
+        v = [int(e) for e in x]
+        while len(v) > 1:  # the interpreter's tree: evens with odds, an odd one out carried
+            v = [8 * a + 7 * b - 4 for a, b in zip(v[0:len(v) - 1:2], v[1::2])] + v[2 * (len(v) // 2):]
+        assert want[2][0] == np.int64(v[0]).astype(np.int32)  # horner unrolled, wrapped
+        for a, b in zip(want[2:], got[2:]):
+            np.testing.assert_array_equal(bits(a), bits(b), err_msg=f"n={n}")
+    each(check, [(16,), (13,)])
+
+
+@ascdsl.jit
+def long_loop(a, b):
+    for _ in range(100):
+        a = a + b
+    return a
+
+
+@ascdsl.jit
+def long_loop_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.zeros((BLOCK,), tl.int32) + tl.reduce(tl.load(x_ptr + offs), 0, long_loop))
+
+
+def test_combine_loops_over_the_unroll_limit_are_located_errors():
+    with pytest.raises(ascdsl.CompilationError, match="a loop of 100 iterations in a combine function") as err:
+        long_loop_kernel[(1,)](np.ones(8, np.int32), np.zeros(8, np.int32), BLOCK=8, backend="sim")
+    assert "test_sim_combine.py:" in str(err.value) and "range(100)" in str(err.value)
+
+
+@ascdsl.jit
 def int64_sum_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     p = tl.reduce(tl.load(x_ptr + offs).to(tl.int64), 0, times)
