@@ -627,8 +627,12 @@ def _ufunc(instr: Instr, x: Array):
 
 
 def _reduce_with(P: _Programs, instr: Instr, *xs: Array) -> list[Array]:
-    """Neighbours are combined pairwise, halving the axis each step (log depth, order kept)."""
+    """Neighbours are combined pairwise, halving the axis each step (log depth, order kept). A float
+    ``+`` or ``*`` folds in that tree too (NumPy's own order is its implementation's; the Ascend C
+    backend folds the same tree, so the two agree bit for bit)."""
     ufunc = _ufunc(instr, xs[0]) if len(xs) == 1 else None
+    if ufunc in (np.add, np.multiply) and xs[0].dtype.kind == "f":
+        ufunc = None
     combine, xs = _combiner(P, instr), _to_last(instr, _align(xs))
     if ufunc is not None:
         out = ufunc.reduce(xs[0], axis=-1).astype(xs[0].dtype, copy=False)

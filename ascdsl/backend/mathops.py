@@ -22,12 +22,15 @@ dtype's tolerance as noted:
 * ``hypot(x, y)`` is ``m * sqrt(1 + (n / m)**2)`` with ``m = max(|x|, |y|)``, ``n = min(|x|, |y|)``, so
   it does not overflow where the result is finite; 0 where ``m == 0``, ``x + y`` where either is NaN and
   inf where either is infinite (NaN or not, as IEEE's ``hypot``; within the tolerance);
-* float ``x % y`` (``fmod``, truncating as C's) is ``x - q * y`` with ``q = trunc(x / y)``, the product
-  ``q * y`` kept exactly as ``p + err`` (Dekker's product of Veltkamp halves: the A2 vector unit has no
-  fused multiply-add), one ``y`` added back (``|y|`` toward zero) where ``x / y`` rounded up to the next
-  integer, zeros with the sign of ``x``, ``x`` where ``y`` is infinite and NaN where ``y`` is 0 or ``x``
-  infinite: exact where ``|x / y| < 2**24`` and ``|y| < 2**100`` (no split overflows) and no partial
-  product is subnormal; beyond that ``q`` is not the integer quotient and the result is not ``fmod``'s.
+* float ``x % y`` (``fmod``, truncating as C's) is exact for all inputs: on ``r = |x|`` and ``a = |y|``
+  (both scaled by 2**-64 where ``a >= 2**64``), a fixed number of whole-tile steps (12 in float32 and
+  bfloat16, 2 in float16: the dtype's span of binades over 23) each replace ``r`` by ``fmod(r, a * 2**j)``,
+  ``j`` the exponent difference less 23 (a multiple of ``a``, so the result is unchanged, and a quotient
+  under 2**24), the last with ``j = 0``; each is ``r - q * s`` with ``q = trunc(r / s)`` and ``q * s`` kept
+  exactly as ``p + err`` (Dekker's product of Veltkamp halves: the A2 vector unit has no fused
+  multiply-add), ``s`` added back where ``r / s`` rounded up; then the sign of ``x`` (zeros included),
+  ``x`` where ``|x| < |y|`` (``y`` infinite included), the default NaN where ``y`` is 0 or ``x`` infinite
+  and ``x + y`` where either is NaN.
 
 ``pow(x, y)`` (:func:`select`) is the high-level tensor-tensor ``Power`` (a scalar side is
 ``Duplicate`` d into a tile) with its sharedTmpBuffer at CANN 8.1's minimum; ``log10`` is ``Log10``
@@ -38,6 +41,8 @@ buffer. 16-bit floats run these in float32 and round once.
 from __future__ import annotations
 
 import math
+
+import ml_dtypes
 
 from .. import dtypes
 from ..ir.core import Instr, Op
@@ -63,7 +68,7 @@ def rewrite(r, instr: Instr) -> bool:
         RULES[instr.op](_Math(r, v, loc), *xs)
     else:  # 16-bit floats: computed in float32, rounded once
         t = r.value(v.type.with_dtype(F32))
-        RULES[instr.op](_Math(r, t, loc), *xs)
+        RULES[instr.op](_Math(r, t, loc, v.type.dtype), *xs)
         r.cast(t, v.type.dtype, loc, result=v)
     return True
 
@@ -71,8 +76,9 @@ def rewrite(r, instr: Instr) -> bool:
 class _Math:
     """Emits tile instructions through the rewriter; the last one of a rule computes ``v``."""
 
-    def __init__(self, r, v, loc):
+    def __init__(self, r, v, loc, dt=None):
         self.r, self.v, self.loc = r, v, loc
+        self.dt = dt or v.type.dtype  # the dtype the rule's operands had (16-bit floats compute in float32)
 
     def op(self, op, *xs, dt=None, result=None):
         tile = next(x for x in xs if not x.type.is_scalar)
@@ -166,20 +172,74 @@ def _halves(m: _Math, a):
     return hi, m.op(Op.SUB, a, hi)
 
 
+QUOTIENT_BITS = 24  # a step's quotient ``r / s`` stays under 2**24: ``q * s`` is exact as a Dekker product
+SCALE = 2.0 ** 64  # |y| at least this is scaled down with x (no split overflows), below its inverse up (exponents)
+
+
 def _fmod(m: _Math, x, y):
-    q = m.op(Op.TRUNC, m.op(Op.DIV, x, y))
-    p = m.op(Op.MUL, q, y)
-    (qh, ql), (yh, yl) = _halves(m, q), _halves(m, y)
-    err = m.op(Op.ADD, m.op(Op.ADD, m.op(Op.ADD, m.op(Op.SUB, m.op(Op.MUL, qh, yh), p), m.op(Op.MUL, qh, yl)),
-                                     m.op(Op.MUL, ql, yh)), m.op(Op.MUL, ql, yl))  # q * y == p + err exactly
-    rem = m.op(Op.SUB, m.op(Op.SUB, x, p), err)
-    ay, zero = m.op(Op.ABS, y), m.c(0.0, x)
-    over = m.op(Op.AND, m.op(Op.GT, x, zero, dt=BOOL), m.op(Op.LT, rem, zero, dt=BOOL))  # q was one too far
-    rem = m.where(over, m.op(Op.ADD, rem, ay), rem)
-    under = m.op(Op.AND, m.op(Op.LT, x, zero, dt=BOOL), m.op(Op.GT, rem, zero, dt=BOOL))
-    rem = m.where(under, m.op(Op.SUB, rem, ay), rem)
-    rem = m.where(m.op(Op.EQ, rem, zero, dt=BOOL), m.op(Op.MUL, x, zero), rem)  # a zero takes the sign of x
-    m.where(m.op(Op.EQ, ay, m.c(math.inf, x), dt=BOOL), x, rem, result=m.v)
+    ax, ay = m.op(Op.ABS, x), m.op(Op.ABS, y)
+    big = m.op(Op.GE, ay, m.c(SCALE, x), dt=BOOL)
+    r = m.where(big, m.op(Op.MUL, ax, m.c(1 / SCALE, x)), ax)
+    a = m.where(big, m.op(Op.MUL, ay, m.c(1 / SCALE, x)), ay)
+    tiny = m.op(Op.LT, a, m.c(1 / SCALE, x), dt=BOOL)  # subnormals: the exponent of a * 2**64, less 64
+    e = _exponent(m, m.where(tiny, m.op(Op.MUL, a, m.c(SCALE, x)), a))
+    ea = m.op(Op.ADD, m.where(tiny, m.op(Op.SUB, e, _int(m, 64)), e), _int(m, QUOTIENT_BITS - 1))
+    info = ml_dtypes.finfo(m.dt.np)
+    span = info.maxexp - info.minexp + info.nmant - 1  # binades from the largest finite to the smallest subnormal
+    halve = info.maxexp > 126
+    while span > QUOTIENT_BITS - 1:  # each step takes 23 binades off the exponent difference
+        r = _reduce_step(m, r, a, ea, span - (QUOTIENT_BITS - 1), halve)
+        span, halve = span - (QUOTIENT_BITS - 1), False
+    rem = _remainder(m, r, a)
+    rem = m.where(big, m.op(Op.MUL, rem, m.c(SCALE, x)), rem)
+    signed = m.r.value(rem.type)
+    _copysign(_Math(m.r, signed, m.loc), rem, x)  # a zero takes the sign of x
+    rem = m.where(m.op(Op.LT, ax, ay, dt=BOOL), x, signed)  # |y| infinite included
+    invalid = m.op(Op.OR, m.op(Op.EQ, ax, m.c(math.inf, x), dt=BOOL), m.op(Op.EQ, ay, m.c(0.0, x), dt=BOOL))
+    zero = m.op(Op.SUB, a, a)
+    rem = m.where(invalid, m.op(Op.DIV, zero, zero), rem)  # the default NaN, as the host's fmod
+    m.where(_either_nan(m, x, y), m.op(Op.ADD, x, y), rem, result=m.v)
+
+
+def _exponent(m: _Math, a):
+    """The biased exponent field of float32 ``a >= 0`` (int32; 0 for subnormals)."""
+    return m.op(Op.SHR, _bits(m, a), _int(m, 23))
+
+
+def _pow2(m: _Math, j):
+    """``2**j`` (float32) of int32 ``j`` in [-126, 127]."""
+    return m.op(Op.BITCAST, m.op(Op.SHL, m.op(Op.ADD, j, _int(m, 127)), _int(m, 23)), dt=F32)
+
+
+def _reduce_step(m: _Math, r, a, ea, most: int, halve: bool):
+    """``fmod(r, s)`` with ``s = a * 2**j`` (a multiple of ``a``, so ``fmod(r, a)`` is unchanged), ``j`` the
+    exponent difference less 23 (at most ``most``): the quotient stays under 2**24. Exact powers of two
+    (``s >= a``, two factors where ``j`` may exceed 127); ``halve``: the first step of a float32, where
+    ``r >= 2**126`` is halved with ``s`` so ``q * s`` cannot round to infinity."""
+    j = m.op(Op.MAXIMUM, m.op(Op.SUB, _exponent(m, r), ea), _int(m, 0))
+    if most > 127:
+        j1 = m.op(Op.MINIMUM, j, _int(m, 127))
+        s = m.op(Op.MUL, m.op(Op.MUL, a, _pow2(m, j1)), _pow2(m, m.op(Op.SUB, j, j1)))
+    else:
+        s = m.op(Op.MUL, a, _pow2(m, j))
+    if not halve:
+        return _remainder(m, r, s)
+    high = m.op(Op.GE, r, m.c(2.0 ** 126, r), dt=BOOL)
+    rem = _remainder(m, m.where(high, m.op(Op.MUL, r, m.c(0.5, r)), r), m.where(high, m.op(Op.MUL, s, m.c(0.5, r)), s))
+    return m.where(high, m.op(Op.ADD, rem, rem), rem)
+
+
+def _remainder(m: _Math, r, s):
+    """``fmod(r, s)`` of ``r >= 0`` and ``s > 0`` where ``r / s < 2**24``, exactly: ``r - q * s`` with
+    ``q = trunc(r / s)``, ``q * s == p + err`` (Dekker's product of Veltkamp halves: the A2 vector unit has no
+    fused multiply-add), ``s`` added back where ``r / s`` rounded up to the next integer."""
+    q = m.op(Op.TRUNC, m.op(Op.DIV, r, s))
+    p = m.op(Op.MUL, q, s)
+    (qh, ql), (sh, sl) = _halves(m, q), _halves(m, s)
+    err = m.op(Op.ADD, m.op(Op.ADD, m.op(Op.ADD, m.op(Op.SUB, m.op(Op.MUL, qh, sh), p), m.op(Op.MUL, qh, sl)),
+                                     m.op(Op.MUL, ql, sh)), m.op(Op.MUL, ql, sl))
+    rem = m.op(Op.SUB, m.op(Op.SUB, r, p), err)
+    return m.where(m.op(Op.LT, rem, m.c(0.0, r), dt=BOOL), m.op(Op.ADD, rem, s), rem)
 
 
 def _either_nan(m: _Math, x, y):

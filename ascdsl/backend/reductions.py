@@ -11,10 +11,9 @@ Tile-IR rewrites (:func:`rewrite`, a :data:`.decompose.REWRITES` rule):
   lowest index of an extreme value (Triton's tie rule); of a 1-D int32 tile the same with a scalar
   extreme; of a 2-D tile to a scalar, the first row holding the extreme of the row extremes, times
   the row length, plus that row's own index;
-* ``tl.reduce(x, axis, combine)`` whose combine function is one ``+``, ``maximum`` or ``minimum`` of its
-  two arguments is ``sum``/``max``/``min`` (the order of a float sum differs from the interpreter's
-  log-depth tree, within the dtype's tolerance); another combine function is a general fold
-  (:mod:`.combine`).
+* ``tl.reduce(x, axis, combine)`` whose combine function is one ``maximum`` or ``minimum`` of its two
+  arguments, or ``+`` of int32 ones, is ``max``/``min``/``sum``; another combine function, a float ``+``
+  included, is a general fold (:mod:`.combine`: the interpreter's log-depth tree, bit-exact).
 
 ``argmax``/``argmin`` of a 1-D tile to a scalar (:func:`select`) is ``ReduceMax``/``ReduceMin`` with
 ``calIndex`` (the lowest index wins ties), the index read back as the uint32 after the value.
@@ -164,10 +163,11 @@ def combine_op(instr: Instr) -> Op | None:
 
 
 def _known_combine(r, instr: Instr) -> bool:
-    """``tl.reduce`` whose combine function is one ``+``/``maximum``/``minimum`` of its arguments; any
-    other is a general fold (:mod:`.combine`)."""
+    """``tl.reduce`` whose combine function is one ``maximum``/``minimum`` of its arguments, or an int ``+``;
+    any other is a general fold (:mod:`.combine`)."""
     op = combine_op(instr)
-    if op in COMBINE:
+    dt = instr.operands[0].type.dtype
+    if op in COMBINE and not (op is Op.ADD and dt.is_float) and dt not in combine.WIDE:
         attrs = (("axis", instr.attr("axis")), ("keep_dims", instr.attr("keep_dims")))
         r.instr(Instr(COMBINE[op], instr.results, instr.operands, attrs, (), instr.loc))
         return True

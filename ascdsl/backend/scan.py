@@ -40,7 +40,7 @@ def rewrite(r, instr: Instr) -> bool:
     if instr.op is not Op.SCAN:
         return False
     op = combine_op(instr)
-    if op not in COMBINE:
+    if op not in COMBINE or instr.operands[0].type.dtype in combine.WIDE:
         combine.scan(r, instr)
         return True
     (x,), v, loc = instr.operands, instr.result, instr.loc

@@ -1,6 +1,7 @@
 """`tl.reduce` and `tl.associative_scan` with general `@jit` combine functions on the simulator against
 the interpreter (bit-exact: the folds combine the same pairs in the same tree, the scans the same
-Hillis-Steele steps; a single float `*`, which the interpreter folds in order, within the tolerance): tuples of tiles (argmax-style `(value, index)`, the composition of affine maps,
+Hillis-Steele steps; a single float `+` or `*` folds in the same tree on both): tuples of tiles
+(argmax-style `(value, index)`, the composition of affine maps,
 which is not commutative), products and xor, along either axis of 2-D tiles, of 1-D tiles and of 2-D
 tiles to a scalar, odd lengths included, reversed scans; what stays unsupported is a located error."""
 import numpy as np
@@ -26,6 +27,11 @@ def compose(m1, c1, m2, c2):  # x -> m1*x + c1, then m2*x + c2
 @ascdsl.jit
 def times(a, b):
     return a * b
+
+
+@ascdsl.jit
+def plus(a, b):
+    return a + b
 
 
 @ascdsl.jit
@@ -91,8 +97,29 @@ def test_argmax_tuples_and_products_along_either_axis(dtype):
         np.testing.assert_array_equal(want[2], flat)
         for a, b in zip(want[1:3], got[1:3]):
             np.testing.assert_array_equal(bits(a), bits(b), err_msg=f"{m}x{n} axis {axis}")
-        ascdsl.testing.assert_close(got[3], want[3], dtype)  # one `*`: the interpreter multiplies in order
+        np.testing.assert_array_equal(bits(got[3]), bits(want[3]))  # one `*`: the same tree on both
     each(check, [(4, 8, 1), (4, 8, 0), (5, 37, 1), (7, 3, 0), (1, 8, 0)])
+
+
+@ascdsl.jit
+def float_sums_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    rows = tl.arange(0, M)[:, None]
+    cols = tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + rows * N + cols)
+    tl.store(out_ptr + tl.arange(0, N), tl.reduce(x, 0, plus))
+    tl.store(out_ptr + N + tl.arange(0, M), tl.reduce(x, 1, plus))
+    tl.store(out_ptr + N + M + tl.arange(0, N), tl.zeros((N,), x.dtype) + tl.reduce(x, None, plus))
+    tl.store(out_ptr + 2 * N + M + tl.arange(0, N), tl.zeros((N,), x.dtype) + tl.reduce(tl.reduce(x, 0, plus), 0, plus))
+
+
+@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.float16, dtypes.bfloat16], ids=str)
+def test_float_sum_combines_fold_the_interpreters_tree_bit_exact(dtype):
+    def check(m, n):
+        x = data((m, n), dtype)
+        want, got = both(float_sums_kernel[(1,)], x, np.zeros(3 * n + m, dtype.np), M=m, N=n)
+        np.testing.assert_array_equal(bits(got[1]), bits(want[1]), err_msg=f"{m}x{n}")
+        ascdsl.testing.assert_close(want[1][:n], x.astype(np.float32).sum(axis=0), dtype)  # a sum, in a tree
+    each(check, [(5, 24), (16, 8)])
 
 
 def test_argmax_tuple_of_a_2d_tile_to_a_scalar():
@@ -134,13 +161,137 @@ def test_composition_scans_of_2d_tiles():
 
 
 @ascdsl.jit
-def int8_product_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+def either(a, b):
+    return a | b
+
+
+@ascdsl.jit
+def narrow_kernel(x_ptr, p_ptr, s_ptr, h_ptr, b_ptr, bs_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    tl.store(p_ptr + offs, tl.zeros((N,), tl.int32) + tl.reduce(x.to(tl.int8), 0, times))  # wraps in int8
+    tl.store(s_ptr + offs, tl.associative_scan(x.to(tl.uint8), 0, times).to(tl.int32))
+    tl.store(h_ptr + offs, tl.associative_scan(x.to(tl.int16) * 300, 0, times, reverse=True).to(tl.int32))
+    m = x > 3
+    tl.store(b_ptr + offs, tl.zeros((N,), tl.int32) + tl.reduce(m, 0, either).to(tl.int32))
+    tl.store(bs_ptr + offs, tl.associative_scan(m, 0, xor).to(tl.int32))
+
+
+def test_combines_over_8_bit_16_bit_and_bool_tiles_wrap_as_the_interpreter():
+    rng = np.random.default_rng(6)
+
+    def check(n):
+        x = rng.choice(np.array([-5, -3, -1, 1, 2, 3, 5, 7], np.int32), n)
+        want, got = both(narrow_kernel[(1,)], x, *(np.zeros(n, np.int32) for _ in range(5)), N=n)
+        wrapped = [np.multiply.reduce(x.astype(dt), dtype=dt) for dt in (np.int8, np.uint8)]
+        assert want[1][0] == wrapped[0] and want[2][-1] == wrapped[1]
+        assert want[4][0] == (x > 3).any() and want[5][-1] == np.logical_xor.reduce(x > 3)
+        for a, b in zip(want[1:], got[1:]):
+            np.testing.assert_array_equal(a, b, err_msg=f"n={n}")
+    each(check, [(40,), (13,)])
+
+
+@ascdsl.jit
+def rank3_kernel(x_ptr, m_ptr, v_ptr, i_ptr, sm_ptr, sc_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr,
+                 AXIS: tl.constexpr, K: tl.constexpr, REVERSE: tl.constexpr):
+    offs = tl.arange(0, A)[:, None, None] * B * C + tl.arange(0, B)[None, :, None] * C + tl.arange(0, C)[None, None, :]
+    x = tl.load(x_ptr + offs)
+    value, arg = tl.reduce((x, tl.broadcast_to(offs, (A, B, C))), AXIS, first_max)
+    k = tl.arange(0, K)
+    tl.store(v_ptr + k, tl.reshape(value, (K,)))
+    tl.store(i_ptr + k, tl.reshape(arg, (K,)))
+    sm, sc = tl.associative_scan((tl.load(m_ptr + offs), x), AXIS, compose, reverse=REVERSE)
+    tl.store(sm_ptr + offs, sm)
+    tl.store(sc_ptr + offs, sc)
+
+
+def test_combines_over_rank_3_tiles_along_every_axis():
+    rng = np.random.default_rng(7)
+
+    def check(shape, axis, reverse):
+        x = rng.integers(-4, 5, shape).astype(np.int32)
+        m = rng.choice(np.array([-1, 1, 2], np.int32), shape)
+        k = x.size // shape[axis]
+        outs = np.zeros(k, np.int32), np.zeros(k, np.int32), np.zeros(shape, np.int32), np.zeros(shape, np.int32)
+        want, got = both(rank3_kernel[(1,)], x, m, *outs, A=shape[0], B=shape[1], C=shape[2], AXIS=axis, K=k,
+                         REVERSE=reverse)
+        np.testing.assert_array_equal(want[2], x.max(axis=axis).ravel())
+        for a, b in zip(want[2:], got[2:]):
+            np.testing.assert_array_equal(a, b, err_msg=f"{shape} axis {axis} reverse={reverse}")
+    each(check, [((2, 3, 8), 0, False), ((2, 3, 8), 1, True), ((3, 4, 16), 2, False), ((3, 5, 8), 1, False)])
+
+
+@ascdsl.jit
+def horner(a, b):  # a loop of constant trip count: unrolled
+    acc = a
+    for i in range(3):
+        acc = acc * 2 + b - i
+    return acc
+
+
+@ascdsl.jit
+def smooth_max(a, b):
+    m = tl.maximum(a, b)
+    for _ in range(1, 4, 2):
+        m = m + 0.25 * tl.minimum(a, b)
+    return m
+
+
+@ascdsl.jit
+def looped_kernel(x_ptr, f_ptr, r_ptr, s_ptr, fr_ptr, fs_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    tl.store(r_ptr + offs, tl.zeros((N,), tl.int32) + tl.reduce(x, 0, horner))
+    tl.store(s_ptr + offs, tl.associative_scan(x, 0, horner, reverse=True))
+    f = tl.load(f_ptr + offs)
+    tl.store(fr_ptr + offs, tl.zeros((N,), tl.float32) + tl.reduce(f, 0, smooth_max))
+    tl.store(fs_ptr + offs, tl.associative_scan(f, 0, smooth_max))
+
+
+def test_combines_with_loops_of_constant_trip_counts_unroll():
+    rng = np.random.default_rng(8)
+
+    def check(n):
+        x = rng.integers(-3, 4, n).astype(np.int32)
+        f = data(n, dtypes.float32)
+        want, got = both(looped_kernel[(1,)], x, f, *(np.zeros(n, t) for t in (np.int32, np.int32, np.float32,
+                                                                                np.float32)), N=n)
+        v = [int(e) for e in x]
+        while len(v) > 1:  # the interpreter's tree: evens with odds, an odd one out carried
+            v = [8 * a + 7 * b - 4 for a, b in zip(v[0:len(v) - 1:2], v[1::2])] + v[2 * (len(v) // 2):]
+        assert want[2][0] == np.int64(v[0]).astype(np.int32)  # horner unrolled, wrapped
+        for a, b in zip(want[2:], got[2:]):
+            np.testing.assert_array_equal(bits(a), bits(b), err_msg=f"n={n}")
+    each(check, [(16,), (13,)])
+
+
+@ascdsl.jit
+def long_loop(a, b):
+    for _ in range(100):
+        a = a + b
+    return a
+
+
+@ascdsl.jit
+def long_loop_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    p = tl.reduce(tl.load(x_ptr + offs).to(tl.int8), 0, times)
-    tl.store(out_ptr + offs, tl.zeros((BLOCK,), tl.int32) + p)
+    tl.store(out_ptr + offs, tl.zeros((BLOCK,), tl.int32) + tl.reduce(tl.load(x_ptr + offs), 0, long_loop))
 
 
-def test_combine_functions_over_8_bit_tiles_are_located_errors():
-    with pytest.raises(ascdsl.CompilationError, match="combine function over int8 tiles") as err:
-        int8_product_kernel[(1,)](np.ones(8, np.int32), np.zeros(8, np.int32), BLOCK=8, backend="sim")
+def test_combine_loops_over_the_unroll_limit_are_located_errors():
+    with pytest.raises(ascdsl.CompilationError, match="a loop of 100 iterations in a combine function") as err:
+        long_loop_kernel[(1,)](np.ones(8, np.int32), np.zeros(8, np.int32), BLOCK=8, backend="sim")
+    assert "test_sim_combine.py:" in str(err.value) and "range(100)" in str(err.value)
+
+
+@ascdsl.jit
+def int64_sum_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    p = tl.reduce(tl.load(x_ptr + offs).to(tl.int64), 0, times)
+    tl.store(out_ptr + offs, tl.zeros((BLOCK,), tl.int32) + p.to(tl.int32))
+
+
+def test_combine_functions_over_int64_tiles_are_located_errors():
+    with pytest.raises(ascdsl.CompilationError, match="combine function over int64 tiles") as err:
+        int64_sum_kernel[(1,)](np.ones(8, np.int32), np.zeros(8, np.int32), BLOCK=8, backend="sim")
     assert "test_sim_combine.py:" in str(err.value) and "tl.reduce" in str(err.value)
