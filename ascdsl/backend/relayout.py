@@ -7,17 +7,20 @@
   the vector unit: ``CreateVecIndex`` of one result row, scaled by the source pitch (``Muls``, lanes of
   the row padding clamped in bounds by ``Mins``), then one ``Adds`` of ``j * size`` per result row.
 * ``tl.cat(a, b)`` along axis 0 copies ``a`` and ``b`` into the result (``DataCopy`` UB -> UB) when
-  ``b`` starts on a 32-byte block (always for 2-D tiles, whose rows are whole blocks); 1-D tiles of 16-
-  and 32-bit elements whose ``b`` starts inside a block are one ``Gather`` from both side by side;
-  8-bit ones are a located error.
+  ``b`` starts on a 32-byte block (always for tiles with rows, whose rows are whole blocks); tiles
+  without rows (1-D, ``[M, 1]``) whose ``b`` starts inside a block are one ``Gather`` from both side by
+  side;
 * a reshape between shapes that lie differently in UB (rows that do not fill whole blocks, such as
   ``[A * B] -> [A, B]`` or ``[4, 6] -> [6, 4]``) is one ``Gather`` of 16- or 32-bit elements, its
-  offsets computed on the vector unit (:func:`_repitch`); of 8-bit or bool tiles it is a located error;
+  offsets computed on the vector unit (:func:`_repitch`);
 * ``tl.split`` of ``[N, 2]`` Gathers each half (from the operand's padded rows, or from the 1-D tile a
   ``tl.reshape`` to ``[N, 2]`` made the pairs of, which then needs no buffer of its own);
   ``tl.interleave(a, b)`` (``tl.join`` reshaped to 1-D) copies ``a`` and ``b`` into one scratch tile and
   Gathers the result from it; a ``tl.join`` kept as a tile of pairs (each row padded to a block)
   Gathers lane ``(i, k)`` from the same scratch tile.
+
+Every op here sees 16- and 32-bit tiles of rank 1 or 2: :mod:`.intops` moves 8-bit and bool tiles as
+float16, :mod:`.rank3` rewrites joins, splits and cats of higher rank into these.
 """
 from __future__ import annotations
 
@@ -26,7 +29,6 @@ from ..ir.core import Instr, Op
 from .compute import copy_blocks
 from .kir import Bin, BinOp, Call, Const, For, Lit, Ref, lit
 from .repeat import view
-from .selector import unsupported
 from .ublayout import contiguous, has_rows
 
 F32, I32, U32 = dtypes.float32, dtypes.int32, dtypes.uint32
@@ -34,9 +36,7 @@ F32, I32, U32 = dtypes.float32, dtypes.int32, dtypes.uint32
 
 def select(sel, instr: Instr) -> list | None:
     """The calls of ``instr`` if this module lowers it (a :data:`.select.RULES` rule), else None."""
-    if instr.op is Op.PERMUTE:
-        if len(instr.result.type.shape) != 2:
-            raise unsupported(instr, "permuting tiles of rank 3 or more")
+    if instr.op is Op.PERMUTE:  # of 2-D tiles (:mod:`.rank3` selects the others)
         return [] if sel.free_reshape(instr) else _transpose(sel, instr)
     if instr.op is Op.CAT:
         return _cat(sel, instr)
@@ -151,9 +151,6 @@ def _join(sel, instr: Instr) -> list:
     lane ``(i, k)`` reading ``a[i]`` for ``k == 0`` and ``b[i]`` otherwise (the padding repeats ``b[i]``)."""
     a, b = instr.operands
     v = instr.result
-    if len(a.type.shape) != 1 or v.type.dtype.itemsize not in (2, 4) or v.type.dtype == dtypes.bool_:
-        raise unsupported(instr, f"`tl.join` of {a.type.shape} {v.type.dtype} tiles (1-D tiles of 16- or 32-bit "
-                                 "elements join)")
     both, gap, out = _side_by_side(sel, a, b, instr.loc)
     p, size = sel.pitch(v), v.type.dtype.itemsize
     n = a.type.numel * p
@@ -193,8 +190,6 @@ def _interleave(sel, instr: Instr) -> list:
 
 def _transpose(sel, instr: Instr) -> list:
     (x,), v = instr.operands, instr.result
-    if v.type.dtype.itemsize not in (2, 4) or v.type.dtype == dtypes.bool_:
-        raise unsupported(instr, f"transposing {v.type.dtype} tiles (Gather moves 16- and 32-bit elements)")
     (rows, cols), size = x.type.shape, v.type.dtype.itemsize
     src_pitch, dst_pitch = sel.pitch(x), sel.pitch(v)
     line = sel.scratch("transposeRow", I32, dst_pitch, instr.loc)
@@ -214,11 +209,8 @@ def _cat(sel, instr: Instr) -> list:
     v = instr.result
     per_blk = sel.platform.block_bytes // v.type.dtype.itemsize
     split = sel.count(a)
-    if split % per_blk and len(v.type.shape) == 1 and _gathers(instr):
+    if split % per_blk:  # a tile without rows (8-bit and bool ones are moved as float16, :mod:`.intops`)
         return _cat_gathered(sel, instr)
-    if split % per_blk or len(v.type.shape) > 2 or v.type.dtype == dtypes.bool_:
-        raise unsupported(instr, f"`tl.cat` of {a.type.shape} and {b.type.shape} {v.type.dtype} tiles (one whose "
-                                 "second starts inside a 32-byte block moves 16- and 32-bit elements of 1-D tiles)")
     dst, dt = sel.ref(v), v.type.dtype
     rest = -(-sel.count(b) // per_blk) * per_blk
     return [copy_blocks(sel, Ref(dst.buf, dt, lit(0), split), sel.ref(a), instr.loc),
@@ -227,7 +219,7 @@ def _cat(sel, instr: Instr) -> list:
 
 
 def _cat_gathered(sel, instr: Instr) -> list:
-    """``tl.cat(a, b)`` of 1-D tiles whose ``b`` starts inside a block: both side by side in a scratch
+    """``tl.cat(a, b)`` of tiles without rows (1-D, ``[M, 1]``) whose ``b`` starts inside a block: both side by side in a scratch
     tile (``b`` from the block after ``a``), then one Gather of lane ``j`` from ``j`` or, for ``j >= na``,
     from ``j + gap - na`` (``min(max(j - na + 1, 0), 1)`` selects the shift)."""
     a, b = instr.operands
