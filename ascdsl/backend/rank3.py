@@ -18,10 +18,10 @@ rule and selection sees 2-D tiles:
   are reshapes of the flat views;
 * scans, sorts and flips along the last axis are the same op along the rows of the flat view; along
   another axis, between two ``tl.permute`` that move that axis last and back;
-* ``tl.cat`` (along axis 0) is the cat of the flat views; ``tl.join`` of tiles of rank 2 or more and
-  ``tl.split`` of tiles of rank 3 or more are those of the raveled 1-D tiles (``[.., C, 2]`` lies as the
-  ``[n, 2]`` tile of pairs), so ``tl.interleave`` of them is too; a permute into ``[.., 1]`` is the
-  permute without that unit axis, reshaped.
+* ``tl.cat`` (along axis 0) is the cat of the flat views; ``tl.join`` of tiles of rank 3 or more and
+  ``tl.split`` into them are those of the flat views (``[.., C, 2]`` lies as ``[R, C, 2]``, the
+  ``[R * C, 2]`` tile of pairs, which :mod:`.relayout` Gathers), so ``tl.interleave`` of them is too; a
+  permute into ``[.., 1]`` is the permute without that unit axis, reshaped.
 
 What stays of rank 3 or more is selected here (:func:`select`): broadcasts along leading axes (the whole
 tile repeated when only outer axes broadcast, else each result row copied from the operand's row of its
@@ -77,16 +77,17 @@ def _flattens(instr: Instr) -> bool:
     return op in (Op.RESHAPE, Op.EXPAND_DIMS, Op.CAT)
 
 
-def _joins(instr: Instr) -> bool:
-    """``instr`` is a ``tl.join`` of tiles of rank 2 or more or a ``tl.split`` of one of rank 3 or more."""
-    return (instr.op is Op.JOIN and len(instr.operands[0].type.shape) >= 2
-            or instr.op is Op.SPLIT and len(instr.operands[0].type.shape) >= 3)
-
-
 def _moves_units_only(instr: Instr) -> bool:
     shape, order = instr.operands[0].type.shape, instr.attr("order")
     kept = [d for d in order if shape[d] != 1]
     return kept == sorted(kept)
+
+
+def _joins(instr: Instr) -> bool:
+    """``instr`` is a ``tl.join`` of tiles of rank 3 or more or a ``tl.split`` into such tiles (those of
+    2-D tiles are selected as they are, :mod:`.relayout`)."""
+    return (instr.op is Op.JOIN and len(instr.operands[0].type.shape) >= 3
+            or instr.op is Op.SPLIT and len(instr.operands[0].type.shape) >= 4)
 
 
 def rewrite(r, instr: Instr) -> bool:
@@ -168,19 +169,19 @@ def _bind(r, v: Value, f: Value, loc) -> None:
 
 
 def _pairs(r, instr: Instr) -> None:
-    """``tl.join`` of ``[.., C]`` tiles (``tl.split`` of a ``[.., C, 2]`` one) is that of their raveled
-    ``[n]`` views: ``[.., C, 2]`` lies in UB as the ``[n, 2]`` tile of pairs (each re-pitched by a
-    ``Gather`` when ``C`` does not fill whole blocks)."""
+    """``tl.join`` of ``[.., C]`` tiles (``tl.split`` of a ``[.., C, 2]`` one) is that of their flat
+    ``[R, C]`` views: ``[.., C, 2]`` lies in UB as ``[R, C, 2]`` does (the ``[R * C, 2]`` tile of pairs)."""
     x, loc = instr.operands[0], instr.loc
-    shape, dt = (x.type.shape if instr.op is Op.JOIN else x.type.shape[:-1]), x.type.dtype
-    n = numel(shape)
+    dt = x.type.dtype
     if instr.op is Op.JOIN:
         v = instr.result
-        line = tuple(r.op(Op.RESHAPE, Type(dt, (n,)), (_flat(r, y, loc),), (), loc) for y in instr.operands)
-        r.op(Op.RESHAPE, v.type, (r.op(Op.JOIN, Type(dt, (n, 2)), line, (), loc),), (), loc, result=v)
+        flat = tuple(_flat(r, y, loc) for y in instr.operands)
+        pairs = r.op(Op.JOIN, Type(dt, flat[0].type.shape + (2,)), flat, (), loc)
+        r.op(Op.RESHAPE, v.type, (pairs,), (), loc, result=v)
         return
-    halves = (r.value(Type(dt, (n,))), r.value(Type(dt, (n,))))
-    r.instr(Instr(Op.SPLIT, halves, (_flat(r, x, loc),), (), (), loc))
+    pairs = r.op(Op.RESHAPE, Type(dt, flat_shape(x.type.shape[:-1]) + (2,)), (x,), (), loc)
+    halves = tuple(r.value(Type(dt, pairs.type.shape[:-1])) for _ in instr.results)
+    r.instr(Instr(Op.SPLIT, halves, (pairs,), (), (), loc))
     for half, v in zip(halves, instr.results):
         r.op(Op.RESHAPE, v.type, (half,), (), loc, result=v)
 
