@@ -78,19 +78,21 @@ def _repitch(sel, instr: Instr) -> list:
 def element_indices(sel, hint: str, v, loc) -> tuple[Ref, list]:
     """A scratch int32 tile holding, in each lane of tile ``v``'s UB layout, the row-major index of its
     element (``r * N + min(j, N - 1)`` in lane ``j`` of row ``r``: a row's padding repeats its last
-    element), and its calls: one row, then one ``Adds`` per row."""
+    element), and its calls: one row, then one ``Adds`` per row when there are more."""
     lanes = sel.count(v)
     offsets = sel.scratch(f"{hint}Offsets", I32, lanes, loc)
     if not has_rows(v.type.shape):
         return offsets, [Call("CreateVecIndex", offsets, (), (Lit(0, I32), lit(lanes)), loc=loc)]
     n, p = v.type.shape[-1], sel.pitch(v)
-    line = sel.scratch(f"{hint}Row", I32, p, loc)
-    r = sel.fresh("r")
-    return offsets, [
-        Call("CreateVecIndex", line, (), (Lit(0, I32), lit(p)), loc=loc),
-        Call("Mins", line, (line,), (Lit(n - 1, I32), lit(p)), inplace=True),
-        For(r, lit(0), lit(lanes // p), lit(1), (Call(
-            "Adds", view(offsets, Bin(BinOp.MUL, r, lit(p))), (line,), (Bin(BinOp.MUL, r, lit(n)), lit(p))),), True)]
+    rows = lanes > p or sel.general  # the general form decides nothing by an extent (:mod:`.lift`)
+    line = sel.scratch(f"{hint}Row", I32, p, loc) if rows else offsets
+    out = [Call("CreateVecIndex", line, (), (Lit(0, I32), lit(p)), loc=loc),
+           Call("Mins", line, (line,), (Lit(n - 1, I32), lit(p)), inplace=True)]
+    if rows:
+        r = sel.fresh("r")
+        out.append(For(r, lit(0), lit(lanes // p), lit(1), (Call(
+            "Adds", view(offsets, Bin(BinOp.MUL, r, lit(p))), (line,), (Bin(BinOp.MUL, r, lit(n)), lit(p))),), True))
+    return offsets, out
 
 
 def row_positions(sel, index: Ref, lanes: int, x, loc) -> list:
