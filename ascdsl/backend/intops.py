@@ -1,7 +1,8 @@
 """int32 tile arithmetic beyond ``+ - * max min``: ``// %`` (truncating, as C and Triton), ``abs``,
 bitwise ``& | ^ ~``, shifts by a scalar or by a tile of amounts, and 8-bit and int16 integers: casts,
-masked 8-bit loads and math (in int32, wrapped back), flips, permutes, re-pitching reshapes and unaligned
-``tl.cat`` of 8-bit tiles (in float16).
+masked 8-bit loads and math (in int32, wrapped back), flips, permutes, re-pitching reshapes, joins, splits
+and unaligned ``tl.cat`` of 8-bit tiles (in float16), and those moves of bool tiles (their 0/1 values in
+float16, compared back).
 
 The vector unit has no int32 ``Div``, so :func:`rewrite` (a :data:`.decompose.REWRITES` rule) builds
 ``a // b`` from float32 division with an exact integer fix-up:
@@ -30,7 +31,7 @@ from .. import dtypes
 from ..ir.core import Instr, Op, Type
 from . import boolmask, isel
 from .kir import Call, Ref, lit
-from .ublayout import same_layout
+from .ublayout import has_rows, same_layout
 
 F16, F32, I16, I32 = dtypes.float16, dtypes.float32, dtypes.int16, dtypes.int32
 SHIFT_API = {Op.SHL: "ShiftLeft", Op.SHR: "ShiftRight"}
@@ -81,27 +82,43 @@ def rewrite(r, instr: Instr) -> bool:
 BYTES = frozenset({dtypes.int8, dtypes.uint8})
 
 
+MOVES = frozenset({Op.FLIP, Op.PERMUTE, Op.RESHAPE, Op.CAT, Op.JOIN, Op.SPLIT})
+
+
 def _moves_bytes(instr: Instr, block: int) -> bool:
     """``instr`` moves 8-bit elements across lanes: a flip, a permute (not one of a unit axis, which is
     free), a reshape between shapes that lie differently in UB (rows of 8-bit tiles are padded to
-    ``block`` elements) or a ``tl.cat`` of 1-D tiles whose second starts inside a block."""
-    if instr.op not in (Op.FLIP, Op.PERMUTE, Op.RESHAPE, Op.CAT) or instr.result.type.dtype not in BYTES:
+    ``block`` elements), a ``tl.join``/``tl.split`` or a ``tl.cat`` of tiles without rows whose second
+    starts inside a block; or any of these ops on bool tiles (bit masks, which nothing moves)."""
+    dt = instr.results[0].type.dtype if instr.op in MOVES else None
+    if dt == dtypes.bool_:
+        return True
+    if dt not in BYTES:
         return False
-    shape = instr.result.type.shape
+    shape = instr.results[0].type.shape
     if instr.op is Op.RESHAPE:
         return not same_layout(instr.operands[0].type.shape, shape, block)
     if instr.op is Op.CAT:
-        return len(shape) == 1 and instr.operands[0].type.numel % block != 0
-    return instr.op is Op.FLIP or not (len(shape) == 2 and 1 in shape)
+        return not has_rows(shape) and instr.operands[0].type.numel % block != 0
+    return instr.op is not Op.PERMUTE or not (len(shape) == 2 and 1 in shape)
 
 
 def _moved_as_half(r, instr: Instr) -> None:
     """An op that moves 8-bit elements (``Gather`` moves 16- and 32-bit ones) is that op on the tiles
-    cast to float16 (exact for every 8-bit integer), cast back."""
-    v, loc = instr.result, instr.loc
-    wide = [r.op(Op.CAST, x.type.with_dtype(F16), (x,), (("dtype", F16),), loc) for x in instr.operands]
-    moved = r.op(instr.op, v.type.with_dtype(F16), wide, instr.attrs, loc)
-    r.op(Op.CAST, v.type, (moved,), (("dtype", v.type.dtype),), loc, result=v)
+    cast to float16 (exact for every 8-bit integer), cast back; on bool tiles, that op on their 0/1
+    values in float16, compared ``!= 0``."""
+    loc = instr.loc
+    wide = [boolmask.as_number(r, x, F16, loc) if x.type.dtype == dtypes.bool_ else
+            r.op(Op.CAST, x.type.with_dtype(F16), (x,), (("dtype", F16),), loc) for x in instr.operands]
+    moved = tuple(r.value(v.type.with_dtype(F16)) for v in instr.results)
+    r.instr(Instr(instr.op, moved, tuple(wide), instr.attrs, instr.regions, loc))
+    for m, v in zip(moved, instr.results):
+        if v.type.dtype == dtypes.bool_:
+            r.op(Op.NE, v.type, (m, r.const(0.0, F16, loc)), (), loc, result=v)
+        else:
+            r.op(Op.CAST, v.type, (m,), (("dtype", v.type.dtype),), loc, result=v)
+
+
 NARROW = BYTES | {I16}
 """Integer tiles computed in int32 (A2's ``Cast`` takes 8-bit integers only to and from float16, int16 only
 to and from float types; int16 arithmetic wraps as int32 arithmetic wrapped back does)."""

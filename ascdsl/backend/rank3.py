@@ -17,7 +17,11 @@ rule and selection sees 2-D tiles:
   with that axis permuted last; ``expand_dims``, ``reshape`` and ``permute`` s that only move unit axes
   are reshapes of the flat views;
 * scans, sorts and flips along the last axis are the same op along the rows of the flat view; along
-  another axis, between two ``tl.permute`` that move that axis last and back.
+  another axis, between two ``tl.permute`` that move that axis last and back;
+* ``tl.cat`` (along axis 0) is the cat of the flat views; ``tl.join`` of tiles of rank 3 or more and
+  ``tl.split`` into them are those of the flat views (``[.., C, 2]`` lies as ``[R, C, 2]``, the
+  ``[R * C, 2]`` tile of pairs, which :mod:`.relayout` Gathers), so ``tl.interleave`` of them is too; a
+  permute into ``[.., 1]`` is the permute without that unit axis, reshaped.
 
 What stays of rank 3 or more is selected here (:func:`select`): broadcasts along leading axes (the whole
 tile repeated when only outer axes broadcast, else each result row copied from the operand's row of its
@@ -25,9 +29,9 @@ kept indices), both ``DataCopy`` UB -> UB of whole padded rows; ``sum``/``max``/
 axis, in float32 or int32: per outer index, the first slab (the rows below that axis) is copied and the
 others folded onto it in order with count-form ``Add``/``Max``/``Min`` (as the rows of a 2-D tile along
 axis 0, :mod:`.reduce`). ``tl.permute``/``tl.trans`` that move non-unit axes are one ``Gather`` (16- and
-32-bit elements). Block loads and stores of rank 3 and more are :mod:`.memory`'s; ``tl.device_print``
-is :mod:`.debug`'s. A bool tile is broadcast as its 0/1 values in float16, compared back. Anything else
-(``tl.cat``, gathers) is a located error.
+32-bit elements; :mod:`.intops` moves 8-bit and bool tiles as float16). Block loads and stores of rank 3
+and more are :mod:`.memory`'s; ``tl.device_print`` is :mod:`.debug`'s. A bool tile is broadcast as its
+0/1 values in float16, compared back. Anything else is a located error.
 """
 from __future__ import annotations
 
@@ -38,7 +42,7 @@ from .kir import Bin, BinOp, Call, Expr, For, Lit, Ref, add, lit
 from .relayout import gather_lanes
 from .repeat import located
 from .selector import F32, unsupported
-from .ublayout import has_rows, numel, strides
+from .ublayout import numel, strides
 
 F16, I32 = dtypes.float16, dtypes.int32
 ELEMENTWISE = GroupOp.ELEMENTWISE - {Op.PTR_ADD}
@@ -70,7 +74,7 @@ def _flattens(instr: Instr) -> bool:
         return True
     if op is Op.PERMUTE:
         return _moves_units_only(instr)
-    return op in (Op.RESHAPE, Op.EXPAND_DIMS)
+    return op in (Op.RESHAPE, Op.EXPAND_DIMS, Op.CAT)
 
 
 def _moves_units_only(instr: Instr) -> bool:
@@ -79,12 +83,30 @@ def _moves_units_only(instr: Instr) -> bool:
     return kept == sorted(kept)
 
 
+def _joins(instr: Instr) -> bool:
+    """``instr`` is a ``tl.join`` of tiles of rank 3 or more or a ``tl.split`` into such tiles (those of
+    2-D tiles are selected as they are, :mod:`.relayout`)."""
+    return (instr.op is Op.JOIN and len(instr.operands[0].type.shape) >= 3
+            or instr.op is Op.SPLIT and len(instr.operands[0].type.shape) >= 4)
+
+
 def rewrite(r, instr: Instr) -> bool:
     """The rewrites of the module docstring (a :data:`.decompose.REWRITES` rule)."""
+    if _joins(instr):
+        _pairs(r, instr)
+        return True
+    if instr.op is Op.PERMUTE and len(instr.result.type.shape) >= 3 and instr.result.type.shape[-1] == 1 and \
+            not _moves_units_only(instr):
+        _squeezed(r, instr)
+        return True
     if not _flattens(instr):
         return False
     op = instr.op
-    if op is Op.BROADCAST:
+    if op is Op.CAT:  # along axis 0: the flat views concatenated
+        v = instr.result
+        xs = tuple(_flat(r, x, instr.loc) for x in instr.operands)
+        _bind(r, v, r.op(op, Type(v.type.dtype, flat_shape(v.type.shape)), xs, (), instr.loc), instr.loc)
+    elif op is Op.BROADCAST:
         _broadcast(r, instr)
     elif op in GroupOp.REDUCE:
         _reduce(r, instr)
@@ -146,14 +168,43 @@ def _bind(r, v: Value, f: Value, loc) -> None:
     r.emit(Op.RESHAPE, v.type, (f,), (), loc, result=v)
 
 
+def _pairs(r, instr: Instr) -> None:
+    """``tl.join`` of ``[.., C]`` tiles (``tl.split`` of a ``[.., C, 2]`` one) is that of their flat
+    ``[R, C]`` views: ``[.., C, 2]`` lies in UB as ``[R, C, 2]`` does (the ``[R * C, 2]`` tile of pairs)."""
+    x, loc = instr.operands[0], instr.loc
+    dt = x.type.dtype
+    if instr.op is Op.JOIN:
+        v = instr.result
+        flat = tuple(_flat(r, y, loc) for y in instr.operands)
+        pairs = r.op(Op.JOIN, Type(dt, flat[0].type.shape + (2,)), flat, (), loc)
+        r.op(Op.RESHAPE, v.type, (pairs,), (), loc, result=v)
+        return
+    pairs = r.op(Op.RESHAPE, Type(dt, flat_shape(x.type.shape[:-1]) + (2,)), (x,), (), loc)
+    halves = tuple(r.value(Type(dt, pairs.type.shape[:-1])) for _ in instr.results)
+    r.instr(Instr(Op.SPLIT, halves, (pairs,), (), (), loc))
+    for half, v in zip(halves, instr.results):
+        r.op(Op.RESHAPE, v.type, (half,), (), loc, result=v)
+
+
+def _squeezed(r, instr: Instr) -> None:
+    """A permute whose result's last axis is 1 (a tile stored as its elements in order) is the permute of
+    the operand without that unit axis, reshaped."""
+    (x,), v, loc = instr.operands, instr.result, instr.loc
+    order, unit = instr.attr("order"), instr.attr("order")[-1]
+    lower = r.op(Op.RESHAPE, x.type.with_shape(x.type.shape[:unit] + x.type.shape[unit + 1:]), (x,), (), loc)
+    moved = r.op(Op.PERMUTE, v.type.with_shape(v.type.shape[:-1]), (lower,),
+                 (("order", tuple(d - (d > unit) for d in order[:-1])),), loc)
+    r.op(Op.RESHAPE, v.type, (moved,), (), loc, result=v)
+
+
 def _reshape(r, instr: Instr) -> None:
     """``reshape``/``expand_dims`` (and a ``permute`` of unit axes) to or from rank 3."""
     (x,), v, loc = instr.operands, instr.result, instr.loc
-    src = _flat(r, x, loc)
+    src = _flat(r, x, loc)  # the reshapes of flat views are rewritten too (8-bit ones that move elements)
     if len(v.type.shape) >= 3:
-        _bind(r, v, r.emit(Op.RESHAPE, Type(v.type.dtype, flat_shape(v.type.shape)), (src,), (), loc), loc)
+        _bind(r, v, r.op(Op.RESHAPE, Type(v.type.dtype, flat_shape(v.type.shape)), (src,), (), loc), loc)
     else:
-        r.emit(Op.RESHAPE, v.type, (src,), (), loc, result=v)
+        r.op(Op.RESHAPE, v.type, (src,), (), loc, result=v)
 
 
 def _broadcast(r, instr: Instr) -> None:
@@ -311,9 +362,6 @@ def _permute(sel, instr: Instr) -> list:
     UB strides of the axes the result's come from; ``N``: the result's last axis)."""
     (x,), v = instr.operands, instr.result
     dt = v.type.dtype
-    if not has_rows(v.type.shape) or dt.itemsize not in (2, 4) or dt == dtypes.bool_:
-        raise unsupported(instr, f"permuting {x.type.shape} {dt} tiles to {v.type.shape} (Gather moves 16- and "
-                                 "32-bit elements into a tile whose last axis is longer than 1)")
     shape, order = v.type.shape, instr.attr("order")
     s = [strides(x.type.shape, sel.align)[d] for d in order]
     size, p, rows = dt.itemsize, sel.pitch(v), numel(shape[:-1])

@@ -7,17 +7,21 @@
   the vector unit: ``CreateVecIndex`` of one result row, scaled by the source pitch (``Muls``, lanes of
   the row padding clamped in bounds by ``Mins``), then one ``Adds`` of ``j * size`` per result row.
 * ``tl.cat(a, b)`` along axis 0 copies ``a`` and ``b`` into the result (``DataCopy`` UB -> UB) when
-  ``b`` starts on a 32-byte block (always for 2-D tiles, whose rows are whole blocks); 1-D tiles of 16-
-  and 32-bit elements whose ``b`` starts inside a block are one ``Gather`` from both side by side;
-  8-bit ones are a located error.
+  ``b`` starts on a 32-byte block (always for tiles with rows, whose rows are whole blocks); tiles
+  without rows (1-D, ``[M, 1]``) whose ``b`` starts inside a block are one ``Gather`` from both side by
+  side;
 * a reshape between shapes that lie differently in UB (rows that do not fill whole blocks, such as
   ``[A * B] -> [A, B]`` or ``[4, 6] -> [6, 4]``) is one ``Gather`` of 16- or 32-bit elements, its
-  offsets computed on the vector unit (:func:`_repitch`); of 8-bit or bool tiles it is a located error;
-* ``tl.split`` of ``[N, 2]`` Gathers each half (from the operand's padded rows, or from the 1-D tile a
-  ``tl.reshape`` to ``[N, 2]`` made the pairs of, which then needs no buffer of its own);
-  ``tl.interleave(a, b)`` (``tl.join`` reshaped to 1-D) copies ``a`` and ``b`` into one scratch tile and
-  Gathers the result from it; a ``tl.join`` kept as a tile of pairs (each row padded to a block)
-  Gathers lane ``(i, k)`` from the same scratch tile.
+  offsets computed on the vector unit (:func:`_repitch`);
+* ``tl.split`` of ``[N, 2]`` or ``[M, N, 2]`` Gathers each half (from the operand's padded rows, or
+  from the 1-D tile a ``tl.reshape`` to ``[N, 2]`` made the pairs of, which then needs no buffer of its
+  own); ``tl.interleave(a, b)`` (``tl.join`` reshaped to 1-D) copies ``a`` and ``b`` into one scratch
+  tile and Gathers the result from it; a ``tl.join`` of ``[N]`` or ``[M, N]`` tiles kept as a tile of
+  pairs (each row padded to a block) Gathers lane ``(i, k)`` from the same scratch tile.
+
+Every op here sees 16- and 32-bit tiles of rank 1 or 2 (and the ``[M, N, 2]`` pairs of a join or split):
+:mod:`.intops` moves 8-bit and bool tiles as float16, :mod:`.rank3` rewrites joins, splits and cats of
+higher rank into these.
 """
 from __future__ import annotations
 
@@ -26,7 +30,6 @@ from ..ir.core import Instr, Op
 from .compute import copy_blocks
 from .kir import Bin, BinOp, Call, Const, For, Lit, Ref, lit
 from .repeat import view
-from .selector import unsupported
 from .ublayout import contiguous, has_rows
 
 F32, I32, U32 = dtypes.float32, dtypes.int32, dtypes.uint32
@@ -34,9 +37,7 @@ F32, I32, U32 = dtypes.float32, dtypes.int32, dtypes.uint32
 
 def select(sel, instr: Instr) -> list | None:
     """The calls of ``instr`` if this module lowers it (a :data:`.select.RULES` rule), else None."""
-    if instr.op is Op.PERMUTE:
-        if len(instr.result.type.shape) != 2:
-            raise unsupported(instr, "permuting tiles of rank 3 or more")
+    if instr.op is Op.PERMUTE:  # of 2-D tiles (:mod:`.rank3` selects the others)
         return [] if sel.free_reshape(instr) else _transpose(sel, instr)
     if instr.op is Op.CAT:
         return _cat(sel, instr)
@@ -65,31 +66,51 @@ def _gathers(instr: Instr) -> bool:
 def _repitch(sel, instr: Instr) -> list:
     """A reshape between shapes that lie differently in UB: one ``Gather``, lane ``(r, j)`` of the
     result reading element ``k = r * N + min(j, N - 1)`` of the operand (``N``: the result's last
-    axis), at ``k`` in a tile without row padding, else at ``k + (k / M) * (pitch - M)`` (``M``: the
-    operand's last axis), the row ``k / M`` computed as ``floor((k + 0.5) * (1 / M))`` in float32, exact
-    for every ``k`` below 2^22."""
+    axis), at its position in the operand's rows (:func:`row_positions`)."""
     (x,), v = instr.operands, instr.result
-    size, p, lanes = v.type.dtype.itemsize, sel.pitch(v), sel.count(v)
-    n = v.type.shape[-1] if has_rows(v.type.shape) else lanes  # a result without rows is one row
-    line = sel.scratch("repitchRow", I32, p, instr.loc)
-    offsets = sel.scratch("repitchOffsets", I32, lanes, instr.loc)
-    r = sel.fresh("r")
-    out = [Call("CreateVecIndex", line, (), (Lit(0, I32), lit(p)), loc=instr.loc),
-           Call("Mins", line, (line,), (Lit(n - 1, I32), lit(p)), inplace=True),
-           For(r, lit(0), lit(lanes // p), lit(1), (Call(
-               "Adds", view(offsets, Bin(BinOp.MUL, r, lit(p))), (line,), (Bin(BinOp.MUL, r, lit(n)), lit(p))),), True)]
-    if not contiguous(x.type.shape, sel.align):
-        m, gap = x.type.shape[-1], sel.pitch(x) - x.type.shape[-1]
-        row = sel.scratch("repitchSourceRow", F32, lanes, instr.loc)
-        skip = sel.scratch("repitchSkip", I32, lanes, instr.loc)
-        out += [Call("Cast", row, (offsets,), (Const.CAST_RINT, lit(lanes))),
-                Call("Adds", row, (row,), (Lit(0.5, F32), lit(lanes)), inplace=True),
-                Call("Muls", row, (row,), (Lit(1.0 / m, F32), lit(lanes)), inplace=True),
-                Call("Cast", skip, (row,), (Const.CAST_FLOOR, lit(lanes))),
-                Call("Muls", skip, (skip,), (Lit(gap, I32), lit(lanes)), inplace=True),
-                Call("Add", offsets, (offsets, skip), (lit(lanes),), inplace=True)]
-    out.append(Call("Muls", offsets, (offsets,), (Lit(size, I32), lit(lanes)), inplace=True))
+    offsets, out = element_indices(sel, "repitch", v, instr.loc)
+    lanes = sel.count(v)
+    out += row_positions(sel, offsets, lanes, x, instr.loc)
+    out.append(Call("Muls", offsets, (offsets,), (Lit(v.type.dtype.itemsize, I32), lit(lanes)), inplace=True))
     return out + gather_lanes(sel, sel.ref(v), sel.ref(x), offsets, lanes)
+
+
+def element_indices(sel, hint: str, v, loc) -> tuple[Ref, list]:
+    """A scratch int32 tile holding, in each lane of tile ``v``'s UB layout, the row-major index of its
+    element (``r * N + min(j, N - 1)`` in lane ``j`` of row ``r``: a row's padding repeats its last
+    element), and its calls: one row, then one ``Adds`` per row when there are more."""
+    lanes = sel.count(v)
+    offsets = sel.scratch(f"{hint}Offsets", I32, lanes, loc)
+    if not has_rows(v.type.shape):
+        return offsets, [Call("CreateVecIndex", offsets, (), (Lit(0, I32), lit(lanes)), loc=loc)]
+    n, p = v.type.shape[-1], sel.pitch(v)
+    rows = lanes > p or sel.general  # the general form decides nothing by an extent (:mod:`.lift`)
+    line = sel.scratch(f"{hint}Row", I32, p, loc) if rows else offsets
+    out = [Call("CreateVecIndex", line, (), (Lit(0, I32), lit(p)), loc=loc),
+           Call("Mins", line, (line,), (Lit(n - 1, I32), lit(p)), inplace=True)]
+    if rows:
+        r = sel.fresh("r")
+        out.append(For(r, lit(0), lit(lanes // p), lit(1), (Call(
+            "Adds", view(offsets, Bin(BinOp.MUL, r, lit(p))), (line,), (Bin(BinOp.MUL, r, lit(n)), lit(p))),), True))
+    return offsets, out
+
+
+def row_positions(sel, index: Ref, lanes: int, x, loc) -> list:
+    """Calls turning the row-major element indices ``k`` in ``index`` into their positions in tile
+    ``x``'s UB layout: ``k`` in a tile without row padding, else ``k + (k / M) * (pitch - M)`` (``M``:
+    its last axis), the row ``k / M`` computed as ``floor((k + 0.5) * (1 / M))`` in float32, exact for
+    every ``k`` below 2^22."""
+    if contiguous(x.type.shape, sel.align):
+        return []
+    m, gap = x.type.shape[-1], sel.pitch(x) - x.type.shape[-1]
+    row = sel.scratch("sourceRow", F32, lanes, loc)
+    skip = sel.scratch("rowSkip", I32, lanes, loc)
+    return [Call("Cast", row, (index,), (Const.CAST_RINT, lit(lanes))),
+            Call("Adds", row, (row,), (Lit(0.5, F32), lit(lanes)), inplace=True),
+            Call("Muls", row, (row,), (Lit(1.0 / m, F32), lit(lanes)), inplace=True),
+            Call("Cast", skip, (row,), (Const.CAST_FLOOR, lit(lanes))),
+            Call("Muls", skip, (skip,), (Lit(gap, I32), lit(lanes)), inplace=True),
+            Call("Add", index, (index, skip), (lit(lanes),), inplace=True)]
 
 
 def interleaves(sel, instr: Instr) -> bool:
@@ -118,8 +139,9 @@ def gather_lanes(sel, dst: Ref, src: Ref, offsets: Ref, total: int) -> list:
 
 
 def _split(sel, instr: Instr) -> list:
-    """``tl.split`` of ``[N, 2]``: each half Gathers every pair's element from the pairs' layout (the
-    operand's rows, or the 1-D tile a ``tl.reshape`` made the pairs of)."""
+    """``tl.split`` of ``[.., 2]``: each half Gathers every pair's element from the pairs' layout (the
+    operand's rows, or the 1-D tile a ``tl.reshape`` made the pairs of), into its own layout (rows
+    padded to blocks when it has them, :func:`element_indices`)."""
     (x,) = instr.operands
     d = sel.defs.get(x.id)
     size = x.type.dtype.itemsize
@@ -127,8 +149,9 @@ def _split(sel, instr: Instr) -> list:
         src, step = sel.ref(d.operands[0]), 2
     else:
         src, step = sel.ref(x), sel.pitch(x)
-    n = instr.results[0].type.numel
-    offsets, out = lane_index(sel, "pairOffsets", n, step * size, instr.loc)
+    n = sel.count(instr.results[0])
+    offsets, out = element_indices(sel, "pair", instr.results[0], instr.loc)
+    out.append(Call("Muls", offsets, (offsets,), (Lit(step * size, I32), lit(n)), inplace=True))
     for k, half in enumerate(instr.results):
         if k:
             out.append(Call("Adds", offsets, (offsets,), (Lit(size, I32), lit(n)), inplace=True))
@@ -139,7 +162,7 @@ def _split(sel, instr: Instr) -> list:
 def _side_by_side(sel, a, b, loc) -> tuple[Ref, int, list]:
     """``a`` and ``b`` copied into one scratch tile, ``b`` from the first block after ``a``: (tile, gap, calls)."""
     per_blk = sel.platform.block_bytes // a.type.dtype.itemsize
-    gap, rest = (-(-x.type.numel // per_blk) * per_blk for x in (a, b))
+    gap, rest = (-(-sel.count(x) // per_blk) * per_blk for x in (a, b))
     both = sel.scratch("pairs", a.type.dtype, gap + rest, loc)
     return both, gap, [copy_blocks(sel, Ref(both.buf, both.dtype, lit(0), gap), sel.ref(a), loc),
                        Call("DataCopy", Ref(both.buf, both.dtype, lit(gap), gap + rest),
@@ -147,13 +170,11 @@ def _side_by_side(sel, a, b, loc) -> tuple[Ref, int, list]:
 
 
 def _join(sel, instr: Instr) -> list:
-    """``tl.join(a, b)`` of 1-D tiles as a tile of pairs ``[N, 2]`` (rows padded to ``pitch``): one Gather,
-    lane ``(i, k)`` reading ``a[i]`` for ``k == 0`` and ``b[i]`` otherwise (the padding repeats ``b[i]``)."""
+    """``tl.join(a, b)`` as a tile of pairs ``[.., 2]`` (``[n, 2]`` in UB, rows padded to ``pitch``): one
+    Gather, lane ``(i, k)`` reading element ``i`` of ``a`` for ``k == 0`` and of ``b`` otherwise (the
+    padding repeats ``b``'s), at its position in their rows (:func:`row_positions`)."""
     a, b = instr.operands
     v = instr.result
-    if len(a.type.shape) != 1 or v.type.dtype.itemsize not in (2, 4) or v.type.dtype == dtypes.bool_:
-        raise unsupported(instr, f"`tl.join` of {a.type.shape} {v.type.dtype} tiles (1-D tiles of 16- or 32-bit "
-                                 "elements join)")
     both, gap, out = _side_by_side(sel, a, b, instr.loc)
     p, size = sel.pitch(v), v.type.dtype.itemsize
     n = a.type.numel * p
@@ -166,6 +187,7 @@ def _join(sel, instr: Instr) -> list:
         Call("Add", side, (side, lane), (lit(n),), inplace=True),  # k = lane - i * pitch
         Call("Mins", side, (side,), (Lit(1, I32), lit(n)), inplace=True),
         Call("Muls", side, (side,), (Lit(gap, I32), lit(n)), inplace=True),
+        *row_positions(sel, row, n, a, instr.loc),
         Call("Add", lane, (row, side), (lit(n),), inplace=True),
         Call("Muls", lane, (lane,), (Lit(size, I32), lit(n)), inplace=True)]
     return out + gather_lanes(sel, sel.ref(v), both, lane, n)
@@ -193,8 +215,6 @@ def _interleave(sel, instr: Instr) -> list:
 
 def _transpose(sel, instr: Instr) -> list:
     (x,), v = instr.operands, instr.result
-    if v.type.dtype.itemsize not in (2, 4) or v.type.dtype == dtypes.bool_:
-        raise unsupported(instr, f"transposing {v.type.dtype} tiles (Gather moves 16- and 32-bit elements)")
     (rows, cols), size = x.type.shape, v.type.dtype.itemsize
     src_pitch, dst_pitch = sel.pitch(x), sel.pitch(v)
     line = sel.scratch("transposeRow", I32, dst_pitch, instr.loc)
@@ -214,11 +234,8 @@ def _cat(sel, instr: Instr) -> list:
     v = instr.result
     per_blk = sel.platform.block_bytes // v.type.dtype.itemsize
     split = sel.count(a)
-    if split % per_blk and len(v.type.shape) == 1 and _gathers(instr):
+    if split % per_blk:  # a tile without rows (8-bit and bool ones are moved as float16, :mod:`.intops`)
         return _cat_gathered(sel, instr)
-    if split % per_blk or len(v.type.shape) > 2 or v.type.dtype == dtypes.bool_:
-        raise unsupported(instr, f"`tl.cat` of {a.type.shape} and {b.type.shape} {v.type.dtype} tiles (one whose "
-                                 "second starts inside a 32-byte block moves 16- and 32-bit elements of 1-D tiles)")
     dst, dt = sel.ref(v), v.type.dtype
     rest = -(-sel.count(b) // per_blk) * per_blk
     return [copy_blocks(sel, Ref(dst.buf, dt, lit(0), split), sel.ref(a), instr.loc),
@@ -227,7 +244,7 @@ def _cat(sel, instr: Instr) -> list:
 
 
 def _cat_gathered(sel, instr: Instr) -> list:
-    """``tl.cat(a, b)`` of 1-D tiles whose ``b`` starts inside a block: both side by side in a scratch
+    """``tl.cat(a, b)`` of tiles without rows (1-D, ``[M, 1]``) whose ``b`` starts inside a block: both side by side in a scratch
     tile (``b`` from the block after ``a``), then one Gather of lane ``j`` from ``j`` or, for ``j >= na``,
     from ``j + gap - na`` (``min(max(j - na + 1, 0), 1)`` selects the shift)."""
     a, b = instr.operands

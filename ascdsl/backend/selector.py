@@ -40,7 +40,7 @@ WIDE_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.CAST, O
 
 
 RANK3_OPS = frozenset({Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.RESHAPE, Op.PERMUTE, Op.BROADCAST, Op.CONST, Op.CAST, Op.SUM,
-                       Op.MAX, Op.MIN, Op.FOR, Op.IF, Op.WHILE, Op.YIELD, Op.PRINT})
+                       Op.MAX, Op.MIN, Op.FOR, Op.IF, Op.WHILE, Op.YIELD, Op.PRINT, Op.JOIN, Op.SPLIT})
 """Ops that still see tiles of rank 3 or more after :mod:`.rank3` rewrote the others to their flat views (casts other
 rewrites emit run count-form over the footprint, which is that of the flat view)."""
 

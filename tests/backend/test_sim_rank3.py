@@ -2,8 +2,9 @@
 (masked in every axis, planes strided or following each other), elementwise math and broadcasts among
 [A, B, C], [A, 1, C], [1, B, C], [A, B, 1], [A, 1, 1], [1, B, 1], [1, 1, C], one element and scalars,
 reductions along every axis (keep_dims or not) and to a scalar, reshapes to and from 2-D, `expand_dims`
-of 2-D tiles, permutes, and loops carrying rank-3 tiles: bit-exact where the ops are exact; what stays
-unsupported (`tl.cat` of rank-3 tiles) is a located error (rank 4: test_sim_rankn.py)."""
+of 2-D tiles, permutes, `tl.cat` and loops carrying rank-3 tiles: bit-exact where the ops are exact; what
+stays unsupported (`max` of 8-bit tiles along a leading axis) is a located error (rank 4:
+test_sim_rankn.py)."""
 import numpy as np
 import pytest
 
@@ -351,7 +352,20 @@ def cat3_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + _offsets(4 * BLOCK, BLOCK, 4, 4, BLOCK), tl.cat(x, x, can_reorder=True))
 
 
+def test_cat_of_rank3_tiles_bit_exact():
+    x = data(64, dtypes.float32)
+    want, got = both(cat3_kernel[(1,)], x, np.zeros(128, np.float32), BLOCK=8)
+    assert np.array_equal(bits(got[1]), bits(want[1])) and np.array_equal(want[1], np.concatenate([x, x]))
+
+
+@ascdsl.jit
+def sum_bytes3_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = _offsets(4 * BLOCK, BLOCK, 2, 4, BLOCK)
+    total = tl.max(tl.load(x_ptr + offs).to(tl.int8), axis=0)
+    tl.store(out_ptr + _offsets(0, BLOCK, 1, 4, BLOCK), tl.expand_dims(total, 0))
+
+
 def test_what_stays_unsupported_is_a_located_error():
-    with pytest.raises(ascdsl.CompilationError, match=r"`cat` of tiles of rank 3") as err:
-        cat3_kernel[(1,)](np.ones(64, np.float32), np.zeros(128, np.float32), BLOCK=8, backend="sim")
+    with pytest.raises(ascdsl.CompilationError, match=r"`max` of int8 tiles of rank 3") as err:
+        sum_bytes3_kernel[(1,)](np.ones(64, np.float32), np.zeros(32, np.int8), BLOCK=8, backend="sim")
     assert "test_sim_rank3.py" in str(err.value)
