@@ -41,9 +41,11 @@ strided_load              base, offset, *strides (every dim),     shape, has_oth
                           *extents [, other]
 strided_store             base, offset, *strides (every dim),     shape [, atomic]
                           *extents, value
-gather_load               base, offset, index (1-D int32 tile),   shape, has_other
-                          extent [, other]
-scatter_store             base, offset, index, extent, value      shape [, atomic]
+gather_load               base, offset, index (1-D int32 tile),   shape, has_mask, has_other
+                          extent [, lanes (int32 0/1 tile: the
+                          lanes copied)] [, other]
+scatter_store             base, offset, index, extent [, lanes],  shape, has_mask [, atomic]
+                          value
 ========================  ======================================  ==================================
 
 Triton-compatible ops (the interpreter runs them; the Ascend C backend rejects them, located):
