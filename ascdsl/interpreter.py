@@ -957,6 +957,19 @@ def _scatter_store(P: _Programs, instr: Instr, base: Array, offset: Array, index
     return _write(P, instr, addr, rest[-1], mask)
 
 
+def _span_load(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[Array]:
+    """The lanes ``lo[r] <= c < hi[r]`` of each row ``r`` (the others undefined)."""
+    shape = instr.attr("shape")
+    lo, hi = (_lift(affine.dense(x).astype(np.int64), 1)[..., None] if len(shape) == 2 else
+              _lift(affine.dense(x).astype(np.int64), 1) for x in rest[-2:])  # (programs, rows, 1) / (programs, 1)
+    cols = np.arange(shape[-1])
+    addr = _lift(base + offset.astype(np.int64), len(shape)) + cols
+    if len(shape) == 2:
+        addr = addr + np.arange(shape[0])[:, None] * _lift(affine.dense(rest[0]).astype(np.int64), 2)
+    addr, mask = np.broadcast_arrays(addr, (cols >= lo) & (cols < hi))
+    return _load(P, instr, addr, mask)
+
+
 def _block_store(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[()]:
     ptr, mask = _block_access(instr, base, offset, rest[:-1])
     return _write(P, instr, ptr, rest[-1], mask)
@@ -1090,6 +1103,7 @@ HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
     Op.STRIDED_STORE: _block_store,
     Op.GATHER_LOAD: _gather_load,
     Op.SCATTER_STORE: _scatter_store,
+    Op.SPAN_LOAD: _span_load,
     Op.FOR: _for,
     Op.WHILE: _while,
     Op.IF: _if,

@@ -333,6 +333,36 @@ def _per_lane(analysis: _Analysis, emit: _Emitter, instr: Instr, base: Value, of
     return out
 
 
+def _spans(analysis: _Analysis, emit: _Emitter, instr: Instr, base: Value, offset: Value, strides: dict, bounds: dict,
+           selects: list[Value]) -> list[Instr]:
+    """A load of unit innermost stride masked by bool tiles: a ``span_load`` of each row from its first to
+    its last true lane (computed in the kernel: ``min``/``max`` of the true lanes' column), so what it
+    reads lies between two elements the true lanes read; ``other`` where the mask is false."""
+    shape = instr.result.type.shape
+    t = Type(dtypes.bool_, shape)
+    extents = _extents(emit, bounds, shape)
+    keep = None
+    for term in selects + [_tile(analysis, emit, Op.LT, t, (_index(analysis, emit, shape, d), e))
+                           for d, e in enumerate(extents) if e is not emit.const(shape[d])]:
+        keep = term if keep is None else _tile(analysis, emit, Op.AND, t, (keep, term))
+    col = _index(analysis, emit, shape, len(shape) - 1)
+    per_row = Type(dtypes.int32, (shape[0],) if len(shape) == 2 else ())
+    axis = (("axis", len(shape) - 1), ("keep_dims", False))
+
+    def edge(op: Op, past: int) -> Value:
+        lanes = _tile(analysis, emit, Op.WHERE, col.type, (keep, col, emit.const(past)))
+        return _tile(analysis, emit, op, per_row, (lanes,), axis)
+    lo = edge(Op.MIN, shape[-1])
+    hi = _tile(analysis, emit, Op.ADD, per_row, (edge(Op.MAX, -1), emit.const(1)))
+    row = (emit.sym(strides.get(0, {})),) if len(shape) == 2 else ()
+    other = instr.operands[2] if instr.attr("has_other") else None
+    raw = instr.result if other is None else _value(analysis, instr.result.type)
+    out = emit.out + [Instr(Op.SPAN_LOAD, (raw,), (base, offset, *row, lo, hi), (("shape", shape),), (), instr.loc)]
+    if other is not None:
+        out.append(Instr(Op.WHERE, instr.results, (keep, raw, other), (), (), instr.loc))
+    return out
+
+
 def _value(analysis: _Analysis, t: Type) -> Value:
     v = Value(analysis.next_id, t)
     analysis.next_id += 1
@@ -432,6 +462,8 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
     emit = _Emitter(analysis, instr.loc)
     offset = emit.sym(a.offset)
     bounds, selects = _split(analysis, mask, shape) if mask is not None else ({}, [])
+    if selects and is_load and not strided and rank <= 2 and (rank == 1 or shape[1] > 1):
+        return _spans(analysis, emit, instr, base, offset, strides, bounds, selects)
     if selects:  # lanes masked by other bool tiles: each true lane copied alone
         return _per_lane(analysis, emit, instr, base, offset, _lane_offsets(analysis, emit, shape, strides))
     outer = [emit.sym(strides.get(d, {})) for d in range(rank if strided else rank - 1)]

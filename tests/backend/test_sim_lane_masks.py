@@ -9,7 +9,8 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from tests.backend.helpers import both, each
+from ascdsl import dtypes
+from tests.backend.helpers import CANN, assert_type_checks, both, each
 
 
 @ascdsl.jit
@@ -141,3 +142,18 @@ def test_gathers_of_8_bit_elements_are_located_errors():
         int8_gather_kernel[(1,)](np.zeros(16, np.int8), np.zeros(16, np.int32), np.zeros(16, np.int8), BLOCK=16,
                                  backend="sim")
     assert "test_sim_lane_masks.py:" in str(err.value)
+
+
+@CANN
+def test_lane_masked_accesses_type_check_against_cann(tmp_path):
+    """Span loads, lane-masked gathers and scatters (strided, atomic, 2-D) in one kernel file, against the
+    real CANN headers."""
+    f32, i32 = (tl.pointer_type(d) for d in (dtypes.float32, dtypes.int32))
+    kernels = [k.kernels[0] for k in (
+        window_kernel.specialize(f32, f32, SHIFT=5, BLOCK=32),
+        flagged_kernel.specialize(i32, f32, f32, BLOCK=64),
+        triangle_kernel.specialize(i32, i32, N=16, M=8),
+        looped_kernel.specialize(f32, f32, dtypes.int32, BLOCK=32),
+        strided_kernel.specialize(f32, f32, f32, dtypes.int32, STRIDE=3, BLOCK=16),
+        gather_2d_kernel.specialize(f32, i32, f32, M=4, N=16))]
+    assert_type_checks("lane_masks", kernels, tmp_path)
