@@ -137,11 +137,20 @@ def int8_gather_kernel(x_ptr, idx_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + idx, mask=idx > 0, other=0))
 
 
-def test_gathers_of_8_bit_elements_are_located_errors():
+@ascdsl.jit
+def int8_masked_store_kernel(x_ptr, idx_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, x, mask=x > 0)
+
+
+@pytest.mark.parametrize("kernel, what, line", [
+    (int8_gather_kernel, "gathers of int8", "tl.load(x_ptr + idx, mask=idx > 0, other=0)"),
+    (int8_masked_store_kernel, "scatters of int8", "tl.store(out_ptr + offs, x, mask=x > 0)")])
+def test_lane_by_lane_accesses_of_8_bit_elements_are_located_errors(kernel, what, line):
     with pytest.raises(ascdsl.CompilationError, match="Gather moves 16- and 32-bit elements") as err:
-        int8_gather_kernel[(1,)](np.zeros(16, np.int8), np.zeros(16, np.int32), np.zeros(16, np.int8), BLOCK=16,
-                                 backend="sim")
-    assert "test_sim_lane_masks.py:" in str(err.value)
+        kernel[(1,)](np.zeros(16, np.int8), np.zeros(16, np.int32), np.zeros(16, np.int8), BLOCK=16, backend="sim")
+    assert "test_sim_lane_masks.py:" in str(err.value) and what in str(err.value) and line in str(err.value)
 
 
 @CANN
