@@ -932,27 +932,46 @@ def _strided_load(P: _Programs, instr: Instr, base: Array, offset: Array, *rest:
     return _load(P, instr, ptr, mask, rest[2 * rank] if instr.attr("has_other") else None)
 
 
-def _indexed(instr: Instr, base: Array, offset: Array, index: Array, extent: Array) -> tuple[Array, Array | None]:
-    """The addresses and mask of a gather or scatter: ``base + offset + index[i]`` for ``i < extent``."""
+def _indexed(instr: Instr, base: Array, offset: Array, index: Array, extent: Array,
+             lanes: tuple) -> tuple[Array, Array | None]:
+    """The addresses and mask of a gather or scatter: ``base + offset + index[i]`` for ``i < extent``
+    (and, with a lane mask, where it is nonzero)."""
     size = instr.attr("shape")[0]
     index, extent = affine.dense(index), affine.dense(extent)
     addr = _lift(base + offset.astype(np.int64), 1) + index.astype(np.int64)
     mask = np.arange(size) < _lift(extent.astype(np.int64), 1) if (extent < size).any() else None
+    if instr.attr("has_mask"):
+        on = affine.dense(lanes[0]) != 0
+        mask = on if mask is None else mask & on
     if mask is not None:
         addr, mask = np.broadcast_arrays(addr, mask)
     return addr, mask
 
 
 def _gather_load(P: _Programs, instr: Instr, base: Array, offset: Array, index: Array, extent: Array,
-                 *other: Array) -> tuple[Array]:
-    addr, mask = _indexed(instr, base, offset, index, extent)
+                 *rest: Array) -> tuple[Array]:
+    lanes, other = (rest[:1], rest[1:]) if instr.attr("has_mask") else ((), rest)
+    addr, mask = _indexed(instr, base, offset, index, extent, lanes)
     return _load(P, instr, addr, mask, other[0] if other else None)
 
 
 def _scatter_store(P: _Programs, instr: Instr, base: Array, offset: Array, index: Array, extent: Array,
-                   value: Array) -> tuple[()]:
-    addr, mask = _indexed(instr, base, offset, index, extent)
-    return _write(P, instr, addr, value, mask)
+                   *rest: Array) -> tuple[()]:
+    addr, mask = _indexed(instr, base, offset, index, extent, rest[:-1])
+    return _write(P, instr, addr, rest[-1], mask)
+
+
+def _span_load(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[Array]:
+    """The lanes ``lo[r] <= c < hi[r]`` of each row ``r`` (the others undefined)."""
+    shape = instr.attr("shape")
+    lo, hi = (_lift(affine.dense(x).astype(np.int64), 1)[..., None] if len(shape) == 2 else
+              _lift(affine.dense(x).astype(np.int64), 1) for x in rest[-2:])  # (programs, rows, 1) / (programs, 1)
+    cols = np.arange(shape[-1])
+    addr = _lift(base + offset.astype(np.int64), len(shape)) + cols
+    if len(shape) == 2:
+        addr = addr + np.arange(shape[0])[:, None] * _lift(affine.dense(rest[0]).astype(np.int64), 2)
+    addr, mask = np.broadcast_arrays(addr, (cols >= lo) & (cols < hi))
+    return _load(P, instr, addr, mask)
 
 
 def _block_store(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[()]:
@@ -1088,6 +1107,7 @@ HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
     Op.STRIDED_STORE: _block_store,
     Op.GATHER_LOAD: _gather_load,
     Op.SCATTER_STORE: _scatter_store,
+    Op.SPAN_LOAD: _span_load,
     Op.FOR: _for,
     Op.WHILE: _while,
     Op.IF: _if,

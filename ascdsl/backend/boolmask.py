@@ -6,6 +6,8 @@ it. Everything else a kernel does with one is rewritten on the tile IR (:func:`r
 
 * ``mask.to(dt)`` is ``tl.where(mask, 1, 0)`` in ``dt``; to int8/uint8 the ``Select`` runs in float16
   and ``Cast`` (exact for 0 and 1) narrows it, since ``Select`` has no 8-bit form;
+* a bool tile broadcast (``(cols < 3) | m`` with ``cols`` a row) is its 0/1 float16 values broadcast and
+  compared ``!= 0``;
 * storing a bool tile stores those 0/1 bytes (int8/uint8 in GM, as Triton stores ``int1``); a bool tile
   filled from a scalar (a single-element store of a bool, ``tl.full`` of a bool) is the comparison
   ``!= 0`` of the value filled in float16;
@@ -42,6 +44,13 @@ def rewrite(r, instr: Instr) -> bool:
     if instr.op in (Op.BROADCAST, Op.CONST) and _is_bool_tile(instr.result) and all(
             x.type.is_scalar for x in instr.operands):
         _filled(r, instr)
+        return True
+    if instr.op is Op.BROADCAST and _is_bool_tile(instr.result) and not instr.operands[0].type.is_scalar:
+        wide = as_number(r, instr.operands[0], F16, instr.loc)
+        t = instr.result.type.with_dtype(F16)
+        spread = r.emit(Op.BROADCAST, t, (wide,), (), instr.loc)  # read by the Add: fused
+        spread = r.emit(Op.ADD, t, (r.emit(Op.CONST, t, (), (("value", 0.0),), instr.loc), spread), (), instr.loc)
+        r.op(Op.NE, instr.result.type, (spread, r.const(0.0, F16, instr.loc)), (), instr.loc, result=instr.result)
         return True
     if instr.op is Op.BLOCK_STORE and _is_bool_tile(instr.operands[-1]):
         value = as_number(r, instr.operands[-1], U8, instr.loc)

@@ -42,7 +42,7 @@ VECTOR_ONLY = (frozenset(isel.UNARY_API) | frozenset(isel.CHAINS) | frozenset(is
                | frozenset(isel.MATH_API) | frozenset(mathops.RULES) | {Op.POW})
 """Float ops only the vector unit computes: on scalars they run on one-element tiles."""
 KEEP = frozenset({Op.CAST, Op.BITCAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE,
-                  Op.GATHER_LOAD, Op.SCATTER_STORE, Op.CONST, Op.BROADCAST, Op.EXPAND_DIMS,
+                  Op.GATHER_LOAD, Op.SCATTER_STORE, Op.SPAN_LOAD, Op.CONST, Op.BROADCAST, Op.EXPAND_DIMS,
                   Op.RESHAPE, Op.PERMUTE, Op.CAT, Op.JOIN, Op.SPLIT, Op.FLIP, Op.SLICE, Op.FOR, Op.YIELD})
 """Tile ops that run in any dtype (data movement, Duplicate, casts, control)."""
 

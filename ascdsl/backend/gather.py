@@ -180,13 +180,14 @@ def copy_out(sel: Selector, instr: Instr) -> list:
 
 
 def gather_load(sel: Selector, instr: Instr) -> list:
-    """Compute of ``tl.load(ptr + idx)``: each valid lane's element copied by its own one-element
+    """Compute of ``tl.load(ptr + idx)``: each valid lane's element (of the first ``extent`` lanes, where
+    a lane mask is nonzero) copied by its own one-element
     ``DataCopyPad`` from ``ptr[idx[i]]`` (the index read on the scalar unit) into its block of a VECIN
     staging buffer, then compacted by ``Gather`` as a strided load is. The copies wait for
     ``idx`` (V_S flag) and the Gather for the copies (the staging queue's EnQue/DeQue)."""
     v = instr.result
     base, offset, index, extent = instr.operands[:4]
-    other = instr.operands[4] if instr.attr("has_other") else None
+    other = instr.operands[-1] if instr.attr("has_other") else None
     staging = _staging(sel, instr)
     dt = staging.dtype
     size = instr.attr("shape")[0]
@@ -200,8 +201,9 @@ def gather_load(sel: Selector, instr: Instr) -> list:
     out = [Queue(QOp.ALLOC, staging.buf, instr.loc),
            Let(params, Brace((lit(1), Conv(U32, SizeOf(dt)), lit(0), lit(0), lit(0)))),
            Let(pad, Brace((Const.FALSE, lit(0), lit(0), Lit(0, dt)))),
-           For(i, lit(0), count, lit(1), (Call("DataCopyPad", Ref(staging.buf, dt, mul(i, lit(per)), staging.extent),
-                                              (gm,), (params, pad), pipe=Pipe.MTE2),), True),
+           For(i, lit(0), count, lit(1), _if_lane(sel, instr, i, Call(
+               "DataCopyPad", Ref(staging.buf, dt, mul(i, lit(per)), staging.extent), (gm,), (params, pad),
+               pipe=Pipe.MTE2)), True),
            Queue(QOp.ENQUE, staging.buf), Queue(QOp.DEQUE, staging.buf, declare=False)]
     dst = sel.ref(v)
     offsets = sel.scratch("gatherOffsets", dtypes.int32, size, instr.loc)
@@ -212,6 +214,16 @@ def gather_load(sel: Selector, instr: Instr) -> list:
     call = Call("Gather", dst, (staging, Ref(offsets.buf, dtypes.uint32, lit(0), size)), (lit(0), count))
     out.append(call if isinstance(count, Lit) else If(Bin(BinOp.GT, count, lit(0)), (call,)))
     return out + [Queue(QOp.FREE, staging.buf)]
+
+
+def _if_lane(sel: Selector, instr: Instr, i: Var, copy: Call) -> tuple:
+    """The one-element copy of lane ``i`` of a gather or scatter, under ``if (lanes[i] != 0)`` when a
+    lane mask selects the lanes copied (read on the scalar unit, as the indices are)."""
+    if not instr.attr("has_mask"):
+        return (copy,)
+    lanes = instr.operands[4]
+    on = Elem(Ref(sel.bufs[lanes.id], dtypes.int32, lit(0), sel.count(lanes)), i)
+    return (If(Bin(BinOp.NE, on, lit(0)), (copy,)),)
 
 
 def scatter_store(sel: Selector, instr: Instr) -> list:
@@ -228,9 +240,9 @@ def scatter_store(sel: Selector, instr: Instr) -> list:
     lane = Elem(Ref(sel.bufs[index.id], dtypes.int32, lit(0), sel.count(index)), i)
     gm = Gm(sel.params[base.id][1], dt, add(sel.wide_expr(offset), Conv(dtypes.int64, lane)))
     copies = [Let(params, Brace((lit(1), Conv(U32, SizeOf(dt)), lit(0), lit(0), lit(0)))),
-              For(i, lit(0), _extent(sel, extent, instr.attr("shape")[0]), lit(1), (Call(
+              For(i, lit(0), _extent(sel, extent, instr.attr("shape")[0]), lit(1), _if_lane(sel, instr, i, Call(
                   "DataCopyPad", gm, (Ref(staging.buf, dt, mul(i, lit(per)), staging.extent),), (params,),
-                  pipe=Pipe.MTE3),))]
+                  pipe=Pipe.MTE3)))]
     return [Queue(QOp.ALLOC, staging.buf, instr.loc), *spread(sel, instr), Queue(QOp.ENQUE, staging.buf),
             Queue(QOp.DEQUE, staging.buf, declare=False), *atomic.around(instr, dt, copies),
             Queue(QOp.FREE, staging.buf)]

@@ -15,8 +15,8 @@ from .. import dtypes
 from ..ir.core import Instr, Value
 from . import atomic, repeat
 from .compute import copy_blocks
-from .kir import (BinOp, Bin, Brace, Call, CInt, Cond, Const, Conv, For, Gm, If, Let, Lit, Note, Pipe, QOp, Queue, Ref,
-                  SizeOf, Struct, Var, add, as_expr, ceil_to, lit, minimum, mul)
+from .kir import (BinOp, Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, For, Gm, If, Let, Lit, Note, Pipe, QOp, Queue,
+                  Ref, Role, SizeOf, Struct, Var, add, as_expr, ceil_to, lit, minimum, mul)
 from .repeat import row, view
 from .selector import Selector
 from .ublayout import numel
@@ -276,4 +276,43 @@ def _fill_rows(sel: Selector, local: Ref, shape: tuple, extents, p: int, other) 
     return out
 
 
-__all__ = ["copy_in", "copy_out", "dequeue", "fill_operands"]
+def span_load(sel: Selector, instr: Instr) -> list:
+    """Compute of a ``span_load``: per row ``r`` whose span is not empty, one ``DataCopyPad`` burst of its
+    lanes ``lo[r] <= c < hi[r]`` (int32 scalars for a 1-D load; read on the scalar unit after the vector
+    unit computed them: a V_S flag) from GM into a VECIN staging buffer laid out as the tile, landing at the 32-byte block of lane
+    ``lo[r]`` with ``lo[r] % per`` elements of left padding (each burst starts at a block); then EnQue,
+    DeQue and a copy into the tile. A burst never reaches before the row's first true lane or after
+    its last one."""
+    v = instr.result
+    shape = instr.attr("shape")
+    base, offset, *row_stride, lo, hi = instr.operands
+    if v.id not in sel.inbuf:
+        param = sel.params[base.id][1]
+        sel.inbuf[v.id] = sel.new_buf(Role.INPUT, sel.bufs[v.id].dtype, sel.ptr_stem(base) + "Spans", instr.loc,
+                                      ("in", param, f"Spans{v.id}"))
+    staging = sel.inbuf[v.id]
+    dt = staging.dtype
+    per, p = sel.platform.block_bytes // dt.itemsize, sel.pitch(v)
+    local = Ref(staging, dt, lit(0), sel.count(v))
+    params = Var(sel.fresh_key(), Struct.COPY_PARAMS, staging.hint + "Params")
+    pad = Var(sel.fresh_key(), Struct.PAD_PARAMS, staging.hint + "Pad", template=dt)
+    first, end = (Var(sel.fresh_key(), dtypes.int32, staging.hint + name) for name in ("First", "End"))
+    r = sel.fresh("r")
+    edge = [sel.expr(x) if x.type.is_scalar else Elem(Ref(sel.bufs[x.id], dtypes.int32, lit(0), sel.count(x)), r)
+            for x in (lo, hi)]
+    gm = add(sel.wide_expr(offset), Conv(dtypes.int64, first))
+    if row_stride:
+        gm = add(gm, Bin(BinOp.MUL, Conv(dtypes.int64, r), sel.wide_expr(row_stride[0])))
+    burst = (Let(params, Brace((lit(1), Conv(U32, mul(Bin(BinOp.SUB, end, first), SizeOf(dt))), lit(0), lit(0),
+                                lit(0)))),
+             Let(pad, Brace((Const.FALSE, Conv(U8, Bin(BinOp.MOD, first, lit(per))), lit(0), Lit(0, dt)))),
+             Call("DataCopyPad", view(local, add(mul(r, lit(p)), mul(Bin(BinOp.DIV, first, lit(per)), lit(per)))),
+                  (_gm(sel, base, dt, gm),), (params, pad), pipe=Pipe.MTE2))
+    body = (Let(first, edge[0]), Let(end, edge[1]), If(Bin(BinOp.LT, first, end), burst))
+    return [Queue(QOp.ALLOC, staging, instr.loc),
+            For(r, lit(0), lit(shape[0] if len(shape) == 2 else 1), lit(1), body, True),
+            Queue(QOp.ENQUE, staging), Queue(QOp.DEQUE, staging, declare=False),
+            copy_blocks(sel, sel.ref(v), local), Queue(QOp.FREE, staging)]
+
+
+__all__ = ["copy_in", "copy_out", "dequeue", "fill_operands", "span_load"]

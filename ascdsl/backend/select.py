@@ -93,6 +93,8 @@ class _Body:
                 seg.compute += gather.gather_load(sel, instr)
             elif instr.op is Op.SCATTER_STORE:
                 seg.compute += gather.scatter_store(sel, instr)
+            elif instr.op is Op.SPAN_LOAD:
+                seg.compute += memory.span_load(sel, instr)
             elif sel.rereads(instr):  # after the stores before it: the segment ends here
                 out += self.flush(seg)
                 seg = _Seg()

@@ -41,9 +41,14 @@ strided_load              base, offset, *strides (every dim),     shape, has_oth
                           *extents [, other]
 strided_store             base, offset, *strides (every dim),     shape [, atomic]
                           *extents, value
-gather_load               base, offset, index (1-D int32 tile),   shape, has_other
-                          extent [, other]
-scatter_store             base, offset, index, extent, value      shape [, atomic]
+gather_load               base, offset, index (1-D int32 tile),   shape, has_mask, has_other
+                          extent [, lanes (int32 0/1 tile: the
+                          lanes copied)] [, other]
+scatter_store             base, offset, index, extent [, lanes],  shape, has_mask [, atomic]
+                          value
+span_load                 base, offset, [row stride,] lo, hi      shape; reads lanes lo[r] <= c <
+                          (int32 tiles: one per row; scalars     hi[r] of row r (the others
+                          for a 1-D load)                         undefined)
 ========================  ======================================  ==================================
 
 Triton-compatible ops (the interpreter runs them; the Ascend C backend rejects them, located):
@@ -146,6 +151,7 @@ class Op(enum.Enum):
     STRIDED_STORE = "strided_store"
     GATHER_LOAD = "gather_load"
     SCATTER_STORE = "scatter_store"
+    SPAN_LOAD = "span_load"
     # float math (unary, elementwise)
     FLOOR = "floor"
     CEIL = "ceil"
@@ -239,7 +245,7 @@ class GroupOp:
                         Op.ATOMIC_XCHG, Op.ATOMIC_CAS})
     REDUCE = frozenset({Op.SUM, Op.MAX, Op.MIN, Op.ARGMAX, Op.ARGMIN})
     MEMORY = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE,
-                        Op.GATHER_LOAD, Op.SCATTER_STORE})
+                        Op.GATHER_LOAD, Op.SCATTER_STORE, Op.SPAN_LOAD})
     CONTROL = frozenset({Op.FOR, Op.WHILE, Op.IF, Op.YIELD})
     SIDE_EFFECT = frozenset({Op.STORE, Op.BLOCK_STORE, Op.STRIDED_STORE, Op.SCATTER_STORE, Op.PRINT, Op.YIELD,
                              Op.ASSERT}) | ATOMIC

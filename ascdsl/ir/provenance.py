@@ -10,7 +10,7 @@ from ..dtypes import PointerType
 from .core import Instr, Kernel, Op, walk
 
 MEMORY_OPS = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE,
-                        Op.GATHER_LOAD, Op.SCATTER_STORE})
+                        Op.GATHER_LOAD, Op.SCATTER_STORE, Op.SPAN_LOAD})
 STORES = frozenset({Op.STORE, Op.BLOCK_STORE, Op.STRIDED_STORE, Op.SCATTER_STORE})
 
 

@@ -5,18 +5,20 @@ An address is affine when it is a pointer parameter plus a sum of terms, each an
 ``i_d`` (from ``arange``, moved by ``expand_dims``/``broadcast``). A mask is a block bound when it
 is a conjunction (``&``) of ``index < bound`` terms whose index is ``scalar + i_d`` for one dim
 (``<=``, ``>`` and ``>=`` with the operands the other way round are accepted too) and of scalar bools
-(any scalar condition, ``pid % 3 != 1``: false, it makes the access empty). Other bool tiles of the
-access's shape in that conjunction select lanes (:func:`_selected`): a load reads the bounding region and
-takes ``other`` where they are false; a store is a read-modify-write of the bounding region, lowered
-only where each program owns that region (:func:`_owned`), outside loops and for the only store to
-its tensor, so it writes no GM element another program writes. The pass emits
+(any scalar condition, ``pid % 3 != 1``: false, it makes the access empty). The pass emits
 the scalar offset, outer strides and clamped extents as ordinary scalar instructions before the
 access, so the interpreter runs the result unchanged. A load whose innermost dim has another
 stride (``tl.load(ptr + cols * stride)``) becomes a ``strided_load`` (a store a ``strided_store``);
-one through a scalar pointer plus a computed 1-D int32 tile of indices a ``gather_load`` or
-``scatter_store``.
-Anything else (gathers, other masks) is a located CompilationError that says why. ``atomic_add``/``max``/
-``min`` whose old values are not read become block stores that combine with memory (``atomic``
+one through a scalar pointer plus a computed int32 tile of indices a ``gather_load`` or
+``scatter_store`` (a 2-D tile of indices runs as its rows in a row).
+
+No masked-off lane may reach memory (it may lie past the tensor, or be another program's element), so
+an access whose mask has other bool-tile terms (``x > 0``, ``cols >= SHIFT``, ``cols <= rows``, any
+mask of a gather through a 2-D tile of indices) runs lane by lane (:func:`_per_lane`): a
+``gather_load``/``scatter_store`` through the lanes' offsets with a lane mask, so only the true lanes
+are read or written, whatever the region, loop or other store; a load takes ``other`` where the mask is
+false. Anything else is a located CompilationError that says why. ``atomic_add``/``max``/``min`` whose
+old values are not read become block stores (or scatters) that combine with memory (``atomic``
 attribute).
 """
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any
 from .. import dtypes
 from ..dtypes import PointerType
 from ..errors import CompilationError, Loc
-from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
+from ..ir.core import Block, Instr, Kernel, Op, Type, Value, walk
 
 # A polynomial over integer scalar values: {monomial (sorted value ids): coefficient}.
 Sym = dict[tuple[int, ...], int]
@@ -254,59 +256,6 @@ def _split(analysis: _Analysis, mask: Value, shape: tuple[int, ...]) -> tuple[di
         return {}, [mask]
 
 
-def _owned(analysis: _Analysis, a: Affine, shape: tuple[int, ...]) -> str | None:
-    """Why programs may not own the bounding region of a block access at ``a`` (None when they do): its
-    offset must be ``program_id(0) * C`` plus kernel arguments and constants, its strides constants and
-    ``C`` at least the region's span, in a kernel that reads no other program id."""
-    if any(i.op is Op.PROGRAM_ID and i.attr("axis") != 0 for i in analysis.defs.values()):
-        return "the kernel reads the program id along axis 1 or 2"
-    span = 1
-    for d, stride in a.dims:
-        if set(stride) != {()}:
-            return "its strides are not constants"
-        span += (shape[d] - 1) * abs(stride[()])
-    step = 0
-    for mono, coef in a.offset.items():
-        scale = _pid_scale(analysis, mono[0]) if len(mono) == 1 else None
-        if scale is not None:
-            step += coef * scale
-        elif not all(_invariant(analysis, v) for v in mono):
-            return "its offset depends on loop variables or computed scalars"
-    if step == 0:
-        return "every program stores to the same region"
-    if step < span:
-        return f"the programs' regions overlap (`program_id(0) * {step}` apart, each {span} elements long)"
-    return None
-
-
-def _pid_scale(analysis: _Analysis, vid: int) -> int | None:
-    """``c`` when scalar ``vid`` is ``program_id(0) * c`` (a product with constants), else None."""
-    instr = analysis.defs.get(vid)
-    if instr is None:
-        return None
-    if instr.op is Op.PROGRAM_ID:
-        return 1 if instr.attr("axis") == 0 else None
-    if instr.op is Op.MUL:
-        a, b = instr.operands
-        for x, c in ((a, b), (b, a)):
-            d = analysis.defs.get(c.id)
-            if d is not None and d.op is Op.CONST and isinstance(d.attr("value"), int):
-                inner = _pid_scale(analysis, x.id)
-                return None if inner is None else inner * d.attr("value")
-    return None
-
-
-def _invariant(analysis: _Analysis, vid: int) -> bool:
-    """Scalar ``vid`` is the same in every program and iteration: kernel arguments, constants and
-    arithmetic of them."""
-    if vid in analysis.params:
-        return True
-    instr = analysis.defs.get(vid)
-    if instr is None or not (instr.op is Op.CONST or instr.op in GroupOp.ARITH or instr.op is Op.CAST):
-        return False
-    return all(_invariant(analysis, x.id) for x in instr.operands)
-
-
 def _extents(emit: _Emitter, bounds: dict, shape: tuple[int, ...]) -> list[Value]:
     """The extent of every dim under the mask's terms; a false scalar term makes the first one 0."""
     extents = [_extent(emit, bounds.get(d, []), shape[d]) for d in range(len(shape))]
@@ -328,7 +277,7 @@ def _extent(emit: _Emitter, terms, size: int) -> Value:
 
 
 def _gather(analysis: _Analysis, instr: Instr) -> list[Instr] | None:
-    """An access through ``pointer + index`` with a 1-D int32 tile of indices that is not affine (loaded,
+    """An access through ``pointer + index`` with an int32 tile of indices that is not affine (loaded,
     computed) and an affine scalar pointer: a ``gather_load`` or ``scatter_store`` (None otherwise)."""
     d = analysis.defs.get(instr.operands[0].id)
     if d is None or d.op is not Op.PTR_ADD:
@@ -339,30 +288,122 @@ def _gather(analysis: _Analysis, instr: Instr) -> list[Instr] | None:
     try:
         analysis.affine(index)
         return None
-    except NotAffine as e:
-        why = e.why
-    if len(index.type.shape) != 1 and instr.attr("has_mask"):
-        raise NotAffine(f"{why}, and gathers through 2-D tiles of indices take no mask")
+    except NotAffine:
+        pass
     if index.type.dtype != dtypes.int32:
         raise NotAffine(f"a gather needs int32 indices, not {index.type.dtype} ones")
     emit = _Emitter(analysis, instr.loc)
-    offset = emit.sym(analysis.affine(ptr).offset)
+    return _per_lane(analysis, emit, instr, _root(analysis, ptr), emit.sym(analysis.affine(ptr).offset), index)
+
+
+def _per_lane(analysis: _Analysis, emit: _Emitter, instr: Instr, base: Value, offset: Value, index: Value) -> list[Instr]:
+    """``instr`` as a ``gather_load`` or ``scatter_store`` of the lanes ``base + offset + index``: one element
+    per lane, so no masked-off lane touches memory. A 1-D access masked by ``index < bound`` terms and
+    scalar conditions copies its first ``extent`` lanes; any other mask is a lane mask (an int32 0/1
+    tile) the copies test one by one, and a load puts ``other`` where it is false after the gather."""
     is_load = instr.op is Op.LOAD
-    flat = _Flat(analysis, emit, index.type.shape)  # a 2-D tile of indices gathers as its rows in a row
-    index = flat.ravel(index)
+    shape = index.type.shape
     mask = instr.operands[1 if is_load else 2] if instr.attr("has_mask") else None
-    bounds = _bounds(analysis, mask, index.type.shape) if mask is not None else {}
-    operands = (_root(analysis, ptr), offset, index, *_extents(emit, bounds, index.type.shape)[:1])
+    other = instr.operands[2] if is_load and instr.attr("has_other") else None
+    bounds, selects = _split(analysis, mask, shape) if mask is not None else ({}, [])
+    extents = _extents(emit, bounds, shape)
+    extent = extents[0] if len(shape) == 1 else emit.const(math.prod(shape))
+    if len(shape) > 1:  # the bounds of a 2-D access select lanes too
+        selects = selects + [_tile(analysis, emit, Op.LT, Type(dtypes.bool_, shape), (_index(analysis, emit, shape, d), e))
+                             for d, e in enumerate(extents) if e is not emit.const(shape[d])]
+    keep = lanes = None
+    for term in selects:
+        keep = term if keep is None else _tile(analysis, emit, Op.AND, term.type, (keep, term))
+    if keep is not None:
+        lanes = _tile(analysis, emit, Op.CAST, Type(dtypes.int32, shape), (keep,), (("dtype", dtypes.int32),))
+    flat = _Flat(analysis, emit, shape)  # a 2-D tile of lanes runs as its rows in a row
+    operands = (base, offset, flat.ravel(index), extent) + ((flat.ravel(lanes),) if lanes is not None else ())
+    attrs = (("shape", flat.flat), ("has_mask", lanes is not None))
     if not is_load:  # a scatter
-        attrs = (("shape", index.type.shape),) + ((("atomic", instr.op.value),) if instr.op in ATOMIC_STORES else ())
+        attrs += (("atomic", instr.op.value),) if instr.op in ATOMIC_STORES else ()
         return emit.out + [Instr(Op.SCATTER_STORE, (), operands + (flat.ravel(instr.operands[1]),), attrs, (),
                                  instr.loc)]
-    has_other = instr.attr("has_other")
-    attrs = (("shape", index.type.shape), ("has_other", has_other))
-    operands += (instr.operands[2],) if has_other else ()
-    result = flat.value(instr.result)
-    out = emit.out + [Instr(Op.GATHER_LOAD, (result,), operands, attrs, (), instr.loc)]
-    return out + flat.unravel(result, instr.result)
+    fill = other is not None and lanes is None  # the gather fills the lanes past `extent`
+    result = instr.result if fill or other is None else _value(analysis, instr.result.type)
+    flat_result = flat.value(result)
+    out = emit.out + [Instr(Op.GATHER_LOAD, (flat_result,), operands + ((other,) if fill else ()),
+                            attrs + (("has_other", fill),), (), instr.loc)] + flat.unravel(flat_result, result)
+    if result is not instr.result:  # the lanes masked off take `other`
+        out.append(Instr(Op.WHERE, instr.results, (keep, result, other), (), (), instr.loc))
+    return out
+
+
+def _spans(analysis: _Analysis, emit: _Emitter, instr: Instr, base: Value, offset: Value, strides: dict, bounds: dict,
+           selects: list[Value]) -> list[Instr]:
+    """A load of unit innermost stride masked by bool tiles: a ``span_load`` of each row from its first to
+    its last true lane (computed in the kernel: ``min``/``max`` of the true lanes' column), so what it
+    reads lies between two elements the true lanes read; ``other`` where the mask is false."""
+    shape = instr.result.type.shape
+    t = Type(dtypes.bool_, shape)
+    extents = _extents(emit, bounds, shape)
+    keep = None
+    for term in selects + [_tile(analysis, emit, Op.LT, t, (_index(analysis, emit, shape, d), e))
+                           for d, e in enumerate(extents) if e is not emit.const(shape[d])]:
+        keep = term if keep is None else _tile(analysis, emit, Op.AND, t, (keep, term))
+    col = _index(analysis, emit, shape, len(shape) - 1)
+    per_row = Type(dtypes.int32, (shape[0],) if len(shape) == 2 else ())
+    axis = (("axis", len(shape) - 1), ("keep_dims", False))
+
+    def edge(op: Op, past: int) -> Value:
+        lanes = _tile(analysis, emit, Op.WHERE, col.type, (keep, col, emit.const(past)))
+        return _tile(analysis, emit, op, per_row, (lanes,), axis)
+    lo = edge(Op.MIN, shape[-1])
+    hi = _tile(analysis, emit, Op.ADD, per_row, (edge(Op.MAX, -1), emit.const(1)))
+    row = (emit.sym(strides.get(0, {})),) if len(shape) == 2 else ()
+    other = instr.operands[2] if instr.attr("has_other") else None
+    raw = instr.result if other is None else _value(analysis, instr.result.type)
+    out = emit.out + [Instr(Op.SPAN_LOAD, (raw,), (base, offset, *row, lo, hi), (("shape", shape),), (), instr.loc)]
+    if other is not None:
+        out.append(Instr(Op.WHERE, instr.results, (keep, raw, other), (), (), instr.loc))
+    return out
+
+
+def _value(analysis: _Analysis, t: Type) -> Value:
+    v = Value(analysis.next_id, t)
+    analysis.next_id += 1
+    return v
+
+
+def _tile(analysis: _Analysis, emit: _Emitter, op: Op, t: Type, xs, attrs=()) -> Value:
+    v = _value(analysis, t)
+    emit.out.append(Instr(op, (v,), tuple(xs), tuple(attrs), (), emit.loc))
+    return v
+
+
+def _index(analysis: _Analysis, emit: _Emitter, shape, d: int) -> Value:
+    """The int32 tile of ``shape`` whose lanes hold their index along dim ``d``."""
+    size = shape[d]
+    index = _tile(analysis, emit, Op.ARANGE, Type(dtypes.int32, (size,)), (), (("start", 0), ("end", size)))
+    if len(shape) == 1:
+        return index
+    if len(shape) == 2:
+        index = _tile(analysis, emit, Op.EXPAND_DIMS, Type(dtypes.int32, (size, 1) if d == 0 else (1, size)),
+                      (index,), (("axis", 1 - d),))
+    else:
+        index = _tile(analysis, emit, Op.RESHAPE, Type(dtypes.int32, tuple(size if k == d else 1 for k in range(len(shape)))),
+                      (index,))
+    t = Type(dtypes.int32, shape)
+    spread = _tile(analysis, emit, Op.BROADCAST, t, (index,))
+    zero = _tile(analysis, emit, Op.CONST, t, (), (("value", 0),))
+    return _tile(analysis, emit, Op.ADD, t, (zero, spread))  # the broadcast fused into the Add
+
+
+def _lane_offsets(analysis: _Analysis, emit: _Emitter, shape, strides: dict) -> Value:
+    """The int32 tile ``sum_d i_d * stride_d`` of a block access's lanes (relative to its offset)."""
+    total = None
+    for d in range(len(shape)):
+        if d not in strides:
+            continue
+        index = _index(analysis, emit, shape, d)
+        if strides[d] != {(): 1}:
+            index = _tile(analysis, emit, Op.MUL, index.type, (index, emit.sym(strides[d])))
+        total = index if total is None else _tile(analysis, emit, Op.ADD, index.type, (total, index))
+    return total
 
 
 class _Flat:
@@ -420,18 +461,18 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
         raise NotAffine("the innermost stride is negative")
     emit = _Emitter(analysis, instr.loc)
     offset = emit.sym(a.offset)
-    outer = [emit.sym(strides.get(d, {})) for d in range(rank if strided else rank - 1)]
     bounds, selects = _split(analysis, mask, shape) if mask is not None else ({}, [])
-    if selects and (strided or instr.op in ATOMIC_STORES):
-        raise NotAffine("the mask selects lanes of a strided or atomic access")
+    if selects and is_load and not strided and rank <= 2 and (rank == 1 or shape[1] > 1):
+        return _spans(analysis, emit, instr, base, offset, strides, bounds, selects)
+    if selects:  # lanes masked by other bool tiles: each true lane copied alone
+        return _per_lane(analysis, emit, instr, base, offset, _lane_offsets(analysis, emit, shape, strides))
+    outer = [emit.sym(strides.get(d, {})) for d in range(rank if strided else rank - 1)]
     extents = _extents(emit, bounds, shape)
     operands = (base, offset, *outer, *extents)
     store = Op.STRIDED_STORE if strided else Op.BLOCK_STORE
     if instr.op in ATOMIC_STORES:
         attrs = (("shape", shape), ("atomic", instr.op.value))
         return emit.out + [Instr(store, (), operands + (value,), attrs, (), instr.loc)]
-    if selects:
-        return emit.out + _selected(analysis, instr, a, shape, operands, selects, other)
     if is_load:
         attrs = (("shape", shape), ("has_other", other is not None))
         block = Instr(Op.STRIDED_LOAD if strided else Op.BLOCK_LOAD, instr.results,
@@ -439,37 +480,6 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
     else:
         block = Instr(store, (), operands + (value,), (("shape", shape),), (), instr.loc)
     return emit.out + [block]
-
-
-def _selected(analysis: _Analysis, instr: Instr, a: Affine, shape, operands, selects, other) -> list[Instr]:
-    """A block access whose mask also has bool-tile terms ``selects``: a load reads the bounding region and
-    puts ``other`` where they are false; a store reads the region it owns (:func:`_owned`), takes the
-    stored value where they are true and writes the region back, so lanes masked off keep their data."""
-    loc = instr.loc
-
-    def new(op, t, xs, attrs=()):
-        v = Value(analysis.next_id, t)
-        analysis.next_id += 1
-        out.append(Instr(op, (v,), tuple(xs), tuple(attrs), (), loc))
-        return v
-    out: list[Instr] = []
-    keep = selects[0]
-    for term in selects[1:]:
-        keep = new(Op.AND, keep.type, (keep, term))
-    if instr.op is Op.LOAD:
-        if other is None:  # the lanes masked off are undefined, as on the interpreter
-            return [Instr(Op.BLOCK_LOAD, instr.results, operands, (("shape", shape), ("has_other", False)), (), loc)]
-        raw = new(Op.BLOCK_LOAD, instr.result.type, operands, (("shape", shape), ("has_other", False)))
-        return out + [Instr(Op.WHERE, instr.results, (keep, raw, other), (), (), loc)]
-    why = _owned(analysis, a, shape) or ("the store is in a loop" if analysis.looped else None) or (
-        "the kernel stores to this tensor elsewhere too" if analysis.stores[operands[0].id] > 1 else None)
-    if why:
-        raise NotAffine(f"its mask selects lanes with a bool tile, which a store writes as a read-modify-write of "
-                        f"the region each program owns, and {why}")
-    value = instr.operands[1]
-    old = new(Op.BLOCK_LOAD, value.type, operands, (("shape", shape), ("has_other", False)))
-    merged = new(Op.WHERE, value.type, (keep, value, old))
-    return out + [Instr(Op.BLOCK_STORE, (), operands + (merged,), (("shape", shape),), (), loc)]
 
 
 def _single(analysis: _Analysis, instr: Instr) -> list[Instr]:
@@ -497,7 +507,6 @@ def _single(analysis: _Analysis, instr: Instr) -> list[Instr]:
 def _rewrite(analysis: _Analysis, block: Block) -> Block:
     body: list[Instr] = []
     for instr in block.body:
-        looped = analysis.looped
         if instr.op in (Op.LOAD, Op.STORE) or instr.op in ATOMIC_STORES and instr.result.id not in analysis.used:
             try:
                 body += _lower(analysis, instr)
@@ -507,28 +516,15 @@ def _rewrite(analysis: _Analysis, block: Block) -> Block:
                     instr.loc, f"this {what} cannot be copied as blocks: {e.why}",
                     hint="Ascend C copies rectangular blocks (DataCopy/DataCopyPad): address memory as "
                          "pointer + scalar offset + arange terms times scalar strides (or load through "
-                         "pointer + a 1-D int32 tile of indices) and mask with `index < bound` terms joined "
-                         "by `&` (a store masked by other bool tiles needs a region each program owns, at "
-                         "`program_id(0) * BLOCK`); the interpreter still runs this kernel") from None
+                         "pointer + an int32 tile of indices) and mask with any bool tile; the interpreter "
+                         "still runs this kernel") from None
             continue
         if instr.regions:
-            analysis.looped = looped or instr.op in (Op.FOR, Op.WHILE)
             instr = instr.map_regions(lambda r: _rewrite(analysis, r))
-            analysis.looped = looped
         body.append(instr)
     return Block(block.args, tuple(body))
 
 
 def block_accesses(kernel: Kernel, platform=None) -> Kernel:
     """Rewrite every ``load``/``store`` as a block access (see the module docstring)."""
-    analysis = _Analysis(kernel)
-    analysis.looped = False
-    analysis.stores = {}
-    for instr in walk(kernel.body):
-        if instr.op is Op.STORE or instr.op in GroupOp.ATOMIC:
-            try:
-                root = _root(analysis, instr.operands[0]).id
-            except NotAffine:  # a located error when the access is rewritten
-                continue
-            analysis.stores[root] = analysis.stores.get(root, 0) + 1
-    return kernel.with_body(_rewrite(analysis, kernel.body))
+    return kernel.with_body(_rewrite(_Analysis(kernel), kernel.body))

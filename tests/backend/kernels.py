@@ -4,16 +4,16 @@ import ascdsl.language as tl
 
 
 @ascdsl.jit
-def gather_kernel(x_ptr, idx_ptr, out_ptr, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)[:, None] * BLOCK + tl.arange(0, BLOCK)[None, :]
-    idx = tl.load(idx_ptr + offs)
-    tl.store(out_ptr + offs, tl.load(x_ptr + idx, mask=idx >= 0, other=0.0))  # a masked 2-D gather
+def tile_other_kernel(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    y = tl.load(y_ptr + offs)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < 4, other=y))  # `other` a tile
 
 
 @ascdsl.jit
-def odd_mask_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+def reversed_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs), mask=offs % 2 == 0)
+    tl.store(out_ptr + offs, tl.load(x_ptr + (BLOCK - 1 - offs)))  # a negative innermost stride
 
 
 @ascdsl.jit

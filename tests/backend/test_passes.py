@@ -84,14 +84,13 @@ def test_block_accesses_replace_every_load_and_store():
 
 
 F32 = ascdsl.language.pointer_type(ascdsl.dtypes.float32)
-I32 = ascdsl.language.pointer_type(ascdsl.dtypes.int32)
 
 
 @pytest.mark.parametrize("kernel, args, why, line", [
-    (kernels.gather_kernel, (F32, I32, F32), "the offsets are loaded from memory (a gather), and gathers through "
-     "2-D tiles of indices take no mask", "tl.load(x_ptr + idx, mask=idx >= 0"),
-    (kernels.odd_mask_kernel, (F32, F32, ascdsl.dtypes.int32), "every program stores to the same region",
-     "mask=offs % 2 == 0"),
+    (kernels.tile_other_kernel, (F32, F32, F32), "`other` is a tile; it must be a scalar",
+     "tl.load(x_ptr + offs, mask=offs < 4, other=y)"),
+    (kernels.reversed_kernel, (F32, F32, ascdsl.dtypes.int32), "the innermost stride is negative",
+     "tl.load(x_ptr + (BLOCK - 1 - offs))"),
 ])
 def test_non_block_accesses_are_located_errors(kernel, args, why, line):
     (k,) = kernel.specialize(*args, BLOCK=16).kernels

@@ -78,7 +78,7 @@ def test_three_axis_grid():
 def test_rejected_kernel_reports_its_location_on_sim():
     x = np.zeros(16, np.float32)
     with pytest.raises(ascdsl.CompilationError, match="cannot be copied as blocks"):
-        kernels.gather_kernel[(1,)](x, np.zeros(8, np.int32), np.zeros(8, np.float32), BLOCK=8, backend="sim")
+        kernels.tile_other_kernel[(1,)](x, np.zeros(8, np.float32), np.zeros(8, np.float32), BLOCK=8, backend="sim")
 
 
 def _source(jit_fn, symbol, *types, **constexprs):

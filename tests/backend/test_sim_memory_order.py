@@ -104,15 +104,3 @@ def test_gathers_and_scatters_through_2d_index_tiles():
         assert (want[2][:m * n] == x[idx] * 2).all()
 
 
-@ascdsl.jit
-def masked_gather_2d_kernel(x_ptr, idx_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
-    rows, cols = tl.arange(0, M)[:, None], tl.arange(0, N)[None, :]
-    idx = tl.load(idx_ptr + rows * N + cols)
-    tl.store(out_ptr + rows * N + cols, tl.load(x_ptr + idx, mask=cols < 3, other=0.0))
-
-
-def test_masked_gather_through_a_2d_index_tile_is_a_located_error():
-    with pytest.raises(ascdsl.CompilationError, match="gathers through 2-D tiles of indices take no mask") as err:
-        masked_gather_2d_kernel[(1,)](np.zeros(64, np.float32), np.zeros(64, np.int32), np.zeros(64, np.float32),
-                                      M=4, N=16, backend="sim")
-    assert "test_sim_memory_order.py" in str(err.value)
