@@ -110,6 +110,20 @@ def test_specialisation_cache(monkeypatch, recorded):
     assert recorded[0][0] is recorded[1][0] and recorded[2][0] is not recorded[0][0]
 
 
+@ascdsl.jit
+def fill_kernel(out_ptr, VALUE: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, 4), tl.full((4,), VALUE, tl.float32))
+
+
+def test_signed_zero_and_nan_constexprs_specialise_by_their_bits(interpreter):
+    outs = {}
+    for value in (0.0, -0.0, float("nan"), float("nan"), 0.0):
+        outs[repr(value)] = out = np.ones(4, np.float32)
+        fill_kernel[(1,)](out, VALUE=value)
+    assert not np.signbit(outs["0.0"]).any() and np.signbit(outs["-0.0"]).all() and np.isnan(outs["nan"]).all()
+    assert len({k for k in fill_kernel._cache}) == 3  # NaN, however many NaN objects, is one specialisation
+
+
 @pytest.mark.parametrize("value, dtype", [(3, tl.int32), (2**31, tl.int64), (-2**31, tl.int32), (1.5, tl.float32),
                                           (True, tl.int1), (np.float16(1), tl.float16), (np.int64(1), tl.int64),
                                           (np.uint8(1), tl.uint8)])
