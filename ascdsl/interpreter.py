@@ -410,7 +410,11 @@ class _Programs:
         self.schedule, self.leaves = prepared.schedule, prepared.leaves
         linear = np.arange(start, stop)
         self.n = stop - start
-        self.pid = (linear % grid[0], linear // grid[0] % grid[1], linear // (grid[0] * grid[1]))
+        if grid[1] == grid[2] == 1:  # (the usual 1-D grid: the ids are the linear ones)
+            zero = np.zeros(self.n, linear.dtype)
+            self.pid = (linear, zero, zero)
+        else:
+            self.pid = (linear % grid[0], linear // grid[0] % grid[1], linear // (grid[0] * grid[1]))
         self.env: dict[int, Array] = {}
         self.active: Array | None = None  # (n,) bool: who runs the current region; None = all
         self.order: Array | None = None  # the programs in the order they run, when not 0..n-1

@@ -65,6 +65,24 @@ def test_grid_kernel_runs_every_program(interpreter):
     assert out.tolist() == [3 * i for i in range(8)]
 
 
+@ascdsl.jit
+def ids_kernel(out_ptr):
+    pid = tl.program_id(0) + tl.program_id(1) * tl.num_programs(0) + \
+        tl.program_id(2) * tl.num_programs(0) * tl.num_programs(1)
+    for axis in tl.static_range(3):
+        tl.store(out_ptr + pid * 3 + axis, tl.program_id(axis))
+
+
+@pytest.mark.parametrize("grid", [(7,), (3, 2), (2, 1, 3), (1, 3, 2)])
+def test_program_ids_in_chunks_of_programs(interpreter, monkeypatch, grid):
+    monkeypatch.setattr(interpreter, "CHUNK_ELEMENTS", 8)  # two programs per chunk: chunks start past 0
+    full = tuple(grid) + (1,) * (3 - len(grid))
+    out = np.full(3 * np.prod(full), -9, np.int32)
+    ids_kernel[grid](out)
+    expected = [[x, y, z] for z in range(full[2]) for y in range(full[1]) for x in range(full[0])]
+    assert out.reshape(-1, 3).tolist() == expected
+
+
 # ----------------------------------------------------------------------------- results
 
 @pytest.mark.parametrize("n", [1, 31, 32, 33, 1000])
