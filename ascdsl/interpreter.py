@@ -39,6 +39,7 @@ programs and masked lanes routinely compute on garbage.
 from __future__ import annotations
 
 import gc
+import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -48,7 +49,7 @@ import numpy as np
 
 from . import affine, numerics
 from .affine import Affine, Conj, Loaded, lift as _lift
-from .dtypes import PointerType
+from .dtypes import PointerType, float32
 from .errors import CompilationError, DeviceAssertionError, Error, InputTypeError, InputValueError, OutOfBoundsError
 from .ir.core import Block, GroupOp, Instr, Kernel, Op, walk
 from .ir.provenance import STORES, access_roots
@@ -124,6 +125,7 @@ class _Prepared:
     written: frozenset[int] | None  # buffers the kernel may write (None: any, as atomics do)
     batches: dict[int, _Batch]  # by for-loop id
     lazy: frozenset[int]  # the loads whose tiles may stay in memory (:func:`_lazy_loads`)
+    accumulators: tuple[frozenset[int], frozenset[int]]  # (adds, sums): :func:`_accumulators`
 
 
 _prepared: dict[int, tuple[Kernel, _Prepared]] = {}
@@ -143,7 +145,7 @@ def _prepare(kernel: Kernel) -> _Prepared:
     batches = {id(i): b for i in walk(kernel.body) if i.op is Op.FOR and (b := _batch(i, roots)) is not None}
     prepared = _Prepared(_largest(kernel.body), _schedule(kernel.body, {}), leaves,
                          {i: next(iter(r)) for i, r in roots.items() if len(r) == 1}, written, batches,
-                         _lazy_loads(kernel.body))
+                         _lazy_loads(kernel.body), _accumulators(kernel.body))
     if len(_prepared) >= 256:
         _prepared.clear()
     _prepared[id(kernel)] = (kernel, prepared)
@@ -178,6 +180,42 @@ def _lazy_loads(block: Block, into: set[int] | None = None) -> frozenset[int]:
                 for user, k in users.get(instr.result.id, ())):
             into.add(id(instr))
     return frozenset(into)
+
+
+def _accumulators(body: Block) -> tuple[frozenset[int], frozenset[int]]:
+    """The float32 sums that a ``for`` loop accumulates from +0.0 and only ``tl.sum`` reads
+    (``acc = tl.zeros(...)``, ``acc += x`` in the loop, ``tl.sum(acc)`` after it): the ids of those
+    ``acc + x`` and of the sums.
+
+    While ``acc`` is +0.0 in every lane, ``acc + x`` may be ``x`` itself (no pass over the tile): the
+    two differ only where ``x`` is -0.0 (``+0.0 + -0.0`` is +0.0), and adding more terms keeps them
+    apart only where every term is -0.0. The spec's lanes, +0.0 plus terms, are never -0.0, so neither
+    is their sum; the sum of these lanes is the same, or -0.0 where the spec's is +0.0, whatever the
+    order of the additions (adding a zero to a nonzero or a NaN changes nothing, and two zeros give
+    -0.0 only when both are -0.0, rounding to nearest): the sums add +0.0 to their result (whether
+    NumPy's sum starts from +0.0 or from the first term)."""
+    uses: dict[int, list[Instr]] = {}
+    made: dict[int, Instr] = {}
+    for instr in walk(body):
+        for v in instr.operands:
+            uses.setdefault(v.id, []).append(instr)
+        made.update((v.id, instr) for v in instr.results)
+    only = lambda value, instr: [id(i) for i in uses.get(value.id, ())] == [id(instr)]  # noqa: E731
+    adds, sums = set(), set()
+    for loop in walk(body):
+        inner = loop.regions[0] if loop.op is Op.FOR else None
+        if inner is None or not inner.body or inner.body[-1].op is not Op.YIELD:
+            continue
+        for init, arg, step, result in zip(loop.operands[3:], inner.args[1:], inner.body[-1].operands, loop.results):
+            zero, readers = made.get(init.id), uses.get(result.id, [])
+            add = next((i for i in inner.body if i.op is Op.ADD and i.results == (step,)), None)
+            if zero is not None and zero.op is Op.CONST and zero.attr("value") == 0 \
+                    and math.copysign(1.0, zero.attr("value")) > 0 and result.type.dtype == float32 \
+                    and add is not None and arg in add.operands and only(arg, add) and only(step, inner.body[-1]) \
+                    and readers and all(r.op is Op.SUM and r.result.type.dtype == float32 for r in readers):
+                adds.add(id(add))
+                sums.update(id(r) for r in readers)
+    return frozenset(adds), frozenset(sums)
 
 
 def _batch(loop: Instr, roots: dict[int, frozenset[int]]) -> _Batch | None:
@@ -372,7 +410,11 @@ class _Programs:
         self.schedule, self.leaves = prepared.schedule, prepared.leaves
         linear = np.arange(start, stop)
         self.n = stop - start
-        self.pid = (linear % grid[0], linear // grid[0] % grid[1], linear // (grid[0] * grid[1]))
+        if grid[1] == grid[2] == 1:  # (the usual 1-D grid: the ids are the linear ones)
+            zero = np.zeros(self.n, linear.dtype)
+            self.pid = (linear, zero, zero)
+        else:
+            self.pid = (linear % grid[0], linear // grid[0] % grid[1], linear // (grid[0] * grid[1]))
         self.env: dict[int, Array] = {}
         self.active: Array | None = None  # (n,) bool: who runs the current region; None = all
         self.order: Array | None = None  # the programs in the order they run, when not 0..n-1
@@ -499,6 +541,10 @@ def _elementwise(P: _Programs, instr: Instr, *xs) -> tuple:
         out = affine.conj(*xs, len(shape))
         if out is not None:
             return (out,)
+    if op is Op.ADD and id(instr) in P.prepared.accumulators[0]:
+        term = _plus_zero(xs)
+        if term is not None:
+            return (term,)
     loaded = next((x for x in xs if type(x) is Loaded), None)
     spare, ufunc = P.spare, numerics.NP_FOR_OP.get(op)
     if (loaded is not None or spare is not None) and not (
@@ -518,6 +564,18 @@ def _elementwise(P: _Programs, instr: Instr, *xs) -> tuple:
     return (numerics.elementwise(op, xs, _result(instr)),)
 
 
+def _plus_zero(xs) -> Array | Loaded | None:
+    """For ``+0.0 + x`` (either order; the +0.0 a compact float32 array) of float32 tiles, ``x``."""
+    for zero, x in (xs, xs[::-1]):
+        if type(zero) is np.ndarray and zero.size == 1 and zero.dtype == numerics.F32 and zero.tobytes() == ZERO \
+                and type(x) in (np.ndarray, Loaded) and x.dtype == numerics.F32:
+            return x
+    return None
+
+
+ZERO_F32 = np.float32(0.0)
+ZERO = ZERO_F32.tobytes()
+
 LAST_AXIS_REDUCE = {Op.SUM: np.add, Op.MAX: np.maximum, Op.MIN: np.minimum}
 """Reductions a lazily loaded float32 tile (:class:`ascdsl.affine.Loaded`) runs along its last axis in place."""
 
@@ -525,12 +583,12 @@ LAST_AXIS_REDUCE = {Op.SUM: np.add, Op.MAX: np.maximum, Op.MIN: np.minimum}
 def _reduce(P: _Programs, instr: Instr, x: Array) -> tuple[Array]:
     axis, rank = instr.attr("axis"), x.ndim - 1
     axes = tuple(range(1, rank + 1)) if axis is None else (axis % rank + 1,)
-    if type(x) is Loaded:
-        if axes == (rank,) and _result(instr) == numerics.F32 and instr.op in LAST_AXIS_REDUCE:
-            out = x.reduce_last(LAST_AXIS_REDUCE[instr.op])
-            return (out.reshape(out.shape[:1] + instr.result.type.shape),)
-        x = x.dense()
-    out = numerics.reduce(instr.op, x, axes, _result(instr))
+    if type(x) is Loaded and axes == (rank,) and _result(instr) == numerics.F32 and instr.op in LAST_AXIS_REDUCE:
+        out = x.reduce_last(LAST_AXIS_REDUCE[instr.op])
+    else:
+        out = numerics.reduce(instr.op, x.dense() if type(x) is Loaded else x, axes, _result(instr))
+    if id(instr) in P.prepared.accumulators[1]:  # its accumulator's lanes may be -0.0 (_accumulators)
+        out = out + ZERO_F32
     return (out.reshape(out.shape[:1] + instr.result.type.shape),)
 
 

@@ -227,8 +227,11 @@ def _constexpr_value(site: Loc, name: str, value):
 
 
 def _typed(value):
-    """A cache key that tells ``1``, ``1.0`` and ``True`` apart (they compile differently)."""
-    return tuple(map(_typed, value)) if isinstance(value, tuple) else (type(value), value)
+    """A cache key that tells ``1``, ``1.0`` and ``True`` apart (they compile differently), and
+    ``0.0`` from ``-0.0`` (floats by their bits: NaN is one key)."""
+    if isinstance(value, tuple):
+        return tuple(map(_typed, value))
+    return (type(value), value.hex() if isinstance(value, float) else value)
 
 
 def _arg_dtype(site: Loc, name: str, value) -> DType | PointerType:

@@ -65,6 +65,24 @@ def test_grid_kernel_runs_every_program(interpreter):
     assert out.tolist() == [3 * i for i in range(8)]
 
 
+@ascdsl.jit
+def ids_kernel(out_ptr):
+    pid = tl.program_id(0) + tl.program_id(1) * tl.num_programs(0) + \
+        tl.program_id(2) * tl.num_programs(0) * tl.num_programs(1)
+    for axis in tl.static_range(3):
+        tl.store(out_ptr + pid * 3 + axis, tl.program_id(axis))
+
+
+@pytest.mark.parametrize("grid", [(7,), (3, 2), (2, 1, 3), (1, 3, 2)])
+def test_program_ids_in_chunks_of_programs(interpreter, monkeypatch, grid):
+    monkeypatch.setattr(interpreter, "CHUNK_ELEMENTS", 8)  # two programs per chunk: chunks start past 0
+    full = tuple(grid) + (1,) * (3 - len(grid))
+    out = np.full(3 * np.prod(full), -9, np.int32)
+    ids_kernel[grid](out)
+    expected = [[x, y, z] for z in range(full[2]) for y in range(full[1]) for x in range(full[0])]
+    assert out.reshape(-1, 3).tolist() == expected
+
+
 # ----------------------------------------------------------------------------- results
 
 @pytest.mark.parametrize("n", [1, 31, 32, 33, 1000])
@@ -108,6 +126,20 @@ def test_specialisation_cache(monkeypatch, recorded):
                  backend="recorded")
     assert len(compiled) == 3
     assert recorded[0][0] is recorded[1][0] and recorded[2][0] is not recorded[0][0]
+
+
+@ascdsl.jit
+def fill_kernel(out_ptr, VALUE: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, 4), tl.full((4,), VALUE, tl.float32))
+
+
+def test_signed_zero_and_nan_constexprs_specialise_by_their_bits(interpreter):
+    outs = {}
+    for value in (0.0, -0.0, float("nan"), float("nan"), 0.0):
+        outs[repr(value)] = out = np.ones(4, np.float32)
+        fill_kernel[(1,)](out, VALUE=value)
+    assert not np.signbit(outs["0.0"]).any() and np.signbit(outs["-0.0"]).all() and np.isnan(outs["nan"]).all()
+    assert len({k for k in fill_kernel._cache}) == 3  # NaN, however many NaN objects, is one specialisation
 
 
 @pytest.mark.parametrize("value, dtype", [(3, tl.int32), (2**31, tl.int64), (-2**31, tl.int32), (1.5, tl.float32),
