@@ -23,10 +23,11 @@ dtype's tolerance as noted:
   it does not overflow where the result is finite; 0 where ``m == 0``, ``x + y`` where either is NaN and
   inf where either is infinite (NaN or not, as IEEE's ``hypot``; within the tolerance);
 * float ``x % y`` (``fmod``, truncating as C's) is exact for all inputs: on ``r = |x|`` and ``a = |y|``
-  (both scaled by 2**-64 where ``a >= 2**64``), a fixed number of whole-tile steps (12 in float32 and
-  bfloat16, 2 in float16: the dtype's span of binades over 23) each replace ``r`` by ``fmod(r, a * 2**j)``,
+  (both scaled by 2**-64 where ``a >= 2**64``), whole-tile steps each replace ``r`` by ``fmod(r, a * 2**j)``,
   ``j`` the exponent difference less 23 (a multiple of ``a``, so the result is unchanged, and a quotient
-  under 2**24), the last with ``j = 0``; each is ``r - q * s`` with ``q = trunc(r / s)`` and ``q * s`` kept
+  under 2**24): 11 in float32 and bfloat16, 1 in float16 (the dtype's span of binades over 23), under a
+  runtime ``if`` that skips them where no element's exponent difference exceeds 23, then the last with
+  ``j = 0``; each is ``r - q * s`` with ``q = trunc(r / s)`` and ``q * s`` kept
   exactly as ``p + err`` (Dekker's product of Veltkamp halves: the A2 vector unit has no fused
   multiply-add), ``s`` added back where ``r / s`` rounded up; then the sign of ``x`` (zeros included),
   ``x`` where ``|x| < |y|`` (``y`` infinite included), the default NaN where ``y`` is 0 or ``x`` infinite
@@ -45,7 +46,7 @@ import math
 import ml_dtypes
 
 from .. import dtypes
-from ..ir.core import Instr, Op
+from ..ir.core import Block, Instr, Op, Type
 from . import isel
 from .compute import copy_blocks
 from .kir import Call, lit
@@ -186,10 +187,15 @@ def _fmod(m: _Math, x, y):
     ea = m.op(Op.ADD, m.where(tiny, m.op(Op.SUB, e, _int(m, 64)), e), _int(m, QUOTIENT_BITS - 1))
     info = ml_dtypes.finfo(m.dt.np)
     span = info.maxexp - info.minexp + info.nmant - 1  # binades from the largest finite to the smallest subnormal
-    halve = info.maxexp > 126
-    while span > QUOTIENT_BITS - 1:  # each step takes 23 binades off the exponent difference
-        r = _reduce_step(m, r, a, ea, span - (QUOTIENT_BITS - 1), halve)
-        span, halve = span - (QUOTIENT_BITS - 1), False
+
+    def reduce(r, span=span, halve=info.maxexp > 126):
+        while span > QUOTIENT_BITS - 1:  # each step takes 23 binades off the exponent difference
+            r = _reduce_step(m, r, a, ea, span - (QUOTIENT_BITS - 1), halve)
+            span, halve = span - (QUOTIENT_BITS - 1), False
+        return r
+    wide = m.op(Op.SUB, _exponent(m, r), ea)  # > 0 where one step does not do
+    most = m.r.op(Op.MAX, Type(I32), (wide,), (("axis", None), ("keep_dims", False)), m.loc)
+    r = _if(m, m.r.op(Op.GT, Type(BOOL), (most, _int(m, 0)), (), m.loc), reduce, r)
     rem = _remainder(m, r, a)
     rem = m.where(big, m.op(Op.MUL, rem, m.c(SCALE, x)), rem)
     signed = m.r.value(rem.type)
@@ -199,6 +205,17 @@ def _fmod(m: _Math, x, y):
     zero = m.op(Op.SUB, a, a)
     rem = m.where(invalid, m.op(Op.DIV, zero, zero), rem)  # the default NaN, as the host's fmod
     m.where(_either_nan(m, x, y), m.op(Op.ADD, x, y), rem, result=m.v)
+
+
+def _if(m: _Math, cond, build, x):
+    """``build(x)`` where scalar ``cond`` holds, else ``x`` (a runtime ``if`` around the ops it emits)."""
+    saved, m.r.out = m.r.out, []
+    y = build(x)
+    then = Block((), (*m.r.out, Instr(Op.YIELD, (), (y,), (), (), m.loc)))
+    m.r.out, v = saved, m.r.value(x.type)
+    orelse = Block((), (Instr(Op.YIELD, (), (x,), (), (), m.loc),))
+    m.r.out.append(Instr(Op.IF, (v,), (cond,), (), (then, orelse), m.loc))
+    return v
 
 
 def _exponent(m: _Math, a):

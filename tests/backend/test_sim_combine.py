@@ -10,7 +10,7 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
-from tests.backend.helpers import bits, both, data, each
+from tests.backend.helpers import CANN, assert_type_checks, bits, both, data, each
 
 
 @ascdsl.jit
@@ -295,3 +295,15 @@ def test_combine_functions_over_int64_tiles_are_located_errors():
     with pytest.raises(ascdsl.CompilationError, match="combine function over int64 tiles") as err:
         int64_sum_kernel[(1,)](np.ones(8, np.int32), np.zeros(8, np.int32), BLOCK=8, backend="sim")
     assert "test_sim_combine.py:" in str(err.value) and "tl.reduce" in str(err.value)
+
+
+@CANN
+def test_narrow_rank_3_and_looped_combines_type_check_against_cann(tmp_path):
+    """The combines over 8-bit, 16-bit, bool and rank-3 tiles and with unrolled loops, in one kernel file,
+    against the real CANN headers."""
+    i32, f32 = tl.pointer_type(dtypes.int32), tl.pointer_type(dtypes.float32)
+    kernels = [k.kernels[0] for k in (
+        narrow_kernel.specialize(*(i32,) * 6, N=40),
+        rank3_kernel.specialize(*(i32,) * 6, A=3, B=5, C=8, AXIS=1, K=24, REVERSE=False),
+        looped_kernel.specialize(i32, f32, i32, i32, f32, f32, N=13))]
+    assert_type_checks("narrow_and_looped_combines", kernels, tmp_path)

@@ -61,3 +61,20 @@ def test_fmod_bit_exact_for_all_inputs(dtype):
         for a, b in zip(want[2:], got[2:]):
             np.testing.assert_array_equal(bits(a), bits(b), err_msg=f"n={n}")
     each(check, [(512,), (40,)])
+
+
+@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.bfloat16], ids=str)
+def test_fmod_of_quotients_under_2_to_the_23_bit_exact(dtype):
+    """Tiles whose quotients one step reduces (the steps before it are skipped at run time)."""
+    rng = np.random.default_rng(9)
+    x = (rng.standard_normal(64) * 10.0 ** rng.integers(-2, 4, 64)).astype(dtype.np)
+    y = (rng.standard_normal(64) * 10.0 ** rng.integers(-1, 2, 64) + 3).astype(dtype.np)
+    finite = [s for s in SPECIAL if np.isfinite(s).all() and s[1] != 0]
+    x[:len(finite)], y[:len(finite)] = zip(*finite)
+    with np.errstate(all="ignore"):
+        assert (np.abs(x.astype(np.float64) / y.astype(np.float64)) < 2 ** 23).all()
+        want, got = both(fmod_kernel[(1,)], x, y, np.zeros(64, dtype.np), np.zeros(64, dtype.np), N=64)
+        exact = np.fmod(x.astype(np.float32), y.astype(np.float32)).astype(dtype.np)
+        np.testing.assert_array_equal(bits(want[2]), bits(exact))
+    for a, b in zip(want[2:], got[2:]):
+        np.testing.assert_array_equal(bits(a), bits(b))
