@@ -50,6 +50,8 @@ AXIS_REDUCE = frozenset({Op.SUM, Op.MAX, Op.MIN})
 """Reductions along a leading axis that :func:`select` lowers."""
 LAST_AXIS = frozenset({Op.SCAN, Op.SORT, Op.FLIP})
 """Ops along the last axis: the same op along the rows of the flat view."""
+BOOL_MOVES = frozenset({Op.JOIN, Op.SPLIT, Op.CAT, Op.PERMUTE})
+"""Moves of bool tiles left to :mod:`.intops` (so their masks become values once, not at every reshape)."""
 
 
 def flat_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -92,6 +94,8 @@ def _joins(instr: Instr) -> bool:
 
 def rewrite(r, instr: Instr) -> bool:
     """The rewrites of the module docstring (a :data:`.decompose.REWRITES` rule)."""
+    if instr.op in BOOL_MOVES and instr.results[0].type.dtype == dtypes.bool_:
+        return False  # moved as its 0/1 values in float16 (:mod:`.intops`), then rewritten here
     if _joins(instr):
         _pairs(r, instr)
         return True
