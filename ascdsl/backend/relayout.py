@@ -244,9 +244,9 @@ def _cat(sel, instr: Instr) -> list:
 
 
 def _cat_gathered(sel, instr: Instr) -> list:
-    """``tl.cat(a, b)`` of tiles without rows (1-D, ``[M, 1]``) whose ``b`` starts inside a block: both side by side in a scratch
-    tile (``b`` from the block after ``a``), then one Gather of lane ``j`` from ``j`` or, for ``j >= na``,
-    from ``j + gap - na`` (``min(max(j - na + 1, 0), 1)`` selects the shift)."""
+    """``tl.cat(a, b)`` of tiles without rows (1-D, ``[M, 1]``) whose ``b`` starts inside a block: both
+    side by side in a scratch tile (``b`` from the block after ``a``), then one Gather of lane ``j`` from
+    ``j`` or, for ``j >= na``, from ``j + gap - na`` (``min(max(j - na + 1, 0), 1)`` selects the shift)."""
     a, b = instr.operands
     v = instr.result
     n, na, size = v.type.numel, a.type.numel, v.type.dtype.itemsize

@@ -17,7 +17,8 @@ sum, and ``tl.sort``, all over whole tiles with ``Gather`` (byte offsets compute
   where the sign is set: the keys order as the floats do, ``-0.0`` just below ``0.0``), NaNs as the largest
   key (last, as NumPy's sort puts them, as the float32 NaN ``0x7fffffff``); 16-bit floats in float32.
   ``descending=True`` is the ascending sort flipped (one more ``Gather``), as the interpreter computes it.
-  Along axis 0 of a 2-D tile (:func:`rewrite`), the sort of the rows of its transpose, transposed back.
+  Along axis 0 of a 2-D tile (:func:`rewrite`), the sort of the rows of its transpose, transposed back;
+  int16 tiles sort in int32, 8-bit and bool ones in float16 (:mod:`.intops`).
 """
 from __future__ import annotations
 
@@ -49,11 +50,17 @@ def identity(op: Op, dt):
 
 
 def rewrite(r, instr: Instr) -> bool:
-    """``tl.sort`` along axis 0 of a 2-D tile: the sort along the rows of its transpose, transposed back
-    (a :data:`.decompose.REWRITES` rule)."""
+    """``tl.sort`` along axis 0 of a 2-D tile: the sort along the rows of its transpose, transposed back;
+    of an int16 tile: the sort of its values in int32 (a :data:`.decompose.REWRITES` rule)."""
     if instr.op is not Op.SORT:
         return False
     t = instr.result.type
+    if t.dtype == I16:
+        (x,), loc = instr.operands, instr.loc
+        wide = r.op(Op.CAST, t.with_dtype(I32), (x,), (("dtype", I32),), loc)
+        done = r.op(Op.SORT, wide.type, (wide,), instr.attrs, loc)
+        r.op(Op.CAST, t, (done,), (("dtype", I16),), loc, result=instr.result)
+        return True
     if len(t.shape) != 2 or instr.attr("axis") % 2 != 0 or t.dtype not in SORTED:
         return False
     permuted_last(r, instr)
