@@ -39,7 +39,7 @@ from .. import dtypes
 from ..ir.core import GroupOp, Instr, Op, Type, Value
 from . import boolmask, isel
 from .kir import Bin, BinOp, Call, Expr, For, Lit, Ref, add, lit
-from .relayout import gather_lanes
+from .relayout import gather_lanes, movable
 from .repeat import located
 from .selector import F32, unsupported
 from .ublayout import numel, strides
@@ -364,6 +364,7 @@ def _permute(sel, instr: Instr) -> list:
     """``tl.permute``/``tl.trans`` of a tile of rank 3 or more: one ``Gather``, lane ``(i, .., k)`` of the
     result reading the operand's element at ``i * s0 + .. + min(k, N - 1) * s_last`` (``s``: the operand's
     UB strides of the axes the result's come from; ``N``: the result's last axis)."""
+    movable(instr, "`tl.permute`")
     (x,), v = instr.operands, instr.result
     dt = v.type.dtype
     shape, order = v.type.shape, instr.attr("order")

@@ -30,6 +30,7 @@ from ..ir.core import Instr, Op
 from .compute import copy_blocks
 from .kir import Bin, BinOp, Call, Const, For, Lit, Ref, lit
 from .repeat import view
+from .selector import unsupported
 from .ublayout import contiguous, has_rows
 
 F32, I32, U32 = dtypes.float32, dtypes.int32, dtypes.uint32
@@ -55,6 +56,14 @@ def select(sel, instr: Instr) -> list | None:
     if instr.op is Op.RESHAPE and not sel.free_reshape(instr) and _gathers(instr):
         return _repitch(sel, instr)
     return None
+
+
+def movable(instr: Instr, what: str) -> None:
+    """A located error for ``instr`` when ``Gather`` cannot move its elements (int64 ones: it moves 16-
+    and 32-bit elements, and :mod:`.intops` moves 8-bit and bool tiles as float16)."""
+    t = instr.results[0].type
+    if t.dtype.itemsize not in (2, 4):
+        raise unsupported(instr, f"{what} of {t.shape} {t.dtype} tiles (`Gather` moves 16- and 32-bit elements)")
 
 
 def _gathers(instr: Instr) -> bool:
@@ -142,6 +151,7 @@ def _split(sel, instr: Instr) -> list:
     """``tl.split`` of ``[.., 2]``: each half Gathers every pair's element from the pairs' layout (the
     operand's rows, or the 1-D tile a ``tl.reshape`` made the pairs of), into its own layout (rows
     padded to blocks when it has them, :func:`element_indices`)."""
+    movable(instr, "`tl.split`")
     (x,) = instr.operands
     d = sel.defs.get(x.id)
     size = x.type.dtype.itemsize
@@ -173,6 +183,7 @@ def _join(sel, instr: Instr) -> list:
     """``tl.join(a, b)`` as a tile of pairs ``[.., 2]`` (``[n, 2]`` in UB, rows padded to ``pitch``): one
     Gather, lane ``(i, k)`` reading element ``i`` of ``a`` for ``k == 0`` and of ``b`` otherwise (the
     padding repeats ``b``'s), at its position in their rows (:func:`row_positions`)."""
+    movable(instr, "`tl.join`")
     a, b = instr.operands
     v = instr.result
     both, gap, out = _side_by_side(sel, a, b, instr.loc)
@@ -196,6 +207,7 @@ def _join(sel, instr: Instr) -> list:
 def _interleave(sel, instr: Instr) -> list:
     """``tl.interleave(a, b)``: ``a`` and ``b`` side by side in one scratch tile, then one Gather of
     lane ``j`` from ``a[j // 2]`` or ``b[j // 2]`` (offset ``(j >> 1) * size + (j - 2 * (j >> 1)) * gap``)."""
+    movable(instr, "`tl.interleave`")
     v = instr.result
     a, b = sel.defs[instr.operands[0].id].operands
     n, size = v.type.numel, v.type.dtype.itemsize
@@ -214,6 +226,7 @@ def _interleave(sel, instr: Instr) -> list:
 
 
 def _transpose(sel, instr: Instr) -> list:
+    movable(instr, "`tl.trans`")
     (x,), v = instr.operands, instr.result
     (rows, cols), size = x.type.shape, v.type.dtype.itemsize
     src_pitch, dst_pitch = sel.pitch(x), sel.pitch(v)
@@ -247,6 +260,7 @@ def _cat_gathered(sel, instr: Instr) -> list:
     """``tl.cat(a, b)`` of tiles without rows (1-D, ``[M, 1]``) whose ``b`` starts inside a block: both
     side by side in a scratch tile (``b`` from the block after ``a``), then one Gather of lane ``j`` from
     ``j`` or, for ``j >= na``, from ``j + gap - na`` (``min(max(j - na + 1, 0), 1)`` selects the shift)."""
+    movable(instr, "`tl.cat`")
     a, b = instr.operands
     v = instr.result
     n, na, size = v.type.numel, a.type.numel, v.type.dtype.itemsize
@@ -263,4 +277,4 @@ def _cat_gathered(sel, instr: Instr) -> list:
     return out + gather_lanes(sel, sel.ref(v), both, lane, n)
 
 
-__all__ = ["gather_lanes", "lane_index", "select"]
+__all__ = ["element_indices", "gather_lanes", "lane_index", "movable", "row_positions", "select"]

@@ -26,14 +26,12 @@ from .. import dtypes
 from ..ir.core import Instr, Op
 from .kir import Bin, BinOp, Call, Const, For, Lit, Ref, lit
 from .rank3 import permuted_last
-from .relayout import gather_lanes, lane_index
+from .relayout import gather_lanes, lane_index, movable
 from .repeat import located, view
 from .selector import unsupported
 from .ublayout import rows as rows_of
 
 F32, I16, I32 = dtypes.float32, dtypes.int16, dtypes.int32
-MOVABLE = frozenset({2, 4})
-"""Element sizes ``Gather`` moves."""
 SCANS = {Op.ADD: "Add", Op.MUL: "Mul", Op.MAXIMUM: "Max", Op.MINIMUM: "Min"}
 SORTED = frozenset({F32, I32, dtypes.float16, dtypes.bfloat16})
 """Element types ``tl.sort`` orders (16-bit floats in float32)."""
@@ -76,16 +74,9 @@ def select(sel, instr: Instr) -> list | None:
     return None
 
 
-def _movable(instr: Instr, what: str) -> None:
-    v = instr.result
-    if v.type.dtype.itemsize not in MOVABLE or v.type.dtype == dtypes.bool_ or len(v.type.shape) > 2:
-        raise unsupported(instr, f"{what} of {v.type.shape} {v.type.dtype} tiles (`Gather` moves the 16- and "
-                                 "32-bit elements of 1-D and 2-D tiles)")
-
-
 def _flip(sel, instr: Instr) -> list:
     (x,), v = instr.operands, instr.result
-    _movable(instr, "`tl.flip`")
+    movable(instr, "`tl.flip`")
     shape, axis, size = x.type.shape, instr.attr("axis"), v.type.dtype.itemsize
     if len(shape) == 2 and axis == 0:  # whole rows
         p, rows = sel.pitch(x), shape[0]

@@ -3,7 +3,8 @@ the interpreter, bit for bit (they are moves): `tl.cat` of rank-3 and rank-4 til
 rank-3 tiles (results of rank 3 and 4), `tl.split` of rank-3 and rank-4 tiles, `tl.interleave` of 2-D and
 rank-3 tiles, and re-pitching reshapes of rank-3 8-bit tiles, with last axes that do not fill 32-byte
 blocks, in float32, int8, int32 and float16; permutes into `[.., 1]` tiles and `tl.cat` of `[M, 1]` columns;
-the same moves of bool tiles; gathers and scatters through rank-3 and rank-4 index tiles."""
+the same moves of bool tiles; gathers and scatters through rank-3 and rank-4 index tiles; moves of
+int64 tiles are located errors."""
 import numpy as np
 import pytest
 
@@ -166,3 +167,30 @@ def test_gathers_and_scatters_through_rank_3_and_4_index_tiles_bit_exact(dtype):
         scattered[idx] = x + 1
         assert (want[2] == np.concatenate([x[idx], scattered, x])).all()
     each(check, [((2, 3, 5),), ((2, 2, 8),)])
+
+
+@ascdsl.jit
+def int64_join_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, N))
+    tl.store(out_ptr + tl.arange(0, 2 * N), tl.interleave(x, x))
+
+
+@ascdsl.jit
+def int64_trans_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    x = tl.reshape(tl.load(x_ptr + tl.arange(0, 2 * N)), (2, N))
+    tl.store(out_ptr + tl.arange(0, 2 * N), tl.reshape(tl.trans(x), (2 * N,)))
+
+
+@ascdsl.jit
+def int64_permute_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    x = tl.reshape(tl.load(x_ptr + tl.arange(0, 2 * N)), (1, 2, N))
+    tl.store(out_ptr + tl.arange(0, 2 * N), tl.reshape(tl.permute(x, (0, 2, 1)), (2 * N,)))
+
+
+@pytest.mark.parametrize("kernel, what", [(int64_join_kernel, "tl.interleave"), (int64_trans_kernel, "tl.trans"),
+                                          (int64_permute_kernel, "tl.permute")], ids=["interleave", "trans", "permute"])
+def test_moves_of_int64_tiles_are_located_errors(kernel, what):
+    """`Gather` moves 16- and 32-bit elements; int64 tiles are only copied."""
+    with pytest.raises(ascdsl.CompilationError, match=rf"`{what}` of .* int64 tiles \(`Gather` moves") as err:
+        kernel[(1,)](np.arange(16), np.zeros(16, np.int64), N=8, backend="sim")
+    assert "test_sim_shape_moves.py" in str(err.value)
