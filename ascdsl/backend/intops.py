@@ -1,7 +1,7 @@
 """int32 tile arithmetic beyond ``+ - * max min``: ``// %`` (truncating, as C and Triton), ``abs``,
 bitwise ``& | ^ ~``, shifts by a scalar or by a tile of amounts, and 8-bit and int16 integers: casts,
-masked 8-bit loads and math (in int32, wrapped back), flips, permutes, re-pitching reshapes, joins, splits
-and unaligned ``tl.cat`` of 8-bit tiles (in float16), and those moves of bool tiles (their 0/1 values in
+masked 8-bit loads and math (in int32, wrapped back), flips, sorts, permutes, re-pitching reshapes, joins,
+splits and unaligned ``tl.cat`` of 8-bit tiles (in float16), and those moves of bool tiles (their 0/1 values in
 float16, compared back).
 
 The vector unit has no int32 ``Div``, so :func:`rewrite` (a :data:`.decompose.REWRITES` rule) builds
@@ -82,12 +82,12 @@ def rewrite(r, instr: Instr) -> bool:
 BYTES = frozenset({dtypes.int8, dtypes.uint8})
 
 
-MOVES = frozenset({Op.FLIP, Op.PERMUTE, Op.RESHAPE, Op.CAT, Op.JOIN, Op.SPLIT})
+MOVES = frozenset({Op.FLIP, Op.PERMUTE, Op.RESHAPE, Op.CAT, Op.JOIN, Op.SPLIT, Op.SORT})
 
 
 def _moves_bytes(instr: Instr, block: int) -> bool:
-    """``instr`` moves 8-bit elements across lanes: a flip, a permute (not one of a unit axis, which is
-    free), a reshape between shapes that lie differently in UB (rows of 8-bit tiles are padded to
+    """``instr`` moves 8-bit elements across lanes: a flip, a sort, a permute (not one of a unit axis,
+    which is free), a reshape between shapes that lie differently in UB (rows of 8-bit tiles are padded to
     ``block`` elements), a ``tl.join``/``tl.split`` or a ``tl.cat`` of tiles without rows whose second
     starts inside a block; or any of these ops on bool tiles (bit masks, which nothing moves)."""
     dt = instr.results[0].type.dtype if instr.op in MOVES else None

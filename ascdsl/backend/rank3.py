@@ -39,7 +39,7 @@ from .. import dtypes
 from ..ir.core import GroupOp, Instr, Op, Type, Value
 from . import boolmask, isel
 from .kir import Bin, BinOp, Call, Expr, For, Lit, Ref, add, lit
-from .relayout import gather_lanes
+from .relayout import gather_lanes, movable
 from .repeat import located
 from .selector import F32, unsupported
 from .ublayout import numel, strides
@@ -50,6 +50,8 @@ AXIS_REDUCE = frozenset({Op.SUM, Op.MAX, Op.MIN})
 """Reductions along a leading axis that :func:`select` lowers."""
 LAST_AXIS = frozenset({Op.SCAN, Op.SORT, Op.FLIP})
 """Ops along the last axis: the same op along the rows of the flat view."""
+BOOL_MOVES = frozenset({Op.JOIN, Op.SPLIT, Op.CAT, Op.PERMUTE})
+"""Moves of bool tiles left to :mod:`.intops` (so their masks become values once, not at every reshape)."""
 
 
 def flat_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -92,6 +94,8 @@ def _joins(instr: Instr) -> bool:
 
 def rewrite(r, instr: Instr) -> bool:
     """The rewrites of the module docstring (a :data:`.decompose.REWRITES` rule)."""
+    if instr.op in BOOL_MOVES and instr.results[0].type.dtype == dtypes.bool_:
+        return False  # moved as its 0/1 values in float16 (:mod:`.intops`), then rewritten here
     if _joins(instr):
         _pairs(r, instr)
         return True
@@ -360,6 +364,7 @@ def _permute(sel, instr: Instr) -> list:
     """``tl.permute``/``tl.trans`` of a tile of rank 3 or more: one ``Gather``, lane ``(i, .., k)`` of the
     result reading the operand's element at ``i * s0 + .. + min(k, N - 1) * s_last`` (``s``: the operand's
     UB strides of the axes the result's come from; ``N``: the result's last axis)."""
+    movable(instr, "`tl.permute`")
     (x,), v = instr.operands, instr.result
     dt = v.type.dtype
     shape, order = v.type.shape, instr.attr("order")

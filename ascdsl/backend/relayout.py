@@ -15,8 +15,8 @@
   offsets computed on the vector unit (:func:`_repitch`);
 * ``tl.split`` of ``[N, 2]`` or ``[M, N, 2]`` Gathers each half (from the operand's padded rows, or
   from the 1-D tile a ``tl.reshape`` to ``[N, 2]`` made the pairs of, which then needs no buffer of its
-  own); ``tl.interleave(a, b)`` (``tl.join`` reshaped to 1-D) copies ``a`` and ``b`` into one scratch
-  tile and Gathers the result from it; a ``tl.join`` of ``[N]`` or ``[M, N]`` tiles kept as a tile of
+  own); ``tl.interleave(a, b)`` of ``[N]`` or ``[M, N]`` tiles (``tl.join`` reshaped to ``[.., 2 * N]``)
+  copies ``a`` and ``b`` into one scratch tile and Gathers the result from it; a ``tl.join`` of ``[N]`` or ``[M, N]`` tiles kept as a tile of
   pairs (each row padded to a block) Gathers lane ``(i, k)`` from the same scratch tile.
 
 Every op here sees 16- and 32-bit tiles of rank 1 or 2 (and the ``[M, N, 2]`` pairs of a join or split):
@@ -30,6 +30,7 @@ from ..ir.core import Instr, Op
 from .compute import copy_blocks
 from .kir import Bin, BinOp, Call, Const, For, Lit, Ref, lit
 from .repeat import view
+from .selector import unsupported
 from .ublayout import contiguous, has_rows
 
 F32, I32, U32 = dtypes.float32, dtypes.int32, dtypes.uint32
@@ -44,7 +45,7 @@ def select(sel, instr: Instr) -> list | None:
     if instr.op is Op.SPLIT:
         return _split(sel, instr)
     if instr.op is Op.JOIN:
-        if all(interleaves(sel, u) for u in sel.users.get(instr.result.id, [])):
+        if _interleaved(sel, instr.result):
             return []  # computed by its reshapes
         return _join(sel, instr)
     if instr.op is Op.RESHAPE and interleaves(sel, instr):
@@ -55,6 +56,14 @@ def select(sel, instr: Instr) -> list | None:
     if instr.op is Op.RESHAPE and not sel.free_reshape(instr) and _gathers(instr):
         return _repitch(sel, instr)
     return None
+
+
+def movable(instr: Instr, what: str) -> None:
+    """A located error for ``instr`` when ``Gather`` cannot move its elements (int64 ones: it moves 16-
+    and 32-bit elements, and :mod:`.intops` moves 8-bit and bool tiles as float16)."""
+    t = instr.results[0].type
+    if t.dtype.itemsize not in (2, 4):
+        raise unsupported(instr, f"{what} of {t.shape} {t.dtype} tiles (`Gather` moves 16- and 32-bit elements)")
 
 
 def _gathers(instr: Instr) -> bool:
@@ -113,11 +122,28 @@ def row_positions(sel, index: Ref, lanes: int, x, loc) -> list:
             Call("Add", index, (index, skip), (lit(lanes),), inplace=True)]
 
 
+def _joined(sel, v) -> Instr | None:
+    """The ``tl.join`` whose tile of pairs ``v`` is (through reshapes that keep its layout), if any."""
+    d = sel.defs.get(v.id)
+    while d is not None and d.op is Op.RESHAPE and sel.free_reshape(d):
+        d = sel.defs.get(d.operands[0].id)
+    return d if d is not None and d.op is Op.JOIN else None
+
+
 def interleaves(sel, instr: Instr) -> bool:
-    """``instr`` reshapes ``tl.join(a, b)`` of 1-D tiles to 1-D: ``tl.interleave(a, b)``."""
-    d = sel.defs.get(instr.operands[0].id) if instr.operands else None
-    return (instr.op is Op.RESHAPE and d is not None and d.op is Op.JOIN and len(instr.result.type.shape) == 1
-            and len(d.operands[0].type.shape) == 1)
+    """``instr`` reshapes ``tl.join(a, b)`` of ``[N]`` or ``[M, N]`` tiles to ``[2 * N]`` or ``[M, 2 * N]``:
+    ``tl.interleave(a, b)``."""
+    d = _joined(sel, instr.operands[0]) if instr.op is Op.RESHAPE else None
+    if d is None:
+        return False
+    shape = d.operands[0].type.shape
+    return len(shape) <= 2 and instr.result.type.shape == shape[:-1] + (2 * shape[-1],)
+
+
+def _interleaved(sel, v) -> bool:
+    """Every use of tile of pairs ``v`` is an interleave (or a reshape keeping its layout that only these use)."""
+    return all(interleaves(sel, u) or u.op is Op.RESHAPE and sel.free_reshape(u) and _interleaved(sel, u.result)
+               for u in sel.users.get(v.id, []))
 
 
 def lane_index(sel, hint: str, n: int, scale: int, loc) -> tuple[Ref, list]:
@@ -142,6 +168,7 @@ def _split(sel, instr: Instr) -> list:
     """``tl.split`` of ``[.., 2]``: each half Gathers every pair's element from the pairs' layout (the
     operand's rows, or the 1-D tile a ``tl.reshape`` made the pairs of), into its own layout (rows
     padded to blocks when it has them, :func:`element_indices`)."""
+    movable(instr, "`tl.split`")
     (x,) = instr.operands
     d = sel.defs.get(x.id)
     size = x.type.dtype.itemsize
@@ -173,6 +200,7 @@ def _join(sel, instr: Instr) -> list:
     """``tl.join(a, b)`` as a tile of pairs ``[.., 2]`` (``[n, 2]`` in UB, rows padded to ``pitch``): one
     Gather, lane ``(i, k)`` reading element ``i`` of ``a`` for ``k == 0`` and of ``b`` otherwise (the
     padding repeats ``b``'s), at its position in their rows (:func:`row_positions`)."""
+    movable(instr, "`tl.join`")
     a, b = instr.operands
     v = instr.result
     both, gap, out = _side_by_side(sel, a, b, instr.loc)
@@ -194,13 +222,15 @@ def _join(sel, instr: Instr) -> list:
 
 
 def _interleave(sel, instr: Instr) -> list:
-    """``tl.interleave(a, b)``: ``a`` and ``b`` side by side in one scratch tile, then one Gather of
-    lane ``j`` from ``a[j // 2]`` or ``b[j // 2]`` (offset ``(j >> 1) * size + (j - 2 * (j >> 1)) * gap``)."""
+    """``tl.interleave(a, b)``: ``a`` and ``b`` side by side in one scratch tile, then one Gather of the
+    result's element ``e`` (:func:`element_indices`) from element ``e >> 1`` of ``a`` or ``b`` (offset
+    ``position(e >> 1) * size + (e - 2 * (e >> 1)) * gap * size``, :func:`row_positions`)."""
+    movable(instr, "`tl.interleave`")
     v = instr.result
-    a, b = sel.defs[instr.operands[0].id].operands
-    n, size = v.type.numel, v.type.dtype.itemsize
+    a, b = _joined(sel, instr.operands[0]).operands
+    n, size = sel.count(v), v.type.dtype.itemsize
     both, gap, out = _side_by_side(sel, a, b, instr.loc)
-    lane, index = lane_index(sel, "laneIndex", n, 1, instr.loc)
+    lane, index = element_indices(sel, "interleave", v, instr.loc)
     out += index
     half = sel.scratch("pairIndex", I32, n, instr.loc)
     odd = sel.scratch("oddLane", I32, n, instr.loc)
@@ -208,12 +238,14 @@ def _interleave(sel, instr: Instr) -> list:
             Call("Muls", odd, (half,), (Lit(-2, I32), lit(n))),
             Call("Add", odd, (odd, lane), (lit(n),), inplace=True),
             Call("Muls", odd, (odd,), (Lit(gap * size, I32), lit(n)), inplace=True),
+            *row_positions(sel, half, n, a, instr.loc),
             Call("Muls", half, (half,), (Lit(size, I32), lit(n)), inplace=True),
             Call("Add", lane, (half, odd), (lit(n),), inplace=True)]
     return out + gather_lanes(sel, sel.ref(v), both, lane, n)
 
 
 def _transpose(sel, instr: Instr) -> list:
+    movable(instr, "`tl.trans`")
     (x,), v = instr.operands, instr.result
     (rows, cols), size = x.type.shape, v.type.dtype.itemsize
     src_pitch, dst_pitch = sel.pitch(x), sel.pitch(v)
@@ -244,9 +276,10 @@ def _cat(sel, instr: Instr) -> list:
 
 
 def _cat_gathered(sel, instr: Instr) -> list:
-    """``tl.cat(a, b)`` of tiles without rows (1-D, ``[M, 1]``) whose ``b`` starts inside a block: both side by side in a scratch
-    tile (``b`` from the block after ``a``), then one Gather of lane ``j`` from ``j`` or, for ``j >= na``,
-    from ``j + gap - na`` (``min(max(j - na + 1, 0), 1)`` selects the shift)."""
+    """``tl.cat(a, b)`` of tiles without rows (1-D, ``[M, 1]``) whose ``b`` starts inside a block: both
+    side by side in a scratch tile (``b`` from the block after ``a``), then one Gather of lane ``j`` from
+    ``j`` or, for ``j >= na``, from ``j + gap - na`` (``min(max(j - na + 1, 0), 1)`` selects the shift)."""
+    movable(instr, "`tl.cat`")
     a, b = instr.operands
     v = instr.result
     n, na, size = v.type.numel, a.type.numel, v.type.dtype.itemsize
@@ -263,4 +296,4 @@ def _cat_gathered(sel, instr: Instr) -> list:
     return out + gather_lanes(sel, sel.ref(v), both, lane, n)
 
 
-__all__ = ["gather_lanes", "lane_index", "select"]
+__all__ = ["element_indices", "gather_lanes", "lane_index", "movable", "row_positions", "select"]

@@ -17,7 +17,8 @@ sum, and ``tl.sort``, all over whole tiles with ``Gather`` (byte offsets compute
   where the sign is set: the keys order as the floats do, ``-0.0`` just below ``0.0``), NaNs as the largest
   key (last, as NumPy's sort puts them, as the float32 NaN ``0x7fffffff``); 16-bit floats in float32.
   ``descending=True`` is the ascending sort flipped (one more ``Gather``), as the interpreter computes it.
-  Along axis 0 of a 2-D tile (:func:`rewrite`), the sort of the rows of its transpose, transposed back.
+  Along axis 0 of a 2-D tile (:func:`rewrite`), the sort of the rows of its transpose, transposed back;
+  int16 tiles sort in int32, 8-bit and bool ones in float16 (:mod:`.intops`).
 """
 from __future__ import annotations
 
@@ -25,14 +26,12 @@ from .. import dtypes
 from ..ir.core import Instr, Op
 from .kir import Bin, BinOp, Call, Const, For, Lit, Ref, lit
 from .rank3 import permuted_last
-from .relayout import gather_lanes, lane_index
+from .relayout import gather_lanes, lane_index, movable
 from .repeat import located, view
 from .selector import unsupported
 from .ublayout import rows as rows_of
 
 F32, I16, I32 = dtypes.float32, dtypes.int16, dtypes.int32
-MOVABLE = frozenset({2, 4})
-"""Element sizes ``Gather`` moves."""
 SCANS = {Op.ADD: "Add", Op.MUL: "Mul", Op.MAXIMUM: "Max", Op.MINIMUM: "Min"}
 SORTED = frozenset({F32, I32, dtypes.float16, dtypes.bfloat16})
 """Element types ``tl.sort`` orders (16-bit floats in float32)."""
@@ -49,11 +48,17 @@ def identity(op: Op, dt):
 
 
 def rewrite(r, instr: Instr) -> bool:
-    """``tl.sort`` along axis 0 of a 2-D tile: the sort along the rows of its transpose, transposed back
-    (a :data:`.decompose.REWRITES` rule)."""
+    """``tl.sort`` along axis 0 of a 2-D tile: the sort along the rows of its transpose, transposed back;
+    of an int16 tile: the sort of its values in int32 (a :data:`.decompose.REWRITES` rule)."""
     if instr.op is not Op.SORT:
         return False
     t = instr.result.type
+    if t.dtype == I16:
+        (x,), loc = instr.operands, instr.loc
+        wide = r.op(Op.CAST, t.with_dtype(I32), (x,), (("dtype", I32),), loc)
+        done = r.op(Op.SORT, wide.type, (wide,), instr.attrs, loc)
+        r.op(Op.CAST, t, (done,), (("dtype", I16),), loc, result=instr.result)
+        return True
     if len(t.shape) != 2 or instr.attr("axis") % 2 != 0 or t.dtype not in SORTED:
         return False
     permuted_last(r, instr)
@@ -69,16 +74,9 @@ def select(sel, instr: Instr) -> list | None:
     return None
 
 
-def _movable(instr: Instr, what: str) -> None:
-    v = instr.result
-    if v.type.dtype.itemsize not in MOVABLE or v.type.dtype == dtypes.bool_ or len(v.type.shape) > 2:
-        raise unsupported(instr, f"{what} of {v.type.shape} {v.type.dtype} tiles (`Gather` moves the 16- and "
-                                 "32-bit elements of 1-D and 2-D tiles)")
-
-
 def _flip(sel, instr: Instr) -> list:
     (x,), v = instr.operands, instr.result
-    _movable(instr, "`tl.flip`")
+    movable(instr, "`tl.flip`")
     shape, axis, size = x.type.shape, instr.attr("axis"), v.type.dtype.itemsize
     if len(shape) == 2 and axis == 0:  # whole rows
         p, rows = sel.pitch(x), shape[0]

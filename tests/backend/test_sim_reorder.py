@@ -229,11 +229,28 @@ def test_flips_of_bool_tiles_bit_exact():
     assert np.array_equal(want[1], x[::-1]) and np.array_equal(got[1], want[1])
 
 
-@pytest.mark.parametrize("launch, array, message", [
-    (lambda x, o: sort_int16_columns_kernel[(1,)](x, o, M=4, N=16, backend="sim"), np.zeros(64, np.int16),
-     r"`tl.sort` of \(4, 16\) int16 tiles along axis 0"),
-])
-def test_unsupported_reorders_are_located_errors(launch, array, message):
-    with pytest.raises(ascdsl.CompilationError, match=message) as err:
-        launch(array, np.zeros_like(array))
+@ascdsl.jit
+def sort_narrow_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.sort(x.to(tl.int8), descending=True).to(tl.float32))
+    tl.store(out_ptr + BLOCK + offs, tl.sort(x.to(tl.int16) * 200).to(tl.float32))
+    tl.store(out_ptr + 2 * BLOCK + offs, tl.sort(x > 0).to(tl.float32))
+
+
+def test_sorts_of_8_and_16_bit_and_bool_tiles_bit_exact():
+    """8-bit and bool tiles sorted as float16 values, int16 ones as int32 (both exact)."""
+    x = RNG.integers(-128, 128, 40).astype(np.float32)
+    want, got = both(sort_narrow_kernel[(1,)], x, np.zeros(120, np.float32), BLOCK=40)
+    wide = (x.astype(np.int16) * 200).astype(np.int16)
+    assert np.array_equal(want[1], np.concatenate([np.sort(x)[::-1], np.sort(wide), np.sort(x > 0)]))
+    assert np.array_equal(got[1], want[1])
+    cols = RNG.integers(-30000, 30000, 64).astype(np.int16)
+    want, got = both(sort_int16_columns_kernel[(1,)], cols, np.zeros_like(cols), M=4, N=16)
+    assert np.array_equal(want[1], np.sort(cols.reshape(4, 16), 0).ravel()) and np.array_equal(got[1], want[1])
+
+
+def test_what_stays_unsupported_is_a_located_error():
+    with pytest.raises(ascdsl.CompilationError, match=r"`tl.flip` of \(64,\) int64 tiles") as err:
+        flip_bytes_kernel[(1,)](np.arange(64), np.zeros(64, np.int64), BLOCK=64, backend="sim")
     assert "test_sim_reorder.py" in str(err.value)

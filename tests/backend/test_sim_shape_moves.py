@@ -2,14 +2,16 @@
 the interpreter, bit for bit (they are moves): `tl.cat` of rank-3 and rank-4 tiles, `tl.join` of 2-D and
 rank-3 tiles (results of rank 3 and 4), `tl.split` of rank-3 and rank-4 tiles, `tl.interleave` of 2-D and
 rank-3 tiles, and re-pitching reshapes of rank-3 8-bit tiles, with last axes that do not fill 32-byte
-blocks, in float32, int8, int32 and float16."""
+blocks, in float32, int8, int32 and float16; permutes into `[.., 1]` tiles and `tl.cat` of `[M, 1]` columns;
+the same moves of bool tiles; gathers and scatters through rank-3 and rank-4 index tiles; moves of
+int64 tiles are located errors."""
 import numpy as np
 import pytest
 
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
-from tests.backend.helpers import bits, both, data, each
+from tests.backend.helpers import RNG, bits, both, data, each
 
 DTYPES = [pytest.param(d, id=str(d)) for d in (dtypes.float32, dtypes.int8)] + [
     pytest.param(d, id=str(d), marks=pytest.mark.slow) for d in (dtypes.int32, dtypes.float16)]
@@ -142,3 +144,53 @@ def test_bool_tiles_moved_as_their_values_bit_exact():
                   np.where((x < 0.5)[::-1], 1.0, 0.0), np.where(x3.reshape(-1, shape[2]).T > 0, 3.0, 4.0).ravel()]
         assert (want[1] == np.concatenate(expect).astype(np.float32)).all()
     each(check, [((2, 3, 5),), ((1, 4, 8),)])
+
+
+@ascdsl.jit
+def gather3_kernel(x_ptr, idx_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    offs = tl.reshape(tl.arange(0, A * B * C), (A, B, C))
+    idx = tl.load(idx_ptr + offs)
+    tl.store(out_ptr + offs, tl.load(x_ptr + idx))
+    tl.store(out_ptr + A * B * C + idx, tl.load(x_ptr + offs) + 1)
+    quad = tl.reshape(idx, (A, B, C // 2, 2)) if C % 2 == 0 else tl.reshape(idx, (A, B, 1, C))
+    tl.store(out_ptr + 2 * A * B * C + quad, tl.load(x_ptr + quad))
+
+
+@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.int32])
+def test_gathers_and_scatters_through_rank_3_and_4_index_tiles_bit_exact(dtype):
+    def check(shape):
+        n = int(np.prod(shape))
+        x, idx = data(n, dtype), RNG.permutation(n).astype(np.int32)
+        want, got = both(gather3_kernel[(1,)], x, idx, np.zeros(3 * n, dtype.np), A=shape[0], B=shape[1], C=shape[2])
+        np.testing.assert_array_equal(bits(got[2]), bits(want[2]), err_msg=f"{shape}")
+        scattered = np.zeros(n, dtype.np)
+        scattered[idx] = x + 1
+        assert (want[2] == np.concatenate([x[idx], scattered, x])).all()
+    each(check, [((2, 3, 5),), ((2, 2, 8),)])
+
+
+@ascdsl.jit
+def int64_join_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, N))
+    tl.store(out_ptr + tl.arange(0, 2 * N), tl.interleave(x, x))
+
+
+@ascdsl.jit
+def int64_trans_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    x = tl.reshape(tl.load(x_ptr + tl.arange(0, 2 * N)), (2, N))
+    tl.store(out_ptr + tl.arange(0, 2 * N), tl.reshape(tl.trans(x), (2 * N,)))
+
+
+@ascdsl.jit
+def int64_permute_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    x = tl.reshape(tl.load(x_ptr + tl.arange(0, 2 * N)), (1, 2, N))
+    tl.store(out_ptr + tl.arange(0, 2 * N), tl.reshape(tl.permute(x, (0, 2, 1)), (2 * N,)))
+
+
+@pytest.mark.parametrize("kernel, what", [(int64_join_kernel, "tl.interleave"), (int64_trans_kernel, "tl.trans"),
+                                          (int64_permute_kernel, "tl.permute")], ids=["interleave", "trans", "permute"])
+def test_moves_of_int64_tiles_are_located_errors(kernel, what):
+    """`Gather` moves 16- and 32-bit elements; int64 tiles are only copied."""
+    with pytest.raises(ascdsl.CompilationError, match=rf"`{what}` of .* int64 tiles \(`Gather` moves") as err:
+        kernel[(1,)](np.arange(16), np.zeros(16, np.int64), N=8, backend="sim")
+    assert "test_sim_shape_moves.py" in str(err.value)

@@ -2,7 +2,7 @@
 views, reshapes between padded rows and 2-D transposes (Gather), `tl.cat` along axis 0, `tl.split`,
 `tl.interleave` and `tl.join` (of 2-D tiles too), in float32/float16/bfloat16 and int32; reshapes of
 8-bit tiles that move elements within padded rows and concatenations whose second tile starts inside a
-block (moved as float16); `tl.sort` of 8-bit tiles is a located error."""
+block (moved as float16)."""
 import numpy as np
 import pytest
 
@@ -164,21 +164,6 @@ def test_split_of_a_join_of_2d_tiles_bit_exact():
     x = data(32, dtypes.float32)
     want, got = both(join2d_kernel[(1,)], x, np.zeros(32, np.float32), BLOCK=64)
     assert np.array_equal(bits(got[1]), bits(want[1])) and np.array_equal(want[1], x + (x + 1))
-
-
-@ascdsl.jit
-def sort_bytes_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.sort(tl.load(x_ptr + offs).to(tl.int8)).to(tl.float32))
-
-
-@pytest.mark.parametrize("kernel, message", [
-    (sort_bytes_kernel, r"`tl.sort` of \(64,\) int8 tiles"),
-], ids=["sort-int8"])
-def test_unsupported_shape_ops_are_located_errors(kernel, message):
-    with pytest.raises(ascdsl.CompilationError, match=message) as err:
-        kernel[(1,)](np.ones(64, np.float32), np.zeros(64, np.float32), BLOCK=64, backend="sim")
-    assert "test_sim_shape_ops.py" in str(err.value)
 
 
 @ascdsl.jit
