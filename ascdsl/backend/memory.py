@@ -279,10 +279,10 @@ def _fill_rows(sel: Selector, local: Ref, shape: tuple, extents, p: int, other) 
 def span_load(sel: Selector, instr: Instr) -> list:
     """Compute of a ``span_load``: per row ``r`` whose span is not empty, one ``DataCopyPad`` burst of its
     lanes ``lo[r] <= c < hi[r]`` (int32 scalars for a 1-D load; read on the scalar unit after the vector
-    unit computed them: a V_S flag) from GM into a VECIN staging buffer laid out as the tile, landing at the 32-byte block of lane
-    ``lo[r]`` with ``lo[r] % per`` elements of left padding (each burst starts at a block); then EnQue,
-    DeQue and a copy into the tile. A burst never reaches before the row's first true lane or after
-    its last one."""
+    unit computed them: a V_S flag) from GM into a VECIN staging buffer laid out as the tile, landing at
+    the 32-byte block of lane ``lo[r]`` with ``lo[r] % per`` elements of left padding (a burst starts at
+    a block); then EnQue, DeQue and a copy into the tile. No burst reaches before the row's first true
+    lane or after its last one."""
     v = instr.result
     shape = instr.attr("shape")
     base, offset, *row_stride, lo, hi = instr.operands

@@ -163,8 +163,11 @@ class _Emitter:
         self.analysis, self.loc, self.out, self.consts = analysis, loc, [], {}
 
     def _new(self, op: Op, dtype, operands=(), attrs=()) -> Value:
-        v = Value(self.analysis.next_id, Type(dtype))
-        self.analysis.next_id += 1
+        return self.tile(op, Type(dtype), operands, attrs)
+
+    def tile(self, op: Op, t: Type, operands=(), attrs=()) -> Value:
+        """A new instruction's result of type ``t``."""
+        v = _value(self.analysis, t)
         self.out.append(Instr(op, (v,), tuple(operands), tuple(attrs), (), self.loc))
         return v
 
@@ -296,7 +299,8 @@ def _gather(analysis: _Analysis, instr: Instr) -> list[Instr] | None:
     return _per_lane(analysis, emit, instr, _root(analysis, ptr), emit.sym(analysis.affine(ptr).offset), index)
 
 
-def _per_lane(analysis: _Analysis, emit: _Emitter, instr: Instr, base: Value, offset: Value, index: Value) -> list[Instr]:
+def _per_lane(analysis: _Analysis, emit: _Emitter, instr: Instr, base: Value, offset: Value,
+              index: Value) -> list[Instr]:
     """``instr`` as a ``gather_load`` or ``scatter_store`` of the lanes ``base + offset + index``: one element
     per lane, so no masked-off lane touches memory. A 1-D access masked by ``index < bound`` terms and
     scalar conditions copies its first ``extent`` lanes; any other mask is a lane mask (an int32 0/1
@@ -308,14 +312,10 @@ def _per_lane(analysis: _Analysis, emit: _Emitter, instr: Instr, base: Value, of
     bounds, selects = _split(analysis, mask, shape) if mask is not None else ({}, [])
     extents = _extents(emit, bounds, shape)
     extent = extents[0] if len(shape) == 1 else emit.const(math.prod(shape))
-    if len(shape) > 1:  # the bounds of a 2-D access select lanes too
-        selects = selects + [_tile(analysis, emit, Op.LT, Type(dtypes.bool_, shape), (_index(analysis, emit, shape, d), e))
-                             for d, e in enumerate(extents) if e is not emit.const(shape[d])]
-    keep = lanes = None
-    for term in selects:
-        keep = term if keep is None else _tile(analysis, emit, Op.AND, term.type, (keep, term))
+    keep = _keep(emit, shape, extents if len(shape) > 1 else (), selects)  # 2-D bounds select lanes too
+    lanes = None
     if keep is not None:
-        lanes = _tile(analysis, emit, Op.CAST, Type(dtypes.int32, shape), (keep,), (("dtype", dtypes.int32),))
+        lanes = emit.tile(Op.CAST, Type(dtypes.int32, shape), (keep,), (("dtype", dtypes.int32),))
     flat = _Flat(analysis, emit, shape)  # a 2-D tile of lanes runs as its rows in a row
     operands = (base, offset, flat.ravel(index), extent) + ((flat.ravel(lanes),) if lanes is not None else ())
     attrs = (("shape", flat.flat), ("has_mask", lanes is not None))
@@ -339,21 +339,16 @@ def _spans(analysis: _Analysis, emit: _Emitter, instr: Instr, base: Value, offse
     its last true lane (computed in the kernel: ``min``/``max`` of the true lanes' column), so what it
     reads lies between two elements the true lanes read; ``other`` where the mask is false."""
     shape = instr.result.type.shape
-    t = Type(dtypes.bool_, shape)
-    extents = _extents(emit, bounds, shape)
-    keep = None
-    for term in selects + [_tile(analysis, emit, Op.LT, t, (_index(analysis, emit, shape, d), e))
-                           for d, e in enumerate(extents) if e is not emit.const(shape[d])]:
-        keep = term if keep is None else _tile(analysis, emit, Op.AND, t, (keep, term))
-    col = _index(analysis, emit, shape, len(shape) - 1)
+    keep = _keep(emit, shape, _extents(emit, bounds, shape), selects)
+    col = _index(emit, shape, len(shape) - 1)
     per_row = Type(dtypes.int32, (shape[0],) if len(shape) == 2 else ())
     axis = (("axis", len(shape) - 1), ("keep_dims", False))
 
     def edge(op: Op, past: int) -> Value:
-        lanes = _tile(analysis, emit, Op.WHERE, col.type, (keep, col, emit.const(past)))
-        return _tile(analysis, emit, op, per_row, (lanes,), axis)
+        lanes = emit.tile(Op.WHERE, col.type, (keep, col, emit.const(past)))
+        return emit.tile(op, per_row, (lanes,), axis)
     lo = edge(Op.MIN, shape[-1])
-    hi = _tile(analysis, emit, Op.ADD, per_row, (edge(Op.MAX, -1), emit.const(1)))
+    hi = emit.tile(Op.ADD, per_row, (edge(Op.MAX, -1), emit.const(1)))
     row = (emit.sym(strides.get(0, {})),) if len(shape) == 2 else ()
     other = instr.operands[2] if instr.attr("has_other") else None
     raw = instr.result if other is None else _value(analysis, instr.result.type)
@@ -363,46 +358,50 @@ def _spans(analysis: _Analysis, emit: _Emitter, instr: Instr, base: Value, offse
     return out
 
 
+def _keep(emit: _Emitter, shape, extents, selects: list[Value]) -> Value | None:
+    """The lanes an access keeps: ``selects`` and ``i_d < extent_d`` for the ``extents`` of dims they
+    clip, joined by ``&``."""
+    keep = None
+    for term in selects + [emit.tile(Op.LT, Type(dtypes.bool_, shape), (_index(emit, shape, d), e))
+                           for d, e in enumerate(extents) if e is not emit.const(shape[d])]:
+        keep = term if keep is None else emit.tile(Op.AND, term.type, (keep, term))
+    return keep
+
+
 def _value(analysis: _Analysis, t: Type) -> Value:
     v = Value(analysis.next_id, t)
     analysis.next_id += 1
     return v
 
 
-def _tile(analysis: _Analysis, emit: _Emitter, op: Op, t: Type, xs, attrs=()) -> Value:
-    v = _value(analysis, t)
-    emit.out.append(Instr(op, (v,), tuple(xs), tuple(attrs), (), emit.loc))
-    return v
-
-
-def _index(analysis: _Analysis, emit: _Emitter, shape, d: int) -> Value:
+def _index(emit: _Emitter, shape, d: int) -> Value:
     """The int32 tile of ``shape`` whose lanes hold their index along dim ``d``."""
     size = shape[d]
-    index = _tile(analysis, emit, Op.ARANGE, Type(dtypes.int32, (size,)), (), (("start", 0), ("end", size)))
+    index = emit.tile(Op.ARANGE, Type(dtypes.int32, (size,)), (), (("start", 0), ("end", size)))
     if len(shape) == 1:
         return index
     if len(shape) == 2:
-        index = _tile(analysis, emit, Op.EXPAND_DIMS, Type(dtypes.int32, (size, 1) if d == 0 else (1, size)),
-                      (index,), (("axis", 1 - d),))
+        index = emit.tile(Op.EXPAND_DIMS, Type(dtypes.int32, (size, 1) if d == 0 else (1, size)), (index,),
+                          (("axis", 1 - d),))
     else:
-        index = _tile(analysis, emit, Op.RESHAPE, Type(dtypes.int32, tuple(size if k == d else 1 for k in range(len(shape)))),
-                      (index,))
+        index = emit.tile(Op.RESHAPE, Type(dtypes.int32, tuple(size if k == d else 1 for k in range(len(shape)))),
+                          (index,))
     t = Type(dtypes.int32, shape)
-    spread = _tile(analysis, emit, Op.BROADCAST, t, (index,))
-    zero = _tile(analysis, emit, Op.CONST, t, (), (("value", 0),))
-    return _tile(analysis, emit, Op.ADD, t, (zero, spread))  # the broadcast fused into the Add
+    spread = emit.tile(Op.BROADCAST, t, (index,))
+    zero = emit.tile(Op.CONST, t, (), (("value", 0),))
+    return emit.tile(Op.ADD, t, (zero, spread))  # the broadcast fused into the Add
 
 
-def _lane_offsets(analysis: _Analysis, emit: _Emitter, shape, strides: dict) -> Value:
+def _lane_offsets(emit: _Emitter, shape, strides: dict) -> Value:
     """The int32 tile ``sum_d i_d * stride_d`` of a block access's lanes (relative to its offset)."""
     total = None
     for d in range(len(shape)):
         if d not in strides:
             continue
-        index = _index(analysis, emit, shape, d)
+        index = _index(emit, shape, d)
         if strides[d] != {(): 1}:
-            index = _tile(analysis, emit, Op.MUL, index.type, (index, emit.sym(strides[d])))
-        total = index if total is None else _tile(analysis, emit, Op.ADD, index.type, (total, index))
+            index = emit.tile(Op.MUL, index.type, (index, emit.sym(strides[d])))
+        total = index if total is None else emit.tile(Op.ADD, index.type, (total, index))
     return total
 
 
@@ -416,9 +415,7 @@ class _Flat:
     def value(self, like: Value) -> Value:
         if len(self.shape) == 1:
             return like
-        v = Value(self.analysis.next_id, like.type.with_shape(self.flat))
-        self.analysis.next_id += 1
-        return v
+        return _value(self.analysis, like.type.with_shape(self.flat))
 
     def ravel(self, x: Value) -> Value:
         if len(self.shape) == 1 or x.type.is_scalar:
@@ -465,7 +462,7 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
     if selects and is_load and not strided and rank <= 2 and (rank == 1 or shape[1] > 1):
         return _spans(analysis, emit, instr, base, offset, strides, bounds, selects)
     if selects:  # lanes masked by other bool tiles: each true lane copied alone
-        return _per_lane(analysis, emit, instr, base, offset, _lane_offsets(analysis, emit, shape, strides))
+        return _per_lane(analysis, emit, instr, base, offset, _lane_offsets(emit, shape, strides))
     outer = [emit.sym(strides.get(d, {})) for d in range(rank if strided else rank - 1)]
     extents = _extents(emit, bounds, shape)
     operands = (base, offset, *outer, *extents)
