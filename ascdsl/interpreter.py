@@ -544,7 +544,7 @@ def _elementwise(P: _Programs, instr: Instr, *xs) -> tuple:
     if op is Op.ADD and id(instr) in P.prepared.accumulators[0]:
         term = _plus_zero(xs)
         if term is not None:
-            return (term,)
+            return (term if type(term) is Loaded else _lift(term, len(shape)),)
     loaded = next((x for x in xs if type(x) is Loaded), None)
     spare, ufunc = P.spare, numerics.NP_FOR_OP.get(op)
     if (loaded is not None or spare is not None) and not (
