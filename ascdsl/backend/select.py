@@ -230,9 +230,8 @@ def _around_uses(body: list, opens: list, closes: list) -> list:
     """``body`` with each load's DeQue (and fills) just before the first statement that uses its
     buffers and each store's EnQue just after the last statement that writes it: the vector work on
     one tile then overlaps the copy of the next, and a stored tile goes out while the next is
-    computed (a tile no statement uses opens at the end); a load's cast to float32 moves with its
-    DeQue, to the first use of the cast tile. The stores' AllocTensor stay first, so a result can
-    still be computed in its queue buffer (a float32 template instance relies on it)."""
+    computed (a tile no statement uses opens at the end). The stores' AllocTensor stay first, so a
+    result can still be computed in its queue buffer (a float32 template instance relies on it)."""
     def uses(stmt) -> set:
         out = set()
         for s in kir.walk([stmt]):
@@ -240,12 +239,6 @@ def _around_uses(body: list, opens: list, closes: list) -> list:
             refs += [x.ref for e in kir.exprs(s) for x in kir.sub_exprs(e) if isinstance(x, kir.Elem)]
             out |= {r.buf for r in refs}
         return out
-    for stmts, bufs in opens:  # a load's cast goes with its DeQue: a template's float32 instance,
-        for s in list(body):   # whose casts are none, then waits where a float32 class of its own does
-            if isinstance(s, kir.Call) and s.api == "Cast" and isinstance(s.srcs[0], kir.Ref) and s.srcs[0].buf in bufs:
-                body.remove(s)
-                stmts.append(s)
-                bufs.add(s.dst.buf)
     used = [uses(s) for s in body]
     first = [next((n for n, u in enumerate(used) if u & bufs), len(body)) for _, bufs in opens]
     last = [max((n for n, u in enumerate(used) if buf in u), default=len(body) - 1) for _, buf in closes]
