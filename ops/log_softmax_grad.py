@@ -10,12 +10,6 @@ the shape around the reduced axes into ``[d0, d1, d2]`` (``d1`` reduced) and pic
 
 each reduce variant ``full_load`` (the whole reduced extent is one tile) or ``recompute`` (a first
 pass sums chunk by chunk, a second pass reloads and writes: the reduced extent does not fit UB).
-``reduce_tail_halves`` serves float32 rows of at least 2 x ``HALVES_BYTES`` when every core has at
-most one row (few long rows): the row is two tiles, so the sum of the first half overlaps the load
-of the second, and the first half's output is stored while the second's is computed (each DeQue
-sits at its tile's first use, each EnQue after its tile's last write); a one-row tile would load,
-compute and store one after another. GM traffic stays the minimum; the sum is the two halves' sums
-added.
 The outer work (rows, ``(d0, column-block)`` pairs, or element blocks) is split over the platform's
 vector cores: one program per core, the first ``big_cores`` programs take one unit more.
 
@@ -140,26 +134,6 @@ def reduce_middle_recompute_kernel(dy_ptr, x_ptr, out_ptr, d1, d2, col_blocks, p
             tl.store(out_ptr + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
 
 
-@ascdsl.jit
-def reduce_tail_halves_kernel(dy_ptr, x_ptr, out_ptr, d1, half, per_core, big_cores, HALF: tl.constexpr):
-    start, end = core_span(per_core, big_cores)
-    first = tl.arange(0, HALF)[None, :]
-    second = first + half
-    for row in range(start, end):
-        head = row * d1 + first
-        tail = row * d1 + second
-        dy0 = tl.load(dy_ptr + head, mask=first < d1, other=0.0).to(tl.float32)
-        dy1 = tl.load(dy_ptr + tail, mask=second < d1, other=0.0).to(tl.float32)
-        total = tl.sum(dy0, axis=1) + tl.sum(dy1, axis=1)
-        exp0 = tl.exp(tl.load(x_ptr + head, mask=first < d1, other=0.0).to(tl.float32))
-        tl.store(out_ptr + head, (dy0 - exp0 * total[:, None]).to(out_ptr.dtype.element_ty), mask=first < d1)
-        exp1 = tl.exp(tl.load(x_ptr + tail, mask=second < d1, other=0.0).to(tl.float32))
-        tl.store(out_ptr + tail, (dy1 - exp1 * total[:, None]).to(out_ptr.dtype.element_ty), mask=second < d1)
-
-
-HALVES_BYTES = 4096  # a core's one row goes in halves from half-rows of this size (see the module docstring)
-
-
 @ascdsl.host
 def log_softmax_backward_host(grad_output, output, dim, platform):
     """Validate, merge the shape to ``[d0, d1, d2]`` around the reduced axis ``dim`` (an int, as the
@@ -216,15 +190,6 @@ def log_softmax_backward_host(grad_output, output, dim, platform):
         scalars = {"d1": d1, "per_core": d0 // used, "big_cores": d0 % used}
         rows = ascdsl.planner.largest_extent(reduce_tail_full_kernel, "ROWS", grad_output, output, grad_output,
                                              platform=platform, BLOCK_R=block_r)
-        half = ascdsl.cdiv(ascdsl.cdiv(d1, 2), align) * align
-        if d0 <= cores and half * dtype.itemsize >= HALVES_BYTES and dtype.name == "float32":
-            # the halves take at most the UB of a one-row tile two blocks longer (tests/ops pins it)
-            fit = ascdsl.planner.largest_extent(reduce_tail_full_kernel, "ROWS", grad_output, output, grad_output,
-                                                platform=platform, BLOCK_R=2 * half + 2 * align)
-            if fit >= 1:
-                return ascdsl.Launch(reduce_tail_halves_kernel, grid=(used,), variant="reduce_tail_halves",
-                                     constexprs={"HALF": half},
-                                     scalars={"d1": d1, "half": half, "per_core": d0 // used, "big_cores": d0 % used})
         if rows >= 1:
             rows = min(rows, ascdsl.cdiv(d0, used))
             return ascdsl.Launch(reduce_tail_full_kernel, grid=(used,), variant="reduce_tail_full_load",

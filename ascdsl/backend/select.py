@@ -211,7 +211,8 @@ class _Body:
             return []
         copy_in = [s for i in seg.loads for s in _memory(i).copy_in(sel, i)]
         copy_out = [s for i in seg.stores for s in _memory(i).copy_out(sel, i)]
-        body = [kir.Queue(kir.QOp.ALLOC, sel.outbuf[id(s)]) for s in seg.stores]
+        body = [s for i in seg.loads for s in _memory(i).dequeue(sel, i)]
+        body += [kir.Queue(kir.QOp.ALLOC, sel.outbuf[id(s)]) for s in seg.stores]
         body += seg.compute
         for s in seg.stores:
             value, buf = s.operands[-1], sel.outbuf[id(s)]
@@ -220,44 +221,10 @@ class _Body:
             elif sel.bufs[value.id] != buf:
                 body.append(compute.copy(sel, Ref(buf, buf.dtype, lit(0), 1), value))
         body += seg.tail
-        opens = [(_memory(i).dequeue(sel, i), {sel.inbuf.get(i.result.id), sel.bufs[i.result.id]}) for i in seg.loads]
-        closes = [(kir.Queue(kir.QOp.ENQUE, sel.outbuf[id(s)]), sel.outbuf[id(s)]) for s in seg.stores]
-        body = _around_uses(body, opens, closes)
+        body += [kir.Queue(kir.QOp.ENQUE, sel.outbuf[id(s)]) for s in seg.stores]
         body += [kir.Queue(kir.QOp.FREE, sel.inbuf.get(i.result.id) or sel.bufs[i.result.id]) for i in seg.loads]
         self.index += 1
         return [kir.Segment(self.index, tuple(copy_in), tuple(body), tuple(copy_out))]
-
-
-def _around_uses(body: list, opens: list, closes: list) -> list:
-    """``body`` with each load's DeQue (and fills) just before the first statement that uses its
-    buffers and each store's EnQue just after the last statement that writes it: the vector work on
-    one tile then overlaps the copy of the next, and a stored tile goes out while the next is
-    computed (a tile no statement uses opens at the end); a load's cast to float32 moves with its
-    DeQue, to the first use of the cast tile. The stores' AllocTensor stay first, so a result can
-    still be computed in its queue buffer (a float32 template instance relies on it)."""
-    def uses(stmt) -> set:
-        out = set()
-        for s in kir.walk([stmt]):
-            refs = list(s.refs) if isinstance(s, kir.Call) else []
-            refs += [x.ref for e in kir.exprs(s) for x in kir.sub_exprs(e) if isinstance(x, kir.Elem)]
-            out |= {r.buf for r in refs}
-        return out
-    for stmts, bufs in opens:  # a load's cast goes with its DeQue: a template's float32 instance,
-        for s in list(body):   # whose casts are none, then waits where a float32 class of its own does
-            if isinstance(s, kir.Call) and s.api == "Cast" and isinstance(s.srcs[0], kir.Ref) and s.srcs[0].buf in bufs:
-                body.remove(s)
-                stmts.append(s)
-                bufs.add(s.dst.buf)
-    used = [uses(s) for s in body]
-    first = [next((n for n, u in enumerate(used) if u & bufs), len(body)) for _, bufs in opens]
-    last = [max((n for n, u in enumerate(used) if buf in u), default=len(body) - 1) for _, buf in closes]
-    out: list = []
-    for n in range(len(body) + 1):
-        out += [s for (stmts, _), at in zip(opens, first) if at == n for s in stmts]
-        if n < len(body):
-            out.append(body[n])
-        out += [q for (q, _), at in zip(closes, last) if at == n]
-    return out
 
 
 def _memory(access: Instr):

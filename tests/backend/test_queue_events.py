@@ -95,32 +95,6 @@ def test_four_double_buffered_output_queues_fit_as_they_are():
     assert [(s.num, s.bytes) for s in slots] == [(2, 256)] * 4
 
 
-@ascdsl.jit
-def two_halves(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    i = tl.arange(0, BLOCK)
-    a = tl.load(a_ptr + i, mask=i < n, other=0.0)
-    b = tl.load(b_ptr + i, mask=i < n, other=0.0)
-    total = tl.sum(a, axis=0)
-    tl.store(out_ptr + i, a - total, mask=i < n)
-    tl.store(out_ptr + BLOCK + i, b * total, mask=i < n)
-
-
-def test_each_tile_is_dequeued_at_its_first_use_and_enqueued_after_its_last_write():
-    """The sum of ``a`` runs before ``b``'s DeQue (overlapping its copy) and the first store's EnQue
-    comes before ``b`` is read (the first half goes out while the second is computed)."""
-    a, b = (RNG.standard_normal(64).astype(np.float32) for _ in range(2))
-    want, got = both(two_halves[(1,)], a, b, np.zeros(128, np.float32), 50, BLOCK=64)
-    assert want[2].tobytes() == got[2].tobytes()
-    k = compile_variant(two_halves.specialize(*[F32] * 3, dtypes.int32, BLOCK=64).kernels[0], "Ascend910B3")
-    compute = next(s for s in k.stages if s.kind is kir.StageKind.COMPUTE)
-    order = [(s.op, k.names.slot(k.plan.slot(s.buf))) if isinstance(s, kir.Queue) else s.api
-             for s in compute.body if isinstance(s, (kir.Queue, kir.Call))]
-    deque_b = order.index((kir.QOp.DEQUE, "inQueueB"))
-    enque_first = order.index((kir.QOp.ENQUE, "outQueueOut"))
-    assert order.index((kir.QOp.DEQUE, "inQueueA")) < order.index("ReduceSum") < deque_b, order
-    assert enque_first < deque_b, order
-
-
 def test_five_masked_inputs_share_one_queue():
     n = 300
     arrays = [RNG.standard_normal(n).astype(np.float32) for _ in range(5)]

@@ -56,9 +56,9 @@ private:
     }
     __aicore__ inline void Compute()
     {
-        LocalTensor<float> outOut = outQueueOut.AllocTensor<float>();
         LocalTensor<float> xIn = inQueueX.DeQue<float>();
         LocalTensor<float> yIn = inQueueY.DeQue<float>();
+        LocalTensor<float> outOut = outQueueOut.AllocTensor<float>();
         Add(outOut, xIn, yIn, 2048);  // tests/test_interpreter_dsl.py:131
         outQueueOut.EnQue(outOut);
         inQueueX.FreeTensor(xIn);

@@ -78,7 +78,6 @@ private:
         LocalTensor<float> brcb = tmpBuf.Get<float>();
         LocalTensor<float> tmp2 = gradBuf.Get<float>();
         LocalTensor<float> out = gradBuf.Get<float>();
-        LocalTensor<half> outOut = outQueueOut.AllocTensor<half>();
         LocalTensor<half> gradIn = inQueueGrad.DeQue<half>();
         const int32_t gradInValid = (gradCols + 15) / 16 * 16;
         // fill the masked columns with `other`
@@ -90,8 +89,6 @@ private:
             PipeBarrier<PIPE_V>();
             Duplicate(gradIn[gradRows * 64], (half)0.0f, (8 - gradRows) * 64);
         }
-        PipeBarrier<PIPE_V>();
-        Cast(grad, gradIn, RoundMode::CAST_NONE, 512);  // ops/softmax_grad.py:68
         LocalTensor<half> srcIn = inQueueSrc.DeQue<half>();
         const int32_t srcInValid = (gradCols + 15) / 16 * 16;
         // fill the masked columns with `other`
@@ -103,7 +100,9 @@ private:
             PipeBarrier<PIPE_V>();
             Duplicate(srcIn[gradRows * 64], (half)0.0f, (8 - gradRows) * 64);
         }
+        LocalTensor<half> outOut = outQueueOut.AllocTensor<half>();
         PipeBarrier<PIPE_V>();
+        Cast(grad, gradIn, RoundMode::CAST_NONE, 512);  // ops/softmax_grad.py:68
         Cast(src, srcIn, RoundMode::CAST_NONE, 512);  // ops/softmax_grad.py:69
         PipeBarrier<PIPE_V>();
         Mul(tmp, grad, src, 512);  // ops/softmax_grad.py:70

@@ -153,15 +153,15 @@ private:
     {
         LocalTensor<float> scalar4 = sBuf.Get<float>();
         LocalTensor<float> scalar5 = sBuf.Get<float>();
-        LocalTensor<float> outOut = outQueueOut.AllocTensor<float>();
-        PipeBarrier<PIPE_V>();
-        Duplicate(scalar4, rowMax_, 8);  // tests/test_interpreter_dsl.py:49
         LocalTensor<float> x4 = inQueueIn.DeQue<float>();
         const int32_t xValid2 = (inCount2 + 7) / 8 * 8;
         if (xValid2 < 4096) {
             // fill the tail with `other`
             Duplicate(x4[xValid2], 0.0f, 4096 - xValid2);
         }
+        LocalTensor<float> outOut = outQueueOut.AllocTensor<float>();
+        PipeBarrier<PIPE_V>();
+        Duplicate(scalar4, rowMax_, 8);  // tests/test_interpreter_dsl.py:49
         PipeBarrier<PIPE_V>();
         Sub(x4, x4, scalar4, 64, 64, {1, 1, 0, 8, 8, 0});
         PipeBarrier<PIPE_V>();

@@ -66,13 +66,13 @@ private:
         LocalTensor<float> work2 = workBuf.Get<float>();
         LocalTensor<float> scalar4 = scalarBuf.Get<float>();
         LocalTensor<float> out = xBuf.Get<float>();
-        LocalTensor<half> outOut = outQueueOut.AllocTensor<half>();
         LocalTensor<half> inIn = inQueueIn.DeQue<half>();
         const int32_t inInValid = (inCount + 15) / 16 * 16;
         if (inInValid < 1024) {
             // fill the tail with `other`
             Duplicate(inIn[inInValid], (half)-INFINITY, 1024 - inInValid);
         }
+        LocalTensor<half> outOut = outQueueOut.AllocTensor<half>();
         PipeBarrier<PIPE_V>();
         Cast(x, inIn, RoundMode::CAST_NONE, 1024);  // tests/test_interpreter_dsl.py:23
         PipeBarrier<PIPE_V>();
