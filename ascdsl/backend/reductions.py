@@ -201,7 +201,8 @@ def select(sel, instr: Instr) -> list | None:
 def _int_fold(sel, instr: Instr) -> list:
     """int32 ``sum``/``max``/``min`` of a 1-D tile to a scalar or of ``[M, N]`` along axis 0: the rows (of a
     1-D tile: its 32-byte blocks) folded in halves into a scratch copy (``ceil(log2 M)`` count-form
-    Add/Max/Min calls), then the first row copied out, or its lanes combined on the scalar unit."""
+    Add/Max/Min calls), then the first row copied out, or (of a 1-D tile) its lanes combined on the scalar
+    unit, into a ``[1]`` tile with ``keep_dims``."""
     (x,), v = instr.operands, instr.result
     api = isel.BINARY_API[FOLD[instr.op]]
     per_blk = sel.platform.block_bytes // 4
@@ -223,12 +224,13 @@ def _int_fold(sel, instr: Instr) -> list:
         out.append(Call(api, Ref(t.buf, I32, lit(0), n), (Ref(t.buf, I32, lit(0), n), t.at(
             lit((rows - half) * pitch), n, (rows - half) * pitch)), (lit(n),), inplace=True))
         rows -= half
-    if not v.type.is_scalar:
+    if not v.type.is_scalar and len(x.type.shape) == 2:
         return out + [Call("DataCopy", Ref(sel.bufs[v.id], I32, lit(0), pitch), (Ref(t.buf, I32, lit(0), pitch),),
                            (lit(pitch),))]
     acc = Var(v.id, I32, sel.hint(v, instr.op.value), VarKind.MEMBER)
     sel.members.append(acc)
-    sel.scalars[v.id] = acc
+    if v.type.is_scalar:
+        sel.scalars[v.id] = acc
     out.append(Set(acc, Elem(t, 0)))
     for k in range(1, per_blk):
         lane = Elem(t, k)
@@ -237,6 +239,8 @@ def _int_fold(sel, instr: Instr) -> list:
         else:
             e = Cond(Bin(BinOp.GT if instr.op is Op.MAX else BinOp.LT, lane, acc), lane, acc)
         out.append(Set(acc, e))
+    if not v.type.is_scalar:  # keep_dims: the [1] tile of the lanes combined
+        out.append(Call("Duplicate", sel.ref(v), (), (acc, lit(1)), loc=instr.loc))
     return out
 
 

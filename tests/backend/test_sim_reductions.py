@@ -181,3 +181,25 @@ def test_int32_reductions_bit_exact():
         with np.errstate(over="ignore"):
             assert (want[1][:cols] == x.sum(0, dtype=np.int32) + x.max() - x.min()).all()
         assert (want[1][-rows * cols:].reshape(rows, cols) == x.min(1, keepdims=True) + (x > 0).sum()).all()  # counts too
+
+
+@ascdsl.jit
+def int_keep_dims_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    lo = tl.min(x, axis=0, keep_dims=True)
+    hi = tl.max(x, axis=0, keep_dims=True)
+    total = tl.sum(x, axis=0, keep_dims=True)
+    tl.store(out_ptr + offs, (x - lo) * 4 + (hi - x) * 2 + total)
+
+
+def test_int32_reductions_of_1d_tiles_keeping_their_dim_bit_exact():
+    """A ``[1]`` result combines the lanes of the last block too (it was the block's first lane)."""
+    rng = np.random.default_rng(4)
+    for n in (8, 64, 96):
+        x = rng.integers(-1000, 1000, n).astype(np.int32)
+        x[n // 2 + 3] = -5000  # the extremes away from lane 0 of any block
+        x[n - 2] = 5000
+        want, got = both(int_keep_dims_kernel[(1,)], x, np.zeros(n, np.int32), BLOCK=n)
+        np.testing.assert_array_equal(got[1], want[1], err_msg=str(n))
+        assert (want[1] == (x - x.min()) * 4 + (x.max() - x) * 2 + x.sum()).all()
