@@ -51,6 +51,8 @@ AXIS_REDUCE = frozenset({Op.SUM, Op.MAX, Op.MIN})
 LAST_AXIS = frozenset({Op.SCAN, Op.SORT, Op.FLIP})
 """Ops along the last axis: the same op along the rows of the flat view."""
 BOOL_MOVES = frozenset({Op.JOIN, Op.SPLIT, Op.CAT, Op.PERMUTE})
+_INT32_EXACT = frozenset({dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.int32})
+"""Integer tiles whose values int32 holds exactly (reduced along a leading axis in int32)."""
 """Moves of bool tiles left to :mod:`.intops` (so their masks become values once, not at every reshape)."""
 
 
@@ -294,10 +296,10 @@ def _reduce(r, instr: Instr) -> None:
         if keep:
             r.op(Op.RESHAPE, v.type, (folded,), (), loc, result=v)
         return
-    work = F32 if x.type.dtype.is_float else x.type.dtype
-    if work not in (F32, I32):
-        raise unsupported(instr, f"`{op.value}` of {x.type.dtype} tiles of rank {len(shape)} (reduce float or int32 "
-                                 "tiles)")
+    work = F32 if x.type.dtype.is_float else I32 if x.type.dtype in _INT32_EXACT else None
+    if work is None:
+        raise unsupported(instr, f"`{op.value}` of {x.type.dtype} tiles of rank {len(shape)} (reduce float, int32 "
+                                 "or narrower integer tiles)")
     src = r.op(Op.CAST, src.type.with_dtype(work), (src,), (("dtype", work),), loc) if work != x.type.dtype else src
     full = r.emit(Op.RESHAPE, x.type.with_dtype(work), (src,), (), loc)
     out = Type(work, shape[:axis] + shape[axis + 1:])
@@ -305,8 +307,10 @@ def _reduce(r, instr: Instr) -> None:
                     result=v if not keep and work == dt else None)
     if len(out.shape) >= 3:
         r.flat[folded.id] = r.emit(Op.RESHAPE, Type(work, flat_shape(out.shape)), (folded,), (), loc)
-    if work != dt:
+    if work != dt and dt.is_float:
         folded = r.cast(folded, dt, loc, result=None if keep else v)
+    elif work != dt:  # narrow integers: a cast the rewrites lower
+        folded = r.op(Op.CAST, folded.type.with_dtype(dt), (folded,), (("dtype", dt),), loc, result=None if keep else v)
     if keep:
         _bind(r, v, _flat(r, folded, loc), loc)
 

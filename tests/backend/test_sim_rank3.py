@@ -2,9 +2,8 @@
 (masked in every axis, planes strided or following each other), elementwise math and broadcasts among
 [A, B, C], [A, 1, C], [1, B, C], [A, B, 1], [A, 1, 1], [1, B, 1], [1, 1, C], one element and scalars,
 reductions along every axis (keep_dims or not) and to a scalar, reshapes to and from 2-D, `expand_dims`
-of 2-D tiles, permutes, `tl.cat` and loops carrying rank-3 tiles: bit-exact where the ops are exact; what
-stays unsupported (`max` of 8-bit tiles along a leading axis) is a located error (rank 4:
-test_sim_rankn.py)."""
+of 2-D tiles, permutes, `tl.cat` and loops carrying rank-3 tiles, 8- and 16-bit extremes along leading axes: bit-exact
+where the ops are exact (rank 4: test_sim_rankn.py)."""
 import numpy as np
 import pytest
 
@@ -359,13 +358,20 @@ def test_cat_of_rank3_tiles_bit_exact():
 
 
 @ascdsl.jit
-def sum_bytes3_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+def narrow3_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = _offsets(4 * BLOCK, BLOCK, 2, 4, BLOCK)
-    total = tl.max(tl.load(x_ptr + offs).to(tl.int8), axis=0)
-    tl.store(out_ptr + _offsets(0, BLOCK, 1, 4, BLOCK), tl.expand_dims(total, 0))
+    q = tl.load(x_ptr + offs)
+    hi, lo = tl.max(q, axis=0), tl.min(q, axis=1)
+    tl.store(out_ptr + _offsets(0, BLOCK, 1, 4, BLOCK), tl.expand_dims(hi, 0))
+    tl.store(out_ptr + 4 * BLOCK + _offsets(BLOCK, 0, 2, 1, BLOCK), tl.expand_dims(lo, 1))
 
 
-def test_what_stays_unsupported_is_a_located_error():
-    with pytest.raises(ascdsl.CompilationError, match=r"`max` of int8 tiles of rank 3") as err:
-        sum_bytes3_kernel[(1,)](np.ones(64, np.float32), np.zeros(32, np.int8), BLOCK=8, backend="sim")
-    assert "test_sim_rank3.py" in str(err.value)
+@pytest.mark.parametrize("dt", [np.int8, np.uint8, np.int16])
+def test_narrow_integer_extremes_along_leading_axes_bit_exact(dt):
+    """8- and 16-bit tiles of rank 3 reduced along a leading axis (in int32, exact)."""
+    info = np.iinfo(dt)
+    x = RNG.integers(info.min, info.max + 1, 64).astype(dt)
+    want, got = both(narrow3_kernel[(1,)], x, np.zeros(48, dt), BLOCK=8)
+    np.testing.assert_array_equal(got[1], want[1])
+    q = x.reshape(2, 4, 8)
+    assert (want[1][:32] == q.max(0).ravel()).all() and (want[1][32:] == q.min(1).ravel()).all()
