@@ -12,7 +12,8 @@ import pytest
 
 from . import fuzz
 
-SECONDS = 30  # CPU seconds per mutant on the interpreter (under a second, ~10 s when it lifts an op kernel cold)
+SECONDS = 120  # CPU seconds per mutant on the interpreter (under a second; ~10 s when it lifts an op kernel
+# cold, ~50 s when that kernel's masked stores go lane by lane: a hang is what this catches)
 SIM_SECONDS = 300  # per mutant on the simulator, g++ included
 
 
