@@ -83,5 +83,6 @@ CAST_MODE = {
     (dtypes.float16, dtypes.uint8): "CAST_TRUNC",
     (dtypes.int8, dtypes.float16): "CAST_NONE",
     (dtypes.uint8, dtypes.float16): "CAST_NONE",
+    (dtypes.int32, dtypes.int64): "CAST_NONE",
 }
 """Direct casts and their round modes (float16 <-> bfloat16 goes through float32)."""

@@ -18,7 +18,7 @@ from .compute import copy_blocks
 from .kir import (BinOp, Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, For, Gm, If, Let, Lit, Note, Pipe, QOp, Queue,
                   Ref, Role, SizeOf, Struct, Var, add, as_expr, ceil_to, lit, minimum, mul)
 from .repeat import row, view
-from .selector import Selector
+from .selector import Selector, unsupported
 from .ublayout import numel
 
 U8, U16, U32, U64 = CInt.UINT8, CInt.UINT16, CInt.UINT32, CInt.UINT64
@@ -212,28 +212,40 @@ def dequeue(sel: Selector, instr: Instr) -> list:
     _, _, _, extents, other = parts(instr)
     local = Ref(buf, buf.dtype, lit(0), sel.count(v))
     if other is not None:
-        out += _fill(sel, instr, local, sel.scalar_as(other, buf.dtype))
+        out += _fill(sel, instr, local, other)
     if v.id in sel.inbuf:
         out.append(copy_blocks(sel, sel.ref(v), local))
     return out
 
 
-def _fill(sel: Selector, instr: Instr, local: Ref, other) -> list:
-    """Duplicate(other) over the lanes a masked load leaves (see :func:`_fill_planes`)."""
+def _fill(sel: Selector, instr: Instr, local: Ref, other: Value) -> list:
+    """Duplicate(other) over the lanes a masked load leaves (see :func:`_fill_planes`). ``Duplicate`` has no
+    64-bit form: an int64 ``other`` whose two 32-bit words are equal (0, -1, ...) fills the int32 view of
+    the block, each lane two words wide."""
     _, _, _, extents, _ = parts(instr)
-    return _fill_planes(sel, local, instr.attr("shape"), extents, sel.pitch(instr.result), other)
+    shape, p = instr.attr("shape"), sel.pitch(instr.result)
+    if local.dtype.itemsize != 8:
+        return _fill_planes(sel, local, shape, extents, p, sel.scalar_as(other, local.dtype))
+    c = sel.const_of(other)
+    low, high = (None, None) if c is None else (int(c) & 0xFFFFFFFF, (int(c) >> 32) & 0xFFFFFFFF)
+    if low is None or low != high:
+        raise unsupported(instr, f"a masked {local.dtype} load whose `other` is not a constant with equal 32-bit "
+                                 "halves such as 0 or -1 (`Duplicate` fills at most 32-bit elements)")
+    words = Ref(local.buf, dtypes.int32, Bin(BinOp.MUL, local.offset, lit(2)), local.extent * 2)
+    word = Lit(low - (1 << 32) if low >= 1 << 31 else low, dtypes.int32)
+    return _fill_planes(sel, words, shape[:-1] + (2 * shape[-1],), extents, 2 * p, word, scale=2)
 
 
-def _fill_planes(sel: Selector, local: Ref, shape: tuple, extents, p: int, other) -> list:
+def _fill_planes(sel: Selector, local: Ref, shape: tuple, extents, p: int, other, scale: int = 1) -> list:
     """The masked lanes of a block of ``shape`` (``p``: its row pitch): of rank 3 or more, per valid
     index of its first axis those of that plane, then the masked planes; else its masked rows and
-    columns."""
+    columns. ``scale``: lanes of ``local`` per element of the last axis's extent."""
     if len(shape) < 3:
-        return _fill_rows(sel, local, shape, extents, p, other)
+        return _fill_rows(sel, local, shape, extents, p, other, scale)
     a, size = shape[0], numel(shape[1:-1]) * p
     planes = _extent(sel, extents[0], a)
     k = sel.fresh("plane")
-    slab = _fill_planes(sel, view(local, Bin(BinOp.MUL, k, lit(size))), shape[1:], extents[1:], p, other)
+    slab = _fill_planes(sel, view(local, Bin(BinOp.MUL, k, lit(size))), shape[1:], extents[1:], p, other, scale)
     out: list = [For(k, lit(0), planes, lit(1), tuple(slab), True)] if slab else []
     if planes != lit(a):
         out.append(If(Bin(BinOp.LT, planes, lit(a)), (
@@ -243,17 +255,20 @@ def _fill_planes(sel: Selector, local: Ref, shape: tuple, extents, p: int, other
     return out
 
 
-def _fill_rows(sel: Selector, local: Ref, shape: tuple, extents, p: int, other) -> list:
-    """The masked columns and rows of a 1-D or 2-D block (``p``: its row pitch)."""
+def _fill_rows(sel: Selector, local: Ref, shape: tuple, extents, p: int, other, scale: int = 1) -> list:
+    """The masked columns and rows of a 1-D or 2-D block (``p``: its row pitch; ``scale``: lanes of
+    ``local`` per element of the column extent)."""
     dt = local.dtype
     per = sel.platform.block_bytes // dt.itemsize
     per_rep = sel.platform.repeat_bytes // dt.itemsize
     cols, size = extents[-1], shape[-1]
     out: list = []
     c = sel.const_of(cols)
+    c = None if c is None else c * scale
     if not (c == size or (c is not None and -(-c // per) * per >= size)):
         valid = Var(sel.fresh_key(), dtypes.int32, local.buf.hint + "Valid")
-        out.append(Let(valid, ceil_to(sel.expr(cols), per)))
+        n = sel.expr(cols) if scale == 1 else Bin(BinOp.MUL, sel.expr(cols), lit(scale))
+        out.append(Let(valid, ceil_to(n, per)))
         if len(shape) == 1 or shape[0] == 1 and not sel.general:
             out.append(If(Bin(BinOp.LT, valid, lit(size)), (
                 Note("fill the tail with `other`"),

@@ -121,6 +121,8 @@ class _Analysis:
             scalar, tile = (a, b) if not a.dims else (b, a)
             return Affine(_sym_mul(tile.offset, scalar.offset),
                           tuple((d, _sym_mul(s, scalar.offset)) for d, s in tile.dims))
+        if op is Op.CAST and _widens(xs[0].type.dtype, v.type.dtype):
+            return self.affine(xs[0])  # `tl.arange(0, B).to(tl.int64)`: the same offsets, wider
         if op is Op.EXPAND_DIMS:
             a, axis = self.affine(xs[0]), instr.attr("axis")
             axis = axis if axis >= 0 else axis + len(v.type.shape)
@@ -143,6 +145,12 @@ class _Analysis:
         for d, s in b.dims:
             dims[d] = _sym_add(dims.get(d, {}), s, scale)
         return Affine(_sym_add(a.offset, b.offset, scale), tuple(sorted((d, s) for d, s in dims.items() if s)))
+
+
+def _widens(src, dst) -> bool:
+    """A cast from integer type ``src`` to ``dst`` keeps every value (so offsets stay affine through it)."""
+    return src.is_int and dst.is_int and (dst.itemsize > src.itemsize or dst == src) and \
+        (src.kind == "uint" or dst.kind == "int")
 
 
 def _root(analysis: _Analysis, ptr: Value) -> Value:
@@ -177,27 +185,38 @@ class _Emitter:
             self.consts[key] = self._new(Op.CONST, dtype, attrs=(("value", value),))
         return self.consts[key]
 
-    def sym(self, s: Sym) -> Value:
+    def width(self, s: Sym) -> dtypes.DType:
+        """int64 when one of the scalars of ``s`` is (the user asked for 64-bit offsets), else int32."""
+        wide = any(self.analysis.values[vid].type.dtype == dtypes.int64 for mono in s for vid in mono)
+        return dtypes.int64 if wide else dtypes.int32
+
+    def cast(self, x: Value, dtype) -> Value:
+        return x if x.type.dtype == dtype else self._new(Op.CAST, dtype, (x,), (("dtype", dtype),))
+
+    def sym(self, s: Sym, dtype=None) -> Value:
+        """``s`` computed in ``dtype`` (default :meth:`width`)."""
+        dt = dtype or self.width(s)
         total = None
         for mono, coef in sorted(s.items()):
             term = None
             for vid in mono:
-                factor = self.analysis.values[vid]
-                term = factor if term is None else self._new(Op.MUL, dtypes.int32, (term, factor))
+                factor = self.cast(self.analysis.values[vid], dt)
+                term = factor if term is None else self._new(Op.MUL, dt, (term, factor))
             if term is None:
-                term = self.const(coef)
+                term = self.const(coef, dt)
             elif coef != 1:
-                term = self._new(Op.MUL, dtypes.int32, (term, self.const(coef)))
-            total = term if total is None else self._new(Op.ADD, dtypes.int32, (total, term))
-        return self.const(0) if total is None else total
+                term = self._new(Op.MUL, dt, (term, self.const(coef, dt)))
+            total = term if total is None else self._new(Op.ADD, dt, (total, term))
+        return self.const(0, dt) if total is None else total
 
     def extent(self, bound: Value, start: Sym, size: int) -> Value:
-        """``min(max(bound - start, 0), size)`` as int32."""
-        if bound.type.dtype != dtypes.int32:
-            bound = self._new(Op.CAST, dtypes.int32, (bound,), (("dtype", dtypes.int32),))
-        e = self._new(Op.SUB, dtypes.int32, (bound, self.sym(start))) if start else bound
-        e = self._new(Op.MAXIMUM, dtypes.int32, (e, self.const(0)))
-        return self._new(Op.MINIMUM, dtypes.int32, (e, self.const(size)))
+        """``min(max(bound - start, 0), size)`` as int32 (the difference in int64 where the bound or the
+        start is)."""
+        dt = dtypes.int64 if dtypes.int64 in (bound.type.dtype, self.width(start)) else dtypes.int32
+        e = self.cast(bound, dt)
+        e = self._new(Op.SUB, dt, (e, self.sym(start, dt))) if start else e
+        e = self._new(Op.MAXIMUM, dt, (e, self.const(0, dt)))
+        return self.cast(self._new(Op.MINIMUM, dt, (e, self.const(size, dt))), dtypes.int32)
 
 
 _FLIP = {Op.GT: Op.LT, Op.GE: Op.LE}
@@ -349,7 +368,7 @@ def _spans(analysis: _Analysis, emit: _Emitter, instr: Instr, base: Value, offse
         return emit.tile(op, per_row, (lanes,), axis)
     lo = edge(Op.MIN, shape[-1])
     hi = emit.tile(Op.ADD, per_row, (edge(Op.MAX, -1), emit.const(1)))
-    row = (emit.sym(strides.get(0, {})),) if len(shape) == 2 else ()
+    row = (emit.sym(strides.get(0, {}), dtypes.int32),) if len(shape) == 2 else ()
     other = instr.operands[2] if instr.attr("has_other") else None
     raw = instr.result if other is None else _value(analysis, instr.result.type)
     out = emit.out + [Instr(Op.SPAN_LOAD, (raw,), (base, offset, *row, lo, hi), (("shape", shape),), (), instr.loc)]
@@ -400,7 +419,7 @@ def _lane_offsets(emit: _Emitter, shape, strides: dict) -> Value:
             continue
         index = _index(emit, shape, d)
         if strides[d] != {(): 1}:
-            index = emit.tile(Op.MUL, index.type, (index, emit.sym(strides[d])))
+            index = emit.tile(Op.MUL, index.type, (index, emit.sym(strides[d], dtypes.int32)))
         total = index if total is None else emit.tile(Op.ADD, index.type, (total, index))
     return total
 
