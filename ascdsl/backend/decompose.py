@@ -32,7 +32,7 @@ from ..errors import CompilationError
 from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
 from ..passes.cleanup import dead_code
 from ..platforms import Platform
-from . import boolmask, histogram, intops, isel, mathops, rank3, reductions, reorder, scan, shapes
+from . import boolmask, histogram, intops, isel, mathops, rank3, reductions, reorder, scan, shapes, wide
 
 F32 = dtypes.float32
 INT_COMPARE = {Op.GE: (Op.MAXIMUM, False), Op.LT: (Op.MAXIMUM, True), Op.LE: (Op.MINIMUM, False),
@@ -48,7 +48,7 @@ KEEP = frozenset({Op.CAST, Op.BITCAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED
 
 
 REWRITES = (rank3.rewrite, histogram.rewrite, boolmask.rewrite, intops.rewrite, mathops.rewrite, reductions.rewrite,
-            scan.rewrite, reorder.rewrite, shapes.rewrite)
+            scan.rewrite, reorder.rewrite, shapes.rewrite, wide.rewrite)
 """Rewrite rules of their own modules, tried in order: ``rule(rewriter, instr)`` emits the replacement
 of ``instr`` (through :meth:`_Rewriter.op`) and returns True, or returns False and emits nothing."""
 

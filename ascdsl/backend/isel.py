@@ -84,5 +84,6 @@ CAST_MODE = {
     (dtypes.int8, dtypes.float16): "CAST_NONE",
     (dtypes.uint8, dtypes.float16): "CAST_NONE",
     (dtypes.int32, dtypes.int64): "CAST_NONE",
+    (dtypes.float32, dtypes.int64): "CAST_TRUNC",
 }
 """Direct casts and their round modes (float16 <-> bfloat16 goes through float32)."""

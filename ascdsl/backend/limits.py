@@ -31,8 +31,8 @@ HARDWARE = {
 WIDE = frozenset({dtypes.int64})
 """Element types the vector unit has no instructions for (it moves them, Duplicate and arithmetic take
 at most 32-bit elements)."""
-WIDE_COMPUTE = GroupOp.BINARY | GroupOp.UNARY - {Op.CAST} | frozenset({Op.CONST, Op.BROADCAST, Op.WHERE})
-"""Tile ops that compute (rather than move) their elements."""
+WIDE_COMPUTE = GroupOp.BINARY | GroupOp.UNARY - {Op.CAST} | frozenset({Op.WHERE})
+"""Tile ops that compute (rather than move, convert or fill: :mod:`.wide`, :mod:`.fills`) their elements."""
 
 ATOMIC_DTYPES = frozenset({dtypes.float32, dtypes.float16, dtypes.bfloat16, dtypes.int32, dtypes.int16, dtypes.int8})
 """Element types SetAtomicAdd/Max/Min take on A2."""
@@ -57,9 +57,7 @@ def check_vector_cores(kernel: Kernel, platform: Platform) -> Kernel:
     for instr in walk(kernel.body):
         if instr.op in HARDWARE:
             raise hardware_error(instr)
-        one = instr.op is Op.BROADCAST and instr.result.type.shape == (1,)  # a single-element store's value
-        if instr.op in WIDE_COMPUTE and not one and any(not v.type.is_scalar and v.type.dtype in WIDE
-                                                        for v in instr.results):
+        if instr.op in WIDE_COMPUTE and any(not v.type.is_scalar and v.type.dtype in WIDE for v in instr.results):
             raise CompilationError(
                 instr.loc, f"`{instr.op.value}` of {instr.result.type.dtype} tiles cannot run on the Ascend A2 vector "
                            "cores: their vector instructions take at most 32-bit elements",

@@ -98,3 +98,111 @@ def test_int64_other_of_unequal_halves_is_a_located_error():
         int64_tail_kernel[(1,)](x, np.zeros(128, np.int64), 100, OTHER=5, BLOCK=128, backend="sim")
     assert "not a constant with equal 32-bit halves" in str(e.value)
     assert e.value.loc.file.endswith("test_sim_int64.py")
+
+
+@ascdsl.jit
+def int64_cast_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@ascdsl.jit
+def int64_gather_kernel(x_ptr, index_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    index = tl.load(index_ptr + offs, mask=mask, other=0)
+    tl.store(out_ptr + offs, tl.load(x_ptr + index.to(tl.int32), mask=mask), mask=mask)
+
+
+def _int64s(n):
+    x = RNG.integers(-2**63, 2**63 - 1, n, endpoint=True, dtype=np.int64)
+    x[:8] = [0, -1, 2**31 - 1, 2**31, -2**31, -2**31 - 1, 2**32 + 5, -2**63]
+    return x
+
+
+@pytest.mark.parametrize("dst", [np.int32, np.int16, np.int8, np.uint8], ids=lambda d: np.dtype(d).name)
+def test_int64_tiles_narrow_to_their_low_bits(dst):
+    n = 300
+    x = _int64s(n)
+    want, got = both(int64_cast_kernel[(2,)], x, np.zeros(n, dst), n, BLOCK=256)
+    np.testing.assert_array_equal(want[1], x.astype(dst))  # C's conversion modulo 2**bits
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("src", [np.int16, np.int8, np.uint8, np.float32, np.float16], ids=lambda d: np.dtype(d).name)
+def test_tiles_widen_to_int64(src):
+    n = 300
+    if np.dtype(src).kind == "f":
+        x = (RNG.standard_normal(n) * 1000).astype(src)
+        x[:4] = [np.nan, np.inf, -np.inf, -0.5]
+    else:
+        info = np.iinfo(src)
+        x = RNG.integers(info.min, info.max, n, endpoint=True).astype(src)
+    want, got = both(int64_cast_kernel[(2,)], x, np.zeros(n, np.int64), n, BLOCK=256)
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_gathers_through_int64_indices_narrowed_to_int32():
+    n = 1000
+    x = RNG.standard_normal(500).astype(np.float32)
+    index = RNG.integers(0, 500, n).astype(np.int64)
+    want, got = both(int64_gather_kernel[(4,)], x, index, np.zeros(n, np.float32), n, BLOCK=256)
+    np.testing.assert_array_equal(want[2], x[index])
+    np.testing.assert_array_equal(got[2], want[2])
+
+
+def test_int64_to_float_is_a_located_error():
+    with pytest.raises(ascdsl.CompilationError) as e:
+        int64_cast_kernel[(1,)](_int64s(64), np.zeros(64, np.float32), 64, BLOCK=64, backend="sim")
+    assert "casting int64 tiles to float32" in str(e.value) and e.value.loc.file.endswith("test_sim_int64.py")
+
+
+@ascdsl.jit
+def fill_kernel(out_ptr, value, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.full((BLOCK,), value, out_ptr.dtype.element_ty))
+    tl.store(out_ptr + BLOCK + offs, tl.zeros((BLOCK,), out_ptr.dtype.element_ty) - 1)
+
+
+@ascdsl.jit
+def fill_const_kernel(out_ptr, VALUE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.full((BLOCK,), VALUE, out_ptr.dtype.element_ty))
+
+
+@pytest.mark.parametrize("dtype, values", [
+    (np.int64, [0, -1, 5, -100, 2**40 + 3, -2**63, 2**32 - 1]),
+    (np.int8, [0, -1, 5, -128, 127]),
+    (np.uint8, [0, 200, 255]),
+], ids=["int64", "int8", "uint8"])
+def test_tiles_of_64_and_8_bit_elements_fill_from_scalars(dtype, values):
+    """Constants and runtime scalars (through ``Duplicate`` of the 32- or 16-bit view, or the int64 words
+    gathered); ``zeros - 1`` of 8-bit tiles computes in int32 and wraps back."""
+    def check(value, block):
+        if dtype == np.int64:
+            want, got = both(fill_const_kernel[(1,)], np.zeros(block, dtype), VALUE=value, BLOCK=block)
+            np.testing.assert_array_equal(want[0], np.full(block, value, dtype))
+            np.testing.assert_array_equal(got[0], want[0])
+        else:
+            want, got = both(fill_kernel[(1,)], np.zeros(2 * block, dtype), value, BLOCK=block)
+            np.testing.assert_array_equal(want[0][:block], np.full(block, value, dtype))
+            np.testing.assert_array_equal(got[0], want[0])
+    each(check, [(value, block) for value in values for block in (64, 40)])
+
+
+def test_int64_tiles_fill_from_runtime_int64_scalars():
+    for value in (7, -(2**35) - 9, 2**62 + 1):
+        want, got = both(fill_const_kernel[(1,)], np.zeros(64, np.int64), VALUE=value, BLOCK=64)
+        np.testing.assert_array_equal(got[0], want[0])
+        runtime = np.zeros(64, np.int64), np.zeros(64, np.int64)
+        wide_fill_kernel[(1,)](runtime[0], value, BLOCK=64)
+        wide_fill_kernel[(1,)](runtime[1], value, BLOCK=64, backend="sim")
+        np.testing.assert_array_equal(runtime[0], np.full(64, value, np.int64))
+        np.testing.assert_array_equal(runtime[1], runtime[0])
+
+
+@ascdsl.jit
+def wide_fill_kernel(out_ptr, value, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.full((BLOCK,), value.to(tl.int64), tl.int64))

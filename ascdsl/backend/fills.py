@@ -1,0 +1,76 @@
+"""Tiles filled from a scalar (``tl.full``, ``tl.zeros``, a scalar broadcast into a buffer) in the element
+types ``Duplicate`` has no form for (A2's takes 16- and 32-bit elements), as a :data:`.select.RULES` rule:
+
+* 8-bit tiles: one ``Duplicate`` of the int16 view with the byte repeated in both halves of each word
+  (``(v & 0xFF) * 0x101``, computed on the scalar unit for a runtime scalar);
+* int64 tiles: a constant whose two 32-bit halves are equal (0, -1) is one ``Duplicate`` of the int32 view;
+  any other value (a runtime scalar included) is written as its words: one block of the low word and one
+  of the high word, and ``Gather`` of the int32 view reading them alternately (byte offsets
+  ``32 * (lane & 1)``, the core being little-endian).
+"""
+from __future__ import annotations
+
+from .. import dtypes
+from ..ir.core import Instr, Op
+from .kir import Bin, BinOp, Call, Conv, Lit, Ref, lit
+from .relayout import gather_lanes, lane_index
+
+I16, I32, I64 = dtypes.int16, dtypes.int32, dtypes.int64
+BYTES = frozenset({dtypes.int8, dtypes.uint8})
+
+
+def select(sel, instr: Instr) -> list | None:
+    """The fill of an 8-bit or int64 tile (None for any other instruction, and for fills nobody reads from
+    a buffer: broadcasts read through strides, constants that only initialise accumulators)."""
+    if instr.op not in (Op.CONST, Op.BROADCAST) or instr.result.type.is_scalar:
+        return None
+    v = instr.result
+    dt = v.type.dtype
+    if dt not in BYTES and dt != I64 or v.id in sel.fused or instr.op is Op.CONST and sel.only_inits(v):
+        return None
+    if instr.op is Op.BROADCAST and not instr.operands[0].type.is_scalar:
+        return None  # a tile broadcast into a buffer: refused by compute.vector
+    const = instr.attr("value") if instr.op is Op.CONST else sel.const_of(instr.operands[0])
+    if dt in BYTES:
+        return [_bytes(sel, v, const, instr)]
+    return _words(sel, v, const, instr)
+
+
+def _bytes(sel, v, const, instr: Instr) -> Call:
+    if const is not None:
+        byte = int(const) & 0xFF
+        word = Lit((byte * 0x101) - (1 << 16) if byte >= 0x80 else byte * 0x101, I16)
+    else:
+        word = Conv(I16, Bin(BinOp.MUL, Bin(BinOp.AND, sel.scalar_as(instr.operands[0], I32), lit(0xFF)), lit(0x101)))
+    n = sel.count(v)
+    return Call("Duplicate", sel.ref(v, I16), (), (word, lit(n // 2)), loc=instr.loc)
+
+
+def _words(sel, v, const, instr: Instr) -> list:
+    n = sel.count(v)
+    view = sel.ref(v, I32)
+    if const is not None:
+        low, high = _signed(int(const) & 0xFFFFFFFF), _signed((int(const) >> 32) & 0xFFFFFFFF)
+        if low == high:
+            return [Call("Duplicate", view, (), (Lit(low, I32), lit(2 * n)), loc=instr.loc)]
+        low, high = Lit(low, I32), Lit(high, I32)
+    else:
+        value = sel.scalar_as(instr.operands[0], I64)
+        low, high = Conv(I32, value), Conv(I32, Bin(BinOp.SHR, value, Lit(32, I64)))
+    per = sel.platform.block_bytes // I32.itemsize
+    words = sel.scratch("int64Words", I32, 2 * per, instr.loc)
+    offsets, calls = lane_index(sel, "wordOffsets", 2 * n, 1, instr.loc)
+    ones = sel.scratch("wordOnes", I32, 2 * n, instr.loc)
+    return [Call("Duplicate", Ref(words.buf, I32, lit(0), per), (), (low, lit(per)), loc=instr.loc),
+            Call("Duplicate", words.at(lit(per), per, per), (), (high, lit(per))),
+            *calls,
+            Call("Duplicate", ones, (), (Lit(1, I32), lit(2 * n))),
+            Call("And", Ref(offsets.buf, I16, lit(0), 4 * n), (Ref(offsets.buf, I16, lit(0), 4 * n),
+                                                                Ref(ones.buf, I16, lit(0), 4 * n)), (lit(4 * n),),
+                 inplace=True),  # lane & 1: the int16 view of 1 is (1, 0)
+            Call("Muls", offsets, (offsets,), (Lit(sel.platform.block_bytes, I32), lit(2 * n)), inplace=True),
+            *gather_lanes(sel, view, words, offsets, 2 * n)]
+
+
+def _signed(word: int) -> int:
+    return word - (1 << 32) if word >= 1 << 31 else word
