@@ -47,29 +47,35 @@ def _bytes(sel, v, const, instr: Instr) -> Call:
 
 
 def _words(sel, v, const, instr: Instr) -> list:
-    n = sel.count(v)
-    view = sel.ref(v, I32)
+    scalar = None if const is not None else instr.operands[0]
+    return words(sel, sel.ref(v, I32), const, scalar, instr.loc)
+
+
+def words(sel, view: Ref, const, scalar, loc) -> list:
+    """Fill ``view``, the int32 view of an int64 tile, with the constant ``const`` or (when it is None) the
+    runtime scalar ``scalar``: one ``Duplicate`` when the halves are equal constants, else the words gathered."""
+    n = view.extent
     if const is not None:
         low, high = _signed(int(const) & 0xFFFFFFFF), _signed((int(const) >> 32) & 0xFFFFFFFF)
         if low == high:
-            return [Call("Duplicate", view, (), (Lit(low, I32), lit(2 * n)), loc=instr.loc)]
+            return [Call("Duplicate", view, (), (Lit(low, I32), lit(n)), loc=loc)]
         low, high = Lit(low, I32), Lit(high, I32)
     else:
-        value = sel.scalar_as(instr.operands[0], I64)
+        value = sel.scalar_as(scalar, I64)
         low, high = Conv(I32, value), Conv(I32, Bin(BinOp.SHR, value, Lit(32, I64)))
     per = sel.platform.block_bytes // I32.itemsize
-    words = sel.scratch("int64Words", I32, 2 * per, instr.loc)
-    offsets, calls = lane_index(sel, "wordOffsets", 2 * n, 1, instr.loc)
-    ones = sel.scratch("wordOnes", I32, 2 * n, instr.loc)
-    return [Call("Duplicate", Ref(words.buf, I32, lit(0), per), (), (low, lit(per)), loc=instr.loc),
-            Call("Duplicate", words.at(lit(per), per, per), (), (high, lit(per))),
+    pair = sel.scratch("int64Words", I32, 2 * per, loc)
+    offsets, calls = lane_index(sel, "wordOffsets", n, 1, loc)
+    ones = sel.scratch("wordOnes", I32, n, loc)
+    return [Call("Duplicate", Ref(pair.buf, I32, lit(0), per), (), (low, lit(per)), loc=loc),
+            Call("Duplicate", pair.at(lit(per), per, per), (), (high, lit(per))),
             *calls,
-            Call("Duplicate", ones, (), (Lit(1, I32), lit(2 * n))),
-            Call("And", Ref(offsets.buf, I16, lit(0), 4 * n), (Ref(offsets.buf, I16, lit(0), 4 * n),
-                                                                Ref(ones.buf, I16, lit(0), 4 * n)), (lit(4 * n),),
+            Call("Duplicate", ones, (), (Lit(1, I32), lit(n))),
+            Call("And", Ref(offsets.buf, I16, lit(0), 2 * n), (Ref(offsets.buf, I16, lit(0), 2 * n),
+                                                                Ref(ones.buf, I16, lit(0), 2 * n)), (lit(2 * n),),
                  inplace=True),  # lane & 1: the int16 view of 1 is (1, 0)
-            Call("Muls", offsets, (offsets,), (Lit(sel.platform.block_bytes, I32), lit(2 * n)), inplace=True),
-            *gather_lanes(sel, view, words, offsets, 2 * n)]
+            Call("Muls", offsets, (offsets,), (Lit(sel.platform.block_bytes, I32), lit(n)), inplace=True),
+            *gather_lanes(sel, view, pair, offsets, n)]
 
 
 def _signed(word: int) -> int:

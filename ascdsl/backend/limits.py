@@ -31,8 +31,8 @@ HARDWARE = {
 WIDE = frozenset({dtypes.int64})
 """Element types the vector unit has no instructions for (it moves them, Duplicate and arithmetic take
 at most 32-bit elements)."""
-WIDE_COMPUTE = GroupOp.BINARY | GroupOp.UNARY - {Op.CAST} | frozenset({Op.WHERE})
-"""Tile ops that compute (rather than move, convert or fill: :mod:`.wide`, :mod:`.fills`) their elements."""
+WIDE_COMPUTE = GroupOp.BINARY | GroupOp.UNARY - {Op.CAST}
+"""Tile ops that compute (rather than move, convert, fill or select: :mod:`.wide`, :mod:`.fills`) their elements."""
 
 ATOMIC_DTYPES = frozenset({dtypes.float32, dtypes.float16, dtypes.bfloat16, dtypes.int32, dtypes.int16, dtypes.int8})
 """Element types SetAtomicAdd/Max/Min take on A2."""

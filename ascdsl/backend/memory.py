@@ -18,7 +18,7 @@ from .compute import copy_blocks
 from .kir import (BinOp, Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, For, Gm, If, Let, Lit, Note, Pipe, QOp, Queue,
                   Ref, Role, SizeOf, Struct, Var, add, as_expr, ceil_to, lit, minimum, mul)
 from .repeat import row, view
-from .selector import Selector, unsupported
+from .selector import Selector
 from .ublayout import numel
 
 U8, U16, U32, U64 = CInt.UINT8, CInt.UINT16, CInt.UINT32, CInt.UINT64
@@ -220,17 +220,13 @@ def dequeue(sel: Selector, instr: Instr) -> list:
 
 def _fill(sel: Selector, instr: Instr, local: Ref, other: Value) -> list:
     """Duplicate(other) over the lanes a masked load leaves (see :func:`_fill_planes`). ``Duplicate`` has no
-    64-bit form: an int64 ``other`` whose two 32-bit words are equal (0, -1, ...) fills the int32 view of
-    the block, each lane two words wide."""
+    64-bit form: an int64 ``other`` (a constant whose two 32-bit words are equal, 0 or -1: any other is a
+    ``where`` after the load, :mod:`.wide`) fills the int32 view of the block, each lane two words wide."""
     _, _, _, extents, _ = parts(instr)
     shape, p = instr.attr("shape"), sel.pitch(instr.result)
     if local.dtype.itemsize != 8:
         return _fill_planes(sel, local, shape, extents, p, sel.scalar_as(other, local.dtype))
-    c = sel.const_of(other)
-    low, high = (None, None) if c is None else (int(c) & 0xFFFFFFFF, (int(c) >> 32) & 0xFFFFFFFF)
-    if low is None or low != high:
-        raise unsupported(instr, f"a masked {local.dtype} load whose `other` is not a constant with equal 32-bit "
-                                 "halves such as 0 or -1 (`Duplicate` fills at most 32-bit elements)")
+    low = int(sel.const_of(other)) & 0xFFFFFFFF
     words = Ref(local.buf, dtypes.int32, Bin(BinOp.MUL, local.offset, lit(2)), local.extent * 2)
     word = Lit(low - (1 << 32) if low >= 1 << 31 else low, dtypes.int32)
     return _fill_planes(sel, words, shape[:-1] + (2 * shape[-1],), extents, 2 * p, word, scale=2)

@@ -122,7 +122,7 @@ class Selector:
             elif instr.op is Op.WHERE:
                 if not self._is_mask(instr.operands[0]):
                     raise _bool_error(instr, "`tl.where` whose condition is not a comparison of tiles")
-                if not (instr.result.type.dtype.is_float or instr.result.type.dtype == dtypes.int32):
+                if not (instr.result.type.dtype.is_float or instr.result.type.dtype in (dtypes.int32, dtypes.int64)):
                     raise _bool_error(instr, f"`tl.where` of {instr.result.type.dtype} tiles")
 
     def _is_mask(self, v: Value) -> bool:

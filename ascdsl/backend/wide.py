@@ -7,19 +7,36 @@ rule) routes the other casts through the ones A2 has: int64 to 8- and 16-bit int
 twice is wrapping once), 8- and 16-bit integers to int64 through int32 (exact), 16-bit floats to int64 through
 float32 (``Cast`` float32 -> int64 in ``CAST_TRUNC``, saturating as :func:`ascdsl.numerics.cast`). int64 to a
 float is refused: A2 has no such ``Cast`` and the int32 low word would change values past ``2**31``.
+
+``tl.where`` of int64 tiles selects whole words: the condition as an int32 tile of 0 and -1 (``Select``),
+widened by ``Cast`` to int64 (sign extension makes both words of a lane 0 or -1), then ``(a & m) | (b & ~m)``
+on the int16 views (a scalar branch is filled first, :func:`.fills.words`). A masked int64 load whose
+``other`` is not a constant with equal halves (which :mod:`.memory` fills through the int32 view) is that
+``where`` of the load and ``other``.
 """
 from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import Instr, Op
+from . import boolmask, fills
+from .kir import Call, Const, Lit, Ref, lit
 from .relayout import gather_lanes, lane_index
 from .selector import unsupported
 
-I32, I64, F32 = dtypes.int32, dtypes.int64, dtypes.float32
+I16, I32, I64, F32 = dtypes.int16, dtypes.int32, dtypes.int64, dtypes.float32
 
 
 def rewrite(r, instr: Instr) -> bool:
-    """The casts to and from int64 that go through another type (see the module docstring)."""
+    """The casts to and from int64 that go through another type and the masked loads whose ``other`` is a
+    ``where`` (see the module docstring)."""
+    if instr.op is Op.BLOCK_LOAD and instr.result.type.dtype == I64 and instr.attr("has_other") and \
+            not _equal_halves(r.consts.get(instr.operands[-1].id)):
+        v, loc = instr.result, instr.loc
+        raw = r.value(v.type)
+        attrs = tuple((k, False if k == "has_other" else a) for k, a in instr.attrs)
+        r.out.append(Instr(Op.BLOCK_LOAD, (raw,), instr.operands[:-1], attrs, (), loc))
+        r.op(Op.WHERE, v.type, (boolmask.in_bounds(r, instr, loc), raw, instr.operands[-1]), (), loc, result=v)
+        return True
     if instr.op is not Op.CAST or instr.result.type.is_scalar:
         return False
     (x,), v, loc = instr.operands, instr.result, instr.loc
@@ -34,8 +51,15 @@ def rewrite(r, instr: Instr) -> bool:
     return True
 
 
+def _equal_halves(value) -> bool:
+    return value is not None and (int(value) & 0xFFFFFFFF) == ((int(value) >> 32) & 0xFFFFFFFF)
+
+
 def select(sel, instr: Instr) -> list | None:
-    """``int64 -> int32`` of a tile: the low words, gathered (None for any other instruction)."""
+    """``int64 -> int32`` of a tile (the low words, gathered) and ``tl.where`` of int64 tiles (None for any other
+    instruction)."""
+    if instr.op is Op.WHERE and instr.result.type.dtype == I64:
+        return _where(sel, instr)
     if instr.op is not Op.CAST or instr.result.type.is_scalar or \
             (instr.operands[0].type.dtype, instr.result.type.dtype) != (I64, I32):
         return None
@@ -43,3 +67,29 @@ def select(sel, instr: Instr) -> list | None:
     n = sel.count(v)
     offsets, calls = lane_index(sel, "lowWordOffsets", n, 2 * I32.itemsize, instr.loc)
     return calls + gather_lanes(sel, sel.ref(v), sel.ref(x, I32), offsets, n)
+
+
+def _where(sel, instr: Instr) -> list:
+    cond, a, b = instr.operands
+    v, loc = instr.result, instr.loc
+    n = sel.count(v)
+    mask = sel.scratch("laneMask", I32, n, loc)
+    words = sel.scratch("wordMask", I64, n, loc)
+    out = [Call("Duplicate", mask, (), (Lit(-1, I32), lit(n)), loc=loc),
+           Call("Select", Ref(mask.buf, F32, lit(0), n), (sel.ref(cond), Ref(mask.buf, F32, lit(0), n)),
+                (Lit(0.0, F32), Const.SEL_TS, lit(n))),
+           Call("Cast", words, (mask,), (Const.CAST_NONE, lit(n)))]
+    sides = []
+    for x, hint in ((a, "whereFirst"), (b, "whereSecond")):
+        if x.type.is_scalar:
+            side = sel.scratch(hint, I32, 2 * n, loc)
+            out += fills.words(sel, side, sel.const_of(x), x, loc)
+            sides.append(Ref(side.buf, I16, lit(0), 4 * n))
+        else:
+            sides.append(sel.ref(x, I16))
+    m, dst = Ref(words.buf, I16, lit(0), 4 * n), sel.ref(v, I16)
+    rest = sel.scratch("whereRest", I16, 4 * n, loc)
+    return out + [Call("And", dst, (sides[0], m), (lit(4 * n),)),
+                  Call("Not", m, (m,), (lit(4 * n),), inplace=True),
+                  Call("And", rest, (sides[1], m), (lit(4 * n),)),
+                  Call("Or", dst, (dst, rest), (lit(4 * n),), inplace=True)]

@@ -77,8 +77,9 @@ def test_int32_tiles_widen_to_int64():
     np.testing.assert_array_equal(got[1], want[1])
 
 
-@pytest.mark.parametrize("other", [0, -1], ids=lambda o: f"other={o}")
-def test_masked_int64_loads_fill_with_equal_halves(other):
+@pytest.mark.parametrize("other", [0, -1, 5, -100, 2**40 + 7], ids=lambda o: f"other={o}")
+def test_masked_int64_loads_fill_their_masked_lanes(other):
+    """0 and -1 fill the int32 view of the masked lanes; other values are a ``where`` of the load."""
     def check(kernel, grid, x, out, *args, **kw):
         want, got = both(kernel[grid], x, out, *args, OTHER=other, **kw)
         np.testing.assert_array_equal(got[1], want[1])
@@ -92,12 +93,24 @@ def test_masked_int64_loads_fill_with_equal_halves(other):
     assert (tail[1000:] == other).all()
 
 
-def test_int64_other_of_unequal_halves_is_a_located_error():
-    x = np.arange(100, dtype=np.int64)
-    with pytest.raises(ascdsl.CompilationError) as e:
-        int64_tail_kernel[(1,)](x, np.zeros(128, np.int64), 100, OTHER=5, BLOCK=128, backend="sim")
-    assert "not a constant with equal 32-bit halves" in str(e.value)
-    assert e.value.loc.file.endswith("test_sim_int64.py")
+@ascdsl.jit
+def int64_where_kernel(x_ptr, y_ptr, out_ptr, n, fill, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=fill)
+    y = tl.load(y_ptr + offs, mask=mask, other=0)
+    keep = (x.to(tl.int32) & 3) == 1
+    tl.store(out_ptr + offs, tl.where(keep, x, y), mask=mask)
+    tl.store(out_ptr + n + offs, tl.where(offs % 3 == 0, fill, x), mask=mask)
+
+
+def test_where_of_int64_tiles_selects_whole_words():
+    n = 300
+    x, y = RNG.integers(-2**62, 2**62, n, dtype=np.int64), RNG.integers(-2**62, 2**62, n, dtype=np.int64)
+    for fill in (2**33 + 1, -3):
+        want, got = both(int64_where_kernel[(2,)], x, y, np.zeros(2 * n, np.int64), n, fill, BLOCK=256)
+        np.testing.assert_array_equal(want[2][:n], np.where((x & 3) == 1, x, y))
+        np.testing.assert_array_equal(got[2], want[2])
 
 
 @ascdsl.jit
