@@ -85,5 +85,6 @@ CAST_MODE = {
     (dtypes.uint8, dtypes.float16): "CAST_NONE",
     (dtypes.int32, dtypes.int64): "CAST_NONE",
     (dtypes.float32, dtypes.int64): "CAST_TRUNC",
+    (dtypes.int64, dtypes.float32): "CAST_RINT",
 }
 """Direct casts and their round modes (float16 <-> bfloat16 goes through float32)."""

@@ -1,12 +1,13 @@
 """Casts of int64 tiles, on a vector unit whose arithmetic takes at most 32-bit elements (:mod:`.limits`).
 
 ``int64 -> int32`` keeps each lane's low word, C's conversion modulo ``2**32`` as the interpreter does
-(A2's ``Cast`` saturates): one ``Gather`` of the even words of the tile's int32 view (:func:`select`, a
-:data:`.select.RULES` rule; the core is little-endian). :func:`rewrite` (a :data:`.decompose.REWRITES`
-rule) routes the other casts through the ones A2 has: int64 to 8- and 16-bit integers through int32 (wrapping
-twice is wrapping once), 8- and 16-bit integers to int64 through int32 (exact), 16-bit floats to int64 through
-float32 (``Cast`` float32 -> int64 in ``CAST_TRUNC``, saturating as :func:`ascdsl.numerics.cast`). int64 to a
-float is refused: A2 has no such ``Cast`` and the int32 low word would change values past ``2**31``.
+(the simulator's ``Cast`` saturates, and CANN documents no wrap): one ``Gather`` of the even words of the
+tile's int32 view (:func:`select`, a :data:`.select.RULES` rule; the core is little-endian). :func:`rewrite`
+(a :data:`.decompose.REWRITES` rule) routes the other casts through the ones A2 has (int32 <-> int64,
+float32 <-> int64: CANN 8.1's ``dav_c220`` ``Cast`` table): int64 to 8- and 16-bit integers through int32
+(wrapping twice is wrapping once), 8- and 16-bit integers to int64 through int32 (exact), 16-bit floats to
+int64 and int64 to 16-bit floats through float32 (``CAST_TRUNC`` saturating, ``CAST_RINT``, as
+:func:`ascdsl.numerics.cast`).
 
 ``tl.where`` of int64 tiles selects whole words: the condition as an int32 tile of 0 and -1 (``Select``),
 widened by ``Cast`` to int64 (sign extension makes both words of a lane 0 or -1), then ``(a & m) | (b & ~m)``
@@ -21,7 +22,6 @@ from ..ir.core import Instr, Op
 from . import boolmask, fills
 from .kir import Call, Const, Lit, Ref, lit
 from .relayout import gather_lanes, lane_index
-from .selector import unsupported
 
 I16, I32, I64, F32 = dtypes.int16, dtypes.int32, dtypes.int64, dtypes.float32
 
@@ -41,11 +41,9 @@ def rewrite(r, instr: Instr) -> bool:
         return False
     (x,), v, loc = instr.operands, instr.result, instr.loc
     src, dst = x.type.dtype, v.type.dtype
-    if src == dst or I64 not in (src, dst) or I32 in (src, dst) or (src, dst) == (F32, I64):
+    if src == dst or I64 not in (src, dst) or I32 in (src, dst) or F32 in (src, dst):
         return False
-    if src == I64 and dst.is_float:
-        raise unsupported(instr, f"casting int64 tiles to {dst} (A2 has no int64 -> float `Cast`)")
-    through = F32 if src.is_float else I32
+    through = F32 if src.is_float or dst.is_float else I32
     r.op(Op.CAST, v.type, (r.op(Op.CAST, x.type.with_dtype(through), (x,), (("dtype", through),), loc),),
          (("dtype", dst),), loc, result=v)
     return True

@@ -205,6 +205,42 @@ def test_cast_rint_is_half_to_even_and_round_is_away_from_zero():
     np.testing.assert_array_equal(out[:8], [0, 1, 2, 0, -1, -2, 1, -1])
 
 
+@pytest.mark.parametrize("mode", ["CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND", "CAST_TRUNC"])
+def test_cast_int64_to_float_rounds_once_in_every_mode(mode):
+    """int64_t -> float (CANN 8.1 dav_c220 has it in these five modes): one rounding of the exact integer,
+    ties included (2**60 + 2**36 is halfway between floats; + 1 is above it, which a double would lose)."""
+    x = np.array([2**60 + 2**36, 2**60 + 2**36 + 1, -(2**60 + 2**36), -(2**60 + 2**36 + 1), 2**60 + 3 * 2**36,
+                  2**24 + 1, -(2**24 + 3), 7, 2**63 - 1, -2**63, 2**53 + 1, -(2**53 + 1), 0, -1, 2**40 + 2**16, 5],
+                 np.int64)
+    out = np.zeros(x.size, np.float32)
+    run("cast_i64_f32", x, out, np.uint32(x.size), np.int32(MODES[mode]))
+    np.testing.assert_array_equal(out, np.array([_rounded(int(v), mode) for v in x], np.float32))
+
+
+def _rounded(v: int, mode: str) -> np.float32:
+    """``v`` rounded once to float32 in ``mode``, from its two float neighbours compared as Python integers."""
+    lo = _float_below(v)
+    hi = lo if int(lo) == v else np.nextafter(lo, np.float32(np.inf))
+    down, up = v - int(lo), int(hi) - v
+    if down == 0 or mode == "CAST_FLOOR" or mode == "CAST_TRUNC" and v > 0:
+        return lo
+    if mode in ("CAST_CEIL", "CAST_TRUNC"):
+        return hi
+    if down != up:
+        return lo if down < up else hi
+    if mode == "CAST_ROUND":
+        return hi if v > 0 else lo
+    return lo if lo.view(np.uint32) & 1 == 0 else hi  # CAST_RINT: the even one
+
+
+def _float_below(v: int) -> np.float32:
+    """The largest float32 not above the integer ``v`` (exactly: compared as Python integers)."""
+    f = np.float32(v)
+    while int(f) > v:
+        f = np.nextafter(f, np.float32(-np.inf))
+    return f
+
+
 def test_cast_float_to_integral_float_and_int_to_float():
     x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 1.2, -1.7], np.float32)
     out = np.zeros(8, np.float32)

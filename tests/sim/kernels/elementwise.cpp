@@ -140,6 +140,9 @@ extern "C" __global__ __aicore__ void cast_i32_f32(GM_ADDR in, GM_ADDR out, uint
 extern "C" __global__ __aicore__ void cast_f32_f32(GM_ADDR in, GM_ADDR out, uint32_t n, int32_t mode) {
     CastCount<float, float>(in, out, n, mode);
 }
+extern "C" __global__ __aicore__ void cast_i64_f32(GM_ADDR in, GM_ADDR out, uint32_t n, int32_t mode) {
+    CastCount<int64_t, float>(in, out, n, mode);
+}
 extern "C" __global__ __aicore__ void cast_f16_i8(GM_ADDR in, GM_ADDR out, uint32_t n, int32_t mode) {
     CastCount<half, int8_t>(in, out, n, mode);
 }

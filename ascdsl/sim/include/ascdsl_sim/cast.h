@@ -33,6 +33,7 @@ constexpr uint8_t cast_modes() {
     else if constexpr (std::is_same_v<S, int16_t> && std::is_same_v<D, float>) return kNone;
     else if constexpr (std::is_same_v<S, int32_t> && is_one_of_v<D, int16_t, int64_t>) return kNone;
     else if constexpr (std::is_same_v<S, int64_t> && std::is_same_v<D, int32_t>) return kNone;
+    else if constexpr (std::is_same_v<S, int64_t> && std::is_same_v<D, float>) return kRounding;
     else return 0;
 }
 
@@ -53,8 +54,29 @@ inline Rounding rounding(RoundMode m) {
     }
 }
 
+// int64_t -> float rounded once in mode `r` (through double would round twice past 2**53): the nearest float
+// (the hardware's CAST_RINT, as C++'s conversion), moved one step where the mode wants the other neighbour.
+inline float int64_to_float(int64_t v, Rounding r) {
+    const float nearest = static_cast<float>(v);  // integral: every float from 2**24 up is an integer
+    const __int128 exact = v, got = static_cast<__int128>(nearest);
+    if (got == exact || r == Rounding::Rint) return nearest;
+    const float below = got > exact ? std::nextafter(nearest, -INFINITY) : nearest;
+    const float above = got > exact ? nearest : std::nextafter(nearest, INFINITY);
+    switch (r) {
+    case Rounding::Floor: return below;
+    case Rounding::Ceil: return above;
+    case Rounding::Trunc: return v < 0 ? above : below;
+    default: {  // Round: halves away from zero
+        const __int128 down = exact - static_cast<__int128>(below), up = static_cast<__int128>(above) - exact;
+        if (down != up) return down < up ? below : above;
+        return v < 0 ? below : above;
+    }
+    }
+}
+
 template <class D, class S>
 D convert(S v, Rounding r) {
+    if constexpr (std::is_same_v<S, int64_t> && std::is_same_v<D, float>) return int64_to_float(v, r);
     const double x = static_cast<double>(static_cast<wide_t<S>>(v));
     if constexpr (is_half_v<D>) return half::from_bits(encode_half(round_to_format(x, kHalfFormat, r)));
     else if constexpr (is_bf16_v<D>)
