@@ -645,6 +645,8 @@ class _Geometry:
         """The access of these lanes in ``flat``, every offset moved by ``shift``; None if that leaves ``flat``."""
         if self.lo + shift < 0 or self.hi + shift >= flat.size:
             return None
+        if on is not None:  # the runs' mask, without the axes folded into the runs (extent 1 in ``on``)
+            on = on.reshape(on.shape[:self.axes + 1])
         if self.view is not None:
             first, extents, strides = self.view
             return Access(programs, shape, self.axes, self.run, self.width, on,

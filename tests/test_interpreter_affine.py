@@ -382,3 +382,31 @@ def test_an_elementwise_op_computes_into_operands_that_die_and_nothing_else(monk
     chain = (kept * kept - padded) / (kept + np.float32(3))
     np.testing.assert_array_equal(keep, kept[:, :cols])
     np.testing.assert_allclose(out, (chain * 0.5 + chain.sum(axis=1, keepdims=True))[:, :cols], rtol=1e-5, atol=1e-5)
+
+
+@ascdsl.jit
+def folded_rows_kernel(x_ptr, out_ptr, per_core, big_cores, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    start, end = core_span(per_core, big_cores)
+    rows = tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK)
+    for unit in range(start, end):
+        for row0 in range(0, 2 * ROWS, ROWS):  # rows of BLOCK continue each other: a tile is one run
+            offs = unit * 2 * ROWS * BLOCK + (row0 + rows[:, None]) * BLOCK + cols[None, :]
+            mask = (rows[:, None] < ROWS) & (cols[None, :] < BLOCK)
+            x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+            y = tl.load(x_ptr + offs, mask=mask, other=rows[:, None] * 1.0 + cols[None, :])
+            tl.store(out_ptr + offs, x * 2.0 + y, mask=mask)
+
+
+@pytest.mark.parametrize("elements", [1, 1 << 40])
+@pytest.mark.parametrize("units", [5, 4, 9])
+def test_a_program_mask_over_tiles_folded_into_one_run(monkeypatch, units, elements):
+    """Programs with fewer units than others run their last loop masked: the mask has one entry per
+    program, and the access folds the tile's rows into a single run (a gather, scalar and tile other
+    values, a store; in pieces, then through runs)."""
+    monkeypatch.setattr(affine, "PIECE_ELEMENTS", elements)
+    programs, rows, block = 4, 2, 8
+    x = np.arange(units * 2 * rows * block, dtype=np.float32)
+    out = np.full_like(x, 7.0)
+    folded_rows_kernel[(programs,)](x, out, units // programs, units % programs, ROWS=rows, BLOCK=block)
+    np.testing.assert_array_equal(out, 3 * x)
