@@ -257,9 +257,11 @@ def select(cond: Array, a: Affine, b: Affine) -> Affine | None:
     return Affine(np.where(cond, a.base, b.base), coefs, a.dtype, a.shape)
 
 
-def repeat(a: Affine, copies: int) -> Affine:
-    """``a`` for each program ``copies`` times in a row (see :meth:`ascdsl.interpreter._Programs.copies`)."""
-    again = lambda x: x if type(x) is int or x is None else np.repeat(x, copies)  # noqa: E731
+def repeat(a: Affine, copies: int, interleaved: bool = False) -> Affine:
+    """``a`` for each program ``copies`` times, in a row or ``interleaved`` (see
+    :meth:`ascdsl.interpreter._Programs.copies`)."""
+    again = lambda x: x if type(x) is int or x is None else np.tile(x, copies) if interleaved \
+        else np.repeat(x, copies)  # noqa: E731
     return Affine(again(a.base), tuple(map(again, a.coefs)), a.dtype, a.shape)
 
 
@@ -645,6 +647,8 @@ class _Geometry:
         """The access of these lanes in ``flat``, every offset moved by ``shift``; None if that leaves ``flat``."""
         if self.lo + shift < 0 or self.hi + shift >= flat.size:
             return None
+        if on is not None:  # the runs' mask, without the axes folded into the runs (extent 1 in ``on``)
+            on = on.reshape(on.shape[:self.axes + 1])
         if self.view is not None:
             first, extents, strides = self.view
             return Access(programs, shape, self.axes, self.run, self.width, on,

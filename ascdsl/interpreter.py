@@ -421,17 +421,19 @@ class _Programs:
         self.plans = affine.Plans()
         self.spare: Array | None = None  # an operand the running elementwise op may overwrite (_donated)
 
-    def copies(self, copies: int, env: dict[int, Any], active: Array | None) -> "_Programs":
-        """These programs, each ``copies`` times in a row, on ``env`` (values of these programs,
-        repeated), with ``active`` (over the copies) running. Copy ``j`` of every program runs before
-        copy ``j + 1`` of any: :attr:`order` lists the copies in that order."""
+    def copies(self, copies: int, env: dict[int, Any], active: Array | None, interleaved: bool) -> "_Programs":
+        """These programs, each ``copies`` times, on ``env`` (values of these programs, repeated), with
+        ``active`` (over the copies) running: each program's copies in a row, or (``interleaved``)
+        copy ``j`` of every program before copy ``j + 1``. The copies run in that second order:
+        :attr:`order` lists them so when they are laid out in the first."""
         out = _Programs.__new__(_Programs)
         out.memory, out.grid, out.prepared, out.schedule, out.leaves = (
             self.memory, self.grid, self.prepared, self.schedule, self.leaves)
-        out.n, out.pid, out.active = self.n * copies, tuple(np.repeat(a, copies) for a in self.pid), active
-        out.order = np.arange(out.n).reshape(self.n, copies).T.reshape(-1)
+        out.n, out.active = self.n * copies, active
+        out.pid = tuple(_repeat(a, copies, interleaved) for a in self.pid)
+        out.order = None if interleaved else np.arange(out.n).reshape(self.n, copies).T.reshape(-1)
         out.plans, out.spare = affine.Plans(), None
-        out.env = {i: _repeat(x, copies) for i, x in env.items()}
+        out.env = {i: _repeat(x, copies, interleaved) for i, x in env.items()}
         return out
 
     def run_block(self, block: Block, args: Sequence[Array]) -> list[Array]:
@@ -1102,8 +1104,9 @@ def _while(P: _Programs, instr: Instr, *carried: Array) -> list[Array]:
 def _for_batched(P: _Programs, body: Block, batch: _Batch, lower: Array, step: Array, trips: Array,
                  iv_dtype: np.dtype) -> None:
     """The iterations of a loop run together, as many at once as fit :data:`BATCH_CHUNKS` chunks: each program's next
-    iterations as copies of it, side by side (a program's tiles are often adjacent in memory). Stores
-    whose lanes overlap land in the loop's order (:attr:`_Programs.order`)."""
+    iterations as copies of it, side by side (a program's tiles are often adjacent in memory), or
+    interleaved when that is how the induction variable increases (a grid-stride loop's programs take
+    adjacent rows). Stores whose lanes overlap land in the loop's order (:attr:`_Programs.order`)."""
     total, n = int(trips.max()), P.n
     fit = max(1.0, BATCH_CHUNKS * CHUNK_ELEMENTS / (n * batch.largest))  # iterations a group holds, as even as can be
     group = -(-total // max(1, round(total / fit)))
@@ -1111,19 +1114,35 @@ def _for_batched(P: _Programs, body: Block, batch: _Batch, lower: Array, step: A
     env = {i: P.env[i] for i in batch.free}
     for k0 in range(0, total, group):
         copies = min(group, total - k0)
-        k = np.tile(np.arange(k0, k0 + copies), n)
-        live = np.repeat(trips, copies) > k
-        sub = P.copies(copies, env, None if live.all() else live)
-        sub.run_block(body, [(np.repeat(lower, copies) + k * np.repeat(step, copies)).astype(iv_dtype)])
+        interleaved, k, iv = _layout(lower, step, np.arange(k0, k0 + copies), n)
+        live = _repeat(trips, copies, interleaved) > k
+        sub = P.copies(copies, env, None if live.all() else live, interleaved)
+        sub.run_block(body, [iv.astype(iv_dtype)])
 
 
-def _repeat(x, copies: int):
-    """A runtime value of some programs for ``copies`` copies of them (uniform values stay as they are)."""
+def _layout(lower: Array, step: Array, ks: Array, n: int) -> tuple[bool, Array, Array]:
+    """``(interleaved, k, iv)``: how :func:`_for_batched` lays out iterations ``ks`` of ``n`` programs as
+    copies (:meth:`_Programs.copies`), each copy's iteration number and induction variable. Each
+    program's copies in a row unless only interleaving them makes the induction variable increase."""
+    for interleaved in (False, True):
+        k = _repeat(ks, n, not interleaved)
+        iv = _repeat(lower, ks.size, interleaved) + k * _repeat(step, ks.size, interleaved)
+        if (iv[1:] >= iv[:-1]).all():
+            return interleaved, k, iv
+    k = _repeat(ks, n, True)
+    return False, k, _repeat(lower, ks.size) + k * _repeat(step, ks.size)
+
+
+def _repeat(x, copies: int, interleaved: bool = False):
+    """A runtime value of some programs for ``copies`` copies of them (uniform values stay as they
+    are), laid out as :meth:`_Programs.copies` says."""
     if isinstance(x, Affine):
-        return affine.repeat(x, copies)
+        return affine.repeat(x, copies, interleaved)
     if isinstance(x, Conj):
-        return Conj(tuple(_repeat(f, copies) for f in x.factors))
-    return x if x.shape[0] == 1 else np.repeat(x, copies, axis=0)
+        return Conj(tuple(_repeat(f, copies, interleaved) for f in x.factors))
+    if x.shape[0] == 1:
+        return x
+    return np.tile(x, (copies,) + (1,) * (x.ndim - 1)) if interleaved else np.repeat(x, copies, axis=0)
 
 
 def _if(P: _Programs, instr: Instr, cond: Array) -> list[Array]:

@@ -382,3 +382,62 @@ def test_an_elementwise_op_computes_into_operands_that_die_and_nothing_else(monk
     chain = (kept * kept - padded) / (kept + np.float32(3))
     np.testing.assert_array_equal(keep, kept[:, :cols])
     np.testing.assert_allclose(out, (chain * 0.5 + chain.sum(axis=1, keepdims=True))[:, :cols], rtol=1e-5, atol=1e-5)
+
+
+@ascdsl.jit
+def folded_rows_kernel(x_ptr, out_ptr, per_core, big_cores, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    start, end = core_span(per_core, big_cores)
+    rows = tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK)
+    for unit in range(start, end):
+        for row0 in range(0, 2 * ROWS, ROWS):  # rows of BLOCK continue each other: a tile is one run
+            offs = unit * 2 * ROWS * BLOCK + (row0 + rows[:, None]) * BLOCK + cols[None, :]
+            mask = (rows[:, None] < ROWS) & (cols[None, :] < BLOCK)
+            x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+            y = tl.load(x_ptr + offs, mask=mask, other=rows[:, None] * 1.0 + cols[None, :])
+            tl.store(out_ptr + offs, x * 2.0 + y, mask=mask)
+
+
+@pytest.mark.parametrize("elements", [1, 1 << 40])
+@pytest.mark.parametrize("units", [5, 4, 9])
+def test_a_program_mask_over_tiles_folded_into_one_run(monkeypatch, units, elements):
+    """Programs with fewer units than others run their last loop masked: the mask has one entry per
+    program, and the access folds the tile's rows into a single run (a gather, scalar and tile other
+    values, a store; in pieces, then through runs)."""
+    monkeypatch.setattr(affine, "PIECE_ELEMENTS", elements)
+    programs, rows, block = 4, 2, 8
+    x = np.arange(units * 2 * rows * block, dtype=np.float32)
+    out = np.full_like(x, 7.0)
+    folded_rows_kernel[(programs,)](x, out, units // programs, units % programs, ROWS=rows, BLOCK=block)
+    np.testing.assert_array_equal(out, 3 * x)
+
+
+@ascdsl.jit
+def grid_stride_kernel(x_ptr, out_ptr, last_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    for row in range(tl.program_id(0), n_rows, tl.num_programs(0)):  # the programs take adjacent rows
+        x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+        tl.store(out_ptr + row * n_cols + cols, 2 * x + tl.sum(x, axis=0), mask=cols < n_cols)
+        tl.store(last_ptr + cols * 0, (tl.program_id(0) * 1000 + row + cols * 0).to(tl.float32), mask=cols < 2)
+
+
+def test_a_grid_stride_loop_runs_its_copies_interleaved(monkeypatch, batched):
+    """Copy ``j`` of every program, then copy ``j + 1``: the rows are in memory order (one view), and
+    the result, the last write to a shared address included, is the loop's in order."""
+    rows, n_cols, programs = 37, 40, 5
+    x = np.random.default_rng(0).standard_normal((rows, n_cols)).astype(np.float32)
+    layouts = []
+    layout = interpreter._layout
+    monkeypatch.setattr(interpreter, "_layout", lambda *a: (layouts.append((r := layout(*a))[0]), r)[1])
+    outs = []
+    for chunk in (interpreter.CHUNK_ELEMENTS, 64 * 5 * 3, 64):  # all iterations at once, 3, one program at a time
+        monkeypatch.setattr(interpreter, "CHUNK_ELEMENTS", chunk)
+        out, last = np.full_like(x, np.nan), np.zeros(1, np.float32)
+        grid_stride_kernel[(programs,)](x, out, last, rows, n_cols, BLOCK=64)
+        outs.append((out, last[0]))
+    assert batched and layouts[0] is True and layouts.count(True) == 1 + 3  # (3 groups of 3, 3, 2 iterations)
+    for out, _ in outs[1:]:
+        np.testing.assert_array_equal(out, outs[0][0])
+    np.testing.assert_allclose(outs[0][0], 2 * x + x.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-5)
+    # iteration k of every program, program by program: the last write is program 1's row 36 (in one chunk)
+    assert outs[0][1] == outs[1][1] == 1036

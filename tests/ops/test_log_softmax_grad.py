@@ -243,3 +243,11 @@ def test_cases_verify_on_log_softmax_outputs(shape, dim):
     if output.size:
         total = np.exp(np.atleast_1d(output).astype(np.float64)).sum(axis=axes)
         assert np.allclose(total, 1.0, atol=1e-5) and not np.array_equal(output, case.inputs()[1])
+
+
+@pytest.mark.parametrize("shape", [(41, 8, 64), (41, 512, 256)])  # full load, recompute
+def test_reduce_middle_with_more_units_than_cores(shape):
+    """41 units over 40 cores: the first core's second unit runs masked, and a tile whose rows continue
+    each other in memory (``BLOCK_B == d2``) is one run per program under that program mask."""
+    assert variant(shape, 1).constexprs["BLOCK_B"] == shape[2] and variant(shape, 1).grid == (40,)
+    check(shape, 1, "float32")
