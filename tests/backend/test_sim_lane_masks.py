@@ -131,6 +131,22 @@ def test_masked_gathers_and_scatters_through_2d_index_tiles():
 
 
 @ascdsl.jit
+def gather_by_mod_kernel(x_ptr, idx_ptr, out_ptr, N: tl.constexpr):
+    idx = tl.load(idx_ptr + tl.arange(0, N))
+    tl.store(out_ptr + tl.arange(0, N), tl.load(x_ptr + idx, mask=idx % 4 == 1, other=7.0))
+
+
+def test_a_gather_reads_its_indices_after_the_mask_computed_from_them():
+    """The index tile's last use is the gather's `GetValue`s, after `idx % 4`: the buffer planner must
+    not write that remainder over the indices (it did: a silent wrong answer)."""
+    idx = np.random.default_rng(2).permutation(64).astype(np.int32)
+    x = np.random.default_rng(3).standard_normal(64).astype(np.float32)
+    want, got = both(gather_by_mod_kernel[(1,)], x, idx, np.zeros(64, np.float32), N=64)
+    assert np.array_equal(want[2], np.where(idx % 4 == 1, x[idx], 7.0).astype(np.float32))
+    np.testing.assert_array_equal(got[2], want[2])
+
+
+@ascdsl.jit
 def bytes_kernel(x_ptr, idx_ptr, out_ptr, n, STRIDE: tl.constexpr, BLOCK: tl.constexpr):
     cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     inside = cols < n
