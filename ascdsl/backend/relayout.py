@@ -181,7 +181,7 @@ def gather_lanes(sel, dst: Ref, src: Ref, offsets: Ref, total: int, halves: bool
         out = []
         if not halves:
             offsets, out = _halves(sel, offsets, total)
-        return out + gather_lanes(sel, _int32_view(dst), _int32_view(src), offsets, 2 * total)
+        return out + gather_lanes(sel, int32_view(dst), int32_view(src), offsets, 2 * total)
     most = 255 * (sel.platform.repeat_bytes // dst.dtype.itemsize)
     out = []
     for start in range(0, total, most):
@@ -191,7 +191,7 @@ def gather_lanes(sel, dst: Ref, src: Ref, offsets: Ref, total: int, halves: bool
     return out
 
 
-def _int32_view(ref: Ref) -> Ref:
+def int32_view(ref: Ref) -> Ref:
     """The int64 elements of ``ref`` as twice as many int32 ones."""
     return Ref(ref.buf, I32, mul(ref.offset, lit(2)), 2 * ref.extent)
 
@@ -215,8 +215,9 @@ def _halves(sel, offsets: Ref, total: int) -> tuple[Ref, list]:
 
 
 def row_halves(sel, line: Ref, p: int, dt) -> tuple[Ref, int, list]:
-    """``(line, lanes, calls)``: the byte offsets of one row of ``p`` lanes, as those of the int32 halves of
-    int64 lanes (rows of ``p`` int32 offsets would not all start on 32-byte blocks; ``2 * p`` ones do)."""
+    """``(offsets, lanes, calls)``: the byte offsets ``line`` of ``p`` lanes of ``dt`` as ``Gather`` moves them:
+    for int64 lanes, those of their ``2 * p`` int32 halves (a row of ``p`` int32 offsets would not always
+    start on a 32-byte block, ``2 * p`` ones do), else ``line`` itself."""
     if dt.itemsize != 8:
         return line, p, []
     pairs, out = _halves(sel, line, p)
@@ -355,4 +356,5 @@ def _cat_gathered(sel, instr: Instr) -> list:
     return out + gather_lanes(sel, sel.ref(v), both, lane, n)
 
 
-__all__ = ["element_indices", "gather_lanes", "lane_index", "movable", "row_halves", "row_positions", "select"]
+__all__ = ["element_indices", "gather_lanes", "int32_view", "lane_index", "movable", "row_halves", "row_positions",
+           "select"]

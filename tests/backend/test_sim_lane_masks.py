@@ -158,7 +158,7 @@ def bytes_kernel(x_ptr, idx_ptr, out_ptr, n, STRIDE: tl.constexpr, BLOCK: tl.con
 
 
 @ascdsl.jit
-def bools_kernel(x_ptr, idx_ptr, out_ptr, n, STRIDE: tl.constexpr, BLOCK: tl.constexpr):
+def unfilled_kernel(x_ptr, idx_ptr, out_ptr, n, STRIDE: tl.constexpr, BLOCK: tl.constexpr):
     cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     read = (cols < n) & (cols % 3 != 0)
     x = tl.load(x_ptr + cols * STRIDE, mask=read)
@@ -168,12 +168,13 @@ def bools_kernel(x_ptr, idx_ptr, out_ptr, n, STRIDE: tl.constexpr, BLOCK: tl.con
     tl.store(out_ptr + n + cols * 2, g, mask=cols < n)
 
 
-@pytest.mark.parametrize("kernel, dtype", [(bytes_kernel, np.int8), (bytes_kernel, np.uint8), (bools_kernel, np.bool_)],
-                         ids=["int8", "uint8", "bool"])
-def test_lane_by_lane_accesses_of_8_bit_elements(kernel, dtype):
-    """Strided loads, gathers, stores masked by bool tiles and strided stores of 8-bit elements: one-byte
-    bursts, moved by `Gather` as the low bytes of 16-bit words. The tensors end at the last lane read or
-    written (the simulator checks GM bounds); masked-off stores leave the output's marks."""
+@pytest.mark.parametrize("kernel, dtype", [(bytes_kernel, np.int8), (bytes_kernel, np.uint8), (unfilled_kernel, np.bool_),
+                                           (unfilled_kernel, np.int64)], ids=["int8", "uint8", "bool", "int64"])
+def test_lane_by_lane_accesses_of_8_and_64_bit_elements(kernel, dtype):
+    """Strided loads, gathers, stores masked by bool tiles and strided stores of 8-bit elements (one-byte
+    bursts, moved by `Gather` as the low bytes of 16-bit words) and of int64 ones (as int32 pairs; their
+    masked loads take no `other`: filling lanes is int64 arithmetic). The tensors end at the last lane
+    read or written (the simulator checks GM bounds); masked-off stores leave the output's marks."""
     def check(n, stride, block):
         rng = np.random.default_rng(n)
         lo, hi = (0, 2) if dtype == np.bool_ else (np.iinfo(dtype).min, np.iinfo(dtype).max + 1)
@@ -181,7 +182,7 @@ def test_lane_by_lane_accesses_of_8_bit_elements(kernel, dtype):
         idx = rng.integers(0, len(x), n).astype(np.int32)
         out = np.full(3 * n, 1 if dtype == np.bool_ else 7, dtype)
         want, got = both(kernel[(ascdsl.cdiv(n, block),)], x, idx, out, n, STRIDE=stride, BLOCK=block)
-        assert np.array_equal(want[2][n::2], x[idx] if dtype == np.bool_ else np.where(idx % 2 == 0, x[idx], 3))
+        assert np.array_equal(want[2][n::2], x[idx] if kernel is unfilled_kernel else np.where(idx % 2 == 0, x[idx], 3))
         np.testing.assert_array_equal(got[2], want[2], err_msg=f"n={n}")
     each(check, [(37, 3, 16), (64, 2, 32)])
 
