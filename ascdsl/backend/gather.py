@@ -9,7 +9,11 @@ burst lands at the start of its own block). Compute builds the byte offsets ``c 
 ``Duplicate``'d first and only the valid lanes are gathered. A store runs the other way: Gather
 spreads element ``c`` of each row over block ``c`` of a VECOUT staging buffer, and CopyOut writes
 the first element of each block as a burst (GM gap ``(stride - 1) * size``; under ``SetAtomicAdd``
-for atomics). A2's Gather takes 16- and 32-bit types.
+for atomics). A2's Gather takes 16- and 32-bit types: 8-bit elements move as the low bytes of 16-bit
+words (little-endian), each burst still one byte (a store writes nothing past its element):
+:func:`_narrowed` sign-extends the gathered words and narrows them through float16, :func:`_widened`
+widens a stored tile to int16 the same way before it is spread; int64 elements move as int32 pairs
+(:func:`.relayout.row_halves`).
 """
 from __future__ import annotations
 
@@ -18,11 +22,15 @@ from ..ir.core import Instr, Op
 from .kir import (Bin, BinOp, Brace, Call, CInt, Const, Conv, Elem, For, Gm, If, Let, Lit, Pipe, QOp, Queue, Ref, Role,
                   SizeOf, Struct, Var, add, lit, mul)
 from . import atomic
+from .relayout import int32_view, row_halves
 from .selector import Selector, cpp_dtype, unsupported
 
-GATHER = frozenset({dtypes.float32, dtypes.float16, dtypes.bfloat16, dtypes.int32, dtypes.int16})
-"""Element types A2's ``Gather`` moves."""
+BYTES = frozenset({dtypes.int8, dtypes.uint8})
+"""Element types moved as the low bytes of 16-bit words."""
+WIDE = frozenset({dtypes.int64})
+"""Element types moved as int32 pairs (:func:`.relayout.row_halves`)."""
 U16, U32 = CInt.UINT16, CInt.UINT32
+I8, I16, F16 = dtypes.int8, dtypes.int16, dtypes.float16
 
 
 def parts(sel: Selector, instr: Instr):
@@ -75,12 +83,48 @@ def _staging(sel: Selector, instr: Instr) -> Ref:
             sel.inbuf[v.id] = sel.new_buf(Role.INPUT, cpp_dtype(v.type.dtype), sel.ptr_stem(instr.operands[0]) + kind,
                                           instr.loc, ("in", param, f"{kind}{v.id}"))
         buf = sel.inbuf[v.id]
-    if buf.dtype not in GATHER:
-        what = {Op.STRIDED_LOAD: "strided loads", Op.STRIDED_STORE: "strided stores",
-                Op.SCATTER_STORE: "scatters"}.get(instr.op, "gathers")
-        raise unsupported(instr, f"{what} of {buf.dtype} (Gather moves 16- and 32-bit elements)")
     rows, cols = _grid(instr)
     return Ref(buf, buf.dtype, lit(0), rows * cols * sel.platform.block_bytes // buf.dtype.itemsize)
+
+
+def _words(ref: Ref) -> Ref:
+    """``ref`` as ``Gather`` moves it: 8-bit elements as 16-bit words, int64 ones as int32 pairs."""
+    if ref.dtype in WIDE:
+        return int32_view(ref)
+    return Ref(ref.buf, I16, lit(0), ref.extent // 2) if ref.dtype in BYTES else ref
+
+
+def _narrowed(sel: Selector, v, loc) -> tuple[Ref, list]:
+    """``(where Gather writes tile v's lanes, the calls that then fill v)``: ``v`` itself; for 8-bit tiles an
+    int16 tile whose words hold the elements in their low bytes, sign-extended (``<< 8``, arithmetic ``>> 8``)
+    and narrowed through float16 (exact) into ``v`` viewed as int8 (a uint8 element has the same bits)."""
+    dst = sel.ref(v)
+    if dst.dtype not in BYTES:
+        return dst, []
+    n = dst.extent
+    words, half = sel.scratch("byteWords", I16, n, loc), sel.scratch("byteHalves", F16, n, loc)
+    return words, [Call("ShiftLeft", words, (words,), (Lit(8, I16), lit(n)), inplace=True),
+                   Call("ShiftRight", words, (words,), (Lit(8, I16), lit(n)), inplace=True),
+                   Call("Cast", half, (words,), (Const.CAST_NONE, lit(n))),
+                   Call("Cast", sel.ref(v, I8), (half,), (Const.CAST_TRUNC, lit(n)))]
+
+
+def _fillable(instr: Instr, dst: Ref, other) -> None:
+    """A located error for ``other`` of a strided int64 load: ``Duplicate`` has no 64-bit form."""
+    if other is not None and dst.dtype in WIDE:
+        raise unsupported(instr, f"`other` of strided loads of {dst.dtype} (`Duplicate` has no 64-bit form)")
+
+
+def _widened(sel: Selector, v, loc) -> tuple[Ref, list]:
+    """``(tile v as Gather moves it, its calls)``: ``v`` itself; an 8-bit tile viewed as int8 and widened to
+    int16 through float16 (exact; the low byte of each word is the element's)."""
+    src = sel.ref(v)
+    if src.dtype not in BYTES:
+        return src, []
+    n = src.extent
+    half, words = sel.scratch("byteHalves", F16, n, loc), sel.scratch("byteWords", I16, n, loc)
+    return words, [Call("Cast", half, (sel.ref(v, I8),), (Const.CAST_NONE, lit(n)), loc=loc),
+                   Call("Cast", words, (half,), (Const.CAST_RINT, lit(n)))]
 
 
 def _bursts(sel: Selector, instr: Instr, staging: Ref, to_ub: bool, pad: Var | None = None) -> list:
@@ -120,49 +164,55 @@ def copy_in(sel: Selector, instr: Instr) -> list:
 
 def dequeue(sel: Selector, instr: Instr) -> list:
     """Compute: DeQue the staging buffer, fill ``other``, Gather each valid row into the tile."""
-    staging = _staging(sel, instr)
+    staging = _words(_staging(sel, instr))
     v = instr.result
-    dt = staging.dtype
     _, _, _, extents, other = parts(sel, instr)
     rows, cols = _grid(instr)
-    dst = sel.ref(v)
+    dst, narrow = _narrowed(sel, v, instr.loc)
+    _fillable(instr, dst, other)
     index = sel.scratch("strideOffsets", dtypes.int32, cols, instr.loc)
-    offsets = Ref(index.buf, dtypes.uint32, lit(0), cols)
     out = [Queue(QOp.DEQUE, staging.buf),
            Call("CreateVecIndex", index, (), (Lit(0, dtypes.int32), lit(cols))),
            Call("Muls", index, (index,), (Lit(sel.platform.block_bytes, dtypes.int32), lit(cols)), inplace=True)]
+    index, lanes, pairs = row_halves(sel, index, cols, dst.dtype)
+    out += pairs
+    offsets, k = Ref(index.buf, dtypes.uint32, lit(0), lanes), lanes // cols
     if other is not None:
-        out.append(Call("Duplicate", dst, (), (sel.scalar_as(other, dt), lit(sel.count(v)))))
+        out.append(Call("Duplicate", dst, (), (sel.scalar_as(other, dst.dtype), lit(dst.extent))))
+    dst = _words(dst)
     n_cols = _extent(sel, extents[-1], cols)
     row_bytes = cols * sel.platform.block_bytes
 
     def gather(r) -> list:
-        call = Call("Gather", Ref(dst.buf, dt, mul(r, lit(sel.pitch(v))), dst.extent), (staging, offsets),
-                    (Conv(U32, mul(r, lit(row_bytes))), n_cols), loc=instr.loc)
+        call = Call("Gather", Ref(dst.buf, dst.dtype, mul(r, lit(k * sel.pitch(v))), dst.extent), (staging, offsets),
+                    (Conv(U32, mul(r, lit(row_bytes))), mul(lit(k), n_cols)), loc=instr.loc)
         return [call] if isinstance(n_cols, Lit) else [If(Bin(BinOp.GT, n_cols, lit(0)), (call,))]
     if rows == 1:
-        return out + gather(lit(0))
+        return out + gather(lit(0)) + narrow
     r = sel.fresh("r")
-    return out + [For(r, lit(0), _extent(sel, extents[0], rows), lit(1), tuple(gather(r)), True)]
+    return out + [For(r, lit(0), _extent(sel, extents[0], rows), lit(1), tuple(gather(r)), True)] + narrow
 
 
 def spread(sel: Selector, instr: Instr) -> list:
     """Compute of a strided store: ``Gather`` each row of the value into the staging buffer, element
     ``c`` into the whole of block ``c`` (byte offsets ``(j / per) * size`` for lane ``j``)."""
     staging = _staging(sel, instr)
-    dt = staging.dtype
     value = instr.operands[-1]
     rows, cols = _grid(instr)
+    src, out = _widened(sel, value, instr.loc)
+    dt = src.dtype
     per = sel.platform.block_bytes // dt.itemsize
     lanes = cols * per
     index = sel.scratch("spreadOffsets", dtypes.int32, lanes, instr.loc)
-    out = [Call("CreateVecIndex", index, (), (Lit(0, dtypes.int32), lit(lanes)), loc=instr.loc),
-           Call("ShiftRight", index, (index,), (Lit(per.bit_length() - 1, dtypes.int32), lit(lanes)), inplace=True),
-           Call("Muls", index, (index,), (Lit(dt.itemsize, dtypes.int32), lit(lanes)), inplace=True)]
-    src = sel.ref(value)
+    out += [Call("CreateVecIndex", index, (), (Lit(0, dtypes.int32), lit(lanes)), loc=instr.loc),
+            Call("ShiftRight", index, (index,), (Lit(per.bit_length() - 1, dtypes.int32), lit(lanes)), inplace=True),
+            Call("Muls", index, (index,), (Lit(dt.itemsize, dtypes.int32), lit(lanes)), inplace=True)]
+    index, lanes, pairs = row_halves(sel, index, lanes, dt)
+    out += pairs
+    staging, src = _words(staging), _words(src)
 
     def gather(r) -> Call:
-        return Call("Gather", Ref(staging.buf, dt, mul(r, lit(lanes)), staging.extent),
+        return Call("Gather", Ref(staging.buf, staging.dtype, mul(r, lit(lanes)), staging.extent),
                     (src, Ref(index.buf, dtypes.uint32, lit(0), lanes)),
                     (Conv(U32, mul(r, lit(sel.pitch(value) * dt.itemsize))), lit(lanes)))
     if rows == 1:
@@ -205,15 +255,18 @@ def gather_load(sel: Selector, instr: Instr) -> list:
                "DataCopyPad", Ref(staging.buf, dt, mul(i, lit(per)), staging.extent), (gm,), (params, pad),
                pipe=Pipe.MTE2)), True),
            Queue(QOp.ENQUE, staging.buf), Queue(QOp.DEQUE, staging.buf, declare=False)]
-    dst = sel.ref(v)
+    dst, narrow = _narrowed(sel, v, instr.loc)
     offsets = sel.scratch("gatherOffsets", dtypes.int32, size, instr.loc)
     out += [Call("CreateVecIndex", offsets, (), (Lit(0, dtypes.int32), lit(size))),
             Call("Muls", offsets, (offsets,), (Lit(sel.platform.block_bytes, dtypes.int32), lit(size)), inplace=True)]
+    offsets, lanes, pairs = row_halves(sel, offsets, size, dst.dtype)
+    out += pairs
     if other is not None:
-        out.append(Call("Duplicate", dst, (), (sel.scalar_as(other, dt), lit(sel.count(v)))))
-    call = Call("Gather", dst, (staging, Ref(offsets.buf, dtypes.uint32, lit(0), size)), (lit(0), count))
+        out.append(Call("Duplicate", dst, (), (sel.scalar_as(other, dst.dtype), lit(dst.extent))))
+    call = Call("Gather", _words(dst), (_words(staging), Ref(offsets.buf, dtypes.uint32, lit(0), lanes)),
+                (lit(0), mul(lit(lanes // size), count)))
     out.append(call if isinstance(count, Lit) else If(Bin(BinOp.GT, count, lit(0)), (call,)))
-    return out + [Queue(QOp.FREE, staging.buf)]
+    return out + narrow + [Queue(QOp.FREE, staging.buf)]
 
 
 def _if_lane(sel: Selector, instr: Instr, i: Var, copy: Call) -> tuple:

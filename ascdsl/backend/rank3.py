@@ -39,7 +39,7 @@ from .. import dtypes
 from ..ir.core import GroupOp, Instr, Op, Type, Value
 from . import boolmask, isel
 from .kir import Bin, BinOp, Call, Expr, For, Lit, Ref, add, lit
-from .relayout import gather_lanes, movable
+from .relayout import gather_lanes, movable, row_halves
 from .repeat import located
 from .selector import F32, unsupported
 from .ublayout import numel, strides
@@ -375,15 +375,16 @@ def _permute(sel, instr: Instr) -> list:
     s = [strides(x.type.shape, sel.align)[d] for d in order]
     size, p, rows = dt.itemsize, sel.pitch(v), numel(shape[:-1])
     line = sel.scratch("permuteRow", I32, p, instr.loc)
-    offsets = sel.scratch("permuteOffsets", I32, rows * p, instr.loc)
-    r = sel.fresh("r")
-    at = _offset(r, shape[:-1], tuple(w * size for w in s[:-1]))
     out = [Call("CreateVecIndex", line, (), (Lit(0, I32), lit(p)), loc=instr.loc),
            Call("Mins", line, (line,), (Lit(shape[-1] - 1, I32), lit(p)), inplace=True),
-           Call("Muls", line, (line,), (Lit(s[-1] * size, I32), lit(p)), inplace=True),
-           For(r, lit(0), lit(rows), lit(1), (Call(
-               "Adds", Ref(offsets.buf, I32, Bin(BinOp.MUL, r, lit(p)), offsets.extent), (line,), (at, lit(p))),), True)]
-    return out + gather_lanes(sel, sel.ref(v), sel.ref(x), offsets, rows * p)
+           Call("Muls", line, (line,), (Lit(s[-1] * size, I32), lit(p)), inplace=True)]
+    line, q, pair = row_halves(sel, line, p, dt)
+    offsets = sel.scratch("permuteOffsets", I32, rows * q, instr.loc)
+    r = sel.fresh("r")
+    at = _offset(r, shape[:-1], tuple(w * size for w in s[:-1]))
+    out += pair + [For(r, lit(0), lit(rows), lit(1), (Call(
+        "Adds", Ref(offsets.buf, I32, Bin(BinOp.MUL, r, lit(q)), offsets.extent), (line,), (at, lit(q))),), True)]
+    return out + gather_lanes(sel, sel.ref(v), sel.ref(x), offsets, rows * p, halves=True)
 
 
 def _fold(sel, instr: Instr) -> list:

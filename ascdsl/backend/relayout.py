@@ -19,16 +19,17 @@
   copies ``a`` and ``b`` into one scratch tile and Gathers the result from it; a ``tl.join`` of ``[N]`` or ``[M, N]`` tiles kept as a tile of
   pairs (each row padded to a block) Gathers lane ``(i, k)`` from the same scratch tile.
 
-Every op here sees 16- and 32-bit tiles of rank 1 or 2 (and the ``[M, N, 2]`` pairs of a join or split):
-:mod:`.intops` moves 8-bit and bool tiles as float16, :mod:`.rank3` rewrites joins, splits and cats of
-higher rank into these.
+Every op here sees 16-, 32- and 64-bit tiles of rank 1 or 2 (and the ``[M, N, 2]`` pairs of a join or
+split): ``Gather`` moves 16- and 32-bit elements, so an int64 lane moves as its two int32 halves
+(:func:`gather_lanes`); :mod:`.intops` moves 8-bit and bool tiles as float16, :mod:`.rank3` rewrites
+joins, splits and cats of higher rank into these.
 """
 from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import Instr, Op
 from .compute import copy_blocks
-from .kir import Bin, BinOp, Call, Const, For, Lit, Ref, lit
+from .kir import Bin, BinOp, Call, Const, For, Lit, Ref, lit, mul
 from .repeat import view
 from .selector import unsupported
 from .ublayout import contiguous, has_rows
@@ -59,17 +60,17 @@ def select(sel, instr: Instr) -> list | None:
 
 
 def movable(instr: Instr, what: str) -> None:
-    """A located error for ``instr`` when ``Gather`` cannot move its elements (int64 ones: it moves 16-
-    and 32-bit elements, and :mod:`.intops` moves 8-bit and bool tiles as float16)."""
+    """A located error for ``instr`` when ``Gather`` cannot move its elements (it moves 16- and 32-bit
+    ones, int64 ones as int32 pairs; :mod:`.intops` moves 8-bit and bool tiles as float16)."""
     t = instr.results[0].type
-    if t.dtype.itemsize not in (2, 4):
+    if t.dtype.itemsize not in (2, 4, 8):
         raise unsupported(instr, f"{what} of {t.shape} {t.dtype} tiles (`Gather` moves 16- and 32-bit elements)")
 
 
 def _gathers(instr: Instr) -> bool:
-    """``Gather`` moves the elements of ``instr``'s result (16- and 32-bit ones)."""
+    """``Gather`` moves the elements of ``instr``'s result (16-, 32- and 64-bit ones)."""
     dt = instr.result.type.dtype
-    return dt.itemsize in (2, 4) and dt != dtypes.bool_
+    return dt.itemsize in (2, 4, 8) and dt != dtypes.bool_
 
 
 def _repitch(sel, instr: Instr) -> list:
@@ -93,6 +94,8 @@ def element_indices(sel, hint: str, v, loc) -> tuple[Ref, list]:
     if not has_rows(v.type.shape):
         return offsets, [Call("CreateVecIndex", offsets, (), (Lit(0, I32), lit(lanes)), loc=loc)]
     n, p = v.type.shape[-1], sel.pitch(v)
+    if p * 4 % sel.platform.block_bytes:  # int64 rows: rows of p int32 lanes would start inside blocks
+        return offsets, _row_major(sel, offsets, lanes, n, p, loc)
     rows = lanes > p or sel.general  # the general form decides nothing by an extent (:mod:`.lift`)
     line = sel.scratch(f"{hint}Row", I32, p, loc) if rows else offsets
     out = [Call("CreateVecIndex", line, (), (Lit(0, I32), lit(p)), loc=loc),
@@ -102,6 +105,23 @@ def element_indices(sel, hint: str, v, loc) -> tuple[Ref, list]:
         out.append(For(r, lit(0), lit(lanes // p), lit(1), (Call(
             "Adds", view(offsets, Bin(BinOp.MUL, r, lit(p))), (line,), (Bin(BinOp.MUL, r, lit(n)), lit(p))),), True))
     return offsets, out
+
+
+def _row_major(sel, offsets: Ref, lanes: int, n: int, p: int, loc) -> list:
+    """Calls filling ``offsets`` with ``r * n + min(j, n - 1)`` in lane ``m = r * p + j`` without a loop over
+    rows, the row ``r`` computed as ``floor((m + 0.5) * (1 / p))`` in float32 (exact below 2^22 lanes)."""
+    row = sel.scratch("laneRow", F32, lanes, loc)
+    r, col = (sel.scratch(hint, I32, lanes, loc) for hint in ("rowIndex", "columnIndex"))
+    return [Call("CreateVecIndex", offsets, (), (Lit(0, I32), lit(lanes)), loc=loc),
+            Call("Cast", row, (offsets,), (Const.CAST_RINT, lit(lanes))),
+            Call("Adds", row, (row,), (Lit(0.5, F32), lit(lanes)), inplace=True),
+            Call("Muls", row, (row,), (Lit(1.0 / p, F32), lit(lanes)), inplace=True),
+            Call("Cast", r, (row,), (Const.CAST_FLOOR, lit(lanes))),
+            Call("Muls", col, (r,), (Lit(-p, I32), lit(lanes))),
+            Call("Add", col, (col, offsets), (lit(lanes),), inplace=True),  # j = m - r * p
+            Call("Mins", col, (col,), (Lit(n - 1, I32), lit(lanes)), inplace=True),
+            Call("Muls", r, (r,), (Lit(n, I32), lit(lanes)), inplace=True),
+            Call("Add", offsets, (r, col), (lit(lanes),))]
 
 
 def row_positions(sel, index: Ref, lanes: int, x, loc) -> list:
@@ -153,8 +173,15 @@ def lane_index(sel, hint: str, n: int, scale: int, loc) -> tuple[Ref, list]:
     return t, [Call("CreateVecIndex", t, (), (Lit(0, I32), lit(n)), loc=loc)] + scaled
 
 
-def gather_lanes(sel, dst: Ref, src: Ref, offsets: Ref, total: int) -> list:
-    """``Gather`` of ``total`` lanes in calls of at most 255 repeats."""
+def gather_lanes(sel, dst: Ref, src: Ref, offsets: Ref, total: int, halves: bool = False) -> list:
+    """``Gather`` of ``total`` lanes (byte offsets in ``offsets``) in calls of at most 255 repeats. int64
+    lanes move as their int32 halves: ``offsets`` are the halves' when ``halves`` (:func:`row_halves`),
+    else the lanes' (paired here, :func:`_halves`)."""
+    if dst.dtype.itemsize == 8:
+        out = []
+        if not halves:
+            offsets, out = _halves(sel, offsets, total)
+        return out + gather_lanes(sel, int32_view(dst), int32_view(src), offsets, 2 * total)
     most = 255 * (sel.platform.repeat_bytes // dst.dtype.itemsize)
     out = []
     for start in range(0, total, most):
@@ -162,6 +189,39 @@ def gather_lanes(sel, dst: Ref, src: Ref, offsets: Ref, total: int) -> list:
         out.append(Call("Gather", dst.at(lit(start), n, start) if start else Ref(dst.buf, dst.dtype, lit(0), n),
                         (src, Ref(offsets.buf, U32, lit(start), start + n)), (lit(0), lit(n))))
     return out
+
+
+def int32_view(ref: Ref) -> Ref:
+    """The int64 elements of ``ref`` as twice as many int32 ones."""
+    return Ref(ref.buf, I32, mul(ref.offset, lit(2)), 2 * ref.extent)
+
+
+def _halves(sel, offsets: Ref, total: int) -> tuple[Ref, list]:
+    """The byte offsets of ``total`` int64 lanes as those of their ``2 * total`` int32 halves (``Gather``
+    moves 16- and 32-bit elements): int32 lane ``m`` reads offset ``o[m >> 1] + 4 * (m & 1)``, ``o[m >> 1]``
+    itself Gathered from ``offsets``."""
+    n, loc = 2 * total, offsets.buf.loc
+    lane, out = lane_index(sel, "halfLanes", n, 1, loc)
+    pick = sel.scratch("halfPick", I32, n, loc)
+    pairs = sel.scratch("halfOffsets", I32, n, loc)
+    out += [Call("ShiftRight", pick, (lane,), (Lit(1, I32), lit(n))),
+            Call("Muls", pick, (pick,), (Lit(4, I32), lit(n)), inplace=True),  # the byte offset of o[m >> 1]
+            *gather_lanes(sel, pairs, Ref(offsets.buf, I32, lit(0), offsets.extent), pick, n),
+            Call("Muls", pick, (pick,), (Lit(2, I32), lit(n)), inplace=True),
+            Call("Muls", lane, (lane,), (Lit(4, I32), lit(n)), inplace=True),
+            Call("Sub", lane, (lane, pick), (lit(n),), inplace=True),  # 4 * m - 8 * (m >> 1) = 4 * (m & 1)
+            Call("Add", pairs, (pairs, lane), (lit(n),), inplace=True)]
+    return pairs, out
+
+
+def row_halves(sel, line: Ref, p: int, dt) -> tuple[Ref, int, list]:
+    """``(offsets, lanes, calls)``: the byte offsets ``line`` of ``p`` lanes of ``dt`` as ``Gather`` moves them:
+    for int64 lanes, those of their ``2 * p`` int32 halves (a row of ``p`` int32 offsets would not always
+    start on a 32-byte block, ``2 * p`` ones do), else ``line`` itself."""
+    if dt.itemsize != 8:
+        return line, p, []
+    pairs, out = _halves(sel, line, p)
+    return pairs, 2 * p, out
 
 
 def _split(sel, instr: Instr) -> list:
@@ -250,15 +310,15 @@ def _transpose(sel, instr: Instr) -> list:
     (rows, cols), size = x.type.shape, v.type.dtype.itemsize
     src_pitch, dst_pitch = sel.pitch(x), sel.pitch(v)
     line = sel.scratch("transposeRow", I32, dst_pitch, instr.loc)
-    offsets = sel.scratch("transposeOffsets", I32, cols * dst_pitch, instr.loc)
-    j = sel.fresh("j")
     out = [Call("CreateVecIndex", line, (), (Lit(0, I32), lit(dst_pitch)), loc=instr.loc),
            Call("Muls", line, (line,), (Lit(src_pitch * size, I32), lit(dst_pitch)), inplace=True),
-           Call("Mins", line, (line,), (Lit((rows - 1) * src_pitch * size, I32), lit(dst_pitch)), inplace=True),
-           For(j, lit(0), lit(cols), lit(1), (Call(
-               "Adds", view(offsets, Bin(BinOp.MUL, j, lit(dst_pitch))), (line,),
-               (Bin(BinOp.MUL, j, lit(size)), lit(dst_pitch))),), True)]
-    return out + gather_lanes(sel, sel.ref(v), sel.ref(x), offsets, cols * dst_pitch)
+           Call("Mins", line, (line,), (Lit((rows - 1) * src_pitch * size, I32), lit(dst_pitch)), inplace=True)]
+    line, q, pair = row_halves(sel, line, dst_pitch, v.type.dtype)
+    offsets = sel.scratch("transposeOffsets", I32, cols * q, instr.loc)
+    j = sel.fresh("j")
+    out += pair + [For(j, lit(0), lit(cols), lit(1), (Call(
+        "Adds", view(offsets, Bin(BinOp.MUL, j, lit(q))), (line,), (Bin(BinOp.MUL, j, lit(size)), lit(q))),), True)]
+    return out + gather_lanes(sel, sel.ref(v), sel.ref(x), offsets, cols * dst_pitch, halves=True)
 
 
 def _cat(sel, instr: Instr) -> list:
@@ -296,4 +356,5 @@ def _cat_gathered(sel, instr: Instr) -> list:
     return out + gather_lanes(sel, sel.ref(v), both, lane, n)
 
 
-__all__ = ["element_indices", "gather_lanes", "lane_index", "movable", "row_positions", "select"]
+__all__ = ["element_indices", "gather_lanes", "int32_view", "lane_index", "movable", "row_halves", "row_positions",
+           "select"]

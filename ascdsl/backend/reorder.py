@@ -4,7 +4,8 @@ sum, and ``tl.sort``, all over whole tiles with ``Gather`` (byte offsets compute
 
 * ``flip`` of a 1-D tile (or along the last axis of a 2-D one, row by row) is one ``Gather``: lane ``j``
   reads element ``N - 1 - j`` (the padding lanes read element 0); along axis 0 of a 2-D tile it copies
-  whole rows (``DataCopy``, rows are whole blocks). 16- and 32-bit elements (what ``Gather`` moves).
+  whole rows (``DataCopy``, rows are whole blocks). 16-, 32- and 64-bit elements (int64 ones as int32
+  pairs, :func:`.relayout.gather_lanes`).
 * a scan of ``+ * max min`` along a 1-D tile or the rows of a 2-D one (int32 sums, products, running
   extremes; the float sum keeps ``CumSum``) is Hillis-Steele: ``ceil(log2 N)`` steps, step ``d`` Gathers
   every lane's element ``d`` to the left (lanes in columns ``< d`` read the op's identity from a block in
@@ -26,7 +27,7 @@ from .. import dtypes
 from ..ir.core import Instr, Op
 from .kir import Bin, BinOp, Call, Const, For, Lit, Ref, lit
 from .rank3 import permuted_last
-from .relayout import gather_lanes, lane_index, movable
+from .relayout import gather_lanes, lane_index, movable, row_halves
 from .repeat import located, view
 from .selector import unsupported
 from .ublayout import rows as rows_of
@@ -94,12 +95,13 @@ def _flip(sel, instr: Instr) -> list:
     if len(shape) == 1:
         return out + gather_lanes(sel, sel.ref(v), sel.ref(x), line, p)
     rows = shape[0]
-    offsets = sel.scratch("flipOffsets", I32, rows * p, instr.loc)
+    line, q, pair = row_halves(sel, line, p, v.type.dtype)
+    offsets = sel.scratch("flipOffsets", I32, rows * q, instr.loc)
     r = sel.fresh("row")
-    out.append(For(r, lit(0), lit(rows), lit(1), (Call(
-        "Adds", view(Ref(offsets.buf, I32, lit(0), p), Bin(BinOp.MUL, r, lit(p))), (line,),
-        (Bin(BinOp.MUL, r, lit(p * size)), lit(p))),), True))
-    return out + gather_lanes(sel, sel.ref(v), sel.ref(x), offsets, rows * p)
+    out += pair + [For(r, lit(0), lit(rows), lit(1), (Call(
+        "Adds", view(Ref(offsets.buf, I32, lit(0), q), Bin(BinOp.MUL, r, lit(q))), (line,),
+        (Bin(BinOp.MUL, r, lit(p * size)), lit(q))),), True)]
+    return out + gather_lanes(sel, sel.ref(v), sel.ref(x), offsets, rows * p, halves=True)
 
 
 def scan_lanes(sel, instr: Instr) -> list:

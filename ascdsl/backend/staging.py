@@ -38,8 +38,9 @@ def _locals(body, plan) -> list[Local]:
 
 
 def _queue_views(body, plan) -> tuple:
-    """``body`` with a :class:`Local` after each AllocTensor/DeQue for the other element types its
-    queue buffer is viewed in (``ReinterpretCast`` s of the queue's local)."""
+    """``body`` with a :class:`Local` after each AllocTensor/DeQue that declares a queue buffer's local, for
+    the other element types it is viewed in (``ReinterpretCast`` s of the local; a DeQue into the local
+    already declared returns the same UB, which the views still name)."""
     seen: dict = {}
     for s in kir.walk(body):
         for r in s.refs if isinstance(s, kir.Call) else ():
@@ -51,7 +52,7 @@ def _queue_views(body, plan) -> tuple:
     out = []
     for s in body:
         out.append(s)
-        if isinstance(s, kir.Queue) and s.op in (kir.QOp.ALLOC, kir.QOp.DEQUE):
+        if isinstance(s, kir.Queue) and s.op in (kir.QOp.ALLOC, kir.QOp.DEQUE) and s.declare:
             out += [Local(b, d) for b, d in seen if b == s.buf]
     return tuple(out)
 

@@ -120,8 +120,9 @@ class _Order:
                     self.freed[s.buf] = self.n
             for e in kir.exprs(s):
                 for x in kir.sub_exprs(e):
-                    if isinstance(x, kir.Elem):
+                    if isinstance(x, kir.Elem):  # a GetValue: a read of the data, as a call's
                         self.touch(x.ref.buf)
+                        self.last_call[x.ref.buf] = self.n
             if isinstance(s, (kir.For, kir.While)):
                 start = self.n
                 self.visit(kir.children(s))

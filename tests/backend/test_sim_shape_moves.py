@@ -3,8 +3,8 @@ the interpreter, bit for bit (they are moves): `tl.cat` of rank-3 and rank-4 til
 rank-3 tiles (results of rank 3 and 4), `tl.split` of rank-3 and rank-4 tiles, `tl.interleave` of 2-D and
 rank-3 tiles, and re-pitching reshapes of rank-3 8-bit tiles, with last axes that do not fill 32-byte
 blocks, in float32, int8, int32 and float16; permutes into `[.., 1]` tiles and `tl.cat` of `[M, 1]` columns;
-the same moves of bool tiles; gathers and scatters through rank-3 and rank-4 index tiles; moves of
-int64 tiles are located errors."""
+the same moves of bool tiles; gathers and scatters through rank-3 and rank-4 index tiles; the same moves
+of int64 tiles (as int32 pairs)."""
 import numpy as np
 import pytest
 
@@ -170,27 +170,36 @@ def test_gathers_and_scatters_through_rank_3_and_4_index_tiles_bit_exact(dtype):
 
 
 @ascdsl.jit
-def int64_join_kernel(x_ptr, out_ptr, N: tl.constexpr):
-    x = tl.load(x_ptr + tl.arange(0, N))
-    tl.store(out_ptr + tl.arange(0, 2 * N), tl.interleave(x, x))
+def moves64_kernel(x_ptr, y_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    n = M * N
+    i = tl.arange(0, n)
+    flat = tl.load(x_ptr + i)
+    x = tl.reshape(flat, (M, N))
+    y = tl.reshape(tl.load(y_ptr + i), (M, N))
+    tl.store(out_ptr + i, tl.flip(flat, 0))
+    tl.store(out_ptr + n + i, tl.reshape(tl.flip(x, 1), (n,)))
+    tl.store(out_ptr + 2 * n + i, tl.reshape(tl.flip(x, 0), (n,)))
+    tl.store(out_ptr + 3 * n + i, tl.reshape(tl.trans(x), (n,)))
+    tl.store(out_ptr + 4 * n + i, tl.reshape(tl.permute(tl.reshape(x, (M, 2, N // 2)), (2, 0, 1)), (n,)))
+    tl.store(out_ptr + 5 * n + i, tl.reshape(tl.permute(tl.reshape(x, (M, 2, N // 2)), (0, 2, 1)), (n,)))
+    j = tl.arange(0, 2 * n)
+    tl.store(out_ptr + 6 * n + j, tl.reshape(tl.interleave(x, y), (2 * n,)))
+    tl.store(out_ptr + 8 * n + j, tl.reshape(tl.join(x, y), (2 * n,)))
+    tl.store(out_ptr + 10 * n + j, tl.cat(flat, tl.reshape(y, (n,)), can_reorder=True))
+    lo, hi = tl.split(tl.reshape(tl.load(x_ptr + j), (M, N, 2)))
+    tl.store(out_ptr + 12 * n + i, tl.reshape(hi, (n,)))
+    tl.store(out_ptr + 13 * n + i, tl.reshape(lo, (n,)))
+    tl.store(out_ptr + 14 * n + i, tl.reshape(tl.reshape(flat, (N, M)), (n,)))
 
 
-@ascdsl.jit
-def int64_trans_kernel(x_ptr, out_ptr, N: tl.constexpr):
-    x = tl.reshape(tl.load(x_ptr + tl.arange(0, 2 * N)), (2, N))
-    tl.store(out_ptr + tl.arange(0, 2 * N), tl.reshape(tl.trans(x), (2 * N,)))
-
-
-@ascdsl.jit
-def int64_permute_kernel(x_ptr, out_ptr, N: tl.constexpr):
-    x = tl.reshape(tl.load(x_ptr + tl.arange(0, 2 * N)), (1, 2, N))
-    tl.store(out_ptr + tl.arange(0, 2 * N), tl.reshape(tl.permute(x, (0, 2, 1)), (2 * N,)))
-
-
-@pytest.mark.parametrize("kernel, what", [(int64_join_kernel, "tl.interleave"), (int64_trans_kernel, "tl.trans"),
-                                          (int64_permute_kernel, "tl.permute")], ids=["interleave", "trans", "permute"])
-def test_moves_of_int64_tiles_are_located_errors(kernel, what):
-    """`Gather` moves 16- and 32-bit elements; int64 tiles are only copied."""
-    with pytest.raises(ascdsl.CompilationError, match=rf"`{what}` of .* int64 tiles \(`Gather` moves") as err:
-        kernel[(1,)](np.arange(16), np.zeros(16, np.int64), N=8, backend="sim")
-    assert "test_sim_shape_moves.py" in str(err.value)
+@pytest.mark.parametrize("M, N", [(2, 4), pytest.param(3, 6, marks=pytest.mark.slow), (4, 12)])
+def test_moves_of_int64_tiles_bit_exact(M, N):
+    """Flips, transposes, permutes (2-D and rank 3), interleaves, joins, splits, a `tl.cat` and a re-pitching
+    reshape of int64 tiles: each int64 lane moved by `Gather` as its two int32 halves (rows of 4 and 8
+    int64 lanes: their int32 offsets are laid out without rows that start inside blocks)."""
+    n = M * N
+    x, y = RNG.integers(-2 ** 62, 2 ** 62, 2 * n), RNG.integers(-2 ** 62, 2 ** 62, n)
+    want, got = both(moves64_kernel[(1,)], x, y, np.zeros(15 * n, np.int64), M=M, N=N)
+    a, b = x[:n].reshape(M, N), y.reshape(M, N)
+    assert np.array_equal(want[2][:4 * n], np.concatenate([x[:n][::-1], a[:, ::-1].ravel(), a[::-1].ravel(), a.T.ravel()]))
+    assert np.array_equal(got[2], want[2])
