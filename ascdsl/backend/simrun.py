@@ -71,12 +71,12 @@ def recording():
 def prebuild(launches, batch: int = 24) -> int:
     """Render the distinct ``(kernel, platform)`` pairs into kernel files of up to ``batch``
     variants; returns how many files. Kernels whose scalar parameters clash, or whose pointer
-    parameters differ (the file's entry takes one list of pointers), share no file."""
+    parameters differ (the file's entry takes one list of pointers), share no file. The same
+    launches make the same files (so the build cache serves any process that asks); a file whose
+    kernels all have one already is not made."""
     files = 0
     groups: dict[str, list[list[Kernel]]] = {}
     for kernel, platform in dict.fromkeys(launches):
-        if (kernel, platform) in _prebuilt:
-            continue
         for group in groups.setdefault(platform, []):
             if len(group) < batch and _pointers(group[0]) == _pointers(kernel):
                 try:
@@ -89,6 +89,8 @@ def prebuild(launches, batch: int = 24) -> int:
             groups[platform].append([kernel])
     for platform, batches in groups.items():
         for kernels in batches:
+            if all(prebuilt(k, platform) for k in kernels):
+                continue
             file = _write(kernels, platform)
             files += 1
             for key, kernel in enumerate(kernels, 1):
@@ -97,10 +99,16 @@ def prebuild(launches, batch: int = 24) -> int:
     return files
 
 
-def unbatch(kernel: Kernel, platform: str) -> None:
-    """Forget ``kernel``'s prebuilt file: its next launch builds it alone (one kernel that g++ rejects
-    fails the whole file it shares)."""
-    _prebuilt.pop((kernel, platform), None)
+def prebuilt(kernel: Kernel, platform: str) -> bool:
+    """Whether ``kernel`` has a file of :func:`prebuild` on ``platform``."""
+    return (kernel, platform) in _prebuilt
+
+
+def _unbatch(file: _File) -> None:
+    """Forget the prebuilt ``file``: its kernels' next launches build each alone (one kernel that g++
+    rejects fails the whole file it shares)."""
+    for pair in [pair for pair, (f, _) in _prebuilt.items() if f == file]:
+        del _prebuilt[pair]
     _compiled.cache_clear()
 
 
@@ -121,9 +129,15 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
     fields["tilingKey"] = key
     programs = grid[0] * grid[1] * grid[2]
     block_dim = max(1, min(programs, get_platform(platform).vector_core_count))
-    with located_errors(kernel, len(arrays)):
-        result = sim.run_kernel(file.path, SYMBOL, [*arrays, None, file.layout.pack(fields)], block_dim, platform,
-                                tiling_key=key, tiling_type=file.layout.struct_name, entry=file.entry)
+    try:
+        with located_errors(kernel, len(arrays)):
+            result = sim.run_kernel(file.path, SYMBOL, [*arrays, None, file.layout.pack(fields)], block_dim,
+                                    platform, tiling_key=key, tiling_type=file.layout.struct_name, entry=file.entry)
+    except sim.SimCompileError:
+        if not prebuilt(kernel, platform):
+            raise
+        _unbatch(file)  # maybe another kernel of the file: this one alone
+        return run(kernel, args, grid, platform)
     sys.stdout.write(result.stdout)  # tl.device_print
 
 

@@ -25,7 +25,7 @@ from ascdsl import dtypes, interpreter, record, testing
 from ascdsl.backend import simrun
 from ascdsl.backend.ascendc import compile_variant
 from ascdsl.ir.core import GroupOp, Op, walk
-from ascdsl.sim.errors import KernelSimError, SimCompileError
+from ascdsl.sim.errors import KernelSimError
 
 INEXACT = GroupOp.TRANSCENDENTAL | GroupOp.REDUCE | GroupOp.FLOAT_MATH | GroupOp.COMBINE | frozenset({Op.DOT})
 """Ops whose results agree within the tolerance table rather than bit for bit."""
@@ -63,29 +63,45 @@ def _cases(fn) -> list[dict]:
     return [dict(kv for part in combo for kv in part.items()) for combo in itertools.product(*axes)]
 
 
+def recorded(module, lib=None) -> tuple[list[record.LaunchRecord], list]:
+    """Run the test functions of ``module`` (those whose parameters are all parametrized, or ``lib``),
+    simulator launches only recorded: every launch, and the ``(kernel, platform)`` of the simulator's."""
+    launches, sim = [], []
+    for fname, fn in sorted(vars(module).items()):
+        if not (fname.startswith("test_") and inspect.isfunction(fn)):
+            continue
+        params = inspect.signature(fn).parameters
+        for case in _cases(fn):
+            if lib is not None and "lib" in params:
+                case = {**case, "lib": lib}
+            if set(params) - set(case):
+                continue
+            with record.launches() as seen, simrun.recording() as kernels:
+                try:
+                    fn(**case)
+                except (Exception, pytest.skip.Exception, pytest.fail.Exception):  # noqa: BLE001 (checks fail
+                    pass  # while sim launches only record; skips are for other setups)
+            launches += seen
+            sim += kernels
+    return launches, sim
+
+
+def module_prebuild(module, lib=None) -> list[record.LaunchRecord]:
+    """Build the simulator kernels ``module``'s tests launch in few g++ runs (the same files whichever
+    process asks, so the build cache serves a module's tests and the replay alike); its launches."""
+    launches, sim = recorded(module, lib)
+    simrun.prebuild(_compiles(sim))
+    return launches
+
+
 def interpreter_launches(modules, lib=None) -> list[record.LaunchRecord]:
-    """The distinct interpreter launches of the test functions of ``modules`` (those whose parameters
-    are all parametrized, or ``lib``)."""
+    """The distinct interpreter launches of the test functions of ``modules`` (their simulator kernels
+    prebuilt as :func:`module_prebuild` does)."""
     seen: dict = {}
     for name in modules:
-        module = importlib.import_module(name)
-        for fname, fn in sorted(vars(module).items()):
-            if not (fname.startswith("test_") and inspect.isfunction(fn)):
-                continue
-            params = inspect.signature(fn).parameters
-            for case in _cases(fn):
-                if lib is not None and "lib" in params:
-                    case = {**case, "lib": lib}
-                if set(params) - set(case):
-                    continue
-                with record.launches() as launches, simrun.recording():
-                    try:
-                        fn(**case)
-                    except (Exception, pytest.skip.Exception, pytest.fail.Exception):  # noqa: BLE001 (checks fail
-                        pass  # while sim launches only record; skips are for other setups)
-                for launch in launches:
-                    if launch.backend == "interpreter":
-                        seen.setdefault((launch.kernel, launch.grid, _shapes(launch.args)), launch)
+        for launch in module_prebuild(importlib.import_module(name), lib):
+            if launch.backend == "interpreter":
+                seen.setdefault((launch.kernel, launch.grid, _shapes(launch.args)), launch)
     return [launch for launch in seen.values() if _runs(launch)]
 
 
@@ -99,15 +115,22 @@ def _runs(launch) -> bool:
 
 
 def prebuild(launches) -> None:
-    """One g++ build per batch of the launches' kernels that compile (the others fail in :func:`replay`)."""
-    kernels = []
-    for launch in launches:
+    """One g++ build per batch of the launches' kernels that compile and are not built yet (the others
+    fail in :func:`replay`)."""
+    simrun.prebuild(_compiles([(launch.kernel, PLATFORM) for launch in launches
+                               if not simrun.prebuilt(launch.kernel, PLATFORM)]))
+
+
+def _compiles(kernels) -> list:
+    """The distinct ``(kernel, platform)`` pairs the backend lowers."""
+    out = []
+    for kernel, platform in dict.fromkeys(kernels):
         try:
-            compile_variant(launch.kernel, PLATFORM)
-        except Exception:  # noqa: BLE001 (reported by replay)
+            compile_variant(kernel, platform)
+        except Exception:  # noqa: BLE001 (reported when launched)
             continue
-        kernels.append((launch.kernel, PLATFORM))
-    simrun.prebuild(kernels)
+        out.append((kernel, platform))
+    return out
 
 
 def _shapes(args) -> tuple:
@@ -165,11 +188,7 @@ def _reduced(kernel) -> int:
 def replay(launch: record.LaunchRecord) -> Result:
     want = _run(launch, "interpreter")
     try:
-        try:
-            got = _run(launch, "sim")
-        except SimCompileError:  # maybe another kernel of its prebuilt file: build it alone
-            simrun.unbatch(launch.kernel, PLATFORM)
-            got = _run(launch, "sim")
+        got = _run(launch, "sim")
     except KernelSimError as e:
         outcome = Outcome.RACE if "blocks must write disjoint GM" in str(e) else Outcome.FAILED
         return Result(launch, outcome, str(e).splitlines()[0])
