@@ -21,7 +21,7 @@ from .. import dtypes
 from ..ir.core import Instr, Op
 from .kir import (Bin, BinOp, Brace, Call, CInt, Const, Conv, Elem, For, Gm, If, Let, Lit, Pipe, QOp, Queue, Ref, Role,
                   SizeOf, Struct, Var, add, lit, mul)
-from . import atomic
+from . import atomic, fills
 from .relayout import int32_view, row_halves
 from .selector import Selector, cpp_dtype, unsupported
 
@@ -109,10 +109,12 @@ def _narrowed(sel: Selector, v, loc) -> tuple[Ref, list]:
                    Call("Cast", sel.ref(v, I8), (half,), (Const.CAST_TRUNC, lit(n)))]
 
 
-def _fillable(instr: Instr, dst: Ref, other) -> None:
-    """A located error for ``other`` of a strided int64 load: ``Duplicate`` has no 64-bit form."""
-    if other is not None and dst.dtype in WIDE:
-        raise unsupported(instr, f"`other` of strided loads of {dst.dtype} (`Duplicate` has no 64-bit form)")
+def _fill(sel: Selector, dst: Ref, other, loc) -> list:
+    """``dst`` (the tile as Gather moves it) filled with ``other`` before the valid lanes are gathered: int64
+    tiles through their int32 words (:func:`.fills.words`; ``Duplicate`` has no 64-bit form)."""
+    if dst.dtype not in WIDE:
+        return [Call("Duplicate", dst, (), (sel.scalar_as(other, dst.dtype), lit(dst.extent)))]
+    return fills.words(sel, int32_view(dst), sel.const_of(other), other, loc)
 
 
 def _widened(sel: Selector, v, loc) -> tuple[Ref, list]:
@@ -169,7 +171,6 @@ def dequeue(sel: Selector, instr: Instr) -> list:
     _, _, _, extents, other = parts(sel, instr)
     rows, cols = _grid(instr)
     dst, narrow = _narrowed(sel, v, instr.loc)
-    _fillable(instr, dst, other)
     index = sel.scratch("strideOffsets", dtypes.int32, cols, instr.loc)
     out = [Queue(QOp.DEQUE, staging.buf),
            Call("CreateVecIndex", index, (), (Lit(0, dtypes.int32), lit(cols))),
@@ -178,7 +179,7 @@ def dequeue(sel: Selector, instr: Instr) -> list:
     out += pairs
     offsets, k = Ref(index.buf, dtypes.uint32, lit(0), lanes), lanes // cols
     if other is not None:
-        out.append(Call("Duplicate", dst, (), (sel.scalar_as(other, dst.dtype), lit(dst.extent))))
+        out += _fill(sel, dst, other, instr.loc)
     dst = _words(dst)
     n_cols = _extent(sel, extents[-1], cols)
     row_bytes = cols * sel.platform.block_bytes
@@ -262,7 +263,7 @@ def gather_load(sel: Selector, instr: Instr) -> list:
     offsets, lanes, pairs = row_halves(sel, offsets, size, dst.dtype)
     out += pairs
     if other is not None:
-        out.append(Call("Duplicate", dst, (), (sel.scalar_as(other, dst.dtype), lit(dst.extent))))
+        out += _fill(sel, dst, other, instr.loc)
     call = Call("Gather", _words(dst), (_words(staging), Ref(offsets.buf, dtypes.uint32, lit(0), lanes)),
                 (lit(0), mul(lit(lanes // size), count)))
     out.append(call if isinstance(count, Lit) else If(Bin(BinOp.GT, count, lit(0)), (call,)))

@@ -228,3 +228,20 @@ def test_int64_tiles_fill_from_runtime_int64_scalars():
 def wide_fill_kernel(out_ptr, value, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(out_ptr + offs, tl.full((BLOCK,), value.to(tl.int64), tl.int64))
+
+
+@ascdsl.jit
+def int64_masked_gather_kernel(x_ptr, index_ptr, out_ptr, n, OTHER: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    index = tl.load(index_ptr + offs, mask=offs < n, other=0)
+    tl.store(out_ptr + offs, tl.load(x_ptr + index, mask=(offs < n) & (index % 3 != 0), other=OTHER))
+
+
+@pytest.mark.parametrize("other", [0, 2**40 + 7], ids=lambda o: f"other={o}")
+def test_masked_int64_gathers_fill_with_any_other(other):
+    n = 200
+    x = _int64s(64)
+    index = RNG.integers(0, 64, n).astype(np.int32)
+    want, got = both(int64_masked_gather_kernel[(1,)], x, index, np.zeros(256, np.int64), n, OTHER=other, BLOCK=256)
+    np.testing.assert_array_equal(want[2][:n], np.where(index % 3 != 0, x[index], other))
+    np.testing.assert_array_equal(got[2], want[2])
