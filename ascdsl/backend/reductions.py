@@ -45,6 +45,9 @@ def rewrite(r, instr: Instr) -> bool:
     (x,) = instr.operands
     v, loc = instr.result, instr.loc
     axis = instr.attr("axis")
+    if x.type.dtype in NARROW_INTS:
+        _in_int32(r, instr)
+        return True
     if len(x.type.shape) == 1:
         if instr.op in EXTREME and x.type.dtype == I32:
             _arg_1d_int(r, instr)
@@ -69,6 +72,19 @@ def rewrite(r, instr: Instr) -> bool:
 
 
 GROUP = frozenset(FOLD) | frozenset(EXTREME)
+NARROW_INTS = frozenset({dtypes.int8, dtypes.uint8, dtypes.int16})
+"""Integer tiles reduced in int32 (every value exact; a sum kept in the narrow dtype wraps back as C does)."""
+
+
+def _in_int32(r, instr: Instr) -> None:
+    """``sum``/``max``/``min``/``argmax``/``argmin`` of an 8- or 16-bit integer tile as that of its int32 copy."""
+    (x,), v, loc = instr.operands, instr.result, instr.loc
+    wide = r.op(Op.CAST, x.type.with_dtype(I32), (x,), (("dtype", I32),), loc)
+    if v.type.dtype != x.type.dtype:  # argmax/argmin indices, a sum promoted by the frontend
+        r.op(instr.op, v.type, (wide,), instr.attrs, loc, result=v)
+        return
+    folded = r.op(instr.op, v.type.with_dtype(I32), (wide,), instr.attrs, loc)
+    r.op(Op.CAST, v.type, (folded,), (("dtype", v.type.dtype),), loc, result=v)
 
 
 def _int_2d(r, instr: Instr, axis) -> bool:

@@ -203,3 +203,28 @@ def test_int32_reductions_of_1d_tiles_keeping_their_dim_bit_exact():
         want, got = both(int_keep_dims_kernel[(1,)], x, np.zeros(n, np.int32), BLOCK=n)
         np.testing.assert_array_equal(got[1], want[1], err_msg=str(n))
         assert (want[1] == (x - x.min()) * 4 + (x.max() - x) * 2 + x.sum()).all()
+
+
+@ascdsl.jit
+def narrow_reductions_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :])
+    cols, rows = tl.arange(0, N), tl.arange(0, M)
+    tl.store(out_ptr + cols, tl.argmax(x, 0))
+    tl.store(out_ptr + N + rows, tl.argmin(x, 1))
+    tl.store(out_ptr + N + M + cols, tl.max(x, 0).to(tl.int32))
+    tl.store(out_ptr + 2 * N + M + rows, tl.min(x, 1).to(tl.int32))
+    tl.store(out_ptr + 2 * N + 2 * M, tl.argmax(tl.ravel(x), 0))
+    tl.store(out_ptr + 2 * N + 2 * M + 1, tl.max(tl.ravel(x), 0).to(tl.int32))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16], ids=lambda d: np.dtype(d).name)
+def test_reductions_of_8_and_16_bit_integers_bit_exact(dtype):
+    """max/min/argmax/argmin of 8- and 16-bit integer tiles, in int32 (exact; ties: the lowest index)."""
+    m, n = 8, 32
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(8).integers(info.min, info.max, (m, n), endpoint=True).astype(dtype)
+    x[2, 5] = x[6, 5] = info.max  # a tie in a column
+    want, got = both(narrow_reductions_kernel[(1,)], x, np.zeros(2 * n + 2 * m + 2, np.int32), M=m, N=n)
+    np.testing.assert_array_equal(want[1][:n], x.argmax(0))
+    np.testing.assert_array_equal(want[1][2 * n + 2 * m:], [x.argmax(), x.max()])
+    np.testing.assert_array_equal(got[1], want[1])
