@@ -52,6 +52,9 @@ def rewrite(r, instr: Instr) -> bool:
         spread = r.emit(Op.ADD, t, (r.emit(Op.CONST, t, (), (("value", 0.0),), instr.loc), spread), (), instr.loc)
         r.op(Op.NE, instr.result.type, (spread, r.const(0.0, F16, instr.loc)), (), instr.loc, result=instr.result)
         return True
+    if instr.op is Op.WHERE and _is_bool_tile(instr.result):
+        _where_of_masks(r, instr)
+        return True
     if instr.op is Op.BLOCK_STORE and _is_bool_tile(instr.operands[-1]):
         value = as_number(r, instr.operands[-1], U8, instr.loc)
         r.out.append(Instr(Op.BLOCK_STORE, (), instr.operands[:-1] + (value,), instr.attrs, (), instr.loc))
@@ -82,6 +85,18 @@ def rewrite(r, instr: Instr) -> bool:
             r.op(Op.AND, v.type, (loaded, valid), (), loc, result=v)
         return True
     return False
+
+
+def _where_of_masks(r, instr: Instr) -> None:
+    """``tl.where(c, a, b)`` of bool values: ``(c & a) | (~c & b)`` of masks (a scalar branch filled first)."""
+    v, loc = instr.result, instr.loc
+    c, a, b = (x if not x.type.is_scalar or x is instr.operands[0] else
+               r.op(Op.BROADCAST, v.type, (x,), (), loc) for x in instr.operands)
+    if c.type.is_scalar:
+        c = r.op(Op.BROADCAST, v.type, (r.cast(c, dtypes.bool_, loc),), (), loc)
+    picked = r.op(Op.AND, v.type, (c, a), (), loc)
+    rest = r.op(Op.AND, v.type, (r.op(Op.NOT, v.type, (c,), (), loc), b), (), loc)
+    r.op(Op.OR, v.type, (picked, rest), (), loc, result=v)
 
 
 def _filled(r, instr: Instr) -> None:

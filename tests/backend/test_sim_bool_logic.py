@@ -55,3 +55,25 @@ def test_int32_comparisons_bit_exact():
                           BLOCK=block)
         np.testing.assert_array_equal(got[3].view(np.uint32), want[3].view(np.uint32), err_msg=f"n={n}")
         assert (want[3][:n] == np.where(a < b, f, -f)).all()
+
+
+@ascdsl.jit
+def where_of_bools_kernel(x_ptr, y_ptr, out_ptr, n, flag, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    a = tl.load(x_ptr + offs, mask=mask, other=0.0) > 0
+    b = tl.load(y_ptr + offs, mask=mask, other=0.0) < 0.5
+    tl.store(out_ptr + offs, tl.where(offs % 3 == 0, a, b), mask=mask)
+    tl.store(out_ptr + BLOCK + offs, tl.where(a, flag, b), mask=mask)
+    tl.store(out_ptr + 2 * BLOCK + offs, tl.where(b, a, True), mask=mask)
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_where_of_bool_tiles_and_scalars(flag):
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal(64).astype(np.float32), rng.standard_normal(64).astype(np.float32)
+    want, got = both(where_of_bools_kernel[(1,)], x, y, np.zeros(192, np.bool_), 60, flag, BLOCK=64)
+    a, b = x[:60] > 0, y[:60] < 0.5
+    np.testing.assert_array_equal(want[2][:60], np.where(np.arange(60) % 3 == 0, a, b))
+    np.testing.assert_array_equal(want[2][64:124], np.where(a, flag, b))
+    np.testing.assert_array_equal(got[2], want[2])
