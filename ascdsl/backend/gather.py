@@ -247,7 +247,7 @@ def gather_load(sel: Selector, instr: Instr) -> list:
     params = Var(sel.fresh_key(), Struct.COPY_PARAMS, staging.buf.hint + "Params")
     pad = Var(sel.fresh_key(), Struct.PAD_PARAMS, staging.buf.hint + "Pad", template=dt)
     i = sel.fresh("i")
-    lane = Elem(Ref(sel.bufs[index.id], dtypes.int32, lit(0), sel.count(index)), i)
+    lane = Elem(Ref(sel.bufs[index.id], index.type.dtype, lit(0), sel.count(index)), i)
     gm = Gm(sel.params[base.id][1], dt, add(sel.wide_expr(offset), Conv(dtypes.int64, lane)))
     out = [Queue(QOp.ALLOC, staging.buf, instr.loc),
            Let(params, Brace((lit(1), Conv(U32, SizeOf(dt)), lit(0), lit(0), lit(0)))),
@@ -291,7 +291,7 @@ def scatter_store(sel: Selector, instr: Instr) -> list:
     per = sel.platform.block_bytes // dt.itemsize
     params = Var(sel.fresh_key(), Struct.COPY_PARAMS, staging.buf.hint + "Params")
     i = sel.fresh("i")
-    lane = Elem(Ref(sel.bufs[index.id], dtypes.int32, lit(0), sel.count(index)), i)
+    lane = Elem(Ref(sel.bufs[index.id], index.type.dtype, lit(0), sel.count(index)), i)
     gm = Gm(sel.params[base.id][1], dt, add(sel.wide_expr(offset), Conv(dtypes.int64, lane)))
     copies = [Let(params, Brace((lit(1), Conv(U32, SizeOf(dt)), lit(0), lit(0), lit(0)))),
               For(i, lit(0), _extent(sel, extent, instr.attr("shape")[0]), lit(1), _if_lane(sel, instr, i, Call(

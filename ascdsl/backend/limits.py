@@ -29,10 +29,13 @@ HARDWARE = {
 """Ops the A2 vector cores cannot run: ``(feature, reason)``."""
 
 WIDE = frozenset({dtypes.int64})
-"""Element types the vector unit has no instructions for (it moves them, Duplicate and arithmetic take
-at most 32-bit elements)."""
-WIDE_COMPUTE = GroupOp.BINARY | GroupOp.UNARY - {Op.CAST}
-"""Tile ops that compute (rather than move, convert, fill or select: :mod:`.wide`, :mod:`.fills`) their elements."""
+"""Element types the vector unit computes nothing with (it moves and converts them; its arithmetic and
+comparisons take at most 32-bit elements)."""
+WIDE_COMPUTE = (GroupOp.BINARY | GroupOp.UNARY | GroupOp.MATH | GroupOp.REDUCE | {Op.SORT, Op.HISTOGRAM}) - {
+    Op.CAST, Op.BITCAST}
+"""Tile ops that compute with (rather than move, convert, fill or select: :mod:`.wide`, :mod:`.fills`) their
+operands' elements. CANN 8.1's A2 (``dav_c220``) ``Add``/``Sub``/``Mul``/``Max``/``Min`` take half, float, int16
+and int32."""
 
 ATOMIC_DTYPES = frozenset({dtypes.float32, dtypes.float16, dtypes.bfloat16, dtypes.int32, dtypes.int16, dtypes.int8})
 """Element types SetAtomicAdd/Max/Min take on A2."""
@@ -57,9 +60,10 @@ def check_vector_cores(kernel: Kernel, platform: Platform) -> Kernel:
     for instr in walk(kernel.body):
         if instr.op in HARDWARE:
             raise hardware_error(instr)
-        if instr.op in WIDE_COMPUTE and any(not v.type.is_scalar and v.type.dtype in WIDE for v in instr.results):
+        wide = [v.type.dtype for v in (*instr.results, *instr.operands) if not v.type.is_scalar and v.type.dtype in WIDE]
+        if instr.op in WIDE_COMPUTE and wide:
             raise CompilationError(
-                instr.loc, f"`{instr.op.value}` of {instr.result.type.dtype} tiles cannot run on the Ascend A2 vector "
-                           "cores: their vector instructions take at most 32-bit elements",
+                instr.loc, f"`{instr.op.value}` of {wide[0]} tiles cannot run on the Ascend A2 vector cores: their "
+                           "vector arithmetic and comparisons take at most 32-bit elements",
                 hint="compute in int32 (`.to(tl.int32)`), or run this kernel on the interpreter")
     return kernel

@@ -312,8 +312,8 @@ def _gather(analysis: _Analysis, instr: Instr) -> list[Instr] | None:
         return None
     except NotAffine:
         pass
-    if index.type.dtype != dtypes.int32:
-        raise NotAffine(f"a gather needs int32 indices, not {index.type.dtype} ones")
+    if not index.type.dtype.is_int:
+        raise NotAffine(f"a gather needs integer indices, not {index.type.dtype} ones")
     emit = _Emitter(analysis, instr.loc)
     return _per_lane(analysis, emit, instr, _root(analysis, ptr), emit.sym(analysis.affine(ptr).offset), index)
 

@@ -127,6 +127,7 @@ def int64_gather_kernel(x_ptr, index_ptr, out_ptr, n, BLOCK: tl.constexpr):
     mask = offs < n
     index = tl.load(index_ptr + offs, mask=mask, other=0)
     tl.store(out_ptr + offs, tl.load(x_ptr + index.to(tl.int32), mask=mask), mask=mask)
+    tl.store(out_ptr + n + index, tl.load(x_ptr + index, mask=mask) + 1.0, mask=mask)  # int64 indices as they are
 
 
 def _int64s(n):
@@ -157,12 +158,13 @@ def test_tiles_widen_to_int64(src):
     np.testing.assert_array_equal(got[1], want[1])
 
 
-def test_gathers_through_int64_indices_narrowed_to_int32():
+def test_gathers_and_scatters_through_int64_indices():
     n = 1000
-    x = RNG.standard_normal(500).astype(np.float32)
-    index = RNG.integers(0, 500, n).astype(np.int64)
-    want, got = both(int64_gather_kernel[(4,)], x, index, np.zeros(n, np.float32), n, BLOCK=256)
-    np.testing.assert_array_equal(want[2], x[index])
+    x = RNG.standard_normal(n).astype(np.float32)
+    index = RNG.permutation(n).astype(np.int64)
+    want, got = both(int64_gather_kernel[(4,)], x, index, np.zeros(2 * n, np.float32), n, BLOCK=256)
+    np.testing.assert_array_equal(want[2][:n], x[index])
+    np.testing.assert_array_equal(want[2][n + index], x[index] + 1)
     np.testing.assert_array_equal(got[2], want[2])
 
 
@@ -245,3 +247,25 @@ def test_masked_int64_gathers_fill_with_any_other(other):
     want, got = both(int64_masked_gather_kernel[(1,)], x, index, np.zeros(256, np.int64), n, OTHER=other, BLOCK=256)
     np.testing.assert_array_equal(want[2][:n], np.where(index % 3 != 0, x[index], other))
     np.testing.assert_array_equal(got[2], want[2])
+
+
+@ascdsl.jit
+def int64_compare_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.where(x < 5, 1, 0))
+
+
+@ascdsl.jit
+def int64_sort_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.sort(tl.load(x_ptr + offs), 0))
+
+
+@pytest.mark.parametrize("kernel, feature", [(int64_compare_kernel, "`lt` of int64 tiles"),
+                                             (int64_sort_kernel, "`sort` of int64 tiles")], ids=["compare", "sort"])
+def test_int64_comparisons_cannot_run_on_the_vector_cores(kernel, feature):
+    with pytest.raises(ascdsl.CompilationError) as e:
+        kernel[(1,)](_int64s(32), np.zeros(32, np.int64), BLOCK=32, backend="sim")
+    assert f"{feature} cannot run on the Ascend A2 vector cores" in str(e.value)
+    assert e.value.loc.file.endswith("test_sim_int64.py")

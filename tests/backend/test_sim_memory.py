@@ -78,8 +78,8 @@ def test_int64_tile_arithmetic_is_a_located_error():
     with pytest.raises(ascdsl.CompilationError) as info:
         k.int64_add_kernel[(1,)](x, backend="sim", BLOCK=16)
     message = str(info.value)
-    assert "`add` of int64 tiles cannot run on the Ascend A2 vector cores: their vector instructions take at most "\
-           "32-bit elements" in message and "tl.load(x_ptr + offs) + 1" in message
+    assert "`add` of int64 tiles cannot run on the Ascend A2 vector cores: their vector arithmetic and comparisons "\
+           "take at most 32-bit elements" in message and "tl.load(x_ptr + offs) + 1" in message
     k.int64_add_kernel[(1,)](x, BLOCK=16)
     assert (x == np.arange(1, 17)).all()
 
