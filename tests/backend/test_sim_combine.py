@@ -3,7 +3,8 @@ the interpreter (bit-exact: the folds combine the same pairs in the same tree, t
 Hillis-Steele steps; a single float `+` or `*` folds in the same tree on both): tuples of tiles
 (argmax-style `(value, index)`, the composition of affine maps,
 which is not commutative), products and xor, along either axis of 2-D tiles, of 1-D tiles and of 2-D
-tiles to a scalar, odd lengths included, reversed scans; what stays unsupported is a located error."""
+tiles to a scalar, odd lengths included, reversed scans, bodies with branches (if-converted), loops of
+per-lane, long constant and `while` trip counts (loops in the kernel); what stays unsupported is a located error."""
 import numpy as np
 import pytest
 
@@ -369,6 +370,25 @@ def test_combines_with_runtime_and_long_loops_run_as_loops_over_whole_tiles():
         for a, b in zip(want[2:], got[2:]):
             np.testing.assert_array_equal(a, b, err_msg=f"n={n} reverse={reverse}")
     each(check, [(16, False), (13, True)])
+
+
+@ascdsl.jit
+def strided(a, b):
+    for i in range(0, 8, b % 3 + 1):
+        a = a + i
+    return a
+
+
+@ascdsl.jit
+def strided_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.associative_scan(tl.load(x_ptr + offs), 0, strided))
+
+
+def test_combine_loops_with_a_runtime_step_are_located_errors():
+    with pytest.raises(ascdsl.CompilationError, match="a loop with a runtime step in a combine function") as err:
+        strided_kernel[(1,)](np.ones(8, np.int32), np.zeros(8, np.int32), BLOCK=8, backend="sim")
+    assert "test_sim_combine.py:" in str(err.value) and "range(0, 8" in str(err.value)
 
 
 @ascdsl.jit
