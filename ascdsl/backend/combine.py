@@ -20,13 +20,23 @@ flat ``[others, axis]`` view transposed. 8-bit and bool tiles move as float16, i
 
 The rows are ``slice`` instructions (:func:`select`: one ``DataCopy`` of whole rows, or one per row
 with a step); the result goes back from rows form by the inverse moves (a column's lanes are equal:
-its ``max`` is the element, exactly). A ``for`` loop in the body with constant bounds is unrolled (up to
-:data:`MAX_TRIPS` iterations); other loops, branches and int64 operands are located errors.
+its ``max`` is the element, exactly). Control flow in the body stays whole-tile:
+
+* an ``if`` is if-converted: both branches run on the whole tiles and each result is a per-lane
+  ``where`` of the condition (in the lanes a branch does not take, an integer divisor is 1; float
+  infinities and NaNs there are never selected);
+* a ``for`` loop of constant bounds is unrolled (up to :data:`MAX_TRIPS` iterations), a longer one is a
+  loop in the kernel; one whose bounds differ per lane (a constant step) runs for the largest trip
+  count of the tile, a lane's carried values updated only in its own iterations (``where``);
+* a ``while`` loop is a loop in the kernel while its condition holds in some lane, likewise masked.
+
+int64 operands are a located error (no int64 arithmetic on the vector cores).
 """
 from __future__ import annotations
 
 from .. import dtypes
-from ..ir.core import GroupOp, Instr, Op, Type
+from ..errors import CompilationError
+from ..ir.core import Block, GroupOp, Instr, Op, Type
 from .kir import Call, For, Ref, add, lit
 from . import shapes
 from .repeat import row, view
@@ -82,6 +92,10 @@ def _to_rows(r, instr: Instr) -> list:
     xs, axis = instr.operands, instr.attr("axis")
     shape = xs[0].type.shape
     for x in (*xs, *instr.results):
+        if x.type.dtype == dtypes.int64:
+            raise CompilationError(instr.loc, "a combine function over int64 tiles cannot run on the Ascend A2 "
+                                              "vector cores: their arithmetic takes at most 32-bit elements",
+                                   hint="combine in int32, or run this kernel on the interpreter (backend='interpreter')")
         if x.type.dtype not in DTYPES:
             raise unsupported(instr, f"a combine function over {x.type.dtype} tiles (float, bool and integer tiles "
                                      "of up to 32 bits lower)")
@@ -192,16 +206,19 @@ def _cat(r, a, b, instr: Instr):
 
 
 MAX_TRIPS = 64
-"""The most iterations of a loop in a combine body that unroll."""
+"""The most iterations of a loop of constant bounds in a combine body that unroll (longer ones run as a
+loop in the kernel)."""
+CONTROL = frozenset({Op.IF, Op.FOR, Op.WHILE})
 
 
 def _check_body(block) -> None:
     for op in block.body:
-        if op.op is Op.FOR:
-            _check_body(op.regions[0])
+        if op.op in CONTROL:
+            for region in op.regions:
+                _check_body(region)
         elif op.regions or len(op.results) > 1 or op.op not in GroupOp.ELEMENTWISE | {Op.CONST, Op.YIELD}:
             raise unsupported(op, f"`{op.op.value}` in a combine function (the body of a combine function "
-                                  "lowers when it is elementwise ops and loops of constant trip counts)")
+                                  "lowers when it is elementwise ops, branches and loops)")
 
 
 def _inline(r, instr: Instr, firsts: list, seconds: list) -> list:
@@ -209,40 +226,152 @@ def _inline(r, instr: Instr, firsts: list, seconds: list) -> list:
     (region,) = instr.regions
     env = {a.id: _narrow(r, x, a.type.dtype, instr.loc) for a, x in zip(region.args, (*firsts, *seconds))}
     shape = firsts[0].type.shape
-    return [_widen(r, x if not x.type.is_scalar else r.op(Op.BROADCAST, x.type.with_shape(shape), (x,), (), instr.loc),
-                   instr.loc) for x in _inline_block(r, region, env, shape)]
+    return [_widen(r, _tile(r, x, shape, instr.loc), instr.loc) for x in _inline_block(r, region, env, shape, None)]
 
 
-def _inline_block(r, block, env: dict, shape) -> list:
-    """The values ``block`` yields, its ops emitted on tiles of ``shape`` (loops unrolled)."""
+def _inline_block(r, block, env: dict, shape, live) -> list:
+    """The values ``block`` yields, its ops emitted on tiles of ``shape``. ``live`` (a bool tile, or None
+    for every lane) marks the lanes whose values are used: in the others an integer divisor is 1."""
     for op in block.body:
         xs = tuple(env.get(x.id, x) for x in op.operands)
         if op.op is Op.YIELD:
             return list(xs)
-        if op.op is Op.FOR:
-            for res, x in zip(op.results, _unroll(r, op, xs, env, shape)):
-                env[res.id] = x
-            continue
-        res = op.result
-        t = res.type.with_shape(shape) if any(not x.type.is_scalar for x in xs) else res.type
-        env[res.id] = r.op(op.op, t, xs, op.attrs, op.loc)
+        if op.op is Op.IF:
+            outs = _branch(r, op, xs[0], env, shape, live)
+        elif op.op is Op.FOR:
+            outs = _for(r, op, xs, env, shape, live)
+        elif op.op is Op.WHILE:
+            outs = _while(r, op, xs, env, shape, live)
+        else:
+            if live is not None and op.op in (Op.IDIV, Op.MOD) and op.result.type.dtype.is_int:
+                xs = (xs[0], _where(r, live, xs[1], r.const(1, xs[1].type.dtype, op.loc), shape, op.loc))
+            t = op.result.type.with_shape(shape) if any(not x.type.is_scalar for x in xs) else op.result.type
+            outs = [r.op(op.op, t, xs, op.attrs, op.loc)]
+        env.update((v.id, x) for v, x in zip(op.results, outs))
     raise AssertionError("a combine region ends with its yield")
 
 
-def _unroll(r, op: Instr, xs: tuple, env: dict, shape) -> list:
-    """A ``for`` loop of a combine body, its iterations one after the other (its bounds constants)."""
-    bounds = [r.consts.get(x.id) for x in xs[:3]]
-    if any(b is None for b in bounds):
-        raise unsupported(op, "a loop with a runtime trip count in a combine function (constant bounds unroll)")
-    trips = range(*(int(b) for b in bounds))
-    if len(trips) > MAX_TRIPS:
-        raise unsupported(op, f"a loop of {len(trips)} iterations in a combine function (up to {MAX_TRIPS} unroll)")
-    body, carried = op.regions[0], list(xs[3:])
-    for i in trips:
-        env[body.args[0].id] = r.const(i, body.args[0].type.dtype, op.loc)
+def _tile(r, x, shape, loc):
+    return x if not x.type.is_scalar else r.op(Op.BROADCAST, x.type.with_shape(shape), (x,), (), loc)
+
+
+def _where(r, cond, a, b, shape, loc):
+    """``where(cond, a, b)`` on tiles of ``shape`` (a per-lane select)."""
+    return r.op(Op.WHERE, a.type.with_shape(shape), tuple(_tile(r, x, shape, loc) for x in (cond, a, b)), (), loc)
+
+
+def _both(r, a, b, loc):
+    """The lanes of bool tiles ``a`` and ``b`` (``b`` None: every lane)."""
+    return a if b is None else r.op(Op.AND, a.type, (a, b), (), loc)
+
+
+def _branch(r, op: Instr, cond, env: dict, shape, live) -> list:
+    """An ``if`` by if-conversion: both branches on whole tiles, each result a per-lane select (the
+    untaken branch's values, infinities or NaNs of a float division say, are never selected)."""
+    cond = _tile(r, cond, shape, op.loc)
+    then = _inline_block(r, op.regions[0], env, shape, _both(r, cond, live, op.loc))
+    other = r.op(Op.NOT, cond.type, (cond,), (), op.loc)
+    orelse = _inline_block(r, op.regions[1], env, shape, _both(r, other, live, op.loc))
+    return [_where(r, cond, a, b, shape, op.loc) for a, b in zip(then, orelse)]
+
+
+def _for(r, op: Instr, xs: tuple, env: dict, shape, live) -> list:
+    """A ``for`` loop of a combine body: unrolled if its bounds are constants and it is short, else a loop
+    in the kernel over whole tiles, for the most iterations of any lane, a lane's carried values
+    updated only in its own iterations."""
+    body, loc = op.regions[0], op.loc
+    bounds = [r.consts.get(x.id) if x.type.is_scalar else None for x in xs[:3]]
+    if None not in bounds:
+        trips = range(*(int(b) for b in bounds))
+        if len(trips) <= MAX_TRIPS:
+            carried = list(xs[3:])
+            for i in trips:
+                env[body.args[0].id] = r.const(i, body.args[0].type.dtype, loc)
+                env.update((a.id, x) for a, x in zip(body.args[1:], carried))
+                carried = _inline_block(r, body, env, shape, live)
+            return carried
+
+        def step(k, carried):
+            env[body.args[0].id] = k
+            env.update((a.id, x) for a, x in zip(body.args[1:], carried))
+            return _inline_block(r, body, env, shape, live)
+        return _kernel_for(r, xs[:3], xs[3:], body.args[0].type, shape, loc, step)
+    if bounds[2] is None:
+        raise unsupported(op, "a loop with a runtime step in a combine function (a constant step lowers)")
+    dt = body.args[0].type.dtype
+    lower, upper, s = _tile(r, xs[0], shape, loc), _tile(r, xs[1], shape, loc), int(bounds[2])
+    ints = Type(dt, shape)
+    span = r.op(Op.SUB, ints, (upper, lower) if s > 0 else (lower, upper), (), loc)
+    if abs(s) > 1:
+        span = r.op(Op.IDIV, ints, (r.op(Op.ADD, ints, (span, r.const(abs(s) - 1, dt, loc)), (), loc),
+                                    r.const(abs(s), dt, loc)), (), loc)
+    trips = r.op(Op.MAXIMUM, ints, (span, r.const(0, dt, loc)), (), loc)
+    if live is not None:
+        trips = _where(r, live, trips, r.const(0, dt, loc), shape, loc)
+    most = r.op(Op.MAX, Type(dt), (trips,), (("axis", None), ("keep_dims", False)), loc)
+
+    def masked(k, carried):
+        ks = _tile(r, k, shape, loc)
+        now = r.op(Op.GT, Type(dtypes.bool_, shape), (trips, ks), (), loc)
+        at = r.op(Op.MUL, ints, (ks, r.const(s, dt, loc)), (), loc)
+        env[body.args[0].id] = r.op(Op.ADD, ints, (lower, at), (), loc)
         env.update((a.id, x) for a, x in zip(body.args[1:], carried))
-        carried = _inline_block(r, body, env, shape)
-    return carried
+        new = _inline_block(r, body, env, shape, now)
+        return [_where(r, now, n, c, shape, loc) for n, c in zip(new, carried)]
+    return _kernel_for(r, (r.const(0, dt, loc), most, r.const(1, dt, loc)), xs[3:], body.args[0].type, shape, loc,
+                       masked)
+
+
+def _while(r, op: Instr, xs: tuple, env: dict, shape, live) -> list:
+    """A ``while`` loop of a combine body: a loop in the kernel while the condition holds in some lane, the
+    carried values of a lane updated only while its own condition holds."""
+    test, body = op.regions
+    loc = op.loc
+
+    def holds(carried):
+        env.update((a.id, x) for a, x in zip(test.args, carried))
+        (cond,) = _inline_block(r, test, env, shape, live)
+        return _both(r, _tile(r, cond, shape, loc), live, loc)
+
+    def any_lane(carried):
+        count = r.op(Op.CAST, Type(dtypes.int32, shape), (holds(carried),), (("dtype", dtypes.int32),), loc)
+        most = r.op(Op.MAX, Type(dtypes.int32), (count,), (("axis", None), ("keep_dims", False)), loc)
+        return [r.op(Op.GT, Type(dtypes.bool_), (most, r.const(0, dtypes.int32, loc)), (), loc)]
+
+    def step(carried):
+        now = holds(carried)
+        env.update((a.id, x) for a, x in zip(body.args, carried))
+        new = _inline_block(r, body, env, shape, now)
+        return [_where(r, now, n, c, shape, loc) for n, c in zip(new, carried)]
+    init = [_tile(r, x, shape, loc) for x in xs]
+    test_block, _ = _region(r, init, any_lane, loc, tiles=False)
+    body_block, _ = _region(r, init, step, loc)
+    results = [r.value(x.type) for x in init]
+    r.out.append(Instr(Op.WHILE, tuple(results), tuple(init), (), (test_block, body_block), loc))
+    return results
+
+
+def _region(r, init: list, build, loc, lead=(), tiles=True) -> tuple:
+    """A region of arguments ``lead`` and one like each of ``init``, its ops those ``build(*lead,
+    arguments)`` emits, yielding what it returns (as tiles of ``init``'s shape if ``tiles``)."""
+    args = [r.value(x.type) for x in init]
+    saved, r.out = r.out, []
+    outs = build(*lead, args)
+    if tiles:
+        outs = [_tile(r, o, x.type.shape, loc) for o, x in zip(outs, init)]
+    r.out.append(Instr(Op.YIELD, (), tuple(outs), (), (), loc))
+    body, r.out = tuple(r.out), saved
+    return Block((*lead, *args), body), args
+
+
+def _kernel_for(r, bounds, carried, iv_type, shape, loc, step) -> list:
+    """A loop in the kernel over ``bounds`` carrying tiles of ``carried``, ``step(k, tiles)`` its body."""
+    init = [_tile(r, x, shape, loc) for x in carried]
+    k = r.value(iv_type)
+    block, _ = _region(r, init, step, loc, lead=(k,))
+    results = [r.value(x.type) for x in init]
+    r.out.append(Instr(Op.FOR, tuple(results), (*bounds, *init), (), (block,), loc))
+    return results
 
 
 def select(sel, instr: Instr) -> list | None:

@@ -3,7 +3,8 @@ the interpreter (bit-exact: the folds combine the same pairs in the same tree, t
 Hillis-Steele steps; a single float `+` or `*` folds in the same tree on both): tuples of tiles
 (argmax-style `(value, index)`, the composition of affine maps,
 which is not commutative), products and xor, along either axis of 2-D tiles, of 1-D tiles and of 2-D
-tiles to a scalar, odd lengths included, reversed scans; what stays unsupported is a located error."""
+tiles to a scalar, odd lengths included, reversed scans, bodies with branches (if-converted), loops of
+per-lane, long constant and `while` trip counts (loops in the kernel); what stays unsupported is a located error."""
 import numpy as np
 import pytest
 
@@ -266,22 +267,128 @@ def test_combines_with_loops_of_constant_trip_counts_unroll():
 
 
 @ascdsl.jit
-def long_loop(a, b):
+def first_max_if(v1, i1, v2, i2):  # branches: if-converted, both sides on whole tiles
+    if v1 > v2:
+        v, i = v1, i1
+    elif v1 == v2:
+        if i1 < i2:
+            v, i = v1, i1
+        else:
+            v, i = v2, i2
+    else:
+        v, i = v2, i2
+    return v, i
+
+
+@ascdsl.jit
+def guarded(a, b):  # the untaken branch divides by zero and takes logs of negatives
+    if b != 0:
+        r = a // b + a % b
+    else:
+        r = a - 1
+    return r
+
+
+@ascdsl.jit
+def runtime_loop(a, b):  # a trip count per lane
+    acc = a
+    for i in range(b % 5):
+        acc = acc * 3 + i
+    return acc
+
+
+@ascdsl.jit
+def long_loop(a, b):  # over the unroll limit: a loop in the kernel
     for _ in range(100):
         a = a + b
     return a
 
 
 @ascdsl.jit
-def long_loop_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+def doubling(a, b):
+    while a < b:
+        a = a * 2 + 1
+    return a
+
+
+@ascdsl.jit
+def branchy_kernel(x_ptr, v_ptr, i_ptr, sv_ptr, si_ptr, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr,
+                   REVERSE: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + offs)
+    index = tl.broadcast_to(offs, (M, N))
+    value, arg = tl.reduce((x, index), AXIS, first_max_if)
+    out = tl.arange(0, N if AXIS == 0 else M)
+    tl.store(v_ptr + out, value)
+    tl.store(i_ptr + out, arg)
+    sv, si = tl.associative_scan((x, index), AXIS, first_max_if, reverse=REVERSE)
+    tl.store(sv_ptr + offs, sv)
+    tl.store(si_ptr + offs, si)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.float16, dtypes.int32], ids=str)
+def test_combines_with_branches_are_if_converted(dtype):
+    def check(m, n, axis, reverse):
+        x = np.round(data((m, n), dtype).astype(np.float32)).astype(dtype.np)  # ties everywhere
+        k = n if axis == 0 else m
+        outs = np.zeros(k, dtype.np), np.zeros(k, np.int32), np.zeros((m, n), dtype.np), np.zeros((m, n), np.int32)
+        want, got = both(branchy_kernel[(1,)], x, *outs, M=m, N=n, AXIS=axis, REVERSE=reverse)
+        first = np.argmax(x.astype(np.float32), axis=axis)
+        np.testing.assert_array_equal(want[2], np.arange(k) * n + first if axis == 1 else first * n + np.arange(k))
+        for a, b in zip(want[1:], got[1:]):
+            np.testing.assert_array_equal(bits(a), bits(b), err_msg=f"{m}x{n} axis {axis} reverse={reverse}")
+    each(check, [(4, 8, 1, False), (5, 16, 0, True)])
+
+
+@ascdsl.jit
+def looping_kernel(x_ptr, y_ptr, g_ptr, r_ptr, l_ptr, w_ptr, sg_ptr, sr_ptr, sl_ptr, sw_ptr, N: tl.constexpr,
+                   REVERSE: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    zero = tl.zeros((N,), tl.int32)
+    tl.store(g_ptr + offs, zero + tl.reduce(x, 0, guarded))
+    tl.store(r_ptr + offs, zero + tl.reduce(x, 0, runtime_loop))
+    tl.store(l_ptr + offs, zero + tl.reduce(x, 0, long_loop))
+    tl.store(w_ptr + offs, zero + tl.reduce(y, 0, doubling))
+    tl.store(sg_ptr + offs, tl.associative_scan(x, 0, guarded, reverse=REVERSE))
+    tl.store(sr_ptr + offs, tl.associative_scan(x, 0, runtime_loop, reverse=REVERSE))
+    tl.store(sl_ptr + offs, tl.associative_scan(x, 0, long_loop, reverse=REVERSE))
+    tl.store(sw_ptr + offs, tl.associative_scan(y, 0, doubling, reverse=REVERSE))
+
+
+@pytest.mark.slow
+def test_combines_with_runtime_and_long_loops_run_as_loops_over_whole_tiles():
+    rng = np.random.default_rng(9)
+
+    def check(n, reverse):
+        x = rng.integers(-4, 5, n).astype(np.int32)
+        y = rng.integers(0, 40, n).astype(np.int32)
+        want, got = both(looping_kernel[(1,)], x, y, *(np.zeros(n, np.int32) for _ in range(8)), N=n,
+                         REVERSE=reverse)
+        for a, b in zip(want[2:], got[2:]):
+            np.testing.assert_array_equal(a, b, err_msg=f"n={n} reverse={reverse}")
+    each(check, [(16, False), (13, True)])
+
+
+@ascdsl.jit
+def strided(a, b):
+    for i in range(0, 8, b % 3 + 1):
+        a = a + i
+    return a
+
+
+@ascdsl.jit
+def strided_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.zeros((BLOCK,), tl.int32) + tl.reduce(tl.load(x_ptr + offs), 0, long_loop))
+    tl.store(out_ptr + offs, tl.associative_scan(tl.load(x_ptr + offs), 0, strided))
 
 
-def test_combine_loops_over_the_unroll_limit_are_located_errors():
-    with pytest.raises(ascdsl.CompilationError, match="a loop of 100 iterations in a combine function") as err:
-        long_loop_kernel[(1,)](np.ones(8, np.int32), np.zeros(8, np.int32), BLOCK=8, backend="sim")
-    assert "test_sim_combine.py:" in str(err.value) and "range(100)" in str(err.value)
+def test_combine_loops_with_a_runtime_step_are_located_errors():
+    with pytest.raises(ascdsl.CompilationError, match="a loop with a runtime step in a combine function") as err:
+        strided_kernel[(1,)](np.ones(8, np.int32), np.zeros(8, np.int32), BLOCK=8, backend="sim")
+    assert "test_sim_combine.py:" in str(err.value) and "range(0, 8" in str(err.value)
 
 
 @ascdsl.jit
@@ -292,7 +399,8 @@ def int64_sum_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
 
 
 def test_combine_functions_over_int64_tiles_are_located_errors():
-    with pytest.raises(ascdsl.CompilationError, match="combine function over int64 tiles") as err:
+    with pytest.raises(ascdsl.CompilationError,
+                       match="combine function over int64 tiles cannot run on the Ascend A2 vector cores") as err:
         int64_sum_kernel[(1,)](np.ones(8, np.int32), np.zeros(8, np.int32), BLOCK=8, backend="sim")
     assert "test_sim_combine.py:" in str(err.value) and "tl.reduce" in str(err.value)
 
