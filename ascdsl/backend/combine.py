@@ -26,8 +26,9 @@ its ``max`` is the element, exactly). Control flow in the body stays whole-tile:
   ``where`` of the condition (in the lanes a branch does not take, an integer divisor is 1; float
   infinities and NaNs there are never selected);
 * a ``for`` loop of constant bounds is unrolled (up to :data:`MAX_TRIPS` iterations), a longer one is a
-  loop in the kernel; one whose bounds differ per lane (a constant step) runs for the largest trip
-  count of the tile, a lane's carried values updated only in its own iterations (``where``);
+  loop in the kernel; one whose bounds or step differ per lane runs for the largest trip count of the
+  tile (``range``'s length, per lane), a lane's carried values updated only in its own iterations
+  (``where``);
 * a ``while`` loop is a loop in the kernel while its condition holds in some lane, likewise masked.
 
 int64 operands are a located error (no int64 arithmetic on the vector cores).
@@ -296,16 +297,11 @@ def _for(r, op: Instr, xs: tuple, env: dict, shape, live) -> list:
             env.update((a.id, x) for a, x in zip(body.args[1:], carried))
             return _inline_block(r, body, env, shape, live)
         return _kernel_for(r, xs[:3], xs[3:], body.args[0].type, shape, loc, step)
-    if bounds[2] is None:
-        raise unsupported(op, "a loop with a runtime step in a combine function (a constant step lowers)")
     dt = body.args[0].type.dtype
-    lower, upper, s = _tile(r, xs[0], shape, loc), _tile(r, xs[1], shape, loc), int(bounds[2])
+    lower, upper = _tile(r, xs[0], shape, loc), _tile(r, xs[1], shape, loc)
     ints = Type(dt, shape)
-    span = r.op(Op.SUB, ints, (upper, lower) if s > 0 else (lower, upper), (), loc)
-    if abs(s) > 1:
-        span = r.op(Op.IDIV, ints, (r.op(Op.ADD, ints, (span, r.const(abs(s) - 1, dt, loc)), (), loc),
-                                    r.const(abs(s), dt, loc)), (), loc)
-    trips = r.op(Op.MAXIMUM, ints, (span, r.const(0, dt, loc)), (), loc)
+    trips = r.op(Op.MAXIMUM, ints, (_span(r, lower, upper, bounds[2], xs[2], ints, loc), r.const(0, dt, loc)), (),
+                 loc)
     if live is not None:
         trips = _where(r, live, trips, r.const(0, dt, loc), shape, loc)
     most = r.op(Op.MAX, Type(dt), (trips,), (("axis", None), ("keep_dims", False)), loc)
@@ -313,13 +309,39 @@ def _for(r, op: Instr, xs: tuple, env: dict, shape, live) -> list:
     def masked(k, carried):
         ks = _tile(r, k, shape, loc)
         now = r.op(Op.GT, Type(dtypes.bool_, shape), (trips, ks), (), loc)
-        at = r.op(Op.MUL, ints, (ks, r.const(s, dt, loc)), (), loc)
+        at = r.op(Op.MUL, ints, (ks, r.const(int(bounds[2]), dt, loc) if bounds[2] is not None else
+                                 _tile(r, xs[2], shape, loc)), (), loc)
         env[body.args[0].id] = r.op(Op.ADD, ints, (lower, at), (), loc)
         env.update((a.id, x) for a, x in zip(body.args[1:], carried))
         new = _inline_block(r, body, env, shape, now)
         return [_where(r, now, n, c, shape, loc) for n, c in zip(new, carried)]
     return _kernel_for(r, (r.const(0, dt, loc), most, r.const(1, dt, loc)), xs[3:], body.args[0].type, shape, loc,
                        masked)
+
+
+def _span(r, lower, upper, step, runtime_step, ints: Type, loc):
+    """Each lane's ``ceil((upper - lower) / step)`` (``range``'s length before the clamp at 0): for a constant
+    ``step`` its sign picks the order; a runtime one (a scalar or a tile) is read per lane (a lane whose step
+    is 0 runs no iteration: the interpreter raises an error there)."""
+    dt = ints.dtype
+    if step is not None:
+        s = int(step)
+        span = r.op(Op.SUB, ints, (upper, lower) if s > 0 else (lower, upper), (), loc)
+        if abs(s) == 1:
+            return span
+        return r.op(Op.IDIV, ints, (r.op(Op.ADD, ints, (span, r.const(abs(s) - 1, dt, loc)), (), loc),
+                                    r.const(abs(s), dt, loc)), (), loc)
+    st = _tile(r, runtime_step, ints.shape, loc)
+    zero = r.const(0, dt, loc)
+    rising = r.op(Op.GT, ints.with_dtype(dtypes.bool_), (st, zero), (), loc)
+    span = _where(r, rising, r.op(Op.SUB, ints, (upper, lower), (), loc), r.op(Op.SUB, ints, (lower, upper), (), loc),
+                  ints.shape, loc)
+    size = r.op(Op.ABS, ints, (st,), (), loc)
+    stuck = r.op(Op.EQ, ints.with_dtype(dtypes.bool_), (size, zero), (), loc)
+    divisor = _where(r, stuck, r.const(1, dt, loc), size, ints.shape, loc)
+    quotient = r.op(Op.IDIV, ints, (r.op(Op.ADD, ints, (span, r.op(Op.SUB, ints, (divisor, r.const(1, dt, loc)), (),
+                                                                    loc)), (), loc), divisor), (), loc)
+    return _where(r, stuck, zero, quotient, ints.shape, loc)
 
 
 def _while(r, op: Instr, xs: tuple, env: dict, shape, live) -> list:
