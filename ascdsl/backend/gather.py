@@ -4,7 +4,9 @@ to and from the tile by ``Gather``.
 
 CopyIn copies each valid row as ``blockCount`` bursts of one element (``blockLen`` = its size, the
 GM gap ``(stride - 1) * size`` bytes) into a staging buffer of one 32-byte block per element (a
-burst lands at the start of its own block). Compute builds the byte offsets ``c * 32`` once
+burst lands at the start of its own block); the rows of a tile of rank 3 or more are those of its flat
+view (:mod:`.rank3`), one per index of its leading axes, visited by loops nested in axis order over
+the valid indices of each (masked-off planes and rows skipped). Compute builds the byte offsets ``c * 32`` once
 (``CreateVecIndex``, ``Muls``) and ``Gather`` s each row into the tile; with ``other``, the tile is
 ``Duplicate``'d first and only the valid lanes are gathered. A store runs the other way: Gather
 spreads element ``c`` of each row over block ``c`` of a VECOUT staging buffer, and CopyOut writes
@@ -24,6 +26,7 @@ from .kir import (Bin, BinOp, Brace, Call, CInt, Const, Conv, Elem, For, Gm, If,
 from . import atomic, fills
 from .relayout import int32_view, row_halves
 from .selector import Selector, cpp_dtype, unsupported
+from .ublayout import numel
 
 BYTES = frozenset({dtypes.int8, dtypes.uint8})
 """Element types moved as the low bytes of 16-bit words."""
@@ -34,24 +37,42 @@ I8, I16, F16 = dtypes.int8, dtypes.int16, dtypes.float16
 
 
 def parts(sel: Selector, instr: Instr):
-    """``(base, offset, (row stride, column stride), (row extent, column extent), other or None)`` of a
-    strided load as the rows and columns of :func:`_grid` (no row values for one row); of a strided
-    store, the stored value last."""
+    """``(base, offset, rows, (column stride, column extent), other or None)`` of a strided load (of a
+    strided store, the stored value last): ``rows`` the ``(size, stride, extent)`` of each leading axis of
+    :func:`_grid` (none for one row)."""
     rank = len(instr.attr("shape"))
     xs = instr.operands
     last = xs[-1] if instr.op is Op.STRIDED_STORE or instr.attr("has_other") else None
     strides, extents = xs[2:2 + rank], xs[2 + rank:2 + 2 * rank]
-    if _grid(instr)[0] == 1:
-        if rank == 2 and instr.attr("shape")[1] == 1 and sel.const_of(extents[1]) != 1:
+    lead, _ = _grid(instr)
+    if not lead and rank == 2:  # an [M, 1] column
+        if sel.const_of(extents[1]) != 1:
             raise unsupported(instr, "masking the size-1 dim of a strided column")
-        return xs[0], xs[1], (None, strides[0]), (None, extents[0]), last
-    return xs[0], xs[1], tuple(strides), tuple(extents), last
+        return xs[0], xs[1], (), (strides[0], extents[0]), last
+    return xs[0], xs[1], tuple(zip(lead, strides, extents)), (strides[-1], extents[-1]), last
 
 
-def _grid(instr: Instr) -> tuple[int, int]:
-    """``(rows, columns)``: a 1-D or ``[M, 1]`` access is one row of its elements."""
+def _grid(instr: Instr) -> tuple[tuple[int, ...], int]:
+    """``(leading axes, columns)``: a row of the tile per index of its leading axes (its UB rows); a
+    1-D or ``[M, 1]`` access is one row of its elements."""
     shape = instr.attr("shape")
-    return (shape[0], shape[1]) if len(shape) == 2 and shape[1] > 1 else (1, shape[0])
+    return (shape[:-1], shape[-1]) if shape[-1] > 1 else ((), shape[0])
+
+
+def _valid_rows(sel: Selector, rows, body) -> list:
+    """``body(r, at)`` for each valid row (``r``: its number, ``at``: its GM offset from the access's,
+    in elements): a loop over the valid indices of each leading axis, nested in axis order (an unmasked
+    axis of size 1 needs none)."""
+    def nest(k: int, r, at) -> list:
+        if k == len(rows):
+            return body(r, at)
+        size, stride, extent = rows[k]
+        if size == 1 and sel.const_of(extent) == 1:
+            return nest(k + 1, r, at)
+        i = sel.fresh("r")
+        inner = nest(k + 1, add(mul(r, lit(size)), i), add(at, mul(_wide(i), sel.wide_expr(stride))))
+        return [For(i, lit(0), _extent(sel, extent, size), lit(1), tuple(inner), True)]
+    return nest(0, lit(0), lit(0))
 
 
 def _extent(sel: Selector, e, size: int):
@@ -83,8 +104,8 @@ def _staging(sel: Selector, instr: Instr) -> Ref:
             sel.inbuf[v.id] = sel.new_buf(Role.INPUT, cpp_dtype(v.type.dtype), sel.ptr_stem(instr.operands[0]) + kind,
                                           instr.loc, ("in", param, f"{kind}{v.id}"))
         buf = sel.inbuf[v.id]
-    rows, cols = _grid(instr)
-    return Ref(buf, buf.dtype, lit(0), rows * cols * sel.platform.block_bytes // buf.dtype.itemsize)
+    lead, cols = _grid(instr)
+    return Ref(buf, buf.dtype, lit(0), numel(lead) * cols * sel.platform.block_bytes // buf.dtype.itemsize)
 
 
 def _words(ref: Ref) -> Ref:
@@ -131,28 +152,25 @@ def _widened(sel: Selector, v, loc) -> tuple[Ref, list]:
 
 def _bursts(sel: Selector, instr: Instr, staging: Ref, to_ub: bool, pad: Var | None = None) -> list:
     """One ``DataCopyPad`` per valid row: a burst per element between GM (gap ``(stride - 1) * size``
-    bytes) and the row's staging blocks (from block ``r * cols``). A row of more than ``max_bursts``
-    elements would not fit UB at 32 bytes per element."""
+    bytes) and the row's staging blocks (from block ``r * cols``), rows of masked-off indices skipped
+    (:func:`_valid_rows`). A row of more than ``max_bursts`` elements would not fit UB at 32 bytes per
+    element."""
     dt = staging.dtype
-    base, offset, strides, extents, _ = parts(sel, instr)
-    rows, cols = _grid(instr)
+    base, offset, rows, (stride, extent), _ = parts(sel, instr)
+    _, cols = _grid(instr)
     per = sel.platform.block_bytes // dt.itemsize
-    gap = _gap(sel, strides[-1], dt)
+    gap = _gap(sel, stride, dt)
     params = Var(sel.fresh_key(), Struct.COPY_PARAMS, staging.buf.hint + "Params")
-    n_cols = _extent(sel, extents[-1], cols)
+    n_cols = _extent(sel, extent, cols)
 
-    def row(r) -> list:
-        gm = add(sel.wide_expr(offset), mul(_wide(r), sel.wide_expr(strides[0]))) if rows > 1 else sel.wide_expr(offset)
+    def row(r, at) -> list:
         ub = Ref(staging.buf, dt, mul(r, lit(cols * per)), staging.extent)
-        g = Gm(sel.params[base.id][1], dt, gm)
+        g = Gm(sel.params[base.id][1], dt, add(sel.wide_expr(offset), at))
         gaps = (gap, lit(0)) if to_ub else (lit(0), gap)
         return [Let(params, Brace((Conv(U16, n_cols), Conv(U32, SizeOf(dt)), *gaps, lit(0)))),
                 Call("DataCopyPad", ub, (g,), (params, pad), pipe=Pipe.MTE2) if to_ub else
                 Call("DataCopyPad", g, (ub,), (params,), pipe=Pipe.MTE3)]
-    if rows == 1:
-        return row(lit(0))
-    r = sel.fresh("r")
-    return [For(r, lit(0), _extent(sel, extents[0], rows), lit(1), tuple(row(r)), True)]
+    return _valid_rows(sel, rows, row)
 
 
 def copy_in(sel: Selector, instr: Instr) -> list:
@@ -168,8 +186,8 @@ def dequeue(sel: Selector, instr: Instr) -> list:
     """Compute: DeQue the staging buffer, fill ``other``, Gather each valid row into the tile."""
     staging = _words(_staging(sel, instr))
     v = instr.result
-    _, _, _, extents, other = parts(sel, instr)
-    rows, cols = _grid(instr)
+    _, _, rows, (_, extent), other = parts(sel, instr)
+    _, cols = _grid(instr)
     dst, narrow = _narrowed(sel, v, instr.loc)
     index = sel.scratch("strideOffsets", dtypes.int32, cols, instr.loc)
     out = [Queue(QOp.DEQUE, staging.buf),
@@ -181,17 +199,14 @@ def dequeue(sel: Selector, instr: Instr) -> list:
     if other is not None:
         out += _fill(sel, dst, other, instr.loc)
     dst = _words(dst)
-    n_cols = _extent(sel, extents[-1], cols)
+    n_cols = _extent(sel, extent, cols)
     row_bytes = cols * sel.platform.block_bytes
 
-    def gather(r) -> list:
+    def gather(r, _) -> list:
         call = Call("Gather", Ref(dst.buf, dst.dtype, mul(r, lit(k * sel.pitch(v))), dst.extent), (staging, offsets),
                     (Conv(U32, mul(r, lit(row_bytes))), mul(lit(k), n_cols)), loc=instr.loc)
         return [call] if isinstance(n_cols, Lit) else [If(Bin(BinOp.GT, n_cols, lit(0)), (call,))]
-    if rows == 1:
-        return out + gather(lit(0)) + narrow
-    r = sel.fresh("r")
-    return out + [For(r, lit(0), _extent(sel, extents[0], rows), lit(1), tuple(gather(r)), True)] + narrow
+    return out + _valid_rows(sel, rows, gather) + narrow
 
 
 def spread(sel: Selector, instr: Instr) -> list:
@@ -199,7 +214,8 @@ def spread(sel: Selector, instr: Instr) -> list:
     ``c`` into the whole of block ``c`` (byte offsets ``(j / per) * size`` for lane ``j``)."""
     staging = _staging(sel, instr)
     value = instr.operands[-1]
-    rows, cols = _grid(instr)
+    lead, cols = _grid(instr)
+    rows = numel(lead)
     src, out = _widened(sel, value, instr.loc)
     dt = src.dtype
     per = sel.platform.block_bytes // dt.itemsize

@@ -39,8 +39,9 @@ WIDE_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.CAST, O
 """Scalar ops that GM offset arithmetic is made of (computed in int64_t)."""
 
 
-RANK3_OPS = frozenset({Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.RESHAPE, Op.PERMUTE, Op.BROADCAST, Op.CONST, Op.CAST, Op.SUM,
-                       Op.MAX, Op.MIN, Op.FOR, Op.IF, Op.WHILE, Op.YIELD, Op.PRINT, Op.JOIN, Op.SPLIT})
+RANK3_OPS = frozenset({Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE, Op.RESHAPE, Op.PERMUTE,
+                       Op.BROADCAST, Op.CONST, Op.CAST, Op.SUM, Op.MAX, Op.MIN, Op.FOR, Op.IF, Op.WHILE, Op.YIELD,
+                       Op.PRINT, Op.JOIN, Op.SPLIT})
 """Ops that still see tiles of rank 3 or more after :mod:`.rank3` rewrote the others to their flat views (casts other
 rewrites emit run count-form over the footprint, which is that of the flat view)."""
 
@@ -414,7 +415,8 @@ class Selector:
                 stem = self.ptr_stem(u.operands[0])
                 strides = rank if u.op in (Op.STRIDED_LOAD, Op.STRIDED_STORE) else rank - 1
                 extents = {1: ["Count"], 2: ["Rows", "Cols"]}.get(rank, ["Planes"] * (rank - 2) + ["Rows", "Cols"])
-                outer = ["PlaneStride"] * (rank - 2) + ["Stride"] if rank >= 3 else ["Stride"] * strides
+                planes = max(rank - 2, 0)
+                outer = ["PlaneStride"] * planes + ["Stride"] * (strides - planes)
                 roles = ["Offset"] + outer + extents
                 for role, x in zip(roles, u.operands[1:]):
                     if x.id == v.id:
