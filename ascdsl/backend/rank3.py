@@ -106,6 +106,9 @@ def rewrite(r, instr: Instr) -> bool:
             not _moves_units_only(instr):
         _squeezed(r, instr)
         return True
+    if instr.op in (Op.BLOCK_LOAD, Op.BLOCK_STORE) and len(instr.attr("shape")) >= 3 and instr.attr("shape")[-1] == 1:
+        _unit_last(r, instr)
+        return True
     if not _flattens(instr):
         return False
     op = instr.op
@@ -126,6 +129,34 @@ def rewrite(r, instr: Instr) -> bool:
     else:
         _reshape(r, instr)
     return True
+
+
+def _unit_last(r, instr: Instr) -> None:
+    """A block load or store of ``[.., B, 1]``: the access of ``[.., B]`` (the same GM elements; the extent of
+    the unit axis, 0 or 1, scales that of ``B``), a strided one unless ``B``'s stride is 1, and a reshape
+    between the two (a ``[.., B, 1]`` tile lies in UB as the column ``[.. * B, 1]``, whose elements are not
+    the padded rows a block copy lands)."""
+    shape, loc = instr.attr("shape"), instr.loc
+    rank, lower = len(shape), shape[:-1]
+    xs = instr.operands
+    base, offset, outer, extents = xs[0], xs[1], xs[2:1 + rank], xs[1 + rank:1 + 2 * rank]
+    rest = xs[1 + 2 * rank:]
+    *leading, last = extents[:-1]
+    if r.consts.get(extents[-1].id) != 1:  # a mask on the unit axis: its extent (0 or 1) empties the rows
+        last = r.op(Op.MUL, Type(I32), (last, extents[-1]), (), loc)
+    strided = r.consts.get(outer[-1].id) != 1 or lower[-1] == 1  # a [.., 1, 1] block: its elements one by one
+    strides = tuple(outer) if strided else tuple(outer[:-1])
+    operands = (base, offset, *strides, *leading, last)
+    attrs = tuple((k, lower if k == "shape" else a) for k, a in instr.attrs)
+    if instr.op is Op.BLOCK_LOAD:
+        v = instr.result
+        loaded = r.value(v.type.with_shape(lower))
+        r.instr(Instr(Op.STRIDED_LOAD if strided else Op.BLOCK_LOAD, (loaded,), operands + rest, attrs, (), loc))
+        r.op(Op.RESHAPE, v.type, (loaded,), (), loc, result=v)
+        return
+    (value,) = rest
+    flat = r.op(Op.RESHAPE, value.type.with_shape(lower), (value,), (), loc)
+    r.instr(Instr(Op.STRIDED_STORE if strided else Op.BLOCK_STORE, (), operands + (flat,), attrs, (), loc))
 
 
 def _with_axis(instr: Instr, axis: int) -> tuple:
@@ -224,6 +255,11 @@ def _broadcast(r, instr: Instr) -> None:
     if dt == dtypes.bool_:  # the mask as 0/1 in float16, broadcast, compared back
         spread = r.op(Op.BROADCAST, v.type.with_dtype(F16), (boolmask.as_number(r, x, F16, loc),), (), loc)
         r.op(Op.NE, v.type, (spread, r.const(0.0, F16, loc)), (), loc, result=v)
+        return
+    if dt.itemsize == 1:  # 8-bit values in float16 (exact), broadcast, cast back: row copies move 16-bit lanes
+        wide = r.op(Op.CAST, x.type.with_dtype(F16), (x,), (("dtype", F16),), loc)
+        spread = r.op(Op.BROADCAST, v.type.with_dtype(F16), (wide,), (), loc)
+        r.op(Op.CAST, v.type, (spread,), (("dtype", dt),), loc, result=v)
         return
     xs = (1,) * (len(shape) - len(x.type.shape)) + x.type.shape
     lead, c_ = shape[:-1], shape[-1]

@@ -41,6 +41,12 @@ def rewrite(r, instr: Instr) -> bool:
         return False
     (x,) = instr.operands
     v, loc = instr.result, instr.loc
+    if x.type.numel == 1 and v.type.shape[1] == 1 and x.type.dtype.is_float:
+        # one element to an [M, 1] column (which lies as M elements, not as rows): the element as a scalar
+        # (the max of its tile, exactly), filled
+        element = r.op(Op.MAX, Type(x.type.dtype), (x,), (("axis", None), ("keep_dims", False)), loc)
+        r.op(Op.BROADCAST, v.type, (element,), (), loc, result=v)
+        return True
     users = r.users.get(v.id, [])
     if all(_read_through_strides(u) for u in users) or x.type.dtype not in (*isel.NATIVE, dtypes.bfloat16):
         return False

@@ -4,6 +4,7 @@
 reductions along every axis (keep_dims or not) and to a scalar, reshapes to and from 2-D, `expand_dims`
 of 2-D tiles, permutes, `tl.cat` and loops carrying rank-3 tiles, 8- and 16-bit extremes along leading axes: bit-exact
 where the ops are exact (rank 4: test_sim_rankn.py)."""
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -375,3 +376,42 @@ def test_narrow_integer_extremes_along_leading_axes_bit_exact(dt):
     np.testing.assert_array_equal(got[1], want[1])
     q = x.reshape(2, 4, 8)
     assert (want[1][:32] == q.max(0).ravel()).all() and (want[1][32:] == q.min(1).ravel()).all()
+
+
+@ascdsl.jit
+def unit_last_kernel(x_ptr, out_ptr, n, A: tl.constexpr, B: tl.constexpr):
+    """Blocks ``[A, B, 1]`` (a tile whose last axis is a unit one lies in UB as a column), masked along axis 0."""
+    i = tl.arange(0, A)[:, None, None] * B + tl.arange(0, B)[None, :, None] + tl.arange(0, 1)[None, None, :]
+    mask = tl.arange(0, A)[:, None, None] < n
+    x = tl.load(x_ptr + i, mask=mask, other=0)
+    tl.store(out_ptr + i, x + x, mask=mask)
+    spread = tl.broadcast_to(tl.load(x_ptr + tl.arange(0, A))[:, None, None], (A, B, 1))  # [A, 1, 1] -> [A, B, 1]
+    tl.store(out_ptr + A * B + i, spread)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.int8], ids=lambda d: np.dtype(d).name)
+def test_blocks_and_broadcasts_of_rank_3_tiles_with_a_unit_last_axis(dtype):
+    def check(a, b, n):
+        x = np.arange(1, a * b + 1).astype(dtype)
+        want, got = both(unit_last_kernel[(1,)], x, np.zeros(2 * a * b, dtype), n, A=a, B=b)
+        np.testing.assert_array_equal(want[1][:n * b], (x + x)[:n * b])
+        np.testing.assert_array_equal(want[1][a * b:], np.repeat(x[:a], b))
+        np.testing.assert_array_equal(got[1], want[1], err_msg=f"[{a}, {b}, 1] n={n}")
+    each(check, [(4, 8, 3), (2, 4, 2), (4, 1, 4), (4, 8, 4)])
+
+
+@ascdsl.jit
+def one_to_column_kernel(x_ptr, out_ptr, M: tl.constexpr):
+    column = tl.broadcast_to(tl.load(x_ptr + tl.arange(0, 1))[:, None], (M, 1))  # [1, 1] -> [M, 1]
+    tl.store(out_ptr + tl.arange(0, M)[:, None] + tl.arange(0, 1)[None, :], column + column)
+    plane = tl.broadcast_to(tl.load(x_ptr + tl.arange(0, 1))[:, None, None], (1, M, 1))  # [1, 1, 1] -> [1, M, 1]
+    tl.store(out_ptr + M + tl.arange(0, M)[None, :, None] + tl.arange(0, 1)[None, None, :], plane)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_one_element_broadcast_to_a_column(dtype):
+    dt = getattr(ml_dtypes, dtype) if dtype == "bfloat16" else np.dtype(dtype)
+    x = np.array([2.5], dt)
+    want, got = both(one_to_column_kernel[(1,)], x, np.zeros(16, dt), M=8)
+    np.testing.assert_array_equal(want[1].astype(np.float32), [5.0] * 8 + [2.5] * 8)
+    np.testing.assert_array_equal(got[1].astype(np.float32), want[1].astype(np.float32))
