@@ -441,3 +441,40 @@ def test_a_grid_stride_loop_runs_its_copies_interleaved(monkeypatch, batched):
     np.testing.assert_allclose(outs[0][0], 2 * x + x.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-5)
     # iteration k of every program, program by program: the last write is program 1's row 36 (in one chunk)
     assert outs[0][1] == outs[1][1] == 1036
+
+
+@ascdsl.jit
+def scaled_rows_kernel(x_ptr, out_ptr, first, n_rows, stride, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK)
+    mask = (rows[:, None] < n_rows) & (cols[None, :] < BLOCK)
+    x = tl.load(x_ptr + (first + rows[:, None]) * stride + cols[None, :], mask=mask, other=0.0)
+    tl.store(out_ptr + rows[:, None] * BLOCK + cols[None, :], x * 2.0, mask=mask)
+
+
+def test_plans_are_remembered_across_launches_only_for_the_same_geometry(monkeypatch):
+    """A launch like an earlier one plans nothing again; a changed first row (base), stride, row count
+    (mask), grid or buffer size is planned anew (a stale plan would copy the wrong rows or miss the bounds)."""
+    planned = []
+    found = affine._geometry
+    monkeypatch.setattr(affine, "_geometry", lambda *a: (planned.append(a[0].shape), found(*a))[1])
+    monkeypatch.setattr(affine, "MEMO", affine.Memo())
+    x = np.arange(40 * 48, dtype=np.float32).reshape(40, 48)
+
+    def launch(stride, n_rows, grid, first=0, source=x):
+        out = np.full((16, 16), -1.0, np.float32)
+        scaled_rows_kernel[(grid,)](source, out, first, n_rows, stride, ROWS=4, BLOCK=16)
+        want = np.full((16, 16), -1.0, np.float32)
+        rows = min(n_rows, 4 * grid)
+        want[:rows] = 2 * source.reshape(-1)[(first + np.arange(rows)[:, None]) * stride + np.arange(16)]
+        np.testing.assert_array_equal(out, want)
+        return len(planned)
+
+    first = launch(48, 13, 4)
+    assert first > 0 and launch(48, 13, 4) == first  # the same launch: remembered
+    for stride, n_rows, grid, first in ((32, 13, 4, 0), (48, 10, 4, 0), (48, 13, 3, 0), (16, 13, 4, 0),
+                                        (48, 13, 4, 5), (48, 13, 1, 0), (32, 13, 1, 0)):  # (the last: only a coefficient)
+        before = len(planned)
+        assert launch(stride, n_rows, grid, first) > before
+    with pytest.raises(OutOfBoundsError):  # the same pointers into a buffer too small for them
+        launch(48, 13, 4, source=x[:10].copy())
