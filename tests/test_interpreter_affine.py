@@ -478,3 +478,47 @@ def test_plans_are_remembered_across_launches_only_for_the_same_geometry(monkeyp
         assert launch(stride, n_rows, grid, first) > before
     with pytest.raises(OutOfBoundsError):  # the same pointers into a buffer too small for them
         launch(48, 13, 4, source=x[:10].copy())
+
+
+@ascdsl.jit
+def chained_store_kernel(a_ptr, b_ptr, c_ptr, out_ptr, n_rows, per_core, big_cores, ROWS: tl.constexpr,
+                         BLOCK: tl.constexpr):
+    start, end = core_span(per_core, big_cores)
+    cols = tl.arange(0, BLOCK)
+    for row0 in range(start, end, ROWS):
+        rows = row0 + tl.arange(0, ROWS)
+        offsets = rows[:, None] * BLOCK + cols[None, :]
+        mask = (rows[:, None] < end) & (cols[None, :] < BLOCK)
+        a = tl.load(a_ptr + offsets, mask=mask, other=1.0)
+        b = tl.load(b_ptr + offsets, mask=mask, other=2.0)
+        c = tl.load(c_ptr + offsets, mask=mask, other=3.0)
+        total = tl.sum(a * b, axis=1)
+        tl.store(out_ptr + offsets, ((a - total[:, None]) * c + a * b) / (b - c), mask=mask)
+
+
+@pytest.mark.parametrize("out_dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("rows, programs", [(40, 1), (37, 4)])  # one box (a view), uneven shares (pieces)
+def test_a_chain_computed_into_the_stored_memory_is_bit_exact(monkeypatch, out_dtype, rows, programs):
+    """``((a - t) * c + a * b) / (b - c)`` stored: computed op by op into the store's memory when it
+    is float32 (a float16 store rounds once, after the chain: its cast keeps the chain in tiles), the
+    same bits as tile by tile, the lanes it masks off untouched."""
+    rng = np.random.default_rng(3)
+    block = 16
+    monkeypatch.setattr(affine, "PIECE_ELEMENTS", 1)
+    a, b, c = (rng.standard_normal((rows, block)).astype(np.float32) for _ in range(3))
+    outs, computed = [], []
+    found = affine.Access.compute
+    monkeypatch.setattr(affine.Access, "compute", lambda self, *x: (computed.append(x[0]), found(self, *x))[1])
+    for fuse in (True, False):
+        monkeypatch.setattr(interpreter, "_prepared", {})
+        if not fuse:
+            monkeypatch.setattr(interpreter, "_stored_directly", lambda block: set())
+        out = np.full((rows + 5, block), 7.0, out_dtype)
+        chained_store_kernel[(programs,)](a, b, c, out, rows, rows // programs, rows % programs, ROWS=8, BLOCK=block)
+        outs.append(out)
+    chain = [np.subtract, np.multiply, np.add, np.true_divide]  # (a * b, the add's second operand: a tile)
+    assert computed[:4] == chain if out_dtype == np.float32 else not any(computed)  # (None: a copy)
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(outs[0][rows:], 7.0)
+    t = (a * b).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(outs[0][:rows], (((a - t) * c + a * b) / (b - c)).astype(out_dtype), rtol=2e-3, atol=1e-3)
