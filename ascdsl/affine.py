@@ -339,15 +339,10 @@ class Access:
     def _folded(self, x: Array) -> Array:
         return x.reshape((self.programs,) + self.shape[:self.axes] + (self.run,))
 
-    @property
-    def dtype(self) -> np.dtype:
-        """The dtype of the buffer accessed."""
-        return (self.view if self.view is not None else self.pieces[0][2] if self.pieces else self.runs).dtype
-
-    def held(self) -> "Array | Loaded":
-        """What the enabled lanes of a ``view`` or ``pieces`` access hold, as an operand of :meth:`compute`
-        (read where it is: the result of an earlier :meth:`compute`)."""
-        return self.view if self.view is not None else Loaded(self, self.dtype, None, None)
+    def held(self) -> "Loaded":
+        """What the enabled lanes of a ``pieces`` access hold (what :meth:`compute` wrote there), as
+        an operand of :meth:`compute` that reads them where they are."""
+        return Loaded(self, self.pieces[0][2].dtype, None, None)
 
     def _selected(self) -> Array:
         """Which of the runs ``(programs, *shape[:axes])`` are enabled."""

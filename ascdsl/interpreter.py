@@ -862,10 +862,18 @@ def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
 
 
 def _resolved(P: _Programs, x):
-    """A value, deferred ones computed (their deferred operands first)."""
+    """A value, deferred ones computed (their deferred operands first, each op after the first into
+    the new array the one before made, as a chain of dying tiles would be)."""
     if type(x) is not _Deferred:
         return x
-    (value,) = _elementwise(P, x.instr, *(_resolved(P, a) for a in x.args))
+    args = [_resolved(P, a) for a in x.args]
+    made = [r for a, r in zip(x.args, args) if type(a) is _Deferred and type(r) is np.ndarray and r.base is None
+            and r.dtype == numerics.F32 and r.flags.writeable and all(r is not b for b in a.args)]
+    P.spare = made[0] if made else None
+    try:
+        (value,) = _elementwise(P, x.instr, *args)
+    finally:
+        P.spare = None
     return value
 
 
@@ -874,7 +882,11 @@ def _store_computed(P: _Programs, instr: Instr, ptr: Affine, mask, deferred: _De
     the store's lanes are one strided box of every program or a few strided pieces; whether it did.
     A chain of them (``(a - b) * c``; the memory is float32 then, as the chain's last result: a store
     of another dtype has a cast before it) is computed there op by op, the deferred operand of each
-    into it, then the op reading it where it is, so each op rounds to float32 as it would into a tile."""
+    into it, then the op reading it where it is, so each op rounds to float32 as it would into a tile.
+    The chain needs a store in pieces whose first op takes no whole tile (it would reuse that tile's
+    memory, hot in cache, where the stored memory may be far apart and cold: the tiles of a store
+    through one view take one) and whose lazily loaded tiles are read through the same pieces (as
+    tiles they are read where they are); else only the last op is."""
     chain = [deferred]
     while (inner := next((x for x in chain[-1].args if type(x) is _Deferred), None)) is not None:
         chain.append(inner)
@@ -892,6 +904,11 @@ def _store_computed(P: _Programs, instr: Instr, ptr: Affine, mask, deferred: _De
         return True
     if access is None or (access.view is None and access.pieces is None) or access.programs < lead:
         return False
+    if len(chain) > 1 and (access.pieces is None or any(type(x) is np.ndarray and x.shape[1:] == ptr.shape
+                                                        for x in operands[-1][1]) or any(
+            type(x) is Loaded and not x.access.same_pieces(access) for _, xs in operands[1:] for x in xs)):
+        chain, operands = chain[:1], [(None, [_lift(affine.dense(_resolved(P, x)), rank) if type(x) is _Deferred
+                                              else x for x in operands[0][1]])]  # (they read it where it is)
     for link, (first, xs) in zip(chain[::-1], operands[::-1]):
         if first is not None:
             xs[first] = access.held()
