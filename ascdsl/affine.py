@@ -702,10 +702,11 @@ class Memo:
     """The geometries planned in earlier launches, by everything :func:`_geometry` reads: the
     pointer's exact base and coefficients, its shape, the runs' mask, the lanes, the programs, load or
     store, :data:`PIECE_ELEMENTS` (and, checked on reuse, the size and origin of the buffer): a launch of the same
-    specialisation with the same geometry plans nothing again. The ``capacity`` latest are kept."""
+    specialisation with the same geometry plans nothing again. The ``capacity`` latest are kept, each
+    of at most ``largest`` bytes of key and runs (larger ones are planned every time)."""
 
-    def __init__(self, capacity: int = 64) -> None:
-        self.capacity, self.seen = capacity, {}
+    def __init__(self, capacity: int = 64, largest: int = 1 << 18) -> None:
+        self.capacity, self.largest, self.seen = capacity, largest, {}
 
     @staticmethod
     def key(ptr: Affine, on: Array | None, length: int, programs: int, store: bool) -> tuple:
@@ -714,6 +715,9 @@ class Memo:
 
     def note(self, key: tuple, address: int, where: tuple[int, int], geometry: _Geometry) -> None:
         """Remember ``geometry`` (lane 0 at ``address``) planned in a buffer of ``where``: (size, origin)."""
+        size = sum(len(part[2]) for part in key if type(part) is tuple and len(part) == 3 and type(part[2]) is bytes)
+        if size + (0 if geometry.starts is None else geometry.starts.nbytes) > self.largest:
+            return
         self.seen.pop(key, None)
         if len(self.seen) >= self.capacity:
             del self.seen[next(iter(self.seen))]  # the oldest

@@ -478,6 +478,9 @@ def test_plans_are_remembered_across_launches_only_for_the_same_geometry(monkeyp
         assert launch(stride, n_rows, grid, first) > before
     with pytest.raises(OutOfBoundsError):  # the same pointers into a buffer too small for them
         launch(48, 13, 4, source=x[:10].copy())
+    monkeypatch.setattr(affine, "MEMO", affine.Memo(largest=16))  # too large to keep: planned every time
+    first = launch(48, 13, 4)
+    assert launch(48, 13, 4) > first
 
 
 @ascdsl.jit
