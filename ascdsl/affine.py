@@ -339,6 +339,11 @@ class Access:
     def _folded(self, x: Array) -> Array:
         return x.reshape((self.programs,) + self.shape[:self.axes] + (self.run,))
 
+    def held(self) -> "Loaded":
+        """What the enabled lanes of a ``pieces`` access hold (what :meth:`compute` wrote there), as
+        an operand of :meth:`compute` that reads them where they are."""
+        return Loaded(self, self.pieces[0][2].dtype, None, None)
+
     def _selected(self) -> Array:
         """Which of the runs ``(programs, *shape[:axes])`` are enabled."""
         return expand(self.on, (self.programs,) + self.shape[:self.axes])
@@ -693,6 +698,40 @@ class Plans:
         self.seen[key] = (ptr, on, geometry, address, offset)
 
 
+class Memo:
+    """The geometries planned in earlier launches, by everything :func:`_geometry` reads: the
+    pointer's exact base and coefficients, its shape, the runs' mask, the lanes, the programs, load or
+    store, :data:`PIECE_ELEMENTS` (and, checked on reuse, the size and origin of the buffer): a launch of the same
+    specialisation with the same geometry plans nothing again. The ``capacity`` latest are kept, each
+    of at most ``largest`` bytes of key and runs (larger ones are planned every time)."""
+
+    def __init__(self, capacity: int = 64, largest: int = 1 << 18) -> None:
+        self.capacity, self.largest, self.seen = capacity, largest, {}
+
+    @staticmethod
+    def key(ptr: Affine, on: Array | None, length: int, programs: int, store: bool) -> tuple:
+        return (ptr.shape, length, programs, store, PIECE_ELEMENTS, _exact(on), _exact(ptr.base),
+                *map(_exact, ptr.coefs))
+
+    def note(self, key: tuple, address: int, where: tuple[int, int], geometry: _Geometry) -> None:
+        """Remember ``geometry`` (lane 0 at ``address``) planned in a buffer of ``where``: (size, origin)."""
+        size = sum(len(part[2]) for part in key if type(part) is tuple and len(part) == 3 and type(part[2]) is bytes)
+        if size + (0 if geometry.starts is None else geometry.starts.nbytes) > self.largest:
+            return
+        self.seen.pop(key, None)
+        if len(self.seen) >= self.capacity:
+            del self.seen[next(iter(self.seen))]  # the oldest
+        self.seen[key] = (address, where, geometry)
+
+
+def _exact(x) -> object:
+    """A term or mask as a hashable value equal only for equal values of equal shape and dtype."""
+    return x if x is None or type(x) is int else (x.shape, x.dtype.str, x.tobytes())
+
+
+MEMO = Memo()
+
+
 def _constant_difference(a, b) -> int | None:
     """``a - b`` of two terms when it is the same in every program, else None."""
     if type(a) is int and type(b) is int:
@@ -724,16 +763,21 @@ def plan(ptr: Affine, on: Array | None, length: int, programs: int, buffer, stor
         geometry, address, offset = hit
         flat, origin = buffer(address)
         return None if flat is None else geometry.access(programs, shape, on, flat, address - origin - offset)
-    address = (ptr.base if type(ptr.base) is int else int(ptr.base[0])) if on is None else None  # lane 0, program 0
+    remembered = MEMO.key(ptr, on, length, programs, store)
+    address, where, geometry = MEMO.seen.get(remembered, (None, None, None))
+    if address is None:
+        address = (ptr.base if type(ptr.base) is int else int(ptr.base[0])) if on is None else None  # lane 0, program 0
     if address is None:
         starts = expand(ptr.partial(rank - 1)[..., 0], (programs,) + shape[:-1])
         address = int(starts[expand(on, starts.shape)][0])
     flat, origin = buffer(address)
     if flat is None:
         return None
-    geometry = _geometry(ptr, steps, on, length, programs, flat.size, origin, store)
-    if geometry is None:
-        return None
+    if geometry is None or where != (flat.size, origin):
+        geometry = _geometry(ptr, steps, on, length, programs, flat.size, origin, store)
+        if geometry is None:
+            return None
+        MEMO.note(remembered, address, (flat.size, origin), geometry)
     if key is not None:
         plans.note(key, ptr, on, geometry, address, address - origin)
     return geometry.access(programs, shape, on, flat, 0)

@@ -298,10 +298,14 @@ def _stored_directly(block: Block) -> set[int]:
     for j, store in enumerate(block.body):
         if store.op is not Op.STORE:
             continue
-        i = made.get(store.operands[1].id)
-        if i is not None and block.body[i].op in FUSED and uses[store.operands[1].id] == 1 and all(
-                between.op in PURE for between in block.body[i + 1:j]):
+        value = store.operands[1].id
+        while value is not None:  # and down a chain of such ops, each the one use of the next
+            i = made.get(value)
+            if i is None or block.body[i].op not in FUSED or uses[value] != 1 or not all(
+                    between.op in PURE for between in block.body[i + 1:j]):
+                break
             fused.add(i)
+            value = next((v.id for v in block.body[i].operands if v.id in made), None)
     return fused
 
 
@@ -829,7 +833,7 @@ def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
     if deferred is not None and isinstance(ptr, Affine) and _store_computed(P, instr, ptr, mask, deferred):
         return ()
     if deferred is not None:
-        (value,) = _elementwise(P, deferred.instr, *deferred.args)
+        value = _resolved(P, deferred)
     value = value if type(value) is Loaded else _lift(affine.dense(value), rank)
     if isinstance(ptr, Affine):
         access = _plan(P, instr, ptr, mask, value.shape[0], store=True)
@@ -857,22 +861,58 @@ def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
     return ()
 
 
+def _resolved(P: _Programs, x):
+    """A value, deferred ones computed (their deferred operands first, each op after the first into
+    the new array the one before made, as a chain of dying tiles would be)."""
+    if type(x) is not _Deferred:
+        return x
+    args = [_resolved(P, a) for a in x.args]
+    made = [r for a, r in zip(x.args, args) if type(a) is _Deferred and type(r) is np.ndarray and r.base is None
+            and r.dtype == numerics.F32 and r.flags.writeable and all(r is not b for b in a.args)]
+    P.spare = made[0] if made else None
+    try:
+        (value,) = _elementwise(P, x.instr, *args)
+    finally:
+        P.spare = None
+    return value
+
+
 def _store_computed(P: _Programs, instr: Instr, ptr: Affine, mask, deferred: _Deferred) -> bool:
     """Compute a deferred ``+ - * /``, min or max of float32 tiles into the memory a store writes, when
-    the store's lanes are one strided box of every program or a few strided pieces; whether it did."""
-    op, to = deferred.instr.op, _result(deferred.instr)
-    xs = [x if type(x) is Loaded else affine.dense(x) for x in deferred.args]
-    if to != numerics.F32 or any(type(x) not in (np.ndarray, Loaded) or x.dtype != to for x in xs):
-        return False
-    rank = len(ptr.shape)
-    xs = [_lift(x, rank) for x in xs]
-    access = _plan(P, instr, ptr, mask, max(x.shape[0] for x in xs), store=True)
+    the store's lanes are one strided box of every program or a few strided pieces; whether it did.
+    A chain of them (``(a - b) * c``; the memory is float32 then, as the chain's last result: a store
+    of another dtype has a cast before it) is computed there op by op, the deferred operand of each
+    into it, then the op reading it where it is, so each op rounds to float32 as it would into a tile.
+    The chain needs a store in pieces whose first op takes no whole tile (it would reuse that tile's
+    memory, hot in cache, where the stored memory may be far apart and cold: the tiles of a store
+    through one view take one) and whose lazily loaded tiles are read through the same pieces (as
+    tiles they are read where they are); else only the last op is."""
+    chain = [deferred]
+    while (inner := next((x for x in chain[-1].args if type(x) is _Deferred), None)) is not None:
+        chain.append(inner)
+    rank, operands = len(ptr.shape), []
+    for link in chain:
+        xs = [x if type(x) in (Loaded, _Deferred) else affine.dense(x) for x in link.args]
+        first = next((k for k, x in enumerate(xs) if type(x) is _Deferred), None)  # (only one is)
+        if _result(link.instr) != numerics.F32 or any(
+                k != first and (type(x) not in (np.ndarray, Loaded) or x.dtype != numerics.F32) for k, x in enumerate(xs)):
+            return False
+        operands.append((first, [x if k == first else _lift(x, rank) for k, x in enumerate(xs)]))
+    lead = max(x.shape[0] for first, xs in operands for k, x in enumerate(xs) if k != first)
+    access = _plan(P, instr, ptr, mask, lead, store=True)
     if access is False:
         return True
-    if access is None or (access.view is None and access.pieces is None) or \
-            access.programs < max(x.shape[0] for x in xs):
+    if access is None or (access.view is None and access.pieces is None) or access.programs < lead:
         return False
-    access.compute(numerics.NP_FOR_OP[op], xs)
+    if len(chain) > 1 and (access.pieces is None or any(type(x) is np.ndarray and x.shape[1:] == ptr.shape
+                                                        for x in operands[-1][1]) or any(
+            type(x) is Loaded and not x.access.same_pieces(access) for _, xs in operands[1:] for x in xs)):
+        chain, operands = chain[:1], [(None, [_lift(affine.dense(_resolved(P, x)), rank) if type(x) is _Deferred
+                                              else x for x in operands[0][1]])]  # (they read it where it is)
+    for link, (first, xs) in zip(chain[::-1], operands[::-1]):
+        if first is not None:
+            xs[first] = access.held()
+        access.compute(numerics.NP_FOR_OP[link.instr.op], xs)
     return True
 
 

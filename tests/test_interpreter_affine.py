@@ -441,3 +441,90 @@ def test_a_grid_stride_loop_runs_its_copies_interleaved(monkeypatch, batched):
     np.testing.assert_allclose(outs[0][0], 2 * x + x.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-5)
     # iteration k of every program, program by program: the last write is program 1's row 36 (in one chunk)
     assert outs[0][1] == outs[1][1] == 1036
+
+
+@ascdsl.jit
+def scaled_rows_kernel(x_ptr, out_ptr, first, n_rows, stride, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK)
+    mask = (rows[:, None] < n_rows) & (cols[None, :] < BLOCK)
+    x = tl.load(x_ptr + (first + rows[:, None]) * stride + cols[None, :], mask=mask, other=0.0)
+    tl.store(out_ptr + rows[:, None] * BLOCK + cols[None, :], x * 2.0, mask=mask)
+
+
+def test_plans_are_remembered_across_launches_only_for_the_same_geometry(monkeypatch):
+    """A launch like an earlier one plans nothing again; a changed first row (base), stride, row count
+    (mask), grid or buffer size is planned anew (a stale plan would copy the wrong rows or miss the bounds)."""
+    planned = []
+    found = affine._geometry
+    monkeypatch.setattr(affine, "_geometry", lambda *a: (planned.append(a[0].shape), found(*a))[1])
+    monkeypatch.setattr(affine, "MEMO", affine.Memo())
+    x = np.arange(40 * 48, dtype=np.float32).reshape(40, 48)
+
+    def launch(stride, n_rows, grid, first=0, source=x):
+        out = np.full((16, 16), -1.0, np.float32)
+        scaled_rows_kernel[(grid,)](source, out, first, n_rows, stride, ROWS=4, BLOCK=16)
+        want = np.full((16, 16), -1.0, np.float32)
+        rows = min(n_rows, 4 * grid)
+        want[:rows] = 2 * source.reshape(-1)[(first + np.arange(rows)[:, None]) * stride + np.arange(16)]
+        np.testing.assert_array_equal(out, want)
+        return len(planned)
+
+    first = launch(48, 13, 4)
+    assert first > 0 and launch(48, 13, 4) == first  # the same launch: remembered
+    for stride, n_rows, grid, first in ((32, 13, 4, 0), (48, 10, 4, 0), (48, 13, 3, 0), (16, 13, 4, 0),
+                                        (48, 13, 4, 5), (48, 13, 1, 0), (32, 13, 1, 0)):  # (the last: only a coefficient)
+        before = len(planned)
+        assert launch(stride, n_rows, grid, first) > before
+    with pytest.raises(OutOfBoundsError):  # the same pointers into a buffer too small for them
+        launch(48, 13, 4, source=x[:10].copy())
+    monkeypatch.setattr(affine, "MEMO", affine.Memo(largest=16))  # too large to keep: planned every time
+    first = launch(48, 13, 4)
+    assert launch(48, 13, 4) > first
+
+
+@ascdsl.jit
+def chained_store_kernel(a_ptr, b_ptr, c_ptr, out_ptr, n_rows, per_core, big_cores, ROWS: tl.constexpr,
+                         BLOCK: tl.constexpr):
+    start, end = core_span(per_core, big_cores)
+    cols = tl.arange(0, BLOCK)
+    for row0 in range(start, end, ROWS):
+        rows = row0 + tl.arange(0, ROWS)
+        offsets = rows[:, None] * BLOCK + cols[None, :]
+        mask = (rows[:, None] < end) & (cols[None, :] < BLOCK)
+        a = tl.load(a_ptr + offsets, mask=mask, other=1.0)
+        b = tl.load(b_ptr + offsets, mask=mask, other=2.0)
+        c = tl.load(c_ptr + offsets, mask=mask, other=3.0)
+        total = tl.sum(a * b, axis=1)
+        tl.store(out_ptr + offsets, ((total[:, None] * 0.5 - a) * c + a * b) / (b - c), mask=mask)
+
+
+@pytest.mark.parametrize("out_dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("rows, programs", [(40, 1), (37, 4)])  # one box (a view), uneven shares (pieces)
+def test_a_chain_computed_into_the_stored_memory_is_bit_exact(monkeypatch, out_dtype, rows, programs):
+    """``((t * 0.5 - a) * c + a * b) / (b - c)`` stored: with lazily loaded tiles through the store's
+    pieces, computed op by op into the store's memory when it is float32 (a float16 store rounds once,
+    after the chain: its cast keeps the chain in tiles), else only the last op; the same bits as
+    tile by tile, the lanes it masks off untouched."""
+    rng = np.random.default_rng(3)
+    block = 16
+    monkeypatch.setattr(affine, "PIECE_ELEMENTS", 1)
+    a, b, c = (rng.standard_normal((rows, block)).astype(np.float32) for _ in range(3))
+    outs, computed = [], []
+    found = affine.Access.compute
+    monkeypatch.setattr(affine.Access, "compute", lambda self, *x: (computed.append(x[0]), found(self, *x))[1])
+    for fuse in (True, False):
+        monkeypatch.setattr(interpreter, "_prepared", {})
+        if not fuse:
+            monkeypatch.setattr(interpreter, "_stored_directly", lambda block: set())
+        out = np.full((rows + 5, block), 7.0, out_dtype)
+        chained_store_kernel[(programs,)](a, b, c, out, rows, rows // programs, rows % programs, ROWS=8, BLOCK=block)
+        outs.append(out)
+        if fuse:
+            chain = [np.subtract, np.multiply, np.add, np.true_divide] if programs > 1 else [np.true_divide]
+            assert computed == (chain if out_dtype == np.float32 else [None])  # (None: a copy, of the cast tile)
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(outs[0][rows:], 7.0)
+    t = (a * b).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(outs[0][:rows], (((t * 0.5 - a) * c + a * b) / (b - c)).astype(out_dtype),
+                               rtol=2e-3, atol=1e-3)
