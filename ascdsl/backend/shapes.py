@@ -41,11 +41,18 @@ def rewrite(r, instr: Instr) -> bool:
         return False
     (x,) = instr.operands
     v, loc = instr.result, instr.loc
-    if x.type.numel == 1 and v.type.shape[1] == 1 and x.type.dtype.is_float:
-        # one element to an [M, 1] column (which lies as M elements, not as rows): the element as a scalar
-        # (the max of its tile, exactly), filled
-        element = r.op(Op.MAX, Type(x.type.dtype), (x,), (("axis", None), ("keep_dims", False)), loc)
-        r.op(Op.BROADCAST, v.type, (element,), (), loc, result=v)
+    if x.type.numel == 1 and v.type.shape[1] == 1:
+        # one element to an [M, 1] column, which lies as M elements (not as rows): the 1-D broadcast, reshaped
+        dt = dtypes.float16 if x.type.dtype.itemsize == 1 else x.type.dtype  # 8-bit values in float16, exact
+        wide = x if dt == x.type.dtype else r.op(Op.CAST, x.type.with_dtype(dt), (x,), (("dtype", dt),), loc)
+        t = v.type.with_shape(v.type.shape[:1]).with_dtype(dt)
+        one = r.op(Op.RESHAPE, t.with_shape((1,)), (wide,), (), loc)
+        zero = r.emit(Op.CONST, t, (), (("value", -0.0 if dt.is_float else 0),), loc)
+        line = r.op(Op.ADD, t, (zero, r.emit(Op.BROADCAST, t, (one,), (), loc)), (), loc)
+        same = dt == v.type.dtype
+        column = r.op(Op.RESHAPE, v.type.with_dtype(dt), (line,), (), loc, result=v if same else None)
+        if not same:
+            r.op(Op.CAST, v.type, (column,), (("dtype", v.type.dtype),), loc, result=v)
         return True
     users = r.users.get(v.id, [])
     if all(_read_through_strides(u) for u in users) or x.type.dtype not in (*isel.NATIVE, dtypes.bfloat16):

@@ -408,10 +408,10 @@ def one_to_column_kernel(x_ptr, out_ptr, M: tl.constexpr):
     tl.store(out_ptr + M + tl.arange(0, M)[None, :, None] + tl.arange(0, 1)[None, None, :], plane)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int32", "int16", "int8"])
 def test_one_element_broadcast_to_a_column(dtype):
     dt = getattr(ml_dtypes, dtype) if dtype == "bfloat16" else np.dtype(dtype)
-    x = np.array([2.5], dt)
+    x = np.array([3], dt)
     want, got = both(one_to_column_kernel[(1,)], x, np.zeros(16, dt), M=8)
-    np.testing.assert_array_equal(want[1].astype(np.float32), [5.0] * 8 + [2.5] * 8)
+    np.testing.assert_array_equal(want[1].astype(np.float32), [6] * 8 + [3] * 8)
     np.testing.assert_array_equal(got[1].astype(np.float32), want[1].astype(np.float32))
