@@ -36,6 +36,10 @@ def _is_bool_tile(v) -> bool:
     return not v.type.is_scalar and v.type.dtype == dtypes.bool_
 
 
+LANE_LOADS = frozenset({Op.GATHER_LOAD, Op.STRIDED_LOAD, Op.SPAN_LOAD})
+"""Loads that copy lanes one by one or in spans (a bool tile's bytes, which this module turns into a mask)."""
+
+
 def rewrite(r, instr: Instr) -> bool:
     """The tile-IR rewrites of the module docstring (a :data:`.decompose.REWRITES` rule)."""
     if instr.op is Op.CAST and _is_bool_tile(instr.operands[0]) and instr.result.type.dtype != dtypes.bool_:
@@ -55,9 +59,19 @@ def rewrite(r, instr: Instr) -> bool:
     if instr.op is Op.WHERE and _is_bool_tile(instr.result):
         _where_of_masks(r, instr)
         return True
-    if instr.op is Op.BLOCK_STORE and _is_bool_tile(instr.operands[-1]):
+    if instr.op in (Op.BLOCK_STORE, Op.STRIDED_STORE, Op.SCATTER_STORE) and _is_bool_tile(instr.operands[-1]):
         value = as_number(r, instr.operands[-1], U8, instr.loc)
-        r.out.append(Instr(Op.BLOCK_STORE, (), instr.operands[:-1] + (value,), instr.attrs, (), instr.loc))
+        r.out.append(Instr(instr.op, (), instr.operands[:-1] + (value,), instr.attrs, (), instr.loc))
+        return True
+    if instr.op in LANE_LOADS and _is_bool_tile(instr.result):  # bytes gathered lane by lane, compared `!= 0`
+        v, loc = instr.result, instr.loc
+        operands = instr.operands
+        if instr.attr("has_other"):
+            operands = operands[:-1] + (r.cast(operands[-1], U8, loc),)
+        raw = r.value(v.type.with_dtype(U8))
+        r.out.append(Instr(instr.op, (raw,), operands, instr.attrs, (), loc))
+        wide = r.op(Op.CAST, v.type.with_dtype(F16), (raw,), (("dtype", F16),), loc)
+        r.op(Op.NE, v.type, (wide, r.const(0.0, F16, loc)), (), loc, result=v)
         return True
     if instr.op is Op.BLOCK_LOAD and _is_bool_tile(instr.result):
         v, loc = instr.result, instr.loc

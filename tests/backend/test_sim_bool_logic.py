@@ -77,3 +77,19 @@ def test_where_of_bool_tiles_and_scalars(flag):
     np.testing.assert_array_equal(want[2][:60], np.where(np.arange(60) % 3 == 0, a, b))
     np.testing.assert_array_equal(want[2][64:124], np.where(a, flag, b))
     np.testing.assert_array_equal(got[2], want[2])
+
+
+@ascdsl.jit
+def strided_bools_kernel(x_ptr, out_ptr, n, flag, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK) * 2
+    loaded = tl.load(x_ptr + offs, mask=offs < n, other=flag)  # strided: bytes copied one by one, a runtime other
+    tl.store(out_ptr + tl.arange(0, BLOCK), loaded)
+    tl.store(out_ptr + BLOCK + tl.arange(0, BLOCK), loaded & (tl.arange(0, BLOCK) % 2 == 0))
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_strided_bool_loads_with_a_runtime_other(flag):
+    x = np.random.default_rng(4).integers(0, 2, 64).astype(np.bool_)
+    want, got = both(strided_bools_kernel[(1,)], x, np.zeros(64, np.bool_), 40, flag, BLOCK=32)
+    np.testing.assert_array_equal(want[1][:32], np.where(np.arange(32) * 2 < 40, x[::2], flag))
+    np.testing.assert_array_equal(got[1], want[1])
