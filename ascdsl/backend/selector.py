@@ -524,9 +524,6 @@ class Selector:
         still run, and the scalar unit's data cache may hold the line from before them):
         ``DataCacheCleanAndInvalid`` of the element's cache line, after a wait for MTE3 (:mod:`.sync`)."""
         base, offset = self.defs[instr.operands[0].id].operands
-        if self.vector_derived(instr.result):
-            raise unsupported(instr, f"a single-element load from `{self.params[base.id][0]}`, which this kernel "
-                                     "also stores to, at an offset computed on the vector unit")
         gm = kir.Gm(self.params[base.id][1], instr.result.type.dtype, self.wide_expr(offset))
         return [kir.Call("DataCacheCleanAndInvalid", gm, (), template=instr.result.type.dtype,
                          mode=kir.Const.SINGLE_CACHE_LINE, pipe=kir.Pipe.S, loc=instr.loc)]
