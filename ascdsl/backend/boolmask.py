@@ -56,6 +56,16 @@ def rewrite(r, instr: Instr) -> bool:
         spread = r.emit(Op.ADD, t, (r.emit(Op.CONST, t, (), (("value", 0.0),), instr.loc), spread), (), instr.loc)
         r.op(Op.NE, instr.result.type, (spread, r.const(0.0, F16, instr.loc)), (), instr.loc, result=instr.result)
         return True
+    if instr.op is Op.EXPAND_DIMS and _is_bool_tile(instr.result):  # the 0/1 values moved, compared back
+        wide = r.op(Op.EXPAND_DIMS, instr.result.type.with_dtype(F16), (as_number(r, instr.operands[0], F16, instr.loc),),
+                    instr.attrs, instr.loc)
+        r.op(Op.NE, instr.result.type, (wide, r.const(0.0, F16, instr.loc)), (), instr.loc, result=instr.result)
+        return True
+    if instr.op is Op.PRINT and any(_is_bool_tile(x) for x in instr.operands):
+        bools = tuple(i for i, x in enumerate(instr.operands) if _is_bool_tile(x))
+        xs = tuple(as_number(r, x, I32, instr.loc) if _is_bool_tile(x) else x for x in instr.operands)
+        r.out.append(Instr(Op.PRINT, (), xs, instr.attrs + (("bools", bools),), (), instr.loc))
+        return True
     if instr.op is Op.WHERE and _is_bool_tile(instr.result):
         _where_of_masks(r, instr)
         return True

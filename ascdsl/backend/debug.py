@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import Instr, Value
-from .kir import Bin, BinOp, Call, Conv, Elem, For, If, Pipe, Text, add, lit
-from .selector import Selector, program_id, unsupported
+from .kir import Bin, BinOp, Call, Cond, Conv, Elem, For, If, Pipe, Text, add, lit
+from .selector import Selector, program_id
 from .ublayout import has_rows, numel
 
 
@@ -19,6 +19,11 @@ def _format(dtype) -> str:
     if dtype.is_float:
         return "%g"
     return "%lld" if dtype.itemsize == 8 else "%u" if dtype == dtypes.uint8 else "%d"
+
+
+def _word(e, is_bool: bool) -> tuple[str, object]:
+    """``(format, argument)`` printing value ``e``: a bool as NumPy's ``True``/``False``."""
+    return ("%s", Cond(Bin(BinOp.NE, e, lit(0)), Text("True"), Text("False"))) if is_bool else (None, e)
 
 
 def _printf(fmt: str, *args, loc=None) -> Call:
@@ -30,28 +35,29 @@ def device_print(sel: Selector, instr: Instr) -> list:
     prefix = instr.attr("prefix", "").replace("%", "%%")
     head = "pid (%d, %d, %d)" + (" " + prefix if prefix else "")
     out = [_printf(head, *(Conv(dtypes.int32, program_id(a)) for a in range(3)), loc=instr.loc)]
-    for v in instr.operands:
-        if v.type.dtype == dtypes.bool_:
-            raise unsupported(instr, "printing bool values")
+    bools = instr.attr("bools", ())  # operands that were bool tiles, printed as their 0/1 values (boolmask)
+    for i, v in enumerate(instr.operands):
+        is_bool = v.type.dtype == dtypes.bool_ or i in bools
         if v.type.is_scalar:
-            out.append(_printf(" " + _format(v.type.dtype), sel.expr(v)))
+            fmt, arg = _word(sel.expr(v), is_bool)
+            out.append(_printf(" " + (fmt or _format(v.type.dtype)), arg))
         else:
-            out += _tile(sel, v)
+            out += _tile(sel, v, is_bool)
     return out + [_printf("\n")]
 
 
-def _tile(sel: Selector, v: Value) -> list:
+def _tile(sel: Selector, v: Value, is_bool: bool = False) -> list:
     """`` [a b c]`` (or `` [[a b]\n [c d]]``; a tile of rank 3 or more nested as NumPy prints it, one
     more blank line per level a block closes) of tile ``v``, element by element, UB row by UB row."""
-    fmt = _format(v.type.dtype)
+    fmt = "%s" if is_bool else _format(v.type.dtype)
     ref = sel.ref(v)
     shape = v.type.shape if has_rows(v.type.shape) else (v.type.numel,)
     rank, cols, rows = len(shape), shape[-1], numel(shape[:-1])
     c = sel.fresh("c")
 
     def row(first: str, start) -> list:
-        return [_printf(first + fmt, Elem(ref, start)),
-                For(c, lit(1), lit(cols), lit(1), (_printf(" " + fmt, Elem(ref, add(start, c))),)),
+        return [_printf(first + fmt, _word(Elem(ref, start), is_bool)[1]),
+                For(c, lit(1), lit(cols), lit(1), (_printf(" " + fmt, _word(Elem(ref, add(start, c)), is_bool)[1]),)),
                 _printf("]")]
     if rows == 1 and rank <= 2:
         return row(" [", lit(0))

@@ -50,6 +50,9 @@ def rewrite(r, instr: Instr) -> bool:
     if instr.op is Op.BLOCK_LOAD and instr.result.type.dtype in BYTES and instr.attr("has_other"):
         _byte_load(r, instr)
         return True
+    if instr.op is Op.UMULHI and instr.result.type.dtype in NARROW and not instr.result.type.is_scalar:
+        _narrow_umulhi(r, instr)
+        return True
     if _narrow_math(instr):
         _in_int32(r, instr)
         return True
@@ -165,6 +168,26 @@ def _narrow_cast(r, instr: Instr) -> bool:
     held = r.op(Op.CAST, x.type.with_dtype(hold), (r.cast(x, F32, loc),), (("dtype", hold),), loc)
     r.op(Op.CAST, v.type, (held,), (("dtype", dst),), loc, result=v)
     return True
+
+
+def _narrow_umulhi(r, instr: Instr) -> None:
+    """``umulhi`` of 8- or 16-bit tiles: the operands' unsigned values in int32 (``x & 0xFF``/``0xFFFF``),
+    their product (below ``2**32``: exact as bits), its high half (``(p >> bits) & mask``), wrapped back."""
+    v, loc = instr.result, instr.loc
+    bits = v.type.dtype.itemsize * 8
+    t = v.type.with_dtype(I32)
+    mask = r.const((1 << bits) - 1, I32, loc)
+    xs = [r.op(Op.AND, t, (_as_int32_tile(r, x, t, loc), mask), (), loc) for x in instr.operands]
+    product = r.op(Op.MUL, t, tuple(xs), (), loc)
+    high = r.op(Op.AND, t, (r.op(Op.SHR, t, (product, r.const(bits, I32, loc)), (), loc), mask), (), loc)
+    r.op(Op.CAST, v.type, (high,), (("dtype", v.type.dtype),), loc, result=v)
+
+
+def _as_int32_tile(r, x, t: Type, loc):
+    """``x`` (a narrow tile or scalar) as an int32 tile of ``t``'s shape (sign-extended: the caller masks)."""
+    if x.type.is_scalar:
+        return r.op(Op.BROADCAST, t, (r.cast(x, I32, loc),), (), loc)
+    return r.op(Op.CAST, t, (x,), (("dtype", I32),), loc)
 
 
 def _byte_load(r, instr: Instr) -> None:

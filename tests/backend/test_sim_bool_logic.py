@@ -93,3 +93,20 @@ def test_strided_bool_loads_with_a_runtime_other(flag):
     want, got = both(strided_bools_kernel[(1,)], x, np.zeros(64, np.bool_), 40, flag, BLOCK=32)
     np.testing.assert_array_equal(want[1][:32], np.where(np.arange(32) * 2 < 40, x[::2], flag))
     np.testing.assert_array_equal(got[1], want[1])
+
+
+@ascdsl.jit
+def outer_mask_kernel(x_ptr, y_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    a, b = tl.load(x_ptr + tl.arange(0, M)), tl.load(y_ptr + tl.arange(0, N))
+    both_ways = (a > 0)[:, None] & (b < 0.5)[None, :]  # bool tiles expanded and broadcast against each other
+    tl.store(out_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :],
+             tl.where(both_ways, a[:, None] + b[None, :], 0.0))
+
+
+def test_expanded_bool_tiles_as_an_outer_mask():
+    rng = np.random.default_rng(6)
+    a, b = rng.standard_normal(8).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+    want, got = both(outer_mask_kernel[(1,)], a, b, np.zeros(128, np.float32), M=8, N=16)
+    expect = np.where((a > 0)[:, None] & (b < 0.5)[None, :], a[:, None] + b[None, :], 0.0).ravel()
+    np.testing.assert_array_equal(want[2], expect.astype(np.float32))
+    np.testing.assert_array_equal(got[2], want[2])

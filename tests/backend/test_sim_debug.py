@@ -60,3 +60,22 @@ def test_device_print_of_rank_3_and_4_tiles_nests_as_the_interpreter(capsys):
     assert want[0][1].count("[") == 1 + 4 + 12 and want[1][1][:5] == ["four", "[", "[", "[", "["]
     assert got == want
     assert texts[1].count("\n") == texts[0].count("\n")
+
+
+@ascdsl.jit
+def bool_print_kernel(x_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.device_print("positive", x > 0, tl.sum(x, 0) > 0)
+    tl.device_print("grid", (x > 0)[:, None] & (x < 2)[None, :])
+
+
+def test_device_print_of_bool_tiles_and_scalars(capsys):
+    """Bool tiles print NumPy's words (``True``/``False``), from their 0/1 values (a mask in UB)."""
+    x = np.array([1.0, -1.0, 3.0, -2.0], np.float32)
+    texts = []
+    for backend in ("interpreter", "sim"):
+        bool_print_kernel[(1,)](x, BLOCK=4, backend=backend)
+        texts.append(capsys.readouterr().out)
+    want, got = (_records(t) for t in texts)
+    assert want[0] == ("(0, 0, 0)", ["positive", "[", "True", "False", "True", "False", "]", "True"])
+    assert got == want

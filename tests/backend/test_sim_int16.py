@@ -3,6 +3,7 @@ bit-exact: int16 arithmetic wraps as Triton's C semantics say (computed in int32
 casts to and from every other dtype, and ``x << y`` / ``x >> y`` with ``y`` a tile, for int32, int16 and
 int8, amounts outside the bit width included (0 for ``<<``, the sign for ``>>``, as NumPy gives)."""
 import numpy as np
+import pytest
 
 import ascdsl
 import ascdsl.language as tl
@@ -107,3 +108,26 @@ def test_shifts_by_a_tile_bit_exact():
         want, got = both(shift_kernel[(ascdsl.cdiv(n, 128),)], x, s, np.zeros(3 * n, dt), n, BLOCK=128)
         np.testing.assert_array_equal(got[2], want[2], err_msg=str(np.dtype(dt)))
         assert (want[2][n:2 * n] == np.right_shift(x, s)).all()
+
+
+@ascdsl.jit
+def narrow_umulhi_kernel(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x, y = tl.load(x_ptr + offs), tl.load(y_ptr + offs)
+    tl.store(out_ptr + offs, tl.umulhi(x, y))
+    tl.store(out_ptr + BLOCK + offs, tl.umulhi(x, 100))
+
+
+@pytest.mark.parametrize("dtype", [np.int16, np.int8, np.uint8], ids=lambda d: np.dtype(d).name)
+def test_umulhi_of_8_and_16_bit_tiles(dtype):
+    """The high half of the unsigned product (in int32: the operands masked to their width, wrapped back)."""
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(16)
+    x, y = (rng.integers(info.min, info.max, 64, endpoint=True).astype(dtype) for _ in range(2))
+    x[:2], y[:2] = info.max, info.min
+    want, got = both(narrow_umulhi_kernel[(1,)], x, y, np.zeros(128, dtype), BLOCK=64)
+    unsigned = np.dtype(f"u{np.dtype(dtype).itemsize}")
+    bits = np.dtype(dtype).itemsize * 8
+    expect = (x.view(unsigned).astype(np.uint64) * y.view(unsigned).astype(np.uint64) >> np.uint64(bits))
+    np.testing.assert_array_equal(want[2][:64].view(unsigned), expect.astype(unsigned))
+    np.testing.assert_array_equal(got[2], want[2])
