@@ -71,7 +71,13 @@ def stored(kind: str, key: str, compute: Callable[[], object]):
         made.append(compute())
         tmp.write_bytes(pickle.dumps(made[0], protocol=pickle.HIGHEST_PROTOCOL))
     path, reused = entry(folder(kind) / f"{key[:40]}.pickle", make)
-    return pickle.loads(path.read_bytes()) if reused else made[0]
+    if not reused:
+        return made[0]
+    try:
+        return pickle.loads(path.read_bytes())
+    except Exception:  # noqa: BLE001 - an entry this ascdsl cannot read (whatever the reason) is remade
+        invalidate(path)
+        return stored(kind, key, compute)
 
 
 def text(prefix: str, content: str, suffix: str = ".cpp", where: Path | None = None) -> Path:

@@ -24,7 +24,7 @@ class DType:
     atol: float = field(default=0.0, compare=False, repr=False)
 
     def __reduce__(self):  # unpickled (the lift cache) as the table's own instance
-        return lookup, (self.name,)
+        return _unpickle, (self.name,)
 
     @property
     def is_float(self) -> bool:
@@ -83,6 +83,10 @@ _BY_NP = {d.np: d for d in ALL}
 def from_numpy(dt) -> DType:
     """The DType of a NumPy dtype (``ml_dtypes.bfloat16`` included); raises KeyError if unsupported."""
     return _BY_NP[np.dtype(dt)]
+
+
+def _unpickle(name: str) -> DType:
+    return uint32 if name == uint32.name else BY_NAME[name]
 
 
 def lookup(name: str) -> DType:

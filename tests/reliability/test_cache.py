@@ -299,3 +299,22 @@ def test_an_edited_copy_of_an_op_file_reads_the_lifts_of_its_unchanged_kernels(t
         assert files == {str(path.resolve())} or files == {str(path)}, files
         done = len(samples) if path == source else done
     assert len(samples) == done  # the copy sampled nothing (the source's lifts are in the cache)
+
+
+def test_every_dtype_unpickles_as_the_tables_own_instance():
+    """Lifts are pickled; the backend's uint32 (Gather offsets) is in them though not a language dtype."""
+    import pickle
+
+    from ascdsl import dtypes
+    for d in (*dtypes.ALL, dtypes.uint32):
+        assert pickle.loads(pickle.dumps(d)) is d
+
+
+def test_an_entry_that_cannot_be_unpickled_is_recomputed():
+    calls = []
+    key = cache.digest("unreadable entry", str(id(calls)))
+    assert cache.stored("test", key, lambda: calls.append(1) or (1, 2)) == (1, 2)
+    path = cache.folder("test") / f"{key[:40]}.pickle"
+    path.write_bytes(b"\x80\x05cno_such_module\nthing\n.")  # a class that does not exist
+    cache._record(path)  # a matching record: only loading fails
+    assert cache.stored("test", key, lambda: calls.append(2) or (3, 4)) == (3, 4) and calls == [1, 2]
