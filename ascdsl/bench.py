@@ -11,7 +11,8 @@ Columns: ``est us`` the estimated kernel time (the slowest core); ``floor us`` t
 bytes at HBM bandwidth and all vector work at peak; ``est/floor``; ``pipe`` the busiest pipe of the
 slowest core; ``GM/min`` GM bytes moved over the inputs read once plus the output written once;
 ``B/copy`` GM bytes per DataCopy; ``UB`` the kernel's UB use over the planner's budget; ``interp``
-and ``numpy`` medians in ms and their ratio.
+and ``numpy`` medians in ms and their ratio. Under the table, where a seed-op class is off a target,
+what the model says the alternative would reach (:mod:`ascdsl.bench_bounds`).
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import bench_interp, record, sim
+from . import bench_bounds, bench_interp, record, sim
 from .sim import cost
 from .errors import InputValueError
 from .op import Case, Operator, load_operators
@@ -241,6 +242,8 @@ def run(ops_dir: str | Path = "ops", *, quick: bool = False, platform: str = DEF
             print(" | ".join(cells(rows[-1])), file=sys.stderr, flush=True)
     if not interpreter:
         print(format_table([cells(r) for r in rows]), file=out)
+    if not (quick or interpreter):
+        bench_bounds.report(bench_bounds.bounds(simulate, ops, rows, platform), out)
     if not quick:
         print(f"\nentry point / NumPy formula on the interpreter (target <= {ENTRY_BOUND:g}x):", file=out)
         for case in (c for c in ENTRY_TARGETS if c.op in ops):

@@ -13,15 +13,15 @@ pass sums chunk by chunk, a second pass reloads and writes: the reduced extent d
 The outer work (rows, ``(d0, column-block)`` pairs, or element blocks) is split over the platform's
 vector cores: one program per core, the first ``big_cores`` programs take one unit more.
 
-Tile sizes are runtime tile extents (tiling fields: one kernel class per algorithm serves every
-shape). ``no_reduce`` takes the largest power of two the UB planner fits
-(``ascdsl.planner.largest_block``). The others size their tiles from the kernel's exact UB footprint
-(``ascdsl.planner.largest_extent``; the generated tiling function evaluates the same footprint): a
-reduced row is its length rounded up to a 32-byte block (a row of 1025 floats is 1032 lanes), the
-full-load tile takes as many rows as fit the budget (at most the rows of one core), rows over UB go
-in chunks of equal length as large as fit, and the reduce-middle tiles take the reduced extent whole
-(rounded up to 2) with the widest column tile (a multiple of 64 bytes) that fits, or, when even one
-does not, 256 columns and as many rows as fit.
+Tile sizes are runtime tile extents (tiling fields: one kernel class per algorithm serves every shape),
+sized from the kernel's exact UB footprint (``ascdsl.planner.largest_extent``; the generated tiling
+function evaluates the same footprint). ``no_reduce`` blocks are as long as fit, then evened out over
+whole rounds of the cores (equal blocks, a multiple of 32 bytes). A reduced row is its length rounded
+up to a 32-byte block (a row of 1025 floats is 1032 lanes), the full-load tile takes as many rows as
+fit the budget (at most the rows of one core), rows over UB go in chunks of equal length as large as
+fit, and the reduce-middle tiles take the reduced extent whole (rounded up to 2) with the widest column
+tile (a multiple of 64 bytes) that fits, or, when even one does not, 256 columns and as many rows as
+fit.
 
 PyTorch's ``torch.ops.aten._log_softmax_backward_data`` is the semantic reference. The source
 document's note that the no-reduce case simplifies to ``(grad_output - 1) * exp(output)`` is wrong
@@ -37,7 +37,6 @@ from ascdsl.lib import core_span
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 
 MAX_DIMS = 8
-BLOCKS = tuple(2 ** i for i in range(7, 18))  # the block extents the planner chooses from
 
 
 @ascdsl.jit
@@ -175,9 +174,14 @@ def log_softmax_backward_host(grad_output, output, dim, platform):
 
     if d1 == 1:
         count = d0 * d2
-        largest = ascdsl.planner.largest_block(no_reduce_kernel, "BLOCK", BLOCKS, grad_output, output, grad_output,
-                                               platform=platform)
-        block = min(largest, max(align, ascdsl.next_power_of_2(ascdsl.cdiv(count, cores))))
+        largest = ascdsl.planner.largest_extent(no_reduce_kernel, "BLOCK", grad_output, output, grad_output,
+                                                platform=platform) // align * align
+        if largest < align:
+            raise ValueError(f"no block of {align} elements fits the UB of {platform.name}")
+        # whole cores' worth of blocks, then blocks of equal length (a short last block would cost a
+        # whole one's vector work on its core)
+        units = ascdsl.cdiv(ascdsl.cdiv(count, largest), cores) * cores
+        block = ascdsl.cdiv(ascdsl.cdiv(count, units), align) * align
         units = ascdsl.cdiv(count, block)
         used = min(cores, units)
         return ascdsl.Launch(no_reduce_kernel, grid=(used,), variant="no_reduce",

@@ -367,7 +367,7 @@ def test_the_float32_form_of_a_template_keeps_its_calls_and_the_float32_footprin
 
 
 @pytest.mark.parametrize("name,shape", [("log_softmax_grad", (4096, 4097)), ("softmax_grad", (4096, 4097)),
-                                        ("log_softmax_grad", (64, 8192, 3))])
+                                        ("log_softmax_grad", (64, 8192, 3)), ("log_softmax_grad", (4096, 1, 1024))])
 def test_large_shapes_use_most_of_the_ub(name, shape, request):
     """Tiles are chosen from the exact footprint: at least 70% of the UB budget on large shapes, unless
     the tile is one whole row and two do not fit (a row of 4097 floats: one pass over the data beats a

@@ -77,7 +77,6 @@ def test_generated_table_and_selection():
 
 OP_QUERIES = [  # (op file, kernel, block, other constexprs per dtype, candidates) as the ops' hosts ask
     # (the other tiles are sized by ascdsl.planner.largest_extent from the exact lifted footprint)
-    ("log_softmax_grad", "no_reduce_kernel", "BLOCK", lambda d: {}, "BLOCKS"),
     ("softmax_grad", "nz_kernel", "ROWS", lambda d: {}, "NZ_ROWS"),
 ]
 

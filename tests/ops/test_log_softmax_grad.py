@@ -119,6 +119,26 @@ def test_variants_and_core_split():
     assert plan.grid == (small.vector_core_count,) and plan.scalars["big_cores"] == 30 % small.vector_core_count
 
 
+@pytest.mark.parametrize("count", [37, 40 * 8, 4096 * 1024, 4096 * 1024 + 8, 3_000_001])
+def test_no_reduce_blocks_fill_the_ub_and_are_equal(count):
+    """Blocks as long as fit (not a power of two), evened out: equal whole 32-byte blocks (the last one
+    no longer), the UB nearly full and whole rounds of the cores where the data is long."""
+    cores = B3.vector_core_count
+    plan = variant((count, 1, 1), 1)
+    block, n = plan.constexprs["BLOCK"], plan.scalars["n"]
+    units = plan.grid[0] * plan.scalars["per_core"] + plan.scalars["big_cores"]
+    assert plan.variant == "no_reduce" and block % 8 == 0 and n == count
+    assert units == -(-count // block) and count - (units - 1) * block <= block
+    ptr = ascdsl.language.pointer_type(dtypes.float32)
+    total = lambda b: planned(plan.kernel.specialize(ptr, ptr, ptr, **plan.scalars, BLOCK=b).kernels[0],  # noqa: E731
+                              B3).plan.total_bytes
+    assert total(block) <= B3.ub_budget_bytes
+    if count > cores * block:  # long: the UB is full and the cores' work is even
+        assert total(block) >= 0.9 * B3.ub_budget_bytes and units % cores == 0
+    else:  # short: one block per core, no more cores than blocks
+        assert plan.scalars["per_core"] == 1 and plan.grid[0] == units
+
+
 def test_every_tile_fits_the_ub_budget():
     for shape, dim in SWEEP + [((2, 60000), 1), ((2, 60000, 3), 1), ((2, 3, 60000), 1)]:
         for dtype in DTYPES:

@@ -1,0 +1,101 @@
+"""What the cost model says the alternatives would reach where a seed-op class stays off its target
+(``ascdsl bench`` prints it under its table; the README's Performance section quotes it).
+
+* **Few rows** (16 rows of 4096 on 40 cores: 16 busy cores). A row split over the cores, however its
+  partial sums were exchanged, can do no better than every core moving one equal piece with no
+  exchange at all: the same bytes as ``[cores, n / cores]`` rows, one row per core. That run's
+  estimate over the few-rows class's own floor bounds every split from below.
+* **One row per tile** (rows of 4096 floats: a second row does not fit three double-buffered
+  queues, so the UB stays half used). The same class on the same platform with twice the UB (two or
+  three rows per tile) shows what filling the UB would gain.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import dtypes
+from .op import Operator
+from .platforms import PLATFORMS, get_platform
+
+RATIO_TARGET = 1.2  # the issue's estimate over floor
+UB_TARGET = 0.70  # the issue's UB use for large shapes
+LARGE = 1 << 20  # elements: a "large shape" for the UB target
+Simulate = Callable  # bench.simulate: (op, case, platform name) -> its Kernel figures
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One alternative: what it is, the class's estimate over its floor, and the alternative's."""
+
+    what: str
+    ratio: float
+    alternative: float
+    ub_use: float
+
+
+def split_shape(shape: tuple[int, ...], cores: int, align: int) -> tuple[int, int]:
+    """``[cores, piece]``: the class's elements in one equal piece per core, whole 32-byte blocks."""
+    piece = -(-int(np.prod(shape)) // cores)
+    return cores, -(-piece // align) * align
+
+
+@contextlib.contextmanager
+def wider_ub(platform: str, factor: int) -> Iterator[str]:
+    """``platform``'s row with ``factor`` times its UB in :data:`PLATFORMS` while in use (the same
+    name: the cost model's constants are the platform's own)."""
+    base = get_platform(platform)
+    PLATFORMS[base.name] = dataclasses.replace(base, ub_bytes=base.ub_bytes * factor,
+                                               ub_budget_bytes=base.ub_budget_bytes * factor)
+    try:
+        yield base.name
+    finally:
+        PLATFORMS[base.name] = base
+
+
+def split_bound(simulate: Simulate, op: Operator, case, platform: str, kernel) -> Bound:
+    """The few-rows class ``case`` (measured as ``kernel``) against one equal piece per core."""
+    align = 32 // dtypes.lookup(case.dtype).itemsize
+    shape = split_shape(case.shape, get_platform(platform).vector_core_count, align)
+    split = simulate(op, dataclasses.replace(case, shape=shape), platform)
+    return Bound(f"{_label(case)} split into one {shape[1]}-element piece per core (no exchange)",
+                 kernel.ratio, split.est_us / kernel.floor_us, split.ub_use)
+
+
+def ub_bound(simulate: Simulate, op: Operator, case, platform: str, kernel, factor: int = 2) -> Bound:
+    """The class ``case`` (measured as ``kernel``) on ``platform`` with ``factor`` times the UB."""
+    with wider_ub(platform, factor) as wide:
+        k = simulate(op, case, wide)
+    return Bound(f"{_label(case)} with {factor}x the UB", kernel.ratio, k.ratio, k.ub_use)
+
+
+def bounds(simulate: Simulate, ops: dict[str, Operator], measured: list, platform: str) -> list[Bound]:
+    """The alternatives of every measured row (``bench.Row``) off a target for the reasons above;
+    ``simulate`` is ``bench.simulate``."""
+    out = []
+    for row in measured:
+        case, k = row.case, row.kernel
+        if case.op not in ("softmax_grad", "log_softmax_grad"):
+            continue
+        if case.shape_class == "few rows" and k.ratio > RATIO_TARGET:
+            out.append(split_bound(simulate, ops[case.op], case, platform, k))
+        elif np.prod(case.shape) >= LARGE and k.ub_use < UB_TARGET:
+            out.append(ub_bound(simulate, ops[case.op], case, platform, k))
+    return out
+
+
+def report(found: list[Bound], out) -> None:
+    if not found:
+        return
+    print("\nwhere a seed-op class is off a target, what the alternative would reach (ascdsl/bench_bounds.py):",
+          file=out)
+    for b in found:
+        print(f"  {b.what}: est/floor {b.ratio:.2f} -> {b.alternative:.2f} (UB {b.ub_use:.0%})", file=out)
+
+
+def _label(case) -> str:
+    return f"{case.op} {'x'.join(map(str, case.shape))} {case.dtype}"
