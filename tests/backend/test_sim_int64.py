@@ -269,3 +269,27 @@ def test_int64_comparisons_cannot_run_on_the_vector_cores(kernel, feature):
         kernel[(1,)](_int64s(32), np.zeros(32, np.int64), BLOCK=32, backend="sim")
     assert f"{feature} cannot run on the Ascend A2 vector cores" in str(e.value)
     assert e.value.loc.file.endswith("test_sim_int64.py")
+
+
+@ascdsl.jit
+def int64_column_kernel(x_ptr, out_ptr, at, M: tl.constexpr):
+    one = tl.load(x_ptr + at + tl.arange(0, 1))
+    rows = tl.arange(0, M)
+    column = tl.broadcast_to(one[:, None], (M, 1))
+    tl.store(out_ptr + rows[:, None], column)
+    tl.store(out_ptr + M + rows, tl.broadcast_to(one, (M,)))
+    own = tl.load(x_ptr + rows[:, None])
+    tl.store(out_ptr + 2 * M + rows[:, None], tl.where(rows[:, None] % 3 == 0, one[:, None], own))
+    tl.store(out_ptr + 3 * M + rows[:, None], column.to(tl.int32).to(tl.int64))
+
+
+def test_one_int64_element_broadcasts_to_columns_and_lines():
+    """Its two words ``Brcb``'d into a block each and gathered alternately (A2 has no int64 ``Add`` to spread it)."""
+    def check(at, m):
+        x = _int64s(max(m, 8))
+        want, got = both(int64_column_kernel[(1,)], x, np.zeros(4 * m, np.int64), at, M=m)
+        rows = np.arange(m)
+        np.testing.assert_array_equal(want[1][:2 * m], np.full(2 * m, x[at]))
+        np.testing.assert_array_equal(want[1][2 * m:3 * m], np.where(rows % 3 == 0, x[at], x[:m]))
+        np.testing.assert_array_equal(got[1], want[1])
+    each(check, [(at, m) for at in (2, 6) for m in (8, 40, 256)])
