@@ -126,6 +126,15 @@ class Selector:
                 if not (instr.result.type.dtype.is_float or instr.result.type.dtype in (dtypes.int32, dtypes.int64)):
                     raise _bool_error(instr, f"`tl.where` of {instr.result.type.dtype} tiles")
 
+    def words_filled(self, load: Instr) -> bool:
+        """``load`` is a masked int64 block load whose ``other`` is not one 32-bit word twice (a runtime one
+        included): its masked lanes are ``other``'s words filled first, the loaded lanes gathered over them
+        (:func:`.gather.fill_block`), from its INPUT buffer into its TILE one."""
+        if load.op is not Op.BLOCK_LOAD or load.result.type.dtype != I64 or not load.attr("has_other"):
+            return False
+        other = self.const_of(load.operands[-1])
+        return other is None or (int(other) & 0xFFFFFFFF) != ((int(other) >> 32) & 0xFFFFFFFF)
+
     def _is_mask(self, v: Value) -> bool:
         """``v`` is a bool tile held as a bit mask: a comparison of tiles or logic of such masks."""
         d = self.defs.get(v.id)
@@ -227,7 +236,7 @@ class Selector:
                 escapes = bool(self._stage_users(v) - {self.segment_of[id(instr)]})
                 hint = stem + "In" if escapes else self.hint(v, stem + "In")
                 b = self.new_buf(Role.INPUT, dt, hint, instr.loc, queue_id("in", instr))
-                if escapes:
+                if escapes or self.words_filled(instr):
                     self.inbuf[v.id] = b
                     b = self.new_buf(Role.TILE, dt, self.hint(v, stem), instr.loc)
                 self.bufs[v.id] = b

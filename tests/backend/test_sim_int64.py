@@ -1,7 +1,7 @@
 """int64 on the simulator (hazard checks on) against the interpreter, bit-exact: Triton's 64-bit offset idiom
 (``pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)``, int64 row strides) is still an affine block
 access, int32 tiles widen to int64, and masked int64 loads fill their masked lanes with an ``other`` of equal
-32-bit halves through the int32 view (``Duplicate`` has no 64-bit form); another ``other`` is a located error."""
+32-bit halves through the int32 view (``Duplicate`` has no 64-bit form), with any other ``other`` from its words."""
 import ml_dtypes
 import numpy as np
 import pytest
@@ -80,7 +80,8 @@ def test_int32_tiles_widen_to_int64():
 
 @pytest.mark.parametrize("other", [0, -1, 5, -100, 2**40 + 7], ids=lambda o: f"other={o}")
 def test_masked_int64_loads_fill_their_masked_lanes(other):
-    """0 and -1 fill the int32 view of the masked lanes; other values are a ``where`` of the load."""
+    """0 and -1 fill the int32 view of the masked lanes; other values fill the tile with their words, the loaded
+    lanes gathered over them."""
     def check(kernel, grid, x, out, *args, **kw):
         want, got = both(kernel[grid], x, out, *args, OTHER=other, **kw)
         np.testing.assert_array_equal(got[1], want[1])
@@ -293,3 +294,30 @@ def test_one_int64_element_broadcasts_to_columns_and_lines():
         np.testing.assert_array_equal(want[1][2 * m:3 * m], np.where(rows % 3 == 0, x[at], x[:m]))
         np.testing.assert_array_equal(got[1], want[1])
     each(check, [(at, m) for at in (2, 6) for m in (8, 40, 256)])
+
+
+@ascdsl.jit
+def int64_others_kernel(x_ptr, out_ptr, m, n, fill, ROWS: tl.constexpr, COLS: tl.constexpr):
+    rows, cols = tl.arange(0, ROWS), tl.arange(0, COLS)
+    mask = (rows[:, None] < m) & (cols[None, :] < n)
+    block = tl.load(x_ptr + rows[:, None] * n + cols[None, :], mask=mask, other=fill)
+    tl.store(out_ptr + rows[:, None] * COLS + cols[None, :], block)
+    strided = tl.load(x_ptr + cols * 3, mask=cols < n, other=fill)
+    tl.store(out_ptr + ROWS * COLS + cols, strided)
+    column = tl.load(x_ptr + rows[:, None] * n, mask=rows[:, None] < m, other=fill)
+    tl.store(out_ptr + ROWS * COLS + COLS + rows[:, None], column)
+    planes = tl.arange(0, 2)[:, None, None] * ROWS * COLS + rows[None, :, None] * COLS + cols[None, None, :]
+    cube = tl.load(x_ptr + planes, mask=(rows[None, :, None] < m) & (cols[None, None, :] < n), other=fill)
+    tl.store(out_ptr + ROWS * COLS + COLS + ROWS + planes, cube)
+
+
+def test_masked_int64_block_and_strided_loads_fill_any_other_alike():
+    """A runtime ``other`` of unequal 32-bit halves: its words fill the tile, the loaded lanes are gathered over them
+    (block loads of rank 1 to 3 and strided ones alike)."""
+    def check(m, n, fill):
+        x = _int64s(2 * 8 * 16)
+        want, got = both(int64_others_kernel[(1,)], x, np.zeros(8 * 16 * 3 + 16 + 8, np.int64), m, n, fill,
+                         ROWS=8, COLS=16)
+        np.testing.assert_array_equal(want[1][:8 * 16].reshape(8, 16)[m:], fill)
+        np.testing.assert_array_equal(got[1], want[1])
+    each(check, [(m, n, fill) for m, n in ((5, 11), (8, 16), (0, 3)) for fill in (2**40 + 7, -(2**35) - 9)])
