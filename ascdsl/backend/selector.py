@@ -23,7 +23,7 @@ from ..errors import CompilationError
 from ..ir.core import GroupOp, Instr, Kernel, Op, Value, walk
 from ..ir.provenance import STORES
 from ..platforms import Platform
-from . import isel, kir
+from . import isel, kir, limits
 from .kir import BinOp, Buf, Lit, Ref, Role, Var, VarKind, lit
 from .ublayout import count, pitch, same_layout, tile_align
 
@@ -111,6 +111,8 @@ class Selector:
             is_logic = instr.op in isel.MASK_API and instr.result.type.dtype == dtypes.bool_
             if instr.op in GroupOp.COMPARE or is_logic:
                 dt = instr.operands[0].type.dtype
+                if instr.op in GroupOp.COMPARE and dt in limits.WIDE:
+                    raise limits.wide_error(instr, dt)
                 if instr.op in GroupOp.COMPARE and not (dt.is_float or dt == dtypes.int32 and instr.op is Op.EQ):
                     raise _bool_error(instr, f"comparing {dt} tiles (float and int32 tiles are compared)")
                 if is_logic and not all(self._is_mask(x) for x in instr.operands):

@@ -8,9 +8,15 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
+from ascdsl import dtypes
+from ascdsl.backend.decompose import decompose
+from ascdsl.backend.select import select
+from ascdsl.passes import run_passes
+from ascdsl.platforms import get_platform
 from tests.backend.helpers import both, each
 
 RNG = np.random.default_rng(64)
+PLATFORM = get_platform("Ascend910B3")
 
 
 @ascdsl.jit
@@ -321,3 +327,19 @@ def test_masked_int64_block_and_strided_loads_fill_any_other_alike():
         np.testing.assert_array_equal(want[1][:8 * 16].reshape(8, 16)[m:], fill)
         np.testing.assert_array_equal(got[1], want[1])
     each(check, [(m, n, fill) for m, n in ((5, 11), (8, 16), (0, 3)) for fill in (2**40 + 7, -(2**35) - 9)])
+
+
+def test_int64_comparisons_say_the_same_on_either_route():
+    """The vector-core check before the rewrites and the bool-tile check of selection (which an int64 comparison
+    reaches only if a rewrite makes one) give the same located error."""
+    with pytest.raises(ascdsl.CompilationError) as checked:
+        int64_compare_kernel[(1,)](_int64s(32), np.zeros(32, np.int64), BLOCK=32, backend="sim")
+    kernel = run_passes(int64_compare_kernel.specialize(*[tl.pointer_type(dtypes.int64)] * 2, BLOCK=32).kernels[0],
+                        PLATFORM)
+    with pytest.raises(ascdsl.CompilationError) as selected:
+        select(decompose(kernel, PLATFORM), PLATFORM)
+    for e in (checked, selected):
+        assert "`lt` of int64 tiles cannot run on the Ascend A2 vector cores: their vector arithmetic and " \
+               "comparisons take at most 32-bit elements" in str(e.value)
+        assert e.value.loc.file.endswith("test_sim_int64.py") and "tl.where(x < 5, 1, 0)" in str(e.value)
+    assert str(checked.value) == str(selected.value)
