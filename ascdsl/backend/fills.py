@@ -6,13 +6,14 @@ types ``Duplicate`` has no form for (A2's takes 16- and 32-bit elements), as a :
 * int64 tiles: a constant whose two 32-bit halves are equal (0, -1) is one ``Duplicate`` of the int32 view;
   any other value (a runtime scalar included) is written as its words: one block of the low word and one
   of the high word, and ``Gather`` of the int32 view reading them alternately (byte offsets
-  ``32 * (lane & 1)``, the core being little-endian).
+  ``32 * (lane & 1)``, the core being little-endian); the element of a one-element int64 tile
+  (:func:`element`, a broadcast of it) is ``Brcb``'d into those two blocks.
 """
 from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import Instr, Op
-from .kir import Bin, BinOp, Call, Conv, Lit, Ref, lit
+from .kir import Bin, BinOp, Brace, Call, Conv, Lit, Ref, lit
 from .relayout import gather_lanes, lane_index
 
 I16, I32, I64 = dtypes.int16, dtypes.int32, dtypes.int64
@@ -65,11 +66,27 @@ def words(sel, view: Ref, const, scalar, loc) -> list:
         low, high = Conv(I32, value), Conv(I32, Bin(BinOp.SHR, value, Lit(32, I64)))
     per = sel.platform.block_bytes // I32.itemsize
     pair = sel.scratch("int64Words", I32, 2 * per, loc)
-    offsets, calls = lane_index(sel, "wordOffsets", n, 1, loc)
-    ones = sel.scratch("wordOnes", I32, n, loc)
     return [Call("Duplicate", Ref(pair.buf, I32, lit(0), per), (), (low, lit(per)), loc=loc),
             Call("Duplicate", pair.at(lit(per), per, per), (), (high, lit(per))),
-            *calls,
+            *_alternate(sel, view, pair, loc)]
+
+
+def element(sel, view: Ref, one: Ref, loc) -> list:
+    """Fill ``view``, the int32 view of an int64 tile, with the element of the one-element int64 tile whose
+    int32 view is ``one``: ``Brcb`` spreads its low word over one block and its high word over the next
+    (it reads a block's eight words, one per block), which are then gathered alternately."""
+    per = sel.platform.block_bytes // I32.itemsize
+    pair = sel.scratch("int64Words", I32, 8 * per, loc)
+    return [Call("Brcb", pair, (Ref(one.buf, I32, one.offset, 8),), (lit(1), Brace((lit(1), lit(8)))), loc=loc),
+            *_alternate(sel, view, pair, loc)]
+
+
+def _alternate(sel, view: Ref, pair: Ref, loc) -> list:
+    """``Gather`` into ``view`` of the first word of ``pair``'s first and second blocks, alternately."""
+    n = view.extent
+    offsets, calls = lane_index(sel, "wordOffsets", n, 1, loc)
+    ones = sel.scratch("wordOnes", I32, n, loc)
+    return [*calls,
             Call("Duplicate", ones, (), (Lit(1, I32), lit(n))),
             Call("And", Ref(offsets.buf, I16, lit(0), 2 * n), (Ref(offsets.buf, I16, lit(0), 2 * n),
                                                                 Ref(ones.buf, I16, lit(0), 2 * n)), (lit(2 * n),),

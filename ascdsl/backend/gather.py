@@ -24,7 +24,7 @@ from ..ir.core import Instr, Op
 from .kir import (Bin, BinOp, Brace, Call, CInt, Const, Conv, Elem, For, Gm, If, Let, Lit, Pipe, QOp, Queue, Ref, Role,
                   SizeOf, Struct, Var, add, lit, mul)
 from . import atomic, fills
-from .relayout import int32_view, row_halves
+from .relayout import int32_view, lane_index, row_halves
 from .selector import Selector, cpp_dtype, unsupported
 from .ublayout import numel
 
@@ -207,6 +207,36 @@ def dequeue(sel: Selector, instr: Instr) -> list:
                     (Conv(U32, mul(r, lit(row_bytes))), mul(lit(k), n_cols)), loc=instr.loc)
         return [call] if isinstance(n_cols, Lit) else [If(Bin(BinOp.GT, n_cols, lit(0)), (call,))]
     return out + _valid_rows(sel, rows, gather) + narrow
+
+
+def fill_block(sel: Selector, instr: Instr) -> list:
+    """Compute of a masked int64 block load whose ``other`` is not one 32-bit word twice (:meth:`.Selector.
+    words_filled`; :mod:`.memory` fills the others with ``Duplicate``): DeQue, the tile filled with
+    ``other``'s words as a gathered load's is (:func:`_fill`), then the valid lanes of each valid row
+    ``Gather`` ed over it from the loaded block (byte offsets ``4 * j`` of the row's words)."""
+    v = instr.result
+    shape, rank = instr.attr("shape"), len(instr.attr("shape"))
+    strides, extents = instr.operands[2:1 + rank], instr.operands[1 + rank:1 + 2 * rank]
+    lead, cols = _grid(instr)
+    if lead:
+        rows, extent = tuple(zip(lead, strides, extents)), extents[-1]
+    elif rank == 2 and sel.const_of(extents[1]) != 1:
+        raise unsupported(instr, "masking the size-1 dim of an int64 column loaded with `other`")
+    else:  # one row: 1-D, or an [M, 1] column
+        rows, extent = (), extents[0]
+    loaded = Ref(sel.inbuf[v.id], dtypes.int32, lit(0), 2 * sel.count(v))
+    dst = int32_view(sel.ref(v))
+    offsets, calls = lane_index(sel, "wordOffsets", 2 * cols, dtypes.int32.itemsize, instr.loc)
+    n_cols = _extent(sel, extent, cols)
+    pitch = 2 * sel.pitch(v)
+
+    def gather(r, _) -> list:
+        call = Call("Gather", Ref(dst.buf, dst.dtype, mul(r, lit(pitch)), dst.extent),
+                    (loaded, Ref(offsets.buf, dtypes.uint32, lit(0), 2 * cols)),
+                    (Conv(U32, mul(r, lit(pitch * dtypes.int32.itemsize))), mul(lit(2), n_cols)), loc=instr.loc)
+        return [call] if isinstance(n_cols, Lit) else [If(Bin(BinOp.GT, n_cols, lit(0)), (call,))]
+    return ([Queue(QOp.DEQUE, loaded.buf), *calls] + _fill(sel, sel.ref(v), instr.operands[-1], instr.loc)
+            + _valid_rows(sel, rows, gather))
 
 
 def spread(sel: Selector, instr: Instr) -> list:

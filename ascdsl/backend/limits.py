@@ -62,8 +62,13 @@ def check_vector_cores(kernel: Kernel, platform: Platform) -> Kernel:
             raise hardware_error(instr)
         wide = [v.type.dtype for v in (*instr.results, *instr.operands) if not v.type.is_scalar and v.type.dtype in WIDE]
         if instr.op in WIDE_COMPUTE and wide:
-            raise CompilationError(
-                instr.loc, f"`{instr.op.value}` of {wide[0]} tiles cannot run on the Ascend A2 vector cores: their "
-                           "vector arithmetic and comparisons take at most 32-bit elements",
-                hint="compute in int32 (`.to(tl.int32)`), or run this kernel on the interpreter")
+            raise wide_error(instr, wide[0])
     return kernel
+
+
+def wide_error(instr: Instr, dtype) -> CompilationError:
+    """The located error of ``instr`` computing with tiles of ``dtype`` (one of :data:`WIDE`)."""
+    return CompilationError(
+        instr.loc, f"`{instr.op.value}` of {dtype} tiles cannot run on the Ascend A2 vector cores: their vector "
+                   "arithmetic and comparisons take at most 32-bit elements",
+        hint="compute in int32 (`.to(tl.int32)`), or run this kernel on the interpreter")

@@ -211,7 +211,7 @@ class _Body:
             return []
         copy_in = [s for i in seg.loads for s in _memory(i).copy_in(sel, i)]
         copy_out = [s for i in seg.stores for s in _memory(i).copy_out(sel, i)]
-        body = [s for i in seg.loads for s in _memory(i).dequeue(sel, i)]
+        body = [s for i in seg.loads for s in _dequeue(sel, i)]
         body += [kir.Queue(kir.QOp.ALLOC, sel.outbuf[id(s)]) for s in seg.stores]
         body += seg.compute
         for s in seg.stores:
@@ -225,6 +225,12 @@ class _Body:
         body += [kir.Queue(kir.QOp.FREE, sel.inbuf.get(i.result.id) or sel.bufs[i.result.id]) for i in seg.loads]
         self.index += 1
         return [kir.Segment(self.index, tuple(copy_in), tuple(body), tuple(copy_out))]
+
+
+def _dequeue(sel: Selector, load: Instr) -> list:
+    """The compute stage's part of a load: its DeQue, ``other`` filled (an int64 block load whose ``other`` is
+    not one 32-bit word twice as a gathered load is, :func:`.gather.fill_block`), a copy to its tile."""
+    return gather.fill_block(sel, load) if sel.words_filled(load) else _memory(load).dequeue(sel, load)
 
 
 def _memory(access: Instr):

@@ -23,7 +23,7 @@ from ..errors import CompilationError
 from ..ir.core import GroupOp, Instr, Kernel, Op, Value, walk
 from ..ir.provenance import STORES
 from ..platforms import Platform
-from . import isel, kir
+from . import isel, kir, limits
 from .kir import BinOp, Buf, Lit, Ref, Role, Var, VarKind, lit
 from .ublayout import count, pitch, same_layout, tile_align
 
@@ -111,6 +111,8 @@ class Selector:
             is_logic = instr.op in isel.MASK_API and instr.result.type.dtype == dtypes.bool_
             if instr.op in GroupOp.COMPARE or is_logic:
                 dt = instr.operands[0].type.dtype
+                if instr.op in GroupOp.COMPARE and dt in limits.WIDE:
+                    raise limits.wide_error(instr, dt)
                 if instr.op in GroupOp.COMPARE and not (dt.is_float or dt == dtypes.int32 and instr.op is Op.EQ):
                     raise _bool_error(instr, f"comparing {dt} tiles (float and int32 tiles are compared)")
                 if is_logic and not all(self._is_mask(x) for x in instr.operands):
@@ -125,6 +127,15 @@ class Selector:
                     raise _bool_error(instr, "`tl.where` whose condition is not a comparison of tiles")
                 if not (instr.result.type.dtype.is_float or instr.result.type.dtype in (dtypes.int32, dtypes.int64)):
                     raise _bool_error(instr, f"`tl.where` of {instr.result.type.dtype} tiles")
+
+    def words_filled(self, load: Instr) -> bool:
+        """``load`` is a masked int64 block load whose ``other`` is not one 32-bit word twice (a runtime one
+        included): its masked lanes are ``other``'s words filled first, the loaded lanes gathered over them
+        (:func:`.gather.fill_block`), from its INPUT buffer into its TILE one."""
+        if load.op is not Op.BLOCK_LOAD or load.result.type.dtype != I64 or not load.attr("has_other"):
+            return False
+        other = self.const_of(load.operands[-1])
+        return other is None or (int(other) & 0xFFFFFFFF) != ((int(other) >> 32) & 0xFFFFFFFF)
 
     def _is_mask(self, v: Value) -> bool:
         """``v`` is a bool tile held as a bit mask: a comparison of tiles or logic of such masks."""
@@ -227,7 +238,7 @@ class Selector:
                 escapes = bool(self._stage_users(v) - {self.segment_of[id(instr)]})
                 hint = stem + "In" if escapes else self.hint(v, stem + "In")
                 b = self.new_buf(Role.INPUT, dt, hint, instr.loc, queue_id("in", instr))
-                if escapes:
+                if escapes or self.words_filled(instr):
                     self.inbuf[v.id] = b
                     b = self.new_buf(Role.TILE, dt, self.hint(v, stem), instr.loc)
                 self.bufs[v.id] = b

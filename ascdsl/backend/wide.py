@@ -11,15 +11,13 @@ int64 and int64 to 16-bit floats through float32 (``CAST_TRUNC`` saturating, ``C
 
 ``tl.where`` of int64 tiles selects whole words: the condition as an int32 tile of 0 and -1 (``Select``),
 widened by ``Cast`` to int64 (sign extension makes both words of a lane 0 or -1), then ``(a & m) | (b & ~m)``
-on the int16 views (a scalar branch is filled first, :func:`.fills.words`). A masked int64 load whose
-``other`` is not a constant with equal halves (which :mod:`.memory` fills through the int32 view) is that
-``where`` of the load and ``other``.
+on the int16 views (a scalar branch is filled first, :func:`.fills.words`).
 """
 from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import Instr, Op
-from . import boolmask, fills
+from . import fills
 from .kir import Call, Const, Lit, Ref, lit
 from .relayout import gather_lanes, lane_index
 
@@ -27,16 +25,7 @@ I16, I32, I64, F32 = dtypes.int16, dtypes.int32, dtypes.int64, dtypes.float32
 
 
 def rewrite(r, instr: Instr) -> bool:
-    """The casts to and from int64 that go through another type and the masked loads whose ``other`` is a
-    ``where`` (see the module docstring)."""
-    if instr.op is Op.BLOCK_LOAD and instr.result.type.dtype == I64 and instr.attr("has_other") and \
-            not _equal_halves(r.consts.get(instr.operands[-1].id)):
-        v, loc = instr.result, instr.loc
-        raw = r.value(v.type)
-        attrs = tuple((k, False if k == "has_other" else a) for k, a in instr.attrs)
-        r.out.append(Instr(Op.BLOCK_LOAD, (raw,), instr.operands[:-1], attrs, (), loc))
-        r.op(Op.WHERE, v.type, (boolmask.in_bounds(r, instr, loc), raw, instr.operands[-1]), (), loc, result=v)
-        return True
+    """The casts to and from int64 that go through another type (see the module docstring)."""
     if instr.op is not Op.CAST or instr.result.type.is_scalar:
         return False
     (x,), v, loc = instr.operands, instr.result, instr.loc
@@ -47,10 +36,6 @@ def rewrite(r, instr: Instr) -> bool:
     r.op(Op.CAST, v.type, (r.op(Op.CAST, x.type.with_dtype(through), (x,), (("dtype", through),), loc),),
          (("dtype", dst),), loc, result=v)
     return True
-
-
-def _equal_halves(value) -> bool:
-    return value is not None and (int(value) & 0xFFFFFFFF) == ((int(value) >> 32) & 0xFFFFFFFF)
 
 
 def select(sel, instr: Instr) -> list | None:

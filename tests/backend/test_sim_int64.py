@@ -1,16 +1,22 @@
 """int64 on the simulator (hazard checks on) against the interpreter, bit-exact: Triton's 64-bit offset idiom
 (``pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)``, int64 row strides) is still an affine block
 access, int32 tiles widen to int64, and masked int64 loads fill their masked lanes with an ``other`` of equal
-32-bit halves through the int32 view (``Duplicate`` has no 64-bit form); another ``other`` is a located error."""
+32-bit halves through the int32 view (``Duplicate`` has no 64-bit form), with any other ``other`` from its words."""
 import ml_dtypes
 import numpy as np
 import pytest
 
 import ascdsl
 import ascdsl.language as tl
+from ascdsl import dtypes
+from ascdsl.backend.decompose import decompose
+from ascdsl.backend.select import select
+from ascdsl.passes import run_passes
+from ascdsl.platforms import get_platform
 from tests.backend.helpers import both, each
 
 RNG = np.random.default_rng(64)
+PLATFORM = get_platform("Ascend910B3")
 
 
 @ascdsl.jit
@@ -80,7 +86,8 @@ def test_int32_tiles_widen_to_int64():
 
 @pytest.mark.parametrize("other", [0, -1, 5, -100, 2**40 + 7], ids=lambda o: f"other={o}")
 def test_masked_int64_loads_fill_their_masked_lanes(other):
-    """0 and -1 fill the int32 view of the masked lanes; other values are a ``where`` of the load."""
+    """0 and -1 fill the int32 view of the masked lanes; other values fill the tile with their words, the loaded
+    lanes gathered over them."""
     def check(kernel, grid, x, out, *args, **kw):
         want, got = both(kernel[grid], x, out, *args, OTHER=other, **kw)
         np.testing.assert_array_equal(got[1], want[1])
@@ -269,3 +276,70 @@ def test_int64_comparisons_cannot_run_on_the_vector_cores(kernel, feature):
         kernel[(1,)](_int64s(32), np.zeros(32, np.int64), BLOCK=32, backend="sim")
     assert f"{feature} cannot run on the Ascend A2 vector cores" in str(e.value)
     assert e.value.loc.file.endswith("test_sim_int64.py")
+
+
+@ascdsl.jit
+def int64_column_kernel(x_ptr, out_ptr, at, M: tl.constexpr):
+    one = tl.load(x_ptr + at + tl.arange(0, 1))
+    rows = tl.arange(0, M)
+    column = tl.broadcast_to(one[:, None], (M, 1))
+    tl.store(out_ptr + rows[:, None], column)
+    tl.store(out_ptr + M + rows, tl.broadcast_to(one, (M,)))
+    own = tl.load(x_ptr + rows[:, None])
+    tl.store(out_ptr + 2 * M + rows[:, None], tl.where(rows[:, None] % 3 == 0, one[:, None], own))
+    tl.store(out_ptr + 3 * M + rows[:, None], column.to(tl.int32).to(tl.int64))
+
+
+def test_one_int64_element_broadcasts_to_columns_and_lines():
+    """Its two words ``Brcb``'d into a block each and gathered alternately (A2 has no int64 ``Add`` to spread it)."""
+    def check(at, m):
+        x = _int64s(max(m, 8))
+        want, got = both(int64_column_kernel[(1,)], x, np.zeros(4 * m, np.int64), at, M=m)
+        rows = np.arange(m)
+        np.testing.assert_array_equal(want[1][:2 * m], np.full(2 * m, x[at]))
+        np.testing.assert_array_equal(want[1][2 * m:3 * m], np.where(rows % 3 == 0, x[at], x[:m]))
+        np.testing.assert_array_equal(got[1], want[1])
+    each(check, [(at, m) for at in (2, 6) for m in (8, 40, 256)])
+
+
+@ascdsl.jit
+def int64_others_kernel(x_ptr, out_ptr, m, n, fill, ROWS: tl.constexpr, COLS: tl.constexpr):
+    rows, cols = tl.arange(0, ROWS), tl.arange(0, COLS)
+    mask = (rows[:, None] < m) & (cols[None, :] < n)
+    block = tl.load(x_ptr + rows[:, None] * n + cols[None, :], mask=mask, other=fill)
+    tl.store(out_ptr + rows[:, None] * COLS + cols[None, :], block)
+    strided = tl.load(x_ptr + cols * 3, mask=cols < n, other=fill)
+    tl.store(out_ptr + ROWS * COLS + cols, strided)
+    column = tl.load(x_ptr + rows[:, None] * n, mask=rows[:, None] < m, other=fill)
+    tl.store(out_ptr + ROWS * COLS + COLS + rows[:, None], column)
+    planes = tl.arange(0, 2)[:, None, None] * ROWS * COLS + rows[None, :, None] * COLS + cols[None, None, :]
+    cube = tl.load(x_ptr + planes, mask=(rows[None, :, None] < m) & (cols[None, None, :] < n), other=fill)
+    tl.store(out_ptr + ROWS * COLS + COLS + ROWS + planes, cube)
+
+
+def test_masked_int64_block_and_strided_loads_fill_any_other_alike():
+    """A runtime ``other`` of unequal 32-bit halves: its words fill the tile, the loaded lanes are gathered over them
+    (block loads of rank 1 to 3 and strided ones alike)."""
+    def check(m, n, fill):
+        x = _int64s(2 * 8 * 16)
+        want, got = both(int64_others_kernel[(1,)], x, np.zeros(8 * 16 * 3 + 16 + 8, np.int64), m, n, fill,
+                         ROWS=8, COLS=16)
+        np.testing.assert_array_equal(want[1][:8 * 16].reshape(8, 16)[m:], fill)
+        np.testing.assert_array_equal(got[1], want[1])
+    each(check, [(m, n, fill) for m, n in ((5, 11), (8, 16), (0, 3)) for fill in (2**40 + 7, -(2**35) - 9)])
+
+
+def test_int64_comparisons_say_the_same_on_either_route():
+    """The vector-core check before the rewrites and the bool-tile check of selection (which an int64 comparison
+    reaches only if a rewrite makes one) give the same located error."""
+    with pytest.raises(ascdsl.CompilationError) as checked:
+        int64_compare_kernel[(1,)](_int64s(32), np.zeros(32, np.int64), BLOCK=32, backend="sim")
+    kernel = run_passes(int64_compare_kernel.specialize(*[tl.pointer_type(dtypes.int64)] * 2, BLOCK=32).kernels[0],
+                        PLATFORM)
+    with pytest.raises(ascdsl.CompilationError) as selected:
+        select(decompose(kernel, PLATFORM), PLATFORM)
+    for e in (checked, selected):
+        assert "`lt` of int64 tiles cannot run on the Ascend A2 vector cores: their vector arithmetic and " \
+               "comparisons take at most 32-bit elements" in str(e.value)
+        assert e.value.loc.file.endswith("test_sim_int64.py") and "tl.where(x < 5, 1, 0)" in str(e.value)
+    assert str(checked.value) == str(selected.value)
