@@ -413,7 +413,7 @@ def unit_axes_kernel(x_ptr, out_ptr, n, k, A: tl.constexpr, B: tl.constexpr, S: 
     tl.store(out_ptr + A * S + a * B + b + u2, rows, mask=(a < n) & (u2 < k))
     tl.store(out_ptr + A * S + A * B + a * B + b + u2, rows)
     r, z = tl.arange(0, A)[:, None], tl.arange(0, 1)[None, :]
-    pair = tl.load(x_ptr + r + z, mask=(r < n) & (z < k), other=-1)
+    pair = tl.load(x_ptr + r + z, mask=(r < n) & (z < k), other=5)  # of int64: a where after the load, not a fill
     tl.store(out_ptr + A * S + 2 * A * B + r + z, pair, mask=z < k)
 
 
@@ -431,7 +431,7 @@ def test_blocks_with_unit_axes_last_bit_exact(dtype):
         column = np.where(np.arange(a) < n, x[:a * s:s] if k else -1, 7).astype(dtype.np)
         assert (want[1][:a * s:s] == column).all()
         assert (want[1][a * s + a * b:-a] == np.where(np.arange(a * b) < n * b, x[:a * b], -1).astype(dtype.np)).all()
-        assert (want[1][-a:] == (np.where(np.arange(a) < n, x[:a], -1) if k else np.full(a, 7)).astype(dtype.np)).all()
+        assert (want[1][-a:] == (np.where(np.arange(a) < n, x[:a], 5) if k else np.full(a, 7)).astype(dtype.np)).all()
     each(check, [(64, 3, 1, 64, 1), (16, 5, 1, 11, 1), (16, 5, 3, 16, 0), (8, 4, 2, 5, 1), (40, 2, 1, 40, 0)])
 
 
