@@ -140,6 +140,11 @@ def in_bounds(r, load: Instr, loc):
     shape = load.attr("shape")
     t = load.result.type.with_dtype(dtypes.bool_)
     extents = load.operands[1 + len(shape):1 + 2 * len(shape)]
+    if shape[1:] == (1,):  # an [M, 1] column lies as its M elements: the first rows * (0 or 1) are read
+        count = r.op(Op.MUL, Type(I32), extents, (), loc)
+        index = r.op(Op.ARANGE, Type(I32, shape[:1]), (), (("start", 0), ("end", shape[0])), loc)
+        inside = r.op(Op.LT, t.with_shape(shape[:1]), (index, count), (), loc)
+        return r.op(Op.RESHAPE, t, (inside,), (), loc)
     valid = None
     for axis, (size, extent) in enumerate(zip(shape, extents)):
         index = r.op(Op.ARANGE, Type(I32, (size,)), (), (("start", 0), ("end", size)), loc)

@@ -31,7 +31,8 @@ its ``max`` is the element, exactly). Control flow in the body stays whole-tile:
   (``where``);
 * a ``while`` loop is a loop in the kernel while its condition holds in some lane, likewise masked.
 
-int64 operands are a located error (no int64 arithmetic on the vector cores).
+int64 operands, and ``for`` loops whose int64 bounds differ per lane (the trip counts would be int64 tiles),
+are located errors (no int64 arithmetic on the vector cores).
 """
 from __future__ import annotations
 
@@ -94,9 +95,7 @@ def _to_rows(r, instr: Instr) -> list:
     shape = xs[0].type.shape
     for x in (*xs, *instr.results):
         if x.type.dtype == dtypes.int64:
-            raise CompilationError(instr.loc, "a combine function over int64 tiles cannot run on the Ascend A2 "
-                                              "vector cores: their arithmetic takes at most 32-bit elements",
-                                   hint="combine in int32, or run this kernel on the interpreter (backend='interpreter')")
+            raise _no_int64(instr.loc, "a combine function over int64 tiles", "combine in int32")
         if x.type.dtype not in DTYPES:
             raise unsupported(instr, f"a combine function over {x.type.dtype} tiles (float, bool and integer tiles "
                                      "of up to 32 bits lower)")
@@ -212,6 +211,13 @@ loop in the kernel)."""
 CONTROL = frozenset({Op.IF, Op.FOR, Op.WHILE})
 
 
+def _no_int64(loc, what: str, instead: str) -> CompilationError:
+    """The located error for int64 work on tiles in a combine function (A2 has no int64 arithmetic)."""
+    return CompilationError(loc, f"{what} cannot run on the Ascend A2 vector cores: their arithmetic takes at most "
+                                 "32-bit elements", hint=f"{instead}, or run this kernel on the interpreter "
+                                                         "(backend='interpreter')")
+
+
 def _check_body(block) -> None:
     for op in block.body:
         if op.op in CONTROL:
@@ -298,6 +304,9 @@ def _for(r, op: Instr, xs: tuple, env: dict, shape, live) -> list:
             return _inline_block(r, body, env, shape, live)
         return _kernel_for(r, xs[:3], xs[3:], body.args[0].type, shape, loc, step)
     dt = body.args[0].type.dtype
+    if dt == dtypes.int64:
+        raise _no_int64(loc, "a `for` loop over int64 bounds that differ per lane in a combine function (each "
+                             "lane's trip count is computed from its bounds on whole tiles)", "loop over int32 bounds")
     lower, upper = _tile(r, xs[0], shape, loc), _tile(r, xs[1], shape, loc)
     ints = Type(dt, shape)
     trips = r.op(Op.MAXIMUM, ints, (_span(r, lower, upper, bounds[2], xs[2], ints, loc), r.const(0, dt, loc)), (),

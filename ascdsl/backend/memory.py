@@ -43,6 +43,26 @@ def _extent(sel: Selector, e: Value, size: int):
     return lit(size) if sel.const_of(e) == size else sel.expr(e)
 
 
+def _column(sel: Selector, instr: Instr):
+    """The valid elements of a block access of an ``[M, 1]`` column, None for any other block. A column lies
+    in UB as its ``M`` elements in order (:mod:`.ublayout`), not as padded rows, and a block access of one
+    reads consecutive elements of GM (the access pass makes a column of any other row stride a strided
+    access, :mod:`.gather`), so it is the 1-D block of those ``M`` elements: one burst, its length the
+    product of the two extents (that of the unit axis 0 or 1)."""
+    shape = instr.attr("shape")
+    if len(shape) != 2 or shape[1] != 1:
+        return None
+    _, _, _, (rows, cols), _ = parts(instr)
+    return mul(_extent(sel, rows, shape[0]), _extent(sel, cols, 1))
+
+
+def _columns(sel: Selector, instr: Instr):
+    """The valid elements of each row of a block access (of a column, all of its valid elements)."""
+    column = _column(sel, instr)
+    shape, extents = instr.attr("shape"), parts(instr)[3]
+    return _extent(sel, extents[-1], shape[-1]) if column is None else column
+
+
 def _gm(sel: Selector, base: Value, dtype, offset) -> Gm:
     return Gm(sel.params[base.id][1], dtype, offset)
 
@@ -66,13 +86,16 @@ def _params(sel: Selector, shape: tuple, stride: Value | None, rows, cols, pitch
 
 def _planes(sel: Selector, instr: Instr, pitch: int):
     """The 2-D transfers of a block access: ``(plane loops, 2-D shape, GM offset, row stride, rows, UB
-    offset)``. An ``[A, ..., B, C]`` access of rank 3 or more is one 2-D access of ``A * ... * B`` rows
-    when its planes follow each other in GM (each outer stride the next axis's size times its stride,
-    all indices of the axes after the first valid), else loops over the valid indices of its axes before
-    ``B`` (a ``(variable, count)`` each, outermost first), each a 2-D access of ``B`` rows."""
+    offset)``; of a column (:func:`_column`), the 1-D block of its elements. An ``[A, ..., B, C]`` access
+    of rank 3 or more is one 2-D access of ``A * ... * B`` rows when its planes follow each other in GM
+    (each outer stride the next axis's size times its stride, all indices of the axes after the first
+    valid), else loops over the valid indices of its axes before ``B`` (a ``(variable, count)`` each,
+    outermost first), each a 2-D access of ``B`` rows."""
     shape = instr.attr("shape")
     _, offset, strides, extents, _ = parts(instr)
     gm = sel.wide_expr(offset)
+    if _column(sel, instr) is not None:
+        return (), shape[:1], gm, None, lit(1), lit(0)
     if len(shape) < 3:
         rows = lit(1) if len(shape) == 1 else _extent(sel, extents[0], shape[0])
         return (), shape, gm, strides[0] if strides else None, rows, lit(0)
@@ -122,10 +145,9 @@ def _back_to_back(sel: Selector, shape: tuple, stride: Value | None, cols, pitch
 def _transfer(sel: Selector, instr: Instr, local: Ref, pitch: int, pad, to_ub: bool) -> list:
     """The ``DataCopyExtParams`` and ``DataCopyPad`` call(s) of a block access, in chunks of at
     most ``max_bursts`` bursts (and loops over the planes of an access of rank 3 or more, see :func:`_planes`)."""
-    base, _, _, extents, _ = parts(instr)
-    dt = local.dtype
+    base, dt = parts(instr)[0], local.dtype
     loops, shape, offset, stride, rows, at = _planes(sel, instr, pitch)
-    cols = _extent(sel, extents[-1], shape[-1])
+    cols = _columns(sel, instr)
     fields = _params(sel, shape, stride, rows, cols, pitch, dt, to_ub)
     pipe = Pipe.MTE2 if to_ub else Pipe.MTE3
     gm = _gm(sel, base, dt, offset)
@@ -175,15 +197,15 @@ def copy_in(sel: Selector, instr: Instr) -> list:
     """CopyIn of a block load: AllocTensor, DataCopy(Pad), EnQue."""
     v = instr.result
     buf = sel.inbuf.get(v.id) or sel.bufs[v.id]
-    dt, shape = buf.dtype, instr.attr("shape")
+    dt = buf.dtype
     local = Ref(buf, dt, lit(0), sel.count(v))
-    _, _, _, extents, other = parts(instr)
+    other = parts(instr)[4]
     out: list = [Queue(QOp.ALLOC, buf, instr.loc)]
     whole = _whole_blocks(sel, instr, local, True)
     if whole is not None:
         return out + [whole, Queue(QOp.ENQUE, buf)]
     per = sel.platform.block_bytes // dt.itemsize
-    cols = _extent(sel, extents[-1], shape[-1])
+    cols = _columns(sel, instr)
     aligned = isinstance(cols, Lit) and cols.value % per == 0
     pad = lit(0) if aligned or other is None else Conv(U8, Bin(BinOp.SUB, ceil_to(cols, per), cols))
     pad_var = Var(sel.fresh_key(), Struct.PAD_PARAMS, buf.hint + "Pad", template=dt)
@@ -219,17 +241,42 @@ def dequeue(sel: Selector, instr: Instr) -> list:
 
 
 def _fill(sel: Selector, instr: Instr, local: Ref, other: Value) -> list:
-    """Duplicate(other) over the lanes a masked load leaves (see :func:`_fill_planes`). ``Duplicate`` has no
-    64-bit form: an int64 ``other`` (a constant whose two 32-bit words are equal, 0 or -1: any other is a
-    ``where`` after the load, :mod:`.wide`) fills the int32 view of the block, each lane two words wide."""
+    """Duplicate(other) over the lanes a masked load leaves (see :func:`_fill_planes`; of a column, those
+    past its valid elements). ``Duplicate`` has no 64-bit form: an int64 ``other`` (a constant whose two
+    32-bit words are equal, 0 or -1: any other is a ``where`` after the load, :mod:`.wide`) fills the
+    int32 view of the block, each lane two words wide."""
     _, _, _, extents, _ = parts(instr)
     shape, p = instr.attr("shape"), sel.pitch(instr.result)
-    if local.dtype.itemsize != 8:
-        return _fill_planes(sel, local, shape, extents, p, sel.scalar_as(other, local.dtype))
-    low = int(sel.const_of(other)) & 0xFFFFFFFF
-    words = Ref(local.buf, dtypes.int32, Bin(BinOp.MUL, local.offset, lit(2)), local.extent * 2)
-    word = Lit(low - (1 << 32) if low >= 1 << 31 else low, dtypes.int32)
-    return _fill_planes(sel, words, shape[:-1] + (2 * shape[-1],), extents, 2 * p, word, scale=2)
+    scale = 2 if local.dtype.itemsize == 8 else 1
+    if scale == 2:
+        low = int(sel.const_of(other)) & 0xFFFFFFFF
+        local = Ref(local.buf, dtypes.int32, Bin(BinOp.MUL, local.offset, lit(2)), local.extent * 2)
+        value = Lit(low - (1 << 32) if low >= 1 << 31 else low, dtypes.int32)
+    else:
+        value = sel.scalar_as(other, local.dtype)
+    column = _column(sel, instr)
+    if column is None:
+        return _fill_planes(sel, local, shape[:-1] + (scale * shape[-1],), extents, scale * p, value, scale)
+    per = sel.platform.block_bytes // local.dtype.itemsize
+    if isinstance(column, Lit) and _covered(column.value * scale, scale * shape[0], per):
+        return []
+    return _fill_tail(sel, local, mul(column, lit(scale)), scale * shape[0], value)
+
+
+def _covered(c: int | None, size: int, per: int) -> bool:
+    """A burst of ``c`` valid lanes (None: known only at run time), padded to whole blocks of ``per``,
+    leaves none of the block's ``size`` lanes to fill."""
+    return c == size or c is not None and -(-c // per) * per >= size
+
+
+def _fill_tail(sel: Selector, local: Ref, n, size: int, other) -> list:
+    """Duplicate(other) over the lanes of a 1-D block of ``size`` lanes past its first ``n`` (an expression)
+    rounded up to a block (the burst's padding filled the rest of its last block)."""
+    per = sel.platform.block_bytes // local.dtype.itemsize
+    valid = Var(sel.fresh_key(), dtypes.int32, local.buf.hint + "Valid")
+    return [Let(valid, ceil_to(n, per)), If(Bin(BinOp.LT, valid, lit(size)), (
+        Note("fill the tail with `other`"),
+        Call("Duplicate", view(local, valid), (), (other, Bin(BinOp.SUB, lit(size), valid)))))]
 
 
 def _fill_planes(sel: Selector, local: Ref, shape: tuple, extents, p: int, other, scale: int = 1) -> list:
@@ -260,24 +307,20 @@ def _fill_rows(sel: Selector, local: Ref, shape: tuple, extents, p: int, other, 
     cols, size = extents[-1], shape[-1]
     out: list = []
     c = sel.const_of(cols)
-    c = None if c is None else c * scale
-    if not (c == size or (c is not None and -(-c // per) * per >= size)):
+    n = sel.expr(cols) if scale == 1 else Bin(BinOp.MUL, sel.expr(cols), lit(scale))
+    masked = not _covered(None if c is None else c * scale, size, per)
+    if masked and (len(shape) == 1 or shape[0] == 1 and not sel.general):
+        out += _fill_tail(sel, local, n, size, other)
+    elif masked:
         valid = Var(sel.fresh_key(), dtypes.int32, local.buf.hint + "Valid")
-        n = sel.expr(cols) if scale == 1 else Bin(BinOp.MUL, sel.expr(cols), lit(scale))
-        out.append(Let(valid, ceil_to(n, per)))
-        if len(shape) == 1 or shape[0] == 1 and not sel.general:
-            out.append(If(Bin(BinOp.LT, valid, lit(size)), (
-                Note("fill the tail with `other`"),
-                Call("Duplicate", view(local, valid), (), (other, Bin(BinOp.SUB, lit(size), valid))))))
-        else:
-            rows = _extent(sel, extents[0], shape[0])
-            pb = p // per
-            out.append(Note("fill the masked columns with `other`"))
-            out += repeat.over_columns(sel, valid, size, per_rep, lambda col: repeat.over_rows(
-                sel, shape[0], rows, pb, lambda r, n, s: [Call(
-                    "Duplicate", view(local, add(row(r, p), col)), (),
-                    (other, Conv(U64, repeat.mask(size, per_rep, col, aligned=False, general=sel.general)), Conv(U8, n),
-                     lit(1), as_expr(s)))]))
+        rows = _extent(sel, extents[0], shape[0])
+        pb = p // per
+        out += [Let(valid, ceil_to(n, per)), Note("fill the masked columns with `other`")]
+        out += repeat.over_columns(sel, valid, size, per_rep, lambda col: repeat.over_rows(
+            sel, shape[0], rows, pb, lambda r, n, s: [Call(
+                "Duplicate", view(local, add(row(r, p), col)), (),
+                (other, Conv(U64, repeat.mask(size, per_rep, col, aligned=False, general=sel.general)), Conv(U8, n),
+                 lit(1), as_expr(s)))]))
     if len(shape) == 2 and (shape[0] > 1 or sel.general) and sel.const_of(extents[0]) != shape[0]:
         e0 = sel.expr(extents[0])
         out.append(If(Bin(BinOp.LT, e0, lit(shape[0])), (

@@ -21,7 +21,9 @@ rule and selection sees 2-D tiles:
 * ``tl.cat`` (along axis 0) is the cat of the flat views; ``tl.join`` of tiles of rank 3 or more and
   ``tl.split`` into them are those of the flat views (``[.., C, 2]`` lies as ``[R, C, 2]``, the
   ``[R * C, 2]`` tile of pairs, which :mod:`.relayout` Gathers), so ``tl.interleave`` of them is too; a
-  permute into ``[.., 1]`` is the permute without that unit axis, reshaped.
+  permute into ``[.., 1]`` is the permute without that unit axis, reshaped;
+* a block load or store of a tile whose last axes are 1 is the access without them, reshaped (the 1-D
+  access of its elements where they follow each other in GM: one burst).
 
 What stays of rank 3 or more is selected here (:func:`select`): broadcasts along leading axes (the whole
 tile repeated when only outer axes broadcast, else each result row copied from the operand's row of its
@@ -132,21 +134,31 @@ def rewrite(r, instr: Instr) -> bool:
 
 
 def _unit_last(r, instr: Instr) -> None:
-    """A block load or store of ``[.., B, 1]``: the access of ``[.., B]`` (the same GM elements; the extent of
-    the unit axis, 0 or 1, scales that of ``B``), a strided one unless ``B``'s stride is 1, and a reshape
-    between the two (a ``[.., B, 1]`` tile lies in UB as the column ``[.. * B, 1]``, whose elements are not
-    the padded rows a block copy lands)."""
+    """A block load or store of ``[.., B, 1, .., 1]`` (a tile whose last axis is 1 lies in UB as its elements
+    in order, not as the padded rows a block copy lands): the access of the same GM elements without the unit
+    axes after ``B`` and a reshape between the two. Where those elements follow each other in GM (all but
+    the first axis whole, each stride the elements after its axis), the 1-D access of them: one burst;
+    else that of ``[.., B]`` (the extents of the unit axes, 0 or 1 each, scale that of ``B``), a strided
+    one unless ``B``'s stride is 1 (``[A, 1, .., 1]``: the 1-D access of ``A`` elements)."""
     shape, loc = instr.attr("shape"), instr.loc
-    rank, lower = len(shape), shape[:-1]
+    rank = len(shape)
+    kept = max((d for d in range(rank) if shape[d] > 1), default=0) + 1
+    lower = shape[:kept]
     xs = instr.operands
     base, offset, outer, extents = xs[0], xs[1], xs[2:1 + rank], xs[1 + rank:1 + 2 * rank]
     rest = xs[1 + 2 * rank:]
-    *leading, last = extents[:-1]
-    if r.consts.get(extents[-1].id) != 1:  # a mask on the unit axis: its extent (0 or 1) empties the rows
-        last = r.op(Op.MUL, Type(I32), (last, extents[-1]), (), loc)
-    strided = r.consts.get(outer[-1].id) != 1 or lower[-1] == 1  # a [.., 1, 1] block: its elements one by one
-    strides = tuple(outer) if strided else tuple(outer[:-1])
-    operands = (base, offset, *strides, *leading, last)
+    strided = False
+    if kept > 1 and _consecutive(r, lower, outer, extents):
+        count = r.const(numel(lower), I32, loc) if r.consts.get(extents[0].id) == lower[0] else \
+            r.op(Op.MUL, Type(I32), (extents[0], r.const(numel(lower[1:]), I32, loc)), (), loc)
+        lower, operands = (numel(lower),), (base, offset, count)
+    else:
+        *leading, last = extents[:kept]
+        for unit in extents[kept:]:  # a mask on a unit axis: its extent (0 or 1) empties the rows
+            if r.consts.get(unit.id) != 1:
+                last = r.op(Op.MUL, Type(I32), (last, unit), (), loc)
+        strided = lower[-1] > 1 and r.consts.get(outer[kept - 1].id) != 1
+        operands = (base, offset, *outer[:kept if strided else kept - 1], *leading, last)
     attrs = tuple((k, lower if k == "shape" else a) for k, a in instr.attrs)
     if instr.op is Op.BLOCK_LOAD:
         v = instr.result
@@ -157,6 +169,13 @@ def _unit_last(r, instr: Instr) -> None:
     (value,) = rest
     flat = r.op(Op.RESHAPE, value.type.with_shape(lower), (value,), (), loc)
     r.instr(Instr(Op.STRIDED_STORE if strided else Op.BLOCK_STORE, (), operands + (flat,), attrs, (), loc))
+
+
+def _consecutive(r, lower: tuple[int, ...], strides, extents) -> bool:
+    """The valid elements of a block access of ``lower`` and unit axes after it follow each other in GM."""
+    whole = (*lower[1:], *[1] * (len(extents) - len(lower)))
+    return (all(r.consts.get(s.id) == numel(lower[d + 1:]) for d, s in enumerate(strides[:len(lower)]))
+            and all(r.consts.get(e.id) == n for e, n in zip(extents[1:], whole)))
 
 
 def _with_axis(instr: Instr, axis: int) -> tuple:

@@ -432,6 +432,33 @@ def test_combine_functions_over_int64_tiles_are_located_errors():
     assert "test_sim_combine.py:" in str(err.value) and "tl.reduce" in str(err.value)
 
 
+@ascdsl.jit
+def wide_bounds(a, b):  # int64 bounds that differ per lane (3e9 apart from lane to lane)
+    low = a.to(tl.int64) * 3000000000
+    for _ in range(low, low + b % 5):
+        a = a * 3 + 1
+    return a
+
+
+@ascdsl.jit
+def wide_bounds_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.associative_scan(tl.load(x_ptr + offs), 0, wide_bounds))
+
+
+def test_combine_loops_over_per_lane_int64_bounds_are_located_errors():
+    """A lane's trip count would be computed from its int64 bounds on whole tiles, which A2 cannot do: a located
+    error at the loop (the interpreter runs it)."""
+    x = np.arange(8, dtype=np.int32) - 3
+    with pytest.raises(ascdsl.CompilationError,
+                       match="`for` loop over int64 bounds .* cannot run on the Ascend A2 vector cores") as err:
+        wide_bounds_kernel[(1,)](x, np.zeros(8, np.int32), BLOCK=8, backend="sim")
+    assert "test_sim_combine.py:" in str(err.value) and "for _ in range(low, low + b % 5)" in str(err.value)
+    out = np.zeros(8, np.int32)
+    wide_bounds_kernel[(1,)](x, out, BLOCK=8, backend="interpreter")
+    assert out[0] == x[0] and out[-1] != x[-1]  # the last lane ran its loop
+
+
 @CANN
 def test_narrow_rank_3_and_looped_combines_type_check_against_cann(tmp_path):
     """The combines over 8-bit, 16-bit, bool and rank-3 tiles and with unrolled loops, in one kernel file,

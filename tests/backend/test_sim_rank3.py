@@ -401,6 +401,64 @@ def test_blocks_and_broadcasts_of_rank_3_tiles_with_a_unit_last_axis(dtype):
 
 
 @ascdsl.jit
+def unit_axes_kernel(x_ptr, out_ptr, n, k, A: tl.constexpr, B: tl.constexpr, S: tl.constexpr):
+    """``[A, 1, 1]`` at row stride ``S``, ``[A, B, 1]`` over one run of GM and an ``[A, 1]`` column, masked along
+    axis 0 (``n``) and along a unit axis (``k``: 0 or 1), loaded with ``other`` and stored."""
+    a = tl.arange(0, A)[:, None, None]
+    b = tl.arange(0, B)[None, :, None]
+    u1, u2 = tl.arange(0, 1)[None, :, None], tl.arange(0, 1)[None, None, :]
+    column = tl.load(x_ptr + a * S + u1 + u2, mask=(a < n) & (u1 < k), other=-1)
+    tl.store(out_ptr + a * S + u1 + u2, column, mask=a < n)
+    rows = tl.load(x_ptr + a * B + b + u2, mask=a < n, other=-1)
+    tl.store(out_ptr + A * S + a * B + b + u2, rows, mask=(a < n) & (u2 < k))
+    tl.store(out_ptr + A * S + A * B + a * B + b + u2, rows)
+    r, z = tl.arange(0, A)[:, None], tl.arange(0, 1)[None, :]
+    pair = tl.load(x_ptr + r + z, mask=(r < n) & (z < k), other=5)  # of int64: a where after the load, not a fill
+    tl.store(out_ptr + A * S + 2 * A * B + r + z, pair, mask=z < k)
+
+
+UNIT_DTYPES = [pytest.param(d, id=str(d)) for d in (dtypes.float32, dtypes.int32)] + [
+    pytest.param(d, id=str(d), marks=pytest.mark.slow)
+    for d in (dtypes.float16, dtypes.bfloat16, dtypes.int16, dtypes.int8, dtypes.int64)]
+
+
+@pytest.mark.parametrize("dtype", UNIT_DTYPES)
+def test_blocks_with_unit_axes_last_bit_exact(dtype):
+    def check(a, b, s, n, k):
+        x = (np.arange(1, a * max(s, b) + 1) % 100).astype(dtype.np)
+        want, got = both(unit_axes_kernel[(1,)], x, np.full(a * s + 2 * a * b + a, 7, dtype.np), n, k, A=a, B=b, S=s)
+        np.testing.assert_array_equal(bits(got[1]), bits(want[1]), err_msg=f"A={a} B={b} S={s} n={n} k={k}")
+        column = np.where(np.arange(a) < n, x[:a * s:s] if k else -1, 7).astype(dtype.np)
+        assert (want[1][:a * s:s] == column).all()
+        assert (want[1][a * s + a * b:-a] == np.where(np.arange(a * b) < n * b, x[:a * b], -1).astype(dtype.np)).all()
+        assert (want[1][-a:] == (np.where(np.arange(a) < n, x[:a], 5) if k else np.full(a, 7)).astype(dtype.np)).all()
+    each(check, [(64, 3, 1, 64, 1), (16, 5, 1, 11, 1), (16, 5, 3, 16, 0), (8, 4, 2, 5, 1), (40, 2, 1, 40, 0)])
+
+
+@ascdsl.jit
+def unit_copy_kernel(x_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr):
+    i = tl.arange(0, A)[:, None, None] * B + tl.arange(0, B)[None, :, None] + tl.arange(0, 1)[None, None, :]
+    tl.store(out_ptr + i, tl.load(x_ptr + i))
+
+
+@pytest.mark.parametrize("b", [1, 3])
+def test_blocks_with_a_unit_last_axis_over_one_run_of_gm_are_one_burst(b):
+    """``[64, 1, 1]`` and ``[64, 3, 1]`` over consecutive elements: one burst each way and no Gather (they were
+    64 one-element bursts and a Gather each way, or 64 rows and a Gather: MTE2 328 -> 76, 344 -> 92 cycles)."""
+    from ascdsl import sim
+    from ascdsl.sim import cost
+
+    x = data(64 * b, dtypes.float32)
+    with sim.record() as runs:
+        want, got = both(unit_copy_kernel[(1,)], x, np.zeros(64 * b, np.float32), A=64, B=b)
+    np.testing.assert_array_equal(bits(got[1]), bits(want[1]))
+    stats, k = runs[-1].stats, cost.A2
+    one_burst = k.copy_setup.value + k.burst_cycles.value + 64 * b * 4 / k.core_gm_bytes_per_cycle.value
+    assert stats.gm_copies == 2 and "Gather" not in stats.vector_calls
+    assert stats.pipe_busy["MTE2"] == stats.pipe_busy["MTE3"] == pytest.approx(one_burst, abs=1)
+
+
+@ascdsl.jit
 def one_to_column_kernel(x_ptr, out_ptr, M: tl.constexpr):
     column = tl.broadcast_to(tl.load(x_ptr + tl.arange(0, 1))[:, None], (M, 1))  # [1, 1] -> [M, 1]
     tl.store(out_ptr + tl.arange(0, M)[:, None] + tl.arange(0, 1)[None, :], column + column)

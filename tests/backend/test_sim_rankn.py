@@ -159,6 +159,30 @@ def test_rank5_block_loads():
     assert np.array_equal(got[1], want[1])
 
 
+@ascdsl.jit
+def unit4_kernel(x_ptr, out_ptr, n, S: tl.constexpr, A: tl.constexpr, B: tl.constexpr):
+    """``[A, B, 1, 1]`` (rows ``S`` apart in GM: one run when ``S == B``) and ``[A, 1, 1, 1]``, masked along axis 0."""
+    a = tl.arange(0, A)[:, None, None, None]
+    b = tl.arange(0, B)[None, :, None, None]
+    u = tl.arange(0, 1)[None, None, :, None] + tl.arange(0, 1)[None, None, None, :]
+    x = tl.load(x_ptr + a * S + b + u, mask=a < n, other=-1)
+    tl.store(out_ptr + a * B + b + u, x)
+    tl.store(out_ptr + A * B + a + u + tl.arange(0, 1)[None, :, None, None], tl.load(x_ptr + a * S + u))
+
+
+@pytest.mark.parametrize("dtype", ALL_SWEEP)
+def test_blocks_with_two_unit_axes_last_bit_exact(dtype):
+    """Rank-4 blocks whose last two axes are 1 (a silent one-element copy before they lowered as the access
+    without them)."""
+    def check(a, b, s, n):
+        x = data(a * s, dtype)
+        want, got = both(unit4_kernel[(1,)], x, np.zeros(a * b + a, dtype.np), n, S=s, A=a, B=b)
+        np.testing.assert_array_equal(bits(got[1]), bits(want[1]), err_msg=f"A={a} B={b} S={s} n={n}")
+        rows = np.where(np.arange(a)[:, None] < n, x.reshape(a, s)[:, :b], -1).astype(dtype.np)
+        assert (want[1][:a * b] == rows.ravel()).all() and (want[1][a * b:] == x[::s]).all()
+    each(check, [(8, 8, 8, 8), (6, 3, 3, 4), (4, 5, 7, 3)])
+
+
 @CANN
 def test_new_lowerings_type_check_against_cann(tmp_path):
     """Rank-4 tiles, scans and sorts along rows and leading axes and histograms, in one kernel file, against
