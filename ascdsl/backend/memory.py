@@ -4,8 +4,8 @@ A 1-D block is one burst. A 2-D ``[M, N]`` block is ``DataCopyPad`` with one bur
 (``blockCount`` at most ``platform.max_bursts`` per call), ``blockLen`` the valid columns in bytes,
 the GM gap ``(row stride - valid columns) * itemsize`` bytes and the UB gap in blocks up to the
 tile's row pitch; rows back to back on both sides (GM row stride = valid columns = the UB row pitch,
-known or tested at run time) go as one burst, the MTE's cost being per burst. ``DataCopyPad`` pads each burst to a block; where the kernel gave ``other``, the
-rest of a partial tile (masked rows, columns past the padded burst) is filled with
+known or tested at run time) go as one burst, the MTE's cost being per burst. ``DataCopyPad`` pads
+each burst to a block; where the kernel gave ``other``, the rest of a partial tile (masked rows, columns past the padded burst) is filled with
 ``Duplicate(other)`` after the load; without ``other`` those lanes are undefined, as on the
 interpreter.
 """
@@ -243,8 +243,8 @@ def dequeue(sel: Selector, instr: Instr) -> list:
 def _fill(sel: Selector, instr: Instr, local: Ref, other: Value) -> list:
     """Duplicate(other) over the lanes a masked load leaves (see :func:`_fill_planes`; of a column, those
     past its valid elements). ``Duplicate`` has no 64-bit form: an int64 ``other`` (a constant whose two
-    32-bit words are equal, 0 or -1: any other is a ``where`` after the load, :mod:`.wide`) fills the
-    int32 view of the block, each lane two words wide."""
+    32-bit words are equal, 0 or -1: any other fills the tile's words first, :func:`.gather.fill_block`)
+    fills the int32 view of the block, each lane two words wide."""
     _, _, _, extents, _ = parts(instr)
     shape, p = instr.attr("shape"), sel.pitch(instr.result)
     scale = 2 if local.dtype.itemsize == 8 else 1
