@@ -5,9 +5,9 @@ A 1-D block is one burst. A 2-D ``[M, N]`` block is ``DataCopyPad`` with one bur
 the GM gap ``(row stride - valid columns) * itemsize`` bytes and the UB gap in blocks up to the
 tile's row pitch; rows back to back on both sides (GM row stride = valid columns = the UB row pitch,
 known or tested at run time) go as one burst, the MTE's cost being per burst. ``DataCopyPad`` pads
-each burst to a block; where the kernel gave ``other``, the rest of a partial tile (masked rows, columns past the padded burst) is filled with
-``Duplicate(other)`` after the load; without ``other`` those lanes are undefined, as on the
-interpreter.
+each burst to a block; where the kernel gave ``other``, the rest of a partial tile (masked rows,
+columns past the padded burst) is filled with ``Duplicate(other)`` after the load; without ``other``
+those lanes are undefined, as on the interpreter.
 """
 from __future__ import annotations
 
