@@ -673,10 +673,37 @@ def buffers(k: Kernel) -> list[Buf]:
         elif isinstance(s, Queue):
             seen.setdefault(s.buf)
         for e in exprs(s):
-            for x in sub_exprs(e):
-                if isinstance(x, Elem):
-                    seen.setdefault(x.ref.buf)
+            _elem_buffers(e, seen)
     return list(seen)
+
+
+_LEAVES = (Var, Lit, Field, SizeOf, ElemsPer, Const, IsSame, Text)
+
+
+def _elem_buffers(e, seen: dict) -> None:
+    """The buffers of the :class:`Elem` reads in ``e`` into ``seen``, in :func:`sub_exprs` order (the
+    walk :func:`buffers` runs over every expression of every compile, without its lists)."""
+    if isinstance(e, _LEAVES):
+        return
+    if isinstance(e, Bin):
+        _elem_buffers(e.a, seen)
+        _elem_buffers(e.b, seen)
+    elif isinstance(e, Cond):
+        _elem_buffers(e.c, seen)
+        _elem_buffers(e.a, seen)
+        _elem_buffers(e.b, seen)
+    elif isinstance(e, (Conv, Not)):
+        _elem_buffers(e.x, seen)
+    elif isinstance(e, Brace):
+        for x in e.items:
+            _elem_buffers(x, seen)
+    elif isinstance(e, Elem):
+        seen.setdefault(e.ref.buf)
+        _elem_buffers(e.ref.offset, seen)
+        if not isinstance(e.index, int):
+            _elem_buffers(e.index, seen)
+    elif isinstance(e, GmValue):
+        _elem_buffers(e.gm.offset, seen)
 
 
 # ----------------------------------------------------------------------------- verifier
