@@ -612,11 +612,16 @@ def restage(body, stages: dict) -> tuple:
 
 def walk(body) -> "list[Stmt]":
     """Every statement of ``body``, nested ones after their parent, in program order."""
-    out = []
+    out: list = []
+    _walk(body, out)
+    return out
+
+
+def _walk(body, out: list) -> None:
     for s in body:
         out.append(s)
-        out += walk(children(s))
-    return out
+        if isinstance(s, (For, If, While, Segment, Run)):
+            _walk(children(s), out)
 
 
 def exprs(s: Stmt) -> tuple:
@@ -635,21 +640,38 @@ def exprs(s: Stmt) -> tuple:
 
 def sub_exprs(e) -> list:
     """``e`` and every expression inside it."""
-    out = [e]
+    out: list = []
+    _sub_exprs(e, out)
+    return out
+
+
+_LEAVES = (Var, Lit, Field, SizeOf, ElemsPer, Const, IsSame, Text)
+
+
+def _sub_exprs(e, out: list) -> None:
+    """:func:`sub_exprs` into one list (the passes walk every expression of every compile: a list made
+    at each level and joined cost more than the walk)."""
+    out.append(e)
+    if isinstance(e, _LEAVES):
+        return
     if isinstance(e, Bin):
-        out += sub_exprs(e.a) + sub_exprs(e.b)
+        _sub_exprs(e.a, out)
+        _sub_exprs(e.b, out)
     elif isinstance(e, Cond):
-        out += sub_exprs(e.c) + sub_exprs(e.a) + sub_exprs(e.b)
+        _sub_exprs(e.c, out)
+        _sub_exprs(e.a, out)
+        _sub_exprs(e.b, out)
     elif isinstance(e, (Conv, Not)):
-        out += sub_exprs(e.x)
+        _sub_exprs(e.x, out)
     elif isinstance(e, Brace):
         for x in e.items:
-            out += sub_exprs(x)
+            _sub_exprs(x, out)
     elif isinstance(e, Elem):
-        out += sub_exprs(e.ref.offset) + ([] if isinstance(e.index, int) else sub_exprs(e.index))
+        _sub_exprs(e.ref.offset, out)
+        if not isinstance(e.index, int):
+            _sub_exprs(e.index, out)
     elif isinstance(e, GmValue):
-        out += sub_exprs(e.gm.offset)
-    return out
+        _sub_exprs(e.gm.offset, out)
 
 
 def vars_read(body) -> list[Var]:
@@ -673,37 +695,10 @@ def buffers(k: Kernel) -> list[Buf]:
         elif isinstance(s, Queue):
             seen.setdefault(s.buf)
         for e in exprs(s):
-            _elem_buffers(e, seen)
+            for x in sub_exprs(e):
+                if isinstance(x, Elem):
+                    seen.setdefault(x.ref.buf)
     return list(seen)
-
-
-_LEAVES = (Var, Lit, Field, SizeOf, ElemsPer, Const, IsSame, Text)
-
-
-def _elem_buffers(e, seen: dict) -> None:
-    """The buffers of the :class:`Elem` reads in ``e`` into ``seen``, in :func:`sub_exprs` order (the
-    walk :func:`buffers` runs over every expression of every compile, without its lists)."""
-    if isinstance(e, _LEAVES):
-        return
-    if isinstance(e, Bin):
-        _elem_buffers(e.a, seen)
-        _elem_buffers(e.b, seen)
-    elif isinstance(e, Cond):
-        _elem_buffers(e.c, seen)
-        _elem_buffers(e.a, seen)
-        _elem_buffers(e.b, seen)
-    elif isinstance(e, (Conv, Not)):
-        _elem_buffers(e.x, seen)
-    elif isinstance(e, Brace):
-        for x in e.items:
-            _elem_buffers(x, seen)
-    elif isinstance(e, Elem):
-        seen.setdefault(e.ref.buf)
-        _elem_buffers(e.ref.offset, seen)
-        if not isinstance(e.index, int):
-            _elem_buffers(e.index, seen)
-    elif isinstance(e, GmValue):
-        _elem_buffers(e.gm.offset, seen)
 
 
 # ----------------------------------------------------------------------------- verifier
