@@ -55,7 +55,7 @@ def _events(bufs: list[Buf], role: Role) -> int:
 
 def fit_queues(k: kir.Kernel, platform: Platform) -> kir.Kernel:
     """The queue-fitting pass (see the module docstring)."""
-    bufs = kir.buffers(k)  # walked again only when a rewrite changed the kernel (a walk costs a sixth of a lift's compile)
+    bufs = kir.buffers(k)  # walked again only after a rewrite (four walks were a sixth of a lift sample's compile)
     for role in (Role.INPUT, Role.OUTPUT):
         if _events(bufs, role) > platform.queue_events:
             k = _pack(k, role, platform.block_bytes, max((b.key for b in bufs), default=0))

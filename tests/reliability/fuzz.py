@@ -120,13 +120,13 @@ def mutants(count: int, seed: int = 0, shard: tuple[int, int] = (0, 1)) -> list[
         if not candidates:
             continue
         target, what, replacement = rng.choice(candidates)
-        drawn += 1
-        if (drawn - 1) % shard[1] != shard[0]:
+        index, drawn = drawn, drawn + 1
+        if index % shard[1] != shard[0]:
             continue
         del unchanged[source]  # replaced in place below
         tree = ast.fix_missing_locations(_Replace(target, replacement).visit(tree))
         text = f"# kernel: {fn.name}; {what}\n" + ast.unparse(tree) + "\n"
-        out.append(Mutant(drawn - 1, source, fn.name, what, text))
+        out.append(Mutant(index, source, fn.name, what, text))
     return out
 
 
