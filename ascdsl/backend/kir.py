@@ -612,11 +612,16 @@ def restage(body, stages: dict) -> tuple:
 
 def walk(body) -> "list[Stmt]":
     """Every statement of ``body``, nested ones after their parent, in program order."""
-    out = []
+    out: list = []
+    _walk(body, out)
+    return out
+
+
+def _walk(body, out: list) -> None:
     for s in body:
         out.append(s)
-        out += walk(children(s))
-    return out
+        if isinstance(s, (For, If, While, Segment, Run)):
+            _walk(children(s), out)
 
 
 def exprs(s: Stmt) -> tuple:
@@ -635,21 +640,38 @@ def exprs(s: Stmt) -> tuple:
 
 def sub_exprs(e) -> list:
     """``e`` and every expression inside it."""
-    out = [e]
+    out: list = []
+    _sub_exprs(e, out)
+    return out
+
+
+_LEAVES = (Var, Lit, Field, SizeOf, ElemsPer, Const, IsSame, Text)
+
+
+def _sub_exprs(e, out: list) -> None:
+    """:func:`sub_exprs` into one list (the passes walk every expression of every compile: a list made
+    at each level and joined cost more than the walk)."""
+    out.append(e)
+    if isinstance(e, _LEAVES):
+        return
     if isinstance(e, Bin):
-        out += sub_exprs(e.a) + sub_exprs(e.b)
+        _sub_exprs(e.a, out)
+        _sub_exprs(e.b, out)
     elif isinstance(e, Cond):
-        out += sub_exprs(e.c) + sub_exprs(e.a) + sub_exprs(e.b)
+        _sub_exprs(e.c, out)
+        _sub_exprs(e.a, out)
+        _sub_exprs(e.b, out)
     elif isinstance(e, (Conv, Not)):
-        out += sub_exprs(e.x)
+        _sub_exprs(e.x, out)
     elif isinstance(e, Brace):
         for x in e.items:
-            out += sub_exprs(x)
+            _sub_exprs(x, out)
     elif isinstance(e, Elem):
-        out += sub_exprs(e.ref.offset) + ([] if isinstance(e.index, int) else sub_exprs(e.index))
+        _sub_exprs(e.ref.offset, out)
+        if not isinstance(e.index, int):
+            _sub_exprs(e.index, out)
     elif isinstance(e, GmValue):
-        out += sub_exprs(e.gm.offset)
-    return out
+        _sub_exprs(e.gm.offset, out)
 
 
 def vars_read(body) -> list[Var]:

@@ -188,14 +188,21 @@ class _Sampler:
         return _Samples()(tuple(self.compile(p) for p in points))
 
 
+_NO_VARS = (int, float, str, enum.Enum, type(None), Loc, dtypes.DType, Lit, kir.Field, kir.SizeOf, kir.ElemsPer,
+            kir.IsSame, kir.Text, kir.Buf, kir.Queue, kir.Local, kir.Bind, kir.Barrier, kir.Flag, kir.Note,
+            kir.GmParam, Plan)
+"""What holds no variable (a buffer's queue identity is strings and ints): :func:`_relabel` returns it
+as it is without walking it (the walk of every sample's leaves was a seventh of a lift)."""
+
+
 def _relabel(k: kir.Kernel) -> kir.Kernel:
     """``k`` with its variables numbered in first-use order (value ids differ between samples when the
     frontend shares equal constants)."""
     keys: dict[int, int] = {}
-    memo: dict[int, object] = {}  # by id: shared subtrees (buffers, stage bodies) are visited once
+    memo: dict[int, object] = {}  # by id: shared subtrees (stage bodies) are visited once
 
     def visit(node):
-        if isinstance(node, (int, float, str, bool, enum.Enum)) or node is None:
+        if isinstance(node, _NO_VARS):
             return node
         got = memo.get(id(node))
         if got is not None:

@@ -46,16 +46,23 @@ def packed(buf: Buf) -> bool:
 
 def events(k: kir.Kernel, role: Role) -> int:
     """The event ids the queues of ``role`` take: one per buffer of each queue identity."""
-    return BUFFERS * len({b.queue for b in kir.buffers(k) if b.role is role})
+    return _events(kir.buffers(k), role)
+
+
+def _events(bufs: list[Buf], role: Role) -> int:
+    return BUFFERS * len({b.queue for b in bufs if b.role is role})
 
 
 def fit_queues(k: kir.Kernel, platform: Platform) -> kir.Kernel:
     """The queue-fitting pass (see the module docstring)."""
+    bufs = kir.buffers(k)  # walked again only after a rewrite (four walks were a sixth of a lift sample's compile)
     for role in (Role.INPUT, Role.OUTPUT):
-        if events(k, role) > platform.queue_events:
-            k = _pack(k, role, platform.block_bytes)
-        if events(k, role) > platform.queue_events:
+        if _events(bufs, role) > platform.queue_events:
+            k = _pack(k, role, platform.block_bytes, max((b.key for b in bufs), default=0))
+            bufs = kir.buffers(k)
+        if _events(bufs, role) > platform.queue_events:
             k = _share_staging(k, role)
+            bufs = kir.buffers(k)
     return k
 
 
@@ -88,8 +95,9 @@ def _held_within(part: tuple, role: Role) -> list[Buf]:
     return [b for _, _, b in spans]
 
 
-def _pack(k: kir.Kernel, role: Role, block: int) -> kir.Kernel:
-    key = max((b.key for b in kir.buffers(k)), default=0)
+def _pack(k: kir.Kernel, role: Role, block: int, key: int) -> kir.Kernel:
+    """``k`` with each segment's buffers of ``role`` packed into one queue buffer (new ones keyed
+    after ``key``, the largest key in use)."""
     extents = _bytes(k.process)
 
     def segment(s: Segment) -> Segment:

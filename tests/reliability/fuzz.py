@@ -100,14 +100,19 @@ class _Replace(ast.NodeTransformer):
         return super().visit(node)
 
 
-def mutants(count: int, seed: int = 0) -> list[Mutant]:
-    """``count`` mutants, the same ones for the same seed."""
+def mutants(count: int, seed: int = 0, shard: tuple[int, int] = (0, 1)) -> list[Mutant]:
+    """``count`` mutants, the same ones for the same seed; with ``shard`` ``(i, n)``, only those whose
+    index is ``i`` modulo ``n`` (the others are drawn, not written out: that costs most of the time)."""
     rng = random.Random(seed)
     files = OP_FILES + KERNEL_FILES
-    out = []
-    while len(out) < count:
+    out: list = []
+    drawn = 0
+    unchanged: dict[Path, ast.Module] = {}  # parsed trees no mutation has been written into
+    while drawn < count:
         source = rng.choice(files)
-        tree = ast.parse(source.read_text())
+        if source not in unchanged:
+            unchanged[source] = ast.parse(source.read_text())
+        tree = unchanged[source]
         fn = rng.choice(jit_functions(tree))
         if source in KERNEL_FILES and fn.name not in launchable(source):
             continue
@@ -115,9 +120,13 @@ def mutants(count: int, seed: int = 0) -> list[Mutant]:
         if not candidates:
             continue
         target, what, replacement = rng.choice(candidates)
+        index, drawn = drawn, drawn + 1
+        if index % shard[1] != shard[0]:
+            continue
+        del unchanged[source]  # replaced in place below
         tree = ast.fix_missing_locations(_Replace(target, replacement).visit(tree))
         text = f"# kernel: {fn.name}; {what}\n" + ast.unparse(tree) + "\n"
-        out.append(Mutant(len(out), source, fn.name, what, text))
+        out.append(Mutant(index, source, fn.name, what, text))
     return out
 
 
