@@ -219,15 +219,14 @@ def fill_block(sel: Selector, instr: Instr) -> list:
     strides, extents = instr.operands[2:1 + rank], instr.operands[1 + rank:1 + 2 * rank]
     lead, cols = _grid(instr)
     if lead:
-        rows, extent = tuple(zip(lead, strides, extents)), extents[-1]
-    elif rank == 2 and sel.const_of(extents[1]) != 1:
-        raise unsupported(instr, "masking the size-1 dim of an int64 column loaded with `other`")
-    else:  # one row: 1-D, or an [M, 1] column
-        rows, extent = (), extents[0]
+        rows, n_cols = tuple(zip(lead, strides, extents)), _extent(sel, extents[-1], cols)
+    else:  # one row: 1-D, or an [M, 1] column (masked on its unit axis: all of its valid rows or none)
+        rows, n_cols = (), _extent(sel, extents[0], cols)
+        if rank == 2 and sel.const_of(extents[1]) != 1:
+            n_cols = mul(n_cols, sel.expr(extents[1]))
     loaded = Ref(sel.inbuf[v.id], dtypes.int32, lit(0), 2 * sel.count(v))
     dst = int32_view(sel.ref(v))
     offsets, calls = lane_index(sel, "wordOffsets", 2 * cols, dtypes.int32.itemsize, instr.loc)
-    n_cols = _extent(sel, extent, cols)
     pitch = 2 * sel.pitch(v)
 
     def gather(r, _) -> list:
