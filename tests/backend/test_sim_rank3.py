@@ -413,7 +413,7 @@ def unit_axes_kernel(x_ptr, out_ptr, n, k, A: tl.constexpr, B: tl.constexpr, S: 
     tl.store(out_ptr + A * S + a * B + b + u2, rows, mask=(a < n) & (u2 < k))
     tl.store(out_ptr + A * S + A * B + a * B + b + u2, rows)
     r, z = tl.arange(0, A)[:, None], tl.arange(0, 1)[None, :]
-    pair = tl.load(x_ptr + r + z, mask=(r < n) & (z < k), other=5)  # of int64: other's words filled, the loaded lanes gathered over them
+    pair = tl.load(x_ptr + r + z, mask=(r < n) & (z < k), other=5)  # int64: words filled, lanes gathered over
     tl.store(out_ptr + A * S + 2 * A * B + r + z, pair, mask=z < k)
 
 
