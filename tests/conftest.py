@@ -1,5 +1,5 @@
 """Suite-wide settings: a deterministic hypothesis profile under CI, test data independent of the
-order xdist runs tests in, and a summary of the simulator's g++ builds (count and seconds over every xdist worker). Builds go to the normal cache
+order xdist runs tests in, the longest tests first, and a summary of the simulator's g++ builds (count and seconds over every xdist worker). Builds go to the normal cache
 (``$ASCDSL_CACHE_DIR`` or ``~/.cache/ascdsl``), shared with ``ascdsl check`` and ``ascdsl build``."""
 import json
 import os
@@ -30,6 +30,15 @@ def _same_data_in_any_order(request):
         if isinstance(value, np.random.Generator) and value is not helpers.RNG:
             first = _FIRST_STATES.setdefault((module.__name__, name), value.bit_generator.state)
             value.bit_generator.state = first
+
+
+FIRST = ("tests/backend/test_sim_coverage.py::", "tests/reliability/test_fuzz.py::test_fuzz[")
+"""The longest tests (minutes each) run first: xdist hands out tests in collection order, and one of
+these collected last keeps a single core busy for minutes after the other has finished."""
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: not item.nodeid.startswith(FIRST))
 
 
 def _stats_dir(config) -> Path:
