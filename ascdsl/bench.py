@@ -195,7 +195,7 @@ def cells(row: Row) -> tuple[str, ...]:
     c, k = row.case, row.kernel
     return (c.op, c.shape_class, "x".join(map(str, c.shape)) + "".join(f" {k}={v}" for k, v in c.attrs.items()),
             c.dtype, k.kernels, f"{k.est_us:.4g}", f"{k.floor_us:.4g}", f"{k.ratio:.2f}", k.critical_pipe,
-            f"{k.gm_over_min:.3f}", f"{k.bytes_per_copy:.0f}", f"{k.ub_use:.0%}", f"{row.interp_ms:.2f}",
+            f"{k.gm_over_min:.3f}", f"{k.bytes_per_copy:.0f}", f"{k.ub_use:.1%}", f"{row.interp_ms:.2f}",
             f"{row.numpy_ms:.2f}", f"{row.interp_ratio:.2f}")
 
 

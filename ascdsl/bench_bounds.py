@@ -5,9 +5,9 @@
   partial sums were exchanged, can do no better than every core moving one equal piece with no
   exchange at all: the same bytes as ``[cores, n / cores]`` rows, one row per core. That run's
   estimate over the few-rows class's own floor bounds every split from below.
-* **One row per tile** (rows of 4096 floats: a second row does not fit three double-buffered
-  queues, so the UB stays half used). The same class on the same platform with twice the UB (two or
-  three rows per tile) shows what filling the UB would gain.
+* **UB under the target** (log_softmax_grad's rows of 4096 floats: two rows per tile in two
+  double-buffered queues are 69.9% of the budget, and a third does not fit). The same class on the
+  same platform with twice the UB (more rows per tile) shows what filling the UB would gain.
 """
 from __future__ import annotations
 

@@ -87,7 +87,7 @@ def _ub_map(plan: Mapping, platform: Mapping) -> dict:
     bars, offset = [], 0
     for i, buf in enumerate(plan["buffers"]):
         size = buf["num"] * buf["bytes"]
-        bars.append({**buf, "total": size, "offset": offset, "y": 44 + 22 * i,
+        bars.append({**buf, "css": buf["position"].replace("/", "-"), "total": size, "offset": offset, "y": 44 + 22 * i,
                      "x": round(offset * scale, 2), "width": round(size * scale, 2),
                      "slots": [round((offset + s * buf["bytes"]) * scale, 2) for s in range(1, buf["num"])]})
         offset += size

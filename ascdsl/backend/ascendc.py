@@ -10,11 +10,14 @@
    cut into segments at the loops;
 4. ``fit_queues`` (:mod:`.queues`): a kernel whose queues need more event ids than the platform has
    packs each segment's loads (or stores) into one queue buffer, one queue for all segments;
-5. ``plan_ub`` (:mod:`.ubplan`): buffers -> UB slots, the plan kept on the kernel;
-6. ``stage`` (:mod:`.staging`): segments -> CopyIn/Compute/CopyOut methods;
-7. ``sync`` (:mod:`.sync`): barriers and V_S flags from per-pipe reads and writes of each slot;
-8. ``name`` (:mod:`.naming`): readable, collision-free C++ names;
-9. ``check_budget`` (:mod:`.ubplan`): the plan fits the platform's UB (a located error otherwise).
+5. ``plan_ub`` (:mod:`.ubplan`): buffers -> UB slots, the plan kept on the kernel (a store computed
+   in a load's dying queue buffer where it can be);
+6. ``bind_queues`` (:mod:`.queues`): those stores' queue operations on the load's queue
+   (``TQueBind<VECIN, VECOUT>``);
+7. ``stage`` (:mod:`.staging`): segments -> CopyIn/Compute/CopyOut methods;
+8. ``sync`` (:mod:`.sync`): barriers and V_S flags from per-pipe reads and writes of each slot;
+9. ``name`` (:mod:`.naming`): readable, collision-free C++ names;
+10. ``check_budget`` (:mod:`.ubplan`): the plan fits the platform's UB (a located error otherwise).
 
 Each variant is compiled once (:func:`compile_variant` is cached). After the lift (:mod:`.lift`,
 runtime tile extents) and the template classes (:mod:`.templated`), ``simplify``
@@ -36,7 +39,7 @@ from .decompose import decompose
 from .emit import class_model, literal
 from .limits import check_vector_cores
 from .naming import safe
-from .queues import fit_queues
+from .queues import bind_queues, fit_queues
 from .render import Rendered, render_located
 from .select import select
 from .simplify import simplify
@@ -47,7 +50,8 @@ from .naming import name
 from .tiling import TilingLayout, Variant
 from .ubplan import check_budget, plan_ub
 
-PIPELINE = (check_vector_cores, decompose, select, fit_queues, plan_ub, stage, sync, name, check_budget)
+PIPELINE = (check_vector_cores, decompose, select, fit_queues, plan_ub, bind_queues, stage, sync, name,
+            check_budget)
 assert PIPELINE[-1] is check_budget  # planned() runs all but this one
 """The backend's passes, in order (the first runs on the tile IR, ``select`` turns it into kernel IR)."""
 

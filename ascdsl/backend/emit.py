@@ -155,10 +155,11 @@ class Printer:
         if isinstance(s, Queue):
             q, t = self.names.slot(self.plan.slot(s.buf)), s.buf.dtype.cpp
             local = self.names.view(s.buf, s.buf.dtype)
+            hop = [f"TPosition::{p}" for p in s.route.value] if s.route is not None else []
             if s.op in (QOp.ALLOC, QOp.DEQUE):
                 declare = f"LocalTensor<{t}> " if s.declare else ""
-                return [self.located(f"{declare}{local} = {q}.{s.op.value}<{t}>();", s.loc)]
-            return [f"{q}.{s.op.value}({local});"]
+                return [self.located(f"{declare}{local} = {q}.{s.op.value}<{', '.join(hop + [t])}>();", s.loc)]
+            return [f"{q}.{s.op.value}{'<' + ', '.join(hop) + '>' if hop else ''}({local});"]
         if isinstance(s, Local) and s.buf.role in (kir.Role.INPUT, kir.Role.OUTPUT):  # a view of a queue's local
             t = s.dtype.cpp
             return [f"LocalTensor<{t}> {self.names.view(s.buf, s.dtype)} = "
@@ -272,8 +273,9 @@ def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = Fa
     process = flatten(p.lines(k.process))
     methods = [{"name": p.stage_name(st), "lines": flatten(p.lines(st.body)),
                 "params": ", ".join(f"const {ctype(v.ctype)} {p.expr(v)}" for v in st.params)} for st in k.stages]
-    queues = [{"name": names.slot(s), "position": s.position.value, "num": s.num, "bytes": p.expr(s.size_expr)}
-              for s in slots if s.position is not Position.VECCALC]
+    queues = [{"name": names.slot(s), "num": s.num, "bytes": p.expr(s.size_expr),
+               "type": "TQueBind<TPosition::VECIN, TPosition::VECOUT, 1>" if s.bound else
+               f"TQue<QuePosition::{s.position.value}, 1>"} for s in slots if s.position is not Position.VECCALC]
     return {
         "class_name": class_name,
         "template": template,

@@ -419,15 +419,25 @@ class QOp(enum.Enum):
     FREE = "FreeTensor"
 
 
+class Route(enum.Enum):
+    """The user positions an ENQUE/DEQUE of a bound queue (``TQueBind<VECIN, VECOUT>``) names: its
+    buffer is loaded, computed in place, then stored, and each hand-over is its own event."""
+
+    LOADED = ("GM", "VECIN")  # CopyIn's EnQue, Compute's DeQue: MTE2 -> V
+    COMPUTED = ("VECOUT", "GM")  # Compute's EnQue, CopyOut's DeQue: V -> MTE3
+
+
 @dataclass(frozen=True)
 class Queue:
     """A queue operation on the queue buffer that holds ``buf`` (ALLOC and DEQUE declare its local;
-    with ``declare`` False, a DEQUE in the method that ALLOCs and ENQUEs it assigns it again)."""
+    with ``declare`` False, a DEQUE in the method that ALLOCs and ENQUEs it assigns it again);
+    ``route``: the hand-over an ENQUE/DEQUE of a bound queue names."""
 
     op: QOp
     buf: Buf
     loc: Loc = field(default=UNKNOWN, compare=False)
     declare: bool = True
+    route: Route | None = None
 
 
 @dataclass(frozen=True)

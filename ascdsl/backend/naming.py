@@ -111,7 +111,8 @@ def name(k: kir.Kernel, platform=None) -> kir.Kernel:
     plan = k.plan
     for s in plan.slots:  # a queue :mod:`.queues` shares across pointers has a stem in place of a pointer
         if s.position is Position.VECIN:
-            names.slots[s.index] = taken.claim("inQueue" + stems.get(s.first.queue[1], s.first.queue[1]))
+            stem = "inOutQueue" if s.bound else "inQueue"
+            names.slots[s.index] = taken.claim(stem + stems.get(s.first.queue[1], s.first.queue[1]))
         elif s.position is Position.VECOUT:
             names.slots[s.index] = taken.claim("outQueue" + stems.get(s.first.queue[1], s.first.queue[1]))
     for s in plan.slots:

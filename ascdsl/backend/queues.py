@@ -1,4 +1,4 @@
-"""Fitting the kernel's queues to the hardware's event ids.
+"""Fitting the kernel's queues to the hardware's event ids, and binding a store to a load's queue.
 
 Every buffer of a ``TQue`` takes one of the ``platform.queue_events`` event ids of its position
 (VECIN, VECOUT), and each queue is double-buffered (:data:`BUFFERS`). A kernel whose queues fit keeps
@@ -12,6 +12,9 @@ more UB than before (the queue is as large as the largest segment's tiles). The 
 gathers and scatters, each held from its ``AllocTensor`` to its ``FreeTensor`` within one stage, one
 after another, then share a second queue (as large as the largest). What still does not fit is
 :func:`.ubplan.check_budget`'s located error.
+
+After UB planning, :func:`bind_queues` writes the queue operations of each store the plan computes in
+a load's queue buffer (``TQueBind<VECIN, VECOUT>``, CANN 8.1's ``EnQue``/``DeQue`` with user positions).
 """
 from __future__ import annotations
 
@@ -66,6 +69,36 @@ def fit_queues(k: kir.Kernel, platform: Platform) -> kir.Kernel:
     return k
 
 
+def bind_queues(k: kir.Kernel, platform: Platform | None = None) -> kir.Kernel:
+    """The queue-binding pass: each store the plan computes in a load's queue buffer
+    (:attr:`.ubplan.Plan.bound`) is that buffer: its views view the load's buffer, the load's
+    ``FreeTensor`` in Compute becomes ``EnQue<VECOUT, GM>`` in place of the store's, and CopyOut takes
+    it with ``DeQue<VECOUT, GM>`` and frees it; every other ``EnQue``/``DeQue`` of a bound queue names
+    its hand-over from GM (:class:`.kir.Route`)."""
+    if not k.plan.bound:
+        return k
+    into = dict(k.plan.bound)
+    loads = set(into.values())
+    bound = {b for b in kir.buffers(k) if k.plan.slot(b).bound}
+
+    def queue(s: Queue) -> tuple:
+        if s.buf in into:
+            return () if s.op is QOp.ALLOC else (dataclasses.replace(
+                s, buf=into[s.buf], route=None if s.op is QOp.FREE else kir.Route.COMPUTED),)
+        if s.buf in loads and s.op is QOp.FREE:
+            return ()
+        if s.buf in bound and s.op in (QOp.ENQUE, QOp.DEQUE):
+            return (dataclasses.replace(s, route=kir.Route.LOADED),)
+        return (s,)
+
+    def segment(s: Segment) -> Segment:
+        return dataclasses.replace(s, **{p: kir.rewrite(getattr(s, p), lambda x: queue(x) if isinstance(x, Queue) else (x,))
+                                         for p in ("copy_in", "compute", "copy_out")})
+
+    process = kir.rewrite(k.process, lambda s: (segment(s) if isinstance(s, Segment) else s,))
+    return dataclasses.replace(k, process=_rebased(process, {o.key: (i, 0) for o, i in into.items()}))
+
+
 def _share_staging(k: kir.Kernel, role: Role) -> kir.Kernel:
     """``k`` with the buffers of ``role`` held within one stage part (AllocTensor, EnQue, DeQue
     assigning its local again, FreeTensor: statements of the part, no two held at once) in the
@@ -103,7 +136,7 @@ def _pack(k: kir.Kernel, role: Role, block: int, key: int) -> kir.Kernel:
     def segment(s: Segment) -> Segment:
         nonlocal key
         fill, read = _PARTS[role]
-        members = _packable(getattr(s, fill), getattr(s, read), role)
+        members = held_across(getattr(s, fill), getattr(s, read), role)
         if not members:
             return s
         key += 1
@@ -132,7 +165,7 @@ def _bytes(body) -> dict[Buf, int]:
     return out
 
 
-def _packable(fill: tuple, read: tuple, role: Role) -> list[Buf]:
+def held_across(fill: tuple, read: tuple, role: Role) -> list[Buf]:
     """The buffers of ``role`` whose AllocTensor and EnQue are statements of ``fill`` and whose DeQue
     (declaring its local) and FreeTensor are statements of ``read``, each once, in first-ALLOC order."""
     ops: dict[Buf, list] = {}
@@ -156,14 +189,14 @@ def _merge_ops(body: tuple, packed: Buf, first: QOp, last: QOp) -> tuple:
 
 
 def _rebased(node, moves: dict):
-    """``node`` with every view and queue operation of a packed member on its packed buffer: views
-    ``base`` bytes further (an element offset in the view's type, the extent counted from the packed
-    buffer's start)."""
+    """``node`` with every view and queue operation of a packed member (or a bound store, base 0) on its
+    packed buffer: views ``base`` bytes further (an element offset in the view's type, the extent
+    counted from the packed buffer's start)."""
     if isinstance(node, kir.Ref) and node.buf.key in moves:
         packed, base = moves[node.buf.key]
         n = base // node.dtype.itemsize
         offset = (kir.Lit(node.offset.value + n, node.offset.dtype) if isinstance(node.offset, kir.Lit)
-                  else kir.add(kir.lit(n), node.offset))
+                  else kir.add(kir.lit(n), node.offset) if n else node.offset)
         return kir.Ref(packed, node.dtype, offset, node.extent + n)
     if isinstance(node, Queue) and node.buf.key in moves:
         return dataclasses.replace(node, buf=moves[node.buf.key][0])
@@ -175,4 +208,4 @@ def _rebased(node, moves: dict):
     return node
 
 
-__all__ = ["BUFFERS", "SHARED", "STAGING", "events", "fit_queues", "packed"]
+__all__ = ["BUFFERS", "SHARED", "STAGING", "bind_queues", "events", "fit_queues", "held_across", "packed"]

@@ -302,7 +302,7 @@ def _members(pa: Plan, pf: Plan, u: _Unifier) -> tuple[tuple[Slot, ...], Plan]:
     extra: list[Slot] = []
     for s in pf.slots:
         other = by_first.get(s.first.key)
-        if other is not None and other.position is s.position:
+        if other is not None and other.position is s.position and other.bound == s.bound:
             member[s.index] = other.index
         elif s.position is not kir.Position.VECCALC:
             raise _Refused("the float32 form has other queues")
@@ -338,7 +338,7 @@ def _join(a: kir.Kernel, t: DType, itemsize: int, form: kir.Kernel):
     bufs, bufs_f = {b.key: b for b in kir.buffers(a)}, {b.key: b for b in kir.buffers(form)}
     if set(bufs) != set(bufs_f):
         raise _Refused("other buffers")
-    moved = {k for k in homes_a if pf.root(bufs_f[k]).key != k and pa.root(bufs[k]).key == k
+    moved = {k for k in bufs if pf.root(bufs_f[k]).key != k and pa.root(bufs[k]).key == k
              and pa.slots[homes_a[k]].position is kir.Position.VECCALC}  # in a queue buffer for float32 only
     if {k for k, _ in pa.alias} != {k for k, _ in pf.alias} - moved:
         raise _Refused("the 16-bit kernel computes other tiles in its queue buffers")
@@ -363,10 +363,11 @@ def _join(a: kir.Kernel, t: DType, itemsize: int, form: kir.Kernel):
         elif narrow:
             top.append(kir.If(kir.Not(kir.FLOAT_INSTANCE), narrow, static=True))
         bound: set = set()
+        cast = {c.dst.buf.key for c in kir.walk(st.body) if isinstance(c, kir.Call) and id(c) in sites}
 
-        def binds(root: kir.Buf) -> tuple:
+        def binds(root: kir.Buf, skip=frozenset()) -> tuple:
             out = tuple(kir.Bind(bufs[k], dtypes.float32, root) for k in sorted(here)
-                        if roots[k].key == root.key and k not in bound)
+                        if roots[k].key == root.key and k not in bound and k not in skip)
             bound.update(b.buf.key for b in out)
             return out
 
@@ -383,8 +384,9 @@ def _join(a: kir.Kernel, t: DType, itemsize: int, form: kir.Kernel):
                     s = dataclasses.replace(s, **{f: body(getattr(s, f)) for f in ("body", "orelse", "test")
                                                   if hasattr(s, f)})
                 out.append(s)
-                if isinstance(s, kir.Queue) and s.op is kir.QOp.ALLOC and s.buf.role is kir.Role.OUTPUT:
-                    b = binds(s.buf)
+                if isinstance(s, kir.Queue) and (s.op is kir.QOp.ALLOC and s.buf.role is kir.Role.OUTPUT
+                                                 or s.route is kir.Route.LOADED and s.op is kir.QOp.DEQUE):
+                    b = binds(s.buf, cast)
                     if b:
                         out.append(kir.If(kir.FLOAT_INSTANCE, b, static=True))
             return _coalesce(out)

@@ -15,6 +15,10 @@
   float32 form is packed as the float32 kernel is (:mod:`.templated` places each instance's buffers
   by its own plan). No tile is computed over a view that starts inside a queue buffer packing several
   tiles (:func:`.queues.packed`): it would lie at the buffer's start;
+* a store whose data begins where a load of its segment (same element type) and everything computed
+  in the load's queue buffer are dead is computed in that buffer and stored from it, as CANN's
+  kernels do with a ``TQueBind<VECIN, VECOUT>`` (:attr:`Plan.bound`, :func:`.queues.bind_queues`):
+  one double-buffered queue less, so tiles of rows that fit three queues once fit twice;
 * every slot's size is the largest extent any view of its buffers reaches (so scratch is sized by
   the calls that use it, and ``Compare``'s whole repeats pad its operands), rounded up to a block.
 
@@ -31,7 +35,7 @@ from ..platforms import Platform
 from . import kir
 from .kir import Buf, Call, Position, Queue, Role
 from .poly import describe_slots
-from .queues import BUFFERS, packed
+from .queues import BUFFERS, held_across, packed
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,7 @@ class Slot:
     # largest, rounded up to a block)
     size: object = None  # runtime tile extents (:mod:`.lift`): bytes as an expression of tiling fields,
     # ``bytes`` being its largest value
+    bound: bool = False  # a VECIN queue whose buffers are stored from too (``TQueBind<VECIN, VECOUT>``)
 
     @property
     def size_expr(self):
@@ -66,6 +71,7 @@ class Plan:
     alias: tuple[tuple[int, Buf], ...] = ()  # (buffer key, the queue buffer it is computed in)
     least: int | None = None  # runtime tile extents: the bytes at their smallest values (``.lift``)
     footprint: tuple = ()  # runtime tile extents: the bytes slot by slot as polynomials of them (``.poly.Slots``)
+    bound: tuple[tuple[Buf, Buf], ...] = ()  # (output, input): the store computed in the load's queue buffer
 
     def root(self, buf: Buf) -> Buf:
         """The queue buffer ``buf`` is computed in, or ``buf`` itself."""
@@ -90,6 +96,8 @@ class _Order:
         self.loops: list[tuple[int, int]] = []
         self.calls: list[tuple[int, Call]] = []
         self.last_call: dict[Buf, int] = {}
+        self.first_call: dict[Buf, int] = {}
+        self.touches: dict[Buf, list[int]] = {}
         self.freed: dict[Buf, int] = {}
         self.branches: list[tuple[int, int, int]] = []  # If statements: start, else, end
         self.visit(body)
@@ -102,18 +110,23 @@ class _Order:
         self.first.setdefault(b, self.n)
         self.last[b] = self.n
 
+    def use(self, b: Buf) -> None:
+        """A call (or GetValue) reads or writes ``b``'s data."""
+        self.touch(b)
+        self.last_call[b] = self.n
+        self.first_call.setdefault(b, self.n)
+        self.touches.setdefault(b, []).append(self.n)
+
     def visit(self, body) -> None:
         for s in body:
             self.n += 1
             if isinstance(s, Call):
                 self.calls.append((self.n, s))
                 for r in s.refs:
-                    self.touch(r.buf)
-                    self.last_call[r.buf] = self.n
+                    self.use(r.buf)
                     self.bytes[r.buf] = max(self.bytes.get(r.buf, 0), r.extent * r.dtype.itemsize)
                 for b in s.reads:
-                    self.touch(b)
-                    self.last_call[b] = self.n
+                    self.use(b)
             elif isinstance(s, Queue):
                 self.touch(s.buf)
                 if s.op is kir.QOp.FREE:
@@ -121,8 +134,7 @@ class _Order:
             for e in kir.exprs(s):
                 for x in kir.sub_exprs(e):
                     if isinstance(x, kir.Elem):  # a GetValue: a read of the data, as a call's
-                        self.touch(x.ref.buf)
-                        self.last_call[x.ref.buf] = self.n
+                        self.use(x.ref.buf)
             if isinstance(s, (kir.For, kir.While)):
                 start = self.n
                 self.visit(kir.children(s))
@@ -193,12 +205,84 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
             alias[b.key] = root
         s.setdefault("needs", []).append(order.bytes.get(b, block))
         home[b.key] = index
+    bound = _bind_outputs(k, order, alias)
+    for o, i in bound:
+        old, new = home[o.key], home[i.key]
+        home.update({key: new for key, index in home.items() if index == old})
+        alias.update({key: i for key, root in alias.items() if root == o})
+        alias[o.key] = i
+        slots[new]["bytes"] = max(slots[new]["bytes"], slots[old]["bytes"])
+        slots[new]["needs"] += slots[old]["needs"]
+        slots[new]["bound"] = True
+        slots[old] = None
     rank = {Position.VECIN: 0, Position.VECOUT: 1, Position.VECCALC: 2}
-    order_slots = sorted(range(len(slots)), key=lambda i: (rank[slots[i]["position"]], i))
+    order_slots = sorted((i for i, s in enumerate(slots) if s is not None), key=lambda i: (rank[slots[i]["position"]], i))
     renumber = {old: new for new, old in enumerate(order_slots)}
     out = tuple(Slot(renumber[i], slots[i]["position"], slots[i]["num"], slots[i]["bytes"], slots[i]["first"],
-                     slots[i]["first"].loc, tuple(slots[i]["needs"])) for i in order_slots)
-    return Plan(out, tuple(sorted((key, renumber[i]) for key, i in home.items())), tuple(sorted(alias.items())))
+                     slots[i]["first"].loc, tuple(slots[i]["needs"]), bound=slots[i].get("bound", False))
+                for i in order_slots)
+    return Plan(out, tuple(sorted((key, renumber[i]) for key, i in home.items())), tuple(sorted(alias.items())),
+                bound=tuple(bound))
+
+
+def _bind_outputs(k: kir.Kernel, order: _Order, alias: dict[int, Buf]) -> list[tuple[Buf, Buf]]:
+    """``(output, input)`` pairs whose store is computed in the load's queue buffer, as CANN's kernels
+    write a result into the buffer its input came in (``TQueBind<VECIN, VECOUT>``): one queue buffer
+    less per pair. In one segment, the load's queue buffer is held from CopyIn to Compute and the
+    store's from Compute to CopyOut (:func:`.queues.held_across`), both of one element type, neither
+    packed, and the store's slot holds it alone, the load's DeQue before the store's AllocTensor; the
+    load and every tile placed in its buffer are dead where the store's data begins
+    (:func:`_dead_before`)."""
+    pairs: list[tuple[Buf, Buf]] = []
+    taken: set[Buf] = set()
+    for seg in kir.walk(k.process):
+        if not isinstance(seg, kir.Segment):
+            continue
+        loads = [b for b in held_across(seg.copy_in, seg.compute, Role.INPUT) if not packed(b)]
+        for o in held_across(seg.compute, seg.copy_out, Role.OUTPUT):
+            if packed(o) or sum(1 for b in order.first if b.role is Role.OUTPUT and b.queue == o.queue) != 1:
+                continue
+            into = [o] + [b for b in order.first if alias.get(b.key) == o]
+            starts = [order.first_call[b] for b in into if b in order.first_call]
+            if not starts:
+                continue
+            start = min(starts)
+            alloc = _at(seg.compute, kir.QOp.ALLOC, o)
+            for i in loads:
+                if (i not in taken and i.dtype == o.dtype and _at(seg.compute, kir.QOp.DEQUE, i) < alloc
+                        and _dead_before(order, alias, i, into, start)):
+                    pairs.append((o, i))
+                    taken.add(i)
+                    break
+    return pairs
+
+
+def _at(body: tuple, op: kir.QOp, buf: Buf) -> int:
+    return next(n for n, s in enumerate(body) if isinstance(s, Queue) and s.op is op and s.buf == buf)
+
+
+def _dead_before(order: _Order, alias: dict[int, Buf], i: Buf, into: list[Buf], start: int) -> bool:
+    """Whether ``i`` and the tiles placed in its buffer are dead from position ``start`` on: every use
+    from there (and every use in a loop around ``start`` that does not define them) is a call writing
+    ``into`` (the store or a tile computed in it) in place over them at the same offset (one operation,
+    possibly split into calls over disjoint parts)."""
+    group = [i] + [b for b in order.first if alias.get(b.key) == i]
+    calls = dict(order.calls)
+
+    def over(q: int, b: Buf) -> bool:
+        c = calls.get(q)
+        if c is None or not c.inplace or not isinstance(c.dst, kir.Ref) or c.dst.buf not in into:
+            return False
+        srcs = [(n, r) for n, r in enumerate(c.srcs) if isinstance(r, kir.Ref) and r.buf == b]
+        return bool(srcs) and all((c.inplace is True or n in c.inplace) and r.offset == c.dst.offset
+                                  and r.dtype.itemsize == c.dst.dtype.itemsize for n, r in srcs)
+    for b in group:
+        touches = order.touches.get(b, ())
+        spans = [(start, float("inf"))] + [(ls, le) for ls, le in order.loops if order.first[b] <= ls < start <= le]
+        for ls, le in spans:
+            if not all(q >= start and over(q, b) for q in touches if ls < q <= le or q == ls == start):
+                return False
+    return True
 
 
 def _into_outputs(order: _Order) -> dict[Buf, Buf]:
@@ -287,7 +371,7 @@ def check_budget(k: kir.Kernel, platform: Platform) -> kir.Kernel:
 
 def _check_queue_events(k: kir.Kernel, platform: Platform) -> None:
     for position in (kir.Position.VECIN, kir.Position.VECOUT):
-        slots = [s for s in k.plan.slots if s.position is position]
+        slots = [s for s in k.plan.slots if s.position is position or s.bound and position is kir.Position.VECOUT]
         used = 0
         for s in slots:
             used += s.num
@@ -308,5 +392,5 @@ def as_dict(k: kir.Kernel, plan: Plan | None = None, footprint: tuple = ()) -> d
     footprint = footprint or p.footprint
     extra = {"footprint": describe_slots(footprint)} if footprint else {}
     return {"total_bytes": p.total_bytes, **extra,
-            "buffers": [{"name": k.names.slot(s), "position": s.position.value, "num": s.num, "bytes": s.bytes}
-                        for s in p.slots if s.num]}
+            "buffers": [{"name": k.names.slot(s), "position": "VECIN/VECOUT" if s.bound else s.position.value,
+                         "num": s.num, "bytes": s.bytes} for s in p.slots if s.num]}

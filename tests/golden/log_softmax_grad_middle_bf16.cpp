@@ -16,7 +16,7 @@ struct LogSoftmaxBackwardTilingData {
 };
 #pragma pack(pop)
 
-// reduce_middle_full_kernel (BLOCK_R=16, BLOCK_B=32) from ops/log_softmax_grad.py:93; UB plan: 10368 bytes
+// reduce_middle_full_kernel (BLOCK_R=16, BLOCK_B=32) from ops/log_softmax_grad.py:93; UB plan: 8320 bytes
 class ReduceMiddleFullKernelV1 {
 public:
     __aicore__ inline ReduceMiddleFullKernelV1() {}
@@ -27,9 +27,8 @@ public:
         dyGm.SetGlobalBuffer((__gm__ bfloat16_t*)dy_ptr);
         xGm.SetGlobalBuffer((__gm__ bfloat16_t*)x_ptr);
         outGm.SetGlobalBuffer((__gm__ bfloat16_t*)out_ptr);
-        pipe.InitBuffer(inQueueDy, 2, 1024);
+        pipe.InitBuffer(inOutQueueDy, 2, 1024);
         pipe.InitBuffer(inQueueX, 2, 1024);
-        pipe.InitBuffer(outQueueOut, 2, 1024);
         pipe.InitBuffer(dyBuf, 2048);
         pipe.InitBuffer(totalBuf, 128);
         pipe.InitBuffer(xBuf, 2048);
@@ -59,12 +58,12 @@ public:
 private:
     __aicore__ inline void CopyIn(const int64_t dyOffset, const int32_t dyRows, const int64_t dyCols)
     {
-        LocalTensor<bfloat16_t> dyIn = inQueueDy.AllocTensor<bfloat16_t>();  // ops/log_softmax_grad.py:103
+        LocalTensor<bfloat16_t> dyIn = inOutQueueDy.AllocTensor<bfloat16_t>();  // ops/log_softmax_grad.py:103
         DataCopyPadExtParams<bfloat16_t> dyInPad{true, 0, static_cast<uint8_t>((dyCols + 15) / 16 * 16 - dyCols), (bfloat16_t)0.0f};
         const bool dyInWhole = (static_cast<int64_t>(tiling_.d2) == static_cast<int64_t>(dyCols)) & (dyCols == 32);
         DataCopyExtParams dyInParams{static_cast<uint16_t>(dyInWhole ? 1 : dyRows), static_cast<uint32_t>((dyInWhole ? dyRows * dyCols : dyCols) * sizeof(bfloat16_t)), static_cast<uint32_t>((static_cast<int64_t>(tiling_.d2) - dyCols) * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (dyCols + 15) / 16), 0};
         DataCopyPad(dyIn, dyGm[dyOffset], dyInParams, dyInPad);
-        inQueueDy.EnQue(dyIn);
+        inOutQueueDy.EnQue<TPosition::GM, TPosition::VECIN>(dyIn);
         LocalTensor<bfloat16_t> xIn = inQueueX.AllocTensor<bfloat16_t>();  // ops/log_softmax_grad.py:105
         DataCopyPadExtParams<bfloat16_t> xInPad{true, 0, static_cast<uint8_t>((dyCols + 15) / 16 * 16 - dyCols), (bfloat16_t)0.0f};
         const bool xInWhole = (static_cast<int64_t>(tiling_.d2) == static_cast<int64_t>(dyCols)) & (dyCols == 32);
@@ -80,7 +79,7 @@ private:
         LocalTensor<float> tmp = xBuf.Get<float>();
         LocalTensor<float> tmp2 = xBuf.Get<float>();
         LocalTensor<float> out = dyBuf.Get<float>();
-        LocalTensor<bfloat16_t> dyIn = inQueueDy.DeQue<bfloat16_t>();
+        LocalTensor<bfloat16_t> dyIn = inOutQueueDy.DeQue<TPosition::GM, TPosition::VECIN, bfloat16_t>();
         const int32_t dyInValid = (dyCols + 15) / 16 * 16;
         // fill the masked columns with `other`
         if (dyInValid < 32) {
@@ -102,7 +101,6 @@ private:
             PipeBarrier<PIPE_V>();
             Duplicate(xIn[dyRows * 32], (bfloat16_t)0.0f, (16 - dyRows) * 32);
         }
-        LocalTensor<bfloat16_t> outOut = outQueueOut.AllocTensor<bfloat16_t>();
         PipeBarrier<PIPE_V>();
         Cast(dy, dyIn, RoundMode::CAST_NONE, 512);  // ops/log_softmax_grad.py:103
         PipeBarrier<PIPE_V>();
@@ -117,25 +115,23 @@ private:
         PipeBarrier<PIPE_V>();
         Sub(out, dy, tmp2, 512);  // ops/log_softmax_grad.py:106
         PipeBarrier<PIPE_V>();
-        Cast(outOut, out, RoundMode::CAST_RINT, 512);  // ops/log_softmax_grad.py:107
-        outQueueOut.EnQue(outOut);
-        inQueueDy.FreeTensor(dyIn);
+        Cast(dyIn, out, RoundMode::CAST_RINT, 512);  // ops/log_softmax_grad.py:107
+        inOutQueueDy.EnQue<TPosition::VECOUT, TPosition::GM>(dyIn);
         inQueueX.FreeTensor(xIn);
     }
     __aicore__ inline void CopyOut(const int64_t dyOffset, const int32_t dyRows, const int64_t dyCols)
     {
-        LocalTensor<bfloat16_t> outOut = outQueueOut.DeQue<bfloat16_t>();  // ops/log_softmax_grad.py:107
+        LocalTensor<bfloat16_t> dyIn = inOutQueueDy.DeQue<TPosition::VECOUT, TPosition::GM, bfloat16_t>();  // ops/log_softmax_grad.py:107
         const bool outOutWhole = (static_cast<int64_t>(tiling_.d2) == static_cast<int64_t>(dyCols)) & (dyCols == 32);
         DataCopyExtParams outOutParams{static_cast<uint16_t>(outOutWhole ? 1 : dyRows), static_cast<uint32_t>((outOutWhole ? dyRows * dyCols : dyCols) * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (dyCols + 15) / 16), static_cast<uint32_t>((static_cast<int64_t>(tiling_.d2) - dyCols) * sizeof(bfloat16_t)), 0};
-        DataCopyPad(outGm[dyOffset], outOut, outOutParams);
-        outQueueOut.FreeTensor(outOut);
+        DataCopyPad(outGm[dyOffset], dyIn, outOutParams);
+        inOutQueueDy.FreeTensor(dyIn);
     }
 
 private:
     TPipe pipe;
-    TQue<QuePosition::VECIN, 1> inQueueDy;
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> inOutQueueDy;
     TQue<QuePosition::VECIN, 1> inQueueX;
-    TQue<QuePosition::VECOUT, 1> outQueueOut;
     TBuf<TPosition::VECCALC> dyBuf;
     TBuf<TPosition::VECCALC> totalBuf;
     TBuf<TPosition::VECCALC> xBuf;

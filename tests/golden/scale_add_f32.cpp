@@ -12,7 +12,7 @@ struct AddTilingData {
 };
 #pragma pack(pop)
 
-// add_kernel (BLOCK=2048) from tests/test_interpreter_dsl.py:128; UB plan: 49152 bytes
+// add_kernel (BLOCK=2048) from tests/test_interpreter_dsl.py:128; UB plan: 32768 bytes
 class AddKernelV1 {
 public:
     __aicore__ inline AddKernelV1() {}
@@ -23,9 +23,8 @@ public:
         xGm.SetGlobalBuffer((__gm__ float*)x_ptr);
         yGm.SetGlobalBuffer((__gm__ float*)y_ptr);
         outGm.SetGlobalBuffer((__gm__ float*)out_ptr);
-        pipe.InitBuffer(inQueueX, 2, 8192);
+        pipe.InitBuffer(inOutQueueX, 2, 8192);
         pipe.InitBuffer(inQueueY, 2, 8192);
-        pipe.InitBuffer(outQueueOut, 2, 8192);
     }
     __aicore__ inline void Process()
     {
@@ -43,11 +42,11 @@ public:
 private:
     __aicore__ inline void CopyIn(const int64_t xOffset, const int64_t xCount)
     {
-        LocalTensor<float> xIn = inQueueX.AllocTensor<float>();  // tests/test_interpreter_dsl.py:131
+        LocalTensor<float> xIn = inOutQueueX.AllocTensor<float>();  // tests/test_interpreter_dsl.py:131
         DataCopyPadExtParams<float> xInPad{false, 0, 0, 0.0f};
         DataCopyExtParams xInParams{1, static_cast<uint32_t>(xCount * sizeof(float)), 0, 0, 0};
         DataCopyPad(xIn, xGm[xOffset], xInParams, xInPad);
-        inQueueX.EnQue(xIn);
+        inOutQueueX.EnQue<TPosition::GM, TPosition::VECIN>(xIn);
         LocalTensor<float> yIn = inQueueY.AllocTensor<float>();  // tests/test_interpreter_dsl.py:131
         DataCopyPadExtParams<float> yInPad{false, 0, 0, 0.0f};
         DataCopyExtParams yInParams{1, static_cast<uint32_t>(xCount * sizeof(float)), 0, 0, 0};
@@ -56,27 +55,24 @@ private:
     }
     __aicore__ inline void Compute()
     {
-        LocalTensor<float> xIn = inQueueX.DeQue<float>();
+        LocalTensor<float> xIn = inOutQueueX.DeQue<TPosition::GM, TPosition::VECIN, float>();
         LocalTensor<float> yIn = inQueueY.DeQue<float>();
-        LocalTensor<float> outOut = outQueueOut.AllocTensor<float>();
-        Add(outOut, xIn, yIn, 2048);  // tests/test_interpreter_dsl.py:131
-        outQueueOut.EnQue(outOut);
-        inQueueX.FreeTensor(xIn);
+        Add(xIn, xIn, yIn, 2048);  // tests/test_interpreter_dsl.py:131
+        inOutQueueX.EnQue<TPosition::VECOUT, TPosition::GM>(xIn);
         inQueueY.FreeTensor(yIn);
     }
     __aicore__ inline void CopyOut(const int64_t xOffset, const int64_t xCount)
     {
-        LocalTensor<float> outOut = outQueueOut.DeQue<float>();  // tests/test_interpreter_dsl.py:131
+        LocalTensor<float> xIn = inOutQueueX.DeQue<TPosition::VECOUT, TPosition::GM, float>();  // tests/test_interpreter_dsl.py:131
         DataCopyExtParams outOutParams{1, static_cast<uint32_t>(xCount * sizeof(float)), 0, 0, 0};
-        DataCopyPad(outGm[xOffset], outOut, outOutParams);
-        outQueueOut.FreeTensor(outOut);
+        DataCopyPad(outGm[xOffset], xIn, outOutParams);
+        inOutQueueX.FreeTensor(xIn);
     }
 
 private:
     TPipe pipe;
-    TQue<QuePosition::VECIN, 1> inQueueX;
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> inOutQueueX;
     TQue<QuePosition::VECIN, 1> inQueueY;
-    TQue<QuePosition::VECOUT, 1> outQueueOut;
     GlobalTensor<float> xGm;
     GlobalTensor<float> yGm;
     GlobalTensor<float> outGm;

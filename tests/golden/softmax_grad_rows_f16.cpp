@@ -14,7 +14,7 @@ struct SoftmaxGradTilingData {
 };
 #pragma pack(pop)
 
-// rows_kernel (ROWS=8, BLOCK_K=64, FRONT=False, ALIGN=16) from ops/softmax_grad.py:60; UB plan: 12320 bytes
+// rows_kernel (ROWS=8, BLOCK_K=64, FRONT=False, ALIGN=16) from ops/softmax_grad.py:60; UB plan: 10272 bytes
 class RowsKernelV1 {
 public:
     __aicore__ inline RowsKernelV1() {}
@@ -25,9 +25,8 @@ public:
         gradGm.SetGlobalBuffer((__gm__ half*)grad_ptr);
         srcGm.SetGlobalBuffer((__gm__ half*)src_ptr);
         outGm.SetGlobalBuffer((__gm__ half*)out_ptr);
-        pipe.InitBuffer(inQueueGrad, 2, 1024);
+        pipe.InitBuffer(inOutQueueGrad, 2, 1024);
         pipe.InitBuffer(inQueueSrc, 2, 1024);
-        pipe.InitBuffer(outQueueOut, 2, 1024);
         pipe.InitBuffer(gradBuf, 2048);
         pipe.InitBuffer(srcBuf, 2048);
         pipe.InitBuffer(tmpBuf, 2048);
@@ -56,12 +55,12 @@ public:
 private:
     __aicore__ inline void CopyIn(const int64_t gradOffset, const int32_t gradRows, const int32_t gradCols)
     {
-        LocalTensor<half> gradIn = inQueueGrad.AllocTensor<half>();  // ops/softmax_grad.py:68
+        LocalTensor<half> gradIn = inOutQueueGrad.AllocTensor<half>();  // ops/softmax_grad.py:68
         DataCopyPadExtParams<half> gradInPad{true, 0, static_cast<uint8_t>((gradCols + 15) / 16 * 16 - gradCols), (half)0.0f};
         const bool gradInWhole = (static_cast<int64_t>(tiling_.k) == static_cast<int64_t>(gradCols)) & (gradCols == 64);
         DataCopyExtParams gradInParams{static_cast<uint16_t>(gradInWhole ? 1 : gradRows), static_cast<uint32_t>((gradInWhole ? gradRows * gradCols : gradCols) * sizeof(half)), static_cast<uint32_t>((static_cast<int64_t>(tiling_.k) - gradCols) * sizeof(half)), static_cast<uint32_t>(4 - (gradCols + 15) / 16), 0};
         DataCopyPad(gradIn, gradGm[gradOffset], gradInParams, gradInPad);
-        inQueueGrad.EnQue(gradIn);
+        inOutQueueGrad.EnQue<TPosition::GM, TPosition::VECIN>(gradIn);
         LocalTensor<half> srcIn = inQueueSrc.AllocTensor<half>();  // ops/softmax_grad.py:69
         DataCopyPadExtParams<half> srcInPad{true, 0, static_cast<uint8_t>((gradCols + 15) / 16 * 16 - gradCols), (half)0.0f};
         const bool srcInWhole = (static_cast<int64_t>(tiling_.k) == static_cast<int64_t>(gradCols)) & (gradCols == 64);
@@ -78,7 +77,7 @@ private:
         LocalTensor<float> brcb = tmpBuf.Get<float>();
         LocalTensor<float> tmp2 = gradBuf.Get<float>();
         LocalTensor<float> out = gradBuf.Get<float>();
-        LocalTensor<half> gradIn = inQueueGrad.DeQue<half>();
+        LocalTensor<half> gradIn = inOutQueueGrad.DeQue<TPosition::GM, TPosition::VECIN, half>();
         const int32_t gradInValid = (gradCols + 15) / 16 * 16;
         // fill the masked columns with `other`
         if (gradInValid < 64) {
@@ -100,7 +99,6 @@ private:
             PipeBarrier<PIPE_V>();
             Duplicate(srcIn[gradRows * 64], (half)0.0f, (8 - gradRows) * 64);
         }
-        LocalTensor<half> outOut = outQueueOut.AllocTensor<half>();
         PipeBarrier<PIPE_V>();
         Cast(grad, gradIn, RoundMode::CAST_NONE, 512);  // ops/softmax_grad.py:68
         Cast(src, srcIn, RoundMode::CAST_NONE, 512);  // ops/softmax_grad.py:69
@@ -115,25 +113,23 @@ private:
         PipeBarrier<PIPE_V>();
         Mul(out, tmp2, src, 512);  // ops/softmax_grad.py:74
         PipeBarrier<PIPE_V>();
-        Cast(outOut, out, RoundMode::CAST_RINT, 512);  // ops/softmax_grad.py:75
-        outQueueOut.EnQue(outOut);
-        inQueueGrad.FreeTensor(gradIn);
+        Cast(gradIn, out, RoundMode::CAST_RINT, 512);  // ops/softmax_grad.py:75
+        inOutQueueGrad.EnQue<TPosition::VECOUT, TPosition::GM>(gradIn);
         inQueueSrc.FreeTensor(srcIn);
     }
     __aicore__ inline void CopyOut(const int64_t gradOffset, const int32_t gradRows, const int32_t gradCols)
     {
-        LocalTensor<half> outOut = outQueueOut.DeQue<half>();  // ops/softmax_grad.py:75
+        LocalTensor<half> gradIn = inOutQueueGrad.DeQue<TPosition::VECOUT, TPosition::GM, half>();  // ops/softmax_grad.py:75
         const bool outOutWhole = (static_cast<int64_t>(tiling_.k) == static_cast<int64_t>(gradCols)) & (gradCols == 64);
         DataCopyExtParams outOutParams{static_cast<uint16_t>(outOutWhole ? 1 : gradRows), static_cast<uint32_t>((outOutWhole ? gradRows * gradCols : gradCols) * sizeof(half)), static_cast<uint32_t>(4 - (gradCols + 15) / 16), static_cast<uint32_t>((static_cast<int64_t>(tiling_.k) - gradCols) * sizeof(half)), 0};
-        DataCopyPad(outGm[gradOffset], outOut, outOutParams);
-        outQueueOut.FreeTensor(outOut);
+        DataCopyPad(outGm[gradOffset], gradIn, outOutParams);
+        inOutQueueGrad.FreeTensor(gradIn);
     }
 
 private:
     TPipe pipe;
-    TQue<QuePosition::VECIN, 1> inQueueGrad;
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> inOutQueueGrad;
     TQue<QuePosition::VECIN, 1> inQueueSrc;
-    TQue<QuePosition::VECOUT, 1> outQueueOut;
     TBuf<TPosition::VECCALC> gradBuf;
     TBuf<TPosition::VECCALC> srcBuf;
     TBuf<TPosition::VECCALC> tmpBuf;

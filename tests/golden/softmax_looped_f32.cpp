@@ -14,7 +14,7 @@ struct SoftmaxLoopedTilingData {
 };
 #pragma pack(pop)
 
-// looped_softmax_kernel (BLOCK=4096) from tests/test_interpreter_dsl.py:31; UB plan: 131072 bytes
+// looped_softmax_kernel (BLOCK=4096) from tests/test_interpreter_dsl.py:31; UB plan: 98304 bytes
 class LoopedSoftmaxKernelV1 {
 public:
     __aicore__ inline LoopedSoftmaxKernelV1() {}
@@ -24,8 +24,7 @@ public:
         programs_ = static_cast<int64_t>(tiling.grid0) * tiling.grid1 * tiling.grid2;
         outGm.SetGlobalBuffer((__gm__ float*)out_ptr);
         inGm.SetGlobalBuffer((__gm__ float*)in_ptr);
-        pipe.InitBuffer(inQueueIn, 2, 16384);
-        pipe.InitBuffer(outQueueOut, 2, 16384);
+        pipe.InitBuffer(inOutQueueIn, 2, 16384);
         pipe.InitBuffer(sBuf, 16384);
         pipe.InitBuffer(mBuf, 16384);
         pipe.InitBuffer(newMBuf, 16384);
@@ -71,11 +70,11 @@ private:
     }
     __aicore__ inline void CopyIn2(const int64_t inOffset, const int32_t inCount)
     {
-        LocalTensor<float> x = inQueueIn.AllocTensor<float>();  // tests/test_interpreter_dsl.py:39
+        LocalTensor<float> x = inOutQueueIn.AllocTensor<float>();  // tests/test_interpreter_dsl.py:39
         DataCopyPadExtParams<float> xPad{true, 0, static_cast<uint8_t>((inCount + 7) / 8 * 8 - inCount), -INFINITY};
         DataCopyExtParams xParams{1, static_cast<uint32_t>(inCount * sizeof(float)), 0, 0, 0};
         DataCopyPad(x, inGm[inOffset], xParams, xPad);
-        inQueueIn.EnQue(x);
+        inOutQueueIn.EnQue<TPosition::GM, TPosition::VECIN>(x);
     }
     __aicore__ inline void Compute2(const int32_t inCount)
     {
@@ -86,7 +85,7 @@ private:
         LocalTensor<float> tmp3 = tmpBuf.Get<float>();
         LocalTensor<float> s = sBuf.Get<float>();
         LocalTensor<float> s2 = tmpBuf.Get<float>();
-        LocalTensor<float> x = inQueueIn.DeQue<float>();
+        LocalTensor<float> x = inOutQueueIn.DeQue<TPosition::GM, TPosition::VECIN, float>();
         const int32_t xValid = (inCount + 7) / 8 * 8;
         if (xValid < 4096) {
             // fill the tail with `other`
@@ -108,7 +107,7 @@ private:
         PipeBarrier<PIPE_V>();
         DataCopy(s, s2, 4096);
         DataCopy(m, newM, 4096);
-        inQueueIn.FreeTensor(x);
+        inOutQueueIn.FreeTensor(x);
     }
     __aicore__ inline void Compute3()
     {
@@ -143,23 +142,22 @@ private:
     }
     __aicore__ inline void CopyIn4(const int64_t inOffset2, const int32_t inCount2)
     {
-        LocalTensor<float> x4 = inQueueIn.AllocTensor<float>();  // tests/test_interpreter_dsl.py:48
+        LocalTensor<float> x4 = inOutQueueIn.AllocTensor<float>();  // tests/test_interpreter_dsl.py:48
         DataCopyPadExtParams<float> xPad2{true, 0, static_cast<uint8_t>((inCount2 + 7) / 8 * 8 - inCount2), 0.0f};
         DataCopyExtParams xParams2{1, static_cast<uint32_t>(inCount2 * sizeof(float)), 0, 0, 0};
         DataCopyPad(x4, inGm[inOffset2], xParams2, xPad2);
-        inQueueIn.EnQue(x4);
+        inOutQueueIn.EnQue<TPosition::GM, TPosition::VECIN>(x4);
     }
     __aicore__ inline void Compute4(const int32_t inCount2)
     {
         LocalTensor<float> scalar4 = sBuf.Get<float>();
         LocalTensor<float> scalar5 = sBuf.Get<float>();
-        LocalTensor<float> x4 = inQueueIn.DeQue<float>();
+        LocalTensor<float> x4 = inOutQueueIn.DeQue<TPosition::GM, TPosition::VECIN, float>();
         const int32_t xValid2 = (inCount2 + 7) / 8 * 8;
         if (xValid2 < 4096) {
             // fill the tail with `other`
             Duplicate(x4[xValid2], 0.0f, 4096 - xValid2);
         }
-        LocalTensor<float> outOut = outQueueOut.AllocTensor<float>();
         PipeBarrier<PIPE_V>();
         Duplicate(scalar4, rowMax_, 8);  // tests/test_interpreter_dsl.py:49
         PipeBarrier<PIPE_V>();
@@ -168,22 +166,20 @@ private:
         Exp(x4, x4, 4096);  // tests/test_interpreter_dsl.py:49
         Duplicate(scalar5, total_, 8);  // tests/test_interpreter_dsl.py:49
         PipeBarrier<PIPE_V>();
-        Div(outOut, x4, scalar5, 64, 64, {1, 1, 0, 8, 8, 0});
-        outQueueOut.EnQue(outOut);
-        inQueueIn.FreeTensor(x4);
+        Div(x4, x4, scalar5, 64, 64, {1, 1, 0, 8, 8, 0});
+        inOutQueueIn.EnQue<TPosition::VECOUT, TPosition::GM>(x4);
     }
     __aicore__ inline void CopyOut4(const int32_t inCount2, const int64_t outOffset)
     {
-        LocalTensor<float> outOut = outQueueOut.DeQue<float>();  // tests/test_interpreter_dsl.py:50
+        LocalTensor<float> x4 = inOutQueueIn.DeQue<TPosition::VECOUT, TPosition::GM, float>();  // tests/test_interpreter_dsl.py:50
         DataCopyExtParams outOutParams{1, static_cast<uint32_t>(inCount2 * sizeof(float)), 0, 0, 0};
-        DataCopyPad(outGm[outOffset], outOut, outOutParams);
-        outQueueOut.FreeTensor(outOut);
+        DataCopyPad(outGm[outOffset], x4, outOutParams);
+        inOutQueueIn.FreeTensor(x4);
     }
 
 private:
     TPipe pipe;
-    TQue<QuePosition::VECIN, 1> inQueueIn;
-    TQue<QuePosition::VECOUT, 1> outQueueOut;
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> inOutQueueIn;
     TBuf<TPosition::VECCALC> sBuf;
     TBuf<TPosition::VECCALC> mBuf;
     TBuf<TPosition::VECCALC> newMBuf;

@@ -14,7 +14,7 @@ struct SoftmaxTilingData {
 };
 #pragma pack(pop)
 
-// softmax_kernel (BLOCK=1024) from tests/test_interpreter_dsl.py:19; UB plan: 12448 bytes
+// softmax_kernel (BLOCK=1024) from tests/test_interpreter_dsl.py:19; UB plan: 8352 bytes
 class SoftmaxKernelV1 {
 public:
     __aicore__ inline SoftmaxKernelV1() {}
@@ -24,8 +24,7 @@ public:
         programs_ = static_cast<int64_t>(tiling.grid0) * tiling.grid1 * tiling.grid2;
         outGm.SetGlobalBuffer((__gm__ half*)out_ptr);
         inGm.SetGlobalBuffer((__gm__ half*)in_ptr);
-        pipe.InitBuffer(inQueueIn, 2, 2048);
-        pipe.InitBuffer(outQueueOut, 2, 2048);
+        pipe.InitBuffer(inOutQueueIn, 2, 2048);
         pipe.InitBuffer(xBuf, 4096);
         pipe.InitBuffer(scalarBuf, 32);
         pipe.InitBuffer(workBuf, 128);
@@ -48,11 +47,11 @@ public:
 private:
     __aicore__ inline void CopyIn(const int64_t inOffset, const int32_t inCount)
     {
-        LocalTensor<half> inIn = inQueueIn.AllocTensor<half>();  // tests/test_interpreter_dsl.py:23
+        LocalTensor<half> inIn = inOutQueueIn.AllocTensor<half>();  // tests/test_interpreter_dsl.py:23
         DataCopyPadExtParams<half> inInPad{true, 0, static_cast<uint8_t>((inCount + 15) / 16 * 16 - inCount), (half)-INFINITY};
         DataCopyExtParams inInParams{1, static_cast<uint32_t>(inCount * sizeof(half)), 0, 0, 0};
         DataCopyPad(inIn, inGm[inOffset], inInParams, inInPad);
-        inQueueIn.EnQue(inIn);
+        inOutQueueIn.EnQue<TPosition::GM, TPosition::VECIN>(inIn);
     }
     __aicore__ inline void Compute(const int32_t inCount)
     {
@@ -66,13 +65,12 @@ private:
         LocalTensor<float> work2 = workBuf.Get<float>();
         LocalTensor<float> scalar4 = scalarBuf.Get<float>();
         LocalTensor<float> out = xBuf.Get<float>();
-        LocalTensor<half> inIn = inQueueIn.DeQue<half>();
+        LocalTensor<half> inIn = inOutQueueIn.DeQue<TPosition::GM, TPosition::VECIN, half>();
         const int32_t inInValid = (inCount + 15) / 16 * 16;
         if (inInValid < 1024) {
             // fill the tail with `other`
             Duplicate(inIn[inInValid], (half)-INFINITY, 1024 - inInValid);
         }
-        LocalTensor<half> outOut = outQueueOut.AllocTensor<half>();
         PipeBarrier<PIPE_V>();
         Cast(x, inIn, RoundMode::CAST_NONE, 1024);  // tests/test_interpreter_dsl.py:23
         PipeBarrier<PIPE_V>();
@@ -96,22 +94,20 @@ private:
         PipeBarrier<PIPE_V>();
         Div(out, num, scalar4, 64, 16, {1, 1, 0, 8, 8, 0});
         PipeBarrier<PIPE_V>();
-        Cast(outOut, out, RoundMode::CAST_RINT, 1024);  // tests/test_interpreter_dsl.py:27
-        outQueueOut.EnQue(outOut);
-        inQueueIn.FreeTensor(inIn);
+        Cast(inIn, out, RoundMode::CAST_RINT, 1024);  // tests/test_interpreter_dsl.py:27
+        inOutQueueIn.EnQue<TPosition::VECOUT, TPosition::GM>(inIn);
     }
     __aicore__ inline void CopyOut(const int32_t inCount, const int64_t outOffset)
     {
-        LocalTensor<half> outOut = outQueueOut.DeQue<half>();  // tests/test_interpreter_dsl.py:27
+        LocalTensor<half> inIn = inOutQueueIn.DeQue<TPosition::VECOUT, TPosition::GM, half>();  // tests/test_interpreter_dsl.py:27
         DataCopyExtParams outOutParams{1, static_cast<uint32_t>(inCount * sizeof(half)), 0, 0, 0};
-        DataCopyPad(outGm[outOffset], outOut, outOutParams);
-        outQueueOut.FreeTensor(outOut);
+        DataCopyPad(outGm[outOffset], inIn, outOutParams);
+        inOutQueueIn.FreeTensor(inIn);
     }
 
 private:
     TPipe pipe;
-    TQue<QuePosition::VECIN, 1> inQueueIn;
-    TQue<QuePosition::VECOUT, 1> outQueueOut;
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> inOutQueueIn;
     TBuf<TPosition::VECCALC> xBuf;
     TBuf<TPosition::VECCALC> scalarBuf;
     TBuf<TPosition::VECCALC> workBuf;

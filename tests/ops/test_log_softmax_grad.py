@@ -66,7 +66,7 @@ SWEEP = [
     ((31, 5), 0), ((3, 33, 5), 1), ((2, 32, 3), -2),  # reduce-middle
     ((3, 4, 5), (0, 1)), ((3, 4, 5), (1, 2)), ((3, 4, 5), [0, 1, 2]), ((3, 4, 5), (-2, -1)),
     ((2,) * 8, 3), ((2,) * 8, [2, 3, 4]), ((1, 2, 1, 3, 1, 2, 1, 2), -1),  # 8 dims
-    ((2, 9000), -1), ((3, 1500, 4), 1),  # reduced extent beyond the full-load tile: recompute
+    ((2, 12000), -1), ((3, 1500, 4), 1),  # reduced extent beyond the full-load tile: recompute
     ((0, 5), 0), ((5, 0), 1), ((3, 0, 4), 1), ((0,), 0),  # empty tensors
     ((), -1), ((), 0),  # rank 0
 ]
@@ -108,8 +108,8 @@ def test_variants_and_core_split():
     assert plan.grid == (7,) and (plan.scalars["per_core"], plan.scalars["big_cores"]) == (1, 0)
     assert variant((3, 33, 5), 1).variant == "reduce_middle_full_load"
     assert variant((3, 2000, 5), 1).variant == "reduce_middle_recompute"
-    assert variant((3, 9000), 1).variant == "reduce_tail_recompute"
-    plan = variant((3, 5000), 1)  # one 20 KB row per tile fits three double-buffered queues
+    assert variant((3, 12000), 1).variant == "reduce_tail_recompute"
+    plan = variant((100, 8000), 1)  # one 32 KB row per tile fits two double-buffered queues, two do not
     assert plan.variant == "reduce_tail_full_load" and plan.constexprs["ROWS"] == 1
     assert variant((3, 4000), 1).variant == variant((3, 4000), 1, "float16").variant == "reduce_tail_full_load"
     assert variant((4, 1, 9), 1).variant == "no_reduce"

@@ -47,7 +47,7 @@ class Page(HTMLParser):
         if tag == "g" and a.get("class") == "buffer":
             self.maps[-1]["buffers"].append(a)
         if tag == "rect" and self.maps and self.maps[-1]["buffers"] and "width" in a and a.get("class") in (
-                "VECIN", "VECOUT", "VECCALC"):
+                "VECIN", "VECOUT", "VECIN-VECOUT", "VECCALC"):
             self.maps[-1]["buffers"][-1]["px"] = float(a["width"])
 
 

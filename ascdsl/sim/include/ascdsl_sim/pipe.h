@@ -101,7 +101,13 @@ inline QueueBuffer& own_buffer(const char* api, int qid, int buf) {
     return b;
 }
 
-inline void enqueue(int qid, int buf, uint32_t gen) {
+// The pipes a hand-over between user positions synchronises, as CANN's GetQueEvt picks them: from GM
+// (a DataCopy in) on MTE2, to GM (a DataCopy out) on MTE3, the vector unit otherwise.
+inline Pipe handing_pipe(TPosition src) { return src == TPosition::GM ? Pipe::MTE2 : Pipe::V; }
+inline Pipe taking_pipe(TPosition dst) { return dst == TPosition::GM ? Pipe::MTE3 : Pipe::V; }
+
+// EnQue: the buffer handed from `by` to `to` (a plain EnQue: the queue's producer to its consumer).
+inline void enqueue(int qid, int buf, uint32_t gen, Pipe by, Pipe to) {
     const char* api = "EnQue";
     Queue& q = queue(api, qid);
     QueueBuffer& b = own_buffer(api, qid, buf);
@@ -109,24 +115,40 @@ inline void enqueue(int qid, int buf, uint32_t gen) {
     require(static_cast<int>(q.queued.size()) < std::max(q.depth, 1), api, "the queue already holds ",
             q.queued.size(), " tensors (depth ", q.depth, ")");
     begin_op(api);
-    count_release(buf, q.producer);
+    count_release(buf, by);
     b.state = BufState::Queued;
-    b.flag = flag_clock(q.producer);
+    b.flag = flag_clock(by);
+    b.handed_by = by, b.handed_to = to;
     q.queued.push_back(buf);
 }
 
-inline int dequeue(int qid) {
+inline void enqueue(int qid, int buf, uint32_t gen) {
+    const Queue& q = queue("EnQue", qid);
+    enqueue(qid, buf, gen, q.producer, q.consumer);
+}
+
+// DeQue: the buffer taken by `to`, which must be the pipe its EnQue handed it to (CANN asserts
+// "EnQue and DeQue Event should be same").
+inline int dequeue(int qid, Pipe by, Pipe to) {
     const char* api = "DeQue";
     Queue& q = queue(api, qid);
     require(!q.queued.empty(), api, "DeQue on an empty queue (no EnQue before it)");
-    begin_op(api);
     const int buf = q.queued.front();
-    q.queued.pop_front();
     QueueBuffer& b = st().buffers[buf];
-    count_acquire(buf, q.consumer);
-    merge_clock(q.consumer, b.flag);
+    require(b.handed_by == by && b.handed_to == to, api, "the DeQue's positions hand the buffer from ",
+            pipe_name(by), " to ", pipe_name(to), ", its EnQue's from ", pipe_name(b.handed_by), " to ",
+            pipe_name(b.handed_to));
+    begin_op(api);
+    q.queued.pop_front();
+    count_acquire(buf, to);
+    merge_clock(to, b.flag);
     b.state = BufState::Dequeued;
     return buf;
+}
+
+inline int dequeue(int qid) {
+    const Queue& q = queue("DeQue", qid);
+    return dequeue(qid, q.producer, q.consumer);
 }
 
 inline void free_buffer(int qid, int buf, uint32_t gen) {
@@ -159,6 +181,17 @@ public:
     }
     template <typename T>
     LocalTensor<T> DeQue() { return tensor<T>(ascdsl_sim::dequeue(id_)); }
+    // The hand-over between user positions (a TQueBind<VECIN, VECOUT> loaded, computed in, stored).
+    template <TPosition srcUser, TPosition dstUser, typename T>
+    bool EnQue(const LocalTensor<T>& tensor) {
+        ascdsl_sim::enqueue(id_, tensor.buffer(), tensor.generation(), ascdsl_sim::handing_pipe(srcUser),
+                            ascdsl_sim::taking_pipe(dstUser));
+        return true;
+    }
+    template <TPosition srcUser, TPosition dstUser, typename T>
+    LocalTensor<T> DeQue() {
+        return tensor<T>(ascdsl_sim::dequeue(id_, ascdsl_sim::handing_pipe(srcUser), ascdsl_sim::taking_pipe(dstUser)));
+    }
     bool VacantInQue() { return static_cast<int>(que().queued.size()) < std::max(depth, 1); }
     bool HasTensorInQue() { return !que().queued.empty(); }
     int32_t GetTensorCountInQue() { return static_cast<int32_t>(que().queued.size()); }

@@ -88,6 +88,7 @@ struct QueueBuffer {
     BufState state = BufState::Free;
     uint32_t gen = 0;                     // bumped by each AllocTensor: stale handles are detected
     std::array<uint32_t, kPipes> flag{};  // vector clock carried by EnQue/FreeTensor
+    Pipe handed_by = Pipe::V, handed_to = Pipe::V;  // the pipes of its last EnQue's hand-over
 };
 struct Queue {
     int position;  // AscendC::TPosition
