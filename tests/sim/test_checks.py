@@ -37,6 +37,8 @@ def fault(name, *extra, block_dim=1, **kw) -> sim.SimError:
         ("reduce_max_small_work", "ReduceMax", "workLocal holds 8 elements, below the documented minimum of 16"),
         ("operand_past_end", "Add", "operand dst touches element 511 of a tensor of 256 elements"),
         ("deque_empty", "DeQue", "DeQue on an empty queue"),
+        ("bound_deque_wrong_hand_over", "DeQue",
+         "the DeQue's positions hand the buffer from V to MTE3, its EnQue's from MTE2 to V"),
         ("enque_beyond_depth", "EnQue", "the queue already holds 1 tensors (depth 1)"),
         ("alloc_beyond_count", "AllocTensor", "all 1 buffers of the queue are in use"),
         ("free_twice", "FreeTensor", "already freed (FreeTensor twice)"),
@@ -180,3 +182,13 @@ def test_arguments_are_checked_against_the_declaration():
         sim.run_kernel(src, "nope", [], 1)
     with pytest.raises(TypeError):  # SimArgumentError is also a TypeError
         sim.run_kernel(src, "add_custom", [x, x, x, np.int32(64), np.uint32(64)], 1)
+
+
+def test_a_bound_queue_hands_its_buffer_from_load_to_compute_to_store():
+    """TQueBind<VECIN, VECOUT>: EnQue/DeQue with user positions (GM -> VECIN, VECOUT -> GM) order the
+    load, the in-place compute and the store of one buffer, double-buffered, with no hazard."""
+    x = np.arange(1024, dtype=np.float32)
+    y = np.zeros(1024, np.float32)
+    run = sim.run_kernel(FAULTS, "bound_in_place", [x, y], 1)
+    np.testing.assert_array_equal(y, 2 * x)
+    assert run.stats.ub_peak_bytes == 2 * 1024 + 3 * 1024  # the bound queue's two buffers after Setup's

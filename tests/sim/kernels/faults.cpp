@@ -125,6 +125,35 @@ extern "C" __global__ __aicore__ void deque_empty(GM_ADDR x, GM_ADDR y) {
     s.inQ.DeQue<float>();
 }
 
+// A bound queue's buffer loaded (handed from MTE2 to V) but dequeued as if computed (V to MTE3).
+extern "C" __global__ __aicore__ void bound_deque_wrong_hand_over(GM_ADDR x, GM_ADDR y) {
+    Setup s(x, y);
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> q;
+    s.pipe.InitBuffer(q, 1, 1024);
+    LocalTensor<float> t = q.AllocTensor<float>();
+    DataCopy(t, s.xGm, 256);
+    q.EnQue<TPosition::GM, TPosition::VECIN>(t);
+    q.DeQue<TPosition::VECOUT, TPosition::GM, float>();
+}
+
+// A bound queue used as CANN's kernels use it: loaded, computed in place, stored from the same buffer.
+extern "C" __global__ __aicore__ void bound_in_place(GM_ADDR x, GM_ADDR y) {
+    Setup s(x, y);
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> q;
+    s.pipe.InitBuffer(q, 2, 1024);
+    for (int i = 0; i < 4; ++i) {
+        LocalTensor<float> t = q.AllocTensor<float>();
+        DataCopy(t, s.xGm[i * 256], 256);
+        q.EnQue<TPosition::GM, TPosition::VECIN>(t);
+        LocalTensor<float> v = q.DeQue<TPosition::GM, TPosition::VECIN, float>();
+        Muls(v, v, 2.0f, 256);
+        q.EnQue<TPosition::VECOUT, TPosition::GM>(v);
+        LocalTensor<float> o = q.DeQue<TPosition::VECOUT, TPosition::GM, float>();
+        DataCopy(s.yGm[i * 256], o, 256);
+        q.FreeTensor(o);
+    }
+}
+
 extern "C" __global__ __aicore__ void alloc_beyond_count(GM_ADDR x, GM_ADDR y) {
     Setup s(x, y);
     s.inQ.AllocTensor<float>();

@@ -136,8 +136,8 @@ inline int dequeue(int qid, Pipe by, Pipe to) {
     const int buf = q.queued.front();
     QueueBuffer& b = st().buffers[buf];
     require(b.handed_by == by && b.handed_to == to, api, "the DeQue's positions hand the buffer from ",
-            pipe_name(by), " to ", pipe_name(to), ", its EnQue's from ", pipe_name(b.handed_by), " to ",
-            pipe_name(b.handed_to));
+            pipe_short(by), " to ", pipe_short(to), ", its EnQue's from ", pipe_short(b.handed_by), " to ",
+            pipe_short(b.handed_to));
     begin_op(api);
     q.queued.pop_front();
     count_acquire(buf, to);
