@@ -339,11 +339,6 @@ class Access:
     def _folded(self, x: Array) -> Array:
         return x.reshape((self.programs,) + self.shape[:self.axes] + (self.run,))
 
-    def held(self) -> "Loaded":
-        """What the enabled lanes of a ``pieces`` access hold (what :meth:`compute` wrote there), as
-        an operand of :meth:`compute` that reads them where they are."""
-        return Loaded(self, self.pieces[0][2].dtype, None, None)
-
     def _selected(self) -> Array:
         """Which of the runs ``(programs, *shape[:axes])`` are enabled."""
         return expand(self.on, (self.programs,) + self.shape[:self.axes])
@@ -393,35 +388,46 @@ class Access:
     def scatter(self, value: Array) -> None:
         """Store ``value`` (compact, broadcastable to the tile) to the enabled lanes."""
         if self.view is not None or self.pieces is not None:
-            self.compute(None, [value])
+            self.compute([(None, [value])])
             return
         whole = np.broadcast_to(value, (self.programs,) + self.shape)
         head = self._folded(whole if whole.flags.c_contiguous else np.ascontiguousarray(whole))[..., :self.length]
         self.runs[self.starts] = head.reshape(-1, self.length) if self.on is None else head[self._selected()]
 
-    def compute(self, ufunc, xs: list[Array]) -> None:
-        """Store ``ufunc(*xs)`` (None: ``xs[0]``), elementwise over compact operands that broadcast to
-        the tile, to the enabled lanes of a ``view`` or ``pieces`` access, computed into the memory."""
+    def compute(self, links: list[tuple]) -> None:
+        """Store the last result of a chain of elementwise ops to the enabled lanes of a ``view`` or
+        ``pieces`` access, each op computed into the memory: ``links`` are ``(ufunc, xs)``, innermost
+        first, for ``ufunc(*xs)`` over compact or loaded operands that broadcast to the tile, where an
+        operand None is the result of the link before, read where it was written (a ufunc None copies
+        ``xs[0]``). A chain runs strip by strip (:func:`_strips`), so that each op after the first
+        reads and writes memory still in cache; its lanes are independent, so every op's result is the
+        one it has over the whole tile."""
         if self.view is not None:
-            xs = [dense(x)[..., :self.length] for x in xs]
-            where = {} if self.on is None else {"where": self.on[..., None]}  # (a ufunc given where= runs
-            if ufunc is None:                                                  # its masked loops, even for True)
-                np.copyto(self.view, xs[0], casting="unsafe", **where)
-            else:
-                ufunc(*xs, out=self.view, **where)
-            return
-        for piece, args in zip(self.pieces, self._arguments(xs)):
-            if ufunc is None:
-                np.copyto(piece[2], args[0], casting="unsafe")
-            else:
-                ufunc(*args, out=piece[2])
+            where = None if self.on is None else self.on[..., None]  # (a ufunc given where= runs its
+            operands = [[None if x is None else dense(x)[..., :self.length] for x in xs] for _, xs in links]
+            targets = [(self.view, operands, where)]                  # masked loops, even for True)
+        else:
+            per_link = [self._arguments(xs) for _, xs in links]
+            targets = [(view, [args[p] for args in per_link], None) for p, (_, _, view) in enumerate(self.pieces)]
+        for out, operands, where in targets:
+            for cut in _strips(out.shape) if len(links) > 1 else ((),):
+                into = out[cut]
+                masked = {} if where is None else {"where": _cut(where, cut)}
+                for (ufunc, _), xs in zip(links, operands):
+                    args = [into if x is None else _cut(x, cut) for x in xs]
+                    if ufunc is None:
+                        np.copyto(into, args[0], casting="unsafe", **masked)
+                    else:
+                        ufunc(*args, out=into, **masked)
 
     def _arguments(self, xs: list) -> list[list[Array]]:
         """Per piece, the operands' values at its lanes: the pieces of a :class:`Loaded` operand read
         through the same pieces, else runs of the compact operand (:meth:`_rows`)."""
         columns = []
         for x in xs:
-            if isinstance(x, Loaded) and x.access.same_pieces(self):
+            if x is None:
+                columns.append([None] * len(self.pieces))
+            elif isinstance(x, Loaded) and x.access.same_pieces(self):
                 columns.append([view for _, _, view in x.access.pieces])
             else:
                 rows = self._rows(dense(x))
@@ -450,6 +456,32 @@ class Access:
             return x.reshape(count, 1)
         x = np.broadcast_to(x, x.shape[:1 + self.axes] + self.shape[self.axes:])
         return x.reshape(count, self.run)[:, :self.length]
+
+
+STRIP_ELEMENTS = 1 << 16
+"""A chain computed into memory (:meth:`Access.compute`) runs in strips of about this many lanes (256 KB
+of float32: an operand's strip, the result's and the next op's operand stay in a core's L2 cache)."""
+
+
+def _strips(shape: tuple[int, ...]):
+    """Index tuples (of slices) that cut a box of ``shape`` into consecutive strips of at most
+    :data:`STRIP_ELEMENTS` lanes: one axis in steps, the axes before it an index at a time."""
+    axis, inner = len(shape), 1
+    while axis > 0 and inner * shape[axis - 1] <= STRIP_ELEMENTS:
+        axis, inner = axis - 1, inner * shape[axis - 1]
+    if axis == 0:
+        yield ()
+        return
+    axis -= 1
+    step = max(1, STRIP_ELEMENTS // inner)
+    for lead in np.ndindex(*shape[:axis]):
+        for start in range(0, shape[axis], step):
+            yield tuple(slice(i, i + 1) for i in lead) + (slice(start, start + step),)
+
+
+def _cut(x: Array, cut: tuple) -> Array:
+    """The part of ``x`` (compact, of the box's rank) that broadcasts to the ``cut`` of the box."""
+    return x[tuple(slice(None) if d == 1 else c for c, d in zip(cut, x.shape))] if cut else x
 
 
 def _lattice(rows: Array, first: int, spacing: int, shape: tuple[int, int, int]) -> Array:

@@ -841,7 +841,7 @@ def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
             return ()
         if access is not None:  # the lanes are distinct: the order of the writes does not matter
             if access.pieces is not None and type(value) is Loaded:
-                access.compute(None, [value])  # from memory to memory
+                access.compute([(None, [value])])  # from memory to memory
             else:
                 value = affine.dense(value)
                 access.scatter(value if access.programs >= value.shape[0] else value[-1:])  # the last program wins
@@ -881,38 +881,31 @@ def _store_computed(P: _Programs, instr: Instr, ptr: Affine, mask, deferred: _De
     """Compute a deferred ``+ - * /``, min or max of float32 tiles into the memory a store writes, when
     the store's lanes are one strided box of every program or a few strided pieces; whether it did.
     A chain of them (``(a - b) * c``; the memory is float32 then, as the chain's last result: a store
-    of another dtype has a cast before it) is computed there op by op, the deferred operand of each
-    into it, then the op reading it where it is, so each op rounds to float32 as it would into a tile.
-    The chain needs a store in pieces whose first op takes no whole tile (it would reuse that tile's
-    memory, hot in cache, where the stored memory may be far apart and cold: the tiles of a store
-    through one view take one) and whose lazily loaded tiles are read through the same pieces (as
-    tiles they are read where they are); else only the last op is."""
+    of another dtype has a cast before it) is computed there op by op, strip by strip
+    (:meth:`ascdsl.affine.Access.compute`), each op reading the one before's result where it wrote it,
+    so each op rounds to float32 as it would into a tile. The chain needs the lazily loaded tiles its
+    inner ops read to come through the same pieces as the store (as tiles they are read where they
+    are); else only the last op is."""
     chain = [deferred]
     while (inner := next((x for x in chain[-1].args if type(x) is _Deferred), None)) is not None:
         chain.append(inner)
     rank, operands = len(ptr.shape), []
     for link in chain:
         xs = [x if type(x) in (Loaded, _Deferred) else affine.dense(x) for x in link.args]
-        first = next((k for k, x in enumerate(xs) if type(x) is _Deferred), None)  # (only one is)
         if _result(link.instr) != numerics.F32 or any(
-                k != first and (type(x) not in (np.ndarray, Loaded) or x.dtype != numerics.F32) for k, x in enumerate(xs)):
+                type(x) is not _Deferred and (type(x) not in (np.ndarray, Loaded) or x.dtype != numerics.F32) for x in xs):
             return False
-        operands.append((first, [x if k == first else _lift(x, rank) for k, x in enumerate(xs)]))
-    lead = max(x.shape[0] for first, xs in operands for k, x in enumerate(xs) if k != first)
+        operands.append([None if type(x) is _Deferred else x if type(x) is Loaded else _lift(x, rank) for x in xs])
+    lead = max(x.shape[0] for xs in operands for x in xs if x is not None)
     access = _plan(P, instr, ptr, mask, lead, store=True)
     if access is False:
         return True
     if access is None or (access.view is None and access.pieces is None) or access.programs < lead:
         return False
-    if len(chain) > 1 and (access.pieces is None or any(type(x) is np.ndarray and x.shape[1:] == ptr.shape
-                                                        for x in operands[-1][1]) or any(
-            type(x) is Loaded and not x.access.same_pieces(access) for _, xs in operands[1:] for x in xs)):
-        chain, operands = chain[:1], [(None, [_lift(affine.dense(_resolved(P, x)), rank) if type(x) is _Deferred
-                                              else x for x in operands[0][1]])]  # (they read it where it is)
-    for link, (first, xs) in zip(chain[::-1], operands[::-1]):
-        if first is not None:
-            xs[first] = access.held()
-        access.compute(numerics.NP_FOR_OP[link.instr.op], xs)
+    if len(chain) > 1 and any(type(x) is Loaded and not x.access.same_pieces(access) for xs in operands[1:] for x in xs):
+        chain, operands = chain[:1], [[_lift(affine.dense(_resolved(P, d)), rank) if x is None else x
+                                       for x, d in zip(operands[0], deferred.args)]]  # (they read it where it is)
+    access.compute([(numerics.NP_FOR_OP[link.instr.op], xs) for link, xs in zip(chain[::-1], operands[::-1])])
     return True
 
 
