@@ -396,12 +396,15 @@ class Access:
 
     def compute(self, links: list[tuple]) -> None:
         """Store the last result of a chain of elementwise ops to the enabled lanes of a ``view`` or
-        ``pieces`` access, each op computed into the memory: ``links`` are ``(ufunc, xs)``, innermost
-        first, for ``ufunc(*xs)`` over compact or loaded operands that broadcast to the tile, where an
-        operand None is the result of the link before, read where it was written (a ufunc None copies
-        ``xs[0]``). A chain runs strip by strip (:func:`_strips`), so that each op after the first
-        reads and writes memory still in cache; its lanes are independent, so every op's result is the
-        one it has over the whole tile."""
+        ``pieces`` access, computed into the memory: ``links`` are ``(ufunc, xs)``, innermost first, for
+        ``ufunc(*xs)`` over compact or loaded operands that broadcast to the tile, where an operand None
+        is the result of the link before (a ufunc None copies ``xs[0]``).
+
+        A chain runs strip by strip (:func:`_strips`), each op after the first reading the one before's
+        result while it is in cache: where the strip of the stored memory is one contiguous block, in
+        it; else in a contiguous scratch strip, the last op into the memory (far apart rows of a strip,
+        a power of two apart, would contend for the same cache sets). Lanes are independent, so each
+        op's result is the one it has over the whole tile."""
         if self.view is not None:
             where = None if self.on is None else self.on[..., None]  # (a ufunc given where= runs its
             operands = [[None if x is None else dense(x)[..., :self.length] for x in xs] for _, xs in links]
@@ -409,16 +412,21 @@ class Access:
         else:
             per_link = [self._arguments(xs) for _, xs in links]
             targets = [(view, [args[p] for args in per_link], None) for p, (_, _, view) in enumerate(self.pieces)]
+        scratch = None
         for out, operands, where in targets:
             for cut in _strips(out.shape) if len(links) > 1 else ((),):
-                into = out[cut]
+                into = held = out[cut]
+                if len(links) > 1 and not into.flags.c_contiguous:
+                    scratch = np.empty(STRIP_ELEMENTS, into.dtype) if scratch is None else scratch
+                    held = scratch[:into.size].reshape(into.shape)
                 masked = {} if where is None else {"where": _cut(where, cut)}
-                for (ufunc, _), xs in zip(links, operands):
-                    args = [into if x is None else _cut(x, cut) for x in xs]
+                for k, ((ufunc, _), xs) in enumerate(zip(links, operands)):
+                    args = [held if x is None else _cut(x, cut) for x in xs]
+                    target, options = (into, masked) if k == len(links) - 1 or held is into else (held, {})
                     if ufunc is None:
-                        np.copyto(into, args[0], casting="unsafe", **masked)
+                        np.copyto(target, args[0], casting="unsafe", **options)
                     else:
-                        ufunc(*args, out=into, **masked)
+                        ufunc(*args, out=target, **options)
 
     def _arguments(self, xs: list) -> list[list[Array]]:
         """Per piece, the operands' values at its lanes: the pieces of a :class:`Loaded` operand read

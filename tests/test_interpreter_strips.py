@@ -40,7 +40,8 @@ def assert_same_bits(a: np.ndarray, b: np.ndarray) -> None:
 
 
 @ascdsl.jit
-def chain_rows_kernel(x_ptr, y_ptr, w_ptr, out_ptr, n_rows, n_cols, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+def chain_rows_kernel(x_ptr, y_ptr, w_ptr, out_ptr, n_rows, n_cols, out_stride, ROWS: tl.constexpr,
+                      BLOCK: tl.constexpr):
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK)
     offs = rows[:, None] * n_cols + cols[None, :]
@@ -49,11 +50,12 @@ def chain_rows_kernel(x_ptr, y_ptr, w_ptr, out_ptr, n_rows, n_cols, ROWS: tl.con
     y = tl.load(y_ptr + offs, mask=mask, other=1.0)
     w = tl.load(w_ptr + cols, mask=cols < n_cols, other=0.0)
     m = tl.max(x, axis=1)
-    tl.store(out_ptr + offs, tl.maximum((x - m[:, None]) * w[None, :] / y, -1.5) + x, mask=mask)
+    tl.store(out_ptr + rows[:, None] * out_stride + cols[None, :], tl.maximum((x - m[:, None]) * w[None, :] / y, -1.5) + x,
+             mask=mask)
 
 
 @ascdsl.jit
-def chain_shares_kernel(x_ptr, y_ptr, w_ptr, out_ptr, n_cols, per_core, big_cores, ROWS: tl.constexpr,
+def chain_shares_kernel(x_ptr, y_ptr, w_ptr, out_ptr, n_cols, out_stride, per_core, big_cores, ROWS: tl.constexpr,
                         BLOCK: tl.constexpr):
     start, end = core_span(per_core, big_cores)
     cols = tl.arange(0, BLOCK)
@@ -64,31 +66,34 @@ def chain_shares_kernel(x_ptr, y_ptr, w_ptr, out_ptr, n_cols, per_core, big_core
         mask = (rows[:, None] < end) & (cols[None, :] < n_cols)
         x = tl.load(x_ptr + offs, mask=mask, other=0.0)
         y = tl.load(y_ptr + offs, mask=mask, other=1.0)
-        tl.store(out_ptr + offs, tl.minimum(-x * w[None, :] - y, 2.5) * y, mask=mask)
+        tl.store(out_ptr + rows[:, None] * out_stride + cols[None, :], tl.minimum(-x * w[None, :] - y, 2.5) * y,
+                 mask=mask)
 
 
 LAUNCHES = {
     # one row per program, the columns masked: one box (a view), each run's leading lanes
-    "view": (lambda x, y, w, out: chain_rows_kernel[(x.shape[0],)](x, y, w, out, x.shape[0], x.shape[1],
+    "view": (lambda x, y, w, out, rows: chain_rows_kernel[(rows,)](x, y, w, out, rows, x.shape[1], out.shape[1],
                                                                     ROWS=1, BLOCK=64), 50),
     # 4 rows per program, the last program's rows partly past the end: a view under a row mask
-    "rows masked": (lambda x, y, w, out: chain_rows_kernel[(-(-x.shape[0] // 4),)](
-        x, y, w, out, x.shape[0], x.shape[1], ROWS=4, BLOCK=64), 64),
+    "rows masked": (lambda x, y, w, out, rows: chain_rows_kernel[(-(-rows // 4),)](
+        x, y, w, out, rows, x.shape[1], out.shape[1], ROWS=4, BLOCK=64), 64),
     # uneven shares of rows over 4 programs: strided pieces
-    "pieces": (lambda x, y, w, out: chain_shares_kernel[(4,)](x, y, w, out, x.shape[1], x.shape[0] // 4,
-                                                              x.shape[0] % 4, ROWS=2, BLOCK=64), 64),
+    "pieces": (lambda x, y, w, out, rows: chain_shares_kernel[(4,)](x, y, w, out, x.shape[1], out.shape[1], rows // 4,
+                                                                    rows % 4, ROWS=2, BLOCK=64), 64),
 }
 
 
 @pytest.mark.parametrize("layout", LAUNCHES)
-@pytest.mark.parametrize("strip", [24, 1 << 16])  # many strips (not whole rows), one
-def test_a_chain_stored_in_strips_is_bit_exact(monkeypatch, layout, strip):
+@pytest.mark.parametrize("strip", [24, 150, 1 << 16])  # many strips (parts of rows, rows), one
+@pytest.mark.parametrize("gap", [0, 16])  # the stored rows one after another, apart
+def test_a_chain_stored_in_strips_is_bit_exact(monkeypatch, layout, strip, gap):
     """Against the same kernel whose ops all compute into tiles (no chain computed into memory), on
-    operands with NaN, infinities, signed zeros, subnormal and huge values."""
+    operands with NaN, infinities, signed zeros, subnormal and huge values; the strips of the stored
+    memory contiguous (computed there) or not (computed in a scratch strip, the last op there)."""
     launch, cols = LAUNCHES[layout]
     rng = np.random.default_rng(7)
     rows = 37
-    x, y = special_values(rng, (rows, cols)), special_values(rng, (rows, cols))
+    x, y = special_values(rng, (rows + 3, cols)), special_values(rng, (rows + 3, cols))  # (the boxes in bounds)
     w = special_values(rng, (cols,))
     monkeypatch.setattr(affine, "PIECE_ELEMENTS", 1)
     monkeypatch.setattr(affine, "STRIP_ELEMENTS", strip)
@@ -100,9 +105,10 @@ def test_a_chain_stored_in_strips_is_bit_exact(monkeypatch, layout, strip):
         monkeypatch.setattr(interpreter, "_prepared", {})
         if not fuse:
             monkeypatch.setattr(interpreter, "_stored_directly", lambda block: set())
-        out = np.full((rows + 3, cols), 7.0, np.float32)  # rows past the end: untouched
-        launch(x, y, w, out)
+        out = np.full((rows + 3, cols + gap), 7.0, np.float32)  # rows past the end, the gaps: untouched
+        launch(x, y, w, out, rows)
         outs.append(out)
     assert strips and (strip > 1000 or sum(len(list(found(s))) for s in strips) > len(strips))
     assert_same_bits(outs[0], outs[1])
     np.testing.assert_array_equal(outs[0][rows:], 7.0)
+    np.testing.assert_array_equal(outs[0][:, cols:], 7.0)
