@@ -414,19 +414,24 @@ class Access:
             targets = [(view, [args[p] for args in per_link], None) for p, (_, _, view) in enumerate(self.pieces)]
         scratch = None
         for out, operands, where in targets:
-            for cut in _strips(out.shape) if len(links) > 1 else ((),):
-                into = held = out[cut]
+            cuts = list(_strips(out.shape)) if len(links) > 1 else [()]
+            parts = [[None if x is None else _parts(x, cuts) for x in xs] for xs in operands]
+            masks = [None] * len(cuts) if where is None else _parts(where, cuts)
+            last = len(links) - 1
+            for s, (into, mask) in enumerate(zip(_parts(out, cuts), masks)):
+                held = into
                 if len(links) > 1 and not into.flags.c_contiguous:
-                    scratch = np.empty(STRIP_ELEMENTS, into.dtype) if scratch is None else scratch
+                    scratch = np.empty(into.size, into.dtype) if scratch is None or scratch.size < into.size else scratch
                     held = scratch[:into.size].reshape(into.shape)
-                masked = {} if where is None else {"where": _cut(where, cut)}
-                for k, ((ufunc, _), xs) in enumerate(zip(links, operands)):
-                    args = [held if x is None else _cut(x, cut) for x in xs]
-                    target, options = (into, masked) if k == len(links) - 1 or held is into else (held, {})
+                for k, ((ufunc, _), xs) in enumerate(zip(links, parts)):
+                    args = [held if x is None else x[s] for x in xs]
+                    target = into if k == last else held
                     if ufunc is None:
-                        np.copyto(target, args[0], casting="unsafe", **options)
+                        np.copyto(target, args[0], casting="unsafe", where=True if mask is None else mask)
+                    elif mask is None or target is not into:
+                        ufunc(*args, out=target)
                     else:
-                        ufunc(*args, out=target, **options)
+                        ufunc(*args, out=target, where=mask)
 
     def _arguments(self, xs: list) -> list[list[Array]]:
         """Per piece, the operands' values at its lanes: the pieces of a :class:`Loaded` operand read
@@ -466,9 +471,10 @@ class Access:
         return x.reshape(count, self.run)[:, :self.length]
 
 
-STRIP_ELEMENTS = 1 << 16
-"""A chain computed into memory (:meth:`Access.compute`) runs in strips of about this many lanes (256 KB
-of float32: an operand's strip, the result's and the next op's operand stay in a core's L2 cache)."""
+STRIP_ELEMENTS = 1 << 17
+"""A chain computed into memory (:meth:`Access.compute`) runs in strips of at most this many lanes (512 KB
+of float32: the result's strip and an operand's stay in a core's L2 cache; fewer, longer strips cost fewer
+NumPy calls)."""
 
 
 def _strips(shape: tuple[int, ...]):
@@ -487,9 +493,13 @@ def _strips(shape: tuple[int, ...]):
             yield tuple(slice(i, i + 1) for i in lead) + (slice(start, start + step),)
 
 
-def _cut(x: Array, cut: tuple) -> Array:
-    """The part of ``x`` (compact, of the box's rank) that broadcasts to the ``cut`` of the box."""
-    return x[tuple(slice(None) if d == 1 else c for c, d in zip(cut, x.shape))] if cut else x
+def _parts(x: Array, cuts: list[tuple]) -> list[Array]:
+    """The part of ``x`` (compact, of the box's rank) that broadcasts to each of the ``cuts`` of the box
+    (:func:`_strips`): its axes of extent 1 whole."""
+    cut = [d != 1 for d in x.shape[:len(cuts[0])]]
+    if not any(cut):
+        return [x] * len(cuts)
+    return [x[tuple(c if k else slice(None) for c, k in zip(part, cut))] for part in cuts]
 
 
 def _lattice(rows: Array, first: int, spacing: int, shape: tuple[int, int, int]) -> Array:
