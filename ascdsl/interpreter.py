@@ -1089,35 +1089,52 @@ def _write(P: _Programs, instr: Instr, ptr, value, mask) -> tuple[()]:
 def _for(P: _Programs, instr: Instr, lower: Array, upper: Array, step: Array, *carried: Array) -> list[Array]:
     body = instr.regions[0]
     iv_dtype = numerics.np_dtype(body.args[0].type.dtype)
+    uniform = lower.shape[0] == upper.shape[0] == step.shape[0] == 1
+    batch = P.prepared.batches.get(id(instr))
+    # the same bounds in every program: the programs iterate together (iterations run as copies only
+    # of a single program: of more, they would repeat each program's values for the induction variable)
+    if uniform and (P.n > 1 or batch is None):
+        return _for_uniform(P, instr, iv_dtype, int(lower[0]), int(upper[0]), int(step[0]), carried)
     lower, upper, step = (x.astype(np.int64) for x in (lower, upper, step))
     zero = step == 0 if P.active is None else (step == 0) & P.active
     if zero.any():
-        raise CompilationError(instr.loc, "range() step must not be zero",
-                               hint="make the step a nonzero value in every program")
-    batch = P.prepared.batches.get(id(instr))
+        raise _zero_step(instr)
     trips = np.maximum(-((lower - upper) // step), 0)
     if P.active is not None:
         trips = np.where(P.active, trips, 0)
-    # (else the values of the induction variable alone would be repeated for every program)
-    per_program = P.n == 1 or max(lower.shape[0], upper.shape[0], step.shape[0]) > 1
-    if batch is not None and P.order is None and per_program and trips.max() > 1 \
+    if batch is not None and P.order is None and trips.max() > 1 \
             and P.n * batch.largest * 2 <= BATCH_CHUNKS * CHUNK_ELEMENTS and P.memory.independent(batch):
         try:
             _for_batched(P, body, batch, lower, step, trips, iv_dtype)
             return []
         except Error:  # run again in order, so that the error is the one the order gives
             pass
+    if uniform:
+        return _for_uniform(P, instr, iv_dtype, int(lower[0]), int(upper[0]), int(step[0]), carried)
     carried = list(carried)
-    if lower.shape[0] == upper.shape[0] == step.shape[0] == 1:
-        for i in range(int(lower[0]), int(upper[0]), int(step[0])):
-            carried = P.run_block(body, [np.array([i], dtype=iv_dtype), *carried])
-        return carried
     for k in range(int(trips.max())):
         live = trips > k
         live = None if live.all() else live
         new = P.run_masked(live, body, [(lower + k * step).astype(iv_dtype), *carried])
         carried = new if live is None else [_select(live, n, c) for n, c in zip(new, carried)]
     return carried
+
+
+def _for_uniform(P: _Programs, instr: Instr, iv_dtype: np.dtype, lower: int, upper: int, step: int,
+                 carried: Sequence[Array]) -> list[Array]:
+    """A loop whose bounds are the same in every program: its iterations one after another, for all."""
+    carried, body = list(carried), instr.regions[0]
+    if step == 0:
+        if P.active is None or P.active.any():
+            raise _zero_step(instr)
+        return carried
+    for i in range(lower, upper, step):
+        carried = P.run_block(body, [np.array([i], dtype=iv_dtype), *carried])
+    return carried
+
+
+def _zero_step(instr: Instr) -> CompilationError:
+    return CompilationError(instr.loc, "range() step must not be zero", hint="make the step a nonzero value in every program")
 
 
 def _while(P: _Programs, instr: Instr, *carried: Array) -> list[Array]:
