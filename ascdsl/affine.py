@@ -400,11 +400,12 @@ class Access:
         ``ufunc(*xs)`` over compact or loaded operands that broadcast to the tile, where an operand None
         is the result of the link before (a ufunc None copies ``xs[0]``).
 
-        A chain runs strip by strip (:func:`_strips`), each op after the first reading the one before's
-        result while it is in cache: where the strip of the stored memory is one contiguous block, in
-        it; else in a contiguous scratch strip, the last op into the memory (far apart rows of a strip,
-        a power of two apart, would contend for the same cache sets). Lanes are independent, so each
-        op's result is the one it has over the whole tile."""
+        A chain of three ops or more runs strip by strip (:func:`_strips`), each op after the first
+        reading the one before's result while it is in cache (for two, the NumPy calls a strip costs
+        outweigh the one reread they save); the ops before the last compute into the stored memory
+        where it is one contiguous block (the strip or the whole), else into a contiguous scratch
+        (far apart rows, a power of two apart, would contend for the same cache sets). Lanes are
+        independent, so each op's result is the one it has over the whole tile."""
         if self.view is not None:
             where = None if self.on is None else self.on[..., None]  # (a ufunc given where= runs its
             operands = [[None if x is None else dense(x)[..., :self.length] for x in xs] for _, xs in links]
@@ -414,7 +415,7 @@ class Access:
             targets = [(view, [args[p] for args in per_link], None) for p, (_, _, view) in enumerate(self.pieces)]
         scratch = None
         for out, operands, where in targets:
-            cuts = list(_strips(out.shape)) if len(links) > 1 else [()]
+            cuts = list(_strips(out.shape)) if len(links) > 2 else [()]
             parts = [[None if x is None else _parts(x, cuts) for x in xs] for xs in operands]
             masks = [None] * len(cuts) if where is None else _parts(where, cuts)
             last = len(links) - 1

@@ -849,9 +849,10 @@ def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
     value = affine.dense(value)
     ptr = _whole(ptr, shape)
     mask = P.lanes(None if mask is None else affine.dense(mask), rank)
-    ptr, value = np.broadcast_arrays(ptr, value)
     if mask is not None:
         ptr, value, mask = np.broadcast_arrays(ptr, value, mask)
+    elif ptr.shape != value.shape:
+        ptr, value = np.broadcast_arrays(ptr, value)
     if P.order is not None and ptr.shape[0] > 1:  # the last write to an address is the last to run
         ptr, value, mask = ptr[P.order], value[P.order], None if mask is None else mask[P.order]
     for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
