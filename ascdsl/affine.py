@@ -422,7 +422,8 @@ class Access:
             for s, (into, mask) in enumerate(zip(_parts(out, cuts), masks)):
                 held = into
                 if len(links) > 1 and not into.flags.c_contiguous:
-                    scratch = np.empty(into.size, into.dtype) if scratch is None or scratch.size < into.size else scratch
+                    if scratch is None or scratch.size < into.size:
+                        scratch = np.empty(into.size, into.dtype)
                     held = scratch[:into.size].reshape(into.shape)
                 for k, ((ufunc, _), xs) in enumerate(zip(links, parts)):
                     args = [held if x is None else x[s] for x in xs]

@@ -894,7 +894,8 @@ def _store_computed(P: _Programs, instr: Instr, ptr: Affine, mask, deferred: _De
     for link in chain:
         xs = [x if type(x) in (Loaded, _Deferred) else affine.dense(x) for x in link.args]
         if _result(link.instr) != numerics.F32 or any(
-                type(x) is not _Deferred and (type(x) not in (np.ndarray, Loaded) or x.dtype != numerics.F32) for x in xs):
+                type(x) is not _Deferred and (type(x) not in (np.ndarray, Loaded) or x.dtype != numerics.F32)
+                for x in xs):
             return False
         operands.append([None if type(x) is _Deferred else x if type(x) is Loaded else _lift(x, rank) for x in xs])
     lead = max(x.shape[0] for xs in operands for x in xs if x is not None)
@@ -903,7 +904,8 @@ def _store_computed(P: _Programs, instr: Instr, ptr: Affine, mask, deferred: _De
         return True
     if access is None or (access.view is None and access.pieces is None) or access.programs < lead:
         return False
-    if len(chain) > 1 and any(type(x) is Loaded and not x.access.same_pieces(access) for xs in operands[1:] for x in xs):
+    if len(chain) > 1 and any(type(x) is Loaded and not x.access.same_pieces(access)
+                              for xs in operands[1:] for x in xs):
         chain, operands = chain[:1], [[_lift(affine.dense(_resolved(P, d)), rank) if x is None else x
                                        for x, d in zip(operands[0], deferred.args)]]  # (they read it where it is)
     access.compute([(numerics.NP_FOR_OP[link.instr.op], xs) for link, xs in zip(chain[::-1], operands[::-1])])
@@ -1135,7 +1137,8 @@ def _for_uniform(P: _Programs, instr: Instr, iv_dtype: np.dtype, lower: int, upp
 
 
 def _zero_step(instr: Instr) -> CompilationError:
-    return CompilationError(instr.loc, "range() step must not be zero", hint="make the step a nonzero value in every program")
+    return CompilationError(instr.loc, "range() step must not be zero",
+                            hint="make the step a nonzero value in every program")
 
 
 def _while(P: _Programs, instr: Instr, *carried: Array) -> list[Array]:
