@@ -502,9 +502,9 @@ def chained_store_kernel(a_ptr, b_ptr, c_ptr, out_ptr, n_rows, per_core, big_cor
 @pytest.mark.parametrize("out_dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("rows, programs", [(40, 1), (37, 4)])  # one box (a view), uneven shares (pieces)
 def test_a_chain_computed_into_the_stored_memory_is_bit_exact(monkeypatch, out_dtype, rows, programs):
-    """``((t * 0.5 - a) * c + a * b) / (b - c)`` stored: with lazily loaded tiles through the store's
-    pieces, computed op by op into the store's memory when it is float32 (a float16 store rounds once,
-    after the chain: its cast keeps the chain in tiles), else only the last op; the same bits as
+    """``((t * 0.5 - a) * c + a * b) / (b - c)`` stored through one box or, with lazily loaded tiles,
+    through the store's pieces: computed op by op into the store's memory when it is float32 (a
+    float16 store rounds once, after the chain: its cast keeps the chain in tiles); the same bits as
     tile by tile, the lanes it masks off untouched."""
     rng = np.random.default_rng(3)
     block = 16
