@@ -339,11 +339,6 @@ class Access:
     def _folded(self, x: Array) -> Array:
         return x.reshape((self.programs,) + self.shape[:self.axes] + (self.run,))
 
-    def held(self) -> "Loaded":
-        """What the enabled lanes of a ``pieces`` access hold (what :meth:`compute` wrote there), as
-        an operand of :meth:`compute` that reads them where they are."""
-        return Loaded(self, self.pieces[0][2].dtype, None, None)
-
     def _selected(self) -> Array:
         """Which of the runs ``(programs, *shape[:axes])`` are enabled."""
         return expand(self.on, (self.programs,) + self.shape[:self.axes])
@@ -393,35 +388,61 @@ class Access:
     def scatter(self, value: Array) -> None:
         """Store ``value`` (compact, broadcastable to the tile) to the enabled lanes."""
         if self.view is not None or self.pieces is not None:
-            self.compute(None, [value])
+            self.compute([(None, [value])])
             return
         whole = np.broadcast_to(value, (self.programs,) + self.shape)
         head = self._folded(whole if whole.flags.c_contiguous else np.ascontiguousarray(whole))[..., :self.length]
         self.runs[self.starts] = head.reshape(-1, self.length) if self.on is None else head[self._selected()]
 
-    def compute(self, ufunc, xs: list[Array]) -> None:
-        """Store ``ufunc(*xs)`` (None: ``xs[0]``), elementwise over compact operands that broadcast to
-        the tile, to the enabled lanes of a ``view`` or ``pieces`` access, computed into the memory."""
+    def compute(self, links: list[tuple]) -> None:
+        """Store the last result of a chain of elementwise ops to the enabled lanes of a ``view`` or
+        ``pieces`` access, computed into the memory: ``links`` are ``(ufunc, xs)``, innermost first, for
+        ``ufunc(*xs)`` over compact or loaded operands that broadcast to the tile, where an operand None
+        is the result of the link before (a ufunc None copies ``xs[0]``).
+
+        A chain of three ops or more runs strip by strip (:func:`_strips`), each op after the first
+        reading the one before's result while it is in cache (for two, the NumPy calls a strip costs
+        outweigh the one reread they save); the ops before the last compute into the stored memory
+        where it is one contiguous block (the strip or the whole), else into a contiguous scratch
+        (far apart rows, a power of two apart, would contend for the same cache sets). Lanes are
+        independent, so each op's result is the one it has over the whole tile."""
         if self.view is not None:
-            xs = [dense(x)[..., :self.length] for x in xs]
-            where = {} if self.on is None else {"where": self.on[..., None]}  # (a ufunc given where= runs
-            if ufunc is None:                                                  # its masked loops, even for True)
-                np.copyto(self.view, xs[0], casting="unsafe", **where)
-            else:
-                ufunc(*xs, out=self.view, **where)
-            return
-        for piece, args in zip(self.pieces, self._arguments(xs)):
-            if ufunc is None:
-                np.copyto(piece[2], args[0], casting="unsafe")
-            else:
-                ufunc(*args, out=piece[2])
+            where = None if self.on is None else self.on[..., None]  # (a ufunc given where= runs its
+            operands = [[None if x is None else dense(x)[..., :self.length] for x in xs] for _, xs in links]
+            targets = [(self.view, operands, where)]                  # masked loops, even for True)
+        else:
+            per_link = [self._arguments(xs) for _, xs in links]
+            targets = [(view, [args[p] for args in per_link], None) for p, (_, _, view) in enumerate(self.pieces)]
+        scratch = None
+        for out, operands, where in targets:
+            cuts = list(_strips(out.shape)) if len(links) > 2 else [()]
+            parts = [[None if x is None else _parts(x, cuts) for x in xs] for xs in operands]
+            masks = [None] * len(cuts) if where is None else _parts(where, cuts)
+            last = len(links) - 1
+            for s, (into, mask) in enumerate(zip(_parts(out, cuts), masks)):
+                held = into
+                if len(links) > 1 and not into.flags.c_contiguous:
+                    if scratch is None or scratch.size < into.size:
+                        scratch = np.empty(into.size, into.dtype)
+                    held = scratch[:into.size].reshape(into.shape)
+                for k, ((ufunc, _), xs) in enumerate(zip(links, parts)):
+                    args = [held if x is None else x[s] for x in xs]
+                    target = into if k == last else held
+                    if ufunc is None:
+                        np.copyto(target, args[0], casting="unsafe", where=True if mask is None else mask)
+                    elif mask is None or target is not into:
+                        ufunc(*args, out=target)
+                    else:
+                        ufunc(*args, out=target, where=mask)
 
     def _arguments(self, xs: list) -> list[list[Array]]:
         """Per piece, the operands' values at its lanes: the pieces of a :class:`Loaded` operand read
         through the same pieces, else runs of the compact operand (:meth:`_rows`)."""
         columns = []
         for x in xs:
-            if isinstance(x, Loaded) and x.access.same_pieces(self):
+            if x is None:
+                columns.append([None] * len(self.pieces))
+            elif isinstance(x, Loaded) and x.access.same_pieces(self):
                 columns.append([view for _, _, view in x.access.pieces])
             else:
                 rows = self._rows(dense(x))
@@ -450,6 +471,37 @@ class Access:
             return x.reshape(count, 1)
         x = np.broadcast_to(x, x.shape[:1 + self.axes] + self.shape[self.axes:])
         return x.reshape(count, self.run)[:, :self.length]
+
+
+STRIP_ELEMENTS = 1 << 17
+"""A chain computed into memory (:meth:`Access.compute`) runs in strips of at most this many lanes (512 KB
+of float32: the result's strip and an operand's stay in a core's L2 cache; fewer, longer strips cost fewer
+NumPy calls)."""
+
+
+def _strips(shape: tuple[int, ...]):
+    """Index tuples (of slices) that cut a box of ``shape`` into consecutive strips of at most
+    :data:`STRIP_ELEMENTS` lanes: one axis in steps, the axes before it an index at a time."""
+    axis, inner = len(shape), 1
+    while axis > 0 and inner * shape[axis - 1] <= STRIP_ELEMENTS:
+        axis, inner = axis - 1, inner * shape[axis - 1]
+    if axis == 0:
+        yield ()
+        return
+    axis -= 1
+    step = max(1, STRIP_ELEMENTS // inner)
+    for lead in np.ndindex(*shape[:axis]):
+        for start in range(0, shape[axis], step):
+            yield tuple(slice(i, i + 1) for i in lead) + (slice(start, start + step),)
+
+
+def _parts(x: Array, cuts: list[tuple]) -> list[Array]:
+    """The part of ``x`` (compact, of the box's rank) that broadcasts to each of the ``cuts`` of the box
+    (:func:`_strips`): its axes of extent 1 whole."""
+    cut = [d != 1 for d in x.shape[:len(cuts[0])]]
+    if not any(cut):
+        return [x] * len(cuts)
+    return [x[tuple(c if k else slice(None) for c, k in zip(part, cut))] for part in cuts]
 
 
 def _lattice(rows: Array, first: int, spacing: int, shape: tuple[int, int, int]) -> Array:

@@ -841,7 +841,7 @@ def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
             return ()
         if access is not None:  # the lanes are distinct: the order of the writes does not matter
             if access.pieces is not None and type(value) is Loaded:
-                access.compute(None, [value])  # from memory to memory
+                access.compute([(None, [value])])  # from memory to memory
             else:
                 value = affine.dense(value)
                 access.scatter(value if access.programs >= value.shape[0] else value[-1:])  # the last program wins
@@ -849,9 +849,10 @@ def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
     value = affine.dense(value)
     ptr = _whole(ptr, shape)
     mask = P.lanes(None if mask is None else affine.dense(mask), rank)
-    ptr, value = np.broadcast_arrays(ptr, value)
     if mask is not None:
         ptr, value, mask = np.broadcast_arrays(ptr, value, mask)
+    elif ptr.shape != value.shape:
+        ptr, value = np.broadcast_arrays(ptr, value)
     if P.order is not None and ptr.shape[0] > 1:  # the last write to an address is the last to run
         ptr, value, mask = ptr[P.order], value[P.order], None if mask is None else mask[P.order]
     for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
@@ -881,38 +882,33 @@ def _store_computed(P: _Programs, instr: Instr, ptr: Affine, mask, deferred: _De
     """Compute a deferred ``+ - * /``, min or max of float32 tiles into the memory a store writes, when
     the store's lanes are one strided box of every program or a few strided pieces; whether it did.
     A chain of them (``(a - b) * c``; the memory is float32 then, as the chain's last result: a store
-    of another dtype has a cast before it) is computed there op by op, the deferred operand of each
-    into it, then the op reading it where it is, so each op rounds to float32 as it would into a tile.
-    The chain needs a store in pieces whose first op takes no whole tile (it would reuse that tile's
-    memory, hot in cache, where the stored memory may be far apart and cold: the tiles of a store
-    through one view take one) and whose lazily loaded tiles are read through the same pieces (as
-    tiles they are read where they are); else only the last op is."""
+    of another dtype has a cast before it) is computed there op by op, strip by strip
+    (:meth:`ascdsl.affine.Access.compute`), each op reading the one before's result where it wrote it,
+    so each op rounds to float32 as it would into a tile. The chain needs the lazily loaded tiles its
+    inner ops read to come through the same pieces as the store (as tiles they are read where they
+    are); else only the last op is."""
     chain = [deferred]
     while (inner := next((x for x in chain[-1].args if type(x) is _Deferred), None)) is not None:
         chain.append(inner)
     rank, operands = len(ptr.shape), []
     for link in chain:
         xs = [x if type(x) in (Loaded, _Deferred) else affine.dense(x) for x in link.args]
-        first = next((k for k, x in enumerate(xs) if type(x) is _Deferred), None)  # (only one is)
         if _result(link.instr) != numerics.F32 or any(
-                k != first and (type(x) not in (np.ndarray, Loaded) or x.dtype != numerics.F32) for k, x in enumerate(xs)):
+                type(x) is not _Deferred and (type(x) not in (np.ndarray, Loaded) or x.dtype != numerics.F32)
+                for x in xs):
             return False
-        operands.append((first, [x if k == first else _lift(x, rank) for k, x in enumerate(xs)]))
-    lead = max(x.shape[0] for first, xs in operands for k, x in enumerate(xs) if k != first)
+        operands.append([None if type(x) is _Deferred else x if type(x) is Loaded else _lift(x, rank) for x in xs])
+    lead = max(x.shape[0] for xs in operands for x in xs if x is not None)
     access = _plan(P, instr, ptr, mask, lead, store=True)
     if access is False:
         return True
     if access is None or (access.view is None and access.pieces is None) or access.programs < lead:
         return False
-    if len(chain) > 1 and (access.pieces is None or any(type(x) is np.ndarray and x.shape[1:] == ptr.shape
-                                                        for x in operands[-1][1]) or any(
-            type(x) is Loaded and not x.access.same_pieces(access) for _, xs in operands[1:] for x in xs)):
-        chain, operands = chain[:1], [(None, [_lift(affine.dense(_resolved(P, x)), rank) if type(x) is _Deferred
-                                              else x for x in operands[0][1]])]  # (they read it where it is)
-    for link, (first, xs) in zip(chain[::-1], operands[::-1]):
-        if first is not None:
-            xs[first] = access.held()
-        access.compute(numerics.NP_FOR_OP[link.instr.op], xs)
+    if len(chain) > 1 and any(type(x) is Loaded and not x.access.same_pieces(access)
+                              for xs in operands[1:] for x in xs):
+        chain, operands = chain[:1], [[_lift(affine.dense(_resolved(P, d)), rank) if x is None else x
+                                       for x, d in zip(operands[0], deferred.args)]]  # (they read it where it is)
+    access.compute([(numerics.NP_FOR_OP[link.instr.op], xs) for link, xs in zip(chain[::-1], operands[::-1])])
     return True
 
 
@@ -1096,35 +1092,53 @@ def _write(P: _Programs, instr: Instr, ptr, value, mask) -> tuple[()]:
 def _for(P: _Programs, instr: Instr, lower: Array, upper: Array, step: Array, *carried: Array) -> list[Array]:
     body = instr.regions[0]
     iv_dtype = numerics.np_dtype(body.args[0].type.dtype)
+    uniform = lower.shape[0] == upper.shape[0] == step.shape[0] == 1
+    batch = P.prepared.batches.get(id(instr))
+    # the same bounds in every program: the programs iterate together (iterations run as copies only
+    # of a single program: of more, they would repeat each program's values for the induction variable)
+    if uniform and (P.n > 1 or batch is None):
+        return _for_uniform(P, instr, iv_dtype, int(lower[0]), int(upper[0]), int(step[0]), carried)
     lower, upper, step = (x.astype(np.int64) for x in (lower, upper, step))
     zero = step == 0 if P.active is None else (step == 0) & P.active
     if zero.any():
-        raise CompilationError(instr.loc, "range() step must not be zero",
-                               hint="make the step a nonzero value in every program")
-    batch = P.prepared.batches.get(id(instr))
+        raise _zero_step(instr)
     trips = np.maximum(-((lower - upper) // step), 0)
     if P.active is not None:
         trips = np.where(P.active, trips, 0)
-    # (else the values of the induction variable alone would be repeated for every program)
-    per_program = P.n == 1 or max(lower.shape[0], upper.shape[0], step.shape[0]) > 1
-    if batch is not None and P.order is None and per_program and trips.max() > 1 \
+    if batch is not None and P.order is None and trips.max() > 1 \
             and P.n * batch.largest * 2 <= BATCH_CHUNKS * CHUNK_ELEMENTS and P.memory.independent(batch):
         try:
             _for_batched(P, body, batch, lower, step, trips, iv_dtype)
             return []
         except Error:  # run again in order, so that the error is the one the order gives
             pass
+    if uniform:
+        return _for_uniform(P, instr, iv_dtype, int(lower[0]), int(upper[0]), int(step[0]), carried)
     carried = list(carried)
-    if lower.shape[0] == upper.shape[0] == step.shape[0] == 1:
-        for i in range(int(lower[0]), int(upper[0]), int(step[0])):
-            carried = P.run_block(body, [np.array([i], dtype=iv_dtype), *carried])
-        return carried
     for k in range(int(trips.max())):
         live = trips > k
         live = None if live.all() else live
         new = P.run_masked(live, body, [(lower + k * step).astype(iv_dtype), *carried])
         carried = new if live is None else [_select(live, n, c) for n, c in zip(new, carried)]
     return carried
+
+
+def _for_uniform(P: _Programs, instr: Instr, iv_dtype: np.dtype, lower: int, upper: int, step: int,
+                 carried: Sequence[Array]) -> list[Array]:
+    """A loop whose bounds are the same in every program: its iterations one after another, for all."""
+    carried, body = list(carried), instr.regions[0]
+    if step == 0:
+        if P.active is None or P.active.any():
+            raise _zero_step(instr)
+        return carried
+    for i in range(lower, upper, step):
+        carried = P.run_block(body, [np.array([i], dtype=iv_dtype), *carried])
+    return carried
+
+
+def _zero_step(instr: Instr) -> CompilationError:
+    return CompilationError(instr.loc, "range() step must not be zero",
+                            hint="make the step a nonzero value in every program")
 
 
 def _while(P: _Programs, instr: Instr, *carried: Array) -> list[Array]:

@@ -502,9 +502,9 @@ def chained_store_kernel(a_ptr, b_ptr, c_ptr, out_ptr, n_rows, per_core, big_cor
 @pytest.mark.parametrize("out_dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("rows, programs", [(40, 1), (37, 4)])  # one box (a view), uneven shares (pieces)
 def test_a_chain_computed_into_the_stored_memory_is_bit_exact(monkeypatch, out_dtype, rows, programs):
-    """``((t * 0.5 - a) * c + a * b) / (b - c)`` stored: with lazily loaded tiles through the store's
-    pieces, computed op by op into the store's memory when it is float32 (a float16 store rounds once,
-    after the chain: its cast keeps the chain in tiles), else only the last op; the same bits as
+    """``((t * 0.5 - a) * c + a * b) / (b - c)`` stored through one box or, with lazily loaded tiles,
+    through the store's pieces: computed op by op into the store's memory when it is float32 (a
+    float16 store rounds once, after the chain: its cast keeps the chain in tiles); the same bits as
     tile by tile, the lanes it masks off untouched."""
     rng = np.random.default_rng(3)
     block = 16
@@ -512,7 +512,8 @@ def test_a_chain_computed_into_the_stored_memory_is_bit_exact(monkeypatch, out_d
     a, b, c = (rng.standard_normal((rows, block)).astype(np.float32) for _ in range(3))
     outs, computed = [], []
     found = affine.Access.compute
-    monkeypatch.setattr(affine.Access, "compute", lambda self, *x: (computed.append(x[0]), found(self, *x))[1])
+    monkeypatch.setattr(affine.Access, "compute",
+                        lambda self, links: (computed.append([f for f, _ in links]), found(self, links))[1])
     for fuse in (True, False):
         monkeypatch.setattr(interpreter, "_prepared", {})
         if not fuse:
@@ -521,8 +522,8 @@ def test_a_chain_computed_into_the_stored_memory_is_bit_exact(monkeypatch, out_d
         chained_store_kernel[(programs,)](a, b, c, out, rows, rows // programs, rows % programs, ROWS=8, BLOCK=block)
         outs.append(out)
         if fuse:
-            chain = [np.subtract, np.multiply, np.add, np.true_divide] if programs > 1 else [np.true_divide]
-            assert computed == (chain if out_dtype == np.float32 else [None])  # (None: a copy, of the cast tile)
+            chain = [np.subtract, np.multiply, np.add, np.true_divide]
+            assert computed == [chain if out_dtype == np.float32 else [None]]  # (None: a copy, of the cast tile)
     np.testing.assert_array_equal(outs[0], outs[1])
     np.testing.assert_array_equal(outs[0][rows:], 7.0)
     t = (a * b).sum(axis=1, keepdims=True)
