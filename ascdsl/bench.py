@@ -98,7 +98,7 @@ CASES = (
     _sg("rows fit", (1024, 4096), "bfloat16"), _sg("many short rows", (16384, 128)), _sg("few rows", (16, 4096)),
     _sg("rows over UB", (64, 65536)),
     _sm("rows fit", (4096, 1024)), _sm("rows fit", (1024, 4096)), _sm("many short rows", (16384, 128)),
-    _sm("rows over UB", (64, 20000)),
+    _sm("rows over UB", (64, 30000)),
 )
 
 QUICK = (  # the shapes of the ops' own verification cases, whose simulator builds the test suite caches

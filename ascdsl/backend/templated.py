@@ -375,10 +375,9 @@ def _join(a: kir.Kernel, t: DType, itemsize: int, form: kir.Kernel):
             out = []
             for s in stmts:
                 if isinstance(s, kir.Call) and id(s) in sites:
-                    if s.dst.buf.role is kir.Role.OUTPUT:
-                        out.append(kir.If(kir.Not(kir.FLOAT_INSTANCE), (s,), loc=s.loc, static=True))
-                    else:
-                        out.append(kir.If(kir.FLOAT_INSTANCE, binds(s.srcs[0].buf), loc=s.loc, orelse=(s,), static=True))
+                    b = () if s.dst.buf.role is kir.Role.OUTPUT else binds(s.srcs[0].buf)
+                    out.append(kir.If(kir.FLOAT_INSTANCE, b, loc=s.loc, orelse=(s,), static=True) if b else
+                               kir.If(kir.Not(kir.FLOAT_INSTANCE), (s,), loc=s.loc, static=True))  # a cast into a store
                     continue
                 if isinstance(s, (kir.For, kir.If, kir.While)):
                     s = dataclasses.replace(s, **{f: body(getattr(s, f)) for f in ("body", "orelse", "test")
