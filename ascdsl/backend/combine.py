@@ -37,10 +37,9 @@ are located errors (no int64 arithmetic on the vector cores).
 from __future__ import annotations
 
 from .. import dtypes
-from ..errors import CompilationError
 from ..ir.core import Block, GroupOp, Instr, Op, Type
 from .kir import Call, For, Ref, add, lit
-from . import shapes
+from . import limits, shapes
 from .repeat import row, view
 from .selector import unsupported
 
@@ -95,7 +94,7 @@ def _to_rows(r, instr: Instr) -> list:
     shape = xs[0].type.shape
     for x in (*xs, *instr.results):
         if x.type.dtype == dtypes.int64:
-            raise _no_int64(instr.loc, "a combine function over int64 tiles", "combine in int32")
+            raise limits.wide_work(instr.loc, "a combine function over int64 tiles", "combine in int32")
         if x.type.dtype not in DTYPES:
             raise unsupported(instr, f"a combine function over {x.type.dtype} tiles (float, bool and integer tiles "
                                      "of up to 32 bits lower)")
@@ -211,13 +210,6 @@ loop in the kernel)."""
 CONTROL = frozenset({Op.IF, Op.FOR, Op.WHILE})
 
 
-def _no_int64(loc, what: str, instead: str) -> CompilationError:
-    """The located error for int64 work on tiles in a combine function (A2 has no int64 arithmetic)."""
-    return CompilationError(loc, f"{what} cannot run on the Ascend A2 vector cores: their arithmetic takes at most "
-                                 "32-bit elements", hint=f"{instead}, or run this kernel on the interpreter "
-                                                         "(backend='interpreter')")
-
-
 def _check_body(block) -> None:
     for op in block.body:
         if op.op in CONTROL:
@@ -305,8 +297,8 @@ def _for(r, op: Instr, xs: tuple, env: dict, shape, live) -> list:
         return _kernel_for(r, xs[:3], xs[3:], body.args[0].type, shape, loc, step)
     dt = body.args[0].type.dtype
     if dt == dtypes.int64:
-        raise _no_int64(loc, "a `for` loop over int64 bounds that differ per lane in a combine function (each "
-                             "lane's trip count is computed from its bounds on whole tiles)", "loop over int32 bounds")
+        raise limits.wide_work(loc, "a `for` loop over int64 bounds that differ per lane in a combine function (each "
+                                    "lane's trip count is computed from its bounds on whole tiles)", "loop over int32 bounds")
     lower, upper = _tile(r, xs[0], shape, loc), _tile(r, xs[1], shape, loc)
     ints = Type(dt, shape)
     trips = r.op(Op.MAXIMUM, ints, (_span(r, lower, upper, bounds[2], xs[2], ints, loc), r.const(0, dt, loc)), (),

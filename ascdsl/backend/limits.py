@@ -68,7 +68,11 @@ def check_vector_cores(kernel: Kernel, platform: Platform) -> Kernel:
 
 def wide_error(instr: Instr, dtype) -> CompilationError:
     """The located error of ``instr`` computing with tiles of ``dtype`` (one of :data:`WIDE`)."""
-    return CompilationError(
-        instr.loc, f"`{instr.op.value}` of {dtype} tiles cannot run on the Ascend A2 vector cores: their vector "
-                   "arithmetic and comparisons take at most 32-bit elements",
-        hint="compute in int32 (`.to(tl.int32)`), or run this kernel on the interpreter")
+    return wide_work(instr.loc, f"`{instr.op.value}` of {dtype} tiles", "compute in int32 (`.to(tl.int32)`)")
+
+
+def wide_work(loc, what: str, instead: str) -> CompilationError:
+    """The located error of ``what``, work on 64-bit elements of tiles, with the hint ``instead``."""
+    return CompilationError(loc, f"{what} cannot run on the Ascend A2 vector cores: their vector arithmetic and "
+                                 "comparisons take at most 32-bit elements",
+                            hint=f"{instead}, or run this kernel on the interpreter (backend='interpreter')")

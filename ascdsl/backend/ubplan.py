@@ -28,6 +28,7 @@ the budget check read it.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from dataclasses import dataclass, field
 
 from ..errors import CompilationError, Loc
@@ -101,6 +102,7 @@ class _Order:
         self.freed: dict[Buf, int] = {}
         self.branches: list[tuple[int, int, int]] = []  # If statements: start, else, end
         self.visit(body)
+        self.call_at = dict(self.calls)
         for start, end in sorted(self.loops, key=lambda se: se[1] - se[0]):
             for b in self.last:
                 if self.first[b] < start <= self.last[b]:
@@ -235,14 +237,19 @@ def _bind_outputs(k: kir.Kernel, order: _Order, alias: dict[int, Buf]) -> list[t
     (:func:`_dead_before`)."""
     pairs: list[tuple[Buf, Buf]] = []
     taken: set[Buf] = set()
+    placed: dict[Buf, list[Buf]] = {}  # root -> the buffers computed in it
+    for b in order.first:
+        if b.key in alias:
+            placed.setdefault(alias[b.key], []).append(b)
+    stores = Counter(b.queue for b in order.first if b.role is Role.OUTPUT)
     for seg in kir.walk(k.process):
         if not isinstance(seg, kir.Segment):
             continue
         loads = [b for b in held_across(seg.copy_in, seg.compute, Role.INPUT) if not packed(b)]
         for o in held_across(seg.compute, seg.copy_out, Role.OUTPUT):
-            if packed(o) or sum(1 for b in order.first if b.role is Role.OUTPUT and b.queue == o.queue) != 1:
+            if packed(o) or stores[o.queue] != 1:
                 continue
-            into = [o] + [b for b in order.first if alias.get(b.key) == o]
+            into = [o, *placed.get(o, ())]
             starts = [order.first_call[b] for b in into if b in order.first_call]
             if not starts:
                 continue
@@ -250,7 +257,7 @@ def _bind_outputs(k: kir.Kernel, order: _Order, alias: dict[int, Buf]) -> list[t
             alloc = _at(seg.compute, kir.QOp.ALLOC, o)
             for i in loads:
                 if (i not in taken and i.dtype == o.dtype and _at(seg.compute, kir.QOp.DEQUE, i) < alloc
-                        and _dead_before(order, alias, i, into, start)):
+                        and _dead_before(order, [i, *placed.get(i, ())], into, start)):
                     pairs.append((o, i))
                     taken.add(i)
                     break
@@ -261,16 +268,13 @@ def _at(body: tuple, op: kir.QOp, buf: Buf) -> int:
     return next(n for n, s in enumerate(body) if isinstance(s, Queue) and s.op is op and s.buf == buf)
 
 
-def _dead_before(order: _Order, alias: dict[int, Buf], i: Buf, into: list[Buf], start: int) -> bool:
-    """Whether ``i`` and the tiles placed in its buffer are dead from position ``start`` on: every use
-    from there (and every use in a loop around ``start`` that does not define them) is a call writing
-    ``into`` (the store or a tile computed in it) in place over them at the same offset (one operation,
-    possibly split into calls over disjoint parts)."""
-    group = [i] + [b for b in order.first if alias.get(b.key) == i]
-    calls = dict(order.calls)
-
+def _dead_before(order: _Order, group: list[Buf], into: list[Buf], start: int) -> bool:
+    """Whether ``group`` (a load and the tiles placed in its buffer) is dead from position ``start`` on:
+    every use from there (and every use in a loop around ``start`` that does not define it) is a call
+    writing ``into`` (the store or a tile computed in it) in place over it at the same offset (one
+    operation, possibly split into calls over disjoint parts)."""
     def over(q: int, b: Buf) -> bool:
-        c = calls.get(q)
+        c = order.call_at.get(q)
         if c is None or not c.inplace or not isinstance(c.dst, kir.Ref) or c.dst.buf not in into:
             return False
         srcs = [(n, r) for n, r in enumerate(c.srcs) if isinstance(r, kir.Ref) and r.buf == b]
@@ -334,7 +338,7 @@ def _dies_in_place(order: _Order, at: int, last: int, src: Buf, d: Buf) -> bool:
     picked at run time) or another part of the operation at ``at`` (the same API over the same
     buffers: selection splits one operation into calls over disjoint parts, such as a row's whole
     repeats and its last partial one): on every path ``src`` dies where ``d`` is written over it."""
-    first = dict(order.calls)[at]
+    first = order.call_at[at]
     branch = next(((m, e) for s, m, e in order.branches if s < at <= m < last <= e), None)
 
     def over_src(q: int, c) -> bool:
