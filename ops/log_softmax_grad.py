@@ -37,6 +37,7 @@ from ascdsl.lib import core_span
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 
 MAX_DIMS = 8
+ROW_LIMIT = 1 << 30  # row indices (a core's first row plus a tile of rows) stay far inside int32
 
 
 @ascdsl.jit
@@ -171,6 +172,9 @@ def log_softmax_backward_host(grad_output, output, dim, platform):
     align = 32 // dtype.itemsize  # elements per 32-byte block
     if d0 * d1 * d2 == 0:
         return ascdsl.Launch(no_reduce_kernel, grid=(0,), variant="empty", constexprs={"BLOCK": align})
+    if d0 * d2 > ROW_LIMIT:
+        raise ValueError(f"log_softmax_backward indexes rows in int32: {d0 * d2} rows are more than {ROW_LIMIT}; "
+                         "split the tensor along an axis it does not reduce")
 
     if d1 == 1:
         count = d0 * d2

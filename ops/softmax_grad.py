@@ -44,6 +44,7 @@ from ascdsl import dtypes, softmax_tiling
 from ascdsl.backend.render import render
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 
+ROW_LIMIT = 1 << 30  # row indices (a core's first row plus a tile of rows) stay far inside int32
 NZ_ROWS = tuple(2 ** i for i in range(4, 13))  # the NZ row blocks (multiples of 16) it chooses from
 
 
@@ -168,6 +169,9 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False):
     m = 1
     for i in range(n - 1):
         m = m * grad.shape[i]
+    if m > ROW_LIMIT:
+        raise ValueError(f"softmax_grad indexes rows in int32: {m} rows are more than {ROW_LIMIT}; split the "
+                         "tensor along its leading axes")
     if m == 0 or (k == 0 and not is_front):
         return ascdsl.Launch(two_pass_kernel, grid=(0,), variant="empty",
                              constexprs={"BLOCK_K": align, "FRONT": is_front, "ALIGN": align})

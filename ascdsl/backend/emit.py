@@ -106,6 +106,9 @@ class Printer:
         if isinstance(e, Conv):
             if isinstance(e.x, Lit) and isinstance(e.dtype, CInt):
                 return str(int(e.x.value))
+            if isinstance(e.dtype, dtypes.DType) and e.dtype.is_float and e.dtype.itemsize == 2 \
+                    and kir.int_bytes(e.x) is not None:  # half and bfloat16_t construct from float only
+                return f"static_cast<{ctype(e.dtype)}>(static_cast<float>({self.expr(e.x)}))"
             return f"static_cast<{ctype(e.dtype)}>({self.expr(e.x)})"
         if isinstance(e, kir.ElemsPer):
             self.constants.add(e)
@@ -130,18 +133,34 @@ class Printer:
             return f"{self.names.gms[e.gm.param]}.GetValue({self.expr(e.gm.offset)})"
         raise TypeError(f"not an expression: {e!r}")
 
+    def fitted(self, e, t) -> str:
+        """``e`` as a value of the integer type ``t``: an explicit ``static_cast`` where ``e`` is wider. Every
+        such value is in range by construction: a DSL int32 scalar holds its int32 value as the
+        interpreter's does (Triton's wrapping int32), a buffer's bytes are within the UB the plan checked,
+        an extent was clamped to its block by the access pass, a UB offset or count lies within its
+        buffer. (A call on 64-bit elements keeps its arguments: a value there may need 64 bits.)"""
+        want = t.itemsize if isinstance(t, dtypes.DType) and t.is_int else kir.CINT_BYTES.get(t)
+        if want is not None and kir.is_float(e):  # float -> int truncates toward zero, as Triton's casts
+            return f"static_cast<{ctype(t)}>({self.expr(e)})"
+        have = kir.int_bytes(e)
+        if have is None or want is None or have[0] <= want:
+            return self.expr(e)
+        return f"static_cast<{ctype(t)}>({self.expr(e)})"
+
     def operand(self, o) -> str:
         if isinstance(o, Gm):
             return f"{self.names.gms[o.param]}[{self.expr(o.offset)}]"
         name = self.names.view(o.buf, o.dtype)
-        return name if o.offset == kir.lit(0) else f"{name}[{self.expr(o.offset)}]"
+        return name if o.offset == kir.lit(0) else f"{name}[{self.fitted(o.offset, CInt.UINT32)}]"
 
     def stmt(self, s) -> list:
         """Render model lines: a string, or ``{"parts": [{"head", "body"}, ...], "tail"}`` for a block
         (an ``if`` with an ``else`` has two parts)."""
         if isinstance(s, Call):
             args = [self.operand(o) for o in (s.dst, *s.srcs, *s.work) if o is not None]
-            args += [self.expr(a) for a in s.args]
+            wide = s.dst is not None and not isinstance(s.dst, Gm) and s.dst.dtype.itemsize == 8
+            args += [self.fitted(a, dtypes.int32) if not wide and kir.int_bytes(a) == (8, True) else self.expr(a)
+                     for a in s.args]
             tmpl = f"<{s.template.cpp}{', ' + s.mode.value if s.mode is not None else ''}>" if s.template else ""
             return [self.located(f"{s.api}{tmpl}({', '.join(args)});", s.loc)]
         if isinstance(s, Let):
@@ -149,9 +168,9 @@ class Printer:
             if isinstance(v.ctype, Struct):
                 t = v.ctype.value + (f"<{v.template.cpp}>" if v.template is not None else "")
                 return [self.located(f"{t} {self.expr(v)}{self.expr(s.expr)};", s.loc)]
-            return [self.located(f"const {ctype(v.ctype)} {self.expr(v)} = {self.expr(s.expr)};", s.loc)]
+            return [self.located(f"const {ctype(v.ctype)} {self.expr(v)} = {self.fitted(s.expr, v.ctype)};", s.loc)]
         if isinstance(s, Set):
-            return [self.located(f"{self.expr(s.var)} = {self.expr(s.expr)};", s.loc)]
+            return [self.located(f"{self.expr(s.var)} = {self.fitted(s.expr, s.var.ctype)};", s.loc)]
         if isinstance(s, Queue):
             q, t = self.names.slot(self.plan.slot(s.buf)), s.buf.dtype.cpp
             local = self.names.view(s.buf, s.buf.dtype)
@@ -240,7 +259,7 @@ def _init_buffers(p: Printer, plan, float32) -> tuple[list, list]:
     and the ``if constexpr`` block of those a template's float32 instance (its plan ``float32``) and
     its 16-bit instances (``plan``) make otherwise."""
     def init(s) -> str | None:
-        return f"pipe.InitBuffer({p.names.slot(s)}, {p.expr(s.size_expr)});" if s.num else None
+        return f"pipe.InitBuffer({p.names.slot(s)}, {p.fitted(s.size_expr, CInt.UINT32)});" if s.num else None
     common, wide, narrow = [], [], []
     for s in plan.slots:
         if s.position is not Position.VECCALC:
@@ -273,7 +292,7 @@ def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = Fa
     process = flatten(p.lines(k.process))
     methods = [{"name": p.stage_name(st), "lines": flatten(p.lines(st.body)),
                 "params": ", ".join(f"const {ctype(v.ctype)} {p.expr(v)}" for v in st.params)} for st in k.stages]
-    queues = [{"name": names.slot(s), "num": s.num, "bytes": p.expr(s.size_expr),
+    queues = [{"name": names.slot(s), "num": s.num, "bytes": p.fitted(s.size_expr, CInt.UINT32),
                "type": "TQueBind<TPosition::VECIN, TPosition::VECOUT, 1>" if s.bound else
                f"TQue<QuePosition::{s.position.value}, 1>"} for s in slots if s.position is not Position.VECCALC]
     return {

@@ -69,6 +69,8 @@ class CInt(enum.Enum):
     UINT64 = "uint64_t"
 
 
+CINT_BYTES = {CInt.UINT8: 1, CInt.UINT16: 2, CInt.UINT32: 4, CInt.UINT64: 8}
+
 CType = Union[DType, Struct, CInt]
 
 
@@ -296,6 +298,45 @@ def minimum(a: Expr, b: Expr) -> Expr:
 def ceil_to(x: Expr, n: int) -> Expr:
     """``(x + n - 1) / n * n``."""
     return x if n == 1 else Bin(BinOp.MUL, Bin(BinOp.DIV, add(x, lit(n - 1)), lit(n)), lit(n))
+
+
+def int_bytes(e) -> tuple[int, bool] | None:
+    """The C integer type of expression ``e`` as (bytes, signed), after C++'s usual arithmetic conversions
+    (narrower operands promote to ``int``); None for a non-integer or an untyped expression."""
+    if isinstance(e, (Var, Lit, Field, Conv)):
+        t = e.ctype if isinstance(e, Var) else e.dtype
+        if isinstance(t, CInt):
+            return CINT_BYTES[t], False
+        return (max(t.itemsize, 4), True) if isinstance(t, DType) and t.is_int else None
+    if isinstance(e, SizeOf):
+        return 8, False
+    if isinstance(e, ElemsPer):
+        return 4, True
+    if isinstance(e, Bin) and e.op not in _COMPARISONS or isinstance(e, Cond):
+        ts = [int_bytes(x) for x in ((e.a, e.b) if isinstance(e, Bin) and e.op not in (BinOp.SHL, BinOp.SHR)
+                                     else (e.a,) if isinstance(e, Bin) else (e.a, e.b))]
+        if None in ts:
+            return None
+        size = max(max(t[0] for t in ts), 4)
+        return size, all(t[1] for t in ts if t[0] == size)
+    return None
+
+
+def is_float(e) -> bool:
+    """Whether expression ``e`` has a floating-point C type (after the usual arithmetic conversions)."""
+    if isinstance(e, (Var, Lit, Field, Conv)):
+        t = e.ctype if isinstance(e, Var) else e.dtype
+        return isinstance(t, DType) and t.is_float
+    if isinstance(e, Elem):
+        return e.ref.dtype.is_float
+    if isinstance(e, Bin):
+        return e.op not in _COMPARISONS and (is_float(e.a) or is_float(e.b))
+    if isinstance(e, Cond):
+        return is_float(e.a) or is_float(e.b)
+    return False
+
+
+_COMPARISONS = frozenset({BinOp.LT, BinOp.LE, BinOp.GT, BinOp.GE, BinOp.EQ, BinOp.NE})
 
 
 # ----------------------------------------------------------------------------- tensors

@@ -85,7 +85,7 @@ def _fold_rows(sel: Selector, op: Op, fold: Ref, src: Ref, rows: int, cols: int,
     r, k = sel.fresh("r"), sel.fresh("k")
     whole = [For(k, lit(1), full, lit(most), (For(r, lit(0), lit(rows), lit(1), (Call(
         FOLD[op], mine(r), (view(src, add(row(r, p), Bin(BinOp.MUL, k, lit(per_rep)))), mine(r)),
-        (lit(per_rep), minimum(Bin(BinOp.SUB, full, k), lit(most)),
+        (lit(per_rep), repeat.u8(minimum(Bin(BinOp.SUB, full, k), lit(most))),
          Brace((lit(1), lit(1), lit(1), lit(0), lit(8), lit(0))))),), True),))]
     tail_at = Bin(BinOp.MUL, full, lit(per_rep)) if general else lit(cols // per_rep * per_rep)
     lanes = Bin(BinOp.SUB, lit(cols), tail_at) if general else lit(cols % per_rep)
@@ -129,8 +129,8 @@ def _columns(sel: Selector, instr: Instr) -> list:
     chain = [For(r, lit(1), lit(rows), lit(1), (Call(FOLD[instr.op], acc, (acc, view(src, row(r, p))), (lit(cols),)),))]
     repeats = repeat.over_columns(sel, lit(0), cols, per_rep, lambda c: [Call(
         FOLD[instr.op], view(acc, c), (view(src, add(Bin(BinOp.MUL, k, lit(p)), c)), view(acc, c)),
-        (repeat.mask(cols, per_rep, c, general=sel.general), minimum(Bin(BinOp.SUB, lit(rows), k), lit(most)),
-         Brace((lit(1), lit(1), lit(1), lit(0), lit(pb), lit(0)))))])
+        (repeat.mask(cols, per_rep, c, general=sel.general), repeat.u8(minimum(Bin(BinOp.SUB, lit(rows), k), lit(most))),
+         Brace((lit(1), lit(1), lit(1), lit(0), repeat.u8(pb), lit(0)))))])
     accumulate = [For(k, lit(1), lit(rows), lit(most), tuple(repeats))]
     if not sel.general:
         return out + (accumulate if pb <= most else chain)

@@ -14,7 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from .kir import BinOp, Bin, Brace, Call, Cond, For, If, Lit, Ref, add, lit, minimum
+from .kir import BinOp, Bin, Brace, Call, CInt, Cond, Conv, For, If, Lit, Ref, add, as_expr, lit, minimum
+
+
+def u8(e):
+    """``e`` (an int or an expression) as the ``uint8_t`` CANN declares for a repeat count and a repeat
+    stride. Every caller bounds ``e`` to 0..255 (a minimum with the repeat limit, a stride that is 0 past
+    the limit, or the run-time branch around the call), so the cast is explicit and never truncates."""
+    return Conv(CInt.UINT8, as_expr(e))
 
 
 def mask(cols: int, per_rep: int, c, aligned: bool = True, general: bool = False):
@@ -50,9 +57,9 @@ def over_rows(sel, rows: int, count, pitch_blocks: int, body) -> list:
     most = sel.platform.max_repeats
     if sel.general:  # rows per call and the repeat stride chosen at run time
         fits = Bin(BinOp.LE, lit(pitch_blocks), lit(most))
-        per_call, stride_expr = Cond(fits, lit(most), lit(1)), Cond(fits, lit(pitch_blocks), lit(0))
+        per_call, stride_expr = Cond(fits, lit(most), lit(1)), u8(Cond(fits, lit(pitch_blocks), lit(0)))
         r = sel.fresh("r")
-        reps = minimum(Bin(BinOp.SUB, count, r), per_call)
+        reps = u8(minimum(Bin(BinOp.SUB, count, r), per_call))
         return [For(r, lit(0), count, per_call, tuple(body(r, reps, stride_expr)), True)]
     per = most if pitch_blocks <= most else 1
     stride = pitch_blocks if per > 1 else 0
@@ -127,12 +134,12 @@ def _scalar_block_loop(sel, api, dst, tile, blk, params, n, per_rep, most, scala
         if mode:
             return Call("Compare", view(dst, Bin(BinOp.DIV, at, lit(8))), (a, b), (mode, lanes, reps, params))
         return Call(api, view(dst, at), (a, b), (lanes, reps, params), inplace=True)
-    out: list = [For(s, lit(0), full, lit(most), (call(start, lit(per_rep), minimum(Bin(BinOp.SUB, full, s),
-                                                                                    lit(most))),), True)]
+    reps = u8(minimum(Bin(BinOp.SUB, full, s), lit(most)))
+    out: list = [For(s, lit(0), full, lit(most), (call(start, lit(per_rep), reps),), True)]
     if not mode:
         tail = Bin(BinOp.MOD, lit(n), lit(per_rep))
         out.append(If(Bin(BinOp.GT, tail, lit(0)), (call(Bin(BinOp.MUL, full, lit(per_rep)), tail, lit(1)),)))
     return out
 
 
-__all__ = ["located", "mask", "over_columns", "over_rows", "row", "scalar_block", "view"]
+__all__ = ["located", "mask", "over_columns", "over_rows", "row", "scalar_block", "u8", "view"]

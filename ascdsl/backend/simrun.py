@@ -14,6 +14,7 @@ import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 from .. import cache
 from ..errors import Error
@@ -23,6 +24,7 @@ from ..ir.provenance import access_roots
 from ..jit import register_backend
 from ..platforms import get_platform
 from . import tiling
+from ..sim.build import check_front_end
 from ..sim.signature import Entry, gm_entry
 from .ascendc import entry_pointers, kernel_source
 
@@ -131,6 +133,7 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
     block_dim = max(1, min(programs, get_platform(platform).vector_core_count))
     try:
         with located_errors(kernel, len(arrays)):
+            _front_end(file.path)
             result = sim.run_kernel(file.path, SYMBOL, [*arrays, None, file.layout.pack(fields)], block_dim,
                                     platform, tiling_key=key, tiling_type=file.layout.struct_name, entry=file.entry)
     except sim.SimCompileError:
@@ -139,6 +142,12 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
         _unbatch(file)  # maybe another kernel of the file: this one alone
         return run(kernel, args, grid, platform)
     sys.stdout.write(result.stdout)  # tl.device_print
+
+
+@lru_cache(maxsize=1024)
+def _front_end(path: str) -> None:
+    """The front-end check of a generated file (:func:`ascdsl.sim.check_front_end`), once per process."""
+    check_front_end(Path(path))
 
 
 @contextmanager

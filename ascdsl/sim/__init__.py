@@ -14,10 +14,11 @@ Each run's stats carry the cost model's estimate (``est_cycles``, ``est_us``, ``
 ``pipe_busy``, ``critical_pipe``): see :mod:`ascdsl.sim.cost` for the model and its constants.
 
 ``run_main`` builds and runs a CANN CPU-debug ``main.cpp`` (our ``tikicpulib.h``); ``record`` collects
-results; ``build_stats`` reports g++ builds; ``INCLUDE_DIR`` is the header directory (``-I`` it to
+results; ``build_stats`` reports g++ builds; ``check_front_end`` parses generated code with other compilers
+(clang++) with warnings on; ``INCLUDE_DIR`` is the header directory (``-I`` it to
 compile a kernel by hand).
 """
-from .build import INCLUDE_DIR, BuildStats, build_stats
+from .build import INCLUDE_DIR, BuildStats, build_stats, check_front_end
 from .errors import SimArgumentError, SimCompileError, SimError
 from .main import MainResult, run_main
 from .runner import run_kernel
@@ -26,5 +27,5 @@ from .stats import SimResult, SimStats, record
 
 __all__ = [
     "INCLUDE_DIR", "BuildStats", "Entry", "MainResult", "Param", "SimArgumentError", "SimCompileError", "SimError", "SimResult",
-    "SimStats", "build_stats", "gm_entry", "record", "run_kernel", "run_main",
+    "SimStats", "build_stats", "check_front_end", "gm_entry", "record", "run_kernel", "run_main",
 ]

@@ -6,6 +6,11 @@ quoted ``#include``s), so the same files in another folder (another build or tem
 the build.
 ``kernel_operator.h`` is precompiled once per header version so a cold kernel build mostly pays for
 the kernel's own templates. g++ runs with a timeout (``ASCDSL_CXX_TIMEOUT`` seconds, default 600).
+
+Every build treats a narrowing conversion as an error (``-Werror=narrowing``), as clang, the base of
+CANN's device compiler, does. :func:`check_front_end` runs further compilers' front ends over generated
+code with warnings on (``ASCDSL_FRONT_END``, e.g. ``clang++``; the test suite sets it when clang++ is
+installed).
 """
 from __future__ import annotations
 
@@ -25,7 +30,10 @@ INCLUDE_DIR = Path(__file__).parent / "include"
 CXX = os.environ.get("CXX", "g++")
 # -Og: a quarter less g++ time than -O1 (code generation is most of a build) for kernels that run as
 # fast; no flag changes floating-point semantics (no -ffast-math, no FMA on the default x86-64 target)
-FLAGS = ("-std=c++17", "-Og", "-fPIC", "-fno-gnu-unique", "-pthread")
+FLAGS = ("-std=c++17", "-Og", "-fPIC", "-fno-gnu-unique", "-pthread", "-Werror=narrowing")
+FRONT_END_FLAGS = ("-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Wconversion", "-Wno-sign-conversion", "-Werror")
+"""What generated code must pass without a diagnostic (sign conversions of proven non-negative int32
+counts to the API's unsigned parameters are left out: ``docs/limits.md``)."""
 _DIAGNOSTIC = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<msg>.*)$", re.MULTILINE)
 _QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 _OWN_PATH = re.compile(rb"__FILE__|__builtin_FILE|source_location|\bassert\b")
@@ -113,14 +121,36 @@ def _compile(args: list[str]) -> Callable[[Path], None]:
     return make
 
 
+def front_ends() -> tuple[str, ...]:
+    """The compilers ``ASCDSL_FRONT_END`` names (space-separated), for :func:`check_front_end`."""
+    return tuple(os.environ.get("ASCDSL_FRONT_END", "").split())
+
+
+def check_front_end(source: Path, compilers: tuple[str, ...] | None = None) -> None:
+    """Each of ``compilers`` (default :func:`front_ends`) parses the generated ``source`` against the
+    simulator's headers (as system headers: only ``source`` is judged) with :data:`FRONT_END_FLAGS`; any
+    diagnostic raises :class:`SimCompileError`. A clean result is cached per compiler and source."""
+    for cxx in front_ends() if compilers is None else compilers:
+        key = cache.digest(_toolchain_hash_of(INCLUDE_DIR.resolve(), cxx), repr(FRONT_END_FLAGS),
+                           source_digest([source]))[:32]
+
+        def make(tmp: Path, cxx=cxx) -> None:
+            proc = subprocess.run([cxx, *FRONT_END_FLAGS, "-isystem", str(INCLUDE_DIR), str(source)],
+                                  capture_output=True, text=True, check=False, timeout=_timeout())
+            if proc.returncode != 0 or proc.stderr.strip():
+                raise _compile_error(proc.stderr, cxx)
+            tmp.write_text(proc.stderr)
+        cache.entry(cache_dir() / f"front-{Path(cxx).name}-{key}.ok", make)
+
+
 def _timeout() -> float:
     return float(os.environ.get("ASCDSL_CXX_TIMEOUT", "600"))
 
 
-def _compile_error(stderr: str) -> SimCompileError:
+def _compile_error(stderr: str, cxx: str = CXX) -> SimCompileError:
     m = _DIAGNOSTIC.search(stderr)
     if m is None:
-        return SimCompileError(f"g++ failed: {stderr.strip()[:2000]}", None, None, stderr)
+        return SimCompileError(f"{cxx} failed: {stderr.strip()[:2000]}", None, None, stderr)
     return SimCompileError(m.group(0), m.group("file"), int(m.group("line")), stderr)
 
 

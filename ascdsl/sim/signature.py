@@ -31,6 +31,7 @@ _ENTRY = re.compile(r'extern\s+"C"\s+(?:(?:__global__|__aicore__)\s+)*void\s+(\w
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _DEFINE = re.compile(r"^\s*#\s*define(?:[^\n]*\\\n)*[^\n]*", re.MULTILINE)
 _QUALIFIERS = re.compile(r"\b(?:__gm__|const|volatile|__restrict__)\b")
+_ATTRIBUTE = re.compile(r"\[\[[^\]]*\]\]")  # [[maybe_unused]]: no part of the type
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def gm_entry(name: str, pointers: Sequence[str]) -> Entry:
 
 
 def _param(text: str) -> Param:
-    m = re.match(r"^(.*?)(\w+)\s*$", text.strip(), re.DOTALL)
+    m = re.match(r"^(.*?)(\w+)\s*$", _ATTRIBUTE.sub("", text).strip(), re.DOTALL)
     if m is None or not m.group(1).strip():
         raise SimArgumentError(f"cannot read kernel parameter {text.strip()!r}")
     ctype = " ".join(m.group(1).split())

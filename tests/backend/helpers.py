@@ -1,7 +1,6 @@
 """What the simulator tests share: run a launch on both backends (:func:`both`), build the simulator
 kernels of many checks in one g++ run (:func:`prebuilt`, :func:`each`), test data and bit views, and the type check of generated kernels
 against real CANN headers (:func:`assert_type_checks`)."""
-import subprocess
 
 import numpy as np
 import pytest
@@ -9,6 +8,7 @@ import pytest
 from ascdsl import dtypes
 from ascdsl.backend import simrun, tiling
 from ascdsl.backend.ascendc import kernel_source
+from tests.cann.headers import type_check
 from tests.sim.test_cann_headers import cann_flags
 
 SEED = 7
@@ -70,9 +70,8 @@ CANN = pytest.mark.skipif(cann_flags() is None, reason="ASCEND_HOME_PATH does no
 
 def assert_type_checks(name: str, kernels, tmp_path) -> None:
     """``kernels`` (specialised tile-IR kernels) in one direct-launch kernel file ``name.cpp`` compile
-    against the real CANN headers."""
+    against the real CANN headers, with g++ and with clang++ where installed."""
     source = tmp_path / f"{name}.cpp"
     layout = tiling.layout("".join(w.title() for w in name.split("_")) + "Tiling", kernels)
     source.write_text(kernel_source(name, tiling.variants(kernels), layout, "Ascend910B3"))
-    proc = subprocess.run(["g++", *cann_flags(), str(source)], capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr[:4000]
+    type_check(cann_flags(), source)

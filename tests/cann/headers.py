@@ -6,13 +6,14 @@ the toolkit is copied into the repository.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from tests.sim.test_cann_headers import cann_flags
+from tests.sim.test_cann_headers import KERNELS, cann_flags
 
 
 def toolkit() -> Path | None:
@@ -48,7 +49,11 @@ def launch_header(symbol: str, params: Sequence[str]) -> str:
 
 
 def type_check(flags: list[str], source: Path, *includes: Path) -> None:
-    """g++ ``flags`` on ``source`` with ``includes`` on the include path; fails the test with g++'s errors."""
-    proc = subprocess.run(["g++", *flags, *(f"-I{i}" for i in includes), str(source)],
-                          capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr[:4000]
+    """g++, and clang++ where installed, with ``flags`` on ``source`` (``includes`` on the include path);
+    fails the test with the compiler's errors. The toolkit's folders are system headers (``-isystem``):
+    only diagnostics in our code count."""
+    flags = [f"-isystem{f[2:]}" if f.startswith("-I") and not f.startswith(f"-I{KERNELS}") else f for f in flags]
+    for cxx in ("g++", "clang++") if shutil.which("clang++") else ("g++",):
+        proc = subprocess.run([cxx, *flags, *(f"-I{i}" for i in includes), str(source)],
+                              capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, f"{cxx}: {proc.stderr[:4000]}"

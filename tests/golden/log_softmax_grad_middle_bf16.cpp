@@ -36,7 +36,7 @@ public:
     __aicore__ inline void Process()
     {
         for (int64_t program = GetBlockIdx(); program < programs_; program += GetBlockNum()) {
-            const int32_t pid = program % tiling_.grid0;  // ops/log_softmax_grad.py:95
+            const int32_t pid = static_cast<int32_t>(program % tiling_.grid0);  // ops/log_softmax_grad.py:95
             const int32_t start = pid * tiling_.per_core + (pid < tiling_.big_cores ? pid : tiling_.big_cores);  // ops/log_softmax_grad.py:95
             const int32_t end = start + tiling_.per_core + static_cast<int32_t>(pid < tiling_.big_cores);  // ops/log_softmax_grad.py:95
             for (int32_t unit = start; unit < end; unit += 1) {  // ops/log_softmax_grad.py:98
@@ -80,7 +80,7 @@ private:
         LocalTensor<float> tmp2 = xBuf.Get<float>();
         LocalTensor<float> out = dyBuf.Get<float>();
         LocalTensor<bfloat16_t> dyIn = inOutQueueDy.DeQue<TPosition::GM, TPosition::VECIN, bfloat16_t>();
-        const int32_t dyInValid = (dyCols + 15) / 16 * 16;
+        const int32_t dyInValid = static_cast<int32_t>((dyCols + 15) / 16 * 16);
         // fill the masked columns with `other`
         if (dyInValid < 32) {
             Duplicate(dyIn[dyInValid], (bfloat16_t)0.0f, static_cast<uint64_t>(32 - dyInValid), static_cast<uint8_t>(dyRows), 1, 2);
@@ -91,7 +91,7 @@ private:
             Duplicate(dyIn[dyRows * 32], (bfloat16_t)0.0f, (16 - dyRows) * 32);
         }
         LocalTensor<bfloat16_t> xIn = inQueueX.DeQue<bfloat16_t>();
-        const int32_t xInValid = (dyCols + 15) / 16 * 16;
+        const int32_t xInValid = static_cast<int32_t>((dyCols + 15) / 16 * 16);
         // fill the masked columns with `other`
         if (xInValid < 32) {
             Duplicate(xIn[xInValid], (bfloat16_t)0.0f, static_cast<uint64_t>(32 - xInValid), static_cast<uint8_t>(dyRows), 1, 2);
@@ -151,7 +151,7 @@ __aicore__ inline void CopyTiling(LogSoftmaxBackwardTilingData* tiling, GM_ADDR 
     }
 }
 
-extern "C" __global__ __aicore__ void log_softmax_backward(GM_ADDR dy_ptr, GM_ADDR x_ptr, GM_ADDR out_ptr, GM_ADDR workspace, GM_ADDR tiling)
+extern "C" __global__ __aicore__ void log_softmax_backward(GM_ADDR dy_ptr, GM_ADDR x_ptr, GM_ADDR out_ptr, [[maybe_unused]] GM_ADDR workspace, GM_ADDR tiling)
 {
     LogSoftmaxBackwardTilingData tilingData;
     CopyTiling(&tilingData, tiling);

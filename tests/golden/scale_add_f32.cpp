@@ -89,7 +89,7 @@ __aicore__ inline void CopyTiling(AddTilingData* tiling, GM_ADDR tilingGm)
     }
 }
 
-extern "C" __global__ __aicore__ void add(GM_ADDR x_ptr, GM_ADDR y_ptr, GM_ADDR out_ptr, GM_ADDR workspace, GM_ADDR tiling)
+extern "C" __global__ __aicore__ void add(GM_ADDR x_ptr, GM_ADDR y_ptr, GM_ADDR out_ptr, [[maybe_unused]] GM_ADDR workspace, GM_ADDR tiling)
 {
     AddTilingData tilingData;
     CopyTiling(&tilingData, tiling);

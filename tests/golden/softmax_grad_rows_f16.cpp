@@ -35,7 +35,7 @@ public:
     __aicore__ inline void Process()
     {
         for (int64_t program = GetBlockIdx(); program < programs_; program += GetBlockNum()) {
-            const int32_t pid = program % tiling_.grid0;  // ops/softmax_grad.py:62
+            const int32_t pid = static_cast<int32_t>(program % tiling_.grid0);  // ops/softmax_grad.py:62
             const int32_t start = pid * tiling_.per_core + (pid < tiling_.big_cores ? pid : tiling_.big_cores);  // ops/softmax_grad.py:62
             const int32_t end = start + tiling_.per_core + static_cast<int32_t>(pid < tiling_.big_cores);  // ops/softmax_grad.py:62
             for (int32_t row0 = start; row0 < end; row0 += 8) {  // ops/softmax_grad.py:64
@@ -150,7 +150,7 @@ __aicore__ inline void CopyTiling(SoftmaxGradTilingData* tiling, GM_ADDR tilingG
     }
 }
 
-extern "C" __global__ __aicore__ void softmax_grad(GM_ADDR grad_ptr, GM_ADDR src_ptr, GM_ADDR out_ptr, GM_ADDR workspace, GM_ADDR tiling)
+extern "C" __global__ __aicore__ void softmax_grad(GM_ADDR grad_ptr, GM_ADDR src_ptr, GM_ADDR out_ptr, [[maybe_unused]] GM_ADDR workspace, GM_ADDR tiling)
 {
     SoftmaxGradTilingData tilingData;
     CopyTiling(&tilingData, tiling);

@@ -34,7 +34,7 @@ public:
     __aicore__ inline void Process()
     {
         for (int64_t program = GetBlockIdx(); program < programs_; program += GetBlockNum()) {
-            const int32_t row = program % tiling_.grid0;  // tests/test_interpreter_dsl.py:33
+            const int32_t row = static_cast<int32_t>(program % tiling_.grid0);  // tests/test_interpreter_dsl.py:33
             const int64_t value = static_cast<int64_t>(row) * static_cast<int64_t>(tiling_.stride);  // tests/test_interpreter_dsl.py:34
             Compute1();
             for (int32_t start = 0; start < tiling_.n_cols; start += 4096) {  // tests/test_interpreter_dsl.py:37
@@ -202,7 +202,7 @@ __aicore__ inline void CopyTiling(SoftmaxLoopedTilingData* tiling, GM_ADDR tilin
     }
 }
 
-extern "C" __global__ __aicore__ void softmax_looped(GM_ADDR out_ptr, GM_ADDR in_ptr, GM_ADDR workspace, GM_ADDR tiling)
+extern "C" __global__ __aicore__ void softmax_looped(GM_ADDR out_ptr, GM_ADDR in_ptr, [[maybe_unused]] GM_ADDR workspace, GM_ADDR tiling)
 {
     SoftmaxLoopedTilingData tilingData;
     CopyTiling(&tilingData, tiling);

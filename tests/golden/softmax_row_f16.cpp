@@ -33,7 +33,7 @@ public:
     __aicore__ inline void Process()
     {
         for (int64_t program = GetBlockIdx(); program < programs_; program += GetBlockNum()) {
-            const int32_t row = program % tiling_.grid0;  // tests/test_interpreter_dsl.py:20
+            const int32_t row = static_cast<int32_t>(program % tiling_.grid0);  // tests/test_interpreter_dsl.py:20
             const int64_t inOffset = static_cast<int64_t>(row) * static_cast<int64_t>(tiling_.in_stride);  // tests/test_interpreter_dsl.py:23
             const int32_t inCountMaximum = tiling_.n_cols > 0 ? tiling_.n_cols : 0;  // tests/test_interpreter_dsl.py:23
             const int32_t inCount = inCountMaximum < 1024 ? inCountMaximum : 1024;  // tests/test_interpreter_dsl.py:23
@@ -129,7 +129,7 @@ __aicore__ inline void CopyTiling(SoftmaxTilingData* tiling, GM_ADDR tilingGm)
     }
 }
 
-extern "C" __global__ __aicore__ void softmax(GM_ADDR out_ptr, GM_ADDR in_ptr, GM_ADDR workspace, GM_ADDR tiling)
+extern "C" __global__ __aicore__ void softmax(GM_ADDR out_ptr, GM_ADDR in_ptr, [[maybe_unused]] GM_ADDR workspace, GM_ADDR tiling)
 {
     SoftmaxTilingData tilingData;
     CopyTiling(&tilingData, tiling);

@@ -174,7 +174,7 @@ def test_log_softmax_backward_matches_python(tmp_path):
     sweep = [((desc(s, dt), desc(s, dt)), {"dim": d}) for dt in ("float32", "float16", "bfloat16")
              for s, d in (((4, 33), -1), ((3, 5, 7), 1), ((6, 1, 9), 1), ((3, 5000), 1), ((2, 700, 3), 1),
                           ((3, 2000, 5), 1), ((0, 4), 0), ((), -1), ((), 0), ((2, 3), 2), ((2, 3), -3),
-                          ((2,) * 8, 3), ((50, 3), -1), ((31, 5), 0))]
+                          ((2,) * 8, 3), ((50, 3), -1), ((31, 5), 0), ((1073741823, 2), 1), ((2415919104, 2), 1))]
     sweep.append(((desc((2, 3)), desc((2, 4))), {"dim": 1}))
     assert check_equivalence(tmp_path, op, kernels, sweep) >= {0, 1, 2, 4}
 
@@ -184,6 +184,23 @@ def test_softmax_grad_matches_python(tmp_path):
     op, kernels = load("softmax_grad")
     sweep = [((desc(s, dt), desc(s, dt)), {"is_front": f}) for dt in ("float32", "float16", "bfloat16")
              for f in (False, True) for s in ((1,), (4, 31), (5, 33), (2, 9000), (2, 5000), (0, 8), (3, 0), (),
-                                              (1000, 17))]
+                                              (1000, 17), (1073741823, 2), (2415919104, 2))]
     sweep.append(((desc((2, 3)), desc((2, 3), "float16")), {"is_front": False}))
     assert check_equivalence(tmp_path, op, kernels, sweep) >= {0, 1, 2, 4}
+
+
+@pytest.mark.parametrize("name, attrs, message", [
+    ("softmax_grad", {"is_front": False}, "softmax_grad indexes rows in int32: 2415919104 rows are more than "
+     "1073741824; split the tensor along its leading axes"),
+    ("log_softmax_grad", {"dim": 1}, "log_softmax_backward indexes rows in int32: 2415919104 rows are more than "
+     "1073741824; split the tensor along an axis it does not reduce")])
+def test_seed_ops_refuse_tensors_past_int32_indexing(name, attrs, message):
+    """A tensor of 2415919104 x 2 (the last core's first row index past INT32_MAX) is refused by the
+    tiling function, in Python and in the generated C++ (the sweeps above), not indexed wrongly; a
+    tensor past 2^31 elements with fewer rows (32768 x 152064, test_runtime_extents) is served: its GM
+    offsets are int64."""
+    op, kernels = load(name)
+    layout = tiling.layout(f"{op.op_type}TilingData", kernels)
+    big = desc((2415919104, 2), "float16")  # dim 1 reduces the 2 columns: 2415919104 rows
+    want = host.python_tiling(op, layout, tiling.variants(kernels), PLATFORMS[0], (big, big), attrs)
+    assert (want.status, want.message) == (1, message)

@@ -81,7 +81,7 @@ extern "C" __global__ __aicore__ void print_and_dump(GM_ADDR x, GM_ADDR out) {
     que.EnQue(t);
     t = que.DeQue<float>();
     Muls(t, t, 2.0f, 16);
-    printf("block %d of %d: %f %f\n", (int)GetBlockIdx(), (int)GetBlockNum(), 1.5f, (half)0.25f);
+    printf("block %d of %d: %f %f\n", (int)GetBlockIdx(), (int)GetBlockNum(), 1.5f, static_cast<float>((half)0.25f));
     DumpTensor(t, 7, 8);
     PRINTF("gm:\n");
     DumpTensor(xGm, 8, 8);
