@@ -6,6 +6,8 @@
   ``op_project/op_kernel/<op>.cpp`` (all variants in one source: one g++ build per op), other launches
   (cases only the Python entry can express) the sim backend's own one-variant kernels;
 * ``op_kernel``: per variant, whether a passing case ran it through the op-project kernel;
+* ``clang++`` (each compiler of :func:`ascdsl.sim.build.front_ends`): the direct-launch and op-project
+  kernels pass its front end with warnings on;
 * ``main.cpp``: per variant, ``kernel/main.cpp`` (with ``kernel/<op>_kernel.cpp``) compiled and run on
   the simulator with the first OpDef-expressible case that selects the variant.
 """
@@ -23,6 +25,8 @@ import numpy as np
 from . import cache
 from .backend import host, simrun
 from .backend.tiling import launch_fields
+from .sim.build import check_front_end, front_ends
+from .sim.errors import SimCompileError
 from .sim.signature import gm_entry
 from .errors import Error
 from .jit import BACKENDS, register_backend
@@ -81,12 +85,27 @@ def verify_build(b: OpBuild, folder: Path, tick: Callable[[], object] = lambda: 
         ok = runner.passed.get(v.key)
         rows.append(CaseResult(name, label, "op_kernel", bool(ok), message="" if ok else
                                "no case ran this variant" if ok is None else "a case running it failed"))
+    rows += front_end_rows(b, folder, runner.source)
     with tempfile.TemporaryDirectory(prefix="ascdsl-verify-") as work:
         checks = verify_main(b, folder, Path(work))
     tick()
     for c in checks:
         rows.append(CaseResult(name, f"variant {c.key} [{c.case}]", "main.cpp", c.ok, message=c.message))
     return rows, runner.samples
+
+
+def front_end_rows(b: OpBuild, folder: Path, op_kernel: Path) -> list[CaseResult]:
+    """A row per compiler of :func:`ascdsl.sim.build.front_ends` (clang++ where installed): the
+    direct-launch kernel and the op-project kernel parse with warnings on and no diagnostic."""
+    rows = []
+    for cxx in front_ends():
+        try:
+            check_front_end(folder / "kernel" / f"{b.name}_kernel.cpp", (cxx,))
+            check_front_end(op_kernel, (cxx,), (f"ASCDSL_TILING_TYPE={b.layout.struct_name}",))
+            rows.append(CaseResult(b.op.name, "kernel sources", cxx, True))
+        except SimCompileError as e:
+            rows.append(CaseResult(b.op.name, "kernel sources", cxx, False, message=str(e).splitlines()[0]))
+    return rows
 
 
 class _OpKernelRunner:

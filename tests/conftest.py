@@ -1,9 +1,8 @@
 """Suite-wide settings: a deterministic hypothesis profile under CI, test data independent of the
-order xdist runs tests in, clang's front end over every generated kernel (where clang++ is installed), the longest tests first, and a summary of the simulator's g++ builds (count and seconds over every xdist worker). Builds go to the normal cache
+order xdist runs tests in, the longest tests first, and a summary of the simulator's g++ builds (count and seconds over every xdist worker). Builds go to the normal cache
 (``$ASCDSL_CACHE_DIR`` or ``~/.cache/ascdsl``), shared with ``ascdsl check`` and ``ascdsl build``."""
 import json
 import os
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -13,9 +12,6 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("dev", deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
-
-if shutil.which("clang++"):  # every kernel a test generates passes clang's front end with warnings on
-    os.environ.setdefault("ASCDSL_FRONT_END", "clang++")
 
 
 _FIRST_STATES: dict = {}

@@ -9,14 +9,14 @@ the kernel's own templates. g++ runs with a timeout (``ASCDSL_CXX_TIMEOUT`` seco
 
 Every build treats a narrowing conversion as an error (``-Werror=narrowing``), as clang, the base of
 CANN's device compiler, does. :func:`check_front_end` runs further compilers' front ends over generated
-code with warnings on (``ASCDSL_FRONT_END``, e.g. ``clang++``; the test suite sets it when clang++ is
-installed).
+code with warnings on (``ASCDSL_FRONT_END``; by default clang++ where it is installed).
 """
 from __future__ import annotations
 
 import functools
 import os
 import re
+import shutil
 import subprocess
 import time
 from collections.abc import Callable
@@ -122,20 +122,25 @@ def _compile(args: list[str]) -> Callable[[Path], None]:
 
 
 def front_ends() -> tuple[str, ...]:
-    """The compilers ``ASCDSL_FRONT_END`` names (space-separated), for :func:`check_front_end`."""
-    return tuple(os.environ.get("ASCDSL_FRONT_END", "").split())
+    """The compilers ``ASCDSL_FRONT_END`` names (space-separated; empty: none) for :func:`check_front_end`;
+    unset, clang++ where it is installed."""
+    names = os.environ.get("ASCDSL_FRONT_END")
+    if names is None:
+        return ("clang++",) if shutil.which("clang++") else ()
+    return tuple(names.split())
 
 
-def check_front_end(source: Path, compilers: tuple[str, ...] | None = None) -> None:
+def check_front_end(source: Path, compilers: tuple[str, ...] | None = None, defines: tuple[str, ...] = ()) -> None:
     """Each of ``compilers`` (default :func:`front_ends`) parses the generated ``source`` against the
-    simulator's headers (as system headers: only ``source`` is judged) with :data:`FRONT_END_FLAGS`; any
-    diagnostic raises :class:`SimCompileError`. A clean result is cached per compiler and source."""
+    simulator's headers (as system headers: only ``source`` is judged) with :data:`FRONT_END_FLAGS` and
+    the macros ``defines`` (``NAME=VALUE``); any diagnostic raises :class:`SimCompileError`. A clean
+    result is cached per compiler, source and defines."""
+    flags = [*FRONT_END_FLAGS, *(f"-D{d}" for d in defines)]
     for cxx in front_ends() if compilers is None else compilers:
-        key = cache.digest(_toolchain_hash_of(INCLUDE_DIR.resolve(), cxx), repr(FRONT_END_FLAGS),
-                           source_digest([source]))[:32]
+        key = cache.digest(_toolchain_hash_of(INCLUDE_DIR.resolve(), cxx), repr(flags), source_digest([source]))[:32]
 
         def make(tmp: Path, cxx=cxx) -> None:
-            proc = subprocess.run([cxx, *FRONT_END_FLAGS, "-isystem", str(INCLUDE_DIR), str(source)],
+            proc = subprocess.run([cxx, *flags, "-isystem", str(INCLUDE_DIR), str(source)],
                                   capture_output=True, text=True, check=False, timeout=_timeout())
             if proc.returncode != 0 or proc.stderr.strip():
                 raise _compile_error(proc.stderr, cxx)
