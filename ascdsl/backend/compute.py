@@ -114,11 +114,15 @@ def _rounding(sel: Selector, instr: Instr) -> list:
 
 
 def _math(sel: Selector, instr: Instr) -> list:
-    """A high-level math API (``Tanh``, ``Sin``, ...) with its sharedTmpBuffer at the API's minimum."""
+    """A high-level math API (``Tanh``, ``Sin``, ...) with its sharedTmpBuffer at the API's maximum for the
+    tile (GetXxxMaxMinTmpSize's ``maxValue``): ``slices`` parts of the tile's lanes rounded up to 32, so the
+    API runs one round over the tile (at its minimum, 256 bytes a slice, it would run one round per 32 or 64
+    lanes). The buffer is part of the kernel's UB footprint, so the host's tile extents account for it."""
     (x,) = instr.operands
     api, half_slices, float_slices = isel.MATH_API[instr.op]
     slices = float_slices if x.type.dtype == F32 else half_slices
-    work = (sel.scratch(api[:1].lower() + api[1:] + "Tmp", dtypes.uint8, slices * isel.MATH_TMP_SLICE, instr.loc),
+    part = max(isel.MATH_TMP_SLICE, -(-sel.count(x) // 32) * 32 * x.type.dtype.itemsize)
+    work = (sel.scratch(api[:1].lower() + api[1:] + "Tmp", dtypes.uint8, slices * part, instr.loc),
             ) if slices else ()
     return [Call(api, sel.ref(instr.result), (sel.ref(x),), (lit(sel.count(x)),), work=work, loc=instr.loc)]
 

@@ -45,8 +45,8 @@ MATH_API = {Op.TANH: ("Tanh", 2, 1), Op.ERF: ("Erf", 8, 3), Op.SIN: ("Sin", 4, 3
             Op.COSH: ("Cosh", 6, 2), Op.ASIN: ("Asin", 6, 4), Op.ACOS: ("Acos", 6, 4), Op.ATAN: ("Atan", 6, 5),
             Op.ASINH: ("Asinh", 3, 3), Op.ACOSH: ("Acosh", 2, 1), Op.ATANH: ("Atanh", 4, 1), Op.ERFC: ("Erfc", 12, 5)}
 """High-level math APIs ``Api(dst, src, sharedTmpBuffer, n)`` as ``(api, float16 slices, float32 slices)``:
-the sharedTmpBuffer holds that many 256-byte slices (CANN 8.1's GetXxxMaxMinTmpSize minimum; none: no
-sharedTmpBuffer argument)."""
+the sharedTmpBuffer holds that many slices, each at least 256 bytes (CANN 8.1's GetXxxMaxMinTmpSize minimum)
+and sized by :func:`.compute._math` to the tile (its maximum); none: no sharedTmpBuffer argument)."""
 MATH_TMP_SLICE = 256
 
 POWER_TMP_SLICES = {dtypes.float32: 4, dtypes.float16: 7}

@@ -11,7 +11,8 @@ earlier than their dispatch:
 * a vector instruction costs ``vector_issue + repeats * cycles_per_repeat[api]`` (a repeat is 256
   bytes of lanes; a repeat with any active lane costs a full one, so masks and short rows show; the
   count form runs ``ceil(bytes / 256)`` repeats); high-level APIs add ``extra_passes`` internal
-  instructions, each with its issue and a barrier drain; a UB -> UB DataCopy is one repeat per 256 B;
+  instructions, each with its issue and a barrier drain, once per round (a math API whose temporary
+  buffer holds less than its input runs several); a UB -> UB DataCopy is one repeat per 256 B;
 * ``PipeBarrier<p>`` makes pipe ``p`` drain (``barrier_drain``); ``PIPE_ALL`` waits for every pipe;
 * ``SetFlag``/``WaitFlag`` hold the waiting pipe until the setting pipe has reached the flag (plus
   ``flag_latency``); a ``WaitFlag`` on the scalar unit stalls dispatch;
@@ -124,7 +125,11 @@ A2 = CostConstants(
         {"Exp": 2, "Ln": 2, "Sqrt": 2, "Rsqrt": 2, "Reciprocal": 2, "Div": 2, "SoftmaxGrad": 4, "SoftmaxGradFront": 2}
     ),
     extra_passes=MappingProxyType(
-        {"ReduceSum": 2, "ReduceMax": 2, "ReduceMin": 2, "Sum": 1, "SoftmaxGrad": 4, "SoftmaxGradFront": 2}
+        {"ReduceSum": 2, "ReduceMax": 2, "ReduceMin": 2, "Sum": 1, "SoftmaxGrad": 4, "SoftmaxGradFront": 2,
+         # per round of a math API: the vector calls in CANN 8.1's impl/math/<api>/<api>_common_impl.h
+         # (both its half and float paths, so an upper bound; Acos is Asin's, Log2/Log10 an Ln and a Muls)
+         "Tanh": 9, "Erf": 27, "Erfc": 42, "Sin": 27, "Cos": 34, "Tan": 34, "Sinh": 14, "Cosh": 11, "Asin": 58,
+         "Acos": 58, "Atan": 34, "Asinh": 21, "Acosh": 16, "Atanh": 14, "Log2": 2, "Log10": 2}
     ),
     repeat_source=(
         "one repeat (256 B: 8 blocks of 32 B) per cycle: the vector datapath of reference section 4 and the hiascend "

@@ -16,8 +16,10 @@ class SimStats:
     """Counters of a launch (``per_block`` holds one SimStats per block index; totals sum them).
 
     ``gm_read_bytes``/``gm_write_bytes`` count requested bytes, ``gm_copies`` GM<->UB copy calls,
-    ``ub_copies`` UB->UB copies, ``ub_peak_bytes`` the InitBuffer total (max over blocks), and
-    ``vector_calls``/``vector_elements`` the calls and active lanes per vector API.
+    ``ub_copies`` UB->UB copies, ``ub_peak_bytes`` the InitBuffer total (max over blocks),
+    ``vector_calls``/``vector_elements`` the calls and active lanes per vector API, and
+    ``vector_rounds`` the rounds its calls ran (a high-level math API runs one per temporary-buffer-full
+    of its input; every other call, one).
 
     The cost model (:mod:`ascdsl.sim.cost`) adds ``est_cycles``/``est_us`` (the slowest core; for a
     block, its own span), ``floor_cycles`` (GM bytes at HBM bandwidth or vector work at peak, whichever
@@ -38,6 +40,7 @@ class SimStats:
     floor_cycles: int = 0
     pipe_busy: Mapping[str, int] = field(default_factory=dict)
     critical_pipe: str = ""
+    vector_rounds: dict[str, int] = field(default_factory=dict)
 
     @property
     def limit_ratio(self) -> float:
@@ -51,21 +54,23 @@ class SimStats:
             SimStats(
                 b["gm_read_bytes"], b["gm_write_bytes"], b["gm_copies"], b["ub_copies"], b["ub_peak_bytes"],
                 {api: n[0] for api, n in b["vector"].items()}, {api: n[1] for api, n in b["vector"].items()},
-                (), est.cycles, est.us, 0, est.busy, est.critical_pipe,
+                (), est.cycles, est.us, 0, est.busy, est.critical_pipe, {api: n[2] for api, n in b["vector"].items()},
             )
             for b, est in ((b, cost.estimate([c], platform)) for b, c in zip(blocks, costs))
         )
         total = cost.estimate(costs, platform)
         calls: Counter = Counter()
         elements: Counter = Counter()
+        rounds: Counter = Counter()
         for b in per_block:
             calls.update(b.vector_calls)
             elements.update(b.vector_elements)
+            rounds.update(b.vector_rounds)
         return SimStats(
             sum(b.gm_read_bytes for b in per_block), sum(b.gm_write_bytes for b in per_block),
             sum(b.gm_copies for b in per_block), sum(b.ub_copies for b in per_block),
             max((b.ub_peak_bytes for b in per_block), default=0), dict(calls), dict(elements), per_block,
-            total.cycles, total.us, total.floor_cycles, total.busy, total.critical_pipe,
+            total.cycles, total.us, total.floor_cycles, total.busy, total.critical_pipe, dict(rounds),
         )
 
 

@@ -92,6 +92,20 @@ def test_math_on_the_interpreter_and_the_simulator(dtype, op):
     ascdsl.testing.assert_close(got["sim"], got["interpreter"], dt)
 
 
+def test_generated_math_sizes_its_temporary_buffer_for_one_round():
+    """The generated kernel gives a math API its sharedTmpBuffer at the maximum for the tile: on a tile
+    of 5856 lanes (one whole row), Erf runs one round, not 92 of 64 lanes."""
+    n = 5856
+    x = np.linspace(-4.0, 4.0, n).astype(np.float32)
+    out = np.zeros_like(x)
+    with ascdsl.sim.record() as runs:
+        math_kernel[(1,)](x, out, n, OP="erf", BLOCK=n, backend="sim")
+    stats = runs[0].stats
+    assert stats.vector_calls["Erf"] == stats.vector_rounds["Erf"] == 1
+    np.testing.assert_allclose(out, np.vectorize(math.erf)(x.astype(np.float64)), rtol=dtypes.float32.rtol,
+                               atol=dtypes.float32.atol)
+
+
 @ascdsl.jit
 def scalar_math_kernel(x_ptr, out_ptr, s, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)

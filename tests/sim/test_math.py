@@ -32,6 +32,21 @@ def test_math_apis_match_numerics(rng, dtype, name, tmp):
     assert res.stats.vector_calls["Tanh"] == 1 and res.stats.vector_elements["Erf"] == n
 
 
+def test_math_apis_run_one_round_per_temporary_buffer_full(rng):
+    """CANN 8.1's math APIs cover ``tmpBytes / sizeof(T) / live / 32 * 32`` lanes a round: Erf (3 float
+    slices) at its 768-byte minimum runs 2048 lanes in 32 rounds of 64, and the cost model charges each
+    round's passes; a buffer of the maximum (3 x 2048 floats) runs one round."""
+    n = 2048
+    x = rng.uniform(0.05, 3.0, n).astype(np.float32)
+    out = np.zeros(7 * n, np.float32)
+    least = run("math_f32", x, out, np.uint32(n), np.uint32(3 * 256)).stats
+    most = run("math_f32", x, out, np.uint32(n), np.uint32(3 * 4 * n)).stats
+    assert least.vector_rounds["Erf"] == 32 and least.vector_rounds["Tanh"] == 2048 // 192 + 1
+    assert most.vector_rounds["Erf"] == most.vector_rounds["Tanh"] == 1
+    assert least.vector_rounds["Log"] == least.vector_calls["Log"] == 1  # no sharedTmpBuffer to split
+    assert least.pipe_busy["V"] > most.pipe_busy["V"]
+
+
 def test_math_without_tmp_uses_free_ub(rng):
     n = 64
     x = rng.standard_normal(n).astype(np.float32)

@@ -131,15 +131,18 @@ inline double transfer(double start, double cycles) {
 // ---- hooks ----
 
 // Counts one vector instruction of `elements` active lanes, `lane_bytes` wide, in `repeats` repeats,
-// and runs it on the vector pipe: issue + repeats * cycles per repeat (+ its internal passes).
-inline void count_vector(const char* api, uint64_t elements, uint64_t repeats, uint64_t lane_bytes) {
+// and runs it on the vector pipe: issue + repeats * cycles per repeat (+ its internal passes, once per
+// round: a high-level API whose temporary buffer holds less than its whole input runs `rounds` times).
+inline void count_vector(const char* api, uint64_t elements, uint64_t repeats, uint64_t lane_bytes,
+                         uint64_t rounds = 1) {
     VecCount& c = st().counters.vec[api];
     c.calls += 1;
     c.elements += elements;
+    c.rounds += rounds;
     Timeline& t = timeline();
     const auto it = t.api_cost.find(api);
     const auto [per_repeat, extra] = it == t.api_cost.end() ? std::pair<double, double>{1.0, 0.0} : it->second;
-    const double passes = extra * (t.params.vector_issue + t.params.barrier_drain);
+    const double passes = extra * static_cast<double>(rounds) * (t.params.vector_issue + t.params.barrier_drain);
     occupy(Pipe::V, dispatch(), t.params.vector_issue + passes + static_cast<double>(repeats) * per_repeat);
     t.cost.vector_ideal += static_cast<double>(elements * lane_bytes) / 256.0 * per_repeat;
 }

@@ -72,7 +72,7 @@ inline std::string outcome_json(const Outcome& o) {
            << ", \"gm_copies\": " << c.gm_copies << ", \"ub_copies\": " << c.ub_copies
            << ", \"ub_peak_bytes\": " << c.ub_peak_bytes << ", \"vector\": {";
         size_t i = 0;
-        for (const auto& [api, n] : c.vec) os << (i++ ? ", " : "") << json_string(api) << ": [" << n.calls << ", " << n.elements << "]";
+        for (const auto& [api, n] : c.vec) os << (i++ ? ", " : "") << json_string(api) << ": [" << n.calls << ", " << n.elements << ", " << n.rounds << "]";
         const BlockCost& k = o.per_block_cost[b];
         os << "}, \"cost\": {\"cycles\": " << k.cycles << ", \"vector_ideal\": " << k.vector_ideal
            << ", \"copy_bytes\": " << k.copy_bytes << ", \"busy\": {";

@@ -64,7 +64,7 @@ struct LaunchConfig {
 };
 
 struct VecCount {
-    uint64_t calls = 0, elements = 0;
+    uint64_t calls = 0, elements = 0, rounds = 0;  // rounds: a high-level API's passes over its temporary buffer
 };
 struct Counters {
     uint64_t gm_read_bytes = 0, gm_write_bytes = 0, gm_copies = 0, ub_copies = 0, ub_peak_bytes = 0;
