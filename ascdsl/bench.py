@@ -200,7 +200,7 @@ def cells(row: Row) -> tuple[str, ...]:
 
 
 def format_table(rows: list[tuple[str, ...]], header: tuple[str, ...] = HEADER) -> str:
-    """A Markdown table (what the README shows)."""
+    """A Markdown table (what docs/performance.md shows)."""
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)

@@ -1,5 +1,5 @@
 """What the cost model says the alternatives would reach where a seed-op class stays off its target
-(``ascdsl bench`` prints it under its table; the README's Performance section quotes it).
+(``ascdsl bench`` prints it under its table; docs/performance.md quotes it).
 
 * **Few rows** (16 rows of 4096 on 40 cores: 16 busy cores). A row split over the cores, however its
   partial sums were exchanged, can do no better than every core moving one equal piece with no
