@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .. import cache
+from .. import cache, sim
 from ..errors import Error
 from ..dtypes import PointerType
 from ..ir import Kernel, walk
@@ -24,7 +24,8 @@ from ..ir.provenance import access_roots
 from ..jit import register_backend
 from ..platforms import get_platform
 from . import tiling
-from ..sim.build import check_front_end
+from ..sim import SimCompileError, SimError
+from ..sim.errors import KernelSimError
 from ..sim.signature import Entry, gm_entry
 from .ascendc import entry_pointers, kernel_source
 
@@ -120,8 +121,6 @@ def _pointers(kernel: Kernel) -> list[str]:
 
 def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -> None:
     """The ``sim`` backend runner (see :func:`ascdsl.jit.register_backend`)."""
-    from .. import sim
-
     if _recorded is not None:
         _recorded.append((kernel, platform))
         return
@@ -147,14 +146,13 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
 @lru_cache(maxsize=1024)
 def _front_end(path: str) -> None:
     """The front-end check of a generated file (:func:`ascdsl.sim.check_front_end`), once per process."""
-    check_front_end(Path(path))
+    sim.check_front_end(Path(path))
 
 
 @contextmanager
 def located_errors(kernel: Kernel, pointers: int):
     """Inside, a simulator GM check about one of the kernel's ``pointers`` array arguments (passed
     first) is re-raised at the DSL line that accesses it, naming the pointer."""
-    from ..sim import SimCompileError, SimError
     try:
         yield
     except SimCompileError:
@@ -166,7 +164,6 @@ def located_errors(kernel: Kernel, pointers: int):
 
 
 def _located(error, kernel: Kernel, pointer: int):
-    from ..sim.errors import KernelSimError
     names = [n for n, p in zip(kernel.param_names, kernel.params) if isinstance(p.type.dtype, PointerType)]
     roots = access_roots(kernel)
     accesses = sorted({i.loc for i in walk(kernel.body) if pointer in roots.get(id(i), ())},
