@@ -1,0 +1,72 @@
+"""Program batching at launch (:mod:`ascdsl.passes.batching`): P chosen from the grid and the UB budget.
+
+A launch of G programs on a platform of C vector cores runs batched where the pass applies and
+``G // C >= 2``: P is the largest value up to ``G // C`` whose batched kernel compiles and fits the UB
+budget (a binary search over the backend's plans, each compiled once), then evened out over whole
+rounds of the cores (``P = cdiv(G, rounds * C)``). A kernel the backend cannot compile batched keeps
+its form. ``ASCDSL_BATCH=0`` turns batching off. P is a compile-time extent of the batched kernel,
+chosen per launch (not a runtime tile extent yet).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from ..errors import CompilationError
+from ..ir import Kernel
+from ..passes.batching import NotBatchable, batch_programs, batched_grid, form
+from ..platforms import Platform, get_platform
+from .ascendc import compile_variant
+
+
+@dataclass(frozen=True)
+class Batched:
+    """A launch after batching: the kernel, its grid and P (1: unbatched)."""
+
+    kernel: Kernel
+    grid: tuple[int, int, int]
+    p: int
+
+
+def enabled() -> bool:
+    """Whether launches batch programs (``ASCDSL_BATCH`` unset or not ``0``)."""
+    return os.environ.get("ASCDSL_BATCH", "1") not in ("0", "")
+
+
+def _fits(kernel: Kernel, p: int, platform: Platform) -> bool:
+    try:
+        compile_variant(batch_programs(kernel, p), platform)
+    except (CompilationError, NotBatchable):
+        return False
+    return True
+
+
+@lru_cache(maxsize=512)
+def choose(kernel: Kernel, programs: int, platform: Platform) -> int:
+    """P for a launch of ``programs`` programs of ``kernel`` (1 where batching does not apply or pay)."""
+    cap = programs // platform.vector_core_count
+    if cap < 2 or form(kernel) is None or not _fits(kernel, 2, platform):
+        return 1
+    lo, hi = 2, cap  # lo fits; find the largest that does
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _fits(kernel, mid, platform):
+            lo = mid
+        else:
+            hi = mid - 1
+    rounds = -(-(-(-programs // lo)) // platform.vector_core_count)
+    return max(1, -(-programs // (rounds * platform.vector_core_count)))
+
+
+def batch_launch(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -> tuple[Kernel, list, tuple]:
+    """``(kernel, args, grid)`` of the launch to run: batched where it applies (the original program
+    count appended to the arguments), else as given."""
+    if not enabled() or grid[1] * grid[2] != 1:
+        return kernel, args, grid
+    p = choose(kernel, grid[0], get_platform(platform))
+    if p < 2:
+        return kernel, args, grid
+    return batch_programs(kernel, p), [*args, np.int32(grid[0])], batched_grid(grid, p)
