@@ -16,7 +16,8 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import CompilationError
-from ..ir import Kernel
+from ..ir import Kernel, Op, walk
+from ..passes import run_passes
 from ..passes.batching import NotBatchable, batch_programs, batched_grid, form
 from ..platforms import Platform, get_platform
 from .ascendc import compile_variant
@@ -36,12 +37,26 @@ def enabled() -> bool:
     return os.environ.get("ASCDSL_BATCH", "1") not in ("0", "")
 
 
+_LANE_COPIES = frozenset({Op.GATHER_LOAD, Op.SCATTER_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE, Op.SPAN_LOAD})
+
+
+def _copies(kernel: Kernel, platform: Platform) -> frozenset:
+    return frozenset(i.op for i in walk(run_passes(kernel, platform).body) if i.op in _LANE_COPIES)
+
+
+def keeps_block_copies(kernel: Kernel, batched: Kernel, platform: Platform) -> bool:
+    """Whether ``batched`` copies by blocks wherever ``kernel`` does (batching must not turn a block
+    copy into one of lanes or spans: a mask over two dims of ``[P, ROWS]`` rows is not a block bound)."""
+    return _copies(batched, platform) <= _copies(kernel, platform)
+
+
 def _fits(kernel: Kernel, p: int, platform: Platform) -> bool:
     try:
-        compile_variant(batch_programs(kernel, p), platform)
+        batched = batch_programs(kernel, p)
+        compile_variant(batched, platform)
     except (CompilationError, NotBatchable):
         return False
-    return True
+    return keeps_block_copies(kernel, batched, platform)
 
 
 @lru_cache(maxsize=512)
