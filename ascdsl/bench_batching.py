@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 
 from . import dtypes, record, sim
-from .backend.batchrun import choose
+from .backend.batchrun import schedule
 from .bench_kernels import (add_kernel, gelu_kernel, layer_norm_kernel, log_softmax_backward_row_kernel)
 from .language.core import next_power_of_2
 from .platforms import DEFAULT_PLATFORM, get_platform
@@ -134,7 +134,7 @@ def simulate(form: Form, shape, platform: str, batched: bool):
     (run,) = runs
     s = run.stats
     plat = get_platform(platform)
-    p = choose(seen[0].kernel, seen[0].grid[0], plat) if batched else 1
+    p = schedule(seen[0].kernel, seen[0].grid[0], plat)[0] if batched else 1
     return s.est_us, s.floor_cycles / cost.constants(plat).clock_mhz.value, p, arrays
 
 

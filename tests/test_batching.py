@@ -87,12 +87,16 @@ def test_batched_agrees_with_unbatched_on_the_interpreter(case, p):
     assert refusal(k) is None and form(k) == expected_form
     want = [a.copy() for a in arrays]
     kernel[grid](*want, *scalars, **constexprs)
-    got = [a.copy() for a in arrays]
     batched = batch_programs(k, p)
     assert batched.param_names[-1] == PROGRAMS and dict(batched.constexprs)["BATCH_PROGRAMS"] == p
-    interpreter.run(batched, [*got, *map(_scalar, scalars), np.int32(grid[0])], batched_grid((*grid, 1, 1), p))
-    for g, w in zip(got, want):  # no reduction changes order: bit for bit
-        assert g.tobytes() == w.tobytes()
+    fewest = batched_grid((*grid, 1, 1), p)[0]
+    for n in (fewest, fewest + 1, fewest + 2):  # any grid of at most p programs per batched program
+        if -(-grid[0] // n) > p or n > grid[0]:
+            continue
+        got = [a.copy() for a in arrays]
+        interpreter.run(batched, [*got, *map(_scalar, scalars), np.int32(grid[0])], (n, 1, 1))
+        for g, w in zip(got, want):  # no reduction changes order: bit for bit
+            assert g.tobytes() == w.tobytes(), n
 
 
 @pytest.mark.parametrize("case", LAUNCHES, ids=[c[0] for c in LAUNCHES])
@@ -244,8 +248,8 @@ def test_batched_on_the_simulator_equals_the_interpreter(name, launch, shape):
     with sim.record() as runs, ascdsl.record.launches() as seen:
         launch(got, "sim")
     (launched,) = seen
-    p = batchrun.choose(launched.kernel, launched.grid[0], ascdsl.platforms.get_platform("Ascend910B3"))
-    assert p >= 2 and runs[0].block_dim <= 40
+    p, n = batchrun.schedule(launched.kernel, launched.grid[0], ascdsl.platforms.get_platform("Ascend910B3"))
+    assert p >= 2 and n % 40 == 0 and -(-launched.grid[0] // n) == p
     if name == "vector add":
         assert got["out"].tobytes() == want["out"].tobytes()
     else:

@@ -2,8 +2,10 @@
 
 A launch of G programs on a platform of C vector cores runs batched where the pass applies and
 ``G // C >= 2``: P is the largest value up to ``G // C`` whose batched kernel compiles and fits the UB
-budget (a binary search over the backend's plans, each compiled once), then evened out over whole
-rounds of the cores (``P = cdiv(G, rounds * C)``). A kernel the backend cannot compile batched keeps
+budget and keeps every block copy a block copy (a binary search over the backend's plans, each compiled
+once); the batched grid N is then a whole number of rounds of the cores (``rounds * C`` programs of
+``G // N`` or one more original programs each, so every core runs the same number of rows within one
+per batched program) and P becomes ``cdiv(G, N)``. A kernel the backend cannot compile batched keeps
 its form. ``ASCDSL_BATCH=0`` turns batching off. P is a compile-time extent of the batched kernel,
 chosen per launch (not a runtime tile extent yet).
 """
@@ -18,7 +20,7 @@ import numpy as np
 from ..errors import CompilationError
 from ..ir import Kernel, Op, walk
 from ..passes import run_passes
-from ..passes.batching import NotBatchable, batch_programs, batched_grid, form
+from ..passes.batching import NotBatchable, batch_programs, form
 from ..platforms import Platform, get_platform
 from .ascendc import compile_variant
 
@@ -59,9 +61,21 @@ def _fits(kernel: Kernel, p: int, platform: Platform) -> bool:
     return keeps_block_copies(kernel, batched, platform)
 
 
+def schedule(kernel: Kernel, programs: int, platform: Platform) -> tuple[int, int]:
+    """``(P, N)``: programs per batched program and the batched grid (``(1, programs)`` where batching
+    does not apply or pay). N is a whole number of rounds of the vector cores, each batched program
+    ``G // N`` or one more of the original programs."""
+    largest = choose(kernel, programs, platform)
+    if largest < 2:
+        return 1, programs
+    cores = platform.vector_core_count
+    n = -(-(-(-programs // largest)) // cores) * cores
+    return -(-programs // n), n
+
+
 @lru_cache(maxsize=512)
 def choose(kernel: Kernel, programs: int, platform: Platform) -> int:
-    """P for a launch of ``programs`` programs of ``kernel`` (1 where batching does not apply or pay)."""
+    """The largest P for a launch of ``programs`` programs of ``kernel`` (1 where batching does not apply)."""
     cap = programs // platform.vector_core_count
     if cap < 2 or form(kernel) is None or not _fits(kernel, 2, platform):
         return 1
@@ -72,8 +86,7 @@ def choose(kernel: Kernel, programs: int, platform: Platform) -> int:
             lo = mid
         else:
             hi = mid - 1
-    rounds = -(-(-(-programs // lo)) // platform.vector_core_count)
-    return max(1, -(-programs // (rounds * platform.vector_core_count)))
+    return lo
 
 
 def batch_launch(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -> tuple[Kernel, list, tuple]:
@@ -81,7 +94,7 @@ def batch_launch(kernel: Kernel, args: list, grid: tuple[int, int, int], platfor
     count appended to the arguments), else as given."""
     if not enabled() or grid[1] * grid[2] != 1:
         return kernel, args, grid
-    p = choose(kernel, grid[0], get_platform(platform))
+    p, n = schedule(kernel, grid[0], get_platform(platform))
     if p < 2:
         return kernel, args, grid
-    return batch_programs(kernel, p), [*args, np.int32(grid[0])], batched_grid(grid, p)
+    return batch_programs(kernel, p), [*args, np.int32(grid[0])], (n, 1, 1)

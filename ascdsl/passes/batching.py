@@ -1,8 +1,9 @@
 """Program batching: P consecutive programs of a launch run as one program.
 
 Where a kernel's program id enters only through values that are affine in it (offsets, masks, loop-
-invariant control flow), the batched kernel computes what programs ``q * P ... q * P + P - 1`` of the
-original launch computed, on a grid of ``cdiv(G, P)`` programs. It takes one more scalar parameter,
+invariant control flow), batched program ``q`` of ``N`` computes what up to P consecutive programs of
+the original launch of ``G`` computed (a balanced partition: ``G // N`` or one more each, so any ``N``
+with ``cdiv(G, N) <= P`` is a valid grid). It takes one more scalar parameter,
 :data:`PROGRAMS` (the original program count ``G``), and every load and store of a program-dependent
 address is masked to the programs below it. Two forms:
 
@@ -162,6 +163,22 @@ class _Emit:
         return v
 
 
+def _span(emit: "_Emit", out: list, programs: Value, loc) -> tuple[Value, Value]:
+    """``(start, end)``: the original programs ``start <= g < end`` that batched program ``q`` of ``N``
+    runs, a balanced partition of the ``G`` programs (``q * (G // N) + min(q, G % N)``; no product
+    past ``G``, so int32 holds it)."""
+    i32 = Type(dtypes.int32)
+    q = emit.instr(out, Op.PROGRAM_ID, i32, (), (("axis", 0),), loc)
+    n = emit.instr(out, Op.NUM_PROGRAMS, i32, (), (("axis", 0),), loc)
+    base = emit.instr(out, Op.IDIV, i32, (programs, n), (), loc)
+    rem = emit.instr(out, Op.MOD, i32, (programs, n), (), loc)
+    q1 = emit.instr(out, Op.ADD, i32, (q, emit.instr(out, Op.CONST, i32, (), (("value", 1),), loc)), (), loc)
+    start, end = (emit.instr(out, Op.ADD, i32, (emit.instr(out, Op.MUL, i32, (x, base), (), loc),
+                                                 emit.instr(out, Op.MINIMUM, i32, (x, rem), (), loc)), (), loc)
+                  for x in (q, q1))
+    return start, end
+
+
 def _with_param(kernel: Kernel, body: Block, programs: Value, p: int) -> Kernel:
     names = set(kernel.param_names)
     name = PROGRAMS
@@ -217,12 +234,10 @@ class _Rows:
 
     def prologue(self, loc) -> list:
         out: list = []
-        pid = self.emit.instr(out, Op.PROGRAM_ID, Type(dtypes.int32), (), (("axis", 0),), loc)
-        p = self.emit.instr(out, Op.CONST, Type(dtypes.int32), (), (("value", self.p),), loc)
-        base = self.emit.instr(out, Op.MUL, Type(dtypes.int32), (pid, p), (), loc)
+        start, end = _span(self.emit, out, self.programs, loc)
         lanes = self.emit.instr(out, Op.ARANGE, Type(dtypes.int32, (self.p,)), (), (("start", 0), ("end", self.p)), loc)
-        self.rows = self.emit.instr(out, Op.ADD, Type(dtypes.int32, (self.p,)), (base, lanes), (), loc)
-        self.valid = self.emit.instr(out, Op.LT, Type(dtypes.bool_, (self.p,)), (self.rows, self.programs), (), loc)
+        self.rows = self.emit.instr(out, Op.ADD, Type(dtypes.int32, (self.p,)), (start, lanes), (), loc)
+        self.valid = self.emit.instr(out, Op.LT, Type(dtypes.bool_, (self.p,)), (self.rows, end), (), loc)
         # the valid mask as an "original" varying scalar: lift() treats ids in var as [P, ...]
         self.valid_orig = Value(self.valid.id, Type(self.valid.type.dtype, ()))
         self.var = self.var | {self.valid.id}
@@ -420,10 +435,8 @@ def batch_flat(kernel: Kernel, p: int) -> Kernel:
     t = lambda ty: ty if ty.is_scalar else Type(ty.dtype, (p * block,))  # noqa: E731
     loc = _first_pid_loc(kernel)
     out: list = []
-    pid = emit.instr(out, Op.PROGRAM_ID, Type(dtypes.int32), (), (("axis", 0),), loc)
-    first = emit.instr(out, Op.MUL, Type(dtypes.int32), (pid, emit.instr(out, Op.CONST, Type(dtypes.int32), (),
-                                                                          (("value", p),), loc)), (), loc)
-    left = emit.instr(out, Op.SUB, Type(dtypes.int32), (programs, first), (), loc)  # programs from `first` on
+    first, end = _span(emit, out, programs, loc)
+    left = emit.instr(out, Op.SUB, Type(dtypes.int32), (end, first), (), loc)  # programs of this batch
     bound = emit.instr(out, Op.MUL, Type(dtypes.int32), (left, emit.instr(out, Op.CONST, Type(dtypes.int32), (),
                                                                            (("value", block),), loc)), (), loc)
     lanes = emit.instr(out, Op.ARANGE, Type(dtypes.int32, (p * block,)), (), (("start", 0), ("end", p * block)), loc)
@@ -473,5 +486,6 @@ def batch_programs(kernel: Kernel, p: int) -> Kernel:
 
 
 def batched_grid(grid: tuple[int, int, int], p: int) -> tuple[int, int, int]:
-    """The batched launch's grid: ``cdiv(grid[0], p)`` programs."""
+    """The fewest programs a kernel batched with ``p`` runs ``grid`` on (``cdiv(grid[0], p)``); any
+    count ``N`` with ``cdiv(grid[0], N) <= p`` is a valid grid too."""
     return (-(-grid[0] // p), *grid[1:])
