@@ -21,7 +21,8 @@ from ascdsl.ir.text import dump, parse
 from ascdsl.passes import run_passes
 from ascdsl.passes.batching import (PROGRAMS, batch_programs, batched_grid, form, refusal)
 from ascdsl.testing import assert_close
-from tests.triton.test_tutorials import layer_norm_bwd_dwdb_kernel
+from ascdsl.bench_kernels import softmax_kernel as persistent_softmax_kernel
+from tests.triton.test_tutorials import layer_norm_bwd_dwdb_kernel, layer_norm_bwd_dx_kernel
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,6 +67,13 @@ def _launches():
          {"ROWS": 4, "BLOCK": 128}, "rows"),
         ("layer norm backward dw/db", layer_norm_bwd_dwdb_kernel, (ascdsl.cdiv(n, 16),),
          [x, y, np.zeros(n, np.float32), np.zeros(n, np.float32)], [m, n], {"BLOCK_M": 8, "BLOCK_N": 16}, "rows"),
+        ("persistent softmax, a row per program", persistent_softmax_kernel, (m,), [out, x], [n, n, m, n],
+         {"BLOCK_SIZE": 128}, "rows"),
+        ("persistent softmax, 12 programs", persistent_softmax_kernel, (12,), [out, x], [n, n, m, n],
+         {"BLOCK_SIZE": 128}, "rows"),
+        ("layer norm backward dx, 12 groups", layer_norm_bwd_dx_kernel, (12,),
+         [out, y, np.zeros((12, n), np.float32), np.zeros((12, n), np.float32), x, w, _f(m), np.abs(_f(m))],
+         [m, n, n], {"BLOCK_N": 128}, "rows"),
         ("vector add", add_kernel, (ascdsl.cdiv(flat, 256),), [xv, yv, ov], [flat], {"BLOCK_SIZE": 256}, "flat"),
         ("gelu", gelu_kernel, (ascdsl.cdiv(flat, 256),), [xv, ov], [flat], {"BLOCK_SIZE": 256}, "flat"),
     ]
@@ -151,9 +159,9 @@ def trip_count_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
 
 
 @ascdsl.jit
-def persistent_kernel(x_ptr, out_ptr, n_rows, BLOCK: tl.constexpr):
+def stride_kernel(x_ptr, out_ptr, n_rows, BLOCK: tl.constexpr):
     cols = tl.arange(0, BLOCK)
-    for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):  # REFUSED
+    for row in tl.range(tl.program_id(0), n_rows, 2):  # REFUSED
         tl.store(out_ptr + row * BLOCK + cols, tl.load(x_ptr + row * BLOCK + cols))
 
 
@@ -190,7 +198,7 @@ REFUSED = [
     (branch_on_loaded_kernel, "a branch on a program-dependent value"),
     (branch_on_pid_kernel, "a branch on a program-dependent value"),
     (trip_count_kernel, "a loop whose bounds or step differ per program"),
-    (persistent_kernel, "a loop whose bounds or step differ per program"),
+    (stride_kernel, "a loop whose bounds or step differ per program"),
     (atomic_kernel, "atomics stay one program at a time"),
     (while_kernel, "a while loop over program-dependent values"),
     (same_address_kernel, "programs store different values at one address"),
@@ -200,7 +208,7 @@ REFUSED = [
 @pytest.mark.parametrize("kernel,reason", REFUSED, ids=[k.__name__ for k, _ in REFUSED])
 def test_refusal_names_the_blocking_line(kernel, reason):
     x = np.zeros(64, np.float32)
-    args = (x, x) + ((4,) if kernel is persistent_kernel else ())
+    args = (x, x) + ((4,) if kernel is stride_kernel else ())
     k = kernel.specialize(*args, BLOCK=16).kernels[0]
     why = refusal(k)
     assert why is not None and form(k) is None
@@ -231,6 +239,9 @@ SIM = [
         a["x"], a["w"], a["out"], a["x"].shape[1], np.float32(1e-6), BLOCK=128, backend=b), (203, 100)),
     ("log-softmax backward row", lambda a, b: log_softmax_backward_row_kernel[(a["x"].shape[0],)](
         a["x"], a["y"], a["out"], a["x"].shape[1], a["x"].shape[1], BLOCK=128, backend=b), (203, 100)),
+    ("persistent softmax", lambda a, b: persistent_softmax_kernel[(a["x"].shape[0],)](
+        a["out"], a["x"], a["x"].shape[1], a["x"].shape[1], a["x"].shape[0], a["x"].shape[1], BLOCK_SIZE=128,
+        backend=b), (203, 100)),
     ("vector add", lambda a, b: add_kernel[(ascdsl.cdiv(a["x"].size, 64),)](
         a["x"].reshape(-1), a["y"].reshape(-1), a["out"].reshape(-1), a["x"].size, BLOCK_SIZE=64, backend=b),
      (101, 100)),

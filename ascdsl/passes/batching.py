@@ -83,6 +83,8 @@ def varying(kernel: Kernel) -> frozenset[int]:
                 inits = instr.operands[3:] if instr.op is Op.FOR else instr.operands
                 carried = body.args[1:] if instr.op is Op.FOR else body.args
                 y = _yield_of(body)
+                if instr.op is Op.FOR and any(v.id in var for v in instr.operands[:3]):
+                    var.add(body.args[0].id)
                 for i, (init, arg) in enumerate(zip(inits, carried)):
                     if init.id in var or (y is not None and y.operands[i].id in var):
                         var.add(arg.id)
@@ -100,8 +102,17 @@ def varying(kernel: Kernel) -> frozenset[int]:
             return frozenset(var)
 
 
+def _grid_stride(instr: Instr, defs: dict, var: frozenset[int]) -> bool:
+    """Whether ``instr`` is the persistent loop ``for i in tl.range(tl.program_id(0), n, tl.num_programs(0))``
+    (``n`` the same in every program)."""
+    lower, upper, step = (defs.get(v.id) for v in instr.operands[:3])
+    return (instr.op is Op.FOR and lower is not None and lower.op is Op.PROGRAM_ID and step is not None
+            and step.op is Op.NUM_PROGRAMS and step.attr("axis") == 0 and instr.operands[1].id not in var)
+
+
 def _check_rows(kernel: Kernel, var: frozenset[int]) -> None:
     """A :class:`NotBatchable` for the first instruction the rows form cannot batch."""
+    defs = {r.id: i for i in walk(kernel.body) for r in i.results}
     for instr in walk(kernel.body):
         uses = any(v.id in var for v in instr.operands)
         defines = any(r.id in var for r in instr.results)
@@ -111,7 +122,7 @@ def _check_rows(kernel: Kernel, var: frozenset[int]) -> None:
             raise NotBatchable(instr.loc, "a program id along axis 1 or 2 (only 1-D grids are batched)")
         if instr.op is Op.PRINT and uses:
             raise NotBatchable(instr.loc, "a print of a program-dependent value (the output's order would change)")
-        if instr.op is Op.FOR and any(v.id in var for v in instr.operands[:3]):
+        if instr.op is Op.FOR and any(v.id in var for v in instr.operands[:3]) and not _grid_stride(instr, defs, var):
             raise NotBatchable(instr.loc, "a loop whose bounds or step differ per program")
         if instr.op is Op.IF and instr.operands[0].id in var:
             raise NotBatchable(instr.loc, "a branch on a program-dependent value (a loaded value or the program id)")
@@ -236,6 +247,7 @@ class _Rows:
         out: list = []
         start, end = _span(self.emit, out, self.programs, loc)
         lanes = self.emit.instr(out, Op.ARANGE, Type(dtypes.int32, (self.p,)), (), (("start", 0), ("end", self.p)), loc)
+        self.start, self.lanes = start, lanes
         self.rows = self.emit.instr(out, Op.ADD, Type(dtypes.int32, (self.p,)), (start, lanes), (), loc)
         self.valid = self.emit.instr(out, Op.LT, Type(dtypes.bool_, (self.p,)), (self.rows, end), (), loc)
         # the valid mask as an "original" varying scalar: lift() treats ids in var as [P, ...]
@@ -322,25 +334,57 @@ class _Rows:
             body = instr.regions[0]
             inits = [self.lift(v, v.type.shape, out, loc, cache, full=True) if a.id in self.var else self.get(v)
                      for v, a in zip(instr.operands[3:], body.args[1:])]
-            operands = (*(self.get(v) for v in instr.operands[:3]), *inits)
-            regions = (self._carried(body, body.args[1:], cache),)
+            if instr.operands[0].id in self.var:  # a grid-stride loop: from the batch's first program
+                operands = (self.start, *(self.get(v) for v in instr.operands[1:3]), *inits)
+                regions = (self._grid_stride(body, self.get(instr.operands[1]), cache),)
+            else:
+                operands = (*(self.get(v) for v in instr.operands[:3]), *inits)
+                regions = (self._carried(body, body.args[1:], cache),)
         else:
             operands = (self.get(instr.operands[0]),)
             regions = tuple(self._carried(r, instr.results, cache) for r in instr.regions)
         out.append(Instr(instr.op, results, operands, instr.attrs, regions, loc))
 
-    def _carried(self, region: Block, targets, cache: dict) -> Block:
+    def _grid_stride(self, body: Block, upper: Value, cache: dict) -> Block:
+        """The body of ``for i in tl.range(pid, n, G)`` batched: its induction variable ``i`` (uniform: the
+        batch's first program plus a multiple of G) gives the ``[P]`` rows ``i + lanes``; loads, stores and
+        carried values take only the rows below ``n`` of the batch's own programs (a program whose loop
+        has ended keeps its carried values)."""
+        iv = Value(self.emit.next, body.args[0].type)
+        self.emit.next += 1
+        loc = body.body[0].loc if body.body else None
+        out: list = []
+        rows = self.emit.instr(out, Op.ADD, Type(dtypes.int32, (self.p,)), (iv, self.lanes), (), loc)
+        below = self.emit.instr(out, Op.LT, Type(dtypes.bool_, (self.p,)), (rows, upper), (), loc)
+        live = self.emit.instr(out, Op.AND, below.type, (below, self.valid), (), loc)
+        self.subst[body.args[0].id] = rows
+        outer = self.valid_orig
+        self.valid_orig = Value(live.id, Type(dtypes.bool_, ()))
+        self.subst[live.id] = live
+        self.var = self.var | {live.id}
+        try:
+            inner = self._carried(Block((iv, *body.args[1:]), body.body), body.args[1:], cache, live=self.valid_orig,
+                                  prefix=out)
+        finally:
+            self.valid_orig = outer
+        return inner
+
+    def _carried(self, region: Block, targets, cache: dict, live: Value | None = None, prefix=()) -> Block:
         """``region`` rewritten, its yield lifting each value whose target (a carried arg or result)
         is program-dependent."""
         for a in region.args:
             if a.id in self.var:
                 self.subst[a.id] = Value(a.id, self.bt(a.type))
         cache = dict(cache)
-        out: list = []
+        out: list = list(prefix)
         for instr in region.body:
             if instr.op is Op.YIELD:
                 vals = [self.lift(v, v.type.shape, out, instr.loc, cache, full=True) if t.id in self.var
                         else self.get(v) for v, t in zip(instr.operands, targets)]
+                if live is not None:  # lanes past their loop's end keep their values
+                    vals = [self.emit.instr(out, Op.WHERE, new.type, (
+                        self.lift(live, t.type.shape, out, instr.loc, cache, full=True), new, self.get(t)), (), instr.loc)
+                        if t.id in self.var else new for new, t in zip(vals, targets)]
                 out.append(Instr(Op.YIELD, (), tuple(vals), instr.attrs, (), instr.loc))
             else:
                 self.instr(instr, out, cache)
