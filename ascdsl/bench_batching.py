@@ -18,7 +18,8 @@ import numpy as np
 
 from . import dtypes, record, sim
 from .backend.batchrun import schedule
-from .bench_kernels import (add_kernel, gelu_kernel, layer_norm_kernel, log_softmax_backward_row_kernel)
+from .bench_kernels import (add_kernel, gelu_kernel, layer_norm_kernel, log_softmax_backward_row_kernel,
+                            softmax_kernel)
 from .language.core import next_power_of_2
 from .platforms import DEFAULT_PLATFORM, get_platform
 from .sim import cost
@@ -77,6 +78,11 @@ def _lsm_backward(a, backend):
     log_softmax_backward_row_kernel[(m,)](a["x"], a["y"], a["out"], n, n, BLOCK=next_power_of_2(n), backend=backend)
 
 
+def _persistent_softmax(a, backend):
+    m, n = a["x"].shape
+    softmax_kernel[(m,)](a["out"], a["x"], n, n, m, n, BLOCK_SIZE=next_power_of_2(n), backend=backend)
+
+
 def _flat(kernel, *names):
     def launch(a, backend):
         n = a["x"].size
@@ -99,7 +105,9 @@ def forms(ops_dir="ops") -> list[tuple[Form, tuple]]:
     rows = ((4096, 1024), (65536, 64), (256, 8192))
     softmax_rows = ((4096, 1024), (16384, 128), (65536, 64), (256, 8192))
     flat = ((4096, 1024), (256, 1024), (16384, 1024))  # 4M elements, then few and many blocks
-    return ([(softmax_form(softmax), softmax_rows)] if softmax else []) + [(layer, rows)] + (
+    tutorial = Form("softmax (the tutorial's grid-stride loop), a row per program", lambda s: _rows(s, "x"),
+                    _persistent_softmax)
+    return ([(softmax_form(softmax), softmax_rows)] if softmax else []) + [(tutorial, softmax_rows), (layer, rows)] + (
         [(rms_norm_form(rms), rows)] if rms else []) + [(lsm, softmax_rows), (add, flat), (gelu, flat)]
 
 
