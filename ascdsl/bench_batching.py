@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 
 from . import dtypes, record, sim
-from .backend.batchrun import schedule
+from .backend.batchrun import explain, schedule
 from .bench_kernels import (add_kernel, gelu_kernel, layer_norm_kernel, log_softmax_backward_row_kernel,
                             softmax_kernel)
 from .language.core import next_power_of_2
@@ -141,7 +141,7 @@ def _batching(on: bool):
 
 
 def simulate(form: Form, shape, platform: str, batched: bool):
-    """(est us, floor us, P, outputs) of one launch on the simulator."""
+    """(est us, floor us, P, the arrays after the launch, why it ran unbatched) of one launch on the simulator."""
     arrays = form.inputs(shape)
     with _batching(batched), sim.record() as runs, record.launches() as seen:
         form.launch(arrays, "sim")
@@ -149,17 +149,18 @@ def simulate(form: Form, shape, platform: str, batched: bool):
     s = run.stats
     plat = get_platform(platform)
     p = schedule(seen[0].kernel, seen[0].grid[0], plat)[0] if batched else 1
-    return s.est_us, s.floor_cycles / cost.constants(plat).clock_mhz.value, p, arrays
+    why = explain(seen[0].kernel, seen[0].grid[0], plat) if batched and p < 2 else ""
+    return s.est_us, s.floor_cycles / cost.constants(plat).clock_mhz.value, p, arrays, why
 
 
 def run(platform: str = DEFAULT_PLATFORM, out=None, shapes_per_form: int | None = None, ops_dir="ops") -> list[tuple]:
     """Print the table (before = unbatched, after = batched) and return its rows."""
     out = out or sys.stdout
-    rows = []
+    rows, notes = [], []
     for form, shapes in forms(ops_dir):
         for shape in shapes[:shapes_per_form]:
-            before, floor0, _, _ = simulate(form, shape, platform, False)
-            after, floor1, p, got = simulate(form, shape, platform, True)
+            before, floor0, *_ = simulate(form, shape, platform, False)
+            after, floor1, p, got, why = simulate(form, shape, platform, True)
             want = form.inputs(shape)
             form.launch(want, "interpreter")
             for k in want:
@@ -171,6 +172,9 @@ def run(platform: str = DEFAULT_PLATFORM, out=None, shapes_per_form: int | None 
             rows.append((form.name, "x".join(map(str, shape)), p, before / floor0, after / floor1, after, floor1))
             print(f"| {form.name} | {rows[-1][1]} fp32 | {p} | {before / floor0:.2f} | {after / floor1:.2f} | "
                   f"{after:.4g} | {floor1:.4g} |", file=out, flush=True)
+            notes += [f"  {form.name} {rows[-1][1]}: unbatched: {why}"] if why else []
+    for note in notes:
+        print(note, file=out)
     return rows
 
 

@@ -5,6 +5,7 @@ interpreter's results."""
 from __future__ import annotations
 
 import importlib.util
+import io
 from pathlib import Path
 
 import numpy as np
@@ -267,3 +268,26 @@ def test_batched_on_the_simulator_equals_the_interpreter(name, launch, shape):
         scale = (np.abs(want["x"]) + np.exp(want["y"]) * np.abs(want["x"]).sum(-1, keepdims=True)
                  if name.startswith("log-softmax") else None)
         assert_close(got["out"], want["out"], dtypes.float32, scale)
+
+
+def test_bench_rows_check_the_batched_results(monkeypatch):
+    """``ascdsl bench``'s batching rows (ascdsl/bench_batching.py) at a small shape: before and after
+    figures, the batched results checked against the interpreter's."""
+    from ascdsl import bench_batching
+    chosen = [(f, ((203, 100),)) for f, _ in bench_batching.forms(ROOT / "ops") if f.name.startswith("log-softmax")]
+    monkeypatch.setattr(bench_batching, "forms", lambda ops_dir: chosen)
+    (row,) = bench_batching.run(out=io.StringIO())
+    name, shape, p, before, after, est, floor = row
+    assert shape == "203x100" and p >= 2 and 1.0 <= after < before
+
+
+def test_explain_says_why_a_launch_runs_unbatched():
+    platform = ascdsl.platforms.get_platform("Ascend910B3")
+    x = np.zeros(4, np.float32)
+    refused = branch_on_loaded_kernel.specialize(x, x, BLOCK=16).kernels[0]
+    assert "a branch on a program-dependent value" in batchrun.explain(refused, 4000, platform)
+    k = softmax_ops.softmax_row_kernel.specialize(x, x, 8, BLOCK=128).kernels[0]
+    assert "fewer than 2 per core" in batchrun.explain(k, 79, platform)
+    assert batchrun.explain(k, 80, platform) == ""
+    big = softmax_ops.softmax_row_kernel.specialize(x, x, 8, BLOCK=16384).kernels[0]  # one row fits, two do not
+    assert "no P >= 2" in batchrun.explain(big, 4000, platform)

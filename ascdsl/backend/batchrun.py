@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import CompilationError
 from ..ir import Kernel, Op, walk
 from ..passes import run_passes
-from ..passes.batching import NotBatchable, batch_programs, form
+from ..passes.batching import NotBatchable, batch_programs, form, refusal
 from ..platforms import Platform, get_platform
 from .ascendc import compile_variant
 
@@ -87,6 +87,20 @@ def choose(kernel: Kernel, programs: int, platform: Platform) -> int:
         else:
             hi = mid - 1
     return lo
+
+
+def explain(kernel: Kernel, programs: int, platform: Platform) -> str:
+    """Why a launch of ``programs`` programs of ``kernel`` runs unbatched ("" if it is batched): the
+    pass's refusal at its kernel line, too few programs, or no P of 2 or more that fits."""
+    why = refusal(kernel)
+    if why is not None:
+        return str(why)
+    if programs // platform.vector_core_count < 2:
+        return f"{programs} programs on {platform.vector_core_count} vector cores: fewer than 2 per core"
+    if choose(kernel, programs, platform) < 2:
+        return (f"{kernel.loc}: no P >= 2 whose batched kernel fits the UB budget of {platform.name} and "
+                "copies by blocks where the kernel does")
+    return ""
 
 
 def batch_launch(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -> tuple[Kernel, list, tuple]:
