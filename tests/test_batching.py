@@ -291,3 +291,33 @@ def test_explain_says_why_a_launch_runs_unbatched():
     assert batchrun.explain(k, 80, platform) == ""
     big = softmax_ops.softmax_row_kernel.specialize(x, x, 8, BLOCK=16384).kernels[0]  # one row fits, two do not
     assert "no P >= 2" in batchrun.explain(big, 4000, platform)
+
+
+@ascdsl.jit
+def add64_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+
+
+@ascdsl.jit
+def lanes_reused_kernel(x_ptr, w_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    lanes = tl.arange(0, BLOCK)
+    offs = tl.program_id(0) * BLOCK + lanes
+    w = tl.load(w_ptr + lanes)  # the same BLOCK weights in every program: not the flat form
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * w, mask=offs < n)
+
+
+@pytest.mark.parametrize("kernel,expected", [(add64_kernel, "flat"), (lanes_reused_kernel, "rows")],
+                         ids=["int64 offsets", "lanes reused"])
+def test_flat_form_only_where_every_lane_is_pid_times_block_plus_lane(kernel, expected):
+    n, block = 1000, 64
+    x, w = _f(n), _f(block)
+    args = [x, np.zeros(n, np.float32)] if kernel is add64_kernel else [x, w, np.zeros(n, np.float32)]
+    k = kernel.specialize(*args, n, BLOCK=block).kernels[0]
+    assert form(k) == expected
+    want = [a.copy() for a in args]
+    grid = (ascdsl.cdiv(n, block), 1, 1)
+    kernel[grid](*want, n, BLOCK=block)
+    got = [a.copy() for a in args]
+    interpreter.run(batch_programs(k, 3), [*got, np.int32(n), np.int32(grid[0])], batched_grid(grid, 3))
+    assert all(g.tobytes() == v.tobytes() for g, v in zip(got, want))

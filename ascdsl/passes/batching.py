@@ -454,15 +454,21 @@ def _flat_size(kernel: Kernel, var: frozenset[int]) -> int:
             kind[instr.result.id] = "offset"
         else:
             raise NotBatchable(instr.loc, "a program-dependent scalar other than `pid * BLOCK + ...`")
+    lanes: set[int] = set()  # arange(0, BLOCK) and its casts
     for instr in walk(kernel.body):
         if instr.op is Op.ARANGE:
             if (instr.attr("start"), instr.attr("end")) != (0, block):
                 raise NotBatchable(instr.loc, "an arange other than arange(0, BLOCK)")
-            for use in uses.get(instr.result.id, []):
-                other = [v for v in use.operands if v.id != instr.result.id]
-                if use.op not in (Op.ADD, Op.PTR_ADD) or len(other) != 1 or kind.get(other[0].id) != "offset":
-                    raise NotBatchable(use.loc, "the lanes `tl.arange(0, BLOCK)` are used other than as "
-                                       "`pid * BLOCK + lanes`")
+            lanes.add(instr.result.id)
+        elif instr.op is Op.CAST and instr.operands[0].id in lanes:
+            lanes.add(instr.result.id)
+    for lane in lanes:
+        for use in uses.get(lane, []):
+            other = [v for v in use.operands if v.id != lane]
+            if use.op is Op.CAST or (use.op in (Op.ADD, Op.PTR_ADD) and len(other) == 1
+                                     and kind.get(other[0].id) == "offset"):
+                continue
+            raise NotBatchable(use.loc, "the lanes `tl.arange(0, BLOCK)` are used other than as `pid * BLOCK + lanes`")
     for v, k in kind.items():
         if k == "pid" and any(u.op not in (Op.CAST, Op.MUL) for u in uses.get(v, [])):
             raise NotBatchable(uses[v][0].loc, "the program id is used other than as `pid * BLOCK`")
