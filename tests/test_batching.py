@@ -321,3 +321,15 @@ def test_flat_form_only_where_every_lane_is_pid_times_block_plus_lane(kernel, ex
     got = [a.copy() for a in args]
     interpreter.run(batch_programs(k, 3), [*got, np.int32(n), np.int32(grid[0])], batched_grid(grid, 3))
     assert all(g.tobytes() == v.tobytes() for g, v in zip(got, want))
+
+
+def test_int64_offsets_batch_on_the_simulator():
+    n = 64 * 300 + 5
+    x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    want, got = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    grid = (ascdsl.cdiv(n, 64),)
+    add64_kernel[grid](x, want, n, BLOCK=64)
+    with ascdsl.record.launches() as seen:
+        add64_kernel[grid](x, got, n, BLOCK=64, backend="sim")
+    assert batchrun.schedule(seen[0].kernel, grid[0], ascdsl.platforms.get_platform("Ascend910B3"))[0] >= 2
+    assert got.tobytes() == want.tobytes()
