@@ -269,27 +269,37 @@ def _stored_params(kernel: Kernel) -> frozenset[str]:
 
 def _runtime_arg(site: Loc, name: str, value, type: Type, backend: str, stored: bool):
     """The value the backend receives: a NumPy array (sharing memory; strided views only on the
-    interpreter) or a scalar. ``stored``: the kernel may store through this argument (it must be
-    writeable, without autograd)."""
+    interpreter; on the other backends a strided view is its allocation from its first element) or a
+    scalar. ``stored``: the kernel may store through this argument (it must be writeable)."""
     if isinstance(value, (DType, PointerType)):
         raise CompilationError(site, f"argument `{name}` is the type {value}; a launch needs data",
                                "types are accepted only by kernel.specialize(...)")
-    if _is_torch(value):
-        if stored and value.requires_grad:
-            raise CompilationError(site, f"argument `{name}` requires grad, and the kernel writes it in place, "
-                                   "which autograd would not see", "pass a tensor without requires_grad "
-                                   "(e.g. torch.empty_like(x)) and wrap the op in a torch.autograd.Function")
+    if _is_torch(value):  # its memory, whatever autograd records (as Triton, which never looks at it)
         value = _from_torch(site, name, value)
     if isinstance(value, np.ndarray):
-        if not value.flags.c_contiguous and backend != "interpreter":
-            raise CompilationError(site, f"argument `{name}` is not C-contiguous, which the {backend} backend needs",
-                                   "pass np.ascontiguousarray(x) (t.contiguous()) and copy results back, or "
-                                   "run on the interpreter, which takes strided views")
         if stored and not value.flags.writeable:
             raise CompilationError(site, f"argument `{name}` is read-only, and the kernel stores to it",
                                    "pass a writeable array (np.array(x) makes a writeable copy)")
+        if not value.flags.c_contiguous and backend != "interpreter":
+            return _allocation(site, name, value)
         return value
     return type.dtype.np.type(value)
+
+
+def _allocation(site: Loc, name: str, view: np.ndarray) -> np.ndarray:
+    """What a device kernel gets for a strided view: a pointer to the view's first element that reaches
+    the rest of its allocation (a 1-D array from there to the allocation's end); the kernel addresses
+    the view through the strides it is passed, as a Triton kernel does."""
+    from .interpreter import _span
+    if any(s < 0 for s in view.strides) and view.size > 1:
+        raise CompilationError(site, f"argument `{name}` has a negative stride, which a device pointer to its "
+                               "first element cannot reach", "pass np.ascontiguousarray(x), or run on the "
+                               "interpreter")
+    try:
+        flat, start = _span(view)
+    except Error as e:
+        raise CompilationError(site, f"argument `{name}`: {e}", "pass np.ascontiguousarray(x)") from None
+    return flat[start:]
 
 
 def _from_torch(site: Loc, name: str, tensor) -> np.ndarray:

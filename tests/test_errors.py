@@ -454,7 +454,7 @@ def launched(x_ptr, n, BLOCK: tl.constexpr):
     ("bad_grid", "launch_grid", "the grid must be a tuple of 1 to 3 non-negative ints, got (1, 2, 3, 4)"),
     ("bad_arg", "launch_arg", "argument `n` is a str, which kernels cannot take"),
     ("float64", "launch_f64", "argument `x_ptr` has unsupported dtype float64"),
-    ("strided", "launch_strided", "argument `x_ptr` is not C-contiguous, which the sim backend needs"),
+    ("strided", "launch_strided", "argument `x_ptr` has a negative stride, which a device pointer"),
 ])
 def test_launch_errors_point_at_the_launch(call, marker, message):
     x = np.zeros(8, np.float32)
@@ -471,7 +471,7 @@ LAUNCHES = {
     "bad_grid": lambda x: launched[(1, 2, 3, 4)](x, 3, BLOCK=8),  # E:launch_grid
     "bad_arg": lambda x: launched[(1,)](x, "3", BLOCK=8),  # E:launch_arg
     "float64": lambda x: launched[(1,)](x.astype(np.float64), 3, BLOCK=8),  # E:launch_f64
-    "strided": lambda x: launched[(1,)](x[::2], 3, BLOCK=8, backend="sim"),  # E:launch_strided
+    "strided": lambda x: launched[(1,)](x[::-2], 3, BLOCK=8, backend="sim"),  # E:launch_strided
 }
 
 

@@ -115,6 +115,8 @@ def _load(em: Emitter, ptr, mask, other, boundary_check, padding_option, cache_m
         blockptr.check_plain_pointer(boundary_check, padding_option)
     ptr, mask = _mask(em, _pointer(ptr, "tl.load"), mask)
     operands = [ptr] + ([mask] if mask is not None else [])
+    if other is None and mask is not None and not em.debug and isinstance(ptr.type.dtype.element_ty, DType):  # masked lanes are 0 (numerics: masked lanes)
+        other = False if ptr.type.dtype.element_ty == dtypes.bool_ else 0
     if other is not None:
         if mask is None:
             raise SemanticError("tl.load got `other` without `mask`", "other fills masked lanes: add mask=...")
@@ -384,17 +386,44 @@ def call_builtin(em: Emitter, fn: Callable, args, kwargs) -> Any:
 
 # ----------------------------------------------------------------------------- Python objects
 
-_PY_HINTS = {py.min: "use tl.minimum(a, b) on tiles", py.max: "use tl.maximum(a, b) on tiles",
+_PY_HINTS = {py.min: "use tl.minimum(a, b)", py.max: "use tl.maximum(a, b)", py.abs: "use tl.abs(x)",
              py.len: "use x.shape[0] for a tile", py.int: "use x.to(tl.int32)",
-             py.float: "use x.to(tl.float32)", py.bool: "compare instead, e.g. x != 0",
-             py.abs: "use tl.abs(x)"}
+             py.float: "use x.to(tl.float32)", py.bool: "compare instead, e.g. x != 0"}
 PY_BUILTINS = {f.__name__: f for f in (*_PY_HINTS, py.range)}
 
 
-def fold_call(fn: Callable, args, kwargs) -> Any:
-    """Call an allowed Python function on constexprs (``min``, ``len``, ``math.log2``...)."""
+_RUNTIME = {py.min: Op.MINIMUM, py.max: Op.MAXIMUM}
+"""Python's ``min``/``max`` on run-time values are ``tl.minimum``/``tl.maximum``, as in Triton."""
+
+
+def _py_min_max(em: Emitter, fn: Callable, args, kwargs) -> Any:
+    """``min(a, b, ...)`` / ``max(a, b, ...)`` (or of one tuple) with a run-time value among them: the
+    constexprs fold first, then the values combine left to right with ``tl.minimum``/``tl.maximum``."""
+    if kwargs:
+        raise SemanticError(f"{fn.__name__}() on run-time values takes no keyword arguments, got "
+                            f"{', '.join(kwargs)}=", f"call tl.{'minimum' if fn is py.min else 'maximum'}(a, b)")
+    values = list(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else list(args)
+    if len(values) < 2:
+        raise SemanticError(f"{fn.__name__}() of {describe(values[0]) if values else 'nothing'}: Python's "
+                            f"{fn.__name__} iterates its one argument, and a tile is not iterated in a kernel",
+                            f"use tl.{fn.__name__}(x, axis=...) to reduce a tile")
+    constants = [v for v in values if is_constexpr(v)]
+    folded = [fold(fn, *constants)] if len(constants) > 1 else constants
+    result = None
+    for v in [v for v in values if not is_constexpr(v)] + folded:
+        result = v if result is None else em.binary(_RUNTIME[fn], result, v)
+    return result
+
+
+def fold_call(fn: Callable, args, kwargs, em: Emitter | None = None) -> Any:
+    """Call an allowed Python function on constexprs (``min``, ``len``, ``math.log2``...); ``min``,
+    ``max`` and ``abs`` of run-time values are ``tl.minimum``, ``tl.maximum`` and ``tl.abs``."""
     if fn is py.len and len(args) == 1 and isinstance(args[0], tuple):
         return len(args[0])  # a tuple's length is known even when it holds tiles
+    if em is not None and fn in _RUNTIME and not is_constexpr((*args, *kwargs.values())):
+        return _py_min_max(em, fn, args, kwargs)
+    if em is not None and fn is py.abs and len(args) == 1 and not kwargs and isinstance(args[0], Value):
+        return em.unary(Op.ABS, args[0])
     if not is_constexpr((*args, *kwargs.values())):
         raise SemanticError(f"{fn.__name__}() works only on constexprs in a kernel",
                             _PY_HINTS.get(fn, "compute it with tl builtins instead"))

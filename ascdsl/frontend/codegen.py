@@ -420,14 +420,14 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
         if isinstance(getattr(func, "parsed", None), ParsedFunction):
             return self.inline(func.parsed, args, kwargs)
         if is_foldable(func):
-            return fold_call(func, args, kwargs)
+            return fold_call(func, args, kwargs, self.em)
         if func is tl.constexpr:
             return fold(lambda value: value, *args, **kwargs)
         if any(func is f for f in (py.range, tl.range, tl.static_range)):
             raise SemanticError("range(...) can only be the iterable of a for loop", "for i in range(n):")
         raise SemanticError(f"cannot call {describe(func)} in a kernel",
-                            "kernels call tl builtins, @ascdsl.jit functions, and min/max/len/int/float/"
-                            "bool/math functions on constexprs")
+                            "kernels call tl builtins, @ascdsl.jit functions, min/max/abs, and len/int/"
+                            "float/bool/math functions on constexprs")
 
     def inline(self, helper: ParsedFunction, args, kwargs):
         if helper in self.callers:
