@@ -16,14 +16,31 @@ def _sweep(block: Block, used: set[int]) -> Block:
         keep = (instr.op in GroupOp.SIDE_EFFECT or instr.regions
                 or any(v.id in used for v in instr.results))
         if keep:
+            if instr.op is Op.IF:
+                instr = _live_results(instr, used)
             if instr.regions:
                 instr = instr.map_regions(lambda r: _sweep(r, used))
             body.append(instr)
     return Block(block.args, tuple(body))
 
 
+def _live_results(branch: Instr, used: set[int]) -> Instr:
+    """``if`` without the results nobody reads (nor their operands in the branches' yields): a value a
+    branch merges only because the code after a ``return`` in the other branch reassigned it."""
+    live = [k for k, v in enumerate(branch.results) if v.id in used]
+    if len(live) == len(branch.results):
+        return branch
+
+    def drop(region: Block) -> Block:
+        *body, yld = region.body
+        yld = Instr(Op.YIELD, yld.results, tuple(yld.operands[k] for k in live), yld.attrs, yld.regions, yld.loc)
+        return Block(region.args, (*body, yld))
+    return Instr(Op.IF, tuple(branch.results[k] for k in live), branch.operands, branch.attrs,
+                 tuple(drop(r) for r in branch.regions), branch.loc)
+
+
 def dead_code(kernel: Kernel, platform=None) -> Kernel:
-    """Remove pure instructions with unused results (loops and branches stay)."""
+    """Remove pure instructions with unused results and the unused results of branches (loops stay)."""
     body = kernel.body
     while True:
         swept = _sweep(body, _used(body))

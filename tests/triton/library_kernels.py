@@ -74,6 +74,7 @@ def cross_entropy_fwd_bwd(X_ptr, X_stride, Y_ptr, loss_ptr, n_cols, n_non_ignore
             tl.store(X_ptr + offs, 0.0, mask=offs < n_cols)
         tl.store(loss_ptr + row, 0.0)
         return
+    loss_ptr += row  # reassigned after a `return`: the `if` merges it, and nothing reads the merged value
     m = float("-inf")
     d = 0.0
     x_y = tl.load(X_ptr + y).cast(tl.float32)
@@ -118,7 +119,7 @@ def cross_entropy_fwd_bwd(X_ptr, X_stride, Y_ptr, loss_ptr, n_cols, n_non_ignore
         else:
             g_y += -(1 - label_smoothing)
         tl.store(X_ptr + y, g_y)
-    tl.store(loss_ptr + row, loss)
+    tl.store(loss_ptr, loss)
 
 
 @triton.jit
