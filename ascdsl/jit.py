@@ -172,6 +172,63 @@ class JITFunction:
         record.note(kernel, grid, backend, arrays)
         if 0 not in grid:
             BACKENDS[backend](kernel, arrays, grid, platform)
+        return CompiledKernel(kernel, platform)
+
+
+class CompiledKernel:
+    """What a launch returns, as Triton's launch does: the specialisation that ran (``kernel``, its tile
+    IR), its ``name``, ``metadata`` and ``asm``, whose texts are the tile IR (``"ir"``, and under
+    Triton's ``"ttir"``) and the generated Ascend C kernel source (``"ascendc"``, rendered when read)."""
+
+    def __init__(self, kernel: Kernel, platform: str):
+        self.kernel, self.name, self.platform = kernel, kernel.name, platform
+        self.metadata = {"name": kernel.name, "constexprs": dict(kernel.constexprs), "platform": platform}
+
+    @functools.cached_property
+    def asm(self) -> "_Asm":
+        return _Asm(self)
+
+    def __repr__(self) -> str:
+        return f"<CompiledKernel {self.name} for {self.platform}>"
+
+
+class _Asm(dict):
+    """``CompiledKernel.asm``: the keys are there from the start; a text is made when first read."""
+
+    KINDS = ("ttir", "ir", "ascendc")
+
+    def __init__(self, compiled: CompiledKernel):
+        super().__init__({k: None for k in self.KINDS})
+        self.compiled = compiled
+
+    def __getitem__(self, kind: str) -> str:
+        text = super().__getitem__(kind)
+        if text is None:
+            text = self._render(kind)
+            super().__setitem__(kind, text)
+        return text
+
+    def __repr__(self) -> str:
+        return f"<asm: {', '.join(self)}>"
+
+    def get(self, kind, default=None):
+        return self[kind] if kind in self else default
+
+    def values(self):
+        return [self[k] for k in self]
+
+    def items(self):
+        return [(k, self[k]) for k in self]
+
+    def _render(self, kind: str) -> str:
+        k = self.compiled.kernel
+        if kind in ("ttir", "ir"):
+            from .ir.text import dump
+            return dump(k)
+        from .backend import ascendc, tiling
+        variants = tiling.variants([k])
+        return str(ascendc.kernel_source("ascdsl_kernel", variants, tiling.layout("KernelTilingData", [k]),
+                                         self.compiled.platform))
 
 
 def _choose(value: str | None, env: str, default: str) -> str:

@@ -188,7 +188,10 @@ def _fits(value, shape, what: str) -> None:
 
 def _reduction(op: Op, index_op: Op | None = None):
     def handler(em: Emitter, x, axis, keep_dims, dtype=None, return_indices=False,
-                return_indices_tie_break_left=True, tie_break_left=True):
+                return_indices_tie_break_left=True, tie_break_left=True, propagate_nan=None):
+        if propagate_nan is not None and not isinstance(propagate_nan, (bool, tl.PropagateNan)):
+            raise SemanticError(f"propagate_nan must be a constexpr bool or tl.PropagateNan, got {describe(propagate_nan)}",
+                                "NaN always propagates through tl.max/tl.min here")
         axis = None if axis is None else _constexpr(axis, f"the axis of tl.{op.value}")
         keep_dims = _constexpr(keep_dims, "keep_dims", (bool,))
         result = em.reduce(op, x, axis, keep_dims, None if dtype is None else _dtype(dtype))
@@ -261,6 +264,11 @@ def _where(em: Emitter, condition, x, y):
 
 
 def _cast(em: Emitter, x, dtype, fp_downcast_rounding=None, bitcast=False):
+    if isinstance(dtype, PointerType):  # ptr.to(tl.pointer_type(...)): the same pointer, or a located error
+        if isinstance(x, Value) and x.type.dtype == dtype:
+            return x
+        raise SemanticError(f"cannot cast {describe(x)} to {dtype}: a pointer keeps the element type of its "
+                            "argument", "pass an array of the element type the kernel reads, e.g. x.view(np.int32)")
     dtype = _dtype(dtype)
     x = x if isinstance(x, Value) else em.const(x, literal_dtype(x) if bitcast else dtype)
     if not _constexpr(bitcast, "bitcast", (bool,)) or x.type.dtype == dtype:
@@ -453,9 +461,10 @@ def kernel_object(obj: Any, name: str) -> Any:
         obj = obj.value
     if isinstance(obj, np.generic):
         obj = obj.item()
-    if obj is None or isinstance(obj, (*Literal, str, DType, PointerType)) or is_foldable(obj):
+    if obj is None or isinstance(obj, (*Literal, str, DType, PointerType, tl.block_type)) or is_foldable(obj):
         return obj
-    if any(obj is o for o in (math, tl.constexpr, tl.range, tl.static_range, tl.PropagateNan, *BUILTINS)):
+    if any(obj is o for o in (math, tl.constexpr, tl.range, tl.static_range, tl.PropagateNan, tl.pointer_type,
+                              tl.block_type, *BUILTINS)):
         return obj
     if isinstance(obj, (types.ModuleType, tl.PropagateNan)) and (
             isinstance(obj, tl.PropagateNan) or obj.__name__.split(".")[0] == ascdsl.__name__):

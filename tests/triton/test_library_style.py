@@ -13,6 +13,7 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
+from ascdsl.language.extra.cann import libdevice
 from tests.triton import library_kernels as lib
 
 BACKENDS = ("interpreter", "sim")
@@ -383,3 +384,83 @@ def test_kernels_called_from_torch_autograd_functions(backend):
     ref.backward()
     torch.testing.assert_close(loss.detach(), ref.detach(), rtol=2e-5, atol=2e-6)
     torch.testing.assert_close(logits.grad, ref_logits.grad, rtol=2e-5, atol=2e-6)
+
+
+# ----------------------------------------------------------------------------- the rest of Triton's surface
+
+@ascdsl.jit
+def triton_surface(x_ptr, bits_ptr, out_ptr, special_ptr, n, BLOCK: tl.constexpr):
+    """``%``/``//`` of floats, ``+``/``*`` of bool tiles, ``propagate_nan=``, ``x.type``,
+    ``tl.pointer_type``, int literals wider than the tile, libdevice's special functions."""
+    i = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + i, mask=i < n)
+    tl.static_assert(x_ptr.type == tl.pointer_type(tl.float32) and x.type.element_ty == tl.float32)
+    tl.static_assert(x.type.is_block() and x.type.shape == (BLOCK,) and not x_ptr.dtype.is_block())
+    z = tl.zeros(x.shape, x.type.scalar)
+    r = x % 3.0 + x // 2.0 + z
+    either = (x > 0) + (x > 1)
+    both = (x > 0) * (x < 2)
+    top = tl.max(x, axis=0, propagate_nan=True) + tl.min(x, 0, propagate_nan=tl.PropagateNan.ALL)
+    tl.store(out_ptr + i, r + either.to(tl.float32) * 10 + both.to(tl.float32) * 100 + top, mask=i < n)
+    b = tl.load(bits_ptr + i)
+    tl.store(bits_ptr + i, (b ^ 0xFFFFFFFF) & 0x7FFFFFF0)  # an int32 bit pattern written as uint32
+    u = x / 4.0
+    tl.store(special_ptr + i, libdevice.erfinv(u * 0.9))
+    tl.store(special_ptr + BLOCK + i, libdevice.lgamma(x + 3.0))
+    tl.store(special_ptr + 2 * BLOCK + i, libdevice.gamma(x * 0.5))
+    tl.store(special_ptr + 3 * BLOCK + i, libdevice.cyl_bessel_i0(x * 2.0))
+
+
+def test_triton_surface_on_both_backends():
+    import math
+    n, block = 14, 16
+    x = np.linspace(-3.7, 3.9, block).astype(np.float32)
+    x[7] = 0.37  # gamma away from its poles
+    bits0 = np.arange(-3, 13, dtype=np.int32) * 7919
+    results = {}
+    for backend in BACKENDS:
+        out, bits, special = np.zeros(block, np.float32), bits0.copy(), np.zeros(4 * block, np.float32)
+        launch(triton_surface, (1,), x, bits, out, special, n, BLOCK=block, backend=backend)
+        results[backend] = out, bits, special
+        xs = x[:n].astype(np.float64)
+        r = np.fmod(xs, 3) + np.floor(xs / 2)
+        want = r + ((xs > 0) | (xs > 1)) * 10 + ((xs > 0) & (xs < 2)) * 100 + xs.max() + xs.min()
+        np.testing.assert_allclose(out[:n], want, rtol=1e-6, atol=1e-5)
+        assert bits.tolist() == ((bits0 ^ -1) & 0x7FFFFFF0).tolist()
+        e, lg, g, i0 = special.reshape(4, block).astype(np.float64)
+        loaded = np.where(np.arange(block) < n, x, np.float32(0))  # the masked lanes read 0
+        u = (loaded / np.float32(4)).astype(np.float32) * np.float32(0.9)
+        np.testing.assert_allclose([math.erf(v) for v in e], u, rtol=0, atol=2e-6)
+        loaded = loaded.astype(np.float64)
+        np.testing.assert_allclose(lg, [math.lgamma(v + 3.0) for v in loaded], rtol=1e-5, atol=2e-6)
+        g_ok = loaded != 0  # gamma(0) is a pole
+        np.testing.assert_allclose(g[g_ok], [math.gamma(v * 0.5) for v in loaded[g_ok]], rtol=1e-5)
+        assert np.isinf(g[~g_ok]).all()
+        np.testing.assert_allclose(i0, np.i0(2.0 * loaded), rtol=1e-6)
+    for got, want in zip(results["sim"], results["interpreter"]):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+@ascdsl.jit
+def wide_literals(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + i)
+    tl.store(out_ptr + i, tl.where(x * 3 < 2 ** 40, x.to(tl.uint8) + 300, x - 2 ** 33))
+
+
+def test_int_literals_wider_than_the_tile_widen_the_operation():
+    x = np.array([-5, 0, 7, 2 ** 31 - 1], np.int32)
+    out = np.zeros(4, np.int64)
+    wide_literals[(1,)](x, out, BLOCK=4)
+    x64 = x.astype(np.int64)
+    assert out.tolist() == np.where(x64 * 3 < 2 ** 40, (x64 & 0xFF) + 300, x64 - 2 ** 33).tolist()
+    with pytest.raises(ascdsl.CompilationError, match="int64 tiles cannot run on the Ascend A2 vector cores"):
+        wide_literals[(1,)](x, out, BLOCK=4, backend="sim")
+
+
+def test_a_launch_returns_its_compiled_kernel_with_asm():
+    x = np.zeros(16, np.float32)
+    compiled = no_other_times_zero[(1,)](x, x.copy(), 5, BLOCK=16)
+    assert compiled.name == "no_other_times_zero" and set(compiled.asm) == {"ttir", "ir", "ascendc"}
+    assert compiled.asm["ttir"].startswith("kernel @no_other_times_zero")
+    assert "__aicore__" in compiled.asm["ascendc"]
