@@ -71,3 +71,59 @@ def _cse(block: Block, seen: dict, subst: dict) -> Block:
 def common_scalars(kernel: Kernel, platform=None) -> Kernel:
     """Compute each scalar expression once: a repeated pure scalar instruction reuses the first."""
     return kernel.with_body(_cse(kernel.body, {}, {}))
+
+
+def unobserved_fills(kernel: Kernel, platform=None) -> Kernel:
+    """Drop ``other`` from a masked load whose masked lanes nothing observes: the load's value reaches
+    only lanewise operations of its shape and stores under the same mask (or a ``tl.where`` on that
+    mask that replaces those lanes), so filling them (``Duplicate`` over the tail) would be work
+    nobody sees. The classic ``x = tl.load(p, mask=m); tl.store(q, f(x), mask=m)`` copies no fill."""
+    users: dict[int, list[Instr]] = {}
+    for instr in walk(kernel.body):
+        for x in instr.operands:
+            users.setdefault(x.id, []).append(instr)
+        for r in instr.regions:  # a value yielded or carried is observed: keep its fill
+            for y in r.body[-1:]:
+                for x in y.operands:
+                    users.setdefault(x.id, []).append(y)
+    drop = {id(i) for i in walk(kernel.body)
+            if i.op is Op.LOAD and i.attr("has_mask") and i.attr("has_other") and not i.result.type.is_scalar
+            and _unobserved(i, users)}
+    if not drop:
+        return kernel
+    return kernel.with_body(_without_fills(kernel.body, drop))
+
+
+_LANEWISE = GroupOp.ELEMENTWISE | frozenset({Op.CAST})
+
+
+def _unobserved(load: Instr, users: dict[int, list[Instr]]) -> bool:
+    mask, shape = load.operands[1], load.result.type.shape
+    tainted, todo = {load.result.id}, [load.result]
+    while todo:
+        v = todo.pop()
+        for u in users.get(v.id, []):
+            if u.op is Op.STORE and len(u.operands) == 3 and u.operands[2] is mask and u.operands[0] is not v \
+                    and u.operands[2] is not v and u.operands[0].type.shape == shape:
+                continue  # stored under the load's own mask: the masked lanes are not written
+            if u.op is Op.WHERE and u.operands[0] is mask and u.operands[2] is not v and u.result.type.shape == shape:
+                continue  # tl.where(mask, f(x), y): the masked lanes become y's
+            if u.op in _LANEWISE and u.op is not Op.PTR_ADD and len(u.results) == 1 and u.result.type.shape == shape:
+                if u.result.id not in tainted:
+                    tainted.add(u.result.id)
+                    todo.append(u.result)
+                continue
+            return False
+    return True
+
+
+def _without_fills(block: Block, drop: set[int]) -> Block:
+    body = []
+    for instr in block.body:
+        if id(instr) in drop:
+            attrs = tuple((k, False if k == "has_other" else v) for k, v in instr.attrs)
+            instr = Instr(instr.op, instr.results, instr.operands[:2], attrs, instr.regions, instr.loc)
+        elif instr.regions:
+            instr = instr.map_regions(lambda r: _without_fills(r, drop))
+        body.append(instr)
+    return Block(block.args, tuple(body))
