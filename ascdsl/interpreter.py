@@ -474,7 +474,7 @@ class _Programs:
 
     def program(self, index: int) -> tuple[int, int, int]:
         """The (x, y, z) program id of the ``index``-th program of this chunk."""
-        return tuple(int(axis[index]) for axis in self.pid)
+        return tuple(int(axis[index if axis.shape[0] > 1 else 0]) for axis in self.pid)  # (uniform: one row)
 
     def lanes(self, mask: Array | None, rank: int) -> Array | None:
         """The lanes a memory op touches: ``mask`` and the active programs (None = every lane)."""

@@ -121,7 +121,7 @@ def _then(stmts: list[ast.stmt], rest: list[ast.stmt]) -> list[ast.stmt]:
             tail = stmts[i + 1:] + rest
             return out + [ast.copy_location(ast.If(stmt.test, _then(stmt.body, tail), _then(stmt.orelse, tail)), stmt)]
         out.append(stmt)
-    return out + rest
+    return out + (_then(rest, []) if any(map(_returns_early, rest)) else rest)  # a later early return too
 
 
 class BoundMethod:

@@ -464,3 +464,39 @@ def test_a_launch_returns_its_compiled_kernel_with_asm():
     assert compiled.name == "no_other_times_zero" and set(compiled.asm) == {"ttir", "ir", "ascendc"}
     assert compiled.asm["ttir"].startswith("kernel @no_other_times_zero")
     assert "__aicore__" in compiled.asm["ascendc"]
+
+
+@ascdsl.jit
+def nested_returns(out_ptr, bs, limit, B: tl.constexpr):
+    b = tl.program_id(0)
+    if b >= bs:
+        return
+    first = tl.program_id(1) == 0
+    start = tl.program_id(1) * B
+    if first:  # an early return nested in the code after another one
+        if start >= limit:
+            return
+        tl.store(out_ptr + b * 2 * B + tl.arange(0, B), 1.0)
+    else:
+        tl.store(out_ptr + b * 2 * B + B + tl.arange(0, B), 2.0)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_early_return_nested_after_an_early_return(backend):
+    out = np.zeros(16, np.float32)
+    launch(nested_returns, (4, 2), out, 3, 1, B=2, backend=backend)
+    assert out.tolist() == [1, 1, 2, 2] * 3 + [0] * 4
+
+
+@ascdsl.jit
+def unmasked_tail(out_ptr, R: tl.constexpr):
+    cols = tl.arange(0, R)
+    for i in range(2):
+        for j in range(3):
+            tl.store(out_ptr + j * R + cols[None, :], tl.zeros((1, R), tl.float32))
+
+
+def test_out_of_bounds_in_batched_loops_is_located():
+    """The loops' iterations run as copies of one program: the error names that program."""
+    with pytest.raises(ascdsl.OutOfBoundsError, match=r"program \(0, 0, 0\) accesses element 65 of an array of 65"):
+        launch(unmasked_tail, (1,), np.zeros(65, np.float32), R=32, backend="interpreter")

@@ -58,7 +58,7 @@ def lgamma(x):
     reflect = xf < 0.5
     z = tl.where(reflect, 1.0 - xf, xf)
     lg = _lgamma_positive(z)
-    s = tl.abs(tl.sin(3.141592653589793 * (xf - tl.floor(xf))))  # |sin(pi x)|, the argument reduced
+    s = tl.abs(tl.sin(3.141592653589793 * (xf - tl.floor(xf + 0.5))))  # |sin(pi x)|, x reduced to [-0.5, 0.5]
     y = tl.where(reflect, tl.log(3.141592653589793 / s) - lg, lg)
     return y.to(x.dtype)
 
