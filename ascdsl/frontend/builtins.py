@@ -334,6 +334,8 @@ def _like(fill):
 def _cdiv(em: Emitter, a, b):
     if is_constexpr(a) and is_constexpr(b):
         return fold(tl.cdiv, a, b)
+    if semantics.promote(_elem(a), _elem(b)).is_float:  # of floats: the ceiling of the quotient
+        return em.unary(Op.CEIL, em.binary(Op.DIV, a, b))
     return em.binary(Op.IDIV, em.binary(Op.SUB, em.binary(Op.ADD, a, b), 1), b)
 
 

@@ -500,3 +500,65 @@ def test_out_of_bounds_in_batched_loops_is_located():
     """The loops' iterations run as copies of one program: the error names that program."""
     with pytest.raises(ascdsl.OutOfBoundsError, match=r"program \(0, 0, 0\) accesses element 65 of an array of 65"):
         launch(unmasked_tail, (1,), np.zeros(65, np.float32), R=32, backend="interpreter")
+
+
+# ----------------------------------------------------------------------------- sweep: no internal error
+
+def _sweep_launches(dtype):
+    """Every corpus kernel once more in a 16-bit dtype: each must run or be a located CompilationError."""
+    rows, cols = 3, 24
+    x = RNG.standard_normal((rows, cols)).astype(dtype)
+    w = RNG.standard_normal(cols).astype(dtype)
+    f32 = np.float32
+    return [
+        (lib.rms_norm_fwd, (rows,), (np.zeros_like(x), cols, x, cols, w, np.zeros(rows, f32), cols, 1e-6, 0.0),
+         dict(BLOCK_SIZE=32)),
+        (lib.rms_norm_bwd, (2,), (x.copy(), cols, np.zeros_like(x), cols, x, cols, w, np.ones(rows, f32),
+                                  np.zeros((2, cols), f32), cols, rows, cols, 0.0, 2), dict(BLOCK_SIZE=32)),
+        (lib.layer_norm_fwd, (rows,), (np.zeros_like(x), x, w, w, np.zeros(rows, f32), np.zeros(rows, f32), cols,
+                                       cols, 1e-5), dict(BLOCK_SIZE=32)),
+        (lib.cross_entropy_fwd_bwd, (rows,), (x.copy(), cols, np.array([1, -100, 3], np.int64), np.zeros(rows, f32),
+                                              cols, 2, -100, 0.1, 0.0),
+         dict(reduction="mean", BLOCK_SIZE=16, HAS_SOFTCAPPING=True, softcap=30.0, HAS_GRADIENTS=True)),
+        (lib.swiglu_fwd, (rows,), (x, x.copy(), np.zeros_like(x), cols), dict(n_cols=cols, BLOCK_SIZE=32)),
+        (lib.swiglu_bwd, (rows,), (x, x.copy(), x.copy(), cols), dict(n_cols=cols, BLOCK_SIZE=32)),
+        (lib.geglu_bwd, (rows,), (x, x.copy(), x.copy(), cols), dict(n_cols=cols, BLOCK_SIZE=32)),
+        (lib.rope_fwd, (rows,), (x.copy(), cols, w[None, :12].copy(), 12, w[None, :12].copy(), 12, 1),
+         dict(n_qh=1, hd=24, pad_n_qh=1, pad_hd=32)),
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_corpus_sweep_has_no_internal_error(backend, dtype):
+    import ml_dtypes
+    np_dtype = np.float16 if dtype == "float16" else ml_dtypes.bfloat16
+    for kernel, grid, args, kwargs in _sweep_launches(np_dtype):
+        try:
+            launch(kernel, grid, *args, **kwargs, backend=backend)
+        except ascdsl.CompilationError:
+            pass  # a located error (a documented limit) is allowed; anything else fails in launch()
+
+
+@ascdsl.jit
+def cdiv_swizzle(x_ptr, out_ptr, ij_ptr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + i)
+    tl.store(out_ptr + i, tl.cdiv(x, 0.75))  # of floats: ceil(x / 0.75)
+    si, sj = tl.swizzle2d(i // 4, i % 4, 4, 4, 2)
+    tl.store(ij_ptr + i, si * 4 + sj)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_float_cdiv_and_swizzle2d(backend):
+    x = np.linspace(-3, 3, 16).astype(np.float32)
+    out, ij = np.zeros(16, np.float32), np.zeros(16, np.int32)
+    launch(cdiv_swizzle, (1,), x, out, ij, BLOCK=16, backend=backend)
+    assert out.tolist() == np.ceil(x / np.float32(0.75)).tolist()
+    want = []
+    for k in range(16):  # Triton's swizzle2d: column-major groups of 2 rows
+        i, j = divmod(k, 4)
+        group, rest = divmod(i * 4 + j, 8)
+        want.append((group * 2 + rest % 2) * 4 + rest // 2)
+    assert ij.tolist() == want

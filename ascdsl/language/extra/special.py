@@ -87,4 +87,17 @@ def cyl_bessel_i0(x):
 
 tgamma = gamma
 
-__all__ = ["cyl_bessel_i0", "erfinv", "gamma", "lgamma", "tgamma"]
+
+@jit
+def swizzle2d(i, j, size_i, size_j, size_g):
+    """Triton's ``tl.swizzle2d``: row-major ``(i, j)`` of a ``size_i x size_j`` grid renumbered in
+    column-major groups of ``size_g`` rows."""
+    ij = i * size_j + j
+    size_gj = size_g * size_j
+    group_id = ij // size_gj
+    off_i = group_id * size_g
+    size_g = tl.minimum(size_i - off_i, size_g)
+    ij = ij % size_gj
+    return off_i + ij % size_g, ij // size_g
+
+__all__ = ["cyl_bessel_i0", "erfinv", "gamma", "lgamma", "swizzle2d", "tgamma"]
