@@ -121,6 +121,8 @@ class Emitter:
 
     def expand_dims(self, v: Value, axis: int) -> Value:
         shape = v.type.shape[:axis] + (1,) + v.type.shape[axis:]
+        if v.type.is_scalar:  # pid[None, None]: the scalar as a tile of one element
+            return self.op(Op.BROADCAST, v.type.with_shape(shape), [v])
         return self.op(Op.EXPAND_DIMS, v.type.with_shape(shape), [v], [("axis", axis)])
 
     def broadcast(self, v: Value, shape: tuple[int, ...]) -> Value:

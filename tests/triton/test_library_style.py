@@ -562,3 +562,27 @@ def test_float_cdiv_and_swizzle2d(backend):
         group, rest = divmod(i * 4 + j, 8)
         want.append((group * 2 + rest % 2) * 4 + rest // 2)
     assert ij.tolist() == want
+
+
+@ascdsl.jit
+def scalar_tiles(out_ptr, x_ptr, stride, BLOCK: tl.constexpr):
+    c = tl.program_id(0)
+    rows = tl.arange(0, BLOCK)
+    offs = c[None, None] * stride + rows[:, None] * BLOCK + rows[None, :]  # a scalar as a 1x1 tile
+    tl.store(out_ptr + offs, offs.to(tl.float32))
+    tl.store(x_ptr + c * BLOCK + rows, libdevice.erfinv(tl.load(x_ptr + c * BLOCK + rows)))
+
+
+@ascdsl.jit
+def empty_kernel():
+    pass
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_scalar_as_tile_empty_kernel_and_erfinv_outside_its_domain(backend):
+    out = np.zeros(2 * 16, np.float32)
+    x = np.array([0.5, -0.25, 1.5, -2.0] * 2, np.float32)
+    launch(scalar_tiles, (2,), out, x, 16, BLOCK=4, backend=backend)
+    assert out.tolist() == list(range(32))
+    assert np.isnan(x[[2, 3, 6, 7]]).all() and not np.isnan(x[[0, 1, 4, 5]]).any()
+    launch(empty_kernel, (3,), backend=backend)

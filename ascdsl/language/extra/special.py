@@ -35,6 +35,7 @@ def erfinv(x):
     q = 2.83297682 + q * t
     y = tl.where(w < 5.0, p, q) * xf
     y = tl.where(tl.abs(xf) == 1.0, xf * float("inf"), y)
+    y = tl.where(tl.abs(xf) > 1.0, float("nan"), y)  # outside the domain (whatever log gives there)
     return y.to(x.dtype)
 
 
