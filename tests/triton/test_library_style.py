@@ -586,3 +586,28 @@ def test_scalar_as_tile_empty_kernel_and_erfinv_outside_its_domain(backend):
     assert out.tolist() == list(range(32))
     assert np.isnan(x[[2, 3, 6, 7]]).all() and not np.isnan(x[[0, 1, 4, 5]]).any()
     launch(empty_kernel, (3,), backend=backend)
+
+
+@ascdsl.jit
+def masks_through_while_and_if(x_ptr, y_ptr, n, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    mask = offs < n
+    acc = tl.zeros((B,), tl.float32)
+    i = 0
+    while i < n:  # a bool tile carried by a while loop
+        acc += tl.load(x_ptr + offs, mask=mask, other=0.0)
+        offs += B
+        mask = offs < n
+        i += B
+    if n > 10:  # and merged out of a runtime if
+        mask = acc > 20.0
+    tl.store(y_ptr + tl.arange(0, B), tl.where(mask, acc, -1.0))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bool_tiles_carried_by_while_and_if(backend):
+    x = np.arange(20, dtype=np.float32)
+    for n, want in ((20, [24, 27, 30, 33, -1, -1, -1, 22]), (6, [-1] * 8)):
+        y = np.zeros(8, np.float32)
+        launch(masks_through_while_and_if, (1,), x, y, n, B=8, backend=backend)
+        assert y.tolist() == want
