@@ -118,6 +118,11 @@ class DeviceAssertionError(CompilationError, AssertionError):
     """A ``tl.device_assert`` (in a kernel compiled with ``debug=True``) failed while running."""
 
 
+class PoisonError(CompilationError, ValueError):
+    """Checking mode (``debug=True``): a store wrote a value computed from a masked-off lane of a
+    ``tl.load`` without ``other``."""
+
+
 class InputValueError(Error, ValueError):
     """An op entry point was called with an invalid value (shape, axis, attribute)."""
 

@@ -50,7 +50,8 @@ import numpy as np
 from . import affine, numerics
 from .affine import Affine, Conj, Loaded, lift as _lift
 from .dtypes import PointerType, float32
-from .errors import CompilationError, DeviceAssertionError, Error, InputTypeError, InputValueError, OutOfBoundsError
+from .errors import (CompilationError, DeviceAssertionError, Error, InputTypeError, InputValueError, OutOfBoundsError,
+                     PoisonError)
 from .ir.core import Block, GroupOp, Instr, Kernel, Op, walk
 from .ir.provenance import STORES, access_roots
 
@@ -126,6 +127,7 @@ class _Prepared:
     batches: dict[int, _Batch]  # by for-loop id
     lazy: frozenset[int]  # the loads whose tiles may stay in memory (:func:`_lazy_loads`)
     accumulators: tuple[frozenset[int], frozenset[int]]  # (adds, sums): :func:`_accumulators`
+    poison: bool = False  # checking mode: a store of a poisoned float lane is an error (Kernel.poison)
 
 
 _prepared: dict[int, tuple[Kernel, _Prepared]] = {}
@@ -145,7 +147,7 @@ def _prepare(kernel: Kernel) -> _Prepared:
     batches = {id(i): b for i in walk(kernel.body) if i.op is Op.FOR and (b := _batch(i, roots)) is not None}
     prepared = _Prepared(_largest(kernel.body), _schedule(kernel.body, {}), leaves,
                          {i: next(iter(r)) for i, r in roots.items() if len(r) == 1}, written, batches,
-                         _lazy_loads(kernel.body), _accumulators(kernel.body))
+                         _lazy_loads(kernel.body), _accumulators(kernel.body), kernel.poison)
     if len(_prepared) >= 256:
         _prepared.clear()
     _prepared[id(kernel)] = (kernel, prepared)
@@ -472,7 +474,7 @@ class _Programs:
 
     def program(self, index: int) -> tuple[int, int, int]:
         """The (x, y, z) program id of the ``index``-th program of this chunk."""
-        return tuple(int(axis[index]) for axis in self.pid)
+        return tuple(int(axis[index if axis.shape[0] > 1 else 0]) for axis in self.pid)  # (uniform: one row)
 
     def lanes(self, mask: Array | None, rank: int) -> Array | None:
         """The lanes a memory op touches: ``mask`` and the active programs (None = every lane)."""
@@ -829,6 +831,9 @@ def _load(P: _Programs, instr: Instr, ptr, mask=None, other=None) -> tuple[Array
 def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
     shape = ptr.shape if isinstance(ptr, Affine) else tuple(instr.attr("shape", instr.operands[0].type.shape))
     rank = len(shape)
+    if P.prepared.poison:
+        value = _resolved(P, value)
+        _check_poison(P, instr, _lift(affine.dense(value), rank), mask, rank)
     deferred = value if isinstance(value, _Deferred) else None
     if deferred is not None and isinstance(ptr, Affine) and _store_computed(P, instr, ptr, mask, deferred):
         return ()
@@ -860,6 +865,27 @@ def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
         selected = (offsets, value) if lanes is None else (offsets[lanes], value[lanes])
         _scatter(flat, *(a.reshape(-1) for a in selected))
     return ()
+
+
+def _check_poison(P: _Programs, instr: Instr, value, mask, rank: int) -> None:
+    """Checking mode: a store whose enabled lanes hold the poison of a masked load without ``other``
+    (float all-ones bits: a NaN that float arithmetic carries on, and that no float operation makes
+    of ordinary operands) is an error at the store."""
+    value = affine.dense(value)
+    if value.dtype.kind != "f" and value.dtype not in numerics.NARROW:
+        return
+    bits = value.view(f"u{value.itemsize}")
+    bad = bits == np.iinfo(bits.dtype).max
+    lanes = P.lanes(None if mask is None else affine.dense(mask), rank)
+    if lanes is not None:
+        bad, lanes = np.broadcast_arrays(bad, lanes)
+        bad = bad & lanes
+    if bad.any():
+        lane = np.unravel_index(int(bad.argmax()), bad.shape)
+        raise PoisonError(instr.loc, f"the store writes a value computed from a masked-off lane of a "
+                          f"tl.load without `other` (program {P.program(int(lane[0]))}, lane "
+                          f"{tuple(int(i) for i in lane[1:])}): debug mode leaves those lanes undefined",
+                          hint="pass other=... to the load (e.g. other=0.0), or mask the store")
 
 
 def _resolved(P: _Programs, x):

@@ -172,6 +172,63 @@ class JITFunction:
         record.note(kernel, grid, backend, arrays)
         if 0 not in grid:
             BACKENDS[backend](kernel, arrays, grid, platform)
+        return CompiledKernel(kernel, platform)
+
+
+class CompiledKernel:
+    """What a launch returns, as Triton's launch does: the specialisation that ran (``kernel``, its tile
+    IR), its ``name``, ``metadata`` and ``asm``, whose texts are the tile IR (``"ir"``, and under
+    Triton's ``"ttir"``) and the generated Ascend C kernel source (``"ascendc"``, rendered when read)."""
+
+    def __init__(self, kernel: Kernel, platform: str):
+        self.kernel, self.name, self.platform = kernel, kernel.name, platform
+        self.metadata = {"name": kernel.name, "constexprs": dict(kernel.constexprs), "platform": platform}
+
+    @functools.cached_property
+    def asm(self) -> "_Asm":
+        return _Asm(self)
+
+    def __repr__(self) -> str:
+        return f"<CompiledKernel {self.name} for {self.platform}>"
+
+
+class _Asm(dict):
+    """``CompiledKernel.asm``: the keys are there from the start; a text is made when first read."""
+
+    KINDS = ("ttir", "ir", "ascendc")
+
+    def __init__(self, compiled: CompiledKernel):
+        super().__init__({k: None for k in self.KINDS})
+        self.compiled = compiled
+
+    def __getitem__(self, kind: str) -> str:
+        text = super().__getitem__(kind)
+        if text is None:
+            text = self._render(kind)
+            super().__setitem__(kind, text)
+        return text
+
+    def __repr__(self) -> str:
+        return f"<asm: {', '.join(self)}>"
+
+    def get(self, kind, default=None):
+        return self[kind] if kind in self else default
+
+    def values(self):
+        return [self[k] for k in self]
+
+    def items(self):
+        return [(k, self[k]) for k in self]
+
+    def _render(self, kind: str) -> str:
+        k = self.compiled.kernel
+        if kind in ("ttir", "ir"):
+            from .ir.text import dump
+            return dump(k)
+        from .backend import ascendc, tiling
+        variants = tiling.variants([k])
+        return str(ascendc.kernel_source("ascdsl_kernel", variants, tiling.layout("KernelTilingData", [k]),
+                                         self.compiled.platform))
 
 
 def _choose(value: str | None, env: str, default: str) -> str:
@@ -269,27 +326,37 @@ def _stored_params(kernel: Kernel) -> frozenset[str]:
 
 def _runtime_arg(site: Loc, name: str, value, type: Type, backend: str, stored: bool):
     """The value the backend receives: a NumPy array (sharing memory; strided views only on the
-    interpreter) or a scalar. ``stored``: the kernel may store through this argument (it must be
-    writeable, without autograd)."""
+    interpreter; on the other backends a strided view is its allocation from its first element) or a
+    scalar. ``stored``: the kernel may store through this argument (it must be writeable)."""
     if isinstance(value, (DType, PointerType)):
         raise CompilationError(site, f"argument `{name}` is the type {value}; a launch needs data",
                                "types are accepted only by kernel.specialize(...)")
-    if _is_torch(value):
-        if stored and value.requires_grad:
-            raise CompilationError(site, f"argument `{name}` requires grad, and the kernel writes it in place, "
-                                   "which autograd would not see", "pass a tensor without requires_grad "
-                                   "(e.g. torch.empty_like(x)) and wrap the op in a torch.autograd.Function")
+    if _is_torch(value):  # its memory, whatever autograd records (as Triton, which never looks at it)
         value = _from_torch(site, name, value)
     if isinstance(value, np.ndarray):
-        if not value.flags.c_contiguous and backend != "interpreter":
-            raise CompilationError(site, f"argument `{name}` is not C-contiguous, which the {backend} backend needs",
-                                   "pass np.ascontiguousarray(x) (t.contiguous()) and copy results back, or "
-                                   "run on the interpreter, which takes strided views")
         if stored and not value.flags.writeable:
             raise CompilationError(site, f"argument `{name}` is read-only, and the kernel stores to it",
                                    "pass a writeable array (np.array(x) makes a writeable copy)")
+        if not value.flags.c_contiguous and backend != "interpreter":
+            return _allocation(site, name, value)
         return value
     return type.dtype.np.type(value)
+
+
+def _allocation(site: Loc, name: str, view: np.ndarray) -> np.ndarray:
+    """What a device kernel gets for a strided view: a pointer to the view's first element that reaches
+    the rest of its allocation (a 1-D array from there to the allocation's end); the kernel addresses
+    the view through the strides it is passed, as a Triton kernel does."""
+    from .interpreter import _span
+    if any(s < 0 for s in view.strides) and view.size > 1:
+        raise CompilationError(site, f"argument `{name}` has a negative stride, which a device pointer to its "
+                               "first element cannot reach", "pass np.ascontiguousarray(x), or run on the "
+                               "interpreter")
+    try:
+        flat, start = _span(view)
+    except Error as e:
+        raise CompilationError(site, f"argument `{name}`: {e}", "pass np.ascontiguousarray(x)") from None
+    return flat[start:]
 
 
 def _from_torch(site: Loc, name: str, tensor) -> np.ndarray:

@@ -34,8 +34,21 @@ summation order of float reductions).
   depth, in order; one that is a single ``+ * max min & | ^`` of its arguments (``cumsum``, ``xor_sum``)
   folds left to right instead (the same result up to the float summation order, within the tolerance;
   16-bit floats always take the log-depth path, rounding every step).
-* **Poison.** A masked load without ``other`` reads the all-ones bit pattern (NaN for floats, -1 for
-  signed integers, True for bool), as the simulator poisons undefined memory.
+* **Masked lanes.** A masked load gives ``other`` in its masked lanes; without ``other`` it gives 0
+  (False for bool), on both backends, as Triton's backends do (the frontend writes ``other=0`` into the
+  IR). Checking mode (``debug=True`` on ``@jit`` or at launch) leaves those lanes undefined instead: the
+  load carries no ``other`` and the interpreter reads :func:`poison` (the all-ones bit pattern: a NaN for
+  floats that float arithmetic carries on and that no float operation makes of ordinary operands, -1
+  for signed integers, True for bool), and a store of a float lane holding it is an
+  :class:`ascdsl.PoisonError` at the store's line. In the IR a load without ``other`` has undefined
+  masked lanes (the interpreter poisons them; the generated code leaves what UB held).
+* **Python literals** next to a tile take the tile's dtype when they fit it; an int that does not fit
+  keeps its own dtype (int32, or int64 past int32), so the operation widens (``x_i32 < 2**40`` compares
+  in int64, ``x_u8 + 300`` adds in int32), except in ``& | ^``, where a bit pattern of the tile's width
+  (``x_i32 ^ 0xFFFFFFFF``) is those bits in the tile's dtype, as Triton casts its unsigned constant.
+* **Floats in ``%`` and ``//``**: ``%`` is ``fmod`` (as ``tl.fmod``: the sign of the dividend, Triton's
+  ``frem``), ``//`` is ``floor(a / b)`` with the quotient rounded first. ``+`` and ``*`` of bools are
+  ``|`` and ``&`` (NumPy's and PyTorch's rule).
 """
 from __future__ import annotations
 

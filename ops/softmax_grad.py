@@ -40,7 +40,7 @@ import ascdsl
 import ascdsl.cache
 import ascdsl.language as tl
 from ascdsl.lib import core_span
-from ascdsl import dtypes, softmax_tiling
+from ascdsl import dtypes, sim, softmax_tiling
 from ascdsl.backend.render import render
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 
@@ -252,7 +252,7 @@ def render_softmax_grad_api(dtype, is_front) -> dict[str, str]:
     else:
         call = f"SoftmaxGrad<{cpp}>(dst, grad, src, tmp_.Get<uint8_t>(), t_.softmax, false, shape);"
         copy_out = (f"DataCopyPad(dstGm_[row * t_.cols], dst, "
-                    f"{{static_cast<uint16_t>(count), t_.cols * sizeof({cpp}), 0, 0, 0}});")
+                    f"{{static_cast<uint16_t>(count), static_cast<uint32_t>(t_.cols * sizeof({cpp})), 0, 0, 0}});")
     kernels = [api_kernel_name(d, f) for d in (dtypes.float32, dtypes.float16) for f in (False, True)]
     return {
         f"{name}.cpp": render("softmax_grad_api.cpp.j2", api="SoftmaxGradFront" if is_front else "SoftmaxGrad",
@@ -308,8 +308,9 @@ def softmax_grad_api(grad, src, is_front, nz, platform, backend):
         return out
     folder = write_softmax_grad_api(dtype, is_front)
     words, blocks = softmax_grad_api_tiling(folder, m, k, dtype, is_front, platform)
-    from ascdsl import sim  # only the API lowering needs the simulator
-    sim.run_kernel(folder / f"{api_kernel_name(dtype, is_front)}.cpp", api_kernel_name(dtype, is_front),
+    source = folder / f"{api_kernel_name(dtype, is_front)}.cpp"
+    sim.check_front_end(source)  # clang++'s front end, as every generated kernel
+    sim.run_kernel(source, api_kernel_name(dtype, is_front),
                    [grad, src, out, None, words.view(np.uint8).copy()], blocks, platform.name)
     return out
 

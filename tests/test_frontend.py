@@ -47,11 +47,13 @@ def test_vector_add():
     k = kernel_of(add_kernel, F32, F32, F32, 100, BLOCK=64)
     assert k.param_names == ("x_ptr", "y_ptr", "out_ptr", "n") and k.constexprs == (("BLOCK", 64),)
     assert [p.type for p in k.params] == [Type(F32)] * 3 + [Type(tl.int32)]
-    assert ops(k) == [Op.PROGRAM_ID, Op.CONST, Op.MUL, Op.ARANGE, Op.ADD, Op.LT, Op.PTR_ADD, Op.LOAD,
-                      Op.PTR_ADD, Op.LOAD, Op.PTR_ADD, Op.ADD, Op.STORE]
+    assert ops(k) == [Op.PROGRAM_ID, Op.CONST, Op.MUL, Op.ARANGE, Op.ADD, Op.LT, Op.PTR_ADD, Op.CONST, Op.LOAD,
+                      Op.PTR_ADD, Op.CONST, Op.LOAD, Op.PTR_ADD, Op.ADD, Op.STORE]
     load = [i for i in walk(k.body) if i.op == Op.LOAD][0]
     assert load.result.type == Type(tl.float32, (64,))
-    assert load.attrs == (("has_mask", True), ("has_other", False))
+    # a masked load without `other` reads 0 in its masked lanes (an explicit `other` in the IR)
+    assert load.attrs == (("has_mask", True), ("has_other", True))
+    assert next(i for i in walk(k.body) if i.result is load.operands[2]).attr("value") == 0
     assert the(k, Op.ARANGE).attrs == (("start", 0), ("end", 64))
     assert the(k, Op.STORE).attrs == (("has_mask", True),)
 

@@ -24,7 +24,7 @@ int32 bit pattern).
 from __future__ import annotations
 
 from .. import dtypes
-from ..ir.core import Instr, Op, Type
+from ..ir.core import Block, Instr, Op, Type
 from .kir import Call, Const, Ref, lit
 
 F16, F32, I32, U8 = dtypes.float16, dtypes.float32, dtypes.int32, dtypes.uint8
@@ -42,6 +42,9 @@ LANE_LOADS = frozenset({Op.GATHER_LOAD, Op.STRIDED_LOAD, Op.SPAN_LOAD})
 
 def rewrite(r, instr: Instr) -> bool:
     """The tile-IR rewrites of the module docstring (a :data:`.decompose.REWRITES` rule)."""
+    if instr.op in (Op.FOR, Op.WHILE, Op.IF) and any(_is_bool_tile(v) for v in instr.results):
+        _carried(r, instr)
+        return True
     if instr.op is Op.CAST and _is_bool_tile(instr.operands[0]) and instr.result.type.dtype != dtypes.bool_:
         as_number(r, instr.operands[0], instr.result.type.dtype, instr.loc, result=instr.result)
         return True
@@ -161,6 +164,46 @@ def in_bounds(r, load: Instr, loc):
         inside = r.op(Op.LT, t, (index, extent), (), loc)
         valid = inside if valid is None else r.op(Op.AND, t, (valid, inside), (), loc)
     return valid
+
+
+def _carried(r, instr: Instr) -> None:
+    """A ``for``/``while``/``if`` that carries bool tiles carries their 0/1 float16 values instead: each is
+    ``tl.where(mask, 1, 0)`` where it enters (the initial value, each yield) and compared ``!= 0`` where
+    it is read (the region's argument, the result), so every mask is a comparison again."""
+    loc, op = instr.loc, instr.op
+    carried = [j for j, v in enumerate(instr.results) if _is_bool_tile(v)]
+    operands = list(instr.operands)
+    first = 3 if op is Op.FOR else 0  # (lower, upper, step) come before a for's initial values
+    if op is not Op.IF:
+        for j in carried:
+            operands[first + j] = as_number(r, operands[first + j], F16, loc)
+    results = list(instr.results)
+    for j in carried:
+        results[j] = r.value(results[j].type.with_dtype(F16))
+    regions = []
+    for k, block in enumerate(instr.regions):
+        saved, r.out = r.out, []
+        args = list(block.args)
+        if op is not Op.IF:
+            skip = 1 if op is Op.FOR else 0  # a for's first argument is its induction variable
+            for j in carried:
+                bool_arg = args[skip + j]
+                args[skip + j] = r.value(bool_arg.type.with_dtype(F16))
+                r.op(Op.NE, bool_arg.type, (args[skip + j], r.const(0.0, F16, loc)), (), loc, result=bool_arg)
+        for i in block.body[:-1]:
+            r.instr(i)
+        last = block.body[-1]
+        if last.op is Op.YIELD and not (op is Op.WHILE and k == 0):  # a while's first region yields its condition
+            ys = list(last.operands)
+            for j in carried:
+                ys[j] = as_number(r, ys[j], F16, last.loc)
+            last = Instr(Op.YIELD, last.results, tuple(ys), last.attrs, last.regions, last.loc)
+        r.instr(last)
+        body, r.out = tuple(r.out), saved
+        regions.append(Block(tuple(args), body))
+    r.out.append(Instr(op, tuple(results), tuple(operands), instr.attrs, tuple(regions), loc))
+    for j in carried:
+        r.op(Op.NE, instr.results[j].type, (results[j], r.const(0.0, F16, loc)), (), loc, result=instr.results[j])
 
 
 def as_number(r, mask, dt, loc, result=None):

@@ -59,7 +59,7 @@ class _Rewriter:
         self.block_bytes = platform.block_bytes
         self.next = 1 + max([v.id for i in walk(kernel.body) for v in i.results] +
                             [a.id for i in walk(kernel.body) for r in i.regions for a in r.args] +
-                            [p.id for p in kernel.params])
+                            [p.id for p in kernel.params], default=-1)  # (an empty kernel has no value)
         self.out: list[Instr] = []
         self.flat: dict[int, Value] = {}  # value id -> its flat view (:mod:`.rank3`)
         self.users: dict[int, list[Instr]] = {}  # the input kernel's users of each value

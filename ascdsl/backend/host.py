@@ -28,6 +28,7 @@ from .hostcode import (DTYPE_ENUM, MAX_DIMS, HostFunction, Param, camel, cpp_nam
                        signature)
 from .hostlower import HostLowering
 from .render import render
+from .naming import field_name
 from .tiling import TilingLayout, Variant, cann_name
 
 __all__ = ["DTYPE_ENUM", "HostFunction", "Param", "ShapeFunction", "TilingResult", "cpp_name", "dtype_enum",
@@ -137,7 +138,8 @@ def python_tiling(op: Operator, layout: TilingLayout, variants: Sequence[Variant
         return TilingResult(STATUS["HOST_ERROR"], str(e))
     grid = tuple(plan.grid) + (1,) * (3 - len(plan.grid))
     programs = grid[0] * grid[1] * grid[2]
-    fields = {"grid0": grid[0], "grid1": grid[1], "grid2": grid[2], **plan.scalars, "tilingKey": 0}
+    fields = {"grid0": grid[0], "grid1": grid[1], "grid2": grid[2],
+              **{field_name(k): v for k, v in plan.scalars.items()}, "tilingKey": 0}
     if programs:
         kernel = launched_kernel(op, plan, inputs)
         pointers = [d.dtype for d in inputs] + [op.output_dtype(o, tuple(inputs)) for o in op.outputs]
@@ -149,7 +151,7 @@ def python_tiling(op: Operator, layout: TilingLayout, variants: Sequence[Variant
             problem = serving[0].lift.problem(values, platform.ub_budget_bytes)
             if problem is not None:
                 return TilingResult(STATUS["VALUE_ERROR"], problem)
-            fields.update(values)
+            fields.update({field_name(k): v for k, v in values.items()})
         if not keys:
             consts = ", ".join(f"{k}={_python_str(v)}" for k, v in plan.constexprs.items())
             return TilingResult(STATUS["VARIANT_NOT_COMPILED"],

@@ -20,6 +20,7 @@ from .hostcode import (BOOL, CPP_TYPE, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE,
 from .hostexpr import HostExpressions
 from .hostplan import footprint_code
 from .poly import describe_slots
+from .naming import field_name
 from .tiling import Variant
 
 
@@ -190,17 +191,18 @@ class HostLowering(HostExpressions):
             self.emit(f"tiling.grid{i} = {dim if dim.isdigit() else f'static_cast<int32_t>({dim})'};")
         values = {}
         for key, node in scalars.items():
-            if key not in fields and not any(v.kernel.name in candidates for v in self.variants):
+            field = field_name(key)
+            if field not in fields and not any(v.kernel.name in candidates for v in self.variants):
                 raise self.error(call, f"no case or probe shape of the op reaches this launch of {name}, so no "
                                  "kernel was compiled for it: add a case whose host call returns it")
-            if key not in fields:
+            if field not in fields:
                 raise self.error(call, f"{name} has no runtime scalar parameter {key!r}")
             value = node if isinstance(node, E) else self.expr(node)
             if value.type not in (INT, FLOAT, BOOL):
                 raise self.error(call, f"scalar {key!r} must be an int, float or bool")
             values[key] = E(self.temp(key + "_"), value.type)
             self.emit(f"const {CPP_TYPE[value.type]} {values[key].code} = {value.code};")
-            self.emit(f"tiling.{key} = static_cast<{fields[key].dtype.cpp}>({values[key].code});")
+            self.emit(f"tiling.{field} = static_cast<{fields[field].dtype.cpp}>({values[key].code});")
         consts = {}
         for key, node in constexprs.items():
             value = node if isinstance(node, E) else self.expr(node)
@@ -300,7 +302,7 @@ class HostLowering(HostExpressions):
                   f'" bytes of UB, more than the " + ascdsl_host::FormatInt(platform.ubBudget) + " bytes available"}};')
         self.emit("}")
         for n in lift.names:
-            self.emit(f"tiling.{n} = static_cast<int32_t>({consts[n].code});")
+            self.emit(f"tiling.{field_name(n)} = static_cast<int32_t>({consts[n].code});")
 
     def not_compiled(self, kernel: E, candidates: list[str], consts: dict[str, E]) -> str:
         name = quote(candidates[0])

@@ -58,6 +58,13 @@ def pascal(name: str) -> str:
     return c[:1].upper() + c[1:]
 
 
+def field_name(name: str) -> str:
+    """The tiling struct's field for a DSL scalar parameter or lifted constexpr ``name``: the name itself,
+    or with ``_`` appended where it is a C/C++ keyword or a macro of the headers (``NULL`` -> ``NULL_``,
+    ``new`` -> ``new_``): the user's Python names are theirs, the generated names ours."""
+    return name + "_" if name in CPP_KEYWORDS or name in MACROS else name
+
+
 def safe(name: str) -> str:
     """A DSL parameter name usable as a C++ parameter name."""
     return name + "_" if name in RESERVED or keyword.iskeyword(name) else name
@@ -156,4 +163,4 @@ def _views(s):
     return []
 
 
-__all__ = ["Names", "RESERVED", "Role", "VarKind", "name", "safe", "slot_names"]
+__all__ = ["Names", "RESERVED", "Role", "VarKind", "field_name", "name", "safe", "slot_names"]

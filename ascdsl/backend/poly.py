@@ -11,6 +11,7 @@ from fractions import Fraction
 from .. import dtypes
 from . import kir
 from .kir import Bin, BinOp, Field, lit
+from .naming import field_name
 
 FIELD_DTYPE = dtypes.int32
 BLOCK = 32  # UB slots are whole 32-byte blocks (every platform's block_bytes)
@@ -70,9 +71,9 @@ def to_expr(poly: Poly, quanta: dict, dtype) -> kir.Expr:
             raise Mismatch(f"{coef} * {'*'.join(mono)} is not an integer on multiples of the quanta")
         mag = abs(coef)
         if mono:
-            term = Field(mono[0], FIELD_DTYPE)
+            term = Field(field_name(mono[0]), FIELD_DTYPE)
             for n in mono[1:]:
-                term = Bin(BinOp.MUL, term, Field(n, FIELD_DTYPE))
+                term = Bin(BinOp.MUL, term, Field(field_name(n), FIELD_DTYPE))
             if mag.numerator != 1:
                 term = Bin(BinOp.MUL, term, lit(mag.numerator))
             if mag.denominator != 1:

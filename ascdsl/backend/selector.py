@@ -23,7 +23,7 @@ from ..errors import CompilationError
 from ..ir.core import GroupOp, Instr, Kernel, Op, Value, walk
 from ..ir.provenance import STORES
 from ..platforms import Platform
-from . import isel, kir, limits
+from . import isel, kir, limits, naming
 from .kir import BinOp, Buf, Lit, Ref, Role, Var, VarKind, lit
 from .ublayout import count, pitch, same_layout, tile_align
 
@@ -332,7 +332,7 @@ class Selector:
     def expr(self, v: Value) -> kir.Expr:
         """The expression of scalar ``v``."""
         if v.id in self.params:
-            return kir.Field(self.params[v.id][0], v.type.dtype)
+            return kir.Field(naming.field_name(self.params[v.id][0]), v.type.dtype)
         d = self.defs.get(v.id)
         if d is not None and d.op is Op.CONST:
             return Lit(d.attr("value"), v.type.dtype)

@@ -17,7 +17,7 @@ from .. import dtypes
 from ..dtypes import DType
 from ..errors import CompilationError, Error
 from ..ir import Kernel
-from .naming import CPP_KEYWORDS, MACROS
+from .naming import field_name
 from .render import render
 
 GRID_FIELDS = ("grid0", "grid1", "grid2")
@@ -69,19 +69,21 @@ def layout(struct_name: str, kernels: Sequence[Kernel], lifted: Sequence[str] = 
     so each field is naturally aligned)."""
     scalars: dict[str, DType] = {}
     for kernel in kernels:
+        named: dict[str, str] = {}
         for name, value in zip(kernel.param_names, kernel.params):
             if not value.type.is_scalar or not isinstance(value.type.dtype, DType):
                 continue
-            if name in CPP_KEYWORDS or name in MACROS:
-                raise CompilationError(kernel.loc, f"scalar parameter `{name}` becomes a field of the tiling "
-                                       f"struct, and `{name}` is a C/C++ keyword or macro there",
-                                       "rename the parameter")
+            if named.setdefault(field_name(name), name) != name:
+                raise CompilationError(kernel.loc, f"scalar parameters `{named[field_name(name)]}` and `{name}` "
+                                       f"both become the tiling field `{field_name(name)}` (a C/C++ keyword "
+                                       "or macro gets a `_`)", "rename one of them")
+            name = field_name(name)
             if scalars.setdefault(name, value.type.dtype) != value.type.dtype:
                 raise Error(f"scalar parameter {name!r} is {scalars[name]} in one kernel and "
                             f"{value.type.dtype} in another; give them different names")
     if set(scalars) & set(GRID_FIELDS) or "tilingKey" in scalars:
         raise Error(f"kernel parameters may not be named tilingKey, {', '.join(GRID_FIELDS)}")
-    for name in lifted:
+    for name in map(field_name, lifted):
         if scalars.setdefault(name, dtypes.int32) != dtypes.int32:
             raise Error(f"constexpr {name!r} of one kernel is a {scalars[name]} scalar of another; rename one")
     rest = [Field(g, dtypes.int32) for g in GRID_FIELDS] + [Field(n, d) for n, d in scalars.items()]
@@ -150,11 +152,11 @@ def launch_fields(kernel: Kernel, args: Sequence, grid: tuple[int, int, int],
     ``tilingKey``) and its arrays in pointer order, from the kernel's arguments ``args``."""
     fields = dict(zip(GRID_FIELDS, grid))
     if variant is not None:
-        fields.update(variant.lifted_values(kernel))
+        fields.update({field_name(n): v for n, v in variant.lifted_values(kernel).items()})
     arrays = []
     for name, param, value in zip(kernel.param_names, kernel.params, args):
         if isinstance(param.type.dtype, DType):
-            fields[name] = value
+            fields[field_name(name)] = value
         else:
             arrays.append(value)
     return fields, arrays

@@ -7,6 +7,8 @@
 """
 from __future__ import annotations
 
+import dataclasses
+
 from typing import Any
 
 from ..ir import Builder, Kernel, Type
@@ -27,5 +29,6 @@ def compile_kernel(fn: ParsedFunction, constexprs: dict[str, Any], types: dict[s
     with b.block([types[name] for name in runtime]) as params:
         scope = dict(constexprs) | dict(zip(runtime, params))
         CodeGen(fn, Emitter(b, debug), scope).run()
-    return b.kernel(fn.name, runtime, [(name, constexprs[name]) for name in fn.params if name in constexprs],
-                    loc=fn.loc(fn.tree))
+    kernel = b.kernel(fn.name, runtime, [(name, constexprs[name]) for name in fn.params if name in constexprs],
+                      loc=fn.loc(fn.tree))
+    return dataclasses.replace(kernel, poison=True) if debug else kernel

@@ -115,6 +115,8 @@ def _load(em: Emitter, ptr, mask, other, boundary_check, padding_option, cache_m
         blockptr.check_plain_pointer(boundary_check, padding_option)
     ptr, mask = _mask(em, _pointer(ptr, "tl.load"), mask)
     operands = [ptr] + ([mask] if mask is not None else [])
+    if other is None and mask is not None and not em.debug and isinstance(ptr.type.dtype.element_ty, DType):  # masked lanes are 0 (numerics: masked lanes)
+        other = False if ptr.type.dtype.element_ty == dtypes.bool_ else 0
     if other is not None:
         if mask is None:
             raise SemanticError("tl.load got `other` without `mask`", "other fills masked lanes: add mask=...")
@@ -186,7 +188,10 @@ def _fits(value, shape, what: str) -> None:
 
 def _reduction(op: Op, index_op: Op | None = None):
     def handler(em: Emitter, x, axis, keep_dims, dtype=None, return_indices=False,
-                return_indices_tie_break_left=True, tie_break_left=True):
+                return_indices_tie_break_left=True, tie_break_left=True, propagate_nan=None):
+        if propagate_nan is not None and not isinstance(propagate_nan, (bool, tl.PropagateNan)):
+            raise SemanticError(f"propagate_nan must be a constexpr bool or tl.PropagateNan, got {describe(propagate_nan)}",
+                                "NaN always propagates through tl.max/tl.min here")
         axis = None if axis is None else _constexpr(axis, f"the axis of tl.{op.value}")
         keep_dims = _constexpr(keep_dims, "keep_dims", (bool,))
         result = em.reduce(op, x, axis, keep_dims, None if dtype is None else _dtype(dtype))
@@ -259,6 +264,11 @@ def _where(em: Emitter, condition, x, y):
 
 
 def _cast(em: Emitter, x, dtype, fp_downcast_rounding=None, bitcast=False):
+    if isinstance(dtype, PointerType):  # ptr.to(tl.pointer_type(...)): the same pointer, or a located error
+        if isinstance(x, Value) and x.type.dtype == dtype:
+            return x
+        raise SemanticError(f"cannot cast {describe(x)} to {dtype}: a pointer keeps the element type of its "
+                            "argument", "pass an array of the element type the kernel reads, e.g. x.view(np.int32)")
     dtype = _dtype(dtype)
     x = x if isinstance(x, Value) else em.const(x, literal_dtype(x) if bitcast else dtype)
     if not _constexpr(bitcast, "bitcast", (bool,)) or x.type.dtype == dtype:
@@ -324,6 +334,8 @@ def _like(fill):
 def _cdiv(em: Emitter, a, b):
     if is_constexpr(a) and is_constexpr(b):
         return fold(tl.cdiv, a, b)
+    if semantics.promote(_elem(a), _elem(b)).is_float:  # of floats: the ceiling of the quotient
+        return em.unary(Op.CEIL, em.binary(Op.DIV, a, b))
     return em.binary(Op.IDIV, em.binary(Op.SUB, em.binary(Op.ADD, a, b), 1), b)
 
 
@@ -384,17 +396,44 @@ def call_builtin(em: Emitter, fn: Callable, args, kwargs) -> Any:
 
 # ----------------------------------------------------------------------------- Python objects
 
-_PY_HINTS = {py.min: "use tl.minimum(a, b) on tiles", py.max: "use tl.maximum(a, b) on tiles",
+_PY_HINTS = {py.min: "use tl.minimum(a, b)", py.max: "use tl.maximum(a, b)", py.abs: "use tl.abs(x)",
              py.len: "use x.shape[0] for a tile", py.int: "use x.to(tl.int32)",
-             py.float: "use x.to(tl.float32)", py.bool: "compare instead, e.g. x != 0",
-             py.abs: "use tl.abs(x)"}
+             py.float: "use x.to(tl.float32)", py.bool: "compare instead, e.g. x != 0"}
 PY_BUILTINS = {f.__name__: f for f in (*_PY_HINTS, py.range)}
 
 
-def fold_call(fn: Callable, args, kwargs) -> Any:
-    """Call an allowed Python function on constexprs (``min``, ``len``, ``math.log2``...)."""
+_RUNTIME = {py.min: Op.MINIMUM, py.max: Op.MAXIMUM}
+"""Python's ``min``/``max`` on run-time values are ``tl.minimum``/``tl.maximum``, as in Triton."""
+
+
+def _py_min_max(em: Emitter, fn: Callable, args, kwargs) -> Any:
+    """``min(a, b, ...)`` / ``max(a, b, ...)`` (or of one tuple) with a run-time value among them: the
+    constexprs fold first, then the values combine left to right with ``tl.minimum``/``tl.maximum``."""
+    if kwargs:
+        raise SemanticError(f"{fn.__name__}() on run-time values takes no keyword arguments, got "
+                            f"{', '.join(kwargs)}=", f"call tl.{'minimum' if fn is py.min else 'maximum'}(a, b)")
+    values = list(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else list(args)
+    if len(values) < 2:
+        raise SemanticError(f"{fn.__name__}() of {describe(values[0]) if values else 'nothing'}: Python's "
+                            f"{fn.__name__} iterates its one argument, and a tile is not iterated in a kernel",
+                            f"use tl.{fn.__name__}(x, axis=...) to reduce a tile")
+    constants = [v for v in values if is_constexpr(v)]
+    folded = [fold(fn, *constants)] if len(constants) > 1 else constants
+    result = None
+    for v in [v for v in values if not is_constexpr(v)] + folded:
+        result = v if result is None else em.binary(_RUNTIME[fn], result, v)
+    return result
+
+
+def fold_call(fn: Callable, args, kwargs, em: Emitter | None = None) -> Any:
+    """Call an allowed Python function on constexprs (``min``, ``len``, ``math.log2``...); ``min``,
+    ``max`` and ``abs`` of run-time values are ``tl.minimum``, ``tl.maximum`` and ``tl.abs``."""
     if fn is py.len and len(args) == 1 and isinstance(args[0], tuple):
         return len(args[0])  # a tuple's length is known even when it holds tiles
+    if em is not None and fn in _RUNTIME and not is_constexpr((*args, *kwargs.values())):
+        return _py_min_max(em, fn, args, kwargs)
+    if em is not None and fn is py.abs and len(args) == 1 and not kwargs and isinstance(args[0], Value):
+        return em.unary(Op.ABS, args[0])
     if not is_constexpr((*args, *kwargs.values())):
         raise SemanticError(f"{fn.__name__}() works only on constexprs in a kernel",
                             _PY_HINTS.get(fn, "compute it with tl builtins instead"))
@@ -424,9 +463,10 @@ def kernel_object(obj: Any, name: str) -> Any:
         obj = obj.value
     if isinstance(obj, np.generic):
         obj = obj.item()
-    if obj is None or isinstance(obj, (*Literal, str, DType, PointerType)) or is_foldable(obj):
+    if obj is None or isinstance(obj, (*Literal, str, DType, PointerType, tl.block_type)) or is_foldable(obj):
         return obj
-    if any(obj is o for o in (math, tl.constexpr, tl.range, tl.static_range, tl.PropagateNan, *BUILTINS)):
+    if any(obj is o for o in (math, tl.constexpr, tl.range, tl.static_range, tl.PropagateNan, tl.pointer_type,
+                              tl.block_type, *BUILTINS)):
         return obj
     if isinstance(obj, (types.ModuleType, tl.PropagateNan)) and (
             isinstance(obj, tl.PropagateNan) or obj.__name__.split(".")[0] == ascdsl.__name__):

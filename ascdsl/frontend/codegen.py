@@ -121,7 +121,7 @@ def _then(stmts: list[ast.stmt], rest: list[ast.stmt]) -> list[ast.stmt]:
             tail = stmts[i + 1:] + rest
             return out + [ast.copy_location(ast.If(stmt.test, _then(stmt.body, tail), _then(stmt.orelse, tail)), stmt)]
         out.append(stmt)
-    return out + rest
+    return out + (_then(rest, []) if any(map(_returns_early, rest)) else rest)  # a later early return too
 
 
 class BoundMethod:
@@ -281,6 +281,8 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
                                 "use desc.load(offsets), desc.store(offsets, value), desc.block_shape, desc.dtype")
         if isinstance(obj, (DType, PointerType)) and attr in DTYPE_QUERIES:
             return DTYPE_QUERIES[attr](obj)
+        if isinstance(obj, tl.block_type) and attr in ("element_ty", "shape", "scalar", "numel"):
+            return getattr(obj, attr)
         if obj is tl.PropagateNan:
             return getattr(obj, attr)
         if isinstance(obj, types.ModuleType):
@@ -290,6 +292,8 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
         if isinstance(obj, Value):
             if attr in ("dtype", "shape"):
                 return getattr(obj.type, attr)
+            if attr == "type":  # Triton's: a tile's block type, a scalar's dtype
+                return tl.block_type(obj.type.dtype, obj.type.shape) if obj.type.shape else obj.type.dtype
             if attr in METHODS:
                 return BoundMethod(METHODS[attr], obj)
             methods = ", ".join(f".{m}()" for m in METHODS if m != "to")
@@ -395,9 +399,11 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
     def visit_Call(self, node: ast.Call):
         if isinstance(node.func, ast.Attribute):  # x.dtype.is_floating(): Triton's dtype methods
             owner = self.visit(node.func.value)
-            if isinstance(owner, (DType, PointerType)) and node.func.attr in DTYPE_METHODS:
+            if isinstance(owner, (DType, PointerType, tl.block_type)) and node.func.attr in DTYPE_METHODS:
                 if node.args or node.keywords:
                     raise self.error(node, f"dtype.{node.func.attr}() takes no arguments")
+                if isinstance(owner, tl.block_type):  # a block type answers for its element type
+                    return True if node.func.attr == "is_block" else DTYPE_METHODS[node.func.attr](owner.element_ty)
                 return DTYPE_METHODS[node.func.attr](owner)
             func = self.attribute(owner, node.func.attr)
         else:
@@ -420,14 +426,18 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
         if isinstance(getattr(func, "parsed", None), ParsedFunction):
             return self.inline(func.parsed, args, kwargs)
         if is_foldable(func):
-            return fold_call(func, args, kwargs)
+            return fold_call(func, args, kwargs, self.em)
         if func is tl.constexpr:
             return fold(lambda value: value, *args, **kwargs)
+        if func is tl.pointer_type or func is tl.block_type:  # tl.pointer_type(tl.float32): a type
+            if not is_constexpr((*args, *kwargs.values())):
+                raise SemanticError(f"tl.{func.__name__}() takes dtypes and constexprs", "e.g. tl.pointer_type(tl.float32)")
+            return fold(func, *args, **kwargs)
         if any(func is f for f in (py.range, tl.range, tl.static_range)):
             raise SemanticError("range(...) can only be the iterable of a for loop", "for i in range(n):")
         raise SemanticError(f"cannot call {describe(func)} in a kernel",
-                            "kernels call tl builtins, @ascdsl.jit functions, and min/max/len/int/float/"
-                            "bool/math functions on constexprs")
+                            "kernels call tl builtins, @ascdsl.jit functions, min/max/abs, and len/int/"
+                            "float/bool/math functions on constexprs")
 
     def inline(self, helper: ParsedFunction, args, kwargs):
         if helper in self.callers:

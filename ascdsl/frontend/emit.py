@@ -15,8 +15,26 @@ import numpy as np
 from .. import dtypes, semantics
 from ..dtypes import DType, PointerType
 from ..errors import UNKNOWN
-from ..ir import Builder, Op, Type, Value
+from ..ir import Builder, GroupOp, Op, Type, Value
 from ..semantics import Literal, SemanticError
+
+
+def _wide_literal(em: "Emitter", op: Op, x, partner):
+    """A Python int that does not fit the int dtype of the value it meets: in ``& | ^`` a bit pattern of
+    that dtype's width (``x ^ 0xFFFFFFFF`` on int32) is those bits in the dtype (-1), as Triton casts
+    its unsigned constant; anywhere else the literal keeps its own dtype (int64 for ``2**40``, int32 for
+    ``300`` next to uint8), so the operation widens and computes the exact value."""
+    if not (isinstance(x, int) and not isinstance(x, bool) and isinstance(partner, Value)):
+        return x
+    dt = partner.type.dtype
+    if not isinstance(dt, DType) or not dt.is_int or semantics.fits(x, dt):
+        return x
+    if op in GroupOp.LOGICAL and 0 <= x < 2 ** dt.bits:
+        return x - 2 ** dt.bits if dt.kind == "int" and x >= 2 ** (dt.bits - 1) else x
+    wide = semantics.literal_dtype(x)
+    if not semantics.fits(x, wide):
+        raise SemanticError(f"the literal {x} does not fit in 64 bits", "kernel integers are at most 64 bits wide")
+    return em.const(x, wide)
 
 
 def is_constexpr(x: Any) -> bool:
@@ -103,6 +121,8 @@ class Emitter:
 
     def expand_dims(self, v: Value, axis: int) -> Value:
         shape = v.type.shape[:axis] + (1,) + v.type.shape[axis:]
+        if v.type.is_scalar:  # pid[None, None]: the scalar as a tile of one element
+            return self.op(Op.BROADCAST, v.type.with_shape(shape), [v])
         return self.op(Op.EXPAND_DIMS, v.type.with_shape(shape), [v], [("axis", axis)])
 
     def broadcast(self, v: Value, shape: tuple[int, ...]) -> Value:
@@ -123,13 +143,37 @@ class Emitter:
     def binary(self, op: Op, a, b) -> Value:
         if isinstance(a, Literal) and isinstance(b, Literal):  # tl.maximum(0, BLOCK): a scalar of a's type
             a = self.const(a, semantics.literal_dtype(a))
+        a, b = _wide_literal(self, op, a, b), _wide_literal(self, op, b, a)
         da, db = _dtype(a), _dtype(b)
         if op in (Op.ADD, Op.SUB) and isinstance(da, PointerType) and not isinstance(db, PointerType):
             return self.ptr_add(a, b if op == Op.ADD else self.unary(Op.NEG, b))
         if op == Op.ADD and isinstance(db, PointerType):
             return self.ptr_add(b, a)
-        operand, result = semantics.binary_types(op, da, db)
+        try:
+            operand, result = semantics.binary_types(op, da, db)
+        except SemanticError:
+            alternative = self._alternative(op, a, b, da, db)
+            if alternative is None:
+                raise
+            return alternative
         return self.elementwise(op, [(a, operand), (b, operand)], result)
+
+    def _alternative(self, op: Op, a, b, da, db) -> Value | None:
+        """What Triton gives where the plain rule refuses: ``%`` of floats is C's fmod (``tl.fmod``, as
+        Triton's ``frem``), ``//`` of floats is ``floor(a / b)`` (Python's rule); ``+`` and ``*`` of
+        bools are ``|`` and ``&`` (NumPy's and PyTorch's rule). None for anything else."""
+        if isinstance(da, PointerType) or isinstance(db, PointerType):
+            return None
+        da = semantics.weak_dtype(a, db) if isinstance(a, Literal) else da
+        db = semantics.weak_dtype(b, da) if isinstance(b, Literal) else db
+        common = semantics.promote(da, db)
+        if op is Op.MOD and common.is_float:
+            return self.elementwise(Op.MOD, [(a, common), (b, common)], common)
+        if op is Op.IDIV and common.is_float:
+            return self.unary(Op.FLOOR, self.binary(Op.DIV, a, b))
+        if op in (Op.ADD, Op.MUL) and common.kind == "bool":
+            return self.binary(Op.OR if op is Op.ADD else Op.AND, a, b)
+        return None
 
     def ptr_add(self, ptr: Value, offset) -> Value:
         offset_dtype = semantics.pointer_offset_type(ptr.type.dtype, _dtype(offset))

@@ -347,6 +347,9 @@ class Kernel:
     body: Block
     loc: Loc = field(default=UNKNOWN, compare=False)
     names: tuple[tuple[int, str], ...] = field(default=(), compare=False)
+    poison: bool = field(default=False, compare=False)
+    """Checking mode (``debug=True``): its masked loads without ``other`` are poisoned, and a store
+    of a poisoned float lane is an error (see :mod:`ascdsl.numerics`, masked lanes)."""
 
     def with_body(self, body: Block) -> "Kernel":
         """The same kernel (name, parameters, constexprs, location) with another body."""

@@ -24,3 +24,12 @@ from .random import *  # noqa: F403
 from .random import __all__ as _random
 
 __all__ = [*_core, *_math, *_random, "core", "dtype", "extra", "math", "random"]
+
+
+def __getattr__(name: str):
+    """``tl.swizzle2d``: an @jit helper (:mod:`.extra.special`), imported on first use (the jit module
+    imports this one)."""
+    if name == "swizzle2d":
+        from .extra import special
+        return special.swizzle2d
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,8 +14,36 @@ from ..dtypes import bfloat16, float16, float32, int8, int16, int32, int64, uint
 from ..dtypes import bool_ as int1
 from ..errors import Error, InputValueError
 
+
+class block_type:
+    """``x.type`` of a tile (Triton's ``tl.block_type``): its ``element_ty`` and ``shape``; ``x.type`` of a
+    scalar is its dtype."""
+
+    def __init__(self, element_ty, shape):
+        self.element_ty, self.shape = element_ty, tuple(shape)
+
+    @property
+    def scalar(self):
+        return self.element_ty
+
+    @property
+    def numel(self) -> int:
+        return functools.reduce(operator.mul, self.shape, 1)
+
+    def is_block(self) -> bool:
+        return True
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, block_type) and (self.element_ty, self.shape) == (other.element_ty, other.shape)
+
+    def __hash__(self) -> int:
+        return hash((self.element_ty, self.shape))
+
+    def __repr__(self) -> str:
+        return f"<{list(self.shape)}, {self.element_ty}>"
+
 __all__ = [
-    'pointer_type', 'float32', 'float16', 'bfloat16', 'int8', 'int16', 'int32', 'int64', 'uint8', 'int1',
+    'pointer_type', 'block_type', 'float32', 'float16', 'bfloat16', 'int8', 'int16', 'int32', 'int64', 'uint8', 'int1',
     'constexpr', 'program_id', 'num_programs', 'arange', 'zeros', 'full', 'load', 'store', 'make_block_ptr',
     'advance', 'range', 'static_range', 'sum', 'max', 'min', 'argmax', 'argmin', 'exp', 'log', 'sqrt',
     'rsqrt', 'abs', 'sigmoid', 'maximum', 'minimum', 'where', 'cast', 'static_print', 'static_assert',
@@ -211,15 +239,19 @@ def sum(x, axis=None, keep_dims=False, dtype=None):
 
 
 @builtin
-def max(x, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
+def max(x, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False,
+        propagate_nan=None):
     """Maximum of ``x`` along ``axis`` (None: all axes); float16/bfloat16 give float32.
-    ``return_indices=True`` gives ``(max, argmax)``."""
+    ``return_indices=True`` gives ``(max, argmax)``. NaN always propagates (``propagate_nan`` is
+    accepted, as Triton-for-Ascend's signature has it)."""
 
 
 @builtin
-def min(x, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
+def min(x, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False,
+        propagate_nan=None):
     """Minimum of ``x`` along ``axis`` (None: all axes); float16/bfloat16 give float32.
-    ``return_indices=True`` gives ``(min, argmin)``."""
+    ``return_indices=True`` gives ``(min, argmin)``. NaN always propagates (``propagate_nan`` is
+    accepted, as Triton-for-Ascend's signature has it)."""
 
 
 @builtin

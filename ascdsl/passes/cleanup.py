@@ -16,14 +16,31 @@ def _sweep(block: Block, used: set[int]) -> Block:
         keep = (instr.op in GroupOp.SIDE_EFFECT or instr.regions
                 or any(v.id in used for v in instr.results))
         if keep:
+            if instr.op is Op.IF:
+                instr = _live_results(instr, used)
             if instr.regions:
                 instr = instr.map_regions(lambda r: _sweep(r, used))
             body.append(instr)
     return Block(block.args, tuple(body))
 
 
+def _live_results(branch: Instr, used: set[int]) -> Instr:
+    """``if`` without the results nobody reads (nor their operands in the branches' yields): a value a
+    branch merges only because the code after a ``return`` in the other branch reassigned it."""
+    live = [k for k, v in enumerate(branch.results) if v.id in used]
+    if len(live) == len(branch.results):
+        return branch
+
+    def drop(region: Block) -> Block:
+        *body, yld = region.body
+        yld = Instr(Op.YIELD, yld.results, tuple(yld.operands[k] for k in live), yld.attrs, yld.regions, yld.loc)
+        return Block(region.args, (*body, yld))
+    return Instr(Op.IF, tuple(branch.results[k] for k in live), branch.operands, branch.attrs,
+                 tuple(drop(r) for r in branch.regions), branch.loc)
+
+
 def dead_code(kernel: Kernel, platform=None) -> Kernel:
-    """Remove pure instructions with unused results (loops and branches stay)."""
+    """Remove pure instructions with unused results and the unused results of branches (loops stay)."""
     body = kernel.body
     while True:
         swept = _sweep(body, _used(body))
@@ -54,3 +71,59 @@ def _cse(block: Block, seen: dict, subst: dict) -> Block:
 def common_scalars(kernel: Kernel, platform=None) -> Kernel:
     """Compute each scalar expression once: a repeated pure scalar instruction reuses the first."""
     return kernel.with_body(_cse(kernel.body, {}, {}))
+
+
+def unobserved_fills(kernel: Kernel, platform=None) -> Kernel:
+    """Drop ``other`` from a masked load whose masked lanes nothing observes: the load's value reaches
+    only lanewise operations of its shape and stores under the same mask (or a ``tl.where`` on that
+    mask that replaces those lanes), so filling them (``Duplicate`` over the tail) would be work
+    nobody sees. The classic ``x = tl.load(p, mask=m); tl.store(q, f(x), mask=m)`` copies no fill."""
+    users: dict[int, list[Instr]] = {}
+    for instr in walk(kernel.body):
+        for x in instr.operands:
+            users.setdefault(x.id, []).append(instr)
+        for r in instr.regions:  # a value yielded or carried is observed: keep its fill
+            for y in r.body[-1:]:
+                for x in y.operands:
+                    users.setdefault(x.id, []).append(y)
+    drop = {id(i) for i in walk(kernel.body)
+            if i.op is Op.LOAD and i.attr("has_mask") and i.attr("has_other") and not i.result.type.is_scalar
+            and _unobserved(i, users)}
+    if not drop:
+        return kernel
+    return kernel.with_body(_without_fills(kernel.body, drop))
+
+
+_LANEWISE = GroupOp.ELEMENTWISE | frozenset({Op.CAST})
+
+
+def _unobserved(load: Instr, users: dict[int, list[Instr]]) -> bool:
+    mask, shape = load.operands[1], load.result.type.shape
+    tainted, todo = {load.result.id}, [load.result]
+    while todo:
+        v = todo.pop()
+        for u in users.get(v.id, []):
+            if u.op is Op.STORE and len(u.operands) == 3 and u.operands[2] is mask and u.operands[0] is not v \
+                    and u.operands[2] is not v and u.operands[0].type.shape == shape:
+                continue  # stored under the load's own mask: the masked lanes are not written
+            if u.op is Op.WHERE and u.operands[0] is mask and u.operands[2] is not v and u.result.type.shape == shape:
+                continue  # tl.where(mask, f(x), y): the masked lanes become y's
+            if u.op in _LANEWISE and u.op is not Op.PTR_ADD and len(u.results) == 1 and u.result.type.shape == shape:
+                if u.result.id not in tainted:
+                    tainted.add(u.result.id)
+                    todo.append(u.result)
+                continue
+            return False
+    return True
+
+
+def _without_fills(block: Block, drop: set[int]) -> Block:
+    body = []
+    for instr in block.body:
+        if id(instr) in drop:
+            attrs = tuple((k, False if k == "has_other" else v) for k, v in instr.attrs)
+            instr = Instr(instr.op, instr.results, instr.operands[:2], attrs, instr.regions, instr.loc)
+        elif instr.regions:
+            instr = instr.map_regions(lambda r: _without_fills(r, drop))
+        body.append(instr)
+    return Block(block.args, tuple(body))

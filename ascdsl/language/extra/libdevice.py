@@ -21,3 +21,15 @@ __all__ = ["abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "n
            "fma", "fmax", "fmin", "fmod", "hypot", "isfinite", "isfinited", "isinf", "isnan", "log", "log1p",
            "log2", "log10", "nearbyint", "pow", "reciprocal", "relu", "rint", "round", "rsqrt", "signbit",
            "sin", "sinh", "sqrt", "sqrt_rn", "tan", "tanh", "trunc", "maximum", "minimum"]
+
+
+SPECIAL = ("cyl_bessel_i0", "erfinv", "gamma", "lgamma", "tgamma")
+"""Functions of :mod:`.special` (built from other operations), imported on first use: they are @jit
+helpers, and the jit module imports the language that imports this one."""
+
+
+def __getattr__(name: str):
+    if name in SPECIAL:
+        from . import special
+        return getattr(special, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
