@@ -243,6 +243,18 @@ class _Rows:
         """``programs < G`` as a ``[P, *shape]`` bool tile."""
         return self.lift(self.valid_orig, shape, out, loc, cache, full=True)
 
+    def masked(self, mask: Value | None, shape, out, loc, cache) -> Value:
+        """An access's ``mask`` (None: none) and its programs' valid lanes, as one ``[P, *shape]`` value:
+        the same value for accesses under the same mask (what ``unobserved_fills`` compares)."""
+        valid = self.mask(shape, out, loc, cache)
+        if mask is None:
+            return valid
+        key = ("and", mask.id, shape)
+        if key not in cache:
+            m = self.lift(mask, shape, out, loc, cache, full=True)
+            cache[key] = self.emit.instr(out, Op.AND, valid.type, (m, valid), (), loc)
+        return cache[key]
+
     def prologue(self, loc) -> list:
         out: list = []
         start, end = _span(self.emit, out, self.programs, loc)
@@ -304,10 +316,7 @@ class _Rows:
         elif op is Op.LOAD:
             shape = instr.result.type.shape
             ptr = self.lift(instr.operands[0], shape, out, loc, cache, full=True)
-            valid = self.mask(shape, out, loc, cache)
-            if instr.attr("has_mask"):
-                m = self.lift(instr.operands[1], shape, out, loc, cache, full=True)
-                valid = self.emit.instr(out, Op.AND, valid.type, (m, valid), (), loc)
+            valid = self.masked(instr.operands[1] if instr.attr("has_mask") else None, shape, out, loc, cache)
             rest = tuple(self.lift(v, shape, out, loc, cache) for v in instr.operands[2:])
             operands = (ptr, valid, *rest)
             attrs = _set(attrs, "has_mask", True)
@@ -315,10 +324,7 @@ class _Rows:
             shape = instr.operands[0].type.shape
             ptr = self.lift(instr.operands[0], shape, out, loc, cache, full=True)
             value = self.lift(instr.operands[1], shape, out, loc, cache, full=True)
-            valid = self.mask(shape, out, loc, cache)
-            if instr.attr("has_mask"):
-                m = self.lift(instr.operands[2], shape, out, loc, cache, full=True)
-                valid = self.emit.instr(out, Op.AND, valid.type, (m, valid), (), loc)
+            valid = self.masked(instr.operands[2] if instr.attr("has_mask") else None, shape, out, loc, cache)
             operands = (ptr, value, valid)
             attrs = _set(attrs, "has_mask", True)
         else:  # _check_rows admitted nothing else
@@ -492,6 +498,7 @@ def batch_flat(kernel: Kernel, p: int) -> Kernel:
     lanes = emit.instr(out, Op.ARANGE, Type(dtypes.int32, (p * block,)), (), (("start", 0), ("end", p * block)), loc)
     valid = emit.instr(out, Op.LT, Type(dtypes.bool_, (p * block,)), (lanes, bound), (), loc)
     subst: dict[int, Value] = {}
+    masks: dict[int, Value] = {}
     for instr in kernel.body.body:
         get = [subst.get(v.id, v) for v in instr.operands]
         results = tuple(Value(r.id, t(r.type)) for r in instr.results)
@@ -507,12 +514,13 @@ def batch_flat(kernel: Kernel, p: int) -> Kernel:
             attrs = (("start", 0), ("end", p * block))
         if instr.op in (Op.LOAD, Op.STORE) and instr.operands[0].id in var:
             at = 1 if instr.op is Op.LOAD else 2
-            mask = valid
-            if instr.attr("has_mask"):
-                mask = emit.instr(out, Op.AND, valid.type, (get[at], valid), (), instr.loc)
-                get[at] = mask
+            if instr.attr("has_mask"):  # one value per mask (loads and stores under it compare equal)
+                key = instr.operands[at].id
+                if key not in masks:
+                    masks[key] = emit.instr(out, Op.AND, valid.type, (get[at], valid), (), instr.loc)
+                get[at] = masks[key]
             else:
-                get.insert(at, mask)
+                get.insert(at, valid)
             attrs = _set(attrs, "has_mask", True)
         out.append(Instr(instr.op, results, tuple(get), attrs, (), instr.loc))
     return _with_param(kernel, Block(kernel.body.args, tuple(out)), programs, p)
