@@ -66,7 +66,7 @@ MIN_ROUNDS = 8
 """Batched programs per core P is capped to leave, where that keeps P >= 2: a core's first load and
 last store overlap nothing, so a few large tiles per core cost more than eight smaller ones (cost
 model: softmax 16384x128 1.16x of the floor at 3 rounds of P = 137, 1.12x at 8 rounds of P = 46).
-Fewer programs (256 rows of 8192) keep the largest P that fits: layer norm 1.35x at P = 4, 1.63x at 2."""
+Fewer programs (256 rows of 8192) keep the largest P that fits: layer norm 1.34x at P = 4, 1.63x at 2."""
 
 
 def schedule(kernel: Kernel, programs: int, platform: Platform) -> tuple[int, int]:
