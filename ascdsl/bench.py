@@ -27,7 +27,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import bench_bounds, bench_interp, record, sim
+from . import bench_batching, bench_bounds, bench_interp, record, sim
 from .sim import cost
 from .errors import InputValueError
 from .op import Case, Operator, load_operators
@@ -244,6 +244,7 @@ def run(ops_dir: str | Path = "ops", *, quick: bool = False, platform: str = DEF
         print(format_table([cells(r) for r in rows]), file=out)
     if not (quick or interpreter):
         bench_bounds.report(bench_bounds.bounds(simulate, ops, rows, platform), out)
+        bench_batching.report(platform, out, ops_dir=ops_dir)
     if not quick:
         print(f"\nentry point / NumPy formula on the interpreter (target <= {ENTRY_BOUND:g}x):", file=out)
         for case in (c for c in ENTRY_TARGETS if c.op in ops):

@@ -77,3 +77,37 @@ def layer_norm_kernel(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.con
         x_hat = (x - mean) * rstd
         y = x_hat * w + b
         tl.store(Y + cols, y, mask=mask)
+
+
+@triton.jit
+def log_softmax_backward_row_kernel(dy_ptr, y_ptr, dx_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    """``dx = dy - exp(y) * sum(dy)`` of one row per program, as Triton users write it."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    dy = tl.load(dy_ptr + row * stride + cols, mask=mask, other=0.0)
+    y = tl.load(y_ptr + row * stride + cols, mask=mask, other=0.0)
+    total = tl.sum(dy, axis=0)
+    tl.store(dx_ptr + row * stride + cols, dy - tl.exp(y) * total, mask=mask)
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    """Vector add of Triton's tutorial: one block per program."""
+    pid = tl.program_id(axis=0)
+    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x + y, mask=mask)
+
+
+@triton.jit
+def gelu_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    """GELU (tanh approximation) of one block per program."""
+    pid = tl.program_id(axis=0)
+    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    inner = 0.7978845608028654 * (x + 0.044715 * x * x * x)
+    tl.store(out_ptr + offsets, 0.5 * x * (1.0 + (2.0 * tl.sigmoid(2.0 * inner) - 1.0)), mask=mask)

@@ -28,6 +28,7 @@ from ..sim import SimCompileError, SimError
 from ..sim.errors import KernelSimError
 from ..sim.signature import Entry, gm_entry
 from .ascendc import entry_pointers, kernel_source
+from .batchrun import batch_launch
 
 SYMBOL = "ascdsl_kernel"
 
@@ -120,7 +121,9 @@ def _pointers(kernel: Kernel) -> list[str]:
 
 
 def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -> None:
-    """The ``sim`` backend runner (see :func:`ascdsl.jit.register_backend`)."""
+    """The ``sim`` backend runner (see :func:`ascdsl.jit.register_backend`); programs batched where
+    :mod:`.batchrun` finds it applies."""
+    kernel, args, grid = batch_launch(kernel, args, grid, platform)
     if _recorded is not None:
         _recorded.append((kernel, platform))
         return

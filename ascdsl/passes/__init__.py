@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..ir.core import Kernel
 from ..platforms import Platform, get_platform
 from .access import block_accesses
+from .batching import batch_programs, refusal
 from .cleanup import common_scalars, dead_code, unobserved_fills
 
 PIPELINE = (
@@ -17,6 +18,12 @@ PIPELINE = (
 )
 """The tile-IR passes; the Ascend C backend's own passes follow (:data:`ascdsl.backend.ascendc.PIPELINE`)."""
 
+AT_LAUNCH = (
+    batch_programs,  # P consecutive programs as one (flat 1-D or rows form; `refusal` says why not)
+)
+"""Tile-IR passes that need the launch, ``(kernel, P) -> kernel``: the ``sim`` backend runs them before
+:data:`PIPELINE`, with P from the grid and the UB budget (:mod:`ascdsl.backend.batchrun`)."""
+
 
 def run_passes(kernel: Kernel, platform: Platform | str = "Ascend910B3") -> Kernel:
     """``kernel`` after every pass of :data:`PIPELINE`."""
@@ -26,4 +33,4 @@ def run_passes(kernel: Kernel, platform: Platform | str = "Ascend910B3") -> Kern
     return kernel
 
 
-__all__ = ["PIPELINE", "run_passes"]
+__all__ = ["AT_LAUNCH", "PIPELINE", "refusal", "run_passes"]
