@@ -163,7 +163,9 @@ def _front_end_pch(cxx: str, flags: list[str]) -> list[str]:
         if proc.returncode != 0:
             raise _compile_error(proc.stderr, cxx)
     pch, _ = cache.entry(cache_dir() / f"front-{key}.pch", make)
-    return ["-include-pch", str(pch)]
+    # clang checks a PCH's headers by mtime; the key holds their contents, so a header rewritten unchanged
+    # (a checkout) leaves the PCH valid and a changed one makes another key
+    return ["-include-pch", str(pch), "-Xclang", "-fno-validate-pch"]
 
 
 def _timeout() -> float:
