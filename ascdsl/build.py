@@ -319,11 +319,12 @@ def footprints(v: Variant, jit_fn) -> dict:
 def _ub_plan(v: Variant, b: OpBuild) -> dict | None:
     """The variant's UB buffers: the backend's one plan of it, named as its class names them (a template's
     float32 instance: the plan it places its buffers by); None if the backend cannot plan it."""
+    quanta = {e.name: e.quantum for e in v.lift.extents} if v.lift is not None else {}
     try:
         for c in ascendc.classes(b.variants, b.platform):
             if c.float32 is not None and (v, f"{c.name}<float>") in c.instances:
-                return ubplan.as_dict(c.kernel, c.float32, v.form.kernel.plan.footprint)
-        return ubplan.as_dict(ascendc.variant_planned(v, b.platform))
+                return ubplan.as_dict(c.kernel, c.float32, v.form.kernel.plan.footprint, quanta)
+        return ubplan.as_dict(ascendc.variant_planned(v, b.platform), quanta=quanta)
     except Error:
         return None
 
