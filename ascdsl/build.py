@@ -59,6 +59,8 @@ __all__ = [
     "VariantCheck",
     "build",
     "check_host",
+    "error_heading",
+    "kernel_at",
     "manifest",
     "plan",
     "render_files",
@@ -296,6 +298,24 @@ def _variant_row(v: Variant, b: OpBuild) -> dict:
 def _jit_functions(op: Operator) -> dict:
     """The ``@ascdsl.jit`` functions of the op's file, by name (what its variants specialise)."""
     return {f.parsed.name: f for f in inspect.unwrap(op.host).__globals__.values() if is_kernel(f)}
+
+
+def kernel_at(op: Operator, loc) -> str | None:
+    """The name of the ``@ascdsl.jit`` function of the op's file whose source holds ``loc``, or None."""
+    for name, f in _jit_functions(op).items():
+        fn = inspect.unwrap(f.fn)
+        lines, first = inspect.getsourcelines(fn)
+        if os.path.abspath(inspect.getsourcefile(fn) or "") == os.path.abspath(loc.file) and \
+                first <= loc.line < first + len(lines):
+            return name
+    return None
+
+
+def error_heading(op: Operator, e: Error) -> str:
+    """What an error of an op's code is: ``kernel error in `name``` when it is located in one of the
+    op's kernels, else ``host code that `ascdsl build` rejects``."""
+    name = kernel_at(op, e.loc) if isinstance(e, CompilationError) else None
+    return f"kernel error in `{name}`" if name else "host code that `ascdsl build` rejects"
 
 
 def footprints(v: Variant, jit_fn) -> dict:

@@ -6,6 +6,7 @@ Triton's ``atol``/``rtol``/``err_msg`` and torch tensors too) and :func:`do_benc
 from __future__ import annotations
 
 import inspect
+import os
 import statistics
 import sys
 import time
@@ -14,8 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import dtypes
-from .errors import Error
-from .op import Operator
+from .backend import ascendc
+from .backend.ubplan import check_budget
+from .errors import CompilationError, Error, UBOverflowError
+from .op import Operator, plans
 from .platforms import DEFAULT_PLATFORM, get_platform
 
 
@@ -108,7 +111,10 @@ def run_case(op: Operator, case, backend: str, platform: str | None = None) -> C
         return CaseResult(op.name, case.label, backend, True, skipped=f"{platform} has no bfloat16")
     try:
         expected = expected_outputs(op, inputs, attrs)
-        actual = _outputs(op.entry(*inputs, **attrs, backend=backend, platform=platform))
+        with plans() as launched:
+            actual = _outputs(op.entry(*inputs, **attrs, backend=backend, platform=platform))
+        if backend == "interpreter":
+            check_ub(launched, platform or os.environ.get("ASCDSL_PLATFORM") or DEFAULT_PLATFORM)
         worst = 0.0
         for a, e in zip(actual, expected, strict=True):
             assert_close(a, e, dtypes.from_numpy(a.dtype))
@@ -119,6 +125,48 @@ def run_case(op: Operator, case, backend: str, platform: str | None = None) -> C
         return CaseResult(op.name, case.label, backend, False, message=str(e).splitlines()[0])
 
 
+def check_ub(launched, platform: str) -> None:
+    """The Ascend C backend's UB plan of every kernel ``launched`` (``(Launch, kernel)`` pairs, from
+    :func:`ascdsl.op.plans`) against ``platform``'s budget, without g++: a :class:`UBOverflowError` at
+    the host line of the first launch that does not fit. Kernels the backend cannot lower are left to
+    the simulator, which reports why."""
+    target = get_platform(platform)
+    for launch, kernel in dict(((id(k), (l, k)) for l, k in launched)).values():
+        try:
+            planned = ascendc.planned(kernel, target)
+        except CompilationError:
+            continue
+        try:
+            check_budget(planned, target)
+        except UBOverflowError as e:
+            raise launch.overflow(e) from None
+
+
+def failures(results: list[CaseResult]) -> list[str]:
+    """One line per distinct failure of an op: ``FAIL op [case] on backend: message``, or, when the
+    same message fails several rows, once with the cases and rows it affects."""
+    groups: dict[tuple[str, str], list[CaseResult]] = {}
+    for r in results:
+        if not r.ok:
+            groups.setdefault((r.op, r.message), []).append(r)
+    lines = []
+    for (op, message), rows in groups.items():
+        if len(rows) == 1:
+            lines.append(f"FAIL {op} [{rows[0].case}] on {rows[0].backend}: {message}")
+            continue
+        cases = list(dict.fromkeys(r.case for r in rows if not r.case.startswith("(")))
+        backends = list(dict.fromkeys(r.backend for r in rows if not r.case.startswith("(")))
+        parts = [f"{len(cases)} case{'s' if len(cases) != 1 else ''} ({_listed(cases)}) on {' and '.join(backends)}"
+                 ] if cases else []
+        parts += [f"{r.case} on {r.backend}" for r in rows if r.case.startswith("(")]
+        lines.append(f"FAIL {op}, {'; '.join(parts)}: {message}")
+    return lines
+
+
+def _listed(labels: list[str], most: int = 3) -> str:
+    return ", ".join(labels[:most]) + (f" and {len(labels) - most} more" if len(labels) > most else "")
+
+
 def format_table(results: list[CaseResult]) -> str:
     """One aligned table of ``results``, each failure's message after it, and a passed/failed count."""
     rows = [("op", "case", "backend", "result", "max |err|")]
@@ -126,7 +174,7 @@ def format_table(results: list[CaseResult]) -> str:
               "" if r.skipped else f"{r.max_abs_err:.3g}") for r in results]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
-    lines += [f"FAIL {r.op} [{r.case}] on {r.backend}: {r.message}" for r in results if not r.ok]
+    lines += failures(results)
     lines += [f"skip {r.op} [{r.case}] on {r.backend}: {r.skipped}" for r in results if r.skipped]
     failed, skipped = sum(not r.ok for r in results), sum(bool(r.skipped) for r in results)
     lines.append(f"{len(results) - failed - skipped} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))

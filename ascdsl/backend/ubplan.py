@@ -31,7 +31,7 @@ import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..errors import CompilationError, Loc
+from ..errors import CompilationError, Loc, UBOverflowError
 from ..platforms import Platform
 from . import kir
 from .kir import Buf, Call, Position, Queue, Role
@@ -367,10 +367,11 @@ def check_budget(k: kir.Kernel, platform: Platform) -> kir.Kernel:
     worst = max(p.slots, key=lambda s: s.total)
     names = k.names
     rows = "; ".join(f"{names.slot(s)} ({s.position.value}, {s.num} x {s.bytes} B = {s.total} B)" for s in p.slots)
-    raise CompilationError(
+    raise UBOverflowError(
         worst.loc or k.loc, f"the kernel needs {p.total_bytes} bytes of UB, more than the "
         f"{platform.ub_budget_bytes} bytes {platform.name} allows: {rows}",
-        hint="use a smaller block (ascdsl.planner.largest_block finds the largest that fits)")
+        hint="use a smaller block (ascdsl.planner.largest_block finds the largest that fits)",
+        needed=p.total_bytes, budget=platform.ub_budget_bytes, platform=platform.name, buffers=rows)
 
 
 def _check_queue_events(k: kir.Kernel, platform: Platform) -> None:
