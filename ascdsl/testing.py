@@ -31,6 +31,17 @@ class CaseResult:
     max_abs_err: float = 0.0
     message: str = ""
     skipped: str = ""  # why the case does not apply (ok stays True): e.g. a dtype the platform lacks
+    judged: tuple[float, float] = ()  # (|err|, its tolerance) of the element nearest its tolerance
+
+    @property
+    def error_cell(self) -> str:
+        """The table's error column: the element nearest its tolerance, as ``|err| <= tolerance``."""
+        if self.skipped or not self.ok:
+            return ""
+        if not self.judged:  # nothing compared: a build step, or empty outputs
+            return ""
+        err, tol = self.judged
+        return f"{err:.3g} <= {tol:.3g}"
 
 
 def close(actual: np.ndarray, expected: np.ndarray, dtype: dtypes.DType,
@@ -46,6 +57,22 @@ def close(actual: np.ndarray, expected: np.ndarray, dtype: dtypes.DType,
     with np.errstate(invalid="ignore"):
         ok = np.abs(a - e) <= dtype.atol + dtype.rtol * scale
     return ok | (np.isnan(a) & np.isnan(e)) | (np.isinf(e) & (a == e))
+
+
+def nearest_tolerance(actual: np.ndarray, expected: np.ndarray, dtype: dtypes.DType) -> tuple[float, float]:
+    """``(|err|, atol + rtol * |expected|)`` of the element whose error is the largest fraction of its
+    tolerance (what :func:`close` judged it by); NaNs matching NaNs and exact infinities count as 0."""
+    a = np.asarray(actual, dtype=np.float64).ravel()
+    e = np.asarray(expected, dtype=np.float64).ravel()
+    if not a.size:
+        return 0.0, dtype.atol
+    with np.errstate(invalid="ignore"):
+        err = np.abs(a - e)
+        err = np.where((np.isnan(a) & np.isnan(e)) | (np.isinf(e) & (a == e)), 0.0, err)
+        tol = dtype.atol + dtype.rtol * np.abs(e)
+        ratio = np.where(tol > 0, err / np.where(tol > 0, tol, 1.0), np.where(err > 0, np.inf, 0.0))
+    i = int(np.nanargmax(ratio)) if not np.isnan(ratio).all() else 0
+    return float(err[i]), float(tol[i])
 
 
 def _numpy(x) -> np.ndarray:
@@ -115,12 +142,16 @@ def run_case(op: Operator, case, backend: str, platform: str | None = None) -> C
             actual = _outputs(op.entry(*inputs, **attrs, backend=backend, platform=platform))
         if backend == "interpreter":
             check_ub(launched, platform or os.environ.get("ASCDSL_PLATFORM") or DEFAULT_PLATFORM)
-        worst = 0.0
+        worst, judged = 0.0, (0.0, 0.0)
         for a, e in zip(actual, expected, strict=True):
-            assert_close(a, e, dtypes.from_numpy(a.dtype))
+            dtype = dtypes.from_numpy(a.dtype)
+            assert_close(a, e, dtype)
             if a.size:
                 worst = max(worst, float(np.nanmax(np.abs(a.astype(np.float64) - e))))
-        return CaseResult(op.name, case.label, backend, True, worst)
+                err, tol = nearest_tolerance(a, e, dtype)
+                if not judged[1] or err * judged[1] > judged[0] * tol:
+                    judged = (err, tol)
+        return CaseResult(op.name, case.label, backend, True, worst, judged=judged if judged[1] else ())
     except (AssertionError, Error) as e:
         return CaseResult(op.name, case.label, backend, False, message=str(e).splitlines()[0])
 
@@ -169,9 +200,9 @@ def _listed(labels: list[str], most: int = 3) -> str:
 
 def format_table(results: list[CaseResult]) -> str:
     """One aligned table of ``results``, each failure's message after it, and a passed/failed count."""
-    rows = [("op", "case", "backend", "result", "max |err|")]
-    rows += [(r.op, r.case, r.backend, "skip" if r.skipped else "ok" if r.ok else "FAIL",
-              "" if r.skipped else f"{r.max_abs_err:.3g}") for r in results]
+    rows = [("op", "case", "backend", "result", "|err| <= tolerance")]
+    rows += [(r.op, r.case, r.backend, "skip" if r.skipped else "ok" if r.ok else "FAIL", r.error_cell)
+             for r in results]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
     lines += failures(results)

@@ -202,7 +202,7 @@ def test_a_ub_overflow_is_located_at_the_host_line_that_chose_the_extents(capsys
         f"FAIL copy, 2 cases (100 float32, 7 float32) on {backend}: opfiles/ub_overflow.py:19:12: error: this launch "
         "of copy_kernel (BLOCK=65536) needs 1048576 bytes of UB, more than the 188416 bytes Ascend910B3 allows: "
         "inQueueX (VECIN, 2 x 262144 B = 524288 B); outQueueOut (VECOUT, 2 x 262144 B = 524288 B)"]
-    assert re.search(r"^copy +\(host code -> C\+\+\) +build +ok ", out, re.M)   # the host code itself lowers
+    assert re.search(r"^copy +\(host code -> C\+\+\) +build +ok$", out, re.M)   # the host code itself lowers
 
 
 def test_a_ub_overflow_names_the_kernel_line_of_its_largest_buffer(monkeypatch):
@@ -221,3 +221,21 @@ def test_a_ub_overflow_names_the_kernel_line_of_its_largest_buffer(monkeypatch):
         "       |            ^",
         "note: the largest buffer is the tile at opfiles/ub_overflow.py:12:9",
         "hint: use a smaller block (ascdsl.planner.largest_block finds the largest that fits)"]
+
+
+def test_the_check_table_shows_the_error_against_the_tolerance_it_was_judged_by():
+    import numpy as np
+    from ascdsl import dtypes
+    from ascdsl.testing import CaseResult, format_table, nearest_tolerance
+    # bfloat16: atol and rtol from dtypes; the element nearest its tolerance, not the largest error
+    bf16 = dtypes.bfloat16
+    expected = np.array([1000.0, 1.0])
+    actual = expected + [3.76, 0.008]
+    err, tol = nearest_tolerance(actual, expected, bf16)
+    assert (err, tol) == pytest.approx((0.008, bf16.atol + bf16.rtol * 1.0))
+    err, tol = nearest_tolerance(expected + [3.76, 0.0], expected, bf16)
+    assert (err, tol) == pytest.approx((3.76, bf16.atol + bf16.rtol * 1000.0))
+    table = format_table([CaseResult("op", "2x3 bfloat16", "sim", True, 3.76, judged=(3.76, 8.0)),
+                          CaseResult("op", "(host code -> C++)", "build", True)])
+    assert table.splitlines()[0].split("  ")[-1] == "|err| <= tolerance"
+    assert table.splitlines()[1].endswith("ok      3.76 <= 8") and table.splitlines()[2].endswith("ok")
