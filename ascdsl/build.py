@@ -59,6 +59,8 @@ __all__ = [
     "VariantCheck",
     "build",
     "check_host",
+    "error_heading",
+    "kernel_at",
     "manifest",
     "plan",
     "render_files",
@@ -298,6 +300,24 @@ def _jit_functions(op: Operator) -> dict:
     return {f.parsed.name: f for f in inspect.unwrap(op.host).__globals__.values() if is_kernel(f)}
 
 
+def kernel_at(op: Operator, loc) -> str | None:
+    """The name of the ``@ascdsl.jit`` function of the op's file whose source holds ``loc``, or None."""
+    for name, f in _jit_functions(op).items():
+        fn = inspect.unwrap(f.fn)
+        lines, first = inspect.getsourcelines(fn)
+        if os.path.abspath(inspect.getsourcefile(fn) or "") == os.path.abspath(loc.file) and \
+                first <= loc.line < first + len(lines):
+            return name
+    return None
+
+
+def error_heading(op: Operator, e: Error) -> str:
+    """What an error of an op's code is: ``kernel error in `name``` when it is located in one of the
+    op's kernels, else ``host code that `ascdsl build` rejects``."""
+    name = kernel_at(op, e.loc) if isinstance(e, CompilationError) else None
+    return f"kernel error in `{name}`" if name else "host code that `ascdsl build` rejects"
+
+
 def footprints(v: Variant, jit_fn) -> dict:
     """``{constexpr: {num, den, base}}`` for every int constexpr of ``v`` in which its UB plan is affine
     (the other constexprs as in ``v``); ``jit_fn`` is the ``@ascdsl.jit`` function ``v`` specialises."""
@@ -319,11 +339,12 @@ def footprints(v: Variant, jit_fn) -> dict:
 def _ub_plan(v: Variant, b: OpBuild) -> dict | None:
     """The variant's UB buffers: the backend's one plan of it, named as its class names them (a template's
     float32 instance: the plan it places its buffers by); None if the backend cannot plan it."""
+    quanta = {e.name: e.quantum for e in v.lift.extents} if v.lift is not None else {}
     try:
         for c in ascendc.classes(b.variants, b.platform):
             if c.float32 is not None and (v, f"{c.name}<float>") in c.instances:
-                return ubplan.as_dict(c.kernel, c.float32, v.form.kernel.plan.footprint)
-        return ubplan.as_dict(ascendc.variant_planned(v, b.platform))
+                return ubplan.as_dict(c.kernel, c.float32, v.form.kernel.plan.footprint, quanta)
+        return ubplan.as_dict(ascendc.variant_planned(v, b.platform), quanta=quanta)
     except Error:
         return None
 

@@ -19,6 +19,7 @@ from .ir import Module, dump
 from .jit import BACKENDS
 from .op import Operator, load_operators
 from .platforms import DEFAULT_PLATFORM, PLATFORMS, Platform, get_platform
+from .build import check_host, error_heading
 from .testing import CaseResult, format_table, run_case
 
 BUILD_HELP = """Write DIR/<OP.name>/ for every op file (kernel/, op_project/, ir/, manifest.json,
@@ -66,13 +67,14 @@ def _platform(name: str | None) -> Platform:
 
 def _host_row(op: Operator, platform: Platform) -> CaseResult:
     """Whether the op's host code lowers to C++ as ``build`` lowers it (full error on stderr)."""
-    from .build import check_host
     try:
         check_host(op, platform)
         return CaseResult(op.name, "(host code -> C++)", "build", True)
     except Error as e:  # also a case that fails on the interpreter (its own row says so too)
-        print(f"ascdsl: {op.name}: host code that `ascdsl build` rejects:\n{e}", file=sys.stderr)
-        return CaseResult(op.name, "(host code -> C++)", "build", False, message=str(e).splitlines()[0])
+        heading = error_heading(op, e)
+        print(f"ascdsl: {op.name}: {heading}:\n{e}", file=sys.stderr)
+        row = "(kernels -> Ascend C)" if heading.startswith("kernel") else "(host code -> C++)"
+        return CaseResult(op.name, row, "build", False, message=str(e).splitlines()[0])
 
 
 def cmd_ir(args) -> int:
@@ -124,7 +126,9 @@ def cmd_build(args) -> int:
                 folder = build.write(b, args.output)
             except Error as e:
                 bar.update(1 + (len(op.cases) + 1 if args.verify else 0))
-                print(f"ascdsl: cannot build {op.name}:\n{e}", file=sys.stderr)
+                heading = error_heading(op, e)
+                print(f"ascdsl: cannot build {op.name}" + (f": {heading}" if heading.startswith("kernel") else "")
+                      + f":\n{e}", file=sys.stderr)
                 results.append(CaseResult(op.name, "(build)", "build", False, message=str(e).splitlines()[0]))
                 continue
             bar.update()

@@ -13,6 +13,7 @@ import contextlib
 import contextvars
 import linecache
 import os
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -108,6 +109,41 @@ class CompilationError(Error):
         err = type(self).__new__(type(self))
         CompilationError.__init__(err, self.loc, self.message, self.hint, self.notes + (note,))
         return err
+
+
+class UBOverflowError(CompilationError):
+    """A kernel's UB plan exceeds the platform's budget. Raised at the kernel's largest buffer; an op's
+    launch re-raises it at the host line that chose the launch's constexprs (:meth:`at_launch`)."""
+
+    def __init__(self, loc: Loc, message: str, hint: str | None = None, notes: tuple[str, ...] = (),
+                 needed: int = 0, budget: int = 0, platform: str = "", buffers: str = ""):
+        self.needed, self.budget, self.platform, self.buffers = needed, budget, platform, buffers
+        super().__init__(loc, message, hint, notes)
+
+    def at_launch(self, site: Loc, kernel: str, constexprs: dict) -> "UBOverflowError":
+        """The error located at ``site``, the host line whose launch of ``kernel`` chose ``constexprs``."""
+        values = ", ".join(f"{k}={v}" for k, v in constexprs.items()) or "no constexprs"
+        return UBOverflowError(
+            site, f"this launch of {kernel} ({values}) needs {self.needed} bytes of UB, more than the "
+            f"{self.budget} bytes {self.platform} allows: {self.buffers}", self.hint,
+            (f"the largest buffer is the tile at {self.loc}",) + self.notes,
+            self.needed, self.budget, self.platform, self.buffers)
+
+
+def caller_site(depth: int = 1) -> Loc:
+    """Where user code called into ascdsl: the first frame outside the package, from ``depth`` frames
+    up (1: the caller of the function that asks)."""
+    frame = sys._getframe(depth + 1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame = frame.f_back
+    if frame is None:
+        return UNKNOWN
+    positions = list(frame.f_code.co_positions())
+    col = positions[frame.f_lasti // 2][2] if frame.f_lasti // 2 < len(positions) else None
+    return Loc(source_file(frame.f_code.co_filename), frame.f_lineno, (col or 0) + 1)
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class OutOfBoundsError(CompilationError, IndexError):

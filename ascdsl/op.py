@@ -23,8 +23,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import dtypes, names, tensors
-from .errors import CompilationError, Error, InputTypeError, InputValueError, Loc, display_path, source_file
+from . import dtypes, names, record, tensors
+from .errors import (UNKNOWN, CompilationError, Error, InputTypeError, InputValueError, Loc, UBOverflowError, caller_site,
+                     display_path, source_file)
 
 
 @dataclass(frozen=True)
@@ -60,13 +61,36 @@ class Launch:
     constexprs: dict = field(default_factory=dict)
     scalars: dict = field(default_factory=dict)
     variant: str = "default"
+    site: Loc = field(default=UNKNOWN, compare=False, repr=False)  # the host line that made it
+
+    def __post_init__(self):
+        if self.site is UNKNOWN:
+            object.__setattr__(self, "site", caller_site(2))  # past the dataclass's __init__
 
     def __call__(self, *arrays, backend: str | None = None, platform: str | None = None) -> None:
-        """Run the kernel on ``arrays`` (its pointer arguments, in order); no-op on an empty grid."""
+        """Run the kernel on ``arrays`` (its pointer arguments, in order); no-op on an empty grid. A UB
+        overflow of the kernel is located at the host line that made this plan (:attr:`site`)."""
         if 0 in self.grid:
             return
-        self.kernel[self.grid](*arrays, **self.scalars, **self.constexprs,
-                               backend=backend, platform=platform)
+        with record.kernels() as launched:
+            try:
+                self.kernel[self.grid](*arrays, **self.scalars, **self.constexprs,
+                                       backend=backend, platform=platform)
+            except UBOverflowError as e:
+                raise self.overflow(e) from None
+        for kernel in launched[:1]:
+            PLANS.publish((self, kernel))
+
+    def overflow(self, e: UBOverflowError) -> UBOverflowError:
+        """``e`` (the kernel's UB overflow) located at this plan's host line, naming its constexprs."""
+        if e.loc == self.site:
+            return e
+        name = getattr(getattr(self.kernel, "parsed", None), "name", getattr(self.kernel, "__name__", "the kernel"))
+        return e.at_launch(self.site, name, self.constexprs)
+
+
+PLANS: record.Channel[tuple[Launch, Any]] = record.Channel()
+plans = PLANS.collect  # every launch plan run inside, with the kernel specialisation it launched
 
 
 @dataclass(frozen=True)

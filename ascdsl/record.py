@@ -51,10 +51,13 @@ class LaunchRecord:
 
 LAUNCHES: Channel[LaunchRecord] = Channel()
 launches = LAUNCHES.collect
+KERNELS: Channel["Kernel"] = Channel()
+kernels = KERNELS.collect  # the specialised kernel of every launch (no argument copies)
 
 
 def note(kernel: "Kernel", grid: tuple[int, int, int], backend: str, args: Sequence) -> None:
     """Called by the launcher before every launch (copies arguments only while recording)."""
+    KERNELS.publish(kernel)
     if LAUNCHES.listening:
         snapshot = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
         LAUNCHES.publish(LaunchRecord(kernel, grid, backend, snapshot))

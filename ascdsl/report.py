@@ -1,40 +1,56 @@
-"""``report.html``: one self-contained page per built operator (inline CSS and SVG, no scripts,
-no network), written by ``ascdsl build`` next to ``manifest.json``.
+"""``report.html``: one self-contained page per built operator (inline CSS and SVG, one small inline
+script, no network), written by ``ascdsl build`` next to ``manifest.json``.
 
-Per variant it shows the UB map (every buffer a bar of its bytes, split into its queue slots, against
-the planner budget), the schedule (kernel class, constexprs, the first case that selects the variant
-with its tiling field values, grid and block dim), the UB footprint formula, and, when the build was
-verified, the simulator's counters of that variant's first passing case (with the cost model's pipe
-timeline when ``SimStats`` carries ``est_cycles``). The generated kernel is listed with its
-``// file.py:LINE`` comments linked to the listed DSL source lines.
+Per variant it shows the exact UB footprint as one expression of the tiling fields, then one panel
+per shape that selects the variant (the op's cases and the build's probe shapes; a ``<select>``
+picks one, and ``#v<key>-s<n>`` in the address opens that panel): the tiling field values and block
+dim the tiling function gives for it, the UB map at those values (every buffer a bar of its bytes,
+split into its queue slots, against the planner budget) with the footprint's value, and, when the
+build was verified, the simulator's counters of that shape with the cost model's pipe timeline
+(MTE2 / V / MTE3 / S: every instruction of the block with the longest span, and the waits on
+flags, queue buffers and barriers). The generated kernel is listed with its ``// file.py:LINE``
+comments linked to the listed DSL source lines.
 
-Everything comes from the build's data: the manifest (UB plans, tiling fields; read through
-:func:`ub_plan`), the verification samples, and the kernel as the renderer returns it: its text and
-the DSL location of each line whose comment names one (:class:`.backend.render.Rendered`), so no
-generated text is read back.
+Everything comes from the build's data: the manifest (UB plans with each buffer's size as
+polynomials of the tiling fields, tiling fields; read through :func:`ub_plan`), the tiling of every
+case (:func:`ascdsl.verify.cases_of_variants`), the verification samples, and the kernel as the
+renderer returns it: its text and the DSL location of each line whose comment names one
+(:class:`.backend.render.Rendered`), so no generated text is read back.
 """
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .backend import ascendc
+from .backend.poly import ceil_block, evaluate, from_json
 from .backend.render import render
 from .errors import Loc, source_path, source_root
+from .sim.cost import PIPES
+from .verify import cases_of_variants
 
 BAR_WIDTH = 640  # px of a UB map or pipe timeline
+LANE = 22  # px per row of a UB map or timeline
 
 
 def ub_plan(variant_row: Mapping) -> dict | None:
-    """``{"total_bytes", "buffers": [{"name", "position", "num", "bytes"}]}`` of a manifest variant row
-    (None when the backend could not plan it). The only reader of the manifest's plan."""
+    """``{"total_bytes", "expression"?, "buffers": [{"name", "position", "num", "bytes", "needs"?}]}`` of a
+    manifest variant row (None when the backend could not plan it). The only reader of the manifest's plan."""
     return variant_row.get("ub_plan")
+
+
+def buffer_bytes(buffer: Mapping, values: Mapping | None) -> int:
+    """Bytes of one buffer of a :func:`ub_plan` at tiling field ``values`` (its largest need rounded up
+    to a block, as the generated ``InitBuffer`` computes it); its planned bytes without needs or values."""
+    if "needs" not in buffer or values is None:
+        return buffer["bytes"]
+    return ceil_block(max(evaluate(from_json(p), values) for p in buffer["needs"]))
 
 
 def write(b, folder: Path, samples: Mapping | None = None) -> Path:
     """Write ``folder/report.html`` for the build ``b`` (an :class:`ascdsl.build.OpBuild` written to
-    ``folder``); ``samples``: tiling key -> :class:`ascdsl.verify.Sample` from its verification."""
+    ``folder``); ``samples``: tiling key -> the :class:`ascdsl.verify.Sample` s of its verification."""
     path = Path(folder) / "report.html"
     with source_root(b.root):  # source files named as the build's other files name them
         path.write_text(html(b, folder, samples or {}))
@@ -42,7 +58,6 @@ def write(b, folder: Path, samples: Mapping | None = None) -> Path:
 
 
 def html(b, folder: Path, samples: Mapping) -> str:
-    from .verify import cases_by_variant
     manifest = json.loads((Path(folder) / "manifest.json").read_text())
     sources = _Sources()
     kernel_file = f"kernel/{b.name}_kernel.cpp"
@@ -50,9 +65,9 @@ def html(b, folder: Path, samples: Mapping) -> str:
     targets = {n: sources.anchor(loc) for n, loc in kernel.locs}
     listings = sources.listings()
     ids = {line["id"] for listing in listings for line in listing["lines"]}
-    chosen = cases_by_variant(b)
+    runs = cases_of_variants(b)
     fields = manifest["tiling"]["fields"]
-    variants = [_variant(row, fields, chosen.get(row["key"]), samples.get(row["key"]), manifest["platform"])
+    variants = [_variant(row, fields, runs.get(row["key"], []), samples.get(row["key"], ()), manifest["platform"])
                 for row in manifest["variants"]]
     return render("report.html.j2", op=manifest["op"], platform=manifest["platform"], variants=variants,
                   failed=manifest["failed_variants"], tiling=manifest["tiling"], kernel_file=kernel_file,
@@ -60,40 +75,47 @@ def html(b, folder: Path, samples: Mapping) -> str:
                   sources=listings, files=sorted(manifest["files"]))
 
 
-def _variant(row: Mapping, fields, chosen, sample, platform: Mapping) -> dict:
+def _variant(row: Mapping, fields, runs: Sequence, samples: Sequence, platform: Mapping) -> dict:
+    """A variant's page section: its footprint expression and a panel per shape that selects it."""
     plan = ub_plan(row)
-    out = {"key": row["key"], "kernel": row["kernel"], "class": row["class"], "constexprs": row["constexprs"],
-           "dtypes": row["pointer_dtypes"], "ir": row["ir"], "ub": _ub_map(plan, platform) if plan else None,
-           "footprint": [f"{_frac(f['num'], f['den'])} * {name} + {f['base']} bytes"
-                         for name, f in row["footprint"].items()],
-           "case": None, "tiling": [], "block_dim": None, "stats": _stats(sample)}
-    if chosen is not None:
-        case, tiling = chosen
+    by_case = {s.case: s for s in samples}
+    panels = []
+    for n, (case, tiling, probe) in enumerate(runs):
         values = dict(tiling.fields)
-        out.update(case=case.label, block_dim=tiling.block_dim,
-                   tiling=[{**f, "value": values.get(f["name"], "")} for f in fields])
-    return out
+        panels.append({"id": f"v{row['key']}-s{n}", "label": case.label, "probe": probe,
+                       "block_dim": tiling.block_dim,
+                       "tiling": [{**f, "value": values.get(f["name"], "")} for f in fields],
+                       "ub": _ub_map(plan, values, platform) if plan else None,
+                       "stats": _stats(by_case.get(case.label))})
+    if not panels:  # no shape selects it: the plan at the largest extents the variant admits
+        panels.append({"id": f"v{row['key']}-s0", "label": "largest extents (no case or probe shape selects it)",
+                       "probe": False, "block_dim": None, "tiling": [],
+                       "ub": _ub_map(plan, None, platform) if plan else None, "stats": None})
+    expression = (plan.get("expression") or str(plan["total_bytes"])) if plan else None
+    return {"key": row["key"], "kernel": row["kernel"], "class": row["class"], "constexprs": row["constexprs"],
+            "dtypes": row["pointer_dtypes"], "ir": row["ir"], "expression": expression,
+            "extents": row.get("runtime_extents", []), "panels": panels}
 
 
-def _frac(num: int, den: int) -> str:
-    return str(num) if den == 1 else f"{num}/{den}"
-
-
-def _ub_map(plan: Mapping, platform: Mapping) -> dict:
-    """An overview bar of the whole UB (what the plan uses, the budget line), and one row per buffer
-    laid end to end on a scale where the plan's total spans the map, split into its queue slots."""
-    ub, budget, total = platform["ub_bytes"], platform["ub_budget_bytes"], plan["total_bytes"]
+def _ub_map(plan: Mapping, values: Mapping | None, platform: Mapping) -> dict:
+    """The UB at tiling field ``values``: an overview bar of the whole UB (what the plan uses, the budget
+    line), and one row per buffer laid end to end on a scale where the total spans the map, split into
+    its queue slots."""
+    sizes = [buffer_bytes(buf, values) for buf in plan["buffers"]]
+    total = sum(buf["num"] * size for buf, size in zip(plan["buffers"], sizes))
+    ub, budget = platform["ub_bytes"], platform["ub_budget_bytes"]
     overview, scale = BAR_WIDTH / ub, BAR_WIDTH / max(total, 1)
     bars, offset = [], 0
-    for i, buf in enumerate(plan["buffers"]):
-        size = buf["num"] * buf["bytes"]
-        bars.append({**buf, "css": buf["position"].replace("/", "-"), "total": size, "offset": offset, "y": 44 + 22 * i,
-                     "x": round(offset * scale, 2), "width": round(size * scale, 2),
-                     "slots": [round((offset + s * buf["bytes"]) * scale, 2) for s in range(1, buf["num"])]})
-        offset += size
+    for i, (buf, size) in enumerate(zip(plan["buffers"], sizes)):
+        whole = buf["num"] * size
+        bars.append({"name": buf["name"], "position": buf["position"], "num": buf["num"], "bytes": size,
+                     "css": buf["position"].replace("/", "-"), "total": whole, "offset": offset, "y": 44 + LANE * i,
+                     "x": round(offset * scale, 2), "width": round(whole * scale, 2),
+                     "slots": [round((offset + s * size) * scale, 2) for s in range(1, buf["num"])]})
+        offset += whole
     return {"bars": bars, "total": total, "budget": budget, "ub": ub, "width": BAR_WIDTH,
             "used_x": max(round(total * overview, 2), 1.0), "budget_x": round(budget * overview, 2),
-            "height": 52 + 22 * len(bars), "percent": round(100 * total / budget, 1)}
+            "height": 52 + LANE * len(bars), "percent": round(100 * total / budget, 1)}
 
 
 def _stats(sample) -> dict | None:
@@ -105,21 +127,71 @@ def _stats(sample) -> dict | None:
                 ("blocks", len(s.per_block))]
     vector = [{"api": api, "calls": n, "elements": s.vector_elements.get(api, 0)}
               for api, n in sorted(s.vector_calls.items())]
-    return {"case": sample.case, "counters": counters, "vector": vector, "cost": _cost(s)}
+    return {"case": sample.case, "counters": counters, "vector": vector, "cost": _cost(s),
+            "timeline": _timeline(getattr(s, "trace", None), len(s.per_block))}
 
 
 def _cost(s) -> dict | None:
-    """The cost model's estimate and pipe timeline, when the simulator has a cost model."""
+    """The cost model's estimate and busy cycles per pipe, when the simulator has a cost model."""
     cycles = getattr(s, "est_cycles", 0)
     if not cycles:
         return None
     busy = dict(getattr(s, "pipe_busy", {}))
-    scale = BAR_WIDTH / max(cycles, *busy.values(), 1)
-    pipes = [{"name": p, "cycles": c, "width": max(round(c * scale, 2), 1.0), "y": 8 + 22 * i,
-              "critical": p == getattr(s, "critical_pipe", "")} for i, (p, c) in enumerate(busy.items())]
     return {"cycles": cycles, "us": f"{getattr(s, 'est_us', 0.0):.3g}", "floor": getattr(s, "floor_cycles", 0),
-            "pipes": pipes, "width": BAR_WIDTH, "total_x": round(cycles * scale, 2),
-            "height": 16 + 22 * len(pipes)}
+            "pipes": [{"name": p, "cycles": c, "critical": p == getattr(s, "critical_pipe", "")} for p, c in busy.items()]}
+
+
+def _timeline(trace, blocks: int) -> dict | None:
+    """The pipe timeline of the traced block: per pipe its busy intervals and its waits, each interval
+    of at least half a pixel kept apart and shorter neighbours joined (their instructions counted)."""
+    if trace is None or not trace.intervals:
+        return None
+    span = max(i.end for i in trace.intervals)
+    scale = BAR_WIDTH / span
+    lanes = []
+    for row, pipe in enumerate(PIPES):
+        y = 20 + LANE * row
+        lane = {"name": pipe, "y": y, "busy": [], "waits": [],
+                "cycles": round(sum(i.end - i.start for i in trace.intervals if i.pipe == pipe and not i.wait))}
+        for wait, key in ((False, "busy"), (True, "waits")):
+            ivs = sorted((i for i in trace.intervals if i.pipe == pipe and i.wait == wait), key=lambda i: i.start)
+            lane[key] = [_bar(group, scale, y) for group in _joined(ivs, 0.5 / scale)]
+        lanes.append(lane)
+    ticks = [{"x": round(t * scale, 2), "label": f"{t:g}"} for t in _ticks(span)]
+    return {"block": trace.block, "blocks": blocks, "span": round(span), "dropped": trace.dropped,
+            "instructions": sum(not i.wait for i in trace.intervals), "lanes": lanes, "ticks": ticks,
+            "width": BAR_WIDTH, "height": 28 + LANE * len(PIPES) + 14}
+
+
+def _joined(intervals: list, gap: float) -> list[list]:
+    """Runs of ``intervals`` (sorted by start) whose neighbours are less than ``gap`` apart."""
+    groups: list[list] = []
+    end = 0.0
+    for i in intervals:
+        if groups and i.start - end < gap:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+        end = max(end, i.end) if len(groups[-1]) > 1 else i.end
+    return groups
+
+
+def _bar(group: list, scale: float, y: int) -> dict:
+    start, end = group[0].start, max(i.end for i in group)
+    apis = sorted({i.api for i in group})
+    what = group[0].api if len(group) == 1 else f"{len(group)} x " + ", ".join(apis[:6]) + (", ..." if len(apis) > 6 else "")
+    return {"start": start, "end": end, "x": round(start * scale, 2), "width": max(round((end - start) * scale, 2), 0.5),
+            "y": y, "title": f"{what}: cycles {start:g} to {end:g}"}
+
+
+def _ticks(span: float) -> list[float]:
+    """Round cycle counts for about five axis ticks over ``[0, span]``."""
+    step = 10 ** max(len(str(int(span / 5))) - 1, 0)
+    for m in (1, 2, 5, 10):
+        if span / (step * m) <= 6:
+            step *= m
+            break
+    return [step * k for k in range(int(span // step) + 1)]
 
 
 def _listing(text: str, targets: Mapping[int, str]) -> list[dict]:

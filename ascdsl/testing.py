@@ -6,6 +6,7 @@ Triton's ``atol``/``rtol``/``err_msg`` and torch tensors too) and :func:`do_benc
 from __future__ import annotations
 
 import inspect
+import os
 import statistics
 import sys
 import time
@@ -14,8 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import dtypes
-from .errors import Error
-from .op import Operator
+from .backend import ascendc
+from .backend.ubplan import check_budget
+from .errors import CompilationError, Error, UBOverflowError
+from .op import Operator, plans
 from .platforms import DEFAULT_PLATFORM, get_platform
 
 
@@ -28,6 +31,17 @@ class CaseResult:
     max_abs_err: float = 0.0
     message: str = ""
     skipped: str = ""  # why the case does not apply (ok stays True): e.g. a dtype the platform lacks
+    judged: tuple[float, float] = ()  # (|err|, its tolerance) of the element nearest its tolerance
+
+    @property
+    def error_cell(self) -> str:
+        """The table's error column: the element nearest its tolerance, as ``|err| <= tolerance``."""
+        if self.skipped or not self.ok:
+            return ""
+        if not self.judged:  # nothing compared: a build step, or empty outputs
+            return ""
+        err, tol = self.judged
+        return f"{err:.3g} <= {tol:.3g}"
 
 
 def close(actual: np.ndarray, expected: np.ndarray, dtype: dtypes.DType,
@@ -43,6 +57,22 @@ def close(actual: np.ndarray, expected: np.ndarray, dtype: dtypes.DType,
     with np.errstate(invalid="ignore"):
         ok = np.abs(a - e) <= dtype.atol + dtype.rtol * scale
     return ok | (np.isnan(a) & np.isnan(e)) | (np.isinf(e) & (a == e))
+
+
+def nearest_tolerance(actual: np.ndarray, expected: np.ndarray, dtype: dtypes.DType) -> tuple[float, float]:
+    """``(|err|, atol + rtol * |expected|)`` of the element whose error is the largest fraction of its
+    tolerance (what :func:`close` judged it by); NaNs matching NaNs and exact infinities count as 0."""
+    a = np.asarray(actual, dtype=np.float64).ravel()
+    e = np.asarray(expected, dtype=np.float64).ravel()
+    if not a.size:
+        return 0.0, dtype.atol
+    with np.errstate(invalid="ignore"):
+        err = np.abs(a - e)
+        err = np.where((np.isnan(a) & np.isnan(e)) | (np.isinf(e) & (a == e)), 0.0, err)
+        tol = dtype.atol + dtype.rtol * np.abs(e)
+        ratio = np.where(tol > 0, err / np.where(tol > 0, tol, 1.0), np.where(err > 0, np.inf, 0.0))
+    i = int(np.nanargmax(ratio)) if not np.isnan(ratio).all() else 0
+    return float(err[i]), float(tol[i])
 
 
 def _numpy(x) -> np.ndarray:
@@ -108,25 +138,74 @@ def run_case(op: Operator, case, backend: str, platform: str | None = None) -> C
         return CaseResult(op.name, case.label, backend, True, skipped=f"{platform} has no bfloat16")
     try:
         expected = expected_outputs(op, inputs, attrs)
-        actual = _outputs(op.entry(*inputs, **attrs, backend=backend, platform=platform))
-        worst = 0.0
+        with plans() as launched:
+            actual = _outputs(op.entry(*inputs, **attrs, backend=backend, platform=platform))
+        if backend == "interpreter":
+            check_ub(launched, platform or os.environ.get("ASCDSL_PLATFORM") or DEFAULT_PLATFORM)
+        worst, judged = 0.0, (0.0, 0.0)
         for a, e in zip(actual, expected, strict=True):
-            assert_close(a, e, dtypes.from_numpy(a.dtype))
+            dtype = dtypes.from_numpy(a.dtype)
+            assert_close(a, e, dtype)
             if a.size:
                 worst = max(worst, float(np.nanmax(np.abs(a.astype(np.float64) - e))))
-        return CaseResult(op.name, case.label, backend, True, worst)
+                err, tol = nearest_tolerance(a, e, dtype)
+                if not judged[1] or err * judged[1] > judged[0] * tol:
+                    judged = (err, tol)
+        return CaseResult(op.name, case.label, backend, True, worst, judged=judged if judged[1] else ())
     except (AssertionError, Error) as e:
         return CaseResult(op.name, case.label, backend, False, message=str(e).splitlines()[0])
 
 
+def check_ub(launched, platform: str) -> None:
+    """The Ascend C backend's UB plan of every kernel ``launched`` (``(Launch, kernel)`` pairs, from
+    :func:`ascdsl.op.plans`) against ``platform``'s budget, without g++: a :class:`UBOverflowError` at
+    the host line of the first launch that does not fit. Kernels the backend cannot lower are left to
+    the simulator, which reports why."""
+    target = get_platform(platform)
+    for launch, kernel in dict(((id(k), (l, k)) for l, k in launched)).values():
+        try:
+            planned = ascendc.planned(kernel, target)
+        except CompilationError:
+            continue
+        try:
+            check_budget(planned, target)
+        except UBOverflowError as e:
+            raise launch.overflow(e) from None
+
+
+def failures(results: list[CaseResult]) -> list[str]:
+    """One line per distinct failure of an op: ``FAIL op [case] on backend: message``, or, when the
+    same message fails several rows, once with the cases and rows it affects."""
+    groups: dict[tuple[str, str], list[CaseResult]] = {}
+    for r in results:
+        if not r.ok:
+            groups.setdefault((r.op, r.message), []).append(r)
+    lines = []
+    for (op, message), rows in groups.items():
+        if len(rows) == 1:
+            lines.append(f"FAIL {op} [{rows[0].case}] on {rows[0].backend}: {message}")
+            continue
+        cases = list(dict.fromkeys(r.case for r in rows if not r.case.startswith("(")))
+        backends = list(dict.fromkeys(r.backend for r in rows if not r.case.startswith("(")))
+        parts = [f"{len(cases)} case{'s' if len(cases) != 1 else ''} ({_listed(cases)}) on {' and '.join(backends)}"
+                 ] if cases else []
+        parts += [f"{r.case} on {r.backend}" for r in rows if r.case.startswith("(")]
+        lines.append(f"FAIL {op}, {'; '.join(parts)}: {message}")
+    return lines
+
+
+def _listed(labels: list[str], most: int = 3) -> str:
+    return ", ".join(labels[:most]) + (f" and {len(labels) - most} more" if len(labels) > most else "")
+
+
 def format_table(results: list[CaseResult]) -> str:
     """One aligned table of ``results``, each failure's message after it, and a passed/failed count."""
-    rows = [("op", "case", "backend", "result", "max |err|")]
-    rows += [(r.op, r.case, r.backend, "skip" if r.skipped else "ok" if r.ok else "FAIL",
-              "" if r.skipped else f"{r.max_abs_err:.3g}") for r in results]
+    rows = [("op", "case", "backend", "result", "|err| <= tolerance")]
+    rows += [(r.op, r.case, r.backend, "skip" if r.skipped else "ok" if r.ok else "FAIL", r.error_cell)
+             for r in results]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
-    lines += [f"FAIL {r.op} [{r.case}] on {r.backend}: {r.message}" for r in results if not r.ok]
+    lines += failures(results)
     lines += [f"skip {r.op} [{r.case}] on {r.backend}: {r.skipped}" for r in results if r.skipped]
     failed, skipped = sum(not r.ok for r in results), sum(bool(r.skipped) for r in results)
     lines.append(f"{len(results) - failed - skipped} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))

@@ -58,27 +58,25 @@ def case_arguments(op: Operator, case) -> tuple[tuple, tuple, dict] | None:
 
 @dataclass(frozen=True)
 class Sample:
-    """The simulator's counters (``ascdsl.sim.SimStats``) of the first passing case that ran a variant
-    through the op-project kernel."""
+    """The simulator's counters (``ascdsl.sim.SimStats``) of a passing case that ran a variant through
+    the op-project kernel (its first launch of that variant)."""
 
     case: str
     stats: object
 
 
 def verify_build(b: OpBuild, folder: Path, tick: Callable[[], object] = lambda: None
-                 ) -> tuple[list[CaseResult], dict[int, Sample]]:
-    """Every row of the build's verification (see the module docstring), and a :class:`Sample` per
-    variant key that a passing case ran. ``tick`` is called after each case and after main.cpp."""
+                 ) -> tuple[list[CaseResult], dict[int, list[Sample]]]:
+    """Every row of the build's verification (see the module docstring), and per variant key the
+    :class:`Sample` of every passing case that ran it. ``tick`` is called after each case and after
+    main.cpp."""
     name = b.op.name
     rows = [CaseResult(name, f"variant {v.key} {v.kernel.name}", "emit", False, message=str(e).splitlines()[0])
             for v, e in b.failed]
     runner = _OpKernelRunner(b, folder)
     for case in b.cases:
         rows.append(run_case(b.op, case, "interpreter", b.platform.name))
-        with runner.installed():
-            result = run_case(b.op, case, "sim", b.platform.name)
-        rows.append(result)
-        runner.settle(result)
+        rows.append(runner.run_case(case))
         tick()
     for v in b.variants:
         label = f"variant {v.key} {v.kernel.name}"
@@ -119,7 +117,7 @@ class _OpKernelRunner:
         self.source = _cached_source("#include <cstdint>\n" + b.layout.struct_source() + text)
         self.launched: list[tuple[int, object]] = []  # (key, SimStats) of the current case
         self.passed: dict[int, bool] = {}
-        self.samples: dict[int, Sample] = {}
+        self.samples: dict[int, list[Sample]] = {}
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
@@ -129,11 +127,18 @@ class _OpKernelRunner:
         finally:
             register_backend("sim", self.fallback)
 
+    def run_case(self, case) -> CaseResult:
+        """``case`` on the simulator, its launches of built variants through the op-project kernel."""
+        with self.installed():
+            result = run_case(self.b.op, case, "sim", self.b.platform.name)
+        self.settle(result)
+        return result
+
     def settle(self, result: CaseResult) -> None:
         for key, stats in self.launched:
             self.passed[key] = self.passed.get(key, True) and result.ok
-            if result.ok:
-                self.samples.setdefault(key, Sample(result.case, stats))
+            if result.ok and all(x.case != result.case for x in self.samples.get(key, ())):
+                self.samples.setdefault(key, []).append(Sample(result.case, stats))
         self.launched = []
 
     def run(self, kernel, args: list, grid: tuple[int, int, int], platform: str) -> None:
@@ -153,17 +158,34 @@ class _OpKernelRunner:
         self.launched.append((keys[0], res.stats))
 
 
-def cases_by_variant(b: OpBuild) -> dict[int, tuple[object, host.TilingResult]]:
-    """Per tiling key, the first OpDef-expressible case whose tiling selects it, with that tiling."""
-    chosen: dict[int, tuple[object, host.TilingResult]] = {}
-    for case in b.cases:
+def sample_cases(b: OpBuild, folder: Path, cases=None) -> dict[int, list[Sample]]:
+    """Run ``cases`` (default: all of the build's) on the simulator through the built op-project kernel
+    in ``folder``; per variant key, the :class:`Sample` of every passing case that ran it."""
+    runner = _OpKernelRunner(b, folder)
+    for case in b.cases if cases is None else cases:
+        runner.run_case(case)
+    return runner.samples
+
+
+def cases_of_variants(b: OpBuild) -> dict[int, list[tuple[object, host.TilingResult, bool]]]:
+    """Per tiling key, every OpDef-expressible case whose tiling selects it (the op's cases, then the
+    probe cases; one per label), with that tiling and whether it is a probe."""
+    out: dict[int, list[tuple[object, host.TilingResult, bool]]] = {}
+    seen: set[str] = set()
+    for n, case in enumerate(b.cases):
         args = case_arguments(b.op, case)
-        if args is None:
+        if args is None or case.label in seen:
             continue
+        seen.add(case.label)
         got = host.python_tiling(b.op, b.layout, b.variants, b.platform, args[1], args[2])
         key = dict(got.fields).get("tilingKey", 0) if got.status == 0 else 0
-        chosen.setdefault(key, (case, got))
-    return chosen
+        out.setdefault(key, []).append((case, got, n >= len(b.op.cases)))
+    return out
+
+
+def cases_by_variant(b: OpBuild) -> dict[int, tuple[object, host.TilingResult]]:
+    """Per tiling key, the first OpDef-expressible case whose tiling selects it, with that tiling."""
+    return {key: runs[0][:2] for key, runs in cases_of_variants(b).items()}
 
 
 def verify_main(b: OpBuild, folder: Path, workdir: Path) -> list[VariantCheck]:

@@ -17,8 +17,7 @@ def rms_norm_kernel(x_ptr, gamma_ptr, out_ptr, n_cols, eps, BLOCK: tl.constexpr)
     x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0).to(tl.float32)
     gamma = tl.load(gamma_ptr + cols, mask=mask, other=0.0).to(tl.float32)
     mean_square = tl.sum(x * x, axis=0) / n_cols
-    # rsqrt on a tile (the vector unit has it; the scalar unit does not)
-    inv_rms = tl.rsqrt(tl.full((BLOCK,), eps, tl.float32) + mean_square)
+    inv_rms = tl.rsqrt(mean_square + eps)
     out = x * inv_rms * gamma
     tl.store(out_ptr + row * n_cols + cols, out.to(out_ptr.dtype.element_ty), mask=mask)
 

@@ -124,4 +124,40 @@ def describe_slots(slots: Slots) -> str:
     return " + ".join(terms) + f" bytes, each buffer rounded up to {BLOCK}"
 
 
-__all__ = ["BLOCK", "Slots", "ceil_block", "describe_slots", "footprint", "FIELD_DTYPE", "Mismatch", "Poly", "describe", "evaluate", "fit", "to_expr"]
+def _block_multiple(poly: Poly, quanta: dict) -> bool:
+    """Whether ``poly`` is a multiple of :data:`BLOCK` at every multiple of the quanta (each term is)."""
+    return all((coef * _prod(quanta, mono)) % BLOCK == 0 for mono, coef in poly)
+
+
+def exact_expression(slots: Slots, quanta: dict) -> str:
+    """The UB bytes of ``slots`` as one exact expression of the extents (``quanta``: by name):
+    ``20 * ROWS * BLOCK_K + 256 * ROWS``; a slot whose need is not a whole number of blocks at every
+    admitted value, or that takes the largest of several, is ``num x ceil32(max(...))``."""
+    summed: dict = {}
+    rest = []
+    for num, needs in slots:
+        if not needs or not num:
+            continue
+        if all(mono == () for p in needs for mono, _ in p):  # a constant slot: its bytes
+            summed[()] = summed.get((), 0) + num * ceil_block(max(evaluate(p, {}) for p in needs))
+            continue
+        if len(needs) == 1 and _block_multiple(needs[0], quanta):
+            for mono, coef in needs[0]:
+                summed[mono] = summed.get(mono, 0) + num * coef
+            continue
+        inner = describe(needs[0]) if len(needs) == 1 else f"max({', '.join(describe(p) for p in needs)})"
+        rest.append(f"{num} x ceil{BLOCK}({inner})" if num != 1 else f"ceil{BLOCK}({inner})")
+    head = [describe(tuple((m, c) for m, c in summed.items() if c))] if any(summed.values()) or not rest else []
+    return " + ".join(head + rest)
+
+
+def as_json(poly: Poly) -> list[dict]:
+    """``poly`` as the manifest records it: ``[{"fields": [...], "num": n, "den": d}, ...]``."""
+    return [{"fields": list(mono), "num": coef.numerator, "den": coef.denominator} for mono, coef in poly]
+
+
+def from_json(terms: list[dict]) -> Poly:
+    return tuple((tuple(t["fields"]), Fraction(t["num"], t["den"])) for t in terms)
+
+
+__all__ = ["as_json", "exact_expression", "from_json","BLOCK", "Slots", "ceil_block", "describe_slots", "footprint", "FIELD_DTYPE", "Mismatch", "Poly", "describe", "evaluate", "fit", "to_expr"]

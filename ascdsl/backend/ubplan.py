@@ -31,11 +31,11 @@ import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..errors import CompilationError, Loc
+from ..errors import CompilationError, Loc, UBOverflowError
 from ..platforms import Platform
 from . import kir
 from .kir import Buf, Call, Position, Queue, Role
-from .poly import describe_slots
+from .poly import as_json, describe_slots, exact_expression
 from .queues import BUFFERS, held_across, packed
 
 
@@ -367,10 +367,11 @@ def check_budget(k: kir.Kernel, platform: Platform) -> kir.Kernel:
     worst = max(p.slots, key=lambda s: s.total)
     names = k.names
     rows = "; ".join(f"{names.slot(s)} ({s.position.value}, {s.num} x {s.bytes} B = {s.total} B)" for s in p.slots)
-    raise CompilationError(
+    raise UBOverflowError(
         worst.loc or k.loc, f"the kernel needs {p.total_bytes} bytes of UB, more than the "
         f"{platform.ub_budget_bytes} bytes {platform.name} allows: {rows}",
-        hint="use a smaller block (ascdsl.planner.largest_block finds the largest that fits)")
+        hint="use a smaller block (ascdsl.planner.largest_block finds the largest that fits)",
+        needed=p.total_bytes, budget=platform.ub_budget_bytes, platform=platform.name, buffers=rows)
 
 
 def _check_queue_events(k: kir.Kernel, platform: Platform) -> None:
@@ -389,12 +390,28 @@ def _check_queue_events(k: kir.Kernel, platform: Platform) -> None:
                          "tiles per kernel (compute them into one tile) or split the kernel")
 
 
-def as_dict(k: kir.Kernel, plan: Plan | None = None, footprint: tuple = ()) -> dict:
+def _needs(p: Plan, footprint: tuple) -> list:
+    """Per slot of ``p``, its needs in ``footprint`` (which covers every slot, or, for a template's
+    float32 instance, the slots it uses), or None where they do not match."""
+    used = [s for s in p.slots if s.num] if len(footprint) != len(p.slots) else list(p.slots)
+    if len(used) != len(footprint) or any(s.num != num for s, (num, _) in zip(used, footprint)):
+        return [None] * len(p.slots)
+    by_slot = {s.index: needs for s, (_, needs) in zip(used, footprint)}
+    return [by_slot.get(s.index) for s in p.slots]
+
+
+def as_dict(k: kir.Kernel, plan: Plan | None = None, footprint: tuple = (), quanta: dict | None = None) -> dict:
     """The plan of ``k`` (or ``plan``, over ``k``'s slots: a template's float32 instance, whose
-    ``footprint`` is given) as the manifest records it, each buffer named as ``k``'s code names it."""
+    ``footprint`` is given) as the manifest records it, each buffer named as ``k``'s code names it.
+    With runtime tile extents (``quanta``: their quanta by name), ``expression`` is the exact footprint
+    (:func:`.poly.exact_expression`) and each buffer's ``needs`` the bytes its views reach as
+    polynomials of them (its size at given values: the largest, rounded up to a block)."""
     p: Plan = plan or k.plan
     footprint = footprint or p.footprint
-    extra = {"footprint": describe_slots(footprint)} if footprint else {}
+    needs = _needs(p, footprint)
+    extra = {"footprint": describe_slots(footprint),
+             "expression": exact_expression(footprint, quanta or {})} if footprint else {}
     return {"total_bytes": p.total_bytes, **extra,
             "buffers": [{"name": k.names.slot(s), "position": "VECIN/VECOUT" if s.bound else s.position.value,
-                         "num": s.num, "bytes": s.bytes} for s in p.slots if s.num]}
+                         "num": s.num, "bytes": s.bytes, **({"needs": [as_json(q) for q in n]} if n else {})}
+                        for s, n in zip(p.slots, needs) if s.num]}

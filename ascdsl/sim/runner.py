@@ -207,6 +207,6 @@ def run_kernel(
     if "error" in report:
         e = report["error"]
         raise SimError(e["reason"], e["api"], e["block"], _argument(args, regions, e.get("region", -1)))
-    result = SimResult(kernel_name, SimStats.from_report(report["blocks"], plat), block_dim, plat, out[0])
+    result = SimResult(kernel_name, SimStats.from_report(report["blocks"], plat, report.get("trace")), block_dim, plat, out[0])
     publish(result)
     return result

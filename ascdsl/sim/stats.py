@@ -12,6 +12,38 @@ from . import cost
 
 
 @dataclass(frozen=True)
+class Interval:
+    """One interval of a pipe's timeline in the cost model: an instruction running on it (``wait``
+    False; ``api`` the instruction) or the pipe held by a flag, a queue buffer or a barrier past the
+    time it was free (``wait`` True; ``api`` what it waited for). Cycles from the block's start."""
+
+    pipe: str
+    start: float
+    end: float
+    api: str
+    wait: bool = False
+
+
+@dataclass(frozen=True)
+class Trace:
+    """The cost model's timeline of the block with the longest span (``block``): every interval of
+    every pipe in the order the model placed them; ``dropped`` intervals past the simulator's limit
+    per block (``kTraceEvents``) are not kept."""
+
+    block: int
+    intervals: tuple[Interval, ...]
+    dropped: int = 0
+
+    @staticmethod
+    def from_report(d: dict) -> Trace | None:
+        if d.get("block", -1) < 0:
+            return None
+        names = d["names"]
+        return Trace(d["block"], tuple(Interval(cost.PIPES[p], start, end, names[api], bool(wait))
+                                       for p, wait, start, end, api in d["events"]), d["dropped"])
+
+
+@dataclass(frozen=True)
 class SimStats:
     """Counters of a launch (``per_block`` holds one SimStats per block index; totals sum them).
 
@@ -24,7 +56,8 @@ class SimStats:
     The cost model (:mod:`ascdsl.sim.cost`) adds ``est_cycles``/``est_us`` (the slowest core; for a
     block, its own span), ``floor_cycles`` (GM bytes at HBM bandwidth or vector work at peak, whichever
     is larger; 0 for a block), ``pipe_busy`` (busy cycles of MTE2, V, MTE3 and S on the slowest core)
-    and ``critical_pipe`` (the busiest of them).
+    and ``critical_pipe`` (the busiest of them); ``trace`` is the timeline of the block with the
+    longest span (:class:`Trace`; None for a block).
     """
 
     gm_read_bytes: int = 0
@@ -41,6 +74,7 @@ class SimStats:
     pipe_busy: Mapping[str, int] = field(default_factory=dict)
     critical_pipe: str = ""
     vector_rounds: dict[str, int] = field(default_factory=dict)
+    trace: Trace | None = field(default=None, compare=False, repr=False)
 
     @property
     def limit_ratio(self) -> float:
@@ -48,7 +82,7 @@ class SimStats:
         return self.est_cycles / self.floor_cycles if self.floor_cycles else float("inf")
 
     @staticmethod
-    def from_report(blocks: list[dict], platform: Platform) -> SimStats:
+    def from_report(blocks: list[dict], platform: Platform, trace: dict | None = None) -> SimStats:
         costs = [cost.BlockCost.from_report(b["cost"]) for b in blocks]
         per_block = tuple(
             SimStats(
@@ -71,6 +105,7 @@ class SimStats:
             sum(b.gm_copies for b in per_block), sum(b.ub_copies for b in per_block),
             max((b.ub_peak_bytes for b in per_block), default=0), dict(calls), dict(elements), per_block,
             total.cycles, total.us, total.floor_cycles, total.busy, total.critical_pipe, dict(rounds),
+            Trace.from_report(trace) if trace else None,
         )
 
 

@@ -1,6 +1,7 @@
 """The ``ascdsl`` command as a user meets it: help, version, platforms, one-line errors, check
 running build's host-code checks, build folders named after OP.name, a quiet progress bar."""
 import argparse
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -175,3 +176,66 @@ def test_ops_folder_follows_the_rule(capsys, tmp_path):
     code, out, _ = _run(capsys, "build", str(ROOT / "ops" / "rmsnorm.py"), "-o", str(tmp_path), "--no-verify")
     assert code == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["rms_norm"]
     assert (tmp_path / "rms_norm" / "kernel" / f"{_cann_name(ROOT / 'ops' / 'rmsnorm.py')}_kernel.cpp").is_file()
+
+
+def test_a_kernel_error_is_headed_as_one_and_printed_once_with_its_cases(capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(OPFILES.parent)
+    code, out, err = _run(capsys, "check", "opfiles/kernel_error.py")
+    where = "opfiles/kernel_error.py:13:30: error: cannot broadcast shapes (64,) and (128,)"
+    assert code == 1 and err.splitlines()[:2] == ["ascdsl: twice: kernel error in `twice_kernel`:", where]
+    assert "host code" not in err and "host code" not in out
+    failures = [line for line in out.splitlines() if line.startswith("FAIL")]
+    assert failures == [
+        "FAIL twice, 4 cases (100 float32, 7 float32, 3x5 float32 and 1 more) on interpreter and sim; "
+        f"(kernels -> Ascend C) on build: {where}"]
+    assert out.splitlines()[-1] == "0 passed, 9 failed"
+    code, out, err = _run(capsys, "build", "opfiles/kernel_error.py", "-o", str(tmp_path), "--no-verify")
+    assert code == 1 and err.splitlines()[:2] == ["ascdsl: cannot build twice: kernel error in `twice_kernel`:", where]
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "sim"])
+def test_a_ub_overflow_is_located_at_the_host_line_that_chose_the_extents(capsys, monkeypatch, backend):
+    """The quick loop (the interpreter) runs the same UB planner as the build, without g++."""
+    monkeypatch.chdir(OPFILES.parent)
+    code, out, _ = _run(capsys, "check", "opfiles/ub_overflow.py", "--backend", backend)
+    assert code == 1 and [line for line in out.splitlines() if line.startswith("FAIL")] == [
+        f"FAIL copy, 2 cases (100 float32, 7 float32) on {backend}: opfiles/ub_overflow.py:19:12: error: this launch "
+        "of copy_kernel (BLOCK=65536) needs 1048576 bytes of UB, more than the 188416 bytes Ascend910B3 allows: "
+        "inQueueX (VECIN, 2 x 262144 B = 524288 B); outQueueOut (VECOUT, 2 x 262144 B = 524288 B)"]
+    assert re.search(r"^copy +\(host code -> C\+\+\) +build +ok$", out, re.M)   # the host code itself lowers
+
+
+def test_a_ub_overflow_names_the_kernel_line_of_its_largest_buffer(monkeypatch):
+    import numpy as np
+    from ascdsl.errors import UBOverflowError
+    monkeypatch.chdir(OPFILES.parent)
+    op, = load_operators(["opfiles/ub_overflow.py"])
+    with pytest.raises(UBOverflowError) as e:
+        op.entry(np.ones(100, np.float32), backend="sim")
+    assert str(e.value).splitlines() == [
+        "opfiles/ub_overflow.py:19:12: error: this launch of copy_kernel (BLOCK=65536) needs 1048576 bytes of UB, "
+        "more than the 188416 bytes Ascend910B3 allows: inQueueX (VECIN, 2 x 262144 B = 524288 B); "
+        "outQueueOut (VECOUT, 2 x 262144 B = 524288 B)",
+        "    19 |     return ascdsl.Launch(copy_kernel, grid=(ascdsl.cdiv(x.numel, block),), "
+        "constexprs={\"BLOCK\": block},",
+        "       |            ^",
+        "note: the largest buffer is the tile at opfiles/ub_overflow.py:12:9",
+        "hint: use a smaller block (ascdsl.planner.largest_block finds the largest that fits)"]
+
+
+def test_the_check_table_shows_the_error_against_the_tolerance_it_was_judged_by():
+    import numpy as np
+    from ascdsl import dtypes
+    from ascdsl.testing import CaseResult, format_table, nearest_tolerance
+    # bfloat16: atol and rtol from dtypes; the element nearest its tolerance, not the largest error
+    bf16 = dtypes.bfloat16
+    expected = np.array([1000.0, 1.0])
+    actual = expected + [3.76, 0.008]
+    err, tol = nearest_tolerance(actual, expected, bf16)
+    assert (err, tol) == pytest.approx((0.008, bf16.atol + bf16.rtol * 1.0))
+    err, tol = nearest_tolerance(expected + [3.76, 0.0], expected, bf16)
+    assert (err, tol) == pytest.approx((3.76, bf16.atol + bf16.rtol * 1000.0))
+    table = format_table([CaseResult("op", "2x3 bfloat16", "sim", True, 3.76, judged=(3.76, 8.0)),
+                          CaseResult("op", "(host code -> C++)", "build", True)])
+    assert table.splitlines()[0].split("  ")[-1] == "|err| <= tolerance"
+    assert table.splitlines()[1].endswith("ok      3.76 <= 8") and table.splitlines()[2].endswith("ok")

@@ -80,3 +80,49 @@ def test_readme_points_at_the_docs_and_the_fast_subset():
     for page in DOCS.glob("*.md"):
         assert f"docs/{page.name}" in readme, page.name
     assert '-m "not slow"' in readme
+
+
+def _quoted(command: str) -> list[str]:
+    """The lines the tutorial quotes under ``$ command`` (without the ``...`` that elides rows)."""
+    block = re.search(rf"```\n\$ {re.escape(command)}\n(.*?)```", TUTORIAL, re.S).group(1)
+    return [line for line in block.splitlines() if line != "..."]
+
+
+def test_tutorial_counts_are_what_the_commands_count():
+    from ascdsl import build
+    from ascdsl.op import load_operators
+    op, = load_operators([ROOT / "ops" / "rmsnorm.py"])
+    b = build.plan(op, PLATFORMS[DEFAULT_PLATFORM])
+    # check: the host row and every case on both backends; build: every case (and probe) on both
+    # backends, then the op-project kernel and main.cpp of every variant
+    assert _quoted("ascdsl check ops/rmsnorm.py")[-1] == f"{1 + 2 * len(op.cases)} passed, 0 failed"
+    assert _quoted("ascdsl build ops/rmsnorm.py")[-1] == f"{2 * len(b.cases) + 2 * len(b.variants)} passed, 0 failed"
+
+
+def test_tutorial_teaches_no_workaround_for_scalar_rsqrt():
+    assert "tl.rsqrt(mean_square + eps)" in TUTORIAL and "tl.full((BLOCK,), eps" not in TUTORIAL
+    assert "does not support the scalar op" not in TUTORIAL
+
+
+@pytest.mark.slow
+def test_tutorial_sessions_print_what_the_commands_print(tmp_path, monkeypatch, capsys):
+    from ascdsl.cli import main
+    monkeypatch.chdir(ROOT)
+    assert main(["check", "ops/rmsnorm.py"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line for line in _quoted("ascdsl check ops/rmsnorm.py") if line not in out] == []
+    monkeypatch.chdir(tmp_path)
+    assert main(["build", str(ROOT / "ops" / "rmsnorm.py")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line for line in _quoted("ascdsl build ops/rmsnorm.py") if line not in out] == []
+    assert "Rsqrt(" in (tmp_path / "build" / "rms_norm" / "kernel" / "rms_norm_kernel.cpp").read_text()
+    # the draft's UB overflow the tutorial quotes, from the quick loop
+    draft = (ROOT / "ops" / "rmsnorm.py").read_text()
+    cut = draft.index("    largest = ascdsl.planner.largest_extent")
+    draft = draft[:cut] + draft[draft.index("    return ascdsl.Launch(rms_norm_kernel"):]
+    draft = draft.replace("ascdsl.Case((0, 16), (16,))]", "ascdsl.Case((0, 16), (16,)), ascdsl.Case((2, 50000), (50000,))]")
+    (tmp_path / "ops").mkdir()
+    (tmp_path / "ops" / "rmsnorm.py").write_text(draft)
+    assert main(["check", "ops/rmsnorm.py", "--backend", "interpreter"]) == 1
+    quoted = re.search(r"```\n(FAIL rms_norm \[2x50000.*?)\n```", TUTORIAL, re.S).group(1)
+    assert quoted in capsys.readouterr().out.splitlines()

@@ -6,6 +6,7 @@
 #ifndef ASCDSL_SIM_ASCDSL_SIM_COST_H
 #define ASCDSL_SIM_ASCDSL_SIM_COST_H
 #include <cmath>
+#include <string_view>
 
 #include "runtime.h"
 
@@ -35,6 +36,16 @@ struct BlockCost {
     double copy_bytes = 0;    // bytes MTE2 and MTE3 moved between GM and UB
 };
 
+// One interval of a pipe's timeline: an instruction running (busy) or the pipe held by a flag, a queue
+// buffer or a barrier past the time it was free (wait). `api` indexes Timeline::trace_names.
+struct TraceEvent {
+    int pipe;
+    bool wait;
+    double start, end;
+    int api;
+};
+constexpr size_t kTraceEvents = 20000;  // per block; events past it are counted, not kept
+
 struct Timeline {
     CostParams params;
     std::map<std::string, std::pair<double, double>, std::less<>> api_cost;  // name -> (cycles per repeat, extra passes)
@@ -44,6 +55,10 @@ struct Timeline {
     std::map<std::pair<int, int>, double> flags;  // (HardEvent, id) -> time the flag is set
     std::map<int, double> buffer_ready;          // queue buffer -> time of its last EnQue/FreeTensor
     BlockCost cost;
+    std::vector<TraceEvent> trace;       // this block's intervals, in the order the model placed them
+    uint64_t trace_dropped = 0;
+    std::vector<std::string> trace_names;  // API names of the trace
+    std::map<std::string, int, std::less<>> trace_index;
 };
 
 inline Timeline& timeline() {
@@ -66,6 +81,8 @@ inline void reset_timeline() {
     t.flags.clear();
     t.buffer_ready.clear();
     t.cost = BlockCost{};
+    t.trace.clear();
+    t.trace_dropped = 0;
 }
 
 inline BlockCost block_cost() {
@@ -79,20 +96,38 @@ inline BlockCost block_cost() {
 // ---- internals ----
 inline int pipe_index(Pipe p) { return static_cast<int>(p); }
 
+// Records one interval of the block's timeline (report.html draws them).
+inline void trace(Pipe p, bool wait, double start, double end, std::string_view api) {
+    Timeline& t = timeline();
+    if (end <= start) return;
+    if (t.trace.size() >= kTraceEvents) {
+        ++t.trace_dropped;
+        return;
+    }
+    auto it = t.trace_index.find(api);
+    if (it == t.trace_index.end()) {
+        it = t.trace_index.emplace(std::string(api), static_cast<int>(t.trace_names.size())).first;
+        t.trace_names.emplace_back(api);
+    }
+    t.trace.push_back(TraceEvent{pipe_index(p), wait, start, end, it->second});
+}
+
 // The scalar unit dispatches one call; returns the earliest time the call's pipe may start it.
 inline double dispatch() {
     Timeline& t = timeline();
     t.scalar += t.params.scalar_issue;
     t.cost.busy[pipe_index(Pipe::S)] += t.params.scalar_issue;
+    trace(Pipe::S, false, t.scalar - t.params.scalar_issue, t.scalar, "dispatch");
     return t.scalar;
 }
 
 // Runs `cycles` of work on pipe p no earlier than `earliest`; returns the finish time.
-inline double occupy(Pipe p, double earliest, double cycles) {
+inline double occupy(Pipe p, double earliest, double cycles, std::string_view api) {
     Timeline& t = timeline();
     double& ready = t.ready[pipe_index(p)];
     ready = std::max(ready, earliest) + cycles;
     t.cost.busy[pipe_index(p)] += cycles;
+    trace(p, false, ready - cycles, ready, api);
     return ready;
 }
 
@@ -102,10 +137,11 @@ inline double reached(Pipe src) {
     return src == Pipe::S ? t.scalar : std::max(t.ready[pipe_index(src)], t.scalar);
 }
 
-// Pipe `dst` may not start anything before `time`.
-inline void hold(Pipe dst, double time) {
+// Pipe `dst` may not start anything before `time` (`why`: the wait, in the trace).
+inline void hold(Pipe dst, double time, std::string_view why) {
     Timeline& t = timeline();
     double& r = dst == Pipe::S ? t.scalar : t.ready[pipe_index(dst)];
+    trace(dst, true, r, time, why);
     r = std::max(r, time);
 }
 
@@ -143,7 +179,7 @@ inline void count_vector(const char* api, uint64_t elements, uint64_t repeats, u
     const auto it = t.api_cost.find(api);
     const auto [per_repeat, extra] = it == t.api_cost.end() ? std::pair<double, double>{1.0, 0.0} : it->second;
     const double passes = extra * static_cast<double>(rounds) * (t.params.vector_issue + t.params.barrier_drain);
-    occupy(Pipe::V, dispatch(), t.params.vector_issue + passes + static_cast<double>(repeats) * per_repeat);
+    occupy(Pipe::V, dispatch(), t.params.vector_issue + passes + static_cast<double>(repeats) * per_repeat, api);
     t.cost.vector_ideal += static_cast<double>(elements * lane_bytes) / 256.0 * per_repeat;
 }
 
@@ -155,8 +191,9 @@ inline void count_copy(Pipe p, uint64_t bursts, uint64_t bytes) {
     double& ready = t.ready[pipe_index(p)];
     const double setup = k.copy_setup + static_cast<double>(bursts) * k.burst_cycles;
     const double cycles = static_cast<double>(bytes) / k.gm_bytes_per_cycle;
-    const double start = std::max(ready, dispatch()) + setup;
-    ready = ascdsl_sim::transfer(start, cycles);
+    const double begin = std::max(ready, dispatch());
+    ready = ascdsl_sim::transfer(begin + setup, cycles);
+    trace(p, false, begin, ready, p == Pipe::MTE2 ? "DataCopy GM->UB" : "DataCopy UB->GM");
     t.cost.busy[pipe_index(p)] += setup + cycles;
     t.cost.copy_bytes += static_cast<double>(bytes);
 }
@@ -164,7 +201,7 @@ inline void count_copy(Pipe p, uint64_t bursts, uint64_t bytes) {
 // A UB -> UB DataCopy runs on the vector pipe, one repeat per 256 bytes.
 inline void count_ub_copy(uint64_t bytes) {
     Timeline& t = timeline();
-    occupy(Pipe::V, dispatch(), t.params.vector_issue + std::ceil(static_cast<double>(bytes) / 256.0));
+    occupy(Pipe::V, dispatch(), t.params.vector_issue + std::ceil(static_cast<double>(bytes) / 256.0), "DataCopy UB->UB");
     t.cost.vector_ideal += static_cast<double>(bytes) / 256.0;
 }
 
@@ -173,12 +210,13 @@ inline void count_barrier(Pipe p, bool all) {
     Timeline& t = timeline();
     const double now = dispatch();
     if (!all) {
-        occupy(p, now, t.params.barrier_drain);
+        occupy(p, now, t.params.barrier_drain, "PipeBarrier");
         return;
     }
     double done = now;
     for (const double r : t.ready) done = std::max(done, r);
     done += t.params.barrier_drain;
+    for (int p = 0; p < kPipes; ++p) hold(static_cast<Pipe>(p), done, "PipeBarrier<PIPE_ALL>");
     t.ready.fill(done);
     t.scalar = done;
 }
@@ -191,7 +229,7 @@ inline void count_set_flag(int event, int id, Pipe src) {
 }
 inline void count_wait_flag(int event, int id, Pipe dst) {
     dispatch();
-    hold(dst, timeline().flags[{event, id}]);
+    hold(dst, timeline().flags[{event, id}], "WaitFlag");
 }
 inline void count_release(int buffer, Pipe src) {
     dispatch();
@@ -199,13 +237,14 @@ inline void count_release(int buffer, Pipe src) {
 }
 inline void count_acquire(int buffer, Pipe dst) {
     dispatch();
-    hold(dst, timeline().buffer_ready[buffer]);
+    hold(dst, timeline().buffer_ready[buffer], "queue buffer");
 }
 
 // A call that runs on the scalar unit only (GetValue/SetValue on UB, and with `gm` on GM).
 inline void count_scalar(bool gm = false) {
     dispatch();
     if (gm) {
+        trace(Pipe::S, false, timeline().scalar, timeline().scalar + timeline().params.scalar_gm_latency, "GM scalar access");
         timeline().scalar += timeline().params.scalar_gm_latency;
         timeline().cost.busy[pipe_index(Pipe::S)] += timeline().params.scalar_gm_latency;
     }

@@ -15,6 +15,9 @@ struct Outcome {
     int64_t region = -1;  // State::fail_region of the failure
     std::vector<Counters> per_block;
     std::vector<BlockCost> per_block_cost;
+    int64_t trace_block = -1;  // the block of the longest span, whose timeline is kept
+    std::vector<TraceEvent> trace;
+    uint64_t trace_dropped = 0;
 };
 
 template <class Kernel>
@@ -36,6 +39,11 @@ Outcome run_blocks(const std::vector<int64_t>& order, Kernel kernel) {
         if (!out.ok) break;
         out.per_block[b] = st().counters;
         out.per_block_cost[b] = block_cost();
+        if (out.trace_block < 0 || out.per_block_cost[b].cycles > out.per_block_cost[out.trace_block].cycles) {
+            out.trace_block = b;
+            out.trace = timeline().trace;
+            out.trace_dropped = timeline().trace_dropped;
+        }
     }
     std::fflush(stdout);
     return out;
@@ -79,7 +87,15 @@ inline std::string outcome_json(const Outcome& o) {
         for (int p = 0; p < kPipes; ++p) os << (p ? ", " : "") << json_string(pipe_short(static_cast<Pipe>(p))) << ": " << k.busy[p];
         os << "}}}";
     }
-    os << "]}";
+    os << "], \"trace\": {\"block\": " << o.trace_block << ", \"dropped\": " << o.trace_dropped << ", \"names\": [";
+    const std::vector<std::string>& names = timeline().trace_names;
+    for (size_t i = 0; i < names.size(); ++i) os << (i ? ", " : "") << json_string(names[i]);
+    os << "], \"events\": [";
+    for (size_t i = 0; i < o.trace.size(); ++i) {
+        const TraceEvent& e = o.trace[i];
+        os << (i ? ", " : "") << "[" << e.pipe << ", " << (e.wait ? 1 : 0) << ", " << e.start << ", " << e.end << ", " << e.api << "]";
+    }
+    os << "]}}";
     return os.str();
 }
 
