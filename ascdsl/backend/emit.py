@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+
 from .. import dtypes
 from ..errors import Loc, source_path
 from ..platforms import get_platform
@@ -28,10 +29,15 @@ def where(loc: Loc) -> str:
     return f"{source_path(loc.file)}:{loc.line}"
 
 
+FLOAT_MAX = 3.4028234663852886e38
+
+
 def literal(value, dtype) -> str:
     """A C++ literal of exactly ``dtype``: ``2.0f``, ``(half)2.0f``, ``-INFINITY``, ``7``, ``(int16_t)7``."""
     if dtype.is_float:
         v = float(value)
+        if abs(v) > FLOAT_MAX:  # 1e39 is an infinity in float (and in the 16-bit types computed in it)
+            v = math.copysign(math.inf, v)
         text = ("-INFINITY" if v < 0 else "INFINITY") if math.isinf(v) else "NAN" if math.isnan(v) else repr(v) + "f"
         if "e" in text and "." not in text.split("e")[0]:
             text = text.replace("e", ".0e")

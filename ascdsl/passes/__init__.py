@@ -8,10 +8,9 @@ from ..ir.core import Kernel
 from ..platforms import Platform, get_platform
 from .access import block_accesses
 from .batching import batch_programs, refusal
-from .cleanup import common_scalars, dead_code, unobserved_fills
+from .cleanup import common_scalars, dead_code
 
 PIPELINE = (
-    unobserved_fills,  # the 0 a masked load without `other` reads, where no one reads those lanes
     block_accesses,  # affine load/store -> block_load/block_store (located error otherwise)
     common_scalars,  # offsets and extents repeated per access are computed once
     dead_code,  # the address and mask arithmetic the block accesses replaced

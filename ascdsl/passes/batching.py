@@ -245,7 +245,7 @@ class _Rows:
 
     def masked(self, mask: Value | None, shape, out, loc, cache) -> Value:
         """An access's ``mask`` (None: none) and its programs' valid lanes, as one ``[P, *shape]`` value:
-        the same value for accesses under the same mask (what ``unobserved_fills`` compares)."""
+        the same value for accesses under the same mask."""
         valid = self.mask(shape, out, loc, cache)
         if mask is None:
             return valid

@@ -142,27 +142,3 @@ def test_a_broadcast_with_two_run_time_schedules_writes_over_its_dying_source_in
     products = [c for c in calls if c.api == "Mul" and any(r.buf == exp.dst.buf for r in c.srcs)]
     assert len(products) == 3  # walking the row's whole repeats, its partial repeat, column chunks
     assert {k.plan.slot(c.dst.buf).index for c in products} == {k.plan.slot(exp.dst.buf).index}
-
-
-@ascdsl.jit
-def _fills_kernel(x_ptr, out_ptr, sum_ptr, n, BLOCK: ascdsl.language.constexpr):
-    tl = ascdsl.language
-    i = tl.arange(0, BLOCK)
-    mask = i < n
-    a = tl.load(x_ptr + i, mask=mask)  # masked lanes stored under the same mask only: no fill
-    tl.store(out_ptr + i, tl.exp(a) * 2.0, mask=mask)
-    b = tl.load(x_ptr + BLOCK + i, mask=mask)  # replaced by tl.where on the mask: no fill
-    tl.store(out_ptr + BLOCK + i, tl.where(mask, b + 1.0, 0.0))
-    c = tl.load(x_ptr + 2 * BLOCK + i, mask=mask)  # summed: its masked lanes are read, the 0 stays
-    tl.store(sum_ptr, tl.sum(c, axis=0))
-
-
-def test_unobserved_fills_drop_only_the_fills_nobody_reads():
-    from ascdsl.ir import Op, walk
-    from ascdsl.passes.cleanup import unobserved_fills
-    kernel = _fills_kernel.specialize(np.zeros(48, np.float32), np.zeros(32, np.float32), np.zeros(1, np.float32), 5,
-                                      BLOCK=16).kernels[0]
-    loads = [i for i in walk(kernel.body) if i.op is Op.LOAD]
-    assert [i.attr("has_other") for i in loads] == [True, True, True]  # the frontend: masked lanes read 0
-    after = [i for i in walk(unobserved_fills(kernel).body) if i.op is Op.LOAD]
-    assert [i.attr("has_other") for i in after] == [False, False, True]

@@ -65,7 +65,7 @@ private:
         DataCopyPad(dyIn, dyGm[dyOffset], dyInParams, dyInPad);
         inOutQueueDy.EnQue<TPosition::GM, TPosition::VECIN>(dyIn);
         LocalTensor<bfloat16_t> xIn = inQueueX.AllocTensor<bfloat16_t>();  // ops/log_softmax_grad.py:106
-        DataCopyPadExtParams<bfloat16_t> xInPad{false, 0, 0, (bfloat16_t)0.0f};
+        DataCopyPadExtParams<bfloat16_t> xInPad{true, 0, static_cast<uint8_t>((dyCols + 15) / 16 * 16 - dyCols), (bfloat16_t)0.0f};
         const bool xInWhole = (static_cast<int64_t>(tiling_.d2) == static_cast<int64_t>(dyCols)) & (dyCols == 32);
         DataCopyExtParams xInParams{static_cast<uint16_t>(xInWhole ? 1 : dyRows), static_cast<uint32_t>((xInWhole ? dyRows * dyCols : dyCols) * sizeof(bfloat16_t)), static_cast<uint32_t>((static_cast<int64_t>(tiling_.d2) - dyCols) * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (dyCols + 15) / 16), 0};
         DataCopyPad(xIn, xGm[dyOffset], xInParams, xInPad);
@@ -91,6 +91,16 @@ private:
             Duplicate(dyIn[dyRows * 32], (bfloat16_t)0.0f, (16 - dyRows) * 32);
         }
         LocalTensor<bfloat16_t> xIn = inQueueX.DeQue<bfloat16_t>();
+        const int32_t xInValid = static_cast<int32_t>((dyCols + 15) / 16 * 16);
+        // fill the masked columns with `other`
+        if (xInValid < 32) {
+            Duplicate(xIn[xInValid], (bfloat16_t)0.0f, static_cast<uint64_t>(32 - xInValid), static_cast<uint8_t>(dyRows), 1, 2);
+        }
+        if (dyRows < 16) {
+            // fill the masked rows with `other`
+            PipeBarrier<PIPE_V>();
+            Duplicate(xIn[dyRows * 32], (bfloat16_t)0.0f, (16 - dyRows) * 32);
+        }
         PipeBarrier<PIPE_V>();
         Cast(dy, dyIn, RoundMode::CAST_NONE, 512);  // ops/log_softmax_grad.py:104
         PipeBarrier<PIPE_V>();

@@ -34,7 +34,7 @@ public:
             const int64_t xCountMaximum = xCountMaximumSub > 0 ? xCountMaximumSub : 0;  // tests/test_interpreter_dsl.py:131
             const int64_t xCount = xCountMaximum < 2048 ? xCountMaximum : 2048;  // tests/test_interpreter_dsl.py:131
             CopyIn(xOffset, xCount);
-            Compute();
+            Compute(xCount);
             CopyOut(xOffset, xCount);
         }
     }
@@ -43,20 +43,31 @@ private:
     __aicore__ inline void CopyIn(const int64_t xOffset, const int64_t xCount)
     {
         LocalTensor<float> xIn = inOutQueueX.AllocTensor<float>();  // tests/test_interpreter_dsl.py:131
-        DataCopyPadExtParams<float> xInPad{false, 0, 0, 0.0f};
+        DataCopyPadExtParams<float> xInPad{true, 0, static_cast<uint8_t>((xCount + 7) / 8 * 8 - xCount), 0.0f};
         DataCopyExtParams xInParams{1, static_cast<uint32_t>(xCount * sizeof(float)), 0, 0, 0};
         DataCopyPad(xIn, xGm[xOffset], xInParams, xInPad);
         inOutQueueX.EnQue<TPosition::GM, TPosition::VECIN>(xIn);
         LocalTensor<float> yIn = inQueueY.AllocTensor<float>();  // tests/test_interpreter_dsl.py:131
-        DataCopyPadExtParams<float> yInPad{false, 0, 0, 0.0f};
+        DataCopyPadExtParams<float> yInPad{true, 0, static_cast<uint8_t>((xCount + 7) / 8 * 8 - xCount), 0.0f};
         DataCopyExtParams yInParams{1, static_cast<uint32_t>(xCount * sizeof(float)), 0, 0, 0};
         DataCopyPad(yIn, yGm[xOffset], yInParams, yInPad);
         inQueueY.EnQue(yIn);
     }
-    __aicore__ inline void Compute()
+    __aicore__ inline void Compute(const int64_t xCount)
     {
         LocalTensor<float> xIn = inOutQueueX.DeQue<TPosition::GM, TPosition::VECIN, float>();
+        const int32_t xInValid = static_cast<int32_t>((xCount + 7) / 8 * 8);
+        if (xInValid < 2048) {
+            // fill the tail with `other`
+            Duplicate(xIn[xInValid], 0.0f, 2048 - xInValid);
+        }
         LocalTensor<float> yIn = inQueueY.DeQue<float>();
+        const int32_t yInValid = static_cast<int32_t>((xCount + 7) / 8 * 8);
+        if (yInValid < 2048) {
+            // fill the tail with `other`
+            Duplicate(yIn[yInValid], 0.0f, 2048 - yInValid);
+        }
+        PipeBarrier<PIPE_V>();
         Add(xIn, xIn, yIn, 2048);  // tests/test_interpreter_dsl.py:131
         inOutQueueX.EnQue<TPosition::VECOUT, TPosition::GM>(xIn);
         inQueueY.FreeTensor(yIn);

@@ -53,7 +53,7 @@ public:
                 const int32_t inCount2 = inCountMaximum2 < 4096 ? inCountMaximum2 : 4096;  // tests/test_interpreter_dsl.py:48
                 const int64_t outOffset = static_cast<int64_t>(start2) + value;  // tests/test_interpreter_dsl.py:50
                 CopyIn4(inOffset2, inCount2);
-                Compute4();
+                Compute4(inCount2);
                 CopyOut4(inCount2, outOffset);
             }
         }
@@ -143,16 +143,21 @@ private:
     __aicore__ inline void CopyIn4(const int64_t inOffset2, const int32_t inCount2)
     {
         LocalTensor<float> x4 = inOutQueueIn.AllocTensor<float>();  // tests/test_interpreter_dsl.py:48
-        DataCopyPadExtParams<float> xPad2{false, 0, 0, 0.0f};
+        DataCopyPadExtParams<float> xPad2{true, 0, static_cast<uint8_t>((inCount2 + 7) / 8 * 8 - inCount2), 0.0f};
         DataCopyExtParams xParams2{1, static_cast<uint32_t>(inCount2 * sizeof(float)), 0, 0, 0};
         DataCopyPad(x4, inGm[inOffset2], xParams2, xPad2);
         inOutQueueIn.EnQue<TPosition::GM, TPosition::VECIN>(x4);
     }
-    __aicore__ inline void Compute4()
+    __aicore__ inline void Compute4(const int32_t inCount2)
     {
         LocalTensor<float> scalar4 = sBuf.Get<float>();
         LocalTensor<float> scalar5 = sBuf.Get<float>();
         LocalTensor<float> x4 = inOutQueueIn.DeQue<TPosition::GM, TPosition::VECIN, float>();
+        const int32_t xValid2 = (inCount2 + 7) / 8 * 8;
+        if (xValid2 < 4096) {
+            // fill the tail with `other`
+            Duplicate(x4[xValid2], 0.0f, 4096 - xValid2);
+        }
         PipeBarrier<PIPE_V>();
         Duplicate(scalar4, rowMax_, 8);  // tests/test_interpreter_dsl.py:49
         PipeBarrier<PIPE_V>();

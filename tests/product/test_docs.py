@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from ascdsl.sim.build import front_ends
+
 from ascdsl.platforms import DEFAULT_PLATFORM, PLATFORMS
 from ascdsl.sim import INCLUDE_DIR
 from ascdsl.testing import assert_close
@@ -96,7 +98,9 @@ def test_tutorial_counts_are_what_the_commands_count():
     # check: the host row and every case on both backends; build: every case (and probe) on both
     # backends, then the op-project kernel and main.cpp of every variant
     assert _quoted("ascdsl check ops/rmsnorm.py")[-1] == f"{1 + 2 * len(op.cases)} passed, 0 failed"
-    assert _quoted("ascdsl build ops/rmsnorm.py")[-1] == f"{2 * len(b.cases) + 2 * len(b.variants)} passed, 0 failed"
+    clang = 1  # the row of clang++'s front end, which the tutorial's machine has
+    assert _quoted("ascdsl build ops/rmsnorm.py")[-1] == \
+        f"{2 * len(b.cases) + 2 * len(b.variants) + clang} passed, 0 failed"
 
 
 def test_tutorial_teaches_no_workaround_for_scalar_rsqrt():
@@ -114,7 +118,11 @@ def test_tutorial_sessions_print_what_the_commands_print(tmp_path, monkeypatch, 
     monkeypatch.chdir(tmp_path)
     assert main(["build", str(ROOT / "ops" / "rmsnorm.py")]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert [line for line in _quoted("ascdsl build ops/rmsnorm.py") if line not in out] == []
+    quoted = _quoted("ascdsl build ops/rmsnorm.py")
+    if not front_ends():  # no clang++ row here: one row fewer than the tutorial's machine prints
+        total = int(quoted[-1].split()[0]) - 1
+        quoted[-1] = f"{total} passed, 0 failed"
+    assert [line for line in quoted if line not in out] == []
     assert "Rsqrt(" in (tmp_path / "build" / "rms_norm" / "kernel" / "rms_norm_kernel.cpp").read_text()
     # the draft's UB overflow the tutorial quotes, from the quick loop
     draft = (ROOT / "ops" / "rmsnorm.py").read_text()
