@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import statistics
+import os
+import platform as host
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -28,6 +28,7 @@ from typing import Callable
 import numpy as np
 
 from . import bench_batching, bench_bounds, bench_interp, record, sim
+from .bench_interp import interleaved_medians
 from .sim import cost
 from .errors import InputValueError
 from .op import Case, Operator, load_operators
@@ -141,19 +142,6 @@ class Row:
         return self.interp_ms / self.numpy_ms
 
 
-def interleaved_medians(fs: list[Callable[[], object]], repeats: int) -> list[float]:
-    """Median CPU seconds of each of ``fs``, run in turn ``repeats`` times after one warm-up each."""
-    for f in fs:
-        f()
-    times: list[list[float]] = [[] for _ in fs]
-    for _ in range(repeats):
-        for f, ts in zip(fs, times):
-            start = time.process_time()
-            f()
-            ts.append(time.process_time() - start)
-    return [statistics.median(ts) for ts in times]
-
-
 def entry_ratio(op: Operator, case: BenchCase, repeats: int) -> tuple[float, float]:
     """(entry point, NumPy formula) medians in seconds on the interpreter, interleaved."""
     inputs = op.inputs_of(case.case(len(op.inputs)))
@@ -208,9 +196,6 @@ def format_table(rows: list[tuple[str, ...]], header: tuple[str, ...] = HEADER) 
 
 def machine() -> str:
     """The CPU (its model name where Linux tells it), core count, Python and NumPy versions."""
-    import os
-    import platform as host
-
     cpu = host.processor() or host.machine()
     with contextlib.suppress(OSError):
         names = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()

@@ -2,13 +2,14 @@
 the interpreter against the NumPy formula of what they compute, and the same kernel source on
 upstream Triton's interpreter (``TRITON_INTERPRET=1``) where ``triton`` and ``torch`` are installed.
 
-Times are CPU seconds of this process, medians of interleaved runs (:func:`ascdsl.bench.interleaved_medians`);
+Times are CPU seconds of this process, medians of interleaved runs (:func:`interleaved_medians`);
 upstream Triton, which is two orders of magnitude slower, is timed once per kernel.
 """
 from __future__ import annotations
 
 import importlib
 import os
+import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -18,6 +19,9 @@ from typing import Callable
 
 import numpy as np
 
+import ascdsl
+import ascdsl.language as tl
+
 from .language.core import next_power_of_2
 
 SOURCE = Path(__file__).with_name("bench_kernels.py")
@@ -25,6 +29,19 @@ SHAPES = ((4096, 1024), (1024, 4096), (16384, 128))
 QUICK_SHAPES = ((37, 100),)  # odd sizes: masked tails everywhere
 KERNEL_BOUND = 1.5
 """The issue's target: Triton-style kernels within 1.5x of the NumPy formula, whatever their block sizes."""
+
+
+def interleaved_medians(fs: list[Callable[[], object]], repeats: int) -> list[float]:
+    """Median CPU seconds of each of ``fs``, run in turn ``repeats`` times after one warm-up each."""
+    for f in fs:
+        f()
+    times: list[list[float]] = [[] for _ in fs]
+    for _ in range(repeats):
+        for f, ts in zip(fs, times):
+            start = time.process_time()
+            f()
+            ts.append(time.process_time() - start)
+    return [statistics.median(ts) for ts in times]
 
 
 def triton_kernels(triton, tl) -> SimpleNamespace:
@@ -106,7 +123,6 @@ KERNEL_CASES = (
 
 def kernel_ratio(kernels, case: KernelCase, m: int, n: int, repeats: int) -> tuple[float, float]:
     """(kernel on the interpreter, NumPy formula) medians in seconds, interleaved."""
-    from .bench import interleaved_medians
 
     a = case.inputs(m, n)
     operands = [a[name] for name in case.args]
@@ -142,9 +158,6 @@ def upstream_seconds(upstream, case: KernelCase, m: int, n: int) -> float:
 def report(repeats: int, out, shapes=SHAPES, upstream: bool = True) -> list[tuple[KernelCase, tuple[int, int], float, float]]:
     """Print every kernel case at every shape, then (``upstream``) the speed-up over upstream Triton's
     interpreter at the first shape; return ``(case, shape, interpreter s, numpy s)`` rows."""
-    import ascdsl
-    import ascdsl.language as tl
-
     kernels = triton_kernels(ascdsl, tl)
     rows = []
     print(f"\nTriton-style kernels on the interpreter / NumPy formula, fp32 (target <= {KERNEL_BOUND:g}x):", file=out)

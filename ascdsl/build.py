@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import dtypes, planner
+from . import dtypes, planner, report
 from .backend import ascendc, host, lift, ubplan
 from .backend.opproject import (
     aclnn_signature,
@@ -45,9 +45,9 @@ from .backend.opproject import (
 from .backend.hostcode import is_kernel
 from .backend.render import render
 from .backend.tiling import TilingLayout, Variant, cann_name, layout
-from .errors import CompilationError, Error, source_path, source_root
+from .errors import CompilationError, Error, InputTypeError, InputValueError, source_path, source_root
 from .ir import dump
-from .op import Operator, TensorDesc
+from .op import Case, Operator, TensorDesc, specializations
 from .platforms import Platform
 from .verify import VariantCheck, verify_main
 
@@ -136,7 +136,6 @@ def probe_cases(op: Operator, platform: Platform, variants, cases: list) -> tupl
 
 
 def _case_kernels(op: Operator, platform: Platform) -> list:
-    from .cli import specializations
     return [k for k in specializations(op, opdef_only=True, platform=platform.name).kernels
             if platform.has_bf16 or dtypes.bfloat16 not in _pointer_dtypes(k)]
 
@@ -152,8 +151,6 @@ def probe_kernels(op: Operator, platform: Platform) -> list:
     :data:`PROBE_SHAPES` (every input of one shape) for every dtype of the op and every OpDef
     attribute value of its cases, each with the first probe case that launches it (the lift then
     serves them with few variants: :mod:`.backend.lift`)."""
-    from .errors import InputTypeError, InputValueError
-    from .op import Case
     attrs = []
     for case in op.cases:
         a = op.opdef_attrs(case)
@@ -269,7 +266,6 @@ def write(b: OpBuild, out: str | Path) -> Path:
 def build(ops: Sequence[Operator], out: str | Path, platform: Platform, root: str | Path | None = None) -> list[Path]:
     """Write every op's files and its ``report.html`` (without simulator counters: ``ascdsl build``
     adds them when it verifies) under ``out``; returns the op folders (``root``: see :func:`plan`)."""
-    from . import report
     folders = []
     for op in ops:
         b = plan(op, platform, root)

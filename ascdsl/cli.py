@@ -12,41 +12,24 @@ import sys
 import time
 import traceback
 from contextlib import contextmanager
+from importlib.metadata import PackageNotFoundError, version
 
-from . import bench, record
-from .errors import Error, InputTypeError, InputValueError
-from .ir import Module, dump
+from tqdm import tqdm
+
+from . import bench, build, report, sim
+from .errors import Error
+from .ir import dump
 from .jit import BACKENDS
-from .op import Operator, load_operators
+from .op import Operator, load_operators, specializations
 from .platforms import DEFAULT_PLATFORM, PLATFORMS, Platform, get_platform
 from .build import check_host, error_heading
 from .testing import CaseResult, format_table, run_case
+from .verify import verify_build
 
 BUILD_HELP = """Write DIR/<OP.name>/ for every op file (kernel/, op_project/, ir/, manifest.json,
 report.txt, report.html; the folder is named after the op's OP.name, not its file) and verify it:
 every case on the interpreter and on the simulator, the op-project kernel and kernel/main.cpp of
 every variant. Exit status 1 if anything fails."""
-
-
-def specializations(op: Operator, opdef_only: bool = False, platform: str | None = None) -> Module:
-    """Every distinct kernel specialisation that the op's cases launch, in first-launch order
-    (``opdef_only``: only the cases the OpDef can express, what ``ascdsl build`` compiles). With a
-    ``platform``, the cases launch for it, and those its host rejects (e.g. bfloat16 where the
-    platform has no bfloat16 casts) launch nothing."""
-    cases = [c for c in op.cases if op.opdef_attrs(c) is not None] if opdef_only else op.cases
-    target = {} if platform is None else {"platform": platform}
-    with record.launches() as seen:
-        for case in cases:
-            try:
-                op.entry(*op.inputs_of(case), **dict(case.attrs), backend="interpreter", **target)
-            except (InputTypeError, InputValueError):
-                if platform is None:
-                    raise
-    kernels = []
-    for launch in seen:
-        if launch.kernel not in kernels:
-            kernels.append(launch.kernel)
-    return Module(tuple(kernels))
 
 
 def _backends(choice: str) -> tuple[str, ...]:
@@ -56,7 +39,6 @@ def _backends(choice: str) -> tuple[str, ...]:
 @contextmanager
 def progress(total: int, unit: str):
     """A progress bar on stderr; silent when stderr is not a terminal (CI logs, pipes)."""
-    from tqdm import tqdm
     with tqdm(total=total, unit=unit, file=sys.stderr, disable=None, leave=False, dynamic_ncols=True) as bar:
         yield bar
 
@@ -113,8 +95,6 @@ def cmd_check(args) -> int:
 
 def cmd_build(args) -> int:
     """Build every op, then (unless ``--no-verify``) verify every build; one table at the end."""
-    from . import build, report, sim
-    from .verify import verify_build
     platform = _platform(args.platform)
     ops = load_operators(args.paths)
     start, results = time.perf_counter(), []
@@ -154,7 +134,6 @@ def cmd_build(args) -> int:
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
     try:
         return version("ascdsl")
     except PackageNotFoundError:  # a source checkout that was never installed

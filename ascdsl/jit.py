@@ -26,14 +26,16 @@ from typing import Any, Callable
 import ml_dtypes
 import numpy as np
 
-from . import dtypes, record
+from . import dtypes, interpreter, record
 from .dtypes import DType, PointerType
+from .backend import ascendc, tiling
 from .errors import UNKNOWN, CompilationError, Error, Loc, source_file
 from .frontend import check_syntax, compile_kernel, parse_function
-from .ir import Kernel, Module, Type
+from .ir import Kernel, Module, Type, dump
 from .ir.provenance import stored_params
 from .language import constexpr
-from .platforms import get_platform
+from .platforms import DEFAULT_PLATFORM, get_platform
+from .interpreter import _span
 from .semantics import SemanticError, fits, literal_dtype
 
 LAUNCH_OPTIONS = frozenset({
@@ -62,7 +64,6 @@ JIT_OPTIONS = frozenset({"debug", "version", "repr", "launch_metadata", "do_not_
 """``@jit(...)`` keywords (Triton's); only ``debug`` has an effect."""
 
 DEFAULT_BACKEND = "interpreter"
-DEFAULT_PLATFORM = "Ascend910B3"
 BACKENDS: dict[str, Callable] = {}
 
 
@@ -72,7 +73,6 @@ def register_backend(name: str, runner: Callable) -> None:
 
 
 def _run_interpreter(kernel: Kernel, args: list, grid: tuple[int, int, int], platform) -> None:
-    from . import interpreter
     interpreter.run(kernel, args, grid)
 
 
@@ -223,9 +223,8 @@ class _Asm(dict):
     def _render(self, kind: str) -> str:
         k = self.compiled.kernel
         if kind in ("ttir", "ir"):
-            from .ir.text import dump
             return dump(k)
-        from .backend import ascendc, tiling
+
         variants = tiling.variants([k])
         return str(ascendc.kernel_source("ascdsl_kernel", variants, tiling.layout("KernelTilingData", [k]),
                                          self.compiled.platform))
@@ -347,7 +346,6 @@ def _allocation(site: Loc, name: str, view: np.ndarray) -> np.ndarray:
     """What a device kernel gets for a strided view: a pointer to the view's first element that reaches
     the rest of its allocation (a 1-D array from there to the allocation's end); the kernel addresses
     the view through the strides it is passed, as a Triton kernel does."""
-    from .interpreter import _span
     if any(s < 0 for s in view.strides) and view.size > 1:
         raise CompilationError(site, f"argument `{name}` has a negative stride, which a device pointer to its "
                                "first element cannot reach", "pass np.ascontiguousarray(x), or run on the "

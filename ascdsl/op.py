@@ -26,6 +26,7 @@ import numpy as np
 from . import dtypes, names, record, tensors
 from .errors import (UNKNOWN, CompilationError, Error, InputTypeError, InputValueError, Loc, UBOverflowError, caller_site,
                      display_path, source_file)
+from .ir import Module
 
 
 @dataclass(frozen=True)
@@ -397,3 +398,24 @@ def _walk_located(node: ast.AST, where: ast.AST | None = None):
         here = child if hasattr(child, "lineno") else (where or node)
         yield child, here
         yield from _walk_located(child, here)
+
+
+def specializations(op: Operator, opdef_only: bool = False, platform: str | None = None) -> Module:
+    """Every distinct kernel specialisation that the op's cases launch, in first-launch order
+    (``opdef_only``: only the cases the OpDef can express, what ``ascdsl build`` compiles). With a
+    ``platform``, the cases launch for it, and those its host rejects (e.g. bfloat16 where the
+    platform has no bfloat16 casts) launch nothing."""
+    cases = [c for c in op.cases if op.opdef_attrs(c) is not None] if opdef_only else op.cases
+    target = {} if platform is None else {"platform": platform}
+    with record.launches() as seen:
+        for case in cases:
+            try:
+                op.entry(*op.inputs_of(case), **dict(case.attrs), backend="interpreter", **target)
+            except (InputTypeError, InputValueError):
+                if platform is None:
+                    raise
+    kernels = []
+    for launch in seen:
+        if launch.kernel not in kernels:
+            kernels.append(launch.kernel)
+    return Module(tuple(kernels))

@@ -26,6 +26,7 @@ import numpy as np
 
 from . import dtypes
 from .errors import InputValueError
+from .sim.build import build_library
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,6 @@ FIELDS = tuple(f.name for f in fields(SoftMaxTiling))
 def host_library(sources: Sequence[Path], wrapper: str = "") -> ctypes.CDLL:
     """Host C++ ``sources`` (and ``wrapper`` text) built against the simulator's headers (which provide
     CANN's host tiling functions) into a shared library, loaded; builds are cached."""
-    from .sim.build import build_library
     text = wrapper + "".join(f'#include "{Path(s).resolve()}"\n' for s in sources)
     return _load(build_library(text, list(sources)))
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import cache
+from . import cache, sim
 from .backend import host, simrun
 from .backend.tiling import launch_fields
 from .sim.build import check_front_end, front_ends
@@ -142,7 +142,6 @@ class _OpKernelRunner:
         self.launched = []
 
     def run(self, kernel, args: list, grid: tuple[int, int, int], platform: str) -> None:
-        from . import sim
         serving = sorted((v for v in self.b.variants if v.serves(kernel)), key=lambda v: v.lift is not None)
         keys = [v.key for v in serving]
         if not keys or platform != self.b.platform.name:
@@ -209,7 +208,6 @@ def verify_main(b: OpBuild, folder: Path, workdir: Path) -> list[VariantCheck]:
 def check_main_case(b: OpBuild, folder: Path, run: Path, case) -> None:
     """Run the built ``kernel/main.cpp`` (on ``ascdsl.sim``) on ``case``, in the folder ``run``, and
     compare its outputs with the op's reference (an Error or AssertionError otherwise)."""
-    from . import sim
     kernel = folder / "kernel"
     main = kernel / "main.cpp"  # run_main defines ASCENDC_CPU_DEBUG and friends, as CANN's CPU build does
     arrays, descs, attrs = case_arguments(b.op, case)

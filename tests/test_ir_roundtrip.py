@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ascdsl import interpreter
-from ascdsl.cli import specializations
+from ascdsl.op import specializations
 from ascdsl.ir import dump, parse
 from ascdsl.op import load_operators
 from ascdsl import record

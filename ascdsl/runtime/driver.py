@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..platforms import get_platform
+from ..platforms import DEFAULT_PLATFORM, get_platform
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,6 @@ class Target:
 
 
 def _platform():
-    from ..jit import DEFAULT_PLATFORM
     return get_platform(os.environ.get("ASCDSL_PLATFORM") or DEFAULT_PLATFORM)
 
 

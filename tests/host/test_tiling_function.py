@@ -11,7 +11,7 @@ import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
 from ascdsl.backend import host, tiling
-from ascdsl.cli import specializations
+from ascdsl.op import specializations
 from ascdsl.op import load_operators
 from ascdsl.platforms import get_platform
 
