@@ -11,12 +11,13 @@ import os
 import sys
 import time
 import traceback
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from importlib.metadata import PackageNotFoundError, version
 
 from tqdm import tqdm
 
-from . import bench, build, report, sim
+from . import bench, build, record, report, sim
+from .backend.batchrun import describe
 from .errors import Error
 from .ir import dump
 from .jit import BACKENDS
@@ -76,11 +77,33 @@ def cmd_platforms(args) -> int:
     return 0
 
 
+def explained(launches, platform: Platform) -> list[str]:
+    """``--explain``: a line per distinct launch (kernel specialisation and grid) of ``launches``, what
+    the simulator runs for it: its programs batched (the form, P, the batched grid) or why not, at the
+    kernel line that prevents it."""
+    lines, seen = [], set()
+    for launch in launches:
+        if (launch.kernel, launch.grid) not in seen:
+            seen.add((launch.kernel, launch.grid))
+            k = launch.kernel
+            signature = ", ".join([str(p.type.dtype) for p in k.params] + [f"{c}={v}" for c, v in k.constexprs])
+            lines.append(f"{k.name}({signature}) on grid {launch.grid}: "
+                         + describe(launch.kernel, launch.grid, platform))
+    return lines
+
+
+def _print_explained(launches, platform: Platform) -> None:
+    print("\nProgram batching of each launch on the simulator (--explain):")
+    for line in explained(launches, platform) or ["(no launches)"]:
+        print("  " + line)
+
+
 def cmd_check(args) -> int:
     platform = _platform(args.platform)
     ops, backends = load_operators(args.paths), _backends(args.backend)
     results = []
-    with progress(sum(1 + len(op.cases) * len(backends) for op in ops), "case") as bar:
+    with progress(sum(1 + len(op.cases) * len(backends) for op in ops), "case") as bar, \
+            (record.launches() if args.explain else nullcontext(())) as launches:
         for op in ops:
             bar.set_description(op.name)
             results.append(_host_row(op, platform))
@@ -90,6 +113,8 @@ def cmd_check(args) -> int:
                     results.append(run_case(op, case, backend, platform.name))
                     bar.update()
     print(format_table(results))
+    if args.explain:
+        _print_explained(launches, platform)
     return 0 if all(r.ok for r in results) else 1
 
 
@@ -98,7 +123,8 @@ def cmd_build(args) -> int:
     platform = _platform(args.platform)
     ops = load_operators(args.paths)
     start, results = time.perf_counter(), []
-    with progress(sum(1 + (len(op.cases) + 1 if args.verify else 0) for op in ops), "step") as bar:
+    with progress(sum(1 + (len(op.cases) + 1 if args.verify else 0) for op in ops), "step") as bar, \
+            (record.launches() if args.explain else nullcontext(())) as launches:
         for op in ops:
             bar.set_description(op.name)
             try:
@@ -127,6 +153,8 @@ def cmd_build(args) -> int:
             report.write(b, folder, samples)
     if results:
         print(format_table(results))
+    if args.explain:
+        _print_explained(launches, platform)
     stats = sim.build_stats()
     print(f"{time.perf_counter() - start:.1f}s; g++: {stats.builds} builds ({stats.seconds:.1f}s), "
           f"{stats.cache_hits} cached")
@@ -164,6 +192,11 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--platform", default=None, metavar="SOC",
                        help=f"target SoC (default: $ASCDSL_PLATFORM or {DEFAULT_PLATFORM}; `ascdsl platforms` lists them)")
 
+    def explain(p):
+        p.add_argument("--explain", action="store_true",
+                       help="after the table, say for every launch of the cases whether the simulator batches "
+                            "its programs (P consecutive programs as one), and if not, why, at the kernel line")
+
     p = command("check", cmd_check, "run every case of op files on the backends against their references",
                 "Run every case of the op files on the backends and compare with their NumPy references; "
                 "also check that the host code lowers to C++ as `ascdsl build` needs. Exit status 1 on "
@@ -172,9 +205,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", choices=sorted(BACKENDS) + ["all"], default="all",
                    help="where the cases run: the NumPy interpreter, the simulator, or both (default)")
     platform(p)
+    explain(p)
     p = command("build", cmd_build, "build op files into DIR/<OP.name>/ and verify them", BUILD_HELP)
     paths(p)
     platform(p)
+    explain(p)
     p.add_argument("-o", "--output", default="build", metavar="DIR",
                    help="where the op folders go (default: build)")
     p.add_argument("--no-verify", dest="verify", action="store_false",

@@ -30,8 +30,8 @@ class Channel(Generic[T]):
         self._open.append(items)
         try:
             yield items
-        finally:
-            self._open.remove(items)
+        finally:  # by identity: two open lists can be equal (an inner block that saw what the outer saw)
+            self._open = [x for x in self._open if x is not items]
 
     def publish(self, item: T) -> None:
         for items in self._open:

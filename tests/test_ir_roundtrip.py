@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 from ascdsl import interpreter
-from ascdsl.op import specializations
 from ascdsl.ir import dump, parse
-from ascdsl.op import load_operators
+from ascdsl.op import load_operators, specializations
 from ascdsl import record
 
 OPS = load_operators([Path(__file__).parent.parent / "ops"])
@@ -38,3 +37,13 @@ def test_parsed_kernels_run_the_same(op):
         for a, b in zip(original, replayed):
             if isinstance(a, np.ndarray):
                 assert a.tobytes() == b.tobytes()
+
+
+def test_nested_collections_each_see_what_was_published_inside_them():
+    channel = record.Channel()
+    with channel.collect() as outer:
+        with channel.collect() as inner:
+            channel.publish(1)
+        # closing `inner`, equal to `outer` then, closes `inner`, not `outer`
+        channel.publish(2)
+    assert (outer, inner) == ([1, 2], [1]) and not channel.listening

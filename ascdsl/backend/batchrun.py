@@ -106,11 +106,25 @@ def explain(kernel: Kernel, programs: int, platform: Platform) -> str:
     if why is not None:
         return str(why)
     if programs // platform.vector_core_count < 2:
-        return f"{programs} programs on {platform.vector_core_count} vector cores: fewer than 2 per core"
+        return (f"{programs} program{'s' * (programs != 1)} on {platform.vector_core_count} vector cores: "
+                "fewer than 2 per core")
     if choose(kernel, programs, platform) < 2:
         return (f"{kernel.loc}: no P >= 2 whose batched kernel fits the UB budget of {platform.name} and "
                 "copies by blocks where the kernel does")
     return ""
+
+
+def describe(kernel: Kernel, grid: tuple[int, int, int], platform: Platform) -> str:
+    """What a simulator launch of ``kernel`` on ``grid`` runs: the batched form, P and the batched grid,
+    or why it keeps its form (what ``ascdsl check --explain`` prints per launch)."""
+    if not enabled():
+        return "not batched: ASCDSL_BATCH=0 turns batching off"
+    if grid[1] * grid[2] != 1:
+        return f"not batched: grid {grid} has program ids along axis 1 or 2 (only 1-D grids batch)"
+    p, n = schedule(kernel, grid[0], platform)
+    if p < 2:
+        return "not batched: " + explain(kernel, grid[0], platform)
+    return f"batched ({form(kernel)} form): P = {p} programs per batched program, grid {n} ({n // platform.vector_core_count} per core)"
 
 
 def batch_launch(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -> tuple[Kernel, list, tuple]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import dtypes
-from ..errors import InputTypeError, InputValueError
+from ..errors import CompilationError, InputTypeError, InputValueError
 from ..op import Operator, Output
 from .hostcode import (DTYPE_ENUM, MAX_DIMS, HostFunction, Param, camel, cpp_name, declare, dtype_enum, literal,
                        signature)
@@ -174,8 +174,17 @@ def host_plan(op: Operator, platform, inputs: Sequence, attrs: dict):
 def launched_kernel(op: Operator, plan, inputs: Sequence):
     """The kernel specialisation a host ``plan`` for ``inputs`` launches."""
     pointers = [d.dtype for d in inputs] + [op.output_dtype(o, tuple(inputs)) for o in op.outputs]
-    return plan.kernel.specialize(*(dtypes.PointerType(d) for d in pointers), **plan.scalars,
-                                  **plan.constexprs).kernels[0]
+    try:
+        return plan.kernel.specialize(*(dtypes.PointerType(d) for d in pointers), **plan.scalars,
+                                      **plan.constexprs).kernels[0]
+    except CompilationError as e:
+        if e.loc.file == inspect.getsourcefile(plan.kernel.fn):
+            raise  # located in the kernel
+        # the arguments do not bind: located at the host's Launch, with what the op passes
+        tensors = ", ".join([*op.inputs, *(o.name for o in op.outputs)])
+        raise CompilationError(plan.site, e.message, f"the op passes the kernel a pointer per input and output "
+                               f"({tensors}), then the Launch's scalars and constexprs; a host parameter that "
+                               "is no tensor is an attribute: declare it in Operator(attrs=...)") from None
 
 
 def _python_str(value) -> str:

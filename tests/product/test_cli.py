@@ -239,3 +239,31 @@ def test_the_check_table_shows_the_error_against_the_tolerance_it_was_judged_by(
                           CaseResult("op", "(host code -> C++)", "build", True)])
     assert table.splitlines()[0].split("  ")[-1] == "|err| <= tolerance"
     assert table.splitlines()[1].endswith("ok      3.76 <= 8") and table.splitlines()[2].endswith("ok")
+
+
+def test_explain_says_per_launch_whether_the_simulator_batches_it_and_why_not(capsys):
+    code, out, err = _run(capsys, "check", str(OPFILES / "row_scale.py"), "--backend", "interpreter", "--explain")
+    assert code == 0, err
+    section = [t for t in out.split("(--explain):\n", 1)[1].splitlines() if not t.startswith("    ")]
+    assert len(section) == 3  # one line per distinct (kernel, grid): the cases' three launches, in order
+    batched, refused, few = section
+    assert batched.startswith("  row_scale_kernel(ptr<f32>, ptr<f32>, int32, BLOCK=128) on grid (4000, 1, 1): batched (rows form): P = ")
+    p = int(re.search(r"P = (\d+)", batched).group(1))
+    n = int(re.search(r"grid (\d+) \(", batched).group(1))
+    assert p >= 2 and n % 40 == 0 and p * n >= 4000 > (p - 1) * n  # every program runs, in whole rounds of the cores
+    assert "on grid (30, 1, 1): not batched: 30 programs on 40 vector cores" in few
+    line = next(i for i, t in enumerate((OPFILES / "row_scale.py").read_text().splitlines(), 1) if "a branch on a loaded" in t)
+    assert f"row_scale.py:{line}:5: program batching does not apply: a branch on a program-dependent value" in refused
+    assert "if tl.load(x_ptr + row * n_cols) != 0.0:" in out  # the blocking line's text, under it
+    code, out, _ = _run(capsys, "check", str(OPFILES / "row_scale.py"), "--backend", "interpreter")
+    assert "--explain" not in out
+
+
+def test_a_host_parameter_taken_for_a_tensor_is_located_at_the_launch(capsys, tmp_path):
+    source = (OPFILES / "row_scale.py").read_text()
+    broken = tmp_path / "row_scale.py"  # `gated` undeclared: the op takes it for an input tensor
+    broken.write_text(source.replace(' attrs=(ascdsl.Attr("gated", "Bool", False),),', ""))
+    code, out, err = _run(capsys, "check", str(broken), "--backend", "interpreter")
+    launch = next(i for i, t in enumerate(source.splitlines(), 1) if "return ascdsl.Launch(" in t)
+    assert code == 1 and f"row_scale.py:{launch}:12: error: wrong arguments for gated_row_scale_kernel()" in err
+    assert "pointer per input and output (x, gated, out)" in err and "Operator(attrs=...)" in err
