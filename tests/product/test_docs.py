@@ -1,15 +1,17 @@
 """docs/: the tutorial's code is ops/rmsnorm.py and its session runs, the platform table is the
-platform table, every API the simulator page lists exists in the headers, every link lands."""
+platform table, every API the simulator page lists exists in the headers, every link lands, the
+language reference is generated from the language."""
 import re
 import sys
 from pathlib import Path
 
 import pytest
 
-from ascdsl.sim.build import front_ends
-
+import ascdsl.language as tl
+from ascdsl.language import reference
 from ascdsl.platforms import DEFAULT_PLATFORM, PLATFORMS
 from ascdsl.sim import INCLUDE_DIR
+from ascdsl.sim.build import front_ends
 from ascdsl.testing import assert_close
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -134,3 +136,26 @@ def test_tutorial_sessions_print_what_the_commands_print(tmp_path, monkeypatch, 
     assert main(["check", "ops/rmsnorm.py", "--backend", "interpreter"]) == 1
     quoted = re.search(r"```\n(FAIL rms_norm \[2x50000.*?)\n```", TUTORIAL, re.S).group(1)
     assert quoted in capsys.readouterr().out.splitlines()
+
+
+def test_the_language_reference_lists_every_builtin_as_the_language_defines_it():
+    text = (ROOT / "docs" / "language.md").read_text()
+    assert reference.replaced(text, reference.markdown()) == text, \
+        "regenerate: python -m ascdsl.language.reference --write docs/language.md"
+    block = text.split(reference.BEGIN, 1)[1].split(reference.END, 1)[0]
+    names = {*tl.core.__all__, *tl.math.__all__, *tl.random.__all__} - {"cdiv", "next_power_of_2"}
+    missing = [n for n in names if f"`tl.{n}" not in block and f"`tl.math.{n}(" not in block]
+    assert not missing
+    assert "| `libdevice.fmax` | `tl.maximum` |" in block and "`libdevice.erfinv(x)`" in block
+    assert "`tl.math.fma(x, y, z)` | " in block  # signature as the frontend binds it
+
+
+def test_the_reference_generator_replaces_only_its_block(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(f"before\n{reference.BEGIN}\nstale\n{reference.END}\nafter\n")
+    assert reference.main(["--write", str(page)]) == 0
+    text = page.read_text()
+    assert text.startswith("before\n") and text.endswith(f"{reference.END}\nafter\n") and "stale" not in text
+    page.write_text("no markers\n")
+    with pytest.raises(ValueError):
+        reference.main(["--write", str(page)])
