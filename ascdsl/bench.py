@@ -113,6 +113,50 @@ ENTRY_TARGETS = (_lsm("rows fit", (4096, 1024)), _lsm("rows fit", (1024, 4096)),
 ENTRY_BOUND = 2.0
 
 
+SWEEP_BOUND = 1.2
+"""The issue's target for every seed-op class on shapes the bench does not list."""
+SWEEP_ELEMENTS = 1 << 22
+"""The largest tensor a sweep draws (elements): simulator runs of minutes, not hours."""
+
+
+def sweep_cases(n: int, seed: int = 0, elements: int = SWEEP_ELEMENTS) -> list[BenchCase]:
+    """``n`` shapes per seed op, dtype and class, drawn (``seed``) from classes :data:`CASES` holds
+    only at tuned sizes: rows of any length, rows just past a whole repeat, many short 16-bit rows,
+    few long rows, and (log_softmax_grad) a reduced middle axis with a small odd inner size."""
+    rng = np.random.default_rng(seed)
+    cases = []
+
+    def shape(cols: int, low: int, high: int) -> tuple[int, int]:  # (rows, cols) of at most `elements`
+        cols = min(cols, max(1, elements // low))
+        return int(rng.integers(low, max(low + 1, min(high, elements // cols)))), cols
+    for _ in range(n):
+        draws = [("random rows", shape(int(rng.integers(33, 12000)), 41, 6000), "float32"),
+                 ("rows past a repeat", shape(64 * int(rng.integers(2, 64)) + int(rng.integers(1, 8)), 41, 6000), "float32"),
+                 ("16-bit short rows", shape(int(rng.integers(17, 200)), 4000, 30000), "float16"),
+                 ("few long rows", shape(int(rng.integers(20000, 70000)), 41, 60), "float32")]
+        for cls, (rows, cols), dtype in draws:
+            cases += [_lsm(cls, (rows, cols), dtype), _sg(cls, (rows, cols), dtype), _sm(cls, (rows, cols), dtype)]
+        inner = 2 * int(rng.integers(0, 9)) + 1
+        rows, middle = shape(int(rng.integers(33, 3000)) * inner, 8, 512)
+        cases.append(_lsm("reduce-middle odd inner", (rows, max(1, middle // inner), inner), "float32", dim=1))
+    return cases
+
+
+def sweep(ops: dict, cases: list[BenchCase], platform: str, out) -> list[tuple[BenchCase, "Kernel"]]:
+    """Simulate ``cases`` and print them worst first, with the classes over :data:`SWEEP_BOUND`."""
+    done = [(case, simulate(ops[case.op], case, platform)) for case in cases if case.op in ops]
+    done.sort(key=lambda ck: -ck[1].ratio)
+    header = ("op", "shape class", "shape", "dtype", "kernel", "est us", "floor us", "est/floor", "pipe", "GM/min", "UB")
+    rows = [(c.op, c.shape_class, "x".join(map(str, c.shape)), c.dtype, k.kernels, f"{k.est_us:.4g}",
+             f"{k.floor_us:.4g}", f"{k.ratio:.2f}", k.critical_pipe, f"{k.gm_over_min:.3f}", f"{k.ub_use:.1%}")
+            for c, k in done]
+    print(f"\nseed ops on {len(done)} untuned shapes, worst first (target <= {SWEEP_BOUND:g}x):", file=out)
+    print(format_table(rows, header), file=out)
+    over = sorted({(c.op, c.shape_class, c.dtype) for c, k in done if k.ratio > SWEEP_BOUND})
+    print(f"over {SWEEP_BOUND:g}x: " + ("; ".join(" ".join(o) for o in over) if over else "none"), file=out)
+    return done
+
+
 @dataclass(frozen=True)
 class Kernel:
     """The simulator's figures of one case (every launch of the op's entry, summed)."""
@@ -205,10 +249,12 @@ def machine() -> str:
 
 
 def run(ops_dir: str | Path = "ops", *, quick: bool = False, platform: str = DEFAULT_PLATFORM,
-        repeats: int | None = None, out=None, interpreter: bool = False) -> list[Row]:
+        repeats: int | None = None, out=None, interpreter: bool = False, sweep_shapes: int = 0,
+        seed: int = 0) -> list[Row]:
     """Measure every case whose op is in ``ops_dir`` (``quick``: small shapes, for a smoke test) and
     print the table to ``out`` (default: standard output); ``interpreter``: only the interpreter's
-    rows (no simulator table)."""
+    rows (no simulator table); ``sweep_shapes``: then that many untuned shapes per seed-op class
+    (:func:`sweep_cases`, drawn with ``seed``), worst first."""
     out = out or sys.stdout
     k = cost.constants(get_platform(platform))
     ops = {op.name: op for op in load_operators([ops_dir])}
@@ -227,6 +273,8 @@ def run(ops_dir: str | Path = "ops", *, quick: bool = False, platform: str = DEF
             print(" | ".join(cells(rows[-1])), file=sys.stderr, flush=True)
     if not interpreter:
         print(format_table([cells(r) for r in rows]), file=out)
+    if sweep_shapes:
+        sweep(ops, sweep_cases(sweep_shapes, seed, 1 << 14 if quick else SWEEP_ELEMENTS), platform, out)
     if not (quick or interpreter):
         bench_bounds.report(bench_bounds.bounds(simulate, ops, rows, platform), out)
         bench_batching.report(platform, out, ops_dir=ops_dir)
@@ -246,10 +294,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--platform", default=DEFAULT_PLATFORM, help=f"target SoC (default: {DEFAULT_PLATFORM})")
     p.add_argument("--repeats", type=int, default=None, help="interleaved timing runs (default 7; 3 with --quick)")
     p.add_argument("--interpreter", action="store_true", help="only the interpreter's rows (no simulator table)")
+    p.add_argument("--sweep", type=int, default=0, metavar="N",
+                   help="then N random shapes per seed-op class the bench does not list, worst first "
+                        "(with --quick: tensors of at most 16384 elements)")
+    p.add_argument("--seed", type=int, default=0, help="the sweep's random seed (default 0)")
 
 
 def main(args: argparse.Namespace) -> int:
-    run(args.ops_dir, quick=args.quick, platform=args.platform, repeats=args.repeats, interpreter=args.interpreter)
+    run(args.ops_dir, quick=args.quick, platform=args.platform, repeats=args.repeats, interpreter=args.interpreter,
+        sweep_shapes=args.sweep, seed=args.seed)
     return 0
 
 

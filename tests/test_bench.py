@@ -11,6 +11,7 @@ import ascdsl
 import ascdsl.language as tl
 from ascdsl import bench, bench_bounds, bench_interp, cli
 from ascdsl.op import load_operators
+from ascdsl.platforms import DEFAULT_PLATFORM
 
 OPS = Path(__file__).parents[1] / "ops"
 
@@ -184,3 +185,33 @@ def test_what_filling_the_ub_would_gain():
 def test_split_shape_is_one_equal_piece_per_core_in_whole_blocks():
     assert bench_bounds.split_shape((16, 4096), 40, 8) == (40, 1640)
     assert bench_bounds.split_shape((3, 5), 40, 16) == (40, 16)
+
+
+def test_sweep_shapes_are_untuned_bounded_and_drawn_from_the_seed():
+    cases = bench.sweep_cases(3, seed=5)
+    assert cases == bench.sweep_cases(3, seed=5) and cases != bench.sweep_cases(3, seed=6)
+    tuned = {(c.op, c.shape, c.dtype) for c in bench.CASES}
+    assert not tuned & {(c.op, c.shape, c.dtype) for c in cases}
+    assert all(int(np.prod(c.shape)) <= bench.SWEEP_ELEMENTS for c in cases)
+    by_class = {}
+    for c in cases:
+        by_class.setdefault(c.shape_class, []).append(c)
+    assert len(by_class["reduce-middle odd inner"]) == 3
+    assert all(c.shape[2] % 2 == 1 and c.attrs == {"dim": 1} for c in by_class["reduce-middle odd inner"])
+    assert all(0 < c.shape[1] % 64 < 8 for c in by_class["rows past a repeat"])
+    assert all(c.dtype == "float16" and c.shape[1] < 200 for c in by_class["16-bit short rows"])
+    assert all(c.shape[0] < 60 and c.shape[1] >= 20000 for c in by_class["few long rows"])
+    assert {c.op for c in by_class["random rows"]} == {"log_softmax_grad", "softmax_grad", "softmax"}
+
+
+def test_sweep_prints_its_cases_worst_first_and_names_those_over_the_bound(capsys):
+    ops = {op.name: op for op in load_operators([OPS])}
+    cases = [bench._sg("odd", (3, 130)), bench._lsm("odd", (5, 1, 7), dim=1), bench._sm("odd", (2, 65), "float16")]
+    done = bench.sweep(ops, cases, DEFAULT_PLATFORM, sys.stdout)
+    out = capsys.readouterr().out
+    ratios = [k.ratio for _, k in done]
+    assert sorted(ratios, reverse=True) == ratios and len(done) == 3 and min(ratios) >= 1.0
+    rows = [line.strip("| ").split(" | ") for line in out.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert [float(r[7]) for r in rows] == [round(x, 2) for x in ratios]
+    over = [f"{c.op} odd {c.dtype}" for c, k in done if k.ratio > bench.SWEEP_BOUND]
+    assert out.rstrip().endswith("over 1.2x: " + ("; ".join(sorted(over)) if over else "none"))
