@@ -132,7 +132,8 @@ def sweep_cases(n: int, seed: int = 0, elements: int = SWEEP_ELEMENTS) -> list[B
     for _ in range(n):
         draws = [("random rows", shape(int(rng.integers(33, 12000)), 41, 6000), "float32"),
                  ("rows past a repeat", shape(64 * int(rng.integers(2, 64)) + int(rng.integers(1, 8)), 41, 6000), "float32"),
-                 ("16-bit short rows", shape(int(rng.integers(17, 200)), 4000, 30000), "float16"),
+                 ("16-bit short rows", shape(short := int(rng.integers(17, 200)), max(4000, elements // 4 // short),
+                                             1 << 30), "float16"),
                  ("few long rows", shape(int(rng.integers(20000, 70000)), 41, 60), "float32")]
         for cls, (rows, cols), dtype in draws:
             cases += [_lsm(cls, (rows, cols), dtype), _sg(cls, (rows, cols), dtype), _sm(cls, (rows, cols), dtype)]
