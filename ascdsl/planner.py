@@ -19,6 +19,8 @@ from fractions import Fraction
 from functools import lru_cache
 
 from . import dtypes
+from .backend.ascendc import planned
+from .backend.lift import CANONICAL, analyse, largest_fitting
 from .errors import CompilationError, Error, InputValueError
 from .op import TensorDesc
 from .platforms import DEFAULT_PLATFORM, Platform, get_platform
@@ -37,7 +39,6 @@ def arg_types(jit_fn, args) -> tuple:
 def plan_total(jit_fn, types: tuple, constexprs: tuple) -> int:
     """UB bytes of the kernel's plan (the backend's one plan of that variant, on the default
     platform: only the budget differs between platforms)."""
-    from .backend.ascendc import planned  # the backend imports the op protocol, which imports this
     kernel = jit_fn.specialize(*types, **dict(constexprs)).kernels[0]
     return planned(kernel, get_platform(DEFAULT_PLATFORM)).plan.total_bytes
 
@@ -79,8 +80,6 @@ PLACEHOLDER = 64  # the value runtime tile extents are specialised at to find th
 def lifted(jit_fn, args, platform: Platform, constexprs: dict):
     """The :class:`~ascdsl.backend.lift.Lift` of ``jit_fn`` for ``args`` and ``constexprs`` (a constexpr
     given as None is a runtime tile extent), or an Error naming what is not a runtime extent."""
-    from .backend.ascendc import planned
-    from .backend.lift import CANONICAL, analyse
     runtime = [k for k, v in constexprs.items() if v is None]
     # ints given may be extents too; large ones are analysed at a placeholder (the analysis stands
     # small values in for them anyway), small ones at their own (a structural ALIGN=8 is analysed once)
@@ -127,19 +126,6 @@ def _largest_extent(jit_fn, name: str, types: tuple, budget: int, constexprs: tu
     values = {n: constexprs[n] for n in found.names if n != name}
     (e,) = [e for e in found.extents if e.name == name]
     return largest_fitting(lambda v: found.bytes({**values, name: v}) <= budget, e.low, e.quantum)
-
-
-def largest_fitting(fits, low: int, step: int) -> int:
-    """The largest ``low + i * step`` with ``fits`` (monotone), or 0 when ``fits(low)`` is false."""
-    if not fits(low):
-        return 0
-    lo, hi = 0, 1
-    while fits(low + hi * step):
-        lo, hi = hi, hi * 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if fits(low + mid * step) else (lo, mid)
-    return low + lo * step
 
 
 __all__ = ["CompilationError", "footprint", "largest_block", "largest_extent"]

@@ -28,10 +28,15 @@ from functools import lru_cache
 
 from .. import cache, dtypes
 from ..errors import CompilationError, Loc
+from ..jit import JITFunction
 from ..platforms import Platform
 from . import kir
+from .ascendc import planned
 from .kir import Bin, BinOp, Cond, Lit
 from .poly import BLOCK, FIELD_DTYPE, Mismatch, Slots, ceil_block, describe, evaluate, fit, footprint, to_expr
+from .naming import name as name_pass
+from .templated import computes_the_same, float32_form, pointer_dtypes
+from .tiling import Variant
 from .treemerge import TreeMerge, children
 from .ubplan import Plan, Slot
 
@@ -171,7 +176,6 @@ class _Sampler:
     def compile(self, values: dict) -> kir.Kernel:
         key = (self.jit_fn, self.types, self.platform, self.form, tuple(sorted({**self.base, **values}.items())))
         if key not in self.memo:
-            from .ascendc import planned
             try:
                 k = self.jit_fn.specialize(*self.types, **{**self.base, **values}).kernels[0]
                 k = self.form(k) if self.form is not None else k
@@ -252,7 +256,6 @@ def _slots(template, polys, corners: list[dict]) -> Slots:
 
 def _high(slots: Slots, name: str, quantum: int, low: int, others: dict, budget: int) -> int:
     """The largest multiple of ``quantum`` (at least ``low``) whose footprint fits ``budget``, or ``low - 1``."""
-    from ..planner import largest_fitting
     return largest_fitting(lambda v: footprint(slots, {**others, name: v}) <= budget, low, quantum) or low - 1
 
 
@@ -304,7 +307,6 @@ def _joint(s: _Sampler, found: dict, budget: int) -> Lift:
 
 
 def _lifted_kernel(s: _Sampler, template, foot: Slots, polys, extents, budget: int) -> kir.Kernel:
-    from .naming import name as name_pass
     quanta = {e.name: e.quantum for e in extents}
     top = {e.name: e.high for e in extents}  # an upper bound of every (monotone) leaf on the domain
 
@@ -463,7 +465,6 @@ def _code(jit_fn, seen: set) -> str:
     """What specialising ``jit_fn`` reads: its first line and source, and every global its code
     names (the same of the ``@jit`` functions it calls, the value of plain constants, modules by
     name). An edit elsewhere in its file leaves its lifts valid."""
-    from ..jit import JITFunction
     fn = jit_fn.fn
     parts = [str(fn.__code__.co_firstlineno), inspect.getsource(fn)]
     codes, names = [fn.__code__], set()
@@ -505,7 +506,6 @@ def variants(kernels, jit_fns: dict, platform: Platform) -> tuple:
     """The variants of ``kernels`` (first-seen order, keyed 1, 2, ...): one lifted variant per kernel
     function, dtypes and structural constexprs where :func:`analyse` lifts some constexprs (every
     kernel it admits runs as that variant), a specialisation for every other kernel."""
-    from .tiling import Variant
     out: list = []
     budget = platform.ub_budget_bytes
     for k in kernels:
@@ -525,7 +525,6 @@ def _with_form(v, variants, jit_fns: dict, platform: Platform):
     """``v``, a lifted float32 variant, with the lift of the float32 form (:mod:`.templated`) of a 16-bit
     variant's kernel function specialised at ``v``'s constexprs, when that form computes what ``v``'s
     kernel does and has its extents and footprint: the two may then share one template class."""
-    from .templated import computes_the_same, float32_form, pointer_dtypes
     if v.lift is None or pointer_dtypes(v.kernel) != {dtypes.float32}:
         return v
     for w in variants:
@@ -550,3 +549,16 @@ def _with_form(v, variants, jit_fns: dict, platform: Platform):
 
 
 __all__ = ["Extent", "Lift", "Mismatch", "analyse", "describe", "evaluate", "fit", "to_expr", "variants"]
+
+
+def largest_fitting(fits, low: int, step: int) -> int:
+    """The largest ``low + i * step`` with ``fits`` (monotone), or 0 when ``fits(low)`` is false."""
+    if not fits(low):
+        return 0
+    lo, hi = 0, 1
+    while fits(low + hi * step):
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(low + mid * step) else (lo, mid)
+    return low + lo * step
