@@ -171,7 +171,7 @@ def _error(loc: Loc, what: str) -> CompilationError:
     return CompilationError(loc, f"the cube lowering of `tl.dot` does not support {what} yet", hint=HINT)
 
 
-def _block(s: _Scalars, instr: Instr, name: str) -> Block:
+def _block(s: _Scalars, instr: Instr) -> Block:
     """The 2-D block ``instr`` (a strided_load or strided_store) accesses."""
     shape = instr.attr("shape")
     if len(shape) != 2:
@@ -222,28 +222,64 @@ def _match(kernel: Kernel) -> CubeKernel:
     s = _Scalars(kernel)
     prologue: list[Located] = []
     zeros: set[int] = set()
-    loop = product = stored = None
+    loop = product = stored = dot = None
     out_of: dict[int, Value] = {}
+    loads: dict[int, Instr] = {}
     for instr in kernel.body.body:
         if instr.results and all(r.type.is_scalar for r in instr.results) and not instr.regions:
             prologue += s.define(instr, 1)
         elif instr.op is Op.CONST and instr.result.type.dtype == dtypes.float32 and instr.attr("value") == 0:
             zeros.add(instr.result.id)
-        elif instr.op is Op.FOR and loop is None:
-            loop, product = instr, instr
+        elif instr.op in (Op.STRIDED_LOAD, Op.BLOCK_LOAD) and product is None:
+            loads[instr.result.id] = instr
+        elif instr.op is Op.FOR and product is None and not loads:
+            loop = product = instr
+        elif instr.op is Op.DOT and product is None and not instr.attr("has_acc"):
+            dot = product = instr  # the whole of K in one product
         elif instr.op is Op.CAST and product is not None and instr.operands[0].id == product.results[-1].id:
             out_of[instr.result.id] = instr.result
         elif instr.op in (Op.STRIDED_STORE, Op.BLOCK_STORE) and stored is None and product is not None:
             stored = instr
-        elif instr.op is Op.DOT:
-            raise _error(instr.loc, "a `tl.dot` outside a loop over K (accumulate it: `acc = tl.dot(a, b, acc)` in a "
-                                    "`for` loop)")
         else:
             raise _error(instr.loc, f"`{instr.op.value}` around the product (vector work before or after "
                                     "`tl.dot` needs a MIX kernel, cube and vector cores together)")
-    if loop is None or stored is None:
-        dot = next(i for i in walk(kernel.body) if i.op is Op.DOT)
-        raise _error(dot.loc, "a `tl.dot` whose product is not stored after a loop over K")
+    if product is None or stored is None:
+        first = next(i for i in walk(kernel.body) if i.op is Op.DOT)
+        raise _error(first.loc, "a `tl.dot` whose product is not stored (after its loop over K)")
+    body: list[Located] = []
+    if loop is not None:
+        header, body, loads, dot = _loop(kernel, s, loop, zeros)
+    else:
+        header = Located(f"{{  // the whole of K in one product: {where(dot.loc)}", dot.loc, 1)
+    a_load, b_load = (loads.get(v.id) for v in dot.operands[:2])
+    if a_load is None or b_load is None or len(loads) != 2:
+        raise _error(dot.loc, "operands of `tl.dot` that are not two blocks loaded from GM (in the loop over K)")
+    dtype = a_load.result.type.dtype
+    if dtype not in OPERANDS or b_load.result.type.dtype != dtype:
+        raise _error(dot.loc, f"`tl.dot` of {a_load.result.type.dtype} and {b_load.result.type.dtype} blocks "
+                              f"(this lowering takes two {' or two '.join(sorted(map(str, OPERANDS)))} blocks)")
+    for load in (a_load, b_load):
+        _zero_operand(kernel, load)
+    value = stored.operands[-1]
+    out = value.type.dtype
+    if value.id != product.results[0].id and value.id not in out_of:
+        raise _error(stored.loc, "a store of anything but the product (or its `.to(dtype)`)")
+    if out not in OUTPUTS:
+        raise _error(stored.loc, f"a product stored as {out} (Fixpipe converts float32 to "
+                                 f"{', '.join(sorted(map(str, OUTPUTS)))})")
+    bm, bk = a_load.attr("shape")
+    _, bn = b_load.attr("shape")
+    _check_buffers(dot.loc, dtype, bm, bn, bk)
+    a, b, c = _block(s, a_load), _block(s, b_load), _block(s, stored)
+    if (c.rows_canon, c.cols_canon) != (a.rows_canon, b.cols_canon):
+        raise _error(stored.loc, "a store whose mask differs from the rows of `a` and the columns of `b` (its "
+                                 "rows and columns must be those of the product)")
+    kk = a.cols if a.cols_canon == b.rows_canon else f"({a.cols} < {b.rows} ? {a.cols} : {b.rows})"
+    return CubeKernel(kernel, dtype, out, (bm, bn, bk), tuple(prologue), header, tuple(body), a, b, c, kk, dot.loc)
+
+
+def _loop(kernel: Kernel, s: _Scalars, loop: Instr, zeros: set[int]):
+    """The header, scalar lines, operand loads and product of the loop over K."""
     lo, hi, step, *carried = loop.operands
     if len(carried) != 1 or carried[0].id not in zeros:
         raise _error(loop.loc, "a loop over K that carries anything but one zero float32 accumulator")
@@ -273,31 +309,7 @@ def _match(kernel: Kernel) -> CubeKernel:
                                     "accumulate their product only)")
     if dot is None or len(dot.operands) != 3 or dot.operands[2].id != acc.id:
         raise _error(loop.loc, "a loop over K that does not accumulate `acc = tl.dot(a, b, acc)`")
-    a_load, b_load = (loads.get(v.id) for v in dot.operands[:2])
-    if a_load is None or b_load is None or len(loads) != 2:
-        raise _error(dot.loc, "operands of `tl.dot` that are not blocks loaded from GM in the loop")
-    dtype = a_load.result.type.dtype
-    if dtype not in OPERANDS or b_load.result.type.dtype != dtype:
-        raise _error(dot.loc, f"`tl.dot` of {a_load.result.type.dtype} and {b_load.result.type.dtype} blocks "
-                              f"(this lowering takes two {' or two '.join(sorted(map(str, OPERANDS)))} blocks)")
-    for load in (a_load, b_load):
-        _zero_operand(kernel, load)
-    value = stored.operands[-1]
-    out = value.type.dtype
-    if value.id != loop.results[0].id and value.id not in out_of:
-        raise _error(stored.loc, "a store of anything but the product (or its `.to(dtype)`)")
-    if out not in OUTPUTS:
-        raise _error(stored.loc, f"a product stored as {out} (Fixpipe converts float32 to "
-                                 f"{', '.join(sorted(map(str, OUTPUTS)))})")
-    bm, bk = a_load.attr("shape")
-    _, bn = b_load.attr("shape")
-    _check_buffers(dot.loc, dtype, bm, bn, bk)
-    a, b, c = _block(s, a_load, "a"), _block(s, b_load, "b"), _block(s, stored, "c")
-    if (c.rows_canon, c.cols_canon) != (a.rows_canon, b.cols_canon):
-        raise _error(stored.loc, "a store whose mask differs from the rows of `a` and the columns of `b` (its "
-                                 "rows and columns must be those of the product)")
-    kk = a.cols if a.cols_canon == b.rows_canon else f"({a.cols} < {b.rows} ? {a.cols} : {b.rows})"
-    return CubeKernel(kernel, dtype, out, (bm, bn, bk), tuple(prologue), header, tuple(body), a, b, c, kk, dot.loc)
+    return header, body, loads, dot
 
 
 def _ceil(x: int, n: int) -> int:

@@ -41,6 +41,14 @@ def test_float32_result_on_a_2d_grid_without_stride_parameters():
     assert_close(got[2], want[2], dtypes.float32, scale=np.abs(a).astype(np.float32) @ np.abs(b).astype(np.float32))
 
 
+def test_one_product_without_a_loop_over_k():
+    m, n, k = 50, 20, 48
+    x, w = data((m, k), dtypes.bfloat16), data((k, n), dtypes.bfloat16)
+    want, got = both(ck.small_matmul[(ascdsl.cdiv(m, 32), ascdsl.cdiv(n, 16))], x, w,
+                     np.zeros((m, n), dtypes.bfloat16.np), m, n, K=k, BLOCK_M=32, BLOCK_N=16)
+    assert_close(got[2], want[2], dtypes.bfloat16)
+
+
 def test_vector_work_after_the_product_is_a_located_error():
     a, b, c = np.zeros((32, 32), np.float16), np.zeros((32, 32), np.float16), np.zeros((32, 32), np.float32)
     with pytest.raises(ascdsl.CompilationError) as info:
