@@ -234,7 +234,7 @@ def _match(kernel: Kernel) -> CubeKernel:
             loads[instr.result.id] = instr
         elif instr.op is Op.FOR and product is None and not loads:
             loop = product = instr
-        elif instr.op is Op.DOT and product is None and not instr.attr("has_acc"):
+        elif instr.op is Op.DOT and product is None and (not instr.attr("has_acc") or instr.operands[2].id in zeros):
             dot = product = instr  # the whole of K in one product
         elif instr.op is Op.CAST and product is not None and instr.operands[0].id == product.results[-1].id:
             out_of[instr.result.id] = instr.result
