@@ -35,6 +35,8 @@ OPERANDS = frozenset({dtypes.float16, dtypes.bfloat16})
 """Operand dtypes of this lowering (float32 accumulation)."""
 OUTPUTS = {dtypes.float16: "F322F16", dtypes.bfloat16: "F322BF16", dtypes.float32: "NoQuant"}
 """The Fixpipe conversion (``QuantMode_t``) from the float32 product to each stored dtype."""
+ROW_STRIDE_MAX = 65535
+"""The largest row stride (elements) of an operand block: ``Nd2NzParams.srcDValue`` is ``uint16_t``."""
 L1_BYTES, L0AB_BYTES, L0C_BYTES = 512 * 1024, 64 * 1024, 128 * 1024
 """The cube core's buffers (reference section 4: ``l1_size``, ``l0_a/b``, ``l0_c`` of the 910B inis)."""
 HINT = ("write the Triton tutorial's form: a float32 accumulator carried by a `for` loop over K that loads "
@@ -59,6 +61,7 @@ class Block:
     cols: str
     stride: str
     unit_param: str | None
+    row_param: str | None  # the parameter the row stride is, if it is one (checked at launch: 16 bits)
     rows_canon: str
     cols_canon: str
     pointer: str  # the pointer parameter it accesses
@@ -190,8 +193,9 @@ def _block(s: _Scalars, instr: Instr) -> Block:
         else:
             raise _error(instr.loc, "a block whose inner stride is computed (it must be 1, or a stride parameter)")
     pointer = s.kernel.param_names[s.kernel.params.index(instr.operands[0])]
+    row = s.kernel.param_names[s.kernel.params.index(s0)] if s0 in s.kernel.params else None
     return Block(f"static_cast<int64_t>({_bare(s.of(offset, instr.loc))})", _bare(s.of(e0, instr.loc)),
-                 _bare(s.of(e1, instr.loc)), _bare(s.of(s0, instr.loc)), unit, s.canon[e0.id], s.canon[e1.id], pointer,
+                 _bare(s.of(e1, instr.loc)), _bare(s.of(s0, instr.loc)), unit, row, s.canon[e0.id], s.canon[e1.id], pointer,
                  instr.loc)
 
 
@@ -318,6 +322,9 @@ def _ceil(x: int, n: int) -> int:
 
 def _check_buffers(loc: Loc, dtype: dtypes.DType, bm: int, bn: int, bk: int) -> None:
     """Double-buffered L1 and L0A/L0B and one L0C tile fit the cube core (a located error otherwise)."""
+    if max(bm, bn, bk) > 4095:
+        raise CompilationError(loc, f"the blocks of `tl.dot` ({bm} x {bk} times {bk} x {bn}) exceed Mmad's m, n and "
+                                    "k of at most 4095", hint="use smaller BLOCK sizes")
     c0 = 32 // dtype.itemsize
     a, b = _ceil(bm, 16) * _ceil(bk, c0) * dtype.itemsize, _ceil(bk, c0) * _ceil(bn, 16) * dtype.itemsize
     c = _ceil(bm, 16) * _ceil(bn, 16) * 4
@@ -338,6 +345,12 @@ def check_launch(kernel: Kernel, platform: Platform, fields: Mapping[str, int]) 
                                               f"`{block.unit_param}` is {fields[field_name(block.unit_param)]} at this "
                                               "launch", hint="pass contiguous (row-major) matrices, or run this "
                                                              "kernel on the interpreter")
+        if block.row_param is not None and not 0 <= fields[field_name(block.row_param)] <= ROW_STRIDE_MAX:
+            raise CompilationError(block.loc, f"the row stride `{block.row_param}` of `{name}` is "
+                                              f"{fields[field_name(block.row_param)]} at this launch; the cube's "
+                                              f"copies take row strides up to {ROW_STRIDE_MAX} elements "
+                                              "(Nd2NzParams.srcDValue is 16-bit)",
+                                   hint="run this kernel on the interpreter")
 
 
 def render_class(kernel: Kernel, platform: Platform, class_name: str, struct: str) -> Rendered:

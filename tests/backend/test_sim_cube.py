@@ -70,6 +70,15 @@ def test_a_transposed_operand_is_a_located_error_at_launch():
     assert "a = tl.load(a_ptr" in message
 
 
+def test_a_row_stride_past_16_bits_is_a_located_error_at_launch():
+    m, n, k = 2, 16, 70000
+    a, b, c = np.zeros((m, k), np.float16), np.zeros((k, n), np.float16), np.zeros((m, n), np.float32)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        ck.matmul_grid2[(1, 1)](a, b, c, m, n, k, BLOCK_M=16, BLOCK_N=16, BLOCK_K=64, backend="sim")
+    message = str(info.value)
+    assert "the row stride `K` of `a` is 70000 at this launch" in message and "x = tl.load(a_ptr" in message
+
+
 @CANN
 def test_generated_cube_kernels_type_check_against_cann(tmp_path):
     kernels = [ck.matmul.specialize(*_tutorial(dt, 40, 50, 70, 32, 32, 32)[1], BLOCK_M=32, BLOCK_N=32,
