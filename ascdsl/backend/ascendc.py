@@ -136,7 +136,8 @@ def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout
     (the pointers of every variant in first-seen order, then ``workspace`` and ``tiling``), with the DSL
     location of each line that names one."""
     names = class_names(variants, platform)
-    calls = [{"key": v.key, "class_name": names[v.key], "args": _pointer_args(v)} for v in variants]
+    calls = [{"key": v.key, "class_name": names[v.key], "args": _pointer_args(v), "cube": cube.is_cube(v.kernel)}
+             for v in variants]
     return render_located("kernel.cpp.j2", symbol=symbol, struct=layout.struct_name, struct_source=layout.struct_source(),
                   classes=render_classes(variants, layout, platform), pointers=entry_pointers(variants), calls=calls)
 
