@@ -65,3 +65,23 @@ def small_matmul(x_ptr, w_ptr, out_ptr, M, N, K: tl.constexpr, BLOCK_M: tl.const
     w = tl.load(w_ptr + ks[:, None] * N + cols[None, :], mask=cols[None, :] < N, other=0.0)
     y = tl.dot(x, w).to(tl.bfloat16)
     tl.store(out_ptr + rows[:, None] * N + cols[None, :], y, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def batched_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                   BLOCK_K: tl.constexpr):
+    """C[z] = A[z] @ B[z]: program id 1 over the batch, 0 over the output tiles of one product."""
+    z = tl.program_id(1)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    rows = (tl.program_id(0) // tiles_n) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = (tl.program_id(0) % tiles_n) * BLOCK_N + tl.arange(0, BLOCK_N)
+    a_base = a_ptr + z * M * K
+    b_base = b_ptr + z * K * N
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        ks = k0 + tl.arange(0, BLOCK_K)
+        x = tl.load(a_base + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
+        w = tl.load(b_base + ks[:, None] * N + cols[None, :], mask=(ks[:, None] < K) & (cols[None, :] < N), other=0.0)
+        acc = tl.dot(x, w, acc)
+    tl.store(c_ptr + z * M * N + rows[:, None] * N + cols[None, :], acc.to(tl.float16),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))

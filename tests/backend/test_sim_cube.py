@@ -49,6 +49,16 @@ def test_one_product_without_a_loop_over_k():
     assert_close(got[2], want[2], dtypes.bfloat16)
 
 
+def test_batched_matmul_over_a_program_id():
+    z, m, n, k = 3, 20, 40, 50
+    a, b = data((z, m, k), dtypes.float16), data((z, k, n), dtypes.float16)
+    grid = (ascdsl.cdiv(m, 16) * ascdsl.cdiv(n, 32), z)
+    want, got = both(ck.batched_matmul[grid], a, b, np.zeros((z, m, n), np.float16), m, n, k,
+                     BLOCK_M=16, BLOCK_N=32, BLOCK_K=32)
+    assert_close(want[2], (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16), dtypes.float16)
+    assert_close(got[2], want[2], dtypes.float16)
+
+
 def test_vector_work_after_the_product_is_a_located_error():
     a, b, c = np.zeros((32, 32), np.float16), np.zeros((32, 32), np.float16), np.zeros((32, 32), np.float32)
     with pytest.raises(ascdsl.CompilationError) as info:
