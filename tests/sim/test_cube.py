@@ -70,3 +70,21 @@ def test_l0a_capacity_and_fixpipe_conversion_are_checked():
         sim.run_kernel(SRC, "l0a_overflow", [np.zeros(1, np.float32)], 1)
     with pytest.raises(sim.SimError, match="quantPre 0 does not convert float to half"):
         sim.run_kernel(SRC, "fixpipe_without_quant", [np.zeros(256, np.float16)], 1)
+
+
+def test_cost_model_runs_mmad_on_the_cube_pipe():
+    from ascdsl.sim import cost
+    k = cost.A2
+    n = 128
+    a, b = np.ones((n, n), np.float16), np.ones((n, n), np.float16)
+    c = np.zeros((n, n), np.float16)
+    res = sim.run_kernel(SRC, "matmul_half", [a, b, c, *map(np.uint32, (n, n, n, n, n, n))], 1)
+    assert (c == n).all()
+    stats = res.stats
+    assert stats.pipe_busy["M"] == n ** 3 / k.cube_macs_per_cycle.value  # one Mmad of whole fractals
+    copy = k.copy_setup.value + n * k.burst_cycles.value + n * n * 2 / k.core_gm_bytes_per_cycle.value
+    assert stats.pipe_busy["MTE2"] == pytest.approx(2 * copy)  # A and B into L1: one burst per row
+    gm = 3 * n * n * 2  # A and B in, C out
+    assert stats.floor_cycles == int(max(gm / min(cost.hbm_bytes_per_cycle(k), 20 * k.core_gm_bytes_per_cycle.value),
+                                         n ** 3 / k.cube_macs_per_cycle.value / 20))  # over the 20 cube cores of 910B3
+    assert stats.est_cycles >= stats.floor_cycles

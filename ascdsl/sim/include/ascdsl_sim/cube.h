@@ -11,8 +11,9 @@
 // * L0C (C, m x n, float or int32): 16 x 16 fractals column-major over (n / 16, m / 16) (NZ), each row-major.
 // Mmad reads only the m x n x k it is given; everything else of a fractal may hold anything.
 //
-// Left out: the hazard checker and the cost model do not follow the cube pipes (MTE1, M, FIX): these calls
-// are ordered by their queues only, and cost nothing on the vector core's timeline.
+// Cost model: DataCopy GM -> L1 runs on MTE2 and Fixpipe on the GM link as MTE3 (as copies do), Mmad on M at
+// cube_macs_per_cycle (ascdsl/sim/cost.py); LoadData (MTE1) is dispatched but not timed, and the hazard
+// checker does not follow the cube pipes: these calls are ordered by their queues.
 #ifndef ASCDSL_SIM_ASCDSL_SIM_CUBE_H
 #define ASCDSL_SIM_ASCDSL_SIM_CUBE_H
 #include "data_copy.h"
@@ -163,6 +164,8 @@ void nd2nz(const AscendC::LocalTensor<T>& dst, const T* gm, const AscendC::Nd2Nz
                                  uint64_t(r) * p.dstNzNStride * c0 + c % c0, "dst") = row[c];
         }
     st().counters.gm_copies += 1;
+    count_copy(Pipe::MTE2, uint64_t(p.ndNum) * p.nValue, uint64_t(p.ndNum) * p.nValue * p.dValue * sizeof(T),
+               "DataCopy GM->L1");
 }
 
 // L1 -> L0A/L0B: repeatTimes fractals of 512 bytes, the r-th read at fractal startIndex + r * srcStride
@@ -176,6 +179,7 @@ void load_2d(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& 
     require(!p.ifTranspose || (sizeof(T) == 2 && dst.position() == TPosition::B2), api,
             "ifTranspose transposes 16 x 16 fractals of 16-bit elements into B2 (L0B) only");
     const uint32_t per = kFractalBytes / sizeof(T), c0 = kC0<T>;
+    dispatch();
     for (uint32_t r = 0; r < p.repeatTimes; ++r) {
         const uint64_t s = (uint64_t(p.startIndex) + uint64_t(r) * p.srcStride) * per;
         const uint64_t d = uint64_t(r) * (1 + p.dstGap) * per;
@@ -221,6 +225,11 @@ void mmad(const AscendC::LocalTensor<C>& dst, const AscendC::LocalTensor<A>& a, 
     VecCount& n = st().counters.vec[api];
     n.calls += 1;
     n.elements += uint64_t(p.m) * p.n * p.k;
+    // the cube multiplies whole fractals: 16 x 16 x (32 bytes of K) per step, float at a quarter of half's rate
+    Timeline& t = timeline();
+    const double rate = t.params.cube_macs_per_cycle * (std::is_same_v<A, float> ? 0.25 : sizeof(A) == 1 ? 2.0 : 1.0);
+    occupy(Pipe::M, dispatch(), double(m1) * 16 * n1 * 16 * k1 * c0 / rate, api);
+    t.cost.cube_ideal += double(p.m) * p.n * p.k / rate;
 }
 
 // L0C (NZ, srcStride rows per fractal column) -> GM (ND, row pitch dstStride elements): mSize x nSize,
@@ -250,6 +259,7 @@ void fixpipe(D* gm, const AscendC::LocalTensor<S>& src, const AscendC::FixpipePa
         }
     }
     st().counters.gm_copies += 1;
+    count_copy(Pipe::MTE3, p.mSize, uint64_t(p.mSize) * p.nSize * sizeof(D), "Fixpipe L0C->GM");
 }
 
 }  // namespace ascdsl_sim
