@@ -320,14 +320,20 @@ def _ceil(x: int, n: int) -> int:
     return -(-x // n) * n
 
 
+def _buffer_bytes(dtype: dtypes.DType, bm: int, bn: int, bk: int) -> tuple[int, int, int]:
+    """The bytes of one A buffer (L1 or L0A), one B buffer (L1 or L0B) and the float32 L0C tile: whole
+    fractals (16 rows by 32 bytes in L1/L0A/L0B, 16 x 16 in L0C)."""
+    c0 = 32 // dtype.itemsize
+    return (_ceil(bm, 16) * _ceil(bk, c0) * dtype.itemsize, _ceil(bk, c0) * _ceil(bn, 16) * dtype.itemsize,
+            _ceil(bm, 16) * _ceil(bn, 16) * 4)
+
+
 def _check_buffers(loc: Loc, dtype: dtypes.DType, bm: int, bn: int, bk: int) -> None:
     """Double-buffered L1 and L0A/L0B and one L0C tile fit the cube core (a located error otherwise)."""
     if max(bm, bn, bk) > 4095:
         raise CompilationError(loc, f"the blocks of `tl.dot` ({bm} x {bk} times {bk} x {bn}) exceed Mmad's m, n and "
                                     "k of at most 4095", hint="use smaller BLOCK sizes")
-    c0 = 32 // dtype.itemsize
-    a, b = _ceil(bm, 16) * _ceil(bk, c0) * dtype.itemsize, _ceil(bk, c0) * _ceil(bn, 16) * dtype.itemsize
-    c = _ceil(bm, 16) * _ceil(bn, 16) * 4
+    a, b, c = _buffer_bytes(dtype, bm, bn, bk)
     for what, used, cap in (("L1", 2 * (a + b), L1_BYTES), ("L0A", 2 * a, L0AB_BYTES), ("L0B", 2 * b, L0AB_BYTES),
                             ("L0C", c, L0C_BYTES)):
         if used > cap:
@@ -356,17 +362,16 @@ def check_launch(kernel: Kernel, platform: Platform, fields: Mapping[str, int]) 
 def render_class(kernel: Kernel, platform: Platform, class_name: str, struct: str) -> Rendered:
     """The AIC class of cube kernel ``kernel`` (constructed by the entry as the vector classes are)."""
     p = plan(kernel, platform)
-    bm, bn, bk = p.block
-    c0 = 32 // p.dtype.itemsize
-    pointers = [{"param": safe(n), "name": f"{safe(n).removesuffix('_ptr')}Gm",
-                 "cpp": v.type.dtype.element_ty.cpp} for n, v in zip(kernel.param_names, kernel.params)
-                if isinstance(v.type.dtype, dtypes.PointerType)]
-    gm = {safe(n): f"{safe(n).removesuffix('_ptr')}Gm" for n in (p.a.pointer, p.b.pointer, p.c.pointer)}
-    constexprs = ", ".join(f"{n}={v}" for n, v in kernel.constexprs)
+    a_bytes, b_bytes, c_bytes = _buffer_bytes(p.dtype, *p.block)
+    gm = {n: f"{safe(n).removesuffix('_ptr')}Gm" for n, v in zip(kernel.param_names, kernel.params)
+          if isinstance(v.type.dtype, dtypes.PointerType)}
+    pointers = [{"param": safe(n), "name": gm[n], "cpp": v.type.dtype.element_ty.cpp}
+                for n, v in zip(kernel.param_names, kernel.params) if n in gm]
     return render_located(
-        "cube_class.cpp.j2", class_name=class_name, struct=struct, kernel_name=kernel.name, constexprs=constexprs,
-        where=where(kernel.loc), pointers=pointers, T=p.dtype.cpp, out=p.out.cpp, quant=OUTPUTS[p.out],
-        a_bytes=_ceil(bm, 16) * _ceil(bk, c0) * p.dtype.itemsize, b_bytes=_ceil(bk, c0) * _ceil(bn, 16) * p.dtype.itemsize,
-        c_bytes=_ceil(bm, 16) * _ceil(bn, 16) * 4, prologue=p.prologue, loop=p.loop, body=p.body, a=p.a, b=p.b,
-        c=p.c, k=p.k, a_where=where(p.a.loc), b_where=where(p.b.loc), c_where=where(p.c.loc), a_gm=gm[safe(p.a.pointer)], b_gm=gm[safe(p.b.pointer)], c_gm=gm[safe(p.c.pointer)], dot_where=where(p.loc), dot_loc=Located(
-            f"Mmad(c1, a2, b2, params);  // {where(p.loc)}", p.loc, 1))
+        "cube_class.cpp.j2", class_name=class_name, struct=struct, kernel_name=kernel.name,
+        constexprs=", ".join(f"{n}={v}" for n, v in kernel.constexprs), where=where(kernel.loc), pointers=pointers,
+        T=p.dtype.cpp, out=p.out.cpp, quant=OUTPUTS[p.out], a_bytes=a_bytes, b_bytes=b_bytes, c_bytes=c_bytes,
+        prologue=p.prologue, loop=p.loop, body=p.body, a=p.a, b=p.b, c=p.c, k=p.k,
+        a_where=where(p.a.loc), b_where=where(p.b.loc), c_where=where(p.c.loc),
+        a_gm=gm[p.a.pointer], b_gm=gm[p.b.pointer], c_gm=gm[p.c.pointer], dot_where=where(p.loc),
+        mmad=Located(f"Mmad(c1, a2, b2, params);  // {where(p.loc)}", p.loc, 1))

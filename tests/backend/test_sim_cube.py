@@ -98,3 +98,11 @@ def test_generated_cube_kernels_type_check_against_cann(tmp_path):
                                               np.zeros((m, n), np.float32), m, n, k, BLOCK_M=32, BLOCK_N=32,
                                               BLOCK_K=64).kernels[0])
     assert_type_checks("cube_matmul", kernels, tmp_path)
+
+
+def test_blocks_over_l0a_are_a_located_error():
+    grid, args, meta = _tutorial(dtypes.float16, 256, 32, 256, 256, 32, 128)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        ck.matmul[grid](*args, backend="sim", **meta)
+    message = str(info.value)
+    assert "need 131072 bytes of L0A, which holds 65536" in message and "acc = tl.dot(a, b, acc)" in message
