@@ -138,7 +138,8 @@ def _cost(s) -> dict | None:
         return None
     busy = dict(getattr(s, "pipe_busy", {}))
     return {"cycles": cycles, "us": f"{getattr(s, 'est_us', 0.0):.3g}", "floor": getattr(s, "floor_cycles", 0),
-            "pipes": [{"name": p, "cycles": c, "critical": p == getattr(s, "critical_pipe", "")} for p, c in busy.items()]}
+            "pipes": [{"name": p, "cycles": c, "critical": p == getattr(s, "critical_pipe", "")} for p, c in busy.items()
+                      if p != "M" or c]}
 
 
 def _timeline(trace, blocks: int) -> dict | None:
@@ -149,7 +150,8 @@ def _timeline(trace, blocks: int) -> dict | None:
     span = max(i.end for i in trace.intervals)
     scale = BAR_WIDTH / span
     lanes = []
-    for row, pipe in enumerate(PIPES):
+    pipes = [p for p in PIPES if p != "M" or any(i.pipe == "M" for i in trace.intervals)]  # M: cube kernels only
+    for row, pipe in enumerate(pipes):
         y = 20 + LANE * row
         lane = {"name": pipe, "y": y, "busy": [], "waits": [],
                 "cycles": round(sum(i.end - i.start for i in trace.intervals if i.pipe == pipe and not i.wait))}
@@ -160,7 +162,7 @@ def _timeline(trace, blocks: int) -> dict | None:
     ticks = [{"x": round(t * scale, 2), "label": f"{t:g}"} for t in _ticks(span)]
     return {"block": trace.block, "blocks": blocks, "span": round(span), "dropped": trace.dropped,
             "instructions": sum(not i.wait for i in trace.intervals), "lanes": lanes, "ticks": ticks,
-            "width": BAR_WIDTH, "height": 28 + LANE * len(PIPES) + 14}
+            "width": BAR_WIDTH, "height": 28 + LANE * len(pipes) + 14}
 
 
 def _joined(intervals: list, gap: float) -> list[list]:

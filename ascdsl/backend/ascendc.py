@@ -34,7 +34,7 @@ from .. import dtypes
 from ..ir import Kernel
 from ..passes import run_passes
 from ..platforms import Platform, get_platform
-from . import kir
+from . import cube, kir
 from .decompose import decompose
 from .emit import class_model, literal
 from .limits import check_vector_cores
@@ -106,14 +106,29 @@ def _classes(variants: tuple[Variant, ...], platform: Platform) -> list[ClassPla
 
 def class_names(variants: Sequence[Variant], platform: Platform | str) -> dict[int, str]:
     """The class (or template instance) each variant's entry branch constructs, by tiling key."""
-    return {v.key: instance for c in classes(variants, platform) for v, instance in c.instances}
+    names = {v.key: instance for c in classes(_vector(variants), platform) for v, instance in c.instances}
+    return names | {v.key: v.class_name for v in variants if cube.is_cube(v.kernel)}
+
+
+def _vector(variants: Sequence[Variant]) -> list[Variant]:
+    """The variants the vector pipeline compiles (the others multiply matrices: :mod:`.cube`)."""
+    return [v for v in variants if not cube.is_cube(v.kernel)]
 
 
 def render_classes(variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> Rendered:
     """Every variant's class (no includes, no entry), with the DSL location of each line that names one."""
-    return render_located("kernel_classes.cpp.j2", classes=[
+    text = render_located("kernel_classes.cpp.j2", classes=[
         class_model(simplify(c.kernel), c.name, layout.struct_name, c.is_template, c.float32)
-        for c in classes(variants, platform)])
+        for c in classes(_vector(variants), platform)])
+    for v in variants:
+        if cube.is_cube(v.kernel):
+            text = _joined(text, cube.render_class(v.kernel, _platform(platform), v.class_name, layout.struct_name))
+    return text
+
+
+def _joined(first: Rendered, second: Rendered) -> Rendered:
+    lines = first.count("\n")
+    return Rendered(first + second, first.locs + tuple((n + lines, loc) for n, loc in second.locs))
 
 
 def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> Rendered:
@@ -121,7 +136,8 @@ def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout
     (the pointers of every variant in first-seen order, then ``workspace`` and ``tiling``), with the DSL
     location of each line that names one."""
     names = class_names(variants, platform)
-    calls = [{"key": v.key, "class_name": names[v.key], "args": _pointer_args(v)} for v in variants]
+    calls = [{"key": v.key, "class_name": names[v.key], "args": _pointer_args(v), "cube": cube.is_cube(v.kernel)}
+             for v in variants]
     return render_located("kernel.cpp.j2", symbol=symbol, struct=layout.struct_name, struct_source=layout.struct_source(),
                   classes=render_classes(variants, layout, platform), pointers=entry_pointers(variants), calls=calls)
 

@@ -23,7 +23,7 @@ from ..ir import Kernel, walk
 from ..ir.provenance import access_roots
 from ..jit import register_backend
 from ..platforms import get_platform
-from . import tiling
+from . import cube, tiling
 from ..sim import SimCompileError, SimError
 from ..sim.errors import KernelSimError
 from ..sim.signature import Entry, gm_entry
@@ -132,7 +132,11 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
     arrays = [a if a is None or a.flags.writeable else a.copy() for a in arrays]  # read-only: never stored
     fields["tilingKey"] = key
     programs = grid[0] * grid[1] * grid[2]
-    block_dim = max(1, min(programs, get_platform(platform).vector_core_count))
+    cores = get_platform(platform).vector_core_count
+    if cube.is_cube(kernel):  # an AIC kernel: one block per cube core
+        cube.check_launch(kernel, get_platform(platform), fields)
+        cores = get_platform(platform).ai_core_count
+    block_dim = max(1, min(programs, cores))
     try:
         with located_errors(kernel, len(arrays)):
             _front_end(file.path)

@@ -25,9 +25,16 @@ A block's span is when its last pipe finishes. Blocks run on the platform's vect
 same time share HBM bandwidth evenly: the simulator runs every block at the share of all the cores
 the launch occupies, then :func:`estimate` lets the cores still running move their bytes at the
 share of fewer once others have finished (up to the core's own link rate), so 64 equal rows on 40
-cores cost one row at a 40th of HBM and one at the link rate, not two at a 40th. The **floor** is the larger of all GM bytes over HBM bandwidth
-and all vector work at peak (full repeats, no issue overhead) spread over every vector core: no
+cores cost one row at a 40th of HBM and one at the link rate, not two at a 40th. The **floor** is the larger of all GM bytes over HBM bandwidth,
+all vector work at peak (full repeats, no issue overhead) spread over every vector core, and all cube
+multiply-adds at ``cube_macs_per_cycle`` spread over every cube core: no
 kernel doing the same copies and vector work can beat it, so ``est_cycles >= floor_cycles``.
+
+The cube core (``include/ascdsl_sim/cube.h``) adds the pipe M: a kernel with cube work runs its blocks on
+the AI cube cores; ``DataCopy`` GM -> L1 is a copy on MTE2, ``Fixpipe`` L0C -> GM one on the GM link as
+MTE3, ``Mmad`` runs on M for its whole fractals (16 x 16 x 32 bytes of K) at ``cube_macs_per_cycle``, and
+the queues between them hand buffers over as the vector queues do (L1 to M, L0A/L0B within M, L0C to
+MTE3). L1 -> L0A/L0B (``LoadData``, the MTE1 pipe) is dispatched but not timed.
 
 Left out: caches (L2 hits, the instruction and data caches), UB bank conflicts and strides, the
 MTE's segment rounding beyond the flat per-burst cost, scalar-unit stalls beyond the flat dispatch
@@ -42,7 +49,7 @@ from typing import Mapping
 
 from ..platforms import PLATFORMS, Platform
 
-PIPES = ("MTE2", "V", "MTE3", "S")
+PIPES = ("MTE2", "V", "MTE3", "S", "M")
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,7 @@ class CostConstants:
     copy_setup: Constant
     burst_cycles: Constant
     scalar_gm_latency: Constant
+    cube_macs_per_cycle: Constant
     cycles_per_repeat: Mapping[str, float] = field(default_factory=dict)  # by API; 1 when absent
     extra_passes: Mapping[str, float] = field(default_factory=dict)  # internal instructions of high-level APIs
     repeat_source: str = ""
@@ -121,6 +129,12 @@ A2 = CostConstants(
         "segments with round-up: ASC docs NPU架构版本2201.md, reference section 2.6)",
     ),
     scalar_gm_latency=_c(200, "assumed: a scalar GM access that misses the data cache (no public figure)"),
+    cube_macs_per_cycle=_c(
+        4096,
+        "assumed: one 16 x 16 x 16 fractal product of half (or bfloat16) operands per cycle (the cube's fractal "
+        "shape, reference section 5); float at a quarter of that (reference section 4: 'float Cube throughput "
+        "is 1/4 of half'), int8 at twice (16 x 16 x 32 fractals); no public per-cycle figure was found",
+    ),
     cycles_per_repeat=MappingProxyType(
         {"Exp": 2, "Ln": 2, "Sqrt": 2, "Rsqrt": 2, "Reciprocal": 2, "Div": 2, "SoftmaxGrad": 4, "SoftmaxGradFront": 2}
     ),
@@ -167,10 +181,12 @@ class BlockCost:
     busy: Mapping[str, float]
     vector_ideal: float
     copy_bytes: float
+    cube_ideal: float = 0.0  # cycles of the cube's multiply-adds at peak (a kernel of the cube cores)
 
     @staticmethod
     def from_report(d: dict) -> BlockCost:
-        return BlockCost(d["cycles"], MappingProxyType(dict(d["busy"])), d["vector_ideal"], d["copy_bytes"])
+        return BlockCost(d["cycles"], MappingProxyType(dict(d["busy"])), d["vector_ideal"], d["copy_bytes"],
+                         d.get("cube_ideal", 0.0))
 
 
 @dataclass(frozen=True)
@@ -188,7 +204,8 @@ def estimate(blocks: list[BlockCost], platform: Platform) -> Estimate:
     """Blocks in index order onto the vector cores in turn; the slowest core is the estimate, after
     :func:`_shared_link` gives the cores still running the HBM bandwidth of those that finished."""
     k = constants(platform)
-    cores = platform.vector_core_count
+    cube = any(c.cube_ideal for c in blocks)  # a cube kernel runs on the AI cube cores
+    cores = platform.ai_core_count if cube else platform.vector_core_count
     span = [0.0] * min(cores, max(len(blocks), 1))
     busy = [dict.fromkeys(PIPES, 0.0) for _ in span]
     moved = [0.0] * len(span)
@@ -198,11 +215,12 @@ def estimate(blocks: list[BlockCost], platform: Platform) -> Estimate:
         for pipe, cycles in cost.busy.items():
             busy[b % cores][pipe] += cycles
     finish = _shared_link(span, moved, k, core_share(platform, len(blocks)))
-    ends = [max(f, busy[c]["V"], busy[c]["S"]) for c, f in enumerate(finish)]
+    ends = [max(f, busy[c]["V"], busy[c]["S"], busy[c]["M"]) for c, f in enumerate(finish)]
     slowest = max(range(len(span)), key=ends.__getitem__)
     floor = max(
         sum(c.copy_bytes for c in blocks) / min(hbm_bytes_per_cycle(k), cores * k.core_gm_bytes_per_cycle.value),
         sum(c.vector_ideal for c in blocks) / cores,
+        sum(c.cube_ideal for c in blocks) / cores,
     )
     cycles = int(-(-ends[slowest] // 1))
     pipes = {p: round(v) for p, v in busy[slowest].items()}

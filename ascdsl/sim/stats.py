@@ -55,7 +55,7 @@ class SimStats:
 
     The cost model (:mod:`ascdsl.sim.cost`) adds ``est_cycles``/``est_us`` (the slowest core; for a
     block, its own span), ``floor_cycles`` (GM bytes at HBM bandwidth or vector work at peak, whichever
-    is larger; 0 for a block), ``pipe_busy`` (busy cycles of MTE2, V, MTE3 and S on the slowest core)
+    is larger; 0 for a block), ``pipe_busy`` (busy cycles of MTE2, V, MTE3, S and M on the slowest core)
     and ``critical_pipe`` (the busiest of them); ``trace`` is the timeline of the block with the
     longest span (:class:`Trace`; None for a block).
     """

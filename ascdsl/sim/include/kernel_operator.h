@@ -11,6 +11,7 @@
 #include "ascdsl_sim/cmpsel.h"
 #include "ascdsl_sim/debug.h"
 #include "ascdsl_sim/gather.h"
+#include "ascdsl_sim/cube.h"
 #include "lib/activation/softmaxgrad.h"
 #include "lib/index/arithprogression.h"
 #include "lib/math/cumsum.h"

@@ -26,6 +26,7 @@ struct CostParams {
     const char* const* api_names = nullptr;
     const double* api_cycles_per_repeat = nullptr;
     const double* api_extra_passes = nullptr;
+    double cube_macs_per_cycle = 1;  // cube unit: multiply-adds per cycle of 16-bit operands
 };
 
 // What one block cost: its span, the busy cycles of each pipe, and its share of the floor.
@@ -33,7 +34,8 @@ struct BlockCost {
     double cycles = 0;
     std::array<double, kPipes> busy{};
     double vector_ideal = 0;  // vector cycles with every repeat full and no issue overhead
-    double copy_bytes = 0;    // bytes MTE2 and MTE3 moved between GM and UB
+    double copy_bytes = 0;    // bytes MTE2 and MTE3 moved between GM and UB (or L1, and Fixpipe from L0C)
+    double cube_ideal = 0;    // cube cycles of the products' multiply-adds at peak
 };
 
 // One interval of a pipe's timeline: an instruction running (busy) or the pipe held by a flag, a queue
@@ -185,7 +187,7 @@ inline void count_vector(const char* api, uint64_t elements, uint64_t repeats, u
 
 // A DataCopy/DataCopyPad between GM and UB on MTE2 (in) or MTE3 (out): start-up and bursts on the
 // pipe, then the bytes over the core's GM link, which MTE2 and MTE3 share.
-inline void count_copy(Pipe p, uint64_t bursts, uint64_t bytes) {
+inline void count_copy(Pipe p, uint64_t bursts, uint64_t bytes, const char* label = nullptr) {
     Timeline& t = timeline();
     const CostParams& k = t.params;
     double& ready = t.ready[pipe_index(p)];
@@ -193,7 +195,7 @@ inline void count_copy(Pipe p, uint64_t bursts, uint64_t bytes) {
     const double cycles = static_cast<double>(bytes) / k.gm_bytes_per_cycle;
     const double begin = std::max(ready, dispatch());
     ready = ascdsl_sim::transfer(begin + setup, cycles);
-    trace(p, false, begin, ready, p == Pipe::MTE2 ? "DataCopy GM->UB" : "DataCopy UB->GM");
+    trace(p, false, begin, ready, label ? label : p == Pipe::MTE2 ? "DataCopy GM->UB" : "DataCopy UB->GM");
     t.cost.busy[pipe_index(p)] += setup + cycles;
     t.cost.copy_bytes += static_cast<double>(bytes);
 }

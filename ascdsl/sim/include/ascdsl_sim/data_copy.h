@@ -64,6 +64,8 @@ void check_ub_extent(const char* api, const AscendC::LocalTensor<T>& t, const ch
 template <class T, class Pad>
 void gm_to_ub(const char* api, const AscendC::LocalTensor<T>& dst, const T* gm, const Bursts& b, Pad pad) {
     check_burst_count(api, b.count);
+    require(cube_mem_of(static_cast<int>(dst.position())) < 0, api, "dst is a cube-core (L1/L0) tensor: GM -> L1 "
+            "takes Nd2NzParams, and L0A/L0B/L0C are filled by LoadData and Mmad");
     const uint32_t time = begin_op(api);
     check_ub_extent(api, dst, "dst", b, b.ub_span);
     uint8_t* ub = st().ub + dst.addr();

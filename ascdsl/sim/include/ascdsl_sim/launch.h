@@ -83,7 +83,7 @@ inline std::string outcome_json(const Outcome& o) {
         for (const auto& [api, n] : c.vec) os << (i++ ? ", " : "") << json_string(api) << ": [" << n.calls << ", " << n.elements << ", " << n.rounds << "]";
         const BlockCost& k = o.per_block_cost[b];
         os << "}, \"cost\": {\"cycles\": " << k.cycles << ", \"vector_ideal\": " << k.vector_ideal
-           << ", \"copy_bytes\": " << k.copy_bytes << ", \"busy\": {";
+           << ", \"copy_bytes\": " << k.copy_bytes << ", \"cube_ideal\": " << k.cube_ideal << ", \"busy\": {";
         for (int p = 0; p < kPipes; ++p) os << (p ? ", " : "") << json_string(pipe_short(static_cast<Pipe>(p))) << ": " << k.busy[p];
         os << "}}}";
     }

@@ -19,6 +19,7 @@
 #define KERNEL_TYPE_MIX_AIC_1_1 4
 #define KERNEL_TYPE_MIX_AIC_1_2 5
 #define KERNEL_TASK_TYPE_DEFAULT(type)
+#define KERNEL_TASK_TYPE(key, type)
 
 enum KernelCoreType { AIV = 0, AIC = 1 };
 inline KernelCoreType g_coreType = AIV;

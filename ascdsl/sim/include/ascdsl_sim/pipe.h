@@ -14,6 +14,11 @@ inline const char* position_name(int pos) {
     case TPosition::VECIN: return "VECIN";
     case TPosition::VECOUT: return "VECOUT";
     case TPosition::VECCALC: return "VECCALC";
+    case TPosition::A1: return "A1";
+    case TPosition::A2: return "A2";
+    case TPosition::B1: return "B1";
+    case TPosition::B2: return "B2";
+    case TPosition::CO1: return "CO1";
     default: return "other";
     }
 }
@@ -30,6 +35,30 @@ inline std::string buffer_list() {
     return os.str();
 }
 
+// InitBuffer on a cube position: `num` buffers of `len32` bytes taken in order from that memory (L1, L0A,
+// L0B or L0C), which has its own capacity (reference section 4) and the alignment of its buffers.
+inline int create_cube_queue(Queue& q, uint32_t num, uint32_t len32) {
+    const char* api = "InitBuffer";
+    State& s = st();
+    const int m = cube_mem_of(q.position);
+    const uint32_t align = m == static_cast<int>(CubeMem::L0A) || m == static_cast<int>(CubeMem::L0B) ? 512
+                           : m == static_cast<int>(CubeMem::L0C) ? 64 : 32;
+    if (s.cube[m] == nullptr) {
+        s.cube_storage[m].assign(kCubeMemBytes[m] + 512, 0xFF);
+        s.cube[m] = s.cube_storage[m].data() + (512 - reinterpret_cast<uintptr_t>(s.cube_storage[m].data()) % 512) % 512;
+    }
+    const uint32_t bytes = (len32 + align - 1) / align * align;
+    for (uint32_t i = 0; i < num; ++i) {
+        q.buffers.push_back(static_cast<int>(s.buffers.size()));
+        s.buffers.push_back(QueueBuffer{static_cast<int>(s.queues.size()), static_cast<uint32_t>(s.cube_used[m]), bytes});
+        s.cube_used[m] += bytes;
+    }
+    s.queues.push_back(q);
+    require(s.cube_used[m] <= kCubeMemBytes[m], api, cube_mem_name(m), " total ", s.cube_used[m], " B exceeds the ",
+            kCubeMemBytes[m], " B ", cube_mem_name(m), " of the cube core");
+    return static_cast<int>(s.queues.size()) - 1;
+}
+
 // InitBuffer: `num` buffers of `len` bytes (rounded up to 32) taken in order from the UB pool.
 inline int create_queue(int src_pos, int dst_pos, int depth, bool is_tbuf, uint32_t num, uint32_t len) {
     const char* api = "InitBuffer";
@@ -39,9 +68,14 @@ inline int create_queue(int src_pos, int dst_pos, int depth, bool is_tbuf, uint3
     if (pos == TPosition::VECIN && dpos == TPosition::VECOUT) q.producer = Pipe::MTE2, q.consumer = Pipe::MTE3;
     else if (pos == TPosition::VECIN) q.producer = Pipe::MTE2;
     else if (pos == TPosition::VECOUT) q.consumer = Pipe::MTE3;
-    else require(pos == TPosition::VECCALC, api, "TPosition ", src_pos, " is not a UB position (VECIN/VECOUT/VECCALC)");
+    else if (pos == TPosition::A1 || pos == TPosition::B1) q.producer = Pipe::MTE2, q.consumer = Pipe::M;  // GM -> L1
+    else if (pos == TPosition::A2 || pos == TPosition::B2) q.producer = q.consumer = Pipe::M;  // MTE1 runs as M
+    else if (pos == TPosition::CO1) q.producer = Pipe::M, q.consumer = Pipe::MTE3;  // Fixpipe charged as MTE3
+    else require(pos == TPosition::VECCALC || cube_mem_of(src_pos) >= 0, api, "TPosition ", src_pos,
+                 " is neither a UB position (VECIN/VECOUT/VECCALC) nor a cube one (A1/B1/A2/B2/CO1)");
     require(num >= 1, api, "buffer count must be at least 1");
     const uint32_t len32 = (len + 31) / 32 * 32;
+    if (cube_mem_of(src_pos) >= 0) return create_cube_queue(q, num, len32);
     for (uint32_t i = 0; i < num; ++i) {
         q.buffers.push_back(static_cast<int>(s.buffers.size()));
         s.buffers.push_back(QueueBuffer{static_cast<int>(s.queues.size()), static_cast<uint32_t>(s.ub_used), len32});
@@ -68,7 +102,8 @@ inline Queue& queue(const char* api, int id) {
     return st().queues[id];
 }
 
-inline void poison(uint32_t addr, uint32_t bytes) {
+inline void poison(uint32_t addr, uint32_t bytes, int position = static_cast<int>(TPosition::VECCALC)) {
+    if (cube_mem_of(position) >= 0) return void(std::memset(mem_base(position) + addr, 0xFF, bytes));
     std::memset(st().ub + addr, 0xFF, bytes);
     std::fill_n(st().stamp.data() + addr, bytes, 0u);
     for (auto& r : st().read_stamp)
@@ -88,7 +123,7 @@ inline int alloc_buffer(int qid) {
         buf.state = BufState::Allocated;
         buf.gen += 1;
         merge_clock(q.producer, buf.flag);
-        poison(buf.addr, buf.bytes);
+        poison(buf.addr, buf.bytes, q.position);
         return b;
     }
     fail(api, "all ", q.buffers.size(), " buffers of the queue are in use (missing FreeTensor?)");

@@ -32,15 +32,16 @@ inline void require(bool ok, const char* api, const Parts&... parts) {
     if (!ok) fail(api, parts...);
 }
 
-// The pipes of an AI vector core that touch UB.
-enum class Pipe : uint8_t { MTE2, V, MTE3, S };
-constexpr int kPipes = 4;
+// The pipes of an AI vector core that touch UB, and the cube unit of an AI cube core (M: it never touches
+// UB, so the hazard checker's stamps, two bits of pipe, never name it).
+enum class Pipe : uint8_t { MTE2, V, MTE3, S, M };
+constexpr int kPipes = 5;
 inline const char* pipe_name(Pipe p) {
-    static const char* const names[] = {"PIPE_MTE2", "PIPE_V", "PIPE_MTE3", "PIPE_S"};
+    static const char* const names[] = {"PIPE_MTE2", "PIPE_V", "PIPE_MTE3", "PIPE_S", "PIPE_M"};
     return names[static_cast<int>(p)];
 }
 inline const char* pipe_short(Pipe p) {
-    static const char* const names[] = {"MTE2", "V", "MTE3", "S"};
+    static const char* const names[] = {"MTE2", "V", "MTE3", "S", "M"};
     return names[static_cast<int>(p)];
 }
 
@@ -138,6 +139,10 @@ struct State {
     Atomic atomic = Atomic::None;
     const char* atomic_type = "";  // element type named by SetAtomicAdd<T> (and friends)
     int64_t fail_region = -1;  // the GM region (index in gm) a failed GM check concerns, or the nearest
+    // The cube core's buffers (cube.h): L1, L0A, L0B, L0C, each a separate memory with its own allocator.
+    std::array<std::vector<uint8_t>, 4> cube_storage;
+    std::array<uint8_t*, 4> cube = {};
+    std::array<uint64_t, 4> cube_used = {};
 };
 
 inline State& st() {
@@ -165,6 +170,31 @@ inline void reset_block(int64_t idx, int64_t num) {
     s.atomic = Atomic::None;
     s.dcache.clear();
     s.counters = Counters{};
+    for (int m = 0; m < 4; ++m) s.cube_used[m] = 0, s.cube[m] = nullptr;  // allocated by the first cube InitBuffer
+}
+
+// ---- memories ----
+// The cube core's memories (reference section 4: l1_size, l0_a/b, l0_c of the platform ini).
+enum class CubeMem : uint8_t { L1, L0A, L0B, L0C };
+constexpr uint64_t kCubeMemBytes[4] = {512 * 1024, 64 * 1024, 64 * 1024, 128 * 1024};
+inline const char* cube_mem_name(int m) {
+    static const char* const names[] = {"L1", "L0A", "L0B", "L0C"};
+    return names[m];
+}
+// The cube memory of a TPosition (AscendC numbering: A1 = 1, A2, B1, B2, C1, C2, CO1 = 7), or -1 for UB.
+inline int cube_mem_of(int position) {
+    switch (position) {
+    case 1: case 3: case 5: return static_cast<int>(CubeMem::L1);  // A1, B1, C1
+    case 2: return static_cast<int>(CubeMem::L0A);                 // A2
+    case 4: return static_cast<int>(CubeMem::L0B);                 // B2
+    case 7: return static_cast<int>(CubeMem::L0C);                 // CO1
+    default: return -1;
+    }
+}
+// The bytes a LocalTensor of `position` addresses from.
+inline uint8_t* mem_base(int position) {
+    const int m = cube_mem_of(position);
+    return m < 0 ? st().ub : st().cube[m];
 }
 
 // ---- hazard checker ----

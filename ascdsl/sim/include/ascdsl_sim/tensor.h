@@ -111,10 +111,11 @@ public:
     T* GetPhyAddr() const { return ptr(); }
 
     // Simulator internals (not Ascend C API).
-    T* ptr() const { return reinterpret_cast<T*>(ascdsl_sim::st().ub + addr_); }
+    T* ptr() const { return reinterpret_cast<T*>(ascdsl_sim::mem_base(static_cast<int>(pos_)) + addr_); }
     uint32_t addr() const { return addr_; }
     int buffer() const { return buf_; }
     uint32_t generation() const { return gen_; }
+    TPosition position() const { return pos_; }
 
 private:
     void check_index(const char* api, uint32_t index) const {

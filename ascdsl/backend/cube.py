@@ -1,0 +1,377 @@
+"""``tl.dot`` on the AI cube core: the tutorial matmul as a pure-cube (AIC) Ascend C class.
+
+A kernel whose tile IR (after :mod:`ascdsl.passes`) has the Triton tutorial's form lowers here instead
+of through the vector pipeline (:mod:`.select` onwards):
+
+* scalars (program ids, offsets, bounds) computed from parameters and constexprs;
+* a zero float32 accumulator, carried by a ``for`` loop over K whose body loads two 2-D blocks
+  ``a`` (``BLOCK_M x BLOCK_K``) and ``b`` (``BLOCK_K x BLOCK_N``) from GM (masked, masked lanes zero) and
+  yields ``tl.dot(a, b, acc)``;
+* after the loop, an optional ``.to(dtype)`` of the product and a masked store of it.
+
+Each program's output tile goes GM -> L1 (``DataCopy`` with ``Nd2NzParams``), L1 -> L0A/L0B
+(``LoadData``, B's fractals transposed), ``Mmad`` into L0C accumulating over K, L0C -> GM (``Fixpipe``,
+float32 -> half/bfloat16 on the way out). What the form does not cover is a located
+:class:`~ascdsl.errors.CompilationError`. The rows of every block must be contiguous (unit inner stride):
+literal strides are checked here, stride parameters at launch (:func:`check_launch`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Mapping
+
+from .. import dtypes
+from ..errors import CompilationError, Loc
+from ..ir import Kernel, walk
+from ..ir.core import Instr, Op, Value
+from ..passes import run_passes
+from ..platforms import Platform
+from .emit import literal, where
+from .naming import field_name, safe
+from .render import Located, Rendered, render_located
+
+OPERANDS = frozenset({dtypes.float16, dtypes.bfloat16})
+"""Operand dtypes of this lowering (float32 accumulation)."""
+OUTPUTS = {dtypes.float16: "F322F16", dtypes.bfloat16: "F322BF16", dtypes.float32: "NoQuant"}
+"""The Fixpipe conversion (``QuantMode_t``) from the float32 product to each stored dtype."""
+ROW_STRIDE_MAX = 65535
+"""The largest row stride (elements) of an operand block: ``Nd2NzParams.srcDValue`` is ``uint16_t``."""
+L1_BYTES, L0AB_BYTES, L0C_BYTES = 512 * 1024, 64 * 1024, 128 * 1024
+"""The cube core's buffers (reference section 4: ``l1_size``, ``l0_a/b``, ``l0_c`` of the 910B inis)."""
+HINT = ("write the Triton tutorial's form: a float32 accumulator carried by a `for` loop over K that loads "
+        "two 2-D blocks and yields `tl.dot(a, b, acc)`, then an optional `.to(dtype)` and a store; or run "
+        "this kernel on the interpreter (backend='interpreter')")
+_BINARY = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.IDIV: "/", Op.MOD: "%", Op.LT: "<", Op.LE: "<=", Op.GT: ">",
+           Op.GE: ">=", Op.EQ: "==", Op.NE: "!="}
+
+
+def is_cube(kernel: Kernel) -> bool:
+    """Whether ``kernel`` multiplies matrices (its lowering is this module's)."""
+    return any(i.op is Op.DOT for i in walk(kernel.body))
+
+
+@dataclass(frozen=True)
+class Block:
+    """One 2-D GM block (``a``, ``b`` or the stored ``c``): C++ expressions of its offset, rows, columns
+    and row stride (elements), and the parameter its inner stride is read from (``None``: literal 1)."""
+
+    offset: str
+    rows: str
+    cols: str
+    stride: str
+    unit_param: str | None
+    row_param: str | None  # the parameter the row stride is, if it is one (checked at launch: 16 bits)
+    rows_canon: str
+    cols_canon: str
+    pointer: str  # the pointer parameter it accesses
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class CubeKernel:
+    """The matched form of a cube kernel, ready to render."""
+
+    kernel: Kernel
+    dtype: dtypes.DType  # of a and b
+    out: dtypes.DType  # stored
+    block: tuple[int, int, int]  # BLOCK_M, BLOCK_N, BLOCK_K
+    prologue: tuple[Located, ...]
+    loop: Located
+    body: tuple[Located, ...]
+    a: Block
+    b: Block
+    c: Block
+    k: str  # the K extent of one step's product
+    loc: Loc
+
+
+class _Scalars:
+    """C++ expressions of the kernel's scalars; values the DSL named become ``const`` locals."""
+
+    def __init__(self, kernel: Kernel):
+        self.kernel = kernel
+        self.expr: dict[int, str] = {}
+        self.canon: dict[int, str] = {}  # fully inlined: equal texts compute equal values
+        self.names = dict(kernel.names)
+        self.taken: set[str] = {"program", "programs_", "tiling_", "pipe", "c1", "first", "aOffset", "bOffset", "mTile",
+                                 "nTile", "kTile"}
+        for name, p in zip(kernel.param_names, kernel.params):
+            if p.type.is_scalar and isinstance(p.type.dtype, dtypes.DType):
+                self.expr[p.id] = self.canon[p.id] = f"tiling_.{field_name(name)}"
+            self.taken.add(safe(name))
+
+    def fresh(self, base: str) -> str:
+        name, n = safe(base), 1
+        while name in self.taken:
+            n += 1
+            name = f"{safe(base)}{n}"
+        self.taken.add(name)
+        return name
+
+    def of(self, v: Value, loc: Loc) -> str:
+        if v.id not in self.expr:
+            raise CompilationError(loc, "the cube lowering of `tl.dot` cannot compute this scalar", hint=HINT)
+        return self.expr[v.id]
+
+    def define(self, instr: Instr, depth: int) -> list[Located]:
+        """The expression of scalar ``instr`` (a ``const`` local where the DSL named it, or where it is
+        an operand of a clamp that would repeat it)."""
+        (v,) = instr.results
+        out: list[Located] = []
+        dt = v.type.dtype
+        if instr.op in (Op.MAXIMUM, Op.MINIMUM):
+            for x in instr.operands:
+                if not self.expr[x.id].replace("_", "").replace(".", "").isalnum():
+                    name = self.fresh("rest" if instr.op is Op.MAXIMUM else "clamped")
+                    out.append(Located(f"const {x.type.dtype.cpp} {name} = {_bare(self.expr[x.id])};  "
+                                       f"// {where(instr.loc)}", instr.loc, depth))
+                    self.expr[x.id] = name
+        ops = [self.of(x, instr.loc) for x in instr.operands]
+        canon = [self.canon[x.id] for x in instr.operands]
+        self.canon[v.id] = f"{instr.op.value}({', '.join(canon)}{', ' if canon else ''}{dict(instr.attrs)})"
+        if instr.op is Op.CONST:
+            text = literal(instr.attr("value"), dt)
+        elif instr.op is Op.PROGRAM_ID:
+            axis = instr.attr("axis")
+            text = ("static_cast<int32_t>(program % tiling_.grid0)", "static_cast<int32_t>(program / tiling_.grid0 % "
+                    "tiling_.grid1)", "static_cast<int32_t>(program / (static_cast<int64_t>(tiling_.grid0) * "
+                    "tiling_.grid1))")[axis]
+        elif instr.op is Op.NUM_PROGRAMS:
+            text = f"tiling_.grid{instr.attr('axis')}"
+        elif instr.op in _BINARY and len(ops) == 2:
+            text = f"({ops[0]} {_BINARY[instr.op]} {ops[1]})"
+        elif instr.op in (Op.MAXIMUM, Op.MINIMUM):
+            text = f"({ops[0]} {'>' if instr.op is Op.MAXIMUM else '<'} {ops[1]} ? {ops[0]} : {ops[1]})"
+        elif instr.op is Op.CAST and dt.kind == "int":
+            text = f"static_cast<{dt.cpp}>({ops[0]})"
+        else:
+            raise CompilationError(instr.loc, f"the cube lowering of `tl.dot` does not support the scalar "
+                                              f"`{instr.op.value}` yet", hint=HINT)
+        name = self.names.get(v.id)
+        if name is None or instr.op is Op.CONST:
+            self.expr[v.id] = text
+            return out
+        self.expr[v.id] = self.fresh(name)
+        return out + [Located(f"const {dt.cpp} {self.expr[v.id]} = {_bare(text)};  // {where(instr.loc)}", instr.loc,
+                              depth)]
+
+
+def _bare(text: str) -> str:
+    return text[1:-1] if text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]) else text
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _error(loc: Loc, what: str) -> CompilationError:
+    return CompilationError(loc, f"the cube lowering of `tl.dot` does not support {what} yet", hint=HINT)
+
+
+def _block(s: _Scalars, instr: Instr) -> Block:
+    """The 2-D block ``instr`` (a strided_load or strided_store) accesses."""
+    shape = instr.attr("shape")
+    if len(shape) != 2:
+        raise _error(instr.loc, f"a {len(shape)}-D block as a matrix operand")
+    unit = None
+    if instr.op in (Op.BLOCK_LOAD, Op.BLOCK_STORE):  # the inner stride is 1 (passes/access.py)
+        _, offset, s0, e0, e1 = instr.operands[:5]
+    else:
+        _, offset, s0, s1, e0, e1 = instr.operands[:6]
+        d = _defining(s.kernel, s1)
+        if d is not None and d.op is Op.CONST:
+            if d.attr("value") != 1:
+                raise _error(instr.loc, "a block whose rows are not contiguous (an inner stride other than 1)")
+        elif s1 in s.kernel.params:
+            unit = s.kernel.param_names[s.kernel.params.index(s1)]
+        else:
+            raise _error(instr.loc, "a block whose inner stride is computed (it must be 1, or a stride parameter)")
+    pointer = s.kernel.param_names[s.kernel.params.index(instr.operands[0])]
+    row = s.kernel.param_names[s.kernel.params.index(s0)] if s0 in s.kernel.params else None
+    return Block(f"static_cast<int64_t>({_bare(s.of(offset, instr.loc))})", _bare(s.of(e0, instr.loc)),
+                 _bare(s.of(e1, instr.loc)), _bare(s.of(s0, instr.loc)), unit, row, s.canon[e0.id], s.canon[e1.id], pointer,
+                 instr.loc)
+
+
+@lru_cache(maxsize=None)
+def _definitions(kernel: Kernel) -> dict[int, Instr]:
+    return {r.id: i for i in walk(kernel.body) for r in i.results}
+
+
+def _defining(kernel: Kernel, v: Value) -> Instr | None:
+    return _definitions(kernel).get(v.id)
+
+
+def _zero_operand(kernel: Kernel, instr: Instr) -> None:
+    if instr.attr("has_other"):
+        d = _defining(kernel, instr.operands[-1])
+        if d is None or d.op is not Op.CONST or d.attr("value") != 0:
+            raise _error(instr.loc, "a masked operand load whose `other` is not 0 (its masked lanes would "
+                                    "enter the product)")
+
+
+@lru_cache(maxsize=256)
+def plan(kernel: Kernel, platform: Platform) -> CubeKernel:
+    """The matched form of cube kernel ``kernel`` (a located error where it does not match)."""
+    return _match(run_passes(kernel, platform))
+
+
+def _match(kernel: Kernel) -> CubeKernel:
+    s = _Scalars(kernel)
+    prologue: list[Located] = []
+    zeros: set[int] = set()
+    loop = product = stored = dot = None
+    out_of: dict[int, Value] = {}
+    loads: dict[int, Instr] = {}
+    for instr in kernel.body.body:
+        if instr.results and all(r.type.is_scalar for r in instr.results) and not instr.regions:
+            prologue += s.define(instr, 1)
+        elif instr.op is Op.CONST and instr.result.type.dtype == dtypes.float32 and instr.attr("value") == 0:
+            zeros.add(instr.result.id)
+        elif instr.op in (Op.STRIDED_LOAD, Op.BLOCK_LOAD) and product is None:
+            loads[instr.result.id] = instr
+        elif instr.op is Op.FOR and product is None and not loads:
+            loop = product = instr
+        elif instr.op is Op.DOT and product is None and (not instr.attr("has_acc") or instr.operands[2].id in zeros):
+            dot = product = instr  # the whole of K in one product
+        elif instr.op is Op.CAST and product is not None and instr.operands[0].id == product.results[-1].id:
+            out_of[instr.result.id] = instr.result
+        elif instr.op in (Op.STRIDED_STORE, Op.BLOCK_STORE) and stored is None and product is not None:
+            stored = instr
+        else:
+            raise _error(instr.loc, f"`{instr.op.value}` around the product (vector work before or after "
+                                    "`tl.dot` needs a MIX kernel, cube and vector cores together)")
+    if product is None or stored is None:
+        first = next(i for i in walk(kernel.body) if i.op is Op.DOT)
+        raise _error(first.loc, "a `tl.dot` whose product is not stored (after its loop over K)")
+    body: list[Located] = []
+    if loop is not None:
+        header, body, loads, dot = _loop(kernel, s, loop, zeros)
+    else:
+        header = Located(f"{{  // the whole of K in one product: {where(dot.loc)}", dot.loc, 1)
+    a_load, b_load = (loads.get(v.id) for v in dot.operands[:2])
+    if a_load is None or b_load is None or len(loads) != 2:
+        raise _error(dot.loc, "operands of `tl.dot` that are not two blocks loaded from GM (in the loop over K)")
+    dtype = a_load.result.type.dtype
+    if dtype not in OPERANDS or b_load.result.type.dtype != dtype:
+        raise _error(dot.loc, f"`tl.dot` of {a_load.result.type.dtype} and {b_load.result.type.dtype} blocks "
+                              f"(this lowering takes two {' or two '.join(sorted(map(str, OPERANDS)))} blocks)")
+    for load in (a_load, b_load):
+        _zero_operand(kernel, load)
+    value = stored.operands[-1]
+    out = value.type.dtype
+    if value.id != product.results[0].id and value.id not in out_of:
+        raise _error(stored.loc, "a store of anything but the product (or its `.to(dtype)`)")
+    if out not in OUTPUTS:
+        raise _error(stored.loc, f"a product stored as {out} (Fixpipe converts float32 to "
+                                 f"{', '.join(sorted(map(str, OUTPUTS)))})")
+    bm, bk = a_load.attr("shape")
+    _, bn = b_load.attr("shape")
+    _check_buffers(dot.loc, dtype, bm, bn, bk)
+    a, b, c = _block(s, a_load), _block(s, b_load), _block(s, stored)
+    if (c.rows_canon, c.cols_canon) != (a.rows_canon, b.cols_canon):
+        raise _error(stored.loc, "a store whose mask differs from the rows of `a` and the columns of `b` (its "
+                                 "rows and columns must be those of the product)")
+    kk = a.cols if a.cols_canon == b.rows_canon else f"({a.cols} < {b.rows} ? {a.cols} : {b.rows})"
+    return CubeKernel(kernel, dtype, out, (bm, bn, bk), tuple(prologue), header, tuple(body), a, b, c, kk, dot.loc)
+
+
+def _loop(kernel: Kernel, s: _Scalars, loop: Instr, zeros: set[int]):
+    """The header, scalar lines, operand loads and product of the loop over K."""
+    lo, hi, step, *carried = loop.operands
+    if len(carried) != 1 or carried[0].id not in zeros:
+        raise _error(loop.loc, "a loop over K that carries anything but one zero float32 accumulator")
+    step_def = _defining(kernel, step)
+    if step_def is None or step_def.op is not Op.CONST or step_def.attr("value") <= 0:
+        raise _error(loop.loc, "a loop over K whose step is not a positive constant")
+    region = loop.regions[0]
+    var, acc = region.args
+    var_name = s.fresh(s.names.get(var.id, "k"))
+    s.expr[var.id] = s.canon[var.id] = var_name
+    header = Located(f"for (int32_t {var_name} = {_bare(s.of(lo, loop.loc))}; {var_name} < {_bare(s.of(hi, loop.loc))}; "
+                     f"{var_name} += {_bare(s.of(step, loop.loc))}) {{  // {where(loop.loc)}", loop.loc, 1)
+    body: list[Located] = []
+    loads: dict[int, Instr] = {}
+    dot = None
+    for instr in region.body:
+        if instr.results and all(r.type.is_scalar for r in instr.results) and not instr.regions:
+            body += s.define(instr, 2)
+        elif instr.op in (Op.STRIDED_LOAD, Op.BLOCK_LOAD):
+            loads[instr.result.id] = instr
+        elif instr.op is Op.DOT and dot is None:
+            dot = instr
+        elif instr.op is Op.YIELD and dot is not None and [v.id for v in instr.operands] == [dot.result.id]:
+            pass
+        else:
+            raise _error(instr.loc, f"`{instr.op.value}` in the loop over K (the loop may load two blocks and "
+                                    "accumulate their product only)")
+    if dot is None or len(dot.operands) != 3 or dot.operands[2].id != acc.id:
+        raise _error(loop.loc, "a loop over K that does not accumulate `acc = tl.dot(a, b, acc)`")
+    return header, body, loads, dot
+
+
+def _ceil(x: int, n: int) -> int:
+    return -(-x // n) * n
+
+
+def _buffer_bytes(dtype: dtypes.DType, bm: int, bn: int, bk: int) -> tuple[int, int, int]:
+    """The bytes of one A buffer (L1 or L0A), one B buffer (L1 or L0B) and the float32 L0C tile: whole
+    fractals (16 rows by 32 bytes in L1/L0A/L0B, 16 x 16 in L0C)."""
+    c0 = 32 // dtype.itemsize
+    return (_ceil(bm, 16) * _ceil(bk, c0) * dtype.itemsize, _ceil(bk, c0) * _ceil(bn, 16) * dtype.itemsize,
+            _ceil(bm, 16) * _ceil(bn, 16) * 4)
+
+
+def _check_buffers(loc: Loc, dtype: dtypes.DType, bm: int, bn: int, bk: int) -> None:
+    """Double-buffered L1 and L0A/L0B and one L0C tile fit the cube core (a located error otherwise)."""
+    if max(bm, bn, bk) > 4095:
+        raise CompilationError(loc, f"the blocks of `tl.dot` ({bm} x {bk} times {bk} x {bn}) exceed Mmad's m, n and "
+                                    "k of at most 4095", hint="use smaller BLOCK sizes")
+    a, b, c = _buffer_bytes(dtype, bm, bn, bk)
+    for what, used, cap in (("L1", 2 * (a + b), L1_BYTES), ("L0A", 2 * a, L0AB_BYTES), ("L0B", 2 * b, L0AB_BYTES),
+                            ("L0C", c, L0C_BYTES)):
+        if used > cap:
+            raise CompilationError(loc, f"the blocks of `tl.dot` ({bm} x {bk} times {bk} x {bn}) need {used} bytes "
+                                        f"of {what}, which holds {cap}", hint="use smaller BLOCK sizes")
+
+
+def check_launch(kernel: Kernel, platform: Platform, fields: Mapping[str, int]) -> None:
+    """A located error where a launch's stride parameters break the lowering's assumptions (rows of
+    every block contiguous, a row stride Nd2NzParams' 16-bit ``srcDValue`` holds)."""
+    p = plan(kernel, platform)
+    for name, block in (("a", p.a), ("b", p.b), ("c", p.c)):
+        if block.unit_param is not None and fields[field_name(block.unit_param)] != 1:
+            raise CompilationError(block.loc, f"the cube lowering copies the rows of `{name}` as contiguous, but "
+                                              f"`{block.unit_param}` is {fields[field_name(block.unit_param)]} at this "
+                                              "launch", hint="pass contiguous (row-major) matrices, or run this "
+                                                             "kernel on the interpreter")
+        if block.row_param is not None and not 0 <= fields[field_name(block.row_param)] <= ROW_STRIDE_MAX:
+            raise CompilationError(block.loc, f"the row stride `{block.row_param}` of `{name}` is "
+                                              f"{fields[field_name(block.row_param)]} at this launch; the cube's "
+                                              f"copies take row strides up to {ROW_STRIDE_MAX} elements "
+                                              "(Nd2NzParams.srcDValue is 16-bit)",
+                                   hint="run this kernel on the interpreter")
+
+
+def render_class(kernel: Kernel, platform: Platform, class_name: str, struct: str) -> Rendered:
+    """The AIC class of cube kernel ``kernel`` (constructed by the entry as the vector classes are)."""
+    p = plan(kernel, platform)
+    a_bytes, b_bytes, c_bytes = _buffer_bytes(p.dtype, *p.block)
+    gm = {n: f"{safe(n).removesuffix('_ptr')}Gm" for n, v in zip(kernel.param_names, kernel.params)
+          if isinstance(v.type.dtype, dtypes.PointerType)}
+    pointers = [{"param": safe(n), "name": gm[n], "cpp": v.type.dtype.element_ty.cpp}
+                for n, v in zip(kernel.param_names, kernel.params) if n in gm]
+    return render_located(
+        "cube_class.cpp.j2", class_name=class_name, struct=struct, kernel_name=kernel.name,
+        constexprs=", ".join(f"{n}={v}" for n, v in kernel.constexprs), where=where(kernel.loc), pointers=pointers,
+        T=p.dtype.cpp, out=p.out.cpp, quant=OUTPUTS[p.out], a_bytes=a_bytes, b_bytes=b_bytes, c_bytes=c_bytes,
+        prologue=p.prologue, loop=p.loop, body=p.body, a=p.a, b=p.b, c=p.c, k=p.k,
+        a_where=where(p.a.loc), b_where=where(p.b.loc), c_where=where(p.c.loc),
+        a_gm=gm[p.a.pointer], b_gm=gm[p.b.pointer], c_gm=gm[p.c.pointer], dot_where=where(p.loc),
+        mmad=Located(f"Mmad(c1, a2, b2, params);  // {where(p.loc)}", p.loc, 1))

@@ -1,0 +1,108 @@
+"""``tl.dot`` on the AI cube core (issue 26): the tutorial matmul generated as a pure-cube Ascend C class
+(GM -> L1 Nd2Nz, LoadData to L0A/L0B, Mmad accumulating in L0C, Fixpipe), run on the simulator against the
+interpreter within the output dtype's tolerance; what the lowering does not cover is a located error."""
+import numpy as np
+import pytest
+
+import ascdsl
+from ascdsl import dtypes
+from ascdsl.testing import assert_close
+from tests.backend import cube_kernels as ck
+from tests.backend.helpers import CANN, assert_type_checks, both, data, each
+
+SHAPES = [(40, 50, 70, 32, 32, 32), (100, 33, 129, 64, 32, 64), (16, 16, 16, 16, 16, 16)]
+"""M, N, K and BLOCK_M, BLOCK_N, BLOCK_K: tails in every dimension (the K tail of 6 or 1 part-fills a fractal),
+and one exact tile."""
+
+
+def _tutorial(dtype, m, n, k, bm, bn, bk, backend=None):
+    a, b, c = data((m, k), dtype), data((k, n), dtype), np.zeros((m, n), dtype.np)
+    grid = (ascdsl.cdiv(m, bm) * ascdsl.cdiv(n, bn),)
+    args = (a, b, c, m, n, k, k, 1, n, 1, n, 1)
+    return grid, args, dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk)
+
+
+@pytest.mark.parametrize("dtype", [dtypes.float16, dtypes.bfloat16], ids=str)
+def test_tutorial_matmul_with_tails_matches_the_interpreter(dtype):
+    def check(m, n, k, bm, bn, bk):
+        grid, args, meta = _tutorial(dtype, m, n, k, bm, bn, bk)
+        want, got = both(ck.matmul[grid], *args, **meta)
+        a, b = args[0].astype(np.float64), args[1].astype(np.float64)
+        assert_close(want[2], (a @ b).astype(dtype.np), dtype)  # the interpreter is right
+        assert_close(got[2], want[2], dtype, err_msg=f"{m}x{n}x{k}")
+    each(check, SHAPES)
+
+
+def test_float32_result_on_a_2d_grid_without_stride_parameters():
+    m, n, k = 70, 45, 100
+    a, b = data((m, k), dtypes.float16), data((k, n), dtypes.float16)
+    want, got = both(ck.matmul_grid2[(ascdsl.cdiv(m, 32), ascdsl.cdiv(n, 32))], a, b, np.zeros((m, n), np.float32),
+                     m, n, k, BLOCK_M=32, BLOCK_N=32, BLOCK_K=64)
+    assert_close(got[2], want[2], dtypes.float32, scale=np.abs(a).astype(np.float32) @ np.abs(b).astype(np.float32))
+
+
+def test_one_product_without_a_loop_over_k():
+    m, n, k = 50, 20, 48
+    x, w = data((m, k), dtypes.bfloat16), data((k, n), dtypes.bfloat16)
+    want, got = both(ck.small_matmul[(ascdsl.cdiv(m, 32), ascdsl.cdiv(n, 16))], x, w,
+                     np.zeros((m, n), dtypes.bfloat16.np), m, n, K=k, BLOCK_M=32, BLOCK_N=16)
+    assert_close(got[2], want[2], dtypes.bfloat16)
+
+
+def test_batched_matmul_over_a_program_id():
+    z, m, n, k = 3, 20, 40, 50
+    a, b = data((z, m, k), dtypes.float16), data((z, k, n), dtypes.float16)
+    grid = (ascdsl.cdiv(m, 16) * ascdsl.cdiv(n, 32), z)
+    want, got = both(ck.batched_matmul[grid], a, b, np.zeros((z, m, n), np.float16), m, n, k,
+                     BLOCK_M=16, BLOCK_N=32, BLOCK_K=32)
+    assert_close(want[2], (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16), dtypes.float16)
+    assert_close(got[2], want[2], dtypes.float16)
+
+
+def test_vector_work_after_the_product_is_a_located_error():
+    a, b, c = np.zeros((32, 32), np.float16), np.zeros((32, 32), np.float16), np.zeros((32, 32), np.float32)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        ck.matmul_relu[(1,)](a, b, c, 32, 32, 32, BLOCK=32, backend="sim")
+    message = str(info.value)
+    assert message.startswith("tests/backend/cube_kernels.py:"), message
+    assert "`maximum` around the product" in message and "out = tl.maximum(acc, 0.0)" in message
+    ck.matmul_relu[(1,)](a, b, c, 32, 32, 32, BLOCK=32)  # the interpreter runs it
+
+
+def test_a_transposed_operand_is_a_located_error_at_launch():
+    grid, args, meta = _tutorial(dtypes.float16, 32, 32, 32, 32, 32, 32)
+    a = np.asfortranarray(args[0])
+    args = (a, *args[1:6], 1, 32, *args[8:])  # stride_am = 1, stride_ak = 32: A column-major
+    with pytest.raises(ascdsl.CompilationError) as info:
+        ck.matmul[grid](*args, backend="sim", **meta)
+    message = str(info.value)
+    assert "copies the rows of `a` as contiguous, but `stride_ak` is 32" in message, message
+    assert "a = tl.load(a_ptr" in message
+
+
+def test_a_row_stride_past_16_bits_is_a_located_error_at_launch():
+    m, n, k = 2, 16, 70000
+    a, b, c = np.zeros((m, k), np.float16), np.zeros((k, n), np.float16), np.zeros((m, n), np.float32)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        ck.matmul_grid2[(1, 1)](a, b, c, m, n, k, BLOCK_M=16, BLOCK_N=16, BLOCK_K=64, backend="sim")
+    message = str(info.value)
+    assert "the row stride `K` of `a` is 70000 at this launch" in message and "x = tl.load(a_ptr" in message
+
+
+@CANN
+def test_generated_cube_kernels_type_check_against_cann(tmp_path):
+    kernels = [ck.matmul.specialize(*_tutorial(dt, 40, 50, 70, 32, 32, 32)[1], BLOCK_M=32, BLOCK_N=32,
+                                    BLOCK_K=32).kernels[0] for dt in (dtypes.float16, dtypes.bfloat16)]
+    m, n, k = 70, 45, 100
+    kernels.append(ck.matmul_grid2.specialize(np.zeros((m, k), np.float16), np.zeros((k, n), np.float16),
+                                              np.zeros((m, n), np.float32), m, n, k, BLOCK_M=32, BLOCK_N=32,
+                                              BLOCK_K=64).kernels[0])
+    assert_type_checks("cube_matmul", kernels, tmp_path)
+
+
+def test_blocks_over_l0a_are_a_located_error():
+    grid, args, meta = _tutorial(dtypes.float16, 256, 32, 256, 256, 32, 128)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        ck.matmul[grid](*args, backend="sim", **meta)
+    message = str(info.value)
+    assert "need 131072 bytes of L0A, which holds 65536" in message and "acc = tl.dot(a, b, acc)" in message

@@ -1,0 +1,90 @@
+"""The cube core's data path on the simulator: DataCopy GM -> L1 with Nd2NzParams, LoadData to L0A/L0B (with
+and without transposing fractals), Mmad accumulating over K in L0C, Fixpipe to GM converting float to half or
+bfloat16 (round to nearest even), against NumPy."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from ascdsl import sim
+
+SRC = Path(__file__).parent / "kernels" / "cube.cpp"
+RNG = np.random.default_rng(26)
+
+
+def _matmul(kernel, a, b, m, n, k, base, out_dtype, blocks=3):
+    c = np.zeros((m, n), out_dtype)
+    sim.run_kernel(SRC, kernel, [a, b, c, *map(np.uint32, (m, n, k, *base))], blocks)
+    return c
+
+
+def _reference(a, b, dtype):
+    """float32 products summed in K order (what the cube accumulates), rounded once to ``dtype``."""
+    acc = np.zeros((a.shape[0], b.shape[1]), np.float32)
+    for kk in range(a.shape[1]):
+        acc += a[:, kk:kk + 1].astype(np.float32) * b[kk:kk + 1, :].astype(np.float32)
+    return acc.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype, kernel", [(np.float16, "matmul_half"), (ml_dtypes.bfloat16, "matmul_bf16")])
+def test_tiled_matmul_with_tails_matches_float32_accumulation(dtype, kernel):
+    m, n, k = 40, 50, 70  # tails in every dimension of 32 x 32 x 32 tiles (k tail 6: one part-filled fractal)
+    a = RNG.standard_normal((m, k)).astype(dtype)
+    b = RNG.standard_normal((k, n)).astype(dtype)
+    c = _matmul(kernel, a, b, m, n, k, (32, 32, 32), dtype)
+    np.testing.assert_array_equal(c.view(np.uint16), _reference(a, b, dtype).view(np.uint16))
+
+
+def test_b_given_transposed_needs_no_fractal_transpose():
+    m, n, k = 33, 17, 48
+    a = RNG.standard_normal((m, k)).astype(np.float16)
+    b = RNG.standard_normal((k, n)).astype(np.float16)
+    c = _matmul("matmul_half_bt", a, np.ascontiguousarray(b.T), m, n, k, (32, 16, 32), np.float16)
+    np.testing.assert_array_equal(c, _reference(a, b, np.float16))
+
+
+def test_int8_accumulates_exactly_in_int32():
+    m, n, k = 20, 33, 100  # int8 fractals are 16 x 32: k tail 4 of 32
+    a = RNG.integers(-128, 128, (m, k), dtype=np.int8)
+    b = RNG.integers(-128, 128, (k, n), dtype=np.int8)
+    c = _matmul("matmul_int8_bt", a, np.ascontiguousarray(b.T), m, n, k, (16, 32, 64), np.int32)
+    np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))
+
+
+def test_fixpipe_rounds_to_nearest_even():
+    # 1 + 2^-11 is halfway between two halves: the product of 1 and that float32 sum must round to even (1.0)
+    a = np.zeros((16, 16), np.float16)
+    a[0, 0], a[0, 1] = 1.0, 1.0
+    b = np.zeros((16, 16), np.float16)
+    b[0, 0], b[1, 0] = 1.0, np.float16(2.0 ** -11)  # c[0,0] = 1 + 2^-11: a tie
+    b[0, 1], b[1, 1] = 1.0, np.float16(3 * 2.0 ** -11)  # c[0,1] = 1 + 3 * 2^-11: a tie, rounds up to 1 + 2^-9
+    c = _matmul("matmul_half", a, b, 16, 16, 16, (16, 16, 16), np.float16, blocks=1)
+    assert c[0, 0] == np.float16(1.0) and c[0, 1] == np.float16(1.0 + 2.0 ** -9)
+
+
+def test_l0a_capacity_and_fixpipe_conversion_are_checked():
+    with pytest.raises(sim.SimError, match="L0A total 81920 B exceeds the 65536 B L0A"):
+        sim.run_kernel(SRC, "l0a_overflow", [np.zeros(1, np.float32)], 1)
+    with pytest.raises(sim.SimError, match="quantPre 0 does not convert float to half"):
+        sim.run_kernel(SRC, "fixpipe_without_quant", [np.zeros(256, np.float16)], 1)
+
+
+def test_cost_model_runs_mmad_on_the_cube_pipe():
+    from ascdsl.sim import cost
+    k = cost.A2
+    n = 128
+    a, b = np.ones((n, n), np.float16), np.ones((n, n), np.float16)
+    c = np.zeros((n, n), np.float16)
+    res = sim.run_kernel(SRC, "matmul_half", [a, b, c, *map(np.uint32, (n, n, n, n, n, n))], 1)
+    assert (c == n).all()
+    stats = res.stats
+    assert stats.pipe_busy["M"] == n ** 3 / k.cube_macs_per_cycle.value  # one Mmad of whole fractals
+    copy = k.copy_setup.value + n * k.burst_cycles.value + n * n * 2 / k.core_gm_bytes_per_cycle.value
+    assert stats.pipe_busy["MTE2"] == pytest.approx(2 * copy)  # A and B into L1: one burst per row
+    gm = 3 * n * n * 2  # A and B in, C out
+    assert stats.floor_cycles == int(max(gm / min(cost.hbm_bytes_per_cycle(k), 20 * k.core_gm_bytes_per_cycle.value),
+                                         n ** 3 / k.cube_macs_per_cycle.value / 20))  # over the 20 cube cores of 910B3
+    assert stats.est_cycles >= stats.floor_cycles
