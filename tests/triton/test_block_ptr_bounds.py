@@ -1,6 +1,7 @@
 """Block pointers whose offsets reach before the tensor's start: ``boundary_check`` masks the lanes
 at indices below 0 as well as those at or past ``shape[d]``, as upstream Triton does (a lagged
-difference reading the block ``LAG`` elements back, a tile stored at a negative offset). Both
+difference reading the block ``LAG`` elements back, a tile stored at a negative offset); a block
+pointer's ``.type`` is a pointer to its block type, whose ``element_ty`` a value casts to. Both
 backends run the same kernels: the interpreter against NumPy, the simulator against the interpreter."""
 from __future__ import annotations
 
@@ -68,3 +69,20 @@ def test_constant_non_negative_offsets_keep_the_upper_bound_mask_only():
     assert Op.LT in ops and Op.GE not in ops
     (kernel,) = crop_store_kernel.specialize(f32, f32, M=8, N=16, R=1, C=0).kernels
     assert [i.op for i in walk(kernel.body)].count(Op.GE) == 1
+
+
+@triton.jit
+def half_rows_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    src = tl.make_block_ptr(x_ptr, shape=(M, N), strides=(N, 1), offsets=(0, 0), block_shape=(M, N), order=(1, 0))
+    dst = tl.make_block_ptr(out_ptr, shape=(M, N), strides=(N, 1), offsets=(0, 0), block_shape=(M, N), order=(1, 0))
+    x = tl.load(src).to(tl.float32) * 0.5
+    tl.static_assert(dst.type.element_ty.shape == (M, N))
+    tl.store(dst, x.to(dst.type.element_ty))  # a block pointer's type points at its block type
+
+
+def test_a_value_cast_to_a_block_pointers_element_type_takes_its_dtype():
+    x = np.random.default_rng(5).standard_normal((4, 8)).astype(np.float16)
+    (_, interp), (_, sim) = both(lambda a, o, backend: half_rows_kernel[(1,)](a, o, M=4, N=8, backend=backend),
+                                 x, np.zeros((4, 8), np.float16))
+    np.testing.assert_array_equal(interp, (x.astype(np.float32) * 0.5).astype(np.float16))
+    np.testing.assert_array_equal(sim, interp)
