@@ -118,8 +118,9 @@ def test_a_checked_load_lowers_to_pointer_arithmetic_and_an_index_mask():
     load = ops.index(Op.LOAD)
     assert ops[:load + 1] == [
         Op.PROGRAM_ID, Op.CONST, Op.MUL, Op.PROGRAM_ID, Op.CONST, Op.MUL,  # offsets
-        Op.ARANGE, Op.ADD, Op.EXPAND_DIMS, Op.LT, Op.MUL,  # rows: (off0 + i)[:, None] < m, * sx
-        Op.ARANGE, Op.ADD, Op.EXPAND_DIMS, Op.LT,  # cols: (off1 + j)[None, :] < n, stride 1
+        Op.ARANGE, Op.ADD, Op.EXPAND_DIMS, Op.LT, Op.CONST, Op.GE, Op.AND,  # rows: 0 <= (off0 + i)[:, None] < m
+        Op.MUL,  # * sx
+        Op.ARANGE, Op.ADD, Op.EXPAND_DIMS, Op.LT, Op.CONST, Op.GE, Op.AND,  # cols: 0 <= (off1 + j)[None, :] < n
         Op.BROADCAST, Op.BROADCAST, Op.AND, Op.BROADCAST, Op.BROADCAST, Op.ADD, Op.PTR_ADD, Op.CONST, Op.LOAD]
     instr = [i for i in walk(k.body) if i.op == Op.LOAD][0]
     assert instr.attrs == (("has_mask", True), ("has_other", True))

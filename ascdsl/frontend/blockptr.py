@@ -4,11 +4,10 @@
 A :class:`BlockPointer` is a compile-time record of a base pointer, the tensor's shape and strides,
 the block's offsets, block shape and order. ``tl.load``/``tl.store`` on one lower it to what the
 rest of the compiler already understands: the pointer tile ``base + sum_d (offsets[d] + i_d) *
-strides[d]`` and, for each dim of ``boundary_check``, the mask term ``offsets[d] + i_d < shape[d]``
-joined with ``&`` (so the Ascend C backend copies it as one rectangular block).
-
-Only the upper bound is checked: offsets are meant to be non-negative, as they are when a block
-walks a tensor from its start (a negative offset is out of bounds; the interpreter reports it).
+strides[d]`` and, for each dim of ``boundary_check``, the mask term ``0 <= offsets[d] + i_d < shape[d]``
+joined with ``&`` (so the Ascend C backend copies it as one rectangular block), as upstream Triton.
+The lower bound is left out where the offset is a constant known to be non-negative (the common
+block walking a tensor from its start), so those masks stay the simple ``index < shape``.
 A :class:`TensorDescriptor` is the same record without offsets: ``desc.load(offsets)`` is the load of
 the block pointer at ``offsets`` with every dim checked and zero padding.
 
@@ -200,6 +199,8 @@ def _access(em: Emitter, bp: BlockPointer, boundary_check) -> tuple[Value, Value
                 index = em.expand_dims(index, axis)
         if d in checked:
             inside = em.binary(Op.LT, index, bp.shape[d])
+            if not (isinstance(bp.offsets[d], int) and bp.offsets[d] >= 0):  # a lane may lie before the start
+                inside = em.binary(Op.AND, em.binary(Op.GE, index, 0), inside)
             mask = inside if mask is None else em.binary(Op.AND, mask, inside)
         stride = bp.strides[d]
         term = index if isinstance(stride, int) and stride == 1 else em.binary(Op.MUL, index, stride)

@@ -269,6 +269,8 @@ def _cast(em: Emitter, x, dtype, fp_downcast_rounding=None, bitcast=False):
             return x
         raise SemanticError(f"cannot cast {describe(x)} to {dtype}: a pointer keeps the element type of its "
                             "argument", "pass an array of the element type the kernel reads, e.g. x.view(np.int32)")
+    if isinstance(dtype, tl.block_type):  # x.to(block_ptr.type.element_ty): casts to its scalar, as Triton
+        dtype = dtype.scalar
     dtype = _dtype(dtype)
     x = x if isinstance(x, Value) else em.const(x, literal_dtype(x) if bitcast else dtype)
     if not _constexpr(bitcast, "bitcast", (bool,)) or x.type.dtype == dtype:

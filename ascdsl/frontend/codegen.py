@@ -20,7 +20,7 @@ from ..dtypes import DType, PointerType
 from ..errors import CompilationError, Error
 from ..ir import Op, Value
 from ..semantics import Literal, SemanticError
-from .blockptr import TensorDescriptor, reject_operators
+from .blockptr import BlockPointer, TensorDescriptor, reject_operators
 from .builtins import BUILTINS, METHODS, PY_BUILTINS, call_builtin, fold, fold_call, is_foldable, kernel_object
 from .control import ControlFlow
 from .emit import Emitter, describe, is_constexpr
@@ -285,6 +285,8 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
             return getattr(obj, attr)
         if obj is tl.PropagateNan:
             return getattr(obj, attr)
+        if isinstance(obj, BlockPointer) and attr == "type":  # Triton's: a pointer to the block's block type
+            return PointerType(tl.block_type(obj.base.type.dtype.element_ty, obj.block_shape))
         if isinstance(obj, types.ModuleType):
             if not hasattr(obj, attr):
                 raise SemanticError(f"module `{obj.__name__}` has no attribute `{attr}`", "check the spelling")

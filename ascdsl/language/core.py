@@ -33,6 +33,10 @@ class block_type:
     def is_block(self) -> bool:
         return True
 
+    @property
+    def short(self) -> str:  # the name of a pointer to a block, ptr<4x8xf32>
+        return "x".join(map(str, self.shape)) + "x" + self.element_ty.short
+
     def __eq__(self, other) -> bool:
         return isinstance(other, block_type) and (self.element_ty, self.shape) == (other.element_ty, other.shape)
 
