@@ -117,18 +117,11 @@ def _vector(variants: Sequence[Variant]) -> list[Variant]:
 
 def render_classes(variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> Rendered:
     """Every variant's class (no includes, no entry), with the DSL location of each line that names one."""
-    text = render_located("kernel_classes.cpp.j2", classes=[
+    return render_located("kernel_classes.cpp.j2", classes=[
         class_model(simplify(c.kernel), c.name, layout.struct_name, c.is_template, c.float32)
-        for c in classes(_vector(variants), platform)])
-    for v in variants:
-        if cube.is_cube(v.kernel):
-            text = _joined(text, cube.render_class(v.kernel, _platform(platform), v.class_name, layout.struct_name))
-    return text
-
-
-def _joined(first: Rendered, second: Rendered) -> Rendered:
-    lines = first.count("\n")
-    return Rendered(first + second, first.locs + tuple((n + lines, loc) for n, loc in second.locs))
+        for c in classes(_vector(variants), platform)], cube_classes=[
+        cube.render_class(v.kernel, _platform(platform), v.class_name, layout.struct_name)
+        for v in variants if cube.is_cube(v.kernel)])
 
 
 def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> Rendered:

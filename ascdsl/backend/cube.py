@@ -199,7 +199,7 @@ def _block(s: _Scalars, instr: Instr) -> Block:
                  instr.loc)
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=256)
 def _definitions(kernel: Kernel) -> dict[int, Instr]:
     return {r.id: i for i in walk(kernel.body) for r in i.results}
 
