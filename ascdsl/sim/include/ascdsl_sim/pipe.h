@@ -35,6 +35,18 @@ inline std::string buffer_list() {
     return os.str();
 }
 
+// `num` buffers of `bytes` each for queue `q` (then registered), taken in order from a memory whose
+// allocated bytes are `used` (the UB, or one of the cube core's).
+inline void take_buffers(Queue& q, uint32_t num, uint32_t bytes, uint64_t& used) {
+    State& s = st();
+    for (uint32_t i = 0; i < num; ++i) {
+        q.buffers.push_back(static_cast<int>(s.buffers.size()));
+        s.buffers.push_back(QueueBuffer{static_cast<int>(s.queues.size()), static_cast<uint32_t>(used), bytes});
+        used += bytes;
+    }
+    s.queues.push_back(q);
+}
+
 // InitBuffer on a cube position: `num` buffers of `len32` bytes taken in order from that memory (L1, L0A,
 // L0B or L0C), which has its own capacity (reference section 4) and the alignment of its buffers.
 inline int create_cube_queue(Queue& q, uint32_t num, uint32_t len32) {
@@ -47,13 +59,7 @@ inline int create_cube_queue(Queue& q, uint32_t num, uint32_t len32) {
         s.cube_storage[m].assign(kCubeMemBytes[m] + 512, 0xFF);
         s.cube[m] = s.cube_storage[m].data() + (512 - reinterpret_cast<uintptr_t>(s.cube_storage[m].data()) % 512) % 512;
     }
-    const uint32_t bytes = (len32 + align - 1) / align * align;
-    for (uint32_t i = 0; i < num; ++i) {
-        q.buffers.push_back(static_cast<int>(s.buffers.size()));
-        s.buffers.push_back(QueueBuffer{static_cast<int>(s.queues.size()), static_cast<uint32_t>(s.cube_used[m]), bytes});
-        s.cube_used[m] += bytes;
-    }
-    s.queues.push_back(q);
+    take_buffers(q, num, (len32 + align - 1) / align * align, s.cube_used[m]);
     require(s.cube_used[m] <= kCubeMemBytes[m], api, cube_mem_name(m), " total ", s.cube_used[m], " B exceeds the ",
             kCubeMemBytes[m], " B ", cube_mem_name(m), " of the cube core");
     return static_cast<int>(s.queues.size()) - 1;
@@ -76,12 +82,7 @@ inline int create_queue(int src_pos, int dst_pos, int depth, bool is_tbuf, uint3
     require(num >= 1, api, "buffer count must be at least 1");
     const uint32_t len32 = (len + 31) / 32 * 32;
     if (cube_mem_of(src_pos) >= 0) return create_cube_queue(q, num, len32);
-    for (uint32_t i = 0; i < num; ++i) {
-        q.buffers.push_back(static_cast<int>(s.buffers.size()));
-        s.buffers.push_back(QueueBuffer{static_cast<int>(s.queues.size()), static_cast<uint32_t>(s.ub_used), len32});
-        s.ub_used += len32;
-    }
-    s.queues.push_back(q);
+    take_buffers(q, num, len32, s.ub_used);
     s.counters.ub_peak_bytes = std::max<uint64_t>(s.counters.ub_peak_bytes, s.ub_used);
     require(s.ub_used <= s.ub_bytes, api, "UB total ", s.ub_used, " B exceeds the ", s.ub_bytes, " B UB of ", s.platform,
             "; buffers: ", buffer_list());
