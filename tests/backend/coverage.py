@@ -2,7 +2,7 @@
 
 :func:`interpreter_launches` runs test functions (with their ``parametrize`` cases expanded; ``lib``
 given ascdsl's kernels; simulator launches only recorded, never run) and keeps the distinct
-interpreter launches; :func:`replay` runs each on both backends and sorts it into an
+interpreter launches the same tests do not launch on the simulator too; :func:`replay` runs each on both backends and sorts it into an
 :class:`Outcome`: the same results (bit-exact, or within the dtype's tolerance for kernels with
 transcendental ops or reductions), a located error naming a feature the Ascend C backend does not
 lower yet, one the A2 vector cores cannot run or a platform limit the kernel exceeds, the
@@ -86,23 +86,29 @@ def recorded(module, lib=None) -> tuple[list[record.LaunchRecord], list]:
     return launches, sim
 
 
-def module_prebuild(module, lib=None) -> list[record.LaunchRecord]:
-    """Build the simulator kernels ``module``'s tests launch in few g++ runs (the same files whichever
-    process asks, so the build cache serves a module's tests and the replay alike); its launches."""
-    launches, sim = recorded(module, lib)
-    simrun.prebuild(_compiles(sim))
-    return launches
+def module_prebuild(module) -> None:
+    """Build the simulator kernels ``module``'s tests launch in few g++ runs."""
+    simrun.prebuild(_compiles(recorded(module)[1]))
 
 
-def interpreter_launches(modules, lib=None) -> list[record.LaunchRecord]:
-    """The distinct interpreter launches of the test functions of ``modules`` (their simulator kernels
-    prebuilt as :func:`module_prebuild` does)."""
+def interpreter_launches(modules, lib=None) -> tuple[list[record.LaunchRecord], int]:
+    """The distinct interpreter launches of the test functions of ``modules`` that the same module does
+    not also launch on the simulator, and how many it does (a test that launches a kernel on both
+    backends compares the two itself: replaying it here would only run it again)."""
     seen: dict = {}
+    covered = 0
     for name in modules:
-        for launch in module_prebuild(importlib.import_module(name), lib):
-            if launch.backend == "interpreter":
-                seen.setdefault((launch.kernel, launch.grid, _shapes(launch.args)), launch)
-    return [launch for launch in seen.values() if _runs(launch)]
+        launches, _ = recorded(importlib.import_module(name), lib)
+        both = {_key(launch) for launch in launches if launch.backend != "interpreter"}
+        for launch in launches:
+            if launch.backend == "interpreter" and _key(launch) not in seen:
+                seen[_key(launch)] = None if _key(launch) in both else launch
+    runs = [launch for launch in seen.values() if launch is not None and _runs(launch)]
+    return runs, sum(launch is None for launch in seen.values())
+
+
+def _key(launch: record.LaunchRecord) -> tuple:
+    return launch.kernel, launch.grid, _shapes(launch.args)
 
 
 def _runs(launch) -> bool:
