@@ -26,6 +26,7 @@ import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from . import dtypes, planner, report
@@ -97,6 +98,29 @@ class OpBuild:
     def project_name(self) -> str:
         """CANN's name of the op project's OpType (``softmax_grad_custom``): its files and kernel entry."""
         return cann_name(self.op.project_op_type)
+
+    @cached_property
+    def files(self) -> dict[str, str]:
+        """Every output file, rendered once: path (relative to ``DIR/<op>/``) -> text (the kernel file a
+        :class:`~ascdsl.backend.render.Rendered`, with its lines' DSL locations)."""
+        with source_root(self.root):
+            return {**self._sources, "manifest.json": json.dumps(self.manifest, indent=2) + "\n",
+                    "report.txt": render("build_report.txt.j2", b=self, name=self.name, fields=fields(self.layout),
+                                         variants=self.manifest["variants"],
+                                         files=sorted([*self._sources, "manifest.json"]),
+                                         failed=_failures(self))}
+
+    @cached_property
+    def manifest(self) -> dict:
+        """What ``manifest.json`` holds, as data: the report reads this, never the file."""
+        with source_root(self.root):
+            return manifest(self, self._sources)
+
+    @cached_property
+    def _sources(self) -> dict[str, str]:
+        """The files the manifest lists and hashes (all but itself and report.txt)."""
+        with source_root(self.root):
+            return _render_sources(self)
 
     @property
     def pointers(self) -> tuple[str, ...]:
@@ -200,11 +224,11 @@ def plan(op: Operator, platform: Platform, root: str | Path | None = None) -> Op
 
 def render_files(b: OpBuild) -> dict[str, str]:
     """Every output file of one operator: path (relative to ``DIR/<op>/``) -> text."""
-    with source_root(b.root):
-        return _render_files(b)
+    return dict(b.files)
 
 
-def _render_files(b: OpBuild) -> dict[str, str]:
+def _render_sources(b: OpBuild) -> dict[str, str]:
+    """The kernel, tiling, op-project and IR files (all but the manifest and report.txt, which describe them)."""
     name, op = b.name, b.op
     tiling_h = host.tiling_header(op, b.layout, b.variants, b.platform, b.source)
     files = {
@@ -216,10 +240,6 @@ def _render_files(b: OpBuild) -> dict[str, str]:
     }
     for v in sorted(b.variants + tuple(v for v, _ in b.failed), key=lambda v: v.key):
         files[f"ir/{v.key:02d}_{v.kernel.name}.ir"] = dump(v.kernel)
-    files["manifest.json"] = json.dumps(manifest(b, files), indent=2) + "\n"
-    files["report.txt"] = render("build_report.txt.j2", b=b, name=name, fields=fields(b.layout),
-                                 variants=[_variant_row(v, b) for v in b.variants], files=sorted(files),
-                                 failed=_failures(b))
     return files
 
 

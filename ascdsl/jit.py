@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import ml_dtypes
@@ -64,12 +65,28 @@ JIT_OPTIONS = frozenset({"debug", "version", "repr", "launch_metadata", "do_not_
 """``@jit(...)`` keywords (Triton's); only ``debug`` has an effect."""
 
 DEFAULT_BACKEND = "interpreter"
-BACKENDS: dict[str, Callable] = {}
+
+
+@dataclass(frozen=True)
+class Backend:
+    """Where a launch runs: ``run(kernel, args, grid, platform)``; ``name`` is what records and results
+    call it (and what decides whether strided views pass: only the interpreter takes them). A launch's
+    ``backend=`` is a registered name or a Backend (verification passes its own for the "sim" name)."""
+
+    name: str
+    run: Callable
+
+
+BACKENDS: dict[str, Backend] = {}
 
 
 def register_backend(name: str, runner: Callable) -> None:
     """Make ``backend=name`` run kernels with ``runner(kernel, args, grid, platform)``."""
-    BACKENDS[name] = runner
+    BACKENDS[name] = Backend(name, runner)
+
+
+def backend_name(backend: str | Backend) -> str:
+    return backend.name if isinstance(backend, Backend) else backend
 
 
 def _run_interpreter(kernel: Kernel, args: list, grid: tuple[int, int, int], platform) -> None:
@@ -157,21 +174,23 @@ class JITFunction:
                 raise e.with_note(f"while compiling `{fn.name}` for the call at {site}") from None
         return self._cache[key], bound
 
-    def _launch(self, grid, *args, backend: str | None = None, platform: str | None = None, **kwargs):
+    def _launch(self, grid, *args, backend: str | Backend | None = None, platform: str | None = None, **kwargs):
         site = _call_site()
-        backend = _choose(backend, "ASCDSL_BACKEND", DEFAULT_BACKEND)
-        if backend not in BACKENDS:
-            raise Error(f"unknown backend {backend!r}; valid backends: {', '.join(sorted(BACKENDS))}")
+        if not isinstance(backend, Backend):
+            name = _choose(backend, "ASCDSL_BACKEND", DEFAULT_BACKEND)
+            if name not in BACKENDS:
+                raise Error(f"unknown backend {name!r}; valid backends: {', '.join(sorted(BACKENDS))}")
+            backend = BACKENDS[name]
         platform = _choose(platform, "ASCDSL_PLATFORM", DEFAULT_PLATFORM)
         get_platform(platform)
         kernel, bound = self._specialize(site, args, kwargs)
         grid = _grid(site, grid(dict(bound)) if callable(grid) else grid)
         stored = _stored_params(kernel)
-        arrays = [_runtime_arg(site, name, bound[name], param.type, backend, name in stored)
+        arrays = [_runtime_arg(site, name, bound[name], param.type, backend.name, name in stored)
                   for name, param in zip(kernel.param_names, kernel.params)]
-        record.note(kernel, grid, backend, arrays)
+        record.note(kernel, grid, backend.name, arrays)
         if 0 not in grid:
-            BACKENDS[backend](kernel, arrays, grid, platform)
+            backend.run(kernel, arrays, grid, platform)
         return CompiledKernel(kernel, platform)
 
 

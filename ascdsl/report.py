@@ -19,11 +19,9 @@ renderer returns it: its text and the DSL location of each line whose comment na
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from .backend import ascendc
 from .backend.poly import ceil_block, evaluate, from_json
 from .backend.render import render
 from .errors import Loc, source_path, source_root
@@ -53,15 +51,16 @@ def write(b, folder: Path, samples: Mapping | None = None) -> Path:
     ``folder``); ``samples``: tiling key -> the :class:`ascdsl.verify.Sample` s of its verification."""
     path = Path(folder) / "report.html"
     with source_root(b.root):  # source files named as the build's other files name them
-        path.write_text(html(b, folder, samples or {}))
+        path.write_text(html(b, samples or {}))
     return path
 
 
-def html(b, folder: Path, samples: Mapping) -> str:
-    manifest = json.loads((Path(folder) / "manifest.json").read_text())
+def html(b, samples: Mapping) -> str:
+    """The page of build ``b`` (its manifest and kernel file as the build rendered them)."""
+    manifest = b.manifest
     sources = _Sources()
     kernel_file = f"kernel/{b.name}_kernel.cpp"
-    kernel = ascendc.kernel_source(b.name, b.variants, b.layout, b.platform)
+    kernel = b.files[kernel_file]
     targets = {n: sources.anchor(loc) for n, loc in kernel.locs}
     listings = sources.listings()
     ids = {line["id"] for listing in listings for line in listing["lines"]}

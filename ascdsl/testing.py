@@ -18,6 +18,7 @@ from . import dtypes
 from .backend import ascendc
 from .backend.ubplan import check_budget
 from .errors import CompilationError, Error, UBOverflowError
+from .jit import Backend, backend_name
 from .op import Operator, plans
 from .platforms import DEFAULT_PLATFORM, get_platform
 
@@ -128,9 +129,11 @@ def expected_outputs(op: Operator, inputs, attrs: dict) -> tuple[np.ndarray, ...
     return _outputs(op.reference(*(np.asarray(x).astype(np.float64) for x in inputs), **kwargs))
 
 
-def run_case(op: Operator, case, backend: str, platform: str | None = None) -> CaseResult:
-    """Run one case of ``op`` on ``backend`` and compare every output with the reference. A case
-    with bfloat16 tensors on a platform without bfloat16 is skipped (its OpDef registers none)."""
+def run_case(op: Operator, case, backend: str | Backend, platform: str | None = None) -> CaseResult:
+    """Run one case of ``op`` on ``backend`` (a name or a :class:`ascdsl.jit.Backend`) and compare every
+    output with the reference. A case with bfloat16 tensors on a platform without bfloat16 is skipped
+    (its OpDef registers none)."""
+    runner, backend = backend, backend_name(backend)
     inputs = op.inputs_of(case)
     attrs = dict(case.attrs)
     if not get_platform(platform or DEFAULT_PLATFORM).has_bf16 and any(
@@ -139,7 +142,7 @@ def run_case(op: Operator, case, backend: str, platform: str | None = None) -> C
     try:
         expected = expected_outputs(op, inputs, attrs)
         with plans() as launched:
-            actual = _outputs(op.entry(*inputs, **attrs, backend=backend, platform=platform))
+            actual = _outputs(op.entry(*inputs, **attrs, backend=runner, platform=platform))
         if backend == "interpreter":
             check_ub(launched, platform or os.environ.get("ASCDSL_PLATFORM") or DEFAULT_PLATFORM)
         worst, judged = 0.0, (0.0, 0.0)

@@ -13,9 +13,8 @@
 """
 from __future__ import annotations
 
-import contextlib
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,7 +28,7 @@ from .sim.build import check_front_end, front_ends
 from .sim.errors import SimCompileError
 from .sim.signature import gm_entry
 from .errors import Error
-from .jit import BACKENDS, register_backend
+from .jit import BACKENDS, Backend
 from .op import Operator, TensorDesc
 from .testing import CaseResult, assert_close, expected_outputs, run_case
 
@@ -73,7 +72,7 @@ def verify_build(b: OpBuild, folder: Path, tick: Callable[[], object] = lambda: 
     name = b.op.name
     rows = [CaseResult(name, f"variant {v.key} {v.kernel.name}", "emit", False, message=str(e).splitlines()[0])
             for v, e in b.failed]
-    runner = _OpKernelRunner(b, folder)
+    runner = _OpKernelRunner(b)
     for case in b.cases:
         rows.append(run_case(b.op, case, "interpreter", b.platform.name))
         rows.append(runner.run_case(case))
@@ -107,30 +106,22 @@ def front_end_rows(b: OpBuild, folder: Path, op_kernel: Path) -> list[CaseResult
 
 
 class _OpKernelRunner:
-    """The ``sim`` backend for the duration of a case: launches of a built variant run the op-project
-    kernel with that variant's tiling key; ``passed`` records, per key, whether its cases passed."""
+    """The ``sim`` backend of a build's cases: launches of a built variant run the op-project kernel
+    with that variant's tiling key, other launches the sim backend's own kernels; ``passed`` records,
+    per key, whether its cases passed."""
 
-    def __init__(self, b: OpBuild, folder: Path):
-        self.b, self.fallback = b, BACKENDS["sim"]
+    def __init__(self, b: OpBuild):
+        self.b, self.fallback = b, BACKENDS["sim"].run
         # the op project's build prepends the kernel-side struct generated from BEGIN_TILING_DATA_DEF
-        text = (folder / "op_project" / "op_kernel" / f"{b.project_name}.cpp").read_text()
+        text = b.files[f"op_project/op_kernel/{b.project_name}.cpp"]
         self.source = _cached_source("#include <cstdint>\n" + b.layout.struct_source() + text)
         self.launched: list[tuple[int, object]] = []  # (key, SimStats) of the current case
         self.passed: dict[int, bool] = {}
         self.samples: dict[int, list[Sample]] = {}
 
-    @contextlib.contextmanager
-    def installed(self) -> Iterator[None]:
-        register_backend("sim", self.run)
-        try:
-            yield
-        finally:
-            register_backend("sim", self.fallback)
-
     def run_case(self, case) -> CaseResult:
         """``case`` on the simulator, its launches of built variants through the op-project kernel."""
-        with self.installed():
-            result = run_case(self.b.op, case, "sim", self.b.platform.name)
+        result = run_case(self.b.op, case, Backend("sim", self.run), self.b.platform.name)
         self.settle(result)
         return result
 
@@ -157,10 +148,10 @@ class _OpKernelRunner:
         self.launched.append((keys[0], res.stats))
 
 
-def sample_cases(b: OpBuild, folder: Path, cases=None) -> dict[int, list[Sample]]:
-    """Run ``cases`` (default: all of the build's) on the simulator through the built op-project kernel
-    in ``folder``; per variant key, the :class:`Sample` of every passing case that ran it."""
-    runner = _OpKernelRunner(b, folder)
+def sample_cases(b: OpBuild, cases=None) -> dict[int, list[Sample]]:
+    """Run ``cases`` (default: all of the build's) on the simulator through the build's op-project
+    kernel; per variant key, the :class:`Sample` of every passing case that ran it."""
+    runner = _OpKernelRunner(b)
     for case in b.cases if cases is None else cases:
         runner.run_case(case)
     return runner.samples

@@ -22,8 +22,21 @@ jit_module = importlib.import_module("ascdsl.jit")  # (ascdsl.jit is the decorat
 def recorded(monkeypatch):
     """A backend that records what it is given instead of running."""
     calls = []
-    monkeypatch.setitem(jit_module.BACKENDS, "recorded", lambda *call: calls.append(call))
+    monkeypatch.setitem(jit_module.BACKENDS, "recorded", jit_module.Backend("recorded", lambda *call: calls.append(call)))
     return calls
+
+
+def test_a_backend_value_runs_the_launch_without_registering():
+    """``backend=`` takes a :class:`ascdsl.jit.Backend` as well as a name (verification runs cases
+    through its own "sim" this way, leaving the registry alone); records name it by its name."""
+    calls = []
+    before = dict(jit_module.BACKENDS)
+    out = np.zeros(8, np.int32)
+    with record.launches() as seen:
+        grid_kernel[(4,)](out, SCALE=2, backend=jit_module.Backend("sim", lambda *call: calls.append(call)))
+    assert [c[2] for c in calls] == [(4, 1, 1)] and calls[0][1][0] is out
+    assert [launch.backend for launch in seen] == ["sim"] and jit_module.BACKENDS == before
+    assert not out.any()  # the value's runner ran, not the registered simulator
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from ascdsl import build, report
+from ascdsl.backend import ascendc
 from ascdsl.cli import main as cli_main
 from ascdsl.op import load_operators
 from ascdsl.platforms import get_platform
@@ -241,7 +242,7 @@ def test_ub_map_at_each_shape_is_what_the_simulated_kernel_allocates(tmp_path):
     cases = [c for c in b.cases if c.label in ("100x33 100x33 float32", "4x31 4x31 float32", "2x10000 2x10000 float16",
                                                "2x5000 2x5000 float32 is_front=True")]
     assert len(cases) == 4
-    report.write(b, folder, sample_cases(b, folder, cases))
+    report.write(b, folder, sample_cases(b, cases))
     text = (folder / "report.html").read_text()
     page = Page(text)
     checked = 0
@@ -300,7 +301,7 @@ def test_report_renders_in_headless_chromium(tmp_path):
     b = build.plan(op, get_platform("Ascend910B3"))
     folder = build.write(b, tmp_path)
     chosen, loop = "100x33 100x33 float32", "300001 300001 float32 is_front=True"    # the latter: a two-pass tile loop
-    report.write(b, folder, sample_cases(b, folder, [c for c in b.cases if c.label in (chosen, loop)]))
+    report.write(b, folder, sample_cases(b, [c for c in b.cases if c.label in (chosen, loop)]))
     page = folder / "report.html"
     text = page.read_text()
     panel_id = re.search(rf'<div class="panel" id="(v\d+-s\d+)" data-shape="{chosen}" hidden>', text).group(1)
@@ -350,3 +351,18 @@ def test_build_api_writes_the_report_too(tmp_path):
     (folder,) = build.build([op], tmp_path, get_platform("Ascend910B3"))
     text = (folder / "report.html").read_text()
     assert folder == tmp_path / "square" and 'id="variant-1"' in text and "No simulator run" in text
+
+
+def test_the_build_renders_once_and_the_report_reads_the_build_not_the_folder(tmp_path, monkeypatch):
+    """One rendering of the kernel file serves the written files, the manifest and report.html; the
+    report comes from the build's data, so it is the same with the written files gone."""
+    calls = []
+    source = ascendc.kernel_source
+    monkeypatch.setattr(ascendc, "kernel_source", lambda *a: calls.append(a) or source(*a))
+    b, folder, manifest = _built(tmp_path, OPFILES / "tiny_square.py")
+    first = (folder / "report.html").read_text()
+    assert len(calls) == 1 and manifest == b.manifest
+    shutil.rmtree(folder)
+    folder.mkdir()
+    report.write(b, folder)
+    assert (folder / "report.html").read_text() == first and len(calls) == 1
