@@ -458,9 +458,11 @@ def is_foldable(fn: Any) -> bool:
                                                 and fn.__module__ == "math")
 
 
+_PACKAGE = __name__.split(".")[0]  # ascdsl
+
+
 def kernel_object(obj: Any, name: str) -> Any:
     """``obj`` (a global or module attribute called ``name``) as a kernel sees it, or an error."""
-    import ascdsl
     if isinstance(obj, tl.constexpr):
         obj = obj.value
     if isinstance(obj, np.generic):
@@ -471,7 +473,7 @@ def kernel_object(obj: Any, name: str) -> Any:
                               tl.block_type, *BUILTINS)):
         return obj
     if isinstance(obj, (types.ModuleType, tl.PropagateNan)) and (
-            isinstance(obj, tl.PropagateNan) or obj.__name__.split(".")[0] == ascdsl.__name__):
+            isinstance(obj, tl.PropagateNan) or obj.__name__.split(".")[0] == _PACKAGE):
         return obj  # ascdsl, tl and its submodules (tl.math, tl.extra.libdevice...), however imported
     if isinstance(getattr(obj, "parsed", None), ParsedFunction):  # an @ascdsl.jit function
         return obj
