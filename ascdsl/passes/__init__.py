@@ -8,9 +8,10 @@ from ..ir.core import Kernel
 from ..platforms import Platform, get_platform
 from .access import block_accesses
 from .batching import batch_programs, refusal
-from .cleanup import common_scalars, dead_code
+from .cleanup import common_scalars, dead_code, unit_reductions
 
 PIPELINE = (
+    unit_reductions,  # a reduction along an axis of one element is a reshape
     block_accesses,  # affine load/store -> block_load/block_store (located error otherwise)
     common_scalars,  # offsets and extents repeated per access are computed once
     dead_code,  # the address and mask arithmetic the block accesses replaced

@@ -1,7 +1,7 @@
-"""Clean-ups: common scalar subexpressions and dead code."""
+"""Clean-ups: reductions over one element, common scalar subexpressions and dead code."""
 from __future__ import annotations
 
-from ..ir.core import Block, GroupOp, Instr, Kernel, Op, walk
+from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
 
 _PURE_SCALAR = GroupOp.ELEMENTWISE | GroupOp.LEAF
 
@@ -73,3 +73,56 @@ def common_scalars(kernel: Kernel, platform=None) -> Kernel:
     return kernel.with_body(_cse(kernel.body, {}, {}))
 
 
+
+
+def _unit_axis(instr: Instr) -> bool:
+    axis = instr.attr("axis")
+    return (instr.op in GroupOp.REDUCE | {Op.REDUCE} and axis is not None
+            and instr.operands[0].type.shape[axis] == 1)
+
+
+class _Units:
+    """The rewrite of :func:`unit_reductions`, with fresh SSA values past the kernel's."""
+
+    def __init__(self, kernel: Kernel):
+        ids = [v.id for v in kernel.body.args] + [a.id for i in walk(kernel.body) for r in i.regions for a in r.args]
+        self.next = max(ids + [v.id for i in walk(kernel.body) for v in i.results], default=-1) + 1
+
+    def fresh(self, t: Type) -> Value:
+        self.next += 1
+        return Value(self.next - 1, t)
+
+    def block(self, block: Block) -> Block:
+        body = []
+        for instr in block.body:
+            if _unit_axis(instr):
+                body += self.replacement(instr)
+            else:
+                body.append(instr.map_regions(self.block) if instr.regions else instr)
+        return Block(block.args, tuple(body))
+
+    def replacement(self, instr: Instr) -> list[Instr]:
+        """A reduction's result as its operand's one element along the axis: a reshape (with a cast where
+        the result's dtype is wider, as a sum of int8), or index 0 for argmax/argmin."""
+        loc, out = instr.loc, []
+        if instr.op in (Op.ARGMAX, Op.ARGMIN):
+            r = instr.result
+            zero = self.fresh(Type(r.type.dtype))
+            return [Instr(Op.CONST, (zero,), (), (("value", 0),), (), loc),
+                    Instr(Op.BROADCAST, (r,), (zero,), (), (), loc)]
+        sources = instr.operands if instr.op is Op.REDUCE else instr.operands[:1]
+        for x, r in zip(sources, instr.results):
+            if x.type.dtype != r.type.dtype:
+                cast = self.fresh(x.type.with_dtype(r.type.dtype))
+                out.append(Instr(Op.CAST, (cast,), (x,), (("dtype", r.type.dtype),), (), loc))
+                x = cast
+            out.append(Instr(Op.RESHAPE, (r,), (x,), (), (), loc))
+        return out
+
+
+def unit_reductions(kernel: Kernel, platform=None) -> Kernel:
+    """A reduction along an axis of one element is that element: ``tl.max(x, 2)`` of an ``[A, B, 1]``
+    tile is a reshape of ``x`` (the backend's reductions assume two or more elements per row)."""
+    if not any(_unit_axis(i) for i in walk(kernel.body)):
+        return kernel
+    return kernel.with_body(_Units(kernel).block(kernel.body))

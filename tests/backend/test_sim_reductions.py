@@ -228,3 +228,39 @@ def test_reductions_of_8_and_16_bit_integers_bit_exact(dtype):
     np.testing.assert_array_equal(want[1][:n], x.argmax(0))
     np.testing.assert_array_equal(want[1][2 * n + 2 * m:], [x.argmax(), x.max()])
     np.testing.assert_array_equal(got[1], want[1])
+
+
+@ascdsl.jit
+def _larger(a, b):
+    return tl.maximum(a, b)
+
+
+@ascdsl.jit
+def unit_axis_kernel(x_ptr, out_ptr, idx_ptr, sum_ptr, L: tl.constexpr, M: tl.constexpr, N: tl.constexpr,
+                     K: tl.constexpr):
+    """Reductions of a ``[L, M, N, K]`` tile whose N is 1 (a 5-D kernel of public tests folds a
+    ``[3, 11, 1, 3, 42]`` tile this way): along K, then along the unit axis, then to one element."""
+    l, m, n, k = tl.arange(0, L), tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    x = tl.load(x_ptr + l[:, None, None, None] * (M * N * K) + m[None, :, None, None] * (N * K)
+                + n[None, None, :, None] * K + k[None, None, None, :])
+    lmn = tl.reduce(x, 3, _larger)
+    lm = tl.max(lmn, 2)
+    tl.store(out_ptr + l[:, None] * M + m[None, :], lm)
+    tl.store(out_ptr + L * M, tl.max(tl.max(lm, 1), 0))
+    tl.store(idx_ptr + l[:, None] * M + m[None, :], tl.argmax(lmn, 2))
+    tl.store(sum_ptr + l[:, None] * M + m[None, :], tl.sum(lmn, 2))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int16, np.int8])
+def test_reductions_along_an_axis_of_one_element_bit_exact(dtype):
+    """An axis of extent 1 reduces to its element (once an out-of-bounds `WholeReduceMax` or a silently
+    wrong int8 maximum on the simulator); argmax along it is 0, a sum of int8 widens it to int32."""
+    shape = (8, 11, 1, 42)
+    x = np.random.default_rng(3).integers(-100, 120, shape).astype(dtype)
+    sums = np.zeros(88, np.int32 if dtype in (np.int8, np.int16) else dtype)
+    want, got = both(unit_axis_kernel[(1,)], x, np.zeros(89, dtype), np.zeros(88, np.int32), sums, *shape)
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+    lm = x.max(axis=(2, 3))
+    np.testing.assert_array_equal(want[1], np.append(lm.reshape(-1), lm.max()))
+    assert not want[2].any() and (want[3] == lm.reshape(-1)).all()
