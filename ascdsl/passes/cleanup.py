@@ -77,7 +77,7 @@ def common_scalars(kernel: Kernel, platform=None) -> Kernel:
 
 def _unit_axis(instr: Instr) -> bool:
     axis = instr.attr("axis")
-    return (instr.op in GroupOp.REDUCE | {Op.REDUCE} and axis is not None
+    return (instr.op in GroupOp.REDUCE | {Op.REDUCE} and axis is not None and not instr.results[0].type.is_scalar
             and instr.operands[0].type.shape[axis] == 1)
 
 
@@ -121,8 +121,9 @@ class _Units:
 
 
 def unit_reductions(kernel: Kernel, platform=None) -> Kernel:
-    """A reduction along an axis of one element is that element: ``tl.max(x, 2)`` of an ``[A, B, 1]``
-    tile is a reshape of ``x`` (the backend's reductions assume two or more elements per row)."""
+    """A reduction of a tile along an axis of one element is that element: ``tl.max(x, 2)`` of an
+    ``[A, B, 1]`` tile is a reshape of ``x`` (the backend's reductions of tiles to tiles assume two or
+    more elements per row; a ``[1]`` tile to a scalar stays a reduction)."""
     if not any(_unit_axis(i) for i in walk(kernel.body)):
         return kernel
     return kernel.with_body(_Units(kernel).block(kernel.body))
