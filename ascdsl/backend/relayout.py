@@ -305,9 +305,11 @@ def _interleave(sel, instr: Instr) -> list:
 
 
 def _transpose(sel, instr: Instr) -> list:
-    movable(instr, "`tl.trans`")
     (x,), v = instr.operands, instr.result
     (rows, cols), size = x.type.shape, v.type.dtype.itemsize
+    if 1 in (rows, cols):  # one row and one column hold their elements in the same order: a copy
+        return [copy_blocks(sel, sel.ref(v), sel.ref(x), instr.loc)]
+    movable(instr, "`tl.trans`")
     src_pitch, dst_pitch = sel.pitch(x), sel.pitch(v)
     line = sel.scratch("transposeRow", I32, dst_pitch, instr.loc)
     out = [Call("CreateVecIndex", line, (), (Lit(0, I32), lit(dst_pitch)), loc=instr.loc),

@@ -203,3 +203,22 @@ def test_moves_of_int64_tiles_bit_exact(M, N):
     a, b = x[:n].reshape(M, N), y.reshape(M, N)
     assert np.array_equal(want[2][:4 * n], np.concatenate([x[:n][::-1], a[:, ::-1].ravel(), a[::-1].ravel(), a.T.ravel()]))
     assert np.array_equal(got[2], want[2])
+
+
+@ascdsl.jit
+def trans_line_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    i = tl.arange(0, N)
+    row = tl.reshape(tl.load(x_ptr + i), (1, N))
+    column = tl.trans(row)
+    tl.store(out_ptr + i, tl.reshape(column, (N,)))
+    tl.store(out_ptr + N + i, tl.reshape(tl.trans(column + column), (N,)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("N", [42, 64])
+def test_transposes_of_one_row_and_one_column(dtype, N):
+    """`tl.trans` of a `[1, N]` row into an `[N, 1]` column and back, with rows that do not fill 32-byte
+    blocks: the elements keep their order, so the move is a copy (a Gather of the row once ran past it)."""
+    x = data(N, dtype)
+    want, got = both(trans_line_kernel[(1,)], x, np.zeros(2 * N, dtype.np), N=N)
+    assert np.array_equal(bits(got[1]), bits(want[1]))
