@@ -36,7 +36,6 @@ struct BlockCost {
     double vector_ideal = 0;  // vector cycles with every repeat full and no issue overhead
     double copy_bytes = 0;    // bytes MTE2 and MTE3 moved between GM and UB (or L1, and Fixpipe from L0C)
     double cube_ideal = 0;    // cube cycles of the products' multiply-adds at peak
-    double aic_cycles = 0;  // a MIX block: the AIC's span, which its AIVs' spans follow (launch.h)
 };
 
 // One interval of a pipe's timeline: an instruction running (busy) or the pipe held by a flag, a queue

@@ -36,8 +36,8 @@ bool run_core(Outcome& out, int64_t b, int64_t n, Kernel& kernel) {
 }
 
 // A MIX block's figures: the AIVs wait for flags the AIC sets, so (the AIC setting its last flag at its end)
-// the block takes the AIC's time plus the slower AIV's; pipes and counters add up over the three cores.
-inline void add_core(Counters& c, BlockCost& k, bool after_aic) {
+// an AIV's span starts at the AIC's end (`start`); pipes and counters add up over the three cores.
+inline void add_core(Counters& c, BlockCost& k, double start) {
     const Counters& d = st().counters;
     c.gm_read_bytes += d.gm_read_bytes, c.gm_write_bytes += d.gm_write_bytes;
     c.gm_copies += d.gm_copies, c.ub_copies += d.ub_copies, c.ub_peak_bytes = std::max(c.ub_peak_bytes, d.ub_peak_bytes);
@@ -46,8 +46,7 @@ inline void add_core(Counters& c, BlockCost& k, bool after_aic) {
         t.calls += v.calls, t.elements += v.elements, t.rounds += v.rounds;
     }
     const BlockCost e = block_cost();
-    k.cycles = after_aic ? std::max(k.cycles, k.aic_cycles + e.cycles) : e.cycles;
-    if (!after_aic) k.aic_cycles = e.cycles;
+    k.cycles = std::max(k.cycles, start + e.cycles);
     for (int p = 0; p < kPipes; ++p) k.busy[p] += e.busy[p];
     k.vector_ideal += e.vector_ideal, k.copy_bytes += e.copy_bytes, k.cube_ideal += e.cube_ideal;
 }
@@ -66,9 +65,11 @@ Outcome run_blocks(const std::vector<int64_t>& order, Kernel kernel, bool mix) {
             s.aic_sets = 0, s.aiv_waits = {}, s.pending = {};
             Counters c;
             BlockCost k;
-            for (int core = 0; core < 3 && out.ok; ++core) {
+            double aic_span = 0;
+            for (int core = 0; core < 3 && out.ok; ++core) {  // the AIC, AIV 0, AIV 1; the trace is AIV 1's
                 s.core = core == 0 ? AIC : AIV, s.sub_block = core == 0 ? 0 : core - 1;
-                if (run_core(out, b, n, kernel)) add_core(c, k, core > 0);
+                if (run_core(out, b, n, kernel)) add_core(c, k, aic_span);
+                if (core == 0) aic_span = k.cycles;
             }
             s.core = AIV, s.sub_block = 0;
             if (!out.ok) break;
