@@ -39,6 +39,7 @@ class _LaunchConfig(ctypes.Structure):
         ("region_base", ctypes.POINTER(ctypes.c_uint64)),
         ("region_bytes", ctypes.POINTER(ctypes.c_uint64)),
         ("cost", ctypes.c_void_p),
+        ("mix", ctypes.c_uint64),
     ]
 
 
@@ -152,6 +153,7 @@ def run_kernel(
     tiling_key: int = 0,
     tiling_type: str | None = None,
     entry: Entry | None = None,
+    mix: bool = False,
 ) -> SimResult:
     """Compiles ``source_path`` with the simulator's ``kernel_operator.h`` and runs ``kernel_name``.
 
@@ -166,7 +168,8 @@ def run_kernel(
     ``TILING_KEY_IS`` compares against; ``tiling_type`` names the struct ``GET_TILING_DATA`` fills
     (default: the one struct named ``*TilingData`` in the source). ``entry`` is the kernel's
     declaration when the caller knows it (``signature.gm_entry`` for ascdsl's generated files): the
-    source is then not searched, for the kernel or for a tiling struct.
+    source is then not searched, for the kernel or for a tiling struct. ``mix`` launches a MIX kernel:
+    each block runs as its AI cube core, then as its two AI vector cores (``ascdsl_sim/cross_core.h``).
 
     Launches run one at a time (the simulator state is per process, not per thread).
     Raises SimError naming the API, block and reason when a check fails, SimCompileError when g++
@@ -200,7 +203,7 @@ def run_kernel(
         plat.name.encode(), plat.ub_bytes, plat.ub_budget_bytes, plat.has_bf16, hazards, vv_hazards, block_dim,
         (ctypes.c_int64 * block_dim)(*order), tiling_key, len(regions),
         (ctypes.c_uint64 * max(len(regions), 1))(*(base for base, _ in regions)),
-        (ctypes.c_uint64 * max(len(regions), 1))(*(n for _, n in regions)), ctypes.addressof(params),
+        (ctypes.c_uint64 * max(len(regions), 1))(*(n for _, n in regions)), ctypes.addressof(params), mix,
     )
     run = getattr(lib, f"ascdsl_sim_run_{kernel_name}")
     with _captured_stdout() as out:

@@ -88,3 +88,38 @@ def test_cost_model_runs_mmad_on_the_cube_pipe():
     assert stats.floor_cycles == int(max(gm / min(cost.hbm_bytes_per_cycle(k), 20 * k.core_gm_bytes_per_cycle.value),
                                          n ** 3 / k.cube_macs_per_cycle.value / 20))  # over the 20 cube cores of 910B3
     assert stats.est_cycles >= stats.floor_cycles
+
+
+MIX = Path(__file__).parent / "kernels" / "mix.cpp"
+
+
+def _mix(fault):
+    a = RNG.standard_normal((16, 16)).astype(np.float16)
+    b = RNG.standard_normal((16, 16)).astype(np.float16)
+    ws, c = np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float16)
+    result = sim.run_kernel(MIX, "matmul_relu_mix", [a, b, ws, c, np.uint32(fault)], 1, mix=True)
+    return a, b, c, result
+
+
+def test_mix_kernel_aivs_take_the_aic_workspace_after_its_flag():
+    a, b, c, result = _mix(0)
+    np.testing.assert_array_equal(c, np.maximum(_reference(a, b, np.float16), np.float16(0)))
+
+
+def test_mix_block_takes_the_aic_span_then_the_slower_aiv():
+    a, b, _, mixed = _mix(0)
+    c = np.zeros((16, 16), np.float16)  # the AIC's part alone
+    alone = sim.run_kernel(SRC, "matmul_half", [a, b, c, *map(np.uint32, (16, 16, 16, 16, 16, 16))], 1).stats
+    m, v = mixed.stats.pipe_busy, mixed.stats.est_cycles - alone.est_cycles
+    assert m["M"] == alone.pipe_busy["M"] and m["V"] > 0
+    assert m["V"] / 2 <= v <= m["V"] + m["MTE2"] + m["MTE3"] + m["S"]  # one AIV's relu, loads and stores follow
+
+
+def test_cross_core_wait_without_a_set_is_an_error_not_a_hang():
+    with pytest.raises(sim.SimError, match="AIV 0 waits for flag 0 with no matching CrossCoreSetFlag left"):
+        _mix(1)
+
+
+def test_workspace_read_before_the_aic_signals_its_write_is_an_error():
+    with pytest.raises(sim.SimError, match="read by AIV 0 of block 0 before the write of the AIC of block 0"):
+        _mix(2)

@@ -12,6 +12,7 @@
 #include "ascdsl_sim/debug.h"
 #include "ascdsl_sim/gather.h"
 #include "ascdsl_sim/cube.h"
+#include "ascdsl_sim/cross_core.h"
 #include "lib/activation/softmaxgrad.h"
 #include "lib/index/arithprogression.h"
 #include "lib/math/cumsum.h"

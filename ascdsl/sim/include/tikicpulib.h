@@ -41,7 +41,7 @@ void icpu_run(uint64_t block_dim, Kernel kernel) {
             std::swap(order[i - 1], order[(x >> 33) % i]);
         }
     }
-    const Outcome o = run_blocks(order, kernel);
+    const Outcome o = run_blocks(order, kernel, false);
     if (!o.ok) {
         std::fprintf(stderr, "ASCDSL_SIM_ERROR %s\n", error_json(o).c_str());
         std::exit(1);

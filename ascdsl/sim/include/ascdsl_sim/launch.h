@@ -20,25 +20,66 @@ struct Outcome {
     uint64_t trace_dropped = 0;
 };
 
+// One core's run of a block: fresh UB (and cube memories) and timeline; a failed check becomes the outcome.
 template <class Kernel>
-Outcome run_blocks(const std::vector<int64_t>& order, Kernel kernel) {
+bool run_core(Outcome& out, int64_t b, int64_t n, Kernel& kernel) {
+    reset_block(b, n);
+    reset_timeline();
+    try {
+        kernel();
+    } catch (const Failure& f) {
+        out = Outcome{false, f.api, f.reason, b, st().fail_region, {}, {}};
+    } catch (const std::exception& e) {
+        out = Outcome{false, "kernel", std::string("C++ exception: ") + e.what(), b, -1, {}, {}};
+    }
+    return out.ok;
+}
+
+// A MIX block's figures: the AIVs wait for flags the AIC sets, so (the AIC setting its last flag at its end)
+// an AIV's span starts at the AIC's end (`start`); pipes and counters add up over the three cores.
+inline void add_core(Counters& c, BlockCost& k, double start) {
+    const Counters& d = st().counters;
+    c.gm_read_bytes += d.gm_read_bytes, c.gm_write_bytes += d.gm_write_bytes;
+    c.gm_copies += d.gm_copies, c.ub_copies += d.ub_copies, c.ub_peak_bytes = std::max(c.ub_peak_bytes, d.ub_peak_bytes);
+    for (const auto& [api, v] : d.vec) {
+        VecCount& t = c.vec[api];
+        t.calls += v.calls, t.elements += v.elements, t.rounds += v.rounds;
+    }
+    const BlockCost e = block_cost();
+    k.cycles = std::max(k.cycles, start + e.cycles);
+    for (int p = 0; p < kPipes; ++p) k.busy[p] += e.busy[p];
+    k.vector_ideal += e.vector_ideal, k.copy_bytes += e.copy_bytes, k.cube_ideal += e.cube_ideal;
+}
+
+template <class Kernel>
+Outcome run_blocks(const std::vector<int64_t>& order, Kernel kernel, bool mix) {
     Outcome out;
     out.per_block.resize(order.size());
     out.per_block_cost.resize(order.size());
-    for (auto& r : st().gm) std::fill(r.owner.begin(), r.owner.end(), kNoOwner);
+    for (auto& r : st().gm) std::fill(r.owner.begin(), r.owner.end(), kNoOwner), r.published.clear();
+    State& s = st();
+    s.mix = mix;
     for (const int64_t b : order) {
-        reset_block(b, static_cast<int64_t>(order.size()));
-        reset_timeline();
-        try {
-            kernel();
-        } catch (const Failure& f) {
-            out = Outcome{false, f.api, f.reason, b, st().fail_region, {}, {}};
-        } catch (const std::exception& e) {
-            out = Outcome{false, "kernel", std::string("C++ exception: ") + e.what(), b, -1, {}, {}};
+        const int64_t n = static_cast<int64_t>(order.size());
+        if (mix) {
+            s.aic_sets = 0, s.aiv_waits = {}, s.pending = {};
+            Counters c;
+            BlockCost k;
+            double aic_span = 0;
+            for (int core = 0; core < 3 && out.ok; ++core) {  // the AIC, AIV 0, AIV 1; the trace is AIV 1's
+                s.core = core == 0 ? AIC : AIV, s.sub_block = core == 0 ? 0 : core - 1;
+                if (run_core(out, b, n, kernel)) add_core(c, k, aic_span);
+                if (core == 0) aic_span = k.cycles;
+            }
+            s.core = AIV, s.sub_block = 0;
+            if (!out.ok) break;
+            out.per_block[b] = c;
+            out.per_block_cost[b] = k;
+        } else {
+            if (!run_core(out, b, n, kernel)) break;
+            out.per_block[b] = st().counters;
+            out.per_block_cost[b] = block_cost();
         }
-        if (!out.ok) break;
-        out.per_block[b] = st().counters;
-        out.per_block_cost[b] = block_cost();
         if (out.trace_block < 0 || out.per_block_cost[b].cycles > out.per_block_cost[out.trace_block].cycles) {
             out.trace_block = b;
             out.trace = timeline().trace;
@@ -123,7 +164,7 @@ int launch(const LaunchConfig& c, Kernel kernel) {
     set_cost_params(*c.cost);
     st().gm.clear();
     for (uint64_t i = 0; i < c.n_regions; ++i) st().gm.push_back(GmRegion{c.region_base[i], c.region_bytes[i], {}});
-    const Outcome o = run_blocks(std::vector<int64_t>(c.order, c.order + c.block_dim), kernel);
+    const Outcome o = run_blocks(std::vector<int64_t>(c.order, c.order + c.block_dim), kernel, c.mix != 0);
     last_report() = outcome_json(o);
     return o.ok ? 0 : 1;
 }

@@ -21,8 +21,7 @@
 #define KERNEL_TASK_TYPE_DEFAULT(type)
 #define KERNEL_TASK_TYPE(key, type)
 
-enum KernelCoreType { AIV = 0, AIC = 1 };
-inline KernelCoreType g_coreType = AIV;
+#define g_coreType (ascdsl_sim::st().core)
 #define ASCEND_IS_AIV (g_coreType == AIV)
 #define ASCEND_IS_AIC (g_coreType == AIC)
 

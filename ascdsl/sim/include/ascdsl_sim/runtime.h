@@ -13,6 +13,9 @@
 
 #include "types.h"
 
+// The core a block runs on: g_coreType (macros.h) and ASCEND_IS_AIC / ASCEND_IS_AIV read it.
+enum KernelCoreType { AIV = 0, AIC = 1 };
+
 namespace ascdsl_sim {
 
 // A check that failed; the launcher adds the block index.
@@ -62,6 +65,7 @@ struct LaunchConfig {
     const uint64_t* region_base;
     const uint64_t* region_bytes;
     const CostParams* cost;
+    uint64_t mix;  // a MIX kernel: each block runs as its AI cube core, then as its two AI vector cores
 };
 
 struct VecCount {
@@ -76,6 +80,9 @@ struct GmRegion {
     uintptr_t base;
     uint64_t bytes;
     std::vector<uint32_t> owner;  // block that wrote each byte; kNoOwner when none, kAtomicOwner when atomic
+    // For each byte the AIC of a MIX kernel wrote: how many CrossCoreSetFlag it had made before (the write is
+    // published by the next one); kNoOwner when the AIC did not write it.
+    std::vector<uint32_t> published;
 };
 constexpr uint32_t kNoOwner = 0xFFFFFFFF, kAtomicOwner = 0xFFFFFFFE;
 
@@ -143,6 +150,14 @@ struct State {
     std::array<std::vector<uint8_t>, 4> cube_storage;
     std::array<uint8_t*, 4> cube = {};
     std::array<uint64_t, 4> cube_used = {};
+    // MIX kernels (cross_core.h): the core a block runs as, its sub-block (GetSubBlockIdx) on an AIV, and
+    // the flags of the block's group: sets the AIC made and, per AIV, sets it has not yet waited for.
+    KernelCoreType core = AIV;
+    bool mix = false;
+    int64_t sub_block = 0;
+    uint32_t aic_sets = 0;
+    std::array<uint32_t, 2> aiv_waits = {};
+    std::array<std::array<uint32_t, 16>, 2> pending = {};
 };
 
 inline State& st() {
@@ -305,10 +320,26 @@ inline GmRegion& gm_region(const char* api, const void* p, uint64_t bytes, const
     fail(api, "GM ", what, " [", buf, " bytes) is outside every GM buffer passed to the kernel");
 }
 
+// On an AIV of a MIX kernel, bytes its AIC wrote must have been published by a CrossCoreSetFlag the AIV
+// waited for (the simulator runs the AIC first, so the data is there either way: the check is what tells).
 inline void gm_read(const char* api, const void* p, uint64_t bytes) {
     if (bytes == 0) return;
-    gm_region(api, p, bytes, "read");
-    st().counters.gm_read_bytes += bytes;
+    GmRegion& r = gm_region(api, p, bytes, "read");
+    State& s = st();
+    if (s.mix && s.core == AIV && !r.published.empty()) {
+        const uint64_t off = reinterpret_cast<uintptr_t>(p) - r.base;
+        for (uint64_t i = 0; i < bytes; ++i) {
+            const uint32_t e = r.published[off + i];
+            if (e == kNoOwner) continue;
+            if (r.owner[off + i] != static_cast<uint32_t>(s.block_idx) || s.aiv_waits[s.sub_block] <= e) {
+                s.fail_region = &r - s.gm.data();
+                fail(api, "GM byte ", off + i, " of a ", r.bytes, "-byte buffer is read by AIV ", s.sub_block,
+                     " of block ", s.block_idx, " before the write of the AIC of block ", r.owner[off + i],
+                     " is signalled to it (CrossCoreSetFlag after the write, CrossCoreWaitFlag before the read)");
+            }
+        }
+    }
+    s.counters.gm_read_bytes += bytes;
 }
 
 // Plain writes of different blocks must not touch the same byte; atomic writes (SetAtomicAdd...) of
@@ -331,6 +362,10 @@ inline void gm_write(const char* api, const void* p, uint64_t bytes, bool atomic
             fail(api, "GM byte ", off + i, " of a ", r.bytes, "-byte buffer is written by block ", o, " and by block ",
                  s.block_idx, atomic ? " (atomically)" : "", " (blocks must write disjoint GM)");
         o = atomic ? kAtomicOwner : me;
+    }
+    if (s.mix && s.core == AIC) {
+        if (r.published.empty()) r.published.assign(r.bytes, kNoOwner);
+        std::fill_n(r.published.begin() + static_cast<int64_t>(off), bytes, s.aic_sets);
     }
     s.counters.gm_write_bytes += bytes;
 }

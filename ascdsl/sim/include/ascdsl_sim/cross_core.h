@@ -1,0 +1,49 @@
+// Cross-core synchronisation of MIX kernels (CANN 8.1 basic_api/interface/kernel_operator_common_intf.h):
+// CrossCoreSetFlag / CrossCoreWaitFlag, GetSubBlockIdx and GetTaskRation
+// (ASCEND_IS_AIC / ASCEND_IS_AIV: macros.h).
+// A block of a MIX kernel is one AIC and its two AIVs (A2: 1 AIC : 2 AIV). The simulator runs the AIC to
+// its end, then AIV 0, then AIV 1 (launch.h), an order consistent with flags that go from the AIC to its
+// AIVs (mode 2, the group's AIC-AIV mode): a set by the AIC counts once for each AIV; a wait on an AIV
+// takes one of them, and one with none left would hang on the device, so it is an error here. Flags the
+// other way (an AIC waiting for its AIVs) and modes 0 and 1 are refused.
+#ifndef ASCDSL_SIM_ASCDSL_SIM_CROSS_CORE_H
+#define ASCDSL_SIM_ASCDSL_SIM_CROSS_CORE_H
+#include "pipe.h"
+
+namespace AscendC {
+
+inline int64_t GetSubBlockIdx() { return ascdsl_sim::st().sub_block; }
+
+inline int64_t GetTaskRation() { return ascdsl_sim::st().mix ? 2 : 1; }
+
+template <uint8_t modeId, pipe_t pipe>
+inline void CrossCoreSetFlag(uint16_t flagId) {
+    ascdsl_sim::State& s = ascdsl_sim::st();
+    ascdsl_sim::require(s.mix, "CrossCoreSetFlag", "a cross-core flag in a kernel not launched as MIX");
+    ascdsl_sim::require(modeId == 2, "CrossCoreSetFlag", "mode ", int{modeId}, " is not modelled (only mode 2, AIC-AIV)");
+    ascdsl_sim::require(flagId < 16, "CrossCoreSetFlag", "flag id ", flagId, " is outside [0, 15]");
+    ascdsl_sim::require(s.core == AIC, "CrossCoreSetFlag", "AIV ", s.sub_block, " sets flag ", flagId,
+                        ": flags from the AIVs to their AIC are not modelled");
+    ++s.aic_sets;
+    for (auto& p : s.pending) ++p[flagId];
+}
+
+template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
+inline void CrossCoreWaitFlag(uint16_t flagId) {
+    ascdsl_sim::State& s = ascdsl_sim::st();
+    ascdsl_sim::require(s.mix, "CrossCoreWaitFlag", "a cross-core flag in a kernel not launched as MIX");
+    ascdsl_sim::require(modeId == 2, "CrossCoreWaitFlag", "mode ", int{modeId}, " is not modelled (only mode 2, AIC-AIV)");
+    ascdsl_sim::require(flagId < 16, "CrossCoreWaitFlag", "flag id ", flagId, " is outside [0, 15]");
+    ascdsl_sim::require(s.core == AIV, "CrossCoreWaitFlag", "the AIC waits for flag ", flagId,
+                        ": flags from the AIVs to their AIC are not modelled");
+    uint32_t& n = s.pending[static_cast<size_t>(s.sub_block)][flagId];
+    ascdsl_sim::require(n > 0, "CrossCoreWaitFlag", "AIV ", s.sub_block, " waits for flag ", flagId,
+                        " with no matching CrossCoreSetFlag left from its AIC (", s.aic_sets,
+                        " set in all): it would hang on the device");
+    --n;
+    ++s.aiv_waits[static_cast<size_t>(s.sub_block)];
+}
+
+}  // namespace AscendC
+
+#endif  // ASCDSL_SIM_ASCDSL_SIM_CROSS_CORE_H
