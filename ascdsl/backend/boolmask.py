@@ -114,6 +114,30 @@ def rewrite(r, instr: Instr) -> bool:
     return False
 
 
+LOGIC = {Op.MINIMUM: Op.AND, Op.MAXIMUM: Op.OR}
+"""The minimum and maximum of bool values: the logic op of masks."""
+
+
+def extremes(r, instr: Instr) -> bool:
+    """``minimum``/``maximum`` of bool tiles as ``&``/``|`` of masks, and ``min``/``max`` reductions of a
+    bool tile (of any rank) as the reduction of its 0/1 float16 values compared ``!= 0`` (a
+    :data:`.decompose.REWRITES` rule, tried before the rank-N rewrites, which reduce numbers)."""
+    v, loc = instr.results[0] if instr.results else None, instr.loc
+    if instr.op in LOGIC and _is_bool_tile(v):
+        a, b = (x if not x.type.is_scalar else r.op(Op.BROADCAST, v.type, (x,), (), loc) for x in instr.operands)
+        r.op(LOGIC[instr.op], v.type, (a, b), (), loc, result=v)
+        return True
+    if instr.op in (Op.MIN, Op.MAX) and _is_bool_tile(instr.operands[0]):
+        (x,) = instr.operands
+        folded = r.op(instr.op, v.type.with_dtype(F16), (as_number(r, x, F16, loc),), instr.attrs, loc)
+        zero = r.const(0.0, F16, loc)
+        if not v.type.is_scalar:
+            zero = r.op(Op.BROADCAST, folded.type, (zero,), (), loc)
+        r.op(Op.NE, v.type, (folded, zero), (), loc, result=v)
+        return True
+    return False
+
+
 def _where_of_masks(r, instr: Instr) -> None:
     """``tl.where(c, a, b)`` of bool values: ``(c & a) | (~c & b)`` of masks (a scalar branch filled first)."""
     v, loc = instr.result, instr.loc

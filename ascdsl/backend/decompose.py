@@ -47,7 +47,7 @@ KEEP = frozenset({Op.CAST, Op.BITCAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED
 """Tile ops that run in any dtype (data movement, Duplicate, casts, control)."""
 
 
-REWRITES = (rank3.rewrite, histogram.rewrite, boolmask.rewrite, intops.rewrite, mathops.rewrite, reductions.rewrite,
+REWRITES = (boolmask.extremes, rank3.rewrite, histogram.rewrite, boolmask.rewrite, intops.rewrite, mathops.rewrite, reductions.rewrite,
             scan.rewrite, reorder.rewrite, shapes.rewrite, wide.rewrite)
 """Rewrite rules of their own modules, tried in order: ``rule(rewriter, instr)`` emits the replacement
 of ``instr`` (through :meth:`_Rewriter.op`) and returns True, or returns False and emits nothing."""

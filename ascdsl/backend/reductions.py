@@ -222,15 +222,18 @@ def _int_fold(sel, instr: Instr) -> list:
     (x,), v = instr.operands, instr.result
     api = isel.BINARY_API[FOLD[instr.op]]
     per_blk = sel.platform.block_bytes // 4
+    lanes = []  # the elements combined on the scalar unit: the folded block's, then a 1-D tile's tail
     if len(x.type.shape) == 1:
-        if x.type.numel % per_blk:
-            raise unsupported(instr, f"`{instr.op.value}` of an int32 tile of {x.type.numel} elements (a multiple "
-                                     f"of {per_blk} folds in whole blocks)")
         rows, pitch = x.type.numel // per_blk, per_blk
+        whole = rows * per_blk
+        src = Ref(sel.bufs[x.id], I32, lit(0), x.type.numel)
+        lanes = [Elem(src, k) for k in range(whole, x.type.numel)]
     elif instr.attr("axis") == 0:
         rows, pitch = x.type.shape[0], sel.pitch(x)
     else:
         raise unsupported(instr, f"`{instr.op.value}` of int32 tiles along axis {instr.attr('axis')}")
+    if rows == 0:  # fewer elements than a block: every one on the scalar unit
+        return _combine_lanes(sel, instr, lanes)
     t = sel.scratch("fold", I32, rows * pitch, instr.loc)
     out = [Call("DataCopy", t, (Ref(sel.bufs[x.id], I32, lit(0), rows * pitch),), (lit(rows * pitch),),
                 loc=instr.loc)]
@@ -243,13 +246,19 @@ def _int_fold(sel, instr: Instr) -> list:
     if not v.type.is_scalar and len(x.type.shape) == 2:
         return out + [Call("DataCopy", Ref(sel.bufs[v.id], I32, lit(0), pitch), (Ref(t.buf, I32, lit(0), pitch),),
                            (lit(pitch),))]
+    return out + _combine_lanes(sel, instr, [Elem(t, k) for k in range(per_blk)] + lanes)
+
+
+def _combine_lanes(sel, instr: Instr, lanes: list) -> list:
+    """``instr``'s int32 ``sum``/``max``/``min`` of ``lanes`` (UB elements) on the scalar unit, into a
+    member (a scalar result) or a ``[1]`` tile (``keep_dims``)."""
+    v = instr.result
     acc = Var(v.id, I32, sel.hint(v, instr.op.value), VarKind.MEMBER)
     sel.members.append(acc)
     if v.type.is_scalar:
         sel.scalars[v.id] = acc
-    out.append(Set(acc, Elem(t, 0)))
-    for k in range(1, per_blk):
-        lane = Elem(t, k)
+    out = [Set(acc, lanes[0])]
+    for lane in lanes[1:]:
         if instr.op is Op.SUM:  # wrapping, as the interpreter's int32 sum (unsigned: no C++ overflow)
             e = Conv(I32, Bin(BinOp.ADD, Conv(CInt.UINT32, acc), Conv(CInt.UINT32, lane)))
         else:

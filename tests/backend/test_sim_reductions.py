@@ -190,19 +190,22 @@ def int_keep_dims_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     lo = tl.min(x, axis=0, keep_dims=True)
     hi = tl.max(x, axis=0, keep_dims=True)
     total = tl.sum(x, axis=0, keep_dims=True)
-    tl.store(out_ptr + offs, (x - lo) * 4 + (hi - x) * 2 + total)
+    tl.store(out_ptr + offs, (x - lo) * 4 + (hi - x) * 2 + total + tl.argmin(x, 0) * 100000 + tl.argmax(x, 0))
 
 
 def test_int32_reductions_of_1d_tiles_keeping_their_dim_bit_exact():
-    """A ``[1]`` result combines the lanes of the last block too (it was the block's first lane)."""
+    """A ``[1]`` result combines the lanes of the last block too (it was the block's first lane); a tile
+    that is not whole 32-byte blocks (5, 37, 741 elements: `tl.argmin` of the public suite's 37-element
+    tiles) combines its tail's lanes on the scalar unit (it was refused)."""
     rng = np.random.default_rng(4)
-    for n in (8, 64, 96):
+    for n in (5, 8, 37, 64, 96, 741):
         x = rng.integers(-1000, 1000, n).astype(np.int32)
-        x[n // 2 + 3] = -5000  # the extremes away from lane 0 of any block
+        x[(n // 2 + 3) % n] = -5000  # the extremes away from lane 0 of any block
         x[n - 2] = 5000
+        x[n - 1] = -6000 if n % 8 else x[n - 1]  # the minimum in the tail
         want, got = both(int_keep_dims_kernel[(1,)], x, np.zeros(n, np.int32), BLOCK=n)
         np.testing.assert_array_equal(got[1], want[1], err_msg=str(n))
-        assert (want[1] == (x - x.min()) * 4 + (x.max() - x) * 2 + x.sum()).all()
+        assert (want[1] == (x - x.min()) * 4 + (x.max() - x) * 2 + x.sum() + x.argmin() * 100000 + x.argmax()).all()
 
 
 @ascdsl.jit
