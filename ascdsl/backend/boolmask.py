@@ -5,7 +5,8 @@ it. Everything else a kernel does with one is rewritten on the tile IR (:func:`r
 :data:`.decompose.REWRITES` rule) into those:
 
 * ``mask.to(dt)`` is ``tl.where(mask, 1, 0)`` in ``dt``; to int8/uint8 the ``Select`` runs in float16
-  and ``Cast`` (exact for 0 and 1) narrows it, since ``Select`` has no 8-bit form;
+  and ``Cast`` (exact for 0 and 1) narrows it, since ``Select`` has no 8-bit form; ``x.to(tl.int1)`` of
+  numbers is ``x != 0``;
 * a bool tile broadcast (``(cols < 3) | m`` with ``cols`` a row) is its 0/1 float16 values broadcast and
   compared ``!= 0``;
 * storing a bool tile stores those 0/1 bytes (int8/uint8 in GM, as Triton stores ``int1``); a bool tile
@@ -47,6 +48,9 @@ def rewrite(r, instr: Instr) -> bool:
         return True
     if instr.op is Op.CAST and _is_bool_tile(instr.operands[0]) and instr.result.type.dtype != dtypes.bool_:
         as_number(r, instr.operands[0], instr.result.type.dtype, instr.loc, result=instr.result)
+        return True
+    if instr.op is Op.CAST and _is_bool_tile(instr.result) and not _is_bool_tile(instr.operands[0]):
+        _truth(r, instr)
         return True
     if instr.op in (Op.BROADCAST, Op.CONST) and _is_bool_tile(instr.result) and all(
             x.type.is_scalar for x in instr.operands):
@@ -148,6 +152,16 @@ def _where_of_masks(r, instr: Instr) -> None:
     picked = r.op(Op.AND, v.type, (c, a), (), loc)
     rest = r.op(Op.AND, v.type, (r.op(Op.NOT, v.type, (c,), (), loc), b), (), loc)
     r.op(Op.OR, v.type, (picked, rest), (), loc, result=v)
+
+
+def _truth(r, instr: Instr) -> None:
+    """``x.to(tl.int1)`` of a number tile: the comparison ``x != 0`` (8-bit integers widened to float16
+    first, exactly, since ``Compare`` has no 8-bit form)."""
+    (x,), v, loc = instr.operands, instr.result, instr.loc
+    if x.type.dtype.itemsize == 1:
+        x = r.op(Op.CAST, x.type.with_dtype(F16), (x,), (("dtype", F16),), loc)
+    zero = r.const(0.0 if x.type.dtype.is_float else 0, x.type.dtype, loc)
+    r.op(Op.NE, v.type, (x, zero), (), loc, result=v)
 
 
 def _filled(r, instr: Instr) -> None:

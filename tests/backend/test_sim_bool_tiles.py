@@ -160,3 +160,23 @@ def test_minimum_and_maximum_of_bool_tiles_bit_exact(shape):
     expect = np.concatenate([(x & y).ravel(), ((x | ~y) & y).ravel(), x.all(1).ravel(), y.any(1).ravel(),
                              x.any(1).all(0), [y.any()]])
     np.testing.assert_array_equal(want[2], expect)
+
+
+@ascdsl.jit
+def truth_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = tl.where(offs < n, 1, 0).to(tl.int1)  # a mask made of numbers, as the public suite writes it
+    x = tl.load(x_ptr + offs, mask=inside, other=0)
+    tl.store(out_ptr + offs, tl.where(x.to(tl.int1), 1.0, -1.0), mask=inside)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.int16, np.int8, np.uint8])
+def test_numbers_cast_to_bool_are_compared_with_zero_bit_exact(dtype):
+    """``x.to(tl.int1)`` of a number tile is ``x != 0`` (NaN is true), usable as a mask and a condition
+    (it was refused as a `tl.where` condition that is not a comparison)."""
+    x = np.random.default_rng(3).integers(-2, 3, 96).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        x[5] = np.nan
+    want, got = both(truth_kernel[(3,)], x, np.zeros(96, np.float32), 70, BLOCK=32)
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_array_equal(want[1][:70], np.where(x[:70] != 0, 1.0, -1.0))
