@@ -5,7 +5,7 @@ from contextlib import contextmanager
 from typing import Any, Iterable, Iterator
 
 from ..errors import UNKNOWN, Loc
-from .core import Block, Instr, Kernel, Op, Type, Value
+from .core import Block, Instr, Kernel, Op, Type, Value, walk
 
 
 class Builder:
@@ -63,3 +63,26 @@ class Builder:
         assert self.last_block is not None, "build the kernel body with Builder.block first"
         return Kernel(name, tuple(param_names), tuple(constexprs), self.last_block, loc,
                       tuple(sorted(self.names.items())))
+
+
+class Fresh:
+    """Fresh SSA values numbered past every value of a kernel, for passes that add instructions."""
+
+    def __init__(self, kernel: Kernel):
+        ids = [v.id for v in kernel.body.args]
+        for instr in walk(kernel.body):
+            ids += [v.id for v in instr.results]
+            ids += [a.id for r in instr.regions for a in r.args]
+        self.next = max(ids, default=-1) + 1
+
+    def value(self, t: Type) -> Value:
+        v = Value(self.next, t)
+        self.next += 1
+        return v
+
+    def instr(self, out: list, op: Op, t: Type, operands: Iterable[Value] = (),
+              attrs: Iterable[tuple[str, Any]] = (), loc: Loc = UNKNOWN) -> Value:
+        """Append ``op`` with one fresh result of type ``t`` to ``out`` and return the result."""
+        v = self.value(t)
+        out.append(Instr(op, (v,), tuple(operands), tuple(attrs), (), loc))
+        return v

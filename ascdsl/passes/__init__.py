@@ -9,9 +9,11 @@ from ..platforms import Platform, get_platform
 from .access import block_accesses
 from .batching import batch_programs, refusal
 from .cleanup import common_scalars, dead_code, unit_reductions
+from .induction import carried_offsets
 
 PIPELINE = (
     unit_reductions,  # a reduction along an axis of one element is a reshape
+    carried_offsets,  # a pointer or offset tile a loop advances by scalars: entry + a carried scalar
     block_accesses,  # affine load/store -> block_load/block_store (located error otherwise)
     common_scalars,  # offsets and extents repeated per access are computed once
     dead_code,  # the address and mask arithmetic the block accesses replaced

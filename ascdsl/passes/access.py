@@ -95,6 +95,9 @@ class _Analysis:
         instr = self.defs.get(v.id)
         if v.type.is_scalar:
             if isinstance(v.type.dtype, PointerType):
+                if instr is None and v.id not in self.params:
+                    raise NotAffine("the pointer is a loop argument that is not its value on entry plus "
+                                    "integer steps")
                 if instr is None:
                     return Affine({})
                 if instr.op is Op.PTR_ADD:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 
 from .. import dtypes
 from ..errors import Loc, source_line
+from ..ir.builder import Fresh
 from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
 
 PROGRAMS = "batch_programs"
@@ -153,28 +154,7 @@ def refusal(kernel: Kernel) -> Refusal | None:
 # ---------------------------------------------------------------- rewriting
 
 
-class _Emit:
-    """Fresh SSA values and the instructions that define them."""
-
-    def __init__(self, kernel: Kernel):
-        ids = [v.id for v in kernel.body.args]
-        for instr in walk(kernel.body):
-            ids += [v.id for v in instr.results]
-            ids += [a.id for r in instr.regions for a in r.args]
-        self.next = max(ids, default=-1) + 1
-
-    def value(self, t: Type) -> Value:
-        v = Value(self.next, t)
-        self.next += 1
-        return v
-
-    def instr(self, out: list, op: Op, t: Type, operands=(), attrs=(), loc: Loc | None = None) -> Value:
-        v = self.value(t)
-        out.append(Instr(op, (v,), tuple(operands), tuple(attrs), (), loc))
-        return v
-
-
-def _span(emit: "_Emit", out: list, programs: Value, loc) -> tuple[Value, Value]:
+def _span(emit: Fresh, out: list, programs: Value, loc) -> tuple[Value, Value]:
     """``(start, end)``: the original programs ``start <= g < end`` that batched program ``q`` of ``N``
     runs, a balanced partition of the ``G`` programs (``q * (G // N) + min(q, G % N)``; no product
     past ``G``, so int32 holds it)."""
@@ -203,7 +183,7 @@ class _Rows:
     """The rows form: program-dependent values of shape S become [P, *S]."""
 
     def __init__(self, kernel: Kernel, p: int, var: frozenset[int]):
-        self.p, self.var, self.emit = p, var, _Emit(kernel)
+        self.p, self.var, self.emit = p, var, Fresh(kernel)
         self.subst: dict[int, Value] = {}
         self.programs = self.emit.value(Type(dtypes.int32))
         self.rows = self.valid = None
@@ -486,7 +466,7 @@ def batch_flat(kernel: Kernel, p: int) -> Kernel:
     contiguous lanes as one block (a :class:`NotBatchable` if it does not apply)."""
     var = varying(kernel)
     block = _flat_size(kernel, var)
-    emit = _Emit(kernel)
+    emit = Fresh(kernel)
     programs = emit.value(Type(dtypes.int32))
     t = lambda ty: ty if ty.is_scalar else Type(ty.dtype, (p * block,))  # noqa: E731
     loc = _first_pid_loc(kernel)

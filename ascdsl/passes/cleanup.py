@@ -1,7 +1,8 @@
 """Clean-ups: reductions over one element, common scalar subexpressions and dead code."""
 from __future__ import annotations
 
-from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
+from ..ir.builder import Fresh
+from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, walk
 
 _PURE_SCALAR = GroupOp.ELEMENTWISE | GroupOp.LEAF
 
@@ -73,8 +74,6 @@ def common_scalars(kernel: Kernel, platform=None) -> Kernel:
     return kernel.with_body(_cse(kernel.body, {}, {}))
 
 
-
-
 def _unit_axis(instr: Instr) -> bool:
     axis = instr.attr("axis")
     return (instr.op in GroupOp.REDUCE | {Op.REDUCE} and axis is not None and not instr.results[0].type.is_scalar
@@ -82,15 +81,10 @@ def _unit_axis(instr: Instr) -> bool:
 
 
 class _Units:
-    """The rewrite of :func:`unit_reductions`, with fresh SSA values past the kernel's."""
+    """The rewrite of :func:`unit_reductions`."""
 
     def __init__(self, kernel: Kernel):
-        ids = [v.id for v in kernel.body.args] + [a.id for i in walk(kernel.body) for r in i.regions for a in r.args]
-        self.next = max(ids + [v.id for i in walk(kernel.body) for v in i.results], default=-1) + 1
-
-    def fresh(self, t: Type) -> Value:
-        self.next += 1
-        return Value(self.next - 1, t)
+        self.fresh = Fresh(kernel).value
 
     def block(self, block: Block) -> Block:
         body = []

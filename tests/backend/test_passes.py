@@ -15,6 +15,7 @@ from ascdsl.passes import PIPELINE, run_passes
 from ascdsl.platforms import get_platform
 from tests import test_interpreter_dsl as dsl
 from tests.backend import kernels, mem_kernels
+from tests.backend.test_sim_carried_offsets import advanced_rows_kernel, advanced_scalars_kernel
 
 ROOT = Path(__file__).resolve().parents[2]
 OPS = load_operators([ROOT / "ops"])
@@ -43,6 +44,8 @@ def _launches():
                                          np.zeros(8, np.float32), 33, BLOCK=16)
         mem_kernels.strided_store_kernel[(4,)](ints[:32], np.zeros(90, np.float32), np.zeros(128, np.float32),
                                                np.zeros(16, np.float32), 30, 3, M=4, N=8)
+        advanced_scalars_kernel[(2,)](x.ravel()[:128], np.zeros(128, np.float32), 50, 7, BLOCK=32)
+        advanced_rows_kernel[(1,)](x, np.zeros((8, 16), np.float32), 5, 33, ROWS=8, COLS=16)
     unique = {}
     for launch in seen:
         unique.setdefault((launch.kernel, launch.grid), launch)

@@ -33,6 +33,18 @@ def test_tutorial_matmul_with_tails_matches_the_interpreter(dtype):
     each(check, SHAPES)
 
 
+def test_tutorial_matmul_advancing_its_pointers_matches_the_interpreter():
+    """The tutorial's own loop (``a_ptrs += BLOCK_K * stride_ak``): the pointer blocks are the entry ones
+    plus ``k * BLOCK_K * stride`` (``carried_offsets``), so the loop over K is the cube's."""
+    def check(m, n, k, bm, bn, bk):
+        grid, args, meta = _tutorial(dtypes.float16, m, n, k, bm, bn, bk)
+        want, got = both(ck.matmul_advancing[grid], *args, **meta)
+        a, b = args[0].astype(np.float64), args[1].astype(np.float64)
+        assert_close(want[2], (a @ b).astype(np.float16), dtypes.float16)
+        assert_close(got[2], want[2], dtypes.float16, err_msg=f"{m}x{n}x{k}")
+    each(check, SHAPES[:2])
+
+
 def test_float32_result_on_a_2d_grid_without_stride_parameters():
     m, n, k = 70, 45, 100
     a, b = data((m, k), dtypes.float16), data((k, n), dtypes.float16)
