@@ -49,6 +49,10 @@ def rewrite(r, instr: Instr) -> bool:
         _in_int32(r, instr)
         return True
     if len(x.type.shape) == 1:
+        if x.type.dtype.is_float and not v.type.is_scalar:  # keep_dims: the scalar filled into a [1] tile
+            s = r.op(instr.op, Type(v.type.dtype), (x,), (("axis", 0), ("keep_dims", False)), loc)
+            r.op(Op.BROADCAST, v.type, (s,), (), loc, result=v)
+            return True
         if instr.op in EXTREME and x.type.dtype == I32:
             _arg_1d_int(r, instr)
             return True
@@ -92,6 +96,11 @@ def _int_2d(r, instr: Instr, axis) -> bool:
     (x,), v, loc = instr.operands, instr.result, instr.loc
     rows, cols = x.type.shape
     down = (("axis", 0), ("keep_dims", False))
+    if axis == 1 and rows == 1:  # a row: its elements reduced as a 1-D tile (a transpose would be a column)
+        line = r.op(Op.RESHAPE, Type(I32, (cols,)), (x,), (), loc)
+        folded = r.op(instr.op, Type(I32, (1,)), (line,), (("axis", 0), ("keep_dims", True)), loc)
+        r.op(Op.RESHAPE, v.type, (folded,), (), loc, result=v)
+        return True
     if axis == 1:
         t = r.op(Op.PERMUTE, Type(I32, (cols, rows)), (x,), (("order", (1, 0)),), loc)
         if not instr.attr("keep_dims"):

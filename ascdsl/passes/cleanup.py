@@ -91,6 +91,8 @@ class _Units:
         for instr in block.body:
             if _unit_axis(instr):
                 body += self.replacement(instr)
+            elif _line(instr):
+                body += self.in_a_row(instr)
             else:
                 body.append(instr.map_regions(self.block) if instr.regions else instr)
         return Block(block.args, tuple(body))
@@ -114,10 +116,32 @@ class _Units:
         return out
 
 
+    def in_a_row(self, instr: Instr) -> list[Instr]:
+        """The reduction of a line's elements as a 1-D tile (kept as a ``[1]`` tile), reshaped to the
+        result's shape."""
+        (x,), r, loc = instr.operands, instr.result, instr.loc
+        flat, folded = self.fresh(x.type.with_shape((x.type.numel,))), self.fresh(r.type.with_shape((1,)))
+        return [Instr(Op.RESHAPE, (flat,), (x,), (), (), loc),
+                Instr(instr.op, (folded,), (flat,), (("axis", 0), ("keep_dims", True)), (), loc),
+                Instr(Op.RESHAPE, (r,), (folded,), (), (), loc)]
+
+
+def _line(instr: Instr) -> bool:
+    """A reduction of a ``[N, 1]`` column along axis 0, to a tile. (Not a ``[1, N]`` row along axis 1:
+    that is a ``[ROWS, N]`` kernel at ``ROWS = 1``, which the runtime-extent lift samples and must find
+    lowered as at every other ``ROWS``.)"""
+    if instr.op not in GroupOp.REDUCE or instr.attr("axis") not in (0, -2) or instr.results[0].type.is_scalar:
+        return False
+    shape = instr.operands[0].type.shape
+    return len(shape) == 2 and shape[1] == 1 and shape[0] > 1
+
+
 def unit_reductions(kernel: Kernel, platform=None) -> Kernel:
     """A reduction of a tile along an axis of one element is that element: ``tl.max(x, 2)`` of an
     ``[A, B, 1]`` tile is a reshape of ``x`` (the backend's reductions of tiles to tiles assume two or
-    more elements per row; a ``[1]`` tile to a scalar stays a reduction)."""
-    if not any(_unit_axis(i) for i in walk(kernel.body)):
+    more elements per row; a ``[1]`` tile to a scalar stays a reduction). A reduction of an ``[N, 1]``
+    column along axis 0 is the reduction of its elements in a row (the backend folded a column's rows in
+    halves at unaligned offsets)."""
+    if not any(_unit_axis(i) or _line(i) for i in walk(kernel.body)):
         return kernel
     return kernel.with_body(_Units(kernel).block(kernel.body))

@@ -267,3 +267,33 @@ def test_reductions_along_an_axis_of_one_element_bit_exact(dtype):
     lm = x.max(axis=(2, 3))
     np.testing.assert_array_equal(want[1], np.append(lm.reshape(-1), lm.max()))
     assert not want[2].any() and (want[3] == lm.reshape(-1)).all()
+
+
+@ascdsl.jit
+def line_reductions_kernel(x_ptr, out_ptr, idx_ptr, N: tl.constexpr):
+    i, one = tl.arange(0, N), tl.arange(0, 1)
+    column = tl.load(x_ptr + i[:, None])  # [N, 1]
+    row = tl.load(x_ptr + i[None, :])  # [1, N]
+    tl.store(out_ptr + one[:, None] + one[None, :], tl.max(column, 0, keep_dims=True))
+    tl.store(out_ptr + 1 + one[:, None] + one[None, :], tl.min(row, 1, keep_dims=True))
+    tl.store(out_ptr + 2 + one, tl.max(column, 0))
+    tl.store(out_ptr + 3 + one, tl.min(row, 1))
+    tl.store(idx_ptr + one, tl.argmax(column, 0))
+    tl.store(idx_ptr + 1 + one, tl.argmin(row, 1))
+    x = tl.load(x_ptr + i)
+    tl.store(out_ptr + 4 + i, x - tl.max(x, 0, keep_dims=True))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.int16])
+def test_reductions_of_a_row_or_a_column_bit_exact(dtype):
+    """A reduction of a ``[N, 1]`` column along axis 0 or a ``[1, N]`` row along axis 1 is that of its N
+    elements in a row (a column's rows were folded in halves at unaligned offsets: a misaligned ``Max`` or
+    an unaligned ``DataCopy`` on the simulator); a float ``[N]`` tile reduced keeping its dim fills the
+    ``[1]`` tile (its scalar never reached it: NaN, a silent wrong answer)."""
+    n = 42
+    x = np.random.default_rng(5).permutation(np.arange(-20, 22)).astype(dtype)
+    want, got = both(line_reductions_kernel[(1,)], x, np.zeros(4 + n, dtype), np.zeros(2, np.int32), N=n)
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_array_equal(got[2], want[2])
+    np.testing.assert_array_equal(want[1], np.concatenate([[x.max(), x.min(), x.max(), x.min()], x - x.max()]))
+    assert list(want[2]) == [x.argmax(), x.argmin()]
