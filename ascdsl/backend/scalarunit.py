@@ -5,10 +5,11 @@ A2's ``Add``/``Sub``/``Mul``/``Max``/``Min``/``Compare`` take at most 32-bit ele
 in 64 bits, one element at a time. :func:`select` (the first :data:`.select.RULES` rule) lowers the ops of
 :data:`.limits.SCALAR_UNIT`:
 
-* elementwise ops (``+ - * & | ^ ~``, negation, ``abs``, ``maximum``/``minimum``) over the result's elements
-  (the padding of its rows skipped; a broadcast operand is read at stride 0 along its broadcast axes).
-  ``+ - *`` and negation run in ``uint64_t`` and wrap as the interpreter's int64 does (signed overflow is
-  undefined in C++);
+* elementwise ops (``+ - * & | ^ ~ << >>``, negation, ``abs``, ``maximum``/``minimum``) over the result's
+  elements (the padding of its rows skipped; a broadcast operand is read at stride 0 along its broadcast
+  axes). ``+ - *``, negation and ``<<`` run in ``uint64_t`` and wrap as the interpreter's int64 does (signed
+  overflow is undefined in C++); a shift by an amount outside ``[0, 64)`` gives NumPy's 0 (or, ``>>`` of a
+  negative value, -1), where C++'s is undefined;
 * comparisons into the bit mask ``Compare`` writes (:mod:`.compute`), eight lanes a byte over the padded
   footprint, so ``tl.where`` and ``& | ^ ~`` read it as any other mask;
 * ``sum``/``max``/``min`` along an axis of a tile of any rank (one accumulator per result element, the axis
@@ -41,6 +42,8 @@ COMPARE = {Op.LT: BinOp.LT, Op.LE: BinOp.LE, Op.GT: BinOp.GT, Op.GE: BinOp.GE, O
 FOLD = {Op.SUM: Op.ADD, Op.MAX: Op.MAXIMUM, Op.MIN: Op.MINIMUM}
 IDENTITY = {Op.ADD: 0, Op.MUL: 1, Op.MAXIMUM: -(1 << 63), Op.MINIMUM: (1 << 63) - 1}
 """The value an accumulator of each combine op starts from."""
+WORD_BITS = 64
+"""Bits of an int64: shift amounts at or past it (or negative) shift every bit out."""
 MASK_LANES = 8
 """Comparison results written a mask byte at a time."""
 LOOP_HINTS = ("i", "j", "l", "m", "n")
@@ -80,6 +83,11 @@ def combined(op: Op, a, b=None):
         return Cond(Bin(BinOp.LT, a, b), a, b)
     if op is Op.NOT:
         return Bin(BinOp.XOR, a, Lit(-1, I64))
+    if op in (Op.SHL, Op.SHR):
+        inside = Bin(BinOp.LT, Conv(CInt.UINT64, b), Lit(WORD_BITS, I64))  # negative amounts are huge unsigned
+        if op is Op.SHL:
+            return Cond(inside, Conv(I64, Bin(BinOp.SHL, Conv(CInt.UINT64, a), b)), Lit(0, I64))
+        return Cond(inside, Bin(BinOp.SHR, a, b), Cond(Bin(BinOp.LT, a, Lit(0, I64)), Lit(-1, I64), Lit(0, I64)))
     negated = Conv(I64, Bin(BinOp.SUB, Conv(CInt.UINT64, Lit(0, I64)), Conv(CInt.UINT64, a)))
     if op is Op.NEG:
         return negated

@@ -381,6 +381,25 @@ def test_int64_arithmetic_wraps_as_the_interpreter():
 
 
 @ascdsl.jit
+def int64_shift_kernel(x_ptr, s_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x, s = tl.load(x_ptr + offs), tl.load(s_ptr + offs)
+    tl.store(out_ptr + offs, x << s)
+    tl.store(out_ptr + BLOCK + offs, x >> s)
+    tl.store(out_ptr + 2 * BLOCK + offs, (x << 3) ^ (x >> 61))
+
+
+def test_int64_shifts_by_any_amount():
+    """Amounts in and outside ``[0, 64)`` (NumPy's 0 and sign outside, undefined in C++) and by constants."""
+    n = 64
+    x, amounts = _wide(n), RNG.integers(-3, 70, n).astype(np.int64)
+    want, got = both(int64_shift_kernel[(1,)], x, amounts, np.zeros(3 * n, np.int64), BLOCK=n)
+    np.testing.assert_array_equal(want[2][:n], np.left_shift(x, amounts))
+    np.testing.assert_array_equal(want[2][n:2 * n], np.right_shift(x, amounts))
+    np.testing.assert_array_equal(got[2], want[2])
+
+
+@ascdsl.jit
 def int64_rank3_kernel(x_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
     a, b, c = tl.arange(0, A), tl.arange(0, B), tl.arange(0, C)
     x = tl.load(x_ptr + a[:, None, None] * B * C + b[None, :, None] * C + c[None, None, :])
@@ -528,7 +547,7 @@ def test_what_the_scalar_unit_does_not_run_on_int64_tiles_is_a_located_error(ker
         kernel[(1,)](_int64s(32), np.zeros(32, np.int64), BLOCK=32, backend="sim")
     assert f"{feature} cannot run on the Ascend A2 vector cores: their vector arithmetic and comparisons take at " \
            "most 32-bit elements" in str(e.value)
-    assert "the scalar unit runs `+ - * & | ^ ~`" in str(e.value)
+    assert "the scalar unit runs `+ - * & | ^ ~ << >>`" in str(e.value)
     assert e.value.loc.file.endswith("test_sim_int64.py")
 
 
@@ -539,6 +558,7 @@ def test_scalar_unit_loops_type_check_against_cann(tmp_path):
     kernels = [k.kernels[0] for k in (
         int64_compare_kernel.specialize(i64, i64, i8, tl.int32, tl.int64, BLOCK=64),
         int64_arith_kernel.specialize(i64, i64, i64, tl.int32, tl.int64, BLOCK=64),
+        int64_shift_kernel.specialize(i64, i64, i64, BLOCK=64),
         int64_rank3_kernel.specialize(i64, i64, A=3, B=5, C=6),
         int64_scan_kernel.specialize(i64, i64, R=5, C=6),
         int64_accumulate_kernel.specialize(i64, i64, tl.int64, ROUNDS=3, BLOCK=40))]
