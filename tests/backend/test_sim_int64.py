@@ -324,7 +324,7 @@ def _pairs(n):
 
 
 @ascdsl.jit
-def int64_compare_kernel(x_ptr, y_ptr, out_ptr, n, limit, BLOCK: tl.constexpr):
+def int64_compare_kernel(x_ptr, y_ptr, out_ptr, n, limit, middle, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=0)
@@ -336,17 +336,20 @@ def int64_compare_kernel(x_ptr, y_ptr, out_ptr, n, limit, BLOCK: tl.constexpr):
     tl.store(out_ptr + 4 * n + offs, (x > y).to(tl.int8), mask=mask)
     tl.store(out_ptr + 5 * n + offs, (x >= y).to(tl.int8), mask=mask)
     tl.store(out_ptr + 6 * n + offs, tl.where((x < limit) & (y >= 0), 1, 0).to(tl.int8), mask=mask)
+    tl.store(out_ptr + 7 * n + offs, offs < middle, mask=mask)  # an int32 tile widened by an int64 scalar
 
 
 def test_int64_comparisons_run_on_the_scalar_unit():
-    """All six comparisons of two loaded tiles with a masked tail, and one with a runtime scalar combined with
-    another mask, into the bit masks ``tl.where`` and the stores of bools read."""
+    """All six comparisons of two loaded tiles with a masked tail, one with a runtime scalar combined with
+    another mask, and an int32 tile against an int64 scalar, into the bit masks ``tl.where``, ``&`` and the
+    stores of bools read."""
     def check(n, block):
         x, y = _pairs(n)
-        limit = int(x[3])
-        want, got = both(int64_compare_kernel[(ascdsl.cdiv(n, block),)], x, y, np.zeros(7 * n, np.int8), n, limit,
-                         BLOCK=block)
-        expected = [x == y, x != y, x < y, x <= y, x > y, x >= y, (x < limit) & (y >= 0)]
+        limit, middle = int(x[3]), np.int64(n // 2)
+        want, got = both(int64_compare_kernel[(ascdsl.cdiv(n, block),)], x, y, np.zeros(8 * n, np.int8), n, limit,
+                         middle, BLOCK=block)
+        expected = [x == y, x != y, x < y, x <= y, x > y, x >= y, (x < limit) & (y >= 0),
+                    np.arange(n) < middle]
         np.testing.assert_array_equal(want[2], np.concatenate(expected).astype(np.int8))
         np.testing.assert_array_equal(got[2], want[2])
     each(check, [(37, 64), (781, 256)])
@@ -556,7 +559,7 @@ def test_scalar_unit_loops_type_check_against_cann(tmp_path):
     """The comparison, arithmetic, reduction, scan and loop kernels above against the real CANN headers."""
     i64, i8 = tl.pointer_type(dtypes.int64), tl.pointer_type(dtypes.int8)
     kernels = [k.kernels[0] for k in (
-        int64_compare_kernel.specialize(i64, i64, i8, tl.int32, tl.int64, BLOCK=64),
+        int64_compare_kernel.specialize(i64, i64, i8, tl.int32, tl.int64, tl.int64, BLOCK=64),
         int64_arith_kernel.specialize(i64, i64, i64, tl.int32, tl.int64, BLOCK=64),
         int64_shift_kernel.specialize(i64, i64, i64, BLOCK=64),
         int64_rank3_kernel.specialize(i64, i64, A=3, B=5, C=6),
