@@ -417,17 +417,18 @@ def int64_rank3_kernel(x_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.c
     tl.store(out_ptr + at, tl.sum(x))
     tl.store(out_ptr + at + 1, tl.max(x))
     tl.store(out_ptr + at + 2, tl.min(x))
+    tl.store(out_ptr + at + 3, tl.sum(tl.where((x & 1) == 0, 0, x)))  # a mask over padded rows
 
 
 def test_int64_reductions_of_a_3d_tile_along_each_axis_and_to_a_scalar():
     """Rows of 6 int64 lanes padded to 8 in UB: every axis walked at its UB stride; sums wrap."""
     a, b, c = 3, 5, 6
     x = _wide(a * b * c)
-    want, got = both(int64_rank3_kernel[(1,)], x, np.zeros(b * c + 2 * a * c + a * b + 3, np.int64), A=a, B=b, C=c)
+    want, got = both(int64_rank3_kernel[(1,)], x, np.zeros(b * c + 2 * a * c + a * b + 4, np.int64), A=a, B=b, C=c)
     t = x.reshape(a, b, c)
     with np.errstate(over="ignore"):
         expected = [t.max(axis=0).ravel(), t.min(axis=1).ravel(), t.sum(axis=2).ravel(), t.sum(axis=1).ravel(),
-                    [t.sum(), t.max(), t.min()]]
+                    [t.sum(), t.max(), t.min(), np.where((t & 1) == 0, 0, t).sum()]]
     np.testing.assert_array_equal(want[1], np.concatenate(expected))
     np.testing.assert_array_equal(got[1], want[1])
 
