@@ -37,7 +37,7 @@ WIDE_COMPUTE = (GroupOp.BINARY | GroupOp.UNARY | GroupOp.MATH | GroupOp.REDUCE |
 operands' elements. CANN 8.1's A2 (``dav_c220``) ``Add``/``Sub``/``Mul``/``Max``/``Min`` take half, float, int16
 and int32."""
 SCALAR_UNIT = (frozenset({Op.ADD, Op.SUB, Op.MUL, Op.AND, Op.OR, Op.XOR, Op.NOT, Op.NEG, Op.ABS, Op.SHL, Op.SHR,
-                          Op.MAXIMUM, Op.MINIMUM, Op.SUM, Op.MAX, Op.MIN}) | GroupOp.COMPARE | GroupOp.COMBINE)
+                          Op.IDIV, Op.MOD, Op.MAXIMUM, Op.MINIMUM, Op.SUM, Op.MAX, Op.MIN}) | GroupOp.COMPARE | GroupOp.COMBINE)
 """Ops of :data:`WIDE_COMPUTE` the core's scalar unit runs instead, element by element (:mod:`.scalarunit`); a
 ``tl.reduce``/``tl.associative_scan`` whose combine function is not one of these ops is :mod:`.combine`'s error."""
 
@@ -80,7 +80,7 @@ def wide_error(instr: Instr, dtype) -> CompilationError:
     """The located error of ``instr`` computing with tiles of ``dtype`` (one of :data:`WIDE`) in a way the scalar
     unit does not either (:data:`SCALAR_UNIT`)."""
     return wide_work(instr.loc, f"`{instr.op.value}` of {dtype} tiles",
-                     "the scalar unit runs `+ - * & | ^ ~ << >>`, `abs`, `maximum`/`minimum`, comparisons, sums, maxima, "
+                     "the scalar unit runs `+ - * // % & | ^ ~ << >>`, `abs`, `maximum`/`minimum`, comparisons, sums, maxima, "
                      f"minima and scans of {dtype} tiles; compute in int32 (`.to(tl.int32)`)")
 
 

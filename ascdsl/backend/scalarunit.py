@@ -5,11 +5,12 @@ A2's ``Add``/``Sub``/``Mul``/``Max``/``Min``/``Compare`` take at most 32-bit ele
 in 64 bits, one element at a time. :func:`select` (the first :data:`.select.RULES` rule) lowers the ops of
 :data:`.limits.SCALAR_UNIT`:
 
-* elementwise ops (``+ - * & | ^ ~ << >>``, negation, ``abs``, ``maximum``/``minimum``) over the result's
-  elements (the padding of its rows skipped; a broadcast operand is read at stride 0 along its broadcast
-  axes). ``+ - *``, negation and ``<<`` run in ``uint64_t`` and wrap as the interpreter's int64 does (signed
-  overflow is undefined in C++); a shift by an amount outside ``[0, 64)`` gives NumPy's 0 (or, ``>>`` of a
-  negative value, -1), where C++'s is undefined;
+* elementwise ops (``+ - * // % & | ^ ~ << >>``, negation, ``abs``, ``maximum``/``minimum``) over the
+  result's elements (the padding of its rows skipped; a broadcast operand is read at stride 0 along its
+  broadcast axes). ``+ - *``, negation and ``<<`` run in ``uint64_t`` and wrap as the interpreter's int64
+  does (signed overflow is undefined in C++); a shift by an amount outside ``[0, 64)`` gives NumPy's 0 (or,
+  ``>>`` of a negative value, -1), where C++'s is undefined; ``//`` and ``%`` truncate (C's, Triton's) and
+  give NumPy's results where C++ traps: 0 for a zero divisor, ``-a`` and 0 for -1;
 * comparisons into the bit mask ``Compare`` writes (:mod:`.compute`), eight lanes a byte over the padded
   footprint, so ``tl.where`` and ``& | ^ ~`` read it as any other mask;
 * ``sum``/``max``/``min`` along an axis of a tile of any rank (one accumulator per result element, the axis
@@ -91,6 +92,10 @@ def combined(op: Op, a, b=None):
     negated = Conv(I64, Bin(BinOp.SUB, Conv(CInt.UINT64, Lit(0, I64)), Conv(CInt.UINT64, a)))
     if op is Op.NEG:
         return negated
+    if op in (Op.IDIV, Op.MOD):  # C's trapping cases: NumPy's 0 for a zero divisor, its wrap for -1
+        quotient = negated if op is Op.IDIV else Lit(0, I64)
+        whole = Bin(BinOp.DIV if op is Op.IDIV else BinOp.MOD, a, b)
+        return Cond(Bin(BinOp.EQ, b, Lit(0, I64)), Lit(0, I64), Cond(Bin(BinOp.EQ, b, Lit(-1, I64)), quotient, whole))
     return Cond(Bin(BinOp.LT, a, Lit(0, I64)), negated, a)  # abs (abs(INT64_MIN) wraps to itself, as NumPy's)
 
 

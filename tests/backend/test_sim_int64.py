@@ -355,6 +355,19 @@ def test_int64_comparisons_run_on_the_scalar_unit():
     each(check, [(37, 64), (781, 256)])
 
 
+def _c_division(a: int, b: int) -> tuple[int, int]:
+    """C's truncating quotient and remainder of Python ints, NumPy's 0 and 0 for a zero divisor."""
+    if b == 0:
+        return 0, 0
+    q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+    return q, a - q * b
+
+
+def _int64s_of(values) -> np.ndarray:
+    """Python ints wrapped to int64."""
+    return np.array([(v + 2**63) % 2**64 - 2**63 for v in values], np.int64)
+
+
 @ascdsl.jit
 def int64_arith_kernel(x_ptr, y_ptr, out_ptr, n, step, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -362,22 +375,26 @@ def int64_arith_kernel(x_ptr, y_ptr, out_ptr, n, step, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs, mask=mask)
     y = tl.load(y_ptr + offs, mask=mask)
     results = (x + y, x - y, x * y, x & y, x | y, x ^ y, ~x, -x, tl.abs(x), tl.maximum(x, y), tl.minimum(x, y),
-               x + step, 3 * y - step)
+               x + step, 3 * y - step, x // (y >> 40), x % (y >> 40), x // 7)
     for k in tl.static_range(len(results)):
         tl.store(out_ptr + k * n + offs, results[k], mask=mask)
 
 
 def test_int64_arithmetic_wraps_as_the_interpreter():
     """``+ - *`` wrap past +-2**63 (in ``uint64_t`` on the scalar unit), bitwise ops, negation and ``abs`` of
-    ``-2**63``, maxima and minima, and a runtime int64 scalar operand."""
+    ``-2**63``, maxima and minima, a runtime int64 scalar operand, and ``//``/``%`` truncating, with divisors
+    of 0 and -1 (NumPy's 0 and wrap, where C++ traps)."""
     def check(n, block):
         x, y = _pairs(n)
+        y[3::11], y[4::11], x[4::22] = 0, -(2**40), -(2**63)  # divisors y >> 40 of 0 and -1 (of -2**63 too)
         step = 2**62 + 5
-        want, got = both(int64_arith_kernel[(ascdsl.cdiv(n, block),)], x, y, np.zeros(13 * n, np.int64), n, step,
+        want, got = both(int64_arith_kernel[(ascdsl.cdiv(n, block),)], x, y, np.zeros(16 * n, np.int64), n, step,
                          BLOCK=block)
+        quotients, remainders = zip(*map(_c_division, x.tolist(), (y >> 40).tolist()))
         with np.errstate(over="ignore"):
             expected = [x + y, x - y, x * y, x & y, x | y, x ^ y, ~x, -x, np.abs(x), np.maximum(x, y),
-                        np.minimum(x, y), x + np.int64(step), 3 * y - np.int64(step)]
+                        np.minimum(x, y), x + np.int64(step), 3 * y - np.int64(step), _int64s_of(quotients),
+                        _int64s_of(remainders), _int64s_of(_c_division(a, 7)[0] for a in x.tolist())]
         np.testing.assert_array_equal(want[2], np.concatenate(expected))
         np.testing.assert_array_equal(got[2], want[2])
     each(check, [(37, 64), (781, 256)])
@@ -539,19 +556,19 @@ def int64_sort_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
 
 
 @ascdsl.jit
-def int64_divide_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+def int64_argmax_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs) // 3)
+    tl.store(out_ptr + offs, tl.argmax(tl.load(x_ptr + offs), 0) + offs)
 
 
 @pytest.mark.parametrize("kernel, feature", [(int64_sort_kernel, "`sort` of int64 tiles"),
-                                             (int64_divide_kernel, "`idiv` of int64 tiles")], ids=["sort", "divide"])
+                                             (int64_argmax_kernel, "`argmax` of int64 tiles")], ids=["sort", "argmax"])
 def test_what_the_scalar_unit_does_not_run_on_int64_tiles_is_a_located_error(kernel, feature):
     with pytest.raises(ascdsl.CompilationError) as e:
         kernel[(1,)](_int64s(32), np.zeros(32, np.int64), BLOCK=32, backend="sim")
     assert f"{feature} cannot run on the Ascend A2 vector cores: their vector arithmetic and comparisons take at " \
            "most 32-bit elements" in str(e.value)
-    assert "the scalar unit runs `+ - * & | ^ ~ << >>`" in str(e.value)
+    assert "the scalar unit runs `+ - * // % & | ^ ~ << >>`" in str(e.value)
     assert e.value.loc.file.endswith("test_sim_int64.py")
 
 
