@@ -150,6 +150,7 @@ def _operand(sel, x, shape) -> tuple[Ref, tuple]:
 
 
 def _elementwise(sel, instr: Instr) -> list:
+    """An elementwise op: each result element from its operands' elements (or scalars)."""
     v = instr.result
     shape = v.type.shape
     tiles = [(k, *_operand(sel, x, shape)) for k, x in enumerate(instr.operands) if not x.type.is_scalar]
@@ -227,7 +228,7 @@ def _along(sel, instr: Instr, fold: Op, v, each: bool) -> list:
     own = strides(shape, sel.align)
     out_shape = v.type.shape
     theirs = strides(out_shape, sel.align)
-    if not each and len(out_shape) < len(shape):  # keep_dims leaves a unit axis where ``axis`` was
+    if not each and len(out_shape) < len(shape):  # without keep_dims the result has no ``axis``: stride 0
         theirs = theirs[:axis] + (0,) + theirs[axis:]
     outer = shape[:axis] + (1,) + shape[axis + 1:]
     src, dst = sel.ref(x), sel.ref(v)
