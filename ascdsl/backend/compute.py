@@ -20,11 +20,11 @@ def vector(sel: Selector, instr: Instr) -> list:
     """The calls computing tile instruction ``instr``."""
     op, v = instr.op, instr.results[0]  # ops with several results (split, tuple reduce) are refused below
     loc = instr.loc
+    if op is Op.CONST and sel.only_inits(v):
+        return []  # filled into the accumulators it initialises
     if op in (Op.CONST, Op.BROADCAST) and v.type.dtype not in isel.DUPLICATE and v.id not in sel.fused:
         raise unsupported(instr, f"filling {v.type.dtype} tiles from a scalar (`Duplicate` has no {v.type.dtype} form)")
     if op is Op.CONST:
-        if sel.only_inits(v):
-            return []  # Duplicate'd into the accumulators it initialises
         return [Call("Duplicate", sel.ref(v), (), (Lit(instr.attr("value"), v.type.dtype), lit(sel.count(v))), loc=loc)]
     if op is Op.BROADCAST:
         (x,) = instr.operands

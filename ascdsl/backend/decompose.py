@@ -13,7 +13,7 @@ API calls, UB planning) sees only ops with a direct API:
   the roundings, ``tanh`` and the other high-level math APIs, ``pow`` and the math of :mod:`.mathops`)
   run on a one-element tile broadcast from the scalar and reduced back with ``max``, which is exact;
 * the rules of :data:`REWRITES`, each in the module of its feature, run first: rank-3 tiles as their
-  2-D flat views (:mod:`.rank3`), bool tiles as values
+  2-D flat views (:mod:`.rank3`), int64 ops kept for the scalar unit (:mod:`.scalarunit`), bool tiles as values
   (:mod:`.boolmask`), int32 ``// %``, ``abs``, 8-bit casts and loads (:mod:`.intops`), float predicates and
   math built from other ops (:mod:`.mathops`), 2-D and int32 reductions and ``argmax``/``argmin``
   (:mod:`.reductions`), scans (:mod:`.scan`), sorts along axis 0 (:mod:`.reorder`), ``tl.histogram``
@@ -32,7 +32,7 @@ from ..errors import CompilationError
 from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
 from ..passes.cleanup import dead_code
 from ..platforms import Platform
-from . import boolmask, histogram, intops, isel, mathops, rank3, reductions, reorder, scan, shapes, wide
+from . import boolmask, histogram, intops, isel, mathops, rank3, reductions, reorder, scalarunit, scan, shapes, wide
 
 F32 = dtypes.float32
 INT_COMPARE = {Op.GE: (Op.MAXIMUM, False), Op.LT: (Op.MAXIMUM, True), Op.LE: (Op.MINIMUM, False),
@@ -47,8 +47,8 @@ KEEP = frozenset({Op.CAST, Op.BITCAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED
 """Tile ops that run in any dtype (data movement, Duplicate, casts, control)."""
 
 
-REWRITES = (boolmask.extremes, rank3.rewrite, histogram.rewrite, boolmask.rewrite, intops.rewrite, mathops.rewrite, reductions.rewrite,
-            scan.rewrite, reorder.rewrite, shapes.rewrite, wide.rewrite)
+REWRITES = (boolmask.extremes, rank3.rewrite, scalarunit.rewrite, histogram.rewrite, boolmask.rewrite, intops.rewrite,
+            mathops.rewrite, reductions.rewrite, scan.rewrite, reorder.rewrite, shapes.rewrite, wide.rewrite)
 """Rewrite rules of their own modules, tried in order: ``rule(rewriter, instr)`` emits the replacement
 of ``instr`` (through :meth:`_Rewriter.op`) and returns True, or returns False and emits nothing."""
 

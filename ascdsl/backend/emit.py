@@ -168,13 +168,16 @@ class Printer:
             args += [self.fitted(a, dtypes.int32) if not wide and kir.int_bytes(a) == (8, True) else self.expr(a)
                      for a in s.args]
             tmpl = f"<{s.template.cpp}{', ' + s.mode.value if s.mode is not None else ''}>" if s.template else ""
+            if s.method:
+                return [self.located(f"{args[0]}.{s.api}{tmpl}({', '.join(args[1:])});", s.loc)]
             return [self.located(f"{s.api}{tmpl}({', '.join(args)});", s.loc)]
         if isinstance(s, Let):
             v = s.var
             if isinstance(v.ctype, Struct):
                 t = v.ctype.value + (f"<{v.template.cpp}>" if v.template is not None else "")
                 return [self.located(f"{t} {self.expr(v)}{self.expr(s.expr)};", s.loc)]
-            return [self.located(f"const {ctype(v.ctype)} {self.expr(v)} = {self.fitted(s.expr, v.ctype)};", s.loc)]
+            const = "" if s.mutable else "const "
+            return [self.located(f"{const}{ctype(v.ctype)} {self.expr(v)} = {self.fitted(s.expr, v.ctype)};", s.loc)]
         if isinstance(s, Set):
             return [self.located(f"{self.expr(s.var)} = {self.fitted(s.expr, s.var.ctype)};", s.loc)]
         if isinstance(s, Queue):

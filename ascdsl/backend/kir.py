@@ -388,7 +388,7 @@ Operand = Union[Ref, Gm]
 
 @dataclass(frozen=True)
 class Call:
-    """``api(dst, *srcs, *args)`` on ``pipe``; ``inplace``: ``dst`` may share a source's buffer (True:
+    """``api(dst, *srcs, *args)`` (or, a ``method``, ``dst.api(*args)``) on ``pipe``; ``inplace``: ``dst`` may share a source's buffer (True:
     any source's; a tuple: only those of these source indices, when the others are read at repeat
     stride 0, so that a later repeat would read what an earlier one wrote)."""
 
@@ -402,6 +402,7 @@ class Call:
     template: DType | None = None
     mode: "Const | None" = None  # a second template argument (``DataCacheCleanAndInvalid<T, CacheLine::...>``)
     loc: Loc = field(default=UNKNOWN, compare=False)
+    method: bool = False  # a method of ``dst``: ``dst.api(*args)`` (``SetValue`` on the scalar unit)
 
     def __post_init__(self):
         _tuples(self, "srcs", "args", "work")
@@ -437,16 +438,18 @@ class Call:
 
 @dataclass(frozen=True)
 class Let:
-    """``const T var = expr;`` (a :class:`Struct` var is a non-const aggregate)."""
+    """``const T var = expr;`` (a :class:`Struct` var is a non-const aggregate; a ``mutable`` one is not
+    ``const``: an accumulator that :class:`Set` updates)."""
 
     var: Var
     expr: Expr
     loc: Loc = field(default=UNKNOWN, compare=False)
+    mutable: bool = False
 
 
 @dataclass(frozen=True)
 class Set:
-    """``member = expr;`` (a :class:`VarKind.MEMBER` var)."""
+    """``var = expr;`` (a :class:`VarKind.MEMBER` var, or a ``mutable`` :class:`Let`'s local)."""
 
     var: Var
     expr: Expr
@@ -558,7 +561,7 @@ class Barrier:
 
 @dataclass(frozen=True)
 class Flag:
-    """``SetFlag``/``WaitFlag`` of ``HardEvent::<src>_<dst>`` (only V_S is generated)."""
+    """``SetFlag``/``WaitFlag`` of ``HardEvent::<src>_<dst>`` (:mod:`.sync`)."""
 
     src: Pipe = Pipe.V
     dst: Pipe = Pipe.S

@@ -36,6 +36,10 @@ WIDE_COMPUTE = (GroupOp.BINARY | GroupOp.UNARY | GroupOp.MATH | GroupOp.REDUCE |
 """Tile ops that compute with (rather than move, convert, fill or select: :mod:`.wide`, :mod:`.fills`) their
 operands' elements. CANN 8.1's A2 (``dav_c220``) ``Add``/``Sub``/``Mul``/``Max``/``Min`` take half, float, int16
 and int32."""
+SCALAR_UNIT = (frozenset({Op.ADD, Op.SUB, Op.MUL, Op.AND, Op.OR, Op.XOR, Op.NOT, Op.NEG, Op.ABS, Op.SHL, Op.SHR,
+                          Op.IDIV, Op.MOD, Op.MAXIMUM, Op.MINIMUM, Op.SUM, Op.MAX, Op.MIN}) | GroupOp.COMPARE | GroupOp.COMBINE)
+"""Ops of :data:`WIDE_COMPUTE` the core's scalar unit runs instead, element by element (:mod:`.scalarunit`); a
+``tl.reduce``/``tl.associative_scan`` whose combine function is not one of these ops is :mod:`.combine`'s error."""
 
 ATOMIC_DTYPES = frozenset({dtypes.float32, dtypes.float16, dtypes.bfloat16, dtypes.int32, dtypes.int16, dtypes.int8})
 """Element types SetAtomicAdd/Max/Min take on A2."""
@@ -61,14 +65,23 @@ def check_vector_cores(kernel: Kernel, platform: Platform) -> Kernel:
         if instr.op in HARDWARE:
             raise hardware_error(instr)
         wide = [v.type.dtype for v in (*instr.results, *instr.operands) if not v.type.is_scalar and v.type.dtype in WIDE]
-        if instr.op in WIDE_COMPUTE and wide:
+        if instr.op in WIDE_COMPUTE and wide and not on_scalar_unit(instr):
             raise wide_error(instr, wide[0])
     return kernel
 
 
+def on_scalar_unit(instr: Instr) -> bool:
+    """``instr`` computes with tiles of a :data:`WIDE` type on the scalar unit (:data:`SCALAR_UNIT`)."""
+    return instr.op in SCALAR_UNIT and any(
+        not v.type.is_scalar and v.type.dtype in WIDE for v in (*instr.results, *instr.operands))
+
+
 def wide_error(instr: Instr, dtype) -> CompilationError:
-    """The located error of ``instr`` computing with tiles of ``dtype`` (one of :data:`WIDE`)."""
-    return wide_work(instr.loc, f"`{instr.op.value}` of {dtype} tiles", "compute in int32 (`.to(tl.int32)`)")
+    """The located error of ``instr`` computing with tiles of ``dtype`` (one of :data:`WIDE`) in a way the scalar
+    unit does not either (:data:`SCALAR_UNIT`)."""
+    return wide_work(instr.loc, f"`{instr.op.value}` of {dtype} tiles",
+                     "the scalar unit runs `+ - * // % & | ^ ~ << >>`, `abs`, `maximum`/`minimum`, comparisons, sums, maxima, "
+                     f"minima and scans of {dtype} tiles; compute in int32 (`.to(tl.int32)`)")
 
 
 def wide_work(loc, what: str, instead: str) -> CompilationError:

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import GroupOp, Instr, Op, Type, Value
-from . import boolmask, isel
+from . import boolmask, isel, limits
 from .kir import Bin, BinOp, Call, Expr, For, Lit, Ref, add, lit
 from .relayout import gather_lanes, movable, row_halves
 from .repeat import located
@@ -352,7 +352,8 @@ def _reduce(r, instr: Instr) -> None:
         if keep:
             r.op(Op.RESHAPE, v.type, (folded,), (), loc, result=v)
         return
-    work = F32 if x.type.dtype.is_float else I32 if x.type.dtype in _INT32_EXACT else None
+    work = F32 if x.type.dtype.is_float else I32 if x.type.dtype in _INT32_EXACT else \
+        x.type.dtype if x.type.dtype in limits.WIDE else None  # int64: the scalar unit's (:mod:`.scalarunit`)
     if work is None:
         raise unsupported(instr, f"`{op.value}` of {x.type.dtype} tiles of rank {len(shape)} (reduce float, int32 "
                                  "or narrower integer tiles)")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import Instr, Op
-from . import combine, isel, reorder
+from . import combine, isel, limits, reorder
 from .compute import copy_blocks
 from .kir import Brace, Call, Ref, lit
 from .reductions import combine_op
@@ -45,7 +45,7 @@ def rewrite(r, instr: Instr) -> bool:
         return True
     (x,), v, loc = instr.operands, instr.result, instr.loc
     axis, reverse = instr.attr("axis"), instr.attr("reverse")
-    if reverse and axis == len(x.type.shape) - 1:
+    if reverse and axis == len(x.type.shape) - 1 and x.type.dtype not in limits.WIDE:  # int64: scalarunit's
         if op is Op.ADD:
             _reversed_sum(r, instr)
         else:

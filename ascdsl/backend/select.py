@@ -15,11 +15,11 @@ from .. import dtypes
 from ..ir.core import GroupOp, Instr, Kernel, Op, Value
 from ..platforms import Platform
 from . import (boolmask, combine, compute, debug, fills, gather, intops, kir, mathops, memory, philox, rank3, reductions,
-               relayout, reorder, scan, shapes, single, wide)
+               relayout, reorder, scalarunit, scan, shapes, single, wide)
 from .kir import Bin, BinOp, Call, Cond, Lit, Ref, Var, VarKind, lit
 from .selector import Selector, _Seg, cpp_dtype
 
-RULES = (rank3.select, boolmask.select, combine.select, intops.select, mathops.select, philox.select, reductions.select, relayout.select,
+RULES = (scalarunit.select, rank3.select, boolmask.select, combine.select, intops.select, mathops.select, philox.select, reductions.select, relayout.select,
          reorder.select, scan.select, shapes.select, single.select, wide.select, fills.select)
 """Selection rules of their own modules, tried before :func:`.compute.vector`: ``rule(sel, instr)`` returns
 the calls of ``instr``, or None when it does not lower that instruction."""
@@ -198,7 +198,9 @@ class _Body:
             if arg.type.is_scalar:
                 continue  # a member set before the loop
             c = sel.const_of(init)
-            if c is not None:
+            if c is not None and arg.type.dtype == dtypes.int64:  # no int64 Duplicate: its words (:mod:`.fills`)
+                out += fills.words(sel, sel.ref(arg, dtypes.int32), c, None, sel.defs[init.id].loc)
+            elif c is not None:
                 out.append(Call("Duplicate", sel.ref(arg), (), (Lit(c, arg.type.dtype), lit(sel.count(arg))),
                                 loc=sel.defs[init.id].loc))
             elif sel.bufs[init.id] != sel.bufs[arg.id]:

@@ -104,16 +104,16 @@ class Selector:
     # ------------------------------------------------------------------ analysis
     def _check_bool_tiles(self) -> None:
         """A located error for bool tiles the backend cannot lower. Bool tiles are bit masks: comparisons
-        of float tiles and ``& | ^ ~`` of masks, read only by ``where`` conditions and other masks."""
+        of float, int32 (``==``) and int64 tiles (:mod:`.scalarunit`) and ``& | ^ ~`` of masks, read only by
+        ``where`` conditions and other masks."""
         for instr in walk(self.kernel.body):
             if len(instr.results) != 1 or instr.result.type.is_scalar:
                 continue
             is_logic = instr.op in isel.MASK_API and instr.result.type.dtype == dtypes.bool_
             if instr.op in GroupOp.COMPARE or is_logic:
                 dt = instr.operands[0].type.dtype
-                if instr.op in GroupOp.COMPARE and dt in limits.WIDE:
-                    raise limits.wide_error(instr, dt)
-                if instr.op in GroupOp.COMPARE and not (dt.is_float or dt == dtypes.int32 and instr.op is Op.EQ):
+                if instr.op in GroupOp.COMPARE and not (dt.is_float or dt == dtypes.int32 and instr.op is Op.EQ
+                                                        or dt in limits.WIDE):
                     raise _bool_error(instr, f"comparing {dt} tiles (float and int32 tiles are compared)")
                 if is_logic and not all(self._is_mask(x) for x in instr.operands):
                     raise _bool_error(instr, f"`{instr.op.value}` of bool tiles that are not comparisons of tiles")
@@ -254,6 +254,7 @@ class Selector:
                         and producer.op not in (Op.FOR, Op.BLOCK_LOAD, Op.STRIDED_LOAD, Op.EXPAND_DIMS, Op.CONST)
                         and not self.free_reshape(producer)
                         and producer.op not in GroupOp.COMPARE
+                        and not limits.on_scalar_unit(producer)  # its SetValue would need an S_MTE3 flag
                         and not (producer.op is Op.BROADCAST and cpp_dtype(value.type.dtype) not in isel.DUPLICATE)
                         and self._stage_users(value) == {self.segment_of[id(instr)]}
                         and self.segment_of[id(producer)] == self.segment_of[id(instr)]):

@@ -6,7 +6,10 @@ hold results of earlier stages, so they count as written at a stage's start (que
 ordered by their ``EnQue``/``DeQue``). A scalar read of UB (``GetValue``) of a slot written by a
 vector call since the last flag gets ``SetFlag``/``WaitFlag<HardEvent::V_S>`` before it (before its
 loop, when the loop reads it before writing anything); one of a VECIN slot, whose data ``DataCopy``
-wrote on MTE2 (a queue's ``DeQue`` orders MTE2 before the vector pipe only), ``MTE2_S`` first. The
+wrote on MTE2 (a queue's ``DeQue`` orders MTE2 before the vector pipe only), ``MTE2_S`` first. A scalar
+write of UB (``SetValue``, :mod:`.scalarunit`) waits alike for the vector calls that wrote or read its slot, and
+a vector call that touches a slot the scalar unit wrote gets ``SetFlag``/``WaitFlag<HardEvent::S_V>`` before it
+(the scalar unit never writes a queue buffer MTE3 reads: :mod:`.selector`). The
 ``DataCacheCleanAndInvalid`` before a single-element load from a tensor the kernel stores to waits for
 MTE3 (``MTE3_S``: every store's DMA before it has written GM). A loop
 that is not ``independent`` is entered as if its own body had just run (a dependence between
@@ -26,17 +29,22 @@ from .queues import packed
 
 
 class _State:
-    def __init__(self, written=(), read=(), pending=(), loaded=()):
-        self.written, self.read, self.pending, self.loaded = set(written), set(read), set(pending), set(loaded)
+    """Areas written and read by the vector pipe since its last barrier (``written``, ``read``), written and read
+    by it since the last V_S flag (``pending``, ``viewed``), loaded by MTE2 since the last MTE2_S flag
+    (``loaded``) and written by the scalar unit since the last S_V flag (``scalar``)."""
+
+    FIELDS = ("written", "read", "pending", "viewed", "loaded", "scalar")
+
+    def __init__(self, **areas):
+        for f in self.FIELDS:
+            setattr(self, f, set(areas.get(f, ())))
 
     def copy(self) -> "_State":
-        return _State(self.written, self.read, self.pending, self.loaded)
+        return _State(**{f: getattr(self, f) for f in self.FIELDS})
 
     def merge(self, other: "_State") -> None:
-        self.written |= other.written
-        self.read |= other.read
-        self.pending |= other.pending
-        self.loaded |= other.loaded
+        for f in self.FIELDS:
+            getattr(self, f).update(getattr(other, f))
 
 
 _WHOLE = (0, float("inf"))
@@ -61,28 +69,37 @@ def _meet(a: set, b: set) -> bool:
     return any(x[0] == y[0] and x[1] < y[2] and y[1] < x[2] for x in a for y in b)
 
 
-def _touches(plan, body) -> tuple[set, set]:
-    w, r = set(), set()
+def _touches(plan, body) -> tuple[set, set, set]:
+    """The areas the vector calls of ``body`` write and read, and those its ``SetValue`` s write."""
+    w, r, sw = set(), set(), set()
     for s in kir.walk(body):
         if isinstance(s, Call) and s.pipe is Pipe.V and not s.is_identity_cast:
             w |= _areas(plan, s.write_views)
             r |= _areas(plan, s.read_views)
-    return w, r
+        sw |= _scalar_writes(plan, s)
+    return w, r, sw
 
 
 def _elem_areas(plan, s) -> set:
     return _areas(plan, [x.ref for e in kir.exprs(s) for x in kir.sub_exprs(e) if isinstance(x, kir.Elem)])
 
 
-def _reads_before_writes(plan, body) -> set:
-    """Slots a loop body reads with ``GetValue`` before any vector call of it writes (waited for once,
-    before the loop, rather than in every iteration)."""
-    out: set = set()
+def _scalar_writes(plan, s) -> set:
+    """The areas a ``SetValue`` writes on the scalar unit."""
+    return _areas(plan, s.write_views) if isinstance(s, Call) and s.pipe is Pipe.S else set()
+
+
+def _before_writes(plan, body) -> tuple[set, set]:
+    """Slots a loop body reads with ``GetValue`` and writes with ``SetValue`` before any vector call of it
+    (waited for once, before the loop, rather than in every iteration)."""
+    reads: set = set()
+    writes: set = set()
     for s in kir.walk(body):
         if isinstance(s, Call) and s.pipe is Pipe.V:
-            return out
-        out |= _elem_areas(plan, s)
-    return out
+            break
+        reads |= _elem_areas(plan, s)
+        writes |= _scalar_writes(plan, s)
+    return reads, writes
 
 
 def _body(plan, body, st: _State) -> tuple:
@@ -93,25 +110,34 @@ def _body(plan, body, st: _State) -> tuple:
             continue
         if isinstance(s, Call) and s.pipe is Pipe.V:
             reads, writes = _areas(plan, s.read_views), _areas(plan, s.write_views)
+            if _meet(reads | writes, st.scalar):
+                out.append(Flag(Pipe.S, Pipe.V))
+                st.scalar = set()
             if _meet(reads, st.written) or _meet(writes, st.written | st.read):
                 out.append(Barrier(Pipe.V))
                 st.written, st.read = set(), set()
             st.written |= writes
             st.read |= reads
             st.pending |= writes
+            st.viewed |= reads
         else:
-            reads = _elem_areas(plan, s) | (_reads_before_writes(plan, s.body) if isinstance(s, For) else set())
-            if _meet(reads, st.loaded):
+            reads, writes = _elem_areas(plan, s), _scalar_writes(plan, s)
+            if isinstance(s, For):
+                inner = _before_writes(plan, s.body)
+                reads, writes = reads | inner[0], writes | inner[1]
+            if _meet(reads | writes, st.loaded):
                 out.append(Flag(Pipe.MTE2, Pipe.S))
                 st.loaded = set()
-            if _meet(reads, st.pending):
+            if _meet(reads | writes, st.pending) or _meet(writes, st.viewed):
                 out.append(Flag(Pipe.V, Pipe.S))
-                st.pending = set()
+                st.pending, st.viewed = set(), set()
+            st.scalar |= writes
         if isinstance(s, For):
-            w, r = _touches(plan, s.body)
+            w, r, sw = _touches(plan, s.body)
             if not s.independent:
                 st.written |= w
                 st.read |= r
+                st.scalar |= sw
             elif _meet(r, st.written) or _meet(w, st.written | st.read):  # once, before the loop
                 out.append(Barrier(Pipe.V))
                 st.written, st.read = set(), set()
@@ -131,9 +157,13 @@ def sync(k: kir.Kernel, platform=None) -> kir.Kernel:
     plan = k.plan
     tbufs = _whole(s.index for s in plan.slots if s.position is Position.VECCALC)
     loads = _whole(s.index for s in plan.slots if s.position is Position.VECIN)
+    # with SetValue in the kernel, a stage's TBuf slots may also hold what the scalar unit wrote, or the vector
+    # pipe wrote or read, in an earlier stage
+    scalar = any(_scalar_writes(plan, s) for st in k.stages for s in kir.walk(st.body))
+    start = dict(written=tbufs, loaded=loads, **(dict(pending=tbufs, viewed=tbufs, scalar=tbufs) if scalar else {}))
     stages = {}
     for st in k.stages:
-        stages[st] = dataclasses.replace(st, body=_body(plan, st.body, _State(tbufs, loaded=loads)))
+        stages[st] = dataclasses.replace(st, body=_body(plan, st.body, _State(**start)))
 
     def flagged(s) -> tuple:  # the scalar unit's re-read of stored GM
         return (Flag(Pipe.MTE3, Pipe.S), s) if isinstance(s, Call) and isinstance(s.dst, kir.Gm) else (s,)

@@ -14,6 +14,9 @@ earlier than their dispatch:
   instructions, each with its issue and a barrier drain, once per round (a math API whose temporary
   buffer holds less than its input runs several); a UB -> UB DataCopy is one repeat per 256 B;
 * ``PipeBarrier<p>`` makes pipe ``p`` drain (``barrier_drain``); ``PIPE_ALL`` waits for every pipe;
+* the scalar unit's own reads and writes of UB (``LocalTensor::GetValue``/``SetValue``, the int64 loops of
+  :mod:`ascdsl.backend.scalarunit`) hold it for ``scalar_ub_access`` each after their dispatch, and its GM
+  accesses (``GlobalTensor::GetValue``/``SetValue``) for ``scalar_gm_latency``;
 * ``SetFlag``/``WaitFlag`` hold the waiting pipe until the setting pipe has reached the flag (plus
   ``flag_latency``); a ``WaitFlag`` on the scalar unit stalls dispatch;
 * queues are these flags on their buffers: ``EnQue``/``DeQue`` hand a buffer from producer to
@@ -38,7 +41,7 @@ MTE3). L1 -> L0A/L0B (``LoadData``, the MTE1 pipe) is dispatched but not timed.
 
 Left out: caches (L2 hits, the instruction and data caches), UB bank conflicts and strides, the
 MTE's segment rounding beyond the flat per-burst cost, scalar-unit stalls beyond the flat dispatch
-cost (address arithmetic, loops, branches), bounded instruction queues (the scalar unit may run
+cost (address arithmetic, loops, branches) but for the UB element accesses that carry them, bounded instruction queues (the scalar unit may run
 arbitrarily far ahead of the pipes), contention for the same GM address, and the kernel launch.
 """
 from __future__ import annotations
@@ -86,6 +89,7 @@ class CostConstants:
     burst_cycles: Constant
     scalar_gm_latency: Constant
     cube_macs_per_cycle: Constant
+    scalar_ub_access: Constant
     cycles_per_repeat: Mapping[str, float] = field(default_factory=dict)  # by API; 1 when absent
     extra_passes: Mapping[str, float] = field(default_factory=dict)  # internal instructions of high-level APIs
     repeat_source: str = ""
@@ -134,6 +138,13 @@ A2 = CostConstants(
         "assumed: one 16 x 16 x 16 fractal product of half (or bfloat16) operands per cycle (the cube's fractal "
         "shape, reference section 5); float at a quarter of that (reference section 4: 'float Cube throughput "
         "is 1/4 of half'), int8 at twice (16 x 16 x 32 fractals); no public per-cycle figure was found",
+    ),
+    scalar_ub_access=_c(
+        8,
+        "assumed: one scalar load or store of UB with its share of the loop around it (index arithmetic, the "
+        "compare or add, the branch), on top of scalar_issue; no public cycle figure was found, the guide only "
+        "warns that many SetValue calls on a LocalTensor are slow (hiascend LocalTensor API page, CANN 7.0: "
+        "'不要大量使用SetValue对LocalTensor进行赋值,会使性能下降')",
     ),
     cycles_per_repeat=MappingProxyType(
         {"Exp": 2, "Ln": 2, "Sqrt": 2, "Rsqrt": 2, "Reciprocal": 2, "Div": 2, "SoftmaxGrad": 4, "SoftmaxGradFront": 2}

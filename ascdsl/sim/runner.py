@@ -60,6 +60,7 @@ class _CostParams(ctypes.Structure):
         ("api_cycles_per_repeat", ctypes.POINTER(ctypes.c_double)),
         ("api_extra_passes", ctypes.POINTER(ctypes.c_double)),
         ("cube_macs_per_cycle", ctypes.c_double),
+        ("scalar_ub_access", ctypes.c_double),
     ]
 
 
@@ -73,7 +74,7 @@ def _cost_params(plat: Platform, block_dim: int) -> _CostParams:
         (ctypes.c_char_p * n)(*(a.encode() for a in apis)),
         (ctypes.c_double * n)(*(k.cycles_per_repeat.get(a, 1.0) for a in apis)),
         (ctypes.c_double * n)(*(k.extra_passes.get(a, 0.0) for a in apis)),
-        k.cube_macs_per_cycle.value,
+        k.cube_macs_per_cycle.value, k.scalar_ub_access.value,
     )
 
 

@@ -66,8 +66,8 @@ def test_scalar_read_of_a_vector_result_waits_for_it():
     n = 1024
     stats = run("scalar_waits", [np.zeros(1, np.float32), np.uint32(n)])
     vector_done = ISSUE + (VISSUE + 16) + DRAIN + (VISSUE + 16 * K.cycles_per_repeat["Exp"])
-    # the WaitFlag<V_S> holds dispatch; then GetValue and a GM SetValue on the scalar unit
-    assert stats.est_cycles == vector_done + FLAG + 2 * ISSUE + K.scalar_gm_latency.value
+    # the WaitFlag<V_S> holds dispatch; then a UB GetValue and a GM SetValue on the scalar unit
+    assert stats.est_cycles == vector_done + FLAG + 2 * ISSUE + K.scalar_ub_access.value + K.scalar_gm_latency.value
 
 
 def test_double_buffering_overlaps_copy_in_with_compute_and_single_buffering_does_not():

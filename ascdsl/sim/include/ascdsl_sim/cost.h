@@ -27,6 +27,7 @@ struct CostParams {
     const double* api_cycles_per_repeat = nullptr;
     const double* api_extra_passes = nullptr;
     double cube_macs_per_cycle = 1;  // cube unit: multiply-adds per cycle of 16-bit operands
+    double scalar_ub_access = 0;     // a scalar UB access (LocalTensor::GetValue/SetValue) and its loop's arithmetic
 };
 
 // What one block cost: its span, the busy cycles of each pipe, and its share of the floor.
@@ -242,14 +243,15 @@ inline void count_acquire(int buffer, Pipe dst) {
     hold(dst, timeline().buffer_ready[buffer], "queue buffer");
 }
 
-// A call that runs on the scalar unit only (GetValue/SetValue on UB, and with `gm` on GM).
+// A call that runs on the scalar unit only (GetValue/SetValue on UB, and with `gm` on GM): its dispatch, then
+// the access itself, which holds the scalar unit.
 inline void count_scalar(bool gm = false) {
     dispatch();
-    if (gm) {
-        trace(Pipe::S, false, timeline().scalar, timeline().scalar + timeline().params.scalar_gm_latency, "GM scalar access");
-        timeline().scalar += timeline().params.scalar_gm_latency;
-        timeline().cost.busy[pipe_index(Pipe::S)] += timeline().params.scalar_gm_latency;
-    }
+    Timeline& t = timeline();
+    const double cycles = gm ? t.params.scalar_gm_latency : t.params.scalar_ub_access;
+    trace(Pipe::S, false, t.scalar, t.scalar + cycles, gm ? "GM scalar access" : "UB scalar access");
+    t.scalar += cycles;
+    t.cost.busy[pipe_index(Pipe::S)] += cycles;
 }
 
 }  // namespace ascdsl_sim
