@@ -194,12 +194,7 @@ def plan(kernel: Kernel, programs: int, platform: Platform) -> Choice:
         q, n = c
         if c in exact:
             return exact[c]
-        if q == 1:  # unbatched: a step per program, cdiv(G, C) on the busiest core
-            s, n = _step(kernel, 1, platform), -(-programs // cores) * cores
-        elif q in steps:
-            s = steps[q]
-        else:
-            s = _interpolate(steps, q) if interpolated else _step(kernel, q, platform)
+        s = _interpolate(steps, q) if interpolated and q > 1 and q not in steps else _step(kernel, q, platform)
         if not isinstance(s, batchcost.Step):
             return float("inf")
         return batchcost.estimate(s, programs, n, q, platform) / batchcost.clock_mhz(platform)
