@@ -92,8 +92,8 @@ def _flat(kernel, *names):
 
 
 def forms(ops_dir="ops") -> list[tuple[Form, tuple]]:
-    """Every form with its shapes: the issue's, then many short rows and few long rows (the ops' row
-    kernels where ``ops_dir`` has their files)."""
+    """Every form with its shapes: the issue's, many short rows and few long rows, then shape classes P
+    was not tuned on (the ops' row kernels where ``ops_dir`` has their files)."""
     softmax = _op_kernel(ops_dir, "softmax", "softmax_row_kernel")
     rms = _op_kernel(ops_dir, "rmsnorm", "rms_norm_kernel")
     layer = Form("layer norm forward, one row per program", lambda s: _rows(s, "x", vectors=("w", "b")), _layer_norm)
@@ -102,9 +102,11 @@ def forms(ops_dir="ops") -> list[tuple[Form, tuple]]:
     add = Form("vector add, BLOCK=1024, one block per program", lambda s: _rows(s, "x", "y"),
                _flat(add_kernel, "x", "y"), exact=True)
     gelu = Form("gelu, BLOCK=1024, one block per program", lambda s: _rows(s, "x"), _flat(gelu_kernel, "x"))
-    rows = ((4096, 1024), (65536, 64), (256, 8192))
-    softmax_rows = ((4096, 1024), (16384, 128), (65536, 64), (256, 8192))
-    flat = ((4096, 1024), (256, 1024), (16384, 1024))  # 4M elements, then few and many blocks
+    untuned = ((8192, 512), (3000, 777))  # shape classes P was not tuned on: rows of 2 KiB, odd rows and counts
+    rows = ((4096, 1024), (65536, 64), (256, 8192), *untuned)
+    softmax_rows = ((4096, 1024), (16384, 128), (65536, 64), (256, 8192), *untuned)
+    # 4M elements, then few and many blocks, then untuned counts (2277 blocks, the last part-full; 6830)
+    flat = ((4096, 1024), (256, 1024), (16384, 1024), (3000, 777), (7000, 999))
     tutorial = Form("softmax (the tutorial's grid-stride loop), a row per program", lambda s: _rows(s, "x"),
                     _persistent_softmax)
     return ([(softmax_form(softmax), softmax_rows)] if softmax else []) + [(tutorial, softmax_rows), (layer, rows)] + (

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import io
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -14,7 +15,8 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes, interpreter, sim
-from ascdsl.backend import batchrun
+from ascdsl.backend import batchcost, batchrun
+from ascdsl.cli import explained
 from ascdsl.bench_kernels import (add_kernel, gelu_kernel, layer_norm_kernel, log_softmax_backward_kernel,
                                   log_softmax_backward_row_kernel)
 from ascdsl.ir import Module, Op, walk
@@ -333,3 +335,132 @@ def test_int64_offsets_batch_on_the_simulator():
         add64_kernel[grid](x, got, n, BLOCK=64, backend="sim")
     assert batchrun.schedule(seen[0].kernel, grid[0], ascdsl.platforms.get_platform("Ascend910B3"))[0] >= 2
     assert got.tobytes() == want.tobytes()
+
+
+# ----------------------------------------------------------------------------- P from the cost model
+
+PLATFORM = "Ascend910B3"
+
+
+def _gelu():
+    x = np.zeros(16, np.float32)
+    return gelu_kernel.specialize(x, x, 16, BLOCK_SIZE=1024).kernels[0]
+
+
+def _exact(kernel, programs, launch, platform):
+    """The model's estimate (us) of ``launch`` = (P, N), its step priced from its own compiled kernel."""
+    p, n = launch
+    step = batchrun._step(kernel, p, platform)
+    if p == 1:
+        n = -(-programs // platform.vector_core_count) * platform.vector_core_count
+    return batchcost.estimate(step, programs, n, p, platform) / batchcost.clock_mhz(platform)
+
+
+def test_cost_model_chooses_its_fastest_candidate_not_the_largest():
+    """gelu of 4M float32 (4096 blocks of 1024): the largest P that fits keeps its loads waiting for the
+    stores out of their buffers, P = 4 balances the vector pipe and the GM link; the chosen launch is the
+    model's best of every candidate, each priced from its own compiled kernel."""
+    platform = ascdsl.platforms.get_platform(PLATFORM)
+    k = _gelu()
+    c = batchrun.plan(k, 4096, platform)
+    assert c.best is not None
+    assert (c.p, c.grid) == (4, 1040) and c.largest > c.p and c.run == c.best
+    cores = platform.vector_core_count
+    candidates = {batchrun._launch(4096, batchrun._grid(4096, q, cores)) for q in range(2, c.largest + 1)} | {(1, 4096)}
+    estimates = {cand: _exact(k, 4096, cand, platform) for cand in candidates}
+    assert min(estimates, key=estimates.get) == (c.p, c.grid)
+    assert c.run.est_us == pytest.approx(estimates[(c.p, c.grid)])
+    assert c.rule.est_us >= c.run.est_us * (1 + batchrun.MARGIN)
+
+
+def test_chosen_p_is_faster_on_the_simulator():
+    """The model's P for gelu of 2277 blocks against the UB rule's (the largest that fits, capped), both
+    simulated: the model's is faster, and its estimates are close to the simulator's."""
+    platform = ascdsl.platforms.get_platform(PLATFORM)
+    n = 2277 * 1024
+    x = np.random.default_rng(5).standard_normal(n).astype(np.float32)
+    c = batchrun.plan(_gelu(), 2277, platform)
+    assert c.run != c.rule
+    want = np.zeros(n, np.float32)
+    gelu_kernel[(2277,)](x, want, n, BLOCK_SIZE=1024)
+    measured = {}
+    for launch in (c.run, c.rule):
+        out = np.zeros(n, np.float32)
+        original = batchrun.schedule
+        batchrun.schedule = lambda kernel, programs, plat, launch=launch: (launch.p, launch.grid)
+        try:
+            with sim.record() as runs:
+                gelu_kernel[(2277,)](x, out, n, BLOCK_SIZE=1024, backend="sim")
+        finally:
+            batchrun.schedule = original
+        measured[launch] = runs[0].stats.est_us
+        assert measured[launch] == pytest.approx(launch.est_us, rel=0.02)
+        assert_close(out, want, dtypes.float32)
+    assert measured[c.run] < measured[c.rule]
+
+
+def test_describe_and_explain_name_how_p_was_chosen():
+    platform = ascdsl.platforms.get_platform(PLATFORM)
+    line = batchrun.describe(_gelu(), (4096, 1, 1), platform)
+    assert line.startswith("batched (flat form): P = 4 programs per batched program, grid 1040 (26 per core)")
+    assert "P by the cost model" in line and "the UB rule's P = 12" in line
+    x = np.zeros(4, np.float32)
+    rows = softmax_ops.softmax_row_kernel.specialize(x, x, 8, BLOCK=64).kernels[0]
+    c = batchrun.plan(rows, 65536, platform)  # the model's best is within its margin of the UB rule's
+    line = batchrun.describe(rows, (65536, 1, 1), platform)
+    assert c.run == c.rule and f"P = {c.rule.p} " in line
+    assert ("the UB rule" in line) and ("alike" in line or f"is not {batchrun.MARGIN:.0%} faster" in line)
+    ln = layer_norm_kernel.specialize(x, x, x, x, x, x, 8192, 8192, np.float32(1e-5), BLOCK_SIZE=1024).kernels[0]
+    line = batchrun.describe(ln, (256, 1, 1), platform)  # three passes over a row: steps the model does not price
+    assert "P of the UB rule" in line and "compute steps per program" in line
+    assert batchrun.explain(_gelu(), 4096, platform) == ""
+    (text,) = explained([SimpleNamespace(kernel=_gelu(), grid=(4096, 1, 1))], platform)
+    assert "P by the cost model" in text
+
+
+def test_step_pricing_follows_the_simulators_rules():
+    """A step of batched gelu: the copy is ``copy_setup + burst_cycles`` and its bytes at the core's
+    share of HBM; the compute grows by the same repeats per program (16 vector calls and 15 barriers
+    per step, whatever P)."""
+    platform = ascdsl.platforms.get_platform(PLATFORM)
+    k = batchcost.cost.constants(platform)
+    share = batchcost.cost.core_share(platform, platform.vector_core_count)
+    steps = {p: batchrun._step(_gelu(), p, platform) for p in (2, 3, 4)}
+    for p, s in steps.items():
+        assert s.bound and not s.serial
+        assert s.load_setup == s.store_setup == k.copy_setup.value + k.burst_cycles.value
+        assert s.load_move == pytest.approx(p * 4096 / share) and s.store_move == pytest.approx(p * 4096 / share)
+    assert steps[4].compute - steps[3].compute == steps[3].compute - steps[2].compute > 0
+
+
+def _step(load, compute, store, bound=True, serial=False):
+    return batchcost.Step(64.0, load - 64.0, compute, 64.0, store - 64.0, bound, serial)
+
+
+def test_timeline_of_each_regime():
+    """The busiest core's steps on the simulator's timeline: ten steps of one program each."""
+    platform = ascdsl.platforms.get_platform(PLATFORM)
+    flag = batchcost.cost.constants(platform).flag_latency.value
+    est = lambda s: batchcost.estimate(s, 400, 400, 1, platform)  # noqa: E731
+    # compute covers the load and store: the first load, ten computes, the last store
+    assert est(_step(800, 2000, 800)) == 800 + 10 * 2000 + 800 + 2 * flag
+    # the link paces the core: its bytes back to back (a copy's set-up on its pipe overlaps the other
+    # side's bytes), the compute hidden but the last
+    link = est(_step(800, 500, 800))
+    assert 10 * (1600 - 2 * 64) < link < 10 * 1600
+    # a store out of the load's buffer holds it: step i + 2's load waits for step i's store
+    assert est(_step(990, 1850, 990)) > est(_step(990, 1850, 990, bound=False)) >= 990 + 10 * 1850 + 990
+    # a UB value read on the scalar unit: nothing overlaps
+    assert est(_step(990, 1850, 990, serial=True)) == 10 * (990 + 1850 + 990)
+
+
+@pytest.mark.parametrize("programs,grid", [(4096, 1040), (2277, 600), (256, 80), (3000, 520), (203, 80), (80, 40)])
+def test_busiest_core_is_the_partitions(programs, grid):
+    """batchcost.core_rows against the partition the batched kernel runs (batching._span: batched program
+    q runs programs q * (G // N) + min(q, G % N) up to the next one's), on core q % cores."""
+    cores = 40
+    base, rem = divmod(programs, grid)
+    per_core = [[] for _ in range(cores)]
+    for q in range(grid):
+        per_core[q % cores].append(base + (q < rem))
+    assert batchcost.core_rows(programs, grid, cores) == max(per_core, key=sum)

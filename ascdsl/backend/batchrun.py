@@ -1,14 +1,28 @@
-"""Program batching at launch (:mod:`ascdsl.passes.batching`): P chosen from the grid and the UB budget.
+"""Program batching at launch (:mod:`ascdsl.passes.batching`): P and the schedule from the cost model.
 
 A launch of G programs on a platform of C vector cores runs batched where the pass applies and
-``G // C >= 2``: P is the largest value up to ``G // C`` whose batched kernel compiles and fits the UB
-budget and keeps every block copy a block copy (a binary search over the backend's plans, each compiled
-once), capped to leave each core :data:`MIN_ROUNDS` batched programs where that keeps P >= 2; the
-batched grid N is then a whole number of rounds of the cores (``rounds * C`` programs of
-``G // N`` or one more original programs each, so every core runs the same number of rows within one
-per batched program) and P becomes ``cdiv(G, N)``. A kernel the backend cannot compile batched keeps
-its form. ``ASCDSL_BATCH=0`` turns batching off. P is a compile-time extent of the batched kernel,
-chosen per launch (not a runtime tile extent yet).
+``G // C >= 2``. The batched grid N is a whole number of rounds of the cores (``rounds * C`` batched
+programs of ``G // N`` or one more original programs each, so every core runs the same number of
+programs within one per batched program; batched program ``q`` runs on core ``q % C``) and P is
+``cdiv(G, N)``. Which N (:func:`plan`):
+
+- the candidates are each P that fits on its fewest whole rounds: from the largest P up to ``G // C``
+  whose batched kernel compiles, fits the UB budget and keeps every block copy a block copy (a binary
+  search over the backend's plans, each compiled once, :func:`choose`) down to P = 2, and the unbatched
+  launch;
+- the cost model (:mod:`.batchcost`) estimates each without simulating: it prices one step of the
+  batched kernel (its loads, compute and stores) from the compiled kernels the search made, linearly
+  between them, and lays the busiest core's steps on the simulator's timeline (pipes in order, two
+  buffers a queue, loads and stores sharing the core's GM link); the best is priced again from its own
+  compiled kernel (at most :data:`REFINE` times);
+- the model's best is taken where it beats the UB rule's launch (the largest P that fits, capped to
+  leave each core :data:`MIN_ROUNDS` batched programs where that keeps P >= 2) by :data:`MARGIN`; else,
+  and where the model does not price the kernel (several steps per program, such as a loop over a
+  row's chunks), the UB rule's launch runs.
+
+No launch simulates anything to choose, and each distinct (kernel, G) compiles a handful of variants
+once. A kernel the backend cannot compile batched keeps its form. ``ASCDSL_BATCH=0`` turns batching
+off. P is a compile-time extent of the batched kernel, chosen per launch (not a runtime tile extent yet).
 """
 from __future__ import annotations
 
@@ -23,6 +37,7 @@ from ..ir import Kernel, Op, walk
 from ..passes import run_passes
 from ..passes.batching import NotBatchable, batch_programs, form, refusal
 from ..platforms import Platform, get_platform
+from . import batchcost
 from .ascendc import compile_variant
 
 
@@ -53,50 +68,192 @@ def keeps_block_copies(kernel: Kernel, batched: Kernel, platform: Platform) -> b
     return _copies(batched, platform) <= _copies(kernel, platform)
 
 
-def _fits(kernel: Kernel, p: int, platform: Platform) -> bool:
+@lru_cache(maxsize=1024)
+def _variant(kernel: Kernel, p: int, platform: Platform):
+    """The compiled kernel batched ``p`` to a program (``kernel`` itself for 1), or None where it does not
+    compile, fit the UB budget or copy by blocks wherever ``kernel`` does."""
     try:
+        if p == 1:
+            return compile_variant(kernel, platform)
         batched = batch_programs(kernel, p)
-        compile_variant(batched, platform)
+        compiled = compile_variant(batched, platform)
     except (CompilationError, NotBatchable):
-        return False
-    return keeps_block_copies(kernel, batched, platform)
+        return None
+    return compiled if keeps_block_copies(kernel, batched, platform) else None
+
+
+def _fits(kernel: Kernel, p: int, platform: Platform) -> bool:
+    return _variant(kernel, p, platform) is not None
+
+
+@lru_cache(maxsize=1024)
+def _step(kernel: Kernel, p: int, platform: Platform) -> batchcost.Step | batchcost.Unpriced | None:
+    """The cost model's step of the kernel batched ``p`` to a program (:func:`.batchcost.price`), the
+    model's reason where it does not price it, None where ``p`` does not fit."""
+    compiled = _variant(kernel, p, platform)
+    if compiled is None:
+        return None
+    try:
+        return batchcost.price(compiled, platform, platform.vector_core_count)
+    except batchcost.Unpriced as e:
+        return e
 
 
 MIN_ROUNDS = 8
-"""Batched programs per core P is capped to leave, where that keeps P >= 2: a core's first load and
-last store overlap nothing, so a few large tiles per core cost more than eight smaller ones (cost
-model: softmax 16384x128 1.16x of the floor at 3 rounds of P = 137, 1.12x at 8 rounds of P = 46).
-Fewer programs (256 rows of 8192) keep the largest P that fits: layer norm 1.34x at P = 4, 1.63x at 2."""
+"""The UB rule's cap: batched programs per core P leaves, where that keeps P >= 2 (a core's first load
+and last store overlap nothing, so a few large tiles per core cost more than eight smaller ones: softmax
+16384x128 1.16x of the floor at 3 rounds of P = 137, 1.12x at 8 rounds of P = 46). Fewer programs (256
+rows of 8192) keep the largest P that fits: layer norm 1.34x at P = 4, 1.63x at 2."""
+
+MARGIN = 0.02
+"""How much faster the cost model must estimate its best launch than the UB rule's to take it: the
+model is within about 1% of the simulator (gelu 256 blocks at P = 7: 2.850 us for 2.823 simulated;
+:mod:`.batchcost`), so nearby candidates can rank either way; within the margin the UB rule's launch,
+the one measured before the model, stays."""
+
+REFINE = 4
+"""Candidates priced from their own compiled kernel at most, after the first ranking from interpolated
+steps (:func:`plan`)."""
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One candidate launch: P, the batched grid N, and the cost model's estimate (us; None: unpriced)."""
+
+    p: int
+    grid: int
+    est_us: float | None = None
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The launch a plan runs and how it was chosen: ``best`` the cost model's fastest candidate, ``rule``
+    the UB rule's launch (each with the model's estimate)."""
+
+    run: Launch
+    largest: int  # the largest P that fits (1: none of 2 or more)
+    rule: Launch | None = None
+    best: Launch | None = None  # None: the model does not price the kernel
+    why: str = ""  # why the model does not price the kernel
+    capped: bool = False  # the UB rule's P is capped by MIN_ROUNDS
+
+    @property
+    def p(self) -> int:
+        return self.run.p
+
+    @property
+    def grid(self) -> int:
+        return self.run.grid
 
 
 def schedule(kernel: Kernel, programs: int, platform: Platform) -> tuple[int, int]:
     """``(P, N)``: programs per batched program and the batched grid (``(1, programs)`` where batching
     does not apply or pay). N is a whole number of rounds of the vector cores, each batched program
     ``G // N`` or one more of the original programs."""
-    largest = choose(kernel, programs, platform)
-    if largest < 2:
-        return 1, programs
-    cores = platform.vector_core_count
-    if programs // (cores * MIN_ROUNDS) >= 2:
-        largest = min(largest, programs // (cores * MIN_ROUNDS))
-    n = -(-(-(-programs // largest)) // cores) * cores
+    c = plan(kernel, programs, platform)
+    return c.p, c.grid
+
+
+def _grid(programs: int, p: int, cores: int) -> int:
+    """The batched grid of whole rounds of ``cores`` with at most ``p`` programs per batched program."""
+    return -(-(-(-programs // p)) // cores) * cores
+
+
+def _launch(programs: int, n: int) -> tuple[int, int]:
     return -(-programs // n), n
 
 
+def rule(programs: int, largest: int, cores: int) -> tuple[int, int]:
+    """The UB rule's ``(P, N)``: the largest P that fits, capped by :data:`MIN_ROUNDS` where that keeps
+    P >= 2, on whole rounds of the cores."""
+    p = largest
+    if programs // (cores * MIN_ROUNDS) >= 2:
+        p = min(p, programs // (cores * MIN_ROUNDS))
+    return _launch(programs, _grid(programs, p, cores))
+
+
 @lru_cache(maxsize=512)
+def plan(kernel: Kernel, programs: int, platform: Platform) -> Choice:
+    """The launch of ``programs`` programs of ``kernel`` (see the module docstring)."""
+    largest = choose(kernel, programs, platform)
+    cores = platform.vector_core_count
+    if largest < 2:
+        return Choice(Launch(1, programs), largest)
+    ruled = rule(programs, largest, cores)
+    capped = largest > programs // (cores * MIN_ROUNDS) >= 2
+    steps = {q: _step(kernel, q, platform) for q in sorted(_search(kernel, programs, platform)[1])}
+    why = next((s for s in steps.values() if isinstance(s, batchcost.Unpriced)), None)
+    if why is not None:
+        return Choice(Launch(*ruled), largest, Launch(*ruled), why=str(why), capped=capped)
+    candidates = {_launch(programs, _grid(programs, q, cores)) for q in range(2, largest + 1)}
+    if isinstance(_step(kernel, 1, platform), batchcost.Step):
+        candidates.add((1, programs))
+    exact: dict[tuple[int, int], float] = {}
+
+    def est(c, interpolated: bool = True) -> float:
+        q, n = c
+        if c in exact:
+            return exact[c]
+        s = _interpolate(steps, q) if interpolated and q > 1 and q not in steps else _step(kernel, q, platform)
+        if not isinstance(s, batchcost.Step):
+            return float("inf")
+        return batchcost.estimate(s, programs, n, q, platform) / batchcost.clock_mhz(platform)
+
+    def fastest():
+        return min(candidates, key=lambda c: (est(c), -c[0], c[1]))
+
+    for _ in range(REFINE):  # the best priced from its own compiled kernel, until it stays the best
+        best = fastest()
+        if best in exact or best[0] in steps or best[0] == 1:
+            break
+        exact[best] = est(best, interpolated=False)
+    best = fastest()
+    for c in (ruled, best):
+        if c not in exact and c[0] not in steps and c[0] != 1:
+            exact[c] = est(c, interpolated=False)
+    launch = {c: Launch(*c, est(c)) for c in (ruled, best)}
+    run = best if est(best) < est(ruled) * (1 - MARGIN) else ruled
+    return Choice(launch[run], largest, launch[ruled], launch[best], capped=capped)
+
+
+def _interpolate(steps: dict, q: int) -> batchcost.Step | None:
+    """The step at ``q`` linearly between the priced steps either side (a step's parts grow with P by the
+    tile's bytes and repeats: affine between samples)."""
+    below = max((k for k in steps if k <= q), default=None)
+    above = min((k for k in steps if k >= q), default=None)
+    if below is None or above is None:
+        return None
+    if below == above:
+        return steps[below]
+    a, b = steps[below], steps[above]
+    f = (q - below) / (above - below)
+    mix = lambda x, y: x + (y - x) * f  # noqa: E731
+    return batchcost.Step(mix(a.load_setup, b.load_setup), mix(a.load_move, b.load_move), mix(a.compute, b.compute),
+                          mix(a.store_setup, b.store_setup), mix(a.store_move, b.store_move), a.bound, a.serial)
+
+
 def choose(kernel: Kernel, programs: int, platform: Platform) -> int:
     """The largest P for a launch of ``programs`` programs of ``kernel`` (1 where batching does not apply)."""
+    return _search(kernel, programs, platform)[0]
+
+
+@lru_cache(maxsize=512)
+def _search(kernel: Kernel, programs: int, platform: Platform) -> tuple[int, frozenset]:
+    """The largest P up to ``programs // cores`` whose batched kernel fits (1: none of 2 or more; a binary
+    search, each P compiled once) and the P it compiled that fit (the model's samples)."""
     cap = programs // platform.vector_core_count
     if cap < 2 or form(kernel) is None or not _fits(kernel, 2, platform):
-        return 1
+        return 1, frozenset()
     lo, hi = 2, cap  # lo fits; find the largest that does
+    fit = {2}
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if _fits(kernel, mid, platform):
             lo = mid
+            fit.add(mid)
         else:
             hi = mid - 1
-    return lo
+    return lo, frozenset(fit)
 
 
 def explain(kernel: Kernel, programs: int, platform: Platform) -> str:
@@ -108,10 +265,29 @@ def explain(kernel: Kernel, programs: int, platform: Platform) -> str:
     if programs // platform.vector_core_count < 2:
         return (f"{programs} program{'s' * (programs != 1)} on {platform.vector_core_count} vector cores: "
                 "fewer than 2 per core")
-    if choose(kernel, programs, platform) < 2:
+    c = plan(kernel, programs, platform)
+    if c.largest < 2:
         return (f"{kernel.loc}: no P >= 2 whose batched kernel fits the UB budget of {platform.name} and "
                 "copies by blocks where the kernel does")
+    if c.p < 2:
+        return (f"the cost model estimates the unbatched launch fastest: {c.run.est_us:.3g} us, against "
+                f"{c.rule.est_us:.3g} us at P = {c.rule.p} (grid {c.rule.grid})")
     return ""
+
+
+def reason(c: Choice) -> str:
+    """How a batched launch's P was chosen (what :func:`describe` says after it)."""
+    ub = f"the largest P that fits ({c.largest})" + (f", capped to leave each core {MIN_ROUNDS} batched programs" * c.capped)
+    if c.best is None:
+        return (f"P of the UB rule, {ub}: the cost model prices one load-compute-store step per batched "
+                f"program, not this kernel's ({c.why})")
+    if c.run == c.best and c.run != c.rule:
+        return (f"P by the cost model (ascdsl/backend/batchcost.py): est {c.run.est_us:.3g} us, against "
+                f"{c.rule.est_us:.3g} us for the UB rule's P = {c.rule.p} ({ub})")
+    if c.run == c.best:
+        return f"P by the cost model and the UB rule ({ub}) alike: est {c.run.est_us:.3g} us"
+    return (f"P of the UB rule, {ub}: est {c.run.est_us:.3g} us; the cost model's best (P = {c.best.p}, grid "
+            f"{c.best.grid}: {c.best.est_us:.3g} us) is not {MARGIN:.0%} faster")
 
 
 def describe(kernel: Kernel, grid: tuple[int, int, int], platform: Platform) -> str:
@@ -121,10 +297,11 @@ def describe(kernel: Kernel, grid: tuple[int, int, int], platform: Platform) -> 
         return "not batched: ASCDSL_BATCH=0 turns batching off"
     if grid[1] * grid[2] != 1:
         return f"not batched: grid {grid} has program ids along axis 1 or 2 (only 1-D grids batch)"
-    p, n = schedule(kernel, grid[0], platform)
-    if p < 2:
+    c = plan(kernel, grid[0], platform)
+    if c.p < 2:
         return "not batched: " + explain(kernel, grid[0], platform)
-    return f"batched ({form(kernel)} form): P = {p} programs per batched program, grid {n} ({n // platform.vector_core_count} per core)"
+    return (f"batched ({form(kernel)} form): P = {c.p} programs per batched program, grid {c.grid} "
+            f"({c.grid // platform.vector_core_count} per core); {reason(c)}")
 
 
 def batch_launch(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -> tuple[Kernel, list, tuple]:

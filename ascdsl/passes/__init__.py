@@ -24,7 +24,7 @@ AT_LAUNCH = (
     batch_programs,  # P consecutive programs as one (flat 1-D or rows form; `refusal` says why not)
 )
 """Tile-IR passes that need the launch, ``(kernel, P) -> kernel``: the ``sim`` backend runs them before
-:data:`PIPELINE`, with P from the grid and the UB budget (:mod:`ascdsl.backend.batchrun`)."""
+:data:`PIPELINE`, with P from the grid, the UB budget and the cost model (:mod:`ascdsl.backend.batchrun`)."""
 
 
 def run_passes(kernel: Kernel, platform: Platform | str = "Ascend910B3") -> Kernel:
