@@ -71,6 +71,17 @@ def words(sel, view: Ref, const, scalar, loc) -> list:
             *_alternate(sel, view, pair, loc)]
 
 
+def repeated_byte(view: Ref, const, loc) -> list:
+    """Fill ``view``, an 8-bit tile's footprint, with the constant ``const``: one ``Duplicate`` of the byte
+    twice over its int16 view (A2 has no 8-bit ``Duplicate``; a footprint of odd length gets one byte more,
+    inside its 32-byte padding)."""
+    byte = int(const) & 0xFF
+    pair = byte | byte << 8
+    n = -(-view.extent // 2)
+    return [Call("Duplicate", Ref(view.buf, dtypes.int16, view.offset, n), (),
+                 (Lit(pair - (1 << 16) if pair >= 1 << 15 else pair, dtypes.int16), lit(n)), loc=loc)]
+
+
 def element(sel, view: Ref, one: Ref, loc) -> list:
     """Fill ``view``, the int32 view of an int64 tile, with the element of the one-element int64 tile whose
     int32 view is ``one``: ``Brcb`` spreads its low word over one block and its high word over the next

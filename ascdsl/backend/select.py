@@ -200,6 +200,8 @@ class _Body:
             c = sel.const_of(init)
             if c is not None and arg.type.dtype == dtypes.int64:  # no int64 Duplicate: its words (:mod:`.fills`)
                 out += fills.words(sel, sel.ref(arg, dtypes.int32), c, None, sel.defs[init.id].loc)
+            elif c is not None and arg.type.dtype in (dtypes.int8, dtypes.uint8):
+                out += fills.repeated_byte(sel.ref(arg), c, sel.defs[init.id].loc)
             elif c is not None:
                 out.append(Call("Duplicate", sel.ref(arg), (), (Lit(c, arg.type.dtype), lit(sel.count(arg))),
                                 loc=sel.defs[init.id].loc))
