@@ -170,12 +170,16 @@ def _elementwise(sel, instr: Instr) -> list:
 
 def _compare(sel, instr: Instr) -> list:
     """A comparison into its bit mask: a byte of ``MASK_LANES`` lanes at a time, over the padded footprint of the
-    operands (the lanes past the tile's are compared too, as ``Compare`` compares whole repeats)."""
+    operands (the lanes past the tile's are compared too, as ``Compare`` compares whole repeats; a footprint
+    that ends inside a byte leaves that byte's last bits 0 rather than read past it)."""
     v = instr.result
     size = -(-sel.count(v) // MASK_LANES)
-    lanes = size * MASK_LANES
+    lanes = min([sel.count(x) for x in instr.operands if not x.type.is_scalar] + [size * MASK_LANES])
     refs = [None if x.type.is_scalar else Ref(sel.bufs[x.id], I64, lit(0), lanes) for x in instr.operands]
     byte, k = sel.fresh("byte"), sel.fresh("k")
+    tail = lanes - (size - 1) * MASK_LANES  # the last byte's lanes inside the operands (their bits stay 0)
+    upper = lit(MASK_LANES) if tail == MASK_LANES else Cond(Bin(BinOp.LT, byte, lit(size - 1)), lit(MASK_LANES),
+                                                            lit(tail))
     bits = Var(sel.fresh_key(), U32, "bits")
     lane = Var(sel.fresh_key(), dtypes.int32, "lane")
     inner: list = [Let(lane, add(mul(byte, lit(MASK_LANES)), k))]
@@ -191,7 +195,7 @@ def _compare(sel, instr: Instr) -> list:
     mask = Ref(sel.bufs[v.id], U8, lit(0), size)
     return [For(byte, lit(0), lit(size), lit(1), (
         Let(bits, Lit(0, U32), mutable=True),
-        For(k, lit(0), lit(MASK_LANES), lit(1), tuple(inner), True),
+        For(k, lit(0), upper, lit(1), tuple(inner), True),
         _put(mask, byte, Conv(U8, bits))), True, loc=instr.loc)]
 
 
