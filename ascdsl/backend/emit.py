@@ -51,6 +51,13 @@ def literal(value, dtype) -> str:
     return str(int(value))
 
 
+def unsigned_literal(value: int, size: int) -> str:
+    """``value`` as a C++ literal of the unsigned type of ``size`` bytes (taken modulo its range:
+    ``static_cast<uint32_t>(-1)`` is ``4294967295U``, never a sign-extended wider value)."""
+    v = value % (1 << 8 * size)
+    return f"{v}U" if v > (1 << 31) - 1 else str(v)
+
+
 def c_string(text: str) -> str:
     """A C string literal of ``text`` (escaped; printable ASCII, other characters as octal escapes)."""
     out = []
@@ -111,7 +118,7 @@ class Printer:
             return f"({text})" if prec > 0 else text
         if isinstance(e, Conv):
             if isinstance(e.x, Lit) and isinstance(e.dtype, CInt):
-                return str(int(e.x.value))
+                return unsigned_literal(int(e.x.value), kir.CINT_BYTES[e.dtype])
             if isinstance(e.dtype, dtypes.DType) and e.dtype.is_float and e.dtype.itemsize == 2 \
                     and kir.int_bytes(e.x) is not None:  # half and bfloat16_t construct from float only
                 return f"static_cast<{ctype(e.dtype)}>(static_cast<float>({self.expr(e.x)}))"

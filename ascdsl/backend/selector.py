@@ -34,6 +34,7 @@ C_BINARY = {Op.ADD: BinOp.ADD, Op.SUB: BinOp.SUB, Op.MUL: BinOp.MUL, Op.IDIV: Bi
             Op.EQ: BinOp.EQ, Op.NE: BinOp.NE, Op.AND: BinOp.AND, Op.OR: BinOp.OR, Op.XOR: BinOp.XOR,
             Op.SHL: BinOp.SHL, Op.SHR: BinOp.SHR}
 """Scalar ops that are one C++ infix operator."""
+WRAPPING = frozenset({Op.ADD, Op.SUB, Op.MUL})
 PID = Var(-1, dtypes.int64, "program", VarKind.PID)
 WIDE_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.CAST, Op.NEG})
 """Scalar ops that GM offset arithmetic is made of (computed in int64_t)."""
@@ -388,6 +389,9 @@ class Selector:
             return program_id(instr.attr("axis"))
         if op is Op.NUM_PROGRAMS:
             return kir.Field(f"grid{instr.attr('axis')}", dtypes.int32)
+        if op in WRAPPING and v.type.dtype == dtypes.int32 and not wide and self._mixes_bits(instr):
+            a, b = (kir.Conv(kir.CInt.UINT32, x) for x in xs)
+            return kir.Conv(dtypes.int32, kir.Bin(C_BINARY[op], a, b))
         if op in C_BINARY:
             return kir.Bin(C_BINARY[op], *xs)
         if op in (Op.MAXIMUM, Op.MINIMUM):
@@ -397,6 +401,12 @@ class Selector:
         if op is Op.NEG:
             return kir.Bin(BinOp.MUL, xs[0], Lit(-1.0 if v.type.dtype.is_float else -1, v.type.dtype))
         return self.exact_scalar(instr, xs)
+
+    def _mixes_bits(self, instr: Instr) -> bool:
+        """An int32 ``+ - *`` with a constant outside int16's range (a hash's or a generator's mixing
+        constant, as in ``tl.rand``): meant to wrap, so rendered on ``uint32_t`` (a signed overflow is
+        undefined in C++; the interpreter wraps)."""
+        return any(c is not None and not -(1 << 15) <= int(c) < 1 << 15 for c in map(self.const_of, instr.operands))
 
     def exact_scalar(self, instr: Instr, xs: list) -> kir.Expr:
         """Scalar ops that are a C expression and exact: ``where``, ``~``/``not``, int ``abs``
@@ -409,6 +419,9 @@ class Selector:
             return kir.Not(xs[0]) if dt == dtypes.bool_ else kir.Bin(BinOp.XOR, xs[0], Lit(-1, dt))
         if op is Op.ABS and dt.is_int:
             return kir.Cond(kir.Bin(BinOp.LT, xs[0], Lit(0, dt)), kir.Bin(BinOp.SUB, Lit(0, dt), xs[0]), xs[0])
+        if op is Op.UMULHI and dt == dtypes.int32:  # the unsigned 64-bit product's high half
+            a, b = (kir.Conv(kir.CInt.UINT64, kir.Conv(kir.CInt.UINT32, x)) for x in xs)
+            return kir.Conv(dt, kir.Bin(BinOp.SHR, kir.Bin(BinOp.MUL, a, b), Lit(32, dt)))
         x, xt = xs[0], instr.operands[0].type.dtype
         if op is Op.ISNAN:
             return kir.Bin(BinOp.NE, x, x)

@@ -175,6 +175,16 @@ def random_kernel(bits_ptr, uniform_ptr, normal_ptr, seed, n, BLOCK: tl.constexp
 
 
 @ascdsl.jit
+def scalar_random_kernel(bits_ptr, uniform_ptr, seed, n, PER_PROGRAM: tl.constexpr):
+    """One number per loop iteration: Philox on scalars (its mixing constants wrap int32)."""
+    for i in range(PER_PROGRAM):
+        off = tl.program_id(0) * PER_PROGRAM + i
+        if off < n:
+            tl.store(bits_ptr + off, tl.randint(seed, 10 + off))
+            tl.store(uniform_ptr + off, tl.rand(5, off, 10))
+
+
+@ascdsl.jit
 def random4x_kernel(four_ptr, seed, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n

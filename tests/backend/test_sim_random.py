@@ -1,6 +1,7 @@
 """Random numbers on the simulator against the interpreter: ``umulhi`` of int32 tiles (the 64-bit
 product's high word from 16-bit halves), bit-exact on edge values; Philox (``randint``, ``randint4x``,
-``rand`` bit-exact, ``randn`` within float32's tolerance) for 32- and 64-bit seeds."""
+``rand`` bit-exact, ``randn`` within float32's tolerance) for 32- and 64-bit seeds, on tiles and on
+scalars."""
 import numpy as np
 
 from ascdsl import dtypes, testing
@@ -37,3 +38,15 @@ def test_philox_random_numbers_match_the_interpreter():
         testing.assert_close(got[2], want[2], dtypes.float32, err_msg=f"seed={seed}")  # log, sqrt, cos
         four = both(k.random4x_kernel[(3,)], np.zeros(4 * n, np.int32), seed, n, BLOCK=128)
         np.testing.assert_array_equal(four[1][0], four[0][0], err_msg=f"seed={seed}")
+
+
+def test_philox_on_scalars_wraps_as_the_interpreter():
+    """Scalar ``umulhi`` and the int32 products by Philox's constants, which overflow by design (were
+    `umulhi` unsupported, then a signed overflow clang rejects when it folds a constant operand)."""
+    n = 40
+    for seed in (1234, -5):
+        want, got = both(k.scalar_random_kernel[(3,)], np.zeros(n, np.int32), np.zeros(n, np.float32), seed, n,
+                         PER_PROGRAM=16)
+        assert len(set(want[0].tolist())) == n and 0 <= want[1].min() and want[1].max() < 1
+        np.testing.assert_array_equal(got[0], want[0], err_msg=f"seed={seed}")
+        np.testing.assert_array_equal(got[1], want[1], err_msg=f"seed={seed}")
