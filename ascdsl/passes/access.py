@@ -302,23 +302,64 @@ def _extent(emit: _Emitter, terms, size: int) -> Value:
 
 
 def _gather(analysis: _Analysis, instr: Instr) -> list[Instr] | None:
-    """An access through ``pointer + index`` with an int32 tile of indices that is not affine (loaded,
-    computed) and an affine scalar pointer: a ``gather_load`` or ``scatter_store`` (None otherwise)."""
-    d = analysis.defs.get(instr.operands[0].id)
-    if d is None or d.op is not Op.PTR_ADD:
-        return None
-    ptr, index = d.operands
-    if not ptr.type.is_scalar or index.type.is_scalar:
+    """An access through a tile of addresses that are not affine (offsets loaded from memory, computed
+    with ``%``, the same element for several lanes) but one pointer parameter plus integer offsets: a
+    ``gather_load`` or ``scatter_store`` of its lanes (None for an affine access)."""
+    ptr = instr.operands[0]
+    if ptr.type.is_scalar:
         return None
     try:
-        analysis.affine(index)
-        return None
+        strides = analysis.affine(ptr).dim_map
+        if all(n == 1 or d in strides for d, n in enumerate(ptr.type.shape)):
+            return None
     except NotAffine:
         pass
-    if not index.type.dtype.is_int:
-        raise NotAffine(f"a gather needs integer indices, not {index.type.dtype} ones")
+    if instr.op is Op.LOAD and instr.attr("has_other") and not instr.operands[2].type.is_scalar:
+        raise NotAffine("`other` is a tile; it must be a scalar")
     emit = _Emitter(analysis, instr.loc)
-    return _per_lane(analysis, emit, instr, _root(analysis, ptr), emit.sym(analysis.affine(ptr).offset), index)
+    base, offset, index = _lane_addresses(analysis, emit, ptr)
+    if index is None:  # every lane the same address
+        index = emit.tile(Op.CONST, ptr.type.with_dtype(dtypes.int32), (), (("value", 0),))
+    return _per_lane(analysis, emit, instr, base, emit.sym(offset), index)
+
+
+def _lane_addresses(analysis: _Analysis, emit: _Emitter, ptr: Value) -> tuple[Value, Sym, Value]:
+    """``(pointer parameter, scalar offset, integer tile of lane offsets)`` of a tile of addresses
+    built by ``+``, broadcasts and ``expand_dims`` from a scalar pointer (an int64 tile where an offset
+    is, else int32)."""
+    instr = analysis.defs.get(ptr.id)
+    if ptr.type.is_scalar:
+        return _root(analysis, ptr), analysis.affine(ptr).offset, None
+    if instr is None or instr.op not in (Op.PTR_ADD, Op.BROADCAST, Op.EXPAND_DIMS):
+        raise NotAffine(f"the pointer comes from `{instr.op.value}`" if instr else "the pointer is a tile argument")
+    base, offset, index = _lane_addresses(analysis, emit, instr.operands[0])
+    if instr.op is not Op.PTR_ADD:
+        if index is not None:
+            index = emit.tile(instr.op, ptr.type.with_dtype(index.type.dtype), (index,), instr.attrs)
+        return base, offset, index
+    step = instr.operands[1]
+    if not step.type.dtype.is_int:
+        raise NotAffine(f"a gather needs integer indices, not {step.type.dtype} ones")
+    if step.type.is_scalar:
+        offset = _sym_add(offset, analysis.affine(step).offset)
+        return base, offset, index
+    step = _as_offsets(emit, step)
+    if index is None:
+        return base, offset, step
+    if index.type.shape != step.type.shape:
+        raise NotAffine("a pointer tile and its offsets have different shapes")
+    if index.type.dtype != step.type.dtype:
+        index, step = (_cast(emit, x, dtypes.int64) for x in (index, step))
+    return base, offset, emit.tile(Op.ADD, index.type, (index, step))
+
+
+def _as_offsets(emit: _Emitter, x: Value) -> Value:
+    """An integer tile of offsets as int64 where its values need it (int64, uint32), else as int32."""
+    return _cast(emit, x, dtypes.int64 if x.type.dtype in (dtypes.int64, dtypes.uint32) else dtypes.int32)
+
+
+def _cast(emit: _Emitter, x: Value, dtype) -> Value:
+    return x if x.type.dtype == dtype else emit.tile(Op.CAST, x.type.with_dtype(dtype), (x,), (("dtype", dtype),))
 
 
 def _per_lane(analysis: _Analysis, emit: _Emitter, instr: Instr, base: Value, offset: Value,

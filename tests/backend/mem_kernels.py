@@ -193,3 +193,30 @@ def random4x_kernel(four_ptr, seed, n, BLOCK: tl.constexpr):
     tl.store(four_ptr + offs * 4 + 1, r1, mask=mask)
     tl.store(four_ptr + offs * 4 + 2, r2, mask=mask)
     tl.store(four_ptr + offs * 4 + 3, r3, mask=mask)
+
+
+@ascdsl.jit
+def row_gather_kernel(x_ptr, idx_ptr, out_ptr, stride, n_rows, n_cols, M: tl.constexpr, N: tl.constexpr):
+    """Rows picked by loaded indices (an embedding lookup): ``x + idx[:, None] * stride + cols``."""
+    m = tl.program_id(0) * M + tl.arange(0, M)
+    idx = tl.load(idx_ptr + m, mask=m < n_rows, other=0)
+    cols = tl.arange(0, N)
+    inside = (m[:, None] < n_rows) & (cols[None, :] < n_cols)
+    rows = tl.load(x_ptr + idx[:, None] * stride + cols[None, :], mask=inside, other=-1.0)
+    tl.store(out_ptr + m[:, None] * n_cols + cols[None, :], rows * 2, mask=inside)
+
+
+@ascdsl.jit
+def wrapped_kernel(x_ptr, out_ptr, n, period, BLOCK: tl.constexpr):
+    """Offsets through ``%``: a load that wraps around a period, a store that permutes."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + offs % period)
+    tl.store(out_ptr + (offs * 7) % n, v, mask=offs < n)
+
+
+@ascdsl.jit
+def repeated_rows_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    """An address that does not change along the columns: each row's one element, N times."""
+    rows = tl.arange(0, M)
+    v = tl.load(x_ptr + rows[:, None] * 2 + tl.zeros((M, N), tl.int32))
+    tl.store(out_ptr + rows[:, None] * N + tl.arange(0, N)[None, :], v)

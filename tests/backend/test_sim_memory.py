@@ -176,3 +176,30 @@ def test_strided_columns_bit_exact():
         np.testing.assert_array_equal(got[1], want[1], err_msg=f"m={m} stride={stride}")
     cases = [(37, 5, 16), (8, 3, 8)]
     each(check, cases)
+
+
+@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.float16, dtypes.int32], ids=str)
+def test_addresses_that_are_not_affine_run_lane_by_lane(dtype):
+    """Loaded row indices times a stride plus columns, offsets through ``%``, and an address the same
+    along a dim: a gather or scatter of the lanes (were "cannot be copied as blocks")."""
+    def check(n_rows, n_cols, m, n):
+        x = data((20, n_cols + 3), dtype, RNG)
+        idx = RNG.integers(0, 20, n_rows).astype(np.int32)
+        out = np.zeros((n_rows, n_cols), dtype.np)
+        want, got = both(k.row_gather_kernel[(ascdsl.cdiv(n_rows, m),)], x, idx, out, n_cols + 3, n_rows, n_cols,
+                         M=m, N=n)
+        np.testing.assert_array_equal(want[2], (x[idx, :n_cols].astype(np.float32) * 2).astype(dtype.np))
+        np.testing.assert_array_equal(got[2].view(np.uint8), want[2].view(np.uint8))
+        period, total = 13, n_rows * 5
+        flat = data(period, dtype, RNG)
+        want, got = both(k.wrapped_kernel[(ascdsl.cdiv(total, 32),)], flat, np.zeros(total, dtype.np), total, period,
+                         BLOCK=32)
+        expect = np.zeros(total, dtype.np)
+        expect[(np.arange(total) * 7) % total] = flat[np.arange(total) % period]
+        if total % 7:  # 7 coprime with the total: a permutation, so no two lanes write one element
+            np.testing.assert_array_equal(want[1], expect)
+        np.testing.assert_array_equal(got[1].view(np.uint8), want[1].view(np.uint8))
+        want, got = both(k.repeated_rows_kernel[(1,)], data(2 * m, dtype, RNG), np.zeros((m, n), dtype.np), M=m, N=n)
+        np.testing.assert_array_equal(want[1], np.repeat(want[0][::2, None], n, axis=1))
+        np.testing.assert_array_equal(got[1].view(np.uint8), want[1].view(np.uint8))
+    each(check, [(9, 5, 4, 8), (30, 16, 8, 16)])
