@@ -358,12 +358,20 @@ def plan_ub(k: kir.Kernel, platform: Platform) -> kir.Kernel:
 
 
 def check_budget(k: kir.Kernel, platform: Platform) -> kir.Kernel:
-    """A located CompilationError listing every slot when the plan exceeds the UB budget, or when a
-    queue position holds more buffers than the hardware has event ids for."""
+    """The budget pass: ``k`` as it is when its plan fits the platform's UB; with single-buffered queues
+    when only that fits (a tile too large to double-buffer still runs, its copies no longer overlapping
+    the compute; not for runtime tile extents, whose planner picks extents that fit); else a located
+    CompilationError listing every slot. Also a located error when a queue position holds more buffers
+    than the hardware has event ids for."""
     p: Plan = k.plan
     _check_queue_events(k, platform)
     if (p.total_bytes if p.least is None else p.least) <= platform.ub_budget_bytes:
         return k
+    if p.least is None:
+        single = dataclasses.replace(p, slots=tuple(dataclasses.replace(s, num=1) if s.num and s.position is not
+                                                    Position.VECCALC else s for s in p.slots))
+        if single.total_bytes <= platform.ub_budget_bytes:
+            return dataclasses.replace(k, plan=single)
     worst = max(p.slots, key=lambda s: s.total)
     names = k.names
     rows = "; ".join(f"{names.slot(s)} ({s.position.value}, {s.num} x {s.bytes} B = {s.total} B)" for s in p.slots)

@@ -106,7 +106,7 @@ def test_non_block_accesses_are_located_errors(kernel, args, why, line):
 
 def test_ub_overflow_lists_every_buffer():
     (k,) = dsl.softmax_kernel.specialize(F32, F32, ascdsl.dtypes.int32, ascdsl.dtypes.int32,
-                                         ascdsl.dtypes.int32, BLOCK=32768).kernels
+                                         ascdsl.dtypes.int32, BLOCK=65536).kernels
     with pytest.raises(ascdsl.CompilationError) as info:
         compile_variant(k, "Ascend910B3")
     message = str(info.value)
@@ -114,7 +114,22 @@ def test_ub_overflow_lists_every_buffer():
     assert "more than the 188416 bytes Ascend910B3 allows" in message
     for name in ("inOutQueueIn", "scalarBuf", "workBuf"):  # the result is computed in the load's queue buffer
         assert name in message
-    assert "inOutQueueIn (VECIN, 2 x 131072 B = 262144 B)" in message
+    assert "inOutQueueIn (VECIN, 2 x 262144 B = 524288 B)" in message
+
+
+def test_queues_too_large_to_double_buffer_are_single_buffered():
+    """BLOCK=32768 needs 266272 bytes double-buffered (over the budget) and 135200 single-buffered: the
+    kernel compiles with one buffer per queue, while the planner's choice stays double-buffered."""
+    i32 = ascdsl.dtypes.int32
+    (k,) = dsl.softmax_kernel.specialize(F32, F32, i32, i32, i32, BLOCK=32768).kernels
+    assert planned(k, "Ascend910B3").plan.total_bytes == 266272
+    plan = compile_variant(k, "Ascend910B3").plan
+    assert plan.total_bytes == 135200 and [s.num for s in plan.slots] == [1, 1, 1]
+    x = np.random.default_rng(0).standard_normal((2, 20000)).astype(np.float32)
+    want, got = (np.zeros_like(x) for _ in range(2))
+    for out, backend in ((want, "interpreter"), (got, "sim")):
+        dsl.softmax_kernel[(2,)](out, x, 20000, 20000, 20000, BLOCK=32768, backend=backend)
+    ascdsl.testing.assert_close(got, want, ascdsl.dtypes.float32)
 
 
 def test_planner_largest_block_and_footprint():
