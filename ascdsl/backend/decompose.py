@@ -148,7 +148,8 @@ class _Rewriter:
         if instr.op is Op.CAST:
             (x,) = instr.operands
             src, dst = x.type.dtype, v.type.dtype
-            if src != dst and src.is_float and dst.is_float and (src, dst) not in isel.CAST_MODE:
+            if F32 not in (src, dst) and (src, dst) not in isel.CAST_MODE and (src, F32) in isel.CAST_MODE \
+                    and (F32, dst) in isel.CAST_MODE:  # float16 <-> bfloat16, bfloat16 <-> int32: as the interpreter
                 self.cast(self.cast(x, F32, loc), dst, loc, result=v)
                 return
             self.out.append(instr)

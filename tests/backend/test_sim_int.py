@@ -6,6 +6,7 @@ import numpy as np
 
 import ascdsl
 import ascdsl.language as tl
+from ascdsl import dtypes
 from tests.backend.helpers import both, each
 
 INT_MIN, INT_MAX = np.iinfo(np.int32).min, np.iinfo(np.int32).max
@@ -140,3 +141,25 @@ def test_8_bit_loop_accumulators_filled_from_a_constant_bit_exact():
         expect = np.bitwise_xor.reduce(x.reshape(64, 3, 32), axis=1)
         expect = np.bitwise_xor.reduce(expect ^ start_byte, axis=1)
         np.testing.assert_array_equal(want[1], expect)
+
+
+@ascdsl.jit
+def bf16_int_cast_kernel(b_ptr, i_ptr, to_int_ptr, to_bf16_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(to_int_ptr + offs, tl.load(b_ptr + offs).to(tl.int32))
+    tl.store(to_bf16_ptr + offs, tl.load(i_ptr + offs).to(tl.bfloat16))
+
+
+def test_bfloat16_and_int32_cast_through_float32_bit_exact():
+    """bfloat16 -> int32 truncates (NaN 0, saturating), int32 -> bfloat16 rounds through float32, as the
+    interpreter's casts (A2 has no direct Cast between them; was "does not support casting")."""
+    rng = np.random.default_rng(3)
+    f = (rng.standard_normal(64) * 1e5).astype(np.float32)
+    f[:6] = [np.nan, np.inf, -np.inf, 3e9, -2.7, 0.5]
+    b = f.astype(dtypes.bfloat16.np)
+    i = rng.integers(INT_MIN, INT_MAX, 64, dtype=np.int64).astype(np.int32)
+    want, got = both(bf16_int_cast_kernel[(1,)], b, i, np.zeros(64, np.int32), np.zeros(64, dtypes.bfloat16.np),
+                     BLOCK=64)
+    assert list(want[2][:6]) == [0, INT_MAX, INT_MIN, INT_MAX, -2, 0]
+    np.testing.assert_array_equal(got[2], want[2])
+    np.testing.assert_array_equal(got[3].view(np.uint16), want[3].view(np.uint16))
