@@ -528,6 +528,8 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
         return _per_lane(analysis, emit, instr, base, offset, _lane_offsets(emit, shape, strides))
     outer = [emit.sym(strides.get(d, {})) for d in range(rank if strided else rank - 1)]
     extents = _extents(emit, bounds, shape)
+    if rank == 2 and shape[1] == 1 and extents[1] is not emit.const(1):  # an [M, 1] column masked along its one column: no rows
+        extents = [emit._new(Op.MUL, dtypes.int32, (extents[0], extents[1])), emit.const(1)]
     operands = (base, offset, *outer, *extents)
     store = Op.STRIDED_STORE if strided else Op.BLOCK_STORE
     if instr.op in ATOMIC_STORES:

@@ -220,3 +220,13 @@ def repeated_rows_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
     rows = tl.arange(0, M)
     v = tl.load(x_ptr + rows[:, None] * 2 + tl.zeros((M, N), tl.int32))
     tl.store(out_ptr + rows[:, None] * N + tl.arange(0, N)[None, :], v)
+
+
+@ascdsl.jit
+def column_per_program_kernel(x_ptr, out_ptr, C, D, BLOCK_C: tl.constexpr, BLOCK_D: tl.constexpr):
+    """One column of a [C, D] matrix per program (BLOCK_D = 1), the column masked by ``offset_d < D``."""
+    offset_d = tl.program_id(0) * BLOCK_D + tl.arange(0, BLOCK_D)
+    offset_c = tl.arange(0, BLOCK_C)
+    inside = (offset_c[:, None] < C) & (offset_d[None, :] < D)
+    x = tl.load(x_ptr + offset_c[:, None] * D + offset_d[None, :], mask=inside, other=-1.0)
+    tl.store(out_ptr + offset_c[:, None] * D + offset_d[None, :], x * 2, mask=inside)

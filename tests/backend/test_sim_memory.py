@@ -203,3 +203,12 @@ def test_addresses_that_are_not_affine_run_lane_by_lane(dtype):
         np.testing.assert_array_equal(want[1], np.repeat(want[0][::2, None], n, axis=1))
         np.testing.assert_array_equal(got[1].view(np.uint8), want[1].view(np.uint8))
     each(check, [(9, 5, 4, 8), (30, 16, 8, 16)])
+
+
+def test_a_column_masked_along_its_one_column_bit_exact():
+    """``[C, 1]`` blocks whose mask also bounds the column (a program past ``D`` copies nothing): was
+    "masking the size-1 dim of a strided column" (a cross-entropy kernel with BLOCK_D = 1)."""
+    x = data((10, 3), F32, RNG)
+    want, got = both(k.column_per_program_kernel[(5,)], x, np.zeros_like(x), 10, 3, BLOCK_C=16, BLOCK_D=1)
+    np.testing.assert_array_equal(want[1], x * 2)
+    np.testing.assert_array_equal(got[1], want[1])
