@@ -151,6 +151,24 @@ def sort(em: Emitter, x, dim=None, descending=False):
     return em.op(Op.SORT, x.type, [x], [("axis", _axis(x, dim, "tl.sort")), ("descending", descending)])
 
 
+def topk(em: Emitter, x, k, dim=None):
+    x = _tile(x, "tl.topk")
+    n = x.type.shape[-1]
+    if _axis(x, dim, "tl.topk") != len(x.type.shape) - 1:
+        raise SemanticError("tl.topk takes the last axis only", "tl.permute the axis to the end first")
+    if not isinstance(k, int) or isinstance(k, bool) or not 0 < k <= n or k & (k - 1) or n & (n - 1):
+        raise SemanticError(f"tl.topk needs a constexpr power of two k <= {n} over an axis of a power of two, "
+                            f"got k={describe(k)} over {describe(x)}")
+    top = sort(em, x, descending=True)
+    lead = top.type.shape[:-1]
+    while n > k:  # keep the first half: (..., n) -> (..., 2, n/2) -> (..., n/2, 2) -> split
+        halves = reshape(em, top, lead + (2, n // 2))
+        rank = len(lead) + 2
+        top = split(em, permute(em, halves, tuple(range(rank - 2)) + (rank - 1, rank - 2)))[0]
+        n //= 2
+    return top
+
+
 def histogram(em: Emitter, input, num_bins, mask=None):
     x = _tile(input, "tl.histogram")
     if not x.type.dtype.is_int:
@@ -192,5 +210,5 @@ def dot(em: Emitter, input, other, acc=None, input_precision=None, allow_tf32=No
 
 BUILTINS = {tl.reshape: reshape, tl.view: view, tl.ravel: ravel, tl.permute: permute, tl.trans: trans,
             tl.expand_dims: expand_dims, tl.broadcast_to: broadcast_to, tl.broadcast: broadcast, tl.join: join,
-            tl.split: split, tl.interleave: interleave, tl.cat: cat, tl.flip: flip, tl.sort: sort, tl.dot: dot,
+            tl.split: split, tl.interleave: interleave, tl.cat: cat, tl.flip: flip, tl.sort: sort, tl.topk: topk, tl.dot: dot,
             tl.histogram: histogram}

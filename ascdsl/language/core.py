@@ -52,7 +52,7 @@ __all__ = [
     'advance', 'range', 'static_range', 'sum', 'max', 'min', 'argmax', 'argmin', 'exp', 'log', 'sqrt',
     'rsqrt', 'abs', 'sigmoid', 'maximum', 'minimum', 'where', 'cast', 'static_print', 'static_assert',
     'device_print', 'PropagateNan', 'tensor', 'reduce', 'associative_scan', 'cumsum', 'cumprod', 'xor_sum',
-    'sort', 'histogram', 'flip', 'dot', 'reshape', 'view', 'permute', 'trans', 'ravel', 'expand_dims', 'broadcast_to',
+    'sort', 'topk', 'histogram', 'flip', 'dot', 'reshape', 'view', 'permute', 'trans', 'ravel', 'expand_dims', 'broadcast_to',
     'broadcast', 'join', 'split', 'cat', 'interleave', 'zeros_like', 'ones_like', 'full_like', 'multiple_of',
     'max_contiguous', 'max_constancy', 'assume', 'debug_barrier', 'device_assert', 'make_tensor_descriptor',
     'atomic_add', 'atomic_max', 'atomic_min', 'atomic_and', 'atomic_or', 'atomic_xor', 'atomic_xchg',
@@ -382,6 +382,12 @@ def xor_sum(input, axis=None, keep_dims=False):
 @builtin
 def sort(x, dim=None, descending=False):
     """``x`` sorted along ``dim`` (default: the last axis)."""
+
+
+@builtin
+def topk(x, k, dim=None):
+    """The ``k`` largest elements of ``x`` along ``dim`` (default and only: the last axis), largest
+    first: ``tl.sort(x, descending=True)`` cut to its first ``k`` (the axis and ``k`` powers of two)."""
 
 
 @builtin

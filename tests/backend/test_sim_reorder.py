@@ -249,3 +249,32 @@ def test_sorts_of_8_and_16_bit_and_bool_tiles_bit_exact():
     cols = RNG.integers(-30000, 30000, 64).astype(np.int16)
     want, got = both(sort_int16_columns_kernel[(1,)], cols, np.zeros_like(cols), M=4, N=16)
     assert np.array_equal(want[1], np.sort(cols.reshape(4, 16), 0).ravel()) and np.array_equal(got[1], want[1])
+
+
+@ascdsl.jit
+def topk_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rows = tl.arange(0, M)[:, None]
+    x = tl.load(x_ptr + rows * N + tl.arange(0, N)[None, :])
+    tl.store(out_ptr + rows * K + tl.arange(0, K)[None, :], tl.topk(x, K))
+
+
+@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.int32])
+def test_topk_is_the_descending_sort_cut_to_k(dtype):
+    """``tl.topk`` (Triton-for-Ascend's, as upstream Triton's): the k largest of each row, largest first."""
+    rng = np.random.default_rng(36)
+
+    def check(m, n, k):
+        x = (rng.standard_normal((m, n)) * 1e3).astype(dtype.np) if dtype.is_float else \
+            rng.integers(-2 ** 31, 2 ** 31 - 1, (m, n)).astype(np.int32)
+        want, got = both(topk_kernel[(1,)], x, np.zeros((m, k), dtype.np), M=m, N=n, K=k)
+        np.testing.assert_array_equal(want[1], -np.sort(-x.astype(np.float64), axis=1)[:, :k].astype(dtype.np))
+        np.testing.assert_array_equal(got[1], want[1])
+    each(check, [(4, 64, 8), (2, 16, 16), (3, 32, 1)])
+
+
+def test_topk_of_a_k_that_is_not_a_power_of_two_is_a_located_error():
+    x = np.zeros((2, 16), np.float32)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        topk_kernel[(1,)](x, np.zeros((2, 3), np.float32), M=2, N=16, K=3)
+    assert "tl.topk needs a constexpr power of two k <= 16" in str(info.value)
+    assert "tests/backend/test_sim_reorder.py:" in str(info.value).splitlines()[0]
