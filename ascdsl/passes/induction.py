@@ -45,10 +45,9 @@ def _steps(yielded: Value, arg: Value, defs: dict[int, Instr]) -> list[tuple[Op,
     return steps[::-1]
 
 
-def _invariant(steps, inner: list[Instr], args) -> list[Instr] | None:
-    """The body's instructions that compute ``steps`` (in body order) where each step is the same on every
-    iteration (pure scalar arithmetic of values from outside the loop), else None."""
-    defs = {v.id: i for i in inner for v in i.results}
+def _invariant(steps, defs: dict[int, Instr], args) -> set[int] | None:
+    """The ``id`` s of the body's instructions (``defs``: by result id) that compute ``steps`` where each step
+    is the same on every iteration (pure scalar arithmetic of values from outside the loop), else None."""
     bound = {a.id for a in args}
     needed: set[int] = set()
 
@@ -60,9 +59,7 @@ def _invariant(steps, inner: list[Instr], args) -> list[Instr] | None:
             return False
         needed.add(id(instr))
         return all(same(x) for x in instr.operands)
-    if not all(same(s) for _, s in steps):
-        return None
-    return [i for i in inner if id(i) in needed]
+    return needed if all(same(s) for _, s in steps) else None
 
 
 class _Carried:
@@ -118,7 +115,7 @@ class _Carried:
         *inner, yld = region.body
         defs = {v.id: i for i in inner for v in i.results}
         before, top, tail, after = [], [], [], []
-        hoisted: list[Instr] = []
+        hoisted: set[int] = set()  # ids of the body's instructions moved to its top
         keep = list(range(len(region.args) - 1))  # the carried values that stay carried (maybe as offsets)
         args, entries, results = list(region.args[1:]), list(loop.operands[3:]), list(loop.results)
         yields = list(yld.operands)
@@ -130,10 +127,10 @@ class _Carried:
             kt = Type(arg.type.dtype if arg.type.dtype in OFFSETS else dtypes.int64 if wide else dtypes.int32)
             add = Op.PTR_ADD if isinstance(arg.type.dtype, PointerType) else Op.ADD
             entry, loc = loop.operands[3 + j], yld.loc
-            invariant = _invariant(steps, inner, region.args)
+            invariant = _invariant(steps, defs, region.args)
             read_after = loop.results[j].id in self.used
             if invariant is not None:
-                hoisted += [i for i in invariant if i not in hoisted]
+                hoisted |= invariant
                 offset = self.fresh.instr(top, Op.MUL, kt, (self._count(top, loop, kt), self._sum(top, None, steps, kt, loc)),
                                           (), loc)
                 top.append(Instr(add, (arg,), (entry, offset), (), (), loc))
@@ -149,9 +146,10 @@ class _Carried:
             after.append(Instr(add, (loop.results[j],), (entry, results[j]), (), (), loop.loc))
         if not top:
             return [loop]
-        inner = [i for i in inner if i not in hoisted]
+        moved = [i for i in inner if id(i) in hoisted]
+        inner = [i for i in inner if id(i) not in hoisted]
         yld = Instr(Op.YIELD, yld.results, tuple(yields[j] for j in keep), yld.attrs, yld.regions, yld.loc)
-        body = Block((region.args[0], *(args[j] for j in keep)), (*hoisted, *top, *inner, *tail, yld))
+        body = Block((region.args[0], *(args[j] for j in keep)), (*moved, *top, *inner, *tail, yld))
         operands = (*loop.operands[:3], *(entries[j] for j in keep))
         return [*before, Instr(Op.FOR, tuple(results[j] for j in keep), operands, loop.attrs, (body,), loop.loc),
                 *after]
