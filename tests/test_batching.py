@@ -15,6 +15,7 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes, interpreter, sim
+from ascdsl.backend.ascendc import compile_variant, planned
 from ascdsl.backend import batchcost, batchrun
 from ascdsl.cli import explained
 from ascdsl.bench_kernels import (add_kernel, gelu_kernel, layer_norm_kernel, log_softmax_backward_kernel,
@@ -464,3 +465,15 @@ def test_busiest_core_is_the_partitions(programs, grid):
     for q in range(grid):
         per_core[q % cores].append(base + (q < rem))
     assert batchcost.core_rows(programs, grid, cores) == max(per_core, key=sum)
+
+
+def test_largest_p_fits_with_double_buffered_queues():
+    """A P whose batched kernel fits the UB only single-buffered (the budget pass's fallback) is no
+    candidate: batching is for overlapping copies with compute."""
+    platform = ascdsl.platforms.get_platform(PLATFORM)
+    k = _gelu()
+    largest = batchrun.choose(k, 40 * 4096, platform)
+    fits = planned(batchrun.batch_programs(k, largest), platform).plan.total_bytes
+    over = planned(batchrun.batch_programs(k, largest + 1), platform).plan.total_bytes
+    assert fits <= platform.ub_budget_bytes < over
+    assert compile_variant(batchrun.batch_programs(k, largest + 1), platform).plan.single_buffered

@@ -71,13 +71,15 @@ def keeps_block_copies(kernel: Kernel, batched: Kernel, platform: Platform) -> b
 @lru_cache(maxsize=1024)
 def _variant(kernel: Kernel, p: int, platform: Platform):
     """The compiled kernel batched ``p`` to a program (``kernel`` itself for 1), or None where it does not
-    compile, fit the UB budget or copy by blocks wherever ``kernel`` does."""
+    compile, fit the UB budget with double-buffered queues or copy by blocks wherever ``kernel`` does."""
     try:
         if p == 1:
             return compile_variant(kernel, platform)
         batched = batch_programs(kernel, p)
         compiled = compile_variant(batched, platform)
     except (CompilationError, NotBatchable):
+        return None
+    if compiled.plan.single_buffered:  # fits only without the overlap batching is for
         return None
     return compiled if keeps_block_copies(kernel, batched, platform) else None
 

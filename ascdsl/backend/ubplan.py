@@ -82,6 +82,11 @@ class Plan:
     def total_bytes(self) -> int:
         return sum(s.total for s in self.slots)
 
+    @property
+    def single_buffered(self) -> bool:
+        """Whether its queues have one buffer each (:func:`check_budget`'s fallback)."""
+        return any(s.num == 1 and s.position is not Position.VECCALC for s in self.slots)
+
     def slot(self, buf: Buf) -> Slot:
         return self.slots[dict(self.home)[buf.key]]
 
