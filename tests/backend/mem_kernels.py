@@ -230,3 +230,11 @@ def column_per_program_kernel(x_ptr, out_ptr, C, D, BLOCK_C: tl.constexpr, BLOCK
     inside = (offset_c[:, None] < C) & (offset_d[None, :] < D)
     x = tl.load(x_ptr + offset_c[:, None] * D + offset_d[None, :], mask=inside, other=-1.0)
     tl.store(out_ptr + offset_c[:, None] * D + offset_d[None, :], x * 2, mask=inside)
+
+
+@ascdsl.jit
+def every_program_stores_all_kernel(x_ptr, out_ptr, N: tl.constexpr, SHIFT: tl.constexpr):
+    """Each program computes and stores the whole result (as Triton tests of a histogram do with two
+    programs): the programs' stores overlap, with equal values where SHIFT is 0."""
+    offs = tl.arange(0, N)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 3 + tl.program_id(0) * SHIFT)

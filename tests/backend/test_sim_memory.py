@@ -6,6 +6,7 @@ import pytest
 
 import ascdsl
 from ascdsl import dtypes
+from ascdsl.sim.errors import KernelSimError
 from tests.backend import mem_kernels as k
 from tests.backend.helpers import both, data, each
 
@@ -145,7 +146,6 @@ def test_gathers_bit_exact(dtype):
 
 
 def test_gather_out_of_bounds_is_located_on_the_simulator():
-    from ascdsl.sim.errors import KernelSimError
     x, idx = np.zeros(16, np.float32), np.full(16, 3, np.int32)
     idx[5] = 1000
     with pytest.raises(KernelSimError) as info:
@@ -212,3 +212,13 @@ def test_a_column_masked_along_its_one_column_bit_exact():
     want, got = both(k.column_per_program_kernel[(5,)], x, np.zeros_like(x), 10, 3, BLOCK_C=16, BLOCK_D=1)
     np.testing.assert_array_equal(want[1], x * 2)
     np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_programs_storing_equal_values_over_each_other_run_and_unequal_ones_are_located():
+    x = data(64, F32, RNG)
+    want, got = both(k.every_program_stores_all_kernel[(2,)], x, np.zeros(64, np.float32), N=64, SHIFT=0)
+    np.testing.assert_array_equal(got[1], want[1])
+    with pytest.raises(KernelSimError) as info:  # each program its own values: a race on a device
+        k.every_program_stores_all_kernel[(2,)](x, np.zeros(64, np.float32), N=64, SHIFT=1, backend="sim")
+    assert "tests/backend/mem_kernels.py:" in str(info.value).splitlines()[0]
+    assert "with another value (blocks must write disjoint GM)" in str(info.value)

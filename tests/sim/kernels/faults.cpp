@@ -195,7 +195,18 @@ extern "C" __global__ __aicore__ void gm_out_of_bounds(GM_ADDR x, GM_ADDR y) {
 extern "C" __global__ __aicore__ void gm_write_race(GM_ADDR x, GM_ADDR y) {
     Setup s(x, y);
     LocalTensor<float> out = s.outQ.AllocTensor<float>();
-    Duplicate(out, 1.0f, 64);
+    // each block its own values, differing in their low bytes: 1 + blockIdx ulps of 1.0f
+    Duplicate(out, static_cast<float>(1.0 + static_cast<double>(GetBlockIdx()) * 1.1920928955078125e-07), 64);
+    s.outQ.EnQue(out);
+    out = s.outQ.DeQue<float>();
+    DataCopy(s.yGm, out, 64);
+    s.outQ.FreeTensor(out);
+}
+
+extern "C" __global__ __aicore__ void gm_same_values(GM_ADDR x, GM_ADDR y) {
+    Setup s(x, y);
+    LocalTensor<float> out = s.outQ.AllocTensor<float>();
+    Duplicate(out, 1.0f, 64);  // every block the same values: a benign overlap
     s.outQ.EnQue(out);
     out = s.outQ.DeQue<float>();
     DataCopy(s.yGm, out, 64);

@@ -93,9 +93,9 @@ void ub_to_gm(const char* api, T* gm, const AscendC::LocalTensor<T>& src, const 
     uint8_t* dst = reinterpret_cast<uint8_t*>(gm);
     for (uint64_t i = 0; i < b.count; ++i) {
         ub_read(api, Pipe::MTE3, src.addr() + i * b.ub_pitch, b.len);
-        gm_write(api, dst + i * b.gm_pitch, b.len, atomic);
-        dma_gm(api, dst + i * b.gm_pitch, b.len, true);
         const uint8_t* from = st().ub + src.addr() + i * b.ub_pitch;
+        gm_write(api, dst + i * b.gm_pitch, b.len, atomic, from);
+        dma_gm(api, dst + i * b.gm_pitch, b.len, true);
         if (atomic) accumulate<T>(api, dst + i * b.gm_pitch, from, b.len / sizeof(T));
         else std::memcpy(dst + i * b.gm_pitch, from, b.len);
     }

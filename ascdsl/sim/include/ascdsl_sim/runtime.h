@@ -342,25 +342,30 @@ inline void gm_read(const char* api, const void* p, uint64_t bytes) {
     s.counters.gm_read_bytes += bytes;
 }
 
-// Plain writes of different blocks must not touch the same byte; atomic writes (SetAtomicAdd...) of
-// any number of blocks may, as long as no block writes that byte plainly.
-inline void gm_write(const char* api, const void* p, uint64_t bytes, bool atomic = false) {
+// Plain writes of different blocks must not touch the same byte, unless the later one writes the value
+// the byte holds (``data``: the bytes about to be written; two programs storing one result alike, as a
+// device gives whatever their order); atomic writes (SetAtomicAdd...) of any number of blocks may, as
+// long as no block writes that byte plainly.
+inline void gm_write(const char* api, const void* p, uint64_t bytes, bool atomic = false, const void* data = nullptr) {
     if (bytes == 0) return;
     GmRegion& r = gm_region(api, p, bytes, "write");
     State& s = st();
     if (r.owner.empty()) r.owner.assign(r.bytes, kNoOwner);
     const uint64_t off = reinterpret_cast<uintptr_t>(p) - r.base;
     const uint32_t me = static_cast<uint32_t>(s.block_idx);
+    const uint8_t* now = static_cast<const uint8_t*>(p);
+    const uint8_t* next = static_cast<const uint8_t*>(data);
     for (uint64_t i = 0; i < bytes; ++i) {
         uint32_t& o = r.owner[off + i];
-        const bool ok = o == kNoOwner || o == me || (atomic && o == kAtomicOwner);
+        const bool alike = next != nullptr && !atomic && o != kAtomicOwner && now[i] == next[i];
+        const bool ok = o == kNoOwner || o == me || (atomic && o == kAtomicOwner) || alike;
         if (!ok) s.fail_region = &r - s.gm.data();
         if (!ok && o == kAtomicOwner)
             fail(api, "GM byte ", off + i, " of a ", r.bytes, "-byte buffer is accumulated atomically (SetAtomicAdd...) and "
                  "written plainly by block ", s.block_idx, " (blocks must write disjoint GM)");
         if (!ok)
             fail(api, "GM byte ", off + i, " of a ", r.bytes, "-byte buffer is written by block ", o, " and by block ",
-                 s.block_idx, atomic ? " (atomically)" : "", " (blocks must write disjoint GM)");
+                 s.block_idx, atomic ? " (atomically)" : " with another value", " (blocks must write disjoint GM)");
         o = atomic ? kAtomicOwner : me;
     }
     if (s.mix && s.core == AIC) {

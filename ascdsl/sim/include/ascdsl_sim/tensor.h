@@ -57,7 +57,7 @@ public:
         return addr_[offset];
     }
     void SetValue(const uint64_t offset, T value) const {
-        ascdsl_sim::gm_write("GlobalTensor::SetValue", addr_ + offset, sizeof(T));
+        ascdsl_sim::gm_write("GlobalTensor::SetValue", addr_ + offset, sizeof(T), false, &value);
         ascdsl_sim::scalar_gm("GlobalTensor::SetValue", addr_ + offset, sizeof(T), true);
         ascdsl_sim::count_scalar(true);
         addr_[offset] = value;
