@@ -148,8 +148,9 @@ class _Rewriter:
         if instr.op is Op.CAST:
             (x,) = instr.operands
             src, dst = x.type.dtype, v.type.dtype
-            if F32 not in (src, dst) and (src, dst) not in isel.CAST_MODE and (src, F32) in isel.CAST_MODE \
-                    and (F32, dst) in isel.CAST_MODE:  # float16 <-> bfloat16, bfloat16 <-> int32: as the interpreter
+            half = any(t.is_float and t.itemsize == 2 for t in (src, dst))  # the interpreter casts those in float32
+            if half and F32 not in (src, dst) and (src, dst) not in isel.CAST_MODE and (src, F32) in isel.CAST_MODE \
+                    and (F32, dst) in isel.CAST_MODE:  # float16 <-> bfloat16, bfloat16 <-> int32
                 self.cast(self.cast(x, F32, loc), dst, loc, result=v)
                 return
             self.out.append(instr)
