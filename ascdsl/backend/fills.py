@@ -7,14 +7,19 @@ types ``Duplicate`` has no form for (A2's takes 16- and 32-bit elements), as a :
   any other value (a runtime scalar included) is written as its words: one block of the low word and one
   of the high word, and ``Gather`` of the int32 view reading them alternately (byte offsets
   ``32 * (lane & 1)``, the core being little-endian); the element of a one-element int64 tile
-  (:func:`element`, a broadcast of it) is ``Brcb``'d into those two blocks.
+  (:func:`element`, a broadcast of it) is ``Brcb``'d into those two blocks;
+* a one-element tile filled from a scalar (the value of ``tl.store(ptr + i, v)``, which stores a
+  one-element tile): an int8 as the low byte of an int16 (the store copies only that byte), an int64 as
+  its two int32 words (the high word into both, then the low word into the first: little-endian, and
+  each ``Duplicate`` starts at the aligned buffer start).
 """
 from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import Instr, Op
-from .kir import Bin, BinOp, Brace, Call, Conv, Lit, Ref, lit
+from .kir import Bin, BinOp, Brace, Call, CInt, Conv, Lit, Ref, lit
 from .relayout import gather_lanes, lane_index
+from .selector import cpp_dtype
 
 I16, I32, I64 = dtypes.int16, dtypes.int32, dtypes.int64
 BYTES = frozenset({dtypes.int8, dtypes.uint8})
@@ -23,10 +28,13 @@ BYTES = frozenset({dtypes.int8, dtypes.uint8})
 def select(sel, instr: Instr) -> list | None:
     """The fill of an 8-bit or int64 tile (None for any other instruction, and for fills nobody reads from
     a buffer: broadcasts read through strides, constants that only initialise accumulators)."""
-    if instr.op not in (Op.CONST, Op.BROADCAST) or instr.result.type.is_scalar:
+    if instr.op not in (Op.CONST, Op.BROADCAST) or instr.result.type.is_scalar or len(instr.results) != 1:
         return None
     v = instr.result
     dt = v.type.dtype
+    if instr.op is Op.BROADCAST and v.type.shape == (1,) and instr.operands[0].type.is_scalar \
+            and cpp_dtype(dt) in BYTES | {I64}:
+        return _one(sel, v, sel.scalar_as(instr.operands[0], dt), instr)
     if dt not in BYTES and dt != I64 or v.id in sel.fused or instr.op is Op.CONST and sel.only_inits(v):
         return None
     if instr.op is Op.BROADCAST and not instr.operands[0].type.is_scalar:
@@ -108,3 +116,14 @@ def _alternate(sel, view: Ref, pair: Ref, loc) -> list:
 
 def _signed(word: int) -> int:
     return word - (1 << 32) if word >= 1 << 31 else word
+
+
+def _one(sel, v, e, instr: Instr) -> list:
+    """The ``Duplicate`` s of a one-element tile of an int8/uint8/int64 scalar ``e``."""
+    buf = sel.bufs[v.id]
+    if cpp_dtype(v.type.dtype) == I64:  # both words get the high half, then the first the low half
+        high, low = Conv(I32, Bin(BinOp.SHR, e, Lit(32, I64))), Conv(I32, e)
+        return [Call("Duplicate", Ref(buf, I32, lit(0), 2), (), (high, lit(2)), loc=instr.loc),
+                Call("Duplicate", Ref(buf, I32, lit(0), 1), (), (low, lit(1)))]
+    byte = e if cpp_dtype(v.type.dtype) == dtypes.uint8 else Conv(CInt.UINT8, e)
+    return [Call("Duplicate", Ref(buf, I16, lit(0), 1), (), (Conv(I16, byte), lit(1)), loc=instr.loc)]

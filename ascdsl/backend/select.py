@@ -15,12 +15,12 @@ from .. import dtypes
 from ..ir.core import GroupOp, Instr, Kernel, Op, Value
 from ..platforms import Platform
 from . import (boolmask, combine, compute, debug, fills, gather, intops, kir, mathops, memory, philox, rank3, reductions,
-               relayout, reorder, scalarunit, scan, shapes, single, wide)
+               relayout, reorder, scalarunit, scan, shapes, wide)
 from .kir import Bin, BinOp, Call, Cond, Lit, Ref, Var, VarKind, lit
 from .selector import Selector, _Seg, cpp_dtype
 
 RULES = (scalarunit.select, rank3.select, boolmask.select, combine.select, intops.select, mathops.select, philox.select, reductions.select, relayout.select,
-         reorder.select, scan.select, shapes.select, single.select, wide.select, fills.select)
+         reorder.select, scan.select, shapes.select, fills.select, wide.select)
 """Selection rules of their own modules, tried before :func:`.compute.vector`: ``rule(sel, instr)`` returns
 the calls of ``instr``, or None when it does not lower that instruction."""
 
