@@ -23,7 +23,8 @@ from .. import dtypes
 from ..ir.core import Instr, Op
 from .kir import (Bin, BinOp, Brace, Call, CInt, Const, Conv, Elem, For, Gm, If, Let, Lit, Pipe, QOp, Queue, Ref, Role,
                   SizeOf, Struct, Var, add, lit, mul)
-from . import atomic, fills
+from . import fills
+from .memory import atomic_around
 from .relayout import int32_view, lane_index, row_halves
 from .selector import Selector, cpp_dtype, unsupported
 from .ublayout import numel
@@ -271,7 +272,7 @@ def copy_out(sel: Selector, instr: Instr) -> list:
     """CopyOut of a strided store: DeQue, one burst per element of each valid row, FreeTensor."""
     staging = _staging(sel, instr)
     copies = _bursts(sel, instr, staging, False)
-    return [Queue(QOp.DEQUE, staging.buf, instr.loc), *atomic.around(instr, staging.dtype, copies),
+    return [Queue(QOp.DEQUE, staging.buf, instr.loc), *atomic_around(instr, staging.dtype, copies),
             Queue(QOp.FREE, staging.buf)]
 
 
@@ -343,5 +344,5 @@ def scatter_store(sel: Selector, instr: Instr) -> list:
                   "DataCopyPad", gm, (Ref(staging.buf, dt, mul(i, lit(per)), staging.extent),), (params,),
                   pipe=Pipe.MTE3)))]
     return [Queue(QOp.ALLOC, staging.buf, instr.loc), *spread(sel, instr), Queue(QOp.ENQUE, staging.buf),
-            Queue(QOp.DEQUE, staging.buf, declare=False), *atomic.around(instr, dt, copies),
+            Queue(QOp.DEQUE, staging.buf, declare=False), *atomic_around(instr, dt, copies),
             Queue(QOp.FREE, staging.buf)]

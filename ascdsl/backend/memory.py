@@ -8,12 +8,19 @@ known or tested at run time) go as one burst, the MTE's cost being per burst. ``
 each burst to a block; where the kernel gave ``other``, the rest of a partial tile (masked rows,
 columns past the padded burst) is filled with ``Duplicate(other)`` after the load; without ``other``
 those lanes are undefined, as on the interpreter.
+
+Atomics (``tl.atomic_add``/``max``/``min`` whose old values nobody reads) are block stores with an
+``atomic`` attribute: their CopyOut is the store's ``DataCopy``/``DataCopyPad`` between
+``SetAtomicAdd<T>()`` (``Max``, ``Min``) and ``SetAtomicNone()`` (:func:`atomic_around`): the DMA engine
+combines each element with GM as it writes it (A2 supports half, float, bfloat16_t, int8_t, int16_t and
+int32_t), so programs on different cores may hit the same addresses. What A2 cannot do with atomics is a
+located error in :mod:`.limits`.
 """
 from __future__ import annotations
 
 from .. import dtypes
-from ..ir.core import Instr, Value
-from . import atomic, repeat
+from ..ir.core import Instr, Op, Value
+from . import repeat
 from .compute import copy_blocks
 from .kir import (BinOp, Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, For, Gm, If, Let, Lit, Note, Pipe, QOp, Queue,
                   Ref, Role, SizeOf, Struct, Var, add, as_expr, ceil_to, lit, minimum, mul)
@@ -22,6 +29,20 @@ from .selector import Selector
 from .ublayout import numel
 
 U8, U16, U32, U64 = CInt.UINT8, CInt.UINT16, CInt.UINT32, CInt.UINT64
+
+
+SET_ATOMIC = {Op.ATOMIC_ADD.value: "SetAtomicAdd", Op.ATOMIC_MAX.value: "SetAtomicMax",
+              Op.ATOMIC_MIN.value: "SetAtomicMin"}
+"""The ``atomic`` attribute of a block store -> the API that turns its copies into read-modify-writes."""
+
+
+def atomic_around(instr: Instr, dtype, copies: list) -> list:
+    """``copies`` (the CopyOut of block store ``instr``), made atomic when the store is an atomic."""
+    atomic = instr.attr("atomic")
+    if atomic is None:
+        return copies
+    return [Call(SET_ATOMIC[atomic], None, (), template=dtype, pipe=Pipe.MTE3, loc=instr.loc), *copies,
+            Call("SetAtomicNone", None, (), pipe=Pipe.MTE3)]
 
 
 def parts(instr: Instr):
@@ -222,7 +243,7 @@ def copy_out(sel: Selector, instr: Instr) -> list:
     local = Ref(buf, buf.dtype, lit(0), sel.count(value))
     whole = _whole_blocks(sel, instr, local, False)
     copies = [whole] if whole is not None else _transfer(sel, instr, local, sel.pitch(value), None, False)
-    return [Queue(QOp.DEQUE, buf, instr.loc), *atomic.around(instr, buf.dtype, copies), Queue(QOp.FREE, buf)]
+    return [Queue(QOp.DEQUE, buf, instr.loc), *atomic_around(instr, buf.dtype, copies), Queue(QOp.FREE, buf)]
 
 
 def dequeue(sel: Selector, instr: Instr) -> list:
