@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .. import dtypes
+from ..errors import CompilationError
 from ..ir import Kernel, walk
 from ..ir.builder import Fresh
 from ..ir.core import Block, Instr, Op, Type, Value
@@ -31,6 +32,7 @@ from . import cube
 WORKSPACE = "workspace"
 """The parameter both parts gain: the float32 GM the product goes through (the entry's ``workspace``)."""
 _STORES = (Op.BLOCK_STORE, Op.STRIDED_STORE)
+INT32_MAX = 2 ** 31 - 1
 
 
 @dataclass(frozen=True)
@@ -202,8 +204,15 @@ def split(kernel: Kernel, platform: Platform) -> Split:
 
 
 def workspace_elements(kernel: Kernel, platform: Platform, programs: int) -> int:
-    """The float32 elements of the workspace a launch of MIX kernel ``kernel`` over ``programs`` needs."""
-    return programs * split(kernel, platform).tile_elements
+    """The float32 elements of the workspace a launch of MIX kernel ``kernel`` over ``programs`` needs (a
+    located error where its tiles' offsets, int32 scalars, would overflow)."""
+    parts = split(kernel, platform)
+    elements = programs * parts.tile_elements
+    if elements > INT32_MAX + 1:
+        raise CompilationError(parts.cube.loc, f"{programs} programs of {parts.tile[0]} x {parts.tile[1]} float32 "
+                                               f"products need a workspace of {elements} elements, past the int32 "
+                                               "offsets of its tiles", hint="use fewer programs (larger blocks)")
+    return elements
 
 
 __all__ = ["Split", "WORKSPACE", "cube_plan", "is_mix", "product", "split", "workspace_elements"]

@@ -72,7 +72,8 @@ def test_matmul_bias_relu_with_tails_matches_the_interpreter():
         a, b, bias = (x.astype(np.float64) for x in args[:3])
         assert_close(want[3], np.maximum(a @ b + bias, 0).astype(np.float16), dtypes.float16)
         assert_close(got[3], want[3], dtypes.float16, err_msg=f"{m}x{n}x{k}")
-    each(check, [(40, 50, 70, 32, 32, 32), (100, 70, 129, 16, 16, 64), (16, 16, 16, 16, 16, 16)])
+    each(check, [(40, 50, 70, 32, 32, 32), (100, 70, 129, 16, 16, 64), (16, 16, 16, 16, 16, 16),
+                 (160, 190, 40, 16, 16, 32)])  # 120 programs: 6 per AIC
 
 
 @pytest.mark.parametrize("dtype", [dtypes.float16, dtypes.bfloat16], ids=str)
@@ -103,6 +104,17 @@ def test_mix_kernel_source_runs_the_product_on_the_aic_and_the_epilogue_on_its_a
     assert aic < flag < aiv < wait
     assert "QuantMode_t::NoQuant" in source and "Fixpipe<float, float, CFG_ROW_MAJOR>(workspaceGm[" in source
     assert "program = aic + GetSubBlockIdx() * GetBlockNum()" in source and "Mmad(" not in source.split("class")[1]
+
+
+def test_a_workspace_past_int32_offsets_is_a_located_error_at_launch():
+    """524289 batches of a 1 x 1 product in 64 x 64 blocks: the last tile ends past 2**31 elements."""
+    z = 524289
+    a, b, r, c = (np.zeros((z, 1, 1), np.float16) for _ in range(4))
+    with pytest.raises(ascdsl.CompilationError) as info:
+        ck.batched_matmul_residual[(1, z)](a, b, r, c, 1, 1, 1, BLOCK_M=64, BLOCK_N=64, BLOCK_K=16, backend="sim")
+    message = str(info.value)
+    assert "524289 programs of 64 x 64 float32 products need a workspace of 2147487744 elements" in message
+    assert "acc = tl.dot(x, w, acc)" in message, message
 
 
 @CANN
