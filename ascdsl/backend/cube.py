@@ -11,7 +11,8 @@ of through the vector pipeline (:mod:`.select` onwards):
 
 Each program's output tile goes GM -> L1 (``DataCopy`` with ``Nd2NzParams``), L1 -> L0A/L0B
 (``LoadData``, B's fractals transposed), ``Mmad`` into L0C accumulating over K, L0C -> GM (``Fixpipe``,
-float32 -> half/bfloat16 on the way out). What the form does not cover is a located
+float32 -> half/bfloat16 on the way out). A product that feeds vector work before its store is a MIX
+kernel (:mod:`.mix`), whose cube part has this form. What the form does not cover is a located
 :class:`~ascdsl.errors.CompilationError`. The rows of every block must be contiguous (unit inner stride):
 literal strides are checked here, stride parameters at launch (:func:`check_launch`).
 """
