@@ -199,3 +199,17 @@ def two_products(a_ptr, b_ptr, c_ptr, M, N, K: tl.constexpr, BLOCK: tl.constexpr
     y = tl.dot(x, w).to(tl.float16)
     z = tl.dot(y, w)
     tl.store(c_ptr + rows[:, None] * N + ks[None, :], tl.maximum(z, 0.0), mask=rows[:, None] < M)
+
+
+@ascdsl.jit
+def small_linear_leaky(x_ptr, w_ptr, out_ptr, M, N, K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """The whole of K in one product (no loop), then a leaky relu by `tl.where`, bf16 rounded out."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    ks = tl.arange(0, K)
+    x = tl.load(x_ptr + rows[:, None] * K + ks[None, :], mask=rows[:, None] < M, other=0.0)
+    w = tl.load(w_ptr + ks[:, None] * N + cols[None, :], mask=cols[None, :] < N, other=0.0)
+    y = tl.dot(x, w)
+    y = tl.where(y > 0, y, 0.01 * y)
+    tl.store(out_ptr + rows[:, None] * N + cols[None, :], y.to(tl.bfloat16),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))

@@ -39,8 +39,15 @@ def _residual(z, m, n, k, bm, bn, bk):
         dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk)
 
 
+def _leaky(m, n, k, bm, bn):
+    x, w = data((m, k), dtypes.bfloat16), data((k, n), dtypes.bfloat16)
+    grid = (ascdsl.cdiv(m, bm), ascdsl.cdiv(n, bn))
+    return ck.small_linear_leaky, grid, [x, w, np.zeros((m, n), dtypes.bfloat16.np), m, n], \
+        dict(K=k, BLOCK_M=bm, BLOCK_N=bn)
+
+
 CASES = [_bias_relu(40, 50, 70, 32, 32, 32), _gelu(dtypes.float16, 70, 45, 100, 32, 16, 64),
-         _residual(3, 20, 40, 50, 16, 32, 32)]
+         _residual(3, 20, 40, 50, 16, 32, 32), _leaky(50, 20, 48, 32, 16)]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c[0].__name__)
@@ -91,6 +98,14 @@ def test_batched_matmul_with_a_residual_matches_the_interpreter():
     a, b, r = (x.astype(np.float64) for x in args[:3])
     assert_close(want[3], (a @ b + r).astype(np.float16), dtypes.float16)
     assert_close(got[3], want[3], dtypes.float16)
+
+
+def test_one_product_without_a_loop_then_a_leaky_relu_matches_the_interpreter():
+    fn, grid, args, meta = _leaky(50, 20, 48, 32, 16)
+    want, got = both(fn[grid], *args, **meta)
+    y = args[0].astype(np.float64) @ args[1].astype(np.float64)
+    assert_close(want[2], np.where(y > 0, y, 0.01 * y).astype(dtypes.bfloat16.np), dtypes.bfloat16)
+    assert_close(got[2], want[2], dtypes.bfloat16)
 
 
 def test_mix_kernel_source_runs_the_product_on_the_aic_and_the_epilogue_on_its_aivs():
