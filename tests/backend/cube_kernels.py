@@ -213,3 +213,19 @@ def small_linear_leaky(x_ptr, w_ptr, out_ptr, M, N, K: tl.constexpr, BLOCK_M: tl
     y = tl.where(y > 0, y, 0.01 * y)
     tl.store(out_ptr + rows[:, None] * N + cols[None, :], y.to(tl.bfloat16),
              mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def scores_softmax(q_ptr, k_ptr, p_ptr, M, N, D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """softmax(Q @ K^T / 8) along each row (attention probabilities, K^T stored D x N), fp16 out."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    ds = tl.arange(0, D)
+    q = tl.load(q_ptr + rows[:, None] * D + ds[None, :], mask=rows[:, None] < M, other=0.0)
+    kt = tl.load(k_ptr + ds[:, None] * N + cols[None, :], mask=cols[None, :] < N, other=0.0)
+    s = tl.dot(q, kt) * 0.125
+    s = tl.where(cols[None, :] < N, s, float("-inf"))
+    e = tl.exp(s - tl.max(s, 1)[:, None])
+    p = e / tl.sum(e, 1)[:, None]
+    tl.store(p_ptr + rows[:, None] * N + cols[None, :], p.to(tl.float16),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))

@@ -46,8 +46,14 @@ def _leaky(m, n, k, bm, bn):
         dict(K=k, BLOCK_M=bm, BLOCK_N=bn)
 
 
+def _softmax(m, n, d, bm, bn):
+    q, kt = data((m, d), dtypes.float16), data((d, n), dtypes.float16)
+    return ck.scores_softmax, (ascdsl.cdiv(m, bm),), [q, kt, np.zeros((m, n), np.float16), m, n], \
+        dict(D=d, BLOCK_M=bm, BLOCK_N=bn)
+
+
 CASES = [_bias_relu(40, 50, 70, 32, 32, 32), _gelu(dtypes.float16, 70, 45, 100, 32, 16, 64),
-         _residual(3, 20, 40, 50, 16, 32, 32), _leaky(50, 20, 48, 32, 16)]
+         _residual(3, 20, 40, 50, 16, 32, 32), _leaky(50, 20, 48, 32, 16), _softmax(50, 40, 32, 16, 64)]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c[0].__name__)
@@ -106,6 +112,16 @@ def test_one_product_without_a_loop_then_a_leaky_relu_matches_the_interpreter():
     y = args[0].astype(np.float64) @ args[1].astype(np.float64)
     assert_close(want[2], np.where(y > 0, y, 0.01 * y).astype(dtypes.bfloat16.np), dtypes.bfloat16)
     assert_close(got[2], want[2], dtypes.bfloat16)
+
+
+def test_attention_scores_then_a_row_softmax_match_the_interpreter():
+    """Reductions in the epilogue: the masked columns (0 in the workspace) become -inf before the row max."""
+    fn, grid, args, meta = _softmax(50, 40, 32, 16, 64)
+    want, got = both(fn[grid], *args, **meta)
+    s = args[0].astype(np.float64) @ args[1].astype(np.float64) * 0.125
+    e = np.exp(s - s.max(1, keepdims=True))
+    assert_close(want[2], (e / e.sum(1, keepdims=True)).astype(np.float16), dtypes.float16)
+    assert_close(got[2], want[2], dtypes.float16)
 
 
 def test_mix_kernel_source_runs_the_product_on_the_aic_and_the_epilogue_on_its_aivs():
