@@ -31,6 +31,7 @@ from functools import lru_cache
 from typing import Sequence
 
 from .. import dtypes
+from ..errors import CompilationError
 from ..ir import Kernel
 from ..passes import run_passes
 from ..platforms import Platform, get_platform
@@ -134,11 +135,21 @@ def render_classes(variants: Sequence[Variant], layout: TilingLayout, platform: 
     mixed = [v for v in variants if mix.is_mix(v.kernel, platform)]
     vector = [class_model(simplify(c.kernel), c.name, layout.struct_name, c.is_template, c.float32)
               for c in classes(_vector(variants), platform)]
-    vector += [class_model(simplify(compile_variant(mix.split(v.kernel, platform).vector, platform)),
-                           vector_class_name(v), layout.struct_name, mix=True) for v in mixed]
+    vector += [class_model(simplify(_epilogue(v, platform)), vector_class_name(v), layout.struct_name, mix=True)
+               for v in mixed]
     return render_located("kernel_classes.cpp.j2", classes=vector, cube_classes=[
         cube.render_class(mix.cube_plan(v.kernel, platform), cube_class_name(v, platform), layout.struct_name)
         for v in variants if cube.is_cube(v.kernel)])
+
+
+def _epilogue(v: Variant, platform: Platform) -> kir.Kernel:
+    """The vector part of MIX variant ``v`` after every pass (an error in it says it is the epilogue)."""
+    parts = mix.split(v.kernel, platform)
+    try:
+        return compile_variant(parts.vector, platform)
+    except CompilationError as e:
+        raise e.with_note(f"the vector work after `tl.dot` runs on the vector cores, on the product's whole "
+                          f"{parts.tile[0]} x {parts.tile[1]} float32 tile") from None
 
 
 def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> Rendered:

@@ -148,6 +148,15 @@ def test_a_workspace_past_int32_offsets_is_a_located_error_at_launch():
     assert "acc = tl.dot(x, w, acc)" in message, message
 
 
+def test_an_epilogue_over_the_vector_cores_ub_is_a_located_error():
+    fn, grid, args, meta = _bias_relu(128, 256, 64, 128, 256, 32)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        fn[grid](*args, backend="sim", **meta)
+    message = str(info.value)
+    assert "bytes of UB, more than the 188416 bytes" in message and "acc = tl.dot(x, w, acc)" in message
+    assert "note: the vector work after `tl.dot` runs on the vector cores, on the product's whole 128 x 256" in message
+
+
 @CANN
 def test_generated_mix_kernels_type_check_against_cann(tmp_path):
     kernels = [fn.specialize(*args, **meta).kernels[0] for fn, _, args, meta in CASES]
