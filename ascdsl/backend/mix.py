@@ -78,20 +78,23 @@ def _scalar(instr: Instr) -> bool:
 @lru_cache(maxsize=256)
 def is_mix(kernel: Kernel, platform: Platform) -> bool:
     """Whether ``kernel`` multiplies matrices and does vector work besides the cube form's (anything but
-    an optional cast of the product and its store): the product goes through a workspace."""
+    one store of the product or of its cast to a dtype Fixpipe converts to): the product goes through a
+    workspace."""
     if not cube.is_cube(kernel):
         return False
     k = run_passes(kernel, platform)
     prod = product(k)
     if prod is None:
         return False
-    cone, out = _cone(k.body, prod), {prod.results[0].id}
+    cone, out, stored = _cone(k.body, prod), {prod.results[0].id}, False
     for i in k.body.body:
         if i is prod or id(i) in cone or _scalar(i):
             continue
-        if i.op is Op.CAST and i.operands[0].id in out:
+        if i.op is Op.CAST and i.operands[0].id == prod.results[0].id and i.result.type.dtype in cube.OUTPUTS:
             out.add(i.result.id)
-        elif not (i.op in _STORES and i.operands[-1].id in out):
+        elif i.op in _STORES and i.operands[-1].id in out and not stored:
+            stored = True
+        else:
             return True
     return False
 

@@ -229,3 +229,19 @@ def scores_softmax(q_ptr, k_ptr, p_ptr, M, N, D: tl.constexpr, BLOCK_M: tl.const
     p = e / tl.sum(e, 1)[:, None]
     tl.store(p_ptr + rows[:, None] * N + cols[None, :], p.to(tl.float16),
              mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def matmul_two_outputs(a_ptr, b_ptr, c_ptr, c16_ptr, M, N, K, BLOCK: tl.constexpr):
+    """The product stored twice, as float32 and rounded to float16: the second store runs on the vector cores."""
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK):
+        ks = k0 + tl.arange(0, BLOCK)
+        x = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
+        w = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=(ks[:, None] < K) & (cols[None, :] < N), other=0.0)
+        acc = tl.dot(x, w, acc)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=mask)
+    tl.store(c16_ptr + rows[:, None] * N + cols[None, :], acc.to(tl.float16), mask=mask)

@@ -124,6 +124,27 @@ def test_attention_scores_then_a_row_softmax_match_the_interpreter():
     assert_close(got[2], want[2], dtypes.float16)
 
 
+def test_the_product_stored_twice_runs_the_second_store_on_the_vector_cores():
+    m, n, k = 40, 50, 70
+    a, b = data((m, k), dtypes.float16), data((k, n), dtypes.float16)
+    want, got = both(ck.matmul_two_outputs[(2, 2)], a, b, np.zeros((m, n), np.float32), np.zeros((m, n), np.float16),
+                     m, n, k, BLOCK=32)
+    product = np.abs(a).astype(np.float32) @ np.abs(b).astype(np.float32)
+    assert_close(want[2], a.astype(np.float64) @ b.astype(np.float64), dtypes.float32, scale=product)
+    assert_close(got[2], want[2], dtypes.float32, scale=product)
+    assert_close(got[3], want[3], dtypes.float16)
+
+
+def test_the_tutorial_matmul_stays_a_pure_cube_kernel():
+    m, n, k = 40, 50, 70
+    args = (np.zeros((m, k), np.float16), np.zeros((k, n), np.float16), np.zeros((m, n), np.float16), m, n, k, k, 1,
+            n, 1, n, 1)
+    kernel = ck.matmul.specialize(*args, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32).kernels[0]
+    assert not mix.is_mix(kernel, PLATFORM)
+    source = str(kernel_source("cube", tiling.variants([kernel]), tiling.layout("CubeTiling", [kernel]), PLATFORM))
+    assert "KERNEL_TYPE_AIC_ONLY" in source and "CrossCore" not in source
+
+
 def test_mix_kernel_source_runs_the_product_on_the_aic_and_the_epilogue_on_its_aivs():
     fn, grid, args, meta = CASES[0]
     kernel = fn.specialize(*args, **meta).kernels[0]
