@@ -52,15 +52,18 @@ def _softmax(m, n, d, bm, bn):
         dict(D=d, BLOCK_M=bm, BLOCK_N=bn)
 
 
-CASES = [_bias_relu(40, 50, 70, 32, 32, 32), _gelu(dtypes.float16, 70, 45, 100, 32, 16, 64),
-         _residual(3, 20, 40, 50, 16, 32, 32), _leaky(50, 20, 48, 32, 16), _softmax(50, 40, 32, 16, 64)]
+CASES = [(_bias_relu, (40, 50, 70, 32, 32, 32)), (_gelu, (dtypes.float16, 70, 45, 100, 32, 16, 64)),
+         (_residual, (3, 20, 40, 50, 16, 32, 32)), (_leaky, (50, 20, 48, 32, 16)), (_softmax, (50, 40, 32, 16, 64))]
+"""One launch of each MIX kernel: its builder (the kernel, grid, arguments and constexprs, drawn when called)
+and the builder's arguments."""
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c[0].__name__)
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c[0].__name__.strip("_"))
 def test_the_cube_part_then_the_vector_part_store_what_the_kernel_stores(case):
     """The split on the interpreter: the cube part writes the product's tiles to the workspace, the vector
     part reads them back and stores exactly what the whole kernel stores."""
-    fn, grid, args, meta = case
+    build, params = case
+    fn, grid, args, meta = build(*params)
     kernel = fn.specialize(*args, **meta).kernels[0]
     whole = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     interpreter.run(kernel, whole, grid)
@@ -146,7 +149,7 @@ def test_the_tutorial_matmul_stays_a_pure_cube_kernel():
 
 
 def test_mix_kernel_source_runs_the_product_on_the_aic_and_the_epilogue_on_its_aivs():
-    fn, grid, args, meta = CASES[0]
+    fn, grid, args, meta = _bias_relu(40, 50, 70, 32, 32, 32)
     kernel = fn.specialize(*args, **meta).kernels[0]
     layout = tiling.layout("MixTiling", [kernel])
     source = str(kernel_source("mix", tiling.variants([kernel]), layout, PLATFORM))
@@ -180,5 +183,5 @@ def test_an_epilogue_over_the_vector_cores_ub_is_a_located_error():
 
 @CANN
 def test_generated_mix_kernels_type_check_against_cann(tmp_path):
-    kernels = [fn.specialize(*args, **meta).kernels[0] for fn, _, args, meta in CASES]
+    kernels = [fn.specialize(*args, **meta).kernels[0] for fn, _, args, meta in (b(*p) for b, p in CASES)]
     assert_type_checks("mix_matmul", kernels, tmp_path)
