@@ -135,19 +135,19 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
     fields["tilingKey"] = key
     programs = grid[0] * grid[1] * grid[2]
     target = get_platform(platform)
-    cores, mixed, workspace = target.vector_core_count, mix.is_mix(kernel, target), None
+    cores, workspace = target.vector_core_count, None
     if cube.is_cube(kernel):  # an AIC kernel, or a MIX kernel of one AIC and two AIVs: one block per cube core
         cube.check_launch(mix.cube_plan(kernel, target), fields)
         cores = target.ai_core_count
-    if mixed:  # the products' float32 tiles; NaN until the AIC writes them
-        workspace = np.full(mix.workspace_elements(kernel, target, programs), np.nan, np.float32)
+        if mix.is_mix(kernel, target):  # the products' float32 tiles; NaN until the AIC writes them
+            workspace = np.full(mix.workspace_elements(kernel, target, programs), np.nan, np.float32)
     block_dim = max(1, min(programs, cores))
     try:
         with located_errors(kernel, len(arrays)):
             _front_end(file.path)
             result = sim.run_kernel(file.path, SYMBOL, [*arrays, workspace, file.layout.pack(fields)], block_dim,
                                     platform, tiling_key=key, tiling_type=file.layout.struct_name, entry=file.entry,
-                                    mix=mixed)
+                                    mix=workspace is not None)
     except sim.SimCompileError:
         if not prebuilt(kernel, platform):
             raise
