@@ -245,3 +245,19 @@ def matmul_two_outputs(a_ptr, b_ptr, c_ptr, c16_ptr, M, N, K, BLOCK: tl.constexp
     mask = (rows[:, None] < M) & (cols[None, :] < N)
     tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=mask)
     tl.store(c16_ptr + rows[:, None] * N + cols[None, :], acc.to(tl.float16), mask=mask)
+
+
+@ascdsl.jit
+def matmul_plus_equals(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                       BLOCK_K: tl.constexpr):
+    """The accumulation written ``acc += tl.dot(a, b)``, as many Triton kernels do."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        ks = k0 + tl.arange(0, BLOCK_K)
+        x = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
+        w = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=(ks[:, None] < K) & (cols[None, :] < N), other=0.0)
+        acc += tl.dot(x, w)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc.to(tl.float16),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))

@@ -46,6 +46,15 @@ def test_tutorial_matmul_advancing_its_pointers_matches_the_interpreter():
     each(check, SHAPES[:2])
 
 
+def test_an_accumulation_written_plus_equals_runs_on_the_cube():
+    m, n, k = 40, 50, 70
+    a, b = data((m, k), dtypes.float16), data((k, n), dtypes.float16)
+    want, got = both(ck.matmul_plus_equals[(2, 2)], a, b, np.zeros((m, n), np.float16), m, n, k, BLOCK_M=32,
+                     BLOCK_N=32, BLOCK_K=32)
+    assert_close(want[2], (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16), dtypes.float16)
+    assert_close(got[2], want[2], dtypes.float16)
+
+
 def test_float32_result_on_a_2d_grid_without_stride_parameters():
     m, n, k = 70, 45, 100
     a, b = data((m, k), dtypes.float16), data((k, n), dtypes.float16)
