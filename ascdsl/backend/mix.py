@@ -121,9 +121,14 @@ def _operands(k: Kernel, prod: Instr) -> tuple[Instr, Instr, Instr, Block | None
         raise cube.unsupported(prod.loc, "a `tl.dot` inside a nested region of the loop over K")
     defs = {r.id: i for i in scope for r in i.results}
     a, b = (defs.get(v.id) for v in dot.operands[:2])
-    if any(x is None or x.op not in (Op.BLOCK_LOAD, Op.STRIDED_LOAD) or len(x.attr("shape")) != 2 for x in (a, b)):
-        raise cube.unsupported(dot.loc, "operands of `tl.dot` that are not two 2-D blocks loaded from GM (computed "
-                                        "operands need vector work before the product)")
+    for x in (a, b):
+        if x is not None and x.op not in (Op.BLOCK_LOAD, Op.STRIDED_LOAD):
+            raise cube.unsupported(x.loc, f"an operand of `tl.dot` computed by `{x.op.value}` (the cube core "
+                                          "multiplies blocks loaded from GM as they are: vector work before the "
+                                          "product is not lowered)")
+        if x is None or len(x.attr("shape")) != 2:
+            raise cube.unsupported(dot.loc, "operands of `tl.dot` that are not two 2-D blocks loaded from GM (in "
+                                            "the loop over K)")
     return dot, a, b, region
 
 
