@@ -31,10 +31,11 @@ from functools import lru_cache
 from typing import Sequence
 
 from .. import dtypes
+from ..errors import CompilationError
 from ..ir import Kernel
 from ..passes import run_passes
 from ..platforms import Platform, get_platform
-from . import cube, kir
+from . import cube, kir, mix
 from .decompose import decompose
 from .emit import class_model, literal
 from .limits import check_vector_cores
@@ -105,9 +106,21 @@ def _classes(variants: tuple[Variant, ...], platform: Platform) -> list[ClassPla
 
 
 def class_names(variants: Sequence[Variant], platform: Platform | str) -> dict[int, str]:
-    """The class (or template instance) each variant's entry branch constructs, by tiling key."""
+    """The class (or template instance) each variant's entry branch constructs, by tiling key (a MIX
+    variant's: the class its AIC runs, :func:`vector_class_name` the one its AIVs run)."""
+    platform = _platform(platform)
     names = {v.key: instance for c in classes(_vector(variants), platform) for v, instance in c.instances}
-    return names | {v.key: v.class_name for v in variants if cube.is_cube(v.kernel)}
+    return names | {v.key: cube_class_name(v, platform) for v in variants if cube.is_cube(v.kernel)}
+
+
+def cube_class_name(v: Variant, platform: Platform) -> str:
+    """The AIC class of cube variant ``v``: its class name, with ``Cube`` after it in a MIX kernel."""
+    return f"{v.class_name}Cube" if mix.is_mix(v.kernel, platform) else v.class_name
+
+
+def vector_class_name(v: Variant) -> str:
+    """The AIV class of MIX variant ``v``."""
+    return f"{v.class_name}Vector"
 
 
 def _vector(variants: Sequence[Variant]) -> list[Variant]:
@@ -116,23 +129,41 @@ def _vector(variants: Sequence[Variant]) -> list[Variant]:
 
 
 def render_classes(variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> Rendered:
-    """Every variant's class (no includes, no entry), with the DSL location of each line that names one."""
-    return render_located("kernel_classes.cpp.j2", classes=[
-        class_model(simplify(c.kernel), c.name, layout.struct_name, c.is_template, c.float32)
-        for c in classes(_vector(variants), platform)], cube_classes=[
-        cube.render_class(v.kernel, _platform(platform), v.class_name, layout.struct_name)
+    """Every variant's class (no includes, no entry), with the DSL location of each line that names one;
+    a MIX variant's two (:mod:`.mix`: its AIC's cube class and its AIVs' vector class)."""
+    platform = _platform(platform)
+    mixed = [v for v in variants if mix.is_mix(v.kernel, platform)]
+    vector = [class_model(simplify(c.kernel), c.name, layout.struct_name, c.is_template, c.float32)
+              for c in classes(_vector(variants), platform)]
+    vector += [class_model(simplify(_epilogue(v, platform)), vector_class_name(v), layout.struct_name, mix=True)
+               for v in mixed]
+    return render_located("kernel_classes.cpp.j2", classes=vector, cube_classes=[
+        cube.render_class(mix.cube_plan(v.kernel, platform), cube_class_name(v, platform), layout.struct_name)
         for v in variants if cube.is_cube(v.kernel)])
+
+
+def _epilogue(v: Variant, platform: Platform) -> kir.Kernel:
+    """The vector part of MIX variant ``v`` after every pass (an error in it says it is the epilogue)."""
+    parts = mix.split(v.kernel, platform)
+    try:
+        return compile_variant(parts.vector, platform)
+    except CompilationError as e:
+        raise e.with_note(f"the vector work after `tl.dot` runs on the vector cores, on the product's whole "
+                          f"{parts.tile[0]} x {parts.tile[1]} float32 tile") from None
 
 
 def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> Rendered:
     """A complete direct-launch kernel file: the tiling struct, the classes and the entry ``symbol``
     (the pointers of every variant in first-seen order, then ``workspace`` and ``tiling``), with the DSL
-    location of each line that names one."""
+    location of each line that names one. A MIX variant's classes take ``workspace`` as their last
+    pointer: its product's float32 tiles (:func:`.mix.workspace_elements`)."""
+    platform = _platform(platform)
     names = class_names(variants, platform)
-    calls = [{"key": v.key, "class_name": names[v.key], "args": _pointer_args(v), "cube": cube.is_cube(v.kernel)}
-             for v in variants]
+    calls = [{"key": v.key, "class_name": names[v.key], "args": _pointer_args(v), "cube": cube.is_cube(v.kernel),
+              "mix": mix.is_mix(v.kernel, platform), "vector_class": vector_class_name(v)} for v in variants]
     return render_located("kernel.cpp.j2", symbol=symbol, struct=layout.struct_name, struct_source=layout.struct_source(),
-                  classes=render_classes(variants, layout, platform), pointers=entry_pointers(variants), calls=calls)
+                  classes=render_classes(variants, layout, platform), pointers=entry_pointers(variants), calls=calls,
+                  workspace=mix.WORKSPACE)
 
 
 def _pointer_args(v: Variant) -> list[str]:
@@ -144,5 +175,5 @@ def entry_pointers(variants: Sequence[Variant]) -> list[str]:
     return list(dict.fromkeys(n for v in variants for n in _pointer_args(v)))
 
 
-__all__ = ["PIPELINE", "class_names", "classes", "compile_variant", "entry_pointers", "variant_kernel", "variant_planned", "kernel_source", "literal", "planned",
+__all__ = ["PIPELINE", "class_names", "cube_class_name", "vector_class_name", "classes", "compile_variant", "entry_pointers", "variant_kernel", "variant_planned", "kernel_source", "literal", "planned",
            "render_classes"]

@@ -11,7 +11,8 @@ of through the vector pipeline (:mod:`.select` onwards):
 
 Each program's output tile goes GM -> L1 (``DataCopy`` with ``Nd2NzParams``), L1 -> L0A/L0B
 (``LoadData``, B's fractals transposed), ``Mmad`` into L0C accumulating over K, L0C -> GM (``Fixpipe``,
-float32 -> half/bfloat16 on the way out). What the form does not cover is a located
+float32 -> half/bfloat16 on the way out). A product that feeds vector work before its store is a MIX
+kernel (:mod:`.mix`), whose cube part has this form. What the form does not cover is a located
 :class:`~ascdsl.errors.CompilationError`. The rows of every block must be contiguous (unit inner stride):
 literal strides are checked here, stride parameters at launch (:func:`check_launch`).
 """
@@ -40,8 +41,8 @@ ROW_STRIDE_MAX = 65535
 L1_BYTES, L0AB_BYTES, L0C_BYTES = 512 * 1024, 64 * 1024, 128 * 1024
 """The cube core's buffers (reference section 4: ``l1_size``, ``l0_a/b``, ``l0_c`` of the 910B inis)."""
 HINT = ("write the Triton tutorial's form: a float32 accumulator carried by a `for` loop over K that loads "
-        "two 2-D blocks and yields `tl.dot(a, b, acc)`, then an optional `.to(dtype)` and a store; or run "
-        "this kernel on the interpreter (backend='interpreter')")
+        "two 2-D blocks and yields `tl.dot(a, b, acc)`, then a store of it (vector work on it before the store "
+        "runs on the vector cores); or run this kernel on the interpreter (backend='interpreter')")
 _BINARY = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.IDIV: "/", Op.MOD: "%", Op.LT: "<", Op.LE: "<=", Op.GT: ">",
            Op.GE: ">=", Op.EQ: "==", Op.NE: "!="}
 
@@ -170,7 +171,8 @@ def _balanced(text: str) -> bool:
     return depth == 0
 
 
-def _error(loc: Loc, what: str) -> CompilationError:
+def unsupported(loc: Loc, what: str) -> CompilationError:
+    """The located error for a part of a product the cube lowering does not cover (``what``)."""
     return CompilationError(loc, f"the cube lowering of `tl.dot` does not support {what} yet", hint=HINT)
 
 
@@ -178,7 +180,7 @@ def _block(s: _Scalars, instr: Instr) -> Block:
     """The 2-D block ``instr`` (a strided_load or strided_store) accesses."""
     shape = instr.attr("shape")
     if len(shape) != 2:
-        raise _error(instr.loc, f"a {len(shape)}-D block as a matrix operand")
+        raise unsupported(instr.loc, f"a {len(shape)}-D block as a matrix operand")
     unit = None
     if instr.op in (Op.BLOCK_LOAD, Op.BLOCK_STORE):  # the inner stride is 1 (passes/access.py)
         _, offset, s0, e0, e1 = instr.operands[:5]
@@ -187,11 +189,11 @@ def _block(s: _Scalars, instr: Instr) -> Block:
         d = _defining(s.kernel, s1)
         if d is not None and d.op is Op.CONST:
             if d.attr("value") != 1:
-                raise _error(instr.loc, "a block whose rows are not contiguous (an inner stride other than 1)")
+                raise unsupported(instr.loc, "a block whose rows are not contiguous (an inner stride other than 1)")
         elif s1 in s.kernel.params:
             unit = s.kernel.param_names[s.kernel.params.index(s1)]
         else:
-            raise _error(instr.loc, "a block whose inner stride is computed (it must be 1, or a stride parameter)")
+            raise unsupported(instr.loc, "a block whose inner stride is computed (it must be 1, or a stride parameter)")
     pointer = s.kernel.param_names[s.kernel.params.index(instr.operands[0])]
     row = s.kernel.param_names[s.kernel.params.index(s0)] if s0 in s.kernel.params else None
     return Block(f"static_cast<int64_t>({_bare(s.of(offset, instr.loc))})", _bare(s.of(e0, instr.loc)),
@@ -212,17 +214,17 @@ def _zero_operand(kernel: Kernel, instr: Instr) -> None:
     if instr.attr("has_other"):
         d = _defining(kernel, instr.operands[-1])
         if d is None or d.op is not Op.CONST or d.attr("value") != 0:
-            raise _error(instr.loc, "a masked operand load whose `other` is not 0 (its masked lanes would "
-                                    "enter the product)")
+            raise unsupported(instr.loc, "a masked operand load whose `other` is not 0 (its masked lanes would "
+                                         "enter the product)")
 
 
 @lru_cache(maxsize=256)
 def plan(kernel: Kernel, platform: Platform) -> CubeKernel:
     """The matched form of cube kernel ``kernel`` (a located error where it does not match)."""
-    return _match(run_passes(kernel, platform))
+    return match(run_passes(kernel, platform))
 
 
-def _match(kernel: Kernel) -> CubeKernel:
+def match(kernel: Kernel) -> CubeKernel:
     s = _Scalars(kernel)
     prologue: list[Located] = []
     zeros: set[int] = set()
@@ -245,11 +247,11 @@ def _match(kernel: Kernel) -> CubeKernel:
         elif instr.op in (Op.STRIDED_STORE, Op.BLOCK_STORE) and stored is None and product is not None:
             stored = instr
         else:
-            raise _error(instr.loc, f"`{instr.op.value}` around the product (vector work before or after "
-                                    "`tl.dot` needs a MIX kernel, cube and vector cores together)")
+            raise unsupported(instr.loc, f"`{instr.op.value}` feeding the product (the cube core multiplies blocks "
+                                         "loaded from GM as they are: vector work before `tl.dot` is not lowered)")
     if product is None or stored is None:
         first = next(i for i in walk(kernel.body) if i.op is Op.DOT)
-        raise _error(first.loc, "a `tl.dot` whose product is not stored (after its loop over K)")
+        raise unsupported(first.loc, "a `tl.dot` whose product is not stored (after its loop over K)")
     body: list[Located] = []
     if loop is not None:
         header, body, loads, dot = _loop(kernel, s, loop, zeros)
@@ -257,27 +259,27 @@ def _match(kernel: Kernel) -> CubeKernel:
         header = Located(f"{{  // the whole of K in one product: {where(dot.loc)}", dot.loc, 1)
     a_load, b_load = (loads.get(v.id) for v in dot.operands[:2])
     if a_load is None or b_load is None or len(loads) != 2:
-        raise _error(dot.loc, "operands of `tl.dot` that are not two blocks loaded from GM (in the loop over K)")
+        raise unsupported(dot.loc, "operands of `tl.dot` that are not two blocks loaded from GM (in the loop over K)")
     dtype = a_load.result.type.dtype
     if dtype not in OPERANDS or b_load.result.type.dtype != dtype:
-        raise _error(dot.loc, f"`tl.dot` of {a_load.result.type.dtype} and {b_load.result.type.dtype} blocks "
-                              f"(this lowering takes two {' or two '.join(sorted(map(str, OPERANDS)))} blocks)")
+        raise unsupported(dot.loc, f"`tl.dot` of {a_load.result.type.dtype} and {b_load.result.type.dtype} blocks "
+                                   f"(this lowering takes two {' or two '.join(sorted(map(str, OPERANDS)))} blocks)")
     for load in (a_load, b_load):
         _zero_operand(kernel, load)
     value = stored.operands[-1]
     out = value.type.dtype
     if value.id != product.results[0].id and value.id not in out_of:
-        raise _error(stored.loc, "a store of anything but the product (or its `.to(dtype)`)")
+        raise unsupported(stored.loc, "a store of anything but the product (or its `.to(dtype)`)")
     if out not in OUTPUTS:
-        raise _error(stored.loc, f"a product stored as {out} (Fixpipe converts float32 to "
-                                 f"{', '.join(sorted(map(str, OUTPUTS)))})")
+        raise unsupported(stored.loc, f"a product stored as {out} (Fixpipe converts float32 to "
+                                      f"{', '.join(sorted(map(str, OUTPUTS)))})")
     bm, bk = a_load.attr("shape")
     _, bn = b_load.attr("shape")
     _check_buffers(dot.loc, dtype, bm, bn, bk)
     a, b, c = _block(s, a_load), _block(s, b_load), _block(s, stored)
     if (c.rows_canon, c.cols_canon) != (a.rows_canon, b.cols_canon):
-        raise _error(stored.loc, "a store whose mask differs from the rows of `a` and the columns of `b` (its "
-                                 "rows and columns must be those of the product)")
+        raise unsupported(stored.loc, "a store whose mask differs from the rows of `a` and the columns of `b` (its "
+                                      "rows and columns must be those of the product)")
     kk = a.cols if a.cols_canon == b.rows_canon else f"({a.cols} < {b.rows} ? {a.cols} : {b.rows})"
     return CubeKernel(kernel, dtype, out, (bm, bn, bk), tuple(prologue), header, tuple(body), a, b, c, kk, dot.loc)
 
@@ -286,10 +288,10 @@ def _loop(kernel: Kernel, s: _Scalars, loop: Instr, zeros: set[int]):
     """The header, scalar lines, operand loads and product of the loop over K."""
     lo, hi, step, *carried = loop.operands
     if len(carried) != 1 or carried[0].id not in zeros:
-        raise _error(loop.loc, "a loop over K that carries anything but one zero float32 accumulator")
+        raise unsupported(loop.loc, "a loop over K that carries anything but one zero float32 accumulator")
     step_def = _defining(kernel, step)
     if step_def is None or step_def.op is not Op.CONST or step_def.attr("value") <= 0:
-        raise _error(loop.loc, "a loop over K whose step is not a positive constant")
+        raise unsupported(loop.loc, "a loop over K whose step is not a positive constant")
     region = loop.regions[0]
     var, acc = region.args
     var_name = s.fresh(s.names.get(var.id, "k"))
@@ -309,10 +311,10 @@ def _loop(kernel: Kernel, s: _Scalars, loop: Instr, zeros: set[int]):
         elif instr.op is Op.YIELD and dot is not None and [v.id for v in instr.operands] == [dot.result.id]:
             pass
         else:
-            raise _error(instr.loc, f"`{instr.op.value}` in the loop over K (the loop may load two blocks and "
-                                    "accumulate their product only)")
+            raise unsupported(instr.loc, f"`{instr.op.value}` in the loop over K (the loop may load two blocks and "
+                                         "accumulate their product only)")
     if dot is None or len(dot.operands) != 3 or dot.operands[2].id != acc.id:
-        raise _error(loop.loc, "a loop over K that does not accumulate `acc = tl.dot(a, b, acc)`")
+        raise unsupported(loop.loc, "a loop over K that does not accumulate `acc = tl.dot(a, b, acc)`")
     return header, body, loads, dot
 
 
@@ -341,10 +343,9 @@ def _check_buffers(loc: Loc, dtype: dtypes.DType, bm: int, bn: int, bk: int) -> 
                                         f"of {what}, which holds {cap}", hint="use smaller BLOCK sizes")
 
 
-def check_launch(kernel: Kernel, platform: Platform, fields: Mapping[str, int]) -> None:
-    """A located error where a launch's stride parameters break the lowering's assumptions (rows of
-    every block contiguous, a row stride Nd2NzParams' 16-bit ``srcDValue`` holds)."""
-    p = plan(kernel, platform)
+def check_launch(p: CubeKernel, fields: Mapping[str, int]) -> None:
+    """A located error where a launch's stride parameters break the assumptions of cube form ``p`` (rows
+    of every block contiguous, a row stride Nd2NzParams' 16-bit ``srcDValue`` holds)."""
     for name, block in (("a", p.a), ("b", p.b), ("c", p.c)):
         if block.unit_param is not None and fields[field_name(block.unit_param)] != 1:
             raise CompilationError(block.loc, f"the cube lowering copies the rows of `{name}` as contiguous, but "
@@ -359,11 +360,11 @@ def check_launch(kernel: Kernel, platform: Platform, fields: Mapping[str, int]) 
                                    hint="run this kernel on the interpreter")
 
 
-def render_class(kernel: Kernel, platform: Platform, class_name: str, struct: str) -> Rendered:
-    """The AIC class of cube kernel ``kernel`` (constructed by the entry as the vector classes are)."""
-    p = plan(kernel, platform)
+def render_class(p: CubeKernel, class_name: str, struct: str) -> Rendered:
+    """The AIC class of cube form ``p`` (constructed by the entry as the vector classes are)."""
+    kernel = p.kernel
     a_bytes, b_bytes, c_bytes = _buffer_bytes(p.dtype, *p.block)
-    gm = {n: f"{safe(n).removesuffix('_ptr')}Gm" for n, v in zip(kernel.param_names, kernel.params)
+    gm = {n: f"{safe(n).removesuffix('_ptr').rstrip('_')}Gm" for n, v in zip(kernel.param_names, kernel.params)
           if isinstance(v.type.dtype, dtypes.PointerType)}
     pointers = [{"param": safe(n), "name": gm[n], "cpp": v.type.dtype.element_ty.cpp}
                 for n, v in zip(kernel.param_names, kernel.params) if n in gm]

@@ -296,9 +296,11 @@ def _init_buffers(p: Printer, plan, float32) -> tuple[list, list]:
     return common, [{"parts": parts, "tail": "}"}]
 
 
-def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = False, float32=None) -> dict:
+def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = False, float32=None,
+                mix: bool = False) -> dict:
     """The render model of one variant's class; for a template that float32 instantiates too,
-    ``float32``: the float32 instance's plan over the class's members (:class:`.templated.ClassPlan`)."""
+    ``float32``: the float32 instance's plan over the class's members (:class:`.templated.ClassPlan`);
+    ``mix``: the AIV class of a MIX kernel (its programs are those of its AIC, :mod:`.mix`)."""
     p = Printer(k.names)
     p.plan = k.plan
     p.single = len({st.index for st in k.stages}) <= 1
@@ -314,6 +316,7 @@ def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = Fa
     return {
         "class_name": class_name,
         "template": template,
+        "mix": mix,
         "kernel_name": k.name,
         "constexprs": ", ".join(f"{n}={v}" for n, v in k.constexprs),
         "where": Located(where(k.loc), k.loc if k.loc.line else None),

@@ -34,11 +34,12 @@ ASCENDC = frozenset("""
 AscendC TPipe TQue TBuf TPosition QuePosition LocalTensor GlobalTensor DataCopy DataCopyPad DataCopyExtParams
 DataCopyPadExtParams Duplicate Add Sub Mul Div Max Min Adds Muls Maxs Mins Exp Ln Abs Sqrt Rsqrt Cast Compare
 Select Brcb ReduceSum ReduceMax ReduceMin WholeReduceSum WholeReduceMax WholeReduceMin PipeBarrier SetFlag
-WaitFlag HardEvent RoundMode CMPMODE SELMODE ReduceOrder GetBlockIdx GetBlockNum event_t half bfloat16_t
+WaitFlag HardEvent RoundMode CMPMODE SELMODE ReduceOrder GetBlockIdx GetBlockNum GetTaskRation GetSubBlockIdx
+CrossCoreSetFlag CrossCoreWaitFlag event_t half bfloat16_t
 int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t
 """.split())
 GENERATED = frozenset("""
-tiling tiling_ tilingData tilingGm workspace pipe program programs_ op eventVS_ eventMte2S_ CopyTiling Init Process
+tiling tiling_ tilingData tilingGm workspace pipe program programs_ aic op eventVS_ eventMte2S_ CopyTiling Init Process
 """.split())
 RESERVED = CPP_KEYWORDS | MACROS | ASCENDC | GENERATED
 

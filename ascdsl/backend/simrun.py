@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
 from .. import cache, sim
 from ..errors import Error
 from ..dtypes import PointerType
@@ -23,7 +25,7 @@ from ..ir import Kernel, walk
 from ..ir.provenance import access_roots
 from ..jit import register_backend
 from ..platforms import get_platform
-from . import cube, tiling
+from . import cube, mix, tiling
 from ..sim import SimCompileError, SimError
 from ..sim.errors import KernelSimError
 from ..sim.signature import Entry, gm_entry
@@ -132,16 +134,20 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
     arrays = [a if a is None or a.flags.writeable else a.copy() for a in arrays]  # read-only: never stored
     fields["tilingKey"] = key
     programs = grid[0] * grid[1] * grid[2]
-    cores = get_platform(platform).vector_core_count
-    if cube.is_cube(kernel):  # an AIC kernel: one block per cube core
-        cube.check_launch(kernel, get_platform(platform), fields)
-        cores = get_platform(platform).ai_core_count
+    target = get_platform(platform)
+    cores, workspace = target.vector_core_count, None
+    if cube.is_cube(kernel):  # an AIC kernel, or a MIX kernel of one AIC and two AIVs: one block per cube core
+        cube.check_launch(mix.cube_plan(kernel, target), fields)
+        cores = target.ai_core_count
+        if mix.is_mix(kernel, target):  # the products' float32 tiles; NaN until the AIC writes them
+            workspace = np.full(mix.workspace_elements(kernel, target, programs), np.nan, np.float32)
     block_dim = max(1, min(programs, cores))
     try:
         with located_errors(kernel, len(arrays)):
             _front_end(file.path)
-            result = sim.run_kernel(file.path, SYMBOL, [*arrays, None, file.layout.pack(fields)], block_dim,
-                                    platform, tiling_key=key, tiling_type=file.layout.struct_name, entry=file.entry)
+            result = sim.run_kernel(file.path, SYMBOL, [*arrays, workspace, file.layout.pack(fields)], block_dim,
+                                    platform, tiling_key=key, tiling_type=file.layout.struct_name, entry=file.entry,
+                                    mix=workspace is not None)
     except sim.SimCompileError:
         if not prebuilt(kernel, platform):
             raise

@@ -10,9 +10,11 @@ from .access import block_accesses
 from .batching import batch_programs, refusal
 from .cleanup import common_scalars, dead_code, unit_reductions
 from .induction import carried_offsets
+from .products import accumulated_products
 
 PIPELINE = (
     unit_reductions,  # a reduction along an axis of one element is a reshape
+    accumulated_products,  # acc += tl.dot(a, b) is tl.dot(a, b, acc)
     carried_offsets,  # a pointer or offset tile a loop advances by scalars: entry + a carried scalar
     block_accesses,  # affine load/store -> block_load/block_store (located error otherwise)
     common_scalars,  # offsets and extents repeated per access are computed once

@@ -42,7 +42,7 @@ def matmul_grid2(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: t
 
 @ascdsl.jit
 def matmul_relu(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK: tl.constexpr):
-    """Vector work after the product (a MIX kernel): not in this slice, a located error."""
+    """Vector work after the product: a MIX kernel (relu on the vector cores), stored as float32."""
     rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     cols = tl.arange(0, BLOCK)
     acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
@@ -112,3 +112,152 @@ def matmul_advancing(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_
     offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     tl.store(c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :], c,
              mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+@ascdsl.jit
+def matmul_bias_relu(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                     BLOCK_K: tl.constexpr):
+    """A linear layer: relu(A @ B + bias), the bias (one per column) loaded before the loop over K."""
+    pid = tl.program_id(0)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    rows = (pid // tiles_n) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = (pid % tiles_n) * BLOCK_N + tl.arange(0, BLOCK_N)
+    bias = tl.load(bias_ptr + cols, mask=cols < N, other=0.0)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        ks = k0 + tl.arange(0, BLOCK_K)
+        x = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
+        w = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=(ks[:, None] < K) & (cols[None, :] < N), other=0.0)
+        acc = tl.dot(x, w, acc)
+    out = tl.maximum(acc + bias[None, :].to(tl.float32), 0.0)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], out.to(tl.float16),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def matmul_scaled_gelu(a_ptr, b_ptr, c_ptr, M, N, K, scale, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                       BLOCK_K: tl.constexpr):
+    """gelu(scale * A @ B) by its sigmoid approximation, on a 2-D grid, rounded to the output's dtype."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        ks = k0 + tl.arange(0, BLOCK_K)
+        x = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
+        w = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=(ks[:, None] < K) & (cols[None, :] < N), other=0.0)
+        acc = tl.dot(x, w, acc)
+    y = acc * scale
+    y = y * tl.sigmoid(1.702 * y)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], y.to(c_ptr.dtype.element_ty),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def batched_matmul_residual(a_ptr, b_ptr, r_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                            BLOCK_K: tl.constexpr):
+    """C[z] = R[z] + A[z] @ B[z] (a residual added to each batch's product), program id 1 over the batch."""
+    z = tl.program_id(1)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    rows = (tl.program_id(0) // tiles_n) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = (tl.program_id(0) % tiles_n) * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        ks = k0 + tl.arange(0, BLOCK_K)
+        x = tl.load(a_ptr + z * M * K + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K),
+                    other=0.0)
+        w = tl.load(b_ptr + z * K * N + ks[:, None] * N + cols[None, :], mask=(ks[:, None] < K) & (cols[None, :] < N),
+                    other=0.0)
+        acc = tl.dot(x, w, acc)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    offsets = z * M * N + rows[:, None] * N + cols[None, :]
+    residual = tl.load(r_ptr + offsets, mask=mask, other=0.0)
+    tl.store(c_ptr + offsets, (acc + residual.to(tl.float32)).to(tl.float16), mask=mask)
+
+
+@ascdsl.jit
+def matmul_scaled_operand(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK: tl.constexpr):
+    """Vector work before the product (an operand scaled in the loop over K): a located error."""
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK):
+        ks = k0 + tl.arange(0, BLOCK)
+        x = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
+        w = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=(ks[:, None] < K) & (cols[None, :] < N), other=0.0)
+        acc = tl.dot(x * 2.0, w, acc)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], tl.maximum(acc, 0.0),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def two_products(a_ptr, b_ptr, c_ptr, M, N, K: tl.constexpr, BLOCK: tl.constexpr):
+    """(A @ B) @ B: the second product's operand is the first's result, computed in the kernel."""
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ks = tl.arange(0, K)
+    x = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=rows[:, None] < M, other=0.0)
+    w = tl.load(b_ptr + ks[:, None] * N + ks[None, :])
+    y = tl.dot(x, w).to(tl.float16)
+    z = tl.dot(y, w)
+    tl.store(c_ptr + rows[:, None] * N + ks[None, :], tl.maximum(z, 0.0), mask=rows[:, None] < M)
+
+
+@ascdsl.jit
+def small_linear_leaky(x_ptr, w_ptr, out_ptr, M, N, K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """The whole of K in one product (no loop), then a leaky relu by `tl.where`, bf16 rounded out."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    ks = tl.arange(0, K)
+    x = tl.load(x_ptr + rows[:, None] * K + ks[None, :], mask=rows[:, None] < M, other=0.0)
+    w = tl.load(w_ptr + ks[:, None] * N + cols[None, :], mask=cols[None, :] < N, other=0.0)
+    y = tl.dot(x, w)
+    y = tl.where(y > 0, y, 0.01 * y)
+    tl.store(out_ptr + rows[:, None] * N + cols[None, :], y.to(tl.bfloat16),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def scores_softmax(q_ptr, k_ptr, p_ptr, M, N, D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """softmax(Q @ K^T / 8) along each row (attention probabilities, K^T stored D x N), fp16 out."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    ds = tl.arange(0, D)
+    q = tl.load(q_ptr + rows[:, None] * D + ds[None, :], mask=rows[:, None] < M, other=0.0)
+    kt = tl.load(k_ptr + ds[:, None] * N + cols[None, :], mask=cols[None, :] < N, other=0.0)
+    s = tl.dot(q, kt) * 0.125
+    s = tl.where(cols[None, :] < N, s, float("-inf"))
+    e = tl.exp(s - tl.max(s, 1)[:, None])
+    p = e / tl.sum(e, 1)[:, None]
+    tl.store(p_ptr + rows[:, None] * N + cols[None, :], p.to(tl.float16),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def matmul_two_outputs(a_ptr, b_ptr, c_ptr, c16_ptr, M, N, K, BLOCK: tl.constexpr):
+    """The product stored twice, as float32 and rounded to float16: the second store runs on the vector cores."""
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK):
+        ks = k0 + tl.arange(0, BLOCK)
+        x = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
+        w = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=(ks[:, None] < K) & (cols[None, :] < N), other=0.0)
+        acc = tl.dot(x, w, acc)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=mask)
+    tl.store(c16_ptr + rows[:, None] * N + cols[None, :], acc.to(tl.float16), mask=mask)
+
+
+@ascdsl.jit
+def matmul_plus_equals(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                       BLOCK_K: tl.constexpr):
+    """The accumulation written ``acc += tl.dot(a, b)``, as many Triton kernels do."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        ks = k0 + tl.arange(0, BLOCK_K)
+        x = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
+        w = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=(ks[:, None] < K) & (cols[None, :] < N), other=0.0)
+        acc += tl.dot(x, w)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc.to(tl.float16),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))

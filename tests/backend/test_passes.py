@@ -7,14 +7,14 @@ import pytest
 
 import ascdsl
 from ascdsl import interpreter, record
-from ascdsl.ir import dump, parse
+from ascdsl.ir import Op, dump, parse, walk
 from ascdsl.op import load_operators
 from ascdsl.backend.ascendc import compile_variant, planned
 from ascdsl.backend.decompose import decompose
 from ascdsl.passes import PIPELINE, run_passes
 from ascdsl.platforms import get_platform
 from tests import test_interpreter_dsl as dsl
-from tests.backend import kernels, mem_kernels
+from tests.backend import cube_kernels, kernels, mem_kernels
 from tests.backend.test_sim_carried_offsets import advanced_rows_kernel, advanced_scalars_kernel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,6 +46,11 @@ def _launches():
                                                np.zeros(16, np.float32), 30, 3, M=4, N=8)
         advanced_scalars_kernel[(2,)](x.ravel()[:128], np.zeros(128, np.float32), 50, 7, BLOCK=32)
         advanced_rows_kernel[(1,)](x, np.zeros((8, 16), np.float32), 5, 33, ROWS=8, COLS=16)
+        a, b = (rng.standard_normal(shape).astype(np.float16) for shape in ((40, 70), (70, 50)))
+        cube_kernels.matmul_plus_equals[(2, 2)](a, b, np.zeros((40, 50), np.float16), 40, 50, 70, BLOCK_M=32,
+                                                 BLOCK_N=32, BLOCK_K=32)
+        cube_kernels.matmul_bias_relu[(4,)](a, b, b[0], np.zeros((40, 50), np.float16), 40, 50, 70, BLOCK_M=32,
+                                            BLOCK_N=32, BLOCK_K=32)
     unique = {}
     for launch in seen:
         unique.setdefault((launch.kernel, launch.grid), launch)
@@ -75,6 +80,15 @@ def test_each_pass_keeps_results_and_round_trips(launch):
         for a, b in zip(want, got):
             if isinstance(a, np.ndarray):
                 assert a.tobytes() == b.tobytes(), f"{p.__name__} changed the results of {kernel.name}"
+
+
+def test_an_accumulation_written_plus_equals_is_one_accumulating_product():
+    (launch,) = [l for l in LAUNCHES if l.kernel.name == "matmul_plus_equals"]
+    kernel = run_passes(launch.kernel, get_platform())
+    (dot,) = [i for i in walk(kernel.body) if i.op is Op.DOT]
+    loop = next(i for i in kernel.body.body if i.op is Op.FOR)
+    assert dot.attr("has_acc") and dot.operands[2] == loop.regions[0].args[1]
+    assert not any(i.op is Op.ADD and not i.result.type.is_scalar for i in walk(kernel.body))
 
 
 def test_block_accesses_replace_every_load_and_store():

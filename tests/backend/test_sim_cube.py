@@ -1,6 +1,7 @@
 """``tl.dot`` on the AI cube core (issue 26): the tutorial matmul generated as a pure-cube Ascend C class
 (GM -> L1 Nd2Nz, LoadData to L0A/L0B, Mmad accumulating in L0C, Fixpipe), run on the simulator against the
-interpreter within the output dtype's tolerance; what the lowering does not cover is a located error."""
+interpreter within the output dtype's tolerance (vector work after the product: :mod:`.test_sim_mix`); what
+the lowering does not cover is a located error."""
 import numpy as np
 import pytest
 
@@ -45,6 +46,15 @@ def test_tutorial_matmul_advancing_its_pointers_matches_the_interpreter():
     each(check, SHAPES[:2])
 
 
+def test_an_accumulation_written_plus_equals_runs_on_the_cube():
+    m, n, k = 40, 50, 70
+    a, b = data((m, k), dtypes.float16), data((k, n), dtypes.float16)
+    want, got = both(ck.matmul_plus_equals[(2, 2)], a, b, np.zeros((m, n), np.float16), m, n, k, BLOCK_M=32,
+                     BLOCK_N=32, BLOCK_K=32)
+    assert_close(want[2], (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16), dtypes.float16)
+    assert_close(got[2], want[2], dtypes.float16)
+
+
 def test_float32_result_on_a_2d_grid_without_stride_parameters():
     m, n, k = 70, 45, 100
     a, b = data((m, k), dtypes.float16), data((k, n), dtypes.float16)
@@ -71,14 +81,32 @@ def test_batched_matmul_over_a_program_id():
     assert_close(got[2], want[2], dtypes.float16)
 
 
-def test_vector_work_after_the_product_is_a_located_error():
+def test_vector_work_after_the_product_runs_as_a_mix_kernel():
+    """relu of the float32 product (a MIX kernel: :mod:`tests.backend.test_sim_mix`), stored as float32."""
+    m, n, k = 50, 32, 40
+    a, b = data((m, k), dtypes.float16), data((k, n), dtypes.float16)
+    want, got = both(ck.matmul_relu[(ascdsl.cdiv(m, 32),)], a, b, np.zeros((m, n), np.float32), m, n, k, BLOCK=32)
+    product = np.abs(a).astype(np.float32) @ np.abs(b).astype(np.float32)
+    assert_close(want[2], np.maximum(a.astype(np.float64) @ b.astype(np.float64), 0), dtypes.float32, scale=product)
+    assert_close(got[2], want[2], dtypes.float32, scale=product)
+
+
+def test_vector_work_before_the_product_is_a_located_error():
     a, b, c = np.zeros((32, 32), np.float16), np.zeros((32, 32), np.float16), np.zeros((32, 32), np.float32)
     with pytest.raises(ascdsl.CompilationError) as info:
-        ck.matmul_relu[(1,)](a, b, c, 32, 32, 32, BLOCK=32, backend="sim")
+        ck.matmul_scaled_operand[(1,)](a, b, c, 32, 32, 32, BLOCK=32, backend="sim")
     message = str(info.value)
     assert message.startswith("tests/backend/cube_kernels.py:"), message
-    assert "`maximum` around the product" in message and "out = tl.maximum(acc, 0.0)" in message
-    ck.matmul_relu[(1,)](a, b, c, 32, 32, 32, BLOCK=32)  # the interpreter runs it
+    assert "an operand of `tl.dot` computed by `mul`" in message and "acc = tl.dot(x * 2.0, w, acc)" in message
+    ck.matmul_scaled_operand[(1,)](a, b, c, 32, 32, 32, BLOCK=32)  # the interpreter runs it
+
+
+def test_a_product_of_a_computed_operand_is_a_located_error():
+    a, b, c = np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float32)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        ck.two_products[(1,)](a, b, c, 16, 16, K=16, BLOCK=16, backend="sim")
+    message = str(info.value)
+    assert "a second `tl.dot` (one product per kernel)" in message and "z = tl.dot(y, w)" in message, message
 
 
 def test_a_transposed_operand_is_a_located_error_at_launch():

@@ -115,6 +115,15 @@ def test_mix_block_takes_the_aic_span_then_the_slower_aiv():
     assert m["V"] / 2 <= v <= m["V"] + m["MTE2"] + m["MTE3"] + m["S"]  # one AIV's relu, loads and stores follow
 
 
+def test_mix_cores_see_the_block_indices_cann_gives_them():
+    """CANN 8.1 (dav_c220 GetBlockIdxImpl): an AIV of a MIX kernel is block ``2 g + s`` of its AIC ``g``;
+    GetBlockNum is blockDim on every core, GetTaskRation 2 on the AIVs and 1 on the AIC."""
+    lines = sim.run_kernel(MIX, "mix_ids", [], 2, mix=True).stdout.splitlines()
+    assert lines == ["AIC 0 of 2: ration 1, sub-block 0", "AIV 0 of 2: ration 2, sub-block 0",
+                     "AIV 1 of 2: ration 2, sub-block 1", "AIC 1 of 2: ration 1, sub-block 0",
+                     "AIV 2 of 2: ration 2, sub-block 0", "AIV 3 of 2: ration 2, sub-block 1"]
+
+
 def test_cross_core_wait_without_a_set_is_an_error_not_a_hang():
     with pytest.raises(sim.SimError, match="AIV 0 waits for flag 0 with no matching CrossCoreSetFlag left"):
         _mix(1)

@@ -35,3 +35,18 @@ extern "C" __global__ __aicore__ void matmul_relu_mix(GM_ADDR a, GM_ADDR b, GM_A
     DataCopy(cGm, y, rows);
     out.FreeTensor(y);
 }
+
+// Each core of a MIX block prints what it is: GetBlockIdx, GetBlockNum, GetTaskRation and GetSubBlockIdx.
+extern "C" __global__ __aicore__ void mix_ids()
+{
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    if ASCEND_IS_AIC {
+        printf("AIC %d of %d: ration %d, sub-block %d\n", static_cast<int>(GetBlockIdx()),
+               static_cast<int>(GetBlockNum()), static_cast<int>(GetTaskRation()), static_cast<int>(GetSubBlockIdx()));
+        CrossCoreSetFlag<2, PIPE_FIX>(0);
+        return;
+    }
+    CrossCoreWaitFlag<2, PIPE_S>(0);
+    printf("AIV %d of %d: ration %d, sub-block %d\n", static_cast<int>(GetBlockIdx()),
+           static_cast<int>(GetBlockNum()), static_cast<int>(GetTaskRation()), static_cast<int>(GetSubBlockIdx()));
+}

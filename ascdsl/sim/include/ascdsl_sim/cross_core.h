@@ -14,7 +14,9 @@ namespace AscendC {
 
 inline int64_t GetSubBlockIdx() { return ascdsl_sim::st().sub_block; }
 
-inline int64_t GetTaskRation() { return ascdsl_sim::st().mix ? 2 : 1; }
+// CANN 8.1 (get_subblockdim): 2 on an AIV of a MIX kernel (its AIC's AIVs), 1 on an AIC and in a kernel of one
+// core type.
+inline int64_t GetTaskRation() { return ascdsl_sim::st().mix && ascdsl_sim::st().core == AIV ? 2 : 1; }
 
 template <uint8_t modeId, pipe_t pipe>
 inline void CrossCoreSetFlag(uint16_t flagId) {

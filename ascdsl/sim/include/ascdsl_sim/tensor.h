@@ -26,7 +26,13 @@ constexpr int32_t BLOCK_CUBE = 16;
 constexpr int32_t B16_DATA_NUM_PER_REPEAT = 128;
 constexpr int32_t B32_DATA_NUM_PER_REPEAT = 64;
 
-inline int64_t GetBlockIdx() { return ascdsl_sim::st().block_idx; }
+// CANN 8.1 (dav_c220 GetBlockIdxImpl): on an AIV of a MIX kernel, the AIV's own index
+// get_block_idx() * GetTaskRation() + GetSubBlockIdx(), 0 .. 2 x blockDim - 1; on an AIC, and in a kernel of
+// one core type, the block's. GetBlockNum() is blockDim (the AIC groups of a MIX kernel) on every core.
+inline int64_t GetBlockIdx() {
+    const ascdsl_sim::State& s = ascdsl_sim::st();
+    return s.mix && s.core == AIV ? s.block_idx * 2 + s.sub_block : s.block_idx;
+}
 inline int64_t GetBlockNum() { return ascdsl_sim::st().block_num; }
 
 template <typename T> using PrimT = T;

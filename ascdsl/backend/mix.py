@@ -1,0 +1,226 @@
+"""MIX kernels: ``tl.dot`` on the AI cube core, the vector work after it on the AI vector cores (issue 26).
+
+A kernel whose product has the cube form (:mod:`.cube`) but whose product feeds vector work before it is
+stored (a bias, an activation, a scale) is split, in tile IR after :mod:`ascdsl.passes`, into two kernels
+over the same parameters plus a float32 pointer ``workspace`` (:func:`split`):
+
+* the *cube part*: what the product needs, the product, and a store of its float32 tile (the lanes of the
+  rows of ``a`` and the columns of ``b``) to ``workspace + linear program id * BLOCK_M * BLOCK_N`` with row
+  stride ``BLOCK_N``; it lowers as a cube class (Fixpipe without conversion, ``NoQuant``);
+* the *vector part*: the kernel with the product replaced by a load of that tile from the workspace (lanes
+  outside those rows and columns 0), then its own epilogue and stores; it lowers as a vector class.
+
+Run one after the other (the interpreter can), they store what the kernel stores. The generated kernel is
+``KERNEL_TYPE_MIX_AIC_1_2``: the AIC runs the cube part over its block's programs and sets a cross-core
+flag; each of its two AIVs waits for it and runs the vector part over half of those programs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .. import dtypes
+from ..errors import CompilationError
+from ..ir import Kernel, walk
+from ..ir.builder import Fresh
+from ..ir.core import Block, Instr, Op, Type, Value
+from ..passes import run_passes
+from ..passes.cleanup import dead_code
+from ..platforms import Platform
+from . import cube
+
+WORKSPACE = "workspace"
+"""The parameter both parts gain: the float32 GM the product goes through (the entry's ``workspace``)."""
+_STORES = (Op.BLOCK_STORE, Op.STRIDED_STORE)
+INT32_MAX = 2 ** 31 - 1
+
+
+@dataclass(frozen=True)
+class Split:
+    """A MIX kernel as its two parts (tile IR after the passes, each with ``workspace`` as its last
+    parameter) and the float32 tile of one program in the workspace."""
+
+    cube: cube.CubeKernel
+    vector: Kernel
+    tile: tuple[int, int]  # BLOCK_M, BLOCK_N
+
+    @property
+    def tile_elements(self) -> int:
+        return self.tile[0] * self.tile[1]
+
+
+def product(kernel: Kernel) -> Instr | None:
+    """The top-level instruction of ``kernel`` (after the passes) that computes its product: the loop over
+    K whose body accumulates a ``tl.dot``, or a ``tl.dot``."""
+    return next((i for i in kernel.body.body if i.op is Op.DOT
+                 or (i.op is Op.FOR and any(d.op is Op.DOT for d in walk(i.regions[0])))), None)
+
+
+def _cone(body: Block, instr: Instr) -> set[int]:
+    """The ``id`` of every top-level instruction of ``body`` that ``instr`` depends on."""
+    defs = {r.id: i for i in body.body for r in i.results}
+    todo, seen = [instr], set()
+    while todo:
+        i = todo.pop()
+        used = [v for d in (i, *(x for r in i.regions for x in walk(r))) for v in d.operands]
+        for v in used:
+            d = defs.get(v.id)
+            if d is not None and id(d) not in seen:
+                seen.add(id(d))
+                todo.append(d)
+    return seen
+
+
+def _scalar(instr: Instr) -> bool:
+    return bool(instr.results) and all(r.type.is_scalar for r in instr.results) and not instr.regions
+
+
+@lru_cache(maxsize=256)
+def is_mix(kernel: Kernel, platform: Platform) -> bool:
+    """Whether ``kernel`` multiplies matrices and does vector work besides the cube form's (anything but
+    one store of the product or of its cast to a dtype Fixpipe converts to): the product goes through a
+    workspace."""
+    if not cube.is_cube(kernel):
+        return False
+    k = run_passes(kernel, platform)
+    prod = product(k)
+    if prod is None:
+        return False
+    cone, out, stored = _cone(k.body, prod), {prod.results[0].id}, False
+    for i in k.body.body:
+        if i is prod or id(i) in cone or _scalar(i):
+            continue
+        if i.op is Op.CAST and i.operands[0].id == prod.results[0].id and i.result.type.dtype in cube.OUTPUTS:
+            out.add(i.result.id)
+        elif i.op in _STORES and i.operands[-1].id in out and not stored:
+            stored = True
+        else:
+            return True
+    return False
+
+
+def cube_plan(kernel: Kernel, platform: Platform) -> cube.CubeKernel:
+    """The cube form ``kernel``'s product runs as: its own (a pure-cube kernel) or its split's cube part."""
+    return split(kernel, platform).cube if is_mix(kernel, platform) else cube.plan(kernel, platform)
+
+
+def _extents(load: Instr) -> tuple[Value, ...]:
+    """The extent (a scalar) of each dimension of block load ``load``."""
+    rank = len(load.attr("shape"))
+    first = 2 + (rank - 1 if load.op is Op.BLOCK_LOAD else rank)
+    return load.operands[first:first + rank]
+
+
+def _operands(k: Kernel, prod: Instr) -> tuple[Instr, Instr, Instr, Block | None]:
+    """The ``tl.dot`` of ``prod``, the loads of its two operands and the loop body they are in (None: the
+    top level)."""
+    region = prod.regions[0] if prod.op is Op.FOR else None
+    scope = region.body if region is not None else k.body.body
+    dot = prod if region is None else next((i for i in region.body if i.op is Op.DOT), None)
+    if dot is None:
+        raise cube.unsupported(prod.loc, "a `tl.dot` inside a nested region of the loop over K")
+    defs = {r.id: i for i in scope for r in i.results}
+    a, b = (defs.get(v.id) for v in dot.operands[:2])
+    for x in (a, b):
+        if x is not None and x.op not in (Op.BLOCK_LOAD, Op.STRIDED_LOAD):
+            raise cube.unsupported(x.loc, f"an operand of `tl.dot` computed by `{x.op.value}` (the cube core "
+                                          "multiplies blocks loaded from GM as they are: vector work before the "
+                                          "product is not lowered)")
+        if x is None or len(x.attr("shape")) != 2:
+            raise cube.unsupported(dot.loc, "operands of `tl.dot` that are not two 2-D blocks loaded from GM (in "
+                                            "the loop over K)")
+    return dot, a, b, region
+
+
+def _hoisted(values: tuple[Value, ...], region: Block | None, fresh: Fresh, loc) -> tuple[list[Instr], list[Value]]:
+    """``values`` (scalars) computed at the top level: the instructions of the loop body ``region`` they
+    come from, copied with fresh results, and the copies' values."""
+    if region is None:
+        return [], list(values)
+    local = {r.id: i for i in region.body for r in i.results}
+    args = {a.id for a in region.args}
+    out: list[Instr] = []
+    copies: dict[int, Value] = {}
+
+    def top(v: Value) -> Value:
+        if v.id in args or (v.id in local and not _scalar(local[v.id])):
+            raise cube.unsupported(loc, "a product whose rows or columns vary with the loop over K (the vector "
+                                        "cores read the product's tile by the extents of `a`'s rows and `b`'s "
+                                        "columns)")
+        if v.id not in local:
+            return v
+        if v.id not in copies:
+            i = local[v.id]
+            operands = tuple(top(x) for x in i.operands)
+            copies[v.id] = fresh.value(i.result.type)
+            out.append(Instr(i.op, (copies[v.id],), operands, i.attrs, (), i.loc))
+        return copies[v.id]
+
+    return out, [top(v) for v in values]
+
+
+def _tile_address(fresh: Fresh, tile: int, loc) -> tuple[list[Instr], Value, Value]:
+    """Instructions computing this program's linear id and the workspace offset of its tile (``linear id *
+    tile``), and those two values."""
+    out: list[Instr] = []
+    i32 = Type(dtypes.int32)
+
+    def emit(op: Op, operands=(), attrs=()) -> Value:
+        return fresh.instr(out, op, i32, operands, attrs, loc)
+
+    pid = [emit(Op.PROGRAM_ID, attrs=(("axis", axis),)) for axis in range(3)]
+    grid = [emit(Op.NUM_PROGRAMS, attrs=(("axis", axis),)) for axis in range(2)]
+    linear = emit(Op.ADD, (pid[0], emit(Op.MUL, (grid[0], emit(Op.ADD, (pid[1], emit(Op.MUL, (grid[1], pid[2]))))))))
+    return out, linear, emit(Op.MUL, (linear, emit(Op.CONST, attrs=(("value", tile),))))
+
+
+@lru_cache(maxsize=256)
+def split(kernel: Kernel, platform: Platform) -> Split:
+    """The cube and vector parts of MIX kernel ``kernel`` (a located error where its product does not have
+    the cube form)."""
+    k = run_passes(kernel, platform)
+    prod = product(k)
+    later = next((i for i in walk(k.body) if i.op is Op.DOT and i is not prod
+                  and not (prod.op is Op.FOR and any(i is d for d in walk(prod.regions[0])))), None)
+    if later is not None:
+        raise cube.unsupported(later.loc, "a second `tl.dot` (one product per kernel)")
+    if len(prod.results) != 1:
+        raise cube.unsupported(prod.loc, "a loop over K that carries anything but one zero float32 accumulator")
+    dot, a, b, region = _operands(k, prod)
+    (bm, _), (_, bn) = a.attr("shape"), b.attr("shape")
+    result = prod.results[0]
+    fresh = Fresh(k)
+    workspace = fresh.value(Type(dtypes.PointerType(dtypes.float32)))
+    hoisted, (rows, cols) = _hoisted((_extents(a)[0], _extents(b)[1]), region, fresh, dot.loc)
+    address, linear, offset = _tile_address(fresh, bm * bn, dot.loc)
+    stride = fresh.instr(address, Op.CONST, Type(dtypes.int32), (), (("value", bn),), dot.loc)
+    zero = fresh.instr(address, Op.CONST, Type(dtypes.float32), (), (("value", 0.0),), dot.loc)
+    operands = (workspace, offset, stride, rows, cols)
+    store = Instr(Op.BLOCK_STORE, (), (*operands, result), (("shape", (bm, bn)),), (), dot.loc)
+    load = Instr(Op.BLOCK_LOAD, (result,), (*operands, zero), (("shape", (bm, bn)), ("has_other", True)), (),
+                 dot.loc)
+    params = (*k.params, workspace)
+    names = (*k.param_names, WORKSPACE)
+    cone = _cone(k.body, prod)
+    before = k.body.body[:k.body.body.index(prod)]
+    cube_body = (*(i for i in before if id(i) in cone), prod, *hoisted, *address, store)
+    vector_body = tuple(x for i in k.body.body for x in ((*hoisted, *address, load) if i is prod else (i,)))
+    hints = (*k.names, (linear.id, "linear_pid"), (offset.id, "workspace_offset"))
+    part = Kernel(k.name, names, k.constexprs, Block(params, ()), k.loc, hints, k.poison)
+    return Split(cube.match(dead_code(part.with_body(Block(params, cube_body)))),
+                 dead_code(part.with_body(Block(params, vector_body))), (bm, bn))
+
+
+def workspace_elements(kernel: Kernel, platform: Platform, programs: int) -> int:
+    """The float32 elements of the workspace a launch of MIX kernel ``kernel`` over ``programs`` needs (a
+    located error where its tiles' offsets, int32 scalars, would overflow)."""
+    parts = split(kernel, platform)
+    elements = programs * parts.tile_elements
+    if elements > INT32_MAX + 1:
+        raise CompilationError(parts.cube.loc, f"{programs} programs of {parts.tile[0]} x {parts.tile[1]} float32 "
+                                               f"products need a workspace of {elements} elements, past the int32 "
+                                               "offsets of its tiles", hint="use fewer programs (larger blocks)")
+    return elements
+
+
+__all__ = ["Split", "WORKSPACE", "cube_plan", "is_mix", "product", "split", "workspace_elements"]
