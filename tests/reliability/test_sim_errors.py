@@ -35,10 +35,10 @@ def line_of(fn, text: str) -> int:
 
 @pytest.mark.parametrize("kernel, tensor, line, says", [
     (read_past_end, "x_ptr", "tl.load(x_ptr", "GM read"),
-    (same_block_twice, "out_ptr", "tl.store(out_ptr", "written by block 0 and by block 1"),
+    (same_block_twice, "out_ptr", "tl.store(out_ptr", "written by block 0 and by block 1 with another value"),
 ], ids=["out-of-bounds", "cross-block-write"])
 def test_gm_errors_name_the_line_tensor_and_block(kernel, tensor, line, says):
-    x, out = np.ones(128, np.float32), np.zeros(128, np.float32)
+    x, out = np.arange(128, dtype=np.float32), np.zeros(128, np.float32)  # each block its own values
     with pytest.raises(KernelSimError) as info:
         kernel[(2,)](x, out, BLOCK=64, backend="sim")
     e = info.value
