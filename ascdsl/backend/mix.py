@@ -76,13 +76,19 @@ def _scalar(instr: Instr) -> bool:
 
 
 @lru_cache(maxsize=256)
+def _passed(kernel: Kernel, platform: Platform) -> Kernel:
+    """``kernel`` after :mod:`ascdsl.passes`, once for :func:`is_mix` and :func:`split` both."""
+    return run_passes(kernel, platform)
+
+
+@lru_cache(maxsize=256)
 def is_mix(kernel: Kernel, platform: Platform) -> bool:
     """Whether ``kernel`` multiplies matrices and does vector work besides the cube form's (anything but
     one store of the product or of its cast to a dtype Fixpipe converts to): the product goes through a
     workspace."""
     if not cube.is_cube(kernel):
         return False
-    k = run_passes(kernel, platform)
+    k = _passed(kernel, platform)
     prod = product(k)
     if prod is None:
         return False
@@ -178,7 +184,7 @@ def _tile_address(fresh: Fresh, tile: int, loc) -> tuple[list[Instr], Value, Val
 def split(kernel: Kernel, platform: Platform) -> Split:
     """The cube and vector parts of MIX kernel ``kernel`` (a located error where its product does not have
     the cube form)."""
-    k = run_passes(kernel, platform)
+    k = _passed(kernel, platform)
     prod = product(k)
     later = next((i for i in walk(k.body) if i.op is Op.DOT and i is not prod
                   and not (prod.op is Op.FOR and any(i is d for d in walk(prod.regions[0])))), None)

@@ -23,7 +23,7 @@ from ..errors import CompilationError
 from ..ir.core import GroupOp, Instr, Kernel, Op, Value, walk
 from ..ir.provenance import STORES
 from ..platforms import Platform
-from . import isel, kir, limits, naming
+from . import isel, kir, limits, naming, scalarunit
 from .kir import BinOp, Buf, Lit, Ref, Role, Var, VarKind, lit
 from .ublayout import count, pitch, same_layout, tile_align
 
@@ -34,7 +34,6 @@ C_BINARY = {Op.ADD: BinOp.ADD, Op.SUB: BinOp.SUB, Op.MUL: BinOp.MUL, Op.IDIV: Bi
             Op.EQ: BinOp.EQ, Op.NE: BinOp.NE, Op.AND: BinOp.AND, Op.OR: BinOp.OR, Op.XOR: BinOp.XOR,
             Op.SHL: BinOp.SHL, Op.SHR: BinOp.SHR}
 """Scalar ops that are one C++ infix operator."""
-WRAPPING = frozenset({Op.ADD, Op.SUB, Op.MUL})
 PID = Var(-1, dtypes.int64, "program", VarKind.PID)
 WIDE_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.CAST, Op.NEG})
 """Scalar ops that GM offset arithmetic is made of (computed in int64_t)."""
@@ -389,7 +388,7 @@ class Selector:
             return program_id(instr.attr("axis"))
         if op is Op.NUM_PROGRAMS:
             return kir.Field(f"grid{instr.attr('axis')}", dtypes.int32)
-        if op in WRAPPING and v.type.dtype == dtypes.int32 and not wide and self._mixes_bits(instr):
+        if op in scalarunit.WRAPPING and v.type.dtype == dtypes.int32 and not wide and self._mixes_bits(instr):
             a, b = (kir.Conv(kir.CInt.UINT32, x) for x in xs)
             return kir.Conv(dtypes.int32, kir.Bin(C_BINARY[op], a, b))
         if op in C_BINARY:

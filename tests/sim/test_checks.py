@@ -70,7 +70,7 @@ def test_gm_access_outside_the_arrays_names_the_block():
 
 
 def test_two_blocks_writing_the_same_gm_bytes():
-    err = fault("gm_write_race", block_dim=3, shuffle_blocks=7)
+    err = fault("gm_write_race", np.uint32(0), block_dim=3, shuffle_blocks=7)
     assert err.api == "DataCopy"
     assert "GM byte 0 of a 4096-byte buffer is written by block" in err.reason
     assert "with another value (blocks must write disjoint GM)" in err.reason
@@ -80,7 +80,7 @@ def test_blocks_writing_the_same_values_over_each_other_is_no_race():
     """Two programs storing one result alike (each computes the whole of a small output): whatever order
     a device runs them in, memory ends the same."""
     y = np.zeros(1024, np.float32)
-    sim.run_kernel(FAULTS, "gm_same_values", [np.arange(1024, dtype=np.float32), y], 3, shuffle_blocks=7)
+    sim.run_kernel(FAULTS, "gm_write_race", [np.arange(1024, dtype=np.float32), y, np.uint32(1)], 3, shuffle_blocks=7)
     assert (y[:64] == 1.0).all()
 
 

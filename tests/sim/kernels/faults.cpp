@@ -192,21 +192,13 @@ extern "C" __global__ __aicore__ void gm_out_of_bounds(GM_ADDR x, GM_ADDR y) {
 }
 
 // Every block writes y[0:64].
-extern "C" __global__ __aicore__ void gm_write_race(GM_ADDR x, GM_ADDR y) {
+extern "C" __global__ __aicore__ void gm_write_race(GM_ADDR x, GM_ADDR y, uint32_t alike) {
     Setup s(x, y);
     LocalTensor<float> out = s.outQ.AllocTensor<float>();
-    // each block its own values, differing in their low bytes: 1 + blockIdx ulps of 1.0f
-    Duplicate(out, static_cast<float>(1.0 + static_cast<double>(GetBlockIdx()) * 1.1920928955078125e-07), 64);
-    s.outQ.EnQue(out);
-    out = s.outQ.DeQue<float>();
-    DataCopy(s.yGm, out, 64);
-    s.outQ.FreeTensor(out);
-}
-
-extern "C" __global__ __aicore__ void gm_same_values(GM_ADDR x, GM_ADDR y) {
-    Setup s(x, y);
-    LocalTensor<float> out = s.outQ.AllocTensor<float>();
-    Duplicate(out, 1.0f, 64);  // every block the same values: a benign overlap
+    // `alike`: every block the same values (a benign overlap); else each block its own, differing in their
+    // low bytes: 1 + blockIdx ulps of 1.0f
+    const double ulps = alike ? 0.0 : static_cast<double>(GetBlockIdx());
+    Duplicate(out, static_cast<float>(1.0 + ulps * 1.1920928955078125e-07), 64);
     s.outQ.EnQue(out);
     out = s.outQ.DeQue<float>();
     DataCopy(s.yGm, out, 64);
