@@ -37,6 +37,8 @@ from ascdsl.lib import core_span
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 
 MAX_DIMS = 8
+TILES_PER_CORE = 4  # the full-load kernel's fewest tiles a core, where its rows allow
+MIN_TILE_BYTES = 8192  # the fewest bytes of an input such a tile holds
 ROW_LIMIT = 1 << 30  # row indices (a core's first row plus a tile of rows) stay far inside int32
 
 
@@ -200,6 +202,11 @@ def log_softmax_backward_host(grad_output, output, dim, platform):
                                              platform=platform, BLOCK_R=block_r)
         if rows >= 1:
             rows = min(rows, ascdsl.cdiv(d0, used))
+            if ascdsl.cdiv(ascdsl.cdiv(d0, used), rows) < TILES_PER_CORE:
+                # a core's rows in TILES_PER_CORE tiles, so that its loads overlap its compute, but no tile of
+                # an input under MIN_TILE_BYTES, whose copy set-up would cost more than that gains
+                rows = min(rows, max(ascdsl.cdiv(ascdsl.cdiv(d0, used), TILES_PER_CORE),
+                                     ascdsl.cdiv(MIN_TILE_BYTES, d1 * dtype.itemsize)))
             return ascdsl.Launch(reduce_tail_full_kernel, grid=(used,), variant="reduce_tail_full_load",
                                  constexprs={"ROWS": rows, "BLOCK_R": block_r}, scalars=scalars)
         chunk = ascdsl.planner.largest_extent(reduce_tail_recompute_kernel, "BLOCK_R", grad_output, output,

@@ -44,6 +44,8 @@ from ascdsl import dtypes, sim, softmax_tiling
 from ascdsl.backend.render import render
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 
+TILES_PER_CORE = 4  # the full-load kernel's fewest tiles a core, where its rows allow
+MIN_TILE_BYTES = 8192  # the fewest bytes of an input such a tile holds
 ROW_LIMIT = 1 << 30  # row indices (a core's first row plus a tile of rows) stay far inside int32
 NZ_ROWS = tuple(2 ** i for i in range(4, 13))  # the NZ row blocks (multiples of 16) it chooses from
 
@@ -182,6 +184,11 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False):
                                          FRONT=is_front, ALIGN=32 // grad.dtype.itemsize)
     if rows >= 1:
         rows = min(rows, ascdsl.cdiv(m, used))
+        if ascdsl.cdiv(ascdsl.cdiv(m, used), rows) < TILES_PER_CORE:
+            # a core's rows in TILES_PER_CORE tiles, so that its loads overlap its compute, but no tile of
+            # an input under MIN_TILE_BYTES, whose copy set-up would cost more than that gains
+            rows = min(rows, max(ascdsl.cdiv(ascdsl.cdiv(m, used), TILES_PER_CORE),
+                                 ascdsl.cdiv(MIN_TILE_BYTES, max(k, 1) * dtype.itemsize)))
         return ascdsl.Launch(rows_kernel, grid=(used,), variant="rows", scalars=scalars,
                              constexprs={"ROWS": rows, "BLOCK_K": block_k, "FRONT": is_front, "ALIGN": align})
     block_k = ascdsl.planner.largest_extent(two_pass_kernel, "BLOCK_K", grad, src, grad, platform=platform,

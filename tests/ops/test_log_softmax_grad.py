@@ -99,6 +99,13 @@ def test_no_reduce_on_arbitrary_inputs(dtype):
     assert not np.allclose(actual.astype(np.float64), seed_formula, rtol=0.1)
 
 
+def test_a_cores_rows_come_in_tiles_whose_loads_overlap():
+    """541 rows of 613 floats are 14 a core: tiles of 4 (TILES_PER_CORE a core), not one tile the core loads,
+    computes and stores in turn; short rows keep tiles of MIN_TILE_BYTES (1000 rows of 100: 21 a tile)."""
+    assert variant((541, 613), 1).constexprs["ROWS"] == 4
+    assert variant((1000, 100), 1).constexprs["ROWS"] == 21
+
+
 def test_variants_and_core_split():
     cores = B3.vector_core_count
     plan = variant((1000, 17), 1)

@@ -77,6 +77,13 @@ def test_arbitrary_src_and_variants():
     assert plan((30, 7), "float16", platform=small).grid == (small.vector_core_count,)
 
 
+def test_a_cores_rows_come_in_tiles_whose_loads_overlap():
+    """541 rows of 613 floats are 14 a core: tiles of 4 (TILES_PER_CORE a core), not one tile the core loads,
+    computes and stores in turn; short rows keep tiles of MIN_TILE_BYTES (1000 rows of 100: 21 a tile)."""
+    assert plan((541, 613)).constexprs["ROWS"] == 4
+    assert plan((1000, 100)).constexprs["ROWS"] == 21
+
+
 def test_padding_never_changes_the_result():
     """Row lengths around the 32-byte block give the same values as the unpadded NumPy sums."""
     grad, src = make_inputs((6, 40), "float16", seed=2)
