@@ -94,6 +94,18 @@ def test_a_planted_softmax_grad_api_source_does_not_change_the_result(fresh_cach
     np.testing.assert_array_equal(got, want)
 
 
+def test_kernel_libraries_link_one_launch_object(tmp_path, fresh_cache):
+    """The simulator's launch code is compiled once (``launch-*.o``) and linked into every kernel library;
+    a kernel build compiles only the kernel (its wrapper declares the launch functions)."""
+    library_of(kernel_copy(tmp_path, "first"))
+    before = sim.build_stats().builds
+    lib = library_of(kernel_copy(tmp_path, "second"))
+    assert sim.build_stats().builds == before + 1
+    assert len(list((fresh_cache / "sim").glob("launch-*.o"))) == 1
+    assert b"outcome_json" in lib.read_bytes()  # linked from the object
+    run_add(kernel_copy(tmp_path, "second"))
+
+
 def test_a_library_copied_over_another_entry_is_rebuilt(tmp_path):
     a, b = kernel_copy(tmp_path, "a"), kernel_copy(tmp_path, "b")
     lib_a, lib_b = library_of(a), library_of(b)
@@ -177,7 +189,7 @@ def test_two_processes_building_one_kernel_at_once(tmp_path):
                               text=True, env=env) for _ in range(2)]
     results = [p.communicate(timeout=600) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], results
-    assert sum(int(out) for out, _ in results) == 2  # the pch and the kernel, each built once
+    assert sum(int(out) for out, _ in results) == 3  # the pch, the launch object and the kernel, each built once
     assert not list(fresh_cache.rglob("*.tmp-*"))
 
 

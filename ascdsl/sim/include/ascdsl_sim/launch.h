@@ -1,5 +1,5 @@
 // Runs the blocks of one launch sequentially, each with fresh poisoned UB, and reports counters or the
-// first failed check as JSON (read by ascdsl/sim/runner.py).
+// first failed check as JSON (read by ascdsl/sim/runner.py). The work is in launch_run.h.
 #ifndef ASCDSL_SIM_ASCDSL_SIM_LAUNCH_H
 #define ASCDSL_SIM_ASCDSL_SIM_LAUNCH_H
 #include <exception>
@@ -20,155 +20,46 @@ struct Outcome {
     uint64_t trace_dropped = 0;
 };
 
-// One core's run of a block: fresh UB (and cube memories) and timeline; a failed check becomes the outcome.
+#ifndef ASCDSL_SIM_LAUNCH_LINKAGE
+#ifdef ASCDSL_SIM_PREBUILT_LAUNCH  // defined in a prebuilt object the build links
+#define ASCDSL_SIM_LAUNCH_LINKAGE
+#else
+#define ASCDSL_SIM_LAUNCH_LINKAGE inline
+#endif
+#endif
+
+using BlockFn = void (*)(void*);
+
+ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_blocks_erased(const std::vector<int64_t>& order, BlockFn kernel, void* context,
+                                                    bool mix);
+ASCDSL_SIM_LAUNCH_LINKAGE std::string error_json(const Outcome& o);
+ASCDSL_SIM_LAUNCH_LINKAGE std::string outcome_json(const Outcome& o);
+ASCDSL_SIM_LAUNCH_LINKAGE void configure(const char* platform, uint64_t ub_bytes, uint64_t ub_budget, bool bf16,
+                                         bool hazards, bool vv, uint64_t tiling_key);
+ASCDSL_SIM_LAUNCH_LINKAGE std::string& last_report();
+ASCDSL_SIM_LAUNCH_LINKAGE int launch_erased(const LaunchConfig& c, BlockFn kernel, void* context);
+
 template <class Kernel>
-bool run_core(Outcome& out, int64_t b, int64_t n, Kernel& kernel) {
-    reset_block(b, n);
-    reset_timeline();
-    try {
-        kernel();
-    } catch (const Failure& f) {
-        out = Outcome{false, f.api, f.reason, b, st().fail_region, {}, {}};
-    } catch (const std::exception& e) {
-        out = Outcome{false, "kernel", std::string("C++ exception: ") + e.what(), b, -1, {}, {}};
-    }
-    return out.ok;
+void call_kernel(void* kernel) {
+    (*static_cast<Kernel*>(kernel))();
 }
 
-// A MIX block's figures: the AIVs wait for flags the AIC sets, so (the AIC setting its last flag at its end)
-// an AIV's span starts at the AIC's end (`start`); pipes and counters add up over the three cores.
-inline void add_core(Counters& c, BlockCost& k, double start) {
-    const Counters& d = st().counters;
-    c.gm_read_bytes += d.gm_read_bytes, c.gm_write_bytes += d.gm_write_bytes;
-    c.gm_copies += d.gm_copies, c.ub_copies += d.ub_copies, c.ub_peak_bytes = std::max(c.ub_peak_bytes, d.ub_peak_bytes);
-    for (const auto& [api, v] : d.vec) {
-        VecCount& t = c.vec[api];
-        t.calls += v.calls, t.elements += v.elements, t.rounds += v.rounds;
-    }
-    const BlockCost e = block_cost();
-    k.cycles = std::max(k.cycles, start + e.cycles);
-    for (int p = 0; p < kPipes; ++p) k.busy[p] += e.busy[p];
-    k.vector_ideal += e.vector_ideal, k.copy_bytes += e.copy_bytes, k.cube_ideal += e.cube_ideal;
-}
-
+// The blocks of `order`, each a call of `kernel`; the first failed check ends the run.
 template <class Kernel>
 Outcome run_blocks(const std::vector<int64_t>& order, Kernel kernel, bool mix) {
-    Outcome out;
-    out.per_block.resize(order.size());
-    out.per_block_cost.resize(order.size());
-    for (auto& r : st().gm) std::fill(r.owner.begin(), r.owner.end(), kNoOwner), r.published.clear();
-    State& s = st();
-    s.mix = mix;
-    for (const int64_t b : order) {
-        const int64_t n = static_cast<int64_t>(order.size());
-        if (mix) {
-            s.aic_sets = 0, s.aiv_waits = {}, s.pending = {};
-            Counters c;
-            BlockCost k;
-            double aic_span = 0;
-            for (int core = 0; core < 3 && out.ok; ++core) {  // the AIC, AIV 0, AIV 1; the trace is AIV 1's
-                s.core = core == 0 ? AIC : AIV, s.sub_block = core == 0 ? 0 : core - 1;
-                if (run_core(out, b, n, kernel)) add_core(c, k, aic_span);
-                if (core == 0) aic_span = k.cycles;
-            }
-            s.core = AIV, s.sub_block = 0;
-            if (!out.ok) break;
-            out.per_block[b] = c;
-            out.per_block_cost[b] = k;
-        } else {
-            if (!run_core(out, b, n, kernel)) break;
-            out.per_block[b] = st().counters;
-            out.per_block_cost[b] = block_cost();
-        }
-        if (out.trace_block < 0 || out.per_block_cost[b].cycles > out.per_block_cost[out.trace_block].cycles) {
-            out.trace_block = b;
-            out.trace = timeline().trace;
-            out.trace_dropped = timeline().trace_dropped;
-        }
-    }
-    std::fflush(stdout);
-    return out;
-}
-
-inline std::string json_string(const std::string& s) {
-    std::string o = "\"";
-    for (const char c : s) {
-        if (c == '"' || c == '\\') o += '\\';
-        if (static_cast<unsigned char>(c) < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            o += buf;
-        } else {
-            o += c;
-        }
-    }
-    return o + "\"";
-}
-
-inline std::string error_json(const Outcome& o) {
-    return "{\"api\": " + json_string(o.api) + ", \"block\": " + std::to_string(o.block) +
-           ", \"region\": " + std::to_string(o.region) + ", \"reason\": " + json_string(o.reason) + "}";
-}
-
-inline std::string outcome_json(const Outcome& o) {
-    if (!o.ok) return "{\"error\": " + error_json(o) + "}";
-    std::ostringstream os;
-    os.precision(17);
-    os << "{\"blocks\": [";
-    for (size_t b = 0; b < o.per_block.size(); ++b) {
-        const Counters& c = o.per_block[b];
-        os << (b ? ", " : "") << "{\"gm_read_bytes\": " << c.gm_read_bytes << ", \"gm_write_bytes\": " << c.gm_write_bytes
-           << ", \"gm_copies\": " << c.gm_copies << ", \"ub_copies\": " << c.ub_copies
-           << ", \"ub_peak_bytes\": " << c.ub_peak_bytes << ", \"vector\": {";
-        size_t i = 0;
-        for (const auto& [api, n] : c.vec) os << (i++ ? ", " : "") << json_string(api) << ": [" << n.calls << ", " << n.elements << ", " << n.rounds << "]";
-        const BlockCost& k = o.per_block_cost[b];
-        os << "}, \"cost\": {\"cycles\": " << k.cycles << ", \"vector_ideal\": " << k.vector_ideal
-           << ", \"copy_bytes\": " << k.copy_bytes << ", \"cube_ideal\": " << k.cube_ideal << ", \"busy\": {";
-        for (int p = 0; p < kPipes; ++p) os << (p ? ", " : "") << json_string(pipe_short(static_cast<Pipe>(p))) << ": " << k.busy[p];
-        os << "}}}";
-    }
-    os << "], \"trace\": {\"block\": " << o.trace_block << ", \"dropped\": " << o.trace_dropped << ", \"names\": [";
-    const std::vector<std::string>& names = timeline().trace_names;
-    for (size_t i = 0; i < names.size(); ++i) os << (i ? ", " : "") << json_string(names[i]);
-    os << "], \"events\": [";
-    for (size_t i = 0; i < o.trace.size(); ++i) {
-        const TraceEvent& e = o.trace[i];
-        os << (i ? ", " : "") << "[" << e.pipe << ", " << (e.wait ? 1 : 0) << ", " << e.start << ", " << e.end << ", " << e.api << "]";
-    }
-    os << "]}}";
-    return os.str();
-}
-
-inline void configure(const char* platform, uint64_t ub_bytes, uint64_t ub_budget, bool bf16, bool hazards, bool vv,
-                      uint64_t tiling_key) {
-    State& s = st();
-    s.platform = platform;
-    s.ub_bytes = ub_bytes;
-    s.ub_budget = ub_budget;
-    s.bf16 = bf16;
-    s.check_hazards = hazards;
-    s.check_vv = vv;
-    s.tiling_key = tiling_key;
-}
-
-inline std::string& last_report() {
-    static std::string r;
-    return r;
+    return run_blocks_erased(order, &call_kernel<Kernel>, &kernel, mix);
 }
 
 // One run_kernel launch: GM regions are exactly the arrays Python passed.
 template <class Kernel>
 int launch(const LaunchConfig& c, Kernel kernel) {
-    configure(c.platform, c.ub_bytes, c.ub_budget_bytes, c.bf16, c.check_hazards, c.check_vv, c.tiling_key);
-    set_cost_params(*c.cost);
-    st().gm.clear();
-    for (uint64_t i = 0; i < c.n_regions; ++i) st().gm.push_back(GmRegion{c.region_base[i], c.region_bytes[i], {}});
-    const Outcome o = run_blocks(std::vector<int64_t>(c.order, c.order + c.block_dim), kernel, c.mix != 0);
-    last_report() = outcome_json(o);
-    return o.ok ? 0 : 1;
+    return launch_erased(c, &call_kernel<Kernel>, &kernel);
 }
 
 }  // namespace ascdsl_sim
+
+#if !defined(ASCDSL_SIM_PREBUILT_LAUNCH)
+#include "launch_run.h"
+#endif
 
 #endif  // ASCDSL_SIM_ASCDSL_SIM_LAUNCH_H
