@@ -173,7 +173,8 @@ class _Emitter:
     def __init__(self, analysis: _Analysis, loc: Loc):
         self.analysis, self.loc, self.out, self.consts = analysis, loc, [], {}
 
-    def _new(self, op: Op, dtype, operands=(), attrs=()) -> Value:
+    def new(self, op: Op, dtype, operands=(), attrs=()) -> Value:
+        """A new scalar instruction's result of ``dtype``."""
         return self.tile(op, Type(dtype), operands, attrs)
 
     def tile(self, op: Op, t: Type, operands=(), attrs=()) -> Value:
@@ -185,7 +186,7 @@ class _Emitter:
     def const(self, value: int, dtype=dtypes.int32) -> Value:
         key = (value, dtype)
         if key not in self.consts:
-            self.consts[key] = self._new(Op.CONST, dtype, attrs=(("value", value),))
+            self.consts[key] = self.new(Op.CONST, dtype, attrs=(("value", value),))
         return self.consts[key]
 
     def width(self, s: Sym) -> dtypes.DType:
@@ -194,7 +195,7 @@ class _Emitter:
         return dtypes.int64 if wide else dtypes.int32
 
     def cast(self, x: Value, dtype) -> Value:
-        return x if x.type.dtype == dtype else self._new(Op.CAST, dtype, (x,), (("dtype", dtype),))
+        return x if x.type.dtype == dtype else self.new(Op.CAST, dtype, (x,), (("dtype", dtype),))
 
     def sym(self, s: Sym, dtype=None) -> Value:
         """``s`` computed in ``dtype`` (default :meth:`width`)."""
@@ -204,12 +205,12 @@ class _Emitter:
             term = None
             for vid in mono:
                 factor = self.cast(self.analysis.values[vid], dt)
-                term = factor if term is None else self._new(Op.MUL, dt, (term, factor))
+                term = factor if term is None else self.new(Op.MUL, dt, (term, factor))
             if term is None:
                 term = self.const(coef, dt)
             elif coef != 1:
-                term = self._new(Op.MUL, dt, (term, self.const(coef, dt)))
-            total = term if total is None else self._new(Op.ADD, dt, (total, term))
+                term = self.new(Op.MUL, dt, (term, self.const(coef, dt)))
+            total = term if total is None else self.new(Op.ADD, dt, (total, term))
         return self.const(0, dt) if total is None else total
 
     def extent(self, bound: Value, start: Sym, size: int) -> Value:
@@ -217,9 +218,9 @@ class _Emitter:
         start is)."""
         dt = dtypes.int64 if dtypes.int64 in (bound.type.dtype, self.width(start)) else dtypes.int32
         e = self.cast(bound, dt)
-        e = self._new(Op.SUB, dt, (e, self.sym(start, dt))) if start else e
-        e = self._new(Op.MAXIMUM, dt, (e, self.const(0, dt)))
-        return self.cast(self._new(Op.MINIMUM, dt, (e, self.const(size, dt))), dtypes.int32)
+        e = self.new(Op.SUB, dt, (e, self.sym(start, dt))) if start else e
+        e = self.new(Op.MAXIMUM, dt, (e, self.const(0, dt)))
+        return self.cast(self.new(Op.MINIMUM, dt, (e, self.const(size, dt))), dtypes.int32)
 
 
 _FLIP = {Op.GT: Op.LT, Op.GE: Op.LE}
@@ -285,8 +286,8 @@ def _extents(emit: _Emitter, bounds: dict, shape: tuple[int, ...]) -> list[Value
     """The extent of every dim under the mask's terms; a false scalar term makes the first one 0."""
     extents = [_extent(emit, bounds.get(d, []), shape[d]) for d in range(len(shape))]
     for cond in bounds.get(None, []):
-        on = emit._new(Op.CAST, dtypes.int32, (cond,), (("dtype", dtypes.int32),))
-        extents[0] = emit._new(Op.MUL, dtypes.int32, (extents[0], on))
+        on = emit.new(Op.CAST, dtypes.int32, (cond,), (("dtype", dtypes.int32),))
+        extents[0] = emit.new(Op.MUL, dtypes.int32, (extents[0], on))
     return extents
 
 
@@ -295,9 +296,9 @@ def _extent(emit: _Emitter, terms, size: int) -> Value:
     e = None
     for bound, start, slack in terms:
         if slack:
-            bound = emit._new(Op.ADD, bound.type.dtype, (bound, emit.const(slack, bound.type.dtype)))
+            bound = emit.new(Op.ADD, bound.type.dtype, (bound, emit.const(slack, bound.type.dtype)))
         t = emit.extent(bound, start, size)
-        e = t if e is None else emit._new(Op.MINIMUM, dtypes.int32, (e, t))
+        e = t if e is None else emit.new(Op.MINIMUM, dtypes.int32, (e, t))
     return emit.const(size) if e is None else e
 
 
@@ -529,7 +530,7 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
     outer = [emit.sym(strides.get(d, {})) for d in range(rank if strided else rank - 1)]
     extents = _extents(emit, bounds, shape)
     if rank == 2 and shape[1] == 1 and extents[1] is not emit.const(1):  # an [M, 1] column masked along its one column: no rows
-        extents = [emit._new(Op.MUL, dtypes.int32, (extents[0], extents[1])), emit.const(1)]
+        extents = [emit.new(Op.MUL, dtypes.int32, (extents[0], extents[1])), emit.const(1)]
     operands = (base, offset, *outer, *extents)
     store = Op.STRIDED_STORE if strided else Op.BLOCK_STORE
     if instr.op in ATOMIC_STORES:
@@ -553,7 +554,7 @@ def _single(analysis: _Analysis, instr: Instr) -> list[Instr]:
     emit = _Emitter(analysis, instr.loc)
     offset = emit.sym(analysis.affine(ptr).offset)
     if instr.op is Op.LOAD:
-        address = emit._new(Op.PTR_ADD, ptr.type.dtype, (base, offset))
+        address = emit.new(Op.PTR_ADD, ptr.type.dtype, (base, offset))
         return emit.out + [Instr(Op.LOAD, instr.results, (address, *instr.operands[1:]), instr.attrs, (), instr.loc)]
     value = instr.operands[1]
     tile = Value(analysis.next_id, Type(value.type.dtype, (1,)))
@@ -561,7 +562,7 @@ def _single(analysis: _Analysis, instr: Instr) -> list[Instr]:
     emit.out.append(Instr(Op.BROADCAST, (tile,), (value,), (), (), instr.loc))
     extent = emit.const(1)
     if instr.attr("has_mask"):
-        extent = emit._new(Op.CAST, dtypes.int32, (instr.operands[2],), (("dtype", dtypes.int32),))
+        extent = emit.new(Op.CAST, dtypes.int32, (instr.operands[2],), (("dtype", dtypes.int32),))
     attrs = (("shape", (1,)),) + ((("atomic", instr.op.value),) if instr.op in ATOMIC_STORES else ())
     return emit.out + [Instr(Op.BLOCK_STORE, (), (base, offset, extent, tile), attrs, (), instr.loc)]
 

@@ -365,7 +365,7 @@ inline void gm_write(const char* api, const void* p, uint64_t bytes, bool atomic
                  "written plainly by block ", s.block_idx, " (blocks must write disjoint GM)");
         if (!ok)
             fail(api, "GM byte ", off + i, " of a ", r.bytes, "-byte buffer is written by block ", o, " and by block ",
-                 s.block_idx, atomic ? " (atomically)" : " with another value", " (blocks must write disjoint GM)");
+                 s.block_idx, atomic ? " (atomically)" : next ? " with another value" : "", " (blocks must write disjoint GM)");
         o = atomic ? kAtomicOwner : me;
     }
     if (s.mix && s.core == AIC) {
