@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 
 from . import dtypes, record, sim
-from .backend.batchrun import explain, schedule
+from .backend.batchrun import explain, plan
 from .bench_kernels import (add_kernel, gelu_kernel, layer_norm_kernel, log_softmax_backward_row_kernel,
                             softmax_kernel)
 from .language.core import next_power_of_2
@@ -105,8 +105,9 @@ def forms(ops_dir="ops") -> list[tuple[Form, tuple]]:
     untuned = ((8192, 512), (3000, 777))  # shape classes P was not tuned on: rows of 2 KiB, odd rows and counts
     rows = ((4096, 1024), (65536, 64), (256, 8192), *untuned)
     softmax_rows = ((4096, 1024), (16384, 128), (65536, 64), (256, 8192), *untuned)
-    # 4M elements, then few and many blocks, then untuned counts (2277 blocks, the last part-full; 6830)
-    flat = ((4096, 1024), (256, 1024), (16384, 1024), (3000, 777), (7000, 999))
+    # 4M elements, then few and many blocks, then untuned counts (2277 blocks, the last part-full; 6830),
+    # then fewer blocks than two a core (split into pieces: batchrun.SPLITS)
+    flat = ((4096, 1024), (256, 1024), (16384, 1024), (3000, 777), (7000, 999), (64, 1024))
     tutorial = Form("softmax (the tutorial's grid-stride loop), a row per program", lambda s: _rows(s, "x"),
                     _persistent_softmax)
     return ([(softmax_form(softmax), softmax_rows)] if softmax else []) + [(tutorial, softmax_rows), (layer, rows)] + (
@@ -143,15 +144,17 @@ def _batching(on: bool):
 
 
 def simulate(form: Form, shape, platform: str, batched: bool):
-    """(est us, floor us, P, the arrays after the launch, why it ran unbatched) of one launch on the simulator."""
+    """(est us, floor us, P (and the split, where the launch splits programs), the arrays after the launch, why it
+    ran unbatched) of one launch on the simulator."""
     arrays = form.inputs(shape)
     with _batching(batched), sim.record() as runs, record.launches() as seen:
         form.launch(arrays, "sim")
     (run,) = runs
     s = run.stats
     plat = get_platform(platform)
-    p = schedule(seen[0].kernel, seen[0].grid[0], plat)[0] if batched else 1
-    why = explain(seen[0].kernel, seen[0].grid[0], plat) if batched and p < 2 else ""
+    c = plan(seen[0].kernel, seen[0].grid[0], plat) if batched else None
+    p = f"{c.p}" + (f" (split {c.split})" if c.split > 1 else "") if batched else "1"
+    why = explain(seen[0].kernel, seen[0].grid[0], plat) if batched and c.p < 2 else ""
     return s.est_us, s.floor_cycles / cost.constants(plat).clock_mhz.value, p, arrays, why
 
 

@@ -20,6 +20,10 @@ programs within one per batched program; batched program ``q`` runs on core ``q 
   and where the model does not price the kernel (several steps per program, such as a loop over a
   row's chunks), the UB rule's launch runs.
 
+A flat-form launch of fewer than :data:`MIN_ROUNDS` programs a core also tries each program split into
+pieces (:data:`SPLITS`, :func:`ascdsl.passes.batching.split_programs`), each split planned as above on its
+``s * G`` programs, and runs the split the model estimates :data:`MARGIN` faster than the whole launch.
+
 No launch simulates anything to choose, and each distinct (kernel, G) compiles a handful of variants
 once. A kernel the backend cannot compile batched keeps its form. ``ASCDSL_BATCH=0`` turns batching
 off. P is a compile-time extent of the batched kernel, chosen per launch (not a runtime tile extent yet).
@@ -27,7 +31,7 @@ off. P is a compile-time extent of the batched kernel, chosen per launch (not a 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -35,7 +39,7 @@ import numpy as np
 from ..errors import CompilationError
 from ..ir import Kernel, Op, walk
 from ..passes import run_passes
-from ..passes.batching import NotBatchable, batch_programs, form, refusal
+from ..passes.batching import NotBatchable, batch_programs, form, refusal, split_programs
 from ..platforms import Platform, get_platform
 from . import batchcost
 from .ascendc import compile_variant
@@ -138,6 +142,7 @@ class Choice:
     best: Launch | None = None  # None: the model does not price the kernel
     why: str = ""  # why the model does not price the kernel
     capped: bool = False  # the UB rule's P is capped by MIN_ROUNDS
+    split: int = 1  # programs each original one is split into (the flat form, :data:`SPLITS`); P counts these
 
     @property
     def p(self) -> int:
@@ -174,9 +179,54 @@ def rule(programs: int, largest: int, cores: int) -> tuple[int, int]:
     return _launch(programs, _grid(programs, p, cores))
 
 
+SPLITS = (2, 4, 8, 16)
+"""How finely a launch of few flat-form programs may split each (:func:`.split_programs`): where a core
+runs fewer than :data:`MIN_ROUNDS` programs, whole blocks balance badly over the cores (gelu of 256 blocks
+of 1024: 7 blocks on the busiest core where the mean is 6.4) and a core's first load and last store
+overlap nothing; a split program keeps at least :data:`MIN_SPLIT_BYTES` of each copy."""
+
+MIN_SPLIT_BYTES = 512
+"""The smallest block a split leaves, in bytes of its widest element: below two 256-byte vector repeats
+a program's fixed cost (vector issue per instruction, copy set-up) outweighs the finer balance."""
+
+
 @lru_cache(maxsize=512)
 def plan(kernel: Kernel, programs: int, platform: Platform) -> Choice:
-    """The launch of ``programs`` programs of ``kernel`` (see the module docstring)."""
+    """The launch of ``programs`` programs of ``kernel`` (see the module docstring): batched whole, or,
+    for a flat-form kernel of few programs a core, split (:data:`SPLITS`) where the cost model estimates
+    that :data:`MARGIN` faster."""
+    whole = _plan(kernel, programs, platform)
+    best, best_us = whole, _est_us(whole, kernel, programs, platform)
+    for s in _splits(kernel, programs, platform):
+        c = _plan(split_programs(kernel, s), programs * s, platform)
+        if c.p >= 2 and c.best is not None and (best_us is None or c.run.est_us < best_us * (1 - MARGIN)):
+            best, best_us = replace(c, split=s), c.run.est_us
+    return best
+
+
+def _splits(kernel: Kernel, programs: int, platform: Platform) -> tuple[int, ...]:
+    """The split factors a launch tries: none unless ``kernel`` is of the flat form with fewer than
+    :data:`MIN_ROUNDS` programs a core; each dividing BLOCK and leaving :data:`MIN_SPLIT_BYTES`."""
+    if programs >= platform.vector_core_count * MIN_ROUNDS or form(kernel) != "flat":
+        return ()
+    block = _block(kernel)
+    width = max((v.type.dtype.itemsize for i in walk(kernel.body)
+                 for v in (i.results if i.op is Op.LOAD else i.operands[1:2] if i.op is Op.STORE else ())), default=4)
+    return tuple(s for s in SPLITS if block % s == 0 and block // s * width >= MIN_SPLIT_BYTES)
+
+
+def _est_us(c: Choice, kernel: Kernel, programs: int, platform: Platform) -> float | None:
+    """The model's estimate of ``c``'s launch, unbatched launches included (None: not priced)."""
+    if c.run.est_us is not None or c.p > 1:
+        return c.run.est_us
+    step = _step(kernel, 1, platform)
+    if not isinstance(step, batchcost.Step):
+        return None
+    return batchcost.estimate(step, programs, programs, 1, platform) / batchcost.clock_mhz(platform)
+
+
+def _plan(kernel: Kernel, programs: int, platform: Platform) -> Choice:
+    """The launch of ``programs`` programs of ``kernel`` batched whole (P and the grid)."""
     largest = choose(kernel, programs, platform)
     cores = platform.vector_core_count
     if largest < 2:
@@ -264,17 +314,19 @@ def explain(kernel: Kernel, programs: int, platform: Platform) -> str:
     why = refusal(kernel)
     if why is not None:
         return str(why)
-    if programs // platform.vector_core_count < 2:
-        return (f"{programs} program{'s' * (programs != 1)} on {platform.vector_core_count} vector cores: "
-                "fewer than 2 per core")
     c = plan(kernel, programs, platform)
+    if c.p >= 2:
+        return ""
+    if programs // platform.vector_core_count < 2:
+        split = ("; no split of its programs into pieces is estimated faster"
+                 if _splits(kernel, programs, platform) else "")
+        return (f"{programs} program{'s' * (programs != 1)} on {platform.vector_core_count} vector cores: "
+                f"fewer than 2 per core{split}")
     if c.largest < 2:
         return (f"{kernel.loc}: no P >= 2 whose batched kernel fits the UB budget of {platform.name} and "
                 "copies by blocks where the kernel does")
-    if c.p < 2:
-        return (f"the cost model estimates the unbatched launch fastest: {c.run.est_us:.3g} us, against "
-                f"{c.rule.est_us:.3g} us at P = {c.rule.p} (grid {c.rule.grid})")
-    return ""
+    return (f"the cost model estimates the unbatched launch fastest: {c.run.est_us:.3g} us, against "
+            f"{c.rule.est_us:.3g} us at P = {c.rule.p} (grid {c.rule.grid})")
 
 
 def reason(c: Choice) -> str:
@@ -302,8 +354,14 @@ def describe(kernel: Kernel, grid: tuple[int, int, int], platform: Platform) -> 
     c = plan(kernel, grid[0], platform)
     if c.p < 2:
         return "not batched: " + explain(kernel, grid[0], platform)
-    return (f"batched ({form(kernel)} form): P = {c.p} programs per batched program, grid {c.grid} "
+    split = (f", each program split into {c.split} of {_block(kernel) // c.split} lanes" if c.split > 1 else "")
+    return (f"batched ({form(kernel)} form{split}): P = {c.p} programs per batched program, grid {c.grid} "
             f"({c.grid // platform.vector_core_count} per core); {reason(c)}")
+
+
+def _block(kernel: Kernel) -> int:
+    """A flat-form kernel's BLOCK (its tiles' one extent)."""
+    return next(r.type.shape[0] for i in walk(kernel.body) for r in i.results if not r.type.is_scalar)
 
 
 def batch_launch(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -> tuple[Kernel, list, tuple]:
@@ -311,7 +369,8 @@ def batch_launch(kernel: Kernel, args: list, grid: tuple[int, int, int], platfor
     count appended to the arguments), else as given."""
     if not enabled() or grid[1] * grid[2] != 1:
         return kernel, args, grid
-    p, n = schedule(kernel, grid[0], get_platform(platform))
-    if p < 2:
+    c = plan(kernel, grid[0], get_platform(platform))
+    if c.p < 2:
         return kernel, args, grid
-    return batch_programs(kernel, p), [*args, np.int32(grid[0])], (n, 1, 1)
+    split = split_programs(kernel, c.split) if c.split > 1 else kernel
+    return batch_programs(split, c.p), [*args, np.int32(grid[0] * c.split)], (c.grid, 1, 1)

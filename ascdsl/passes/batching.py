@@ -31,6 +31,8 @@ PROGRAMS = "batch_programs"
 """The batched kernel's extra scalar parameter: the original launch's program count (grid[0])."""
 BATCH = "BATCH_PROGRAMS"
 """The constexpr a batched kernel records P under (its IR dump shows it)."""
+SPLIT = "SPLIT_PROGRAMS"
+"""The constexpr a split kernel (:func:`split_programs`) records its split under."""
 
 _ROW_OPS = (GroupOp.ELEMENTWISE | GroupOp.SHAPE | GroupOp.REDUCE
             | frozenset({Op.LOAD, Op.STORE, Op.FOR, Op.IF, Op.YIELD, Op.PROGRAM_ID}))
@@ -405,16 +407,26 @@ def batch_rows(kernel: Kernel, p: int) -> Kernel:
 # ---------------------------------------------------------------- the flat form
 
 
-def _flat_size(kernel: Kernel, var: frozenset[int]) -> int:
-    """BLOCK of a 1-D elementwise kernel whose lanes are ``pid * BLOCK + arange(0, BLOCK)`` (a
+@dataclass(frozen=True)
+class _Flat:
+    """A 1-D elementwise kernel's block size and the ids of its ``pid * BLOCK`` products."""
+
+    block: int
+    starts: frozenset[int]
+
+
+def _flat(kernel: Kernel, var: frozenset[int]) -> _Flat:
+    """The block of a 1-D elementwise kernel whose lanes are ``pid * BLOCK + arange(0, BLOCK)`` (a
     :class:`NotBatchable` otherwise): every tile is ``[BLOCK]``; the program id enters only as
-    ``pid * BLOCK`` plus uniform scalars, added to ``arange(0, BLOCK)`` and nowhere else."""
+    ``pid * BLOCK`` plus uniform scalars, added to ``arange(0, BLOCK)`` and nowhere else, so every lane
+    is a function of its position alone (a block's start used as data, ``x + pid * BLOCK``, is not)."""
     defs = {r.id: i for i in walk(kernel.body) for r in i.results}
     sizes = {r.type.shape for i in walk(kernel.body) for r in i.results if not r.type.is_scalar}
     if len(sizes) != 1 or len(next(iter(sizes))) != 1:
         raise NotBatchable(kernel.loc, "not a 1-D kernel of one block size")
     (block,) = next(iter(sizes))
     kind: dict[int, str] = {}  # varying scalar -> "pid" (the id, maybe cast) or "offset" (pid * BLOCK + uniform)
+    starts: set[int] = set()
     uses: dict[int, list[Instr]] = {}
     for instr in walk(kernel.body):
         for v in instr.operands:
@@ -435,6 +447,7 @@ def _flat_size(kernel: Kernel, var: frozenset[int]) -> int:
                 (d := defs.get(v.id)) is not None and d.op is Op.CONST and d.attr("value") == block
                 for v in instr.operands):
             kind[instr.result.id] = "offset"
+            starts.add(instr.result.id)
         elif (instr.op in (Op.ADD, Op.PTR_ADD, Op.CAST) and ks == ["offset"]) or (
                 instr.op is Op.SUB and kind.get(instr.operands[0].id) == "offset" and instr.operands[1].id not in var):
             kind[instr.result.id] = "offset"
@@ -458,14 +471,18 @@ def _flat_size(kernel: Kernel, var: frozenset[int]) -> int:
     for v, k in kind.items():
         if k == "pid" and any(u.op not in (Op.CAST, Op.MUL) for u in uses.get(v, [])):
             raise NotBatchable(uses[v][0].loc, "the program id is used other than as `pid * BLOCK`")
-    return block
+        for use in uses.get(v, []) if k == "offset" else ():
+            if not use.results or (not use.result.type.is_scalar and not any(o.id in lanes for o in use.operands)):
+                raise NotBatchable(use.loc, "a block's start `pid * BLOCK` is used as data, not only as "
+                                            "`pid * BLOCK + lanes`")
+    return _Flat(block, frozenset(starts))
 
 
 def batch_flat(kernel: Kernel, p: int) -> Kernel:
     """The flat form of a 1-D elementwise kernel for ``p`` programs per program: ``P * BLOCK``
     contiguous lanes as one block (a :class:`NotBatchable` if it does not apply)."""
     var = varying(kernel)
-    block = _flat_size(kernel, var)
+    block = _flat(kernel, var).block
     emit = Fresh(kernel)
     programs = emit.value(Type(dtypes.int32))
     t = lambda ty: ty if ty.is_scalar else Type(ty.dtype, (p * block,))  # noqa: E731
@@ -506,11 +523,46 @@ def batch_flat(kernel: Kernel, p: int) -> Kernel:
     return _with_param(kernel, Block(kernel.body.args, tuple(out)), programs, p)
 
 
+def split_programs(kernel: Kernel, s: int) -> Kernel:
+    """A 1-D elementwise kernel (the flat form) with each program split into ``s`` programs of
+    ``BLOCK / s`` lanes, to launch on ``s`` times the grid: program ``g`` runs the lanes
+    ``g * (BLOCK / s) + arange(0, BLOCK / s)`` and ``tl.num_programs(0)`` is the original count. Every
+    lane is a function of its position, so the split kernel computes what the kernel does, lane for
+    lane, in pieces a launch balances over the cores more finely (a :class:`NotBatchable` where the
+    flat form does not apply or ``s`` does not divide BLOCK)."""
+    var = varying(kernel)
+    flat = _flat(kernel, var)
+    if s < 1 or flat.block % s:
+        raise NotBatchable(kernel.loc, f"a block of {flat.block} lanes does not split into {s} programs")
+    lanes = flat.block // s
+    emit = Fresh(kernel)
+    t = lambda ty: ty if ty.is_scalar else Type(ty.dtype, (lanes,))  # noqa: E731
+    subst: dict[int, Value] = {}
+    out: list = []
+    for instr in kernel.body.body:
+        loc = instr.loc
+        get = tuple(subst.get(v.id, v) for v in instr.operands)
+        if instr.op is Op.NUM_PROGRAMS and instr.attr("axis") == 0:
+            n = emit.instr(out, Op.NUM_PROGRAMS, instr.result.type, (), instr.attrs, loc)
+            split = emit.instr(out, Op.CONST, n.type, (), (("value", s),), loc)
+            subst[instr.result.id] = emit.instr(out, Op.IDIV, n.type, (n, split), (), loc)
+            continue
+        if instr.results and instr.result.id in flat.starts:  # pid * BLOCK -> pid * (BLOCK / s)
+            get = tuple(v if v.id in var else emit.instr(out, Op.CONST, v.type, (), (("value", lanes),), loc)
+                        for v in get)
+        attrs = tuple((k, lanes) if (instr.op, k) == (Op.ARANGE, "end") else (k, (lanes,)) if k == "shape" else (k, v)
+                      for k, v in instr.attrs)
+        results = tuple(Value(r.id, t(r.type)) for r in instr.results)
+        subst.update((r.id, n) for r, n in zip(instr.results, results))
+        out.append(Instr(instr.op, results, get, attrs, (), loc))
+    return replace(kernel, constexprs=(*kernel.constexprs, (SPLIT, s)), body=Block(kernel.body.args, tuple(out)))
+
+
 def form(kernel: Kernel) -> str | None:
     """``"flat"``, ``"rows"`` or None: the form :func:`batch_programs` gives ``kernel``."""
     var = varying(kernel)
     try:
-        _flat_size(kernel, var)
+        _flat(kernel, var)
         return "flat"
     except NotBatchable:
         pass
