@@ -141,7 +141,7 @@ class _OpKernelRunner:
         fields, arrays = launch_fields(kernel, args, grid, serving[0])
         fields["tilingKey"] = keys[0]
         block_dim = max(1, min(grid[0] * grid[1] * grid[2], self.b.platform.vector_core_count))
-        with simrun.located_errors(kernel, len(arrays)):
+        with simrun.located_errors(kernel, range(len(arrays))):
             res = sim.run_kernel(self.source, self.b.project_name, [*arrays, None, self.b.layout.pack(fields)],
                                  block_dim, platform, tiling_key=keys[0], tiling_type=self.b.layout.struct_name,
                                  entry=gm_entry(self.b.project_name, self.b.pointers))

@@ -166,8 +166,13 @@ def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout
                   workspace=mix.WORKSPACE)
 
 
+def pointer_names(kernel: Kernel) -> list[str]:
+    """The C++ names of ``kernel``'s pointer parameters, in order (the entry's ``GM_ADDR`` parameters)."""
+    return [safe(n) for p, n in zip(kernel.params, kernel.param_names) if not isinstance(p.type.dtype, dtypes.DType)]
+
+
 def _pointer_args(v: Variant) -> list[str]:
-    return [safe(n) for p, n in zip(v.kernel.params, v.kernel.param_names) if not isinstance(p.type.dtype, dtypes.DType)]
+    return pointer_names(v.kernel)
 
 
 def entry_pointers(variants: Sequence[Variant]) -> list[str]:
@@ -175,5 +180,5 @@ def entry_pointers(variants: Sequence[Variant]) -> list[str]:
     return list(dict.fromkeys(n for v in variants for n in _pointer_args(v)))
 
 
-__all__ = ["PIPELINE", "class_names", "cube_class_name", "vector_class_name", "classes", "compile_variant", "entry_pointers", "variant_kernel", "variant_planned", "kernel_source", "literal", "planned",
+__all__ = ["PIPELINE", "class_names", "cube_class_name", "vector_class_name", "classes", "compile_variant", "entry_pointers", "pointer_names", "variant_kernel", "variant_planned", "kernel_source", "literal", "planned",
            "render_classes"]

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from . import cube, mix, tiling
 from ..sim import SimCompileError, SimError
 from ..sim.errors import KernelSimError
 from ..sim.signature import Entry, gm_entry
-from .ascendc import entry_pointers, kernel_source
+from .ascendc import entry_pointers, kernel_source, pointer_names
 from .batchrun import batch_launch
 
 SYMBOL = "ascdsl_kernel"
@@ -76,15 +77,19 @@ def recording():
 
 def prebuild(launches, batch: int = 24) -> int:
     """Render the distinct ``(kernel, platform)`` pairs into kernel files of up to ``batch``
-    variants; returns how many files. Kernels whose scalar parameters clash, or whose pointer
-    parameters differ (the file's entry takes one list of pointers), share no file. The same
-    launches make the same files (so the build cache serves any process that asks); a file whose
-    kernels all have one already is not made."""
+    variants; returns how many files. Kernels whose scalar parameters clash share no file (the file's
+    entry takes every kernel's pointers, :func:`gm_arguments`). The same launches make the same files
+    (so the build cache serves any process that asks); a file whose kernels all have one already is not
+    made. Inside a :func:`recording`, the launches join that recording instead (its own prebuild makes
+    the files, fewer and larger)."""
+    if _recorded is not None:
+        _recorded.extend(launches)
+        return 0
     files = 0
     groups: dict[str, list[list[Kernel]]] = {}
     for kernel, platform in dict.fromkeys(launches):
         for group in groups.setdefault(platform, []):
-            if len(group) < batch and _pointers(group[0]) == _pointers(kernel):
+            if len(group) < batch:
                 try:
                     tiling.layout("KernelTilingData", [*group, kernel])
                 except Error:
@@ -118,8 +123,13 @@ def _unbatch(file: _File) -> None:
     _compiled.cache_clear()
 
 
-def _pointers(kernel: Kernel) -> list[str]:
-    return [n for n, p in zip(kernel.param_names, kernel.params) if isinstance(p.type.dtype, PointerType)]
+def gm_arguments(kernel: Kernel, arrays: list, entry: Entry) -> tuple[list, list[int | None]]:
+    """The kernel's pointer ``arrays`` at ``entry``'s pointer parameters (a file's entry takes the
+    pointers of all its kernels: None for the others') and, per parameter, the index of the kernel's
+    pointer it carries (None: another kernel's)."""
+    own = {name: i for i, name in enumerate(pointer_names(kernel))}
+    slots = [own.get(p.name) for p in entry.params[:-2]]  # ..., workspace, tiling
+    return [None if i is None else arrays[i] for i in slots], slots
 
 
 def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -> None:
@@ -142,10 +152,11 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
         if mix.is_mix(kernel, target):  # the products' float32 tiles; NaN until the AIC writes them
             workspace = np.full(mix.workspace_elements(kernel, target, programs), np.nan, np.float32)
     block_dim = max(1, min(programs, cores))
+    gm, owners = gm_arguments(kernel, arrays, file.entry)
     try:
-        with located_errors(kernel, len(arrays)):
+        with located_errors(kernel, owners):
             _front_end(file.path)
-            result = sim.run_kernel(file.path, SYMBOL, [*arrays, workspace, file.layout.pack(fields)], block_dim,
+            result = sim.run_kernel(file.path, SYMBOL, [*gm, workspace, file.layout.pack(fields)], block_dim,
                                     platform, tiling_key=key, tiling_type=file.layout.struct_name, entry=file.entry,
                                     mix=workspace is not None)
     except sim.SimCompileError:
@@ -163,17 +174,18 @@ def _front_end(path: str) -> None:
 
 
 @contextmanager
-def located_errors(kernel: Kernel, pointers: int):
-    """Inside, a simulator GM check about one of the kernel's ``pointers`` array arguments (passed
-    first) is re-raised at the DSL line that accesses it, naming the pointer."""
+def located_errors(kernel: Kernel, owners: Sequence[int | None]):
+    """Inside, a simulator GM check about an argument of the entry (passed first, ``owners[i]`` the index
+    of the kernel's pointer argument ``i`` carries) is re-raised at the DSL line that accesses it, naming
+    the pointer."""
     try:
         yield
     except SimCompileError:
         raise
     except SimError as e:
-        if e.arg is None or e.arg >= pointers:
+        if e.arg is None or e.arg >= len(owners) or owners[e.arg] is None:
             raise
-        raise _located(e, kernel, e.arg) from None
+        raise _located(e, kernel, owners[e.arg]) from None
 
 
 def _located(error, kernel: Kernel, pointer: int):

@@ -1,6 +1,8 @@
 """The simulator kernels of each ``test_sim*`` module, built before its first test in few g++ runs
 (:func:`tests.backend.coverage.module_prebuild`: a g++ run costs about a second however few kernels
-it builds, and the coverage replay makes the same files, so the build cache serves both)."""
+it builds, and the coverage replay makes the same files, so the build cache serves both). A test's own
+prebuild (:func:`tests.backend.helpers.each`) made while the module is recorded joins the module's
+files, and kernels of different pointer parameters share a file."""
 import numpy as np
 import pytest
 

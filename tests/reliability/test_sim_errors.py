@@ -11,6 +11,7 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import sim
+from ascdsl.backend import simrun
 from ascdsl.sim.errors import KernelSimError
 
 
@@ -53,3 +54,26 @@ def test_hand_written_kernel_errors_name_the_argument():
     with pytest.raises(sim.SimError) as info:  # n larger than the arrays: reads past x's end
         sim.run_kernel(source, "add_custom", [x, y, z, np.uint32(512), np.uint32(256)], 1)
     assert info.value.arg in (0, 1, 2) and info.value.block == 0
+
+
+@ascdsl.jit
+def scaled_copy(src, dst, scale, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(dst + i, tl.load(src + i) * scale)
+
+
+def test_kernels_of_other_pointers_share_a_file_and_name_their_own_tensor():
+    """Kernels whose pointer parameters differ share one prebuilt file (its entry takes every kernel's
+    pointers); each runs as alone, and a GM error of the second names its own tensor at its line."""
+    x, out = np.arange(128, dtype=np.float32), np.zeros(128, np.float32)
+    with simrun.recording() as launches:
+        scaled_copy[(2,)](x, out, np.float32(3.0), BLOCK=64, backend="sim")
+        read_past_end[(2,)](x, out, BLOCK=64, backend="sim")
+    assert simrun.prebuild(launches) == 1
+    (first, _), (second, _) = launches
+    assert simrun._compiled(first, "Ascend910B3")[0] == simrun._compiled(second, "Ascend910B3")[0]
+    scaled_copy[(2,)](x, out, np.float32(3.0), BLOCK=64, backend="sim")
+    assert out.tobytes() == (x * np.float32(3.0)).tobytes()
+    with pytest.raises(KernelSimError) as info:  # x_ptr is the entry's third pointer, the kernel's first
+        read_past_end[(2,)](x, out, BLOCK=64, backend="sim")
+    assert (info.value.tensor, info.value.loc.line) == ("x_ptr", line_of(read_past_end, "tl.load(x_ptr"))
