@@ -19,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import cache, sim
+from .. import cache, interpreter, sim
 from ..errors import Error
 from ..dtypes import PointerType
 from ..ir import Kernel, walk
@@ -65,8 +65,9 @@ def _compiled(kernel: Kernel, platform: str) -> tuple[_File, int]:
 
 @contextmanager
 def recording():
-    """Inside, ``sim`` launches only record ``(kernel, platform)`` (nothing runs; outputs stay as
-    they are) into the list this yields."""
+    """Inside, ``sim`` launches record ``(kernel, platform)`` into the list this yields and run on the
+    interpreter instead (nothing is built; outputs are the interpreter's, so code that checks them runs
+    on to its later launches)."""
     global _recorded
     outer, _recorded = _recorded, []
     try:
@@ -135,10 +136,11 @@ def gm_arguments(kernel: Kernel, arrays: list, entry: Entry) -> tuple[list, list
 def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -> None:
     """The ``sim`` backend runner (see :func:`ascdsl.jit.register_backend`); programs batched where
     :mod:`.batchrun` finds it applies."""
-    kernel, args, grid = batch_launch(kernel, args, grid, platform)
     if _recorded is not None:
-        _recorded.append((kernel, platform))
+        _recorded.append((batch_launch(kernel, args, grid, platform)[0], platform))
+        interpreter.run(kernel, args, grid)
         return
+    kernel, args, grid = batch_launch(kernel, args, grid, platform)
     file, key = _compiled(kernel, platform)
     fields, arrays = tiling.launch_fields(kernel, args, grid)
     arrays = [a if a is None or a.flags.writeable else a.copy() for a in arrays]  # read-only: never stored

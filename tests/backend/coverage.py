@@ -51,6 +51,9 @@ class Result:
     detail: str = ""
 
 
+_PARAM = type(pytest.param(None))  # a case written as pytest.param(value, id=..., marks=...)
+
+
 def _cases(fn) -> list[dict]:
     """The keyword arguments of every ``parametrize`` case of test function ``fn``."""
     axes = []
@@ -59,7 +62,8 @@ def _cases(fn) -> list[dict]:
             continue
         names, values = mark.args[0], mark.args[1]
         names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
-        axes.append([dict(zip(names, v if len(names) > 1 else (v,))) for v in values])
+        values = [v.values if isinstance(v, _PARAM) else v if len(names) > 1 else (v,) for v in values]
+        axes.append([dict(zip(names, v)) for v in values])
     return [dict(kv for part in combo for kv in part.items()) for combo in itertools.product(*axes)]
 
 

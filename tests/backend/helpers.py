@@ -31,12 +31,13 @@ def both(launch, *arrays, **kw):
 
 def prebuilt(check, cases) -> None:
     """Build the kernels ``check(*case)`` launches on the simulator for all ``cases`` in one g++ build
-    (launches are only recorded, so the checks' assertions may fail here)."""
+    (the launches run on the interpreter while they are recorded, so a check that expects the
+    simulator's own outcome may fail here: the real run reports it)."""
     with simrun.recording() as launches:
         for case in cases:
             try:
                 check(*case)
-            except AssertionError:
+            except Exception:  # noqa: BLE001
                 pass
     simrun.prebuild(launches)
 

@@ -66,9 +66,9 @@ def test_kernels_of_other_pointers_share_a_file_and_name_their_own_tensor():
     """Kernels whose pointer parameters differ share one prebuilt file (its entry takes every kernel's
     pointers); each runs as alone, and a GM error of the second names its own tensor at its line."""
     x, out = np.arange(128, dtype=np.float32), np.zeros(128, np.float32)
-    with simrun.recording() as launches:
+    with simrun.recording() as launches:  # recorded launches run on the interpreter: x long enough there
         scaled_copy[(2,)](x, out, np.float32(3.0), BLOCK=64, backend="sim")
-        read_past_end[(2,)](x, out, BLOCK=64, backend="sim")
+        read_past_end[(2,)](np.arange(192, dtype=np.float32), out, BLOCK=64, backend="sim")
     assert simrun.prebuild(launches) == 1
     (first, _), (second, _) = launches
     assert simrun._compiled(first, "Ascend910B3")[0] == simrun._compiled(second, "Ascend910B3")[0]
