@@ -152,10 +152,11 @@ def simulate(form: Form, shape, platform: str, batched: bool):
     (run,) = runs
     s = run.stats
     plat = get_platform(platform)
-    c = plan(seen[0].kernel, seen[0].grid[0], plat) if batched else None
-    p = f"{c.p}" + (f" (split {c.split})" if c.split > 1 else "") if batched else "1"
-    why = explain(seen[0].kernel, seen[0].grid[0], plat) if batched and c.p < 2 else ""
-    return s.est_us, s.floor_cycles / cost.constants(plat).clock_mhz.value, p, arrays, why
+    if not batched:
+        return s.est_us, s.floor_cycles / cost.constants(plat).clock_mhz.value, "1", arrays, ""
+    c = plan(seen[0].kernel, seen[0].grid[0], plat)
+    why = explain(seen[0].kernel, seen[0].grid[0], plat) if c.p < 2 else ""
+    return s.est_us, s.floor_cycles / cost.constants(plat).clock_mhz.value, c.label, arrays, why
 
 
 def run(platform: str = DEFAULT_PLATFORM, out=None, shapes_per_form: int | None = None, ops_dir="ops") -> list[tuple]:

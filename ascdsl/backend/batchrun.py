@@ -39,7 +39,7 @@ import numpy as np
 from ..errors import CompilationError
 from ..ir import Kernel, Op, walk
 from ..passes import run_passes
-from ..passes.batching import NotBatchable, batch_programs, form, refusal, split_programs
+from ..passes.batching import NotBatchable, batch_programs, flat_block, form, refusal, split_programs
 from ..platforms import Platform, get_platform
 from . import batchcost
 from .ascendc import compile_variant
@@ -149,6 +149,11 @@ class Choice:
         return self.run.p
 
     @property
+    def label(self) -> str:
+        """P, and the split where the launch splits programs (``7 (split 2)``)."""
+        return f"{self.p}" + (f" (split {self.split})" if self.split > 1 else "")
+
+    @property
     def grid(self) -> int:
         return self.run.grid
 
@@ -207,9 +212,9 @@ def plan(kernel: Kernel, programs: int, platform: Platform) -> Choice:
 def _splits(kernel: Kernel, programs: int, platform: Platform) -> tuple[int, ...]:
     """The split factors a launch tries: none unless ``kernel`` is of the flat form with fewer than
     :data:`MIN_ROUNDS` programs a core; each dividing BLOCK and leaving :data:`MIN_SPLIT_BYTES`."""
-    if programs >= platform.vector_core_count * MIN_ROUNDS or form(kernel) != "flat":
+    block = flat_block(kernel)
+    if programs >= platform.vector_core_count * MIN_ROUNDS or block is None:
         return ()
-    block = _block(kernel)
     width = max((v.type.dtype.itemsize for i in walk(kernel.body)
                  for v in (i.results if i.op is Op.LOAD else i.operands[1:2] if i.op is Op.STORE else ())), default=4)
     return tuple(s for s in SPLITS if block % s == 0 and block // s * width >= MIN_SPLIT_BYTES)
@@ -354,14 +359,9 @@ def describe(kernel: Kernel, grid: tuple[int, int, int], platform: Platform) -> 
     c = plan(kernel, grid[0], platform)
     if c.p < 2:
         return "not batched: " + explain(kernel, grid[0], platform)
-    split = (f", each program split into {c.split} of {_block(kernel) // c.split} lanes" if c.split > 1 else "")
+    split = (f", each program split into {c.split} of {flat_block(kernel) // c.split} lanes" if c.split > 1 else "")
     return (f"batched ({form(kernel)} form{split}): P = {c.p} programs per batched program, grid {c.grid} "
             f"({c.grid // platform.vector_core_count} per core); {reason(c)}")
-
-
-def _block(kernel: Kernel) -> int:
-    """A flat-form kernel's BLOCK (its tiles' one extent)."""
-    return next(r.type.shape[0] for i in walk(kernel.body) for r in i.results if not r.type.is_scalar)
 
 
 def batch_launch(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -> tuple[Kernel, list, tuple]:

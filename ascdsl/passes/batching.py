@@ -558,14 +558,18 @@ def split_programs(kernel: Kernel, s: int) -> Kernel:
     return replace(kernel, constexprs=(*kernel.constexprs, (SPLIT, s)), body=Block(kernel.body.args, tuple(out)))
 
 
+def flat_block(kernel: Kernel) -> int | None:
+    """BLOCK of a kernel of the flat form (None for any other kernel)."""
+    try:
+        return _flat(kernel, varying(kernel)).block
+    except NotBatchable:
+        return None
+
+
 def form(kernel: Kernel) -> str | None:
     """``"flat"``, ``"rows"`` or None: the form :func:`batch_programs` gives ``kernel``."""
-    var = varying(kernel)
-    try:
-        _flat(kernel, var)
+    if flat_block(kernel) is not None:
         return "flat"
-    except NotBatchable:
-        pass
     return None if refusal(kernel) else "rows"
 
 
