@@ -28,6 +28,7 @@ from functools import lru_cache
 
 from .. import cache, dtypes
 from ..errors import CompilationError, Loc
+from ..ir.treemap import fields, tree_map
 from ..jit import JITFunction
 from ..platforms import Platform
 from . import kir
@@ -37,7 +38,7 @@ from .poly import BLOCK, FIELD_DTYPE, Mismatch, Slots, ceil_block, describe, eva
 from .naming import name as name_pass
 from .templated import computes_the_same, float32_form, pointer_dtypes
 from .tiling import Variant
-from .treemerge import TreeMerge, children
+from .treemerge import TreeMerge
 from .ubplan import Plan, Slot
 
 QUANTA = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -119,31 +120,9 @@ class _Samples(TreeMerge):
         return super().field(nodes, name, values, where)
 
 
-def _is_node(node) -> bool:
-    return not isinstance(node, type) and children(type(node)) is not None
-
-
-def _rebuild(node, fn):
-    """``node`` with ``fn`` applied to each child (tuple items; dataclass fields that take part in
-    equality), rebuilt only where a child changed."""
-    if isinstance(node, tuple):
-        out = tuple(fn(x) for x in node)
-        return out if any(a is not b for a, b in zip(out, node)) else node
-    names = children(type(node))
-    if names:
-        changes = {}
-        for f in names:
-            v = getattr(node, f)
-            new = fn(v)
-            if new is not v:
-                changes[f] = new
-        return dataclasses.replace(node, **changes) if changes else node
-    return node
-
-
 def _fill(node, sub):
     """``node`` with every hole replaced by ``sub(hole)``."""
-    return sub(node) if isinstance(node, _Hole) else _rebuild(node, lambda x: _fill(x, sub))
+    return tree_map(node, lambda x: sub(x) if isinstance(x, _Hole) else None)
 
 
 def _holes(node) -> list:
@@ -153,9 +132,9 @@ def _holes(node) -> list:
         x = todo.pop()
         if isinstance(x, _Hole):
             out.setdefault(x, None)
-        elif id(x) not in seen and (isinstance(x, tuple) or _is_node(x)):
+        elif id(x) not in seen and (isinstance(x, tuple) or not isinstance(x, type) and fields(type(x))):
             seen.add(id(x))
-            todo += reversed(x if isinstance(x, tuple) else [getattr(x, f) for f in children(type(x))])
+            todo += reversed(x if isinstance(x, tuple) else [getattr(x, f) for f in fields(type(x))])
     return list(out)
 
 
@@ -203,23 +182,14 @@ def _relabel(k: kir.Kernel) -> kir.Kernel:
     """``k`` with its variables numbered in first-use order (value ids differ between samples when the
     frontend shares equal constants)."""
     keys: dict[int, int] = {}
-    memo: dict[int, object] = {}  # by id: shared subtrees (stage bodies) are visited once
 
-    def visit(node):
+    def number(node):
         if isinstance(node, _NO_VARS):
             return node
-        got = memo.get(id(node))
-        if got is not None:
-            return got[1]
-        out = _visit(node)
-        memo[id(node)] = (node, out)  # keeps node alive, so its id is not reused
-        return out
-
-    def _visit(node):
         if isinstance(node, kir.Var) and node.kind is not kir.VarKind.PID:
             return dataclasses.replace(node, key=keys.setdefault(node.key, len(keys)))
-        return _rebuild(node, visit)
-    return visit(k)
+        return None
+    return tree_map(k, number)
 
 
 def _check(template, points: list[dict], fit_idx: list[int], names, quanta) -> dict:
@@ -337,13 +307,16 @@ def _lifted_kernel(s: _Sampler, template, foot: Slots, polys, extents, budget: i
 
 def _simplify(node):
     """Fold operations on literals only (constant parts of the general form's expressions)."""
-    node = _rebuild(node, _simplify)
+    return tree_map(node, after=_folded)
+
+
+def _folded(node):
     if isinstance(node, Cond) and isinstance(node.c, Lit):
         return node.a if node.c.value else node.b
     if isinstance(node, Bin) and isinstance(node.a, Lit) and isinstance(node.b, Lit) and node.a.dtype == node.b.dtype \
             and node.a.dtype.is_int:
         return _fold(node)
-    return node
+    return None
 
 
 _FOLD = {BinOp.ADD: lambda a, b: a + b, BinOp.SUB: lambda a, b: a - b, BinOp.MUL: lambda a, b: a * b,
@@ -436,26 +409,13 @@ def _analyse(jit_fn, kernel, platform: Platform, fixed: frozenset = frozenset(),
                        repr(kernel.constexprs), repr(platform), repr(sorted(fixed)),
                        "" if form is None else f"{form.__module__}.{form.__qualname__}")
     where, found = cache.stored("lift", key, lambda: (file, _sample(jit_fn, kernel, platform, fixed, form)))
-    return found if where == file else _relocate(found, where, file, {})
+    return found if where == file else _relocate(found, where, file)
 
 
-def _relocate(node, old: str, new: str, memo: dict):
+def _relocate(node, old: str, new: str):
     """``node`` with every :class:`Loc` in file ``old`` moved to file ``new``."""
-    if isinstance(node, Loc):
-        return Loc(new, node.line, node.col) if node.file == old else node
-    if id(node) in memo:
-        return memo[id(node)]
-    if isinstance(node, tuple):
-        out = tuple(_relocate(x, old, new, memo) for x in node)
-    elif isinstance(node, dict):
-        out = {k: _relocate(v, old, new, memo) for k, v in node.items()}
-    elif _is_node(node) and not isinstance(node, enum.Enum):
-        out = dataclasses.replace(node, **{f.name: _relocate(getattr(node, f.name), old, new, memo)
-                                          for f in dataclasses.fields(node) if f.init})
-    else:
-        out = node
-    memo[id(node)] = out
-    return out
+    return tree_map(node, lambda x: (Loc(new, x.line, x.col) if x.file == old else x) if isinstance(x, Loc) else None,
+                    every=True)
 
 
 _PLAIN = (int, float, complex, str, bytes, bool, tuple, list, dict, frozenset, set)

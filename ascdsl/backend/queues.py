@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..dtypes import DType
+from ..ir.treemap import tree_map
 from ..platforms import Platform
 from . import kir
 from .kir import Buf, QOp, Queue, Role, Segment
@@ -192,20 +193,17 @@ def _rebased(node, moves: dict):
     """``node`` with every view and queue operation of a packed member (or a bound store, base 0) on its
     packed buffer: views ``base`` bytes further (an element offset in the view's type, the extent
     counted from the packed buffer's start)."""
-    if isinstance(node, kir.Ref) and node.buf.key in moves:
-        packed, base = moves[node.buf.key]
-        n = base // node.dtype.itemsize
-        offset = (kir.Lit(node.offset.value + n, node.offset.dtype) if isinstance(node.offset, kir.Lit)
-                  else kir.add(kir.lit(n), node.offset) if n else node.offset)
-        return kir.Ref(packed, node.dtype, offset, node.extent + n)
-    if isinstance(node, Queue) and node.buf.key in moves:
-        return dataclasses.replace(node, buf=moves[node.buf.key][0])
-    if isinstance(node, tuple):
-        return tuple(_rebased(x, moves) for x in node)
-    if dataclasses.is_dataclass(node) and not isinstance(node, (type, DType, Buf)):
-        return dataclasses.replace(node, **{f.name: _rebased(getattr(node, f.name), moves)
-                                            for f in dataclasses.fields(node) if f.init})
-    return node
+    def move(x):
+        if isinstance(x, kir.Ref) and x.buf.key in moves:
+            packed, base = moves[x.buf.key]
+            n = base // x.dtype.itemsize
+            offset = (kir.Lit(x.offset.value + n, x.offset.dtype) if isinstance(x.offset, kir.Lit)
+                      else kir.add(kir.lit(n), x.offset) if n else x.offset)
+            return kir.Ref(packed, x.dtype, offset, x.extent + n)
+        if isinstance(x, Queue) and x.buf.key in moves:
+            return dataclasses.replace(x, buf=moves[x.buf.key][0])
+        return x if isinstance(x, (DType, Buf)) else None
+    return tree_map(node, move)
 
 
 __all__ = ["BUFFERS", "SHARED", "STAGING", "bind_queues", "events", "fit_queues", "held_across", "packed"]

@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import dtypes
 from ..dtypes import DType
+from ..ir.treemap import tree_map
 from ..ir.core import Block, Instr, Op
 from ..ir.core import Kernel as TileKernel
 from . import kir
@@ -41,14 +42,8 @@ def type_parameter(t: DType) -> DType:
 
 
 def _replace(node, old: DType, new: DType):
-    if isinstance(node, DType):
-        return new if node == old else node
-    if isinstance(node, tuple):
-        return tuple(_replace(x, old, new) for x in node)
-    if dataclasses.is_dataclass(node) and not isinstance(node, type):
-        return dataclasses.replace(node, **{f.name: _replace(getattr(node, f.name), old, new)
-                                            for f in dataclasses.fields(node) if f.init and f.name != "names"})
-    return node
+    """``node`` with element type ``old`` as ``new``."""
+    return tree_map(node, lambda x: (new if x == old else x) if isinstance(x, DType) else None)
 
 
 def abstract(k: kir.Kernel) -> tuple[kir.Kernel, DType] | None:
@@ -57,7 +52,7 @@ def abstract(k: kir.Kernel) -> tuple[kir.Kernel, DType] | None:
     if len(types) != 1:
         return None
     (t,) = types
-    return name(dataclasses.replace(_replace(k, t, type_parameter(t)), names=None)), t
+    return name(_replace(dataclasses.replace(k, names=None), t, type_parameter(t))), t
 
 
 def pointer_dtypes(kernel: TileKernel) -> set:

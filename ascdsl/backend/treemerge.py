@@ -12,20 +12,8 @@ identity); a subtree that merges to its first node is returned as is, so unchang
 from __future__ import annotations
 
 import dataclasses
-import enum
 
-from .. import dtypes
-
-_CHILDREN: dict[type, tuple[str, ...] | None] = {}
-
-
-def children(cls: type) -> tuple[str, ...] | None:
-    """The fields of an IR node class that take part in equality (None: not a node), by class."""
-    if cls not in _CHILDREN:
-        node = dataclasses.is_dataclass(cls) and not issubclass(cls, (dtypes.DType, enum.Enum))
-        _CHILDREN[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.init and f.compare) if node else None
-    return _CHILDREN[cls]
-
+from ..ir.treemap import fields
 
 class TreeMerge:
     """Merges tuples of nodes of one shape (see the module); ``refused``: the exception a difference no
@@ -59,7 +47,7 @@ class TreeMerge:
                 raise self.refused(f"{where}: lengths differ")
             out = tuple(self(tuple(n[i] for n in nodes), f"{where}[{i}]") for i in range(len(first)))
             return first if all(a is b for a, b in zip(out, first)) else out
-        names = None if isinstance(first, type) else children(type(first))
+        names = None if isinstance(first, type) else fields(type(first))
         if not names:
             raise self.refused(f"{where}: {nodes[:2]}")
         changes = {}
