@@ -159,26 +159,27 @@ def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout
     pointer: its product's float32 tiles (:func:`.mix.workspace_elements`)."""
     platform = _platform(platform)
     names = class_names(variants, platform)
-    calls = [{"key": v.key, "class_name": names[v.key], "args": _pointer_args(v), "cube": cube.is_cube(v.kernel),
+    calls = [{"key": v.key, "class_name": names[v.key], "args": pointer_names(v.kernel), "cube": cube.is_cube(v.kernel),
               "mix": mix.is_mix(v.kernel, platform), "vector_class": vector_class_name(v)} for v in variants]
     return render_located("kernel.cpp.j2", symbol=symbol, struct=layout.struct_name, struct_source=layout.struct_source(),
                   classes=render_classes(variants, layout, platform), pointers=entry_pointers(variants), calls=calls,
                   workspace=mix.WORKSPACE)
 
 
+def pointer_params(kernel: Kernel) -> list[str]:
+    """The names of ``kernel``'s pointer parameters, in order, as the user wrote them."""
+    return [n for p, n in zip(kernel.params, kernel.param_names) if isinstance(p.type.dtype, dtypes.PointerType)]
+
+
 def pointer_names(kernel: Kernel) -> list[str]:
     """The C++ names of ``kernel``'s pointer parameters, in order (the entry's ``GM_ADDR`` parameters)."""
-    return [safe(n) for p, n in zip(kernel.params, kernel.param_names) if not isinstance(p.type.dtype, dtypes.DType)]
-
-
-def _pointer_args(v: Variant) -> list[str]:
-    return pointer_names(v.kernel)
+    return [safe(n) for n in pointer_params(kernel)]
 
 
 def entry_pointers(variants: Sequence[Variant]) -> list[str]:
     """The pointer parameters of ``kernel_source``'s entry: every variant's, in first-seen order."""
-    return list(dict.fromkeys(n for v in variants for n in _pointer_args(v)))
+    return list(dict.fromkeys(n for v in variants for n in pointer_names(v.kernel)))
 
 
-__all__ = ["PIPELINE", "class_names", "cube_class_name", "vector_class_name", "classes", "compile_variant", "entry_pointers", "pointer_names", "variant_kernel", "variant_planned", "kernel_source", "literal", "planned",
+__all__ = ["PIPELINE", "class_names", "cube_class_name", "vector_class_name", "classes", "compile_variant", "entry_pointers", "pointer_names", "pointer_params", "variant_kernel", "variant_planned", "kernel_source", "literal", "planned",
            "render_classes"]

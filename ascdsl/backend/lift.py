@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from .. import cache, dtypes
 from ..errors import CompilationError, Loc
-from ..ir.treemap import fields, tree_map
+from ..ir.treemap import tree_map
 from ..jit import JITFunction
 from ..platforms import Platform
 from . import kir
@@ -127,14 +127,14 @@ def _fill(node, sub):
 
 def _holes(node) -> list:
     """The holes in ``node``, first-seen order (shared subtrees are walked once)."""
-    out, seen, todo = {}, set(), [node]
-    while todo:
-        x = todo.pop()
+    out: dict = {}
+
+    def seen(x):
         if isinstance(x, _Hole):
             out.setdefault(x, None)
-        elif id(x) not in seen and (isinstance(x, tuple) or not isinstance(x, type) and fields(type(x))):
-            seen.add(id(x))
-            todo += reversed(x if isinstance(x, tuple) else [getattr(x, f) for f in fields(type(x))])
+            return x
+        return None
+    tree_map(node, seen)
     return list(out)
 
 
@@ -414,8 +414,9 @@ def _analyse(jit_fn, kernel, platform: Platform, fixed: frozenset = frozenset(),
 
 def _relocate(node, old: str, new: str):
     """``node`` with every :class:`Loc` in file ``old`` moved to file ``new``."""
-    return tree_map(node, lambda x: (Loc(new, x.line, x.col) if x.file == old else x) if isinstance(x, Loc) else None,
-                    every=True)
+    def move(x):
+        return (Loc(new, x.line, x.col) if x.file == old else x) if isinstance(x, Loc) else None
+    return tree_map(node, move, every=True)
 
 
 _PLAIN = (int, float, complex, str, bytes, bool, tuple, list, dict, frozenset, set)

@@ -21,7 +21,6 @@ import numpy as np
 
 from .. import cache, interpreter, sim
 from ..errors import Error
-from ..dtypes import PointerType
 from ..ir import Kernel, walk
 from ..ir.provenance import access_roots
 from ..jit import register_backend
@@ -30,7 +29,7 @@ from . import cube, mix, tiling
 from ..sim import SimCompileError, SimError
 from ..sim.errors import KernelSimError
 from ..sim.signature import Entry, gm_entry
-from .ascendc import entry_pointers, kernel_source, pointer_names
+from .ascendc import entry_pointers, kernel_source, pointer_names, pointer_params
 from .batchrun import batch_launch
 
 SYMBOL = "ascdsl_kernel"
@@ -191,7 +190,7 @@ def located_errors(kernel: Kernel, owners: Sequence[int | None]):
 
 
 def _located(error, kernel: Kernel, pointer: int):
-    names = [n for n, p in zip(kernel.param_names, kernel.params) if isinstance(p.type.dtype, PointerType)]
+    names = pointer_params(kernel)
     roots = access_roots(kernel)
     accesses = sorted({i.loc for i in walk(kernel.body) if pointer in roots.get(id(i), ())},
                       key=lambda loc: (loc.line, loc.col))

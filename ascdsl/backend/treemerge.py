@@ -15,6 +15,7 @@ import dataclasses
 
 from ..ir.treemap import fields
 
+
 class TreeMerge:
     """Merges tuples of nodes of one shape (see the module); ``refused``: the exception a difference no
     rule merges raises."""
@@ -47,7 +48,7 @@ class TreeMerge:
                 raise self.refused(f"{where}: lengths differ")
             out = tuple(self(tuple(n[i] for n in nodes), f"{where}[{i}]") for i in range(len(first)))
             return first if all(a is b for a, b in zip(out, first)) else out
-        names = None if isinstance(first, type) else fields(type(first))
+        names = fields(type(first))
         if not names:
             raise self.refused(f"{where}: {nodes[:2]}")
         changes = {}

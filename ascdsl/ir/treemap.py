@@ -61,7 +61,7 @@ def _rebuilt(x, visit, every: bool):
     if isinstance(x, dict):
         out = {k: visit(v) for k, v in x.items()}
         return x if all(out[k] is v for k, v in x.items()) else out
-    names = None if isinstance(x, type) else fields(type(x), every)
+    names = fields(type(x), every)
     if not names:
         return x
     changes = {}
