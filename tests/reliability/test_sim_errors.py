@@ -48,6 +48,17 @@ def test_gm_errors_name_the_line_tensor_and_block(kernel, tensor, line, says):
     assert str(e).startswith(f"{e.loc}: error: on the simulator, tensor `{tensor}`: DataCopy") and says in str(e)
 
 
+def test_a_read_past_a_buffers_end_names_that_buffer_whatever_lies_just_after_it():
+    """The tensors sit 32 bytes apart in one allocation: the overrun of ``x`` starts at its end, nearer
+    ``out``'s start than the overrun is long, and is still ``x``'s."""
+    memory = np.zeros(128 + 8 + 128, np.float32)
+    x, out = memory[:128], memory[136:]
+    x[:] = np.arange(128)
+    with pytest.raises(KernelSimError) as info:
+        read_past_end[(2,)](x, out, BLOCK=64, backend="sim")
+    assert (info.value.tensor, info.value.block) == ("x_ptr", 1)
+
+
 def test_hand_written_kernel_errors_name_the_argument():
     source = Path(__file__).parents[1] / "sim" / "kernels" / "add.cpp"
     x, y, z = np.ones(256, np.float32), np.ones(256, np.float32), np.zeros(256, np.float32)

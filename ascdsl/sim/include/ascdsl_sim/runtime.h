@@ -312,7 +312,9 @@ inline GmRegion& gm_region(const char* api, const void* p, uint64_t bytes, const
     uint64_t nearest = UINT64_MAX;
     for (GmRegion& r : st().gm) {
         if (a >= r.base && a + bytes <= r.base + r.bytes) return r;
-        const uint64_t gap = a < r.base ? r.base - a : a + bytes - (r.base + r.bytes);
+        // the region the access starts in, else the one its start is nearest: a run past a buffer's
+        // end belongs to that buffer, whatever lies after it and however long the access
+        const uint64_t gap = a < r.base ? r.base - a : a < r.base + r.bytes ? 0 : a - (r.base + r.bytes);
         if (gap < nearest) nearest = gap, st().fail_region = &r - st().gm.data();
     }
     char buf[96];
