@@ -7,12 +7,13 @@ medians of interleaved runs for the interpreter (through the op's entry point) a
 hand-written NumPy formula of the same op on the same inputs, in CPU time of this process (so that
 other work on a shared machine does not skew the ratio; NumPy runs these formulas on one thread).
 
-Columns: ``est us`` the estimated kernel time (the slowest core); ``floor us`` the larger of all GM
-bytes at HBM bandwidth and all vector work at peak; ``est/floor``; ``pipe`` the busiest pipe of the
-slowest core; ``GM/min`` GM bytes moved over the inputs read once plus the output written once;
-``B/copy`` GM bytes per DataCopy; ``UB`` the kernel's UB use over the planner's budget; ``interp``
-and ``numpy`` medians in ms and their ratio. Under the table, where a seed-op class is off a target,
-what the model says the alternative would reach (:mod:`ascdsl.bench_bounds`).
+Columns: ``est us`` the estimated kernel time (the slowest core); ``floor us`` the larger of the GM
+bytes HBM must move (each byte read once) at its bandwidth and all vector work at peak; ``est/floor``;
+``pipe`` the busiest pipe of the slowest core; ``GM/min`` GM bytes moved over the inputs read once plus the
+output written once; ``B/copy`` GM bytes per DataCopy; ``UB`` the kernel's UB use over the planner's
+budget; ``interp`` and ``numpy`` medians in ms and their ratio. Under the table, where a seed-op class is off a target,
+what the model says the alternative would reach (:mod:`ascdsl.bench_bounds`); then the program-batching rows
+(:mod:`ascdsl.bench_batching`) and the cube rows (:mod:`ascdsl.bench_cube`).
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import bench_batching, bench_bounds, bench_interp, record, sim
+from . import bench_batching, bench_bounds, bench_cube, bench_interp, record, sim
 from .bench_interp import interleaved_medians
 from .sim import cost
 from .errors import InputValueError
@@ -279,6 +280,8 @@ def run(ops_dir: str | Path = "ops", *, quick: bool = False, platform: str = DEF
     if not (quick or interpreter):
         bench_bounds.report(bench_bounds.bounds(simulate, ops, rows, platform), out)
         bench_batching.report(platform, out, ops_dir=ops_dir)
+    if not interpreter:
+        bench_cube.report(platform, out, quick)
     if not quick:
         print(f"\nentry point / NumPy formula on the interpreter (target <= {ENTRY_BOUND:g}x):", file=out)
         for case in (c for c in ENTRY_TARGETS if c.op in ops):

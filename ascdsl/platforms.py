@@ -4,7 +4,7 @@ Numbers come from CANN's ``data/platform_config/<SoC>.ini`` files (``vector_core
 ``ai_core_cnt``, ``ub_size``): ``Ascend910B1.ini``, ``Ascend910B2.ini``, ``Ascend910B2C.ini``,
 ``Ascend910B3.ini``, ``Ascend910B4.ini``, ``Ascend910_9362.ini``, ``Ascend910_9372.ini``,
 ``Ascend910_9381.ini``, ``Ascend910_9382.ini``, ``Ascend910_9391.ini``, ``Ascend910_9392.ini`` and
-``Ascend310P3.ini``.
+``Ascend310P3.ini``; ``l2_bytes`` is their ``l2_size``.
 
 ``ub_budget_bytes`` is what the UB planner may hand out: the UB below the 8 KiB that Compare/Select
 and some other APIs use as a hidden temporary (``TMP_UB_OFFSET`` = 184 KiB on the 910B's 192 KiB).
@@ -34,6 +34,7 @@ class Platform:
     ub_bytes: int  # Unified Buffer per vector core
     ub_budget_bytes: int  # UB the planner may use (below the reserved temporary area)
     has_bf16: bool  # bfloat16 <-> float conversions exist (there is no bf16 arithmetic anywhere)
+    l2_bytes: int  # the L2 cache all cores share (the cost model's re-reads)
     soc: str = "ascend910b"  # the SoC series of AddConfig(...)
     arch: int = 220  # __CCE_AICORE__
     block_bytes: int = 32  # UB addresses and DataCopy lengths are in 32-byte blocks
@@ -48,25 +49,25 @@ class Platform:
         return {220: "__DAV_C220__", 200: "__DAV_M200__"}[self.arch]
 
 
-def _a2(name: str, aiv: int, aic: int, soc: str = "ascend910b") -> Platform:
-    return Platform(name, aiv, aic, 192 * KIB, 184 * KIB, True, soc)
+def _a2(name: str, aiv: int, aic: int, l2_mib: int, soc: str = "ascend910b") -> Platform:
+    return Platform(name, aiv, aic, 192 * KIB, 184 * KIB, True, l2_mib * KIB * KIB, soc)
 
 
 PLATFORMS: dict[str, Platform] = {
     p.name: p
     for p in (
-        _a2("Ascend910B1", 48, 24),
-        _a2("Ascend910B2", 48, 24),
-        _a2("Ascend910B2C", 48, 24),
-        _a2("Ascend910B3", 40, 20),
-        _a2("Ascend910B4", 40, 20),
-        _a2("Ascend910_9362", 40, 20, "ascend910_93"),
-        _a2("Ascend910_9372", 40, 20, "ascend910_93"),
-        _a2("Ascend910_9381", 48, 24, "ascend910_93"),
-        _a2("Ascend910_9382", 48, 24, "ascend910_93"),
-        _a2("Ascend910_9391", 48, 24, "ascend910_93"),
-        _a2("Ascend910_9392", 48, 24, "ascend910_93"),
-        Platform("Ascend310P3", 8, 8, 256 * KIB, 248 * KIB, False, "ascend310p", 200),
+        _a2("Ascend910B1", 48, 24, 192),
+        _a2("Ascend910B2", 48, 24, 192),
+        _a2("Ascend910B2C", 48, 24, 192),
+        _a2("Ascend910B3", 40, 20, 192),
+        _a2("Ascend910B4", 40, 20, 96),
+        _a2("Ascend910_9362", 40, 20, 168, "ascend910_93"),
+        _a2("Ascend910_9372", 40, 20, 192, "ascend910_93"),
+        _a2("Ascend910_9381", 48, 24, 192, "ascend910_93"),
+        _a2("Ascend910_9382", 48, 24, 192, "ascend910_93"),
+        _a2("Ascend910_9391", 48, 24, 192, "ascend910_93"),
+        _a2("Ascend910_9392", 48, 24, 192, "ascend910_93"),
+        Platform("Ascend310P3", 8, 8, 256 * KIB, 248 * KIB, False, 16 * KIB * KIB, "ascend310p", 200),
     )
 }
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from .backend.poly import ceil_block, evaluate, from_json
 from .backend.render import render
 from .errors import Loc, source_path, source_root
-from .sim.cost import PIPES
+from .sim.cost import CUBE_PIPES, PIPES
 from .verify import cases_of_variants
 
 BAR_WIDTH = 640  # px of a UB map or pipe timeline
@@ -138,7 +138,7 @@ def _cost(s) -> dict | None:
     busy = dict(getattr(s, "pipe_busy", {}))
     return {"cycles": cycles, "us": f"{getattr(s, 'est_us', 0.0):.3g}", "floor": getattr(s, "floor_cycles", 0),
             "pipes": [{"name": p, "cycles": c, "critical": p == getattr(s, "critical_pipe", "")} for p, c in busy.items()
-                      if p != "M" or c]}
+                      if p not in CUBE_PIPES or c]}
 
 
 def _timeline(trace, blocks: int) -> dict | None:
@@ -149,7 +149,7 @@ def _timeline(trace, blocks: int) -> dict | None:
     span = max(i.end for i in trace.intervals)
     scale = BAR_WIDTH / span
     lanes = []
-    pipes = [p for p in PIPES if p != "M" or any(i.pipe == "M" for i in trace.intervals)]  # M: cube kernels only
+    pipes = [p for p in PIPES if p not in CUBE_PIPES or any(i.pipe == p for i in trace.intervals)]
     for row, pipe in enumerate(pipes):
         y = 20 + LANE * row
         lane = {"name": pipe, "y": y, "busy": [], "waits": [],

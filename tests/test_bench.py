@@ -1,6 +1,7 @@
 """``ascdsl bench``: the quick run prints every column from one run, and estimates never beat the floor."""
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl import bench, bench_bounds, bench_interp, cli
+from ascdsl import bench, bench_bounds, bench_cube, bench_interp, cli
 from ascdsl.op import load_operators
 from ascdsl.platforms import DEFAULT_PLATFORM
 
@@ -22,7 +23,7 @@ def test_quick_bench_prints_every_column_and_no_estimate_below_its_floor(capsys)
     lines = out.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("| op |"))
     assert lines[header] == "| " + " | ".join(bench.HEADER) + " |"
-    rows = [line.strip("| ").split(" | ") for line in lines[header + 2:] if line.startswith("| ")]
+    rows = [line.strip("| ").split(" | ") for line in itertools.takewhile(lambda x: x.startswith("| "), lines[header + 2:])]
     assert len(rows) == len(bench.QUICK)
     col = {name: i for i, name in enumerate(bench.HEADER)}
     for row, case in zip(rows, bench.QUICK):
@@ -34,6 +35,16 @@ def test_quick_bench_prints_every_column_and_no_estimate_below_its_floor(capsys)
         assert 0 < float(row[col["UB"]].rstrip("%")) <= 100
         assert float(row[col["interp ms"]]) > 0 and float(row[col["numpy ms"]]) > 0
         assert row[col["kernel"]].endswith("kernel")
+    cube = lines.index("| " + " | ".join(bench_cube.HEADER) + " |")
+    cube_rows = [x.strip("| ").split(" | ") for x in itertools.takewhile(lambda x: x.startswith("| "), lines[cube + 2:])]
+    assert len(cube_rows) == len(bench_cube.QUICK)
+    col = {name: i for i, name in enumerate(bench_cube.HEADER)}
+    for row, case in zip(cube_rows, bench_cube.QUICK):
+        assert (row[col["M x N x K"]], row[col["dtype"]]) == (case.label, case.dtype)
+        est, floor = float(row[col["est us"]]), float(row[col["floor us"]])
+        assert est >= floor > 0 and float(row[col["est/floor"]]) >= 1.0
+        assert row[col["pipe"]] in ("MTE2", "MTE3", "S", "M", "MTE1")
+        assert 0 < float(row[col["M busy"]].rstrip("%")) <= 100 and 0 <= float(row[col["L2 reads"]].rstrip("%")) < 100
 
 
 def test_numpy_formulas_match_the_references():
@@ -138,6 +149,13 @@ REACHED = {  # (op, shape, dtype) -> (est/floor, UB use) where a target is not r
     # free exchange stays over the target (test_no_split_of_few_rows_reaches_the_target)
     ("log_softmax_grad", (16, 4096), "float32"): (2.63, UB_TARGET),
     ("softmax_grad", (16, 4096), "float32"): (2.59, UB_TARGET),
+    # a row over the UB is read twice (or three times), the later reads from the L2; the floor counts its
+    # bytes once. Against a floor that counted every read these were 1.10-1.18; one read would need the row
+    # split over cores with its partial sums exchanged (issue 24)
+    ("log_softmax_grad", (64, 65536), "float32"): (1.21, UB_TARGET),
+    ("log_softmax_grad", (64, 65536), "float16"): (1.29, UB_TARGET),
+    ("log_softmax_grad", (64, 512, 256), "float16"): (1.29, UB_TARGET),
+    ("softmax_grad", (64, 65536), "float32"): (1.30, UB_TARGET),
 }
 SEED_CASES = [c for c in bench.CASES if c.op in RECOMPUTE_GM]
 

@@ -77,8 +77,10 @@ class CubeKernel:
     dtype: dtypes.DType  # of a and b
     out: dtypes.DType  # stored
     block: tuple[int, int, int]  # BLOCK_M, BLOCK_N, BLOCK_K
+    depth: int  # steps of the loop over K whose blocks one GM -> L1 copy brings in
     prologue: tuple[Located, ...]
-    loop: Located
+    chunk: Located  # opens the loop over chunks of `depth` steps
+    step: Located  # opens the loop over the steps of one chunk
     body: tuple[Located, ...]
     a: Block
     b: Block
@@ -95,8 +97,9 @@ class _Scalars:
         self.expr: dict[int, str] = {}
         self.canon: dict[int, str] = {}  # fully inlined: equal texts compute equal values
         self.names = dict(kernel.names)
-        self.taken: set[str] = {"program", "programs_", "tiling_", "pipe", "c1", "first", "aOffset", "bOffset", "mTile",
-                                 "nTile", "kTile"}
+        self.taken: set[str] = {"program", "programs_", "tiling_", "pipe", "c1", "first", "steps", "kChunk", "kDone",
+                                 "step", "adjacent", "aOffsets", "bOffsets", "aStrides", "bStrides", "mTiles", "nTiles",
+                                 "kTiles", "a1", "b1", "kSum", "later", "part"}
         for name, p in zip(kernel.param_names, kernel.params):
             if p.type.is_scalar and isinstance(p.type.dtype, dtypes.DType):
                 self.expr[p.id] = self.canon[p.id] = f"tiling_.{field_name(name)}"
@@ -254,9 +257,10 @@ def match(kernel: Kernel) -> CubeKernel:
         raise unsupported(first.loc, "a `tl.dot` whose product is not stored (after its loop over K)")
     body: list[Located] = []
     if loop is not None:
-        header, body, loads, dot = _loop(kernel, s, loop, zeros)
+        (chunk, step), body, loads, dot = _loop(kernel, s, loop, zeros)
     else:
-        header = Located(f"{{  // the whole of K in one product: {where(dot.loc)}", dot.loc, 1)
+        chunk = Located(f"{{  // the whole of K in one product: {where(dot.loc)}", dot.loc, 1)
+        step = Located("{", dot.loc, 2)
     a_load, b_load = (loads.get(v.id) for v in dot.operands[:2])
     if a_load is None or b_load is None or len(loads) != 2:
         raise unsupported(dot.loc, "operands of `tl.dot` that are not two blocks loaded from GM (in the loop over K)")
@@ -281,11 +285,14 @@ def match(kernel: Kernel) -> CubeKernel:
         raise unsupported(stored.loc, "a store whose mask differs from the rows of `a` and the columns of `b` (its "
                                       "rows and columns must be those of the product)")
     kk = a.cols if a.cols_canon == b.rows_canon else f"({a.cols} < {b.rows} ? {a.cols} : {b.rows})"
-    return CubeKernel(kernel, dtype, out, (bm, bn, bk), tuple(prologue), header, tuple(body), a, b, c, kk, dot.loc)
+    depth = _depth(dtype, bm, bn, bk) if loop is not None else 1
+    return CubeKernel(kernel, dtype, out, (bm, bn, bk), depth, tuple(prologue), chunk, step, tuple(body), a, b, c, kk,
+                      dot.loc)
 
 
 def _loop(kernel: Kernel, s: _Scalars, loop: Instr, zeros: set[int]):
-    """The header, scalar lines, operand loads and product of the loop over K."""
+    """The headers (over chunks of ``depth`` steps, over a chunk's steps), scalar lines, operand loads and
+    product of the loop over K."""
     lo, hi, step, *carried = loop.operands
     if len(carried) != 1 or carried[0].id not in zeros:
         raise unsupported(loop.loc, "a loop over K that carries anything but one zero float32 accumulator")
@@ -296,14 +303,17 @@ def _loop(kernel: Kernel, s: _Scalars, loop: Instr, zeros: set[int]):
     var, acc = region.args
     var_name = s.fresh(s.names.get(var.id, "k"))
     s.expr[var.id] = s.canon[var.id] = var_name
-    header = Located(f"for (int32_t {var_name} = {_bare(s.of(lo, loop.loc))}; {var_name} < {_bare(s.of(hi, loop.loc))}; "
-                     f"{var_name} += {_bare(s.of(step, loop.loc))}) {{  // {where(loop.loc)}", loop.loc, 1)
+    first, last, by = (_bare(s.of(v, loop.loc)) for v in (lo, hi, step))
+    header = (Located(f"for (int32_t kChunk = {first}; kChunk < {last}; kChunk += DEPTH * {by}) {{  // {where(loop.loc)}",
+                      loop.loc, 1),
+              Located(f"for (int32_t {var_name} = kChunk; {var_name} < {last} && {var_name} - kChunk < DEPTH * {by}; "
+                      f"{var_name} += {by}) {{", loop.loc, 2))
     body: list[Located] = []
     loads: dict[int, Instr] = {}
     dot = None
     for instr in region.body:
         if instr.results and all(r.type.is_scalar for r in instr.results) and not instr.regions:
-            body += s.define(instr, 2)
+            body += s.define(instr, 3)
         elif instr.op in (Op.STRIDED_LOAD, Op.BLOCK_LOAD):
             loads[instr.result.id] = instr
         elif instr.op is Op.DOT and dot is None:
@@ -328,6 +338,18 @@ def _buffer_bytes(dtype: dtypes.DType, bm: int, bn: int, bk: int) -> tuple[int, 
     c0 = 32 // dtype.itemsize
     return (_ceil(bm, 16) * _ceil(bk, c0) * dtype.itemsize, _ceil(bk, c0) * _ceil(bn, 16) * dtype.itemsize,
             _ceil(bm, 16) * _ceil(bn, 16) * 4)
+
+
+def _depth(dtype: dtypes.DType, bm: int, bn: int, bk: int) -> int:
+    """How many steps of the loop over K one GM -> L1 copy serves: the most (up to 4, rows of A up to 512 bytes)
+    whose A and B blocks fit L1 twice (double-buffered); each step's blocks are whole fractals of K, so a step
+    starts on a fractal of the chunk. Fewer, longer copies: a copy's start-up and A's short rows (one burst
+    each) cost MTE2 time the cube core waits for."""
+    a, b, _ = _buffer_bytes(dtype, bm, bn, bk)
+    if bk % (32 // dtype.itemsize):
+        return 1
+    return next(d for d in (4, 2, 1) if d == 1 or (2 * d * (a + b) <= L1_BYTES and d * bk * dtype.itemsize <= 512
+                                                   and d * bk <= 4095))
 
 
 def _check_buffers(loc: Loc, dtype: dtypes.DType, bm: int, bn: int, bk: int) -> None:
@@ -364,6 +386,8 @@ def render_class(p: CubeKernel, class_name: str, struct: str) -> Rendered:
     """The AIC class of cube form ``p`` (constructed by the entry as the vector classes are)."""
     kernel = p.kernel
     a_bytes, b_bytes, c_bytes = _buffer_bytes(p.dtype, *p.block)
+    bm, bn, bk = p.block
+    a1_bytes, b1_bytes, _ = _buffer_bytes(p.dtype, bm, bn, p.depth * bk)
     gm = {n: f"{safe(n).removesuffix('_ptr').rstrip('_')}Gm" for n, v in zip(kernel.param_names, kernel.params)
           if isinstance(v.type.dtype, dtypes.PointerType)}
     pointers = [{"param": safe(n), "name": gm[n], "cpp": v.type.dtype.element_ty.cpp}
@@ -372,7 +396,7 @@ def render_class(p: CubeKernel, class_name: str, struct: str) -> Rendered:
         "cube_class.cpp.j2", class_name=class_name, struct=struct, kernel_name=kernel.name,
         constexprs=", ".join(f"{n}={v}" for n, v in kernel.constexprs), where=where(kernel.loc), pointers=pointers,
         T=p.dtype.cpp, out=p.out.cpp, quant=OUTPUTS[p.out], a_bytes=a_bytes, b_bytes=b_bytes, c_bytes=c_bytes,
-        prologue=p.prologue, loop=p.loop, body=p.body, a=p.a, b=p.b, c=p.c, k=p.k,
+        a1_bytes=a1_bytes, b1_bytes=b1_bytes, depth=p.depth, prologue=p.prologue, chunk=p.chunk, step=p.step, body=p.body, a=p.a, b=p.b, c=p.c, k=p.k,
         a_where=where(p.a.loc), b_where=where(p.b.loc), c_where=where(p.c.loc),
         a_gm=gm[p.a.pointer], b_gm=gm[p.b.pointer], c_gm=gm[p.c.pointer], dot_where=where(p.loc),
         mmad=Located(f"Mmad(c1, a2, b2, params);  // {where(p.loc)}", p.loc, 1))

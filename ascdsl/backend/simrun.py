@@ -2,7 +2,8 @@
 
 A launch specialises the kernel, runs the passes, renders a one-variant direct-launch kernel file,
 writes it under the simulator's cache (named by its content hash, so g++ builds it once) and runs
-``blockDim = min(grid product, vector cores)`` blocks; results land in the arrays in place.
+``blockDim = min(grid product, vector cores)`` blocks (a pure-cube kernel: a block a program, up to
+``MAX_BLOCKS``; a MIX kernel: ``min(grid product, cube cores)``); results land in the arrays in place.
 
 g++ dominates the cost, so many kernels can share one build: launches inside :func:`recording`
 only note their kernels, and :func:`prebuild` renders those into files of several variants each
@@ -33,6 +34,8 @@ from .ascendc import entry_pointers, kernel_source, pointer_names, pointer_param
 from .batchrun import batch_launch
 
 SYMBOL = "ascdsl_kernel"
+MAX_BLOCKS = 65535
+"""The largest ``blockDim`` of a launch (reference section 3: ``numBlocks`` is in [1, 65535])."""
 
 
 @dataclass(frozen=True)
@@ -152,7 +155,9 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
         cores = target.ai_core_count
         if mix.is_mix(kernel, target):  # the products' float32 tiles; NaN until the AIC writes them
             workspace = np.full(mix.workspace_elements(kernel, target, programs), np.nan, np.float32)
-    block_dim = max(1, min(programs, cores))
+    # a MIX block pairs an AIC with its two AIVs over a share of the programs; a pure-cube launch runs a block a
+    # program (up to blockDim's limit), so the blocks reach the cores, and the model's L2, in program order
+    block_dim = max(1, min(programs, cores if workspace is not None or not cube.is_cube(kernel) else MAX_BLOCKS))
     gm, owners = gm_arguments(kernel, arrays, file.entry)
     try:
         with located_errors(kernel, owners):

@@ -28,18 +28,30 @@ A block's span is when its last pipe finishes. Blocks run on the platform's vect
 same time share HBM bandwidth evenly: the simulator runs every block at the share of all the cores
 the launch occupies, then :func:`estimate` lets the cores still running move their bytes at the
 share of fewer once others have finished (up to the core's own link rate), so 64 equal rows on 40
-cores cost one row at a 40th of HBM and one at the link rate, not two at a 40th. The **floor** is the larger of all GM bytes over HBM bandwidth,
-all vector work at peak (full repeats, no issue overhead) spread over every vector core, and all cube
-multiply-adds at ``cube_macs_per_cycle`` spread over every cube core: no
-kernel doing the same copies and vector work can beat it, so ``est_cycles >= floor_cycles``.
+cores cost one row at a 40th of HBM and one at the link rate, not two at a 40th.
 
-The cube core (``include/ascdsl_sim/cube.h``) adds the pipe M: a kernel with cube work runs its blocks on
-the AI cube cores; ``DataCopy`` GM -> L1 is a copy on MTE2, ``Fixpipe`` L0C -> GM one on the GM link as
-MTE3, ``Mmad`` runs on M for its whole fractals (16 x 16 x 32 bytes of K) at ``cube_macs_per_cycle``, and
-the queues between them hand buffers over as the vector queues do (L1 to M, L0A/L0B within M, L0C to
-MTE3). L1 -> L0A/L0B (``LoadData``, the MTE1 pipe) is dispatched but not timed.
+The L2 (``l2_bytes`` of the platform, shared by all cores) serves a read of GM bytes the launch has read or
+written before, at ``l2_bytes_per_cycle`` on the core's link with each burst one segment at that rate
+(:func:`l2_burst_cycles`), as long as the launch's bytes so far fit the L2; the launch's first read of a byte
+comes from HBM. The simulator runs the blocks one after another, so the block with the lowest index that reads
+a byte fetches it, as on a device where the blocks of one round start together: a pure-cube launch runs one
+block a program for this reason (``ascdsl/backend/simrun.py``).
 
-Left out: caches (L2 hits, the instruction and data caches), UB bank conflicts and strides, the
+The **floor** is the larger of the GM bytes HBM must move (every byte written, each byte read once) over HBM
+bandwidth, all vector work at peak (full repeats, no issue overhead) spread over every vector core, and all
+cube multiply-adds at ``cube_macs_per_cycle`` spread over every cube core: no kernel doing the same copies and
+vector work can beat it, so ``est_cycles >= floor_cycles``.
+
+The cube core (``include/ascdsl_sim/cube.h``) adds the pipes MTE1 and M: a kernel with cube work runs its
+blocks on the AI cube cores; ``DataCopy`` GM -> L1 is a copy on MTE2, ``LoadData`` L1 -> L0A/L0B runs on MTE1
+(its 512-byte fractals at ``l1_to_l0a_bytes_per_cycle`` or ``l1_to_l0b_bytes_per_cycle``), ``Mmad`` on M for
+its whole fractals (16 x 16 x 32 bytes of K) at ``cube_macs_per_cycle``, ``Fixpipe`` L0C -> GM on the GM link
+as MTE3, and the queues between them hand buffers over as the vector queues do (L1 to MTE1, L0A/L0B to M,
+L0C to MTE3).
+
+Left out: the L2's own bandwidth limit (every core gets ``l2_bytes_per_cycle`` at once), its replacement policy
+(re-reads stop hitting once a launch has moved more than it holds, whatever it evicted), writes through it
+(they cost the GM link's rate), the instruction and data caches, UB bank conflicts and strides, the
 MTE's segment rounding beyond the flat per-burst cost, scalar-unit stalls beyond the flat dispatch
 cost (address arithmetic, loops, branches) but for the UB element accesses that carry them, bounded instruction queues (the scalar unit may run
 arbitrarily far ahead of the pipes), contention for the same GM address, and the kernel launch.
@@ -52,7 +64,9 @@ from typing import Mapping
 
 from ..platforms import PLATFORMS, Platform
 
-PIPES = ("MTE2", "V", "MTE3", "S", "M")
+PIPES = ("MTE2", "V", "MTE3", "S", "M", "MTE1")
+CUBE_PIPES = frozenset({"M", "MTE1"})
+"""The pipes only a cube core has (a report leaves them out of a vector kernel's)."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +104,9 @@ class CostConstants:
     scalar_gm_latency: Constant
     cube_macs_per_cycle: Constant
     scalar_ub_access: Constant
+    l2_bytes_per_cycle: Constant
+    l1_to_l0a_bytes_per_cycle: Constant
+    l1_to_l0b_bytes_per_cycle: Constant
     cycles_per_repeat: Mapping[str, float] = field(default_factory=dict)  # by API; 1 when absent
     extra_passes: Mapping[str, float] = field(default_factory=dict)  # internal instructions of high-level APIs
     repeat_source: str = ""
@@ -146,6 +163,13 @@ A2 = CostConstants(
         "warns that many SetValue calls on a LocalTensor are slow (hiascend LocalTensor API page, CANN 7.0: "
         "'不要大量使用SetValue对LocalTensor进行赋值,会使性能下降')",
     ),
+    l2_bytes_per_cycle=_c(
+        110,
+        f"[AICoreMemoryRates] l2_read_rate=110 in {_INI} (units undocumented: read as bytes/cycle, as ddr_rate); "
+        "the capacity is each platform's l2_size",
+    ),
+    l1_to_l0a_bytes_per_cycle=_c(512, f"[AICoreMemoryRates] l1_to_l0_a_rate=512 in {_INI} (read as bytes/cycle)"),
+    l1_to_l0b_bytes_per_cycle=_c(256, f"[AICoreMemoryRates] l1_to_l0_b_rate=256 in {_INI} (read as bytes/cycle)"),
     cycles_per_repeat=MappingProxyType(
         {"Exp": 2, "Ln": 2, "Sqrt": 2, "Rsqrt": 2, "Reciprocal": 2, "Div": 2, "SoftmaxGrad": 4, "SoftmaxGradFront": 2}
     ),
@@ -180,6 +204,12 @@ def core_share(platform: Platform, block_dim: int) -> float:
     return min(k.core_gm_bytes_per_cycle.value, hbm_bytes_per_cycle(k) / running)
 
 
+def l2_burst_cycles(k: CostConstants) -> float:
+    """A burst of a read the L2 serves: ``burst_cycles`` is one 128-byte segment at the link's GM rate, so
+    this is that segment at the L2's rate."""
+    return k.burst_cycles.value * k.core_gm_bytes_per_cycle.value / k.l2_bytes_per_cycle.value
+
+
 def hbm_bytes_per_cycle(k: CostConstants) -> float:
     return k.hbm_gb_per_s.value * 1e3 / k.clock_mhz.value
 
@@ -193,11 +223,13 @@ class BlockCost:
     vector_ideal: float
     copy_bytes: float
     cube_ideal: float = 0.0  # cycles of the cube's multiply-adds at peak (a kernel of the cube cores)
+    l2_bytes: float = 0.0  # bytes of copy_bytes the L2 served (read before in the launch)
+    floor_bytes: float = 0.0  # bytes the floor counts: every byte written, each byte read the first time only
 
     @staticmethod
     def from_report(d: dict) -> BlockCost:
         return BlockCost(d["cycles"], MappingProxyType(dict(d["busy"])), d["vector_ideal"], d["copy_bytes"],
-                         d.get("cube_ideal", 0.0))
+                         d["cube_ideal"], d["l2_bytes"], d["floor_bytes"])
 
 
 @dataclass(frozen=True)
@@ -222,14 +254,14 @@ def estimate(blocks: list[BlockCost], platform: Platform) -> Estimate:
     moved = [0.0] * len(span)
     for b, cost in enumerate(blocks):
         span[b % cores] += cost.cycles
-        moved[b % cores] += cost.copy_bytes
+        moved[b % cores] += cost.copy_bytes - cost.l2_bytes
         for pipe, cycles in cost.busy.items():
             busy[b % cores][pipe] += cycles
     finish = _shared_link(span, moved, k, core_share(platform, len(blocks)))
-    ends = [max(f, busy[c]["V"], busy[c]["S"], busy[c]["M"]) for c, f in enumerate(finish)]
+    ends = [max(f, busy[c]["V"], busy[c]["S"], busy[c]["M"], busy[c]["MTE1"]) for c, f in enumerate(finish)]
     slowest = max(range(len(span)), key=ends.__getitem__)
     floor = max(
-        sum(c.copy_bytes for c in blocks) / min(hbm_bytes_per_cycle(k), cores * k.core_gm_bytes_per_cycle.value),
+        sum(c.floor_bytes for c in blocks) / min(hbm_bytes_per_cycle(k), cores * k.core_gm_bytes_per_cycle.value),
         sum(c.vector_ideal for c in blocks) / cores,
         sum(c.cube_ideal for c in blocks) / cores,
     )

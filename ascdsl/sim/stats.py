@@ -54,9 +54,10 @@ class SimStats:
     of its input; every other call, one).
 
     The cost model (:mod:`ascdsl.sim.cost`) adds ``est_cycles``/``est_us`` (the slowest core; for a
-    block, its own span), ``floor_cycles`` (GM bytes at HBM bandwidth or vector work at peak, whichever
-    is larger; 0 for a block), ``pipe_busy`` (busy cycles of MTE2, V, MTE3, S and M on the slowest core)
-    and ``critical_pipe`` (the busiest of them); ``trace`` is the timeline of the block with the
+    block, its own span), ``floor_cycles`` (the GM bytes HBM must move at its bandwidth, vector work or
+    cube work at peak, whichever is largest; 0 for a block), ``pipe_busy`` (busy cycles of MTE2, V, MTE3, S and M on the slowest core)
+    and ``critical_pipe`` (the busiest of them), ``l2_read_bytes`` (the GM reads the model's L2 served: bytes the
+    launch had moved before); ``trace`` is the timeline of the block with the
     longest span (:class:`Trace`; None for a block).
     """
 
@@ -74,6 +75,7 @@ class SimStats:
     pipe_busy: Mapping[str, int] = field(default_factory=dict)
     critical_pipe: str = ""
     vector_rounds: dict[str, int] = field(default_factory=dict)
+    l2_read_bytes: int = 0
     trace: Trace | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -89,8 +91,9 @@ class SimStats:
                 b["gm_read_bytes"], b["gm_write_bytes"], b["gm_copies"], b["ub_copies"], b["ub_peak_bytes"],
                 {api: n[0] for api, n in b["vector"].items()}, {api: n[1] for api, n in b["vector"].items()},
                 (), est.cycles, est.us, 0, est.busy, est.critical_pipe, {api: n[2] for api, n in b["vector"].items()},
+                round(c.l2_bytes),
             )
-            for b, est in ((b, cost.estimate([c], platform)) for b, c in zip(blocks, costs))
+            for b, c, est in ((b, c, cost.estimate([c], platform)) for b, c in zip(blocks, costs))
         )
         total = cost.estimate(costs, platform)
         calls: Counter = Counter()
@@ -105,7 +108,7 @@ class SimStats:
             sum(b.gm_copies for b in per_block), sum(b.ub_copies for b in per_block),
             max((b.ub_peak_bytes for b in per_block), default=0), dict(calls), dict(elements), per_block,
             total.cycles, total.us, total.floor_cycles, total.busy, total.critical_pipe, dict(rounds),
-            Trace.from_report(trace) if trace else None,
+            sum(b.l2_read_bytes for b in per_block), Trace.from_report(trace) if trace else None,
         )
 
 

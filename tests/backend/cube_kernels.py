@@ -261,3 +261,17 @@ def matmul_plus_equals(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOC
         acc += tl.dot(x, w)
     tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc.to(tl.float16),
              mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def matmul_reversed_k(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK: tl.constexpr):
+    """The steps of K from the last block to the first: no two steps' blocks follow each other along K."""
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK):
+        ks = K - BLOCK - k0 + tl.arange(0, BLOCK)
+        x = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=rows[:, None] < M)
+        w = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=cols[None, :] < N)
+        acc = tl.dot(x, w, acc)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=(rows[:, None] < M) & (cols[None, :] < N))

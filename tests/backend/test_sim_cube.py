@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ascdsl
-from ascdsl import dtypes
+from ascdsl import dtypes, sim
 from ascdsl.testing import assert_close
 from tests.backend import cube_kernels as ck
 from tests.backend.helpers import CANN, assert_type_checks, both, data, each
@@ -44,6 +44,32 @@ def test_tutorial_matmul_advancing_its_pointers_matches_the_interpreter():
         assert_close(want[2], (a @ b).astype(np.float16), dtypes.float16)
         assert_close(got[2], want[2], dtypes.float16, err_msg=f"{m}x{n}x{k}")
     each(check, SHAPES[:2])
+
+
+def test_one_copy_to_l1_serves_several_steps_of_k():
+    """BLOCK_K = 32 half: 4 steps a GM -> L1 copy of A and of B (rows of 4 x 64 bytes), so 10 steps take 3 copies
+    of each, the last of 2 steps and a K tail of 6; each step's blocks go L1 -> L0A/L0B on MTE1."""
+    m, n, k = 16, 32, 294
+    grid, args, meta = _tutorial(dtypes.float16, m, n, k, 16, 32, 32)
+    with sim.record() as runs:
+        want, got = both(ck.matmul[grid], *args, **meta)
+    assert_close(got[2], want[2], dtypes.float16)
+    (run,) = runs
+    assert run.stats.vector_calls["Mmad"] == 10
+    assert run.stats.gm_copies == 2 * 3 + 1  # and one Fixpipe
+    # MTE1 moves each step's 512-byte fractals, A's (1 x 2) at 512 bytes a cycle and B's (2 x 2) at 256; the
+    # K tail of 6 is one fractal of K
+    assert run.stats.pipe_busy["MTE1"] == 9 * (2 + 4 * 2) + (1 + 2 * 2)
+
+
+def test_steps_whose_blocks_do_not_follow_each_other_copy_one_at_a_time():
+    m, n, k = 40, 32, 128
+    a, b = data((m, k), dtypes.float16), data((k, n), dtypes.float16)
+    with sim.record() as runs:
+        want, got = both(ck.matmul_reversed_k[(ascdsl.cdiv(m, 32),)], a, b, np.zeros((m, n), np.float32), m, n, k,
+                         BLOCK=32)
+    assert_close(got[2], want[2], dtypes.float32, scale=np.abs(a).astype(np.float32) @ np.abs(b).astype(np.float32))
+    assert [r.stats.gm_copies for r in runs] == [2 * (2 * 4 + 1)]  # two programs: 4 steps of 2 copies, a Fixpipe
 
 
 def test_an_accumulation_written_plus_equals_runs_on_the_cube():

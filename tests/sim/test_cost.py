@@ -24,7 +24,7 @@ def run(kernel, args, block_dim=1, **kw):
 @pytest.mark.parametrize("block_dim", [1, 40])
 def test_one_copy_costs_setup_burst_and_bytes_at_the_core_share(block_dim):
     n = 4096  # 16 KiB in one burst
-    stats = run("one_copy", [np.zeros(40 * n, np.float32), np.uint32(n)], block_dim)
+    stats = run("one_copy", [np.zeros(40 * n, np.float32), np.uint32(n), np.uint32(n)], block_dim)
     share = cost.core_share(PLAT, block_dim)
     assert share == (K.core_gm_bytes_per_cycle.value if block_dim == 1 else cost.hbm_bytes_per_cycle(K) / 40)
     # AllocTensor and DataCopy dispatched, set-up and one burst, the bytes, then the EnQue/DeQue flag
@@ -34,6 +34,23 @@ def test_one_copy_costs_setup_burst_and_bytes_at_the_core_share(block_dim):
     assert stats.critical_pipe == "MTE2"
     assert stats.floor_cycles == int(block_dim * 4 * n / cost.hbm_bytes_per_cycle(K))  # HBM, not 40 x 32 B/cycle
     assert stats.est_cycles >= stats.floor_cycles
+
+
+def test_a_read_of_bytes_the_launch_moved_before_comes_from_the_l2_and_the_floor_counts_them_once():
+    n = 4096
+    x = np.zeros(2 * n, np.float32)
+    own, shared = run("one_copy", [x, np.uint32(n), np.uint32(n)], 2), run("one_copy", [x, np.uint32(n), np.uint32(0)], 2)
+    share, l2 = cost.core_share(PLAT, 2), K.l2_bytes_per_cycle.value
+    assert [b.l2_read_bytes for b in own.per_block] == [0, 0]
+    assert [b.l2_read_bytes for b in shared.per_block] == [0, 4 * n] and shared.l2_read_bytes == 4 * n
+    assert shared.per_block[0].est_cycles == own.per_block[0].est_cycles  # the first read comes from HBM
+    hbm_copy = K.burst_cycles.value + 4 * n / share
+    l2_copy = cost.l2_burst_cycles(K) + 4 * n / l2
+    assert shared.per_block[1].est_cycles == math.ceil(own.per_block[1].est_cycles - hbm_copy + l2_copy)
+    assert cost.l2_burst_cycles(K) == K.burst_cycles.value * K.core_gm_bytes_per_cycle.value / l2
+    assert own.floor_cycles == int(2 * 4 * n / cost.hbm_bytes_per_cycle(K))
+    assert shared.floor_cycles == int(4 * n / cost.hbm_bytes_per_cycle(K))  # the bytes once
+    assert shared.est_cycles >= shared.floor_cycles
 
 
 def test_each_burst_adds_its_cost():
@@ -88,8 +105,8 @@ def test_double_buffering_overlaps_copy_in_with_compute_and_single_buffering_doe
 def test_blocks_beyond_the_cores_run_in_turn_and_share_bandwidth():
     n = 4096
     x = np.zeros(80 * n, np.float32)
-    forty = run("one_copy", [x, np.uint32(n)], 40)
-    eighty = run("one_copy", [x, np.uint32(n)], 80)
+    forty = run("one_copy", [x, np.uint32(n), np.uint32(n)], 40)
+    eighty = run("one_copy", [x, np.uint32(n), np.uint32(n)], 80)
     assert eighty.est_cycles == pytest.approx(2 * forty.est_cycles, abs=2)
     assert eighty.floor_cycles == pytest.approx(2 * forty.floor_cycles, abs=1)
     assert len(eighty.per_block) == 80 and eighty.per_block[0].est_cycles == forty.per_block[0].est_cycles
@@ -105,8 +122,8 @@ def test_constants_name_their_sources():
 def test_a_core_left_running_alone_moves_its_bytes_at_its_link_rate():
     n = 4096  # 41 blocks on 40 cores: core 0 runs a second copy after the others have finished
     x = np.zeros(41 * n, np.float32)
-    forty = run("one_copy", [x, np.uint32(n)], 40)
-    one_more = run("one_copy", [x, np.uint32(n)], 41)
+    forty = run("one_copy", [x, np.uint32(n), np.uint32(n)], 40)
+    one_more = run("one_copy", [x, np.uint32(n), np.uint32(n)], 41)
     alone = 2 * ISSUE + K.copy_setup.value + K.burst_cycles.value + 4 * n / K.core_gm_bytes_per_cycle.value + FLAG
     assert one_more.est_cycles == pytest.approx(forty.est_cycles + alone, abs=2)
     assert one_more.per_block[40].est_cycles == forty.per_block[0].est_cycles  # each block ran at a 40th
@@ -116,10 +133,10 @@ def test_a_core_left_running_alone_moves_its_bytes_at_its_link_rate():
 def test_unequal_cores_share_hbm_among_those_still_running_and_vector_work_is_not_sped_up():
     share, link, hbm = cost.core_share(PLAT, 40), K.core_gm_bytes_per_cycle.value, cost.hbm_bytes_per_cycle(K)
     row = 1 << 20  # bytes; a block that only moves bytes spans them at its share
-    blocks = [cost.BlockCost(2 * row / share, {"MTE2": 2 * row / share}, 0.0, 2 * row)] * 24
-    blocks += [cost.BlockCost(row / share, {"MTE2": row / share}, 0.0, row)] * 16
+    blocks = [cost.BlockCost(2 * row / share, {"MTE2": 2 * row / share}, 0.0, 2 * row, floor_bytes=2 * row)] * 24
+    blocks += [cost.BlockCost(row / share, {"MTE2": row / share}, 0.0, row, floor_bytes=row)] * 16
     est = cost.estimate(blocks, PLAT)
     assert est.cycles == math.ceil(row / share + row / min(link, hbm / 24))  # the second row with 24 cores left
     assert est.cycles >= est.floor_cycles == int(40 * row * 1.6 / hbm)
-    vector_bound = cost.BlockCost(2 * row / share, {"MTE2": 2 * row / share, "V": 2 * row / share}, 0.0, 2 * row)
+    vector_bound = cost.BlockCost(2 * row / share, {"MTE2": 2 * row / share, "V": 2 * row / share}, 0.0, 2 * row, floor_bytes=2 * row)
     assert cost.estimate([vector_bound] + blocks[1:], PLAT).cycles == math.ceil(2 * row / share)

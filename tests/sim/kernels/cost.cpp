@@ -2,10 +2,11 @@
 #include "kernel_operator.h"
 using namespace AscendC;
 
-// One GM -> UB copy of `n` floats in a single burst, and nothing else on any pipe.
-extern "C" __global__ __aicore__ void one_copy(GM_ADDR x, uint32_t n) {
+// One GM -> UB copy of `n` floats in a single burst, and nothing else on any pipe; block b copies from
+// element b * step (step 0: every block reads the same bytes, all but the first from the L2).
+extern "C" __global__ __aicore__ void one_copy(GM_ADDR x, uint32_t n, uint32_t step) {
     GlobalTensor<float> xGm;
-    xGm.SetGlobalBuffer((__gm__ float*)x + n * GetBlockIdx(), n);
+    xGm.SetGlobalBuffer((__gm__ float*)x + step * GetBlockIdx(), n);
     TPipe pipe;
     TQue<TPosition::VECIN, 1> que;
     pipe.InitBuffer(que, 1, n * sizeof(float));

@@ -28,6 +28,11 @@ struct CostParams {
     const double* api_extra_passes = nullptr;
     double cube_macs_per_cycle = 1;  // cube unit: multiply-adds per cycle of 16-bit operands
     double scalar_ub_access = 0;     // a scalar UB access (LocalTensor::GetValue/SetValue) and its loop's arithmetic
+    double l2_bytes_per_cycle = 1;   // a read the L2 serves: bytes per cycle on this core's link
+    double l2_burst_cycles = 0;      // MTE2: each burst of a read the L2 serves (the segment at the L2's rate)
+    double l2_capacity = 0;          // bytes the L2 holds: re-reads hit while the launch's bytes so far fit it
+    double l1_to_l0a_bytes_per_cycle = 1;  // MTE1: LoadData L1 -> L0A
+    double l1_to_l0b_bytes_per_cycle = 1;  // MTE1: LoadData L1 -> L0B
 };
 
 // What one block cost: its span, the busy cycles of each pipe, and its share of the floor.
@@ -37,6 +42,8 @@ struct BlockCost {
     double vector_ideal = 0;  // vector cycles with every repeat full and no issue overhead
     double copy_bytes = 0;    // bytes MTE2 and MTE3 moved between GM and UB (or L1, and Fixpipe from L0C)
     double cube_ideal = 0;    // cube cycles of the products' multiply-adds at peak
+    double l2_bytes = 0;      // bytes of copy_bytes the L2 served (read before in the launch), not HBM
+    double floor_bytes = 0;   // bytes the floor counts: every byte written, a byte read only the first time
 };
 
 // One interval of a pipe's timeline: an instruction running (busy) or the pipe held by a flag, a queue
@@ -186,19 +193,24 @@ inline void count_vector(const char* api, uint64_t elements, uint64_t repeats, u
     t.cost.vector_ideal += static_cast<double>(elements * lane_bytes) / 256.0 * per_repeat;
 }
 
-// A DataCopy/DataCopyPad between GM and UB on MTE2 (in) or MTE3 (out): start-up and bursts on the
-// pipe, then the bytes over the core's GM link, which MTE2 and MTE3 share.
-inline void count_copy(Pipe p, uint64_t bursts, uint64_t bytes, const char* label = nullptr) {
+// A DataCopy/DataCopyPad between GM and UB (or L1) on MTE2 (in) or MTE3 (out): start-up and bursts on the
+// pipe, then the bytes over the core's GM link, which MTE2 and MTE3 share. `seen`: the bytes of a read the
+// launch had read or written before, which the L2 serves while the launch's bytes fit it.
+inline void count_copy(Pipe p, uint64_t bursts, uint64_t bytes, uint64_t seen, const char* label = nullptr) {
     Timeline& t = timeline();
     const CostParams& k = t.params;
     double& ready = t.ready[pipe_index(p)];
-    const double setup = k.copy_setup + static_cast<double>(bursts) * k.burst_cycles;
-    const double cycles = static_cast<double>(bytes) / k.gm_bytes_per_cycle;
+    const double hits = static_cast<double>(st().l2_bytes) <= k.l2_capacity ? static_cast<double>(seen) : 0.0;
+    const double hit_share = bytes ? hits / static_cast<double>(bytes) : 0.0;
+    const double setup = k.copy_setup + static_cast<double>(bursts) * (k.burst_cycles * (1 - hit_share) + k.l2_burst_cycles * hit_share);
+    const double cycles = (static_cast<double>(bytes) - hits) / k.gm_bytes_per_cycle + hits / k.l2_bytes_per_cycle;
     const double begin = std::max(ready, dispatch());
     ready = ascdsl_sim::transfer(begin + setup, cycles);
     trace(p, false, begin, ready, label ? label : p == Pipe::MTE2 ? "DataCopy GM->UB" : "DataCopy UB->GM");
     t.cost.busy[pipe_index(p)] += setup + cycles;
     t.cost.copy_bytes += static_cast<double>(bytes);
+    t.cost.l2_bytes += hits;
+    t.cost.floor_bytes += static_cast<double>(bytes - seen);
 }
 
 // A UB -> UB DataCopy runs on the vector pipe, one repeat per 256 bytes.

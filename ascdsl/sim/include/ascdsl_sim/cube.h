@@ -11,9 +11,9 @@
 // * L0C (C, m x n, float or int32): 16 x 16 fractals column-major over (n / 16, m / 16) (NZ), each row-major.
 // Mmad reads only the m x n x k it is given; everything else of a fractal may hold anything.
 //
-// Cost model: DataCopy GM -> L1 runs on MTE2 and Fixpipe on the GM link as MTE3 (as copies do), Mmad on M at
-// cube_macs_per_cycle (ascdsl/sim/cost.py); LoadData (MTE1) is dispatched but not timed, and the hazard
-// checker does not follow the cube pipes: these calls are ordered by their queues.
+// Cost model: DataCopy GM -> L1 runs on MTE2 and Fixpipe on the GM link as MTE3 (as copies do), LoadData on
+// MTE1 at the L1 -> L0A/L0B rates, Mmad on M at cube_macs_per_cycle (ascdsl/sim/cost.py); the hazard checker
+// does not follow the cube pipes: these calls are ordered by their queues.
 #ifndef ASCDSL_SIM_ASCDSL_SIM_CUBE_H
 #define ASCDSL_SIM_ASCDSL_SIM_CUBE_H
 #include "data_copy.h"
@@ -155,16 +155,17 @@ void nd2nz(const AscendC::LocalTensor<T>& dst, const T* gm, const AscendC::Nd2Nz
             " (the source rows would overlap)");
     require(p.dstNzNStride >= 1, api, "Nd2NzParams dstNzNStride must be at least 1");
     const uint32_t c0 = kC0<T>;
+    uint64_t seen = 0;
     for (uint32_t m = 0; m < p.ndNum; ++m)
         for (uint32_t r = 0; r < p.nValue; ++r) {
             const T* row = gm + uint64_t(m) * p.srcNdMatrixStride + uint64_t(r) * p.srcDValue;
-            gm_read(api, row, uint64_t(p.dValue) * sizeof(T));
+            seen += gm_read(api, row, uint64_t(p.dValue) * sizeof(T));
             for (uint32_t c = 0; c < p.dValue; ++c)
                 at(api, dst, uint64_t(m) * p.dstNzMatrixStride + uint64_t(c / c0) * p.dstNzC0Stride * c0 +
                                  uint64_t(r) * p.dstNzNStride * c0 + c % c0, "dst") = row[c];
         }
     st().counters.gm_copies += 1;
-    count_copy(Pipe::MTE2, uint64_t(p.ndNum) * p.nValue, uint64_t(p.ndNum) * p.nValue * p.dValue * sizeof(T),
+    count_copy(Pipe::MTE2, uint64_t(p.ndNum) * p.nValue, uint64_t(p.ndNum) * p.nValue * p.dValue * sizeof(T), seen,
                "DataCopy GM->L1");
 }
 
@@ -179,7 +180,7 @@ void load_2d(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& 
     require(!p.ifTranspose || (sizeof(T) == 2 && dst.position() == TPosition::B2), api,
             "ifTranspose transposes 16 x 16 fractals of 16-bit elements into B2 (L0B) only");
     const uint32_t per = kFractalBytes / sizeof(T), c0 = kC0<T>;
-    dispatch();
+    const double start = dispatch();
     for (uint32_t r = 0; r < p.repeatTimes; ++r) {
         const uint64_t s = (uint64_t(p.startIndex) + uint64_t(r) * p.srcStride) * per;
         const uint64_t d = uint64_t(r) * (1 + p.dstGap) * per;
@@ -188,10 +189,23 @@ void load_2d(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& 
             for (uint32_t j = 0; j < c0; ++j)
                 dst.ptr()[d + i * c0 + j] = p.ifTranspose ? src.ptr()[s + j * c0 + i] : src.ptr()[s + i * c0 + j];
     }
+    const CostParams& k = timeline().params;
+    const double rate = dst.position() == TPosition::A2 ? k.l1_to_l0a_bytes_per_cycle : k.l1_to_l0b_bytes_per_cycle;
+    occupy(Pipe::MTE1, start, double(p.repeatTimes) * kFractalBytes / rate, api);
 }
 
 // The accumulator type of a cube product and the value one operand element contributes.
 template <class A> using acc_t = std::conditional_t<std::is_same_v<A, int8_t>, int32_t, float>;
+
+// row[j] += x * y[j] for j < n: the inner loop of a cube product, compiled optimised (lanes are independent, so
+// vectorising it changes no result) because the simulator's default -Og leaves a large product slow.
+template <class C>
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("O3")))
+#endif
+void accumulate_row(C* row, C x, const C* y, uint32_t n) {
+    for (uint32_t j = 0; j < n; ++j) row[j] += x * y[j];
+}
 
 // C (m x n, NZ in L0C) = [C +] A (m x k, L0A) * B (k x n, L0B), accumulated in float (int32 for int8) in k order.
 template <class C, class A, class B>
@@ -211,17 +225,22 @@ void mmad(const AscendC::LocalTensor<C>& dst, const AscendC::LocalTensor<A>& a, 
     if (p.m && p.n) at(api, dst, (uint64_t(n1) * m1 - 1) * 256 + 255, "dstLocal");
     if (p.m && p.k) at(api, a, (uint64_t(m1) * k1) * 16 * c0 - 1, "fmLocal");
     if (p.k && p.n) at(api, b, (uint64_t(k1) * n1) * 16 * c0 - 1, "filterLocal");
+    // The operands unpacked to row-major accumulator-typed matrices (exact: a product of two 16-bit floats fits
+    // float's mantissa), then each row of C accumulated over k in order: every element sees the sums it would in
+    // a dot product of its own, and the innermost loop runs over independent lanes.
+    std::vector<C> x(size_t(p.m) * p.k), y(size_t(p.k) * p.n), row(p.n);
     for (uint32_t i = 0; i < p.m; ++i)
-        for (uint32_t j = 0; j < p.n; ++j) {
-            C& c = dst.ptr()[((j / 16) * m1 + i / 16) * 256 + (i % 16) * 16 + j % 16];
-            C sum = p.cmatrixInitVal ? C(0) : c;
-            for (uint32_t kk = 0; kk < p.k; ++kk) {
-                const A x = a.ptr()[((i / 16) * k1 + kk / c0) * 16 * c0 + (i % 16) * c0 + kk % c0];
-                const B y = b.ptr()[((kk / c0) * n1 + j / 16) * 16 * c0 + (j % 16) * c0 + kk % c0];
-                sum += static_cast<C>(static_cast<acc_t<A>>(x) * static_cast<acc_t<A>>(y));
-            }
-            c = sum;
-        }
+        for (uint32_t kk = 0; kk < p.k; ++kk)
+            x[size_t(i) * p.k + kk] = static_cast<C>(a.ptr()[((i / 16) * k1 + kk / c0) * 16 * c0 + (i % 16) * c0 + kk % c0]);
+    for (uint32_t kk = 0; kk < p.k; ++kk)
+        for (uint32_t j = 0; j < p.n; ++j)
+            y[size_t(kk) * p.n + j] = static_cast<C>(b.ptr()[((kk / c0) * n1 + j / 16) * 16 * c0 + (j % 16) * c0 + kk % c0]);
+    for (uint32_t i = 0; i < p.m; ++i) {
+        C* c = dst.ptr() + (i / 16) * 256 + (i % 16) * 16;  // (i, j) at c[(j / 16) * m1 * 256 + j % 16]
+        for (uint32_t j = 0; j < p.n; ++j) row[j] = p.cmatrixInitVal ? C(0) : c[(j / 16) * m1 * 256 + j % 16];
+        for (uint32_t kk = 0; kk < p.k; ++kk) accumulate_row(row.data(), x[size_t(i) * p.k + kk], y.data() + size_t(kk) * p.n, p.n);
+        for (uint32_t j = 0; j < p.n; ++j) c[(j / 16) * m1 * 256 + j % 16] = row[j];
+    }
     VecCount& n = st().counters.vec[api];
     n.calls += 1;
     n.elements += uint64_t(p.m) * p.n * p.k;
@@ -259,7 +278,7 @@ void fixpipe(D* gm, const AscendC::LocalTensor<S>& src, const AscendC::FixpipePa
         }
     }
     st().counters.gm_copies += 1;
-    count_copy(Pipe::MTE3, p.mSize, uint64_t(p.mSize) * p.nSize * sizeof(D), "Fixpipe L0C->GM");
+    count_copy(Pipe::MTE3, p.mSize, uint64_t(p.mSize) * p.nSize * sizeof(D), 0, "Fixpipe L0C->GM");
 }
 
 }  // namespace ascdsl_sim

@@ -70,8 +70,9 @@ void gm_to_ub(const char* api, const AscendC::LocalTensor<T>& dst, const T* gm, 
     check_ub_extent(api, dst, "dst", b, b.ub_span);
     uint8_t* ub = st().ub + dst.addr();
     const uint8_t* src = reinterpret_cast<const uint8_t*>(gm);
+    uint64_t seen = 0;
     for (uint64_t i = 0; i < b.count; ++i) {
-        gm_read(api, src + i * b.gm_pitch, b.len);
+        seen += gm_read(api, src + i * b.gm_pitch, b.len);
         dma_gm(api, src + i * b.gm_pitch, b.len, false);
         uint8_t* burst = ub + i * b.ub_pitch;
         std::memcpy(burst + b.ub_lead, src + i * b.gm_pitch, b.len);
@@ -79,7 +80,7 @@ void gm_to_ub(const char* api, const AscendC::LocalTensor<T>& dst, const T* gm, 
         ub_write(api, Pipe::MTE2, time, dst.addr() + i * b.ub_pitch, b.ub_span);
     }
     st().counters.gm_copies += 1;
-    count_copy(Pipe::MTE2, b.count, b.count * b.len);
+    count_copy(Pipe::MTE2, b.count, b.count * b.len, seen);
 }
 
 // MTE3 moves bursts from UB to GM, combining them with GM while SetAtomicAdd/Max/Min is active.
@@ -100,7 +101,7 @@ void ub_to_gm(const char* api, T* gm, const AscendC::LocalTensor<T>& src, const 
         else std::memcpy(dst + i * b.gm_pitch, from, b.len);
     }
     st().counters.gm_copies += 1;
-    count_copy(Pipe::MTE3, b.count, b.count * b.len);
+    count_copy(Pipe::MTE3, b.count, b.count * b.len, 0);
 }
 
 // UB -> UB copy (runs on the vector pipe).

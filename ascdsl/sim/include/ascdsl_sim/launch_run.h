@@ -35,6 +35,7 @@ ASCDSL_SIM_LAUNCH_LINKAGE void add_core(Counters& c, BlockCost& k, double start)
     k.cycles = std::max(k.cycles, start + e.cycles);
     for (int p = 0; p < kPipes; ++p) k.busy[p] += e.busy[p];
     k.vector_ideal += e.vector_ideal, k.copy_bytes += e.copy_bytes, k.cube_ideal += e.cube_ideal;
+    k.l2_bytes += e.l2_bytes, k.floor_bytes += e.floor_bytes;
 }
 
 ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_blocks_erased(const std::vector<int64_t>& order, BlockFn kernel, void* context,
@@ -44,6 +45,7 @@ ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_blocks_erased(const std::vector<int64_t>& 
     out.per_block_cost.resize(order.size());
     for (auto& r : st().gm) std::fill(r.owner.begin(), r.owner.end(), kNoOwner), r.published.clear();
     State& s = st();
+    s.l2.clear(), s.l2_bytes = 0;
     s.mix = mix;
     for (const int64_t b : order) {
         const int64_t n = static_cast<int64_t>(order.size());
@@ -110,7 +112,8 @@ ASCDSL_SIM_LAUNCH_LINKAGE std::string outcome_json(const Outcome& o) {
         for (const auto& [api, n] : c.vec) os << (i++ ? ", " : "") << json_string(api) << ": [" << n.calls << ", " << n.elements << ", " << n.rounds << "]";
         const BlockCost& k = o.per_block_cost[b];
         os << "}, \"cost\": {\"cycles\": " << k.cycles << ", \"vector_ideal\": " << k.vector_ideal
-           << ", \"copy_bytes\": " << k.copy_bytes << ", \"cube_ideal\": " << k.cube_ideal << ", \"busy\": {";
+           << ", \"copy_bytes\": " << k.copy_bytes << ", \"cube_ideal\": " << k.cube_ideal
+           << ", \"l2_bytes\": " << k.l2_bytes << ", \"floor_bytes\": " << k.floor_bytes << ", \"busy\": {";
         for (int p = 0; p < kPipes; ++p) os << (p ? ", " : "") << json_string(pipe_short(static_cast<Pipe>(p))) << ": " << k.busy[p];
         os << "}}}";
     }

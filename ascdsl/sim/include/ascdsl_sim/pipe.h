@@ -74,8 +74,8 @@ inline int create_queue(int src_pos, int dst_pos, int depth, bool is_tbuf, uint3
     if (pos == TPosition::VECIN && dpos == TPosition::VECOUT) q.producer = Pipe::MTE2, q.consumer = Pipe::MTE3;
     else if (pos == TPosition::VECIN) q.producer = Pipe::MTE2;
     else if (pos == TPosition::VECOUT) q.consumer = Pipe::MTE3;
-    else if (pos == TPosition::A1 || pos == TPosition::B1) q.producer = Pipe::MTE2, q.consumer = Pipe::M;  // GM -> L1
-    else if (pos == TPosition::A2 || pos == TPosition::B2) q.producer = q.consumer = Pipe::M;  // MTE1 runs as M
+    else if (pos == TPosition::A1 || pos == TPosition::B1) q.producer = Pipe::MTE2, q.consumer = Pipe::MTE1;  // GM -> L1
+    else if (pos == TPosition::A2 || pos == TPosition::B2) q.producer = Pipe::MTE1, q.consumer = Pipe::M;  // L1 -> L0A/B
     else if (pos == TPosition::CO1) q.producer = Pipe::M, q.consumer = Pipe::MTE3;  // Fixpipe charged as MTE3
     else require(pos == TPosition::VECCALC || cube_mem_of(src_pos) >= 0, api, "TPosition ", src_pos,
                  " is neither a UB position (VECIN/VECOUT/VECCALC) nor a cube one (A1/B1/A2/B2/CO1)");

@@ -37,14 +37,14 @@ inline void require(bool ok, const char* api, const Parts&... parts) {
 
 // The pipes of an AI vector core that touch UB, and the cube unit of an AI cube core (M: it never touches
 // UB, so the hazard checker's stamps, two bits of pipe, never name it).
-enum class Pipe : uint8_t { MTE2, V, MTE3, S, M };
-constexpr int kPipes = 5;
+enum class Pipe : uint8_t { MTE2, V, MTE3, S, M, MTE1 };
+constexpr int kPipes = 6;
 inline const char* pipe_name(Pipe p) {
     static const char* const names[] = {"PIPE_MTE2", "PIPE_V", "PIPE_MTE3", "PIPE_S", "PIPE_M"};
     return names[static_cast<int>(p)];
 }
 inline const char* pipe_short(Pipe p) {
-    static const char* const names[] = {"MTE2", "V", "MTE3", "S", "M"};
+    static const char* const names[] = {"MTE2", "V", "MTE3", "S", "M", "MTE1"};
     return names[static_cast<int>(p)];
 }
 
@@ -158,6 +158,10 @@ struct State {
     uint32_t aic_sets = 0;
     std::array<uint32_t, 2> aiv_waits = {};
     std::array<std::array<uint32_t, 16>, 2> pending = {};
+    // The L2 (cost model): GM byte ranges [start, end) this launch has read or written, disjoint and not
+    // adjacent, and how many bytes they hold.
+    std::map<uintptr_t, uintptr_t> l2;
+    uint64_t l2_bytes = 0;
 };
 
 inline State& st() {
@@ -322,10 +326,29 @@ inline GmRegion& gm_region(const char* api, const void* p, uint64_t bytes, const
     fail(api, "GM ", what, " [", buf, " bytes) is outside every GM buffer passed to the kernel");
 }
 
+// Records GM bytes [p, p + bytes) as moved through the L2 in this launch; returns how many of them it held
+// already (read or written earlier in the launch, by this block or another).
+inline uint64_t l2_touch(const void* p, uint64_t bytes) {
+    State& s = st();
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(p), hi = lo + bytes;
+    uintptr_t start = lo, end = hi;
+    uint64_t seen = 0;
+    auto it = s.l2.upper_bound(lo);
+    if (it != s.l2.begin() && std::prev(it)->second >= lo) --it;
+    while (it != s.l2.end() && it->first <= hi) {
+        seen += std::min(hi, it->second) > std::max(lo, it->first) ? std::min(hi, it->second) - std::max(lo, it->first) : 0;
+        start = std::min(start, it->first), end = std::max(end, it->second);
+        it = s.l2.erase(it);
+    }
+    s.l2[start] = end;
+    s.l2_bytes += bytes - seen;
+    return seen;
+}
+
 // On an AIV of a MIX kernel, bytes its AIC wrote must have been published by a CrossCoreSetFlag the AIV
 // waited for (the simulator runs the AIC first, so the data is there either way: the check is what tells).
-inline void gm_read(const char* api, const void* p, uint64_t bytes) {
-    if (bytes == 0) return;
+inline uint64_t gm_read(const char* api, const void* p, uint64_t bytes) {
+    if (bytes == 0) return 0;
     GmRegion& r = gm_region(api, p, bytes, "read");
     State& s = st();
     if (s.mix && s.core == AIV && !r.published.empty()) {
@@ -342,6 +365,7 @@ inline void gm_read(const char* api, const void* p, uint64_t bytes) {
         }
     }
     s.counters.gm_read_bytes += bytes;
+    return l2_touch(p, bytes);
 }
 
 // Plain writes of different blocks must not touch the same byte, unless the later one writes the value
@@ -375,6 +399,7 @@ inline void gm_write(const char* api, const void* p, uint64_t bytes, bool atomic
         std::fill_n(r.published.begin() + static_cast<int64_t>(off), bytes, s.aic_sets);
     }
     s.counters.gm_write_bytes += bytes;
+    l2_touch(p, bytes);
 }
 
 }  // namespace ascdsl_sim
