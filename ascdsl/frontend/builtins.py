@@ -18,6 +18,7 @@ from .. import dtypes, language as tl, numerics, semantics
 from ..dtypes import DType, PointerType
 from ..errors import Error
 from ..ir import GroupOp, Op, Type, Value
+from ..language.helper import Helper
 from ..semantics import Literal, SemanticError, broadcast_shapes, literal_dtype
 from . import blockptr, combine, random, shapes
 from .emit import Emitter, describe, is_constexpr
@@ -475,7 +476,7 @@ def kernel_object(obj: Any, name: str) -> Any:
     if isinstance(obj, (types.ModuleType, tl.PropagateNan)) and (
             isinstance(obj, tl.PropagateNan) or obj.__name__.split(".")[0] == _PACKAGE):
         return obj  # ascdsl, tl and its submodules (tl.math, tl.extra.libdevice...), however imported
-    if isinstance(getattr(obj, "parsed", None), ParsedFunction):  # an @ascdsl.jit function
+    if isinstance(obj, Helper) or isinstance(getattr(obj, "parsed", None), ParsedFunction):  # written in the DSL
         return obj
     what = f"module `{obj.__name__}`" if isinstance(obj, types.ModuleType) else f"a {type(obj).__name__}"
     raise SemanticError(f"`{name}` is {what}, which kernels cannot use",

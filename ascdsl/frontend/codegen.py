@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import builtins as py
 import difflib
+import functools
 import operator
 import os
 import types
@@ -19,12 +20,13 @@ from .. import language as tl
 from ..dtypes import DType, PointerType
 from ..errors import CompilationError, Error
 from ..ir import Op, Value
+from ..language.helper import Helper
 from ..semantics import Literal, SemanticError
 from .blockptr import BlockPointer, TensorDescriptor, reject_operators
 from .builtins import BUILTINS, METHODS, PY_BUILTINS, call_builtin, fold, fold_call, is_foldable, kernel_object
 from .control import ControlFlow
 from .emit import Emitter, describe, is_constexpr
-from .source import ParsedFunction
+from .source import ParsedFunction, parse_function
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -90,6 +92,22 @@ def check_syntax(fn: ParsedFunction) -> None:
            and not hasattr(CodeGen, "visit_" + type(node).__name__)]
     if bad:
         raise unsupported(fn, min(bad, key=lambda n: (n.lineno, n.col_offset)))
+
+
+def inlined_source(func) -> ParsedFunction | None:
+    """The source a call of ``func`` inlines: an ``@ascdsl.jit`` function's, or a language
+    :class:`~ascdsl.language.helper.Helper`'s (parsed and checked on its first call); else None."""
+    if isinstance(func, Helper):
+        return _helper_source(func.fn)
+    parsed = getattr(func, "parsed", None)
+    return parsed if isinstance(parsed, ParsedFunction) else None
+
+
+@functools.cache
+def _helper_source(fn) -> ParsedFunction:
+    parsed = parse_function(fn)
+    check_syntax(parsed)
+    return parsed
 
 
 def unsupported(fn: ParsedFunction, node: ast.AST) -> CompilationError:
@@ -420,13 +438,14 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
         return self.call(func, args, kwargs)
 
     def call(self, func, args: list, kwargs: dict):
-        """Call ``func`` (a builtin, an @jit helper, a foldable Python function) from kernel code."""
+        """Call ``func`` (a builtin, an @jit or language helper, a foldable Python function) from kernel code."""
         if isinstance(func, BoundMethod):
             func, args = func.function, [func.value, *args]
         if any(func is f for f in BUILTINS):
             return call_builtin(self.em, func, args, kwargs)
-        if isinstance(getattr(func, "parsed", None), ParsedFunction):
-            return self.inline(func.parsed, args, kwargs)
+        helper = inlined_source(func)
+        if helper is not None:
+            return self.inline(helper, args, kwargs)
         if is_foldable(func):
             return fold_call(func, args, kwargs, self.em)
         if func is tl.constexpr:

@@ -10,7 +10,8 @@ scalar. Elementwise operations broadcast as in NumPy and promote dtypes as in Tr
 
 The names follow Triton's ``triton.language``: :mod:`.core` (tiles, memory, loops, reductions,
 shapes), :mod:`.math` (elementwise math, also ``tl.math``), :mod:`.random` (Philox) and
-:mod:`.extra` (``libdevice`` and ``cann.libdevice``).
+:mod:`.extra` (``libdevice`` and ``cann.libdevice``); ``tl.swizzle2d`` is written in the language itself
+(:mod:`.extra.special`).
 """
 from __future__ import annotations
 
@@ -18,18 +19,11 @@ from ..dtypes import DType as dtype
 from . import core, extra, math, random
 from .core import *  # noqa: F403
 from .core import __all__ as _core
+from .extra.special import swizzle2d
 from .math import *  # noqa: F403
 from .math import __all__ as _math
 from .random import *  # noqa: F403
 from .random import __all__ as _random
 
-__all__ = [*_core, *_math, *_random, "core", "dtype", "extra", "math", "random"]
+__all__ = [*_core, *_math, *_random, "core", "dtype", "extra", "math", "random", "swizzle2d"]
 
-
-def __getattr__(name: str):
-    """``tl.swizzle2d``: an @jit helper (:mod:`.extra.special`), imported on first use (the jit module
-    imports this one)."""
-    if name == "swizzle2d":
-        from .extra import special
-        return special.swizzle2d
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

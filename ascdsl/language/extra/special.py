@@ -2,14 +2,17 @@
 ``sqrt``, ``sin``, ``where``, polynomials), so they run on the interpreter and lower to Ascend C alike:
 ``erfinv`` (Giles' single-precision approximation), ``lgamma`` and ``gamma``/``tgamma`` (the Lanczos
 series of Numerical Recipes' ``gammln``, reflected below 0.5), ``cyl_bessel_i0`` (Abramowitz & Stegun
-9.8.1-9.8.2). Each computes in float32 and rounds once to the argument's dtype."""
+9.8.1-9.8.2). Each computes in float32 and rounds once to the argument's dtype.
+
+They are :class:`~ascdsl.language.helper.Helper` functions, inlined where a kernel calls them. The package
+imports this module while it is being initialised: the bodies read ``tl`` only when a kernel compiles."""
 from __future__ import annotations
 
 from ... import language as tl
-from ...jit import jit
+from ..helper import helper
 
 
-@jit
+@helper
 def erfinv(x):
     xf = x.to(tl.float32)
     w = -tl.log((1.0 - xf) * (1.0 + xf))
@@ -39,7 +42,7 @@ def erfinv(x):
     return y.to(x.dtype)
 
 
-@jit
+@helper
 def _lgamma_positive(x):
     """log(gamma(x)) for x > 0 (float32)."""
     tmp = x + 5.5
@@ -53,7 +56,7 @@ def _lgamma_positive(x):
     return tl.log(2.5066282746310005 * ser / x) - tmp
 
 
-@jit
+@helper
 def lgamma(x):
     xf = x.to(tl.float32)
     reflect = xf < 0.5
@@ -64,7 +67,7 @@ def lgamma(x):
     return y.to(x.dtype)
 
 
-@jit
+@helper
 def gamma(x):
     xf = x.to(tl.float32)
     g = tl.exp(lgamma(xf))
@@ -72,7 +75,7 @@ def gamma(x):
     return tl.where(negative, -g, g).to(x.dtype)
 
 
-@jit
+@helper
 def cyl_bessel_i0(x):
     xf = x.to(tl.float32)
     ax = tl.abs(xf)
@@ -89,7 +92,7 @@ def cyl_bessel_i0(x):
 tgamma = gamma
 
 
-@jit
+@helper
 def swizzle2d(i, j, size_i, size_j, size_g):
     """Triton's ``tl.swizzle2d``: row-major ``(i, j)`` of a ``size_i x size_j`` grid renumbered in
     column-major groups of ``size_g`` rows."""
