@@ -16,6 +16,7 @@ import numpy as np
 
 from . import dtypes, sim
 from .bench_kernels import matmul_kernel
+from .language import cdiv
 from .platforms import DEFAULT_PLATFORM, get_platform
 from .sim import cost
 from .testing import assert_close
@@ -38,7 +39,7 @@ class MatmulCase:
 
     def grid(self) -> tuple[int]:
         bm, bn, _ = self.block
-        return (-(-self.m // bm) * -(-self.n // bn),)
+        return (cdiv(self.m, bm) * cdiv(self.n, bn),)
 
 
 CASES = (
@@ -78,7 +79,7 @@ class Row:
         s, c = self.stats, self.case
         busy = s.pipe_busy.get("M", 0) / s.est_cycles if s.est_cycles else 0.0
         return ("matmul_kernel", c.label, c.dtype, "x".join(map(str, c.block)), f"{s.est_us:.4g}",
-                f"{self.floor_us:.4g}", f"{s.est_us / self.floor_us:.2f}", s.critical_pipe, f"{busy:.0%}",
+                f"{self.floor_us:.4g}", f"{s.limit_ratio:.2f}", s.critical_pipe, f"{busy:.0%}",
                 f"{s.l2_read_bytes / s.gm_read_bytes:.0%}" if s.gm_read_bytes else "-")
 
 

@@ -150,14 +150,15 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
     programs = grid[0] * grid[1] * grid[2]
     target = get_platform(platform)
     cores, workspace = target.vector_core_count, None
-    if cube.is_cube(kernel):  # an AIC kernel, or a MIX kernel of one AIC and two AIVs: one block per cube core
+    if cube.is_cube(kernel):
         cube.check_launch(mix.cube_plan(kernel, target), fields)
-        cores = target.ai_core_count
+        # a pure-cube launch runs a block a program (up to blockDim's limit), so the blocks reach the cores, and
+        # the model's L2, in program order; a MIX block pairs an AIC with its two AIVs over a share of the programs
+        cores = MAX_BLOCKS
         if mix.is_mix(kernel, target):  # the products' float32 tiles; NaN until the AIC writes them
+            cores = target.ai_core_count
             workspace = np.full(mix.workspace_elements(kernel, target, programs), np.nan, np.float32)
-    # a MIX block pairs an AIC with its two AIVs over a share of the programs; a pure-cube launch runs a block a
-    # program (up to blockDim's limit), so the blocks reach the cores, and the model's L2, in program order
-    block_dim = max(1, min(programs, cores if workspace is not None or not cube.is_cube(kernel) else MAX_BLOCKS))
+    block_dim = max(1, min(programs, cores))
     gm, owners = gm_arguments(kernel, arrays, file.entry)
     try:
         with located_errors(kernel, owners):
