@@ -1,4 +1,4 @@
-"""``ascdsl bench`` (also ``python -m ascdsl.bench``): for each op and shape class, the cost model's
+"""``ascdsl bench`` (also ``python -m ascdsl bench``): for each op and shape class, the cost model's
 estimate of the generated kernel against its floor, and the interpreter against plain NumPy.
 
 Every figure comes from one run of this command: the simulator's counters and cost model
@@ -308,9 +308,3 @@ def main(args: argparse.Namespace) -> int:
     run(args.ops_dir, quick=args.quick, platform=args.platform, repeats=args.repeats, interpreter=args.interpreter,
         sweep_shapes=args.sweep, seed=args.seed)
     return 0
-
-
-if __name__ == "__main__":  # the same command as ``ascdsl bench``, errors reported alike
-    from .cli import main as cli_main
-
-    sys.exit(cli_main(["bench", *sys.argv[1:]]))
