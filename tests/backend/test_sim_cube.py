@@ -135,15 +135,66 @@ def test_a_product_of_a_computed_operand_is_a_located_error():
     assert "a second `tl.dot` (one product per kernel)" in message and "z = tl.dot(y, w)" in message, message
 
 
-def test_a_transposed_operand_is_a_located_error_at_launch():
+@pytest.mark.parametrize("dtype", [dtypes.float16, dtypes.bfloat16], ids=str)
+def test_column_major_operands_by_stride_parameters_match_the_interpreter(dtype):
+    """A and B column-major (``stride_am = 1``, ``stride_bk = 1``), each alone and both: the kernel copies each as
+    it lies in GM and LoadData transposes its fractals, chosen at run time by the strides."""
+    def check(m, n, k, bm, bn, bk, a_cols, b_cols):
+        grid, args, meta = _tutorial(dtype, m, n, k, bm, bn, bk)
+        a, b = args[0], args[1]
+        a_gm, a_strides = (np.ascontiguousarray(a.T), (1, m)) if a_cols else (a, (k, 1))
+        b_gm, b_strides = (np.ascontiguousarray(b.T), (1, k)) if b_cols else (b, (n, 1))
+        args = (a_gm, b_gm, *args[2:6], *a_strides, *b_strides, *args[10:])
+        want, got = both(ck.matmul[grid], *args, **meta)
+        assert_close(want[2], (a.astype(np.float64) @ b.astype(np.float64)).astype(dtype.np), dtype)
+        assert_close(got[2], want[2], dtype, err_msg=f"{m}x{n}x{k} a_cols={a_cols} b_cols={b_cols}")
+    each(check, [(*SHAPES[0], True, False), (*SHAPES[1], False, True), (*SHAPES[0], True, True),
+                 (*SHAPES[2], True, True)])
+
+
+@pytest.mark.parametrize("dtype", [dtypes.float16, dtypes.bfloat16], ids=str)
+def test_a_transposed_operand_matches_the_interpreter(dtype):
+    """``tl.dot(x, tl.trans(w))`` (attention's ``q @ k^T``): w is loaded N x K, row-major."""
+    def check(m, n, k, bm, bn, bk):
+        a, b = data((m, k), dtype), data((n, k), dtype)
+        grid = (ascdsl.cdiv(m, bm), ascdsl.cdiv(n, bn))
+        want, got = both(ck.matmul_trans_b[grid], a, b, np.zeros((m, n), dtype.np), m, n, k, k, 1, k, 1,
+                         BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk)
+        assert_close(want[2], (a.astype(np.float64) @ b.astype(np.float64).T).astype(dtype.np), dtype)
+        assert_close(got[2], want[2], dtype, err_msg=f"{m}x{n}x{k}")
+    each(check, SHAPES[:2])
+
+
+def test_attention_scores_of_keys_stored_n_by_d_run_as_a_mix_kernel():
+    """``tl.dot(q, tl.trans(k))`` then a row softmax on the vector cores (a MIX kernel)."""
+    m, n, d = 50, 40, 32
+    q, k = data((m, d), dtypes.float16), data((n, d), dtypes.float16)
+    want, got = both(ck.attention_scores[(ascdsl.cdiv(m, 16),)], q, k, np.zeros((m, n), np.float16), m, n, D=d,
+                     BLOCK_M=16, BLOCK_N=64)
+    s = q.astype(np.float64) @ k.astype(np.float64).T * 0.125
+    e = np.exp(s - s.max(1, keepdims=True))
+    assert_close(want[2], (e / e.sum(1, keepdims=True)).astype(np.float16), dtypes.float16)
+    assert_close(got[2], want[2], dtypes.float16)
+
+
+def test_a_column_major_operand_by_literal_strides_matches_the_interpreter():
+    m, n, k = 40, 20, 24
+    a, b = data((m, k), dtypes.float16), data((k, n), dtypes.float16)
+    want, got = both(ck.matmul_column_major_a[(ascdsl.cdiv(m, 32),)], np.ascontiguousarray(a.T), b,
+                     np.zeros((m, n), np.float32), m, n, k, BLOCK=32)
+    scale = np.abs(a).astype(np.float32) @ np.abs(b).astype(np.float32)
+    assert_close(want[2], a.astype(np.float64) @ b.astype(np.float64), dtypes.float32, scale=scale)
+    assert_close(got[2], want[2], dtypes.float32, scale=scale)
+
+
+def test_an_operand_neither_row_nor_column_contiguous_is_a_located_error_at_launch():
     grid, args, meta = _tutorial(dtypes.float16, 32, 32, 32, 32, 32, 32)
-    a = np.asfortranarray(args[0])
-    args = (a, *args[1:6], 1, 32, *args[8:])  # stride_am = 1, stride_ak = 32: A column-major
+    a = np.zeros((32, 64), np.float16)  # every other column of it: stride_am = 64, stride_ak = 2
     with pytest.raises(ascdsl.CompilationError) as info:
-        ck.matmul[grid](*args, backend="sim", **meta)
+        ck.matmul[grid](a, *args[1:6], 64, 2, *args[8:], backend="sim", **meta)
     message = str(info.value)
-    assert "copies the rows of `a` as contiguous, but `stride_ak` is 32" in message, message
-    assert "a = tl.load(a_ptr" in message
+    assert "copies `a` with its rows or its columns contiguous, but `stride_ak` is 2 and `stride_am` is 64" in message
+    assert "a = tl.load(a_ptr" in message, message
 
 
 def test_a_row_stride_past_16_bits_is_a_located_error_at_launch():
@@ -163,6 +214,11 @@ def test_generated_cube_kernels_type_check_against_cann(tmp_path):
     kernels.append(ck.matmul_grid2.specialize(np.zeros((m, k), np.float16), np.zeros((k, n), np.float16),
                                               np.zeros((m, n), np.float32), m, n, k, BLOCK_M=32, BLOCK_N=32,
                                               BLOCK_K=64).kernels[0])
+    a, b = np.zeros((m, k), np.float16), np.zeros((n, k), np.float16)
+    kernels.append(ck.matmul_trans_b.specialize(a, b, np.zeros((m, n), np.float16), m, n, k, k, 1, k, 1, BLOCK_M=32,
+                                                BLOCK_N=32, BLOCK_K=32).kernels[0])
+    kernels.append(ck.matmul_column_major_a.specialize(a, b, np.zeros((m, n), np.float32), m, n, k,
+                                                       BLOCK=32).kernels[0])
     assert_type_checks("cube_matmul", kernels, tmp_path)
 
 

@@ -170,15 +170,16 @@ void nd2nz(const AscendC::LocalTensor<T>& dst, const T* gm, const AscendC::Nd2Nz
 }
 
 // L1 -> L0A/L0B: repeatTimes fractals of 512 bytes, the r-th read at fractal startIndex + r * srcStride
-// and written at fractal r * (1 + dstGap); ifTranspose transposes each (16 x 16, 16-bit) fractal.
+// and written at fractal r * (1 + dstGap); ifTranspose transposes each (16 x 16, 16-bit) fractal, into L0A or L0B.
 template <class T>
 void load_2d(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, const AscendC::LoadData2DParams& p) {
     const char* api = "LoadData";
     require_position(api, src, "src", {TPosition::A1, TPosition::B1}, "an A1/B1 (L1) source");
     require_position(api, dst, "dst", {TPosition::A2, TPosition::B2}, "an A2 (L0A) or B2 (L0B) destination");
     require(p.repeatTimes >= 1, api, "LoadData2DParams repeatTimes must be at least 1");
-    require(!p.ifTranspose || (sizeof(T) == 2 && dst.position() == TPosition::B2), api,
-            "ifTranspose transposes 16 x 16 fractals of 16-bit elements into B2 (L0B) only");
+    // CANN 8.1 dav_c220 passes ifTranspose to load_cbuf_to_ca and load_cbuf_to_cb both; a fractal is square
+    // only for 16-bit elements (8- and 32-bit ones transpose by LoadDataWithTranspose)
+    require(!p.ifTranspose || sizeof(T) == 2, api, "ifTranspose transposes 16 x 16 fractals of 16-bit elements only");
     const uint32_t per = kFractalBytes / sizeof(T), c0 = kC0<T>;
     const double start = dispatch();
     for (uint32_t r = 0; r < p.repeatTimes; ++r) {
