@@ -4,17 +4,19 @@ A kernel whose tile IR (after :mod:`ascdsl.passes`) has the Triton tutorial's fo
 of through the vector pipeline (:mod:`.select` onwards):
 
 * scalars (program ids, offsets, bounds) computed from parameters and constexprs;
-* a zero float32 accumulator, carried by a ``for`` loop over K whose body loads two 2-D blocks
-  ``a`` (``BLOCK_M x BLOCK_K``) and ``b`` (``BLOCK_K x BLOCK_N``) from GM (masked, masked lanes zero) and
-  yields ``tl.dot(a, b, acc)``;
+* a zero accumulator (float32 for float16, bfloat16 or float32 operands, int32 for int8), carried by a ``for``
+  loop over K whose body loads two 2-D blocks ``a`` (``BLOCK_M x BLOCK_K``) and ``b`` (``BLOCK_K x BLOCK_N``,
+  or ``tl.trans`` of an ``N x K`` block) from GM (masked, masked lanes zero) and yields ``tl.dot(a, b, acc)``;
 * after the loop, an optional ``.to(dtype)`` of the product and a masked store of it.
 
-Each program's output tile goes GM -> L1 (``DataCopy`` with ``Nd2NzParams``), L1 -> L0A/L0B
-(``LoadData``, B's fractals transposed), ``Mmad`` into L0C accumulating over K, L0C -> GM (``Fixpipe``,
-float32 -> half/bfloat16 on the way out). A product that feeds vector work before its store is a MIX
-kernel (:mod:`.mix`), whose cube part has this form. What the form does not cover is a located
-:class:`~ascdsl.errors.CompilationError`. The rows of every block must be contiguous (unit inner stride):
-literal strides are checked here, stride parameters at launch (:func:`check_launch`).
+Each program's output tile goes GM -> L1 (``DataCopy`` with ``Nd2NzParams``, each block as it lies in GM),
+L1 -> L0A/L0B (``LoadData``, transposing the fractals of a block whose K runs along its rows), ``Mmad`` into
+L0C accumulating over K, L0C -> GM (``Fixpipe``, float32 -> half/bfloat16 on the way out). A product that
+feeds vector work before its store is a MIX kernel (:mod:`.mix`), whose cube part has this form. What the
+form does not cover is a located :class:`~ascdsl.errors.CompilationError`. The rows or the columns of every
+operand block must be contiguous (16-bit operands either, 8- and 32-bit ones along K), the rows of the stored
+block: literal strides are checked here, stride parameters at launch (:func:`check_launch`), where a block
+with both choose its layout at run time.
 """
 from __future__ import annotations
 
@@ -32,10 +34,15 @@ from .emit import literal, where
 from .naming import field_name, safe
 from .render import Located, Rendered, render_located
 
-OPERANDS = frozenset({dtypes.float16, dtypes.bfloat16})
-"""Operand dtypes of this lowering (float32 accumulation)."""
-OUTPUTS = {dtypes.float16: "F322F16", dtypes.bfloat16: "F322BF16", dtypes.float32: "NoQuant"}
-"""The Fixpipe conversion (``QuantMode_t``) from the float32 product to each stored dtype."""
+OPERANDS = {dtypes.float16: dtypes.float32, dtypes.bfloat16: dtypes.float32, dtypes.float32: dtypes.float32,
+            dtypes.int8: dtypes.int32}
+"""Operand dtypes of this lowering and the dtype ``Mmad`` accumulates each in (CANN 8.1 ``MmadCal``)."""
+TRANSPOSED = frozenset({dtypes.float16, dtypes.bfloat16})
+"""Operand dtypes whose fractals ``LoadData`` transposes (16 x 16): blocks of the others must run K contiguous
+(8- and 32-bit fractals are not square: ``LoadDataWithTranspose``, not lowered)."""
+OUTPUTS = {(dtypes.float32, dtypes.float16): "F322F16", (dtypes.float32, dtypes.bfloat16): "F322BF16",
+           (dtypes.float32, dtypes.float32): "NoQuant", (dtypes.int32, dtypes.int32): "NoQuant"}
+"""The Fixpipe conversion (``QuantMode_t``) from each accumulator dtype to each stored dtype."""
 ROW_STRIDE_MAX = 65535
 """The largest row stride (elements) of an operand block: ``Nd2NzParams.srcDValue`` is ``uint16_t``."""
 L1_BYTES, L0AB_BYTES, L0C_BYTES = 512 * 1024, 64 * 1024, 128 * 1024
@@ -100,6 +107,7 @@ class CubeKernel:
 
     kernel: Kernel
     dtype: dtypes.DType  # of a and b
+    acc: dtypes.DType  # of the product in L0C
     out: dtypes.DType  # stored
     block: tuple[int, int, int]  # BLOCK_M, BLOCK_N, BLOCK_K
     depth: int  # steps of the loop over K whose blocks one GM -> L1 copy brings in
@@ -214,10 +222,10 @@ def _stride(s: _Scalars, v: Value | None, axis: str, loc: Loc) -> Stride:
     return Stride(_bare(s.of(v, loc)), param, value, axis)
 
 
-def _block(s: _Scalars, instr: Instr, transposed: bool = False, k_axis: int | None = None,
-           flag: str = "") -> Block:
+def _block(s: _Scalars, instr: Instr, transposed: bool = False, operand: tuple[int, str, bool] | None = None) -> Block:
     """The 2-D block ``instr`` (a strided or block load or store) accesses, ``transposed`` by ``tl.trans``;
-    for an operand, ``k_axis`` is the axis K runs along (0: rows) and ``flag`` the C++ name of its ``k_rows``."""
+    an ``operand`` gives the axis K runs along (0: rows), the C++ name of its ``k_rows`` and whether LoadData
+    may transpose its fractals."""
     shape = instr.attr("shape")
     if len(shape) != 2:
         raise unsupported(instr.loc, f"a {len(shape)}-D block as a matrix operand")
@@ -233,13 +241,15 @@ def _block(s: _Scalars, instr: Instr, transposed: bool = False, k_axis: int | No
         strides.reverse()
         extents.reverse()
     rows, cols = extents
-    if k_axis is None:  # the stored product: Fixpipe writes rows
+    flag = ""
+    if operand is None:  # the stored product: Fixpipe writes rows
         first, second, either, k_rows = strides[1], strides[0], False, "false"
         if not first.may_be_one:
             raise unsupported(instr.loc, "a store whose rows are not contiguous (its inner stride must be 1, or a "
                                          "stride parameter)")
     else:
-        first, second, either, k_rows = _layout(strides[k_axis], strides[1 - k_axis], instr.loc)
+        k_axis, flag, transposable = operand
+        first, second, either, k_rows = _layout(strides[k_axis], strides[1 - k_axis], transposable, instr.loc)
     pitch = f"{flag} ? {first.expr} : {second.expr}" if either else second.expr
     pointer = s.kernel.param_names[s.kernel.params.index(instr.operands[0])]
     return Block(f"static_cast<int64_t>({_bare(s.of(offset, instr.loc))})", _bare(s.of(rows, instr.loc)),
@@ -247,15 +257,18 @@ def _block(s: _Scalars, instr: Instr, transposed: bool = False, k_axis: int | No
                  pointer, instr.loc)
 
 
-def _layout(k: Stride, other: Stride, loc: Loc) -> tuple[Stride, Stride, bool, str]:
+def _layout(k: Stride, other: Stride, transposable: bool, loc: Loc) -> tuple[Stride, Stride, bool, str]:
     """How an operand block whose strides along K and along its other axis are ``k`` and ``other`` is copied
     (:class:`Block`'s ``first``, ``second``, ``either`` and ``k_rows``): as it lies in GM, K contiguous where it
-    may be, else the other axis."""
+    may be, else (``transposable``) the other axis."""
     if k.may_be_one:
-        either = k.value != 1 and other.may_be_one
+        either = k.value != 1 and other.may_be_one and transposable
         return k, other, either, f"{k.expr} != 1" if either else "false"
-    if other.may_be_one:
+    if other.may_be_one and transposable:
         return other, k, False, "true"
+    if other.may_be_one:
+        raise unsupported(loc, "an 8- or 32-bit operand block whose K is strided (LoadData transposes 16-bit "
+                               "fractals only: give it K contiguous, e.g. B as an N x K block and `tl.trans`)")
     raise unsupported(loc, "a block whose rows and columns are both strided (one of its strides must be 1, or a "
                            "stride parameter that is 1 at launch)")
 
@@ -305,7 +318,7 @@ def match(kernel: Kernel) -> CubeKernel:
     for instr in kernel.body.body:
         if instr.results and all(r.type.is_scalar for r in instr.results) and not instr.regions:
             prologue += s.define(instr, 1)
-        elif instr.op is Op.CONST and instr.result.type.dtype == dtypes.float32 and instr.attr("value") == 0:
+        elif instr.op is Op.CONST and instr.result.type.dtype in (dtypes.float32, dtypes.int32) and instr.attr("value") == 0:
             zeros.add(instr.result.id)
         elif product is None and _operand_load(instr, loads):
             pass
@@ -336,24 +349,30 @@ def match(kernel: Kernel) -> CubeKernel:
     if dtype not in OPERANDS or b_load.result.type.dtype != dtype:
         raise unsupported(dot.loc, f"`tl.dot` of {a_load.result.type.dtype} and {b_load.result.type.dtype} blocks "
                                    f"(this lowering takes two {' or two '.join(sorted(map(str, OPERANDS)))} blocks)")
+    acc = OPERANDS[dtype]
+    if {v.type.dtype for v in (dot.result, *dot.operands[2:])} != {acc}:
+        raise unsupported(dot.loc, f"a {dot.result.type.dtype} product of {dtype} blocks (the cube core accumulates "
+                                   f"{dtype} in {acc}: a zero {acc} accumulator)")
     for load in (a_load, b_load):
         _zero_operand(kernel, load)
     value = stored.operands[-1]
     out = value.type.dtype
     if value.id != product.results[0].id and value.id not in out_of:
         raise unsupported(stored.loc, "a store of anything but the product (or its `.to(dtype)`)")
-    if out not in OUTPUTS:
-        raise unsupported(stored.loc, f"a product stored as {out} (Fixpipe converts float32 to "
-                                      f"{', '.join(sorted(map(str, OUTPUTS)))})")
+    if (acc, out) not in OUTPUTS:
+        raise unsupported(stored.loc, f"a {acc} product stored as {out} (Fixpipe converts it to "
+                                      f"{', '.join(sorted(str(o) for a, o in OUTPUTS if a == acc))})")
     (bm, bk), (_, bn) = (v.type.shape for v in dot.operands[:2])
     _check_buffers(dot.loc, dtype, bm, bn, bk)
-    a, b, c = _block(s, a_load, a_t, 1, "aKRows_"), _block(s, b_load, b_t, 0, "bKRows_"), _block(s, stored)
+    transposed = dtype in TRANSPOSED
+    a, b = _block(s, a_load, a_t, (1, "aKRows_", transposed)), _block(s, b_load, b_t, (0, "bKRows_", transposed))
+    c = _block(s, stored)
     if (c.rows_canon, c.cols_canon) != (a.rows_canon, b.cols_canon):
         raise unsupported(stored.loc, "a store whose mask differs from the rows of `a` and the columns of `b` (its "
                                       "rows and columns must be those of the product)")
     kk = a.cols if a.cols_canon == b.rows_canon else f"({a.cols} < {b.rows} ? {a.cols} : {b.rows})"
     depth = _depth(dtype, bm, bn, bk) if loop is not None else 1
-    return CubeKernel(kernel, dtype, out, (bm, bn, bk), depth, tuple(prologue), chunk, step, tuple(body), a, b, c, kk,
+    return CubeKernel(kernel, dtype, acc, out, (bm, bn, bk), depth, tuple(prologue), chunk, step, tuple(body), a, b, c, kk,
                       dot.loc)
 
 
@@ -362,7 +381,7 @@ def _loop(kernel: Kernel, s: _Scalars, loop: Instr, zeros: set[int]):
     product of the loop over K."""
     lo, hi, step, *carried = loop.operands
     if len(carried) != 1 or carried[0].id not in zeros:
-        raise unsupported(loop.loc, "a loop over K that carries anything but one zero float32 accumulator")
+        raise unsupported(loop.loc, "a loop over K that carries anything but one zero accumulator")
     step_def = _defining(kernel, step)
     if step_def is None or step_def.op is not Op.CONST or step_def.attr("value") <= 0:
         raise unsupported(loop.loc, "a loop over K whose step is not a positive constant")
@@ -450,7 +469,8 @@ def check_launch(p: CubeKernel, fields: Mapping[str, int]) -> None:
             contiguous = "rows" if block.first.axis == "column" else "columns"
             raise CompilationError(block.loc, f"the cube lowering copies the {contiguous} of `{name}` as "
                                               f"contiguous, but `{block.first.param}` is {first} at this launch",
-                                   hint="pass contiguous (row-major) matrices, or run this kernel on the interpreter")
+                                   hint=f"pass `{name}` with its {contiguous} contiguous, or run this kernel on the "
+                                        "interpreter")
         value = pitch.at(fields)
         if pitch.param is not None and not 0 <= value <= ROW_STRIDE_MAX:
             raise CompilationError(block.loc, f"the {pitch.axis} stride `{pitch.param}` of `{name}` is {value} at "
@@ -472,7 +492,7 @@ def render_class(p: CubeKernel, class_name: str, struct: str) -> Rendered:
     return render_located(
         "cube_class.cpp.j2", class_name=class_name, struct=struct, kernel_name=kernel.name,
         constexprs=", ".join(f"{n}={v}" for n, v in kernel.constexprs), where=where(kernel.loc), pointers=pointers,
-        T=p.dtype.cpp, out=p.out.cpp, quant=OUTPUTS[p.out], a_bytes=a_bytes, b_bytes=b_bytes, c_bytes=c_bytes,
+        T=p.dtype.cpp, acc=p.acc.cpp, out=p.out.cpp, quant=OUTPUTS[p.acc, p.out], a_bytes=a_bytes, b_bytes=b_bytes, c_bytes=c_bytes,
         a1_bytes=a1_bytes, b1_bytes=b1_bytes, depth=p.depth, prologue=p.prologue, chunk=p.chunk, step=p.step, body=p.body, a=p.a, b=p.b, c=p.c, k=p.k,
         a_where=where(p.a.loc), b_where=where(p.b.loc), c_where=where(p.c.loc),
         a_gm=gm[p.a.pointer], b_gm=gm[p.b.pointer], c_gm=gm[p.c.pointer], dot_where=where(p.loc),

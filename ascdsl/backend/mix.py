@@ -96,7 +96,8 @@ def is_mix(kernel: Kernel, platform: Platform) -> bool:
     for i in k.body.body:
         if i is prod or id(i) in cone or _scalar(i):
             continue
-        if i.op is Op.CAST and i.operands[0].id == prod.results[0].id and i.result.type.dtype in cube.OUTPUTS:
+        if (i.op is Op.CAST and i.operands[0].id == prod.results[0].id
+                and (prod.results[0].type.dtype, i.result.type.dtype) in cube.OUTPUTS):
             out.add(i.result.id)
         elif i.op in _STORES and i.operands[-1].id in out and not stored:
             stored = True
@@ -195,6 +196,9 @@ def split(kernel: Kernel, platform: Platform) -> Split:
     if len(prod.results) != 1:
         raise cube.unsupported(prod.loc, "a loop over K that carries anything but one zero float32 accumulator")
     dot, rows, cols, region = _operands(k, prod)
+    if dot.result.type.dtype != dtypes.float32:
+        raise cube.unsupported(dot.loc, f"vector work on an {dot.result.type.dtype} product (the workspace between "
+                                        "the cube and vector cores holds float32)")
     bm, bn = dot.result.type.shape
     result = prod.results[0]
     fresh = Fresh(k)

@@ -9,7 +9,7 @@ import ascdsl
 from ascdsl import dtypes, sim
 from ascdsl.testing import assert_close
 from tests.backend import cube_kernels as ck
-from tests.backend.helpers import CANN, assert_type_checks, both, data, each
+from tests.backend.helpers import CANN, RNG, assert_type_checks, both, data, each
 
 SHAPES = [(40, 50, 70, 32, 32, 32), (100, 33, 129, 64, 32, 64), (16, 16, 16, 16, 16, 16)]
 """M, N, K and BLOCK_M, BLOCK_N, BLOCK_K: tails in every dimension (the K tail of 6 or 1 part-fills a fractal),
@@ -187,6 +187,64 @@ def test_a_column_major_operand_by_literal_strides_matches_the_interpreter():
     assert_close(got[2], want[2], dtypes.float32, scale=scale)
 
 
+def _int8(m, n, k):
+    """int8 A (m x k) and B (k x n) over their whole range, B given as its N x K transpose."""
+    a = RNG.integers(-128, 128, (m, k), dtype=np.int8)
+    b = RNG.integers(-128, 128, (k, n), dtype=np.int8)
+    return a, b, np.ascontiguousarray(b.T)
+
+
+def test_int8_operands_accumulate_exactly_in_int32():
+    """int8 fractals are 16 x 32 (the K tails of 4 and 1 part-fill one); A row-major, B column-major (K
+    contiguous in both: L0A/L0B take the fractals as they are)."""
+    def check(m, n, k, bm, bn, bk):
+        a, b, bt = _int8(m, n, k)
+        grid = (ascdsl.cdiv(m, bm), ascdsl.cdiv(n, bn))
+        want, got = both(ck.matmul_int8[grid], a, bt, np.zeros((m, n), np.int32), m, n, k, k, 1, 1, k,
+                         BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk)
+        np.testing.assert_array_equal(want[2], a.astype(np.int32) @ b.astype(np.int32))
+        np.testing.assert_array_equal(got[2], want[2], err_msg=f"{m}x{n}x{k}")
+    each(check, [(20, 33, 100, 16, 32, 64), (40, 50, 129, 32, 32, 32)])
+
+
+def test_an_int8_or_float32_operand_with_k_strided_is_a_located_error():
+    """8- and 32-bit fractals are not square: LoadData transposes none, so B must run K contiguous (as an N x K
+    block); a stride parameter is refused at launch (int8), a literal stride at compile time (float32)."""
+    m, n, k = 32, 32, 64
+    a, b, _ = _int8(m, n, k)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        ck.matmul_int8[(1, 1)](a, b, np.zeros((m, n), np.int32), m, n, k, k, 1, n, 1, BLOCK_M=32, BLOCK_N=32,
+                               BLOCK_K=64, backend="sim")
+    message = str(info.value)
+    assert "copies the columns of `b` as contiguous, but `stride_bk` is 32 at this launch" in message, message
+    assert "w = tl.load(b_ptr" in message
+    x, w = a.astype(np.float32), b.astype(np.float32)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        ck.matmul_fixed_n[(1,)](x, w, np.zeros((m, n), np.float32), m, N=n, K=k, BLOCK=32, backend="sim")
+    message = str(info.value)
+    assert "an 8- or 32-bit operand block whose K is strided" in message and "w = tl.load(b_ptr" in message, message
+
+
+def test_vector_work_on_an_int32_product_is_a_located_error():
+    a, _, bt = _int8(16, 16, 32)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        ck.int8_dequantised[(1,)](a, bt, np.zeros((16, 16), np.float32), 16, 16, K=32, BLOCK=16, backend="sim")
+    message = str(info.value)
+    assert "vector work on an int32 product (the workspace" in message and "y = tl.dot(x, tl.trans(w))" in message
+
+
+def test_float32_operands_with_k_contiguous_match_the_interpreter():
+    """The A2 cube multiplies float32 (16 x 8 fractals, a quarter of half's rate): A row-major, B column-major."""
+    m, n, k = 40, 50, 70
+    a, b = data((m, k), dtypes.float32), data((k, n), dtypes.float32)
+    grid = (ascdsl.cdiv(m, 32) * ascdsl.cdiv(n, 32),)
+    args = (a, np.ascontiguousarray(b.T), np.zeros((m, n), np.float32), m, n, k, k, 1, 1, k, n, 1)
+    want, got = both(ck.matmul[grid], *args, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
+    scale = np.abs(a) @ np.abs(b)
+    assert_close(want[2], a.astype(np.float64) @ b.astype(np.float64), dtypes.float32, scale=scale)
+    assert_close(got[2], want[2], dtypes.float32, scale=scale)
+
+
 def test_an_operand_neither_row_nor_column_contiguous_is_a_located_error_at_launch():
     grid, args, meta = _tutorial(dtypes.float16, 32, 32, 32, 32, 32, 32)
     a = np.zeros((32, 64), np.float16)  # every other column of it: stride_am = 64, stride_ak = 2
@@ -219,6 +277,12 @@ def test_generated_cube_kernels_type_check_against_cann(tmp_path):
                                                 BLOCK_N=32, BLOCK_K=32).kernels[0])
     kernels.append(ck.matmul_column_major_a.specialize(a, b, np.zeros((m, n), np.float32), m, n, k,
                                                        BLOCK=32).kernels[0])
+    x, w = np.zeros((m, k), np.int8), np.zeros((n, k), np.int8)
+    kernels.append(ck.matmul_int8.specialize(x, w, np.zeros((m, n), np.int32), m, n, k, k, 1, 1, k, BLOCK_M=32,
+                                             BLOCK_N=32, BLOCK_K=64).kernels[0])
+    x, w = np.zeros((m, k), np.float32), np.zeros((n, k), np.float32)
+    kernels.append(ck.matmul.specialize(x, w, np.zeros((m, n), np.float32), m, n, k, k, 1, 1, k, n, 1, BLOCK_M=32,
+                                        BLOCK_N=32, BLOCK_K=32).kernels[0])
     assert_type_checks("cube_matmul", kernels, tmp_path)
 
 
