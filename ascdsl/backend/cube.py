@@ -493,7 +493,8 @@ def render_class(p: CubeKernel, class_name: str, struct: str) -> Rendered:
         "cube_class.cpp.j2", class_name=class_name, struct=struct, kernel_name=kernel.name,
         constexprs=", ".join(f"{n}={v}" for n, v in kernel.constexprs), where=where(kernel.loc), pointers=pointers,
         T=p.dtype.cpp, acc=p.acc.cpp, out=p.out.cpp, quant=OUTPUTS[p.acc, p.out], a_bytes=a_bytes, b_bytes=b_bytes, c_bytes=c_bytes,
-        a1_bytes=a1_bytes, b1_bytes=b1_bytes, depth=p.depth, prologue=p.prologue, chunk=p.chunk, step=p.step, body=p.body, a=p.a, b=p.b, c=p.c, k=p.k,
+        a1_bytes=a1_bytes, b1_bytes=b1_bytes, a_fractals=a_bytes // 512, b_fractals=b_bytes // 512, block=p.block,
+        depth=p.depth, prologue=p.prologue, chunk=p.chunk, step=p.step, body=p.body, a=p.a, b=p.b, c=p.c, k=p.k,
         a_where=where(p.a.loc), b_where=where(p.b.loc), c_where=where(p.c.loc),
         a_gm=gm[p.a.pointer], b_gm=gm[p.b.pointer], c_gm=gm[p.c.pointer], dot_where=where(p.loc),
         mmad=Located(f"Mmad(c1, a2, b2, params);  // {where(p.loc)}", p.loc, 1))

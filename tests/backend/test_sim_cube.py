@@ -245,6 +245,22 @@ def test_float32_operands_with_k_contiguous_match_the_interpreter():
     assert_close(got[2], want[2], dtypes.float32, scale=scale)
 
 
+def test_a_loop_over_k_without_an_iteration_stores_zeros():
+    """K = 0: no Mmad accumulates, so L0C (poisoned by the simulator) becomes 0 by a product of zeroed L0A/L0B
+    (InitConstValue) instead of being stored as it is; int8 too (zeroed as 16-bit words)."""
+    m, n = 40, 50
+    grid, args, meta = _tutorial(dtypes.float16, m, n, 0, 32, 32, 32)
+    c = np.full((m, n), np.nan, np.float16)
+    want, got = both(ck.matmul[grid], *args[:2], c, *args[3:], **meta)
+    np.testing.assert_array_equal(want[2], np.zeros((m, n), np.float16))
+    np.testing.assert_array_equal(got[2].view(np.uint16), want[2].view(np.uint16))  # +0.0, no NaN
+    a, _, bt = _int8(m, n, 0)
+    want, got = both(ck.matmul_int8[(2, 2)], a, bt, np.full((m, n), 7, np.int32), m, n, 0, 0, 1, 1, 0,
+                     BLOCK_M=32, BLOCK_N=32, BLOCK_K=64)
+    np.testing.assert_array_equal(want[2], np.zeros((m, n), np.int32))
+    np.testing.assert_array_equal(got[2], want[2])
+
+
 def test_an_operand_neither_row_nor_column_contiguous_is_a_located_error_at_launch():
     grid, args, meta = _tutorial(dtypes.float16, 32, 32, 32, 32, 32, 32)
     a = np.zeros((32, 64), np.float16)  # every other column of it: stride_am = 64, stride_ak = 2

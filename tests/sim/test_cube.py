@@ -65,6 +65,12 @@ def test_fixpipe_rounds_to_nearest_even():
     assert c[0, 0] == np.float16(1.0) and c[0, 1] == np.float16(1.0 + 2.0 ** -9)
 
 
+def test_init_const_value_fills_runs_of_blocks_dst_gap_apart():
+    c = np.zeros((16, 16), np.float16)
+    sim.run_kernel(SRC, "init_const_value", [c], 1)
+    np.testing.assert_array_equal(c, np.full((16, 16), 32, np.float16))
+
+
 def test_l0a_capacity_and_fixpipe_conversion_are_checked():
     with pytest.raises(sim.SimError, match="L0A total 81920 B exceeds the 65536 B L0A"):
         sim.run_kernel(SRC, "l0a_overflow", [np.zeros(1, np.float32)], 1)

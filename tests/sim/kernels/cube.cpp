@@ -203,3 +203,31 @@ extern "C" __global__ __aicore__ void fixpipe_without_quant(GM_ADDR c)
     Fixpipe(cGm, c1, params);
     outQueueCO1.FreeTensor(c1);
 }
+
+// InitConstValue: L0A zeroed (4 fractals of K), then 1 in fractals 0 and 2 (2 runs of 1 block, 1 block apart); L0B
+// 1 throughout: every element of C = A * B (16 x 16, k = 64) counts the 32 ones of its row of A.
+extern "C" __global__ __aicore__ void init_const_value(GM_ADDR c)
+{
+    GlobalTensor<half> cGm;
+    cGm.SetGlobalBuffer((__gm__ half*)c);
+    TPipe pipe;
+    TQue<TPosition::A2, 1> inQueueA2;
+    TQue<TPosition::B2, 1> inQueueB2;
+    TQue<TPosition::CO1, 1> outQueueCO1;
+    pipe.InitBuffer(inQueueA2, 1, 4 * 512);
+    pipe.InitBuffer(inQueueB2, 1, 4 * 512);
+    pipe.InitBuffer(outQueueCO1, 1, 16 * 16 * sizeof(float));
+    LocalTensor<half> a2 = inQueueA2.AllocTensor<half>();
+    InitConstValue(a2, InitConstValueParams<half>(1, 4, 0, half(0)));
+    InitConstValue(a2, InitConstValueParams<half>(2, 1, 1, half(1)));
+    LocalTensor<half> b2 = inQueueB2.AllocTensor<half>();
+    InitConstValue(b2.ReinterpretCast<uint16_t>(), InitConstValueParams<uint16_t>(4, 1, 0, 0x3C00));  // half 1.0
+    LocalTensor<float> c1 = outQueueCO1.AllocTensor<float>();
+    Mmad(c1, a2, b2, MmadParams(16, 16, 64, 0, false, true));
+    FixpipeParamsV220 params(16, 16, 16, 16, false);
+    params.quantPre = QuantMode_t::F322F16;
+    Fixpipe<half, float, CFG_ROW_MAJOR>(cGm, c1, params);
+    inQueueA2.FreeTensor(a2);
+    inQueueB2.FreeTensor(b2);
+    outQueueCO1.FreeTensor(c1);
+}

@@ -11,6 +11,7 @@
 // * L0C (C, m x n, float or int32): 16 x 16 fractals column-major over (n / 16, m / 16) (NZ), each row-major.
 // Mmad reads only the m x n x k it is given; everything else of a fractal may hold anything.
 //
+// InitConstValue fills A1/A2/B1/B2 with a value (blocks of 32 bytes in L1, 512 in L0A/L0B).
 // Cost model: DataCopy GM -> L1 runs on MTE2 and Fixpipe on the GM link as MTE3 (as copies do), LoadData on
 // MTE1 at the L1 -> L0A/L0B rates, Mmad on M at cube_macs_per_cycle (ascdsl/sim/cost.py); the hazard checker
 // does not follow the cube pipes: these calls are ordered by their queues.
@@ -81,6 +82,20 @@ struct MmadParams {
     bool kDirectionAlign = false;
     bool cmatrixSource = false;
     bool cmatrixInitVal = true;  // 1: C starts at 0; 0: the product accumulates onto C in L0C
+};
+
+template <typename U>
+struct InitConstValueParams {
+    InitConstValueParams() {}
+    InitConstValueParams(const uint16_t repeatTimesIn, const uint16_t blockNumIn, const uint16_t dstGapIn,
+                         const U initValueIn)
+        : repeatTimes(repeatTimesIn), blockNum(blockNumIn), dstGap(dstGapIn), initValue(initValueIn) {}
+    InitConstValueParams(const uint16_t repeatTimesIn, const U initValueIn)
+        : repeatTimes(repeatTimesIn), initValue(initValueIn) {}
+    uint16_t repeatTimes = 0;
+    uint16_t blockNum = 0;
+    uint16_t dstGap = 0;
+    U initValue = 0;
 };
 
 enum class CO2Layout : uint8_t { NZ = 0, ROW_MAJOR, COLUMN_MAJOR };
@@ -195,6 +210,28 @@ void load_2d(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& 
     occupy(Pipe::MTE1, start, double(p.repeatTimes) * kFractalBytes / rate, api);
 }
 
+// A1/A2/B1/B2 := initValue: repeatTimes runs of blockNum blocks (32 bytes in L1, 512 in L0A/L0B), dstGap blocks
+// apart; timed as MTE1 moves into L0A/L0B (writes to L1 at the L0A rate: no public figure).
+template <class T, class U>
+void init_const(const AscendC::LocalTensor<T>& dst, const AscendC::InitConstValueParams<U>& p) {
+    const char* api = "InitConstValue";
+    static_assert(is_one_of_v<T, half, bfloat16_t, int16_t, uint16_t, float, int32_t, uint32_t>,
+                  "InitConstValue (A2) takes half, bfloat16_t, int16_t, uint16_t, float, int32_t or uint32_t");
+    require_position(api, dst, "dst", {TPosition::A1, TPosition::A2, TPosition::B1, TPosition::B2},
+                     "an A1/A2/B1/B2 destination");
+    require(p.repeatTimes <= 32767 && p.blockNum <= 32767 && p.dstGap <= 32767, api,
+            "repeatTimes, blockNum and dstGap must be at most 32767");
+    const bool l0 = dst.position() == TPosition::A2 || dst.position() == TPosition::B2;
+    const uint64_t block = (l0 ? kFractalBytes : 32) / sizeof(T);
+    const double start = dispatch();
+    for (uint64_t r = 0; r < p.repeatTimes; ++r)
+        for (uint64_t i = 0; i < uint64_t(p.blockNum) * block; ++i)
+            at(api, dst, r * (uint64_t(p.blockNum) + p.dstGap) * block + i, "dst") = static_cast<T>(p.initValue);
+    const CostParams& k = timeline().params;
+    const double rate = dst.position() == TPosition::B2 ? k.l1_to_l0b_bytes_per_cycle : k.l1_to_l0a_bytes_per_cycle;
+    occupy(Pipe::MTE1, start, double(p.repeatTimes) * p.blockNum * block * sizeof(T) / rate, api);
+}
+
 // The accumulator type of a cube product and the value one operand element contributes.
 template <class A> using acc_t = std::conditional_t<std::is_same_v<A, int8_t>, int32_t, float>;
 
@@ -294,6 +331,12 @@ inline void DataCopy(const LocalTensor<T>& dstLocal, const GlobalTensor<T>& srcG
 template <typename T>
 inline void LoadData(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal, const LoadData2DParams& loadDataParams) {
     ascdsl_sim::load_2d(dstLocal, srcLocal, loadDataParams);
+}
+
+template <typename T, typename U>
+inline void InitConstValue(const LocalTensor<T>& dstLocal, const InitConstValueParams<U>& initConstValueParams) {
+    static_assert(std::is_same_v<T, U>, "InitConstValue: initValue must have the tensor's element type");
+    ascdsl_sim::init_const(dstLocal, initConstValueParams);
 }
 
 template <typename DstT, typename Src0T, typename Src1T>
