@@ -37,9 +37,10 @@ from .render import Located, Rendered, render_located
 OPERANDS = {dtypes.float16: dtypes.float32, dtypes.bfloat16: dtypes.float32, dtypes.float32: dtypes.float32,
             dtypes.int8: dtypes.int32}
 """Operand dtypes of this lowering and the dtype ``Mmad`` accumulates each in (CANN 8.1 ``MmadCal``)."""
-TRANSPOSED = frozenset({dtypes.float16, dtypes.bfloat16})
-"""Operand dtypes whose fractals ``LoadData`` transposes (16 x 16): blocks of the others must run K contiguous
-(8- and 32-bit fractals are not square: ``LoadDataWithTranspose``, not lowered)."""
+TRANSPOSED = frozenset({dtypes.float16, dtypes.bfloat16, dtypes.int8})
+"""Operand dtypes L1 -> L0A/L0B transposes: 16 x 16 fractals by ``LoadData``, 32 x 32 squares of two int8 fractals
+by ``LoadDataWithTranspose``; float32 blocks must run K contiguous (its squares pair fractals side by side, which
+is not lowered)."""
 OUTPUTS = {(dtypes.float32, dtypes.float16): "F322F16", (dtypes.float32, dtypes.bfloat16): "F322BF16",
            (dtypes.float32, dtypes.float32): "NoQuant", (dtypes.int32, dtypes.int32): "NoQuant"}
 """The Fixpipe conversion (``QuantMode_t``) from each accumulator dtype to each stored dtype."""
@@ -267,8 +268,8 @@ def _layout(k: Stride, other: Stride, transposable: bool, loc: Loc) -> tuple[Str
     if other.may_be_one and transposable:
         return other, k, False, "true"
     if other.may_be_one:
-        raise unsupported(loc, "an 8- or 32-bit operand block whose K is strided (LoadData transposes 16-bit "
-                               "fractals only: give it K contiguous, e.g. B as an N x K block and `tl.trans`)")
+        raise unsupported(loc, "a float32 operand block whose K is strided (its fractals are not transposed on "
+                               "the way to L0A/L0B: give it K contiguous, e.g. B as an N x K block and `tl.trans`)")
     raise unsupported(loc, "a block whose rows and columns are both strided (one of its strides must be 1, or a "
                            "stride parameter that is 1 at launch)")
 
@@ -419,10 +420,12 @@ def _ceil(x: int, n: int) -> int:
 
 
 def _buffer_bytes(dtype: dtypes.DType, bm: int, bn: int, bk: int) -> tuple[int, int, int]:
-    """The bytes of one A buffer (L1 or L0A), one B buffer (L1 or L0B) and the float32 L0C tile: whole
-    fractals (16 rows by 32 bytes in L1/L0A/L0B, 16 x 16 in L0C)."""
+    """The bytes of one A buffer (L1 or L0A), one B buffer (L1 or L0B) and the 4-byte L0C tile: whole
+    fractals (16 rows by 32 bytes in L1/L0A/L0B, 16 x 16 in L0C), M and N whole squares of int8 (32 x 32:
+    either axis of a block may run along the rows of L1, and a square fills two fractals of L0A/L0B)."""
     c0 = 32 // dtype.itemsize
-    return (_ceil(bm, 16) * _ceil(bk, c0) * dtype.itemsize, _ceil(bk, c0) * _ceil(bn, 16) * dtype.itemsize,
+    rows = max(16, c0)
+    return (_ceil(bm, rows) * _ceil(bk, c0) * dtype.itemsize, _ceil(bk, c0) * _ceil(bn, rows) * dtype.itemsize,
             _ceil(bm, 16) * _ceil(bn, 16) * 4)
 
 
@@ -492,7 +495,7 @@ def render_class(p: CubeKernel, class_name: str, struct: str) -> Rendered:
     return render_located(
         "cube_class.cpp.j2", class_name=class_name, struct=struct, kernel_name=kernel.name,
         constexprs=", ".join(f"{n}={v}" for n, v in kernel.constexprs), where=where(kernel.loc), pointers=pointers,
-        T=p.dtype.cpp, acc=p.acc.cpp, out=p.out.cpp, quant=OUTPUTS[p.acc, p.out], a_bytes=a_bytes, b_bytes=b_bytes, c_bytes=c_bytes,
+        T=p.dtype.cpp, squares=p.dtype.itemsize == 1, acc=p.acc.cpp, out=p.out.cpp, quant=OUTPUTS[p.acc, p.out], a_bytes=a_bytes, b_bytes=b_bytes, c_bytes=c_bytes,
         a1_bytes=a1_bytes, b1_bytes=b1_bytes, a_fractals=a_bytes // 512, b_fractals=b_bytes // 512, block=p.block,
         depth=p.depth, prologue=p.prologue, chunk=p.chunk, step=p.step, body=p.body, a=p.a, b=p.b, c=p.c, k=p.k,
         a_where=where(p.a.loc), b_where=where(p.b.loc), c_where=where(p.c.loc),

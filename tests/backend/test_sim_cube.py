@@ -195,34 +195,37 @@ def _int8(m, n, k):
 
 
 def test_int8_operands_accumulate_exactly_in_int32():
-    """int8 fractals are 16 x 32 (the K tails of 4 and 1 part-fill one); A row-major, B column-major (K
-    contiguous in both: L0A/L0B take the fractals as they are)."""
-    def check(m, n, k, bm, bn, bk):
+    """int8 fractals are 16 x 32 (the K tails of 4 and 1 part-fill one). K contiguous (A row-major, B column-major)
+    L0A/L0B take the fractals as they are; B row-major (the tutorial's) or A column-major run K along the rows of
+    L1, and LoadDataWithTranspose transposes their 32 x 32 squares (N and M tails of odd fractals included)."""
+    def check(m, n, k, bm, bn, bk, a_cols, b_cols):
         a, b, bt = _int8(m, n, k)
+        a_gm, a_strides = (np.ascontiguousarray(a.T), (1, m)) if a_cols else (a, (k, 1))
+        b_gm, b_strides = (bt, (1, k)) if b_cols else (b, (n, 1))
         grid = (ascdsl.cdiv(m, bm), ascdsl.cdiv(n, bn))
-        want, got = both(ck.matmul_int8[grid], a, bt, np.zeros((m, n), np.int32), m, n, k, k, 1, 1, k,
-                         BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk)
+        want, got = both(ck.matmul_int8[grid], a_gm, b_gm, np.zeros((m, n), np.int32), m, n, k, *a_strides,
+                         *b_strides, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk)
         np.testing.assert_array_equal(want[2], a.astype(np.int32) @ b.astype(np.int32))
-        np.testing.assert_array_equal(got[2], want[2], err_msg=f"{m}x{n}x{k}")
-    each(check, [(20, 33, 100, 16, 32, 64), (40, 50, 129, 32, 32, 32)])
+        np.testing.assert_array_equal(got[2], want[2], err_msg=f"{m}x{n}x{k} a_cols={a_cols} b_cols={b_cols}")
+    each(check, [(20, 33, 100, 16, 32, 64, False, True), (40, 50, 129, 32, 32, 32, False, False),
+                 (40, 50, 129, 48, 48, 32, True, False), (20, 33, 100, 16, 64, 64, True, True)])
 
 
-def test_an_int8_or_float32_operand_with_k_strided_is_a_located_error():
-    """8- and 32-bit fractals are not square: LoadData transposes none, so B must run K contiguous (as an N x K
-    block); a stride parameter is refused at launch (int8), a literal stride at compile time (float32)."""
+def test_a_float32_operand_with_k_strided_is_a_located_error():
+    """float32 fractals (16 x 8) are not transposed on the way to L0A/L0B, so B must run K contiguous (as an N x K
+    block): a literal stride is refused at compile time, a stride parameter at launch."""
     m, n, k = 32, 32, 64
-    a, b, _ = _int8(m, n, k)
+    a, b = data((m, k), dtypes.float32), data((k, n), dtypes.float32)
     with pytest.raises(ascdsl.CompilationError) as info:
-        ck.matmul_int8[(1, 1)](a, b, np.zeros((m, n), np.int32), m, n, k, k, 1, n, 1, BLOCK_M=32, BLOCK_N=32,
-                               BLOCK_K=64, backend="sim")
+        ck.matmul_fixed_n[(1,)](a, b, np.zeros((m, n), np.float32), m, N=n, K=k, BLOCK=32, backend="sim")
+    message = str(info.value)
+    assert "a float32 operand block whose K is strided" in message and "w = tl.load(b_ptr" in message, message
+    grid, args, meta = _tutorial(dtypes.float32, m, n, k, 32, 32, 32)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        ck.matmul[grid](*args, backend="sim", **meta)
     message = str(info.value)
     assert "copies the columns of `b` as contiguous, but `stride_bk` is 32 at this launch" in message, message
-    assert "w = tl.load(b_ptr" in message
-    x, w = a.astype(np.float32), b.astype(np.float32)
-    with pytest.raises(ascdsl.CompilationError) as info:
-        ck.matmul_fixed_n[(1,)](x, w, np.zeros((m, n), np.float32), m, N=n, K=k, BLOCK=32, backend="sim")
-    message = str(info.value)
-    assert "an 8- or 32-bit operand block whose K is strided" in message and "w = tl.load(b_ptr" in message, message
+    assert "b = tl.load(b_ptr" in message
 
 
 def test_vector_work_on_an_int32_product_is_a_located_error():
@@ -293,8 +296,8 @@ def test_generated_cube_kernels_type_check_against_cann(tmp_path):
                                                 BLOCK_N=32, BLOCK_K=32).kernels[0])
     kernels.append(ck.matmul_column_major_a.specialize(a, b, np.zeros((m, n), np.float32), m, n, k,
                                                        BLOCK=32).kernels[0])
-    x, w = np.zeros((m, k), np.int8), np.zeros((n, k), np.int8)
-    kernels.append(ck.matmul_int8.specialize(x, w, np.zeros((m, n), np.int32), m, n, k, k, 1, 1, k, BLOCK_M=32,
+    x, w = np.zeros((m, k), np.int8), np.zeros((k, n), np.int8)
+    kernels.append(ck.matmul_int8.specialize(x, w, np.zeros((m, n), np.int32), m, n, k, k, 1, n, 1, BLOCK_M=32,
                                              BLOCK_N=32, BLOCK_K=64).kernels[0])
     x, w = np.zeros((m, k), np.float32), np.zeros((n, k), np.float32)
     kernels.append(ck.matmul.specialize(x, w, np.zeros((m, n), np.float32), m, n, k, k, 1, 1, k, n, 1, BLOCK_M=32,

@@ -54,6 +54,14 @@ def test_int8_accumulates_exactly_in_int32():
     np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))
 
 
+def test_int8_b_row_major_transposes_squares_of_two_fractals():
+    m, n, k = 20, 48, 100  # three 16-column fractals of N: the second square's upper half is past n
+    a = RNG.integers(-128, 128, (m, k), dtype=np.int8)
+    b = RNG.integers(-128, 128, (k, n), dtype=np.int8)
+    c = _matmul("matmul_int8", a, b, m, n, k, (32, 64, 64), np.int32)
+    np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))
+
+
 def test_fixpipe_rounds_to_nearest_even():
     # 1 + 2^-11 is halfway between two halves: the product of 1 and that float32 sum must round to even (1.0)
     a = np.zeros((16, 16), np.float16)

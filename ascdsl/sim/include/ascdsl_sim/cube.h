@@ -11,6 +11,7 @@
 // * L0C (C, m x n, float or int32): 16 x 16 fractals column-major over (n / 16, m / 16) (NZ), each row-major.
 // Mmad reads only the m x n x k it is given; everything else of a fractal may hold anything.
 //
+// LoadDataWithTranspose moves 32 x 32 squares of 8-bit elements transposed from L1 to L0A/L0B.
 // InitConstValue fills A1/A2/B1/B2 with a value (blocks of 32 bytes in L1, 512 in L0A/L0B).
 // Cost model: DataCopy GM -> L1 runs on MTE2 and Fixpipe on the GM link as MTE3 (as copies do), LoadData on
 // MTE1 at the L1 -> L0A/L0B rates, Mmad on M at cube_macs_per_cycle (ascdsl/sim/cost.py); the hazard checker
@@ -60,6 +61,24 @@ struct LoadData2DParams {
     uint8_t addrMode = 0;
 };
 using LoadData2dParams = LoadData2DParams;
+
+struct LoadData2dTransposeParams {
+    LoadData2dTransposeParams() {}
+    LoadData2dTransposeParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn, const uint16_t srcStrideIn,
+                              const uint16_t dstGapIn, const uint16_t dstfracGapIn, const uint8_t addrModeIn)
+        : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), dstGap(dstGapIn),
+          dstFracGap(dstfracGapIn), addrMode(addrModeIn) {}
+    LoadData2dTransposeParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn, const uint16_t srcStrideIn,
+                              const uint16_t dstGapIn, const uint16_t dstfracGapIn)
+        : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), dstGap(dstGapIn),
+          dstFracGap(dstfracGapIn) {}
+    uint16_t startIndex = 0;
+    uint8_t repeatTimes = 0;
+    uint16_t srcStride = 0;
+    uint16_t dstGap = 0;
+    uint16_t dstFracGap = 0;
+    uint8_t addrMode = 0;
+};
 
 struct MmadParams {
     MmadParams() {}
@@ -210,6 +229,33 @@ void load_2d(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& 
     occupy(Pipe::MTE1, start, double(p.repeatTimes) * kFractalBytes / rate, api);
 }
 
+// L1 -> L0A/L0B transposing 8-bit squares: the r-th repeat reads the 32 x 32 square (two consecutive 16 x 32
+// fractals) at square startIndex + r * srcStride and writes its transpose as two 16 x 32 fractals, the first at
+// fractal r * (1 + dstGap), the second 1 + dstFracGap fractals after it (the layout of the API reference's
+// LoadDataWithTranspose; 16- and 32-bit squares are not simulated).
+template <class T>
+void load_2d_transpose(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
+                       const AscendC::LoadData2dTransposeParams& p) {
+    const char* api = "LoadDataWithTranspose";
+    static_assert(sizeof(T) == 1, "LoadDataWithTranspose: only 8-bit squares are simulated");
+    require_position(api, src, "src", {TPosition::A1, TPosition::B1}, "an A1/B1 (L1) source");
+    require_position(api, dst, "dst", {TPosition::A2, TPosition::B2}, "an A2 (L0A) or B2 (L0B) destination");
+    require(p.repeatTimes >= 1, api, "LoadData2dTransposeParams repeatTimes must be at least 1");
+    const uint64_t per = kFractalBytes;  // elements of one fractal
+    const double start = dispatch();
+    for (uint64_t r = 0; r < p.repeatTimes; ++r) {
+        const uint64_t s = (uint64_t(p.startIndex) + r * p.srcStride) * 2 * per;
+        const uint64_t d[2] = {r * (1 + p.dstGap) * per, (r * (1 + p.dstGap) + 1 + p.dstFracGap) * per};
+        at(api, src, s + 2 * per - 1, "src"), at(api, dst, d[0] + per - 1, "dst"), at(api, dst, d[1] + per - 1, "dst");
+        for (uint64_t i = 0; i < 32; ++i)  // row i of the transpose is column i of the square
+            for (uint64_t j = 0; j < 32; ++j)
+                dst.ptr()[d[i / 16] + (i % 16) * 32 + j] = src.ptr()[s + j * 32 + i];
+    }
+    const CostParams& k = timeline().params;
+    const double rate = dst.position() == TPosition::A2 ? k.l1_to_l0a_bytes_per_cycle : k.l1_to_l0b_bytes_per_cycle;
+    occupy(Pipe::MTE1, start, double(p.repeatTimes) * 2 * kFractalBytes / rate, api);
+}
+
 // A1/A2/B1/B2 := initValue: repeatTimes runs of blockNum blocks (32 bytes in L1, 512 in L0A/L0B), dstGap blocks
 // apart; timed as MTE1 moves into L0A/L0B (writes to L1 at the L0A rate: no public figure).
 template <class T, class U>
@@ -331,6 +377,12 @@ inline void DataCopy(const LocalTensor<T>& dstLocal, const GlobalTensor<T>& srcG
 template <typename T>
 inline void LoadData(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal, const LoadData2DParams& loadDataParams) {
     ascdsl_sim::load_2d(dstLocal, srcLocal, loadDataParams);
+}
+
+template <typename T>
+inline void LoadDataWithTranspose(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal,
+                                  const LoadData2dTransposeParams& loadDataParams) {
+    ascdsl_sim::load_2d_transpose(dstLocal, srcLocal, loadDataParams);
 }
 
 template <typename T, typename U>
