@@ -10,13 +10,13 @@ of through the vector pipeline (:mod:`.select` onwards):
 * after the loop, an optional ``.to(dtype)`` of the product and a masked store of it.
 
 Each program's output tile goes GM -> L1 (``DataCopy`` with ``Nd2NzParams``, each block as it lies in GM),
-L1 -> L0A/L0B (``LoadData``, transposing the fractals of a block whose K runs along its rows), ``Mmad`` into
+L1 -> L0A/L0B (``LoadData``, transposing a block whose K runs along its rows), ``Mmad`` into
 L0C accumulating over K, L0C -> GM (``Fixpipe``, float32 -> half/bfloat16 on the way out). A product that
 feeds vector work before its store is a MIX kernel (:mod:`.mix`), whose cube part has this form. What the
 form does not cover is a located :class:`~ascdsl.errors.CompilationError`. The rows or the columns of every
-operand block must be contiguous (16-bit operands either, 8- and 32-bit ones along K), the rows of the stored
-block: literal strides are checked here, stride parameters at launch (:func:`check_launch`), where a block
-with both choose its layout at run time.
+operand block must be contiguous (of float32 ones, those along K), the rows of the stored block: literal
+strides are checked here, stride parameters at launch (:func:`check_launch`); a block whose two strides are
+parameters chooses its layout at run time.
 """
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ class Block:
     expressions of its offset, rows and columns, and how it is copied. The copy takes ``first`` as 1 (a
     contiguous axis) or, where ``either``, ``second`` when ``first`` is not 1 at run time; ``k_rows`` is the
     C++ condition under which an operand's L1 copy runs K along its rows (the block's other axis is the
-    contiguous one: LoadData transposes its fractals), ``pitch`` the copy's row stride."""
+    contiguous one: L1 -> L0A/L0B transposes it), ``pitch`` the copy's row stride."""
 
     offset: str
     rows: str
@@ -225,8 +225,8 @@ def _stride(s: _Scalars, v: Value | None, axis: str, loc: Loc) -> Stride:
 
 def _block(s: _Scalars, instr: Instr, transposed: bool = False, operand: tuple[int, str, bool] | None = None) -> Block:
     """The 2-D block ``instr`` (a strided or block load or store) accesses, ``transposed`` by ``tl.trans``;
-    an ``operand`` gives the axis K runs along (0: rows), the C++ name of its ``k_rows`` and whether LoadData
-    may transpose its fractals."""
+    an ``operand`` gives the axis K runs along (0: rows), the C++ name of its ``k_rows`` and whether L1 -> L0A/L0B
+    may transpose it."""
     shape = instr.attr("shape")
     if len(shape) != 2:
         raise unsupported(instr.loc, f"a {len(shape)}-D block as a matrix operand")
@@ -319,7 +319,7 @@ def match(kernel: Kernel) -> CubeKernel:
     for instr in kernel.body.body:
         if instr.results and all(r.type.is_scalar for r in instr.results) and not instr.regions:
             prologue += s.define(instr, 1)
-        elif instr.op is Op.CONST and instr.result.type.dtype in (dtypes.float32, dtypes.int32) and instr.attr("value") == 0:
+        elif instr.op is Op.CONST and instr.result.type.dtype in set(OPERANDS.values()) and instr.attr("value") == 0:
             zeros.add(instr.result.id)
         elif product is None and _operand_load(instr, loads):
             pass
@@ -373,8 +373,8 @@ def match(kernel: Kernel) -> CubeKernel:
                                       "rows and columns must be those of the product)")
     kk = a.cols if a.cols_canon == b.rows_canon else f"({a.cols} < {b.rows} ? {a.cols} : {b.rows})"
     depth = _depth(dtype, bm, bn, bk) if loop is not None else 1
-    return CubeKernel(kernel, dtype, acc, out, (bm, bn, bk), depth, tuple(prologue), chunk, step, tuple(body), a, b, c, kk,
-                      dot.loc)
+    return CubeKernel(kernel, dtype, acc, out, (bm, bn, bk), depth, tuple(prologue), chunk, step, tuple(body), a, b, c,
+                      kk, dot.loc)
 
 
 def _loop(kernel: Kernel, s: _Scalars, loop: Instr, zeros: set[int]):
@@ -495,7 +495,8 @@ def render_class(p: CubeKernel, class_name: str, struct: str) -> Rendered:
     return render_located(
         "cube_class.cpp.j2", class_name=class_name, struct=struct, kernel_name=kernel.name,
         constexprs=", ".join(f"{n}={v}" for n, v in kernel.constexprs), where=where(kernel.loc), pointers=pointers,
-        T=p.dtype.cpp, squares=p.dtype.itemsize == 1, acc=p.acc.cpp, out=p.out.cpp, quant=OUTPUTS[p.acc, p.out], a_bytes=a_bytes, b_bytes=b_bytes, c_bytes=c_bytes,
+        T=p.dtype.cpp, squares=p.dtype.itemsize == 1, acc=p.acc.cpp, out=p.out.cpp, quant=OUTPUTS[p.acc, p.out],
+        a_bytes=a_bytes, b_bytes=b_bytes, c_bytes=c_bytes,
         a1_bytes=a1_bytes, b1_bytes=b1_bytes, a_fractals=a_bytes // 512, b_fractals=b_bytes // 512, block=p.block,
         depth=p.depth, prologue=p.prologue, chunk=p.chunk, step=p.step, body=p.body, a=p.a, b=p.b, c=p.c, k=p.k,
         a_where=where(p.a.loc), b_where=where(p.b.loc), c_where=where(p.c.loc),

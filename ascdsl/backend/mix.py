@@ -138,7 +138,7 @@ def _operands(k: Kernel, prod: Instr) -> tuple[Instr, Value, Value, Block | None
         if x is None or len(x.attr("shape")) != 2:
             raise cube.unsupported(dot.loc, "operands of `tl.dot` that are not two 2-D blocks loaded from GM (in "
                                             "the loop over K)")
-    return dot, _extents(a)[transposed[0]], _extents(b)[not transposed[1]], region
+    return dot, _extents(a)[1 if transposed[0] else 0], _extents(b)[0 if transposed[1] else 1], region
 
 
 def _hoisted(values: tuple[Value, ...], region: Block | None, fresh: Fresh, loc) -> tuple[list[Instr], list[Value]]:
