@@ -360,3 +360,15 @@ def int8_dequantised(a_ptr, b_ptr, c_ptr, M, N, K: tl.constexpr, BLOCK: tl.const
     w = tl.load(b_ptr + cols[:, None] * K + ks[None, :], mask=cols[:, None] < N, other=0)
     y = tl.dot(x, tl.trans(w)).to(tl.float32) * 0.5
     tl.store(c_ptr + rows[:, None] * N + cols[None, :], y, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def matmul_trans_a(at_ptr, b_ptr, c_ptr, M, N, K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """C = A @ B with A given as its K x M transpose: ``tl.dot(tl.trans(xt), w)``, the whole of K in one product."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    ks = tl.arange(0, K)
+    xt = tl.load(at_ptr + ks[:, None] * M + rows[None, :], mask=rows[None, :] < M, other=0)
+    w = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=cols[None, :] < N, other=0)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], tl.dot(tl.trans(xt), w),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))

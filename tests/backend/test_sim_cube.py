@@ -177,6 +177,24 @@ def test_attention_scores_of_keys_stored_n_by_d_run_as_a_mix_kernel():
     assert_close(got[2], want[2], dtypes.float16)
 
 
+def test_a_transposed_left_operand_matches_the_interpreter():
+    """``tl.trans`` of A loaded K x M with M contiguous (both operands run K along the rows of L1): fp16 by
+    LoadData's fractal transpose, int8 (exact) by LoadDataWithTranspose's squares."""
+    m, n, k = 40, 50, 64
+    x, w = data((m, k), dtypes.float16), data((k, n), dtypes.float16)
+    grid = (ascdsl.cdiv(m, 32), ascdsl.cdiv(n, 32))
+    want, got = both(ck.matmul_trans_a[grid], np.ascontiguousarray(x.T), w, np.zeros((m, n), np.float32), m, n, K=k,
+                     BLOCK_M=32, BLOCK_N=32)
+    scale = np.abs(x).astype(np.float32) @ np.abs(w).astype(np.float32)
+    assert_close(want[2], x.astype(np.float64) @ w.astype(np.float64), dtypes.float32, scale=scale)
+    assert_close(got[2], want[2], dtypes.float32, scale=scale)
+    a, b, _ = _int8(m, n, k)
+    want, got = both(ck.matmul_trans_a[grid], np.ascontiguousarray(a.T), b, np.zeros((m, n), np.int32), m, n, K=k,
+                     BLOCK_M=32, BLOCK_N=32)
+    np.testing.assert_array_equal(want[2], a.astype(np.int32) @ b.astype(np.int32))
+    np.testing.assert_array_equal(got[2], want[2])
+
+
 def test_a_column_major_operand_by_literal_strides_matches_the_interpreter():
     m, n, k = 40, 20, 24
     a, b = data((m, k), dtypes.float16), data((k, n), dtypes.float16)
