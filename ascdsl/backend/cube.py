@@ -4,17 +4,19 @@ A kernel whose tile IR (after :mod:`ascdsl.passes`) has the Triton tutorial's fo
 of through the vector pipeline (:mod:`.select` onwards):
 
 * scalars (program ids, offsets, bounds) computed from parameters and constexprs;
-* a zero float32 accumulator, carried by a ``for`` loop over K whose body loads two 2-D blocks
-  ``a`` (``BLOCK_M x BLOCK_K``) and ``b`` (``BLOCK_K x BLOCK_N``) from GM (masked, masked lanes zero) and
-  yields ``tl.dot(a, b, acc)``;
+* a zero accumulator (float32 for float16, bfloat16 or float32 operands, int32 for int8), carried by a ``for``
+  loop over K whose body loads two 2-D blocks ``a`` (``BLOCK_M x BLOCK_K``) and ``b`` (``BLOCK_K x BLOCK_N``,
+  or ``tl.trans`` of an ``N x K`` block) from GM (masked, masked lanes zero) and yields ``tl.dot(a, b, acc)``;
 * after the loop, an optional ``.to(dtype)`` of the product and a masked store of it.
 
-Each program's output tile goes GM -> L1 (``DataCopy`` with ``Nd2NzParams``), L1 -> L0A/L0B
-(``LoadData``, B's fractals transposed), ``Mmad`` into L0C accumulating over K, L0C -> GM (``Fixpipe``,
-float32 -> half/bfloat16 on the way out). A product that feeds vector work before its store is a MIX
-kernel (:mod:`.mix`), whose cube part has this form. What the form does not cover is a located
-:class:`~ascdsl.errors.CompilationError`. The rows of every block must be contiguous (unit inner stride):
-literal strides are checked here, stride parameters at launch (:func:`check_launch`).
+Each program's output tile goes GM -> L1 (``DataCopy`` with ``Nd2NzParams``, each block as it lies in GM),
+L1 -> L0A/L0B (``LoadData``, transposing a block whose K runs along its rows), ``Mmad`` into
+L0C accumulating over K, L0C -> GM (``Fixpipe``, float32 -> half/bfloat16 on the way out). A product that
+feeds vector work before its store is a MIX kernel (:mod:`.mix`), whose cube part has this form. What the
+form does not cover is a located :class:`~ascdsl.errors.CompilationError`. The rows or the columns of every
+operand block must be contiguous (of float32 ones, those along K), the rows of the stored block: literal
+strides are checked here, stride parameters at launch (:func:`check_launch`); a block whose two strides are
+parameters chooses its layout at run time.
 """
 from __future__ import annotations
 
@@ -32,10 +34,16 @@ from .emit import literal, where
 from .naming import field_name, safe
 from .render import Located, Rendered, render_located
 
-OPERANDS = frozenset({dtypes.float16, dtypes.bfloat16})
-"""Operand dtypes of this lowering (float32 accumulation)."""
-OUTPUTS = {dtypes.float16: "F322F16", dtypes.bfloat16: "F322BF16", dtypes.float32: "NoQuant"}
-"""The Fixpipe conversion (``QuantMode_t``) from the float32 product to each stored dtype."""
+OPERANDS = {dtypes.float16: dtypes.float32, dtypes.bfloat16: dtypes.float32, dtypes.float32: dtypes.float32,
+            dtypes.int8: dtypes.int32}
+"""Operand dtypes of this lowering and the dtype ``Mmad`` accumulates each in (CANN 8.1 ``MmadCal``)."""
+TRANSPOSED = frozenset({dtypes.float16, dtypes.bfloat16, dtypes.int8})
+"""Operand dtypes L1 -> L0A/L0B transposes: 16 x 16 fractals by ``LoadData``, 32 x 32 squares of two int8 fractals
+by ``LoadDataWithTranspose``; float32 blocks must run K contiguous (its squares pair fractals side by side, which
+is not lowered)."""
+OUTPUTS = {(dtypes.float32, dtypes.float16): "F322F16", (dtypes.float32, dtypes.bfloat16): "F322BF16",
+           (dtypes.float32, dtypes.float32): "NoQuant", (dtypes.int32, dtypes.int32): "NoQuant"}
+"""The Fixpipe conversion (``QuantMode_t``) from each accumulator dtype to each stored dtype."""
 ROW_STRIDE_MAX = 65535
 """The largest row stride (elements) of an operand block: ``Nd2NzParams.srcDValue`` is ``uint16_t``."""
 L1_BYTES, L0AB_BYTES, L0C_BYTES = 512 * 1024, 64 * 1024, 128 * 1024
@@ -53,18 +61,43 @@ def is_cube(kernel: Kernel) -> bool:
 
 
 @dataclass(frozen=True)
+class Stride:
+    """One stride of a GM block (elements): its C++ expression, the stride parameter it is (``None``: a
+    literal or computed), its literal value (``None``: not a literal) and the axis it steps along."""
+
+    expr: str
+    param: str | None
+    value: int | None
+    axis: str  # "row" (the stride between rows) or "column"
+
+    @property
+    def may_be_one(self) -> bool:
+        """Whether its axis may be contiguous: a literal 1, or a parameter (checked at launch)."""
+        return self.value == 1 or (self.value is None and self.param is not None)
+
+    def at(self, fields: Mapping[str, int]) -> int | None:
+        """Its value at a launch (``None``: computed in the kernel)."""
+        return self.value if self.value is not None else fields[field_name(self.param)] if self.param else None
+
+
+@dataclass(frozen=True)
 class Block:
-    """One 2-D GM block (``a``, ``b`` or the stored ``c``): C++ expressions of its offset, rows, columns
-    and row stride (elements), and the parameter its inner stride is read from (``None``: literal 1)."""
+    """One 2-D GM block (``a``, ``b`` or the stored ``c``) as the product sees it (``tl.trans`` undone): C++
+    expressions of its offset, rows and columns, and how it is copied. The copy takes ``first`` as 1 (a
+    contiguous axis) or, where ``either``, ``second`` when ``first`` is not 1 at run time; ``k_rows`` is the
+    C++ condition under which an operand's L1 copy runs K along its rows (the block's other axis is the
+    contiguous one: L1 -> L0A/L0B transposes it), ``pitch`` the copy's row stride."""
 
     offset: str
     rows: str
     cols: str
-    stride: str
-    unit_param: str | None
-    row_param: str | None  # the parameter the row stride is, if it is one (checked at launch: 16 bits)
     rows_canon: str
     cols_canon: str
+    first: Stride
+    second: Stride
+    either: bool
+    k_rows: str
+    pitch: str
     pointer: str  # the pointer parameter it accesses
     loc: Loc
 
@@ -75,6 +108,7 @@ class CubeKernel:
 
     kernel: Kernel
     dtype: dtypes.DType  # of a and b
+    acc: dtypes.DType  # of the product in L0C
     out: dtypes.DType  # stored
     block: tuple[int, int, int]  # BLOCK_M, BLOCK_N, BLOCK_K
     depth: int  # steps of the loop over K whose blocks one GM -> L1 copy brings in
@@ -99,7 +133,7 @@ class _Scalars:
         self.names = dict(kernel.names)
         self.taken: set[str] = {"program", "programs_", "tiling_", "pipe", "c1", "first", "steps", "kChunk", "kDone",
                                  "step", "adjacent", "aOffsets", "bOffsets", "aStrides", "bStrides", "mTiles", "nTiles",
-                                 "kTiles", "a1", "b1", "kSum", "later", "part"}
+                                 "kTiles", "a1", "b1", "kSum", "later", "part", "aKRows_", "bKRows_"}
         for name, p in zip(kernel.param_names, kernel.params):
             if p.type.is_scalar and isinstance(p.type.dtype, dtypes.DType):
                 self.expr[p.id] = self.canon[p.id] = f"tiling_.{field_name(name)}"
@@ -179,29 +213,65 @@ def unsupported(loc: Loc, what: str) -> CompilationError:
     return CompilationError(loc, f"the cube lowering of `tl.dot` does not support {what} yet", hint=HINT)
 
 
-def _block(s: _Scalars, instr: Instr) -> Block:
-    """The 2-D block ``instr`` (a strided_load or strided_store) accesses."""
+def _stride(s: _Scalars, v: Value | None, axis: str, loc: Loc) -> Stride:
+    """The stride ``v`` (``None``: the literal 1 of a block access's inner stride)."""
+    if v is None:
+        return Stride("1", None, 1, axis)
+    d = _defining(s.kernel, v)
+    param = s.kernel.param_names[s.kernel.params.index(v)] if v in s.kernel.params else None
+    value = d.attr("value") if d is not None and d.op is Op.CONST else None
+    return Stride(_bare(s.of(v, loc)), param, value, axis)
+
+
+def _block(s: _Scalars, instr: Instr, transposed: bool = False, operand: tuple[int, str, bool] | None = None) -> Block:
+    """The 2-D block ``instr`` (a strided or block load or store) accesses, ``transposed`` by ``tl.trans``;
+    an ``operand`` gives the axis K runs along (0: rows), the C++ name of its ``k_rows`` and whether L1 -> L0A/L0B
+    may transpose it."""
     shape = instr.attr("shape")
     if len(shape) != 2:
         raise unsupported(instr.loc, f"a {len(shape)}-D block as a matrix operand")
-    unit = None
     if instr.op in (Op.BLOCK_LOAD, Op.BLOCK_STORE):  # the inner stride is 1 (passes/access.py)
         _, offset, s0, e0, e1 = instr.operands[:5]
+        s1 = None
     else:
         _, offset, s0, s1, e0, e1 = instr.operands[:6]
-        d = _defining(s.kernel, s1)
-        if d is not None and d.op is Op.CONST:
-            if d.attr("value") != 1:
-                raise unsupported(instr.loc, "a block whose rows are not contiguous (an inner stride other than 1)")
-        elif s1 in s.kernel.params:
-            unit = s.kernel.param_names[s.kernel.params.index(s1)]
-        else:
-            raise unsupported(instr.loc, "a block whose inner stride is computed (it must be 1, or a stride parameter)")
+    axes = ("row", "column")[::-1 if transposed else 1]
+    strides = [_stride(s, s0, axes[0], instr.loc), _stride(s, s1, axes[1], instr.loc)]
+    extents = [e0, e1]
+    if transposed:
+        strides.reverse()
+        extents.reverse()
+    rows, cols = extents
+    flag = ""
+    if operand is None:  # the stored product: Fixpipe writes rows
+        first, second, either, k_rows = strides[1], strides[0], False, "false"
+        if not first.may_be_one:
+            raise unsupported(instr.loc, "a store whose rows are not contiguous (its inner stride must be 1, or a "
+                                         "stride parameter)")
+    else:
+        k_axis, flag, transposable = operand
+        first, second, either, k_rows = _layout(strides[k_axis], strides[1 - k_axis], transposable, instr.loc)
+    pitch = f"{flag} ? {first.expr} : {second.expr}" if either else second.expr
     pointer = s.kernel.param_names[s.kernel.params.index(instr.operands[0])]
-    row = s.kernel.param_names[s.kernel.params.index(s0)] if s0 in s.kernel.params else None
-    return Block(f"static_cast<int64_t>({_bare(s.of(offset, instr.loc))})", _bare(s.of(e0, instr.loc)),
-                 _bare(s.of(e1, instr.loc)), _bare(s.of(s0, instr.loc)), unit, row, s.canon[e0.id], s.canon[e1.id], pointer,
-                 instr.loc)
+    return Block(f"static_cast<int64_t>({_bare(s.of(offset, instr.loc))})", _bare(s.of(rows, instr.loc)),
+                 _bare(s.of(cols, instr.loc)), s.canon[rows.id], s.canon[cols.id], first, second, either, k_rows, pitch,
+                 pointer, instr.loc)
+
+
+def _layout(k: Stride, other: Stride, transposable: bool, loc: Loc) -> tuple[Stride, Stride, bool, str]:
+    """How an operand block whose strides along K and along its other axis are ``k`` and ``other`` is copied
+    (:class:`Block`'s ``first``, ``second``, ``either`` and ``k_rows``): as it lies in GM, K contiguous where it
+    may be, else (``transposable``) the other axis."""
+    if k.may_be_one:
+        either = k.value != 1 and other.may_be_one and transposable
+        return k, other, either, f"{k.expr} != 1" if either else "false"
+    if other.may_be_one and transposable:
+        return other, k, False, "true"
+    if other.may_be_one:
+        raise unsupported(loc, "a float32 operand block whose K is strided (its fractals are not transposed on "
+                               "the way to L0A/L0B: give it K contiguous, e.g. B as an N x K block and `tl.trans`)")
+    raise unsupported(loc, "a block whose rows and columns are both strided (one of its strides must be 1, or a "
+                           "stride parameter that is 1 at launch)")
 
 
 @lru_cache(maxsize=256)
@@ -211,6 +281,18 @@ def _definitions(kernel: Kernel) -> dict[int, Instr]:
 
 def _defining(kernel: Kernel, v: Value) -> Instr | None:
     return _definitions(kernel).get(v.id)
+
+
+def _operand_load(instr: Instr, loads: dict[int, tuple[Instr, bool]]) -> bool:
+    """Whether ``instr`` loads a block (entered in ``loads`` by its result) or transposes one loaded (its
+    result entered as that load, transposed)."""
+    if instr.op in (Op.STRIDED_LOAD, Op.BLOCK_LOAD):
+        loads[instr.result.id] = (instr, False)
+    elif instr.op is Op.PERMUTE and instr.operands[0].id in loads and not loads[instr.operands[0].id][1]:
+        loads[instr.result.id] = (loads[instr.operands[0].id][0], True)
+    else:
+        return False
+    return True
 
 
 def _zero_operand(kernel: Kernel, instr: Instr) -> None:
@@ -233,14 +315,14 @@ def match(kernel: Kernel) -> CubeKernel:
     zeros: set[int] = set()
     loop = product = stored = dot = None
     out_of: dict[int, Value] = {}
-    loads: dict[int, Instr] = {}
+    loads: dict[int, tuple[Instr, bool]] = {}
     for instr in kernel.body.body:
         if instr.results and all(r.type.is_scalar for r in instr.results) and not instr.regions:
             prologue += s.define(instr, 1)
-        elif instr.op is Op.CONST and instr.result.type.dtype == dtypes.float32 and instr.attr("value") == 0:
+        elif instr.op is Op.CONST and instr.result.type.dtype in set(OPERANDS.values()) and instr.attr("value") == 0:
             zeros.add(instr.result.id)
-        elif instr.op in (Op.STRIDED_LOAD, Op.BLOCK_LOAD) and product is None:
-            loads[instr.result.id] = instr
+        elif product is None and _operand_load(instr, loads):
+            pass
         elif instr.op is Op.FOR and product is None and not loads:
             loop = product = instr
         elif instr.op is Op.DOT and product is None and (not instr.attr("has_acc") or instr.operands[2].id in zeros):
@@ -261,33 +343,38 @@ def match(kernel: Kernel) -> CubeKernel:
     else:
         chunk = Located(f"{{  // the whole of K in one product: {where(dot.loc)}", dot.loc, 1)
         step = Located("{", dot.loc, 2)
-    a_load, b_load = (loads.get(v.id) for v in dot.operands[:2])
-    if a_load is None or b_load is None or len(loads) != 2:
+    (a_load, a_t), (b_load, b_t) = (loads.get(v.id, (None, False)) for v in dot.operands[:2])
+    if a_load is None or b_load is None or a_load is b_load or len({id(i) for i, _ in loads.values()}) != 2:
         raise unsupported(dot.loc, "operands of `tl.dot` that are not two blocks loaded from GM (in the loop over K)")
     dtype = a_load.result.type.dtype
     if dtype not in OPERANDS or b_load.result.type.dtype != dtype:
         raise unsupported(dot.loc, f"`tl.dot` of {a_load.result.type.dtype} and {b_load.result.type.dtype} blocks "
                                    f"(this lowering takes two {' or two '.join(sorted(map(str, OPERANDS)))} blocks)")
+    acc = OPERANDS[dtype]
+    if {v.type.dtype for v in (dot.result, *dot.operands[2:])} != {acc}:
+        raise unsupported(dot.loc, f"a {dot.result.type.dtype} product of {dtype} blocks (the cube core accumulates "
+                                   f"{dtype} in {acc}: a zero {acc} accumulator)")
     for load in (a_load, b_load):
         _zero_operand(kernel, load)
     value = stored.operands[-1]
     out = value.type.dtype
     if value.id != product.results[0].id and value.id not in out_of:
         raise unsupported(stored.loc, "a store of anything but the product (or its `.to(dtype)`)")
-    if out not in OUTPUTS:
-        raise unsupported(stored.loc, f"a product stored as {out} (Fixpipe converts float32 to "
-                                      f"{', '.join(sorted(map(str, OUTPUTS)))})")
-    bm, bk = a_load.attr("shape")
-    _, bn = b_load.attr("shape")
+    if (acc, out) not in OUTPUTS:
+        raise unsupported(stored.loc, f"a {acc} product stored as {out} (Fixpipe converts it to "
+                                      f"{', '.join(sorted(str(o) for a, o in OUTPUTS if a == acc))})")
+    (bm, bk), (_, bn) = (v.type.shape for v in dot.operands[:2])
     _check_buffers(dot.loc, dtype, bm, bn, bk)
-    a, b, c = _block(s, a_load), _block(s, b_load), _block(s, stored)
+    transposed = dtype in TRANSPOSED
+    a, b = _block(s, a_load, a_t, (1, "aKRows_", transposed)), _block(s, b_load, b_t, (0, "bKRows_", transposed))
+    c = _block(s, stored)
     if (c.rows_canon, c.cols_canon) != (a.rows_canon, b.cols_canon):
         raise unsupported(stored.loc, "a store whose mask differs from the rows of `a` and the columns of `b` (its "
                                       "rows and columns must be those of the product)")
     kk = a.cols if a.cols_canon == b.rows_canon else f"({a.cols} < {b.rows} ? {a.cols} : {b.rows})"
     depth = _depth(dtype, bm, bn, bk) if loop is not None else 1
-    return CubeKernel(kernel, dtype, out, (bm, bn, bk), depth, tuple(prologue), chunk, step, tuple(body), a, b, c, kk,
-                      dot.loc)
+    return CubeKernel(kernel, dtype, acc, out, (bm, bn, bk), depth, tuple(prologue), chunk, step, tuple(body), a, b, c,
+                      kk, dot.loc)
 
 
 def _loop(kernel: Kernel, s: _Scalars, loop: Instr, zeros: set[int]):
@@ -295,7 +382,7 @@ def _loop(kernel: Kernel, s: _Scalars, loop: Instr, zeros: set[int]):
     product of the loop over K."""
     lo, hi, step, *carried = loop.operands
     if len(carried) != 1 or carried[0].id not in zeros:
-        raise unsupported(loop.loc, "a loop over K that carries anything but one zero float32 accumulator")
+        raise unsupported(loop.loc, "a loop over K that carries anything but one zero accumulator")
     step_def = _defining(kernel, step)
     if step_def is None or step_def.op is not Op.CONST or step_def.attr("value") <= 0:
         raise unsupported(loop.loc, "a loop over K whose step is not a positive constant")
@@ -309,13 +396,13 @@ def _loop(kernel: Kernel, s: _Scalars, loop: Instr, zeros: set[int]):
               Located(f"for (int32_t {var_name} = kChunk; {var_name} < {last} && {var_name} - kChunk < DEPTH * {by}; "
                       f"{var_name} += {by}) {{", loop.loc, 2))
     body: list[Located] = []
-    loads: dict[int, Instr] = {}
+    loads: dict[int, tuple[Instr, bool]] = {}
     dot = None
     for instr in region.body:
         if instr.results and all(r.type.is_scalar for r in instr.results) and not instr.regions:
             body += s.define(instr, 3)
-        elif instr.op in (Op.STRIDED_LOAD, Op.BLOCK_LOAD):
-            loads[instr.result.id] = instr
+        elif _operand_load(instr, loads):
+            pass
         elif instr.op is Op.DOT and dot is None:
             dot = instr
         elif instr.op is Op.YIELD and dot is not None and [v.id for v in instr.operands] == [dot.result.id]:
@@ -333,10 +420,12 @@ def _ceil(x: int, n: int) -> int:
 
 
 def _buffer_bytes(dtype: dtypes.DType, bm: int, bn: int, bk: int) -> tuple[int, int, int]:
-    """The bytes of one A buffer (L1 or L0A), one B buffer (L1 or L0B) and the float32 L0C tile: whole
-    fractals (16 rows by 32 bytes in L1/L0A/L0B, 16 x 16 in L0C)."""
+    """The bytes of one A buffer (L1 or L0A), one B buffer (L1 or L0B) and the 4-byte L0C tile: whole
+    fractals (16 rows by 32 bytes in L1/L0A/L0B, 16 x 16 in L0C), M and N whole squares of int8 (32 x 32:
+    either axis of a block may run along the rows of L1, and a square fills two fractals of L0A/L0B)."""
     c0 = 32 // dtype.itemsize
-    return (_ceil(bm, 16) * _ceil(bk, c0) * dtype.itemsize, _ceil(bk, c0) * _ceil(bn, 16) * dtype.itemsize,
+    rows = max(16, c0)
+    return (_ceil(bm, rows) * _ceil(bk, c0) * dtype.itemsize, _ceil(bk, c0) * _ceil(bn, rows) * dtype.itemsize,
             _ceil(bm, 16) * _ceil(bn, 16) * 4)
 
 
@@ -366,19 +455,30 @@ def _check_buffers(loc: Loc, dtype: dtypes.DType, bm: int, bn: int, bk: int) -> 
 
 
 def check_launch(p: CubeKernel, fields: Mapping[str, int]) -> None:
-    """A located error where a launch's stride parameters break the assumptions of cube form ``p`` (rows
-    of every block contiguous, a row stride Nd2NzParams' 16-bit ``srcDValue`` holds)."""
+    """A located error where a launch's stride parameters break the assumptions of cube form ``p`` (each
+    block's rows or columns contiguous, as its copy takes them; a row pitch Nd2NzParams' 16-bit ``srcDValue``
+    holds)."""
     for name, block in (("a", p.a), ("b", p.b), ("c", p.c)):
-        if block.unit_param is not None and fields[field_name(block.unit_param)] != 1:
-            raise CompilationError(block.loc, f"the cube lowering copies the rows of `{name}` as contiguous, but "
-                                              f"`{block.unit_param}` is {fields[field_name(block.unit_param)]} at this "
-                                              "launch", hint="pass contiguous (row-major) matrices, or run this "
-                                                             "kernel on the interpreter")
-        if block.row_param is not None and not 0 <= fields[field_name(block.row_param)] <= ROW_STRIDE_MAX:
-            raise CompilationError(block.loc, f"the row stride `{block.row_param}` of `{name}` is "
-                                              f"{fields[field_name(block.row_param)]} at this launch; the cube's "
-                                              f"copies take row strides up to {ROW_STRIDE_MAX} elements "
-                                              "(Nd2NzParams.srcDValue is 16-bit)",
+        first, second = block.first.at(fields), block.second.at(fields)
+        pitch = block.second
+        if first != 1 and block.either and second == 1:
+            pitch = block.first
+        elif first != 1 and block.either:
+            raise CompilationError(block.loc, f"the cube lowering copies `{name}` with its rows or its columns "
+                                              f"contiguous, but `{block.first.param}` is {first} and "
+                                              f"`{block.second.param}` is {second} at this launch",
+                                   hint="pass row- or column-major matrices, or run this kernel on the interpreter")
+        elif first != 1:
+            contiguous = "rows" if block.first.axis == "column" else "columns"
+            raise CompilationError(block.loc, f"the cube lowering copies the {contiguous} of `{name}` as "
+                                              f"contiguous, but `{block.first.param}` is {first} at this launch",
+                                   hint=f"pass `{name}` with its {contiguous} contiguous, or run this kernel on the "
+                                        "interpreter")
+        value = pitch.at(fields)
+        if pitch.param is not None and not 0 <= value <= ROW_STRIDE_MAX:
+            raise CompilationError(block.loc, f"the {pitch.axis} stride `{pitch.param}` of `{name}` is {value} at "
+                                              f"this launch; the cube's copies take row pitches up to "
+                                              f"{ROW_STRIDE_MAX} elements (Nd2NzParams.srcDValue is 16-bit)",
                                    hint="run this kernel on the interpreter")
 
 
@@ -395,8 +495,10 @@ def render_class(p: CubeKernel, class_name: str, struct: str) -> Rendered:
     return render_located(
         "cube_class.cpp.j2", class_name=class_name, struct=struct, kernel_name=kernel.name,
         constexprs=", ".join(f"{n}={v}" for n, v in kernel.constexprs), where=where(kernel.loc), pointers=pointers,
-        T=p.dtype.cpp, out=p.out.cpp, quant=OUTPUTS[p.out], a_bytes=a_bytes, b_bytes=b_bytes, c_bytes=c_bytes,
-        a1_bytes=a1_bytes, b1_bytes=b1_bytes, depth=p.depth, prologue=p.prologue, chunk=p.chunk, step=p.step, body=p.body, a=p.a, b=p.b, c=p.c, k=p.k,
+        T=p.dtype.cpp, squares=p.dtype.itemsize == 1, acc=p.acc.cpp, out=p.out.cpp, quant=OUTPUTS[p.acc, p.out],
+        a_bytes=a_bytes, b_bytes=b_bytes, c_bytes=c_bytes,
+        a1_bytes=a1_bytes, b1_bytes=b1_bytes, a_fractals=a_bytes // 512, b_fractals=b_bytes // 512, block=p.block,
+        depth=p.depth, prologue=p.prologue, chunk=p.chunk, step=p.step, body=p.body, a=p.a, b=p.b, c=p.c, k=p.k,
         a_where=where(p.a.loc), b_where=where(p.b.loc), c_where=where(p.c.loc),
         a_gm=gm[p.a.pointer], b_gm=gm[p.b.pointer], c_gm=gm[p.c.pointer], dot_where=where(p.loc),
         mmad=Located(f"Mmad(c1, a2, b2, params);  // {where(p.loc)}", p.loc, 1))

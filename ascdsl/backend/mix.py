@@ -96,7 +96,8 @@ def is_mix(kernel: Kernel, platform: Platform) -> bool:
     for i in k.body.body:
         if i is prod or id(i) in cone or _scalar(i):
             continue
-        if i.op is Op.CAST and i.operands[0].id == prod.results[0].id and i.result.type.dtype in cube.OUTPUTS:
+        if (i.op is Op.CAST and i.operands[0].id == prod.results[0].id
+                and (prod.results[0].type.dtype, i.result.type.dtype) in cube.OUTPUTS):
             out.add(i.result.id)
         elif i.op in _STORES and i.operands[-1].id in out and not stored:
             stored = True
@@ -117,16 +118,18 @@ def _extents(load: Instr) -> tuple[Value, ...]:
     return load.operands[first:first + rank]
 
 
-def _operands(k: Kernel, prod: Instr) -> tuple[Instr, Instr, Instr, Block | None]:
-    """The ``tl.dot`` of ``prod``, the loads of its two operands and the loop body they are in (None: the
-    top level)."""
+def _operands(k: Kernel, prod: Instr) -> tuple[Instr, Value, Value, Block | None]:
+    """The ``tl.dot`` of ``prod``, the extents of its product's rows and columns (those of the loads of its
+    operands, ``tl.trans`` undone) and the loop body they are in (None: the top level)."""
     region = prod.regions[0] if prod.op is Op.FOR else None
     scope = region.body if region is not None else k.body.body
     dot = prod if region is None else next((i for i in region.body if i.op is Op.DOT), None)
     if dot is None:
         raise cube.unsupported(prod.loc, "a `tl.dot` inside a nested region of the loop over K")
     defs = {r.id: i for i in scope for r in i.results}
-    a, b = (defs.get(v.id) for v in dot.operands[:2])
+    operands = [defs.get(v.id) for v in dot.operands[:2]]
+    transposed = [x is not None and x.op is Op.PERMUTE for x in operands]
+    a, b = (defs.get(x.operands[0].id) if t else x for x, t in zip(operands, transposed))
     for x in (a, b):
         if x is not None and x.op not in (Op.BLOCK_LOAD, Op.STRIDED_LOAD):
             raise cube.unsupported(x.loc, f"an operand of `tl.dot` computed by `{x.op.value}` (the cube core "
@@ -135,7 +138,7 @@ def _operands(k: Kernel, prod: Instr) -> tuple[Instr, Instr, Instr, Block | None
         if x is None or len(x.attr("shape")) != 2:
             raise cube.unsupported(dot.loc, "operands of `tl.dot` that are not two 2-D blocks loaded from GM (in "
                                             "the loop over K)")
-    return dot, a, b, region
+    return dot, _extents(a)[1 if transposed[0] else 0], _extents(b)[0 if transposed[1] else 1], region
 
 
 def _hoisted(values: tuple[Value, ...], region: Block | None, fresh: Fresh, loc) -> tuple[list[Instr], list[Value]]:
@@ -192,12 +195,15 @@ def split(kernel: Kernel, platform: Platform) -> Split:
         raise cube.unsupported(later.loc, "a second `tl.dot` (one product per kernel)")
     if len(prod.results) != 1:
         raise cube.unsupported(prod.loc, "a loop over K that carries anything but one zero float32 accumulator")
-    dot, a, b, region = _operands(k, prod)
-    (bm, _), (_, bn) = a.attr("shape"), b.attr("shape")
+    dot, rows, cols, region = _operands(k, prod)
+    if dot.result.type.dtype != dtypes.float32:
+        raise cube.unsupported(dot.loc, f"vector work on an {dot.result.type.dtype} product (the workspace between "
+                                        "the cube and vector cores holds float32)")
+    bm, bn = dot.result.type.shape
     result = prod.results[0]
     fresh = Fresh(k)
     workspace = fresh.value(Type(dtypes.PointerType(dtypes.float32)))
-    hoisted, (rows, cols) = _hoisted((_extents(a)[0], _extents(b)[1]), region, fresh, dot.loc)
+    hoisted, (rows, cols) = _hoisted((rows, cols), region, fresh, dot.loc)
     address, linear, offset = _tile_address(fresh, bm * bn, dot.loc)
     stride = fresh.instr(address, Op.CONST, Type(dtypes.int32), (), (("value", bn),), dot.loc)
     zero = fresh.instr(address, Op.CONST, Type(dtypes.float32), (), (("value", 0.0),), dot.loc)

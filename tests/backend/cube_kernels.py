@@ -275,3 +275,100 @@ def matmul_reversed_k(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK: tl.constexpr):
         w = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=cols[None, :] < N)
         acc = tl.dot(x, w, acc)
     tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def matmul_trans_b(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bn, stride_bk,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """C = A @ B^T with B given as N x K blocks (attention's ``q @ k^T``), transposed by ``tl.trans``."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        ks = k0 + tl.arange(0, BLOCK_K)
+        x = tl.load(a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak,
+                    mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
+        w = tl.load(b_ptr + cols[:, None] * stride_bn + ks[None, :] * stride_bk,
+                    mask=(cols[:, None] < N) & (ks[None, :] < K), other=0.0)
+        acc = tl.dot(x, tl.trans(w), acc)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc.to(c_ptr.dtype.element_ty),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def matmul_column_major_a(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK: tl.constexpr):
+    """A column-major by literal strides (element (m, k) at ``m + k * M``), the whole of K in one product."""
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.arange(0, BLOCK)
+    ks = tl.arange(0, BLOCK)
+    x = tl.load(a_ptr + rows[:, None] + ks[None, :] * M, mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
+    w = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=(ks[:, None] < K) & (cols[None, :] < N), other=0.0)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], tl.dot(x, w), mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def attention_scores(q_ptr, k_ptr, p_ptr, M, N, D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """softmax(Q @ K^T / 8) along each row, K stored N x D as attention keeps it: ``tl.dot(q, tl.trans(k))``."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    ds = tl.arange(0, D)
+    q = tl.load(q_ptr + rows[:, None] * D + ds[None, :], mask=rows[:, None] < M, other=0.0)
+    k = tl.load(k_ptr + cols[:, None] * D + ds[None, :], mask=cols[:, None] < N, other=0.0)
+    s = tl.dot(q, tl.trans(k)) * 0.125
+    s = tl.where(cols[None, :] < N, s, float("-inf"))
+    e = tl.exp(s - tl.max(s, 1)[:, None])
+    p = e / tl.sum(e, 1)[:, None]
+    tl.store(p_ptr + rows[:, None] * N + cols[None, :], p.to(tl.float16),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def matmul_int8(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """int8 A @ B accumulated exactly in int32 (``out_dtype``), stored as int32, on a 2-D grid."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32)
+    for k0 in range(0, K, BLOCK_K):
+        ks = k0 + tl.arange(0, BLOCK_K)
+        x = tl.load(a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak,
+                    mask=(rows[:, None] < M) & (ks[None, :] < K), other=0)
+        w = tl.load(b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn,
+                    mask=(ks[:, None] < K) & (cols[None, :] < N), other=0)
+        acc = tl.dot(x, w, acc, out_dtype=tl.int32)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def matmul_fixed_n(a_ptr, b_ptr, c_ptr, M, N: tl.constexpr, K: tl.constexpr, BLOCK: tl.constexpr):
+    """B's row stride a constexpr (a literal in tile IR); the whole of K in one product."""
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.arange(0, N)
+    ks = tl.arange(0, K)
+    x = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=rows[:, None] < M, other=0.0)
+    w = tl.load(b_ptr + ks[:, None] * N + cols[None, :])
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], tl.dot(x, w), mask=rows[:, None] < M)
+
+
+@ascdsl.jit
+def int8_dequantised(a_ptr, b_ptr, c_ptr, M, N, K: tl.constexpr, BLOCK: tl.constexpr):
+    """An int8 product scaled to float32 on the vector cores: a MIX kernel of an int32 product."""
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.arange(0, BLOCK)
+    ks = tl.arange(0, K)
+    x = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=rows[:, None] < M, other=0)
+    w = tl.load(b_ptr + cols[:, None] * K + ks[None, :], mask=cols[:, None] < N, other=0)
+    y = tl.dot(x, tl.trans(w)).to(tl.float32) * 0.5
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], y, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def matmul_trans_a(at_ptr, b_ptr, c_ptr, M, N, K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """C = A @ B with A given as its K x M transpose: ``tl.dot(tl.trans(xt), w)``, the whole of K in one product."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    ks = tl.arange(0, K)
+    xt = tl.load(at_ptr + ks[:, None] * M + rows[None, :], mask=rows[None, :] < M, other=0)
+    w = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=cols[None, :] < N, other=0)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], tl.dot(tl.trans(xt), w),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))

@@ -9,7 +9,7 @@ import ascdsl
 from ascdsl import dtypes, sim
 from ascdsl.testing import assert_close
 from tests.backend import cube_kernels as ck
-from tests.backend.helpers import CANN, assert_type_checks, both, data, each
+from tests.backend.helpers import CANN, RNG, assert_type_checks, both, data, each
 
 SHAPES = [(40, 50, 70, 32, 32, 32), (100, 33, 129, 64, 32, 64), (16, 16, 16, 16, 16, 16)]
 """M, N, K and BLOCK_M, BLOCK_N, BLOCK_K: tails in every dimension (the K tail of 6 or 1 part-fills a fractal),
@@ -135,15 +135,161 @@ def test_a_product_of_a_computed_operand_is_a_located_error():
     assert "a second `tl.dot` (one product per kernel)" in message and "z = tl.dot(y, w)" in message, message
 
 
-def test_a_transposed_operand_is_a_located_error_at_launch():
-    grid, args, meta = _tutorial(dtypes.float16, 32, 32, 32, 32, 32, 32)
-    a = np.asfortranarray(args[0])
-    args = (a, *args[1:6], 1, 32, *args[8:])  # stride_am = 1, stride_ak = 32: A column-major
+@pytest.mark.parametrize("dtype", [dtypes.float16, dtypes.bfloat16], ids=str)
+def test_column_major_operands_by_stride_parameters_match_the_interpreter(dtype):
+    """A and B column-major (``stride_am = 1``, ``stride_bk = 1``), each alone and both: the kernel copies each as
+    it lies in GM and LoadData transposes its fractals, chosen at run time by the strides."""
+    def check(m, n, k, bm, bn, bk, a_cols, b_cols):
+        grid, args, meta = _tutorial(dtype, m, n, k, bm, bn, bk)
+        a, b = args[0], args[1]
+        a_gm, a_strides = (np.ascontiguousarray(a.T), (1, m)) if a_cols else (a, (k, 1))
+        b_gm, b_strides = (np.ascontiguousarray(b.T), (1, k)) if b_cols else (b, (n, 1))
+        args = (a_gm, b_gm, *args[2:6], *a_strides, *b_strides, *args[10:])
+        want, got = both(ck.matmul[grid], *args, **meta)
+        assert_close(want[2], (a.astype(np.float64) @ b.astype(np.float64)).astype(dtype.np), dtype)
+        assert_close(got[2], want[2], dtype, err_msg=f"{m}x{n}x{k} a_cols={a_cols} b_cols={b_cols}")
+    each(check, [(*SHAPES[0], True, False), (*SHAPES[1], False, True), (*SHAPES[0], True, True),
+                 (*SHAPES[2], True, True)])
+
+
+@pytest.mark.parametrize("dtype", [dtypes.float16, dtypes.bfloat16], ids=str)
+def test_a_transposed_operand_matches_the_interpreter(dtype):
+    """``tl.dot(x, tl.trans(w))`` (attention's ``q @ k^T``): w is loaded N x K, row-major."""
+    def check(m, n, k, bm, bn, bk):
+        a, b = data((m, k), dtype), data((n, k), dtype)
+        grid = (ascdsl.cdiv(m, bm), ascdsl.cdiv(n, bn))
+        want, got = both(ck.matmul_trans_b[grid], a, b, np.zeros((m, n), dtype.np), m, n, k, k, 1, k, 1,
+                         BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk)
+        assert_close(want[2], (a.astype(np.float64) @ b.astype(np.float64).T).astype(dtype.np), dtype)
+        assert_close(got[2], want[2], dtype, err_msg=f"{m}x{n}x{k}")
+    each(check, SHAPES[:2])
+
+
+def test_attention_scores_of_keys_stored_n_by_d_run_as_a_mix_kernel():
+    """``tl.dot(q, tl.trans(k))`` then a row softmax on the vector cores (a MIX kernel)."""
+    m, n, d = 50, 40, 32
+    q, k = data((m, d), dtypes.float16), data((n, d), dtypes.float16)
+    want, got = both(ck.attention_scores[(ascdsl.cdiv(m, 16),)], q, k, np.zeros((m, n), np.float16), m, n, D=d,
+                     BLOCK_M=16, BLOCK_N=64)
+    s = q.astype(np.float64) @ k.astype(np.float64).T * 0.125
+    e = np.exp(s - s.max(1, keepdims=True))
+    assert_close(want[2], (e / e.sum(1, keepdims=True)).astype(np.float16), dtypes.float16)
+    assert_close(got[2], want[2], dtypes.float16)
+
+
+def test_a_transposed_left_operand_matches_the_interpreter():
+    """``tl.trans`` of A loaded K x M with M contiguous (both operands run K along the rows of L1): fp16 by
+    LoadData's fractal transpose, int8 (exact) by LoadDataWithTranspose's squares."""
+    m, n, k = 40, 50, 64
+    x, w = data((m, k), dtypes.float16), data((k, n), dtypes.float16)
+    grid = (ascdsl.cdiv(m, 32), ascdsl.cdiv(n, 32))
+    want, got = both(ck.matmul_trans_a[grid], np.ascontiguousarray(x.T), w, np.zeros((m, n), np.float32), m, n, K=k,
+                     BLOCK_M=32, BLOCK_N=32)
+    scale = np.abs(x).astype(np.float32) @ np.abs(w).astype(np.float32)
+    assert_close(want[2], x.astype(np.float64) @ w.astype(np.float64), dtypes.float32, scale=scale)
+    assert_close(got[2], want[2], dtypes.float32, scale=scale)
+    a, b, _ = _int8(m, n, k)
+    want, got = both(ck.matmul_trans_a[grid], np.ascontiguousarray(a.T), b, np.zeros((m, n), np.int32), m, n, K=k,
+                     BLOCK_M=32, BLOCK_N=32)
+    np.testing.assert_array_equal(want[2], a.astype(np.int32) @ b.astype(np.int32))
+    np.testing.assert_array_equal(got[2], want[2])
+
+
+def test_a_column_major_operand_by_literal_strides_matches_the_interpreter():
+    m, n, k = 40, 20, 24
+    a, b = data((m, k), dtypes.float16), data((k, n), dtypes.float16)
+    want, got = both(ck.matmul_column_major_a[(ascdsl.cdiv(m, 32),)], np.ascontiguousarray(a.T), b,
+                     np.zeros((m, n), np.float32), m, n, k, BLOCK=32)
+    scale = np.abs(a).astype(np.float32) @ np.abs(b).astype(np.float32)
+    assert_close(want[2], a.astype(np.float64) @ b.astype(np.float64), dtypes.float32, scale=scale)
+    assert_close(got[2], want[2], dtypes.float32, scale=scale)
+
+
+def _int8(m, n, k):
+    """int8 A (m x k) and B (k x n) over their whole range, B given as its N x K transpose."""
+    a = RNG.integers(-128, 128, (m, k), dtype=np.int8)
+    b = RNG.integers(-128, 128, (k, n), dtype=np.int8)
+    return a, b, np.ascontiguousarray(b.T)
+
+
+def test_int8_operands_accumulate_exactly_in_int32():
+    """int8 fractals are 16 x 32 (the K tails of 4 and 1 part-fill one). K contiguous (A row-major, B column-major)
+    L0A/L0B take the fractals as they are; B row-major (the tutorial's) or A column-major run K along the rows of
+    L1, and LoadDataWithTranspose transposes their 32 x 32 squares (N and M tails of odd fractals included)."""
+    def check(m, n, k, bm, bn, bk, a_cols, b_cols):
+        a, b, bt = _int8(m, n, k)
+        a_gm, a_strides = (np.ascontiguousarray(a.T), (1, m)) if a_cols else (a, (k, 1))
+        b_gm, b_strides = (bt, (1, k)) if b_cols else (b, (n, 1))
+        grid = (ascdsl.cdiv(m, bm), ascdsl.cdiv(n, bn))
+        want, got = both(ck.matmul_int8[grid], a_gm, b_gm, np.zeros((m, n), np.int32), m, n, k, *a_strides,
+                         *b_strides, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk)
+        np.testing.assert_array_equal(want[2], a.astype(np.int32) @ b.astype(np.int32))
+        np.testing.assert_array_equal(got[2], want[2], err_msg=f"{m}x{n}x{k} a_cols={a_cols} b_cols={b_cols}")
+    each(check, [(20, 33, 100, 16, 32, 64, False, True), (40, 50, 129, 32, 32, 32, False, False),
+                 (40, 50, 129, 48, 48, 32, True, False), (20, 33, 100, 16, 64, 64, True, True)])
+
+
+def test_a_float32_operand_with_k_strided_is_a_located_error():
+    """float32 fractals (16 x 8) are not transposed on the way to L0A/L0B, so B must run K contiguous (as an N x K
+    block): a literal stride is refused at compile time, a stride parameter at launch."""
+    m, n, k = 32, 32, 64
+    a, b = data((m, k), dtypes.float32), data((k, n), dtypes.float32)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        ck.matmul_fixed_n[(1,)](a, b, np.zeros((m, n), np.float32), m, N=n, K=k, BLOCK=32, backend="sim")
+    message = str(info.value)
+    assert "a float32 operand block whose K is strided" in message and "w = tl.load(b_ptr" in message, message
+    grid, args, meta = _tutorial(dtypes.float32, m, n, k, 32, 32, 32)
     with pytest.raises(ascdsl.CompilationError) as info:
         ck.matmul[grid](*args, backend="sim", **meta)
     message = str(info.value)
-    assert "copies the rows of `a` as contiguous, but `stride_ak` is 32" in message, message
-    assert "a = tl.load(a_ptr" in message
+    assert "copies the columns of `b` as contiguous, but `stride_bk` is 32 at this launch" in message, message
+    assert "b = tl.load(b_ptr" in message
+
+
+def test_vector_work_on_an_int32_product_is_a_located_error():
+    a, _, bt = _int8(16, 16, 32)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        ck.int8_dequantised[(1,)](a, bt, np.zeros((16, 16), np.float32), 16, 16, K=32, BLOCK=16, backend="sim")
+    message = str(info.value)
+    assert "vector work on an int32 product (the workspace" in message and "y = tl.dot(x, tl.trans(w))" in message
+
+
+def test_float32_operands_with_k_contiguous_match_the_interpreter():
+    """The A2 cube multiplies float32 (16 x 8 fractals, a quarter of half's rate): A row-major, B column-major."""
+    m, n, k = 40, 50, 70
+    a, b = data((m, k), dtypes.float32), data((k, n), dtypes.float32)
+    grid = (ascdsl.cdiv(m, 32) * ascdsl.cdiv(n, 32),)
+    args = (a, np.ascontiguousarray(b.T), np.zeros((m, n), np.float32), m, n, k, k, 1, 1, k, n, 1)
+    want, got = both(ck.matmul[grid], *args, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
+    scale = np.abs(a) @ np.abs(b)
+    assert_close(want[2], a.astype(np.float64) @ b.astype(np.float64), dtypes.float32, scale=scale)
+    assert_close(got[2], want[2], dtypes.float32, scale=scale)
+
+
+def test_a_loop_over_k_without_an_iteration_stores_zeros():
+    """K = 0: no Mmad accumulates, so L0C (poisoned by the simulator) becomes 0 by a product of zeroed L0A/L0B
+    (InitConstValue) instead of being stored as it is; int8 too (zeroed as 16-bit words)."""
+    m, n = 40, 50
+    grid, args, meta = _tutorial(dtypes.float16, m, n, 0, 32, 32, 32)
+    c = np.full((m, n), np.nan, np.float16)
+    want, got = both(ck.matmul[grid], *args[:2], c, *args[3:], **meta)
+    np.testing.assert_array_equal(want[2], np.zeros((m, n), np.float16))
+    np.testing.assert_array_equal(got[2].view(np.uint16), want[2].view(np.uint16))  # +0.0, no NaN
+    a, _, bt = _int8(m, n, 0)
+    want, got = both(ck.matmul_int8[(2, 2)], a, bt, np.full((m, n), 7, np.int32), m, n, 0, 0, 1, 1, 0,
+                     BLOCK_M=32, BLOCK_N=32, BLOCK_K=64)
+    np.testing.assert_array_equal(want[2], np.zeros((m, n), np.int32))
+    np.testing.assert_array_equal(got[2], want[2])
+
+
+def test_an_operand_neither_row_nor_column_contiguous_is_a_located_error_at_launch():
+    grid, args, meta = _tutorial(dtypes.float16, 32, 32, 32, 32, 32, 32)
+    a = np.zeros((32, 64), np.float16)  # every other column of it: stride_am = 64, stride_ak = 2
+    with pytest.raises(ascdsl.CompilationError) as info:
+        ck.matmul[grid](a, *args[1:6], 64, 2, *args[8:], backend="sim", **meta)
+    message = str(info.value)
+    assert "copies `a` with its rows or its columns contiguous, but `stride_ak` is 2 and `stride_am` is 64" in message
+    assert "a = tl.load(a_ptr" in message, message
 
 
 def test_a_row_stride_past_16_bits_is_a_located_error_at_launch():
@@ -163,6 +309,17 @@ def test_generated_cube_kernels_type_check_against_cann(tmp_path):
     kernels.append(ck.matmul_grid2.specialize(np.zeros((m, k), np.float16), np.zeros((k, n), np.float16),
                                               np.zeros((m, n), np.float32), m, n, k, BLOCK_M=32, BLOCK_N=32,
                                               BLOCK_K=64).kernels[0])
+    a, b = np.zeros((m, k), np.float16), np.zeros((n, k), np.float16)
+    kernels.append(ck.matmul_trans_b.specialize(a, b, np.zeros((m, n), np.float16), m, n, k, k, 1, k, 1, BLOCK_M=32,
+                                                BLOCK_N=32, BLOCK_K=32).kernels[0])
+    kernels.append(ck.matmul_column_major_a.specialize(a, b, np.zeros((m, n), np.float32), m, n, k,
+                                                       BLOCK=32).kernels[0])
+    x, w = np.zeros((m, k), np.int8), np.zeros((k, n), np.int8)
+    kernels.append(ck.matmul_int8.specialize(x, w, np.zeros((m, n), np.int32), m, n, k, k, 1, n, 1, BLOCK_M=32,
+                                             BLOCK_N=32, BLOCK_K=64).kernels[0])
+    x, w = np.zeros((m, k), np.float32), np.zeros((n, k), np.float32)
+    kernels.append(ck.matmul.specialize(x, w, np.zeros((m, n), np.float32), m, n, k, k, 1, 1, k, n, 1, BLOCK_M=32,
+                                        BLOCK_N=32, BLOCK_K=32).kernels[0])
     assert_type_checks("cube_matmul", kernels, tmp_path)
 
 

@@ -54,6 +54,14 @@ def test_int8_accumulates_exactly_in_int32():
     np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))
 
 
+def test_int8_b_row_major_transposes_squares_of_two_fractals():
+    m, n, k = 20, 48, 100  # three 16-column fractals of N: the second square's upper half is past n
+    a = RNG.integers(-128, 128, (m, k), dtype=np.int8)
+    b = RNG.integers(-128, 128, (k, n), dtype=np.int8)
+    c = _matmul("matmul_int8", a, b, m, n, k, (32, 64, 64), np.int32)
+    np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))
+
+
 def test_fixpipe_rounds_to_nearest_even():
     # 1 + 2^-11 is halfway between two halves: the product of 1 and that float32 sum must round to even (1.0)
     a = np.zeros((16, 16), np.float16)
@@ -63,6 +71,12 @@ def test_fixpipe_rounds_to_nearest_even():
     b[0, 1], b[1, 1] = 1.0, np.float16(3 * 2.0 ** -11)  # c[0,1] = 1 + 3 * 2^-11: a tie, rounds up to 1 + 2^-9
     c = _matmul("matmul_half", a, b, 16, 16, 16, (16, 16, 16), np.float16, blocks=1)
     assert c[0, 0] == np.float16(1.0) and c[0, 1] == np.float16(1.0 + 2.0 ** -9)
+
+
+def test_init_const_value_fills_runs_of_blocks_dst_gap_apart():
+    c = np.zeros((16, 16), np.float16)
+    sim.run_kernel(SRC, "init_const_value", [c], 1)
+    np.testing.assert_array_equal(c, np.full((16, 16), 32, np.float16))
 
 
 def test_l0a_capacity_and_fixpipe_conversion_are_checked():

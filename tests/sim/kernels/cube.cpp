@@ -9,7 +9,8 @@ template <> struct CubeOut<int8_t> { using type = int32_t; };
 __aicore__ inline uint32_t CeilTo(uint32_t x, uint32_t n) { return (x + n - 1) / n * n; }
 
 // bTransposed: B arrives as its transpose (N x K row-major), so its Nz fractals are L0B's as they are;
-// otherwise B's 16 x 16 fractals are transposed on the way from L1 to L0B (16-bit types only).
+// otherwise B's 16 x 16 fractals are transposed on the way from L1 to L0B (16-bit types), or its 32 x 32 squares
+// of two 16 x 32 fractals (int8, LoadDataWithTranspose: K rows in L1 a whole number of squares).
 template <typename T, bool bTransposed>
 class TiledMatmul {
 public:
@@ -62,7 +63,7 @@ private:
         if constexpr (bTransposed) {
             DataCopy(b1, bGm[uint64_t(n0) * K + k0], Nd2NzParams(1, nt, kt, 0, K, CeilTo(nt, 16), 1, 0));
         } else {
-            DataCopy(b1, bGm[uint64_t(k0) * N + n0], Nd2NzParams(1, kt, nt, 0, N, CeilTo(kt, 16), 1, 0));
+            DataCopy(b1, bGm[uint64_t(k0) * N + n0], Nd2NzParams(1, kt, nt, 0, N, CeilTo(kt, C0), 1, 0));
         }
         inQueueB1.EnQue(b1);
     }
@@ -89,6 +90,12 @@ private:
             // B^T's Nz fractals (16 columns of B x C0 of K), column-major over K: already L0B's order
             for (uint32_t j = 0; j < k1; j++) {
                 LoadData(b2[j * n1 * FRACTAL], b1, LoadData2DParams(j * n1, n1, 1, 0, 0, false, 0));
+            }
+        } else if constexpr (sizeof(T) == 1) {
+            // square (j, c) of K x N at c * k1 + j: its transpose is L0B's fractals (j, 2c) and (j, 2c + 1)
+            for (uint32_t j = 0; j < k1; j++) {
+                LoadDataWithTranspose(b2[j * n1 * FRACTAL], b1[j * 2 * FRACTAL],
+                                      LoadData2dTransposeParams(0, (n1 + 1) / 2, k1, 1, 0));
             }
         } else {
             for (uint32_t j = 0; j < k1; j++) {
@@ -168,6 +175,15 @@ extern "C" __global__ __aicore__ void matmul_half_bt(GM_ADDR a, GM_ADDR b, GM_AD
     op.Process();
 }
 
+extern "C" __global__ __aicore__ void matmul_int8(GM_ADDR a, GM_ADDR b, GM_ADDR c, uint32_t m, uint32_t n, uint32_t k,
+                                             uint32_t baseM, uint32_t baseN, uint32_t baseK)
+{
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
+    TiledMatmul<int8_t, false> op;
+    op.Init(a, b, c, m, n, k, baseM, baseN, baseK);
+    op.Process();
+}
+
 extern "C" __global__ __aicore__ void matmul_int8_bt(GM_ADDR a, GM_ADDR b, GM_ADDR c, uint32_t m, uint32_t n, uint32_t k,
                                              uint32_t baseM, uint32_t baseN, uint32_t baseK)
 {
@@ -201,5 +217,33 @@ extern "C" __global__ __aicore__ void fixpipe_without_quant(GM_ADDR c)
     params.srcStride = 16;
     params.dstStride = 16;
     Fixpipe(cGm, c1, params);
+    outQueueCO1.FreeTensor(c1);
+}
+
+// InitConstValue: L0A zeroed (4 fractals of K), then 1 in fractals 0 and 2 (2 runs of 1 block, 1 block apart); L0B
+// 1 throughout: every element of C = A * B (16 x 16, k = 64) counts the 32 ones of its row of A.
+extern "C" __global__ __aicore__ void init_const_value(GM_ADDR c)
+{
+    GlobalTensor<half> cGm;
+    cGm.SetGlobalBuffer((__gm__ half*)c);
+    TPipe pipe;
+    TQue<TPosition::A2, 1> inQueueA2;
+    TQue<TPosition::B2, 1> inQueueB2;
+    TQue<TPosition::CO1, 1> outQueueCO1;
+    pipe.InitBuffer(inQueueA2, 1, 4 * 512);
+    pipe.InitBuffer(inQueueB2, 1, 4 * 512);
+    pipe.InitBuffer(outQueueCO1, 1, 16 * 16 * sizeof(float));
+    LocalTensor<half> a2 = inQueueA2.AllocTensor<half>();
+    InitConstValue(a2, InitConstValueParams<half>(1, 4, 0, half(0)));
+    InitConstValue(a2, InitConstValueParams<half>(2, 1, 1, half(1)));
+    LocalTensor<half> b2 = inQueueB2.AllocTensor<half>();
+    InitConstValue(b2.ReinterpretCast<uint16_t>(), InitConstValueParams<uint16_t>(4, 1, 0, 0x3C00));  // half 1.0
+    LocalTensor<float> c1 = outQueueCO1.AllocTensor<float>();
+    Mmad(c1, a2, b2, MmadParams(16, 16, 64, 0, false, true));
+    FixpipeParamsV220 params(16, 16, 16, 16, false);
+    params.quantPre = QuantMode_t::F322F16;
+    Fixpipe<half, float, CFG_ROW_MAJOR>(cGm, c1, params);
+    inQueueA2.FreeTensor(a2);
+    inQueueB2.FreeTensor(b2);
     outQueueCO1.FreeTensor(c1);
 }

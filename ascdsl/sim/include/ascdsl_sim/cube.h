@@ -11,6 +11,8 @@
 // * L0C (C, m x n, float or int32): 16 x 16 fractals column-major over (n / 16, m / 16) (NZ), each row-major.
 // Mmad reads only the m x n x k it is given; everything else of a fractal may hold anything.
 //
+// LoadDataWithTranspose moves 32 x 32 squares of 8-bit elements transposed from L1 to L0A/L0B.
+// InitConstValue fills A1/A2/B1/B2 with a value (blocks of 32 bytes in L1, 512 in L0A/L0B).
 // Cost model: DataCopy GM -> L1 runs on MTE2 and Fixpipe on the GM link as MTE3 (as copies do), LoadData on
 // MTE1 at the L1 -> L0A/L0B rates, Mmad on M at cube_macs_per_cycle (ascdsl/sim/cost.py); the hazard checker
 // does not follow the cube pipes: these calls are ordered by their queues.
@@ -60,6 +62,24 @@ struct LoadData2DParams {
 };
 using LoadData2dParams = LoadData2DParams;
 
+struct LoadData2dTransposeParams {
+    LoadData2dTransposeParams() {}
+    LoadData2dTransposeParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn, const uint16_t srcStrideIn,
+                              const uint16_t dstGapIn, const uint16_t dstfracGapIn, const uint8_t addrModeIn)
+        : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), dstGap(dstGapIn),
+          dstFracGap(dstfracGapIn), addrMode(addrModeIn) {}
+    LoadData2dTransposeParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn, const uint16_t srcStrideIn,
+                              const uint16_t dstGapIn, const uint16_t dstfracGapIn)
+        : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), dstGap(dstGapIn),
+          dstFracGap(dstfracGapIn) {}
+    uint16_t startIndex = 0;
+    uint8_t repeatTimes = 0;
+    uint16_t srcStride = 0;
+    uint16_t dstGap = 0;
+    uint16_t dstFracGap = 0;
+    uint8_t addrMode = 0;
+};
+
 struct MmadParams {
     MmadParams() {}
     MmadParams(const uint16_t mIn, const uint16_t nIn, const uint16_t kIn, const bool isBiasIn, const int32_t fmOffsetIn,
@@ -81,6 +101,20 @@ struct MmadParams {
     bool kDirectionAlign = false;
     bool cmatrixSource = false;
     bool cmatrixInitVal = true;  // 1: C starts at 0; 0: the product accumulates onto C in L0C
+};
+
+template <typename U>
+struct InitConstValueParams {
+    InitConstValueParams() {}
+    InitConstValueParams(const uint16_t repeatTimesIn, const uint16_t blockNumIn, const uint16_t dstGapIn,
+                         const U initValueIn)
+        : repeatTimes(repeatTimesIn), blockNum(blockNumIn), dstGap(dstGapIn), initValue(initValueIn) {}
+    InitConstValueParams(const uint16_t repeatTimesIn, const U initValueIn)
+        : repeatTimes(repeatTimesIn), initValue(initValueIn) {}
+    uint16_t repeatTimes = 0;
+    uint16_t blockNum = 0;
+    uint16_t dstGap = 0;
+    U initValue = 0;
 };
 
 enum class CO2Layout : uint8_t { NZ = 0, ROW_MAJOR, COLUMN_MAJOR };
@@ -170,15 +204,16 @@ void nd2nz(const AscendC::LocalTensor<T>& dst, const T* gm, const AscendC::Nd2Nz
 }
 
 // L1 -> L0A/L0B: repeatTimes fractals of 512 bytes, the r-th read at fractal startIndex + r * srcStride
-// and written at fractal r * (1 + dstGap); ifTranspose transposes each (16 x 16, 16-bit) fractal.
+// and written at fractal r * (1 + dstGap); ifTranspose transposes each (16 x 16, 16-bit) fractal, into L0A or L0B.
 template <class T>
 void load_2d(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, const AscendC::LoadData2DParams& p) {
     const char* api = "LoadData";
     require_position(api, src, "src", {TPosition::A1, TPosition::B1}, "an A1/B1 (L1) source");
     require_position(api, dst, "dst", {TPosition::A2, TPosition::B2}, "an A2 (L0A) or B2 (L0B) destination");
     require(p.repeatTimes >= 1, api, "LoadData2DParams repeatTimes must be at least 1");
-    require(!p.ifTranspose || (sizeof(T) == 2 && dst.position() == TPosition::B2), api,
-            "ifTranspose transposes 16 x 16 fractals of 16-bit elements into B2 (L0B) only");
+    // CANN 8.1 dav_c220 passes ifTranspose to load_cbuf_to_ca and load_cbuf_to_cb both; a fractal is square
+    // only for 16-bit elements (8- and 32-bit ones transpose by LoadDataWithTranspose)
+    require(!p.ifTranspose || sizeof(T) == 2, api, "ifTranspose transposes 16 x 16 fractals of 16-bit elements only");
     const uint32_t per = kFractalBytes / sizeof(T), c0 = kC0<T>;
     const double start = dispatch();
     for (uint32_t r = 0; r < p.repeatTimes; ++r) {
@@ -192,6 +227,55 @@ void load_2d(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& 
     const CostParams& k = timeline().params;
     const double rate = dst.position() == TPosition::A2 ? k.l1_to_l0a_bytes_per_cycle : k.l1_to_l0b_bytes_per_cycle;
     occupy(Pipe::MTE1, start, double(p.repeatTimes) * kFractalBytes / rate, api);
+}
+
+// L1 -> L0A/L0B transposing 8-bit squares: the r-th repeat reads the 32 x 32 square (two consecutive 16 x 32
+// fractals) at square startIndex + r * srcStride and writes its transpose as two 16 x 32 fractals, the first at
+// fractal r * (1 + dstGap), the second 1 + dstFracGap fractals after it (the layout of the API reference's
+// LoadDataWithTranspose; 16- and 32-bit squares are not simulated).
+template <class T>
+void load_2d_transpose(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
+                       const AscendC::LoadData2dTransposeParams& p) {
+    const char* api = "LoadDataWithTranspose";
+    static_assert(sizeof(T) == 1, "LoadDataWithTranspose: only 8-bit squares are simulated");
+    require_position(api, src, "src", {TPosition::A1, TPosition::B1}, "an A1/B1 (L1) source");
+    require_position(api, dst, "dst", {TPosition::A2, TPosition::B2}, "an A2 (L0A) or B2 (L0B) destination");
+    require(p.repeatTimes >= 1, api, "LoadData2dTransposeParams repeatTimes must be at least 1");
+    const uint64_t per = kFractalBytes;  // elements of one fractal
+    const double start = dispatch();
+    for (uint64_t r = 0; r < p.repeatTimes; ++r) {
+        const uint64_t s = (uint64_t(p.startIndex) + r * p.srcStride) * 2 * per;
+        const uint64_t d[2] = {r * (1 + p.dstGap) * per, (r * (1 + p.dstGap) + 1 + p.dstFracGap) * per};
+        at(api, src, s + 2 * per - 1, "src"), at(api, dst, d[0] + per - 1, "dst"), at(api, dst, d[1] + per - 1, "dst");
+        for (uint64_t i = 0; i < 32; ++i)  // row i of the transpose is column i of the square
+            for (uint64_t j = 0; j < 32; ++j)
+                dst.ptr()[d[i / 16] + (i % 16) * 32 + j] = src.ptr()[s + j * 32 + i];
+    }
+    const CostParams& k = timeline().params;
+    const double rate = dst.position() == TPosition::A2 ? k.l1_to_l0a_bytes_per_cycle : k.l1_to_l0b_bytes_per_cycle;
+    occupy(Pipe::MTE1, start, double(p.repeatTimes) * 2 * kFractalBytes / rate, api);
+}
+
+// A1/A2/B1/B2 := initValue: repeatTimes runs of blockNum blocks (32 bytes in L1, 512 in L0A/L0B), dstGap blocks
+// apart; timed as MTE1 moves into L0A/L0B (writes to L1 at the L0A rate: no public figure).
+template <class T, class U>
+void init_const(const AscendC::LocalTensor<T>& dst, const AscendC::InitConstValueParams<U>& p) {
+    const char* api = "InitConstValue";
+    static_assert(is_one_of_v<T, half, bfloat16_t, int16_t, uint16_t, float, int32_t, uint32_t>,
+                  "InitConstValue (A2) takes half, bfloat16_t, int16_t, uint16_t, float, int32_t or uint32_t");
+    require_position(api, dst, "dst", {TPosition::A1, TPosition::A2, TPosition::B1, TPosition::B2},
+                     "an A1/A2/B1/B2 destination");
+    require(p.repeatTimes <= 32767 && p.blockNum <= 32767 && p.dstGap <= 32767, api,
+            "repeatTimes, blockNum and dstGap must be at most 32767");
+    const bool l0 = dst.position() == TPosition::A2 || dst.position() == TPosition::B2;
+    const uint64_t block = (l0 ? kFractalBytes : 32) / sizeof(T);
+    const double start = dispatch();
+    for (uint64_t r = 0; r < p.repeatTimes; ++r)
+        for (uint64_t i = 0; i < uint64_t(p.blockNum) * block; ++i)
+            at(api, dst, r * (uint64_t(p.blockNum) + p.dstGap) * block + i, "dst") = static_cast<T>(p.initValue);
+    const CostParams& k = timeline().params;
+    const double rate = dst.position() == TPosition::B2 ? k.l1_to_l0b_bytes_per_cycle : k.l1_to_l0a_bytes_per_cycle;
+    occupy(Pipe::MTE1, start, double(p.repeatTimes) * p.blockNum * block * sizeof(T) / rate, api);
 }
 
 // The accumulator type of a cube product and the value one operand element contributes.
@@ -293,6 +377,18 @@ inline void DataCopy(const LocalTensor<T>& dstLocal, const GlobalTensor<T>& srcG
 template <typename T>
 inline void LoadData(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal, const LoadData2DParams& loadDataParams) {
     ascdsl_sim::load_2d(dstLocal, srcLocal, loadDataParams);
+}
+
+template <typename T>
+inline void LoadDataWithTranspose(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal,
+                                  const LoadData2dTransposeParams& loadDataParams) {
+    ascdsl_sim::load_2d_transpose(dstLocal, srcLocal, loadDataParams);
+}
+
+template <typename T, typename U>
+inline void InitConstValue(const LocalTensor<T>& dstLocal, const InitConstValueParams<U>& initConstValueParams) {
+    static_assert(std::is_same_v<T, U>, "InitConstValue: initValue must have the tensor's element type");
+    ascdsl_sim::init_const(dstLocal, initConstValueParams);
 }
 
 template <typename DstT, typename Src0T, typename Src1T>
