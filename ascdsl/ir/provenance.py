@@ -17,6 +17,13 @@ STORES = frozenset({Op.STORE, Op.BLOCK_STORE, Op.STRIDED_STORE, Op.SCATTER_STORE
 def access_roots(kernel: Kernel) -> dict[int, frozenset[int]]:
     """For each memory instruction (by ``id``): the pointer parameters (indices among the kernel's
     pointer parameters) its pointer may derive from."""
+    roots = pointer_roots(kernel)
+    return {id(i): roots.get(i.operands[0].id, frozenset()) for i in walk(kernel.body) if i.op in MEMORY_OPS}
+
+
+def pointer_roots(kernel: Kernel) -> dict[int, frozenset[int]]:
+    """For each pointer value (by value id): the pointer parameters (indices among the kernel's pointer
+    parameters) it may derive from."""
     buffers = [p for p in kernel.params if isinstance(p.type.dtype, PointerType)]
     roots: dict[int, frozenset[int]] = {v.id: frozenset({i}) for i, v in enumerate(buffers)}
 
@@ -32,7 +39,7 @@ def access_roots(kernel: Kernel) -> dict[int, frozenset[int]]:
                     new = roots.get(value.id, frozenset()) | of(sources)
                     if new != roots.get(value.id):
                         roots[value.id], changed = new, True
-    return {id(i): roots.get(i.operands[0].id, frozenset()) for i in walk(kernel.body) if i.op in MEMORY_OPS}
+    return roots
 
 
 def stored_params(kernel: Kernel) -> frozenset[str]:
