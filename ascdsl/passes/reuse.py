@@ -54,7 +54,14 @@ class _Reuse:
     """The rewrite of :func:`reused_loads` over one kernel; ``count`` the loads it replaced."""
 
     def __init__(self, kernel: Kernel, values: bool = False):
-        self.values = values  # pure values too: one computation of each
+        self.values = values  # pure values too: one computation of each, splat constants as scalars
+        self.emit = Fresh(kernel)
+        self.splats: dict[int, tuple] = {}  # a splat constant tile's id -> its const attrs
+        for i in walk(kernel.body):
+            if i.op is Op.CONST and not i.result.type.is_scalar:
+                self.splats[i.result.id] = i.attrs
+            elif i.op in GroupOp.SHAPE and i.operands[0].id in self.splats:
+                self.splats[i.result.id] = self.splats[i.operands[0].id]
         self.roots = pointer_roots(kernel)
         self.disjoint = assumes_disjoint(kernel)
         self.keys: dict[int, object] = {}
@@ -73,11 +80,30 @@ class _Reuse:
         writes = [self.roots.get(i.operands[0].id, frozenset()) for i in walk(Block((), (instr,))) if i.op in _WRITES]
         return {k: (v, r) for k, (v, r) in avail.items() if r is None or not any(self.may_reach(r, w) for w in writes)}
 
+    def scalar_operands(self, instr: Instr, out: list, avail: dict) -> Instr:
+        """``instr`` with its splat constant tiles (``tl.zeros`` a loop's accumulator started from, run once) as
+        scalar constants where it is arithmetic on a tile of its shape."""
+        if instr.op in GroupOp.ARITH and any(v.type == instr.result.type and v.id not in self.splats
+                                               for v in instr.operands):
+            ops = []
+            for v in instr.operands:
+                if v.id in self.splats:
+                    key = (Op.CONST, _attrs_key(self.splats[v.id]), (), Type(v.type.dtype))
+                    if key not in avail:
+                        avail[key] = (self.emit.instr(out, Op.CONST, key[3], (), self.splats[v.id], instr.loc), None)
+                        self.keys[avail[key][0].id] = key
+                    v = avail[key][0]
+                ops.append(v)
+            instr = replace(instr, operands=tuple(ops))
+        return instr
+
     def block(self, block: Block, avail: dict) -> Block:
         avail = dict(avail)  # loads of enclosing blocks dominate this one
         out = []
         for instr in block.body:
             instr = replace(instr, operands=tuple(self.subst.get(v.id, v) for v in instr.operands))
+            if self.values:
+                instr = self.scalar_operands(instr, out, avail)
             if instr.regions:
                 # a loop's writes may come before any of its iterations' reads
                 inner = self.kill(avail, instr) if instr.op in (Op.FOR, Op.WHILE) else avail
