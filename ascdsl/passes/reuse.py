@@ -64,9 +64,19 @@ class _Reuse:
                 self.splats[i.result.id] = self.splats[i.operands[0].id]
         self.roots = pointer_roots(kernel)
         self.disjoint = assumes_disjoint(kernel)
-        self.keys: dict[int, object] = {}
+        self.keys: dict[int, object] = {}  # a pure value's id -> its expression over such keys and other ids
+        for i in walk(kernel.body):  # (values defined outside a region walked alone)
+            self.note(i)
         self.subst: dict[int, Value] = {}
         self.count = 0
+
+    def note(self, instr: Instr):
+        """The key of a pure ``instr``'s value (None for any other instruction), noted."""
+        if instr.op not in _PURE or len(instr.results) != 1:
+            return None
+        key = (instr.op, _attrs_key(instr.attrs), tuple(self.key(v) for v in instr.operands), instr.result.type)
+        self.keys[instr.result.id] = key
+        return key
 
     def key(self, v: Value):
         return self.keys.get(v.id, v.id)
@@ -118,14 +128,12 @@ class _Reuse:
                 avail[key] = (instr.result, self.roots.get(instr.operands[0].id, frozenset()))
             elif instr.op in _WRITES:
                 avail = self.kill(avail, instr)
-            if instr.op in _PURE and len(instr.results) == 1:
-                key = (instr.op, _attrs_key(instr.attrs), tuple(self.key(v) for v in instr.operands), instr.result.type)
-                if self.values and key in avail:
+            key = self.note(instr)
+            if self.values and key is not None:
+                if key in avail:
                     self.subst[instr.result.id] = avail[key][0]
                     continue
-                self.keys[instr.result.id] = key
-                if self.values:
-                    avail[key] = (instr.result, None)  # no write changes a pure value
+                avail[key] = (instr.result, None)  # no write changes a pure value
             out.append(instr)
         return Block(block.args, tuple(out))
 
