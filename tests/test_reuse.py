@@ -39,8 +39,30 @@ def _layer_norm(m, n):
             np.int32(n), np.float32(1e-5)]
 
 
+@ascdsl.jit
+def accumulate_kernel(x_ptr, sum_ptr, squares_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0) * n
+    cols = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, n, BLOCK):
+        acc += tl.load(x_ptr + row + off + cols, mask=off + cols < n, other=0.0)
+    squares = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, n, BLOCK):
+        x = tl.load(x_ptr + row + off + cols, mask=off + cols < n, other=0.0)
+        squares += x * x
+    tl.store(sum_ptr + row + cols, acc, mask=cols < n)
+    tl.store(squares_ptr + row + cols, squares, mask=cols < n)
+
+
+def _signed_zeros():
+    x = _f(5, 32)
+    x[:, ::2] = -0.0  # 0.0 + -0.0 is 0.0: the accumulator's first addition is not its operand
+    return [x, np.zeros((5, 32), np.float32), np.zeros((5, 32), np.float32), np.int32(32)]
+
+
 # (name, jit kernel, grid, args, constexprs): N within one block (single trip) and over several
 CASES = [
+    ("accumulators of -0.0", accumulate_kernel, (5,), _signed_zeros(), {"BLOCK": 32}),
     ("layer norm, one block", layer_norm_kernel, (37,), _layer_norm(37, 100), {"BLOCK_SIZE": 128}),
     ("layer norm, four blocks", layer_norm_kernel, (37,), _layer_norm(37, 100), {"BLOCK_SIZE": 32}),
     ("looped softmax, one block", dsl.looped_softmax_kernel, (5,),

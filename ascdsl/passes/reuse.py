@@ -54,7 +54,7 @@ class _Reuse:
     """The rewrite of :func:`reused_loads` over one kernel; ``count`` the loads it replaced."""
 
     def __init__(self, kernel: Kernel, values: bool = False):
-        self.values = values  # pure values too: one computation of each, splat constants as scalars
+        self.values = values  # pure values too: one computation of each, splat constants as scalars, x + 0 as x
         self.emit = Fresh(kernel)
         self.splats: dict[int, tuple] = {}  # a splat constant tile's id -> its const attrs
         for i in walk(kernel.body):
@@ -107,6 +107,21 @@ class _Reuse:
             instr = replace(instr, operands=tuple(ops))
         return instr
 
+    def unchanged(self, instr: Instr) -> Value | None:
+        """The operand an addition of zero leaves as it is (None: none): an integer plus 0, or a float that is
+        never -0.0 (a square) plus +0.0 (which makes -0.0 +0.0)."""
+        if instr.op is not Op.ADD:
+            return None
+        for zero, x in (instr.operands, instr.operands[::-1]):
+            kz, kx = self.key(zero), self.key(x)
+            if x.type != instr.result.type or not (isinstance(kz, tuple) and kz[0] is Op.CONST):
+                continue
+            if kz[1] == (("value", 0),) and x.type.dtype.kind == "int":
+                return x
+            if kz[1] == (("value", "0.0"),) and isinstance(kx, tuple) and kx[0] is Op.MUL and kx[2][0] == kx[2][1]:
+                return x
+        return None
+
     def block(self, block: Block, avail: dict) -> Block:
         avail = dict(avail)  # loads of enclosing blocks dominate this one
         out = []
@@ -114,6 +129,10 @@ class _Reuse:
             instr = replace(instr, operands=tuple(self.subst.get(v.id, v) for v in instr.operands))
             if self.values:
                 instr = self.scalar_operands(instr, out, avail)
+                same = self.unchanged(instr)
+                if same is not None:
+                    self.subst[instr.result.id] = same
+                    continue
             if instr.regions:
                 # a loop's writes may come before any of its iterations' reads
                 inner = self.kill(avail, instr) if instr.op in (Op.FOR, Op.WHILE) else avail
