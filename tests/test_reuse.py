@@ -133,6 +133,15 @@ def other_pointer_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @ascdsl.jit
+def atomic_between_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    a = tl.load(x_ptr + cols, mask=cols < n, other=0.0)
+    tl.atomic_add(x_ptr + cols, a, mask=cols < n)
+    b = tl.load(x_ptr + cols, mask=cols < n, other=0.0)
+    tl.store(out_ptr + cols, a + b, mask=cols < n)
+
+
+@ascdsl.jit
 def loop_store_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     cols = tl.arange(0, BLOCK)
     a = tl.load(x_ptr + cols, mask=cols < n, other=0.0)
@@ -162,6 +171,7 @@ def same_load_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 @pytest.mark.parametrize("jit, args, disjoint", [
     (store_between_kernel, [_f(40), np.zeros(40, np.float32)], True),  # the same pointer: never
     (other_pointer_kernel, [_f(40), np.zeros(40, np.float32), np.zeros(40, np.float32)], False),
+    (atomic_between_kernel, [_f(40), np.zeros(40, np.float32)], True),  # an atomic writes too
     (loop_store_kernel, [_f(40), np.zeros(40, np.float32)], True),  # a loop's write reaches its next reads
     (signed_zero_kernel, [_f(40), np.zeros(40, np.float32)], True),  # other=0.0 and other=-0.0 differ
 ])

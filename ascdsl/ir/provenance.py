@@ -7,7 +7,7 @@ or a loop-carried value mixes pointers.
 from __future__ import annotations
 
 from ..dtypes import PointerType
-from .core import Instr, Kernel, Op, walk
+from .core import GroupOp, Instr, Kernel, Op, walk
 
 MEMORY_OPS = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE,
                         Op.GATHER_LOAD, Op.SCATTER_STORE, Op.SPAN_LOAD})
@@ -43,10 +43,11 @@ def pointer_roots(kernel: Kernel) -> dict[int, frozenset[int]]:
 
 
 def stored_params(kernel: Kernel) -> frozenset[str]:
-    """The names of the pointer parameters the kernel may store through."""
+    """The names of the pointer parameters the kernel may store through (by a store or an atomic)."""
     names = [n for n, p in zip(kernel.param_names, kernel.params) if isinstance(p.type.dtype, PointerType)]
-    roots = access_roots(kernel)
-    return frozenset(names[k] for i in walk(kernel.body) if i.op in STORES for k in roots[id(i)])
+    roots = pointer_roots(kernel)
+    return frozenset(names[k] for i in walk(kernel.body) if i.op in STORES | GroupOp.ATOMIC
+                     for k in roots.get(i.operands[0].id, ()))
 
 
 def _flows(instr: Instr):

@@ -207,7 +207,12 @@ class _Version:
         memo: dict = {}
         b = Type(dtypes.bool_)
         cond = None
+        keys, seen = _Reuse(self.kernel), set()
         for loop in loops:
+            bounds = tuple(keys.key(v) for v in loop.operands[:3])
+            if bounds in seen:  # loops over the same range: one test
+                continue
+            seen.add(bounds)
             lower, upper, step = (self.hoisted(v, ready, out, memo) for v in loop.operands[:3])
             loc = loop.loc
             runs = self.emit.instr(out, Op.LT, b, (lower, upper), (), loc)
@@ -261,8 +266,8 @@ class _Version:
         tail = body[first:]
         once = self.inlined(tail, loops)
         kept, ids = self.renamed(tail)
-        y = lambda: Instr(Op.YIELD, loc=loops[0].loc)  # noqa: E731
-        branch = Instr(Op.IF, (), (cond,), (), (Block((), (*once, y())), Block((), (*kept, y()))), loops[0].loc)
+        y = Instr(Op.YIELD, loc=loops[0].loc)
+        branch = Instr(Op.IF, (), (cond,), (), (Block((), (*once, y)), Block((), (*kept, y))), loops[0].loc)
         names = dict(self.kernel.names)
         names.update((ids[k], n) for k, n in self.kernel.names if k in ids)
         return replace(self.kernel, body=Block(self.kernel.body.args, (*body[:first], *out, branch)),
