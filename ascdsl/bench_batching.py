@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 
 from . import dtypes, record, sim
-from .backend.batchrun import explain, plan
+from .backend.batchrun import explain, plan, specialised
 from .bench_kernels import (add_kernel, gelu_kernel, layer_norm_kernel, log_softmax_backward_row_kernel,
                             softmax_kernel)
 from .language.core import next_power_of_2
@@ -154,8 +154,9 @@ def simulate(form: Form, shape, platform: str, batched: bool):
     plat = get_platform(platform)
     if not batched:
         return s.est_us, s.floor_cycles / cost.constants(plat).clock_mhz.value, "1", arrays, ""
-    c = plan(seen[0].kernel, seen[0].grid[0], plat)
-    why = explain(seen[0].kernel, seen[0].grid[0], plat) if c.p < 2 else ""
+    kernel = specialised(seen[0].kernel, seen[0].args, plat)
+    c = plan(kernel, seen[0].grid[0], plat)
+    why = explain(kernel, seen[0].grid[0], plat) if c.p < 2 else ""
     return s.est_us, s.floor_cycles / cost.constants(plat).clock_mhz.value, c.label, arrays, why
 
 

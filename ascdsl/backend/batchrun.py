@@ -36,9 +36,11 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..dtypes import DType
 from ..errors import CompilationError
 from ..ir import Kernel, Op, walk
-from ..passes import run_passes
+from ..ir.provenance import stored_params
+from ..passes import run_passes, specialise
 from ..passes.batching import NotBatchable, batch_programs, flat_block, form, refusal, split_programs
 from ..platforms import Platform, get_platform
 from . import batchcost
@@ -364,9 +366,31 @@ def describe(kernel: Kernel, grid: tuple[int, int, int], platform: Platform) -> 
             f"({c.grid // platform.vector_core_count} per core); {reason(c)}")
 
 
+def disjoint(kernel: Kernel, args: list) -> bool:
+    """Whether the arrays ``kernel`` may store through overlap no other pointer argument in memory (NumPy's
+    bounds test: views that interleave without overlapping count as overlapping)."""
+    arrays = {name: a for name, p, a in zip(kernel.param_names, kernel.params, args) if not isinstance(p.type.dtype, DType)}
+    if not all(isinstance(a, np.ndarray) for a in arrays.values()):
+        return False
+    return not any(np.may_share_memory(arrays[s], a) for s in stored_params(kernel) for name, a in arrays.items()
+                   if name != s)
+
+
+@lru_cache(maxsize=1024)
+def _specialised(kernel: Kernel, disjoint: bool, platform: Platform) -> Kernel:
+    return specialise(kernel, disjoint, platform)
+
+
+def specialised(kernel: Kernel, args: list, platform: Platform) -> Kernel:
+    """The kernel a launch of ``kernel`` on ``args`` runs before batching (:func:`ascdsl.passes.specialise`:
+    loads reused, across writes through other pointers where the arguments are :func:`disjoint`)."""
+    return _specialised(kernel, disjoint(kernel, args), platform)
+
+
 def batch_launch(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -> tuple[Kernel, list, tuple]:
-    """``(kernel, args, grid)`` of the launch to run: batched where it applies (the original program
-    count appended to the arguments), else as given."""
+    """``(kernel, args, grid)`` of the launch to run: :func:`specialised`, then batched where it applies (the
+    original program count appended to the arguments)."""
+    kernel = specialised(kernel, args, get_platform(platform))
     if not enabled() or grid[1] * grid[2] != 1:
         return kernel, args, grid
     c = plan(kernel, grid[0], get_platform(platform))

@@ -7,7 +7,7 @@ or a loop-carried value mixes pointers.
 from __future__ import annotations
 
 from ..dtypes import PointerType
-from .core import Instr, Kernel, Op, walk
+from .core import GroupOp, Instr, Kernel, Op, walk
 
 MEMORY_OPS = frozenset({Op.LOAD, Op.STORE, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED_LOAD, Op.STRIDED_STORE,
                         Op.GATHER_LOAD, Op.SCATTER_STORE, Op.SPAN_LOAD})
@@ -17,6 +17,13 @@ STORES = frozenset({Op.STORE, Op.BLOCK_STORE, Op.STRIDED_STORE, Op.SCATTER_STORE
 def access_roots(kernel: Kernel) -> dict[int, frozenset[int]]:
     """For each memory instruction (by ``id``): the pointer parameters (indices among the kernel's
     pointer parameters) its pointer may derive from."""
+    roots = pointer_roots(kernel)
+    return {id(i): roots.get(i.operands[0].id, frozenset()) for i in walk(kernel.body) if i.op in MEMORY_OPS}
+
+
+def pointer_roots(kernel: Kernel) -> dict[int, frozenset[int]]:
+    """For each pointer value (by value id): the pointer parameters (indices among the kernel's pointer
+    parameters) it may derive from."""
     buffers = [p for p in kernel.params if isinstance(p.type.dtype, PointerType)]
     roots: dict[int, frozenset[int]] = {v.id: frozenset({i}) for i, v in enumerate(buffers)}
 
@@ -32,14 +39,15 @@ def access_roots(kernel: Kernel) -> dict[int, frozenset[int]]:
                     new = roots.get(value.id, frozenset()) | of(sources)
                     if new != roots.get(value.id):
                         roots[value.id], changed = new, True
-    return {id(i): roots.get(i.operands[0].id, frozenset()) for i in walk(kernel.body) if i.op in MEMORY_OPS}
+    return roots
 
 
 def stored_params(kernel: Kernel) -> frozenset[str]:
-    """The names of the pointer parameters the kernel may store through."""
+    """The names of the pointer parameters the kernel may store through (by a store or an atomic)."""
     names = [n for n, p in zip(kernel.param_names, kernel.params) if isinstance(p.type.dtype, PointerType)]
-    roots = access_roots(kernel)
-    return frozenset(names[k] for i in walk(kernel.body) if i.op in STORES for k in roots[id(i)])
+    roots = pointer_roots(kernel)
+    return frozenset(names[k] for i in walk(kernel.body) if i.op in STORES | GroupOp.ATOMIC
+                     for k in roots.get(i.operands[0].id, ()))
 
 
 def _flows(instr: Instr):

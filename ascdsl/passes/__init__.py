@@ -11,6 +11,7 @@ from .batching import batch_programs, refusal
 from .cleanup import common_scalars, dead_code, unit_reductions
 from .induction import carried_offsets
 from .products import accumulated_products
+from .reuse import assume_disjoint, reused_loads, single_trip_loops
 
 PIPELINE = (
     unit_reductions,  # a reduction along an axis of one element is a reshape
@@ -22,11 +23,19 @@ PIPELINE = (
 )
 """The tile-IR passes; the Ascend C backend's own passes follow (:data:`ascdsl.backend.ascendc.PIPELINE`)."""
 
+REUSE = (
+    single_trip_loops,  # versioned on every top-level loop of run-time trips running once, where that reuses loads
+    reused_loads,  # a load of what a dominating load read, no write that may reach its bytes between, is its value
+)
+"""Passes over the kernel a launch specialised for its arguments (:func:`specialise`)."""
+
 AT_LAUNCH = (
+    *REUSE,
     batch_programs,  # P consecutive programs as one (flat 1-D or rows form; `refusal` says why not)
 )
-"""Tile-IR passes that need the launch, ``(kernel, P) -> kernel``: the ``sim`` backend runs them before
-:data:`PIPELINE`, with P from the grid, the UB budget and the cost model (:mod:`ascdsl.backend.batchrun`)."""
+"""Tile-IR passes that need the launch: the ``sim`` backend runs them before :data:`PIPELINE`, :data:`REUSE`
+``(kernel, platform) -> kernel`` on the kernel specialised for its arguments, then ``batch_programs``
+``(kernel, P) -> kernel`` with P from the grid, the UB budget and the cost model (:mod:`ascdsl.backend.batchrun`)."""
 
 
 def run_passes(kernel: Kernel, platform: Platform | str = "Ascend910B3") -> Kernel:
@@ -37,4 +46,15 @@ def run_passes(kernel: Kernel, platform: Platform | str = "Ascend910B3") -> Kern
     return kernel
 
 
-__all__ = ["AT_LAUNCH", "PIPELINE", "refusal", "run_passes"]
+def specialise(kernel: Kernel, disjoint: bool, platform: Platform) -> Kernel:
+    """``kernel`` after :data:`REUSE` for a launch whose pointer arguments stored through overlap no other one
+    (``disjoint``: the kernel is specialised for that, :data:`ascdsl.passes.reuse.DISJOINT`) or may; ``kernel``
+    itself where the passes change nothing."""
+    marked = assume_disjoint(kernel) if disjoint else kernel
+    out = marked
+    for p in REUSE:
+        out = p(out, platform)
+    return kernel if out.body == marked.body else out
+
+
+__all__ = ["AT_LAUNCH", "PIPELINE", "REUSE", "refusal", "run_passes", "specialise"]

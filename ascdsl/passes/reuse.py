@@ -1,0 +1,292 @@
+"""Single-trip loops and reused loads: a row that fits one block is read once, however many loops read it.
+
+Triton's tutorial layer norm reads its row in three loops ``for off in range(0, N, BLOCK_SIZE)``; where
+``N <= BLOCK_SIZE`` each runs once and the three loads of ``X + cols`` read the same bytes.
+
+- :func:`single_trip_loops` versions the kernel at its first top-level loop of a run-time trip count and a
+  constant positive step: ``if <every such loop runs exactly once>: <the rest, each loop's body inlined
+  once> else: <the rest as it was>``. The condition is one uniform scalar (``lower < upper`` and ``upper -
+  lower <= step`` for each loop, from bounds computed before the branch: parameters, constants and scalar
+  arithmetic), so the branch is not per-program control flow and batching applies to it. It versions only
+  where the straight-line branch then reuses more loads than the loops did (:func:`reused_loads`).
+- :func:`reused_loads` replaces a load by an earlier one it is dominated by with the same address, mask
+  and ``other`` (equal pure expressions compare equal) where no write between them may reach its bytes.
+
+The aliasing rule: a write (a store or an atomic, in between or anywhere in a loop around the later load)
+through a pointer derived from the same pointer parameter as the load, or of unknown provenance, may reach
+its bytes; one through another parameter may too (a caller may pass overlapping arrays), unless the kernel
+is specialised for disjoint pointer arguments (:data:`DISJOINT`, set by a launch whose arrays stored
+through overlap no other argument: :func:`ascdsl.backend.batchrun.specialised`). Nothing is reordered.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .. import dtypes
+from ..ir.builder import Fresh
+from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
+from ..ir.provenance import STORES, pointer_roots
+from ..ir.treemap import tree_map
+
+DISJOINT = "DISJOINT_POINTERS"
+"""The constexpr a kernel specialised for disjoint pointer arguments records (its IR dump shows it): every
+pointer argument it stores through overlaps no other pointer argument in memory."""
+
+_PURE = GroupOp.ELEMENTWISE | GroupOp.LEAF | GroupOp.SHAPE
+_WRITES = STORES | GroupOp.ATOMIC
+
+
+def assume_disjoint(kernel: Kernel) -> Kernel:
+    """``kernel`` specialised for launches whose stored-through pointer arguments overlap no other one."""
+    return kernel if assumes_disjoint(kernel) else replace(kernel, constexprs=(*kernel.constexprs, (DISJOINT, True)))
+
+
+def assumes_disjoint(kernel: Kernel) -> bool:
+    return dict(kernel.constexprs).get(DISJOINT) is True
+
+
+def _attrs_key(attrs) -> tuple:
+    # repr keeps -0.0 apart from 0.0 (a masked lane's `other`)
+    return tuple((k, repr(v) if isinstance(v, float) else v) for k, v in attrs)
+
+
+class _Reuse:
+    """The rewrite of :func:`reused_loads` over one kernel; ``count`` the loads it replaced."""
+
+    def __init__(self, kernel: Kernel, values: bool = False):
+        self.values = values  # pure values too: one computation of each, splat constants as scalars, x + 0 as x
+        self.emit = Fresh(kernel)
+        self.splats: dict[int, tuple] = {}  # a splat constant tile's id -> its const attrs
+        for i in walk(kernel.body):
+            if i.op is Op.CONST and not i.result.type.is_scalar:
+                self.splats[i.result.id] = i.attrs
+            elif i.op in GroupOp.SHAPE and i.operands[0].id in self.splats:
+                self.splats[i.result.id] = self.splats[i.operands[0].id]
+        self.roots = pointer_roots(kernel)
+        self.disjoint = assumes_disjoint(kernel)
+        self.keys: dict[int, object] = {}  # a pure value's id -> its expression over such keys and other ids
+        for i in walk(kernel.body):  # (values defined outside a region walked alone)
+            self.note(i)
+        self.subst: dict[int, Value] = {}
+        self.count = 0
+
+    def note(self, instr: Instr):
+        """The key of a pure ``instr``'s value (None for any other instruction), noted."""
+        if instr.op not in _PURE or len(instr.results) != 1:
+            return None
+        key = (instr.op, _attrs_key(instr.attrs), tuple(self.key(v) for v in instr.operands), instr.result.type)
+        self.keys[instr.result.id] = key
+        return key
+
+    def key(self, v: Value):
+        return self.keys.get(v.id, v.id)
+
+    def may_reach(self, load: frozenset, write: frozenset) -> bool:
+        """Whether a write through a pointer of roots ``write`` may change bytes a load of roots ``load`` reads."""
+        return not load or not write or bool(load & write) or not self.disjoint
+
+    def kill(self, avail: dict, instr: Instr) -> dict:
+        """``avail`` without the loads a write in ``instr`` (or its regions) may reach."""
+        writes = [self.roots.get(i.operands[0].id, frozenset()) for i in walk(Block((), (instr,))) if i.op in _WRITES]
+        return {k: (v, r) for k, (v, r) in avail.items() if r is None or not any(self.may_reach(r, w) for w in writes)}
+
+    def scalar_operands(self, instr: Instr, out: list, avail: dict) -> Instr:
+        """``instr`` with its splat constant tiles (``tl.zeros`` a loop's accumulator started from, run once) as
+        scalar constants where it is arithmetic on a tile of its shape."""
+        if instr.op in GroupOp.ARITH and any(v.type == instr.result.type and v.id not in self.splats
+                                               for v in instr.operands):
+            ops = []
+            for v in instr.operands:
+                if v.id in self.splats:
+                    key = (Op.CONST, _attrs_key(self.splats[v.id]), (), Type(v.type.dtype))
+                    if key not in avail:
+                        avail[key] = (self.emit.instr(out, Op.CONST, key[3], (), self.splats[v.id], instr.loc), None)
+                        self.keys[avail[key][0].id] = key
+                    v = avail[key][0]
+                ops.append(v)
+            instr = replace(instr, operands=tuple(ops))
+        return instr
+
+    def unchanged(self, instr: Instr) -> Value | None:
+        """The operand an addition of zero leaves as it is (None: none): an integer plus 0, or a float that is
+        never -0.0 (a square) plus +0.0 (which makes -0.0 +0.0)."""
+        if instr.op is not Op.ADD:
+            return None
+        for zero, x in (instr.operands, instr.operands[::-1]):
+            kz, kx = self.key(zero), self.key(x)
+            if x.type != instr.result.type or not (isinstance(kz, tuple) and kz[0] is Op.CONST):
+                continue
+            if kz[1] == (("value", 0),) and x.type.dtype.kind == "int":
+                return x
+            if kz[1] == (("value", "0.0"),) and isinstance(kx, tuple) and kx[0] is Op.MUL and kx[2][0] == kx[2][1]:
+                return x
+        return None
+
+    def block(self, block: Block, avail: dict) -> Block:
+        avail = dict(avail)  # loads of enclosing blocks dominate this one
+        out = []
+        for instr in block.body:
+            instr = replace(instr, operands=tuple(self.subst.get(v.id, v) for v in instr.operands))
+            if self.values:
+                instr = self.scalar_operands(instr, out, avail)
+                same = self.unchanged(instr)
+                if same is not None:
+                    self.subst[instr.result.id] = same
+                    continue
+            if instr.regions:
+                # a loop's writes may come before any of its iterations' reads
+                inner = self.kill(avail, instr) if instr.op in (Op.FOR, Op.WHILE) else avail
+                instr = replace(instr, regions=tuple(self.block(r, inner) for r in instr.regions))
+                avail = self.kill(avail, instr)
+            elif instr.op is Op.LOAD:
+                key = (_attrs_key(instr.attrs), tuple(self.key(v) for v in instr.operands), instr.result.type)
+                if key in avail:
+                    self.subst[instr.result.id] = avail[key][0]
+                    self.count += 1
+                    continue
+                avail[key] = (instr.result, self.roots.get(instr.operands[0].id, frozenset()))
+            elif instr.op in _WRITES:
+                avail = self.kill(avail, instr)
+            key = self.note(instr)
+            if self.values and key is not None:
+                if key in avail:
+                    self.subst[instr.result.id] = avail[key][0]
+                    continue
+                avail[key] = (instr.result, None)  # no write changes a pure value
+            out.append(instr)
+        return Block(block.args, tuple(out))
+
+
+def reused_loads(kernel: Kernel, platform=None) -> Kernel:
+    """A load whose address, mask and ``other`` equal a dominating load's, with no write between them that
+    may reach its bytes (the module's aliasing rule), is that load's value."""
+    r = _Reuse(kernel)
+    body = r.block(kernel.body, {})
+    return kernel.with_body(body) if r.count else kernel
+
+
+# ---------------------------------------------------------------- single-trip loops
+
+
+class _Version:
+    """The rewrite of :func:`single_trip_loops`."""
+
+    def __init__(self, kernel: Kernel):
+        self.kernel = kernel
+        self.emit = Fresh(kernel)
+        self.defs = {r.id: i for i in walk(kernel.body) for r in i.results}
+
+    def qualifies(self, instr: Instr, ready: set) -> bool:
+        """Whether ``instr`` is a loop of a constant positive step whose bounds (of one dtype) are computed
+        from the values ``ready`` alone."""
+        if instr.op is not Op.FOR or len({v.type for v in instr.operands[:3]}) != 1:
+            return False
+        step = self.defs.get(instr.operands[2].id)
+        return (step is not None and step.op is Op.CONST and type(step.attr("value")) is int and step.attr("value") > 0
+                and all(self.hoisted(v, ready, [], {}) is not None for v in instr.operands[:2]))
+
+    def hoisted(self, v: Value, ready: set, out: list, memo: dict) -> Value | None:
+        """``v`` computed from the values ``ready`` (a clone of its pure scalar definition appended to
+        ``out``), None where it depends on anything else."""
+        if v.id in ready:
+            return v
+        if v.id not in memo:
+            d = self.defs.get(v.id)
+            if d is None or d.op not in _PURE or d.regions or not d.result.type.is_scalar:
+                return None
+            ops = [self.hoisted(o, ready, out, memo) for o in d.operands]
+            if None in ops:
+                return None
+            memo[v.id] = self.emit.instr(out, d.op, d.result.type, ops, d.attrs, d.loc)
+        return memo[v.id]
+
+    def condition(self, loops: list[Instr], ready: set, out: list) -> Value:
+        """Every loop of ``loops`` runs exactly once: ``lower < upper and upper - lower <= step`` (the
+        difference in the bounds' dtype: a range of 2^31 or more int32 steps wraps, as the loop's own
+        counter would)."""
+        memo: dict = {}
+        b = Type(dtypes.bool_)
+        cond = None
+        keys, seen = _Reuse(self.kernel), set()
+        for loop in loops:
+            bounds = tuple(keys.key(v) for v in loop.operands[:3])
+            if bounds in seen:  # loops over the same range: one test
+                continue
+            seen.add(bounds)
+            lower, upper, step = (self.hoisted(v, ready, out, memo) for v in loop.operands[:3])
+            loc = loop.loc
+            runs = self.emit.instr(out, Op.LT, b, (lower, upper), (), loc)
+            length = self.emit.instr(out, Op.SUB, lower.type, (upper, lower), (), loc)
+            once = self.emit.instr(out, Op.AND, b, (runs, self.emit.instr(out, Op.LE, b, (length, step), (), loc)),
+                                   (), loc)
+            cond = once if cond is None else self.emit.instr(out, Op.AND, b, (cond, once), (), loc)
+        return cond
+
+    def inlined(self, tail: tuple, loops: list[Instr]) -> list[Instr]:
+        """``tail`` with each loop of ``loops`` its body once (the induction variable its lower bound, the
+        carried values their inits, the results what the body yields)."""
+        subst: dict[int, Value] = {}
+        rule = lambda x: subst.get(x.id) if isinstance(x, Value) else None  # noqa: E731
+        out: list[Instr] = []
+        for instr in tail:
+            if any(instr is loop for loop in loops):
+                region = instr.regions[0]
+                subst.update((a.id, subst.get(v.id, v)) for a, v in zip(region.args, (instr.operands[0], *instr.operands[3:])))
+                *body, yld = region.body
+                out += [tree_map(i, before=rule) for i in body]
+                subst.update((r.id, tree_map(v, before=rule)) for r, v in zip(instr.results, yld.operands))
+            else:
+                out.append(tree_map(instr, before=rule))
+        return out
+
+    def renamed(self, tail: tuple) -> tuple[list[Instr], dict[int, int]]:
+        """``tail`` with every value it defines renumbered (the branch that keeps the loops) and the map of
+        old to new ids."""
+        fresh = {}
+        for i in walk(Block((), tail)):
+            for v in (*i.results, *(a for r in i.regions for a in r.args)):
+                fresh[v.id] = self.emit.value(v.type)
+        rule = lambda x: fresh.get(x.id) if isinstance(x, Value) else None  # noqa: E731
+        return [tree_map(i, before=rule) for i in tail], {k: v.id for k, v in fresh.items()}
+
+    def rewrite(self) -> Kernel | None:
+        """The versioned kernel, None where no loop qualifies."""
+        body = self.kernel.body.body
+        ready = {a.id for a in self.kernel.body.args}
+        first, loops, out = None, [], []
+        for n, instr in enumerate(body):
+            if self.qualifies(instr, ready):
+                first = n if first is None else first
+                loops.append(instr)
+            elif first is None:
+                ready.update(r.id for r in instr.results)
+        if first is None:
+            return None
+        cond = self.condition(loops, ready, out)
+        tail = body[first:]
+        once = self.inlined(tail, loops)
+        kept, ids = self.renamed(tail)
+        y = Instr(Op.YIELD, loc=loops[0].loc)
+        branch = Instr(Op.IF, (), (cond,), (), (Block((), (*once, y)), Block((), (*kept, y))), loops[0].loc)
+        names = dict(self.kernel.names)
+        names.update((ids[k], n) for k, n in self.kernel.names if k in ids)
+        return replace(self.kernel, body=Block(self.kernel.body.args, (*body[:first], *out, branch)),
+                       names=tuple(sorted(names.items())))
+
+
+def single_trip_loops(kernel: Kernel, platform=None) -> Kernel:
+    """The kernel versioned on its top-level loops of run-time trip counts each running once (see the module
+    docstring), where that branch, straight-line, reuses more loads than the loops do; else ``kernel``."""
+    versioned = _Version(kernel).rewrite()
+    if versioned is None:
+        return kernel
+    *head, branch = versioned.body.body
+    once, before = _Reuse(versioned, values=True), _Reuse(versioned)
+    straight = once.block(branch.regions[0], {})
+    before.block(branch.regions[1], {})
+    if once.count <= before.count:
+        return kernel
+    return versioned.with_body(Block(versioned.body.args, (*head, replace(branch, regions=(straight, branch.regions[1])))))
+
+
+__all__ = ["DISJOINT", "assume_disjoint", "assumes_disjoint", "reused_loads", "single_trip_loops"]

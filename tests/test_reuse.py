@@ -1,0 +1,246 @@
+"""Single-trip loops and reused loads (ascdsl/passes/reuse.py): each pass's output prints, parses and gives
+its input's results bit for bit on the interpreter, alone and batched; a load is not reused across a write
+that may reach its bytes (the same pointer, a loop's later write, another pointer unless the launch's
+arguments are disjoint); batched layer norm on the simulator equals the interpreter."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ascdsl
+import ascdsl.language as tl
+from ascdsl import dtypes, interpreter, sim
+from ascdsl.backend import batchrun
+from ascdsl.bench_kernels import layer_norm_kernel
+from ascdsl.ir import Module, Op, walk
+from ascdsl.ir.text import dump, parse
+from ascdsl.passes import REUSE, specialise
+from ascdsl.passes.batching import batch_programs
+from ascdsl.passes.reuse import DISJOINT, assume_disjoint, reused_loads, single_trip_loops
+from ascdsl.platforms import get_platform
+from ascdsl.testing import assert_close
+from tests import test_interpreter_dsl as dsl
+
+PLATFORM = get_platform("Ascend910B3")
+rng = np.random.default_rng(11)
+
+
+def _f(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def _loads(kernel) -> int:
+    return sum(i.op is Op.LOAD for i in walk(kernel.body))
+
+
+def _layer_norm(m, n):
+    x, w, b = _f(m, n), _f(n), _f(n)
+    return [x, np.zeros((m, n), np.float32), w, b, np.zeros(m, np.float32), np.zeros(m, np.float32), np.int32(n),
+            np.int32(n), np.float32(1e-5)]
+
+
+@ascdsl.jit
+def accumulate_kernel(x_ptr, sum_ptr, squares_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0) * n
+    cols = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, n, BLOCK):
+        acc += tl.load(x_ptr + row + off + cols, mask=off + cols < n, other=0.0)
+    squares = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, n, BLOCK):
+        x = tl.load(x_ptr + row + off + cols, mask=off + cols < n, other=0.0)
+        squares += x * x
+    tl.store(sum_ptr + row + cols, acc, mask=cols < n)
+    tl.store(squares_ptr + row + cols, squares, mask=cols < n)
+
+
+def _signed_zeros():
+    x = _f(5, 32)
+    x[:, ::2] = -0.0  # 0.0 + -0.0 is 0.0: the accumulator's first addition is not its operand
+    return [x, np.zeros((5, 32), np.float32), np.zeros((5, 32), np.float32), np.int32(32)]
+
+
+# (name, jit kernel, grid, args, constexprs): N within one block (single trip) and over several
+CASES = [
+    ("accumulators of -0.0", accumulate_kernel, (5,), _signed_zeros(), {"BLOCK": 32}),
+    ("layer norm, one block", layer_norm_kernel, (37,), _layer_norm(37, 100), {"BLOCK_SIZE": 128}),
+    ("layer norm, four blocks", layer_norm_kernel, (37,), _layer_norm(37, 100), {"BLOCK_SIZE": 32}),
+    ("looped softmax, one block", dsl.looped_softmax_kernel, (5,),
+     [np.zeros((5, 33), np.float32), _f(5, 33), np.int32(33), np.int32(33)], {"BLOCK": 64}),
+    ("looped softmax, three blocks", dsl.looped_softmax_kernel, (5,),
+     [np.zeros((5, 33), np.float32), _f(5, 33), np.int32(33), np.int32(33)], {"BLOCK": 16}),
+]
+
+
+def _copy(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def _same(want, got) -> bool:
+    return all(a.tobytes() == b.tobytes() for a, b in zip(want, got) if isinstance(a, np.ndarray))
+
+
+@pytest.mark.parametrize("disjoint", [False, True])
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_each_pass_keeps_results_and_round_trips(case, disjoint):
+    _, jit, grid, args, constexprs = case
+    kernel = jit.specialize(*args, **constexprs).kernels[0]
+    want = _copy(args)
+    interpreter.run(kernel, want, (*grid, 1, 1))
+    k = assume_disjoint(kernel) if disjoint else kernel
+    for p in REUSE:
+        k = p(k, PLATFORM)
+        module = Module((k,))
+        assert parse(dump(module)) == module
+        got = _copy(args)
+        interpreter.run(k, got, (*grid, 1, 1))
+        assert _same(want, got), p.__name__
+    assert _loads(k) < _loads(kernel) * 2  # the single-trip branch reuses what the loops read again
+    for p in (2, 3):  # the branch on the loops' bounds is uniform: batching applies to the versioned kernel
+        got = _copy(args) + [np.int32(grid[0])]
+        interpreter.run(batch_programs(k, p), got, (-(-grid[0] // p), 1, 1))
+        assert _same(want, got)
+
+
+def test_layer_norm_reads_its_row_once_where_it_fits_a_block():
+    kernel = layer_norm_kernel.specialize(*_layer_norm(4, 100), BLOCK_SIZE=128).kernels[0]
+    once = specialise(kernel, True, PLATFORM)
+    branch = once.body.body[-1]
+    assert branch.op is Op.IF and dict(once.constexprs)[DISJOINT] is True
+    # the single-trip branch loads X + cols once (and W and B), the loops three times
+    assert [_loads(once.with_body(r)) for r in branch.regions] == [3, 5]
+    # without disjoint arguments the stores to Mean and Rstd, between the second read and the third, keep the third
+    kept = specialise(kernel, False, PLATFORM)
+    assert _loads(kept.with_body(kept.body.body[-1].regions[0])) == 4
+
+
+@ascdsl.jit
+def store_between_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    a = tl.load(x_ptr + cols, mask=cols < n, other=0.0)
+    tl.store(x_ptr + cols, a + 1.0, mask=cols < n)
+    b = tl.load(x_ptr + cols, mask=cols < n, other=0.0)
+    tl.store(out_ptr + cols, a + b, mask=cols < n)
+
+
+@ascdsl.jit
+def other_pointer_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    a = tl.load(x_ptr + cols, mask=cols < n, other=0.0)
+    tl.store(y_ptr + cols, a * 2.0, mask=cols < n)
+    b = tl.load(x_ptr + cols, mask=cols < n, other=0.0)
+    tl.store(out_ptr + cols, a + b, mask=cols < n)
+
+
+@ascdsl.jit
+def atomic_between_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    a = tl.load(x_ptr + cols, mask=cols < n, other=0.0)
+    tl.atomic_add(x_ptr + cols, a, mask=cols < n)
+    b = tl.load(x_ptr + cols, mask=cols < n, other=0.0)
+    tl.store(out_ptr + cols, a + b, mask=cols < n)
+
+
+@ascdsl.jit
+def loop_store_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    a = tl.load(x_ptr + cols, mask=cols < n, other=0.0)
+    for _ in range(0, n, BLOCK):
+        b = tl.load(x_ptr + cols, mask=cols < n, other=0.0)  # after the last iteration's store
+        tl.store(x_ptr + cols, b + 1.0, mask=cols < n)
+    tl.store(out_ptr + cols, a, mask=cols < n)
+
+
+@ascdsl.jit
+def signed_zero_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    a = tl.load(x_ptr + cols, mask=cols < n, other=0.0)
+    b = tl.load(x_ptr + cols, mask=cols < n, other=-0.0)
+    tl.store(out_ptr + cols, a * b, mask=cols < n)
+
+
+@ascdsl.jit
+def same_load_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    a = tl.load(x_ptr + cols, mask=cols < n, other=0.0)
+    tl.store(y_ptr + cols, a, mask=cols < n)
+    b = tl.load(x_ptr + cols, mask=cols < n, other=0.0)
+    tl.store(out_ptr + cols, b, mask=cols < n)
+
+
+@pytest.mark.parametrize("jit, args, disjoint", [
+    (store_between_kernel, [_f(40), np.zeros(40, np.float32)], True),  # the same pointer: never
+    (other_pointer_kernel, [_f(40), np.zeros(40, np.float32), np.zeros(40, np.float32)], False),
+    (atomic_between_kernel, [_f(40), np.zeros(40, np.float32)], True),  # an atomic writes too
+    (loop_store_kernel, [_f(40), np.zeros(40, np.float32)], True),  # a loop's write reaches its next reads
+    (signed_zero_kernel, [_f(40), np.zeros(40, np.float32)], True),  # other=0.0 and other=-0.0 differ
+])
+def test_a_load_a_write_may_reach_is_not_reused(jit, args, disjoint):
+    kernel = jit.specialize(*args, np.int32(33), BLOCK=64).kernels[0]
+    k = assume_disjoint(kernel) if disjoint else kernel
+    assert reused_loads(k, PLATFORM) == k
+
+
+def test_another_pointers_write_crosses_a_load_only_on_disjoint_arguments():
+    out = np.zeros(40, np.float32)
+    kernel = other_pointer_kernel.specialize(_f(40), _f(40), out, np.int32(33), BLOCK=64).kernels[0]
+    reused = reused_loads(assume_disjoint(kernel), PLATFORM)
+    assert _loads(reused) == 1
+    apart = [_f(40), np.zeros(40, np.float32), out, np.int32(33)]
+    assert batchrun.disjoint(kernel, apart) and _loads(batchrun.specialised(kernel, apart, PLATFORM)) == 1
+    base = _f(41)  # y = x shifted by one: the store to y changes what the second load of x reads
+    assert not batchrun.disjoint(kernel, [base[:40], base[1:], out, np.int32(33)])
+
+    def run(k):
+        mem, o = base.copy(), out.copy()
+        interpreter.run(k, [mem[:40], mem[1:], o, np.int32(33)], (1, 1, 1))
+        return mem.tobytes() + o.tobytes()
+    launched = batchrun.specialised(kernel, [base[:40], base[1:], out, np.int32(33)], PLATFORM)
+    assert _loads(launched) == 2 and run(launched) == run(kernel) != run(reused)
+
+
+def test_a_write_through_the_same_pointer_between_reads_keeps_the_second():
+    x, out = _f(40), np.zeros(40, np.float32)
+    kernel = store_between_kernel.specialize(x, out, np.int32(33), BLOCK=64).kernels[0]
+    assert _loads(batchrun.specialised(kernel, [x, out, np.int32(33)], PLATFORM)) == 2
+
+
+@ascdsl.jit
+def runtime_step_kernel(x_ptr, out_ptr, n, step, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, n, step):
+        acc += tl.load(x_ptr + off + cols, mask=off + cols < n, other=0.0)
+    for off in range(0, n, step):
+        tl.store(out_ptr + off + cols, tl.load(x_ptr + off + cols, mask=off + cols < n, other=0.0) + acc,
+                 mask=off + cols < n)
+
+
+def test_loops_are_versioned_only_where_the_single_trip_branch_reuses_loads():
+    x, out = _f(40), np.zeros(40, np.float32)
+    kernel = runtime_step_kernel.specialize(x, out, np.int32(33), np.int32(64), BLOCK=64).kernels[0]
+    assert single_trip_loops(kernel, PLATFORM) == kernel  # a run-time step: no trip count known to be one
+    one_loop = layer_norm_kernel.specialize(*_layer_norm(4, 100), BLOCK_SIZE=128).kernels[0]
+    assert single_trip_loops(one_loop, PLATFORM) != one_loop
+    plain = dsl.add_kernel.specialize(x, x, out, np.int32(33), BLOCK=64).kernels[0]
+    assert specialise(plain, True, PLATFORM) is plain  # nothing to reuse: the launch keeps the kernel
+
+
+@pytest.mark.parametrize("shape, block", [((203, 100), 128), ((97, 64), 64), ((203, 100), 32)])
+def test_batched_layer_norm_on_the_simulator_equals_the_interpreter(shape, block):
+    def arrays():
+        r = np.random.default_rng(5)
+        m, n = shape
+        return [r.standard_normal(shape).astype(np.float32), np.zeros(shape, np.float32),
+                r.standard_normal(n).astype(np.float32), r.standard_normal(n).astype(np.float32),
+                np.zeros(m, np.float32), np.zeros(m, np.float32)]
+    m, n = shape
+    want, got = arrays(), arrays()
+    layer_norm_kernel[(m,)](*want, n, n, np.float32(1e-5), BLOCK_SIZE=block)
+    with sim.record(), ascdsl.record.launches() as seen:
+        layer_norm_kernel[(m,)](*got, n, n, np.float32(1e-5), BLOCK_SIZE=block, backend="sim")
+    (launched,) = seen
+    kernel = batchrun.specialised(launched.kernel, launched.args, PLATFORM)
+    assert kernel.body.body[-1].op is Op.IF and batchrun.plan(kernel, m, PLATFORM).p >= 2
+    for w, g in zip(want, got):
+        assert_close(g, w, dtypes.float32)
