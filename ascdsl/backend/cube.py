@@ -39,8 +39,8 @@ OPERANDS = {dtypes.float16: dtypes.float32, dtypes.bfloat16: dtypes.float32, dty
 """Operand dtypes of this lowering and the dtype ``Mmad`` accumulates each in (CANN 8.1 ``MmadCal``)."""
 TRANSPOSED = frozenset({dtypes.float16, dtypes.bfloat16, dtypes.int8})
 """Operand dtypes L1 -> L0A/L0B transposes: 16 x 16 fractals by ``LoadData``, 32 x 32 squares of two int8 fractals
-by ``LoadDataWithTranspose``; float32 blocks must run K contiguous (its squares pair fractals side by side, which
-is not lowered)."""
+by ``LoadDataWithTranspose`` (as CANN 8.1's matmul does for int8); float32 blocks must run K contiguous (CANN's
+matmul transposes them with ``Load3Dv2``, not lowered)."""
 OUTPUTS = {(dtypes.float32, dtypes.float16): "F322F16", (dtypes.float32, dtypes.bfloat16): "F322BF16",
            (dtypes.float32, dtypes.float32): "NoQuant", (dtypes.int32, dtypes.int32): "NoQuant"}
 """The Fixpipe conversion (``QuantMode_t``) from each accumulator dtype to each stored dtype."""
