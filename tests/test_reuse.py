@@ -11,6 +11,7 @@ import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes, interpreter, sim
 from ascdsl.backend import batchrun
+from ascdsl.backend.ascendc import compile_variant
 from ascdsl.bench_kernels import layer_norm_kernel
 from ascdsl.ir import Module, Op, walk
 from ascdsl.ir.text import dump, parse
@@ -269,3 +270,13 @@ def test_the_model_prices_the_rows_read_once_as_the_simulator_runs_them():
     kernel = batchrun.specialised(seen[0].kernel, seen[0].args, PLATFORM)
     choice = batchrun.plan(kernel, m, PLATFORM, batchrun.scalar_fields(kernel, seen[0].args))
     assert choice.best is not None and abs(choice.run.est_us / runs[0].stats.est_us - 1) < 0.03
+
+
+def test_a_launch_keeps_the_kernel_where_its_versioned_form_does_not_fit():
+    """At BLOCK_SIZE = 7168 the loops fit the UB; the single-trip branch, holding the row across them, does not."""
+    args = _layer_norm(64, 100)
+    kernel = layer_norm_kernel.specialize(*args, BLOCK_SIZE=7168).kernels[0]
+    with pytest.raises(ascdsl.CompilationError, match="bytes of UB"):
+        compile_variant(specialise(kernel, True, PLATFORM), PLATFORM)
+    compile_variant(kernel, PLATFORM)
+    assert batchrun.specialised(kernel, args, PLATFORM) is kernel

@@ -380,12 +380,15 @@ def disjoint(kernel: Kernel, args: list) -> bool:
 
 @lru_cache(maxsize=1024)
 def _specialised(kernel: Kernel, disjoint: bool, platform: Platform) -> Kernel:
-    return specialise(kernel, disjoint, platform)
+    out = specialise(kernel, disjoint, platform)
+    # a versioned kernel holds both branches' tiles: where that does not fit (or lower), the kernel as given
+    return out if out is kernel or _variant(out, 1, platform) is not None else kernel
 
 
 def specialised(kernel: Kernel, args: list, platform: Platform) -> Kernel:
     """The kernel a launch of ``kernel`` on ``args`` runs before batching (:func:`ascdsl.passes.specialise`:
-    loads reused, across writes through other pointers where the arguments are :func:`disjoint`)."""
+    loads reused, across writes through other pointers where the arguments are :func:`disjoint`), where the
+    backend compiles it; else ``kernel``."""
     return _specialised(kernel, disjoint(kernel, args), platform)
 
 
