@@ -11,10 +11,11 @@ programs within one per batched program; batched program ``q`` runs on core ``q 
   search over the backend's plans, each compiled once, :func:`choose`) down to P = 2, and the unbatched
   launch;
 - the cost model (:mod:`.batchcost`) estimates each without simulating: it prices one step of the
-  batched kernel (the branch the launch's scalar arguments take, where the kernel branches on them) (its loads, compute and stores) from the compiled kernels the search made, linearly
-  between them, and lays the busiest core's steps on the simulator's timeline (pipes in order, two
-  buffers a queue, loads and stores sharing the core's GM link); the best is priced again from its own
-  compiled kernel (at most :data:`REFINE` times);
+  batched kernel (its loads, compute and stores; the branch the launch's scalar arguments take where the
+  kernel branches on them) from the compiled kernels the search made, linearly between them, and lays
+  the busiest core's steps on the simulator's timeline (pipes in order, two buffers a queue, loads and
+  stores sharing the core's GM link); the best is priced again from its own compiled kernel (at most
+  :data:`REFINE` times);
 - the model's best is taken where it beats the UB rule's launch (the largest P that fits, capped to
   leave each core :data:`MIN_ROUNDS` batched programs where that keeps P >= 2) by :data:`MARGIN`; else,
   and where the model does not price the kernel (several steps per program, such as a loop over a
@@ -379,8 +380,8 @@ def disjoint(kernel: Kernel, args: list) -> bool:
 
 
 @lru_cache(maxsize=1024)
-def _specialised(kernel: Kernel, disjoint: bool, platform: Platform) -> Kernel:
-    out = specialise(kernel, disjoint, platform)
+def _specialised(kernel: Kernel, apart: bool, platform: Platform) -> Kernel:
+    out = specialise(kernel, apart, platform)
     # a versioned kernel holds both branches' tiles: where that does not fit (or lower), the kernel as given
     return out if out is kernel or _variant(out, 1, platform) is not None else kernel
 
