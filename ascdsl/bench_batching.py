@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 
 from . import dtypes, record, sim
-from .backend.batchrun import explain, plan, specialised
+from .backend.batchrun import explain, plan, scalar_fields, specialised
 from .bench_kernels import (add_kernel, gelu_kernel, layer_norm_kernel, log_softmax_backward_row_kernel,
                             softmax_kernel)
 from .language.core import next_power_of_2
@@ -155,7 +155,7 @@ def simulate(form: Form, shape, platform: str, batched: bool):
     if not batched:
         return s.est_us, s.floor_cycles / cost.constants(plat).clock_mhz.value, "1", arrays, ""
     kernel = specialised(seen[0].kernel, seen[0].args, plat)
-    c = plan(kernel, seen[0].grid[0], plat)
+    c = plan(kernel, seen[0].grid[0], plat, scalar_fields(kernel, seen[0].args))
     why = explain(kernel, seen[0].grid[0], plat) if c.p < 2 else ""
     return s.est_us, s.floor_cycles / cost.constants(plat).clock_mhz.value, c.label, arrays, why
 

@@ -388,7 +388,7 @@ def test_chosen_p_is_faster_on_the_simulator(monkeypatch):
     measured = {}
     for launch in (c.run, c.rule):
         out = np.zeros(n, np.float32)
-        monkeypatch.setattr(batchrun, "plan", lambda kernel, programs, plat, launch=launch: batchrun.Choice(launch, 0))
+        monkeypatch.setattr(batchrun, "plan", lambda kernel, programs, plat, *fields, launch=launch: batchrun.Choice(launch, 0))
         with sim.record() as runs:
             gelu_kernel[(2277,)](x, out, n, BLOCK_SIZE=1024, backend="sim")
         measured[launch] = runs[0].stats.est_us
@@ -567,7 +567,7 @@ def test_few_blocks_a_core_run_split_and_faster_on_the_simulator(monkeypatch):
     measured = {}
     for name, choice in (("split", c), ("whole", whole)):
         got = np.zeros(n, np.float32)
-        monkeypatch.setattr(batchrun, "plan", lambda kernel, programs, plat, choice=choice: choice)
+        monkeypatch.setattr(batchrun, "plan", lambda kernel, programs, plat, *fields, choice=choice: choice)
         with sim.record() as runs:
             add_kernel[(blocks,)](x, y, got, n, BLOCK_SIZE=1024, backend="sim")
         measured[name] = runs[0].stats.est_us

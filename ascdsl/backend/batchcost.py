@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
 
 from ..platforms import Platform
 from ..sim import cost
@@ -76,6 +78,8 @@ def _value(e, env: dict):
         return e.value
     if isinstance(e, kir.Var):
         return env.get(e.key)
+    if isinstance(e, kir.Field):  # known only where a launch's scalars seed ``env`` (:class:`_Pricer`.launch)
+        return env.get(("field", e.name))
     if isinstance(e, kir.SizeOf):
         return e.dtype.itemsize
     if isinstance(e, kir.ElemsPer):
@@ -107,12 +111,14 @@ def _int(e, env: dict) -> int | None:
 class _Pricer:
     """Walks a compiled kernel's ``Process`` for one batched program, summing each pipe's work."""
 
-    def __init__(self, platform: Platform, blocks: int):
+    def __init__(self, platform: Platform, blocks: int, fields: Mapping[str, object]):
         self.k = cost.constants(platform)
         self.share = cost.core_share(platform, blocks)
         self.pipe = dict.fromkeys(("load_setup", "load_move", "compute", "store_setup", "store_move"), 0.0)
         self.runs = 0
         self.env: dict = {}
+        # the launch's scalar fields and Process's scalars over them: which branch of Process a launch takes
+        self.launch: dict = {("field", name): v for name, v in fields.items()}
         self.bound = False
         self.serial = False
 
@@ -178,8 +184,12 @@ class _Pricer:
             self.pipe["compute"] += self.vector(c)
 
     def copy(self, c: kir.Call) -> tuple[float, float]:
-        """``copy_setup + bursts * burst_cycles`` and the bytes at the core's share (cost.h count_copy)."""
+        """``copy_setup + bursts * burst_cycles`` and the bytes at the core's share (cost.h count_copy); a load
+        whose GM offset is known here (no program id in it: ``W + cols`` of every program) reads the bytes
+        every step reads, after the first from the L2 (cost.h's L2: its rate and bursts)."""
         ub = c.dst if c.pipe is Pipe.MTE2 else c.srcs[0]
+        gm = c.srcs[0] if c.pipe is Pipe.MTE2 else c.dst
+        again = isinstance(gm, kir.Gm) and c.pipe is Pipe.MTE2 and _value(gm.offset, self.env) is not None
         bursts, nbytes = 1, None
         params = next((a for a in c.args if isinstance(a, kir.Var) and a.ctype is kir.Struct.COPY_PARAMS
                        and ("brace", a.key) in self.env), None)
@@ -193,6 +203,8 @@ class _Pricer:
         if nbytes is None and isinstance(ub, kir.Ref):
             nbytes = max(0, ub.extent - ub.low) * ub.dtype.itemsize
         k = self.k
+        if again:
+            return k.copy_setup.value + bursts * cost.l2_burst_cycles(k), (nbytes or 0) / k.l2_bytes_per_cycle.value
         return k.copy_setup.value + bursts * k.burst_cycles.value, (nbytes or 0) / self.share
 
     def vector(self, c: kir.Call) -> float:
@@ -234,9 +246,11 @@ def _span(r) -> int:
     return max(0, r.extent - r.low) * r.dtype.itemsize if isinstance(r, kir.Ref) else 0
 
 
-def price(k: kir.Kernel, platform: Platform, blocks: int) -> Step:
-    """One batched program of the compiled kernel ``k`` on a launch of ``blocks`` blocks, at whole tiles."""
-    p = _Pricer(platform, blocks)
+def price(k: kir.Kernel, platform: Platform, blocks: int, fields: Mapping[str, object] = MappingProxyType({})) -> Step:
+    """One batched program of the compiled kernel ``k`` on a launch of ``blocks`` blocks, at whole tiles; ``fields``:
+    the launch's scalar tiling fields by name, which decide the branches of ``Process`` on them (a kernel
+    versioned on its loops' trip counts, :func:`ascdsl.passes.reuse.single_trip_loops`)."""
+    p = _Pricer(platform, blocks, fields)
     _walk(p, k.process)
     if p.runs != 1:
         raise Unpriced(f"{p.runs} compute steps per program")
@@ -260,11 +274,13 @@ def _walk(p: _Pricer, process) -> None:
             for i in range(start, stop, step):
                 p.env[s.var.key] = i
                 _walk(p, s.body)
-        elif isinstance(s, kir.If) and _value(s.cond, p.env) is None:
-            _walk(p, s.body)
         elif isinstance(s, kir.If):
-            _walk(p, s.body if _value(s.cond, p.env) else s.orelse)
+            c = _value(s.cond, p.env)
+            c = _value(s.cond, p.launch) if c is None else c
+            _walk(p, s.body if c is None or c else s.orelse)  # unknown: the body (a guard)
         else:
+            if isinstance(s, kir.Let):
+                p.launch[s.var.key] = _value(s.expr, p.launch)
             p.stmt(s)
 
 

@@ -11,10 +11,11 @@ programs within one per batched program; batched program ``q`` runs on core ``q 
   search over the backend's plans, each compiled once, :func:`choose`) down to P = 2, and the unbatched
   launch;
 - the cost model (:mod:`.batchcost`) estimates each without simulating: it prices one step of the
-  batched kernel (its loads, compute and stores) from the compiled kernels the search made, linearly
-  between them, and lays the busiest core's steps on the simulator's timeline (pipes in order, two
-  buffers a queue, loads and stores sharing the core's GM link); the best is priced again from its own
-  compiled kernel (at most :data:`REFINE` times);
+  batched kernel (its loads, compute and stores; the branch the launch's scalar arguments take where the
+  kernel branches on them) from the compiled kernels the search made, linearly between them, and lays
+  the busiest core's steps on the simulator's timeline (pipes in order, two buffers a queue, loads and
+  stores sharing the core's GM link); the best is priced again from its own compiled kernel (at most
+  :data:`REFINE` times);
 - the model's best is taken where it beats the UB rule's launch (the largest P that fits, capped to
   leave each core :data:`MIN_ROUNDS` batched programs where that keeps P >= 2) by :data:`MARGIN`; else,
   and where the model does not price the kernel (several steps per program, such as a loop over a
@@ -45,6 +46,7 @@ from ..passes.batching import NotBatchable, batch_programs, flat_block, form, re
 from ..platforms import Platform, get_platform
 from . import batchcost
 from .ascendc import compile_variant
+from .naming import field_name
 
 
 @dataclass(frozen=True)
@@ -95,14 +97,14 @@ def _fits(kernel: Kernel, p: int, platform: Platform) -> bool:
 
 
 @lru_cache(maxsize=1024)
-def _step(kernel: Kernel, p: int, platform: Platform) -> batchcost.Step | batchcost.Unpriced | None:
-    """The cost model's step of the kernel batched ``p`` to a program (:func:`.batchcost.price`), the
-    model's reason where it does not price it, None where ``p`` does not fit."""
+def _step(kernel: Kernel, p: int, platform: Platform, fields: tuple = ()) -> batchcost.Step | batchcost.Unpriced | None:
+    """The cost model's step of the kernel batched ``p`` to a program (:func:`.batchcost.price`; ``fields``: the
+    launch's scalars), the model's reason where it does not price it, None where ``p`` does not fit."""
     compiled = _variant(kernel, p, platform)
     if compiled is None:
         return None
     try:
-        return batchcost.price(compiled, platform, platform.vector_core_count)
+        return batchcost.price(compiled, platform, platform.vector_core_count, dict(fields))
     except batchcost.Unpriced as e:
         return e
 
@@ -198,14 +200,15 @@ a program's fixed cost (vector issue per instruction, copy set-up) outweighs the
 
 
 @lru_cache(maxsize=512)
-def plan(kernel: Kernel, programs: int, platform: Platform) -> Choice:
+def plan(kernel: Kernel, programs: int, platform: Platform, fields: tuple = ()) -> Choice:
     """The launch of ``programs`` programs of ``kernel`` (see the module docstring): batched whole, or,
     for a flat-form kernel of few programs a core, split (:data:`SPLITS`) where the cost model estimates
-    that :data:`MARGIN` faster."""
-    whole = _plan(kernel, programs, platform)
-    best, best_us = whole, _est_us(whole, kernel, programs, platform)
+    that :data:`MARGIN` faster; ``fields``: the launch's scalar arguments (:func:`scalar_fields`), which
+    decide the branch the model prices where the kernel branches on them."""
+    whole = _plan(kernel, programs, platform, fields)
+    best, best_us = whole, _est_us(whole, kernel, programs, platform, fields)
     for s in _splits(kernel, programs, platform):
-        c = _plan(split_programs(kernel, s), programs * s, platform)
+        c = _plan(split_programs(kernel, s), programs * s, platform, fields)
         if c.p >= 2 and c.best is not None and (best_us is None or c.run.est_us < best_us * (1 - MARGIN)):
             best, best_us = replace(c, split=s), c.run.est_us
     return best
@@ -222,17 +225,17 @@ def _splits(kernel: Kernel, programs: int, platform: Platform) -> tuple[int, ...
     return tuple(s for s in SPLITS if block % s == 0 and block // s * width >= MIN_SPLIT_BYTES)
 
 
-def _est_us(c: Choice, kernel: Kernel, programs: int, platform: Platform) -> float | None:
+def _est_us(c: Choice, kernel: Kernel, programs: int, platform: Platform, fields: tuple = ()) -> float | None:
     """The model's estimate of ``c``'s launch, unbatched launches included (None: not priced)."""
     if c.run.est_us is not None or c.p > 1:
         return c.run.est_us
-    step = _step(kernel, 1, platform)
+    step = _step(kernel, 1, platform, fields)
     if not isinstance(step, batchcost.Step):
         return None
     return batchcost.estimate(step, programs, programs, 1, platform) / batchcost.clock_mhz(platform)
 
 
-def _plan(kernel: Kernel, programs: int, platform: Platform) -> Choice:
+def _plan(kernel: Kernel, programs: int, platform: Platform, fields: tuple = ()) -> Choice:
     """The launch of ``programs`` programs of ``kernel`` batched whole (P and the grid)."""
     largest = choose(kernel, programs, platform)
     cores = platform.vector_core_count
@@ -240,12 +243,12 @@ def _plan(kernel: Kernel, programs: int, platform: Platform) -> Choice:
         return Choice(Launch(1, programs), largest)
     ruled = rule(programs, largest, cores)
     capped = largest > programs // (cores * MIN_ROUNDS) >= 2
-    steps = {q: _step(kernel, q, platform) for q in sorted(_search(kernel, programs, platform)[1])}
+    steps = {q: _step(kernel, q, platform, fields) for q in sorted(_search(kernel, programs, platform)[1])}
     why = next((s for s in steps.values() if isinstance(s, batchcost.Unpriced)), None)
     if why is not None:
         return Choice(Launch(*ruled), largest, Launch(*ruled), why=str(why), capped=capped)
     candidates = {_launch(programs, _grid(programs, q, cores)) for q in range(2, largest + 1)}
-    if isinstance(_step(kernel, 1, platform), batchcost.Step):
+    if isinstance(_step(kernel, 1, platform, fields), batchcost.Step):
         candidates.add((1, programs))
     exact: dict[tuple[int, int], float] = {}
 
@@ -253,7 +256,7 @@ def _plan(kernel: Kernel, programs: int, platform: Platform) -> Choice:
         q, n = c
         if c in exact:
             return exact[c]
-        s = _interpolate(steps, q) if interpolated and q > 1 and q not in steps else _step(kernel, q, platform)
+        s = _interpolate(steps, q) if interpolated and q > 1 and q not in steps else _step(kernel, q, platform, fields)
         if not isinstance(s, batchcost.Step):
             return float("inf")
         return batchcost.estimate(s, programs, n, q, platform) / batchcost.clock_mhz(platform)
@@ -377,14 +380,23 @@ def disjoint(kernel: Kernel, args: list) -> bool:
 
 
 @lru_cache(maxsize=1024)
-def _specialised(kernel: Kernel, disjoint: bool, platform: Platform) -> Kernel:
-    return specialise(kernel, disjoint, platform)
+def _specialised(kernel: Kernel, apart: bool, platform: Platform) -> Kernel:
+    out = specialise(kernel, apart, platform)
+    # a versioned kernel holds both branches' tiles: where that does not fit (or lower), the kernel as given
+    return out if out is kernel or _variant(out, 1, platform) is not None else kernel
 
 
 def specialised(kernel: Kernel, args: list, platform: Platform) -> Kernel:
     """The kernel a launch of ``kernel`` on ``args`` runs before batching (:func:`ascdsl.passes.specialise`:
-    loads reused, across writes through other pointers where the arguments are :func:`disjoint`)."""
+    loads reused, across writes through other pointers where the arguments are :func:`disjoint`), where the
+    backend compiles it; else ``kernel``."""
     return _specialised(kernel, disjoint(kernel, args), platform)
+
+
+def scalar_fields(kernel: Kernel, args: list) -> tuple:
+    """The launch's scalar arguments as ``(tiling field name, value)`` pairs (what :func:`plan` takes)."""
+    return tuple((field_name(name), v.item() if isinstance(v, np.generic) else v)
+                 for name, p, v in zip(kernel.param_names, kernel.params, args) if isinstance(p.type.dtype, DType))
 
 
 def batch_launch(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -> tuple[Kernel, list, tuple]:
@@ -393,7 +405,7 @@ def batch_launch(kernel: Kernel, args: list, grid: tuple[int, int, int], platfor
     kernel = specialised(kernel, args, get_platform(platform))
     if not enabled() or grid[1] * grid[2] != 1:
         return kernel, args, grid
-    c = plan(kernel, grid[0], get_platform(platform))
+    c = plan(kernel, grid[0], get_platform(platform), scalar_fields(kernel, args))
     if c.p < 2:
         return kernel, args, grid
     split = split_programs(kernel, c.split) if c.split > 1 else kernel

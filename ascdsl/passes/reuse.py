@@ -3,9 +3,9 @@
 Triton's tutorial layer norm reads its row in three loops ``for off in range(0, N, BLOCK_SIZE)``; where
 ``N <= BLOCK_SIZE`` each runs once and the three loads of ``X + cols`` read the same bytes.
 
-- :func:`single_trip_loops` versions the kernel at its first top-level loop of a run-time trip count and a
-  constant positive step: ``if <every such loop runs exactly once>: <the rest, each loop's body inlined
-  once> else: <the rest as it was>``. The condition is one uniform scalar (``lower < upper`` and ``upper -
+- :func:`single_trip_loops` versions the kernel on its top-level loops of a run-time trip count and a
+  constant positive step, as early as their bounds are known: ``if <every such loop runs exactly once>:
+  <the rest, each loop's body inlined once> else: <the rest as it was>``. The condition is one uniform scalar (``lower < upper`` and ``upper -
   lower <= step`` for each loop, from bounds computed before the branch: parameters, constants and scalar
   arithmetic), so the branch is not per-program control flow and batching applies to it. It versions only
   where the straight-line branch then reuses more loads than the loops did (:func:`reused_loads`).
@@ -68,6 +68,7 @@ class _Reuse:
         for i in walk(kernel.body):  # (values defined outside a region walked alone)
             self.note(i)
         self.subst: dict[int, Value] = {}
+        self.plus_zero: dict[int, Value] = {}  # the id of a float x + 0.0 -> x
         self.count = 0
 
     def note(self, instr: Instr):
@@ -109,7 +110,8 @@ class _Reuse:
 
     def unchanged(self, instr: Instr) -> Value | None:
         """The operand an addition of zero leaves as it is (None: none): an integer plus 0, or a float that is
-        never -0.0 (a square) plus +0.0 (which makes -0.0 +0.0)."""
+        never -0.0 (a square) plus +0.0 (which makes -0.0 +0.0). Notes any other float plus +0.0 for
+        :meth:`summed`."""
         if instr.op is not Op.ADD:
             return None
         for zero, x in (instr.operands, instr.operands[::-1]):
@@ -118,9 +120,18 @@ class _Reuse:
                 continue
             if kz[1] == (("value", 0),) and x.type.dtype.kind == "int":
                 return x
-            if kz[1] == (("value", "0.0"),) and isinstance(kx, tuple) and kx[0] is Op.MUL and kx[2][0] == kx[2][1]:
-                return x
+            if kz[1] == (("value", "0.0"),):
+                if isinstance(kx, tuple) and kx[0] is Op.MUL and kx[2][0] == kx[2][1]:
+                    return x
+                self.plus_zero[instr.result.id] = x
         return None
+
+    def summed(self, instr: Instr) -> Instr:
+        """A sum of ``x + 0.0`` as the sum of ``x``: a float sum starts from +0.0 (NumPy's, the interpreter's),
+        so a lane's -0.0 and +0.0 add alike."""
+        if instr.op is Op.SUM and instr.operands[0].id in self.plus_zero:
+            return replace(instr, operands=(self.plus_zero[instr.operands[0].id],))
+        return instr
 
     def block(self, block: Block, avail: dict) -> Block:
         avail = dict(avail)  # loads of enclosing blocks dominate this one
@@ -128,7 +139,7 @@ class _Reuse:
         for instr in block.body:
             instr = replace(instr, operands=tuple(self.subst.get(v.id, v) for v in instr.operands))
             if self.values:
-                instr = self.scalar_operands(instr, out, avail)
+                instr = self.summed(self.scalar_operands(instr, out, avail))
                 same = self.unchanged(instr)
                 if same is not None:
                     self.subst[instr.result.id] = same
@@ -262,6 +273,13 @@ class _Version:
                 ready.update(r.id for r in instr.results)
         if first is None:
             return None
+        # the branch as early as its condition can be computed: what comes before it runs in both branches'
+        # stead once, and the single-trip branch is the program's one step
+        ready = {a.id for a in self.kernel.body.args}
+        for first, instr in enumerate(body):
+            if all(self.hoisted(v, ready, [], {}) is not None for loop in loops for v in loop.operands[:3]):
+                break
+            ready.update(r.id for r in instr.results)
         cond = self.condition(loops, ready, out)
         tail = body[first:]
         once = self.inlined(tail, loops)
