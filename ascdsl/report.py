@@ -9,9 +9,9 @@ split into its queue slots, against the planner budget) with the footprint's val
 build was verified, the simulator's counters of that shape with the cost model's pipe timeline
 (MTE2 / V / MTE3 / S, and the cube pipes MTE1 / M of a kernel with ``tl.dot``: every instruction of the
 block with the longest span, and the waits on flags, queue buffers and barriers; a MIX block's cube core,
-then its slower vector core). Each variant names the cores it runs on (:mod:`.backend.cores`); a MIX variant's
-shapes show their user workspace and its UB map is its epilogue's. The generated kernel is listed with its ``// file.py:LINE``
-comments linked to the listed DSL source lines.
+then its slower vector core). Each variant names the cores it runs on (:mod:`.backend.cores`); a MIX
+variant's shapes show their user workspace and its UB map is its epilogue's. The generated kernel is listed
+with its ``// file.py:LINE`` comments linked to the listed DSL source lines.
 
 Everything comes from the build's data: the manifest (UB plans with each buffer's size as
 polynomials of the tiling fields, tiling fields; read through :func:`ub_plan`), the tiling of every

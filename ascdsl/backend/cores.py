@@ -78,14 +78,4 @@ def max_programs(kernel: Kernel, platform: Platform) -> int:
     return (mix.INT32_MAX + 1) // mix.split(kernel, platform).tile_elements
 
 
-def workspace_problem(kernel: Kernel, platform: Platform, programs: int) -> str | None:
-    """What the tiling function answers (a VALUE_ERROR's message) where a launch's workspace is too large."""
-    try:
-        workspace_bytes(kernel, platform, programs)
-    except CompilationError as e:
-        return e.message
-    return None
-
-
-__all__ = ["BY_TYPE", "CUBE", "Cores", "MAX_BLOCKS", "MIX", "VECTOR", "max_programs", "of", "workspace_bytes",
-           "workspace_problem"]
+__all__ = ["BY_TYPE", "CUBE", "Cores", "MAX_BLOCKS", "MIX", "VECTOR", "max_programs", "of", "workspace_bytes"]

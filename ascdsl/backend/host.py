@@ -186,10 +186,10 @@ def python_tiling(op: Operator, layout: TilingLayout, variants: Sequence[Variant
                                 "was not compiled into this build; add a case that launches it")
         fields["tilingKey"] = keys[0]
         kind = cores.of(serving[0].kernel, platform)
-        problem = cores.workspace_problem(serving[0].kernel, platform, programs)
-        if problem is not None:
-            return TilingResult(STATUS["VALUE_ERROR"], problem)
-        workspace = cores.workspace_bytes(serving[0].kernel, platform, programs)
+        try:
+            workspace = cores.workspace_bytes(serving[0].kernel, platform, programs)
+        except CompilationError as e:  # past int32 tile offsets: the generated function's VALUE_ERROR
+            return TilingResult(STATUS["VALUE_ERROR"], e.message)
     order = [f.name for f in layout.fields]
     return TilingResult(0, "", tuple(sorted(fields.items(), key=lambda kv: order.index(kv[0]))),
                         kind.block_dim(platform, programs), workspace)

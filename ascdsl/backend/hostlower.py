@@ -258,8 +258,9 @@ class HostLowering(HostExpressions):
             return
         rows, cols = mix.split(variant.kernel, self.platform).tile
         most = cores.max_programs(variant.kernel, self.platform)
+        count = f'" + ascdsl_host::FormatInt(programs * {rows * cols}) + "'
         message = ('"' + mix.OVERFLOW.format(programs='" + ascdsl_host::FormatInt(programs) + "', rows=rows,
-                                             cols=cols, elements=f'" + ascdsl_host::FormatInt(programs * {rows * cols}) + "')
+                                             cols=cols, elements=count)
                    + '"').removeprefix('"" + ')  # the message starts with the count of programs
         self.emit(f"if (programs > {most}) {{  // the products' float32 tiles at int32 offsets in the workspace")
         self.emit(f"    throw HostError{{VALUE_ERROR, {message}}};")

@@ -68,8 +68,9 @@ def main_model(b) -> dict:
     fn = host.lower_tiling(op, b.layout, b.variants, b.platform, f"{op.op_type}Tiling")
     shapes = host.output_shapes(op, op.op_type)
     workspace = host.workspace_function(op, b.layout, b.variants, b.platform)
-    return {"op_type": op.op_type, "kernel_mode": kernel_mode(b),
-            "workspace_call": f"{workspace.name}(tilingData)" if workspace else None, "source": b.source, "cann": b.name, "symbol": b.name, "pointers": b.pointers,
+    return {"op_type": op.op_type, "kernel_mode": kernel_mode(b), "source": b.source, "cann": b.name,
+            "workspace_call": f"{workspace.name}(tilingData)" if workspace else None, "symbol": b.name,
+            "pointers": b.pointers,
             "inputs": op.inputs, "attrs": attrs, "dtypes": dtype_rows(), "platform": b.platform.name,
             "outputs": [{"name": o.name, "dtype": output_dtype(b, o)} for o in op.outputs],
             "struct": b.layout.struct_name,
@@ -77,15 +78,22 @@ def main_model(b) -> dict:
             "tiling_call": f"{fn.name}({host_args(fn.params, 'tilingData', 'blockDim', 'message')})"}
 
 
+def variant_cores(b) -> tuple[dict[int, cores.Cores], cores.Cores]:
+    """The cores each variant of build ``b`` runs on (:mod:`.cores`), by tiling key, and the most common
+    (the first of equals; the vector cores without variants): the op kernel's default type."""
+    kinds = {v.key: cores.of(v.kernel, b.platform) for v in b.variants}
+    counts = Counter(kinds.values())
+    return kinds, max(counts, key=counts.get) if counts else cores.VECTOR
+
+
 def kernel_mode(b) -> str:
-    """The CPU-debug ``KernelMode`` of ``main.cpp``'s launch (:mod:`.cores`): the first variant's, or a choice
-    by tiling key where the variants run on different cores."""
-    modes = {v.key: cores.of(v.kernel, b.platform).mode for v in b.variants}
-    default = next(iter(modes.values()), cores.VECTOR.mode)
-    text = f"KernelMode::{default}"
-    for key, mode in reversed(modes.items()):
-        if mode != default:
-            text = f"tilingData.tilingKey == {key} ? KernelMode::{mode} : {text}"
+    """The CPU-debug ``KernelMode`` of ``main.cpp``'s launch: the default cores' mode, chosen by tiling key
+    for the variants that run on others."""
+    kinds, default = variant_cores(b)
+    text = f"KernelMode::{default.mode}"
+    for key, kind in reversed(kinds.items()):
+        if kind.mode != default.mode:
+            text = f"tilingData.tilingKey == {key} ? KernelMode::{kind.mode} : {text}"
     return text
 
 
@@ -113,15 +121,14 @@ def op_kernel_model(b) -> dict:
     variant's branch runs its AIC and AIV classes on the user workspace (``GetUserWorkspace``: what the
     op_host asks for past the system workspace)."""
     names = ascendc.class_names(b.variants, b.platform)
-    kinds = {v.key: cores.of(v.kernel, b.platform) for v in b.variants}
-    counts = Counter(k.kernel_type for k in kinds.values())
-    default = max(counts, key=counts.get) if counts else cores.VECTOR.kernel_type
-    branches = [{"key": 0, "class_name": None, "vector_class": None, "kernel_type": default}]
+    kinds, default = variant_cores(b)
+    branches = [{"key": 0, "class_name": None, "vector_class": None, "kernel_type": default.kernel_type,
+                 "what": default.what}]
     branches += [{"key": v.key, "class_name": names[v.key], "kernel_type": kinds[v.key].kernel_type,
                   "what": kinds[v.key].what,
                   "vector_class": ascendc.vector_class_name(v) if kinds[v.key] is cores.MIX else None}
                  for v in b.variants]
-    return {"branches": branches, "kernel_type": default}
+    return {"branches": branches, "kernel_type": default.kernel_type}
 
 
 def op_host_model(b) -> dict:

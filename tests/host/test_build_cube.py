@@ -55,11 +55,12 @@ def test_matmul_op_project_declares_each_keys_kernel_type_and_workspace():
         assert body[key].count("GetUserWorkspace(workspace), tilingData);") == (2 if r else 0)
         assert (f"MatmulKernelV{key}Vector op;" in body[key]) == r
     manifest = b.manifest
-    assert {row["key"]: row["kernel_type"] for row in manifest["variants"]} == {k: MIX if r else AIC for k, r in relu.items()}
+    assert {row["key"]: row["kernel_type"] for row in manifest["variants"]} == \
+        {k: MIX if r else AIC for k, r in relu.items()}
     # op_host: the system workspace plus the products'; main.cpp launches each key in its CPU-debug mode
     op_host = files["op_project/op_host/mat_mul_custom.cpp"]
-    assert "workspaces[0] = ascendcPlatform.GetLibApiWorkSpaceSize() + static_cast<size_t>(MatMulWorkspaceSize(plain));" \
-        in op_host
+    assert ("workspaces[0] = ascendcPlatform.GetLibApiWorkSpaceSize() + "
+            "static_cast<size_t>(MatMulWorkspaceSize(plain));") in op_host
     tiling = files["kernel/mat_mul_tiling.h"]
     size = tiling[tiling.index("inline uint64_t MatMulWorkspaceSize("):]
     assert dict(re.findall(r"case (\d+):  // matmul_kernel: a 64 x 64 float32 product a program\n\s+return programs \* "
@@ -157,17 +158,26 @@ def test_vector_work_before_the_product_fails_the_build_at_the_users_line(tmp_pa
     assert "**Incomplete build**" in readme and "- key 1, `matmul_scaled_operand`" in readme
 
 
+TILING_PRELUDE = """#include <cstdint>
+#include "kernel_operator.h"
+{struct_source}
+template <class T>
+__aicore__ inline void LoadTiling(T* dst, GM_ADDR src)
+{{
+    for (uint32_t i = 0; i < sizeof(T); i++) {{
+        reinterpret_cast<uint8_t*>(dst)[i] = reinterpret_cast<__gm__ uint8_t*>(src)[i];
+    }}
+}}
+#define GET_TILING_DATA(var, tiling) {struct} var; LoadTiling(&var, tiling)
+"""
+"""What CANN's project build puts before the op kernel: the struct and the GET_TILING_DATA of the header it
+generates from BEGIN_TILING_DATA_DEF (a copy of the tiling bytes into a local struct)."""
+
+
 def kernel_with_tiling(b: build.OpBuild, folder: Path) -> Path:
-    """The op kernel as CANN's project build compiles it: after the struct and the GET_TILING_DATA of the
-    header it generates from BEGIN_TILING_DATA_DEF (a copy of the tiling bytes into a local struct)."""
-    struct = b.layout.struct_name
+    """The op kernel as CANN's project build compiles it (:data:`TILING_PRELUDE` first)."""
     source = folder / "op_kernel_with_tiling.cpp"
-    source.write_text("#include <cstdint>\n#include \"kernel_operator.h\"\n" + b.layout.struct_source() +
-                      f"#define GET_TILING_DATA(var, tiling) {struct} var; "
-                      f"AscendC::CopyTiling<{struct}>(&var, tiling)\n"
-                      f"namespace AscendC {{\ntemplate <class T>\n__aicore__ inline void CopyTiling(T* dst, GM_ADDR src)\n"
-                      "{\n    for (uint32_t i = 0; i < sizeof(T); i++) {\n"
-                      "        reinterpret_cast<uint8_t*>(dst)[i] = reinterpret_cast<__gm__ uint8_t*>(src)[i];\n    }\n}\n}\n"
+    source.write_text(TILING_PRELUDE.format(struct_source=b.layout.struct_source(), struct=b.layout.struct_name)
                       + b.files[f"op_project/op_kernel/{b.project_name}.cpp"])
     return source
 

@@ -21,15 +21,15 @@ ROOT = Path(__file__).resolve().parents[2]
 PLATFORMS = [get_platform("Ascend910B3"), get_platform("Ascend910B1"), get_platform("Ascend310P3")]
 
 
-def check_equivalence(tmp_path, op, kernels, sweep, built=None):
-    """Run every (inputs, attrs) of ``sweep`` through Python and the compiled C++ and compare
-    (``built``: an ``OpBuild`` whose variants, runtime tile extents included, and layout to use)."""
+def check_equivalence(tmp_path, op, kernels, sweep, built=None, platforms=PLATFORMS):
+    """Run every (inputs, attrs) of ``sweep`` on each of ``platforms`` through Python and the compiled C++
+    and compare (``built``: an ``OpBuild`` whose variants, runtime tile extents included, and layout to use)."""
     variants = built.variants if built is not None else tiling.variants(kernels)
     layout = built.layout if built is not None else tiling.layout(f"{op.op_type}TilingData", kernels)
     header = host.tiling_header(op, layout, variants, PLATFORMS[0], "test")
     fn = host.lower_tiling(op, layout, variants, PLATFORMS[0], f"{op.op_type}Tiling")
     shapes = host.output_shapes(op, op.op_type)
-    cases = [(inputs, attrs, plat) for inputs, attrs in sweep for plat in PLATFORMS]
+    cases = [(inputs, attrs, plat) for inputs, attrs in sweep for plat in platforms]
     lines = [case_line(fn, dict(zip(op.inputs, inputs)), attrs, plat) for inputs, attrs, plat in cases]
     workspace = host.workspace_function(op, layout, variants, PLATFORMS[0])
     got = compile_and_run(tmp_path, header, harness_source("tiling.h", fn, shapes, layout.struct_name, len(op.outputs),
@@ -84,14 +84,15 @@ def test_softmax_matches_python(tmp_path):
 
 def test_matmul_matches_python(tmp_path):
     # a pure-cube variant (a block a program, up to 65535) and a MIX one (the cube cores, a workspace of the
-    # products, refused past int32 tile offsets), chosen by a String attribute
+    # products, refused past int32 tile offsets), chosen by a String attribute; on the A2 platforms (the 310P
+    # has no separate cube cores: test_build_cube)
     op, kernels = load("matmul")
     sweep = [((desc((m, k), dt), desc((k, n), dt)), {"activation": act}) for dt in ("float16", "bfloat16", "float32")
              for act in ("none", "relu") for m, k, n in ((64, 64, 64), (100, 70, 130), (0, 32, 16), (5000, 64, 5000),
                                                          (64 * 600000, 16, 64), (8, 70000, 8))]
     sweep += [((desc((4, 8), "float16"), desc((9, 4), "float16")), {"activation": "none"}),
               ((desc((4, 8), "float16"), desc((8, 4), "float16")), {"activation": "gelu"})]
-    assert check_equivalence(tmp_path, op, kernels, sweep) == {0, 1, 2}
+    assert check_equivalence(tmp_path, op, kernels, sweep, platforms=PLATFORMS[:2]) == {0, 1, 2}
     b3 = PLATFORMS[0]
     relu = host.python_tiling(op, tiling.layout("MatMulTilingData", kernels), tiling.variants(kernels), b3,
                               (desc((5000, 64), "float16"), desc((64, 5000), "float16")), {"activation": "relu"})
