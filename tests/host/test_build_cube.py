@@ -13,10 +13,12 @@ import pytest
 
 import ascdsl
 from ascdsl import build
-from ascdsl.backend import cores
+from ascdsl.backend import cores, host
 from ascdsl.cli import main as cli_main
 from ascdsl.op import load_operators
 from ascdsl.platforms import get_platform
+from ascdsl.sim.cost import CUBE_PIPES
+from ascdsl.verify import sample_cases
 from tests.backend import cube_kernels
 from tests.cann.headers import host_flags, needs_host_headers, needs_kernel_headers, type_check
 from tests.product.test_report_html import Page
@@ -88,12 +90,24 @@ def test_a_vector_op_keeps_its_aiv_only_project():
 def test_python_tiling_sizes_blocks_and_workspace_as_the_sim_runner():
     b = planned(LINEAR)
     x, w, bias = (ascdsl.TensorDesc(s, ascdsl.dtypes.float16) for s in ((1000, 64), (64, 300), (300,)))
-    got = build.host.python_tiling(b.op, b.layout, b.variants, B3, (x, w, bias), {})
+    got = host.python_tiling(b.op, b.layout, b.variants, B3, (x, w, bias), {})
     programs = ascdsl.cdiv(1000, 32) * ascdsl.cdiv(300, 64)
     assert (got.status, got.block_dim, got.workspace_bytes) == (0, B3.ai_core_count, programs * 32 * 64 * 4)
     key = dict(got.fields)["tilingKey"]
     kernel = next(v.kernel for v in b.variants if v.key == key)
     assert cores.of(kernel, B3) is cores.MIX and cores.workspace_bytes(kernel, B3, programs) == got.workspace_bytes
+
+
+def test_a_mix_blocks_timeline_is_its_cube_core_then_its_slower_vector_core():
+    b = planned(LINEAR)
+    case = b.op.cases[0]  # 70 x 100 in 32 x 64 tiles: 6 programs, one a block (AIV 0 works, AIV 1 idles)
+    ((key, (sample,)),) = sample_cases(b, [case]).items()
+    intervals = sample.stats.trace.intervals
+    cube = [i for i in intervals if i.pipe in CUBE_PIPES and not i.wait]
+    vector = [i for i in intervals if i.pipe == "V" and not i.wait]
+    assert cube and vector  # the AIC's products and the working AIV's epilogue, not the idle AIV's nothing
+    assert max(i.end for i in cube) <= min(i.start for i in vector)
+    assert max(i.end for i in intervals) <= sample.stats.est_cycles
 
 
 @pytest.mark.slow
