@@ -30,7 +30,7 @@ from functools import cached_property
 from pathlib import Path
 
 from . import dtypes, planner, report
-from .backend import ascendc, host, lift, ubplan
+from .backend import ascendc, cores, host, lift, mix, ubplan
 from .backend.opproject import (
     aclnn_signature,
     fields,
@@ -38,7 +38,7 @@ from .backend.opproject import (
     main_model,
     msopgen,
     op_host_model,
-    op_kernel_branches,
+    op_kernel_model,
     opdef_dtypes,
     opdef_name,
     padding,
@@ -214,6 +214,7 @@ def plan(op: Operator, platform: Platform, root: str | Path | None = None) -> Op
     emitted, failed = [], []
     for v in vs:
         try:
+            cores.of(v.kernel, platform)  # where it can run at all
             ascendc.render_classes([v], lay, platform)
             emitted.append(v)
         except CompilationError as e:
@@ -254,7 +255,7 @@ def op_project_files(b: OpBuild, tiling_h: str) -> dict[str, str]:
         f"op_project/op_host/{name}.cpp": render("op_host.cpp.j2", **op_host_model(b)),
         f"op_project/op_kernel/{name}.cpp": render(
             "op_kernel.cpp.j2", b=b, name=name, classes=ascendc.render_classes(b.variants, b.layout, b.platform),
-            branches=op_kernel_branches(b)),
+            **op_kernel_model(b)),
         "op_project/README.md": render("op_project_readme.md.j2", b=b, name=name, aclnn=aclnn_signature(b),
                                        tensors=[opdef_name(n) for n in b.pointers], failed=_failures(b),
                                        columns=opdef_dtypes(b)),
@@ -303,6 +304,7 @@ def _variant_row(v: Variant, b: OpBuild) -> dict:
     scalars = {n: p.type.dtype.name for n, p in zip(v.kernel.param_names, v.kernel.params)
                if isinstance(p.type.dtype, dtypes.DType)}
     return {"key": v.key, "kernel": v.kernel.name, "class": ascendc.class_names(b.variants, b.platform)[v.key],
+            "kernel_type": cores.of(v.kernel, b.platform).kernel_type,
             "constexprs": {k: json_value(c) for k, c in v.kernel.constexprs if k not in v.lifted},
             "runtime_extents": [{"name": e.name, "quantum": e.quantum, "low": e.low, "high": e.high}
                                 for e in (v.lift.extents if v.lift is not None else ())],
@@ -354,9 +356,12 @@ def footprints(v: Variant, jit_fn) -> dict:
 
 def _ub_plan(v: Variant, b: OpBuild) -> dict | None:
     """The variant's UB buffers: the backend's one plan of it, named as its class names them (a template's
-    float32 instance: the plan it places its buffers by); None if the backend cannot plan it."""
+    float32 instance: the plan it places its buffers by; a MIX kernel: its epilogue's); None if the backend
+    cannot plan it (a pure-cube kernel uses no UB)."""
     quanta = {e.name: e.quantum for e in v.lift.extents} if v.lift is not None else {}
     try:
+        if cores.of(v.kernel, b.platform) is cores.MIX:  # the epilogue's, on the vector cores
+            return ubplan.as_dict(ascendc.planned(mix.split(v.kernel, b.platform).vector, b.platform), quanta=quanta)
         for c in ascendc.classes(b.variants, b.platform):
             if c.float32 is not None and (v, f"{c.name}<float>") in c.instances:
                 return ubplan.as_dict(c.kernel, c.float32, v.form.kernel.plan.footprint, quanta)

@@ -7,9 +7,11 @@ picks one, and ``#v<key>-s<n>`` in the address opens that panel): the tiling fie
 dim the tiling function gives for it, the UB map at those values (every buffer a bar of its bytes,
 split into its queue slots, against the planner budget) with the footprint's value, and, when the
 build was verified, the simulator's counters of that shape with the cost model's pipe timeline
-(MTE2 / V / MTE3 / S: every instruction of the block with the longest span, and the waits on
-flags, queue buffers and barriers). The generated kernel is listed with its ``// file.py:LINE``
-comments linked to the listed DSL source lines.
+(MTE2 / V / MTE3 / S, and the cube pipes MTE1 / M of a kernel with ``tl.dot``: every instruction of the
+block with the longest span, and the waits on flags, queue buffers and barriers; a MIX block's cube core,
+then its slower vector core). Each variant names the cores it runs on (:mod:`.backend.cores`); a MIX
+variant's shapes show their user workspace and its UB map is its epilogue's. The generated kernel is listed
+with its ``// file.py:LINE`` comments linked to the listed DSL source lines.
 
 Everything comes from the build's data: the manifest (UB plans with each buffer's size as
 polynomials of the tiling fields, tiling fields; read through :func:`ub_plan`), the tiling of every
@@ -22,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from .backend import cores
 from .backend.poly import ceil_block, evaluate, from_json
 from .backend.render import render
 from .errors import Loc, source_path, source_root
@@ -82,16 +85,17 @@ def _variant(row: Mapping, fields, runs: Sequence, samples: Sequence, platform: 
     for n, (case, tiling, probe) in enumerate(runs):
         values = dict(tiling.fields)
         panels.append({"id": f"v{row['key']}-s{n}", "label": case.label, "probe": probe,
-                       "block_dim": tiling.block_dim,
+                       "block_dim": tiling.block_dim, "workspace": tiling.workspace_bytes,
                        "tiling": [{**f, "value": values.get(f["name"], "")} for f in fields],
                        "ub": _ub_map(plan, values, platform) if plan else None,
                        "stats": _stats(by_case.get(case.label))})
     if not panels:  # no shape selects it: the plan at the largest extents the variant admits
         panels.append({"id": f"v{row['key']}-s0", "label": "largest extents (no case or probe shape selects it)",
-                       "probe": False, "block_dim": None, "tiling": [],
+                       "probe": False, "block_dim": None, "workspace": 0, "tiling": [],
                        "ub": _ub_map(plan, None, platform) if plan else None, "stats": None})
     expression = (plan.get("expression") or str(plan["total_bytes"])) if plan else None
-    return {"key": row["key"], "kernel": row["kernel"], "class": row["class"], "constexprs": row["constexprs"],
+    return {"key": row["key"], "kernel": row["kernel"], "class": row["class"], "kernel_type": row["kernel_type"],
+            "cores": cores.BY_TYPE[row["kernel_type"]].what, "constexprs": row["constexprs"],
             "dtypes": row["pointer_dtypes"], "ir": row["ir"], "expression": expression,
             "extents": row.get("runtime_extents", []), "panels": panels}
 

@@ -3,7 +3,8 @@
 * ``emit``: a variant the Ascend C backend could not emit (always a failure, with its located error);
 * ``interpreter`` / ``sim``: every case of the op against its reference, as ``ascdsl check`` runs
   them; on ``sim`` a launch of a variant the build contains runs the built
-  ``op_project/op_kernel/<op>.cpp`` (all variants in one source: one g++ build per op), other launches
+  ``op_project/op_kernel/<op>.cpp`` (all variants in one source: one g++ build per op) on the blocks, and
+  for a MIX kernel the workspace, the ``sim`` backend gives it (:func:`.backend.simrun.launch_blocks`), other launches
   (cases only the Python entry can express) the sim backend's own one-variant kernels;
 * ``op_kernel``: per variant, whether a passing case ran it through the op-project kernel;
 * ``clang++`` (each compiler of :func:`ascdsl.sim.build.front_ends`): the direct-launch and op-project
@@ -140,11 +141,11 @@ class _OpKernelRunner:
             return
         fields, arrays = launch_fields(kernel, args, grid, serving[0])
         fields["tilingKey"] = keys[0]
-        block_dim = max(1, min(grid[0] * grid[1] * grid[2], self.b.platform.vector_core_count))
+        block_dim, workspace = simrun.launch_blocks(kernel, fields, grid, self.b.platform)
         with simrun.located_errors(kernel, range(len(arrays))):
-            res = sim.run_kernel(self.source, self.b.project_name, [*arrays, None, self.b.layout.pack(fields)],
+            res = sim.run_kernel(self.source, self.b.project_name, [*arrays, workspace, self.b.layout.pack(fields)],
                                  block_dim, platform, tiling_key=keys[0], tiling_type=self.b.layout.struct_name,
-                                 entry=gm_entry(self.b.project_name, self.b.pointers))
+                                 entry=gm_entry(self.b.project_name, self.b.pointers), mix=workspace is not None)
         self.launched.append((keys[0], res.stats))
 
 

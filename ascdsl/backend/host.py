@@ -24,6 +24,8 @@ from typing import Any
 from .. import dtypes
 from ..errors import CompilationError, InputTypeError, InputValueError
 from ..op import Operator, Output
+from ..platforms import Platform
+from . import cores, mix
 from .hostcode import (DTYPE_ENUM, MAX_DIMS, HostFunction, Param, camel, cpp_name, declare, dtype_enum, literal,
                        signature)
 from .hostlower import HostLowering
@@ -31,20 +33,22 @@ from .render import render
 from .naming import field_name
 from .tiling import TilingLayout, Variant, cann_name
 
-__all__ = ["DTYPE_ENUM", "HostFunction", "Param", "ShapeFunction", "TilingResult", "cpp_name", "dtype_enum",
-           "literal", "lower_output_shape", "lower_tiling", "output_shapes", "python_tiling", "tiling_header"]
+__all__ = ["DTYPE_ENUM", "HostFunction", "Param", "ShapeFunction", "TilingResult", "WorkspaceFunction", "cpp_name",
+           "dtype_enum", "literal", "lower_output_shape", "lower_tiling", "output_shapes", "python_tiling",
+           "tiling_header", "workspace_function"]
 
 
-def lower_tiling(op: Operator, layout: TilingLayout, variants: Sequence[Variant], name: str) -> HostFunction:
+def lower_tiling(op: Operator, layout: TilingLayout, variants: Sequence[Variant], platform: Platform,
+                 name: str) -> HostFunction:
     """The tiling function for ``op``'s host function: ``Status name(params..., Struct& tiling,
-    uint32_t& blockDim, std::string& message)``."""
-    return HostLowering(op, op.host, layout, variants).function(name)
+    uint32_t& blockDim, std::string& message)`` (``platform``: the build's)."""
+    return HostLowering(op, op.host, layout, variants, platform).function(name)
 
 
 def lower_output_shape(op: Operator, output: Output, name: str) -> HostFunction:
     """``Status name(params..., ascdsl_host::Shape& shape, std::string& message)`` for an output whose
     shape is an ``@ascdsl.host`` function of the inputs and attributes."""
-    return HostLowering(op, output.shape, None, ()).function(name)
+    return HostLowering(op, output.shape, None, (), None).function(name)
 
 
 # ---------------------------------------------------------------------- the plain tiling header
@@ -102,11 +106,32 @@ def runtime_source(platform) -> str:
 
 def tiling_header(op: Operator, layout: TilingLayout, variants: Sequence[Variant], platform, source: str) -> str:
     """``kernel/<op>_tiling.h``: the plain tiling struct, and (host side only) the tiling function
-    ``<OpType>Tiling`` and ``<OpType>OutputShapes``."""
+    ``<OpType>Tiling``, ``<OpType>OutputShapes`` and, where a variant is a MIX kernel, ``<OpType>WorkspaceSize``."""
     return render("tiling_header.h.j2", op=op, source=source, guard=f"{cann_name(op.op_type).upper()}_TILING_H",
                   struct=layout.struct_source(), runtime=runtime_source(platform),
-                  tiling=lower_tiling(op, layout, variants, f"{op.op_type}Tiling"),
-                  shapes=output_shapes(op, op.op_type))
+                  tiling=lower_tiling(op, layout, variants, platform, f"{op.op_type}Tiling"),
+                  shapes=output_shapes(op, op.op_type), workspace=workspace_function(op, layout, variants, platform))
+
+
+@dataclass(frozen=True)
+class WorkspaceFunction:
+    """``uint64_t name(const Struct& tiling)``: the user workspace (bytes) of a launch with that tiling, per
+    tiling key of a MIX variant (``cases``: key, bytes a program, comment)."""
+
+    name: str
+    struct: str
+    cases: tuple[tuple[int, int, str], ...]
+
+
+def workspace_function(op: Operator, layout: TilingLayout, variants: Sequence[Variant],
+                       platform) -> WorkspaceFunction | None:
+    """The workspace function of a build whose variants include MIX kernels (None: no variant needs one)."""
+    cases = []
+    for v in variants:
+        if cores.of(v.kernel, platform) is cores.MIX:
+            rows, cols = mix.split(v.kernel, platform).tile
+            cases.append((v.key, 4 * rows * cols, f"{v.kernel.name}: a {rows} x {cols} float32 product a program"))
+    return WorkspaceFunction(f"{op.op_type}WorkspaceSize", layout.struct_name, tuple(cases)) if cases else None
 
 
 # ---------------------------------------------------------------------- the same contract in Python
@@ -122,6 +147,7 @@ class TilingResult:
     message: str = ""
     fields: tuple[tuple[str, Any], ...] = ()
     block_dim: int = 0
+    workspace_bytes: int = 0  # the user workspace of a MIX kernel's launch (:mod:`.cores`)
 
 
 def python_tiling(op: Operator, layout: TilingLayout, variants: Sequence[Variant], platform,
@@ -140,6 +166,7 @@ def python_tiling(op: Operator, layout: TilingLayout, variants: Sequence[Variant
     programs = grid[0] * grid[1] * grid[2]
     fields = {"grid0": grid[0], "grid1": grid[1], "grid2": grid[2],
               **{field_name(k): v for k, v in plan.scalars.items()}, "tilingKey": 0}
+    kind, workspace = cores.VECTOR, 0
     if programs:
         kernel = launched_kernel(op, plan, inputs)
         pointers = [d.dtype for d in inputs] + [op.output_dtype(o, tuple(inputs)) for o in op.outputs]
@@ -158,9 +185,14 @@ def python_tiling(op: Operator, layout: TilingLayout, variants: Sequence[Variant
                                 f"{kernel.name} with {consts} for {', '.join(d.name for d in pointers)} "
                                 "was not compiled into this build; add a case that launches it")
         fields["tilingKey"] = keys[0]
+        kind = cores.of(serving[0].kernel, platform)
+        try:
+            workspace = cores.workspace_bytes(serving[0].kernel, platform, programs)
+        except CompilationError as e:  # past int32 tile offsets: the generated function's VALUE_ERROR
+            return TilingResult(STATUS["VALUE_ERROR"], e.message)
     order = [f.name for f in layout.fields]
     return TilingResult(0, "", tuple(sorted(fields.items(), key=lambda kv: order.index(kv[0]))),
-                        min(programs, platform.vector_core_count))
+                        kind.block_dim(platform, programs), workspace)
 
 
 def host_plan(op: Operator, platform, inputs: Sequence, attrs: dict):

@@ -1,8 +1,9 @@
 """Lowering of host-code statements and the launch plan to C++ (see :mod:`ascdsl.backend.host`).
 
 ``return ascdsl.Launch(kernel, grid=..., constexprs=..., scalars=...)`` writes the grid and scalars
-into their tiling fields, sets ``blockDim = min(grid product, platform.vectorCoreNum)`` and picks the
-tiling key by matching (kernel, constexprs, tensor dtypes, scalar widths) against the build's variant
+into their tiling fields, sets ``blockDim = min(grid product, bound)`` (the bound of the cores the variant
+runs on, :mod:`.cores`: the vector cores, 65535 for a pure-cube kernel, the cube cores for a MIX kernel) and
+picks the tiling key by matching (kernel, constexprs, tensor dtypes, scalar widths) against the build's variant
 table: the same specialisation the Python launch would compile. A kernel may be chosen through a
 variable (``kernel = a if cond else b``): kernel references are compile-time symbols, a C++
 ``enum class Kernel`` whose members are the kernels the function names.
@@ -19,16 +20,20 @@ from .hostcode import (BOOL, CPP_TYPE, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE,
                        dtype_enum, literal, quote)
 from .hostexpr import HostExpressions
 from .hostplan import footprint_code
+from ..platforms import Platform
+from . import cores, mix
 from .poly import describe_slots
 from .naming import field_name
 from .tiling import Variant
 
 
 class HostLowering(HostExpressions):
-    """One pass over the function's AST, emitting C++ lines."""
+    """One pass over the function's AST, emitting C++ lines (``platform``: the build's, whose passes decide
+    which variants run on which cores, :mod:`.cores`; None for an output-shape function, which launches nothing)."""
 
-    def __init__(self, *args):
-        super().__init__(*args)
+    def __init__(self, op, fn, layout, variants, platform: Platform | None):
+        super().__init__(op, fn, layout, variants)
+        self.platform = platform
         self.dicts: dict[str, dict[str, E]] = {}
 
     # ------------------------------------------------------------------ driver
@@ -210,10 +215,6 @@ class HostLowering(HostExpressions):
                 raise self.error(call, f"constexpr {key!r} must be an int, float, bool or dtype in host code")
             consts[key] = E(self.temp(key + "_"), value.type)
             self.emit(f"const {CPP_TYPE[value.type]} {consts[key].code} = {value.code};")
-        self.emit("const int64_t programs = int64_t{tiling.grid0} * tiling.grid1 * tiling.grid2;")
-        self.emit("tiling.tilingKey = 0;  // an empty grid launches nothing")
-        self.emit("if (programs > 0) {")
-        self.depth += 1
         rows = []
         # specialisations first: a lifted variant serves the values no specialisation has
         for v in sorted(self.variants, key=lambda v: v.lift is not None):
@@ -223,11 +224,20 @@ class HostLowering(HostExpressions):
                     cond = f"{kernel.code} == Kernel::{v.kernel.name} && {cond}"
                 rows.append((v, cond))
         rows = [(v, cond) for v, cond in rows if cond is not None]
+        kinds = {v.key: cores.of(v.kernel, self.platform) for v, _ in rows}
+        limits = list(dict.fromkeys(k.host_limit for k in kinds.values())) or [cores.VECTOR.host_limit]
+        self.emit("const int64_t programs = int64_t{tiling.grid0} * tiling.grid1 * tiling.grid2;")
+        self.emit("tiling.tilingKey = 0;  // an empty grid launches nothing")
+        if len(limits) > 1:  # variants on different cores: the chosen one's bound
+            self.emit(f"int64_t blocks = {cores.VECTOR.host_limit};")
+        self.emit("if (programs > 0) {")
+        self.depth += 1
         for i, (v, cond) in enumerate(rows):
             self.emit(f"{'} else ' if i else ''}if ({cond}) {{")
             self.emit(f"    tiling.tilingKey = {v.key};")
             self.depth += 1
             self.lifted_fields(v, consts)
+            self.launch_bounds(v, kinds[v.key], len(limits) > 1)
             self.depth -= 1
         self.emit("} else {" if rows else "{")
         self.emit(f"    throw ascdsl_host::HostError{{ascdsl_host::VARIANT_NOT_COMPILED, "
@@ -235,8 +245,26 @@ class HostLowering(HostExpressions):
         self.emit("}")
         self.depth -= 1
         self.emit("}")
-        self.emit("blockDim = static_cast<uint32_t>(std::min<int64_t>(programs, platform.vectorCoreNum));")
+        bound = "blocks" if len(limits) > 1 else limits[0]
+        self.emit(f"blockDim = static_cast<uint32_t>(std::min<int64_t>(programs, {bound}));")
         self.emit("return ascdsl_host::OK;")
+
+    def launch_bounds(self, variant: Variant, kind: cores.Cores, chosen: bool) -> None:
+        """In the branch of ``variant`` (running on ``kind``): its blocks' bound (``chosen``: into ``blocks``)
+        and, for a MIX kernel, the check that its workspace's tile offsets fit int32 (:mod:`.mix`)."""
+        if chosen:
+            self.emit(f"blocks = {kind.host_limit};  // {variant.kernel.name} runs on {kind.what}")
+        if kind is not cores.MIX:
+            return
+        rows, cols = mix.split(variant.kernel, self.platform).tile
+        most = cores.max_programs(variant.kernel, self.platform)
+        count = f'" + ascdsl_host::FormatInt(programs * {rows * cols}) + "'
+        message = ('"' + mix.OVERFLOW.format(programs='" + ascdsl_host::FormatInt(programs) + "', rows=rows,
+                                             cols=cols, elements=count)
+                   + '"').removeprefix('"" + ')  # the message starts with the count of programs
+        self.emit(f"if (programs > {most}) {{  // the products' float32 tiles at int32 offsets in the workspace")
+        self.emit(f"    throw HostError{{VALUE_ERROR, {message}}};")
+        self.emit("}")
 
     def mapping(self, node: ast.AST | None) -> dict[str, ast.AST]:
         if node is None:

@@ -33,6 +33,9 @@ WORKSPACE = "workspace"
 """The parameter both parts gain: the float32 GM the product goes through (the entry's ``workspace``)."""
 _STORES = (Op.BLOCK_STORE, Op.STRIDED_STORE)
 INT32_MAX = 2 ** 31 - 1
+OVERFLOW = ("{programs} programs of {rows} x {cols} float32 products need a workspace of {elements} elements, past "
+            "the int32 offsets of its tiles")
+"""The error of a launch whose workspace passes int32 tile offsets (the generated tiling function's too)."""
 
 
 @dataclass(frozen=True)
@@ -229,10 +232,10 @@ def workspace_elements(kernel: Kernel, platform: Platform, programs: int) -> int
     parts = split(kernel, platform)
     elements = programs * parts.tile_elements
     if elements > INT32_MAX + 1:
-        raise CompilationError(parts.cube.loc, f"{programs} programs of {parts.tile[0]} x {parts.tile[1]} float32 "
-                                               f"products need a workspace of {elements} elements, past the int32 "
-                                               "offsets of its tiles", hint="use fewer programs (larger blocks)")
+        raise CompilationError(parts.cube.loc, OVERFLOW.format(programs=programs, rows=parts.tile[0],
+                                                               cols=parts.tile[1], elements=elements),
+                               hint="use fewer programs (larger blocks)")
     return elements
 
 
-__all__ = ["Split", "WORKSPACE", "cube_plan", "is_mix", "product", "split", "workspace_elements"]
+__all__ = ["OVERFLOW", "Split", "WORKSPACE", "cube_plan", "is_mix", "product", "split", "workspace_elements"]

@@ -13,10 +13,11 @@ combinations with bfloat16 are left out on a platform without bfloat16; every co
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 
 from .. import dtypes
-from . import ascendc, host
+from . import ascendc, cores, host
 from .tiling import TilingLayout, cann_name
 
 GE_DTYPE = {"float32": "DT_FLOAT", "float16": "DT_FLOAT16", "bfloat16": "DT_BF16", "int8": "DT_INT8",
@@ -64,14 +65,36 @@ def main_model(b) -> dict:
         parse = (f"ParseInts(args[\"{a.name}\"], {a.name})" if a.type == "ListInt"
                  else f"{a.name} = {parse.format(n=a.name)}")
         attrs.append({"name": a.name, "declare": f"{cpp} {a.name}", "default": default, "parse": parse})
-    fn = host.lower_tiling(op, b.layout, b.variants, f"{op.op_type}Tiling")
+    fn = host.lower_tiling(op, b.layout, b.variants, b.platform, f"{op.op_type}Tiling")
     shapes = host.output_shapes(op, op.op_type)
-    return {"op_type": op.op_type, "source": b.source, "cann": b.name, "symbol": b.name, "pointers": b.pointers,
+    workspace = host.workspace_function(op, b.layout, b.variants, b.platform)
+    return {"op_type": op.op_type, "kernel_mode": kernel_mode(b), "source": b.source, "cann": b.name,
+            "workspace_call": f"{workspace.name}(tilingData)" if workspace else None, "symbol": b.name,
+            "pointers": b.pointers,
             "inputs": op.inputs, "attrs": attrs, "dtypes": dtype_rows(), "platform": b.platform.name,
             "outputs": [{"name": o.name, "dtype": output_dtype(b, o)} for o in op.outputs],
             "struct": b.layout.struct_name,
             "shapes_call": f"{shapes.name}({host_args(shapes.params, 'shapes', 'message')})",
             "tiling_call": f"{fn.name}({host_args(fn.params, 'tilingData', 'blockDim', 'message')})"}
+
+
+def variant_cores(b) -> tuple[dict[int, cores.Cores], cores.Cores]:
+    """The cores each variant of build ``b`` runs on (:mod:`.cores`), by tiling key, and the most common
+    (the first of equals; the vector cores without variants): the op kernel's default type."""
+    kinds = {v.key: cores.of(v.kernel, b.platform) for v in b.variants}
+    counts = Counter(kinds.values())
+    return kinds, max(counts, key=counts.get) if counts else cores.VECTOR
+
+
+def kernel_mode(b) -> str:
+    """The CPU-debug ``KernelMode`` of ``main.cpp``'s launch: the default cores' mode, chosen by tiling key
+    for the variants that run on others."""
+    kinds, default = variant_cores(b)
+    text = f"KernelMode::{default.mode}"
+    for key, kind in reversed(kinds.items()):
+        if kind.mode != default.mode:
+            text = f"tilingData.tilingKey == {key} ? KernelMode::{kind.mode} : {text}"
+    return text
 
 
 def opdef_dtypes(b) -> list[tuple[str, ...]]:
@@ -90,11 +113,22 @@ def opdef_dtypes(b) -> list[tuple[str, ...]]:
     return columns
 
 
-def op_kernel_branches(b) -> list[dict]:
-    """One ``TILING_KEY_IS`` branch for every key the generated tiling function can set: 0 (an empty
-    input: one block is launched and does nothing) and every variant the build contains."""
+def op_kernel_model(b) -> dict:
+    """The op kernel's entry: one ``TILING_KEY_IS`` branch for every key the generated tiling function can
+    set, 0 (an empty input: one block is launched and does nothing) and every variant the build contains,
+    each with its kernel type (:mod:`.cores`); the default type is the variants' most common one (the
+    vector cores' without variants), the others are declared per key (``KERNEL_TASK_TYPE``). A MIX
+    variant's branch runs its AIC and AIV classes on the user workspace (``GetUserWorkspace``: what the
+    op_host asks for past the system workspace)."""
     names = ascendc.class_names(b.variants, b.platform)
-    return [{"key": 0, "class_name": None}, *({"key": v.key, "class_name": names[v.key]} for v in b.variants)]
+    kinds, default = variant_cores(b)
+    branches = [{"key": 0, "class_name": None, "vector_class": None, "kernel_type": default.kernel_type,
+                 "what": default.what}]
+    branches += [{"key": v.key, "class_name": names[v.key], "kernel_type": kinds[v.key].kernel_type,
+                  "what": kinds[v.key].what,
+                  "vector_class": ascendc.vector_class_name(v) if kinds[v.key] is cores.MIX else None}
+                 for v in b.variants]
+    return {"branches": branches, "kernel_type": default.kernel_type}
 
 
 def op_host_model(b) -> dict:
@@ -108,7 +142,7 @@ def op_host_model(b) -> dict:
                  if a.type == "ListInt" else [f"attrs.{a.name} = *{a.name};"])
         attrs.append({"name": a.name, "cpp": cpp, "getter": getter.format(i=i), "store": store,
                       "def": attr_def(a)})
-    fn = host.lower_tiling(op, b.layout, b.variants, f"{op.op_type}Tiling")
+    fn = host.lower_tiling(op, b.layout, b.variants, b.platform, f"{op.op_type}Tiling")
     shapes = host.output_shapes(op, op.op_type)
     columns = opdef_dtypes(b)
     ge = {"inputs": [], "outputs": []}
@@ -120,7 +154,9 @@ def op_host_model(b) -> dict:
                               "types": [f"ge::{GE_DTYPE[c[len(op.inputs) + j]]}" for c in columns],
                               "dtype": f"context->GetInputDataType({op.inputs.index(source)})"
                               if source in op.inputs else f"ge::{GE_DTYPE[dtypes.lookup(source).name]}"})
+    workspace = host.workspace_function(op, b.layout, b.variants, b.platform)
     return {"b": b, "name": b.project_name, "op_type": op.project_op_type, "attrs": attrs,
+            "workspace_call": f"{workspace.name}(plain)" if workspace else None,
             "attr_names": ", ".join(a.name for a in op.attrs),
             "fields": fields(b.layout), "params": op.inputs, "ge": ge,
             "formats": ", ".join(["ge::FORMAT_ND"] * len(columns)),

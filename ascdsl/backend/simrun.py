@@ -2,8 +2,9 @@
 
 A launch specialises the kernel, runs the passes, renders a one-variant direct-launch kernel file,
 writes it under the simulator's cache (named by its content hash, so g++ builds it once) and runs
-``blockDim = min(grid product, vector cores)`` blocks (a pure-cube kernel: a block a program, up to
-``MAX_BLOCKS``; a MIX kernel: ``min(grid product, cube cores)``); results land in the arrays in place.
+the blocks :mod:`.cores` gives (``min(grid product, vector cores)`` for a vector kernel; a pure-cube kernel:
+a block a program, up to ``cores.MAX_BLOCKS``; a MIX kernel: ``min(grid product, cube cores)``); results land
+in the arrays in place.
 
 g++ dominates the cost, so many kernels can share one build: launches inside :func:`recording`
 only note their kernels, and :func:`prebuild` renders those into files of several variants each
@@ -25,8 +26,8 @@ from ..errors import Error
 from ..ir import Kernel, walk
 from ..ir.provenance import access_roots
 from ..jit import register_backend
-from ..platforms import get_platform
-from . import cube, mix, tiling
+from ..platforms import Platform, get_platform
+from . import cores, cube, mix, tiling
 from ..sim import SimCompileError, SimError
 from ..sim.errors import KernelSimError
 from ..sim.signature import Entry, gm_entry
@@ -34,8 +35,6 @@ from .ascendc import entry_pointers, kernel_source, pointer_names, pointer_param
 from .batchrun import batch_launch
 
 SYMBOL = "ascdsl_kernel"
-MAX_BLOCKS = 65535
-"""The largest ``blockDim`` of a launch (reference section 3: ``numBlocks`` is in [1, 65535])."""
 
 
 @dataclass(frozen=True)
@@ -147,18 +146,7 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
     fields, arrays = tiling.launch_fields(kernel, args, grid)
     arrays = [a if a is None or a.flags.writeable else a.copy() for a in arrays]  # read-only: never stored
     fields["tilingKey"] = key
-    programs = grid[0] * grid[1] * grid[2]
-    target = get_platform(platform)
-    cores, workspace = target.vector_core_count, None
-    if cube.is_cube(kernel):
-        cube.check_launch(mix.cube_plan(kernel, target), fields)
-        # a pure-cube launch runs a block a program (up to blockDim's limit), so the blocks reach the cores, and
-        # the model's L2, in program order; a MIX block pairs an AIC with its two AIVs over a share of the programs
-        cores = MAX_BLOCKS
-        if mix.is_mix(kernel, target):  # the products' float32 tiles; NaN until the AIC writes them
-            cores = target.ai_core_count
-            workspace = np.full(mix.workspace_elements(kernel, target, programs), np.nan, np.float32)
-    block_dim = max(1, min(programs, cores))
+    block_dim, workspace = launch_blocks(kernel, fields, grid, get_platform(platform))
     gm, owners = gm_arguments(kernel, arrays, file.entry)
     try:
         with located_errors(kernel, owners):
@@ -172,6 +160,21 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
         _unbatch(file)  # maybe another kernel of the file: this one alone
         return run(kernel, args, grid, platform)
     sys.stdout.write(result.stdout)  # tl.device_print
+
+
+def launch_blocks(kernel: Kernel, fields: dict, grid: tuple[int, int, int],
+                  platform: Platform) -> tuple[int, np.ndarray | None]:
+    """The block dim of a launch of ``kernel`` over ``grid`` (:mod:`.cores`; at least one block) and, for a MIX
+    kernel, its workspace (the products' float32 tiles, NaN until the AIC writes them); a located error where
+    the launch's tiling ``fields`` break the cube form's assumptions (:func:`.cube.check_launch`)."""
+    programs = grid[0] * grid[1] * grid[2]
+    kind = cores.of(kernel, platform)
+    if kind is not cores.VECTOR:
+        cube.check_launch(mix.cube_plan(kernel, platform), fields)
+    workspace = None
+    if kind is cores.MIX:
+        workspace = np.full(cores.workspace_bytes(kernel, platform, programs) // 4, np.nan, np.float32)
+    return max(1, kind.block_dim(platform, programs)), workspace
 
 
 @lru_cache(maxsize=1024)

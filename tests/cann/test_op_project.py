@@ -14,6 +14,7 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import build, sim
+from ascdsl.backend import host
 from ascdsl.op import load_operators, project_op_type
 from ascdsl.platforms import get_platform
 from tests.cann.headers import host_flags, needs_host_headers, needs_kernel_headers, type_check
@@ -118,7 +119,9 @@ def test_op_host_follows_cann_conventions():
     for op in OPS:
         b, files = files_of(op)
         op_host = files[f"op_project/op_host/{b.project_name}.cpp"]
-        assert "workspaces[0] = ascendcPlatform.GetLibApiWorkSpaceSize();" in op_host
+        user = host.workspace_function(op, b.layout, b.variants, b.platform)  # a MIX kernel's products
+        assert ("workspaces[0] = ascendcPlatform.GetLibApiWorkSpaceSize()" +
+                (f" + static_cast<size_t>({user.name}(plain));" if user else ";")) in op_host
         assert "GetStorageShape()" in op_host and "GetOriginShape" not in op_host
         for banned in ("fprintf", "throw", "printf(", "std::cerr"):
             assert banned not in op_host, banned

@@ -1,9 +1,9 @@
 """A g++ harness that runs a generated tiling function on cases read from stdin.
 
 Each stdin line is one case: for every parameter of the function, in order, a tensor is
-``dtype_code ndim dims...``, an Int/Bool attribute an integer, a Float attribute a number, a ListInt
-attribute ``n values...``, and the platform ``vector_cores ub_bytes``. Each output line is
-``status blockDim tiling-bytes-hex shape-status;shape;...|message``.
+``dtype_code ndim dims...``, an Int/Bool attribute an integer, a Float attribute a number, a String
+attribute a word, a ListInt attribute ``n values...``, and the platform ``vector_cores ub_bytes``. Each output line is
+``status blockDim workspace-bytes tiling-bytes-hex shape-status;shape;...|message``.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 from ascdsl import dtypes
-from ascdsl.backend.host import HostFunction, ShapeFunction
+from ascdsl.backend.host import HostFunction, ShapeFunction, WorkspaceFunction
 
 READ = {
     "tensor": "ascdsl_host::TensorDesc {n}; {{ int32_t d; std::cin >> d >> {n}.shape.ndim; {n}.dtype = "
@@ -20,6 +20,7 @@ READ = {
     "Int": "int64_t {n}; std::cin >> {n};",
     "Bool": "int {n}_raw; std::cin >> {n}_raw; bool {n} = {n}_raw != 0;",
     "Float": "double {n}; std::cin >> {n};",
+    "String": "std::string {n}; std::cin >> {n};",
     "ListInt": "ascdsl_host::Shape {n}; std::cin >> {n}.ndim; for (int i = 0; i < {n}.ndim; ++i) std::cin >> "
                "{n}.dims[i];",
     "platform": "ascdsl_host::Platform {n}; std::string {n}_name; std::cin >> {n}_name >> {n}.vectorCoreNum >> "
@@ -27,8 +28,10 @@ READ = {
 }
 
 
-def harness_source(header: str, tiling: HostFunction, shapes: ShapeFunction, struct: str, outputs: int) -> str:
+def harness_source(header: str, tiling: HostFunction, shapes: ShapeFunction, struct: str, outputs: int,
+                   workspace: WorkspaceFunction | None = None) -> str:
     reads = [READ[p.attr_type or p.kind].format(n=p.name) for p in tiling.params]
+    workspace_bytes = f"{workspace.name}(tiling)" if workspace is not None else "0"
     call = ", ".join([p.name for p in tiling.params] + ["tiling", "blockDim", "message"])
     shape_call = ", ".join([p.name for p in shapes.params] + ["shapes", "shapeMessage"])
     return f"""#include <iostream>
@@ -43,7 +46,7 @@ int main() {{
         const int32_t status = {tiling.name}({call});
         ascdsl_host::Shape shapes[8];
         const int32_t shapeStatus = {shapes.name}({shape_call});
-        std::cout << status << ' ' << blockDim << ' ';
+        std::cout << status << ' ' << blockDim << ' ' << (status == 0 ? {workspace_bytes} : 0) << ' ';
         const unsigned char* raw = reinterpret_cast<const unsigned char*>(&tiling);
         for (size_t i = 0; i < sizeof(tiling); ++i) {{ char b[3]; std::snprintf(b, 3, "%02x", raw[i]); std::cout << b; }}
         std::cout << ' ' << shapeStatus;
@@ -67,6 +70,8 @@ def case_line(tiling: HostFunction, inputs: dict, attrs: dict, platform) -> str:
             words += [len(attrs[p.name]), *attrs[p.name]]
         elif p.attr_type == "Float":
             words.append(repr(float(attrs[p.name])))
+        elif p.attr_type == "String":
+            words.append(attrs[p.name])  # one word
         else:
             words.append(int(attrs[p.name]))
     return " ".join(map(str, words))

@@ -65,7 +65,7 @@ def test_planner_hosts_match_python_per_platform(tmp_path):
 def test_generated_table_and_selection():
     variants = tiling.variants(square_kernels())
     layout = tiling.layout("SquareOpTilingData", square_kernels())
-    fn = host.lower_tiling(SQUARE, layout, variants, "SquareOpTiling")
+    fn = host.lower_tiling(SQUARE, layout, variants, PLATFORMS[0], "SquareOpTiling")
     table = "\n".join(c for c in fn.constants if "Footprint" in c)
     a, b = planner.footprint(square_kernel, "BLOCK", tl.pointer_type(dtypes.float16), tl.pointer_type(dtypes.float16),
                              samples=SMALL, SQUARE=True, WIDTH=2)
@@ -130,7 +130,7 @@ def test_a_run_time_constexpr_is_a_located_error():
 
     op = ascdsl.Operator(name="bad", op_type="Bad", entry=None, host=bad_host, reference=None, inputs=("x",))
     with pytest.raises(ascdsl.CompilationError) as info:
-        host.lower_tiling(op, tiling.layout("BadTilingData", []), (), "BadTiling")
+        host.lower_tiling(op, tiling.layout("BadTilingData", []), (), PLATFORMS[0], "BadTiling")
     line = bad_host.__wrapped__.__code__.co_firstlineno + 3
     assert f"test_planner_host.py:{line}:66:" in str(info.value)
     assert "constexpr 'WIDTH' of a planner query must be known at build time" in str(info.value)

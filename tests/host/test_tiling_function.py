@@ -21,29 +21,31 @@ ROOT = Path(__file__).resolve().parents[2]
 PLATFORMS = [get_platform("Ascend910B3"), get_platform("Ascend910B1"), get_platform("Ascend310P3")]
 
 
-def check_equivalence(tmp_path, op, kernels, sweep, built=None):
-    """Run every (inputs, attrs) of ``sweep`` through Python and the compiled C++ and compare
-    (``built``: an ``OpBuild`` whose variants, runtime tile extents included, and layout to use)."""
+def check_equivalence(tmp_path, op, kernels, sweep, built=None, platforms=PLATFORMS):
+    """Run every (inputs, attrs) of ``sweep`` on each of ``platforms`` through Python and the compiled C++
+    and compare (``built``: an ``OpBuild`` whose variants, runtime tile extents included, and layout to use)."""
     variants = built.variants if built is not None else tiling.variants(kernels)
     layout = built.layout if built is not None else tiling.layout(f"{op.op_type}TilingData", kernels)
     header = host.tiling_header(op, layout, variants, PLATFORMS[0], "test")
-    fn = host.lower_tiling(op, layout, variants, f"{op.op_type}Tiling")
+    fn = host.lower_tiling(op, layout, variants, PLATFORMS[0], f"{op.op_type}Tiling")
     shapes = host.output_shapes(op, op.op_type)
-    cases = [(inputs, attrs, plat) for inputs, attrs in sweep for plat in PLATFORMS]
+    cases = [(inputs, attrs, plat) for inputs, attrs in sweep for plat in platforms]
     lines = [case_line(fn, dict(zip(op.inputs, inputs)), attrs, plat) for inputs, attrs, plat in cases]
-    got = compile_and_run(tmp_path, header, harness_source("tiling.h", fn, shapes, layout.struct_name, len(op.outputs)), lines)
+    workspace = host.workspace_function(op, layout, variants, PLATFORMS[0])
+    got = compile_and_run(tmp_path, header, harness_source("tiling.h", fn, shapes, layout.struct_name, len(op.outputs),
+                                                           workspace), lines)
     assert len(got) == len(cases)
     statuses = set()
     for (inputs, attrs, plat), line in zip(cases, got):
         want = host.python_tiling(op, layout, variants, plat, inputs, attrs)
         head, message = line.split("|", 1)
-        status, block_dim, raw, rest = head.split(" ", 3)
+        status, block_dim, workspace_bytes, raw, rest = head.split(" ", 4)
         shape_status, *out_shapes = rest.split(";")
         label = f"{[(d.shape, d.dtype.name) for d in inputs]} {attrs} {plat.name}"
         assert (int(status), message) == (want.status, want.message), label
         statuses.add(want.status)
         if want.status == 0:
-            assert int(block_dim) == want.block_dim, label
+            assert (int(block_dim), int(workspace_bytes)) == (want.block_dim, want.workspace_bytes), label
             assert raw == layout.pack(dict(want.fields)).tobytes().hex(), label
             want_shapes = [str(op.output_shape(o, tuple(inputs), attrs)) for o in op.outputs]
             assert (int(shape_status), out_shapes) == (0, want_shapes), label
@@ -78,6 +80,26 @@ def test_softmax_matches_python(tmp_path):
               (5, 0), (7,), (), (100, 64), (1, 8192), (3, 2, 2048)]
     sweep = [((desc(s, dt),), {}) for s in shapes for dt in ("float32", "float16", "bfloat16", "int8")]
     assert check_equivalence(tmp_path, op, kernels, sweep) == {0, 1, 2, 4}
+
+
+def test_matmul_matches_python(tmp_path):
+    # a pure-cube variant (a block a program, up to 65535) and a MIX one (the cube cores, a workspace of the
+    # products, refused past int32 tile offsets), chosen by a String attribute; on the A2 platforms (the 310P
+    # has no separate cube cores: test_build_cube)
+    op, kernels = load("matmul")
+    sweep = [((desc((m, k), dt), desc((k, n), dt)), {"activation": act}) for dt in ("float16", "bfloat16", "float32")
+             for act in ("none", "relu") for m, k, n in ((64, 64, 64), (100, 70, 130), (0, 32, 16), (5000, 64, 5000),
+                                                         (64 * 600000, 16, 64), (8, 70000, 8))]
+    sweep += [((desc((4, 8), "float16"), desc((9, 4), "float16")), {"activation": "none"}),
+              ((desc((4, 8), "float16"), desc((8, 4), "float16")), {"activation": "gelu"})]
+    assert check_equivalence(tmp_path, op, kernels, sweep, platforms=PLATFORMS[:2]) == {0, 1, 2}
+    b3 = PLATFORMS[0]
+    relu = host.python_tiling(op, tiling.layout("MatMulTilingData", kernels), tiling.variants(kernels), b3,
+                              (desc((5000, 64), "float16"), desc((64, 5000), "float16")), {"activation": "relu"})
+    assert (relu.block_dim, relu.workspace_bytes) == (b3.ai_core_count, 79 * 79 * 64 * 64 * 4)
+    huge = host.python_tiling(op, tiling.layout("MatMulTilingData", kernels), tiling.variants(kernels), b3,
+                              (desc((64 * 600000, 16), "float16"), desc((16, 64), "float16")), {"activation": "relu"})
+    assert huge.status == 1 and huge.message.startswith("600000 programs of 64 x 64 float32 products need a workspace")
 
 
 # A host function that uses the rest of the subset: negative floor division and modulo, loops,
@@ -163,7 +185,7 @@ def test_unsupported_constructs_are_located_errors():
     op = ascdsl.Operator(name="bad", op_type="Bad", entry=None, host=bad_host, reference=None, inputs=("x",))
     layout = tiling.layout("BadTilingData", [])
     with pytest.raises(ascdsl.CompilationError) as info:
-        host.lower_tiling(op, layout, (), "BadTiling")
+        host.lower_tiling(op, layout, (), PLATFORMS[0], "BadTiling")
     assert f"test_tiling_function.py:{bad_host.__wrapped__.__code__.co_firstlineno + 3}:50:" in str(info.value)
     assert "cannot be called in host code" in str(info.value)
 

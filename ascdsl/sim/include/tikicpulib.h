@@ -25,6 +25,12 @@ inline uint64_t env_u64(const char* name, uint64_t fallback) {
     return v ? std::strtoull(v, nullptr, 10) : fallback;
 }
 
+// Whether SetKernelMode asked for a MIX launch (KernelMode::MIX_MODE: an AIC and its two AIVs per block).
+inline bool& mix_mode() {
+    static bool mix = false;
+    return mix;
+}
+
 // ICPU_RUN_KF: every block in order (or shuffled by ASCDSL_SIM_SHUFFLE_SEED); a failed check ends the process.
 template <class Kernel>
 void icpu_run(uint64_t block_dim, Kernel kernel) {
@@ -41,7 +47,7 @@ void icpu_run(uint64_t block_dim, Kernel kernel) {
             std::swap(order[i - 1], order[(x >> 33) % i]);
         }
     }
-    const Outcome o = run_blocks(order, kernel, false);
+    const Outcome o = run_blocks(order, kernel, mix_mode());
     if (!o.ok) {
         std::fprintf(stderr, "ASCDSL_SIM_ERROR %s\n", error_json(o).c_str());
         std::exit(1);
@@ -67,7 +73,10 @@ inline void GmFree(void* ptr) {
     std::free(ptr);
 }
 
-inline void SetKernelMode(KernelMode mode) { g_coreType = mode == KernelMode::AIC_MODE ? AIC : AIV; }
+inline void SetKernelMode(KernelMode mode) {
+    g_coreType = mode == KernelMode::AIC_MODE ? AIC : AIV;
+    ascdsl_sim::mix_mode() = mode == KernelMode::MIX_MODE || mode == KernelMode::MIX_AIC_1_2;
+}
 
 }  // namespace AscendC
 

@@ -1,5 +1,5 @@
 // Cross-core synchronisation of MIX kernels (CANN 8.1 basic_api/interface/kernel_operator_common_intf.h):
-// CrossCoreSetFlag / CrossCoreWaitFlag, GetSubBlockIdx and GetTaskRation
+// CrossCoreSetFlag / CrossCoreWaitFlag, GetSubBlockIdx, GetTaskRation and GetUserWorkspace
 // (ASCEND_IS_AIC / ASCEND_IS_AIV: macros.h).
 // A block of a MIX kernel is one AIC and its two AIVs (A2: 1 AIC : 2 AIV). The simulator runs the AIC to
 // its end, then AIV 0, then AIV 1 (launch.h), an order consistent with flags that go from the AIC to its
@@ -13,6 +13,13 @@
 namespace AscendC {
 
 inline int64_t GetSubBlockIdx() { return ascdsl_sim::st().sub_block; }
+
+// CANN 8.1 (dav_c220/kernel_operator_common_impl.h): past the system workspace on the device; in CPU debug (and
+// here), where the launch passes the user workspace itself, the workspace as it is.
+inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) {
+    ascdsl_sim::require(workspace != nullptr, "GetUserWorkspace", "workspace can not be nullptr");
+    return workspace;
+}
 
 // CANN 8.1 (get_subblockdim): 2 on an AIV of a MIX kernel (its AIC's AIVs), 1 on an AIC and in a kernel of one
 // core type.
