@@ -176,7 +176,7 @@ def batched_matmul_residual(a_ptr, b_ptr, r_ptr, c_ptr, M, N, K, BLOCK_M: tl.con
 
 @ascdsl.jit
 def matmul_scaled_operand(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK: tl.constexpr):
-    """Vector work before the product (an operand scaled in the loop over K): a located error."""
+    """Vector work before the product in a loop over K (an operand scaled at each step): a located error."""
     rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     cols = tl.arange(0, BLOCK)
     acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
@@ -187,6 +187,46 @@ def matmul_scaled_operand(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK: tl.constexpr):
         acc = tl.dot(x * 2.0, w, acc)
     tl.store(c_ptr + rows[:, None] * N + cols[None, :], tl.maximum(acc, 0.0),
              mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def row_softmax_times_v(x_ptr, v_ptr, out_ptr, M, N, K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Vector work before the product (attention's P @ V): each row of an fp16 block of x exponentiated past
+    its max on the vector cores, then `tl.dot(p.to(tl.float16), v)` on the cube core, stored as fp16."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    ks = tl.arange(0, K)
+    x = tl.load(x_ptr + rows[:, None] * K + ks[None, :], mask=rows[:, None] < M, other=0.0).to(tl.float32)
+    p = tl.exp(x - tl.max(x, axis=1)[:, None])
+    v = tl.load(v_ptr + ks[:, None] * N + cols[None, :], mask=cols[None, :] < N, other=0.0)
+    out = tl.dot(p.to(tl.float16), v)
+    tl.store(out_ptr + rows[:, None] * N + cols[None, :], out.to(tl.float16),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def scaled_operands(a_ptr, b_ptr, c_ptr, M, N, K: tl.constexpr, BLOCK: tl.constexpr):
+    """Both operands computed (`tl.dot(x * 2.0, w - 1.0, acc)` with the whole of K in one product), the float32
+    product stored as it is."""
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    ks = tl.arange(0, K)
+    x = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=rows[:, None] < M, other=0.0)
+    w = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=cols[None, :] < N, other=0.0)
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    acc = tl.dot(x * 2.0, w - 1.0, acc)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def scaled_operand_relu(a_ptr, b_ptr, c_ptr, M, N, K: tl.constexpr, BLOCK: tl.constexpr):
+    """Vector work before the product and after it: a located error."""
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ks = tl.arange(0, K)
+    x = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=rows[:, None] < M, other=0.0)
+    w = tl.load(b_ptr + ks[:, None] * N + ks[None, :])
+    y = tl.dot(x * 2.0, w)
+    tl.store(c_ptr + rows[:, None] * N + ks[None, :], tl.maximum(y, 0.0), mask=rows[:, None] < M)
 
 
 @ascdsl.jit

@@ -117,7 +117,9 @@ def test_vector_work_after_the_product_runs_as_a_mix_kernel():
     assert_close(got[2], want[2], dtypes.float32, scale=product)
 
 
-def test_vector_work_before_the_product_is_a_located_error():
+def test_vector_work_before_a_product_in_a_loop_over_k_is_a_located_error():
+    """An operand computed at each step of a loop over K (the workspace would hold a tile per step: not
+    lowered); one product of a computed operand runs as a MIX kernel (:mod:`.test_sim_mix`)."""
     a, b, c = np.zeros((32, 32), np.float16), np.zeros((32, 32), np.float16), np.zeros((32, 32), np.float32)
     with pytest.raises(ascdsl.CompilationError) as info:
         ck.matmul_scaled_operand[(1,)](a, b, c, 32, 32, 32, BLOCK=32, backend="sim")
@@ -125,6 +127,16 @@ def test_vector_work_before_the_product_is_a_located_error():
     assert message.startswith("tests/backend/cube_kernels.py:"), message
     assert "an operand of `tl.dot` computed by `mul`" in message and "acc = tl.dot(x * 2.0, w, acc)" in message
     ck.matmul_scaled_operand[(1,)](a, b, c, 32, 32, 32, BLOCK=32)  # the interpreter runs it
+
+
+def test_vector_work_before_and_after_one_product_is_a_located_error():
+    a, b, c = np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float32)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        ck.scaled_operand_relu[(1,)](a, b, c, 16, 16, K=16, BLOCK=16, backend="sim")
+    message = str(info.value)
+    assert message.startswith("tests/backend/cube_kernels.py:"), message
+    assert ("`maximum` after a product of an operand the kernel computes (vector work before `tl.dot` or after it, "
+            "not both)") in message and "tl.maximum(y, 0.0)" in message, message
 
 
 def test_a_product_of_a_computed_operand_is_a_located_error():
