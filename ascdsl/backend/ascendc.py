@@ -158,7 +158,8 @@ def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout
     """A complete direct-launch kernel file: the tiling struct, the classes and the entry ``symbol``
     (the pointers of every variant in first-seen order, then ``workspace`` and ``tiling``), with the DSL
     location of each line that names one. A MIX variant's classes take ``workspace`` as their last
-    pointer: its product's float32 tiles, or the operands of its product it computes (:func:`.mix.workspace_elements`)."""
+    pointer: its product's float32 tiles, or the operands of its product it computes
+    (:func:`.mix.workspace_elements`)."""
     platform = _platform(platform)
     names = class_names(variants, platform)
     calls = [{"key": v.key, "class_name": names[v.key], "args": pointer_names(v.kernel), "cube": cube.is_cube(v.kernel),

@@ -26,6 +26,7 @@ from .signature import Entry, Param, gm_entry
 from .stats import SimResult, SimStats, record
 
 __all__ = [
-    "INCLUDE_DIR", "MIX_AIC_FIRST", "MIX_AIVS_FIRST", "BuildStats", "Entry", "MainResult", "Param", "SimArgumentError", "SimCompileError", "SimError", "SimResult",
+    "INCLUDE_DIR", "MIX_AIC_FIRST", "MIX_AIVS_FIRST",
+    "BuildStats", "Entry", "MainResult", "Param", "SimArgumentError", "SimCompileError", "SimError", "SimResult",
     "SimStats", "build_stats", "check_front_end", "gm_entry", "record", "run_kernel", "run_main",
 ]

@@ -191,16 +191,16 @@ def matmul_scaled_operand(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK: tl.constexpr):
 
 @ascdsl.jit
 def row_softmax_times_v(x_ptr, v_ptr, out_ptr, M, N, K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Vector work before the product (attention's P @ V): each row of an fp16 block of x exponentiated past
-    its max on the vector cores, then `tl.dot(p.to(tl.float16), v)` on the cube core, stored as fp16."""
+    """Vector work before the product (attention's P @ V): each row of a block of x exponentiated past its max
+    on the vector cores, then `tl.dot(p.to(v's dtype), v)` on the cube core, stored as out's dtype."""
     rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     ks = tl.arange(0, K)
     x = tl.load(x_ptr + rows[:, None] * K + ks[None, :], mask=rows[:, None] < M, other=0.0).to(tl.float32)
     p = tl.exp(x - tl.max(x, axis=1)[:, None])
     v = tl.load(v_ptr + ks[:, None] * N + cols[None, :], mask=cols[None, :] < N, other=0.0)
-    out = tl.dot(p.to(tl.float16), v)
-    tl.store(out_ptr + rows[:, None] * N + cols[None, :], out.to(tl.float16),
+    out = tl.dot(p.to(v_ptr.dtype.element_ty), v)
+    tl.store(out_ptr + rows[:, None] * N + cols[None, :], out.to(out_ptr.dtype.element_ty),
              mask=(rows[:, None] < M) & (cols[None, :] < N))
 
 

@@ -52,10 +52,10 @@ def _softmax(m, n, d, bm, bn):
         dict(D=d, BLOCK_M=bm, BLOCK_N=bn)
 
 
-def _exp_rows(m, n, k, bm, bn):
-    x, v = data((m, k), dtypes.float16), data((k, n), dtypes.float16)
-    return ck.row_softmax_times_v, (ascdsl.cdiv(m, bm), ascdsl.cdiv(n, bn)), [x, v, np.zeros((m, n), np.float16), m, n], \
-        dict(K=k, BLOCK_M=bm, BLOCK_N=bn)
+def _exp_rows(m, n, k, bm, bn, dtype=dtypes.float16):
+    x, v = data((m, k), dtype), data((k, n), dtype)
+    grid = (ascdsl.cdiv(m, bm), ascdsl.cdiv(n, bn))
+    return ck.row_softmax_times_v, grid, [x, v, np.zeros((m, n), dtype.np), m, n], dict(K=k, BLOCK_M=bm, BLOCK_N=bn)
 
 
 def _scaled(m, n, k, block):
@@ -198,17 +198,18 @@ def test_an_epilogue_over_the_vector_cores_ub_is_a_located_error():
     assert "note: the vector work after `tl.dot` runs on the vector cores, on the product's whole 128 x 256" in message
 
 
-def test_an_operand_computed_on_the_vector_cores_matches_the_interpreter():
-    """Attention's P @ V: the AIVs exponentiate the rows of x past their max and store p (fp16) to the
-    workspace, flag 1 to their AIC, which multiplies p by v. M and N not multiples of the blocks; 4 x 5
-    programs over the 20 AICs, and 13 x 3, so AICs take two programs and both AIVs work."""
+@pytest.mark.parametrize("dtype", [dtypes.float16, dtypes.bfloat16], ids=str)
+def test_an_operand_computed_on_the_vector_cores_matches_the_interpreter(dtype):
+    """Attention's P @ V: the AIVs exponentiate the rows of x past their max and store p (v's dtype) to the
+    workspace, flag 1 to their AIC, which multiplies p by v. M and N not multiples of the blocks; 4 x 2
+    programs over the 20 AICs, 5 x 5, and 13 x 3, so AICs take two programs and both AIVs work."""
     def check(m, n, k, bm, bn):
-        fn, grid, args, meta = _exp_rows(m, n, k, bm, bn)
+        fn, grid, args, meta = _exp_rows(m, n, k, bm, bn, dtype)
         want, got = both(fn[grid], *args, **meta)
         x = args[0].astype(np.float64)
-        p = np.exp(x - x.max(1, keepdims=True)).astype(np.float16).astype(np.float64)
-        assert_close(want[2], (p @ args[1].astype(np.float64)).astype(np.float16), dtypes.float16)
-        assert_close(got[2], want[2], dtypes.float16, err_msg=f"{m}x{n}x{k}")
+        p = np.exp(x - x.max(1, keepdims=True)).astype(dtype.np).astype(np.float64)
+        assert_close(want[2], (p @ args[1].astype(np.float64)).astype(dtype.np), dtype)
+        assert_close(got[2], want[2], dtype, err_msg=f"{m}x{n}x{k}")
     each(check, [(50, 40, 32, 16, 32), (70, 75, 64, 16, 16), (200, 90, 16, 16, 32)])
 
 

@@ -47,8 +47,9 @@ inline void CrossCoreWaitFlag(uint16_t flagId) {
     if (s.core == AIC) {
         const uint32_t sets = std::min(s.aiv_sets[0][flagId], s.aiv_sets[1][flagId]);
         ascdsl_sim::require(sets > s.aic_waits[flagId], "CrossCoreWaitFlag", "the AIC waits for flag ", flagId,
-                            " with no matching CrossCoreSetFlag left from both its AIVs (", s.aiv_sets[0][flagId], " and ",
-                            s.aiv_sets[1][flagId], " set, ", s.aic_waits[flagId], " taken): it would hang on the device");
+                            " with no matching CrossCoreSetFlag left from both its AIVs (", s.aiv_sets[0][flagId],
+                            " and ", s.aiv_sets[1][flagId], " set, ", s.aic_waits[flagId],
+                            " taken): it would hang on the device");
         ++s.aic_waits[flagId];
         ++s.aic_wait_total;
         return;

@@ -157,7 +157,8 @@ ASCDSL_SIM_LAUNCH_LINKAGE int launch_erased(const LaunchConfig& c, BlockFn kerne
     set_cost_params(*c.cost);
     st().gm.clear();
     for (uint64_t i = 0; i < c.n_regions; ++i) st().gm.push_back(GmRegion{c.region_base[i], c.region_bytes[i], {}});
-    const Outcome o = run_blocks_erased(std::vector<int64_t>(c.order, c.order + c.block_dim), kernel, context, static_cast<int>(c.mix));
+    const std::vector<int64_t> order(c.order, c.order + c.block_dim);
+    const Outcome o = run_blocks_erased(order, kernel, context, static_cast<int>(c.mix));
     last_report() = outcome_json(o);
     return o.ok ? 0 : 1;
 }
