@@ -227,6 +227,10 @@ def split(kernel: Kernel, platform: Platform) -> Split:
                   and not (prod.op is Op.FOR and any(i is d for d in walk(prod.regions[0])))), None)
     if later is not None:
         raise cube.unsupported(later.loc, "a second `tl.dot` (one product per kernel)")
+    inner = [i for i in walk(prod.regions[0]) if i.op is Op.DOT] if prod.op is Op.FOR else []
+    if len(inner) > 1:
+        raise cube.unsupported(inner[1].loc, "a second `tl.dot` in one loop (attention's `q @ k^T` then `p @ v`: the "
+                                             "cube and vector cores would exchange tiles at each step)")
     if _computed(k, prod):
         return _split_before(k, prod)
     if len(prod.results) != 1:
