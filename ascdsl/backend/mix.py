@@ -1,4 +1,5 @@
-"""MIX kernels: ``tl.dot`` on the AI cube core, the vector work after it on the AI vector cores (issue 26).
+"""MIX kernels: ``tl.dot`` on the AI cube core, the vector work after (or before) it on the AI vector cores
+(issue 26).
 
 A kernel whose product has the cube form (:mod:`.cube`) but whose product feeds vector work before it is
 stored (a bias, an activation, a scale) is split, in tile IR after :mod:`ascdsl.passes`, into two kernels
@@ -13,6 +14,12 @@ over the same parameters plus a float32 pointer ``workspace`` (:func:`split`):
 Run one after the other (the interpreter can), they store what the kernel stores. The generated kernel is
 ``KERNEL_TYPE_MIX_AIC_1_2``: the AIC runs the cube part over its block's programs and sets a cross-core
 flag; each of its two AIVs waits for it and runs the vector part over half of those programs.
+
+A kernel that computes an operand of one ``tl.dot`` over the whole of K (attention's ``p @ v``) splits the
+other way (:func:`_split_before`): the vector part computes the operands and stores their tiles to the
+workspace, the AIVs run it first and set a flag, and the AIC waits for both and runs the cube part, which
+loads them back. Vector work on both sides of one product, an operand computed in a loop over K and two
+products in one kernel are located errors.
 """
 from __future__ import annotations
 
