@@ -143,12 +143,14 @@ def render_classes(variants: Sequence[Variant], layout: TilingLayout, platform: 
 
 
 def _epilogue(v: Variant, platform: Platform) -> kir.Kernel:
-    """The vector part of MIX variant ``v`` after every pass (an error in it says it is the epilogue)."""
+    """The vector part of MIX variant ``v`` after every pass (an error in it says what part it is)."""
     parts = mix.split(v.kernel, platform)
     try:
         return compile_variant(parts.vector, platform)
     except CompilationError as e:
-        raise e.with_note(f"the vector work after `tl.dot` runs on the vector cores, on the product's whole "
+        raise e.with_note("the vector work before `tl.dot` runs on the vector cores, which store the operands it "
+                          "computes whole" if parts.before else
+                          f"the vector work after `tl.dot` runs on the vector cores, on the product's whole "
                           f"{parts.tile[0]} x {parts.tile[1]} float32 tile") from None
 
 
@@ -156,11 +158,13 @@ def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout
     """A complete direct-launch kernel file: the tiling struct, the classes and the entry ``symbol``
     (the pointers of every variant in first-seen order, then ``workspace`` and ``tiling``), with the DSL
     location of each line that names one. A MIX variant's classes take ``workspace`` as their last
-    pointer: its product's float32 tiles (:func:`.mix.workspace_elements`)."""
+    pointer: its product's float32 tiles, or the operands of its product it computes
+    (:func:`.mix.workspace_elements`)."""
     platform = _platform(platform)
     names = class_names(variants, platform)
     calls = [{"key": v.key, "class_name": names[v.key], "args": pointer_names(v.kernel), "cube": cube.is_cube(v.kernel),
-              "mix": mix.is_mix(v.kernel, platform), "vector_class": vector_class_name(v)} for v in variants]
+              "mix": mix.is_mix(v.kernel, platform), "vector_class": vector_class_name(v),
+              "before": mix.is_mix(v.kernel, platform) and mix.before(v.kernel, platform)} for v in variants]
     return render_located("kernel.cpp.j2", symbol=symbol, struct=layout.struct_name, struct_source=layout.struct_source(),
                   classes=render_classes(variants, layout, platform), pointers=entry_pointers(variants), calls=calls,
                   workspace=mix.WORKSPACE)

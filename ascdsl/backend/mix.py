@@ -1,4 +1,5 @@
-"""MIX kernels: ``tl.dot`` on the AI cube core, the vector work after it on the AI vector cores (issue 26).
+"""MIX kernels: ``tl.dot`` on the AI cube core, the vector work after (or before) it on the AI vector cores
+(issue 26).
 
 A kernel whose product has the cube form (:mod:`.cube`) but whose product feeds vector work before it is
 stored (a bias, an activation, a scale) is split, in tile IR after :mod:`ascdsl.passes`, into two kernels
@@ -13,6 +14,12 @@ over the same parameters plus a float32 pointer ``workspace`` (:func:`split`):
 Run one after the other (the interpreter can), they store what the kernel stores. The generated kernel is
 ``KERNEL_TYPE_MIX_AIC_1_2``: the AIC runs the cube part over its block's programs and sets a cross-core
 flag; each of its two AIVs waits for it and runs the vector part over half of those programs.
+
+A kernel that computes an operand of one ``tl.dot`` over the whole of K (attention's ``p @ v``) splits the
+other way (:func:`_split_before`): the vector part computes the operands and stores their tiles to the
+workspace, the AIVs run it first and set a flag, and the AIC waits for both and runs the cube part, which
+loads them back. Vector work on both sides of one product, an operand computed in a loop over K and two
+products in one kernel are located errors.
 """
 from __future__ import annotations
 
@@ -41,15 +48,22 @@ OVERFLOW = ("{programs} programs of {rows} x {cols} float32 products need a work
 @dataclass(frozen=True)
 class Split:
     """A MIX kernel as its two parts (tile IR after the passes, each with ``workspace`` as its last
-    parameter) and the float32 tile of one program in the workspace."""
+    parameter), the shape of one program's slot in the workspace (BLOCK_M x BLOCK_N of the float32 product,
+    or the elements of its computed operands x 1) and which part runs first (``before``: the vector part)."""
 
     cube: cube.CubeKernel
     vector: Kernel
-    tile: tuple[int, int]  # BLOCK_M, BLOCK_N
+    tile: tuple[int, int]
+    before: bool = False
 
     @property
     def tile_elements(self) -> int:
         return self.tile[0] * self.tile[1]
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        """The dtype of the workspace's elements."""
+        return self.cube.dtype if self.before else dtypes.float32
 
 
 def product(kernel: Kernel) -> Instr | None:
@@ -84,17 +98,9 @@ def _passed(kernel: Kernel, platform: Platform) -> Kernel:
     return run_passes(kernel, platform)
 
 
-@lru_cache(maxsize=256)
-def is_mix(kernel: Kernel, platform: Platform) -> bool:
-    """Whether ``kernel`` multiplies matrices and does vector work besides the cube form's (anything but
-    one store of the product or of its cast to a dtype Fixpipe converts to): the product goes through a
-    workspace."""
-    if not cube.is_cube(kernel):
-        return False
-    k = _passed(kernel, platform)
-    prod = product(k)
-    if prod is None:
-        return False
+def _epilogue(k: Kernel, prod: Instr) -> Instr | None:
+    """The first top-level instruction of ``k`` (after the passes) that is vector work on the product
+    ``prod`` computes: anything but one store of it or of its cast to a dtype Fixpipe converts to."""
     cone, out, stored = _cone(k.body, prod), {prod.results[0].id}, False
     for i in k.body.body:
         if i is prod or id(i) in cone or _scalar(i):
@@ -105,8 +111,43 @@ def is_mix(kernel: Kernel, platform: Platform) -> bool:
         elif i.op in _STORES and i.operands[-1].id in out and not stored:
             stored = True
         else:
-            return True
-    return False
+            return i
+    return None
+
+
+def _computed(k: Kernel, prod: Instr) -> list[tuple[int, Value]]:
+    """The operands (index in ``tl.dot``, value) of top-level ``tl.dot`` ``prod`` the kernel computes: neither
+    blocks loaded from GM nor ``tl.trans`` of one (none for a loop over K)."""
+    if prod.op is not Op.DOT:
+        return []
+    defs = {r.id: i for i in k.body.body for r in i.results}
+
+    def loaded(v: Value) -> bool:
+        d = defs.get(v.id)
+        if d is not None and d.op is Op.PERMUTE:
+            d = defs.get(d.operands[0].id)
+        return d is not None and d.op in (Op.BLOCK_LOAD, Op.STRIDED_LOAD)
+
+    return [(n, v) for n, v in enumerate(prod.operands[:2]) if not loaded(v)]
+
+
+@lru_cache(maxsize=256)
+def is_mix(kernel: Kernel, platform: Platform) -> bool:
+    """Whether ``kernel`` multiplies matrices and does vector work besides the cube form's (anything but
+    one store of the product or of its cast to a dtype Fixpipe converts to, or an operand of a ``tl.dot``
+    it computes): the product or the operand goes through a workspace."""
+    if not cube.is_cube(kernel):
+        return False
+    k = _passed(kernel, platform)
+    prod = product(k)
+    return prod is not None and (_epilogue(k, prod) is not None or bool(_computed(k, prod)))
+
+
+def before(kernel: Kernel, platform: Platform) -> bool:
+    """Whether MIX kernel ``kernel``'s vector work comes before its product (an operand it computes: the AIVs
+    run first and flag their AIC) rather than after it (the AIC runs first and flags its AIVs)."""
+    k = _passed(kernel, platform)
+    return bool(_computed(k, product(k)))
 
 
 def cube_plan(kernel: Kernel, platform: Platform) -> cube.CubeKernel:
@@ -114,11 +155,11 @@ def cube_plan(kernel: Kernel, platform: Platform) -> cube.CubeKernel:
     return split(kernel, platform).cube if is_mix(kernel, platform) else cube.plan(kernel, platform)
 
 
-def _extents(load: Instr) -> tuple[Value, ...]:
-    """The extent (a scalar) of each dimension of block load ``load``."""
-    rank = len(load.attr("shape"))
-    first = 2 + (rank - 1 if load.op is Op.BLOCK_LOAD else rank)
-    return load.operands[first:first + rank]
+def _extents(access: Instr) -> tuple[Value, ...]:
+    """The extent (a scalar) of each dimension of block load or store ``access``."""
+    rank = len(access.attr("shape"))
+    first = 2 + (rank - 1 if access.op in (Op.BLOCK_LOAD, Op.BLOCK_STORE) else rank)
+    return access.operands[first:first + rank]
 
 
 def _operands(k: Kernel, prod: Instr) -> tuple[Instr, Value, Value, Block | None]:
@@ -196,6 +237,12 @@ def split(kernel: Kernel, platform: Platform) -> Split:
                   and not (prod.op is Op.FOR and any(i is d for d in walk(prod.regions[0])))), None)
     if later is not None:
         raise cube.unsupported(later.loc, "a second `tl.dot` (one product per kernel)")
+    inner = [i for i in walk(prod.regions[0]) if i.op is Op.DOT] if prod.op is Op.FOR else []
+    if len(inner) > 1:
+        raise cube.unsupported(inner[1].loc, "a second `tl.dot` in one loop (attention's `q @ k^T` then `p @ v`: the "
+                                             "cube and vector cores would exchange tiles at each step)")
+    if _computed(k, prod):
+        return _split_before(k, prod)
     if len(prod.results) != 1:
         raise cube.unsupported(prod.loc, "a loop over K that carries anything but one zero float32 accumulator")
     dot, rows, cols, region = _operands(k, prod)
@@ -226,16 +273,77 @@ def split(kernel: Kernel, platform: Platform) -> Split:
                  dead_code(part.with_body(Block(params, vector_body))), (bm, bn))
 
 
+def _split_before(k: Kernel, prod: Instr) -> Split:
+    """:func:`split` of a kernel whose top-level ``tl.dot`` ``prod`` has operands it computes: the vector part
+    computes them (what they depend on before the product) and stores each whole tile to the workspace (the
+    operand's dtype, ``workspace + linear program id * slot``, a then b, row-major); the cube part loads them
+    from there, ``a``'s rows and ``b``'s columns those of the stored product, and stores the product as a
+    pure-cube kernel does."""
+    after = _epilogue(k, prod)
+    if after is not None:
+        raise cube.unsupported(after.loc, f"`{after.op.value}` after a product of an operand the kernel computes "
+                                          "(vector work before `tl.dot` or after it, not both)")
+    computed = _computed(k, prod)
+    dtype = computed[0][1].type.dtype
+    if dtype not in cube.OPERANDS or any(v.type.dtype != dtype for _, v in computed):
+        raise cube.unsupported(prod.loc, f"a computed {dtype} operand of `tl.dot` (the cube core multiplies "
+                                         f"{' or '.join(sorted(map(str, cube.OPERANDS)))} blocks: `.to()` it)")
+    stored = next((i for i in k.body.body if i.op in _STORES and i.operands[-1].type.shape == prod.result.type.shape),
+                  None)
+    if stored is None:
+        raise cube.unsupported(prod.loc, "a `tl.dot` whose product is not stored")
+    fresh = Fresh(k)
+    i32 = Type(dtypes.int32)
+    workspace = fresh.value(Type(dtypes.PointerType(dtype)))
+    slot = sum(v.type.shape[0] * v.type.shape[1] for _, v in computed)
+    address, linear, offset = _tile_address(fresh, slot, prod.loc)
+    defs = {r.id: i for i in k.body.body for r in i.results}
+    later = k.body.body[k.body.body.index(prod) + 1:]
+    hoisted = [i for i in later if _scalar(i) and id(i) in _cone(k.body, stored)]
+    product_extents = _extents(stored)
+    def const(value: int) -> Value:
+        return fresh.instr(address, Op.CONST, i32, (), (("value", value),), prod.loc)
+
+    stores, loads, at = [], [], offset
+    for n, v in computed:
+        rows, cols = v.type.shape
+        whole = (const(rows), const(cols))
+        extents = (product_extents[0], whole[1]) if n == 0 else (whole[0], product_extents[1])
+        attrs = (("shape", (rows, cols)),)
+        stores.append(Instr(Op.BLOCK_STORE, (), (workspace, at, whole[1], *whole, v), attrs, (), defs[v.id].loc))
+        loads.append(Instr(Op.BLOCK_LOAD, (v,), (workspace, at, whole[1], *extents), (*attrs, ("has_other", False)),
+                           (), defs[v.id].loc))
+        at = fresh.instr(address, Op.ADD, i32, (at, const(rows * cols)), (), prod.loc)
+    params = (*k.params, workspace)
+    names = (*k.param_names, WORKSPACE)
+    hints = (*k.names, (linear.id, "linear_pid"), (offset.id, "workspace_offset"))
+    part = Kernel(k.name, names, k.constexprs, Block(params, ()), k.loc, hints, k.poison)
+    operands = {defs[v.id] for _, v in computed}
+    first = k.body.body.index(prod)
+    cube_body = (*(i for i in k.body.body[:first] if i not in operands), *hoisted, *address, *loads, prod,
+                 *(i for i in later if i not in hoisted))
+    vector_body = (*k.body.body[:first], *address, *stores)
+    return Split(cube.match(dead_code(part.with_body(Block(params, cube_body)))),
+                 dead_code(part.with_body(Block(params, vector_body))), (slot, 1), True)
+
+
 def workspace_elements(kernel: Kernel, platform: Platform, programs: int) -> int:
-    """The float32 elements of the workspace a launch of MIX kernel ``kernel`` over ``programs`` needs (a
-    located error where its tiles' offsets, int32 scalars, would overflow)."""
+    """The float32 elements (4-byte words: a workspace of 16-bit operands takes half as many) of the workspace
+    a launch of MIX kernel ``kernel`` over ``programs`` needs (a located error where its tiles' offsets, int32
+    scalars, would overflow)."""
     parts = split(kernel, platform)
     elements = programs * parts.tile_elements
     if elements > INT32_MAX + 1:
+        if parts.before:
+            raise CompilationError(parts.cube.loc, f"{programs} programs of {parts.tile[0]} {parts.dtype} elements "
+                                                   f"of computed operands need a workspace of {elements} elements, "
+                                                   "past the int32 offsets of its tiles",
+                                   hint="use fewer programs (larger blocks)")
         raise CompilationError(parts.cube.loc, OVERFLOW.format(programs=programs, rows=parts.tile[0],
                                                                cols=parts.tile[1], elements=elements),
                                hint="use fewer programs (larger blocks)")
-    return elements
+    return -(-elements * parts.dtype.itemsize // 4)
 
 
-__all__ = ["OVERFLOW", "Split", "WORKSPACE", "cube_plan", "is_mix", "product", "split", "workspace_elements"]
+__all__ = ["OVERFLOW", "Split", "WORKSPACE", "before", "cube_plan", "is_mix", "product", "split",
+           "workspace_elements"]

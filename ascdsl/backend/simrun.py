@@ -153,7 +153,8 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
             _front_end(file.path)
             result = sim.run_kernel(file.path, SYMBOL, [*gm, workspace, file.layout.pack(fields)], block_dim,
                                     platform, tiling_key=key, tiling_type=file.layout.struct_name, entry=file.entry,
-                                    mix=workspace is not None)
+                                    mix=0 if workspace is None else sim.MIX_AIVS_FIRST if mix.before(kernel, target)
+                                    else sim.MIX_AIC_FIRST)
     except sim.SimCompileError:
         if not prebuilt(kernel, platform):
             raise

@@ -176,7 +176,7 @@ def batched_matmul_residual(a_ptr, b_ptr, r_ptr, c_ptr, M, N, K, BLOCK_M: tl.con
 
 @ascdsl.jit
 def matmul_scaled_operand(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK: tl.constexpr):
-    """Vector work before the product (an operand scaled in the loop over K): a located error."""
+    """Vector work before the product in a loop over K (an operand scaled at each step): a located error."""
     rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     cols = tl.arange(0, BLOCK)
     acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
@@ -187,6 +187,46 @@ def matmul_scaled_operand(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK: tl.constexpr):
         acc = tl.dot(x * 2.0, w, acc)
     tl.store(c_ptr + rows[:, None] * N + cols[None, :], tl.maximum(acc, 0.0),
              mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def row_softmax_times_v(x_ptr, v_ptr, out_ptr, M, N, K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Vector work before the product (attention's P @ V): each row of a block of x exponentiated past its max
+    on the vector cores, then `tl.dot(p.to(v's dtype), v)` on the cube core, stored as out's dtype."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    ks = tl.arange(0, K)
+    x = tl.load(x_ptr + rows[:, None] * K + ks[None, :], mask=rows[:, None] < M, other=0.0).to(tl.float32)
+    p = tl.exp(x - tl.max(x, axis=1)[:, None])
+    v = tl.load(v_ptr + ks[:, None] * N + cols[None, :], mask=cols[None, :] < N, other=0.0)
+    out = tl.dot(p.to(v_ptr.dtype.element_ty), v)
+    tl.store(out_ptr + rows[:, None] * N + cols[None, :], out.to(out_ptr.dtype.element_ty),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def scaled_operands(a_ptr, b_ptr, c_ptr, M, N, K: tl.constexpr, BLOCK: tl.constexpr):
+    """Both operands computed (`tl.dot(x * 2.0, w - 1.0, acc)` with the whole of K in one product), the float32
+    product stored as it is."""
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    ks = tl.arange(0, K)
+    x = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=rows[:, None] < M, other=0.0)
+    w = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=cols[None, :] < N, other=0.0)
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    acc = tl.dot(x * 2.0, w - 1.0, acc)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def scaled_operand_relu(a_ptr, b_ptr, c_ptr, M, N, K: tl.constexpr, BLOCK: tl.constexpr):
+    """Vector work before the product and after it: a located error."""
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ks = tl.arange(0, K)
+    x = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=rows[:, None] < M, other=0.0)
+    w = tl.load(b_ptr + ks[:, None] * N + ks[None, :])
+    y = tl.dot(x * 2.0, w)
+    tl.store(c_ptr + rows[:, None] * N + ks[None, :], tl.maximum(y, 0.0), mask=rows[:, None] < M)
 
 
 @ascdsl.jit
@@ -372,3 +412,44 @@ def matmul_trans_a(at_ptr, b_ptr, c_ptr, M, N, K: tl.constexpr, BLOCK_M: tl.cons
     w = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=cols[None, :] < N, other=0)
     tl.store(c_ptr + rows[:, None] * N + cols[None, :], tl.dot(tl.trans(xt), w),
              mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def attention_fwd(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, N_CTX, D: tl.constexpr, BLOCK_M: tl.constexpr,
+                  BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
+    """Attention forward as users write it (Triton's fused-attention tutorial, simplified): programs over (query
+    block, batch * head), a loop over key/value blocks with `q @ k^T`, an online softmax (running max and sum)
+    and `p @ v` accumulated, an optional causal mask. Two products in one loop: the interpreter runs it, the
+    cube lowering refuses it at its second product."""
+    start_m = tl.program_id(0)
+    base = tl.program_id(1) * N_CTX * D
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, D)
+    q = tl.load(q_ptr + base + offs_m[:, None] * D + offs_d[None, :], mask=offs_m[:, None] < N_CTX, other=0.0)
+    m_i = tl.full((BLOCK_M,), float("-inf"), tl.float32)
+    l_i = tl.zeros((BLOCK_M,), tl.float32)
+    acc = tl.zeros((BLOCK_M, D), tl.float32)
+    hi = N_CTX
+    if CAUSAL:
+        hi = tl.minimum((start_m + 1) * BLOCK_M, N_CTX)
+    for start_n in range(0, hi, BLOCK_N):
+        cols = start_n + offs_n
+        k = tl.load(k_ptr + base + cols[:, None] * D + offs_d[None, :], mask=cols[:, None] < N_CTX, other=0.0)
+        qk = tl.dot(q, tl.trans(k)) * sm_scale
+        keep = cols[None, :] < N_CTX
+        if CAUSAL:
+            keep = keep & (offs_m[:, None] >= cols[None, :])
+        qk = tl.where(keep, qk, float("-inf"))
+        m_ij = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.exp(qk - m_ij[:, None])
+        alpha = tl.exp(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = tl.load(v_ptr + base + cols[:, None] * D + offs_d[None, :], mask=cols[:, None] < N_CTX, other=0.0)
+        acc += tl.dot(p.to(v_ptr.dtype.element_ty), v)
+        m_i = m_ij
+    acc = acc / l_i[:, None]
+    tl.store(o_ptr + base + offs_m[:, None] * D + offs_d[None, :], acc.to(o_ptr.dtype.element_ty),
+             mask=offs_m[:, None] < N_CTX)
+

@@ -117,7 +117,9 @@ def test_vector_work_after_the_product_runs_as_a_mix_kernel():
     assert_close(got[2], want[2], dtypes.float32, scale=product)
 
 
-def test_vector_work_before_the_product_is_a_located_error():
+def test_vector_work_before_a_product_in_a_loop_over_k_is_a_located_error():
+    """An operand computed at each step of a loop over K (the workspace would hold a tile per step: not
+    lowered); one product of a computed operand runs as a MIX kernel (:mod:`.test_sim_mix`)."""
     a, b, c = np.zeros((32, 32), np.float16), np.zeros((32, 32), np.float16), np.zeros((32, 32), np.float32)
     with pytest.raises(ascdsl.CompilationError) as info:
         ck.matmul_scaled_operand[(1,)](a, b, c, 32, 32, 32, BLOCK=32, backend="sim")
@@ -125,6 +127,42 @@ def test_vector_work_before_the_product_is_a_located_error():
     assert message.startswith("tests/backend/cube_kernels.py:"), message
     assert "an operand of `tl.dot` computed by `mul`" in message and "acc = tl.dot(x * 2.0, w, acc)" in message
     ck.matmul_scaled_operand[(1,)](a, b, c, 32, 32, 32, BLOCK=32)  # the interpreter runs it
+
+
+def _attention_reference(q, k, v, scale, causal):
+    s = q.astype(np.float64) @ np.swapaxes(k.astype(np.float64), -1, -2) * scale
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True) @ v.astype(np.float64)
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_attention_forward_runs_on_the_interpreter_and_is_refused_at_its_second_product(causal):
+    """The form step 2 of issue 26 lowers: 50 queries and keys (not multiples of 16 x 32 blocks), 3 heads. The
+    interpreter matches softmax(q k^T * scale) v; the sim backend is a located error at `p @ v`."""
+    z, n, d = 3, 50, 32
+    q, k, v = (data((z, n, d), dtypes.float16) for _ in range(3))
+    launch = ck.attention_fwd[(ascdsl.cdiv(n, 16), z)]
+    o = np.zeros((z, n, d), np.float16)
+    launch(q, k, v, o, 0.25, n, D=d, BLOCK_M=16, BLOCK_N=32, CAUSAL=causal)
+    assert_close(o, _attention_reference(q, k, v, 0.25, causal).astype(np.float16), dtypes.float16)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        launch(q, k, v, o, 0.25, n, D=d, BLOCK_M=16, BLOCK_N=32, CAUSAL=causal, backend="sim")
+    message = str(info.value)
+    assert message.startswith("tests/backend/cube_kernels.py:"), message
+    assert "a second `tl.dot` in one loop (attention's" in message
+    assert "acc += tl.dot(p.to(v_ptr.dtype.element_ty), v)" in message, message
+
+
+def test_vector_work_before_and_after_one_product_is_a_located_error():
+    a, b, c = np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float32)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        ck.scaled_operand_relu[(1,)](a, b, c, 16, 16, K=16, BLOCK=16, backend="sim")
+    message = str(info.value)
+    assert message.startswith("tests/backend/cube_kernels.py:"), message
+    assert ("`maximum` after a product of an operand the kernel computes (vector work before `tl.dot` or after it, "
+            "not both)") in message and "tl.maximum(y, 0.0)" in message, message
 
 
 def test_a_product_of_a_computed_operand_is_a_located_error():

@@ -52,28 +52,45 @@ def _softmax(m, n, d, bm, bn):
         dict(D=d, BLOCK_M=bm, BLOCK_N=bn)
 
 
+def _exp_rows(m, n, k, bm, bn, dtype=dtypes.float16):
+    x, v = data((m, k), dtype), data((k, n), dtype)
+    grid = (ascdsl.cdiv(m, bm), ascdsl.cdiv(n, bn))
+    return ck.row_softmax_times_v, grid, [x, v, np.zeros((m, n), dtype.np), m, n], dict(K=k, BLOCK_M=bm, BLOCK_N=bn)
+
+
+def _scaled(m, n, k, block):
+    a, b = data((m, k), dtypes.float16), data((k, n), dtypes.float16)
+    return ck.scaled_operands, (ascdsl.cdiv(m, block), ascdsl.cdiv(n, block)), \
+        [a, b, np.zeros((m, n), np.float32), m, n], dict(K=k, BLOCK=block)
+
+
 CASES = [(_bias_relu, (40, 50, 70, 32, 32, 32)), (_gelu, (dtypes.float16, 70, 45, 100, 32, 16, 64)),
-         (_residual, (3, 20, 40, 50, 16, 32, 32)), (_leaky, (50, 20, 48, 32, 16)), (_softmax, (50, 40, 32, 16, 64))]
+         (_residual, (3, 20, 40, 50, 16, 32, 32)), (_leaky, (50, 20, 48, 32, 16)), (_softmax, (50, 40, 32, 16, 64)),
+         (_exp_rows, (50, 40, 32, 16, 32)), (_scaled, (40, 20, 48, 16))]
 """One launch of each MIX kernel: its builder (the kernel, grid, arguments and constexprs, drawn when called)
 and the builder's arguments."""
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c[0].__name__.strip("_"))
-def test_the_cube_part_then_the_vector_part_store_what_the_kernel_stores(case):
-    """The split on the interpreter: the cube part writes the product's tiles to the workspace, the vector
-    part reads them back and stores exactly what the whole kernel stores."""
+def test_the_two_parts_one_after_the_other_store_what_the_kernel_stores(case):
+    """The split on the interpreter: the part that runs first (the cube part, or the vector part where the
+    kernel computes an operand of its product) writes its tiles to the workspace, the other reads them back
+    and stores exactly what the whole kernel stores."""
     build, params = case
     fn, grid, args, meta = build(*params)
     kernel = fn.specialize(*args, **meta).kernels[0]
     whole = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     interpreter.run(kernel, whole, grid)
     parts = mix.split(kernel, PLATFORM)
+    assert parts.before == (build in (_exp_rows, _scaled)) == mix.before(kernel, PLATFORM)
     programs = int(np.prod(grid))
-    workspace = np.full(mix.workspace_elements(kernel, PLATFORM, programs), np.nan, np.float32)
+    words = np.full(mix.workspace_elements(kernel, PLATFORM, programs), np.nan, np.float32)
+    workspace = words.view(parts.dtype.np)
     split = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    interpreter.run(parts.cube.kernel, [*split, workspace], grid)
+    first, second = (parts.vector, parts.cube.kernel) if parts.before else (parts.cube.kernel, parts.vector)
+    interpreter.run(first, [*split, workspace], grid)
     assert not np.isnan(workspace).all()
-    interpreter.run(parts.vector, [*split, workspace], grid)
+    interpreter.run(second, [*split, workspace], grid)
     out = next(i for i, a in enumerate(args) if isinstance(a, np.ndarray) and not a.any())
     assert whole[out].any()
     np.testing.assert_array_equal(bits(split[out]), bits(whole[out]))
@@ -179,6 +196,31 @@ def test_an_epilogue_over_the_vector_cores_ub_is_a_located_error():
     message = str(info.value)
     assert "bytes of UB, more than the 188416 bytes" in message and "acc = tl.dot(x, w, acc)" in message
     assert "note: the vector work after `tl.dot` runs on the vector cores, on the product's whole 128 x 256" in message
+
+
+@pytest.mark.parametrize("dtype", [dtypes.float16, dtypes.bfloat16], ids=str)
+def test_an_operand_computed_on_the_vector_cores_matches_the_interpreter(dtype):
+    """Attention's P @ V: the AIVs exponentiate the rows of x past their max and store p (v's dtype) to the
+    workspace, flag 1 to their AIC, which multiplies p by v. M and N not multiples of the blocks; 4 x 2
+    programs over the 20 AICs, 5 x 5, and 13 x 3, so AICs take two programs and both AIVs work."""
+    def check(m, n, k, bm, bn):
+        fn, grid, args, meta = _exp_rows(m, n, k, bm, bn, dtype)
+        want, got = both(fn[grid], *args, **meta)
+        x = args[0].astype(np.float64)
+        p = np.exp(x - x.max(1, keepdims=True)).astype(dtype.np).astype(np.float64)
+        assert_close(want[2], (p @ args[1].astype(np.float64)).astype(dtype.np), dtype)
+        assert_close(got[2], want[2], dtype, err_msg=f"{m}x{n}x{k}")
+    each(check, [(50, 40, 32, 16, 32), (70, 75, 64, 16, 16), (200, 90, 16, 16, 32)])
+
+
+def test_both_operands_computed_match_the_interpreter():
+    """``tl.dot(x * 2.0, w - 1.0, acc)``: both computed tiles in one program's workspace slot, a then b."""
+    fn, grid, args, meta = _scaled(40, 20, 48, 16)
+    want, got = both(fn[grid], *args, **meta)
+    a, b = (args[0] * np.float16(2)).astype(np.float64), (args[1] - np.float16(1)).astype(np.float64)  # fp16 tiles
+    product = np.abs(a) @ np.abs(b)
+    assert_close(want[2], a @ b, dtypes.float32, scale=product)
+    assert_close(got[2], want[2], dtypes.float32, scale=product)
 
 
 @CANN

@@ -166,7 +166,7 @@ def test_vector_work_before_the_product_fails_the_build_at_the_users_line(tmp_pa
     assert not b.variants and len(b.failed) == 1
     message = str(b.failed[0][1])
     assert "cube_kernels.py:" in message.splitlines()[0] and "acc = tl.dot(x * 2.0, w, acc)" in message
-    assert "the cube lowering of `tl.dot` does not support" in message
+    assert "an op project of a MIX kernel whose vector work comes before `tl.dot` is not built yet" in message
     folder = build.write(b, tmp_path)  # the files are written; the README names the variant
     readme = (folder / "op_project" / "README.md").read_text()
     assert "**Incomplete build**" in readme and "- key 1, `matmul_scaled_operand`" in readme

@@ -146,3 +146,31 @@ def test_cross_core_wait_without_a_set_is_an_error_not_a_hang():
 def test_workspace_read_before_the_aic_signals_its_write_is_an_error():
     with pytest.raises(sim.SimError, match="read by AIV 0 of block 0 before the write of the AIC of block 0"):
         _mix(2)
+
+
+def _doubled(fault):
+    a = RNG.standard_normal((16, 16)).astype(np.float16)
+    b = RNG.standard_normal((16, 16)).astype(np.float16)
+    ws, c = np.full((16, 16), np.nan, np.float16), np.zeros((16, 16), np.float16)
+    result = sim.run_kernel(MIX, "doubled_matmul_mix", [a, b, ws, c, np.uint32(fault)], 1, mix=sim.MIX_AIVS_FIRST)
+    return a, b, c, result
+
+
+def test_mix_kernel_aic_takes_its_aivs_workspace_after_both_flags():
+    """Flags from the AIVs to their AIC (mode 2: the AIC's wait takes a set of each AIV), the AIVs run first;
+    the AIC's span starts where the slower AIV's ends."""
+    a, b, c, result = _doubled(0)
+    np.testing.assert_array_equal(c, _reference(a * np.float16(2), b, np.float16))
+    m = result.stats.pipe_busy
+    assert m["V"] > 0 and m["M"] > 0 and result.stats.est_cycles >= m["M"] + m["V"] / 2
+
+
+def test_aic_wait_for_a_flag_one_aiv_never_set_is_an_error_not_a_hang():
+    with pytest.raises(sim.SimError, match=r"the AIC waits for flag 1 with no matching CrossCoreSetFlag left from "
+                                           r"both its AIVs \(1 and 0 set, 0 taken\)"):
+        _doubled(1)
+
+
+def test_workspace_read_before_the_aivs_signal_their_write_is_an_error():
+    with pytest.raises(sim.SimError, match="read by the AIC of block 0 before the write of an AIV of block 0"):
+        _doubled(2)

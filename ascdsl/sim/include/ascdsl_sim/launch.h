@@ -30,8 +30,12 @@ struct Outcome {
 
 using BlockFn = void (*)(void*);
 
+// LaunchConfig::mix: 0 (one core type), kMixAicFirst (each block's AIC, then its AIVs: flags from the AIC to
+// its AIVs) or kMixAivsFirst (its AIVs, then its AIC: flags from the AIVs to their AIC).
+constexpr int kMixAicFirst = 1, kMixAivsFirst = 2;
+
 ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_blocks_erased(const std::vector<int64_t>& order, BlockFn kernel, void* context,
-                                                    bool mix);
+                                                    int mix);
 ASCDSL_SIM_LAUNCH_LINKAGE std::string error_json(const Outcome& o);
 ASCDSL_SIM_LAUNCH_LINKAGE std::string outcome_json(const Outcome& o);
 ASCDSL_SIM_LAUNCH_LINKAGE void configure(const char* platform, uint64_t ub_bytes, uint64_t ub_budget, bool bf16,
@@ -46,7 +50,7 @@ void call_kernel(void* kernel) {
 
 // The blocks of `order`, each a call of `kernel`; the first failed check ends the run.
 template <class Kernel>
-Outcome run_blocks(const std::vector<int64_t>& order, Kernel kernel, bool mix) {
+Outcome run_blocks(const std::vector<int64_t>& order, Kernel kernel, int mix) {
     return run_blocks_erased(order, &call_kernel<Kernel>, &kernel, mix);
 }
 

@@ -21,8 +21,8 @@ ASCDSL_SIM_LAUNCH_LINKAGE bool run_core(Outcome& out, int64_t b, int64_t n, Bloc
     return out.ok;
 }
 
-// A MIX block's figures: the AIVs wait for flags the AIC sets, so (the AIC setting its last flag at its end)
-// an AIV's span starts at the AIC's end (`start`); pipes and counters add up over the three cores.
+// A MIX block's figures: the cores that run second wait for flags the first set at their end, so their spans
+// start at the end of the first (`start`); pipes and counters add up over the three cores.
 ASCDSL_SIM_LAUNCH_LINKAGE void add_core(Counters& c, BlockCost& k, double start) {
     const Counters& d = st().counters;
     c.gm_read_bytes += d.gm_read_bytes, c.gm_write_bytes += d.gm_write_bytes;
@@ -39,41 +39,47 @@ ASCDSL_SIM_LAUNCH_LINKAGE void add_core(Counters& c, BlockCost& k, double start)
 }
 
 ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_blocks_erased(const std::vector<int64_t>& order, BlockFn kernel, void* context,
-                                                    bool mix) {
+                                                    int mix) {
     Outcome out;
     out.per_block.resize(order.size());
     out.per_block_cost.resize(order.size());
     for (auto& r : st().gm) std::fill(r.owner.begin(), r.owner.end(), kNoOwner), r.published.clear();
     State& s = st();
     s.l2.clear(), s.l2_bytes = 0;
-    s.mix = mix;
+    s.mix = mix != 0;
     for (const int64_t b : order) {
         const int64_t n = static_cast<int64_t>(order.size());
         std::vector<TraceEvent> trace;
         uint64_t dropped = 0;
         if (mix) {
             s.aic_sets = 0, s.aiv_waits = {}, s.pending = {};
+            s.aiv_sets = {}, s.aiv_set_total = {}, s.aic_waits = {}, s.aic_wait_total = 0;
             Counters c;
             BlockCost k;
-            double aic_span = 0, aiv_span = -1;
-            std::vector<TraceEvent> aiv;  // the slower AIV's trace
-            uint64_t aiv_dropped = 0;
-            // the AIC, AIV 0, AIV 1; the trace is the AIC's, then the slower AIV's from the AIC's end (where its
-            // span starts)
-            for (int core = 0; core < 3 && out.ok; ++core) {
+            const bool aivs_first = mix == kMixAivsFirst;
+            const int producers = aivs_first ? 2 : 1;
+            double ready = 0, aiv_span = -1;
+            std::vector<TraceEvent> aic, aiv;  // the AIC's trace and the slower AIV's
+            uint64_t aic_dropped = 0, aiv_dropped = 0;
+            // the AIC, AIV 0, AIV 1 (or AIV 0, AIV 1, the AIC); the trace is the producers' (the AIC's, or the
+            // slower AIV's), then the consumers' from where the producers end (where their span starts)
+            for (int i = 0; i < 3 && out.ok; ++i) {
+                const int core = aivs_first ? (i + 1) % 3 : i;
                 s.core = core == 0 ? AIC : AIV, s.sub_block = core == 0 ? 0 : core - 1;
-                if (run_core(out, b, n, kernel, context)) add_core(c, k, aic_span);
+                if (run_core(out, b, n, kernel, context)) add_core(c, k, i < producers ? 0 : ready);
                 if (core == 0) {
-                    aic_span = k.cycles, trace = timeline().trace, dropped = timeline().trace_dropped;
+                    aic = timeline().trace, aic_dropped = timeline().trace_dropped;
                 } else if (block_cost().cycles > aiv_span) {
                     aiv_span = block_cost().cycles, aiv = timeline().trace, aiv_dropped = timeline().trace_dropped;
                 }
+                if (i == producers - 1) ready = k.cycles;
             }
-            for (TraceEvent e : aiv) {
-                e.start += aic_span, e.end += aic_span;
+            trace = aivs_first ? aiv : aic;
+            for (TraceEvent e : aivs_first ? aic : aiv) {
+                e.start += ready, e.end += ready;
                 trace.push_back(e);
             }
-            dropped += aiv_dropped;
+            dropped = aic_dropped + aiv_dropped;
             s.core = AIV, s.sub_block = 0;
             if (!out.ok) break;
             out.per_block[b] = c;
@@ -168,7 +174,8 @@ ASCDSL_SIM_LAUNCH_LINKAGE int launch_erased(const LaunchConfig& c, BlockFn kerne
     set_cost_params(*c.cost);
     st().gm.clear();
     for (uint64_t i = 0; i < c.n_regions; ++i) st().gm.push_back(GmRegion{c.region_base[i], c.region_bytes[i], {}});
-    const Outcome o = run_blocks_erased(std::vector<int64_t>(c.order, c.order + c.block_dim), kernel, context, c.mix != 0);
+    const std::vector<int64_t> order(c.order, c.order + c.block_dim);
+    const Outcome o = run_blocks_erased(order, kernel, context, static_cast<int>(c.mix));
     last_report() = outcome_json(o);
     return o.ok ? 0 : 1;
 }

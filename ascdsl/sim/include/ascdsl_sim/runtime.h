@@ -65,7 +65,7 @@ struct LaunchConfig {
     const uint64_t* region_base;
     const uint64_t* region_bytes;
     const CostParams* cost;
-    uint64_t mix;  // a MIX kernel: each block runs as its AI cube core, then as its two AI vector cores
+    uint64_t mix;  // a MIX kernel: each block runs as its AI cube core and its two AI vector cores (launch.h)
 };
 
 struct VecCount {
@@ -80,11 +80,11 @@ struct GmRegion {
     uintptr_t base;
     uint64_t bytes;
     std::vector<uint32_t> owner;  // block that wrote each byte; kNoOwner when none, kAtomicOwner when atomic
-    // For each byte the AIC of a MIX kernel wrote: how many CrossCoreSetFlag it had made before (the write is
-    // published by the next one); kNoOwner when the AIC did not write it.
+    // For each byte a core of a MIX kernel wrote: how many CrossCoreSetFlag it had made before (the write is
+    // published by the next one), with kByAiv where an AIV wrote it; kNoOwner when no core of one did.
     std::vector<uint32_t> published;
 };
-constexpr uint32_t kNoOwner = 0xFFFFFFFF, kAtomicOwner = 0xFFFFFFFE;
+constexpr uint32_t kNoOwner = 0xFFFFFFFF, kAtomicOwner = 0xFFFFFFFE, kByAiv = 0x80000000;
 
 // SetAtomicAdd/Max/Min: how MTE3 combines UB data with GM (reference: SetAtomicAdd).
 enum class Atomic : uint8_t { None, Add, Max, Min };
@@ -158,6 +158,12 @@ struct State {
     uint32_t aic_sets = 0;
     std::array<uint32_t, 2> aiv_waits = {};
     std::array<std::array<uint32_t, 16>, 2> pending = {};
+    // The other direction (a MIX kernel launched with its AIVs first): sets each AIV made, per flag id and in
+    // all, and the AIC's waits per flag id and in all.
+    std::array<std::array<uint32_t, 16>, 2> aiv_sets = {};
+    std::array<uint32_t, 2> aiv_set_total = {};
+    std::array<uint32_t, 16> aic_waits = {};
+    uint32_t aic_wait_total = 0;
     // The L2 (cost model): GM byte ranges [start, end) this launch has read or written, disjoint and not
     // adjacent, and how many bytes they hold.
     std::map<uintptr_t, uintptr_t> l2;
@@ -346,16 +352,30 @@ inline uint64_t l2_touch(const void* p, uint64_t bytes) {
 }
 
 // On an AIV of a MIX kernel, bytes its AIC wrote must have been published by a CrossCoreSetFlag the AIV
-// waited for (the simulator runs the AIC first, so the data is there either way: the check is what tells).
+// waited for; on its AIC, bytes its AIVs wrote by CrossCoreSetFlags of theirs the AIC waited for (the
+// simulator runs the writing cores first, so the data is there either way: the check is what tells).
 inline uint64_t gm_read(const char* api, const void* p, uint64_t bytes) {
     if (bytes == 0) return 0;
     GmRegion& r = gm_region(api, p, bytes, "read");
     State& s = st();
+    if (s.mix && s.core == AIC && !r.published.empty()) {
+        const uint64_t off = reinterpret_cast<uintptr_t>(p) - r.base;
+        for (uint64_t i = 0; i < bytes; ++i) {
+            const uint32_t e = r.published[off + i];
+            if (e == kNoOwner || !(e & kByAiv)) continue;
+            if (r.owner[off + i] != static_cast<uint32_t>(s.block_idx) || s.aic_wait_total <= (e & ~kByAiv)) {
+                s.fail_region = &r - s.gm.data();
+                fail(api, "GM byte ", off + i, " of a ", r.bytes, "-byte buffer is read by the AIC of block ",
+                     s.block_idx, " before the write of an AIV of block ", r.owner[off + i], " is signalled to it "
+                     "(CrossCoreSetFlag after the write, CrossCoreWaitFlag before the read)");
+            }
+        }
+    }
     if (s.mix && s.core == AIV && !r.published.empty()) {
         const uint64_t off = reinterpret_cast<uintptr_t>(p) - r.base;
         for (uint64_t i = 0; i < bytes; ++i) {
             const uint32_t e = r.published[off + i];
-            if (e == kNoOwner) continue;
+            if (e == kNoOwner || (e & kByAiv)) continue;
             if (r.owner[off + i] != static_cast<uint32_t>(s.block_idx) || s.aiv_waits[s.sub_block] <= e) {
                 s.fail_region = &r - s.gm.data();
                 fail(api, "GM byte ", off + i, " of a ", r.bytes, "-byte buffer is read by AIV ", s.sub_block,
@@ -394,9 +414,10 @@ inline void gm_write(const char* api, const void* p, uint64_t bytes, bool atomic
                  s.block_idx, atomic ? " (atomically)" : next ? " with another value" : "", " (blocks must write disjoint GM)");
         o = atomic ? kAtomicOwner : me;
     }
-    if (s.mix && s.core == AIC) {
+    if (s.mix) {
         if (r.published.empty()) r.published.assign(r.bytes, kNoOwner);
-        std::fill_n(r.published.begin() + static_cast<int64_t>(off), bytes, s.aic_sets);
+        const uint32_t sets = s.core == AIC ? s.aic_sets : kByAiv | s.aiv_set_total[static_cast<size_t>(s.sub_block)];
+        std::fill_n(r.published.begin() + static_cast<int64_t>(off), bytes, sets);
     }
     s.counters.gm_write_bytes += bytes;
     l2_touch(p, bytes);
