@@ -5,7 +5,8 @@ CPU-debug launch, how many blocks a launch of ``programs`` runs, and the GM work
 * a pure-cube kernel (:mod:`.cube`) on the AI cube cores (``KERNEL_TYPE_AIC_ONLY``): a block a program, up to
   ``blockDim``'s limit (the kernel loops over the rest), so the blocks reach the cores in program order;
 * a MIX kernel (:mod:`.mix`) on AIC + 2 AIV groups (``KERNEL_TYPE_MIX_AIC_1_2``): ``blockDim = min(programs,
-  AICs)``, and a float32 GM workspace of ``programs * BLOCK_M * BLOCK_N`` elements the products go through.
+  AICs)``, and a GM workspace the tiles go through: ``programs * BLOCK_M * BLOCK_N`` float32 products, or the
+  operands the vector cores compute where their work comes before the product (which a build refuses).
 
 The ``sim`` runner, the build's verification, the Python tiling contract and the generated host code (tiling
 function, ``main.cpp``, op_host, op_kernel) all read these rows, so they launch a kernel alike.
@@ -68,8 +69,8 @@ def of(kernel: Kernel, platform: Platform) -> Cores:
 
 
 def workspace_bytes(kernel: Kernel, platform: Platform, programs: int) -> int:
-    """The GM workspace (bytes) a launch of ``kernel`` over ``programs`` needs: a MIX kernel's float32
-    products (a located error past int32 tile offsets, :func:`.mix.workspace_elements`), else none."""
+    """The GM workspace (bytes) a launch of ``kernel`` over ``programs`` needs: a MIX kernel's tiles (a located
+    error past int32 tile offsets, :func:`.mix.workspace_elements`), else none."""
     return 4 * mix.workspace_elements(kernel, platform, programs) if of(kernel, platform) is MIX else 0
 
 

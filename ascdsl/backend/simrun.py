@@ -153,7 +153,7 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
             _front_end(file.path)
             result = sim.run_kernel(file.path, SYMBOL, [*gm, workspace, file.layout.pack(fields)], block_dim,
                                     platform, tiling_key=key, tiling_type=file.layout.struct_name, entry=file.entry,
-                                    mix=0 if workspace is None else sim.MIX_AIVS_FIRST if mix.before(kernel, target)
+                                    mix=0 if workspace is None else sim.MIX_AIVS_FIRST if mix.before(kernel, get_platform(platform))
                                     else sim.MIX_AIC_FIRST)
     except sim.SimCompileError:
         if not prebuilt(kernel, platform):
@@ -166,8 +166,9 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
 def launch_blocks(kernel: Kernel, fields: dict, grid: tuple[int, int, int],
                   platform: Platform) -> tuple[int, np.ndarray | None]:
     """The block dim of a launch of ``kernel`` over ``grid`` (:mod:`.cores`; at least one block) and, for a MIX
-    kernel, its workspace (the products' float32 tiles, NaN until the AIC writes them); a located error where
-    the launch's tiling ``fields`` break the cube form's assumptions (:func:`.cube.check_launch`)."""
+    kernel, its workspace (4-byte words of the products or of the operands the AIVs compute, NaN until
+    written); a located error where the launch's tiling ``fields`` break the cube form's assumptions
+    (:func:`.cube.check_launch`)."""
     programs = grid[0] * grid[1] * grid[2]
     kind = cores.of(kernel, platform)
     if kind is not cores.VECTOR:

@@ -150,11 +150,16 @@ def scaled_host(a, b, platform):
                          constexprs={"BLOCK": 32}, scalars={"M": a.shape[0], "N": b.shape[1], "K": a.shape[1]})
 
 
-def scaled(a, b, *, platform=None, backend=None):
-    out = np.empty((a.shape[0], b.shape[1]), np.float32)
-    scaled_host(ascdsl.TensorDesc.of(a), ascdsl.TensorDesc.of(b), platform)(a, b, out, backend=backend,
-                                                                              platform=platform)
-    return out
+def _entry(host_function):
+    def entry(a, b, *, platform=None, backend=None):
+        out = np.empty((a.shape[0], b.shape[1]), np.float32)
+        host_function(ascdsl.TensorDesc.of(a), ascdsl.TensorDesc.of(b), platform)(a, b, out, backend=backend,
+                                                                                  platform=platform)
+        return out
+    return entry
+
+
+scaled = _entry(scaled_host)
 
 
 def test_vector_work_before_the_product_fails_the_build_at_the_users_line(tmp_path):
@@ -166,10 +171,30 @@ def test_vector_work_before_the_product_fails_the_build_at_the_users_line(tmp_pa
     assert not b.variants and len(b.failed) == 1
     message = str(b.failed[0][1])
     assert "cube_kernels.py:" in message.splitlines()[0] and "acc = tl.dot(x * 2.0, w, acc)" in message
-    assert "an op project of a MIX kernel whose vector work comes before `tl.dot` is not built yet" in message
+    assert "the cube lowering of `tl.dot` does not support" in message
     folder = build.write(b, tmp_path)  # the files are written; the README names the variant
     readme = (folder / "op_project" / "README.md").read_text()
     assert "**Incomplete build**" in readme and "- key 1, `matmul_scaled_operand`" in readme
+
+
+@ascdsl.host
+def operands_host(a, b, platform):
+    return ascdsl.Launch(cube_kernels.scaled_operands, grid=(ascdsl.cdiv(a.shape[0], 16), ascdsl.cdiv(b.shape[1], 16)),
+                         constexprs={"BLOCK": 16, "K": a.shape[1]}, scalars={"M": a.shape[0], "N": b.shape[1]})
+
+
+def test_a_mix_kernel_computing_its_operands_fails_the_build_at_its_dot():
+    """`backend="sim"` runs it (tests/backend/test_sim_mix.py), its AIVs before their AIC; the direct-launch
+    program's CPU run takes the AIC first."""
+    op = ascdsl.Operator(name="operands", op_type="ScaledOperands", entry=_entry(operands_host), host=operands_host,
+                         reference=lambda a, b: (2 * a) @ (b - 1), inputs=("a", "b"),
+                         outputs=(ascdsl.Output("out", dtype="float32"),), dtypes=("float16",),
+                         cases=[ascdsl.Case((32, 32), (32, 32), dtype="float16")])
+    b = build.plan(op, B3)
+    assert not b.variants and len(b.failed) == 1
+    message = str(b.failed[0][1])
+    assert "cube_kernels.py:" in message.splitlines()[0] and "acc = tl.dot(x * 2.0, w - 1.0, acc)" in message
+    assert "an op project of a MIX kernel whose vector work comes before `tl.dot` is not built yet" in message
 
 
 TILING_PRELUDE = """#include <cstdint>
