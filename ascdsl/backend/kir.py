@@ -268,6 +268,18 @@ def lit(v: int) -> Lit:
     return Lit(v, dtypes.int32)
 
 
+def int_division(divide: bool, a: "Expr", b: "Expr", dt: dtypes.DType) -> "Expr":
+    """``a / b`` (``divide``) or ``a % b`` of C integers of dtype ``dt`` without C's traps (SIGFPE on the host,
+    undefined on the device), with the interpreter's results (:mod:`ascdsl.numerics`): 0 for a zero divisor;
+    for -1 the wrapped negation and 0."""
+    unsigned = CInt.UINT64 if dt.itemsize == 8 else CInt.UINT32  # C++ promotes narrower ints to int
+    negated = Conv(dt, Bin(BinOp.SUB, Conv(unsigned, Lit(0, dt)), Conv(unsigned, a)))
+    whole = Bin(BinOp.DIV if divide else BinOp.MOD, a, b)
+    if dt.kind == "int":  # a signed minimum over -1 overflows
+        whole = Cond(Bin(BinOp.EQ, b, Lit(-1, dt)), negated if divide else Lit(0, dt), whole)
+    return Cond(Bin(BinOp.EQ, b, Lit(0, dt)), Lit(0, dt), whole)
+
+
 def as_expr(v) -> "Expr":
     """An int as its literal; an expression as itself (sizes that are expressions in the general form)."""
     return lit(v) if isinstance(v, int) else v

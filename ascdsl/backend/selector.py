@@ -391,6 +391,8 @@ class Selector:
         if op in scalarunit.WRAPPING and v.type.dtype == dtypes.int32 and not wide and self._mixes_bits(instr):
             a, b = (kir.Conv(kir.CInt.UINT32, x) for x in xs)
             return kir.Conv(dtypes.int32, kir.Bin(C_BINARY[op], a, b))
+        if op in (Op.IDIV, Op.MOD) and v.type.dtype.is_int:
+            return kir.int_division(op is Op.IDIV, *xs, I64 if wide else v.type.dtype)
         if op in C_BINARY:
             return kir.Bin(C_BINARY[op], *xs)
         if op in (Op.MAXIMUM, Op.MINIMUM):

@@ -119,3 +119,22 @@ def test_a_huge_static_range_is_an_error_not_a_hang():
     out = np.zeros(1, np.int32)
     unrolled[(1,)](out, N=4096)
     assert out[0] == 4096
+
+
+@ascdsl.jit
+def scalar_quotients(out_ptr, a, b):
+    """Scalar `//` and `%` of run-time values (in C a zero divisor, or -1 under the minimum, traps)."""
+    tl.store(out_ptr, a // b)
+    tl.store(out_ptr + 1, a % b)
+    tl.store(out_ptr + 2, (a + tl.program_id(0)) % (b - tl.program_id(0)))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("a, b", [(7, 0), (-7, 0), (7, -1), ("min", -1), (-7, 2), (7, -3), (0, 5)])
+def test_scalar_division_by_zero_or_minus_one_gives_the_interpreters_results_not_a_trap(dtype, a, b):
+    """The simulator runs the kernel in this process: a trap would kill it (SIGFPE)."""
+    a = np.iinfo(dtype).min if a == "min" else a
+    want, got = np.zeros(3, dtype), np.zeros(3, dtype)
+    scalar_quotients[(1,)](want, dtype(a), dtype(b))
+    scalar_quotients[(1,)](got, dtype(a), dtype(b), backend="sim")
+    np.testing.assert_array_equal(got, want)
