@@ -30,8 +30,9 @@ from ..ir import Kernel, walk
 from ..ir.core import Instr, Op, Value
 from ..passes import run_passes
 from ..platforms import Platform
-from .emit import literal, where
-from .naming import field_name, safe
+from . import kir
+from .emit import Printer, literal, where
+from .naming import Names, field_name, safe
 from .render import Located, Rendered, render_located
 
 OPERANDS = {dtypes.float16: dtypes.float32, dtypes.bfloat16: dtypes.float32, dtypes.float32: dtypes.float32,
@@ -177,6 +178,9 @@ class _Scalars:
                     "tiling_.grid1))")[axis]
         elif instr.op is Op.NUM_PROGRAMS:
             text = f"tiling_.grid{instr.attr('axis')}"
+        elif instr.op in (Op.IDIV, Op.MOD) and dt.is_int and _constant(self.kernel, instr.operands[1]) in (
+                None, 0, -1):
+            text = f"(({_int_division(instr.op is Op.IDIV, ops, dt)}))"  # parenthesised once bare
         elif instr.op in _BINARY and len(ops) == 2:
             text = f"({ops[0]} {_BINARY[instr.op]} {ops[1]})"
         elif instr.op in (Op.MAXIMUM, Op.MINIMUM):
@@ -193,6 +197,12 @@ class _Scalars:
         self.expr[v.id] = self.fresh(name)
         return out + [Located(f"const {dt.cpp} {self.expr[v.id]} = {_bare(text)};  // {where(instr.loc)}", instr.loc,
                               depth)]
+
+
+def _int_division(divide: bool, ops: list[str], dt: dtypes.DType) -> str:
+    """The C++ text of :func:`.kir.int_division` of the scalars ``ops`` (C's traps guarded)."""
+    a, b = (kir.Var(n, dt, text) for n, text in enumerate(ops))
+    return Printer(Names(vars={0: ops[0], 1: ops[1]})).expr(kir.int_division(divide, a, b, dt))
 
 
 def _bare(text: str) -> str:
@@ -217,9 +227,8 @@ def _stride(s: _Scalars, v: Value | None, axis: str, loc: Loc) -> Stride:
     """The stride ``v`` (``None``: the literal 1 of a block access's inner stride)."""
     if v is None:
         return Stride("1", None, 1, axis)
-    d = _defining(s.kernel, v)
     param = s.kernel.param_names[s.kernel.params.index(v)] if v in s.kernel.params else None
-    value = d.attr("value") if d is not None and d.op is Op.CONST else None
+    value = _constant(s.kernel, v)
     return Stride(_bare(s.of(v, loc)), param, value, axis)
 
 
@@ -293,6 +302,12 @@ def _operand_load(instr: Instr, loads: dict[int, tuple[Instr, bool]]) -> bool:
     else:
         return False
     return True
+
+
+def _constant(kernel: Kernel, v: Value):
+    """The value of scalar ``v`` where it is a literal, else None."""
+    d = _defining(kernel, v)
+    return d.attr("value") if d is not None and d.op is Op.CONST else None
 
 
 def _zero_operand(kernel: Kernel, instr: Instr) -> None:

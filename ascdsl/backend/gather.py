@@ -216,7 +216,7 @@ def fill_block(sel: Selector, instr: Instr) -> list:
     ``other``'s words as a gathered load's is (:func:`_fill`), then the valid lanes of each valid row
     ``Gather`` ed over it from the loaded block (byte offsets ``4 * j`` of the row's words)."""
     v = instr.result
-    shape, rank = instr.attr("shape"), len(instr.attr("shape"))
+    rank = len(instr.attr("shape"))
     strides, extents = instr.operands[2:1 + rank], instr.operands[1 + rank:1 + 2 * rank]
     lead, cols = _grid(instr)
     if lead:

@@ -275,6 +275,8 @@ def int_division(divide: bool, a: "Expr", b: "Expr", dt: dtypes.DType) -> "Expr"
     unsigned = CInt.UINT64 if dt.itemsize == 8 else CInt.UINT32  # C++ promotes narrower ints to int
     negated = Conv(dt, Bin(BinOp.SUB, Conv(unsigned, Lit(0, dt)), Conv(unsigned, a)))
     whole = Bin(BinOp.DIV if divide else BinOp.MOD, a, b)
+    if isinstance(b, Lit) and b.value not in (0, -1):
+        return whole
     if dt.kind == "int":  # a signed minimum over -1 overflows
         whole = Cond(Bin(BinOp.EQ, b, Lit(-1, dt)), negated if divide else Lit(0, dt), whole)
     return Cond(Bin(BinOp.EQ, b, Lit(0, dt)), Lit(0, dt), whole)

@@ -453,3 +453,18 @@ def attention_fwd(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, N_CTX, D: tl.constexpr, 
     tl.store(o_ptr + base + offs_m[:, None] * D + offs_d[None, :], acc.to(o_ptr.dtype.element_ty),
              mask=offs_m[:, None] < N_CTX)
 
+
+
+@ascdsl.jit
+def matmul_wrapped_rows(a_ptr, b_ptr, c_ptr, M, N, K, WRAP, BLOCK: tl.constexpr):
+    """Program p's rows are block 2p + p % WRAP, `WRAP` a run-time value (`p % 0` is 0 on the interpreter: C's
+    `%` would trap)."""
+    rows = (tl.program_id(0) * 2 + tl.program_id(0) % WRAP) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK):
+        ks = k0 + tl.arange(0, BLOCK)
+        x = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K))
+        w = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=(ks[:, None] < K) & (cols[None, :] < N))
+        acc = tl.dot(x, w, acc)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=(rows[:, None] < M) & (cols[None, :] < N))

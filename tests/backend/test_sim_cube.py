@@ -89,6 +89,17 @@ def test_float32_result_on_a_2d_grid_without_stride_parameters():
     assert_close(got[2], want[2], dtypes.float32, scale=np.abs(a).astype(np.float32) @ np.abs(b).astype(np.float32))
 
 
+@pytest.mark.parametrize("wrap", [0, -1, 2])
+def test_a_scalar_modulo_by_zero_or_minus_one_gives_the_interpreters_rows_not_a_trap(wrap):
+    """The simulator runs the kernel in this process: C's trap would kill it (SIGFPE)."""
+    m, n, k = 128, 16, 32
+    a, b = data((m, k), dtypes.float16), data((k, n), dtypes.float16)
+    want, got = both(ck.matmul_wrapped_rows[(4, 1)], a, b, np.zeros((m, n), np.float32), m, n, k, wrap, BLOCK=16)
+    assert_close(got[2], want[2], dtypes.float32, scale=np.abs(a).astype(np.float32) @ np.abs(b).astype(np.float32))
+    written = [blk for blk in range(8) if (want[2][16 * blk:16 * blk + 16] != 0).any()]
+    assert written == ([0, 3, 4, 7] if wrap == 2 else [0, 2, 4, 6])
+
+
 def test_one_product_without_a_loop_over_k():
     m, n, k = 50, 20, 48
     x, w = data((m, k), dtypes.bfloat16), data((k, n), dtypes.bfloat16)

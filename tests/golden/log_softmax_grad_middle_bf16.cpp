@@ -40,7 +40,7 @@ public:
             const int32_t start = pid * tiling_.per_core + (pid < tiling_.big_cores ? pid : tiling_.big_cores);  // ops/log_softmax_grad.py:98
             const int32_t end = start + tiling_.per_core + static_cast<int32_t>(pid < tiling_.big_cores);  // ops/log_softmax_grad.py:98
             for (int32_t unit = start; unit < end; unit += 1) {  // ops/log_softmax_grad.py:101
-                const int32_t a = unit / tiling_.col_blocks;  // ops/log_softmax_grad.py:102
+                const int32_t a = tiling_.col_blocks == 0 ? 0 : (tiling_.col_blocks == -1 ? static_cast<int32_t>(0 - static_cast<uint32_t>(unit)) : unit / tiling_.col_blocks);  // ops/log_softmax_grad.py:102
                 const int64_t value = (static_cast<int64_t>(unit) - static_cast<int64_t>(a) * static_cast<int64_t>(tiling_.col_blocks)) * 32;  // ops/log_softmax_grad.py:103
                 const int64_t dyOffset = value + static_cast<int64_t>(a) * static_cast<int64_t>(tiling_.d1) * static_cast<int64_t>(tiling_.d2);  // ops/log_softmax_grad.py:106
                 const int32_t dyRowsMaximum = tiling_.d1 > 0 ? tiling_.d1 : 0;  // ops/log_softmax_grad.py:106
