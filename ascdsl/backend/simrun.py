@@ -175,7 +175,7 @@ def launch_blocks(kernel: Kernel, fields: dict, grid: tuple[int, int, int],
         cube.check_launch(mix.cube_plan(kernel, platform), fields)
     workspace = None
     if kind is cores.MIX:
-        workspace = np.full(cores.workspace_bytes(kernel, platform, programs) // 4, np.nan, np.float32)
+        workspace = np.full(mix.workspace_elements(kernel, platform, programs), np.nan, np.float32)
     return max(1, kind.block_dim(platform, programs)), workspace
 
 

@@ -130,7 +130,7 @@ def matmul_bias_relu(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K, BLOCK_M: tl.constex
         w = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=(ks[:, None] < K) & (cols[None, :] < N), other=0.0)
         acc = tl.dot(x, w, acc)
     out = tl.maximum(acc + bias[None, :].to(tl.float32), 0.0)
-    tl.store(c_ptr + rows[:, None] * N + cols[None, :], out.to(tl.float16),
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], out.to(c_ptr.dtype.element_ty),
              mask=(rows[:, None] < M) & (cols[None, :] < N))
 
 

@@ -3,26 +3,7 @@ MIX kernel). Small cases: one built and verified by tests/host/test_build_cube.p
 import numpy as np
 
 import ascdsl
-import ascdsl.language as tl
-
-
-@ascdsl.jit
-def linear_kernel(x_ptr, w_ptr, bias_ptr, out_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                  BLOCK_K: tl.constexpr):
-    pid = tl.program_id(0)
-    tiles_n = tl.cdiv(N, BLOCK_N)
-    rows = (pid // tiles_n) * BLOCK_M + tl.arange(0, BLOCK_M)
-    cols = (pid % tiles_n) * BLOCK_N + tl.arange(0, BLOCK_N)
-    bias = tl.load(bias_ptr + cols, mask=cols < N, other=0.0)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k0 in range(0, K, BLOCK_K):
-        ks = k0 + tl.arange(0, BLOCK_K)
-        x = tl.load(x_ptr + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
-        w = tl.load(w_ptr + ks[:, None] * N + cols[None, :], mask=(ks[:, None] < K) & (cols[None, :] < N), other=0.0)
-        acc = tl.dot(x, w, acc)
-    out = tl.maximum(acc + bias[None, :].to(tl.float32), 0.0)
-    tl.store(out_ptr + rows[:, None] * N + cols[None, :], out.to(out_ptr.dtype.element_ty),
-             mask=(rows[:, None] < M) & (cols[None, :] < N))
+from tests.backend.cube_kernels import matmul_bias_relu as linear_kernel
 
 
 @ascdsl.host
