@@ -156,7 +156,7 @@ def simulate(form: Form, shape, platform: str, batched: bool):
         return s.est_us, s.floor_cycles / cost.constants(plat).clock_mhz.value, "1", arrays, ""
     kernel = specialised(seen[0].kernel, seen[0].args, plat)
     c = plan(kernel, seen[0].grid[0], plat, scalar_fields(kernel, seen[0].args))
-    why = explain(kernel, seen[0].grid[0], plat) if c.p < 2 else ""
+    why = explain(kernel, seen[0].grid[0], plat) if not c.run.batched else ""
     return s.est_us, s.floor_cycles / cost.constants(plat).clock_mhz.value, c.label, arrays, why
 
 

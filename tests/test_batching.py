@@ -93,7 +93,7 @@ def _scalar(v):
 
 
 @pytest.mark.parametrize("case", LAUNCHES, ids=[c[0] for c in LAUNCHES])
-@pytest.mark.parametrize("p", [2, 3, 8])
+@pytest.mark.parametrize("p", [1, 2, 3, 8])
 def test_batched_agrees_with_unbatched_on_the_interpreter(case, p):
     _, kernel, grid, arrays, scalars, constexprs, expected_form = case
     k = kernel.specialize(*arrays, *scalars, **constexprs).kernels[0]
@@ -293,8 +293,62 @@ def test_explain_says_why_a_launch_runs_unbatched():
     k = softmax_ops.softmax_row_kernel.specialize(x, x, 8, BLOCK=128).kernels[0]
     assert "fewer than 2 per core" in batchrun.explain(k, 79, platform)
     assert batchrun.explain(k, 80, platform) == ""
-    big = softmax_ops.softmax_row_kernel.specialize(x, x, 8, BLOCK=16384).kernels[0]  # one row fits, two do not
+    big = row_scale_kernel.specialize(x, x, 16384, BLOCK=16384).kernels[0]  # one row fits, two do not
     assert "no P >= 2" in batchrun.explain(big, 4000, platform)
+
+
+@ascdsl.jit
+def row_scale_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    """Twice each row: a row per program with no reduction (the scalar unit never waits for the vector pipe)."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    tl.store(out_ptr + row * n_cols + cols, tl.load(x_ptr + row * n_cols + cols, mask=mask) * 2.0, mask=mask)
+
+
+def test_rows_form_at_one_program_where_no_p_fits(monkeypatch):
+    """rms norm of 256 rows of 8192 float32: no P >= 2 fits the UB; the rows form at P = 1 keeps the row's
+    sum on the vector unit, so a core's next row loads while this one computes. Simulated, it is faster than
+    the unbatched launch by the model's margin, close to the model's estimate, and gives the interpreter's
+    results."""
+    platform = ascdsl.platforms.get_platform(PLATFORM)
+    m, n = 256, 8192
+    x, w = _f((m, n)), _f(n)
+    k = rmsnorm_ops.rms_norm_kernel.specialize(x, w, x, n, np.float32(1e-6), BLOCK=n).kernels[0]
+    c = batchrun.plan(k, m, platform)
+    assert c.largest == 1 and c.p == 1 and c.run.rows and c.run.batched and c.label == "1 (rows)"
+    assert c.run.est_us < c.rule.est_us * (1 - batchrun.MARGIN)
+    line = batchrun.describe(k, (m, 1, 1), platform)
+    assert line.startswith("batched (rows form): P = 1") and batchrun.ONE in line
+    assert batchrun.explain(k, m, platform) == ""
+    want = np.zeros((m, n), np.float32)
+    rmsnorm_ops.rms_norm_kernel[(m,)](x, w, want, n, np.float32(1e-6), BLOCK=n)
+    measured = {}
+    for name, choice in (("rows", c), ("unbatched", batchrun.Choice(batchrun.Launch(1, m), 1))):
+        got = np.zeros((m, n), np.float32)
+        monkeypatch.setattr(batchrun, "plan", lambda kernel, programs, plat, *fields, choice=choice: choice)
+        with sim.record() as runs:
+            rmsnorm_ops.rms_norm_kernel[(m,)](x, w, got, n, np.float32(1e-6), BLOCK=n, backend="sim")
+        measured[name] = runs[0].stats.est_us
+        assert_close(got, want, dtypes.float32)
+    assert measured["rows"] == pytest.approx(c.run.est_us, rel=0.05)
+    assert measured["rows"] < measured["unbatched"] * (1 - batchrun.MARGIN)
+
+
+def test_rows_form_at_one_program_only_where_it_pays():
+    """The rows form at P = 1 is refused where a core runs fewer than 2 programs, where the kernel is of the
+    flat form, and where the model estimates it no faster (no reduction: nothing waits for the vector pipe)."""
+    platform = ascdsl.platforms.get_platform(PLATFORM)
+    x = np.zeros(4, np.float32)
+    rms = rmsnorm_ops.rms_norm_kernel.specialize(x, x, x, 8192, np.float32(1e-6), BLOCK=8192).kernels[0]
+    assert not batchrun.plan(rms, 79, platform).run.batched
+    assert "fewer than 2 per core" in batchrun.explain(rms, 79, platform)
+    scale = row_scale_kernel.specialize(x, x, 16384, BLOCK=16384).kernels[0]
+    c = batchrun.plan(scale, 4000, platform)
+    assert c.largest == 1 and not c.run.batched and c.run.est_us is not None
+    assert f"{batchrun.ONE} is not estimated" in batchrun.explain(scale, 4000, platform)
+    flat = add_kernel.specialize(x, x, x, 64, BLOCK_SIZE=65536).kernels[0]
+    assert form(flat) == "flat" and not batchrun.plan(flat, 4000, platform).run.batched
 
 
 @ascdsl.jit

@@ -77,11 +77,12 @@ def keeps_block_copies(kernel: Kernel, batched: Kernel, platform: Platform) -> b
 
 
 @lru_cache(maxsize=1024)
-def _variant(kernel: Kernel, p: int, platform: Platform):
-    """The compiled kernel batched ``p`` to a program (``kernel`` itself for 1), or None where it does not
-    compile, fit the UB budget with double-buffered queues or copy by blocks wherever ``kernel`` does."""
+def _variant(kernel: Kernel, p: int, platform: Platform, rows: bool = False):
+    """The compiled kernel batched ``p`` to a program (``kernel`` itself for 1, unless ``rows``: the rows form
+    at P = 1, :data:`ONE`), or None where it does not compile, fit the UB budget with double-buffered queues
+    or copy by blocks wherever ``kernel`` does."""
     try:
-        if p == 1:
+        if p == 1 and not rows:
             return compile_variant(kernel, platform)
         batched = batch_programs(kernel, p)
         compiled = compile_variant(batched, platform)
@@ -97,10 +98,12 @@ def _fits(kernel: Kernel, p: int, platform: Platform) -> bool:
 
 
 @lru_cache(maxsize=1024)
-def _step(kernel: Kernel, p: int, platform: Platform, fields: tuple = ()) -> batchcost.Step | batchcost.Unpriced | None:
+def _step(kernel: Kernel, p: int, platform: Platform, fields: tuple = (),
+          rows: bool = False) -> batchcost.Step | batchcost.Unpriced | None:
     """The cost model's step of the kernel batched ``p`` to a program (:func:`.batchcost.price`; ``fields``: the
-    launch's scalars), the model's reason where it does not price it, None where ``p`` does not fit."""
-    compiled = _variant(kernel, p, platform)
+    launch's scalars; ``rows``: as :func:`_variant`), the model's reason where it does not price it, None where
+    ``p`` does not fit."""
+    compiled = _variant(kernel, p, platform, rows)
     if compiled is None:
         return None
     try:
@@ -128,11 +131,18 @@ steps (:func:`plan`)."""
 
 @dataclass(frozen=True)
 class Launch:
-    """One candidate launch: P, the batched grid N, and the cost model's estimate (us; None: unpriced)."""
+    """One candidate launch: P, the batched grid N, and the cost model's estimate (us; None: unpriced);
+    ``rows``: P = 1 in the rows form (:data:`ONE`)."""
 
     p: int
     grid: int
     est_us: float | None = None
+    rows: bool = False
+
+    @property
+    def batched(self) -> bool:
+        """Whether the launch runs the batched kernel."""
+        return self.p > 1 or self.rows
 
 
 @dataclass(frozen=True)
@@ -154,8 +164,8 @@ class Choice:
 
     @property
     def label(self) -> str:
-        """P, and the split where the launch splits programs (``7 (split 2)``)."""
-        return f"{self.p}" + (f" (split {self.split})" if self.split > 1 else "")
+        """P, and the split where the launch splits programs (``7 (split 2)``) or the rows form at P = 1 (``1 (rows)``)."""
+        return f"{self.p}" + (f" (split {self.split})" if self.split > 1 else " (rows)" if self.run.rows else "")
 
     @property
     def grid(self) -> int:
@@ -240,7 +250,7 @@ def _plan(kernel: Kernel, programs: int, platform: Platform, fields: tuple = ())
     largest = choose(kernel, programs, platform)
     cores = platform.vector_core_count
     if largest < 2:
-        return Choice(Launch(1, programs), largest)
+        return _one(kernel, programs, platform, fields, largest)
     ruled = rule(programs, largest, cores)
     capped = largest > programs // (cores * MIN_ROUNDS) >= 2
     steps = {q: _step(kernel, q, platform, fields) for q in sorted(_search(kernel, programs, platform)[1])}
@@ -276,6 +286,31 @@ def _plan(kernel: Kernel, programs: int, platform: Platform, fields: tuple = ())
     launch = {c: Launch(*c, est(c)) for c in (ruled, best)}
     run = best if est(best) < est(ruled) * (1 - MARGIN) else ruled
     return Choice(launch[run], largest, launch[ruled], launch[best], capped=capped)
+
+
+ONE = "the rows form at P = 1"
+"""Where no P of 2 or more fits, a launch may still run the rows form of one program a batched program: a
+program's scalars are ``[1]`` tiles there, so a reduction's result stays on the vector unit (``Brcb``)
+where the unbatched kernel reads it on the scalar unit, which then issues nothing, the next program's loads
+included, until the vector pipe has reduced (``batchcost.Step.serial``): rms norm of 256 rows of 8192
+float32, 1.51x of the floor unbatched, 1.30x in that form."""
+
+
+def _one(kernel: Kernel, programs: int, platform: Platform, fields: tuple, largest: int) -> Choice:
+    """The launch of ``programs`` programs where no P of 2 or more fits: the unbatched one, or :data:`ONE` where
+    the cost model estimates it :data:`MARGIN` faster (a rows-form kernel of 2 programs a core or more)."""
+    unbatched = Launch(1, programs)
+    if programs // platform.vector_core_count < 2 or form(kernel) != "rows":
+        return Choice(unbatched, largest)
+    plain, rows = _step(kernel, 1, platform, fields), _step(kernel, 1, platform, fields, rows=True)
+    if not (isinstance(plain, batchcost.Step) and isinstance(rows, batchcost.Step)):
+        return Choice(unbatched, largest)
+    before, after = (batchcost.estimate(s, programs, programs, 1, platform) / batchcost.clock_mhz(platform)
+                     for s in (plain, rows))
+    if after >= before * (1 - MARGIN):
+        return Choice(replace(unbatched, est_us=before), largest)
+    one = Launch(1, programs, after, rows=True)
+    return Choice(one, largest, replace(unbatched, est_us=before), one)
 
 
 def _interpolate(steps: dict, q: int) -> batchcost.Step | None:
@@ -325,7 +360,7 @@ def explain(kernel: Kernel, programs: int, platform: Platform) -> str:
     if why is not None:
         return str(why)
     c = plan(kernel, programs, platform)
-    if c.p >= 2:
+    if c.run.batched:
         return ""
     if programs // platform.vector_core_count < 2:
         split = ("; no split of its programs into pieces is estimated faster"
@@ -334,7 +369,8 @@ def explain(kernel: Kernel, programs: int, platform: Platform) -> str:
                 f"fewer than 2 per core{split}")
     if c.largest < 2:
         return (f"{kernel.loc}: no P >= 2 whose batched kernel fits the UB budget of {platform.name} and "
-                "copies by blocks where the kernel does")
+                "copies by blocks where the kernel does" + (f"; {ONE} is not estimated {MARGIN:.0%} faster"
+                                                            * (form(kernel) == "rows")))
     return (f"the cost model estimates the unbatched launch fastest: {c.run.est_us:.3g} us, against "
             f"{c.rule.est_us:.3g} us at P = {c.rule.p} (grid {c.rule.grid})")
 
@@ -342,6 +378,9 @@ def explain(kernel: Kernel, programs: int, platform: Platform) -> str:
 def reason(c: Choice) -> str:
     """How a batched launch's P was chosen (what :func:`describe` says after it)."""
     ub = f"the largest P that fits ({c.largest})" + (f", capped to leave each core {MIN_ROUNDS} batched programs" * c.capped)
+    if c.run.rows:
+        return (f"no P >= 2 fits; {ONE} keeps each reduction on the vector unit (est {c.run.est_us:.3g} us, against "
+                f"{c.rule.est_us:.3g} us unbatched)")
     if c.best is None:
         return (f"P of the UB rule, {ub}: the cost model prices one load-compute-store step per batched "
                 f"program, not this kernel's ({c.why})")
@@ -362,7 +401,7 @@ def describe(kernel: Kernel, grid: tuple[int, int, int], platform: Platform) -> 
     if grid[1] * grid[2] != 1:
         return f"not batched: grid {grid} has program ids along axis 1 or 2 (only 1-D grids batch)"
     c = plan(kernel, grid[0], platform)
-    if c.p < 2:
+    if not c.run.batched:
         return "not batched: " + explain(kernel, grid[0], platform)
     split = (f", each program split into {c.split} of {flat_block(kernel) // c.split} lanes" if c.split > 1 else "")
     return (f"batched ({form(kernel)} form{split}): P = {c.p} programs per batched program, grid {c.grid} "
@@ -406,7 +445,7 @@ def batch_launch(kernel: Kernel, args: list, grid: tuple[int, int, int], platfor
     if not enabled() or grid[1] * grid[2] != 1:
         return kernel, args, grid
     c = plan(kernel, grid[0], get_platform(platform), scalar_fields(kernel, args))
-    if c.p < 2:
+    if not c.run.batched:
         return kernel, args, grid
     split = split_programs(kernel, c.split) if c.split > 1 else kernel
     return batch_programs(split, c.p), [*args, np.int32(grid[0] * c.split)], (c.grid, 1, 1)
