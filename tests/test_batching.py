@@ -629,3 +629,17 @@ def test_few_blocks_a_core_run_split_and_faster_on_the_simulator(monkeypatch):
     assert measured["split"] == pytest.approx(c.run.est_us, rel=0.02)
     assert measured["whole"] == pytest.approx(batchrun._est_us(whole, k, blocks, platform), rel=0.02)
     assert measured["split"] < measured["whole"] * (1 - batchrun.MARGIN)
+
+
+@pytest.mark.parametrize("p", [1, 4])
+def test_the_model_prices_copies_at_the_launchs_columns(p):
+    """Rows of 1500 float32 in blocks of 2048: the model prices each copy at the 1500 columns the launch's
+    scalars give (not the block's 2048), and a batched program's program-dependent count of rows at P."""
+    platform = ascdsl.platforms.get_platform(PLATFORM)
+    x = np.zeros(4, np.float32)
+    k = log_softmax_backward_row_kernel.specialize(x, x, x, 1500, 1500, BLOCK=2048).kernels[0]
+    step = batchcost.price(compile_variant(batch_programs(k, p), platform), platform, 40,
+                           {"n_cols": 1500, "stride": 1500})
+    share = batchcost.cost.core_share(platform, 40)
+    assert step.load_move == pytest.approx(2 * p * 1500 * 4 / share)
+    assert step.store_move == pytest.approx(p * 1500 * 4 / share)

@@ -17,7 +17,8 @@ from ascdsl.ir import Module, Op, walk
 from ascdsl.ir.text import dump, parse
 from ascdsl.passes import REUSE, specialise
 from ascdsl.passes.batching import batch_programs
-from ascdsl.passes.reuse import DISJOINT, assume_disjoint, reused_loads, single_trip_loops
+from ascdsl.passes.reuse import (DISJOINT, TAKEN, assume_disjoint, decided_branches, reused_loads, single_trip_loops,
+                                 taken_branches)
 from ascdsl.platforms import get_platform
 from ascdsl.testing import assert_close
 from tests import test_interpreter_dsl as dsl
@@ -269,7 +270,7 @@ def test_the_model_prices_the_rows_read_once_as_the_simulator_runs_them():
     args = _layer_norm(m, n)
     with sim.record() as runs, ascdsl.record.launches() as seen:
         layer_norm_kernel[(m,)](*args[:6], n, n, np.float32(1e-5), BLOCK_SIZE=1024, backend="sim")
-    kernel = batchrun.specialised(seen[0].kernel, seen[0].args, PLATFORM)
+    kernel = batchrun.specialised(seen[0].kernel, seen[0].args, PLATFORM, m)
     choice = batchrun.plan(kernel, m, PLATFORM, batchrun.scalar_fields(kernel, seen[0].args))
     assert choice.best is not None and abs(choice.run.est_us / runs[0].stats.est_us - 1) < 0.03
 
@@ -282,3 +283,69 @@ def test_a_launch_keeps_the_kernel_where_its_versioned_form_does_not_fit():
         compile_variant(specialise(kernel, True, PLATFORM), PLATFORM)
     compile_variant(kernel, PLATFORM)
     assert batchrun.specialised(kernel, args, PLATFORM) is kernel
+
+
+@pytest.mark.parametrize("n", [100, 128, 300])
+def test_the_branch_a_launch_takes_gives_the_versioned_kernels_results(n):
+    """Layer norm versioned on its loops (rows of 100 or 128 fit the block of 128: the single-trip branch; 300
+    does not: the loops): the kernel of the branch the launch's scalars take, alone and batched, gives the
+    versioned kernel's results bit for bit on the interpreter, and its IR dump names the branch."""
+    m = 37
+    args = _layer_norm(m, n)
+    versioned = specialise(layer_norm_kernel.specialize(*args, BLOCK_SIZE=128).kernels[0], True, PLATFORM)
+    decided = decided_branches(versioned, args)
+    assert decided == (n <= 128,)
+    taken = taken_branches(versioned, decided)
+    assert dict(taken.constexprs)[TAKEN] == ("then" if n <= 128 else "else")
+    assert not any(i.op is Op.IF for i in taken.body.body) and parse(dump(Module((taken,)))) == Module((taken,))
+    want = [a.copy() for a in args]
+    interpreter.run(versioned, want, (m, 1, 1))
+    for kernel, extra, grid in ((taken, [], m), (batch_programs(taken, 4), [np.int32(m)], 10)):
+        got = [a.copy() for a in args]
+        interpreter.run(kernel, got + extra, (grid, 1, 1))
+        for g, w in zip(got, want):
+            assert g.tobytes() == w.tobytes()
+
+
+@ascdsl.jit
+def branch_on_program_kernel(x_ptr, out_ptr, n, scale, BLOCK: tl.constexpr):
+    """Two branches a launch does not decide (the program id; a float scalar), one it does (``n``)."""
+    pid = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + pid * BLOCK + cols)
+    if pid < 2:
+        x = x + 1.0
+    if scale > 1.0:
+        x = x * scale
+    if n > 3:
+        x = x - 1.0
+    tl.store(out_ptr + pid * BLOCK + cols, x)
+
+
+def test_only_branches_the_launch_decides_are_taken():
+    """A branch on the program id or on a float scalar stays; one on an integer scalar argument is the branch
+    taken, whose results equal the kernel's on the interpreter."""
+    x, out = _f(4 * 16), np.zeros(4 * 16, np.float32)
+    args = [x, out, np.int32(5), np.float32(2.0)]
+    kernel = branch_on_program_kernel.specialize(*args, BLOCK=16).kernels[0]
+    assert decided_branches(kernel, args) == (None, None, True)
+    taken = taken_branches(kernel, decided_branches(kernel, args))
+    assert dict(taken.constexprs)[TAKEN] == "then" and sum(i.op is Op.IF for i in taken.body.body) == 2
+    assert taken_branches(kernel, (None, None, None)) is kernel
+    want, got = [a.copy() for a in args], [a.copy() for a in args]
+    interpreter.run(kernel, want, (4, 1, 1))
+    interpreter.run(taken, got, (4, 1, 1))
+    assert got[1].tobytes() == want[1].tobytes()
+
+
+@pytest.mark.parametrize("m, n, taken", [(3000, 777, True), (4096, 1024, False)])
+def test_a_launch_takes_the_branch_where_the_model_estimates_it_faster(m, n, taken):
+    """Layer norm's single-trip branch alone stores its result from its input's queue buffer and fits a larger
+    P: at 3000 rows of 777 the model estimates it faster and the launch runs it; at 4096 rows of 1024 the store
+    holding its load's buffer back costs more than the larger P gains, and the launch keeps both versions."""
+    args = _layer_norm(m, n)
+    kernel = layer_norm_kernel.specialize(*args, BLOCK_SIZE=1024).kernels[0]
+    launched = batchrun.specialised(kernel, args, PLATFORM, m)
+    assert (TAKEN in dict(launched.constexprs)) == taken
+    assert batchrun.specialised(kernel, args, PLATFORM) is batchrun.specialised(kernel, args, PLATFORM)
+    assert TAKEN not in dict(batchrun.specialised(kernel, args, PLATFORM).constexprs)

@@ -6,9 +6,10 @@ Compute (V) and CopyOut (MTE3) that overlaps the steps before and after it throu
 (``ascdsl/sim/include/ascdsl_sim/cost.h``; constants :mod:`ascdsl.sim.cost`): a vector instruction is
 ``vector_issue + repeats * cycles_per_repeat`` (plus ``extra_passes`` of issue and drain), a
 ``PipeBarrier`` ``barrier_drain``, a copy ``copy_setup + bursts * burst_cycles`` then its bytes at the
-core's share of HBM. The step is priced at whole tiles (every program of the batch present, every
-column of the block): tail fills behind a run-time test cost nothing, loops with run-time bounds run
-once. :func:`estimate` then lays the busiest core's steps on the simulator's timeline, as cost.h does:
+core's share of HBM. The step is priced at whole tiles (every program of the batch present) and at the
+columns the launch's scalar arguments give (a copy's length and the tail fills computed from them; a copy of
+a program-dependent count of rows copies every row of its UB tile): tail fills behind a run-time test of
+anything else cost nothing, loops with bounds still unknown run once. :func:`estimate` then lays the busiest core's steps on the simulator's timeline, as cost.h does:
 each pipe runs its work in order; a queue has two buffers, so step ``i``'s load waits for the buffer
 step ``i - 2`` frees (after its compute, or after its store where a kernel stores from its input's
 queue buffer, ``TQueBind<VECIN, VECOUT>``); each hand-over between pipes costs ``flag_latency``; loads
@@ -103,6 +104,24 @@ def _value(e, env: dict):
     return None
 
 
+def _most(e, env: dict) -> int | None:
+    """The largest value of a kir integer expression ``e`` (its value where known), where it is bounded by one
+    known here: a minimum ``x < y ? x : y`` is at most ``y`` (the rows of a batched program, ``min(rows left,
+    P)``); else None."""
+    v = _int(e, env)
+    if v is not None:
+        return v
+    if isinstance(e, kir.Conv):
+        return _most(e.x, env)
+    if isinstance(e, kir.Var) and ("let", e.key) in env:
+        return _most(env[("let", e.key)], env)
+    if isinstance(e, kir.Cond) and _value(e.c, env) is not None:
+        return _most(e.a if _value(e.c, env) else e.b, env)
+    if isinstance(e, kir.Cond) and isinstance(e.c, kir.Bin) and e.c.op in (BinOp.LT, BinOp.LE) and (e.c.a, e.c.b) == (e.a, e.b):
+        return _most(e.b, env)
+    return None
+
+
 def _int(e, env: dict) -> int | None:
     v = _value(e, env)
     return int(v) if isinstance(v, (int, bool)) or (isinstance(v, float) and v.is_integer()) else None
@@ -116,7 +135,7 @@ class _Pricer:
         self.share = cost.core_share(platform, blocks)
         self.pipe = dict.fromkeys(("load_setup", "load_move", "compute", "store_setup", "store_move"), 0.0)
         self.runs = 0
-        self.env: dict = {}
+        self.env: dict = {("field", name): v for name, v in fields.items()}  # the launch's columns
         # the launch's scalar fields and Process's scalars over them: which branch of Process a launch takes
         self.launch: dict = {("field", name): v for name, v in fields.items()}
         self.bound = False
@@ -133,6 +152,7 @@ class _Pricer:
                 self.env[s.var.key] = v
             else:
                 self.env.pop(s.var.key, None)
+                self.env[("let", s.var.key)] = s.expr  # (its bound: :func:`_most`)
             if isinstance(s.expr, kir.Brace):
                 self.env[("brace", s.var.key)] = s.expr
         elif isinstance(s, kir.For):
@@ -193,8 +213,11 @@ class _Pricer:
         bursts, nbytes = 1, None
         params = next((a for a in c.args if isinstance(a, kir.Var) and a.ctype is kir.Struct.COPY_PARAMS
                        and ("brace", a.key) in self.env), None)
-        if params is not None:  # DataCopyExtParams{blockCount, blockLen in bytes, ...}
-            count, length = (_int(x, self.env) for x in self.env[("brace", params.key)].items[:2])
+        if params is not None:  # DataCopyExtParams{blockCount, blockLen in bytes, srcStride, dstStride, ...}
+            items = self.env[("brace", params.key)].items
+            count, length = (_int(x, self.env) for x in items[:2])
+            if count is None:  # rows of a program-dependent count (the batch's last program's): at most P
+                count = _most(items[0], self.env)
             if count is not None and length is not None:
                 bursts, nbytes = count, count * length
         elif c.api == "DataCopy" and c.args and isinstance(ub, kir.Ref):  # the count form, in elements

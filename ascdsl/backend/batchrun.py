@@ -25,6 +25,10 @@ A flat-form launch of fewer than :data:`MIN_ROUNDS` programs a core also tries e
 pieces (:data:`SPLITS`, :func:`ascdsl.passes.batching.split_programs`), each split planned as above on its
 ``s * G`` programs, and runs the split the model estimates :data:`MARGIN` faster than the whole launch.
 
+Where no P of 2 or more fits, a rows-form kernel may run the rows form at P = 1 (:data:`ONE`, :func:`_one`);
+and a kernel versioned on its loops' trip counts runs the version its launch's scalars take, alone, where the
+model estimates that faster (:func:`specialised`).
+
 No launch simulates anything to choose, and each distinct (kernel, G) compiles a handful of variants
 once. A kernel the backend cannot compile batched keeps its form. ``ASCDSL_BATCH=0`` turns batching
 off. P is a compile-time extent of the batched kernel, chosen per launch (not a runtime tile extent yet).
@@ -43,6 +47,7 @@ from ..ir import Kernel, Op, walk
 from ..ir.provenance import stored_params
 from ..passes import run_passes, specialise
 from ..passes.batching import NotBatchable, batch_programs, flat_block, form, refusal, split_programs
+from ..passes.reuse import decided_branches, taken_branches
 from ..platforms import Platform, get_platform
 from . import batchcost
 from .ascendc import compile_variant
@@ -425,11 +430,29 @@ def _specialised(kernel: Kernel, apart: bool, platform: Platform) -> Kernel:
     return out if out is kernel or _variant(out, 1, platform) is not None else kernel
 
 
-def specialised(kernel: Kernel, args: list, platform: Platform) -> Kernel:
+@lru_cache(maxsize=1024)
+def _taken(kernel: Kernel, decided: tuple) -> Kernel:
+    return taken_branches(kernel, decided)
+
+
+def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | None = None) -> Kernel:
     """The kernel a launch of ``kernel`` on ``args`` runs before batching (:func:`ascdsl.passes.specialise`:
     loads reused, across writes through other pointers where the arguments are :func:`disjoint`), where the
-    backend compiles it; else ``kernel``."""
-    return _specialised(kernel, disjoint(kernel, args), platform)
+    backend compiles it; else ``kernel``. For a launch of ``programs`` programs (a 1-D grid), each top-level
+    branch the launch's scalar arguments decide (a version of :func:`ascdsl.passes.reuse.single_trip_loops`)
+    is then the branch taken (:func:`ascdsl.passes.reuse.taken_branches`) where the cost model estimates that
+    kernel's launch :data:`MARGIN` faster: its UB plan holds one branch's tiles, not both, so a larger P may
+    fit and a store may go out of its load's queue buffer (layer norm 3000x777 at P = 10: 1.63x of the floor
+    -> 1.37x), which couples a step's next loads to its stores (4096x1024 at P = 12: 1.25x -> 1.31x)."""
+    out = _specialised(kernel, disjoint(kernel, args), platform)
+    if programs is None or not enabled():
+        return out
+    taken = _taken(out, decided_branches(out, args))
+    if taken is out:
+        return out
+    fields = scalar_fields(kernel, args)
+    before, after = (_est_us(plan(k, programs, platform, fields), k, programs, platform, fields) for k in (out, taken))
+    return taken if after is not None and (before is None or after < before * (1 - MARGIN)) else out
 
 
 def scalar_fields(kernel: Kernel, args: list) -> tuple:
@@ -441,7 +464,7 @@ def scalar_fields(kernel: Kernel, args: list) -> tuple:
 def batch_launch(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -> tuple[Kernel, list, tuple]:
     """``(kernel, args, grid)`` of the launch to run: :func:`specialised`, then batched where it applies (the
     original program count appended to the arguments)."""
-    kernel = specialised(kernel, args, get_platform(platform))
+    kernel = specialised(kernel, args, get_platform(platform), grid[0] if grid[1] * grid[2] == 1 else None)
     if not enabled() or grid[1] * grid[2] != 1:
         return kernel, args, grid
     c = plan(kernel, grid[0], get_platform(platform), scalar_fields(kernel, args))

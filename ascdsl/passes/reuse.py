@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from .. import dtypes
 from ..ir.builder import Fresh
 from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
@@ -307,4 +309,75 @@ def single_trip_loops(kernel: Kernel, platform=None) -> Kernel:
     return versioned.with_body(Block(versioned.body.args, (*head, replace(branch, regions=(straight, branch.regions[1])))))
 
 
-__all__ = ["DISJOINT", "assume_disjoint", "assumes_disjoint", "reused_loads", "single_trip_loops"]
+
+
+# ---------------------------------------------------------------- branches a launch decides
+
+TAKEN = "TAKEN_BRANCHES"
+"""The constexpr a kernel specialised for the branches its launch takes records them under (its IR dump
+shows them): ``then`` or ``else`` for each top-level ``if`` dropped, in order."""
+
+_SCALAR_OPS = {Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.MINIMUM: np.minimum,
+               Op.MAXIMUM: np.maximum, Op.LT: np.less, Op.LE: np.less_equal, Op.GT: np.greater,
+               Op.GE: np.greater_equal, Op.EQ: np.equal, Op.NE: np.not_equal, Op.AND: np.bitwise_and,
+               Op.OR: np.bitwise_or, Op.XOR: np.bitwise_xor}
+
+
+def _decided(kernel: Kernel, scalars: dict[int, object]) -> tuple[bool | None, ...]:
+    """For each top-level ``if`` of ``kernel``, whether its condition holds at a launch whose scalar parameters
+    are ``scalars`` (by value id), or None where the condition is not integer arithmetic and comparisons of
+    those and constants (computed in the values' dtypes, as the kernel computes them)."""
+    defs = {r.id: i for i in walk(kernel.body) for r in i.results}
+    memo: dict[int, object] = {}
+
+    def value(v: Value):
+        if v.id in scalars:
+            return v.type.dtype.np.type(scalars[v.id])
+        if v.id not in memo:
+            d = defs.get(v.id)
+            memo[v.id] = None
+            if d is not None and d.op is Op.CONST and v.type.is_scalar and v.type.dtype.kind in ("int", "bool"):
+                memo[v.id] = v.type.dtype.np.type(d.attr("value"))
+            elif d is not None and d.op in _SCALAR_OPS and v.type.is_scalar and v.type.dtype.kind in ("int", "bool"):
+                ops = [value(o) for o in d.operands]
+                if None not in ops:
+                    with np.errstate(over="ignore"):
+                        memo[v.id] = _SCALAR_OPS[d.op](*ops).astype(v.type.dtype.np)
+        return memo[v.id]
+
+    return tuple(None if (c := value(i.operands[0])) is None else bool(c) for i in kernel.body.body if i.op is Op.IF)
+
+
+def decided_branches(kernel: Kernel, args: list) -> tuple[bool | None, ...]:
+    """:func:`_decided` at a launch of ``kernel`` on ``args`` (its runtime arguments in order)."""
+    scalars = {p.id: a for p, a in zip(kernel.params, args) if p.type.is_scalar and isinstance(p.type.dtype, dtypes.DType)
+               and np.ndim(a) == 0 and not isinstance(a, np.ndarray)}
+    return _decided(kernel, scalars)
+
+
+def taken_branches(kernel: Kernel, decided: tuple[bool | None, ...]) -> Kernel:
+    """``kernel`` with each top-level ``if`` whose condition ``decided`` holds (or not) at a launch replaced by the
+    branch it takes there (:func:`decided_branches`), its results by what that branch yields; ``kernel`` where no
+    branch is decided. A kernel versioned by :func:`single_trip_loops` runs one of its two versions, not both:
+    its UB plan holds one version's tiles."""
+    if all(d is None for d in decided):
+        return kernel
+    subst: dict[int, Value] = {}
+    rule = lambda x: subst.get(x.id) if isinstance(x, Value) else None  # noqa: E731
+    out, taken, ifs = [], [], iter(decided)
+    for instr in kernel.body.body:
+        instr = tree_map(instr, before=rule)
+        d = next(ifs) if instr.op is Op.IF else None
+        if d is None:
+            out.append(instr)
+            continue
+        *body, yld = instr.regions[0 if d else 1].body
+        out += body
+        subst.update((r.id, subst.get(v.id, v)) for r, v in zip(instr.results, yld.operands))
+        taken.append("then" if d else "else")
+    return replace(kernel, body=Block(kernel.body.args, tuple(out)),
+                   constexprs=(*kernel.constexprs, (TAKEN, ",".join(taken))))
+
+
+__all__ = ["DISJOINT", "TAKEN", "assume_disjoint", "assumes_disjoint", "decided_branches", "reused_loads", "single_trip_loops",
+           "taken_branches"]
