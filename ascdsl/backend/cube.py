@@ -112,7 +112,8 @@ class CubeKernel:
     acc: dtypes.DType  # of the product in L0C
     out: dtypes.DType  # stored
     block: tuple[int, int, int]  # BLOCK_M, BLOCK_N, BLOCK_K
-    depth: int  # steps of the loop over K whose blocks one GM -> L1 copy brings in
+    depth: int  # steps of the loop over K whose A blocks one GM -> L1 copy brings in (a multiple of b_depth)
+    b_depth: int  # steps of the loop over K whose B blocks one GM -> L1 copy brings in
     prologue: tuple[Located, ...]
     chunk: Located  # opens the loop over chunks of `depth` steps
     step: Located  # opens the loop over the steps of one chunk
@@ -133,8 +134,8 @@ class _Scalars:
         self.canon: dict[int, str] = {}  # fully inlined: equal texts compute equal values
         self.names = dict(kernel.names)
         self.taken: set[str] = {"program", "programs_", "tiling_", "pipe", "c1", "first", "steps", "kChunk", "kDone",
-                                 "step", "adjacent", "aOffsets", "bOffsets", "aStrides", "bStrides", "mTiles", "nTiles",
-                                 "kTiles", "a1", "b1", "kSum", "later", "part", "aKRows_", "bKRows_"}
+                                 "bDone", "bStep", "bEnd", "bSum", "end", "step", "adjacent", "aOffsets", "bOffsets", "aStrides", "bStrides", "mTiles", "nTiles",
+                                 "kTiles", "a1", "b1", "kSum", "part", "aKRows_", "bKRows_"}
         for name, p in zip(kernel.param_names, kernel.params):
             if p.type.is_scalar and isinstance(p.type.dtype, dtypes.DType):
                 self.expr[p.id] = self.canon[p.id] = f"tiling_.{field_name(name)}"
@@ -387,9 +388,9 @@ def match(kernel: Kernel) -> CubeKernel:
         raise unsupported(stored.loc, "a store whose mask differs from the rows of `a` and the columns of `b` (its "
                                       "rows and columns must be those of the product)")
     kk = a.cols if a.cols_canon == b.rows_canon else f"({a.cols} < {b.rows} ? {a.cols} : {b.rows})"
-    depth = _depth(dtype, bm, bn, bk) if loop is not None else 1
-    return CubeKernel(kernel, dtype, acc, out, (bm, bn, bk), depth, tuple(prologue), chunk, step, tuple(body), a, b, c,
-                      kk, dot.loc)
+    depth, b_depth = _depths(dtype, bm, bn, bk) if loop is not None else (1, 1)
+    return CubeKernel(kernel, dtype, acc, out, (bm, bn, bk), depth, b_depth, tuple(prologue), chunk, step, tuple(body),
+                      a, b, c, kk, dot.loc)
 
 
 def _loop(kernel: Kernel, s: _Scalars, loop: Instr, zeros: set[int]):
@@ -444,16 +445,22 @@ def _buffer_bytes(dtype: dtypes.DType, bm: int, bn: int, bk: int) -> tuple[int, 
             _ceil(bm, 16) * _ceil(bn, 16) * 4)
 
 
-def _depth(dtype: dtypes.DType, bm: int, bn: int, bk: int) -> int:
-    """How many steps of the loop over K one GM -> L1 copy serves: the most (up to 4, rows of A up to 512 bytes)
-    whose A and B blocks fit L1 twice (double-buffered); each step's blocks are whole fractals of K, so a step
-    starts on a fractal of the chunk. Fewer, longer copies: a copy's start-up and A's short rows (one burst
-    each) cost MTE2 time the cube core waits for."""
+def _depths(dtype: dtypes.DType, bm: int, bn: int, bk: int) -> tuple[int, int]:
+    """How many steps of the loop over K one GM -> L1 copy of A and one of B serve (CANN's matmul ``depthA1`` and
+    ``depthB1``): B's the most (up to 4, rows of A up to 512 bytes) whose A and B blocks fit L1 twice
+    (double-buffered), A's twice that where A's blocks of it still fit L1 twice beside B's; each step's blocks are
+    whole fractals of K, so a step starts on a fractal of the chunk. Fewer, longer copies: a copy's start-up and
+    each row of A (one burst, K long where A runs K along its columns, as the tutorial's does) cost MTE2 time the
+    cube core waits for; B's rows (N long in the tutorial's layout) are as many whatever its depth."""
     a, b, _ = _buffer_bytes(dtype, bm, bn, bk)
     if bk % (32 // dtype.itemsize):
-        return 1
-    return next(d for d in (4, 2, 1) if d == 1 or (2 * d * (a + b) <= L1_BYTES and d * bk * dtype.itemsize <= 512
-                                                   and d * bk <= 4095))
+        return 1, 1
+
+    def fits(da: int, db: int) -> bool:
+        return 2 * (da * a + db * b) <= L1_BYTES and da * bk <= 4095
+
+    db = next(d for d in (4, 2, 1) if d == 1 or (fits(d, d) and d * bk * dtype.itemsize <= 512))
+    return (2 * db if fits(2 * db, db) else db), db
 
 
 def _check_buffers(loc: Loc, dtype: dtypes.DType, bm: int, bn: int, bk: int) -> None:
@@ -502,7 +509,8 @@ def render_class(p: CubeKernel, class_name: str, struct: str) -> Rendered:
     kernel = p.kernel
     a_bytes, b_bytes, c_bytes = _buffer_bytes(p.dtype, *p.block)
     bm, bn, bk = p.block
-    a1_bytes, b1_bytes, _ = _buffer_bytes(p.dtype, bm, bn, p.depth * bk)
+    a1_bytes = _buffer_bytes(p.dtype, bm, bn, p.depth * bk)[0]
+    b1_bytes = _buffer_bytes(p.dtype, bm, bn, p.b_depth * bk)[1]
     gm = {n: f"{safe(n).removesuffix('_ptr').rstrip('_')}Gm" for n, v in zip(kernel.param_names, kernel.params)
           if isinstance(v.type.dtype, dtypes.PointerType)}
     pointers = [{"param": safe(n), "name": gm[n], "cpp": v.type.dtype.element_ty.cpp}
@@ -513,7 +521,7 @@ def render_class(p: CubeKernel, class_name: str, struct: str) -> Rendered:
         T=p.dtype.cpp, squares=p.dtype.itemsize == 1, acc=p.acc.cpp, out=p.out.cpp, quant=OUTPUTS[p.acc, p.out],
         a_bytes=a_bytes, b_bytes=b_bytes, c_bytes=c_bytes,
         a1_bytes=a1_bytes, b1_bytes=b1_bytes, a_fractals=a_bytes // 512, b_fractals=b_bytes // 512, block=p.block,
-        depth=p.depth, prologue=p.prologue, chunk=p.chunk, step=p.step, body=p.body, a=p.a, b=p.b, c=p.c, k=p.k,
+        depth=p.depth, b_depth=p.b_depth, prologue=p.prologue, chunk=p.chunk, step=p.step, body=p.body, a=p.a, b=p.b, c=p.c, k=p.k,
         a_where=where(p.a.loc), b_where=where(p.b.loc), c_where=where(p.c.loc),
         a_gm=gm[p.a.pointer], b_gm=gm[p.b.pointer], c_gm=gm[p.c.pointer], dot_where=where(p.loc),
         mmad=Located(f"Mmad(c1, a2, b2, params);  // {where(p.loc)}", p.loc, 1))

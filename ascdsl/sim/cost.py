@@ -197,10 +197,12 @@ def constants(platform: Platform) -> CostConstants:
     return COSTS[platform.name]
 
 
-def core_share(platform: Platform, block_dim: int) -> float:
-    """GM bytes per cycle one core gets when ``block_dim`` blocks run on ``platform`` at once."""
+def core_share(platform: Platform, block_dim: int, cube: bool = False) -> float:
+    """GM bytes per cycle one core gets when ``block_dim`` blocks run on ``platform`` at once: on its vector cores,
+    or with ``cube`` on its AI cube cores (a kernel with cube work; the vector cores of a MIX block share its
+    cube core's block)."""
     k = constants(platform)
-    running = min(block_dim, platform.vector_core_count)
+    running = min(block_dim, platform.ai_core_count if cube else platform.vector_core_count)
     return min(k.core_gm_bytes_per_cycle.value, hbm_bytes_per_cycle(k) / running)
 
 
@@ -257,7 +259,7 @@ def estimate(blocks: list[BlockCost], platform: Platform) -> Estimate:
         moved[b % cores] += cost.copy_bytes - cost.l2_bytes
         for pipe, cycles in cost.busy.items():
             busy[b % cores][pipe] += cycles
-    finish = _shared_link(span, moved, k, core_share(platform, len(blocks)))
+    finish = _shared_link(span, moved, k, core_share(platform, len(blocks), cube))
     ends = [max(f, busy[c]["V"], busy[c]["S"], busy[c]["M"], busy[c]["MTE1"]) for c, f in enumerate(finish)]
     slowest = max(range(len(span)), key=ends.__getitem__)
     floor = max(

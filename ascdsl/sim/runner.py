@@ -71,13 +71,13 @@ class _CostParams(ctypes.Structure):
     ]
 
 
-def _cost_params(plat: Platform, block_dim: int) -> _CostParams:
+def _cost_params(plat: Platform, block_dim: int, cube: bool) -> _CostParams:
     k = cost.constants(plat)
     apis = sorted(set(k.cycles_per_repeat) | set(k.extra_passes))
     n = max(len(apis), 1)
     return _CostParams(
         k.scalar_issue.value, k.vector_issue.value, k.barrier_drain.value, k.flag_latency.value, k.copy_setup.value,
-        k.burst_cycles.value, cost.core_share(plat, block_dim), k.scalar_gm_latency.value, len(apis),
+        k.burst_cycles.value, cost.core_share(plat, block_dim, cube), k.scalar_gm_latency.value, len(apis),
         (ctypes.c_char_p * n)(*(a.encode() for a in apis)),
         (ctypes.c_double * n)(*(k.cycles_per_repeat.get(a, 1.0) for a in apis)),
         (ctypes.c_double * n)(*(k.extra_passes.get(a, 0.0) for a in apis)),
@@ -163,6 +163,7 @@ def run_kernel(
     tiling_type: str | None = None,
     entry: Entry | None = None,
     mix: int = 0,
+    cube: bool = False,
 ) -> SimResult:
     """Compiles ``source_path`` with the simulator's ``kernel_operator.h`` and runs ``kernel_name``.
 
@@ -179,7 +180,8 @@ def run_kernel(
     declaration when the caller knows it (``signature.gm_entry`` for ascdsl's generated files): the
     source is then not searched, for the kernel or for a tiling struct. ``mix`` launches a MIX kernel:
     each block runs as its AI cube core, then as its two AI vector cores (``MIX_AIC_FIRST``, or True), or as
-    its AI vector cores, then as its AI cube core (``MIX_AIVS_FIRST``; ``ascdsl_sim/cross_core.h``).
+    its AI vector cores, then as its AI cube core (``MIX_AIVS_FIRST``; ``ascdsl_sim/cross_core.h``). ``cube``:
+    the blocks run on the AI cube cores (a kernel with cube work), so HBM is shared among those, not the vector cores.
 
     Launches run one at a time (the simulator state is per process, not per thread).
     Raises SimError naming the API, block and reason when a check fails, SimCompileError when g++
@@ -208,7 +210,7 @@ def run_kernel(
 
     pointers, _scalars_alive, regions = _marshal(args)
     order = _block_order(block_dim, shuffle_blocks)
-    params = _cost_params(plat, block_dim)
+    params = _cost_params(plat, block_dim, cube)
     cfg = _LaunchConfig(
         plat.name.encode(), plat.ub_bytes, plat.ub_budget_bytes, plat.has_bf16, hazards, vv_hazards, block_dim,
         (ctypes.c_int64 * block_dim)(*order), tiling_key, len(regions),

@@ -7,6 +7,8 @@ import pytest
 
 import ascdsl
 from ascdsl import dtypes, sim
+from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
+from ascdsl.sim import cost
 from ascdsl.testing import assert_close
 from tests.backend import cube_kernels as ck
 from tests.backend.helpers import CANN, RNG, assert_type_checks, both, data, each
@@ -47,8 +49,9 @@ def test_tutorial_matmul_advancing_its_pointers_matches_the_interpreter():
 
 
 def test_one_copy_to_l1_serves_several_steps_of_k():
-    """BLOCK_K = 32 half: 4 steps a GM -> L1 copy of A and of B (rows of 4 x 64 bytes), so 10 steps take 3 copies
-    of each, the last of 2 steps and a K tail of 6; each step's blocks go L1 -> L0A/L0B on MTE1."""
+    """BLOCK_K = 32 half: 4 steps a GM -> L1 copy of B (rows of 4 x 64 bytes) and 8 a copy of A (its blocks of 8
+    steps fit L1 twice beside B's), so 10 steps take 2 copies of A and 3 of B (0-3 and 4-7 of A's first, 8-9 of its
+    second), the last of each of 2 steps and a K tail of 6; each step's blocks go L1 -> L0A/L0B on MTE1."""
     m, n, k = 16, 32, 294
     grid, args, meta = _tutorial(dtypes.float16, m, n, k, 16, 32, 32)
     with sim.record() as runs:
@@ -56,10 +59,48 @@ def test_one_copy_to_l1_serves_several_steps_of_k():
     assert_close(got[2], want[2], dtypes.float16)
     (run,) = runs
     assert run.stats.vector_calls["Mmad"] == 10
-    assert run.stats.gm_copies == 2 * 3 + 1  # and one Fixpipe
+    assert run.stats.gm_copies == 2 + 3 + 1  # and one Fixpipe
     # MTE1 moves each step's 512-byte fractals, A's (1 x 2) at 512 bytes a cycle and B's (2 x 2) at 256; the
     # K tail of 6 is one fractal of K
     assert run.stats.pipe_busy["MTE1"] == 9 * (2 + 4 * 2) + (1 + 2 * 2)
+
+
+def test_a_cube_launch_shares_hbm_among_the_cube_cores():
+    """80 programs run on the 20 cube cores of the 910B3, a block a program: each core gets HBM over 20 (capped
+    at its link's 32 bytes a cycle), not over the 40 vector cores, for block 0's reads (each the first, from HBM)."""
+    m, n, k = 640, 1024, 64
+    grid, args, meta = _tutorial(dtypes.float16, m, n, k, 64, 128, 64)
+    with sim.record() as runs:
+        want, got = both(ck.matmul[grid], *args, **meta)
+    assert_close(got[2], want[2], dtypes.float16)
+    (run,) = runs
+    plat, costs = get_platform(DEFAULT_PLATFORM), cost.constants(get_platform(DEFAULT_PLATFORM))
+    share = cost.core_share(plat, grid[0], cube=True)
+    assert share == min(costs.core_gm_bytes_per_cycle.value, cost.hbm_bytes_per_cycle(costs) / plat.ai_core_count)
+    assert share > cost.core_share(plat, grid[0])
+    block = run.stats.per_block[0]
+    assert block.l2_read_bytes == 0
+    # a copy of A (64 rows of 128 bytes) and one of B (64 rows of 256 bytes): set-ups, bursts, bytes at the share
+    busy = 2 * costs.copy_setup.value + 128 * costs.burst_cycles.value + (64 * 64 + 64 * 128) * 2 / share
+    assert block.pipe_busy["MTE2"] == round(busy)
+
+
+@pytest.mark.parametrize("a_cols, b_cols", [(False, False), (True, False), (False, True), (True, True)])
+def test_a_copy_of_a_serving_several_copies_of_b_matches_the_interpreter(a_cols, b_cols):
+    """10 steps of K (a tail of 6) in copies of A of 8 steps and of B of 4, M and N not multiples of their blocks,
+    each operand row- or column-major: a step takes its fractals of A from K's offset in A's copy and those of B
+    from its offset in B's."""
+    m, n, k = 40, 50, 294
+    grid, args, meta = _tutorial(dtypes.float16, m, n, k, 16, 32, 32)
+    a, b = args[0], args[1]
+    a_gm, a_strides = (np.ascontiguousarray(a.T), (1, m)) if a_cols else (a, (k, 1))
+    b_gm, b_strides = (np.ascontiguousarray(b.T), (1, k)) if b_cols else (b, (n, 1))
+    with sim.record() as runs:
+        want, got = both(ck.matmul[grid], a_gm, b_gm, *args[2:6], *a_strides, *b_strides, *args[10:], **meta)
+    assert_close(want[2], (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16), dtypes.float16)
+    assert_close(got[2], want[2], dtypes.float16)
+    (run,) = runs
+    assert run.stats.gm_copies == grid[0] * (2 + 3 + 1)
 
 
 def test_steps_whose_blocks_do_not_follow_each_other_copy_one_at_a_time():
