@@ -154,8 +154,7 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
             plat = get_platform(platform)
             result = sim.run_kernel(file.path, SYMBOL, [*gm, workspace, file.layout.pack(fields)], block_dim,
                                     platform, tiling_key=key, tiling_type=file.layout.struct_name, entry=file.entry,
-                                    mix=0 if workspace is None else sim.MIX_AIVS_FIRST if mix.before(kernel, plat)
-                                    else sim.MIX_AIC_FIRST, cube=cores.of(kernel, plat) is not cores.VECTOR)
+                                    mix=workspace is not None, cube=cores.of(kernel, plat) is not cores.VECTOR)
     except sim.SimCompileError:
         if not prebuilt(kernel, platform):
             raise
