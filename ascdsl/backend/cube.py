@@ -134,8 +134,9 @@ class _Scalars:
         self.canon: dict[int, str] = {}  # fully inlined: equal texts compute equal values
         self.names = dict(kernel.names)
         self.taken: set[str] = {"program", "programs_", "tiling_", "pipe", "c1", "first", "steps", "kChunk", "kDone",
-                                 "bDone", "bStep", "bEnd", "bSum", "end", "step", "adjacent", "aOffsets", "bOffsets", "aStrides", "bStrides", "mTiles", "nTiles",
-                                 "kTiles", "a1", "b1", "kSum", "part", "aKRows_", "bKRows_"}
+                                 "bDone", "bStep", "bEnd", "bSum", "end", "step", "adjacent", "aOffsets", "bOffsets",
+                                 "aStrides", "bStrides", "mTiles", "nTiles", "kTiles", "a1", "b1", "kSum", "part",
+                                 "aKRows_", "bKRows_"}
         for name, p in zip(kernel.param_names, kernel.params):
             if p.type.is_scalar and isinstance(p.type.dtype, dtypes.DType):
                 self.expr[p.id] = self.canon[p.id] = f"tiling_.{field_name(name)}"
@@ -521,7 +522,8 @@ def render_class(p: CubeKernel, class_name: str, struct: str) -> Rendered:
         T=p.dtype.cpp, squares=p.dtype.itemsize == 1, acc=p.acc.cpp, out=p.out.cpp, quant=OUTPUTS[p.acc, p.out],
         a_bytes=a_bytes, b_bytes=b_bytes, c_bytes=c_bytes,
         a1_bytes=a1_bytes, b1_bytes=b1_bytes, a_fractals=a_bytes // 512, b_fractals=b_bytes // 512, block=p.block,
-        depth=p.depth, b_depth=p.b_depth, prologue=p.prologue, chunk=p.chunk, step=p.step, body=p.body, a=p.a, b=p.b, c=p.c, k=p.k,
+        depth=p.depth, b_depth=p.b_depth, prologue=p.prologue, chunk=p.chunk, step=p.step, body=p.body, a=p.a, b=p.b,
+        c=p.c, k=p.k,
         a_where=where(p.a.loc), b_where=where(p.b.loc), c_where=where(p.c.loc),
         a_gm=gm[p.a.pointer], b_gm=gm[p.b.pointer], c_gm=gm[p.c.pointer], dot_where=where(p.loc),
         mmad=Located(f"Mmad(c1, a2, b2, params);  // {where(p.loc)}", p.loc, 1))
