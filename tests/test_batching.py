@@ -347,6 +347,9 @@ def test_rows_form_at_one_program_only_where_it_pays():
     c = batchrun.plan(scale, 4000, platform)
     assert c.largest == 1 and not c.run.batched and c.run.est_us is not None
     assert f"{batchrun.ONE} is not estimated" in batchrun.explain(scale, 4000, platform)
+    wide = log_softmax_backward_row_kernel.specialize(x, x, x, 12000, 12000, BLOCK=16384).kernels[0]
+    assert not batchrun.plan(wide, 100, platform).run.batched  # fits single-buffered only: nothing would overlap
+    assert batchrun.explain(wide, 100, platform).endswith(f"; nor does {batchrun.ONE}")
     flat = add_kernel.specialize(x, x, x, 64, BLOCK_SIZE=65536).kernels[0]
     assert form(flat) == "flat" and not batchrun.plan(flat, 4000, platform).run.batched
 

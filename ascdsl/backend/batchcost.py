@@ -6,10 +6,11 @@ Compute (V) and CopyOut (MTE3) that overlaps the steps before and after it throu
 (``ascdsl/sim/include/ascdsl_sim/cost.h``; constants :mod:`ascdsl.sim.cost`): a vector instruction is
 ``vector_issue + repeats * cycles_per_repeat`` (plus ``extra_passes`` of issue and drain), a
 ``PipeBarrier`` ``barrier_drain``, a copy ``copy_setup + bursts * burst_cycles`` then its bytes at the
-core's share of HBM. The step is priced at whole tiles (every program of the batch present) and at the
-columns the launch's scalar arguments give (a copy's length and the tail fills computed from them; a copy of
-a program-dependent count of rows copies every row of its UB tile): tail fills behind a run-time test of
-anything else cost nothing, loops with bounds still unknown run once. :func:`estimate` then lays the busiest core's steps on the simulator's timeline, as cost.h does:
+core's share of HBM. The step is priced at whole tiles (every program of the batch present: a copy of a
+program-dependent count of rows copies its most, ``min(rows left, P)`` P) and at the columns the launch's
+scalar arguments give (a copy's length and the tail fills computed from them): tail fills behind a run-time
+test of anything else cost nothing, loops with bounds still unknown run once. :func:`estimate` then lays the
+busiest core's steps on the simulator's timeline, as cost.h does:
 each pipe runs its work in order; a queue has two buffers, so step ``i``'s load waits for the buffer
 step ``i - 2`` frees (after its compute, or after its store where a kernel stores from its input's
 queue buffer, ``TQueBind<VECIN, VECOUT>``); each hand-over between pipes costs ``flag_latency``; loads
@@ -117,7 +118,8 @@ def _most(e, env: dict) -> int | None:
         return _most(env[("let", e.key)], env)
     if isinstance(e, kir.Cond) and _value(e.c, env) is not None:
         return _most(e.a if _value(e.c, env) else e.b, env)
-    if isinstance(e, kir.Cond) and isinstance(e.c, kir.Bin) and e.c.op in (BinOp.LT, BinOp.LE) and (e.c.a, e.c.b) == (e.a, e.b):
+    if (isinstance(e, kir.Cond) and isinstance(e.c, kir.Bin) and e.c.op in (BinOp.LT, BinOp.LE)
+            and (e.c.a, e.c.b) == (e.a, e.b)):
         return _most(e.b, env)
     return None
 

@@ -98,8 +98,8 @@ def _variant(kernel: Kernel, p: int, platform: Platform, rows: bool = False):
     return compiled if keeps_block_copies(kernel, batched, platform) else None
 
 
-def _fits(kernel: Kernel, p: int, platform: Platform) -> bool:
-    return _variant(kernel, p, platform) is not None
+def _fits(kernel: Kernel, p: int, platform: Platform, rows: bool = False) -> bool:
+    return _variant(kernel, p, platform, rows) is not None
 
 
 @lru_cache(maxsize=1024)
@@ -373,9 +373,10 @@ def explain(kernel: Kernel, programs: int, platform: Platform) -> str:
         return (f"{programs} program{'s' * (programs != 1)} on {platform.vector_core_count} vector cores: "
                 f"fewer than 2 per core{split}")
     if c.largest < 2:
+        one = ("" if form(kernel) != "rows" else f"; {ONE} is not estimated {MARGIN:.0%} faster"
+               if _fits(kernel, 1, platform, rows=True) else f"; nor does {ONE}")
         return (f"{kernel.loc}: no P >= 2 whose batched kernel fits the UB budget of {platform.name} and "
-                "copies by blocks where the kernel does" + (f"; {ONE} is not estimated {MARGIN:.0%} faster"
-                                                            * (form(kernel) == "rows")))
+                "copies by blocks where the kernel does" + one)
     return (f"the cost model estimates the unbatched launch fastest: {c.run.est_us:.3g} us, against "
             f"{c.rule.est_us:.3g} us at P = {c.rule.p} (grid {c.rule.grid})")
 

@@ -309,8 +309,6 @@ def single_trip_loops(kernel: Kernel, platform=None) -> Kernel:
     return versioned.with_body(Block(versioned.body.args, (*head, replace(branch, regions=(straight, branch.regions[1])))))
 
 
-
-
 # ---------------------------------------------------------------- branches a launch decides
 
 TAKEN = "TAKEN_BRANCHES"
