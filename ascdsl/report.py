@@ -153,19 +153,22 @@ def _timeline(trace, blocks: int) -> dict | None:
     span = max(i.end for i in trace.intervals)
     scale = BAR_WIDTH / span
     lanes = []
-    pipes = [p for p in PIPES if p not in CUBE_PIPES or any(i.pipe == p for i in trace.intervals)]
-    for row, pipe in enumerate(pipes):
+    cores = list(dict.fromkeys(i.core for i in trace.intervals))
+    rows = [(core, p) for core in cores for p in PIPES
+            if (p not in CUBE_PIPES and not core) or any(i.pipe == p and i.core == core for i in trace.intervals)]
+    for row, (core, pipe) in enumerate(rows):
         y = 20 + LANE * row
-        lane = {"name": pipe, "y": y, "busy": [], "waits": [],
-                "cycles": round(sum(i.end - i.start for i in trace.intervals if i.pipe == pipe and not i.wait))}
+        mine = [i for i in trace.intervals if i.pipe == pipe and i.core == core]
+        lane = {"name": pipe, "core": core, "label": f"{core} {pipe}".strip(), "y": y, "busy": [], "waits": [],
+                "cycles": round(sum(i.end - i.start for i in mine if not i.wait))}
         for wait, key in ((False, "busy"), (True, "waits")):
-            ivs = sorted((i for i in trace.intervals if i.pipe == pipe and i.wait == wait), key=lambda i: i.start)
+            ivs = sorted((i for i in mine if i.wait == wait), key=lambda i: i.start)
             lane[key] = [_bar(group, scale, y) for group in _joined(ivs, 0.5 / scale)]
         lanes.append(lane)
     ticks = [{"x": round(t * scale, 2), "label": f"{t:g}"} for t in _ticks(span)]
     return {"block": trace.block, "blocks": blocks, "span": round(span), "dropped": trace.dropped,
             "instructions": sum(not i.wait for i in trace.intervals), "lanes": lanes, "ticks": ticks,
-            "width": BAR_WIDTH, "height": 28 + LANE * len(pipes) + 14}
+            "width": BAR_WIDTH, "height": 28 + LANE * len(rows) + 14}
 
 
 def _joined(intervals: list, gap: float) -> list[list]:

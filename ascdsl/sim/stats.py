@@ -15,13 +15,15 @@ from . import cost
 class Interval:
     """One interval of a pipe's timeline in the cost model: an instruction running on it (``wait``
     False; ``api`` the instruction) or the pipe held by a flag, a queue buffer or a barrier past the
-    time it was free (``wait`` True; ``api`` what it waited for). Cycles from the block's start."""
+    time it was free (``wait`` True; ``api`` what it waited for). Cycles from the block's start. ``core``: in
+    a MIX block, the core whose pipe it is (``AIC``, or ``AIV`` for the slower vector core); else empty."""
 
     pipe: str
     start: float
     end: float
     api: str
     wait: bool = False
+    core: str = ""
 
 
 @dataclass(frozen=True)
@@ -38,9 +40,9 @@ class Trace:
     def from_report(d: dict) -> Trace | None:
         if d.get("block", -1) < 0:
             return None
-        names = d["names"]
-        return Trace(d["block"], tuple(Interval(cost.PIPES[p], start, end, names[api], bool(wait))
-                                       for p, wait, start, end, api in d["events"]), d["dropped"])
+        names, cores = d["names"], ("AIC", "AIV") if d["mix"] else ("", "")
+        return Trace(d["block"], tuple(Interval(cost.PIPES[p], start, end, names[api], bool(wait), cores[core])
+                                       for p, wait, start, end, api, core in d["events"]), d["dropped"])
 
 
 @dataclass(frozen=True)

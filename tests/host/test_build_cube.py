@@ -18,6 +18,7 @@ from ascdsl.backend import cores, host
 from ascdsl.cli import main as cli_main
 from ascdsl.op import load_operators
 from ascdsl.platforms import get_platform
+from ascdsl.report import _timeline as report_timeline
 from ascdsl.sim.cost import CUBE_PIPES
 from ascdsl.verify import sample_cases
 from tests.backend import cube_kernels
@@ -110,6 +111,13 @@ def test_a_mix_blocks_timeline_is_its_cube_core_then_its_slower_vector_core():
     assert cube and vector  # the AIC's products and the working AIV's epilogue, not the idle AIV's nothing
     assert max(i.end for i in cube) <= min(i.start for i in vector)
     assert max(i.end for i in intervals) <= sample.stats.est_cycles
+    # each interval names its core, and the report gives each pipe of each core its own row
+    assert {i.core for i in cube} == {"AIC"} and {i.core for i in vector} == {"AIV"}
+    assert {i.core for i in intervals} == {"AIC", "AIV"}
+    lanes = [(lane["core"], lane["name"]) for lane in report_timeline(sample.stats.trace, 6)["lanes"]]
+    assert len(lanes) == len(set(lanes)) and {("AIC", "M"), ("AIC", "MTE1"), ("AIV", "V")} <= set(lanes)
+    assert lanes.index(("AIC", "M")) < lanes.index(("AIV", "V"))  # the cube core's rows, then the vector core's
+    assert all(core == "AIC" for core, pipe in lanes if pipe in CUBE_PIPES)
 
 
 @pytest.mark.slow

@@ -47,12 +47,14 @@ struct BlockCost {
 };
 
 // One interval of a pipe's timeline: an instruction running (busy) or the pipe held by a flag, a queue
-// buffer or a barrier past the time it was free (wait). `api` indexes Timeline::trace_names.
+// buffer or a barrier past the time it was free (wait). `api` indexes Timeline::trace_names; `core` is 0 but
+// for the intervals of a MIX block's vector core (1), beside its cube core's (0).
 struct TraceEvent {
     int pipe;
     bool wait;
     double start, end;
     int api;
+    int core = 0;
 };
 constexpr size_t kTraceEvents = 20000;  // per block; events past it are counted, not kept
 

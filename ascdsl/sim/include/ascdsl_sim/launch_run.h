@@ -135,6 +135,7 @@ ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_mix_block(int64_t b, int64_t n, BlockFn ke
         }
         swap_core(core);
     }
+    for (TraceEvent& e : aiv) e.core = 1;
     trace.insert(trace.end(), aiv.begin(), aiv.end());
     dropped += aiv_dropped;
     return out;
@@ -218,13 +219,15 @@ ASCDSL_SIM_LAUNCH_LINKAGE std::string outcome_json(const Outcome& o) {
         for (int p = 0; p < kPipes; ++p) os << (p ? ", " : "") << json_string(pipe_short(static_cast<Pipe>(p))) << ": " << k.busy[p];
         os << "}}}";
     }
-    os << "], \"trace\": {\"block\": " << o.trace_block << ", \"dropped\": " << o.trace_dropped << ", \"names\": [";
+    os << "], \"trace\": {\"block\": " << o.trace_block << ", \"dropped\": " << o.trace_dropped
+       << ", \"mix\": " << (st().mix ? "true" : "false") << ", \"names\": [";
     const std::vector<std::string>& names = timeline().trace_names;
     for (size_t i = 0; i < names.size(); ++i) os << (i ? ", " : "") << json_string(names[i]);
     os << "], \"events\": [";
     for (size_t i = 0; i < o.trace.size(); ++i) {
         const TraceEvent& e = o.trace[i];
-        os << (i ? ", " : "") << "[" << e.pipe << ", " << (e.wait ? 1 : 0) << ", " << e.start << ", " << e.end << ", " << e.api << "]";
+        os << (i ? ", " : "") << "[" << e.pipe << ", " << (e.wait ? 1 : 0) << ", " << e.start << ", " << e.end << ", " << e.api
+           << ", " << e.core << "]";
     }
     os << "]}}";
     return os.str();
