@@ -207,8 +207,9 @@ def check_host(op: Operator, platform: Platform) -> None:
 
 
 def _vector_work_first(kernel) -> CompilationError:
-    """The error of a MIX variant whose vector work comes before its product, which ``backend="sim"`` runs but
-    a build does not: the CPU run of the direct-launch program runs each block's cube core first."""
+    """The error of a MIX variant whose vector work comes before a product (its operand, or a loop whose steps
+    alternate products and vector work), which ``backend="sim"`` runs but a build does not: the CPU run of the
+    direct-launch program runs each block's cube core first."""
     dot = next(i for i in walk(kernel.body) if i.op is Op.DOT)
     return CompilationError(dot.loc, "an op project of a MIX kernel whose vector work comes before "
                             "`tl.dot` is not built yet (the CPU run of its direct-launch program runs each block's "
@@ -224,7 +225,8 @@ def plan(op: Operator, platform: Platform, root: str | Path | None = None) -> Op
     emitted, failed = [], []
     for v in vs:
         try:
-            if cores.of(v.kernel, platform) is cores.MIX and mix.before(v.kernel, platform):  # where it can run
+            if cores.of(v.kernel, platform) is cores.MIX and (mix.before(v.kernel, platform)  # where it can run
+                                                             or mix.split(v.kernel, platform).steps is not None):
                 raise _vector_work_first(v.kernel)
             ascendc.render_classes([v], lay, platform)
             emitted.append(v)

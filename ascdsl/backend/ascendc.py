@@ -135,7 +135,8 @@ def render_classes(variants: Sequence[Variant], layout: TilingLayout, platform: 
     mixed = [v for v in variants if mix.is_mix(v.kernel, platform)]
     vector = [class_model(simplify(c.kernel), c.name, layout.struct_name, c.is_template, c.float32)
               for c in classes(_vector(variants), platform)]
-    vector += [class_model(simplify(_epilogue(v, platform)), vector_class_name(v), layout.struct_name, mix=True)
+    vector += [class_model(simplify(_epilogue(v, platform)), vector_class_name(v), layout.struct_name,
+                           mix="steps" if mix.split(v.kernel, platform).steps is not None else "programs")
                for v in mixed]
     return render_located("kernel_classes.cpp.j2", classes=vector, cube_classes=[
         cube.render_class(mix.cube_plan(v.kernel, platform), cube_class_name(v, platform), layout.struct_name)
@@ -164,7 +165,9 @@ def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout
     names = class_names(variants, platform)
     calls = [{"key": v.key, "class_name": names[v.key], "args": pointer_names(v.kernel), "cube": cube.is_cube(v.kernel),
               "mix": mix.is_mix(v.kernel, platform), "vector_class": vector_class_name(v),
-              "before": mix.is_mix(v.kernel, platform) and mix.before(v.kernel, platform)} for v in variants]
+              "before": mix.is_mix(v.kernel, platform) and mix.before(v.kernel, platform),
+              "workspaces": len(mix.split(v.kernel, platform).workspaces) if mix.is_mix(v.kernel, platform) else 0}
+             for v in variants]
     return render_located("kernel.cpp.j2", symbol=symbol, struct=layout.struct_name, struct_source=layout.struct_source(),
                   classes=render_classes(variants, layout, platform), pointers=entry_pointers(variants), calls=calls,
                   workspace=mix.WORKSPACE)

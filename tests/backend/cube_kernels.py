@@ -230,6 +230,19 @@ def scaled_operand_relu(a_ptr, b_ptr, c_ptr, M, N, K: tl.constexpr, BLOCK: tl.co
 
 
 @ascdsl.jit
+def steps_of_a_scaled_operand(x_ptr, w_ptr, out_ptr, N, BLOCK: tl.constexpr):
+    """Two products a step, the first's operand scaled before the loop: a located error."""
+    rows = tl.arange(0, BLOCK)
+    x = (tl.load(x_ptr + rows[:, None] * BLOCK + rows[None, :]) * 2.0).to(tl.float16)
+    acc = tl.zeros((BLOCK, BLOCK), tl.float32)
+    for start in range(0, N, BLOCK):
+        w = tl.load(w_ptr + (start + rows)[:, None] * BLOCK + rows[None, :])
+        y = tl.dot(x, w)
+        acc += tl.dot(y.to(tl.float16), w)
+    tl.store(out_ptr + rows[:, None] * BLOCK + rows[None, :], acc)
+
+
+@ascdsl.jit
 def two_products(a_ptr, b_ptr, c_ptr, M, N, K: tl.constexpr, BLOCK: tl.constexpr):
     """(A @ B) @ B: the second product's operand is the first's result, computed in the kernel."""
     rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -419,8 +432,8 @@ def attention_fwd(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, N_CTX, D: tl.constexpr, 
                   BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
     """Attention forward as users write it (Triton's fused-attention tutorial, simplified): programs over (query
     block, batch * head), a loop over key/value blocks with `q @ k^T`, an online softmax (running max and sum)
-    and `p @ v` accumulated, an optional causal mask. Two products in one loop: the interpreter runs it, the
-    cube lowering refuses it at its second product."""
+    and `p @ v` accumulated, an optional causal mask. Two products in one loop: a MIX kernel whose cube and
+    vector cores take turns at each step."""
     start_m = tl.program_id(0)
     base = tl.program_id(1) * N_CTX * D
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
