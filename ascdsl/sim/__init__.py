@@ -21,12 +21,12 @@ compile a kernel by hand).
 from .build import INCLUDE_DIR, BuildStats, build_stats, check_front_end
 from .errors import SimArgumentError, SimCompileError, SimError
 from .main import MainResult, run_main
-from .runner import MIX_AIC_FIRST, MIX_AIVS_FIRST, run_kernel
+from .runner import run_kernel
 from .signature import Entry, Param, gm_entry
 from .stats import SimResult, SimStats, record
 
 __all__ = [
-    "INCLUDE_DIR", "MIX_AIC_FIRST", "MIX_AIVS_FIRST",
+    "INCLUDE_DIR",
     "BuildStats", "Entry", "MainResult", "Param", "SimArgumentError", "SimCompileError", "SimError", "SimResult",
     "SimStats", "build_stats", "check_front_end", "gm_entry", "record", "run_kernel", "run_main",
 ]

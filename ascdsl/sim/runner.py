@@ -21,8 +21,6 @@ from .errors import SimArgumentError, SimError
 from .signature import Entry, check_args, default_tiling_type, find_kernels, wrapper_source
 from .stats import SimResult, SimStats, publish
 
-MIX_AIC_FIRST, MIX_AIVS_FIRST = 1, 2
-"""``run_kernel``'s ``mix``: the order a MIX block's cores run in (ascdsl_sim::kMixAicFirst, kMixAivsFirst)."""
 
 class _LaunchConfig(ctypes.Structure):
     """Mirror of ascdsl_sim::LaunchConfig (include/ascdsl_sim/runtime.h)."""
@@ -162,7 +160,7 @@ def run_kernel(
     tiling_key: int = 0,
     tiling_type: str | None = None,
     entry: Entry | None = None,
-    mix: int = 0,
+    mix: bool = False,
 ) -> SimResult:
     """Compiles ``source_path`` with the simulator's ``kernel_operator.h`` and runs ``kernel_name``.
 
@@ -178,8 +176,8 @@ def run_kernel(
     (default: the one struct named ``*TilingData`` in the source). ``entry`` is the kernel's
     declaration when the caller knows it (``signature.gm_entry`` for ascdsl's generated files): the
     source is then not searched, for the kernel or for a tiling struct. ``mix`` launches a MIX kernel:
-    each block runs as its AI cube core, then as its two AI vector cores (``MIX_AIC_FIRST``, or True), or as
-    its AI vector cores, then as its AI cube core (``MIX_AIVS_FIRST``; ``ascdsl_sim/cross_core.h``).
+    each block runs as its AI cube core and its two AI vector cores, interleaved at their cross-core waits
+    (``ascdsl_sim/mix_block.h``).
 
     Launches run one at a time (the simulator state is per process, not per thread).
     Raises SimError naming the API, block and reason when a check fails, SimCompileError when g++

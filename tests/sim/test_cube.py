@@ -152,7 +152,7 @@ def _doubled(fault):
     a = RNG.standard_normal((16, 16)).astype(np.float16)
     b = RNG.standard_normal((16, 16)).astype(np.float16)
     ws, c = np.full((16, 16), np.nan, np.float16), np.zeros((16, 16), np.float16)
-    result = sim.run_kernel(MIX, "doubled_matmul_mix", [a, b, ws, c, np.uint32(fault)], 1, mix=sim.MIX_AIVS_FIRST)
+    result = sim.run_kernel(MIX, "doubled_matmul_mix", [a, b, ws, c, np.uint32(fault)], 1, mix=True)
     return a, b, c, result
 
 
@@ -172,5 +172,7 @@ def test_aic_wait_for_a_flag_one_aiv_never_set_is_an_error_not_a_hang():
 
 
 def test_workspace_read_before_the_aivs_signal_their_write_is_an_error():
-    with pytest.raises(sim.SimError, match="read by the AIC of block 0 before the write of an AIV of block 0"):
+    """The AIC runs first and reads the workspace without waiting: the AIV writing it after is the race."""
+    with pytest.raises(sim.SimError, match="written by AIV 0 of block 0 before the read of the AIC of block 0 is "
+                                           "signalled"):
         _doubled(2)

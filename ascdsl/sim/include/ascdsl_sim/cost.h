@@ -56,9 +56,8 @@ struct TraceEvent {
 };
 constexpr size_t kTraceEvents = 20000;  // per block; events past it are counted, not kept
 
-struct Timeline {
-    CostParams params;
-    std::map<std::string, std::pair<double, double>, std::less<>> api_cost;  // name -> (cycles per repeat, extra passes)
+// One core's timeline (a MIX block's cores each have one, swapped in with their CoreState).
+struct CoreTimeline {
     double scalar = 0;                  // when the scalar unit dispatches the next call
     std::array<double, kPipes> ready{};  // when each pipe has finished its last instruction
     std::map<double, double> link;      // busy intervals [start, end) of this core's GM link
@@ -67,6 +66,11 @@ struct Timeline {
     BlockCost cost;
     std::vector<TraceEvent> trace;       // this block's intervals, in the order the model placed them
     uint64_t trace_dropped = 0;
+};
+
+struct Timeline : CoreTimeline {
+    CostParams params;
+    std::map<std::string, std::pair<double, double>, std::less<>> api_cost;  // name -> (cycles per repeat, extra passes)
     std::vector<std::string> trace_names;  // API names of the trace
     std::map<std::string, int, std::less<>> trace_index;
 };
@@ -83,17 +87,7 @@ inline void set_cost_params(const CostParams& p) {
     for (uint64_t i = 0; i < p.n_apis; ++i) t.api_cost[p.api_names[i]] = {p.api_cycles_per_repeat[i], p.api_extra_passes[i]};
 }
 
-inline void reset_timeline() {
-    Timeline& t = timeline();
-    t.scalar = 0;
-    t.link.clear();
-    t.ready.fill(0);
-    t.flags.clear();
-    t.buffer_ready.clear();
-    t.cost = BlockCost{};
-    t.trace.clear();
-    t.trace_dropped = 0;
-}
+inline void reset_timeline() { static_cast<CoreTimeline&>(timeline()) = CoreTimeline{}; }
 
 inline BlockCost block_cost() {
     Timeline& t = timeline();

@@ -2,17 +2,41 @@
 // CrossCoreSetFlag / CrossCoreWaitFlag, GetSubBlockIdx, GetTaskRation and GetUserWorkspace
 // (ASCEND_IS_AIC / ASCEND_IS_AIV: macros.h).
 // A block of a MIX kernel is one AIC and its two AIVs (A2: 1 AIC : 2 AIV), in mode 2 (the group's AIC-AIV
-// mode; dav_c220's SyncAll uses it both ways). The simulator runs the cores of a block one after the other,
-// in the order the launch gives (launch.h): the AIC then AIV 0 and AIV 1, consistent with flags that go from
-// the AIC to its AIVs, or AIV 0 and AIV 1 then the AIC, consistent with flags from the AIVs to their AIC.
-// A set by the AIC counts once for each AIV, and a wait on an AIV takes one of them; the AIC's wait takes
-// one set of each of its AIVs (the group's flag counts both). A wait with none left would hang on the
-// device (or waits on a core the simulator runs first): an error here. Modes 0 and 1 are refused.
+// mode; dav_c220's SyncAll uses it both ways). The simulator runs the three cores interleaved (mix_block.h):
+// a wait with no matching set left gives way to the next core that can go on, and when none can the block
+// would hang on the device: an error naming the waiting core and flag. A set by the AIC counts once for each
+// AIV, and a wait on an AIV takes one of them; the AIC's wait takes one set of each of its AIVs (the group's
+// flag counts both). Modes 0 and 1 are refused.
+// Cost model: a wait holds its pipe until the matching set was issued on the setter's timeline (the set's pipe
+// reached it) plus flag_latency, the in-core hand-over's assumed figure (no public figure for cross-core).
 #ifndef ASCDSL_SIM_ASCDSL_SIM_CROSS_CORE_H
 #define ASCDSL_SIM_ASCDSL_SIM_CROSS_CORE_H
 #include <algorithm>
 
+#include "mix_block.h"
 #include "pipe.h"
+
+namespace ascdsl_sim {
+
+// The model's pipe of a cross-core flag's pipe_t (Fixpipe runs on MTE3 here, cube.h).
+inline Pipe cross_core_pipe(pipe_t p) {
+    switch (p) {
+    case PIPE_V: return Pipe::V;
+    case PIPE_M: return Pipe::M;
+    case PIPE_MTE1: return Pipe::MTE1;
+    case PIPE_MTE2: return Pipe::MTE2;
+    case PIPE_MTE3: case PIPE_FIX: return Pipe::MTE3;
+    default: return Pipe::S;
+    }
+}
+
+inline void check_cross_core(const char* api, uint8_t mode, uint16_t flag) {
+    require(st().mix, api, "a cross-core flag in a kernel not launched as MIX");
+    require(mode == 2, api, "mode ", int{mode}, " is not modelled (only mode 2, AIC-AIV)");
+    require(flag < 16, api, "flag id ", flag, " is outside [0, 15]");
+}
+
+}  // namespace ascdsl_sim
 
 namespace AscendC {
 
@@ -31,42 +55,54 @@ inline int64_t GetTaskRation() { return ascdsl_sim::st().mix && ascdsl_sim::st()
 
 template <uint8_t modeId, pipe_t pipe>
 inline void CrossCoreSetFlag(uint16_t flagId) {
+    ascdsl_sim::check_cross_core("CrossCoreSetFlag", modeId, flagId);
     ascdsl_sim::State& s = ascdsl_sim::st();
-    ascdsl_sim::require(s.mix, "CrossCoreSetFlag", "a cross-core flag in a kernel not launched as MIX");
-    ascdsl_sim::require(modeId == 2, "CrossCoreSetFlag", "mode ", int{modeId}, " is not modelled (only mode 2, AIC-AIV)");
-    ascdsl_sim::require(flagId < 16, "CrossCoreSetFlag", "flag id ", flagId, " is outside [0, 15]");
+    ascdsl_sim::FlagGroup& g = s.flag_group;
+    ascdsl_sim::dispatch();
+    const double at = ascdsl_sim::reached(ascdsl_sim::cross_core_pipe(pipe)) + ascdsl_sim::timeline().params.flag_latency;
     if (s.core == AIV) {
         const size_t sub = static_cast<size_t>(s.sub_block);
-        ++s.aiv_sets[sub][flagId];
-        ++s.aiv_set_total[sub];
-        return;
+        g.aiv_sets[sub][flagId].push_back(at);
+        ++g.aiv_set_total[sub];
+    } else {
+        g.aic_sets[flagId].push_back(at);
+        ++g.aic_set_total;
     }
-    ++s.aic_sets;
-    for (auto& p : s.pending) ++p[flagId];
+    ++g.sets;
 }
 
 template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
 inline void CrossCoreWaitFlag(uint16_t flagId) {
+    ascdsl_sim::check_cross_core("CrossCoreWaitFlag", modeId, flagId);
     ascdsl_sim::State& s = ascdsl_sim::st();
-    ascdsl_sim::require(s.mix, "CrossCoreWaitFlag", "a cross-core flag in a kernel not launched as MIX");
-    ascdsl_sim::require(modeId == 2, "CrossCoreWaitFlag", "mode ", int{modeId}, " is not modelled (only mode 2, AIC-AIV)");
-    ascdsl_sim::require(flagId < 16, "CrossCoreWaitFlag", "flag id ", flagId, " is outside [0, 15]");
+    ascdsl_sim::FlagGroup& g = s.flag_group;
+    ascdsl_sim::dispatch();
+    double at;
     if (s.core == AIC) {
-        const uint32_t sets = std::min(s.aiv_sets[0][flagId], s.aiv_sets[1][flagId]);
-        ascdsl_sim::require(sets > s.aic_waits[flagId], "CrossCoreWaitFlag", "the AIC waits for flag ", flagId,
-                            " with no matching CrossCoreSetFlag left from both its AIVs (", s.aiv_sets[0][flagId],
-                            " and ", s.aiv_sets[1][flagId], " set, ", s.aic_waits[flagId],
-                            " taken): it would hang on the device");
-        ++s.aic_waits[flagId];
-        ++s.aic_wait_total;
-        return;
+        const uint32_t taken = g.aic_taken[flagId];
+        while (std::min(g.aiv_sets[0][flagId].size(), g.aiv_sets[1][flagId].size()) <= taken) {
+            std::ostringstream why;
+            why << "the AIC waits for flag " << flagId << " with no matching CrossCoreSetFlag left from both its AIVs ("
+                << g.aiv_sets[0][flagId].size() << " and " << g.aiv_sets[1][flagId].size() << " set, " << taken
+                << " taken)";
+            ascdsl_sim::block_core(why.str());
+        }
+        at = std::max(g.aiv_sets[0][flagId][taken], g.aiv_sets[1][flagId][taken]);
+        ++g.aic_taken[flagId];
+        ++g.aic_wait_total;
+    } else {
+        const size_t sub = static_cast<size_t>(s.sub_block);
+        uint32_t& taken = g.aiv_taken[sub][flagId];
+        while (g.aic_sets[flagId].size() <= taken) {
+            std::ostringstream why;
+            why << "AIV " << sub << " waits for flag " << flagId << " with no matching CrossCoreSetFlag left from its AIC ("
+                << g.aic_set_total << " set in all)";
+            ascdsl_sim::block_core(why.str());
+        }
+        at = g.aic_sets[flagId][taken++];
+        ++g.aiv_wait_total[sub];
     }
-    uint32_t& n = s.pending[static_cast<size_t>(s.sub_block)][flagId];
-    ascdsl_sim::require(n > 0, "CrossCoreWaitFlag", "AIV ", s.sub_block, " waits for flag ", flagId,
-                        " with no matching CrossCoreSetFlag left from its AIC (", s.aic_sets,
-                        " set in all): it would hang on the device");
-    --n;
-    ++s.aiv_waits[static_cast<size_t>(s.sub_block)];
+    ascdsl_sim::hold(ascdsl_sim::cross_core_pipe(pipe), at, "CrossCoreWaitFlag");
 }
 
 }  // namespace AscendC

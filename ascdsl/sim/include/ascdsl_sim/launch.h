@@ -1,10 +1,10 @@
-// Runs the blocks of one launch sequentially, each with fresh poisoned UB, and reports counters or the
+// Runs the blocks of one launch sequentially (a MIX block's cores interleaved), each with fresh poisoned UB, and reports counters or the
 // first failed check as JSON (read by ascdsl/sim/runner.py). The work is in launch_run.h.
 #ifndef ASCDSL_SIM_ASCDSL_SIM_LAUNCH_H
 #define ASCDSL_SIM_ASCDSL_SIM_LAUNCH_H
 #include <exception>
 
-#include "cost.h"
+#include "mix_block.h"
 
 namespace ascdsl_sim {
 
@@ -30,12 +30,8 @@ struct Outcome {
 
 using BlockFn = void (*)(void*);
 
-// LaunchConfig::mix: 0 (one core type), kMixAicFirst (each block's AIC, then its AIVs: flags from the AIC to
-// its AIVs) or kMixAivsFirst (its AIVs, then its AIC: flags from the AIVs to their AIC).
-constexpr int kMixAicFirst = 1, kMixAivsFirst = 2;
-
 ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_blocks_erased(const std::vector<int64_t>& order, BlockFn kernel, void* context,
-                                                    int mix);
+                                                    bool mix);
 ASCDSL_SIM_LAUNCH_LINKAGE std::string error_json(const Outcome& o);
 ASCDSL_SIM_LAUNCH_LINKAGE std::string outcome_json(const Outcome& o);
 ASCDSL_SIM_LAUNCH_LINKAGE void configure(const char* platform, uint64_t ub_bytes, uint64_t ub_budget, bool bf16,
@@ -48,9 +44,10 @@ void call_kernel(void* kernel) {
     (*static_cast<Kernel*>(kernel))();
 }
 
-// The blocks of `order`, each a call of `kernel`; the first failed check ends the run.
+// The blocks of `order`, each a call of `kernel` (with `mix`, on each of a block's three cores: mix_block.h);
+// the first failed check ends the run.
 template <class Kernel>
-Outcome run_blocks(const std::vector<int64_t>& order, Kernel kernel, int mix) {
+Outcome run_blocks(const std::vector<int64_t>& order, Kernel kernel, bool mix) {
     return run_blocks_erased(order, &call_kernel<Kernel>, &kernel, mix);
 }
 

@@ -21,9 +21,9 @@ ASCDSL_SIM_LAUNCH_LINKAGE bool run_core(Outcome& out, int64_t b, int64_t n, Bloc
     return out.ok;
 }
 
-// A MIX block's figures: the cores that run second wait for flags the first set at their end, so their spans
-// start at the end of the first (`start`); pipes and counters add up over the three cores.
-ASCDSL_SIM_LAUNCH_LINKAGE void add_core(Counters& c, BlockCost& k, double start) {
+// A MIX block's figures: its cores ran side by side from time 0, so the span is the slowest core's; pipes and
+// counters add up over the three cores.
+ASCDSL_SIM_LAUNCH_LINKAGE void add_core(Counters& c, BlockCost& k) {
     const Counters& d = st().counters;
     c.gm_read_bytes += d.gm_read_bytes, c.gm_write_bytes += d.gm_write_bytes;
     c.gm_copies += d.gm_copies, c.ub_copies += d.ub_copies, c.ub_peak_bytes = std::max(c.ub_peak_bytes, d.ub_peak_bytes);
@@ -32,56 +32,138 @@ ASCDSL_SIM_LAUNCH_LINKAGE void add_core(Counters& c, BlockCost& k, double start)
         t.calls += v.calls, t.elements += v.elements, t.rounds += v.rounds;
     }
     const BlockCost e = block_cost();
-    k.cycles = std::max(k.cycles, start + e.cycles);
+    k.cycles = std::max(k.cycles, e.cycles);
     for (int p = 0; p < kPipes; ++p) k.busy[p] += e.busy[p];
     k.vector_ideal += e.vector_ideal, k.copy_bytes += e.copy_bytes, k.cube_ideal += e.cube_ideal;
     k.l2_bytes += e.l2_bytes, k.floor_bytes += e.floor_bytes;
 }
 
+// What the scheduler's contexts run: the core of `running`, to its end (or its failure, or an Abandoned
+// unwinding it); uc_link then returns to the scheduler.
+struct MixRun {
+    int64_t b, n;
+    BlockFn kernel;
+    void* context;
+    std::array<Outcome, 3> outcomes;
+};
+inline MixRun& mix_run() {
+    static MixRun r;
+    return r;
+}
+
+ASCDSL_SIM_LAUNCH_LINKAGE void run_mix_core() {
+    MixBlock& m = mix_block();
+    const int i = m.running;
+    MixRun& r = mix_run();
+    st().core = i == 0 ? AIC : AIV, st().sub_block = i == 0 ? 0 : i - 1;
+    try {
+        run_core(r.outcomes[static_cast<size_t>(i)], r.b, r.n, r.kernel, r.context);
+    } catch (const Abandoned&) {
+    }
+    m.cores[static_cast<size_t>(i)].done = true;
+}
+
+// Runs core i of the MIX block (from its start, or from its blocked wait) until it ends or blocks, with its
+// state in st() and timeline() meanwhile.
+ASCDSL_SIM_LAUNCH_LINKAGE void resume_core(int i) {
+    constexpr size_t kStackBytes = 8 << 20;  // a thread's default stack; pages are committed as touched
+    MixBlock& m = mix_block();
+    MixCore& c = m.cores[static_cast<size_t>(i)];
+    std::swap(static_cast<CoreState&>(st()), c.state);
+    std::swap(static_cast<CoreTimeline&>(timeline()), c.timeline);
+    if (!c.started) {
+        if (!c.stack) c.stack.reset(new char[kStackBytes]);
+        getcontext(&c.context);
+        c.context.uc_stack.ss_sp = c.stack.get();
+        c.context.uc_stack.ss_size = kStackBytes;
+        c.context.uc_link = &m.scheduler;
+        makecontext(&c.context, &run_mix_core, 0);
+        c.started = true;
+    }
+    m.running = i;
+    swapcontext(&m.scheduler, &c.context);
+    m.running = -1;
+    std::swap(static_cast<CoreState&>(st()), c.state);
+    std::swap(static_cast<CoreTimeline&>(timeline()), c.timeline);
+}
+
+// One MIX block: its cores in turn (the AIC, AIV 0, AIV 1, round robin), each until it ends or waits for a flag
+// no other core has set yet; the first failed check, or every unfinished core waiting, ends the block. Its
+// figures (add_core) and its trace: the AIC's, then the slower AIV's.
+ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_mix_block(int64_t b, int64_t n, BlockFn kernel, void* context, Counters& c,
+                                                BlockCost& k, std::vector<TraceEvent>& trace, uint64_t& dropped) {
+    MixBlock& m = mix_block();
+    MixRun& r = mix_run();
+    r = MixRun{b, n, kernel, context, {}};
+    st().flag_group = FlagGroup{};
+    for (MixCore& core : m.cores) core.started = core.done = core.blocked = false, core.state = {}, core.timeline = {};
+    const auto can_run = [&](const MixCore& core) {
+        return !core.done && (!core.blocked || core.blocked_at != st().flag_group.sets);
+    };
+    const auto failed = [&] {
+        return std::find_if(r.outcomes.begin(), r.outcomes.end(), [](const Outcome& o) { return !o.ok; });
+    };
+    for (int next = 0; failed() == r.outcomes.end();) {
+        int i = 0;
+        while (i < 3 && !can_run(m.cores[static_cast<size_t>((next + i) % 3)])) ++i;
+        if (i == 3) break;
+        resume_core((next + i) % 3);
+        next = (next + i + 1) % 3;
+    }
+    Outcome out = failed() == r.outcomes.end() ? Outcome{} : *failed();
+    if (out.ok && std::any_of(m.cores.begin(), m.cores.end(), [](const MixCore& core) { return !core.done; })) {
+        std::string why;
+        for (const MixCore& core : m.cores)
+            if (!core.done) why += (why.empty() ? "" : "; and ") + core.waits_for;
+        out = Outcome{false, "CrossCoreWaitFlag", why + ": it would hang on the device", b, -1, {}, {}};
+    }
+    m.abandon = true;
+    for (int i = 0; i < 3; ++i)
+        if (m.cores[static_cast<size_t>(i)].started && !m.cores[static_cast<size_t>(i)].done) resume_core(i);
+    m.abandon = false;
+    if (!out.ok) return out;
+    std::vector<TraceEvent> aiv;  // the slower AIV's
+    uint64_t aiv_dropped = 0;
+    double aiv_span = -1;
+    for (int i = 0; i < 3; ++i) {
+        MixCore& core = m.cores[static_cast<size_t>(i)];
+        std::swap(static_cast<CoreState&>(st()), core.state);
+        std::swap(static_cast<CoreTimeline&>(timeline()), core.timeline);
+        add_core(c, k);
+        if (i == 0) {
+            trace = timeline().trace, dropped = timeline().trace_dropped;
+        } else if (block_cost().cycles > aiv_span) {
+            aiv_span = block_cost().cycles, aiv = timeline().trace, aiv_dropped = timeline().trace_dropped;
+        }
+        std::swap(static_cast<CoreState&>(st()), core.state);
+        std::swap(static_cast<CoreTimeline&>(timeline()), core.timeline);
+    }
+    trace.insert(trace.end(), aiv.begin(), aiv.end());
+    dropped += aiv_dropped;
+    return out;
+}
+
 ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_blocks_erased(const std::vector<int64_t>& order, BlockFn kernel, void* context,
-                                                    int mix) {
+                                                    bool mix) {
     Outcome out;
     out.per_block.resize(order.size());
     out.per_block_cost.resize(order.size());
-    for (auto& r : st().gm) std::fill(r.owner.begin(), r.owner.end(), kNoOwner), r.published.clear();
+    for (auto& r : st().gm) std::fill(r.owner.begin(), r.owner.end(), kNoOwner), r.published.clear(), r.read_by.clear();
     State& s = st();
     s.l2.clear(), s.l2_bytes = 0;
-    s.mix = mix != 0;
+    s.mix = mix;
     for (const int64_t b : order) {
         const int64_t n = static_cast<int64_t>(order.size());
         std::vector<TraceEvent> trace;
         uint64_t dropped = 0;
         if (mix) {
-            s.aic_sets = 0, s.aiv_waits = {}, s.pending = {};
-            s.aiv_sets = {}, s.aiv_set_total = {}, s.aic_waits = {}, s.aic_wait_total = 0;
             Counters c;
             BlockCost k;
-            const bool aivs_first = mix == kMixAivsFirst;
-            const int producers = aivs_first ? 2 : 1;
-            double ready = 0, aiv_span = -1;
-            std::vector<TraceEvent> aic, aiv;  // the AIC's trace and the slower AIV's
-            uint64_t aic_dropped = 0, aiv_dropped = 0;
-            // the AIC, AIV 0, AIV 1 (or AIV 0, AIV 1, the AIC); the trace is the producers' (the AIC's, or the
-            // slower AIV's), then the consumers' from where the producers end (where their span starts)
-            for (int i = 0; i < 3 && out.ok; ++i) {
-                const int core = aivs_first ? (i + 1) % 3 : i;
-                s.core = core == 0 ? AIC : AIV, s.sub_block = core == 0 ? 0 : core - 1;
-                if (run_core(out, b, n, kernel, context)) add_core(c, k, i < producers ? 0 : ready);
-                if (core == 0) {
-                    aic = timeline().trace, aic_dropped = timeline().trace_dropped;
-                } else if (block_cost().cycles > aiv_span) {
-                    aiv_span = block_cost().cycles, aiv = timeline().trace, aiv_dropped = timeline().trace_dropped;
-                }
-                if (i == producers - 1) ready = k.cycles;
+            const Outcome o = run_mix_block(b, n, kernel, context, c, k, trace, dropped);
+            if (!o.ok) {
+                out = Outcome{false, o.api, o.reason, o.block, o.region, {}, {}};
+                break;
             }
-            trace = aivs_first ? aiv : aic;
-            for (TraceEvent e : aivs_first ? aic : aiv) {
-                e.start += ready, e.end += ready;
-                trace.push_back(e);
-            }
-            dropped = aic_dropped + aiv_dropped;
-            s.core = AIV, s.sub_block = 0;
-            if (!out.ok) break;
             out.per_block[b] = c;
             out.per_block_cost[b] = k;
         } else {
@@ -175,7 +257,7 @@ ASCDSL_SIM_LAUNCH_LINKAGE int launch_erased(const LaunchConfig& c, BlockFn kerne
     st().gm.clear();
     for (uint64_t i = 0; i < c.n_regions; ++i) st().gm.push_back(GmRegion{c.region_base[i], c.region_bytes[i], {}});
     const std::vector<int64_t> order(c.order, c.order + c.block_dim);
-    const Outcome o = run_blocks_erased(order, kernel, context, static_cast<int>(c.mix));
+    const Outcome o = run_blocks_erased(order, kernel, context, c.mix != 0);
     last_report() = outcome_json(o);
     return o.ok ? 0 : 1;
 }

@@ -65,7 +65,7 @@ struct LaunchConfig {
     const uint64_t* region_base;
     const uint64_t* region_bytes;
     const CostParams* cost;
-    uint64_t mix;  // a MIX kernel: each block runs as its AI cube core and its two AI vector cores (launch.h)
+    uint64_t mix;  // a MIX kernel: each block runs as its AI cube core and its two AI vector cores (mix_block.h)
 };
 
 struct VecCount {
@@ -83,8 +83,13 @@ struct GmRegion {
     // For each byte a core of a MIX kernel wrote: how many CrossCoreSetFlag it had made before (the write is
     // published by the next one), with kByAiv where an AIV wrote it; kNoOwner when no core of one did.
     std::vector<uint32_t> published;
+    // For each byte a core of a MIX kernel read: its block << 32 and how many CrossCoreSetFlag the core had
+    // made before (the read is signalled done by the next one), with kByAiv where an AIV read it; kNoRead when
+    // no core of one did.
+    std::vector<uint64_t> read_by;
 };
 constexpr uint32_t kNoOwner = 0xFFFFFFFF, kAtomicOwner = 0xFFFFFFFE, kByAiv = 0x80000000;
+constexpr uint64_t kNoRead = ~uint64_t{0};
 
 // SetAtomicAdd/Max/Min: how MTE3 combines UB data with GM (reference: SetAtomicAdd).
 enum class Atomic : uint8_t { None, Add, Max, Min };
@@ -120,15 +125,12 @@ struct DcacheLine {
     bool stale = false;
 };
 
-struct State {
-    std::string platform = "Ascend910B3";
-    uint64_t ub_bytes = 192 * 1024, ub_budget = 184 * 1024;
-    bool bf16 = true, check_hazards = true, check_vv = true;
-    int64_t block_idx = 0, block_num = 1;
-    uint64_t tiling_key = 0;
+// What one core of a block owns: its UB (or cube memories), hazard checker, queues, scalar data cache and
+// counters. A MIX block's three cores each have one (launch_run.h swaps the running core's in and out of
+// st()); every other block has the one in State.
+struct CoreState {
     std::vector<uint8_t> ub_storage;
     uint8_t* ub = nullptr;
-    std::vector<GmRegion> gm;
     Counters counters;
     // Hazard checker: per UB byte, (time << 2 | pipe) of its last write, and of its last read by each pipe
     // that can have a read pending (V and MTE3: a later read on another pipe does not make an earlier,
@@ -150,20 +152,35 @@ struct State {
     std::array<std::vector<uint8_t>, 4> cube_storage;
     std::array<uint8_t*, 4> cube = {};
     std::array<uint64_t, 4> cube_used = {};
-    // MIX kernels (cross_core.h): the core a block runs as, its sub-block (GetSubBlockIdx) on an AIV, and
-    // the flags of the block's group: sets the AIC made and, per AIV, sets it has not yet waited for.
+    // The core it is (MIX kernels, cross_core.h) and its sub-block (GetSubBlockIdx) on an AIV.
     KernelCoreType core = AIV;
-    bool mix = false;
     int64_t sub_block = 0;
-    uint32_t aic_sets = 0;
-    std::array<uint32_t, 2> aiv_waits = {};
-    std::array<std::array<uint32_t, 16>, 2> pending = {};
-    // The other direction (a MIX kernel launched with its AIVs first): sets each AIV made, per flag id and in
-    // all, and the AIC's waits per flag id and in all.
-    std::array<std::array<uint32_t, 16>, 2> aiv_sets = {};
-    std::array<uint32_t, 2> aiv_set_total = {};
-    std::array<uint32_t, 16> aic_waits = {};
-    uint32_t aic_wait_total = 0;
+};
+
+// The cross-core flags of a MIX block's group (cross_core.h), kept with the time each set was issued on its
+// setter's timeline (a wait completes no earlier). A set by the AIC counts once for each AIV; the AIC's wait
+// takes one set of each AIV.
+struct FlagGroup {
+    std::array<std::vector<double>, 16> aic_sets;                  // per flag id
+    std::array<std::array<uint32_t, 16>, 2> aiv_taken = {};         // per AIV and flag id: of aic_sets
+    std::array<std::array<std::vector<double>, 16>, 2> aiv_sets;   // per AIV and flag id
+    std::array<uint32_t, 16> aic_taken = {};                        // per flag id: of each AIV's aiv_sets
+    // in all flag ids (the GM publication check): the AIC's sets, each AIV's waits and sets, the AIC's waits
+    uint32_t aic_set_total = 0, aic_wait_total = 0;
+    std::array<uint32_t, 2> aiv_wait_total = {}, aiv_set_total = {};
+    uint64_t sets = 0;  // every set so far: a core blocked since then may go on
+};
+
+// The launch's state: the running core's (CoreState) and what the cores and blocks of the launch share.
+struct State : CoreState {
+    std::string platform = "Ascend910B3";
+    uint64_t ub_bytes = 192 * 1024, ub_budget = 184 * 1024;
+    bool bf16 = true, check_hazards = true, check_vv = true;
+    int64_t block_idx = 0, block_num = 1;
+    uint64_t tiling_key = 0;
+    std::vector<GmRegion> gm;
+    bool mix = false;  // a MIX kernel: each block runs as an AIC and its two AIVs
+    FlagGroup flag_group;
     // The L2 (cost model): GM byte ranges [start, end) this launch has read or written, disjoint and not
     // adjacent, and how many bytes they hold.
     std::map<uintptr_t, uintptr_t> l2;
@@ -175,7 +192,7 @@ inline State& st() {
     return s;
 }
 
-// Fresh, poisoned UB and empty bookkeeping for the next block.
+// Fresh, poisoned UB and empty bookkeeping for the next block (for the running core's state).
 inline void reset_block(int64_t idx, int64_t num) {
     State& s = st();
     s.block_idx = idx;
@@ -351,9 +368,39 @@ inline uint64_t l2_touch(const void* p, uint64_t bytes) {
     return seen;
 }
 
+// The running core of a MIX block: the CrossCoreSetFlag it has made, with kByAiv on an AIV.
+inline uint32_t cross_core_sets(const State& s) {
+    const FlagGroup& g = s.flag_group;
+    return s.core == AIC ? g.aic_set_total : kByAiv | g.aiv_set_total[static_cast<size_t>(s.sub_block)];
+}
+
+// The core's name in an error: "the AIC" or "AIV <sub-block>".
+inline std::string core_name(const State& s) {
+    return s.core == AIC ? "the AIC" : "AIV " + std::to_string(s.sub_block);
+}
+
+// On a core of a MIX kernel, GM bytes the other core type of its block read must have been signalled read (a
+// CrossCoreSetFlag after the read, which this core waited for) before it overwrites them.
+inline void check_overwrite(const char* api, GmRegion& r, uint64_t off, uint64_t bytes) {
+    State& s = st();
+    const bool by_aiv = s.core == AIV;
+    const uint32_t waits = by_aiv ? s.flag_group.aiv_wait_total[static_cast<size_t>(s.sub_block)] : s.flag_group.aic_wait_total;
+    for (uint64_t i = 0; i < bytes; ++i) {
+        const uint64_t e = r.read_by[off + i];
+        const uint32_t sets = static_cast<uint32_t>(e);
+        if (e == kNoRead || (e >> 32) != static_cast<uint64_t>(s.block_idx) || ((sets & kByAiv) != 0) == by_aiv) continue;
+        if (waits <= (sets & ~kByAiv)) {
+            s.fail_region = &r - s.gm.data();
+            fail(api, "GM byte ", off + i, " of a ", r.bytes, "-byte buffer is written by ", core_name(s), " of block ",
+                 s.block_idx, " before the read of ", by_aiv ? "the AIC" : "an AIV", " of block ", s.block_idx,
+                 " is signalled to it (CrossCoreSetFlag after the read, CrossCoreWaitFlag before the write)");
+        }
+    }
+}
+
 // On an AIV of a MIX kernel, bytes its AIC wrote must have been published by a CrossCoreSetFlag the AIV
 // waited for; on its AIC, bytes its AIVs wrote by CrossCoreSetFlags of theirs the AIC waited for (the
-// simulator runs the writing cores first, so the data is there either way: the check is what tells).
+// simulator runs one core at a time, so the data may be there either way: the check is what tells).
 inline uint64_t gm_read(const char* api, const void* p, uint64_t bytes) {
     if (bytes == 0) return 0;
     GmRegion& r = gm_region(api, p, bytes, "read");
@@ -363,7 +410,7 @@ inline uint64_t gm_read(const char* api, const void* p, uint64_t bytes) {
         for (uint64_t i = 0; i < bytes; ++i) {
             const uint32_t e = r.published[off + i];
             if (e == kNoOwner || !(e & kByAiv)) continue;
-            if (r.owner[off + i] != static_cast<uint32_t>(s.block_idx) || s.aic_wait_total <= (e & ~kByAiv)) {
+            if (r.owner[off + i] != static_cast<uint32_t>(s.block_idx) || s.flag_group.aic_wait_total <= (e & ~kByAiv)) {
                 s.fail_region = &r - s.gm.data();
                 fail(api, "GM byte ", off + i, " of a ", r.bytes, "-byte buffer is read by the AIC of block ",
                      s.block_idx, " before the write of an AIV of block ", r.owner[off + i], " is signalled to it "
@@ -376,13 +423,18 @@ inline uint64_t gm_read(const char* api, const void* p, uint64_t bytes) {
         for (uint64_t i = 0; i < bytes; ++i) {
             const uint32_t e = r.published[off + i];
             if (e == kNoOwner || (e & kByAiv)) continue;
-            if (r.owner[off + i] != static_cast<uint32_t>(s.block_idx) || s.aiv_waits[s.sub_block] <= e) {
+            if (r.owner[off + i] != static_cast<uint32_t>(s.block_idx) || s.flag_group.aiv_wait_total[static_cast<size_t>(s.sub_block)] <= e) {
                 s.fail_region = &r - s.gm.data();
                 fail(api, "GM byte ", off + i, " of a ", r.bytes, "-byte buffer is read by AIV ", s.sub_block,
                      " of block ", s.block_idx, " before the write of the AIC of block ", r.owner[off + i],
                      " is signalled to it (CrossCoreSetFlag after the write, CrossCoreWaitFlag before the read)");
             }
         }
+    }
+    if (s.mix) {
+        if (r.read_by.empty()) r.read_by.assign(r.bytes, kNoRead);
+        std::fill_n(r.read_by.begin() + static_cast<int64_t>(reinterpret_cast<uintptr_t>(p) - r.base), bytes,
+                    static_cast<uint64_t>(s.block_idx) << 32 | cross_core_sets(s));
     }
     s.counters.gm_read_bytes += bytes;
     return l2_touch(p, bytes);
@@ -398,6 +450,7 @@ inline void gm_write(const char* api, const void* p, uint64_t bytes, bool atomic
     State& s = st();
     if (r.owner.empty()) r.owner.assign(r.bytes, kNoOwner);
     const uint64_t off = reinterpret_cast<uintptr_t>(p) - r.base;
+    if (s.mix && !r.read_by.empty()) check_overwrite(api, r, off, bytes);
     const uint32_t me = static_cast<uint32_t>(s.block_idx);
     const uint8_t* now = static_cast<const uint8_t*>(p);
     const uint8_t* next = static_cast<const uint8_t*>(data);
@@ -416,8 +469,7 @@ inline void gm_write(const char* api, const void* p, uint64_t bytes, bool atomic
     }
     if (s.mix) {
         if (r.published.empty()) r.published.assign(r.bytes, kNoOwner);
-        const uint32_t sets = s.core == AIC ? s.aic_sets : kByAiv | s.aiv_set_total[static_cast<size_t>(s.sub_block)];
-        std::fill_n(r.published.begin() + static_cast<int64_t>(off), bytes, sets);
+        std::fill_n(r.published.begin() + static_cast<int64_t>(off), bytes, cross_core_sets(s));
     }
     s.counters.gm_write_bytes += bytes;
     l2_touch(p, bytes);
