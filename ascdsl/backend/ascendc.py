@@ -151,6 +151,8 @@ def _epilogue(v: Variant, platform: Platform) -> kir.Kernel:
     except CompilationError as e:
         raise e.with_note("the vector work before `tl.dot` runs on the vector cores, which store the operands it "
                           "computes whole" if parts.before else
+                          "the vector work of each step of the loop runs on the vector cores, each on the whole tiles "
+                          "of the step's products" if parts.steps is not None else
                           f"the vector work after `tl.dot` runs on the vector cores, on the product's whole "
                           f"{parts.tile[0]} x {parts.tile[1]} float32 tile") from None
 
