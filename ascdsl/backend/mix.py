@@ -481,9 +481,10 @@ def workspace_elements(kernel: Kernel, platform: Platform, programs: int) -> int
     parts = split(kernel, platform)
     elements = programs * parts.tile_elements
     if elements > INT32_MAX + 1:
-        if parts.before:
+        if parts.before or parts.steps is not None:
+            what = "computed operands" if parts.before else "a loop of steps' slots"
             raise CompilationError(parts.cube.loc, f"{programs} programs of {parts.tile[0]} {parts.dtype} elements "
-                                                   f"of computed operands need a workspace of {elements} elements, "
+                                                   f"of {what} need a workspace of {elements} elements, "
                                                    "past the int32 offsets of its tiles",
                                    hint="use fewer programs (larger blocks)")
         raise CompilationError(parts.cube.loc, OVERFLOW.format(programs=programs, rows=parts.tile[0],
@@ -492,5 +493,5 @@ def workspace_elements(kernel: Kernel, platform: Platform, programs: int) -> int
     return -(-elements * parts.dtype.itemsize // 4)
 
 
-__all__ = ["OVERFLOW", "Split", "WORKSPACE", "before", "cube_plan", "is_mix", "product", "split",
+__all__ = ["OVERFLOW", "SLOTS", "Split", "WORKSPACE", "WORKSPACE16", "before", "cube_plan", "is_mix", "product", "split",
            "workspace_elements"]

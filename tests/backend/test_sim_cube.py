@@ -150,11 +150,11 @@ def _attention_reference(q, k, v, scale, causal):
     return e / e.sum(-1, keepdims=True) @ v.astype(np.float64)
 
 
-def _attention(causal, z=3, n=50, d=32):
+def _attention(causal, z=3, n=50, d=32, blocks=(16, 32)):
     """50 queries and keys (not multiples of the 16 x 32 blocks), 3 heads."""
     q, k, v = (data((z, n, d), dtypes.float16) for _ in range(3))
-    return ck.attention_fwd[(ascdsl.cdiv(n, 16), z)], (q, k, v, np.zeros((z, n, d), np.float16), 0.25, n), \
-        dict(D=d, BLOCK_M=16, BLOCK_N=32, CAUSAL=causal)
+    return ck.attention_fwd[(ascdsl.cdiv(n, blocks[0]), z)], (q, k, v, np.zeros((z, n, d), np.float16), 0.25, n), \
+        dict(D=d, BLOCK_M=blocks[0], BLOCK_N=blocks[1], CAUSAL=causal)
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
@@ -181,11 +181,12 @@ def test_attention_forward_takes_turns_between_the_cores_at_each_step(causal):
     assert "const int32_t slot = (start_n / 32) % 2;" in cube_part and "KERNEL_TYPE_MIX_AIC_1_2" in source
 
 
-@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-def test_attention_forward_matches_the_interpreter(causal):
+@pytest.mark.parametrize("causal, shape", [(False, {}), (True, {}), (True, dict(z=2, n=40, d=64, blocks=(32, 16)))],
+                         ids=["full", "causal", "causal-d64-more-steps"])
+def test_attention_forward_matches_the_interpreter(causal, shape):
     """The interpreter matches softmax(q k^T * scale) v; the simulator, running a block's AIC and AIVs
-    interleaved at their flags, matches the interpreter."""
-    launch, args, meta = _attention(causal)
+    interleaved at their flags, matches the interpreter (with 16-key blocks, 3 steps of both slots)."""
+    launch, args, meta = _attention(causal, **shape)
     want, got = both(launch, *args, **meta)
     assert_close(want[3], _attention_reference(*args[:3], 0.25, causal).astype(np.float16), dtypes.float16)
     assert_close(got[3], want[3], dtypes.float16)
