@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from .. import dtypes
-from . import ascendc, cores, host
+from . import ascendc, cores, host, mix
 from .tiling import TilingLayout, cann_name
 
 GE_DTYPE = {"float32": "DT_FLOAT", "float16": "DT_FLOAT16", "bfloat16": "DT_BF16", "int8": "DT_INT8",
@@ -119,14 +119,16 @@ def op_kernel_model(b) -> dict:
     each with its kernel type (:mod:`.cores`); the default type is the variants' most common one (the
     vector cores' without variants), the others are declared per key (``KERNEL_TASK_TYPE``). A MIX
     variant's branch runs its AIC and AIV classes on the user workspace (``GetUserWorkspace``: what the
-    op_host asks for past the system workspace)."""
+    op_host asks for past the system workspace), the AIVs first where its vector work comes before its
+    product (``before``, :func:`.mix.before`)."""
     names = ascendc.class_names(b.variants, b.platform)
     kinds, default = variant_cores(b)
     branches = [{"key": 0, "class_name": None, "vector_class": None, "kernel_type": default.kernel_type,
-                 "what": default.what}]
+                 "what": default.what, "before": False}]
     branches += [{"key": v.key, "class_name": names[v.key], "kernel_type": kinds[v.key].kernel_type,
                   "what": kinds[v.key].what,
-                  "vector_class": ascendc.vector_class_name(v) if kinds[v.key] is cores.MIX else None}
+                  "vector_class": ascendc.vector_class_name(v) if kinds[v.key] is cores.MIX else None,
+                  "before": kinds[v.key] is cores.MIX and mix.before(v.kernel, b.platform)}
                  for v in b.variants]
     return {"branches": branches, "kernel_type": default.kernel_type}
 

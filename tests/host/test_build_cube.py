@@ -1,5 +1,6 @@
 """`ascdsl build` of ops whose `tl.dot` runs on the cube cores (issue 26): ops/matmul.py (a pure-cube variant
-and a MIX one, chosen by an attribute) and opfiles/linear.py (relu(x @ w + bias), MIX): the kernel type of
+and a MIX one, chosen by an attribute), opfiles/linear.py (relu(x @ w + bias), MIX) and opfiles/scaled_operands.py
+((2 a) @ (b - 1), a MIX kernel computing its operands before the product): the kernel type of
 every tiling key in the op project, the block dim and the user workspace the generated host code computes,
 verification passing, report.html with the cube pipes, the generated C++ against CANN 8.1's headers, and
 located errors for what the cube lowering does not cover."""
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 import ascdsl
-from ascdsl import build
+from ascdsl import build, verify
 from ascdsl.backend import cores, host
 from ascdsl.cli import main as cli_main
 from ascdsl.op import load_operators
@@ -26,6 +27,7 @@ from tests.sim.test_cann_headers import cann_flags
 
 ROOT = Path(__file__).resolve().parents[2]
 LINEAR = Path(__file__).parent / "opfiles" / "linear.py"
+OPERANDS = Path(__file__).parent / "opfiles" / "scaled_operands.py"
 B3 = get_platform("Ascend910B3")
 AIC, MIX = "KERNEL_TYPE_AIC_ONLY", "KERNEL_TYPE_MIX_AIC_1_2"
 
@@ -177,24 +179,16 @@ def test_vector_work_before_the_product_fails_the_build_at_the_users_line(tmp_pa
     assert "**Incomplete build**" in readme and "- key 1, `matmul_scaled_operand`" in readme
 
 
-@ascdsl.host
-def operands_host(a, b, platform):
-    return ascdsl.Launch(cube_kernels.scaled_operands, grid=(ascdsl.cdiv(a.shape[0], 16), ascdsl.cdiv(b.shape[1], 16)),
-                         constexprs={"BLOCK": 16, "K": a.shape[1]}, scalars={"M": a.shape[0], "N": b.shape[1]})
-
-
-def test_a_mix_kernel_computing_its_operands_fails_the_build_at_its_dot():
-    """`backend="sim"` runs it (tests/backend/test_sim_mix.py), its AIVs before their AIC; the direct-launch
-    program's CPU run takes the AIC first."""
-    op = ascdsl.Operator(name="operands", op_type="ScaledOperands", entry=_entry(operands_host), host=operands_host,
-                         reference=lambda a, b: (2 * a) @ (b - 1), inputs=("a", "b"),
-                         outputs=(ascdsl.Output("out", dtype="float32"),), dtypes=("float16",),
-                         cases=[ascdsl.Case((32, 32), (32, 32), dtype="float16")])
-    b = build.plan(op, B3)
-    assert not b.variants and len(b.failed) == 1
-    message = str(b.failed[0][1])
-    assert "cube_kernels.py:" in message.splitlines()[0] and "acc = tl.dot(x * 2.0, w - 1.0, acc)" in message
-    assert "an op project of a MIX kernel whose vector work comes before `tl.dot` is not built yet" in message
+def test_a_mix_kernel_computing_its_operands_builds_and_verifies_three_ways(tmp_path):
+    """The AIVs compute both operands and flag their AIC, which waits for both before its product: the
+    interpreter, the op-project kernel on the simulator and the direct-launch program (whose CPU run interleaves
+    each block's cores, so the AIC's wait is met) all match the reference."""
+    b = planned(OPERANDS)
+    assert not b.failed and {cores.of(v.kernel, B3) for v in b.variants} == {cores.MIX}
+    assert "CrossCoreWaitFlag<2, PIPE_S>(1);" in build.render_files(b)["op_project/op_kernel/scaled_operands_custom.cpp"]
+    rows, _ = verify.verify_build(b, build.write(b, tmp_path))
+    assert [r for r in rows if not r.ok] == []
+    assert {"interpreter", "sim", "main.cpp"} <= {r.backend for r in rows}, rows
 
 
 TILING_PRELUDE = """#include <cstdint>

@@ -176,3 +176,43 @@ def test_workspace_read_before_the_aivs_signal_their_write_is_an_error():
     with pytest.raises(sim.SimError, match="written by AIV 0 of block 0 before the read of the AIC of block 0 is "
                                            "signalled"):
         _doubled(2)
+
+
+def _ping_pong(chains, steps, fault=0):
+    a = RNG.standard_normal((chains, 16, 16)).astype(np.float16)
+    b = RNG.standard_normal((16, 16)).astype(np.float16)
+    ws, xs = np.full((chains, 16, 16), np.nan, np.float16), np.full((chains, 16, 16), np.nan, np.float16)
+    c = np.zeros((chains, 16, 16), np.float16)
+    result = sim.run_kernel(MIX, "ping_pong_mix", [a, b, ws, xs, c, *map(np.uint32, (chains, steps, fault))], 1,
+                            mix=True)
+    return a, b, c, result
+
+
+def test_tiles_passed_both_ways_over_steps_run_interleaved():
+    """AIC -> AIVs -> AIC ... over 4 steps: each step's product (rounded to half) scaled by 1/4 in half is the
+    next step's left operand; only cores taking turns at their waits get there."""
+    a, b, c, _ = _ping_pong(2, 4)
+    for t in range(2):
+        x = a[t]
+        for _ in range(4):
+            x = _reference(x, b, np.float16) * np.float16(0.25)
+        np.testing.assert_array_equal(c[t], x)
+
+
+def test_two_chains_overlap_the_cube_and_the_vector_cores():
+    """One chain: the AIC and its AIVs take turns. Two chains: the AIC multiplies one while its AIVs scale the
+    other, so twice the work costs little more than one chain, where running the cores one after the other
+    would cost twice."""
+    one = _ping_pong(1, 4)[3].stats
+    two = _ping_pong(2, 4)[3].stats
+    for pipe in ("M", "MTE1", "V", "MTE3", "S"):  # the same work twice over (MTE2: the L2 serves B's re-reads)
+        assert two.pipe_busy[pipe] == 2 * one.pipe_busy[pipe], pipe
+    assert one.est_cycles < two.est_cycles < 1.25 * one.est_cycles
+
+
+def test_both_sides_waiting_is_the_located_hang_error():
+    with pytest.raises(sim.SimError, match=r"the AIC waits for flag 1 with no matching CrossCoreSetFlag left from "
+                                           r"both its AIVs \(0 and 0 set, 0 taken\); and AIV 0 waits for flag 0 .*; "
+                                           r"and AIV 1 waits for flag 0 .*: it would hang on the device") as info:
+        _ping_pong(1, 2, fault=1)
+    assert info.value.block == 0

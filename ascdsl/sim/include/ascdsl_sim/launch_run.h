@@ -38,8 +38,7 @@ ASCDSL_SIM_LAUNCH_LINKAGE void add_core(Counters& c, BlockCost& k) {
     k.l2_bytes += e.l2_bytes, k.floor_bytes += e.floor_bytes;
 }
 
-// What the scheduler's contexts run: the core of `running`, to its end (or its failure, or an Abandoned
-// unwinding it); uc_link then returns to the scheduler.
+// The MIX block the cores run (the kernel call and its block) and each core's outcome.
 struct MixRun {
     int64_t b, n;
     BlockFn kernel;
@@ -51,6 +50,8 @@ inline MixRun& mix_run() {
     return r;
 }
 
+// What a core's context runs: core `running` of the block, to its end (or its failure, or an Abandoned
+// unwinding it); uc_link then returns to the scheduler.
 ASCDSL_SIM_LAUNCH_LINKAGE void run_mix_core() {
     MixBlock& m = mix_block();
     const int i = m.running;
@@ -69,8 +70,7 @@ ASCDSL_SIM_LAUNCH_LINKAGE void resume_core(int i) {
     constexpr size_t kStackBytes = 8 << 20;  // a thread's default stack; pages are committed as touched
     MixBlock& m = mix_block();
     MixCore& c = m.cores[static_cast<size_t>(i)];
-    std::swap(static_cast<CoreState&>(st()), c.state);
-    std::swap(static_cast<CoreTimeline&>(timeline()), c.timeline);
+    swap_core(c);
     if (!c.started) {
         if (!c.stack) c.stack.reset(new char[kStackBytes]);
         getcontext(&c.context);
@@ -83,8 +83,7 @@ ASCDSL_SIM_LAUNCH_LINKAGE void resume_core(int i) {
     m.running = i;
     swapcontext(&m.scheduler, &c.context);
     m.running = -1;
-    std::swap(static_cast<CoreState&>(st()), c.state);
-    std::swap(static_cast<CoreTimeline&>(timeline()), c.timeline);
+    swap_core(c);
 }
 
 // One MIX block: its cores in turn (the AIC, AIV 0, AIV 1, round robin), each until it ends or waits for a flag
@@ -127,16 +126,14 @@ ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_mix_block(int64_t b, int64_t n, BlockFn ke
     double aiv_span = -1;
     for (int i = 0; i < 3; ++i) {
         MixCore& core = m.cores[static_cast<size_t>(i)];
-        std::swap(static_cast<CoreState&>(st()), core.state);
-        std::swap(static_cast<CoreTimeline&>(timeline()), core.timeline);
+        swap_core(core);
         add_core(c, k);
         if (i == 0) {
             trace = timeline().trace, dropped = timeline().trace_dropped;
         } else if (block_cost().cycles > aiv_span) {
             aiv_span = block_cost().cycles, aiv = timeline().trace, aiv_dropped = timeline().trace_dropped;
         }
-        std::swap(static_cast<CoreState&>(st()), core.state);
-        std::swap(static_cast<CoreTimeline&>(timeline()), core.timeline);
+        swap_core(core);
     }
     trace.insert(trace.end(), aiv.begin(), aiv.end());
     dropped += aiv_dropped;

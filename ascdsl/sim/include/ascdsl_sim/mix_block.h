@@ -8,6 +8,7 @@
 #include <ucontext.h>
 
 #include <memory>
+#include <utility>
 
 #include "cost.h"
 
@@ -33,6 +34,13 @@ struct MixBlock {
 inline MixBlock& mix_block() {
     static MixBlock m;
     return m;
+}
+
+// Exchanges the running state and timeline (st(), timeline()) with core c's kept ones: in before it runs (or
+// its figures are read), out after.
+inline void swap_core(MixCore& c) {
+    std::swap(static_cast<CoreState&>(st()), c.state);
+    std::swap(static_cast<CoreTimeline&>(timeline()), c.timeline);
 }
 
 // Thrown from a blocked CrossCoreWaitFlag when its block is abandoned; the core's context ends with it.
