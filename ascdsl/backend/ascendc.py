@@ -135,7 +135,8 @@ def render_classes(variants: Sequence[Variant], layout: TilingLayout, platform: 
     mixed = [v for v in variants if mix.is_mix(v.kernel, platform)]
     vector = [class_model(simplify(c.kernel), c.name, layout.struct_name, c.is_template, c.float32)
               for c in classes(_vector(variants), platform)]
-    vector += [class_model(simplify(_epilogue(v, platform)), vector_class_name(v), layout.struct_name, mix=True)
+    vector += [class_model(simplify(_epilogue(v, platform)), vector_class_name(v), layout.struct_name,
+                           mix="steps" if mix.split(v.kernel, platform).steps is not None else "programs")
                for v in mixed]
     return render_located("kernel_classes.cpp.j2", classes=vector, cube_classes=[
         cube.render_class(mix.cube_plan(v.kernel, platform), cube_class_name(v, platform), layout.struct_name)
@@ -150,6 +151,8 @@ def _epilogue(v: Variant, platform: Platform) -> kir.Kernel:
     except CompilationError as e:
         raise e.with_note("the vector work before `tl.dot` runs on the vector cores, which store the operands it "
                           "computes whole" if parts.before else
+                          "the vector work of each step of the loop runs on the vector cores, each on the whole tiles "
+                          "of the step's products" if parts.steps is not None else
                           f"the vector work after `tl.dot` runs on the vector cores, on the product's whole "
                           f"{parts.tile[0]} x {parts.tile[1]} float32 tile") from None
 
@@ -164,7 +167,9 @@ def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout
     names = class_names(variants, platform)
     calls = [{"key": v.key, "class_name": names[v.key], "args": pointer_names(v.kernel), "cube": cube.is_cube(v.kernel),
               "mix": mix.is_mix(v.kernel, platform), "vector_class": vector_class_name(v),
-              "before": mix.is_mix(v.kernel, platform) and mix.before(v.kernel, platform)} for v in variants]
+              "before": mix.is_mix(v.kernel, platform) and mix.before(v.kernel, platform),
+              "workspaces": len(mix.split(v.kernel, platform).workspaces) if mix.is_mix(v.kernel, platform) else 0}
+             for v in variants]
     return render_located("kernel.cpp.j2", symbol=symbol, struct=layout.struct_name, struct_source=layout.struct_source(),
                   classes=render_classes(variants, layout, platform), pointers=entry_pointers(variants), calls=calls,
                   workspace=mix.WORKSPACE)

@@ -124,6 +124,10 @@ class CubeKernel:
     k: str  # the K extent of one step's product
     loc: Loc
 
+    @property
+    def products(self) -> tuple["CubeKernel", ...]:
+        return (self,)
+
 
 class _Scalars:
     """C++ expressions of the kernel's scalars; values the DSL named become ``const`` locals."""
@@ -360,8 +364,21 @@ def match(kernel: Kernel) -> CubeKernel:
     else:
         chunk = Located(f"{{  // the whole of K in one product: {where(dot.loc)}", dot.loc, 1)
         step = Located("{", dot.loc, 2)
+    if len({id(i) for i, _ in loads.values()}) != 2:
+        raise unsupported(dot.loc, "operands of `tl.dot` that are not two blocks loaded from GM (in the loop over K)")
+    dtype, acc, out, block, a, b, c, kk = _product(kernel, s, dot, loads, stored, {product.results[0].id, *out_of}, "")
+    depth, b_depth = _depths(dtype, *block) if loop is not None else (1, 1)
+    return CubeKernel(kernel, dtype, acc, out, block, depth, b_depth, tuple(prologue), chunk, step, tuple(body), a, b,
+                      c, kk, dot.loc)
+
+
+def _product(kernel: Kernel, s: _Scalars, dot: Instr, loads: dict[int, tuple[Instr, bool]], stored: Instr,
+             results: set[int], suffix: str):
+    """The operand, accumulator and stored dtypes, the blocks (``a``, ``b`` and the stored ``c``) and the C++ K
+    extent of product ``dot`` (its operands' loads in ``loads``) that ``stored`` stores (one of the values
+    ``results``: the product or its ``.to(dtype)``); ``suffix`` names the members of its copies' layouts."""
     (a_load, a_t), (b_load, b_t) = (loads.get(v.id, (None, False)) for v in dot.operands[:2])
-    if a_load is None or b_load is None or a_load is b_load or len({id(i) for i, _ in loads.values()}) != 2:
+    if a_load is None or b_load is None or a_load is b_load:
         raise unsupported(dot.loc, "operands of `tl.dot` that are not two blocks loaded from GM (in the loop over K)")
     dtype = a_load.result.type.dtype
     if dtype not in OPERANDS or b_load.result.type.dtype != dtype:
@@ -375,7 +392,7 @@ def match(kernel: Kernel) -> CubeKernel:
         _zero_operand(kernel, load)
     value = stored.operands[-1]
     out = value.type.dtype
-    if value.id != product.results[0].id and value.id not in out_of:
+    if value.id not in results:
         raise unsupported(stored.loc, "a store of anything but the product (or its `.to(dtype)`)")
     if (acc, out) not in OUTPUTS:
         raise unsupported(stored.loc, f"a {acc} product stored as {out} (Fixpipe converts it to "
@@ -383,31 +400,111 @@ def match(kernel: Kernel) -> CubeKernel:
     (bm, bk), (_, bn) = (v.type.shape for v in dot.operands[:2])
     _check_buffers(dot.loc, dtype, bm, bn, bk)
     transposed = dtype in TRANSPOSED
-    a, b = _block(s, a_load, a_t, (1, "aKRows_", transposed)), _block(s, b_load, b_t, (0, "bKRows_", transposed))
+    a = _block(s, a_load, a_t, (1, f"aKRows{suffix}_", transposed))
+    b = _block(s, b_load, b_t, (0, f"bKRows{suffix}_", transposed))
     c = _block(s, stored)
     if (c.rows_canon, c.cols_canon) != (a.rows_canon, b.cols_canon):
         raise unsupported(stored.loc, "a store whose mask differs from the rows of `a` and the columns of `b` (its "
                                       "rows and columns must be those of the product)")
-    kk = a.cols if a.cols_canon == b.rows_canon else f"({a.cols} < {b.rows} ? {a.cols} : {b.rows})"
-    depth, b_depth = _depths(dtype, bm, bn, bk) if loop is not None else (1, 1)
-    return CubeKernel(kernel, dtype, acc, out, (bm, bn, bk), depth, b_depth, tuple(prologue), chunk, step, tuple(body),
-                      a, b, c, kk, dot.loc)
+    ka, kb = (x if x.replace("_", "").replace(".", "").isalnum() else f"({x})" for x in (a.cols, b.rows))
+    kk = a.cols if a.cols_canon == b.rows_canon else f"({ka} < {kb} ? {ka} : {kb})"
+    return dtype, acc, out, (bm, bn, bk), a, b, c, kk
+
+
+@dataclass(frozen=True)
+class Step:
+    """One product of a loop of steps (:class:`CubeSteps`): its form (the whole of K, stored to the workspace),
+    the cross-core flag the AIVs set once its operands they compute are in the workspace (None: it has none) and
+    the flag it sets once it is stored (None: a pure-cube product, flagged by nothing)."""
+
+    product: CubeKernel
+    wait: int | None
+    signal: int | None
+
+
+@dataclass(frozen=True)
+class CubeSteps:
+    """The cube part of a loop whose steps alternate products and vector work (:func:`.mix._split_steps`): its
+    scalars, the loop's header and scalar lines, and the products of a step in order."""
+
+    kernel: Kernel
+    prologue: tuple[Located, ...]
+    header: Located
+    body: tuple[Located, ...]
+    steps: tuple[Step, ...]
+    loc: Loc
+
+    @property
+    def products(self) -> tuple[CubeKernel, ...]:
+        return tuple(step.product for step in self.steps)
+
+
+def match_steps(kernel: Kernel) -> CubeSteps:
+    """The matched form of the cube part of a loop of steps: scalars and operand loads, then a ``for`` loop of
+    scalars, operand loads (those from the workspace, the first of a product's marked with the flag it ``wait`` s
+    for) and products, each stored to the workspace by a store marked with the flag it ``signal`` s."""
+    s = _Scalars(kernel)
+    prologue: list[Located] = []
+    loads: dict[int, tuple[Instr, bool]] = {}
+    loop = None
+    for instr in kernel.body.body:
+        if instr.results and all(r.type.is_scalar for r in instr.results) and not instr.regions:
+            prologue += s.define(instr, 1)
+        elif _operand_load(instr, loads):
+            pass
+        elif instr.op is Op.FOR and loop is None:
+            loop = instr
+        else:
+            raise unsupported(instr.loc, f"`{instr.op.value}` feeding the products of a loop of steps")
+    if loop is None:
+        raise unsupported(kernel.loc, "a MIX kernel without its loop of steps")
+    var, first, last, by = _bounds(kernel, s, loop, "steps")
+    header = Located(f"for (int32_t {var} = {first}; {var} < {last}; {var} += {by}) {{  // {where(loop.loc)}",
+                     loop.loc, 1)
+    body: list[Located] = []
+    steps: list[Step] = []
+    wait = dot = None
+    for instr in loop.regions[0].body:
+        if instr.results and all(r.type.is_scalar for r in instr.results) and not instr.regions:
+            body += s.define(instr, 2)
+        elif _operand_load(instr, loads):
+            wait = instr.attr("wait", wait)
+        elif instr.op is Op.DOT and dot is None:
+            dot = instr
+        elif instr.op is Op.BLOCK_STORE and dot is not None and instr.attr("signal") is not None:
+            dtype, acc, out, block, a, b, c, kk = _product(kernel, s, dot, loads, instr, {dot.result.id},
+                                                           str(len(steps) or ""))
+            opened = (Located(f"{{  // {where(dot.loc)}", dot.loc, 2), Located("{", dot.loc, 3))
+            steps.append(Step(CubeKernel(kernel, dtype, acc, out, block, 1, 1, (), *opened, (), a, b, c, kk, dot.loc),
+                              wait, instr.attr("signal")))
+            wait = dot = None
+        elif instr.op is not Op.YIELD:
+            raise unsupported(instr.loc, f"`{instr.op.value}` in a step of the loop's products")
+    return CubeSteps(kernel, tuple(prologue), header, tuple(body), tuple(steps), loop.loc)
+
+
+def _bounds(kernel: Kernel, s: _Scalars, loop: Instr, what: str) -> tuple[str, str, str, str]:
+    """The C++ name of ``for`` loop ``loop``'s variable (over ``what``) and its bounds and step, a positive
+    constant (a located error otherwise)."""
+    lo, hi, step = loop.operands[:3]
+    step_def = _defining(kernel, step)
+    if step_def is None or step_def.op is not Op.CONST or step_def.attr("value") <= 0:
+        raise unsupported(loop.loc, f"a loop over {what} whose step is not a positive constant")
+    var = loop.regions[0].args[0]
+    var_name = s.fresh(s.names.get(var.id, what.lower()))
+    s.expr[var.id] = s.canon[var.id] = var_name
+    return (var_name, *(_bare(s.of(v, loop.loc)) for v in (lo, hi, step)))
 
 
 def _loop(kernel: Kernel, s: _Scalars, loop: Instr, zeros: set[int]):
     """The headers (over chunks of ``depth`` steps, over a chunk's steps), scalar lines, operand loads and
     product of the loop over K."""
-    lo, hi, step, *carried = loop.operands
+    carried = loop.operands[3:]
     if len(carried) != 1 or carried[0].id not in zeros:
         raise unsupported(loop.loc, "a loop over K that carries anything but one zero accumulator")
-    step_def = _defining(kernel, step)
-    if step_def is None or step_def.op is not Op.CONST or step_def.attr("value") <= 0:
-        raise unsupported(loop.loc, "a loop over K whose step is not a positive constant")
     region = loop.regions[0]
-    var, acc = region.args
-    var_name = s.fresh(s.names.get(var.id, "k"))
-    s.expr[var.id] = s.canon[var.id] = var_name
-    first, last, by = (_bare(s.of(v, loop.loc)) for v in (lo, hi, step))
+    var_name, first, last, by = _bounds(kernel, s, loop, "K")
+    acc = region.args[1]
     header = (Located(f"for (int32_t kChunk = {first}; kChunk < {last}; kChunk += DEPTH * {by}) {{  // {where(loop.loc)}",
                       loop.loc, 1),
               Located(f"for (int32_t {var_name} = kChunk; {var_name} < {last} && {var_name} - kChunk < DEPTH * {by}; "
@@ -477,11 +574,11 @@ def _check_buffers(loc: Loc, dtype: dtypes.DType, bm: int, bn: int, bk: int) -> 
                                         f"of {what}, which holds {cap}", hint="use smaller BLOCK sizes")
 
 
-def check_launch(p: CubeKernel, fields: Mapping[str, int]) -> None:
+def check_launch(p: CubeKernel | CubeSteps, fields: Mapping[str, int]) -> None:
     """A located error where a launch's stride parameters break the assumptions of cube form ``p`` (each
     block's rows or columns contiguous, as its copy takes them; a row pitch Nd2NzParams' 16-bit ``srcDValue``
     holds)."""
-    for name, block in (("a", p.a), ("b", p.b), ("c", p.c)):
+    for name, block in ((name, block) for q in p.products for name, block in (("a", q.a), ("b", q.b), ("c", q.c))):
         first, second = block.first.at(fields), block.second.at(fields)
         pitch = block.second
         if first != 1 and block.either and second == 1:
@@ -505,25 +602,35 @@ def check_launch(p: CubeKernel, fields: Mapping[str, int]) -> None:
                                    hint="run this kernel on the interpreter")
 
 
-def render_class(p: CubeKernel, class_name: str, struct: str) -> Rendered:
-    """The AIC class of cube form ``p`` (constructed by the entry as the vector classes are)."""
+def render_class(p: CubeKernel | CubeSteps, class_name: str, struct: str) -> Rendered:
+    """The AIC class of cube form ``p`` (constructed by the entry as the vector classes are): one product per
+    program, or a loop of steps whose products wait for and set cross-core flags."""
     kernel = p.kernel
-    a_bytes, b_bytes, c_bytes = _buffer_bytes(p.dtype, *p.block)
-    bm, bn, bk = p.block
-    a1_bytes = _buffer_bytes(p.dtype, bm, bn, p.depth * bk)[0]
-    b1_bytes = _buffer_bytes(p.dtype, bm, bn, p.b_depth * bk)[1]
+    first = p.products[0]
+    for q in p.products:
+        if (q.dtype, q.acc, q.out, q.c.pointer) != (first.dtype, first.acc, first.out, first.c.pointer):
+            raise unsupported(q.loc, "products of different dtypes in one loop of steps")
+    a_bytes, b_bytes, c_bytes = (max(x) for x in zip(*(_buffer_bytes(q.dtype, *q.block) for q in p.products)))
+    a1_bytes = max(_buffer_bytes(q.dtype, q.block[0], q.block[1], q.depth * q.block[2])[0] for q in p.products)
+    b1_bytes = max(_buffer_bytes(q.dtype, q.block[0], q.block[1], q.b_depth * q.block[2])[1] for q in p.products)
     gm = {n: f"{safe(n).removesuffix('_ptr').rstrip('_')}Gm" for n, v in zip(kernel.param_names, kernel.params)
           if isinstance(v.type.dtype, dtypes.PointerType)}
     pointers = [{"param": safe(n), "name": gm[n], "cpp": v.type.dtype.element_ty.cpp}
                 for n, v in zip(kernel.param_names, kernel.params) if n in gm]
+    steps = p.steps if isinstance(p, CubeSteps) else (Step(p, None, None),)
+    products = [{"a": q.a, "b": q.b, "c": q.c, "k": q.k, "chunk": q.chunk, "step": q.step, "body": q.body,
+                 "block": q.block, "over_k": q.chunk.text.startswith("for "), "suffix": str(n or ""),
+                 "a_gm": gm[q.a.pointer], "b_gm": gm[q.b.pointer], "a_where": where(q.a.loc), "b_where": where(q.b.loc),
+                 "c_where": where(q.c.loc), "wait": step.wait, "signal": step.signal}
+                for n, (step, q) in enumerate((step, step.product) for step in steps)]
+    loop = isinstance(p, CubeSteps)
     return render_located(
         "cube_class.cpp.j2", class_name=class_name, struct=struct, kernel_name=kernel.name,
         constexprs=", ".join(f"{n}={v}" for n, v in kernel.constexprs), where=where(kernel.loc), pointers=pointers,
-        T=p.dtype.cpp, squares=p.dtype.itemsize == 1, acc=p.acc.cpp, out=p.out.cpp, quant=OUTPUTS[p.acc, p.out],
-        a_bytes=a_bytes, b_bytes=b_bytes, c_bytes=c_bytes,
-        a1_bytes=a1_bytes, b1_bytes=b1_bytes, a_fractals=a_bytes // 512, b_fractals=b_bytes // 512, block=p.block,
-        depth=p.depth, b_depth=p.b_depth, prologue=p.prologue, chunk=p.chunk, step=p.step, body=p.body, a=p.a, b=p.b,
-        c=p.c, k=p.k,
-        a_where=where(p.a.loc), b_where=where(p.b.loc), c_where=where(p.c.loc),
-        a_gm=gm[p.a.pointer], b_gm=gm[p.b.pointer], c_gm=gm[p.c.pointer], dot_where=where(p.loc),
-        mmad=Located(f"Mmad(c1, a2, b2, params);  // {where(p.loc)}", p.loc, 1))
+        T=first.dtype.cpp, squares=first.dtype.itemsize == 1, acc=first.acc.cpp, out=first.out.cpp,
+        quant=OUTPUTS[first.acc, first.out], a_bytes=a_bytes, b_bytes=b_bytes, c_bytes=c_bytes,
+        a1_bytes=a1_bytes, b1_bytes=b1_bytes, a_fractals=a_bytes // 512, b_fractals=b_bytes // 512,
+        depth=max(q.depth for q in p.products), b_depth=max(q.b_depth for q in p.products),
+        prologue=p.prologue, header=p.header if loop else None,
+        body=p.body if loop else (), products=products, pad="        " if loop else "", c_gm=gm[first.c.pointer],
+        dot_where=where(p.loc), mmad=Located(f"Mmad(c1, a2, b2, params);  // {where(p.loc)}", p.loc, 1))

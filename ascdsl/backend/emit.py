@@ -297,10 +297,11 @@ def _init_buffers(p: Printer, plan, float32) -> tuple[list, list]:
 
 
 def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = False, float32=None,
-                mix: bool = False) -> dict:
+                mix: str | None = None) -> dict:
     """The render model of one variant's class; for a template that float32 instantiates too,
     ``float32``: the float32 instance's plan over the class's members (:class:`.templated.ClassPlan`);
-    ``mix``: the AIV class of a MIX kernel (its programs are those of its AIC, :mod:`.mix`)."""
+    ``mix``: the AIV class of a MIX kernel (its programs are those of its AIC, :mod:`.mix`): ``"programs"``, half
+    of them each; ``"steps"``, all of them both (a loop of steps, each AIV taking its AIC's flags)."""
     p = Printer(k.names)
     p.plan = k.plan
     p.single = len({st.index for st in k.stages}) <= 1

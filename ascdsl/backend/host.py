@@ -129,8 +129,11 @@ def workspace_function(op: Operator, layout: TilingLayout, variants: Sequence[Va
     cases = []
     for v in variants:
         if cores.of(v.kernel, platform) is cores.MIX:
-            rows, cols = mix.split(v.kernel, platform).tile
-            cases.append((v.key, 4 * rows * cols, f"{v.kernel.name}: a {rows} x {cols} float32 product a program"))
+            parts = mix.split(v.kernel, platform)
+            rows, cols = parts.tile
+            what = (f"a {rows} x {cols} float32 product" if parts.dtype == dtypes.float32 else
+                    f"{parts.tile_elements} {parts.dtype} elements")
+            cases.append((v.key, parts.tile_elements * parts.dtype.itemsize, f"{v.kernel.name}: {what} a program"))
     return WorkspaceFunction(f"{op.op_type}WorkspaceSize", layout.struct_name, tuple(cases)) if cases else None
 
 

@@ -18,8 +18,13 @@ flag; each of its two AIVs waits for it and runs the vector part over half of th
 A kernel that computes an operand of one ``tl.dot`` over the whole of K (attention's ``p @ v``) splits the
 other way (:func:`_split_before`): the vector part computes the operands and stores their tiles to the
 workspace, the AIVs run it first and set a flag, and the AIC waits for both and runs the cube part, which
-loads them back. Vector work on both sides of one product, an operand computed in a loop over K and two
-products in one kernel are located errors.
+loads them back. Vector work on both sides of one product, an operand computed in a loop over K and
+two products in one kernel outside a loop are located errors.
+
+A loop whose steps hold several products with vector work between them (attention forward) splits per step
+(:func:`_split_steps`): the AIC and its AIVs take turns at each step, passing tiles through rings of workspace
+slots with cross-core flags inside their loops (``KERNEL_TYPE_MIX_AIC_1_2`` still; both AIVs run every program
+of their AIC).
 """
 from __future__ import annotations
 
@@ -38,6 +43,12 @@ from . import cube
 
 WORKSPACE = "workspace"
 """The parameter both parts gain: the float32 GM the product goes through (the entry's ``workspace``)."""
+WORKSPACE16 = "workspace16"
+"""The second parameter of both parts of a loop of steps: the same GM as 16-bit elements (the operands the AIVs
+compute)."""
+SLOTS = 2
+"""The slots of each tile a loop of steps passes through the workspace: the step's parity picks one, so the AIC
+may fill one while the AIVs read the other (ping-pong)."""
 _STORES = (Op.BLOCK_STORE, Op.STRIDED_STORE)
 INT32_MAX = 2 ** 31 - 1
 OVERFLOW = ("{programs} programs of {rows} x {cols} float32 products need a workspace of {elements} elements, past "
@@ -48,13 +59,16 @@ OVERFLOW = ("{programs} programs of {rows} x {cols} float32 products need a work
 @dataclass(frozen=True)
 class Split:
     """A MIX kernel as its two parts (tile IR after the passes, each with ``workspace`` as its last
-    parameter), the shape of one program's slot in the workspace (BLOCK_M x BLOCK_N of the float32 product,
-    or the elements of its computed operands x 1) and which part runs first (``before``: the vector part)."""
+    parameter, a loop of steps with ``workspace16`` after it), the shape of one program's slot in the workspace
+    (BLOCK_M x BLOCK_N of the float32 product, the elements of its computed operands x 1, or a loop of steps'
+    16-bit elements x 1), which part runs first (``before``: the vector part) and, for a loop of steps
+    (:func:`_split_steps`: the cores take turns at each step), the 16-bit dtype its slot counts in."""
 
-    cube: cube.CubeKernel
+    cube: cube.CubeKernel | cube.CubeSteps
     vector: Kernel
     tile: tuple[int, int]
     before: bool = False
+    steps: dtypes.DType | None = None
 
     @property
     def tile_elements(self) -> int:
@@ -63,7 +77,14 @@ class Split:
     @property
     def dtype(self) -> dtypes.DType:
         """The dtype of the workspace's elements."""
+        if self.steps is not None:
+            return self.steps
         return self.cube.dtype if self.before else dtypes.float32
+
+    @property
+    def workspaces(self) -> tuple[str, ...]:
+        """The workspace parameters of both parts (each the entry's ``workspace``)."""
+        return (WORKSPACE, WORKSPACE16) if self.steps is not None else (WORKSPACE,)
 
 
 def product(kernel: Kernel) -> Instr | None:
@@ -140,7 +161,12 @@ def is_mix(kernel: Kernel, platform: Platform) -> bool:
         return False
     k = _passed(kernel, platform)
     prod = product(k)
-    return prod is not None and (_epilogue(k, prod) is not None or bool(_computed(k, prod)))
+    return prod is not None and (_epilogue(k, prod) is not None or bool(_computed(k, prod)) or _steps(prod))
+
+
+def _steps(prod: Instr) -> bool:
+    """Whether the product ``prod`` is a loop whose steps hold more than one ``tl.dot`` (:func:`_split_steps`)."""
+    return prod.op is Op.FOR and sum(i.op is Op.DOT for i in walk(prod.regions[0])) > 1
 
 
 def before(kernel: Kernel, platform: Platform) -> bool:
@@ -237,10 +263,8 @@ def split(kernel: Kernel, platform: Platform) -> Split:
                   and not (prod.op is Op.FOR and any(i is d for d in walk(prod.regions[0])))), None)
     if later is not None:
         raise cube.unsupported(later.loc, "a second `tl.dot` (one product per kernel)")
-    inner = [i for i in walk(prod.regions[0]) if i.op is Op.DOT] if prod.op is Op.FOR else []
-    if len(inner) > 1:
-        raise cube.unsupported(inner[1].loc, "a second `tl.dot` in one loop (attention's `q @ k^T` then `p @ v`: the "
-                                             "cube and vector cores would exchange tiles at each step)")
+    if _steps(prod):
+        return _split_steps(k, prod)
     if _computed(k, prod):
         return _split_before(k, prod)
     if len(prod.results) != 1:
@@ -327,6 +351,129 @@ def _split_before(k: Kernel, prod: Instr) -> Split:
                  dead_code(part.with_body(Block(params, vector_body))), (slot, 1), True)
 
 
+def _split_steps(k: Kernel, loop: Instr) -> Split:
+    """:func:`split` of a loop over steps whose body alternates products and vector work (attention: ``q @ k^T``,
+    the online softmax, ``p @ v``). At each step the AIC computes the i-th product into a float32 slot of the
+    workspace and sets flag 2 i; the AIVs wait for it and load it (added to the accumulator of a ``tl.dot`` with
+    one), and store the operands of a later product they compute (16-bit, whole) into their slots and set flag
+    2 i + 1, which the AIC waits for before that product. Each tile has :data:`SLOTS` slots, chosen by the step's
+    parity, at ``workspace16 + linear program id * slot`` (16-bit elements: products first, two per float32)."""
+    region = loop.regions[0]
+    dots = [i for i in region.body if i.op is Op.DOT]
+    stray = next((i for i in walk(k.body) if i.op is Op.DOT and not any(i is d for d in dots)), None)
+    if stray is not None:
+        raise cube.unsupported(stray.loc, "a `tl.dot` outside the top level of the loop whose steps hold products")
+    defs = {r.id: i for i in (*k.body.body, *region.body) for r in i.results}
+    local = {r.id for i in region.body for r in i.results}
+
+    def loaded(v: Value) -> tuple[Instr, bool] | None:
+        d = defs.get(v.id)
+        transposed = d is not None and d.op is Op.PERMUTE
+        if transposed:
+            d = defs.get(d.operands[0].id)
+        return (d, transposed) if d is not None and d.op in (Op.BLOCK_LOAD, Op.STRIDED_LOAD) else None
+
+    computed = [v for d in dots for v in d.operands[:2] if loaded(v) is None]
+    half = computed[0].type.dtype if computed else dtypes.float16
+    for dot in dots:
+        if dot.result.type.dtype != dtypes.float32:
+            raise cube.unsupported(dot.loc, f"vector work on an {dot.result.type.dtype} product (the workspace "
+                                            "between the cube and vector cores holds float32)")
+    for v in computed:
+        if v.id not in local:
+            raise cube.unsupported(defs[v.id].loc, "an operand of `tl.dot` in a loop of steps computed before the loop "
+                                                   "(the vector cores pass the operands they compute at each step)")
+        if v.type.dtype != half or half.itemsize != 2 or half not in cube.OPERANDS:
+            raise cube.unsupported(defs[v.id].loc, f"a computed {v.type.dtype} operand of `tl.dot` (the vector cores "
+                                                   f"pass {half} operands they compute in the loop's step)")
+    fresh = Fresh(k)
+    i32, f32 = Type(dtypes.int32), Type(dtypes.float32)
+    ws32, ws16 = fresh.value(Type(dtypes.PointerType(dtypes.float32))), fresh.value(Type(dtypes.PointerType(half)))
+    sizes = [2 * d.result.type.shape[0] * d.result.type.shape[1] for d in dots]  # 16-bit elements a slot
+    sizes += [v.type.shape[0] * v.type.shape[1] for v in computed]
+    slot_elements = SLOTS * sum(sizes)
+    top, linear, base16 = _tile_address(fresh, slot_elements, loop.loc)
+
+    def const(out: list, value, t: Type = i32) -> Value:
+        return fresh.instr(out, Op.CONST, t, (), (("value", value),), loop.loc)
+
+    base32 = fresh.instr(top, Op.MUL, i32, (linear, const(top, slot_elements // 2)), (), loop.loc)
+    head: list[Instr] = []  # the step's slot, then each tile's offset in it
+    lo, _, by = loop.operands[:3]
+    iv = region.args[0]
+    start = defs.get(lo.id)
+    done = iv if start is not None and start.op is Op.CONST and start.attr("value") == 0 else \
+        fresh.instr(head, Op.SUB, i32, (iv, lo), (), loop.loc)
+    steps = fresh.instr(head, Op.IDIV, i32, (done, by), (), loop.loc)
+    slot = fresh.instr(head, Op.MOD, i32, (steps, const(head, SLOTS)), (), loop.loc)
+    offsets, at = [], 0
+    for n, size in enumerate(sizes):
+        base, units = (base32, 2) if n < len(dots) else (base16, 1)
+        within = fresh.instr(head, Op.MUL, i32, (slot, const(head, size // units)), (), loop.loc)
+        start = fresh.instr(head, Op.ADD, i32, (base, const(head, at // units)), (), loop.loc) if at else base
+        offsets.append(fresh.instr(head, Op.ADD, i32, (start, within), (), loop.loc))
+        at += SLOTS * size
+    operand_offsets = dict(zip((v.id for v in computed), offsets[len(dots):]))
+    strides = [const(head, d.result.type.shape[1]) for d in dots]
+    wholes = {v.id: (const(head, v.type.shape[0]), const(head, v.type.shape[1])) for v in computed}
+    cube_body, vector_body = list(head), list(head)
+    for instr in region.body:
+        if instr.op is not Op.DOT:
+            vector_body.append(instr)
+            if _scalar(instr) or instr.op in (Op.BLOCK_LOAD, Op.STRIDED_LOAD, Op.PERMUTE):
+                cube_body.append(instr)
+            continue
+        n = dots.index(instr)
+        operands, extents, waited = [], [], False
+        for m, v in enumerate(instr.operands[:2]):
+            rows, cols = v.type.shape
+            source = loaded(v)
+            if source is None:
+                whole = wholes[v.id]
+                ours = fresh.value(v.type)
+                wait = () if waited else (("wait", 2 * n + 1),)
+                waited = True
+                cube_body.append(Instr(Op.BLOCK_LOAD, (ours,), (ws16, operand_offsets[v.id], whole[1], *whole),
+                                       (("shape", (rows, cols)), ("has_other", False), *wait), (), defs[v.id].loc))
+                operands.append(ours)
+                extents.append(whole[m])
+            else:
+                operands.append(v)
+                extents.append(_extents(source[0])[(m == 0) == source[1]])
+        stores = [v for v in instr.operands[:2] if v.id in operand_offsets]
+        for v in stores:
+            whole = wholes[v.id]
+            signal = (("signal", 2 * n + 1),) if v is stores[-1] else ()
+            vector_body.append(Instr(Op.BLOCK_STORE, (), (ws16, operand_offsets[v.id], whole[1], *whole, v),
+                                     (("shape", v.type.shape), *signal), (), defs[v.id].loc))
+        bm, bn = instr.result.type.shape
+        tile = (ws32, offsets[n], strides[n], *extents)
+        product = fresh.value(instr.result.type)
+        cube_body.append(Instr(Op.DOT, (product,), tuple(operands), (("has_acc", False),), (), instr.loc))
+        cube_body.append(Instr(Op.BLOCK_STORE, (), (*tile, product), (("shape", (bm, bn)), ("signal", 2 * n)), (),
+                               instr.loc))
+        has_acc = len(instr.operands) == 3
+        got = fresh.value(instr.result.type) if has_acc else instr.result
+        vector_body.append(Instr(Op.BLOCK_LOAD, (got,), (*tile, const(vector_body, 0.0, f32)),
+                                 (("shape", (bm, bn)), ("has_other", True), ("wait", 2 * n)), (), instr.loc))
+        if has_acc:
+            vector_body.append(Instr(Op.ADD, (instr.result,), (instr.operands[2], got), (), (), instr.loc))
+    cube_body.append(Instr(Op.YIELD, (), (), (), (), loop.loc))
+    params = (*k.params, ws32, ws16)
+    names = (*k.param_names, WORKSPACE, WORKSPACE16)
+    hints = (*k.names, (linear.id, "linear_pid"), (base16.id, "workspace_offset"), (slot.id, "slot"))
+    part = Kernel(k.name, names, k.constexprs, Block(params, ()), k.loc, hints, k.poison)
+    at_loop = k.body.body.index(loop)
+    cube_loop = Instr(Op.FOR, (), loop.operands[:3], loop.attrs, (Block((iv,), tuple(cube_body)),), loop.loc)
+    cube_top = (*(i for i in k.body.body[:at_loop] if _scalar(i) or i.op in (Op.BLOCK_LOAD, Op.STRIDED_LOAD,
+                                                                             Op.PERMUTE)), *top, cube_loop)
+    vector_loop = Instr(Op.FOR, loop.results, loop.operands, loop.attrs, (Block(region.args, tuple(vector_body)),),
+                        loop.loc)
+    vector_top = (*k.body.body[:at_loop], *top, vector_loop, *k.body.body[at_loop + 1:])
+    return Split(cube.match_steps(dead_code(part.with_body(Block(params, cube_top)))),
+                 dead_code(part.with_body(Block(params, vector_top))), (slot_elements, 1), steps=half)
+
+
 def workspace_elements(kernel: Kernel, platform: Platform, programs: int) -> int:
     """The float32 elements (4-byte words: a workspace of 16-bit operands takes half as many) of the workspace
     a launch of MIX kernel ``kernel`` over ``programs`` needs (a located error where its tiles' offsets, int32
@@ -334,9 +481,10 @@ def workspace_elements(kernel: Kernel, platform: Platform, programs: int) -> int
     parts = split(kernel, platform)
     elements = programs * parts.tile_elements
     if elements > INT32_MAX + 1:
-        if parts.before:
+        if parts.before or parts.steps is not None:
+            what = "computed operands" if parts.before else "a loop of steps' slots"
             raise CompilationError(parts.cube.loc, f"{programs} programs of {parts.tile[0]} {parts.dtype} elements "
-                                                   f"of computed operands need a workspace of {elements} elements, "
+                                                   f"of {what} need a workspace of {elements} elements, "
                                                    "past the int32 offsets of its tiles",
                                    hint="use fewer programs (larger blocks)")
         raise CompilationError(parts.cube.loc, OVERFLOW.format(programs=programs, rows=parts.tile[0],
@@ -345,5 +493,5 @@ def workspace_elements(kernel: Kernel, platform: Platform, programs: int) -> int
     return -(-elements * parts.dtype.itemsize // 4)
 
 
-__all__ = ["OVERFLOW", "Split", "WORKSPACE", "before", "cube_plan", "is_mix", "product", "split",
+__all__ = ["OVERFLOW", "SLOTS", "Split", "WORKSPACE", "WORKSPACE16", "before", "cube_plan", "is_mix", "product", "split",
            "workspace_elements"]

@@ -34,6 +34,18 @@ def vector(sel: Selector, instr: Instr) -> list:
     return compute.vector(sel, instr)
 
 
+def cross_core(access: Instr) -> list:
+    """The cross-core flag of a MIX kernel's vector part (:func:`.mix._split_steps`) around a workspace access:
+    a wait for the AIC's flag before a load marked ``wait``, the flag to the AIC after a store marked ``signal``
+    (set on MTE3, behind the store's copy)."""
+    if access.attr("signal") is not None:
+        return [Call("CrossCoreSetFlag<2, PIPE_MTE3>", None, (), (lit(access.attr("signal")),), pipe=kir.Pipe.MTE3,
+                     loc=access.loc)]
+    wait = access.attr("wait")
+    return [] if wait is None else [Call("CrossCoreWaitFlag<2, PIPE_S>", None, (), (lit(wait),), pipe=kir.Pipe.S,
+                                         loc=access.loc)]
+
+
 class _Body:
     """Builds ``Process``: scalar definitions, loops, branches and segments, in program order.
 
@@ -81,12 +93,16 @@ class _Body:
             elif instr.op is Op.PTR_ADD:
                 continue  # the address of a single-element load, which reads its operands
             elif instr.op in (Op.BLOCK_LOAD, Op.STRIDED_LOAD):
-                if sel.load_waits(instr):
+                if sel.load_waits(instr) or instr.attr("wait") is not None:
                     out += self.flush(seg)
                     seg = _Seg()
+                    out += cross_core(instr)
                 seg.loads.append(instr)
             elif instr.op in (Op.BLOCK_STORE, Op.STRIDED_STORE):
                 seg.stores.append(instr)
+                if instr.attr("signal") is not None:
+                    out += self.flush(seg) + cross_core(instr)
+                    seg = _Seg()
             elif instr.op is Op.PRINT:
                 seg.compute += debug.device_print(sel, instr)
             elif instr.op is Op.GATHER_LOAD:

@@ -7,6 +7,8 @@ import pytest
 
 import ascdsl
 from ascdsl import dtypes, sim
+from ascdsl.backend import tiling
+from ascdsl.backend.ascendc import kernel_source
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 from ascdsl.sim import cost
 from ascdsl.testing import assert_close
@@ -189,22 +191,58 @@ def _attention_reference(q, k, v, scale, causal):
     return e / e.sum(-1, keepdims=True) @ v.astype(np.float64)
 
 
-@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-def test_attention_forward_runs_on_the_interpreter_and_is_refused_at_its_second_product(causal):
-    """The form step 2 of issue 26 lowers: 50 queries and keys (not multiples of 16 x 32 blocks), 3 heads. The
-    interpreter matches softmax(q k^T * scale) v; the sim backend is a located error at `p @ v`."""
-    z, n, d = 3, 50, 32
+def _attention(causal, z=3, n=50, d=32, blocks=(16, 32)):
+    """50 queries and keys (not multiples of the 16 x 32 blocks), 3 heads."""
     q, k, v = (data((z, n, d), dtypes.float16) for _ in range(3))
-    launch = ck.attention_fwd[(ascdsl.cdiv(n, 16), z)]
-    o = np.zeros((z, n, d), np.float16)
-    launch(q, k, v, o, 0.25, n, D=d, BLOCK_M=16, BLOCK_N=32, CAUSAL=causal)
-    assert_close(o, _attention_reference(q, k, v, 0.25, causal).astype(np.float16), dtypes.float16)
+    return ck.attention_fwd[(ascdsl.cdiv(n, blocks[0]), z)], (q, k, v, np.zeros((z, n, d), np.float16), 0.25, n), \
+        dict(D=d, BLOCK_M=blocks[0], BLOCK_N=blocks[1], CAUSAL=causal)
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_attention_forward_takes_turns_between_the_cores_at_each_step(causal):
+    """Each step of the loop over keys: the AIC stores q @ k^T to a slot of the workspace and sets flag 0; the
+    AIVs wait for it, compute the online softmax, store p (fp16) to its slot and set flag 3, which the AIC waits
+    for before p @ v, stored and flagged 2 to the AIVs, which wait for it and update acc; the slots alternate."""
+    _, args, meta = _attention(causal)
+    kernel = ck.attention_fwd.specialize(*args, **meta).kernels[0]
+    source = kernel_source("attention", tiling.variants([kernel]), tiling.layout("AttentionTiling", [kernel]),
+                           "Ascend910B3")
+    vector_part, cube_part = source.split("class AttentionFwdV1Cube")
+
+    def order(text: str) -> list[str]:
+        lines = [line.strip().split("  //")[0] for line in text.splitlines()]
+        copies = ("CopyIn", "CopyA", "CopyB", "CopyOut")
+        return [line.split("(")[0] if line.startswith(copies) else line for line in lines
+                if "CrossCore" in line or line.startswith(copies)]
+
+    assert order(cube_part) == ["CopyA", "CopyB", "CopyOut", "CrossCoreSetFlag<2, PIPE_FIX>(0);",
+                                "CrossCoreWaitFlag<2, PIPE_S>(3);", "CopyA", "CopyB", "CopyOut",
+                                "CrossCoreSetFlag<2, PIPE_FIX>(2);"]
+    assert order(vector_part) == ["CrossCoreWaitFlag<2, PIPE_S>(0);", "CopyIn3", "CopyOut3",
+                                  "CrossCoreSetFlag<2, PIPE_MTE3>(3);", "CrossCoreWaitFlag<2, PIPE_S>(2);", "CopyIn4",
+                                  "CopyOut5"]
+    assert "const int32_t slot = (start_n / 32) % 2;" in cube_part and "KERNEL_TYPE_MIX_AIC_1_2" in source
+
+
+@pytest.mark.parametrize("causal, shape", [(False, {}), (True, {}), (True, dict(z=2, n=40, d=64, blocks=(32, 16)))],
+                         ids=["full", "causal", "causal-d64-more-steps"])
+def test_attention_forward_matches_the_interpreter(causal, shape):
+    """The interpreter matches softmax(q k^T * scale) v; the simulator, running a block's AIC and AIVs
+    interleaved at their flags, matches the interpreter (with 16-key blocks, 3 steps of both slots)."""
+    launch, args, meta = _attention(causal, **shape)
+    want, got = both(launch, *args, **meta)
+    assert_close(want[3], _attention_reference(*args[:3], 0.25, causal).astype(np.float16), dtypes.float16)
+    assert_close(got[3], want[3], dtypes.float16)
+
+
+def test_an_operand_computed_before_a_loop_of_steps_is_a_located_error():
+    x, w, out = np.zeros((16, 16), np.float16), np.zeros((48, 16), np.float16), np.zeros((16, 16), np.float32)
     with pytest.raises(ascdsl.CompilationError) as info:
-        launch(q, k, v, o, 0.25, n, D=d, BLOCK_M=16, BLOCK_N=32, CAUSAL=causal, backend="sim")
+        ck.steps_of_a_scaled_operand[(1,)](x, w, out, 48, BLOCK=16, backend="sim")
     message = str(info.value)
     assert message.startswith("tests/backend/cube_kernels.py:"), message
-    assert "a second `tl.dot` in one loop (attention's" in message
-    assert "acc += tl.dot(p.to(v_ptr.dtype.element_ty), v)" in message, message
+    assert ("an operand of `tl.dot` in a loop of steps computed before the loop (the vector cores pass the operands "
+            "they compute at each step)") in message and "x = (tl.load(" in message, message
 
 
 def test_vector_work_before_and_after_one_product_is_a_located_error():
@@ -410,6 +448,9 @@ def test_generated_cube_kernels_type_check_against_cann(tmp_path):
     x, w = np.zeros((m, k), np.float32), np.zeros((n, k), np.float32)
     kernels.append(ck.matmul.specialize(x, w, np.zeros((m, n), np.float32), m, n, k, k, 1, 1, k, n, 1, BLOCK_M=32,
                                         BLOCK_N=32, BLOCK_K=32).kernels[0])
+    for causal in (False, True):  # MIX kernels whose cores take turns at each step
+        _, args, meta = _attention(causal)
+        kernels.append(ck.attention_fwd.specialize(*args, **meta).kernels[0])
     assert_type_checks("cube_matmul", kernels, tmp_path)
 
 

@@ -232,3 +232,14 @@ def test_cube_op_projects_type_check_against_cann(path, tmp_path):
     type_check(cann_flags(), kernel_with_tiling(b, tmp_path))
     op_host = folder / "op_project" / "op_host"
     type_check(host_flags(), op_host / f"{b.project_name}.cpp", op_host)
+
+
+def test_a_build_refuses_a_loop_of_steps_at_its_first_product():
+    """Attention forward runs on backend="sim"; its op project is a located error at `q @ k^T`."""
+    b = planned(Path(__file__).parent / "opfiles" / "attention.py")
+    ((variant, error),) = b.failed
+    assert variant.kernel.name == "attention_fwd" and not b.variants
+    message = str(error)
+    assert message.startswith("ascdsl/bench_kernels.py:"), message
+    assert ("an op project of a MIX kernel whose cube and vector cores take turns at each step of a loop (two "
+            "products in one loop) is not built yet") in message and "qk = tl.dot(q, tl.trans(k))" in message
