@@ -148,6 +148,27 @@ def test_workspace_read_before_the_aic_signals_its_write_is_an_error():
         _mix(2)
 
 
+def _two_flags(fault):
+    a = RNG.standard_normal((16, 16)).astype(np.float16)
+    b = RNG.standard_normal((16, 16)).astype(np.float16)
+    ws, c = np.full((2, 16, 16), np.nan, np.float16), np.zeros((2, 16, 16), np.float16)
+    sim.run_kernel(MIX, "two_flags_mix", [a, b, ws, c, np.uint32(fault)], 1, mix=True)
+    return a, b, c
+
+
+def test_a_read_is_published_by_a_later_set_of_any_flag_id():
+    """Tile 1 is read after a wait for flag 1, before the wait for flag 0 whose set came first: safe, as the
+    publication goes by each set's place among its core's sets, not by how many waits the reader took."""
+    a, b, c = _two_flags(0)
+    expected = np.maximum(_reference(a, b, np.float16), np.float16(0))
+    np.testing.assert_array_equal(c, np.stack([expected, expected]))
+
+
+def test_a_read_after_a_set_that_came_before_the_write_is_an_error():
+    with pytest.raises(sim.SimError, match="read by AIV 0 of block 0 before the write of the AIC of block 0"):
+        _two_flags(1)
+
+
 def _doubled(fault):
     a = RNG.standard_normal((16, 16)).astype(np.float16)
     b = RNG.standard_normal((16, 16)).astype(np.float16)

@@ -131,3 +131,30 @@ extern "C" __global__ __aicore__ void ping_pong_mix(GM_ADDR a, GM_ADDR b, GM_ADD
         }
     }
 }
+
+// Two tiles published by flags of two ids: the AIC computes A * B (16 x 16 x 16, half) into the workspace's
+// tile 0 and sets flag 0, then again into its tile 1 and sets flag 1; each AIV waits for flag 1 and takes its
+// rows of tile 1 (relu) into C's tile 1, then waits for flag 0 and does the same with tile 0: each read comes
+// after a wait whose set followed the tile's write, though not in the order of the sets. `fault` 1: the AIVs
+// read tile 1 after waiting for flag 0 only, whose set came before tile 1's write.
+extern "C" __global__ __aicore__ void two_flags_mix(GM_ADDR a, GM_ADDR b, GM_ADDR ws, GM_ADDR c, uint32_t fault)
+{
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    constexpr uint32_t TILE = 16 * 16 * sizeof(half);
+    if ASCEND_IS_AIC {
+        for (uint16_t t = 0; t < 2; ++t) {
+            TiledMatmul<half, false> op;
+            op.Init(a, b, ws + t * TILE, 16, 16, 16, 16, 16, 16);
+            op.Process();
+            CrossCoreSetFlag<2, PIPE_FIX>(t);
+        }
+        return;
+    }
+    AivRows rows;
+    rows.Init();
+    const auto relu = [](const LocalTensor<half>& y, const LocalTensor<half>& x, uint32_t n) { Relu(y, x, n); };
+    CrossCoreWaitFlag<2, PIPE_S>(fault == 1 ? 0 : 1);
+    rows.Run(ws + TILE, c + TILE, relu);
+    CrossCoreWaitFlag<2, PIPE_S>(fault == 1 ? 1 : 0);
+    rows.Run(ws, c, relu);
+}

@@ -62,11 +62,9 @@ inline void CrossCoreSetFlag(uint16_t flagId) {
     const double at = ascdsl_sim::reached(ascdsl_sim::cross_core_pipe(pipe)) + ascdsl_sim::timeline().params.flag_latency;
     if (s.core == AIV) {
         const size_t sub = static_cast<size_t>(s.sub_block);
-        g.aiv_sets[sub][flagId].push_back(at);
-        ++g.aiv_set_total[sub];
+        g.aiv_sets[sub][flagId].push_back({at, g.aiv_set_total[sub]++});
     } else {
-        g.aic_sets[flagId].push_back(at);
-        ++g.aic_set_total;
+        g.aic_sets[flagId].push_back({at, g.aic_set_total++});
     }
     ++g.sets;
 }
@@ -87,9 +85,13 @@ inline void CrossCoreWaitFlag(uint16_t flagId) {
                 << " taken)";
             ascdsl_sim::block_core(why.str());
         }
-        at = std::max(g.aiv_sets[0][flagId][taken], g.aiv_sets[1][flagId][taken]);
+        at = 0;
+        for (size_t sub = 0; sub < 2; ++sub) {
+            const ascdsl_sim::CrossCoreSet& set = g.aiv_sets[sub][flagId][taken];
+            at = std::max(at, set.at);
+            g.aic_seen[sub] = std::max(g.aic_seen[sub], set.index + 1);
+        }
         ++g.aic_taken[flagId];
-        ++g.aic_wait_total;
     } else {
         const size_t sub = static_cast<size_t>(s.sub_block);
         uint32_t& taken = g.aiv_taken[sub][flagId];
@@ -99,8 +101,9 @@ inline void CrossCoreWaitFlag(uint16_t flagId) {
                 << g.aic_set_total << " set in all)";
             ascdsl_sim::block_core(why.str());
         }
-        at = g.aic_sets[flagId][taken++];
-        ++g.aiv_wait_total[sub];
+        const ascdsl_sim::CrossCoreSet& set = g.aic_sets[flagId][taken++];
+        at = set.at;
+        g.aiv_seen[sub] = std::max(g.aiv_seen[sub], set.index + 1);
     }
     ascdsl_sim::hold(ascdsl_sim::cross_core_pipe(pipe), at, "CrossCoreWaitFlag");
 }

@@ -80,15 +80,15 @@ struct GmRegion {
     uintptr_t base;
     uint64_t bytes;
     std::vector<uint32_t> owner;  // block that wrote each byte; kNoOwner when none, kAtomicOwner when atomic
-    // For each byte a core of a MIX kernel wrote: how many CrossCoreSetFlag it had made before (the write is
-    // published by the next one), with kByAiv where an AIV wrote it; kNoOwner when no core of one did.
+    // For each byte a core of a MIX kernel wrote: its cross_core_sets at the write (the write is published by
+    // its next CrossCoreSetFlag, of any flag id); kNoOwner when no core of one did.
     std::vector<uint32_t> published;
-    // For each byte a core of a MIX kernel read: its block << 32 and how many CrossCoreSetFlag the core had
-    // made before (the read is signalled done by the next one), with kByAiv where an AIV read it; kNoRead when
-    // no core of one did.
+    // For each byte a core of a MIX kernel read: its block << 32 and its cross_core_sets at the read (the read
+    // is signalled done by its next CrossCoreSetFlag, of any flag id); kNoRead when no core of one did.
     std::vector<uint64_t> read_by;
 };
-constexpr uint32_t kNoOwner = 0xFFFFFFFF, kAtomicOwner = 0xFFFFFFFE, kByAiv = 0x80000000;
+constexpr uint32_t kNoOwner = 0xFFFFFFFF, kAtomicOwner = 0xFFFFFFFE, kByAiv = 0x80000000, kAivShift = 30,
+                   kSetCount = 0x3FFFFFFF;
 constexpr uint64_t kNoRead = ~uint64_t{0};
 
 // SetAtomicAdd/Max/Min: how MTE3 combines UB data with GM (reference: SetAtomicAdd).
@@ -160,14 +160,22 @@ struct CoreState {
 // The cross-core flags of a MIX block's group (cross_core.h), kept with the time each set was issued on its
 // setter's timeline (a wait completes no earlier). A set by the AIC counts once for each AIV; the AIC's wait
 // takes one set of each AIV.
+// A CrossCoreSetFlag: when it reaches its waiter (cost model) and how many sets of any flag id its core had
+// made before it (the GM publication check: a write or read before it is signalled by it).
+struct CrossCoreSet {
+    double at;
+    uint32_t index;
+};
 struct FlagGroup {
-    std::array<std::vector<double>, 16> aic_sets;                  // per flag id
-    std::array<std::array<uint32_t, 16>, 2> aiv_taken = {};         // per AIV and flag id: of aic_sets
-    std::array<std::array<std::vector<double>, 16>, 2> aiv_sets;   // per AIV and flag id
-    std::array<uint32_t, 16> aic_taken = {};                        // per flag id: of each AIV's aiv_sets
-    // in all flag ids (the GM publication check): the AIC's sets, each AIV's waits and sets, the AIC's waits
-    uint32_t aic_set_total = 0, aic_wait_total = 0;
-    std::array<uint32_t, 2> aiv_wait_total = {}, aiv_set_total = {};
+    std::array<std::vector<CrossCoreSet>, 16> aic_sets;                 // per flag id
+    std::array<std::array<uint32_t, 16>, 2> aiv_taken = {};              // per AIV and flag id: of aic_sets
+    std::array<std::array<std::vector<CrossCoreSet>, 16>, 2> aiv_sets;  // per AIV and flag id
+    std::array<uint32_t, 16> aic_taken = {};                             // per flag id: of each AIV's aiv_sets
+    uint32_t aic_set_total = 0;
+    std::array<uint32_t, 2> aiv_set_total = {};
+    // The GM publication check, over the sets a core's waits took on any flag id: the AIC's of each AIV's sets,
+    // each AIV's of the AIC's, how many sets the setter had made up to the latest one taken.
+    std::array<uint32_t, 2> aic_seen = {}, aiv_seen = {};
     uint64_t sets = 0;  // every set so far: a core blocked since then may go on
 };
 
@@ -368,10 +376,21 @@ inline uint64_t l2_touch(const void* p, uint64_t bytes) {
     return seen;
 }
 
-// The running core of a MIX block: the CrossCoreSetFlag it has made, with kByAiv on an AIV.
+// The running core of a MIX block and the CrossCoreSetFlag it has made: on an AIV, kByAiv and its sub-block
+// at kAivShift.
 inline uint32_t cross_core_sets(const State& s) {
     const FlagGroup& g = s.flag_group;
-    return s.core == AIC ? g.aic_set_total : kByAiv | g.aiv_set_total[static_cast<size_t>(s.sub_block)];
+    if (s.core == AIC) return g.aic_set_total;
+    const auto sub = static_cast<uint32_t>(s.sub_block);
+    return kByAiv | (sub << kAivShift) | g.aiv_set_total[sub];
+}
+
+// Whether the running core has taken a set (a wait on any flag id) that the core of `sets` (cross_core_sets of
+// the other core type) made after its count: what it wrote or read then is signalled to the running core.
+inline bool signalled(const State& s, uint32_t sets) {
+    const FlagGroup& g = s.flag_group;
+    const uint32_t seen = (sets & kByAiv) != 0 ? g.aic_seen[(sets >> kAivShift) & 1] : g.aiv_seen[static_cast<size_t>(s.sub_block)];
+    return seen > (sets & kSetCount);
 }
 
 // The core's name in an error: "the AIC" or "AIV <sub-block>".
@@ -384,12 +403,11 @@ inline std::string core_name(const State& s) {
 inline void check_overwrite(const char* api, GmRegion& r, uint64_t off, uint64_t bytes) {
     State& s = st();
     const bool by_aiv = s.core == AIV;
-    const uint32_t waits = by_aiv ? s.flag_group.aiv_wait_total[static_cast<size_t>(s.sub_block)] : s.flag_group.aic_wait_total;
     for (uint64_t i = 0; i < bytes; ++i) {
         const uint64_t e = r.read_by[off + i];
         const uint32_t sets = static_cast<uint32_t>(e);
         if (e == kNoRead || (e >> 32) != static_cast<uint64_t>(s.block_idx) || ((sets & kByAiv) != 0) == by_aiv) continue;
-        if (waits <= (sets & ~kByAiv)) {
+        if (!signalled(s, sets)) {
             s.fail_region = &r - s.gm.data();
             fail(api, "GM byte ", off + i, " of a ", r.bytes, "-byte buffer is written by ", core_name(s), " of block ",
                  s.block_idx, " before the read of ", by_aiv ? "the AIC" : "an AIV", " of block ", s.block_idx,
@@ -410,7 +428,7 @@ inline uint64_t gm_read(const char* api, const void* p, uint64_t bytes) {
         for (uint64_t i = 0; i < bytes; ++i) {
             const uint32_t e = r.published[off + i];
             if (e == kNoOwner || !(e & kByAiv)) continue;
-            if (r.owner[off + i] != static_cast<uint32_t>(s.block_idx) || s.flag_group.aic_wait_total <= (e & ~kByAiv)) {
+            if (r.owner[off + i] != static_cast<uint32_t>(s.block_idx) || !signalled(s, e)) {
                 s.fail_region = &r - s.gm.data();
                 fail(api, "GM byte ", off + i, " of a ", r.bytes, "-byte buffer is read by the AIC of block ",
                      s.block_idx, " before the write of an AIV of block ", r.owner[off + i], " is signalled to it "
@@ -423,7 +441,7 @@ inline uint64_t gm_read(const char* api, const void* p, uint64_t bytes) {
         for (uint64_t i = 0; i < bytes; ++i) {
             const uint32_t e = r.published[off + i];
             if (e == kNoOwner || (e & kByAiv)) continue;
-            if (r.owner[off + i] != static_cast<uint32_t>(s.block_idx) || s.flag_group.aiv_wait_total[static_cast<size_t>(s.sub_block)] <= e) {
+            if (r.owner[off + i] != static_cast<uint32_t>(s.block_idx) || !signalled(s, e)) {
                 s.fail_region = &r - s.gm.data();
                 fail(api, "GM byte ", off + i, " of a ", r.bytes, "-byte buffer is read by AIV ", s.sub_block,
                      " of block ", s.block_idx, " before the write of the AIC of block ", r.owner[off + i],
