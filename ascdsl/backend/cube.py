@@ -167,7 +167,7 @@ class _Scalars:
         dt = v.type.dtype
         if instr.op in (Op.MAXIMUM, Op.MINIMUM):
             for x in instr.operands:
-                if not self.expr[x.id].replace("_", "").replace(".", "").isalnum():
+                if not _atom(self.expr[x.id]):
                     name = self.fresh("rest" if instr.op is Op.MAXIMUM else "clamped")
                     out.append(Located(f"const {x.type.dtype.cpp} {name} = {_bare(self.expr[x.id])};  "
                                        f"// {where(instr.loc)}", instr.loc, depth))
@@ -209,6 +209,15 @@ def _int_division(divide: bool, ops: list[str], dt: dtypes.DType) -> str:
     """The C++ text of :func:`.kir.int_division` of the scalars ``ops`` (C's traps guarded)."""
     a, b = (kir.Var(n, dt, text) for n, text in enumerate(ops))
     return Printer(Names(vars={0: ops[0], 1: ops[1]})).expr(kir.int_division(divide, a, b, dt))
+
+
+def _atom(text: str) -> bool:
+    """Whether C++ expression ``text`` is a name or a number, which needs no parentheses as an operand."""
+    return text.replace("_", "").replace(".", "").isalnum()
+
+
+def _grouped(text: str) -> str:
+    return text if _atom(text) else f"({text})"
 
 
 def _bare(text: str) -> str:
@@ -406,7 +415,7 @@ def _product(kernel: Kernel, s: _Scalars, dot: Instr, loads: dict[int, tuple[Ins
     if (c.rows_canon, c.cols_canon) != (a.rows_canon, b.cols_canon):
         raise unsupported(stored.loc, "a store whose mask differs from the rows of `a` and the columns of `b` (its "
                                       "rows and columns must be those of the product)")
-    ka, kb = (x if x.replace("_", "").replace(".", "").isalnum() else f"({x})" for x in (a.cols, b.rows))
+    ka, kb = (_grouped(x) for x in (a.cols, b.rows))
     kk = a.cols if a.cols_canon == b.rows_canon else f"({ka} < {kb} ? {ka} : {kb})"
     return dtype, acc, out, (bm, bn, bk), a, b, c, kk
 
@@ -423,16 +432,30 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Phase:
+    """Products of one step of a loop of steps (:class:`CubeSteps`) that the cube core runs together: where it
+    runs some a step ahead, the ``if`` that opens them and the line that binds the loop variable to their step."""
+
+    open: Located | None
+    bind: Located | None
+    steps: tuple[Step, ...]
+
+
+@dataclass(frozen=True)
 class CubeSteps:
     """The cube part of a loop whose steps alternate products and vector work (:func:`.mix._split_steps`): its
-    scalars, the loop's header and scalar lines, and the products of a step in order."""
+    scalars, the loop's header and scalar lines (each phase computes them for its step), and its phases."""
 
     kernel: Kernel
     prologue: tuple[Located, ...]
     header: Located
     body: tuple[Located, ...]
-    steps: tuple[Step, ...]
+    phases: tuple[Phase, ...]
     loc: Loc
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        return tuple(step for phase in self.phases for step in phase.steps)
 
     @property
     def products(self) -> tuple[CubeKernel, ...]:
@@ -442,7 +465,10 @@ class CubeSteps:
 def match_steps(kernel: Kernel) -> CubeSteps:
     """The matched form of the cube part of a loop of steps: scalars and operand loads, then a ``for`` loop of
     scalars, operand loads (those from the workspace, the first of a product's marked with the flag it ``wait`` s
-    for) and products, each stored to the workspace by a store marked with the flag it ``signal`` s."""
+    for) and products, each stored to the workspace by a store marked with the flag it ``signal`` s. The products
+    before the first that waits run a step ahead of it and those after (``q @ k^T`` of step i + 1 while the vector
+    cores work on step i's): each turn of the loop runs the first ones for its step, then the others for the step
+    before."""
     s = _Scalars(kernel)
     prologue: list[Located] = []
     loads: dict[int, tuple[Instr, bool]] = {}
@@ -459,8 +485,6 @@ def match_steps(kernel: Kernel) -> CubeSteps:
     if loop is None:
         raise unsupported(kernel.loc, "a MIX kernel without its loop of steps")
     var, first, last, by = _bounds(kernel, s, loop, "steps")
-    header = Located(f"for (int32_t {var} = {first}; {var} < {last}; {var} += {by}) {{  // {where(loop.loc)}",
-                     loop.loc, 1)
     body: list[Located] = []
     steps: list[Step] = []
     wait = dot = None
@@ -480,7 +504,19 @@ def match_steps(kernel: Kernel) -> CubeSteps:
             wait = dot = None
         elif instr.op is not Op.YIELD:
             raise unsupported(instr.loc, f"`{instr.op.value}` in a step of the loop's products")
-    return CubeSteps(kernel, tuple(prologue), header, tuple(body), tuple(steps), loop.loc)
+    ahead = next((n for n, step in enumerate(steps) if step.wait is not None), 0)
+    if not ahead:
+        header = Located(f"for (int32_t {var} = {first}; {var} < {last}; {var} += {by}) {{  // {where(loop.loc)}",
+                         loop.loc, 1)
+        return CubeSteps(kernel, tuple(prologue), header, tuple(body), (Phase(None, None, tuple(steps)),), loop.loc)
+    turn = s.fresh("turn")
+    header = Located(f"for (int32_t {turn} = {first}; {turn} < {_grouped(last)} + {by}; {turn} += {by}) {{  // "
+                     f"{where(loop.loc)}: the first products a step ahead", loop.loc, 1)
+    phases = (Phase(Located(f"if ({turn} < {last}) {{", loop.loc, 2),
+                    Located(f"const int32_t {var} = {turn};", loop.loc, 3), tuple(steps[:ahead])),
+              Phase(Located(f"if ({turn} > {first}) {{  // the others, for the step before", loop.loc, 2),
+                    Located(f"const int32_t {var} = {turn} - {by};", loop.loc, 3), tuple(steps[ahead:])))
+    return CubeSteps(kernel, tuple(prologue), header, tuple(body), phases, loop.loc)
 
 
 def _bounds(kernel: Kernel, s: _Scalars, loop: Instr, what: str) -> tuple[str, str, str, str]:
@@ -617,13 +653,17 @@ def render_class(p: CubeKernel | CubeSteps, class_name: str, struct: str) -> Ren
           if isinstance(v.type.dtype, dtypes.PointerType)}
     pointers = [{"param": safe(n), "name": gm[n], "cpp": v.type.dtype.element_ty.cpp}
                 for n, v in zip(kernel.param_names, kernel.params) if n in gm]
-    steps = p.steps if isinstance(p, CubeSteps) else (Step(p, None, None),)
+    phases = p.phases if isinstance(p, CubeSteps) else (Phase(None, None, (Step(p, None, None),)),)
+    steps = [step for phase in phases for step in phase.steps]
     products = [{"a": q.a, "b": q.b, "c": q.c, "k": q.k, "chunk": q.chunk, "step": q.step, "body": q.body,
                  "block": q.block, "over_k": q.chunk.text.startswith("for "), "suffix": str(n or ""),
                  "a_gm": gm[q.a.pointer], "b_gm": gm[q.b.pointer], "a_where": where(q.a.loc), "b_where": where(q.b.loc),
                  "c_where": where(q.c.loc), "wait": step.wait, "signal": step.signal}
                 for n, (step, q) in enumerate((step, step.product) for step in steps)]
+    models = iter(products)
     loop = isinstance(p, CubeSteps)
+    phases = [{"open": phase.open, "bind": phase.bind, "pad": " " * (8 * loop + 4 * (phase.open is not None)),
+               "products": [next(models) for _ in phase.steps]} for phase in phases]
     return render_located(
         "cube_class.cpp.j2", class_name=class_name, struct=struct, kernel_name=kernel.name,
         constexprs=", ".join(f"{n}={v}" for n, v in kernel.constexprs), where=where(kernel.loc), pointers=pointers,
@@ -632,5 +672,5 @@ def render_class(p: CubeKernel | CubeSteps, class_name: str, struct: str) -> Ren
         a1_bytes=a1_bytes, b1_bytes=b1_bytes, a_fractals=a_bytes // 512, b_fractals=b_bytes // 512,
         depth=max(q.depth for q in p.products), b_depth=max(q.b_depth for q in p.products),
         prologue=p.prologue, header=p.header if loop else None,
-        body=p.body if loop else (), products=products, pad="        " if loop else "", c_gm=gm[first.c.pointer],
+        body=p.body if loop else (), products=products, phases=phases, c_gm=gm[first.c.pointer],
         dot_where=where(p.loc), mmad=Located(f"Mmad(c1, a2, b2, params);  // {where(p.loc)}", p.loc, 1))

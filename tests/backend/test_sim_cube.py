@@ -202,7 +202,8 @@ def _attention(causal, z=3, n=50, d=32, blocks=(16, 32)):
 def test_attention_forward_takes_turns_between_the_cores_at_each_step(causal):
     """Each step of the loop over keys: the AIC stores q @ k^T to a slot of the workspace and sets flag 0; the
     AIVs wait for it, compute the online softmax, store p (fp16) to its slot and set flag 3, which the AIC waits
-    for before p @ v, stored and flagged 2 to the AIVs, which wait for it and update acc; the slots alternate."""
+    for before p @ v, stored and flagged 2 to the AIVs, which wait for it and update acc; the slots alternate.
+    The AIC runs q @ k^T a step ahead: each turn of its loop, that of its step, then p @ v of the step before."""
     _, args, meta = _attention(causal)
     kernel = ck.attention_fwd.specialize(*args, **meta).kernels[0]
     source = kernel_source("attention", tiling.variants([kernel]), tiling.layout("AttentionTiling", [kernel]),
@@ -222,6 +223,9 @@ def test_attention_forward_takes_turns_between_the_cores_at_each_step(causal):
                                   "CrossCoreSetFlag<2, PIPE_MTE3>(3);", "CrossCoreWaitFlag<2, PIPE_S>(2);", "CopyIn4",
                                   "CopyOut5"]
     assert "const int32_t slot = (start_n / 32) % 2;" in cube_part and "KERNEL_TYPE_MIX_AIC_1_2" in source
+    ahead, behind = cube_part.split("if (turn > 0) {")
+    assert "const int32_t start_n = turn;" in ahead and "CrossCoreSetFlag<2, PIPE_FIX>(0);" in ahead
+    assert "const int32_t start_n = turn - 32;" in behind and "CrossCoreWaitFlag<2, PIPE_S>(3);" in behind
 
 
 @pytest.mark.parametrize("causal, shape", [(False, {}), (True, {}), (True, dict(z=2, n=40, d=64, blocks=(32, 16)))],
