@@ -47,7 +47,7 @@ from .backend.hostcode import is_kernel
 from .backend.render import render
 from .backend.tiling import TilingLayout, Variant, cann_name, layout
 from .errors import CompilationError, Error, InputTypeError, InputValueError, source_path, source_root
-from .ir import Op, dump, walk
+from .ir import dump
 from .op import Case, Operator, TensorDesc, specializations
 from .platforms import Platform
 from .verify import VariantCheck, verify_main
@@ -206,15 +206,6 @@ def check_host(op: Operator, platform: Platform) -> None:
     host.tiling_header(op, lay, vs, platform, source)
 
 
-def _steps_not_built(kernel) -> CompilationError:
-    """The error of a MIX variant whose cores take turns at each step of a loop (attention forward), which
-    ``backend="sim"`` runs but a build does not yet (its op kernel would pass the workspace twice, untested)."""
-    dot = next(i for i in walk(kernel.body) if i.op is Op.DOT)
-    return CompilationError(dot.loc, "an op project of a MIX kernel whose cube and vector cores take turns at each "
-                            "step of a loop (two products in one loop) is not built yet",
-                            hint="run the kernel with backend='sim'")
-
-
 def plan(op: Operator, platform: Platform, root: str | Path | None = None) -> OpBuild:
     """Collect the kernel specialisations the op's OpDef-expressible cases launch, lay out the tiling
     struct, and set aside the variants the Ascend C backend cannot emit. Generated files name source
@@ -223,8 +214,7 @@ def plan(op: Operator, platform: Platform, root: str | Path | None = None) -> Op
     emitted, failed = [], []
     for v in vs:
         try:
-            if cores.of(v.kernel, platform) is cores.MIX and mix.split(v.kernel, platform).steps is not None:
-                raise _steps_not_built(v.kernel)  # cores.of: a located error on a platform without the cores
+            cores.of(v.kernel, platform)  # a located error on a platform without the cube cores
             ascendc.render_classes([v], lay, platform)
             emitted.append(v)
         except CompilationError as e:

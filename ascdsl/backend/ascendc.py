@@ -166,13 +166,19 @@ def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout
     platform = _platform(platform)
     names = class_names(variants, platform)
     calls = [{"key": v.key, "class_name": names[v.key], "args": pointer_names(v.kernel), "cube": cube.is_cube(v.kernel),
-              "mix": mix.is_mix(v.kernel, platform), "vector_class": vector_class_name(v),
-              "before": mix.is_mix(v.kernel, platform) and mix.before(v.kernel, platform),
-              "workspaces": len(mix.split(v.kernel, platform).workspaces) if mix.is_mix(v.kernel, platform) else 0}
+              "mix": mix.is_mix(v.kernel, platform), "vector_class": vector_class_name(v), **mix_launch(v, platform)}
              for v in variants]
     return render_located("kernel.cpp.j2", symbol=symbol, struct=layout.struct_name, struct_source=layout.struct_source(),
                   classes=render_classes(variants, layout, platform), pointers=entry_pointers(variants), calls=calls,
                   workspace=mix.WORKSPACE)
+
+
+def mix_launch(v: Variant, platform: Platform) -> dict:
+    """The arguments of ``mix_launch.cpp.j2`` an entry's branch of variant ``v`` takes: whether its AIVs run
+    first (``before``) and how many workspace parameters its classes take (a loop of steps: 2)."""
+    if not mix.is_mix(v.kernel, platform):
+        return {"before": False, "workspaces": 0}
+    return {"before": mix.before(v.kernel, platform), "workspaces": len(mix.split(v.kernel, platform).workspaces)}
 
 
 def pointer_params(kernel: Kernel) -> list[str]:
@@ -190,5 +196,5 @@ def entry_pointers(variants: Sequence[Variant]) -> list[str]:
     return list(dict.fromkeys(n for v in variants for n in pointer_names(v.kernel)))
 
 
-__all__ = ["PIPELINE", "class_names", "cube_class_name", "vector_class_name", "classes", "compile_variant", "entry_pointers", "pointer_names", "pointer_params", "variant_kernel", "variant_planned", "kernel_source", "literal", "planned",
+__all__ = ["PIPELINE", "class_names", "cube_class_name", "mix_launch", "vector_class_name", "classes", "compile_variant", "entry_pointers", "pointer_names", "pointer_params", "variant_kernel", "variant_planned", "kernel_source", "literal", "planned",
            "render_classes"]

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from .. import dtypes
-from . import ascendc, cores, host, mix
+from . import ascendc, cores, host
 from .tiling import TilingLayout, cann_name
 
 GE_DTYPE = {"float32": "DT_FLOAT", "float16": "DT_FLOAT16", "bfloat16": "DT_BF16", "int8": "DT_INT8",
@@ -119,16 +119,15 @@ def op_kernel_model(b) -> dict:
     each with its kernel type (:mod:`.cores`); the default type is the variants' most common one (the
     vector cores' without variants), the others are declared per key (``KERNEL_TASK_TYPE``). A MIX
     variant's branch runs its AIC and AIV classes on the user workspace (``GetUserWorkspace``: what the
-    op_host asks for past the system workspace), the AIVs first where its vector work comes before its
-    product (``before``, :func:`.mix.before`)."""
+    op_host asks for past the system workspace), as the direct-launch entry does (:func:`.ascendc.mix_launch`)."""
     names = ascendc.class_names(b.variants, b.platform)
     kinds, default = variant_cores(b)
     branches = [{"key": 0, "class_name": None, "vector_class": None, "kernel_type": default.kernel_type,
-                 "what": default.what, "before": False}]
+                 "what": default.what}]
     branches += [{"key": v.key, "class_name": names[v.key], "kernel_type": kinds[v.key].kernel_type,
                   "what": kinds[v.key].what,
                   "vector_class": ascendc.vector_class_name(v) if kinds[v.key] is cores.MIX else None,
-                  "before": kinds[v.key] is cores.MIX and mix.before(v.kernel, b.platform)}
+                  **ascendc.mix_launch(v, b.platform)}
                  for v in b.variants]
     return {"branches": branches, "kernel_type": default.kernel_type}
 

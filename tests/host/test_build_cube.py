@@ -1,6 +1,7 @@
 """`ascdsl build` of ops whose `tl.dot` runs on the cube cores (issue 26): ops/matmul.py (a pure-cube variant
 and a MIX one, chosen by an attribute), opfiles/linear.py (relu(x @ w + bias), MIX) and opfiles/scaled_operands.py
-((2 a) @ (b - 1), a MIX kernel computing its operands before the product): the kernel type of
+((2 a) @ (b - 1), a MIX kernel computing its operands before the product) and opfiles/attention.py (a MIX
+kernel whose cores take turns at each step of a loop): the kernel type of
 every tiling key in the op project, the block dim and the user workspace the generated host code computes,
 verification passing, report.html with the cube pipes, the generated C++ against CANN 8.1's headers, and
 located errors for what the cube lowering does not cover."""
@@ -29,6 +30,7 @@ from tests.sim.test_cann_headers import cann_flags
 ROOT = Path(__file__).resolve().parents[2]
 LINEAR = Path(__file__).parent / "opfiles" / "linear.py"
 OPERANDS = Path(__file__).parent / "opfiles" / "scaled_operands.py"
+ATTENTION = Path(__file__).parent / "opfiles" / "attention.py"
 B3 = get_platform("Ascend910B3")
 AIC, MIX = "KERNEL_TYPE_AIC_ONLY", "KERNEL_TYPE_MIX_AIC_1_2"
 
@@ -225,7 +227,7 @@ def kernel_with_tiling(b: build.OpBuild, folder: Path) -> Path:
 
 @needs_kernel_headers
 @needs_host_headers
-@pytest.mark.parametrize("path", [ROOT / "ops" / "matmul.py", LINEAR], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [ROOT / "ops" / "matmul.py", LINEAR, ATTENTION], ids=lambda p: p.stem)
 def test_cube_op_projects_type_check_against_cann(path, tmp_path):
     b = planned(path)
     folder = build.write(b, tmp_path)
@@ -234,12 +236,15 @@ def test_cube_op_projects_type_check_against_cann(path, tmp_path):
     type_check(host_flags(), op_host / f"{b.project_name}.cpp", op_host)
 
 
-def test_a_build_refuses_a_loop_of_steps_at_its_first_product():
-    """Attention forward runs on backend="sim"; its op project is a located error at `q @ k^T`."""
-    b = planned(Path(__file__).parent / "opfiles" / "attention.py")
-    ((variant, error),) = b.failed
-    assert variant.kernel.name == "attention_fwd" and not b.variants
-    message = str(error)
-    assert message.startswith("ascdsl/bench_kernels.py:"), message
-    assert ("an op project of a MIX kernel whose cube and vector cores take turns at each step of a loop (two "
-            "products in one loop) is not built yet") in message and "qk = tl.dot(q, tl.trans(k))" in message
+def test_attention_builds_and_verifies_three_ways(tmp_path):
+    """A loop of steps (attention forward, 2 heads x 40 keys in 32-key blocks: 2 steps): the op kernel's
+    classes take the user workspace as both their float32 and 16-bit views, as the direct-launch entry's do; the
+    interpreter, the op-project kernel on the simulator and the direct-launch program match the reference."""
+    b = planned(ATTENTION)
+    assert not b.failed and {cores.of(v.kernel, B3) for v in b.variants} == {cores.MIX}
+    kernel = build.render_files(b)["op_project/op_kernel/attention_custom.cpp"]
+    assert kernel.count("op.Init(q, k, v, out, GetUserWorkspace(workspace), GetUserWorkspace(workspace), "
+                        "tilingData);") == 2
+    rows, _ = verify.verify_build(b, build.write(b, tmp_path))
+    assert [r for r in rows if not r.ok] == []
+    assert {"interpreter", "sim", "main.cpp"} <= {r.backend for r in rows}, rows
