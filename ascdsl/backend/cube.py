@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Mapping
+from typing import Iterator, Mapping
 
 from .. import dtypes
 from ..errors import CompilationError, Loc
 from ..ir import Kernel, walk
-from ..ir.core import Instr, Op, Value
+from ..ir.core import Block as Region, Instr, Op, Value
 from ..passes import run_passes
 from ..platforms import Platform
 from . import kir
@@ -473,12 +473,8 @@ def match_steps(kernel: Kernel) -> CubeSteps:
     prologue: list[Located] = []
     loads: dict[int, tuple[Instr, bool]] = {}
     loop = None
-    for instr in kernel.body.body:
-        if instr.results and all(r.type.is_scalar for r in instr.results) and not instr.regions:
-            prologue += s.define(instr, 1)
-        elif _operand_load(instr, loads):
-            pass
-        elif instr.op is Op.FOR and loop is None:
+    for instr in _walk_products(kernel.body, s, loads, 1, prologue):
+        if instr.op is Op.FOR and loop is None:
             loop = instr
         else:
             raise unsupported(instr.loc, f"`{instr.op.value}` feeding the products of a loop of steps")
@@ -487,21 +483,18 @@ def match_steps(kernel: Kernel) -> CubeSteps:
     var, first, last, by = _bounds(kernel, s, loop, "steps")
     body: list[Located] = []
     steps: list[Step] = []
-    wait = dot = None
-    for instr in loop.regions[0].body:
-        if instr.results and all(r.type.is_scalar for r in instr.results) and not instr.regions:
-            body += s.define(instr, 2)
-        elif _operand_load(instr, loads):
-            wait = instr.attr("wait", wait)
-        elif instr.op is Op.DOT and dot is None:
+    dot = None
+    for instr in _walk_products(loop.regions[0], s, loads, 2, body):
+        if instr.op is Op.DOT and dot is None:
             dot = instr
         elif instr.op is Op.BLOCK_STORE and dot is not None and instr.attr("signal") is not None:
             dtype, acc, out, block, a, b, c, kk = _product(kernel, s, dot, loads, instr, {dot.result.id},
                                                            str(len(steps) or ""))
             opened = (Located(f"{{  // {where(dot.loc)}", dot.loc, 2), Located("{", dot.loc, 3))
+            wait = next((w for w in (loads[v.id][0].attr("wait") for v in dot.operands[:2]) if w is not None), None)
             steps.append(Step(CubeKernel(kernel, dtype, acc, out, block, 1, 1, (), *opened, (), a, b, c, kk, dot.loc),
                               wait, instr.attr("signal")))
-            wait = dot = None
+            dot = None
         elif instr.op is not Op.YIELD:
             raise unsupported(instr.loc, f"`{instr.op.value}` in a step of the loop's products")
     ahead = next((n for n, step in enumerate(steps) if step.wait is not None), 0)
@@ -517,6 +510,17 @@ def match_steps(kernel: Kernel) -> CubeSteps:
               Phase(Located(f"if ({turn} > {first}) {{  // the others, for the step before", loop.loc, 2),
                     Located(f"const int32_t {var} = {turn} - {by};", loop.loc, 3), tuple(steps[ahead:])))
     return CubeSteps(kernel, tuple(prologue), header, tuple(body), phases, loop.loc)
+
+
+def _walk_products(region: Region, s: _Scalars, loads: dict[int, tuple[Instr, bool]], depth: int,
+                   lines: list[Located]) -> Iterator[Instr]:
+    """The instructions of ``region`` for the caller to match (its products, loops, stores), past its scalars
+    (their lines appended to ``lines`` at ``depth``) and its operand loads (entered in ``loads``)."""
+    for instr in region.body:
+        if instr.results and all(r.type.is_scalar for r in instr.results) and not instr.regions:
+            lines += s.define(instr, depth)
+        elif not _operand_load(instr, loads):
+            yield instr
 
 
 def _bounds(kernel: Kernel, s: _Scalars, loop: Instr, what: str) -> tuple[str, str, str, str]:
@@ -548,12 +552,8 @@ def _loop(kernel: Kernel, s: _Scalars, loop: Instr, zeros: set[int]):
     body: list[Located] = []
     loads: dict[int, tuple[Instr, bool]] = {}
     dot = None
-    for instr in region.body:
-        if instr.results and all(r.type.is_scalar for r in instr.results) and not instr.regions:
-            body += s.define(instr, 3)
-        elif _operand_load(instr, loads):
-            pass
-        elif instr.op is Op.DOT and dot is None:
+    for instr in _walk_products(region, s, loads, 3, body):
+        if instr.op is Op.DOT and dot is None:
             dot = instr
         elif instr.op is Op.YIELD and dot is not None and [v.id for v in instr.operands] == [dot.result.id]:
             pass

@@ -28,9 +28,14 @@ def matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride
 
 @ascdsl.jit
 def matmul_grid2(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                 BLOCK_K: tl.constexpr):
-    """Row-major operands addressed without stride parameters, a 2-D grid, a float32 result."""
-    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+                 BLOCK_K: tl.constexpr, WRAP=None):
+    """Row-major operands addressed without stride parameters, a 2-D grid, a float32 result. Given `WRAP`, a
+    run-time value, program p's rows are block 2p + p % WRAP (`p % 0` is 0 on the interpreter: C's `%` would
+    trap)."""
+    row_block = tl.program_id(0)
+    if WRAP is not None:
+        row_block = row_block * 2 + row_block % WRAP
+    rows = row_block * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
@@ -426,18 +431,3 @@ def matmul_trans_a(at_ptr, b_ptr, c_ptr, M, N, K: tl.constexpr, BLOCK_M: tl.cons
     w = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=cols[None, :] < N, other=0)
     tl.store(c_ptr + rows[:, None] * N + cols[None, :], tl.dot(tl.trans(xt), w),
              mask=(rows[:, None] < M) & (cols[None, :] < N))
-
-
-@ascdsl.jit
-def matmul_wrapped_rows(a_ptr, b_ptr, c_ptr, M, N, K, WRAP, BLOCK: tl.constexpr):
-    """Program p's rows are block 2p + p % WRAP, `WRAP` a run-time value (`p % 0` is 0 on the interpreter: C's
-    `%` would trap)."""
-    rows = (tl.program_id(0) * 2 + tl.program_id(0) % WRAP) * BLOCK + tl.arange(0, BLOCK)
-    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
-    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
-    for k0 in range(0, K, BLOCK):
-        ks = k0 + tl.arange(0, BLOCK)
-        x = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K))
-        w = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=(ks[:, None] < K) & (cols[None, :] < N))
-        acc = tl.dot(x, w, acc)
-    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=(rows[:, None] < M) & (cols[None, :] < N))

@@ -27,27 +27,20 @@ def _tutorial(dtype, m, n, k, bm, bn, bk, backend=None):
     return grid, args, dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk)
 
 
-@pytest.mark.parametrize("dtype", [dtypes.float16, dtypes.bfloat16], ids=str)
-def test_tutorial_matmul_with_tails_matches_the_interpreter(dtype):
+@pytest.mark.parametrize("kernel, dtype, shapes", [(ck.matmul, dtypes.float16, SHAPES),
+                                                    (ck.matmul, dtypes.bfloat16, SHAPES),
+                                                    (ck.matmul_advancing, dtypes.float16, SHAPES[:2])],
+                         ids=["float16", "bfloat16", "advancing-pointers"])
+def test_tutorial_matmul_with_tails_matches_the_interpreter(kernel, dtype, shapes):
+    """Also the tutorial's own loop (``a_ptrs += BLOCK_K * stride_ak``): the pointer blocks are the entry ones
+    plus ``k * BLOCK_K * stride`` (``carried_offsets``), so the loop over K is the cube's."""
     def check(m, n, k, bm, bn, bk):
         grid, args, meta = _tutorial(dtype, m, n, k, bm, bn, bk)
-        want, got = both(ck.matmul[grid], *args, **meta)
+        want, got = both(kernel[grid], *args, **meta)
         a, b = args[0].astype(np.float64), args[1].astype(np.float64)
         assert_close(want[2], (a @ b).astype(dtype.np), dtype)  # the interpreter is right
         assert_close(got[2], want[2], dtype, err_msg=f"{m}x{n}x{k}")
-    each(check, SHAPES)
-
-
-def test_tutorial_matmul_advancing_its_pointers_matches_the_interpreter():
-    """The tutorial's own loop (``a_ptrs += BLOCK_K * stride_ak``): the pointer blocks are the entry ones
-    plus ``k * BLOCK_K * stride`` (``carried_offsets``), so the loop over K is the cube's."""
-    def check(m, n, k, bm, bn, bk):
-        grid, args, meta = _tutorial(dtypes.float16, m, n, k, bm, bn, bk)
-        want, got = both(ck.matmul_advancing[grid], *args, **meta)
-        a, b = args[0].astype(np.float64), args[1].astype(np.float64)
-        assert_close(want[2], (a @ b).astype(np.float16), dtypes.float16)
-        assert_close(got[2], want[2], dtypes.float16, err_msg=f"{m}x{n}x{k}")
-    each(check, SHAPES[:2])
+    each(check, shapes)
 
 
 def test_one_copy_to_l1_serves_several_steps_of_k():
@@ -137,7 +130,8 @@ def test_a_scalar_modulo_by_zero_or_minus_one_gives_the_interpreters_rows_not_a_
     """The simulator runs the kernel in this process: C's trap would kill it (SIGFPE)."""
     m, n, k = 128, 16, 32
     a, b = data((m, k), dtypes.float16), data((k, n), dtypes.float16)
-    want, got = both(ck.matmul_wrapped_rows[(4, 1)], a, b, np.zeros((m, n), np.float32), m, n, k, wrap, BLOCK=16)
+    want, got = both(ck.matmul_grid2[(4, 1)], a, b, np.zeros((m, n), np.float32), m, n, k, BLOCK_M=16,
+                     BLOCK_N=16, BLOCK_K=16, WRAP=wrap)
     assert_close(got[2], want[2], dtypes.float32, scale=np.abs(a).astype(np.float32) @ np.abs(b).astype(np.float32))
     written = [blk for blk in range(8) if (want[2][16 * blk:16 * blk + 16] != 0).any()]
     assert written == ([0, 3, 4, 7] if wrap == 2 else [0, 2, 4, 6])

@@ -18,6 +18,7 @@ struct Outcome {
     int64_t trace_block = -1;  // the block of the longest span, whose timeline is kept
     std::vector<TraceEvent> trace;
     uint64_t trace_dropped = 0;
+    bool mix = false;  // a MIX launch: the trace's intervals are of a block's three cores
 };
 
 #ifndef ASCDSL_SIM_LAUNCH_LINKAGE

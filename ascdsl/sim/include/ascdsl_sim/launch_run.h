@@ -144,6 +144,7 @@ ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_mix_block(int64_t b, int64_t n, BlockFn ke
 ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_blocks_erased(const std::vector<int64_t>& order, BlockFn kernel, void* context,
                                                     bool mix) {
     Outcome out;
+    out.mix = mix;
     out.per_block.resize(order.size());
     out.per_block_cost.resize(order.size());
     for (auto& r : st().gm) std::fill(r.owner.begin(), r.owner.end(), kNoOwner), r.published.clear(), r.read_by.clear();
@@ -220,7 +221,7 @@ ASCDSL_SIM_LAUNCH_LINKAGE std::string outcome_json(const Outcome& o) {
         os << "}}}";
     }
     os << "], \"trace\": {\"block\": " << o.trace_block << ", \"dropped\": " << o.trace_dropped
-       << ", \"mix\": " << (st().mix ? "true" : "false") << ", \"names\": [";
+       << ", \"mix\": " << (o.mix ? "true" : "false") << ", \"names\": [";
     const std::vector<std::string>& names = timeline().trace_names;
     for (size_t i = 0; i < names.size(); ++i) os << (i ? ", " : "") << json_string(names[i]);
     os << "], \"events\": [";
