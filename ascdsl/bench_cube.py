@@ -7,7 +7,9 @@ tolerance.
 
 Columns: ``est us`` and ``floor us`` as in the seed-op table; ``pipe`` the busiest pipe of the slowest
 core; ``M busy`` the cube pipe's busy share of that core's span; ``L2 reads`` the share of GM reads the
-model's L2 served (bytes the launch had read or written before).
+model's L2 served (bytes the launch had read or written before); ``HBM MiB`` the GM bytes the cube core that read
+the most from HBM read from it, and the mean over the cores (the simulator runs the blocks one after another, so
+the lowest-numbered block that reads a byte reads it from HBM: docs/performance.md, "Cube kernels").
 """
 from __future__ import annotations
 
@@ -107,21 +109,33 @@ def launch(case: MatmulCase, a: np.ndarray, b: np.ndarray, backend: str, platfor
     return c
 
 
+def hbm_reads(stats: sim.SimStats, platform: str = DEFAULT_PLATFORM) -> tuple[float, ...]:
+    """The GM bytes each AI cube core read from HBM, not the L2 (block ``b`` runs on core ``b % cores``)."""
+    n = cost.cores(get_platform(platform), cube=True)
+    per_core = [0.0] * min(n, len(stats.per_block))
+    for b, s in enumerate(stats.per_block):
+        per_core[b % n] += s.gm_read_bytes - s.l2_read_bytes
+    return tuple(per_core)
+
+
 @dataclass(frozen=True)
 class Row:
     case: MatmulCase | AttentionCase
     stats: sim.SimStats
     floor_us: float
+    hbm: tuple[float, ...]  # bytes each core read from HBM
 
     def cells(self) -> tuple[str, ...]:
         s, c = self.stats, self.case
         busy = s.pipe_busy.get("M", 0) / s.est_cycles if s.est_cycles else 0.0
         return (c.kernel, c.label, c.dtype, "x".join(map(str, c.block)), f"{s.est_us:.4g}",
                 f"{self.floor_us:.4g}", f"{s.limit_ratio:.2f}", s.critical_pipe, f"{busy:.0%}",
-                f"{s.l2_read_bytes / s.gm_read_bytes:.0%}" if s.gm_read_bytes else "-")
+                f"{s.l2_read_bytes / s.gm_read_bytes:.0%}" if s.gm_read_bytes else "-",
+                f"{max(self.hbm) / 2**20:.2f} / {sum(self.hbm) / len(self.hbm) / 2**20:.2f}" if self.hbm else "-")
 
 
-HEADER = ("kernel", "M x N x K", "dtype", "blocks", "est us", "floor us", "est/floor", "pipe", "M busy", "L2 reads")
+HEADER = ("kernel", "M x N x K", "dtype", "blocks", "est us", "floor us", "est/floor", "pipe", "M busy", "L2 reads",
+          "HBM MiB max / mean core")
 
 
 def measure(case: MatmulCase | AttentionCase, platform: str = DEFAULT_PLATFORM) -> Row:
@@ -132,7 +146,7 @@ def measure(case: MatmulCase | AttentionCase, platform: str = DEFAULT_PLATFORM) 
     assert_close(got, want, dtypes.lookup(case.dtype), err_msg=f"{case.kernel} {case.label} {case.dtype}")
     (run,) = runs
     clock = cost.constants(get_platform(platform)).clock_mhz.value
-    return Row(case, run.stats, run.stats.floor_cycles / clock)
+    return Row(case, run.stats, run.stats.floor_cycles / clock, hbm_reads(run.stats, platform))
 
 
 def report(platform: str = DEFAULT_PLATFORM, out=None, quick: bool = False) -> list[Row]:

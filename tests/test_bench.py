@@ -45,6 +45,20 @@ def test_quick_bench_prints_every_column_and_no_estimate_below_its_floor(capsys)
         assert est >= floor > 0 and float(row[col["est/floor"]]) >= 1.0
         assert row[col["pipe"]] in ("MTE2", "MTE3", "S", "M", "MTE1")
         assert 0 < float(row[col["M busy"]].rstrip("%")) <= 100 and 0 <= float(row[col["L2 reads"]].rstrip("%")) < 100
+        most, mean = map(float, row[col["HBM MiB max / mean core"]].split(" / "))
+        assert most >= mean > 0
+
+
+def test_cube_bench_counts_each_cores_first_reads_from_hbm():
+    """200x300x150 in 64x128 blocks, groups of 8: 4 x 3 programs, one a core; the lowest-numbered program that reads
+    a panel reads it from HBM. Program 0 reads A's rows 0-63 and B's columns 0-127, programs 1-3 A's next rows (the
+    last 8 of them), programs 4 and 8 B's next columns (the last 44); every other read is the L2's."""
+    case = bench_cube.QUICK[0]
+    assert (case.m, case.n, case.k, case.block, case.group) == (200, 300, 150, (64, 128, 64), 8)
+    row = bench_cube.measure(case)
+    a, b = 64 * case.k * 2, case.k * 128 * 2  # a panel of A (64 rows), of B (128 columns), float16
+    assert row.hbm == (a + b, a, a, 8 * case.k * 2, b, 0, 0, 0, case.k * 44 * 2, 0, 0, 0)
+    assert sum(row.hbm) == (case.m * case.k + case.k * case.n) * 2  # each byte of A and B read from HBM once
 
 
 def test_numpy_formulas_match_the_references():

@@ -202,8 +202,14 @@ def core_share(platform: Platform, block_dim: int, cube: bool = False) -> float:
     or with ``cube`` on its AI cube cores (a kernel with cube work; the vector cores of a MIX block share its
     cube core's block)."""
     k = constants(platform)
-    running = min(block_dim, platform.ai_core_count if cube else platform.vector_core_count)
+    running = min(block_dim, cores(platform, cube))
     return min(k.core_gm_bytes_per_cycle.value, hbm_bytes_per_cycle(k) / running)
+
+
+def cores(platform: Platform, cube: bool = False) -> int:
+    """The cores a launch's blocks run on: the AI cube cores for a kernel with cube work, else the vector cores
+    (block ``b`` on core ``b % cores``)."""
+    return platform.ai_core_count if cube else platform.vector_core_count
 
 
 def l2_burst_cycles(k: CostConstants) -> float:
@@ -250,22 +256,22 @@ def estimate(blocks: list[BlockCost], platform: Platform) -> Estimate:
     :func:`_shared_link` gives the cores still running the HBM bandwidth of those that finished."""
     k = constants(platform)
     cube = any(c.cube_ideal for c in blocks)  # a cube kernel runs on the AI cube cores
-    cores = platform.ai_core_count if cube else platform.vector_core_count
-    span = [0.0] * min(cores, max(len(blocks), 1))
+    n = cores(platform, cube)
+    span = [0.0] * min(n, max(len(blocks), 1))
     busy = [dict.fromkeys(PIPES, 0.0) for _ in span]
     moved = [0.0] * len(span)
     for b, cost in enumerate(blocks):
-        span[b % cores] += cost.cycles
-        moved[b % cores] += cost.copy_bytes - cost.l2_bytes
+        span[b % n] += cost.cycles
+        moved[b % n] += cost.copy_bytes - cost.l2_bytes
         for pipe, cycles in cost.busy.items():
-            busy[b % cores][pipe] += cycles
+            busy[b % n][pipe] += cycles
     finish = _shared_link(span, moved, k, core_share(platform, len(blocks), cube))
     ends = [max(f, busy[c]["V"], busy[c]["S"], busy[c]["M"], busy[c]["MTE1"]) for c, f in enumerate(finish)]
     slowest = max(range(len(span)), key=ends.__getitem__)
     floor = max(
-        sum(c.floor_bytes for c in blocks) / min(hbm_bytes_per_cycle(k), cores * k.core_gm_bytes_per_cycle.value),
-        sum(c.vector_ideal for c in blocks) / cores,
-        sum(c.cube_ideal for c in blocks) / cores,
+        sum(c.floor_bytes for c in blocks) / min(hbm_bytes_per_cycle(k), n * k.core_gm_bytes_per_cycle.value),
+        sum(c.vector_ideal for c in blocks) / n,
+        sum(c.cube_ideal for c in blocks) / n,
     )
     cycles = int(-(-ends[slowest] // 1))
     pipes = {p: round(v) for p, v in busy[slowest].items()}
