@@ -1,5 +1,6 @@
 """Suite-wide settings: a deterministic hypothesis profile under CI, test data independent of the
-order xdist runs tests in, the longest tests first, and a summary of the simulator's g++ builds (count and seconds over every xdist worker). Builds go to the normal cache
+order xdist runs tests in, the longest tests first, and a summary of the simulator's g++ builds (count,
+seconds and kernels built twice over every xdist worker and subprocess). Builds go to the normal cache
 (``$ASCDSL_CACHE_DIR`` or ``~/.cache/ascdsl``), shared with ``ascdsl check`` and ``ascdsl build``."""
 import json
 import os
@@ -41,32 +42,26 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: not item.nodeid.startswith(FIRST))
 
 
-def _stats_dir(config) -> Path:
-    path = Path(config.rootpath) / ".pytest_cache" / "ascdsl-build-stats"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def pytest_sessionstart(session):
-    if not hasattr(session.config, "workerinput"):
-        for f in _stats_dir(session.config).glob("*.json"):
-            f.unlink()
-
-
-def pytest_sessionfinish(session):
-    try:
-        from ascdsl.sim import build_stats
-        s = build_stats()
-    except Exception:  # the simulator may be mid-edit; the summary is informational
-        return
-    worker = getattr(session.config, "workerinput", {}).get("workerid", "main")
-    (_stats_dir(session.config) / f"{worker}.json").write_text(
-        json.dumps({"builds": s.builds, "seconds": s.seconds, "cache_hits": s.cache_hits}))
+def pytest_configure(config):
+    """Every g++ run of the session, in xdist workers and the processes tests start, goes to one build
+    log (:func:`ascdsl.sim.build.log`) that the summary reads: ``$ASCDSL_BUILD_LOG`` where set (kept),
+    else a file of this session's (removed at its end)."""
+    if not hasattr(config, "workerinput") and not os.environ.get("ASCDSL_BUILD_LOG"):
+        path = Path(config.rootpath) / ".pytest_cache" / f"ascdsl-builds-{os.getpid()}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+        os.environ["ASCDSL_BUILD_LOG"] = str(path)
+        config.add_cleanup(path.unlink)
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    rows = [json.loads(f.read_text()) for f in _stats_dir(config).glob("*.json")]
-    if rows:
-        terminalreporter.write_line(
-            f"ascdsl sim: {sum(r['builds'] for r in rows)} g++ builds in {sum(r['seconds'] for r in rows):.1f} s, "
-            f"{sum(r['cache_hits'] for r in rows)} cache hits")
+    path = os.environ.get("ASCDSL_BUILD_LOG")
+    if not path or not Path(path).is_file():
+        return
+    from ascdsl.sim.build import log_summary
+    s = log_summary(Path(path))
+    write = terminalreporter.write_line
+    write(f"ascdsl sim: {s.builds} g++ builds in {s.seconds:.1f} s, {s.checks} front-end checks in "
+          f"{s.check_seconds:.1f} s, {len(s.twice)} kernels built in more than one file")
+    for test, seconds in sorted(s.per_file.items(), key=lambda kv: -kv[1])[:8]:
+        write(f"  {seconds:7.1f} s  {test}")

@@ -24,6 +24,7 @@ import ascdsl
 from ascdsl import dtypes, interpreter, record, testing
 from ascdsl.backend import simrun
 from ascdsl.backend.ascendc import compile_variant
+from ascdsl.backend.batchrun import batch_launch
 from ascdsl.ir.core import GroupOp, Op, walk
 from ascdsl.sim.errors import KernelSimError
 
@@ -125,10 +126,20 @@ def _runs(launch) -> bool:
 
 
 def prebuild(launches) -> None:
-    """One g++ build per batch of the launches' kernels that compile and are not built yet (the others
-    fail in :func:`replay`)."""
-    simrun.prebuild(_compiles([(launch.kernel, PLATFORM) for launch in launches
-                               if not simrun.prebuilt(launch.kernel, PLATFORM)]))
+    """One g++ build per batch of the kernels the launches run on the simulator (after
+    :func:`~ascdsl.backend.batchrun.batch_launch`, as :func:`ascdsl.backend.simrun.run` does) that
+    compile and are not built yet (the others fail in :func:`replay`)."""
+    kernels = [_sim_kernel(launch) for launch in launches]
+    simrun.prebuild(_compiles([(k, PLATFORM) for k in kernels if not simrun.prebuilt(k, PLATFORM)]))
+
+
+def _sim_kernel(launch: record.LaunchRecord):
+    """The kernel :func:`ascdsl.backend.simrun.run` runs for ``launch`` (the launch's own where that
+    fails: :func:`replay` reports why)."""
+    try:
+        return batch_launch(launch.kernel, launch.args, launch.grid, PLATFORM)[0]
+    except Exception:  # noqa: BLE001 (reported when replayed)
+        return launch.kernel
 
 
 def _compiles(kernels) -> list:
