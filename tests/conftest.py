@@ -38,6 +38,23 @@ FIRST = ("tests/backend/test_sim_coverage.py::", "tests/reliability/test_fuzz.py
 these collected last keeps a single core busy for minutes after the other has finished."""
 
 
+@pytest.fixture(scope="module")
+def prebuilt_module(request):
+    """The simulator kernels the module's tests launch, built before its first test in few g++ runs
+    (:func:`tests.backend.coverage.module_prebuild`: a g++ run costs about two seconds however few
+    kernels it builds). A test's own prebuild (:func:`tests.backend.helpers.each`) made while the module
+    is recorded joins the module's files, and kernels of different pointer parameters share a file. The
+    module's random generators are left as they were, so its tests draw the same data."""
+    from tests.backend import coverage, helpers
+    module = request.module
+    generators = [g for g in {id(v): v for v in [*vars(module).values(), helpers.RNG]}.values()
+                  if isinstance(g, np.random.Generator)]
+    states = [g.bit_generator.state for g in generators]
+    coverage.module_prebuild(module)
+    for g, state in zip(generators, states):
+        g.bit_generator.state = state
+
+
 def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: not item.nodeid.startswith(FIRST))
 
