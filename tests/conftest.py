@@ -43,14 +43,16 @@ def prebuilt_module(request):
     """The simulator kernels the module's tests launch, built before its first test in few g++ runs
     (:func:`tests.backend.coverage.module_prebuild`: a g++ run costs about two seconds however few
     kernels it builds). A test's own prebuild (:func:`tests.backend.helpers.each`) made while the module
-    is recorded joins the module's files, and kernels of different pointer parameters share a file. The
-    module's random generators are left as they were, so its tests draw the same data."""
+    is recorded joins the module's files, and kernels of different pointer parameters share a file. Only
+    the session's selected tests are recorded (``-m "not slow"`` records no slow sweep). The module's
+    random generators are left as they were, so its tests draw the same data."""
     from tests.backend import coverage, helpers
     module = request.module
     generators = [g for g in {id(v): v for v in [*vars(module).values(), helpers.RNG]}.values()
                   if isinstance(g, np.random.Generator)]
     states = [g.bit_generator.state for g in generators]
-    coverage.module_prebuild(module)
+    coverage.module_prebuild(module, {item.originalname for item in request.session.items
+                                      if getattr(item, "module", None) is module})
     for g, state in zip(generators, states):
         g.bit_generator.state = state
 

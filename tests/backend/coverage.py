@@ -68,12 +68,13 @@ def _cases(fn) -> list[dict]:
     return [dict(kv for part in combo for kv in part.items()) for combo in itertools.product(*axes)]
 
 
-def recorded(module, lib=None) -> tuple[list[record.LaunchRecord], list]:
-    """Run the test functions of ``module`` (those whose parameters are all parametrized, or ``lib``),
-    simulator launches only recorded: every launch, and the ``(kernel, platform)`` of the simulator's."""
+def recorded(module, lib=None, names=None) -> tuple[list[record.LaunchRecord], list]:
+    """Run the test functions of ``module`` (those whose parameters are all parametrized, or ``lib``;
+    only those named in ``names`` if given), simulator launches only recorded: every launch, and the
+    ``(kernel, platform)`` of the simulator's."""
     launches, sim = [], []
     for fname, fn in sorted(vars(module).items()):
-        if not (fname.startswith("test_") and inspect.isfunction(fn)):
+        if not (fname.startswith("test_") and inspect.isfunction(fn)) or names is not None and fname not in names:
             continue
         params = inspect.signature(fn).parameters
         for case in _cases(fn):
@@ -91,9 +92,10 @@ def recorded(module, lib=None) -> tuple[list[record.LaunchRecord], list]:
     return launches, sim
 
 
-def module_prebuild(module) -> None:
-    """Build the simulator kernels ``module``'s tests launch in few g++ runs."""
-    simrun.prebuild(_compiles(recorded(module)[1]))
+def module_prebuild(module, names=None) -> None:
+    """Build the simulator kernels ``module``'s tests (those named in ``names`` if given) launch in few
+    g++ runs."""
+    simrun.prebuild(_compiles(recorded(module, names=names)[1]))
 
 
 def interpreter_launches(modules, lib=None) -> tuple[list[record.LaunchRecord], int]:
