@@ -29,7 +29,7 @@ from pathlib import Path
 
 from .errors import Error
 
-_TMP = ".tmp-"  # temporary files: <name>.tmp-<pid>-<nonce>
+TMP = ".tmp-"  # temporary files: <name>.tmp-<pid>-<nonce>
 _STALE_SECONDS = 24 * 3600  # a temporary file this old is stale even if its pid was reused
 _verified: dict[Path, tuple[int, int, int]] = {}  # path -> (inode, size, mtime) last verified
 
@@ -154,7 +154,7 @@ def _remember(path: Path) -> None:
 
 def _publish(path: Path, make: Callable[[Path], None]) -> None:
     """``make(tmp)`` then rename ``tmp`` to ``path``; ``tmp`` is removed if ``make`` fails."""
-    tmp = path.with_name(f"{path.name}{_TMP}{os.getpid()}-{os.urandom(4).hex()}{path.suffix}")
+    tmp = path.with_name(f"{path.name}{TMP}{os.getpid()}-{os.urandom(4).hex()}{path.suffix}")
     try:
         make(tmp)
         os.replace(tmp, path)
@@ -182,8 +182,8 @@ def _check_private(path: Path) -> None:
 def _remove_stale(path: Path) -> None:
     """Remove temporary files left by processes that died mid-write (once per folder per process)."""
     now = time.time()
-    for tmp in path.glob(f"*{_TMP}*"):
-        pid = tmp.name.rpartition(_TMP)[2].split("-")[0]
+    for tmp in path.glob(f"*{TMP}*"):
+        pid = tmp.name.rpartition(TMP)[2].split("-")[0]
         try:
             old = now - tmp.stat().st_mtime > _STALE_SECONDS
             if old or not (pid.isdigit() and _alive(int(pid))):

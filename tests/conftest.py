@@ -1,5 +1,6 @@
 """Suite-wide settings: a deterministic hypothesis profile under CI, test data independent of the
-order xdist runs tests in, the longest tests first, and a summary of the simulator's g++ builds (count and seconds over every xdist worker). Builds go to the normal cache
+order xdist runs tests in, the longest tests first, and a summary of the simulator's g++ builds (count,
+seconds and kernels built twice over every xdist worker and subprocess). Builds go to the normal cache
 (``$ASCDSL_CACHE_DIR`` or ``~/.cache/ascdsl``), shared with ``ascdsl check`` and ``ascdsl build``."""
 import json
 import os
@@ -37,36 +38,49 @@ FIRST = ("tests/backend/test_sim_coverage.py::", "tests/reliability/test_fuzz.py
 these collected last keeps a single core busy for minutes after the other has finished."""
 
 
+@pytest.fixture(scope="module")
+def prebuilt_module(request):
+    """The simulator kernels the module's tests launch, built before its first test in few g++ runs
+    (:func:`tests.backend.coverage.module_prebuild`: a g++ run costs about two seconds however few
+    kernels it builds). A test's own prebuild (:func:`tests.backend.helpers.each`) made while the module
+    is recorded joins the module's files, and kernels of different pointer parameters share a file. Only
+    the session's selected tests are recorded (``-m "not slow"`` records no slow sweep). The module's
+    random generators are left as they were, so its tests draw the same data."""
+    from tests.backend import coverage, helpers
+    module = request.module
+    generators = [g for g in {id(v): v for v in [*vars(module).values(), helpers.RNG]}.values()
+                  if isinstance(g, np.random.Generator)]
+    states = [g.bit_generator.state for g in generators]
+    coverage.module_prebuild(module, {item.originalname for item in request.session.items
+                                      if getattr(item, "module", None) is module})
+    for g, state in zip(generators, states):
+        g.bit_generator.state = state
+
+
 def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: not item.nodeid.startswith(FIRST))
 
 
-def _stats_dir(config) -> Path:
-    path = Path(config.rootpath) / ".pytest_cache" / "ascdsl-build-stats"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def pytest_sessionstart(session):
-    if not hasattr(session.config, "workerinput"):
-        for f in _stats_dir(session.config).glob("*.json"):
-            f.unlink()
-
-
-def pytest_sessionfinish(session):
-    try:
-        from ascdsl.sim import build_stats
-        s = build_stats()
-    except Exception:  # the simulator may be mid-edit; the summary is informational
-        return
-    worker = getattr(session.config, "workerinput", {}).get("workerid", "main")
-    (_stats_dir(session.config) / f"{worker}.json").write_text(
-        json.dumps({"builds": s.builds, "seconds": s.seconds, "cache_hits": s.cache_hits}))
+def pytest_configure(config):
+    """Every g++ run of the session, in xdist workers and the processes tests start, goes to one build
+    log (:func:`ascdsl.sim.build.log`) that the summary reads: ``$ASCDSL_BUILD_LOG`` where set (kept),
+    else a file of this session's (removed at its end)."""
+    if not hasattr(config, "workerinput") and not os.environ.get("ASCDSL_BUILD_LOG"):
+        path = Path(config.rootpath) / ".pytest_cache" / f"ascdsl-builds-{os.getpid()}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+        os.environ["ASCDSL_BUILD_LOG"] = str(path)
+        config.add_cleanup(path.unlink)
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    rows = [json.loads(f.read_text()) for f in _stats_dir(config).glob("*.json")]
-    if rows:
-        terminalreporter.write_line(
-            f"ascdsl sim: {sum(r['builds'] for r in rows)} g++ builds in {sum(r['seconds'] for r in rows):.1f} s, "
-            f"{sum(r['cache_hits'] for r in rows)} cache hits")
+    path = os.environ.get("ASCDSL_BUILD_LOG")
+    if not path or not Path(path).is_file():
+        return
+    from ascdsl.sim.build import log_summary
+    s = log_summary(Path(path))
+    write = terminalreporter.write_line
+    write(f"ascdsl sim: {s.builds} g++ builds in {s.seconds:.1f} s, {s.checks} front-end checks in "
+          f"{s.check_seconds:.1f} s, {len(s.twice)} kernels built in more than one file")
+    for test, seconds in sorted(s.per_file.items(), key=lambda kv: -kv[1])[:8]:
+        write(f"  {seconds:7.1f} s  {test}")

@@ -29,6 +29,7 @@ from ascdsl.testing import assert_close
 from ascdsl.bench_kernels import softmax_kernel as persistent_softmax_kernel
 from tests.triton.test_tutorials import layer_norm_bwd_dwdb_kernel, layer_norm_bwd_dx_kernel
 
+pytestmark = pytest.mark.usefixtures("prebuilt_module")
 ROOT = Path(__file__).resolve().parents[1]
 
 

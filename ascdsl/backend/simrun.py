@@ -12,6 +12,7 @@ only note their kernels, and :func:`prebuild` renders those into files of severa
 """
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,12 +24,13 @@ import numpy as np
 
 from .. import cache, interpreter, sim
 from ..errors import Error
-from ..ir import Kernel, walk
+from ..ir import Kernel, dump, walk
 from ..ir.provenance import access_roots
 from ..jit import register_backend
 from ..platforms import Platform, get_platform
 from . import cores, cube, mix, tiling
 from ..sim import SimCompileError, SimError
+from ..sim.build import log as build_log
 from ..sim.errors import KernelSimError
 from ..sim.signature import Entry, gm_entry
 from .ascendc import entry_pointers, kernel_source, pointer_names, pointer_params
@@ -53,7 +55,10 @@ def _write(kernels: list[Kernel], platform: str) -> _File:
     layout = tiling.layout("KernelTilingData", kernels)
     variants = tiling.variants(kernels)
     source = kernel_source(SYMBOL, variants, layout, platform)
-    return _File(str(cache.text("gen", source)), layout, gm_entry(SYMBOL, entry_pointers(variants)))
+    path = cache.text("gen", source)
+    if os.environ.get("ASCDSL_BUILD_LOG"):  # which kernels the file holds: a kernel in two built files was built twice
+        build_log({"file": path.name, "kernels": [cache.digest(platform, dump(k))[:16] for k in kernels]})
+    return _File(str(path), layout, gm_entry(SYMBOL, entry_pointers(variants)))
 
 
 @lru_cache(maxsize=256)
@@ -68,7 +73,7 @@ def _compiled(kernel: Kernel, platform: str) -> tuple[_File, int]:
 def recording():
     """Inside, ``sim`` launches record ``(kernel, platform)`` into the list this yields and run on the
     interpreter instead (nothing is built; outputs are the interpreter's, so code that checks them runs
-    on to its later launches)."""
+    on to its later launches), once the launch-time checks of :func:`launch_blocks` pass."""
     global _recorded
     outer, _recorded = _recorded, []
     try:
@@ -137,13 +142,15 @@ def gm_arguments(kernel: Kernel, arrays: list, entry: Entry) -> tuple[list, list
 def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -> None:
     """The ``sim`` backend runner (see :func:`ascdsl.jit.register_backend`); programs batched where
     :mod:`.batchrun` finds it applies."""
-    if _recorded is not None:
-        _recorded.append((batch_launch(kernel, args, grid, platform)[0], platform))
-        interpreter.run(kernel, args, grid)
-        return
+    given = kernel, args, grid
     kernel, args, grid = batch_launch(kernel, args, grid, platform)
-    file, key = _compiled(kernel, platform)
     fields, arrays = tiling.launch_fields(kernel, args, grid)
+    if _recorded is not None:  # the launch's own checks first: one they refuse (it may be huge) is not run at all
+        launch_blocks(kernel, fields, grid, get_platform(platform))
+        _recorded.append((kernel, platform))
+        interpreter.run(*given)
+        return
+    file, key = _compiled(kernel, platform)
     arrays = [a if a is None or a.flags.writeable else a.copy() for a in arrays]  # read-only: never stored
     fields["tilingKey"] = key
     block_dim, workspace = launch_blocks(kernel, fields, grid, get_platform(platform))

@@ -6,6 +6,9 @@ quoted ``#include``s), so the same files in another folder (another build or tem
 the build.
 ``kernel_operator.h`` is precompiled once per header version so a cold kernel build mostly pays for
 the kernel's own templates. g++ runs with a timeout (``ASCDSL_CXX_TIMEOUT`` seconds, default 600).
+With ``ASCDSL_BUILD_LOG`` naming a file, every g++ run (in this process and the processes it starts)
+appends a JSON line to it: what it made, its sources, its seconds and the pytest test running
+(:func:`log`; the test suite's summary of builds reads it).
 
 Every build treats a narrowing conversion as an error (``-Werror=narrowing``), as clang, the base of
 CANN's device compiler, does. :func:`check_front_end` runs further compilers' front ends over generated
@@ -14,12 +17,13 @@ code with warnings on (``ASCDSL_FRONT_END``; by default clang++ where it is inst
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import shutil
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +59,50 @@ _stats = BuildStats()
 def build_stats() -> BuildStats:
     """How many g++ builds this process ran, how long they took, and how many builds the cache saved."""
     return _stats
+
+
+def log(record: dict) -> None:
+    """Append ``record`` with the pytest test running (``PYTEST_CURRENT_TEST``) to ``$ASCDSL_BUILD_LOG``, if set."""
+    path = os.environ.get("ASCDSL_BUILD_LOG")
+    if path:
+        line = json.dumps({**record, "test": os.environ.get("PYTEST_CURRENT_TEST", "").rpartition(" ")[0]})
+        with open(path, "a") as f:  # one short write in append mode: lines of concurrent processes never mix
+            f.write(line + "\n")
+
+
+@dataclass(frozen=True)
+class LogSummary:
+    """Of a build log: ``builds`` g++ runs that made a file taking ``seconds``, ``checks`` front-end checks
+    taking ``check_seconds``, the seconds of both per test file, and ``twice``: the kernels (a digest of
+    their IR and platform, the same in every process) in more than one built library, with those
+    libraries' sources: each was compiled again where a build of it existed."""
+
+    builds: int
+    seconds: float
+    checks: int
+    check_seconds: float
+    per_file: dict[str, float]
+    twice: dict[str, tuple[str, ...]]
+
+
+def log_summary(path: Path) -> LogSummary:
+    """The :class:`LogSummary` of the build log ``path`` (see :func:`log`)."""
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    kernels = {r["file"]: r["kernels"] for r in records if "file" in r}
+    runs = [r for r in records if "made" in r]
+    checks = [r for r in runs if r["made"].startswith("front-")]
+    builds = [r for r in runs if not r["made"].startswith("front-")]
+    per_file: dict[str, float] = {}
+    for r in runs:
+        test = r["test"].partition("::")[0] or "(no test)"
+        per_file[test] = per_file.get(test, 0.0) + r["seconds"]
+    files_of: dict[str, set[str]] = {}
+    for r in builds:
+        for source in r["sources"] if r["ok"] else ():
+            for kernel in kernels.get(source, ()):
+                files_of.setdefault(kernel, set()).add(source)
+    return LogSummary(len(builds), sum(r["seconds"] for r in builds), len(checks), sum(r["seconds"] for r in checks),
+                      per_file, {k: tuple(sorted(f)) for k, f in files_of.items() if len(f) > 1})
 
 
 def _count(seconds: float | None) -> None:
@@ -104,10 +152,12 @@ def source_digest(paths: list[Path]) -> str:
     return cache.digest(*parts)
 
 
-def _compile(args: list[str]) -> Callable[[Path], None]:
-    """A maker for :func:`ascdsl.cache.entry`: g++ ``args`` writing the temporary output, with a timeout."""
+def _compile(args: list[str], sources: Sequence[Path] = ()) -> Callable[[Path], None]:
+    """A maker for :func:`ascdsl.cache.entry`: g++ ``args`` writing the temporary output, with a timeout
+    (``sources``: the files the build log names)."""
     def make(tmp: Path) -> None:
         start = time.perf_counter()
+        proc = None
         try:
             proc = subprocess.run([CXX, *FLAGS, *args, "-o", str(tmp)], capture_output=True, text=True,
                                   check=False, timeout=_timeout())
@@ -116,6 +166,8 @@ def _compile(args: list[str]) -> Callable[[Path], None]:
                                   None, None, "") from None
         finally:
             _count(time.perf_counter() - start)
+            log({"made": tmp.name.partition(cache.TMP)[0], "sources": [p.name for p in sources],
+                 "seconds": round(time.perf_counter() - start, 3), "ok": proc is not None and proc.returncode == 0})
         if proc.returncode != 0:
             raise _compile_error(proc.stderr)
     return make
@@ -140,8 +192,11 @@ def check_front_end(source: Path, compilers: tuple[str, ...] | None = None, defi
         key = cache.digest(_toolchain_hash_of(INCLUDE_DIR.resolve(), cxx), repr(flags), source_digest([source]))[:32]
 
         def make(tmp: Path, cxx=cxx) -> None:
+            start = time.perf_counter()
             proc = subprocess.run([cxx, *flags, *_front_end_pch(cxx, flags), "-isystem", str(INCLUDE_DIR), str(source)],
                                   capture_output=True, text=True, check=False, timeout=_timeout())
+            log({"made": tmp.name.partition(cache.TMP)[0], "sources": [source.name],
+                 "seconds": round(time.perf_counter() - start, 3), "ok": proc.returncode == 0})
             if proc.returncode != 0 or proc.stderr.strip():
                 raise _compile_error(proc.stderr, cxx)
             tmp.write_text(proc.stderr)
@@ -206,7 +261,7 @@ def build_library(wrapper: str, sources: list[Path]) -> Path:
 
     def make(tmp: Path) -> None:  # the header and launch object only where a library is built
         _compile(["-shared", "-DASCDSL_SIM_PREBUILT_LAUNCH", "-I", str(_precompiled_header()), "-I", str(INCLUDE_DIR),
-                  "-include", "kernel_operator.h", str(src), str(_launch_object())])(tmp)
+                  "-include", "kernel_operator.h", str(src), str(_launch_object())], sources)(tmp)
     lib, reused = cache.entry(cache_dir() / f"kernel-{key}.so", make)
     if reused:
         _count(None)
@@ -218,7 +273,7 @@ def build_executable(sources: list[Path], defines: tuple[str, ...] = ()) -> Path
     preprocessor ``defines`` (``NAME`` or ``NAME=VALUE``), built if not cached."""
     flags = [f"-D{d}" for d in defines]
     key = cache.digest(_toolchain_hash(), source_digest(sources), "exe", repr(flags))[:32]
-    exe, reused = cache.entry(cache_dir() / f"main-{key}", _compile([*flags, "-I", str(INCLUDE_DIR), *map(str, sources)]))
+    exe, reused = cache.entry(cache_dir() / f"main-{key}", _compile([*flags, "-I", str(INCLUDE_DIR), *map(str, sources)], sources))
     if reused:
         _count(None)
     return exe

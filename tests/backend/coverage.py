@@ -24,6 +24,7 @@ import ascdsl
 from ascdsl import dtypes, interpreter, record, testing
 from ascdsl.backend import simrun
 from ascdsl.backend.ascendc import compile_variant
+from ascdsl.backend.batchrun import batch_launch
 from ascdsl.ir.core import GroupOp, Op, walk
 from ascdsl.sim.errors import KernelSimError
 
@@ -67,12 +68,13 @@ def _cases(fn) -> list[dict]:
     return [dict(kv for part in combo for kv in part.items()) for combo in itertools.product(*axes)]
 
 
-def recorded(module, lib=None) -> tuple[list[record.LaunchRecord], list]:
-    """Run the test functions of ``module`` (those whose parameters are all parametrized, or ``lib``),
-    simulator launches only recorded: every launch, and the ``(kernel, platform)`` of the simulator's."""
+def recorded(module, lib=None, names=None) -> tuple[list[record.LaunchRecord], list]:
+    """Run the test functions of ``module`` (those whose parameters are all parametrized, or ``lib``;
+    only those named in ``names`` if given), simulator launches only recorded: every launch, and the
+    ``(kernel, platform)`` of the simulator's."""
     launches, sim = [], []
     for fname, fn in sorted(vars(module).items()):
-        if not (fname.startswith("test_") and inspect.isfunction(fn)):
+        if not (fname.startswith("test_") and inspect.isfunction(fn)) or names is not None and fname not in names:
             continue
         params = inspect.signature(fn).parameters
         for case in _cases(fn):
@@ -90,9 +92,10 @@ def recorded(module, lib=None) -> tuple[list[record.LaunchRecord], list]:
     return launches, sim
 
 
-def module_prebuild(module) -> None:
-    """Build the simulator kernels ``module``'s tests launch in few g++ runs."""
-    simrun.prebuild(_compiles(recorded(module)[1]))
+def module_prebuild(module, names=None) -> None:
+    """Build the simulator kernels ``module``'s tests (those named in ``names`` if given) launch in few
+    g++ runs."""
+    simrun.prebuild(_compiles(recorded(module, names=names)[1]))
 
 
 def interpreter_launches(modules, lib=None) -> tuple[list[record.LaunchRecord], int]:
@@ -125,10 +128,20 @@ def _runs(launch) -> bool:
 
 
 def prebuild(launches) -> None:
-    """One g++ build per batch of the launches' kernels that compile and are not built yet (the others
-    fail in :func:`replay`)."""
-    simrun.prebuild(_compiles([(launch.kernel, PLATFORM) for launch in launches
-                               if not simrun.prebuilt(launch.kernel, PLATFORM)]))
+    """One g++ build per batch of the kernels the launches run on the simulator (after
+    :func:`~ascdsl.backend.batchrun.batch_launch`, as :func:`ascdsl.backend.simrun.run` does) that
+    compile and are not built yet (the others fail in :func:`replay`)."""
+    kernels = [_sim_kernel(launch) for launch in launches]
+    simrun.prebuild(_compiles([(k, PLATFORM) for k in kernels if not simrun.prebuilt(k, PLATFORM)]))
+
+
+def _sim_kernel(launch: record.LaunchRecord):
+    """The kernel :func:`ascdsl.backend.simrun.run` runs for ``launch`` (the launch's own where that
+    fails: :func:`replay` reports why)."""
+    try:
+        return batch_launch(launch.kernel, launch.args, launch.grid, PLATFORM)[0]
+    except Exception:  # noqa: BLE001 (reported when replayed)
+        return launch.kernel
 
 
 def _compiles(kernels) -> list:

@@ -16,6 +16,7 @@ import ascdsl.language as tl
 from ascdsl.language.extra.cann import libdevice
 from tests.triton import library_kernels as lib
 
+pytestmark = pytest.mark.usefixtures("prebuilt_module")
 BACKENDS = ("interpreter", "sim")
 RNG = np.random.default_rng(23)
 TOL = dict(rtol=2e-5, atol=2e-6)  # float32 kernels against float64 references (exp, log, rsqrt, sums)
