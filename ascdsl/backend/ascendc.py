@@ -38,7 +38,7 @@ from ..platforms import Platform, get_platform
 from . import cube, kir, mix
 from .decompose import decompose
 from .emit import class_model, literal
-from .limits import check_vector_cores
+from .legalise_types.limits import check_vector_cores
 from .naming import safe
 from .queues import bind_queues, fit_queues
 from .render import Rendered, render_located

@@ -32,7 +32,8 @@ from ..errors import CompilationError
 from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
 from ..passes.cleanup import dead_code
 from ..platforms import Platform
-from . import boolmask, histogram, intops, isel, mathops, rank3, reductions, reorder, scalarunit, scan, shapes, wide
+from . import histogram, isel, mathops, rank3, reductions, reorder, scan, shapes
+from .legalise_types import boolmask, intops, scalarunit, wide
 
 F32 = dtypes.float32
 INT_COMPARE = {Op.GE: (Op.MAXIMUM, False), Op.LT: (Op.MAXIMUM, True), Op.LE: (Op.MINIMUM, False),

@@ -23,7 +23,7 @@ from .. import dtypes
 from ..ir.core import Instr, Op
 from .kir import (Bin, BinOp, Brace, Call, CInt, Const, Conv, Elem, For, Gm, If, Let, Lit, Pipe, QOp, Queue, Ref, Role,
                   SizeOf, Struct, Var, add, lit, mul)
-from . import fills
+from .legalise_types import fills
 from .memory import atomic_around
 from .relayout import int32_view, lane_index, row_halves
 from .selector import Selector, cpp_dtype, unsupported

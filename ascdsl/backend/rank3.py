@@ -40,7 +40,8 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import GroupOp, Instr, Op, Type, Value
-from . import boolmask, isel, limits
+from . import isel
+from .legalise_types import boolmask, limits
 from .kir import Bin, BinOp, Call, Expr, For, Lit, Ref, add, lit
 from .relayout import gather_lanes, movable, row_halves
 from .repeat import located

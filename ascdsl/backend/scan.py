@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import Instr, Op
-from . import combine, isel, limits, reorder
+from . import combine, isel, reorder
+from .legalise_types import limits
 from .compute import copy_blocks
 from .kir import Brace, Call, Ref, lit
 from .reductions import combine_op

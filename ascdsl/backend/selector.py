@@ -23,7 +23,8 @@ from ..errors import CompilationError
 from ..ir.core import GroupOp, Instr, Kernel, Op, Value, walk
 from ..ir.provenance import STORES
 from ..platforms import Platform
-from . import isel, kir, limits, naming, scalarunit
+from . import isel, kir, naming
+from .legalise_types import limits, scalarunit
 from .kir import BinOp, Buf, Lit, Ref, Role, Var, VarKind, lit
 from .ublayout import count, pitch, same_layout, tile_align
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import Instr, Op, Type
-from . import fills, isel
+from . import isel
+from .legalise_types import fills
 from .kir import Brace, Call, Elem, Lit, Ref, Set, Var, VarKind, lit
 from .relayout import int32_view
 from .selector import unsupported

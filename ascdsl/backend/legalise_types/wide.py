@@ -15,11 +15,11 @@ on the int16 views (a scalar branch is filled first, :func:`.fills.words`).
 """
 from __future__ import annotations
 
-from .. import dtypes
-from ..ir.core import Instr, Op
+from ... import dtypes
+from ...ir.core import Instr, Op
 from . import fills
-from .kir import Call, Const, Lit, Ref, lit
-from .relayout import gather_lanes, lane_index
+from ..kir import Call, Const, Lit, Ref, lit
+from ..relayout import gather_lanes, lane_index
 
 I16, I32, I64, F32 = dtypes.int16, dtypes.int32, dtypes.int64, dtypes.float32
 

@@ -15,11 +15,11 @@ types ``Duplicate`` has no form for (A2's takes 16- and 32-bit elements), as a :
 """
 from __future__ import annotations
 
-from .. import dtypes
-from ..ir.core import Instr, Op
-from .kir import Bin, BinOp, Brace, Call, CInt, Conv, Lit, Ref, lit
-from .relayout import gather_lanes, lane_index
-from .selector import cpp_dtype
+from ... import dtypes
+from ...ir.core import Instr, Op
+from ..kir import Bin, BinOp, Brace, Call, CInt, Conv, Lit, Ref, lit
+from ..relayout import gather_lanes, lane_index
+from ..selector import cpp_dtype
 
 I16, I32, I64 = dtypes.int16, dtypes.int32, dtypes.int64
 BYTES = frozenset({dtypes.int8, dtypes.uint8})

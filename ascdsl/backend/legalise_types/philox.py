@@ -11,10 +11,10 @@ round constants) is split in Python (constants) or in C++ (``uint32_t`` division
 """
 from __future__ import annotations
 
-from .. import dtypes
-from ..ir.core import Instr, Op, Value
-from .kir import Bin, BinOp, Call, CInt, Conv, Lit, Ref, lit
-from .selector import Selector, unsupported
+from ... import dtypes
+from ...ir.core import Instr, Op, Value
+from ..kir import Bin, BinOp, Call, CInt, Conv, Lit, Ref, lit
+from ..selector import Selector, unsupported
 
 I32, U32 = dtypes.int32, dtypes.uint32
 

@@ -5,10 +5,10 @@ kernels, and the hint says so.
 """
 from __future__ import annotations
 
-from .. import dtypes
-from ..errors import CompilationError
-from ..ir.core import GroupOp, Instr, Kernel, Op, walk
-from ..platforms import Platform
+from ... import dtypes
+from ...errors import CompilationError
+from ...ir.core import GroupOp, Instr, Kernel, Op, walk
+from ...platforms import Platform
 
 CUBE = "matrix products run on the cube unit (Mmad over L0A/L0B/L0C), which the vector cores do not have"
 GM_ATOMICS = ("the only GM atomics of A2 are the DMA engine's SetAtomicAdd/SetAtomicMax/SetAtomicMin, which "

@@ -24,9 +24,9 @@ int32 bit pattern).
 """
 from __future__ import annotations
 
-from .. import dtypes
-from ..ir.core import Block, Instr, Op, Type
-from .kir import Call, Const, Ref, lit
+from ... import dtypes
+from ...ir.core import Block, Instr, Op, Type
+from ..kir import Call, Const, Ref, lit
 
 F16, F32, I32, U8 = dtypes.float16, dtypes.float32, dtypes.int32, dtypes.uint8
 NARROW_INTS = frozenset({dtypes.int8, dtypes.uint8})
