@@ -39,7 +39,7 @@ from __future__ import annotations
 from .. import dtypes
 from ..ir.core import Block, GroupOp, Instr, Op, Type
 from .kir import Call, For, Ref, add, lit
-from . import shapes
+from .legalise_shapes import shapes
 from .legalise_types import limits
 from .repeat import row, view
 from .selector import unsupported

@@ -12,7 +12,7 @@ from .. import dtypes
 from ..ir.core import Instr, Value
 from .kir import Bin, BinOp, Call, Cond, Conv, Elem, For, If, Pipe, Text, add, lit
 from .selector import Selector, program_id
-from .ublayout import has_rows, numel
+from .legalise_shapes.ublayout import has_rows, numel
 
 
 def _format(dtype) -> str:

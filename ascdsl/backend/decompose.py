@@ -32,7 +32,8 @@ from ..errors import CompilationError
 from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
 from ..passes.cleanup import dead_code
 from ..platforms import Platform
-from . import histogram, isel, mathops, rank3, reductions, reorder, scan, shapes
+from . import histogram, isel, mathops, reductions, reorder, scan
+from .legalise_shapes import rank3, shapes
 from .legalise_types import boolmask, intops, scalarunit, wide
 
 F32 = dtypes.float32

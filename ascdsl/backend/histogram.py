@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..ir.core import Instr, Op, Type
-from . import shapes
-from .ublayout import numel
+from .legalise_shapes import shapes
+from .legalise_shapes.ublayout import numel
 
 I32 = dtypes.int32
 

@@ -26,7 +26,7 @@ from .kir import (BinOp, Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, For, G
                   Ref, Role, SizeOf, Struct, Var, add, as_expr, ceil_to, lit, minimum, mul)
 from .repeat import row, view
 from .selector import Selector
-from .ublayout import numel
+from .legalise_shapes.ublayout import numel
 
 U8, U16, U32, U64 = CInt.UINT8, CInt.UINT16, CInt.UINT32, CInt.UINT64
 

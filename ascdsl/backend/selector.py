@@ -26,7 +26,7 @@ from ..platforms import Platform
 from . import isel, kir, naming
 from .legalise_types import limits, scalarunit
 from .kir import BinOp, Buf, Lit, Ref, Role, Var, VarKind, lit
-from .ublayout import count, pitch, same_layout, tile_align
+from .legalise_shapes.ublayout import count, pitch, same_layout, tile_align
 
 F32 = dtypes.float32
 I64 = dtypes.int64

@@ -18,7 +18,7 @@ from __future__ import annotations
 from ... import dtypes
 from ...ir.core import Instr, Op
 from ..kir import Bin, BinOp, Brace, Call, CInt, Conv, Lit, Ref, lit
-from ..relayout import gather_lanes, lane_index
+from ..legalise_shapes.relayout import gather_lanes, lane_index
 from ..selector import cpp_dtype
 
 I16, I32, I64 = dtypes.int16, dtypes.int32, dtypes.int64

@@ -32,7 +32,7 @@ from ...ir.core import Instr, Op, Type
 from . import boolmask
 from .. import isel
 from ..kir import Call, Ref, lit
-from ..ublayout import has_rows, same_layout
+from ..legalise_shapes.ublayout import has_rows, same_layout
 
 F16, F32, I16, I32 = dtypes.float16, dtypes.float32, dtypes.int16, dtypes.int32
 SHIFT_API = {Op.SHL: "ShiftLeft", Op.SHR: "ShiftRight"}

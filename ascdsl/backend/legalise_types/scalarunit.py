@@ -33,7 +33,7 @@ from ... import dtypes
 from ...ir.core import GroupOp, Instr, Op
 from . import limits
 from ..kir import Bin, BinOp, Call, CInt, Cond, Conv, Elem, For, Let, Lit, Pipe, Ref, Set, Var, VarKind, add, lit, mul
-from ..ublayout import strides
+from ..legalise_shapes.ublayout import strides
 
 I64, U8, U32 = dtypes.int64, dtypes.uint8, dtypes.uint32
 WRAPPING = {Op.ADD: BinOp.ADD, Op.SUB: BinOp.SUB, Op.MUL: BinOp.MUL}

@@ -19,7 +19,7 @@ from ... import dtypes
 from ...ir.core import Instr, Op
 from . import fills
 from ..kir import Call, Const, Lit, Ref, lit
-from ..relayout import gather_lanes, lane_index
+from ..legalise_shapes.relayout import gather_lanes, lane_index
 
 I16, I32, I64, F32 = dtypes.int16, dtypes.int32, dtypes.int64, dtypes.float32
 

@@ -9,9 +9,9 @@ Cast keeps every element in place and every row of an 8-bit tile starts on a blo
 """
 from __future__ import annotations
 
-from .. import dtypes
-from ..ir.core import Kernel, Value, walk
-from ..platforms import Platform
+from ... import dtypes
+from ...ir.core import Kernel, Value, walk
+from ...platforms import Platform
 
 
 def tile_align(kernel: Kernel, platform: Platform) -> int:

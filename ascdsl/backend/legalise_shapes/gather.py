@@ -19,14 +19,14 @@ widens a stored tile to int16 the same way before it is spread; int64 elements m
 """
 from __future__ import annotations
 
-from .. import dtypes
-from ..ir.core import Instr, Op
-from .kir import (Bin, BinOp, Brace, Call, CInt, Const, Conv, Elem, For, Gm, If, Let, Lit, Pipe, QOp, Queue, Ref, Role,
-                  SizeOf, Struct, Var, add, lit, mul)
-from .legalise_types import fills
-from .memory import atomic_around
+from ... import dtypes
+from ...ir.core import Instr, Op
+from ..kir import (Bin, BinOp, Brace, Call, CInt, Const, Conv, Elem, For, Gm, If, Let, Lit, Pipe, QOp, Queue, Ref, Role,
+                   SizeOf, Struct, Var, add, lit, mul)
+from ..legalise_types import fills
+from ..memory import atomic_around
 from .relayout import int32_view, lane_index, row_halves
-from .selector import Selector, cpp_dtype, unsupported
+from ..selector import Selector, cpp_dtype, unsupported
 from .ublayout import numel
 
 BYTES = frozenset({dtypes.int8, dtypes.uint8})

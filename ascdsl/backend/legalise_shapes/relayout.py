@@ -26,12 +26,12 @@ joins, splits and cats of higher rank into these.
 """
 from __future__ import annotations
 
-from .. import dtypes
-from ..ir.core import Instr, Op
-from .compute import copy_blocks
-from .kir import Bin, BinOp, Call, Const, For, Lit, Ref, lit, mul
-from .repeat import view
-from .selector import unsupported
+from ... import dtypes
+from ...ir.core import Instr, Op
+from ..compute import copy_blocks
+from ..kir import Bin, BinOp, Call, Const, For, Lit, Ref, lit, mul
+from ..repeat import view
+from ..selector import unsupported
 from .ublayout import contiguous, has_rows
 
 F32, I32, U32 = dtypes.float32, dtypes.int32, dtypes.uint32
