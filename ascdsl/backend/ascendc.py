@@ -36,7 +36,7 @@ from ..ir import Kernel
 from ..passes import run_passes
 from ..platforms import Platform, get_platform
 from . import cube, kir, mix
-from .decompose import decompose
+from .expand.decompose import decompose
 from .emit import class_model, literal
 from .legalise_types.limits import check_vector_cores
 from .naming import safe

@@ -14,7 +14,8 @@ import dataclasses
 from .. import dtypes
 from ..ir.core import GroupOp, Instr, Kernel, Op, Value
 from ..platforms import Platform
-from . import combine, compute, debug, kir, mathops, memory, reductions, reorder, scan
+from . import compute, debug, kir, memory
+from .expand import combine, mathops, reductions, reorder, scan
 from .legalise_shapes import gather, rank3, relayout, shapes
 from .legalise_types import boolmask, fills, intops, philox, scalarunit, wide
 from .kir import Bin, BinOp, Call, Cond, Lit, Ref, Var, VarKind, lit

@@ -23,14 +23,15 @@ Float sums and products run in another order than the interpreter's: within the 
 """
 from __future__ import annotations
 
-from .. import dtypes
-from ..ir.core import Instr, Op
-from . import combine, isel, reorder
-from .legalise_types import limits
-from .compute import copy_blocks
-from .kir import Brace, Call, Ref, lit
+from ... import dtypes
+from ...ir.core import Instr, Op
+from . import combine, reorder
+from .. import isel
+from ..legalise_types import limits
+from ..compute import copy_blocks
+from ..kir import Brace, Call, Ref, lit
 from .reductions import combine_op
-from .selector import unsupported
+from ..selector import unsupported
 
 F32 = dtypes.float32
 COMBINE = frozenset({Op.ADD, Op.MUL, Op.MAXIMUM, Op.MINIMUM})

@@ -27,14 +27,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes, numerics
-from ..errors import CompilationError
-from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
-from ..passes.cleanup import dead_code
-from ..platforms import Platform
-from . import histogram, isel, mathops, reductions, reorder, scan
-from .legalise_shapes import rank3, shapes
-from .legalise_types import boolmask, intops, scalarunit, wide
+from ... import dtypes, numerics
+from ...errors import CompilationError
+from ...ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
+from ...passes.cleanup import dead_code
+from ...platforms import Platform
+from . import histogram, mathops, reductions, reorder, scan
+from .. import isel
+from ..legalise_shapes import rank3, shapes
+from ..legalise_types import boolmask, intops, scalarunit, wide
 
 F32 = dtypes.float32
 INT_COMPARE = {Op.GE: (Op.MAXIMUM, False), Op.LT: (Op.MAXIMUM, True), Op.LE: (Op.MINIMUM, False),

@@ -6,10 +6,10 @@ histogram over the planner budget is the planner's located error.
 """
 from __future__ import annotations
 
-from .. import dtypes
-from ..ir.core import Instr, Op, Type
-from .legalise_shapes import shapes
-from .legalise_shapes.ublayout import numel
+from ... import dtypes
+from ...ir.core import Instr, Op, Type
+from ..legalise_shapes import shapes
+from ..legalise_shapes.ublayout import numel
 
 I32 = dtypes.int32
 
