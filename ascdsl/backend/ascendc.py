@@ -42,7 +42,7 @@ from .legalise_types.limits import check_vector_cores
 from .naming import safe
 from .queues import bind_queues, fit_queues
 from .render import Rendered, render_located
-from .select import select
+from .selection.select import select
 from .simplify import simplify
 from .staging import stage
 from .sync import sync

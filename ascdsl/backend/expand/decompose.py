@@ -33,7 +33,7 @@ from ...ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
 from ...passes.cleanup import dead_code
 from ...platforms import Platform
 from . import histogram, mathops, reductions, reorder, scan
-from .. import isel
+from ..selection import isel
 from ..legalise_shapes import rank3, shapes
 from ..legalise_types import boolmask, intops, scalarunit, wide
 

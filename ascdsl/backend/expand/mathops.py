@@ -47,10 +47,10 @@ import ml_dtypes
 
 from ... import dtypes
 from ...ir.core import Block, Instr, Op, Type
-from .. import isel
-from ..compute import copy_blocks
+from ..selection import isel
+from ..selection.compute import copy_blocks
 from ..kir import Call, lit
-from ..selector import cpp_dtype
+from ..selection.selector import cpp_dtype
 
 F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
 

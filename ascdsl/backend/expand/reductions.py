@@ -26,9 +26,9 @@ from __future__ import annotations
 from ... import dtypes
 from ...ir.core import Instr, Op, Type
 from . import combine
-from .. import isel
+from ..selection import isel
 from ..kir import Bin, BinOp, Call, CInt, Cond, Const, Conv, Elem, Ref, Set, Var, VarKind, lit
-from ..selector import unsupported
+from ..selection.selector import unsupported
 
 F32, I32 = dtypes.float32, dtypes.int32
 FOLD = {Op.SUM: Op.ADD, Op.MAX: Op.MAXIMUM, Op.MIN: Op.MINIMUM}

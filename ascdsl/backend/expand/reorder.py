@@ -28,8 +28,8 @@ from ...ir.core import Instr, Op
 from ..kir import Bin, BinOp, Call, Const, For, Lit, Ref, lit
 from ..legalise_shapes.rank3 import permuted_last
 from ..legalise_shapes.relayout import gather_lanes, lane_index, movable, row_halves
-from ..repeat import located, view
-from ..selector import unsupported
+from ..selection.repeat import located, view
+from ..selection.selector import unsupported
 from ..legalise_shapes.ublayout import rows as rows_of
 
 F32, I16, I32 = dtypes.float32, dtypes.int16, dtypes.int32

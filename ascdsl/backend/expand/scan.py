@@ -26,12 +26,12 @@ from __future__ import annotations
 from ... import dtypes
 from ...ir.core import Instr, Op
 from . import combine, reorder
-from .. import isel
+from ..selection import isel
 from ..legalise_types import limits
-from ..compute import copy_blocks
+from ..selection.compute import copy_blocks
 from ..kir import Brace, Call, Ref, lit
 from .reductions import combine_op
-from ..selector import unsupported
+from ..selection.selector import unsupported
 
 F32 = dtypes.float32
 COMBINE = frozenset({Op.ADD, Op.MUL, Op.MAXIMUM, Op.MINIMUM})

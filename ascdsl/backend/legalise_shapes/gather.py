@@ -24,9 +24,9 @@ from ...ir.core import Instr, Op
 from ..kir import (Bin, BinOp, Brace, Call, CInt, Const, Conv, Elem, For, Gm, If, Let, Lit, Pipe, QOp, Queue, Ref, Role,
                    SizeOf, Struct, Var, add, lit, mul)
 from ..legalise_types import fills
-from ..memory import atomic_around
+from ..selection.memory import atomic_around
 from .relayout import int32_view, lane_index, row_halves
-from ..selector import Selector, cpp_dtype, unsupported
+from ..selection.selector import Selector, cpp_dtype, unsupported
 from .ublayout import numel
 
 BYTES = frozenset({dtypes.int8, dtypes.uint8})

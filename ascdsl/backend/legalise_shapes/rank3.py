@@ -40,12 +40,12 @@ from __future__ import annotations
 
 from ... import dtypes
 from ...ir.core import GroupOp, Instr, Op, Type, Value
-from .. import isel
+from ..selection import isel
 from ..legalise_types import boolmask, limits
 from ..kir import Bin, BinOp, Call, Expr, For, Lit, Ref, add, lit
 from .relayout import gather_lanes, movable, row_halves
-from ..repeat import located
-from ..selector import F32, unsupported
+from ..selection.repeat import located
+from ..selection.selector import F32, unsupported
 from .ublayout import numel, strides
 
 F16, I32 = dtypes.float16, dtypes.int32

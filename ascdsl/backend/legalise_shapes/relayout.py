@@ -28,10 +28,10 @@ from __future__ import annotations
 
 from ... import dtypes
 from ...ir.core import Instr, Op
-from ..compute import copy_blocks
+from ..selection.compute import copy_blocks
 from ..kir import Bin, BinOp, Call, Const, For, Lit, Ref, lit, mul
-from ..repeat import view
-from ..selector import unsupported
+from ..selection.repeat import view
+from ..selection.selector import unsupported
 from .ublayout import contiguous, has_rows
 
 F32, I32, U32 = dtypes.float32, dtypes.int32, dtypes.uint32

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from ... import dtypes
 from ...ir.core import Instr, Op, Type
-from .. import isel
+from ..selection import isel
 from ..legalise_types import fills
 from ..kir import Brace, Call, Elem, Lit, Ref, Set, Var, VarKind, lit
 from .relayout import int32_view
-from ..selector import unsupported
+from ..selection.selector import unsupported
 
 F32 = dtypes.float32
 

@@ -19,7 +19,7 @@ from ... import dtypes
 from ...ir.core import Instr, Op
 from ..kir import Bin, BinOp, Brace, Call, CInt, Conv, Lit, Ref, lit
 from ..legalise_shapes.relayout import gather_lanes, lane_index
-from ..selector import cpp_dtype
+from ..selection.selector import cpp_dtype
 
 I16, I32, I64 = dtypes.int16, dtypes.int32, dtypes.int64
 BYTES = frozenset({dtypes.int8, dtypes.uint8})

@@ -30,7 +30,7 @@ from __future__ import annotations
 from ... import dtypes
 from ...ir.core import Instr, Op, Type
 from . import boolmask
-from .. import isel
+from ..selection import isel
 from ..kir import Call, Ref, lit
 from ..legalise_shapes.ublayout import has_rows, same_layout
 

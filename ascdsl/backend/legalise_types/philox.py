@@ -14,7 +14,7 @@ from __future__ import annotations
 from ... import dtypes
 from ...ir.core import Instr, Op, Value
 from ..kir import Bin, BinOp, Call, CInt, Conv, Lit, Ref, lit
-from ..selector import Selector, unsupported
+from ..selection.selector import Selector, unsupported
 
 I32, U32 = dtypes.int32, dtypes.uint32
 

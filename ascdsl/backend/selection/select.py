@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 
-from .. import dtypes
-from ..ir.core import GroupOp, Instr, Kernel, Op, Value
-from ..platforms import Platform
-from . import compute, debug, kir, memory
-from .expand import combine, mathops, reductions, reorder, scan
-from .legalise_shapes import gather, rank3, relayout, shapes
-from .legalise_types import boolmask, fills, intops, philox, scalarunit, wide
-from .kir import Bin, BinOp, Call, Cond, Lit, Ref, Var, VarKind, lit
+from ... import dtypes
+from ...ir.core import GroupOp, Instr, Kernel, Op, Value
+from ...platforms import Platform
+from . import compute, debug, memory
+from .. import kir
+from ..expand import combine, mathops, reductions, reorder, scan
+from ..legalise_shapes import gather, rank3, relayout, shapes
+from ..legalise_types import boolmask, fills, intops, philox, scalarunit, wide
+from ..kir import Bin, BinOp, Call, Cond, Lit, Ref, Var, VarKind, lit
 from .selector import Selector, _Seg, cpp_dtype
 
 RULES = (scalarunit.select, rank3.select, boolmask.select, combine.select, intops.select, mathops.select, philox.select, reductions.select, relayout.select,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 
-from .. import dtypes
-from ..ir.core import Op
+from ... import dtypes
+from ...ir.core import Op
 
 BINARY_API = {Op.ADD: "Add", Op.SUB: "Sub", Op.MUL: "Mul", Op.DIV: "Div", Op.MAXIMUM: "Max",
               Op.MINIMUM: "Min"}

@@ -14,9 +14,9 @@ Every scratch area is a buffer of its own, sized by the views of the calls that 
 """
 from __future__ import annotations
 
-from ..ir.core import Instr, Op
+from ...ir.core import Instr, Op
 from . import isel, repeat
-from .kir import BinOp, Bin, Brace, Call, Const, Elem, For, If, Lit, Ref, Set, Var, VarKind, add, as_expr, lit, minimum
+from ..kir import BinOp, Bin, Brace, Call, Const, Elem, For, If, Lit, Ref, Set, Var, VarKind, add, as_expr, lit, minimum
 from .repeat import located, row, view
 from .selector import F32, Selector, unsupported
 

@@ -18,15 +18,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import dtypes, numerics
-from ..errors import CompilationError
-from ..ir.core import GroupOp, Instr, Kernel, Op, Value, walk
-from ..ir.provenance import STORES
-from ..platforms import Platform
-from . import isel, kir, naming
-from .legalise_types import limits, scalarunit
-from .kir import BinOp, Buf, Lit, Ref, Role, Var, VarKind, lit
-from .legalise_shapes.ublayout import count, pitch, same_layout, tile_align
+from ... import dtypes, numerics
+from ...errors import CompilationError
+from ...ir.core import GroupOp, Instr, Kernel, Op, Value, walk
+from ...ir.provenance import STORES
+from ...platforms import Platform
+from . import isel
+from .. import kir, naming
+from ..legalise_types import limits, scalarunit
+from ..kir import BinOp, Buf, Lit, Ref, Role, Var, VarKind, lit
+from ..legalise_shapes.ublayout import count, pitch, same_layout, tile_align
 
 F32 = dtypes.float32
 I64 = dtypes.int64

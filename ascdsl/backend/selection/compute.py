@@ -7,10 +7,10 @@ of its operands: their views say so and the planner sizes them for it), then ``S
 """
 from __future__ import annotations
 
-from .. import dtypes
-from ..ir.core import GroupOp, Instr, Op, Value
+from ... import dtypes
+from ...ir.core import GroupOp, Instr, Op, Value
 from . import isel, reduce, repeat
-from .kir import Call, Const, Lit, Ref, lit
+from ..kir import Call, Const, Lit, Ref, lit
 from .selector import F32, Selector, unsupported
 
 COMPARE = {Op.LT: Const.LT, Op.LE: Const.LE, Op.GT: Const.GT, Op.GE: Const.GE, Op.EQ: Const.EQ, Op.NE: Const.NE}

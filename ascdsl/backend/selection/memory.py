@@ -18,15 +18,15 @@ located error in :mod:`.limits`.
 """
 from __future__ import annotations
 
-from .. import dtypes
-from ..ir.core import Instr, Op, Value
+from ... import dtypes
+from ...ir.core import Instr, Op, Value
 from . import repeat
 from .compute import copy_blocks
-from .kir import (BinOp, Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, For, Gm, If, Let, Lit, Note, Pipe, QOp, Queue,
-                  Ref, Role, SizeOf, Struct, Var, add, as_expr, ceil_to, lit, minimum, mul)
+from ..kir import (BinOp, Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, For, Gm, If, Let, Lit, Note, Pipe, QOp,
+                   Queue, Ref, Role, SizeOf, Struct, Var, add, as_expr, ceil_to, lit, minimum, mul)
 from .repeat import row, view
 from .selector import Selector
-from .legalise_shapes.ublayout import numel
+from ..legalise_shapes.ublayout import numel
 
 U8, U16, U32, U64 = CInt.UINT8, CInt.UINT16, CInt.UINT32, CInt.UINT64
 

@@ -8,11 +8,11 @@ stdout; on the NPU ``printf`` goes to the device log.
 """
 from __future__ import annotations
 
-from .. import dtypes
-from ..ir.core import Instr, Value
-from .kir import Bin, BinOp, Call, Cond, Conv, Elem, For, If, Pipe, Text, add, lit
+from ... import dtypes
+from ...ir.core import Instr, Value
+from ..kir import Bin, BinOp, Call, Cond, Conv, Elem, For, If, Pipe, Text, add, lit
 from .selector import Selector, program_id
-from .legalise_shapes.ublayout import has_rows, numel
+from ..legalise_shapes.ublayout import has_rows, numel
 
 
 def _format(dtype) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .kir import BinOp, Bin, Brace, Call, CInt, Cond, Conv, For, If, Lit, Ref, add, as_expr, lit, minimum
+from ..kir import BinOp, Bin, Brace, Call, CInt, Cond, Conv, For, If, Lit, Ref, add, as_expr, lit, minimum
 
 
 def u8(e):
