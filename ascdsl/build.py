@@ -30,7 +30,8 @@ from functools import cached_property
 from pathlib import Path
 
 from . import dtypes, planner, report
-from .backend import ascendc, cores, host, lift, mix, ubplan
+from .backend import ascendc, cores, host, lift, mix
+from .backend.plan import ubplan
 from .backend.opproject import (
     aclnn_signature,
     fields,
@@ -45,7 +46,7 @@ from .backend.opproject import (
 )
 from .backend.hostcode import is_kernel
 from .backend.render import render
-from .backend.tiling import TilingLayout, Variant, cann_name, layout
+from .backend.plan.tiling import TilingLayout, Variant, cann_name, layout
 from .errors import CompilationError, Error, InputTypeError, InputValueError, source_path, source_root
 from .ir import Op, dump, walk
 from .op import Case, Operator, TensorDesc, specializations

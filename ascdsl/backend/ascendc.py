@@ -40,16 +40,16 @@ from .expand.decompose import decompose
 from .emit import class_model, literal
 from .legalise_types.limits import check_vector_cores
 from .naming import safe
-from .queues import bind_queues, fit_queues
+from .plan.queues import bind_queues, fit_queues
 from .render import Rendered, render_located
 from .selection.select import select
 from .simplify import simplify
-from .staging import stage
-from .sync import sync
+from .plan.staging import stage
+from .plan.sync import sync
 from .templated import ClassPlan, plan_classes
 from .naming import name
-from .tiling import TilingLayout, Variant
-from .ubplan import check_budget, plan_ub
+from .plan.tiling import TilingLayout, Variant
+from .plan.ubplan import check_budget, plan_ub
 
 PIPELINE = (check_vector_cores, decompose, select, fit_queues, plan_ub, bind_queues, stage, sync, name,
             check_budget)

@@ -31,7 +31,7 @@ from .hostcode import (DTYPE_ENUM, MAX_DIMS, HostFunction, Param, camel, cpp_nam
 from .hostlower import HostLowering
 from .render import render
 from .naming import field_name
-from .tiling import TilingLayout, Variant, cann_name
+from .plan.tiling import TilingLayout, Variant, cann_name
 
 __all__ = ["DTYPE_ENUM", "HostFunction", "Param", "ShapeFunction", "TilingResult", "WorkspaceFunction", "cpp_name",
            "dtype_enum", "literal", "lower_output_shape", "lower_tiling", "output_shapes", "python_tiling",

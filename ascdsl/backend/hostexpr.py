@@ -21,7 +21,7 @@ from ..op import Operator
 from .hostcode import (ATTR_KIND, BOOL, CPP_TYPE, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, STR, E, Param,
                        cpp_name, fixed_params, literal, quote, signature)
 from .hostplan import PlannerTables
-from .tiling import TilingLayout, Variant
+from .plan.tiling import TilingLayout, Variant
 
 BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}
 FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,

@@ -24,7 +24,7 @@ from ..platforms import Platform
 from . import cores, mix
 from .poly import describe_slots
 from .naming import field_name
-from .tiling import Variant
+from .plan.tiling import Variant
 
 
 class HostLowering(HostExpressions):

@@ -37,9 +37,9 @@ from .kir import Bin, BinOp, Cond, Lit
 from .poly import BLOCK, FIELD_DTYPE, Mismatch, Slots, ceil_block, describe, evaluate, fit, footprint, to_expr
 from .naming import name as name_pass
 from .templated import computes_the_same, float32_form, pointer_dtypes
-from .tiling import Variant
+from .plan.tiling import Variant
 from .treemerge import TreeMerge
-from .ubplan import Plan, Slot
+from .plan.ubplan import Plan, Slot
 
 QUANTA = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 

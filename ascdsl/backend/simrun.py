@@ -27,7 +27,8 @@ from ..ir import Kernel, walk
 from ..ir.provenance import access_roots
 from ..jit import register_backend
 from ..platforms import Platform, get_platform
-from . import cores, cube, mix, tiling
+from . import cores, cube, mix
+from .plan import tiling
 from ..sim import SimCompileError, SimError
 from ..sim.errors import KernelSimError
 from ..sim.signature import Entry, gm_entry

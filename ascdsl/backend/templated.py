@@ -31,9 +31,9 @@ from ..ir.core import Block, Instr, Op
 from ..ir.core import Kernel as TileKernel
 from . import kir
 from .naming import name, slot_names
-from .tiling import Variant
+from .plan.tiling import Variant
 from .treemerge import TreeMerge
-from .ubplan import Plan, Slot
+from .plan.ubplan import Plan, Slot
 
 
 def type_parameter(t: DType) -> DType:

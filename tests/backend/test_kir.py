@@ -10,7 +10,8 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
-from ascdsl.backend import ascendc, kir, tiling, ubplan
+from ascdsl.backend import ascendc, kir
+from ascdsl.backend.plan import tiling, ubplan
 from ascdsl.backend.naming import RESERVED
 from tests.backend.test_passes import LAUNCHES
 
@@ -67,8 +68,8 @@ def test_the_plan_is_computed_once_per_variant(monkeypatch, tmp_path):
 def test_no_backend_pass_reads_text():
     """The passes build data; only emit.py (and the Jinja templates) produce C++ text."""
     for name in ("kir", "expand/decompose", "selection/selector", "selection/select", "selection/compute", "selection/reduce", "selection/memory",
-                 "selection/repeat", "ubplan",
-                 "staging", "sync", "naming"):
+                 "selection/repeat", "plan/ubplan",
+                 "plan/staging", "plan/sync", "naming"):
         tree = ast.parse((BACKEND / f"{name}.py").read_text())
         imported = {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
                     for a in n.names} | {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}

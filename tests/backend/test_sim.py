@@ -9,7 +9,8 @@ import pytest
 
 import ascdsl
 from ascdsl import dtypes
-from ascdsl.backend import simrun, tiling
+from ascdsl.backend import simrun
+from ascdsl.backend.plan import tiling
 from ascdsl.backend.ascendc import kernel_source
 from ascdsl.op import load_operators
 from ascdsl.testing import verify

@@ -107,7 +107,7 @@ def test_a_grid_of_2_to_the_31_programs_counts_programs_in_int64():
     first_block_only[(3, 2)](out, BLOCK=8, backend="sim")
     assert (out == 1).all()
     from ascdsl.backend import ascendc
-    from ascdsl.backend.tiling import layout, variants
+    from ascdsl.backend.plan.tiling import layout, variants
     kernel = first_block_only.specialize(tl.pointer_type(dtypes.float32), BLOCK=8).kernels[0]
     (variant,) = variants([kernel])
     text = ascendc.kernel_source("first_block_only", [variant], layout("T", [kernel]), DEFAULT_PLATFORM)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from . import kir
-from .kir import Local, Role, Run, Segment, Stage, StageKind, VarKind
+from .. import kir
+from ..kir import Local, Role, Run, Segment, Stage, StageKind, VarKind
 
 
 def _defined(body) -> set:

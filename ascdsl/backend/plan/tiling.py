@@ -13,12 +13,12 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .. import dtypes
-from ..dtypes import DType
-from ..errors import CompilationError, Error
-from ..ir import Kernel
-from .naming import field_name
-from .render import render
+from ... import dtypes
+from ...dtypes import DType
+from ...errors import CompilationError, Error
+from ...ir import Kernel
+from ..naming import field_name
+from ..render import render
 
 GRID_FIELDS = ("grid0", "grid1", "grid2")
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from . import kir
-from .kir import Barrier, Call, Flag, For, If, Pipe, Position, Stage
+from .. import kir
+from ..kir import Barrier, Call, Flag, For, If, Pipe, Position, Stage
 from .queues import packed
 
 

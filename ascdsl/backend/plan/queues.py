@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..dtypes import DType
-from ..ir.treemap import tree_map
-from ..platforms import Platform
-from . import kir
-from .kir import Buf, QOp, Queue, Role, Segment
+from ...dtypes import DType
+from ...ir.treemap import tree_map
+from ...platforms import Platform
+from .. import kir
+from ..kir import Buf, QOp, Queue, Role, Segment
 
 BUFFERS = 2
 """Buffers per queue (double buffering: the next tile's copy overlaps this one's compute)."""

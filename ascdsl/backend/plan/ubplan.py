@@ -31,11 +31,11 @@ import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..errors import CompilationError, Loc, UBOverflowError
-from ..platforms import Platform
-from . import kir
-from .kir import Buf, Call, Position, Queue, Role
-from .poly import as_json, describe_slots, exact_expression
+from ...errors import CompilationError, Loc, UBOverflowError
+from ...platforms import Platform
+from .. import kir
+from ..kir import Buf, Call, Position, Queue, Role
+from ..poly import as_json, describe_slots, exact_expression
 from .queues import BUFFERS, held_across, packed
 
 
