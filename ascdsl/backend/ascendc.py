@@ -39,15 +39,15 @@ from . import cube, kir, mix
 from .expand.decompose import decompose
 from .emit import class_model, literal
 from .legalise_types.limits import check_vector_cores
-from .naming import safe
+from .names.naming import safe
 from .plan.queues import bind_queues, fit_queues
 from .render import Rendered, render_located
 from .selection.select import select
-from .simplify import simplify
+from .names.simplify import simplify
 from .plan.staging import stage
 from .plan.sync import sync
 from .templated import ClassPlan, plan_classes
-from .naming import name
+from .names.naming import name
 from .plan.tiling import TilingLayout, Variant
 from .plan.ubplan import check_budget, plan_ub
 

@@ -51,7 +51,7 @@ from ..passes.reuse import decided_branches, taken_branches
 from ..platforms import Platform, get_platform
 from . import batchcost
 from .ascendc import compile_variant
-from .naming import field_name
+from .names.naming import field_name
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from ..passes import run_passes
 from ..platforms import Platform
 from . import kir
 from .emit import Printer, literal, where
-from .naming import Names, field_name, safe
+from .names.naming import Names, field_name, safe
 from .render import Located, Rendered, render_located
 
 OPERANDS = {dtypes.float16: dtypes.float32, dtypes.bfloat16: dtypes.float32, dtypes.float32: dtypes.float32,

@@ -16,7 +16,7 @@ from . import kir
 from .kir import (Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, Field, Flag, For, Gm, If, Let, Lit, Local, Note,
                   Position, QOp, Queue, Run, Set, SizeOf, Struct, Text, Var, VarKind)
 from .poly import describe_slots
-from .naming import Names
+from .names.naming import Names
 from .render import Located
 
 PRECEDENCE = {"*": 5, "/": 5, "%": 5, "+": 4, "-": 4, "<<": 3.5, ">>": 3.5, "<": 3, "<=": 3, ">": 3, ">=": 3,

@@ -30,7 +30,7 @@ from .hostcode import (DTYPE_ENUM, MAX_DIMS, HostFunction, Param, camel, cpp_nam
                        signature)
 from .hostlower import HostLowering
 from .render import render
-from .naming import field_name
+from .names.naming import field_name
 from .plan.tiling import TilingLayout, Variant, cann_name
 
 __all__ = ["DTYPE_ENUM", "HostFunction", "Param", "ShapeFunction", "TilingResult", "WorkspaceFunction", "cpp_name",

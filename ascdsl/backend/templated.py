@@ -30,7 +30,7 @@ from ..ir.treemap import tree_map
 from ..ir.core import Block, Instr, Op
 from ..ir.core import Kernel as TileKernel
 from . import kir
-from .naming import name, slot_names
+from .names.naming import name, slot_names
 from .plan.tiling import Variant
 from .treemerge import TreeMerge
 from .plan.ubplan import Plan, Slot

@@ -12,7 +12,7 @@ import ascdsl.language as tl
 from ascdsl import dtypes
 from ascdsl.backend import ascendc, kir
 from ascdsl.backend.plan import tiling, ubplan
-from ascdsl.backend.naming import RESERVED
+from ascdsl.backend.names.naming import RESERVED
 from tests.backend.test_passes import LAUNCHES
 
 BACKEND = Path(ascendc.__file__).parent
@@ -69,7 +69,7 @@ def test_no_backend_pass_reads_text():
     """The passes build data; only emit.py (and the Jinja templates) produce C++ text."""
     for name in ("kir", "expand/decompose", "selection/selector", "selection/select", "selection/compute", "selection/reduce", "selection/memory",
                  "selection/repeat", "plan/ubplan",
-                 "plan/staging", "plan/sync", "naming"):
+                 "plan/staging", "plan/sync", "names/naming"):
         tree = ast.parse((BACKEND / f"{name}.py").read_text())
         imported = {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
                     for a in n.names} | {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
@@ -210,7 +210,7 @@ def test_variants_differing_only_by_element_type_share_one_template_class():
 
 def test_expressions_print_with_cpp_precedence():
     from ascdsl.backend.emit import Printer
-    from ascdsl.backend.naming import Names
+    from ascdsl.backend.names.naming import Names
     a, b, c = (kir.Var(k, dtypes.int32, n) for k, n in ((1, "a"), (2, "b"), (3, "c")))
     p = Printer(Names(vars={1: "a", 2: "b", 3: "c"}))
     B, Op_ = kir.Bin, kir.BinOp

@@ -17,7 +17,7 @@ from ... import dtypes
 from ...dtypes import DType
 from ...errors import CompilationError, Error
 from ...ir import Kernel
-from ..naming import field_name
+from ..names.naming import field_name
 from ..render import render
 
 GRID_FIELDS = ("grid0", "grid1", "grid2")

@@ -24,7 +24,8 @@ from ...ir.core import GroupOp, Instr, Kernel, Op, Value, walk
 from ...ir.provenance import STORES
 from ...platforms import Platform
 from . import isel
-from .. import kir, naming
+from .. import kir
+from ..names import naming
 from ..legalise_types import limits, scalarunit
 from ..kir import BinOp, Buf, Lit, Ref, Role, Var, VarKind, lit
 from ..legalise_shapes.ublayout import count, pitch, same_layout, tile_align

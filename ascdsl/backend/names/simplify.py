@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from .. import dtypes
-from . import kir
-from .kir import Bin, BinOp, Cond, Conv, For, If, Let, Lit, Not, Run, Var, lit
+from ... import dtypes
+from .. import kir
+from ..kir import Bin, BinOp, Cond, Conv, For, If, Let, Lit, Not, Run, Var, lit
 
 COMPARE = {BinOp.LT: int.__lt__, BinOp.LE: int.__le__, BinOp.GT: int.__gt__, BinOp.GE: int.__ge__,
            BinOp.EQ: int.__eq__, BinOp.NE: int.__ne__}

@@ -14,8 +14,8 @@ import dataclasses
 import keyword
 from dataclasses import dataclass, field
 
-from . import kir
-from .kir import Position, Role, VarKind
+from .. import kir
+from ..kir import Position, Role, VarKind
 
 CPP_KEYWORDS = frozenset("""
 alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t char32_t class
