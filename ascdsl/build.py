@@ -30,7 +30,8 @@ from functools import cached_property
 from pathlib import Path
 
 from . import dtypes, planner, report
-from .backend import ascendc, cores, host, lift, mix
+from .backend import cores, host, lift, mix
+from .backend.render import ascendc
 from .backend.plan import ubplan
 from .backend.opproject import (
     aclnn_signature,
@@ -45,7 +46,7 @@ from .backend.opproject import (
     padding,
 )
 from .backend.hostcode import is_kernel
-from .backend.render import render
+from .backend.render.jinja import render
 from .backend.plan.tiling import TilingLayout, Variant, cann_name, layout
 from .errors import CompilationError, Error, InputTypeError, InputValueError, source_path, source_root
 from .ir import Op, dump, walk

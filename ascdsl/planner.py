@@ -19,7 +19,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 from . import dtypes
-from .backend.ascendc import planned
+from .backend.render.ascendc import planned
 from .backend.lift import CANONICAL, analyse, largest_fitting
 from .errors import CompilationError, Error, InputValueError
 from .op import TensorDesc

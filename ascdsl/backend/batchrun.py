@@ -50,7 +50,7 @@ from ..passes.batching import NotBatchable, batch_programs, flat_block, form, re
 from ..passes.reuse import decided_branches, taken_branches
 from ..platforms import Platform, get_platform
 from . import batchcost
-from .ascendc import compile_variant
+from .render.ascendc import compile_variant
 from .names.naming import field_name
 
 

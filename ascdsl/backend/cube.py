@@ -31,9 +31,9 @@ from ..ir.core import Instr, Op, Value
 from ..passes import run_passes
 from ..platforms import Platform
 from . import kir
-from .emit import Printer, literal, where
+from .render.emit import Printer, literal, where
 from .names.naming import Names, field_name, safe
-from .render import Located, Rendered, render_located
+from .render.jinja import Located, Rendered, render_located
 
 OPERANDS = {dtypes.float16: dtypes.float32, dtypes.bfloat16: dtypes.float32, dtypes.float32: dtypes.float32,
             dtypes.int8: dtypes.int32}

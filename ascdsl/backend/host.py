@@ -29,7 +29,7 @@ from . import cores, mix
 from .hostcode import (DTYPE_ENUM, MAX_DIMS, HostFunction, Param, camel, cpp_name, declare, dtype_enum, literal,
                        signature)
 from .hostlower import HostLowering
-from .render import render
+from .render.jinja import render
 from .names.naming import field_name
 from .plan.tiling import TilingLayout, Variant, cann_name
 

@@ -32,11 +32,11 @@ from ..ir.treemap import tree_map
 from ..jit import JITFunction
 from ..platforms import Platform
 from . import kir
-from .ascendc import planned
+from .render.ascendc import planned
 from .kir import Bin, BinOp, Cond, Lit
 from .poly import BLOCK, FIELD_DTYPE, Mismatch, Slots, ceil_block, describe, evaluate, fit, footprint, to_expr
 from .names.naming import name as name_pass
-from .templated import computes_the_same, float32_form, pointer_dtypes
+from .render.templated import computes_the_same, float32_form, pointer_dtypes
 from .plan.tiling import Variant
 from .treemerge import TreeMerge
 from .plan.ubplan import Plan, Slot

@@ -17,7 +17,8 @@ from collections import Counter
 from collections.abc import Sequence
 
 from .. import dtypes
-from . import ascendc, cores, host, mix
+from . import cores, host, mix
+from .render import ascendc
 from .plan.tiling import TilingLayout, cann_name
 
 GE_DTYPE = {"float32": "DT_FLOAT", "float16": "DT_FLOAT16", "bfloat16": "DT_BF16", "int8": "DT_INT8",

@@ -32,7 +32,7 @@ from .plan import tiling
 from ..sim import SimCompileError, SimError
 from ..sim.errors import KernelSimError
 from ..sim.signature import Entry, gm_entry
-from .ascendc import entry_pointers, kernel_source, pointer_names, pointer_params
+from .render.ascendc import entry_pointers, kernel_source, pointer_names, pointer_params
 from .batchrun import batch_launch
 
 SYMBOL = "ascdsl_kernel"

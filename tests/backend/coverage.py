@@ -23,7 +23,7 @@ import pytest
 import ascdsl
 from ascdsl import dtypes, interpreter, record, testing
 from ascdsl.backend import simrun
-from ascdsl.backend.ascendc import compile_variant
+from ascdsl.backend.render.ascendc import compile_variant
 from ascdsl.ir.core import GroupOp, Op, walk
 from ascdsl.sim.errors import KernelSimError
 

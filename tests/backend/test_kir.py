@@ -10,12 +10,13 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
-from ascdsl.backend import ascendc, kir
+from ascdsl.backend import kir
+from ascdsl.backend.render import ascendc
 from ascdsl.backend.plan import tiling, ubplan
 from ascdsl.backend.names.naming import RESERVED
 from tests.backend.test_passes import LAUNCHES
 
-BACKEND = Path(ascendc.__file__).parent
+BACKEND = Path(kir.__file__).parent
 F32 = tl.pointer_type(dtypes.float32)
 BF16 = tl.pointer_type(dtypes.bfloat16)
 
@@ -209,7 +210,7 @@ def test_variants_differing_only_by_element_type_share_one_template_class():
 
 
 def test_expressions_print_with_cpp_precedence():
-    from ascdsl.backend.emit import Printer
+    from ascdsl.backend.render.emit import Printer
     from ascdsl.backend.names.naming import Names
     a, b, c = (kir.Var(k, dtypes.int32, n) for k, n in ((1, "a"), (2, "b"), (3, "c")))
     p = Printer(Names(vars={1: "a", 2: "b", 3: "c"}))

@@ -8,7 +8,7 @@ import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes, testing
 from ascdsl.backend import kir
-from ascdsl.backend.ascendc import compile_variant
+from ascdsl.backend.render.ascendc import compile_variant
 from tests.backend.helpers import CANN, RNG, assert_type_checks, both, each
 from tests.triton import compat_kernels
 

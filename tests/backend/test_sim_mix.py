@@ -8,7 +8,7 @@ import pytest
 import ascdsl
 from ascdsl import dtypes, interpreter
 from ascdsl.backend import mix
-from ascdsl.backend.ascendc import kernel_source
+from ascdsl.backend.render.ascendc import kernel_source
 from ascdsl.backend.plan import tiling
 from ascdsl.platforms import get_platform
 from ascdsl.testing import assert_close

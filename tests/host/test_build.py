@@ -103,7 +103,7 @@ def test_op_kernel_runs_every_variant_on_the_simulator(path, tmp_path):
 
 
 def test_a_variant_the_backend_rejects_is_reported_and_fails_the_build(tmp_path, monkeypatch, capsys):
-    from ascdsl.backend import ascendc
+    from ascdsl.backend.render import ascendc
     from ascdsl.errors import CompilationError, Loc
     real = ascendc.render_classes
 

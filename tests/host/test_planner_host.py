@@ -11,7 +11,7 @@ import ascdsl.language as tl
 from ascdsl import build, dtypes, planner
 from ascdsl.backend import host
 from ascdsl.backend.plan import tiling
-from ascdsl.backend.ascendc import compile_variant, planned
+from ascdsl.backend.render.ascendc import compile_variant, planned
 
 from .test_tiling_function import PLATFORMS, check_equivalence, desc, load
 

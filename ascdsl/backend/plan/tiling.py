@@ -18,7 +18,7 @@ from ...dtypes import DType
 from ...errors import CompilationError, Error
 from ...ir import Kernel
 from ..names.naming import field_name
-from ..render import render
+from ..render.jinja import render
 
 GRID_FIELDS = ("grid0", "grid1", "grid2")
 

@@ -24,16 +24,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import dtypes
-from ..dtypes import DType
-from ..ir.treemap import tree_map
-from ..ir.core import Block, Instr, Op
-from ..ir.core import Kernel as TileKernel
-from . import kir
-from .names.naming import name, slot_names
-from .plan.tiling import Variant
-from .treemerge import TreeMerge
-from .plan.ubplan import Plan, Slot
+from ... import dtypes
+from ...dtypes import DType
+from ...ir.treemap import tree_map
+from ...ir.core import Block, Instr, Op
+from ...ir.core import Kernel as TileKernel
+from .. import kir
+from ..names.naming import name, slot_names
+from ..plan.tiling import Variant
+from ..treemerge import TreeMerge
+from ..plan.ubplan import Plan, Slot
 
 
 def type_parameter(t: DType) -> DType:

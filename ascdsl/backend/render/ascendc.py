@@ -30,26 +30,26 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Sequence
 
-from .. import dtypes
-from ..errors import CompilationError
-from ..ir import Kernel
-from ..passes import run_passes
-from ..platforms import Platform, get_platform
-from . import cube, kir, mix
-from .expand.decompose import decompose
+from ... import dtypes
+from ...errors import CompilationError
+from ...ir import Kernel
+from ...passes import run_passes
+from ...platforms import Platform, get_platform
+from .. import cube, kir, mix
+from ..expand.decompose import decompose
 from .emit import class_model, literal
-from .legalise_types.limits import check_vector_cores
-from .names.naming import safe
-from .plan.queues import bind_queues, fit_queues
-from .render import Rendered, render_located
-from .selection.select import select
-from .names.simplify import simplify
-from .plan.staging import stage
-from .plan.sync import sync
+from ..legalise_types.limits import check_vector_cores
+from ..names.naming import safe
+from ..plan.queues import bind_queues, fit_queues
+from .jinja import Rendered, render_located
+from ..selection.select import select
+from ..names.simplify import simplify
+from ..plan.staging import stage
+from ..plan.sync import sync
 from .templated import ClassPlan, plan_classes
-from .names.naming import name
-from .plan.tiling import TilingLayout, Variant
-from .plan.ubplan import check_budget, plan_ub
+from ..names.naming import name
+from ..plan.tiling import TilingLayout, Variant
+from ..plan.ubplan import check_budget, plan_ub
 
 PIPELINE = (check_vector_cores, decompose, select, fit_queues, plan_ub, bind_queues, stage, sync, name,
             check_budget)

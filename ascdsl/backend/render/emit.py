@@ -9,15 +9,15 @@ from __future__ import annotations
 import math
 
 
-from .. import dtypes
-from ..errors import Loc, source_path
-from ..platforms import get_platform
-from . import kir
-from .kir import (Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, Field, Flag, For, Gm, If, Let, Lit, Local, Note,
-                  Position, QOp, Queue, Run, Set, SizeOf, Struct, Text, Var, VarKind)
-from .poly import describe_slots
-from .names.naming import Names
-from .render import Located
+from ... import dtypes
+from ...errors import Loc, source_path
+from ...platforms import get_platform
+from .. import kir
+from ..kir import (Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, Field, Flag, For, Gm, If, Let, Lit, Local, Note,
+                   Position, QOp, Queue, Run, Set, SizeOf, Struct, Text, Var, VarKind)
+from ..poly import describe_slots
+from ..names.naming import Names
+from .jinja import Located
 
 PRECEDENCE = {"*": 5, "/": 5, "%": 5, "+": 4, "-": 4, "<<": 3.5, ">>": 3.5, "<": 3, "<=": 3, ">": 3, ">=": 3,
               "==": 2, "!=": 2, "&": 1.2, "^": 1.1, "|": 1}

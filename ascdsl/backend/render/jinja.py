@@ -19,7 +19,7 @@ from pathlib import Path
 
 import jinja2
 
-from ..errors import Loc
+from ...errors import Loc
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def _finalize(value):
 def _templates() -> Path:
     if os.environ.get("ASCDSL_TEMPLATES"):
         return Path(os.environ["ASCDSL_TEMPLATES"])
-    package = Path(__file__).resolve().parents[1]
+    package = Path(__file__).resolve().parents[2]
     installed = package / "templates"
     return installed if installed.is_dir() else package.parent / "templates"
 
