@@ -179,7 +179,7 @@ def test_an_llm_vocabulary_block_is_planned_with_int64_offsets():
     """[32768, 152064] float16 has 4.98e9 elements: the tiling function serves it and every GM offset
     (and the Let it is computed by) is int64_t arithmetic."""
     from ascdsl import build
-    from ascdsl.backend import host
+    from ascdsl.backend.host import host
     from ascdsl.op import TensorDesc, load_operators
     platform = ascdsl.platforms.get_platform("Ascend910B3")
     (op,) = load_operators([Path(__file__).resolve().parents[2] / "ops" / "softmax_grad.py"])

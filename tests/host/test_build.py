@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ascdsl import build, sim
-from ascdsl.backend import host
+from ascdsl.backend.host import host
 from ascdsl.cli import main as cli_main
 from ascdsl.op import load_operators
 from ascdsl.platforms import get_platform

@@ -9,7 +9,7 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import build, dtypes, planner
-from ascdsl.backend import host
+from ascdsl.backend.host import host
 from ascdsl.backend.plan import tiling
 from ascdsl.backend.render.ascendc import compile_variant, planned
 

@@ -10,7 +10,7 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
-from ascdsl.backend import host
+from ascdsl.backend.host import host
 from ascdsl.backend.plan import tiling
 from ascdsl.op import specializations
 from ascdsl.op import load_operators

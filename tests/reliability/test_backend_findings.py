@@ -129,7 +129,7 @@ def test_shapes_past_int32_offsets_are_refused_or_use_int64(name):
     host refuses the shape with the limit named, or every GM offset of the kernel the tiling selects
     is int64_t arithmetic (read off the kernel IR, as tests/backend/test_kir.py does)."""
     from ascdsl import build
-    from ascdsl.backend import host
+    from ascdsl.backend.host import host
     from ascdsl.backend.render import ascendc
     from tests.backend.test_kir import narrow_gm_offsets
     op = load_op(name)

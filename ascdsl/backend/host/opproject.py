@@ -16,10 +16,11 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 
-from .. import dtypes
-from . import cores, host, mix
-from .render import ascendc
-from .plan.tiling import TilingLayout, cann_name
+from ... import dtypes
+from . import cores, host
+from .. import mix
+from ..render import ascendc
+from ..plan.tiling import TilingLayout, cann_name
 
 GE_DTYPE = {"float32": "DT_FLOAT", "float16": "DT_FLOAT16", "bfloat16": "DT_BF16", "int8": "DT_INT8",
             "int16": "DT_INT16", "int32": "DT_INT32", "int64": "DT_INT64", "uint8": "DT_UINT8", "bool": "DT_BOOL"}

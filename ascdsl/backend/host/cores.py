@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import CompilationError
-from ..ir import Kernel, walk
-from ..ir.core import Op
-from ..platforms import Platform
-from . import cube, mix
+from ...errors import CompilationError
+from ...ir import Kernel, walk
+from ...ir.core import Op
+from ...platforms import Platform
+from .. import cube, mix
 
 MAX_BLOCKS = 65535
 """The largest ``blockDim`` of a launch (reference section 3: ``numBlocks`` is in [1, 65535])."""

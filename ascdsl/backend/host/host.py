@@ -21,17 +21,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .. import dtypes
-from ..errors import CompilationError, InputTypeError, InputValueError
-from ..op import Operator, Output
-from ..platforms import Platform
-from . import cores, mix
+from ... import dtypes
+from ...errors import CompilationError, InputTypeError, InputValueError
+from ...op import Operator, Output
+from ...platforms import Platform
+from . import cores
+from .. import mix
 from .hostcode import (DTYPE_ENUM, MAX_DIMS, HostFunction, Param, camel, cpp_name, declare, dtype_enum, literal,
                        signature)
 from .hostlower import HostLowering
-from .render.jinja import render
-from .names.naming import field_name
-from .plan.tiling import TilingLayout, Variant, cann_name
+from ..render.jinja import render
+from ..names.naming import field_name
+from ..plan.tiling import TilingLayout, Variant, cann_name
 
 __all__ = ["DTYPE_ENUM", "HostFunction", "Param", "ShapeFunction", "TilingResult", "WorkspaceFunction", "cpp_name",
            "dtype_enum", "literal", "lower_output_shape", "lower_tiling", "output_shapes", "python_tiling",

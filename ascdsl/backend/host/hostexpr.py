@@ -15,13 +15,13 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .. import dtypes, language, planner
-from ..errors import CompilationError, Loc, display_path
-from ..op import Operator
-from .hostcode import (ATTR_KIND, BOOL, CPP_TYPE, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, STR, E, Param,
-                       cpp_name, fixed_params, literal, quote, signature)
+from ... import dtypes, language, planner
+from ...errors import CompilationError, Loc, display_path
+from ...op import Operator
+from .hostcode import (ATTR_KIND, BOOL, CPP_TYPE, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, STR, E, Param, cpp_name,
+                       fixed_params, literal, quote, signature)
 from .hostplan import PlannerTables
-from .plan.tiling import TilingLayout, Variant
+from ..plan.tiling import TilingLayout, Variant
 
 BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}
 FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,

@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .. import dtypes
-from ..errors import CompilationError, Loc, display_path
-from ..op import Operator
+from ... import dtypes
+from ...errors import CompilationError, Loc, display_path
+from ...op import Operator
 
 MAX_DIMS = 8
 DTYPE_ENUM = {d.name: d.name.upper().rstrip("_") for d in dtypes.ALL}

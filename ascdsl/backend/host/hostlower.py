@@ -13,18 +13,19 @@ from __future__ import annotations
 import ast
 import inspect
 
-from .. import dtypes
-from ..errors import CompilationError
-from ..op import Launch
-from .hostcode import (BOOL, CPP_TYPE, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, E, HostFunction, cpp_name,
-                       dtype_enum, literal, quote)
+from ... import dtypes
+from ...errors import CompilationError
+from ...op import Launch
+from .hostcode import (BOOL, CPP_TYPE, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, E, HostFunction, cpp_name, dtype_enum,
+                       literal, quote)
 from .hostexpr import HostExpressions
 from .hostplan import footprint_code
-from ..platforms import Platform
-from . import cores, mix
-from .poly import describe_slots
-from .names.naming import field_name
-from .plan.tiling import Variant
+from ...platforms import Platform
+from . import cores
+from .. import mix
+from ..poly import describe_slots
+from ..names.naming import field_name
+from ..plan.tiling import Variant
 
 
 class HostLowering(HostExpressions):
