@@ -27,7 +27,7 @@ from ..ir import Kernel, walk
 from ..ir.provenance import access_roots
 from ..jit import register_backend
 from ..platforms import Platform, get_platform
-from . import cube, mix
+from .cube import cube, mix
 from .host import cores
 from .plan import tiling
 from ..sim import SimCompileError, SimError

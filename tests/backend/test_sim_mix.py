@@ -7,7 +7,7 @@ import pytest
 
 import ascdsl
 from ascdsl import dtypes, interpreter
-from ascdsl.backend import mix
+from ascdsl.backend.cube import mix
 from ascdsl.backend.render.ascendc import kernel_source
 from ascdsl.backend.plan import tiling
 from ascdsl.platforms import get_platform

@@ -19,7 +19,7 @@ from ...errors import CompilationError
 from ...ir import Kernel, walk
 from ...ir.core import Op
 from ...platforms import Platform
-from .. import cube, mix
+from ..cube import cube, mix
 
 MAX_BLOCKS = 65535
 """The largest ``blockDim`` of a launch (reference section 3: ``numBlocks`` is in [1, 65535])."""

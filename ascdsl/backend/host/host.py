@@ -26,7 +26,7 @@ from ...errors import CompilationError, InputTypeError, InputValueError
 from ...op import Operator, Output
 from ...platforms import Platform
 from . import cores
-from .. import mix
+from ..cube import mix
 from .hostcode import (DTYPE_ENUM, MAX_DIMS, HostFunction, Param, camel, cpp_name, declare, dtype_enum, literal,
                        signature)
 from .hostlower import HostLowering

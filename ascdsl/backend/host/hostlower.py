@@ -22,7 +22,7 @@ from .hostexpr import HostExpressions
 from .hostplan import footprint_code
 from ...platforms import Platform
 from . import cores
-from .. import mix
+from ..cube import mix
 from ..poly import describe_slots
 from ..names.naming import field_name
 from ..plan.tiling import Variant

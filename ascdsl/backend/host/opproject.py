@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from ... import dtypes
 from . import cores, host
-from .. import mix
+from ..cube import mix
 from ..render import ascendc
 from ..plan.tiling import TilingLayout, cann_name
 

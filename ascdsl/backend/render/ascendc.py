@@ -35,7 +35,8 @@ from ...errors import CompilationError
 from ...ir import Kernel
 from ...passes import run_passes
 from ...platforms import Platform, get_platform
-from .. import cube, kir, mix
+from .. import kir
+from ..cube import cube, mix
 from ..expand.decompose import decompose
 from .emit import class_model, literal
 from ..legalise_types.limits import check_vector_cores

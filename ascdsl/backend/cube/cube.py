@@ -24,16 +24,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Mapping
 
-from .. import dtypes
-from ..errors import CompilationError, Loc
-from ..ir import Kernel, walk
-from ..ir.core import Instr, Op, Value
-from ..passes import run_passes
-from ..platforms import Platform
-from . import kir
-from .render.emit import Printer, literal, where
-from .names.naming import Names, field_name, safe
-from .render.jinja import Located, Rendered, render_located
+from ... import dtypes
+from ...errors import CompilationError, Loc
+from ...ir import Kernel, walk
+from ...ir.core import Instr, Op, Value
+from ...passes import run_passes
+from ...platforms import Platform
+from .. import kir
+from ..render.emit import Printer, literal, where
+from ..names.naming import Names, field_name, safe
+from ..render.jinja import Located, Rendered, render_located
 
 OPERANDS = {dtypes.float16: dtypes.float32, dtypes.bfloat16: dtypes.float32, dtypes.float32: dtypes.float32,
             dtypes.int8: dtypes.int32}

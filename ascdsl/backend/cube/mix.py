@@ -31,14 +31,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .. import dtypes
-from ..errors import CompilationError
-from ..ir import Kernel, walk
-from ..ir.builder import Fresh
-from ..ir.core import Block, Instr, Op, Type, Value
-from ..passes import run_passes
-from ..passes.cleanup import dead_code
-from ..platforms import Platform
+from ... import dtypes
+from ...errors import CompilationError
+from ...ir import Kernel, walk
+from ...ir.builder import Fresh
+from ...ir.core import Block, Instr, Op, Type, Value
+from ...passes import run_passes
+from ...passes.cleanup import dead_code
+from ...platforms import Platform
 from . import cube
 
 WORKSPACE = "workspace"
