@@ -34,7 +34,7 @@ from ..sim import SimCompileError, SimError
 from ..sim.errors import KernelSimError
 from ..sim.signature import Entry, gm_entry
 from .render.ascendc import entry_pointers, kernel_source, pointer_names, pointer_params
-from .batchrun import batch_launch
+from .batching.batchrun import batch_launch
 
 SYMBOL = "ascdsl_kernel"
 

@@ -41,17 +41,17 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..dtypes import DType
-from ..errors import CompilationError
-from ..ir import Kernel, Op, walk
-from ..ir.provenance import stored_params
-from ..passes import run_passes, specialise
-from ..passes.batching import NotBatchable, batch_programs, flat_block, form, refusal, split_programs
-from ..passes.reuse import decided_branches, taken_branches
-from ..platforms import Platform, get_platform
+from ...dtypes import DType
+from ...errors import CompilationError
+from ...ir import Kernel, Op, walk
+from ...ir.provenance import stored_params
+from ...passes import run_passes, specialise
+from ...passes.batching import NotBatchable, batch_programs, flat_block, form, refusal, split_programs
+from ...passes.reuse import decided_branches, taken_branches
+from ...platforms import Platform, get_platform
 from . import batchcost
-from .render.ascendc import compile_variant
-from .names.naming import field_name
+from ..render.ascendc import compile_variant
+from ..names.naming import field_name
 
 
 @dataclass(frozen=True)

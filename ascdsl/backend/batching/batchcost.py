@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
-from ..platforms import Platform
-from ..sim import cost
-from . import kir
-from .kir import BinOp, Pipe
+from ...platforms import Platform
+from ...sim import cost
+from .. import kir
+from ..kir import BinOp, Pipe
 
 
 @dataclass(frozen=True)
