@@ -30,7 +30,7 @@ from functools import cached_property
 from pathlib import Path
 
 from . import dtypes, planner, report
-from .backend import lift
+from .backend.lift import lift
 from .backend.cube import mix
 from .backend.host import cores, host
 from .backend.render import ascendc

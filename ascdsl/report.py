@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .backend.host import cores
-from .backend.poly import ceil_block, evaluate, from_json
+from .backend.lift.poly import ceil_block, evaluate, from_json
 from .backend.render.jinja import render
 from .errors import Loc, source_path, source_root
 from .sim.cost import CUBE_PIPES, PIPES

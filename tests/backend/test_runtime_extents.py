@@ -20,7 +20,8 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import build, dtypes
-from ascdsl.backend import kir, lift, poly
+from ascdsl.backend import kir
+from ascdsl.backend.lift import lift, poly
 from ascdsl.backend.host import host
 from ascdsl.backend.render import emit
 from ascdsl.op import load_operators

@@ -23,7 +23,7 @@ from .hostplan import footprint_code
 from ...platforms import Platform
 from . import cores
 from ..cube import mix
-from ..poly import describe_slots
+from ..lift.poly import describe_slots
 from ..names.naming import field_name
 from ..plan.tiling import Variant
 

@@ -20,7 +20,7 @@ from ...errors import Error
 from ...op import Operator
 from ...platforms import DEFAULT_PLATFORM, get_platform
 from .hostcode import BOOL, DTYPE, INT, KERNEL, SHAPE, STR, E, camel, cpp_name, dtype_enum, literal, quote
-from ..poly import BLOCK, describe_slots
+from ..lift.poly import BLOCK, describe_slots
 
 
 class PlannerTables:

@@ -35,7 +35,7 @@ from ...errors import CompilationError, Loc, UBOverflowError
 from ...platforms import Platform
 from .. import kir
 from ..kir import Buf, Call, Position, Queue, Role
-from ..poly import as_json, describe_slots, exact_expression
+from ..lift.poly import as_json, describe_slots, exact_expression
 from .queues import BUFFERS, held_across, packed
 
 

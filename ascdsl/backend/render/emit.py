@@ -15,7 +15,7 @@ from ...platforms import get_platform
 from .. import kir
 from ..kir import (Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, Field, Flag, For, Gm, If, Let, Lit, Local, Note,
                    Position, QOp, Queue, Run, Set, SizeOf, Struct, Text, Var, VarKind)
-from ..poly import describe_slots
+from ..lift.poly import describe_slots
 from ..names.naming import Names
 from .jinja import Located
 

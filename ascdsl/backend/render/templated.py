@@ -32,7 +32,7 @@ from ...ir.core import Kernel as TileKernel
 from .. import kir
 from ..names.naming import name, slot_names
 from ..plan.tiling import Variant
-from ..treemerge import TreeMerge
+from ..lift.treemerge import TreeMerge
 from ..plan.ubplan import Plan, Slot
 
 

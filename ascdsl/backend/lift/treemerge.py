@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..ir.treemap import fields
+from ...ir.treemap import fields
 
 
 class TreeMerge:

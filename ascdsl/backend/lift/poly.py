@@ -8,10 +8,10 @@ from __future__ import annotations
 import itertools
 from fractions import Fraction
 
-from .. import dtypes
-from . import kir
-from .kir import Bin, BinOp, Field, lit
-from .names.naming import field_name
+from ... import dtypes
+from .. import kir
+from ..kir import Bin, BinOp, Field, lit
+from ..names.naming import field_name
 
 FIELD_DTYPE = dtypes.int32
 BLOCK = 32  # UB slots are whole 32-byte blocks (every platform's block_bytes)

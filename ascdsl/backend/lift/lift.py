@@ -26,20 +26,20 @@ import itertools
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .. import cache, dtypes
-from ..errors import CompilationError, Loc
-from ..ir.treemap import tree_map
-from ..jit import JITFunction
-from ..platforms import Platform
-from . import kir
-from .render.ascendc import planned
-from .kir import Bin, BinOp, Cond, Lit
+from ... import cache, dtypes
+from ...errors import CompilationError, Loc
+from ...ir.treemap import tree_map
+from ...jit import JITFunction
+from ...platforms import Platform
+from .. import kir
+from ..render.ascendc import planned
+from ..kir import Bin, BinOp, Cond, Lit
 from .poly import BLOCK, FIELD_DTYPE, Mismatch, Slots, ceil_block, describe, evaluate, fit, footprint, to_expr
-from .names.naming import name as name_pass
-from .render.templated import computes_the_same, float32_form, pointer_dtypes
-from .plan.tiling import Variant
+from ..names.naming import name as name_pass
+from ..render.templated import computes_the_same, float32_form, pointer_dtypes
+from ..plan.tiling import Variant
 from .treemerge import TreeMerge
-from .plan.ubplan import Plan, Slot
+from ..plan.ubplan import Plan, Slot
 
 QUANTA = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
