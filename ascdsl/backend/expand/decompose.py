@@ -17,7 +17,7 @@ API calls, UB planning) sees only ops with a direct API:
   (:mod:`.boolmask`), int32 ``// %``, ``abs``, 8-bit casts and loads (:mod:`.intops`), float predicates and
   math built from other ops (:mod:`.mathops`), 2-D and int32 reductions and ``argmax``/``argmin``
   (:mod:`.reductions`), scans (:mod:`.scan`), sorts along axis 0 (:mod:`.reorder`), ``tl.histogram``
-  (:mod:`.histogram`), broadcasts into
+  (:mod:`.reductions`), broadcasts into
   buffers and column accesses (:mod:`.shapes`).
 
 A bfloat16 tile on a platform without bfloat16 casts is a located CompilationError. Results on the
@@ -32,7 +32,7 @@ from ...errors import CompilationError
 from ...ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
 from ...passes.cleanup import dead_code
 from ...platforms import Platform
-from . import histogram, mathops, reductions, reorder, scan
+from . import mathops, reductions, reorder, scan
 from ..selection import isel
 from ..legalise_shapes import rank3, shapes
 from ..legalise_types import boolmask, intops, scalarunit, wide
@@ -50,8 +50,8 @@ KEEP = frozenset({Op.CAST, Op.BITCAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED
 """Tile ops that run in any dtype (data movement, Duplicate, casts, control)."""
 
 
-REWRITES = (boolmask.extremes, rank3.rewrite, scalarunit.rewrite, histogram.rewrite, boolmask.rewrite, intops.rewrite,
-            mathops.rewrite, reductions.rewrite, scan.rewrite, reorder.rewrite, shapes.rewrite, wide.rewrite)
+REWRITES = (boolmask.extremes, rank3.rewrite, scalarunit.rewrite, reductions.histogram, boolmask.rewrite,
+            intops.rewrite, mathops.rewrite, reductions.rewrite, scan.rewrite, reorder.rewrite, shapes.rewrite, wide.rewrite)
 """Rewrite rules of their own modules, tried in order: ``rule(rewriter, instr)`` emits the replacement
 of ``instr`` (through :meth:`_Rewriter.op`) and returns True, or returns False and emits nothing."""
 

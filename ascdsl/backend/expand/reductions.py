@@ -15,6 +15,12 @@ Tile-IR rewrites (:func:`rewrite`, a :data:`.decompose.REWRITES` rule):
   arguments, or ``+`` of int32 ones, is ``max``/``min``/``sum``; another combine function, a float ``+``
   included, is a general fold (:mod:`.combine`: the interpreter's log-depth tree, bit-exact).
 
+* ``tl.histogram(x, BINS)``: the values ``x`` (flattened to ``[N]``, in int32) as a row ``[1, N]`` compared
+  with the bins ``[BINS, 1]`` (``tl.arange``), the ``[BINS, N]`` matches (and the mask) counted along the rows
+  by an int32 ``tl.sum`` (:func:`histogram`). Values outside ``[0, BINS)`` match no bin, as the interpreter
+  counts them. Its UB need is ``BINS * N`` int32 elements: a histogram over the planner budget is the
+  planner's located error.
+
 ``argmax``/``argmin`` of a 1-D tile to a scalar (:func:`select`) is ``ReduceMax``/``ReduceMin`` with
 ``calIndex`` (the lowest index wins ties), the index read back as the uint32 after the value.
 int32 ``sum``/``max``/``min`` (no int32 ``Reduce*`` on A2) fold rows in halves with ``Add``/``Max``/
@@ -27,6 +33,8 @@ from ... import dtypes
 from ...ir.core import Instr, Op, Type
 from . import combine
 from ..selection import isel
+from ..legalise_shapes import shapes
+from ..legalise_shapes.ublayout import numel
 from ..kir import Bin, BinOp, Call, CInt, Cond, Const, Conv, Elem, Ref, Set, Var, VarKind, lit
 from ..selection.selector import unsupported
 
@@ -174,6 +182,37 @@ def _arg_flat(r, instr: Instr, xf) -> None:
     r.op(Op.ADD, v.type, (r.op(Op.MUL, Type(I32), (row, r.const(cols, I32, loc)), (), loc), col), (), loc, result=v)
 
 
+def histogram(r, instr: Instr) -> bool:
+    """``tl.histogram`` (a :data:`.decompose.REWRITES` rule): see the module docstring."""
+    if instr.op is not Op.HISTOGRAM:
+        return False
+    x, *mask = instr.operands
+    v, loc, bins = instr.result, instr.loc, instr.attr("bins")
+    n = numel(x.type.shape)
+    if x.type.dtype != I32:
+        x = r.op(Op.CAST, x.type.with_dtype(I32), (x,), (("dtype", I32),), loc)
+    grid = Type(I32, (bins, n))
+    row = _spread(r, r.op(Op.RESHAPE, Type(I32, (1, n)), (x,), (), loc), grid, loc)
+    index = r.op(Op.ARANGE, Type(I32, (bins,)), (), (("start", 0), ("end", bins)), loc)
+    column = _spread(r, r.op(Op.EXPAND_DIMS, Type(I32, (bins, 1)), (index,), (("axis", 1),), loc), grid, loc)
+    hit = r.op(Op.EQ, grid.with_dtype(dtypes.bool_), (row, column), (), loc)
+    count = r.const(1, I32, loc)
+    if mask:  # 1 where the mask holds, as a row
+        (m,) = mask
+        m = r.op(Op.CAST, m.type.with_dtype(I32), (m,), (("dtype", I32),), loc)
+        count = _spread(r, r.op(Op.RESHAPE, Type(I32, (1, n)), (m,), (), loc), grid, loc)
+    ones = r.op(Op.WHERE, grid, (hit, count, r.const(0, I32, loc)), (), loc)
+    r.op(Op.SUM, v.type, (ones,), (("axis", 1), ("keep_dims", False)), loc, result=v)
+    return True
+
+
+def _spread(r, x, grid: Type, loc):
+    """``x`` broadcast to ``grid`` in a buffer of its own."""
+    v = r.value(grid)
+    shapes.spread(r, x, v, loc)
+    return v
+
+
 def combine_op(instr: Instr) -> Op | None:
     """The op of a one-operand ``reduce``/``scan`` whose combine function is that one op of its two
     arguments (``a + b``, ``tl.maximum(b, a)``, ...), else None."""
@@ -290,4 +329,4 @@ def _work_elements(n: int, per_blk: int, per_rep: int) -> int:
     return total
 
 
-__all__ = ["combine_op", "rewrite", "select"]
+__all__ = ["combine_op", "histogram", "rewrite", "select"]

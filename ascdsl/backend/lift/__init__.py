@@ -1,1 +1,2 @@
-"""Runtime tile extents: constexprs that only size tiles, found by differential specialisation and fitted as polynomials."""
+"""Runtime tile extents: constexprs that only size tiles, found by differential specialisation and fitted as polynomials
+(:mod:`.poly`)."""

@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from ... import cache, dtypes
 from ...errors import CompilationError, Loc
-from ...ir.treemap import tree_map
+from ...ir.treemap import TreeMerge, tree_map
 from ...jit import JITFunction
 from ...platforms import Platform
 from .. import kir
@@ -38,7 +38,6 @@ from .poly import BLOCK, FIELD_DTYPE, Mismatch, Slots, ceil_block, describe, eva
 from ..names.naming import name as name_pass
 from ..render.templated import computes_the_same, float32_form, pointer_dtypes
 from ..plan.tiling import Variant
-from .treemerge import TreeMerge
 from ..plan.ubplan import Plan, Slot
 
 QUANTA = (1, 2, 4, 8, 16, 32, 64, 128, 256)

@@ -26,13 +26,12 @@ import numpy as np
 
 from ... import dtypes
 from ...dtypes import DType
-from ...ir.treemap import tree_map
+from ...ir.treemap import TreeMerge, tree_map
 from ...ir.core import Block, Instr, Op
 from ...ir.core import Kernel as TileKernel
 from .. import kir
 from ..names.naming import name, slot_names
 from ..plan.tiling import Variant
-from ..lift.treemerge import TreeMerge
 from ..plan.ubplan import Plan, Slot
 
 
