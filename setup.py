@@ -1,5 +1,5 @@
 """Packaging beyond pyproject.toml: ``templates/`` (top level of the repository) ships inside the
-wheel as ``ascdsl/templates`` (``ascdsl.backend.render`` looks there first, then in the checkout)."""
+wheel as ``ascdsl/templates`` (``ascdsl.backend.render.jinja`` looks there first, then in the checkout)."""
 from setuptools import find_packages, setup
 
 setup(

@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 
 from . import dtypes, record, sim
-from .backend.batchrun import explain, plan, scalar_fields, specialised
+from .backend.batching.batchrun import explain, plan, scalar_fields, specialised
 from .bench_kernels import (add_kernel, gelu_kernel, layer_norm_kernel, log_softmax_backward_row_kernel,
                             softmax_kernel)
 from .language.core import next_power_of_2

@@ -30,22 +30,16 @@ from functools import cached_property
 from pathlib import Path
 
 from . import dtypes, planner, report
-from .backend import ascendc, cores, host, lift, mix, ubplan
-from .backend.opproject import (
-    aclnn_signature,
-    fields,
-    json_value,
-    main_model,
-    msopgen,
-    op_host_model,
-    op_kernel_model,
-    opdef_dtypes,
-    opdef_name,
-    padding,
-)
-from .backend.hostcode import is_kernel
-from .backend.render import render
-from .backend.tiling import TilingLayout, Variant, cann_name, layout
+from .backend.lift import lift
+from .backend.cube import mix
+from .backend.host import cores, host
+from .backend.render import ascendc
+from .backend.plan import ubplan
+from .backend.host.opproject import (aclnn_signature, fields, json_value, main_model, msopgen, op_host_model,
+                                     op_kernel_model, opdef_dtypes, opdef_name, padding)
+from .backend.host.hostcode import is_kernel
+from .backend.render.jinja import render
+from .backend.plan.tiling import TilingLayout, Variant, cann_name, layout
 from .errors import CompilationError, Error, InputTypeError, InputValueError, source_path, source_root
 from .ir import dump
 from .op import Case, Operator, TensorDesc, specializations

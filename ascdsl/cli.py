@@ -17,7 +17,7 @@ from importlib.metadata import PackageNotFoundError, version
 from tqdm import tqdm
 
 from . import bench, build, record, report, sim
-from .backend.batchrun import describe
+from .backend.batching.batchrun import describe
 from .errors import Error
 from .ir import dump
 from .jit import BACKENDS

@@ -29,7 +29,8 @@ import numpy as np
 
 from . import dtypes, interpreter, record
 from .dtypes import DType, PointerType
-from .backend import ascendc, tiling
+from .backend.render import ascendc
+from .backend.plan import tiling
 from .errors import UNKNOWN, CompilationError, Error, Loc, source_file
 from .frontend import check_syntax, compile_kernel, parse_function
 from .ir import Kernel, Module, Type, dump

@@ -19,8 +19,8 @@ from fractions import Fraction
 from functools import lru_cache
 
 from . import dtypes
-from .backend.ascendc import planned
-from .backend.lift import CANONICAL, analyse, largest_fitting
+from .backend.render.ascendc import planned
+from .backend.lift.lift import CANONICAL, analyse, largest_fitting
 from .errors import CompilationError, Error, InputValueError
 from .op import TensorDesc
 from .platforms import DEFAULT_PLATFORM, Platform, get_platform

@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from .backend import cores
-from .backend.poly import ceil_block, evaluate, from_json
-from .backend.render import render
+from .backend.host import cores
+from .backend.lift.poly import ceil_block, evaluate, from_json
+from .backend.render.jinja import render
 from .errors import Loc, source_path, source_root
 from .sim.cost import CUBE_PIPES, PIPES
 from .verify import cases_of_variants

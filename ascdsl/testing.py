@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import dtypes
-from .backend import ascendc
-from .backend.ubplan import check_budget
+from .backend.render import ascendc
+from .backend.plan.ubplan import check_budget
 from .errors import CompilationError, Error, UBOverflowError
 from .jit import Backend, backend_name
 from .op import Operator, plans

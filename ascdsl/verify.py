@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import cache, sim
-from .backend import host, simrun
-from .backend.tiling import launch_fields
+from .backend import simrun
+from .backend.host import host
+from .backend.plan.tiling import launch_fields
 from .sim.build import check_front_end, front_ends
 from .sim.errors import SimCompileError
 from .sim.signature import gm_entry

@@ -41,7 +41,7 @@ import ascdsl.cache
 import ascdsl.language as tl
 from ascdsl.lib import core_span
 from ascdsl import dtypes, sim, softmax_tiling
-from ascdsl.backend.render import render
+from ascdsl.backend.render.jinja import render
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 
 TILES_PER_CORE = 4  # the full-load kernel's fewest tiles a core, where its rows allow

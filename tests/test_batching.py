@@ -15,8 +15,8 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes, interpreter, sim
-from ascdsl.backend.ascendc import compile_variant, planned
-from ascdsl.backend import batchcost, batchrun
+from ascdsl.backend.render.ascendc import compile_variant, planned
+from ascdsl.backend.batching import batchcost, batchrun
 from ascdsl.cli import explained
 from ascdsl.bench_kernels import (add_kernel, gelu_kernel, layer_norm_kernel, log_softmax_backward_kernel,
                                   log_softmax_backward_row_kernel)

@@ -10,8 +10,8 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes, interpreter, sim
-from ascdsl.backend import batchrun
-from ascdsl.backend.ascendc import compile_variant
+from ascdsl.backend.batching import batchrun
+from ascdsl.backend.render.ascendc import compile_variant
 from ascdsl.bench_kernels import layer_norm_kernel
 from ascdsl.ir import Module, Op, walk
 from ascdsl.ir.text import dump, parse

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from ascdsl import Error
-from ascdsl.backend.tiling import cann_name, layout, variants
+from ascdsl.backend.plan.tiling import cann_name, layout, variants
 from ascdsl.dtypes import PointerType, float32, int32, int64
 from ascdsl.ir import Builder, Type
 

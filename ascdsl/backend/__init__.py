@@ -1,1 +1,1 @@
-"""The Ascend C backend: tiling layout and variants (:mod:`.tiling`), kernel emission, host code."""
+"""The Ascend C backend: tile IR -> kernel IR (:mod:`.kir`) -> C++, one sub-package a job (listed in docs/design.md)."""

@@ -28,13 +28,15 @@ from ..ir import Kernel, dump, walk
 from ..ir.provenance import access_roots
 from ..jit import register_backend
 from ..platforms import Platform, get_platform
-from . import cores, cube, mix, tiling
+from .cube import cube, mix
+from .host import cores
+from .plan import tiling
 from ..sim import SimCompileError, SimError
 from ..sim.build import log as build_log
 from ..sim.errors import KernelSimError
 from ..sim.signature import Entry, gm_entry
-from .ascendc import entry_pointers, kernel_source, pointer_names, pointer_params
-from .batchrun import batch_launch
+from .render.ascendc import entry_pointers, kernel_source, pointer_names, pointer_params
+from .batching.batchrun import batch_launch
 
 SYMBOL = "ascdsl_kernel"
 

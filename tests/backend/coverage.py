@@ -23,8 +23,8 @@ import pytest
 import ascdsl
 from ascdsl import dtypes, interpreter, record, testing
 from ascdsl.backend import simrun
-from ascdsl.backend.ascendc import compile_variant
-from ascdsl.backend.batchrun import batch_launch
+from ascdsl.backend.render.ascendc import compile_variant
+from ascdsl.backend.batching.batchrun import batch_launch
 from ascdsl.ir.core import GroupOp, Op, walk
 from ascdsl.sim.errors import KernelSimError
 
@@ -129,7 +129,7 @@ def _runs(launch) -> bool:
 
 def prebuild(launches) -> None:
     """One g++ build per batch of the kernels the launches run on the simulator (after
-    :func:`~ascdsl.backend.batchrun.batch_launch`, as :func:`ascdsl.backend.simrun.run` does) that
+    :func:`~ascdsl.backend.batching.batchrun.batch_launch`, as :func:`ascdsl.backend.simrun.run` does) that
     compile and are not built yet (the others fail in :func:`replay`)."""
     kernels = [_sim_kernel(launch) for launch in launches]
     simrun.prebuild(_compiles([(k, PLATFORM) for k in kernels if not simrun.prebuilt(k, PLATFORM)]))

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from ascdsl import dtypes
-from ascdsl.backend import simrun, tiling
-from ascdsl.backend.ascendc import kernel_source
+from ascdsl.backend import simrun
+from ascdsl.backend.plan import tiling
+from ascdsl.backend.render.ascendc import kernel_source
 from tests.cann.headers import type_check
 from tests.sim.test_cann_headers import cann_flags
 

@@ -8,8 +8,8 @@ import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
 from ascdsl.backend import kir
-from ascdsl.backend.ascendc import compile_variant, kernel_source
-from ascdsl.backend import tiling
+from ascdsl.backend.render.ascendc import compile_variant, kernel_source
+from ascdsl.backend.plan import tiling
 from tests.backend.helpers import CANN, RNG, assert_type_checks, both
 
 F32, F16 = tl.pointer_type(tl.float32), tl.pointer_type(tl.float16)

@@ -9,8 +9,8 @@ import ascdsl
 from ascdsl import interpreter, record
 from ascdsl.ir import Op, dump, parse, walk
 from ascdsl.op import load_operators
-from ascdsl.backend.ascendc import compile_variant, planned
-from ascdsl.backend.decompose import decompose
+from ascdsl.backend.render.ascendc import compile_variant, planned
+from ascdsl.backend.expand.decompose import decompose
 from ascdsl.passes import PIPELINE, run_passes
 from ascdsl.platforms import get_platform
 from tests import test_interpreter_dsl as dsl

@@ -8,7 +8,7 @@ import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes, testing
 from ascdsl.backend import kir
-from ascdsl.backend.ascendc import compile_variant
+from ascdsl.backend.render.ascendc import compile_variant
 from tests.backend.helpers import CANN, RNG, assert_type_checks, both, each
 from tests.triton import compat_kernels
 
@@ -180,7 +180,7 @@ def test_gathers_staging_buffers_share_a_queue():
 def test_no_tile_is_computed_over_a_view_inside_a_packed_queue_buffer():
     """The identity cast of a template's float32 form computes its tile straight in the output's queue
     buffer, at the buffer's start: so only for a view at the packed buffer's start."""
-    from ascdsl.backend import ubplan
+    from ascdsl.backend.plan import ubplan
     from ascdsl.platforms import get_platform
     f32 = dtypes.float32
     stores = kir.Buf(1, kir.Role.OUTPUT, f32, "stores", ("out", "", 1))

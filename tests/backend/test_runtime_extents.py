@@ -20,7 +20,10 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import build, dtypes
-from ascdsl.backend import emit, host, kir, lift, poly
+from ascdsl.backend import kir
+from ascdsl.backend.lift import lift, poly
+from ascdsl.backend.host import host
+from ascdsl.backend.render import emit
 from ascdsl.op import load_operators
 from ascdsl.platforms import get_platform
 from ascdsl.verify import check_main_case
@@ -70,7 +73,7 @@ def test_a_tile_extent_is_lifted_into_the_tiling():
     text = emit.class_model(k, "CopyKernel", "T")["queues"][0]["bytes"]
     assert text == "(tiling_.BLOCK * 4 + 31) / 32 * 32"
     # the footprint is exact: it is the static plan of every admitted value
-    from ascdsl.backend.ascendc import planned
+    from ascdsl.backend.render.ascendc import planned
     for block in (1, 7, 24, 1000, e.high):
         assert found.bytes({"BLOCK": block}) == planned(_specialised(copy_kernel, BLOCK=block), PLATFORM,
                                                         general=True).plan.total_bytes
@@ -297,7 +300,7 @@ def test_the_manifest_records_each_instance_s_own_plan_by_its_class_s_names(name
     with the names of the class's members (declared in the kernel file), using the UB of the float32
     kernel's own plan."""
     import json
-    from ascdsl.backend import ascendc
+    from ascdsl.backend.render import ascendc
     b, folder = request.getfixturevalue(name)
     manifest = json.loads((folder / "manifest.json").read_text())
     (kernel_file,) = (folder / "kernel").glob("*_kernel.cpp")
@@ -345,8 +348,8 @@ def test_the_float32_form_of_a_template_keeps_its_calls_and_the_float32_footprin
     """The 16-bit kernel retyped to float32 with its casts kept (templated.float32_form) has the 16-bit
     kernel's calls, and the planner computes every kept cast in place: it needs the UB of the float32
     kernel compiled without casts, and the same vector calls once the identity casts are dropped."""
-    from ascdsl.backend import templated
-    from ascdsl.backend.ascendc import planned
+    from ascdsl.backend.render import templated
+    from ascdsl.backend.render.ascendc import planned
 
     def kernel(t, block):
         types = [tl.pointer_type(t) if a == "p" else a for a in args]
@@ -404,7 +407,7 @@ def test_the_scale_add_tiling_function_answers_every_shape(scale_add, tmp_path):
 
 
 def test_scale_add_builds_one_class_per_algorithm(scale_add):
-    from ascdsl.backend import ascendc
+    from ascdsl.backend.render import ascendc
     b, _ = scale_add
     classes = ascendc.classes(b.variants, b.platform)
     assert len(classes) == 1  # one template for float32, float16 and bfloat16
@@ -430,7 +433,7 @@ def test_the_float32_instance_of_a_template_costs_what_its_own_class_does(name, 
     import dataclasses
     import numpy as np
     from ascdsl import cache, sim
-    from ascdsl.backend import ascendc
+    from ascdsl.backend.render import ascendc
     b, _ = request.getfixturevalue(name)
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]

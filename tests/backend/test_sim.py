@@ -9,8 +9,9 @@ import pytest
 
 import ascdsl
 from ascdsl import dtypes
-from ascdsl.backend import simrun, tiling
-from ascdsl.backend.ascendc import kernel_source
+from ascdsl.backend import simrun
+from ascdsl.backend.plan import tiling
+from ascdsl.backend.render.ascendc import kernel_source
 from ascdsl.op import load_operators
 from ascdsl.testing import verify
 from ops import log_softmax_grad, softmax_grad
@@ -117,7 +118,7 @@ def test_generated_code_matches_golden(name):
 
 
 def test_two_builds_are_byte_identical():
-    from ascdsl.backend import ascendc
+    from ascdsl.backend.render import ascendc
     for make in GOLDENS.values():
         first = make()
         ascdsl.jit  # a second, independent render

@@ -7,8 +7,8 @@ import pytest
 
 import ascdsl
 from ascdsl import dtypes, sim
-from ascdsl.backend import tiling
-from ascdsl.backend.ascendc import kernel_source
+from ascdsl.backend.plan import tiling
+from ascdsl.backend.render.ascendc import kernel_source
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 from ascdsl.sim import cost
 from ascdsl.testing import assert_close

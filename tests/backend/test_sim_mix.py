@@ -7,9 +7,9 @@ import pytest
 
 import ascdsl
 from ascdsl import dtypes, interpreter
-from ascdsl.backend import mix
-from ascdsl.backend.ascendc import kernel_source
-from ascdsl.backend import tiling
+from ascdsl.backend.cube import mix
+from ascdsl.backend.render.ascendc import kernel_source
+from ascdsl.backend.plan import tiling
 from ascdsl.platforms import get_platform
 from ascdsl.testing import assert_close
 from tests.backend import cube_kernels as ck

@@ -78,7 +78,8 @@ def test_bool_tiles_once_rejected_now_lower_bit_exact(kernel, dtype):
 
 def test_compare_against_a_scalar_splits_at_whole_mask_blocks():
     from types import SimpleNamespace
-    from ascdsl.backend import kir, repeat
+    from ascdsl.backend import kir
+    from ascdsl.backend.selection import repeat
     from ascdsl.platforms import get_platform
     f32 = dtypes.float32
     x = kir.Ref(kir.Buf(1, kir.Role.TILE, f32, "x"), f32, kir.lit(0), 300 * 64)

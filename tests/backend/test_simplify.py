@@ -3,7 +3,7 @@ unrolled, known branches taken, unread definitions dropped, on hand-written kern
 from ascdsl import dtypes
 from ascdsl.backend import kir
 from ascdsl.backend.kir import Bin, BinOp, Brace, Call, Cond, Conv, Field, For, If, Let, Ref, Var, VarKind, lit
-from ascdsl.backend.simplify import simplify
+from ascdsl.backend.names.simplify import simplify
 
 F32 = dtypes.float32
 BUF = kir.Buf(1, kir.Role.TILE, F32, "x")

@@ -1,8 +1,9 @@
 """The sync pass on hand-built kernel IR: barriers from per-slot reads and writes, V_S flags."""
 from ascdsl import dtypes
-from ascdsl.backend import kir, ubplan
+from ascdsl.backend import kir
+from ascdsl.backend.plan import ubplan
 from ascdsl.backend.kir import Barrier, Buf, Call, Elem, Flag, For, Ref, Role, Set, Var, VarKind, lit
-from ascdsl.backend.sync import sync
+from ascdsl.backend.plan.sync import sync
 from ascdsl.platforms import get_platform
 
 F32 = dtypes.float32
@@ -19,7 +20,7 @@ def _ref(b):
 def _kernel(body, members=()):
     seg = kir.Segment(1, (), tuple(body), ())
     k = kir.Kernel("k", (), (), (seg,), tuple(members))
-    from ascdsl.backend.staging import stage
+    from ascdsl.backend.plan.staging import stage
     return stage(ubplan.plan_ub(k, get_platform()))
 
 

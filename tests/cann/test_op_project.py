@@ -14,7 +14,7 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import build, sim
-from ascdsl.backend import host
+from ascdsl.backend.host import host
 from ascdsl.op import load_operators, project_op_type
 from ascdsl.platforms import get_platform
 from tests.cann.headers import host_flags, needs_host_headers, needs_kernel_headers, type_check

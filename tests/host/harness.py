@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 from ascdsl import dtypes
-from ascdsl.backend.host import HostFunction, ShapeFunction, WorkspaceFunction
+from ascdsl.backend.host.host import HostFunction, ShapeFunction, WorkspaceFunction
 
 READ = {
     "tensor": "ascdsl_host::TensorDesc {n}; {{ int32_t d; std::cin >> d >> {n}.shape.ndim; {n}.dtype = "

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ascdsl import build, sim
-from ascdsl.backend import host
+from ascdsl.backend.host import host
 from ascdsl.cli import main as cli_main
 from ascdsl.op import load_operators
 from ascdsl.platforms import get_platform
@@ -103,7 +103,7 @@ def test_op_kernel_runs_every_variant_on_the_simulator(path, tmp_path):
 
 
 def test_a_variant_the_backend_rejects_is_reported_and_fails_the_build(tmp_path, monkeypatch, capsys):
-    from ascdsl.backend import ascendc
+    from ascdsl.backend.render import ascendc
     from ascdsl.errors import CompilationError, Loc
     real = ascendc.render_classes
 

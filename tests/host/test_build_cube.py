@@ -15,7 +15,7 @@ import pytest
 
 import ascdsl
 from ascdsl import build, verify
-from ascdsl.backend import cores, host
+from ascdsl.backend.host import cores, host
 from ascdsl.cli import main as cli_main
 from ascdsl.op import load_operators
 from ascdsl.platforms import get_platform

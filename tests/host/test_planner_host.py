@@ -9,8 +9,9 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import build, dtypes, planner
-from ascdsl.backend import host, tiling
-from ascdsl.backend.ascendc import compile_variant, planned
+from ascdsl.backend.host import host
+from ascdsl.backend.plan import tiling
+from ascdsl.backend.render.ascendc import compile_variant, planned
 
 from .test_tiling_function import PLATFORMS, check_equivalence, desc, load
 

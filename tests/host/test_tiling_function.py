@@ -10,7 +10,8 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
-from ascdsl.backend import host, tiling
+from ascdsl.backend.host import host
+from ascdsl.backend.plan import tiling
 from ascdsl.op import specializations
 from ascdsl.op import load_operators
 from ascdsl.platforms import get_platform

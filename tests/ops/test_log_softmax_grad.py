@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import ascdsl
 from ascdsl import dtypes
-from ascdsl.backend.ascendc import planned
+from ascdsl.backend.render.ascendc import planned
 from ascdsl.platforms import get_platform
 from ascdsl.testing import assert_close
 from ops.log_softmax_grad import OP, log_softmax_backward, log_softmax_backward_host, merge_axes, reference

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from ascdsl import build, report
-from ascdsl.backend import ascendc
+from ascdsl.backend.render import ascendc
 from ascdsl.cli import main as cli_main
 from ascdsl.op import load_operators
 from ascdsl.platforms import get_platform
@@ -155,8 +155,8 @@ def test_the_renderer_maps_each_commented_line_to_its_location():
     """The kernel text comes with the DSL location of each line that names one, from the kernel IR (the
     report links lines by it, never by reading the text): every mapped line carries that location's
     comment, and every such comment is mapped."""
-    from ascdsl.backend import ascendc
-    from ascdsl.backend.emit import where
+    from ascdsl.backend.render import ascendc
+    from ascdsl.backend.render.emit import where
     from ascdsl.errors import source_root
     op, = load_operators([ROOT / "ops" / "softmax.py"])
     b = build.plan(op, get_platform("Ascend910B3"))

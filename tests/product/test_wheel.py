@@ -15,7 +15,7 @@ DEPENDENCIES = ("numpy", "jinja2", "lark", "ml_dtypes", "tqdm")
 
 SIM_SCRIPT = """
 import numpy as np, ascdsl, ascdsl.language as tl
-from ascdsl.backend import render
+from ascdsl.backend.render import jinja as render
 from ascdsl.sim import build
 
 @ascdsl.jit

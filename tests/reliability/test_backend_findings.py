@@ -106,8 +106,8 @@ def test_a_grid_of_2_to_the_31_programs_counts_programs_in_int64():
     out = np.zeros(8, np.float32)
     first_block_only[(3, 2)](out, BLOCK=8, backend="sim")
     assert (out == 1).all()
-    from ascdsl.backend import ascendc
-    from ascdsl.backend.tiling import layout, variants
+    from ascdsl.backend.render import ascendc
+    from ascdsl.backend.plan.tiling import layout, variants
     kernel = first_block_only.specialize(tl.pointer_type(dtypes.float32), BLOCK=8).kernels[0]
     (variant,) = variants([kernel])
     text = ascendc.kernel_source("first_block_only", [variant], layout("T", [kernel]), DEFAULT_PLATFORM)
@@ -129,7 +129,8 @@ def test_shapes_past_int32_offsets_are_refused_or_use_int64(name):
     host refuses the shape with the limit named, or every GM offset of the kernel the tiling selects
     is int64_t arithmetic (read off the kernel IR, as tests/backend/test_kir.py does)."""
     from ascdsl import build
-    from ascdsl.backend import ascendc, host
+    from ascdsl.backend.host import host
+    from ascdsl.backend.render import ascendc
     from tests.backend.test_kir import narrow_gm_offsets
     op = load_op(name)
     platform = get_platform(DEFAULT_PLATFORM)

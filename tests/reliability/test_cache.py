@@ -263,7 +263,7 @@ def test_the_same_sources_in_another_folder_reuse_the_build(tmp_path):
 def test_lifts_are_computed_once_per_key_and_a_changed_entry_is_recomputed(monkeypatch):
     """The runtime-extent analysis (seconds per kernel) is stored by what determines it: a second
     process (here: a cleared in-memory cache) reads it; an entry whose bytes changed is recomputed."""
-    from ascdsl.backend import lift
+    from ascdsl.backend.lift import lift
     from ascdsl.op import load_operators
     from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
     (op,) = load_operators([Path(__file__).parents[2] / "ops" / "scale_add.py"])
@@ -292,7 +292,7 @@ def test_an_edited_copy_of_an_op_file_reads_the_lifts_of_its_unchanged_kernels(t
     """The key is the kernel's code, not its file's path or the rest of the file: a copy elsewhere with
     another function edited reads the lift, with its source locations in the copy."""
     from ascdsl import build
-    from ascdsl.backend import lift
+    from ascdsl.backend.lift import lift
     from ascdsl.op import load_operators
     from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
     source = Path(__file__).parents[2] / "ops" / "scale_add.py"

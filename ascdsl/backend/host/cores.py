@@ -1,0 +1,82 @@
+"""Which cores a kernel runs on, and what its launch needs from the host: CANN's kernel type, the mode of a
+CPU-debug launch, how many blocks a launch of ``programs`` runs, and the GM workspace (issue 26).
+
+* a vector kernel runs on the AI vector cores (``KERNEL_TYPE_AIV_ONLY``): ``blockDim = min(programs, AIVs)``;
+* a pure-cube kernel (:mod:`.cube`) on the AI cube cores (``KERNEL_TYPE_AIC_ONLY``): a block a program, up to
+  ``blockDim``'s limit (the kernel loops over the rest), so the blocks reach the cores in program order;
+* a MIX kernel (:mod:`.mix`) on AIC + 2 AIV groups (``KERNEL_TYPE_MIX_AIC_1_2``): ``blockDim = min(programs,
+  AICs)``, and a GM workspace the tiles go through: ``programs * BLOCK_M * BLOCK_N`` float32 products, or the
+  operands the vector cores compute where their work comes before the product (which a build refuses).
+
+The ``sim`` runner, the build's verification, the Python tiling contract and the generated host code (tiling
+function, ``main.cpp``, op_host, op_kernel) all read these rows, so they launch a kernel alike.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...errors import CompilationError
+from ...ir import Kernel, walk
+from ...ir.core import Op
+from ...platforms import Platform
+from ..cube import cube, mix
+
+MAX_BLOCKS = 65535
+"""The largest ``blockDim`` of a launch (reference section 3: ``numBlocks`` is in [1, 65535])."""
+SPLIT_ARCH = 220
+"""The ``__CCE_AICORE__`` of the platforms with separate cube and vector cores (A2/A3) that the cube lowering
+targets."""
+
+
+@dataclass(frozen=True)
+class Cores:
+    """The cores of one kind of kernel and how a launch of it is sized."""
+
+    kernel_type: str  # CANN's KERNEL_TYPE_* (KERNEL_TASK_TYPE of the op kernel's tiling key)
+    mode: str  # tikicpulib's KernelMode of a CPU-debug launch (CANN 8.1's stub_def.h)
+    limit: str | None  # the Platform attribute bounding blockDim (None: MAX_BLOCKS)
+    host_limit: str  # the same bound in generated host code (ascdsl_host::Platform)
+    what: str  # for comments and the report
+
+    def block_dim(self, platform: Platform, programs: int) -> int:
+        """The blocks of a launch of ``programs`` (0 for none: the generated tiling function's blockDim)."""
+        return min(programs, getattr(platform, self.limit) if self.limit else MAX_BLOCKS)
+
+
+VECTOR = Cores("KERNEL_TYPE_AIV_ONLY", "AIV_MODE", "vector_core_count", "platform.vectorCoreNum",
+               "the vector cores")
+CUBE = Cores("KERNEL_TYPE_AIC_ONLY", "AIC_MODE", None, str(MAX_BLOCKS), "the cube cores, a block a program")
+MIX = Cores("KERNEL_TYPE_MIX_AIC_1_2", "MIX_MODE", "ai_core_count", "platform.aiCoreNum",
+            "a cube core and its two vector cores per block")
+
+
+BY_TYPE = {c.kernel_type: c for c in (VECTOR, CUBE, MIX)}
+"""Each row by its kernel type (what the manifest records)."""
+
+
+def of(kernel: Kernel, platform: Platform) -> Cores:
+    """The cores ``kernel`` (a tile-IR specialisation) runs on (a located error for a product on a platform
+    whose cube and vector units are not separate cores: the cube lowering is A2's, dav-c220)."""
+    if not cube.is_cube(kernel):
+        return VECTOR
+    if platform.arch != SPLIT_ARCH:
+        dot = next(i for i in walk(kernel.body) if i.op is Op.DOT)
+        raise CompilationError(dot.loc, f"`tl.dot` runs on the cube cores of the Ascend A2/A3 (dav-c220: separate "
+                                        f"cube and vector cores), not on {platform.name} (dav-m{platform.arch})",
+                               hint="build for an Ascend910B or Ascend910_93 platform, or run this kernel on the "
+                                    "interpreter")
+    return MIX if mix.is_mix(kernel, platform) else CUBE
+
+
+def workspace_bytes(kernel: Kernel, platform: Platform, programs: int) -> int:
+    """The GM workspace (bytes) a launch of ``kernel`` over ``programs`` needs: a MIX kernel's tiles (a located
+    error past int32 tile offsets, :func:`.mix.workspace_elements`), else none."""
+    return 4 * mix.workspace_elements(kernel, platform, programs) if of(kernel, platform) is MIX else 0
+
+
+def max_programs(kernel: Kernel, platform: Platform) -> int:
+    """The most programs a launch of MIX kernel ``kernel`` may run (its workspace's tile offsets are int32)."""
+    return (mix.INT32_MAX + 1) // mix.split(kernel, platform).tile_elements
+
+
+__all__ = ["BY_TYPE", "CUBE", "Cores", "MAX_BLOCKS", "MIX", "VECTOR", "max_programs", "of", "workspace_bytes"]

@@ -1,0 +1,155 @@
+"""The vocabulary of host lowering: value kinds, lowered expressions, parameters and the function model.
+
+A host value has one of a few kinds (``INT``, ``FLOAT``, ``BOOL``, ``STR``, ``SHAPE``, ``DTYPE``, and
+``KERNEL`` for a reference to an ``@ascdsl.jit`` function, a compile-time symbol); :class:`E` is a
+lowered expression (C++ text, kind, and the value when it is known at build time).
+"""
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ... import dtypes
+from ...errors import CompilationError, Loc, display_path
+from ...op import Operator
+
+MAX_DIMS = 8
+DTYPE_ENUM = {d.name: d.name.upper().rstrip("_") for d in dtypes.ALL}
+
+INT, FLOAT, BOOL, STR, SHAPE, DTYPE, KERNEL = "int", "float", "bool", "str", "shape", "dtype", "kernel"
+CPP_TYPE = {INT: "int64_t", FLOAT: "double", BOOL: "bool", STR: "std::string", SHAPE: "ascdsl_host::Shape",
+            DTYPE: "ascdsl_host::DType", KERNEL: "Kernel"}
+ATTR_KIND = {"Int": INT, "Float": FLOAT, "Bool": BOOL, "ListInt": SHAPE, "String": STR}
+FORMAT = {INT: "ascdsl_host::FormatInt", FLOAT: "ascdsl_host::FormatFloat", BOOL: "ascdsl_host::FormatBool",
+          SHAPE: "ascdsl_host::FormatShape", DTYPE: "ascdsl_host::DTypeName"}
+CPP_KEYWORDS = frozenset(["auto", "bool", "break", "case", "catch", "char", "class", "const", "continue", "default", "delete", "do", "double", "else", "enum", "explicit", "extern", "float", "for", "goto", "if", "inline", "int", "long", "namespace", "new", "operator", "private", "protected", "public", "register", "return", "short", "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw", "try", "typedef", "union", "unsigned", "using", "virtual", "void", "volatile", "while", "tiling", "blockDim", "message", "shapes", "Kernel"])
+NOT_CONST = object()
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a generated host function: C++ declaration, and what it carries."""
+
+    name: str
+    kind: str  # "tensor", "attr" or "platform"
+    cpp: str  # the declaration, e.g. "const ascdsl_host::TensorDesc& x"
+    attr_type: str = ""  # the OpDef type of an attribute
+
+
+@dataclass(frozen=True)
+class HostFunction:
+    """The render model of one generated function: its signature and body lines (already C++)."""
+
+    name: str
+    params: tuple[Param, ...]
+    results: tuple[str, ...]  # the out-parameters besides the message
+    constants: tuple[str, ...]
+    locals: tuple[str, ...]
+    body: tuple[str, ...]
+    used: frozenset[str] = frozenset()  # the parameters the body reads
+
+    @property
+    def arguments(self) -> tuple[str, ...]:
+        return declare(self.params, self.used) + self.results + ("std::string& message",)
+
+
+def declare(params: Sequence[Param], used: frozenset[str]) -> tuple[str, ...]:
+    return tuple(p.cpp if p.name in used else "[[maybe_unused]] " + p.cpp for p in params)
+
+
+@dataclass(frozen=True)
+class E:
+    """A lowered expression: C++ text, its kind, and its value when known at build time."""
+
+    code: str
+    type: str
+    const: Any = NOT_CONST
+
+    @property
+    def is_const(self) -> bool:
+        return self.const is not NOT_CONST
+
+
+def dtype_enum(name: str) -> str:
+    return f"ascdsl_host::DType::{DTYPE_ENUM[dtypes.lookup(name).name]}"
+
+
+def is_kernel(obj) -> bool:
+    """An ``@ascdsl.jit`` function (what ``ascdsl.Launch`` takes)."""
+    return hasattr(obj, "parsed") and hasattr(obj, "specialize")
+
+
+def fixed_params(op: Operator, fn: Callable) -> dict[str, Any]:
+    """Parameters of ``fn`` that are neither inputs, attributes nor ``platform`` but have a default:
+    the generated C++ is specialised for that default (the Python entry may pass other values)."""
+    attrs = {a.name for a in op.attrs}
+    return {name: p.default for name, p in inspect.signature(fn).parameters.items()
+            if name not in op.inputs and name not in attrs and name != "platform"
+            and p.default is not inspect.Parameter.empty}
+
+
+def signature(op: Operator, fn: Callable) -> tuple[Param, ...]:
+    """The C++ parameters of ``fn`` (the op's host function or an output-shape function)."""
+    attrs = {a.name: a for a in op.attrs}
+    fixed = fixed_params(op, fn)
+    params = []
+    for name in inspect.signature(fn).parameters:
+        if name in op.inputs:
+            params.append(Param(name, "tensor", f"const ascdsl_host::TensorDesc& {cpp_name(name)}"))
+        elif name in attrs:
+            kind = ATTR_KIND[attrs[name].type]
+            cpp = f"const {CPP_TYPE[kind]}&" if kind in (SHAPE, STR) else CPP_TYPE[kind]
+            params.append(Param(name, "attr", f"{cpp} {cpp_name(name)}", attrs[name].type))
+        elif name == "platform":
+            params.append(Param(name, "platform", "const ascdsl_host::Platform& platform"))
+        elif name not in fixed:
+            raise CompilationError(fn_loc(fn), f"parameter {name!r} of {fn.__name__} is not an input, an "
+                                   "attribute or `platform`", hint="declare it in Operator(inputs=..., attrs=...), "
+                                   "or give it a default (the generated C++ is specialised for it)")
+    return tuple(params)
+
+
+def fn_loc(fn: Callable) -> Loc:
+    fn = inspect.unwrap(fn)
+    return Loc(display_path(inspect.getsourcefile(fn) or "<unknown>"), fn.__code__.co_firstlineno, 1)
+
+
+def cpp_name(name: str) -> str:
+    return name + "_" if name in CPP_KEYWORDS else name
+
+
+def literal(value) -> E:
+    """The lowered form of a build-time Python value (kind ``object`` or ``tuple`` if it has none)."""
+    if isinstance(value, bool):
+        return E("true" if value else "false", BOOL, value)
+    if isinstance(value, int):
+        return E(str(value) if -2**31 <= value < 2**31 else f"INT64_C({value})", INT, value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            inf = "std::numeric_limits<double>::infinity()"
+            return E("std::numeric_limits<double>::quiet_NaN()" if math.isnan(value)
+                     else inf if value > 0 else "-" + inf, FLOAT, value)
+        return E(repr(value), FLOAT, value)
+    if isinstance(value, str):
+        return E(quote(value), STR, value)
+    if isinstance(value, dtypes.DType):
+        return E(dtype_enum(value.name), DTYPE, value)
+    if isinstance(value, tuple) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return E(f"ascdsl_host::MakeShape({{{', '.join(map(str, value))}}})", SHAPE, value)
+    if isinstance(value, tuple):
+        return E("", "tuple", value)
+    if is_kernel(value):
+        return E(f"Kernel::{value.parsed.name}", KERNEL, value)
+    return E("", "object", value)
+
+
+def camel(name: str) -> str:
+    """``snake_case`` as ``CamelCase`` (for generated C++ names)."""
+    return "".join(w.capitalize() for w in name.split("_"))
+
+
+def quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'

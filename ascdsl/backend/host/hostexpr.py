@@ -1,0 +1,336 @@
+"""Lowering of host-code expressions to C++ (the base of :class:`~.hostlower.HostLowering`).
+
+Semantics follow Python where they differ from C++: ``//`` and ``%`` floor, ``shape[-1]`` counts from
+the end. Ints are ``int64_t``, floats ``double``. Values known at build time (literals, module
+constants, kernel references, parameters fixed to their default) stay constants, so conditions on
+them fold and only the branch Python would take is emitted.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import operator
+import textwrap
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ... import dtypes, language, planner
+from ...errors import CompilationError, Loc, display_path
+from ...op import Operator
+from .hostcode import (ATTR_KIND, BOOL, CPP_TYPE, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, STR, E, Param, cpp_name,
+                       fixed_params, literal, quote, signature)
+from .hostplan import PlannerTables
+from ..plan.tiling import TilingLayout, Variant
+
+BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}
+FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+        ast.Mod: operator.mod, ast.Div: operator.truediv}
+COMPARE = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+
+
+class HostExpressions:
+    """Expression lowering over one host function's AST; every unsupported node is a located error."""
+
+    def __init__(self, op: Operator, fn: Callable, layout: TilingLayout | None, variants: Sequence[Variant]):
+        self.op, self.layout, self.variants = op, layout, tuple(variants)
+        self.fn = inspect.unwrap(fn)
+        lines, first = inspect.getsourcelines(self.fn)
+        self.path, self.first = display_path(inspect.getsourcefile(self.fn) or "<unknown>"), first
+        self.indent = len(lines[0]) - len(lines[0].lstrip())
+        self.tree = ast.parse(textwrap.dedent("".join(lines))).body[0]
+        self.params = signature(op, fn)
+        if layout is not None and all(p.kind != "platform" for p in self.params):
+            self.params += (Param("platform", "platform", "const ascdsl_host::Platform& platform"),)
+        self.scope: dict[str, str] = {p.name: ("tensor" if p.kind == "tensor" else "platform" if
+                                               p.kind == "platform" else ATTR_KIND[p.attr_type])
+                                      for p in self.params}
+        self.fixed = {name: literal(value) for name, value in fixed_params(op, fn).items()}
+        self.scope.update({name: value.type for name, value in self.fixed.items()})
+        self.locals: dict[str, str] = {}
+        self.constants: dict[str, str] = {}
+        self.kernels: dict[str, Any] = {}  # the kernels the function names, by name (the C++ enum Kernel)
+        self.planner = PlannerTables(op, self)
+        self.dtype_binding: dict[str, dtypes.DType] = {}  # tensor -> dtype while a planner table is built
+        self.lines: list[str] = []
+        self.used: set[str] = set()
+        self.depth = 1
+        self.temps = 0
+
+    def error(self, node: ast.AST, message: str, hint: str | None = None) -> CompilationError:
+        loc = Loc(self.path, self.first + node.lineno - 1, node.col_offset + self.indent + 1)
+        return CompilationError(loc, message, hint=hint or "host code lowers to C++: use ints, floats, shapes, "
+                                "dtypes and attributes, min/max/cdiv/next_power_of_2, if/else, for over range")
+
+    def emit(self, line: str) -> None:
+        # the body runs under `using namespace ascdsl_host`: drop the qualifier for readability
+        self.lines.append("    " * self.depth + line.replace("ascdsl_host::", ""))
+
+    def temp(self, base: str) -> str:
+        self.temps += 1
+        return f"{base}{self.temps}"
+
+
+    # ------------------------------------------------------------------ expressions
+
+    def resolve(self, node: ast.AST) -> Any:
+        """The Python object a global name or dotted name refers to (None for locals and others)."""
+        if isinstance(node, ast.Name):
+            if node.id in self.scope:
+                return None
+            if node.id in self.fn.__globals__:
+                return self.fn.__globals__[node.id]
+            return getattr(builtins, node.id, None)
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            return None if base is None else getattr(base, node.attr, None)
+        return None
+
+    def expr(self, node: ast.AST) -> E:
+        method = getattr(self, "expr_" + type(node).__name__, None)
+        if method is None:
+            raise self.error(node, f"'{type(node).__name__}' expressions cannot be lowered to C++")
+        return method(node)
+
+    def int_expr(self, node: ast.AST) -> E:
+        value = self.expr(node)
+        if value.type not in (INT, BOOL):
+            raise self.error(node, f"expected an int here, got a {value.type}")
+        return value
+
+    def truth(self, node: ast.AST) -> E:
+        value = self.expr(node)
+        if value.is_const and value.type in (INT, FLOAT, BOOL, SHAPE):
+            return literal(bool(value.const))
+        if value.type in (INT, FLOAT):
+            return E(f"{value.code} != 0", BOOL)
+        if value.type == SHAPE:
+            return E(f"{value.code}.ndim != 0", BOOL)
+        if value.type != BOOL:
+            raise self.error(node, f"a {value.type} cannot be a condition in host code")
+        return value
+
+    def expr_Constant(self, node: ast.Constant) -> E:
+        value = literal(node.value)
+        if value.type == "object":
+            raise self.error(node, f"the constant {node.value!r} cannot be lowered to C++")
+        return value
+
+    def expr_Name(self, node: ast.Name) -> E:
+        if node.id in self.fixed:
+            return self.fixed[node.id]
+        if node.id in self.scope:
+            self.used.add(node.id)
+            return E(cpp_name(node.id), self.scope[node.id])
+        obj = self.resolve(node)
+        value = literal(obj)
+        if value.type in (INT, FLOAT, BOOL):
+            name = cpp_name(node.id)
+            self.constants.setdefault(name, f"constexpr {CPP_TYPE[value.type]} {name} = {value.code};")
+            return E(name, value.type, obj)
+        if value.type == KERNEL:
+            self.kernels.setdefault(obj.parsed.name, obj)
+        elif value.type == "object":
+            raise self.error(node, f"{node.id!r} is not a value host code can use")
+        return value
+
+    def expr_Attribute(self, node: ast.Attribute) -> E:
+        if self.resolve(node.value) is not None:
+            return self.global_attribute(node)
+        base = self.expr(node.value)
+        if base.type == "tensor" and node.attr == "dtype" and getattr(node.value, "id", None) in self.dtype_binding:
+            return literal(self.dtype_binding[node.value.id])
+        if base.type == DTYPE and base.is_const and node.attr in ("name", "itemsize"):
+            return base if node.attr == "name" else literal(base.const.itemsize)
+        table = {("tensor", "shape"): (f"{base.code}.shape", SHAPE), ("tensor", "ndim"): (f"{base.code}.shape.ndim", INT),
+                 ("tensor", "numel"): (f"ascdsl_host::Numel({base.code}.shape)", INT),
+                 ("tensor", "dtype"): (f"{base.code}.dtype", DTYPE), (DTYPE, "name"): (base.code, DTYPE),
+                 (DTYPE, "itemsize"): (f"ascdsl_host::DTypeSize({base.code})", INT),
+                 ("platform", "name"): (f"std::string({base.code}.name)", STR),
+                 ("platform", "vector_core_count"): (f"int64_t{{{base.code}.vectorCoreNum}}", INT),
+                 ("platform", "ai_core_count"): (f"int64_t{{{base.code}.aiCoreNum}}", INT),
+                 ("platform", "ub_bytes"): (f"static_cast<int64_t>({base.code}.ubSize)", INT),
+                 ("platform", "ub_budget_bytes"): (f"static_cast<int64_t>({base.code}.ubBudget)", INT),
+                 ("platform", "has_bf16"): (f"{base.code}.hasBf16", BOOL)}
+        if (base.type, node.attr) not in table:
+            raise self.error(node, f"a {base.type} has no attribute {node.attr!r} in host code")
+        return E(*table[base.type, node.attr])
+
+    def global_attribute(self, node: ast.Attribute) -> E:
+        value = literal(self.resolve(node))
+        if value.type in ("object", "tuple"):
+            raise self.error(node, f"{ast.unparse(node)!r} is not a value host code can use")
+        return value
+
+    def expr_Subscript(self, node: ast.Subscript) -> E:
+        base = self.expr(node.value)
+        if base.type != SHAPE:
+            raise self.error(node, f"a {base.type} cannot be indexed in host code")
+        if isinstance(node.slice, ast.Slice):
+            if node.slice.step is not None:
+                raise self.error(node, "slices with a step are not supported in host code")
+            start, stop = (self.int_expr(b).code if b is not None else "ascdsl_host::NO_BOUND"
+                           for b in (node.slice.lower, node.slice.upper))
+            return E(f"ascdsl_host::Slice({base.code}, {start}, {stop})", SHAPE)
+        return E(f"ascdsl_host::Dim({base.code}, {self.int_expr(node.slice).code})", INT)
+
+    def expr_Tuple(self, node: ast.Tuple) -> E:
+        items = [self.int_expr(e) for e in node.elts]
+        if all(i.is_const for i in items):
+            return literal(tuple(i.const for i in items))
+        return E(f"ascdsl_host::MakeShape({{{', '.join(i.code for i in items)}}})", SHAPE)
+
+    expr_List = expr_Tuple
+
+    def expr_UnaryOp(self, node: ast.UnaryOp) -> E:
+        if isinstance(node.op, ast.Not):
+            operand = self.truth(node.operand)
+            return literal(not operand.const) if operand.is_const else E(f"!({operand.code})", BOOL)
+        value = self.expr(node.operand)
+        if value.type not in (INT, FLOAT) or not isinstance(node.op, ast.USub):
+            raise self.error(node, "only -x and `not x` are unary operators in host code")
+        if value.is_const:
+            return literal(-value.const)
+        return E(f"-({value.code})", value.type)
+
+    def expr_BinOp(self, node: ast.BinOp) -> E:
+        return self.binop(node)
+
+    def binop(self, node: ast.BinOp) -> E:
+        a, b = self.expr(node.left), self.expr(node.right)
+        if isinstance(node.op, ast.Add) and a.type == b.type == SHAPE:
+            return E(f"ascdsl_host::Concat({a.code}, {b.code})", SHAPE)
+        if a.type not in (INT, FLOAT, BOOL) or b.type not in (INT, FLOAT, BOOL):
+            raise self.error(node, f"cannot apply {type(node.op).__name__} to a {a.type} and a {b.type}")
+        if a.is_const and b.is_const and type(node.op) in FOLD:
+            try:
+                return literal(FOLD[type(node.op)](a.const, b.const))
+            except ZeroDivisionError:
+                pass  # the emitted helper raises it at run time, like Python
+        kind = FLOAT if FLOAT in (a.type, b.type) else INT
+        if isinstance(node.op, ast.Div):
+            return E(f"ascdsl_host::TrueDiv({a.code}, {b.code})", FLOAT)
+        if isinstance(node.op, (ast.FloorDiv, ast.Mod)):
+            if kind == FLOAT:
+                raise self.error(node, "// and % on floats are not supported in host code")
+            helper = "FloorDiv" if isinstance(node.op, ast.FloorDiv) else "FloorMod"
+            return E(f"ascdsl_host::{helper}({a.code}, {b.code})", INT)
+        if type(node.op) not in BINARY:
+            raise self.error(node, f"the operator {type(node.op).__name__} is not supported in host code")
+        return E(f"({a.code} {BINARY[type(node.op)]} {b.code})", kind)
+
+    def expr_BoolOp(self, node: ast.BoolOp) -> E:
+        """``and``/``or`` on truth values; a constant operand decides or drops out, as in Python."""
+        stop = not isinstance(node.op, ast.And)  # the value that ends the chain
+        codes = []
+        for v in node.values:
+            value = self.truth(v)
+            if value.is_const:
+                if value.const == stop:
+                    return literal(stop)
+                continue
+            codes.append(value.code)
+        if not codes:
+            return literal(not stop)
+        return E("(" + (" || " if stop else " && ").join(codes) + ")", BOOL)
+
+    def expr_IfExp(self, node: ast.IfExp) -> E:
+        cond = self.truth(node.test)
+        if cond.is_const:
+            return self.expr(node.body if cond.const else node.orelse)
+        a, b = self.expr(node.body), self.expr(node.orelse)
+        if a.type != b.type:
+            raise self.error(node, f"both branches must have one type in host code, got {a.type} and {b.type}")
+        return E(f"({cond.code} ? {a.code} : {b.code})", a.type)
+
+    def expr_Compare(self, node: ast.Compare) -> E:
+        parts, left = [], self.expr(node.left)
+        for op, right_node in zip(node.ops, node.comparators):
+            if isinstance(op, (ast.In, ast.NotIn)):
+                options = self.resolve(right_node) if isinstance(right_node, (ast.Name, ast.Attribute)) else None
+                if options is None:
+                    if not isinstance(right_node, (ast.Tuple, ast.List)):
+                        raise self.error(right_node, "`in` needs a tuple of constants in host code")
+                    options = tuple(ast.literal_eval(e) for e in right_node.elts)
+                tests = [self.equal(node, left, literal(o)) for o in options] or ["false"]
+                test = "(" + " || ".join(tests) + ")"
+                parts.append(test if isinstance(op, ast.In) else f"!{test}")
+                continue
+            right = self.expr(right_node)
+            if type(op) not in COMPARE:
+                raise self.error(node, f"the comparison {type(op).__name__} is not supported in host code")
+            if isinstance(op, (ast.Eq, ast.NotEq)):
+                parts.append(self.equal(node, left, right, negate=isinstance(op, ast.NotEq)))
+            elif left.type in (INT, FLOAT, BOOL) and right.type in (INT, FLOAT, BOOL):
+                parts.append(f"{left.code} {COMPARE[type(op)]} {right.code}")
+            else:
+                raise self.error(node, f"cannot order a {left.type} and a {right.type}")
+            left = right
+        return E(parts[0] if len(parts) == 1 else "(" + " && ".join(f"({p})" for p in parts) + ")", BOOL)
+
+    def equal(self, node: ast.AST, a: E, b: E, negate: bool = False) -> str:
+        if a.type == DTYPE and b.type == STR:
+            if b.const not in dtypes.BY_NAME:
+                return "true" if negate else "false"
+            b = literal(dtypes.lookup(b.const))
+        if a.type == SHAPE and b.type == SHAPE:
+            return f"{'!' if negate else ''}ascdsl_host::ShapeEq({a.code}, {b.code})"
+        numeric = (INT, FLOAT, BOOL)
+        if a.type == b.type or a.type in numeric and b.type in numeric:
+            return f"{a.code} {'!=' if negate else '=='} {b.code}"
+        raise self.error(node, f"cannot compare a {a.type} with a {b.type} in host code")
+
+    def expr_JoinedStr(self, node: ast.JoinedStr) -> E:
+        return E(self.message(node), STR)
+
+    def message(self, node: ast.AST) -> str:
+        """A C++ std::string expression for a message: a string constant or an f-string."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return f"std::string({quote(node.value)})"
+        if not isinstance(node, ast.JoinedStr):
+            raise self.error(node, "a message is a string or an f-string in host code")
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(f"std::string({quote(value.value)})")
+                continue
+            if value.conversion != -1 or value.format_spec is not None:
+                raise self.error(value, "f-string conversions and format specs are not supported in host code")
+            item = self.expr(value.value)
+            parts.append(f"std::string({item.code})" if item.type == STR else f"{FORMAT[item.type]}({item.code})")
+        return " + ".join(parts) or 'std::string("")'
+
+    def expr_Call(self, node: ast.Call) -> E:
+        fn = self.resolve(node.func)
+        if fn is planner.largest_block:
+            return self.planner.largest_block(node)
+        if fn is planner.largest_extent:
+            return self.planner.largest_extent(node)
+        if node.keywords:
+            raise self.error(node, "keyword arguments are not supported in host calls")
+        args = [self.expr(a) for a in node.args]
+        if fn in (min, max) and len(args) >= 2 and all(a.type in (INT, FLOAT) for a in args):
+            kind = FLOAT if any(a.type == FLOAT for a in args) else INT
+            if all(a.is_const for a in args):
+                return literal(fn(a.const for a in args))
+            code = args[0].code
+            for a in args[1:]:
+                code = f"std::{fn.__name__}<{CPP_TYPE[kind]}>({code}, {a.code})"
+            return E(code, kind)
+        if fn in (language.cdiv, language.next_power_of_2) and len(args) == (2 if fn is language.cdiv else 1):
+            if not all(a.type == INT for a in args):
+                raise self.error(node, f"{fn.__name__} takes ints")
+            helper = "CeilDiv" if fn is language.cdiv else "NextPowerOf2"
+            return E(f"ascdsl_host::{helper}({', '.join(a.code for a in args)})", INT)
+        if fn is len and len(args) == 1 and args[0].type == SHAPE:
+            return E(f"int64_t{{{args[0].code}.ndim}}", INT)
+        if fn in (int, float) and len(args) == 1 and args[0].type in (INT, FLOAT, BOOL):
+            kind = INT if fn is int else FLOAT
+            return E(f"static_cast<{CPP_TYPE[kind]}>({args[0].code})", kind)
+        if fn is abs and len(args) == 1 and args[0].type in (INT, FLOAT):
+            return E(f"std::abs({args[0].code})", args[0].type)
+        name = ast.unparse(node.func)
+        raise self.error(node, f"{name}(...) cannot be called in host code",
+                         hint="host code may call min, max, abs, int, float, len, ascdsl.cdiv, "
+                              "ascdsl.next_power_of_2, ascdsl.planner.largest_block and largest_extent")
+

@@ -1,0 +1,350 @@
+"""Lowering of host-code statements and the launch plan to C++ (see :mod:`ascdsl.backend.host`).
+
+``return ascdsl.Launch(kernel, grid=..., constexprs=..., scalars=...)`` writes the grid and scalars
+into their tiling fields, sets ``blockDim = min(grid product, bound)`` (the bound of the cores the variant
+runs on, :mod:`.cores`: the vector cores, 65535 for a pure-cube kernel, the cube cores for a MIX kernel) and
+picks the tiling key by matching (kernel, constexprs, tensor dtypes, scalar widths) against the build's variant
+table: the same specialisation the Python launch would compile. A kernel may be chosen through a
+variable (``kernel = a if cond else b``): kernel references are compile-time symbols, a C++
+``enum class Kernel`` whose members are the kernels the function names.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+
+from ... import dtypes
+from ...errors import CompilationError
+from ...op import Launch
+from .hostcode import (BOOL, CPP_TYPE, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, E, HostFunction, cpp_name, dtype_enum,
+                       literal, quote)
+from .hostexpr import HostExpressions
+from .hostplan import footprint_code
+from ...platforms import Platform
+from . import cores
+from ..cube import mix
+from ..lift.poly import describe_slots
+from ..names.naming import field_name
+from ..plan.tiling import Variant
+
+
+class HostLowering(HostExpressions):
+    """One pass over the function's AST, emitting C++ lines (``platform``: the build's, whose passes decide
+    which variants run on which cores, :mod:`.cores`; None for an output-shape function, which launches nothing)."""
+
+    def __init__(self, op, fn, layout, variants, platform: Platform | None):
+        super().__init__(op, fn, layout, variants)
+        self.platform = platform
+        self.dicts: dict[str, dict[str, E]] = {}
+
+    # ------------------------------------------------------------------ driver
+
+    def function(self, name: str) -> HostFunction:
+        for stmt in self.tree.body:
+            self.stmt(stmt)
+        if not isinstance(self.tree.body[-1], ast.Return):
+            end = ("the host function returned no launch plan" if self.layout is not None
+                   else "the output-shape function returned no shape")
+            self.emit(f"throw HostError{{HOST_ERROR, {quote(end)}}};")
+        decls = tuple(f"{CPP_TYPE[t]} {cpp_name(n)}{{}};" for n, t in self.locals.items())
+        constants = tuple(self.constants.values())
+        if self.kernels:
+            constants = (f"enum class Kernel {{ {', '.join(self.kernels)} }};",) + constants
+        results = (f"{self.layout.struct_name}& tiling", "uint32_t& blockDim") if self.layout is not None \
+            else ("ascdsl_host::Shape& shape",)
+        used = frozenset(self.used) | ({"platform"} if self.layout is not None else set())
+        return HostFunction(name, self.params, results, constants, decls, tuple(self.lines), used)
+
+    # ------------------------------------------------------------------ statements
+
+    def stmt(self, node: ast.stmt) -> None:
+        method = getattr(self, "stmt_" + type(node).__name__, None)
+        if method is None:
+            raise self.error(node, f"'{type(node).__name__}' statements cannot be lowered to C++")
+        method(node)
+
+    def stmt_Pass(self, node: ast.Pass) -> None:
+        pass
+
+    def stmt_Expr(self, node: ast.Expr) -> None:
+        if not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            raise self.error(node, "an expression statement has no effect in host code")
+
+    def stmt_Assign(self, node: ast.Assign) -> None:
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            raise self.error(node, "assign to one name at a time in host code")
+        if isinstance(node.value, ast.Dict):  # a dict of launch arguments: one variable per key
+            self.dicts[node.targets[0].id] = {
+                key: self.assign(ast.copy_location(ast.Name(f"{node.targets[0].id}_{key}", ast.Store()), value),
+                                 self.expr(value))
+                for key, value in self.mapping(node.value).items()}
+            return
+        self.assign(node.targets[0], self.expr(node.value))
+
+    def stmt_AugAssign(self, node: ast.AugAssign) -> None:
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node, "assign to one name at a time in host code")
+        load = ast.copy_location(ast.Name(node.target.id, ast.Load()), node)
+        value = self.binop(ast.copy_location(ast.BinOp(load, node.op, node.value), node))
+        self.assign(node.target, value)
+
+    def assign(self, target: ast.Name, value: E) -> E:
+        name = target.id
+        if name in self.scope and name not in self.locals:
+            raise self.error(target, f"host code may not assign to the parameter {name!r}")
+        if value.type not in CPP_TYPE:
+            raise self.error(target, f"a host variable cannot hold a {value.type}")
+        if self.locals.setdefault(name, value.type) != value.type:
+            raise self.error(target, f"{name!r} is a {self.locals[name]} here and a {value.type} elsewhere",
+                             hint="C++ variables have one type: use another name")
+        self.scope[name] = value.type
+        self.emit(f"{cpp_name(name)} = {value.code};")
+        return E(cpp_name(name), value.type)
+
+    def stmt_If(self, node: ast.If, prefix: str = "") -> None:
+        cond = self.truth(node.test)
+        if cond.is_const:  # decided at build time: only the branch Python takes exists
+            taken = node.body if cond.const else node.orelse
+            if prefix:
+                self.emit("} else {")
+                self.block(taken)
+                self.emit("}")
+            else:
+                for stmt in taken:
+                    self.stmt(stmt)
+            return
+        self.emit(f"{prefix}if ({cond.code}) {{")
+        self.block(node.body)
+        if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+            self.stmt_If(node.orelse[0], prefix="} else ")
+            return
+        if node.orelse:
+            self.emit("} else {")
+            self.block(node.orelse)
+        self.emit("}")
+
+    def block(self, body: list[ast.stmt]) -> None:
+        self.depth += 1
+        for stmt in body:
+            self.stmt(stmt)
+        self.depth -= 1
+
+    def stmt_For(self, node: ast.For) -> None:
+        it = node.iter
+        if not (isinstance(node.target, ast.Name) and isinstance(it, ast.Call) and self.resolve(it.func) is range
+                and 1 <= len(it.args) <= 3 and not it.keywords and not node.orelse):
+            raise self.error(node, "host loops must be `for name in range(...)`")
+        args = [self.int_expr(a) for a in it.args]
+        start, stop, step = (literal(0), args[0], literal(1)) if len(args) == 1 else (
+            args[0], args[1], args[2] if len(args) == 3 else literal(1))
+        if not step.is_const or step.const == 0:
+            raise self.error(it, "the step of a host loop must be a non-zero constant")
+        counter, end = self.temp("it"), self.temp("stop")
+        self.emit(f"const int64_t {end} = {stop.code};")
+        self.emit(f"for (int64_t {counter} = {start.code}; {counter} {'<' if step.const > 0 else '>'} {end}; "
+                  f"{counter} += {step.code}) {{")
+        self.depth += 1
+        self.assign(node.target, E(counter, INT))
+        self.depth -= 1
+        self.block(node.body)
+        self.emit("}")
+
+    def stmt_Raise(self, node: ast.Raise) -> None:
+        exc = node.exc
+        kind = self.resolve(exc.func) if isinstance(exc, ast.Call) else None
+        status = {ValueError: "VALUE_ERROR", TypeError: "TYPE_ERROR"}.get(kind)
+        if status is None or exc.keywords or len(exc.args) > 1 or node.cause is not None:
+            raise self.error(node, "host code raises only ValueError(message) or TypeError(message)")
+        message = self.message(exc.args[0]) if exc.args else '""'
+        self.emit(f"throw ascdsl_host::HostError{{ascdsl_host::{status}, {message}}};")
+
+    def stmt_Return(self, node: ast.Return) -> None:
+        if self.layout is None:
+            shape = self.expr(node.value) if node.value is not None else None
+            if shape is None or shape.type != SHAPE:
+                raise self.error(node, "an output-shape function returns a tuple of ints")
+            self.emit(f"shape = {shape.code};")
+            self.emit("return ascdsl_host::OK;")
+            return
+        call = node.value
+        if not (isinstance(call, ast.Call) and self.resolve(call.func) is Launch):
+            raise self.error(node, "a host function returns ascdsl.Launch(...)")
+        self.launch(call)
+
+    # ------------------------------------------------------------------ the launch plan
+
+    def launch(self, call: ast.Call) -> None:
+        spec = inspect.signature(Launch).bind(*call.args, **{k.arg: k.value for k in call.keywords})
+        kernel = self.expr(spec.arguments["kernel"])
+        if kernel.type != KERNEL:
+            raise self.error(call, "the kernel of a Launch must be an @ascdsl.jit function named at module level "
+                             "(directly or through a variable)")
+        # the kernels this launch may run: the one it names, or every kernel the function names
+        candidates = [kernel.const.parsed.name] if kernel.is_const else list(self.kernels)
+        grid = spec.arguments.get("grid")
+        if not isinstance(grid, (ast.Tuple, ast.List)) or not 1 <= len(grid.elts) <= 3:
+            raise self.error(call, "the grid must be a tuple of 1 to 3 ints")
+        constexprs = self.mapping(spec.arguments.get("constexprs"))
+        scalars = self.mapping(spec.arguments.get("scalars"))
+        name = " or ".join(candidates)
+        fields = {f.name: f for f in self.layout.fields}
+        variant = spec.arguments.get("variant")
+        self.emit(f"// {name}" + (f" ({variant.value})" if isinstance(variant, ast.Constant) else ""))
+        if variant is not None:
+            self.expr(variant)  # informational only, but it must lower
+        dims = [self.int_expr(g).code for g in grid.elts] + ["1"] * (3 - len(grid.elts))
+        for i, dim in enumerate(dims):
+            self.emit(f"tiling.grid{i} = {dim if dim.isdigit() else f'static_cast<int32_t>({dim})'};")
+        values = {}
+        for key, node in scalars.items():
+            field = field_name(key)
+            if field not in fields and not any(v.kernel.name in candidates for v in self.variants):
+                raise self.error(call, f"no case or probe shape of the op reaches this launch of {name}, so no "
+                                 "kernel was compiled for it: add a case whose host call returns it")
+            if field not in fields:
+                raise self.error(call, f"{name} has no runtime scalar parameter {key!r}")
+            value = node if isinstance(node, E) else self.expr(node)
+            if value.type not in (INT, FLOAT, BOOL):
+                raise self.error(call, f"scalar {key!r} must be an int, float or bool")
+            values[key] = E(self.temp(key + "_"), value.type)
+            self.emit(f"const {CPP_TYPE[value.type]} {values[key].code} = {value.code};")
+            self.emit(f"tiling.{field} = static_cast<{fields[field].dtype.cpp}>({values[key].code});")
+        consts = {}
+        for key, node in constexprs.items():
+            value = node if isinstance(node, E) else self.expr(node)
+            if value.type not in (INT, FLOAT, BOOL, DTYPE):
+                raise self.error(call, f"constexpr {key!r} must be an int, float, bool or dtype in host code")
+            consts[key] = E(self.temp(key + "_"), value.type)
+            self.emit(f"const {CPP_TYPE[value.type]} {consts[key].code} = {value.code};")
+        rows = []
+        # specialisations first: a lifted variant serves the values no specialisation has
+        for v in sorted(self.variants, key=lambda v: v.lift is not None):
+            if v.kernel.name in candidates:
+                cond = self.variant_condition(v, consts, values)
+                if cond is not None and not kernel.is_const:
+                    cond = f"{kernel.code} == Kernel::{v.kernel.name} && {cond}"
+                rows.append((v, cond))
+        rows = [(v, cond) for v, cond in rows if cond is not None]
+        kinds = {v.key: cores.of(v.kernel, self.platform) for v, _ in rows}
+        limits = list(dict.fromkeys(k.host_limit for k in kinds.values())) or [cores.VECTOR.host_limit]
+        self.emit("const int64_t programs = int64_t{tiling.grid0} * tiling.grid1 * tiling.grid2;")
+        self.emit("tiling.tilingKey = 0;  // an empty grid launches nothing")
+        if len(limits) > 1:  # variants on different cores: the chosen one's bound
+            self.emit(f"int64_t blocks = {cores.VECTOR.host_limit};")
+        self.emit("if (programs > 0) {")
+        self.depth += 1
+        for i, (v, cond) in enumerate(rows):
+            self.emit(f"{'} else ' if i else ''}if ({cond}) {{")
+            self.emit(f"    tiling.tilingKey = {v.key};")
+            self.depth += 1
+            self.lifted_fields(v, consts)
+            self.launch_bounds(v, kinds[v.key], len(limits) > 1)
+            self.depth -= 1
+        self.emit("} else {" if rows else "{")
+        self.emit(f"    throw ascdsl_host::HostError{{ascdsl_host::VARIANT_NOT_COMPILED, "
+                  f"{self.not_compiled(kernel, candidates, consts)}}};")
+        self.emit("}")
+        self.depth -= 1
+        self.emit("}")
+        bound = "blocks" if len(limits) > 1 else limits[0]
+        self.emit(f"blockDim = static_cast<uint32_t>(std::min<int64_t>(programs, {bound}));")
+        self.emit("return ascdsl_host::OK;")
+
+    def launch_bounds(self, variant: Variant, kind: cores.Cores, chosen: bool) -> None:
+        """In the branch of ``variant`` (running on ``kind``): its blocks' bound (``chosen``: into ``blocks``)
+        and, for a MIX kernel, the check that its workspace's tile offsets fit int32 (:mod:`.mix`)."""
+        if chosen:
+            self.emit(f"blocks = {kind.host_limit};  // {variant.kernel.name} runs on {kind.what}")
+        if kind is not cores.MIX:
+            return
+        rows, cols = mix.split(variant.kernel, self.platform).tile
+        most = cores.max_programs(variant.kernel, self.platform)
+        count = f'" + ascdsl_host::FormatInt(programs * {rows * cols}) + "'
+        message = ('"' + mix.OVERFLOW.format(programs='" + ascdsl_host::FormatInt(programs) + "', rows=rows,
+                                             cols=cols, elements=count)
+                   + '"').removeprefix('"" + ')  # the message starts with the count of programs
+        self.emit(f"if (programs > {most}) {{  // the products' float32 tiles at int32 offsets in the workspace")
+        self.emit(f"    throw HostError{{VALUE_ERROR, {message}}};")
+        self.emit("}")
+
+    def mapping(self, node: ast.AST | None) -> dict[str, ast.AST]:
+        if node is None:
+            return {}
+        if isinstance(node, ast.Name) and node.id in self.dicts:
+            return self.dicts[node.id]
+        if not isinstance(node, ast.Dict) or not all(isinstance(k, ast.Constant) and isinstance(k.value, str)
+                                                     for k in node.keys):
+            raise self.error(node, "constexprs and scalars are dict literals with string keys in host code")
+        return {k.value: v for k, v in zip(node.keys, node.values)}
+
+    def tensor_dtypes(self) -> list[str]:
+        """C++ expressions for the dtypes of the kernel's pointer arguments: inputs, then outputs."""
+        out = [f"{cpp_name(i)}.dtype" for i in self.op.inputs]
+        for o in self.op.outputs:
+            source = o.dtype or self.op.inputs[0]
+            out.append(f"{cpp_name(source)}.dtype" if source in self.op.inputs else dtype_enum(source))
+        return out
+
+    def variant_condition(self, variant: Variant, consts: dict[str, E], scalars: dict[str, E]) -> str | None:
+        """The C++ test that selects ``variant``, or None if these launch values can never select it."""
+        kernel = variant.kernel
+        pointers = [p.type.dtype.element_ty for p in kernel.params if not p.type.is_scalar
+                    or isinstance(p.type.dtype, dtypes.PointerType)]
+        if len(pointers) != len(self.op.inputs) + len(self.op.outputs):
+            raise CompilationError(kernel.loc, f"{kernel.name} takes {len(pointers)} pointers, but the op has "
+                                   f"{len(self.op.inputs)} inputs and {len(self.op.outputs)} outputs")
+        conds = [f"{expr} == {dtype_enum(d.name)}" for expr, d in zip(self.tensor_dtypes(), pointers)]
+        for key, value in kernel.constexprs:
+            have = consts.get(key)
+            if have is None or have.type != literal(value).type:
+                return None
+            if key not in variant.lifted:
+                conds.append(f"{have.code} == {literal(value).code}")
+        for name, param in zip(kernel.param_names, kernel.params):
+            value = scalars.get(name)
+            if value is not None and value.type == INT and param.type.dtype in (dtypes.int32, dtypes.int64):
+                fits = f"ascdsl_host::FitsInt32({value.code})"
+                conds.append(fits if param.type.dtype == dtypes.int32 else f"!{fits}")
+        return " && ".join(dict.fromkeys(conds))
+
+    def lifted_fields(self, variant: Variant, consts: dict[str, E]) -> None:
+        """Write ``variant``'s runtime tile extents into the tiling, after checking them as
+        :meth:`.lift.Lift.problem` does (a VALUE_ERROR with the same message)."""
+        if variant.lift is None:
+            return
+        lift = variant.lift
+        for e in lift.extents:
+            code = consts[e.name].code
+            off = f"{code} % {e.quantum} != 0 || " if e.quantum > 1 else ""
+            self.emit(f"if ({off}{code} < {e.low}) {{")
+            self.emit(f'    throw HostError{{VALUE_ERROR, "{e.name}=" + ascdsl_host::FormatInt({code}) + '
+                      f'" is not a multiple of {e.quantum} of at least {e.low}, as this kernel\'s runtime tile '
+                      f'extent must be"}};')
+            self.emit("}")
+        need = self.temp("ubBytes")
+        codes = {n: consts[n].code for n in lift.names}
+        self.emit(f"const int64_t {need} = {footprint_code(lift.slots, codes)};  // UB bytes: "
+                  f"{describe_slots(lift.slots)}")
+        self.emit(f"if ({need} > static_cast<int64_t>(platform.ubBudget)) {{")
+        values = ' + ", " + '.join(f'"{n}=" + ascdsl_host::FormatInt({consts[n].code})' for n in lift.names)
+        self.emit(f'    throw HostError{{VALUE_ERROR, std::string({values}) + " needs " + ascdsl_host::FormatInt({need}) + '
+                  f'" bytes of UB, more than the " + ascdsl_host::FormatInt(platform.ubBudget) + " bytes available"}};')
+        self.emit("}")
+        for n in lift.names:
+            self.emit(f"tiling.{field_name(n)} = static_cast<int32_t>({consts[n].code});")
+
+    def not_compiled(self, kernel: E, candidates: list[str], consts: dict[str, E]) -> str:
+        name = quote(candidates[0])
+        for other in candidates[1:]:  # a kernel chosen at run time: name the one chosen
+            name = f"{kernel.code} == Kernel::{other} ? {quote(other)} : {name}"
+        parts = [f"({name})", '" with "']
+        for i, (key, value) in enumerate(consts.items()):
+            parts += [f'"{", " if i else ""}{key}="', f"{FORMAT[value.type]}({value.code})"]
+        parts.append('" for "')
+        for i, expr in enumerate(self.tensor_dtypes()):
+            if i:
+                parts.append('", "')
+            parts.append(f"ascdsl_host::DTypeName({expr})")
+        parts.append('" was not compiled into this build; add a case that launches it"')
+        return "std::string" + parts[0] + " + " + " + ".join(parts[1:])
+

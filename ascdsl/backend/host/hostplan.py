@@ -1,0 +1,192 @@
+"""UB-planner queries in host code, answered from tables computed at build time.
+
+``ascdsl.planner.largest_block(kernel, "BLOCK", candidates, x, ..., platform=platform, **constexprs)``
+lowers to a constant table of :func:`ascdsl.planner.footprint` rows, ``{num, den, base}`` (UB bytes
+``num / den * BLOCK + base``), one per dtype combination of the op's inputs and per value of every
+bool constexpr the call passes at run time, and to a run-time pick of the row and of the largest
+candidate whose footprint fits ``platform.ubBudget`` (``ascdsl_host::LargestBlock``): the answer
+Python's planner gives on every platform. Each row's fit is checked on every candidate, so the
+table is exact where it is used. Constexprs known only at run time that are not bools, and tensor
+arguments that are not inputs of the op, are located errors.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import itertools
+
+from ... import dtypes, planner
+from ...errors import Error
+from ...op import Operator
+from ...platforms import DEFAULT_PLATFORM, get_platform
+from .hostcode import BOOL, DTYPE, INT, KERNEL, SHAPE, STR, E, camel, cpp_name, dtype_enum, literal, quote
+from ..lift.poly import BLOCK, describe_slots
+
+
+class PlannerTables:
+    def __init__(self, op: Operator, lowering):
+        self.op, self.lowering = op, lowering
+
+    def largest_block(self, node: ast.Call) -> E:
+        low = self.lowering
+        try:
+            call = inspect.signature(planner.largest_block).bind(
+                *node.args, **{k.arg: k.value for k in node.keywords})
+        except TypeError as e:
+            raise low.error(node, f"ascdsl.planner.largest_block: {e}") from None
+        kernel, name, candidates = (low.expr(call.arguments[k]) for k in ("jit_fn", "name", "candidates"))
+        platform = low.expr(call.arguments["platform"]) if "platform" in call.arguments else None
+        if kernel.type != KERNEL or not kernel.is_const or name.type != STR or not name.is_const:
+            raise low.error(node, "largest_block takes an @ascdsl.jit kernel named at module level and a "
+                            "constexpr name given as a string")
+        if candidates.type != SHAPE or not candidates.is_const or not candidates.const:
+            raise low.error(node, "the candidates of largest_block are a tuple of int constants")
+        if platform is None or platform.type != "platform":
+            raise low.error(node, "pass platform=platform (the host function's platform) to largest_block")
+        rows = self.rows(kernel.const, call.arguments.get("args", ()), call.arguments.get("constexprs", {}))
+        table = low.temp(f"ub{camel(kernel.const.parsed.name)}{camel(name.const.lower())}")
+        entries = []
+        for i, (cond, label, (jit_fn, args, consts)) in enumerate(rows):
+            try:
+                a, b = planner.footprint(jit_fn, name.const, *args, samples=sorted(set(candidates.const)), **consts)
+            except Error as e:
+                raise low.error(node, f"no build-time UB footprint for {label}: {e}".replace("\n", " ")) from None
+            entries.append(f"{{{a.numerator}, {a.denominator}, {b}}},  // {i}: {label}")
+        low.constants[table] = (
+            f"// UB bytes of {kernel.const.parsed.name}: num / den * {name.const} + base (ascdsl.planner.footprint)\n"
+            f"    constexpr Footprint {table}[] = {{" + "".join("\n        " + e for e in entries) + "\n    };")
+        row, block = low.temp("row"), low.temp("block")
+        low.emit(f"int64_t {row} = -1;")
+        for i, (cond, _, _) in enumerate(rows):
+            low.emit(f"{'} else ' if i else ''}if ({cond}) {{")
+            low.emit(f"    {row} = {i};")
+        low.emit("} else {")
+        missing = f"{kernel.const.parsed.name} has no UB footprint for these dtypes in this build"
+        low.emit(f"    throw HostError{{HOST_ERROR, {quote(missing)}}};")
+        low.emit("}")
+        order = ", ".join(str(c) for c in sorted(set(candidates.const), reverse=True))
+        low.emit(f"const int64_t {block} = LargestBlock({table}[{row}], {{{order}}}, {platform.code}.ubBudget);")
+        low.emit(f"if ({block} < 0) {{")
+        message = quote(planner.no_fit_message(name.const, candidates.const))
+        low.emit(f"    throw HostError{{VALUE_ERROR, std::string({message}) + {platform.code}.name}};")
+        low.emit("}")
+        return E(block, INT)
+
+    def largest_extent(self, node: ast.Call) -> E:
+        """``planner.largest_extent``: per dtype row, the kernel's lifted footprint as C++ of the runtime
+        extents, and the largest admissible value that fits ``platform.ubBudget`` (``LargestFitting``)."""
+        low = self.lowering
+        try:
+            call = inspect.signature(planner.largest_extent).bind(
+                *node.args, **{k.arg: k.value for k in node.keywords})
+        except TypeError as e:
+            raise low.error(node, f"ascdsl.planner.largest_extent: {e}") from None
+        kernel, name = (low.expr(call.arguments[k]) for k in ("jit_fn", "name"))
+        platform = low.expr(call.arguments["platform"]) if "platform" in call.arguments else None
+        if kernel.type != KERNEL or not kernel.is_const or name.type != STR or not name.is_const:
+            raise low.error(node, "largest_extent takes an @ascdsl.jit kernel named at module level and a "
+                            "runtime tile extent's name given as a string")
+        if platform is None or platform.type != "platform":
+            raise low.error(node, "pass platform=platform (the host function's platform) to largest_extent")
+        constexprs = call.arguments.get("constexprs", {})
+        extents = {}
+        first = self.op.dtypes[0]
+        low.dtype_binding = {i: dtypes.lookup(first[n]) for n, i in enumerate(self.op.inputs)
+                             if low.scope.get(i) == "tensor"}
+        try:
+            values = {k: low.expr(v) for k, v in constexprs.items()}
+        finally:
+            low.dtype_binding = {}
+        for k, value in values.items():
+            if value.type == INT and not value.is_const:  # known only at run time: a runtime extent
+                value = low.expr(constexprs[k])
+                extents[k] = low.temp(camel(k.lower()))
+                low.emit(f"const int64_t {extents[k]} = {value.code};")
+        fixed = {k: v for k, v in constexprs.items() if k not in extents}
+        rows = self.rows(kernel.const, call.arguments.get("args", ()), fixed)
+        result, probe = low.temp(f"{camel(name.const.lower())}Fit"), low.temp("value")
+        low.emit(f"int64_t {result} = -1;")
+        for i, (cond, label, (jit_fn, types, consts)) in enumerate(rows):
+            try:
+                found = planner.lifted(jit_fn, types, get_platform(DEFAULT_PLATFORM),
+                                       {**consts, **{k: None for k in extents}, name.const: None})
+            except Error as e:
+                raise low.error(node, f"largest_extent for {label}: {e}") from None
+            (ext,) = [e for e in found.extents if e.name == name.const]
+            codes = {**{n: str(consts[n]) for n in found.names if n in consts}, **extents, name.const: probe}
+            low.emit(f"{'} else ' if i else ''}if ({cond}) {{")
+            low.emit(f"    // {label}: UB bytes {describe_slots(found.slots)}")
+            low.emit(f"    {result} = LargestFitting({ext.low}, {ext.quantum}, [&](int64_t {probe}) {{")
+            low.emit(f"        return {footprint_code(found.slots, codes)} <= "
+                     f"static_cast<int64_t>({platform.code}.ubBudget);")
+            low.emit("    });")
+        low.emit("} else {")
+        missing = f"{kernel.const.parsed.name} has no UB footprint for these dtypes in this build"
+        low.emit(f"    throw HostError{{HOST_ERROR, {quote(missing)}}};")
+        low.emit("}")
+        return E(result, INT)
+
+    def rows(self, jit_fn, args: tuple, constexprs: dict) -> list:
+        """``(C++ condition, label, (kernel, args, constexprs))`` for every dtype combination of the op's
+        inputs and every value of the bool constexprs known only at run time."""
+        low = self.lowering
+        inputs = [i for i in self.op.inputs if low.scope.get(i) == "tensor"]
+        rows, seen = [], set()
+        for combo in self.op.dtypes:
+            bound = {i: dtypes.lookup(combo[self.op.inputs.index(i)]) for i in inputs}
+            key = tuple(bound.values())
+            if key in seen:
+                continue
+            seen.add(key)
+            low.dtype_binding = bound
+            try:
+                types = [self.arg_type(a) for a in args]
+                values = {k: low.expr(v) for k, v in constexprs.items()}
+            finally:
+                low.dtype_binding = {}
+            for k, v in values.items():
+                if not v.is_const and v.type != BOOL:
+                    raise low.error(constexprs[k], f"constexpr {k!r} of a planner query must be known at build "
+                                    "time (a constant, or an expression of the tensors' dtypes) or be a bool",
+                                    hint="the build tabulates the footprint for every value it can take")
+            runtime = [k for k, v in values.items() if not v.is_const]
+            for flags in itertools.product((False, True), repeat=len(runtime)):
+                consts = {k: v.const for k, v in values.items() if v.is_const} | dict(zip(runtime, flags))
+                conds = [f"{cpp_name(i)}.dtype == {dtype_enum(d.name)}" for i, d in bound.items()]
+                conds += [f"{values[k].code} == {literal(f).code}" for k, f in zip(runtime, flags)]
+                label = ", ".join([d.name for d in bound.values()] + [f"{k}={f}" for k, f in zip(runtime, flags)])
+                rows.append((" && ".join(conds) or "true", label, (jit_fn, types, consts)))
+        return rows
+
+    def arg_type(self, node: ast.AST):
+        """A kernel argument of a planner query under the current dtype binding: an input tensor is a
+        pointer to its dtype, a dtype known at build time a scalar."""
+        low = self.lowering
+        value = low.expr(node)
+        if value.type == "tensor" and isinstance(node, ast.Name) and node.id in low.dtype_binding:
+            return dtypes.PointerType(low.dtype_binding[node.id])
+        if value.type == DTYPE and value.is_const:
+            return value.const
+        raise low.error(node, "a kernel argument of a planner query is an input tensor of the op or a dtype "
+                        "known at build time")
+
+
+def poly_code(poly, codes: dict[str, str]) -> str:
+    """``poly`` (:mod:`.poly`) as an int64_t C++ expression of the values named by ``codes`` (exact:
+    each term's division is exact on the extents' quanta, as :func:`.poly.to_expr` checked)."""
+    terms = []
+    for mono, coef in poly:
+        factors = [f"int64_t{{{abs(coef.numerator)}}}"] + [codes[n] for n in mono]
+        term = " * ".join(factors) + (f" / {coef.denominator}" if coef.denominator != 1 else "")
+        terms.append(("- " if coef < 0 else "+ " if terms else "") + term)
+    return " ".join(terms) or "0"
+
+
+def footprint_code(slots, codes: dict[str, str]) -> str:
+    """The UB bytes of ``slots`` (:func:`.poly.footprint`) as a C++ expression."""
+    terms = []
+    for num, needs in slots:
+        most = poly_code(needs[0], codes) if len(needs) == 1 else \
+            "std::max<int64_t>({" + ", ".join(poly_code(p, codes) for p in needs) + "})"
+        terms.append((f"{num} * " if num != 1 else "") + f"RoundUp({most}, {BLOCK})")
+    return " + ".join(terms) or "0"

@@ -1,0 +1,227 @@
+"""Render models of the generated host-side files: ``kernel/main.cpp``, the op project's op_host
+(TilingFunc, InferShape, OpDef) and msopgen JSON. Python decides what; the templates lay it out.
+
+OpDef tensor names are CANN's lowerCamelCase of the op's input and output names (``grad_output`` ->
+``gradOutput``), which is what msopgen and the generated aclnn API print. The op project registers
+``Operator.project_op_type`` (by default the op type with a ``Custom`` suffix, so that it never
+shadows a CANN built-in), its files and kernel entry named after it (``softmax_grad_custom``).
+
+The OpDef's dtype columns are the declared combinations (:func:`opdef_dtypes`): an output declared
+with a fixed dtype has it in every column, one that follows an input has that input's, and
+combinations with bfloat16 are left out on a platform without bfloat16; every column is ND.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+
+from ... import dtypes
+from . import cores, host
+from ..render import ascendc
+from ..plan.tiling import TilingLayout, cann_name
+
+GE_DTYPE = {"float32": "DT_FLOAT", "float16": "DT_FLOAT16", "bfloat16": "DT_BF16", "int8": "DT_INT8",
+            "int16": "DT_INT16", "int32": "DT_INT32", "int64": "DT_INT64", "uint8": "DT_UINT8", "bool": "DT_BOOL"}
+MSOPGEN_DTYPE = {"float32": "float", "float16": "float16", "bfloat16": "bfloat16", "int8": "int8",
+                 "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8", "bool": "bool"}
+ATTR_CPP = {"Int": ("int64_t", "0", "std::stoll(args[\"{n}\"])", "GetAttrPointer<int64_t>({i})"),
+            "Float": ("double", "0.0", "std::stod(args[\"{n}\"])", "GetAttrPointer<float>({i})"),
+            "Bool": ("bool", "false", "ParseBool(args[\"{n}\"])", "GetAttrPointer<bool>({i})"),
+            "ListInt": ("ascdsl_host::Shape", "ascdsl_host::Shape{}", "", "GetListInt({i})"),
+            "String": ("std::string", "std::string()", "args[\"{n}\"]", "GetStr({i})")}
+
+
+def fields(lay: TilingLayout) -> list[dict]:
+    offsets = lay.numpy_dtype.fields
+    return [{"name": f.name, "cpp": f.dtype.cpp, "dtype": f.dtype.name, "offset": offsets[f.name][1],
+             "size": f.dtype.itemsize} for f in lay.fields]
+
+
+def padding(lay: TilingLayout) -> list[int]:
+    tail = lay.numpy_dtype.itemsize - sum(f.dtype.itemsize for f in lay.fields)
+    return [tail] if tail else []
+
+
+def host_args(params: Sequence[host.Param], *extra: str) -> str:
+    return ", ".join([host.cpp_name(p.name) for p in params] + list(extra))
+
+
+def dtype_rows() -> list[dict]:
+    return [{"name": d.name, "enum": host.DTYPE_ENUM[d.name]} for d in dtypes.ALL]
+
+
+def output_dtype(b, output) -> str:
+    source = output.dtype or b.op.inputs[0]
+    return f"{source}.dtype" if source in b.op.inputs else host.dtype_enum(source)
+
+
+def main_model(b) -> dict:
+    op = b.op
+    attrs = []
+    for a in op.attrs:
+        cpp, zero, parse, _ = ATTR_CPP[a.type]
+        default = zero if a.default is None else host.literal(
+            tuple(a.default) if a.type == "ListInt" else a.default).code
+        parse = (f"ParseInts(args[\"{a.name}\"], {a.name})" if a.type == "ListInt"
+                 else f"{a.name} = {parse.format(n=a.name)}")
+        attrs.append({"name": a.name, "declare": f"{cpp} {a.name}", "default": default, "parse": parse})
+    fn = host.lower_tiling(op, b.layout, b.variants, b.platform, f"{op.op_type}Tiling")
+    shapes = host.output_shapes(op, op.op_type)
+    workspace = host.workspace_function(op, b.layout, b.variants, b.platform)
+    return {"op_type": op.op_type, "kernel_mode": kernel_mode(b), "source": b.source, "cann": b.name,
+            "workspace_call": f"{workspace.name}(tilingData)" if workspace else None, "symbol": b.name,
+            "pointers": b.pointers,
+            "inputs": op.inputs, "attrs": attrs, "dtypes": dtype_rows(), "platform": b.platform.name,
+            "outputs": [{"name": o.name, "dtype": output_dtype(b, o)} for o in op.outputs],
+            "struct": b.layout.struct_name,
+            "shapes_call": f"{shapes.name}({host_args(shapes.params, 'shapes', 'message')})",
+            "tiling_call": f"{fn.name}({host_args(fn.params, 'tilingData', 'blockDim', 'message')})"}
+
+
+def variant_cores(b) -> tuple[dict[int, cores.Cores], cores.Cores]:
+    """The cores each variant of build ``b`` runs on (:mod:`.cores`), by tiling key, and the most common
+    (the first of equals; the vector cores without variants): the op kernel's default type."""
+    kinds = {v.key: cores.of(v.kernel, b.platform) for v in b.variants}
+    counts = Counter(kinds.values())
+    return kinds, max(counts, key=counts.get) if counts else cores.VECTOR
+
+
+def kernel_mode(b) -> str:
+    """The CPU-debug ``KernelMode`` of ``main.cpp``'s launch: the default cores' mode, chosen by tiling key
+    for the variants that run on others."""
+    kinds, default = variant_cores(b)
+    text = f"KernelMode::{default.mode}"
+    for key, kind in reversed(kinds.items()):
+        if kind.mode != default.mode:
+            text = f"tilingData.tilingKey == {key} ? KernelMode::{kind.mode} : {text}"
+    return text
+
+
+def opdef_dtypes(b) -> list[tuple[str, ...]]:
+    """The OpDef's dtype columns: one per declared combination (inputs, then outputs), each output
+    as declared (a fixed dtype, or the dtype of the input it follows), without the combinations
+    that need bfloat16 where the platform has none; duplicates dropped, order kept."""
+    op = b.op
+    columns = []
+    for combo in op.dtypes:
+        inputs = combo[:len(op.inputs)]
+        follows = [o.dtype if o.dtype in op.inputs else None if o.dtype else op.inputs[0] for o in op.outputs]
+        outputs = tuple(o.dtype if f is None else inputs[op.inputs.index(f)] for o, f in zip(op.outputs, follows))
+        column = tuple(dtypes.lookup(d).name for d in (*inputs, *outputs))
+        if column not in columns and (b.platform.has_bf16 or "bfloat16" not in column):
+            columns.append(column)
+    return columns
+
+
+def op_kernel_model(b) -> dict:
+    """The op kernel's entry: one ``TILING_KEY_IS`` branch for every key the generated tiling function can
+    set, 0 (an empty input: one block is launched and does nothing) and every variant the build contains,
+    each with its kernel type (:mod:`.cores`); the default type is the variants' most common one (the
+    vector cores' without variants), the others are declared per key (``KERNEL_TASK_TYPE``). A MIX
+    variant's branch runs its AIC and AIV classes on the user workspace (``GetUserWorkspace``: what the
+    op_host asks for past the system workspace), as the direct-launch entry does (:func:`.ascendc.mix_launch`)."""
+    names = ascendc.class_names(b.variants, b.platform)
+    kinds, default = variant_cores(b)
+    branches = [{"key": 0, "class_name": None, "vector_class": None, "kernel_type": default.kernel_type,
+                 "what": default.what}]
+    branches += [{"key": v.key, "class_name": names[v.key], "kernel_type": kinds[v.key].kernel_type,
+                  "what": kinds[v.key].what,
+                  "vector_class": ascendc.vector_class_name(v) if kinds[v.key] is cores.MIX else None,
+                  **ascendc.mix_launch(v, b.platform)}
+                 for v in b.variants]
+    return {"branches": branches, "kernel_type": default.kernel_type}
+
+
+def op_host_model(b) -> dict:
+    op = b.op
+    attrs = []
+    for i, a in enumerate(op.attrs):
+        cpp, _, _, getter = ATTR_CPP[a.type]
+        store = ([f"attrs.{a.name}.ndim = static_cast<int32_t>(std::min<size_t>({a.name}->GetSize(), "
+                  "ascdsl_host::MAX_DIMS));",
+                  f"std::copy_n({a.name}->GetData(), attrs.{a.name}.ndim, attrs.{a.name}.dims);"]
+                 if a.type == "ListInt" else [f"attrs.{a.name} = *{a.name};"])
+        attrs.append({"name": a.name, "cpp": cpp, "getter": getter.format(i=i), "store": store,
+                      "def": attr_def(a)})
+    fn = host.lower_tiling(op, b.layout, b.variants, b.platform, f"{op.op_type}Tiling")
+    shapes = host.output_shapes(op, op.op_type)
+    columns = opdef_dtypes(b)
+    ge = {"inputs": [], "outputs": []}
+    for i, name in enumerate(op.inputs):
+        ge["inputs"].append({"name": opdef_name(name), "types": [f"ge::{GE_DTYPE[c[i]]}" for c in columns]})
+    for j, o in enumerate(op.outputs):
+        source = o.dtype or op.inputs[0]
+        ge["outputs"].append({"name": opdef_name(o.name),
+                              "types": [f"ge::{GE_DTYPE[c[len(op.inputs) + j]]}" for c in columns],
+                              "dtype": f"context->GetInputDataType({op.inputs.index(source)})"
+                              if source in op.inputs else f"ge::{GE_DTYPE[dtypes.lookup(source).name]}"})
+    workspace = host.workspace_function(op, b.layout, b.variants, b.platform)
+    return {"b": b, "name": b.project_name, "op_type": op.project_op_type, "attrs": attrs,
+            "workspace_call": f"{workspace.name}(plain)" if workspace else None,
+            "attr_names": ", ".join(a.name for a in op.attrs),
+            "fields": fields(b.layout), "params": op.inputs, "ge": ge,
+            "formats": ", ".join(["ge::FORMAT_ND"] * len(columns)),
+            "dtype_cases": [{"ge": GE_DTYPE[d.name], "enum": host.DTYPE_ENUM[d.name]} for d in dtypes.ALL],
+            "ub_reserve": b.platform.ub_bytes - b.platform.ub_budget_bytes, "soc": b.platform.soc,
+            "log": f"{cann_name(op.project_op_type).upper()}_LOGE",
+            "tiling_call": f"{fn.name}({host_args(fn.params, 'plain', 'blockDim', 'message')})",
+            "shapes_call": f"{shapes.name}({host_args(shapes.params, 'shapes', 'message')})"}
+
+
+def attr_def(a) -> str:
+    kind = "REQUIRED" if a.default is None else "OPTIONAL"
+    if a.default is None:
+        value = ""
+    elif a.type == "ListInt":
+        value = "{" + ", ".join(map(str, a.default)) + "}"
+    elif a.type == "Bool":
+        value = "true" if a.default else "false"
+    elif a.type == "String":
+        value = json.dumps(a.default)
+    else:
+        value = repr(a.default)
+    return f'this->Attr("{a.name}").AttrType({kind}).{a.type}({value});'
+
+
+def msopgen(b) -> list[dict]:
+    op = b.op
+    columns = opdef_dtypes(b)
+
+    def desc(name: str, index: int) -> dict:
+        types = [MSOPGEN_DTYPE[c[index]] for c in columns]
+        return {"name": opdef_name(name), "param_type": "required", "format": ["ND"] * len(types), "type": types}
+
+    entry = {"op": op.project_op_type,
+             "input_desc": [desc(n, i) for i, n in enumerate(op.inputs)],
+             "output_desc": [desc(o.name, len(op.inputs) + j) for j, o in enumerate(op.outputs)]}
+    if op.attrs:
+        entry["attr"] = [{"name": a.name, "param_type": "required" if a.default is None else "optional",
+                          "type": {"Int": "int", "Float": "float", "Bool": "bool", "ListInt": "list_int",
+                                   "String": "string"}[a.type],
+                          **({} if a.default is None else {"default_value": json_value(a.default)})}
+                         for a in op.attrs]
+    return [entry]
+
+
+def json_value(value):
+    if isinstance(value, dtypes.DType):
+        return value.name
+    if isinstance(value, tuple):
+        return [json_value(v) for v in value]
+    return value
+
+
+def opdef_name(name: str) -> str:
+    """CANN's lowerCamelCase tensor name: ``grad_output`` -> ``gradOutput``."""
+    first, *rest = name.split("_")
+    return first + "".join(w.capitalize() for w in rest)
+
+
+def aclnn_signature(b) -> str:
+    """The two-stage API CANN generates from the OpDef (inputs, attributes, outputs, in order)."""
+    args = [opdef_name(n) for n in b.op.inputs] + [a.name for a in b.op.attrs] + \
+        [opdef_name(o.name) for o in b.op.outputs]
+    name = b.op.project_op_type
+    return (f"aclnn{name}GetWorkspaceSize({', '.join(args)}, &workspaceSize, &executor)` and "
+            f"`aclnn{name}(workspace, workspaceSize, executor, stream)")

@@ -1,0 +1,79 @@
+"""How tiles lie in UB: row pitches of 2-D and 3-D tiles and the elements a tile occupies.
+
+A tile whose last axis ``N`` is longer than 1 is stored as rows of ``N`` elements, one row per index
+of its other axes (``[M, N]``: ``M`` rows; ``[A, B, C]``: ``A * B`` rows, so it lies exactly as
+``[A * B, C]``), each row ``pitch`` elements: ``N`` rounded up to one block
+(``platform.block_bytes``) of the kernel's narrowest 2-D or 3-D tile dtype (bool masks aside), so a
+Cast keeps every element in place and every row of an 8-bit tile starts on a block. A tile whose last axis is 1 is stored as its elements in order: ``[M, 1]`` as
+``[M]``, ``[A, B, 1]`` as ``[A * B]``; ``[1, N]`` is one row.
+"""
+from __future__ import annotations
+
+from ... import dtypes
+from ...ir.core import Kernel, Value, walk
+from ...platforms import Platform
+
+
+def tile_align(kernel: Kernel, platform: Platform) -> int:
+    """Row pitches of 2-D and 3-D tiles are multiples of this many elements."""
+    sizes = [v.type.dtype.itemsize for i in walk(kernel.body) for v in i.results
+             if len(v.type.shape) >= 2 and v.type.dtype != dtypes.bool_]  # bool tiles are bit masks
+    return platform.block_bytes // min(sizes, default=4)
+
+
+def is_2d(shape: tuple[int, ...]) -> bool:
+    return len(shape) == 2 and shape[1] > 1
+
+
+def has_rows(shape: tuple[int, ...]) -> bool:
+    """A tile of ``shape`` is stored as padded rows (its last axis is longer than 1)."""
+    return len(shape) >= 2 and shape[-1] > 1
+
+
+def pitch(shape: tuple[int, ...], align: int) -> int:
+    """Elements per UB row of a tile of ``shape`` (its numel when it is stored as one row)."""
+    if has_rows(shape):
+        return -(-shape[-1] // align) * align
+    return max(1, numel(shape))
+
+
+def rows(shape: tuple[int, ...]) -> int:
+    """The UB rows of a tile of ``shape`` (1 for a tile stored as its elements in order)."""
+    return numel(shape[:-1]) if has_rows(shape) else 1
+
+
+def contiguous(shape: tuple[int, ...], align: int) -> bool:
+    """A tile of ``shape`` occupies its elements in row-major order without gaps."""
+    return not has_rows(shape) or shape[-1] % align == 0
+
+
+def same_layout(a: tuple[int, ...], b: tuple[int, ...], align: int) -> bool:
+    """Tiles of shapes ``a`` and ``b`` (of one numel) put every element at the same UB offset."""
+    both_rows = has_rows(a) and has_rows(b) and a[-1] == b[-1]
+    return both_rows or contiguous(a, align) and contiguous(b, align)
+
+
+def strides(shape: tuple[int, ...], align: int) -> tuple[int, ...]:
+    """The UB offset (in elements) between neighbours along each axis of a tile of ``shape``."""
+    dims = (*shape[:-1], pitch(shape, align)) if has_rows(shape) else shape
+    out, step = [], 1
+    for d in reversed(dims):
+        out.append(step)
+        step *= d
+    return tuple(reversed(out))
+
+
+def padded_numel(shape: tuple[int, ...], align: int) -> int:
+    """Elements a tile occupies in UB (rows times pitch)."""
+    return rows(shape) * pitch(shape, align)
+
+
+def numel(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def count(v: Value, align: int) -> int:
+    return padded_numel(v.type.shape, align)

@@ -1,0 +1,2 @@
+"""Runtime tile extents: constexprs that only size tiles, found by differential specialisation and fitted as polynomials
+(:mod:`.poly`)."""

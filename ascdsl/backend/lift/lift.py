@@ -1,0 +1,524 @@
+"""Runtime tile extents: which constexprs only size tiles, found by differential specialisation.
+
+A constexpr such as ``BLOCK`` or ``ROWS`` is *lifted* (it becomes a field of the tiling struct, so
+one kernel class serves every value) when the kernel, compiled in the general form
+(:mod:`.repeat`: no decision depends on a tile extent), has the same kernel IR at every sample value
+except for integer leaves (literals, view extents, buffer sizes), and every such leaf is a small
+polynomial in the lifted constexprs (monomials ``1, X, Y, XY`` with rational coefficients) that
+holds on every sample. The samples: each constexpr alone at odd and even multiples of a *quantum*
+``q`` (the smallest power of two that makes every leaf exact), at the smallest value ``low`` and at
+the largest value the UB budget allows (``high``); then every lifted constexpr jointly on a grid
+(cross terms such as ``ROWS * BLOCK_R``), checked again at other joint values. A constexpr whose
+samples differ in structure, or whose leaves fit no polynomial, stays a specialisation: the lift
+never guesses.
+
+The result, :class:`Lift`, is data: the lifted extents (name, quantum, low, high), the UB footprint
+as a polynomial of them (exact: the tiling function checks it against the budget) and the lifted
+kernel IR, in which each literal leaf is an expression over :class:`~.kir.Field` s, each view
+extent and slot size its largest value, and each slot keeps its size expression for ``InitBuffer``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import inspect
+import itertools
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ... import cache, dtypes
+from ...errors import CompilationError, Loc
+from ...ir.treemap import TreeMerge, tree_map
+from ...jit import JITFunction
+from ...platforms import Platform
+from .. import kir
+from ..render.ascendc import planned
+from ..kir import Bin, BinOp, Cond, Lit
+from .poly import BLOCK, FIELD_DTYPE, Mismatch, Slots, ceil_block, describe, evaluate, fit, footprint, to_expr
+from ..names.naming import name as name_pass
+from ..render.templated import computes_the_same, float32_form, pointer_dtypes
+from ..plan.tiling import Variant
+from ..plan.ubplan import Plan, Slot
+
+QUANTA = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+
+@dataclass(frozen=True)
+class Extent:
+    """A lifted constexpr: a multiple of ``quantum`` in ``[low, high]`` (``high``: the largest value
+    the UB budget allows with the other lifted extents at their ``low``)."""
+
+    name: str
+    quantum: int
+    low: int
+    high: int
+
+
+@dataclass(frozen=True)
+class Lift:
+    extents: tuple[Extent, ...]
+    slots: Slots  # the UB footprint: per slot, its buffers and the bytes its views reach
+    kernel: kir.Kernel = dataclasses.field(compare=False, repr=False)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(e.name for e in self.extents)
+
+    def bytes(self, values: dict) -> int:
+        """UB bytes of the plan for ``values`` (exact: each slot rounded up to a block as planned)."""
+        return footprint(self.slots, values)
+
+    def problem(self, values: dict, budget: int) -> str | None:
+        """Why the lifted kernel cannot run with ``values`` (by name) on a UB of ``budget`` bytes, or None."""
+        for e in self.extents:
+            v = values[e.name]
+            if v % e.quantum or v < e.low:
+                return (f"{e.name}={v} is not a multiple of {e.quantum} of at least {e.low}, "
+                        f"as this kernel's runtime tile extent must be")
+        need = self.bytes(values)
+        if need > budget:
+            vals = ", ".join(f"{n}={values[n]}" for n in self.names)
+            return f"{vals} needs {need} bytes of UB, more than the {budget} bytes available"
+        return None
+
+
+# ----------------------------------------------------------------------------- differential compile
+
+@dataclass(frozen=True)
+class _Hole:
+    """A leaf that differs between samples: its value at each sample."""
+
+    kind: str  # "lit", "extent", "bytes"
+    values: tuple
+    dtype: object = None
+
+
+class _Samples(TreeMerge):
+    """The kernel IR of the samples merged: a :class:`_Hole` where an integer literal, a view's extent,
+    a slot's bytes or the bytes its buffers need differ."""
+
+    refused = Mismatch
+
+    def differ(self, nodes: tuple, where: str):
+        first = nodes[0]
+        if isinstance(first, Lit):
+            if first.dtype.is_int and all(isinstance(n.value, int) and not isinstance(n.value, bool) and
+                                          n.dtype == first.dtype for n in nodes):
+                return _Hole("lit", tuple(n.value for n in nodes), first.dtype)
+            raise Mismatch(f"{where}: literals {[n.value for n in nodes]}")
+        return super().differ(nodes, where)
+
+    def field(self, nodes: tuple, name: str, values: tuple, where: str):
+        first = nodes[0]
+        if isinstance(first, kir.Ref) and name == "extent" or isinstance(first, Slot) and name == "bytes":
+            return _Hole(name, values) if len(set(values)) > 1 else values[0]
+        if isinstance(first, Slot) and name == "needs":
+            if len({len(v) for v in values}) != 1:
+                raise Mismatch(f"{where}: slots hold different buffers")
+            return tuple(_Hole("need", col) if len(set(col)) > 1 else col[0] for col in zip(*values))
+        return super().field(nodes, name, values, where)
+
+
+def _fill(node, sub):
+    """``node`` with every hole replaced by ``sub(hole)``."""
+    return tree_map(node, lambda x: sub(x) if isinstance(x, _Hole) else None)
+
+
+def _holes(node) -> list:
+    """The holes in ``node``, first-seen order (shared subtrees are walked once)."""
+    out: dict = {}
+
+    def seen(x):
+        if isinstance(x, _Hole):
+            out.setdefault(x, None)
+            return x
+        return None
+    tree_map(node, seen)
+    return list(out)
+
+
+# general-form compilations by (function, types, platform, form, constexprs), shared by the analyses of one
+# :func:`analyse` call (a kernel analysed again at other values of its other constexprs repeats many)
+_COMPILED: dict = {}
+
+
+class _Sampler:
+    """Compiles one kernel at other values of its constexprs (general form)."""
+
+    def __init__(self, jit_fn, kernel, platform: Platform, form=None):
+        self.jit_fn, self.kernel, self.platform, self.form = jit_fn, kernel, platform, form
+        self.types = tuple(p.type.dtype for p in kernel.params)
+        self.base = dict(kernel.constexprs)
+        self.memo = _COMPILED
+
+    def compile(self, values: dict) -> kir.Kernel:
+        key = (self.jit_fn, self.types, self.platform, self.form, tuple(sorted({**self.base, **values}.items())))
+        if key not in self.memo:
+            try:
+                k = self.jit_fn.specialize(*self.types, **{**self.base, **values}).kernels[0]
+                k = self.form(k) if self.form is not None else k
+                self.memo[key] = _relabel(dataclasses.replace(planned(k, self.platform, general=True), names=None,
+                                                              constexprs=()))
+            except CompilationError as e:
+                self.memo[key] = Mismatch(f"{values}: {e.message}")
+        out = self.memo[key]
+        if isinstance(out, Mismatch):
+            raise out
+        return out
+
+    def merged(self, points: list[dict]):
+        return _Samples()(tuple(self.compile(p) for p in points))
+
+
+_NO_VARS = (int, float, str, enum.Enum, type(None), Loc, dtypes.DType, Lit, kir.Field, kir.SizeOf, kir.ElemsPer,
+            kir.IsSame, kir.Text, kir.Buf, kir.Queue, kir.Local, kir.Bind, kir.Barrier, kir.Flag, kir.Note,
+            kir.GmParam, Plan)
+"""What holds no variable (a buffer's queue identity is strings and ints): :func:`_relabel` returns it
+as it is without walking it (the walk of every sample's leaves was a seventh of a lift)."""
+
+
+def _relabel(k: kir.Kernel) -> kir.Kernel:
+    """``k`` with its variables numbered in first-use order (value ids differ between samples when the
+    frontend shares equal constants)."""
+    keys: dict[int, int] = {}
+
+    def number(node):
+        if isinstance(node, _NO_VARS):
+            return node
+        if isinstance(node, kir.Var) and node.kind is not kir.VarKind.PID:
+            return dataclasses.replace(node, key=keys.setdefault(node.key, len(keys)))
+        return None
+    return tree_map(k, number)
+
+
+def _check(template, points: list[dict], fit_idx: list[int], names, quanta) -> dict:
+    """Fit every hole on the points ``fit_idx`` and check it on all; the polynomials by hole (a slot's
+    rounded ``bytes`` follow from its ``need``)."""
+    polys = {}
+    for h in _holes(template):
+        if h in polys or h.kind == "bytes":
+            continue
+        poly = fit([points[i] for i in fit_idx], [h.values[i] for i in fit_idx], names)
+        if any(evaluate(poly, p) != y for p, y in zip(points, h.values)):
+            raise Mismatch(f"a {h.kind} leaf {h.values} is not polynomial in {names}")
+        if h.kind in ("lit", "need"):
+            to_expr(poly, quanta, FIELD_DTYPE)  # exact in C++ integers
+        polys[h] = poly
+    return polys
+
+
+def _slots(template, polys, corners: list[dict]) -> Slots:
+    """Per slot, its buffers and the needs of its buffers; with the ``corners`` of the domain (a box:
+    bilinear needs take their extremes there), only those that some value makes the largest."""
+    out = []
+    for s in template.plan.slots:
+        needs = list(dict.fromkeys(polys[n] if isinstance(n, _Hole) else ((((), n),) if n else ()) for n in s.needs))
+
+        def dominated(i: int) -> bool:
+            p = needs[i]
+            return any(j != i and all(evaluate(q, c) >= evaluate(p, c) for c in corners)
+                       and (j < i or any(evaluate(q, c) > evaluate(p, c) for c in corners))
+                       for j, q in enumerate(needs))
+        out.append((s.num, tuple(p for i, p in enumerate(needs) if not (corners and dominated(i)))))
+    return tuple(out)
+
+
+def _high(slots: Slots, name: str, quantum: int, low: int, others: dict, budget: int) -> int:
+    """The largest multiple of ``quantum`` (at least ``low``) whose footprint fits ``budget``, or ``low - 1``."""
+    return largest_fitting(lambda v: footprint(slots, {**others, name: v}) <= budget, low, quantum) or low - 1
+
+
+def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
+    """``(quantum, low)`` for lifting ``name`` alone, or None."""
+    for q in QUANTA:
+        generic = [3 * q, 5 * q, 4 * q, 7 * q, 11 * q, 16 * q, 37 * q, 101 * q]  # past any padding
+        try:
+            quick = [{name: v} for v in (generic[0], generic[1], generic[6])]  # most wrong quanta fail here
+            _check(s.merged(quick), quick, [0, 1], (name,), {name: q})
+            points = [{name: v} for v in generic]
+            polys = _check(s.merged(points), points, [0, 1], (name,), {name: q})
+        except Mismatch:
+            continue
+        del polys
+        for low in (q, 2 * q):
+            try:
+                points = [{name: v} for v in [low, low + q] + generic]
+                _check(s.merged(points), points, [2, 3], (name,), {name: q})
+                return q, low
+            except Mismatch:
+                continue
+    return None
+
+
+def _joint(s: _Sampler, found: dict, budget: int) -> Lift:
+    names = tuple(found)
+    quanta = {n: found[n][0] for n in names}
+    lows = {n: found[n][1] for n in names}
+    grid = [dict(zip(names, vs)) for vs in itertools.product(*[(3 * quanta[n], 5 * quanta[n]) for n in names])]
+    checks = [dict(lows), {n: 7 * quanta[n] + (i % 2) * 4 * quanta[n] for i, n in enumerate(names)}]
+    points = grid + checks
+    template = s.merged(points)
+    polys = _check(template, points, list(range(len(grid))), names, quanta)
+    foot = _slots(template, polys, [])
+    if any(all(n not in mono for _, needs in foot for p in needs for mono, _ in p) for n in names):
+        raise Mismatch("a constexpr that does not size any buffer is no tile extent")
+    highs = {n: _high(foot, n, quanta[n], lows[n], {m: lows[m] for m in names if m != n}, budget) for n in names}
+    if any(highs[n] < lows[n] for n in names):
+        raise Mismatch("no value fits the UB budget")
+    edges = [{**lows, n: highs[n]} for n in names]
+    points = points + edges
+    template = s.merged(points)
+    polys = _check(template, points, list(range(len(grid))), names, quanta)
+    extents = tuple(Extent(n, quanta[n], lows[n], highs[n]) for n in names)
+    corners = [dict(zip(names, vs)) for vs in itertools.product(*[(lows[n], highs[n]) for n in names])]
+    foot = _slots(template, polys, corners)
+    return Lift(extents, foot, _lifted_kernel(s, template, foot, polys, extents, budget))
+
+
+def _lifted_kernel(s: _Sampler, template, foot: Slots, polys, extents, budget: int) -> kir.Kernel:
+    quanta = {e.name: e.quantum for e in extents}
+    top = {e.name: e.high for e in extents}  # an upper bound of every (monotone) leaf on the domain
+
+    def sub(h: _Hole):
+        if h.kind == "lit":
+            return to_expr(polys[h], quanta, h.dtype)
+        if h.kind in ("bytes", "need"):
+            return h  # the slot's size, set below
+        return max(1, min(budget, int(evaluate(polys[h], top))))
+    k = _fill(template, sub)
+    slots = []
+    for sl, (_, needs) in zip(k.plan.slots, foot):
+        if isinstance(sl.bytes, _Hole):
+            exprs = [to_expr(p, quanta, FIELD_DTYPE) for p in needs]
+            size = exprs[0]
+            for e in exprs[1:]:
+                size = kir.Cond(kir.Bin(BinOp.GT, size, e), size, e)
+            bound = min(ceil_block(budget), max(ceil_block(evaluate(p, top)) for p in needs))
+            sl = dataclasses.replace(sl, bytes=bound, size=kir.ceil_to(size, BLOCK))
+        slots.append(dataclasses.replace(sl, needs=()))
+    lows = {e.name: e.low for e in extents}
+    plan: Plan = dataclasses.replace(k.plan, slots=tuple(slots), least=footprint(foot, lows), footprint=foot)
+    lifted = set(quanta)
+    k = dataclasses.replace(k, plan=plan, constexprs=tuple((n, v) for n, v in s.kernel.constexprs if n not in lifted))
+    k = _simplify(k)
+    return kir.verify(name_pass(k))
+
+
+def _simplify(node):
+    """Fold operations on literals only (constant parts of the general form's expressions)."""
+    return tree_map(node, after=_folded)
+
+
+def _folded(node):
+    if isinstance(node, Cond) and isinstance(node.c, Lit):
+        return node.a if node.c.value else node.b
+    if isinstance(node, Bin) and isinstance(node.a, Lit) and isinstance(node.b, Lit) and node.a.dtype == node.b.dtype \
+            and node.a.dtype.is_int:
+        return _fold(node)
+    return None
+
+
+_FOLD = {BinOp.ADD: lambda a, b: a + b, BinOp.SUB: lambda a, b: a - b, BinOp.MUL: lambda a, b: a * b,
+         BinOp.LT: lambda a, b: a < b, BinOp.LE: lambda a, b: a <= b, BinOp.GT: lambda a, b: a > b,
+         BinOp.GE: lambda a, b: a >= b, BinOp.EQ: lambda a, b: a == b, BinOp.NE: lambda a, b: a != b}
+
+
+def _fold(node: Bin):
+    a, b = node.a.value, node.b.value
+    if node.op in _FOLD:
+        v = _FOLD[node.op](a, b)
+        return Lit(v, dtypes.bool_) if isinstance(v, bool) else Lit(v, node.a.dtype)
+    if node.op in (BinOp.DIV, BinOp.MOD) and a >= 0 and b > 0:
+        return Lit(a // b if node.op is BinOp.DIV else a % b, node.a.dtype)
+    return node
+
+
+# ----------------------------------------------------------------------------- the analysis
+
+CANONICAL = 16  # int constexprs above this are analysed at it (the lift does not depend on extents)
+
+
+def analyse(jit_fn, kernel, platform: Platform, form=None) -> Lift | None:
+    """The lift of ``kernel`` (a specialisation of ``jit_fn``) on ``platform``, or None when no
+    constexpr only sizes tiles; with ``form`` (a tile-IR rewrite such as
+    :func:`.templated.float32_form`), the lift of ``form`` of its specialisations. The analysis runs
+    on ``kernel`` with its large int constexprs at :data:`CANONICAL` (its samples then stay small), shared by every such kernel; a constexpr whose
+    value in ``kernel`` the lift would not admit (below its smallest value, off its quantum) stays a
+    specialisation."""
+    consts = dict(kernel.constexprs)
+    group = (jit_fn, kernel.name, tuple(p.type for p in kernel.params), platform, form)
+    for known in _KNOWN.get(group, ()):  # a kernel of a group already lifted: the same lift
+        if {k: v for k, v in consts.items() if k not in known.names} == dict(known.kernel.constexprs) and \
+                not _refused(known, consts):
+            return known
+    types = tuple(p.type.dtype for p in kernel.params)
+    fixed: frozenset = frozenset()
+    try:
+        while True:
+            found = _canonical(jit_fn, types, consts, fixed, platform, form)
+            if found is None:
+                return None
+            bad = _refused(found, consts)
+            if not bad:
+                _KNOWN.setdefault(group, []).append(found)
+                return found
+            fixed |= bad
+    finally:
+        _COMPILED.clear()
+
+
+def _refused(found: Lift, consts: dict) -> set:
+    """The lifted extents whose values in ``consts`` ``found`` does not admit."""
+    return {e.name for e in found.extents if consts[e.name] % e.quantum or consts[e.name] < e.low}
+
+
+def _canonical(jit_fn, types, consts: dict, fixed: frozenset, platform: Platform, form=None) -> Lift | None:
+    """The lift with the liftable int constexprs (not ``fixed``) analysed at distinct small values."""
+    def at(values: dict):
+        try:
+            return jit_fn.specialize(*types, **{**consts, **values}).kernels[0]
+        except CompilationError:
+            return None
+    small = {k: CANONICAL + 8 * i for i, (k, v) in enumerate(consts.items())  # distinct: no shared constants
+             if type(v) is int and v > CANONICAL and k not in fixed}
+    kernel = at(small) or at({})
+    found = _analyse(jit_fn, kernel, platform, fixed, form)
+    if found is not None:  # analysed again with the lifted extents at CANONICAL: one lift per group
+        canon = at({n: CANONICAL + 8 * i for i, n in enumerate(found.names)})
+        again = _analyse(jit_fn, canon, platform, fixed, form) if canon is not None and canon != kernel else found
+        found = again if again is not None and again.names == found.names else found
+    return found
+
+
+_KNOWN: dict = {}  # (function, name, parameter types, platform) -> the lifts found for it
+
+
+@lru_cache(maxsize=256)
+def _analyse(jit_fn, kernel, platform: Platform, fixed: frozenset = frozenset(), form=None) -> Lift | None:
+    """The lift of ``kernel``, kept in the on-disk cache (the samples take seconds per kernel) under
+    what determines it: this ascdsl's sources, the file that defines ``jit_fn``, the kernel's IR text
+    and source locations, the platform and the constexprs held fixed."""
+    try:
+        code, file = _code(jit_fn, set()), inspect.getsourcefile(jit_fn.fn)
+    except (OSError, TypeError):  # no source (a kernel made by exec): not cached
+        return _sample(jit_fn, kernel, platform, fixed, form)
+    # the kernel is its function's specialisation at these types and constexprs (a file of another path
+    # with the same code and lines, such as an edited copy, reads the lift with its own path)
+    key = cache.digest(cache.package_digest(), code, kernel.name, repr([p.type for p in kernel.params]),
+                       repr(kernel.constexprs), repr(platform), repr(sorted(fixed)),
+                       "" if form is None else f"{form.__module__}.{form.__qualname__}")
+    where, found = cache.stored("lift", key, lambda: (file, _sample(jit_fn, kernel, platform, fixed, form)))
+    return found if where == file else _relocate(found, where, file)
+
+
+def _relocate(node, old: str, new: str):
+    """``node`` with every :class:`Loc` in file ``old`` moved to file ``new``."""
+    def move(x):
+        return (Loc(new, x.line, x.col) if x.file == old else x) if isinstance(x, Loc) else None
+    return tree_map(node, move, every=True)
+
+
+_PLAIN = (int, float, complex, str, bytes, bool, tuple, list, dict, frozenset, set)
+
+
+def _code(jit_fn, seen: set) -> str:
+    """What specialising ``jit_fn`` reads: its first line and source, and every global its code
+    names (the same of the ``@jit`` functions it calls, the value of plain constants, modules by
+    name). An edit elsewhere in its file leaves its lifts valid."""
+    fn = jit_fn.fn
+    parts = [str(fn.__code__.co_firstlineno), inspect.getsource(fn)]
+    codes, names = [fn.__code__], set()
+    while codes:
+        c = codes.pop()
+        names.update(c.co_names)
+        codes += [k for k in c.co_consts if inspect.iscode(k)]
+    for name in sorted(names):
+        value = fn.__globals__.get(name)
+        if isinstance(value, JITFunction):
+            if value not in seen:
+                seen.add(value)
+                parts.append(f"{name}: " + _code(value, seen))
+        elif isinstance(value, _PLAIN):
+            parts.append(f"{name} = {value!r}")
+        elif value is not None:  # modules, functions, classes: by name (a repr may hold an address)
+            where = value.__name__ if inspect.ismodule(value) else getattr(value, "__module__", "")
+            parts.append(f"{name}: {where}.{getattr(value, '__qualname__', type(value).__qualname__)}")
+    return "\n".join(parts)
+
+
+def _sample(jit_fn, kernel, platform: Platform, fixed: frozenset, form=None) -> Lift | None:
+    s = _Sampler(jit_fn, kernel, platform, form)
+    names = [n for n, v in kernel.constexprs if type(v) is int and v > 0 and n not in fixed]
+    found = {}
+    for n in names:
+        single = _single(s, n)
+        if single is not None:
+            found[n] = single
+    while found:
+        try:
+            return _joint(s, found, platform.ub_budget_bytes)
+        except Mismatch:
+            found.pop(list(found)[-1])
+    return None
+
+
+def variants(kernels, jit_fns: dict, platform: Platform) -> tuple:
+    """The variants of ``kernels`` (first-seen order, keyed 1, 2, ...): one lifted variant per kernel
+    function, dtypes and structural constexprs where :func:`analyse` lifts some constexprs (every
+    kernel it admits runs as that variant), a specialisation for every other kernel."""
+    out: list = []
+    budget = platform.ub_budget_bytes
+    for k in kernels:
+        if any(v.serves(k) and (v.lift is None or v.lift.problem(v.lifted_values(k), budget) is None) for v in out):
+            continue
+        fn = jit_fns.get(k.name)
+        found = analyse(fn, k, platform) if fn is not None else None
+        v = Variant(len(out) + 1, k, found)
+        if found is not None and (found.problem(v.lifted_values(k), budget) is not None
+                                  or any(w.serves(k) for w in out)):
+            v = Variant(len(out) + 1, k)  # this kernel's own extents lie outside the lifted domain
+        out.append(v)
+    return tuple(_with_form(v, out, jit_fns, platform) for v in out)
+
+
+def _with_form(v, variants, jit_fns: dict, platform: Platform):
+    """``v``, a lifted float32 variant, with the lift of the float32 form (:mod:`.templated`) of a 16-bit
+    variant's kernel function specialised at ``v``'s constexprs, when that form computes what ``v``'s
+    kernel does and has its extents and footprint: the two may then share one template class."""
+    if v.lift is None or pointer_dtypes(v.kernel) != {dtypes.float32}:
+        return v
+    for w in variants:
+        if w.lift is None or w.kernel.name != v.kernel.name or len(pointer_dtypes(w.kernel)) != 1 or \
+                pointer_dtypes(w.kernel) - {dtypes.float16, dtypes.bfloat16} or w.lift.names != v.lift.names:
+            continue
+        fn = jit_fns[w.kernel.name]
+        try:
+            narrow = fn.specialize(*(p.type.dtype for p in w.kernel.params), **dict(v.kernel.constexprs)).kernels[0]
+        except CompilationError:
+            return v
+        if not computes_the_same(float32_form(narrow), v.kernel):
+            return v
+        form = analyse(fn, narrow, platform, float32_form)
+        corners = [dict(zip(v.lift.names, vs)) for vs in itertools.product(*[(e.low, e.high, e.low + 7 * e.quantum)
+                                                                            for e in v.lift.extents])]
+        if form is not None and form.extents == v.lift.extents and all(
+                form.bytes(c) == v.lift.bytes(c) for c in corners):
+            return dataclasses.replace(v, form=form)
+        return v
+    return v
+
+
+__all__ = ["Extent", "Lift", "Mismatch", "analyse", "describe", "evaluate", "fit", "to_expr", "variants"]
+
+
+def largest_fitting(fits, low: int, step: int) -> int:
+    """The largest ``low + i * step`` with ``fits`` (monotone), or 0 when ``fits(low)`` is false."""
+    if not fits(low):
+        return 0
+    lo, hi = 0, 1
+    while fits(low + hi * step):
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(low + mid * step) else (lo, mid)
+    return low + lo * step

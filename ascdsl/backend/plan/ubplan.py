@@ -1,0 +1,430 @@
+"""UB planning over the kernel IR: logical buffers -> physical slots, computed once per variant.
+
+* INPUT and OUTPUT buffers of one queue identity (pointer, occurrence in its segment) share one
+  double-buffered ``TQue`` slot;
+* TILE and SCRATCH buffers share ``TBuf`` slots by live range (program order over the calls that
+  touch them; a buffer used inside a loop it was defined before stays live to the loop's end); a
+  call marked ``inplace`` writes its result over a source of the same element size that dies at
+  that call, or whose other uses are all such calls in the else-branch of an If (the other schedule
+  of one operation, picked at run time); otherwise the best-fitting free slot is reused, or a new
+  one is made. A result written over a dying load in its queue buffer (same dtype) is an *alias* of
+  it: it must die before the queue buffer is freed, and the generated code names it by the load's
+  local tensor. An identity
+  ``Cast`` (:attr:`.kir.Call.is_identity_cast`) is such an in-place call, and the tile an identity cast
+  stores is computed straight in its output's queue buffer (an alias of the output): a template's
+  float32 form is packed as the float32 kernel is (:mod:`.templated` places each instance's buffers
+  by its own plan). No tile is computed over a view that starts inside a queue buffer packing several
+  tiles (:func:`.queues.packed`): it would lie at the buffer's start;
+* a store whose data begins where a load of its segment (same element type) and everything computed
+  in the load's queue buffer are dead is computed in that buffer and stored from it, as CANN's
+  kernels do with a ``TQueBind<VECIN, VECOUT>`` (:attr:`Plan.bound`, :func:`.queues.bind_queues`):
+  one double-buffered queue less, so tiles of rows that fit three queues once fit twice;
+* every slot's size is the largest extent any view of its buffers reaches (so scratch is sized by
+  the calls that use it, and ``Compare``'s whole repeats pad its operands), rounded up to a block.
+
+The :class:`Plan` is data on the kernel (:attr:`.kir.Kernel.plan`); the manifest, the report and
+the budget check read it.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ...errors import CompilationError, Loc, UBOverflowError
+from ...platforms import Platform
+from .. import kir
+from ..kir import Buf, Call, Position, Queue, Role
+from ..lift.poly import as_json, describe_slots, exact_expression
+from .queues import BUFFERS, held_across, packed
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One UB allocation: a queue (``num`` buffers of ``bytes``) or a ``TBuf`` (num 1)."""
+
+    index: int
+    position: Position
+    num: int
+    bytes: int
+    first: Buf  # the buffer that opened it (its name derives from it)
+    loc: Loc = field(default=None, compare=False)
+    needs: tuple[int, ...] = ()  # the bytes the views of each of its buffers reach (``bytes``: their
+    # largest, rounded up to a block)
+    size: object = None  # runtime tile extents (:mod:`.lift`): bytes as an expression of tiling fields,
+    # ``bytes`` being its largest value
+    bound: bool = False  # a VECIN queue whose buffers are stored from too (``TQueBind<VECIN, VECOUT>``)
+
+    @property
+    def size_expr(self):
+        """The bytes of each buffer as the generated code computes them."""
+        return self.size if self.size is not None else kir.lit(self.bytes)
+
+    @property
+    def total(self) -> int:
+        return self.num * self.bytes
+
+
+@dataclass(frozen=True)
+class Plan:
+    slots: tuple[Slot, ...]
+    home: tuple[tuple[int, int], ...]  # (buffer key, slot index)
+    alias: tuple[tuple[int, Buf], ...] = ()  # (buffer key, the queue buffer it is computed in)
+    least: int | None = None  # runtime tile extents: the bytes at their smallest values (``.lift``)
+    footprint: tuple = ()  # runtime tile extents: the bytes slot by slot as polynomials of them (``.poly.Slots``)
+    bound: tuple[tuple[Buf, Buf], ...] = ()  # (output, input): the store computed in the load's queue buffer
+
+    def root(self, buf: Buf) -> Buf:
+        """The queue buffer ``buf`` is computed in, or ``buf`` itself."""
+        return dict(self.alias).get(buf.key, buf)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(s.total for s in self.slots)
+
+    @property
+    def single_buffered(self) -> bool:
+        """Whether its queues have one buffer each (:func:`check_budget`'s fallback)."""
+        return any(s.num == 1 and s.position is not Position.VECCALC for s in self.slots)
+
+    def slot(self, buf: Buf) -> Slot:
+        return self.slots[dict(self.home)[buf.key]]
+
+
+class _Order:
+    """Program-order positions of the calls and queue operations; loop spans."""
+
+    def __init__(self, body):
+        self.n = 0
+        self.first: dict[Buf, int] = {}
+        self.last: dict[Buf, int] = {}
+        self.bytes: dict[Buf, int] = {}
+        self.loops: list[tuple[int, int]] = []
+        self.calls: list[tuple[int, Call]] = []
+        self.last_call: dict[Buf, int] = {}
+        self.first_call: dict[Buf, int] = {}
+        self.touches: dict[Buf, list[int]] = {}
+        self.freed: dict[Buf, int] = {}
+        self.branches: list[tuple[int, int, int]] = []  # If statements: start, else, end
+        self.visit(body)
+        self.call_at = dict(self.calls)
+        for start, end in sorted(self.loops, key=lambda se: se[1] - se[0]):
+            for b in self.last:
+                if self.first[b] < start <= self.last[b]:
+                    self.last[b] = max(self.last[b], end)
+
+    def touch(self, b: Buf) -> None:
+        self.first.setdefault(b, self.n)
+        self.last[b] = self.n
+
+    def use(self, b: Buf) -> None:
+        """A call (or GetValue) reads or writes ``b``'s data."""
+        self.touch(b)
+        self.last_call[b] = self.n
+        self.first_call.setdefault(b, self.n)
+        self.touches.setdefault(b, []).append(self.n)
+
+    def visit(self, body) -> None:
+        for s in body:
+            self.n += 1
+            if isinstance(s, Call):
+                self.calls.append((self.n, s))
+                for r in s.refs:
+                    self.use(r.buf)
+                    self.bytes[r.buf] = max(self.bytes.get(r.buf, 0), r.extent * r.dtype.itemsize)
+                for b in s.reads:
+                    self.use(b)
+            elif isinstance(s, Queue):
+                self.touch(s.buf)
+                if s.op is kir.QOp.FREE:
+                    self.freed[s.buf] = self.n
+            for e in kir.exprs(s):
+                for x in kir.sub_exprs(e):
+                    if isinstance(x, kir.Elem):  # a GetValue: a read of the data, as a call's
+                        self.use(x.ref.buf)
+            if isinstance(s, (kir.For, kir.While)):
+                start = self.n
+                self.visit(kir.children(s))
+                self.loops.append((start, self.n))
+            elif isinstance(s, kir.If):
+                start = self.n
+                self.visit(s.body)
+                middle = self.n
+                self.visit(s.orelse)
+                self.branches.append((start, middle, self.n))
+            elif kir.children(s):
+                self.visit(kir.children(s))
+
+
+def plan(k: kir.Kernel, platform: Platform) -> Plan:
+    order = _Order(k.process)
+    block = platform.block_bytes
+
+    def size(b: Buf) -> int:
+        return -(-order.bytes.get(b, block) // block) * block
+
+    slots: list[dict] = []
+    home: dict[int, int] = {}
+    queues: dict[tuple, int] = {}
+    for b in sorted(order.first, key=lambda b: (order.first[b], b.key)):
+        if b.role in (Role.INPUT, Role.OUTPUT):
+            if b.queue not in queues:
+                queues[b.queue] = len(slots)
+                pos = Position.VECIN if b.role is Role.INPUT else Position.VECOUT
+                slots.append({"position": pos, "num": BUFFERS, "bytes": 0, "fit": 0, "first": b, "busy": 0})
+            s = slots[queues[b.queue]]
+            s["bytes"] = max(s["bytes"], size(b))
+            s.setdefault("needs", []).append(order.bytes.get(b, block))
+            home[b.key] = queues[b.queue]
+    donors = _donors(order)
+    alias: dict[int, Buf] = {}
+    into = _into_outputs(order)
+    for b in sorted(order.first, key=lambda b: (order.first[b], b.key)):
+        if b.key in home:
+            continue
+        start, end, nbytes = order.first[b], order.last[b], size(b)
+        donor = donors.get(b)
+        root = alias.get(donor.key, donor) if donor is not None else None
+        if root is not None and root.role is Role.INPUT:
+            if root.dtype != b.dtype or end >= order.freed.get(root, 0):
+                donor = None
+        if b in into:
+            root = into[b]
+        elif donor is None or root.role is not Role.INPUT:
+            root = None
+        where = None if donor is None else home.get(donor.key)
+        if root is not None:
+            index = home[root.key]
+        elif where is not None and slots[where]["position"] is Position.VECCALC and slots[where]["busy"] in (start, order.last[donor]):
+            index = where
+        else:
+            free = [i for i, s in enumerate(slots) if s["position"] is Position.VECCALC and s["busy"] < start]
+            index = min(free, key=lambda i: (slots[i]["fit"] < nbytes, abs(slots[i]["fit"] - nbytes), i), default=None)
+            if index is None:
+                index = len(slots)
+                slots.append({"position": Position.VECCALC, "num": 1, "bytes": 0, "fit": 0, "first": b, "busy": 0})
+        s = slots[index]
+        s["fit"] = max(s["fit"], nbytes)
+        if s["position"] is Position.VECCALC:
+            s["busy"] = max(s["busy"], end)
+        s["bytes"] = max(s["bytes"], nbytes)
+        if root is not None:
+            alias[b.key] = root
+        s.setdefault("needs", []).append(order.bytes.get(b, block))
+        home[b.key] = index
+    bound = _bind_outputs(k, order, alias)
+    for o, i in bound:
+        old, new = home[o.key], home[i.key]
+        home.update({key: new for key, index in home.items() if index == old})
+        alias.update({key: i for key, root in alias.items() if root == o})
+        alias[o.key] = i
+        slots[new]["bytes"] = max(slots[new]["bytes"], slots[old]["bytes"])
+        slots[new]["needs"] += slots[old]["needs"]
+        slots[new]["bound"] = True
+        slots[old] = None
+    rank = {Position.VECIN: 0, Position.VECOUT: 1, Position.VECCALC: 2}
+    order_slots = sorted((i for i, s in enumerate(slots) if s is not None), key=lambda i: (rank[slots[i]["position"]], i))
+    renumber = {old: new for new, old in enumerate(order_slots)}
+    out = tuple(Slot(renumber[i], slots[i]["position"], slots[i]["num"], slots[i]["bytes"], slots[i]["first"],
+                     slots[i]["first"].loc, tuple(slots[i]["needs"]), bound=slots[i].get("bound", False))
+                for i in order_slots)
+    return Plan(out, tuple(sorted((key, renumber[i]) for key, i in home.items())), tuple(sorted(alias.items())),
+                bound=tuple(bound))
+
+
+def _bind_outputs(k: kir.Kernel, order: _Order, alias: dict[int, Buf]) -> list[tuple[Buf, Buf]]:
+    """``(output, input)`` pairs whose store is computed in the load's queue buffer, as CANN's kernels
+    write a result into the buffer its input came in (``TQueBind<VECIN, VECOUT>``): one queue buffer
+    less per pair. In one segment, the load's queue buffer is held from CopyIn to Compute and the
+    store's from Compute to CopyOut (:func:`.queues.held_across`), both of one element type, neither
+    packed, and the store's slot holds it alone, the load's DeQue before the store's AllocTensor; the
+    load and every tile placed in its buffer are dead where the store's data begins
+    (:func:`_dead_before`)."""
+    pairs: list[tuple[Buf, Buf]] = []
+    taken: set[Buf] = set()
+    placed: dict[Buf, list[Buf]] = {}  # root -> the buffers computed in it
+    for b in order.first:
+        if b.key in alias:
+            placed.setdefault(alias[b.key], []).append(b)
+    stores = Counter(b.queue for b in order.first if b.role is Role.OUTPUT)
+    for seg in kir.walk(k.process):
+        if not isinstance(seg, kir.Segment):
+            continue
+        loads = [b for b in held_across(seg.copy_in, seg.compute, Role.INPUT) if not packed(b)]
+        for o in held_across(seg.compute, seg.copy_out, Role.OUTPUT):
+            if packed(o) or stores[o.queue] != 1:
+                continue
+            into = [o, *placed.get(o, ())]
+            starts = [order.first_call[b] for b in into if b in order.first_call]
+            if not starts:
+                continue
+            start = min(starts)
+            alloc = _at(seg.compute, kir.QOp.ALLOC, o)
+            for i in loads:
+                if (i not in taken and i.dtype == o.dtype and _at(seg.compute, kir.QOp.DEQUE, i) < alloc
+                        and _dead_before(order, [i, *placed.get(i, ())], into, start)):
+                    pairs.append((o, i))
+                    taken.add(i)
+                    break
+    return pairs
+
+
+def _at(body: tuple, op: kir.QOp, buf: Buf) -> int:
+    return next(n for n, s in enumerate(body) if isinstance(s, Queue) and s.op is op and s.buf == buf)
+
+
+def _dead_before(order: _Order, group: list[Buf], into: list[Buf], start: int) -> bool:
+    """Whether ``group`` (a load and the tiles placed in its buffer) is dead from position ``start`` on:
+    every use from there (and every use in a loop around ``start`` that does not define it) is a call
+    writing ``into`` (the store or a tile computed in it) in place over it at the same offset (one
+    operation, possibly split into calls over disjoint parts)."""
+    def over(q: int, b: Buf) -> bool:
+        c = order.call_at.get(q)
+        if c is None or not c.inplace or not isinstance(c.dst, kir.Ref) or c.dst.buf not in into:
+            return False
+        srcs = [(n, r) for n, r in enumerate(c.srcs) if isinstance(r, kir.Ref) and r.buf == b]
+        return bool(srcs) and all((c.inplace is True or n in c.inplace) and r.offset == c.dst.offset
+                                  and r.dtype.itemsize == c.dst.dtype.itemsize for n, r in srcs)
+    for b in group:
+        touches = order.touches.get(b, ())
+        spans = [(start, float("inf"))] + [(ls, le) for ls, le in order.loops if order.first[b] <= ls < start <= le]
+        for ls, le in spans:
+            if not all(q >= start and over(q, b) for q in touches if ls < q <= le or q == ls == start):
+                return False
+    return True
+
+
+def _into_outputs(order: _Order) -> dict[Buf, Buf]:
+    """``tile -> output queue buffer`` for identity casts into an output: the tile is computed straight
+    in the output's queue buffer when it is first written after that buffer is allocated and dies at
+    the cast."""
+    out: dict[Buf, Buf] = {}
+    for at, c in order.calls:
+        if not c.is_identity_cast or c.dst.buf.role is not Role.OUTPUT or _inside_packed(c.dst):
+            continue
+        (src,) = c.srcs
+        if src.buf.role is Role.TILE and order.first[c.dst.buf] < order.first[src.buf] and order.last[src.buf] == at:
+            out[src.buf] = c.dst.buf
+    return out
+
+
+def _inside_packed(view: kir.Ref) -> bool:
+    """Whether ``view`` starts inside a queue buffer that packs several tiles (:func:`.queues.packed`):
+    a tile computed in that buffer would lie at its start, not at the view."""
+    return packed(view.buf) and view.offset != kir.lit(0)
+
+
+def _donors(order: _Order) -> dict[Buf, Buf]:
+    """``result buffer -> source buffer`` for in-place calls whose source dies where the result is
+    first written (same element size; the result a TILE buffer, the source a TILE or INPUT one)."""
+    out: dict[Buf, Buf] = {}
+    for at, c in order.calls:
+        if not c.inplace or not isinstance(c.dst, kir.Ref):
+            continue
+        d = c.dst.buf
+        if d.role is not Role.TILE or order.first[d] != at or d in out:
+            continue
+        for i, src in enumerate(c.srcs):
+            if (not isinstance(src, kir.Ref) or src.buf == d or src.dtype.itemsize != c.dst.dtype.itemsize
+                    or _inside_packed(src)):
+                continue
+            if c.inplace is not True and i not in c.inplace:
+                continue
+            last = order.last[src.buf] if src.buf.role is Role.TILE else order.last_call[src.buf]
+            if src.buf.role in (Role.TILE, Role.INPUT) and (last == at or _dies_in_place(order, at, last, src.buf, d)):
+                out[d] = src.buf
+                break
+    return out
+
+
+def _dies_in_place(order: _Order, at: int, last: int, src: Buf, d: Buf) -> bool:
+    """Whether every later use of ``src`` is a call writing ``d`` in place over it that is either in
+    the else-branch of an If whose then-branch holds ``at`` (the other schedule of one operation,
+    picked at run time) or another part of the operation at ``at`` (the same API over the same
+    buffers: selection splits one operation into calls over disjoint parts, such as a row's whole
+    repeats and its last partial one): on every path ``src`` dies where ``d`` is written over it."""
+    first = order.call_at[at]
+    branch = next(((m, e) for s, m, e in order.branches if s < at <= m < last <= e), None)
+
+    def over_src(q: int, c) -> bool:
+        if not (isinstance(c.dst, kir.Ref) and c.dst.buf == d and c.inplace and any(
+                isinstance(r, kir.Ref) and r.buf == src and (c.inplace is True or i in c.inplace)
+                for i, r in enumerate(c.srcs))):
+            return False
+        other = branch is not None and branch[0] < q
+        return other or (c.api, [r.buf for r in c.refs]) == (first.api, [r.buf for r in first.refs])
+    uses = [(q, c) for q, c in order.calls if at < q <= last and any(r.buf == src for r in c.refs)]
+    return bool(uses) and all(over_src(q, c) for q, c in uses)
+
+
+def plan_ub(k: kir.Kernel, platform: Platform) -> kir.Kernel:
+    """The UB-planning pass: the kernel with its :class:`Plan`."""
+    return dataclasses.replace(k, plan=plan(k, platform))
+
+
+def check_budget(k: kir.Kernel, platform: Platform) -> kir.Kernel:
+    """The budget pass: ``k`` as it is when its plan fits the platform's UB; with single-buffered queues
+    when only that fits (a tile too large to double-buffer still runs, its copies no longer overlapping
+    the compute; not for runtime tile extents, whose planner picks extents that fit); else a located
+    CompilationError listing every slot. Also a located error when a queue position holds more buffers
+    than the hardware has event ids for."""
+    p: Plan = k.plan
+    _check_queue_events(k, platform)
+    if (p.total_bytes if p.least is None else p.least) <= platform.ub_budget_bytes:
+        return k
+    if p.least is None:
+        single = dataclasses.replace(p, slots=tuple(dataclasses.replace(s, num=1) if s.num and s.position is not
+                                                    Position.VECCALC else s for s in p.slots))
+        if single.total_bytes <= platform.ub_budget_bytes:
+            return dataclasses.replace(k, plan=single)
+    worst = max(p.slots, key=lambda s: s.total)
+    names = k.names
+    rows = "; ".join(f"{names.slot(s)} ({s.position.value}, {s.num} x {s.bytes} B = {s.total} B)" for s in p.slots)
+    raise UBOverflowError(
+        worst.loc or k.loc, f"the kernel needs {p.total_bytes} bytes of UB, more than the "
+        f"{platform.ub_budget_bytes} bytes {platform.name} allows: {rows}",
+        hint="use a smaller block (ascdsl.planner.largest_block finds the largest that fits)",
+        needed=p.total_bytes, budget=platform.ub_budget_bytes, platform=platform.name, buffers=rows)
+
+
+def _check_queue_events(k: kir.Kernel, platform: Platform) -> None:
+    for position in (kir.Position.VECIN, kir.Position.VECOUT):
+        slots = [s for s in k.plan.slots if s.position is position or s.bound and position is kir.Position.VECOUT]
+        used = 0
+        for s in slots:
+            used += s.num
+            if used > platform.queue_events:
+                total = sum(x.num for x in slots)
+                rows = "; ".join(f"{k.names.slot(x)} ({x.num} buffers)" for x in slots)
+                raise CompilationError(
+                    s.loc or k.loc, f"the kernel needs {total} {position.value} queue buffers, more than the "
+                    f"{platform.queue_events} hardware event ids {platform.name} has for them: {rows}",
+                    hint="each tile loaded or stored at once takes a double-buffered queue: store fewer "
+                         "tiles per kernel (compute them into one tile) or split the kernel")
+
+
+def _needs(p: Plan, footprint: tuple) -> list:
+    """Per slot of ``p``, its needs in ``footprint`` (which covers every slot, or, for a template's
+    float32 instance, the slots it uses), or None where they do not match."""
+    used = [s for s in p.slots if s.num] if len(footprint) != len(p.slots) else list(p.slots)
+    if len(used) != len(footprint) or any(s.num != num for s, (num, _) in zip(used, footprint)):
+        return [None] * len(p.slots)
+    by_slot = {s.index: needs for s, (_, needs) in zip(used, footprint)}
+    return [by_slot.get(s.index) for s in p.slots]
+
+
+def as_dict(k: kir.Kernel, plan: Plan | None = None, footprint: tuple = (), quanta: dict | None = None) -> dict:
+    """The plan of ``k`` (or ``plan``, over ``k``'s slots: a template's float32 instance, whose
+    ``footprint`` is given) as the manifest records it, each buffer named as ``k``'s code names it.
+    With runtime tile extents (``quanta``: their quanta by name), ``expression`` is the exact footprint
+    (:func:`.poly.exact_expression`) and each buffer's ``needs`` the bytes its views reach as
+    polynomials of them (its size at given values: the largest, rounded up to a block)."""
+    p: Plan = plan or k.plan
+    footprint = footprint or p.footprint
+    needs = _needs(p, footprint)
+    extra = {"footprint": describe_slots(footprint),
+             "expression": exact_expression(footprint, quanta or {})} if footprint else {}
+    return {"total_bytes": p.total_bytes, **extra,
+            "buffers": [{"name": k.names.slot(s), "position": "VECIN/VECOUT" if s.bound else s.position.value,
+                         "num": s.num, "bytes": s.bytes, **({"needs": [as_json(q) for q in n]} if n else {})}
+                        for s, n in zip(p.slots, needs) if s.num]}

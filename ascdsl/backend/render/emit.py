@@ -1,0 +1,338 @@
+"""Rendering: the only place C++ text appears. Kernel IR -> render model -> ``templates/``.
+
+Expressions print themselves here (:func:`expr`); each statement becomes a line or a block with a
+head, nested lines and a closing brace, which ``templates/kernel_classes.cpp.j2`` lays out.
+A DSL operation's first call carries a ``// file.py:LINE`` comment.
+"""
+from __future__ import annotations
+
+import math
+
+
+from ... import dtypes
+from ...errors import Loc, source_path
+from ...platforms import get_platform
+from .. import kir
+from ..kir import (Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, Field, Flag, For, Gm, If, Let, Lit, Local, Note,
+                   Position, QOp, Queue, Run, Set, SizeOf, Struct, Text, Var, VarKind)
+from ..lift.poly import describe_slots
+from ..names.naming import Names
+from .jinja import Located
+
+PRECEDENCE = {"*": 5, "/": 5, "%": 5, "+": 4, "-": 4, "<<": 3.5, ">>": 3.5, "<": 3, "<=": 3, ">": 3, ">=": 3,
+              "==": 2, "!=": 2, "&": 1.2, "^": 1.1, "|": 1}
+"""C++ operator precedence (``&`` binds tighter than ``^``, which binds tighter than ``|``)."""
+
+
+def where(loc: Loc) -> str:
+    """``path:LINE`` of ``loc``, the path as generated files name it (:func:`ascdsl.errors.source_path`)."""
+    return f"{source_path(loc.file)}:{loc.line}"
+
+
+FLOAT_MAX = 3.4028234663852886e38
+
+
+def literal(value, dtype) -> str:
+    """A C++ literal of exactly ``dtype``: ``2.0f``, ``(half)2.0f``, ``-INFINITY``, ``7``, ``(int16_t)7``."""
+    if dtype.is_float:
+        v = float(value)
+        if abs(v) > FLOAT_MAX:  # 1e39 is an infinity in float (and in the 16-bit types computed in it)
+            v = math.copysign(math.inf, v)
+        text = ("-INFINITY" if v < 0 else "INFINITY") if math.isinf(v) else "NAN" if math.isnan(v) else repr(v) + "f"
+        if "e" in text and "." not in text.split("e")[0]:
+            text = text.replace("e", ".0e")
+        return text if dtype == dtypes.float32 else f"({dtype.cpp}){text}"
+    if dtype.kind == "bool":
+        return "true" if value else "false"
+    if int(value) == -(1 << (8 * dtype.itemsize - 1)) and dtype.itemsize >= 4:  # -2147483648 would be a long
+        return f"({int(value) + 1} - 1)"
+    if dtype.itemsize == 2:  # an int would not deduce the T of Duplicate<T>(LocalTensor<int16_t>, T, n)
+        return f"({dtype.cpp}){int(value)}"
+    return str(int(value))
+
+
+def unsigned_literal(value: int, size: int) -> str:
+    """``value`` as a C++ literal of the unsigned type of ``size`` bytes (taken modulo its range:
+    ``static_cast<uint32_t>(-1)`` is ``4294967295U``, never a sign-extended wider value)."""
+    v = value % (1 << 8 * size)
+    return f"{v}U" if v > (1 << 31) - 1 else str(v)
+
+
+def c_string(text: str) -> str:
+    """A C string literal of ``text`` (escaped; printable ASCII, other characters as octal escapes)."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out += [f"\\{b:03o}" for b in ch.encode()]
+    return '"' + "".join(out) + '"'
+
+
+def event(flag: Flag) -> tuple[str, str]:
+    """``(HardEvent kind, event_t member)`` of a flag: ``("V_S", "eventVS_")``, ``("MTE2_S", "eventMte2S_")``."""
+    src, dst = (p.value.removeprefix("PIPE_") for p in (flag.src, flag.dst))
+    return f"{src}_{dst}", f"event{src.title()}{dst.title()}_"
+
+
+def ctype(t) -> str:
+    if isinstance(t, (CInt, Struct)):
+        return t.value
+    return t.cpp
+
+
+_UNITS = {get_platform().block_bytes: "BLOCK", get_platform().repeat_bytes: "REPEAT"}
+
+
+def elems_per(bytes_: int) -> str:
+    """The name of the class constant of :class:`.kir.ElemsPer` ``bytes_``: ``ELEMS_PER_BLOCK``,
+    ``ELEMS_PER_REPEAT``, ``ELEMS_PER_4_BYTES``."""
+    return f"ELEMS_PER_{_UNITS.get(bytes_, f'{bytes_}_BYTES')}"
+
+
+class Printer:
+    def __init__(self, names: Names):
+        self.names = names
+        self.constants: set[kir.ElemsPer] = set()  # the class constants the printed code names
+
+    def expr(self, e, prec: int = 0) -> str:
+        if isinstance(e, Var):
+            if e.kind is VarKind.PID:
+                return "program"
+            return self.names.var(e)
+        if isinstance(e, Lit):
+            return literal(e.value, e.dtype)
+        if isinstance(e, Field):
+            return f"tiling_.{e.name}"
+        if isinstance(e, Bin):
+            p = PRECEDENCE[e.op.value]
+            low = 3.2 if p < 2 else 0  # a comparison under & ^ | in parentheses, as -Wparentheses asks
+            text = f"{self.expr(e.a, max(p, low))} {e.op.value} {self.expr(e.b, max(p + 1, low))}"
+            return f"({text})" if p < prec else text
+        if isinstance(e, Cond):
+            text = f"{self.expr(e.c, 1)} ? {self.expr(e.a, 1)} : {self.expr(e.b, 1)}"
+            return f"({text})" if prec > 0 else text
+        if isinstance(e, Conv):
+            if isinstance(e.x, Lit) and isinstance(e.dtype, CInt):
+                return unsigned_literal(int(e.x.value), kir.CINT_BYTES[e.dtype])
+            if isinstance(e.dtype, dtypes.DType) and e.dtype.is_float and e.dtype.itemsize == 2 \
+                    and kir.int_bytes(e.x) is not None:  # half and bfloat16_t construct from float only
+                return f"static_cast<{ctype(e.dtype)}>(static_cast<float>({self.expr(e.x)}))"
+            return f"static_cast<{ctype(e.dtype)}>({self.expr(e.x)})"
+        if isinstance(e, kir.ElemsPer):
+            self.constants.add(e)
+            return elems_per(e.bytes)
+        if isinstance(e, SizeOf):
+            return f"sizeof({e.dtype.cpp})"
+        if isinstance(e, Const):
+            return e.value
+        if isinstance(e, Brace):
+            return "{" + ", ".join(self.expr(x) for x in e.items) + "}"
+        if isinstance(e, Elem):
+            index = e.index if isinstance(e.index, int) else self.expr(e.index)
+            return f"{self.names.view(e.ref.buf, e.ref.dtype)}.GetValue({index})"
+        if isinstance(e, Text):
+            return c_string(e.value)
+        if isinstance(e, kir.IsSame):
+            return f"IsSameType<{e.a.cpp}, {e.b.cpp}>::value"
+        if isinstance(e, kir.Not):
+            inner = self.expr(e.x)
+            return f"!{inner}" if isinstance(e.x, (Var, Field, kir.Not, kir.IsSame)) else f"!({inner})"
+        if isinstance(e, kir.GmValue):
+            return f"{self.names.gms[e.gm.param]}.GetValue({self.expr(e.gm.offset)})"
+        raise TypeError(f"not an expression: {e!r}")
+
+    def fitted(self, e, t) -> str:
+        """``e`` as a value of the integer type ``t``: an explicit ``static_cast`` where ``e`` is wider. Every
+        such value is in range by construction: a DSL int32 scalar holds its int32 value as the
+        interpreter's does (Triton's wrapping int32), a buffer's bytes are within the UB the plan checked,
+        an extent was clamped to its block by the access pass, a UB offset or count lies within its
+        buffer. (A call on 64-bit elements keeps its arguments: a value there may need 64 bits.)"""
+        want = t.itemsize if isinstance(t, dtypes.DType) and t.is_int else kir.CINT_BYTES.get(t)
+        if want is not None and kir.is_float(e):  # float -> int truncates toward zero, as Triton's casts
+            return f"static_cast<{ctype(t)}>({self.expr(e)})"
+        have = kir.int_bytes(e)
+        if have is None or want is None or have[0] <= want:
+            return self.expr(e)
+        return f"static_cast<{ctype(t)}>({self.expr(e)})"
+
+    def operand(self, o) -> str:
+        if isinstance(o, Gm):
+            return f"{self.names.gms[o.param]}[{self.expr(o.offset)}]"
+        name = self.names.view(o.buf, o.dtype)
+        return name if o.offset == kir.lit(0) else f"{name}[{self.fitted(o.offset, CInt.UINT32)}]"
+
+    def stmt(self, s) -> list:
+        """Render model lines: a string, or ``{"parts": [{"head", "body"}, ...], "tail"}`` for a block
+        (an ``if`` with an ``else`` has two parts)."""
+        if isinstance(s, Call):
+            args = [self.operand(o) for o in (s.dst, *s.srcs, *s.work) if o is not None]
+            wide = s.dst is not None and not isinstance(s.dst, Gm) and s.dst.dtype.itemsize == 8
+            args += [self.fitted(a, dtypes.int32) if not wide and kir.int_bytes(a) == (8, True) else self.expr(a)
+                     for a in s.args]
+            tmpl = f"<{s.template.cpp}{', ' + s.mode.value if s.mode is not None else ''}>" if s.template else ""
+            if s.method:
+                return [self.located(f"{args[0]}.{s.api}{tmpl}({', '.join(args[1:])});", s.loc)]
+            return [self.located(f"{s.api}{tmpl}({', '.join(args)});", s.loc)]
+        if isinstance(s, Let):
+            v = s.var
+            if isinstance(v.ctype, Struct):
+                t = v.ctype.value + (f"<{v.template.cpp}>" if v.template is not None else "")
+                return [self.located(f"{t} {self.expr(v)}{self.expr(s.expr)};", s.loc)]
+            const = "" if s.mutable else "const "
+            return [self.located(f"{const}{ctype(v.ctype)} {self.expr(v)} = {self.fitted(s.expr, v.ctype)};", s.loc)]
+        if isinstance(s, Set):
+            return [self.located(f"{self.expr(s.var)} = {self.fitted(s.expr, s.var.ctype)};", s.loc)]
+        if isinstance(s, Queue):
+            q, t = self.names.slot(self.plan.slot(s.buf)), s.buf.dtype.cpp
+            local = self.names.view(s.buf, s.buf.dtype)
+            hop = [f"TPosition::{p}" for p in s.route.value] if s.route is not None else []
+            if s.op in (QOp.ALLOC, QOp.DEQUE):
+                declare = f"LocalTensor<{t}> " if s.declare else ""
+                return [self.located(f"{declare}{local} = {q}.{s.op.value}<{', '.join(hop + [t])}>();", s.loc)]
+            return [f"{q}.{s.op.value}{'<' + ', '.join(hop) + '>' if hop else ''}({local});"]
+        if isinstance(s, Local) and s.buf.role in (kir.Role.INPUT, kir.Role.OUTPUT):  # a view of a queue's local
+            t = s.dtype.cpp
+            return [f"LocalTensor<{t}> {self.names.view(s.buf, s.dtype)} = "
+                    f"{self.names.view(s.buf, s.buf.dtype)}.ReinterpretCast<{t}>();"]
+        if isinstance(s, Local) and s.bare:
+            return [f"LocalTensor<{s.dtype.cpp}> {self.names.view(s.buf, s.dtype)};"]
+        if isinstance(s, Local):
+            slot = self.names.slot(self.plan.slot(s.buf))
+            return [f"LocalTensor<{s.dtype.cpp}> {self.names.view(s.buf, s.dtype)} = {slot}.Get<{s.dtype.cpp}>();"]
+        if isinstance(s, kir.Bind):
+            slot = self.plan.slot(s.buf) if s.slot is None else self.plan.slots[s.slot]
+            storage = (self.names.view(s.root, s.root.dtype) if s.root is not None
+                       else f"{self.names.slot(slot)}.Get<{s.dtype.cpp}>()")
+            return [f"{self.names.view(s.buf, s.dtype)} = {storage};"]
+        if isinstance(s, For):
+            v = self.expr(s.var)
+            head = self.located(f"for ({ctype(s.var.ctype)} {v} = {self.expr(s.start)}; {v} {s.cmp.value} "
+                                f"{self.expr(s.stop, PRECEDENCE[s.cmp.value] + 1)}; {v} += {self.expr(s.step)}) {{", s.loc)
+            return [{"parts": [{"head": head, "body": self.lines(s.body)}], "tail": "}"}]
+        if isinstance(s, kir.While):
+            if not s.test:
+                return [{"parts": [{"head": self.located(f"while ({self.expr(s.cond)}) {{", s.loc),
+                                    "body": self.lines(s.body)}], "tail": "}"}]
+            leave = {"parts": [{"head": f"if ({self.expr(kir.Not(s.cond))}) {{", "body": ["break;"]}], "tail": "}"}
+            return [{"parts": [{"head": self.located("while (true) {", s.loc),
+                                "body": self.lines(s.test) + [leave] + self.lines(s.body)}], "tail": "}"}]
+        if isinstance(s, If):
+            head = self.located(f"if {'constexpr ' if s.static else ''}({self.expr(s.cond)}) {{", s.loc)
+            parts = [{"head": head, "body": self.lines(s.body)}]
+            if s.orelse:
+                parts.append({"head": "} else {", "body": self.lines(s.orelse)})
+            return [{"parts": parts, "tail": "}"}]
+        if isinstance(s, kir.Barrier):
+            return [f"PipeBarrier<{s.pipe.value}>();"]
+        if isinstance(s, Flag):
+            kind, name = event(s)
+            return [f"SetFlag<HardEvent::{kind}>({name});", f"WaitFlag<HardEvent::{kind}>({name});"]
+        if isinstance(s, Note):
+            return [f"// {s.text}"]
+        if isinstance(s, Run):
+            return [f"{self.stage_name(s.stage)}({', '.join(self.expr(p) for p in s.stage.params)});"]
+        raise TypeError(f"not a statement: {s!r}")
+
+    def lines(self, body) -> list:
+        return [line for s in body for line in self.stmt(s)]
+
+    @staticmethod
+    def located(text: str, loc) -> "Located | str":
+        """``text`` with the ``// file.py:LINE`` comment of ``loc`` (when it names a line), as a
+        :class:`.render.Located` line."""
+        return Located(f"{text}  // {where(loc)}", loc) if loc is not None and loc.line else text
+
+    def stage_name(self, st: kir.Stage) -> str:
+        return st.kind.value + ("" if self.single else str(st.index))
+
+
+def flatten(items, depth: int = 0) -> list[Located]:
+    """Render-model lines (strings, located lines, blocks of parts) as one :class:`.render.Located` line
+    each, with its nesting depth."""
+    out = []
+    for item in items:
+        if isinstance(item, dict):
+            for part in item["parts"]:
+                out.append(_at(part["head"], depth))
+                out += flatten(part["body"], depth + 1)
+            out.append(_at(item["tail"], depth))
+        else:
+            out.append(_at(item, depth))
+    return out
+
+
+def _at(line, depth: int) -> Located:
+    return Located(line.text, line.loc, depth) if isinstance(line, Located) else Located(line, None, depth)
+
+
+def _init_buffers(p: Printer, plan, float32) -> tuple[list, list]:
+    """``InitBuffer`` s of the class's ``TBuf`` members as render lines: those every instance makes alike,
+    and the ``if constexpr`` block of those a template's float32 instance (its plan ``float32``) and
+    its 16-bit instances (``plan``) make otherwise."""
+    def init(s) -> str | None:
+        return f"pipe.InitBuffer({p.names.slot(s)}, {p.fitted(s.size_expr, CInt.UINT32)});" if s.num else None
+    common, wide, narrow = [], [], []
+    for s in plan.slots:
+        if s.position is not Position.VECCALC:
+            continue
+        mine = init(s)
+        other = mine if float32 is None else init(float32.slots[s.index])
+        if mine == other:
+            common.append(mine)
+            continue
+        narrow += [mine] if mine else []
+        wide += [other] if other else []
+    if not wide:
+        return common, [{"parts": [{"head": f"if constexpr ({p.expr(kir.Not(kir.FLOAT_INSTANCE))}) {{",
+                                    "body": narrow}], "tail": "}"}] if narrow else []
+    parts = [{"head": f"if constexpr ({p.expr(kir.FLOAT_INSTANCE)}) {{", "body": wide}]
+    if narrow:
+        parts.append({"head": "} else {", "body": narrow})
+    return common, [{"parts": parts, "tail": "}"}]
+
+
+def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = False, float32=None,
+                mix: str | None = None) -> dict:
+    """The render model of one variant's class; for a template that float32 instantiates too,
+    ``float32``: the float32 instance's plan over the class's members (:class:`.templated.ClassPlan`);
+    ``mix``: the AIV class of a MIX kernel (its programs are those of its AIC, :mod:`.mix`): ``"programs"``, half
+    of them each; ``"steps"``, all of them both (a loop of steps, each AIV taking its AIC's flags)."""
+    p = Printer(k.names)
+    p.plan = k.plan
+    p.single = len({st.index for st in k.stages}) <= 1
+    names = k.names
+    slots = k.plan.slots
+    common, typed = _init_buffers(p, k.plan, float32)
+    process = flatten(p.lines(k.process))
+    methods = [{"name": p.stage_name(st), "lines": flatten(p.lines(st.body)),
+                "params": ", ".join(f"const {ctype(v.ctype)} {p.expr(v)}" for v in st.params)} for st in k.stages]
+    queues = [{"name": names.slot(s), "num": s.num, "bytes": p.fitted(s.size_expr, CInt.UINT32),
+               "type": "TQueBind<TPosition::VECIN, TPosition::VECOUT, 1>" if s.bound else
+               f"TQue<QuePosition::{s.position.value}, 1>"} for s in slots if s.position is not Position.VECCALC]
+    return {
+        "class_name": class_name,
+        "template": template,
+        "mix": mix,
+        "kernel_name": k.name,
+        "constexprs": ", ".join(f"{n}={v}" for n, v in k.constexprs),
+        "where": Located(where(k.loc), k.loc if k.loc.line else None),
+        "struct": struct,
+        "gms": [{"name": names.gms[g.param], "cpp": g.dtype.cpp, "param": names.params[g.param]} for g in k.gms],
+        "queues": queues,
+        "tbufs": [{"name": names.slot(s)} for s in slots if s.position is Position.VECCALC],
+        "init_tbufs": common,
+        "typed_init": flatten(typed),
+        "ub_total": f"{k.plan.total_bytes} bytes" if not k.plan.footprint else describe_slots(k.plan.footprint),
+        "events": [{"kind": kind, "name": name} for kind, name in
+                   dict.fromkeys(event(s) for s in kir.walk(k.process) if isinstance(s, Flag))],
+        "members": [f"{ctype(v.ctype)} {names.var(v)};" for v in k.members],
+        "process": process,
+        "methods": methods,
+        "constants": [f"static constexpr int32_t {elems_per(e.bytes)} = static_cast<int32_t>({e.bytes} / "
+                      f"sizeof({e.dtype.cpp}));" for e in sorted(p.constants, key=lambda e: e.bytes)],
+    }
