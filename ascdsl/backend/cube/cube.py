@@ -596,7 +596,8 @@ def _depths(dtype: dtypes.DType, bm: int, bn: int, bk: int) -> tuple[int, int]:
         return 2 * (da * a + db * b) <= L1_BYTES and da * bk <= 4095
 
     db = 2 if fits(2, 2) else 1
-    return next(d * db for d in (8, 4, 2, 1) if d == 1 or (fits(d * db, db) and d * db * bk * dtype.itemsize <= 1024)), db
+    da = next(d * db for d in (8, 4, 2, 1) if d == 1 or (fits(d * db, db) and d * db * bk * dtype.itemsize <= 1024))
+    return da, db
 
 
 def _check_buffers(loc: Loc, dtype: dtypes.DType, bm: int, bn: int, bk: int) -> None:
