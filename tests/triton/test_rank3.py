@@ -13,6 +13,8 @@ import ascdsl as triton
 import ascdsl.language as tl
 from tests.backend.helpers import FLOATS, data, prebuilt, softmax
 
+pytestmark = pytest.mark.usefixtures("prebuilt_module")
+
 
 @triton.jit
 def batched_softmax_kernel(out_ptr, in_ptr, Z, M, N, stride_z, stride_m, out_stride_z, out_stride_m,

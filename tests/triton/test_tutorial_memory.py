@@ -12,6 +12,8 @@ import ascdsl.language as tl
 from ascdsl import dtypes
 from tests.backend.helpers import FLOATS, both, data, each
 
+pytestmark = pytest.mark.usefixtures("prebuilt_module")
+
 RNG = np.random.default_rng(2024)
 
 

@@ -13,6 +13,8 @@ from ascdsl import dtypes
 from ascdsl.bench_kernels import layer_norm_kernel as layer_norm_fwd_kernel  # the tutorial's, as `ascdsl bench` times it
 from tests.backend.helpers import FLOATS, data, prebuilt, softmax
 
+pytestmark = pytest.mark.usefixtures("prebuilt_module")
+
 
 @triton.jit
 def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_rows, n_cols,
