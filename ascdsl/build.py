@@ -96,7 +96,7 @@ class OpBuild:
     @cached_property
     def files(self) -> dict[str, str]:
         """Every output file, rendered once: path (relative to ``DIR/<op>/``) -> text (the kernel file a
-        :class:`~ascdsl.backend.render.Rendered`, with its lines' DSL locations)."""
+        :class:`~ascdsl.backend.render.jinja.Rendered`, with its lines' DSL locations)."""
         with source_root(self.root):
             return {**self._sources, "manifest.json": json.dumps(self.manifest, indent=2) + "\n",
                     "report.txt": render("build_report.txt.j2", b=self, name=self.name, fields=fields(self.layout),
@@ -125,7 +125,7 @@ def _kernels(op: Operator, platform: Platform,
              root: str | Path | None = None) -> tuple[tuple[Variant, ...], TilingLayout, str, str, list]:
     """The variants of the kernel specialisations the op's OpDef-expressible cases launch on
     ``platform`` (none with bfloat16 tensors where the platform has no bfloat16: the OpDef registers
-    no such dtypes there; constexprs that only size tiles lifted into the tiling, :mod:`.backend.lift`),
+    no such dtypes there; constexprs that only size tiles lifted into the tiling, :mod:`.backend.lift.lift`),
     their tiling layout, the op file as generated comments name it, and the folder they name it
     relative to: ``root`` (default: the op file's folder), so builds match from any directory; and
     the kernels the cases launch."""
@@ -168,7 +168,7 @@ def probe_kernels(op: Operator, platform: Platform) -> list:
     """``(kernel, case)``: the kernel specialisations the op's host function launches on cases of
     :data:`PROBE_SHAPES` (every input of one shape) for every dtype of the op and every OpDef
     attribute value of its cases, each with the first probe case that launches it (the lift then
-    serves them with few variants: :mod:`.backend.lift`)."""
+    serves them with few variants: :mod:`.backend.lift.lift`)."""
     attrs = []
     for case in op.cases:
         a = op.opdef_attrs(case)

@@ -78,7 +78,7 @@ PLACEHOLDER = 64  # the value runtime tile extents are specialised at to find th
 
 
 def lifted(jit_fn, args, platform: Platform, constexprs: dict):
-    """The :class:`~ascdsl.backend.lift.Lift` of ``jit_fn`` for ``args`` and ``constexprs`` (a constexpr
+    """The :class:`~ascdsl.backend.lift.lift.Lift` of ``jit_fn`` for ``args`` and ``constexprs`` (a constexpr
     given as None is a runtime tile extent), or an Error naming what is not a runtime extent."""
     runtime = [k for k, v in constexprs.items() if v is None]
     # ints given may be extents too; large ones are analysed at a placeholder (the analysis stands
@@ -103,7 +103,7 @@ def lifted(jit_fn, args, platform: Platform, constexprs: dict):
 
 
 def largest_extent(jit_fn, name: str, *args, platform: Platform | str | None = None, **constexprs) -> int:
-    """The largest value of the runtime tile extent ``name`` (:mod:`ascdsl.backend.lift`) whose exact UB
+    """The largest value of the runtime tile extent ``name`` (:mod:`ascdsl.backend.lift.lift`) whose exact UB
     footprint fits ``platform``, the other runtime extents given as keywords (with the other
     constexprs); 0 when even its smallest value does not fit. The value is a multiple of the extent's
     quantum, at least its smallest value, as the built kernel admits."""

@@ -9,7 +9,7 @@ split into its queue slots, against the planner budget) with the footprint's val
 build was verified, the simulator's counters of that shape with the cost model's pipe timeline
 (MTE2 / V / MTE3 / S, and the cube pipes MTE1 / M of a kernel with ``tl.dot``: every instruction of the
 block with the longest span, and the waits on flags, queue buffers and barriers; a MIX block's cube core,
-then its slower vector core). Each variant names the cores it runs on (:mod:`.backend.cores`); a MIX
+then its slower vector core). Each variant names the cores it runs on (:mod:`.backend.host.cores`); a MIX
 variant's shapes show their user workspace and its UB map is its epilogue's. The generated kernel is listed
 with its ``// file.py:LINE`` comments linked to the listed DSL source lines.
 
@@ -17,7 +17,7 @@ Everything comes from the build's data: the manifest (UB plans with each buffer'
 polynomials of the tiling fields, tiling fields; read through :func:`ub_plan`), the tiling of every
 case (:func:`ascdsl.verify.cases_of_variants`), the verification samples, and the kernel as the
 renderer returns it: its text and the DSL location of each line whose comment names one
-(:class:`.backend.render.Rendered`), so no generated text is read back.
+(:class:`.backend.render.jinja.Rendered`), so no generated text is read back.
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ PIPELINE = (
     common_scalars,  # offsets and extents repeated per access are computed once
     dead_code,  # the address and mask arithmetic the block accesses replaced
 )
-"""The tile-IR passes; the Ascend C backend's own passes follow (:data:`ascdsl.backend.ascendc.PIPELINE`)."""
+"""The tile-IR passes; the Ascend C backend's own passes follow (:data:`ascdsl.backend.render.ascendc.PIPELINE`)."""
 
 REUSE = (
     single_trip_loops,  # versioned on every top-level loop of run-time trips running once, where that reuses loads
@@ -35,7 +35,8 @@ AT_LAUNCH = (
 )
 """Tile-IR passes that need the launch: the ``sim`` backend runs them before :data:`PIPELINE`, :data:`REUSE`
 ``(kernel, platform) -> kernel`` on the kernel specialised for its arguments, then ``batch_programs``
-``(kernel, P) -> kernel`` with P from the grid, the UB budget and the cost model (:mod:`ascdsl.backend.batchrun`)."""
+``(kernel, P) -> kernel`` with P from the grid, the UB budget and the cost model
+(:mod:`ascdsl.backend.batching.batchrun`)."""
 
 
 def run_passes(kernel: Kernel, platform: Platform | str = "Ascend910B3") -> Kernel:

@@ -16,7 +16,7 @@ address is masked to the programs below it. Two forms:
 Neither changes the order of any reduction: the batched kernel gives the unbatched one's results bit for
 bit on the interpreter. :func:`refusal` says why a kernel keeps its form, at the kernel line that prevents
 batching (a branch or loop bound that differs per program, atomics, prints, ops the rows form does not
-batch). The launch path (:mod:`ascdsl.backend.batchrun`) chooses P from the UB budget and the cost model.
+batch). The launch path (:mod:`ascdsl.backend.batching.batchrun`) chooses P from the UB budget and the cost model.
 """
 from __future__ import annotations
 

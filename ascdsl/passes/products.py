@@ -1,5 +1,5 @@
 """``acc += tl.dot(a, b)`` as ``acc = tl.dot(a, b, acc)``: one accumulating product, what the cube core's
-``Mmad`` computes (the form :mod:`ascdsl.backend.cube` matches)."""
+``Mmad`` computes (the form :mod:`ascdsl.backend.cube.cube` matches)."""
 from __future__ import annotations
 
 from collections import Counter

@@ -16,7 +16,7 @@ The aliasing rule: a write (a store or an atomic, in between or anywhere in a lo
 through a pointer derived from the same pointer parameter as the load, or of unknown provenance, may reach
 its bytes; one through another parameter may too (a caller may pass overlapping arrays), unless the kernel
 is specialised for disjoint pointer arguments (:data:`DISJOINT`, set by a launch whose arrays stored
-through overlap no other argument: :func:`ascdsl.backend.batchrun.specialised`). Nothing is reordered.
+through overlap no other argument: :func:`ascdsl.backend.batching.batchrun.specialised`). Nothing is reordered.
 """
 from __future__ import annotations
 

@@ -15,8 +15,8 @@ earlier than their dispatch:
   buffer holds less than its input runs several); a UB -> UB DataCopy is one repeat per 256 B;
 * ``PipeBarrier<p>`` makes pipe ``p`` drain (``barrier_drain``); ``PIPE_ALL`` waits for every pipe;
 * the scalar unit's own reads and writes of UB (``LocalTensor::GetValue``/``SetValue``, the int64 loops of
-  :mod:`ascdsl.backend.scalarunit`) hold it for ``scalar_ub_access`` each after their dispatch, and its GM
-  accesses (``GlobalTensor::GetValue``/``SetValue``) for ``scalar_gm_latency``;
+  :mod:`ascdsl.backend.legalise_types.scalarunit`) hold it for ``scalar_ub_access`` each after their dispatch,
+  and its GM accesses (``GlobalTensor::GetValue``/``SetValue``) for ``scalar_gm_latency``;
 * ``SetFlag``/``WaitFlag`` hold the waiting pipe until the setting pipe has reached the flag (plus
   ``flag_latency``); a ``WaitFlag`` on the scalar unit stalls dispatch;
 * queues are these flags on their buffers: ``EnQue``/``DeQue`` hand a buffer from producer to

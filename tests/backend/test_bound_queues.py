@@ -1,5 +1,5 @@
 """A store computed in a load's queue buffer and stored from it (``TQueBind<VECIN, VECOUT>``, as CANN's
-kernels do; :func:`ascdsl.backend.ubplan._bind_outputs`, :func:`ascdsl.backend.queues.bind_queues`):
+kernels do; :func:`ascdsl.backend.plan.ubplan._bind_outputs`, :func:`ascdsl.backend.plan.queues.bind_queues`):
 only where the load and everything computed in its buffer are dead where the store's data begins, on
 the simulator against the interpreter (hazard checks on)."""
 import numpy as np

@@ -1,5 +1,5 @@
 """Kernels with more loads or stores than the hardware has queue event ids (8 per position, two per
-double-buffered queue) fit them (:mod:`ascdsl.backend.queues`): each segment's tiles packed in one
+double-buffered queue) fit them (:mod:`ascdsl.backend.plan.queues`): each segment's tiles packed in one
 queue buffer, one queue for all segments, on the simulator against the interpreter (hazard checks
 on); kernels that fit keep a queue per tile."""
 import numpy as np

@@ -2,7 +2,8 @@
 (``pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)``, int64 row strides) is still an affine block
 access, int32 tiles widen to int64, and masked int64 loads fill their masked lanes with an ``other`` of equal
 32-bit halves through the int32 view (``Duplicate`` has no 64-bit form), with any other ``other`` from its words.
-Arithmetic, comparisons, reductions and scans of int64 tiles run on the scalar unit (:mod:`ascdsl.backend.scalarunit`)."""
+Arithmetic, comparisons, reductions and scans of int64 tiles run on the scalar unit
+(:mod:`ascdsl.backend.legalise_types.scalarunit`)."""
 import ml_dtypes
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Lowering of host-code statements and the launch plan to C++ (see :mod:`ascdsl.backend.host`).
+"""Lowering of host-code statements and the launch plan to C++ (see :mod:`ascdsl.backend.host.host`).
 
 ``return ascdsl.Launch(kernel, grid=..., constexprs=..., scalars=...)`` writes the grid and scalars
 into their tiling fields, sets ``blockDim = min(grid product, bound)`` (the bound of the cores the variant
