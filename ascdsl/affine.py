@@ -259,7 +259,7 @@ def select(cond: Array, a: Affine, b: Affine) -> Affine | None:
 
 def repeat(a: Affine, copies: int, interleaved: bool = False) -> Affine:
     """``a`` for each program ``copies`` times, in a row or ``interleaved`` (see
-    :meth:`ascdsl.interpreter._Programs.copies`)."""
+    :meth:`ascdsl.interpreter.state._Programs.copies`)."""
     again = lambda x: x if type(x) is int or x is None else np.tile(x, copies) if interleaved \
         else np.repeat(x, copies)  # noqa: E731
     return Affine(again(a.base), tuple(map(again, a.coefs)), a.dtype, a.shape)

@@ -37,7 +37,7 @@ from .ir import Kernel, Module, Type, dump
 from .ir.provenance import stored_params
 from .language import constexpr
 from .platforms import DEFAULT_PLATFORM, get_platform
-from .interpreter import _span
+from .interpreter.state import _span
 from .semantics import SemanticError, fits, literal_dtype
 
 LAUNCH_OPTIONS = frozenset({

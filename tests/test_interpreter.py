@@ -11,7 +11,7 @@ from irbuild import KernelBuilder, Op, bf16, f16, f32, i8, i32, ptr, u8
 from ascdsl import interpreter
 from ascdsl.dtypes import from_numpy
 from ascdsl.errors import CompilationError, InputTypeError, InputValueError, Loc, OutOfBoundsError
-from ascdsl.interpreter import run
+from ascdsl.interpreter import run, state
 
 RNG = np.random.default_rng(0)
 
@@ -344,9 +344,9 @@ def test_out_of_bounds_load_is_located_and_names_program_and_index():
     assert info.value.loc == Loc("ops/copy.py", 7, 13) and isinstance(info.value, IndexError)
 
 
-@pytest.mark.parametrize("chunk", [interpreter.CHUNK_ELEMENTS, 1])
+@pytest.mark.parametrize("chunk", [state.CHUNK_ELEMENTS, 1])
 def test_out_of_bounds_store_names_3d_program_id_and_negative_index(monkeypatch, chunk):
-    monkeypatch.setattr(interpreter, "CHUNK_ELEMENTS", chunk)
+    monkeypatch.setattr(state, "CHUNK_ELEMENTS", chunk)
     k = KernelBuilder(out=ptr(i32))
     (out,) = k.params
     k.store(at(k, out, k.op(Op.NEG, k.pid(2))), k.pid(0), loc=Loc("k.py", 3, 5))  # z > 0 writes out[-z]
@@ -363,8 +363,8 @@ def test_duplicate_addresses_last_program_then_last_lane_wins(monkeypatch):
     k.store(at(k, out, k.op(Op.IDIV, lanes, 2)), value)                       # lanes 2i, 2i+1 -> i
     k.store(at(k, out, k.op(Op.ADD, k.op(Op.IDIV, k.op(Op.SUB, 7, lanes), 2), 4)), value)  # reversed order
     kernel = k.build()
-    for chunk in (interpreter.CHUNK_ELEMENTS, 8):  # all programs at once, or one program per chunk
-        monkeypatch.setattr(interpreter, "CHUNK_ELEMENTS", chunk)
+    for chunk in (state.CHUNK_ELEMENTS, 8):  # all programs at once, or one program per chunk
+        monkeypatch.setattr(state, "CHUNK_ELEMENTS", chunk)
         got = np.zeros(8, np.int32)
         run(kernel, [got], (5,))
         assert got.tolist() == [401, 403, 405, 407, 407, 405, 403, 401]

@@ -1,12 +1,12 @@
 """A ``for`` loop's float32 accumulator that starts at +0.0 and only ``tl.sum`` reads takes its first
-term as it is (:func:`ascdsl.interpreter._accumulators`): the results keep the spec's bits, -0.0
+term as it is (:func:`ascdsl.runner._accumulators`): the results keep the spec's bits, -0.0
 and NaN included, whatever else reads the terms."""
 import numpy as np
 import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl import interpreter
+from ascdsl.interpreter import compute, runner, state
 
 BLOCK = 32
 
@@ -81,15 +81,15 @@ def assert_same_bits(a: np.ndarray, b: np.ndarray) -> None:
 def shortcuts(monkeypatch):
     """How many ``+0.0 + x`` the interpreter took as ``x``."""
     taken = []
-    found = interpreter._plus_zero
-    monkeypatch.setattr(interpreter, "_plus_zero", lambda xs: (taken.append(r := found(xs)), r)[1])
-    monkeypatch.setattr(interpreter, "_prepared", {})
+    found = compute._plus_zero
+    monkeypatch.setattr(compute, "_plus_zero", lambda xs: (taken.append(r := found(xs)), r)[1])
+    monkeypatch.setattr(runner, "_prepared", {})
     return taken
 
 
 def without_shortcut(monkeypatch) -> None:
-    monkeypatch.setattr(interpreter, "_accumulators", lambda body: (frozenset(), frozenset()))
-    monkeypatch.setattr(interpreter, "_prepared", {})
+    monkeypatch.setattr(runner, "_accumulators", lambda body: (frozenset(), frozenset()))
+    monkeypatch.setattr(runner, "_prepared", {})
 
 
 @pytest.mark.parametrize("cols", [BLOCK, 100])
@@ -110,7 +110,7 @@ def test_a_summed_accumulator_keeps_the_bits_of_the_sums(monkeypatch, shortcuts,
 
 
 def test_a_term_read_after_the_add_is_not_overwritten(monkeypatch, shortcuts):
-    monkeypatch.setattr(interpreter, "DONATED_BYTES", 0)  # any dying operand may receive a result
+    monkeypatch.setattr(state, "DONATED_BYTES", 0)  # any dying operand may receive a result
     rows, cols = 6, 100
     x = signed_zeros(rows, cols)
     sums, out = np.empty(rows, np.float32), np.empty((rows, cols), np.float32)
@@ -135,7 +135,7 @@ def test_an_accumulator_read_otherwise_or_started_elsewhere_keeps_its_lanes(shor
 
 
 def test_only_float32_sums_of_an_accumulator_from_plus_zero_are_candidates():
-    found = interpreter._accumulators
+    found = runner._accumulators
     x = np.zeros((2, 8), np.float32)
     cases = ((row_sums_kernel, (x, np.zeros(2, np.int32), x[0], 8), {}, (1, 1)),
              (kept_kernel, (x, x, x[0], 8), {"START": 0.0, "KEEP": True}, (0, 0)),

@@ -5,7 +5,8 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl import affine, interpreter
+from ascdsl import affine
+from ascdsl.interpreter import control, runner, state
 from ascdsl.errors import OutOfBoundsError
 from ascdsl.ir.core import Op
 from ascdsl.lib import core_span
@@ -106,8 +107,8 @@ def test_strided_columns_and_transposes():
 def batched(monkeypatch):
     """The number of loops run as batches of iterations (so that a test knows it covered them)."""
     calls = []
-    run = interpreter._for_batched
-    monkeypatch.setattr(interpreter, "_for_batched", lambda *a: (calls.append(a), run(*a))[1])
+    run = control._for_batched
+    monkeypatch.setattr(control, "_for_batched", lambda *a: (calls.append(a), run(*a))[1])
     return calls
 
 
@@ -189,8 +190,8 @@ def test_batched_loops_match_iteration_by_iteration_whatever_the_chunk(monkeypat
     rows, n_cols = 37, 40
     x = np.random.default_rng(0).standard_normal((rows, n_cols)).astype(np.float32)
     outs = []
-    for chunk in (interpreter.CHUNK_ELEMENTS, 64 * 5, 64):  # all iterations at once, a few, one at a time
-        monkeypatch.setattr(interpreter, "CHUNK_ELEMENTS", chunk)
+    for chunk in (state.CHUNK_ELEMENTS, 64 * 5, 64):  # all iterations at once, a few, one at a time
+        monkeypatch.setattr(state, "CHUNK_ELEMENTS", chunk)
         out = np.full_like(x, np.nan)
         rows_kernel[(5,)](x, out, n_cols, rows // 5, rows % 5, ROWS=2, BLOCK=64)
         outs.append(out)
@@ -364,11 +365,11 @@ def test_an_elementwise_op_computes_into_operands_that_die_and_nothing_else(monk
     rows, cols, programs = 45, 24, 4
     x = np.random.default_rng(4).standard_normal((rows, cols)).astype(np.float32)
     given = []
-    found = interpreter._donated
-    monkeypatch.setattr(interpreter, "_donated", lambda *a: (given.append(r := found(*a)), r)[1])
+    found = state._donated
+    monkeypatch.setattr(state, "_donated", lambda *a: (given.append(r := found(*a)), r)[1])
     results = []
     for limit in (0, 1 << 40):  # small tiles may receive results, then none may
-        monkeypatch.setattr(interpreter, "DONATED_BYTES", limit)
+        monkeypatch.setattr(state, "DONATED_BYTES", limit)
         out, keep = np.zeros((rows, cols), np.float32), np.zeros((rows, cols), np.float32)
         temporaries_kernel[(programs,)](x, out, keep, cols, rows // programs, rows % programs, ROWS=4, BLOCK=32)
         results.append((out, keep, sum(g is not None for g in given)))
@@ -427,11 +428,11 @@ def test_a_grid_stride_loop_runs_its_copies_interleaved(monkeypatch, batched):
     rows, n_cols, programs = 37, 40, 5
     x = np.random.default_rng(0).standard_normal((rows, n_cols)).astype(np.float32)
     layouts = []
-    layout = interpreter._layout
-    monkeypatch.setattr(interpreter, "_layout", lambda *a: (layouts.append((r := layout(*a))[0]), r)[1])
+    layout = control._layout
+    monkeypatch.setattr(control, "_layout", lambda *a: (layouts.append((r := layout(*a))[0]), r)[1])
     outs = []
-    for chunk in (interpreter.CHUNK_ELEMENTS, 64 * 5 * 3, 64):  # all iterations at once, 3, one program at a time
-        monkeypatch.setattr(interpreter, "CHUNK_ELEMENTS", chunk)
+    for chunk in (state.CHUNK_ELEMENTS, 64 * 5 * 3, 64):  # all iterations at once, 3, one program at a time
+        monkeypatch.setattr(state, "CHUNK_ELEMENTS", chunk)
         out, last = np.full_like(x, np.nan), np.zeros(1, np.float32)
         grid_stride_kernel[(programs,)](x, out, last, rows, n_cols, BLOCK=64)
         outs.append((out, last[0]))
@@ -515,9 +516,9 @@ def test_a_chain_computed_into_the_stored_memory_is_bit_exact(monkeypatch, out_d
     monkeypatch.setattr(affine.Access, "compute",
                         lambda self, links: (computed.append([f for f, _ in links]), found(self, links))[1])
     for fuse in (True, False):
-        monkeypatch.setattr(interpreter, "_prepared", {})
+        monkeypatch.setattr(runner, "_prepared", {})
         if not fuse:
-            monkeypatch.setattr(interpreter, "_stored_directly", lambda block: set())
+            monkeypatch.setattr(runner, "_stored_directly", lambda block: set())
         out = np.full((rows + 5, block), 7.0, out_dtype)
         chained_store_kernel[(programs,)](a, b, c, out, rows, rows // programs, rows % programs, ROWS=8, BLOCK=block)
         outs.append(out)

@@ -6,7 +6,8 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl import affine, interpreter
+from ascdsl import affine
+from ascdsl.interpreter import runner
 from ascdsl.lib import core_span
 
 
@@ -118,9 +119,9 @@ def test_a_chain_stored_in_strips_is_bit_exact(monkeypatch, layout, strip, gap):
     monkeypatch.setattr(affine, "_strips", lambda shape: (strips.append(shape), found(shape))[1])
     outs = []
     for fuse in (True, False):
-        monkeypatch.setattr(interpreter, "_prepared", {})
+        monkeypatch.setattr(runner, "_prepared", {})
         if not fuse:
-            monkeypatch.setattr(interpreter, "_stored_directly", lambda block: set())
+            monkeypatch.setattr(runner, "_stored_directly", lambda block: set())
         out = np.full((rows + 3, cols + gap), 7.0, np.float32)  # rows past the end, the gaps: untouched
         launch(x, y, w, out, rows)
         outs.append(out)

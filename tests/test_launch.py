@@ -88,7 +88,7 @@ def ids_kernel(out_ptr):
 
 @pytest.mark.parametrize("grid", [(7,), (3, 2), (2, 1, 3), (1, 3, 2)])
 def test_program_ids_in_chunks_of_programs(interpreter, monkeypatch, grid):
-    monkeypatch.setattr(interpreter, "CHUNK_ELEMENTS", 8)  # two programs per chunk: chunks start past 0
+    monkeypatch.setattr(interpreter.state, "CHUNK_ELEMENTS", 8)  # two programs per chunk: chunks start past 0
     full = tuple(grid) + (1,) * (3 - len(grid))
     out = np.full(3 * np.prod(full), -9, np.int32)
     ids_kernel[grid](out)
