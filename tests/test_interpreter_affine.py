@@ -6,6 +6,7 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import affine
+from ascdsl.affine import plans
 from ascdsl.interpreter import control, runner, state
 from ascdsl.errors import OutOfBoundsError
 from ascdsl.ir.core import Op
@@ -242,11 +243,11 @@ def test_uneven_row_shares_are_copied_as_strided_pieces(monkeypatch, rows, cols,
     rng = np.random.default_rng(1)
     dy, x = (rng.standard_normal((rows, cols)).astype(np.float32) for _ in range(2))
     pieces = []
-    found = affine._pieces
-    monkeypatch.setattr(affine, "_pieces", lambda *a: (pieces.append(r := found(*a)), r)[1])
+    found = plans._pieces
+    monkeypatch.setattr(plans, "_pieces", lambda *a: (pieces.append(r := found(*a)), r)[1])
     outs = []
     for elements in (1, 1 << 40):  # every access in pieces (the last tiles past the end included), then none
-        monkeypatch.setattr(affine, "PIECE_ELEMENTS", elements)
+        monkeypatch.setattr(plans, "PIECE_ELEMENTS", elements)
         out = np.full((rows + 3, cols), 7.0, np.float32)  # rows past the end stay untouched
         uneven_rows_kernel[(programs,)](dy, x, out, cols, rows // programs, rows % programs, ROWS=tile_rows,
                                         BLOCK=block)
@@ -282,7 +283,7 @@ def test_lanes_a_mask_disables_hold_the_other_values_in_pieces(monkeypatch):
     found = affine.loaded
     monkeypatch.setattr(affine, "loaded", lambda *a: (made.append(r := found(*a)), r)[1])
     for elements in (1, 1 << 40):
-        monkeypatch.setattr(affine, "PIECE_ELEMENTS", elements)
+        monkeypatch.setattr(plans, "PIECE_ELEMENTS", elements)
         slots = np.full((programs * trips * tile_rows, cols), np.nan, np.float32)
         sums = np.full(programs * trips * tile_rows, np.nan, np.float32)
         tile_slots_kernel[(programs,)](x, w, slots, sums, cols, rows // programs, rows % programs, TRIPS=trips,
@@ -310,8 +311,8 @@ def test_accesses_through_the_same_offsets_are_planned_once(monkeypatch, program
     rng = np.random.default_rng(3)
     dy, x = (rng.standard_normal((rows, cols)).astype(np.float32) for _ in range(2))
     planned = []
-    found = affine._geometry
-    monkeypatch.setattr(affine, "_geometry", lambda *a: (planned.append(a), found(*a))[1])
+    found = plans._geometry
+    monkeypatch.setattr(plans, "_geometry", lambda *a: (planned.append(a), found(*a))[1])
     out = np.full((rows + 2, cols), 7.0, np.float32)
     uneven_rows_kernel[(programs,)](dy, x, out, cols, rows // programs, rows % programs, ROWS=tile_rows, BLOCK=32)
     assert len(planned) == 1  # the two loads and the store: dy_ptr + offs, x_ptr + offs, out_ptr + offs
@@ -405,7 +406,7 @@ def test_a_program_mask_over_tiles_folded_into_one_run(monkeypatch, units, eleme
     """Programs with fewer units than others run their last loop masked: the mask has one entry per
     program, and the access folds the tile's rows into a single run (a gather, scalar and tile other
     values, a store; in pieces, then through runs)."""
-    monkeypatch.setattr(affine, "PIECE_ELEMENTS", elements)
+    monkeypatch.setattr(plans, "PIECE_ELEMENTS", elements)
     programs, rows, block = 4, 2, 8
     x = np.arange(units * 2 * rows * block, dtype=np.float32)
     out = np.full_like(x, 7.0)
@@ -457,9 +458,9 @@ def test_plans_are_remembered_across_launches_only_for_the_same_geometry(monkeyp
     """A launch like an earlier one plans nothing again; a changed first row (base), stride, row count
     (mask), grid or buffer size is planned anew (a stale plan would copy the wrong rows or miss the bounds)."""
     planned = []
-    found = affine._geometry
-    monkeypatch.setattr(affine, "_geometry", lambda *a: (planned.append(a[0].shape), found(*a))[1])
-    monkeypatch.setattr(affine, "MEMO", affine.Memo())
+    found = plans._geometry
+    monkeypatch.setattr(plans, "_geometry", lambda *a: (planned.append(a[0].shape), found(*a))[1])
+    monkeypatch.setattr(plans, "MEMO", plans.Memo())
     x = np.arange(40 * 48, dtype=np.float32).reshape(40, 48)
 
     def launch(stride, n_rows, grid, first=0, source=x):
@@ -479,7 +480,7 @@ def test_plans_are_remembered_across_launches_only_for_the_same_geometry(monkeyp
         assert launch(stride, n_rows, grid, first) > before
     with pytest.raises(OutOfBoundsError):  # the same pointers into a buffer too small for them
         launch(48, 13, 4, source=x[:10].copy())
-    monkeypatch.setattr(affine, "MEMO", affine.Memo(largest=16))  # too large to keep: planned every time
+    monkeypatch.setattr(plans, "MEMO", plans.Memo(largest=16))  # too large to keep: planned every time
     first = launch(48, 13, 4)
     assert launch(48, 13, 4) > first
 
@@ -509,7 +510,7 @@ def test_a_chain_computed_into_the_stored_memory_is_bit_exact(monkeypatch, out_d
     tile by tile, the lanes it masks off untouched."""
     rng = np.random.default_rng(3)
     block = 16
-    monkeypatch.setattr(affine, "PIECE_ELEMENTS", 1)
+    monkeypatch.setattr(plans, "PIECE_ELEMENTS", 1)
     a, b, c = (rng.standard_normal((rows, block)).astype(np.float32) for _ in range(3))
     outs, computed = [], []
     found = affine.Access.compute

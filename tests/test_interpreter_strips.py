@@ -6,7 +6,7 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl import affine
+from ascdsl.affine import access, plans
 from ascdsl.interpreter import runner
 from ascdsl.lib import core_span
 
@@ -14,9 +14,9 @@ from ascdsl.lib import core_span
 @pytest.mark.parametrize("shape", [(5,), (3, 7), (2, 3, 5), (1, 40), (6, 1, 4)])
 @pytest.mark.parametrize("strip", [1, 4, 6, 35, 1000])
 def test_strips_cover_a_box_once_in_order(monkeypatch, shape, strip):
-    monkeypatch.setattr(affine, "STRIP_ELEMENTS", strip)
+    monkeypatch.setattr(access, "STRIP_ELEMENTS", strip)
     box = np.arange(int(np.prod(shape))).reshape(shape)
-    seen = [box[cut].reshape(-1) for cut in affine._strips(shape)]
+    seen = [box[cut].reshape(-1) for cut in access._strips(shape)]
     assert all(s.size <= strip for s in seen)
     np.testing.assert_array_equal(np.concatenate(seen), box.reshape(-1))
 
@@ -112,11 +112,11 @@ def test_a_chain_stored_in_strips_is_bit_exact(monkeypatch, layout, strip, gap):
     rows = 37
     x, y = special_values(rng, (rows + 3, cols)), special_values(rng, (rows + 3, cols))  # (the boxes in bounds)
     w = special_values(rng, (cols,))
-    monkeypatch.setattr(affine, "PIECE_ELEMENTS", 1)
-    monkeypatch.setattr(affine, "STRIP_ELEMENTS", strip)
+    monkeypatch.setattr(plans, "PIECE_ELEMENTS", 1)
+    monkeypatch.setattr(access, "STRIP_ELEMENTS", strip)
     strips = []
-    found = affine._strips
-    monkeypatch.setattr(affine, "_strips", lambda shape: (strips.append(shape), found(shape))[1])
+    found = access._strips
+    monkeypatch.setattr(access, "_strips", lambda shape: (strips.append(shape), found(shape))[1])
     outs = []
     for fuse in (True, False):
         monkeypatch.setattr(runner, "_prepared", {})
