@@ -82,10 +82,10 @@ def _while(P: _Programs, instr: Instr, *carried: Array) -> list[Array]:
 
 def _for_batched(P: _Programs, body: Block, batch: _Batch, lower: Array, step: Array, trips: Array,
                  iv_dtype: np.dtype) -> None:
-    """The iterations of a loop run together, as many at once as fit :data:`BATCH_CHUNKS` chunks: each program's next
-    iterations as copies of it, side by side (a program's tiles are often adjacent in memory), or
+    """The iterations of a loop run together, as many at once as fit :data:`.state.BATCH_CHUNKS` chunks: each
+    program's next iterations as copies of it, side by side (a program's tiles are often adjacent in memory), or
     interleaved when that is how the induction variable increases (a grid-stride loop's programs take
-    adjacent rows). Stores whose lanes overlap land in the loop's order (:attr:`_Programs.order`)."""
+    adjacent rows). Stores whose lanes overlap land in the loop's order (:attr:`.state._Programs.order`)."""
     total, n = int(trips.max()), P.n
     budget = state.BATCH_CHUNKS * state.CHUNK_ELEMENTS
     fit = max(1.0, budget / (n * batch.largest))  # iterations a group holds, as even as can be
@@ -102,7 +102,7 @@ def _for_batched(P: _Programs, body: Block, batch: _Batch, lower: Array, step: A
 
 def _layout(lower: Array, step: Array, ks: Array, n: int) -> tuple[bool, Array, Array]:
     """``(interleaved, k, iv)``: how :func:`_for_batched` lays out iterations ``ks`` of ``n`` programs as
-    copies (:meth:`_Programs.copies`), each copy's iteration number and induction variable. Each
+    copies (:meth:`.state._Programs.copies`), each copy's iteration number and induction variable. Each
     program's copies in a row unless only interleaving them makes the induction variable increase."""
     for interleaved in (False, True):
         k = _repeat(ks, n, not interleaved)

@@ -169,7 +169,7 @@ def _schedule(block: Block, into: dict[int, list[Step]]) -> dict[int, list[Step]
     """For ``block`` and every nested block (keyed by ``id``): per instruction, its handler, operand
     ids, result ids, the ids of the block's own values (arguments and results) that are not used
     after it, the operand shapes for handlers that want whole tiles, and the positions of the operands
-    an elementwise op may compute its result into (:func:`_donated`). A use inside a region counts as
+    an elementwise op may compute its result into (:func:`.state._donated`). A use inside a region counts as
     a use by the instruction that owns the region."""
     last = {v.id: 0 for v in block.args}
     for i, instr in enumerate(block.body):

@@ -30,7 +30,7 @@ Step = tuple[Callable[..., Sequence[Array]], Instr, list[int], list[int], list[i
 
 @dataclass(frozen=True)
 class _Batch:
-    """A ``for`` loop whose iterations may run at once, as copies of the programs (:func:`_for`): it
+    """A ``for`` loop whose iterations may run at once, as copies of the programs (:func:`.control._for`): it
     carries no values and prints, asserts or runs atomics nowhere; ``loads`` are the buffers it
     reads, which must be constant, and ``stores`` those of each of its stores (distinct buffers)."""
 
@@ -50,8 +50,8 @@ class _Prepared:
     roots: dict[int, int]  # memory op id -> its one buffer
     written: frozenset[int] | None  # buffers the kernel may write (None: any, as atomics do)
     batches: dict[int, _Batch]  # by for-loop id
-    lazy: frozenset[int]  # the loads whose tiles may stay in memory (:func:`_lazy_loads`)
-    accumulators: tuple[frozenset[int], frozenset[int]]  # (adds, sums): :func:`_accumulators`
+    lazy: frozenset[int]  # the loads whose tiles may stay in memory (:func:`.runner._lazy_loads`)
+    accumulators: tuple[frozenset[int], frozenset[int]]  # (adds, sums): :func:`.runner._accumulators`
     poison: bool = False  # checking mode: a store of a poisoned float lane is an error (Kernel.poison)
 
 

@@ -16,7 +16,7 @@ Array = np.ndarray
 
 def _whole(x, shape: tuple[int, ...]) -> Array:
     """A runtime value (compact or symbolic) as an array of the whole tile ``shape`` (a tile loaded
-    lazily stays so: only the handlers of :data:`LAZY_USERS` get one)."""
+    lazily stays so: only the handlers of :data:`.runner.LAZY_USERS` get one)."""
     if type(x) is Loaded:
         return x
     x = affine.dense(x)
@@ -45,7 +45,7 @@ def _align(xs: Sequence[Array]) -> list[Array]:
 
 def _repeat(x, copies: int, interleaved: bool = False):
     """A runtime value of some programs for ``copies`` copies of them (uniform values stay as they
-    are), laid out as :meth:`_Programs.copies` says."""
+    are), laid out as :meth:`.state._Programs.copies` says."""
     if isinstance(x, Affine):
         return affine.repeat(x, copies, interleaved)
     if isinstance(x, Conj):

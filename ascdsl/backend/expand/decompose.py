@@ -18,7 +18,7 @@ API calls, UB planning) sees only ops with a direct API:
   math built from other ops (:mod:`.mathops`), 2-D and int32 reductions and ``argmax``/``argmin``
   (:mod:`.reductions`), scans (:mod:`.scan`), sorts along axis 0 (:mod:`.reorder`), ``tl.histogram``
   (:mod:`.reductions`), broadcasts into
-  buffers and column accesses (:mod:`.shapes`).
+  buffers and column accesses (:mod:`.shapes`), int64 casts through int32 or float32 (:mod:`.wordviews`).
 
 A bfloat16 tile on a platform without bfloat16 casts is a located CompilationError. Results on the
 interpreter are unchanged (every rewrite is the computation the numerics module specifies).
@@ -35,7 +35,7 @@ from ...platforms import Platform
 from . import mathops, reductions, reorder, scan
 from ..selection import isel
 from ..legalise_shapes import rank3, shapes
-from ..legalise_types import boolmask, intops, scalarunit, wide
+from ..legalise_types import boolmask, intops, scalarunit, wordviews
 
 F32 = dtypes.float32
 INT_COMPARE = {Op.GE: (Op.MAXIMUM, False), Op.LT: (Op.MAXIMUM, True), Op.LE: (Op.MINIMUM, False),
@@ -51,7 +51,8 @@ KEEP = frozenset({Op.CAST, Op.BITCAST, Op.BLOCK_LOAD, Op.BLOCK_STORE, Op.STRIDED
 
 
 REWRITES = (boolmask.extremes, rank3.rewrite, scalarunit.rewrite, reductions.histogram, boolmask.rewrite,
-            intops.rewrite, mathops.rewrite, reductions.rewrite, scan.rewrite, reorder.rewrite, shapes.rewrite, wide.rewrite)
+            intops.rewrite, mathops.rewrite, reductions.rewrite, scan.rewrite, reorder.rewrite, shapes.rewrite,
+            wordviews.rewrite)
 """Rewrite rules of their own modules, tried in order: ``rule(rewriter, instr)`` emits the replacement
 of ``instr`` (through :meth:`_Rewriter.op`) and returns True, or returns False and emits nothing."""
 

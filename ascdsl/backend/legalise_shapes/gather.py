@@ -23,7 +23,7 @@ from ... import dtypes
 from ...ir.core import Instr, Op
 from ..kir import (Bin, BinOp, Brace, Call, CInt, Const, Conv, Elem, For, Gm, If, Let, Lit, Pipe, QOp, Queue, Ref, Role,
                    SizeOf, Struct, Var, add, lit, mul)
-from ..legalise_types import fills
+from ..legalise_types import wordviews
 from ..selection.memory import atomic_around
 from .relayout import int32_view, lane_index, row_halves
 from ..selection.selector import Selector, cpp_dtype, unsupported
@@ -133,10 +133,10 @@ def _narrowed(sel: Selector, v, loc) -> tuple[Ref, list]:
 
 def _fill(sel: Selector, dst: Ref, other, loc) -> list:
     """``dst`` (the tile as Gather moves it) filled with ``other`` before the valid lanes are gathered: int64
-    tiles through their int32 words (:func:`.fills.words`; ``Duplicate`` has no 64-bit form)."""
+    tiles through their int32 words (:func:`.wordviews.words`; ``Duplicate`` has no 64-bit form)."""
     if dst.dtype not in WIDE:
         return [Call("Duplicate", dst, (), (sel.scalar_as(other, dst.dtype), lit(dst.extent)))]
-    return fills.words(sel, int32_view(dst), sel.const_of(other), other, loc)
+    return wordviews.words(sel, int32_view(dst), sel.const_of(other), other, loc)
 
 
 def _widened(sel: Selector, v, loc) -> tuple[Ref, list]:

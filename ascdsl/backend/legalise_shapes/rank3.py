@@ -33,7 +33,7 @@ others folded onto it in order with count-form ``Add``/``Max``/``Min`` (as the r
 axis 0, :mod:`.reduce`). ``tl.permute``/``tl.trans`` that move non-unit axes are one ``Gather`` (16- and
 32-bit elements; :mod:`.intops` moves 8-bit and bool tiles as float16). Block loads and stores of rank 3
 and more are :mod:`.memory`'s, strided ones :mod:`.gather`'s (a row of bursts per index of the leading
-axes); ``tl.device_print`` is :mod:`.debug`'s. A bool tile is broadcast as its
+axes); ``tl.device_print`` is :func:`.compute.device_print`'s. A bool tile is broadcast as its
 0/1 values in float16, compared back. Anything else is a located error.
 """
 from __future__ import annotations

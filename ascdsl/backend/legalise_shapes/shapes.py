@@ -3,7 +3,7 @@
 * ``tl.arange(start, end)`` computed in the kernel (not an address) is ``CreateVecIndex`` (int32);
 * a one-element tile broadcast to a 1-D tile is ``Brcb``'d (its element fills a block on the vector
   unit, so the scalar unit reads it after a V_S flag, whichever pipe wrote the tile) and ``Duplicate`` d;
-  an int64 one is its two words ``Brcb``'d and gathered alternately (:func:`.fills.element`);
+  an int64 one is its two words ``Brcb``'d and gathered alternately (:func:`.wordviews.element`);
 * a ``[M, 1]`` or ``[1, N]`` tile broadcast to ``[M, N]`` is read through repeat strides by the binary
   arithmetic that uses it (:func:`.reduce.broadcast_binary`); when anything else reads it (a
   comparison, ``tl.where``, a store, a cast, an op computed in float32), :func:`rewrite` (a
@@ -20,7 +20,7 @@ from __future__ import annotations
 from ... import dtypes
 from ...ir.core import Instr, Op, Type
 from ..selection import isel
-from ..legalise_types import fills
+from ..legalise_types import wordviews
 from ..kir import Brace, Call, Elem, Lit, Ref, Set, Var, VarKind, lit
 from .relayout import int32_view
 from ..selection.selector import unsupported
@@ -51,7 +51,7 @@ def rewrite(r, instr: Instr) -> bool:
         t = v.type.with_shape(v.type.shape[:1]).with_dtype(dt)
         one = r.op(Op.RESHAPE, t.with_shape((1,)), (wide,), (), loc)
         line = r.emit(Op.BROADCAST, t, (one,), (), loc)
-        if dt != dtypes.int64:  # A2 has no int64 Add; the int64 broadcast is a buffer of its own (fills.element)
+        if dt != dtypes.int64:  # A2 has no int64 Add; the int64 broadcast is a buffer of its own (wordviews.element)
             zero = r.emit(Op.CONST, t, (), (("value", -0.0 if dt.is_float else 0),), loc)
             line = r.op(Op.ADD, t, (zero, line), (), loc)
         same = dt == v.type.dtype
@@ -113,7 +113,7 @@ def select(sel, instr: Instr) -> list | None:
         (x,) = instr.operands
         dt = v.type.dtype
         if dt == dtypes.int64:  # Brcb and Duplicate have no 64-bit form: the element's words, gathered
-            return fills.element(sel, int32_view(sel.ref(v)), int32_view(sel.ref(x)), instr.loc)
+            return wordviews.element(sel, int32_view(sel.ref(v)), int32_view(sel.ref(x)), instr.loc)
         per_blk = sel.platform.block_bytes // dt.itemsize
         blocks = sel.scratch("brcb", dt, 8 * per_blk, instr.loc)
         element = Var(sel.fresh_key(), dt, sel.hint(x, "element"), VarKind.MEMBER)

@@ -33,8 +33,8 @@ WIDE = frozenset({dtypes.int64})
 comparisons take at most 32-bit elements)."""
 WIDE_COMPUTE = (GroupOp.BINARY | GroupOp.UNARY | GroupOp.MATH | GroupOp.REDUCE | {Op.SORT, Op.HISTOGRAM}) - {
     Op.CAST, Op.BITCAST}
-"""Tile ops that compute with (rather than move, convert, fill or select: :mod:`.wide`, :mod:`.fills`) their
-operands' elements. CANN 8.1's A2 (``dav_c220``) ``Add``/``Sub``/``Mul``/``Max``/``Min`` take half, float, int16
+"""Tile ops that compute with (rather than move, convert, fill or select: :mod:`.wordviews`) their operands'
+elements. CANN 8.1's A2 (``dav_c220``) ``Add``/``Sub``/``Mul``/``Max``/``Min`` take half, float, int16
 and int32."""
 SCALAR_UNIT = (frozenset({Op.ADD, Op.SUB, Op.MUL, Op.AND, Op.OR, Op.XOR, Op.NOT, Op.NEG, Op.ABS, Op.SHL, Op.SHR,
                           Op.IDIV, Op.MOD, Op.MAXIMUM, Op.MINIMUM, Op.SUM, Op.MAX, Op.MIN}) | GroupOp.COMPARE | GroupOp.COMBINE)

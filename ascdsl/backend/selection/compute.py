@@ -1,17 +1,26 @@
-"""Selection of elementwise tile ops: count-form calls over a tile's whole UB footprint.
+"""Selection of the compute stage's own calls: elementwise tile ops as count-form calls over a tile's whole UB
+footprint, and ``tl.device_print``.
 
 After :mod:`.decompose` every elementwise op here runs natively in its dtype. Tile-scalar ops
 without a scalar API read the scalar from one block at stride 0 (:func:`.repeat.scalar_block`).
 ``tl.where`` is ``Compare`` into a bit mask (covering whole repeats, so it reads the padding lanes
 of its operands: their views say so and the planner sizes them for it), then ``Select``.
+
+``tl.device_print`` (:func:`device_print`) is ``printf`` in the compute stage, as the interpreter prints: one
+line per program, ``pid (x, y, z) prefix v1 v2 ...``, a scalar as itself and a tile as ``[a b c]`` (a 2-D tile
+row by row, ``[[a b]`` then `` [c d]]``), numbers in ``%g`` (the interpreter prints NumPy's text of the same
+values). Tile elements are read on the scalar unit (``GetValue`` after the V_S flag the sync pass adds) in a
+loop over the tile. CANN's CPU-debug build and the simulator print to
+stdout; on the NPU ``printf`` goes to the device log.
 """
 from __future__ import annotations
 
 from ... import dtypes
 from ...ir.core import GroupOp, Instr, Op, Value
 from . import isel, reduce, repeat
-from ..kir import Call, Const, Lit, Ref, lit
-from .selector import F32, Selector, unsupported
+from ..kir import Bin, BinOp, Call, Cond, Const, Conv, Elem, For, If, Lit, Pipe, Ref, Text, add, lit
+from .selector import F32, Selector, program_id, unsupported
+from ..legalise_shapes.ublayout import has_rows, numel
 
 COMPARE = {Op.LT: Const.LT, Op.LE: Const.LE, Op.GT: Const.GT, Op.GE: Const.GE, Op.EQ: Const.EQ, Op.NE: Const.NE}
 
@@ -175,3 +184,64 @@ def _select(sel: Selector, instr: Instr) -> list:
 
 
 __all__ = ["F32", "copy", "copy_blocks", "vector"]
+
+
+def _format(dtype) -> str:
+    if dtype.is_float:
+        return "%g"
+    return "%lld" if dtype.itemsize == 8 else "%u" if dtype == dtypes.uint8 else "%d"
+
+
+def _word(e, is_bool: bool) -> tuple[str, object]:
+    """``(format, argument)`` printing value ``e``: a bool as NumPy's ``True``/``False``."""
+    return ("%s", Cond(Bin(BinOp.NE, e, lit(0)), Text("True"), Text("False"))) if is_bool else (None, e)
+
+
+def _printf(fmt: str, *args, loc=None) -> Call:
+    return Call("printf", None, (), (Text(fmt), *args), pipe=Pipe.S, loc=loc)
+
+
+def device_print(sel: Selector, instr: Instr) -> list:
+    """The ``printf`` calls of one ``tl.device_print``."""
+    prefix = instr.attr("prefix", "").replace("%", "%%")
+    head = "pid (%d, %d, %d)" + (" " + prefix if prefix else "")
+    out = [_printf(head, *(Conv(dtypes.int32, program_id(a)) for a in range(3)), loc=instr.loc)]
+    bools = instr.attr("bools", ())  # operands that were bool tiles, printed as their 0/1 values (boolmask)
+    for i, v in enumerate(instr.operands):
+        is_bool = v.type.dtype == dtypes.bool_ or i in bools
+        if v.type.is_scalar:
+            fmt, arg = _word(sel.expr(v), is_bool)
+            out.append(_printf(" " + (fmt or _format(v.type.dtype)), arg))
+        else:
+            out += _tile(sel, v, is_bool)
+    return out + [_printf("\n")]
+
+
+def _tile(sel: Selector, v: Value, is_bool: bool = False) -> list:
+    """`` [a b c]`` (or `` [[a b]\n [c d]]``; a tile of rank 3 or more nested as NumPy prints it, one
+    more blank line per level a block closes) of tile ``v``, element by element, UB row by UB row."""
+    fmt = "%s" if is_bool else _format(v.type.dtype)
+    ref = sel.ref(v)
+    shape = v.type.shape if has_rows(v.type.shape) else (v.type.numel,)
+    rank, cols, rows = len(shape), shape[-1], numel(shape[:-1])
+    c = sel.fresh("c")
+
+    def row(first: str, start) -> list:
+        return [_printf(first + fmt, _word(Elem(ref, start), is_bool)[1]),
+                For(c, lit(1), lit(cols), lit(1), (_printf(" " + fmt, _word(Elem(ref, add(start, c)), is_bool)[1]),)),
+                _printf("]")]
+    if rows == 1 and rank <= 2:
+        return row(" [", lit(0))
+    blocks = [numel(shape[j:-1]) for j in range(1, rank - 1)]  # rows per block of each inner level, outermost first
+    r = sel.fresh("r")
+
+    def levels(at, text) -> tuple:
+        """``text(z)`` printed for the number ``z`` of levels whose blocks start at row ``at``."""
+        out: tuple = (_printf(text(0)),) if text(0) else ()
+        for z, size in enumerate(reversed(blocks), 1):
+            out = (If(Bin(BinOp.EQ, Bin(BinOp.MOD, at, lit(size)), lit(0)), (_printf(text(z)),), orelse=out),)
+        return out
+    opening = levels(r, lambda z: "\n" * (z + 1) + " " * (rank - 1 - z) + "[" * z)
+    closing = levels(add(r, lit(1)), lambda z: "]" * z)
+    body = (If(Bin(BinOp.GT, r, lit(0)), opening), *row("[", Bin(BinOp.MUL, r, lit(sel.pitch(v)))), *closing)
+    return [_printf(" " + "[" * (rank - 1)), For(r, lit(0), lit(rows), lit(1), body), _printf("]")]

@@ -14,16 +14,16 @@ import dataclasses
 from ... import dtypes
 from ...ir.core import GroupOp, Instr, Kernel, Op, Value
 from ...platforms import Platform
-from . import compute, debug, memory
+from . import compute, memory
 from .. import kir
 from ..expand import combine, mathops, reductions, reorder, scan
 from ..legalise_shapes import gather, rank3, relayout, shapes
-from ..legalise_types import boolmask, fills, intops, philox, scalarunit, wide
+from ..legalise_types import boolmask, intops, scalarunit, wordviews
 from ..kir import Bin, BinOp, Call, Cond, Lit, Ref, Var, VarKind, lit
 from .selector import Selector, _Seg, cpp_dtype
 
-RULES = (scalarunit.select, rank3.select, boolmask.select, combine.select, intops.select, mathops.select, philox.select, reductions.select, relayout.select,
-         reorder.select, scan.select, shapes.select, fills.select, wide.select)
+RULES = (scalarunit.select, rank3.select, boolmask.select, combine.select, intops.select, mathops.select,
+         reductions.select, relayout.select, reorder.select, scan.select, shapes.select, wordviews.select)
 """Selection rules of their own modules, tried before :func:`.compute.vector`: ``rule(sel, instr)`` returns
 the calls of ``instr``, or None when it does not lower that instruction."""
 
@@ -107,7 +107,7 @@ class _Body:
                     out += self.flush(seg) + cross_core(instr)
                     seg = _Seg()
             elif instr.op is Op.PRINT:
-                seg.compute += debug.device_print(sel, instr)
+                seg.compute += compute.device_print(sel, instr)
             elif instr.op is Op.GATHER_LOAD:
                 seg.compute += gather.gather_load(sel, instr)
             elif instr.op is Op.SCATTER_STORE:
@@ -217,10 +217,10 @@ class _Body:
             if arg.type.is_scalar:
                 continue  # a member set before the loop
             c = sel.const_of(init)
-            if c is not None and arg.type.dtype == dtypes.int64:  # no int64 Duplicate: its words (:mod:`.fills`)
-                out += fills.words(sel, sel.ref(arg, dtypes.int32), c, None, sel.defs[init.id].loc)
+            if c is not None and arg.type.dtype == dtypes.int64:  # no int64 Duplicate: its words (:mod:`.wordviews`)
+                out += wordviews.words(sel, sel.ref(arg, dtypes.int32), c, None, sel.defs[init.id].loc)
             elif c is not None and arg.type.dtype in (dtypes.int8, dtypes.uint8):
-                out += fills.repeated_byte(sel.ref(arg), c, sel.defs[init.id].loc)
+                out += wordviews.repeated_byte(sel.ref(arg), c, sel.defs[init.id].loc)
             elif c is not None:
                 out.append(Call("Duplicate", sel.ref(arg), (), (Lit(c, arg.type.dtype), lit(sel.count(arg))),
                                 loc=sel.defs[init.id].loc))
