@@ -17,12 +17,15 @@ of the buffer or a set of equally long strided runs; anything else (or anything 
 left to the interpreter's general gather/scatter path, which also reports errors.
 
 The modules: :mod:`.tiles` (the symbolic values and their algebra), :mod:`.access` (an access's views and
-lazily loaded tiles), :mod:`.plans` (finding an access, and the plans kept for reuse).
+lazily loaded tiles), :mod:`.plans` (finding an access, and the plans kept for reuse). The tunables
+(``STRIP_ELEMENTS``, ``PIECE_ELEMENTS``) and the memo of plans (``MEMO``) are :mod:`.access`'s and :mod:`.plans`'s
+alone: set them there, where they are read.
 """
 from .access import Access, Loaded, loaded
-from .plans import Plans, mask_parts, plan
-from .tiles import (AFFINE_DTYPES, Affine, Conj, arange, broadcast, conj, dense, elementwise, expand_dims, index, lift,
-                    repeat, select, term)
+from .plans import Memo, Plans, mask_parts, plan
+from .tiles import (AFFINE_DTYPES, COMPARE, I64, INT32, INT32_RANGE, Affine, Array, Conj, Term, arange, broadcast, conj,
+                    dense, elementwise, expand, expand_dims, index, lift, repeat, select, strided, term)
 
-__all__ = ["AFFINE_DTYPES", "Access", "Affine", "Conj", "Loaded", "Plans", "arange", "broadcast", "conj", "dense",
-           "elementwise", "expand_dims", "index", "lift", "loaded", "mask_parts", "plan", "repeat", "select", "term"]
+__all__ = ["AFFINE_DTYPES", "Access", "Affine", "Array", "COMPARE", "Conj", "I64", "INT32", "INT32_RANGE", "Loaded",
+           "Memo", "Plans", "Term", "arange", "broadcast", "conj", "dense", "elementwise", "expand", "expand_dims",
+           "index", "lift", "loaded", "mask_parts", "plan", "repeat", "select", "strided", "term"]

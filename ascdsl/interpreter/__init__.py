@@ -38,9 +38,15 @@ programs and masked lanes routinely compute on garbage.
 
 The modules: :mod:`.runner` (a launch, the kernel prepared once), :mod:`.state` (the buffers and the
 programs of a chunk), :mod:`.dispatch` (the handler of each op), :mod:`.compute`, :mod:`.memory` and
-:mod:`.control` (the handlers), :mod:`.values` (the helpers they share).
+:mod:`.control` (the handlers), :mod:`.values` (the helpers they share). The tunables (``CHUNK_ELEMENTS``,
+``BATCH_CHUNKS``, ``DONATED_BYTES``) are :mod:`.state`'s alone: set them there, where they are read.
 """
-from .dispatch import HANDLERS
-from .runner import run
+from .compute import LAST_AXIS_REDUCE, UFUNC_FOR_OP, UNIFORM_LEAVES, ZERO, ZERO_F32
+from .dispatch import COMPACT, HANDLERS, LOOPS, NOT_BATCHED
+from .memory import ATOMIC_COMBINE
+from .runner import FUSED, LAZY_USERS, PURE, run
+from .state import HALF, SHIFT, Step
+from .values import Array
 
-__all__ = ["HANDLERS", "run"]
+__all__ = ["ATOMIC_COMBINE", "Array", "COMPACT", "FUSED", "HALF", "HANDLERS", "LAST_AXIS_REDUCE", "LAZY_USERS", "LOOPS",
+           "NOT_BATCHED", "PURE", "SHIFT", "Step", "UFUNC_FOR_OP", "UNIFORM_LEAVES", "ZERO", "ZERO_F32", "run"]
