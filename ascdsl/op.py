@@ -15,7 +15,6 @@ import ast
 import functools
 import importlib.util
 import inspect
-import textwrap
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -244,8 +243,15 @@ class Operator:
     def output_shape(self, output: Output, inputs: tuple[TensorDesc, ...], attrs: dict) -> tuple[int, ...]:
         """The shape of ``output`` for input descriptions ``inputs`` and attribute values ``attrs``."""
         if callable(output.shape):
-            return tuple(output.shape(*inputs, **attrs))
+            return tuple(output.shape(**self.arguments(output.shape, inputs, attrs)))
         return inputs[self.inputs.index(output.shape or self.inputs[0])].shape
+
+    def arguments(self, fn: Callable, inputs: tuple[TensorDesc, ...], attrs: dict, platform=None) -> dict:
+        """The arguments of host or output-shape function ``fn`` by name: the inputs and attributes it takes
+        (it may take a few of them, in any order), and ``platform``; a parameter with a default that is
+        none of these keeps its default, as in the generated C++."""
+        given = {**dict(zip(self.inputs, inputs)), **attrs, "platform": platform}
+        return {p: given[p] for p in inspect.signature(fn).parameters if p in given}
 
 
 def project_op_type(op_type: str) -> str:
@@ -327,15 +333,49 @@ def host(fn: Callable) -> Callable:
     return wrapper
 
 
+def host_source(fn: Callable) -> tuple[str, ast.FunctionDef | ast.Lambda]:
+    """The file of a host or output-shape function ``fn`` (a ``def`` or a ``lambda``) and its syntax tree,
+    parsed from the whole file so that node positions are file positions (a lambda may sit inside a call
+    that spans lines)."""
+    fn = inspect.unwrap(fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        raise CompilationError(caller_site(), f"{fn!r} is not a Python function: host and output-shape "
+                               "functions are `def`s or lambdas that ascdsl translates from their source")
+    path = source_file(code.co_filename)
+    try:
+        lines, _ = inspect.findsource(fn)
+        tree = ast.parse("".join(lines))
+    except (OSError, SyntaxError):
+        raise CompilationError(Loc(path, code.co_firstlineno, 1), f"cannot read the source of `{fn.__name__}`: "
+                               "ascdsl translates host code from its source, so define it in a .py file") from None
+    params = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    found = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda)) and _defines(n, code)
+             and [a.arg for a in n.args.args + n.args.kwonlyargs] == params]
+    # lambdas on one line: the one whose body spans the code's instructions
+    spans = [(line, col, end, end_col) for line, end, col, end_col in code.co_positions() if end_col]
+    found = [n for n in found if isinstance(n, ast.FunctionDef) or all(
+        (n.body.lineno, n.body.col_offset) <= (line, col) and (end, end_col) <= (n.body.end_lineno, n.body.end_col_offset)
+        for line, col, end, end_col in spans)]
+    if not found:
+        raise CompilationError(Loc(path, code.co_firstlineno, 1), f"cannot find the source of `{fn.__name__}` in "
+                               f"{display_path(path)}: ascdsl translates host code from its source")
+    return path, min(found, key=lambda n: (n.end_lineno - n.lineno, n.end_col_offset - n.col_offset))
+
+
+def _defines(node: ast.FunctionDef | ast.Lambda, code) -> bool:
+    """Whether ``node`` is where ``code`` was defined (a decorated ``def``'s code starts at its first decorator)."""
+    if isinstance(node, ast.Lambda):
+        return code.co_name == "<lambda>" and node.lineno == code.co_firstlineno
+    first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+    return node.name == code.co_name and first == code.co_firstlineno
+
+
 def _check_host_subset(fn: Callable) -> None:
-    lines, first = inspect.getsourcelines(fn)
-    path = source_file(inspect.getsourcefile(fn) or "<unknown>")
-    source = textwrap.dedent("".join(lines))
-    indent = len(lines[0]) - len(lines[0].lstrip())
-    tree = ast.parse(source)
+    path, tree = host_source(fn)
     statements = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}  # docstrings: never emitted
-    for node, where in _walk_located(tree.body[0]):
-        loc = Loc(path, first + where.lineno - 1, where.col_offset + indent + 1)
+    for node, where in _walk_located(tree):
+        loc = Loc(path, where.lineno, where.col_offset + 1)
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in statements:
             try:
                 names.text(node.value, "a string in host code")

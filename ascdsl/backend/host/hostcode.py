@@ -98,7 +98,7 @@ def signature(op: Operator, fn: Callable) -> tuple[Param, ...]:
     params = []
     for name in inspect.signature(fn).parameters:
         if name in op.inputs:
-            params.append(Param(name, "tensor", f"const ascdsl_host::TensorDesc& {cpp_name(name)}"))
+            params.append(tensor_param(name))
         elif name in attrs:
             kind = ATTR_KIND[attrs[name].type]
             cpp = f"const {CPP_TYPE[kind]}&" if kind in (SHAPE, STR) else CPP_TYPE[kind]
@@ -110,6 +110,10 @@ def signature(op: Operator, fn: Callable) -> tuple[Param, ...]:
                                    "attribute or `platform`", hint="declare it in Operator(inputs=..., attrs=...), "
                                    "or give it a default (the generated C++ is specialised for it)")
     return tuple(params)
+
+
+def tensor_param(name: str) -> Param:
+    return Param(name, "tensor", f"const ascdsl_host::TensorDesc& {cpp_name(name)}")
 
 
 def fn_loc(fn: Callable) -> Loc:

@@ -11,15 +11,14 @@ import ast
 import builtins
 import inspect
 import operator
-import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ... import dtypes, language, planner
-from ...errors import CompilationError, Loc, display_path
-from ...op import Operator
+from ...errors import CompilationError, Loc
+from ...op import Operator, host_source
 from .hostcode import (ATTR_KIND, BOOL, CPP_TYPE, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, STR, E, Param, cpp_name,
-                       fixed_params, literal, quote, signature)
+                       fixed_params, literal, quote, signature, tensor_param)
 from .hostplan import PlannerTables
 from ..plan.tiling import TilingLayout, Variant
 
@@ -35,13 +34,16 @@ class HostExpressions:
     def __init__(self, op: Operator, fn: Callable, layout: TilingLayout | None, variants: Sequence[Variant]):
         self.op, self.layout, self.variants = op, layout, tuple(variants)
         self.fn = inspect.unwrap(fn)
-        lines, first = inspect.getsourcelines(self.fn)
-        self.path, self.first = display_path(inspect.getsourcefile(self.fn) or "<unknown>"), first
-        self.indent = len(lines[0]) - len(lines[0].lstrip())
-        self.tree = ast.parse(textwrap.dedent("".join(lines))).body[0]
+        self.path, tree = host_source(self.fn)
+        # a lambda is a function whose body returns its expression
+        self.body = tree.body if isinstance(tree, ast.FunctionDef) else [ast.copy_location(ast.Return(tree.body),
+                                                                                            tree.body)]
         self.params = signature(op, fn)
-        if layout is not None and all(p.kind != "platform" for p in self.params):
-            self.params += (Param("platform", "platform", "const ascdsl_host::Platform& platform"),)
+        if layout is not None:  # the launch selects its variant by every tensor's dtype, and reads the platform
+            named = {p.name for p in self.params}
+            self.params += tuple(tensor_param(i) for i in op.inputs if i not in named)
+            if "platform" not in named:
+                self.params += (Param("platform", "platform", "const ascdsl_host::Platform& platform"),)
         self.scope: dict[str, str] = {p.name: ("tensor" if p.kind == "tensor" else "platform" if
                                                p.kind == "platform" else ATTR_KIND[p.attr_type])
                                       for p in self.params}
@@ -58,7 +60,7 @@ class HostExpressions:
         self.temps = 0
 
     def error(self, node: ast.AST, message: str, hint: str | None = None) -> CompilationError:
-        loc = Loc(self.path, self.first + node.lineno - 1, node.col_offset + self.indent + 1)
+        loc = Loc(self.path, node.lineno, node.col_offset + 1)
         return CompilationError(loc, message, hint=hint or "host code lowers to C++: use ints, floats, shapes, "
                                 "dtypes and attributes, min/max/cdiv/next_power_of_2, if/else, for over range")
 

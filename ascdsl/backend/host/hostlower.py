@@ -40,9 +40,9 @@ class HostLowering(HostExpressions):
     # ------------------------------------------------------------------ driver
 
     def function(self, name: str) -> HostFunction:
-        for stmt in self.tree.body:
+        for stmt in self.body:
             self.stmt(stmt)
-        if not isinstance(self.tree.body[-1], ast.Return):
+        if not isinstance(self.body[-1], ast.Return):
             end = ("the host function returned no launch plan" if self.layout is not None
                    else "the output-shape function returned no shape")
             self.emit(f"throw HostError{{HOST_ERROR, {quote(end)}}};")
@@ -279,6 +279,7 @@ class HostLowering(HostExpressions):
 
     def tensor_dtypes(self) -> list[str]:
         """C++ expressions for the dtypes of the kernel's pointer arguments: inputs, then outputs."""
+        self.used.update(self.op.inputs)
         out = [f"{cpp_name(i)}.dtype" for i in self.op.inputs]
         for o in self.op.outputs:
             source = o.dtype or self.op.inputs[0]
