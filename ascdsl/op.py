@@ -190,6 +190,8 @@ class Operator:
         return case.inputs() if self.sample is None else tuple(self.sample(case))
 
     def __post_init__(self) -> None:
+        site = caller_site(2)  # the Operator(...) call, past the dataclass's __init__
+        self._check_fields(site)
         names.identifier(self.name, "the operator name")
         names.op_type(self.op_type)
         if self.project_op_type is None:
@@ -211,8 +213,6 @@ class Operator:
             if len(combo) != tensors:
                 raise InputValueError(f"{self.name}: dtype combination {combo} needs {tensors} entries "
                                       "(inputs, then outputs)")
-            for name in combo:
-                dtypes.lookup(name)
         object.__setattr__(self, "dtypes", combos)
         for kind, tensors in (("input", self.inputs), ("output", [o.name for o in self.outputs])):
             for name in tensors:
@@ -220,6 +220,40 @@ class Operator:
         every = [*self.inputs, *(o.name for o in self.outputs), *(a.name for a in self.attrs)]
         if len(set(every)) != len(every):
             raise InputValueError(f"{self.name}: input, output and attribute names must be distinct")
+        for o in self.outputs:
+            for what, name in (("shape", o.shape), ("dtype", o.dtype)):
+                if isinstance(name, str) and name not in self.inputs and (what == "shape" or name not in dtypes.BY_NAME):
+                    raise CompilationError(site, f"{self.name}: output {o.name!r}: {what}={name!r} names no input "
+                                           f"(inputs: {', '.join(self.inputs)})" + (" and no dtype" if what == "dtype" else ""))
+
+    def _check_fields(self, site: Loc) -> None:
+        """The kinds of the declaration's fields, located at the ``Operator(...)`` call (``site``); the names
+        are checked as they enter (:mod:`.names`)."""
+        def fail(message: str, hint: str | None = None):
+            raise CompilationError(site, f"{self.name}: {message}", hint)
+        if not _is_function(self.host):
+            fail(f"host must be an @ascdsl.host function, got {self.host!r}")
+        if isinstance(self.inputs, str) or isinstance(self.outputs, (str, Output)):
+            fail("inputs and outputs are tuples of names", 'write inputs=("x",), not inputs="x"')
+        if "platform" in (*(self.inputs or ()), *(getattr(a, "name", None) for a in self.attrs)):
+            fail("`platform` is the host function's platform parameter: no input or attribute may take the name")
+        for a in self.attrs:
+            if not isinstance(a, Attr):
+                fail(f"attrs are ascdsl.Attr(name, type, default), got {a!r}")
+        for o in self.outputs:
+            if not isinstance(o, (Output, str)):
+                fail(f"outputs are names or ascdsl.Output(name, shape=..., dtype=...), got {o!r}")
+            if isinstance(o, Output) and not (o.shape is None or isinstance(o.shape, str) or _is_function(o.shape)):
+                fail(f"output {o.name!r}: shape is the name of an input or a function of the inputs and attributes "
+                     f"that returns the shape, got {o.shape!r}", "shape=lambda x: (x.shape[0], 1)")
+            if isinstance(o, Output) and o.dtype is not None and not isinstance(o.dtype, str):
+                fail(f"output {o.name!r}: dtype is the name of an input or of a dtype, got {o.dtype!r}")
+        if isinstance(self.dtypes, str):
+            fail("dtypes is a tuple of dtype combinations", f"write dtypes=({self.dtypes!r},)")
+        for combo in self.dtypes:
+            for name in (combo,) if isinstance(combo, str) else combo if isinstance(combo, (tuple, list)) else (combo,):
+                if name not in dtypes.BY_NAME:
+                    fail(f"dtypes: {name!r} is not a dtype name", f"dtypes: {', '.join(d.name for d in dtypes.ALL)}")
 
     def opdef_attrs(self, case: Case) -> dict | None:
         """The OpDef attribute values of ``case`` (defaults filled in), or None when the case uses what
@@ -252,6 +286,12 @@ class Operator:
         none of these keeps its default, as in the generated C++."""
         given = {**dict(zip(self.inputs, inputs)), **attrs, "platform": platform}
         return {p: given[p] for p in inspect.signature(fn).parameters if p in given}
+
+
+def _is_function(fn) -> bool:
+    """A ``def`` or a lambda (through decorators): what host and output-shape code is translated from."""
+    fn = inspect.unwrap(fn) if callable(fn) else None
+    return inspect.isfunction(fn) or inspect.ismethod(fn)
 
 
 def project_op_type(op_type: str) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ... import dtypes, language, planner
 from ...errors import CompilationError, Loc
-from ...op import Operator, host_source
+from ...op import Launch, Operator, host_source
 from .hostcode import (ATTR_KIND, BOOL, CPP_TYPE, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, STR, E, Param, cpp_name,
                        fixed_params, literal, quote, signature, tensor_param)
 from .hostplan import PlannerTables
@@ -58,6 +58,8 @@ class HostExpressions:
         self.used: set[str] = set()
         self.depth = 1
         self.temps = 0
+        # the function's own names, which no temporary may take
+        self.taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {p.name for p in self.params}
 
     def error(self, node: ast.AST, message: str, hint: str | None = None) -> CompilationError:
         loc = Loc(self.path, node.lineno, node.col_offset + 1)
@@ -70,6 +72,8 @@ class HostExpressions:
 
     def temp(self, base: str) -> str:
         self.temps += 1
+        while f"{base}{self.temps}" in self.taken:
+            self.temps += 1
         return f"{base}{self.temps}"
 
 
@@ -308,6 +312,9 @@ class HostExpressions:
             return self.planner.largest_block(node)
         if fn is planner.largest_extent:
             return self.planner.largest_extent(node)
+        if fn is Launch:
+            raise self.error(node, "host code makes its ascdsl.Launch in the return statement"
+                             + ("" if self.layout is not None else ", and an output-shape function makes none"))
         if node.keywords:
             raise self.error(node, "keyword arguments are not supported in host calls")
         args = [self.expr(a) for a in node.args]
