@@ -221,10 +221,13 @@ class Operator:
         if len(set(every)) != len(every):
             raise InputValueError(f"{self.name}: input, output and attribute names must be distinct")
         for o in self.outputs:
-            for what, name in (("shape", o.shape), ("dtype", o.dtype)):
-                if isinstance(name, str) and name not in self.inputs and (what == "shape" or name not in dtypes.BY_NAME):
-                    raise CompilationError(site, f"{self.name}: output {o.name!r}: {what}={name!r} names no input "
-                                           f"(inputs: {', '.join(self.inputs)})" + (" and no dtype" if what == "dtype" else ""))
+            inputs = ", ".join(self.inputs)
+            if isinstance(o.shape, str) and o.shape not in self.inputs:
+                raise CompilationError(site, f"{self.name}: output {o.name!r}: shape={o.shape!r} names no input "
+                                       f"(inputs: {inputs})")
+            if o.dtype is not None and o.dtype not in self.inputs and o.dtype not in dtypes.BY_NAME:
+                raise CompilationError(site, f"{self.name}: output {o.name!r}: dtype={o.dtype!r} names no input "
+                                       f"(inputs: {inputs}) and no dtype")
 
     def _check_fields(self, site: Loc) -> None:
         """The kinds of the declaration's fields, located at the ``Operator(...)`` call (``site``); the names
@@ -395,8 +398,8 @@ def host_source(fn: Callable) -> tuple[str, ast.FunctionDef | ast.Lambda]:
     # lambdas on one line: the one whose body spans the code's instructions
     spans = [(line, col, end, end_col) for line, end, col, end_col in code.co_positions() if end_col]
     found = [n for n in found if isinstance(n, ast.FunctionDef) or all(
-        (n.body.lineno, n.body.col_offset) <= (line, col) and (end, end_col) <= (n.body.end_lineno, n.body.end_col_offset)
-        for line, col, end, end_col in spans)]
+        (n.body.lineno, n.body.col_offset) <= (line, col)
+        and (end, end_col) <= (n.body.end_lineno, n.body.end_col_offset) for line, col, end, end_col in spans)]
     if not found:
         raise CompilationError(Loc(path, code.co_firstlineno, 1), f"cannot find the source of `{fn.__name__}` in "
                                f"{display_path(path)}: ascdsl translates host code from its source")

@@ -27,8 +27,9 @@ FORMAT = {INT: "ascdsl_host::FormatInt", FLOAT: "ascdsl_host::FormatFloat", BOOL
           SHAPE: "ascdsl_host::FormatShape", DTYPE: "ascdsl_host::DTypeName"}
 CPP_KEYWORDS = frozenset(["auto", "bool", "break", "case", "catch", "char", "class", "const", "continue", "default", "delete", "do", "double", "else", "enum", "explicit", "extern", "float", "for", "goto", "if", "inline", "int", "long", "namespace", "new", "operator", "private", "protected", "public", "register", "return", "short", "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw", "try", "typedef", "union", "unsigned", "using", "virtual", "void", "volatile", "while", "tiling", "blockDim", "message", "shapes", "Kernel", "programs", "blocks", "std", "int32_t", "int64_t", "uint32_t", "INT64_C", "ascdsl_host",
     # the ascdsl_host runtime (templates/host_runtime.h.j2), which the body uses unqualified
-    "DType", "DTypeName", "DTypeSize", "Status", "OK", "VALUE_ERROR", "TYPE_ERROR", "HOST_ERROR", "VARIANT_NOT_COMPILED",
-    "HostError", "MAX_DIMS", "Shape", "TensorDesc", "Platform", "MakeShape", "Numel", "ShapeEq", "Dim", "NO_BOUND", "Slice",
+    "DType", "DTypeName", "DTypeSize", "Status", "OK", "VALUE_ERROR", "TYPE_ERROR", "HOST_ERROR",
+    "VARIANT_NOT_COMPILED", "HostError", "MAX_DIMS", "Shape", "TensorDesc", "Platform", "MakeShape", "Numel", "ShapeEq",
+    "Dim", "NO_BOUND", "Slice",
     "Concat", "FloorDiv", "FloorMod", "TrueDiv", "CeilDiv", "RoundUp", "NextPowerOf2", "Footprint", "LargestBlock",
     "FitsInt32", "FormatInt", "FormatBool", "FormatFloat", "FormatShape"])
 """Names a host variable cannot have in C++ (it gets a ``_`` suffix): keywords, and the names the generated
