@@ -15,7 +15,6 @@ import ast
 import functools
 import importlib.util
 import inspect
-import textwrap
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -191,6 +190,8 @@ class Operator:
         return case.inputs() if self.sample is None else tuple(self.sample(case))
 
     def __post_init__(self) -> None:
+        site = caller_site(2)  # the Operator(...) call, past the dataclass's __init__
+        self._check_fields(site)
         names.identifier(self.name, "the operator name")
         names.op_type(self.op_type)
         if self.project_op_type is None:
@@ -212,8 +213,6 @@ class Operator:
             if len(combo) != tensors:
                 raise InputValueError(f"{self.name}: dtype combination {combo} needs {tensors} entries "
                                       "(inputs, then outputs)")
-            for name in combo:
-                dtypes.lookup(name)
         object.__setattr__(self, "dtypes", combos)
         for kind, tensors in (("input", self.inputs), ("output", [o.name for o in self.outputs])):
             for name in tensors:
@@ -221,6 +220,43 @@ class Operator:
         every = [*self.inputs, *(o.name for o in self.outputs), *(a.name for a in self.attrs)]
         if len(set(every)) != len(every):
             raise InputValueError(f"{self.name}: input, output and attribute names must be distinct")
+        for o in self.outputs:
+            inputs = ", ".join(self.inputs)
+            if isinstance(o.shape, str) and o.shape not in self.inputs:
+                raise CompilationError(site, f"{self.name}: output {o.name!r}: shape={o.shape!r} names no input "
+                                       f"(inputs: {inputs})")
+            if o.dtype is not None and o.dtype not in self.inputs and o.dtype not in dtypes.BY_NAME:
+                raise CompilationError(site, f"{self.name}: output {o.name!r}: dtype={o.dtype!r} names no input "
+                                       f"(inputs: {inputs}) and no dtype")
+
+    def _check_fields(self, site: Loc) -> None:
+        """The kinds of the declaration's fields, located at the ``Operator(...)`` call (``site``); the names
+        are checked as they enter (:mod:`.names`)."""
+        def fail(message: str, hint: str | None = None):
+            raise CompilationError(site, f"{self.name}: {message}", hint)
+        if not _is_function(self.host):
+            fail(f"host must be an @ascdsl.host function, got {self.host!r}")
+        if isinstance(self.inputs, str) or isinstance(self.outputs, (str, Output)):
+            fail("inputs and outputs are tuples of names", 'write inputs=("x",), not inputs="x"')
+        if "platform" in (*(self.inputs or ()), *(getattr(a, "name", None) for a in self.attrs)):
+            fail("`platform` is the host function's platform parameter: no input or attribute may take the name")
+        for a in self.attrs:
+            if not isinstance(a, Attr):
+                fail(f"attrs are ascdsl.Attr(name, type, default), got {a!r}")
+        for o in self.outputs:
+            if not isinstance(o, (Output, str)):
+                fail(f"outputs are names or ascdsl.Output(name, shape=..., dtype=...), got {o!r}")
+            if isinstance(o, Output) and not (o.shape is None or isinstance(o.shape, str) or _is_function(o.shape)):
+                fail(f"output {o.name!r}: shape is the name of an input or a function of the inputs and attributes "
+                     f"that returns the shape, got {o.shape!r}", "shape=lambda x: (x.shape[0], 1)")
+            if isinstance(o, Output) and o.dtype is not None and not isinstance(o.dtype, str):
+                fail(f"output {o.name!r}: dtype is the name of an input or of a dtype, got {o.dtype!r}")
+        if isinstance(self.dtypes, str):
+            fail("dtypes is a tuple of dtype combinations", f"write dtypes=({self.dtypes!r},)")
+        for combo in self.dtypes:
+            for name in (combo,) if isinstance(combo, str) else combo if isinstance(combo, (tuple, list)) else (combo,):
+                if name not in dtypes.BY_NAME:
+                    fail(f"dtypes: {name!r} is not a dtype name", f"dtypes: {', '.join(d.name for d in dtypes.ALL)}")
 
     def opdef_attrs(self, case: Case) -> dict | None:
         """The OpDef attribute values of ``case`` (defaults filled in), or None when the case uses what
@@ -244,8 +280,21 @@ class Operator:
     def output_shape(self, output: Output, inputs: tuple[TensorDesc, ...], attrs: dict) -> tuple[int, ...]:
         """The shape of ``output`` for input descriptions ``inputs`` and attribute values ``attrs``."""
         if callable(output.shape):
-            return tuple(output.shape(*inputs, **attrs))
+            return tuple(output.shape(**self.arguments(output.shape, inputs, attrs)))
         return inputs[self.inputs.index(output.shape or self.inputs[0])].shape
+
+    def arguments(self, fn: Callable, inputs: tuple[TensorDesc, ...], attrs: dict, platform=None) -> dict:
+        """The arguments of host or output-shape function ``fn`` by name: the inputs and attributes it takes
+        (it may take a few of them, in any order), and ``platform``; a parameter with a default that is
+        none of these keeps its default, as in the generated C++."""
+        given = {**dict(zip(self.inputs, inputs)), **attrs, "platform": platform}
+        return {p: given[p] for p in inspect.signature(fn).parameters if p in given}
+
+
+def _is_function(fn) -> bool:
+    """A ``def`` or a lambda (through decorators): what host and output-shape code is translated from."""
+    fn = inspect.unwrap(fn) if callable(fn) else None
+    return inspect.isfunction(fn) or inspect.ismethod(fn)
 
 
 def project_op_type(op_type: str) -> str:
@@ -327,15 +376,49 @@ def host(fn: Callable) -> Callable:
     return wrapper
 
 
+def host_source(fn: Callable) -> tuple[str, ast.FunctionDef | ast.Lambda]:
+    """The file of a host or output-shape function ``fn`` (a ``def`` or a ``lambda``) and its syntax tree,
+    parsed from the whole file so that node positions are file positions (a lambda may sit inside a call
+    that spans lines)."""
+    fn = inspect.unwrap(fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        raise CompilationError(caller_site(), f"{fn!r} is not a Python function: host and output-shape "
+                               "functions are `def`s or lambdas that ascdsl translates from their source")
+    path = source_file(code.co_filename)
+    try:
+        lines, _ = inspect.findsource(fn)
+        tree = ast.parse("".join(lines))
+    except (OSError, SyntaxError):
+        raise CompilationError(Loc(path, code.co_firstlineno, 1), f"cannot read the source of `{fn.__name__}`: "
+                               "ascdsl translates host code from its source, so define it in a .py file") from None
+    params = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    found = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda)) and _defines(n, code)
+             and [a.arg for a in n.args.args + n.args.kwonlyargs] == params]
+    # lambdas on one line: the one whose body spans the code's instructions
+    spans = [(line, col, end, end_col) for line, end, col, end_col in code.co_positions() if end_col]
+    found = [n for n in found if isinstance(n, ast.FunctionDef) or all(
+        (n.body.lineno, n.body.col_offset) <= (line, col)
+        and (end, end_col) <= (n.body.end_lineno, n.body.end_col_offset) for line, col, end, end_col in spans)]
+    if not found:
+        raise CompilationError(Loc(path, code.co_firstlineno, 1), f"cannot find the source of `{fn.__name__}` in "
+                               f"{display_path(path)}: ascdsl translates host code from its source")
+    return path, min(found, key=lambda n: (n.end_lineno - n.lineno, n.end_col_offset - n.col_offset))
+
+
+def _defines(node: ast.FunctionDef | ast.Lambda, code) -> bool:
+    """Whether ``node`` is where ``code`` was defined (a decorated ``def``'s code starts at its first decorator)."""
+    if isinstance(node, ast.Lambda):
+        return code.co_name == "<lambda>" and node.lineno == code.co_firstlineno
+    first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+    return node.name == code.co_name and first == code.co_firstlineno
+
+
 def _check_host_subset(fn: Callable) -> None:
-    lines, first = inspect.getsourcelines(fn)
-    path = source_file(inspect.getsourcefile(fn) or "<unknown>")
-    source = textwrap.dedent("".join(lines))
-    indent = len(lines[0]) - len(lines[0].lstrip())
-    tree = ast.parse(source)
+    path, tree = host_source(fn)
     statements = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}  # docstrings: never emitted
-    for node, where in _walk_located(tree.body[0]):
-        loc = Loc(path, first + where.lineno - 1, where.col_offset + indent + 1)
+    for node, where in _walk_located(tree):
+        loc = Loc(path, where.lineno, where.col_offset + 1)
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in statements:
             try:
                 names.text(node.value, "a string in host code")

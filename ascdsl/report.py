@@ -50,7 +50,7 @@ def buffer_bytes(buffer: Mapping, values: Mapping | None) -> int:
 
 
 def write(b, folder: Path, samples: Mapping | None = None) -> Path:
-    """Write ``folder/report.html`` for the build ``b`` (an :class:`ascdsl.build.OpBuild` written to
+    """Write ``folder/report.html`` for the build ``b`` (an :class:`ascdsl.opbuild.OpBuild` written to
     ``folder``); ``samples``: tiling key -> the :class:`ascdsl.verify.Sample` s of its verification."""
     path = Path(folder) / "report.html"
     with source_root(b.root):  # source files named as the build's other files name them

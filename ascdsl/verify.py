@@ -18,7 +18,6 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,10 +31,8 @@ from .sim.signature import gm_entry
 from .errors import Error
 from .jit import BACKENDS, Backend
 from .op import Operator, TensorDesc
+from .opbuild import OpBuild
 from .testing import CaseResult, assert_close, expected_outputs, run_case
-
-if TYPE_CHECKING:
-    from .build import OpBuild
 
 
 @dataclass(frozen=True)

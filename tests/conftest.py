@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
+from tests.backend import coverage, helpers
+
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("dev", deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
@@ -24,7 +26,6 @@ def _same_data_in_any_order(request):
     """Every test starts from the same state of the shared test-data generator and of its own module's
     generators (``RNG = np.random.default_rng(N)`` at module level), whichever tests its xdist worker
     ran before it."""
-    from tests.backend import helpers
     helpers.RNG.bit_generator.state = np.random.default_rng(helpers.SEED).bit_generator.state
     module = getattr(request, "module", None)
     for name, value in vars(module).items() if module is not None else ():
@@ -46,7 +47,6 @@ def prebuilt_module(request):
     is recorded joins the module's files, and kernels of different pointer parameters share a file. Only
     the session's selected tests are recorded (``-m "not slow"`` records no slow sweep). The module's
     random generators are left as they were, so its tests draw the same data."""
-    from tests.backend import coverage, helpers
     module = request.module
     generators = [g for g in {id(v): v for v in [*vars(module).values(), helpers.RNG]}.values()
                   if isinstance(g, np.random.Generator)]

@@ -3,6 +3,7 @@ kernels do; :func:`ascdsl.backend.plan.ubplan._bind_outputs`, :func:`ascdsl.back
 only where the load and everything computed in its buffer are dead where the store's data begins, on
 the simulator against the interpreter (hazard checks on)."""
 import numpy as np
+import pytest
 
 import ascdsl
 import ascdsl.language as tl
@@ -13,6 +14,7 @@ from ascdsl.backend.plan import tiling
 from tests.backend.helpers import CANN, RNG, assert_type_checks, both
 
 F32, F16 = tl.pointer_type(tl.float32), tl.pointer_type(tl.float16)
+pytestmark = pytest.mark.usefixtures("prebuilt_module")  # the simulator kernels in few g++ runs
 
 
 @ascdsl.jit

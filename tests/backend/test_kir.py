@@ -17,6 +17,7 @@ from ascdsl.backend.names.naming import RESERVED
 from tests.backend.test_passes import LAUNCHES
 
 BACKEND = Path(kir.__file__).parents[1]
+pytestmark = pytest.mark.usefixtures("prebuilt_module")  # the simulator kernels in few g++ runs
 F32 = tl.pointer_type(dtypes.float32)
 BF16 = tl.pointer_type(dtypes.bfloat16)
 

@@ -3,6 +3,7 @@ double-buffered queue) fit them (:mod:`ascdsl.backend.plan.queues`): each segmen
 queue buffer, one queue for all segments, on the simulator against the interpreter (hazard checks
 on); kernels that fit keep a queue per tile."""
 import numpy as np
+import pytest
 
 import ascdsl
 import ascdsl.language as tl
@@ -13,6 +14,7 @@ from tests.backend.helpers import CANN, RNG, assert_type_checks, both, each
 from tests.triton import compat_kernels
 
 COMPAT = compat_kernels.build(ascdsl, tl)
+pytestmark = pytest.mark.usefixtures("prebuilt_module")  # the simulator kernels in few g++ runs
 F32 = tl.pointer_type(tl.float32)
 
 

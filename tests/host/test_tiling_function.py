@@ -227,3 +227,35 @@ def test_seed_ops_refuse_tensors_past_int32_indexing(name, attrs, message):
     big = desc((2415919104, 2), "float16")  # dim 1 reduces the 2 columns: 2415919104 rows
     want = host.python_tiling(op, layout, tiling.variants(kernels), PLATFORMS[0], (big, big), attrs)
     assert (want.status, want.message) == (1, message)
+
+
+# An op whose host function takes one of its two inputs, and whose output shape is a lambda inside the
+# multi-line Operator call: the C++ tiling function still takes (and selects by) every tensor.
+
+@ascdsl.jit
+def first_kernel(x_ptr, y_ptr, out_ptr, rows_ptr, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + i, tl.load(x_ptr + i, mask=i < n) + tl.load(y_ptr + i, mask=i < n), mask=i < n)
+    tl.store(rows_ptr + i, i, mask=i < 2)
+
+
+@ascdsl.host
+def first_host(x):
+    return ascdsl.Launch(first_kernel, grid=(ascdsl.cdiv(x.numel, 64),), scalars={"n": x.numel},
+                         constexprs={"BLOCK": 64})
+
+
+FIRST = ascdsl.Operator(
+    name="first", op_type="FirstOp", entry=None, host=first_host, reference=None, inputs=("x", "y"),
+    outputs=(ascdsl.Output("out", shape=lambda x: (x.numel,)),
+             ascdsl.Output("rows",
+                           shape=lambda y, x: (y.shape[0], x.ndim), dtype="int32")),
+    dtypes=(("float32", "float32", "float32", "int32"),))
+
+
+def test_a_host_taking_some_inputs_and_lambda_shapes_match_python(tmp_path):
+    ptr = tl.pointer_type(dtypes.float32)
+    kernels = first_kernel.specialize(ptr, ptr, ptr, tl.pointer_type(dtypes.int32), 1, BLOCK=64).kernels
+    sweep = [((desc(s), desc(s, dt)), {}) for s in ((1,), (100,), (3, 5)) for dt in ("float32", "float16")]
+    assert check_equivalence(tmp_path, FIRST, kernels, sweep, platforms=PLATFORMS[:1]) == {0, 4}
+    assert FIRST.output_shape(FIRST.outputs[1], (desc((3, 5)), desc((4, 2))), {}) == (4, 2)

@@ -201,10 +201,7 @@ def python_tiling(op: Operator, layout: TilingLayout, variants: Sequence[Variant
 
 def host_plan(op: Operator, platform, inputs: Sequence, attrs: dict):
     """``op``'s host function on ``inputs`` (:class:`TensorDesc`) and ``attrs`` for ``platform``."""
-    kwargs = {p: attrs[p] for p in inspect.signature(op.host).parameters if p in attrs}
-    if "platform" in inspect.signature(op.host).parameters:
-        kwargs["platform"] = platform
-    return op.host(*inputs, **kwargs)
+    return op.host(**op.arguments(op.host, tuple(inputs), attrs, platform))
 
 
 def launched_kernel(op: Operator, plan, inputs: Sequence):

@@ -25,7 +25,15 @@ CPP_TYPE = {INT: "int64_t", FLOAT: "double", BOOL: "bool", STR: "std::string", S
 ATTR_KIND = {"Int": INT, "Float": FLOAT, "Bool": BOOL, "ListInt": SHAPE, "String": STR}
 FORMAT = {INT: "ascdsl_host::FormatInt", FLOAT: "ascdsl_host::FormatFloat", BOOL: "ascdsl_host::FormatBool",
           SHAPE: "ascdsl_host::FormatShape", DTYPE: "ascdsl_host::DTypeName"}
-CPP_KEYWORDS = frozenset(["auto", "bool", "break", "case", "catch", "char", "class", "const", "continue", "default", "delete", "do", "double", "else", "enum", "explicit", "extern", "float", "for", "goto", "if", "inline", "int", "long", "namespace", "new", "operator", "private", "protected", "public", "register", "return", "short", "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw", "try", "typedef", "union", "unsigned", "using", "virtual", "void", "volatile", "while", "tiling", "blockDim", "message", "shapes", "Kernel"])
+CPP_KEYWORDS = frozenset(["auto", "bool", "break", "case", "catch", "char", "class", "const", "continue", "default", "delete", "do", "double", "else", "enum", "explicit", "extern", "float", "for", "goto", "if", "inline", "int", "long", "namespace", "new", "operator", "private", "protected", "public", "register", "return", "short", "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw", "try", "typedef", "union", "unsigned", "using", "virtual", "void", "volatile", "while", "tiling", "blockDim", "message", "shapes", "Kernel", "programs", "blocks", "std", "int32_t", "int64_t", "uint32_t", "INT64_C", "ascdsl_host",
+    # the ascdsl_host runtime (templates/host_runtime.h.j2), which the body uses unqualified
+    "DType", "DTypeName", "DTypeSize", "Status", "OK", "VALUE_ERROR", "TYPE_ERROR", "HOST_ERROR",
+    "VARIANT_NOT_COMPILED", "HostError", "MAX_DIMS", "Shape", "TensorDesc", "Platform", "MakeShape", "Numel", "ShapeEq",
+    "Dim", "NO_BOUND", "Slice",
+    "Concat", "FloorDiv", "FloorMod", "TrueDiv", "CeilDiv", "RoundUp", "NextPowerOf2", "Footprint", "LargestBlock",
+    "FitsInt32", "FormatInt", "FormatBool", "FormatFloat", "FormatShape"])
+"""Names a host variable cannot have in C++ (it gets a ``_`` suffix): keywords, and the names the generated
+body declares or uses unqualified."""
 NOT_CONST = object()
 
 
@@ -98,7 +106,7 @@ def signature(op: Operator, fn: Callable) -> tuple[Param, ...]:
     params = []
     for name in inspect.signature(fn).parameters:
         if name in op.inputs:
-            params.append(Param(name, "tensor", f"const ascdsl_host::TensorDesc& {cpp_name(name)}"))
+            params.append(tensor_param(name))
         elif name in attrs:
             kind = ATTR_KIND[attrs[name].type]
             cpp = f"const {CPP_TYPE[kind]}&" if kind in (SHAPE, STR) else CPP_TYPE[kind]
@@ -110,6 +118,10 @@ def signature(op: Operator, fn: Callable) -> tuple[Param, ...]:
                                    "attribute or `platform`", hint="declare it in Operator(inputs=..., attrs=...), "
                                    "or give it a default (the generated C++ is specialised for it)")
     return tuple(params)
+
+
+def tensor_param(name: str) -> Param:
+    return Param(name, "tensor", f"const ascdsl_host::TensorDesc& {cpp_name(name)}")
 
 
 def fn_loc(fn: Callable) -> Loc:
@@ -125,7 +137,7 @@ def literal(value) -> E:
     """The lowered form of a build-time Python value (kind ``object`` or ``tuple`` if it has none)."""
     if isinstance(value, bool):
         return E("true" if value else "false", BOOL, value)
-    if isinstance(value, int):
+    if isinstance(value, int) and -2**63 <= value < 2**63:  # int64_t: a larger int has no C++ form
         return E(str(value) if -2**31 <= value < 2**31 else f"INT64_C({value})", INT, value)
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -152,4 +164,5 @@ def camel(name: str) -> str:
 
 
 def quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    # `?` escaped: `??=` and friends are trigraphs to a C++14 compiler
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("?", "\\?") + '"'

@@ -11,15 +11,14 @@ import ast
 import builtins
 import inspect
 import operator
-import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ... import dtypes, language, planner
-from ...errors import CompilationError, Loc, display_path
-from ...op import Operator
+from ...errors import CompilationError, Loc
+from ...op import Launch, Operator, host_source
 from .hostcode import (ATTR_KIND, BOOL, CPP_TYPE, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, STR, E, Param, cpp_name,
-                       fixed_params, literal, quote, signature)
+                       fixed_params, literal, quote, signature, tensor_param)
 from .hostplan import PlannerTables
 from ..plan.tiling import TilingLayout, Variant
 
@@ -35,13 +34,16 @@ class HostExpressions:
     def __init__(self, op: Operator, fn: Callable, layout: TilingLayout | None, variants: Sequence[Variant]):
         self.op, self.layout, self.variants = op, layout, tuple(variants)
         self.fn = inspect.unwrap(fn)
-        lines, first = inspect.getsourcelines(self.fn)
-        self.path, self.first = display_path(inspect.getsourcefile(self.fn) or "<unknown>"), first
-        self.indent = len(lines[0]) - len(lines[0].lstrip())
-        self.tree = ast.parse(textwrap.dedent("".join(lines))).body[0]
+        self.path, tree = host_source(self.fn)
+        # a lambda is a function whose body returns its expression
+        self.body = tree.body if isinstance(tree, ast.FunctionDef) else [ast.copy_location(ast.Return(tree.body),
+                                                                                            tree.body)]
         self.params = signature(op, fn)
-        if layout is not None and all(p.kind != "platform" for p in self.params):
-            self.params += (Param("platform", "platform", "const ascdsl_host::Platform& platform"),)
+        if layout is not None:  # the launch selects its variant by every tensor's dtype, and reads the platform
+            named = {p.name for p in self.params}
+            self.params += tuple(tensor_param(i) for i in op.inputs if i not in named)
+            if "platform" not in named:
+                self.params += (Param("platform", "platform", "const ascdsl_host::Platform& platform"),)
         self.scope: dict[str, str] = {p.name: ("tensor" if p.kind == "tensor" else "platform" if
                                                p.kind == "platform" else ATTR_KIND[p.attr_type])
                                       for p in self.params}
@@ -56,9 +58,11 @@ class HostExpressions:
         self.used: set[str] = set()
         self.depth = 1
         self.temps = 0
+        # the function's own names, which no temporary may take
+        self.taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {p.name for p in self.params}
 
     def error(self, node: ast.AST, message: str, hint: str | None = None) -> CompilationError:
-        loc = Loc(self.path, self.first + node.lineno - 1, node.col_offset + self.indent + 1)
+        loc = Loc(self.path, node.lineno, node.col_offset + 1)
         return CompilationError(loc, message, hint=hint or "host code lowers to C++: use ints, floats, shapes, "
                                 "dtypes and attributes, min/max/cdiv/next_power_of_2, if/else, for over range")
 
@@ -68,6 +72,8 @@ class HostExpressions:
 
     def temp(self, base: str) -> str:
         self.temps += 1
+        while f"{base}{self.temps}" in self.taken:
+            self.temps += 1
         return f"{base}{self.temps}"
 
 
@@ -306,6 +312,9 @@ class HostExpressions:
             return self.planner.largest_block(node)
         if fn is planner.largest_extent:
             return self.planner.largest_extent(node)
+        if fn is Launch:
+            raise self.error(node, "host code makes its ascdsl.Launch in the return statement"
+                             + ("" if self.layout is not None else ", and an output-shape function makes none"))
         if node.keywords:
             raise self.error(node, "keyword arguments are not supported in host calls")
         args = [self.expr(a) for a in node.args]

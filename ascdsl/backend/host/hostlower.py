@@ -36,24 +36,27 @@ class HostLowering(HostExpressions):
         super().__init__(op, fn, layout, variants)
         self.platform = platform
         self.dicts: dict[str, dict[str, E]] = {}
+        self.returns = 0  # the return statements lowered
 
     # ------------------------------------------------------------------ driver
 
     def function(self, name: str) -> HostFunction:
-        for stmt in self.tree.body:
+        for stmt in self.body:
             self.stmt(stmt)
-        if not isinstance(self.tree.body[-1], ast.Return):
+        if not isinstance(self.body[-1], ast.Return):
             end = ("the host function returned no launch plan" if self.layout is not None
                    else "the output-shape function returned no shape")
             self.emit(f"throw HostError{{HOST_ERROR, {quote(end)}}};")
-        decls = tuple(f"{CPP_TYPE[t]} {cpp_name(n)}{{}};" for n, t in self.locals.items())
+        decls = tuple(("" if n in self.used else "[[maybe_unused]] ") + f"{CPP_TYPE[t]} {cpp_name(n)}{{}};"
+                      for n, t in self.locals.items())
         constants = tuple(self.constants.values())
         if self.kernels:
             constants = (f"enum class Kernel {{ {', '.join(self.kernels)} }};",) + constants
         results = (f"{self.layout.struct_name}& tiling", "uint32_t& blockDim") if self.layout is not None \
             else ("ascdsl_host::Shape& shape",)
-        used = frozenset(self.used) | ({"platform"} if self.layout is not None else set())
-        return HostFunction(name, self.params, results, constants, decls, tuple(self.lines), used)
+        if not self.returns:  # every path raises
+            results = tuple("[[maybe_unused]] " + r for r in results)
+        return HostFunction(name, self.params, results, constants, decls, tuple(self.lines), frozenset(self.used))
 
     # ------------------------------------------------------------------ statements
 
@@ -159,6 +162,7 @@ class HostLowering(HostExpressions):
         self.emit(f"throw ascdsl_host::HostError{{ascdsl_host::{status}, {message}}};")
 
     def stmt_Return(self, node: ast.Return) -> None:
+        self.returns += 1
         if self.layout is None:
             shape = self.expr(node.value) if node.value is not None else None
             if shape is None or shape.type != SHAPE:
@@ -174,7 +178,15 @@ class HostLowering(HostExpressions):
     # ------------------------------------------------------------------ the launch plan
 
     def launch(self, call: ast.Call) -> None:
-        spec = inspect.signature(Launch).bind(*call.args, **{k.arg: k.value for k in call.keywords})
+        if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+            raise self.error(call, "name the arguments of a Launch one by one in host code")
+        try:
+            spec = inspect.signature(Launch).bind(*call.args, **{k.arg: k.value for k in call.keywords})
+        except TypeError as e:
+            raise self.error(call, f"ascdsl.Launch(kernel, grid, constexprs, scalars, variant): {e}") from None
+        if "site" in spec.arguments:
+            raise self.error(call, "a Launch's site is where host code makes it: do not pass one")
+        self.used.add("platform")  # the block bound
         kernel = self.expr(spec.arguments["kernel"])
         if kernel.type != KERNEL:
             raise self.error(call, "the kernel of a Launch must be an @ascdsl.jit function named at module level "
@@ -279,6 +291,7 @@ class HostLowering(HostExpressions):
 
     def tensor_dtypes(self) -> list[str]:
         """C++ expressions for the dtypes of the kernel's pointer arguments: inputs, then outputs."""
+        self.used.update(self.op.inputs)
         out = [f"{cpp_name(i)}.dtype" for i in self.op.inputs]
         for o in self.op.outputs:
             source = o.dtype or self.op.inputs[0]
