@@ -45,6 +45,8 @@ matmul transposes them with ``Load3Dv2``, not lowered)."""
 OUTPUTS = {(dtypes.float32, dtypes.float16): "F322F16", (dtypes.float32, dtypes.bfloat16): "F322BF16",
            (dtypes.float32, dtypes.float32): "NoQuant", (dtypes.int32, dtypes.int32): "NoQuant"}
 """The Fixpipe conversion (``QuantMode_t``) from each accumulator dtype to each stored dtype."""
+SPLIT_ARCH = 220
+"""The ``__CCE_AICORE__`` of the platforms with separate cube and vector cores (A2/A3) that this lowering targets."""
 ROW_STRIDE_MAX = 65535
 """The largest row stride (elements) of an operand block: ``Nd2NzParams.srcDValue`` is ``uint16_t``."""
 L1_BYTES, L0AB_BYTES, L0C_BYTES = 512 * 1024, 64 * 1024, 128 * 1024
@@ -211,10 +213,22 @@ def _zero_operand(kernel: Kernel, instr: Instr) -> None:
                                          "enter the product)")
 
 
+def passed(kernel: Kernel, platform: Platform) -> Kernel:
+    """Cube kernel ``kernel`` after :mod:`ascdsl.passes`; a located error on a platform whose cube and vector units
+    are not separate cores (this lowering is A2's, dav-c220)."""
+    if platform.arch != SPLIT_ARCH:
+        dot = next(i for i in walk(kernel.body) if i.op is Op.DOT)
+        raise CompilationError(dot.loc, f"`tl.dot` runs on the cube cores of the Ascend A2/A3 (dav-c220: separate "
+                                        f"cube and vector cores), not on {platform.name} (dav-m{platform.arch})",
+                               hint="build for an Ascend910B or Ascend910_93 platform, or run this kernel on the "
+                                    "interpreter")
+    return run_passes(kernel, platform)
+
+
 @lru_cache(maxsize=256)
 def plan(kernel: Kernel, platform: Platform) -> CubeKernel:
     """The matched form of cube kernel ``kernel`` (a located error where it does not match)."""
-    return match(run_passes(kernel, platform))
+    return match(passed(kernel, platform))
 
 
 def match(kernel: Kernel) -> CubeKernel:
