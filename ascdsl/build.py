@@ -140,7 +140,6 @@ def plan(op: Operator, platform: Platform, root: str | Path | None = None) -> Op
     emitted, failed = [], []
     for v in vs:
         try:
-            cores.of(v.kernel, platform)  # a located error on a platform without the cube cores
             ascendc.render_classes([v], lay, platform)
             emitted.append(v)
         except CompilationError as e:

@@ -33,9 +33,13 @@ cores cost one row at a 40th of HBM and one at the link rate, not two at a 40th.
 The L2 (``l2_bytes`` of the platform, shared by all cores) serves a read of GM bytes the launch has read or
 written before, at ``l2_bytes_per_cycle`` on the core's link with each burst one segment at that rate
 (:func:`l2_burst_cycles`), as long as the launch's bytes so far fit the L2; the launch's first read of a byte
-comes from HBM. The simulator runs the blocks one after another, so the block with the lowest index that reads
-a byte fetches it, as on a device where the blocks of one round start together: a pure-cube launch runs one
-block a program for this reason (``ascdsl/backend/simrun.py``).
+comes from HBM. The simulator runs the blocks one after another, so it charges that first read to the first
+block it runs that copies the byte; after the run, the blocks that run at the same time on a device share it
+(``share_first_reads`` in ``include/ascdsl_sim/launch_run.h``): block ``b`` starts on core ``b % cores`` when
+that core's earlier blocks are done, and the readers of a byte range that start before its earliest-starting
+reader ends each pay an even share of its HBM fetch (the others read it from the L2). A block's span moves by
+its change in HBM bytes at its copies' mean cost difference between HBM and the L2, and no lower than any of its
+pipes' busy cycles.
 
 The **floor** is the larger of the GM bytes HBM must move (every byte written, each byte read once) over HBM
 bandwidth, all vector work at peak (full repeats, no issue overhead) spread over every vector core, and all
@@ -50,8 +54,10 @@ as MTE3, and the queues between them hand buffers over as the vector queues do (
 L0C to MTE3).
 
 Left out: the L2's own bandwidth limit (every core gets ``l2_bytes_per_cycle`` at once), its replacement policy
-(re-reads stop hitting once a launch has moved more than it holds, whatever it evicted), writes through it
-(they cost the GM link's rate), the instruction and data caches, UB bank conflicts and strides, the
+(re-reads stop hitting once a launch has moved more than it holds, whatever it evicted, and then no first read
+is shared), writes through it (they cost the GM link's rate), when within a block a shared read happens (a
+block's reads are taken as spread over its span, the spans as run before the sharing), the sharing of a MIX
+launch's reads and of bytes a write or a scalar read touched (each left as run), the instruction and data caches, UB bank conflicts and strides, the
 MTE's segment rounding beyond the flat per-burst cost, scalar-unit stalls beyond the flat dispatch
 cost (address arithmetic, loops, branches) but for the UB element accesses that carry them, bounded instruction queues (the scalar unit may run
 arbitrarily far ahead of the pipes), contention for the same GM address, and the kernel launch.

@@ -36,21 +36,33 @@ def test_one_copy_costs_setup_burst_and_bytes_at_the_core_share(block_dim):
     assert stats.est_cycles >= stats.floor_cycles
 
 
-def test_a_read_of_bytes_the_launch_moved_before_comes_from_the_l2_and_the_floor_counts_them_once():
+def test_a_first_read_the_blocks_running_together_share_is_half_each_and_the_floor_counts_it_once():
+    """Two blocks on two cores copy the same 16 KiB at the same time: each fetches half of it from HBM and reads
+    the other half from the L2 (in the simulation block 0 read it all from HBM and block 1 all from the L2)."""
     n = 4096
     x = np.zeros(2 * n, np.float32)
     own, shared = run("one_copy", [x, np.uint32(n), np.uint32(n)], 2), run("one_copy", [x, np.uint32(n), np.uint32(0)], 2)
     share, l2 = cost.core_share(PLAT, 2), K.l2_bytes_per_cycle.value
     assert [b.l2_read_bytes for b in own.per_block] == [0, 0]
-    assert [b.l2_read_bytes for b in shared.per_block] == [0, 4 * n] and shared.l2_read_bytes == 4 * n
-    assert shared.per_block[0].est_cycles == own.per_block[0].est_cycles  # the first read comes from HBM
+    assert [b.l2_read_bytes for b in shared.per_block] == [2 * n, 2 * n] and shared.l2_read_bytes == 4 * n
     hbm_copy = K.burst_cycles.value + 4 * n / share
     l2_copy = cost.l2_burst_cycles(K) + 4 * n / l2
-    assert shared.per_block[1].est_cycles == math.ceil(own.per_block[1].est_cycles - hbm_copy + l2_copy)
+    half = math.ceil(own.per_block[0].est_cycles - (hbm_copy - l2_copy) / 2)
+    assert [b.est_cycles for b in shared.per_block] == [half, half]
     assert cost.l2_burst_cycles(K) == K.burst_cycles.value * K.core_gm_bytes_per_cycle.value / l2
     assert own.floor_cycles == int(2 * 4 * n / cost.hbm_bytes_per_cycle(K))
     assert shared.floor_cycles == int(4 * n / cost.hbm_bytes_per_cycle(K))  # the bytes once
     assert shared.est_cycles >= shared.floor_cycles
+
+
+def test_a_block_that_starts_after_the_first_readers_end_reads_the_l2():
+    """41 blocks on the 40 vector cores copy the same 16 KiB: blocks 0-39 start together and fetch it from HBM
+    together, a 40th each; block 40 starts on core 0 once block 0 is done and reads all of it from the L2."""
+    n = 4096
+    stats = run("one_copy", [np.zeros(n, np.float32), np.uint32(n), np.uint32(0)], 41)
+    assert [b.l2_read_bytes for b in stats.per_block] == [round(4 * n * 39 / 40)] * 40 + [4 * n]
+    assert stats.floor_cycles == int(4 * n / cost.hbm_bytes_per_cycle(K))
+    assert stats.est_cycles >= stats.floor_cycles
 
 
 def test_each_burst_adds_its_cost():

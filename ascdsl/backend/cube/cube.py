@@ -30,10 +30,10 @@ from ...ir import Kernel, walk
 from ...ir.core import Block as Region, Instr, Op, Value
 from ...passes import run_passes
 from ...platforms import Platform
-from .. import kir
-from ..render.emit import Printer, literal, where
-from ..names.naming import Names, field_name, safe
+from ..render.emit import where
+from ..names.naming import field_name, safe
 from ..render.jinja import Located, Rendered, render_located
+from .scalars import HINT, Scalars, bare, constant, defining, grouped
 
 OPERANDS = {dtypes.float16: dtypes.float32, dtypes.bfloat16: dtypes.float32, dtypes.float32: dtypes.float32,
             dtypes.int8: dtypes.int32}
@@ -45,15 +45,12 @@ matmul transposes them with ``Load3Dv2``, not lowered)."""
 OUTPUTS = {(dtypes.float32, dtypes.float16): "F322F16", (dtypes.float32, dtypes.bfloat16): "F322BF16",
            (dtypes.float32, dtypes.float32): "NoQuant", (dtypes.int32, dtypes.int32): "NoQuant"}
 """The Fixpipe conversion (``QuantMode_t``) from each accumulator dtype to each stored dtype."""
+SPLIT_ARCH = 220
+"""The ``__CCE_AICORE__`` of the platforms with separate cube and vector cores (A2/A3) that this lowering targets."""
 ROW_STRIDE_MAX = 65535
 """The largest row stride (elements) of an operand block: ``Nd2NzParams.srcDValue`` is ``uint16_t``."""
 L1_BYTES, L0AB_BYTES, L0C_BYTES = 512 * 1024, 64 * 1024, 128 * 1024
 """The cube core's buffers (reference section 4: ``l1_size``, ``l0_a/b``, ``l0_c`` of the 910B inis)."""
-HINT = ("write the Triton tutorial's form: a float32 accumulator carried by a `for` loop over K that loads "
-        "two 2-D blocks and yields `tl.dot(a, b, acc)`, then a store of it (vector work on it before the store "
-        "runs on the vector cores); or run this kernel on the interpreter (backend='interpreter')")
-_BINARY = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.IDIV: "/", Op.MOD: "%", Op.LT: "<", Op.LE: "<=", Op.GT: ">",
-           Op.GE: ">=", Op.EQ: "==", Op.NE: "!="}
 
 
 def is_cube(kernel: Kernel) -> bool:
@@ -129,125 +126,21 @@ class CubeKernel:
         return (self,)
 
 
-class _Scalars:
-    """C++ expressions of the kernel's scalars; values the DSL named become ``const`` locals."""
-
-    def __init__(self, kernel: Kernel):
-        self.kernel = kernel
-        self.expr: dict[int, str] = {}
-        self.canon: dict[int, str] = {}  # fully inlined: equal texts compute equal values
-        self.names = dict(kernel.names)
-        self.taken: set[str] = {"program", "programs_", "tiling_", "pipe", "c1", "first", "steps", "kChunk", "kDone",
-                                 "bDone", "bStep", "bEnd", "bSum", "end", "step", "adjacent", "aOffsets", "bOffsets",
-                                 "aStrides", "bStrides", "mTiles", "nTiles", "kTiles", "a1", "b1", "kSum", "part",
-                                 "aKRows_", "bKRows_"}
-        for name, p in zip(kernel.param_names, kernel.params):
-            if p.type.is_scalar and isinstance(p.type.dtype, dtypes.DType):
-                self.expr[p.id] = self.canon[p.id] = f"tiling_.{field_name(name)}"
-            self.taken.add(safe(name))
-
-    def fresh(self, base: str) -> str:
-        name, n = safe(base), 1
-        while name in self.taken:
-            n += 1
-            name = f"{safe(base)}{n}"
-        self.taken.add(name)
-        return name
-
-    def of(self, v: Value, loc: Loc) -> str:
-        if v.id not in self.expr:
-            raise CompilationError(loc, "the cube lowering of `tl.dot` cannot compute this scalar", hint=HINT)
-        return self.expr[v.id]
-
-    def define(self, instr: Instr, depth: int) -> list[Located]:
-        """The expression of scalar ``instr`` (a ``const`` local where the DSL named it, or where it is
-        an operand of a clamp that would repeat it)."""
-        (v,) = instr.results
-        out: list[Located] = []
-        dt = v.type.dtype
-        if instr.op in (Op.MAXIMUM, Op.MINIMUM):
-            for x in instr.operands:
-                if not _atom(self.expr[x.id]):
-                    name = self.fresh("rest" if instr.op is Op.MAXIMUM else "clamped")
-                    out.append(Located(f"const {x.type.dtype.cpp} {name} = {_bare(self.expr[x.id])};  "
-                                       f"// {where(instr.loc)}", instr.loc, depth))
-                    self.expr[x.id] = name
-        ops = [self.of(x, instr.loc) for x in instr.operands]
-        canon = [self.canon[x.id] for x in instr.operands]
-        self.canon[v.id] = f"{instr.op.value}({', '.join(canon)}{', ' if canon else ''}{dict(instr.attrs)})"
-        if instr.op is Op.CONST:
-            text = literal(instr.attr("value"), dt)
-        elif instr.op is Op.PROGRAM_ID:
-            axis = instr.attr("axis")
-            text = ("static_cast<int32_t>(program % tiling_.grid0)", "static_cast<int32_t>(program / tiling_.grid0 % "
-                    "tiling_.grid1)", "static_cast<int32_t>(program / (static_cast<int64_t>(tiling_.grid0) * "
-                    "tiling_.grid1))")[axis]
-        elif instr.op is Op.NUM_PROGRAMS:
-            text = f"tiling_.grid{instr.attr('axis')}"
-        elif instr.op in (Op.IDIV, Op.MOD) and dt.is_int and _constant(self.kernel, instr.operands[1]) in (
-                None, 0, -1):
-            text = f"(({_int_division(instr.op is Op.IDIV, ops, dt)}))"  # parenthesised once bare
-        elif instr.op in _BINARY and len(ops) == 2:
-            text = f"({ops[0]} {_BINARY[instr.op]} {ops[1]})"
-        elif instr.op in (Op.MAXIMUM, Op.MINIMUM):
-            text = f"({ops[0]} {'>' if instr.op is Op.MAXIMUM else '<'} {ops[1]} ? {ops[0]} : {ops[1]})"
-        elif instr.op is Op.CAST and dt.kind == "int":
-            text = f"static_cast<{dt.cpp}>({ops[0]})"
-        else:
-            raise CompilationError(instr.loc, f"the cube lowering of `tl.dot` does not support the scalar "
-                                              f"`{instr.op.value}` yet", hint=HINT)
-        name = self.names.get(v.id)
-        if name is None or instr.op is Op.CONST:
-            self.expr[v.id] = text
-            return out
-        self.expr[v.id] = self.fresh(name)
-        return out + [Located(f"const {dt.cpp} {self.expr[v.id]} = {_bare(text)};  // {where(instr.loc)}", instr.loc,
-                              depth)]
-
-
-def _int_division(divide: bool, ops: list[str], dt: dtypes.DType) -> str:
-    """The C++ text of :func:`.kir.int_division` of the scalars ``ops`` (C's traps guarded)."""
-    a, b = (kir.Var(n, dt, text) for n, text in enumerate(ops))
-    return Printer(Names(vars={0: ops[0], 1: ops[1]})).expr(kir.int_division(divide, a, b, dt))
-
-
-def _atom(text: str) -> bool:
-    """Whether C++ expression ``text`` is a name or a number, which needs no parentheses as an operand."""
-    return text.replace("_", "").replace(".", "").isalnum()
-
-
-def _grouped(text: str) -> str:
-    return text if _atom(text) else f"({text})"
-
-
-def _bare(text: str) -> str:
-    return text[1:-1] if text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]) else text
-
-
-def _balanced(text: str) -> bool:
-    depth = 0
-    for ch in text:
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if depth < 0:
-            return False
-    return depth == 0
-
-
 def unsupported(loc: Loc, what: str) -> CompilationError:
     """The located error for a part of a product the cube lowering does not cover (``what``)."""
     return CompilationError(loc, f"the cube lowering of `tl.dot` does not support {what} yet", hint=HINT)
 
 
-def _stride(s: _Scalars, v: Value | None, axis: str, loc: Loc) -> Stride:
+def _stride(s: Scalars, v: Value | None, axis: str, loc: Loc) -> Stride:
     """The stride ``v`` (``None``: the literal 1 of a block access's inner stride)."""
     if v is None:
         return Stride("1", None, 1, axis)
     param = s.kernel.param_names[s.kernel.params.index(v)] if v in s.kernel.params else None
-    value = _constant(s.kernel, v)
-    return Stride(_bare(s.of(v, loc)), param, value, axis)
+    value = constant(s.kernel, v)
+    return Stride(bare(s.of(v, loc)), param, value, axis)
 
 
-def _block(s: _Scalars, instr: Instr, transposed: bool = False, operand: tuple[int, str, bool] | None = None) -> Block:
+def _block(s: Scalars, instr: Instr, transposed: bool = False, operand: tuple[int, str, bool] | None = None) -> Block:
     """The 2-D block ``instr`` (a strided or block load or store) accesses, ``transposed`` by ``tl.trans``;
     an ``operand`` gives the axis K runs along (0: rows), the C++ name of its ``k_rows`` and whether L1 -> L0A/L0B
     may transpose it."""
@@ -277,8 +170,8 @@ def _block(s: _Scalars, instr: Instr, transposed: bool = False, operand: tuple[i
         first, second, either, k_rows = _layout(strides[k_axis], strides[1 - k_axis], transposable, instr.loc)
     pitch = f"{flag} ? {first.expr} : {second.expr}" if either else second.expr
     pointer = s.kernel.param_names[s.kernel.params.index(instr.operands[0])]
-    return Block(f"static_cast<int64_t>({_bare(s.of(offset, instr.loc))})", _bare(s.of(rows, instr.loc)),
-                 _bare(s.of(cols, instr.loc)), s.canon[rows.id], s.canon[cols.id], first, second, either, k_rows, pitch,
+    return Block(f"static_cast<int64_t>({bare(s.of(offset, instr.loc))})", bare(s.of(rows, instr.loc)),
+                 bare(s.of(cols, instr.loc)), s.canon[rows.id], s.canon[cols.id], first, second, either, k_rows, pitch,
                  pointer, instr.loc)
 
 
@@ -298,14 +191,6 @@ def _layout(k: Stride, other: Stride, transposable: bool, loc: Loc) -> tuple[Str
                            "stride parameter that is 1 at launch)")
 
 
-@lru_cache(maxsize=256)
-def _definitions(kernel: Kernel) -> dict[int, Instr]:
-    return {r.id: i for i in walk(kernel.body) for r in i.results}
-
-
-def _defining(kernel: Kernel, v: Value) -> Instr | None:
-    return _definitions(kernel).get(v.id)
-
 
 def _operand_load(instr: Instr, loads: dict[int, tuple[Instr, bool]]) -> bool:
     """Whether ``instr`` loads a block (entered in ``loads`` by its result) or transposes one loaded (its
@@ -319,28 +204,35 @@ def _operand_load(instr: Instr, loads: dict[int, tuple[Instr, bool]]) -> bool:
     return True
 
 
-def _constant(kernel: Kernel, v: Value):
-    """The value of scalar ``v`` where it is a literal, else None."""
-    d = _defining(kernel, v)
-    return d.attr("value") if d is not None and d.op is Op.CONST else None
-
 
 def _zero_operand(kernel: Kernel, instr: Instr) -> None:
     if instr.attr("has_other"):
-        d = _defining(kernel, instr.operands[-1])
+        d = defining(kernel, instr.operands[-1])
         if d is None or d.op is not Op.CONST or d.attr("value") != 0:
             raise unsupported(instr.loc, "a masked operand load whose `other` is not 0 (its masked lanes would "
                                          "enter the product)")
 
 
+def passed(kernel: Kernel, platform: Platform) -> Kernel:
+    """Cube kernel ``kernel`` after :mod:`ascdsl.passes`; a located error on a platform whose cube and vector units
+    are not separate cores (this lowering is A2's, dav-c220)."""
+    if platform.arch != SPLIT_ARCH:
+        dot = next(i for i in walk(kernel.body) if i.op is Op.DOT)
+        raise CompilationError(dot.loc, f"`tl.dot` runs on the cube cores of the Ascend A2/A3 (dav-c220: separate "
+                                        f"cube and vector cores), not on {platform.name} (dav-m{platform.arch})",
+                               hint="build for an Ascend910B or Ascend910_93 platform, or run this kernel on the "
+                                    "interpreter")
+    return run_passes(kernel, platform)
+
+
 @lru_cache(maxsize=256)
 def plan(kernel: Kernel, platform: Platform) -> CubeKernel:
     """The matched form of cube kernel ``kernel`` (a located error where it does not match)."""
-    return match(run_passes(kernel, platform))
+    return match(passed(kernel, platform))
 
 
 def match(kernel: Kernel) -> CubeKernel:
-    s = _Scalars(kernel)
+    s = Scalars(kernel)
     prologue: list[Located] = []
     zeros: set[int] = set()
     loop = product = stored = dot = None
@@ -381,7 +273,7 @@ def match(kernel: Kernel) -> CubeKernel:
                       c, kk, dot.loc)
 
 
-def _product(kernel: Kernel, s: _Scalars, dot: Instr, loads: dict[int, tuple[Instr, bool]], stored: Instr,
+def _product(kernel: Kernel, s: Scalars, dot: Instr, loads: dict[int, tuple[Instr, bool]], stored: Instr,
              results: set[int], suffix: str):
     """The operand, accumulator and stored dtypes, the blocks (``a``, ``b`` and the stored ``c``) and the C++ K
     extent of product ``dot`` (its operands' loads in ``loads``) that ``stored`` stores (one of the values
@@ -415,7 +307,7 @@ def _product(kernel: Kernel, s: _Scalars, dot: Instr, loads: dict[int, tuple[Ins
     if (c.rows_canon, c.cols_canon) != (a.rows_canon, b.cols_canon):
         raise unsupported(stored.loc, "a store whose mask differs from the rows of `a` and the columns of `b` (its "
                                       "rows and columns must be those of the product)")
-    ka, kb = (_grouped(x) for x in (a.cols, b.rows))
+    ka, kb = (grouped(x) for x in (a.cols, b.rows))
     kk = a.cols if a.cols_canon == b.rows_canon else f"({ka} < {kb} ? {ka} : {kb})"
     return dtype, acc, out, (bm, bn, bk), a, b, c, kk
 
@@ -469,7 +361,7 @@ def match_steps(kernel: Kernel) -> CubeSteps:
     before the first that waits run a step ahead of it and those after (``q @ k^T`` of step i + 1 while the vector
     cores work on step i's): each turn of the loop runs the first ones for its step, then the others for the step
     before."""
-    s = _Scalars(kernel)
+    s = Scalars(kernel)
     prologue: list[Located] = []
     loads: dict[int, tuple[Instr, bool]] = {}
     loop = None
@@ -503,7 +395,7 @@ def match_steps(kernel: Kernel) -> CubeSteps:
                          loop.loc, 1)
         return CubeSteps(kernel, tuple(prologue), header, tuple(body), (Phase(None, None, tuple(steps)),), loop.loc)
     turn = s.fresh("turn")
-    header = Located(f"for (int32_t {turn} = {first}; {turn} < {_grouped(last)} + {by}; {turn} += {by}) {{  // "
+    header = Located(f"for (int32_t {turn} = {first}; {turn} < {grouped(last)} + {by}; {turn} += {by}) {{  // "
                      f"{where(loop.loc)}: the first products a step ahead", loop.loc, 1)
     phases = (Phase(Located(f"if ({turn} < {last}) {{", loop.loc, 2),
                     Located(f"const int32_t {var} = {turn};", loop.loc, 3), tuple(steps[:ahead])),
@@ -512,7 +404,7 @@ def match_steps(kernel: Kernel) -> CubeSteps:
     return CubeSteps(kernel, tuple(prologue), header, tuple(body), phases, loop.loc)
 
 
-def _walk_products(region: Region, s: _Scalars, loads: dict[int, tuple[Instr, bool]], depth: int,
+def _walk_products(region: Region, s: Scalars, loads: dict[int, tuple[Instr, bool]], depth: int,
                    lines: list[Located]) -> Iterator[Instr]:
     """The instructions of ``region`` for the caller to match (its products, loops, stores), past its scalars
     (their lines appended to ``lines`` at ``depth``) and its operand loads (entered in ``loads``)."""
@@ -523,20 +415,20 @@ def _walk_products(region: Region, s: _Scalars, loads: dict[int, tuple[Instr, bo
             yield instr
 
 
-def _bounds(kernel: Kernel, s: _Scalars, loop: Instr, what: str) -> tuple[str, str, str, str]:
+def _bounds(kernel: Kernel, s: Scalars, loop: Instr, what: str) -> tuple[str, str, str, str]:
     """The C++ name of ``for`` loop ``loop``'s variable (over ``what``) and its bounds and step, a positive
     constant (a located error otherwise)."""
     lo, hi, step = loop.operands[:3]
-    step_def = _defining(kernel, step)
+    step_def = defining(kernel, step)
     if step_def is None or step_def.op is not Op.CONST or step_def.attr("value") <= 0:
         raise unsupported(loop.loc, f"a loop over {what} whose step is not a positive constant")
     var = loop.regions[0].args[0]
     var_name = s.fresh(s.names.get(var.id, what.lower()))
     s.expr[var.id] = s.canon[var.id] = var_name
-    return (var_name, *(_bare(s.of(v, loop.loc)) for v in (lo, hi, step)))
+    return (var_name, *(bare(s.of(v, loop.loc)) for v in (lo, hi, step)))
 
 
-def _loop(kernel: Kernel, s: _Scalars, loop: Instr, zeros: set[int]):
+def _loop(kernel: Kernel, s: Scalars, loop: Instr, zeros: set[int]):
     """The headers (over chunks of ``depth`` steps, over a chunk's steps), scalar lines, operand loads and
     product of the loop over K."""
     carried = loop.operands[3:]

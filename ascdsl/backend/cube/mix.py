@@ -36,7 +36,6 @@ from ...errors import CompilationError
 from ...ir import Kernel, walk
 from ...ir.builder import Fresh
 from ...ir.core import Block, Instr, Op, Type, Value
-from ...passes import run_passes
 from ...passes.cleanup import dead_code
 from ...platforms import Platform
 from . import cube
@@ -114,11 +113,6 @@ def _scalar(instr: Instr) -> bool:
 
 
 @lru_cache(maxsize=256)
-def _passed(kernel: Kernel, platform: Platform) -> Kernel:
-    """``kernel`` after :mod:`ascdsl.passes`, once for :func:`is_mix` and :func:`split` both."""
-    return run_passes(kernel, platform)
-
-
 def _epilogue(k: Kernel, prod: Instr) -> Instr | None:
     """The first top-level instruction of ``k`` (after the passes) that is vector work on the product
     ``prod`` computes: anything but one store of it or of its cast to a dtype Fixpipe converts to."""
@@ -159,7 +153,7 @@ def is_mix(kernel: Kernel, platform: Platform) -> bool:
     it computes): the product or the operand goes through a workspace."""
     if not cube.is_cube(kernel):
         return False
-    k = _passed(kernel, platform)
+    k = cube.passed(kernel, platform)
     prod = product(k)
     return prod is not None and (_epilogue(k, prod) is not None or bool(_computed(k, prod)) or _steps(prod))
 
@@ -172,7 +166,7 @@ def _steps(prod: Instr) -> bool:
 def before(kernel: Kernel, platform: Platform) -> bool:
     """Whether MIX kernel ``kernel``'s vector work comes before its product (an operand it computes: the AIVs
     run first and flag their AIC) rather than after it (the AIC runs first and flags its AIVs)."""
-    k = _passed(kernel, platform)
+    k = cube.passed(kernel, platform)
     return bool(_computed(k, product(k)))
 
 
@@ -257,7 +251,7 @@ def _tile_address(fresh: Fresh, tile: int, loc) -> tuple[list[Instr], Value, Val
 def split(kernel: Kernel, platform: Platform) -> Split:
     """The cube and vector parts of MIX kernel ``kernel`` (a located error where its product does not have
     the cube form)."""
-    k = _passed(kernel, platform)
+    k = cube.passed(kernel, platform)
     prod = product(k)
     later = next((i for i in walk(k.body) if i.op is Op.DOT and i is not prod
                   and not (prod.op is Op.FOR and any(i is d for d in walk(prod.regions[0])))), None)

@@ -15,17 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...errors import CompilationError
-from ...ir import Kernel, walk
-from ...ir.core import Op
+from ...ir import Kernel
 from ...platforms import Platform
 from ..cube import cube, mix
 
 MAX_BLOCKS = 65535
 """The largest ``blockDim`` of a launch (reference section 3: ``numBlocks`` is in [1, 65535])."""
-SPLIT_ARCH = 220
-"""The ``__CCE_AICORE__`` of the platforms with separate cube and vector cores (A2/A3) that the cube lowering
-targets."""
 
 
 @dataclass(frozen=True)
@@ -55,16 +50,10 @@ BY_TYPE = {c.kernel_type: c for c in (VECTOR, CUBE, MIX)}
 
 
 def of(kernel: Kernel, platform: Platform) -> Cores:
-    """The cores ``kernel`` (a tile-IR specialisation) runs on (a located error for a product on a platform
-    whose cube and vector units are not separate cores: the cube lowering is A2's, dav-c220)."""
+    """The cores ``kernel`` (a tile-IR specialisation) runs on (the cube lowering's located error for a product on
+    a platform whose cube and vector units are not separate cores, :func:`.cube.passed`)."""
     if not cube.is_cube(kernel):
         return VECTOR
-    if platform.arch != SPLIT_ARCH:
-        dot = next(i for i in walk(kernel.body) if i.op is Op.DOT)
-        raise CompilationError(dot.loc, f"`tl.dot` runs on the cube cores of the Ascend A2/A3 (dav-c220: separate "
-                                        f"cube and vector cores), not on {platform.name} (dav-m{platform.arch})",
-                               hint="build for an Ascend910B or Ascend910_93 platform, or run this kernel on the "
-                                    "interpreter")
     return MIX if mix.is_mix(kernel, platform) else CUBE
 
 

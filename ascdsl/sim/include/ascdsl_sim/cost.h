@@ -33,6 +33,7 @@ struct CostParams {
     double l2_capacity = 0;          // bytes the L2 holds: re-reads hit while the launch's bytes so far fit it
     double l1_to_l0a_bytes_per_cycle = 1;  // MTE1: LoadData L1 -> L0A
     double l1_to_l0b_bytes_per_cycle = 1;  // MTE1: LoadData L1 -> L0B
+    uint64_t cores = 1;                    // the cores the blocks run on: block b on core b % cores
 };
 
 // What one block cost: its span, the busy cycles of each pipe, and its share of the floor.
@@ -44,6 +45,9 @@ struct BlockCost {
     double cube_ideal = 0;    // cube cycles of the products' multiply-adds at peak
     double l2_bytes = 0;      // bytes of copy_bytes the L2 served (read before in the launch), not HBM
     double floor_bytes = 0;   // bytes the floor counts: every byte written, a byte read only the first time
+    // The GM -> UB/L1 copies' bytes and how many cycles more they cost from HBM than from the L2 (each copy's
+    // bytes and bursts at both rates): what a byte moved between the two costs the block, on average.
+    double read_bytes = 0, read_premium = 0;
 };
 
 // One interval of a pipe's timeline: an instruction running (busy) or the pipe held by a flag, a queue
@@ -207,6 +211,11 @@ inline void count_copy(Pipe p, uint64_t bursts, uint64_t bytes, uint64_t seen, c
     t.cost.copy_bytes += static_cast<double>(bytes);
     t.cost.l2_bytes += hits;
     t.cost.floor_bytes += static_cast<double>(bytes - seen);
+    if (p == Pipe::MTE2) {
+        t.cost.read_bytes += static_cast<double>(bytes);
+        t.cost.read_premium += static_cast<double>(bursts) * (k.burst_cycles - k.l2_burst_cycles) +
+                               static_cast<double>(bytes) * (1 / k.gm_bytes_per_cycle - 1 / k.l2_bytes_per_cycle);
+    }
 }
 
 // A UB -> UB DataCopy runs on the vector pipe, one repeat per 256 bytes.

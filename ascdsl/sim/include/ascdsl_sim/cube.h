@@ -193,7 +193,7 @@ void nd2nz(const AscendC::LocalTensor<T>& dst, const T* gm, const AscendC::Nd2Nz
     for (uint32_t m = 0; m < p.ndNum; ++m)
         for (uint32_t r = 0; r < p.nValue; ++r) {
             const T* row = gm + uint64_t(m) * p.srcNdMatrixStride + uint64_t(r) * p.srcDValue;
-            seen += gm_read(api, row, uint64_t(p.dValue) * sizeof(T));
+            seen += gm_read(api, row, uint64_t(p.dValue) * sizeof(T), true);
             for (uint32_t c = 0; c < p.dValue; ++c)
                 at(api, dst, uint64_t(m) * p.dstNzMatrixStride + uint64_t(c / c0) * p.dstNzC0Stride * c0 +
                                  uint64_t(r) * p.dstNzNStride * c0 + c % c0, "dst") = row[c];

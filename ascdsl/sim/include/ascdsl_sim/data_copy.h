@@ -72,7 +72,7 @@ void gm_to_ub(const char* api, const AscendC::LocalTensor<T>& dst, const T* gm, 
     const uint8_t* src = reinterpret_cast<const uint8_t*>(gm);
     uint64_t seen = 0;
     for (uint64_t i = 0; i < b.count; ++i) {
-        seen += gm_read(api, src + i * b.gm_pitch, b.len);
+        seen += gm_read(api, src + i * b.gm_pitch, b.len, true);
         dma_gm(api, src + i * b.gm_pitch, b.len, false);
         uint8_t* burst = ub + i * b.ub_pitch;
         std::memcpy(burst + b.ub_lead, src + i * b.gm_pitch, b.len);

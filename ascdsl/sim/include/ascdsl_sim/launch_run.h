@@ -141,6 +141,50 @@ ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_mix_block(int64_t b, int64_t n, BlockFn ke
     return out;
 }
 
+// The first reads shared by the blocks that run together (docs/performance.md, "Where the first reads land, per
+// core"). The blocks ran one after another, so the first of a range's readers in run order fetched it from HBM and
+// the others read it from the L2. On a device block b starts on core b % cores once that core's earlier blocks are
+// done (their spans as run); the readers that start before the earliest-starting reader ends fetch the range
+// together, each paying an even share, and the rest read it from the L2. A block's span moves by its change in HBM
+// bytes at its copies' mean premium (cost.h read_premium), no lower than any of its pipes' busy cycles. Left as run:
+// MIX launches, ranges a write or a scalar read touched, and a launch whose bytes outgrew the L2.
+ASCDSL_SIM_LAUNCH_LINKAGE void share_first_reads(Outcome& out) {
+    const State& s = st();
+    const CostParams& params = timeline().params;
+    if (static_cast<double>(s.l2_bytes) > params.l2_capacity) return;
+    const size_t n = out.per_block_cost.size();
+    const uint64_t cores = std::max<uint64_t>(params.cores, 1);
+    std::vector<double> start(n), end(n), core_end(std::min<uint64_t>(cores, n), 0.0);
+    for (size_t b = 0; b < n; ++b) {
+        double& at = core_end[b % cores];
+        start[b] = at;
+        end[b] = at += out.per_block_cost[b].cycles;
+    }
+    std::vector<double> hbm(n, 0.0);  // HBM bytes each block pays beyond what it paid in the run
+    std::vector<uint32_t> group;
+    for (const auto& [lo, r] : s.readers) {
+        if (std::find(r.blocks.begin(), r.blocks.end(), kUnshared) != r.blocks.end()) continue;
+        const uint32_t earliest = *std::min_element(r.blocks.begin(), r.blocks.end(), [&](uint32_t a, uint32_t b) {
+            return std::pair(start[a], a) < std::pair(start[b], b);
+        });
+        group.clear();
+        for (const uint32_t b : r.blocks)
+            if (b == earliest || start[b] < end[earliest]) group.push_back(b);
+        const double bytes = static_cast<double>(r.end - lo);
+        hbm[r.blocks.front()] -= bytes;
+        for (const uint32_t b : group) hbm[b] += bytes / static_cast<double>(group.size());
+    }
+    for (size_t b = 0; b < n; ++b) {
+        BlockCost& k = out.per_block_cost[b];
+        if (hbm[b] == 0 || k.read_bytes == 0) continue;
+        const double cycles = hbm[b] * k.read_premium / k.read_bytes;
+        k.busy[pipe_index(Pipe::MTE2)] += cycles;
+        k.cycles = std::max(k.cycles + cycles, *std::max_element(k.busy.begin(), k.busy.end()));
+        k.l2_bytes -= hbm[b];
+        k.floor_bytes += hbm[b];
+    }
+}
+
 ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_blocks_erased(const std::vector<int64_t>& order, BlockFn kernel, void* context,
                                                     bool mix) {
     Outcome out;
@@ -149,7 +193,7 @@ ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_blocks_erased(const std::vector<int64_t>& 
     out.per_block_cost.resize(order.size());
     for (auto& r : st().gm) std::fill(r.owner.begin(), r.owner.end(), kNoOwner), r.published.clear(), r.read_by.clear();
     State& s = st();
-    s.l2.clear(), s.l2_bytes = 0;
+    s.l2.clear(), s.l2_bytes = 0, s.readers.clear();
     s.mix = mix;
     for (const int64_t b : order) {
         const int64_t n = static_cast<int64_t>(order.size());
@@ -177,6 +221,7 @@ ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_blocks_erased(const std::vector<int64_t>& 
             out.trace_dropped = dropped;
         }
     }
+    if (out.ok && !mix) share_first_reads(out);
     std::fflush(stdout);
     return out;
 }

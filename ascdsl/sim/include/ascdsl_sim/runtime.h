@@ -179,6 +179,12 @@ struct FlagGroup {
     uint64_t sets = 0;  // every set so far: a core blocked since then may go on
 };
 
+struct ReadRange {
+    uintptr_t end;
+    std::vector<uint32_t> blocks;
+};
+constexpr uint32_t kUnshared = 0xFFFFFFFF;
+
 // The launch's state: the running core's (CoreState) and what the cores and blocks of the launch share.
 struct State : CoreState {
     std::string platform = "Ascend910B3";
@@ -193,6 +199,10 @@ struct State : CoreState {
     // adjacent, and how many bytes they hold.
     std::map<uintptr_t, uintptr_t> l2;
     uint64_t l2_bytes = 0;
+    // Who read what (the first reads shared by the blocks that run together, launch_run.h): GM byte ranges
+    // [start, end) the copies of the launch read, disjoint, with the blocks that read each in run order;
+    // kUnshared among them when a write or a scalar read touched the range (its first fetch is left as charged).
+    std::map<uintptr_t, ReadRange> readers;
 };
 
 inline State& st() {
@@ -376,6 +386,38 @@ inline uint64_t l2_touch(const void* p, uint64_t bytes) {
     return seen;
 }
 
+// Notes `who` (a block, or kUnshared) as a reader of GM bytes [lo, hi) in State::readers. The blocks of a launch
+// that is not MIX run one after another, so a block already noted is the last of a range's readers.
+inline void note_reader(uintptr_t lo, uintptr_t hi, uint32_t who) {
+    std::map<uintptr_t, ReadRange>& m = st().readers;
+    auto it = m.upper_bound(lo);
+    if (it != m.begin() && std::prev(it)->second.end > lo) {
+        --it;
+        if (it->first < lo) {  // split the range that starts before lo
+            ReadRange tail = it->second;
+            it->second.end = lo;
+            it = m.emplace_hint(std::next(it), lo, std::move(tail));
+        }
+    }
+    for (uintptr_t at = lo; at < hi;) {
+        if (it == m.end() || it->first > at) {  // a gap no read has covered yet
+            const uintptr_t end = it == m.end() ? hi : std::min(hi, it->first);
+            it = m.emplace_hint(it, at, ReadRange{end, {who}});
+        } else if (it->second.end > hi) {  // split the range that ends after hi
+            ReadRange tail = it->second;
+            it->second.end = hi;
+            m.emplace_hint(std::next(it), hi, std::move(tail));
+        }
+        if (it->second.blocks.back() != who) it->second.blocks.push_back(who);
+        if (it != m.begin() && std::prev(it)->second.end == it->first && std::prev(it)->second.blocks == it->second.blocks) {
+            std::prev(it)->second.end = it->second.end;
+            it = std::prev(m.erase(it));
+        }
+        at = it->second.end;
+        ++it;
+    }
+}
+
 // The running core of a MIX block and the CrossCoreSetFlag it has made: on an AIV, kByAiv and its sub-block
 // at kAivShift.
 inline uint32_t cross_core_sets(const State& s) {
@@ -419,7 +461,8 @@ inline void check_overwrite(const char* api, GmRegion& r, uint64_t off, uint64_t
 // On an AIV of a MIX kernel, bytes its AIC wrote must have been published by a CrossCoreSetFlag the AIV
 // waited for; on its AIC, bytes its AIVs wrote by CrossCoreSetFlags of theirs the AIC waited for (the
 // simulator runs one core at a time, so the data may be there either way: the check is what tells).
-inline uint64_t gm_read(const char* api, const void* p, uint64_t bytes) {
+// `copy`: a DataCopy's read (MTE2), whose first fetch the blocks running together share; else a scalar read.
+inline uint64_t gm_read(const char* api, const void* p, uint64_t bytes, bool copy = false) {
     if (bytes == 0) return 0;
     GmRegion& r = gm_region(api, p, bytes, "read");
     State& s = st();
@@ -455,6 +498,10 @@ inline uint64_t gm_read(const char* api, const void* p, uint64_t bytes) {
                     static_cast<uint64_t>(s.block_idx) << 32 | cross_core_sets(s));
     }
     s.counters.gm_read_bytes += bytes;
+    if (!s.mix) {
+        const uintptr_t lo = reinterpret_cast<uintptr_t>(p);
+        note_reader(lo, lo + bytes, copy ? static_cast<uint32_t>(s.block_idx) : kUnshared);
+    }
     return l2_touch(p, bytes);
 }
 
@@ -490,6 +537,7 @@ inline void gm_write(const char* api, const void* p, uint64_t bytes, bool atomic
         std::fill_n(r.published.begin() + static_cast<int64_t>(off), bytes, cross_core_sets(s));
     }
     s.counters.gm_write_bytes += bytes;
+    if (!s.mix) note_reader(reinterpret_cast<uintptr_t>(p), reinterpret_cast<uintptr_t>(p) + bytes, kUnshared);
     l2_touch(p, bytes);
 }
 
