@@ -148,10 +148,11 @@ def sweep(ops: dict, cases: list[BenchCase], platform: str, out) -> list[tuple[B
     """Simulate ``cases`` and print them worst first, with the classes over :data:`SWEEP_BOUND`."""
     done = [(case, simulate(ops[case.op], case, platform)) for case in cases if case.op in ops]
     done.sort(key=lambda ck: -ck[1].ratio)
-    header = ("op", "shape class", "shape", "dtype", "kernel", "est us", "floor us", "est/floor", "pipe", "GM/min", "UB")
+    header = ("op", "shape class", "shape", "dtype", "kernel", "est us", "floor us", "est/floor", "pipe", "GM/min", "UB",
+              "cores")
     rows = [(c.op, c.shape_class, "x".join(map(str, c.shape)), c.dtype, k.kernels, f"{k.est_us:.4g}",
-             f"{k.floor_us:.4g}", f"{k.ratio:.2f}", k.critical_pipe, f"{k.gm_over_min:.3f}", f"{k.ub_use:.1%}")
-            for c, k in done]
+             f"{k.floor_us:.4g}", f"{k.ratio:.2f}", k.critical_pipe, f"{k.gm_over_min:.3f}", f"{k.ub_use:.1%}",
+             str(k.cores)) for c, k in done]
     print(f"\nseed ops on {len(done)} untuned shapes, worst first (target <= {SWEEP_BOUND:g}x):", file=out)
     print(format_table(rows, header), file=out)
     over = sorted({(c.op, c.shape_class, c.dtype) for c, k in done if k.ratio > SWEEP_BOUND})
@@ -170,6 +171,7 @@ class Kernel:
     gm_over_min: float
     bytes_per_copy: float
     ub_use: float
+    cores: int  # the most blocks of one launch
 
     @property
     def ratio(self) -> float:
@@ -211,7 +213,7 @@ def simulate(op: Operator, case: BenchCase, platform: str) -> Kernel:
     busiest = max(stats, key=lambda s: s.est_cycles)
     return Kernel(",".join(dict.fromkeys(r.kernel.name for r in seen)), est, floor, busiest.critical_pipe,
                   gm / minimum if minimum else float("nan"), gm / copies if copies else 0.0,
-                  max(s.ub_peak_bytes for s in stats) / plat.ub_budget_bytes)
+                  max(s.ub_peak_bytes for s in stats) / plat.ub_budget_bytes, max(len(s.per_block) for s in stats))
 
 
 def measure(op: Operator, case: BenchCase, platform: str, repeats: int) -> Row:

@@ -8,8 +8,15 @@ the shape around the reduced axes into ``[d0, d1, d2]`` (``d1`` reduced) and pic
 * ``reduce_tail`` (``d2 == 1``): rows of ``d1`` contiguous values, ``[ROWS, BLOCK_R]`` tiles;
 * ``reduce_middle``: ``[BLOCK_R, BLOCK_B]`` tiles of one ``d0`` index, summed over the rows;
 
-each reduce variant ``full_load`` (the whole reduced extent is one tile) or ``recompute`` (a first
-pass sums chunk by chunk, a second pass reloads and writes: the reduced extent does not fit UB).
+each of these ``full_load`` (the whole reduced extent is one tile) or ``recompute`` (a first
+pass sums chunk by chunk, a second pass reloads and writes: the reduced extent does not fit UB);
+
+* ``reduce_middle_lines`` (columns ``d2`` under 256 bytes and not a whole 64 bytes): the slab
+  ``[d1, d2]`` of one ``d0`` index read flat, as lines of ``GROUP`` whole rows (``GROUP * d2`` values,
+  whole 32-byte blocks, at least 256 bytes), so a tile of lines is one burst where a column tile would
+  be one burst of ``d2`` values a row. A first pass sums the lines, then folds the line's ``GROUP``
+  rows into the ``d2`` sums; a second pass writes. With fewer slabs than cores, each slab's lines go in
+  ``parts`` over the idle cores, each part summing the whole slab again (from the L2 but for the first).
 The outer work (rows, ``(d0, column-block)`` pairs, or element blocks) is split over the platform's
 vector cores: one program per core, the first ``big_cores`` programs take one unit more.
 
@@ -136,11 +143,41 @@ def reduce_middle_recompute_kernel(dy_ptr, x_ptr, out_ptr, d1, d2, col_blocks, p
             tl.store(out_ptr + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
 
 
+@ascdsl.jit
+def reduce_middle_lines_kernel(dy_ptr, x_ptr, out_ptr, slab, lines, part_lines, parts, per_core, big_cores,
+                               BLOCK_L: tl.constexpr, GROUP: tl.constexpr, INNER: tl.constexpr):
+    start, end = core_span(per_core, big_cores)
+    flat = tl.arange(0, BLOCK_L * GROUP * INNER)
+    for unit in range(start, end):
+        a = unit // parts
+        base = a * slab
+        line_sums = tl.zeros((GROUP * INNER,), tl.float32)
+        for line0 in range(0, lines, BLOCK_L):
+            offsets = line0 * (GROUP * INNER) + flat
+            dy = tl.load(dy_ptr + base + offsets, mask=offsets < slab, other=0.0).to(tl.float32)
+            line_sums += tl.sum(tl.reshape(dy, (BLOCK_L, GROUP * INNER)), axis=0)
+        total = tl.sum(tl.reshape(line_sums, (GROUP, INNER)), axis=0)
+        line = tl.reshape(tl.broadcast_to(total[None, :], (GROUP, INNER)), (GROUP * INNER,))
+        first = (unit - a * parts) * part_lines
+        last = tl.minimum((first + part_lines) * (GROUP * INNER), slab)
+        for line0 in range(first, tl.minimum(first + part_lines, lines), BLOCK_L):
+            offsets = line0 * (GROUP * INNER) + flat
+            mask = offsets < last
+            dy = tl.load(dy_ptr + base + offsets, mask=mask, other=0.0).to(tl.float32)
+            x = tl.load(x_ptr + base + offsets, mask=mask, other=0.0).to(tl.float32)
+            lined = tl.reshape(dy, (BLOCK_L, GROUP * INNER)) - tl.reshape(tl.exp(x), (BLOCK_L, GROUP * INNER)) * line[None, :]
+            out = tl.reshape(lined, (BLOCK_L * GROUP * INNER,))
+            tl.store(out_ptr + base + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
+
+
 @ascdsl.host
-def log_softmax_backward_host(grad_output, output, dim, platform):
+def log_softmax_backward_host(grad_output, output, dim, platform, lines=False):
     """Validate, merge the shape to ``[d0, d1, d2]`` around the reduced axis ``dim`` (an int, as the
     OpDef's attribute; lists of contiguous axes are merged into one by the Python entry) and plan the
-    launch on ``platform`` (a :class:`ascdsl.platforms.Platform`)."""
+    launch on ``platform`` (a :class:`ascdsl.platforms.Platform`). ``lines``: columns under 256 bytes may
+    take ``reduce_middle_lines``, whose fold of a line into its rows is a kernel per ``d2``, not a runtime
+    extent; the op project's tiling function is this function with ``lines=False`` (column tiles, which
+    serve every ``d2``), the Python entry passes True."""
     if grad_output.shape != output.shape:
         raise ValueError(f"grad_output and output must have the same shape (no broadcasting), "
                          f"got {grad_output.shape} and {output.shape}")
@@ -220,6 +257,29 @@ def log_softmax_backward_host(grad_output, output, dim, platform):
                              constexprs={"BLOCK_R": chunk}, scalars=scalars)
 
     wide = 2 * align  # the column tiles of the reduce-middle kernels: multiples of 64 bytes
+    if lines and d2 % wide != 0 and d2 < 8 * align:
+        # columns under 256 bytes: a slab [d1, d2] read as lines of GROUP whole rows, whole 32-byte blocks
+        # of at least 256 bytes, whose tiles are contiguous in GM (one burst, not one of d2 a row)
+        common = 1  # gcd(d2, align)
+        for i in range(1, align + 1):
+            if d2 % i == 0 and align % i == 0:
+                common = i
+        group = align // common * ascdsl.cdiv(8 * align, align // common * d2)
+        lines = ascdsl.cdiv(d1 * d2, group * d2)
+        # fewer slabs than cores: each slab's lines in parts over the idle cores, each part summing the
+        # whole slab (its re-reads mostly from the L2) and writing its own lines
+        parts = min(max(1, cores // d0), lines)
+        part_lines = ascdsl.cdiv(lines, parts)
+        parts = ascdsl.cdiv(lines, part_lines)
+        block_l = min(ascdsl.planner.largest_extent(reduce_middle_lines_kernel, "BLOCK_L", grad_output, output,
+                                                    grad_output, platform=platform, GROUP=group, INNER=d2),
+                      lines)
+        units = d0 * parts
+        used = min(cores, units)
+        return ascdsl.Launch(reduce_middle_lines_kernel, grid=(used,), variant="reduce_middle_lines",
+                             constexprs={"BLOCK_L": block_l, "GROUP": group, "INNER": d2},
+                             scalars={"slab": d1 * d2, "lines": lines, "part_lines": part_lines, "parts": parts,
+                                      "per_core": units // used, "big_cores": units % used})
     block_b = ascdsl.cdiv(d2, wide) * wide
     block_r = ascdsl.cdiv(d1, 2) * 2
     fit = ascdsl.planner.largest_extent(reduce_middle_full_kernel, "BLOCK_B", grad_output, output, grad_output,
@@ -301,7 +361,7 @@ def log_softmax_backward(grad_output, output, dim, *, platform=None, backend=Non
     else:
         grad_view, output_view, axis = grad_output, output, (reduced_axes(dim) or (0,))[0]
     plan = log_softmax_backward_host(ascdsl.TensorDesc.of(grad_view), ascdsl.TensorDesc.of(output_view),
-                                     axis, target)
+                                     axis, target, lines=True)
     out = np.empty_like(grad_view)
     plan(grad_view, output_view, out, backend=backend, platform=target.name)
     return out.reshape(grad_output.shape)
@@ -329,9 +389,10 @@ def sample(case):
 
 
 CASES = [ascdsl.Case(shape, shape, dtype=dt, dim=dim) for dt in ("float32", "float16", "bfloat16")
-         for shape, dim in (((4, 33), -1), ((3, 5, 7), 1), ((6, 1, 9), 1), ((2, 3, 4, 5), (1, 2)))]
+         for shape, dim in (((4, 33), -1), ((3, 5, 7), 1), ((3, 5, 70), 1), ((6, 1, 9), 1), ((2, 3, 4, 5), (1, 2)))]
 CASES += [ascdsl.Case((), (), dim=-1), ascdsl.Case((3, 12000), (3, 12000), dim=1),
           ascdsl.Case((2, 700, 3), (2, 700, 3), dtype="float16", dim=1), ascdsl.Case((0, 4), (0, 4), dim=0),
+          ascdsl.Case((2, 700, 130), (2, 700, 130), dtype="float16", dim=1),
           ascdsl.Case((50, 3), (50, 3), dim=-1)]
 
 # The OpDef's attribute is an Int, as aclnnLogSoftmaxBackward(gradOutput, output, dim, out) takes one dim;
@@ -339,7 +400,9 @@ CASES += [ascdsl.Case((), (), dim=-1), ascdsl.Case((3, 12000), (3, 12000), dim=1
 NOTES = """`dim` is one axis (an Int in `[-n, n-1]`; -1 and 0 for a rank-0 tensor), as
 `aclnnLogSoftmaxBackward` takes it. Lists of contiguous axes exist only in the Python entry
 `log_softmax_backward` of `ops/log_softmax_grad.py`, which merges them into one axis before the tiling
-function runs; a graph that reduces over several axes reshapes them into one first."""
+function runs; a graph that reduces over several axes reshapes them into one first. The Python entry also
+reads a reduced middle axis with columns under 256 bytes as lines of whole rows (`reduce_middle_lines`, a
+kernel per column count); the op project's tiling function uses column tiles there, which serve every shape."""
 
 OP = ascdsl.Operator(name="log_softmax_grad", op_type="LogSoftmaxBackward", entry=log_softmax_backward,
                      host=log_softmax_backward_host, reference=reference, cases=CASES,

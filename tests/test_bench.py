@@ -213,6 +213,18 @@ def test_a_few_rows_a_core_overlap_their_loads(op_name):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("shape,bound", [((8, 2023, 15), 2.6), ((130, 1959, 15), 1.32), ((280, 98, 15), 1.6)])
+def test_reduce_middle_small_odd_inner_sizes_read_lines_of_whole_rows(shape, bound):
+    """The sweep's reduce-middle class with 15-float columns: 10.38, 2.65 and 2.02x of the floor in
+    60-byte column bursts (8 slabs on 8 cores for the first), 2.56, 1.30 and 1.56 in lines of 8 rows on
+    every core (issue 24)."""
+    op = {op.name: op for op in load_operators([OPS])}["log_softmax_grad"]
+    k = bench.simulate(op, bench._lsm("reduce-middle odd inner", shape, dim=1), "Ascend910B3")
+    assert k.kernels == "reduce_middle_lines_kernel" and k.cores == 40
+    assert 1.0 <= k.ratio <= bound, k
+
+
+@pytest.mark.slow
 def test_what_filling_the_ub_would_gain():
     """log_softmax_grad 1024x4096 float32 (two rows per tile, 69.9% of the UB) with twice the UB: the
     tiles take more rows and the UB fills, and the estimate gains under 10%."""

@@ -54,7 +54,7 @@ def check(shape, dim, dtype, **kw):
 def variant(shape, dim, dtype="float32", platform=B3):
     shape, axis = merge_axes(shape, dim)  # the OpDef's int dim, as the Python entry passes it
     desc = ascdsl.TensorDesc(shape, dtypes.lookup(dtype))
-    return log_softmax_backward_host(desc, desc, axis, platform)
+    return log_softmax_backward_host(desc, desc, axis, platform, lines=True)
 
 
 SWEEP = [
@@ -66,7 +66,9 @@ SWEEP = [
     ((31, 5), 0), ((3, 33, 5), 1), ((2, 32, 3), -2),  # reduce-middle
     ((3, 4, 5), (0, 1)), ((3, 4, 5), (1, 2)), ((3, 4, 5), [0, 1, 2]), ((3, 4, 5), (-2, -1)),
     ((2,) * 8, 3), ((2,) * 8, [2, 3, 4]), ((1, 2, 1, 3, 1, 2, 1, 2), -1),  # 8 dims
-    ((2, 12000), -1), ((3, 1500, 4), 1),  # reduced extent beyond the full-load tile: recompute
+    ((2, 12000), -1), ((3, 1500, 70), 1),  # reduced extent beyond the full-load tile: recompute
+    ((3, 33, 70), 1),  # reduce-middle columns of 256 bytes or more: column tiles
+    ((3, 1500, 4), 1), ((8, 203, 15), 1), ((45, 7, 3), 1),  # lines of whole rows, a slab in parts, a part line
     ((0, 5), 0), ((5, 0), 1), ((3, 0, 4), 1), ((0,), 0),  # empty tensors
     ((), -1), ((), 0),  # rank 0
 ]
@@ -83,7 +85,8 @@ def test_rows_larger_than_ub(dtype):
     n = get_platform("Ascend910B3").ub_bytes // dtypes.lookup(dtype).itemsize + 17  # one row > 192 KiB
     assert variant((2, n), -1, dtype).variant == "reduce_tail_recompute"
     check((2, n), -1, dtype)
-    assert variant((2, n, 2), 1, dtype).variant == "reduce_middle_recompute"
+    assert variant((2, n, 2), 1, dtype).variant == "reduce_middle_lines"
+    assert variant((2, n, 130), 1, dtype).variant == "reduce_middle_recompute"
     check((2, n // 4, 2), 1, dtype)
 
 
@@ -113,8 +116,9 @@ def test_variants_and_core_split():
     assert (plan.scalars["per_core"], plan.scalars["big_cores"]) == (1000 // cores, 1000 % cores)
     plan = variant((7, 33), 1)
     assert plan.grid == (7,) and (plan.scalars["per_core"], plan.scalars["big_cores"]) == (1, 0)
-    assert variant((3, 33, 5), 1).variant == "reduce_middle_full_load"
-    assert variant((3, 2000, 5), 1).variant == "reduce_middle_recompute"
+    assert variant((3, 33, 70), 1).variant == "reduce_middle_full_load"
+    assert variant((3, 2000, 70), 1).variant == "reduce_middle_recompute"
+    assert variant((3, 2000, 64), 1).variant == variant((3, 2000, 16), 1).variant == "reduce_middle_recompute"
     assert variant((3, 12000), 1).variant == "reduce_tail_recompute"
     plan = variant((100, 8000), 1)  # one 32 KB row per tile fits two double-buffered queues, two do not
     assert plan.variant == "reduce_tail_full_load" and plan.constexprs["ROWS"] == 1
@@ -124,6 +128,23 @@ def test_variants_and_core_split():
     small = get_platform("Ascend310P3")
     plan = variant((30, 7), 1, "float16", small)
     assert plan.grid == (small.vector_core_count,) and plan.scalars["big_cores"] == 30 % small.vector_core_count
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_reduce_middle_columns_under_256_bytes_go_in_lines_of_whole_rows(dtype):
+    """8x2023x15: each slab [2023, 15] is read as lines of 8 rows (120 values, 480 bytes in float32; 16 rows in
+    16-bit), and its lines go in 5 parts over the 40 cores, each part summing its whole slab."""
+    plan = variant((8, 2023, 15), 1, dtype)
+    group = 8 if dtype == "float32" else 16
+    assert plan.variant == "reduce_middle_lines" and plan.grid == (40,)
+    assert (plan.constexprs["GROUP"], plan.constexprs["INNER"]) == (group, 15)
+    assert plan.scalars["lines"] == -(-2023 * 15 // (group * 15)) and plan.scalars["parts"] == 5
+    assert plan.scalars["parts"] * plan.scalars["part_lines"] >= plan.scalars["lines"]
+    assert variant((3, 40, 6), 1).constexprs["GROUP"] * 6 % 8 == 0  # 6 floats: lines of 4 rows, 96 bytes,
+    assert variant((3, 40, 6), 1).constexprs["GROUP"] * 6 * 4 >= 256  # lengthened to 256 bytes or more
+    check((8, 203, 15), 1, dtype)
+    desc = ascdsl.TensorDesc((8, 2023, 15), dtypes.lookup(dtype))  # the op project's tiling: column tiles
+    assert log_softmax_backward_host(desc, desc, 1, B3).variant == "reduce_middle_recompute"
 
 
 @pytest.mark.parametrize("count", [37, 40 * 8, 4096 * 1024, 4096 * 1024 + 8, 3_000_001])
