@@ -27,7 +27,7 @@ from pathlib import Path
 
 from . import dtypes, report
 from .backend.lift import lift
-from .backend.host import cores, host
+from .backend.host import host
 from .backend.render import ascendc
 from .backend.plan.tiling import TilingLayout, Variant, layout
 from .errors import CompilationError, Error, InputTypeError, InputValueError, source_path, source_root
