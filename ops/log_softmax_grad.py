@@ -165,7 +165,8 @@ def reduce_middle_lines_kernel(dy_ptr, x_ptr, out_ptr, slab, lines, part_lines, 
             mask = offsets < last
             dy = tl.load(dy_ptr + base + offsets, mask=mask, other=0.0).to(tl.float32)
             x = tl.load(x_ptr + base + offsets, mask=mask, other=0.0).to(tl.float32)
-            lined = tl.reshape(dy, (BLOCK_L, GROUP * INNER)) - tl.reshape(tl.exp(x), (BLOCK_L, GROUP * INNER)) * line[None, :]
+            lined = tl.reshape(dy, (BLOCK_L, GROUP * INNER)) - \
+                tl.reshape(tl.exp(x), (BLOCK_L, GROUP * INNER)) * line[None, :]
             out = tl.reshape(lined, (BLOCK_L * GROUP * INNER,))
             tl.store(out_ptr + base + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
 
@@ -265,20 +266,20 @@ def log_softmax_backward_host(grad_output, output, dim, platform, lines=False):
             if d2 % i == 0 and align % i == 0:
                 common = i
         group = align // common * ascdsl.cdiv(8 * align, align // common * d2)
-        lines = ascdsl.cdiv(d1 * d2, group * d2)
+        slab_lines = ascdsl.cdiv(d1 * d2, group * d2)
         # fewer slabs than cores: each slab's lines in parts over the idle cores, each part summing the
         # whole slab (its re-reads mostly from the L2) and writing its own lines
-        parts = min(max(1, cores // d0), lines)
-        part_lines = ascdsl.cdiv(lines, parts)
-        parts = ascdsl.cdiv(lines, part_lines)
+        parts = min(max(1, cores // d0), slab_lines)
+        part_lines = ascdsl.cdiv(slab_lines, parts)
+        parts = ascdsl.cdiv(slab_lines, part_lines)
         block_l = min(ascdsl.planner.largest_extent(reduce_middle_lines_kernel, "BLOCK_L", grad_output, output,
                                                     grad_output, platform=platform, GROUP=group, INNER=d2),
-                      lines)
+                      slab_lines)
         units = d0 * parts
         used = min(cores, units)
         return ascdsl.Launch(reduce_middle_lines_kernel, grid=(used,), variant="reduce_middle_lines",
                              constexprs={"BLOCK_L": block_l, "GROUP": group, "INNER": d2},
-                             scalars={"slab": d1 * d2, "lines": lines, "part_lines": part_lines, "parts": parts,
+                             scalars={"slab": d1 * d2, "lines": slab_lines, "part_lines": part_lines, "parts": parts,
                                       "per_core": units // used, "big_cores": units % used})
     block_b = ascdsl.cdiv(d2, wide) * wide
     block_r = ascdsl.cdiv(d1, 2) * 2
@@ -388,11 +389,12 @@ def sample(case):
     return grad, out.reshape(np.shape(logits)).astype(logits.dtype)
 
 
+# The reduce-middle cases have columns of 256 bytes or more in every dtype: the Python entry reads narrower
+# ones as lines of whole rows, the op project's tiling function as column tiles (its kernels are the cases').
 CASES = [ascdsl.Case(shape, shape, dtype=dt, dim=dim) for dt in ("float32", "float16", "bfloat16")
-         for shape, dim in (((4, 33), -1), ((3, 5, 7), 1), ((3, 5, 70), 1), ((6, 1, 9), 1), ((2, 3, 4, 5), (1, 2)))]
+         for shape, dim in (((4, 33), -1), ((3, 5, 130), 1), ((6, 1, 9), 1), ((2, 3, 4, 64), (1, 2)))]
 CASES += [ascdsl.Case((), (), dim=-1), ascdsl.Case((3, 12000), (3, 12000), dim=1),
-          ascdsl.Case((2, 700, 3), (2, 700, 3), dtype="float16", dim=1), ascdsl.Case((0, 4), (0, 4), dim=0),
-          ascdsl.Case((2, 700, 130), (2, 700, 130), dtype="float16", dim=1),
+          ascdsl.Case((2, 700, 130), (2, 700, 130), dtype="float16", dim=1), ascdsl.Case((0, 4), (0, 4), dim=0),
           ascdsl.Case((50, 3), (50, 3), dim=-1)]
 
 # The OpDef's attribute is an Int, as aclnnLogSoftmaxBackward(gradOutput, output, dim, out) takes one dim;
