@@ -8,8 +8,8 @@ tolerance.
 Columns: ``est us`` and ``floor us`` as in the seed-op table; ``pipe`` the busiest pipe of the slowest
 core; ``M busy`` the cube pipe's busy share of that core's span; ``L2 reads`` the share of GM reads the
 model's L2 served (bytes the launch had read or written before); ``HBM MiB`` the GM bytes the cube core that read
-the most from HBM read from it, and the mean over the cores (the simulator runs the blocks one after another, so
-the lowest-numbered block that reads a byte reads it from HBM: docs/performance.md, "Cube kernels").
+the most from HBM read from it, and the mean over the cores (the blocks that read a byte at the same time share its
+read from HBM: docs/performance.md, "The first reads shared by the blocks that run together").
 """
 from __future__ import annotations
 

@@ -50,14 +50,15 @@ def test_quick_bench_prints_every_column_and_no_estimate_below_its_floor(capsys)
 
 
 def test_cube_bench_counts_each_cores_first_reads_from_hbm():
-    """200x300x150 in 64x128 blocks, groups of 8: 4 x 3 programs, one a core; the lowest-numbered program that reads
-    a panel reads it from HBM. Program 0 reads A's rows 0-63 and B's columns 0-127, programs 1-3 A's next rows (the
-    last 8 of them), programs 4 and 8 B's next columns (the last 44); every other read is the L2's."""
+    """200x300x150 in 64x128 blocks, groups of 8: 4 x 3 programs, one a core, all starting together, so the
+    programs that read a panel share its read from HBM. Program p reads A's rows of panel p % 4 (64 rows, the last
+    8), read by 3 programs, and B's columns of panel p // 4 (128 columns, the last 44), read by 4."""
     case = bench_cube.QUICK[0]
     assert (case.m, case.n, case.k, case.block, case.group) == (200, 300, 150, (64, 128, 64), 8)
     row = bench_cube.measure(case)
-    a, b = 64 * case.k * 2, case.k * 128 * 2  # a panel of A (64 rows), of B (128 columns), float16
-    assert row.hbm == (a + b, a, a, 8 * case.k * 2, b, 0, 0, 0, case.k * 44 * 2, 0, 0, 0)
+    a = [rows * case.k * 2 for rows in (64, 64, 64, 8)]  # A's panels, float16
+    b = [case.k * cols * 2 for cols in (128, 128, 44)]  # B's
+    assert row.hbm == tuple(a[p % 4] / 3 + b[p // 4] / 4 for p in range(12))
     assert sum(row.hbm) == (case.m * case.k + case.k * case.n) * 2  # each byte of A and B read from HBM once
 
 

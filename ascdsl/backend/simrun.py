@@ -2,8 +2,8 @@
 
 A launch specialises the kernel, runs the passes, renders a one-variant direct-launch kernel file,
 writes it under the simulator's cache (named by its content hash, so g++ builds it once) and runs
-the blocks :mod:`.cores` gives (``min(grid product, vector cores)`` for a vector kernel; a pure-cube kernel:
-a block a program, up to ``cores.MAX_BLOCKS``; a MIX kernel: ``min(grid product, cube cores)``); results land
+the blocks :mod:`.cores` gives (``min(grid product, vector cores)`` for a vector kernel, ``min(grid product,
+cube cores)`` for a pure-cube or a MIX kernel); results land
 in the arrays in place.
 
 g++ dominates the cost, so many kernels can share one build: launches inside :func:`recording`

@@ -62,11 +62,10 @@ def test_one_copy_to_l1_serves_several_steps_of_k():
 
 
 def test_a_cube_launch_shares_hbm_among_the_cube_cores():
-    """80 programs run on the 20 cube cores of the 910B3, a block a program: each core gets HBM over 20 (capped
-    at its link's 32 bytes a cycle), not over the 40 vector cores. Block 0 shares the first reads of its panels
-    with the blocks that run with it: A's (8 KiB) with blocks 1-7, which start with it; B's (16 KiB) with blocks 8
-    and 16, which start with it, and 24 and 32, which start when blocks 4 and 12 end, before block 0 (in the
-    simulation block 0 read both its panels from HBM, blocks 4 and 12 at most one of theirs)."""
+    """80 programs run on the 20 cube cores of the 910B3, a block a core looping over programs b, b + 20, b + 40
+    and b + 60: each core gets HBM over 20 (capped at its link's 32 bytes a cycle), not over the 40 vector cores.
+    The blocks all start together, so a panel's first read is shared by every block that reads it: block 0's four
+    panels of A (8 KiB each) by 8 blocks each, its panels 0 and 4 of B (16 KiB, each read twice) by 5 blocks."""
     m, n, k = 640, 1024, 64
     grid, args, meta = _tutorial(dtypes.float16, m, n, k, 64, 128, 64)
     with sim.record() as runs:
@@ -77,16 +76,20 @@ def test_a_cube_launch_shares_hbm_among_the_cube_cores():
     share = cost.core_share(plat, grid[0], cube=True)
     assert share == min(costs.core_gm_bytes_per_cycle.value, cost.hbm_bytes_per_cycle(costs) / plat.ai_core_count)
     assert share > cost.core_share(plat, grid[0])
+    assert len(run.stats.per_block) == plat.ai_core_count
     block = run.stats.per_block[0]
-    l2 = 8192 * 7 / 8 + 16384 * 4 / 5
+    a, b = 64 * 64 * 2, 64 * 128 * 2  # a copy of A (64 rows of 128 bytes, 64 bursts) and one of B (64 of 256)
+    l2 = 4 * a * 7 / 8 + 4 * b - 2 * b / 5
     assert block.l2_read_bytes == round(l2)
-    # a copy of A (64 rows of 128 bytes) and one of B (64 rows of 256 bytes): set-ups, bursts, bytes at the share,
-    # less what each byte the L2 serves saves (its share of the bursts, and its cycles at the L2's rate)
-    read = (64 * 64 + 64 * 128) * 2
-    busy = 2 * costs.copy_setup.value + 128 * costs.burst_cycles.value + read / share
-    saved = 128 * (costs.burst_cycles.value - cost.l2_burst_cycles(costs)) + read * (
-        1 / share - 1 / costs.l2_bytes_per_cycle.value)
-    assert block.pipe_busy["MTE2"] == round(busy - l2 * saved / read)
+    # set-ups, bursts and bytes at the share; the simulation read programs 40's and 60's copies of B from the L2,
+    # the sharing moves the rest at the mean cost of a byte's move (its share of the bursts, its cycles)
+    read, bursts = 4 * (a + b), 8 * 64
+    burst_saved = costs.burst_cycles.value - cost.l2_burst_cycles(costs)
+    byte_saved = 1 / share - 1 / costs.l2_bytes_per_cycle.value
+    busy = 8 * costs.copy_setup.value + bursts * costs.burst_cycles.value + read / share
+    run_l2 = 2 * (64 * burst_saved + b * byte_saved)
+    mean = (bursts * burst_saved + read * byte_saved) / read
+    assert block.pipe_busy["MTE2"] == round(busy - run_l2 - (l2 - 2 * b) * mean)
 
 
 @pytest.mark.parametrize("a_cols, b_cols", [(False, False), (True, False), (False, True), (True, True)])

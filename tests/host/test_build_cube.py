@@ -77,9 +77,9 @@ def test_matmul_op_project_declares_each_keys_kernel_type_and_workspace():
     assert (f"AscendC::SetKernelMode(tilingData.tilingKey == {mix_keys[0]} ? KernelMode::MIX_MODE : "
             f"tilingData.tilingKey == {mix_keys[1]} ? KernelMode::MIX_MODE : KernelMode::AIC_MODE);") in main
     assert "std::max<size_t>(static_cast<size_t>(MatMulWorkspaceSize(tilingData)), 32)" in main
-    # the tiling function: a pure-cube launch runs a block a program (up to 65535), a MIX one the cube cores
-    assert "blocks = 65535;  // matmul_kernel runs on the cube cores, a block a program" in tiling
-    assert "blocks = platform.aiCoreNum;  // matmul_kernel runs on a cube core and its two vector cores" in tiling
+    # the tiling function: a pure-cube launch and a MIX one both run a block a cube core
+    assert "blockDim = static_cast<uint32_t>(std::min<int64_t>(programs, platform.aiCoreNum));" in tiling
+    assert "blocks = " not in tiling
 
 
 def test_a_vector_op_keeps_its_aiv_only_project():

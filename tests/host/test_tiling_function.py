@@ -84,7 +84,7 @@ def test_softmax_matches_python(tmp_path):
 
 
 def test_matmul_matches_python(tmp_path):
-    # a pure-cube variant (a block a program, up to 65535) and a MIX one (the cube cores, a workspace of the
+    # a pure-cube variant (a block a cube core) and a MIX one (the cube cores, a workspace of the
     # products, refused past int32 tile offsets), chosen by a String attribute; on the A2 platforms (the 310P
     # has no separate cube cores: test_build_cube)
     op, kernels = load("matmul")

@@ -2,8 +2,8 @@
 CPU-debug launch, how many blocks a launch of ``programs`` runs, and the GM workspace (issue 26).
 
 * a vector kernel runs on the AI vector cores (``KERNEL_TYPE_AIV_ONLY``): ``blockDim = min(programs, AIVs)``;
-* a pure-cube kernel (:mod:`.cube`) on the AI cube cores (``KERNEL_TYPE_AIC_ONLY``): a block a program, up to
-  ``blockDim``'s limit (the kernel loops over the rest), so the blocks reach the cores in program order;
+* a pure-cube kernel (:mod:`.cube`) on the AI cube cores (``KERNEL_TYPE_AIC_ONLY``): ``blockDim = min(programs,
+  AICs)``, each block looping over its programs, so a program's copies run during the last one's Fixpipe;
 * a MIX kernel (:mod:`.mix`) on AIC + 2 AIV groups (``KERNEL_TYPE_MIX_AIC_1_2``): ``blockDim = min(programs,
   AICs)``, and a GM workspace the tiles go through: ``programs * BLOCK_M * BLOCK_N`` float32 products, or the
   operands the vector cores compute where their work comes before the product (which a build refuses).
@@ -19,8 +19,6 @@ from ...ir import Kernel
 from ...platforms import Platform
 from ..cube import cube, mix
 
-MAX_BLOCKS = 65535
-"""The largest ``blockDim`` of a launch (reference section 3: ``numBlocks`` is in [1, 65535])."""
 
 
 @dataclass(frozen=True)
@@ -29,18 +27,19 @@ class Cores:
 
     kernel_type: str  # CANN's KERNEL_TYPE_* (KERNEL_TASK_TYPE of the op kernel's tiling key)
     mode: str  # tikicpulib's KernelMode of a CPU-debug launch (CANN 8.1's stub_def.h)
-    limit: str | None  # the Platform attribute bounding blockDim (None: MAX_BLOCKS)
+    limit: str  # the Platform attribute bounding blockDim
     host_limit: str  # the same bound in generated host code (ascdsl_host::Platform)
     what: str  # for comments and the report
 
     def block_dim(self, platform: Platform, programs: int) -> int:
         """The blocks of a launch of ``programs`` (0 for none: the generated tiling function's blockDim)."""
-        return min(programs, getattr(platform, self.limit) if self.limit else MAX_BLOCKS)
+        return min(programs, getattr(platform, self.limit))
 
 
 VECTOR = Cores("KERNEL_TYPE_AIV_ONLY", "AIV_MODE", "vector_core_count", "platform.vectorCoreNum",
                "the vector cores")
-CUBE = Cores("KERNEL_TYPE_AIC_ONLY", "AIC_MODE", None, str(MAX_BLOCKS), "the cube cores, a block a program")
+CUBE = Cores("KERNEL_TYPE_AIC_ONLY", "AIC_MODE", "ai_core_count", "platform.aiCoreNum",
+            "the cube cores, a block a core looping over its programs")
 MIX = Cores("KERNEL_TYPE_MIX_AIC_1_2", "MIX_MODE", "ai_core_count", "platform.aiCoreNum",
             "a cube core and its two vector cores per block")
 
@@ -68,4 +67,4 @@ def max_programs(kernel: Kernel, platform: Platform) -> int:
     return (mix.INT32_MAX + 1) // mix.split(kernel, platform).tile_elements
 
 
-__all__ = ["BY_TYPE", "CUBE", "Cores", "MAX_BLOCKS", "MIX", "VECTOR", "max_programs", "of", "workspace_bytes"]
+__all__ = ["BY_TYPE", "CUBE", "Cores", "MIX", "VECTOR", "max_programs", "of", "workspace_bytes"]
