@@ -12,18 +12,20 @@ so one built operator serves every shape.
 """
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl import build, dtypes
+from ascdsl import build, cache, dtypes, sim
 from ascdsl.backend import kir
 from ascdsl.backend.lift import lift, poly
 from ascdsl.backend.host import host
-from ascdsl.backend.render import emit
+from ascdsl.backend.render import ascendc, emit
 from ascdsl.op import load_operators
 from ascdsl.platforms import get_platform
 from ascdsl.verify import check_main_case
@@ -300,7 +302,6 @@ def test_the_manifest_records_each_instance_s_own_plan_by_its_class_s_names(name
     with the names of the class's members (declared in the kernel file), using the UB of the float32
     kernel's own plan."""
     import json
-    from ascdsl.backend.render import ascendc
     b, folder = request.getfixturevalue(name)
     manifest = json.loads((folder / "manifest.json").read_text())
     (kernel_file,) = (folder / "kernel").glob("*_kernel.cpp")
@@ -407,7 +408,6 @@ def test_the_scale_add_tiling_function_answers_every_shape(scale_add, tmp_path):
 
 
 def test_scale_add_builds_one_class_per_algorithm(scale_add):
-    from ascdsl.backend.render import ascendc
     b, _ = scale_add
     classes = ascendc.classes(b.variants, b.platform)
     assert len(classes) == 1  # one template for float32, float16 and bfloat16
@@ -425,15 +425,36 @@ OWN_CLASS_CASES = [("scale_add", [(1 << 16,), (1 << 16,)], {"alpha": 0.5}, "scal
                    ("softmax_grad", [(2, 20000)] * 2, {"is_front": False}, "two_pass_kernel")]
 
 
+FORMS = ("template", "own class")
+
+
+def _forms(b) -> dict[str, tuple]:
+    """The built variants (one template per algorithm) and each kernel's own class (no template form)."""
+    return {"template": b.variants, "own class": tuple(dataclasses.replace(v, form=None) for v in b.variants)}
+
+
+def _entry(name: str, form: str) -> str:
+    return f"{name}_{form.replace(' ', '_')}"
+
+
+@pytest.fixture(scope="module")
+def forms_sources(request) -> dict[str, str]:
+    """Per form, one kernel file of every op of OWN_CLASS_CASES (entry :func:`_entry`): one g++ build a form
+    (each op's classes, tiling struct and entry have names of their own, so the ops share a file)."""
+    texts = {form: [] for form in FORMS}
+    for name in dict.fromkeys(case[0] for case in OWN_CLASS_CASES):
+        b, _ = request.getfixturevalue(name)
+        for form, variants in _forms(b).items():
+            texts[form].append(ascendc.kernel_source(_entry(name, form), variants, b.layout, PLATFORM))
+    return {form: str(cache.text("gen", "".join(parts))) for form, parts in texts.items()}
+
+
 @pytest.mark.parametrize("name,shapes,attrs,kernel", OWN_CLASS_CASES)
-def test_the_float32_instance_of_a_template_costs_what_its_own_class_does(name, shapes, attrs, kernel, request):
+def test_the_float32_instance_of_a_template_costs_what_its_own_class_does(name, shapes, attrs, kernel, request,
+                                                                         forms_sources):
     """The float32 instance of the one template (casts compiled away by ``if constexpr``, tiles computed
     in the queue buffers, buffers placed by the float32 plan) against the float32 class the kernel had
     of its own: the same outputs, UB and simulated time (the cost model's estimate, printed)."""
-    import dataclasses
-    import numpy as np
-    from ascdsl import cache, sim
-    from ascdsl.backend.render import ascendc
     b, _ = request.getfixturevalue(name)
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
@@ -442,15 +463,13 @@ def test_the_float32_instance_of_a_template_costs_what_its_own_class_does(name, 
     fields = dict(got.fields)
     assert [v.kernel.name for v in b.variants if v.key == fields["tilingKey"]] == [kernel]
     runs = {}
-    for label, variants in (("template", b.variants),
-                            ("own class", tuple(dataclasses.replace(v, form=None) for v in b.variants))):
+    for form, variants in _forms(b).items():
         instance = ascendc.class_names(variants, PLATFORM)[fields["tilingKey"]]
-        path = str(cache.text("gen", ascendc.kernel_source("k", variants, b.layout, PLATFORM)))
         out = np.zeros_like(arrays[0])
         blocks = min(fields["grid0"] * fields["grid1"] * fields["grid2"], PLATFORM.vector_core_count)
-        res = sim.run_kernel(path, "k", [*arrays, out, None, b.layout.pack(fields)], blocks, PLATFORM.name,
-                             tiling_key=fields["tilingKey"])
-        runs[label] = (instance, out, res.stats.est_us, res.stats.ub_peak_bytes)
+        res = sim.run_kernel(forms_sources[form], _entry(name, form), [*arrays, out, None, b.layout.pack(fields)],
+                             blocks, PLATFORM.name, tiling_key=fields["tilingKey"])
+        runs[form] = (instance, out, res.stats.est_us, res.stats.ub_peak_bytes)
     (t_name, t_out, t_us, t_ub), (o_name, o_out, o_us, o_ub) = runs["template"], runs["own class"]
     print(f"{name} float32: {t_name} {t_us:.3f} us / {o_name} {o_us:.3f} us = {t_us / o_us:.4f}")
     assert t_name.endswith("<float>") and "<" not in o_name

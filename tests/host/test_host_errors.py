@@ -10,12 +10,13 @@ import textwrap
 import pytest
 
 import ascdsl
-from ascdsl import dtypes
+from ascdsl import build, dtypes
 from ascdsl.backend.host import host
 from ascdsl.backend.host.hostcode import CPP_KEYWORDS
 from ascdsl.backend.plan import tiling
 from ascdsl.op import load_operators
 from ascdsl.platforms import get_platform
+from tests.cann.headers import host_flags, needs_host_headers, type_check
 
 PLATFORM = get_platform("Ascend910B3")
 MARK = "#<"  # the line the error must point at
@@ -164,3 +165,44 @@ def test_no_host_variable_takes_a_name_of_the_runtime():
     status = body[body.index("enum Status"):]
     declared |= set(re.findall(r"^    ([A-Z_]+) = \d", status[:status.index("};")], re.M))
     assert declared and declared <= CPP_KEYWORDS, declared - CPP_KEYWORDS
+
+
+NAMED_LIKE_THE_GENERATED_CODE = '''\
+import ascdsl
+import ascdsl.language as tl
+
+
+@ascdsl.jit
+def add(blocks_ptr, Shape_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + i, tl.load(blocks_ptr + i, mask=i < n) + tl.load(Shape_ptr + i, mask=i < n), mask=i < n)
+
+
+@ascdsl.host
+def h(blocks, Shape, Numel):
+    return ascdsl.Launch(add, grid=(ascdsl.cdiv(blocks.numel, 64),), scalars={"n": blocks.numel + Numel},
+                         constexprs={"BLOCK": 64})
+
+
+def entry(blocks, Shape, Numel=0, *, platform=None, backend=None):
+    out = blocks.copy()
+    h(ascdsl.TensorDesc.of(blocks), ascdsl.TensorDesc.of(Shape), Numel)(blocks, Shape, out, backend=backend)
+    return out
+
+
+OP = ascdsl.Operator(name="named", op_type="Named", entry=entry, host=h, reference=None, inputs=("blocks", "Shape"),
+                     attrs=(ascdsl.Attr("Numel", "Int", 0),), cases=[ascdsl.Case((100,), (100,))],
+                     dtypes=("float32",))
+'''
+
+
+@needs_host_headers
+def test_tensors_and_attributes_named_like_the_generated_code_build_an_op_project(tmp_path):
+    """The tiling function's parameters take another C++ name (``blocks_``), the op project's call passes
+    the variables op_host.cpp declares (``blocks``); the op project type-checks against CANN."""
+    path = tmp_path / "named.py"
+    path.write_text(NAMED_LIKE_THE_GENERATED_CODE)
+    b = build.plan(*load_operators([path]), PLATFORM)
+    folder = build.write(b, tmp_path / "out") / "op_project" / "op_host"
+    assert "NamedTiling(blocks, Shape, Numel, platform" in (folder / f"{b.project_name}.cpp").read_text()
+    type_check(host_flags(), folder / f"{b.project_name}.cpp", folder)

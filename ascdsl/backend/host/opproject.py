@@ -44,7 +44,9 @@ def padding(lay: TilingLayout) -> list[int]:
 
 
 def host_args(params: Sequence[host.Param], *extra: str) -> str:
-    return ", ".join([host.cpp_name(p.name) for p in params] + list(extra))
+    """The arguments of a call of a generated host function from op_host.cpp or main.cpp, which declare the
+    tensors and attributes by their own names (the function's parameter names may differ: :func:`host.cpp_name`)."""
+    return ", ".join([p.name for p in params] + list(extra))
 
 
 def dtype_rows() -> list[dict]:
