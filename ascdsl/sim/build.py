@@ -255,8 +255,13 @@ def _launch_object() -> Path:
 
 
 def build_library(wrapper: str, sources: list[Path]) -> Path:
-    """The shared library for ``wrapper`` (C++ text that includes ``sources``), built if not cached."""
-    key = cache.digest(_toolchain_hash(), source_digest(sources), wrapper)[:32]
+    """The shared library for ``wrapper`` (C++ text that includes ``sources``), built if not cached. The
+    key holds the wrapper with each source's absolute path as its place in ``sources`` (which
+    :func:`source_digest` places relative to the others): the same text in another folder reuses the build."""
+    placed = wrapper
+    for i, source in enumerate(sources):
+        placed = placed.replace(str(Path(source).resolve()), f"<source {i}>")
+    key = cache.digest(_toolchain_hash(), source_digest(sources), placed)[:32]
     src = cache.text("kernel", wrapper, where=cache_dir())
 
     def make(tmp: Path) -> None:  # the header and launch object only where a library is built

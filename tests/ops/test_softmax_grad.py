@@ -9,9 +9,10 @@ from hypothesis import strategies as st
 import ascdsl
 from ascdsl import dtypes, layout
 from ascdsl.platforms import get_platform
-from ascdsl.softmax_tiling import FIELDS, softmax_grad_tiling, softmax_grad_tmp_size
+from ascdsl.sim.build import build_stats
+from ascdsl.softmax_tiling import FIELDS, host_library, softmax_grad_tiling, softmax_grad_tmp_size
 from ascdsl.testing import assert_close
-from ops.softmax_grad import reference, softmax_grad, softmax_grad_host
+from ops.softmax_grad import reference, render_softmax_grad_api, softmax_grad, softmax_grad_host
 
 DTYPES = ("float32", "float16", "bfloat16")
 B3 = get_platform("Ascend910B3")
@@ -257,6 +258,19 @@ TMP_TABLE = [  # (shape, dtype, front, min, max): 4 * row words, times M for the
 @pytest.mark.parametrize("shape,dtype,front,lo,hi", TMP_TABLE, ids=str)
 def test_softmax_grad_tmp_size_table(shape, dtype, front, lo, hi):
     assert softmax_grad_tmp_size(shape, dtype, front) == (lo, hi)
+
+
+def test_the_host_library_is_built_once_for_its_text_in_any_folder(tmp_path):
+    """The build key holds the host code's text, not its folder: each API kernel's folder reuses one build."""
+    copies = []
+    for name in ("a", "b"):
+        for rel, text in render_softmax_grad_api(dtypes.float16, name == "b").items():
+            (tmp_path / name).mkdir(exist_ok=True)
+            (tmp_path / name / rel).write_text(text)
+        copies.append(tmp_path / name / "softmax_grad_api_host.cpp")
+    first = host_library([copies[0]])
+    builds = build_stats().builds
+    assert host_library([copies[1]]) is first and build_stats().builds == builds
 
 
 def test_tiling_rejects_a_work_buffer_below_one_row():
