@@ -126,6 +126,10 @@ def test_an_output_shape_lambda_is_checked_where_it_is(tmp_path):
     ('host=h, dtypes="float32"', "dtypes is a tuple of dtype combinations"),
     ('host=h, dtypes=("float99",)', "dtypes: 'float99' is not a dtype name"),
     ('host=h, inputs=("x", "platform")', "`platform` is the host function's platform parameter"),
+    ('host=h, inputs=("x", "1y")', "input name must be an identifier"),
+    ('host=h, inputs=("x", "out")', "input, output and attribute names must be distinct"),
+    ('host=h, dtypes=(("float32", "float32", "float32"),)', "needs 2 entries (inputs, then outputs)"),
+    ('host=h, attrs=(ascdsl.Attr("alpha", "Double"),)', "attribute 'alpha': type must be one of"),
 ])
 def test_operator_fields_of_the_wrong_kind_are_located_at_the_declaration(tmp_path, fields, message):
     path, _ = op_file(tmp_path, "LAUNCH", fields=fields)
