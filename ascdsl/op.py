@@ -24,8 +24,8 @@ from typing import Any, Callable
 import numpy as np
 
 from . import dtypes, names, record, tensors
-from .errors import (UNKNOWN, CompilationError, DeclarationError, Error, InputTypeError, InputValueError, Loc, UBOverflowError, caller_site,
-                     display_path, source_file)
+from .errors import (UNKNOWN, CompilationError, DeclarationError, Error, InputTypeError, InputValueError, Loc,
+                     UBOverflowError, caller_site, display_path, source_file)
 from .ir import Module
 
 
