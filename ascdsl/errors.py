@@ -163,5 +163,10 @@ class InputValueError(Error, ValueError):
     """An op entry point was called with an invalid value (shape, axis, attribute)."""
 
 
+class DeclarationError(CompilationError, InputValueError):
+    """A bad value in an op declaration (a name, a dtype combination), located at the user's
+    ``Operator(...)`` or ``Attr(...)`` line; still an :class:`InputValueError`."""
+
+
 class InputTypeError(Error, TypeError):
     """An op entry point was called with an invalid type (e.g. an unsupported dtype)."""

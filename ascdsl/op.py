@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import importlib.util
 import inspect
@@ -23,8 +24,8 @@ from typing import Any, Callable
 import numpy as np
 
 from . import dtypes, names, record, tensors
-from .errors import (UNKNOWN, CompilationError, Error, InputTypeError, InputValueError, Loc, UBOverflowError, caller_site,
-                     display_path, source_file)
+from .errors import (UNKNOWN, CompilationError, DeclarationError, Error, InputTypeError, InputValueError, Loc,
+                     UBOverflowError, caller_site, display_path, source_file)
 from .ir import Module
 
 
@@ -134,12 +135,25 @@ class Attr:
     default: Any = None
 
     def __post_init__(self) -> None:
-        names.identifier(self.name, "attribute name")
-        if self.type == "String" and self.default is not None:
-            names.text(self.default, f"attribute {self.name!r}: the default")
-        if self.type not in ATTR_TYPES:
-            raise InputValueError(f"attribute {self.name!r}: type must be one of {', '.join(ATTR_TYPES)}, "
-                                  f"not {self.type!r}")
+        with declared(caller_site(2)):  # the Attr(...) call, past the dataclass's __init__
+            names.identifier(self.name, "attribute name")
+            if self.type == "String" and self.default is not None:
+                names.text(self.default, f"attribute {self.name!r}: the default")
+            if self.type not in ATTR_TYPES:
+                raise InputValueError(f"attribute {self.name!r}: type must be one of {', '.join(ATTR_TYPES)}, "
+                                      f"not {self.type!r}")
+
+
+@contextlib.contextmanager
+def declared(site: Loc):
+    """Inside, a bad value of a declaration (an :class:`InputValueError` of :mod:`.names`) is a
+    :class:`DeclarationError` at ``site``, the user's line that declared it."""
+    try:
+        yield
+    except DeclarationError:
+        raise
+    except InputValueError as e:
+        raise DeclarationError(site, str(e)) from None
 
 
 @dataclass(frozen=True)
@@ -192,6 +206,12 @@ class Operator:
     def __post_init__(self) -> None:
         site = caller_site(2)  # the Operator(...) call, past the dataclass's __init__
         self._check_fields(site)
+        with declared(site):
+            self._normalise()
+
+    def _normalise(self) -> None:
+        """The fields in their normal form, their names and dtype combinations checked (a bad one is an
+        :class:`InputValueError`)."""
         names.identifier(self.name, "the operator name")
         names.op_type(self.op_type)
         if self.project_op_type is None:
@@ -223,11 +243,11 @@ class Operator:
         for o in self.outputs:
             inputs = ", ".join(self.inputs)
             if isinstance(o.shape, str) and o.shape not in self.inputs:
-                raise CompilationError(site, f"{self.name}: output {o.name!r}: shape={o.shape!r} names no input "
-                                       f"(inputs: {inputs})")
+                raise InputValueError(f"{self.name}: output {o.name!r}: shape={o.shape!r} names no input "
+                                      f"(inputs: {inputs})")
             if o.dtype is not None and o.dtype not in self.inputs and o.dtype not in dtypes.BY_NAME:
-                raise CompilationError(site, f"{self.name}: output {o.name!r}: dtype={o.dtype!r} names no input "
-                                       f"(inputs: {inputs}) and no dtype")
+                raise InputValueError(f"{self.name}: output {o.name!r}: dtype={o.dtype!r} names no input "
+                                      f"(inputs: {inputs}) and no dtype")
 
     def _check_fields(self, site: Loc) -> None:
         """The kinds of the declaration's fields, located at the ``Operator(...)`` call (``site``); the names

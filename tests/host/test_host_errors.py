@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 import ascdsl
-from ascdsl import build, dtypes
+from ascdsl import build, dtypes, verify
 from ascdsl.backend.host import host
 from ascdsl.backend.host.hostcode import CPP_KEYWORDS
 from ascdsl.backend.plan import tiling
@@ -126,6 +126,10 @@ def test_an_output_shape_lambda_is_checked_where_it_is(tmp_path):
     ('host=h, dtypes="float32"', "dtypes is a tuple of dtype combinations"),
     ('host=h, dtypes=("float99",)', "dtypes: 'float99' is not a dtype name"),
     ('host=h, inputs=("x", "platform")', "`platform` is the host function's platform parameter"),
+    ('host=h, inputs=("x", "1y")', "input name must be an identifier"),
+    ('host=h, inputs=("x", "out")', "input, output and attribute names must be distinct"),
+    ('host=h, dtypes=(("float32", "float32", "float32"),)', "needs 2 entries (inputs, then outputs)"),
+    ('host=h, attrs=(ascdsl.Attr("alpha", "Double"),)', "attribute 'alpha': type must be one of"),
 ])
 def test_operator_fields_of_the_wrong_kind_are_located_at_the_declaration(tmp_path, fields, message):
     path, _ = op_file(tmp_path, "LAUNCH", fields=fields)
@@ -198,11 +202,75 @@ OP = ascdsl.Operator(name="named", op_type="Named", entry=entry, host=h, referen
 
 @needs_host_headers
 def test_tensors_and_attributes_named_like_the_generated_code_build_an_op_project(tmp_path):
-    """The tiling function's parameters take another C++ name (``blocks_``), the op project's call passes
-    the variables op_host.cpp declares (``blocks``); the op project type-checks against CANN."""
+    """The tiling function's parameters and op_host.cpp's variables take another C++ name (``blocks_``); the
+    op project type-checks against CANN."""
     path = tmp_path / "named.py"
     path.write_text(NAMED_LIKE_THE_GENERATED_CODE)
     b = build.plan(*load_operators([path]), PLATFORM)
     folder = build.write(b, tmp_path / "out") / "op_project" / "op_host"
-    assert "NamedTiling(blocks, Shape, Numel, platform" in (folder / f"{b.project_name}.cpp").read_text()
+    assert "NamedTiling(blocks_, Shape_, Numel_, platform" in (folder / f"{b.project_name}.cpp").read_text()
     type_check(host_flags(), folder / f"{b.project_name}.cpp", folder)
+
+
+NAMED_LIKE_THE_TEMPLATES = '''\
+import numpy as np
+
+import ascdsl
+import ascdsl.language as tl
+
+
+@ascdsl.jit
+def k(a_ptr, b_ptr, c_ptr, out_ptr, scale, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + i, mask=i < n)
+    b = tl.load(b_ptr + i, mask=i < n)
+    tl.store(out_ptr + i, scale * a + b - tl.load(c_ptr + i, mask=i < n), mask=i < n)
+
+
+@ascdsl.host
+def h(message, shapes, dir, tiling, std, attrs, message_):
+    return ascdsl.Launch(k, grid=(ascdsl.cdiv(message.numel, 64),), constexprs={"BLOCK": 64},
+                         scalars={"scale": std * tiling + attrs + message_, "n": message.numel})
+
+
+@ascdsl.entry
+def entry(message, shapes, dir, tiling=2, std=0.5, attrs=0.25, message_=1.0, *, platform=None, backend=None):
+    out = np.empty_like(message)
+    desc = ascdsl.TensorDesc.of
+    h(desc(message), desc(shapes), desc(dir), tiling, std, attrs, message_)(message, shapes, dir, out,
+                                                                          backend=backend, platform=platform)
+    return out
+
+
+def reference(message, shapes, dir, tiling=2, std=0.5, attrs=0.25, message_=1.0):
+    return (std * tiling + attrs + message_) * message + shapes - dir
+
+
+OP = ascdsl.Operator(name="named", op_type="Named", entry=entry, host=h, reference=reference,
+                     inputs=("message", "shapes", "dir"),
+                     attrs=(ascdsl.Attr("tiling", "Int", 2), ascdsl.Attr("std", "Float", 0.5),
+                            ascdsl.Attr("attrs", "Float", 0.25), ascdsl.Attr("message_", "Float", 1.0)),
+                     cases=[ascdsl.Case((100,), (100,), (100,), tiling=3, std=-0.5)], dtypes=("float32",))
+'''
+
+
+def built_named_like_the_templates(tmp_path) -> tuple[build.OpBuild, object]:
+    path = tmp_path / "named.py"
+    path.write_text(NAMED_LIKE_THE_TEMPLATES)
+    b = build.plan(*load_operators([path]), PLATFORM)
+    return b, build.write(b, tmp_path / "out")
+
+
+def test_tensors_and_attributes_named_like_the_locals_of_main_cpp_run(tmp_path):
+    """Inputs and attributes named like what main.cpp and op_host.cpp declare (``message``, ``shapes``,
+    ``tiling``, ``std``, ``attrs``, ``dir``, and ``message_``, what ``message`` becomes where it is taken):
+    the direct-launch program compiles and computes the reference."""
+    b, folder = built_named_like_the_templates(tmp_path)
+    assert [(c.ok, c.message) for c in verify.verify_main(b, folder, tmp_path / "run")] == [(True, "")]
+
+
+@needs_host_headers
+def test_tensors_and_attributes_named_like_the_locals_of_op_host_cpp_type_check(tmp_path):
+    b, folder = built_named_like_the_templates(tmp_path)
+    op_host = folder / "op_project" / "op_host"
+    type_check(host_flags(), op_host / f"{b.project_name}.cpp", op_host)

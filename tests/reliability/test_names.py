@@ -2,7 +2,7 @@
 attributes, host-function messages; build outputs stay inside ``-o``."""
 from __future__ import annotations
 
-import textwrap
+import inspect
 from pathlib import Path
 
 import pytest
@@ -43,8 +43,11 @@ def test_operator_and_tensor_names_must_be_identifiers(field, value):
     kwargs = dict(name=OP.name, op_type=OP.op_type, entry=OP.entry, host=OP.host, reference=OP.reference,
                   inputs=OP.inputs, outputs=("out",), attrs=OP.attrs)
     kwargs[field] = value
-    with pytest.raises(ascdsl.InputValueError, match="name"):
+    with pytest.raises(ascdsl.InputValueError, match="name") as info:
+        line = inspect.currentframe().f_lineno + 1
         ascdsl.Operator(**kwargs)
+    assert isinstance(info.value, ascdsl.CompilationError)
+    assert (Path(info.value.loc.file), info.value.loc.line) == (Path(__file__), line)
 
 
 @pytest.fixture(autouse=True)
@@ -59,8 +62,11 @@ def scale_add_module(monkeypatch):
 
 @pytest.mark.parametrize("name", ["is front", "1st", "a-b", "", "int", "x\ny"])
 def test_attribute_names_must_be_identifiers(name):
-    with pytest.raises(ascdsl.InputValueError, match="attribute name"):
+    with pytest.raises(ascdsl.InputValueError, match="attribute name") as info:
+        line = inspect.currentframe().f_lineno + 1
         ascdsl.Attr(name, "Int", 0)
+    assert isinstance(info.value, ascdsl.CompilationError)
+    assert (Path(info.value.loc.file), info.value.loc.line) == (Path(__file__), line)
 
 
 @pytest.mark.parametrize("default", ["a\rb", "a\x00b", "line\nbreak", "\x1b[31m"])

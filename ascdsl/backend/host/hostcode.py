@@ -15,6 +15,7 @@ from typing import Any
 from ... import dtypes
 from ...errors import CompilationError, Loc, display_path
 from ...op import Operator
+from ..names.naming import unclash
 
 MAX_DIMS = 8
 DTYPE_ENUM = {d.name: d.name.upper().rstrip("_") for d in dtypes.ALL}
@@ -130,7 +131,8 @@ def fn_loc(fn: Callable) -> Loc:
 
 
 def cpp_name(name: str) -> str:
-    return name + "_" if name in CPP_KEYWORDS else name
+    """The C++ name of a host variable or parameter ``name`` (:func:`.naming.unclash` of the names above)."""
+    return unclash(name, CPP_KEYWORDS)
 
 
 def literal(value) -> E:

@@ -9,6 +9,9 @@ shadows a CANN built-in), its files and kernel entry named after it (``softmax_g
 The OpDef's dtype columns are the declared combinations (:func:`opdef_dtypes`): an output declared
 with a fixed dtype has it in every column, one that follows an input has that input's, and
 combinations with bfloat16 are left out on a platform without bfloat16; every column is ND.
+
+main.cpp and op_host.cpp declare the op's inputs and attributes as C++ variables (:func:`variable`) beside
+their own locals: a user's name that is one of those (``message``, ``tiling``, ``std``) takes another.
 """
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ from collections.abc import Sequence
 
 from ... import dtypes
 from . import cores, host
+from .hostcode import CPP_KEYWORDS
+from ..names.naming import unclash
 from ..render import ascendc
 from ..plan.tiling import TilingLayout, cann_name
 
@@ -32,6 +37,28 @@ ATTR_CPP = {"Int": ("int64_t", "0", "std::stoll(args[\"{n}\"])", "GetAttrPointer
             "String": ("std::string", "std::string()", "args[\"{n}\"]", "GetStr({i})")}
 
 
+TEMPLATE_NAMES = frozenset("""
+argc argv dir args arg eq i d p outputs shapes message status platform deviceId vectorCores cubeCores tilingData
+blockDim workspaceBytes inputBytes outputBytes inputNames outputNames inputCount outputCount host device ok bytes
+workspace tiling stream ParseDType ParseInts ParseTensor ParseBool Bytes ReadFile WriteFile main
+context runtime attrs Attrs missing ascendcPlatform plain workspaces out ToDType Describe ReadAttrs
+std ge gert optiling ops platform_ascendc AscendC OP
+""".split())
+"""What main.cpp and op_host.cpp declare, or use unqualified, in the functions that declare the op's inputs
+and attributes."""
+
+
+def variable(b, name: str) -> str:
+    """The C++ variable of input or attribute ``name`` in main.cpp and op_host.cpp: the tiling function's
+    parameter name (:func:`.hostcode.cpp_name`), unless the templates or build ``b`` (its tiling struct, its
+    kernel) take that too."""
+    return unclash(name, CPP_KEYWORDS | TEMPLATE_NAMES | {b.layout.struct_name, b.name})
+
+
+def variables(b, names: Sequence[str]) -> list[dict]:
+    return [{"name": n, "var": variable(b, n)} for n in names]
+
+
 def fields(lay: TilingLayout) -> list[dict]:
     offsets = lay.numpy_dtype.fields
     return [{"name": f.name, "cpp": f.dtype.cpp, "dtype": f.dtype.name, "offset": offsets[f.name][1],
@@ -43,10 +70,10 @@ def padding(lay: TilingLayout) -> list[int]:
     return [tail] if tail else []
 
 
-def host_args(params: Sequence[host.Param], *extra: str) -> str:
+def host_args(b, params: Sequence[host.Param], *extra: str) -> str:
     """The arguments of a call of a generated host function from op_host.cpp or main.cpp, which declare the
-    tensors and attributes by their own names (the function's parameter names may differ: :func:`host.cpp_name`)."""
-    return ", ".join([p.name for p in params] + list(extra))
+    tensors and attributes as :func:`variable`."""
+    return ", ".join([variable(b, p.name) if p.kind != "platform" else p.name for p in params] + list(extra))
 
 
 def dtype_rows() -> list[dict]:
@@ -55,7 +82,7 @@ def dtype_rows() -> list[dict]:
 
 def output_dtype(b, output) -> str:
     source = output.dtype or b.op.inputs[0]
-    return f"{source}.dtype" if source in b.op.inputs else host.dtype_enum(source)
+    return f"{variable(b, source)}.dtype" if source in b.op.inputs else host.dtype_enum(source)
 
 
 def main_model(b) -> dict:
@@ -65,20 +92,21 @@ def main_model(b) -> dict:
         cpp, zero, parse, _ = ATTR_CPP[a.type]
         default = zero if a.default is None else host.literal(
             tuple(a.default) if a.type == "ListInt" else a.default).code
-        parse = (f"ParseInts(args[\"{a.name}\"], {a.name})" if a.type == "ListInt"
-                 else f"{a.name} = {parse.format(n=a.name)}")
-        attrs.append({"name": a.name, "declare": f"{cpp} {a.name}", "default": default, "parse": parse})
+        var = variable(b, a.name)
+        parse = (f"ParseInts(args[\"{a.name}\"], {var})" if a.type == "ListInt"
+                 else f"{var} = {parse.format(n=a.name)}")
+        attrs.append({"name": a.name, "declare": f"{cpp} {var}", "default": default, "parse": parse})
     fn = host.lower_tiling(op, b.layout, b.variants, b.platform, f"{op.op_type}Tiling")
     shapes = host.output_shapes(op, op.op_type)
     workspace = host.workspace_function(op, b.layout, b.variants, b.platform)
     return {"op_type": op.op_type, "kernel_mode": kernel_mode(b), "source": b.source, "cann": b.name,
             "workspace_call": f"{workspace.name}(tilingData)" if workspace else None, "symbol": b.name,
             "pointers": b.pointers,
-            "inputs": op.inputs, "attrs": attrs, "dtypes": dtype_rows(), "platform": b.platform.name,
+            "inputs": variables(b, op.inputs), "attrs": attrs, "dtypes": dtype_rows(), "platform": b.platform.name,
             "outputs": [{"name": o.name, "dtype": output_dtype(b, o)} for o in op.outputs],
             "struct": b.layout.struct_name,
-            "shapes_call": f"{shapes.name}({host_args(shapes.params, 'shapes', 'message')})",
-            "tiling_call": f"{fn.name}({host_args(fn.params, 'tilingData', 'blockDim', 'message')})"}
+            "shapes_call": f"{shapes.name}({host_args(b, shapes.params, 'shapes', 'message')})",
+            "tiling_call": f"{fn.name}({host_args(b, fn.params, 'tilingData', 'blockDim', 'message')})"}
 
 
 def variant_cores(b) -> tuple[dict[int, cores.Cores], cores.Cores]:
@@ -140,11 +168,12 @@ def op_host_model(b) -> dict:
     attrs = []
     for i, a in enumerate(op.attrs):
         cpp, _, _, getter = ATTR_CPP[a.type]
-        store = ([f"attrs.{a.name}.ndim = static_cast<int32_t>(std::min<size_t>({a.name}->GetSize(), "
+        var = variable(b, a.name)
+        store = ([f"attrs.{var}.ndim = static_cast<int32_t>(std::min<size_t>({var}->GetSize(), "
                   "ascdsl_host::MAX_DIMS));",
-                  f"std::copy_n({a.name}->GetData(), attrs.{a.name}.ndim, attrs.{a.name}.dims);"]
-                 if a.type == "ListInt" else [f"attrs.{a.name} = *{a.name};"])
-        attrs.append({"name": a.name, "cpp": cpp, "getter": getter.format(i=i), "store": store,
+                  f"std::copy_n({var}->GetData(), attrs.{var}.ndim, attrs.{var}.dims);"]
+                 if a.type == "ListInt" else [f"attrs.{var} = *{var};"])
+        attrs.append({"name": a.name, "var": var, "cpp": cpp, "getter": getter.format(i=i), "store": store,
                       "def": attr_def(a)})
     fn = host.lower_tiling(op, b.layout, b.variants, b.platform, f"{op.op_type}Tiling")
     shapes = host.output_shapes(op, op.op_type)
@@ -162,13 +191,13 @@ def op_host_model(b) -> dict:
     return {"b": b, "name": b.project_name, "op_type": op.project_op_type, "attrs": attrs,
             "workspace_call": f"{workspace.name}(plain)" if workspace else None,
             "attr_names": ", ".join(a.name for a in op.attrs),
-            "fields": fields(b.layout), "params": op.inputs, "ge": ge,
+            "fields": fields(b.layout), "params": variables(b, op.inputs), "ge": ge,
             "formats": ", ".join(["ge::FORMAT_ND"] * len(columns)),
             "dtype_cases": [{"ge": GE_DTYPE[d.name], "enum": host.DTYPE_ENUM[d.name]} for d in dtypes.ALL],
             "ub_reserve": b.platform.ub_bytes - b.platform.ub_budget_bytes, "soc": b.platform.soc,
             "log": f"{cann_name(op.project_op_type).upper()}_LOGE",
-            "tiling_call": f"{fn.name}({host_args(fn.params, 'plain', 'blockDim', 'message')})",
-            "shapes_call": f"{shapes.name}({host_args(shapes.params, 'shapes', 'message')})"}
+            "tiling_call": f"{fn.name}({host_args(b, fn.params, 'plain', 'blockDim', 'message')})",
+            "shapes_call": f"{shapes.name}({host_args(b, shapes.params, 'shapes', 'message')})"}
 
 
 def attr_def(a) -> str:

@@ -66,6 +66,12 @@ def field_name(name: str) -> str:
     return name + "_" if name in CPP_KEYWORDS or name in MACROS else name
 
 
+def unclash(name: str, taken: frozenset[str]) -> str:
+    """A user's ``name`` as a C++ name beside generated ones: with ``_`` appended where it is ``taken`` or
+    already ends in ``_``. One-to-one, and never a name of ``taken`` (none of which ends in ``_``)."""
+    return name + "_" if name in taken or name.endswith("_") else name
+
+
 def safe(name: str) -> str:
     """A DSL parameter name usable as a C++ parameter name."""
     return name + "_" if name in RESERVED or keyword.iskeyword(name) else name
