@@ -44,10 +44,9 @@ def test_tutorial_matmul_with_tails_matches_the_interpreter(kernel, dtype, shape
 
 
 def test_one_copy_to_l1_serves_several_steps_of_k():
-    """BLOCK_K = 32 half: 2 steps a GM -> L1 copy of B and 16 a copy of A (its rows of 16 x 64 bytes; its blocks
-    of 16 steps fit L1 twice beside B's), so 18 steps take 2 copies of A and 9 of B (A's first serves B's copies
-    0-7, its second B's last), the last of each of 2 steps and a K tail of 6; each step's blocks go L1 ->
-    L0A/L0B on MTE1."""
+    """BLOCK_K = 32 half: 4 steps a GM -> L1 copy of B and 16 a copy of A (its rows of 16 x 64 bytes; its blocks
+    of 16 steps fit L1 twice beside B's), so 18 steps take 2 copies of A and 5 of B (A's first serves B's copies
+    0-3, its second B's last, of 2 steps and a K tail of 6); each step's blocks go L1 -> L0A/L0B on MTE1."""
     m, n, k = 16, 32, 550
     grid, args, meta = _tutorial(dtypes.float16, m, n, k, 16, 32, 32)
     with sim.record() as runs:
@@ -55,7 +54,7 @@ def test_one_copy_to_l1_serves_several_steps_of_k():
     assert_close(got[2], want[2], dtypes.float16)
     (run,) = runs
     assert run.stats.vector_calls["Mmad"] == 18
-    assert run.stats.gm_copies == 2 + 9 + 1  # and one Fixpipe
+    assert run.stats.gm_copies == 2 + 5 + 1  # and one Fixpipe
     # MTE1 moves each step's 512-byte fractals, A's (1 x 2) at 512 bytes a cycle and B's (2 x 2) at 256; the
     # K tail of 6 is one fractal of K
     assert run.stats.pipe_busy["MTE1"] == 17 * (2 + 4 * 2) + (1 + 2 * 2)
@@ -94,9 +93,9 @@ def test_a_cube_launch_shares_hbm_among_the_cube_cores():
 
 @pytest.mark.parametrize("a_cols, b_cols", [(False, False), (True, False), (False, True), (True, True)])
 def test_a_copy_of_a_serving_several_copies_of_b_matches_the_interpreter(a_cols, b_cols):
-    """10 steps of K (a tail of 6) in a copy of A of 10 steps and copies of B of 2, M and N not multiples of their
-    blocks, each operand row- or column-major: a step takes its fractals of A from K's offset in A's copy and those
-    of B from its offset in B's."""
+    """10 steps of K (a tail of 6) in a copy of A of 10 steps and copies of B of 4, 4 and 2, M and N not multiples
+    of their blocks, each operand row- or column-major: a step takes its fractals of A from K's offset in A's copy
+    and those of B from its offset in B's."""
     m, n, k = 40, 50, 294
     grid, args, meta = _tutorial(dtypes.float16, m, n, k, 16, 32, 32)
     a, b = args[0], args[1]
@@ -107,7 +106,7 @@ def test_a_copy_of_a_serving_several_copies_of_b_matches_the_interpreter(a_cols,
     assert_close(want[2], (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16), dtypes.float16)
     assert_close(got[2], want[2], dtypes.float16)
     (run,) = runs
-    assert run.stats.gm_copies == grid[0] * (1 + 5 + 1)
+    assert run.stats.gm_copies == grid[0] * (1 + 3 + 1)
 
 
 def test_steps_whose_blocks_do_not_follow_each_other_copy_one_at_a_time():

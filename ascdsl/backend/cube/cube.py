@@ -473,13 +473,13 @@ def _buffer_bytes(dtype: dtypes.DType, bm: int, bn: int, bk: int) -> tuple[int, 
 
 def _depths(dtype: dtypes.DType, bm: int, bn: int, bk: int) -> tuple[int, int]:
     """How many steps of the loop over K one GM -> L1 copy of A and one of B serve (CANN's matmul ``depthA1`` and
-    ``depthB1``): B's 2 where A's and B's blocks of 2 steps fit L1 twice (double-buffered), A's the most of 8, 4, 2
-    or 1 times B's whose blocks still fit L1 twice beside B's, with rows of A up to 1 KiB; each step's blocks are
-    whole fractals of K, so a step starts on a fractal of the chunk. Each row of A is one burst, K long where A runs
-    K along its columns (as the tutorial's does), so a longer copy of A has fewer bursts as well as fewer
-    start-ups; B's rows (N long in the tutorial's layout) are as many whatever its depth, so a longer copy of B
-    saves start-ups only, and the cube's first product waits for the whole of it (at K = 320 and 700, B's copies of
-    4 steps cost 7% and 5% over 2: docs/performance.md, "Cube kernels")."""
+    ``depthB1``): B's 4 (else 2) where A's and B's blocks of that many steps fit L1 twice (double-buffered), A's the
+    most of 8, 4, 2 or 1 times B's whose blocks still fit L1 twice beside B's, with rows of A up to 1 KiB; each
+    step's blocks are whole fractals of K, so a step starts on a fractal of the chunk. Each row of A is one burst, K
+    long where A runs K along its columns (as the tutorial's does), so a longer copy of A has fewer bursts as well
+    as fewer start-ups; B's rows (N long in the tutorial's layout) are as many whatever its depth, so a longer copy
+    of B saves start-ups only, and the cube's first product waits for the whole of it, which a block looping over
+    its programs hides behind the last program's products (docs/performance.md, "Cube kernels")."""
     a, b, _ = _buffer_bytes(dtype, bm, bn, bk)
     if bk % (32 // dtype.itemsize):
         return 1, 1
@@ -487,7 +487,7 @@ def _depths(dtype: dtypes.DType, bm: int, bn: int, bk: int) -> tuple[int, int]:
     def fits(da: int, db: int) -> bool:
         return 2 * (da * a + db * b) <= L1_BYTES and da * bk <= 4095
 
-    db = 2 if fits(2, 2) else 1
+    db = 4 if fits(4, 4) else 2 if fits(2, 2) else 1
     da = next(d * db for d in (8, 4, 2, 1) if d == 1 or (fits(d * db, db) and d * db * bk * dtype.itemsize <= 1024))
     return da, db
 
