@@ -394,7 +394,8 @@ def sample(case):
 CASES = [ascdsl.Case(shape, shape, dtype=dt, dim=dim) for dt in ("float32", "float16", "bfloat16")
          for shape, dim in (((4, 33), -1), ((3, 5, 130), 1), ((6, 1, 9), 1), ((2, 3, 4, 64), (1, 2)))]
 CASES += [ascdsl.Case((), (), dim=-1), ascdsl.Case((3, 12000), (3, 12000), dim=1),
-          ascdsl.Case((2, 700, 130), (2, 700, 130), dtype="float16", dim=1), ascdsl.Case((0, 4), (0, 4), dim=0),
+          ascdsl.Case((2, 700, 130), (2, 700, 130), dtype="float16", dim=1),
+          ascdsl.Case((2, 700, 130), (2, 700, 130), dtype="bfloat16", dim=1), ascdsl.Case((0, 4), (0, 4), dim=0),
           ascdsl.Case((50, 3), (50, 3), dim=-1)]
 
 # The OpDef's attribute is an Int, as aclnnLogSoftmaxBackward(gradOutput, output, dim, out) takes one dim;
