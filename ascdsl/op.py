@@ -180,6 +180,13 @@ class Operator:
     normal): give one when the op's inputs have a domain, so that verification runs on data like the
     op's real inputs (a log-softmax gradient's ``output`` is a log-softmax).
 
+    ``error_scale`` gives, per output, the magnitude its error is judged against: an output matches
+    when ``|got - expected| <= atol + rtol * scale`` with the dtype's tolerances (default ``|expected|``,
+    see :func:`ascdsl.testing.close`). It takes the inputs (float64 copies) and attributes as
+    ``reference`` does and returns one array per output, or None for ``|expected|``. Give one when an
+    output cancels large terms: ``grad - p * sum(grad)`` is only as accurate as ``|grad| + p * sum|grad|``,
+    which no float32 sum resolves better.
+
     ``project_op_type`` is the OpType the CANN op project registers (OpDef class, msopgen JSON,
     ``aclnn<OpType>``, op_kernel entry). It defaults to :func:`project_op_type` of ``op_type``: a
     ``Custom`` suffix, so a custom op never shadows a CANN built-in of the same name (``SoftmaxGrad``
@@ -198,6 +205,7 @@ class Operator:
     notes: str = ""  # what the op project serves beyond its signature (for the generated README)
     project_op_type: str | None = None
     sample: Callable | None = None
+    error_scale: Callable | None = None
 
     def inputs_of(self, case: Case) -> tuple[np.ndarray, ...]:
         """The input arrays of ``case``: :attr:`sample` of it, or its standard-normal inputs."""
@@ -256,6 +264,9 @@ class Operator:
             raise CompilationError(site, f"{self.name}: {message}", hint)
         if not _is_function(self.host):
             fail(f"host must be an @ascdsl.host function, got {self.host!r}")
+        for field in ("sample", "error_scale"):
+            if not (getattr(self, field) is None or callable(getattr(self, field))):
+                fail(f"{field} must be a function, got {getattr(self, field)!r}")
         if isinstance(self.inputs, str) or isinstance(self.outputs, (str, Output)):
             fail("inputs and outputs are tuples of names", 'write inputs=("x",), not inputs="x"')
         if "platform" in (*(self.inputs or ()), *(getattr(a, "name", None) for a in self.attrs)):

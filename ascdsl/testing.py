@@ -11,6 +11,7 @@ import statistics
 import sys
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -60,17 +61,20 @@ def close(actual: np.ndarray, expected: np.ndarray, dtype: dtypes.DType,
     return ok | (np.isnan(a) & np.isnan(e)) | (np.isinf(e) & (a == e))
 
 
-def nearest_tolerance(actual: np.ndarray, expected: np.ndarray, dtype: dtypes.DType) -> tuple[float, float]:
-    """``(|err|, atol + rtol * |expected|)`` of the element whose error is the largest fraction of its
-    tolerance (what :func:`close` judged it by); NaNs matching NaNs and exact infinities count as 0."""
+def nearest_tolerance(actual: np.ndarray, expected: np.ndarray, dtype: dtypes.DType,
+                      scale: np.ndarray | None = None) -> tuple[float, float]:
+    """``(|err|, atol + rtol * scale)`` of the element whose error is the largest fraction of its
+    tolerance (what :func:`close` judged it by; ``scale`` defaults to ``|expected|``); NaNs matching
+    NaNs and exact infinities count as 0."""
     a = np.asarray(actual, dtype=np.float64).ravel()
     e = np.asarray(expected, dtype=np.float64).ravel()
+    s = np.abs(e) if scale is None else np.broadcast_to(np.asarray(scale, dtype=np.float64), np.shape(expected)).ravel()
     if not a.size:
         return 0.0, dtype.atol
     with np.errstate(invalid="ignore"):
         err = np.abs(a - e)
         err = np.where((np.isnan(a) & np.isnan(e)) | (np.isinf(e) & (a == e)), 0.0, err)
-        tol = dtype.atol + dtype.rtol * np.abs(e)
+        tol = dtype.atol + dtype.rtol * s
         ratio = np.where(tol > 0, err / np.where(tol > 0, tol, 1.0), np.where(err > 0, np.inf, 0.0))
     i = int(np.nanargmax(ratio)) if not np.isnan(ratio).all() else 0
     return float(err[i]), float(tol[i])
@@ -123,10 +127,27 @@ def _outputs(value) -> tuple[np.ndarray, ...]:
 def expected_outputs(op: Operator, inputs, attrs: dict) -> tuple[np.ndarray, ...]:
     """The reference on float64 copies of ``inputs``; a reference with a ``dtype`` parameter also gets
     the inputs' dtype (what float64 copies cannot tell it, e.g. the 32-byte block of ``is_front``)."""
+    return _outputs(_on_float64(op.reference, inputs, attrs))
+
+
+def error_scales(op: Operator, inputs, attrs: dict) -> tuple[np.ndarray | None, ...]:
+    """Per output, the magnitude :func:`close` judges its error against: the op's
+    :attr:`~ascdsl.Operator.error_scale` called as the reference is, or Nones (``|expected|``)."""
+    if op.error_scale is None:
+        return (None,) * len(op.outputs)
+    scales = _outputs(_on_float64(op.error_scale, inputs, attrs))
+    if len(scales) != len(op.outputs):
+        raise Error(f"{op.name}: error_scale returned {len(scales)} arrays for {len(op.outputs)} outputs")
+    return scales
+
+
+def _on_float64(fn: Callable, inputs, attrs: dict):
+    """``fn`` (the op's reference or error scale) of float64 copies of ``inputs`` and ``attrs``, plus
+    the inputs' ``dtype`` when ``fn`` takes one."""
     kwargs = dict(attrs)
-    if "dtype" in inspect.signature(op.reference).parameters and inputs:
+    if "dtype" in inspect.signature(fn).parameters and inputs:
         kwargs["dtype"] = dtypes.from_numpy(np.asarray(inputs[0]).dtype)
-    return _outputs(op.reference(*(np.asarray(x).astype(np.float64) for x in inputs), **kwargs))
+    return fn(*(np.asarray(x).astype(np.float64) for x in inputs), **kwargs)
 
 
 def run_case(op: Operator, case, backend: str | Backend, platform: str | None = None) -> CaseResult:
@@ -146,12 +167,12 @@ def run_case(op: Operator, case, backend: str | Backend, platform: str | None = 
         if backend == "interpreter":
             check_ub(launched, platform or os.environ.get("ASCDSL_PLATFORM") or DEFAULT_PLATFORM)
         worst, judged = 0.0, (0.0, 0.0)
-        for a, e in zip(actual, expected, strict=True):
+        for a, e, scale in zip(actual, expected, error_scales(op, inputs, attrs), strict=True):
             dtype = dtypes.from_numpy(a.dtype)
-            assert_close(a, e, dtype)
+            assert_close(a, e, dtype, scale)
             if a.size:
                 worst = max(worst, float(np.nanmax(np.abs(a.astype(np.float64) - e))))
-                err, tol = nearest_tolerance(a, e, dtype)
+                err, tol = nearest_tolerance(a, e, dtype, scale)
                 if not judged[1] or err * judged[1] > judged[0] * tol:
                     judged = (err, tol)
         return CaseResult(op.name, case.label, backend, True, worst, judged=judged if judged[1] else ())

@@ -32,7 +32,7 @@ from .errors import Error
 from .jit import BACKENDS, Backend
 from .op import Operator, TensorDesc
 from .opbuild import OpBuild
-from .testing import CaseResult, assert_close, expected_outputs, run_case
+from .testing import CaseResult, assert_close, error_scales, expected_outputs, run_case
 
 
 @dataclass(frozen=True)
@@ -211,10 +211,10 @@ def check_main_case(b: OpBuild, folder: Path, run: Path, case) -> None:
     if res.returncode != 0:
         raise Error(f"main.cpp exited with {res.returncode}: {res.stderr.strip()[-500:]}")
     expected = expected_outputs(b.op, arrays, dict(case.attrs))
-    for o, e in zip(b.op.outputs, expected):
+    for o, e, scale in zip(b.op.outputs, expected, error_scales(b.op, arrays, dict(case.attrs))):
         dt = b.op.output_dtype(o, descs)
         out = np.fromfile(run / f"{o.name}.bin", dt.np).reshape(np.shape(e))
-        assert_close(out, e, dt)
+        assert_close(out, e, dt, scale)
 
 
 def _cached_source(text: str) -> Path:

@@ -334,6 +334,15 @@ def reference(grad, src, *, is_front=False, format="ND", dtype=None):
     return (grad - total) * src
 
 
+def error_scale(grad, src, *, is_front=False, format="ND", dtype=None):
+    """The magnitude of the terms the result cancels: ``total = sum(grad * src)`` is exact only to ulps of
+    ``sum|grad * src|``, and ``(grad - total) * src`` to ``|src| * (|grad| + sum|grad * src|)``."""
+    terms = np.abs(grad * src).sum(axis=(-3, -1) if format == "NZ" else -1, keepdims=True)
+    if is_front:
+        return np.broadcast_to(terms, grad.shape[:-1] + (32 // (dtype or grad.dtype).itemsize,))
+    return np.abs(src) * (np.abs(grad) + terms)
+
+
 CASES = [ascdsl.Case(shape, shape, dtype=dt) for dt in ("float32", "float16", "bfloat16")
          for shape in ((1,), (4, 31), (3, 32), (5, 33), (2, 3, 7))]
 CASES += [ascdsl.Case((2, 10000), (2, 10000), dtype="float16"), ascdsl.Case((2, 10000), (2, 10000)),
@@ -353,4 +362,4 @@ OP = ascdsl.Operator(name="softmax_grad", op_type="SoftmaxGrad", entry=softmax_g
                      reference=reference, cases=CASES, inputs=("grad", "src"),
                      outputs=(ascdsl.Output("out", shape=softmax_grad_out_shape),),
                      attrs=(ascdsl.Attr("is_front", "Bool", False),),
-                     dtypes=("float32", "float16", "bfloat16"), notes=NOTES)
+                     dtypes=("float32", "float16", "bfloat16"), notes=NOTES, error_scale=error_scale)

@@ -130,6 +130,8 @@ def test_an_output_shape_lambda_is_checked_where_it_is(tmp_path):
     ('host=h, inputs=("x", "out")', "input, output and attribute names must be distinct"),
     ('host=h, dtypes=(("float32", "float32", "float32"),)', "needs 2 entries (inputs, then outputs)"),
     ('host=h, attrs=(ascdsl.Attr("alpha", "Double"),)', "attribute 'alpha': type must be one of"),
+    ("host=h, sample=3", "sample must be a function, got 3"),
+    ('host=h, error_scale="abs"', "error_scale must be a function, got 'abs'"),
 ])
 def test_operator_fields_of_the_wrong_kind_are_located_at_the_declaration(tmp_path, fields, message):
     path, _ = op_file(tmp_path, "LAUNCH", fields=fields)

@@ -1,5 +1,7 @@
 """LogSoftmaxBackward (ops/log_softmax_grad.py) on the interpreter: shapes, dtypes, dim forms,
 variants, the no-reduce formula, errors, PyTorch and a hypothesis sweep."""
+import dataclasses
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -10,7 +12,7 @@ import ascdsl
 from ascdsl import dtypes
 from ascdsl.backend.render.ascendc import planned
 from ascdsl.platforms import get_platform
-from ascdsl.testing import assert_close
+from ascdsl.testing import assert_close, run_case
 from ops.log_softmax_grad import OP, log_softmax_backward, log_softmax_backward_host, merge_axes, reference
 
 DTYPES = ("float32", "float16", "bfloat16")
@@ -299,3 +301,43 @@ def test_reduce_middle_with_more_units_than_cores(shape):
     each other in memory (``BLOCK_B == d2``) is one run per program under that program mask."""
     assert variant(shape, 1).constexprs["BLOCK_B"] == shape[2] and variant(shape, 1).grid == (40,)
     check(shape, 1, "float32")
+
+
+def test_error_scale_judges_the_cancelled_result_by_the_terms_it_cancels():
+    """A float32 sum over 2023 rows is exact only to ulps of ``sum|grad|``: judged against ``|expected|``,
+    even NumPy's float32 sum fails on cancelled elements; against the op's error scale it passes, while a
+    total that lost one row's term still fails."""
+    case = ascdsl.Case((5, 2023, 15), (5, 2023, 15), dim=1)
+    grad, out = OP.inputs_of(case)
+    expected = reference(grad.astype(np.float64), out.astype(np.float64), 1)
+    scale = OP.error_scale(grad.astype(np.float64), out.astype(np.float64), 1)
+    total = grad.sum(axis=1, keepdims=True, dtype=np.float32)
+    in_float32 = grad - np.exp(out) * total
+    with pytest.raises(AssertionError, match="elements differ"):
+        assert_close(in_float32, expected, dtypes.float32)
+    assert_close(in_float32, expected, dtypes.float32, scale)
+    lost_a_row = grad - np.exp(out) * (total - grad[:, 1000:1001, :])
+    with pytest.raises(AssertionError, match="elements differ"):
+        assert_close(lost_a_row, expected, dtypes.float32, scale)
+
+
+def column_tiles(grad_output, output, dim, *, platform=None, backend=None):
+    """The op project's schedule of a reduce-middle case (column tiles, no lines kernel), as an entry."""
+    shape, axis = merge_axes(grad_output.shape, dim)
+    target = get_platform(platform or "Ascend910B3")
+    grad_view, output_view = grad_output.reshape(shape), output.reshape(shape)
+    plan = log_softmax_backward_host(ascdsl.TensorDesc.of(grad_view), ascdsl.TensorDesc.of(output_view), axis,
+                                     target)
+    out = np.empty_like(grad_view)
+    plan(grad_view, output_view, out, backend=backend, platform=target.name)
+    return out.reshape(grad_output.shape)
+
+
+def test_verification_uses_the_error_scale():
+    """The op project's column tiles sum 2023 float32 rows in their own order: the run passes when
+    judged by the error scale (as the build's checks judge it), and fails against ``|expected|``."""
+    op = dataclasses.replace(OP, entry=column_tiles)
+    case = ascdsl.Case((5, 2023, 15), (5, 2023, 15), dim=1)
+    assert run_case(op, case, "interpreter").ok
+    result = run_case(dataclasses.replace(op, error_scale=None), case, "interpreter")
+    assert not result.ok and "float32 tolerance" in result.message

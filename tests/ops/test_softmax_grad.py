@@ -11,8 +11,8 @@ from ascdsl import dtypes, layout
 from ascdsl.platforms import get_platform
 from ascdsl.sim.build import build_stats
 from ascdsl.softmax_tiling import FIELDS, host_library, softmax_grad_tiling, softmax_grad_tmp_size
-from ascdsl.testing import assert_close
-from ops.softmax_grad import reference, render_softmax_grad_api, softmax_grad, softmax_grad_host
+from ascdsl.testing import assert_close, error_scales, expected_outputs
+from ops.softmax_grad import OP, reference, render_softmax_grad_api, softmax_grad, softmax_grad_host
 
 DTYPES = ("float32", "float16", "bfloat16")
 B3 = get_platform("Ascend910B3")
@@ -294,3 +294,23 @@ def test_api_lowering_on_the_simulator(shape, dtype, front):
 def test_api_documented_example_on_the_simulator():
     dst = softmax_grad(DOC_GRAD, np.full((8, 8), 2.0, np.float32), impl="api", backend="sim")
     np.testing.assert_array_equal(np.round(dst, 3), DOC_DST)
+
+
+@pytest.mark.parametrize("is_front", [False, True])
+def test_error_scale_judges_long_float32_sums_by_their_terms(is_front):
+    """``sum(grad * src)`` over 12345 float32 products is exact only to ulps of ``sum|grad * src|``: a
+    float32 sum fails against ``|expected|`` and passes against the op's error scale, while a sum that
+    lost one product still fails (both outputs: the gradient and ``is_front``'s row sums)."""
+    grad, src = ascdsl.Case((40, 12345), (40, 12345)).inputs()
+    attrs = {"is_front": is_front}
+    (expected,), (scale,) = expected_outputs(OP, (grad, src), attrs), error_scales(OP, (grad, src), attrs)
+    total = np.cumsum(grad * src, axis=-1, dtype=np.float32)[:, -1:]  # a sequential float32 sum
+    lost = total - grad[:, 77:78] * src[:, 77:78]
+
+    def result(t):
+        return np.broadcast_to(t, expected.shape) if is_front else (grad - t) * src
+    with pytest.raises(AssertionError, match="elements differ"):
+        assert_close(result(total), expected, dtypes.float32)
+    assert_close(result(total), expected, dtypes.float32, scale)
+    with pytest.raises(AssertionError, match="elements differ"):
+        assert_close(result(lost), expected, dtypes.float32, scale)
