@@ -264,9 +264,9 @@ class Operator:
             raise CompilationError(site, f"{self.name}: {message}", hint)
         if not _is_function(self.host):
             fail(f"host must be an @ascdsl.host function, got {self.host!r}")
-        for field in ("sample", "error_scale"):
-            if not (getattr(self, field) is None or callable(getattr(self, field))):
-                fail(f"{field} must be a function, got {getattr(self, field)!r}")
+        for name in ("sample", "error_scale"):
+            if not (getattr(self, name) is None or callable(getattr(self, name))):
+                fail(f"{name} must be a function, got {getattr(self, name)!r}")
         if isinstance(self.inputs, str) or isinstance(self.outputs, (str, Output)):
             fail("inputs and outputs are tuples of names", 'write inputs=("x",), not inputs="x"')
         if "platform" in (*(self.inputs or ()), *(getattr(a, "name", None) for a in self.attrs)):
