@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from . import dtypes
 from .backend.render.ascendc import planned
-from .backend.lift.lift import CANONICAL, analyse, largest_fitting
+from .backend.lift.lift import CANONICAL, analyse
 from .errors import CompilationError, Error, InputValueError
 from .op import TensorDesc
 from .platforms import DEFAULT_PLATFORM, Platform, get_platform
@@ -91,7 +91,7 @@ def lifted(jit_fn, args, platform: Platform, constexprs: dict):
         found = analyse(jit_fn, kernel, platform)
         structural = {k for k in guess if found is None or k not in found.names}
         structural |= {e.name for e in (found.extents if found is not None else ()) if e.name in guess
-                       and (constexprs[e.name] % e.quantum or constexprs[e.name] < e.low)}
+                       and not e.admits(constexprs[e.name])}
         if not structural:
             break
         guess -= structural  # analysed again at their own values
@@ -125,7 +125,7 @@ def _largest_extent(jit_fn, name: str, types: tuple, budget: int, constexprs: tu
     found = lifted(jit_fn, types, get_platform(DEFAULT_PLATFORM), {**constexprs, name: None})
     values = {n: constexprs[n] for n in found.names if n != name}
     (e,) = [e for e in found.extents if e.name == name]
-    return largest_fitting(lambda v: found.bytes({**values, name: v}) <= budget, e.low, e.quantum)
+    return e.largest(lambda v: found.bytes({**values, name: v}) <= budget)
 
 
 __all__ = ["CompilationError", "footprint", "largest_block", "largest_extent"]

@@ -12,7 +12,7 @@ the largest value the UB budget allows (``high``); then every lifted constexpr j
 samples differ in structure, or whose leaves fit no polynomial, stays a specialisation: the lift
 never guesses.
 
-The result, :class:`Lift`, is data: the lifted extents (name, quantum, low, high), the UB footprint
+The result, :class:`Lift`, is data: the lifted extents (:class:`~ascdsl.ir.symbol.Symbol`), the UB footprint
 as a polynomial of them (exact: the tiling function checks it against the budget) and the lifted
 kernel IR, in which each literal leaf is an expression over :class:`~.kir.Field` s, each view
 extent and slot size its largest value, and each slot keeps its size expression for ``InitBuffer``.
@@ -28,6 +28,7 @@ from functools import lru_cache
 
 from ... import cache, dtypes
 from ...errors import CompilationError, Loc
+from ...ir.symbol import Symbol, largest_fitting
 from ...ir.treemap import TreeMerge, tree_map
 from ...jit import JITFunction
 from ...platforms import Platform
@@ -44,19 +45,8 @@ QUANTA = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 
 @dataclass(frozen=True)
-class Extent:
-    """A lifted constexpr: a multiple of ``quantum`` in ``[low, high]`` (``high``: the largest value
-    the UB budget allows with the other lifted extents at their ``low``)."""
-
-    name: str
-    quantum: int
-    low: int
-    high: int
-
-
-@dataclass(frozen=True)
 class Lift:
-    extents: tuple[Extent, ...]
+    extents: tuple[Symbol, ...]  # the lifted constexprs
     slots: Slots  # the UB footprint: per slot, its buffers and the bytes its views reach
     kernel: kir.Kernel = dataclasses.field(compare=False, repr=False)
 
@@ -71,10 +61,9 @@ class Lift:
     def problem(self, values: dict, budget: int) -> str | None:
         """Why the lifted kernel cannot run with ``values`` (by name) on a UB of ``budget`` bytes, or None."""
         for e in self.extents:
-            v = values[e.name]
-            if v % e.quantum or v < e.low:
-                return (f"{e.name}={v} is not a multiple of {e.quantum} of at least {e.low}, "
-                        f"as this kernel's runtime tile extent must be")
+            refusal = e.refusal(values[e.name])
+            if refusal is not None:
+                return refusal
         need = self.bytes(values)
         if need > budget:
             vals = ", ".join(f"{n}={values[n]}" for n in self.names)
@@ -269,7 +258,7 @@ def _joint(s: _Sampler, found: dict, budget: int) -> Lift:
     points = points + edges
     template = s.merged(points)
     polys = _check(template, points, list(range(len(grid))), names, quanta)
-    extents = tuple(Extent(n, quanta[n], lows[n], highs[n]) for n in names)
+    extents = tuple(Symbol(n, quanta[n], lows[n], highs[n]) for n in names)
     corners = [dict(zip(names, vs)) for vs in itertools.product(*[(lows[n], highs[n]) for n in names])]
     foot = _slots(template, polys, corners)
     return Lift(extents, foot, _lifted_kernel(s, template, foot, polys, extents, budget))
@@ -369,7 +358,7 @@ def analyse(jit_fn, kernel, platform: Platform, form=None) -> Lift | None:
 
 def _refused(found: Lift, consts: dict) -> set:
     """The lifted extents whose values in ``consts`` ``found`` does not admit."""
-    return {e.name for e in found.extents if consts[e.name] % e.quantum or consts[e.name] < e.low}
+    return {e.name for e in found.extents if not e.admits(consts[e.name])}
 
 
 def _canonical(jit_fn, types, consts: dict, fixed: frozenset, platform: Platform, form=None) -> Lift | None:
@@ -508,17 +497,5 @@ def _with_form(v, variants, jit_fns: dict, platform: Platform):
     return v
 
 
-__all__ = ["Extent", "Lift", "Mismatch", "analyse", "describe", "evaluate", "fit", "to_expr", "variants"]
+__all__ = ["Lift", "Mismatch", "analyse", "describe", "evaluate", "fit", "to_expr", "variants"]
 
-
-def largest_fitting(fits, low: int, step: int) -> int:
-    """The largest ``low + i * step`` with ``fits`` (monotone), or 0 when ``fits(low)`` is false."""
-    if not fits(low):
-        return 0
-    lo, hi = 0, 1
-    while fits(low + hi * step):
-        lo, hi = hi, hi * 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if fits(low + mid * step) else (lo, mid)
-    return low + lo * step

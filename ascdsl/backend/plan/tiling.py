@@ -122,7 +122,7 @@ class Variant:
                 and [p.type for p in kernel.params] == [p.type for p in mine.params]
                 and [kv for kv in kernel.constexprs if kv[0] not in self.lifted]
                 == [kv for kv in mine.constexprs if kv[0] not in self.lifted]
-                and all(consts[e.name] % e.quantum == 0 and consts[e.name] >= e.low for e in self.lift.extents))
+                and all(e.admits(consts[e.name]) for e in self.lift.extents))
 
     def lifted_values(self, kernel: Kernel) -> dict[str, int]:
         consts = dict(kernel.constexprs)
