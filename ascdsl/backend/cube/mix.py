@@ -262,7 +262,10 @@ def split(kernel: Kernel, platform: Platform) -> Split:
     if _computed(k, prod):
         return _split_before(k, prod)
     if len(prod.results) != 1:
-        raise cube.unsupported(prod.loc, "a loop over K that carries anything but one zero float32 accumulator")
+        raise cube.unsupported(prod.loc, "a loop that carries values besides one zero float32 accumulator of "
+                                         "`tl.dot` (such as a running max and sum over blocks of logits) unless its "
+                                         "steps hold two products, as attention's do: with one, nothing holds the "
+                                         "cube core back from the workspace slots its vector cores have not read")
     dot, rows, cols, region = _operands(k, prod)
     if dot.result.type.dtype != dtypes.float32:
         raise cube.unsupported(dot.loc, f"vector work on an {dot.result.type.dtype} product (the workspace between "
