@@ -37,7 +37,7 @@ from .ir import Kernel, Module, Type, dump
 from .ir.provenance import stored_params
 from .language import constexpr
 from .platforms import DEFAULT_PLATFORM, get_platform
-from .interpreter.state import _span
+from .interpreter.state import span
 from .semantics import SemanticError, fits, literal_dtype
 
 LAUNCH_OPTIONS = frozenset({
@@ -371,7 +371,7 @@ def _allocation(site: Loc, name: str, view: np.ndarray) -> np.ndarray:
                                "first element cannot reach", "pass np.ascontiguousarray(x), or run on the "
                                "interpreter")
     try:
-        flat, start = _span(view)
+        flat, start = span(view)
     except Error as e:
         raise CompilationError(site, f"argument `{name}`: {e}", "pass np.ascontiguousarray(x)") from None
     return flat[start:]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .access import Access
-from .tiles import Affine, Array, _array, expand, strided
+from .tiles import Affine, Array, array, expand, strided
 
 
 PIECE_ELEMENTS = 8192
@@ -209,7 +209,7 @@ def _constant_difference(a, b) -> int | None:
     """``a - b`` of two terms when it is the same in every program, else None."""
     if type(a) is int and type(b) is int:
         return a - b
-    d = _array(a) - _array(b)
+    d = array(a) - array(b)
     lo, hi = int(np.minimum.reduce(d)), int(np.maximum.reduce(d))
     return lo if lo == hi else None
 

@@ -55,7 +55,7 @@ def _int32(x):
     return x.astype(INT32).astype(I64)
 
 
-def _array(x) -> Array:
+def array(x) -> Array:
     return np.array([x], I64) if type(x) is int else x
 
 
@@ -86,7 +86,7 @@ class Affine:
     def partial(self, axes: int) -> Array:
         """The exact int64 value over the first ``axes`` tile axes, the others at index 0 (compact)."""
         rank = len(self.shape)
-        out = lift(_array(self.base), rank)
+        out = lift(array(self.base), rank)
         for k in range(axes):
             c = self.coefs[k]
             if c is not None and self.shape[k] > 1:
@@ -243,7 +243,7 @@ def select(cond: Array, a: Affine, b: Affine) -> Affine | None:
 
 def repeat(a: Affine, copies: int, interleaved: bool = False) -> Affine:
     """``a`` for each program ``copies`` times, in a row or ``interleaved`` (see
-    :meth:`ascdsl.interpreter.state._Programs.copies`)."""
+    :meth:`ascdsl.interpreter.state.Programs.copies`)."""
     again = lambda x: x if type(x) is int or x is None else np.tile(x, copies) if interleaved \
         else np.repeat(x, copies)  # noqa: E731
     return Affine(again(a.base), tuple(map(again, a.coefs)), a.dtype, a.shape)

@@ -9,11 +9,11 @@ from .. import numerics
 from ..errors import CompilationError, Error
 from ..ir.core import Block, Instr
 from . import state
-from .state import _Batch, _Programs
-from .values import Array, _repeat, _select
+from .state import Batch, Programs
+from .values import Array, repeat, select
 
 
-def _for(P: _Programs, instr: Instr, lower: Array, upper: Array, step: Array, *carried: Array) -> list[Array]:
+def for_(P: Programs, instr: Instr, lower: Array, upper: Array, step: Array, *carried: Array) -> list[Array]:
     body = instr.regions[0]
     iv_dtype = numerics.np_dtype(body.args[0].type.dtype)
     uniform = lower.shape[0] == upper.shape[0] == step.shape[0] == 1
@@ -44,11 +44,11 @@ def _for(P: _Programs, instr: Instr, lower: Array, upper: Array, step: Array, *c
         live = trips > k
         live = None if live.all() else live
         new = P.run_masked(live, body, [(lower + k * step).astype(iv_dtype), *carried])
-        carried = new if live is None else [_select(live, n, c) for n, c in zip(new, carried)]
+        carried = new if live is None else [select(live, n, c) for n, c in zip(new, carried)]
     return carried
 
 
-def _for_uniform(P: _Programs, instr: Instr, iv_dtype: np.dtype, lower: int, upper: int, step: int,
+def _for_uniform(P: Programs, instr: Instr, iv_dtype: np.dtype, lower: int, upper: int, step: int,
                  carried: Sequence[Array]) -> list[Array]:
     """A loop whose bounds are the same in every program: its iterations one after another, for all."""
     carried, body = list(carried), instr.regions[0]
@@ -66,7 +66,7 @@ def _zero_step(instr: Instr) -> CompilationError:
                             hint="make the step a nonzero value in every program")
 
 
-def _while(P: _Programs, instr: Instr, *carried: Array) -> list[Array]:
+def while_(P: Programs, instr: Instr, *carried: Array) -> list[Array]:
     """Each active program iterates while its condition holds; the others keep their values."""
     test, body = instr.regions
     carried, live = list(carried), P.active
@@ -77,15 +77,15 @@ def _while(P: _Programs, instr: Instr, *carried: Array) -> list[Array]:
             return carried
         live = None if live is None and go.all() else go
         new = P.run_masked(live, body, carried)
-        carried = new if live is None else [_select(live, n, c) for n, c in zip(new, carried)]
+        carried = new if live is None else [select(live, n, c) for n, c in zip(new, carried)]
 
 
-def _for_batched(P: _Programs, body: Block, batch: _Batch, lower: Array, step: Array, trips: Array,
+def _for_batched(P: Programs, body: Block, batch: Batch, lower: Array, step: Array, trips: Array,
                  iv_dtype: np.dtype) -> None:
     """The iterations of a loop run together, as many at once as fit :data:`.state.BATCH_CHUNKS` chunks: each
     program's next iterations as copies of it, side by side (a program's tiles are often adjacent in memory), or
     interleaved when that is how the induction variable increases (a grid-stride loop's programs take
-    adjacent rows). Stores whose lanes overlap land in the loop's order (:attr:`.state._Programs.order`)."""
+    adjacent rows). Stores whose lanes overlap land in the loop's order (:attr:`.state.Programs.order`)."""
     total, n = int(trips.max()), P.n
     budget = state.BATCH_CHUNKS * state.CHUNK_ELEMENTS
     fit = max(1.0, budget / (n * batch.largest))  # iterations a group holds, as even as can be
@@ -95,25 +95,25 @@ def _for_batched(P: _Programs, body: Block, batch: _Batch, lower: Array, step: A
     for k0 in range(0, total, group):
         copies = min(group, total - k0)
         interleaved, k, iv = _layout(lower, step, np.arange(k0, k0 + copies), n)
-        live = _repeat(trips, copies, interleaved) > k
+        live = repeat(trips, copies, interleaved) > k
         sub = P.copies(copies, env, None if live.all() else live, interleaved)
         sub.run_block(body, [iv.astype(iv_dtype)])
 
 
 def _layout(lower: Array, step: Array, ks: Array, n: int) -> tuple[bool, Array, Array]:
     """``(interleaved, k, iv)``: how :func:`_for_batched` lays out iterations ``ks`` of ``n`` programs as
-    copies (:meth:`.state._Programs.copies`), each copy's iteration number and induction variable. Each
+    copies (:meth:`.state.Programs.copies`), each copy's iteration number and induction variable. Each
     program's copies in a row unless only interleaving them makes the induction variable increase."""
     for interleaved in (False, True):
-        k = _repeat(ks, n, not interleaved)
-        iv = _repeat(lower, ks.size, interleaved) + k * _repeat(step, ks.size, interleaved)
+        k = repeat(ks, n, not interleaved)
+        iv = repeat(lower, ks.size, interleaved) + k * repeat(step, ks.size, interleaved)
         if (iv[1:] >= iv[:-1]).all():
             return interleaved, k, iv
-    k = _repeat(ks, n, True)
-    return False, k, _repeat(lower, ks.size) + k * _repeat(step, ks.size)
+    k = repeat(ks, n, True)
+    return False, k, repeat(lower, ks.size) + k * repeat(step, ks.size)
 
 
-def _if(P: _Programs, instr: Instr, cond: Array) -> list[Array]:
+def if_(P: Programs, instr: Instr, cond: Array) -> list[Array]:
     then, orelse = instr.regions
     if cond.shape[0] == 1:
         return P.run_block(then if cond[0] else orelse, [])
@@ -124,10 +124,10 @@ def _if(P: _Programs, instr: Instr, cond: Array) -> list[Array]:
     if not yes.any():
         return P.run_block(orelse, [])
     a, b = P.run_masked(yes, then, []), P.run_masked(no, orelse, [])
-    return [_select(cond, x, y) for x, y in zip(a, b)]
+    return [select(cond, x, y) for x, y in zip(a, b)]
 
 
-def _print(P: _Programs, instr: Instr, *values: Array) -> tuple[()]:
+def print_(P: Programs, instr: Instr, *values: Array) -> tuple[()]:
     prefix = instr.attr("prefix", "")
     for p in range(len(P.pid[0])):  # printing is per program by nature
         if P.active is None or P.active[p]:

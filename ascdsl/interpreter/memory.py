@@ -7,12 +7,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import affine, numerics
-from ..affine import Affine, Conj, Loaded, lift as _lift
+from ..affine import Affine, Conj, Loaded, lift
 from ..errors import OutOfBoundsError, PoisonError
 from ..ir.core import Instr, Op
-from .compute import _elementwise
-from .state import HALF, SHIFT, _Programs
-from .values import Array, _result, _whole
+from .compute import elementwise
+from .state import HALF, SHIFT, Programs
+from .values import Array, result, whole
 
 
 class _Deferred:
@@ -24,11 +24,11 @@ class _Deferred:
         self.instr, self.args = instr, args
 
 
-def _defer(P: "_Programs", instr: Instr, *args) -> tuple[_Deferred]:
+def defer(P: "Programs", instr: Instr, *args) -> tuple[_Deferred]:
     return (_Deferred(instr, args),)
 
 
-def _groups(P: _Programs, instr: Instr, addr: Array,
+def _groups(P: Programs, instr: Instr, addr: Array,
             mask: Array | None) -> list[tuple[int, Array, Array | None]]:
     """Split the lanes of an access by the buffer they address: ``[(buffer, offsets, mask)]``.
 
@@ -66,7 +66,7 @@ def _groups(P: _Programs, instr: Instr, addr: Array,
             _groups(P, instr, addr, (buffers == k) if mask is None else (buffers == k) & mask)]
 
 
-def _out_of_bounds(P: _Programs, instr: Instr, bad: Array, buffers: Array,
+def _out_of_bounds(P: Programs, instr: Instr, bad: Array, buffers: Array,
                    offsets: Array) -> OutOfBoundsError:
     lane = int(bad.argmax())
     program = lane // (bad.size // bad.shape[0])
@@ -80,9 +80,9 @@ def _out_of_bounds(P: _Programs, instr: Instr, bad: Array, buffers: Array,
         hint="mask the access (e.g. mask=offsets < n) or fix the offset arithmetic")
 
 
-def _load(P: _Programs, instr: Instr, ptr, mask=None, other=None) -> tuple[Array]:
-    shape, dt = instr.result.type.shape, _result(instr)
-    fill = numerics.poison(dt) if other is None else _lift(affine.dense(other), len(shape))
+def load(P: Programs, instr: Instr, ptr, mask=None, other=None) -> tuple[Array]:
+    shape, dt = instr.result.type.shape, result(instr)
+    fill = numerics.poison(dt) if other is None else lift(affine.dense(other), len(shape))
     if isinstance(ptr, Affine):
         access = _plan(P, instr, ptr, mask, fill.shape[0] if fill.ndim else 1, store=False)
         if access is False:
@@ -91,7 +91,7 @@ def _load(P: _Programs, instr: Instr, ptr, mask=None, other=None) -> tuple[Array
             share = P.memory.roots.get(id(instr)) in P.memory.constant
             lazy = affine.loaded(access, dt, fill) if share and id(instr) in P.prepared.lazy else None
             return (access.gather(fill, dt, share) if lazy is None else lazy,)
-    ptr = _whole(ptr, shape)
+    ptr = whole(ptr, shape)
     mask = P.lanes(None if mask is None else affine.dense(mask), len(shape))
     if mask is not None:
         ptr, mask = np.broadcast_arrays(ptr, mask)
@@ -104,18 +104,18 @@ def _load(P: _Programs, instr: Instr, ptr, mask=None, other=None) -> tuple[Array
     return (out.astype(dt, copy=False),)
 
 
-def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
+def store(P: Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
     shape = ptr.shape if isinstance(ptr, Affine) else tuple(instr.attr("shape", instr.operands[0].type.shape))
     rank = len(shape)
     if P.prepared.poison:
         value = _resolved(P, value)
-        _check_poison(P, instr, _lift(affine.dense(value), rank), mask, rank)
+        _check_poison(P, instr, lift(affine.dense(value), rank), mask, rank)
     deferred = value if isinstance(value, _Deferred) else None
     if deferred is not None and isinstance(ptr, Affine) and _store_computed(P, instr, ptr, mask, deferred):
         return ()
     if deferred is not None:
         value = _resolved(P, deferred)
-    value = value if type(value) is Loaded else _lift(affine.dense(value), rank)
+    value = value if type(value) is Loaded else lift(affine.dense(value), rank)
     if isinstance(ptr, Affine):
         access = _plan(P, instr, ptr, mask, value.shape[0], store=True)
         if access is False:
@@ -128,7 +128,7 @@ def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
                 access.scatter(value if access.programs >= value.shape[0] else value[-1:])  # the last program wins
             return ()
     value = affine.dense(value)
-    ptr = _whole(ptr, shape)
+    ptr = whole(ptr, shape)
     mask = P.lanes(None if mask is None else affine.dense(mask), rank)
     if mask is not None:
         ptr, value, mask = np.broadcast_arrays(ptr, value, mask)
@@ -143,7 +143,7 @@ def _store(P: _Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
     return ()
 
 
-def _check_poison(P: _Programs, instr: Instr, value, mask, rank: int) -> None:
+def _check_poison(P: Programs, instr: Instr, value, mask, rank: int) -> None:
     """Checking mode: a store whose enabled lanes hold the poison of a masked load without ``other``
     (float all-ones bits: a NaN that float arithmetic carries on, and that no float operation makes
     of ordinary operands) is an error at the store."""
@@ -164,7 +164,7 @@ def _check_poison(P: _Programs, instr: Instr, value, mask, rank: int) -> None:
                           hint="pass other=... to the load (e.g. other=0.0), or mask the store")
 
 
-def _resolved(P: _Programs, x):
+def _resolved(P: Programs, x):
     """A value, deferred ones computed (their deferred operands first, each op after the first into
     the new array the one before made, as a chain of dying tiles would be)."""
     if type(x) is not _Deferred:
@@ -174,13 +174,13 @@ def _resolved(P: _Programs, x):
             and r.dtype == numerics.F32 and r.flags.writeable and all(r is not b for b in a.args)]
     P.spare = made[0] if made else None
     try:
-        (value,) = _elementwise(P, x.instr, *args)
+        (value,) = elementwise(P, x.instr, *args)
     finally:
         P.spare = None
     return value
 
 
-def _store_computed(P: _Programs, instr: Instr, ptr: Affine, mask, deferred: _Deferred) -> bool:
+def _store_computed(P: Programs, instr: Instr, ptr: Affine, mask, deferred: _Deferred) -> bool:
     """Compute a deferred ``+ - * /``, min or max of float32 tiles into the memory a store writes, when
     the store's lanes are one strided box of every program or a few strided pieces; whether it did.
     A chain of them (``(a - b) * c``; the memory is float32 then, as the chain's last result: a store
@@ -195,11 +195,11 @@ def _store_computed(P: _Programs, instr: Instr, ptr: Affine, mask, deferred: _De
     rank, operands = len(ptr.shape), []
     for link in chain:
         xs = [x if type(x) in (Loaded, _Deferred) else affine.dense(x) for x in link.args]
-        if _result(link.instr) != numerics.F32 or any(
+        if result(link.instr) != numerics.F32 or any(
                 type(x) is not _Deferred and (type(x) not in (np.ndarray, Loaded) or x.dtype != numerics.F32)
                 for x in xs):
             return False
-        operands.append([None if type(x) is _Deferred else x if type(x) is Loaded else _lift(x, rank) for x in xs])
+        operands.append([None if type(x) is _Deferred else x if type(x) is Loaded else lift(x, rank) for x in xs])
     lead = max(x.shape[0] for xs in operands for x in xs if x is not None)
     access = _plan(P, instr, ptr, mask, lead, store=True)
     if access is False:
@@ -208,22 +208,22 @@ def _store_computed(P: _Programs, instr: Instr, ptr: Affine, mask, deferred: _De
         return False
     if len(chain) > 1 and any(type(x) is Loaded and not x.access.same_pieces(access)
                               for xs in operands[1:] for x in xs):
-        chain, operands = chain[:1], [[_lift(affine.dense(_resolved(P, d)), rank) if x is None else x
+        chain, operands = chain[:1], [[lift(affine.dense(_resolved(P, d)), rank) if x is None else x
                                        for x, d in zip(operands[0], deferred.args)]]  # (they read it where it is)
     access.compute([(numerics.NP_FOR_OP[link.instr.op], xs) for link, xs in zip(chain[::-1], operands[::-1])])
     return True
 
 
-def _plan(P: _Programs, instr: Instr, ptr: Affine, mask, lead: int, store: bool) -> affine.Access | None | bool:
+def _plan(P: Programs, instr: Instr, ptr: Affine, mask, lead: int, store: bool) -> affine.Access | None | bool:
     """The strided access of a memory op through an affine pointer (see :func:`ascdsl.affine.plan`)."""
     rank = len(ptr.shape)
-    active = () if P.active is None else (_lift(P.active, rank),)
+    active = () if P.active is None else (lift(P.active, rank),)
     if isinstance(mask, Conj):  # the loads and stores of a tile often share its mask
         if mask.parts is None or mask.parts[0] is not P.active:
             mask.parts = (P.active, affine.mask_parts(mask.factors + active, ptr.shape))
         factors, parts = mask.factors + active, mask.parts[1]
     else:
-        factors = active if mask is None else (_lift(mask, rank),) + active
+        factors = active if mask is None else (lift(mask, rank),) + active
         parts = affine.mask_parts(factors, ptr.shape)
     if parts is None:
         return None
@@ -240,13 +240,13 @@ ATOMIC_COMBINE = {Op.ATOMIC_ADD: Op.ADD, Op.ATOMIC_MAX: Op.MAXIMUM, Op.ATOMIC_MI
                   Op.ATOMIC_AND: Op.AND, Op.ATOMIC_OR: Op.OR, Op.ATOMIC_XOR: Op.XOR}
 
 
-def _atomic(P: _Programs, instr: Instr, ptr: Array, *rest: Array) -> tuple[Array]:
+def atomic(P: Programs, instr: Instr, ptr: Array, *rest: Array) -> tuple[Array]:
     cas = instr.op is Op.ATOMIC_CAS
     mask = rest[1] if not cas and instr.attr("has_mask") else None
-    return (_read_modify_write(P, instr, instr.op, _result(instr), ptr, rest[:2] if cas else rest[:1], mask),)
+    return (_read_modify_write(P, instr, instr.op, result(instr), ptr, rest[:2] if cas else rest[:1], mask),)
 
 
-def _read_modify_write(P: _Programs, instr: Instr, op: Op, dt: np.dtype, ptr: Array, operands: Sequence[Array],
+def _read_modify_write(P: Programs, instr: Instr, op: Op, dt: np.dtype, ptr: Array, operands: Sequence[Array],
                        mask: Array | None) -> Array:
     """Atomic ``op``, lane by lane in order (program order, then lane order) where lanes share an
     address: the k-th access to every address is applied in step k, all addresses at once. Returns
@@ -255,7 +255,7 @@ def _read_modify_write(P: _Programs, instr: Instr, op: Op, dt: np.dtype, ptr: Ar
     rank = ptr.ndim - 1
     mask = P.lanes(mask, rank)
     ptr = np.broadcast_to(ptr, (P.n, *ptr.shape[1:]))  # every program accesses, the same addresses or not
-    ptr, *operands = np.broadcast_arrays(ptr, *(_lift(x, rank) for x in operands))
+    ptr, *operands = np.broadcast_arrays(ptr, *(lift(x, rank) for x in operands))
     if mask is not None:
         ptr, mask, *operands = np.broadcast_arrays(ptr, mask, *operands)
     out = np.broadcast_to(numerics.poison(dt), ptr.shape).copy()
@@ -311,23 +311,23 @@ def _block_access(instr: Instr, base: Array, offset: Array, rest: Sequence[Array
     strides, extents = list(rest[:n]) + [np.ones(1, np.int64)] * (rank - n), rest[n:n + rank]
     start = (base + offset.astype(np.int64)).astype(np.int64, copy=False)
     ptr = Affine(affine.term(start), tuple(affine.term(s.astype(np.int64)) for s in strides), numerics.POINTER, shape)
-    cuts = tuple(affine.index(d, shape) < _lift(extent.astype(np.int64), rank)
+    cuts = tuple(affine.index(d, shape) < lift(extent.astype(np.int64), rank)
                  for d, (size, extent) in enumerate(zip(shape, extents))
                  if extent.shape[0] > 1 or int(extent[0]) < size)
     return ptr, Conj(cuts) if cuts else None
 
 
-def _block_load(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[Array]:
+def block_load(P: Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[Array]:
     rank = len(instr.attr("shape"))
     ptr, mask = _block_access(instr, base, offset, rest)
     other = rest[2 * rank - 1] if instr.attr("has_other") else None
-    return _load(P, instr, ptr, mask, other)
+    return load(P, instr, ptr, mask, other)
 
 
-def _strided_load(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[Array]:
+def strided_load(P: Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[Array]:
     rank = len(instr.attr("shape"))
     ptr, mask = _block_access(instr, base, offset, rest)
-    return _load(P, instr, ptr, mask, rest[2 * rank] if instr.attr("has_other") else None)
+    return load(P, instr, ptr, mask, rest[2 * rank] if instr.attr("has_other") else None)
 
 
 def _indexed(instr: Instr, base: Array, offset: Array, index: Array, extent: Array,
@@ -336,8 +336,8 @@ def _indexed(instr: Instr, base: Array, offset: Array, index: Array, extent: Arr
     (and, with a lane mask, where it is nonzero)."""
     size = instr.attr("shape")[0]
     index, extent = affine.dense(index), affine.dense(extent)
-    addr = _lift(base + offset.astype(np.int64), 1) + index.astype(np.int64)
-    mask = np.arange(size) < _lift(extent.astype(np.int64), 1) if (extent < size).any() else None
+    addr = lift(base + offset.astype(np.int64), 1) + index.astype(np.int64)
+    mask = np.arange(size) < lift(extent.astype(np.int64), 1) if (extent < size).any() else None
     if instr.attr("has_mask"):
         on = affine.dense(lanes[0]) != 0
         mask = on if mask is None else mask & on
@@ -346,44 +346,44 @@ def _indexed(instr: Instr, base: Array, offset: Array, index: Array, extent: Arr
     return addr, mask
 
 
-def _gather_load(P: _Programs, instr: Instr, base: Array, offset: Array, index: Array, extent: Array,
+def gather_load(P: Programs, instr: Instr, base: Array, offset: Array, index: Array, extent: Array,
                  *rest: Array) -> tuple[Array]:
     lanes, other = (rest[:1], rest[1:]) if instr.attr("has_mask") else ((), rest)
     addr, mask = _indexed(instr, base, offset, index, extent, lanes)
-    return _load(P, instr, addr, mask, other[0] if other else None)
+    return load(P, instr, addr, mask, other[0] if other else None)
 
 
-def _scatter_store(P: _Programs, instr: Instr, base: Array, offset: Array, index: Array, extent: Array,
+def scatter_store(P: Programs, instr: Instr, base: Array, offset: Array, index: Array, extent: Array,
                    *rest: Array) -> tuple[()]:
     addr, mask = _indexed(instr, base, offset, index, extent, rest[:-1])
     return _write(P, instr, addr, rest[-1], mask)
 
 
-def _span_load(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[Array]:
+def span_load(P: Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[Array]:
     """The lanes ``lo[r] <= c < hi[r]`` of each row ``r`` (the others undefined)."""
     shape = instr.attr("shape")
-    lo, hi = (_lift(affine.dense(x).astype(np.int64), 1)[..., None] if len(shape) == 2 else
-              _lift(affine.dense(x).astype(np.int64), 1) for x in rest[-2:])  # (programs, rows, 1) / (programs, 1)
+    lo, hi = (lift(affine.dense(x).astype(np.int64), 1)[..., None] if len(shape) == 2 else
+              lift(affine.dense(x).astype(np.int64), 1) for x in rest[-2:])  # (programs, rows, 1) / (programs, 1)
     cols = np.arange(shape[-1])
-    addr = _lift(base + offset.astype(np.int64), len(shape)) + cols
+    addr = lift(base + offset.astype(np.int64), len(shape)) + cols
     if len(shape) == 2:
-        addr = addr + np.arange(shape[0])[:, None] * _lift(affine.dense(rest[0]).astype(np.int64), 2)
+        addr = addr + np.arange(shape[0])[:, None] * lift(affine.dense(rest[0]).astype(np.int64), 2)
     addr, mask = np.broadcast_arrays(addr, (cols >= lo) & (cols < hi))
-    return _load(P, instr, addr, mask)
+    return load(P, instr, addr, mask)
 
 
-def _block_store(P: _Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[()]:
+def block_store(P: Programs, instr: Instr, base: Array, offset: Array, *rest: Array) -> tuple[()]:
     ptr, mask = _block_access(instr, base, offset, rest[:-1])
     return _write(P, instr, ptr, rest[-1], mask)
 
 
-def _write(P: _Programs, instr: Instr, ptr, value, mask) -> tuple[()]:
+def _write(P: Programs, instr: Instr, ptr, value, mask) -> tuple[()]:
     """A store, or an atomic whose old values nobody reads (``atomic`` attribute)."""
     atomic = instr.attr("atomic")
     if atomic is None:
-        return _store(P, instr, ptr, value, mask)
+        return store(P, instr, ptr, value, mask)
     shape = tuple(instr.attr("shape"))
     dense = None if mask is None else affine.dense(mask)
-    _read_modify_write(P, instr, Op(atomic), numerics.np_dtype(instr.operands[-1].type.dtype), _whole(ptr, shape),
-                       (_lift(affine.dense(value), len(shape)),), dense)
+    _read_modify_write(P, instr, Op(atomic), numerics.np_dtype(instr.operands[-1].type.dtype), whole(ptr, shape),
+                       (lift(affine.dense(value), len(shape)),), dense)
     return ()

@@ -17,8 +17,8 @@ from ..ir.provenance import STORES, access_roots
 from . import state
 from .compute import UNIFORM_LEAVES
 from .dispatch import COMPACT, HANDLERS, LOOPS, NOT_BATCHED
-from .memory import _defer
-from .state import Step, _Batch, _Memory, _Prepared, _Programs
+from .memory import defer
+from .state import Step, Batch, Memory, Prepared, Programs
 from .values import Array
 
 
@@ -36,7 +36,7 @@ def run(kernel: Kernel, args: Sequence[Any], grid: Sequence[int]) -> None:
     if len(args) != len(kernel.params):
         raise InputValueError(f"kernel {kernel.name} takes {len(kernel.params)} arguments "
                               f"({', '.join(kernel.param_names)}), got {len(args)}")
-    memory = _Memory()
+    memory = Memory()
     values = [memory.bind(name, p.type.dtype, a) if isinstance(p.type.dtype, PointerType)
               else np.array([a]).astype(numerics.np_dtype(p.type.dtype))
               for name, p, a in zip(kernel.param_names, kernel.params, args)]
@@ -50,17 +50,17 @@ def run(kernel: Kernel, args: Sequence[Any], grid: Sequence[int]) -> None:
     try:
         with np.errstate(all="ignore"):
             for start in range(0, programs, chunk):
-                chunk_programs = _Programs(memory, grid, prepared, start, min(start + chunk, programs))
+                chunk_programs = Programs(memory, grid, prepared, start, min(start + chunk, programs))
                 chunk_programs.run_block(kernel.body, values)
     finally:
         if collecting:
             gc.enable()
 
 
-_prepared: dict[int, tuple[Kernel, _Prepared]] = {}
+_prepared: dict[int, tuple[Kernel, Prepared]] = {}
 
 
-def _prepare(kernel: Kernel) -> _Prepared:
+def _prepare(kernel: Kernel) -> Prepared:
     hit = _prepared.get(id(kernel))
     if hit is not None and hit[0] is kernel:
         return hit[1]
@@ -72,7 +72,7 @@ def _prepare(kernel: Kernel) -> _Prepared:
     atomics = any(op in GroupOp.ATOMIC for op in ops.values())
     written = None if atomics else frozenset().union(*(r for i, r in roots.items() if ops[i] in STORES))
     batches = {id(i): b for i in walk(kernel.body) if i.op is Op.FOR and (b := _batch(i, roots)) is not None}
-    prepared = _Prepared(_largest(kernel.body), _schedule(kernel.body, {}), leaves,
+    prepared = Prepared(_largest(kernel.body), _schedule(kernel.body, {}), leaves,
                          {i: next(iter(r)) for i, r in roots.items() if len(r) == 1}, written, batches,
                          _lazy_loads(kernel.body), _accumulators(kernel.body), kernel.poison)
     if len(_prepared) >= 256:
@@ -147,7 +147,7 @@ def _accumulators(body: Block) -> tuple[frozenset[int], frozenset[int]]:
     return frozenset(adds), frozenset(sums)
 
 
-def _batch(loop: Instr, roots: dict[int, frozenset[int]]) -> _Batch | None:
+def _batch(loop: Instr, roots: dict[int, frozenset[int]]) -> Batch | None:
     """What running the iterations of ``loop`` at once needs, or None when its body forbids it."""
     body = loop.regions[0]
     inner = list(walk(body))
@@ -162,7 +162,7 @@ def _batch(loop: Instr, roots: dict[int, frozenset[int]]) -> _Batch | None:
                                                           for v in r.args}
     free = tuple(dict.fromkeys(v.id for i in inner for v in i.operands if v.id not in defined))
     loads = frozenset().union(*(roots[id(i)] for i in inner if i.op in (Op.LOAD, Op.BLOCK_LOAD)))
-    return _Batch(free, loads, stores, _largest(body))
+    return Batch(free, loads, stores, _largest(body))
 
 
 def _schedule(block: Block, into: dict[int, list[Step]]) -> dict[int, list[Step]]:
@@ -183,7 +183,7 @@ def _schedule(block: Block, into: dict[int, list[Step]]) -> dict[int, list[Step]
         if block.body:
             dead[i].append(value_id)
     fused = _stored_directly(block)
-    into[id(block)] = [(_defer if i in fused else HANDLERS[instr.op], instr, [v.id for v in instr.operands],
+    into[id(block)] = [(defer if i in fused else HANDLERS[instr.op], instr, [v.id for v in instr.operands],
                         [v.id for v in instr.results], dead[i],
                         None if instr.op in COMPACT else tuple(v.type.shape for v in instr.operands),
                         () if i in fused or instr.op not in GroupOp.ELEMENTWISE else

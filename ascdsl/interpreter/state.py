@@ -1,5 +1,5 @@
-"""What a launch runs on: the argument buffers (:class:`_Memory`), the kernel prepared once
-(:class:`_Prepared`) and the programs of a chunk running one block together (:class:`_Programs`)."""
+"""What a launch runs on: the argument buffers (:class:`Memory`), the kernel prepared once
+(:class:`Prepared`) and the programs of a chunk running one block together (:class:`Programs`)."""
 from __future__ import annotations
 
 import sys
@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 
 from .. import affine, numerics
-from ..affine import Affine, lift as _lift
+from ..affine import Affine, lift
 from ..dtypes import PointerType
 from ..errors import InputTypeError, InputValueError
 from ..ir.core import Block, Instr, Op
-from .values import Array, _repeat, _whole
+from .values import Array, repeat, whole
 
 
 SHIFT = 40  # address bits reserved for the element offset within one argument buffer
@@ -29,8 +29,8 @@ Step = tuple[Callable[..., Sequence[Array]], Instr, list[int], list[int], list[i
 
 
 @dataclass(frozen=True)
-class _Batch:
-    """A ``for`` loop whose iterations may run at once, as copies of the programs (:func:`.control._for`): it
+class Batch:
+    """A ``for`` loop whose iterations may run at once, as copies of the programs (:func:`.control.for_`): it
     carries no values and prints, asserts or runs atomics nowhere; ``loads`` are the buffers it
     reads, which must be constant, and ``stores`` those of each of its stores (distinct buffers)."""
 
@@ -41,7 +41,7 @@ class _Batch:
 
 
 @dataclass(frozen=True)
-class _Prepared:
+class Prepared:
     """What a launch of a kernel needs besides its arguments, computed once per kernel object."""
 
     largest: int  # elements of the largest tile
@@ -49,7 +49,7 @@ class _Prepared:
     leaves: dict[int, Array | Affine]  # uniform leaves by value id
     roots: dict[int, int]  # memory op id -> its one buffer
     written: frozenset[int] | None  # buffers the kernel may write (None: any, as atomics do)
-    batches: dict[int, _Batch]  # by for-loop id
+    batches: dict[int, Batch]  # by for-loop id
     lazy: frozenset[int]  # the loads whose tiles may stay in memory (:func:`.runner._lazy_loads`)
     accumulators: tuple[frozenset[int], frozenset[int]]  # (adds, sums): :func:`.runner._accumulators`
     poison: bool = False  # checking mode: a store of a poisoned float lane is an error (Kernel.poison)
@@ -72,7 +72,7 @@ def _donated(env: dict[int, Any], operands: list[int], args: list, donors: tuple
     return None
 
 
-def _span(array: Array) -> tuple[Array, int]:
+def span(array: Array) -> tuple[Array, int]:
     """A writable 1-D view of the memory a pointer argument reaches, and the index of the array's
     first element there: the whole allocation of a view of a C-contiguous array (as on a device,
     a view's pointer reaches its base), else the span from its lowest to its highest element."""
@@ -96,7 +96,7 @@ def _span(array: Array) -> tuple[Array, int]:
     return flat, -sum(k for k in steps if k < 0)
 
 
-class _Memory:
+class Memory:
     """The argument buffers, flattened, with their parameter names."""
 
     def __init__(self) -> None:
@@ -112,7 +112,7 @@ class _Memory:
         if array.dtype != ptr.element_ty.np:
             raise InputTypeError(f"argument {name} has dtype {array.dtype}, the kernel was "
                                  f"specialised for {ptr.element_ty}")
-        flat, first = _span(array)
+        flat, first = span(array)
         self.flats.append(flat)
         self.names.append(name)
         return np.array([((len(self.flats) - 1) << SHIFT) + first], dtype=numerics.POINTER)
@@ -126,7 +126,7 @@ class _Memory:
         self.constant = frozenset(k for k, flat in enumerate(self.flats) if k not in written
                                   and not any(np.may_share_memory(flat, w) for w in others))
 
-    def independent(self, batch: _Batch) -> bool:
+    def independent(self, batch: Batch) -> bool:
         """Whether the iterations of a batchable loop are independent on these buffers: it reads
         constant buffers only and its stores write buffers that do not overlap in memory."""
         stores = [self.flats[k] for ks in batch.stores for k in ks]
@@ -137,10 +137,10 @@ class _Memory:
         return np.array([f.size for f in self.flats], dtype=np.int64)
 
 
-class _Programs:
+class Programs:
     """Programs ``start..stop`` of a launch, executing one block of IR together."""
 
-    def __init__(self, memory: _Memory, grid: tuple[int, int, int], prepared: _Prepared, start: int, stop: int):
+    def __init__(self, memory: Memory, grid: tuple[int, int, int], prepared: Prepared, start: int, stop: int):
         self.memory, self.grid, self.prepared = memory, grid, prepared
         self.schedule, self.leaves = prepared.schedule, prepared.leaves
         linear = np.arange(start, stop)
@@ -156,19 +156,19 @@ class _Programs:
         self.plans = affine.Plans()
         self.spare: Array | None = None  # an operand the running elementwise op may overwrite (_donated)
 
-    def copies(self, copies: int, env: dict[int, Any], active: Array | None, interleaved: bool) -> "_Programs":
+    def copies(self, copies: int, env: dict[int, Any], active: Array | None, interleaved: bool) -> "Programs":
         """These programs, each ``copies`` times, on ``env`` (values of these programs, repeated), with
         ``active`` (over the copies) running: each program's copies in a row, or (``interleaved``)
         copy ``j`` of every program before copy ``j + 1``. The copies run in that second order:
         :attr:`order` lists them so when they are laid out in the first."""
-        out = _Programs.__new__(_Programs)
+        out = Programs.__new__(Programs)
         out.memory, out.grid, out.prepared, out.schedule, out.leaves = (
             self.memory, self.grid, self.prepared, self.schedule, self.leaves)
         out.n, out.active = self.n * copies, active
-        out.pid = tuple(_repeat(a, copies, interleaved) for a in self.pid)
+        out.pid = tuple(repeat(a, copies, interleaved) for a in self.pid)
         out.order = None if interleaved else np.arange(out.n).reshape(self.n, copies).T.reshape(-1)
         out.plans, out.spare = affine.Plans(), None
-        out.env = {i: _repeat(x, copies, interleaved) for i, x in env.items()}
+        out.env = {i: repeat(x, copies, interleaved) for i, x in env.items()}
         return out
 
     def run_block(self, block: Block, args: Sequence[Array]) -> list[Array]:
@@ -180,7 +180,7 @@ class _Programs:
         for handler, instr, operands, results, dead, shapes, donors in self.schedule[id(block)]:
             args = [env[i] for i in operands]
             if shapes is not None:  # the handler wants whole tiles
-                args = [_whole(x, shape) for x, shape in zip(args, shapes)]
+                args = [whole(x, shape) for x, shape in zip(args, shapes)]
             if donors:
                 x = out = None  # (they hold the last instruction's results)
                 self.spare = _donated(env, operands, args, donors)
@@ -208,8 +208,8 @@ class _Programs:
     def lanes(self, mask: Array | None, rank: int) -> Array | None:
         """The lanes a memory op touches: ``mask`` and the active programs (None = every lane)."""
         if mask is not None:
-            mask = _lift(mask, rank)
+            mask = lift(mask, rank)
         if self.active is not None:
-            active = _lift(self.active, rank)
+            active = lift(self.active, rank)
             mask = active if mask is None else mask & active
         return None if mask is None or mask.all() else mask

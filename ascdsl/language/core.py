@@ -1,56 +1,22 @@
 """The core of the ascdsl language (``tl``): program ids, tiles, memory, loops, reductions, shapes.
 
-Every builtin here is a marker (see :mod:`ascdsl.language`): its signature and docstring are the
-contract, and the frontend emits IR for it.
+Every builtin here is a marker (:mod:`.builtin`): its signature and docstring are the contract, and the
+frontend emits IR for it. The types are :mod:`.types`' and the elementwise math :mod:`.math`'s; the
+types are named here too, as in Triton's ``triton.language.core``.
 """
 from __future__ import annotations
 
-import enum
-import functools
-import operator
+from ..errors import InputValueError
+from .builtin import builtin
+from .types import (PropagateNan, bfloat16, block_type, constexpr, float16, float32, int1, int8, int16, int32, int64,
+                    pointer_type, tensor, uint8)
 
-from ..dtypes import PointerType as pointer_type
-from ..dtypes import bfloat16, float16, float32, int8, int16, int32, int64, uint8
-from ..dtypes import bool_ as int1
-from ..errors import Error, InputValueError
-
-
-class block_type:
-    """``x.type`` of a tile (Triton's ``tl.block_type``): its ``element_ty`` and ``shape``; ``x.type`` of a
-    scalar is its dtype."""
-
-    def __init__(self, element_ty, shape):
-        self.element_ty, self.shape = element_ty, tuple(shape)
-
-    @property
-    def scalar(self):
-        return self.element_ty
-
-    @property
-    def numel(self) -> int:
-        return functools.reduce(operator.mul, self.shape, 1)
-
-    def is_block(self) -> bool:
-        return True
-
-    @property
-    def short(self) -> str:  # the name of a pointer to a block, ptr<4x8xf32>
-        return "x".join(map(str, self.shape)) + "x" + self.element_ty.short
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, block_type) and (self.element_ty, self.shape) == (other.element_ty, other.shape)
-
-    def __hash__(self) -> int:
-        return hash((self.element_ty, self.shape))
-
-    def __repr__(self) -> str:
-        return f"<{list(self.shape)}, {self.element_ty}>"
 
 __all__ = [
     'pointer_type', 'block_type', 'float32', 'float16', 'bfloat16', 'int8', 'int16', 'int32', 'int64', 'uint8', 'int1',
     'constexpr', 'program_id', 'num_programs', 'arange', 'zeros', 'full', 'load', 'store', 'make_block_ptr',
-    'advance', 'range', 'static_range', 'sum', 'max', 'min', 'argmax', 'argmin', 'exp', 'log', 'sqrt',
-    'rsqrt', 'abs', 'sigmoid', 'maximum', 'minimum', 'where', 'cast', 'static_print', 'static_assert',
+    'advance', 'range', 'static_range', 'sum', 'max', 'min', 'argmax', 'argmin',
+    'maximum', 'minimum', 'where', 'cast', 'static_print', 'static_assert',
     'device_print', 'PropagateNan', 'tensor', 'reduce', 'associative_scan', 'cumsum', 'cumprod', 'xor_sum',
     'sort', 'topk', 'histogram', 'flip', 'dot', 'reshape', 'view', 'permute', 'trans', 'ravel', 'expand_dims', 'broadcast_to',
     'broadcast', 'join', 'split', 'cat', 'interleave', 'zeros_like', 'ones_like', 'full_like', 'multiple_of',
@@ -58,72 +24,6 @@ __all__ = [
     'atomic_add', 'atomic_max', 'atomic_min', 'atomic_and', 'atomic_or', 'atomic_xor', 'atomic_xchg',
     'atomic_cas', 'load_tensor_descriptor', 'store_tensor_descriptor', 'cdiv', 'next_power_of_2',
 ]
-
-
-class constexpr:
-    """Annotate a kernel parameter as a compile-time constant: ``BLOCK: tl.constexpr``.
-
-    Each distinct value compiles a separate specialisation. ``tl.constexpr(128)`` also wraps a
-    module-level constant so kernels can read it; outside kernels wrapped values compute like the
-    values themselves (``tl.constexpr(4) * tl.constexpr(8)`` is ``tl.constexpr(32)``).
-    """
-
-    def __init__(self, value=None):
-        self.value = value.value if isinstance(value, constexpr) else value
-
-    def __repr__(self) -> str:
-        return f"constexpr({self.value!r})"
-
-    def __hash__(self) -> int:
-        return hash(self.value)
-
-    def __bool__(self) -> bool:
-        return bool(self.value)
-
-    def __index__(self) -> int:
-        return operator.index(self.value)
-
-    def __int__(self) -> int:
-        return int(self.value)
-
-    def __float__(self) -> float:
-        return float(self.value)
-
-    def __call__(self, *args, **kwargs):
-        return self.value(*args, **kwargs)
-
-
-def _unwrap(x):
-    return x.value if isinstance(x, constexpr) else x
-
-
-def _constexpr_operator(fn, reflected=False):
-    def method(self, *others):
-        args = (_unwrap(self), *map(_unwrap, others))
-        return constexpr(fn(*(args[::-1] if reflected else args)))
-    return method
-
-
-for _name, _fn in [("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
-                   ("truediv", operator.truediv), ("floordiv", operator.floordiv), ("mod", operator.mod),
-                   ("pow", operator.pow), ("lshift", operator.lshift), ("rshift", operator.rshift),
-                   ("and", operator.and_), ("or", operator.or_), ("xor", operator.xor)]:
-    setattr(constexpr, f"__{_name}__", _constexpr_operator(_fn))
-    setattr(constexpr, f"__r{_name}__", _constexpr_operator(_fn, reflected=True))
-for _name, _fn in [("eq", operator.eq), ("ne", operator.ne), ("lt", operator.lt), ("le", operator.le),
-                   ("gt", operator.gt), ("ge", operator.ge), ("neg", operator.neg), ("pos", operator.pos),
-                   ("invert", operator.invert), ("abs", operator.abs)]:
-    setattr(constexpr, f"__{_name}__", _constexpr_operator(_fn))
-
-
-def builtin(fn):
-    """Mark ``fn`` as a DSL builtin: its body never runs; outside a kernel calling it is an error."""
-
-    @functools.wraps(fn)
-    def marker(*args, **kwargs):
-        raise Error(f"tl.{fn.__name__}() can only be called inside an @ascdsl.jit function")
-
-    return marker
 
 
 @builtin
@@ -269,36 +169,6 @@ def argmin(x, axis=None, tie_break_left=True, keep_dims=False):
 
 
 @builtin
-def exp(x):
-    """Elementwise e**x of a float tile."""
-
-
-@builtin
-def log(x):
-    """Elementwise natural logarithm of a float tile."""
-
-
-@builtin
-def sqrt(x):
-    """Elementwise square root of a float tile."""
-
-
-@builtin
-def rsqrt(x):
-    """Elementwise 1 / sqrt(x) of a float tile."""
-
-
-@builtin
-def abs(x):
-    """Elementwise absolute value."""
-
-
-@builtin
-def sigmoid(x):
-    """Elementwise 1 / (1 + exp(-x)) of a float tile."""
-
-
-@builtin
 def maximum(x, y, propagate_nan=None):
     """Elementwise maximum, with broadcasting and promotion; NaN propagates (``propagate_nan``
     is accepted for Triton compatibility)."""
@@ -335,17 +205,6 @@ def static_assert(condition, message=""):
 @builtin
 def device_print(prefix, *values, hex=False):
     """Print ``prefix`` and runtime ``values`` from every program instance when the kernel runs."""
-
-
-class PropagateNan(enum.Enum):
-    """``propagate_nan`` of :func:`maximum`, :func:`minimum` and :func:`clamp` (ascdsl always propagates)."""
-
-    NONE = 0
-    ALL = 0xFFFF
-
-
-class tensor:
-    """The type of tiles in annotations (``x: tl.tensor``); tiles are created by builtins only."""
 
 
 # ----------------------------------------------------------------------------- reductions and scans

@@ -6,14 +6,46 @@ functions reject int tiles with a located error; the ``is*`` predicates give boo
 """
 from __future__ import annotations
 
-from .core import abs, builtin, cdiv, exp, log, maximum, minimum, rsqrt, sigmoid, sqrt  # noqa: F401
+from .builtin import builtin
+from .core import cdiv, maximum, minimum  # noqa: F401
 
 __all__ = [
+    'exp', 'log', 'sqrt', 'rsqrt', 'abs', 'sigmoid',
     'asinh', 'acosh', 'atanh', 'nextafter', 'logical_and', 'logical_or', 'floor', 'ceil', 'trunc', 'round',
     'rint', 'exp2', 'log2', 'log10', 'log1p', 'expm1', 'sin', 'cos', 'tan', 'tanh', 'sinh', 'cosh', 'asin',
     'acos', 'atan', 'erf', 'erfc', 'isnan', 'isinf', 'isfinite', 'signbit', 'reciprocal', 'relu', 'pow', 'atan2',
     'copysign', 'hypot', 'umulhi', 'div_rn', 'fmod', 'fdiv', 'sqrt_rn', 'fma', 'clamp', 'softmax',
 ]
+
+
+@builtin
+def exp(x):
+    """Elementwise e**x of a float tile."""
+
+
+@builtin
+def log(x):
+    """Elementwise natural logarithm of a float tile."""
+
+
+@builtin
+def sqrt(x):
+    """Elementwise square root of a float tile."""
+
+
+@builtin
+def rsqrt(x):
+    """Elementwise 1 / sqrt(x) of a float tile."""
+
+
+@builtin
+def abs(x):
+    """Elementwise absolute value."""
+
+
+@builtin
+def sigmoid(x):
+    """Elementwise 1 / (1 + exp(-x)) of a float tile."""
 
 
 def _unary(name: str, doc: str):

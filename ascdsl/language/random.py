@@ -6,7 +6,7 @@ so each lane should use its own offset (``pid * BLOCK + tl.arange(0, BLOCK)``).
 """
 from __future__ import annotations
 
-from .core import builtin
+from .builtin import builtin
 
 __all__ = [
     'randint4x', 'randint', 'rand', 'rand4x', 'randn', 'randn4x',

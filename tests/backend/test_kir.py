@@ -103,6 +103,27 @@ def test_names_never_collide_with_cpp_or_generated_names():
     assert np.array_equal(out, x * 2.0 + y * 3.0)
 
 
+@ascdsl.jit
+def underscored_kernel(x, x_, new, new_, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a = tl.load(x + offs, mask=mask) + 2.0 * tl.load(x_ + offs, mask=mask)
+    tl.store(out_ptr + offs, a + 3.0 * tl.load(new + offs, mask=mask) + 5.0 * tl.load(new_ + offs, mask=mask),
+             mask=mask)
+
+
+def test_parameters_a_trailing_underscore_apart_get_distinct_names():
+    """``x`` and ``x_``, and ``new`` (a C++ keyword, so renamed) and ``new_``: four entry parameters, four
+    C++ names, and the kernel runs on the simulator."""
+    (k,) = underscored_kernel.specialize(F32, F32, F32, F32, F32, dtypes.int32, BLOCK=64).kernels
+    pointers = ascendc.pointer_names(k)
+    assert len(set(pointers)) == 5 and not set(pointers) & RESERVED
+    x, x_, new, new_ = (np.arange(200, dtype=np.float32) * (i + 1) for i in range(4))
+    out = np.zeros_like(x)
+    underscored_kernel[(4,)](x, x_, new, new_, out, 200, BLOCK=64, backend="sim")
+    assert np.array_equal(out, x + 2.0 * x_ + 3.0 * new + 5.0 * new_)
+
+
 def test_generated_code_has_readable_names():
     (k,) = clash_kernel.specialize(F32, F32, F32, dtypes.int32, BLOCK=64).kernels
     text = ascendc.kernel_source("clash", tiling.variants([k]), tiling.layout("T", [k]), "Ascend910B3")

@@ -230,28 +230,30 @@ def k(a_ptr, b_ptr, c_ptr, out_ptr, scale, n, BLOCK: tl.constexpr):
 
 
 @ascdsl.host
-def h(message, shapes, dir, tiling, std, attrs, message_):
+def h(message, shapes, dir, tiling, std, attrs, message_, uint8_t):
     return ascdsl.Launch(k, grid=(ascdsl.cdiv(message.numel, 64),), constexprs={"BLOCK": 64},
-                         scalars={"scale": std * tiling + attrs + message_, "n": message.numel})
+                         scalars={"scale": std * tiling + attrs + message_ + uint8_t, "n": message.numel})
 
 
 @ascdsl.entry
-def entry(message, shapes, dir, tiling=2, std=0.5, attrs=0.25, message_=1.0, *, platform=None, backend=None):
+def entry(message, shapes, dir, tiling=2, std=0.5, attrs=0.25, message_=1.0, uint8_t=4, *, platform=None,
+          backend=None):
     out = np.empty_like(message)
     desc = ascdsl.TensorDesc.of
-    h(desc(message), desc(shapes), desc(dir), tiling, std, attrs, message_)(message, shapes, dir, out,
-                                                                          backend=backend, platform=platform)
+    h(desc(message), desc(shapes), desc(dir), tiling, std, attrs, message_, uint8_t)(
+        message, shapes, dir, out, backend=backend, platform=platform)
     return out
 
 
-def reference(message, shapes, dir, tiling=2, std=0.5, attrs=0.25, message_=1.0):
-    return (std * tiling + attrs + message_) * message + shapes - dir
+def reference(message, shapes, dir, tiling=2, std=0.5, attrs=0.25, message_=1.0, uint8_t=4):
+    return (std * tiling + attrs + message_ + uint8_t) * message + shapes - dir
 
 
 OP = ascdsl.Operator(name="named", op_type="Named", entry=entry, host=h, reference=reference,
                      inputs=("message", "shapes", "dir"),
                      attrs=(ascdsl.Attr("tiling", "Int", 2), ascdsl.Attr("std", "Float", 0.5),
-                            ascdsl.Attr("attrs", "Float", 0.25), ascdsl.Attr("message_", "Float", 1.0)),
+                            ascdsl.Attr("attrs", "Float", 0.25), ascdsl.Attr("message_", "Float", 1.0),
+                            ascdsl.Attr("uint8_t", "Int", 4)),
                      cases=[ascdsl.Case((100,), (100,), (100,), tiling=3, std=-0.5)], dtypes=("float32",))
 '''
 
@@ -264,9 +266,9 @@ def built_named_like_the_templates(tmp_path) -> tuple[build.OpBuild, object]:
 
 
 def test_tensors_and_attributes_named_like_the_locals_of_main_cpp_run(tmp_path):
-    """Inputs and attributes named like what main.cpp and op_host.cpp declare (``message``, ``shapes``,
-    ``tiling``, ``std``, ``attrs``, ``dir``, and ``message_``, what ``message`` becomes where it is taken):
-    the direct-launch program compiles and computes the reference."""
+    """Inputs and attributes named like what main.cpp and op_host.cpp declare or use (``message``, ``shapes``,
+    ``tiling``, ``std``, ``attrs``, ``dir``, ``uint8_t``, and ``message_``, what ``message`` becomes where it is
+    taken): the direct-launch program compiles and computes the reference."""
     b, folder = built_named_like_the_templates(tmp_path)
     assert [(c.ok, c.message) for c in verify.verify_main(b, folder, tmp_path / "run")] == [(True, "")]
 

@@ -2,7 +2,6 @@
 platform table, every API the simulator page lists exists in the headers, every link lands, the
 language reference is generated from the language."""
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -148,6 +147,7 @@ def test_the_language_reference_lists_every_builtin_as_the_language_defines_it()
     assert not missing
     assert "| `libdevice.fmax` | `tl.maximum` |" in block and "`libdevice.erfinv(x)`" in block
     assert "`tl.math.fma(x, y, z)` | " in block  # signature as the frontend binds it
+    assert all(getattr(tl, n) is getattr(tl.math, n) for n in tl.math.__all__)  # "each also tl.<name>"
 
 
 def test_the_reference_generator_replaces_only_its_block(tmp_path):

@@ -11,11 +11,13 @@ with a fixed dtype has it in every column, one that follows an input has that in
 combinations with bfloat16 are left out on a platform without bfloat16; every column is ND.
 
 main.cpp and op_host.cpp declare the op's inputs and attributes as C++ variables (:func:`variable`) beside
-their own locals: a user's name that is one of those (``message``, ``tiling``, ``std``) takes another.
+their own locals: a user's name that the templates use (``message``, ``tiling``, ``std``, ``uint8_t``; read from
+their source, :func:`template_names`) takes another.
 """
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -23,7 +25,7 @@ from ... import dtypes
 from . import cores, host
 from .hostcode import CPP_KEYWORDS
 from ..names.naming import unclash
-from ..render import ascendc
+from ..render import ascendc, jinja
 from ..plan.tiling import TilingLayout, cann_name
 
 GE_DTYPE = {"float32": "DT_FLOAT", "float16": "DT_FLOAT16", "bfloat16": "DT_BF16", "int8": "DT_INT8",
@@ -37,15 +39,22 @@ ATTR_CPP = {"Int": ("int64_t", "0", "std::stoll(args[\"{n}\"])", "GetAttrPointer
             "String": ("std::string", "std::string()", "args[\"{n}\"]", "GetStr({i})")}
 
 
-TEMPLATE_NAMES = frozenset("""
-argc argv dir args arg eq i d p outputs shapes message status platform deviceId vectorCores cubeCores tilingData
-blockDim workspaceBytes inputBytes outputBytes inputNames outputNames inputCount outputCount host device ok bytes
-workspace tiling stream ParseDType ParseInts ParseTensor ParseBool Bytes ReadFile WriteFile main
-context runtime attrs Attrs missing ascendcPlatform plain workspaces out ToDType Describe ReadAttrs
-std ge gert optiling ops platform_ascendc AscendC OP
-""".split())
-"""What main.cpp and op_host.cpp declare, or use unqualified, in the functions that declare the op's inputs
-and attributes."""
+def template_names(*templates: str) -> frozenset[str]:
+    """The identifiers the C++ text of ``templates`` uses unqualified (what it declares, calls, or names a
+    namespace with): outside Jinja tags, comments, literals and preprocessor directives, and not after
+    ``.``, ``->`` or ``::``. A user's variable of one of these names would shadow it or clash with it."""
+    env = jinja.environment()
+    names = set()
+    for template in templates:
+        text = env.loader.get_source(env, template)[0]
+        for pattern in (r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", r"//[^\n]*|/\*.*?\*/", r'"(?:\\.|[^"\\\n])*"',
+                        r"'(?:\\.|[^'\\\n])+'", r"^\s*#\s*include[^\n]*|^\s*#\s*\w+"):
+            text = re.sub(pattern, " ", text, flags=re.S | re.M)
+        names.update(re.findall(r"(?<![.\w])(?<!->)(?<!::)[A-Za-z_]\w*", text))
+    return frozenset(names)
+
+
+TEMPLATE_NAMES = template_names("main.cpp.j2", "op_host.cpp.j2")
 
 
 def variable(b, name: str) -> str:

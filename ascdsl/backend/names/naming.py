@@ -5,8 +5,8 @@ trailing ``_``) and from the pointer names (``grad_ptr`` -> ``gradGm``, ``inQueu
 space per class: every name is checked against C++ keywords, macros the CANN headers define, the
 AscendC names the generated code uses and the names the templates write themselves (``tiling``,
 ``pipe``, ``program``, ...); a taken name gets a number. Pointer parameters keep their DSL names unless
-those are reserved (then ``_`` is appended), so ``x`` and ``x_ptr`` stay distinct (``xGm`` and
-``xPtrGm``).
+those are reserved or end in ``_`` (then ``_`` is appended, :func:`unclash`), so ``x`` and ``x_``
+stay distinct, as ``x`` and ``x_ptr`` do (``xGm`` and ``xPtrGm``).
 """
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ GENERATED = frozenset("""
 tiling tiling_ tilingData tilingGm workspace pipe program programs_ aic op eventVS_ eventMte2S_ CopyTiling Init Process
 """.split())
 RESERVED = CPP_KEYWORDS | MACROS | ASCENDC | GENERATED
+KEYWORDS = frozenset(keyword.kwlist)
 
 
 def camel(name: str) -> str:
@@ -68,13 +69,14 @@ def field_name(name: str) -> str:
 
 def unclash(name: str, taken: frozenset[str]) -> str:
     """A user's ``name`` as a C++ name beside generated ones: with ``_`` appended where it is ``taken`` or
-    already ends in ``_``. One-to-one, and never a name of ``taken`` (none of which ends in ``_``)."""
+    already ends in ``_``. One-to-one, and never a name of ``taken`` that does not end in ``_``."""
     return name + "_" if name in taken or name.endswith("_") else name
 
 
 def safe(name: str) -> str:
-    """A DSL parameter name usable as a C++ parameter name."""
-    return name + "_" if name in RESERVED or keyword.iskeyword(name) else name
+    """A DSL parameter name usable as a C++ parameter name: :func:`unclash` of the reserved names and
+    Python's keywords, so one-to-one (``x`` and ``x_``, ``new`` and ``new_`` stay apart)."""
+    return unclash(name, RESERVED | KEYWORDS)
 
 
 @dataclass(frozen=True, eq=False)

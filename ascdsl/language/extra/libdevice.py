@@ -1,10 +1,10 @@
 """``tl.extra.libdevice`` (and ``triton.language.extra.cann.libdevice``): the libdevice names of
 the :mod:`ascdsl.language.math` functions and the special functions of :mod:`.special`, so kernels
 written against CUDA's or CANN's libdevice run unchanged."""
-from ..core import abs, exp, log, maximum, minimum, rsqrt, sqrt
-from ..math import (acos, acosh, asin, asinh, atan, atan2, atanh, nextafter, ceil, copysign, cos, cosh, div_rn, erf, erfc, exp2, expm1, fdiv, floor,
-                    fma, fmod, hypot, isfinite, isinf, isnan, log1p, log2, log10, pow, reciprocal, relu, rint,
-                    round, signbit, sin, sinh, sqrt_rn, tan, tanh, trunc)
+from ..math import (abs, acos, acosh, asin, asinh, atan, atan2, atanh, ceil, copysign, cos, cosh, div_rn, erf, erfc,
+                    exp, exp2, expm1, fdiv, floor, fma, fmod, hypot, isfinite, isinf, isnan, log, log10, log1p, log2,
+                    maximum, minimum, nextafter, pow, reciprocal, relu, rint, round, rsqrt, signbit, sin, sinh, sqrt,
+                    sqrt_rn, tan, tanh, trunc)
 from .special import cyl_bessel_i0, erfinv, gamma, lgamma, tgamma
 
 fabs = abs
