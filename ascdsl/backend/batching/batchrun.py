@@ -47,7 +47,7 @@ from ...ir import Kernel, Op, walk
 from ...ir.provenance import stored_params
 from ...passes import run_passes, specialise
 from ...passes.batching import NotBatchable, batch_programs, flat_block, form, refusal, split_programs
-from ...passes.reuse import decided_branches, taken_branches
+from ...passes.reuse import assume_disjoint, decided_branches, launch_trips, taken_branches, unrolled_loops
 from ...platforms import Platform, get_platform
 from . import batchcost
 from ..render.ascendc import compile_variant
@@ -436,6 +436,18 @@ def _taken(kernel: Kernel, decided: tuple) -> Kernel:
     return taken_branches(kernel, decided)
 
 
+UNROLL = 32
+"""The most trips a launch unrolls top-level loops to (:func:`ascdsl.passes.reuse.unrolled_loops`): each trip is a
+copy of the loop's body in the kernel's text, and the loads they keep in UB must fit its budget anyway (32
+chunks of 256 float32 lanes are 32 KiB a row)."""
+
+
+@lru_cache(maxsize=1024)
+def _unrolled(kernel: Kernel, trips: int, apart: bool) -> Kernel:
+    marked = assume_disjoint(kernel) if apart else kernel
+    return unrolled_loops(marked, trips)
+
+
 def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | None = None) -> Kernel:
     """The kernel a launch of ``kernel`` on ``args`` runs before batching (:func:`ascdsl.passes.specialise`:
     loads reused, across writes through other pointers where the arguments are :func:`disjoint`), where the
@@ -444,16 +456,41 @@ def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | 
     is then the branch taken (:func:`ascdsl.passes.reuse.taken_branches`) where the cost model estimates that
     kernel's launch :data:`MARGIN` faster: its UB plan holds one branch's tiles, not both, so a larger P may
     fit and a store may go out of its load's queue buffer (layer norm 3000x777 at P = 10: 1.63x of the floor
-    -> 1.37x), which couples a step's next loads to its stores (4096x1024 at P = 12: 1.25x -> 1.31x)."""
-    out = _specialised(kernel, disjoint(kernel, args), platform)
+    -> 1.37x), which couples a step's next loads to its stores (4096x1024 at P = 12: 1.25x -> 1.31x).
+
+    Where the launch's scalars give the kernel's top-level loops one trip count of 2 to :data:`UNROLL`
+    (:func:`ascdsl.passes.reuse.launch_trips`), the kernel unrolled to that count
+    (:func:`ascdsl.passes.reuse.unrolled_loops`: loads of a row the loops read again kept in UB) is a third
+    candidate, its straight-line branch taken, run where the model estimates it fastest by the margin; not where
+    its loads fit UB only single-buffered: a program's loads then overlap nothing (layer norm 256x8192, whose
+    row of X, W and B is 96 KiB a program: 3.51x of the floor so, 2.64x looping over chunks)."""
+    apart = disjoint(kernel, args)
+    out = _specialised(kernel, apart, platform)
     if programs is None or not enabled():
         return out
-    taken = _taken(out, decided_branches(out, args))
-    if taken is out:
-        return out
+    candidates = [_taken(out, decided_branches(out, args))]
+    trips = launch_trips(kernel, args)
+    if trips is not None and 1 < trips <= UNROLL:
+        unrolled = _unrolled(kernel, trips, apart)
+        if unrolled is not kernel:
+            unrolled = specialise(unrolled, apart, platform)
+            straight = _taken(unrolled, decided_branches(unrolled, args))
+            one = _variant(straight, 1, platform)
+            if one is not None and not one.plan.single_buffered:
+                candidates.append(straight)
     fields = scalar_fields(kernel, args)
-    before, after = (_est_us(plan(k, programs, platform, fields), k, programs, platform, fields) for k in (out, taken))
-    return taken if after is not None and (before is None or after < before * (1 - MARGIN)) else out
+
+    def est(k: Kernel) -> float | None:
+        return _est_us(plan(k, programs, platform, fields), k, programs, platform, fields)
+
+    best, best_us = out, est(out)
+    for k in candidates:
+        if k is out:
+            continue
+        us = est(k)
+        if us is not None and (best_us is None or us < best_us * (1 - MARGIN)):
+            best, best_us = k, us
+    return best
 
 
 def scalar_fields(kernel: Kernel, args: list) -> tuple:
