@@ -461,9 +461,12 @@ def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | 
     Where the launch's scalars give the kernel's top-level loops one trip count of 2 to :data:`UNROLL`
     (:func:`ascdsl.passes.reuse.launch_trips`), the kernel unrolled to that count
     (:func:`ascdsl.passes.reuse.unrolled_loops`: loads of a row the loops read again kept in UB) is a third
-    candidate, its straight-line branch taken, run where the model estimates it fastest by the margin; not where
-    its loads fit UB only single-buffered: a program's loads then overlap nothing (layer norm 256x8192, whose
-    row of X, W and B is 96 KiB a program: 3.51x of the floor so, 2.64x looping over chunks)."""
+    candidate, its straight-line branch taken, run where the model estimates it fastest by the margin, and only
+    where two programs of it batched fit UB double-buffered: one program a step reads `W` and `B` (what every row
+    shares) for its one row where the loops' batched programs share them over P rows, and the model does not
+    price the loops to compare (layer norm 2000x3000 unrolled at P = 1 in the rows form: 2.46x of the floor,
+    2.16x looping at P = 6; 256x8192, whose X, W and B are 96 KiB a program, fit only single-buffered: 3.51x,
+    2.64x looping)."""
     apart = disjoint(kernel, args)
     out = _specialised(kernel, apart, platform)
     if programs is None or not enabled():
@@ -475,8 +478,7 @@ def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | 
         if unrolled is not kernel:
             unrolled = specialise(unrolled, apart, platform)
             straight = _taken(unrolled, decided_branches(unrolled, args))
-            one = _variant(straight, 1, platform)
-            if one is not None and not one.plan.single_buffered:
+            if _fits(straight, 2, platform):
                 candidates.append(straight)
     fields = scalar_fields(kernel, args)
 
