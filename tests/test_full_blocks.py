@@ -16,13 +16,7 @@ from ascdsl.ir.text import dump, parse
 from ascdsl.passes.batching import batch_programs
 from ascdsl.passes.peel import full_blocks
 from ascdsl.testing import assert_close
-
-
-def _layer_norm(m, n, seed=7):
-    r = np.random.default_rng(seed)
-    return [r.standard_normal((m, n)).astype(np.float32), np.zeros((m, n), np.float32),
-            r.standard_normal(n).astype(np.float32), r.standard_normal(n).astype(np.float32),
-            np.zeros(m, np.float32), np.zeros(m, np.float32), np.int32(n), np.int32(n), np.float32(1e-5)]
+from tests.test_reuse import _layer_norm
 
 
 def _masked(kernel) -> int:
@@ -92,7 +86,8 @@ def test_a_loop_without_masks_it_knows_is_kept():
 @pytest.mark.parametrize("shape", [(120, 300), (97, 256)])
 def test_split_layer_norm_on_the_simulator_equals_the_interpreter(shape):
     m, n = shape
-    want, got = _layer_norm(m, n), _layer_norm(m, n)
+    want = _layer_norm(m, n)
+    got = [a.copy() for a in want]
     layer_norm_kernel[(m,)](*want[:6], n, n, np.float32(1e-5), BLOCK_SIZE=64)
     with sim.record():
         layer_norm_kernel[(m,)](*got[:6], n, n, np.float32(1e-5), BLOCK_SIZE=64, backend="sim")
