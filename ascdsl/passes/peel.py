@@ -10,7 +10,8 @@ body masks lanes by ``iv + tl.arange(s, e) < upper`` (``s >= 0``), in two:
   difference does not wrap), in which every such mask is true (``iv + e - 1 < upper``): a load or store under
   it unmasked (a load's ``other`` dropped), ``tl.where(mask, a, b)`` is ``a`` and ``mask & m`` is ``m``;
 - ``for iv in range(first, upper, step)``, the loop as it was on the values the first yields, ``first`` the
-  first ``lower + k * step`` not below ``main`` (the block past the main loop's last).
+  first ``lower + k * step`` not below ``main`` (the block past the main loop's last; computed in the bounds'
+  dtype: a range wider than the dtype's largest value wraps, as the loop's own counter may).
 
 Every trip runs the body it ran, in order, on the lanes it computed: the results are the loop's bit for bit.
 A mask of another bound (``cols < M`` in a loop to ``N``) is kept.
