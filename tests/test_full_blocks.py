@@ -77,10 +77,18 @@ def shifted_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
         tl.store(out_ptr + lanes, tl.load(x_ptr + lanes, mask=lanes < n, other=0.0), mask=lanes < n)
 
 
+@ascdsl.jit
+def backwards_kernel(x_ptr, out_ptr, n, m, BLOCK: tl.constexpr):
+    """Blocks from the last down to ``m``, masked by that bound: a negative step."""
+    cols = tl.arange(0, BLOCK)
+    for off in range(n - 1, m, -BLOCK):
+        tl.store(out_ptr + off + cols, tl.load(x_ptr + off + cols, mask=off + cols < m, other=0.0), mask=off + cols < m)
+
+
 def test_a_loop_without_masks_it_knows_is_kept():
-    args = [np.arange(256, dtype=np.float32), np.zeros(256, np.float32), np.int32(256)]
-    kernel = shifted_kernel.specialize(*args, BLOCK=64).kernels[0]
-    assert full_blocks(kernel) is kernel
+    x, out = np.arange(256, dtype=np.float32), np.zeros(256, np.float32)
+    assert full_blocks(k := shifted_kernel.specialize(x, out, np.int32(256), BLOCK=64).kernels[0]) is k
+    assert full_blocks(k := backwards_kernel.specialize(x, out, np.int32(256), np.int32(-64), BLOCK=64).kernels[0]) is k
 
 
 @pytest.mark.parametrize("shape", [(120, 300), (97, 256)])

@@ -4,7 +4,7 @@ Triton's tutorial layer norm masks every block of its loops ``for off in range(0
 ``cols < N`` (``cols = off + tl.arange(0, BLOCK_SIZE)``), and its variance selects ``tl.where(cols < N, x - mean,
 0.0)``: on the vector unit that mask is built and broadcast over the block every trip, though only the last
 block can be part-full. :func:`full_blocks` splits such a loop ``for iv in range(lower, upper, step)``, whose
-body masks lanes by ``iv + tl.arange(s, e) < upper`` (``s >= 0``), in two:
+body masks lanes by ``iv + tl.arange(s, e) < upper`` (``s >= 0``; a constant positive ``step``), in two:
 
 - ``for iv in range(lower, main, step)`` with ``main = upper - (e - 1)`` (``upper`` clamped first so that the
   difference does not wrap), in which every such mask is true (``iv + e - 1 < upper``): a load or store under
@@ -47,8 +47,12 @@ class _Peel:
         return None
 
     def masks(self, loop: Instr) -> dict[int, int]:
-        """The body's masks ``index + tl.arange(s, e) < upper`` of ``loop``: their ids -> ``e``."""
+        """The body's masks ``index + tl.arange(s, e) < upper`` of ``loop``, a loop of a constant positive step:
+        their ids -> ``e``."""
         index, upper = loop.regions[0].args[0], loop.operands[1]
+        step = self.defs.get(loop.operands[2].id)
+        if step is None or step.op is not Op.CONST or type(step.attr("value")) is not int or step.attr("value") <= 0:
+            return {}
         out = {}
         for i in walk(loop.regions[0]):
             if i.op is Op.LT and i.operands[1].id == upper.id:
@@ -96,7 +100,8 @@ class _Peel:
             return self.emit.instr(out, code, t, operands, (), loc)
 
         main = op(Op.SUB, op(Op.MAXIMUM, upper, const(np.iinfo(dtype).min + reach)), const(reach))
-        trips = op(Op.MAXIMUM, const(0), op(Op.IDIV, op(Op.ADD, op(Op.SUB, main, lower), op(Op.SUB, step, const(1))), step))
+        span = op(Op.ADD, op(Op.SUB, main, lower), op(Op.SUB, step, const(1)))
+        trips = op(Op.MAXIMUM, const(0), op(Op.IDIV, span, step))
         first = op(Op.ADD, lower, op(Op.MUL, trips, step))
         fresh = {}
         for i in walk(Block((), (loop,))):
