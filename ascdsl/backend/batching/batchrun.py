@@ -471,7 +471,8 @@ def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | 
     out = _specialised(kernel, apart, platform)
     if programs is None or not enabled():
         return out
-    candidates = [_taken(out, decided_branches(out, args))]
+    taken = _taken(out, decided_branches(out, args))
+    candidates = [] if taken is out else [taken]
     trips = launch_trips(kernel, args)
     if trips is not None and 1 < trips <= UNROLL:
         unrolled = _unrolled(kernel, trips, apart)
@@ -480,6 +481,8 @@ def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | 
             straight = _taken(unrolled, decided_branches(unrolled, args))
             if _fits(straight, 2, platform):
                 candidates.append(straight)
+    if not candidates:
+        return out
     fields = scalar_fields(kernel, args)
 
     def est(k: Kernel) -> float | None:
@@ -487,8 +490,6 @@ def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | 
 
     best, best_us = out, est(out)
     for k in candidates:
-        if k is out:
-            continue
         us = est(k)
         if us is not None and (best_us is None or us < best_us * (1 - MARGIN)):
             best, best_us = k, us
