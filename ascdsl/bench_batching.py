@@ -112,7 +112,9 @@ def forms(ops_dir="ops") -> list[tuple[Form, tuple]]:
     flat = ((4096, 1024), (256, 1024), (16384, 1024), (3000, 777), (7000, 999), (64, 1024))
     tutorial = Form("softmax (the tutorial's grid-stride loop), a row per program", lambda s: _rows(s, "x"),
                     _persistent_softmax)
-    norms = [(layer, (*rows, *held_out))] + ([(rms_norm_form(rms), (*rows, *held_out))] if rms else [])
+    # rows of a few blocks of 1024 (layer norm's loops unrolled where two programs fit), and a held-out long row
+    few_blocks = ((4096, 2048), (2000, 3000), (100, 20000))
+    norms = [(layer, (*rows, *held_out, *few_blocks))] + ([(rms_norm_form(rms), (*rows, *held_out))] if rms else [])
     return ([(softmax_form(softmax), softmax_rows)] if softmax else []) + [(tutorial, softmax_rows), *norms] + [
         (lsm, (*softmax_rows, *held_out)), (add, flat), (gelu, flat)]
 

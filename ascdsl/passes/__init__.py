@@ -10,6 +10,7 @@ from .access import block_accesses
 from .batching import batch_programs, refusal
 from .cleanup import common_scalars, dead_code, unit_reductions
 from .induction import carried_offsets
+from .peel import full_blocks
 from .products import accumulated_products
 from .reuse import assume_disjoint, reused_loads, single_trip_loops
 
@@ -25,6 +26,7 @@ PIPELINE = (
 
 REUSE = (
     single_trip_loops,  # versioned on every top-level loop of run-time trips running once, where that reuses loads
+    full_blocks,  # a loop masking lanes by its own bound: its full blocks unmasked, then the part-full one
     reused_loads,  # a load of what a dominating load read, no write that may reach its bytes between, is its value
 )
 """Passes over the kernel a launch specialised for its arguments (:func:`specialise`)."""

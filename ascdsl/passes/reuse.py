@@ -182,20 +182,30 @@ def reused_loads(kernel: Kernel, platform=None) -> Kernel:
 
 
 class _Version:
-    """The rewrite of :func:`single_trip_loops`."""
+    """The rewrite of :func:`unrolled_loops`: ``trips`` runs of each qualifying loop."""
 
-    def __init__(self, kernel: Kernel):
+    def __init__(self, kernel: Kernel, trips: int = 1):
         self.kernel = kernel
+        self.trips = trips
         self.emit = Fresh(kernel)
         self.defs = {r.id: i for i in walk(kernel.body) for r in i.results}
+        self.copies: dict[int, int] = {}  # a value of a copied region -> the value it copies (for its name)
+
+    def step(self, loop: Instr) -> int | None:
+        """The constant positive step of ``loop`` whose ``trips`` runs span a range of its bounds' dtype,
+        None where it has none."""
+        d = self.defs.get(loop.operands[2].id)
+        if d is None or d.op is not Op.CONST or type(d.attr("value")) is not int or d.attr("value") <= 0:
+            return None
+        step = d.attr("value")
+        return step if step * self.trips <= np.iinfo(loop.operands[2].type.dtype.np).max else None
 
     def qualifies(self, instr: Instr, ready: set) -> bool:
         """Whether ``instr`` is a loop of a constant positive step whose bounds (of one dtype) are computed
         from the values ``ready`` alone."""
         if instr.op is not Op.FOR or len({v.type for v in instr.operands[:3]}) != 1:
             return False
-        step = self.defs.get(instr.operands[2].id)
-        return (step is not None and step.op is Op.CONST and type(step.attr("value")) is int and step.attr("value") > 0
+        return (self.step(instr) is not None
                 and all(self.hoisted(v, ready, [], {}) is not None for v in instr.operands[:2]))
 
     def hoisted(self, v: Value, ready: set, out: list, memo: dict) -> Value | None:
@@ -213,10 +223,13 @@ class _Version:
             memo[v.id] = self.emit.instr(out, d.op, d.result.type, ops, d.attrs, d.loc)
         return memo[v.id]
 
+    def const(self, out: list, like: Value, value: int, loc) -> Value:
+        return self.emit.instr(out, Op.CONST, like.type, (), (("value", value),), loc)
+
     def condition(self, loops: list[Instr], ready: set, out: list) -> Value:
-        """Every loop of ``loops`` runs exactly once: ``lower < upper and upper - lower <= step`` (the
-        difference in the bounds' dtype: a range of 2^31 or more int32 steps wraps, as the loop's own
-        counter would)."""
+        """Every loop of ``loops`` runs exactly ``trips`` times: ``lower < upper``, ``upper - lower <= trips *
+        step`` and, for more than one trip, ``upper - lower > (trips - 1) * step`` (the difference in the
+        bounds' dtype: a range of 2^31 or more int32 steps wraps, as the loop's own counter would)."""
         memo: dict = {}
         b = Type(dtypes.bool_)
         cond = None
@@ -228,39 +241,52 @@ class _Version:
             seen.add(bounds)
             lower, upper, step = (self.hoisted(v, ready, out, memo) for v in loop.operands[:3])
             loc = loop.loc
+            span = step if self.trips == 1 else self.const(out, step, self.trips * self.step(loop), loc)
             runs = self.emit.instr(out, Op.LT, b, (lower, upper), (), loc)
             length = self.emit.instr(out, Op.SUB, lower.type, (upper, lower), (), loc)
-            once = self.emit.instr(out, Op.AND, b, (runs, self.emit.instr(out, Op.LE, b, (length, step), (), loc)),
+            once = self.emit.instr(out, Op.AND, b, (runs, self.emit.instr(out, Op.LE, b, (length, span), (), loc)),
                                    (), loc)
+            if self.trips > 1:
+                fewer = self.const(out, step, (self.trips - 1) * self.step(loop), loc)
+                once = self.emit.instr(out, Op.AND, b, (once, self.emit.instr(out, Op.LT, b, (fewer, length), (), loc)),
+                                       (), loc)
             cond = once if cond is None else self.emit.instr(out, Op.AND, b, (cond, once), (), loc)
         return cond
 
+    def fresh(self, instrs) -> dict[int, Value]:
+        """A fresh value for each value ``instrs`` (and their regions) define."""
+        fresh = {}
+        for i in walk(Block((), tuple(instrs))):
+            for v in (*i.results, *(a for r in i.regions for a in r.args)):
+                fresh[v.id] = self.emit.value(v.type)
+                self.copies[fresh[v.id].id] = v.id
+        return fresh
+
     def inlined(self, tail: tuple, loops: list[Instr]) -> list[Instr]:
-        """``tail`` with each loop of ``loops`` its body once (the induction variable its lower bound, the
-        carried values their inits, the results what the body yields)."""
+        """``tail`` with each loop of ``loops`` its body ``trips`` times (the induction variable its lower
+        bound plus the run's multiple of the step, the carried values their inits, then what the previous
+        run yields; the results what the last yields), each run after the first on values of its own."""
         subst: dict[int, Value] = {}
         rule = lambda x: subst.get(x.id) if isinstance(x, Value) else None  # noqa: E731
         out: list[Instr] = []
         for instr in tail:
-            if any(instr is loop for loop in loops):
-                region = instr.regions[0]
-                subst.update((a.id, subst.get(v.id, v)) for a, v in zip(region.args, (instr.operands[0], *instr.operands[3:])))
-                *body, yld = region.body
-                out += [tree_map(i, before=rule) for i in body]
-                subst.update((r.id, tree_map(v, before=rule)) for r, v in zip(instr.results, yld.operands))
-            else:
+            if not any(instr is loop for loop in loops):
                 out.append(tree_map(instr, before=rule))
+                continue
+            region = instr.regions[0]
+            *body, yld = region.body
+            lower = subst.get(instr.operands[0].id, instr.operands[0])
+            carried = [subst.get(v.id, v) for v in instr.operands[3:]]
+            for run in range(self.trips):
+                index = lower if run == 0 else self.emit.instr(
+                    out, Op.ADD, lower.type, (lower, self.const(out, lower, run * self.step(instr), instr.loc)), (),
+                    instr.loc)
+                subst.update(self.fresh(body) if run else {})
+                subst.update((a.id, v) for a, v in zip(region.args, (index, *carried)))
+                out += [tree_map(i, before=rule) for i in body]
+                carried = [tree_map(v, before=rule) for v in yld.operands]
+            subst.update((r.id, v) for r, v in zip(instr.results, carried))
         return out
-
-    def renamed(self, tail: tuple) -> tuple[list[Instr], dict[int, int]]:
-        """``tail`` with every value it defines renumbered (the branch that keeps the loops) and the map of
-        old to new ids."""
-        fresh = {}
-        for i in walk(Block((), tail)):
-            for v in (*i.results, *(a for r in i.regions for a in r.args)):
-                fresh[v.id] = self.emit.value(v.type)
-        rule = lambda x: fresh.get(x.id) if isinstance(x, Value) else None  # noqa: E731
-        return [tree_map(i, before=rule) for i in tail], {k: v.id for k, v in fresh.items()}
 
     def rewrite(self) -> Kernel | None:
         """The versioned kernel, None where no loop qualifies."""
@@ -276,7 +302,7 @@ class _Version:
         if first is None:
             return None
         # the branch as early as its condition can be computed: what comes before it runs in both branches'
-        # stead once, and the single-trip branch is the program's one step
+        # stead once, and the straight-line branch is the program's one step
         ready = {a.id for a in self.kernel.body.args}
         for first, instr in enumerate(body):
             if all(self.hoisted(v, ready, [], {}) is not None for loop in loops for v in loop.operands[:3]):
@@ -285,19 +311,21 @@ class _Version:
         cond = self.condition(loops, ready, out)
         tail = body[first:]
         once = self.inlined(tail, loops)
-        kept, ids = self.renamed(tail)
+        fresh = self.fresh(tail)  # the branch that keeps the loops
+        kept = [tree_map(i, before=lambda x: fresh.get(x.id) if isinstance(x, Value) else None) for i in tail]
         y = Instr(Op.YIELD, loc=loops[0].loc)
         branch = Instr(Op.IF, (), (cond,), (), (Block((), (*once, y)), Block((), (*kept, y))), loops[0].loc)
         names = dict(self.kernel.names)
-        names.update((ids[k], n) for k, n in self.kernel.names if k in ids)
+        names.update((new, names[old]) for new, old in self.copies.items() if old in names)
         return replace(self.kernel, body=Block(self.kernel.body.args, (*body[:first], *out, branch)),
                        names=tuple(sorted(names.items())))
 
 
-def single_trip_loops(kernel: Kernel, platform=None) -> Kernel:
-    """The kernel versioned on its top-level loops of run-time trip counts each running once (see the module
-    docstring), where that branch, straight-line, reuses more loads than the loops do; else ``kernel``."""
-    versioned = _Version(kernel).rewrite()
+def unrolled_loops(kernel: Kernel, trips: int) -> Kernel:
+    """The kernel versioned on its top-level loops of run-time trip counts each running exactly ``trips`` times
+    (see the module docstring), where that branch, straight-line, reuses more loads than the loops do; else
+    ``kernel``."""
+    versioned = _Version(kernel, trips).rewrite()
     if versioned is None:
         return kernel
     *head, branch = versioned.body.body
@@ -307,6 +335,11 @@ def single_trip_loops(kernel: Kernel, platform=None) -> Kernel:
     if once.count <= before.count:
         return kernel
     return versioned.with_body(Block(versioned.body.args, (*head, replace(branch, regions=(straight, branch.regions[1])))))
+
+
+def single_trip_loops(kernel: Kernel, platform=None) -> Kernel:
+    """:func:`unrolled_loops` of one trip: a row that fits one block read once."""
+    return unrolled_loops(kernel, 1)
 
 
 # ---------------------------------------------------------------- branches a launch decides
@@ -321,10 +354,10 @@ _SCALAR_OPS = {Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.MINI
                Op.OR: np.bitwise_or, Op.XOR: np.bitwise_xor}
 
 
-def _decided(kernel: Kernel, scalars: dict[int, object]) -> tuple[bool | None, ...]:
-    """For each top-level ``if`` of ``kernel``, whether its condition holds at a launch whose scalar parameters
-    are ``scalars`` (by value id), or None where the condition is not integer arithmetic and comparisons of
-    those and constants (computed in the values' dtypes, as the kernel computes them)."""
+def _evaluator(kernel: Kernel, scalars: dict[int, object]):
+    """The value of a scalar of ``kernel`` at a launch whose scalar parameters are ``scalars`` (by value id),
+    or None where it is not integer arithmetic and comparisons of those and constants (computed in the
+    values' dtypes, as the kernel computes them)."""
     defs = {r.id: i for i in walk(kernel.body) for r in i.results}
     memo: dict[int, object] = {}
 
@@ -343,14 +376,42 @@ def _decided(kernel: Kernel, scalars: dict[int, object]) -> tuple[bool | None, .
                         memo[v.id] = _SCALAR_OPS[d.op](*ops).astype(v.type.dtype.np)
         return memo[v.id]
 
+    return value
+
+
+def _scalars(kernel: Kernel, args: list) -> dict[int, object]:
+    return {p.id: a for p, a in zip(kernel.params, args) if p.type.is_scalar and isinstance(p.type.dtype, dtypes.DType)
+            and np.ndim(a) == 0 and not isinstance(a, np.ndarray)}
+
+
+def _decided(kernel: Kernel, scalars: dict[int, object]) -> tuple[bool | None, ...]:
+    """For each top-level ``if`` of ``kernel``, whether its condition holds at a launch whose scalar parameters
+    are ``scalars`` (by value id), or None where :func:`_evaluator` cannot compute it."""
+    value = _evaluator(kernel, scalars)
     return tuple(None if (c := value(i.operands[0])) is None else bool(c) for i in kernel.body.body if i.op is Op.IF)
 
 
 def decided_branches(kernel: Kernel, args: list) -> tuple[bool | None, ...]:
     """:func:`_decided` at a launch of ``kernel`` on ``args`` (its runtime arguments in order)."""
-    scalars = {p.id: a for p, a in zip(kernel.params, args) if p.type.is_scalar and isinstance(p.type.dtype, dtypes.DType)
-               and np.ndim(a) == 0 and not isinstance(a, np.ndarray)}
-    return _decided(kernel, scalars)
+    return _decided(kernel, _scalars(kernel, args))
+
+
+def launch_trips(kernel: Kernel, args: list) -> int | None:
+    """The trip count every top-level loop :func:`unrolled_loops` would unroll runs at a launch of ``kernel`` on
+    ``args`` (its runtime arguments in order), None where they run different counts, one not computed from the
+    launch's scalars, or none."""
+    version, value = _Version(kernel), _evaluator(kernel, _scalars(kernel, args))
+    ready = {a.id for a in kernel.body.args}
+    trips = set()
+    for instr in kernel.body.body:
+        if version.qualifies(instr, ready):
+            lower, upper = (value(v) for v in instr.operands[:2])
+            if lower is None or upper is None:
+                return None
+            trips.add(max(0, -(-(int(upper) - int(lower)) // version.step(instr))))
+        elif not trips:
+            ready.update(r.id for r in instr.results)
+    return trips.pop() if len(trips) == 1 else None
 
 
 def taken_branches(kernel: Kernel, decided: tuple[bool | None, ...]) -> Kernel:
@@ -377,5 +438,5 @@ def taken_branches(kernel: Kernel, decided: tuple[bool | None, ...]) -> Kernel:
                    constexprs=(*kernel.constexprs, (TAKEN, ",".join(taken))))
 
 
-__all__ = ["DISJOINT", "TAKEN", "assume_disjoint", "assumes_disjoint", "decided_branches", "reused_loads", "single_trip_loops",
-           "taken_branches"]
+__all__ = ["DISJOINT", "TAKEN", "assume_disjoint", "assumes_disjoint", "decided_branches", "launch_trips", "reused_loads",
+           "single_trip_loops", "taken_branches", "unrolled_loops"]

@@ -47,7 +47,7 @@ from ...ir import Kernel, Op, walk
 from ...ir.provenance import stored_params
 from ...passes import run_passes, specialise
 from ...passes.batching import NotBatchable, batch_programs, flat_block, form, refusal, split_programs
-from ...passes.reuse import decided_branches, taken_branches
+from ...passes.reuse import assume_disjoint, decided_branches, launch_trips, taken_branches, unrolled_loops
 from ...platforms import Platform, get_platform
 from . import batchcost
 from ..render.ascendc import compile_variant
@@ -436,6 +436,18 @@ def _taken(kernel: Kernel, decided: tuple) -> Kernel:
     return taken_branches(kernel, decided)
 
 
+UNROLL = 32
+"""The most trips a launch unrolls top-level loops to (:func:`ascdsl.passes.reuse.unrolled_loops`): each trip is a
+copy of the loop's body in the kernel's text, and the loads they keep in UB must fit its budget anyway (32
+chunks of 256 float32 lanes are 32 KiB a row)."""
+
+
+@lru_cache(maxsize=1024)
+def _unrolled(kernel: Kernel, trips: int, apart: bool) -> Kernel:
+    marked = assume_disjoint(kernel) if apart else kernel
+    return unrolled_loops(marked, trips)
+
+
 def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | None = None) -> Kernel:
     """The kernel a launch of ``kernel`` on ``args`` runs before batching (:func:`ascdsl.passes.specialise`:
     loads reused, across writes through other pointers where the arguments are :func:`disjoint`), where the
@@ -444,16 +456,44 @@ def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | 
     is then the branch taken (:func:`ascdsl.passes.reuse.taken_branches`) where the cost model estimates that
     kernel's launch :data:`MARGIN` faster: its UB plan holds one branch's tiles, not both, so a larger P may
     fit and a store may go out of its load's queue buffer (layer norm 3000x777 at P = 10: 1.63x of the floor
-    -> 1.37x), which couples a step's next loads to its stores (4096x1024 at P = 12: 1.25x -> 1.31x)."""
-    out = _specialised(kernel, disjoint(kernel, args), platform)
+    -> 1.37x), which couples a step's next loads to its stores (4096x1024 at P = 12: 1.25x -> 1.31x).
+
+    Where the launch's scalars give the kernel's top-level loops one trip count of 2 to :data:`UNROLL`
+    (:func:`ascdsl.passes.reuse.launch_trips`), the kernel unrolled to that count
+    (:func:`ascdsl.passes.reuse.unrolled_loops`: loads of a row the loops read again kept in UB) is a third
+    candidate, its straight-line branch taken, run where the model estimates it fastest by the margin, and only
+    where two programs of it batched fit UB double-buffered: one program a step reads `W` and `B` (what every row
+    shares) for its one row where the loops' batched programs share them over P rows, and the model does not
+    price the loops to compare (layer norm 2000x3000 unrolled at P = 1 in the rows form: 2.46x of the floor,
+    2.16x looping at P = 6; 256x8192, whose X, W and B are 96 KiB a program, fit only single-buffered: 3.51x,
+    2.64x looping)."""
+    apart = disjoint(kernel, args)
+    out = _specialised(kernel, apart, platform)
     if programs is None or not enabled():
         return out
     taken = _taken(out, decided_branches(out, args))
-    if taken is out:
+    candidates = [] if taken is out else [taken]
+    trips = launch_trips(kernel, args)
+    if trips is not None and 1 < trips <= UNROLL:
+        unrolled = _unrolled(kernel, trips, apart)
+        if unrolled is not kernel:
+            unrolled = specialise(unrolled, apart, platform)
+            straight = _taken(unrolled, decided_branches(unrolled, args))
+            if _fits(straight, 2, platform):
+                candidates.append(straight)
+    if not candidates:
         return out
     fields = scalar_fields(kernel, args)
-    before, after = (_est_us(plan(k, programs, platform, fields), k, programs, platform, fields) for k in (out, taken))
-    return taken if after is not None and (before is None or after < before * (1 - MARGIN)) else out
+
+    def est(k: Kernel) -> float | None:
+        return _est_us(plan(k, programs, platform, fields), k, programs, platform, fields)
+
+    best, best_us = out, est(out)
+    for k in candidates:
+        us = est(k)
+        if us is not None and (best_us is None or us < best_us * (1 - MARGIN)):
+            best, best_us = k, us
+    return best
 
 
 def scalar_fields(kernel: Kernel, args: list) -> tuple:

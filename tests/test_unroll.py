@@ -1,0 +1,122 @@
+"""Loops unrolled to the trip count a launch gives them (ascdsl/passes/reuse.py: ``unrolled_loops``,
+``launch_trips``): a row of a few blocks that several loops read is loaded once and kept in UB. The unrolled
+kernel prints, parses and gives the loops' results bit for bit on the interpreter (each trip adds in the
+loop's order), alone and batched; a write to the re-read rows between the loops, loops of different trip
+counts and a row whose loads fit UB only single-buffered are refused; on the simulator it equals the
+interpreter."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ascdsl
+import ascdsl.language as tl
+from ascdsl import dtypes, interpreter, sim
+from ascdsl.backend.batching import batchrun
+from ascdsl.bench_kernels import layer_norm_kernel
+from ascdsl.ir import Module, Op, walk
+from ascdsl.ir.text import dump, parse
+from ascdsl.passes.batching import batch_programs
+from ascdsl.passes.reuse import assume_disjoint, decided_branches, launch_trips, taken_branches, unrolled_loops
+from ascdsl.platforms import get_platform
+from ascdsl.testing import assert_close
+from tests.test_reuse import _layer_norm
+
+PLATFORM = get_platform("Ascend910B3")
+
+
+def _fors(block) -> int:
+    return sum(i.op is Op.FOR for i in walk(block))
+
+
+@pytest.mark.parametrize("n", [200, 256, 300, 100])
+def test_unrolled_layer_norm_gives_the_loops_results_bit_for_bit(n):
+    """Rows of 200 or 256 run two blocks of 128 (the unrolled branch: each row's two blocks of X loaded once for
+    the three loops), 300 three and 100 one (the loops): the versioned kernel, the branch the launch takes alone
+    and batched, give the loops' results bit for bit on the interpreter."""
+    m = 37
+    args = _layer_norm(m, n)
+    kernel = assume_disjoint(layer_norm_kernel.specialize(*args, BLOCK_SIZE=128).kernels[0])
+    assert launch_trips(kernel, args) == -(-n // 128)
+    versioned = unrolled_loops(kernel, 2)
+    assert versioned is not kernel and parse(dump(Module((versioned,)))) == Module((versioned,))
+    straight = versioned.body.body[-1].regions[0]
+    assert _fors(straight) == 0 and sum(i.op is Op.LOAD for i in walk(straight)) == 3 * 2  # X, W, B: 2 blocks each
+    decided = decided_branches(versioned, args)
+    assert decided == (n in (200, 256),)
+    taken = taken_branches(versioned, decided)
+    want = [a.copy() for a in args]
+    interpreter.run(kernel, want, (m, 1, 1))
+    for k, extra, grid in ((versioned, [], m), (taken, [], m), (batch_programs(taken, 4), [np.int32(m)], 10)):
+        got = [a.copy() for a in args]
+        interpreter.run(k, got + extra, (grid, 1, 1))
+        for g, w in zip(got, want):
+            assert g.tobytes() == w.tobytes()
+
+
+@ascdsl.jit
+def rescale_in_place_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """The first loop writes the rows the second reads again."""
+    row = tl.program_id(0) * n
+    cols = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, n, BLOCK):
+        x = tl.load(x_ptr + row + off + cols, mask=off + cols < n, other=0.0)
+        acc += x
+        tl.store(x_ptr + row + off + cols, x * 2.0, mask=off + cols < n)
+    total = tl.sum(acc, axis=0)
+    for off in range(0, n, BLOCK):
+        x = tl.load(x_ptr + row + off + cols, mask=off + cols < n, other=0.0)
+        tl.store(out_ptr + row + off + cols, x / total, mask=off + cols < n)
+
+
+@ascdsl.jit
+def two_ranges_kernel(x_ptr, out_ptr, n, m, BLOCK: tl.constexpr):
+    """Loops to two bounds: the first sums the blocks of ``x``, the second fills those of ``out`` with the sum."""
+    cols = tl.arange(0, BLOCK)
+    total = 0.0
+    for off in range(0, n, BLOCK):
+        total += tl.sum(tl.load(x_ptr + off + cols, mask=off + cols < n, other=0.0), axis=0)
+    for off in range(0, m, BLOCK):
+        tl.store(out_ptr + off + cols, tl.zeros([BLOCK], dtype=tl.float32) + total, mask=off + cols < m)
+
+
+def test_a_write_to_the_rows_between_the_loops_refuses_the_unrolling():
+    """A store through the pointer the second loop reads may change its bytes: nothing to reuse, the kernel as
+    it was, even for a launch whose pointer arguments are disjoint."""
+    args = [np.ones((4, 256), np.float32), np.zeros((4, 256), np.float32), np.int32(256)]
+    kernel = assume_disjoint(rescale_in_place_kernel.specialize(*args, BLOCK=128).kernels[0])
+    assert launch_trips(kernel, args) == 2
+    assert unrolled_loops(kernel, 2) is kernel
+
+
+def test_loops_of_different_trip_counts_give_no_launch_trips():
+    x, out = np.ones(512, np.float32), np.zeros(512, np.float32)
+    args = [x, out, np.int32(256), np.int32(384)]
+    kernel = two_ranges_kernel.specialize(*args, BLOCK=128).kernels[0]
+    assert launch_trips(kernel, args) is None
+    assert launch_trips(kernel, [x, out, np.int32(256), np.int32(200)]) == 2
+
+
+@pytest.mark.parametrize("n, block, unrolled", [(256, 128, True), (8192, 1024, False)])
+def test_a_launch_unrolls_where_the_rows_fit_ub_double_buffered(n, block, unrolled):
+    """Rows of two blocks of 128 run unrolled (the model estimates it faster); rows of 8192 float32, whose X, W
+    and B are 96 KiB a program, fit UB only single-buffered: the loops stay."""
+    m = 400
+    args = _layer_norm(m, n)
+    kernel = layer_norm_kernel.specialize(*args, BLOCK_SIZE=block).kernels[0]
+    chosen = batchrun.specialised(kernel, args, PLATFORM, m)
+    assert (_fors(chosen.body) == 0) == unrolled
+
+
+def test_unrolled_layer_norm_on_the_simulator_equals_the_interpreter():
+    m, n = 400, 256
+    want = _layer_norm(m, n)
+    got = [a.copy() for a in want]
+    layer_norm_kernel[(m,)](*want[:6], n, n, np.float32(1e-5), BLOCK_SIZE=128)
+    with sim.record(), ascdsl.record.launches() as seen:
+        layer_norm_kernel[(m,)](*got[:6], n, n, np.float32(1e-5), BLOCK_SIZE=128, backend="sim")
+    (launched,) = seen
+    assert _fors(batchrun.specialised(launched.kernel, launched.args, PLATFORM, m).body) == 0
+    for w, g in zip(want, got):
+        assert_close(g, w, dtypes.float32)
