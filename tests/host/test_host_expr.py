@@ -9,7 +9,7 @@ import pytest
 
 from ascdsl.backend.host.hostexpr import HostExpressions
 from ascdsl.backend.kir import Bin, BinOp, Brace, Cond, Conv, Not
-from ascdsl.backend.kir.host import (HostType, Ident, Init, Invoke, Logic, LogicOp, Member, Neg, Paren, Runtime,
+from ascdsl.backend.kir.host import (HostType, Ident, Init, Invoke, Logic, Member, Neg, Paren, Runtime,
                                      Scoped, Value)
 from ascdsl.backend.render.emit import host_expr
 from ascdsl.op import load_operators
@@ -35,9 +35,9 @@ X, N = Ident("x"), Ident("n")
     (Not(Invoke(Runtime.SHAPE_EQ, (X, X))), "!ascdsl_host::ShapeEq(x, x)"),
     (Not(Paren(Bin(BinOp.LT, N, Value(0)))), "!(n < 0)"),
     (Neg(Paren(N)), "-(n)"),
-    (Paren(Logic(LogicOp.OR, (Bin(BinOp.EQ, N, Value(1)), Bin(BinOp.EQ, N, Value(2))))), "(n == 1 || n == 2)"),
+    (Paren(Logic(False, (Bin(BinOp.EQ, N, Value(1)), Bin(BinOp.EQ, N, Value(2))))), "(n == 1 || n == 2)"),
     (Bin(BinOp.ADD, Bin(BinOp.LT, N, Value(1)), Value(1)), "(n < 1) + 1"),
-    (Cond(Logic(LogicOp.AND, (N, X)), Value(1), Value(2)), "(n && x) ? 1 : 2"),
+    (Cond(Logic(True, (N, X)), Value(1), Value(2)), "(n && x) ? 1 : 2"),
 ])
 def test_host_nodes_print_as_cpp(node, text):
     assert host_expr(node) == text
@@ -56,10 +56,10 @@ def test_host_expressions_lower_to_nodes_with_pythons_semantics(tmp_path):
     assert (a.type, a.node) == ("int", Invoke(Runtime.FLOOR_DIV, (last, Value(3))))
     numel, ndim = Invoke(Runtime.NUMEL, (Member(X, "shape"),)), Member(Member(X, "shape"), "ndim")
     assert (b.type, b.node) == ("int", Paren(Cond(
-        Paren(Logic(LogicOp.OR, (Bin(BinOp.EQ, ndim, Value(2)), Bin(BinOp.EQ, ndim, Value(3))))),
+        Paren(Logic(False, (Bin(BinOp.EQ, ndim, Value(2)), Bin(BinOp.EQ, ndim, Value(3))))),
         Invoke(Runtime.FLOOR_MOD, (Neg(Paren(numel)), Value(4))),
         Invoke(Runtime.MAX, (numel, Value(1)), HostType.INT))))
-    assert (c.type, c.node) == ("bool", Paren(Logic(LogicOp.AND, (
+    assert (c.type, c.node) == ("bool", Paren(Logic(True, (
         Bin(BinOp.EQ, Member(X, "dtype"), Scoped(HostType.DTYPE, "FLOAT16")),
         Not(Paren(Bin(BinOp.NE, numel, Value(0))))))))
     assert host_expr(b.node) == ("((x.shape.ndim == 2 || x.shape.ndim == 3) ? ascdsl_host::FloorMod(-(ascdsl_host::"

@@ -34,8 +34,8 @@ from ..render.jinja import render
 from ..names.naming import field_name
 from ..plan.tiling import TilingLayout, Variant, cann_name
 
-__all__ = ["DTYPE_ENUM", "HostFunction", "Param", "ShapeFunction", "TilingResult", "WorkspaceFunction", "cpp", "cpp_name",
-           "dtype_enum", "literal", "lower_output_shape", "lower_tiling", "output_shapes", "python_tiling",
+__all__ = ["DTYPE_ENUM", "HostFunction", "Param", "ShapeFunction", "TilingResult", "WorkspaceFunction", "cpp",
+           "cpp_name", "dtype_enum", "literal", "lower_output_shape", "lower_tiling", "output_shapes", "python_tiling",
            "tiling_header", "workspace_function"]
 
 

@@ -21,7 +21,7 @@ from .hostcode import (ATTR_KIND, BOOL, CPP_TYPE, DTYPE, FLOAT, FORMAT, HOST_TYP
                        cpp, cpp_name, fixed_params, literal, signature, tensor_param)
 from .hostplan import PlannerTables
 from ..kir import Bin, BinOp, Brace, Cond, Conv, Not
-from ..kir.host import HostType, Ident, Init, Invoke, Logic, LogicOp, Member, Neg, Paren, Runtime, Value
+from ..kir.host import HostType, Ident, Init, Invoke, Logic, Member, Neg, Paren, Runtime, Value
 from ..plan.tiling import TilingLayout, Variant
 
 BINARY = {ast.Add: BinOp.ADD, ast.Sub: BinOp.SUB, ast.Mult: BinOp.MUL}
@@ -152,7 +152,8 @@ class HostExpressions:
         if base.type == DTYPE and base.is_const and node.attr in ("name", "itemsize"):
             return base if node.attr == "name" else literal(base.const.itemsize)
         x = base.node
-        table = {("tensor", "shape"): (Member(x, "shape"), SHAPE), ("tensor", "ndim"): (Member(Member(x, "shape"), "ndim"), INT),
+        table = {("tensor", "shape"): (Member(x, "shape"), SHAPE),
+                 ("tensor", "ndim"): (Member(Member(x, "shape"), "ndim"), INT),
                  ("tensor", "numel"): (Invoke(Runtime.NUMEL, (Member(x, "shape"),)), INT),
                  ("tensor", "dtype"): (Member(x, "dtype"), DTYPE), (DTYPE, "name"): (x, DTYPE),
                  (DTYPE, "itemsize"): (Invoke(Runtime.DTYPE_SIZE, (x,)), INT),
@@ -242,7 +243,7 @@ class HostExpressions:
             items.append(value.node)
         if not items:
             return literal(not stop)
-        return E(Paren(Logic(LogicOp.OR if stop else LogicOp.AND, tuple(items))), BOOL)
+        return E(Paren(Logic(not stop, tuple(items))), BOOL)
 
     def expr_IfExp(self, node: ast.IfExp) -> E:
         cond = self.truth(node.test)
@@ -263,7 +264,7 @@ class HostExpressions:
                         raise self.error(right_node, "`in` needs a tuple of constants in host code")
                     options = tuple(ast.literal_eval(e) for e in right_node.elts)
                 tests = [self.equal(node, left, literal(o)) for o in options] or [Value(False)]
-                test = Paren(Logic(LogicOp.OR, tuple(tests)))
+                test = Paren(Logic(False, tuple(tests)))
                 parts.append(test if isinstance(op, ast.In) else Not(test))
                 continue
             right = self.expr(right_node)
@@ -276,7 +277,7 @@ class HostExpressions:
             else:
                 raise self.error(node, f"cannot order a {left.type} and a {right.type}")
             left = right
-        return E(parts[0] if len(parts) == 1 else Paren(Logic(LogicOp.AND, tuple(Paren(p) for p in parts))), BOOL)
+        return E(parts[0] if len(parts) == 1 else Paren(Logic(True, tuple(Paren(p) for p in parts))), BOOL)
 
     def equal(self, node: ast.AST, a: E, b: E, negate: bool = False):
         if a.type == DTYPE and b.type == STR:

@@ -25,7 +25,7 @@ from ...platforms import Platform
 from . import cores
 from ..cube import mix
 from ..kir import Bin, BinOp, Cond, Conv, Not
-from ..kir.host import HostType, Ident, Invoke, Logic, LogicOp, Member, Runtime, Scoped, Value
+from ..kir.host import HostType, Ident, Invoke, Logic, Member, Runtime, Scoped, Value
 from ..lift.poly import describe_slots
 from ..names.naming import field_name
 from ..plan.tiling import Variant
@@ -242,7 +242,7 @@ class HostLowering(HostExpressions):
             if v.kernel.name in candidates:
                 cond = self.variant_condition(v, consts, values)
                 if cond is not None and not kernel.is_const:
-                    cond = Logic(LogicOp.AND, (Bin(BinOp.EQ, kernel.node, Scoped(HostType.KERNEL, v.kernel.name)),
+                    cond = Logic(True, (Bin(BinOp.EQ, kernel.node, Scoped(HostType.KERNEL, v.kernel.name)),
                                                *cond.items))
                 rows.append((v, cond))
         rows = [(v, cond) for v, cond in rows if cond is not None]
@@ -330,7 +330,7 @@ class HostLowering(HostExpressions):
             if value is not None and value.type == INT and param.type.dtype in (dtypes.int32, dtypes.int64):
                 fits = Invoke(Runtime.FITS_INT32, (value.node,))
                 conds.append(fits if param.type.dtype == dtypes.int32 else Not(fits))
-        return Logic(LogicOp.AND, tuple(dict.fromkeys(conds)))
+        return Logic(True, tuple(dict.fromkeys(conds)))
 
     def lifted_fields(self, variant: Variant, consts: dict[str, E]) -> None:
         """Write ``variant``'s runtime tile extents into the tiling, after checking them as
@@ -342,7 +342,7 @@ class HostLowering(HostExpressions):
             value = consts[e.name].node
             low = Bin(BinOp.LT, value, Value(e.low))
             off = (Bin(BinOp.NE, Bin(BinOp.MOD, value, Value(e.quantum)), Value(0)),) if e.quantum > 1 else ()
-            self.emit(f"if ({host_expr(Logic(LogicOp.OR, (*off, low)))}) {{")
+            self.emit(f"if ({host_expr(Logic(False, (*off, low)))}) {{")
             message = concat([Value(f"{e.name}="), Invoke(Runtime.FORMAT_INT, (value,)),
                               Value(f" is not a multiple of {e.quantum} of at least {e.low}, as this kernel's "
                                     "runtime tile extent must be")])

@@ -21,7 +21,7 @@ from ...op import Operator
 from ...platforms import DEFAULT_PLATFORM, get_platform
 from .hostcode import BOOL, DTYPE, INT, KERNEL, SHAPE, STR, E, camel, cpp, cpp_name, dtype_value, literal
 from ..kir import Bin, BinOp, Brace, Conv
-from ..kir.host import HostType, Ident, Init, Invoke, Logic, LogicOp, Member, Neg, Runtime, Value
+from ..kir.host import HostType, Ident, Init, Invoke, Logic, Member, Neg, Runtime, Value
 from ..lift.poly import BLOCK, describe_slots
 from ..render.emit import host_expr, quote
 
@@ -155,10 +155,11 @@ class PlannerTables:
             runtime = [k for k, v in values.items() if not v.is_const]
             for flags in itertools.product((False, True), repeat=len(runtime)):
                 consts = {k: v.const for k, v in values.items() if v.is_const} | dict(zip(runtime, flags))
-                conds = [Bin(BinOp.EQ, Member(Ident(cpp_name(i)), "dtype"), dtype_value(d.name)) for i, d in bound.items()]
+                conds = [Bin(BinOp.EQ, Member(Ident(cpp_name(i)), "dtype"), dtype_value(d.name))
+                         for i, d in bound.items()]
                 conds += [Bin(BinOp.EQ, values[k].node, literal(f).node) for k, f in zip(runtime, flags)]
                 label = ", ".join([d.name for d in bound.values()] + [f"{k}={f}" for k, f in zip(runtime, flags)])
-                rows.append((Logic(LogicOp.AND, tuple(conds)) if conds else Value(True), label, (jit_fn, types, consts)))
+                rows.append((Logic(True, tuple(conds)) if conds else Value(True), label, (jit_fn, types, consts)))
         return rows
 
     def arg_type(self, node: ast.AST):

@@ -24,6 +24,14 @@ class HostType(enum.Enum):
     KERNEL = "Kernel"  # the function's ``enum class`` of the kernels it names
 
 
+@dataclass(frozen=True)
+class Scoped:
+    """``Type::name``: a member of an enumeration (a dtype, a kernel)."""
+
+    scope: HostType
+    name: str
+
+
 class Runtime(enum.Enum):
     """Functions host code calls: the ``ascdsl_host`` runtime (``templates/host_runtime.h.j2``) and the
     standard library."""
@@ -54,33 +62,10 @@ class Runtime(enum.Enum):
 
 
 @dataclass(frozen=True)
-class Ident:
-    """A C++ name: a host variable, parameter or constant, or a runtime constant."""
-
-    name: str
-
-
-@dataclass(frozen=True)
-class Member:
-    """``x.name``."""
+class Neg:
+    """``-x``."""
 
     x: "HostExpr"
-    name: str
-
-
-@dataclass(frozen=True)
-class Scoped:
-    """``Type::name``: a member of an enumeration (a dtype, a kernel)."""
-
-    scope: HostType
-    name: str
-
-
-@dataclass(frozen=True)
-class Value:
-    """A host literal: an ``int64_t``, a ``double``, a ``bool`` or a string."""
-
-    value: Union[int, float, bool, str]
 
 
 @dataclass(frozen=True)
@@ -96,6 +81,13 @@ class Invoke:
 
 
 @dataclass(frozen=True)
+class Ident:
+    """A C++ name: a host variable, parameter or constant, or a runtime constant."""
+
+    name: str
+
+
+@dataclass(frozen=True)
 class Init:
     """``type{x}``: a conversion that may not narrow."""
 
@@ -104,33 +96,36 @@ class Init:
 
 
 @dataclass(frozen=True)
-class Paren:
-    """``(x)``: the grouping host lowering writes around every compound expression it makes."""
-
-    x: "HostExpr"
-
-
-@dataclass(frozen=True)
-class Neg:
-    """``-x``."""
-
-    x: "HostExpr"
-
-
-class LogicOp(enum.Enum):
-    AND = "&&"
-    OR = "||"
-
-
-@dataclass(frozen=True)
 class Logic:
-    """``a && b && ...`` or ``a || b || ...``."""
+    """``a && b && ...`` (``every``) or ``a || b || ...``."""
 
-    op: LogicOp
+    every: bool
     items: tuple["HostExpr", ...]
 
     def __post_init__(self):
         _tuples(self, "items")
+
+
+@dataclass(frozen=True)
+class Value:
+    """A host literal: an ``int64_t``, a ``double``, a ``bool`` or a string."""
+
+    value: Union[int, float, bool, str]
+
+
+@dataclass(frozen=True)
+class Member:
+    """``x.name``."""
+
+    x: "HostExpr"
+    name: str
+
+
+@dataclass(frozen=True)
+class Paren:
+    """``(x)``: the grouping host lowering writes around every compound expression it makes."""
+
+    x: "HostExpr"
 
 
 HostExpr = Union[Ident, Member, Scoped, Value, Invoke, Init, Paren, Neg, Logic, Expr]

@@ -190,7 +190,7 @@ class Printer:
         if isinstance(e, hk.Neg):
             return f"-{self.expr(e.x, 6)}"
         if isinstance(e, hk.Logic):
-            text = f" {e.op.value} ".join(self.expr(x, 1) for x in e.items)
+            text = (" && " if e.every else " || ").join(self.expr(x, 1) for x in e.items)
             return f"({text})" if prec > 0 and len(e.items) > 1 else text
         raise TypeError(f"not an expression: {e!r}")
 
