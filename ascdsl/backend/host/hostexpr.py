@@ -1,4 +1,5 @@
-"""Lowering of host-code expressions to C++ (the base of :class:`~.hostlower.HostLowering`).
+"""Lowering of host-code expressions to expression nodes (:mod:`.kir.host` and the kernel's), which
+:mod:`.emit` prints as C++ (the base of :class:`~.hostlower.HostLowering`).
 
 Semantics follow Python where they differ from C++: ``//`` and ``%`` floor, ``shape[-1]`` counts from
 the end. Ints are ``int64_t``, floats ``double``. Values known at build time (literals, module
