@@ -27,15 +27,15 @@ from ...op import Operator, Output
 from ...platforms import Platform
 from . import cores
 from ..cube import mix
-from .hostcode import (DTYPE_ENUM, MAX_DIMS, HostFunction, Param, camel, cpp_name, declare, dtype_enum, literal,
+from .hostcode import (DTYPE_ENUM, MAX_DIMS, HostFunction, Param, camel, cpp, cpp_name, declare, dtype_enum, literal,
                        signature)
 from .hostlower import HostLowering
 from ..render.jinja import render
 from ..names.naming import field_name
 from ..plan.tiling import TilingLayout, Variant, cann_name
 
-__all__ = ["DTYPE_ENUM", "HostFunction", "Param", "ShapeFunction", "TilingResult", "WorkspaceFunction", "cpp_name",
-           "dtype_enum", "literal", "lower_output_shape", "lower_tiling", "output_shapes", "python_tiling",
+__all__ = ["DTYPE_ENUM", "HostFunction", "Param", "ShapeFunction", "TilingResult", "WorkspaceFunction", "cpp",
+           "cpp_name", "dtype_enum", "literal", "lower_output_shape", "lower_tiling", "output_shapes", "python_tiling",
            "tiling_header", "workspace_function"]
 
 

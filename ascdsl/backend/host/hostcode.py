@@ -2,12 +2,12 @@
 
 A host value has one of a few kinds (``INT``, ``FLOAT``, ``BOOL``, ``STR``, ``SHAPE``, ``DTYPE``, and
 ``KERNEL`` for a reference to an ``@ascdsl.jit`` function, a compile-time symbol); :class:`E` is a
-lowered expression (C++ text, kind, and the value when it is known at build time).
+lowered expression (an expression node of :mod:`.kir.host`, its kind, and its value when it is known at build
+time), which :func:`cpp` prints.
 """
 from __future__ import annotations
 
 import inspect
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,17 +15,21 @@ from typing import Any
 from ... import dtypes
 from ...errors import CompilationError, Loc, display_path
 from ...op import Operator
+from ..kir import Brace
+from ..kir.host import HostType, Invoke, Runtime, Scoped, Value
 from ..names.naming import unclash
+from ..render.emit import host_expr
 
 MAX_DIMS = 8
 DTYPE_ENUM = {d.name: d.name.upper().rstrip("_") for d in dtypes.ALL}
 
 INT, FLOAT, BOOL, STR, SHAPE, DTYPE, KERNEL = "int", "float", "bool", "str", "shape", "dtype", "kernel"
-CPP_TYPE = {INT: "int64_t", FLOAT: "double", BOOL: "bool", STR: "std::string", SHAPE: "ascdsl_host::Shape",
-            DTYPE: "ascdsl_host::DType", KERNEL: "Kernel"}
+HOST_TYPE = {INT: HostType.INT, FLOAT: HostType.FLOAT, BOOL: HostType.BOOL, STR: HostType.STR, SHAPE: HostType.SHAPE,
+             DTYPE: HostType.DTYPE, KERNEL: HostType.KERNEL}
+CPP_TYPE = {kind: t.value for kind, t in HOST_TYPE.items()}
 ATTR_KIND = {"Int": INT, "Float": FLOAT, "Bool": BOOL, "ListInt": SHAPE, "String": STR}
-FORMAT = {INT: "ascdsl_host::FormatInt", FLOAT: "ascdsl_host::FormatFloat", BOOL: "ascdsl_host::FormatBool",
-          SHAPE: "ascdsl_host::FormatShape", DTYPE: "ascdsl_host::DTypeName"}
+FORMAT = {INT: Runtime.FORMAT_INT, FLOAT: Runtime.FORMAT_FLOAT, BOOL: Runtime.FORMAT_BOOL, SHAPE: Runtime.FORMAT_SHAPE,
+          DTYPE: Runtime.DTYPE_NAME}
 CPP_KEYWORDS = frozenset(["auto", "bool", "break", "case", "catch", "char", "class", "const", "continue", "default", "delete", "do", "double", "else", "enum", "explicit", "extern", "float", "for", "goto", "if", "inline", "int", "long", "namespace", "new", "operator", "private", "protected", "public", "register", "return", "short", "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw", "try", "typedef", "union", "unsigned", "using", "virtual", "void", "volatile", "while", "tiling", "blockDim", "message", "shapes", "Kernel", "programs", "blocks", "std", "int32_t", "int64_t", "uint32_t", "INT64_C", "ascdsl_host",
     # the ascdsl_host runtime (templates/host_runtime.h.j2), which the body uses unqualified
     "DType", "DTypeName", "DTypeSize", "Status", "OK", "VALUE_ERROR", "TYPE_ERROR", "HOST_ERROR",
@@ -71,9 +75,10 @@ def declare(params: Sequence[Param], used: frozenset[str]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class E:
-    """A lowered expression: C++ text, its kind, and its value when known at build time."""
+    """A lowered expression: its node, its kind, and its value when known at build time (a value of no host
+    kind, ``object`` or ``tuple``, has no node)."""
 
-    code: str
+    node: Any
     type: str
     const: Any = NOT_CONST
 
@@ -82,8 +87,17 @@ class E:
         return self.const is not NOT_CONST
 
 
+def cpp(value: E) -> str:
+    """The C++ text of a lowered expression."""
+    return host_expr(value.node)
+
+
+def dtype_value(name: str) -> Scoped:
+    return Scoped(HostType.DTYPE, DTYPE_ENUM[dtypes.lookup(name).name])
+
+
 def dtype_enum(name: str) -> str:
-    return f"ascdsl_host::DType::{DTYPE_ENUM[dtypes.lookup(name).name]}"
+    return host_expr(dtype_value(name))
 
 
 def is_kernel(obj) -> bool:
@@ -138,33 +152,22 @@ def cpp_name(name: str) -> str:
 def literal(value) -> E:
     """The lowered form of a build-time Python value (kind ``object`` or ``tuple`` if it has none)."""
     if isinstance(value, bool):
-        return E("true" if value else "false", BOOL, value)
+        return E(Value(value), BOOL, value)
     if isinstance(value, int) and -2**63 <= value < 2**63:  # int64_t: a larger int has no C++ form
-        return E(str(value) if -2**31 <= value < 2**31 else f"INT64_C({value})", INT, value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            inf = "std::numeric_limits<double>::infinity()"
-            return E("std::numeric_limits<double>::quiet_NaN()" if math.isnan(value)
-                     else inf if value > 0 else "-" + inf, FLOAT, value)
-        return E(repr(value), FLOAT, value)
-    if isinstance(value, str):
-        return E(quote(value), STR, value)
+        return E(Value(value), INT, value)
+    if isinstance(value, (float, str)):
+        return E(Value(value), FLOAT if isinstance(value, float) else STR, value)
     if isinstance(value, dtypes.DType):
-        return E(dtype_enum(value.name), DTYPE, value)
+        return E(dtype_value(value.name), DTYPE, value)
     if isinstance(value, tuple) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-        return E(f"ascdsl_host::MakeShape({{{', '.join(map(str, value))}}})", SHAPE, value)
+        return E(Invoke(Runtime.MAKE_SHAPE, (Brace(tuple(Value(v) for v in value)),)), SHAPE, value)
     if isinstance(value, tuple):
-        return E("", "tuple", value)
+        return E(None, "tuple", value)
     if is_kernel(value):
-        return E(f"Kernel::{value.parsed.name}", KERNEL, value)
-    return E("", "object", value)
+        return E(Scoped(HostType.KERNEL, value.parsed.name), KERNEL, value)
+    return E(None, "object", value)
 
 
 def camel(name: str) -> str:
     """``snake_case`` as ``CamelCase`` (for generated C++ names)."""
     return "".join(w.capitalize() for w in name.split("_"))
-
-
-def quote(text: str) -> str:
-    # `?` escaped: `??=` and friends are trigraphs to a C++14 compiler
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("?", "\\?") + '"'

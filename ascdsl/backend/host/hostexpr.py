@@ -1,4 +1,5 @@
-"""Lowering of host-code expressions to C++ (the base of :class:`~.hostlower.HostLowering`).
+"""Lowering of host-code expressions to expression nodes (:mod:`.kir.host` and the kernel's), which
+:mod:`.emit` prints as C++ (the base of :class:`~.hostlower.HostLowering`).
 
 Semantics follow Python where they differ from C++: ``//`` and ``%`` floor, ``shape[-1]`` counts from
 the end. Ints are ``int64_t``, floats ``double``. Values known at build time (literals, module
@@ -17,15 +18,18 @@ from typing import Any
 from ... import dtypes, language, planner
 from ...errors import CompilationError, Loc
 from ...op import Launch, Operator, host_source
-from .hostcode import (ATTR_KIND, BOOL, CPP_TYPE, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, STR, E, Param, cpp_name,
-                       fixed_params, literal, quote, signature, tensor_param)
+from .hostcode import (ATTR_KIND, BOOL, CPP_TYPE, DTYPE, FLOAT, FORMAT, HOST_TYPE, INT, KERNEL, SHAPE, STR, E, Param,
+                       cpp, cpp_name, fixed_params, literal, signature, tensor_param)
 from .hostplan import PlannerTables
+from ..kir import Bin, BinOp, Brace, Cond, Conv, Not
+from ..kir.host import HostType, Ident, Init, Invoke, Logic, Member, Neg, Paren, Runtime, Value
 from ..plan.tiling import TilingLayout, Variant
 
-BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}
+BINARY = {ast.Add: BinOp.ADD, ast.Sub: BinOp.SUB, ast.Mult: BinOp.MUL}
 FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
         ast.Mod: operator.mod, ast.Div: operator.truediv}
-COMPARE = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+COMPARE = {ast.Eq: BinOp.EQ, ast.NotEq: BinOp.NE, ast.Lt: BinOp.LT, ast.LtE: BinOp.LE, ast.Gt: BinOp.GT,
+           ast.GtE: BinOp.GE}
 
 
 class HostExpressions:
@@ -109,9 +113,9 @@ class HostExpressions:
         if value.is_const and value.type in (INT, FLOAT, BOOL, SHAPE):
             return literal(bool(value.const))
         if value.type in (INT, FLOAT):
-            return E(f"{value.code} != 0", BOOL)
+            return E(Bin(BinOp.NE, value.node, Value(0)), BOOL)
         if value.type == SHAPE:
-            return E(f"{value.code}.ndim != 0", BOOL)
+            return E(Bin(BinOp.NE, Member(value.node, "ndim"), Value(0)), BOOL)
         if value.type != BOOL:
             raise self.error(node, f"a {value.type} cannot be a condition in host code")
         return value
@@ -127,13 +131,13 @@ class HostExpressions:
             return self.fixed[node.id]
         if node.id in self.scope:
             self.used.add(node.id)
-            return E(cpp_name(node.id), self.scope[node.id])
+            return E(Ident(cpp_name(node.id)), self.scope[node.id])
         obj = self.resolve(node)
         value = literal(obj)
         if value.type in (INT, FLOAT, BOOL):
             name = cpp_name(node.id)
-            self.constants.setdefault(name, f"constexpr {CPP_TYPE[value.type]} {name} = {value.code};")
-            return E(name, value.type, obj)
+            self.constants.setdefault(name, f"constexpr {CPP_TYPE[value.type]} {name} = {cpp(value)};")
+            return E(Ident(name), value.type, obj)
         if value.type == KERNEL:
             self.kernels.setdefault(obj.parsed.name, obj)
         elif value.type == "object":
@@ -148,16 +152,18 @@ class HostExpressions:
             return literal(self.dtype_binding[node.value.id])
         if base.type == DTYPE and base.is_const and node.attr in ("name", "itemsize"):
             return base if node.attr == "name" else literal(base.const.itemsize)
-        table = {("tensor", "shape"): (f"{base.code}.shape", SHAPE), ("tensor", "ndim"): (f"{base.code}.shape.ndim", INT),
-                 ("tensor", "numel"): (f"ascdsl_host::Numel({base.code}.shape)", INT),
-                 ("tensor", "dtype"): (f"{base.code}.dtype", DTYPE), (DTYPE, "name"): (base.code, DTYPE),
-                 (DTYPE, "itemsize"): (f"ascdsl_host::DTypeSize({base.code})", INT),
-                 ("platform", "name"): (f"std::string({base.code}.name)", STR),
-                 ("platform", "vector_core_count"): (f"int64_t{{{base.code}.vectorCoreNum}}", INT),
-                 ("platform", "ai_core_count"): (f"int64_t{{{base.code}.aiCoreNum}}", INT),
-                 ("platform", "ub_bytes"): (f"static_cast<int64_t>({base.code}.ubSize)", INT),
-                 ("platform", "ub_budget_bytes"): (f"static_cast<int64_t>({base.code}.ubBudget)", INT),
-                 ("platform", "has_bf16"): (f"{base.code}.hasBf16", BOOL)}
+        x = base.node
+        table = {("tensor", "shape"): (Member(x, "shape"), SHAPE),
+                 ("tensor", "ndim"): (Member(Member(x, "shape"), "ndim"), INT),
+                 ("tensor", "numel"): (Invoke(Runtime.NUMEL, (Member(x, "shape"),)), INT),
+                 ("tensor", "dtype"): (Member(x, "dtype"), DTYPE), (DTYPE, "name"): (x, DTYPE),
+                 (DTYPE, "itemsize"): (Invoke(Runtime.DTYPE_SIZE, (x,)), INT),
+                 ("platform", "name"): (Invoke(Runtime.STRING, (Member(x, "name"),)), STR),
+                 ("platform", "vector_core_count"): (Init(HostType.INT, Member(x, "vectorCoreNum")), INT),
+                 ("platform", "ai_core_count"): (Init(HostType.INT, Member(x, "aiCoreNum")), INT),
+                 ("platform", "ub_bytes"): (Conv(HostType.INT, Member(x, "ubSize")), INT),
+                 ("platform", "ub_budget_bytes"): (Conv(HostType.INT, Member(x, "ubBudget")), INT),
+                 ("platform", "has_bf16"): (Member(x, "hasBf16"), BOOL)}
         if (base.type, node.attr) not in table:
             raise self.error(node, f"a {base.type} has no attribute {node.attr!r} in host code")
         return E(*table[base.type, node.attr])
@@ -175,29 +181,29 @@ class HostExpressions:
         if isinstance(node.slice, ast.Slice):
             if node.slice.step is not None:
                 raise self.error(node, "slices with a step are not supported in host code")
-            start, stop = (self.int_expr(b).code if b is not None else "ascdsl_host::NO_BOUND"
+            start, stop = (self.int_expr(b).node if b is not None else Ident("ascdsl_host::NO_BOUND")
                            for b in (node.slice.lower, node.slice.upper))
-            return E(f"ascdsl_host::Slice({base.code}, {start}, {stop})", SHAPE)
-        return E(f"ascdsl_host::Dim({base.code}, {self.int_expr(node.slice).code})", INT)
+            return E(Invoke(Runtime.SLICE, (base.node, start, stop)), SHAPE)
+        return E(Invoke(Runtime.DIM, (base.node, self.int_expr(node.slice).node)), INT)
 
     def expr_Tuple(self, node: ast.Tuple) -> E:
         items = [self.int_expr(e) for e in node.elts]
         if all(i.is_const for i in items):
             return literal(tuple(i.const for i in items))
-        return E(f"ascdsl_host::MakeShape({{{', '.join(i.code for i in items)}}})", SHAPE)
+        return E(Invoke(Runtime.MAKE_SHAPE, (Brace(tuple(i.node for i in items)),)), SHAPE)
 
     expr_List = expr_Tuple
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> E:
         if isinstance(node.op, ast.Not):
             operand = self.truth(node.operand)
-            return literal(not operand.const) if operand.is_const else E(f"!({operand.code})", BOOL)
+            return literal(not operand.const) if operand.is_const else E(Not(Paren(operand.node)), BOOL)
         value = self.expr(node.operand)
         if value.type not in (INT, FLOAT) or not isinstance(node.op, ast.USub):
             raise self.error(node, "only -x and `not x` are unary operators in host code")
         if value.is_const:
             return literal(-value.const)
-        return E(f"-({value.code})", value.type)
+        return E(Neg(Paren(value.node)), value.type)
 
     def expr_BinOp(self, node: ast.BinOp) -> E:
         return self.binop(node)
@@ -205,7 +211,7 @@ class HostExpressions:
     def binop(self, node: ast.BinOp) -> E:
         a, b = self.expr(node.left), self.expr(node.right)
         if isinstance(node.op, ast.Add) and a.type == b.type == SHAPE:
-            return E(f"ascdsl_host::Concat({a.code}, {b.code})", SHAPE)
+            return E(Invoke(Runtime.CONCAT, (a.node, b.node)), SHAPE)
         if a.type not in (INT, FLOAT, BOOL) or b.type not in (INT, FLOAT, BOOL):
             raise self.error(node, f"cannot apply {type(node.op).__name__} to a {a.type} and a {b.type}")
         if a.is_const and b.is_const and type(node.op) in FOLD:
@@ -215,30 +221,30 @@ class HostExpressions:
                 pass  # the emitted helper raises it at run time, like Python
         kind = FLOAT if FLOAT in (a.type, b.type) else INT
         if isinstance(node.op, ast.Div):
-            return E(f"ascdsl_host::TrueDiv({a.code}, {b.code})", FLOAT)
+            return E(Invoke(Runtime.TRUE_DIV, (a.node, b.node)), FLOAT)
         if isinstance(node.op, (ast.FloorDiv, ast.Mod)):
             if kind == FLOAT:
                 raise self.error(node, "// and % on floats are not supported in host code")
-            helper = "FloorDiv" if isinstance(node.op, ast.FloorDiv) else "FloorMod"
-            return E(f"ascdsl_host::{helper}({a.code}, {b.code})", INT)
+            helper = Runtime.FLOOR_DIV if isinstance(node.op, ast.FloorDiv) else Runtime.FLOOR_MOD
+            return E(Invoke(helper, (a.node, b.node)), INT)
         if type(node.op) not in BINARY:
             raise self.error(node, f"the operator {type(node.op).__name__} is not supported in host code")
-        return E(f"({a.code} {BINARY[type(node.op)]} {b.code})", kind)
+        return E(Paren(Bin(BINARY[type(node.op)], a.node, b.node)), kind)
 
     def expr_BoolOp(self, node: ast.BoolOp) -> E:
         """``and``/``or`` on truth values; a constant operand decides or drops out, as in Python."""
         stop = not isinstance(node.op, ast.And)  # the value that ends the chain
-        codes = []
+        items = []
         for v in node.values:
             value = self.truth(v)
             if value.is_const:
                 if value.const == stop:
                     return literal(stop)
                 continue
-            codes.append(value.code)
-        if not codes:
+            items.append(value.node)
+        if not items:
             return literal(not stop)
-        return E("(" + (" || " if stop else " && ").join(codes) + ")", BOOL)
+        return E(Paren(Logic(not stop, tuple(items))), BOOL)
 
     def expr_IfExp(self, node: ast.IfExp) -> E:
         cond = self.truth(node.test)
@@ -247,7 +253,7 @@ class HostExpressions:
         a, b = self.expr(node.body), self.expr(node.orelse)
         if a.type != b.type:
             raise self.error(node, f"both branches must have one type in host code, got {a.type} and {b.type}")
-        return E(f"({cond.code} ? {a.code} : {b.code})", a.type)
+        return E(Paren(Cond(cond.node, a.node, b.node)), a.type)
 
     def expr_Compare(self, node: ast.Compare) -> E:
         parts, left = [], self.expr(node.left)
@@ -258,9 +264,9 @@ class HostExpressions:
                     if not isinstance(right_node, (ast.Tuple, ast.List)):
                         raise self.error(right_node, "`in` needs a tuple of constants in host code")
                     options = tuple(ast.literal_eval(e) for e in right_node.elts)
-                tests = [self.equal(node, left, literal(o)) for o in options] or ["false"]
-                test = "(" + " || ".join(tests) + ")"
-                parts.append(test if isinstance(op, ast.In) else f"!{test}")
+                tests = [self.equal(node, left, literal(o)) for o in options] or [Value(False)]
+                test = Paren(Logic(False, tuple(tests)))
+                parts.append(test if isinstance(op, ast.In) else Not(test))
                 continue
             right = self.expr(right_node)
             if type(op) not in COMPARE:
@@ -268,43 +274,44 @@ class HostExpressions:
             if isinstance(op, (ast.Eq, ast.NotEq)):
                 parts.append(self.equal(node, left, right, negate=isinstance(op, ast.NotEq)))
             elif left.type in (INT, FLOAT, BOOL) and right.type in (INT, FLOAT, BOOL):
-                parts.append(f"{left.code} {COMPARE[type(op)]} {right.code}")
+                parts.append(Bin(COMPARE[type(op)], left.node, right.node))
             else:
                 raise self.error(node, f"cannot order a {left.type} and a {right.type}")
             left = right
-        return E(parts[0] if len(parts) == 1 else "(" + " && ".join(f"({p})" for p in parts) + ")", BOOL)
+        return E(parts[0] if len(parts) == 1 else Paren(Logic(True, tuple(Paren(p) for p in parts))), BOOL)
 
-    def equal(self, node: ast.AST, a: E, b: E, negate: bool = False) -> str:
+    def equal(self, node: ast.AST, a: E, b: E, negate: bool = False):
         if a.type == DTYPE and b.type == STR:
             if b.const not in dtypes.BY_NAME:
-                return "true" if negate else "false"
+                return Value(negate)
             b = literal(dtypes.lookup(b.const))
         if a.type == SHAPE and b.type == SHAPE:
-            return f"{'!' if negate else ''}ascdsl_host::ShapeEq({a.code}, {b.code})"
+            same = Invoke(Runtime.SHAPE_EQ, (a.node, b.node))
+            return Not(same) if negate else same
         numeric = (INT, FLOAT, BOOL)
         if a.type == b.type or a.type in numeric and b.type in numeric:
-            return f"{a.code} {'!=' if negate else '=='} {b.code}"
+            return Bin(BinOp.NE if negate else BinOp.EQ, a.node, b.node)
         raise self.error(node, f"cannot compare a {a.type} with a {b.type} in host code")
 
     def expr_JoinedStr(self, node: ast.JoinedStr) -> E:
         return E(self.message(node), STR)
 
-    def message(self, node: ast.AST) -> str:
+    def message(self, node: ast.AST):
         """A C++ std::string expression for a message: a string constant or an f-string."""
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            return f"std::string({quote(node.value)})"
+            return Invoke(Runtime.STRING, (Value(node.value),))
         if not isinstance(node, ast.JoinedStr):
             raise self.error(node, "a message is a string or an f-string in host code")
         parts = []
         for value in node.values:
             if isinstance(value, ast.Constant):
-                parts.append(f"std::string({quote(value.value)})")
+                parts.append(Invoke(Runtime.STRING, (Value(value.value),)))
                 continue
             if value.conversion != -1 or value.format_spec is not None:
                 raise self.error(value, "f-string conversions and format specs are not supported in host code")
             item = self.expr(value.value)
-            parts.append(f"std::string({item.code})" if item.type == STR else f"{FORMAT[item.type]}({item.code})")
-        return " + ".join(parts) or 'std::string("")'
+            parts.append(Invoke(Runtime.STRING if item.type == STR else FORMAT[item.type], (item.node,)))
+        return concat(parts or [Invoke(Runtime.STRING, (Value(""),))])
 
     def expr_Call(self, node: ast.Call) -> E:
         fn = self.resolve(node.func)
@@ -322,24 +329,31 @@ class HostExpressions:
             kind = FLOAT if any(a.type == FLOAT for a in args) else INT
             if all(a.is_const for a in args):
                 return literal(fn(a.const for a in args))
-            code = args[0].code
+            result = args[0].node
             for a in args[1:]:
-                code = f"std::{fn.__name__}<{CPP_TYPE[kind]}>({code}, {a.code})"
-            return E(code, kind)
+                result = Invoke(Runtime.MIN if fn is min else Runtime.MAX, (result, a.node), HOST_TYPE[kind])
+            return E(result, kind)
         if fn in (language.cdiv, language.next_power_of_2) and len(args) == (2 if fn is language.cdiv else 1):
             if not all(a.type == INT for a in args):
                 raise self.error(node, f"{fn.__name__} takes ints")
-            helper = "CeilDiv" if fn is language.cdiv else "NextPowerOf2"
-            return E(f"ascdsl_host::{helper}({', '.join(a.code for a in args)})", INT)
+            helper = Runtime.CEIL_DIV if fn is language.cdiv else Runtime.NEXT_POWER_OF_2
+            return E(Invoke(helper, tuple(a.node for a in args)), INT)
         if fn is len and len(args) == 1 and args[0].type == SHAPE:
-            return E(f"int64_t{{{args[0].code}.ndim}}", INT)
+            return E(Init(HostType.INT, Member(args[0].node, "ndim")), INT)
         if fn in (int, float) and len(args) == 1 and args[0].type in (INT, FLOAT, BOOL):
             kind = INT if fn is int else FLOAT
-            return E(f"static_cast<{CPP_TYPE[kind]}>({args[0].code})", kind)
+            return E(Conv(HOST_TYPE[kind], args[0].node), kind)
         if fn is abs and len(args) == 1 and args[0].type in (INT, FLOAT):
-            return E(f"std::abs({args[0].code})", args[0].type)
+            return E(Invoke(Runtime.ABS, (args[0].node,)), args[0].type)
         name = ast.unparse(node.func)
         raise self.error(node, f"{name}(...) cannot be called in host code",
                          hint="host code may call min, max, abs, int, float, len, ascdsl.cdiv, "
                               "ascdsl.next_power_of_2, ascdsl.planner.largest_block and largest_extent")
 
+
+def concat(parts):
+    """``a + b + ...`` of strings."""
+    result = parts[0]
+    for p in parts[1:]:
+        result = Bin(BinOp.ADD, result, p)
+    return result

@@ -12,20 +12,27 @@ from __future__ import annotations
 
 import ast
 import inspect
+import string
 
 from ... import dtypes
 from ...errors import CompilationError
 from ...op import Launch
-from .hostcode import (BOOL, CPP_TYPE, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, E, HostFunction, cpp_name, dtype_enum,
-                       literal, quote)
-from .hostexpr import HostExpressions
-from .hostplan import footprint_code
+from .hostcode import (BOOL, CPP_TYPE, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, E, HostFunction, cpp, cpp_name,
+                       dtype_value, literal)
+from .hostexpr import HostExpressions, concat
+from .hostplan import footprint
 from ...platforms import Platform
 from . import cores
 from ..cube import mix
+from ..kir import Bin, BinOp, Cond, Conv, Not
+from ..kir.host import HostType, Ident, Invoke, Logic, Member, Runtime, Scoped, Value
 from ..lift.poly import describe_slots
 from ..names.naming import field_name
 from ..plan.tiling import Variant
+from ..render.emit import host_expr, quote
+
+PLATFORM = Ident("platform")
+UB_BUDGET = Conv(HostType.INT, Member(PLATFORM, "ubBudget"))
 
 
 class HostLowering(HostExpressions):
@@ -101,8 +108,8 @@ class HostLowering(HostExpressions):
             raise self.error(target, f"{name!r} is a {self.locals[name]} here and a {value.type} elsewhere",
                              hint="C++ variables have one type: use another name")
         self.scope[name] = value.type
-        self.emit(f"{cpp_name(name)} = {value.code};")
-        return E(cpp_name(name), value.type)
+        self.emit(f"{cpp_name(name)} = {cpp(value)};")
+        return E(Ident(cpp_name(name)), value.type)
 
     def stmt_If(self, node: ast.If, prefix: str = "") -> None:
         cond = self.truth(node.test)
@@ -116,7 +123,7 @@ class HostLowering(HostExpressions):
                 for stmt in taken:
                     self.stmt(stmt)
             return
-        self.emit(f"{prefix}if ({cond.code}) {{")
+        self.emit(f"{prefix}if ({cpp(cond)}) {{")
         self.block(node.body)
         if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
             self.stmt_If(node.orelse[0], prefix="} else ")
@@ -143,11 +150,11 @@ class HostLowering(HostExpressions):
         if not step.is_const or step.const == 0:
             raise self.error(it, "the step of a host loop must be a non-zero constant")
         counter, end = self.temp("it"), self.temp("stop")
-        self.emit(f"const int64_t {end} = {stop.code};")
-        self.emit(f"for (int64_t {counter} = {start.code}; {counter} {'<' if step.const > 0 else '>'} {end}; "
-                  f"{counter} += {step.code}) {{")
+        self.emit(f"const int64_t {end} = {cpp(stop)};")
+        self.emit(f"for (int64_t {counter} = {cpp(start)}; {counter} {'<' if step.const > 0 else '>'} {end}; "
+                  f"{counter} += {cpp(step)}) {{")
         self.depth += 1
-        self.assign(node.target, E(counter, INT))
+        self.assign(node.target, E(Ident(counter), INT))
         self.depth -= 1
         self.block(node.body)
         self.emit("}")
@@ -158,7 +165,7 @@ class HostLowering(HostExpressions):
         status = {ValueError: "VALUE_ERROR", TypeError: "TYPE_ERROR"}.get(kind)
         if status is None or exc.keywords or len(exc.args) > 1 or node.cause is not None:
             raise self.error(node, "host code raises only ValueError(message) or TypeError(message)")
-        message = self.message(exc.args[0]) if exc.args else '""'
+        message = host_expr(self.message(exc.args[0]) if exc.args else Value(""))
         self.emit(f"throw ascdsl_host::HostError{{ascdsl_host::{status}, {message}}};")
 
     def stmt_Return(self, node: ast.Return) -> None:
@@ -167,7 +174,7 @@ class HostLowering(HostExpressions):
             shape = self.expr(node.value) if node.value is not None else None
             if shape is None or shape.type != SHAPE:
                 raise self.error(node, "an output-shape function returns a tuple of ints")
-            self.emit(f"shape = {shape.code};")
+            self.emit(f"shape = {cpp(shape)};")
             self.emit("return ascdsl_host::OK;")
             return
         call = node.value
@@ -204,9 +211,10 @@ class HostLowering(HostExpressions):
         self.emit(f"// {name}" + (f" ({variant.value})" if isinstance(variant, ast.Constant) else ""))
         if variant is not None:
             self.expr(variant)  # informational only, but it must lower
-        dims = [self.int_expr(g).code for g in grid.elts] + ["1"] * (3 - len(grid.elts))
+        dims = [self.int_expr(g).node for g in grid.elts] + [Value(1)] * (3 - len(grid.elts))
         for i, dim in enumerate(dims):
-            self.emit(f"tiling.grid{i} = {dim if dim.isdigit() else f'static_cast<int32_t>({dim})'};")
+            fits = isinstance(dim, Value) and type(dim.value) is int and 0 <= dim.value < 2**31
+            self.emit(f"tiling.grid{i} = {host_expr(dim if fits else Conv(dtypes.int32, dim))};")
         values = {}
         for key, node in scalars.items():
             field = field_name(key)
@@ -218,23 +226,24 @@ class HostLowering(HostExpressions):
             value = node if isinstance(node, E) else self.expr(node)
             if value.type not in (INT, FLOAT, BOOL):
                 raise self.error(call, f"scalar {key!r} must be an int, float or bool")
-            values[key] = E(self.temp(key + "_"), value.type)
-            self.emit(f"const {CPP_TYPE[value.type]} {values[key].code} = {value.code};")
-            self.emit(f"tiling.{field} = static_cast<{fields[field].dtype.cpp}>({values[key].code});")
+            values[key] = E(Ident(self.temp(key + "_")), value.type)
+            self.emit(f"const {CPP_TYPE[value.type]} {cpp(values[key])} = {cpp(value)};")
+            self.emit(f"tiling.{field} = {host_expr(Conv(fields[field].dtype, values[key].node))};")
         consts = {}
         for key, node in constexprs.items():
             value = node if isinstance(node, E) else self.expr(node)
             if value.type not in (INT, FLOAT, BOOL, DTYPE):
                 raise self.error(call, f"constexpr {key!r} must be an int, float, bool or dtype in host code")
-            consts[key] = E(self.temp(key + "_"), value.type)
-            self.emit(f"const {CPP_TYPE[value.type]} {consts[key].code} = {value.code};")
+            consts[key] = E(Ident(self.temp(key + "_")), value.type)
+            self.emit(f"const {CPP_TYPE[value.type]} {cpp(consts[key])} = {cpp(value)};")
         rows = []
         # specialisations first: a lifted variant serves the values no specialisation has
         for v in sorted(self.variants, key=lambda v: v.lift is not None):
             if v.kernel.name in candidates:
                 cond = self.variant_condition(v, consts, values)
                 if cond is not None and not kernel.is_const:
-                    cond = f"{kernel.code} == Kernel::{v.kernel.name} && {cond}"
+                    cond = Logic(True, (Bin(BinOp.EQ, kernel.node, Scoped(HostType.KERNEL, v.kernel.name)),
+                                               *cond.items))
                 rows.append((v, cond))
         rows = [(v, cond) for v, cond in rows if cond is not None]
         kinds = {v.key: cores.of(v.kernel, self.platform) for v, _ in rows}
@@ -246,7 +255,7 @@ class HostLowering(HostExpressions):
         self.emit("if (programs > 0) {")
         self.depth += 1
         for i, (v, cond) in enumerate(rows):
-            self.emit(f"{'} else ' if i else ''}if ({cond}) {{")
+            self.emit(f"{'} else ' if i else ''}if ({host_expr(cond)}) {{")
             self.emit(f"    tiling.tilingKey = {v.key};")
             self.depth += 1
             self.lifted_fields(v, consts)
@@ -254,7 +263,7 @@ class HostLowering(HostExpressions):
             self.depth -= 1
         self.emit("} else {" if rows else "{")
         self.emit(f"    throw ascdsl_host::HostError{{ascdsl_host::VARIANT_NOT_COMPILED, "
-                  f"{self.not_compiled(kernel, candidates, consts)}}};")
+                  f"{host_expr(self.not_compiled(kernel, candidates, consts))}}};")
         self.emit("}")
         self.depth -= 1
         self.emit("}")
@@ -271,12 +280,15 @@ class HostLowering(HostExpressions):
             return
         rows, cols = mix.split(variant.kernel, self.platform).tile
         most = cores.max_programs(variant.kernel, self.platform)
-        count = f'" + ascdsl_host::FormatInt(programs * {rows * cols}) + "'
-        message = ('"' + mix.OVERFLOW.format(programs='" + ascdsl_host::FormatInt(programs) + "', rows=rows,
-                                             cols=cols, elements=count)
-                   + '"').removeprefix('"" + ')  # the message starts with the count of programs
+        programs = Ident("programs")
+        values = {"programs": Invoke(Runtime.FORMAT_INT, (programs,)),
+                  "elements": Invoke(Runtime.FORMAT_INT, (Bin(BinOp.MUL, programs, Value(rows * cols)),))}
+        parts = []
+        for text, name, _, _ in string.Formatter().parse(mix.OVERFLOW.format(programs="{programs}", rows=rows,
+                                                                              cols=cols, elements="{elements}")):
+            parts += ([Value(text)] if text else []) + ([values[name]] if name else [])
         self.emit(f"if (programs > {most}) {{  // the products' float32 tiles at int32 offsets in the workspace")
-        self.emit(f"    throw HostError{{VALUE_ERROR, {message}}};")
+        self.emit(f"    throw HostError{{VALUE_ERROR, {host_expr(concat(parts))}}};")
         self.emit("}")
 
     def mapping(self, node: ast.AST | None) -> dict[str, ast.AST]:
@@ -289,36 +301,36 @@ class HostLowering(HostExpressions):
             raise self.error(node, "constexprs and scalars are dict literals with string keys in host code")
         return {k.value: v for k, v in zip(node.keys, node.values)}
 
-    def tensor_dtypes(self) -> list[str]:
-        """C++ expressions for the dtypes of the kernel's pointer arguments: inputs, then outputs."""
+    def tensor_dtypes(self) -> list:
+        """The dtypes of the kernel's pointer arguments: inputs, then outputs."""
         self.used.update(self.op.inputs)
-        out = [f"{cpp_name(i)}.dtype" for i in self.op.inputs]
+        out = [Member(Ident(cpp_name(i)), "dtype") for i in self.op.inputs]
         for o in self.op.outputs:
             source = o.dtype or self.op.inputs[0]
-            out.append(f"{cpp_name(source)}.dtype" if source in self.op.inputs else dtype_enum(source))
+            out.append(Member(Ident(cpp_name(source)), "dtype") if source in self.op.inputs else dtype_value(source))
         return out
 
-    def variant_condition(self, variant: Variant, consts: dict[str, E], scalars: dict[str, E]) -> str | None:
-        """The C++ test that selects ``variant``, or None if these launch values can never select it."""
+    def variant_condition(self, variant: Variant, consts: dict[str, E], scalars: dict[str, E]) -> Logic | None:
+        """The test that selects ``variant``, or None if these launch values can never select it."""
         kernel = variant.kernel
         pointers = [p.type.dtype.element_ty for p in kernel.params if not p.type.is_scalar
                     or isinstance(p.type.dtype, dtypes.PointerType)]
         if len(pointers) != len(self.op.inputs) + len(self.op.outputs):
             raise CompilationError(kernel.loc, f"{kernel.name} takes {len(pointers)} pointers, but the op has "
                                    f"{len(self.op.inputs)} inputs and {len(self.op.outputs)} outputs")
-        conds = [f"{expr} == {dtype_enum(d.name)}" for expr, d in zip(self.tensor_dtypes(), pointers)]
+        conds = [Bin(BinOp.EQ, expr, dtype_value(d.name)) for expr, d in zip(self.tensor_dtypes(), pointers)]
         for key, value in kernel.constexprs:
             have = consts.get(key)
             if have is None or have.type != literal(value).type:
                 return None
             if key not in variant.lifted:
-                conds.append(f"{have.code} == {literal(value).code}")
+                conds.append(Bin(BinOp.EQ, have.node, literal(value).node))
         for name, param in zip(kernel.param_names, kernel.params):
             value = scalars.get(name)
             if value is not None and value.type == INT and param.type.dtype in (dtypes.int32, dtypes.int64):
-                fits = f"ascdsl_host::FitsInt32({value.code})"
-                conds.append(fits if param.type.dtype == dtypes.int32 else f"!{fits}")
-        return " && ".join(dict.fromkeys(conds))
+                fits = Invoke(Runtime.FITS_INT32, (value.node,))
+                conds.append(fits if param.type.dtype == dtypes.int32 else Not(fits))
+        return Logic(True, tuple(dict.fromkeys(conds)))
 
     def lifted_fields(self, variant: Variant, consts: dict[str, E]) -> None:
         """Write ``variant``'s runtime tile extents into the tiling, after checking them as
@@ -327,37 +339,41 @@ class HostLowering(HostExpressions):
             return
         lift = variant.lift
         for e in lift.extents:
-            code = consts[e.name].code
-            off = f"{code} % {e.quantum} != 0 || " if e.quantum > 1 else ""
-            self.emit(f"if ({off}{code} < {e.low}) {{")
-            self.emit(f'    throw HostError{{VALUE_ERROR, "{e.name}=" + ascdsl_host::FormatInt({code}) + '
-                      f'" is not a multiple of {e.quantum} of at least {e.low}, as this kernel\'s runtime tile '
-                      f'extent must be"}};')
+            value = consts[e.name].node
+            low = Bin(BinOp.LT, value, Value(e.low))
+            off = (Bin(BinOp.NE, Bin(BinOp.MOD, value, Value(e.quantum)), Value(0)),) if e.quantum > 1 else ()
+            self.emit(f"if ({host_expr(Logic(False, (*off, low)))}) {{")
+            message = concat([Value(f"{e.name}="), Invoke(Runtime.FORMAT_INT, (value,)),
+                              Value(f" is not a multiple of {e.quantum} of at least {e.low}, as this kernel's "
+                                    "runtime tile extent must be")])
+            self.emit(f"    throw HostError{{VALUE_ERROR, {host_expr(message)}}};")
             self.emit("}")
-        need = self.temp("ubBytes")
-        codes = {n: consts[n].code for n in lift.names}
-        self.emit(f"const int64_t {need} = {footprint_code(lift.slots, codes)};  // UB bytes: "
+        need = Ident(self.temp("ubBytes"))
+        values = {n: consts[n].node for n in lift.names}
+        self.emit(f"const int64_t {need.name} = {host_expr(footprint(lift.slots, values))};  // UB bytes: "
                   f"{describe_slots(lift.slots)}")
-        self.emit(f"if ({need} > static_cast<int64_t>(platform.ubBudget)) {{")
-        values = ' + ", " + '.join(f'"{n}=" + ascdsl_host::FormatInt({consts[n].code})' for n in lift.names)
-        self.emit(f'    throw HostError{{VALUE_ERROR, std::string({values}) + " needs " + ascdsl_host::FormatInt({need}) + '
-                  f'" bytes of UB, more than the " + ascdsl_host::FormatInt(platform.ubBudget) + " bytes available"}};')
+        self.emit(f"if ({host_expr(Bin(BinOp.GT, need, UB_BUDGET))}) {{")
+        named = []
+        for n in lift.names:
+            named += ([Value(", ")] if named else []) + [Value(f"{n}="), Invoke(Runtime.FORMAT_INT, (values[n],))]
+        message = concat([Invoke(Runtime.STRING, (concat(named),)), Value(" needs "),
+                          Invoke(Runtime.FORMAT_INT, (need,)), Value(" bytes of UB, more than the "),
+                          Invoke(Runtime.FORMAT_INT, (Member(PLATFORM, "ubBudget"),)), Value(" bytes available")])
+        self.emit(f"    throw HostError{{VALUE_ERROR, {host_expr(message)}}};")
         self.emit("}")
         for n in lift.names:
-            self.emit(f"tiling.{field_name(n)} = static_cast<int32_t>({consts[n].code});")
+            self.emit(f"tiling.{field_name(n)} = {host_expr(Conv(dtypes.int32, values[n]))};")
 
-    def not_compiled(self, kernel: E, candidates: list[str], consts: dict[str, E]) -> str:
-        name = quote(candidates[0])
+    def not_compiled(self, kernel: E, candidates: list[str], consts: dict[str, E]):
+        """The message of a launch no variant serves."""
+        name = Value(candidates[0])
         for other in candidates[1:]:  # a kernel chosen at run time: name the one chosen
-            name = f"{kernel.code} == Kernel::{other} ? {quote(other)} : {name}"
-        parts = [f"({name})", '" with "']
+            name = Cond(Bin(BinOp.EQ, kernel.node, Scoped(HostType.KERNEL, other)), Value(other), name)
+        parts = [Invoke(Runtime.STRING, (name,)), Value(" with ")]
         for i, (key, value) in enumerate(consts.items()):
-            parts += [f'"{", " if i else ""}{key}="', f"{FORMAT[value.type]}({value.code})"]
-        parts.append('" for "')
-        for i, expr in enumerate(self.tensor_dtypes()):
-            if i:
-                parts.append('", "')
-            parts.append(f"ascdsl_host::DTypeName({expr})")
-        parts.append('" was not compiled into this build; add a case that launches it"')
-        return "std::string" + parts[0] + " + " + " + ".join(parts[1:])
-
+            parts += [Value(f"{', ' if i else ''}{key}="), Invoke(FORMAT[value.type], (value.node,))]
+        parts.append(Value(" for "))
+        for i, dtype in enumerate(self.tensor_dtypes()):
+            parts += ([Value(", ")] if i else []) + [Invoke(Runtime.DTYPE_NAME, (dtype,))]
+        parts.append(Value(" was not compiled into this build; add a case that launches it"))
+        return concat(parts)

@@ -19,8 +19,11 @@ from ... import dtypes, planner
 from ...errors import Error
 from ...op import Operator
 from ...platforms import DEFAULT_PLATFORM, get_platform
-from .hostcode import BOOL, DTYPE, INT, KERNEL, SHAPE, STR, E, camel, cpp_name, dtype_enum, literal, quote
+from .hostcode import BOOL, DTYPE, INT, KERNEL, SHAPE, STR, E, camel, cpp, cpp_name, dtype_value, literal
+from ..kir import Bin, BinOp, Brace, Conv
+from ..kir.host import HostType, Ident, Init, Invoke, Logic, Member, Neg, Runtime, Value
 from ..lift.poly import BLOCK, describe_slots
+from ..render.emit import host_expr, quote
 
 
 class PlannerTables:
@@ -58,19 +61,19 @@ class PlannerTables:
         row, block = low.temp("row"), low.temp("block")
         low.emit(f"int64_t {row} = -1;")
         for i, (cond, _, _) in enumerate(rows):
-            low.emit(f"{'} else ' if i else ''}if ({cond}) {{")
+            low.emit(f"{'} else ' if i else ''}if ({host_expr(cond)}) {{")
             low.emit(f"    {row} = {i};")
         low.emit("} else {")
         missing = f"{kernel.const.parsed.name} has no UB footprint for these dtypes in this build"
         low.emit(f"    throw HostError{{HOST_ERROR, {quote(missing)}}};")
         low.emit("}")
         order = ", ".join(str(c) for c in sorted(set(candidates.const), reverse=True))
-        low.emit(f"const int64_t {block} = LargestBlock({table}[{row}], {{{order}}}, {platform.code}.ubBudget);")
+        low.emit(f"const int64_t {block} = LargestBlock({table}[{row}], {{{order}}}, {cpp(platform)}.ubBudget);")
         low.emit(f"if ({block} < 0) {{")
         message = quote(planner.no_fit_message(name.const, candidates.const))
-        low.emit(f"    throw HostError{{VALUE_ERROR, std::string({message}) + {platform.code}.name}};")
+        low.emit(f"    throw HostError{{VALUE_ERROR, std::string({message}) + {cpp(platform)}.name}};")
         low.emit("}")
-        return E(block, INT)
+        return E(Ident(block), INT)
 
     def largest_extent(self, node: ast.Call) -> E:
         """``planner.largest_extent``: per dtype row, the kernel's lifted footprint as C++ of the runtime
@@ -100,8 +103,8 @@ class PlannerTables:
         for k, value in values.items():
             if value.type == INT and not value.is_const:  # known only at run time: a runtime extent
                 value = low.expr(constexprs[k])
-                extents[k] = low.temp(camel(k.lower()))
-                low.emit(f"const int64_t {extents[k]} = {value.code};")
+                extents[k] = Ident(low.temp(camel(k.lower())))
+                low.emit(f"const int64_t {extents[k].name} = {cpp(value)};")
         fixed = {k: v for k, v in constexprs.items() if k not in extents}
         rows = self.rows(kernel.const, call.arguments.get("args", ()), fixed)
         result, probe = low.temp(f"{camel(name.const.lower())}Fit"), low.temp("value")
@@ -113,21 +116,21 @@ class PlannerTables:
             except Error as e:
                 raise low.error(node, f"largest_extent for {label}: {e}") from None
             (ext,) = [e for e in found.extents if e.name == name.const]
-            codes = {**{n: str(consts[n]) for n in found.names if n in consts}, **extents, name.const: probe}
-            low.emit(f"{'} else ' if i else ''}if ({cond}) {{")
+            values = {**{n: Value(consts[n]) for n in found.names if n in consts}, **extents, name.const: Ident(probe)}
+            low.emit(f"{'} else ' if i else ''}if ({host_expr(cond)}) {{")
             low.emit(f"    // {label}: UB bytes {describe_slots(found.slots)}")
             low.emit(f"    {result} = LargestFitting({ext.low}, {ext.quantum}, [&](int64_t {probe}) {{")
-            low.emit(f"        return {footprint_code(found.slots, codes)} <= "
-                     f"static_cast<int64_t>({platform.code}.ubBudget);")
+            fits = Bin(BinOp.LE, footprint(found.slots, values), Conv(HostType.INT, Member(platform.node, "ubBudget")))
+            low.emit(f"        return {host_expr(fits)};")
             low.emit("    });")
         low.emit("} else {")
         missing = f"{kernel.const.parsed.name} has no UB footprint for these dtypes in this build"
         low.emit(f"    throw HostError{{HOST_ERROR, {quote(missing)}}};")
         low.emit("}")
-        return E(result, INT)
+        return E(Ident(result), INT)
 
     def rows(self, jit_fn, args: tuple, constexprs: dict) -> list:
-        """``(C++ condition, label, (kernel, args, constexprs))`` for every dtype combination of the op's
+        """``(condition, label, (kernel, args, constexprs))`` for every dtype combination of the op's
         inputs and every value of the bool constexprs known only at run time."""
         low = self.lowering
         inputs = [i for i in self.op.inputs if low.scope.get(i) == "tensor"]
@@ -152,10 +155,11 @@ class PlannerTables:
             runtime = [k for k, v in values.items() if not v.is_const]
             for flags in itertools.product((False, True), repeat=len(runtime)):
                 consts = {k: v.const for k, v in values.items() if v.is_const} | dict(zip(runtime, flags))
-                conds = [f"{cpp_name(i)}.dtype == {dtype_enum(d.name)}" for i, d in bound.items()]
-                conds += [f"{values[k].code} == {literal(f).code}" for k, f in zip(runtime, flags)]
+                conds = [Bin(BinOp.EQ, Member(Ident(cpp_name(i)), "dtype"), dtype_value(d.name))
+                         for i, d in bound.items()]
+                conds += [Bin(BinOp.EQ, values[k].node, literal(f).node) for k, f in zip(runtime, flags)]
                 label = ", ".join([d.name for d in bound.values()] + [f"{k}={f}" for k, f in zip(runtime, flags)])
-                rows.append((" && ".join(conds) or "true", label, (jit_fn, types, consts)))
+                rows.append((Logic(True, tuple(conds)) if conds else Value(True), label, (jit_fn, types, consts)))
         return rows
 
     def arg_type(self, node: ast.AST):
@@ -171,22 +175,28 @@ class PlannerTables:
                         "known at build time")
 
 
-def poly_code(poly, codes: dict[str, str]) -> str:
-    """``poly`` (:mod:`.poly`) as an int64_t C++ expression of the values named by ``codes`` (exact:
-    each term's division is exact on the extents' quanta, as :func:`.poly.to_expr` checked)."""
-    terms = []
+def poly_value(poly, values: dict):
+    """``poly`` (:mod:`.poly`) as an int64_t expression of ``values`` (by name; exact: each term's division is
+    exact on the extents' quanta, as :func:`.poly.to_expr` checked)."""
+    result = None
     for mono, coef in poly:
-        factors = [f"int64_t{{{abs(coef.numerator)}}}"] + [codes[n] for n in mono]
-        term = " * ".join(factors) + (f" / {coef.denominator}" if coef.denominator != 1 else "")
-        terms.append(("- " if coef < 0 else "+ " if terms else "") + term)
-    return " ".join(terms) or "0"
+        term = Init(HostType.INT, Value(abs(coef.numerator)))
+        for n in mono:
+            term = Bin(BinOp.MUL, term, values[n])
+        if coef.denominator != 1:
+            term = Bin(BinOp.DIV, term, Value(coef.denominator))
+        result = (Neg(term) if coef < 0 else term) if result is None else \
+            Bin(BinOp.SUB if coef < 0 else BinOp.ADD, result, term)
+    return Value(0) if result is None else result
 
 
-def footprint_code(slots, codes: dict[str, str]) -> str:
-    """The UB bytes of ``slots`` (:func:`.poly.footprint`) as a C++ expression."""
-    terms = []
+def footprint(slots, values: dict):
+    """The UB bytes of ``slots`` (:func:`.poly.footprint`) as an expression of ``values``."""
+    result = None
     for num, needs in slots:
-        most = poly_code(needs[0], codes) if len(needs) == 1 else \
-            "std::max<int64_t>({" + ", ".join(poly_code(p, codes) for p in needs) + "})"
-        terms.append((f"{num} * " if num != 1 else "") + f"RoundUp({most}, {BLOCK})")
-    return " + ".join(terms) or "0"
+        most = poly_value(needs[0], values) if len(needs) == 1 else \
+            Invoke(Runtime.MAX, (Brace(tuple(poly_value(p, values) for p in needs)),), HostType.INT)
+        term = Invoke(Runtime.ROUND_UP, (most, Value(BLOCK)))
+        term = Bin(BinOp.MUL, Value(num), term) if num != 1 else term
+        result = term if result is None else Bin(BinOp.ADD, result, term)
+    return Value(0) if result is None else result

@@ -99,8 +99,8 @@ def main_model(b) -> dict:
     attrs = []
     for a in op.attrs:
         cpp, zero, parse, _ = ATTR_CPP[a.type]
-        default = zero if a.default is None else host.literal(
-            tuple(a.default) if a.type == "ListInt" else a.default).code
+        default = zero if a.default is None else host.cpp(host.literal(
+            tuple(a.default) if a.type == "ListInt" else a.default))
         var = variable(b, a.name)
         parse = (f"ParseInts(args[\"{a.name}\"], {var})" if a.type == "ListInt"
                  else f"{var} = {parse.format(n=a.name)}")

@@ -13,6 +13,7 @@ from ... import dtypes
 from ...errors import Loc, source_path
 from ...platforms import get_platform
 from .. import kir
+from ..kir import host as hk
 from ..kir import (Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, Field, Flag, For, Gm, If, Let, Lit, Local, Note,
                    Position, QOp, Queue, Run, Set, SizeOf, Struct, Text, Var, VarKind)
 from ..lift.poly import describe_slots
@@ -73,6 +74,28 @@ def c_string(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+def host_literal(value) -> str:
+    """A host literal (:class:`.kir.host.Value`): ``int64_t`` (``INT64_C`` past ``int``), ``double``, ``bool``, or a
+    string (:func:`quote`)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value) if -2**31 <= value < 2**31 else f"INT64_C({value})"
+    if isinstance(value, str):
+        return quote(value)
+    if math.isnan(value):
+        return "std::numeric_limits<double>::quiet_NaN()"
+    if math.isinf(value):
+        return ("" if value > 0 else "-") + "std::numeric_limits<double>::infinity()"
+    return repr(value)
+
+
+def quote(text: str) -> str:
+    """A host C++ string literal of ``text``."""
+    # `?` escaped: `??=` and friends are trigraphs to a C++14 compiler
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("?", "\\?") + '"'
+
+
 def event(flag: Flag) -> tuple[str, str]:
     """``(HardEvent kind, event_t member)`` of a flag: ``("V_S", "eventVS_")``, ``("MTE2_S", "eventMte2S_")``."""
     src, dst = (p.value.removeprefix("PIPE_") for p in (flag.src, flag.dst))
@@ -80,7 +103,7 @@ def event(flag: Flag) -> tuple[str, str]:
 
 
 def ctype(t) -> str:
-    if isinstance(t, (CInt, Struct)):
+    if isinstance(t, (CInt, Struct, hk.HostType)):
         return t.value
     return t.cpp
 
@@ -141,9 +164,34 @@ class Printer:
             return f"IsSameType<{e.a.cpp}, {e.b.cpp}>::value"
         if isinstance(e, kir.Not):
             inner = self.expr(e.x)
-            return f"!{inner}" if isinstance(e.x, (Var, Field, kir.Not, kir.IsSame)) else f"!({inner})"
+            return f"!{inner}" if isinstance(e.x, (Var, Field, kir.Not, kir.IsSame, hk.Paren, hk.Invoke)) \
+                else f"!({inner})"
         if isinstance(e, kir.GmValue):
             return f"{self.names.gms[e.gm.param]}.GetValue({self.expr(e.gm.offset)})"
+        return self.host_expr(e, prec)
+
+    def host_expr(self, e, prec: int) -> str:
+        """The expressions of host code (:mod:`.kir.host`)."""
+        if isinstance(e, hk.Ident):
+            return e.name
+        if isinstance(e, hk.Value):
+            return host_literal(e.value)
+        if isinstance(e, hk.Member):
+            return f"{self.expr(e.x, 7)}.{e.name}"
+        if isinstance(e, hk.Scoped):
+            return f"{e.scope.value}::{e.name}"
+        if isinstance(e, hk.Invoke):
+            template = f"<{e.template.value}>" if e.template is not None else ""
+            return f"{e.fn.value}{template}({', '.join(self.expr(x) for x in e.args)})"
+        if isinstance(e, hk.Init):
+            return f"{e.type.value}{{{self.expr(e.x)}}}"
+        if isinstance(e, hk.Paren):
+            return f"({self.expr(e.x)})"
+        if isinstance(e, hk.Neg):
+            return f"-{self.expr(e.x, 6)}"
+        if isinstance(e, hk.Logic):
+            text = (" && " if e.every else " || ").join(self.expr(x, 1) for x in e.items)
+            return f"({text})" if prec > 0 and len(e.items) > 1 else text
         raise TypeError(f"not an expression: {e!r}")
 
     def fitted(self, e, t) -> str:
@@ -249,6 +297,11 @@ class Printer:
 
     def stage_name(self, st: kir.Stage) -> str:
         return st.kind.value + ("" if self.single else str(st.index))
+
+
+def host_expr(e) -> str:
+    """A host-code expression as C++ (host code names its variables itself)."""
+    return Printer(Names()).expr(e)
 
 
 def flatten(items, depth: int = 0) -> list[Located]:
