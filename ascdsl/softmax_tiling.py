@@ -61,8 +61,7 @@ FIELDS = tuple(f.name for f in fields(SoftMaxTiling))
 def host_library(sources: Sequence[Path], wrapper: str = "") -> ctypes.CDLL:
     """Host C++ ``sources`` (and ``wrapper`` text) built against the simulator's headers (which provide
     CANN's host tiling functions) into a shared library, loaded; builds are cached."""
-    text = wrapper + "".join(f'#include "{Path(s).resolve()}"\n' for s in sources)
-    return _load(build_library(text, list(sources)))
+    return _load(build_library(lambda names: wrapper + "".join(f'#include "{n}"\n' for n in names), list(sources)))
 
 
 @functools.cache

@@ -254,15 +254,14 @@ def _launch_object() -> Path:
     return cache.entry(cache_dir() / f"{name}.o", _compile(["-c", "-I", str(INCLUDE_DIR), str(src)]))[0]
 
 
-def build_library(wrapper: str, sources: list[Path]) -> Path:
-    """The shared library for ``wrapper`` (C++ text that includes ``sources``), built if not cached. The
-    key holds the wrapper with each source's absolute path as its place in ``sources`` (which
-    :func:`source_digest` places relative to the others): the same text in another folder reuses the build."""
-    placed = wrapper
-    for i, source in enumerate(sources):
-        placed = placed.replace(str(Path(source).resolve()), f"<source {i}>")
+def build_library(wrapper: Callable[[list[str]], str], sources: list[Path]) -> Path:
+    """The shared library of the C++ text ``wrapper(names)`` (including ``sources`` by ``names``), built if
+    not cached. The key holds the text rendered with each source named by its place in ``sources`` (which
+    :func:`source_digest` places relative to the others), g++ compiles it rendered with their absolute
+    paths: the same text in another folder reuses the build."""
+    placed = wrapper([f"<source {i}>" for i in range(len(sources))])
     key = cache.digest(_toolchain_hash(), source_digest(sources), placed)[:32]
-    src = cache.text("kernel", wrapper, where=cache_dir())
+    src = cache.text("kernel", wrapper([str(Path(source).resolve()) for source in sources]), where=cache_dir())
 
     def make(tmp: Path) -> None:  # the header and launch object only where a library is built
         _compile(["-shared", "-DASCDSL_SIM_PREBUILT_LAUNCH", "-I", str(_precompiled_header()), "-I", str(INCLUDE_DIR),

@@ -8,7 +8,7 @@ import os
 import random
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -89,8 +89,9 @@ def _cost_params(plat: Platform, block_dim: int, cube: bool) -> _CostParams:
 _libraries: dict[Path, ctypes.CDLL] = {}
 
 
-def _load(wrapper: str, sources: list[Path]) -> ctypes.CDLL:
-    """The built library of ``wrapper``; a cached library that fails to load is rebuilt once."""
+def _load(wrapper: Callable[[list[str]], str], sources: list[Path]) -> ctypes.CDLL:
+    """The built library of ``wrapper`` (:func:`.build.build_library`); a cached library that fails to load
+    is rebuilt once."""
     path = build_library(wrapper, sources)
     if path not in _libraries:
         try:
@@ -206,7 +207,7 @@ def run_kernel(
     check_args(kernel, args)
     if not 1 <= block_dim <= 65535:
         raise SimArgumentError(f"block_dim {block_dim} is outside [1, 65535]")
-    lib = _load(wrapper_source(str(path), kernels, tiling_type), [path])
+    lib = _load(lambda names: wrapper_source(names[0], kernels, tiling_type), [path])
 
     pointers, _scalars_alive, regions = _marshal(args)
     order = _block_order(block_dim, shuffle_blocks)

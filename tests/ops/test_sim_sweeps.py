@@ -3,18 +3,22 @@ the interpreter sweeps of issue 5 (1, tails, 31/32/33, rows under 32 bytes, rows
 rows than cores, 0-size dims, 8 dims, every dtype and dim form), against the interpreter and NumPy
 float64.
 
-g++ dominates: each test first records every launch of its sweep (``simrun.recording``), builds all
-those specialisations into one kernel file (``simrun.prebuild``), then runs the sweep. Results
+Also every op's cases on the simulator. g++ dominates: the kernels of an op's cases are built as files of their
+own (:func:`_op_case_files`), which the sweeps of that op use too; each sweep then records its other launches
+(``simrun.recording``), builds those into kernel files (``simrun.prebuild``) and runs the sweep. Results
 match the interpreter within the dtype's tolerance, not bit for bit: the reductions sum in the vector
 unit's order, and the simulator's ``Exp`` is not NumPy's.
 """
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from ascdsl import dtypes, layout
 from ascdsl.backend import simrun
+from ascdsl.op import load_operators
 from ascdsl.platforms import get_platform
-from ascdsl.testing import assert_close
+from ascdsl.testing import assert_close, verify
 from ops.log_softmax_grad import log_softmax_backward, merge_axes, reference
 from ops.softmax_grad import softmax_grad
 from tests.ops.test_log_softmax_grad import SWEEP, make_inputs as log_inputs, variant
@@ -22,13 +26,30 @@ from tests.ops.test_softmax_grad import SHAPES, expected, make_inputs
 
 DTYPES = ("float32", "float16", "bfloat16")
 B3 = get_platform("Ascend910B3")
+OPS = {op.name: op for op in load_operators([Path(__file__).resolve().parents[2] / "ops"])}
 
 
-def _prebuilt(run_all) -> None:
-    """Build every specialisation ``run_all`` launches in as few g++ builds as the batch size allows."""
+def _op_case_files(op) -> None:
+    """Build the kernels ``op``'s cases launch on the simulator as files of their own, the same in every process."""
+    with simrun.recording() as launches:
+        verify(op, ("sim",))
+    simrun.prebuild(launches)
+
+
+def _prebuilt(op, run_all) -> None:
+    """Build every specialisation ``run_all`` launches that ``op``'s case files do not hold in as few g++ builds
+    as the batch size allows."""
+    _op_case_files(op)
     with simrun.recording() as launches:
         run_all("sim")
-    simrun.prebuild(launches)
+    simrun.prebuild([launch for launch in launches if not simrun.prebuilt(*launch)])
+
+
+@pytest.mark.parametrize("op", OPS.values(), ids=lambda op: op.name)
+def test_op_cases_pass_on_the_simulator(op):
+    _op_case_files(op)
+    failed = [r for r in verify(op, ("sim",)) if not r.ok]
+    assert not failed, "\n".join(f"{r.case}: {r.message}" for r in failed)
 
 
 def _failures(cases, check) -> list[str]:
@@ -58,7 +79,8 @@ def _softmax_grad(grad, src, fmt, front, backend):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_softmax_grad_sweep_on_the_simulator(dtype):
     cases = [(shape, fmt, front, make_inputs(shape, dtype)) for shape, fmt, front in _softmax_grad_cases(dtype)]
-    _prebuilt(lambda backend: [_softmax_grad(*inputs, fmt, front, backend) for _, fmt, front, inputs in cases])
+    _prebuilt(OPS["softmax_grad"],
+              lambda backend: [_softmax_grad(*inputs, fmt, front, backend) for _, fmt, front, inputs in cases])
 
     def check(shape, fmt, front, inputs):
         sim = _softmax_grad(*inputs, fmt, front, "sim")
@@ -74,7 +96,8 @@ def test_softmax_grad_sweep_on_the_simulator(dtype):
 def test_log_softmax_backward_sweep_on_the_simulator(dtype):
     cases = [(shape, dim, real, log_inputs(shape, dim, dtype, real=real)) for shape, dim in SWEEP for real in (True,)]
     cases += [((6, 1, 37), 1, False, log_inputs((6, 1, 37), 1, dtype, real=False, seed=3))]  # no-reduce, any input
-    _prebuilt(lambda backend: [log_softmax_backward(*inputs, dim, backend=backend) for _, dim, _, inputs in cases])
+    _prebuilt(OPS["log_softmax_grad"],
+              lambda backend: [log_softmax_backward(*inputs, dim, backend=backend) for _, dim, _, inputs in cases])
 
     def check(shape, dim, real, inputs):
         sim = log_softmax_backward(*inputs, dim, backend="sim")

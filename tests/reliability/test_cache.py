@@ -48,8 +48,8 @@ def run_add(source: Path, n: int = 512) -> None:
 def library_of(source: Path) -> Path:
     text = source.read_text()
     kernels = sim.signature.find_kernels(text)
-    wrapper = sim.signature.wrapper_source(str(source.resolve()), kernels, sim.signature.default_tiling_type(text))
-    return build.build_library(wrapper, [source.resolve()])
+    tiling = sim.signature.default_tiling_type(text)
+    return build.build_library(lambda names: sim.signature.wrapper_source(names[0], kernels, tiling), [source.resolve()])
 
 
 def test_cache_lives_under_the_users_folder_not_tmp(fresh_cache, tmp_path, monkeypatch):
