@@ -443,9 +443,11 @@ chunks of 256 float32 lanes are 32 KiB a row)."""
 
 
 @lru_cache(maxsize=1024)
-def _unrolled(kernel: Kernel, trips: int, apart: bool) -> Kernel:
+def _unrolled(kernel: Kernel, trips: int, apart: bool, platform: Platform) -> Kernel | None:
+    """``kernel`` unrolled to ``trips`` and specialised as a launch's kernel is, or None where nothing unrolls."""
     marked = assume_disjoint(kernel) if apart else kernel
-    return unrolled_loops(marked, trips)
+    unrolled = unrolled_loops(marked, trips)
+    return None if unrolled is marked else specialise(unrolled, apart, platform)
 
 
 def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | None = None) -> Kernel:
@@ -475,9 +477,8 @@ def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | 
     candidates = [] if taken is out else [taken]
     trips = launch_trips(kernel, args)
     if trips is not None and 1 < trips <= UNROLL:
-        unrolled = _unrolled(kernel, trips, apart)
-        if unrolled is not kernel:
-            unrolled = specialise(unrolled, apart, platform)
+        unrolled = _unrolled(kernel, trips, apart, platform)
+        if unrolled is not None:
             straight = _taken(unrolled, decided_branches(unrolled, args))
             if _fits(straight, 2, platform):
                 candidates.append(straight)
