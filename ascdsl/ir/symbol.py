@@ -37,8 +37,13 @@ class Symbol:
         """Why ``value`` is not admitted, or None."""
         if self.admits(value):
             return None
-        return (f"{self.name}={value} is not a multiple of {self.quantum} of at least {self.low}, "
-                "as this kernel's runtime tile extent must be")
+        return f"{self.name}={value}{self.requirement}"
+
+    @property
+    def requirement(self) -> str:
+        """What a refused value is not (after ``NAME=VALUE``; the host code's message says it too)."""
+        return (f" is not a multiple of {self.quantum} of at least {self.low}, as this kernel's runtime tile extent "
+                "must be")
 
     def largest(self, fits: Callable[[int], bool]) -> int:
         """The largest admitted value with ``fits`` (monotone), or 0 when not even ``low`` fits."""

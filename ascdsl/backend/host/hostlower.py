@@ -343,9 +343,7 @@ class HostLowering(HostExpressions):
             low = Bin(BinOp.LT, value, Value(e.low))
             off = (Bin(BinOp.NE, Bin(BinOp.MOD, value, Value(e.quantum)), Value(0)),) if e.quantum > 1 else ()
             self.emit(f"if ({host_expr(Logic(False, (*off, low)))}) {{")
-            message = concat([Value(f"{e.name}="), Invoke(Runtime.FORMAT_INT, (value,)),
-                              Value(f" is not a multiple of {e.quantum} of at least {e.low}, as this kernel's "
-                                    "runtime tile extent must be")])
+            message = concat([Value(f"{e.name}="), Invoke(Runtime.FORMAT_INT, (value,)), Value(e.requirement)])
             self.emit(f"    throw HostError{{VALUE_ERROR, {host_expr(message)}}};")
             self.emit("}")
         need = Ident(self.temp("ubBytes"))
