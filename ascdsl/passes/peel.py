@@ -25,6 +25,7 @@ import numpy as np
 from ..ir.builder import Fresh
 from ..ir.core import Block, Instr, Kernel, Op, Value, walk
 from ..ir.treemap import tree_map
+from .loops import constant_step, fresh_values
 
 
 class _Peel:
@@ -50,8 +51,7 @@ class _Peel:
         """The body's masks ``index + tl.arange(s, e) < upper`` of ``loop``, a loop of a constant positive step:
         their ids -> ``e``."""
         index, upper = loop.regions[0].args[0], loop.operands[1]
-        step = self.defs.get(loop.operands[2].id)
-        if step is None or step.op is not Op.CONST or type(step.attr("value")) is not int or step.attr("value") <= 0:
+        if constant_step(self.defs, loop) is None:
             return {}
         out = {}
         for i in walk(loop.regions[0]):
@@ -85,9 +85,14 @@ class _Peel:
                 out.append(instr)
         return Block(block.args, tuple(out))
 
-    def split(self, loop: Instr, masks: dict[int, int], out: list) -> Instr:
+    def split(self, loop: Instr, masks: dict[int, int], out: list) -> Instr | None:
         """The main loop of ``loop`` (its values renamed, appended to ``out`` after the bounds it needs) and the
-        loop of the last block, which keeps ``loop``'s results."""
+        loop of the last block, which keeps ``loop``'s results; None (``out`` as it was) where the body drops no
+        use of ``masks``."""
+        before = self.count
+        body = self.unmasked(loop.regions[0], set(masks), {})
+        if self.count == before:
+            return None
         lower, upper, step = loop.operands[:3]
         t, loc = upper.type, loop.loc
         reach = max(masks.values()) - 1  # the main loop's trips have every lane below upper
@@ -103,14 +108,9 @@ class _Peel:
         span = op(Op.ADD, op(Op.SUB, main, lower), op(Op.SUB, step, const(1)))
         trips = op(Op.MAXIMUM, const(0), op(Op.IDIV, span, step))
         first = op(Op.ADD, lower, op(Op.MUL, trips, step))
-        fresh = {}
-        for i in walk(Block((), (loop,))):
-            for v in (*i.results, *(a for r in i.regions for a in r.args)):
-                fresh[v.id] = self.emit.value(v.type)
-        rename = lambda x: fresh.get(x.id) if isinstance(x, Value) else None  # noqa: E731
-        head = tree_map(loop, before=rename)
-        body = self.unmasked(head.regions[0], {fresh[k].id for k in masks}, {})
-        out.append(replace(head, operands=(lower, main, step, *loop.operands[3:]), regions=(body,)))
+        fresh = fresh_values(self.emit, (loop,))
+        head = tree_map(replace(loop, regions=(body,)), before=lambda x: fresh.get(x.id) if isinstance(x, Value) else None)
+        out.append(replace(head, operands=(lower, main, step, *loop.operands[3:])))
         return replace(loop, operands=(first, upper, step, *head.results))
 
     def block(self, block: Block) -> Block:
@@ -118,14 +118,8 @@ class _Peel:
         for instr in block.body:
             instr = replace(instr, regions=tuple(self.block(r) for r in instr.regions))
             masks = self.masks(instr) if instr.op is Op.FOR else {}
-            if masks:
-                before = self.count
-                trial: list[Instr] = []
-                last = self.split(instr, masks, trial)
-                if self.count > before:
-                    out += trial
-                    instr = last
-            out.append(instr)
+            last = self.split(instr, masks, out) if masks else None
+            out.append(instr if last is None else last)
         return Block(block.args, tuple(out))
 
 

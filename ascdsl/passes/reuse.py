@@ -21,6 +21,7 @@ through overlap no other argument: :func:`ascdsl.backend.batching.batchrun.speci
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -29,6 +30,7 @@ from ..ir.builder import Fresh
 from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
 from ..ir.provenance import STORES, pointer_roots
 from ..ir.treemap import tree_map
+from .loops import constant_step, fresh_values
 
 DISJOINT = "DISJOINT_POINTERS"
 """The constexpr a kernel specialised for disjoint pointer arguments records (its IR dump shows it): every
@@ -188,17 +190,14 @@ class _Version:
         self.kernel = kernel
         self.trips = trips
         self.emit = Fresh(kernel)
-        self.defs = {r.id: i for i in walk(kernel.body) for r in i.results}
+        self.defs = _definitions(kernel)
         self.copies: dict[int, int] = {}  # a value of a copied region -> the value it copies (for its name)
 
     def step(self, loop: Instr) -> int | None:
         """The constant positive step of ``loop`` whose ``trips`` runs span a range of its bounds' dtype,
         None where it has none."""
-        d = self.defs.get(loop.operands[2].id)
-        if d is None or d.op is not Op.CONST or type(d.attr("value")) is not int or d.attr("value") <= 0:
-            return None
-        step = d.attr("value")
-        return step if step * self.trips <= np.iinfo(loop.operands[2].type.dtype.np).max else None
+        step = constant_step(self.defs, loop)
+        return step if step is not None and step * self.trips <= np.iinfo(loop.operands[2].type.dtype.np).max else None
 
     def qualifies(self, instr: Instr, ready: set) -> bool:
         """Whether ``instr`` is a loop of a constant positive step whose bounds (of one dtype) are computed
@@ -254,12 +253,9 @@ class _Version:
         return cond
 
     def fresh(self, instrs) -> dict[int, Value]:
-        """A fresh value for each value ``instrs`` (and their regions) define."""
-        fresh = {}
-        for i in walk(Block((), tuple(instrs))):
-            for v in (*i.results, *(a for r in i.regions for a in r.args)):
-                fresh[v.id] = self.emit.value(v.type)
-                self.copies[fresh[v.id].id] = v.id
+        """:func:`.loops.fresh_values` of ``instrs``, each copy noted for its name."""
+        fresh = fresh_values(self.emit, instrs)
+        self.copies.update((new.id, old) for old, new in fresh.items())
         return fresh
 
     def inlined(self, tail: tuple, loops: list[Instr]) -> list[Instr]:
@@ -354,11 +350,17 @@ _SCALAR_OPS = {Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.MINI
                Op.OR: np.bitwise_or, Op.XOR: np.bitwise_xor}
 
 
+@lru_cache(maxsize=256)
+def _definitions(kernel: Kernel) -> dict[int, Instr]:
+    """The instruction defining each value of ``kernel`` (by result id; the cached map is read, never changed)."""
+    return {r.id: i for i in walk(kernel.body) for r in i.results}
+
+
 def _evaluator(kernel: Kernel, scalars: dict[int, object]):
     """The value of a scalar of ``kernel`` at a launch whose scalar parameters are ``scalars`` (by value id),
     or None where it is not integer arithmetic and comparisons of those and constants (computed in the
     values' dtypes, as the kernel computes them)."""
-    defs = {r.id: i for i in walk(kernel.body) for r in i.results}
+    defs = _definitions(kernel)
     memo: dict[int, object] = {}
 
     def value(v: Value):
@@ -396,21 +398,35 @@ def decided_branches(kernel: Kernel, args: list) -> tuple[bool | None, ...]:
     return _decided(kernel, _scalars(kernel, args))
 
 
+@lru_cache(maxsize=256)
+def _unrolled_bounds(kernel: Kernel) -> tuple[tuple[Value, Value, int], ...]:
+    """``(lower, upper, step)`` of each top-level loop :func:`unrolled_loops` would unroll (a kernel's, once for
+    all its launches)."""
+    version = _Version(kernel)
+    ready = {a.id for a in kernel.body.args}
+    bounds = []
+    for instr in kernel.body.body:
+        if version.qualifies(instr, ready):
+            bounds.append((*instr.operands[:2], version.step(instr)))
+        elif not bounds:
+            ready.update(r.id for r in instr.results)
+    return tuple(bounds)
+
+
 def launch_trips(kernel: Kernel, args: list) -> int | None:
     """The trip count every top-level loop :func:`unrolled_loops` would unroll runs at a launch of ``kernel`` on
     ``args`` (its runtime arguments in order), None where they run different counts, one not computed from the
     launch's scalars, or none."""
-    version, value = _Version(kernel), _evaluator(kernel, _scalars(kernel, args))
-    ready = {a.id for a in kernel.body.args}
+    bounds = _unrolled_bounds(kernel)
+    if not bounds:
+        return None
+    value = _evaluator(kernel, _scalars(kernel, args))
     trips = set()
-    for instr in kernel.body.body:
-        if version.qualifies(instr, ready):
-            lower, upper = (value(v) for v in instr.operands[:2])
-            if lower is None or upper is None:
-                return None
-            trips.add(max(0, -(-(int(upper) - int(lower)) // version.step(instr))))
-        elif not trips:
-            ready.update(r.id for r in instr.results)
+    for lower, upper, step in bounds:
+        lower, upper = value(lower), value(upper)
+        if lower is None or upper is None:
+            return None
+        trips.add(max(0, -(-(int(upper) - int(lower)) // step)))
     return trips.pop() if len(trips) == 1 else None
 
 
