@@ -11,6 +11,7 @@ from .batching import batch_programs, refusal
 from .cleanup import common_scalars, dead_code, unit_reductions
 from .induction import carried_offsets
 from .peel import full_blocks
+from .persistent import persistent_programs
 from .products import accumulated_products
 from .reuse import assume_disjoint, reused_loads, single_trip_loops
 
@@ -33,10 +34,12 @@ REUSE = (
 
 AT_LAUNCH = (
     *REUSE,
+    persistent_programs,  # the programs as a grid-stride loop, the loads every program makes once before it
     batch_programs,  # P consecutive programs as one (flat 1-D or rows form; `refusal` says why not)
 )
 """Tile-IR passes that need the launch: the ``sim`` backend runs them before :data:`PIPELINE`, :data:`REUSE`
-``(kernel, platform) -> kernel`` on the kernel specialised for its arguments, then ``batch_programs``
+``(kernel, platform) -> kernel`` on the kernel specialised for its arguments, then, where the cost model
+estimates it faster, ``persistent_programs`` ``(kernel) -> kernel``, then ``batch_programs``
 ``(kernel, P) -> kernel`` with P from the grid, the UB budget and the cost model
 (:mod:`ascdsl.backend.batching.batchrun`)."""
 

@@ -50,6 +50,7 @@ class Step:
     store_move: float
     bound: bool
     serial: bool = False  # the scalar unit waits for the vector pipe (a UB value read): nothing overlaps
+    once: float = 0.0  # what a persistent program runs once before its loop of steps (its invariant loads)
 
     @property
     def load(self) -> float:
@@ -142,6 +143,7 @@ class _Pricer:
         self.launch: dict = {("field", name): v for name, v in fields.items()}
         self.bound = False
         self.serial = False
+        self.once = 0.0
 
     def body(self, stmts) -> None:
         for s in stmts:
@@ -279,7 +281,7 @@ def price(k: kir.Kernel, platform: Platform, blocks: int, fields: Mapping[str, o
     _walk(p, k.process)
     if p.runs != 1:
         raise Unpriced(f"{p.runs} compute steps per program")
-    return Step(**p.pipe, bound=p.bound, serial=p.serial)
+    return Step(**p.pipe, bound=p.bound, serial=p.serial, once=p.once)
 
 
 def _walk(p: _Pricer, process) -> None:
@@ -293,6 +295,9 @@ def _walk(p: _Pricer, process) -> None:
         elif isinstance(s, kir.Run):
             p.body(s.stage.body)
         elif isinstance(s, kir.For) and (_int(s.start, p.env) is None or _int(s.stop, p.env) is None):
+            if any(isinstance(x, kir.Run) for x in s.body):  # what ran before a grid-stride loop runs once
+                p.once += sum(p.pipe.values())
+                p.pipe, p.runs = dict.fromkeys(p.pipe, 0.0), 0
             _walk(p, s.body)  # a run-time loop of stages (a grid-stride loop): once
         elif isinstance(s, kir.For):
             start, stop, step = (_int(x, p.env) for x in (s.start, s.stop, s.step))
@@ -347,21 +352,29 @@ def _transfer(link: list[tuple[float, float]], start: float, cycles: float) -> f
     return t
 
 
-def estimate(s: Step, programs: int, grid: int, p: int, platform: Platform) -> float:
+def persistent_trips(programs: int, p: int, grid: int) -> list[int]:
+    """The rows of each trip of the busiest core's loop in a persistent launch (:mod:`ascdsl.passes.persistent`)
+    of ``programs`` rows on ``grid`` programs, ``p`` rows a trip: program 0's, trip ``k`` from row
+    ``k * grid * p``."""
+    return [min(p, programs - k * grid * p) for k in range(-(-programs // (grid * p)))]
+
+
+def estimate(s: Step, programs: int, grid: int, p: int, platform: Platform, trips: list[int] | None = None) -> float:
     """The slowest core's cycles for a launch of ``programs`` programs batched ``p`` to a program on
     ``grid`` batched programs, ``s`` the priced step of ``p`` programs: the busiest core's steps
-    (:func:`core_rows`; a batch of fewer than ``p`` programs moves fewer bytes, its vector work is the
-    whole tile's) on the simulator's timeline (see the module docstring)."""
+    (:func:`core_rows`, or the ``trips`` of a persistent launch, every core busy; a batch of fewer than ``p``
+    programs moves fewer bytes, its vector work is the whole tile's) on the simulator's timeline (see the
+    module docstring)."""
     cores = platform.vector_core_count
-    rows = core_rows(programs, grid, cores)
+    rows = core_rows(programs, grid, cores) if trips is None else trips
+    busy = [cores] * len(rows) if trips is not None else [min(cores, grid - i * cores) for i in range(len(rows))]
     # a round of fewer batched programs than cores leaves the idle cores' share of HBM to the others
-    moves = [r / p * cost.core_share(platform, cores) / cost.core_share(platform, min(cores, grid - i * cores))
-             for i, r in enumerate(rows)]
+    moves = [r / p * cost.core_share(platform, cores) / cost.core_share(platform, b) for r, b in zip(rows, busy)]
     if s.serial:
-        return sum(s.load + s.compute + s.store - (1 - m) * (s.load_move + s.store_move) for m in moves)
+        return s.once + sum(s.load + s.compute + s.store - (1 - m) * (s.load_move + s.store_move) for m in moves)
     flag = cost.constants(platform).flag_latency.value
     link: list[tuple[float, float]] = []
-    mte2 = mte3 = v = 0.0
+    mte2 = mte3 = v = s.once
     computed: list[float] = []
     stored: list[float] = []
     for i, m in enumerate(moves):

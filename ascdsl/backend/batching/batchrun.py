@@ -47,6 +47,7 @@ from ...ir import Kernel, Op, walk
 from ...ir.provenance import stored_params
 from ...passes import run_passes, specialise
 from ...passes.batching import NotBatchable, batch_programs, flat_block, form, refusal, split_programs
+from ...passes.persistent import persistent_programs
 from ...passes.reuse import assume_disjoint, decided_branches, launch_trips, taken_branches, unrolled_loops
 from ...platforms import Platform, get_platform
 from . import batchcost
@@ -137,17 +138,19 @@ steps (:func:`plan`)."""
 @dataclass(frozen=True)
 class Launch:
     """One candidate launch: P, the batched grid N, and the cost model's estimate (us; None: unpriced);
-    ``rows``: P = 1 in the rows form (:data:`ONE`)."""
+    ``rows``: P = 1 in the rows form (:data:`ONE`); ``persistent``: the kernel's persistent form
+    (:data:`PERSISTENT_FORM`), P rows a trip."""
 
     p: int
     grid: int
     est_us: float | None = None
     rows: bool = False
+    persistent: bool = False
 
     @property
     def batched(self) -> bool:
         """Whether the launch runs the batched kernel."""
-        return self.p > 1 or self.rows
+        return self.p > 1 or self.rows or self.persistent
 
 
 @dataclass(frozen=True)
@@ -170,7 +173,8 @@ class Choice:
     @property
     def label(self) -> str:
         """P, and the split where the launch splits programs (``7 (split 2)``) or the rows form at P = 1 (``1 (rows)``)."""
-        return f"{self.p}" + (f" (split {self.split})" if self.split > 1 else " (rows)" if self.run.rows else "")
+        return f"{self.p}" + (f" (split {self.split})" if self.split > 1 else " (persistent)" if self.run.persistent
+                              else " (rows)" if self.run.rows else "")
 
     @property
     def grid(self) -> int:
@@ -222,11 +226,53 @@ def plan(kernel: Kernel, programs: int, platform: Platform, fields: tuple = ()) 
     decide the branch the model prices where the kernel branches on them."""
     whole = _plan(kernel, programs, platform, fields)
     best, best_us = whole, _est_us(whole, kernel, programs, platform, fields)
+    looped = _persistent(kernel, programs, platform, fields, whole.p)
+    if looped is not None and best_us is not None and looped.est_us < best_us * (1 - MARGIN):
+        best, best_us = replace(whole, run=looped, best=looped), looped.est_us
     for s in _splits(kernel, programs, platform):
         c = _plan(split_programs(kernel, s), programs * s, platform, fields)
         if c.p >= 2 and c.best is not None and (best_us is None or c.run.est_us < best_us * (1 - MARGIN)):
             best, best_us = replace(c, split=s), c.run.est_us
     return best
+
+
+PERSISTENT_FORM = "the persistent form"
+"""A rows-form kernel whose programs all load the same bytes (rms norm's ``gamma``) may run as a loop on one
+batched program a core (:func:`ascdsl.passes.persistent.persistent_programs`), P rows a trip, the invariant loads
+once a core before the loop, where the cost model estimates it :data:`MARGIN` faster than the launch planned
+without it (a program of a prologue and a loop of one step each trip: :func:`.batchcost.price`)."""
+
+
+def _persistent(kernel: Kernel, programs: int, platform: Platform, fields: tuple, p: int) -> Launch | None:
+    """The fastest launch of :data:`PERSISTENT_FORM` by the cost model, at ``p`` rows a trip (the whole launch's
+    P), at the P of at most ``p`` that gives the busiest core fewest rows (:func:`_balanced`) or at one; None
+    where ``kernel`` has no invariant load or none fits double-buffered."""
+    looped = _looped(kernel)
+    if looped is kernel:
+        return None
+    cores = platform.vector_core_count
+    launches = []
+    for q in sorted({p, _balanced(programs, p, cores), 1}):
+        step = _step(looped, q, platform, fields, rows=True)
+        if isinstance(step, batchcost.Step):
+            grid = min(cores, -(-programs // q))
+            us = batchcost.estimate(step, programs, grid, q, platform, batchcost.persistent_trips(programs, q, grid))
+            launches.append(Launch(q, grid, us / batchcost.clock_mhz(platform), persistent=True))
+    return min(launches, key=lambda c: c.est_us, default=None)
+
+
+def _balanced(programs: int, p: int, cores: int) -> int:
+    """The rows a trip, at most ``p``, that leave the busiest core of a persistent launch fewest rows (trip ``k``
+    of every core starts at row ``k * cores * P``, so a P that does not spread the rows evenly gives the first
+    cores a trip more: 3000 rows at P = 9, 81 on the busiest core; at P = 5, 75), the largest of those."""
+    least = -(-programs // (cores * p))
+    return min((-(-programs // (cores * t)) for t in range(least, 2 * least + 1)),
+               key=lambda q: (sum(batchcost.persistent_trips(programs, q, min(cores, -(-programs // q)))), -q))
+
+
+@lru_cache(maxsize=256)
+def _looped(kernel: Kernel) -> Kernel:
+    return persistent_programs(kernel)
 
 
 def _splits(kernel: Kernel, programs: int, platform: Platform) -> tuple[int, ...]:
@@ -331,7 +377,8 @@ def _interpolate(steps: dict, q: int) -> batchcost.Step | None:
     f = (q - below) / (above - below)
     mix = lambda x, y: x + (y - x) * f  # noqa: E731
     return batchcost.Step(mix(a.load_setup, b.load_setup), mix(a.load_move, b.load_move), mix(a.compute, b.compute),
-                          mix(a.store_setup, b.store_setup), mix(a.store_move, b.store_move), a.bound, a.serial)
+                          mix(a.store_setup, b.store_setup), mix(a.store_move, b.store_move), a.bound, a.serial,
+                          mix(a.once, b.once))
 
 
 def choose(kernel: Kernel, programs: int, platform: Platform) -> int:
@@ -384,6 +431,8 @@ def explain(kernel: Kernel, programs: int, platform: Platform) -> str:
 def reason(c: Choice) -> str:
     """How a batched launch's P was chosen (what :func:`describe` says after it)."""
     ub = f"the largest P that fits ({c.largest})" + (f", capped to leave each core {MIN_ROUNDS} batched programs" * c.capped)
+    if c.run.persistent:
+        return f"{PERSISTENT_FORM}, the loads every program makes once a core: est {c.run.est_us:.3g} us"
     if c.run.rows:
         return (f"no P >= 2 fits; {ONE} keeps each reduction on the vector unit (est {c.run.est_us:.3g} us, against "
                 f"{c.rule.est_us:.3g} us unbatched)")
@@ -427,6 +476,8 @@ def disjoint(kernel: Kernel, args: list) -> bool:
 @lru_cache(maxsize=1024)
 def _specialised(kernel: Kernel, apart: bool, platform: Platform) -> Kernel:
     out = specialise(kernel, apart, platform)
+    if out is kernel and apart and _looped(assume_disjoint(kernel)) is not assume_disjoint(kernel):
+        out = assume_disjoint(kernel)  # disjoint arrays let its persistent form load what every program loads once
     # a versioned kernel holds both branches' tiles: where that does not fit (or lower), the kernel as given
     return out if out is kernel or _variant(out, 1, platform) is not None else kernel
 
@@ -512,5 +563,8 @@ def batch_launch(kernel: Kernel, args: list, grid: tuple[int, int, int], platfor
     c = plan(kernel, grid[0], get_platform(platform), scalar_fields(kernel, args))
     if not c.run.batched:
         return kernel, args, grid
+    if c.run.persistent:  # the persistent kernel's launch of grid * P programs, P rows a trip
+        return (batch_programs(_looped(kernel), c.p), [*args, np.int32(grid[0]), np.int32(c.grid * c.p)],
+                (c.grid, 1, 1))
     split = split_programs(kernel, c.split) if c.split > 1 else kernel
     return batch_programs(split, c.p), [*args, np.int32(grid[0] * c.split)], (c.grid, 1, 1)
