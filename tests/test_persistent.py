@@ -127,7 +127,7 @@ def test_persistent_launch_on_the_simulator(monkeypatch):
     c = batchrun.plan(kernel, m, PLATFORM, fields)
     assert c.run.persistent and c.label == f"{c.p} (persistent)" and c.grid == PLATFORM.vector_core_count
     assert batchrun.PERSISTENT_FORM in batchrun.describe(kernel, (m, 1, 1), PLATFORM)
-    step = batchrun._step(persistent_programs(kernel), c.p, PLATFORM, fields, rows=True)
+    step = batchrun._step(persistent_programs(kernel), c.p, PLATFORM, fields, rows=True, persistent=True)
     assert isinstance(step, batchcost.Step) and step.once > 0  # gamma's load and copy, once a program
     whole = batchrun._plan(kernel, m, PLATFORM, fields)
     measured = {}

@@ -133,7 +133,7 @@ def _int(e, env: dict) -> int | None:
 class _Pricer:
     """Walks a compiled kernel's ``Process`` for one batched program, summing each pipe's work."""
 
-    def __init__(self, platform: Platform, blocks: int, fields: Mapping[str, object]):
+    def __init__(self, platform: Platform, blocks: int, fields: Mapping[str, object], prologue: bool = False):
         self.k = cost.constants(platform)
         self.share = cost.core_share(platform, blocks)
         self.pipe = dict.fromkeys(("load_setup", "load_move", "compute", "store_setup", "store_move"), 0.0)
@@ -144,6 +144,7 @@ class _Pricer:
         self.bound = False
         self.serial = False
         self.once = 0.0
+        self.prologue = prologue  # a persistent kernel: what runs before its grid-stride loop is ``once``
 
     def body(self, stmts) -> None:
         for s in stmts:
@@ -273,11 +274,14 @@ def _span(r) -> int:
     return max(0, r.extent - r.low) * r.dtype.itemsize if isinstance(r, kir.Ref) else 0
 
 
-def price(k: kir.Kernel, platform: Platform, blocks: int, fields: Mapping[str, object] = MappingProxyType({})) -> Step:
+def price(k: kir.Kernel, platform: Platform, blocks: int, fields: Mapping[str, object] = MappingProxyType({}),
+          persistent: bool = False) -> Step:
     """One batched program of the compiled kernel ``k`` on a launch of ``blocks`` blocks, at whole tiles; ``fields``:
     the launch's scalar tiling fields by name, which decide the branches of ``Process`` on them (a kernel
-    versioned on its loops' trip counts, :func:`ascdsl.passes.reuse.single_trip_loops`)."""
-    p = _Pricer(platform, blocks, fields)
+    versioned on its loops' trip counts, :func:`ascdsl.passes.reuse.single_trip_loops`); ``persistent``: ``k`` is
+    a persistent kernel (:mod:`ascdsl.passes.persistent`), the step one trip of its loop, what comes before the
+    loop ``Step.once``."""
+    p = _Pricer(platform, blocks, fields, persistent)
     _walk(p, k.process)
     if p.runs != 1:
         raise Unpriced(f"{p.runs} compute steps per program")
@@ -295,8 +299,8 @@ def _walk(p: _Pricer, process) -> None:
         elif isinstance(s, kir.Run):
             p.body(s.stage.body)
         elif isinstance(s, kir.For) and (_int(s.start, p.env) is None or _int(s.stop, p.env) is None):
-            if any(isinstance(x, kir.Run) for x in s.body):  # what ran before a grid-stride loop runs once
-                p.once += sum(p.pipe.values())
+            if p.prologue:  # what ran before a persistent kernel's loop runs once
+                p.once, p.prologue = sum(p.pipe.values()), False
                 p.pipe, p.runs = dict.fromkeys(p.pipe, 0.0), 0
             _walk(p, s.body)  # a run-time loop of stages (a grid-stride loop): once
         elif isinstance(s, kir.For):

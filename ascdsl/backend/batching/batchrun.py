@@ -104,16 +104,16 @@ def _fits(kernel: Kernel, p: int, platform: Platform, rows: bool = False) -> boo
 
 
 @lru_cache(maxsize=1024)
-def _step(kernel: Kernel, p: int, platform: Platform, fields: tuple = (),
-          rows: bool = False) -> batchcost.Step | batchcost.Unpriced | None:
+def _step(kernel: Kernel, p: int, platform: Platform, fields: tuple = (), rows: bool = False,
+          persistent: bool = False) -> batchcost.Step | batchcost.Unpriced | None:
     """The cost model's step of the kernel batched ``p`` to a program (:func:`.batchcost.price`; ``fields``: the
-    launch's scalars; ``rows``: as :func:`_variant`), the model's reason where it does not price it, None where
-    ``p`` does not fit."""
+    launch's scalars; ``rows``: as :func:`_variant`; ``persistent``: a trip of :data:`PERSISTENT_FORM`'s loop), the
+    model's reason where it does not price it, None where ``p`` does not fit."""
     compiled = _variant(kernel, p, platform, rows)
     if compiled is None:
         return None
     try:
-        return batchcost.price(compiled, platform, platform.vector_core_count, dict(fields))
+        return batchcost.price(compiled, platform, platform.vector_core_count, dict(fields), persistent)
     except batchcost.Unpriced as e:
         return e
 
@@ -253,7 +253,7 @@ def _persistent(kernel: Kernel, programs: int, platform: Platform, fields: tuple
     cores = platform.vector_core_count
     launches = []
     for q in sorted({p, _balanced(programs, p, cores), 1}):
-        step = _step(looped, q, platform, fields, rows=True)
+        step = _step(looped, q, platform, fields, rows=True, persistent=True)
         if isinstance(step, batchcost.Step):
             grid = min(cores, -(-programs // q))
             us = batchcost.estimate(step, programs, grid, q, platform, batchcost.persistent_trips(programs, q, grid))
@@ -476,8 +476,9 @@ def disjoint(kernel: Kernel, args: list) -> bool:
 @lru_cache(maxsize=1024)
 def _specialised(kernel: Kernel, apart: bool, platform: Platform) -> Kernel:
     out = specialise(kernel, apart, platform)
-    if out is kernel and apart and _looped(assume_disjoint(kernel)) is not assume_disjoint(kernel):
-        out = assume_disjoint(kernel)  # disjoint arrays let its persistent form load what every program loads once
+    marked = assume_disjoint(kernel) if apart else kernel
+    if out is kernel and _looped(marked) is not marked:
+        out = marked  # disjoint arrays let its persistent form load what every program loads once
     # a versioned kernel holds both branches' tiles: where that does not fit (or lower), the kernel as given
     return out if out is kernel or _variant(out, 1, platform) is not None else kernel
 
