@@ -43,7 +43,7 @@ import numpy as np
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl.lib import core_span
+from ascdsl.lib import core_span, load_flat_rows, store_flat_rows
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 
 MAX_DIMS = 8
@@ -85,14 +85,10 @@ def reduce_tail_full_kernel(dy_ptr, x_ptr, out_ptr, d1, per_core, big_cores,
 @ascdsl.jit
 def reduce_tail_packed_kernel(dy_ptr, x_ptr, out_ptr, per_core, big_cores, ROWS: tl.constexpr, D1: tl.constexpr):
     start, end = core_span(per_core, big_cores)
-    flat = tl.arange(0, ROWS * D1)
     for row0 in range(start, end, ROWS):
-        offsets = row0 * D1 + flat
-        mask = offsets < end * D1
-        dy = tl.reshape(tl.load(dy_ptr + offsets, mask=mask, other=0.0).to(tl.float32), (ROWS, D1))
-        x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
-        out = dy - tl.reshape(tl.exp(x), (ROWS, D1)) * tl.sum(dy, axis=1)[:, None]
-        tl.store(out_ptr + offsets, tl.reshape(out, (ROWS * D1,)).to(out_ptr.dtype.element_ty), mask=mask)
+        dy = load_flat_rows(dy_ptr, row0, end, ROWS, D1)
+        out = dy - tl.exp(load_flat_rows(x_ptr, row0, end, ROWS, D1)) * tl.sum(dy, axis=1)[:, None]
+        store_flat_rows(out_ptr, row0, end, out)
 
 
 @ascdsl.jit

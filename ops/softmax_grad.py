@@ -42,7 +42,7 @@ import numpy as np
 import ascdsl
 import ascdsl.cache
 import ascdsl.language as tl
-from ascdsl.lib import core_span
+from ascdsl.lib import core_span, load_flat_rows, store_flat_rows
 from ascdsl import dtypes, sim, softmax_tiling
 from ascdsl.backend.render.jinja import render
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
@@ -83,21 +83,12 @@ def rows_kernel(grad_ptr, src_ptr, out_ptr, k, per_core, big_cores,
 
 
 @ascdsl.jit
-def packed_kernel(grad_ptr, src_ptr, out_ptr, per_core, big_cores,
-                  ROWS: tl.constexpr, K: tl.constexpr, FRONT: tl.constexpr, ALIGN: tl.constexpr):
+def packed_kernel(grad_ptr, src_ptr, out_ptr, per_core, big_cores, ROWS: tl.constexpr, K: tl.constexpr):
     start, end = core_span(per_core, big_cores)
-    flat = tl.arange(0, ROWS * K)
     for row0 in range(start, end, ROWS):
-        offsets = row0 * K + flat
-        mask = offsets < end * K
-        grad = tl.reshape(tl.load(grad_ptr + offsets, mask=mask, other=0.0).to(tl.float32), (ROWS, K))
-        src = tl.reshape(tl.load(src_ptr + offsets, mask=mask, other=0.0).to(tl.float32), (ROWS, K))
-        total = tl.sum(grad * src, axis=1)
-        if FRONT:
-            store_front(out_ptr, row0 + tl.arange(0, ROWS), end, total, ALIGN)
-        else:
-            out = tl.reshape((grad - total[:, None]) * src, (ROWS * K,))
-            tl.store(out_ptr + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
+        grad = load_flat_rows(grad_ptr, row0, end, ROWS, K)
+        src = load_flat_rows(src_ptr, row0, end, ROWS, K)
+        store_flat_rows(out_ptr, row0, end, (grad - tl.sum(grad * src, axis=1)[:, None]) * src)
 
 
 @ascdsl.jit
@@ -211,8 +202,7 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False, packed=False):
     # rows of 200 and more elements make ROWS no runtime extent the planner can size.
     flat = packed and not is_front and dtype.itemsize == 2 and k % 16 == 8 and k * 2 < PACKED_ROW_BYTES and m * k <= ROW_LIMIT
     if flat:
-        rows = ascdsl.planner.largest_extent(packed_kernel, "ROWS", grad, src, grad, platform=platform, K=k,
-                                             FRONT=is_front, ALIGN=align)
+        rows = ascdsl.planner.largest_extent(packed_kernel, "ROWS", grad, src, grad, platform=platform, K=k)
     else:
         rows = ascdsl.planner.largest_extent(rows_kernel, "ROWS", grad, src, grad, platform=platform, BLOCK_K=block_k,
                                              FRONT=is_front, ALIGN=32 // grad.dtype.itemsize)
@@ -226,7 +216,7 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False, packed=False):
         if flat:
             return ascdsl.Launch(packed_kernel, grid=(used,), variant="packed",
                                  scalars={"per_core": m // used, "big_cores": m % used},
-                                 constexprs={"ROWS": rows, "K": k, "FRONT": is_front, "ALIGN": align})
+                                 constexprs={"ROWS": rows, "K": k})
         return ascdsl.Launch(rows_kernel, grid=(used,), variant="rows", scalars=scalars,
                              constexprs={"ROWS": rows, "BLOCK_K": block_k, "FRONT": is_front, "ALIGN": align})
     block_k = ascdsl.planner.largest_extent(two_pass_kernel, "BLOCK_K", grad, src, grad, platform=platform,

@@ -32,6 +32,7 @@ def test_the_python_entries_read_16_bit_rows_of_whole_float32_blocks_flat(shape,
     d = _desc(shape, dtype)
     want = {True: ("packed", "reduce_tail_packed"), False: ("rows", "reduce_tail_full_load")}[packed]
     assert softmax_grad_host(d, d, False, B3, packed=True).variant == want[0]
+    assert softmax_grad_host(d, d, True, B3, packed=True).variant == "rows"  # the front: a block a row out
     assert log_softmax_backward_host(d, d, 1, B3, lines=True).variant == want[1]
 
 
