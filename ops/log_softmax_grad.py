@@ -5,7 +5,10 @@ the shape around the reduced axes into ``[d0, d1, d2]`` (``d1`` reduced) and pic
 
 * ``no_reduce`` (``d1 == 1``): the sum over a single element is ``grad_output`` itself, so
   ``grad_input = grad_output - exp(output) * grad_output``, elementwise over ``d0 * d2`` values;
-* ``reduce_tail`` (``d2 == 1``): rows of ``d1`` contiguous values, ``[ROWS, BLOCK_R]`` tiles;
+* ``reduce_tail`` (``d2 == 1``): rows of ``d1`` contiguous values, ``[ROWS, BLOCK_R]`` tiles; from the
+  Python entry, 16-bit rows of ``d1 = 8 mod 16`` elements under 1 KiB ``reduce_tail_packed``: a tile of
+  ``ROWS * d1`` values read flat (one burst, where padded rows are a burst each), whose float32 rows are
+  whole blocks;
 * ``reduce_middle``: ``[BLOCK_R, BLOCK_B]`` tiles of one ``d0`` index, summed over the rows;
 
 each of these ``full_load`` (the whole reduced extent is one tile) or ``recompute`` (a first
@@ -40,13 +43,14 @@ import numpy as np
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl.lib import core_span
+from ascdsl.lib import core_span, load_flat_rows, store_flat_rows
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 
 MAX_DIMS = 8
 TILES_PER_CORE = 4  # the full-load kernel's fewest tiles a core, where its rows allow
 MIN_TILE_BYTES = 8192  # the fewest bytes of an input such a tile holds
 ROW_LIMIT = 1 << 30  # row indices (a core's first row plus a tile of rows) stay far inside int32
+PACKED_ROW_BYTES = 1024  # the longest 16-bit rows read packed (a kernel per length; 3000x1000 gains 3% by it)
 
 
 @ascdsl.jit
@@ -76,6 +80,15 @@ def reduce_tail_full_kernel(dy_ptr, x_ptr, out_ptr, d1, per_core, big_cores,
         x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
         out = dy - tl.exp(x) * total[:, None]
         tl.store(out_ptr + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@ascdsl.jit
+def reduce_tail_packed_kernel(dy_ptr, x_ptr, out_ptr, per_core, big_cores, ROWS: tl.constexpr, D1: tl.constexpr):
+    start, end = core_span(per_core, big_cores)
+    for row0 in range(start, end, ROWS):
+        dy = load_flat_rows(dy_ptr, row0, end, ROWS, D1)
+        out = dy - tl.exp(load_flat_rows(x_ptr, row0, end, ROWS, D1)) * tl.sum(dy, axis=1)[:, None]
+        store_flat_rows(out_ptr, row0, end, out)
 
 
 @ascdsl.jit
@@ -176,9 +189,10 @@ def log_softmax_backward_host(grad_output, output, dim, platform, lines=False):
     """Validate, merge the shape to ``[d0, d1, d2]`` around the reduced axis ``dim`` (an int, as the
     OpDef's attribute; lists of contiguous axes are merged into one by the Python entry) and plan the
     launch on ``platform`` (a :class:`ascdsl.platforms.Platform`). ``lines``: columns under 256 bytes may
-    take ``reduce_middle_lines``, whose fold of a line into its rows is a kernel per ``d2``, not a runtime
-    extent; the op project's tiling function is this function with ``lines=False`` (column tiles, which
-    serve every ``d2``), the Python entry passes True."""
+    take ``reduce_middle_lines``, whose fold of a line into its rows is a kernel per ``d2``, and short 16-bit
+    rows ``reduce_tail_packed``, a kernel per ``d1``, not runtime extents; the op project's tiling function
+    is this function with ``lines=False`` (column tiles and padded rows, which serve every length), the
+    Python entry passes True."""
     if grad_output.shape != output.shape:
         raise ValueError(f"grad_output and output must have the same shape (no broadcasting), "
                          f"got {grad_output.shape} and {output.shape}")
@@ -236,8 +250,16 @@ def log_softmax_backward_host(grad_output, output, dim, platform, lines=False):
     if d2 == 1:
         used = min(cores, d0)
         scalars = {"d1": d1, "per_core": d0 // used, "big_cores": d0 % used}
-        rows = ascdsl.planner.largest_extent(reduce_tail_full_kernel, "ROWS", grad_output, output, grad_output,
-                                             platform=platform, BLOCK_R=block_r)
+        # 16-bit rows of whole 32-byte blocks in float32 but not in their own type (d1 = 8 mod 16) lie in
+        # UB padded to a block, one burst each; read flat, a tile of them is one burst and their float32
+        # rows follow each other (a reshape that moves nothing)
+        packed = lines and dtype.itemsize == 2 and d1 % 16 == 8 and d1 * 2 < PACKED_ROW_BYTES and d0 * d1 <= ROW_LIMIT
+        if packed:
+            rows = ascdsl.planner.largest_extent(reduce_tail_packed_kernel, "ROWS", grad_output, output, grad_output,
+                                                 platform=platform, D1=d1)
+        else:
+            rows = ascdsl.planner.largest_extent(reduce_tail_full_kernel, "ROWS", grad_output, output, grad_output,
+                                                 platform=platform, BLOCK_R=block_r)
         if rows >= 1:
             rows = min(rows, ascdsl.cdiv(d0, used))
             if ascdsl.cdiv(ascdsl.cdiv(d0, used), rows) < TILES_PER_CORE:
@@ -245,6 +267,10 @@ def log_softmax_backward_host(grad_output, output, dim, platform, lines=False):
                 # an input under MIN_TILE_BYTES, whose copy set-up would cost more than that gains
                 rows = min(rows, max(ascdsl.cdiv(ascdsl.cdiv(d0, used), TILES_PER_CORE),
                                      ascdsl.cdiv(MIN_TILE_BYTES, d1 * dtype.itemsize)))
+            if packed:
+                return ascdsl.Launch(reduce_tail_packed_kernel, grid=(used,), variant="reduce_tail_packed",
+                                     constexprs={"ROWS": rows, "D1": d1},
+                                     scalars={"per_core": d0 // used, "big_cores": d0 % used})
             return ascdsl.Launch(reduce_tail_full_kernel, grid=(used,), variant="reduce_tail_full_load",
                                  constexprs={"ROWS": rows, "BLOCK_R": block_r}, scalars=scalars)
         chunk = ascdsl.planner.largest_extent(reduce_tail_recompute_kernel, "BLOCK_R", grad_output, output,

@@ -7,6 +7,9 @@ to one 32-byte block per row (shape ``grad.shape[:-1] + (32 // itemsize,)``).
 Variants the host picks:
 
 * ``rows`` (full load): ``[ROWS, BLOCK_K]`` tiles hold whole rows; one load of each input;
+* ``packed`` (from the Python entry, not ``is_front``): 16-bit rows of ``k = 8 mod 16`` elements under
+  1 KiB as ``rows``, but a tile of ``ROWS * k`` values read and written flat (one burst, where padded rows
+  are a burst each), whose float32 rows are whole blocks;
 * ``two_pass`` (rows longer than UB): per row, a first pass sums ``grad * src`` chunk by chunk and a
   second pass reloads the chunks and writes ``dst`` (``is_front`` needs only the first pass);
 * ``nz``: inputs in the FRACTAL_NZ layout (:mod:`ascdsl.layout`), ``[B, K1, Mp, 16]``; a row ``i``
@@ -39,7 +42,7 @@ import numpy as np
 import ascdsl
 import ascdsl.cache
 import ascdsl.language as tl
-from ascdsl.lib import core_span
+from ascdsl.lib import core_span, load_flat_rows, store_flat_rows
 from ascdsl import dtypes, sim, softmax_tiling
 from ascdsl.backend.render.jinja import render
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
@@ -47,6 +50,7 @@ from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 TILES_PER_CORE = 4  # the full-load kernel's fewest tiles a core, where its rows allow
 MIN_TILE_BYTES = 8192  # the fewest bytes of an input such a tile holds
 ROW_LIMIT = 1 << 30  # row indices (a core's first row plus a tile of rows) stay far inside int32
+PACKED_ROW_BYTES = 1024  # the longest 16-bit rows read packed (a kernel per length; longer ones gain under 5%)
 NZ_ROWS = tuple(2 ** i for i in range(4, 13))  # the NZ row blocks (multiples of 16) it chooses from
 
 
@@ -76,6 +80,15 @@ def rows_kernel(grad_ptr, src_ptr, out_ptr, k, per_core, big_cores,
         else:
             out = (grad - total[:, None]) * src
             tl.store(out_ptr + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@ascdsl.jit
+def packed_kernel(grad_ptr, src_ptr, out_ptr, per_core, big_cores, ROWS: tl.constexpr, K: tl.constexpr):
+    start, end = core_span(per_core, big_cores)
+    for row0 in range(start, end, ROWS):
+        grad = load_flat_rows(grad_ptr, row0, end, ROWS, K)
+        src = load_flat_rows(src_ptr, row0, end, ROWS, K)
+        store_flat_rows(out_ptr, row0, end, (grad - tl.sum(grad * src, axis=1)[:, None]) * src)
 
 
 @ascdsl.jit
@@ -128,11 +141,14 @@ def nz_kernel(grad_ptr, src_ptr, out_ptr, k1, mp, row_blocks, per_core, big_core
 
 
 @ascdsl.host
-def softmax_grad_host(grad, src, is_front, platform, nz=False):
+def softmax_grad_host(grad, src, is_front, platform, nz=False, packed=False):
     """Validate and plan SoftmaxGrad on ``platform`` (a :class:`ascdsl.platforms.Platform`);
     ``nz`` says the inputs are in the NZ layout ``[..., K1, Mp, 16]``. The op project's OpDef is ND
     only: ``nz`` is not an attribute, so the generated tiling function is this function with
-    ``nz=False``; the NZ path exists only through the Python entry (``format="NZ"``)."""
+    ``nz=False``; the NZ path exists only through the Python entry (``format="NZ"``). ``packed``: 16-bit
+    rows may take ``packed``, a kernel per row length, not a runtime extent; the op project's tiling
+    function is this function with ``packed=False`` (``rows``, which serves every length), the Python
+    entry passes True."""
     if grad.shape != src.shape:
         raise ValueError(f"grad and src must have the same shape, got {grad.shape} and {src.shape}")
     if grad.dtype != src.dtype:
@@ -180,8 +196,16 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False):
     used = min(cores, m)
     scalars = {"k": k, "per_core": m // used, "big_cores": m % used}
     block_k = max(1, ascdsl.cdiv(k, align)) * align  # a row in whole 32-byte blocks
-    rows = ascdsl.planner.largest_extent(rows_kernel, "ROWS", grad, src, grad, platform=platform, BLOCK_K=block_k,
-                                         FRONT=is_front, ALIGN=32 // grad.dtype.itemsize)
+    # 16-bit rows of whole 32-byte blocks in float32 but not in their own type (k = 8 mod 16) lie in UB
+    # padded to a block, one burst each; read flat, a tile of them is one burst and their float32 rows
+    # follow each other (a reshape that moves nothing). Not for is_front: beside its [ROWS, ALIGN] store,
+    # rows of 200 and more elements make ROWS no runtime extent the planner can size.
+    flat = packed and not is_front and dtype.itemsize == 2 and k % 16 == 8 and k * 2 < PACKED_ROW_BYTES and m * k <= ROW_LIMIT
+    if flat:
+        rows = ascdsl.planner.largest_extent(packed_kernel, "ROWS", grad, src, grad, platform=platform, K=k)
+    else:
+        rows = ascdsl.planner.largest_extent(rows_kernel, "ROWS", grad, src, grad, platform=platform, BLOCK_K=block_k,
+                                             FRONT=is_front, ALIGN=32 // grad.dtype.itemsize)
     if rows >= 1:
         rows = min(rows, ascdsl.cdiv(m, used))
         if ascdsl.cdiv(ascdsl.cdiv(m, used), rows) < TILES_PER_CORE:
@@ -189,6 +213,10 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False):
             # an input under MIN_TILE_BYTES, whose copy set-up would cost more than that gains
             rows = min(rows, max(ascdsl.cdiv(ascdsl.cdiv(m, used), TILES_PER_CORE),
                                  ascdsl.cdiv(MIN_TILE_BYTES, max(k, 1) * dtype.itemsize)))
+        if flat:
+            return ascdsl.Launch(packed_kernel, grid=(used,), variant="packed",
+                                 scalars={"per_core": m // used, "big_cores": m % used},
+                                 constexprs={"ROWS": rows, "K": k})
         return ascdsl.Launch(rows_kernel, grid=(used,), variant="rows", scalars=scalars,
                              constexprs={"ROWS": rows, "BLOCK_K": block_k, "FRONT": is_front, "ALIGN": align})
     block_k = ascdsl.planner.largest_extent(two_pass_kernel, "BLOCK_K", grad, src, grad, platform=platform,
@@ -228,7 +256,7 @@ def softmax_grad(grad, src, *, is_front=False, format="ND", impl="dsl", platform
     grad, src = np.asarray(grad, order="C"), np.asarray(src, order="C")
     target = resolve_platform(platform)
     plan = softmax_grad_host(ascdsl.TensorDesc.of(grad), ascdsl.TensorDesc.of(src), bool(is_front), target,
-                             nz=format == "NZ")
+                             nz=format == "NZ", packed=True)
     if impl == "api":
         return softmax_grad_api(grad, src, bool(is_front), format == "NZ", target, backend)
     shape = grad.shape[:-1] + (32 // grad.dtype.itemsize,) if is_front else grad.shape

@@ -1,0 +1,79 @@
+"""16-bit rows of ``k = 8 mod 16`` elements (issue 24's sweep: 53551x24 float16) read flat, a tile of rows
+one burst (``softmax_grad``'s ``packed``, ``log_softmax_grad``'s ``reduce_tail_packed``): the plans, the
+simulator against the interpreter and float64, and the cost model's estimate at the sweep's shape."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ascdsl
+from ascdsl import bench, dtypes
+from ascdsl.op import load_operators
+from ascdsl.platforms import get_platform
+from ascdsl.testing import assert_close
+from ops.log_softmax_grad import log_softmax_backward, log_softmax_backward_host, reference
+from ops.softmax_grad import softmax_grad, softmax_grad_host
+from tests.ops.test_log_softmax_grad import make_inputs as log_inputs
+from tests.ops.test_softmax_grad import expected, make_inputs
+
+B3 = get_platform("Ascend910B3")
+OPS = {op.name: op for op in load_operators([Path(__file__).resolve().parents[2] / "ops"])}
+
+
+def _desc(shape, dtype):
+    return ascdsl.TensorDesc(shape, dtypes.lookup(dtype))
+
+
+@pytest.mark.parametrize("shape, dtype, packed", [
+    ((53551, 24), "float16", True), ((7, 40), "bfloat16", True), ((100, 504), "float16", True),
+    ((100, 520), "float16", False),  # 1040 bytes: past PACKED_ROW_BYTES
+    ((53551, 24), "float32", False), ((100, 32), "float16", False), ((100, 25), "float16", False)])
+def test_the_python_entries_read_16_bit_rows_of_whole_float32_blocks_flat(shape, dtype, packed):
+    d = _desc(shape, dtype)
+    want = {True: ("packed", "reduce_tail_packed"), False: ("rows", "reduce_tail_full_load")}[packed]
+    assert softmax_grad_host(d, d, False, B3, packed=True).variant == want[0]
+    assert softmax_grad_host(d, d, True, B3, packed=True).variant == "rows"  # the front: a block a row out
+    assert log_softmax_backward_host(d, d, 1, B3, lines=True).variant == want[1]
+
+
+def test_the_op_projects_tiling_functions_keep_one_kernel_for_every_length():
+    d = _desc((53551, 24), "float16")
+    assert softmax_grad_host(d, d, False, B3).variant == "rows"
+    assert log_softmax_backward_host(d, d, 1, B3).variant == "reduce_tail_full_load"
+
+
+SHAPES = [((53551, 24), "float16"), ((7, 40), "float16"), ((500, 24), "bfloat16"), ((1000, 120), "float16"),
+          ((41, 248), "bfloat16"), ((3, 50, 24), "float16")]
+
+
+@pytest.mark.parametrize("shape, dtype", SHAPES, ids=str)
+@pytest.mark.parametrize("front", [False, True])
+def test_softmax_grad_packed_rows_on_the_simulator(shape, dtype, front):
+    grad, src = make_inputs(shape, dtype)
+    sim = softmax_grad(grad, src, is_front=front, backend="sim")
+    interpreted = softmax_grad(grad, src, is_front=front, backend="interpreter")
+    assert sim.dtype == interpreted.dtype and sim.shape == interpreted.shape
+    assert_close(sim, interpreted.astype(np.float64))
+    assert_close(sim, expected(grad, src, front))
+
+
+@pytest.mark.parametrize("shape, dtype", SHAPES, ids=str)
+def test_log_softmax_backward_packed_rows_on_the_simulator(shape, dtype):
+    grad, out = log_inputs(shape, -1, dtype)
+    sim = log_softmax_backward(grad, out, -1, backend="sim")
+    interpreted = log_softmax_backward(grad, out, -1, backend="interpreter")
+    assert sim.dtype == interpreted.dtype and sim.shape == interpreted.shape
+    g, o = grad.astype(np.float64), out.astype(np.float64)
+    want = reference(g, o, -1)
+    terms = np.abs(g) + np.abs(g - want)  # grad - exp(out) * sum cancels: measure against its terms
+    assert_close(sim, interpreted.astype(np.float64), scale=terms)
+    assert_close(sim, want, scale=terms)
+
+
+@pytest.mark.parametrize("case, most", [(bench._sg("16-bit short rows", (53551, 24), "float16"), 1.35),
+                                        (bench._lsm("16-bit short rows", (53551, 24), "float16"), 1.35)],
+                         ids=lambda c: getattr(c, "op", ""))
+def test_the_sweeps_16_bit_short_rows_move_a_tile_a_burst(case, most):
+    """Were 2.43 (softmax_grad) and 2.58 (log_softmax_grad): one burst a row of 48 bytes."""
+    k = bench.simulate(OPS[case.op], case, B3.name)
+    assert k.ratio <= most and k.gm_over_min == 1.0
