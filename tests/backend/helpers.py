@@ -1,5 +1,5 @@
 """What the simulator tests share: run a launch on both backends (:func:`both`), build the simulator
-kernels of many checks in one g++ run (:func:`prebuilt`, :func:`each`), test data and bit views, and the type check of generated kernels
+kernels of many checks in one g++ run (:func:`prebuilt`, :func:`each`; an op's cases: :func:`op_case_files`), test data and bit views, and the type check of generated kernels
 against real CANN headers (:func:`assert_type_checks`)."""
 
 import numpy as np
@@ -9,6 +9,7 @@ from ascdsl import dtypes
 from ascdsl.backend import simrun
 from ascdsl.backend.plan import tiling
 from ascdsl.backend.render.ascendc import kernel_source
+from ascdsl.testing import verify
 from tests.cann.headers import type_check
 from tests.sim.test_cann_headers import cann_flags
 
@@ -40,6 +41,14 @@ def prebuilt(check, cases) -> None:
                 check(*case)
             except Exception:  # noqa: BLE001
                 pass
+    simrun.prebuild(launches)
+
+
+def op_case_files(op) -> None:
+    """Build the kernels ``op``'s cases launch on the simulator as files of their own, the same in every
+    process (the sweeps of the op and the tutorial's sessions use them too)."""
+    with simrun.recording() as launches:
+        verify(op, ("sim",))
     simrun.prebuild(launches)
 
 

@@ -4,7 +4,7 @@ rows than cores, 0-size dims, 8 dims, every dtype and dim form), against the int
 float64.
 
 Also every op's cases on the simulator. g++ dominates: the kernels of an op's cases are built as files of their
-own (:func:`_op_case_files`), which the sweeps of that op use too; each sweep then records its other launches
+own (:func:`tests.backend.helpers.op_case_files`), which the sweeps of that op use too; each sweep then records its other launches
 (``simrun.recording``), builds those into kernel files (``simrun.prebuild``) and runs the sweep. Results
 match the interpreter within the dtype's tolerance, not bit for bit: the reductions sum in the vector
 unit's order, and the simulator's ``Exp`` is not NumPy's.
@@ -21,6 +21,7 @@ from ascdsl.platforms import get_platform
 from ascdsl.testing import assert_close, verify
 from ops.log_softmax_grad import log_softmax_backward, merge_axes, reference
 from ops.softmax_grad import softmax_grad
+from tests.backend.helpers import op_case_files
 from tests.ops.test_log_softmax_grad import SWEEP, make_inputs as log_inputs, variant
 from tests.ops.test_softmax_grad import SHAPES, expected, make_inputs
 
@@ -29,17 +30,10 @@ B3 = get_platform("Ascend910B3")
 OPS = {op.name: op for op in load_operators([Path(__file__).resolve().parents[2] / "ops"])}
 
 
-def _op_case_files(op) -> None:
-    """Build the kernels ``op``'s cases launch on the simulator as files of their own, the same in every process."""
-    with simrun.recording() as launches:
-        verify(op, ("sim",))
-    simrun.prebuild(launches)
-
-
 def _prebuilt(op, run_all) -> None:
     """Build every specialisation ``run_all`` launches that ``op``'s case files do not hold in as few g++ builds
     as the batch size allows."""
-    _op_case_files(op)
+    op_case_files(op)
     with simrun.recording() as launches:
         run_all("sim")
     simrun.prebuild([launch for launch in launches if not simrun.prebuilt(*launch)])
@@ -47,7 +41,7 @@ def _prebuilt(op, run_all) -> None:
 
 @pytest.mark.parametrize("op", OPS.values(), ids=lambda op: op.name)
 def test_op_cases_pass_on_the_simulator(op):
-    _op_case_files(op)
+    op_case_files(op)
     failed = [r for r in verify(op, ("sim",)) if not r.ok]
     assert not failed, "\n".join(f"{r.case}: {r.message}" for r in failed)
 

@@ -8,10 +8,12 @@ import pytest
 
 import ascdsl.language as tl
 from ascdsl.language import reference
+from ascdsl.op import load_operators
 from ascdsl.platforms import DEFAULT_PLATFORM, PLATFORMS
 from ascdsl.sim import INCLUDE_DIR
 from ascdsl.sim.build import front_ends
 from ascdsl.testing import assert_close
+from tests.backend.helpers import op_case_files
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -29,8 +31,15 @@ def test_every_tutorial_python_block_is_part_of_the_op_file():
     assert sum(len(b.strip()) for b in blocks) >= 0.95 * len(body.strip())
 
 
+@pytest.fixture
+def rms_norm_case_files():
+    """The tutorial's simulator runs use the kernel files of ops/rmsnorm.py's cases that
+    ``tests/ops/test_sim_sweeps.py`` builds (one g++ build, not one per case)."""
+    op_case_files(load_operators([ROOT / "ops" / "rmsnorm.py"])[0])
+
+
 @pytest.mark.slow
-def test_tutorial_session_runs(monkeypatch):
+def test_tutorial_session_runs(monkeypatch, rms_norm_case_files):
     session = re.search(r"```\n(>>> .*?)```", TUTORIAL, re.S).group(1)
     code = "\n".join(line[4:] for line in session.splitlines() if line.startswith(">>> "))
     monkeypatch.chdir(ROOT)
@@ -93,7 +102,6 @@ def _quoted(command: str) -> list[str]:
 
 def test_tutorial_counts_are_what_the_commands_count():
     from ascdsl import build
-    from ascdsl.op import load_operators
     op, = load_operators([ROOT / "ops" / "rmsnorm.py"])
     b = build.plan(op, PLATFORMS[DEFAULT_PLATFORM])
     # check: the host row and every case on both backends; build: every case (and probe) on both
@@ -110,7 +118,7 @@ def test_tutorial_teaches_no_workaround_for_scalar_rsqrt():
 
 
 @pytest.mark.slow
-def test_tutorial_sessions_print_what_the_commands_print(tmp_path, monkeypatch, capsys):
+def test_tutorial_sessions_print_what_the_commands_print(tmp_path, monkeypatch, capsys, rms_norm_case_files):
     from ascdsl.cli import main
     monkeypatch.chdir(ROOT)
     assert main(["check", "ops/rmsnorm.py"]) == 0

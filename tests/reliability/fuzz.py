@@ -4,9 +4,9 @@ and ``tests/``, each written as a module of its own, and the rule every outcome 
 A mutant is an op file or a kernel file with one node of one kernel changed (a constant, an
 operator, a keyword argument, a dtype, a builtin, a name, an index). It is launched the way its
 source is: an op file through its entry on its first cases, a kernel file with arguments made from
-the parameter names. Run as ``python -m tests.reliability.fuzz MUTANT.py INDEX sim`` it launches one
-mutant on the simulator and prints the outcome (the test runs simulator mutants in a subprocess, so
-that a hang is a timeout, not a stuck suite).
+the parameter names. Run as ``python -m tests.reliability.fuzz SECONDS MUTANT.py:INDEX ...`` it launches
+those mutants on the simulator, their kernels built in one g++ run, and prints each outcome as it
+comes (the test runs simulator mutants in a subprocess, so that a hang is a timeout, not a stuck suite).
 """
 from __future__ import annotations
 
@@ -23,6 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+import ascdsl
+from ascdsl import record
+from ascdsl.backend import simrun
+from ascdsl.sim import SimCompileError
 
 REPO = Path(__file__).parents[2]
 OP_FILES = sorted((REPO / "ops").glob("*.py"))
@@ -178,7 +183,6 @@ def launch(module, kernel: str, backend: str) -> bool:
     """Run ``module`` the way its source runs; returns whether the mutated ``kernel`` was launched.
     An op file runs its entry: on the interpreter every case, on the simulator the first case whose
     interpreter run launches ``kernel``. A kernel file runs ``kernel`` with :func:`generic_args`."""
-    from ascdsl import record
     op = getattr(module, "OP", None)
     if op is None:
         fn = getattr(module, kernel)
@@ -220,8 +224,6 @@ def outcome(path: Path, run, seconds: float) -> tuple[str, str]:
     ``seconds`` of CPU time to finish (so a loaded machine does not make a slow run a hang). A refusal
     is an ``ascdsl.Error``, ``ValueError`` or ``TypeError``, located in ``path`` when it is a located
     error; an unlocated ``ValueError``/``TypeError`` must come from ``path``'s own code."""
-    import ascdsl
-    from ascdsl.sim import SimCompileError
     old = {s: signal.signal(s, _alarm) for s in (signal.SIGPROF, signal.SIGALRM)}
     signal.setitimer(signal.ITIMER_PROF, seconds)
     signal.setitimer(signal.ITIMER_REAL, WALL * seconds)
@@ -264,6 +266,21 @@ def run_mutant(path: Path, index: int, backend: str, seconds: float) -> tuple[st
     return outcome(path, lambda: launch(load(path, name), kernel, backend), seconds)
 
 
-if __name__ == "__main__":  # python -m tests.reliability.fuzz MUTANT.py INDEX BACKEND SECONDS
-    path, index, backend, seconds = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
-    print(json.dumps(run_mutant(path, index, backend, seconds)))
+OUTCOME = "fuzz-outcome"  # starts the lines of run_on_simulator's outcomes (a kernel's device_print writes others)
+
+
+def run_on_simulator(mutants: list[tuple[Path, int]], seconds: float) -> None:
+    """Print the simulator outcome of each ``(path, index)`` mutant, a line each as it comes. Their
+    kernels are first recorded (run on the interpreter, outcomes dropped) and rendered into shared files,
+    so g++ runs once for all of them, not once a mutant; a file g++ rejects is rebuilt kernel by kernel
+    (:func:`ascdsl.backend.simrun.run`), so a rejected kernel is still its own mutant's finding."""
+    with simrun.recording() as kernels:
+        for path, index in mutants:
+            run_mutant(path, index, "sim", seconds)
+    simrun.prebuild(kernels)
+    for path, index in mutants:
+        print(OUTCOME, json.dumps(run_mutant(path, index, "sim", seconds)), flush=True)
+
+
+if __name__ == "__main__":  # python -m tests.reliability.fuzz SECONDS MUTANT.py:INDEX ...
+    run_on_simulator([(Path(p), int(i)) for p, _, i in (a.rpartition(":") for a in sys.argv[2:])], float(sys.argv[1]))

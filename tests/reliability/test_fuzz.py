@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -25,13 +26,27 @@ def interpreter_outcomes(tmp_path, count: int, seed: int, shard: tuple[int, int]
     return out
 
 
-def sim_outcome(path, index: int) -> tuple[str, str]:
-    proc = subprocess.run([sys.executable, "-m", "tests.reliability.fuzz", str(path), str(index), "sim", str(SIM_SECONDS)],
-                          cwd=fuzz.REPO, capture_output=True, text=True, timeout=SIM_SECONDS + 60,
-                          env=dict(os.environ, PYTHONPATH=str(fuzz.REPO)))
-    if proc.returncode != 0:
-        return fuzz.INTERNAL, f"the mutant's process exited with {proc.returncode}: {proc.stderr[-500:]}"
-    return tuple(json.loads(proc.stdout.splitlines()[-1]))
+def sim_outcomes(mutants: list[tuple[Path, int]]) -> list[tuple[str, str]]:
+    """The simulator outcome of each ``(path, index)`` mutant, run in one subprocess that builds their
+    kernels in one g++ run (:func:`fuzz.run_on_simulator`); one that ends it (a crash, a hang) is an
+    internal error and the mutants after it run in another."""
+    out: list[tuple[str, str]] = []
+    while len(out) < len(mutants):
+        rest = mutants[len(out):]
+        timeout = SIM_SECONDS * len(rest) + 60
+        try:
+            proc = subprocess.run([sys.executable, "-m", "tests.reliability.fuzz", str(SIM_SECONDS),
+                                   *(f"{path}:{index}" for path, index in rest)],
+                                  cwd=fuzz.REPO, capture_output=True, text=True, timeout=timeout,
+                                  env=dict(os.environ, PYTHONPATH=str(fuzz.REPO)))
+            lines, ended = proc.stdout, f"exited with {proc.returncode}: {proc.stderr[-500:]}"
+        except subprocess.TimeoutExpired as e:
+            lines, ended = (e.stdout or b"").decode(), f"gave no outcome within {timeout} s"  # bytes, even with text=True
+        out += [tuple(json.loads(line.removeprefix(fuzz.OUTCOME))) for line in lines.splitlines()
+                if line.startswith(fuzz.OUTCOME)]
+        if len(out) < len(mutants):
+            out.append((fuzz.INTERNAL, f"the mutants' process {ended}"))
+    return out
 
 
 def check(tmp_path, count: int, seed: int, sim_count: int, shard: tuple[int, int] = (0, 1)) -> None:
@@ -43,8 +58,8 @@ def check(tmp_path, count: int, seed: int, sim_count: int, shard: tuple[int, int
                 for m, _, kind, detail in results if kind == fuzz.INTERNAL]
     ran = [(m, path) for m, path, kind, _ in results if kind == fuzz.RAN]
     assert kinds.count(fuzz.RAN) >= len(results) // 10 and kinds.count(fuzz.REFUSED) >= len(results) // 10  # both exercised
-    for m, path in ran[:sim_count]:
-        kind, detail = sim_outcome(path, m.index)
+    on_sim = ran[:sim_count]
+    for (m, _), (kind, detail) in zip(on_sim, sim_outcomes([(path, m.index) for m, path in on_sim]), strict=True):
         if kind == fuzz.INTERNAL:
             failures.append(f"{m.source.name}:{m.kernel} [{m.what}] on the simulator: {detail}")
     assert not failures, "\n".join(failures)
