@@ -18,6 +18,7 @@ from .. import dtypes, language as tl, numerics, semantics
 from ..dtypes import DType, PointerType
 from ..errors import Error
 from ..ir import GroupOp, Op, Type, Value
+from ..ir.symbol import Poly, Undecided
 from ..language.helper import Helper
 from ..semantics import Literal, SemanticError, broadcast_shapes, literal_dtype
 from . import blockptr, combine, random, shapes
@@ -87,7 +88,7 @@ def _num_programs(em: Emitter, axis):
 
 
 def _arange(em: Emitter, start, end):
-    start, end = _constexpr(start, "the start of tl.arange"), _constexpr(end, "the end of tl.arange")
+    start, end = _constexpr(start, "the start of tl.arange", (int, Poly)), _constexpr(end, "the end of tl.arange", (int, Poly))
     if end <= start:
         raise SemanticError(f"tl.arange(start, end) needs end > start, got ({start}, {end})",
                             "the extent end - start is the tile length; it must be positive")
@@ -446,6 +447,8 @@ def fold_call(fn: Callable, args, kwargs, em: Emitter | None = None) -> Any:
 def fold(fn: Callable, *args, **kwargs) -> Any:
     try:
         return fn(*args, **kwargs)
+    except Undecided:  # a symbol's domain does not decide it: whoever passed the symbol compiles with values
+        raise
     except Error as e:
         raise SemanticError(str(e)) from None
     except ZeroDivisionError:
