@@ -30,31 +30,29 @@ def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @ascdsl.jit
-def scale_kernel(x_ptr, out_ptr, n_rows, n_cols, ROWS: tl.constexpr, BLOCK: tl.constexpr):
-    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
-    cols = tl.arange(0, BLOCK)
-    offs = rows[:, None] * n_cols + cols[None, :]
-    mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
-    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
-    tl.store(out_ptr + offs, x * 2.0, mask=mask)
+def add_row_kernel(x_ptr, y_ptr, out_ptr, n_cols, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    """``[ROWS, BLOCK]`` tiles of ``x`` plus the row ``y``, unmasked: a footprint with a ``BLOCK`` term."""
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)[:, None]
+    cols = tl.arange(0, BLOCK)[None, :]
+    row = tl.load(y_ptr + cols)
+    tl.store(out_ptr + rows * n_cols + cols, tl.load(x_ptr + rows * n_cols + cols) + row)
 
 
 @ascdsl.jit
-def softmax_kernel(x_ptr, out_ptr, n_rows, n_cols, ROWS: tl.constexpr, BLOCK: tl.constexpr):
-    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
-    cols = tl.arange(0, BLOCK)
-    offs = rows[:, None] * n_cols + cols[None, :]
-    mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
-    x = tl.load(x_ptr + offs, mask=mask, other=-float("inf")).to(tl.float32)
+def softmax_kernel(x_ptr, out_ptr, n_cols, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    """Rows of ``BLOCK`` lanes masked past ``n_cols``, in float32: footprints that are no whole blocks."""
+    rows = (tl.program_id(0) * ROWS + tl.arange(0, ROWS))[:, None]
+    cols = tl.arange(0, BLOCK)[None, :]
+    x = tl.load(x_ptr + rows * n_cols + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
     e = tl.exp(x - tl.max(x, axis=1)[:, None])
-    y = e / tl.sum(e, axis=1)[:, None]
-    tl.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty), mask=mask)
+    tl.store(out_ptr + rows * n_cols + cols, (e / tl.sum(e, axis=1)[:, None]).to(out_ptr.dtype.element_ty),
+             mask=cols < n_cols)
 
 
 CASES = {
     "copy_f32": (copy_kernel, (F32, F32, tl.int32), {"BLOCK": 64}),
-    "scale_f32": (scale_kernel, (F32, F32, tl.int32, tl.int32), {"ROWS": 24, "BLOCK": 40}),
-    "softmax_f16": (softmax_kernel, (F16, F16, tl.int32, tl.int32), {"ROWS": 8, "BLOCK": 96}),
+    "add_row_f32": (add_row_kernel, (F32, F32, F32, tl.int32), {"ROWS": 24, "BLOCK": 40}),
+    "softmax_f16": (softmax_kernel, (F16, F16, tl.int32), {"ROWS": 8, "BLOCK": 96}),
 }
 
 
