@@ -30,7 +30,7 @@ from .source import ParsedFunction
 
 def _constexpr(x, what: str, kinds=(int,)):
     if isinstance(x, Value) or not isinstance(x, kinds) or (bool not in kinds and isinstance(x, bool)):
-        kind = " or ".join(k.__name__ for k in kinds)
+        kind = " or ".join(k.__name__ for k in kinds if k is not Poly)  # a Poly: an int of symbols
         raise SemanticError(f"{what} must be a constexpr {kind}, got {describe(x)}",
                             "use a literal, or a parameter declared as `NAME: tl.constexpr`")
     return x
