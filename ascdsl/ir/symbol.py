@@ -222,7 +222,7 @@ class Poly:
         """The value where each variable takes ``values[name]`` (a symbol's name, else the variable)."""
         return _coef(sum((Fraction(c) * math.prod(values[var_name(v)] for v in m) for m, c in self.terms), Fraction(0)))
 
-    def integral(self, quanta: Mapping = {}) -> bool:
+    def integral(self, quanta: Mapping) -> bool:
         """Whether every term is an integer at every multiple of the variables' quanta (a symbol's own,
         else ``quanta[name]``, else 1)."""
         return all(Fraction(c * math.prod(quanta.get(var_name(v), _quantum(v)) for v in m)).denominator == 1
