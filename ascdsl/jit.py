@@ -35,6 +35,7 @@ from .errors import UNKNOWN, CompilationError, Error, Loc, source_file
 from .frontend import check_syntax, compile_kernel, parse_function
 from .ir import Kernel, Module, Type, dump
 from .ir.provenance import stored_params
+from .ir.symbol import Symbol
 from .language import constexpr
 from .platforms import DEFAULT_PLATFORM, get_platform
 from .interpreter.state import span
@@ -296,7 +297,7 @@ def _is_torch(value) -> bool:
 def _constexpr_value(site: Loc, name: str, value):
     value = value.value if isinstance(value, constexpr) else value
     value = value.item() if isinstance(value, np.generic) else value
-    if not isinstance(value, (bool, int, float, str, type(None), DType, tuple)):
+    if not isinstance(value, (bool, int, float, str, type(None), DType, tuple, Symbol)):
         raise CompilationError(site, f"constexpr `{name}` got a {type(value).__name__}",
                                "constexprs are ints, floats, bools, strings, dtypes or tuples of them")
     return value

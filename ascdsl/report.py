@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .backend.host import cores
-from .backend.lift.poly import ceil_block, evaluate, from_json
+from .backend.lift.poly import ceil_block, from_json
 from .backend.render.jinja import render
 from .errors import Loc, source_path, source_root
 from .sim.cost import CUBE_PIPES, PIPES
@@ -46,7 +46,7 @@ def buffer_bytes(buffer: Mapping, values: Mapping | None) -> int:
     to a block, as the generated ``InitBuffer`` computes it); its planned bytes without needs or values."""
     if "needs" not in buffer or values is None:
         return buffer["bytes"]
-    return ceil_block(max(evaluate(from_json(p), values) for p in buffer["needs"]))
+    return ceil_block(max(from_json(p).at(values) for p in buffer["needs"]))
 
 
 def write(b, folder: Path, samples: Mapping | None = None) -> Path:

@@ -16,8 +16,9 @@ from __future__ import annotations
 from . import dtypes
 from .dtypes import DType, PointerType
 from .ir.core import GroupOp, Op
+from .ir.symbol import Poly
 
-Literal = (bool, int, float)
+Literal = (bool, int, float, Poly)  # a Poly: an int of run-time tile extents (a symbolic constexpr)
 
 
 class SemanticError(Exception):
@@ -50,12 +51,15 @@ def literal_dtype(value) -> DType:
     """The dtype of a Python literal on its own: bool, int32 (int64 if it does not fit), float32."""
     if isinstance(value, bool):
         return dtypes.bool_
-    if isinstance(value, int):
+    if isinstance(value, (int, Poly)):
         return dtypes.int32 if fits(value, dtypes.int32) else dtypes.int64
     return dtypes.float32
 
 
-def fits(value: int, dtype: DType) -> bool:
+def fits(value: int | Poly, dtype: DType) -> bool:
+    """Whether ``dtype`` holds ``value`` (a Poly: at every point of its symbols' domains)."""
+    if isinstance(value, Poly):
+        return all(fits(end, dtype) for end in value.bounds())
     bits = dtype.bits
     lo, hi = (0, 2**bits - 1) if dtype.kind == "uint" else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
     return lo <= value <= hi
@@ -64,7 +68,7 @@ def fits(value: int, dtype: DType) -> bool:
 def weak_dtype(value, partner: DType) -> DType:
     """The dtype a Python literal takes next to a tile of ``partner``."""
     if partner.is_float or (partner.is_int and not isinstance(value, float)):
-        if partner.is_int and not fits(int(value), partner):
+        if partner.is_int and not fits(value, partner):
             raise SemanticError(f"the literal {value} does not fit in {partner}",
                                 "cast the tile first, e.g. x.to(tl.int32)")
         return partner

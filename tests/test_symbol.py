@@ -1,9 +1,12 @@
 """The symbol of a run-time tile extent (ascdsl/ir/symbol.py): its domain, the values it admits, the
-largest admitted value a footprint allows; and the lift's extents are symbols that answer as the
-lifted variant does."""
+largest admitted value a footprint allows; the lift's extents are symbols that answer as the lifted
+variant does; and the polynomials of symbols: exact arithmetic, divisions the quanta admit, and
+comparisons the domains decide (``Undecided`` otherwise)."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
+from fractions import Fraction
 
 import pytest
 
@@ -11,7 +14,10 @@ import ascdsl
 import ascdsl.language as tl
 from ascdsl.backend.lift import lift
 from ascdsl.backend.plan.tiling import Variant
-from ascdsl.ir.symbol import Symbol, largest_fitting
+from ascdsl import dtypes
+from ascdsl.backend import kir
+from ascdsl.backend.names.naming import to_expr
+from ascdsl.ir.symbol import ONE, ZERO, Poly, Symbol, Undecided, largest_fitting
 from ascdsl.platforms import get_platform
 
 PLATFORM = get_platform("Ascend910B3")
@@ -78,3 +84,79 @@ def test_the_lift_s_extents_are_symbols_and_serve_what_they_admit():
             assert v.serves(other) == all(e.admits(values[e.name]) for e in found.extents)
             refusal = found.problem(values, 10 ** 9)
             assert (refusal is None) == v.serves(other), (values, refusal)
+
+
+ROWS = Symbol("ROWS", 4, 4, 64)
+BLOCK = Symbol("BLOCK", 32, 32, 1024)
+R, B = Poly.var(ROWS), Poly.var(BLOCK)
+
+
+def _points():
+    """Every point of the two symbols' domains (the box of their lows and highs)."""
+    for rows, block in itertools.product(range(ROWS.low, ROWS.high + 1, ROWS.quantum),
+                                         range(BLOCK.low, BLOCK.high + 1, BLOCK.quantum)):
+        yield {"ROWS": rows, "BLOCK": block}
+
+
+def test_sums_differences_and_products_are_exact():
+    p = 3 * R * B - B + 7
+    q = (R + 1) * (B - 2)
+    for at in _points():
+        r, b = at["ROWS"], at["BLOCK"]
+        assert p.at(at) == 3 * r * b - b + 7
+        assert q.at(at) == (r + 1) * (b - 2)
+        assert (p - q).at(at) == p.at(at) - q.at(at) and (p * q).at(at) == p.at(at) * q.at(at)
+        assert (5 - p).at(at) == 5 - p.at(at) and (-q).at(at) == -q.at(at)
+    assert str(p) == "3 * ROWS * BLOCK - BLOCK + 7"
+    assert str(B * B - 2 * B * R) == "BLOCK * BLOCK - 2 * BLOCK * ROWS"  # variables in the order given
+
+
+def test_equality_and_hashing_are_the_polynomial_s_whatever_the_order_of_its_terms():
+    assert R * B == B * R and hash(R * B) == hash(B * R) and str(R * B) != str(B * R)
+    assert R + B - R == B and B - B == ZERO and not (B - B) and bool(B)
+    assert Poly(((("X",), Fraction(4, 2)), (("X",), 1))) == Poly(((("X",), 3),))  # merged, integral coefficients
+    assert isinstance(dict(Poly(((("X",), Fraction(4, 2)),)))[("X",)], int)
+    assert Poly.const(1) == ONE and len({R * B + 1, 1 + B * R}) == 1
+    assert R != 4 and Poly.const(4) != 4  # a polynomial equals polynomials only
+
+
+def test_division_and_remainder_by_a_divisor_of_the_quantum():
+    for d in (1, 2, 4, 8, 16, 32):
+        for p in (B, 3 * B + 5, B - 7, 4 * R * B - 33):
+            for at in _points():
+                assert (p // d).at(at) == p.at(at) // d and (p % d).at(at) == p.at(at) % d, (p, d, at)
+    assert (4 * R) // 16 == R // 4 and str(R // 4) == "1/4 * ROWS"  # integral on ROWS' multiples of 4
+
+
+@pytest.mark.parametrize("p,d", [(B, 64), (B + R, 8), (R, 8), (Poly.var("n"), 2)])
+def test_a_division_the_quanta_do_not_admit_is_undecided(p, d):
+    with pytest.raises(Undecided, match=f"not a multiple of {d}"):
+        p // d
+    with pytest.raises(Undecided):
+        p % d
+
+
+def test_comparisons_the_domains_decide():
+    assert B > 0 and B >= 32 and not B < 32 and B <= 1024 and R * B <= 64 * 1024
+    assert not (B - 2048 > 0) and B - 2048 < 0 and 4 * R - B <= 224
+    assert (R * B > R) and (R * B + 1 >= R + 1)
+    for at in _points():  # what they decide holds at every point
+        assert (R * B).at(at) > R.at(at) and (B - 2048).at(at) < 0
+
+
+@pytest.mark.parametrize("compare", [lambda: B > 64, lambda: B <= 512, lambda: R * B < 4096, lambda: R >= 8,
+                                     lambda: Poly.var("n") > 0, lambda: 4 * R - B * R < 0])
+def test_an_undecided_comparison_raises(compare):
+    """The last holds everywhere, but the bounds are taken term by term: they do not decide it."""
+    with pytest.raises(Undecided):
+        compare()
+
+
+def test_the_kernel_expression_of_a_polynomial_is_over_its_tiling_fields():
+    i32 = dtypes.int32
+    assert to_expr(3 * R * B + 8, {}, i32) == kir.Bin(kir.BinOp.ADD, kir.Bin(
+        kir.BinOp.MUL, kir.Bin(kir.BinOp.MUL, kir.Field("ROWS", i32), kir.Field("BLOCK", i32)), kir.lit(3)), kir.lit(8))
+    assert to_expr(B // 32, {}, i32) == kir.Bin(kir.BinOp.DIV, kir.Field("BLOCK", i32), kir.lit(32))
+    assert to_expr(ZERO, {}, i32) == kir.lit(0)
+    with pytest.raises(Undecided):
+        to_expr(R // 4 * Poly.const(Fraction(1, 2)), {}, i32)  # ROWS / 8 on multiples of 4

@@ -12,6 +12,7 @@ import dataclasses
 from typing import Any
 
 from ..ir import Builder, Kernel, Type
+from ..ir.symbol import Poly, Symbol
 from .codegen import CodeGen, check_syntax
 from .emit import Emitter
 from .source import ParsedFunction, parse_function
@@ -23,11 +24,14 @@ def compile_kernel(fn: ParsedFunction, constexprs: dict[str, Any], types: dict[s
                    debug: bool = False) -> Kernel:
     """Compile ``fn`` for constexpr values ``constexprs`` and runtime parameter types ``types`` (every
     parameter is in one of them: a ``None`` argument of a pointer parameter is a constexpr too);
-    ``debug`` compiles ``tl.device_assert`` checks in."""
+    ``debug`` compiles ``tl.device_assert`` checks in. A constexpr given as a :class:`Symbol` is a
+    run-time tile extent: the kernel's code sees it as a :class:`Poly` (``tl.arange(0, BLOCK)`` is a tile
+    of shape ``(BLOCK,)``) and the kernel records the symbol."""
     b = Builder()
     runtime = [name for name in fn.params if name not in constexprs]
     with b.block([types[name] for name in runtime]) as params:
-        scope = dict(constexprs) | dict(zip(runtime, params))
+        symbolic = {n: Poly.var(v) for n, v in constexprs.items() if isinstance(v, Symbol)}  # they take part in arithmetic
+        scope = dict(constexprs) | symbolic | dict(zip(runtime, params))
         CodeGen(fn, Emitter(b, debug), scope).run()
     kernel = b.kernel(fn.name, runtime, [(name, constexprs[name]) for name in fn.params if name in constexprs],
                       loc=fn.loc(fn.tree))

@@ -18,6 +18,7 @@ from .. import dtypes, language as tl, numerics, semantics
 from ..dtypes import DType, PointerType
 from ..errors import Error
 from ..ir import GroupOp, Op, Type, Value
+from ..ir.symbol import Poly, Undecided
 from ..language.helper import Helper
 from ..semantics import Literal, SemanticError, broadcast_shapes, literal_dtype
 from . import blockptr, combine, random, shapes
@@ -29,7 +30,7 @@ from .source import ParsedFunction
 
 def _constexpr(x, what: str, kinds=(int,)):
     if isinstance(x, Value) or not isinstance(x, kinds) or (bool not in kinds and isinstance(x, bool)):
-        kind = " or ".join(k.__name__ for k in kinds)
+        kind = " or ".join(k.__name__ for k in kinds if k is not Poly)  # a Poly: an int of symbols
         raise SemanticError(f"{what} must be a constexpr {kind}, got {describe(x)}",
                             "use a literal, or a parameter declared as `NAME: tl.constexpr`")
     return x
@@ -87,7 +88,7 @@ def _num_programs(em: Emitter, axis):
 
 
 def _arange(em: Emitter, start, end):
-    start, end = _constexpr(start, "the start of tl.arange"), _constexpr(end, "the end of tl.arange")
+    start, end = _constexpr(start, "the start of tl.arange", (int, Poly)), _constexpr(end, "the end of tl.arange", (int, Poly))
     if end <= start:
         raise SemanticError(f"tl.arange(start, end) needs end > start, got ({start}, {end})",
                             "the extent end - start is the tile length; it must be positive")
@@ -446,6 +447,8 @@ def fold_call(fn: Callable, args, kwargs, em: Emitter | None = None) -> Any:
 def fold(fn: Callable, *args, **kwargs) -> Any:
     try:
         return fn(*args, **kwargs)
+    except Undecided:  # a symbol's domain does not decide it: whoever passed the symbol compiles with values
+        raise
     except Error as e:
         raise SemanticError(str(e)) from None
     except ZeroDivisionError:

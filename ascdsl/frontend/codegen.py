@@ -20,6 +20,7 @@ from .. import language as tl
 from ..dtypes import DType, PointerType
 from ..errors import CompilationError, Error
 from ..ir import Op, Value
+from ..ir.symbol import Undecided
 from ..language.helper import Helper
 from ..semantics import Literal, SemanticError
 from .blockptr import BlockPointer, TensorDescriptor, reject_operators
@@ -176,7 +177,7 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
         self.em.loc = self.pinned or (self.fn.loc(node) if hasattr(node, "lineno") else saved)
         try:
             return super().visit(node)
-        except CompilationError:
+        except (CompilationError, Undecided):  # Undecided: for whoever passed a symbol (builtins.fold)
             raise
         except SemanticError as e:
             raise CompilationError(self.pinned or self.fn.loc(node), e.message, e.hint) from None

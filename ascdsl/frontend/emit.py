@@ -16,7 +16,8 @@ from .. import dtypes, semantics
 from ..dtypes import DType, PointerType
 from ..errors import UNKNOWN
 from ..ir import Builder, GroupOp, Op, Type, Value
-from ..semantics import Literal, SemanticError
+from ..ir.symbol import Poly
+from ..semantics import Literal, SemanticError, fits
 
 
 def _wide_literal(em: "Emitter", op: Op, x, partner):
@@ -69,7 +70,10 @@ MAX_TILE_ELEMENTS = 1 << 24
 
 
 def _constant(value, dtype: DType):
-    """``value`` as the Python number a ``const`` of ``dtype`` holds; an error if it has none."""
+    """``value`` as the Python number (or, for an integer ``dtype``, the :class:`Poly` of run-time tile
+    extents) a ``const`` of ``dtype`` holds; an error if it has none."""
+    if isinstance(value, Poly) and dtype.is_int and fits(value, dtype):
+        return value
     if not isinstance(value, (bool, int, float, np.number, np.bool_)):
         raise SemanticError(f"expected a number for a {dtype} constant, got {value!r}",
                             "pass an int, a float or a bool")

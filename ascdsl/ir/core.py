@@ -256,7 +256,7 @@ class Type:
     """A tile (or, with ``shape == ()``, a scalar) of ``dtype`` elements."""
 
     dtype: ElemType
-    shape: tuple[int, ...] = ()
+    shape: tuple[int, ...] = ()  # an extent may be an ``ir.symbol.Poly`` of run-time tile extents
 
     @property
     def is_scalar(self) -> bool:
@@ -278,7 +278,8 @@ class Type:
     def __str__(self) -> str:
         if not self.shape:
             return self.dtype.short
-        return "tile<" + "x".join(map(str, self.shape)) + "x" + self.dtype.short + ">"
+        return "tile<" + "x".join(str(d) if isinstance(d, int) else f"({d})" for d in self.shape) + "x" + \
+            self.dtype.short + ">"
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,22 @@
-"""Symbols: a run-time tile extent (a constexpr such as ``BLOCK`` or ``ROWS`` that only sizes tiles)
-as a name with its domain, the multiples of ``quantum`` from ``low`` up to ``high``.
+"""Symbols and the integers made of them.
+
+A :class:`Symbol` is a run-time tile extent (a constexpr such as ``BLOCK`` or ``ROWS`` that only sizes
+tiles) as a name with its domain, the multiples of ``quantum`` from ``low`` up to ``high``. A
+:class:`Poly` is an integer polynomial of symbols (or of names whose domain is every integer): the one
+algebra of symbolic integers, exact where the domains decide and :class:`Undecided` where they do not.
 
 Today the lift (:mod:`ascdsl.backend.lift.lift`) finds a kernel's symbols by differential
-specialisation and every check of a value against them goes through :class:`Symbol`; the plan to
-introduce them at specialisation instead ("Symbolic tile extents" in ``docs/design.md``) keeps
-this type.
+specialisation and fits its polynomials through samples; every check of a value against them goes
+through :class:`Symbol`. The plan to introduce them at specialisation instead ("Symbolic tile extents"
+in ``docs/design.md``) keeps these types. The kernel IR's expression of a polynomial is the backend's
+(:func:`ascdsl.backend.names.naming.to_expr`).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Callable
+from fractions import Fraction
+from typing import Callable, Iterator, Mapping, Union
 
 
 @dataclass(frozen=True)
@@ -63,4 +70,180 @@ def largest_fitting(fits: Callable[[int], bool], low: int, step: int) -> int:
     return low + lo * step
 
 
-__all__ = ["Symbol", "largest_fitting"]
+Var = Union[Symbol, str, int]
+"""A polynomial's variable: a symbol, or a name (a value id) that may be any integer."""
+Coef = Union[int, Fraction]
+Mono = tuple  # the variables of a term, with repetition (``BLOCK * BLOCK``)
+
+
+class Undecided(Exception):
+    """The symbols' domains do not decide a comparison, or a division is not exact on them: the
+    caller falls back (to the lift's samples, to a specialisation)."""
+
+
+def var_name(v: Var) -> str | int:
+    """A variable's name: a symbol's, else the variable itself."""
+    return v.name if isinstance(v, Symbol) else v
+
+
+def _coef(c: Coef) -> Coef:
+    return c.numerator if isinstance(c, Fraction) and c.denominator == 1 else c
+
+
+def _canonical(mono) -> Mono:
+    return tuple(sorted(mono, key=var_name))
+
+
+def _quantum(v: Var) -> int:
+    return v.quantum if isinstance(v, Symbol) else 1
+
+
+@dataclass(frozen=True, eq=False)
+class Poly:
+    """``sum coef * prod(mono)`` over ``terms``, a tuple of ``(mono, coef)``; iterating yields them.
+
+    Terms and each term's variables keep the order they are given in (the lift's: the kernel's
+    constexprs, which generated text follows); a sum appends the terms new to the left operand, a
+    product lists the left operand's variables first. Equality and hashing are the polynomial's
+    (:attr:`canonical`), whatever the order; ``bool`` is whether it is not the zero polynomial.
+    ``< <= > >=`` hold on every point of the symbols' domains or raise :class:`Undecided`."""
+
+    terms: tuple = ()
+
+    def __post_init__(self):
+        merged: dict = {}
+        shown: dict = {}
+        for mono, coef in self.terms:
+            key = _canonical(mono)
+            merged[key] = merged.get(key, 0) + coef
+            shown.setdefault(key, tuple(mono))
+        object.__setattr__(self, "terms", tuple((shown[k], _coef(c)) for k, c in merged.items() if c))
+
+    @staticmethod
+    def const(value: Coef) -> Poly:
+        return Poly((((), value),))
+
+    @staticmethod
+    def var(v: Var) -> Poly:
+        return Poly((((v,), 1),))
+
+    def __iter__(self) -> Iterator[tuple[Mono, Coef]]:
+        return iter(self.terms)
+
+    @property
+    def canonical(self) -> tuple:
+        """The terms with each one's variables sorted by name, sorted by those names."""
+        return tuple(sorted(((_canonical(m), c) for m, c in self.terms), key=lambda mc: tuple(map(var_name, mc[0]))))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Poly) and self.canonical == other.canonical
+
+    def __hash__(self) -> int:
+        return hash(self.canonical)
+
+    def __bool__(self) -> bool:
+        return bool(self.terms)
+
+    def __add__(self, other: Poly | int) -> Poly:
+        return Poly(self.terms + _poly(other).terms)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> Poly:
+        return Poly(tuple((m, -c) for m, c in self.terms))
+
+    def __sub__(self, other: Poly | int) -> Poly:
+        return self + -_poly(other)
+
+    def __rsub__(self, other: int) -> Poly:
+        return _poly(other) - self
+
+    def __mul__(self, other: Poly | int) -> Poly:
+        return Poly(tuple((ma + mb, ca * cb) for ma, ca in self.terms for mb, cb in _poly(other).terms))
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, d: int) -> Poly:
+        whole, rest = self._divided(d)
+        return whole + rest // d
+
+    def __mod__(self, d: int) -> Poly:
+        return Poly.const(self._divided(d)[1] % d)
+
+    def _divided(self, d: int) -> tuple[Poly, int]:
+        """``(s / d, r)`` with ``self == s + r``, ``s`` a multiple of ``d`` on the domains and ``r`` the
+        constant term; :class:`Undecided` where a variable's term is not such a multiple."""
+        for mono, coef in self.terms:
+            if mono and Fraction(coef * math.prod(_quantum(v) for v in mono), d).denominator != 1:
+                raise Undecided(f"{Poly(((mono, coef),))} is not a multiple of {d} on the symbols' domains")
+        rest = self.constant_term
+        if isinstance(rest, Fraction):
+            raise Undecided(f"{self} is not an integer")
+        return Poly(tuple((m, Fraction(c, d)) for m, c in self.terms if m)), rest
+
+    @property
+    def constant_term(self) -> Coef:
+        return next((c for m, c in self.terms if not m), 0)
+
+    def bounds(self) -> tuple[Coef, Coef]:
+        """Bounds of the values on the box of the symbols' domains, term by term (each term is monotone
+        there: the symbols are positive), so not always the tightest; :class:`Undecided` for a variable
+        without a domain."""
+        lo = hi = 0
+        for mono, coef in self.terms:
+            free = [v for v in mono if not isinstance(v, Symbol)]
+            if free:
+                raise Undecided(f"`{free[0]}` has no domain")
+            ends = (coef * math.prod(v.low for v in mono), coef * math.prod(v.high for v in mono))
+            lo, hi = lo + min(ends), hi + max(ends)
+        return lo, hi
+
+    def _positive(self) -> bool:
+        """Whether ``self > 0`` on every point of the domains (False: on none); :class:`Undecided` where
+        :meth:`bounds` straddle 0."""
+        lo, hi = self.bounds()
+        if lo > 0 or hi <= 0:
+            return lo > 0
+        raise Undecided(f"the symbols' domains do not decide {self} > 0")
+
+    def __gt__(self, other: Poly | int) -> bool:
+        return (self - other)._positive()
+
+    def __lt__(self, other: Poly | int) -> bool:
+        return (_poly(other) - self)._positive()
+
+    def __ge__(self, other: Poly | int) -> bool:
+        return not self < other
+
+    def __le__(self, other: Poly | int) -> bool:
+        return not self > other
+
+    def at(self, values: Mapping) -> Coef:
+        """The value where each variable takes ``values[name]`` (a symbol's name, else the variable)."""
+        return _coef(sum((Fraction(c) * math.prod(values[var_name(v)] for v in m) for m, c in self.terms), Fraction(0)))
+
+    def integral(self, quanta: Mapping) -> bool:
+        """Whether every term is an integer at every multiple of the variables' quanta (a symbol's own,
+        else ``quanta[name]``, else 1)."""
+        return all(Fraction(c * math.prod(quanta.get(var_name(v), _quantum(v)) for v in m)).denominator == 1
+                   for m, c in self.terms)
+
+    def __str__(self) -> str:
+        """For people, the most variables first: ``24 * BLOCK + 96``."""
+        out = []
+        for mono, coef in sorted(self.terms, key=lambda mc: (-len(mc[0]), tuple(map(var_name, mc[0])))):
+            mag = abs(coef)
+            text = " * ".join(([str(mag)] if mag != 1 or not mono else []) + [str(var_name(v)) for v in mono])
+            out.append(("- " if coef < 0 else "+ " if out else "") + text)
+        return " ".join(out) or "0"
+
+
+ZERO = Poly()
+ONE = Poly.const(1)
+
+
+def _poly(x: Poly | int) -> Poly:
+    return x if isinstance(x, Poly) else Poly.const(x)
+
+
+__all__ = ["ONE", "Poly", "Symbol", "Undecided", "Var", "ZERO", "largest_fitting", "var_name"]

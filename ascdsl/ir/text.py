@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from .. import dtypes
 from ..dtypes import DType, PointerType
 from ..errors import Error, Loc, source_path
 from .core import Block, Instr, Kernel, Module, Op, Type, Value
+from .symbol import ZERO, Poly, Symbol
 
 
 class IRParseError(Error, ValueError):
@@ -85,6 +87,10 @@ def _value(v: Any) -> str:
         return json.dumps(v)
     if isinstance(v, DType):
         return v.short
+    if isinstance(v, Symbol):
+        return f"symbol({v.name}, {v.quantum}, {v.low}, {v.high})"
+    if isinstance(v, Poly):
+        return f"symint({json.dumps(str(v))})"
     if isinstance(v, tuple):
         return "[" + ", ".join(_value(x) for x in v) + "]"
     raise TypeError(f"cannot print IR attribute value {v!r} of type {type(v).__name__}")
@@ -113,12 +119,27 @@ def parse(text: str) -> Module:
         raise IRParseError(f"invalid IR text: {e}") from None
 
 
-def _type(token: Token) -> Type:
+def _type(token: Token, symbols: dict) -> Type:
     text = str(token)
-    tile = re.fullmatch(r"tile<((?:[0-9]+x)+)(.+)>", text)
+    tile = re.fullmatch(r"tile<((?:(?:[0-9]+|\([^()]*\))x)+)(.+)>", text)
     if tile:
-        return Type(_elem(tile.group(2)), tuple(int(d) for d in tile.group(1)[:-1].split("x")))
+        dims = re.findall(r"([0-9]+|\([^()]*\))x", tile.group(1))
+        return Type(_elem(tile.group(2)), tuple(_poly(d[1:-1], symbols) if d[0] == "(" else int(d) for d in dims))
     return Type(_elem(text))
+
+
+def _poly(text: str, symbols: dict) -> Poly:
+    """The :class:`Poly` that prints as ``text`` (``3 * ROWS * BLOCK - 1/2 * BLOCK + 7``) over ``symbols``."""
+    parts = re.split(r" ([+-]) ", text[2:] if text.startswith("- ") else text)
+    total = ZERO
+    for sign, term in zip(["-" if text.startswith("- ") else "+"] + parts[1::2], parts[::2]):
+        p = Poly.const(-1 if sign == "-" else 1)
+        for factor in term.split(" * "):
+            if factor not in symbols and not re.fullmatch(r"[0-9]+(/[0-9]+)?", factor):
+                raise ValueError(f"{factor!r} in {text!r} is no symbol of the kernel's constexprs")
+            p = p * (Poly.var(symbols[factor]) if factor in symbols else Poly.const(Fraction(factor)))
+        total = total + p
+    return total
 
 
 def _elem(text: str) -> DType | PointerType:
@@ -141,6 +162,7 @@ class _ToIR(Transformer):
     def __init__(self) -> None:
         super().__init__()
         self.values: dict[int, Value] = {}
+        self.symbols: dict[str, Symbol] = {}  # the kernel's symbolic constexprs (they precede its body)
 
     def _define(self, token: Token, type: Type) -> Value:
         vid = int(token[1:])
@@ -166,7 +188,9 @@ class _ToIR(Transformer):
         return self._define(vid, type), str(name)
 
     def constexprs(self, *attrs):
-        return tuple(a for a in attrs if a is not None)
+        attrs = tuple(a for a in attrs if a is not None)
+        self.symbols = {v.name: v for _, v in attrs if isinstance(v, Symbol)}
+        return attrs
 
     def instr(self, result_tokens, opname, operands, attrs, types, loc, *regions):
         try:
@@ -202,7 +226,13 @@ class _ToIR(Transformer):
         return str(name), value
 
     def type(self, token):
-        return _type(token)
+        return _type(token, self.symbols)
+
+    def symbol(self, name, quantum, low, high):
+        return Symbol(str(name), int(quantum), int(low), int(high))
+
+    def symint(self, text):
+        return _poly(json.loads(text), self.symbols)
 
     def loc(self, file, line, col):
         return Loc(json.loads(file), int(line), int(col))

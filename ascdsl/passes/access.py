@@ -25,42 +25,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from .. import dtypes
 from ..dtypes import PointerType
 from ..errors import CompilationError, Loc
 from ..ir.core import Block, Instr, Kernel, Op, Type, Value, walk
-
-# A polynomial over integer scalar values: {monomial (sorted value ids): coefficient}.
-Sym = dict[tuple[int, ...], int]
-
-
-def _sym_add(a: Sym, b: Sym, scale: int = 1) -> Sym:
-    out = dict(a)
-    for k, c in b.items():
-        out[k] = out.get(k, 0) + scale * c
-    return {k: c for k, c in out.items() if c}
-
-
-def _sym_mul(a: Sym, b: Sym) -> Sym:
-    out: Sym = {}
-    for ka, ca in a.items():
-        for kb, cb in b.items():
-            k = tuple(sorted(ka + kb))
-            out[k] = out.get(k, 0) + ca * cb
-    return {k: c for k, c in out.items() if c}
+from ..ir.symbol import ONE, ZERO, Poly
 
 
 @dataclass(frozen=True)
 class Affine:
-    """``offset + sum_d i_d * dims[d]`` over a tile's dims (a scalar has no dims)."""
+    """``offset + sum_d i_d * dims[d]`` over a tile's dims (a scalar has no dims), polynomials of the
+    kernel's integer scalars (variables: value ids)."""
 
-    offset: Sym
-    dims: tuple[tuple[int, Any], ...] = ()  # (dim, Sym) pairs
+    offset: Poly
+    dims: tuple[tuple[int, Poly], ...] = ()  # (dim, Poly) pairs
 
     @property
-    def dim_map(self) -> dict[int, Sym]:
+    def dim_map(self) -> dict[int, Poly]:
         return dict(self.dims)
 
 
@@ -99,20 +81,20 @@ class _Analysis:
                     raise NotAffine("the pointer is a loop argument that is not its value on entry plus "
                                     "integer steps")
                 if instr is None:
-                    return Affine({})
+                    return Affine(ZERO)
                 if instr.op is Op.PTR_ADD:
                     return self._add(instr.operands[0], instr.operands[1], v.type.shape)
                 raise NotAffine(f"the pointer comes from `{instr.op.value}`")
             if not v.type.dtype.is_int:
                 raise NotAffine(f"the offset is a {v.type.dtype} value")
             if instr is not None and instr.op is Op.CONST:
-                return Affine({(): int(instr.attr("value"))} if instr.attr("value") else {})
-            return Affine({(v.id,): 1})
+                return Affine(Poly.const(int(instr.attr("value"))))
+            return Affine(Poly.var(v.id))
         if instr is None:
             raise NotAffine("the offset is a tile argument")
         op, xs = instr.op, instr.operands
         if op is Op.ARANGE:
-            return Affine({(): instr.attr("start")} if instr.attr("start") else {}, ((0, {(): 1}),))
+            return Affine(Poly.const(instr.attr("start")), ((0, ONE),))
         if op in (Op.ADD, Op.PTR_ADD):
             return self._add(xs[0], xs[1], v.type.shape)
         if op is Op.SUB:
@@ -122,8 +104,7 @@ class _Analysis:
             if a.dims and b.dims:
                 raise NotAffine("it multiplies two index tiles")
             scalar, tile = (a, b) if not a.dims else (b, a)
-            return Affine(_sym_mul(tile.offset, scalar.offset),
-                          tuple((d, _sym_mul(s, scalar.offset)) for d, s in tile.dims))
+            return Affine(tile.offset * scalar.offset, tuple((d, s * scalar.offset) for d, s in tile.dims))
         if op is Op.CAST and _widens(xs[0].type.dtype, v.type.dtype):
             return self.affine(xs[0])  # `tl.arange(0, B).to(tl.int64)`: the same offsets, wider
         if op is Op.EXPAND_DIMS:
@@ -137,7 +118,7 @@ class _Analysis:
             return Affine(a.offset, tuple((d + shift, s) for d, s in a.dims
                                           if src[d] != 1 or v.type.shape[d + shift] == 1))
         if op is Op.CONST:
-            return Affine({(): int(instr.attr("value"))} if instr.attr("value") else {})
+            return Affine(Poly.const(int(instr.attr("value"))))
         if op in (Op.LOAD, Op.BLOCK_LOAD):
             raise NotAffine("the offsets are loaded from memory (a gather)")
         raise NotAffine(f"the offsets go through `{op.value}`, which is not affine")
@@ -146,8 +127,8 @@ class _Analysis:
         a, b = self.affine(x), self.affine(y)
         dims = a.dim_map
         for d, s in b.dims:
-            dims[d] = _sym_add(dims.get(d, {}), s, scale)
-        return Affine(_sym_add(a.offset, b.offset, scale), tuple(sorted((d, s) for d, s in dims.items() if s)))
+            dims[d] = dims.get(d, ZERO) + s * scale
+        return Affine(a.offset + b.offset * scale, tuple(sorted((d, s) for d, s in dims.items() if s)))
 
 
 def _widens(src, dst) -> bool:
@@ -189,19 +170,19 @@ class _Emitter:
             self.consts[key] = self.new(Op.CONST, dtype, attrs=(("value", value),))
         return self.consts[key]
 
-    def width(self, s: Sym) -> dtypes.DType:
+    def width(self, s: Poly) -> dtypes.DType:
         """int64 when one of the scalars of ``s`` is (the user asked for 64-bit offsets), else int32."""
-        wide = any(self.analysis.values[vid].type.dtype == dtypes.int64 for mono in s for vid in mono)
+        wide = any(self.analysis.values[vid].type.dtype == dtypes.int64 for mono, _ in s for vid in mono)
         return dtypes.int64 if wide else dtypes.int32
 
     def cast(self, x: Value, dtype) -> Value:
         return x if x.type.dtype == dtype else self.new(Op.CAST, dtype, (x,), (("dtype", dtype),))
 
-    def sym(self, s: Sym, dtype=None) -> Value:
-        """``s`` computed in ``dtype`` (default :meth:`width`)."""
+    def sym(self, s: Poly, dtype=None) -> Value:
+        """``s`` computed in ``dtype`` (default :meth:`width`), term by term in :attr:`Poly.canonical` order."""
         dt = dtype or self.width(s)
         total = None
-        for mono, coef in sorted(s.items()):
+        for mono, coef in s.canonical:
             term = None
             for vid in mono:
                 factor = self.cast(self.analysis.values[vid], dt)
@@ -213,7 +194,7 @@ class _Emitter:
             total = term if total is None else self.new(Op.ADD, dt, (total, term))
         return self.const(0, dt) if total is None else total
 
-    def extent(self, bound: Value, start: Sym, size: int) -> Value:
+    def extent(self, bound: Value, start: Poly, size: int) -> Value:
         """``min(max(bound - start, 0), size)`` as int32 (the difference in int64 where the bound or the
         start is)."""
         dt = dtypes.int64 if dtypes.int64 in (bound.type.dtype, self.width(start)) else dtypes.int32
@@ -259,7 +240,7 @@ def _bounds(analysis: _Analysis, mask: Value, shape: tuple[int, ...]) -> dict:
     if not bound.type.is_scalar:
         raise NotAffine("the mask's bound is a tile; it must be a scalar")
     a = analysis.affine(index)
-    if len(a.dims) != 1 or a.dims[0][1] != {(): 1}:
+    if len(a.dims) != 1 or a.dims[0][1] != ONE:
         raise NotAffine("the mask's index must be `scalar + arange` along exactly one dim")
     return {a.dims[0][0]: [(bound, a.offset, 1 if op is Op.LE else 0)]}
 
@@ -324,7 +305,7 @@ def _gather(analysis: _Analysis, instr: Instr) -> list[Instr] | None:
     return _per_lane(analysis, emit, instr, base, emit.sym(offset), index)
 
 
-def _lane_addresses(analysis: _Analysis, emit: _Emitter, ptr: Value) -> tuple[Value, Sym, Value]:
+def _lane_addresses(analysis: _Analysis, emit: _Emitter, ptr: Value) -> tuple[Value, Poly, Value]:
     """``(pointer parameter, scalar offset, integer tile of lane offsets)`` of a tile of addresses
     built by ``+``, broadcasts and ``expand_dims`` from a scalar pointer (an int64 tile where an offset
     is, else int32)."""
@@ -342,7 +323,7 @@ def _lane_addresses(analysis: _Analysis, emit: _Emitter, ptr: Value) -> tuple[Va
     if not step.type.dtype.is_int:
         raise NotAffine(f"a gather needs integer indices, not {step.type.dtype} ones")
     if step.type.is_scalar:
-        offset = _sym_add(offset, analysis.affine(step).offset)
+        offset = offset + analysis.affine(step).offset
         return base, offset, index
     step = _as_offsets(emit, step)
     if index is None:
@@ -413,7 +394,7 @@ def _spans(analysis: _Analysis, emit: _Emitter, instr: Instr, base: Value, offse
         return emit.tile(op, per_row, (lanes,), axis)
     lo = edge(Op.MIN, shape[-1])
     hi = emit.tile(Op.ADD, per_row, (edge(Op.MAX, -1), emit.const(1)))
-    row = (emit.sym(strides.get(0, {}), dtypes.int32),) if len(shape) == 2 else ()
+    row = (emit.sym(strides.get(0, ZERO), dtypes.int32),) if len(shape) == 2 else ()
     other = instr.operands[2] if instr.attr("has_other") else None
     raw = instr.result if other is None else _value(analysis, instr.result.type)
     out = emit.out + [Instr(Op.SPAN_LOAD, (raw,), (base, offset, *row, lo, hi), (("shape", shape),), (), instr.loc)]
@@ -517,8 +498,8 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
         if shape[d] > 1 and d not in strides:
             raise NotAffine(f"the address does not change along dim {d} (a broadcast access)")
     inner = 0 if rank == 2 and shape[1] == 1 else rank - 1  # the elements of an [M, 1] column are its rows
-    strided = shape[inner] > 1 and strides[inner] != {(): 1}
-    if strided and any(not mono and c < 0 for mono, c in strides[inner].items()):
+    strided = shape[inner] > 1 and strides[inner] != ONE
+    if strided and any(not mono and c < 0 for mono, c in strides[inner]):
         raise NotAffine("the innermost stride is negative")
     emit = _Emitter(analysis, instr.loc)
     offset = emit.sym(a.offset)
@@ -527,7 +508,7 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
         return _spans(analysis, emit, instr, base, offset, strides, bounds, selects)
     if selects:  # lanes masked by other bool tiles: each true lane copied alone
         return _per_lane(analysis, emit, instr, base, offset, _lane_offsets(emit, shape, strides))
-    outer = [emit.sym(strides.get(d, {})) for d in range(rank if strided else rank - 1)]
+    outer = [emit.sym(strides.get(d, ZERO)) for d in range(rank if strided else rank - 1)]
     extents = _extents(emit, bounds, shape)
     if rank == 2 and shape[1] == 1 and extents[1] is not emit.const(1):  # an [M, 1] column masked along its one column: no rows
         extents = [emit.new(Op.MUL, dtypes.int32, (extents[0], extents[1])), emit.const(1)]

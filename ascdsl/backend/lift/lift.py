@@ -28,15 +28,15 @@ from functools import lru_cache
 
 from ... import cache, dtypes
 from ...errors import CompilationError, Loc
-from ...ir.symbol import Symbol, largest_fitting
+from ...ir.symbol import Poly, Symbol, largest_fitting
 from ...ir.treemap import TreeMerge, tree_map
 from ...jit import JITFunction
 from ...platforms import Platform
 from .. import kir
 from ..render.ascendc import planned
 from ..kir import Bin, BinOp, Cond, Lit
-from .poly import BLOCK, FIELD_DTYPE, Mismatch, Slots, ceil_block, describe, evaluate, fit, footprint, to_expr
-from ..names.naming import name as name_pass
+from .poly import BLOCK, Mismatch, Slots, ceil_block, fit, footprint
+from ..names.naming import FIELD_DTYPE, name as name_pass, to_expr
 from ..render.templated import computes_the_same, float32_form, pointer_dtypes
 from ..plan.tiling import Variant
 from ..plan.ubplan import Plan, Slot
@@ -188,10 +188,10 @@ def _check(template, points: list[dict], fit_idx: list[int], names, quanta) -> d
         if h in polys or h.kind == "bytes":
             continue
         poly = fit([points[i] for i in fit_idx], [h.values[i] for i in fit_idx], names)
-        if any(evaluate(poly, p) != y for p, y in zip(points, h.values)):
+        if any(poly.at(p) != y for p, y in zip(points, h.values)):
             raise Mismatch(f"a {h.kind} leaf {h.values} is not polynomial in {names}")
-        if h.kind in ("lit", "need"):
-            to_expr(poly, quanta, FIELD_DTYPE)  # exact in C++ integers
+        if h.kind in ("lit", "need") and not poly.integral(quanta):  # C++ computes it in integers
+            raise Mismatch(f"{poly} is not an integer on multiples of the quanta")
         polys[h] = poly
     return polys
 
@@ -201,12 +201,12 @@ def _slots(template, polys, corners: list[dict]) -> Slots:
     bilinear needs take their extremes there), only those that some value makes the largest."""
     out = []
     for s in template.plan.slots:
-        needs = list(dict.fromkeys(polys[n] if isinstance(n, _Hole) else ((((), n),) if n else ()) for n in s.needs))
+        needs = list(dict.fromkeys(polys[n] if isinstance(n, _Hole) else Poly.const(n) for n in s.needs))
 
         def dominated(i: int) -> bool:
             p = needs[i]
-            return any(j != i and all(evaluate(q, c) >= evaluate(p, c) for c in corners)
-                       and (j < i or any(evaluate(q, c) > evaluate(p, c) for c in corners))
+            return any(j != i and all(q.at(c) >= p.at(c) for c in corners)
+                       and (j < i or any(q.at(c) > p.at(c) for c in corners))
                        for j, q in enumerate(needs))
         out.append((s.num, tuple(p for i, p in enumerate(needs) if not (corners and dominated(i)))))
     return tuple(out)
@@ -273,7 +273,7 @@ def _lifted_kernel(s: _Sampler, template, foot: Slots, polys, extents, budget: i
             return to_expr(polys[h], quanta, h.dtype)
         if h.kind in ("bytes", "need"):
             return h  # the slot's size, set below
-        return max(1, min(budget, int(evaluate(polys[h], top))))
+        return max(1, min(budget, int(polys[h].at(top))))
     k = _fill(template, sub)
     slots = []
     for sl, (_, needs) in zip(k.plan.slots, foot):
@@ -282,7 +282,7 @@ def _lifted_kernel(s: _Sampler, template, foot: Slots, polys, extents, budget: i
             size = exprs[0]
             for e in exprs[1:]:
                 size = kir.Cond(kir.Bin(BinOp.GT, size, e), size, e)
-            bound = min(ceil_block(budget), max(ceil_block(evaluate(p, top)) for p in needs))
+            bound = min(ceil_block(budget), max(ceil_block(p.at(top)) for p in needs))
             sl = dataclasses.replace(sl, bytes=bound, size=kir.ceil_to(size, BLOCK))
         slots.append(dataclasses.replace(sl, needs=()))
     lows = {e.name: e.low for e in extents}
@@ -497,5 +497,5 @@ def _with_form(v, variants, jit_fns: dict, platform: Platform):
     return v
 
 
-__all__ = ["Lift", "Mismatch", "analyse", "describe", "evaluate", "fit", "to_expr", "variants"]
+__all__ = ["Lift", "Mismatch", "analyse", "variants"]
 

@@ -14,8 +14,10 @@ import dataclasses
 import keyword
 from dataclasses import dataclass, field
 
+from ... import dtypes
+from ...ir.symbol import Poly, Undecided, var_name
 from .. import kir
-from ..kir import Position, Role, VarKind
+from ..kir import Bin, BinOp, Field, Position, Role, VarKind, lit
 
 CPP_KEYWORDS = frozenset("""
 alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t char32_t class
@@ -65,6 +67,35 @@ def field_name(name: str) -> str:
     or with ``_`` appended where it is a C/C++ keyword or a macro of the headers (``NULL`` -> ``NULL_``,
     ``new`` -> ``new_``): the user's Python names are theirs, the generated names ours."""
     return name + "_" if name in CPP_KEYWORDS or name in MACROS else name
+
+
+FIELD_DTYPE = dtypes.int32  # a runtime tile extent's tiling field
+
+
+def to_expr(poly: Poly, quanta: dict, dtype) -> kir.Expr:
+    """``poly`` over its variables' tiling fields, most variables first, exact in integer C++ at every
+    multiple of the quanta (:meth:`Poly.integral`; :class:`Undecided` otherwise)."""
+    if not poly.integral(quanta):
+        raise Undecided(f"{poly} is not an integer on multiples of the quanta")
+    out = None
+    for mono, coef in sorted(poly, key=lambda mc: (-len(mc[0]), tuple(map(var_name, mc[0])))):
+        mag = abs(coef)
+        if mono:
+            term = Field(field_name(var_name(mono[0])), FIELD_DTYPE)
+            for n in mono[1:]:
+                term = Bin(BinOp.MUL, term, Field(field_name(var_name(n)), FIELD_DTYPE))
+            if mag.numerator != 1:
+                term = Bin(BinOp.MUL, term, lit(mag.numerator))
+            if mag.denominator != 1:
+                term = Bin(BinOp.DIV, term, lit(mag.denominator))
+        else:
+            term = lit(int(mag))
+        if out is None:
+            out = term if coef > 0 else Bin(BinOp.SUB, lit(0), term)
+        else:
+            out = Bin(BinOp.ADD if coef > 0 else BinOp.SUB, out, term)
+    out = lit(0) if out is None else out
+    return out if dtype == FIELD_DTYPE else kir.Conv(dtype, out)
 
 
 def unclash(name: str, taken: frozenset[str]) -> str:
@@ -172,4 +203,4 @@ def _views(s):
     return []
 
 
-__all__ = ["Names", "RESERVED", "Role", "VarKind", "field_name", "name", "safe", "slot_names"]
+__all__ = ["FIELD_DTYPE", "Names", "RESERVED", "Role", "VarKind", "field_name", "name", "safe", "slot_names", "to_expr"]
