@@ -10,8 +10,8 @@ summation order of float reductions).
   For ``+ - * /`` and ``sqrt`` this is the correctly rounded IEEE result of the 16-bit type, because
   float32 carries more than twice their precision; so bf16 ``2.5 + 2.0 == 4.5``.
   ``rsqrt(x) = 1 / sqrt(x)`` and ``sigmoid(x) = 1 / (1 + exp(-x))`` are evaluated in float32 and
-  rounded once. ``maximum``/``minimum`` propagate NaN. ``tanh``, ``erf``, ``sin``, ``cos``, ``log2`` and
-  ``power`` are evaluated in float64 and rounded once to float32; ``floor``/``ceil``/``trunc`` are exact.
+  rounded once. ``maximum``/``minimum`` propagate NaN. ``tanh``, ``erf``, ``sin``, ``cos``, ``log2``,
+  ``cbrt`` and ``power`` are evaluated in float64 and rounded once to float32; ``floor``/``ceil``/``trunc`` are exact.
 * **Integers** wrap around in their dtype (two's complement). ``idiv`` and ``mod`` truncate toward zero
   like C (``a == idiv(a, b) * b + mod(a, b)``; the same rule on floats); integer division by zero is
   undefined behaviour and gives 0 here. ``and``/``or``/``xor``/``not`` are bitwise on integers and
@@ -211,6 +211,7 @@ MATH: tuple[Builtin, ...] = (
     Builtin(Op.ERF, _erf, "Elementwise error function."),
     Builtin(Op.ERFC, _erfc,
             "Elementwise complementary error function ``1 - erf(x)``, accurate where erf is near 1."),
+    Builtin(Op.CBRT, lambda x: _in_float64(np.cbrt, x), "Elementwise real cube root (the sign of ``x``)."),
     Builtin(Op.ASINH, np.arcsinh, "Elementwise inverse hyperbolic sine."),
     Builtin(Op.ACOSH, np.arccosh, "Elementwise inverse hyperbolic cosine."),
     Builtin(Op.ATANH, np.arctanh, "Elementwise inverse hyperbolic tangent."),
