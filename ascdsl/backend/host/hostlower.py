@@ -29,7 +29,7 @@ from ..kir.host import HostType, Ident, Invoke, Logic, Member, Runtime, Scoped, 
 from ..lift.poly import describe_slots
 from ..names.naming import field_name
 from ..plan.tiling import Variant
-from ..render.emit import host_expr, quote
+from ..render.emit import c_string, host_expr
 
 PLATFORM = Ident("platform")
 UB_BUDGET = Conv(HostType.INT, Member(PLATFORM, "ubBudget"))
@@ -53,7 +53,7 @@ class HostLowering(HostExpressions):
         if not isinstance(self.body[-1], ast.Return):
             end = ("the host function returned no launch plan" if self.layout is not None
                    else "the output-shape function returned no shape")
-            self.emit(f"throw HostError{{HOST_ERROR, {quote(end)}}};")
+            self.emit(f"throw HostError{{HOST_ERROR, {c_string(end)}}};")
         decls = tuple(("" if n in self.used else "[[maybe_unused]] ") + f"{CPP_TYPE[t]} {cpp_name(n)}{{}};"
                       for n, t in self.locals.items())
         constants = tuple(self.constants.values())

@@ -23,7 +23,7 @@ from .hostcode import BOOL, DTYPE, INT, KERNEL, SHAPE, STR, E, camel, cpp, cpp_n
 from ..kir import Bin, BinOp, Brace, Conv
 from ..kir.host import HostType, Ident, Init, Invoke, Logic, Member, Neg, Runtime, Value
 from ..lift.poly import BLOCK, describe_slots
-from ..render.emit import host_expr, quote
+from ..render.emit import c_string, host_expr
 
 
 class PlannerTables:
@@ -65,12 +65,12 @@ class PlannerTables:
             low.emit(f"    {row} = {i};")
         low.emit("} else {")
         missing = f"{kernel.const.parsed.name} has no UB footprint for these dtypes in this build"
-        low.emit(f"    throw HostError{{HOST_ERROR, {quote(missing)}}};")
+        low.emit(f"    throw HostError{{HOST_ERROR, {c_string(missing)}}};")
         low.emit("}")
         order = ", ".join(str(c) for c in sorted(set(candidates.const), reverse=True))
         low.emit(f"const int64_t {block} = LargestBlock({table}[{row}], {{{order}}}, {cpp(platform)}.ubBudget);")
         low.emit(f"if ({block} < 0) {{")
-        message = quote(planner.no_fit_message(name.const, candidates.const))
+        message = c_string(planner.no_fit_message(name.const, candidates.const))
         low.emit(f"    throw HostError{{VALUE_ERROR, std::string({message}) + {cpp(platform)}.name}};")
         low.emit("}")
         return E(Ident(block), INT)
@@ -125,7 +125,7 @@ class PlannerTables:
             low.emit("    });")
         low.emit("} else {")
         missing = f"{kernel.const.parsed.name} has no UB footprint for these dtypes in this build"
-        low.emit(f"    throw HostError{{HOST_ERROR, {quote(missing)}}};")
+        low.emit(f"    throw HostError{{HOST_ERROR, {c_string(missing)}}};")
         low.emit("}")
         return E(Ident(result), INT)
 
