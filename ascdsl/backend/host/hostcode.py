@@ -17,7 +17,9 @@ from ...errors import CompilationError, Loc, display_path
 from ...op import Operator
 from ..kir import Brace
 from ..kir.host import HostType, Invoke, Runtime, Scoped, Value
+from ..names import naming
 from ..names.naming import unclash
+from ..render import jinja
 from ..render.emit import host_expr
 
 MAX_DIMS = 8
@@ -30,15 +32,12 @@ CPP_TYPE = {kind: t.value for kind, t in HOST_TYPE.items()}
 ATTR_KIND = {"Int": INT, "Float": FLOAT, "Bool": BOOL, "ListInt": SHAPE, "String": STR}
 FORMAT = {INT: Runtime.FORMAT_INT, FLOAT: Runtime.FORMAT_FLOAT, BOOL: Runtime.FORMAT_BOOL, SHAPE: Runtime.FORMAT_SHAPE,
           DTYPE: Runtime.DTYPE_NAME}
-CPP_KEYWORDS = frozenset(["auto", "bool", "break", "case", "catch", "char", "class", "const", "continue", "default", "delete", "do", "double", "else", "enum", "explicit", "extern", "float", "for", "goto", "if", "inline", "int", "long", "namespace", "new", "operator", "private", "protected", "public", "register", "return", "short", "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw", "try", "typedef", "union", "unsigned", "using", "virtual", "void", "volatile", "while", "tiling", "blockDim", "message", "shapes", "Kernel", "programs", "blocks", "std", "int32_t", "int64_t", "uint32_t", "INT64_C", "ascdsl_host",
-    # the ascdsl_host runtime (templates/host_runtime.h.j2), which the body uses unqualified
-    "DType", "DTypeName", "DTypeSize", "Status", "OK", "VALUE_ERROR", "TYPE_ERROR", "HOST_ERROR",
-    "VARIANT_NOT_COMPILED", "HostError", "MAX_DIMS", "Shape", "TensorDesc", "Platform", "MakeShape", "Numel", "ShapeEq",
-    "Dim", "NO_BOUND", "Slice",
-    "Concat", "FloorDiv", "FloorMod", "TrueDiv", "CeilDiv", "RoundUp", "NextPowerOf2", "Footprint", "LargestBlock",
-    "FitsInt32", "FormatInt", "FormatBool", "FormatFloat", "FormatShape"])
-"""Names a host variable cannot have in C++ (it gets a ``_`` suffix): keywords, and the names the generated
-body declares or uses unqualified."""
+CPP_KEYWORDS = naming.CPP_KEYWORDS | jinja.declared_names("host_runtime.h.j2") | frozenset(
+    ["tiling", "blockDim", "message", "shapes", "Kernel", "programs", "blocks", "std", "int32_t", "int64_t",
+     "uint32_t", "INT64_C"])
+"""Names a host variable cannot have in C++ (it gets a ``_`` suffix): keywords, the ``ascdsl_host`` runtime's
+(``templates/host_runtime.h.j2``, which the body uses unqualified), and the names the generated body declares
+or uses itself."""
 NOT_CONST = object()
 
 
