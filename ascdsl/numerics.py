@@ -10,8 +10,8 @@ summation order of float reductions).
   For ``+ - * /`` and ``sqrt`` this is the correctly rounded IEEE result of the 16-bit type, because
   float32 carries more than twice their precision; so bf16 ``2.5 + 2.0 == 4.5``.
   ``rsqrt(x) = 1 / sqrt(x)`` and ``sigmoid(x) = 1 / (1 + exp(-x))`` are evaluated in float32 and
-  rounded once. ``maximum``/``minimum`` propagate NaN. ``tanh``, ``erf``, ``sin``, ``cos``, ``log2`` and
-  ``power`` are evaluated in float64 and rounded once to float32; ``floor``/``ceil``/``trunc`` are exact.
+  rounded once. ``maximum``/``minimum`` propagate NaN. ``tanh``, ``erf``, ``sin``, ``cos``, ``log2``,
+  ``cbrt`` and ``power`` are evaluated in float64 and rounded once to float32; ``floor``/``ceil``/``trunc`` are exact.
 * **Integers** wrap around in their dtype (two's complement). ``idiv`` and ``mod`` truncate toward zero
   like C (``a == idiv(a, b) * b + mod(a, b)``; the same rule on floats); integer division by zero is
   undefined behaviour and gives 0 here. ``and``/``or``/``xor``/``not`` are bitwise on integers and
@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -163,6 +164,75 @@ def _shift(op):
     return shift
 
 
+@dataclass(frozen=True)
+class Builtin:
+    """One math builtin ``tl.<op.value>`` (also ``tl.math.<op.value>``): the language's stub takes ``params``
+    and reads ``doc``; the interpreter computes ``numpy`` on the operands in their compute dtype and rounds
+    the result to the dtype; ``libdevice`` also names it. The backend lowers ``op`` by
+    :data:`.backend.selection.isel` or expands it in :mod:`.backend.expand.mathops`; which family ``op`` is in
+    (:class:`.ir.core.GroupOp`) decides the frontend's handler and the dtypes it takes."""
+
+    op: Op
+    numpy: Callable[..., np.ndarray]
+    doc: str
+    params: tuple[str, ...] = ("x",)
+    libdevice: bool = True
+
+
+_XY, _XYZ = ("x", "y"), ("x", "y", "z")
+
+MATH: tuple[Builtin, ...] = (
+    Builtin(Op.EXP, np.exp, "Elementwise e**x of a float tile."),
+    Builtin(Op.LOG, np.log, "Elementwise natural logarithm of a float tile."),
+    Builtin(Op.SQRT, np.sqrt, "Elementwise square root of a float tile."),
+    Builtin(Op.RSQRT, lambda x: 1 / np.sqrt(x), "Elementwise 1 / sqrt(x) of a float tile."),
+    Builtin(Op.ABS, np.abs, "Elementwise absolute value."),
+    Builtin(Op.SIGMOID, lambda x: 1 / (1 + np.exp(-x)), "Elementwise 1 / (1 + exp(-x)) of a float tile.",
+            libdevice=False),
+    Builtin(Op.FLOOR, np.floor, "Elementwise largest integer not greater than ``x`` (float tiles)."),
+    Builtin(Op.CEIL, np.ceil, "Elementwise smallest integer not less than ``x`` (float tiles)."),
+    Builtin(Op.TRUNC, np.trunc, "Elementwise ``x`` rounded toward zero (float tiles)."),
+    Builtin(Op.ROUND, _round_half_away, "Elementwise ``x`` rounded to the nearest integer, halves away from zero."),
+    Builtin(Op.RINT, np.rint, "Elementwise ``x`` rounded to the nearest integer, halves to even."),
+    Builtin(Op.EXP2, np.exp2, "Elementwise ``2 ** x``."),
+    Builtin(Op.LOG2, np.log2, "Elementwise base-2 logarithm."),
+    Builtin(Op.LOG10, np.log10, "Elementwise base-10 logarithm."),
+    Builtin(Op.LOG1P, np.log1p, "Elementwise ``log(1 + x)``, accurate for small ``x``."),
+    Builtin(Op.EXPM1, np.expm1, "Elementwise ``exp(x) - 1``, accurate for small ``x``."),
+    Builtin(Op.SIN, np.sin, "Elementwise sine."),
+    Builtin(Op.COS, np.cos, "Elementwise cosine."),
+    Builtin(Op.TAN, np.tan, "Elementwise tangent."),
+    Builtin(Op.TANH, np.tanh, "Elementwise hyperbolic tangent."),
+    Builtin(Op.SINH, np.sinh, "Elementwise hyperbolic sine."),
+    Builtin(Op.COSH, np.cosh, "Elementwise hyperbolic cosine."),
+    Builtin(Op.ASIN, np.arcsin, "Elementwise arc sine."),
+    Builtin(Op.ACOS, np.arccos, "Elementwise arc cosine."),
+    Builtin(Op.ATAN, np.arctan, "Elementwise arc tangent."),
+    Builtin(Op.ERF, _erf, "Elementwise error function."),
+    Builtin(Op.ERFC, _erfc,
+            "Elementwise complementary error function ``1 - erf(x)``, accurate where erf is near 1."),
+    Builtin(Op.CBRT, lambda x: _in_float64(np.cbrt, x), "Elementwise real cube root (the sign of ``x``)."),
+    Builtin(Op.ASINH, np.arcsinh, "Elementwise inverse hyperbolic sine."),
+    Builtin(Op.ACOSH, np.arccosh, "Elementwise inverse hyperbolic cosine."),
+    Builtin(Op.ATANH, np.arctanh, "Elementwise inverse hyperbolic tangent."),
+    Builtin(Op.ISNAN, np.isnan, "Elementwise ``x != x`` as a bool tile."),
+    Builtin(Op.ISINF, np.isinf, "Elementwise ``x`` is +-infinity, as a bool tile."),
+    Builtin(Op.ISFINITE, np.isfinite, "Elementwise ``x`` is neither infinite nor NaN, as a bool tile."),
+    Builtin(Op.SIGNBIT, np.signbit, "Elementwise sign bit of ``x`` (True for -0.0 and negatives), as a bool tile."),
+    Builtin(Op.POW, np.power, "Elementwise ``x ** y`` of floats.", params=_XY),
+    Builtin(Op.ATAN2, np.arctan2, "Elementwise arc tangent of ``x / y`` in the quadrant of ``(y, x)``.",
+            params=_XY),
+    Builtin(Op.COPYSIGN, np.copysign, "Elementwise magnitude of ``x`` with the sign of ``y``.", params=_XY),
+    Builtin(Op.HYPOT, np.hypot, "Elementwise ``sqrt(x * x + y * y)`` without overflow.", params=_XY),
+    Builtin(Op.NEXTAFTER, np.nextafter, "Elementwise the next float after ``x`` in the direction of ``y``.",
+            params=_XY),
+    Builtin(Op.UMULHI, _umulhi, "Elementwise high half of the unsigned product of two int tiles (bits as unsigned).",
+            params=_XY, libdevice=False),
+    Builtin(Op.FMA, _fma, "Elementwise ``x * y + z`` with one rounding.", params=_XYZ),
+)
+"""The math builtins: adding a row (with its ``Op`` and, where the vector unit has no instruction for it, an
+expansion) adds the builtin to the language, the interpreter, ``libdevice`` and ``docs/language.md``."""
+
 NP_FOR_OP: dict[Op, Callable[..., np.ndarray]] = {
     Op.ADD: np.add,
     Op.SUB: np.subtract,
@@ -183,51 +253,11 @@ NP_FOR_OP: dict[Op, Callable[..., np.ndarray]] = {
     Op.XOR: np.bitwise_xor,
     Op.NEG: np.negative,
     Op.NOT: np.invert,
-    Op.EXP: np.exp,
-    Op.LOG: np.log,
-    Op.SQRT: np.sqrt,
-    Op.RSQRT: lambda x: 1 / np.sqrt(x),
-    Op.ABS: np.abs,
-    Op.SIGMOID: lambda x: 1 / (1 + np.exp(-x)),
     Op.WHERE: np.where,
     Op.PTR_ADD: np.add,
-    Op.FLOOR: np.floor,
-    Op.CEIL: np.ceil,
-    Op.TRUNC: np.trunc,
-    Op.ROUND: _round_half_away,
-    Op.RINT: np.rint,
-    Op.EXP2: np.exp2,
-    Op.LOG2: np.log2,
-    Op.LOG10: np.log10,
-    Op.LOG1P: np.log1p,
-    Op.EXPM1: np.expm1,
-    Op.SIN: np.sin,
-    Op.COS: np.cos,
-    Op.TAN: np.tan,
-    Op.TANH: np.tanh,
-    Op.SINH: np.sinh,
-    Op.COSH: np.cosh,
-    Op.ASIN: np.arcsin,
-    Op.ACOS: np.arccos,
-    Op.ATAN: np.arctan,
-    Op.ERF: _erf,
-    Op.ERFC: _erfc,
-    Op.ASINH: np.arcsinh,
-    Op.ACOSH: np.arccosh,
-    Op.ATANH: np.arctanh,
-    Op.NEXTAFTER: np.nextafter,
-    Op.ISNAN: np.isnan,
-    Op.ISINF: np.isinf,
-    Op.ISFINITE: np.isfinite,
-    Op.SIGNBIT: np.signbit,
-    Op.POW: np.power,
-    Op.ATAN2: np.arctan2,
-    Op.COPYSIGN: np.copysign,
-    Op.HYPOT: np.hypot,
-    Op.UMULHI: _umulhi,
     Op.SHL: _shift(np.left_shift),
     Op.SHR: _shift(np.right_shift),
-    Op.FMA: _fma,
+    **{b.op: b.numpy for b in MATH},
 }
 """NumPy implementation of each elementwise op (``cast`` has its own rules: :func:`cast`)."""
 
@@ -320,4 +350,5 @@ def reduce(op: Op, x: np.ndarray, axes: tuple[int, ...], to: np.dtype) -> np.nda
     return REDUCE_FOR_OP[op](x, axes, to).astype(to, copy=False)
 
 
-__all__ = ["NP_FOR_OP", "REDUCE_FOR_OP", "cast", "elementwise", "np_dtype", "poison", "reduce", "widen"]
+__all__ = ["MATH", "NP_FOR_OP", "REDUCE_FOR_OP", "Builtin", "cast", "elementwise", "np_dtype", "poison", "reduce",
+           "widen"]

@@ -147,7 +147,7 @@ def _on_float64(fn: Callable, inputs, attrs: dict):
     kwargs = dict(attrs)
     if "dtype" in inspect.signature(fn).parameters and inputs:
         kwargs["dtype"] = dtypes.from_numpy(np.asarray(inputs[0]).dtype)
-    return fn(*(np.asarray(x).astype(np.float64) for x in inputs), **kwargs)
+    return fn(*(np.array(x, dtype=np.float64) for x in inputs), **kwargs)
 
 
 def run_case(op: Operator, case, backend: str | Backend, platform: str | None = None) -> CaseResult:

@@ -163,6 +163,7 @@ class Op(enum.Enum):
     LOG10 = "log10"
     LOG1P = "log1p"
     EXPM1 = "expm1"
+    CBRT = "cbrt"
     SIN = "sin"
     COS = "cos"
     TAN = "tan"
@@ -233,7 +234,7 @@ class GroupOp:
     """Round to an integral value of the same float dtype (exact; the identity on ints)."""
     # Triton's further math (tl.math, libdevice)
     BINARY_MATH = frozenset({Op.POW, Op.ATAN2, Op.COPYSIGN, Op.HYPOT, Op.NEXTAFTER})
-    FLOAT_MATH = BINARY_MATH | frozenset({Op.LOG10, Op.LOG1P, Op.EXPM1, Op.TAN, Op.SINH, Op.COSH, Op.ASIN,
+    FLOAT_MATH = BINARY_MATH | frozenset({Op.LOG10, Op.LOG1P, Op.EXPM1, Op.CBRT, Op.TAN, Op.SINH, Op.COSH, Op.ASIN,
                                           Op.ACOS, Op.ATAN, Op.ERFC, Op.ASINH, Op.ACOSH, Op.ATANH})
     PREDICATE = frozenset({Op.ISNAN, Op.ISINF, Op.ISFINITE, Op.SIGNBIT})
     BITS = frozenset({Op.UMULHI, Op.SHL, Op.SHR})

@@ -53,13 +53,13 @@ def test_host_expressions_lower_to_nodes_with_pythons_semantics(tmp_path):
     lowering = HostExpressions(op, op.host, None, ())
     a, b, c = (lowering.expr(s.value) for s in lowering.body if isinstance(s, ast.Assign))
     last = Invoke(Runtime.DIM, (Member(X, "shape"), Value(-1)))
-    assert (a.type, a.node) == ("int", Invoke(Runtime.FLOOR_DIV, (last, Value(3))))
+    assert (a.type, a.node) == (HostType.INT, Invoke(Runtime.FLOOR_DIV, (last, Value(3))))
     numel, ndim = Invoke(Runtime.NUMEL, (Member(X, "shape"),)), Member(Member(X, "shape"), "ndim")
-    assert (b.type, b.node) == ("int", Paren(Cond(
+    assert (b.type, b.node) == (HostType.INT, Paren(Cond(
         Paren(Logic(False, (Bin(BinOp.EQ, ndim, Value(2)), Bin(BinOp.EQ, ndim, Value(3))))),
         Invoke(Runtime.FLOOR_MOD, (Neg(Paren(numel)), Value(4))),
         Invoke(Runtime.MAX, (numel, Value(1)), HostType.INT))))
-    assert (c.type, c.node) == ("bool", Paren(Logic(True, (
+    assert (c.type, c.node) == (HostType.BOOL, Paren(Logic(True, (
         Bin(BinOp.EQ, Member(X, "dtype"), Scoped(HostType.DTYPE, "FLOAT16")),
         Not(Paren(Bin(BinOp.NE, numel, Value(0))))))))
     assert host_expr(b.node) == ("((x.shape.ndim == 2 || x.shape.ndim == 3) ? ascdsl_host::FloorMod(-(ascdsl_host::"

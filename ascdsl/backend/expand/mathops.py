@@ -11,6 +11,8 @@ dtype's tolerance as noted:
   of ``1 + x``, a few ulps), ``x`` where ``u == 1`` and ``u`` where ``u`` is infinite;
 * ``expm1(x)`` is ``(u - 1) * (x / log(u))`` with ``u = exp(x)`` (Kahan's), ``x`` where ``u == 1``,
   ``-1`` where ``u == 0`` and ``u`` where ``u`` is infinite;
+* ``cbrt(x)`` is ``t = exp(log(|x|) / 3)`` refined by one Newton step ``(2t + |x| / t**2) / 3`` (a few
+  ulps), given the sign of ``x``; ``x`` where ``x`` is zero or infinite;
 * ``copysign(x, y)`` takes the bits ``x & 0x7fffffff | y & 0x80000000`` (exact, NaNs included);
 * ``nextafter(x, y)`` steps the bits of ``x`` by one toward ``y`` (``+1`` where that moves away from zero,
   ``-1`` where it moves toward it), the smallest subnormal with the sign of ``y`` where ``x`` is zero, ``y``
@@ -130,6 +132,17 @@ def _expm1(m: _Math, x):
     t = m.where(m.op(Op.EQ, u, one, dt=BOOL), x, kahan)
     t = m.where(m.op(Op.EQ, u, m.c(0.0, x), dt=BOOL), m.c(-1.0, x), t)
     m.where(m.op(Op.EQ, u, m.c(math.inf, x), dt=BOOL), u, t, result=m.v)
+
+
+def _cbrt(m: _Math, x):
+    ax = m.op(Op.ABS, x)
+    third = m.c(1 / 3, x)
+    t = m.op(Op.EXP, m.op(Op.MUL, m.op(Op.LOG, ax), third))
+    t = m.op(Op.MUL, m.op(Op.ADD, m.op(Op.ADD, t, t), m.op(Op.DIV, ax, m.op(Op.MUL, t, t))), third)
+    signed = m.r.value(t.type)
+    _copysign(_Math(m.r, signed, m.loc), t, x)
+    edge = m.op(Op.OR, m.op(Op.EQ, x, m.c(0.0, x), dt=BOOL), m.op(Op.EQ, ax, m.c(math.inf, x), dt=BOOL))
+    m.where(edge, x, signed, result=m.v)
 
 
 SIGN, MAGNITUDE = -2 ** 31, 2 ** 31 - 1  # the int32 masks of a float32's sign bit and of the rest
@@ -289,8 +302,8 @@ def _hypot(m: _Math, x, y):
 
 
 RULES = {Op.ISNAN: _isnan, Op.ISINF: _isinf, Op.ISFINITE: _isfinite, Op.SIGNBIT: _signbit, Op.FMA: _fma,
-         Op.LOG1P: _log1p, Op.EXPM1: _expm1, Op.COPYSIGN: _copysign, Op.NEXTAFTER: _nextafter, Op.ATAN2: _atan2,
-         Op.HYPOT: _hypot, Op.MOD: _fmod}
+         Op.LOG1P: _log1p, Op.EXPM1: _expm1, Op.CBRT: _cbrt, Op.COPYSIGN: _copysign, Op.NEXTAFTER: _nextafter,
+         Op.ATAN2: _atan2, Op.HYPOT: _hypot, Op.MOD: _fmod}
 BINARY = frozenset({Op.COPYSIGN, Op.NEXTAFTER, Op.ATAN2, Op.HYPOT, Op.MOD})
 
 

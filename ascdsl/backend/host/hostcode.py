@@ -1,7 +1,8 @@
 """The vocabulary of host lowering: value kinds, lowered expressions, parameters and the function model.
 
-A host value has one of a few kinds (``INT``, ``FLOAT``, ``BOOL``, ``STR``, ``SHAPE``, ``DTYPE``, and
-``KERNEL`` for a reference to an ``@ascdsl.jit`` function, a compile-time symbol); :class:`E` is a
+A host value has one of a few kinds, the members of :class:`.kir.host.HostType` (``INT``, ``FLOAT``, ``BOOL``,
+``STR``, ``SHAPE``, ``DTYPE``, ``KERNEL`` for a reference to an ``@ascdsl.jit`` function, a compile-time symbol,
+``TENSOR``, ``PLATFORM``, and ``OBJECT``/``TUPLE`` for build-time Python values); :class:`E` is a
 lowered expression (an expression node of :mod:`.kir.host`, its kind, and its value when it is known at build
 time), which :func:`cpp` prints.
 """
@@ -17,28 +18,28 @@ from ...errors import CompilationError, Loc, display_path
 from ...op import Operator
 from ..kir import Brace
 from ..kir.host import HostType, Invoke, Runtime, Scoped, Value
+from ..names import naming
 from ..names.naming import unclash
+from ..render import jinja
 from ..render.emit import host_expr
 
 MAX_DIMS = 8
 DTYPE_ENUM = {d.name: d.name.upper().rstrip("_") for d in dtypes.ALL}
 
-INT, FLOAT, BOOL, STR, SHAPE, DTYPE, KERNEL = "int", "float", "bool", "str", "shape", "dtype", "kernel"
-HOST_TYPE = {INT: HostType.INT, FLOAT: HostType.FLOAT, BOOL: HostType.BOOL, STR: HostType.STR, SHAPE: HostType.SHAPE,
-             DTYPE: HostType.DTYPE, KERNEL: HostType.KERNEL}
-CPP_TYPE = {kind: t.value for kind, t in HOST_TYPE.items()}
+INT, FLOAT, BOOL, STR, SHAPE, DTYPE, KERNEL = (HostType.INT, HostType.FLOAT, HostType.BOOL, HostType.STR,
+                                              HostType.SHAPE, HostType.DTYPE, HostType.KERNEL)
+TENSOR, PLATFORM, OBJECT, TUPLE = HostType.TENSOR, HostType.PLATFORM, HostType.OBJECT, HostType.TUPLE
+VARIABLE = frozenset({INT, FLOAT, BOOL, STR, SHAPE, DTYPE, KERNEL})
+"""The kinds a C++ variable of the generated function can hold."""
 ATTR_KIND = {"Int": INT, "Float": FLOAT, "Bool": BOOL, "ListInt": SHAPE, "String": STR}
 FORMAT = {INT: Runtime.FORMAT_INT, FLOAT: Runtime.FORMAT_FLOAT, BOOL: Runtime.FORMAT_BOOL, SHAPE: Runtime.FORMAT_SHAPE,
           DTYPE: Runtime.DTYPE_NAME}
-CPP_KEYWORDS = frozenset(["auto", "bool", "break", "case", "catch", "char", "class", "const", "continue", "default", "delete", "do", "double", "else", "enum", "explicit", "extern", "float", "for", "goto", "if", "inline", "int", "long", "namespace", "new", "operator", "private", "protected", "public", "register", "return", "short", "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw", "try", "typedef", "union", "unsigned", "using", "virtual", "void", "volatile", "while", "tiling", "blockDim", "message", "shapes", "Kernel", "programs", "blocks", "std", "int32_t", "int64_t", "uint32_t", "INT64_C", "ascdsl_host",
-    # the ascdsl_host runtime (templates/host_runtime.h.j2), which the body uses unqualified
-    "DType", "DTypeName", "DTypeSize", "Status", "OK", "VALUE_ERROR", "TYPE_ERROR", "HOST_ERROR",
-    "VARIANT_NOT_COMPILED", "HostError", "MAX_DIMS", "Shape", "TensorDesc", "Platform", "MakeShape", "Numel", "ShapeEq",
-    "Dim", "NO_BOUND", "Slice",
-    "Concat", "FloorDiv", "FloorMod", "TrueDiv", "CeilDiv", "RoundUp", "NextPowerOf2", "Footprint", "LargestBlock",
-    "FitsInt32", "FormatInt", "FormatBool", "FormatFloat", "FormatShape"])
-"""Names a host variable cannot have in C++ (it gets a ``_`` suffix): keywords, and the names the generated
-body declares or uses unqualified."""
+CPP_KEYWORDS = naming.CPP_KEYWORDS | jinja.declared_names("host_runtime.h.j2") | frozenset(
+    ["tiling", "blockDim", "message", "shapes", "Kernel", "programs", "blocks", "std", "int32_t", "int64_t",
+     "uint32_t", "INT64_C"])
+"""Names a host variable cannot have in C++ (it gets a ``_`` suffix): keywords, the ``ascdsl_host`` runtime's
+(``templates/host_runtime.h.j2``, which the body uses unqualified), and the names the generated body declares
+or uses itself."""
 NOT_CONST = object()
 
 
@@ -79,7 +80,7 @@ class E:
     kind, ``object`` or ``tuple``, has no node)."""
 
     node: Any
-    type: str
+    type: HostType
     const: Any = NOT_CONST
 
     @property
@@ -124,7 +125,7 @@ def signature(op: Operator, fn: Callable) -> tuple[Param, ...]:
             params.append(tensor_param(name))
         elif name in attrs:
             kind = ATTR_KIND[attrs[name].type]
-            cpp = f"const {CPP_TYPE[kind]}&" if kind in (SHAPE, STR) else CPP_TYPE[kind]
+            cpp = f"const {kind.value}&" if kind in (SHAPE, STR) else kind.value
             params.append(Param(name, "attr", f"{cpp} {cpp_name(name)}", attrs[name].type))
         elif name == "platform":
             params.append(Param(name, "platform", "const ascdsl_host::Platform& platform"))
@@ -162,10 +163,10 @@ def literal(value) -> E:
     if isinstance(value, tuple) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
         return E(Invoke(Runtime.MAKE_SHAPE, (Brace(tuple(Value(v) for v in value)),)), SHAPE, value)
     if isinstance(value, tuple):
-        return E(None, "tuple", value)
+        return E(None, TUPLE, value)
     if is_kernel(value):
         return E(Scoped(HostType.KERNEL, value.parsed.name), KERNEL, value)
-    return E(None, "object", value)
+    return E(None, OBJECT, value)
 
 
 def camel(name: str) -> str:

@@ -18,8 +18,8 @@ from typing import Any
 from ... import dtypes, language, planner
 from ...errors import CompilationError, Loc
 from ...op import Launch, Operator, host_source
-from .hostcode import (ATTR_KIND, BOOL, CPP_TYPE, DTYPE, FLOAT, FORMAT, HOST_TYPE, INT, KERNEL, SHAPE, STR, E, Param,
-                       cpp, cpp_name, fixed_params, literal, signature, tensor_param)
+from .hostcode import (ATTR_KIND, BOOL, DTYPE, FLOAT, FORMAT, INT, KERNEL, OBJECT, PLATFORM, SHAPE, STR, TENSOR, TUPLE,
+                       E, Param, cpp, cpp_name, fixed_params, literal, signature, tensor_param)
 from .hostplan import PlannerTables
 from ..kir import Bin, BinOp, Brace, Cond, Conv, Not
 from ..kir.host import HostType, Ident, Init, Invoke, Logic, Member, Neg, Paren, Runtime, Value
@@ -48,8 +48,8 @@ class HostExpressions:
             self.params += tuple(tensor_param(i) for i in op.inputs if i not in named)
             if "platform" not in named:
                 self.params += (Param("platform", "platform", "const ascdsl_host::Platform& platform"),)
-        self.scope: dict[str, str] = {p.name: ("tensor" if p.kind == "tensor" else "platform" if
-                                               p.kind == "platform" else ATTR_KIND[p.attr_type])
+        self.scope: dict[str, HostType] = {p.name: (TENSOR if p.kind == "tensor" else PLATFORM if
+                                                    p.kind == "platform" else ATTR_KIND[p.attr_type])
                                       for p in self.params}
         self.fixed = {name: literal(value) for name, value in fixed_params(op, fn).items()}
         self.scope.update({name: value.type for name, value in self.fixed.items()})
@@ -105,7 +105,7 @@ class HostExpressions:
     def int_expr(self, node: ast.AST) -> E:
         value = self.expr(node)
         if value.type not in (INT, BOOL):
-            raise self.error(node, f"expected an int here, got a {value.type}")
+            raise self.error(node, f"expected an int here, got a {value.type.word}")
         return value
 
     def truth(self, node: ast.AST) -> E:
@@ -117,12 +117,12 @@ class HostExpressions:
         if value.type == SHAPE:
             return E(Bin(BinOp.NE, Member(value.node, "ndim"), Value(0)), BOOL)
         if value.type != BOOL:
-            raise self.error(node, f"a {value.type} cannot be a condition in host code")
+            raise self.error(node, f"a {value.type.word} cannot be a condition in host code")
         return value
 
     def expr_Constant(self, node: ast.Constant) -> E:
         value = literal(node.value)
-        if value.type == "object":
+        if value.type == OBJECT:
             raise self.error(node, f"the constant {node.value!r} cannot be lowered to C++")
         return value
 
@@ -136,11 +136,11 @@ class HostExpressions:
         value = literal(obj)
         if value.type in (INT, FLOAT, BOOL):
             name = cpp_name(node.id)
-            self.constants.setdefault(name, f"constexpr {CPP_TYPE[value.type]} {name} = {cpp(value)};")
+            self.constants.setdefault(name, f"constexpr {value.type.value} {name} = {cpp(value)};")
             return E(Ident(name), value.type, obj)
         if value.type == KERNEL:
             self.kernels.setdefault(obj.parsed.name, obj)
-        elif value.type == "object":
+        elif value.type == OBJECT:
             raise self.error(node, f"{node.id!r} is not a value host code can use")
         return value
 
@@ -148,36 +148,36 @@ class HostExpressions:
         if self.resolve(node.value) is not None:
             return self.global_attribute(node)
         base = self.expr(node.value)
-        if base.type == "tensor" and node.attr == "dtype" and getattr(node.value, "id", None) in self.dtype_binding:
+        if base.type == TENSOR and node.attr == "dtype" and getattr(node.value, "id", None) in self.dtype_binding:
             return literal(self.dtype_binding[node.value.id])
         if base.type == DTYPE and base.is_const and node.attr in ("name", "itemsize"):
             return base if node.attr == "name" else literal(base.const.itemsize)
         x = base.node
-        table = {("tensor", "shape"): (Member(x, "shape"), SHAPE),
-                 ("tensor", "ndim"): (Member(Member(x, "shape"), "ndim"), INT),
-                 ("tensor", "numel"): (Invoke(Runtime.NUMEL, (Member(x, "shape"),)), INT),
-                 ("tensor", "dtype"): (Member(x, "dtype"), DTYPE), (DTYPE, "name"): (x, DTYPE),
+        table = {(TENSOR, "shape"): (Member(x, "shape"), SHAPE),
+                 (TENSOR, "ndim"): (Member(Member(x, "shape"), "ndim"), INT),
+                 (TENSOR, "numel"): (Invoke(Runtime.NUMEL, (Member(x, "shape"),)), INT),
+                 (TENSOR, "dtype"): (Member(x, "dtype"), DTYPE), (DTYPE, "name"): (x, DTYPE),
                  (DTYPE, "itemsize"): (Invoke(Runtime.DTYPE_SIZE, (x,)), INT),
-                 ("platform", "name"): (Invoke(Runtime.STRING, (Member(x, "name"),)), STR),
-                 ("platform", "vector_core_count"): (Init(HostType.INT, Member(x, "vectorCoreNum")), INT),
-                 ("platform", "ai_core_count"): (Init(HostType.INT, Member(x, "aiCoreNum")), INT),
-                 ("platform", "ub_bytes"): (Conv(HostType.INT, Member(x, "ubSize")), INT),
-                 ("platform", "ub_budget_bytes"): (Conv(HostType.INT, Member(x, "ubBudget")), INT),
-                 ("platform", "has_bf16"): (Member(x, "hasBf16"), BOOL)}
+                 (PLATFORM, "name"): (Invoke(Runtime.STRING, (Member(x, "name"),)), STR),
+                 (PLATFORM, "vector_core_count"): (Init(HostType.INT, Member(x, "vectorCoreNum")), INT),
+                 (PLATFORM, "ai_core_count"): (Init(HostType.INT, Member(x, "aiCoreNum")), INT),
+                 (PLATFORM, "ub_bytes"): (Conv(HostType.INT, Member(x, "ubSize")), INT),
+                 (PLATFORM, "ub_budget_bytes"): (Conv(HostType.INT, Member(x, "ubBudget")), INT),
+                 (PLATFORM, "has_bf16"): (Member(x, "hasBf16"), BOOL)}
         if (base.type, node.attr) not in table:
-            raise self.error(node, f"a {base.type} has no attribute {node.attr!r} in host code")
+            raise self.error(node, f"a {base.type.word} has no attribute {node.attr!r} in host code")
         return E(*table[base.type, node.attr])
 
     def global_attribute(self, node: ast.Attribute) -> E:
         value = literal(self.resolve(node))
-        if value.type in ("object", "tuple"):
+        if value.type in (OBJECT, TUPLE):
             raise self.error(node, f"{ast.unparse(node)!r} is not a value host code can use")
         return value
 
     def expr_Subscript(self, node: ast.Subscript) -> E:
         base = self.expr(node.value)
         if base.type != SHAPE:
-            raise self.error(node, f"a {base.type} cannot be indexed in host code")
+            raise self.error(node, f"a {base.type.word} cannot be indexed in host code")
         if isinstance(node.slice, ast.Slice):
             if node.slice.step is not None:
                 raise self.error(node, "slices with a step are not supported in host code")
@@ -213,7 +213,7 @@ class HostExpressions:
         if isinstance(node.op, ast.Add) and a.type == b.type == SHAPE:
             return E(Invoke(Runtime.CONCAT, (a.node, b.node)), SHAPE)
         if a.type not in (INT, FLOAT, BOOL) or b.type not in (INT, FLOAT, BOOL):
-            raise self.error(node, f"cannot apply {type(node.op).__name__} to a {a.type} and a {b.type}")
+            raise self.error(node, f"cannot apply {type(node.op).__name__} to a {a.type.word} and a {b.type.word}")
         if a.is_const and b.is_const and type(node.op) in FOLD:
             try:
                 return literal(FOLD[type(node.op)](a.const, b.const))
@@ -252,7 +252,8 @@ class HostExpressions:
             return self.expr(node.body if cond.const else node.orelse)
         a, b = self.expr(node.body), self.expr(node.orelse)
         if a.type != b.type:
-            raise self.error(node, f"both branches must have one type in host code, got {a.type} and {b.type}")
+            raise self.error(node, f"both branches must have one type in host code, got {a.type.word} and "
+                                   f"{b.type.word}")
         return E(Paren(Cond(cond.node, a.node, b.node)), a.type)
 
     def expr_Compare(self, node: ast.Compare) -> E:
@@ -276,7 +277,7 @@ class HostExpressions:
             elif left.type in (INT, FLOAT, BOOL) and right.type in (INT, FLOAT, BOOL):
                 parts.append(Bin(COMPARE[type(op)], left.node, right.node))
             else:
-                raise self.error(node, f"cannot order a {left.type} and a {right.type}")
+                raise self.error(node, f"cannot order a {left.type.word} and a {right.type.word}")
             left = right
         return E(parts[0] if len(parts) == 1 else Paren(Logic(True, tuple(Paren(p) for p in parts))), BOOL)
 
@@ -291,7 +292,7 @@ class HostExpressions:
         numeric = (INT, FLOAT, BOOL)
         if a.type == b.type or a.type in numeric and b.type in numeric:
             return Bin(BinOp.NE if negate else BinOp.EQ, a.node, b.node)
-        raise self.error(node, f"cannot compare a {a.type} with a {b.type} in host code")
+        raise self.error(node, f"cannot compare a {a.type.word} with a {b.type.word} in host code")
 
     def expr_JoinedStr(self, node: ast.JoinedStr) -> E:
         return E(self.message(node), STR)
@@ -331,7 +332,7 @@ class HostExpressions:
                 return literal(fn(a.const for a in args))
             result = args[0].node
             for a in args[1:]:
-                result = Invoke(Runtime.MIN if fn is min else Runtime.MAX, (result, a.node), HOST_TYPE[kind])
+                result = Invoke(Runtime.MIN if fn is min else Runtime.MAX, (result, a.node), kind)
             return E(result, kind)
         if fn in (language.cdiv, language.next_power_of_2) and len(args) == (2 if fn is language.cdiv else 1):
             if not all(a.type == INT for a in args):
@@ -342,7 +343,7 @@ class HostExpressions:
             return E(Init(HostType.INT, Member(args[0].node, "ndim")), INT)
         if fn in (int, float) and len(args) == 1 and args[0].type in (INT, FLOAT, BOOL):
             kind = INT if fn is int else FLOAT
-            return E(Conv(HOST_TYPE[kind], args[0].node), kind)
+            return E(Conv(kind, args[0].node), kind)
         if fn is abs and len(args) == 1 and args[0].type in (INT, FLOAT):
             return E(Invoke(Runtime.ABS, (args[0].node,)), args[0].type)
         name = ast.unparse(node.func)

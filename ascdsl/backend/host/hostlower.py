@@ -17,7 +17,7 @@ import string
 from ... import dtypes
 from ...errors import CompilationError
 from ...op import Launch
-from .hostcode import (BOOL, CPP_TYPE, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, E, HostFunction, cpp, cpp_name,
+from .hostcode import (BOOL, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, VARIABLE, E, HostFunction, cpp, cpp_name,
                        dtype_value, literal)
 from .hostexpr import HostExpressions, concat
 from .hostplan import footprint
@@ -29,7 +29,7 @@ from ..kir.host import HostType, Ident, Invoke, Logic, Member, Runtime, Scoped, 
 from ..lift.poly import describe_slots
 from ..names.naming import field_name
 from ..plan.tiling import Variant
-from ..render.emit import host_expr, quote
+from ..render.emit import c_string, host_expr
 
 PLATFORM = Ident("platform")
 UB_BUDGET = Conv(HostType.INT, Member(PLATFORM, "ubBudget"))
@@ -53,8 +53,8 @@ class HostLowering(HostExpressions):
         if not isinstance(self.body[-1], ast.Return):
             end = ("the host function returned no launch plan" if self.layout is not None
                    else "the output-shape function returned no shape")
-            self.emit(f"throw HostError{{HOST_ERROR, {quote(end)}}};")
-        decls = tuple(("" if n in self.used else "[[maybe_unused]] ") + f"{CPP_TYPE[t]} {cpp_name(n)}{{}};"
+            self.emit(f"throw HostError{{HOST_ERROR, {c_string(end)}}};")
+        decls = tuple(("" if n in self.used else "[[maybe_unused]] ") + f"{t.value} {cpp_name(n)}{{}};"
                       for n, t in self.locals.items())
         constants = tuple(self.constants.values())
         if self.kernels:
@@ -102,10 +102,10 @@ class HostLowering(HostExpressions):
         name = target.id
         if name in self.scope and name not in self.locals:
             raise self.error(target, f"host code may not assign to the parameter {name!r}")
-        if value.type not in CPP_TYPE:
-            raise self.error(target, f"a host variable cannot hold a {value.type}")
+        if value.type not in VARIABLE:
+            raise self.error(target, f"a host variable cannot hold a {value.type.word}")
         if self.locals.setdefault(name, value.type) != value.type:
-            raise self.error(target, f"{name!r} is a {self.locals[name]} here and a {value.type} elsewhere",
+            raise self.error(target, f"{name!r} is a {self.locals[name].word} here and a {value.type.word} elsewhere",
                              hint="C++ variables have one type: use another name")
         self.scope[name] = value.type
         self.emit(f"{cpp_name(name)} = {cpp(value)};")
@@ -227,7 +227,7 @@ class HostLowering(HostExpressions):
             if value.type not in (INT, FLOAT, BOOL):
                 raise self.error(call, f"scalar {key!r} must be an int, float or bool")
             values[key] = E(Ident(self.temp(key + "_")), value.type)
-            self.emit(f"const {CPP_TYPE[value.type]} {cpp(values[key])} = {cpp(value)};")
+            self.emit(f"const {value.type.value} {cpp(values[key])} = {cpp(value)};")
             self.emit(f"tiling.{field} = {host_expr(Conv(fields[field].dtype, values[key].node))};")
         consts = {}
         for key, node in constexprs.items():
@@ -235,7 +235,7 @@ class HostLowering(HostExpressions):
             if value.type not in (INT, FLOAT, BOOL, DTYPE):
                 raise self.error(call, f"constexpr {key!r} must be an int, float, bool or dtype in host code")
             consts[key] = E(Ident(self.temp(key + "_")), value.type)
-            self.emit(f"const {CPP_TYPE[value.type]} {cpp(consts[key])} = {cpp(value)};")
+            self.emit(f"const {value.type.value} {cpp(consts[key])} = {cpp(value)};")
         rows = []
         # specialisations first: a lifted variant serves the values no specialisation has
         for v in sorted(self.variants, key=lambda v: v.lift is not None):

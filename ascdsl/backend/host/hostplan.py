@@ -19,11 +19,12 @@ from ... import dtypes, planner
 from ...errors import Error
 from ...op import Operator
 from ...platforms import DEFAULT_PLATFORM, get_platform
-from .hostcode import BOOL, DTYPE, INT, KERNEL, SHAPE, STR, E, camel, cpp, cpp_name, dtype_value, literal
+from .hostcode import (BOOL, DTYPE, INT, KERNEL, PLATFORM, SHAPE, STR, TENSOR, E, camel, cpp, cpp_name, dtype_value,
+                       literal)
 from ..kir import Bin, BinOp, Brace, Conv
 from ..kir.host import HostType, Ident, Init, Invoke, Logic, Member, Neg, Runtime, Value
 from ..lift.poly import BLOCK, describe_slots
-from ..render.emit import host_expr, quote
+from ..render.emit import c_string, host_expr
 
 
 class PlannerTables:
@@ -44,7 +45,7 @@ class PlannerTables:
                             "constexpr name given as a string")
         if candidates.type != SHAPE or not candidates.is_const or not candidates.const:
             raise low.error(node, "the candidates of largest_block are a tuple of int constants")
-        if platform is None or platform.type != "platform":
+        if platform is None or platform.type != PLATFORM:
             raise low.error(node, "pass platform=platform (the host function's platform) to largest_block")
         rows = self.rows(kernel.const, call.arguments.get("args", ()), call.arguments.get("constexprs", {}))
         table = low.temp(f"ub{camel(kernel.const.parsed.name)}{camel(name.const.lower())}")
@@ -65,12 +66,12 @@ class PlannerTables:
             low.emit(f"    {row} = {i};")
         low.emit("} else {")
         missing = f"{kernel.const.parsed.name} has no UB footprint for these dtypes in this build"
-        low.emit(f"    throw HostError{{HOST_ERROR, {quote(missing)}}};")
+        low.emit(f"    throw HostError{{HOST_ERROR, {c_string(missing)}}};")
         low.emit("}")
         order = ", ".join(str(c) for c in sorted(set(candidates.const), reverse=True))
         low.emit(f"const int64_t {block} = LargestBlock({table}[{row}], {{{order}}}, {cpp(platform)}.ubBudget);")
         low.emit(f"if ({block} < 0) {{")
-        message = quote(planner.no_fit_message(name.const, candidates.const))
+        message = c_string(planner.no_fit_message(name.const, candidates.const))
         low.emit(f"    throw HostError{{VALUE_ERROR, std::string({message}) + {cpp(platform)}.name}};")
         low.emit("}")
         return E(Ident(block), INT)
@@ -89,13 +90,13 @@ class PlannerTables:
         if kernel.type != KERNEL or not kernel.is_const or name.type != STR or not name.is_const:
             raise low.error(node, "largest_extent takes an @ascdsl.jit kernel named at module level and a "
                             "runtime tile extent's name given as a string")
-        if platform is None or platform.type != "platform":
+        if platform is None or platform.type != PLATFORM:
             raise low.error(node, "pass platform=platform (the host function's platform) to largest_extent")
         constexprs = call.arguments.get("constexprs", {})
         extents = {}
         first = self.op.dtypes[0]
         low.dtype_binding = {i: dtypes.lookup(first[n]) for n, i in enumerate(self.op.inputs)
-                             if low.scope.get(i) == "tensor"}
+                             if low.scope.get(i) == TENSOR}
         try:
             values = {k: low.expr(v) for k, v in constexprs.items()}
         finally:
@@ -125,7 +126,7 @@ class PlannerTables:
             low.emit("    });")
         low.emit("} else {")
         missing = f"{kernel.const.parsed.name} has no UB footprint for these dtypes in this build"
-        low.emit(f"    throw HostError{{HOST_ERROR, {quote(missing)}}};")
+        low.emit(f"    throw HostError{{HOST_ERROR, {c_string(missing)}}};")
         low.emit("}")
         return E(Ident(result), INT)
 
@@ -133,7 +134,7 @@ class PlannerTables:
         """``(condition, label, (kernel, args, constexprs))`` for every dtype combination of the op's
         inputs and every value of the bool constexprs known only at run time."""
         low = self.lowering
-        inputs = [i for i in self.op.inputs if low.scope.get(i) == "tensor"]
+        inputs = [i for i in self.op.inputs if low.scope.get(i) == TENSOR]
         rows, seen = [], set()
         for combo in self.op.dtypes:
             bound = {i: dtypes.lookup(combo[self.op.inputs.index(i)]) for i in inputs}
@@ -167,7 +168,7 @@ class PlannerTables:
         pointer to its dtype, a dtype known at build time a scalar."""
         low = self.lowering
         value = low.expr(node)
-        if value.type == "tensor" and isinstance(node, ast.Name) and node.id in low.dtype_binding:
+        if value.type == TENSOR and isinstance(node, ast.Name) and node.id in low.dtype_binding:
             return dtypes.PointerType(low.dtype_binding[node.id])
         if value.type == DTYPE and value.is_const:
             return value.const

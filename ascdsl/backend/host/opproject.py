@@ -12,12 +12,11 @@ combinations with bfloat16 are left out on a platform without bfloat16; every co
 
 main.cpp and op_host.cpp declare the op's inputs and attributes as C++ variables (:func:`variable`) beside
 their own locals: a user's name that the templates use (``message``, ``tiling``, ``std``, ``uint8_t``; read from
-their source, :func:`template_names`) takes another.
+their source, :func:`.jinja.template_names`) takes another.
 """
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -39,22 +38,7 @@ ATTR_CPP = {"Int": ("int64_t", "0", "std::stoll(args[\"{n}\"])", "GetAttrPointer
             "String": ("std::string", "std::string()", "args[\"{n}\"]", "GetStr({i})")}
 
 
-def template_names(*templates: str) -> frozenset[str]:
-    """The identifiers the C++ text of ``templates`` uses unqualified (what it declares, calls, or names a
-    namespace with): outside Jinja tags, comments, literals and preprocessor directives, and not after
-    ``.``, ``->`` or ``::``. A user's variable of one of these names would shadow it or clash with it."""
-    env = jinja.environment()
-    names = set()
-    for template in templates:
-        text = env.loader.get_source(env, template)[0]
-        for pattern in (r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", r"//[^\n]*|/\*.*?\*/", r'"(?:\\.|[^"\\\n])*"',
-                        r"'(?:\\.|[^'\\\n])+'", r"^\s*#\s*include[^\n]*|^\s*#\s*\w+"):
-            text = re.sub(pattern, " ", text, flags=re.S | re.M)
-        names.update(re.findall(r"(?<![.\w])(?<!->)(?<!::)[A-Za-z_]\w*", text))
-    return frozenset(names)
-
-
-TEMPLATE_NAMES = template_names("main.cpp.j2", "op_host.cpp.j2")
+TEMPLATE_NAMES = jinja.template_names("main.cpp.j2", "op_host.cpp.j2")
 
 
 def variable(b, name: str) -> str:

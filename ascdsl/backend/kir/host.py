@@ -13,7 +13,8 @@ from .expr import Expr, _tuples
 
 
 class HostType(enum.Enum):
-    """The C++ types of host values."""
+    """The kinds of host values, each the C++ type that holds it (``OBJECT`` and ``TUPLE``: build-time Python
+    values, which have none)."""
 
     INT = "int64_t"
     FLOAT = "double"
@@ -22,6 +23,15 @@ class HostType(enum.Enum):
     SHAPE = "ascdsl_host::Shape"
     DTYPE = "ascdsl_host::DType"
     KERNEL = "Kernel"  # the function's ``enum class`` of the kernels it names
+    TENSOR = "ascdsl_host::TensorDesc"
+    PLATFORM = "ascdsl_host::Platform"
+    OBJECT = "object"
+    TUPLE = "tuple"
+
+    @property
+    def word(self) -> str:
+        """The kind as messages name it: ``int``, ``tensor``..."""
+        return self.name.lower()
 
 
 @dataclass(frozen=True)

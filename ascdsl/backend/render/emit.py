@@ -60,10 +60,11 @@ def unsigned_literal(value: int, size: int) -> str:
 
 
 def c_string(text: str) -> str:
-    """A C string literal of ``text`` (escaped; printable ASCII, other characters as octal escapes)."""
+    """A C string literal of ``text`` (escaped; printable ASCII, other characters as octal escapes), for the
+    kernel and the host code alike."""
     out = []
     for ch in text:
-        if ch in '"\\':
+        if ch in '"\\?':  # `?` too: `??=` and friends are trigraphs to a C++14 compiler
             out.append("\\" + ch)
         elif ch == "\n":
             out.append("\\n")
@@ -76,24 +77,18 @@ def c_string(text: str) -> str:
 
 def host_literal(value) -> str:
     """A host literal (:class:`.kir.host.Value`): ``int64_t`` (``INT64_C`` past ``int``), ``double``, ``bool``, or a
-    string (:func:`quote`)."""
+    string (:func:`c_string`)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value) if -2**31 <= value < 2**31 else f"INT64_C({value})"
     if isinstance(value, str):
-        return quote(value)
+        return c_string(value)
     if math.isnan(value):
         return "std::numeric_limits<double>::quiet_NaN()"
     if math.isinf(value):
         return ("" if value > 0 else "-") + "std::numeric_limits<double>::infinity()"
     return repr(value)
-
-
-def quote(text: str) -> str:
-    """A host C++ string literal of ``text``."""
-    # `?` escaped: `??=` and friends are trigraphs to a C++14 compiler
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("?", "\\?") + '"'
 
 
 def event(flag: Flag) -> tuple[str, str]:

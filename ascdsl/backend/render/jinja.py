@@ -13,6 +13,7 @@ text back.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -114,3 +115,36 @@ def render_located(template: str, **model) -> Rendered:
     finally:
         _RECORDING.pop()
     return Rendered("".join(parts), tuple(rec.locs))
+
+
+def _code(template: str) -> str:
+    """The C++ text of ``templates/<template>`` without Jinja tags, comments, literals and preprocessor lines."""
+    env = environment()
+    text = env.loader.get_source(env, template)[0]
+    for pattern in (r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", r"//[^\n]*|/\*.*?\*/", r'"(?:\\.|[^"\\\n])*"',
+                    r"'(?:\\.|[^'\\\n])+'", r"^\s*#\s*include[^\n]*|^\s*#\s*\w+"):
+        text = re.sub(pattern, " ", text, flags=re.S | re.M)
+    return text
+
+
+def template_names(*templates: str) -> frozenset[str]:
+    """The identifiers the C++ text of ``templates`` uses unqualified (what it declares, calls, or names a
+    namespace with): outside Jinja tags, comments, literals and preprocessor directives, and not after
+    ``.``, ``->`` or ``::``. A user's variable of one of these names would shadow it or clash with it."""
+    return frozenset(name for template in templates
+                     for name in re.findall(r"(?<![.\w])(?<!->)(?<!::)[A-Za-z_]\w*", _code(template)))
+
+
+def declared_names(template: str) -> frozenset[str]:
+    """The names the C++ text of ``template`` declares in its namespace (a header: its types, functions,
+    constants and the enumerators of its unscoped enums), not the locals and members inside their braces."""
+    code, outer, depth = _code(template), [], 0
+    for ch in code:
+        depth -= ch == "}"
+        outer.append(ch if depth <= 1 or ch in "{}" else " ")
+        depth += ch == "{"
+    outer_code = re.sub(r"\([^()]*\)", "()", re.sub(r"<[^<>;{}]*>", " ", "".join(outer)))
+    names = re.findall(r"(?<![.\w])(?<!->)(?<!::)([A-Za-z_]\w*)\s*(?=[({=:;])", outer_code)
+    enumerators = [re.findall(r"([A-Za-z_]\w*)\s*(?:=[^,}]*)?(?:,|\s*$)", body)
+                   for body in re.findall(r"\benum\s+(?!class\b)\w+[^{;]*\{([^}]*)\}", code)]
+    return frozenset(names) | frozenset(n for e in enumerators for n in e)

@@ -1,26 +1,24 @@
 """``tl.extra.libdevice`` (and ``triton.language.extra.cann.libdevice``): the libdevice names of
 the :mod:`ascdsl.language.math` functions and the special functions of :mod:`.special`, so kernels
 written against CUDA's or CANN's libdevice run unchanged."""
-from ..math import (abs, acos, acosh, asin, asinh, atan, atan2, atanh, ceil, copysign, cos, cosh, div_rn, erf, erfc,
-                    exp, exp2, expm1, fdiv, floor, fma, fmod, hypot, isfinite, isinf, isnan, log, log10, log1p, log2,
-                    maximum, minimum, nextafter, pow, reciprocal, relu, rint, round, rsqrt, signbit, sin, sinh, sqrt,
-                    sqrt_rn, tan, tanh, trunc)
+from ... import numerics
+from .. import math
+from ..math import div_rn, fdiv, fmod, maximum, minimum, reciprocal, relu, sqrt_rn
 from .special import cyl_bessel_i0, erfinv, gamma, lgamma, tgamma
 
-fabs = abs
-fast_expf = exp
-fast_logf = log
+_FROM_TABLE = [row.op.value for row in numerics.MATH if row.libdevice]
+globals().update({name: getattr(math, name) for name in _FROM_TABLE})
+
+fabs = math.abs
+fast_expf = math.exp
+fast_logf = math.log
 fast_dividef = fdiv
 div_rz = fdiv
-isfinited = finitef = isfinite
-nearbyint = rint
+isfinited = finitef = math.isfinite
+nearbyint = math.rint
 fmax = maximum
 fmin = minimum
 
-__all__ = ["abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "nextafter", "ceil", "copysign", "cos", "cosh", "div_rn", "div_rz", "erf", "erfc",
-           "exp", "exp2", "expm1", "fabs", "fast_dividef", "fast_expf", "fast_logf", "fdiv", "finitef", "floor",
-           "fma", "fmax", "fmin", "fmod", "hypot", "isfinite", "isfinited", "isinf", "isnan", "log", "log1p",
-           "log2", "log10", "nearbyint", "pow", "reciprocal", "relu", "rint", "round", "rsqrt", "signbit",
-           "sin", "sinh", "sqrt", "sqrt_rn", "tan", "tanh", "trunc", "maximum", "minimum",
+__all__ = [*_FROM_TABLE, "div_rn", "div_rz", "fabs", "fast_dividef", "fast_expf", "fast_logf", "fdiv", "finitef",
+           "fmax", "fmin", "fmod", "isfinited", "maximum", "minimum", "nearbyint", "reciprocal", "relu", "sqrt_rn",
            "cyl_bessel_i0", "erfinv", "gamma", "lgamma", "tgamma"]
-
