@@ -334,10 +334,10 @@ def core_rows(programs: int, grid: int, cores: int) -> list[int]:
     return [base + (q < rem) for q in range(0, grid, cores)]
 
 
-def _transfer(link: list[tuple[float, float]], start: float, cycles: float) -> float:
+def _transfer(link: list[tuple[float, float]], start: float, cycles: float, record: bool = True) -> float:
     """Moves ``cycles`` of bytes over the core's GM link from ``start`` on, in the gaps the earlier
-    transfers (``link``: their busy spans in time order, extended in place) left; when the last byte
-    has moved (cost.h ``transfer``: a transfer dispatched later may use the link earlier)."""
+    transfers (``link``: their busy spans in time order, extended in place where ``record``) left; when the last
+    byte has moved (cost.h ``transfer``: a transfer dispatched later may use the link earlier)."""
     t, left, moved = start, cycles, []
     for begin, end in link:
         if end <= t:
@@ -352,7 +352,8 @@ def _transfer(link: list[tuple[float, float]], start: float, cycles: float) -> f
     if left > 0:
         moved.append((t, t + left))
         t += left
-    link[:] = sorted(link + moved)
+    if record:
+        link[:] = sorted(link + moved)
     return t
 
 
@@ -377,8 +378,13 @@ def estimate(s: Step, programs: int, grid: int, p: int, platform: Platform, trip
     if s.serial:
         return s.once + sum(s.load + s.compute + s.store - (1 - m) * (s.load_move + s.store_move) for m in moves)
     flag = cost.constants(platform).flag_latency.value
+    # a store lands in the L2 at its write rate, and the L2 writes it back at the core's share of HBM (store_move)
+    # in the gaps the loads leave on it, which ``link`` stands for here (cost.h count_copy and block_cost)
+    into_l2 = cost.core_share(platform, cores) / cost.constants(platform).l2_write_bytes_per_cycle.value
     link: list[tuple[float, float]] = []
     mte2 = mte3 = v = s.once
+    drained = 0.0
+    write_backs: list[tuple[float, float]] = []
     computed: list[float] = []
     stored: list[float] = []
     for i, m in enumerate(moves):
@@ -388,8 +394,11 @@ def estimate(s: Step, programs: int, grid: int, p: int, platform: Platform, trip
         mte2 = _transfer(link, max(mte2, two_back) + s.load_setup, s.load_move * m)
         out_free = stored[i - 2] + flag if i >= 2 and not s.bound else 0.0
         v = max(v, mte2 + flag, out_free) + s.compute
-        mte3 = _transfer(link, max(mte3, v + flag) + s.store_setup, s.store_move * m)
+        start = max(mte3, v + flag) + s.store_setup
+        mte3 = start + s.store_move * m * into_l2
+        write_backs.append((start, s.store_move * m))
         computed.append(v)
         stored.append(mte3)
-        link[:] = [span for span in link if span[1] > min(mte2, mte3)]  # no copy starts earlier (cost.h)
-    return stored[-1]
+    for start, cycles in write_backs:
+        drained = _transfer(link, max(drained, start), cycles, record=False)
+    return max(stored[-1], drained)
