@@ -278,7 +278,7 @@ class Estimate:
 
 def estimate(blocks: list[BlockCost], platform: Platform) -> Estimate:
     """Blocks in index order onto the vector cores in turn; the slowest core is the estimate, after
-    :func:`_shared_link` gives the cores still running the HBM bandwidth of those that finished."""
+    :func:`shared_link` gives the cores still running the HBM bandwidth of those that finished."""
     k = constants(platform)
     cube = any(c.cube_ideal for c in blocks)  # a cube kernel runs on the AI cube cores
     n = cores(platform, cube)
@@ -290,7 +290,7 @@ def estimate(blocks: list[BlockCost], platform: Platform) -> Estimate:
         moved[b % n] += cost.copy_bytes - cost.l2_bytes
         for pipe, cycles in cost.busy.items():
             busy[b % n][pipe] += cycles
-    finish = _shared_link(span, moved, k, core_share(platform, len(blocks), cube))
+    finish = shared_link(span, moved, k, core_share(platform, len(blocks), cube))
     ends = [max(f, busy[c]["V"], busy[c]["S"], busy[c]["M"], busy[c]["MTE1"]) for c, f in enumerate(finish)]
     slowest = max(range(len(span)), key=ends.__getitem__)
     floor = max(
@@ -303,7 +303,7 @@ def estimate(blocks: list[BlockCost], platform: Platform) -> Estimate:
     return Estimate(cycles, cycles / k.clock_mhz.value, int(floor), MappingProxyType(pipes), max(pipes, key=pipes.__getitem__))
 
 
-def _shared_link(span: list[float], moved: list[float], k: CostConstants, share: float) -> list[float]:
+def shared_link(span: list[float], moved: list[float], k: CostConstants, share: float) -> list[float]:
     """When each core finishes once the cores that finish early leave their HBM share to the others.
 
     The simulator ran every core's transfers at ``share`` (HBM over every core of the launch). Here

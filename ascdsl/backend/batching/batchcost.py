@@ -15,14 +15,14 @@ each pipe runs its work in order; a queue has two buffers, so step ``i``'s load 
 step ``i - 2`` frees (after its compute, or after its store where a kernel stores from its input's
 queue buffer, ``TQueBind<VECIN, VECOUT>``); each hand-over between pipes costs ``flag_latency``; loads
 and stores share the core's GM link, a later transfer filling the gaps earlier ones left (cost.h
-``transfer``). One core's timeline leaves out the others: where some finish early, the simulator gives the
-rest more of HBM; here every core moves at the share of all of them, except in a round of fewer programs
-than cores (an unbatched launch's last), whose busy cores share HBM among themselves (add of 64 blocks
-of 1024 unbatched: 0.748 us, 0.759 simulated; 0.842 at the full round's share).
+``transfer``). A store lands in the L2 at its write rate and the L2 writes it back at the core's share of
+HBM in the gaps the loads from HBM leave (a load the L2 serves holds the link only); a core's span ends
+when its last write has reached HBM. Where the last round has fewer programs than cores, the cores of one
+step fewer finish early and leave their HBM share to the rest, as the simulator's launch estimate has it
+(``cost.shared_link``; add of 64 blocks of 1024 unbatched: 0.6911 us, 0.6922 simulated).
 
-Against the simulator (est us, model / simulated): gelu of 4M float32 (BLOCK=1024) 27.25 / 27.28 at
-P = 12; of 256 blocks 2.557 / 2.555 at P = 4, 2.775 / 2.786 at P = 3, 2.850 / 2.823 at P = 7, 3.255 /
-3.201 unbatched; softmax of 200 rows of 6144 6.399 / 6.401 at P = 3, 6.663 / 6.666 at P = 2.
+Against the simulator (est us, model / simulated): gelu of 4M float32 (BLOCK=1024) 22.04 / 21.98 at
+P = 12, 21.79 / 21.74 at P = 7; rms norm of 256 rows of 8192 in the rows form at P = 1 11.28 / 11.28.
 """
 from __future__ import annotations
 
@@ -375,15 +375,30 @@ def estimate(s: Step, programs: int, grid: int, p: int, platform: Platform, trip
     """The slowest core's cycles for a launch of ``programs`` programs batched ``p`` to a program on
     ``grid`` batched programs, ``s`` the priced step of ``p`` programs: the busiest core's steps
     (:func:`core_rows`, or the ``trips`` of a persistent launch, every core busy; a batch of fewer than ``p``
-    programs moves fewer bytes, its vector work is the whole tile's) on the simulator's timeline (see the
-    module docstring)."""
+    programs moves fewer bytes, its vector work is the whole tile's) on the simulator's timeline, and where
+    some cores run one step fewer, the HBM share they leave when they finish to the rest (see the module
+    docstring)."""
     cores = platform.vector_core_count
     rows = core_rows(programs, grid, cores) if trips is None else trips
-    busy = [cores] * len(rows) if trips is not None else [min(cores, grid - i * cores) for i in range(len(rows))]
-    # a round of fewer batched programs than cores leaves the idle cores' share of HBM to the others
-    moves = [r / p * cost.core_share(platform, cores) / cost.core_share(platform, b) for r, b in zip(rows, busy)]
+    # a launch of fewer batched programs than cores leaves the idle cores' share of HBM to the others
+    m = cost.core_share(platform, cores) / cost.core_share(platform, cores if trips is not None else min(cores, grid))
+    busiest = _core_span(s, [r / p * m for r in rows], platform)
+    longer = grid % cores if trips is None and grid > cores else 0  # the cores of the last round
+    if not longer:
+        return busiest
+    k = cost.constants(platform)
+    share = cost.core_share(platform, cores)
+    step = (s.load_move - s.load_l2 + s.store_move) * share / p  # a program's bytes to and from HBM
+    spans = [busiest] * longer + [_core_span(s, [r / p for r in rows[:-1]], platform)] * (cores - longer)
+    moved = [sum(rows) * step] * longer + [sum(rows[:-1]) * step] * (cores - longer)
+    return max(cost.shared_link(spans, moved, k, share))
+
+
+def _core_span(s: Step, moves: list[float], platform: Platform) -> float:
+    """One core's cycles for steps of ``s`` moving ``moves`` of its bytes each (cost.h's timeline)."""
     if s.serial:
         return s.once + sum(s.load + s.compute + s.store - (1 - m) * (s.load_move + s.store_move) for m in moves)
+    cores = platform.vector_core_count
     flag = cost.constants(platform).flag_latency.value
     # a store lands in the L2 at its write rate over the link, and the L2 writes it back at the core's share of
     # HBM (store_move) in the gaps the loads from HBM leave on it (cost.h count_copy and block_cost)
