@@ -228,13 +228,14 @@ def test_reduce_middle_small_odd_inner_sizes_read_lines_of_whole_rows(shape, bou
 @pytest.mark.slow
 def test_what_filling_the_ub_would_gain():
     """log_softmax_grad 1024x4096 float32 (two rows per tile, 69.9% of the UB) with twice the UB: the
-    tiles take more rows and the UB fills, and the estimate gains under 10%."""
+    tiles take more rows and the UB fills, and the estimate gains nothing: with writes through the L2 the
+    launch is at HBM's floor already (1.0074 of it, either way)."""
     ops = {op.name: op for op in load_operators([OPS])}
     (case,) = [c for c in SEED_CASES if c.op == "log_softmax_grad" and c.shape == (1024, 4096) and c.dtype == "float32"]
     k = bench.simulate(ops[case.op], case, "Ascend910B3")
     (b,) = bench_bounds.bounds(bench.simulate, ops, [bench.Row(case, k, 1.0, 1.0)], "Ascend910B3")
     assert k.ub_use < UB_TARGET <= b.ub_use and "2x the UB" in b.what
-    assert 1.0 < b.alternative < k.ratio < 1.1 * b.alternative
+    assert 1.0 < b.alternative <= k.ratio < 1.01
     assert ascdsl.platforms.get_platform("Ascend910B3").ub_budget_bytes == 184 * 1024  # restored
 
 

@@ -41,6 +41,15 @@ reader ends each pay an even share of its HBM fetch (the others read it from the
 its change in HBM bytes at its copies' mean cost difference between HBM and the L2, and no lower than any of its
 pipes' busy cycles.
 
+A write goes through the L2 too, while the launch's bytes so far fit it: it lands there at
+``l2_write_bytes_per_cycle`` on the core's link (each burst one segment at that rate), and from its start the L2
+writes it back to HBM at the core's share of HBM (``cost.h`` ``count_copy``). Each core has a timeline of that
+share beside its link's: its reads that miss the L2 hold both at once; the write-backs, in turn, take the gaps
+the reads leave (a read goes first: the L2 holds a write, a read's core waits). A block ends when its last write
+has reached HBM (``block_cost``), so a core's span carries every byte it moves to or from HBM at its share, one
+after another: a streaming kernel, whose every byte the floor counts, stays at or over the floor. A launch whose
+bytes outgrow the L2 writes at the link's GM rate, as it reads.
+
 The **floor** is the larger of the GM bytes HBM must move (every byte written, each byte read once) over HBM
 bandwidth, all vector work at peak (full repeats, no issue overhead) spread over every vector core, and all
 cube multiply-adds at ``cube_macs_per_cycle`` spread over every cube core: no kernel doing the same copies and
@@ -55,7 +64,9 @@ L0C to MTE3).
 
 Left out: the L2's own bandwidth limit (every core gets ``l2_bytes_per_cycle`` at once), its replacement policy
 (re-reads stop hitting once a launch has moved more than it holds, whatever it evicted, and then no first read
-is shared), writes through it (they cost the GM link's rate), when within a block a shared read happens (a
+is shared, nor does a write land in it), when the L2 writes back (as soon as the write starts; a device may keep
+dirty lines until they are evicted, so the rule that a block ends when HBM has its writes is the pessimistic
+end), the ini's ``ub_to_l2_rate`` and ``ub_to_ddr_rate`` (64; a UB write is priced as every write), when within a block a shared read happens (a
 block's reads are taken as spread over its span, the spans as run before the sharing), the sharing of a MIX
 launch's reads and of bytes a write or a scalar read touched (each left as run), the instruction and data caches, UB bank conflicts and strides, the
 MTE's segment rounding beyond the flat per-burst cost, scalar-unit stalls beyond the flat dispatch
@@ -111,6 +122,7 @@ class CostConstants:
     cube_macs_per_cycle: Constant
     scalar_ub_access: Constant
     l2_bytes_per_cycle: Constant
+    l2_write_bytes_per_cycle: Constant
     l1_to_l0a_bytes_per_cycle: Constant
     l1_to_l0b_bytes_per_cycle: Constant
     cycles_per_repeat: Mapping[str, float] = field(default_factory=dict)  # by API; 1 when absent
@@ -174,6 +186,12 @@ A2 = CostConstants(
         f"[AICoreMemoryRates] l2_read_rate=110 in {_INI} (units undocumented: read as bytes/cycle, as ddr_rate); "
         "the capacity is each platform's l2_size",
     ),
+    l2_write_bytes_per_cycle=_c(
+        86,
+        f"[AICoreMemoryRates] l2_write_rate=86 in {_INI} (reference line 685: 'l2_rate=110 (read 110 / write 86)'; "
+        "the field AiCoreMemoryRates::l2_write_rate of CANN 8.1's include/experiment/platform/platform/"
+        "platform_info_def.h:85; units undocumented: read as bytes/cycle, as ddr_rate)",
+    ),
     l1_to_l0a_bytes_per_cycle=_c(512, f"[AICoreMemoryRates] l1_to_l0_a_rate=512 in {_INI} (read as bytes/cycle)"),
     l1_to_l0b_bytes_per_cycle=_c(256, f"[AICoreMemoryRates] l1_to_l0_b_rate=256 in {_INI} (read as bytes/cycle)"),
     cycles_per_repeat=MappingProxyType(
@@ -218,10 +236,11 @@ def cores(platform: Platform, cube: bool = False) -> int:
     return platform.ai_core_count if cube else platform.vector_core_count
 
 
-def l2_burst_cycles(k: CostConstants) -> float:
-    """A burst of a read the L2 serves: ``burst_cycles`` is one 128-byte segment at the link's GM rate, so
-    this is that segment at the L2's rate."""
-    return k.burst_cycles.value * k.core_gm_bytes_per_cycle.value / k.l2_bytes_per_cycle.value
+def l2_burst_cycles(k: CostConstants, write: bool = False) -> float:
+    """A burst of a read the L2 serves (with ``write``, of a write it takes): ``burst_cycles`` is one 128-byte
+    segment at the link's GM rate, so this is that segment at the L2's read (write) rate."""
+    rate = k.l2_write_bytes_per_cycle if write else k.l2_bytes_per_cycle
+    return k.burst_cycles.value * k.core_gm_bytes_per_cycle.value / rate.value
 
 
 def hbm_bytes_per_cycle(k: CostConstants) -> float:
@@ -259,7 +278,7 @@ class Estimate:
 
 def estimate(blocks: list[BlockCost], platform: Platform) -> Estimate:
     """Blocks in index order onto the vector cores in turn; the slowest core is the estimate, after
-    :func:`_shared_link` gives the cores still running the HBM bandwidth of those that finished."""
+    :func:`shared_link` gives the cores still running the HBM bandwidth of those that finished."""
     k = constants(platform)
     cube = any(c.cube_ideal for c in blocks)  # a cube kernel runs on the AI cube cores
     n = cores(platform, cube)
@@ -271,7 +290,7 @@ def estimate(blocks: list[BlockCost], platform: Platform) -> Estimate:
         moved[b % n] += cost.copy_bytes - cost.l2_bytes
         for pipe, cycles in cost.busy.items():
             busy[b % n][pipe] += cycles
-    finish = _shared_link(span, moved, k, core_share(platform, len(blocks), cube))
+    finish = shared_link(span, moved, k, core_share(platform, len(blocks), cube))
     ends = [max(f, busy[c]["V"], busy[c]["S"], busy[c]["M"], busy[c]["MTE1"]) for c, f in enumerate(finish)]
     slowest = max(range(len(span)), key=ends.__getitem__)
     floor = max(
@@ -284,7 +303,7 @@ def estimate(blocks: list[BlockCost], platform: Platform) -> Estimate:
     return Estimate(cycles, cycles / k.clock_mhz.value, int(floor), MappingProxyType(pipes), max(pipes, key=pipes.__getitem__))
 
 
-def _shared_link(span: list[float], moved: list[float], k: CostConstants, share: float) -> list[float]:
+def shared_link(span: list[float], moved: list[float], k: CostConstants, share: float) -> list[float]:
     """When each core finishes once the cores that finish early leave their HBM share to the others.
 
     The simulator ran every core's transfers at ``share`` (HBM over every core of the launch). Here

@@ -64,6 +64,8 @@ class _CostParams(ctypes.Structure):
         ("l2_bytes_per_cycle", ctypes.c_double),
         ("l2_burst_cycles", ctypes.c_double),
         ("l2_capacity", ctypes.c_double),
+        ("l2_write_bytes_per_cycle", ctypes.c_double),
+        ("l2_write_burst_cycles", ctypes.c_double),
         ("l1_to_l0a_bytes_per_cycle", ctypes.c_double),
         ("l1_to_l0b_bytes_per_cycle", ctypes.c_double),
         ("cores", ctypes.c_uint64),
@@ -81,7 +83,8 @@ def _cost_params(plat: Platform, block_dim: int, cube: bool) -> _CostParams:
         (ctypes.c_double * n)(*(k.cycles_per_repeat.get(a, 1.0) for a in apis)),
         (ctypes.c_double * n)(*(k.extra_passes.get(a, 0.0) for a in apis)),
         k.cube_macs_per_cycle.value, k.scalar_ub_access.value, k.l2_bytes_per_cycle.value,
-        cost.l2_burst_cycles(k), plat.l2_bytes, k.l1_to_l0a_bytes_per_cycle.value, k.l1_to_l0b_bytes_per_cycle.value,
+        cost.l2_burst_cycles(k), plat.l2_bytes, k.l2_write_bytes_per_cycle.value, cost.l2_burst_cycles(k, write=True),
+        k.l1_to_l0a_bytes_per_cycle.value, k.l1_to_l0b_bytes_per_cycle.value,
         cost.cores(plat, cube),
     )
 

@@ -41,8 +41,8 @@ def test_rows_back_to_back_in_gm_and_ub_are_copied_as_one_burst():
     strided, whole = busy(8), busy(0)
     k = cost.A2
     assert strided["MTE2"] - whole["MTE2"] == pytest.approx(63 * k.burst_cycles.value, abs=1)  # 1 burst, not 64
-    one_burst = k.copy_setup.value + k.burst_cycles.value + 64 * 64 * 4 / k.core_gm_bytes_per_cycle.value
-    assert whole["MTE3"] == strided["MTE3"] == pytest.approx(one_burst, abs=1)  # the store's rows: stride 64
+    one_burst = k.copy_setup.value + cost.l2_burst_cycles(k, write=True) + 64 * 64 * 4 / k.l2_write_bytes_per_cycle.value
+    assert whole["MTE3"] == strided["MTE3"] == pytest.approx(one_burst, abs=1)  # the store's rows (into the L2): stride 64
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)

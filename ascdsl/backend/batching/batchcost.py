@@ -15,14 +15,14 @@ each pipe runs its work in order; a queue has two buffers, so step ``i``'s load 
 step ``i - 2`` frees (after its compute, or after its store where a kernel stores from its input's
 queue buffer, ``TQueBind<VECIN, VECOUT>``); each hand-over between pipes costs ``flag_latency``; loads
 and stores share the core's GM link, a later transfer filling the gaps earlier ones left (cost.h
-``transfer``). One core's timeline leaves out the others: where some finish early, the simulator gives the
-rest more of HBM; here every core moves at the share of all of them, except in a round of fewer programs
-than cores (an unbatched launch's last), whose busy cores share HBM among themselves (add of 64 blocks
-of 1024 unbatched: 0.748 us, 0.759 simulated; 0.842 at the full round's share).
+``transfer``). A store lands in the L2 at its write rate and the L2 writes it back at the core's share of
+HBM in the gaps the loads from HBM leave (a load the L2 serves holds the link only); a core's span ends
+when its last write has reached HBM. Where the last round has fewer programs than cores, the cores of one
+step fewer finish early and leave their HBM share to the rest, as the simulator's launch estimate has it
+(``cost.shared_link``; add of 64 blocks of 1024 unbatched: 0.6911 us, 0.6922 simulated).
 
-Against the simulator (est us, model / simulated): gelu of 4M float32 (BLOCK=1024) 27.25 / 27.28 at
-P = 12; of 256 blocks 2.557 / 2.555 at P = 4, 2.775 / 2.786 at P = 3, 2.850 / 2.823 at P = 7, 3.255 /
-3.201 unbatched; softmax of 200 rows of 6144 6.399 / 6.401 at P = 3, 6.663 / 6.666 at P = 2.
+Against the simulator (est us, model / simulated): gelu of 4M float32 (BLOCK=1024) 22.04 / 21.98 at
+P = 12, 21.79 / 21.74 at P = 7; rms norm of 256 rows of 8192 in the rows form at P = 1 11.28 / 11.28.
 """
 from __future__ import annotations
 
@@ -51,6 +51,7 @@ class Step:
     bound: bool
     serial: bool = False  # the scalar unit waits for the vector pipe (a UB value read): nothing overlaps
     once: float = 0.0  # what a persistent program runs once before its loop of steps (its invariant loads)
+    load_l2: float = 0.0  # of ``load_move``, the reads the L2 serves: they hold the core's link, not its share of HBM
 
     @property
     def load(self) -> float:
@@ -144,6 +145,7 @@ class _Pricer:
         self.bound = False
         self.serial = False
         self.once = 0.0
+        self.load_l2 = 0.0
         self.prologue = prologue  # a persistent kernel: what runs before its grid-stride loop is ``once``
 
     def body(self, stmts) -> None:
@@ -205,6 +207,7 @@ class _Pricer:
             side = "load" if c.pipe is Pipe.MTE2 else "store"
             self.pipe[side + "_setup"] += setup
             self.pipe[side + "_move"] += move
+            self.load_l2 += move if c.pipe is Pipe.MTE2 and self.again(c) else 0.0
         elif c.pipe is Pipe.V:
             self.pipe["compute"] += self.vector(c)
 
@@ -213,8 +216,6 @@ class _Pricer:
         whose GM offset is known here (no program id in it: ``W + cols`` of every program) reads the bytes
         every step reads, after the first from the L2 (cost.h's L2: its rate and bursts)."""
         ub = c.dst if c.pipe is Pipe.MTE2 else c.srcs[0]
-        gm = c.srcs[0] if c.pipe is Pipe.MTE2 else c.dst
-        again = isinstance(gm, kir.Gm) and c.pipe is Pipe.MTE2 and _value(gm.offset, self.env) is not None
         bursts, nbytes = 1, None
         params = next((a for a in c.args if isinstance(a, kir.Var) and a.ctype is kir.Struct.COPY_PARAMS
                        and ("brace", a.key) in self.env), None)
@@ -231,9 +232,14 @@ class _Pricer:
         if nbytes is None and isinstance(ub, kir.Ref):
             nbytes = max(0, ub.extent - ub.low) * ub.dtype.itemsize
         k = self.k
-        if again:
+        if self.again(c):
             return k.copy_setup.value + bursts * cost.l2_burst_cycles(k), (nbytes or 0) / k.l2_bytes_per_cycle.value
         return k.copy_setup.value + bursts * k.burst_cycles.value, (nbytes or 0) / self.share
+
+    def again(self, c: kir.Call) -> bool:
+        """A load whose GM offset is known here (no program id in it): every step reads its bytes."""
+        gm = c.srcs[0]
+        return c.pipe is Pipe.MTE2 and isinstance(gm, kir.Gm) and _value(gm.offset, self.env) is not None
 
     def vector(self, c: kir.Call) -> float:
         """``vector_issue + repeats * cycles_per_repeat`` plus the API's extra passes (cost.h count_vector)."""
@@ -285,7 +291,7 @@ def price(k: kir.Kernel, platform: Platform, blocks: int, fields: Mapping[str, o
     _walk(p, k.process)
     if p.runs != 1:
         raise Unpriced(f"{p.runs} compute steps per program")
-    return Step(**p.pipe, bound=p.bound, serial=p.serial, once=p.once)
+    return Step(**p.pipe, bound=p.bound, serial=p.serial, once=p.once, load_l2=p.load_l2)
 
 
 def _walk(p: _Pricer, process) -> None:
@@ -301,7 +307,7 @@ def _walk(p: _Pricer, process) -> None:
         elif isinstance(s, kir.For) and (_int(s.start, p.env) is None or _int(s.stop, p.env) is None):
             if p.prologue:  # what ran before a persistent kernel's loop runs once
                 p.once, p.prologue = sum(p.pipe.values()), False
-                p.pipe, p.runs = dict.fromkeys(p.pipe, 0.0), 0
+                p.pipe, p.runs, p.load_l2 = dict.fromkeys(p.pipe, 0.0), 0, 0.0
             _walk(p, s.body)  # a run-time loop of stages (a grid-stride loop): once
         elif isinstance(s, kir.For):
             start, stop, step = (_int(x, p.env) for x in (s.start, s.stop, s.step))
@@ -334,12 +340,12 @@ def core_rows(programs: int, grid: int, cores: int) -> list[int]:
     return [base + (q < rem) for q in range(0, grid, cores)]
 
 
-def _transfer(link: list[tuple[float, float]], start: float, cycles: float) -> float:
-    """Moves ``cycles`` of bytes over the core's GM link from ``start`` on, in the gaps the earlier
-    transfers (``link``: their busy spans in time order, extended in place) left; when the last byte
-    has moved (cost.h ``transfer``: a transfer dispatched later may use the link earlier)."""
+def _transfer(uses: tuple[list[tuple[float, float]], ...], start: float, cycles: float, record: bool = True) -> float:
+    """Moves ``cycles`` of bytes over each of ``uses`` at once (the core's GM link, its share of HBM) from
+    ``start`` on, in the gaps the earlier transfers (each use's busy spans, extended in place where ``record``)
+    left; when the last byte has moved (cost.h ``transfer``: a transfer dispatched later may use them earlier)."""
     t, left, moved = start, cycles, []
-    for begin, end in link:
+    for begin, end in sorted(span for use in uses for span in use):
         if end <= t:
             continue
         if begin > t:
@@ -352,7 +358,9 @@ def _transfer(link: list[tuple[float, float]], start: float, cycles: float) -> f
     if left > 0:
         moved.append((t, t + left))
         t += left
-    link[:] = sorted(link + moved)
+    if record:
+        for use in uses:
+            use[:] = sorted(use + moved)
     return t
 
 
@@ -367,29 +375,55 @@ def estimate(s: Step, programs: int, grid: int, p: int, platform: Platform, trip
     """The slowest core's cycles for a launch of ``programs`` programs batched ``p`` to a program on
     ``grid`` batched programs, ``s`` the priced step of ``p`` programs: the busiest core's steps
     (:func:`core_rows`, or the ``trips`` of a persistent launch, every core busy; a batch of fewer than ``p``
-    programs moves fewer bytes, its vector work is the whole tile's) on the simulator's timeline (see the
-    module docstring)."""
+    programs moves fewer bytes, its vector work is the whole tile's) on the simulator's timeline, and where
+    some cores run one step fewer, the HBM share they leave when they finish to the rest (see the module
+    docstring)."""
     cores = platform.vector_core_count
     rows = core_rows(programs, grid, cores) if trips is None else trips
-    busy = [cores] * len(rows) if trips is not None else [min(cores, grid - i * cores) for i in range(len(rows))]
-    # a round of fewer batched programs than cores leaves the idle cores' share of HBM to the others
-    moves = [r / p * cost.core_share(platform, cores) / cost.core_share(platform, b) for r, b in zip(rows, busy)]
+    # a launch of fewer batched programs than cores leaves the idle cores' share of HBM to the others
+    m = cost.core_share(platform, cores) / cost.core_share(platform, cores if trips is not None else min(cores, grid))
+    busiest = _core_span(s, [r / p * m for r in rows], platform)
+    longer = grid % cores if trips is None and grid > cores else 0  # the cores of the last round
+    if not longer:
+        return busiest
+    k = cost.constants(platform)
+    share = cost.core_share(platform, cores)
+    step = (s.load_move - s.load_l2 + s.store_move) * share / p  # a program's bytes to and from HBM
+    spans = [busiest] * longer + [_core_span(s, [r / p for r in rows[:-1]], platform)] * (cores - longer)
+    moved = [sum(rows) * step] * longer + [sum(rows[:-1]) * step] * (cores - longer)
+    return max(cost.shared_link(spans, moved, k, share))
+
+
+def _core_span(s: Step, moves: list[float], platform: Platform) -> float:
+    """One core's cycles for steps of ``s`` moving ``moves`` of its bytes each (cost.h's timeline)."""
     if s.serial:
         return s.once + sum(s.load + s.compute + s.store - (1 - m) * (s.load_move + s.store_move) for m in moves)
+    cores = platform.vector_core_count
     flag = cost.constants(platform).flag_latency.value
+    # a store lands in the L2 at its write rate over the link, and the L2 writes it back at the core's share of
+    # HBM (store_move) in the gaps the loads from HBM leave on it (cost.h count_copy and block_cost)
+    into_l2 = cost.core_share(platform, cores) / cost.constants(platform).l2_write_bytes_per_cycle.value
     link: list[tuple[float, float]] = []
+    hbm: list[tuple[float, float]] = []
     mte2 = mte3 = v = s.once
+    drained = 0.0
+    write_backs: list[tuple[float, float]] = []
     computed: list[float] = []
     stored: list[float] = []
     for i, m in enumerate(moves):
         # two buffers a queue: step i's input buffer is step i - 2's, free after its compute, or its
         # store where the store goes out of it; a separate output buffer frees after step i - 2's store
         two_back = (stored[i - 2] if s.bound else computed[i - 2]) if i >= 2 else 0.0
-        mte2 = _transfer(link, max(mte2, two_back) + s.load_setup, s.load_move * m)
+        mte2 = _transfer((link, hbm), max(mte2, two_back) + s.load_setup, (s.load_move - s.load_l2) * m)
+        mte2 = _transfer((link,), mte2, s.load_l2 * m)
         out_free = stored[i - 2] + flag if i >= 2 and not s.bound else 0.0
         v = max(v, mte2 + flag, out_free) + s.compute
-        mte3 = _transfer(link, max(mte3, v + flag) + s.store_setup, s.store_move * m)
+        start = max(mte3, v + flag) + s.store_setup
+        mte3 = _transfer((link,), start, s.store_move * m * into_l2)
+        write_backs.append((start, s.store_move * m))
         computed.append(v)
         stored.append(mte3)
         link[:] = [span for span in link if span[1] > min(mte2, mte3)]  # no copy starts earlier (cost.h)
-    return stored[-1]
+    for start, cycles in write_backs:
+        drained = _transfer((hbm,), max(drained, start), cycles, record=False)
+    return max(stored[-1], drained)

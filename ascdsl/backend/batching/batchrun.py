@@ -378,7 +378,7 @@ def _interpolate(steps: dict, q: int) -> batchcost.Step | None:
     mix = lambda x, y: x + (y - x) * f  # noqa: E731
     return batchcost.Step(mix(a.load_setup, b.load_setup), mix(a.load_move, b.load_move), mix(a.compute, b.compute),
                           mix(a.store_setup, b.store_setup), mix(a.store_move, b.store_move), a.bound, a.serial,
-                          mix(a.once, b.once))
+                          mix(a.once, b.once), mix(a.load_l2, b.load_l2))
 
 
 def choose(kernel: Kernel, programs: int, platform: Platform) -> int:

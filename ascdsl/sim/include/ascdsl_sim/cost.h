@@ -6,7 +6,11 @@
 #ifndef ASCDSL_SIM_ASCDSL_SIM_COST_H
 #define ASCDSL_SIM_ASCDSL_SIM_COST_H
 #include <cmath>
+#include <initializer_list>
+#include <map>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "runtime.h"
 
@@ -31,6 +35,8 @@ struct CostParams {
     double l2_bytes_per_cycle = 1;   // a read the L2 serves: bytes per cycle on this core's link
     double l2_burst_cycles = 0;      // MTE2: each burst of a read the L2 serves (the segment at the L2's rate)
     double l2_capacity = 0;          // bytes the L2 holds: re-reads hit while the launch's bytes so far fit it
+    double l2_write_bytes_per_cycle = 1;  // a write the L2 takes: bytes per cycle on this core's link
+    double l2_write_burst_cycles = 0;     // MTE3/Fixpipe: each burst of a write the L2 takes
     double l1_to_l0a_bytes_per_cycle = 1;  // MTE1: LoadData L1 -> L0A
     double l1_to_l0b_bytes_per_cycle = 1;  // MTE1: LoadData L1 -> L0B
     uint64_t cores = 1;                    // the cores the blocks run on: block b on core b % cores
@@ -67,6 +73,8 @@ struct CoreTimeline {
     double scalar = 0;                  // when the scalar unit dispatches the next call
     std::array<double, kPipes> ready{};  // when each pipe has finished its last instruction
     std::map<double, double> link;      // busy intervals [start, end) of this core's GM link
+    std::map<double, double> hbm;       // busy intervals of this core's share of HBM: its reads the L2 missed
+    std::vector<std::pair<double, double>> write_backs;  // (start, cycles) of the L2's write-backs of its writes
     std::map<std::pair<int, int>, double> flags;  // (HardEvent, id) -> time the flag is set
     std::map<int, double> buffer_ready;          // queue buffer -> time of its last EnQue/FreeTensor
     BlockCost cost;
@@ -95,13 +103,6 @@ inline void set_cost_params(const CostParams& p) {
 
 inline void reset_timeline() { static_cast<CoreTimeline&>(timeline()) = CoreTimeline{}; }
 
-inline BlockCost block_cost() {
-    Timeline& t = timeline();
-    BlockCost c = t.cost;
-    c.cycles = t.scalar;
-    for (const double r : t.ready) c.cycles = std::max(c.cycles, r);
-    return c;
-}
 
 // ---- internals ----
 inline int pipe_index(Pipe p) { return static_cast<int>(p); }
@@ -155,23 +156,45 @@ inline void hold(Pipe dst, double time, std::string_view why) {
     r = std::max(r, time);
 }
 
-// Moves `cycles` of data over the GM link from `start` on, in the gaps other transfers left (a transfer
-// dispatched later may use the link earlier); returns when the last byte has moved.
-inline double transfer(double start, double cycles) {
-    std::map<double, double>& link = timeline().link;
-    const double horizon = std::min(timeline().ready[pipe_index(Pipe::MTE2)], timeline().ready[pipe_index(Pipe::MTE3)]);
-    while (!link.empty() && link.begin()->second <= horizon) link.erase(link.begin());  // no copy can start earlier
+// Moves `cycles` of data from `start` on over each of `uses` (the core's GM link, its share of HBM) at once, in
+// the gaps they all left (a transfer dispatched later may use them earlier), and with `record` marks them busy;
+// returns when the last byte has moved.
+inline double transfer(double start, double cycles, std::initializer_list<std::map<double, double>*> uses,
+                       bool record = true) {
+    if (cycles <= 0) return start;
     double t = start, left = cycles;
-    auto it = link.upper_bound(t);
-    if (it != link.begin() && std::prev(it)->second > t) t = std::prev(it)->second;
-    for (; it != link.end(); ++it) {
-        const double use = std::min(left, it->first - t);
-        if (use > 0) link[t] = t + use, left -= use, t += use;
-        if (left <= 0) return t;
-        t = it->second;
+    while (left > 0) {
+        for (bool moved = true; moved;) {  // the first time from t on that every resource is free
+            moved = false;
+            for (std::map<double, double>* busy : uses) {
+                const auto it = busy->upper_bound(t);
+                if (it != busy->begin() && std::prev(it)->second > t) t = std::prev(it)->second, moved = true;
+            }
+        }
+        double next = t + left;
+        bool last = true;  // no resource is busy again before the transfer is done
+        for (std::map<double, double>* busy : uses) {
+            const auto it = busy->upper_bound(t);
+            if (it != busy->end() && it->first < next) next = it->first, last = false;
+        }
+        if (next > t && record)
+            for (std::map<double, double>* busy : uses) (*busy)[t] = next;
+        if (last) return next;
+        left -= next - t;
+        t = next;
     }
-    link[t] = t + left;
-    return t + left;
+    return t;
+}
+
+inline BlockCost block_cost() {
+    Timeline& t = timeline();
+    BlockCost c = t.cost;
+    c.cycles = t.scalar;
+    for (const double r : t.ready) c.cycles = std::max(c.cycles, r);
+    double drained = 0;  // the write-backs in turn, in the gaps the reads from HBM left: the block ends after them
+    for (const auto& [start, cycles] : t.write_backs) drained = transfer(std::max(drained, start), cycles, {&t.hbm}, false);
+    c.cycles = std::max(c.cycles, drained);
+    return c;
 }
 
 // ---- hooks ----
@@ -195,17 +218,29 @@ inline void count_vector(const char* api, uint64_t elements, uint64_t repeats, u
 
 // A DataCopy/DataCopyPad between GM and UB (or L1) on MTE2 (in) or MTE3 (out): start-up and bursts on the
 // pipe, then the bytes over the core's GM link, which MTE2 and MTE3 share. `seen`: the bytes of a read the
-// launch had read or written before, which the L2 serves while the launch's bytes fit it.
+// launch had read or written before, which the L2 serves while the launch's bytes fit it; the rest come from
+// HBM, over the link and the core's share of HBM at once. While the launch's bytes fit the L2, a write lands in
+// it at its write rate and the L2 writes it back over the core's share of HBM from then on, in the gaps the reads
+// from HBM leave (a read goes first), which the block's span waits for (block_cost); else it goes to HBM as a read
+// from it does.
 inline void count_copy(Pipe p, uint64_t bursts, uint64_t bytes, uint64_t seen, const char* label = nullptr) {
     Timeline& t = timeline();
     const CostParams& k = t.params;
     double& ready = t.ready[pipe_index(p)];
-    const double hits = static_cast<double>(st().l2_bytes) <= k.l2_capacity ? static_cast<double>(seen) : 0.0;
-    const double hit_share = bytes ? hits / static_cast<double>(bytes) : 0.0;
-    const double setup = k.copy_setup + static_cast<double>(bursts) * (k.burst_cycles * (1 - hit_share) + k.l2_burst_cycles * hit_share);
-    const double cycles = (static_cast<double>(bytes) - hits) / k.gm_bytes_per_cycle + hits / k.l2_bytes_per_cycle;
+    const bool fits = static_cast<double>(st().l2_bytes) <= k.l2_capacity;
+    const bool write_back = p != Pipe::MTE2 && fits;
+    const double hits = fits ? static_cast<double>(seen) : 0.0;
+    const double in_l2 = write_back ? static_cast<double>(bytes) : hits;  // bytes between the core and the L2 only
+    const double l2_share = bytes ? in_l2 / static_cast<double>(bytes) : 0.0;
+    const double l2_burst = write_back ? k.l2_write_burst_cycles : k.l2_burst_cycles;
+    const double setup = k.copy_setup + static_cast<double>(bursts) * (k.burst_cycles * (1 - l2_share) + l2_burst * l2_share);
+    const double hbm = (static_cast<double>(bytes) - in_l2) / k.gm_bytes_per_cycle;
+    const double cycles = hbm + in_l2 / (write_back ? k.l2_write_bytes_per_cycle : k.l2_bytes_per_cycle);
     const double begin = std::max(ready, dispatch());
-    ready = ascdsl_sim::transfer(begin + setup, cycles);
+    const double horizon = std::min(t.ready[pipe_index(Pipe::MTE2)], t.ready[pipe_index(Pipe::MTE3)]);
+    while (!t.link.empty() && t.link.begin()->second <= horizon) t.link.erase(t.link.begin());  // no copy starts earlier
+    ready = ascdsl_sim::transfer(ascdsl_sim::transfer(begin + setup, hbm, {&t.link, &t.hbm}), cycles - hbm, {&t.link});
+    if (write_back) t.write_backs.emplace_back(begin + setup, in_l2 / k.gm_bytes_per_cycle);
     trace(p, false, begin, ready, label ? label : p == Pipe::MTE2 ? "DataCopy GM->UB" : "DataCopy UB->GM");
     t.cost.busy[pipe_index(p)] += setup + cycles;
     t.cost.copy_bytes += static_cast<double>(bytes);
