@@ -16,7 +16,7 @@ from __future__ import annotations
 from . import dtypes
 from .dtypes import DType, PointerType
 from .ir.core import GroupOp, Op
-from .ir.symbol import Poly
+from .ir.symbol import Poly, Undecided
 
 Literal = (bool, int, float, Poly)  # a Poly: an int of run-time tile extents (a symbolic constexpr)
 
@@ -57,11 +57,16 @@ def literal_dtype(value) -> DType:
 
 
 def fits(value: int | Poly, dtype: DType) -> bool:
-    """Whether ``dtype`` holds ``value`` (a Poly: at every point of its symbols' domains)."""
-    if isinstance(value, Poly):
-        return all(fits(end, dtype) for end in value.bounds())
+    """Whether ``dtype`` holds ``value`` (a Poly: at every point of its symbols' domains, False at none of
+    them, :class:`Undecided` where their bounds do not decide it)."""
     bits = dtype.bits
     lo, hi = (0, 2**bits - 1) if dtype.kind == "uint" else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+    if isinstance(value, Poly):
+        low, high = value.bounds()
+        inside = lo <= low and high <= hi
+        if inside or high < lo or low > hi:
+            return inside
+        raise Undecided(f"the symbols' domains do not decide whether {dtype} holds {value}")
     return lo <= value <= hi
 
 
@@ -165,7 +170,7 @@ def pointer_offset_type(ptr: PointerType, offset) -> DType:
         kind = offset if isinstance(offset, (DType, PointerType)) else type(offset).__name__
         raise SemanticError(f"pointer offsets must be integers, got {kind} added to {ptr}",
                             "compute offsets from tl.arange and int scalars, or cast with .to(tl.int32)")
-    return literal_dtype(offset) if isinstance(offset, int) else offset
+    return literal_dtype(offset) if isinstance(offset, (int, Poly)) else offset
 
 
 def reduce_types(op: Op, dtype: DType, sum_dtype: DType | None = None) -> tuple[DType, DType]:

@@ -17,7 +17,7 @@ from ascdsl.backend.plan.tiling import Variant
 from ascdsl import dtypes
 from ascdsl.backend import kir
 from ascdsl.backend.names.naming import to_expr
-from ascdsl.ir.symbol import ONE, ZERO, Poly, Symbol, Undecided, largest_fitting
+from ascdsl.ir.symbol import ONE, ZERO, Poly, Symbol, Undecided, equal, largest_fitting
 from ascdsl.platforms import get_platform
 
 PLATFORM = get_platform("Ascend910B3")
@@ -160,3 +160,18 @@ def test_the_kernel_expression_of_a_polynomial_is_over_its_tiling_fields():
     assert to_expr(ZERO, {}, i32) == kir.lit(0)
     with pytest.raises(Undecided):
         to_expr(R // 4 * Poly.const(Fraction(1, 2)), {}, i32)  # ROWS / 8 on multiples of 4
+
+
+def test_equal_holds_at_every_point_at_none_or_is_undecided():
+    block, rows = Poly.var(BLOCK), Poly.var(Symbol("ROWS", 1, 1, 64))
+    assert equal(block // 8 * 8, block) and not equal(block, 4) and equal(3, 3) and not equal(3, 4)
+    assert not equal(rows, 0)
+    with pytest.raises(Undecided, match="do not decide ROWS - 1 > 0"):
+        equal(rows, 1)  # ROWS = 1 is in its domain
+
+
+def test_a_term_may_have_value_ids_and_symbols():
+    """The memory-access analysis multiplies a program id (value id 3) by ``BLOCK``: ids sort before names."""
+    p = Poly.var(3) * Poly.var(BLOCK) * 2 + Poly.var(BLOCK) * Poly.var(3) + 5
+    assert p == Poly((((3, BLOCK), 3), ((), 5))) and str(p) == "3 * 3 * BLOCK + 5"
+    assert p.canonical == (((), 5), ((3, BLOCK), 3))

@@ -24,6 +24,7 @@ from typing import Any
 from .. import dtypes
 from ..dtypes import PointerType
 from ..ir import Op, Type, Value
+from ..ir.symbol import Poly, Undecided
 from ..semantics import SemanticError
 from .emit import Emitter, describe
 
@@ -119,9 +120,16 @@ def reject_operators(*operands) -> None:
 # ----------------------------------------------------------------------------- checks
 
 
+def _no_symbol(values: tuple, what: str) -> tuple:
+    """``values``; :class:`Undecided` where one is of a run-time tile extent (a block pointer's are ints)."""
+    if any(isinstance(x, Poly) for x in values):
+        raise Undecided(f"a run-time tile extent in the {what}: compile with values")
+    return values
+
+
 def _ints(values, what: str, rank: int | None = None) -> tuple:
     """``values`` as a tuple of int scalars / constexpr ints of length ``rank``."""
-    values = tuple(values) if isinstance(values, (tuple, list)) else (values,)
+    values = _no_symbol(tuple(values) if isinstance(values, (tuple, list)) else (values,), f"{what} of a block pointer")
     for x in values:
         runtime = isinstance(x, Value) and x.type.is_scalar and x.type.dtype.is_int
         if not (runtime or (isinstance(x, int) and not isinstance(x, bool))):
@@ -134,7 +142,7 @@ def _ints(values, what: str, rank: int | None = None) -> tuple:
 
 
 def _constexprs(values, what: str, hint: str) -> tuple[int, ...]:
-    values = tuple(values) if isinstance(values, (tuple, list)) else (values,)
+    values = _no_symbol(tuple(values) if isinstance(values, (tuple, list)) else (values,), what)
     if not values or not all(isinstance(x, int) and not isinstance(x, bool) for x in values):
         raise SemanticError(f"the {what} must be a tuple of constexpr ints, got {describe(values)}", hint)
     return values

@@ -44,8 +44,8 @@ def _axis(axis) -> int:
 
 
 def _shape(shape) -> tuple[int, ...]:
-    shape = (shape,) if isinstance(shape, int) else shape
-    if not isinstance(shape, tuple) or not all(isinstance(s, int) and s > 0 for s in shape):
+    shape = (shape,) if isinstance(shape, (int, Poly)) else shape
+    if not isinstance(shape, tuple) or not all(isinstance(s, (int, Poly)) and s > 0 for s in shape):
         raise SemanticError(f"a tile shape must be a constexpr tuple of positive ints, got {describe(shape)}",
                             "e.g. tl.zeros((BLOCK,), tl.float32) with BLOCK a tl.constexpr")
     return shape

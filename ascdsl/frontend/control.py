@@ -17,6 +17,7 @@ from .. import language as tl
 from ..dtypes import PointerType
 from ..errors import CompilationError
 from ..ir import Op, Type, Value
+from ..ir.symbol import Poly, Undecided, equal
 from ..semantics import Literal, SemanticError, literal_dtype, promote, weak_dtype
 from .blockptr import BlockPointer, fold, runtime_parts, stepped, with_parts
 from .emit import describe, is_constexpr
@@ -182,7 +183,7 @@ class ControlFlow:
             raise self.error(node, "tl.static_range bounds must be constexpr ints",
                              "use range(...) for bounds known only at run time")
         runtime_int = isinstance(step, Value) and step.type.is_scalar and step.type.dtype.is_int
-        if not (runtime_int or (isinstance(step, int) and step != 0)):
+        if not (runtime_int or (isinstance(step, (int, Poly)) and not equal(step, 0))):
             raise self.error(node, f"the step of a loop must be a nonzero int, got {describe(step)}",
                              "use a constexpr step or an int scalar argument")
         if func is tl.static_range and len(range(start, end, step)) > MAX_UNROLL:
@@ -194,14 +195,16 @@ class ControlFlow:
         b, before, target = self.em.b, self.scope, node.target.id
         iv_dtype = literal_dtype(0)
         for x in (start, end, step):
-            if not (isinstance(x, int) or (isinstance(x, Value) and x.type.is_scalar and x.type.dtype.is_int)):
+            if not (isinstance(x, (int, Poly)) or (isinstance(x, Value) and x.type.is_scalar and x.type.dtype.is_int)):
                 raise self.error(node.iter, f"loop bounds must be int scalars, got {describe(x)}")
             # constexpr bounds past int32 make an int64 loop
             iv_dtype = promote(iv_dtype, x.type.dtype if isinstance(x, Value) else literal_dtype(x))
         lo, hi, st = (self.em.value(x, iv_dtype) for x in (start, end, step))
         # block pointers advanced by constexprs are recomputed from the induction variable, which needs
         # a positive constexpr step; otherwise they are carried like any other value
-        deltas = self.loop_deltas(node, before, Type(iv_dtype)) if isinstance(step, int) and step > 0 else {}
+        deltas = self.loop_deltas(node, before, Type(iv_dtype)) if isinstance(step, (int, Poly)) and step > 0 else {}
+        if deltas and isinstance(step, Poly):
+            raise Undecided("a block pointer a loop of a run-time tile extent's step advances: compile with values")
         carried, inits = [], []
         for name in assigned_names(node.body):
             value = before.get(name)

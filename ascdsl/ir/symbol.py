@@ -86,12 +86,19 @@ def var_name(v: Var) -> str | int:
     return v.name if isinstance(v, Symbol) else v
 
 
+def _order(v: Var) -> tuple:
+    """Where a variable sorts: value ids (ints) before names, each kind by itself (a term may have both:
+    ``pid * BLOCK`` in an offset of the memory-access analysis)."""
+    name = var_name(v)
+    return isinstance(name, str), name
+
+
 def _coef(c: Coef) -> Coef:
     return c.numerator if isinstance(c, Fraction) and c.denominator == 1 else c
 
 
 def _canonical(mono) -> Mono:
-    return tuple(sorted(mono, key=var_name))
+    return tuple(sorted(mono, key=_order))
 
 
 def _quantum(v: Var) -> int:
@@ -133,7 +140,7 @@ class Poly:
     @property
     def canonical(self) -> tuple:
         """The terms with each one's variables sorted by name, sorted by those names."""
-        return tuple(sorted(((_canonical(m), c) for m, c in self.terms), key=lambda mc: tuple(map(var_name, mc[0]))))
+        return tuple(sorted(((_canonical(m), c) for m, c in self.terms), key=lambda mc: tuple(map(_order, mc[0]))))
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Poly) and self.canonical == other.canonical
@@ -231,7 +238,7 @@ class Poly:
     def __str__(self) -> str:
         """For people, the most variables first: ``24 * BLOCK + 96``."""
         out = []
-        for mono, coef in sorted(self.terms, key=lambda mc: (-len(mc[0]), tuple(map(var_name, mc[0])))):
+        for mono, coef in sorted(self.terms, key=lambda mc: (-len(mc[0]), tuple(map(_order, mc[0])))):
             mag = abs(coef)
             text = " * ".join(([str(mag)] if mag != 1 or not mono else []) + [str(var_name(v)) for v in mono])
             out.append(("- " if coef < 0 else "+ " if out else "") + text)
@@ -242,8 +249,15 @@ ZERO = Poly()
 ONE = Poly.const(1)
 
 
+def equal(x: Poly | int, y: Poly | int) -> bool:
+    """Whether ``x == y`` at every point of the symbols' domains (False: at none of them); :class:`Undecided`
+    where it holds at some points only (``BLOCK // 8 == 1`` for ``BLOCK`` from 8)."""
+    d = x - y
+    return not (d > 0 or d < 0)
+
+
 def _poly(x: Poly | int) -> Poly:
     return x if isinstance(x, Poly) else Poly.const(x)
 
 
-__all__ = ["ONE", "Poly", "Symbol", "Undecided", "Var", "ZERO", "largest_fitting", "var_name"]
+__all__ = ["ONE", "Poly", "Symbol", "Undecided", "Var", "ZERO", "equal", "largest_fitting", "var_name"]

@@ -30,13 +30,14 @@ from .. import dtypes
 from ..dtypes import PointerType
 from ..errors import CompilationError, Loc
 from ..ir.core import Block, Instr, Kernel, Op, Type, Value, walk
-from ..ir.symbol import ONE, ZERO, Poly
+from ..ir.symbol import ONE, ZERO, Poly, Symbol, equal
 
 
 @dataclass(frozen=True)
 class Affine:
     """``offset + sum_d i_d * dims[d]`` over a tile's dims (a scalar has no dims), polynomials of the
-    kernel's integer scalars (variables: value ids)."""
+    kernel's integer scalars (variables: value ids) and of its run-time tile extents (:class:`Symbol` s,
+    from constants of a kernel compiled for them: the coefficients :func:`_coefficients` groups)."""
 
     offset: Poly
     dims: tuple[tuple[int, Poly], ...] = ()  # (dim, Poly) pairs
@@ -88,13 +89,13 @@ class _Analysis:
             if not v.type.dtype.is_int:
                 raise NotAffine(f"the offset is a {v.type.dtype} value")
             if instr is not None and instr.op is Op.CONST:
-                return Affine(Poly.const(int(instr.attr("value"))))
+                return Affine(_integer(instr.attr("value")))
             return Affine(Poly.var(v.id))
         if instr is None:
             raise NotAffine("the offset is a tile argument")
         op, xs = instr.op, instr.operands
         if op is Op.ARANGE:
-            return Affine(Poly.const(instr.attr("start")), ((0, ONE),))
+            return Affine(_integer(instr.attr("start")), ((0, ONE),))
         if op in (Op.ADD, Op.PTR_ADD):
             return self._add(xs[0], xs[1], v.type.shape)
         if op is Op.SUB:
@@ -116,9 +117,9 @@ class _Analysis:
             shift = len(v.type.shape) - len(src)
             # a dim of size 1 that stays size 1 keeps its stride (a one-row tile is still a row tile)
             return Affine(a.offset, tuple((d + shift, s) for d, s in a.dims
-                                          if src[d] != 1 or v.type.shape[d + shift] == 1))
+                                          if not equal(src[d], 1) or equal(v.type.shape[d + shift], 1)))
         if op is Op.CONST:
-            return Affine(Poly.const(int(instr.attr("value"))))
+            return Affine(_integer(instr.attr("value")))
         if op in (Op.LOAD, Op.BLOCK_LOAD):
             raise NotAffine("the offsets are loaded from memory (a gather)")
         raise NotAffine(f"the offsets go through `{op.value}`, which is not affine")
@@ -128,7 +129,34 @@ class _Analysis:
         dims = a.dim_map
         for d, s in b.dims:
             dims[d] = dims.get(d, ZERO) + s * scale
-        return Affine(a.offset + b.offset * scale, tuple(sorted((d, s) for d, s in dims.items() if s)))
+        return Affine(a.offset + b.offset * scale, tuple(sorted((d, s) for d, s in dims.items() if not _zero(s))))
+
+
+def _integer(value) -> Poly:
+    """A constant's value (an int, or a :class:`Poly` of run-time tile extents) as a polynomial."""
+    return value if isinstance(value, Poly) else Poly.const(int(value))
+
+
+def _coefficients(p: Poly) -> list[tuple[tuple[int, ...], Poly]]:
+    """``p`` as a polynomial of value ids whose coefficients are polynomials of symbols: ``(value ids,
+    coefficient)`` in :attr:`Poly.canonical` order of the ids, without the coefficients that are 0 on the
+    symbols' domains (:class:`Undecided` where one is 0 at some points only). Without symbols, ``p``'s own
+    terms: what a kernel compiled for values has, each coefficient at those values."""
+    groups: dict[tuple[int, ...], Poly] = {}
+    for mono, coef in p:
+        ids = tuple(sorted(v for v in mono if not isinstance(v, Symbol)))
+        groups[ids] = groups.get(ids, ZERO) + Poly(((tuple(v for v in mono if isinstance(v, Symbol)), coef),))
+    return [(ids, groups[ids]) for ids in sorted(groups) if not equal(groups[ids], 0)]
+
+
+def _zero(p: Poly) -> bool:
+    """Whether ``p`` is 0 on the symbols' domains whatever the value ids (:func:`_coefficients`)."""
+    return not _coefficients(p)
+
+
+def _literal(c: Poly) -> int | Poly:
+    """A coefficient as a constant holds it: an int where it has no symbol."""
+    return c.constant_term if all(not mono for mono, _ in c) else c
 
 
 def _widens(src, dst) -> bool:
@@ -172,25 +200,26 @@ class _Emitter:
 
     def width(self, s: Poly) -> dtypes.DType:
         """int64 when one of the scalars of ``s`` is (the user asked for 64-bit offsets), else int32."""
-        wide = any(self.analysis.values[vid].type.dtype == dtypes.int64 for mono, _ in s for vid in mono)
+        wide = any(self.analysis.values[vid].type.dtype == dtypes.int64 for ids, _ in _coefficients(s) for vid in ids)
         return dtypes.int64 if wide else dtypes.int32
 
     def cast(self, x: Value, dtype) -> Value:
         return x if x.type.dtype == dtype else self.new(Op.CAST, dtype, (x,), (("dtype", dtype),))
 
     def sym(self, s: Poly, dtype=None) -> Value:
-        """``s`` computed in ``dtype`` (default :meth:`width`), term by term in :attr:`Poly.canonical` order."""
+        """``s`` computed in ``dtype`` (default :meth:`width`), term by term in :attr:`Poly.canonical` order
+        of its value ids, each times its coefficient (a constant, of symbols where ``s`` has them)."""
         dt = dtype or self.width(s)
         total = None
-        for mono, coef in s.canonical:
+        for ids, coef in _coefficients(s):
             term = None
-            for vid in mono:
+            for vid in ids:
                 factor = self.cast(self.analysis.values[vid], dt)
                 term = factor if term is None else self.new(Op.MUL, dt, (term, factor))
             if term is None:
-                term = self.const(coef, dt)
-            elif coef != 1:
-                term = self.new(Op.MUL, dt, (term, self.const(coef, dt)))
+                term = self.const(_literal(coef), dt)
+            elif not equal(coef, 1):
+                term = self.new(Op.MUL, dt, (term, self.const(_literal(coef), dt)))
             total = term if total is None else self.new(Op.ADD, dt, (total, term))
         return self.const(0, dt) if total is None else total
 
@@ -199,7 +228,7 @@ class _Emitter:
         start is)."""
         dt = dtypes.int64 if dtypes.int64 in (bound.type.dtype, self.width(start)) else dtypes.int32
         e = self.cast(bound, dt)
-        e = self.new(Op.SUB, dt, (e, self.sym(start, dt))) if start else e
+        e = self.new(Op.SUB, dt, (e, self.sym(start, dt))) if not _zero(start) else e
         e = self.new(Op.MAXIMUM, dt, (e, self.const(0, dt)))
         return self.cast(self.new(Op.MINIMUM, dt, (e, self.const(size, dt))), dtypes.int32)
 
@@ -240,7 +269,7 @@ def _bounds(analysis: _Analysis, mask: Value, shape: tuple[int, ...]) -> dict:
     if not bound.type.is_scalar:
         raise NotAffine("the mask's bound is a tile; it must be a scalar")
     a = analysis.affine(index)
-    if len(a.dims) != 1 or a.dims[0][1] != ONE:
+    if len(a.dims) != 1 or not _zero(a.dims[0][1] - ONE):
         raise NotAffine("the mask's index must be `scalar + arange` along exactly one dim")
     return {a.dims[0][0]: [(bound, a.offset, 1 if op is Op.LE else 0)]}
 
@@ -292,7 +321,7 @@ def _gather(analysis: _Analysis, instr: Instr) -> list[Instr] | None:
         return None
     try:
         strides = analysis.affine(ptr).dim_map
-        if all(n == 1 or d in strides for d, n in enumerate(ptr.type.shape)):
+        if all(equal(n, 1) or d in strides for d, n in enumerate(ptr.type.shape)):
             return None
     except NotAffine:
         pass
@@ -497,9 +526,9 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
     for d in range(rank):
         if shape[d] > 1 and d not in strides:
             raise NotAffine(f"the address does not change along dim {d} (a broadcast access)")
-    inner = 0 if rank == 2 and shape[1] == 1 else rank - 1  # the elements of an [M, 1] column are its rows
-    strided = shape[inner] > 1 and strides[inner] != ONE
-    if strided and any(not mono and c < 0 for mono, c in strides[inner]):
+    inner = 0 if rank == 2 and equal(shape[1], 1) else rank - 1  # the elements of an [M, 1] column are its rows
+    strided = shape[inner] > 1 and not _zero(strides[inner] - ONE)
+    if strided and any(not ids and c < 0 for ids, c in _coefficients(strides[inner])):
         raise NotAffine("the innermost stride is negative")
     emit = _Emitter(analysis, instr.loc)
     offset = emit.sym(a.offset)
@@ -510,7 +539,8 @@ def _lower(analysis: _Analysis, instr: Instr) -> list[Instr]:
         return _per_lane(analysis, emit, instr, base, offset, _lane_offsets(emit, shape, strides))
     outer = [emit.sym(strides.get(d, ZERO)) for d in range(rank if strided else rank - 1)]
     extents = _extents(emit, bounds, shape)
-    if rank == 2 and shape[1] == 1 and extents[1] is not emit.const(1):  # an [M, 1] column masked along its one column: no rows
+    # an [M, 1] column masked along its one column: no rows
+    if rank == 2 and equal(shape[1], 1) and extents[1] is not emit.const(1):
         extents = [emit.new(Op.MUL, dtypes.int32, (extents[0], extents[1])), emit.const(1)]
     operands = (base, offset, *outer, *extents)
     store = Op.STRIDED_STORE if strided else Op.BLOCK_STORE

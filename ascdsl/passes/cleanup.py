@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..ir.builder import Fresh
 from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, walk
+from ..ir.symbol import equal
 
 _PURE_SCALAR = GroupOp.ELEMENTWISE | GroupOp.LEAF
 
@@ -77,7 +78,7 @@ def common_scalars(kernel: Kernel, platform=None) -> Kernel:
 def _unit_axis(instr: Instr) -> bool:
     axis = instr.attr("axis")
     return (instr.op in GroupOp.REDUCE | {Op.REDUCE} and axis is not None and not instr.results[0].type.is_scalar
-            and instr.operands[0].type.shape[axis] == 1)
+            and equal(instr.operands[0].type.shape[axis], 1))
 
 
 class _Units:
@@ -133,7 +134,7 @@ def _line(instr: Instr) -> bool:
     if instr.op not in GroupOp.REDUCE or instr.attr("axis") not in (0, -2) or instr.results[0].type.is_scalar:
         return False
     shape = instr.operands[0].type.shape
-    return len(shape) == 2 and shape[1] == 1 and shape[0] > 1
+    return len(shape) == 2 and equal(shape[1], 1) and shape[0] > 1
 
 
 def unit_reductions(kernel: Kernel, platform=None) -> Kernel:

@@ -14,6 +14,7 @@ from .. import dtypes
 from ..dtypes import PointerType
 from ..ir.builder import Fresh
 from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
+from ..ir.symbol import equal
 
 STEPS = frozenset({Op.PTR_ADD, Op.ADD, Op.SUB})
 PURE = (GroupOp.ELEMENTWISE | GroupOp.LEAF) - {Op.PRINT}
@@ -77,18 +78,19 @@ class _Carried:
             body += self.loop(instr) if instr.op is Op.FOR else [instr]
         return Block(block.args, tuple(body))
 
-    def _const(self, v: Value):
+    def _is(self, v: Value, k: int) -> bool:
+        """Whether ``v`` is the constant ``k`` (on the symbols' domains, for a constant of run-time tile extents)."""
         d = self.defs.get(v.id)
-        return d.attr("value") if d is not None and d.op is Op.CONST else None
+        return d is not None and d.op is Op.CONST and equal(d.attr("value"), k)
 
     def _count(self, out: list, loop: Instr, kt: Type) -> Value:
         """The iterations done before this one, ``(k - lo) // step``, in ``kt``."""
         iv, (lo, _, step) = loop.regions[0].args[0], loop.operands[:3]
         loc = loop.loc
         count = iv
-        if self._const(lo) != 0:
+        if not self._is(lo, 0):
             count = self.fresh.instr(out, Op.SUB, iv.type, (count, lo), (), loc)
-        if self._const(step) != 1:
+        if not self._is(step, 1):
             count = self.fresh.instr(out, Op.IDIV, iv.type, (count, step), (), loc)  # exact
         if count.type != kt:
             count = self.fresh.instr(out, Op.CAST, kt, (count,), (("dtype", kt.dtype),), loc)
