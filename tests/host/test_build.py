@@ -168,3 +168,11 @@ def test_cube_classes_name_the_op_file_relative_to_the_build_root_whatever_ran_b
     assert "// ops/matmul.py:" in ascendc.render_classes(first.variants, first.layout, PLATFORM)
     text = build.render_files(build.plan(op, PLATFORM))["kernel/mat_mul_kernel.cpp"]
     assert "// matmul.py:" in text and "ops/matmul.py" not in text
+
+
+def test_the_build_command_reports_one_render_per_class(tmp_path, capsys):
+    assert cli_main(["build", str(ROOT / "ops" / "scale_add.py"), "-o", str(tmp_path), "--no-verify"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    renders = int(last.rpartition(" kernel plans, ")[2].removesuffix(" class renders"))
+    manifest = json.loads((tmp_path / "scale_add" / "manifest.json").read_text())
+    assert renders == len({row["class"].partition("<")[0] for row in manifest["variants"]}) > 0
