@@ -134,9 +134,14 @@ def check_host(op: Operator, platform: Platform) -> None:
 
 def plan(op: Operator, platform: Platform, root: str | Path | None = None) -> OpBuild:
     """Collect the kernel specialisations the op's OpDef-expressible cases launch, lay out the tiling
-    struct, and set aside the variants the Ascend C backend cannot emit. Generated files name source
-    files relative to ``root`` (default: the op file's folder)."""
+    struct, render their classes (once: :attr:`OpBuild.classes`, which the files hold), and set aside
+    the variants the Ascend C backend cannot emit. Generated files name source files relative to
+    ``root`` (default: the op file's folder)."""
     vs, lay, source, root, cases = _kernels(op, platform, root)
+    b = OpBuild(op, platform, vs, lay, source, (), root, probe_cases(op, platform, vs, cases))
+    if _emits(b):
+        return b
+    # the errors come from each variant's own lowering, so a variant fails alone as it fails among the others
     emitted, failed = [], []
     for v in vs:
         try:
@@ -146,6 +151,14 @@ def plan(op: Operator, platform: Platform, root: str | Path | None = None) -> Op
             if v.kernel in cases:  # a kernel only a probe launches: the host accepts what no kernel serves
                 failed.append((v, e))
     return OpBuild(op, platform, tuple(emitted), lay, source, tuple(failed), root, probe_cases(op, platform, emitted, cases))
+
+
+def _emits(b: OpBuild) -> bool:
+    """Whether the backend emits every variant of ``b`` (their classes, rendered here, stay on ``b``)."""
+    try:
+        return b.classes is not None
+    except CompilationError:
+        return False
 
 
 def render_files(b: OpBuild) -> dict[str, str]:

@@ -65,6 +65,12 @@ def source_root(folder: str | os.PathLike) -> Iterator[None]:
         _SOURCE_ROOT.reset(token)
 
 
+def source_root_in_effect() -> str | None:
+    """The folder of the :func:`source_root` in effect, or None: a cache of text that names source files
+    keys on it (that text differs from one root to another)."""
+    return _SOURCE_ROOT.get()
+
+
 def source_path(path: str) -> str:
     """How generated text names a source file: relative to the :func:`source_root` in effect (with
     ``/`` separators), else as :func:`display_path` shows it."""

@@ -18,7 +18,7 @@ from .backend.host.opproject import (aclnn_signature, fields, json_value, main_m
 from .backend.plan import ubplan
 from .backend.plan.tiling import TilingLayout, Variant, cann_name
 from .backend.render import ascendc
-from .backend.render.jinja import render
+from .backend.render.jinja import Rendered, render
 from .errors import CompilationError, Error, source_root
 from .ir import dump
 from .op import Operator
@@ -74,6 +74,13 @@ class OpBuild:
             return manifest(self, self._sources)
 
     @cached_property
+    def classes(self) -> Rendered:
+        """Every variant's C++ class, rendered once: the direct-launch kernel and the op project's kernel
+        both hold this text (a located CompilationError if the backend cannot emit a variant)."""
+        with source_root(self.root):
+            return ascendc.render_classes(self.variants, self.layout, self.platform)
+
+    @cached_property
     def _sources(self) -> dict[str, str]:
         """The files the manifest lists and hashes (all but itself and report.txt)."""
         with source_root(self.root):
@@ -89,7 +96,7 @@ def render_sources(b: OpBuild) -> dict[str, str]:
     name, op = b.name, b.op
     tiling_h = host.tiling_header(op, b.layout, b.variants, b.platform, b.source)
     files = {
-        f"kernel/{name}_kernel.cpp": ascendc.kernel_source(name, b.variants, b.layout, b.platform),
+        f"kernel/{name}_kernel.cpp": ascendc.kernel_source(name, b.variants, b.layout, b.platform, b.classes),
         f"kernel/{name}_tiling.h": tiling_h,
         "kernel/main.cpp": render("main.cpp.j2", **main_model(b)),
         "kernel/CMakeLists.txt": render("kernel_cmake.txt.j2", name=name, symbol=name, platform=b.platform.name),
@@ -110,7 +117,7 @@ def op_project_files(b: OpBuild, tiling_h: str) -> dict[str, str]:
         f"op_project/op_host/{name}_tiling_func.h": tiling_h,
         f"op_project/op_host/{name}.cpp": render("op_host.cpp.j2", **op_host_model(b)),
         f"op_project/op_kernel/{name}.cpp": render(
-            "op_kernel.cpp.j2", b=b, name=name, classes=ascendc.render_classes(b.variants, b.layout, b.platform),
+            "op_kernel.cpp.j2", b=b, name=name, classes=b.classes,
             **op_kernel_model(b)),
         "op_project/README.md": render("op_project_readme.md.j2", b=b, name=name, aclnn=aclnn_signature(b),
                                        tensors=[opdef_name(n) for n in b.pointers], failed=failures(b),

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ascdsl import build, sim
+from ascdsl import build, report, sim
+from ascdsl.backend.render import ascendc
 from ascdsl.backend.host import host
 from ascdsl.cli import main as cli_main
 from ascdsl.op import load_operators
@@ -103,7 +104,6 @@ def test_op_kernel_runs_every_variant_on_the_simulator(path, tmp_path):
 
 
 def test_a_variant_the_backend_rejects_is_reported_and_fails_the_build(tmp_path, monkeypatch, capsys):
-    from ascdsl.backend.render import ascendc
     from ascdsl.errors import CompilationError, Loc
     real = ascendc.render_classes
 
@@ -139,3 +139,40 @@ def test_two_build_processes_write_byte_identical_trees(tmp_path):
                       for p in sorted((tmp_path / out).rglob("*")) if p.is_file()})
     assert len(trees[0]) > 40 and trees[0].keys() == trees[1].keys()
     assert [rel for rel in trees[0] if trees[0][rel] != trees[1][rel]] == []
+
+
+@pytest.mark.parametrize("name", ["softmax_grad.py", "matmul.py"])
+def test_a_build_plans_each_kernel_once_and_renders_each_class_once(name):
+    """The build's files and report read one rendering of the classes (the kernel file and the op
+    project's kernel hold the same text), and no kernel runs through the passes twice."""
+    op, = load_operators([ROOT / "ops" / name])
+    before = ascendc.work()
+    b = build.plan(op, PLATFORM)
+    files = build.render_files(b)
+    report.html(b, {})
+    done = ascendc.work() - before
+    renders = {key[1]: n for key, n in done.items() if key[0] == "render"}
+    assert {row["class"].partition("<")[0] for row in b.manifest["variants"]} <= set(renders)
+    assert {c: n for c, n in renders.items() if n != 1} == {}
+    assert [key[1] for key, n in done.items() if key[0] == "plan" and n != 1] == []
+    classes = str(b.classes)
+    assert classes in files[f"kernel/{b.name}_kernel.cpp"] and classes in files[f"op_project/op_kernel/{b.project_name}.cpp"]
+
+
+def test_cube_classes_name_the_op_file_relative_to_the_build_root_whatever_ran_before(monkeypatch):
+    """A cube class rendered outside a build (comments relative to the working directory) leaves a later
+    build's comments relative to its root: the cube plans' caches key on the root."""
+    monkeypatch.chdir(ROOT)
+    op, = load_operators([ROOT / "ops" / "matmul.py"])
+    first = build.plan(op, PLATFORM)
+    assert "// ops/matmul.py:" in ascendc.render_classes(first.variants, first.layout, PLATFORM)
+    text = build.render_files(build.plan(op, PLATFORM))["kernel/mat_mul_kernel.cpp"]
+    assert "// matmul.py:" in text and "ops/matmul.py" not in text
+
+
+def test_the_build_command_reports_one_render_per_class(tmp_path, capsys):
+    assert cli_main(["build", str(ROOT / "ops" / "scale_add.py"), "-o", str(tmp_path), "--no-verify"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    renders = int(last.rpartition(" kernel plans, ")[2].removesuffix(" class renders"))
+    manifest = json.loads((tmp_path / "scale_add" / "manifest.json").read_text())
+    assert renders == len({row["class"].partition("<")[0] for row in manifest["variants"]}) > 0

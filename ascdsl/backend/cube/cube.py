@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import Iterator, Mapping
 
 from ... import dtypes
-from ...errors import CompilationError, Loc
+from ...errors import CompilationError, Loc, source_root_in_effect
 from ...ir import Kernel, walk
 from ...ir.core import Block as Region, Instr, Op, Value
 from ...passes import run_passes
@@ -225,10 +225,15 @@ def passed(kernel: Kernel, platform: Platform) -> Kernel:
     return run_passes(kernel, platform)
 
 
-@lru_cache(maxsize=256)
 def plan(kernel: Kernel, platform: Platform) -> CubeKernel:
-    """The matched form of cube kernel ``kernel`` (a located error where it does not match)."""
-    return match(passed(kernel, platform))
+    """The matched form of cube kernel ``kernel`` (a located error where it does not match); its comments
+    name source files as the :func:`~ascdsl.errors.source_root` in effect does."""
+    return _plan(kernel, platform, source_root_in_effect())
+
+
+@lru_cache(maxsize=256)
+def _plan(kernel: Kernel, platform: Platform, root: str | None) -> CubeKernel:
+    return match(passed(kernel, platform))  # ``root`` keys the cache: the text names files relative to it
 
 
 def match(kernel: Kernel) -> CubeKernel:

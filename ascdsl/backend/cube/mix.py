@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ... import dtypes
-from ...errors import CompilationError
+from ...errors import CompilationError, source_root_in_effect
 from ...ir import Kernel, walk
 from ...ir.builder import Fresh
 from ...ir.core import Block, Instr, Op, Type, Value
@@ -247,10 +247,15 @@ def _tile_address(fresh: Fresh, tile: int, loc) -> tuple[list[Instr], Value, Val
     return out, linear, emit(Op.MUL, (linear, emit(Op.CONST, attrs=(("value", tile),))))
 
 
-@lru_cache(maxsize=256)
 def split(kernel: Kernel, platform: Platform) -> Split:
     """The cube and vector parts of MIX kernel ``kernel`` (a located error where its product does not have
-    the cube form)."""
+    the cube form); the cube part's comments name source files as the
+    :func:`~ascdsl.errors.source_root` in effect does."""
+    return _split(kernel, platform, source_root_in_effect())
+
+
+@lru_cache(maxsize=256)
+def _split(kernel: Kernel, platform: Platform, root: str | None) -> Split:  # ``root`` keys the cache (see split)
     k = cube.passed(kernel, platform)
     prod = product(k)
     later = next((i for i in walk(k.body) if i.op is Op.DOT and i is not prod

@@ -27,6 +27,7 @@ arithmetic) just before rendering; rendering (:mod:`.emit`) is the only place C+
 """
 from __future__ import annotations
 
+from collections import Counter
 from functools import lru_cache
 from typing import Sequence
 
@@ -75,19 +76,37 @@ def variant_planned(v: Variant, platform: Platform | str) -> kir.Kernel:
     return v.lift.kernel if v.lift is not None else planned(v.kernel, platform)
 
 
+_WORK: Counter = Counter()
+
+
+def work() -> Counter:
+    """What this process's backend computed, to count repeated work: ``("plan", kernel name, kernel hash,
+    platform name, general)`` per run of the passes on a tile-IR kernel (:func:`planned`), ``("render", class name)`` per class
+    rendered (:func:`render_classes`). A copy; subtract two to count what happened between them."""
+    return Counter(_WORK)
+
+
 @lru_cache(maxsize=4096)
-def _planned(kernel: Kernel, platform: Platform, general: bool) -> kir.Kernel:
-    k = run_passes(kernel, platform)
-    for p in PIPELINE[:-1]:
-        k = select(k, platform, general) if p is select else p(k, platform)
+def _planned(kernel: Kernel, platform: Platform, general: bool) -> kir.Kernel | CompilationError:
+    _WORK["plan", kernel.name, hash(kernel), platform.name, general] += 1
+    try:
+        k = run_passes(kernel, platform)
+        for p in PIPELINE[:-1]:
+            k = select(k, platform, general) if p is select else p(k, platform)
+    except CompilationError as e:  # kept too: the build's footprint samples ask again about kernels the backend refuses
+        return e
     return kir.verify(k)  # once, on the result (each pass keeps the invariants: verifying after each cost a fifth of a lift)
 
 
 def planned(kernel: Kernel, platform: Platform | str, general: bool = False) -> kir.Kernel:
     """``kernel`` through every pass but the budget check, computed once per variant and platform
-    (what the manifest and the planner queries read); ``general``: selection in the form whose
-    structure does not depend on tile extents (:mod:`.lift` compares such forms)."""
-    return _planned(kernel, _platform(platform), general)
+    (what the manifest and the planner queries read; a located CompilationError if the backend cannot
+    lower it); ``general``: selection in the form whose structure does not depend on tile extents
+    (:mod:`.lift` compares such forms)."""
+    out = _planned(kernel, _platform(platform), general)
+    if isinstance(out, CompilationError):
+        raise out.with_traceback(None)
+    return out
 
 
 def _platform(platform: Platform | str) -> Platform:
@@ -139,9 +158,11 @@ def render_classes(variants: Sequence[Variant], layout: TilingLayout, platform: 
     vector += [class_model(simplify(_epilogue(v, platform)), vector_class_name(v), layout.struct_name,
                            mix="steps" if mix.split(v.kernel, platform).steps is not None else "programs")
                for v in mixed]
+    cubes = [v for v in variants if cube.is_cube(v.kernel)]
+    _WORK.update([("render", c["class_name"]) for c in vector] + [("render", cube_class_name(v, platform)) for v in cubes])
     return render_located("kernel_classes.cpp.j2", classes=vector, cube_classes=[
         cube.render_class(mix.cube_plan(v.kernel, platform), cube_class_name(v, platform), layout.struct_name)
-        for v in variants if cube.is_cube(v.kernel)])
+        for v in cubes])
 
 
 def _epilogue(v: Variant, platform: Platform) -> kir.Kernel:
@@ -158,19 +179,23 @@ def _epilogue(v: Variant, platform: Platform) -> kir.Kernel:
                           f"{parts.tile[0]} x {parts.tile[1]} float32 tile") from None
 
 
-def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str) -> Rendered:
+def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str,
+                  classes: Rendered | None = None) -> Rendered:
     """A complete direct-launch kernel file: the tiling struct, the classes and the entry ``symbol``
     (the pointers of every variant in first-seen order, then ``workspace`` and ``tiling``), with the DSL
     location of each line that names one. A MIX variant's classes take ``workspace`` as their last
     pointer: its product's float32 tiles, or the operands of its product it computes
-    (:func:`.mix.workspace_elements`)."""
+    (:func:`.mix.workspace_elements`). ``classes``: :func:`render_classes` of the same arguments, when the
+    caller has it (a build renders its classes once for both of its kernel files)."""
     platform = _platform(platform)
+    if classes is None:
+        classes = render_classes(variants, layout, platform)
     names = class_names(variants, platform)
     calls = [{"key": v.key, "class_name": names[v.key], "args": pointer_names(v.kernel), "cube": cube.is_cube(v.kernel),
               "mix": mix.is_mix(v.kernel, platform), "vector_class": vector_class_name(v), **mix_launch(v, platform)}
              for v in variants]
     return render_located("kernel.cpp.j2", symbol=symbol, struct=layout.struct_name, struct_source=layout.struct_source(),
-                  classes=render_classes(variants, layout, platform), pointers=entry_pointers(variants), calls=calls,
+                  classes=classes, pointers=entry_pointers(variants), calls=calls,
                   workspace=mix.WORKSPACE)
 
 
@@ -198,4 +223,4 @@ def entry_pointers(variants: Sequence[Variant]) -> list[str]:
 
 
 __all__ = ["PIPELINE", "class_names", "cube_class_name", "mix_launch", "vector_class_name", "classes", "compile_variant", "entry_pointers", "pointer_names", "pointer_params", "variant_kernel", "variant_planned", "kernel_source", "literal", "planned",
-           "render_classes"]
+           "render_classes", "work"]
