@@ -254,11 +254,12 @@ def machine() -> str:
 
 def run(ops_dir: str | Path = "ops", *, quick: bool = False, platform: str = DEFAULT_PLATFORM,
         repeats: int | None = None, out=None, interpreter: bool = False, sweep_shapes: int = 0,
-        seed: int = 0) -> list[Row]:
+        seed: int = 0, sweep_class: str = "") -> list[Row]:
     """Measure every case whose op is in ``ops_dir`` (``quick``: small shapes, for a smoke test) and
     print the table to ``out`` (default: standard output); ``interpreter``: only the interpreter's
     rows (no simulator table); ``sweep_shapes``: then that many untuned shapes per seed-op class
-    (:func:`sweep_cases`, drawn with ``seed``), worst first."""
+    (:func:`sweep_cases`, drawn with ``seed``; only the classes whose name contains ``sweep_class``),
+    worst first."""
     out = out or sys.stdout
     k = cost.constants(get_platform(platform))
     ops = {op.name: op for op in load_operators([ops_dir])}
@@ -278,7 +279,8 @@ def run(ops_dir: str | Path = "ops", *, quick: bool = False, platform: str = DEF
     if not interpreter:
         print(format_table([cells(r) for r in rows]), file=out)
     if sweep_shapes:
-        sweep(ops, sweep_cases(sweep_shapes, seed, 1 << 14 if quick else SWEEP_ELEMENTS), platform, out)
+        drawn = sweep_cases(sweep_shapes, seed, 1 << 14 if quick else SWEEP_ELEMENTS)
+        sweep(ops, [c for c in drawn if sweep_class in c.shape_class], platform, out)
     if not (quick or interpreter):
         bench_bounds.report(bench_bounds.bounds(simulate, ops, rows, platform), out)
         bench_batching.report(platform, out, ops_dir=ops_dir)
@@ -304,9 +306,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="then N random shapes per seed-op class the bench does not list, worst first "
                         "(with --quick: tensors of at most 16384 elements)")
     p.add_argument("--seed", type=int, default=0, help="the sweep's random seed (default 0)")
+    p.add_argument("--sweep-class", default="", metavar="TEXT",
+                   help="sweep only the shape classes whose name contains TEXT (such as reduce-middle)")
 
 
 def main(args: argparse.Namespace) -> int:
     run(args.ops_dir, quick=args.quick, platform=args.platform, repeats=args.repeats, interpreter=args.interpreter,
-        sweep_shapes=args.sweep, seed=args.seed)
+        sweep_shapes=args.sweep, seed=args.seed, sweep_class=args.sweep_class)
     return 0

@@ -20,6 +20,8 @@ pass sums chunk by chunk, a second pass reloads and writes: the reduced extent d
   be one burst of ``d2`` values a row. A first pass sums the lines, then folds the line's ``GROUP``
   rows into the ``d2`` sums; a second pass writes. With fewer slabs than cores, each slab's lines go in
   ``parts`` over the idle cores, each part summing the whole slab again (from the L2 but for the first).
+  A tile takes at most a part's lines; a core whose two passes read fewer lines than ``TILES_PER_CORE``
+  tiles of them takes them in that many (none under ``MIN_TILE_BYTES``), so that its loads overlap.
 The outer work (rows, ``(d0, column-block)`` pairs, or element blocks) is split over the platform's
 vector cores: one program per core, the first ``big_cores`` programs take one unit more.
 
@@ -298,11 +300,16 @@ def log_softmax_backward_host(grad_output, output, dim, platform, lines=False):
         parts = min(max(1, cores // d0), slab_lines)
         part_lines = ascdsl.cdiv(slab_lines, parts)
         parts = ascdsl.cdiv(slab_lines, part_lines)
-        block_l = min(ascdsl.planner.largest_extent(reduce_middle_lines_kernel, "BLOCK_L", grad_output, output,
-                                                    grad_output, platform=platform, GROUP=group, INNER=d2),
-                      slab_lines)
         units = d0 * parts
         used = min(cores, units)
+        block_l = min(ascdsl.planner.largest_extent(reduce_middle_lines_kernel, "BLOCK_L", grad_output, output,
+                                                    grad_output, platform=platform, GROUP=group, INNER=d2),
+                      part_lines)
+        mine = ascdsl.cdiv(units, used) * (slab_lines + part_lines)  # the lines a core's two passes read
+        if ascdsl.cdiv(mine, block_l) < TILES_PER_CORE:
+            # as the full-load tiles: a core's few lines in TILES_PER_CORE tiles, none under MIN_TILE_BYTES
+            block_l = min(block_l, max(ascdsl.cdiv(mine, TILES_PER_CORE),
+                                       ascdsl.cdiv(MIN_TILE_BYTES, group * d2 * dtype.itemsize)))
         return ascdsl.Launch(reduce_middle_lines_kernel, grid=(used,), variant="reduce_middle_lines",
                              constexprs={"BLOCK_L": block_l, "GROUP": group, "INNER": d2},
                              scalars={"slab": d1 * d2, "lines": slab_lines, "part_lines": part_lines, "parts": parts,

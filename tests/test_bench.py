@@ -123,6 +123,16 @@ def test_bench_prints_the_interpreter_rows_alone(capsys):
     assert f"  {bench_interp.KERNEL_CASES[0].name} 37x100: " in out
 
 
+def test_the_sweep_runs_one_class_alone(capsys):
+    args = ["bench", str(OPS), "--quick", "--interpreter", "--sweep", "2", "--sweep-class", "reduce-middle"]
+    assert cli.main(args) == 0
+    out = capsys.readouterr().out
+    table = out.split("untuned shapes, worst first")[1].split("over 1.2x")[0]
+    rows = [line for line in table.splitlines() if line.startswith("| log_softmax_grad")]
+    assert len(rows) == 2 and all(" | reduce-middle odd inner | " in r for r in rows)
+    assert "seed ops on 2 untuned shapes" in out
+
+
 def test_the_kernel_source_runs_on_upstream_triton_too():
     upstream = bench_interp.upstream_triton()
     if upstream is None:
@@ -214,14 +224,17 @@ def test_a_few_rows_a_core_overlap_their_loads(op_name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("shape,bound", [((8, 2023, 15), 2.6), ((130, 1959, 15), 1.32), ((280, 98, 15), 1.6)])
+@pytest.mark.parametrize("shape,bound", [((8, 2023, 15), 1.71), ((130, 1959, 15), 1.2), ((280, 98, 15), 1.6),
+                                         ((37, 268, 15), 1.37), ((26, 2308, 5), 1.36)])
 def test_reduce_middle_small_odd_inner_sizes_read_lines_of_whole_rows(shape, bound):
     """The sweep's reduce-middle class with 15-float columns: 10.38, 2.65 and 2.02x of the floor in
     60-byte column bursts (8 slabs on 8 cores for the first), 2.56, 1.30 and 1.56 in lines of 8 rows on
-    every core (issue 24)."""
+    every core (issue 24); since, with the L2 write-back model, 1.82, 1.16 and 1.56, and a core's few lines in
+    several tiles: 1.70 (a tile at most a part), 1.36 and 1.35 (37 and 26 slabs, 1.45 and 1.53 in one tile a
+    pass)."""
     op = {op.name: op for op in load_operators([OPS])}["log_softmax_grad"]
     k = bench.simulate(op, bench._lsm("reduce-middle odd inner", shape, dim=1), "Ascend910B3")
-    assert k.kernels == "reduce_middle_lines_kernel" and k.cores == 40
+    assert k.kernels == "reduce_middle_lines_kernel" and k.cores == min(40, shape[0] * max(1, 40 // shape[0]))
     assert 1.0 <= k.ratio <= bound, k
 
 

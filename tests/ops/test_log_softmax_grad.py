@@ -71,6 +71,7 @@ SWEEP = [
     ((2, 12000), -1), ((3, 1500, 70), 1),  # reduced extent beyond the full-load tile: recompute
     ((3, 33, 70), 1),  # reduce-middle columns of 256 bytes or more: column tiles
     ((3, 1500, 4), 1), ((8, 203, 15), 1), ((45, 7, 3), 1),  # lines of whole rows, a slab in parts, a part line
+    ((23, 1000, 5), 1),  # a core's one slab in several tiles of lines, the last ragged
     ((0, 5), 0), ((5, 0), 1), ((3, 0, 4), 1), ((0,), 0),  # empty tensors
     ((), -1), ((), 0),  # rank 0
 ]
@@ -109,6 +110,19 @@ def test_a_cores_rows_come_in_tiles_whose_loads_overlap():
     computes and stores in turn; short rows keep tiles of MIN_TILE_BYTES (1000 rows of 100: 21 a tile)."""
     assert variant((541, 613), 1).constexprs["ROWS"] == 4
     assert variant((1000, 100), 1).constexprs["ROWS"] == 21
+
+
+def test_a_cores_few_lines_come_in_tiles_whose_loads_overlap():
+    """Reduce-middle lines (issue 24's sweep): 37 slabs of 268x15 floats are one a core, 34 lines of 480 bytes
+    that one tile each pass read in turn (1.45x of the floor), now tiles of 18 lines (MIN_TILE_BYTES; 1.36x);
+    26 slabs of 2308x5 (145 lines of 320 bytes) tiles of 73 (a core's 290 lines in TILES_PER_CORE; 1.53x ->
+    1.35x); a tile of 8x2023x15 takes at most its part's 51 lines (1.82x -> 1.70x). Seven slabs a core of
+    280x98x15 keep whole slabs of 13 lines a tile."""
+    assert variant((37, 268, 15), 1).constexprs["BLOCK_L"] == 18
+    assert variant((26, 2308, 5), 1).constexprs["BLOCK_L"] == 73
+    plan = variant((8, 2023, 15), 1)
+    assert plan.constexprs["BLOCK_L"] == plan.scalars["part_lines"] == 51
+    assert variant((280, 98, 15), 1).constexprs["BLOCK_L"] == 13
 
 
 def test_variants_and_core_split():
