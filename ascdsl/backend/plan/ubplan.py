@@ -87,7 +87,8 @@ class Plan:
 
     @property
     def single_buffered(self) -> bool:
-        """Whether its queues have one buffer each (:func:`check_budget`'s fallback)."""
+        """Whether its queues have one buffer each (:func:`check_budget`'s fallback; not the queues
+        :func:`_once` gives one by design)."""
         return any(s.num == 1 and not s.once and s.position is not Position.VECCALC for s in self.slots)
 
     def slot(self, buf: Buf) -> Slot:
