@@ -2,8 +2,8 @@
 every program makes (rms norm's ``gamma``) once before it. The loop gives the kernel's results bit for bit on the
 interpreter, alone and batched; a load of the program's own row, a load a store of the kernel may reach and a
 kernel that counts its programs itself are refused; the launch runs the form where the cost model estimates it
-faster and it fits UB double-buffered (not rows of 8192 float32), and on the simulator it equals the
-interpreter and is faster."""
+faster and it fits UB double-buffered (rows of 8192 float32 only with gamma's load, made once, single-buffered),
+and on the simulator it equals the interpreter and is faster."""
 from __future__ import annotations
 
 import importlib.util
@@ -15,8 +15,10 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes, interpreter, sim
+from ascdsl.backend import kir, simrun
 from ascdsl.backend.batching import batchcost, batchrun
-from ascdsl.backend.render.ascendc import compile_variant
+from ascdsl.backend.plan import tiling
+from ascdsl.backend.render.ascendc import compile_variant, kernel_source
 from ascdsl.bench_kernels import softmax_kernel
 from ascdsl.ir import Module, Op, walk
 from ascdsl.ir.text import dump, parse
@@ -25,6 +27,7 @@ from ascdsl.passes.persistent import invariant_loads, persistent_programs
 from ascdsl.passes.reuse import assume_disjoint
 from ascdsl.platforms import get_platform
 from ascdsl.testing import assert_close
+from tests.backend.helpers import CANN, assert_type_checks
 
 PLATFORM = get_platform("Ascend910B3")
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,15 +106,60 @@ def test_refusals():
     assert persistent_programs(strided) is strided
 
 
-def test_a_row_too_long_for_ub_keeps_the_planned_launch():
-    """Rows of 8192 float32: gamma's queue, its copy held across the loop, x's queue and x * x are over the UB
-    double-buffered (the persistent form would run single-buffered: nothing overlaps), so the launch keeps the
-    rows form at P = 1."""
+def test_a_load_made_once_before_the_loop_gets_one_buffer():
+    """Rows of 8192 float32: gamma, loaded once before the persistent form's loop, gets a single-buffered queue (a
+    second buffer would overlap nothing), x's queue two; with two for gamma the form was over the UB double-buffered
+    (it ran single-buffered, nothing overlapping). The rows kernel, which has no loop, keeps gamma's two: the next
+    program's gamma loads while this one computes. The launch may now take the form."""
     m, n = 256, 8192
     kernel = assume_disjoint(_kernel(rmsnorm.rms_norm_kernel, _rms(2, n), BLOCK=n))
-    assert compile_variant(batch_programs(persistent_programs(kernel), 1), PLATFORM).plan.single_buffered
-    assert batchrun._persistent(kernel, m, PLATFORM, (), 1) is None
-    assert batchrun.plan(kernel, m, PLATFORM).label == "1 (rows)"
+    plan = compile_variant(batch_programs(persistent_programs(kernel), 1), PLATFORM).plan
+    queues = {s.first.hint: (s.num, s.once) for s in plan.slots if s.position is not kir.Position.VECCALC}
+    assert queues == {"gammaIn": (1, True), "x": (2, False)} and not plan.single_buffered
+    gamma = next(s for s in plan.slots if s.once)
+    assert plan.total_bytes <= PLATFORM.ub_budget_bytes < plan.total_bytes + gamma.bytes
+    rows = compile_variant(kernel, PLATFORM).plan
+    assert [s.num for s in rows.slots if s.position is not kir.Position.VECCALC] == [2, 2]
+    assert batchrun._persistent(kernel, m, PLATFORM, (), 1) is not None
+
+
+def _rms_on_the_simulator(m, n, grid):
+    """rms norm of ``m`` rows of ``n`` float32, the persistent form at one row a trip launched unbatched on ``grid``
+    programs: its generated source, the simulator's results and the interpreter's."""
+    args = _rms(m, n)
+    kernel = batch_programs(persistent_programs(assume_disjoint(_kernel(rmsnorm.rms_norm_kernel, args, BLOCK=n))), 1)
+    extra = [np.int32(m), np.int32(grid)]
+    want = _run(kernel, args, extra, grid)
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    simrun.run(kernel, got + extra, (grid, 1, 1), PLATFORM.name)
+    source = kernel_source("rms", tiling.variants([kernel]), tiling.layout("RmsTiling", [kernel]), PLATFORM)
+    return source, got[2], want[2]
+
+
+def test_a_single_buffered_load_on_the_simulator(monkeypatch):
+    """The persistent form of rms norm 256x8192 initialises gamma's queue with one buffer; on a grid of the core
+    count and of twice it (each core's second program allocates gamma's one buffer again, after its first
+    program's loop has freed it) the simulator, hazard checks on, gives the interpreter's results (the row's sum
+    in the vector unit's order); on the core count, in the cost model's estimate of the persistent launch."""
+    monkeypatch.setenv("ASCDSL_BATCH", "0")
+    cores = PLATFORM.vector_core_count
+    for grid in (cores, 2 * cores):
+        with sim.record() as runs:
+            source, got, want = _rms_on_the_simulator(256, 8192, grid)
+        assert "InitBuffer(inQueueGamma, 1, 32768)" in source and "InitBuffer(inOutQueueX, 2, 32768)" in source
+        assert_close(got, want, dtypes.float32)
+        if grid == cores:  # the launch's own form: the model's estimate of it within 1% (11.26 us against 11.28)
+            args = _rms(2, 8192)
+            kernel = assume_disjoint(_kernel(rmsnorm.rms_norm_kernel, args, BLOCK=8192))
+            model = batchrun._persistent(kernel, 256, PLATFORM, batchrun.scalar_fields(kernel, args), 1)
+            assert runs[0].stats.est_us == pytest.approx(model.est_us, rel=0.01)
+
+
+@CANN
+def test_a_single_buffered_load_type_checks(tmp_path):
+    """The persistent form with gamma's single-buffered queue compiles against the real CANN headers (g++, clang++)."""
+    kernel = assume_disjoint(_kernel(rmsnorm.rms_norm_kernel, _rms(2, 8192), BLOCK=8192))
+    assert_type_checks("persistent_rms_norm", [batch_programs(persistent_programs(kernel), 1)], tmp_path)
 
 
 def _persistent_and_planned(monkeypatch, m, n):
@@ -141,18 +189,17 @@ def _persistent_and_planned(monkeypatch, m, n):
 
 def test_persistent_launch_on_the_simulator(monkeypatch):
     """rms norm of 100 rows of 5000 float32: the launch runs the persistent form (gamma once a core); simulated it
-    equals the interpreter and is faster than the launch planned without it by the model's margin. (At 300 rows,
-    with writes through the L2, P = 2 batched is the model's choice.)"""
+    equals the interpreter and is faster than the launch planned without it by the model's margin."""
     c, measured = _persistent_and_planned(monkeypatch, 100, 5000)
     assert measured["persistent"] < measured["planned"] * (1 - batchrun.MARGIN)
 
 
-@pytest.mark.xfail(strict=True, reason="with writes through the L2 the step model prices the persistent launch "
-                   "about 10% above the simulator (100x5000: 3.278 us against 2.959); open finding, see CHANGELOG")
 def test_persistent_estimate_agrees_with_the_simulator(monkeypatch):
-    """The model's estimate of the persistent launch is within 5% of the simulator's."""
+    """The model's estimate of the persistent launch is within 1% of the simulator's (100x5000: 2.947 us against
+    2.959): the cores whose loop skips the last trip leave their HBM share to the rest, and the first trip's load
+    follows the invariant loads on MTE2 while V copies them."""
     c, measured = _persistent_and_planned(monkeypatch, 100, 5000)
-    assert measured["persistent"] == pytest.approx(c.run.est_us, rel=0.05)
+    assert measured["persistent"] == pytest.approx(c.run.est_us, rel=0.01)
 
 
 def test_the_model_counts_the_busiest_cores_trips():

@@ -17,12 +17,15 @@ queue buffer, ``TQueBind<VECIN, VECOUT>``); each hand-over between pipes costs `
 and stores share the core's GM link, a later transfer filling the gaps earlier ones left (cost.h
 ``transfer``). A store lands in the L2 at its write rate and the L2 writes it back at the core's share of
 HBM in the gaps the loads from HBM leave (a load the L2 serves holds the link only); a core's span ends
-when its last write has reached HBM. Where the last round has fewer programs than cores, the cores of one
-step fewer finish early and leave their HBM share to the rest, as the simulator's launch estimate has it
-(``cost.shared_link``; add of 64 blocks of 1024 unbatched: 0.6911 us, 0.6922 simulated).
+when its last write has reached HBM. Where the last round has fewer programs than cores (or the last trip of
+a persistent launch's loop fewer cores), the cores of one step fewer finish early and leave their HBM share to
+the rest, as the simulator's launch estimate has it (``cost.shared_link``; add of 64 blocks of 1024 unbatched:
+0.6911 us, 0.6922 simulated). A persistent program's invariant loads run once before its first step, which
+MTE2 loads after them while V copies them out of their queue (``Step.once``, ``Step.once_load``).
 
 Against the simulator (est us, model / simulated): gelu of 4M float32 (BLOCK=1024) 22.04 / 21.98 at
-P = 12, 21.79 / 21.74 at P = 7; rms norm of 256 rows of 8192 in the rows form at P = 1 11.28 / 11.28.
+P = 12, 21.79 / 21.74 at P = 7; rms norm of 256 rows of 8192 in the rows form at P = 1 11.28 / 11.28, in the
+persistent form 11.26 / 11.28; of 100 rows of 5000 in the persistent form 2.947 / 2.959.
 """
 from __future__ import annotations
 
@@ -51,6 +54,7 @@ class Step:
     bound: bool
     serial: bool = False  # the scalar unit waits for the vector pipe (a UB value read): nothing overlaps
     once: float = 0.0  # what a persistent program runs once before its loop of steps (its invariant loads)
+    once_load: float = 0.0  # of ``once``, its loads: MTE2 takes the first step's load after them, while V copies
     load_l2: float = 0.0  # of ``load_move``, the reads the L2 serves: they hold the core's link, not its share of HBM
 
     @property
@@ -145,6 +149,7 @@ class _Pricer:
         self.bound = False
         self.serial = False
         self.once = 0.0
+        self.once_load = 0.0
         self.load_l2 = 0.0
         self.prologue = prologue  # a persistent kernel: what runs before its grid-stride loop is ``once``
 
@@ -291,7 +296,7 @@ def price(k: kir.Kernel, platform: Platform, blocks: int, fields: Mapping[str, o
     _walk(p, k.process)
     if p.runs != 1:
         raise Unpriced(f"{p.runs} compute steps per program")
-    return Step(**p.pipe, bound=p.bound, serial=p.serial, once=p.once, load_l2=p.load_l2)
+    return Step(**p.pipe, bound=p.bound, serial=p.serial, once=p.once, once_load=p.once_load, load_l2=p.load_l2)
 
 
 def _walk(p: _Pricer, process) -> None:
@@ -307,6 +312,7 @@ def _walk(p: _Pricer, process) -> None:
         elif isinstance(s, kir.For) and (_int(s.start, p.env) is None or _int(s.stop, p.env) is None):
             if p.prologue:  # what ran before a persistent kernel's loop runs once
                 p.once, p.prologue = sum(p.pipe.values()), False
+                p.once_load = p.pipe["load_setup"] + p.pipe["load_move"]
                 p.pipe, p.runs, p.load_l2 = dict.fromkeys(p.pipe, 0.0), 0, 0.0
             _walk(p, s.body)  # a run-time loop of stages (a grid-stride loop): once
         elif isinstance(s, kir.For):
@@ -376,21 +382,26 @@ def estimate(s: Step, programs: int, grid: int, p: int, platform: Platform, trip
     ``grid`` batched programs, ``s`` the priced step of ``p`` programs: the busiest core's steps
     (:func:`core_rows`, or the ``trips`` of a persistent launch, every core busy; a batch of fewer than ``p``
     programs moves fewer bytes, its vector work is the whole tile's) on the simulator's timeline, and where
-    some cores run one step fewer, the HBM share they leave when they finish to the rest (see the module
-    docstring)."""
+    some cores run one step fewer (a persistent launch's: those whose loop has no last trip), the HBM share
+    they leave when they finish to the rest (see the module docstring)."""
     cores = platform.vector_core_count
     rows = core_rows(programs, grid, cores) if trips is None else trips
     # a launch of fewer batched programs than cores leaves the idle cores' share of HBM to the others
     m = cost.core_share(platform, cores) / cost.core_share(platform, cores if trips is not None else min(cores, grid))
     busiest = _core_span(s, [r / p * m for r in rows], platform)
-    longer = grid % cores if trips is None and grid > cores else 0  # the cores of the last round
-    if not longer:
+    # the cores of the last round (a persistent launch's: those whose loop takes the last trip)
+    busy = cores if trips is None else grid
+    if trips is None:
+        longer = grid % cores if grid > cores else 0
+    else:
+        longer = -(-(programs - (len(rows) - 1) * grid * p) // p)
+    if not 0 < longer < busy:
         return busiest
     k = cost.constants(platform)
     share = cost.core_share(platform, cores)
     step = (s.load_move - s.load_l2 + s.store_move) * share / p  # a program's bytes to and from HBM
-    spans = [busiest] * longer + [_core_span(s, [r / p for r in rows[:-1]], platform)] * (cores - longer)
-    moved = [sum(rows) * step] * longer + [sum(rows[:-1]) * step] * (cores - longer)
+    spans = [busiest] * longer + [_core_span(s, [r / p for r in rows[:-1]], platform)] * (busy - longer)
+    moved = [sum(rows) * step] * longer + [sum(rows[:-1]) * step] * (busy - longer)
     return max(cost.shared_link(spans, moved, k, share))
 
 
@@ -405,7 +416,8 @@ def _core_span(s: Step, moves: list[float], platform: Platform) -> float:
     into_l2 = cost.core_share(platform, cores) / cost.constants(platform).l2_write_bytes_per_cycle.value
     link: list[tuple[float, float]] = []
     hbm: list[tuple[float, float]] = []
-    mte2 = mte3 = v = s.once
+    mte3 = v = s.once
+    mte2 = s.once_load
     drained = 0.0
     write_backs: list[tuple[float, float]] = []
     computed: list[float] = []

@@ -1,7 +1,9 @@
 """UB planning over the kernel IR: logical buffers -> physical slots, computed once per variant.
 
 * INPUT and OUTPUT buffers of one queue identity (pointer, occurrence in its segment) share one
-  double-buffered ``TQue`` slot;
+  double-buffered ``TQue`` slot; a load made once before a loop (:func:`_once`: rms norm's ``gamma``
+  before the persistent form's loop over rows) gets a single-buffered one, the second buffer overlapping
+  nothing;
 * TILE and SCRATCH buffers share ``TBuf`` slots by live range (program order over the calls that
   touch them; a buffer used inside a loop it was defined before stays live to the loop's end); a
   call marked ``inplace`` writes its result over a source of the same element size that dies at
@@ -54,6 +56,7 @@ class Slot:
     size: object = None  # runtime tile extents (:mod:`.lift`): bytes as an expression of tiling fields,
     # ``bytes`` being its largest value
     bound: bool = False  # a VECIN queue whose buffers are stored from too (``TQueBind<VECIN, VECOUT>``)
+    once: bool = False  # a queue single-buffered by design (:func:`_once`), not by :func:`check_budget`
 
     @property
     def size_expr(self):
@@ -84,8 +87,9 @@ class Plan:
 
     @property
     def single_buffered(self) -> bool:
-        """Whether its queues have one buffer each (:func:`check_budget`'s fallback)."""
-        return any(s.num == 1 and s.position is not Position.VECCALC for s in self.slots)
+        """Whether its queues have one buffer each (:func:`check_budget`'s fallback; not the queues
+        :func:`_once` gives one by design)."""
+        return any(s.num == 1 and not s.once and s.position is not Position.VECCALC for s in self.slots)
 
     def slot(self, buf: Buf) -> Slot:
         return self.slots[dict(self.home)[buf.key]]
@@ -166,12 +170,15 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
     slots: list[dict] = []
     home: dict[int, int] = {}
     queues: dict[tuple, int] = {}
+    once = _once(order)
     for b in sorted(order.first, key=lambda b: (order.first[b], b.key)):
         if b.role in (Role.INPUT, Role.OUTPUT):
             if b.queue not in queues:
                 queues[b.queue] = len(slots)
                 pos = Position.VECIN if b.role is Role.INPUT else Position.VECOUT
-                slots.append({"position": pos, "num": BUFFERS, "bytes": 0, "fit": 0, "first": b, "busy": 0})
+                num = 1 if b.queue in once else BUFFERS
+                slots.append({"position": pos, "num": num, "bytes": 0, "fit": 0, "first": b, "busy": 0,
+                              "once": b.queue in once})
             s = slots[queues[b.queue]]
             s["bytes"] = max(s["bytes"], size(b))
             s.setdefault("needs", []).append(order.bytes.get(b, block))
@@ -221,15 +228,32 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
         slots[new]["bytes"] = max(slots[new]["bytes"], slots[old]["bytes"])
         slots[new]["needs"] += slots[old]["needs"]
         slots[new]["bound"] = True
+        slots[new].update(num=BUFFERS, once=False)  # stored from after the compute: held across it
         slots[old] = None
     rank = {Position.VECIN: 0, Position.VECOUT: 1, Position.VECCALC: 2}
     order_slots = sorted((i for i, s in enumerate(slots) if s is not None), key=lambda i: (rank[slots[i]["position"]], i))
     renumber = {old: new for new, old in enumerate(order_slots)}
     out = tuple(Slot(renumber[i], slots[i]["position"], slots[i]["num"], slots[i]["bytes"], slots[i]["first"],
-                     slots[i]["first"].loc, tuple(slots[i]["needs"]), bound=slots[i].get("bound", False))
+                     slots[i]["first"].loc, tuple(slots[i]["needs"]), bound=slots[i].get("bound", False),
+                     once=slots[i].get("once", False))
                 for i in order_slots)
     return Plan(out, tuple(sorted((key, renumber[i]) for key, i in home.items())), tuple(sorted(alias.items())),
                 bound=tuple(bound))
+
+
+def _once(order: _Order) -> set[tuple]:
+    """The load queues (identities) whose every buffer is allocated, loaded and freed outside every loop
+    and before one starts: a load a program makes once, before the loop it spends its time in. The next
+    program's AllocTensor waits on a FreeTensor issued before that loop's vector work, so a second buffer
+    would overlap nothing, and its UB is what rows of 8192 float32 need for x's double buffer."""
+    spans: dict[tuple, tuple[int, int]] = {}
+    for b in order.first:
+        if b.role is Role.INPUT and not packed(b):
+            lo, hi = spans.get(b.queue, (order.first[b], order.last[b]))
+            spans[b.queue] = (min(lo, order.first[b]), max(hi, order.last[b]))
+    return {q for q, (lo, hi) in spans.items()
+            if all(end < lo or start > hi for start, end in order.loops)
+            and any(start > hi for start, _ in order.loops)}
 
 
 def _bind_outputs(k: kir.Kernel, order: _Order, alias: dict[int, Buf]) -> list[tuple[Buf, Buf]]:
