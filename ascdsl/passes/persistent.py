@@ -26,7 +26,7 @@ from .. import dtypes
 from ..ir.builder import Fresh
 from ..ir.core import Instr, Kernel, Op, Type, Value, walk
 from .batching import refusal, varying
-from .reuse import _PURE, _WRITES, _Reuse
+from .reuse import PURE, Aliasing
 
 PERSISTENT = "persistent_programs"
 """The scalar parameter a persistent kernel takes: the program count of the launch it stands for."""
@@ -36,14 +36,13 @@ def invariant_loads(kernel: Kernel) -> tuple[list[Instr], list[Instr]]:
     """``(prefix, rest)``: the top-level instructions of ``kernel`` computed from its arguments and constants
     alone, the loads among them no write of the kernel may reach (the module docstring), and the others in
     order; no load in ``prefix`` where none qualifies."""
-    var, reuse = varying(kernel), _Reuse(kernel)
-    writes = [reuse.roots.get(i.operands[0].id, frozenset()) for i in walk(kernel.body) if i.op in _WRITES]
+    var, alias = varying(kernel), Aliasing(kernel)
+    writes = alias.writes(kernel.body.body)
     ready = {a.id for a in kernel.body.args}
     prefix, rest = [], []
     for instr in kernel.body.body:
-        pure = instr.op in _PURE and not instr.regions and len(instr.results) == 1
-        load = instr.op is Op.LOAD and not any(
-            reuse.may_reach(reuse.roots.get(instr.operands[0].id, frozenset()), w) for w in writes)
+        pure = instr.op in PURE and not instr.regions and len(instr.results) == 1
+        load = instr.op is Op.LOAD and not any(alias.may_reach(alias.of(instr.operands[0]), w) for w in writes)
         if ((pure or load) and instr.op is not Op.PROGRAM_ID and instr.result.id not in var
                 and all(v.id in ready for v in instr.operands)):
             prefix.append(instr)
