@@ -24,7 +24,8 @@ from dataclasses import replace
 
 from .. import dtypes
 from ..ir.builder import Fresh
-from ..ir.core import Instr, Kernel, Op, Type, Value, walk
+from ..ir.core import Block, Instr, Kernel, Op, Type, Value, walk
+from ..ir.treemap import tree_map
 from .batching import refusal, varying
 from .reuse import PURE, Aliasing
 
@@ -82,9 +83,13 @@ def persistent_programs(kernel: Kernel) -> Kernel:
 
 def _with_pid(body, subst: dict[int, Value]) -> tuple[Instr, ...]:
     """``body`` with each ``tl.program_id(0)`` dropped and its uses (``subst``) the loop's index, in regions too."""
-    return tuple(replace(i, operands=tuple(subst.get(v.id, v) for v in i.operands),
-                         regions=tuple(replace(r, body=_with_pid(r.body, subst)) for r in i.regions))
-                 for i in body if i.op is not Op.PROGRAM_ID)
+    def used(x):
+        return subst.get(x.id) if isinstance(x, Value) else None
+
+    def dropped(x):
+        return replace(x, body=tuple(i for i in x.body if i.op is not Op.PROGRAM_ID)) if isinstance(x, Block) else None
+
+    return tree_map(Block((), tuple(body)), before=used, after=dropped).body
 
 
 __all__ = ["PERSISTENT", "invariant_loads", "persistent_programs"]
