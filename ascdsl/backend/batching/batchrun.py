@@ -13,7 +13,7 @@ programs within one per batched program; batched program ``q`` runs on core ``q 
 - the cost model (:mod:`.batchcost`) estimates each without simulating: it prices one step of the
   batched kernel (its loads, compute and stores; the branch the launch's scalar arguments take where the
   kernel branches on them) from the compiled kernels the search made, linearly between them, and lays
-  the busiest core's steps on the simulator's timeline (pipes in order, two buffers a queue, loads and
+  each core's steps on the simulator's timeline (pipes in order, two buffers a queue, loads and
   stores sharing the core's GM link); the best is priced again from its own compiled kernel (at most
   :data:`REFINE` times);
 - the model's best is taken where it beats the UB rule's launch (the largest P that fits, capped to
@@ -256,7 +256,7 @@ def _persistent(kernel: Kernel, programs: int, platform: Platform, fields: tuple
         step = _step(looped, q, platform, fields, rows=True, persistent=True)
         if isinstance(step, batchcost.Step):
             grid = min(cores, -(-programs // q))
-            us = batchcost.estimate(step, programs, grid, q, platform, batchcost.persistent_trips(programs, q, grid))
+            us = batchcost.estimate(step, programs, grid, q, platform, persistent=True)
             launches.append(Launch(q, grid, us / batchcost.clock_mhz(platform), persistent=True))
     return min(launches, key=lambda c: c.est_us, default=None)
 
