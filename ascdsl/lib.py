@@ -3,6 +3,21 @@ import ascdsl.language as tl
 
 from .jit import jit
 
+FLAT_ROW_BYTES = 1024
+"""Rows of this many bytes or more are not read flat (:func:`reads_flat`): ``K`` is a constexpr, so each row length
+is a kernel of its own, and longer rows gain little (softmax_grad's under 5%, log_softmax_grad's 3000x1000 3%)."""
+FLAT_ELEMENTS = 1 << 30
+"""The most elements :func:`reads_flat` reads flat: the offsets ``row * K + lane`` stay far inside int32."""
+
+
+def reads_flat(itemsize: int, rows: int, k: int) -> bool:
+    """Whether ``rows`` rows of ``k`` elements of ``itemsize`` bytes are read flat (:func:`load_flat_rows`):
+    16-bit rows of whole 32-byte blocks in float32 but not in their own type (``k = 8 mod 16``) lie in UB padded
+    to a block, a burst each; read flat, a tile of them is one burst and their float32 rows follow each other
+    (the reshape moves nothing). A host function calls it only after a flag the Python entry sets (an ``and``
+    after softmax_grad's ``packed``): the op project's tiling function, whose C++ cannot call it, has it False."""
+    return itemsize == 2 and k % 16 == 8 and k * 2 < FLAT_ROW_BYTES and rows * k <= FLAT_ELEMENTS
+
 
 @jit
 def core_span(per_core, big_cores):

@@ -45,14 +45,13 @@ import numpy as np
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl.lib import core_span, load_flat_rows, store_flat_rows
+from ascdsl.lib import core_span, load_flat_rows, reads_flat, store_flat_rows
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 
 MAX_DIMS = 8
 TILES_PER_CORE = 4  # the full-load kernel's fewest tiles a core, where its rows allow
 MIN_TILE_BYTES = 8192  # the fewest bytes of an input such a tile holds
 ROW_LIMIT = 1 << 30  # row indices (a core's first row plus a tile of rows) stay far inside int32
-PACKED_ROW_BYTES = 1024  # the longest 16-bit rows read packed (a kernel per length; 3000x1000 gains 3% by it)
 
 
 @ascdsl.jit
@@ -252,10 +251,7 @@ def log_softmax_backward_host(grad_output, output, dim, platform, lines=False):
     if d2 == 1:
         used = min(cores, d0)
         scalars = {"d1": d1, "per_core": d0 // used, "big_cores": d0 % used}
-        # 16-bit rows of whole 32-byte blocks in float32 but not in their own type (d1 = 8 mod 16) lie in
-        # UB padded to a block, one burst each; read flat, a tile of them is one burst and their float32
-        # rows follow each other (a reshape that moves nothing)
-        packed = lines and dtype.itemsize == 2 and d1 % 16 == 8 and d1 * 2 < PACKED_ROW_BYTES and d0 * d1 <= ROW_LIMIT
+        packed = lines and reads_flat(dtype.itemsize, d0, d1)
         if packed:
             rows = ascdsl.planner.largest_extent(reduce_tail_packed_kernel, "ROWS", grad_output, output, grad_output,
                                                  platform=platform, D1=d1)

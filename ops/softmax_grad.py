@@ -42,7 +42,7 @@ import numpy as np
 import ascdsl
 import ascdsl.cache
 import ascdsl.language as tl
-from ascdsl.lib import core_span, load_flat_rows, store_flat_rows
+from ascdsl.lib import core_span, load_flat_rows, reads_flat, store_flat_rows
 from ascdsl import dtypes, sim, softmax_tiling
 from ascdsl.backend.render.jinja import render
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
@@ -50,7 +50,6 @@ from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 TILES_PER_CORE = 4  # the full-load kernel's fewest tiles a core, where its rows allow
 MIN_TILE_BYTES = 8192  # the fewest bytes of an input such a tile holds
 ROW_LIMIT = 1 << 30  # row indices (a core's first row plus a tile of rows) stay far inside int32
-PACKED_ROW_BYTES = 1024  # the longest 16-bit rows read packed (a kernel per length; longer ones gain under 5%)
 NZ_ROWS = tuple(2 ** i for i in range(4, 13))  # the NZ row blocks (multiples of 16) it chooses from
 
 
@@ -196,11 +195,9 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False, packed=False):
     used = min(cores, m)
     scalars = {"k": k, "per_core": m // used, "big_cores": m % used}
     block_k = max(1, ascdsl.cdiv(k, align)) * align  # a row in whole 32-byte blocks
-    # 16-bit rows of whole 32-byte blocks in float32 but not in their own type (k = 8 mod 16) lie in UB
-    # padded to a block, one burst each; read flat, a tile of them is one burst and their float32 rows
-    # follow each other (a reshape that moves nothing). Not for is_front: beside its [ROWS, ALIGN] store,
-    # rows of 200 and more elements make ROWS no runtime extent the planner can size.
-    flat = packed and not is_front and dtype.itemsize == 2 and k % 16 == 8 and k * 2 < PACKED_ROW_BYTES and m * k <= ROW_LIMIT
+    # Not for is_front: beside its [ROWS, ALIGN] store, rows of 200 and more elements make ROWS no runtime
+    # extent the planner can size.
+    flat = packed and not is_front and reads_flat(dtype.itemsize, m, k)
     if flat:
         rows = ascdsl.planner.largest_extent(packed_kernel, "ROWS", grad, src, grad, platform=platform, K=k)
     else:

@@ -514,13 +514,15 @@ def test_timeline_of_each_regime():
 @pytest.mark.parametrize("programs,grid", [(4096, 1040), (2277, 600), (256, 80), (3000, 520), (203, 80), (80, 40)])
 def test_busiest_core_is_the_partitions(programs, grid):
     """batchcost.core_rows against the partition the batched kernel runs (batching._span: batched program
-    q runs programs q * (G // N) + min(q, G % N) up to the next one's), on core q % cores."""
+    q runs programs q * (G // N) + min(q, G % N) up to the next one's), on core q % cores: each core's, core 0's
+    the most."""
     cores = 40
     base, rem = divmod(programs, grid)
     per_core = [[] for _ in range(cores)]
     for q in range(grid):
         per_core[q % cores].append(base + (q < rem))
     assert batchcost.core_rows(programs, grid, cores) == max(per_core, key=sum)
+    assert [batchcost.core_rows(programs, grid, cores, c) for c in range(cores)] == per_core
 
 
 def test_largest_p_fits_with_double_buffered_queues():

@@ -202,12 +202,18 @@ def test_persistent_estimate_agrees_with_the_simulator(monkeypatch):
     assert measured["persistent"] == pytest.approx(c.run.est_us, rel=0.01)
 
 
-def test_the_model_counts_the_busiest_cores_trips():
+def test_the_model_counts_each_cores_trips():
     """Trip k of every core starts at row k * grid * P: 3000 rows at P = 9 on 40 cores give the first cores 9 full
     trips (81 rows where the mean is 75), at P = 5 each core 15 trips of 5; the launch tries the P that leaves the
-    busiest core fewest rows."""
+    busiest core fewest rows. Each program's trips: row r is in trip r // P // grid of program r // P % grid."""
     assert batchcost.persistent_trips(3000, 9, 40) == [9] * 9
     assert batchcost.persistent_trips(3000, 5, 40) == [5] * 15
     assert batchcost.persistent_trips(300, 1, 40) == [1] * 8
     assert batchcost.persistent_trips(90, 2, 40) == [2, 2]  # trip 1 from row 80: rows 80 and 81 on program 0
+    for programs, p, grid in ((100, 1, 40), (90, 2, 40), (3000, 9, 40), (203, 3, 40), (7, 2, 4)):
+        trips = [[0] * -(-programs // (grid * p)) for _ in range(grid)]  # row r: batch r // p of the loop's stride
+        for r in range(programs):
+            trips[r // p % grid][r // p // grid] += 1
+        assert [batchcost.persistent_trips(programs, p, grid, q) for q in range(grid)] == [
+            [t for t in rows if t] for rows in trips]
     assert batchrun._balanced(3000, 9, 40) == 5 and batchrun._balanced(300, 2, 40) == 2

@@ -339,12 +339,14 @@ def test_only_branches_the_launch_decides_are_taken():
     assert got[1].tobytes() == want[1].tobytes()
 
 
-@pytest.mark.parametrize("m, n, taken", [(3000, 777, True), (4096, 1024, True), (256, 1024, False)])
+@pytest.mark.parametrize("m, n, taken", [(3000, 777, True), (4096, 1024, True), (256, 1024, True), (40, 1024, False)])
 def test_a_launch_takes_the_branch_where_the_model_estimates_it_faster(m, n, taken):
     """Layer norm's single-trip branch alone stores its result from its input's queue buffer and fits a larger
     P: at 3000 rows of 777 and 4096 rows of 1024 the model estimates it faster and the launch runs it (4096x1024
-    simulated: 22.00 us at P = 12 against 25.48 keeping both versions at P = 6, with writes through the L2); at 256
-    rows of 1024 (P = 4 either way) it gains nothing and the launch keeps both versions."""
+    simulated: 22.00 us at P = 12 against 25.48 keeping both versions at P = 6, with writes through the L2). Its
+    ``W`` and ``B`` loads are top-level, so it also has a persistent form: at 256 rows of 1024 that runs at P = 4
+    (2.976 us simulated against 3.289 keeping both versions at P = 4). At 40 rows of 1024 (a row a core, unbatched
+    either way) it gains nothing and the launch keeps both versions (1.009 us simulated either way)."""
     args = _layer_norm(m, n)
     kernel = layer_norm_kernel.specialize(*args, BLOCK_SIZE=1024).kernels[0]
     launched = batchrun.specialised(kernel, args, PLATFORM, m)

@@ -24,9 +24,10 @@ from dataclasses import replace
 
 from .. import dtypes
 from ..ir.builder import Fresh
-from ..ir.core import Instr, Kernel, Op, Type, Value, walk
+from ..ir.core import Block, Instr, Kernel, Op, Type, Value, walk
+from ..ir.treemap import tree_map
 from .batching import refusal, varying
-from .reuse import _PURE, _WRITES, _Reuse
+from .reuse import PURE, Aliasing
 
 PERSISTENT = "persistent_programs"
 """The scalar parameter a persistent kernel takes: the program count of the launch it stands for."""
@@ -36,14 +37,13 @@ def invariant_loads(kernel: Kernel) -> tuple[list[Instr], list[Instr]]:
     """``(prefix, rest)``: the top-level instructions of ``kernel`` computed from its arguments and constants
     alone, the loads among them no write of the kernel may reach (the module docstring), and the others in
     order; no load in ``prefix`` where none qualifies."""
-    var, reuse = varying(kernel), _Reuse(kernel)
-    writes = [reuse.roots.get(i.operands[0].id, frozenset()) for i in walk(kernel.body) if i.op in _WRITES]
+    var, alias = varying(kernel), Aliasing(kernel)
+    writes = alias.writes(kernel.body.body)
     ready = {a.id for a in kernel.body.args}
     prefix, rest = [], []
     for instr in kernel.body.body:
-        pure = instr.op in _PURE and not instr.regions and len(instr.results) == 1
-        load = instr.op is Op.LOAD and not any(
-            reuse.may_reach(reuse.roots.get(instr.operands[0].id, frozenset()), w) for w in writes)
+        pure = instr.op in PURE and not instr.regions and len(instr.results) == 1
+        load = instr.op is Op.LOAD and not any(alias.may_reach(alias.of(instr.operands[0]), w) for w in writes)
         if ((pure or load) and instr.op is not Op.PROGRAM_ID and instr.result.id not in var
                 and all(v.id in ready for v in instr.operands)):
             prefix.append(instr)
@@ -83,9 +83,13 @@ def persistent_programs(kernel: Kernel) -> Kernel:
 
 def _with_pid(body, subst: dict[int, Value]) -> tuple[Instr, ...]:
     """``body`` with each ``tl.program_id(0)`` dropped and its uses (``subst``) the loop's index, in regions too."""
-    return tuple(replace(i, operands=tuple(subst.get(v.id, v) for v in i.operands),
-                         regions=tuple(replace(r, body=_with_pid(r.body, subst)) for r in i.regions))
-                 for i in body if i.op is not Op.PROGRAM_ID)
+    def used(x):
+        return subst.get(x.id) if isinstance(x, Value) else None
+
+    def dropped(x):
+        return replace(x, body=tuple(i for i in x.body if i.op is not Op.PROGRAM_ID)) if isinstance(x, Block) else None
+
+    return tree_map(Block((), tuple(body)), before=used, after=dropped).body
 
 
 __all__ = ["PERSISTENT", "invariant_loads", "persistent_programs"]

@@ -36,7 +36,8 @@ DISJOINT = "DISJOINT_POINTERS"
 """The constexpr a kernel specialised for disjoint pointer arguments records (its IR dump shows it): every
 pointer argument it stores through overlaps no other pointer argument in memory."""
 
-_PURE = GroupOp.ELEMENTWISE | GroupOp.LEAF | GroupOp.SHAPE
+PURE = GroupOp.ELEMENTWISE | GroupOp.LEAF | GroupOp.SHAPE
+"""The ops whose value is a function of their operands alone (two with equal operands compute one value)."""
 _WRITES = STORES | GroupOp.ATOMIC
 
 
@@ -47,6 +48,26 @@ def assume_disjoint(kernel: Kernel) -> Kernel:
 
 def assumes_disjoint(kernel: Kernel) -> bool:
     return dict(kernel.constexprs).get(DISJOINT) is True
+
+
+class Aliasing:
+    """The aliasing rule of the module docstring over one kernel's pointers: which writes may reach which loads."""
+
+    def __init__(self, kernel: Kernel):
+        self.roots = pointer_roots(kernel)
+        self.disjoint = assumes_disjoint(kernel)
+
+    def of(self, pointer: Value) -> frozenset:
+        """The pointer parameters ``pointer`` derives from (empty: unknown provenance)."""
+        return self.roots.get(pointer.id, frozenset())
+
+    def writes(self, instrs) -> list[frozenset]:
+        """The roots of every write (a store or an atomic) in ``instrs`` and their regions."""
+        return [self.of(i.operands[0]) for i in walk(Block((), tuple(instrs))) if i.op in _WRITES]
+
+    def may_reach(self, load: frozenset, write: frozenset) -> bool:
+        """Whether a write through a pointer of roots ``write`` may change bytes a load of roots ``load`` reads."""
+        return not load or not write or bool(load & write) or not self.disjoint
 
 
 def _attrs_key(attrs) -> tuple:
@@ -66,8 +87,7 @@ class _Reuse:
                 self.splats[i.result.id] = i.attrs
             elif i.op in GroupOp.SHAPE and i.operands[0].id in self.splats:
                 self.splats[i.result.id] = self.splats[i.operands[0].id]
-        self.roots = pointer_roots(kernel)
-        self.disjoint = assumes_disjoint(kernel)
+        self.alias = Aliasing(kernel)
         self.keys: dict[int, object] = {}  # a pure value's id -> its expression over such keys and other ids
         for i in walk(kernel.body):  # (values defined outside a region walked alone)
             self.note(i)
@@ -77,7 +97,7 @@ class _Reuse:
 
     def note(self, instr: Instr):
         """The key of a pure ``instr``'s value (None for any other instruction), noted."""
-        if instr.op not in _PURE or len(instr.results) != 1:
+        if instr.op not in PURE or len(instr.results) != 1:
             return None
         key = (instr.op, _attrs_key(instr.attrs), tuple(self.key(v) for v in instr.operands), instr.result.type)
         self.keys[instr.result.id] = key
@@ -86,14 +106,11 @@ class _Reuse:
     def key(self, v: Value):
         return self.keys.get(v.id, v.id)
 
-    def may_reach(self, load: frozenset, write: frozenset) -> bool:
-        """Whether a write through a pointer of roots ``write`` may change bytes a load of roots ``load`` reads."""
-        return not load or not write or bool(load & write) or not self.disjoint
-
     def kill(self, avail: dict, instr: Instr) -> dict:
         """``avail`` without the loads a write in ``instr`` (or its regions) may reach."""
-        writes = [self.roots.get(i.operands[0].id, frozenset()) for i in walk(Block((), (instr,))) if i.op in _WRITES]
-        return {k: (v, r) for k, (v, r) in avail.items() if r is None or not any(self.may_reach(r, w) for w in writes)}
+        writes = self.alias.writes((instr,))
+        return {k: (v, r) for k, (v, r) in avail.items()
+                if r is None or not any(self.alias.may_reach(r, w) for w in writes)}
 
     def scalar_operands(self, instr: Instr, out: list, avail: dict) -> Instr:
         """``instr`` with its splat constant tiles (``tl.zeros`` a loop's accumulator started from, run once) as
@@ -159,7 +176,7 @@ class _Reuse:
                     self.subst[instr.result.id] = avail[key][0]
                     self.count += 1
                     continue
-                avail[key] = (instr.result, self.roots.get(instr.operands[0].id, frozenset()))
+                avail[key] = (instr.result, self.alias.of(instr.operands[0]))
             elif instr.op in _WRITES:
                 avail = self.kill(avail, instr)
             key = self.note(instr)
@@ -214,7 +231,7 @@ class _Version:
             return v
         if v.id not in memo:
             d = self.defs.get(v.id)
-            if d is None or d.op not in _PURE or d.regions or not d.result.type.is_scalar:
+            if d is None or d.op not in PURE or d.regions or not d.result.type.is_scalar:
                 return None
             ops = [self.hoisted(o, ready, out, memo) for o in d.operands]
             if None in ops:
@@ -454,5 +471,5 @@ def taken_branches(kernel: Kernel, decided: tuple[bool | None, ...]) -> Kernel:
                    constexprs=(*kernel.constexprs, (TAKEN, ",".join(taken))))
 
 
-__all__ = ["DISJOINT", "TAKEN", "assume_disjoint", "assumes_disjoint", "decided_branches", "launch_trips", "reused_loads",
-           "single_trip_loops", "taken_branches", "unrolled_loops"]
+__all__ = ["DISJOINT", "PURE", "TAKEN", "Aliasing", "assume_disjoint", "assumes_disjoint", "decided_branches",
+           "launch_trips", "reused_loads", "single_trip_loops", "taken_branches", "unrolled_loops"]

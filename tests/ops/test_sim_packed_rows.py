@@ -26,7 +26,7 @@ def _desc(shape, dtype):
 
 @pytest.mark.parametrize("shape, dtype, packed", [
     ((53551, 24), "float16", True), ((7, 40), "bfloat16", True), ((100, 504), "float16", True),
-    ((100, 520), "float16", False),  # 1040 bytes: past PACKED_ROW_BYTES
+    ((100, 520), "float16", False),  # 1040 bytes: past ascdsl.lib.FLAT_ROW_BYTES
     ((53551, 24), "float32", False), ((100, 32), "float16", False), ((100, 25), "float16", False)])
 def test_the_python_entries_read_16_bit_rows_of_whole_float32_blocks_flat(shape, dtype, packed):
     d = _desc(shape, dtype)

@@ -9,23 +9,23 @@ Compute (V) and CopyOut (MTE3) that overlaps the steps before and after it throu
 core's share of HBM. The step is priced at whole tiles (every program of the batch present: a copy of a
 program-dependent count of rows copies its most, ``min(rows left, P)`` P) and at the columns the launch's
 scalar arguments give (a copy's length and the tail fills computed from them): tail fills behind a run-time
-test of anything else cost nothing, loops with bounds still unknown run once. :func:`estimate` then lays the
-busiest core's steps on the simulator's timeline, as cost.h does:
+test of anything else cost nothing, loops with bounds still unknown run once. :func:`estimate` then lays each
+core's steps on the simulator's timeline, as cost.h does:
 each pipe runs its work in order; a queue has two buffers, so step ``i``'s load waits for the buffer
 step ``i - 2`` frees (after its compute, or after its store where a kernel stores from its input's
 queue buffer, ``TQueBind<VECIN, VECOUT>``); each hand-over between pipes costs ``flag_latency``; loads
 and stores share the core's GM link, a later transfer filling the gaps earlier ones left (cost.h
 ``transfer``). A store lands in the L2 at its write rate and the L2 writes it back at the core's share of
 HBM in the gaps the loads from HBM leave (a load the L2 serves holds the link only); a core's span ends
-when its last write has reached HBM. Where the last round has fewer programs than cores (or the last trip of
-a persistent launch's loop fewer cores), the cores of one step fewer finish early and leave their HBM share to
-the rest, as the simulator's launch estimate has it (``cost.shared_link``; add of 64 blocks of 1024 unbatched:
-0.6911 us, 0.6922 simulated). A persistent program's invariant loads run once before its first step, which
-MTE2 loads after them while V copies them out of their queue (``Step.once``, ``Step.once_load``).
+when its last write has reached HBM. Where some cores run fewer steps or rows than the busiest (the last
+round of fewer programs than cores, a persistent launch's programs of a trip fewer), they finish early and
+leave their HBM share to the rest, as the simulator's launch estimate has it
+(``cost.shared_link``; add of 64 blocks of 1024 unbatched: 0.6911 us, 0.6922 simulated).
 
-Against the simulator (est us, model / simulated): gelu of 4M float32 (BLOCK=1024) 22.04 / 21.98 at
-P = 12, 21.79 / 21.74 at P = 7; rms norm of 256 rows of 8192 in the rows form at P = 1 11.28 / 11.28, in the
-persistent form 11.26 / 11.28; of 100 rows of 5000 in the persistent form 2.947 / 2.959.
+Against the simulator (est us, model / simulated): gelu of 4M float32 (BLOCK=1024) 21.98 / 21.98 at P = 12,
+21.73 / 21.74 at P = 7 (22.04 and 21.79 with the busiest core's rows alone); rms norm of 256 rows of 8192 in the
+rows form at P = 1 11.28 / 11.28; rms norm of 100 rows of 5000 persistent at P = 1 3.018 / 2.959 (20 of the 40
+cores run a trip fewer: 3.278 with the busiest core's trips alone).
 """
 from __future__ import annotations
 
@@ -337,13 +337,13 @@ def clock_mhz(platform: Platform) -> float:
     return cost.constants(platform).clock_mhz.value
 
 
-def core_rows(programs: int, grid: int, cores: int) -> list[int]:
-    """The original programs of each batched program the busiest core runs, in order, when ``grid``
-    batched programs share ``programs`` in the balanced partition of :func:`ascdsl.passes.batching._span`
-    (``G // N`` each, one more for the first ``G % N``) and batched program ``q`` runs on core
-    ``q % cores``: core 0's, which has the most."""
+def core_rows(programs: int, grid: int, cores: int, core: int = 0) -> list[int]:
+    """The original programs of each batched program core ``core`` runs, in order, when ``grid`` batched
+    programs share ``programs`` in the balanced partition of :func:`ascdsl.passes.batching._span` (``G // N``
+    each, one more for the first ``G % N``) and batched program ``q`` runs on core ``q % cores``: core 0 has
+    the most."""
     base, rem = divmod(programs, grid)
-    return [base + (q < rem) for q in range(0, grid, cores)]
+    return [base + (q < rem) for q in range(core, grid, cores)]
 
 
 def _transfer(uses: tuple[list[tuple[float, float]], ...], start: float, cycles: float, record: bool = True) -> float:
@@ -370,39 +370,34 @@ def _transfer(uses: tuple[list[tuple[float, float]], ...], start: float, cycles:
     return t
 
 
-def persistent_trips(programs: int, p: int, grid: int) -> list[int]:
-    """The rows of each trip of the busiest core's loop in a persistent launch (:mod:`ascdsl.passes.persistent`)
-    of ``programs`` rows on ``grid`` programs, ``p`` rows a trip: program 0's, trip ``k`` from row
-    ``k * grid * p``."""
-    return [min(p, programs - k * grid * p) for k in range(-(-programs // (grid * p)))]
+def persistent_trips(programs: int, p: int, grid: int, program: int = 0) -> list[int]:
+    """The rows of each trip of ``program``'s loop in a persistent launch (:mod:`ascdsl.passes.persistent`) of
+    ``programs`` rows on ``grid`` programs, ``p`` rows a trip: trip ``k`` from row ``(k * grid + program) * p``;
+    program 0 has the most."""
+    return [min(p, programs - (k * grid + program) * p) for k in range(-(-programs // (grid * p)))
+            if (k * grid + program) * p < programs]
 
 
-def estimate(s: Step, programs: int, grid: int, p: int, platform: Platform, trips: list[int] | None = None) -> float:
+def estimate(s: Step, programs: int, grid: int, p: int, platform: Platform, persistent: bool = False) -> float:
     """The slowest core's cycles for a launch of ``programs`` programs batched ``p`` to a program on
-    ``grid`` batched programs, ``s`` the priced step of ``p`` programs: the busiest core's steps
-    (:func:`core_rows`, or the ``trips`` of a persistent launch, every core busy; a batch of fewer than ``p``
+    ``grid`` batched programs (``persistent``: the loops of a persistent launch, :func:`persistent_trips`),
+    ``s`` the priced step of ``p`` programs: each core's steps (:func:`core_rows`; a batch of fewer than ``p``
     programs moves fewer bytes, its vector work is the whole tile's) on the simulator's timeline, and where
-    some cores run one step fewer (a persistent launch's: those whose loop has no last trip), the HBM share
-    they leave when they finish to the rest (see the module docstring)."""
+    some cores run fewer steps or rows, the HBM share they leave when they finish to the rest (see the module
+    docstring)."""
     cores = platform.vector_core_count
-    rows = core_rows(programs, grid, cores) if trips is None else trips
-    # a launch of fewer batched programs than cores leaves the idle cores' share of HBM to the others
-    m = cost.core_share(platform, cores) / cost.core_share(platform, cores if trips is not None else min(cores, grid))
-    busiest = _core_span(s, [r / p * m for r in rows], platform)
-    # the cores of the last round (a persistent launch's: those whose loop takes the last trip)
-    busy = cores if trips is None else grid
-    if trips is None:
-        longer = grid % cores if grid > cores else 0
-    else:
-        longer = -(-(programs - (len(rows) - 1) * grid * p) // p)
-    if not 0 < longer < busy:
-        return busiest
-    k = cost.constants(platform)
     share = cost.core_share(platform, cores)
-    step = (s.load_move - s.load_l2 + s.store_move) * share / p  # a program's bytes to and from HBM
-    spans = [busiest] * longer + [_core_span(s, [r / p for r in rows[:-1]], platform)] * (busy - longer)
-    moved = [sum(rows) * step] * longer + [sum(rows[:-1]) * step] * (busy - longer)
-    return max(cost.shared_link(spans, moved, k, share))
+    used = min(cores, grid)
+    rows = [tuple(persistent_trips(programs, p, grid, c) if persistent else core_rows(programs, grid, cores, c))
+            for c in range(used)]
+    # the step was priced at the share of every core: a launch of fewer leaves the idle cores' share to the others
+    m = share / cost.core_share(platform, used)
+    spans = {r: _core_span(s, [x / p * m for x in r], platform) for r in set(rows)}
+    if len(spans) == 1:
+        return spans[rows[0]]
+    moved = (s.load_move - s.load_l2 + s.store_move) * share / p  # a program's bytes to and from HBM
+    return max(cost.shared_link([spans[r] for r in rows], [sum(r) * moved for r in rows], cost.constants(platform),
+                                cost.core_share(platform, grid)))
 
 
 def _core_span(s: Step, moves: list[float], platform: Platform) -> float:

@@ -13,7 +13,7 @@ programs within one per batched program; batched program ``q`` runs on core ``q 
 - the cost model (:mod:`.batchcost`) estimates each without simulating: it prices one step of the
   batched kernel (its loads, compute and stores; the branch the launch's scalar arguments take where the
   kernel branches on them) from the compiled kernels the search made, linearly between them, and lays
-  the busiest core's steps on the simulator's timeline (pipes in order, two buffers a queue, loads and
+  each core's steps on the simulator's timeline (pipes in order, two buffers a queue, loads and
   stores sharing the core's GM link); the best is priced again from its own compiled kernel (at most
   :data:`REFINE` times);
 - the model's best is taken where it beats the UB rule's launch (the largest P that fits, capped to
@@ -256,7 +256,7 @@ def _persistent(kernel: Kernel, programs: int, platform: Platform, fields: tuple
         step = _step(looped, q, platform, fields, rows=True, persistent=True)
         if isinstance(step, batchcost.Step):
             grid = min(cores, -(-programs // q))
-            us = batchcost.estimate(step, programs, grid, q, platform, batchcost.persistent_trips(programs, q, grid))
+            us = batchcost.estimate(step, programs, grid, q, platform, persistent=True)
             launches.append(Launch(q, grid, us / batchcost.clock_mhz(platform), persistent=True))
     return min(launches, key=lambda c: c.est_us, default=None)
 
@@ -510,7 +510,8 @@ def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | 
     is then the branch taken (:func:`ascdsl.passes.reuse.taken_branches`) where the cost model estimates that
     kernel's launch :data:`MARGIN` faster: its UB plan holds one branch's tiles, not both, so a larger P may
     fit and a store may go out of its load's queue buffer (layer norm 3000x777 at P = 10: 1.63x of the floor
-    -> 1.37x), which couples a step's next loads to its stores (4096x1024 at P = 12: 1.25x -> 1.31x).
+    -> 1.37x), which couples a step's next loads to its stores; with writes through the L2 the branch is faster
+    at 4096x1024 too (22.00 us simulated at P = 12, against 25.48 keeping both versions at P = 6).
 
     Where the launch's scalars give the kernel's top-level loops one trip count of 2 to :data:`UNROLL`
     (:func:`ascdsl.passes.reuse.launch_trips`), the kernel unrolled to that count
