@@ -254,4 +254,4 @@ class Kernel:
     stages: tuple[Stage, ...] = ()
     plan: object = None  # .ubplan.Plan
     names: object = None  # .naming.Names
-    loc: Loc = field(default=UNKNOWN, compare=False)
+    loc: Loc = UNKNOWN
