@@ -4,6 +4,7 @@ lifted class model are compared with a golden file the tuple-based polynomials o
 ``ASCDSL_UPDATE_GOLDENS=1`` only where a change of the lift is meant)."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -18,6 +19,7 @@ from ascdsl.backend.render import emit
 from ascdsl.platforms import get_platform
 
 GOLDEN = Path(__file__).parent / "golden" / "lift"
+OPFILES = Path(__file__).parent / "product" / "opfiles"
 PLATFORM = get_platform("Ascend910B3")
 F32 = tl.pointer_type(tl.float32)
 F16 = tl.pointer_type(tl.float16)
@@ -81,3 +83,15 @@ def test_the_lift_s_results_are_unchanged(name):
         path.write_text(text)
     assert path.exists(), f"missing {path}; regenerate with ASCDSL_UPDATE_GOLDENS=1"
     assert text == path.read_text(), f"{name} differs from its golden; review and regenerate with ASCDSL_UPDATE_GOLDENS=1"
+
+
+def test_an_identical_kernel_elsewhere_keeps_its_own_source_lines():
+    """tests/product/opfiles/nonaffine_host.py defines the same copy kernel: lifting it first (the caches keyed by
+    a kernel then hold it) leaves copy_f32's generated lines naming this file, not that one."""
+    spec = importlib.util.spec_from_file_location("nonaffine_host", OPFILES / "nonaffine_host.py")
+    other = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(other)
+    fn, args, constexprs = CASES["copy_f32"]
+    lift.analyse(other.copy_kernel, other.copy_kernel.specialize(*args, **constexprs).kernels[0], PLATFORM)
+    text = _lifted("copy_f32")
+    assert "nonaffine_host.py" not in text and "test_lift_differential.py:" in text

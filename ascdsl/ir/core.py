@@ -340,8 +340,8 @@ class Kernel:
     ``param_names`` name ``body.args`` (the runtime parameters, in DSL order); ``constexprs`` records
     the compile-time values it was specialised for (in declaration order). ``names`` are the DSL
     variable names values were assigned to (``(value id, name)``, first assignment wins): hints for
-    readable generated code. Location, names and ``poison`` take part in equality: a cache keyed by a
-    kernel never hands one kernel's locations or names to an identical kernel written elsewhere.
+    readable generated code, not part of the kernel's identity; its location is: a cache keyed by a
+    kernel never hands one kernel's source lines to an identical kernel written elsewhere.
     """
 
     name: str
@@ -349,8 +349,8 @@ class Kernel:
     constexprs: tuple[tuple[str, Any], ...]
     body: Block
     loc: Loc = UNKNOWN
-    names: tuple[tuple[int, str], ...] = ()
-    poison: bool = False
+    names: tuple[tuple[int, str], ...] = field(default=(), compare=False)
+    poison: bool = field(default=False, compare=False)
     """Checking mode (``debug=True``): its masked loads without ``other`` are poisoned, and a store
     of a poisoned float lane is an error (see :mod:`ascdsl.numerics`, masked lanes)."""
 

@@ -1,12 +1,14 @@
 """The IR text form: a deterministic printer and a lark parser that reads it back exactly.
 
 ``dump(parse(text)) == text`` and ``parse(dump(module)) == module`` (structural equality; source
-locations are printed and parsed too, but take no part in equality).
+locations are printed and parsed too, a path relative to the working directory read back absolute: a kernel's
+own location takes part in equality, its instructions' do not).
 """
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from fractions import Fraction
 from functools import lru_cache
@@ -234,8 +236,9 @@ class _ToIR(Transformer):
     def symint(self, text):
         return _poly(json.loads(text), self.symbols)
 
-    def loc(self, file, line, col):
-        return Loc(json.loads(file), int(line), int(col))
+    def loc(self, file, line, col):  # a path printed relative to the working directory reads back as recorded
+        path = json.loads(file)
+        return Loc(path if path.startswith("<") else os.path.abspath(path), int(line), int(col))
 
     int = staticmethod(lambda t: int(t))
     float = staticmethod(lambda t: float(t))
