@@ -154,7 +154,7 @@ def test_a_build_plans_each_kernel_once_and_renders_each_class_once(name):
     renders = {key[1]: n for key, n in done.items() if key[0] == "render"}
     assert {row["class"].partition("<")[0] for row in b.manifest["variants"]} <= set(renders)
     assert {c: n for c, n in renders.items() if n != 1} == {}
-    assert [key[1].name for key, n in done.items() if key[0] == "plan" and n != 1] == []
+    assert [key[1] for key, n in done.items() if key[0] == "plan" and n != 1] == []
     classes = str(b.classes)
     assert classes in files[f"kernel/{b.name}_kernel.cpp"] and classes in files[f"op_project/op_kernel/{b.project_name}.cpp"]
 

@@ -80,15 +80,15 @@ _WORK: Counter = Counter()
 
 
 def work() -> Counter:
-    """What this process's backend computed, to count repeated work: ``("plan", kernel, platform name,
-    general)`` per run of the passes on a tile-IR kernel (:func:`planned`), ``("render", class name)`` per class
+    """What this process's backend computed, to count repeated work: ``("plan", kernel name, kernel hash,
+    platform name, general)`` per run of the passes on a tile-IR kernel (:func:`planned`), ``("render", class name)`` per class
     rendered (:func:`render_classes`). A copy; subtract two to count what happened between them."""
     return Counter(_WORK)
 
 
 @lru_cache(maxsize=4096)
 def _planned(kernel: Kernel, platform: Platform, general: bool) -> kir.Kernel | CompilationError:
-    _WORK["plan", kernel, platform.name, general] += 1
+    _WORK["plan", kernel.name, hash(kernel), platform.name, general] += 1
     try:
         k = run_passes(kernel, platform)
         for p in PIPELINE[:-1]:
