@@ -20,11 +20,13 @@ HBM in the gaps the loads from HBM leave (a load the L2 serves holds the link on
 when its last write has reached HBM. Where some cores run fewer steps or rows than the busiest (the last
 round of fewer programs than cores, a persistent launch's programs of a trip fewer), they finish early and
 leave their HBM share to the rest, as the simulator's launch estimate has it
-(``cost.shared_link``; add of 64 blocks of 1024 unbatched: 0.6911 us, 0.6922 simulated).
+(``cost.shared_link``; add of 64 blocks of 1024 unbatched: 0.6911 us, 0.6922 simulated). A persistent
+program's invariant loads run once before its first step, which MTE2 loads after them while V copies them out
+of their queue (``Step.once``, ``Step.once_load``).
 
 Against the simulator (est us, model / simulated): gelu of 4M float32 (BLOCK=1024) 21.98 / 21.98 at P = 12,
 21.73 / 21.74 at P = 7 (22.04 and 21.79 with the busiest core's rows alone); rms norm of 256 rows of 8192 in the
-rows form at P = 1 11.28 / 11.28; rms norm of 100 rows of 5000 persistent at P = 1 3.018 / 2.959 (20 of the 40
+rows form at P = 1 11.28 / 11.28; rms norm of 100 rows of 5000 persistent at P = 1 2.947 / 2.959 (20 of the 40
 cores run a trip fewer: 3.278 with the busiest core's trips alone).
 """
 from __future__ import annotations
