@@ -14,8 +14,11 @@ from __future__ import annotations
 import enum
 import importlib
 import inspect
+import io
 import itertools
+from contextlib import ExitStack, redirect_stderr, redirect_stdout
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -71,9 +74,10 @@ def _cases(fn) -> list[dict]:
 
 
 def recorded(module, lib=None, names=None) -> tuple[list[record.LaunchRecord], list]:
-    """Run the test functions of ``module`` (those whose parameters are all parametrized, or ``lib``;
-    only those named in ``names`` if given), simulator launches only recorded: every launch, and the
-    ``(kernel, platform)`` of the simulator's."""
+    """Run the test functions of ``module`` (those whose parameters are all parametrized, ``lib``,
+    ``capsys`` or ``monkeypatch``, its patches undone after the test; only those named in ``names`` if
+    given), simulator launches only recorded: every launch, and the ``(kernel, platform)`` of the
+    simulator's."""
     launches, sim = [], []
     for fname, fn in sorted(vars(module).items()):
         if not (fname.startswith("test_") and inspect.isfunction(fn)) or names is not None and fname not in names:
@@ -82,16 +86,38 @@ def recorded(module, lib=None, names=None) -> tuple[list[record.LaunchRecord], l
         for case in _cases(fn):
             if lib is not None and "lib" in params:
                 case = {**case, "lib": lib}
-            if set(params) - set(case):
-                continue
-            with record.launches() as seen, simrun.recording() as kernels:
-                try:
-                    fn(**case)
-                except (Exception, pytest.skip.Exception, pytest.fail.Exception):  # noqa: BLE001 (checks fail
-                    pass  # while sim launches only record; skips are for other setups)
+            with ExitStack() as stack:
+                if "capsys" in params:
+                    case = {**case, "capsys": _Capsys(stack)}
+                if "monkeypatch" in params:
+                    case = {**case, "monkeypatch": stack.enter_context(pytest.MonkeyPatch.context())}
+                if set(params) - set(case):
+                    continue
+                with record.launches() as seen, simrun.recording() as kernels:
+                    try:
+                        fn(**case)
+                    except (Exception, pytest.skip.Exception, pytest.fail.Exception):  # noqa: BLE001 (checks fail
+                        pass  # while sim launches only record; skips are for other setups)
             launches += seen
             sim += kernels
     return launches, sim
+
+
+class _Capsys:
+    """``capsys`` of a recorded test, live while ``stack`` is open: what the test prints (device prints of
+    simulator kernels, as ``test_sim_debug.py`` checks), read and emptied by ``readouterr``."""
+
+    def __init__(self, stack: ExitStack):
+        self._out, self._err = io.StringIO(), io.StringIO()
+        stack.enter_context(redirect_stdout(self._out))
+        stack.enter_context(redirect_stderr(self._err))
+
+    def readouterr(self) -> SimpleNamespace:
+        out, err = self._out.getvalue(), self._err.getvalue()
+        for buffer in (self._out, self._err):
+            buffer.seek(0)
+            buffer.truncate()
+        return SimpleNamespace(out=out, err=err)
 
 
 MODULE_BATCH = 64

@@ -14,7 +14,7 @@ from ascdsl.backend import kir
 from ascdsl.backend.render import ascendc
 from ascdsl.backend.plan import tiling, ubplan
 from ascdsl.backend.names.naming import RESERVED
-from tests.backend.test_passes import LAUNCHES
+from tests.backend.test_passes import all_launches
 
 BACKEND = Path(kir.__file__).parents[1]
 pytestmark = pytest.mark.usefixtures("prebuilt_module")  # the simulator kernels in few g++ runs
@@ -24,7 +24,7 @@ BF16 = tl.pointer_type(dtypes.bfloat16)
 
 def _compiled():
     out = []
-    for launch in LAUNCHES:
+    for launch in all_launches():
         try:
             out.append(ascendc.compile_variant(launch.kernel, "Ascend910B3"))
         except ascdsl.CompilationError:

@@ -1,5 +1,6 @@
 """Every pass keeps results bit-exact on the interpreter and prints/parses round trip; the
 memory-access pass rejects what cannot be copied as blocks, with a location."""
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -18,72 +19,87 @@ from tests.backend import cube_kernels, kernels, mem_kernels
 from tests.backend.test_sim_carried_offsets import advanced_rows_kernel, advanced_scalars_kernel
 
 ROOT = Path(__file__).resolve().parents[2]
-OPS = load_operators([ROOT / "ops"])
+OPS = {op.name: op for op in load_operators([ROOT / "ops"])}
+SOURCES = [*OPS, "dsl"]
+"""Where the launches the tests check come from: each operator's cases, and the DSL kernels of
+:func:`_dsl_launches`."""
 
 
-def _launches():
+def _dsl_launches() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((5, 33)).astype(np.float32)
+    dsl.softmax_kernel[(5,)](np.zeros_like(x), x, 33, 33, 33, BLOCK=64)
+    dsl.looped_softmax_kernel[(5,)](np.zeros_like(x), x, 33, 33, BLOCK=16)
+    dsl.add_kernel[(3,)](x[0], x[1], np.zeros(33, np.float32), 33, BLOCK=16)
+    kernels.unary_kernel[(3,)](x[0], np.zeros(33, np.float32), 33, BLOCK=16)
+    ints = rng.integers(-9, 9, 33).astype(np.float32)  # atomics: exact in any order
+    mem_kernels.atomic_kernel[(3,)](ints, *(np.zeros(16, np.float32) for _ in range(3)), 33, BLOCK=16)
+    mem_kernels.atomic_scalar_kernel[(3,)](ints, np.zeros(1, np.float32), np.zeros(4, np.float32), 33, BLOCK=16)
+    mem_kernels.strided_load_kernel[(3,)](rng.standard_normal(200).astype(np.float32), np.zeros(33, np.float32),
+                                          33, 3, BLOCK=16, STEP=5)
+    mem_kernels.column_load_kernel[(2,)](x, np.zeros((33, 5), np.float32), 5, 33, 33, ROWS=16, COLS=8)
+    idx = rng.integers(0, 33, 33).astype(np.int32)
+    mem_kernels.gather_kernel[(3,)](x[0], idx, np.zeros(33, np.float32), 33, BLOCK=16)
+    mem_kernels.scatter_kernel[(3,)](ints, rng.permutation(33).astype(np.int32), idx % 8, np.zeros(33, np.float32),
+                                     np.zeros(8, np.float32), 33, BLOCK=16)
+    mem_kernels.strided_store_kernel[(4,)](ints[:32], np.zeros(90, np.float32), np.zeros(128, np.float32),
+                                           np.zeros(16, np.float32), 30, 3, M=4, N=8)
+    advanced_scalars_kernel[(2,)](x.ravel()[:128], np.zeros(128, np.float32), 50, 7, BLOCK=32)
+    advanced_rows_kernel[(1,)](x, np.zeros((8, 16), np.float32), 5, 33, ROWS=8, COLS=16)
+    a, b = (rng.standard_normal(shape).astype(np.float16) for shape in ((40, 70), (70, 50)))
+    cube_kernels.matmul_plus_equals[(2, 2)](a, b, np.zeros((40, 50), np.float16), 40, 50, 70, BLOCK_M=32,
+                                             BLOCK_N=32, BLOCK_K=32)
+    cube_kernels.matmul_bias_relu[(4,)](a, b, b[0], np.zeros((40, 50), np.float16), 40, 50, 70, BLOCK_M=32,
+                                        BLOCK_N=32, BLOCK_K=32)
+
+
+@functools.cache
+def launches(source: str) -> tuple[record.LaunchRecord, ...]:
+    """The distinct interpreter launches (kernel and grid) of ``source`` (one of :data:`SOURCES`), made
+    when a test first asks: the operators' cases lift their kernels, half a minute of CPU on a cold
+    cache that every xdist worker paid while collecting when this ran at import."""
     with record.launches() as seen:
-        for op in OPS:
-            for case in op.cases:
-                op.entry(*case.inputs(), **dict(case.attrs), backend="interpreter")
-        rng = np.random.default_rng(0)
-        x = rng.standard_normal((5, 33)).astype(np.float32)
-        dsl.softmax_kernel[(5,)](np.zeros_like(x), x, 33, 33, 33, BLOCK=64)
-        dsl.looped_softmax_kernel[(5,)](np.zeros_like(x), x, 33, 33, BLOCK=16)
-        dsl.add_kernel[(3,)](x[0], x[1], np.zeros(33, np.float32), 33, BLOCK=16)
-        kernels.unary_kernel[(3,)](x[0], np.zeros(33, np.float32), 33, BLOCK=16)
-        ints = rng.integers(-9, 9, 33).astype(np.float32)  # atomics: exact in any order
-        mem_kernels.atomic_kernel[(3,)](ints, *(np.zeros(16, np.float32) for _ in range(3)), 33, BLOCK=16)
-        mem_kernels.atomic_scalar_kernel[(3,)](ints, np.zeros(1, np.float32), np.zeros(4, np.float32), 33, BLOCK=16)
-        mem_kernels.strided_load_kernel[(3,)](rng.standard_normal(200).astype(np.float32), np.zeros(33, np.float32),
-                                              33, 3, BLOCK=16, STEP=5)
-        mem_kernels.column_load_kernel[(2,)](x, np.zeros((33, 5), np.float32), 5, 33, 33, ROWS=16, COLS=8)
-        idx = rng.integers(0, 33, 33).astype(np.int32)
-        mem_kernels.gather_kernel[(3,)](x[0], idx, np.zeros(33, np.float32), 33, BLOCK=16)
-        mem_kernels.scatter_kernel[(3,)](ints, rng.permutation(33).astype(np.int32), idx % 8, np.zeros(33, np.float32),
-                                         np.zeros(8, np.float32), 33, BLOCK=16)
-        mem_kernels.strided_store_kernel[(4,)](ints[:32], np.zeros(90, np.float32), np.zeros(128, np.float32),
-                                               np.zeros(16, np.float32), 30, 3, M=4, N=8)
-        advanced_scalars_kernel[(2,)](x.ravel()[:128], np.zeros(128, np.float32), 50, 7, BLOCK=32)
-        advanced_rows_kernel[(1,)](x, np.zeros((8, 16), np.float32), 5, 33, ROWS=8, COLS=16)
-        a, b = (rng.standard_normal(shape).astype(np.float16) for shape in ((40, 70), (70, 50)))
-        cube_kernels.matmul_plus_equals[(2, 2)](a, b, np.zeros((40, 50), np.float16), 40, 50, 70, BLOCK_M=32,
-                                                 BLOCK_N=32, BLOCK_K=32)
-        cube_kernels.matmul_bias_relu[(4,)](a, b, b[0], np.zeros((40, 50), np.float16), 40, 50, 70, BLOCK_M=32,
-                                            BLOCK_N=32, BLOCK_K=32)
+        if source in OPS:
+            for case in OPS[source].cases:
+                OPS[source].entry(*case.inputs(), **dict(case.attrs), backend="interpreter")
+        else:
+            _dsl_launches()
     unique = {}
     for launch in seen:
         unique.setdefault((launch.kernel, launch.grid), launch)
-    return list(unique.values())
+    return tuple(unique.values())
 
 
-LAUNCHES = _launches()
+def all_launches() -> list[record.LaunchRecord]:
+    return [launch for source in SOURCES for launch in launches(source)]
 
 
 def _copy(args):
     return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
 
 
-@pytest.mark.parametrize("launch", LAUNCHES, ids=lambda l: f"{l.kernel.name}-{dict(l.kernel.constexprs)}")
-def test_each_pass_keeps_results_and_round_trips(launch):
+@pytest.mark.parametrize("source", SOURCES)
+def test_each_pass_keeps_results_and_round_trips(source):
     platform = get_platform()
-    kernel = launch.kernel
-    want = _copy(launch.args)
-    interpreter.run(kernel, want, launch.grid)
-    for p in PIPELINE + (decompose,):
-        kernel = p(kernel, platform)
-        text = dump(kernel)
-        (parsed,) = parse(text).kernels
-        assert parsed == kernel and dump(parsed) == text
-        got = _copy(launch.args)
-        interpreter.run(parsed, got, launch.grid)
-        for a, b in zip(want, got):
-            if isinstance(a, np.ndarray):
-                assert a.tobytes() == b.tobytes(), f"{p.__name__} changed the results of {kernel.name}"
+    for launch in launches(source):
+        kernel = launch.kernel
+        name = f"{kernel.name} {dict(kernel.constexprs)} over {launch.grid}"
+        want = _copy(launch.args)
+        interpreter.run(kernel, want, launch.grid)
+        for p in PIPELINE + (decompose,):
+            kernel = p(kernel, platform)
+            text = dump(kernel)
+            (parsed,) = parse(text).kernels
+            assert parsed == kernel and dump(parsed) == text, f"{name} after {p.__name__} does not round trip"
+            got = _copy(launch.args)
+            interpreter.run(parsed, got, launch.grid)
+            for a, b in zip(want, got):
+                if isinstance(a, np.ndarray):
+                    assert a.tobytes() == b.tobytes(), f"{p.__name__} changed the results of {name}"
 
 
 def test_an_accumulation_written_plus_equals_is_one_accumulating_product():
-    (launch,) = [l for l in LAUNCHES if l.kernel.name == "matmul_plus_equals"]
+    (launch,) = [l for l in launches("dsl") if l.kernel.name == "matmul_plus_equals"]
     kernel = run_passes(launch.kernel, get_platform())
     (dot,) = [i for i in walk(kernel.body) if i.op is Op.DOT]
     loop = next(i for i in kernel.body.body if i.op is Op.FOR)
@@ -92,7 +108,7 @@ def test_an_accumulation_written_plus_equals_is_one_accumulating_product():
 
 
 def test_block_accesses_replace_every_load_and_store():
-    for launch in LAUNCHES:
+    for launch in all_launches():
         try:
             kernel = run_passes(launch.kernel)
         except ascdsl.CompilationError:
