@@ -473,7 +473,7 @@ def _lane_offsets(emit: _Emitter, shape, strides: dict) -> Value:
         if d not in strides:
             continue
         index = _index(emit, shape, d)
-        if strides[d] != {(): 1}:
+        if not _zero(strides[d] - ONE):
             index = emit.tile(Op.MUL, index.type, (index, emit.sym(strides[d], dtypes.int32)))
         total = index if total is None else emit.tile(Op.ADD, index.type, (total, index))
     return total

@@ -124,3 +124,10 @@ def where_loop_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
         x = tl.load(x_ptr + i * n + offs, mask=offs < n, other=0.0)
         acc = tl.where(acc > x.to(tl.float32), acc, tl.where(x > 0.1, x * 0.1, 0.1).to(tl.float32))
     tl.store(out_ptr + offs, acc, mask=offs < n)
+
+
+@ascdsl.jit
+def positive_lanes_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr + offs, x, mask=(offs < n) & (x > 0))  # a per-lane mask: its lanes are copied alone

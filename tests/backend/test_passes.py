@@ -119,6 +119,16 @@ def test_block_accesses_replace_every_load_and_store():
 F32 = ascdsl.language.pointer_type(ascdsl.dtypes.float32)
 
 
+def test_lanes_copied_alone_at_unit_stride_multiply_by_nothing():
+    (k,) = kernels.positive_lanes_kernel.specialize(F32, F32, ascdsl.dtypes.int32, BLOCK=64).kernels
+    kernel = run_passes(k)
+    defs = {v: i for i in walk(kernel.body) for v in i.results}
+    muls = [i for i in walk(kernel.body) if i.op is Op.MUL and not i.result.type.is_scalar]
+    ones = [i for i in muls if any(defs.get(v) is not None and defs[v].op is Op.CONST and defs[v].attr("value") == 1
+                                   for v in i.operands)]
+    assert not ones, dump(kernel)
+
+
 @pytest.mark.parametrize("kernel, args, why, line", [
     (kernels.tile_other_kernel, (F32, F32, F32), "`other` is a tile; it must be a scalar",
      "tl.load(x_ptr + offs, mask=offs < 4, other=y)"),
