@@ -6,6 +6,7 @@ transcendental function, else within the dtype's tolerance).
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import importlib.util
 import os
@@ -202,5 +203,17 @@ def report(platform: str = DEFAULT_PLATFORM, out=None, shapes_per_form: int | No
     return run(platform, out, shapes_per_form, ops_dir)
 
 
+def main(argv: list[str] | None = None) -> None:
+    """``python -m ascdsl.bench_batching [SHAPES_PER_FORM] [--platform P] [--ops DIR]``."""
+    parser = argparse.ArgumentParser(prog="python -m ascdsl.bench_batching", description="Triton-style kernels (a row or a block per program) on the simulator, "
+                                     "est/floor unbatched and batched, each batched result checked against the "
+                                     "interpreter's.")
+    parser.add_argument("shapes_per_form", nargs="?", type=int, help="the first N shapes of each kernel (default: all)")
+    parser.add_argument("--platform", default=DEFAULT_PLATFORM)
+    parser.add_argument("--ops", default="ops", help="the folder of the ops whose row kernels run (default: ops)")
+    args = parser.parse_args(argv)
+    report(args.platform, shapes_per_form=args.shapes_per_form, ops_dir=args.ops)
+
+
 if __name__ == "__main__":
-    report(shapes_per_form=int(sys.argv[1]) if len(sys.argv) > 1 else None)
+    main()
