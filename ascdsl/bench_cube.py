@@ -13,6 +13,7 @@ read from HBM: docs/performance.md, "The first reads shared by the blocks that r
 """
 from __future__ import annotations
 
+import argparse
 import sys
 from dataclasses import dataclass
 
@@ -162,5 +163,16 @@ def report(platform: str = DEFAULT_PLATFORM, out=None, quick: bool = False) -> l
     return rows
 
 
+def main(argv: list[str] | None = None) -> None:
+    """``python -m ascdsl.bench_cube [--quick] [--platform P]``."""
+    parser = argparse.ArgumentParser(prog="python -m ascdsl.bench_cube",
+                                     description="The cube kernels on the simulator, est/floor, each result checked "
+                                                 "against the interpreter's.")
+    parser.add_argument("--quick", action="store_true", help="the small cases only")
+    parser.add_argument("--platform", default=DEFAULT_PLATFORM)
+    args = parser.parse_args(argv)
+    report(args.platform, quick=args.quick)
+
+
 if __name__ == "__main__":
-    report(quick="--quick" in sys.argv[1:])
+    main()

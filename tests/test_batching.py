@@ -286,16 +286,6 @@ def test_bench_rows_check_the_batched_results(monkeypatch):
     assert shape == "203x100" and int(p.split()[0]) >= 2 and 1.0 <= after < before
 
 
-def test_the_bench_s_command_line_takes_options_and_refuses_bad_ones(capsys):
-    from ascdsl import bench_batching
-    with pytest.raises(SystemExit) as info:
-        bench_batching.main(["--help"])
-    assert info.value.code == 0 and "shapes_per_form" in capsys.readouterr().out
-    with pytest.raises(SystemExit) as info:
-        bench_batching.main(["many"])
-    assert info.value.code == 2 and "invalid int value: 'many'" in capsys.readouterr().err
-
-
 def test_explain_says_why_a_launch_runs_unbatched():
     platform = ascdsl.platforms.get_platform("Ascend910B3")
     x = np.zeros(4, np.float32)

@@ -10,7 +10,7 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl import bench, bench_bounds, bench_cube, bench_interp, cli
+from ascdsl import bench, bench_batching, bench_bounds, bench_cube, bench_interp, cli
 from ascdsl.op import load_operators
 from ascdsl.platforms import DEFAULT_PLATFORM
 
@@ -183,6 +183,16 @@ REACHED = {  # (op, shape, dtype) -> (est/floor, UB use) where a target is not r
     ("softmax_grad", (64, 65536), "float32"): (1.30, UB_TARGET),
 }
 SEED_CASES = [c for c in bench.CASES if c.op in RECOMPUTE_GM]
+
+
+@pytest.mark.parametrize("module", [bench_batching, bench_cube])
+def test_the_python_m_benches_take_options_and_refuse_bad_ones(module, capsys):
+    with pytest.raises(SystemExit) as info:
+        module.main(["--help"])
+    assert info.value.code == 0 and "--platform" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as info:
+        module.main(["--bogus"])
+    assert info.value.code == 2 and "unrecognized arguments: --bogus" in capsys.readouterr().err
 
 
 @pytest.mark.slow
