@@ -204,7 +204,8 @@ class _Emitter:
         return dtypes.int64 if wide else dtypes.int32
 
     def cast(self, x: Value, dtype) -> Value:
-        return x if x.type.dtype == dtype else self.new(Op.CAST, dtype, (x,), (("dtype", dtype),))
+        """``x`` (a scalar or a tile) in ``dtype``."""
+        return x if x.type.dtype == dtype else self.tile(Op.CAST, x.type.with_dtype(dtype), (x,), (("dtype", dtype),))
 
     def sym(self, s: Poly, dtype=None) -> Value:
         """``s`` computed in ``dtype`` (default :meth:`width`), term by term in :attr:`Poly.canonical` order
@@ -354,23 +355,14 @@ def _lane_addresses(analysis: _Analysis, emit: _Emitter, ptr: Value) -> tuple[Va
     if step.type.is_scalar:
         offset = offset + analysis.affine(step).offset
         return base, offset, index
-    step = _as_offsets(emit, step)
+    step = emit.cast(step, dtypes.int64 if step.type.dtype in (dtypes.int64, dtypes.uint32) else dtypes.int32)
     if index is None:
         return base, offset, step
     if index.type.shape != step.type.shape:
         raise NotAffine("a pointer tile and its offsets have different shapes")
     if index.type.dtype != step.type.dtype:
-        index, step = (_cast(emit, x, dtypes.int64) for x in (index, step))
+        index, step = (emit.cast(x, dtypes.int64) for x in (index, step))
     return base, offset, emit.tile(Op.ADD, index.type, (index, step))
-
-
-def _as_offsets(emit: _Emitter, x: Value) -> Value:
-    """An integer tile of offsets as int64 where its values need it (int64, uint32), else as int32."""
-    return _cast(emit, x, dtypes.int64 if x.type.dtype in (dtypes.int64, dtypes.uint32) else dtypes.int32)
-
-
-def _cast(emit: _Emitter, x: Value, dtype) -> Value:
-    return x if x.type.dtype == dtype else emit.tile(Op.CAST, x.type.with_dtype(dtype), (x,), (("dtype", dtype),))
 
 
 def _per_lane(analysis: _Analysis, emit: _Emitter, instr: Instr, base: Value, offset: Value,
