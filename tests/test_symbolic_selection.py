@@ -6,15 +6,22 @@ compiled for those values; every decision an extent drives is one the symbols' d
 (``ir.symbol.equal`` / ``multiple`` / the ``Poly`` comparisons), else ``Undecided``."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import ascdsl
 import ascdsl.language as tl
 from ascdsl.backend import kir
+from ascdsl.backend.cube.cube import is_cube
+from ascdsl.backend.lift import lift
+from ascdsl.backend.names.naming import field_name, to_expr
 from ascdsl.backend.render.ascendc import PIPELINE
 from ascdsl.backend.selection.select import select
 from ascdsl.ir.symbol import Poly, Symbol, Undecided
 from ascdsl.ir.treemap import tree_map
+from ascdsl.op import load_operators, specializations
+from ascdsl.opbuild import jit_functions
 from ascdsl.passes import run_passes
 from ascdsl.platforms import get_platform
 from tests.test_symbolic_passes import BLOCK, BLOCKS, ELEMENTWISE, F16, F32, I32, ROWS, _at, _kernel
@@ -41,20 +48,6 @@ def _differential(fn, args, fixed: dict, symbols: dict, points: list[dict]) -> k
     return symbolic
 
 
-def _symbolic(node) -> list:
-    """The polynomials in ``node`` that are not constants."""
-    found: list = []
-
-    def seen(x):
-        if isinstance(x, Poly):
-            if any(m for m, _ in x):
-                found.append(x)
-            return x
-        return None
-    tree_map(node, before=seen)
-    return found
-
-
 def _calls(k: kir.Kernel) -> list[kir.Call]:
     return [s for s in kir.walk(k.process) if isinstance(s, kir.Call)]
 
@@ -66,7 +59,7 @@ ACCEPTED = {**ELEMENTWISE, "exp_f16": None}  # f16 lanes: whole blocks of 16 dec
 def test_the_selected_kernel_of_a_symbol_is_the_one_of_each_value(name):
     fn, args, fixed = ELEMENTWISE[name]
     symbolic = _differential(fn, args, fixed, {"BLOCK": BLOCK}, [{"BLOCK": b} for b in BLOCKS])
-    assert _symbolic(symbolic)
+    assert _symbolic_literals(symbolic)
 
 
 def test_a_copy_s_counts_and_views_are_the_symbol_s():
@@ -132,10 +125,106 @@ def test_two_dimensional_tiles_row_broadcasts_and_row_reductions(fn):
     args = (F32, F32, F32, I32) if fn is add_row_kernel else (F16, F16, I32)
     points = [{"ROWS": r, "BLOCK": b} for r, b in [(8, 16), (16, 32), (24, 4096), (256, 48)]]
     k = _differential(fn, args, {}, {"ROWS": ROWS, "BLOCK": BLOCK16}, points)
-    assert {v for p in _symbolic(k) for m, _ in p for v in m} == {ROWS, BLOCK16}
+    assert {v for p, _ in _symbolic_literals(k) for m, _ in p for v in m} == {ROWS, BLOCK16}
 
 
 def test_a_float16_row_pitch_of_multiples_of_8_is_undecided():
     """The pitch of a ``[ROWS, BLOCK]`` float16 tile is ``BLOCK`` rounded up to 16: ``BLOCK`` at 16, 24 at 8."""
     with pytest.raises(Undecided, match="BLOCK is not a multiple of 16"):
         _selected(softmax_kernel, (F16, F16, I32), {"ROWS": ROWS, "BLOCK": BLOCK})
+
+
+def _field_polynomials(node, fields: set) -> set:
+    """Every subexpression of ``node`` made only of the tiling ``fields``, int literals, arithmetic and casts
+    (the lift's expressions of its fitted polynomials, and what later passes built of them), with a field."""
+    def pure(x) -> bool:
+        if isinstance(x, kir.Field):
+            return x.name in fields
+        if isinstance(x, kir.Lit):
+            return isinstance(x.value, int)
+        if isinstance(x, kir.Bin):
+            return pure(x.a) and pure(x.b)
+        return isinstance(x, kir.Conv) and pure(x.x)
+
+    def has_field(x) -> bool:
+        return isinstance(x, kir.Field) or isinstance(x, kir.Bin) and (has_field(x.a) or has_field(x.b)) or \
+            isinstance(x, kir.Conv) and has_field(x.x)
+    found: set = set()
+
+    def seen(x):
+        if isinstance(x, (kir.Bin, kir.Conv, kir.Field)) and pure(x) and has_field(x):
+            found.add(x)
+        return None
+    tree_map(node, before=seen)
+    return found
+
+
+@pytest.mark.parametrize("name", ["bounded", "chunks", "column", "copy", "exp_f16", "halves", "pointers",
+                                  "second_half"])
+def test_selection_writes_the_lift_s_tiling_field_expressions(name):
+    """The lift finds each kernel's symbol by compiling at dozens of values (the smallest quantum on which the
+    general form's structure does not change, ``lift._single``). The selection of the kernel compiled for that
+    symbol decides every choice, declines at half its quantum (where the lift saw the structure change), and
+    every polynomial it writes is, as the lift's tiling-field expression (``naming.to_expr``), one the lifted
+    kernel has."""
+    fn, args, fixed = ELEMENTWISE[name]
+    found = lift.analyse(fn, _kernel(fn, args, {**fixed, "BLOCK": 64}), PLATFORM)
+    (symbol,) = found.extents
+    selected = _selected(fn, args, {**fixed, "BLOCK": symbol})
+    quanta = {symbol.name: symbol.quantum}
+    mine = {to_expr(p, quanta, dt) for p, dt in _symbolic_literals(selected)}
+    assert mine and mine <= _field_polynomials((found.kernel.process, found.kernel.stages), {field_name("BLOCK")})
+    if symbol.quantum > 1:
+        half = symbol.quantum // 2
+        with pytest.raises(Undecided, match="not a multiple of"):
+            _selected(fn, args, {**fixed, "BLOCK": Symbol("BLOCK", half, half, symbol.high // half * half)})
+
+
+def _symbolic_literals(node) -> set:
+    """``(polynomial, dtype)`` of each literal of ``node`` whose value is a polynomial of symbols."""
+    found: set = set()
+
+    def seen(x):
+        if isinstance(x, kir.Lit) and isinstance(x.value, Poly) and any(m for m, _ in x.value):
+            found.add((x.value, x.dtype))
+            return x
+        return None
+    tree_map(node, before=seen)
+    return found
+
+
+OPS = load_operators([Path(__file__).parent.parent / "ops"])
+QUANTA = (8, 16, 32, 64)
+
+
+@pytest.mark.parametrize("op", OPS, ids=lambda op: op.name)
+def test_every_int_constexpr_of_the_ops_vector_kernels_as_a_symbol(op):
+    """Each vector-core kernel ``ascdsl build`` compiles for the op (the cube's ``tl.dot`` kernels take another
+    path), with each int constexpr that is a multiple of 8 made a symbol of the smallest quantum of
+    :data:`QUANTA` dividing its value that selection decides (16 for 16-bit row pitches, 64 for a 1-D
+    reduction's repeats), gives at that quantum, twice it, its own value and the high end what selection of
+    the kernel compiled for that value gives (values another constexpr has are left out, see
+    ``test_symbolic_passes``). A value no such quantum decides (``BLOCK_R = 72`` of float16 rows: a pitch of
+    16 lanes) declines, as the lift keeps a value its quantum does not admit a specialisation."""
+    fns = jit_functions(op)
+    seen, accepted = set(), 0
+    for kernel in specializations(op, opdef_only=True).kernels:
+        if is_cube(kernel):
+            continue
+        fn, types, consts = fns[kernel.name], [p.type.dtype for p in kernel.params], dict(kernel.constexprs)
+        for name, value in consts.items():
+            key = (kernel.name, tuple(types), tuple(consts.items()), name)
+            if type(value) is not int or value <= 0 or value % 8 or key in seen:
+                continue
+            seen.add(key)
+            others = {v for n, v in consts.items() if n != name and type(v) is int}
+            for q in (q for q in QUANTA if value % q == 0):
+                symbol = Symbol(name, q, q, max(value, 4096))
+                try:
+                    _differential(fn, types, consts, {name: symbol},
+                                  [{name: v} for v in sorted({q, 2 * q, value, symbol.high} - others)])
+                except Undecided:
+                    continue
+                accepted += 1
+                break
+    assert accepted or not seen, f"{op.name}: no int constexpr selects as a symbol"

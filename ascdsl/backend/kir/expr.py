@@ -257,7 +257,7 @@ def lit(v: int | Poly) -> Lit:
 def is_lit(e: Expr, v: int) -> bool:
     """Whether ``e`` is ``lit(v)`` (a symbolic literal: at every point of its symbols' domains, False at none,
     :class:`~ascdsl.ir.symbol.Undecided` at some only)."""
-    return isinstance(e, Lit) and e.dtype == dtypes.int32 and not isinstance(e.value, bool) and equal(e.value, v)
+    return isinstance(e, Lit) and e.dtype == dtypes.int32 and equal(e.value, v)
 
 
 def int_division(divide: bool, a: "Expr", b: "Expr", dt: dtypes.DType) -> "Expr":
@@ -351,12 +351,14 @@ _COMPARISONS = frozenset({BinOp.LT, BinOp.LE, BinOp.GT, BinOp.GE, BinOp.EQ, BinO
 class Ref:
     """Elements of ``buf`` viewed as ``dtype`` from ``offset``; ``extent`` bounds (statically) the
     elements any call reading or writing this view touches, counted from the buffer's start: the
-    planner sizes buffers from the extents of their views."""
+    planner sizes buffers from the extents of their views. Selection of a kernel compiled for symbols
+    (issue 25) writes the extent as a :class:`~ascdsl.ir.symbol.Poly` of them; the UB planner does not
+    take such a kernel yet (its bound is the polynomial at the symbols' ``high``)."""
 
     buf: Buf
     dtype: DType
     offset: Expr
-    extent: int
+    extent: int | Poly
 
     def at(self, offset: Expr, span: int, static_offset: int) -> "Ref":
         """A view ``offset`` elements further that touches ``span`` elements from its start
