@@ -134,6 +134,61 @@ def test_a_float16_row_pitch_of_multiples_of_8_is_undecided():
         _selected(softmax_kernel, (F16, F16, I32), {"ROWS": ROWS, "BLOCK": BLOCK})
 
 
+
+@ascdsl.jit
+def column_sum_kernel(x_ptr, out_ptr, n, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    r, c = tl.arange(0, ROWS)[:, None], tl.arange(0, BLOCK)[None, :]
+    x = tl.load(x_ptr + r * n + c, mask=c < n, other=0.0)
+    tl.store(out_ptr + tl.arange(0, BLOCK), tl.sum(x, axis=0), mask=tl.arange(0, BLOCK) < n)
+
+
+@ascdsl.jit
+def planes_kernel(x_ptr, out_ptr, PLANES: tl.constexpr, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    a = tl.arange(0, PLANES)[:, None, None]
+    r, c = tl.arange(0, ROWS)[None, :, None], tl.arange(0, BLOCK)[None, None, :]
+    offs = a * ROWS * BLOCK + r * BLOCK + c
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + 1.0)
+
+
+@ascdsl.jit
+def cumsum_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), axis=0))
+
+
+@ascdsl.jit
+def where_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr + offs, tl.where(x > 0, x, x * 0.5).to(tl.float16), mask=offs < n)
+
+
+BLOCK64 = Symbol("BLOCK", 64, 64, 4096)
+WIDER = {  # beyond the 1-D elementwise form and row tiles: (kernel, types, fixed constexprs, symbols, points)
+    "column_sum": (column_sum_kernel, (F32, F32, I32), {}, {"ROWS": ROWS, "BLOCK": BLOCK},
+                   [{"ROWS": 8, "BLOCK": 16}, {"ROWS": 24, "BLOCK": 4096}, {"ROWS": 256, "BLOCK": 40}]),
+    "planes": (planes_kernel, (F32, F32), {"PLANES": 2}, {"ROWS": ROWS, "BLOCK": BLOCK},
+               [{"ROWS": 8, "BLOCK": 16}, {"ROWS": 24, "BLOCK": 40}, {"ROWS": 256, "BLOCK": 4096}]),
+    "cumsum": (cumsum_kernel, (F32, F32), {}, {"BLOCK": BLOCK}, [{"BLOCK": b} for b in BLOCKS]),
+    "where_cast": (where_kernel, (F32, F16, I32), {}, {"BLOCK": BLOCK64}, [{"BLOCK": b} for b in (64, 128, 192, 4096)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WIDER))
+def test_column_reductions_three_dimensional_tiles_scans_and_selects_too(name):
+    """A column sum (rows accumulated with the rows as repeats), a ``[2, ROWS, BLOCK]`` tile (its planes), a
+    cumulative sum, and ``tl.where`` (``Compare`` into a bit mask, ``Select``, a cast to float16): ``Compare``
+    covers whole repeats of 64 float32 lanes, so its symbol is of multiples of 64."""
+    fn, args, fixed, symbols, points = WIDER[name]
+    assert _symbolic_literals(_differential(fn, args, fixed, symbols, points))
+
+
+def test_a_compare_of_lanes_not_whole_repeats_is_undecided():
+    """``Compare`` covers the tile in whole repeats: ``BLOCK`` rounded up to 64 lanes is no polynomial on
+    multiples of 8."""
+    with pytest.raises(Undecided, match="BLOCK is not a multiple of 64"):
+        _selected(where_kernel, (F32, F16, I32), {"BLOCK": BLOCK})
+
 def _field_polynomials(node, fields: set) -> set:
     """Every subexpression of ``node`` made only of the tiling ``fields``, int literals, arithmetic and casts
     (the lift's expressions of its fitted polynomials, and what later passes built of them), with a field."""

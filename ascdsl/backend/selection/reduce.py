@@ -124,7 +124,7 @@ def _columns(sel: Selector, instr: Instr) -> list:
     acc = sel.ref(v)
     n = -(-cols // per_blk) * per_blk
     out = [Call("DataCopy", Ref(acc.buf, F32, lit(0), n), (Ref(src.buf, F32, lit(0), n),), (lit(n),), loc=instr.loc)]
-    if rows == 1 and not sel.general:
+    if not sel.general and rows == 1:
         return out
     r, k = sel.fresh("r"), sel.fresh("k")
     chain = [For(r, lit(1), lit(rows), lit(1), (Call(FOLD[instr.op], acc, (acc, view(src, row(r, p))), (lit(cols),)),))]
