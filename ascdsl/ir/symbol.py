@@ -256,8 +256,20 @@ def equal(x: Poly | int, y: Poly | int) -> bool:
     return not (d > 0 or d < 0)
 
 
+def multiple(x: Poly | int, d: int) -> bool:
+    """Whether ``x`` is a multiple of ``d`` at every point of the symbols' domains (False: at none of them);
+    :class:`Undecided` where it is at some points only (``BLOCK`` of quantum 8 and 16)."""
+    return not x % d  # an int's remainder, or a constant polynomial's (``Poly.__mod__`` decides it or raises)
+
+
+def same(x, y: Poly | int) -> bool:
+    """:func:`equal` of a number that may be missing (None: not a constant, so never ``y``)."""
+    return x is not None and equal(x, y)
+
+
 def _poly(x: Poly | int) -> Poly:
     return x if isinstance(x, Poly) else Poly.const(x)
 
 
-__all__ = ["ONE", "Poly", "Symbol", "Undecided", "Var", "ZERO", "equal", "largest_fitting", "var_name"]
+__all__ = ["ONE", "Poly", "Symbol", "Undecided", "Var", "ZERO", "equal", "largest_fitting", "multiple", "same",
+           "var_name"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 from .expr import (Bin, BinOp, Brace, Buf, CINT_BYTES, CInt, CType, Cond, Const, Conv, Elem, ElemsPer, Expr,
                    FLOAT_INSTANCE, Field, Gm, GmValue, IsSame, Lit, Not, Operand, Pipe, Position, Ref, Role, SizeOf,
                    Struct, TYPE_PARAMETER, Text, Var, VarKind, add, as_expr, ceil_to, int_bytes, int_division, is_float,
-                   lit, minimum, mul)
+                   is_lit, lit, minimum, mul)
 from .stmt import (Barrier, Bind, Call, Flag, For, GmParam, If, Kernel, Let, Local, Note, QOp, Queue, Route, Run,
                    Segment, Set, Stage, StageKind, Stmt, While)
 from .walk import KirError, buffers, children, exprs, restage, rewrite, sub_exprs, vars_read, verify, walk

@@ -11,6 +11,7 @@ import numpy as np
 from ... import dtypes
 from ...dtypes import DType
 from ...errors import UNKNOWN, Loc
+from ...ir.symbol import Poly, equal
 
 
 class Role(enum.Enum):
@@ -88,9 +89,10 @@ class Var:
 
 @dataclass(frozen=True)
 class Lit:
-    """A literal of exactly ``dtype`` (float literals of 16-bit types are C++ casts of floats)."""
+    """A literal of exactly ``dtype`` (float literals of 16-bit types are C++ casts of floats; an integer
+    may be a symbolic :class:`~ascdsl.ir.symbol.Poly`, see :func:`lit`)."""
 
-    value: Union[int, float, bool]
+    value: Union[int, float, bool, Poly]
     dtype: DType
 
 
@@ -246,8 +248,16 @@ def _tuples(obj, *names) -> None:
         object.__setattr__(obj, n, tuple(getattr(obj, n)))
 
 
-def lit(v: int) -> Lit:
+def lit(v: int | Poly) -> Lit:
+    """An int32 literal; of a :class:`~ascdsl.ir.symbol.Poly`, the symbolic integer (a kernel compiled for
+    symbols, issue 25: substituting values for them gives the literal the kernel compiled for those values has)."""
     return Lit(v, dtypes.int32)
+
+
+def is_lit(e: Expr, v: int) -> bool:
+    """Whether ``e`` is ``lit(v)`` (a symbolic literal: at every point of its symbols' domains, False at none,
+    :class:`~ascdsl.ir.symbol.Undecided` at some only)."""
+    return isinstance(e, Lit) and e.dtype == dtypes.int32 and equal(e.value, v)
 
 
 def int_division(divide: bool, a: "Expr", b: "Expr", dt: dtypes.DType) -> "Expr":
@@ -257,7 +267,7 @@ def int_division(divide: bool, a: "Expr", b: "Expr", dt: dtypes.DType) -> "Expr"
     unsigned = CInt.UINT64 if dt.itemsize == 8 else CInt.UINT32  # C++ promotes narrower ints to int
     negated = Conv(dt, Bin(BinOp.SUB, Conv(unsigned, Lit(0, dt)), Conv(unsigned, a)))
     whole = Bin(BinOp.DIV if divide else BinOp.MOD, a, b)
-    if isinstance(b, Lit) and b.value not in (0, -1):
+    if isinstance(b, Lit) and not any(equal(b.value, c) for c in (0, -1)):
         return whole
     if dt.kind == "int":  # a signed minimum over -1 overflows
         whole = Cond(Bin(BinOp.EQ, b, Lit(-1, dt)), negated if divide else Lit(0, dt), whole)
@@ -266,23 +276,23 @@ def int_division(divide: bool, a: "Expr", b: "Expr", dt: dtypes.DType) -> "Expr"
 
 def as_expr(v) -> "Expr":
     """An int as its literal; an expression as itself (sizes that are expressions in the general form)."""
-    return lit(v) if isinstance(v, int) else v
+    return lit(v) if isinstance(v, (int, Poly)) else v
 
 
 def add(a: Expr, b: Expr) -> Expr:
-    if b == lit(0):
+    if is_lit(b, 0):
         return a
-    if a == lit(0):
+    if is_lit(a, 0):
         return b
     return Bin(BinOp.ADD, a, b)
 
 
 def mul(a: Expr, b: Expr) -> Expr:
-    if lit(0) in (a, b):
+    if is_lit(a, 0) or is_lit(b, 0):
         return lit(0)
-    if b == lit(1):
+    if is_lit(b, 1):
         return a
-    if a == lit(1):
+    if is_lit(a, 1):
         return b
     return Bin(BinOp.MUL, a, b)
 
@@ -341,12 +351,14 @@ _COMPARISONS = frozenset({BinOp.LT, BinOp.LE, BinOp.GT, BinOp.GE, BinOp.EQ, BinO
 class Ref:
     """Elements of ``buf`` viewed as ``dtype`` from ``offset``; ``extent`` bounds (statically) the
     elements any call reading or writing this view touches, counted from the buffer's start: the
-    planner sizes buffers from the extents of their views."""
+    planner sizes buffers from the extents of their views. Selection of a kernel compiled for symbols
+    (issue 25) writes the extent as a :class:`~ascdsl.ir.symbol.Poly` of them; the UB planner does not
+    take such a kernel yet (its bound is the polynomial at the symbols' ``high``)."""
 
     buf: Buf
     dtype: DType
     offset: Expr
-    extent: int
+    extent: int | Poly
 
     def at(self, offset: Expr, span: int, static_offset: int) -> "Ref":
         """A view ``offset`` elements further that touches ``span`` elements from its start

@@ -25,7 +25,7 @@ from ..kir import (Bin, BinOp, Brace, Call, CInt, Const, Conv, Elem, For, Gm, If
                    SizeOf, Struct, Var, add, lit, mul)
 from ..legalise_types import wordviews
 from ..selection.memory import atomic_around
-from .relayout import int32_view, lane_index, row_halves
+from .relayout import halves, int32_view, lane_index, row_halves
 from ..selection.selector import Selector, cpp_dtype, unsupported
 from .ublayout import numel
 
@@ -196,7 +196,7 @@ def dequeue(sel: Selector, instr: Instr) -> list:
            Call("Muls", index, (index,), (Lit(sel.platform.block_bytes, dtypes.int32), lit(cols)), inplace=True)]
     index, lanes, pairs = row_halves(sel, index, cols, dst.dtype)
     out += pairs
-    offsets, k = Ref(index.buf, dtypes.uint32, lit(0), lanes), lanes // cols
+    offsets, k = Ref(index.buf, dtypes.uint32, lit(0), lanes), halves(dst.dtype)
     if other is not None:
         out += _fill(sel, dst, other, instr.loc)
     dst = _words(dst)

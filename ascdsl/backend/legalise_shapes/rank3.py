@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from ... import dtypes
 from ...ir.core import GroupOp, Instr, Op, Type, Value
+from ...ir.symbol import equal
 from ..selection import isel
 from ..legalise_types import boolmask, limits
 from ..kir import Bin, BinOp, Call, Expr, For, Lit, Ref, add, lit
@@ -105,11 +106,12 @@ def rewrite(r, instr: Instr) -> bool:
     if _joins(instr):
         _pairs(r, instr)
         return True
-    if instr.op is Op.PERMUTE and len(instr.result.type.shape) >= 3 and instr.result.type.shape[-1] == 1 and \
+    if instr.op is Op.PERMUTE and len(instr.result.type.shape) >= 3 and equal(instr.result.type.shape[-1], 1) and \
             not _moves_units_only(instr):
         _squeezed(r, instr)
         return True
-    if instr.op in (Op.BLOCK_LOAD, Op.BLOCK_STORE) and len(instr.attr("shape")) >= 3 and instr.attr("shape")[-1] == 1:
+    if instr.op in (Op.BLOCK_LOAD, Op.BLOCK_STORE) and len(instr.attr("shape")) >= 3 and \
+            equal(instr.attr("shape")[-1], 1):
         _unit_last(r, instr)
         return True
     if not _flattens(instr):

@@ -221,7 +221,12 @@ def row_halves(sel, line: Ref, p: int, dt) -> tuple[Ref, int, list]:
     if dt.itemsize != 8:
         return line, p, []
     pairs, out = _halves(sel, line, p)
-    return pairs, 2 * p, out
+    return pairs, halves(dt) * p, out
+
+
+def halves(dt) -> int:
+    """``Gather`` lanes per lane of ``dt`` (:func:`row_halves`): an int64 lane is two int32 halves."""
+    return 2 if dt.itemsize == 8 else 1
 
 
 def _split(sel, instr: Instr) -> list:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from ... import dtypes
 from ...ir.core import Instr, Op, Type
+from ...ir.symbol import equal
 from ..selection import isel
 from ..legalise_types import wordviews
 from ..kir import Brace, Call, Elem, Lit, Ref, Set, Var, VarKind, lit
@@ -44,7 +45,7 @@ def rewrite(r, instr: Instr) -> bool:
         return False
     (x,) = instr.operands
     v, loc = instr.result, instr.loc
-    if x.type.numel == 1 and v.type.shape[1] == 1:
+    if equal(x.type.numel, 1) and equal(v.type.shape[1], 1):
         # one element to an [M, 1] column, which lies as M elements (not as rows): the 1-D broadcast, reshaped
         dt = dtypes.float16 if x.type.dtype.itemsize == 1 else x.type.dtype  # 8-bit values in float16, exact
         wide = x if dt == x.type.dtype else r.op(Op.CAST, x.type.with_dtype(dt), (x,), (("dtype", dt),), loc)
@@ -81,7 +82,7 @@ def _column(r, instr: Instr) -> bool:
     """``[M, 1]`` at row stride 1 is ``M`` consecutive elements (one burst, not ``M`` padded ones): the
     access becomes 1-D, its tile an ``expand_dims`` (the same UB layout)."""
     shape = instr.attr("shape")
-    if len(shape) != 2 or shape[1] != 1:
+    if len(shape) != 2 or not equal(shape[1], 1):
         return False
     ptr, offset, stride, rows, cols, *rest = instr.operands
     if r.consts.get(stride.id) != 1 or r.consts.get(cols.id) != 1:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from ... import dtypes
 from ...ir.core import Instr, Op
+from ...ir.symbol import equal
 from ..kir import Bin, BinOp, Brace, Call, CInt, Const, Conv, Lit, Ref, lit
 from ..legalise_shapes.relayout import gather_lanes, lane_index
 from ..selection.selector import cpp_dtype
@@ -63,7 +64,8 @@ def _fill(sel, instr: Instr) -> list | None:
         return None
     v = instr.result
     dt = v.type.dtype
-    if instr.op is Op.BROADCAST and v.type.shape == (1,) and instr.operands[0].type.is_scalar \
+    if instr.op is Op.BROADCAST and len(v.type.shape) == 1 and equal(v.type.shape[0], 1) \
+            and instr.operands[0].type.is_scalar \
             and cpp_dtype(dt) in BYTES | {I64}:
         return _one(sel, v, sel.scalar_as(instr.operands[0], dt), instr)
     if dt not in BYTES and dt != I64 or v.id in sel.fused or instr.op is Op.CONST and sel.only_inits(v):

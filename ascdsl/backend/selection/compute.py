@@ -130,7 +130,8 @@ def _math(sel: Selector, instr: Instr) -> list:
     (x,) = instr.operands
     api, half_slices, float_slices = isel.MATH_API[instr.op]
     slices = float_slices if x.type.dtype == F32 else half_slices
-    part = max(isel.MATH_TMP_SLICE, -(-sel.count(x) // 32) * 32 * x.type.dtype.itemsize)
+    tile = -(-sel.count(x) // 32) * 32 * x.type.dtype.itemsize
+    part = tile if tile >= isel.MATH_TMP_SLICE else isel.MATH_TMP_SLICE  # max(), deciding a tie of symbols too
     work = (sel.scratch(api[:1].lower() + api[1:] + "Tmp", dtypes.uint8, slices * part, instr.loc),
             ) if slices else ()
     return [Call(api, sel.ref(instr.result), (sel.ref(x),), (lit(sel.count(x)),), work=work, loc=instr.loc)]

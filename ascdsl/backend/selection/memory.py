@@ -20,10 +20,11 @@ from __future__ import annotations
 
 from ... import dtypes
 from ...ir.core import Instr, Op, Value
+from ...ir.symbol import equal, multiple, same
 from . import repeat
 from .compute import copy_blocks
 from ..kir import (BinOp, Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, For, Gm, If, Let, Lit, Note, Pipe, QOp,
-                   Queue, Ref, Role, SizeOf, Struct, Var, add, as_expr, ceil_to, lit, minimum, mul)
+                   Queue, Ref, Role, SizeOf, Struct, Var, add, as_expr, ceil_to, is_lit, lit, minimum, mul)
 from .repeat import row, view
 from .selector import Selector
 from ..legalise_shapes.ublayout import numel
@@ -61,7 +62,7 @@ def fill_operands(instr: Instr) -> list[Value]:
 
 def _extent(sel: Selector, e: Value, size: int):
     """A block extent as an expression (the literal ``size`` when it is the whole block)."""
-    return lit(size) if sel.const_of(e) == size else sel.expr(e)
+    return lit(size) if same(sel.const_of(e), size) else sel.expr(e)
 
 
 def _column(sel: Selector, instr: Instr):
@@ -71,7 +72,7 @@ def _column(sel: Selector, instr: Instr):
     access, :mod:`.gather`), so it is the 1-D block of those ``M`` elements: one burst, its length the
     product of the two extents (that of the unit axis 0 or 1)."""
     shape = instr.attr("shape")
-    if len(shape) != 2 or shape[1] != 1:
+    if len(shape) != 2 or not equal(shape[1], 1):
         return None
     _, _, _, (rows, cols), _ = parts(instr)
     return mul(_extent(sel, rows, shape[0]), _extent(sel, cols, 1))
@@ -92,10 +93,10 @@ def _params(sel: Selector, shape: tuple, stride: Value | None, rows, cols, pitch
     """The DataCopyExtParams fields after the burst count of a 2-D (or partial 1-D) access of ``rows``
     rows of ``cols`` elements (expressions) at GM row ``stride``."""
     per = sel.platform.block_bytes // dt.itemsize
-    if len(shape) == 1 or shape[0] == 1 and not sel.general:
+    if len(shape) == 1 or not sel.general and shape[0] == 1:
         gm_gap = ub_gap = lit(0)
     else:
-        full = sel.const_of(stride) == shape[1] and cols == lit(shape[1])
+        full = same(sel.const_of(stride), shape[1]) and is_lit(cols, shape[1])
         gm_gap = lit(0) if full else mul(Bin(BinOp.SUB, sel.wide_expr(stride), cols), SizeOf(dt))
         if isinstance(cols, Lit):
             ub_gap = lit(pitch // per - -(-cols.value // per))
@@ -152,10 +153,10 @@ def _back_to_back(sel: Selector, shape: tuple, stride: Value | None, cols, pitch
     UB (valid columns = the row pitch, whole blocks), the condition that makes its bursts one (as
     CANN's kernels copy a contiguous tile in one burst: the MTE's cost is per burst); None where it
     never holds, ``Const.TRUE`` where it always does."""
-    if len(shape) == 1 or shape[0] == 1 and not sel.general:
+    if len(shape) == 1 or not sel.general and shape[0] == 1:
         return None
     n = sel.const_of(stride)
-    if isinstance(cols, Lit) and (cols.value != pitch or n is not None and n != pitch):
+    if isinstance(cols, Lit) and not (equal(cols.value, pitch) and (n is None or equal(n, pitch))):
         return None
     if isinstance(cols, Lit) and n is not None:
         return Const.TRUE
@@ -207,7 +208,7 @@ def _whole_blocks(sel: Selector, instr: Instr, local: Ref, to_ub: bool) -> Call 
     base, offset, _, extents, _ = parts(instr)
     shape = instr.attr("shape")
     per = sel.platform.block_bytes // local.dtype.itemsize
-    if not (len(shape) == 1 and shape[0] % per == 0 and sel.const_of(extents[0]) == shape[0]):
+    if not (len(shape) == 1 and multiple(shape[0], per) and same(sel.const_of(extents[0]), shape[0])):
         return None
     gm = _gm(sel, base, local.dtype, sel.wide_expr(offset))
     dst, src = (local, gm) if to_ub else (gm, local)
@@ -227,7 +228,7 @@ def copy_in(sel: Selector, instr: Instr) -> list:
         return out + [whole, Queue(QOp.ENQUE, buf)]
     per = sel.platform.block_bytes // dt.itemsize
     cols = _columns(sel, instr)
-    aligned = isinstance(cols, Lit) and cols.value % per == 0
+    aligned = isinstance(cols, Lit) and multiple(cols.value, per)
     pad = lit(0) if aligned or other is None else Conv(U8, Bin(BinOp.SUB, ceil_to(cols, per), cols))
     pad_var = Var(sel.fresh_key(), Struct.PAD_PARAMS, buf.hint + "Pad", template=dt)
     value = sel.scalar_as(other, dt) if other is not None else Lit(0, dt)
@@ -287,7 +288,7 @@ def _fill(sel: Selector, instr: Instr, local: Ref, other: Value) -> list:
 def _covered(c: int | None, size: int, per: int) -> bool:
     """A burst of ``c`` valid lanes (None: known only at run time), padded to whole blocks of ``per``,
     leaves none of the block's ``size`` lanes to fill."""
-    return c == size or c is not None and -(-c // per) * per >= size
+    return same(c, size) or c is not None and -(-c // per) * per >= size
 
 
 def _fill_tail(sel: Selector, local: Ref, n, size: int, other) -> list:
@@ -330,7 +331,7 @@ def _fill_rows(sel: Selector, local: Ref, shape: tuple, extents, p: int, other, 
     c = sel.const_of(cols)
     n = sel.expr(cols) if scale == 1 else Bin(BinOp.MUL, sel.expr(cols), lit(scale))
     masked = not _covered(None if c is None else c * scale, size, per)
-    if masked and (len(shape) == 1 or shape[0] == 1 and not sel.general):
+    if masked and (len(shape) == 1 or not sel.general and shape[0] == 1):
         out += _fill_tail(sel, local, n, size, other)
     elif masked:
         valid = Var(sel.fresh_key(), dtypes.int32, local.buf.hint + "Valid")

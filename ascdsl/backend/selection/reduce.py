@@ -15,6 +15,7 @@ Every scratch area is a buffer of its own, sized by the views of the calls that 
 from __future__ import annotations
 
 from ...ir.core import Instr, Op
+from ...ir.symbol import equal
 from . import isel, repeat
 from ..kir import BinOp, Bin, Brace, Call, Const, Elem, For, If, Lit, Ref, Set, Var, VarKind, add, as_expr, lit, minimum
 from .repeat import located, row, view
@@ -48,7 +49,7 @@ def _rows(sel: Selector, instr: Instr) -> list:
     src, pb = sel.ref(x), p // per_blk
     out = []
     general = sel.general
-    if cols > per_rep or general:  # (general form: the folds run zero times when a row fits one repeat)
+    if general or cols > per_rep:  # (general form: the folds run zero times when a row fits one repeat)
         first = minimum(lit(cols), lit(per_rep)) if general else lit(per_rep)
         fold = sel.scratch("fold", F32, rows * per_rep, instr.loc)
         out += repeat.over_rows(sel, rows, lit(rows), pb, lambda r, n, s: [Call(
@@ -123,7 +124,7 @@ def _columns(sel: Selector, instr: Instr) -> list:
     acc = sel.ref(v)
     n = -(-cols // per_blk) * per_blk
     out = [Call("DataCopy", Ref(acc.buf, F32, lit(0), n), (Ref(src.buf, F32, lit(0), n),), (lit(n),), loc=instr.loc)]
-    if rows == 1 and not sel.general:
+    if not sel.general and rows == 1:
         return out
     r, k = sel.fresh("r"), sel.fresh("k")
     chain = [For(r, lit(1), lit(rows), lit(1), (Call(FOLD[instr.op], acc, (acc, view(src, row(r, p))), (lit(cols),)),))]
@@ -182,7 +183,7 @@ def broadcast_binary(sel: Selector, instr: Instr) -> list:
             operands.append((sel.ref(x), lambda r, c: add(row(r, p), c), 1, None))
             continue
         src = sel.defs[x.id].operands[0]
-        if src.type.shape[-1] != 1:  # [1, N]: every row reads the same row
+        if not equal(src.type.shape[-1], 1):  # [1, N]: every row reads the same row
             operands.append((sel.ref(src), lambda r, c: c, 1, 0))
             continue
         m = src.type.shape[0]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..kir import BinOp, Bin, Brace, Call, CInt, Cond, Conv, For, If, Lit, Ref, add, as_expr, lit, minimum
+from ..kir import BinOp, Bin, Brace, Call, CInt, Cond, Conv, For, If, Lit, Ref, add, as_expr, is_lit, lit, minimum
 
 
 def u8(e):
@@ -28,7 +28,7 @@ def mask(cols: int, per_rep: int, c, aligned: bool = True, general: bool = False
     """Lanes of the repeat starting at column ``c`` (an expression) of ``cols`` columns; ``aligned``:
     ``c`` is a multiple of the repeat."""
     if general:
-        return minimum(Bin(BinOp.SUB, lit(cols), c) if c != lit(0) else lit(cols), lit(per_rep))
+        return minimum(lit(cols) if is_lit(c, 0) else Bin(BinOp.SUB, lit(cols), c), lit(per_rep))
     if aligned and cols % per_rep == 0:
         return lit(per_rep)
     if isinstance(c, Lit):
@@ -72,13 +72,13 @@ def over_rows(sel, rows: int, count, pitch_blocks: int, body) -> list:
 
 def row(r, pitch: int):
     """The element offset of row ``r`` (an expression) of a tile with row ``pitch``."""
-    return lit(0) if r == lit(0) else Bin(BinOp.MUL, r, lit(pitch))
+    return lit(0) if is_lit(r, 0) else Bin(BinOp.MUL, r, lit(pitch))
 
 
 def view(ref: Ref, offset=None) -> Ref:
     """``ref`` moved by ``offset`` (an expression inside a chunk loop), still bounded by the whole
     view's extent."""
-    if offset is None or offset == lit(0):
+    if offset is None or is_lit(offset, 0):
         return ref
     return Ref(ref.buf, ref.dtype, add(ref.offset, offset), ref.extent)
 

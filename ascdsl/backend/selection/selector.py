@@ -410,7 +410,7 @@ class Selector:
         """An int32 ``+ - *`` with a constant outside int16's range (a hash's or a generator's mixing
         constant, as in ``tl.rand``): meant to wrap, so rendered on ``uint32_t`` (a signed overflow is
         undefined in C++; the interpreter wraps)."""
-        return any(c is not None and not -(1 << 15) <= int(c) < 1 << 15 for c in map(self.const_of, instr.operands))
+        return any(c is not None and not -(1 << 15) <= c < 1 << 15 for c in map(self.const_of, instr.operands))
 
     def exact_scalar(self, instr: Instr, xs: list) -> kir.Expr:
         """Scalar ops that are a C expression and exact: ``where``, ``~``/``not``, int ``abs``
