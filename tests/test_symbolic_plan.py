@@ -18,7 +18,7 @@ from ascdsl.backend.plan.ubplan import highs
 from ascdsl.backend.render.ascendc import planned
 from ascdsl.ir.symbol import Poly, Undecided, larger, less, var_name
 from ascdsl.platforms import get_platform
-from tests.test_lift_differential import add_row_kernel, softmax_kernel
+from tests.test_lift_differential import CASES as LIFT_CASES, add_row_kernel, softmax_kernel
 from tests.test_symbolic_passes import BLOCK, BLOCKS, ELEMENTWISE, F16, F32, I32, ROWS, _at, _kernel
 from tests.test_symbolic_selection import BLOCK16, WIDER
 
@@ -156,3 +156,23 @@ def test_where_the_lift_rounds_a_slot_up_to_a_block_the_plan_declines(name):
     (symbol,) = found.extents
     with pytest.raises(Undecided, match="is not a multiple of 32"):
         _planned(fn, args, {**fixed, "BLOCK": symbol})
+
+
+def test_two_symbols_footprint_and_highs_are_the_joint_lift_s():
+    """``add_row``: the lift fits ``ROWS`` (multiples of 1 from 2) and ``BLOCK`` (of 8) jointly, each high with
+    the other at its low. On the box of those domains selection declines (``ROWS * BLOCK`` lanes reach past
+    2**24 at its far corner, where the lift never compiles); on the part of the box each high is searched in,
+    the planned kernel's slots are the lift's, and ``highs`` gives its high (one quantum past it: the budget
+    decides)."""
+    fn, args, constexprs = LIFT_CASES["add_row_f32"]
+    found = lift.analyse(fn, _kernel(fn, args, constexprs), PLATFORM)
+    rows, block = found.extents
+    past = {e.name: dataclasses.replace(e, high=e.high + e.quantum) for e in found.extents}
+    with pytest.raises(Undecided, match="16777216"):
+        _planned(fn, args, past)
+    for lifted, other in ((rows, dataclasses.replace(block, high=2048)), (block, dataclasses.replace(rows, high=256))):
+        symbols = {**past, other.name: other}
+        k = _planned(fn, args, symbols)
+        assert found.slots == tuple((s.num, (_named(s.bytes),)) for s in k.plan.slots if s.num)
+        by_name = {s.name: s for s in highs(k.plan, tuple(symbols.values()), PLATFORM.ub_budget_bytes)}
+        assert by_name[lifted.name] == lifted

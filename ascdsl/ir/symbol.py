@@ -298,5 +298,5 @@ def _poly(x: Poly | int) -> Poly:
     return x if isinstance(x, Poly) else Poly.const(x)
 
 
-__all__ = ["ONE", "Poly", "Symbol", "Undecided", "Var", "ZERO", "equal", "larger", "largest_fitting", "less", "multiple",
-           "same", "var_name"]
+__all__ = ["ONE", "Poly", "Symbol", "Undecided", "Var", "ZERO", "equal", "larger", "largest_fitting", "less",
+           "multiple", "same", "var_name"]
