@@ -16,11 +16,13 @@ from ascdsl.backend.lift import lift
 from ascdsl.backend.lift.poly import footprint
 from ascdsl.backend.plan.ubplan import highs
 from ascdsl.backend.render.ascendc import planned
-from ascdsl.ir.symbol import Poly, Undecided, larger, less, var_name
+from ascdsl.ir.symbol import ZERO, Poly, Symbol, Undecided, larger, less, var_name
+from ascdsl.op import specializations
+from ascdsl.opbuild import jit_functions
 from ascdsl.platforms import get_platform
 from tests.test_lift_differential import CASES as LIFT_CASES, add_row_kernel, softmax_kernel
 from tests.test_symbolic_passes import BLOCK, BLOCKS, ELEMENTWISE, F16, F32, I32, ROWS, _at, _kernel
-from tests.test_symbolic_selection import BLOCK16, WIDER
+from tests.test_symbolic_selection import BLOCK16, OPS, WIDER, ops_sweep
 
 PLATFORM = get_platform()
 
@@ -45,8 +47,9 @@ def _differential(fn, args, fixed: dict, symbols: dict, points: list[dict]) -> k
     for values in points:
         valued = _planned(fn, args, {**fixed, **values})
         assert _comparable(_at(symbolic, values)) == _comparable(valued), values
-        assert symbolic.plan.total_bytes.at(values) == valued.plan.total_bytes, values
-        assert footprint(symbolic.plan.footprint, values) == valued.plan.total_bytes, values
+        assert (ZERO + symbolic.plan.total_bytes).at(values) == valued.plan.total_bytes, values
+        if symbolic.plan.footprint:  # a symbol that sizes a buffer
+            assert footprint(symbolic.plan.footprint, values) == valued.plan.total_bytes, values
     return symbolic
 
 
@@ -176,3 +179,32 @@ def test_two_symbols_footprint_and_highs_are_the_joint_lift_s():
         assert found.slots == tuple((s.num, (_named(s.bytes),)) for s in k.plan.slots if s.num)
         by_name = {s.name: s for s in highs(k.plan, tuple(symbols.values()), PLATFORM.ub_budget_bytes)}
         assert by_name[lifted.name] == lifted
+
+
+def test_a_slot_whose_fit_flips_inside_the_domain_is_undecided():
+    """softmax_grad's float16 ``rows_kernel`` (``FRONT``): a free 256-byte slot (a math API's minimum work slice) holds a
+    ``4 * BLOCK_K``-byte buffer up to 64 lanes, not beyond: planned for a symbol from 16 the best fit changes
+    inside the domain; from 64 the domain decides it, and the plan is each value's."""
+    (op,) = [op for op in OPS if op.name == "softmax_grad"]
+    fns = jit_functions(op)
+    kernel = next(k for k in specializations(op, opdef_only=True).kernels if k.name == "rows_kernel"
+                  and dict(k.constexprs)["FRONT"] and k.params[0].type.dtype == F16)
+    fn, types, consts = fns[kernel.name], [p.type.dtype for p in kernel.params], dict(kernel.constexprs)
+    with pytest.raises(Undecided, match="do not decide 4 \\* BLOCK_K < 256"):
+        _planned(fn, types, {**consts, "BLOCK_K": Symbol("BLOCK_K", 16, 16, 4096)})
+    _differential(fn, types, consts, {"BLOCK_K": Symbol("BLOCK_K", 16, 64, 4096)},
+                  [{"BLOCK_K": v} for v in (64, 80, 4096)])
+
+
+PLANNED = {"log_softmax_grad": 11, "matmul": 0, "rms_norm": 0, "scale_add": 10, "softmax": 0, "softmax_grad": 27}
+
+
+@pytest.mark.parametrize("op", OPS, ids=lambda op: op.name)
+def test_every_int_constexpr_of_the_ops_vector_kernels_as_a_symbol(op):
+    """``test_symbolic_selection``'s sweep of the ops' vector kernels through the whole pipeline, a symbol's low
+    its quantum or 64 lanes: 48 of the 75 constexprs selection takes plan (the counts by op, so a change
+    shows). Declined: rms_norm's and softmax's 18 (a buffer of ``BLOCK / 8`` bytes, a reduction's, is no
+    whole number of 32-byte blocks: its slot is ``ceil32(1/8 * BLOCK)``, which the lift writes and the
+    planner's polynomials do not), and 9 whose best-fitting slot changes inside every domain tried."""
+    accepted, _ = ops_sweep(op, _differential, lambda q: (q, 64) if q < 64 else (q,))
+    assert len(accepted) == PLANNED[op.name]

@@ -242,7 +242,7 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
                 for i in order_slots)
     symbolic = any(isinstance(s.bytes, Poly) for s in out)
     return Plan(out, tuple(sorted((key, renumber[i]) for key, i in home.items())), tuple(sorted(alias.items())),
-                footprint=tuple((s.num, (s.bytes,)) for s in out) if symbolic else (), bound=tuple(bound))
+                footprint=tuple((s.num, (ZERO + s.bytes,)) for s in out) if symbolic else (), bound=tuple(bound))
 
 
 def _best_fit(free: list[int], fits: list, nbytes) -> int | None:
