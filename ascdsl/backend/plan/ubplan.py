@@ -22,7 +22,11 @@
   kernels do with a ``TQueBind<VECIN, VECOUT>`` (:attr:`Plan.bound`, :func:`.queues.bind_queues`):
   one double-buffered queue less, so tiles of rows that fit three queues once fit twice;
 * every slot's size is the largest extent any view of its buffers reaches (so scratch is sized by
-  the calls that use it, and ``Compare``'s whole repeats pad its operands), rounded up to a block.
+  the calls that use it, and ``Compare``'s whole repeats pad its operands), rounded up to a block;
+* on a kernel compiled for symbols (run-time tile extents, docs/design.md "Symbolic tile extents")
+  the sizes are polynomials of them, whole blocks on their domains, and each comparison above holds on
+  the whole domain (:func:`ascdsl.ir.symbol.less`), else :class:`~ascdsl.ir.symbol.Undecided`: the plan
+  is the plan of the kernel compiled for any of their values, :attr:`Plan.total_bytes` one polynomial.
 
 The :class:`Plan` is data on the kernel (:attr:`.kir.Kernel.plan`); the manifest, the report and
 the budget check read it.
