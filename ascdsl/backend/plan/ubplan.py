@@ -38,10 +38,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ...errors import CompilationError, Loc, UBOverflowError
+from ...ir.symbol import ZERO, Poly, Symbol, Undecided, larger, less
 from ...platforms import Platform
 from .. import kir
 from ..kir import Buf, Call, Position, Queue, Role
-from ...ir.symbol import ZERO, Poly, Symbol, Undecided, larger, less
 from ..lift.poly import as_json, describe_slots, exact_expression
 from .queues import BUFFERS, held_across, packed
 
