@@ -261,8 +261,18 @@ def test_every_int_constexpr_of_the_ops_vector_kernels_as_a_symbol(op):
     the kernel compiled for that value gives (values another constexpr has are left out, see
     ``test_symbolic_passes``). A value no such quantum decides (``BLOCK_R = 72`` of float16 rows: a pitch of
     16 lanes) declines, as the lift keeps a value its quantum does not admit a specialisation."""
+    accepted, seen = ops_sweep(op, _differential)
+    assert accepted or not seen, f"{op.name}: no int constexpr selects as a symbol"
+
+
+def ops_sweep(op, differential, lows=lambda q: (q,)) -> tuple[list, set]:
+    """Each int constexpr (a multiple of 8) of the op's vector-core kernels, made the symbol of the first quantum
+    of :data:`QUANTA` dividing its value and low of ``lows(quantum)`` (at most the value) on which
+    ``differential(fn, types, fixed, symbols, points)`` decides, at its low, the next value, its own value and
+    the high end: the ``(kernel name, constexpr, symbol)`` accepted, and the ``(kernel, types, constexprs,
+    name)`` tried."""
     fns = jit_functions(op)
-    seen, accepted = set(), 0
+    seen, accepted = set(), []
     for kernel in specializations(op, opdef_only=True).kernels:
         if is_cube(kernel):
             continue
@@ -273,13 +283,14 @@ def test_every_int_constexpr_of_the_ops_vector_kernels_as_a_symbol(op):
                 continue
             seen.add(key)
             others = {v for n, v in consts.items() if n != name and type(v) is int}
-            for q in (q for q in QUANTA if value % q == 0):
-                symbol = Symbol(name, q, q, max(value, 4096))
+            domains = [(q, low) for q in QUANTA if value % q == 0 for low in lows(q) if low <= value]
+            for q, low in domains:
+                symbol = Symbol(name, q, low, max(value, 4096))
                 try:
-                    _differential(fn, types, consts, {name: symbol},
-                                  [{name: v} for v in sorted({q, 2 * q, value, symbol.high} - others)])
+                    differential(fn, types, consts, {name: symbol},
+                                 [{name: v} for v in sorted({low, low + q, value, symbol.high} - others)])
                 except Undecided:
                     continue
-                accepted += 1
+                accepted.append((kernel.name, name, symbol))
                 break
-    assert accepted or not seen, f"{op.name}: no int constexpr selects as a symbol"
+    return accepted, seen

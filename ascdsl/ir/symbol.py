@@ -13,6 +13,7 @@ in ``docs/design.md``) keeps these types. The kernel IR's expression of a polyno
 """
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -262,6 +263,32 @@ def multiple(x: Poly | int, d: int) -> bool:
     return not x % d  # an int's remainder, or a constant polynomial's (``Poly.__mod__`` decides it or raises)
 
 
+def less(x: Poly | int, y: Poly | int) -> bool:
+    """Whether ``x < y`` at every point of the symbols' domains (False: at none of them); :class:`Undecided`
+    where the order of the two flips inside the domains (or they tie at some points only). Exact where
+    ``y - x`` is multilinear in symbols (no symbol twice in a term): its extremes on the box of the domains
+    lie at the box's corners, which are points of the domains (``4 * ROWS * BLOCK`` against ``4 * BLOCK``);
+    elsewhere the :class:`Poly` order (term-by-term bounds)."""
+    if not isinstance(x, Poly) and not isinstance(y, Poly):
+        return x < y
+    d = _poly(y) - _poly(x)
+    monos = [m for m, _ in d]
+    symbols = list(dict.fromkeys(v for m in monos for v in m))
+    if not all(isinstance(v, Symbol) for v in symbols) or any(len(set(m)) != len(m) for m in monos):
+        return d > 0
+    values = [d.at({v.name: end for v, end in zip(symbols, ends)})
+              for ends in itertools.product(*[(v.low, v.high) for v in symbols])]
+    if all(v > 0 for v in values) or all(v <= 0 for v in values):
+        return values[0] > 0
+    raise Undecided(f"the symbols' domains do not decide {_poly(x)} < {_poly(y)}")
+
+
+def larger(x: Poly | int, y: Poly | int) -> Poly | int:
+    """``max(x, y)`` on the symbols' domains (``x`` where they tie): the one that is at least the other at
+    every point; :class:`Undecided` where neither is (:func:`less`)."""
+    return y if less(x, y) else x
+
+
 def same(x, y: Poly | int) -> bool:
     """:func:`equal` of a number that may be missing (None: not a constant, so never ``y``)."""
     return x is not None and equal(x, y)
@@ -271,5 +298,5 @@ def _poly(x: Poly | int) -> Poly:
     return x if isinstance(x, Poly) else Poly.const(x)
 
 
-__all__ = ["ONE", "Poly", "Symbol", "Undecided", "Var", "ZERO", "equal", "largest_fitting", "multiple", "same",
-           "var_name"]
+__all__ = ["ONE", "Poly", "Symbol", "Undecided", "Var", "ZERO", "equal", "larger", "largest_fitting", "less",
+           "multiple", "same", "var_name"]

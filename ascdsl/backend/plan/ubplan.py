@@ -22,7 +22,11 @@
   kernels do with a ``TQueBind<VECIN, VECOUT>`` (:attr:`Plan.bound`, :func:`.queues.bind_queues`):
   one double-buffered queue less, so tiles of rows that fit three queues once fit twice;
 * every slot's size is the largest extent any view of its buffers reaches (so scratch is sized by
-  the calls that use it, and ``Compare``'s whole repeats pad its operands), rounded up to a block.
+  the calls that use it, and ``Compare``'s whole repeats pad its operands), rounded up to a block;
+* on a kernel compiled for symbols (run-time tile extents, docs/design.md "Symbolic tile extents")
+  the sizes are polynomials of them, whole blocks on their domains, and each comparison above holds on
+  the whole domain (:func:`ascdsl.ir.symbol.less`), else :class:`~ascdsl.ir.symbol.Undecided`: the plan
+  is the plan of the kernel compiled for any of their values, :attr:`Plan.total_bytes` one polynomial.
 
 The :class:`Plan` is data on the kernel (:attr:`.kir.Kernel.plan`); the manifest, the report and
 the budget check read it.
@@ -34,6 +38,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ...errors import CompilationError, Loc, UBOverflowError
+from ...ir.symbol import ZERO, Poly, Symbol, Undecided, larger, less
 from ...platforms import Platform
 from .. import kir
 from ..kir import Buf, Call, Position, Queue, Role
@@ -54,7 +59,8 @@ class Slot:
     needs: tuple[int, ...] = ()  # the bytes the views of each of its buffers reach (``bytes``: their
     # largest, rounded up to a block)
     size: object = None  # runtime tile extents (:mod:`.lift`): bytes as an expression of tiling fields,
-    # ``bytes`` being its largest value
+    # ``bytes`` being its largest value; a kernel compiled for symbols has ``bytes`` and ``needs`` of polynomials
+    # (:class:`~ascdsl.ir.symbol.Poly`) instead
     bound: bool = False  # a VECIN queue whose buffers are stored from too (``TQueBind<VECIN, VECOUT>``)
     once: bool = False  # a queue single-buffered by design (:func:`_once`), not by :func:`check_budget`
 
@@ -74,7 +80,8 @@ class Plan:
     home: tuple[tuple[int, int], ...]  # (buffer key, slot index)
     alias: tuple[tuple[int, Buf], ...] = ()  # (buffer key, the queue buffer it is computed in)
     least: int | None = None  # runtime tile extents: the bytes at their smallest values (``.lift``)
-    footprint: tuple = ()  # runtime tile extents: the bytes slot by slot as polynomials of them (``.poly.Slots``)
+    footprint: tuple = ()  # runtime tile extents: the bytes slot by slot as polynomials of them (``.poly.Slots``;
+    # a kernel compiled for symbols: each slot's one polynomial, :attr:`total_bytes` their sum)
     bound: tuple[tuple[Buf, Buf], ...] = ()  # (output, input): the store computed in the load's queue buffer
 
     def root(self, buf: Buf) -> Buf:
@@ -135,7 +142,7 @@ class _Order:
                 self.calls.append((self.n, s))
                 for r in s.refs:
                     self.use(r.buf)
-                    self.bytes[r.buf] = max(self.bytes.get(r.buf, 0), r.extent * r.dtype.itemsize)
+                    self.bytes[r.buf] = larger(self.bytes.get(r.buf, 0), r.extent * r.dtype.itemsize)
                 for b in s.reads:
                     self.use(b)
             elif isinstance(s, Queue):
@@ -164,8 +171,8 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
     order = _Order(k.process)
     block = platform.block_bytes
 
-    def size(b: Buf) -> int:
-        return -(-order.bytes.get(b, block) // block) * block
+    def size(b: Buf) -> int | Poly:
+        return (order.bytes.get(b, block) + block - 1) // block * block
 
     slots: list[dict] = []
     home: dict[int, int] = {}
@@ -180,7 +187,7 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
                 slots.append({"position": pos, "num": num, "bytes": 0, "fit": 0, "first": b, "busy": 0,
                               "once": b.queue in once})
             s = slots[queues[b.queue]]
-            s["bytes"] = max(s["bytes"], size(b))
+            s["bytes"] = larger(s["bytes"], size(b))
             s.setdefault("needs", []).append(order.bytes.get(b, block))
             home[b.key] = queues[b.queue]
     donors = _donors(order)
@@ -206,15 +213,15 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
             index = where
         else:
             free = [i for i, s in enumerate(slots) if s["position"] is Position.VECCALC and s["busy"] < start]
-            index = min(free, key=lambda i: (slots[i]["fit"] < nbytes, abs(slots[i]["fit"] - nbytes), i), default=None)
+            index = _best_fit(free, [slots[i]["fit"] for i in free], nbytes)
             if index is None:
                 index = len(slots)
                 slots.append({"position": Position.VECCALC, "num": 1, "bytes": 0, "fit": 0, "first": b, "busy": 0})
         s = slots[index]
-        s["fit"] = max(s["fit"], nbytes)
+        s["fit"] = larger(s["fit"], nbytes)
         if s["position"] is Position.VECCALC:
             s["busy"] = max(s["busy"], end)
-        s["bytes"] = max(s["bytes"], nbytes)
+        s["bytes"] = larger(s["bytes"], nbytes)
         if root is not None:
             alias[b.key] = root
         s.setdefault("needs", []).append(order.bytes.get(b, block))
@@ -225,7 +232,7 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
         home.update({key: new for key, index in home.items() if index == old})
         alias.update({key: i for key, root in alias.items() if root == o})
         alias[o.key] = i
-        slots[new]["bytes"] = max(slots[new]["bytes"], slots[old]["bytes"])
+        slots[new]["bytes"] = larger(slots[new]["bytes"], slots[old]["bytes"])
         slots[new]["needs"] += slots[old]["needs"]
         slots[new]["bound"] = True
         slots[new].update(num=BUFFERS, once=False)  # stored from after the compute: held across it
@@ -237,8 +244,21 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
                      slots[i]["first"].loc, tuple(slots[i]["needs"]), bound=slots[i].get("bound", False),
                      once=slots[i].get("once", False))
                 for i in order_slots)
+    symbolic = any(isinstance(s.bytes, Poly) for s in out)
     return Plan(out, tuple(sorted((key, renumber[i]) for key, i in home.items())), tuple(sorted(alias.items())),
-                bound=tuple(bound))
+                footprint=tuple((s.num, (ZERO + s.bytes,)) for s in out) if symbolic else (), bound=tuple(bound))
+
+
+def _best_fit(free: list[int], fits: list, nbytes) -> int | None:
+    """The free slot for a buffer of ``nbytes``: of those that hold it, the smallest; else the largest; the
+    first of equals. Sizes may be polynomials: each comparison holds on the whole domain of the symbols
+    (:func:`ascdsl.ir.symbol.less`), else :class:`~ascdsl.ir.symbol.Undecided`."""
+    holding = [(i, f) for i, f in zip(free, fits) if not less(f, nbytes)]
+    best = None
+    for i, f in holding or zip(free, fits):
+        if best is None or (less(f, best[1]) if holding else less(best[1], f)):
+            best = (i, f)
+    return None if best is None else best[0]
 
 
 def _once(order: _Order) -> set[tuple]:
@@ -384,6 +404,21 @@ def _dies_in_place(order: _Order, at: int, last: int, src: Buf, d: Buf) -> bool:
 def plan_ub(k: kir.Kernel, platform: Platform) -> kir.Kernel:
     """The UB-planning pass: the kernel with its :class:`Plan`."""
     return dataclasses.replace(k, plan=plan(k, platform))
+
+
+def highs(p: Plan, symbols: tuple[Symbol, ...], budget: int) -> tuple[Symbol, ...]:
+    """``symbols`` (those the plan of a kernel compiled for them is a polynomial of), each with its ``high``
+    the largest value of its domain whose footprint (:attr:`Plan.total_bytes`) fits ``budget`` with the other
+    symbols at their ``low``: what the lift finds by compiling at values, found without a compile (the plan's
+    decisions hold on the domains given, so no high grows). :class:`Undecided` where not even the lows fit."""
+    lows, total = {s.name: s.low for s in symbols}, ZERO + p.total_bytes
+    out = []
+    for s in symbols:
+        high = s.largest(lambda v: v <= s.high and total.at({**lows, s.name: v}) <= budget)
+        if not high:
+            raise Undecided(f"no value of {s.name} fits the {budget} bytes of UB")
+        out.append(dataclasses.replace(s, high=high))
+    return tuple(out)
 
 
 def check_budget(k: kir.Kernel, platform: Platform) -> kir.Kernel:

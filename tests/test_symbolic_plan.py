@@ -1,0 +1,210 @@
+"""The UB planner on a kernel compiled for ``Symbol`` s (issue 25, step 5 of the "Symbolic tile extents" plan in
+docs/design.md): the backend's passes after selection (``fit_queues``, ``plan_ub``, ``bind_queues``, ``stage``,
+``sync``, ``name``) run on the selected kernel IR; each buffer's bytes are a polynomial of the symbols, every
+choice of a slot compares those polynomials on the whole domain (``ir.symbol.less``: at the corners of the box
+of the domains where multilinear), else ``Undecided``, and the footprint is one polynomial
+(``Plan.total_bytes``): its symbols given values, the plan is the one of the kernel compiled for those values,
+and the footprint the one the lift fits by compiling at dozens of values."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from ascdsl.backend import kir
+from ascdsl.backend.lift import lift
+from ascdsl.backend.lift.poly import footprint
+from ascdsl.backend.plan.ubplan import highs
+from ascdsl.backend.render.ascendc import planned
+from ascdsl.ir.symbol import ZERO, Poly, Symbol, Undecided, larger, less, var_name
+from ascdsl.op import specializations
+from ascdsl.opbuild import jit_functions
+from ascdsl.platforms import get_platform
+from tests.test_lift_differential import CASES as LIFT_CASES, add_row_kernel, softmax_kernel
+from tests.test_symbolic_passes import BLOCK, BLOCKS, ELEMENTWISE, F16, F32, I32, ROWS, _at, _kernel
+from tests.test_symbolic_selection import BLOCK16, OPS, WIDER, ops_sweep
+
+PLATFORM = get_platform()
+
+
+def _planned(fn, args, constexprs: dict) -> kir.Kernel:
+    """``fn`` compiled at ``constexprs`` (symbols or values) through every backend pass but the budget check,
+    selection in the general form."""
+    return planned(_kernel(fn, args, constexprs), PLATFORM, general=True)
+
+
+def _comparable(k: kir.Kernel) -> tuple:
+    """``k`` without the symbolic plan's footprint, and its names by what they name (``Names`` compare by
+    identity)."""
+    return dataclasses.replace(k, plan=dataclasses.replace(k.plan, footprint=()), names=None), vars(k.names)
+
+
+def _differential(fn, args, fixed: dict, symbols: dict, points: list[dict]) -> kir.Kernel:
+    """The planned kernel of the symbols, checked at each point against the kernel compiled for its values:
+    the whole kernel IR (slots, their bytes and needs, homes, aliases, names, stages, syncs) equal, and the
+    footprint polynomial, evaluated, the valued plan's bytes."""
+    symbolic = _planned(fn, args, {**fixed, **symbols})
+    for values in points:
+        valued = _planned(fn, args, {**fixed, **values})
+        assert _comparable(_at(symbolic, values)) == _comparable(valued), values
+        assert (ZERO + symbolic.plan.total_bytes).at(values) == valued.plan.total_bytes, values
+        if symbolic.plan.footprint:  # a symbol that sizes a buffer
+            assert footprint(symbolic.plan.footprint, values) == valued.plan.total_bytes, values
+    return symbolic
+
+
+def _symbolic_slots(k: kir.Kernel) -> list:
+    return [s for s in k.plan.slots if isinstance(s.bytes, Poly) and any(m for m, _ in s.bytes)]
+
+
+ONE_D = {n: v for n, v in ELEMENTWISE.items() if n not in ("exp_f16", "halves")}  # their symbols: below
+
+
+@pytest.mark.parametrize("name", sorted(ONE_D))
+def test_the_plan_of_a_symbol_is_the_plan_of_each_value(name):
+    fn, args, fixed = ONE_D[name]
+    k = _differential(fn, args, fixed, {"BLOCK": BLOCK}, [{"BLOCK": b} for b in BLOCKS])
+    assert _symbolic_slots(k)
+    assert isinstance(k.plan.total_bytes, Poly)
+
+
+def test_a_copy_s_footprint_is_one_polynomial():
+    """An f32 block copy of ``BLOCK`` lanes: a double-buffered load queue and a double-buffered store queue of
+    ``4 * BLOCK`` bytes each (the loop's tile of ``pointers`` is computed in the load's buffer)."""
+    fn, args, fixed = ELEMENTWISE["copy"]
+    k = _planned(fn, args, {**fixed, "BLOCK": BLOCK})
+    assert k.plan.total_bytes == 16 * Poly.var(BLOCK)
+    assert [(s.num, s.bytes) for s in k.plan.slots] == [(2, 4 * Poly.var(BLOCK))] * 2
+
+
+@pytest.mark.parametrize("fn,args", [(add_row_kernel, (F32, F32, F32, I32)), (softmax_kernel, (F16, F16, I32))],
+                         ids=["add_row", "softmax"])
+def test_row_tiles_plan_by_the_corners_of_the_domains(fn, args):
+    """``[ROWS, BLOCK]`` tiles beside ``[BLOCK]`` rows and ``[ROWS]`` columns: ``4 * ROWS * BLOCK`` bytes against
+    ``4 * BLOCK`` is decided at the corners of the box of the two domains (the term-by-term bounds of the
+    ``Poly`` order straddle)."""
+    points = [{"ROWS": r, "BLOCK": b} for r, b in [(8, 16), (16, 32), (24, 4096), (256, 48)]]
+    k = _differential(fn, args, {}, {"ROWS": ROWS, "BLOCK": BLOCK16}, points)
+    assert any(ROWS in m and BLOCK16 in m for s in _symbolic_slots(k) for m, _ in s.bytes)
+
+
+@pytest.mark.parametrize("name", sorted(WIDER))
+def test_column_sums_planes_scans_and_selects_plan_too(name):
+    fn, args, fixed, symbols, points = WIDER[name]
+    assert _symbolic_slots(_differential(fn, args, fixed, symbols, points))
+
+
+def test_bytes_not_whole_blocks_on_the_domain_are_undecided():
+    """``BLOCK // 2`` float32 lanes are ``2 * BLOCK`` bytes: 16 at 8, a slot of one 32-byte block, so no
+    polynomial of a symbol of multiples of 8; of multiples of 16 they are."""
+    fn, args, fixed = ELEMENTWISE["halves"]
+    with pytest.raises(Undecided, match="2 \\* BLOCK is not a multiple of 32"):
+        _planned(fn, args, {**fixed, "BLOCK": BLOCK})
+    _differential(fn, args, fixed, {"BLOCK": BLOCK16}, [{"BLOCK": b} for b in (16, 32, 48, 4096)])
+
+
+def test_the_order_of_two_sizes_is_decided_on_the_whole_domain_or_not_at_all():
+    rows, block = Poly.var(ROWS), Poly.var(BLOCK)
+    assert less(4 * block, 4 * rows * block)  # 0 < 4 * BLOCK * (ROWS - 1) at every corner
+    with pytest.raises(Undecided):
+        4 * block < 4 * rows * block  # the Poly order's bounds straddle
+    assert not less(4 * rows * block, 4 * block) and larger(4 * block, 4 * rows * block) == 4 * rows * block
+    assert larger(4 * block, 4 * block) == 4 * block and not less(block, block)
+    with pytest.raises(Undecided, match="do not decide"):
+        less(rows, block)  # ROWS < BLOCK at some points, not at others
+    with pytest.raises(Undecided, match="do not decide"):
+        less(block, 2 * block - 8)  # a tie at 8, less above: the first of equals would change
+    assert less(3, 4) and not less(4, 4) and larger(3, 4) == 4
+
+
+def _named(p: Poly) -> Poly:
+    """``p`` over its symbols' names (the lift's variables)."""
+    return Poly(tuple((tuple(var_name(v) for v in m), c) for m, c in p))
+
+
+LIFTED = ["bounded", "chunks", "copy", "exp_f16", "pointers", "second_half"]
+
+
+@pytest.mark.parametrize("name", LIFTED)
+def test_the_footprint_is_the_lift_s_and_its_high_comes_without_a_compile(name):
+    """The lift compiles each kernel at dozens of values to fit its footprint (per slot, the bytes its buffers
+    reach) and searches the largest value that fits the UB budget (``lift._high``). Planned once for the
+    lift's own symbol, the kernel's slots are the lift's, each slot's bytes its polynomial, and ``highs`` on
+    the footprint polynomial gives the lift's high (on a domain one quantum past it: the budget decides)."""
+    fn, args, fixed = ELEMENTWISE[name]
+    found = lift.analyse(fn, _kernel(fn, args, {**fixed, "BLOCK": 64}), PLATFORM)
+    (symbol,) = found.extents
+    wide = dataclasses.replace(symbol, high=symbol.high + symbol.quantum)
+    k = _planned(fn, args, {**fixed, "BLOCK": wide})
+    assert [(num, needs) for num, needs in found.slots if num] == [(s.num, (_named(s.bytes),))
+                                                                    for s in k.plan.slots if s.num]
+    assert highs(k.plan, (wide,), PLATFORM.ub_budget_bytes) == (symbol,)
+
+
+def test_no_value_that_fits_is_undecided():
+    fn, args, fixed = ELEMENTWISE["copy"]
+    k = _planned(fn, args, {**fixed, "BLOCK": BLOCK})
+    with pytest.raises(Undecided, match="no value of BLOCK fits the 1024 bytes"):
+        highs(k.plan, (dataclasses.replace(BLOCK, low=128),), 1024)  # 16 * 128 bytes
+    assert highs(k.plan, (BLOCK,), 1024) == (dataclasses.replace(BLOCK, high=64),)
+
+
+@pytest.mark.parametrize("name", ["column", "halves"])
+def test_where_the_lift_rounds_a_slot_up_to_a_block_the_plan_declines(name):
+    """The lift's symbol of these kernels admits values whose bytes are not whole 32-byte blocks (its
+    footprint rounds each slot up: ``ceil32``); the planner's bytes are polynomials only where they are
+    whole blocks on the whole domain."""
+    fn, args, fixed = ELEMENTWISE[name]
+    found = lift.analyse(fn, _kernel(fn, args, {**fixed, "BLOCK": 64}), PLATFORM)
+    (symbol,) = found.extents
+    with pytest.raises(Undecided, match="is not a multiple of 32"):
+        _planned(fn, args, {**fixed, "BLOCK": symbol})
+
+
+def test_two_symbols_footprint_and_highs_are_the_joint_lift_s():
+    """``add_row``: the lift fits ``ROWS`` (multiples of 1 from 2) and ``BLOCK`` (of 8) jointly, each high with
+    the other at its low. On the box of those domains selection declines (``ROWS * BLOCK`` lanes reach past
+    2**24 at its far corner, where the lift never compiles); on the part of the box each high is searched in,
+    the planned kernel's slots are the lift's, and ``highs`` gives its high (one quantum past it: the budget
+    decides)."""
+    fn, args, constexprs = LIFT_CASES["add_row_f32"]
+    found = lift.analyse(fn, _kernel(fn, args, constexprs), PLATFORM)
+    rows, block = found.extents
+    past = {e.name: dataclasses.replace(e, high=e.high + e.quantum) for e in found.extents}
+    with pytest.raises(Undecided, match="16777216"):
+        _planned(fn, args, past)
+    for lifted, other in ((rows, dataclasses.replace(block, high=2048)), (block, dataclasses.replace(rows, high=256))):
+        symbols = {**past, other.name: other}
+        k = _planned(fn, args, symbols)
+        assert found.slots == tuple((s.num, (_named(s.bytes),)) for s in k.plan.slots if s.num)
+        by_name = {s.name: s for s in highs(k.plan, tuple(symbols.values()), PLATFORM.ub_budget_bytes)}
+        assert by_name[lifted.name] == lifted
+
+
+def test_a_slot_whose_fit_flips_inside_the_domain_is_undecided():
+    """softmax_grad's float16 ``rows_kernel`` (``FRONT``): a free 256-byte slot (a math API's minimum work slice) holds a
+    ``4 * BLOCK_K``-byte buffer up to 64 lanes, not beyond: planned for a symbol from 16 the best fit changes
+    inside the domain; from 64 the domain decides it, and the plan is each value's."""
+    (op,) = [op for op in OPS if op.name == "softmax_grad"]
+    fns = jit_functions(op)
+    kernel = next(k for k in specializations(op, opdef_only=True).kernels if k.name == "rows_kernel"
+                  and dict(k.constexprs)["FRONT"] and k.params[0].type.dtype == F16)
+    fn, types, consts = fns[kernel.name], [p.type.dtype for p in kernel.params], dict(kernel.constexprs)
+    with pytest.raises(Undecided, match="do not decide 4 \\* BLOCK_K < 256"):
+        _planned(fn, types, {**consts, "BLOCK_K": Symbol("BLOCK_K", 16, 16, 4096)})
+    _differential(fn, types, consts, {"BLOCK_K": Symbol("BLOCK_K", 16, 64, 4096)},
+                  [{"BLOCK_K": v} for v in (64, 80, 4096)])
+
+
+PLANNED = {"log_softmax_grad": 11, "matmul": 0, "rms_norm": 0, "scale_add": 10, "softmax": 0, "softmax_grad": 27}
+
+
+@pytest.mark.parametrize("op", OPS, ids=lambda op: op.name)
+def test_every_int_constexpr_of_the_ops_vector_kernels_as_a_symbol(op):
+    """``test_symbolic_selection``'s sweep of the ops' vector kernels through the whole pipeline, a symbol's low
+    its quantum or 64 lanes: 48 of the 75 constexprs selection takes plan (the counts by op, so a change
+    shows). Declined: rms_norm's and softmax's 18 (a buffer of ``BLOCK / 8`` bytes, a reduction's, is no
+    whole number of 32-byte blocks: its slot is ``ceil32(1/8 * BLOCK)``, which the lift writes and the
+    planner's polynomials do not), and 9 whose best-fitting slot changes inside every domain tried."""
+    accepted, _ = ops_sweep(op, _differential, lambda q: (q, 64) if q < 64 else (q,))
+    assert len(accepted) == PLANNED[op.name]
