@@ -109,6 +109,7 @@ class _Order:
         self.first_call: dict[Buf, int] = {}
         self.touches: dict[Buf, list[int]] = {}
         self.freed: dict[Buf, int] = {}
+        self.dequed: dict[Buf, int] = {}
         self.branches: list[tuple[int, int, int]] = []  # If statements: start, else, end
         self.visit(body)
         self.call_at = dict(self.calls)
@@ -142,6 +143,8 @@ class _Order:
                 self.touch(s.buf)
                 if s.op is kir.QOp.FREE:
                     self.freed[s.buf] = self.n
+                elif s.op is kir.QOp.DEQUE:
+                    self.dequed[s.buf] = self.n
             for e in kir.exprs(s):
                 for x in kir.sub_exprs(e):
                     if isinstance(x, kir.Elem):  # a GetValue: a read of the data, as a call's
@@ -170,7 +173,7 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
     slots: list[dict] = []
     home: dict[int, int] = {}
     queues: dict[tuple, int] = {}
-    once = _once(order)
+    once = _once(order, frozenset(k.held))
     for b in sorted(order.first, key=lambda b: (order.first[b], b.key)):
         if b.role in (Role.INPUT, Role.OUTPUT):
             if b.queue not in queues:
@@ -183,7 +186,7 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
             s["bytes"] = max(s["bytes"], size(b))
             s.setdefault("needs", []).append(order.bytes.get(b, block))
             home[b.key] = queues[b.queue]
-    donors = _donors(order)
+    donors = _donors(order, frozenset(k.held))
     alias: dict[int, Buf] = {}
     into = _into_outputs(order)
     for b in sorted(order.first, key=lambda b: (order.first[b], b.key)):
@@ -241,16 +244,19 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
                 bound=tuple(bound))
 
 
-def _once(order: _Order) -> set[tuple]:
+def _once(order: _Order, held: frozenset) -> set[tuple]:
     """The load queues (identities) whose every buffer is allocated, loaded and freed outside every loop
     and before one starts: a load a program makes once, before the loop it spends its time in. The next
     program's AllocTensor waits on a FreeTensor issued before that loop's vector work, so a second buffer
-    would overlap nothing, and its UB is what rows of 8192 float32 need for x's double buffer."""
+    would overlap nothing, and its UB is what rows of 8192 float32 need for x's double buffer. A buffer the
+    program holds (``held``: from its DeQue to its end) counts to its DeQue: the loop reads it, and the next
+    program's AllocTensor waits for this one's end."""
     spans: dict[tuple, tuple[int, int]] = {}
     for b in order.first:
         if b.role is Role.INPUT and not packed(b):
-            lo, hi = spans.get(b.queue, (order.first[b], order.last[b]))
-            spans[b.queue] = (min(lo, order.first[b]), max(hi, order.last[b]))
+            end = order.dequed[b] if b in held else order.last[b]
+            lo, hi = spans.get(b.queue, (order.first[b], end))
+            spans[b.queue] = (min(lo, order.first[b]), max(hi, end))
     return {q for q, (lo, hi) in spans.items()
             if all(end < lo or start > hi for start, end in order.loops)
             and any(start > hi for start, _ in order.loops)}
@@ -338,9 +344,10 @@ def _inside_packed(view: kir.Ref) -> bool:
     return packed(view.buf) and view.offset != kir.lit(0)
 
 
-def _donors(order: _Order) -> dict[Buf, Buf]:
+def _donors(order: _Order, held: frozenset) -> dict[Buf, Buf]:
     """``result buffer -> source buffer`` for in-place calls whose source dies where the result is
-    first written (same element size; the result a TILE buffer, the source a TILE or INPUT one)."""
+    first written (same element size; the result a TILE buffer, the source a TILE or INPUT one; a load the
+    program holds, ``held``, lives as a TILE does: to the end of a loop that reads it)."""
     out: dict[Buf, Buf] = {}
     for at, c in order.calls:
         if not c.inplace or not isinstance(c.dst, kir.Ref):
@@ -354,7 +361,7 @@ def _donors(order: _Order) -> dict[Buf, Buf]:
                 continue
             if c.inplace is not True and i not in c.inplace:
                 continue
-            last = order.last[src.buf] if src.buf.role is Role.TILE else order.last_call[src.buf]
+            last = order.last[src.buf] if src.buf.role is Role.TILE or src.buf in held else order.last_call[src.buf]
             if src.buf.role in (Role.TILE, Role.INPUT) and (last == at or _dies_in_place(order, at, last, src.buf, d)):
                 out[d] = src.buf
                 break
