@@ -253,7 +253,7 @@ def _once(order: _Order, held: frozenset) -> set[tuple]:
     program's AllocTensor waits for this one's end."""
     spans: dict[tuple, tuple[int, int]] = {}
     for b in order.first:
-        if b.role is Role.INPUT and not packed(b):
+        if b.role is Role.INPUT and (b in held or not packed(b)):
             end = order.dequed[b] if b in held else order.last[b]
             lo, hi = spans.get(b.queue, (order.first[b], end))
             spans[b.queue] = (min(lo, order.first[b]), max(hi, end))

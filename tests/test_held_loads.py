@@ -1,0 +1,84 @@
+"""Loads a program makes once and holds (:meth:`ascdsl.backend.selection.selector.Selector.holds`): a block load of
+the kernel's body, outside every loop, whose value a later loop reads stays in its queue buffer to the program's end
+(a member of the class, freed last in ``Process``) where it was copied to a ``TBuf``; a segment's held loads are
+packed into one queue buffer of their own (:data:`ascdsl.backend.plan.queues.HELD`), single-buffered. Layer norm's
+form with ``X`` loaded once a row (the launch's unrolled loops) and ``W`` and ``B`` loaded once a core before the
+persistent loop: its plan in bytes, and its results on the simulator (hazard checks on) against the interpreter's."""
+from __future__ import annotations
+
+import numpy as np
+
+from ascdsl import dtypes, interpreter
+from ascdsl.backend import kir, simrun
+from ascdsl.backend.plan.queues import HELD
+from ascdsl.backend.render.ascendc import compile_variant, planned
+from ascdsl.bench_kernels import layer_norm_kernel
+from ascdsl.passes import specialise
+from ascdsl.passes.batching import batch_programs
+from ascdsl.passes.persistent import persistent_programs
+from ascdsl.passes.reuse import assume_disjoint, decided_branches, launch_trips, taken_branches, unrolled_loops
+from ascdsl.platforms import get_platform
+from ascdsl.testing import assert_close
+from tests.backend.helpers import CANN, assert_type_checks
+
+PLATFORM = get_platform("Ascend910B3")
+
+
+def _args(m, n):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((m, n)).astype(np.float32)
+    w, b = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    return [x, np.zeros_like(x), w, b, np.zeros(m, np.float32), np.zeros(m, np.float32), np.int32(n), np.int32(n),
+            np.float32(1e-5)]
+
+
+def x_resident(m, n):
+    """Layer norm of ``m`` rows of ``n`` float32 (blocks of 1024) as the launch would run it with ``X`` read once:
+    its loops unrolled, the branch the launch takes, the persistent form (``W`` and ``B`` before the loop), one
+    row a trip."""
+    args = _args(m, n)
+    kernel = layer_norm_kernel.specialize(*args, BLOCK_SIZE=1024).kernels[0]
+    unrolled = specialise(unrolled_loops(assume_disjoint(kernel), launch_trips(kernel, args)), True, PLATFORM)
+    looped = persistent_programs(taken_branches(unrolled, decided_branches(unrolled, args)))
+    assert looped is not unrolled
+    return batch_programs(looped, 1), args
+
+
+def test_held_loads_are_packed_in_a_queue_buffer_of_their_own():
+    """At 256x8192 the 16 chunks of ``W`` and ``B`` (eight of each, 4 KiB) are packed in one held queue buffer of
+    64 KiB, single-buffered, ``X``'s eight chunks in the shared queue's two of 32 KiB: 250,016 bytes of UB where the
+    shared queue's two buffers of 64 KiB and the chunks' 16 TBuf copies made 315,552."""
+    kernel, _ = x_resident(256, 8192)
+    k = planned(kernel, PLATFORM)
+    (held,) = k.held
+    assert held.queue[1] == HELD and k.process[-1] == kir.Queue(kir.QOp.FREE, held)
+    queues = {s.first.queue: (s.num, s.bytes) for s in k.plan.slots if s.position is kir.Position.VECIN}
+    assert queues == {held.queue: (1, 65536), ("in", "", 1): (2, 32768)}
+    assert k.plan.total_bytes == 250_016
+
+
+def test_held_loads_on_the_simulator(monkeypatch):
+    """Rows of 3000 float32 (three blocks, the last part-full) in the X-resident form, on grids of one program and
+    of a few (each core's loop over its rows, reading the held ``W`` and ``B`` every trip): the simulator, hazard
+    checks on, gives the interpreter's results."""
+    monkeypatch.setenv("ASCDSL_BATCH", "0")
+    m = 7
+    kernel, args = x_resident(m, 3000)
+    k = compile_variant(kernel, PLATFORM)
+    assert len(k.held) == 1 and not k.plan.single_buffered
+    for grid in (1, 3):
+        extra = [np.int32(m), np.int32(grid)]
+        want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        interpreter.run(kernel, want + extra, (grid, 1, 1))
+        got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        simrun.run(kernel, got + extra, (grid, 1, 1), PLATFORM.name)
+        for g, w in zip(got[1:6], want[1:6]):
+            assert_close(g, w, dtypes.float32)
+
+
+@CANN
+def test_held_loads_type_check(tmp_path):
+    """The held queue buffer, a member of the class DeQued in one stage, read in later ones and freed in Process,
+    compiles against the real CANN headers (g++, clang++)."""
+    kernel, _ = x_resident(7, 3000)
+    assert_type_checks("held_layer_norm", [kernel], tmp_path)
