@@ -46,15 +46,19 @@ def x_resident(m, n):
 
 def test_held_loads_are_packed_in_a_queue_buffer_of_their_own():
     """At 256x8192 the 16 chunks of ``W`` and ``B`` (eight of each, 4 KiB) are packed in one held queue buffer of
-    64 KiB, single-buffered, ``X``'s eight chunks in the shared queue's two of 32 KiB: 250,016 bytes of UB where the
-    shared queue's two buffers of 64 KiB and the chunks' 16 TBuf copies made 315,552."""
+    64 KiB, single-buffered, where the shared queue's two buffers of 64 KiB and the chunks' 16 TBuf copies were
+    (315,552 bytes of UB; 250,016 so); ``Y`` is computed over ``X``'s packed chunks, chunk by chunk, and stored from
+    them (``Mean`` and ``Rstd`` past them), one bound queue of two buffers of 32,832 bytes where ``X``'s and the
+    stores' were two: 184,480 bytes, in the budget of 188,416."""
     kernel, _ = x_resident(256, 8192)
     k = planned(kernel, PLATFORM)
     (held,) = k.held
     assert held.queue[1] == HELD and k.process[-1] == kir.Queue(kir.QOp.FREE, held)
-    queues = {s.first.queue: (s.num, s.bytes) for s in k.plan.slots if s.position is kir.Position.VECIN}
-    assert queues == {held.queue: (1, 65536), ("in", "", 1): (2, 32768)}
-    assert k.plan.total_bytes == 250_016
+    queues = {(s.first.queue, s.bound): (s.num, s.bytes) for s in k.plan.slots if s.position is not kir.Position.VECCALC}
+    assert queues == {(held.queue, False): (1, 65536), (("in", "", 1), True): (2, 32832)}
+    ((o, i),) = k.plan.bound
+    assert i.queue == ("in", "", 1) and o.queue == ("out", "", 1)
+    assert k.plan.total_bytes == 184_480 <= PLATFORM.ub_budget_bytes
 
 
 def test_held_loads_on_the_simulator(monkeypatch):
@@ -65,7 +69,7 @@ def test_held_loads_on_the_simulator(monkeypatch):
     m = 7
     kernel, args = x_resident(m, 3000)
     k = compile_variant(kernel, PLATFORM)
-    assert len(k.held) == 1 and not k.plan.single_buffered
+    assert len(k.held) == 1 and len(k.plan.bound) == 1 and not k.plan.single_buffered
     for grid in (1, 3):
         extra = [np.int32(m), np.int32(grid)]
         want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]

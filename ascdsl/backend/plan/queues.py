@@ -156,6 +156,8 @@ def _pack(k: kir.Kernel, role: Role, block: int, key: int) -> kir.Kernel:
     def segment(s: Segment) -> Segment:
         fill, read = _PARTS[role]
         members = held_across(getattr(s, fill), getattr(s, read), role)
+        if role is Role.OUTPUT:  # the largest first, the small ones past them: over the loads' bytes where a
+            members.sort(key=lambda b: -extents[b])  # row computed chunk by chunk lies over its load's (ubplan._apart)
         kept = [b for b in held_within(s, k.held)] if role is Role.INPUT else []
         if not members and not kept:
             return s

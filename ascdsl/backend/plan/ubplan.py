@@ -277,12 +277,13 @@ def _bind_outputs(k: kir.Kernel, order: _Order, alias: dict[int, Buf]) -> list[t
         if b.key in alias:
             placed.setdefault(alias[b.key], []).append(b)
     stores = Counter(b.queue for b in order.first if b.role is Role.OUTPUT)
+    loaded = Counter(b.queue for b in order.first if b.role is Role.INPUT)
     for seg in kir.walk(k.process):
         if not isinstance(seg, kir.Segment):
             continue
-        loads = [b for b in held_across(seg.copy_in, seg.compute, Role.INPUT) if not packed(b)]
+        loads = held_across(seg.copy_in, seg.compute, Role.INPUT)
         for o in held_across(seg.compute, seg.copy_out, Role.OUTPUT):
-            if packed(o) or stores[o.queue] != 1:
+            if stores[o.queue] != 1:
                 continue
             into = [o, *placed.get(o, ())]
             starts = [order.first_call[b] for b in into if b in order.first_call]
@@ -291,12 +292,44 @@ def _bind_outputs(k: kir.Kernel, order: _Order, alias: dict[int, Buf]) -> list[t
             start = min(starts)
             alloc = _at(seg.compute, kir.QOp.ALLOC, o)
             for i in loads:
-                if (i not in taken and i.dtype == o.dtype and _at(seg.compute, kir.QOp.DEQUE, i) < alloc
-                        and _dead_before(order, [i, *placed.get(i, ())], into, start)):
+                if packed(i) or packed(o):  # tiles packed: byte range by byte range, alone in their queues
+                    fits = (loaded[i.queue] == 1 and not placed.get(i) and not placed.get(o)
+                            and _apart(order, i, o))
+                else:
+                    fits = _dead_before(order, [i, *placed.get(i, ())], into, start)
+                if i not in taken and i.dtype == o.dtype and _at(seg.compute, kir.QOp.DEQUE, i) < alloc and fits:
                     pairs.append((o, i))
                     taken.add(i)
                     break
     return pairs
+
+
+def _apart(order: _Order, i: Buf, o: Buf) -> bool:
+    """Whether store buffer ``o`` may lie over load buffer ``i`` where either packs several tiles
+    (:func:`.queues.packed`): every call touching bytes of ``i`` runs before the first call writing bytes of ``o``
+    that overlap them (a loop within ``i``'s life counting as its whole span), or is that call, writing its
+    result in place over the same view (layer norm's row of ``Y`` computed chunk by chunk over the chunks of
+    ``X`` it no longer reads)."""
+    def span(q: int) -> tuple[int, int]:
+        inner = [(ls, le) for ls, le in order.loops if order.first[i] <= ls < q <= le]
+        return min([ls for ls, _ in inner], default=q), max([le for _, le in inner], default=q)
+
+    def overlap(a: kir.Ref, b: kir.Ref) -> bool:
+        size_a, size_b = a.dtype.itemsize, b.dtype.itemsize
+        return a.low * size_a < b.extent * size_b and b.low * size_b < a.extent * size_a
+
+    if any(q not in order.call_at for q in order.touches.get(i, ())):  # a GetValue: not by byte range
+        return False
+    writes = [(t, c.dst) for t, c in order.calls if isinstance(c.dst, kir.Ref) and c.dst.buf == o]
+    for q, c in order.calls:
+        views = enumerate((c.dst, *c.srcs, *c.work))
+        for n, r in ((n, r) for n, r in views if isinstance(r, kir.Ref) and r.buf == i):
+            for t, w in writes:
+                in_place = (q == t and 0 < n <= len(c.srcs) and c.inplace and (c.inplace is True or n - 1 in c.inplace)
+                            and r.offset == w.offset and r.dtype.itemsize == w.dtype.itemsize and span(q) == (q, q))
+                if overlap(r, w) and not in_place and span(q)[1] >= span(t)[0]:
+                    return False
+    return True
 
 
 def _at(body: tuple, op: kir.QOp, buf: Buf) -> int:
