@@ -10,6 +10,7 @@ import numpy as np
 
 from ascdsl import dtypes, interpreter
 from ascdsl.backend import kir, simrun
+from ascdsl.backend.plan import queues, ubplan
 from ascdsl.backend.plan.queues import HELD
 from ascdsl.backend.render.ascendc import compile_variant, planned
 from ascdsl.bench_kernels import layer_norm_kernel
@@ -86,3 +87,34 @@ def test_held_loads_type_check(tmp_path):
     compiles against the real CANN headers (g++, clang++)."""
     kernel, _ = x_resident(7, 3000)
     assert_type_checks("held_layer_norm", [kernel], tmp_path)
+
+
+def test_a_store_lies_over_a_packed_load_only_where_its_bytes_are_dead():
+    """Byte range by byte range (``ubplan._apart``): a store's chunk may be written over a load's chunk the program
+    reads no more, or in place over the very view it reads; not over one a later call still reads, nor where a loop
+    after the write reads the load again."""
+    f32 = dtypes.float32
+    i = kir.Buf(1, kir.Role.INPUT, f32, "loads", queues.SHARED[kir.Role.INPUT])
+    o = kir.Buf(2, kir.Role.OUTPUT, f32, "stores", queues.SHARED[kir.Role.OUTPUT])
+    t = kir.Buf(3, kir.Role.TILE, f32, "tmp")
+
+    def view(b, chunk):
+        return kir.Ref(b, f32, kir.lit(1024 * chunk), 1024 * (chunk + 1))
+
+    def add(dst, a, b, inplace=False):
+        return kir.Call("Add", dst, (a, b), (kir.lit(1024),), inplace=inplace)
+
+    def apart(body):
+        return ubplan._apart(ubplan._Order(tuple(body)), i, o)
+
+    read0, read1 = add(view(t, 0), view(i, 0), view(t, 0)), add(view(t, 0), view(i, 1), view(t, 0))
+    write0, write1 = add(view(o, 0), view(t, 0), view(t, 0)), add(view(o, 1), view(t, 0), view(t, 0))
+    assert apart([read0, write0, read1, write1])  # chunk by chunk, each over the one read last
+    assert not apart([read0, read1, write0, read0])  # chunk 0 of the load read after its bytes were written
+    assert apart([add(view(o, 0), view(i, 0), view(i, 0), inplace=True)])  # in place over the view it reads
+    assert not apart([add(view(o, 0), view(i, 0), view(t, 0))])  # over a source, not in place
+    assert apart([add(view(o, 0), view(i, 1), view(t, 0))])  # over chunk 0, reading chunk 1
+    loop = kir.For(kir.Var(-9, dtypes.int32, "k", kir.VarKind.LOOP), kir.lit(0), kir.lit(2), kir.lit(1),
+                   (read0, write0, read1))
+    assert apart([kir.Queue(kir.QOp.ALLOC, i), read0, write0, read1])
+    assert not apart([kir.Queue(kir.QOp.ALLOC, i), loop])  # the next trip reads chunk 0 over the store's chunk 0
