@@ -8,7 +8,10 @@ results) packs, on that position, the tiles of each segment into one queue buffe
 them, one ``DeQue``/``FreeTensor`` around the ones that read them, their ``DataCopy`` s following each
 other as before. Every segment frees its queue buffers before the next one starts, so the packed
 buffers of all segments share one queue: two event ids per position, with double buffering and no
-more UB than before (the queue is as large as the largest segment's tiles). The staging buffers of
+more UB than before (the queue is as large as the largest segment's tiles). The loads of a segment the
+program holds to its end (:attr:`.kir.Kernel.held`, read by later segments) are packed in a queue of their own
+(:data:`HELD`), one ``DeQue`` into its member, one ``FreeTensor`` where ``Process`` ends; stores are packed
+largest first. The staging buffers of
 gathers and scatters, each held from its ``AllocTensor`` to its ``FreeTensor`` within one stage, one
 after another, then share a second queue (as large as the largest). What still does not fit is
 :func:`.ubplan.check_budget`'s located error.
@@ -142,7 +145,7 @@ def _pack(k: kir.Kernel, role: Role, block: int, key: int) -> kir.Kernel:
     held: dict[Buf, Buf] = {}  # held load -> the buffer packing it
     kept_moves: dict = {}  # their views, read by later segments too
 
-    def pack(s: Segment, members: list[Buf], queue: tuple, moves: dict) -> Buf:
+    def pack(members: list[Buf], queue: tuple, moves: dict) -> Buf:
         nonlocal key
         key += 1
         into = (dataclasses.replace(members[0], queue=queue) if len(members) == 1 else
@@ -158,12 +161,12 @@ def _pack(k: kir.Kernel, role: Role, block: int, key: int) -> kir.Kernel:
         members = held_across(getattr(s, fill), getattr(s, read), role)
         if role is Role.OUTPUT:  # the largest first, the small ones past them: over the loads' bytes where a
             members.sort(key=lambda b: -extents[b])  # row computed chunk by chunk lies over its load's (ubplan._apart)
-        kept = [b for b in held_within(s, k.held)] if role is Role.INPUT else []
+        kept = _kept_loads(s, k.held) if role is Role.INPUT else []
         if not members and not kept:
             return s
         moves: dict = {}
-        into = pack(s, members, SHARED[role], moves) if members else None
-        keep = pack(s, kept, ("in", HELD, s.index), moves) if kept else None
+        into = pack(members, SHARED[role], moves) if members else None
+        keep = pack(kept, ("in", HELD, s.index), moves) if kept else None
         held.update({b: keep for b in kept})
         kept_moves.update({b.key: moves[b.key] for b in kept})
         parts = {p: _rebased(getattr(s, p), moves) for p in ("copy_in", "compute", "copy_out")}
@@ -177,12 +180,12 @@ def _pack(k: kir.Kernel, role: Role, block: int, key: int) -> kir.Kernel:
     if not held:
         return dataclasses.replace(k, process=process)
     keeps = tuple(dict.fromkeys(held.get(b, b) for b in k.held))
-    kept = tuple(s for s in process if not (isinstance(s, Queue) and s.op is QOp.FREE and s.buf in held))
-    return dataclasses.replace(k, process=_rebased(kept, kept_moves) + tuple(
+    rest = tuple(s for s in process if not (isinstance(s, Queue) and s.op is QOp.FREE and s.buf in held))
+    return dataclasses.replace(k, process=_rebased(rest, kept_moves) + tuple(
         Queue(QOp.FREE, b) for b in keeps if b not in k.held), held=keeps)
 
 
-def held_within(s: Segment, held: tuple) -> list[Buf]:
+def _kept_loads(s: Segment, held: tuple) -> list[Buf]:
     """The loads of segment ``s`` the program holds (:attr:`.kir.Kernel.held`), in first-ALLOC order."""
     return [x.buf for x in kir.walk(s.copy_in) if isinstance(x, Queue) and x.op is QOp.ALLOC and x.buf in held]
 
