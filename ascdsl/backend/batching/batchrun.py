@@ -535,7 +535,8 @@ def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | 
         unrolled = _unrolled(kernel, trips, apart, platform)
         if unrolled is not None:
             straight = _taken(unrolled, decided_branches(unrolled, args))
-            if _fits(straight, 2, platform) or _looped(straight) is not straight and _fits(_looped(straight), 2, platform):
+            looped = _looped(straight)  # invariant loads held once: two rows a trip may fit, two programs not
+            if _fits(straight, 2, platform) or looped is not straight and _fits(looped, 2, platform):
                 candidates.append(straight)
     if not candidates:
         return out

@@ -3,10 +3,10 @@
 A stage takes, as ``const`` parameters, the ``Process`` variables it reads (``pid``, loop
 variables, scalars defined once per program or iteration), in the order ``Process`` defines them;
 a compute stage declares the local tensors of the ``TBuf`` slots it uses at its top (queue buffers
-are declared by their ``AllocTensor``/``DeQue``; a load the program holds is a member of the class). Empty stages are dropped. A runtime ``if`` of
-the DSL stays in ``Process`` with the stage calls of its branches' segments inside it (selection
-cuts segments at every runtime ``if``), so its condition is evaluated on the scalar unit once, and
-no stage holds a queue buffer across the branch.
+are declared by their ``AllocTensor``/``DeQue``; a load the program holds is a member of the class). Empty
+stages are dropped. A runtime ``if`` of the DSL stays in ``Process`` with the stage calls of its branches'
+segments inside it (selection cuts segments at every runtime ``if``), so its condition is evaluated on the
+scalar unit once, and no stage holds a queue buffer across the branch.
 """
 from __future__ import annotations
 

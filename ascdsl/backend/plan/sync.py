@@ -156,7 +156,8 @@ def _body(plan, body, st: _State) -> tuple:
 def sync(k: kir.Kernel, platform=None) -> kir.Kernel:
     """The synchronisation pass (see the module docstring)."""
     plan = k.plan
-    tbufs = _whole([s.index for s in plan.slots if s.position is Position.VECCALC] + [plan.slot(b).index for b in k.held])
+    held = [plan.slot(b).index for b in k.held]
+    tbufs = _whole([s.index for s in plan.slots if s.position is Position.VECCALC] + held)
     loads = _whole(s.index for s in plan.slots if s.position is Position.VECIN)
     # with SetValue in the kernel, a stage's TBuf slots may also hold what the scalar unit wrote, or the vector
     # pipe wrote or read, in an earlier stage

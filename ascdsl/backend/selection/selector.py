@@ -231,7 +231,8 @@ class Selector:
             return key[:2] + (occurrences[key],)
 
         stored: dict[int, int] = {}
-        looped = {id(i) for top in self.kernel.body.body if top.op in (Op.FOR, Op.WHILE) for r in top.regions for i in walk(r)}
+        looped = {id(i) for top in self.kernel.body.body if top.op in (Op.FOR, Op.WHILE)
+                  for r in top.regions for i in walk(r)}
         for instr in walk(self.kernel.body):
             if instr.op in (Op.BLOCK_STORE, Op.STRIDED_STORE):
                 stored[instr.operands[-1].id] = stored.get(instr.operands[-1].id, 0) + 1
