@@ -35,16 +35,21 @@ def _args(m, n):
             np.float32(1e-5)]
 
 
-def x_resident(m, n):
+def x_resident_at(m, n, p):
     """Layer norm of ``m`` rows of ``n`` float32 (blocks of 1024) as the launch would run it with ``X`` read once:
-    its loops unrolled, the branch the launch takes, the persistent form (``W`` and ``B`` before the loop), one
-    row a trip."""
+    its loops unrolled, the branch the launch takes, the persistent form (``W`` and ``B`` before the loop), ``p``
+    rows a trip; and its arguments."""
     args = _args(m, n)
     kernel = layer_norm_kernel.specialize(*args, BLOCK_SIZE=1024).kernels[0]
     unrolled = specialise(unrolled_loops(assume_disjoint(kernel), launch_trips(kernel, args)), True, PLATFORM)
     looped = persistent_programs(taken_branches(unrolled, decided_branches(unrolled, args)))
     assert looped is not unrolled
-    return batch_programs(looped, 1), args
+    return batch_programs(looped, p), args
+
+
+def x_resident(m, n):
+    """:func:`x_resident_at` one row a trip."""
+    return x_resident_at(m, n, 1)
 
 
 def test_held_loads_are_packed_in_a_queue_buffer_of_their_own():
@@ -52,7 +57,8 @@ def test_held_loads_are_packed_in_a_queue_buffer_of_their_own():
     64 KiB, single-buffered, where the shared queue's two buffers of 64 KiB and the chunks' 16 TBuf copies were
     (315,552 bytes of UB; 250,016 so); ``Y`` is computed over ``X``'s packed chunks, chunk by chunk, and stored from
     them (``Mean`` and ``Rstd`` past them), one bound queue of two buffers of 32,832 bytes where ``X``'s and the
-    stores' were two: 184,480 bytes, in the budget of 188,416."""
+    stores' were two: 184,480 bytes; 186,496 with the chunks' masks over the trip's row made once before the loop
+    (``passes.loops.invariant_masks``), in the budget of 188,416."""
     kernel, _ = x_resident(256, 8192)
     k = planned(kernel, PLATFORM)
     (held,) = k.held
@@ -61,7 +67,7 @@ def test_held_loads_are_packed_in_a_queue_buffer_of_their_own():
     assert queues == {(held.queue, False): (1, 65536), (("in", "", 1), True): (2, 32832)}
     ((o, i),) = k.plan.bound
     assert i.queue == ("in", "", 1) and o.queue == ("out", "", 1)
-    assert k.plan.total_bytes == 184_480 <= PLATFORM.ub_budget_bytes
+    assert k.plan.total_bytes == 186_496 <= PLATFORM.ub_budget_bytes
 
 
 def test_held_loads_on_the_simulator(monkeypatch):
