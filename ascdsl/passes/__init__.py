@@ -10,6 +10,7 @@ from .access import block_accesses
 from .batching import batch_programs, refusal
 from .cleanup import common_scalars, dead_code, unit_reductions
 from .induction import carried_offsets
+from .loops import invariant_masks
 from .peel import full_blocks
 from .persistent import persistent_programs
 from .products import accumulated_products
@@ -22,6 +23,7 @@ PIPELINE = (
     block_accesses,  # affine load/store -> block_load/block_store (located error otherwise)
     common_scalars,  # offsets and extents repeated per access are computed once
     dead_code,  # the address and mask arithmetic the block accesses replaced
+    invariant_masks,  # a loop's masks of values defined before it, computed before it
 )
 """The tile-IR passes; the Ascend C backend's own passes follow (:data:`ascdsl.backend.render.ascendc.PIPELINE`)."""
 

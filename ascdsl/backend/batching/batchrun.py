@@ -245,11 +245,13 @@ without it (a program of a prologue and a loop of one step each trip: :func:`.ba
 
 def _persistent(kernel: Kernel, programs: int, platform: Platform, fields: tuple, p: int) -> Launch | None:
     """The fastest launch of :data:`PERSISTENT_FORM` by the cost model, at ``p`` rows a trip (the whole launch's
-    P), at the P of at most ``p`` that gives the busiest core fewest rows (:func:`_balanced`) or at one; None
-    where ``kernel`` has no invariant load or none fits double-buffered."""
+    P; where that is 1, the largest P of the persistent form that fits, whose invariant loads are held once, not
+    in every batched program's step), at the P of at most ``p`` that gives the busiest core fewest rows
+    (:func:`_balanced`) or at one; None where ``kernel`` has no invariant load or none fits double-buffered."""
     looped = _looped(kernel)
     if looped is kernel:
         return None
+    p = p if p > 1 else choose(looped, programs, platform)
     cores = platform.vector_core_count
     launches = []
     for q in sorted({p, _balanced(programs, p, cores), 1}):
@@ -533,7 +535,8 @@ def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | 
         unrolled = _unrolled(kernel, trips, apart, platform)
         if unrolled is not None:
             straight = _taken(unrolled, decided_branches(unrolled, args))
-            if _fits(straight, 2, platform):
+            looped = _looped(straight)  # invariant loads held once: two rows a trip may fit, two programs not
+            if _fits(straight, 2, platform) or looped is not straight and _fits(looped, 2, platform):
                 candidates.append(straight)
     if not candidates:
         return out

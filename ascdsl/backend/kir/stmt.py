@@ -255,3 +255,5 @@ class Kernel:
     plan: object = None  # .ubplan.Plan
     names: object = None  # .naming.Names
     loc: Loc = UNKNOWN
+    held: tuple[Buf, ...] = ()  # loads held in their queue buffer from their DeQue to the program's end (class
+    # members; ``Process`` frees them last: :meth:`.selection.selector.Selector.holds`)

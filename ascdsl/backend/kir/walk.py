@@ -144,7 +144,8 @@ def verify(k: Kernel) -> Kernel:
 
     * every variable is defined (Let, For, parameter of its stage, member) before it is read;
     * a view stays within its buffer's element type size, and views of one buffer agree on roles;
-    * queue buffers are only touched between their ALLOC/DEQUE and their ENQUE/FREE;
+    * queue buffers are only touched between their ALLOC/DEQUE and their ENQUE/FREE (a buffer the program
+      holds, :attr:`.Kernel.held`, anywhere: from its DeQue to the FreeTensor that ends ``Process``);
     * synchronisation nodes appear only after the sync pass (``stages`` set), segments only before.
     """
     keys: dict[int, Buf] = {}
@@ -188,11 +189,11 @@ def verify(k: Kernel) -> Kernel:
                 check(s.body, scope, held)
                 check(s.orelse, scope, held)
             elif isinstance(s, Segment):
-                check(s.copy_in + s.compute + s.copy_out, scope, set())
+                check(s.copy_in + s.compute + s.copy_out, scope, set(k.held))
             elif isinstance(s, Run):
                 missing = [p for p in s.stage.params if p.kind is VarKind.LOCAL and p not in scope]
                 if missing:
                     raise KirError(f"{s.stage.kind.value}{s.stage.index} takes {missing[0]} out of scope")
-                check(s.stage.body, set(s.stage.params), set())
+                check(s.stage.body, set(s.stage.params), set(k.held))
     check(k.process, set(), set())
     return k

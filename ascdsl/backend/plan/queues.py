@@ -8,7 +8,10 @@ results) packs, on that position, the tiles of each segment into one queue buffe
 them, one ``DeQue``/``FreeTensor`` around the ones that read them, their ``DataCopy`` s following each
 other as before. Every segment frees its queue buffers before the next one starts, so the packed
 buffers of all segments share one queue: two event ids per position, with double buffering and no
-more UB than before (the queue is as large as the largest segment's tiles). The staging buffers of
+more UB than before (the queue is as large as the largest segment's tiles). The loads of a segment the
+program holds to its end (:attr:`.kir.Kernel.held`, read by later segments) are packed in a queue of their own
+(:data:`HELD`), one ``DeQue`` into its member, one ``FreeTensor`` where ``Process`` ends; stores are packed
+largest first. The staging buffers of
 gathers and scatters, each held from its ``AllocTensor`` to its ``FreeTensor`` within one stage, one
 after another, then share a second queue (as large as the largest). What still does not fit is
 :func:`.ubplan.check_budget`'s located error.
@@ -39,13 +42,18 @@ SHARED = {Role.INPUT: ("in", "", 1), Role.OUTPUT: ("out", "", 1)}
 STAGING = {Role.INPUT: ("in", "Staging", 1), Role.OUTPUT: ("out", "Staging", 1)}
 """The queue identity the staging buffers held within one stage share (``inQueueStaging``)."""
 
+HELD = "Held"
+"""The stem of the queue identity ``("in", HELD, segment)`` that packs the loads a segment makes which the
+program holds to its end (:attr:`.kir.Kernel.held`): ``inQueueHeld``, one a segment, none shared (each is
+held while the next is made)."""
+
 _HINTS = {Role.INPUT: "loads", Role.OUTPUT: "stores"}
 
 
 def packed(buf: Buf) -> bool:
     """Whether ``buf`` is in a queue buffer that may pack several tiles (no tile is computed over it:
     it would lie over the others)."""
-    return buf.queue in SHARED.values()
+    return buf.queue in SHARED.values() or buf.queue[1:2] == (HELD,)
 
 
 def events(k: kir.Kernel, role: Role) -> int:
@@ -131,28 +139,55 @@ def _held_within(part: tuple, role: Role) -> list[Buf]:
 
 def _pack(k: kir.Kernel, role: Role, block: int, key: int) -> kir.Kernel:
     """``k`` with each segment's buffers of ``role`` packed into one queue buffer (new ones keyed
-    after ``key``, the largest key in use)."""
+    after ``key``, the largest key in use); the loads of a segment the program holds (:attr:`.kir.Kernel.held`)
+    into one of their own (:data:`HELD`), DeQued into its member, freed once where ``Process`` ends."""
     extents = _bytes(k.process)
+    held: dict[Buf, Buf] = {}  # held load -> the buffer packing it
+    kept_moves: dict = {}  # their views, read by later segments too
+
+    def pack(members: list[Buf], queue: tuple, moves: dict) -> Buf:
+        nonlocal key
+        key += 1
+        into = (dataclasses.replace(members[0], queue=queue) if len(members) == 1 else
+                Buf(key, role, members[0].dtype, _HINTS[role], queue, members[0].loc))
+        base = 0
+        for b in members:
+            moves[b.key] = (into, base)
+            base += -(-extents[b] // block) * block
+        return into
 
     def segment(s: Segment) -> Segment:
-        nonlocal key
         fill, read = _PARTS[role]
         members = held_across(getattr(s, fill), getattr(s, read), role)
-        if not members:
+        if role is Role.OUTPUT:  # the largest first, the small ones past them: over the loads' bytes where a
+            members.sort(key=lambda b: -extents[b])  # row computed chunk by chunk lies over its load's (ubplan._apart)
+        kept = _kept_loads(s, k.held) if role is Role.INPUT else []
+        if not members and not kept:
             return s
-        key += 1
-        packed = (dataclasses.replace(members[0], queue=SHARED[role]) if len(members) == 1 else
-                  Buf(key, role, members[0].dtype, _HINTS[role], SHARED[role], members[0].loc))
-        base, moves = 0, {}
-        for b in members:
-            moves[b.key] = (packed, base)
-            base += -(-extents[b] // block) * block
+        moves: dict = {}
+        into = pack(members, SHARED[role], moves) if members else None
+        keep = pack(kept, ("in", HELD, s.index), moves) if kept else None
+        held.update({b: keep for b in kept})
+        kept_moves.update({b.key: moves[b.key] for b in kept})
         parts = {p: _rebased(getattr(s, p), moves) for p in ("copy_in", "compute", "copy_out")}
-        parts[fill] = _merge_ops(parts[fill], packed, QOp.ALLOC, QOp.ENQUE)
-        parts[read] = _merge_ops(parts[read], packed, QOp.DEQUE, QOp.FREE)
+        for b, last in ((into, QOp.FREE), (keep, None)):
+            if b is not None:
+                parts[fill] = _merge_ops(parts[fill], b, QOp.ALLOC, QOp.ENQUE)
+                parts[read] = _merge_ops(parts[read], b, QOp.DEQUE, last)
         return dataclasses.replace(s, **parts)
 
-    return dataclasses.replace(k, process=kir.rewrite(k.process, lambda s: (segment(s) if isinstance(s, Segment) else s,)))
+    process = kir.rewrite(k.process, lambda s: (segment(s) if isinstance(s, Segment) else s,))
+    if not held:
+        return dataclasses.replace(k, process=process)
+    keeps = tuple(dict.fromkeys(held.get(b, b) for b in k.held))
+    rest = tuple(s for s in process if not (isinstance(s, Queue) and s.op is QOp.FREE and s.buf in held))
+    return dataclasses.replace(k, process=_rebased(rest, kept_moves) + tuple(
+        Queue(QOp.FREE, b) for b in keeps if b not in k.held), held=keeps)
+
+
+def _kept_loads(s: Segment, held: tuple) -> list[Buf]:
+    """The loads of segment ``s`` the program holds (:attr:`.kir.Kernel.held`), in first-ALLOC order."""
+    return [x.buf for x in kir.walk(s.copy_in) if isinstance(x, Queue) and x.op is QOp.ALLOC and x.buf in held]
 
 
 def _bytes(body) -> dict[Buf, int]:
@@ -181,11 +216,12 @@ def held_across(fill: tuple, read: tuple, role: Role) -> list[Buf]:
 
 def _merge_ops(body: tuple, packed: Buf, first: QOp, last: QOp) -> tuple:
     """``body`` with the ``first`` operation of the packed members where the earliest was and their
-    ``last`` where the latest was, both on ``packed``; the members' other such operations dropped."""
+    ``last`` (None: no such operation) where the latest was, both on ``packed``; the members' other such
+    operations dropped."""
     at = [i for i, s in enumerate(body) if isinstance(s, Queue) and s.buf == packed]
     opens = [i for i in at if body[i].op is first]
     closes = [i for i in at if body[i].op is last]
-    keep = {opens[0], closes[-1]}
+    keep = {opens[0], *closes[-1:]}
     return tuple(s for i, s in enumerate(body) if i in keep or i not in at)
 
 

@@ -3,10 +3,10 @@
 A stage takes, as ``const`` parameters, the ``Process`` variables it reads (``pid``, loop
 variables, scalars defined once per program or iteration), in the order ``Process`` defines them;
 a compute stage declares the local tensors of the ``TBuf`` slots it uses at its top (queue buffers
-are declared by their ``AllocTensor``/``DeQue``). Empty stages are dropped. A runtime ``if`` of
-the DSL stays in ``Process`` with the stage calls of its branches' segments inside it (selection
-cuts segments at every runtime ``if``), so its condition is evaluated on the scalar unit once, and
-no stage holds a queue buffer across the branch.
+are declared by their ``AllocTensor``/``DeQue``; a load the program holds is a member of the class). Empty
+stages are dropped. A runtime ``if`` of the DSL stays in ``Process`` with the stage calls of its branches'
+segments inside it (selection cuts segments at every runtime ``if``), so its condition is evaluated on the
+scalar unit once, and no stage holds a queue buffer across the branch.
 """
 from __future__ import annotations
 
@@ -37,10 +37,11 @@ def _locals(body, plan) -> list[Local]:
     return [Local(b, d) for b, d in seen]
 
 
-def _queue_views(body, plan) -> tuple:
-    """``body`` with a :class:`Local` after each AllocTensor/DeQue that declares a queue buffer's local, for
-    the other element types it is viewed in (``ReinterpretCast`` s of the local; a DeQue into the local
-    already declared returns the same UB, which the views still name)."""
+def _queue_views(body, plan, held: tuple) -> tuple:
+    """``body`` with a :class:`Local` after each AllocTensor/DeQue that declares a queue buffer's local (or
+    DeQues a load the program holds into its member, ``held``), for the other element types it is viewed in
+    (``ReinterpretCast`` s of the local; a DeQue into the local already declared returns the same UB, which the
+    views still name); a held load's views in a later stage at the stage's top."""
     seen: dict = {}
     for s in kir.walk(body):
         for r in s.refs if isinstance(s, kir.Call) else ():
@@ -49,10 +50,11 @@ def _queue_views(body, plan) -> tuple:
                 seen.setdefault((root, r.dtype))
     if not seen:
         return tuple(body)
-    out = []
+    dequed = {s.buf for s in body if isinstance(s, kir.Queue) and s.op is kir.QOp.DEQUE}
+    out = [Local(b, d) for b, d in seen if b in held and b not in dequed]
     for s in body:
         out.append(s)
-        if isinstance(s, kir.Queue) and s.op in (kir.QOp.ALLOC, kir.QOp.DEQUE) and s.declare:
+        if isinstance(s, kir.Queue) and s.op in (kir.QOp.ALLOC, kir.QOp.DEQUE) and (s.declare or s.buf in held):
             out += [Local(b, d) for b, d in seen if b == s.buf]
     return tuple(out)
 
@@ -76,7 +78,7 @@ def stage(k: kir.Kernel, platform=None) -> kir.Kernel:
             inner = _defined(part)
             params = [v for v in kir.vars_read(part) if v not in inner and v.kind is not VarKind.MEMBER]
             params.sort(key=lambda v: (v.kind is not VarKind.PID, order.get(v, 0)))
-            st = Stage(kind, s.index, tuple(params), tuple(_locals(part, k.plan)) + _queue_views(part, k.plan))
+            st = Stage(kind, s.index, tuple(params), tuple(_locals(part, k.plan)) + _queue_views(part, k.plan, k.held))
             stages.append(st)
             out.append(Run(st))
         return tuple(out)

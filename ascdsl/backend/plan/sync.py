@@ -2,7 +2,8 @@
 
 Within a stage, a vector call that reads a slot a vector call wrote, or writes a slot one read or
 wrote, since the last ``PipeBarrier<PIPE_V>`` gets a barrier before it. Slots of ``TBuf`` s may
-hold results of earlier stages, so they count as written at a stage's start (queue buffers are
+hold results of earlier stages, so they count as written at a stage's start, as do the loads a program holds
+(:attr:`.kir.Kernel.held`: their masked lanes filled in an earlier stage; other queue buffers are
 ordered by their ``EnQue``/``DeQue``). A scalar read of UB (``GetValue``) of a slot written by a
 vector call since the last flag gets ``SetFlag``/``WaitFlag<HardEvent::V_S>`` before it (before its
 loop, when the loop reads it before writing anything); one of a VECIN slot, whose data ``DataCopy``
@@ -155,7 +156,8 @@ def _body(plan, body, st: _State) -> tuple:
 def sync(k: kir.Kernel, platform=None) -> kir.Kernel:
     """The synchronisation pass (see the module docstring)."""
     plan = k.plan
-    tbufs = _whole(s.index for s in plan.slots if s.position is Position.VECCALC)
+    held = [plan.slot(b).index for b in k.held]
+    tbufs = _whole([s.index for s in plan.slots if s.position is Position.VECCALC] + held)
     loads = _whole(s.index for s in plan.slots if s.position is Position.VECIN)
     # with SetValue in the kernel, a stage's TBuf slots may also hold what the scalar unit wrote, or the vector
     # pipe wrote or read, in an earlier stage

@@ -116,6 +116,7 @@ class _Order:
         self.first_call: dict[Buf, int] = {}
         self.touches: dict[Buf, list[int]] = {}
         self.freed: dict[Buf, int] = {}
+        self.dequed: dict[Buf, int] = {}
         self.branches: list[tuple[int, int, int]] = []  # If statements: start, else, end
         self.visit(body)
         self.call_at = dict(self.calls)
@@ -149,6 +150,8 @@ class _Order:
                 self.touch(s.buf)
                 if s.op is kir.QOp.FREE:
                     self.freed[s.buf] = self.n
+                elif s.op is kir.QOp.DEQUE:
+                    self.dequed[s.buf] = self.n
             for e in kir.exprs(s):
                 for x in kir.sub_exprs(e):
                     if isinstance(x, kir.Elem):  # a GetValue: a read of the data, as a call's
@@ -177,7 +180,7 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
     slots: list[dict] = []
     home: dict[int, int] = {}
     queues: dict[tuple, int] = {}
-    once = _once(order)
+    once = _once(order, frozenset(k.held))
     for b in sorted(order.first, key=lambda b: (order.first[b], b.key)):
         if b.role in (Role.INPUT, Role.OUTPUT):
             if b.queue not in queues:
@@ -190,7 +193,7 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
             s["bytes"] = larger(s["bytes"], size(b))
             s.setdefault("needs", []).append(order.bytes.get(b, block))
             home[b.key] = queues[b.queue]
-    donors = _donors(order)
+    donors = _donors(order, frozenset(k.held))
     alias: dict[int, Buf] = {}
     into = _into_outputs(order)
     for b in sorted(order.first, key=lambda b: (order.first[b], b.key)):
@@ -261,16 +264,19 @@ def _best_fit(free: list[int], fits: list, nbytes) -> int | None:
     return None if best is None else best[0]
 
 
-def _once(order: _Order) -> set[tuple]:
+def _once(order: _Order, held: frozenset) -> set[tuple]:
     """The load queues (identities) whose every buffer is allocated, loaded and freed outside every loop
     and before one starts: a load a program makes once, before the loop it spends its time in. The next
     program's AllocTensor waits on a FreeTensor issued before that loop's vector work, so a second buffer
-    would overlap nothing, and its UB is what rows of 8192 float32 need for x's double buffer."""
+    would overlap nothing, and its UB is what rows of 8192 float32 need for x's double buffer. A buffer the
+    program holds (``held``: from its DeQue to its end) counts to its DeQue: the loop reads it, and the next
+    program's AllocTensor waits for this one's end."""
     spans: dict[tuple, tuple[int, int]] = {}
     for b in order.first:
-        if b.role is Role.INPUT and not packed(b):
-            lo, hi = spans.get(b.queue, (order.first[b], order.last[b]))
-            spans[b.queue] = (min(lo, order.first[b]), max(hi, order.last[b]))
+        if b.role is Role.INPUT and (b in held or not packed(b)):
+            end = order.dequed[b] if b in held else order.last[b]
+            lo, hi = spans.get(b.queue, (order.first[b], end))
+            spans[b.queue] = (min(lo, order.first[b]), max(hi, end))
     return {q for q, (lo, hi) in spans.items()
             if all(end < lo or start > hi for start, end in order.loops)
             and any(start > hi for start, _ in order.loops)}
@@ -291,12 +297,13 @@ def _bind_outputs(k: kir.Kernel, order: _Order, alias: dict[int, Buf]) -> list[t
         if b.key in alias:
             placed.setdefault(alias[b.key], []).append(b)
     stores = Counter(b.queue for b in order.first if b.role is Role.OUTPUT)
+    loaded = Counter(b.queue for b in order.first if b.role is Role.INPUT)
     for seg in kir.walk(k.process):
         if not isinstance(seg, kir.Segment):
             continue
-        loads = [b for b in held_across(seg.copy_in, seg.compute, Role.INPUT) if not packed(b)]
+        loads = held_across(seg.copy_in, seg.compute, Role.INPUT)
         for o in held_across(seg.compute, seg.copy_out, Role.OUTPUT):
-            if packed(o) or stores[o.queue] != 1:
+            if stores[o.queue] != 1:
                 continue
             into = [o, *placed.get(o, ())]
             starts = [order.first_call[b] for b in into if b in order.first_call]
@@ -305,12 +312,44 @@ def _bind_outputs(k: kir.Kernel, order: _Order, alias: dict[int, Buf]) -> list[t
             start = min(starts)
             alloc = _at(seg.compute, kir.QOp.ALLOC, o)
             for i in loads:
-                if (i not in taken and i.dtype == o.dtype and _at(seg.compute, kir.QOp.DEQUE, i) < alloc
-                        and _dead_before(order, [i, *placed.get(i, ())], into, start)):
+                if packed(i) or packed(o):  # tiles packed: byte range by byte range, alone in their queues
+                    fits = (loaded[i.queue] == 1 and not placed.get(i) and not placed.get(o)
+                            and _apart(order, i, o))
+                else:
+                    fits = _dead_before(order, [i, *placed.get(i, ())], into, start)
+                if i not in taken and i.dtype == o.dtype and _at(seg.compute, kir.QOp.DEQUE, i) < alloc and fits:
                     pairs.append((o, i))
                     taken.add(i)
                     break
     return pairs
+
+
+def _apart(order: _Order, i: Buf, o: Buf) -> bool:
+    """Whether store buffer ``o`` may lie over load buffer ``i`` where either packs several tiles
+    (:func:`.queues.packed`): every call touching bytes of ``i`` runs before the first call writing bytes of ``o``
+    that overlap them (a loop within ``i``'s life counting as its whole span), or is that call, writing its
+    result in place over the same view (layer norm's row of ``Y`` computed chunk by chunk over the chunks of
+    ``X`` it no longer reads)."""
+    def span(q: int) -> tuple[int, int]:
+        inner = [(ls, le) for ls, le in order.loops if order.first[i] <= ls < q <= le]
+        return min([ls for ls, _ in inner], default=q), max([le for _, le in inner], default=q)
+
+    def overlap(a: kir.Ref, b: kir.Ref) -> bool:
+        size_a, size_b = a.dtype.itemsize, b.dtype.itemsize
+        return a.low * size_a < b.extent * size_b and b.low * size_b < a.extent * size_a
+
+    if any(q not in order.call_at for q in order.touches.get(i, ())):  # a GetValue: not by byte range
+        return False
+    writes = [(t, c.dst) for t, c in order.calls if isinstance(c.dst, kir.Ref) and c.dst.buf == o]
+    for q, c in order.calls:
+        views = enumerate((c.dst, *c.srcs, *c.work))
+        for n, r in ((n, r) for n, r in views if isinstance(r, kir.Ref) and r.buf == i):
+            for t, w in writes:
+                in_place = (q == t and 0 < n <= len(c.srcs) and c.inplace and (c.inplace is True or n - 1 in c.inplace)
+                            and r.offset == w.offset and r.dtype.itemsize == w.dtype.itemsize and span(q) == (q, q))
+                if overlap(r, w) and not in_place and span(q)[1] >= span(t)[0]:
+                    return False
+    return True
 
 
 def _at(body: tuple, op: kir.QOp, buf: Buf) -> int:
@@ -358,9 +397,10 @@ def _inside_packed(view: kir.Ref) -> bool:
     return packed(view.buf) and view.offset != kir.lit(0)
 
 
-def _donors(order: _Order) -> dict[Buf, Buf]:
+def _donors(order: _Order, held: frozenset) -> dict[Buf, Buf]:
     """``result buffer -> source buffer`` for in-place calls whose source dies where the result is
-    first written (same element size; the result a TILE buffer, the source a TILE or INPUT one)."""
+    first written (same element size; the result a TILE buffer, the source a TILE or INPUT one; a load the
+    program holds, ``held``, lives as a TILE does: to the end of a loop that reads it)."""
     out: dict[Buf, Buf] = {}
     for at, c in order.calls:
         if not c.inplace or not isinstance(c.dst, kir.Ref):
@@ -374,7 +414,7 @@ def _donors(order: _Order) -> dict[Buf, Buf]:
                 continue
             if c.inplace is not True and i not in c.inplace:
                 continue
-            last = order.last[src.buf] if src.buf.role is Role.TILE else order.last_call[src.buf]
+            last = order.last[src.buf] if src.buf.role is Role.TILE or src.buf in held else order.last_call[src.buf]
             if src.buf.role in (Role.TILE, Role.INPUT) and (last == at or _dies_in_place(order, at, last, src.buf, d)):
                 out[d] = src.buf
                 break

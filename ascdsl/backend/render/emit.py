@@ -378,7 +378,8 @@ def class_model(k: kir.Kernel, class_name: str, struct: str, template: bool = Fa
         "ub_total": f"{k.plan.total_bytes} bytes" if not k.plan.footprint else describe_slots(k.plan.footprint),
         "events": [{"kind": kind, "name": name} for kind, name in
                    dict.fromkeys(event(s) for s in kir.walk(k.process) if isinstance(s, Flag))],
-        "members": [f"{ctype(v.ctype)} {names.var(v)};" for v in k.members],
+        "members": [f"{ctype(v.ctype)} {names.var(v)};" for v in k.members]
+        + [f"LocalTensor<{b.dtype.cpp}> {names.view(b, b.dtype)};" for b in k.held],
         "process": process,
         "methods": methods,
         "constants": [f"static constexpr int32_t {elems_per(e.bytes)} = static_cast<int32_t>({e.bytes} / "

@@ -248,11 +248,11 @@ def copy_out(sel: Selector, instr: Instr) -> list:
 
 
 def dequeue(sel: Selector, instr: Instr) -> list:
-    """DeQue a load; fill its masked lanes with ``other``; copy it to its TILE buffer if a later
-    stage reads it."""
+    """DeQue a load (into its class member where the program holds it, :meth:`.Selector.holds`); fill its masked
+    lanes with ``other``; copy it to its TILE buffer if a later stage reads it."""
     v = instr.result
     buf = sel.inbuf.get(v.id) or sel.bufs[v.id]
-    out: list = [Queue(QOp.DEQUE, buf)]
+    out: list = [Queue(QOp.DEQUE, buf, declare=v.id not in sel.held)]
     _, _, _, extents, other = parts(instr)
     local = Ref(buf, buf.dtype, lit(0), sel.count(v))
     if other is not None:

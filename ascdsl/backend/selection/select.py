@@ -245,7 +245,8 @@ class _Body:
                 body.append(compute.copy(sel, Ref(buf, buf.dtype, lit(0), 1), value))
         body += seg.tail
         body += [kir.Queue(kir.QOp.ENQUE, sel.outbuf[id(s)]) for s in seg.stores]
-        body += [kir.Queue(kir.QOp.FREE, sel.inbuf.get(i.result.id) or sel.bufs[i.result.id]) for i in seg.loads]
+        body += [kir.Queue(kir.QOp.FREE, sel.inbuf.get(i.result.id) or sel.bufs[i.result.id]) for i in seg.loads
+                 if i.result.id not in sel.held]
         self.index += 1
         return [kir.Segment(self.index, tuple(copy_in), tuple(body), tuple(copy_out))]
 
@@ -334,8 +335,8 @@ def select(kernel: Kernel, platform: Platform, general: bool = False) -> kir.Ker
     """The instruction-selection pass: tile IR (after :mod:`.decompose`) -> kernel IR (``general``:
     in the form whose structure does not depend on tile extents, see :mod:`.repeat`)."""
     sel = Selector(kernel, platform, general)
-    process = _Body(sel).region(kernel.body)
+    process = _Body(sel).region(kernel.body) + [kir.Queue(kir.QOp.FREE, b) for b in sel.held.values()]
     gms = tuple(kir.GmParam(k, n, cpp_dtype(p.type.dtype.element_ty)) for k, (p, n) in
                 enumerate(zip(kernel.params, kernel.param_names)) if not isinstance(p.type.dtype, dtypes.DType))
     return kir.Kernel(kernel.name, kernel.constexprs, gms, tuple(process), tuple(sel.members),
-                      loc=kernel.loc)
+                      loc=kernel.loc, held=tuple(sel.held.values()))

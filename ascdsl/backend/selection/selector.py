@@ -90,6 +90,7 @@ class Selector:
         self.next_var = -1
         self.bufs: dict[int, Buf] = {}  # value id -> buffer its users read
         self.inbuf: dict[int, Buf] = {}  # load value id -> its INPUT buffer (when copied to a TILE buffer)
+        self.held: dict[int, Buf] = {}  # load value id -> its queue buffer, held to the program's end (:meth:`holds`)
         self.outbuf: dict[int, Buf] = {}  # id(block_store) -> its OUTPUT buffer
         self.scalars: dict[int, kir.Expr] = {}
         self.members: list[Var] = []
@@ -230,6 +231,8 @@ class Selector:
             return key[:2] + (occurrences[key],)
 
         stored: dict[int, int] = {}
+        looped = {id(i) for top in self.kernel.body.body if top.op in (Op.FOR, Op.WHILE)
+                  for r in top.regions for i in walk(r)}
         for instr in walk(self.kernel.body):
             if instr.op in (Op.BLOCK_STORE, Op.STRIDED_STORE):
                 stored[instr.operands[-1].id] = stored.get(instr.operands[-1].id, 0) + 1
@@ -241,7 +244,9 @@ class Selector:
                 escapes = bool(self._stage_users(v) - {self.segment_of[id(instr)]})
                 hint = stem + "In" if escapes else self.hint(v, stem + "In")
                 b = self.new_buf(Role.INPUT, dt, hint, instr.loc, queue_id("in", instr))
-                if escapes or self.words_filled(instr):
+                if escapes and self.holds(instr, looped):
+                    self.held[v.id] = b
+                elif escapes or self.words_filled(instr):
                     self.inbuf[v.id] = b
                     b = self.new_buf(Role.TILE, dt, self.hint(v, stem), instr.loc)
                 self.bufs[v.id] = b
@@ -289,6 +294,15 @@ class Selector:
                 self.bufs[v.id] = self.new_buf(Role.TILE, cpp_dtype(v.type.dtype),
                                                self.hint(v, "mask" if v.type.dtype == dtypes.bool_ else "tmp"),
                                                instr.loc)
+
+    def holds(self, load: Instr, looped: set[int]) -> bool:
+        """A block load made once (a statement of the kernel's body, outside every loop and branch) whose value a
+        loop after it reads (``looped``: the ids of the instructions in the body's loops) stays in its queue buffer
+        from its DeQue to the program's end, read there by the later stages (a member of the class), where a load
+        read by a later stage is otherwise copied to a ``TBuf``: rms norm's ``gamma`` before the persistent form's
+        loop over rows, in UB once where it was twice."""
+        return (any(load is top for top in self.kernel.body.body) and not self.words_filled(load)
+                and any(id(u) in looped for u in self.users.get(load.result.id, ())))
 
     def free_reshape(self, instr: Instr) -> bool:
         """``instr`` is a reshape (or a transpose with a unit axis) between shapes that lie alike in UB
