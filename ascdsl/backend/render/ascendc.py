@@ -42,6 +42,7 @@ from ..expand.decompose import decompose
 from .emit import class_model, literal
 from ..legalise_types.limits import check_vector_cores
 from ..names.naming import safe
+from ..plan.hoist import hoist
 from ..plan.queues import bind_queues, fit_queues
 from .jinja import Rendered, render_located
 from ..selection.select import select
@@ -53,7 +54,7 @@ from ..names.naming import name
 from ..plan.tiling import TilingLayout, Variant
 from ..plan.ubplan import check_budget, plan_ub
 
-PIPELINE = (check_vector_cores, decompose, select, fit_queues, plan_ub, bind_queues, stage, sync, name,
+PIPELINE = (check_vector_cores, decompose, select, hoist, fit_queues, plan_ub, bind_queues, stage, sync, name,
             check_budget)
 assert PIPELINE[-1] is check_budget  # planned() runs all but this one
 """The backend's passes, in order (the first runs on the tile IR, ``select`` turns it into kernel IR)."""
