@@ -1,6 +1,6 @@
-"""Loop-invariant Gather offsets are built once, before their loop (ascdsl/backend/plan/hoist.py): the
-kernel IR's calls counted inside and outside the loops of ``Process``, and the kernels on the simulator
-against the interpreter."""
+"""Loop-invariant Gather offsets are built on their loop's first trip only (ascdsl/backend/plan/hoist.py): the
+kernel IR's calls counted under a first-trip test and elsewhere in the loops of ``Process``, and the kernels
+on the simulator against the interpreter."""
 import numpy as np
 import pytest
 
@@ -32,18 +32,24 @@ def looped_moves_kernel(x_ptr, out_ptr, T, M: tl.constexpr, N: tl.constexpr):
 
 
 def counts(k: kir.Kernel, api: str) -> tuple[int, int]:
-    """``(outside, inside)``: the calls of ``api`` outside every loop of ``Process`` and inside one."""
+    """``(once, every trip)``: the calls of ``api`` in the loops of ``Process`` under a first-trip test, and the
+    others there."""
     out = [0, 0]
 
-    def visit(body, inside: bool) -> None:
+    def visit(body, first: bool) -> None:
         for s in body:
-            if isinstance(s, kir.For):
+            if isinstance(s, kir.Call) and s.api == api:
+                out[not first] += 1
+            elif isinstance(s, kir.If) and s.first:
                 visit(s.body, True)
-            elif isinstance(s, kir.If):
-                visit(s.body + s.orelse, inside)
+            elif isinstance(s, (kir.For, kir.If)):
+                visit(kir.children(s), first)
             elif isinstance(s, kir.Run):
-                out[inside] += sum(isinstance(c, kir.Call) and c.api == api for c in kir.walk(s.stage.body))
-    visit(k.process, False)
+                visit(s.stage.body, first)
+
+    for s in k.process:
+        if isinstance(s, kir.For):
+            visit(s.body, False)
     return out[0], out[1]
 
 
@@ -53,13 +59,13 @@ def compiled(fn, args, **constexprs) -> kir.Kernel:
 
 @pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.float16])
 def test_offsets_of_a_reshape_and_a_transpose_are_built_before_the_loop(dtype):
-    """The reshape's and the transpose's offsets leave the loop (one CreateVecIndex each: 3 inside the loop
-    without the pass); the split's stay, its second Gather reading them after an Adds."""
+    """The reshape's and the transpose's offsets are built on the first trip (one CreateVecIndex each: 3 every
+    trip without the pass); the split's every trip, its second Gather reading them after an Adds."""
     m, n, trips = 8, 4, 3
     desc = ascdsl.TensorDesc((trips * m * n,), dtype)
     k = compiled(looped_moves_kernel, (desc, desc, trips), M=m, N=n)
-    outside, inside = counts(k, "CreateVecIndex")
-    assert inside == 1 and outside >= 2
+    once, every = counts(k, "CreateVecIndex")
+    assert every == 1 and once >= 2
     assert counts(k, "Gather")[0] == 0  # they read the trip's tile
     x = data(trips * m * n, dtype)
     want, got = both(looped_moves_kernel[(1,)], x, np.zeros(2 * trips * m * n, dtype.np), trips, M=m, N=n)
@@ -71,7 +77,7 @@ def test_offsets_of_a_reshape_and_a_transpose_are_built_before_the_loop(dtype):
 
 def test_reduce_middle_lines_fold_offsets_are_built_once_a_core():
     """Issue 24: log_softmax_grad's reduce-middle lines fold each slab's line sums into the ``d2`` column sums and
-    back (two Gathers a slab); their offsets are the same for every slab, built before the loop over slabs."""
+    back (two Gathers a slab); their offsets are the same for every slab, built for a core's first."""
     desc = ascdsl.TensorDesc((251, 158, 3), dtypes.float32)
     plan = log_softmax_backward_host(desc, desc, 1, B3, lines=True)
     assert plan.variant == "reduce_middle_lines"

@@ -1,13 +1,15 @@
-"""Loop-invariant index tiles before their loop: a pass over the kernel IR between selection and UB planning.
+"""Loop-invariant index tiles on the loop's first trip only: a pass over the kernel IR between selection and
+UB planning.
 
 Selection lowers each tile op where the DSL computes it, so the offsets a ``Gather`` reads (a reshape
 between UB layouts, a transpose, a permute, a join or split: :mod:`.relayout`, :mod:`.rank3`) are rebuilt
 on the vector unit at every trip of the loops around them, some twenty dependent calls with a barrier
-each, though they never change. :func:`hoist` moves such calls out of every ``for`` of ``Process``
-(innermost first, so offsets invariant in two nested loops leave both) into a compute-only segment just
-before the loop. The candidates are the calls that write a ``Gather``'s offsets in the loop, or a buffer
-such a call reads (the chain that builds them); a call moves with every other call that writes its
-buffers, and a set of calls moves when
+each, though they never change. :func:`hoist` puts such calls, in every ``for`` of ``Process``, under a
+test of the loop's first trip (``if (var == start)``, an :class:`~.kir.If` marked ``first``, where the
+first of them was in its segment's compute): later trips read what the first computed, and the UB
+planner keeps those buffers for the whole loop. The candidates are the calls that write a ``Gather``'s
+offsets in the loop, or a buffer such a call reads (the chain that builds them); a call moves with every
+other call that writes its buffers, and a set of calls moves when
 
 * each is a vector call (or a chunk loop of them: a ``For`` inside a segment's compute) whose views are
   all of ``TILE`` or ``SCRATCH`` buffers (not queue buffers, which hold one trip's loads and stores);
@@ -19,22 +21,21 @@ buffers, and a set of calls moves when
   loop reads that buffer before the set's last write of it (a read between two writes, such as a
   ``Gather`` between the offsets' ``Muls`` and their ``Adds`` (:func:`.relayout._split`), sees the first).
 
-The moved calls keep their order, so they compute once the values the loop computed at every trip; the
-work runs even for a loop of no trips, and its buffers stay live across the whole loop (the UB planner
-keeps a buffer defined before a loop and read inside it for the loop's length). Other invariant work
-(constant tiles, scalar broadcasts) stays where it is: a buffer live across a loop changes which slots
-the loop's own buffers share, and with it, at some tile extents, the structure :mod:`.lift` compares
-(``reduce_tail_recompute_kernel``'s ``Brcb`` of its row sum, moved, made ``BLOCK_R`` no runtime extent).
-Loops inside a compute stage (chunk loops), ``while`` loops, branches and the program loop itself are
-not hoisted out of. Segments are renumbered in program order afterwards (their stages' names).
+The first trip computes what it did, where it did, so a loop of one trip runs as before. Computed before
+the loop instead, the calls' dispatch on the scalar unit (some 30 of them) delayed every core's first load
+(8x2023x15 ``log_softmax_grad``, one slab a core: 1.70 -> 1.73x of the floor). Other invariant work
+(constant tiles, scalar broadcasts) stays where it is: a buffer live across a loop changes which slots the
+loop's own buffers share, and with it, at some tile extents, the structure :mod:`.lift` compares
+(``reduce_tail_recompute_kernel``'s ``Brcb`` of its row sum, so kept, made ``BLOCK_R`` no runtime extent).
+Loops inside a compute stage (chunk loops), ``while`` loops and the program loop itself are not
+considered.
 """
 from __future__ import annotations
 
 import dataclasses
-from itertools import count
 
 from .. import kir
-from ..kir import Call, For, Pipe, Role, Segment
+from ..kir import Bin, BinOp, Call, For, Pipe, Role, Segment
 
 _UB = (Role.TILE, Role.SCRATCH)
 
@@ -47,23 +48,15 @@ def hoist(k: kir.Kernel, platform=None) -> kir.Kernel:
             for b in s.writes:
                 writers.setdefault(b, set()).add(id(s))
     process = _body(k.process, writers)
-    if process == k.process:
-        return k
-    numbers = count(1)
-    process = kir.rewrite(process, lambda s: (dataclasses.replace(s, index=next(numbers))
-                                              if isinstance(s, Segment) else s,))
-    return dataclasses.replace(k, process=process)
+    return k if process == k.process else dataclasses.replace(k, process=process)
 
 
 def _body(body, writers: dict) -> tuple:
-    """``body`` with the invariant work of each of its loops (and theirs, innermost first) before them."""
+    """``body`` with the invariant work of each of its loops (and theirs) on the loop's first trip only."""
     out: list = []
     for s in body:
         if isinstance(s, For):
-            inner = _body(s.body, writers)
-            before, inner = _lift(s, inner, writers)
-            out += before
-            s = dataclasses.replace(s, body=inner)
+            s = dataclasses.replace(s, body=_body(_lift(s, s.body, writers), writers))
         elif isinstance(s, kir.If):
             s = dataclasses.replace(s, body=_body(s.body, writers), orelse=_body(s.orelse, writers))
         out.append(s)
@@ -95,15 +88,17 @@ def _local(s, variant: set) -> bool:
     return not (set(kir.vars_read((s,))) - _own_vars(s)) & variant
 
 
-def _lift(loop: For, body: tuple, writers: dict) -> tuple[list, tuple]:
-    """``(statements before the loop, the loop's new body)``: the set of the module docstring, taken from
-    the compute of the segments directly in ``body``."""
+def _lift(loop: For, body: tuple, writers: dict) -> tuple:
+    """``body`` (of ``loop``) with the set of the module docstring, taken from the compute of the segments
+    directly in it, under a test of the loop's first trip where the first of each segment was."""
     variant = {loop.var}
     for s in kir.walk(body):
         if isinstance(s, (kir.Let, kir.Set)):
             variant.add(s.var)
         elif isinstance(s, For):
             variant.add(s.var)
+    if set(kir.vars_read((kir.Let(loop.var, loop.start),))) & variant - {loop.var}:
+        return body  # a start the loop changes (a member it sets): no test of the first trip
     steps = [s for s in kir.walk(body) if not isinstance(s, (For, kir.If, kir.While, Segment, kir.Run))]
     position = {id(s): n for n, s in enumerate(steps)}
     inside: dict = {}
@@ -131,11 +126,20 @@ def _lift(loop: For, body: tuple, writers: dict) -> tuple[list, tuple]:
             break
         chosen = keep
     if not chosen:
-        return [], body
-    moved = [s for seg in body if isinstance(seg, Segment) for s in seg.compute if id(s) in chosen]
-    rest = tuple(dataclasses.replace(s, compute=tuple(x for x in s.compute if id(x) not in chosen))
+        return body
+    first = Bin(BinOp.EQ, loop.var, loop.start)
+    return tuple(dataclasses.replace(s, compute=_guarded(s.compute, chosen, first, loop.loc))
                  if isinstance(s, Segment) else s for s in body)
-    return [Segment(0, (), tuple(moved), ())], rest
+
+
+def _guarded(compute: tuple, chosen: dict, first, loc) -> tuple:
+    """``compute`` with its statements in ``chosen`` in one first-trip ``If`` where the first of them was."""
+    moved = tuple(s for s in compute if id(s) in chosen)
+    if not moved:
+        return compute
+    at = next(n for n, s in enumerate(compute) if id(s) in chosen)
+    rest = [s for s in compute if id(s) not in chosen]
+    return tuple(rest[:at]) + (kir.If(first, moved, loc, first=True),) + tuple(rest[at:])
 
 
 def _index_tiles(steps: list, local: list) -> set:
