@@ -114,11 +114,10 @@ class _Order:
         self.firsts: list[tuple[int, int]] = []  # first-trip Ifs (:attr:`.kir.If.first`): start, end
         self.visit(body)
         self.call_at = dict(self.calls)
-        for at, stop in self.firsts:  # computed on a loop's first trip, read on every trip: live for the loop
-            end = min((e for s, e in self.loops if s < at <= e), default=stop)
-            for b in self.last:
-                if at < self.first[b] <= stop:
-                    self.last[b] = max(self.last[b], end)
+        for at, stop in self.firsts:  # computed on a loop's first trip, read on every trip: live for all the loop
+            start, end = max(((s, e) for s, e in self.loops if s < at <= e), default=(at, stop))
+            for b in [b for b in self.first if at < self.first[b] <= stop]:
+                self.first[b], self.last[b] = start, max(self.last[b], end)
         for start, end in sorted(self.loops, key=lambda se: se[1] - se[0]):
             for b in self.last:
                 if self.first[b] < start <= self.last[b]:
