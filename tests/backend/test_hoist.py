@@ -12,7 +12,7 @@ from ascdsl.backend.render.ascendc import compile_variant
 from ascdsl.planner import arg_types
 from ascdsl.platforms import get_platform
 from ops.log_softmax_grad import log_softmax_backward, log_softmax_backward_host, reduce_middle_lines_kernel
-from tests.backend.helpers import bits, both, data
+from tests.backend.helpers import CANN, assert_type_checks, bits, both, data
 
 B3 = get_platform("Ascend910B3")
 
@@ -89,3 +89,17 @@ def test_reduce_middle_lines_fold_offsets_are_built_once_a_core():
     want = log_softmax_backward(grad, out, 1)
     got = log_softmax_backward(grad, out, 1, backend="sim")
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@CANN
+def test_first_trip_tests_type_check_against_cann(tmp_path):
+    """The kernels with a first-trip test (``if (t == 0)``, ``if (unit == start)``) against the real CANN headers,
+    with g++ and clang++."""
+    f32 = ascdsl.TensorDesc((96,), dtypes.float32)
+    desc = ascdsl.TensorDesc((251, 158, 3), dtypes.float32)
+    plan = log_softmax_backward_host(desc, desc, 1, B3, lines=True)
+    kernels = [looped_moves_kernel.specialize(*arg_types(looped_moves_kernel, (f32, f32, 3)), M=8, N=4).kernels[0],
+               reduce_middle_lines_kernel.specialize(*arg_types(reduce_middle_lines_kernel, (desc, desc, desc,
+                                                                                          *plan.scalars.values())),
+                                                     **plan.constexprs).kernels[0]]
+    assert_type_checks("first_trip_offsets", kernels, tmp_path)
