@@ -168,13 +168,15 @@ class While:
 @dataclass(frozen=True)
 class If:
     """``if (cond) { body } else { orelse }`` (no ``else`` when ``orelse`` is empty; ``if constexpr``
-    with ``static``)."""
+    with ``static``). ``first``: the test of a loop's first trip around loop-invariant work
+    (:mod:`.hoist`), whose results every later trip reads (the UB planner keeps them for the loop)."""
 
     cond: Expr
     body: tuple["Stmt", ...]
     loc: Loc = field(default=UNKNOWN, compare=False)
     orelse: tuple["Stmt", ...] = ()
     static: bool = False
+    first: bool = False
 
     def __post_init__(self):
         _tuples(self, "body", "orelse")

@@ -5,7 +5,8 @@
   before the persistent form's loop over rows) gets a single-buffered one, the second buffer overlapping
   nothing;
 * TILE and SCRATCH buffers share ``TBuf`` slots by live range (program order over the calls that
-  touch them; a buffer used inside a loop it was defined before stays live to the loop's end); a
+  touch them; a buffer used inside a loop it was defined before, or computed on the loop's first trip
+  only (:attr:`.kir.If.first`), stays live to the loop's end); a
   call marked ``inplace`` writes its result over a source of the same element size that dies at
   that call, or whose other uses are all such calls in the else-branch of an If (the other schedule
   of one operation, picked at run time); otherwise the best-fitting free slot is reused, or a new
@@ -118,8 +119,13 @@ class _Order:
         self.freed: dict[Buf, int] = {}
         self.dequed: dict[Buf, int] = {}
         self.branches: list[tuple[int, int, int]] = []  # If statements: start, else, end
+        self.firsts: list[tuple[int, int]] = []  # first-trip Ifs (:attr:`.kir.If.first`): start, end
         self.visit(body)
         self.call_at = dict(self.calls)
+        for at, stop in self.firsts:  # computed on a loop's first trip, read on every trip: live for all the loop
+            start, end = max(((s, e) for s, e in self.loops if s < at <= e), default=(at, stop))
+            for b in [b for b in self.first if at < self.first[b] <= stop]:
+                self.first[b], self.last[b] = start, max(self.last[b], end)
         for start, end in sorted(self.loops, key=lambda se: se[1] - se[0]):
             for b in self.last:
                 if self.first[b] < start <= self.last[b]:
@@ -166,6 +172,8 @@ class _Order:
                 middle = self.n
                 self.visit(s.orelse)
                 self.branches.append((start, middle, self.n))
+                if s.first:
+                    self.firsts.append((start, self.n))
             elif kir.children(s):
                 self.visit(kir.children(s))
 

@@ -8,16 +8,18 @@
    as sigmoid, float32 forms of what the vector unit lacks; platform-aware);
 3. ``select`` (:mod:`.select`): tile IR -> kernel IR (:mod:`.kir`): API calls on logical buffers,
    cut into segments at the loops;
-4. ``fit_queues`` (:mod:`.queues`): a kernel whose queues need more event ids than the platform has
+4. ``hoist`` (:mod:`.hoist`): the calls that build a ``Gather``'s offsets from nothing a loop changes run
+   on the loop's first trip only;
+5. ``fit_queues`` (:mod:`.queues`): a kernel whose queues need more event ids than the platform has
    packs each segment's loads (or stores) into one queue buffer, one queue for all segments;
-5. ``plan_ub`` (:mod:`.ubplan`): buffers -> UB slots, the plan kept on the kernel (a store computed
+6. ``plan_ub`` (:mod:`.ubplan`): buffers -> UB slots, the plan kept on the kernel (a store computed
    in a load's dying queue buffer where it can be);
-6. ``bind_queues`` (:mod:`.queues`): those stores' queue operations on the load's queue
+7. ``bind_queues`` (:mod:`.queues`): those stores' queue operations on the load's queue
    (``TQueBind<VECIN, VECOUT>``);
-7. ``stage`` (:mod:`.staging`): segments -> CopyIn/Compute/CopyOut methods;
-8. ``sync`` (:mod:`.sync`): barriers and V_S flags from per-pipe reads and writes of each slot;
-9. ``name`` (:mod:`.naming`): readable, collision-free C++ names;
-10. ``check_budget`` (:mod:`.ubplan`): the plan fits the platform's UB (a located error otherwise).
+8. ``stage`` (:mod:`.staging`): segments -> CopyIn/Compute/CopyOut methods;
+9. ``sync`` (:mod:`.sync`): barriers and V_S flags from per-pipe reads and writes of each slot;
+10. ``name`` (:mod:`.naming`): readable, collision-free C++ names;
+11. ``check_budget`` (:mod:`.ubplan`): the plan fits the platform's UB (a located error otherwise).
 
 Each variant is compiled once (:func:`compile_variant` is cached). After the lift (:mod:`.lift`,
 runtime tile extents) and the template classes (:mod:`.templated`), ``simplify``
@@ -42,6 +44,7 @@ from ..expand.decompose import decompose
 from .emit import class_model, literal
 from ..legalise_types.limits import check_vector_cores
 from ..names.naming import safe
+from ..plan.hoist import hoist
 from ..plan.queues import bind_queues, fit_queues
 from .jinja import Rendered, render_located
 from ..selection.select import select
@@ -53,7 +56,7 @@ from ..names.naming import name
 from ..plan.tiling import TilingLayout, Variant
 from ..plan.ubplan import check_budget, plan_ub
 
-PIPELINE = (check_vector_cores, decompose, select, fit_queues, plan_ub, bind_queues, stage, sync, name,
+PIPELINE = (check_vector_cores, decompose, select, hoist, fit_queues, plan_ub, bind_queues, stage, sync, name,
             check_budget)
 assert PIPELINE[-1] is check_budget  # planned() runs all but this one
 """The backend's passes, in order (the first runs on the tile IR, ``select`` turns it into kernel IR)."""
