@@ -178,8 +178,10 @@ quarter less CPU (51 -> 38 s cold, the whole file)."""
 
 def module_prebuild(module, names=None) -> None:
     """Build the simulator kernels ``module``'s tests (those named in ``names`` if given) launch in few
-    g++ runs."""
-    simrun.prebuild(_compiles(recorded(module, names=names, sim_only=True)[1]), batch=MODULE_BATCH)
+    g++ runs, but for those this process has a file of already (another module's: built again, they would
+    be built twice)."""
+    kernels = recorded(module, names=names, sim_only=True)[1]
+    simrun.prebuild(_compiles([k for k in kernels if not simrun.prebuilt(*k)]), batch=MODULE_BATCH)
 
 
 def interpreter_launches(modules, lib=None) -> tuple[list[record.LaunchRecord], int]:
