@@ -84,3 +84,6 @@ def pytest_terminal_summary(terminalreporter, config):
           f"{s.check_seconds:.1f} s, {len(s.twice)} kernels built in more than one file")
     for test, seconds in sorted(s.per_file.items(), key=lambda kv: -kv[1])[:8]:
         write(f"  {seconds:7.1f} s  {test}")
+    for kernel, files in sorted(s.twice.items(), key=lambda kv: s.names.get(kv[0], "")):
+        tests = sorted({t for f in files for t in s.built_in.get(f, ())})
+        write(f"  built {len(files)} times: {s.names.get(kernel, '?')} ({kernel}) in {', '.join(tests)}")

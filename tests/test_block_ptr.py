@@ -13,6 +13,8 @@ from ascdsl.backend import simrun
 from ascdsl.errors import display_path
 from ascdsl.ir import Op, walk
 
+pytestmark = pytest.mark.usefixtures("prebuilt_module")  # the simulator kernels in few g++ runs
+
 P = tl.pointer_type
 F32, I32 = P(tl.float32), P(tl.int32)
 LINES = Path(__file__).read_text().splitlines()

@@ -18,6 +18,8 @@ from ascdsl.passes.peel import full_blocks
 from ascdsl.testing import assert_close
 from tests.test_reuse import _layer_norm
 
+pytestmark = pytest.mark.usefixtures("prebuilt_module")  # the simulator kernels in few g++ runs
+
 
 def _masked(kernel) -> int:
     """Masked loads and stores, and selects."""

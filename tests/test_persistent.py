@@ -29,6 +29,8 @@ from ascdsl.platforms import get_platform
 from ascdsl.testing import assert_close
 from tests.backend.helpers import CANN, assert_type_checks
 
+pytestmark = pytest.mark.usefixtures("prebuilt_module")  # the simulator kernels in few g++ runs
+
 PLATFORM = get_platform("Ascend910B3")
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("persistent_test_rmsnorm", ROOT / "ops" / "rmsnorm.py")

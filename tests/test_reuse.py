@@ -24,6 +24,8 @@ from ascdsl.testing import assert_close
 from tests import test_interpreter_dsl as dsl
 from tests.test_batching import softmax_ops
 
+pytestmark = pytest.mark.usefixtures("prebuilt_module")  # the simulator kernels in few g++ runs
+
 PLATFORM = get_platform("Ascend910B3")
 rng = np.random.default_rng(11)
 

@@ -22,6 +22,8 @@ from ascdsl.platforms import get_platform
 from ascdsl.testing import assert_close
 from tests.test_reuse import _layer_norm
 
+pytestmark = pytest.mark.usefixtures("prebuilt_module")  # the simulator kernels in few g++ runs
+
 PLATFORM = get_platform("Ascend910B3")
 
 

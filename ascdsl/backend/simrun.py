@@ -59,7 +59,8 @@ def _write(kernels: list[Kernel], platform: str) -> _File:
     source = kernel_source(SYMBOL, variants, layout, platform)
     path = cache.text("gen", source)
     if os.environ.get("ASCDSL_BUILD_LOG"):  # which kernels the file holds: a kernel in two built files was built twice
-        build_log({"file": path.name, "kernels": [cache.digest(platform, dump(k))[:16] for k in kernels]})
+        build_log({"file": path.name, "kernels": [cache.digest(platform, dump(k))[:16] for k in kernels],
+                   "names": [k.name for k in kernels]})
     return _File(str(path), layout, gm_entry(SYMBOL, entry_pointers(variants)))
 
 

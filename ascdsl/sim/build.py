@@ -73,9 +73,10 @@ def log(record: dict) -> None:
 @dataclass(frozen=True)
 class LogSummary:
     """Of a build log: ``builds`` g++ runs that made a file taking ``seconds``, ``checks`` front-end checks
-    taking ``check_seconds``, the seconds of both per test file, and ``twice``: the kernels (a digest of
+    taking ``check_seconds``, the seconds of both per test file, ``twice``: the kernels (a digest of
     their IR and platform, the same in every process) in more than one built library, with those
-    libraries' sources: each was compiled again where a build of it existed."""
+    libraries' sources: each was compiled again where a build of it existed; ``names``, the kernels'
+    names, and ``built_in``, the tests whose g++ runs built each source."""
 
     builds: int
     seconds: float
@@ -83,6 +84,8 @@ class LogSummary:
     check_seconds: float
     per_file: dict[str, float]
     twice: dict[str, tuple[str, ...]]
+    names: dict[str, str]
+    built_in: dict[str, tuple[str, ...]]
 
 
 def log_summary(path: Path) -> LogSummary:
@@ -101,8 +104,14 @@ def log_summary(path: Path) -> LogSummary:
         for source in r["sources"] if r["ok"] else ():
             for kernel in kernels.get(source, ()):
                 files_of.setdefault(kernel, set()).add(source)
+    names = {k: n for r in records if "file" in r for k, n in zip(r["kernels"], r.get("names", ()))}
+    built_in: dict[str, set[str]] = {}
+    for r in builds:
+        for source in r["sources"] if r["ok"] else ():
+            built_in.setdefault(source, set()).add(r["test"] or "(no test)")
     return LogSummary(len(builds), sum(r["seconds"] for r in builds), len(checks), sum(r["seconds"] for r in checks),
-                      per_file, {k: tuple(sorted(f)) for k, f in files_of.items() if len(f) > 1})
+                      per_file, {k: tuple(sorted(f)) for k, f in files_of.items() if len(f) > 1}, names,
+                      {f: tuple(sorted(t)) for f, t in built_in.items()})
 
 
 def _count(seconds: float | None) -> None:

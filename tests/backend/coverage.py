@@ -18,6 +18,7 @@ import io
 import itertools
 from contextlib import ExitStack, redirect_stderr, redirect_stdout
 from dataclasses import dataclass
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -39,6 +40,7 @@ HARDWARE = "cannot run on the Ascend A2 vector cores"
 NOT_YET = ("does not support", "cannot be copied as blocks")
 LIMITS = ("hardware event ids", "allows")  # queue buffers over the event ids; UB over the planner budget
 PLATFORM = "Ascend910B3"
+TESTS = Path(__file__).resolve().parents[1]
 
 
 class Outcome(enum.Enum):
@@ -73,16 +75,18 @@ def _cases(fn) -> list[dict]:
     return [dict(kv for part in combo for kv in part.items()) for combo in itertools.product(*axes)]
 
 
-def recorded(module, lib=None, names=None) -> tuple[list[record.LaunchRecord], list]:
+def recorded(module, lib=None, names=None, sim_only=False) -> tuple[list[record.LaunchRecord], list]:
     """Run the test functions of ``module`` (those whose parameters are all parametrized, ``lib``,
     ``capsys`` or ``monkeypatch``, its patches undone after the test; only those named in ``names`` if
-    given), simulator launches only recorded: every launch, and the ``(kernel, platform)`` of the
-    simulator's."""
+    given; with ``sim_only``, only those that :func:`may_launch_on_sim`), simulator launches only
+    recorded: every launch, and the ``(kernel, platform)`` of the simulator's."""
     launches, sim = [], []
     for fname, fn in sorted(vars(module).items()):
         if not (fname.startswith("test_") and inspect.isfunction(fn)) or names is not None and fname not in names:
             continue
         params = inspect.signature(fn).parameters
+        if sim_only and not may_launch_on_sim(fn, _cases(fn)):
+            continue
         for case in _cases(fn):
             if lib is not None and "lib" in params:
                 case = {**case, "lib": lib}
@@ -101,6 +105,53 @@ def recorded(module, lib=None, names=None) -> tuple[list[record.LaunchRecord], l
             launches += seen
             sim += kernels
     return launches, sim
+
+
+SIM_LAUNCHERS = frozenset({"bench", "bench_batching", "bench_cube", "verify"})
+"""Names of ascdsl's modules that launch kernels on the simulator without their caller naming it."""
+
+
+def may_launch_on_sim(fn, cases=()) -> bool:
+    """Whether test function ``fn`` may launch a kernel on the simulator, read from its code: the
+    string ``"sim"`` in it, in its ``parametrize`` ``cases`` or in the tests' own functions and classes it
+    names (directly or as attributes of the tests' modules; followed on), or a name of
+    :data:`SIM_LAUNCHERS`. A module's recording runs only these tests: one that launches nothing there
+    ran twice for nothing (test_kir.py plans whole ops). A test this misses still passes; its kernels are
+    built at its own launches."""
+    todo = [(fn, {}), *((value, {}) for case in cases for value in case.values())]
+    seen: set[int] = set()
+    while todo:
+        x, names = todo.pop()
+        if isinstance(x, str):
+            if x == "sim":
+                return True
+            continue
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, (tuple, list, frozenset)):
+            todo += [(v, names) for v in x]
+        elif inspect.iscode(x):
+            if SIM_LAUNCHERS & set(x.co_names):
+                return True
+            named = [names[n] for n in x.co_names if n in names]
+            named += [getattr(m, n) for m in named if inspect.ismodule(m) and _ours(m) for n in x.co_names
+                      if hasattr(m, n)]
+            todo += [(v, names) for v in [*x.co_consts, *named]]
+        elif inspect.isfunction(x) and _ours(x):
+            todo.append((x.__code__, x.__globals__))
+        elif inspect.isclass(x) and _ours(x):
+            todo += [(v, names) for v in vars(x).values()]
+    return False
+
+
+def _ours(x) -> bool:
+    """``x`` is a module, class or function of the test suite (by its file: pytest names test modules
+    without their package)."""
+    try:
+        return Path(inspect.getfile(x)).resolve().is_relative_to(TESTS)
+    except TypeError:  # built in
+        return False
 
 
 class _Capsys:
@@ -127,8 +178,10 @@ quarter less CPU (51 -> 38 s cold, the whole file)."""
 
 def module_prebuild(module, names=None) -> None:
     """Build the simulator kernels ``module``'s tests (those named in ``names`` if given) launch in few
-    g++ runs."""
-    simrun.prebuild(_compiles(recorded(module, names=names)[1]), batch=MODULE_BATCH)
+    g++ runs, but for those this process has a file of already (another module's: built again, they would
+    be built twice)."""
+    kernels = recorded(module, names=names, sim_only=True)[1]
+    simrun.prebuild(_compiles([k for k in kernels if not simrun.prebuilt(*k)]), batch=MODULE_BATCH)
 
 
 def interpreter_launches(modules, lib=None) -> tuple[list[record.LaunchRecord], int]:

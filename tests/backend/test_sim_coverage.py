@@ -3,12 +3,15 @@ simulator (issue 9's "done when"): the launches a test makes on both backends ar
 test; the others are replayed here, and each gives the same results or a located error naming a
 feature not lowered yet or one the A2 vector cores cannot run; none gives other results or another
 error."""
+import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import ascdsl
-from tests.backend import coverage
+from tests import test_batching
+from tests.backend import coverage, helpers, kernels, test_kir
 from tests.triton import compat_kernels
 from tests.triton.conftest import Lib
 
@@ -46,3 +49,30 @@ def test_every_interpreter_kernel_runs_on_the_simulator_or_names_why_not():
     assert {h.split(" of ")[-1] if h.endswith(" tiles") else h for h in hardware} <= {
         "`tl.dot`", "reading the old values `tl.atomic_add` returns", "`tl.atomic_xchg`", "`tl.atomic_cas`",
         "int64 tiles"}, hardware
+
+
+def _launches_on_sim():
+    x = np.arange(40, dtype=np.float32)
+    kernels.unary_kernel[(3,)](x, np.zeros_like(x), 40, BLOCK=16, backend="sim")
+
+
+def _through_a_helper():
+    helpers.both(kernels.unary_kernel[(3,)], np.arange(40, dtype=np.float32), np.zeros(40, np.float32), 40, BLOCK=16)
+
+
+def test_a_module_recording_runs_only_the_tests_that_may_launch_on_the_simulator():
+    """A module's recording (``prebuilt_module``) runs the tests whose code names the simulator, through
+    the tests' helpers, parametrize cases and the bench and verification modules; a test that launches
+    nothing there (test_kir.py's plans of whole ops, ~44 s of CPU recorded for nothing) is not run."""
+    ran = []
+    module = types.ModuleType("tests.backend.fake_sim_module")
+    module.test_direct = lambda: ran.append("direct") or _launches_on_sim()
+    module.test_helper = lambda: ran.append("helper") or _through_a_helper()
+    module.test_plans_only = lambda: ran.append("plans")
+    _, sim = coverage.recorded(module, sim_only=True)
+    assert sorted(ran) == ["direct", "helper"] and len(set(sim)) == 1
+    assert not coverage.may_launch_on_sim(test_kir.test_an_llm_vocabulary_block_is_planned_with_int64_offsets)
+    assert coverage.may_launch_on_sim(test_kir.test_names_never_collide_with_cpp_or_generated_names)
+    assert coverage.may_launch_on_sim(lambda backend: None, [{"backend": "interpreter"}, {"backend": "sim"}])
+    assert coverage.may_launch_on_sim(test_batching.test_bench_rows_check_the_batched_results)  # bench_batching
+    assert not coverage.may_launch_on_sim(test_batching.test_timeline_of_each_regime)

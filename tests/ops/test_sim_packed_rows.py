@@ -16,6 +16,7 @@ from ops.softmax_grad import softmax_grad, softmax_grad_host
 from tests.ops.test_log_softmax_grad import make_inputs as log_inputs
 from tests.ops.test_softmax_grad import expected, make_inputs
 
+pytestmark = pytest.mark.usefixtures("prebuilt_module")  # the simulator kernels in few g++ runs
 B3 = get_platform("Ascend910B3")
 OPS = {op.name: op for op in load_operators([Path(__file__).resolve().parents[2] / "ops"])}
 

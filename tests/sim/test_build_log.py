@@ -28,11 +28,13 @@ def test_prebuilt_kernels_are_launched_from_their_file_and_built_once(tmp_path, 
     libraries = [r for r in records if r.get("made", "").startswith("kernel-")]
     assert all(r["sources"] == [files[0]["file"]] for r in libraries)  # built (if not cached) from that file
     assert log_summary(log).twice == {}
+    assert sorted(log_summary(log).names.values()) == ["add_kernel", "scale_add_kernel"]
 
 
 def test_a_kernel_in_two_built_libraries_is_reported(tmp_path):
     log = tmp_path / "builds.jsonl"
-    records = [{"file": "gen-a.cpp", "kernels": ["k1", "k2"]}, {"file": "gen-b.cpp", "kernels": ["k2"]},
+    records = [{"file": "gen-a.cpp", "kernels": ["k1", "k2"], "names": ["add", "scale"]},
+               {"file": "gen-b.cpp", "kernels": ["k2"], "names": ["scale"]},
                {"file": "gen-c.cpp", "kernels": ["k1"]},
                {"made": "kernel-1.so", "sources": ["gen-a.cpp"], "seconds": 2.0, "ok": True, "test": "t.py::a"},
                {"made": "kernel-2.so", "sources": ["gen-b.cpp"], "seconds": 1.5, "ok": True, "test": "u.py::b"},
@@ -43,3 +45,5 @@ def test_a_kernel_in_two_built_libraries_is_reported(tmp_path):
     assert (s.builds, s.seconds, s.checks, s.check_seconds) == (3, 4.5, 1, 0.5)
     assert s.per_file == {"t.py": 2.5, "u.py": 2.5}
     assert s.twice == {"k2": ("gen-a.cpp", "gen-b.cpp")}  # k1's second build failed: g++ made nothing
+    assert s.names == {"k1": "add", "k2": "scale"}  # what the summary prints of each, with the tests below
+    assert s.built_in == {"gen-a.cpp": ("t.py::a",), "gen-b.cpp": ("u.py::b",)}

@@ -13,6 +13,8 @@ import ascdsl.language as tl
 from ascdsl.ir import Op, walk
 from tests.backend.helpers import both
 
+pytestmark = pytest.mark.usefixtures("prebuilt_module")  # the simulator kernels in few g++ runs
+
 
 @triton.jit
 def lagged_diff_kernel(x_ptr, out_ptr, n, LAG: tl.constexpr, BLOCK: tl.constexpr):

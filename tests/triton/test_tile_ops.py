@@ -12,6 +12,8 @@ import ascdsl as triton
 import ascdsl.language as tl
 from ascdsl.language.extra import libdevice
 
+pytestmark = pytest.mark.usefixtures("prebuilt_module")  # the simulator kernels in few g++ runs
+
 
 def _both(kernel, grid, *args, **kw):
     """Outputs (the arrays written) of the interpreter and of the simulator."""

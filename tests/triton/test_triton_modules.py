@@ -16,6 +16,8 @@ import ascdsl as triton
 import ascdsl.language as tl
 from ascdsl import ir
 
+pytestmark = pytest.mark.usefixtures("prebuilt_module")  # the simulator kernels in few g++ runs
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
