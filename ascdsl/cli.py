@@ -159,9 +159,9 @@ def cmd_build(args) -> int:
         _print_explained(launches, platform)
     stats, work = sim.build_stats(), ascendc.work() - before
     print(f"{time.perf_counter() - start:.1f}s; g++: {stats.builds} builds ({stats.seconds:.1f}s), "
-          f"{stats.cache_hits} cached; backend: {sum(n for k, n in work.items() if k[0] == 'plan')} kernel plans, "
-          f"{sum(n for k, n in work.items() if k[0] == 'render')} class renders; "
-          f"lift: {sum((lift.samples() - sampled).values())} sample compiles")
+          f"{stats.cache_hits} cached; lift: {sum((lift.samples() - sampled).values())} sample compiles; "
+          f"backend: {sum(n for k, n in work.items() if k[0] == 'plan')} kernel plans, "
+          f"{sum(n for k, n in work.items() if k[0] == 'render')} class renders")
     return 0 if all(r.ok for r in results) else 1
 
 
