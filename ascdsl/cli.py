@@ -18,6 +18,7 @@ from tqdm import tqdm
 
 from . import bench, build, record, report, sim
 from .backend.batching.batchrun import describe
+from .backend.lift import lift
 from .backend.render import ascendc
 from .errors import Error
 from .ir import dump
@@ -123,7 +124,7 @@ def cmd_build(args) -> int:
     """Build every op, then (unless ``--no-verify``) verify every build; one table at the end."""
     platform = _platform(args.platform)
     ops = load_operators(args.paths)
-    start, results, before = time.perf_counter(), [], ascendc.work()
+    start, results, before, sampled = time.perf_counter(), [], ascendc.work(), lift.samples()
     with progress(sum(1 + (len(op.cases) + 1 if args.verify else 0) for op in ops), "step") as bar, \
             (record.launches() if args.explain else nullcontext(())) as launches:
         for op in ops:
@@ -158,7 +159,8 @@ def cmd_build(args) -> int:
         _print_explained(launches, platform)
     stats, work = sim.build_stats(), ascendc.work() - before
     print(f"{time.perf_counter() - start:.1f}s; g++: {stats.builds} builds ({stats.seconds:.1f}s), "
-          f"{stats.cache_hits} cached; backend: {sum(n for k, n in work.items() if k[0] == 'plan')} kernel plans, "
+          f"{stats.cache_hits} cached; lift: {sum((lift.samples() - sampled).values())} sample compiles; "
+          f"backend: {sum(n for k, n in work.items() if k[0] == 'plan')} kernel plans, "
           f"{sum(n for k, n in work.items() if k[0] == 'render')} class renders")
     return 0 if all(r.ok for r in results) else 1
 

@@ -23,12 +23,13 @@ import dataclasses
 import enum
 import inspect
 import itertools
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ... import cache, dtypes
 from ...errors import CompilationError, Loc
-from ...ir.symbol import Poly, Symbol, largest_fitting
+from ...ir.symbol import Poly, Symbol, Undecided, largest_fitting
 from ...ir.treemap import TreeMerge, tree_map
 from ...jit import JITFunction
 from ...platforms import Platform
@@ -129,6 +130,14 @@ def _holes(node) -> list:
 # general-form compilations by (function, types, platform, form, constexprs), shared by the analyses of one
 # :func:`analyse` call (a kernel analysed again at other values of its other constexprs repeats many)
 _COMPILED: dict = {}
+_SAMPLES: Counter = Counter()  # sample compiles by kernel name (:func:`samples`)
+
+
+def samples() -> Counter:
+    """The lift's sample compiles in this process by kernel name (a compile of a kernel at other values of its
+    constexprs, each once per :func:`analyse`; the on-disk ``lift`` cache and :func:`analyse`'s lifts already
+    found skip them). A copy; subtract two to count what happened between them."""
+    return Counter(_SAMPLES)
 
 
 class _Sampler:
@@ -143,6 +152,7 @@ class _Sampler:
     def compile(self, values: dict) -> kir.Kernel:
         key = (self.jit_fn, self.types, self.platform, self.form, tuple(sorted({**self.base, **values}.items())))
         if key not in self.memo:
+            _SAMPLES[self.kernel.name] += 1
             try:
                 k = self.jit_fn.specialize(*self.types, **{**self.base, **values}).kernels[0]
                 k = self.form(k) if self.form is not None else k
@@ -218,8 +228,20 @@ def _high(slots: Slots, name: str, quantum: int, low: int, others: dict, budget:
 
 
 def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
-    """``(quantum, low)`` for lifting ``name`` alone, or None."""
+    """``(quantum, low)`` for lifting ``name`` alone, or None. Each quantum is first asked of the kernel
+    compiled for ``name`` as a symbol (:func:`_decides`); where that decides from twice the quantum, the
+    samples compile at most the quantum itself (is it the low?) and two values to compare it with, else
+    they answer as they did before the symbol."""
     for q in QUANTA:
+        if _decides(s, name, q, 2 * q):  # every sample from 2 * q: the symbolic kernel at its value
+            if _decides(s, name, q, q):
+                return q, q
+            try:
+                points = [{name: v} for v in (q, 3 * q, 5 * q)]
+                _check(s.merged(points), points, [1, 2], (name,), {name: q})
+                return q, q
+            except Mismatch:
+                return q, 2 * q
         generic = [3 * q, 5 * q, 4 * q, 7 * q, 11 * q, 16 * q, 37 * q, 101 * q]  # past any padding
         try:
             quick = [{name: v} for v in (generic[0], generic[1], generic[6])]  # most wrong quanta fail here
@@ -237,6 +259,35 @@ def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
             except Mismatch:
                 continue
     return None
+
+
+def _decides(s: _Sampler, name: str, quantum: int, low: int) -> bool:
+    """Whether ``name`` lifts with ``quantum`` from ``low`` by the symbolic compile (issue 25, step 6): the
+    kernel compiled for ``Symbol(name, quantum, low, 101 * quantum)`` (to :func:`_single`'s largest sample)
+    through the backend's passes decides every choice on that domain, so each sample's kernel IR is
+    the symbolic one at its value, and each of its polynomials is one the samples fit (degree 1 in ``name``,
+    an integer on the domain). False where the domain does not decide (:class:`Undecided`): the samples
+    answer then."""
+    symbol = Symbol(name, quantum, low, 101 * quantum)
+    try:
+        k = s.jit_fn.specialize(*s.types, **{**s.base, name: symbol}).kernels[0]
+        k = planned(s.form(k) if s.form is not None else k, s.platform, general=True)
+    except (Undecided, CompilationError):
+        return False
+    return all(p.integral({}) and all(sum(v == symbol for v in m) <= 1 for m, _ in p) for p in _polys(k))
+
+
+def _polys(node) -> list[Poly]:
+    """The polynomials in ``node``."""
+    out: list = []
+
+    def seen(x):
+        if isinstance(x, Poly):
+            out.append(x)
+            return x
+        return None
+    tree_map(node, seen)
+    return out
 
 
 def _joint(s: _Sampler, found: dict, budget: int) -> Lift:
@@ -497,5 +548,5 @@ def _with_form(v, variants, jit_fns: dict, platform: Platform):
     return v
 
 
-__all__ = ["Lift", "Mismatch", "analyse", "variants"]
+__all__ = ["Lift", "Mismatch", "analyse", "samples", "variants"]
 

@@ -1,0 +1,39 @@
+"""The lift tries the symbolic compile first (issue 25, step 6 of the "Symbolic tile extents" plan in
+docs/design.md): a quantum on which the kernel compiled for the constexpr as a ``Symbol`` decides every choice
+costs no sample compile; the lift's results stay the ones the samples give (``tests/test_lift_differential.py``
+compares them with goldens, and ``ascdsl build ops/`` is byte-identical)."""
+from __future__ import annotations
+
+import pytest
+
+from ascdsl.backend.lift import lift
+from ascdsl.ir.symbol import Symbol
+from tests.test_lift_differential import CASES, PLATFORM
+
+
+@pytest.fixture
+def cold(monkeypatch, tmp_path):
+    """No lift known: an empty on-disk cache and none of this process's lifts."""
+    monkeypatch.setenv("ASCDSL_CACHE_DIR", str(tmp_path))
+    lift._analyse.cache_clear()
+    lift._KNOWN.clear()
+    yield
+    lift._analyse.cache_clear()
+    lift._KNOWN.clear()
+
+
+@pytest.mark.parametrize("name, extents, sampled", [
+    # quanta 1, 2, 4 undecided (bytes no whole blocks): sampled; 8 decided; the joint fit's grid, checks and
+    # high sampled. Sampling alone: 24 compiles.
+    ("copy_f32", (Symbol("BLOCK", 8, 8, 11776),), 19),
+    # ROWS decided on multiples of 1 from 2: 3 samples ask whether 1 is its low (no: a unit axis). Alone: 34.
+    ("add_row_f32", (Symbol("ROWS", 1, 2, 2943), Symbol("BLOCK", 8, 8, 7848)), 18),
+    # float16 rows of BLOCK lanes decided on multiples of 16. Alone: 61.
+    ("softmax_f16", (Symbol("ROWS", 1, 1, 485), Symbol("BLOCK", 16, 16, 23504)), 41),
+])
+def test_a_quantum_the_symbol_decides_is_not_sampled(cold, name, extents, sampled):
+    fn, types, constexprs = CASES[name]
+    before = lift.samples()
+    found = lift.analyse(fn, fn.specialize(*types, **constexprs).kernels[0], PLATFORM)
+    assert found.extents == extents
+    assert sum((lift.samples() - before).values()) == sampled
