@@ -11,6 +11,7 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
+from ascdsl.backend.cube.cube import is_cube
 from ascdsl.ir import GroupOp, Op, dump, parse, walk
 from ascdsl.ir.symbol import Poly, Symbol, Undecided
 from ascdsl.ir.treemap import tree_map
@@ -248,23 +249,34 @@ def test_a_literal_of_symbols_that_fits_int32_at_some_values_only_is_undecided()
 OPS = load_operators([Path(__file__).parent.parent / "ops"])
 
 
-@pytest.mark.parametrize("op", OPS, ids=lambda op: op.name)
-def test_every_int_constexpr_of_the_ops_kernels_as_a_symbol(op):
-    """Each kernel ``ascdsl build`` compiles for the op, with each int constexpr that is a multiple of 8 made a
-    symbol of the multiples of 8 (the others at their values), gives at 8, 16, its own value and 4096 what the
-    kernel compiled for that value gives (values another constexpr has are left out: the kernel compiled for
-    them shares the one constant of both)."""
+def int_constexprs(op, vector_only: bool = False):
+    """``(kernel, fn, types, constexprs, name, others)`` for each int constexpr ``name`` that is a positive
+    multiple of 8 of each kernel ``ascdsl build`` compiles for the op (once per kernel, types and constexprs;
+    the cube's kernels left out with ``vector_only``); ``others`` are the other int constexprs' values."""
     fns = jit_functions(op)
-    seen, extents = set(), 0
+    seen = set()
     for kernel in specializations(op, opdef_only=True).kernels:
+        if vector_only and is_cube(kernel):
+            continue
         fn, types, consts = fns[kernel.name], [p.type.dtype for p in kernel.params], dict(kernel.constexprs)
         for name, value in consts.items():
             key = (kernel.name, tuple(types), tuple(consts.items()), name)
             if type(value) is not int or value <= 0 or value % 8 or key in seen:
                 continue
             seen.add(key)
-            others = {v for n, v in consts.items() if n != name and type(v) is int}
-            points = [{name: v} for v in sorted({8, 16, value, 4096} - others)]
-            symbol = Symbol(name, 8, 8, max(value, 4096))
-            extents += _symbolic_shape(_differential(fn, types, consts, {name: symbol}, points))
+            yield kernel, fn, types, consts, name, {v for n, v in consts.items() if n != name and type(v) is int}
+
+
+@pytest.mark.parametrize("op", OPS, ids=lambda op: op.name)
+def test_every_int_constexpr_of_the_ops_kernels_as_a_symbol(op):
+    """Each kernel ``ascdsl build`` compiles for the op, with each int constexpr that is a multiple of 8 made a
+    symbol of the multiples of 8 (the others at their values), gives at 8, 16, its own value and 4096 what the
+    kernel compiled for that value gives (values another constexpr has are left out: the kernel compiled for
+    them shares the one constant of both)."""
+    extents = 0
+    for kernel, fn, types, consts, name, others in int_constexprs(op):
+        value = consts[name]
+        points = [{name: v} for v in sorted({8, 16, value, 4096} - others)]
+        symbol = Symbol(name, 8, 8, max(value, 4096))
+        extents += _symbolic_shape(_differential(fn, types, consts, {name: symbol}, points))
     assert extents, f"{op.name}: no tile extent of a symbol"

@@ -13,18 +13,16 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl.backend import kir
-from ascdsl.backend.cube.cube import is_cube
 from ascdsl.backend.lift import lift
 from ascdsl.backend.names.naming import field_name, to_expr
 from ascdsl.backend.render.ascendc import PIPELINE
 from ascdsl.backend.selection.select import select
 from ascdsl.ir.symbol import Poly, Symbol, Undecided
 from ascdsl.ir.treemap import tree_map
-from ascdsl.op import load_operators, specializations
-from ascdsl.opbuild import jit_functions
+from ascdsl.op import load_operators
 from ascdsl.passes import run_passes
 from ascdsl.platforms import get_platform
-from tests.test_symbolic_passes import BLOCK, BLOCKS, ELEMENTWISE, F16, F32, I32, ROWS, _at, _kernel
+from tests.test_symbolic_passes import BLOCK, BLOCKS, ELEMENTWISE, F16, F32, I32, ROWS, _at, _kernel, int_constexprs
 from tests.test_lift_differential import add_row_kernel, softmax_kernel
 
 PLATFORM = get_platform()
@@ -271,26 +269,18 @@ def ops_sweep(op, differential, lows=lambda q: (q,)) -> tuple[list, set]:
     ``differential(fn, types, fixed, symbols, points)`` decides, at its low, the next value, its own value and
     the high end: the ``(kernel name, constexpr, symbol)`` accepted, and the ``(kernel, types, constexprs,
     name)`` tried."""
-    fns = jit_functions(op)
     seen, accepted = set(), []
-    for kernel in specializations(op, opdef_only=True).kernels:
-        if is_cube(kernel):
-            continue
-        fn, types, consts = fns[kernel.name], [p.type.dtype for p in kernel.params], dict(kernel.constexprs)
-        for name, value in consts.items():
-            key = (kernel.name, tuple(types), tuple(consts.items()), name)
-            if type(value) is not int or value <= 0 or value % 8 or key in seen:
+    for kernel, fn, types, consts, name, others in int_constexprs(op, vector_only=True):
+        value = consts[name]
+        seen.add((kernel.name, tuple(types), tuple(consts.items()), name))
+        domains = [(q, low) for q in QUANTA if value % q == 0 for low in lows(q) if low <= value]
+        for q, low in domains:
+            symbol = Symbol(name, q, low, max(value, 4096))
+            try:
+                differential(fn, types, consts, {name: symbol},
+                             [{name: v} for v in sorted({low, low + q, value, symbol.high} - others)])
+            except Undecided:
                 continue
-            seen.add(key)
-            others = {v for n, v in consts.items() if n != name and type(v) is int}
-            domains = [(q, low) for q in QUANTA if value % q == 0 for low in lows(q) if low <= value]
-            for q, low in domains:
-                symbol = Symbol(name, q, low, max(value, 4096))
-                try:
-                    differential(fn, types, consts, {name: symbol},
-                                 [{name: v} for v in sorted({low, low + q, value, symbol.high} - others)])
-                except Undecided:
-                    continue
-                accepted.append((kernel.name, name, symbol))
-                break
+            accepted.append((kernel.name, name, symbol))
+            break
     return accepted, seen
