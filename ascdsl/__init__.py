@@ -6,7 +6,7 @@
 """
 from .errors import (CompilationError, DeviceAssertionError, Error, InputTypeError, InputValueError, Loc,
                      OutOfBoundsError, PoisonError)
-from .op import Attr, Case, Launch, Operator, Output, TensorDesc, entry, host
+from .op import Attr, Case, Launch, Operator, Output, TensorDesc, entry, host, render_template
 from . import language, planner
 from .jit import JITFunction, jit
 from .language import cdiv, next_power_of_2
@@ -20,6 +20,6 @@ __version__ = "3.2.0"
 libraries compare at import); ascdsl's own version is ``importlib.metadata.version("ascdsl")``."""
 
 __all__ = ["CompilationError", "DeviceAssertionError", "Error", "InputTypeError", "InputValueError", "Loc",
-           "OutOfBoundsError", "PoisonError", "Attr", "Case", "Launch", "Operator", "Output", "TensorDesc", "entry", "host",
+           "OutOfBoundsError", "PoisonError", "Attr", "Case", "Launch", "Operator", "Output", "TensorDesc", "entry", "host", "render_template",
            "Config", "JITFunction", "autotune", "cdiv", "compiler", "heuristics", "jit", "language",
            "next_power_of_2", "planner", "runtime", "testing"]

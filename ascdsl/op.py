@@ -26,6 +26,7 @@ import numpy as np
 from . import dtypes, names, record, tensors
 from .errors import (UNKNOWN, CompilationError, DeclarationError, Error, InputTypeError, InputValueError, Loc,
                      UBOverflowError, caller_site, display_path, source_file)
+from .backend.render.jinja import render_file as render_template  # an op's own templates
 from .ir import Module
 
 

@@ -31,7 +31,7 @@ from the footprint table the build computes).
 kernel rendered from ``templates/softmax_grad_api.cpp.j2``, its tiling computed by a generated host
 function (``templates/softmax_grad_api_host.cpp.j2``) that calls CANN's host API
 (``GetSoftMaxGradMaxTmpSize``, ``SoftMaxGradTilingFunc``); both run on the simulator
-(``backend="sim"``), which provides those host functions (:mod:`ascdsl.softmax_tiling`).
+(``backend="sim"``), which provides those host functions (:mod:`ascdsl.sim.softmax_tiling`).
 """
 import ctypes
 import os
@@ -43,8 +43,8 @@ import ascdsl
 import ascdsl.cache
 import ascdsl.language as tl
 from ascdsl.lib import core_span, load_flat_rows, reads_flat, store_flat_rows
-from ascdsl import dtypes, sim, softmax_tiling
-from ascdsl.backend.render.jinja import render
+from ascdsl import dtypes, render_template, sim
+from ascdsl.sim import softmax_tiling
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 
 TILES_PER_CORE = 4  # the full-load kernel's fewest tiles a core, where its rows allow
@@ -266,6 +266,8 @@ def softmax_grad(grad, src, *, is_front=False, format="ND", impl="dsl", platform
 
 API_HOST = "SoftmaxGradApiTiling"
 API_TILING_HEADER = "softmax_grad_api_tiling.h"
+API_TEMPLATES = Path(__file__).parent / "softmax_grad_api"
+"""The API lowering's Jinja templates (rendered by :func:`ascdsl.render_template`)."""
 API_TILING_WORDS = 8 + 16  # SoftmaxGradApiTilingData: 8 uint32 fields, then the 16 of SoftMaxTiling
 
 
@@ -287,12 +289,13 @@ def render_softmax_grad_api(dtype, is_front) -> dict[str, str]:
                     f"{{static_cast<uint16_t>(count), static_cast<uint32_t>(t_.cols * sizeof({cpp})), 0, 0, 0}});")
     kernels = [api_kernel_name(d, f) for d in (dtypes.float32, dtypes.float16) for f in (False, True)]
     return {
-        f"{name}.cpp": render("softmax_grad_api.cpp.j2", api="SoftmaxGradFront" if is_front else "SoftmaxGrad",
-                              cpp_type=cpp, class_name="KernelSoftmaxGradApi", kernel_name=name, api_call=call,
-                              copy_out=copy_out, dst_cols="t.outCols" if is_front else "t.cols",
-                              tiling_header=API_TILING_HEADER, host=API_HOST),
-        API_TILING_HEADER: render("softmax_grad_api_tiling.h.j2", kernels=kernels, host=API_HOST),
-        "softmax_grad_api_host.cpp": render("softmax_grad_api_host.cpp.j2", host=API_HOST),
+        f"{name}.cpp": render_template(
+            API_TEMPLATES / "softmax_grad_api.cpp.j2", api="SoftmaxGradFront" if is_front else "SoftmaxGrad",
+            cpp_type=cpp, class_name="KernelSoftmaxGradApi", kernel_name=name, api_call=call, copy_out=copy_out,
+            dst_cols="t.outCols" if is_front else "t.cols", tiling_header=API_TILING_HEADER, host=API_HOST),
+        API_TILING_HEADER: render_template(API_TEMPLATES / "softmax_grad_api_tiling.h.j2", kernels=kernels,
+                                           host=API_HOST),
+        "softmax_grad_api_host.cpp": render_template(API_TEMPLATES / "softmax_grad_api_host.cpp.j2", host=API_HOST),
     }
 
 

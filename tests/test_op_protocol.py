@@ -1,4 +1,7 @@
 """The op protocol: host functions, cases, loading op files, tolerance comparison."""
+import ast
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -74,3 +77,21 @@ def test_close_can_measure_error_against_the_magnitude_of_cancelling_terms():
     expected, actual = np.array([1e-3]), np.array([1e-3 + 5e-6])
     assert not close(actual, expected, dtypes.float32).all()
     assert close(actual, expected, dtypes.float32, scale=np.array([1.0])).all()
+
+
+def test_an_op_renders_its_own_templates_strictly(tmp_path):
+    (tmp_path / "api.cpp.j2").write_text("{% for k in kernels %}void {{ k }}();\n{% endfor %}")
+    assert ascdsl.render_template(tmp_path / "api.cpp.j2", kernels=["a", "b"]) == "void a();\nvoid b();\n"
+    (tmp_path / "missing.cpp.j2").write_text("void {{ name }}();\n")
+    with pytest.raises(Exception, match="'name' is undefined"):
+        ascdsl.render_template(tmp_path / "missing.cpp.j2")
+
+
+def test_ops_reach_only_the_public_api():
+    """An op module imports ``ascdsl`` and its public modules, never the compiler's internals."""
+    internal = ("ascdsl.backend", "ascdsl.passes", "ascdsl.frontend", "ascdsl.ir", "ascdsl.interpreter")
+    for path in sorted((Path(__file__).parents[1] / "ops").glob("*.py")):
+        imported = {name for node in ast.walk(ast.parse(path.read_text())) for name in (
+            [a.name for a in node.names] if isinstance(node, ast.Import)
+            else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])}
+        assert not {n for n in imported if n.startswith(internal)}, (path.name, imported)

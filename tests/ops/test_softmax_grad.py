@@ -10,7 +10,7 @@ import ascdsl
 from ascdsl import dtypes, layout
 from ascdsl.platforms import get_platform
 from ascdsl.sim.build import build_stats
-from ascdsl.softmax_tiling import FIELDS, host_library, softmax_grad_tiling, softmax_grad_tmp_size
+from ascdsl.sim.softmax_tiling import FIELDS, host_library, softmax_grad_tiling, softmax_grad_tmp_size
 from ascdsl.testing import assert_close, error_scales, expected_outputs
 from ops.softmax_grad import OP, reference, render_softmax_grad_api, softmax_grad, softmax_grad_host
 
@@ -199,7 +199,7 @@ def test_clear_errors(spec, kind, message):
 
 # ----------------------------------------------------------------------------- impl="api": host tiling
 
-# Hand-computed from the formulas in ascdsl/softmax_tiling.py (not by calling it):
+# Hand-computed from the formulas in ascdsl/sim/softmax_tiling.py (not by calling it):
 # row words: float 2E+K+64 (isFront: E+K+64), half 2E+3K+64; E = 8 (float) / 16 (half); W = work/4.
 TILING_TABLE = [
     # shape,      size, work,   front, splitM, rangeM, tailM

@@ -9,7 +9,7 @@ import pytest
 from simref import tree
 
 from ascdsl import sim
-from ascdsl.softmax_tiling import row_words, softmax_grad_tiling
+from ascdsl.sim.softmax_tiling import row_words, softmax_grad_tiling
 from tests.seed_data import DOC_DST, DOC_GRAD
 
 SRC = Path(__file__).parent / "kernels" / "softmax.cpp"

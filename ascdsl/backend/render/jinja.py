@@ -83,10 +83,11 @@ def _templates() -> Path:
 TEMPLATES = _templates()
 
 
-@lru_cache(maxsize=1)
-def environment() -> jinja2.Environment:
+@lru_cache(maxsize=None)
+def environment(folder: Path = TEMPLATES) -> jinja2.Environment:
+    """The environment of the templates in ``folder`` (the package's by default)."""
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        loader=jinja2.FileSystemLoader(str(folder)),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -99,6 +100,13 @@ def environment() -> jinja2.Environment:
 def render(template: str, **model) -> str:
     """Render ``templates/<template>`` with ``model``."""
     return environment().get_template(template).render(**model)
+
+
+def render_file(path: str | os.PathLike, **model) -> str:
+    """Render the template file ``path`` (an op's own, beside its module) with ``model``, under the
+    package templates' settings (``StrictUndefined``: a missing variable is an error)."""
+    path = Path(path).resolve()
+    return environment(path.parent).get_template(path.name).render(**model)
 
 
 def render_located(template: str, **model) -> Rendered:

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import dtypes
-from .errors import InputValueError
-from .sim.build import build_library
+from .. import dtypes
+from ..errors import InputValueError
+from .build import build_library
 
 
 @dataclass(frozen=True)
