@@ -5,7 +5,9 @@
 // offset that cycles with period c = 8 / gcd(k, 8) rows, so rows of one residue class r lie k * c / 8 blocks
 // apart. Per class, one WholeReduceSum under a bit mask of the row's lanes (shifted by its offset) sums its
 // rows, and one Sub under the same mask, src1 a Brcb'd block of each row's sum at block stride 0, subtracts
-// them; everything else is flat (count form). Needs offset + k <= 64 (a row within one repeat).
+// them; everything else is flat (count form). A row past one repeat (offset + k > 64 lanes) takes those calls
+// once per repeat it spans, each under the mask of its lanes there, and the partial sums are added (Add).
+// Needs k * c / 8 <= 255 (the 8-bit repeat stride): k < 256.
 // The structure (queues, barriers, copy-in / compute / copy-out a tile) is the generated rows kernel's.
 #include "kernel_operator.h"
 using namespace AscendC;
@@ -37,7 +39,9 @@ public:
         pipe_.InitBuffer(srcQ_, 2, flat * sizeof(half));
         pipe_.InitBuffer(gradBuf_, flat * sizeof(float));
         pipe_.InitBuffer(srcBuf_, flat * sizeof(float));
+        chunks_ = (7 + k + 63) / 64;  // the most repeats a row spans (from a lane offset up to 7)
         pipe_.InitBuffer(sumBuf_, classes_ * slot_ * sizeof(float));
+        pipe_.InitBuffer(partBuf_, (chunks_ > 1 ? chunks_ - 1 : 1) * classes_ * slot_ * sizeof(float));
         const uint32_t blocks = classes_ * slot_ * 8;  // the Brcb'd sums; grad * src before them
         pipe_.InitBuffer(brcbBuf_, (flat > blocks ? flat : blocks) * sizeof(float));
     }
@@ -69,6 +73,7 @@ private:
         LocalTensor<float> src = srcBuf_.Get<float>();
         LocalTensor<float> sums = sumBuf_.Get<float>();
         LocalTensor<float> brcb = brcbBuf_.Get<float>();
+        LocalTensor<float> parts = partBuf_.Get<float>();
         LocalTensor<half> gradIn = gradQ_.DeQue<TPosition::GM, TPosition::VECIN, half>();
         LocalTensor<half> srcIn = srcQ_.DeQue<half>();
         const uint32_t lanes = n * k_;
@@ -76,13 +81,22 @@ private:
         Cast(src, srcIn, RoundMode::CAST_NONE, lanes);
         PipeBarrier<PIPE_V>();
         Mul(brcb, grad, src, lanes);  // grad * src, in the Brcb buffer until the sums are taken
+        if (chunks_ > 1) {  // a class whose rows take fewer repeats adds zeros
+            Duplicate(parts, 0.0f, (chunks_ - 1) * classes_ * slot_);
+        }
         PipeBarrier<PIPE_V>();
         for (uint32_t r = 0; r < classes_ && r < n; ++r) {
-            uint64_t mask[2] = {RowMask(r), 0};
-            for (uint32_t j = 0; j < Count(r, n); j += MAX_REPEATS) {  // j: the class's row, 255 a call
-                WholeReduceSum(sums[r * slot_ + j], brcb[(k_ * r / 8 + j * classStride_) * 8], mask,
-                               Repeats(r, n, j), 1, 1, classStride_);
+            for (uint32_t q = 0; q < Chunks(r); ++q) {  // q: the repeat of a row, from its first block
+                uint64_t mask[2] = {ChunkMask(r, q), 0};
+                LocalTensor<float> into = q == 0 ? sums[r * slot_] : parts[((q - 1) * classes_ + r) * slot_];
+                for (uint32_t j = 0; j < Count(r, n); j += MAX_REPEATS) {  // j: the class's row, 255 a call
+                    WholeReduceSum(into[j], brcb[Block(r, q, j) * 8], mask, Repeats(r, n, j), 1, 1, classStride_);
+                }
             }
+        }
+        for (uint32_t q = 1; q < chunks_; ++q) {
+            PipeBarrier<PIPE_V>();
+            Add(sums, sums, parts[(q - 1) * classes_ * slot_], classes_ * slot_);
         }
         PipeBarrier<PIPE_V>();
         for (uint32_t i = 0; i < classes_ * slot_ / 8; i += MAX_REPEATS) {  // 8 sums a repeat
@@ -90,13 +104,15 @@ private:
             Brcb(brcb[i * 64], sums[i * 8], static_cast<uint8_t>(rest < MAX_REPEATS ? rest : MAX_REPEATS), {1, 8});
         }
         PipeBarrier<PIPE_V>();
+        const uint8_t stride = static_cast<uint8_t>(classStride_);
         for (uint32_t r = 0; r < classes_ && r < n; ++r) {
-            uint64_t mask[2] = {RowMask(r), 0};
-            const uint8_t stride = static_cast<uint8_t>(classStride_);
-            for (uint32_t j = 0; j < Count(r, n); j += MAX_REPEATS) {
-                const uint32_t at = (k_ * r / 8 + j * classStride_) * 8;
-                Sub(grad[at], grad[at], brcb[(r * slot_ + j) * 8], mask, Repeats(r, n, j),
-                    {1, 1, 0, stride, stride, 1});
+            for (uint32_t q = 0; q < Chunks(r); ++q) {
+                uint64_t mask[2] = {ChunkMask(r, q), 0};
+                for (uint32_t j = 0; j < Count(r, n); j += MAX_REPEATS) {
+                    const uint32_t at = Block(r, q, j) * 8;
+                    Sub(grad[at], grad[at], brcb[(r * slot_ + j) * 8], mask, Repeats(r, n, j),
+                        {1, 1, 0, stride, stride, 1});
+                }
             }
         }
         PipeBarrier<PIPE_V>();
@@ -113,11 +129,20 @@ private:
         DataCopyPad(outGm_[static_cast<uint64_t>(row0) * k_], out, params);
         gradQ_.FreeTensor(out);
     }
-    // The lanes of class r's rows from their block start: k bits shifted by the lane offset (k * r) % 8.
-    __aicore__ inline uint64_t RowMask(uint32_t r) const
+    // The first block of repeat q of the class's row j (of class r).
+    __aicore__ inline uint32_t Block(uint32_t r, uint32_t q, uint32_t j) const
     {
-        const uint64_t row = k_ == 64 ? ~0ull : (1ull << k_) - 1;
-        return row << (k_ * r % 8);
+        return k_ * r / 8 + 8 * q + j * classStride_;
+    }
+    // The repeats a row of class r spans from its block start: its lane offset (k * r) % 8 plus k lanes.
+    __aicore__ inline uint32_t Chunks(uint32_t r) const { return (k_ * r % 8 + k_ + 63) / 64; }
+    // The row's lanes in its repeat q: lanes [offset, offset + k) of its first block's, cut to [64q, 64q + 64).
+    __aicore__ inline uint64_t ChunkMask(uint32_t r, uint32_t q) const
+    {
+        const uint32_t first = k_ * r % 8, lo = first > 64 * q ? first : 64 * q;
+        const uint32_t hi = first + k_ < 64 * q + 64 ? first + k_ : 64 * q + 64;
+        const uint64_t lanes = hi - lo == 64 ? ~0ull : (1ull << (hi - lo)) - 1;
+        return lanes << (lo - 64 * q);
     }
     // Rows r, r + c, r + 2c, ... of a tile of n rows.
     __aicore__ inline uint32_t Count(uint32_t r, uint32_t n) const { return (n - r + classes_ - 1) / classes_; }
@@ -132,9 +157,9 @@ private:
     TPipe pipe_;
     TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> gradQ_;
     TQue<QuePosition::VECIN, 1> srcQ_;
-    TBuf<TPosition::VECCALC> gradBuf_, srcBuf_, sumBuf_, brcbBuf_;
+    TBuf<TPosition::VECCALC> gradBuf_, srcBuf_, sumBuf_, partBuf_, brcbBuf_;
     GlobalTensor<half> gradGm_, srcGm_, outGm_;
-    uint32_t start_ = 0, end_ = 0, k_ = 0, rows_ = 0, classes_ = 1, classStride_ = 1, slot_ = 8;
+    uint32_t start_ = 0, end_ = 0, k_ = 0, rows_ = 0, classes_ = 1, classStride_ = 1, slot_ = 8, chunks_ = 1;
 };
 
 extern "C" __global__ __aicore__ void softmax_grad_packed_f16(GM_ADDR grad, GM_ADDR src, GM_ADDR out, uint32_t k,
