@@ -17,11 +17,10 @@ from ascdsl import dtypes, sim
 from ascdsl.sim import cost
 from ascdsl.platforms import get_platform
 from ascdsl.testing import assert_close
-from ops.softmax_grad import error_scale, reference
+from ops.softmax_grad import MIN_TILE_BYTES, TILES_PER_CORE, error_scale, reference
 
 SRC = Path(__file__).parent / "kernels" / "packed_rows.cpp"
 B3 = get_platform("Ascend910B3")
-TILES_PER_CORE, MIN_TILE_BYTES = 4, 8192  # ops/softmax_grad.py's tile policy
 
 
 def tile_rows(m: int, k: int, cores: int) -> int:
