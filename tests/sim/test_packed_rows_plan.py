@@ -23,26 +23,28 @@ SRC = Path(__file__).parent / "kernels" / "packed_rows.cpp"
 B3 = get_platform("Ascend910B3")
 
 
-def tile_rows(m: int, k: int, cores: int) -> int:
+def tile_rows(m: int, k: int, cores: int, itemsize: int = 2) -> int:
     """ops/softmax_grad.py's rows a tile (a core's share in 4 tiles, none under 8 KiB of an input), at most what
-    the kernel's buffers fit in the UB budget (per row: two double-buffered half inputs, two float32 rows and one
-    for grad * src or the Brcb'd sum, besides the sums), in whole periods of the lane offsets (``8 / gcd(k, 8)``
-    rows)."""
+    the kernel's buffers fit in the UB budget (per row: two double-buffered inputs, for 16-bit ones two float32
+    rows, and one row for grad * src or the Brcb'd sum, besides the sums), in whole periods of the lane offsets
+    (``8 / gcd(k, 8)`` rows)."""
     share = -(-m // min(cores, m))
-    rows = min(share, max(-(-share // TILES_PER_CORE), -(-MIN_TILE_BYTES // (2 * k))))
-    rows = min(rows, B3.ub_budget_bytes // (8 * k + 8 * k + 4 * max(k, 8) + 3 * 4 * 2))
+    rows = min(share, max(-(-share // TILES_PER_CORE), -(-MIN_TILE_BYTES // (itemsize * k))))
+    copies = 8 * k if itemsize == 2 else 0
+    rows = min(rows, B3.ub_budget_bytes // (4 * itemsize * k + copies + 4 * max(k, 8) + 3 * 4 * 2))
     period = 8 // math.gcd(k, 8)
     return max(period, rows // period * period)
 
 
-def run(m: int, k: int, rows: int, cores: int, seed: int = 0):
-    """(the plan's output, the float64 inputs, the run's stats) for ``[m, k]`` float16 on ``cores`` cores."""
+def run(m: int, k: int, rows: int, cores: int, dtype: str = "float16", seed: int = 0):
+    """(the plan's output, the float64 inputs, the run's stats) for ``[m, k]`` ``dtype`` on ``cores`` cores."""
     rng = np.random.default_rng(seed)
-    grad = rng.standard_normal((m, k)).astype(np.float16)
-    src = rng.random((m, k)).astype(np.float16)
-    out = np.full((m, k), np.nan, np.float16)
+    dt = dtypes.lookup(dtype)
+    grad = rng.standard_normal((m, k)).astype(dt.np)
+    src = rng.random((m, k)).astype(dt.np)
+    out = np.full((m, k), np.nan, dt.np)
     used = min(cores, m)
-    res = sim.run_kernel(SRC, "softmax_grad_packed_f16",
+    res = sim.run_kernel(SRC, f"softmax_grad_packed_{dt.short}",
                          [grad, src, out, np.uint32(k), np.uint32(rows), np.uint32(m // used), np.uint32(m % used)],
                          used, B3.name)
     return out, grad.astype(np.float64), src.astype(np.float64), res.stats
@@ -58,16 +60,17 @@ def run(m: int, k: int, rows: int, cores: int, seed: int = 0):
     (300, 59, 40, 2),  # rows at offsets 6 and 7 take a second repeat: partial sums added
     (500, 162, 56, 3),  # 4 classes (offsets 0, 2, 4, 6), 3 repeats a row
     (300, 255, 24, 2)])  # the longest row: a class's rows 255 blocks apart
-def test_the_plan_computes_softmax_grad_on_the_simulator(m, k, rows, cores):
-    out, grad, src, _ = run(m, k, rows, cores)
-    assert_close(out, reference(grad, src), dtypes.float16, scale=error_scale(grad, src))
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_the_plan_computes_softmax_grad_on_the_simulator(m, k, rows, cores, dtype):
+    out, grad, src, _ = run(m, k, rows, cores, dtype)
+    assert_close(out, reference(grad, src), dtypes.lookup(dtype), scale=error_scale(grad, src))
 
 
-def estimate(m: int, k: int) -> tuple[float, float, str]:
-    """(estimated us, floor us, critical pipe) of the plan for ``[m, k]`` float16 on the 40 cores of Ascend910B3."""
-    cores = B3.vector_core_count
-    out, grad, src, stats = run(m, k, tile_rows(m, k, cores), cores)
-    assert_close(out, reference(grad, src), dtypes.float16, scale=error_scale(grad, src))
+def estimate(m: int, k: int, dtype: str = "float16") -> tuple[float, float, str]:
+    """(estimated us, floor us, critical pipe) of the plan for ``[m, k]`` ``dtype`` on the 40 cores of Ascend910B3."""
+    cores, dt = B3.vector_core_count, dtypes.lookup(dtype)
+    out, grad, src, stats = run(m, k, tile_rows(m, k, cores, dt.itemsize), cores, dtype)
+    assert_close(out, reference(grad, src), dt, scale=error_scale(grad, src))
     return stats.est_us, stats.floor_cycles / cost.constants(B3).clock_mhz.value, stats.critical_pipe
 
 
@@ -79,16 +82,17 @@ def test_the_plan_prices_the_sweeps_16_bit_short_rows_near_the_floor(m, k, most)
     assert est / floor <= most
 
 
-SHAPES = ((71279, 19), (30000, 37), (53551, 24), (20000, 13), (66195, 56), (35212, 102), (26431, 109),
-          (23233, 158), (8784, 162))
+SHAPES = (((71279, 19), "float16"), ((30000, 37), "float16"), ((30000, 37), "float32"), ((53551, 24), "float16"),
+          ((20000, 13), "float16"), ((66195, 56), "float16"), ((35212, 102), "float16"), ((26431, 109), "float16"),
+          ((23233, 158), "float16"), ((8784, 162), "float16"))
 
 
 def main(out=sys.stdout) -> None:
-    print("| shape | float16 rows of | est us | floor us | est/floor | pipe |", file=out)
+    print("| shape | dtype | est us | floor us | est/floor | pipe |", file=out)
     print("|---|---|---|---|---|---|", file=out)
-    for m, k in SHAPES:
-        est, floor, pipe = estimate(m, k)
-        print(f"| {m}x{k} | {2 * k} bytes | {est:.4g} | {floor:.4g} | {est / floor:.3f} | {pipe} |", file=out)
+    for (m, k), dtype in SHAPES:
+        est, floor, pipe = estimate(m, k, dtype)
+        print(f"| {m}x{k} | {dtype} | {est:.4g} | {floor:.4g} | {est / floor:.3f} | {pipe} |", file=out)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 // Issue 24's plan for 16-bit rows of any short length k read flat, written by hand to price it before the
 // backend builds it (docs/performance.md, "Rows packed at a pitch of k"): softmax_grad's
-// out = (grad - sum(grad * src, row)) * src on half rows, computed in float32 rows packed at a pitch of k
-// elements (not padded to blocks). Row i starts at element k * i: block k * i / 8, lane (k * i) % 8, a lane
-// offset that cycles with period c = 8 / gcd(k, 8) rows, so rows of one residue class r lie k * c / 8 blocks
-// apart. Per class, one WholeReduceSum under a bit mask of the row's lanes (shifted by its offset) sums its
+// out = (grad - sum(grad * src, row)) * src on half (or float) rows, computed in float32 rows packed at a pitch
+// of k elements (not padded to blocks): half rows cast, float rows in their input buffers. Row i starts at
+// element k * i: block k * i / 8, lane (k * i) % 8, a lane offset that cycles with period c = 8 / gcd(k, 8)
+// rows, so rows of one residue class r lie k * c / 8 blocks apart. Per class, one WholeReduceSum under a bit mask of the row's lanes (shifted by its offset) sums its
 // rows, and one Sub under the same mask, src1 a Brcb'd block of each row's sum at block stride 0, subtracts
 // them; everything else is flat (count form). A row past one repeat (offset + k > 64 lanes) takes those calls
 // once per repeat it spans, each under the mask of its lanes there, and the partial sums are added (Add).
@@ -12,7 +12,10 @@
 #include "kernel_operator.h"
 using namespace AscendC;
 
+template <typename T>
 class PackedRows {
+    static constexpr bool CAST = sizeof(T) == 2;  // half rows are computed in float32 copies
+
 public:
     __aicore__ inline void Init(GM_ADDR grad, GM_ADDR src, GM_ADDR out, uint32_t k, uint32_t rowsPerTile,
                                 uint32_t perCore, uint32_t bigCores)
@@ -32,13 +35,15 @@ public:
         classStride_ = k * classes_ / 8;
         slot_ = ((rows_ + classes_ - 1) / classes_ + 7) / 8 * 8;  // a class's sums, whole blocks
         const uint32_t flat = (rows_ * k + 15) / 16 * 16;
-        gradGm_.SetGlobalBuffer((__gm__ half*)grad);
-        srcGm_.SetGlobalBuffer((__gm__ half*)src);
-        outGm_.SetGlobalBuffer((__gm__ half*)out);
-        pipe_.InitBuffer(gradQ_, 2, flat * sizeof(half));
-        pipe_.InitBuffer(srcQ_, 2, flat * sizeof(half));
-        pipe_.InitBuffer(gradBuf_, flat * sizeof(float));
-        pipe_.InitBuffer(srcBuf_, flat * sizeof(float));
+        gradGm_.SetGlobalBuffer((__gm__ T*)grad);
+        srcGm_.SetGlobalBuffer((__gm__ T*)src);
+        outGm_.SetGlobalBuffer((__gm__ T*)out);
+        pipe_.InitBuffer(gradQ_, 2, flat * sizeof(T));
+        pipe_.InitBuffer(srcQ_, 2, flat * sizeof(T));
+        if constexpr (CAST) {
+            pipe_.InitBuffer(gradBuf_, flat * sizeof(float));
+            pipe_.InitBuffer(srcBuf_, flat * sizeof(float));
+        }
         chunks_ = (7 + k + 63) / 64;  // the most repeats a row spans (from a lane offset up to 7)
         pipe_.InitBuffer(sumBuf_, classes_ * slot_ * sizeof(float));
         pipe_.InitBuffer(partBuf_, (chunks_ > 1 ? chunks_ - 1 : 1) * classes_ * slot_ * sizeof(float));
@@ -58,28 +63,34 @@ public:
 private:
     __aicore__ inline void CopyIn(uint32_t row0, uint32_t n)
     {
-        const DataCopyExtParams params{1, static_cast<uint32_t>(n * k_ * sizeof(half)), 0, 0, 0};
-        const DataCopyPadExtParams<half> pad{false, 0, 0, (half)0.0f};
-        LocalTensor<half> grad = gradQ_.AllocTensor<half>();
+        const DataCopyExtParams params{1, static_cast<uint32_t>(n * k_ * sizeof(T)), 0, 0, 0};
+        const DataCopyPadExtParams<T> pad{false, 0, 0, static_cast<T>(0.0f)};
+        LocalTensor<T> grad = gradQ_.template AllocTensor<T>();
         DataCopyPad(grad, gradGm_[static_cast<uint64_t>(row0) * k_], params, pad);
         gradQ_.EnQue<TPosition::GM, TPosition::VECIN>(grad);
-        LocalTensor<half> src = srcQ_.AllocTensor<half>();
+        LocalTensor<T> src = srcQ_.template AllocTensor<T>();
         DataCopyPad(src, srcGm_[static_cast<uint64_t>(row0) * k_], params, pad);
         srcQ_.EnQue(src);
     }
     __aicore__ inline void Compute(uint32_t n)
     {
-        LocalTensor<float> grad = gradBuf_.Get<float>();
-        LocalTensor<float> src = srcBuf_.Get<float>();
-        LocalTensor<float> sums = sumBuf_.Get<float>();
-        LocalTensor<float> brcb = brcbBuf_.Get<float>();
-        LocalTensor<float> parts = partBuf_.Get<float>();
-        LocalTensor<half> gradIn = gradQ_.DeQue<TPosition::GM, TPosition::VECIN, half>();
-        LocalTensor<half> srcIn = srcQ_.DeQue<half>();
+        LocalTensor<float> sums = sumBuf_.template Get<float>();
+        LocalTensor<float> brcb = brcbBuf_.template Get<float>();
+        LocalTensor<float> parts = partBuf_.template Get<float>();
+        LocalTensor<T> gradIn = gradQ_.template DeQue<TPosition::GM, TPosition::VECIN, T>();
+        LocalTensor<T> srcIn = srcQ_.template DeQue<T>();
         const uint32_t lanes = n * k_;
-        Cast(grad, gradIn, RoundMode::CAST_NONE, lanes);
-        Cast(src, srcIn, RoundMode::CAST_NONE, lanes);
-        PipeBarrier<PIPE_V>();
+        LocalTensor<float> grad, src;
+        if constexpr (CAST) {
+            grad = gradBuf_.template Get<float>();
+            src = srcBuf_.template Get<float>();
+            Cast(grad, gradIn, RoundMode::CAST_NONE, lanes);
+            Cast(src, srcIn, RoundMode::CAST_NONE, lanes);
+            PipeBarrier<PIPE_V>();
+        } else {
+            grad = gradIn;
+            src = srcIn;
+        }
         Mul(brcb, grad, src, lanes);  // grad * src, in the Brcb buffer until the sums are taken
         if (chunks_ > 1) {  // a class whose rows take fewer repeats adds zeros
             Duplicate(parts, 0.0f, (chunks_ - 1) * classes_ * slot_);
@@ -117,15 +128,17 @@ private:
         }
         PipeBarrier<PIPE_V>();
         Mul(grad, grad, src, lanes);
-        PipeBarrier<PIPE_V>();
-        Cast(gradIn, grad, RoundMode::CAST_RINT, lanes);
-        gradQ_.EnQue<TPosition::VECOUT, TPosition::GM>(gradIn);
+        if constexpr (CAST) {
+            PipeBarrier<PIPE_V>();
+            Cast(gradIn, grad, RoundMode::CAST_RINT, lanes);
+        }
+        gradQ_.template EnQue<TPosition::VECOUT, TPosition::GM>(gradIn);
         srcQ_.FreeTensor(srcIn);
     }
     __aicore__ inline void CopyOut(uint32_t row0, uint32_t n)
     {
-        LocalTensor<half> out = gradQ_.DeQue<TPosition::VECOUT, TPosition::GM, half>();
-        const DataCopyExtParams params{1, static_cast<uint32_t>(n * k_ * sizeof(half)), 0, 0, 0};
+        LocalTensor<T> out = gradQ_.template DeQue<TPosition::VECOUT, TPosition::GM, T>();
+        const DataCopyExtParams params{1, static_cast<uint32_t>(n * k_ * sizeof(T)), 0, 0, 0};
         DataCopyPad(outGm_[static_cast<uint64_t>(row0) * k_], out, params);
         gradQ_.FreeTensor(out);
     }
@@ -158,7 +171,7 @@ private:
     TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> gradQ_;
     TQue<QuePosition::VECIN, 1> srcQ_;
     TBuf<TPosition::VECCALC> gradBuf_, srcBuf_, sumBuf_, partBuf_, brcbBuf_;
-    GlobalTensor<half> gradGm_, srcGm_, outGm_;
+    GlobalTensor<T> gradGm_, srcGm_, outGm_;
     uint32_t start_ = 0, end_ = 0, k_ = 0, rows_ = 0, classes_ = 1, classStride_ = 1, slot_ = 8, chunks_ = 1;
 };
 
@@ -166,7 +179,16 @@ extern "C" __global__ __aicore__ void softmax_grad_packed_f16(GM_ADDR grad, GM_A
                                                               uint32_t rowsPerTile, uint32_t perCore,
                                                               uint32_t bigCores)
 {
-    PackedRows op;
+    PackedRows<half> op;
+    op.Init(grad, src, out, k, rowsPerTile, perCore, bigCores);
+    op.Process();
+}
+
+extern "C" __global__ __aicore__ void softmax_grad_packed_f32(GM_ADDR grad, GM_ADDR src, GM_ADDR out, uint32_t k,
+                                                              uint32_t rowsPerTile, uint32_t perCore,
+                                                              uint32_t bigCores)
+{
+    PackedRows<float> op;
     op.Init(grad, src, out, k, rowsPerTile, perCore, bigCores);
     op.Process();
 }
