@@ -33,7 +33,7 @@ public:
         }
         classes_ = 8 / g;
         classStride_ = k * classes_ / 8;
-        slot_ = ((rows_ + classes_ - 1) / classes_ + 7) / 8 * 8;  // a class's sums, whole blocks
+        sums_ = (rows_ + 7) / 8 * 8;  // the row sums in row order, whole blocks
         const uint32_t flat = (rows_ * k + 15) / 16 * 16;
         gradGm_.SetGlobalBuffer((__gm__ T*)grad);
         srcGm_.SetGlobalBuffer((__gm__ T*)src);
@@ -45,9 +45,9 @@ public:
             pipe_.InitBuffer(srcBuf_, flat * sizeof(float));
         }
         chunks_ = (7 + k + 63) / 64;  // the most repeats a row spans (from a lane offset up to 7)
-        pipe_.InitBuffer(sumBuf_, classes_ * slot_ * sizeof(float));
-        pipe_.InitBuffer(partBuf_, (chunks_ > 1 ? chunks_ - 1 : 1) * classes_ * slot_ * sizeof(float));
-        const uint32_t blocks = classes_ * slot_ * 8;  // the Brcb'd sums; grad * src before them
+        pipe_.InitBuffer(sumBuf_, sums_ * sizeof(float));
+        pipe_.InitBuffer(partBuf_, (chunks_ > 1 ? chunks_ - 1 : 1) * sums_ * sizeof(float));
+        const uint32_t blocks = sums_ * 8;  // the Brcb'd sums; grad * src before them
         pipe_.InitBuffer(brcbBuf_, (flat > blocks ? flat : blocks) * sizeof(float));
     }
     __aicore__ inline void Process()
@@ -93,25 +93,27 @@ private:
         }
         Mul(brcb, grad, src, lanes);  // grad * src, in the Brcb buffer until the sums are taken
         if (chunks_ > 1) {  // a class whose rows take fewer repeats adds zeros
-            Duplicate(parts, 0.0f, (chunks_ - 1) * classes_ * slot_);
+            Duplicate(parts, 0.0f, (chunks_ - 1) * sums_);
         }
         PipeBarrier<PIPE_V>();
         for (uint32_t r = 0; r < classes_ && r < n; ++r) {
             for (uint32_t q = 0; q < Chunks(r); ++q) {  // q: the repeat of a row, from its first block
                 uint64_t mask[2] = {ChunkMask(r, q), 0};
-                LocalTensor<float> into = q == 0 ? sums[r * slot_] : parts[((q - 1) * classes_ + r) * slot_];
+                LocalTensor<float> into = q == 0 ? sums : parts[(q - 1) * sums_];
                 for (uint32_t j = 0; j < Count(r, n); j += MAX_REPEATS) {  // j: the class's row, 255 a call
-                    WholeReduceSum(into[j], brcb[Block(r, q, j) * 8], mask, Repeats(r, n, j), 1, 1, classStride_);
+                    // the sum of row r + j * c into its place in row order: dstRepStride c
+                    WholeReduceSum(into[r + j * classes_], brcb[Block(r, q, j) * 8], mask, Repeats(r, n, j),
+                                   classes_, 1, classStride_);
                 }
             }
         }
         for (uint32_t q = 1; q < chunks_; ++q) {
             PipeBarrier<PIPE_V>();
-            Add(sums, sums, parts[(q - 1) * classes_ * slot_], classes_ * slot_);
+            Add(sums, sums, parts[(q - 1) * sums_], sums_);
         }
         PipeBarrier<PIPE_V>();
-        for (uint32_t i = 0; i < classes_ * slot_ / 8; i += MAX_REPEATS) {  // 8 sums a repeat
-            const uint32_t rest = classes_ * slot_ / 8 - i;
+        for (uint32_t i = 0; i < sums_ / 8; i += MAX_REPEATS) {  // 8 sums a repeat: row i's sum fills block i
+            const uint32_t rest = sums_ / 8 - i;
             Brcb(brcb[i * 64], sums[i * 8], static_cast<uint8_t>(rest < MAX_REPEATS ? rest : MAX_REPEATS), {1, 8});
         }
         PipeBarrier<PIPE_V>();
@@ -121,8 +123,8 @@ private:
                 uint64_t mask[2] = {ChunkMask(r, q), 0};
                 for (uint32_t j = 0; j < Count(r, n); j += MAX_REPEATS) {
                     const uint32_t at = Block(r, q, j) * 8;
-                    Sub(grad[at], grad[at], brcb[(r * slot_ + j) * 8], mask, Repeats(r, n, j),
-                        {1, 1, 0, stride, stride, 1});
+                    Sub(grad[at], grad[at], brcb[(r + j * classes_) * 8], mask, Repeats(r, n, j),
+                        {1, 1, 0, stride, stride, static_cast<uint8_t>(classes_)});
                 }
             }
         }
@@ -172,7 +174,7 @@ private:
     TQue<QuePosition::VECIN, 1> srcQ_;
     TBuf<TPosition::VECCALC> gradBuf_, srcBuf_, sumBuf_, partBuf_, brcbBuf_;
     GlobalTensor<T> gradGm_, srcGm_, outGm_;
-    uint32_t start_ = 0, end_ = 0, k_ = 0, rows_ = 0, classes_ = 1, classStride_ = 1, slot_ = 8, chunks_ = 1;
+    uint32_t start_ = 0, end_ = 0, k_ = 0, rows_ = 0, classes_ = 1, classStride_ = 1, sums_ = 8, chunks_ = 1;
 };
 
 extern "C" __global__ __aicore__ void softmax_grad_packed_f16(GM_ADDR grad, GM_ADDR src, GM_ADDR out, uint32_t k,
