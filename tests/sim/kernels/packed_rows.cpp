@@ -3,11 +3,12 @@
 // out = (grad - sum(grad * src, row)) * src on half (or float) rows, computed in float32 rows packed at a pitch
 // of k elements (not padded to blocks): half rows cast, float rows in their input buffers. Row i starts at
 // element k * i: block k * i / 8, lane (k * i) % 8, a lane offset that cycles with period c = 8 / gcd(k, 8)
-// rows, so rows of one residue class r lie k * c / 8 blocks apart. Per class, one WholeReduceSum under a bit mask of the row's lanes (shifted by its offset) sums its
-// rows, and one Sub under the same mask, src1 a Brcb'd block of each row's sum at block stride 0, subtracts
-// them; everything else is flat (count form). A row past one repeat (offset + k > 64 lanes) takes those calls
-// once per repeat it spans, each under the mask of its lanes there, and the partial sums are added (Add).
-// Needs k * c / 8 <= 255 (the 8-bit repeat stride): k < 256.
+// rows, so rows of one residue class r lie k * c / 8 blocks apart. Per class, one WholeReduceSum under a bit
+// mask of the row's lanes (shifted by its offset) sums its rows into their places in row order (dstRepStride
+// c), and one Sub under the same mask, src1 the Brcb'd block of each row's sum at block stride 0 and repeat
+// stride c, subtracts them; everything else is flat (count form). A row past one repeat (offset + k > 64
+// lanes) takes those calls once per repeat it spans, each under the mask of its lanes there, and the partial
+// sums are added (Add). Needs k * c / 8 <= 255 (the 8-bit repeat stride): k < 256.
 // The structure (queues, barriers, copy-in / compute / copy-out a tile) is the generated rows kernel's.
 #include "kernel_operator.h"
 using namespace AscendC;
@@ -109,11 +110,11 @@ private:
         }
         for (uint32_t q = 1; q < chunks_; ++q) {
             PipeBarrier<PIPE_V>();
-            Add(sums, sums, parts[(q - 1) * sums_], sums_);
+            Add(sums, sums, parts[(q - 1) * sums_], n);
         }
         PipeBarrier<PIPE_V>();
-        for (uint32_t i = 0; i < sums_ / 8; i += MAX_REPEATS) {  // 8 sums a repeat: row i's sum fills block i
-            const uint32_t rest = sums_ / 8 - i;
+        for (uint32_t i = 0; i < (n + 7) / 8; i += MAX_REPEATS) {  // 8 sums a repeat: row i's fills block i
+            const uint32_t rest = (n + 7) / 8 - i;
             Brcb(brcb[i * 64], sums[i * 8], static_cast<uint8_t>(rest < MAX_REPEATS ? rest : MAX_REPEATS), {1, 8});
         }
         PipeBarrier<PIPE_V>();
