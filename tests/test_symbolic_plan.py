@@ -1,10 +1,12 @@
 """The UB planner on a kernel compiled for ``Symbol`` s (issue 25, step 5 of the "Symbolic tile extents" plan in
 docs/design.md): the backend's passes after selection (``fit_queues``, ``plan_ub``, ``bind_queues``, ``stage``,
-``sync``, ``name``) run on the selected kernel IR; each buffer's bytes are a polynomial of the symbols, every
-choice of a slot compares those polynomials on the whole domain (``ir.symbol.less``: at the corners of the box
-of the domains where multilinear), else ``Undecided``, and the footprint is one polynomial
-(``Plan.total_bytes``): its symbols given values, the plan is the one of the kernel compiled for those values,
-and the footprint the one the lift fits by compiling at dozens of values."""
+``sync``, ``name``) run on the selected kernel IR; each buffer's bytes are a polynomial of the symbols, a slot's
+size their largest rounded up to a block (a polynomial, else an ``ir.symbol.Ceil``: ``ceil32(1/8 * BLOCK)``,
+``ceil32(max(4 * BLOCK_K, 256))``), every choice of a slot compares those sizes on the whole domain
+(``ir.symbol.less``: at the corners of the box of the domains where multilinear, by the rounding's interval for a
+``Ceil``), else ``Undecided``, and the footprint is one expression (``Plan.total_bytes``): its symbols given
+values, the plan is the one of the kernel compiled for those values, and the footprint the one the lift fits by
+compiling at dozens of values."""
 from __future__ import annotations
 
 import dataclasses
@@ -210,8 +212,8 @@ def test_the_best_fit_is_decided_where_each_way_gives_one_slot():
     """A buffer of ``4 * BLOCK`` bytes (``BLOCK`` of multiples of 16) fits a free 256-byte slot up to 64 lanes: the
     one free slot is taken either way, and so is a 256-byte one beside a 64-byte one for ``4 * BLOCK + 64`` bytes
     (the one that holds it, or the largest); of a 256-byte and a 512-byte slot, the smallest that holds
-    ``4 * BLOCK`` bytes is the first up to 64 lanes, the second above: ``Undecided``. Slots of rounded sizes are ordered by the intervals of the
-    rounding."""
+    ``4 * BLOCK`` bytes is the first up to 64 lanes, the second above: ``Undecided``. Slots of rounded sizes are
+    ordered by the intervals of the rounding."""
     block = Poly.var(Symbol("BLOCK", 16, 16, 4096))
     assert ubplan._best_fit([3], [256], 4 * block) == 3
     assert ubplan._best_fit([3, 4], [256, 64], 4 * block + 64) == 3  # the 256 bytes hold it or are the largest

@@ -4,6 +4,8 @@ A :class:`Symbol` is a run-time tile extent (a constexpr such as ``BLOCK`` or ``
 tiles) as a name with its domain, the multiples of ``quantum`` from ``low`` up to ``high``. A
 :class:`Poly` is an integer polynomial of symbols (or of names whose domain is every integer): the one
 algebra of symbolic integers, exact where the domains decide and :class:`Undecided` where they do not.
+A :class:`Ceil` is a size in whole blocks no polynomial gives (``ceil32(1/8 * BLOCK)``, a UB slot's
+``ceil32(max(4 * BLOCK_K, 256))``), ordered by the interval its rounding leaves.
 
 Today the lift (:mod:`ascdsl.backend.lift.lift`) finds a kernel's symbols by differential
 specialisation and fits its polynomials through samples; every check of a value against them goes

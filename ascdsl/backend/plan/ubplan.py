@@ -25,9 +25,13 @@
 * every slot's size is the largest extent any view of its buffers reaches (so scratch is sized by
   the calls that use it, and ``Compare``'s whole repeats pad its operands), rounded up to a block;
 * on a kernel compiled for symbols (run-time tile extents, docs/design.md "Symbolic tile extents")
-  the sizes are polynomials of them, whole blocks on their domains, and each comparison above holds on
-  the whole domain (:func:`ascdsl.ir.symbol.less`), else :class:`~ascdsl.ir.symbol.Undecided`: the plan
-  is the plan of the kernel compiled for any of their values, :attr:`Plan.total_bytes` one polynomial.
+  the needs are polynomials of them and a slot's size their largest rounded up to a block
+  (:func:`ascdsl.ir.symbol.rounded`): a polynomial where one is on the whole domain, else a
+  :class:`~ascdsl.ir.symbol.Ceil` (``ceil32(1/8 * BLOCK)``; ``ceil32(max(4 * BLOCK_K, 256))`` for needs
+  whose order flips inside it); each choice above holds on the whole domain (:func:`ascdsl.ir.symbol.less`;
+  a best fit where each way a comparison may go gives the one slot), else
+  :class:`~ascdsl.ir.symbol.Undecided`: the plan is the plan of the kernel compiled for any of their values,
+  :attr:`Plan.footprint` the lift's form of it and :attr:`Plan.total_bytes` one expression.
 
 The :class:`Plan` is data on the kernel (:attr:`.kir.Kernel.plan`); the manifest, the report and
 the budget check read it.
@@ -61,8 +65,8 @@ class Slot:
     needs: tuple[int, ...] = ()  # the bytes the views of each of its buffers reach (``bytes``: their
     # largest, rounded up to a block)
     size: object = None  # runtime tile extents (:mod:`.lift`): bytes as an expression of tiling fields,
-    # ``bytes`` being its largest value; a kernel compiled for symbols has ``bytes`` and ``needs`` of polynomials
-    # (:class:`~ascdsl.ir.symbol.Poly`) instead
+    # ``bytes`` being its largest value; a kernel compiled for symbols has ``needs`` of polynomials
+    # (:class:`~ascdsl.ir.symbol.Poly`) and ``bytes`` of a polynomial or a :class:`~ascdsl.ir.symbol.Ceil` instead
     bound: bool = False  # a VECIN queue whose buffers are stored from too (``TQueBind<VECIN, VECOUT>``)
     once: bool = False  # a queue single-buffered by design (:func:`_once`), not by :func:`check_budget`
 
@@ -83,7 +87,8 @@ class Plan:
     alias: tuple[tuple[int, Buf], ...] = ()  # (buffer key, the queue buffer it is computed in)
     least: int | None = None  # runtime tile extents: the bytes at their smallest values (``.lift``)
     footprint: tuple = ()  # runtime tile extents: the bytes slot by slot as polynomials of them (``.poly.Slots``;
-    # a kernel compiled for symbols: each slot's one polynomial, :attr:`total_bytes` their sum)
+    # a kernel compiled for symbols: each slot's :func:`~ascdsl.ir.symbol.dominant` needs, the lift's form of them,
+    # :attr:`total_bytes` their sum: a polynomial, or a :class:`~ascdsl.ir.symbol.Ceil`)
     bound: tuple[tuple[Buf, Buf], ...] = ()  # (output, input): the store computed in the load's queue buffer
 
     def root(self, buf: Buf) -> Buf:
