@@ -155,7 +155,7 @@ class Poly:
     def __bool__(self) -> bool:
         return bool(self.terms)
 
-    def __add__(self, other: Poly | int) -> Poly:
+    def __add__(self, other: Poly | int) -> Poly:  # a Ceil: the Ceil's sum
         if isinstance(other, Ceil):
             return other + self
         return Poly(self.terms + _poly(other).terms)
@@ -291,7 +291,7 @@ def less(x: Poly | Ceil | int, y: Poly | Ceil | int) -> bool:
     raise Undecided(f"the symbols' domains do not decide {_poly(x)} < {_poly(y)}")
 
 
-def larger(x: Poly | int, y: Poly | int) -> Poly | int:
+def larger(x: Poly | Ceil | int, y: Poly | Ceil | int) -> Poly | Ceil | int:
     """``max(x, y)`` on the symbols' domains (``x`` where they tie): the one that is at least the other at
     every point; :class:`Undecided` where neither is (:func:`less`)."""
     return y if less(x, y) else x
