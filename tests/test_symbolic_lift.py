@@ -9,6 +9,8 @@ import pytest
 from ascdsl.backend.lift import lift
 from ascdsl.ir.symbol import Symbol
 from tests.test_lift_differential import CASES, PLATFORM
+from tests.test_symbolic_passes import F32
+from tests.test_symbolic_plan import _ops_kernel
 
 
 @pytest.fixture
@@ -37,3 +39,15 @@ def test_a_quantum_the_symbol_decides_is_not_sampled(cold, name, extents, sample
     found = lift.analyse(fn, fn.specialize(*types, **constexprs).kernels[0], PLATFORM)
     assert found.extents == extents
     assert sum((lift.samples() - before).values()) == sampled
+
+
+def test_a_rounded_slot_is_decided_too(cold):
+    """rms_norm's float32 kernel: its reduction's ``BLOCK / 8``-byte buffer takes a ``ceil32(1/8 * BLOCK)`` slot,
+    which the symbolic planner sizes since issue 25's step 5 "Next": quantum 64 is decided (the quanta below
+    are sampled: selection declines them), so its generic samples go. 33 -> 28 (the joint fit compiles 4 of the
+    samples the search no longer did)."""
+    fn, types, constexprs = _ops_kernel("rms_norm", "rms_norm_kernel", F32)
+    before = lift.samples()
+    found = lift.analyse(fn, fn.specialize(*types, **constexprs).kernels[0], PLATFORM)
+    assert found.extents == (Symbol("BLOCK", 64, 64, 9344),)
+    assert sum((lift.samples() - before).values()) == 28

@@ -13,7 +13,7 @@ import ascdsl
 import ascdsl.language as tl
 from ascdsl.backend.cube.cube import is_cube
 from ascdsl.ir import GroupOp, Op, dump, parse, walk
-from ascdsl.ir.symbol import Poly, Symbol, Undecided
+from ascdsl.ir.symbol import Ceil, Poly, Symbol, Undecided
 from ascdsl.ir.treemap import tree_map
 from ascdsl.op import load_operators, specializations
 from ascdsl.opbuild import jit_functions
@@ -116,9 +116,10 @@ def _kernel(fn, args, constexprs):
 
 
 def _at(kernel, values: dict):
-    """``kernel`` with every symbol at its value: each polynomial evaluated, each symbolic constexpr its value."""
+    """``kernel`` with every symbol at its value: each polynomial (and rounded size) evaluated, each symbolic
+    constexpr its value."""
     def value(x):
-        if isinstance(x, Poly):
+        if isinstance(x, (Poly, Ceil)):
             return x.at(values)
         return values[x.name] if isinstance(x, Symbol) else None
     return tree_map(kernel, before=value)

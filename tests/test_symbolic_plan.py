@@ -1,22 +1,26 @@
 """The UB planner on a kernel compiled for ``Symbol`` s (issue 25, step 5 of the "Symbolic tile extents" plan in
 docs/design.md): the backend's passes after selection (``fit_queues``, ``plan_ub``, ``bind_queues``, ``stage``,
-``sync``, ``name``) run on the selected kernel IR; each buffer's bytes are a polynomial of the symbols, every
-choice of a slot compares those polynomials on the whole domain (``ir.symbol.less``: at the corners of the box
-of the domains where multilinear), else ``Undecided``, and the footprint is one polynomial
-(``Plan.total_bytes``): its symbols given values, the plan is the one of the kernel compiled for those values,
-and the footprint the one the lift fits by compiling at dozens of values."""
+``sync``, ``name``) run on the selected kernel IR; each buffer's bytes are a polynomial of the symbols, a slot's
+size their largest rounded up to a block (a polynomial, else an ``ir.symbol.Ceil``: ``ceil32(1/8 * BLOCK)``,
+``ceil32(max(4 * BLOCK_K, 256))``), every choice of a slot compares those sizes on the whole domain
+(``ir.symbol.less``: at the corners of the box of the domains where multilinear, by the rounding's interval for a
+``Ceil``), else ``Undecided``, and the footprint is one expression (``Plan.total_bytes``): its symbols given
+values, the plan is the one of the kernel compiled for those values, and the footprint the one the lift fits by
+compiling at dozens of values."""
 from __future__ import annotations
 
 import dataclasses
+from fractions import Fraction
 
 import pytest
 
 from ascdsl.backend import kir
 from ascdsl.backend.lift import lift
-from ascdsl.backend.lift.poly import footprint
+from ascdsl.backend.lift.poly import exact_expression, footprint
+from ascdsl.backend.plan import ubplan
 from ascdsl.backend.plan.ubplan import highs
 from ascdsl.backend.render.ascendc import planned
-from ascdsl.ir.symbol import ZERO, Poly, Symbol, Undecided, larger, less, var_name
+from ascdsl.ir.symbol import ZERO, Ceil, Poly, Symbol, Undecided, dominant, larger, less, rounded, var_name
 from ascdsl.op import specializations
 from ascdsl.opbuild import jit_functions
 from ascdsl.platforms import get_platform
@@ -94,13 +98,18 @@ def test_column_sums_planes_scans_and_selects_plan_too(name):
     assert _symbolic_slots(_differential(fn, args, fixed, symbols, points))
 
 
-def test_bytes_not_whole_blocks_on_the_domain_are_undecided():
+def test_bytes_not_whole_blocks_on_the_domain_round_up_to_a_block():
     """``BLOCK // 2`` float32 lanes are ``2 * BLOCK`` bytes: 16 at 8, a slot of one 32-byte block, so no
-    polynomial of a symbol of multiples of 8; of multiples of 16 they are."""
+    polynomial of a symbol of multiples of 8: the slot is ``ceil32(2 * BLOCK)`` (a ``Ceil``), the total bytes
+    their sum; of multiples of 16 they are the polynomial."""
     fn, args, fixed = ELEMENTWISE["halves"]
-    with pytest.raises(Undecided, match="2 \\* BLOCK is not a multiple of 32"):
-        _planned(fn, args, {**fixed, "BLOCK": BLOCK})
-    _differential(fn, args, fixed, {"BLOCK": BLOCK16}, [{"BLOCK": b} for b in (16, 32, 48, 4096)])
+    k = _differential(fn, args, fixed, {"BLOCK": BLOCK}, [{"BLOCK": b} for b in BLOCKS])
+    half = 2 * Poly.var(BLOCK)
+    assert k.plan.slots[-1].bytes == Ceil(((1, (half,)),), 32)
+    assert k.plan.total_bytes == Ceil(((1, (half,)),), 32, 48 * Poly.var(BLOCK))
+    assert str(k.plan.total_bytes) == "48 * BLOCK + ceil32(2 * BLOCK)"
+    k = _differential(fn, args, fixed, {"BLOCK": BLOCK16}, [{"BLOCK": b} for b in (16, 32, 48, 4096)])
+    assert k.plan.total_bytes == 50 * Poly.var(BLOCK16)
 
 
 def test_the_order_of_two_sizes_is_decided_on_the_whole_domain_or_not_at_all():
@@ -122,22 +131,29 @@ def _named(p: Poly) -> Poly:
     return Poly(tuple((tuple(var_name(v) for v in m), c) for m, c in p))
 
 
-LIFTED = ["bounded", "chunks", "copy", "exp_f16", "pointers", "second_half"]
+def _named_slots(footprint: tuple) -> tuple:
+    """A footprint over its symbols' names, as the lift's (``lift.poly.Slots``)."""
+    return tuple((num, tuple(map(_named, needs))) for num, needs in footprint)
+
+
+LIFTED = ["bounded", "chunks", "column", "copy", "exp_f16", "halves", "pointers", "second_half"]
 
 
 @pytest.mark.parametrize("name", LIFTED)
 def test_the_footprint_is_the_lift_s_and_its_high_comes_without_a_compile(name):
     """The lift compiles each kernel at dozens of values to fit its footprint (per slot, the bytes its buffers
     reach) and searches the largest value that fits the UB budget (``lift._high``). Planned once for the
-    lift's own symbol, the kernel's slots are the lift's, each slot's bytes its polynomial, and ``highs`` on
-    the footprint polynomial gives the lift's high (on a domain one quantum past it: the budget decides)."""
+    lift's own symbol, the kernel's footprint is the lift's (its expression too: ``ceil32`` where a slot is no
+    whole number of blocks at some value the symbol admits, ``column``'s ``4 * BLOCK`` bytes of multiples of 1,
+    ``halves``' ``2 * BLOCK`` of multiples of 2), and ``highs`` on its total bytes gives the lift's high (on a
+    domain one quantum past it: the budget decides)."""
     fn, args, fixed = ELEMENTWISE[name]
     found = lift.analyse(fn, _kernel(fn, args, {**fixed, "BLOCK": 64}), PLATFORM)
     (symbol,) = found.extents
     wide = dataclasses.replace(symbol, high=symbol.high + symbol.quantum)
     k = _planned(fn, args, {**fixed, "BLOCK": wide})
-    assert [(num, needs) for num, needs in found.slots if num] == [(s.num, (_named(s.bytes),))
-                                                                    for s in k.plan.slots if s.num]
+    assert _named_slots(k.plan.footprint) == found.slots
+    assert exact_expression(k.plan.footprint, {}) == exact_expression(found.slots, {"BLOCK": symbol.quantum})
     assert highs(k.plan, (wide,), PLATFORM.ub_budget_bytes) == (symbol,)
 
 
@@ -147,18 +163,6 @@ def test_no_value_that_fits_is_undecided():
     with pytest.raises(Undecided, match="no value of BLOCK fits the 1024 bytes"):
         highs(k.plan, (dataclasses.replace(BLOCK, low=128),), 1024)  # 16 * 128 bytes
     assert highs(k.plan, (BLOCK,), 1024) == (dataclasses.replace(BLOCK, high=64),)
-
-
-@pytest.mark.parametrize("name", ["column", "halves"])
-def test_where_the_lift_rounds_a_slot_up_to_a_block_the_plan_declines(name):
-    """The lift's symbol of these kernels admits values whose bytes are not whole 32-byte blocks (its
-    footprint rounds each slot up: ``ceil32``); the planner's bytes are polynomials only where they are
-    whole blocks on the whole domain."""
-    fn, args, fixed = ELEMENTWISE[name]
-    found = lift.analyse(fn, _kernel(fn, args, {**fixed, "BLOCK": 64}), PLATFORM)
-    (symbol,) = found.extents
-    with pytest.raises(Undecided, match="is not a multiple of 32"):
-        _planned(fn, args, {**fixed, "BLOCK": symbol})
 
 
 def test_two_symbols_footprint_and_highs_are_the_joint_lift_s():
@@ -176,35 +180,106 @@ def test_two_symbols_footprint_and_highs_are_the_joint_lift_s():
     for lifted, other in ((rows, dataclasses.replace(block, high=2048)), (block, dataclasses.replace(rows, high=256))):
         symbols = {**past, other.name: other}
         k = _planned(fn, args, symbols)
-        assert found.slots == tuple((s.num, (_named(s.bytes),)) for s in k.plan.slots if s.num)
+        assert _named_slots(k.plan.footprint) == found.slots
         by_name = {s.name: s for s in highs(k.plan, tuple(symbols.values()), PLATFORM.ub_budget_bytes)}
         assert by_name[lifted.name] == lifted
 
 
-def test_a_slot_whose_fit_flips_inside_the_domain_is_undecided():
-    """softmax_grad's float16 ``rows_kernel`` (``FRONT``): a free 256-byte slot (a math API's minimum work slice) holds a
-    ``4 * BLOCK_K``-byte buffer up to 64 lanes, not beyond: planned for a symbol from 16 the best fit changes
-    inside the domain; from 64 the domain decides it, and the plan is each value's."""
-    (op,) = [op for op in OPS if op.name == "softmax_grad"]
-    fns = jit_functions(op)
-    kernel = next(k for k in specializations(op, opdef_only=True).kernels if k.name == "rows_kernel"
-                  and dict(k.constexprs)["FRONT"] and k.params[0].type.dtype == F16)
-    fn, types, consts = fns[kernel.name], [p.type.dtype for p in kernel.params], dict(kernel.constexprs)
-    with pytest.raises(Undecided, match="do not decide 4 \\* BLOCK_K < 256"):
-        _planned(fn, types, {**consts, "BLOCK_K": Symbol("BLOCK_K", 16, 16, 4096)})
-    _differential(fn, types, consts, {"BLOCK_K": Symbol("BLOCK_K", 16, 64, 4096)},
-                  [{"BLOCK_K": v} for v in (64, 80, 4096)])
+def _ops_kernel(op_name: str, kernel_name: str, dtype, **constexprs) -> tuple:
+    """``(fn, types, constexprs)`` of the first kernel ``ascdsl build`` compiles for the op by that name, with its
+    first parameter of ``dtype`` and those constexprs."""
+    (op,) = [op for op in OPS if op.name == op_name]
+    kernel = next(k for k in specializations(op, opdef_only=True).kernels if k.name == kernel_name
+                  and k.params[0].type.dtype == dtype and constexprs.items() <= dict(k.constexprs).items())
+    return jit_functions(op)[kernel.name], [p.type.dtype for p in kernel.params], dict(kernel.constexprs)
 
 
-PLANNED = {"log_softmax_grad": 11, "matmul": 0, "rms_norm": 0, "scale_add": 10, "softmax": 0, "softmax_grad": 27}
+def test_a_slot_of_needs_that_cross_takes_their_largest():
+    """softmax_grad's float16 ``rows_kernel`` (``FRONT``): a free 256-byte slot (a math API's minimum work slice)
+    holds a ``4 * BLOCK_K``-byte buffer up to 64 lanes; beyond, it is still the one free slot, and grows. Planned
+    for a symbol from 16, the slot is ``ceil32(max(4 * BLOCK_K, 256))`` (the lift's ``max`` of needs whose order
+    flips inside the domain), and the plan is each value's on both sides of the flip."""
+    fn, types, consts = _ops_kernel("softmax_grad", "rows_kernel", F16, FRONT=True)
+    symbol = Symbol("BLOCK_K", 16, 16, 4096)
+    k = _differential(fn, types, consts, {"BLOCK_K": symbol},
+                      [{"BLOCK_K": v} for v in [*range(16, 160, 16), 1008, 4096]])
+    crossing = [s for s in k.plan.slots if isinstance(s.bytes, Ceil)]
+    assert [str(s.bytes) for s in crossing] == ["ceil32(max(4 * BLOCK_K, 256))"]
+    assert exact_expression(k.plan.footprint, {}) == "12 * BLOCK_K + 256 + ceil32(max(4 * BLOCK_K, 256))"
+
+
+def test_the_best_fit_is_decided_where_each_way_gives_one_slot():
+    """A buffer of ``4 * BLOCK`` bytes (``BLOCK`` of multiples of 16) fits a free 256-byte slot up to 64 lanes: the
+    one free slot is taken either way, and so is a 256-byte one beside a 64-byte one for ``4 * BLOCK + 64`` bytes
+    (the one that holds it, or the largest); of a 256-byte and a 512-byte slot, the smallest that holds
+    ``4 * BLOCK`` bytes is the first up to 64 lanes, the second above: ``Undecided``. Slots of rounded sizes are
+    ordered by the intervals of the rounding."""
+    block = Poly.var(Symbol("BLOCK", 16, 16, 4096))
+    assert ubplan._best_fit([3], [256], 4 * block) == 3
+    assert ubplan._best_fit([3, 4], [256, 64], 4 * block + 64) == 3  # the 256 bytes hold it or are the largest
+    with pytest.raises(Undecided, match="which free slot"):
+        ubplan._best_fit([3, 4], [256, 512], 4 * block)
+    eighth = rounded([block * Fraction(1, 8) + 30], 32)  # 32 .. 544 bytes, no polynomial
+    assert ubplan._best_fit([3], [32], eighth) == 3
+
+
+def test_rounded_sizes_and_their_order():
+    """``rounded``: the largest of some needs, rounded up to a block: a number, a polynomial where one is on the
+    whole domain, else a ``Ceil``; ``less`` orders a ``Ceil`` by the interval its rounding leaves (``ceil32(p) <
+    q`` for a block multiple ``q`` iff ``p <= q - 32``, ``>= q`` iff ``p > q - 32``), and declines where the order
+    flips."""
+    block = Poly.var(Symbol("BLOCK", 64, 64, 4096))
+    eighth = block * Fraction(1, 8)  # 8 .. 512 bytes
+    assert rounded([20, 40], 32) == 64
+    assert rounded([4 * block + 16], 32) == 4 * block + 32  # the symbol's part whole blocks: exact
+    assert rounded([4 * block, 2 * block, 32], 32) == 4 * block
+    ceil = rounded([eighth], 32)
+    assert ceil == Ceil(((1, (eighth,)),), 32) and str(ceil) == "ceil32(1/8 * BLOCK)"
+    assert [ceil.at({"BLOCK": v}) for v in (64, 256, 320, 4096)] == [32, 32, 64, 512]
+    assert not less(ceil, 32) and less(32, 64)
+    assert less(ceil, 4 * block) and not less(4 * block, ceil) and not less(ceil, ceil)
+    assert less(ceil, 544) and not less(544, ceil)  # 512 bytes at most: ceil32 <= 512 < 544
+    with pytest.raises(Undecided, match="do not decide ceil32\\(1/8 \\* BLOCK\\) < 256"):
+        less(ceil, 256)  # 256 at 2048 lanes, less below
+    with pytest.raises(Undecided, match="no whole number of 32-byte blocks"):
+        less(ceil, 4 * block + 16)
+    both = rounded([eighth, 128], 32)  # they cross at 1024 lanes
+    assert both == Ceil(((1, (eighth, Poly.const(128))),), 32) and str(both) == "ceil32(max(1/8 * BLOCK, 128))"
+    assert dominant([eighth, 128, 4, eighth]) == (eighth, Poly.const(128))
+    total = 2 * both + 4 * block + ceil
+    assert str(total) == "4 * BLOCK + 2 x ceil32(max(1/8 * BLOCK, 128)) + ceil32(1/8 * BLOCK)"
+    assert [(ZERO + total).at({"BLOCK": v}) for v in (64, 4096)] == [2 * 128 + 256 + 32, 2 * 512 + 16384 + 512]
+
+
+ROUNDED = [("rms_norm", "rms_norm_kernel", F32), ("softmax", "softmax_row_kernel", F16),
+           ("softmax", "softmax_looped_kernel", F32), ("softmax_grad", "two_pass_kernel", F16)]
+
+
+@pytest.mark.parametrize("op_name, kernel_name, dtype", ROUNDED, ids=lambda x: getattr(x, "short", x))
+def test_rounded_and_crossing_slots_are_the_lift_s(op_name, kernel_name, dtype):
+    """The kernels whose lift the symbol did not decide before (a reduction's ``BLOCK / 8``-byte buffer:
+    ``ceil32(1/8 * BLOCK)``; a work slot of ``max(4 * BLOCK_K, 256)``), planned once for the lift's own symbol:
+    the footprint is the lift's, its expression too, and ``highs`` gives the lift's high."""
+    fn, types, consts = _ops_kernel(op_name, kernel_name, dtype)
+    found = lift.analyse(fn, fn.specialize(*types, **consts).kernels[0], PLATFORM)
+    (symbol,) = found.extents
+    wide = dataclasses.replace(symbol, high=symbol.high + symbol.quantum)
+    k = _planned(fn, types, {**consts, symbol.name: wide})
+    assert _named_slots(k.plan.footprint) == found.slots
+    expression = exact_expression(k.plan.footprint, {})
+    assert expression == exact_expression(found.slots, {symbol.name: symbol.quantum}) and "ceil32" in expression
+    assert highs(k.plan, (wide,), PLATFORM.ub_budget_bytes) == (symbol,)
+
+
+PLANNED = {"log_softmax_grad": 13, "matmul": 0, "rms_norm": 9, "scale_add": 10, "softmax": 9, "softmax_grad": 34}
 
 
 @pytest.mark.parametrize("op", OPS, ids=lambda op: op.name)
 def test_every_int_constexpr_of_the_ops_vector_kernels_as_a_symbol(op):
     """``test_symbolic_selection``'s sweep of the ops' vector kernels through the whole pipeline, a symbol's low
-    its quantum or 64 lanes: 48 of the 75 constexprs selection takes plan (the counts by op, so a change
-    shows). Declined: rms_norm's and softmax's 18 (a buffer of ``BLOCK / 8`` bytes, a reduction's, is no
-    whole number of 32-byte blocks: its slot is ``ceil32(1/8 * BLOCK)``, which the lift writes and the
-    planner's polynomials do not), and 9 whose best-fitting slot changes inside every domain tried."""
+    its quantum or 64 lanes: every one of the 75 constexprs selection takes plans (the counts by op, so a change
+    shows): rms_norm's and softmax's 18 with a reduction's ``BLOCK / 8``-byte buffer in a ``ceil32(1/8 * BLOCK)``
+    slot, 9 with a slot of needs that cross (a 256-byte work slot that holds ``4 * BLOCK_K`` bytes below 64 lanes
+    only, ``ceil32(max(4 * BLOCK_K, 256))``)."""
     accepted, _ = ops_sweep(op, _differential, lambda q: (q, 64) if q < 64 else (q,))
     assert len(accepted) == PLANNED[op.name]

@@ -4,6 +4,8 @@ A :class:`Symbol` is a run-time tile extent (a constexpr such as ``BLOCK`` or ``
 tiles) as a name with its domain, the multiples of ``quantum`` from ``low`` up to ``high``. A
 :class:`Poly` is an integer polynomial of symbols (or of names whose domain is every integer): the one
 algebra of symbolic integers, exact where the domains decide and :class:`Undecided` where they do not.
+A :class:`Ceil` is a size in whole blocks no polynomial gives (``ceil32(1/8 * BLOCK)``, a UB slot's
+``ceil32(max(4 * BLOCK_K, 256))``), ordered by the interval its rounding leaves.
 
 Today the lift (:mod:`ascdsl.backend.lift.lift`) finds a kernel's symbols by differential
 specialisation and fits its polynomials through samples; every check of a value against them goes
@@ -13,6 +15,7 @@ in ``docs/design.md``) keeps these types. The kernel IR's expression of a polyno
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -152,7 +155,9 @@ class Poly:
     def __bool__(self) -> bool:
         return bool(self.terms)
 
-    def __add__(self, other: Poly | int) -> Poly:
+    def __add__(self, other: Poly | int) -> Poly:  # a Ceil: the Ceil's sum
+        if isinstance(other, Ceil):
+            return other + self
         return Poly(self.terms + _poly(other).terms)
 
     __radd__ = __add__
@@ -263,12 +268,15 @@ def multiple(x: Poly | int, d: int) -> bool:
     return not x % d  # an int's remainder, or a constant polynomial's (``Poly.__mod__`` decides it or raises)
 
 
-def less(x: Poly | int, y: Poly | int) -> bool:
+def less(x: Poly | Ceil | int, y: Poly | Ceil | int) -> bool:
     """Whether ``x < y`` at every point of the symbols' domains (False: at none of them); :class:`Undecided`
     where the order of the two flips inside the domains (or they tie at some points only). Exact where
     ``y - x`` is multilinear in symbols (no symbol twice in a term): its extremes on the box of the domains
     lie at the box's corners, which are points of the domains (``4 * ROWS * BLOCK`` against ``4 * BLOCK``);
-    elsewhere the :class:`Poly` order (term-by-term bounds)."""
+    elsewhere the :class:`Poly` order (term-by-term bounds). A rounded size (:class:`Ceil`) is ordered by the
+    interval its rounding leaves (:func:`_less_rounded`)."""
+    if isinstance(x, Ceil) or isinstance(y, Ceil):
+        return _less_rounded(x, y)
     if not isinstance(x, Poly) and not isinstance(y, Poly):
         return x < y
     d = _poly(y) - _poly(x)
@@ -283,7 +291,7 @@ def less(x: Poly | int, y: Poly | int) -> bool:
     raise Undecided(f"the symbols' domains do not decide {_poly(x)} < {_poly(y)}")
 
 
-def larger(x: Poly | int, y: Poly | int) -> Poly | int:
+def larger(x: Poly | Ceil | int, y: Poly | Ceil | int) -> Poly | Ceil | int:
     """``max(x, y)`` on the symbols' domains (``x`` where they tie): the one that is at least the other at
     every point; :class:`Undecided` where neither is (:func:`less`)."""
     return y if less(x, y) else x
@@ -298,5 +306,117 @@ def _poly(x: Poly | int) -> Poly:
     return x if isinstance(x, Poly) else Poly.const(x)
 
 
-__all__ = ["ONE", "Poly", "Symbol", "Undecided", "Var", "ZERO", "equal", "larger", "largest_fitting", "less",
-           "multiple", "same", "var_name"]
+def _round_up(n: Coef, block: int) -> int:
+    return -(-n // block) * block
+
+
+@dataclass(frozen=True)
+class Ceil:
+    """Bytes in whole blocks that no polynomial gives on the symbols' domains: ``base`` plus, for each
+    ``(num, needs)`` of ``parts``, ``num`` times the largest of ``needs`` rounded up to a multiple of ``block``.
+    A buffer of ``BLOCK / 8`` bytes (a reduction's, ``BLOCK`` of multiples of 64) takes ``ceil32(1/8 * BLOCK)``;
+    a UB slot holding buffers whose needs cross inside the domain ``ceil32(max(4 * BLOCK_K, 256))``.
+    :func:`rounded` makes one; sums and products by an int stay this form (a plan's total bytes), and
+    :func:`less` orders one rounded size against another."""
+
+    parts: tuple  # ((num, (Poly, ...)), ...)
+    block: int
+    base: Poly = ZERO
+
+    def at(self, values: Mapping) -> int:
+        """The bytes where each variable takes ``values[name]`` (:meth:`Poly.at`)."""
+        return self.base.at(values) + sum(num * _round_up(max(p.at(values) for p in needs), self.block)
+                                          for num, needs in self.parts)
+
+    def __add__(self, other: Poly | Ceil | int) -> Ceil:
+        if isinstance(other, Ceil):
+            if other.block != self.block:
+                raise ValueError(f"{self} and {other} round to different blocks")
+            return Ceil(self.parts + other.parts, self.block, self.base + other.base)
+        return Ceil(self.parts, self.block, self.base + other)
+
+    __radd__ = __add__
+
+    def __mul__(self, times: int) -> Ceil:
+        return Ceil(tuple((num * times, needs) for num, needs in self.parts), self.block, self.base * times)
+
+    __rmul__ = __mul__
+
+    def __str__(self) -> str:
+        """As the lift's footprint expressions write it: ``4 * BLOCK + 2 x ceil32(max(4 * BLOCK_K, 256))``."""
+        rest = [f"{num} x {ceiling(needs, self.block)}" if num != 1 else ceiling(needs, self.block)
+                for num, needs in self.parts]
+        return " + ".join(([str(self.base)] if self.base or not rest else []) + rest)
+
+
+def ceiling(needs, block: int) -> str:
+    """``ceil32(max(a, b))``: the largest of ``needs`` rounded up to a multiple of ``block``, for people."""
+    inner = str(needs[0]) if len(needs) == 1 else f"max({', '.join(map(str, needs))})"
+    return f"ceil{block}({inner})"
+
+
+def _holds(test: Callable[[], bool]) -> bool:
+    """Whether ``test`` is True (False where it is False or :class:`Undecided`)."""
+    try:
+        return test()
+    except Undecided:
+        return False
+
+
+def dominant(needs) -> tuple[Poly, ...]:
+    """``needs`` (numbers or polynomials) as polynomials, each once, but those another is at least on the whole
+    domain (:func:`less`; of equal ones, the first): the needs some point of the domain makes the largest, or
+    that tie with the largest, as the lift's footprint keeps them."""
+    polys = list(dict.fromkeys(map(_poly, needs)))
+
+    def under(i: int, j: int) -> bool:  # needs[j] is at least needs[i] everywhere
+        return _holds(lambda: not less(polys[j], polys[i]))
+    return tuple(p for i, p in enumerate(polys)
+                 if not any(j != i and under(i, j) and (j < i or not under(j, i)) for j in range(len(polys))))
+
+
+def rounded(needs, block: int) -> int | Poly | Ceil:
+    """The largest of ``needs`` (each a buffer's bytes, a number or a polynomial) rounded up to a multiple of
+    ``block``: a number for numbers, a polynomial where one is on the whole domain (the largest need's,
+    rounded exactly: ``4 * BLOCK + 16`` to ``4 * BLOCK + 32`` for ``BLOCK`` of multiples of 8), else a
+    :class:`Ceil` of the :func:`dominant` needs."""
+    if not any(isinstance(n, Poly) for n in needs):
+        return _round_up(max(needs), block)
+    kept = dominant(needs)
+    try:
+        sizes = [(p + block - 1) // block * block for p in kept]
+        return functools.reduce(larger, sizes)
+    except Undecided:
+        return Ceil(((1, kept),), block)
+
+
+def _sized(x: Poly | Ceil | int, block: int) -> tuple[tuple[Poly, ...], bool]:
+    """The needs ``x`` rounds up, and whether each is its own rounding (a number or polynomial: itself, a whole
+    number of blocks on the domain)."""
+    if isinstance(x, Ceil):
+        if x.base or len(x.parts) != 1 or x.parts[0][0] != 1:
+            raise Undecided(f"{x} is no one rounded size")
+        return x.parts[0][1], False
+    if not multiple(x, block):
+        raise Undecided(f"{x} is no whole number of {block}-byte blocks")
+    return (_poly(x),), True
+
+
+def _less_rounded(x: Poly | Ceil | int, y: Poly | Ceil | int) -> bool:
+    """:func:`less` of two sizes, one of them a :class:`Ceil`, by the interval the rounding leaves: for a whole
+    number of blocks ``q``, ``ceil32(p) < q`` iff ``p <= q - 32``, and ``ceil32(p) >= q`` iff ``p > q - 32``.
+    ``x < y`` everywhere where each need of ``x`` is at most one of ``y``'s less a block; ``x >= y`` where each
+    need of ``y`` is at most one of ``x``'s (plus a block less one, where that need is whole blocks); else
+    :class:`Undecided` (the order flips, or the rounding leaves it open)."""
+    block = (x if isinstance(x, Ceil) else y).block
+    (xs, _), (ys, whole) = _sized(x, block), _sized(y, block)
+    if all(any(_holds(lambda: not less(b - block, a)) for b in ys) for a in xs):
+        return True
+    slack = block - 1 if whole else 0
+    if all(any(_holds(lambda: not less(a, b - slack)) for a in xs) for b in ys):
+        return False
+    raise Undecided(f"the symbols' domains do not decide {x} < {y}")
+
+
+__all__ = ["ONE", "Ceil", "Poly", "Symbol", "Undecided", "Var", "ZERO", "ceiling", "dominant", "equal", "larger",
+           "largest_fitting", "less", "multiple", "rounded", "same", "var_name"]

@@ -9,7 +9,7 @@ import itertools
 import math
 from fractions import Fraction
 
-from ...ir.symbol import ZERO, Poly
+from ...ir.symbol import ZERO, Poly, ceiling
 
 BLOCK = 32  # UB slots are whole 32-byte blocks (every platform's block_bytes)
 Slots = tuple  # ((buffers, (bytes the views of a buffer in it reach: Poly, ...)), ...): a UB footprint
@@ -83,8 +83,7 @@ def exact_expression(slots: Slots, quanta: dict) -> str:
         if len(needs) == 1 and _block_multiple(needs[0], quanta):
             summed += needs[0] * num
             continue
-        inner = str(needs[0]) if len(needs) == 1 else f"max({', '.join(map(str, needs))})"
-        rest.append(f"{num} x ceil{BLOCK}({inner})" if num != 1 else f"ceil{BLOCK}({inner})")
+        rest.append(f"{num} x {ceiling(needs, BLOCK)}" if num != 1 else ceiling(needs, BLOCK))
     head = [str(summed)] if summed or not rest else []
     return " + ".join(head + rest)
 

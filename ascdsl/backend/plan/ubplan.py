@@ -25,9 +25,13 @@
 * every slot's size is the largest extent any view of its buffers reaches (so scratch is sized by
   the calls that use it, and ``Compare``'s whole repeats pad its operands), rounded up to a block;
 * on a kernel compiled for symbols (run-time tile extents, docs/design.md "Symbolic tile extents")
-  the sizes are polynomials of them, whole blocks on their domains, and each comparison above holds on
-  the whole domain (:func:`ascdsl.ir.symbol.less`), else :class:`~ascdsl.ir.symbol.Undecided`: the plan
-  is the plan of the kernel compiled for any of their values, :attr:`Plan.total_bytes` one polynomial.
+  the needs are polynomials of them and a slot's size their largest rounded up to a block
+  (:func:`ascdsl.ir.symbol.rounded`): a polynomial where one is on the whole domain, else a
+  :class:`~ascdsl.ir.symbol.Ceil` (``ceil32(1/8 * BLOCK)``; ``ceil32(max(4 * BLOCK_K, 256))`` for needs
+  whose order flips inside it); each choice above holds on the whole domain (:func:`ascdsl.ir.symbol.less`;
+  a best fit where each way a comparison may go gives the one slot), else
+  :class:`~ascdsl.ir.symbol.Undecided`: the plan is the plan of the kernel compiled for any of their values,
+  :attr:`Plan.footprint` the lift's form of it and :attr:`Plan.total_bytes` one expression.
 
 The :class:`Plan` is data on the kernel (:attr:`.kir.Kernel.plan`); the manifest, the report and
 the budget check read it.
@@ -35,11 +39,12 @@ the budget check read it.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections import Counter
 from dataclasses import dataclass, field
 
 from ...errors import CompilationError, Loc, UBOverflowError
-from ...ir.symbol import ZERO, Poly, Symbol, Undecided, larger, less
+from ...ir.symbol import ZERO, Ceil, Poly, Symbol, Undecided, dominant, larger, less, rounded
 from ...platforms import Platform
 from .. import kir
 from ..kir import Buf, Call, Position, Queue, Role
@@ -60,8 +65,8 @@ class Slot:
     needs: tuple[int, ...] = ()  # the bytes the views of each of its buffers reach (``bytes``: their
     # largest, rounded up to a block)
     size: object = None  # runtime tile extents (:mod:`.lift`): bytes as an expression of tiling fields,
-    # ``bytes`` being its largest value; a kernel compiled for symbols has ``bytes`` and ``needs`` of polynomials
-    # (:class:`~ascdsl.ir.symbol.Poly`) instead
+    # ``bytes`` being its largest value; a kernel compiled for symbols has ``needs`` of polynomials
+    # (:class:`~ascdsl.ir.symbol.Poly`) and ``bytes`` of a polynomial or a :class:`~ascdsl.ir.symbol.Ceil` instead
     bound: bool = False  # a VECIN queue whose buffers are stored from too (``TQueBind<VECIN, VECOUT>``)
     once: bool = False  # a queue single-buffered by design (:func:`_once`), not by :func:`check_budget`
 
@@ -82,7 +87,8 @@ class Plan:
     alias: tuple[tuple[int, Buf], ...] = ()  # (buffer key, the queue buffer it is computed in)
     least: int | None = None  # runtime tile extents: the bytes at their smallest values (``.lift``)
     footprint: tuple = ()  # runtime tile extents: the bytes slot by slot as polynomials of them (``.poly.Slots``;
-    # a kernel compiled for symbols: each slot's one polynomial, :attr:`total_bytes` their sum)
+    # a kernel compiled for symbols: each slot's :func:`~ascdsl.ir.symbol.dominant` needs, the lift's form of them,
+    # :attr:`total_bytes` their sum: a polynomial, or a :class:`~ascdsl.ir.symbol.Ceil`)
     bound: tuple[tuple[Buf, Buf], ...] = ()  # (output, input): the store computed in the load's queue buffer
 
     def root(self, buf: Buf) -> Buf:
@@ -182,8 +188,12 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
     order = _Order(k.process)
     block = platform.block_bytes
 
-    def size(b: Buf) -> int | Poly:
-        return (order.bytes.get(b, block) + block - 1) // block * block
+    def need(b: Buf) -> int | Poly:
+        return order.bytes.get(b, block)
+
+    def hold(s: dict, b: Buf) -> None:
+        s["needs"].append(need(b))
+        s["bytes"] = rounded(s["needs"], block)
 
     slots: list[dict] = []
     home: dict[int, int] = {}
@@ -195,11 +205,9 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
                 queues[b.queue] = len(slots)
                 pos = Position.VECIN if b.role is Role.INPUT else Position.VECOUT
                 num = 1 if b.queue in once else BUFFERS
-                slots.append({"position": pos, "num": num, "bytes": 0, "fit": 0, "first": b, "busy": 0,
+                slots.append({"position": pos, "num": num, "needs": [], "first": b, "busy": 0,
                               "once": b.queue in once})
-            s = slots[queues[b.queue]]
-            s["bytes"] = larger(s["bytes"], size(b))
-            s.setdefault("needs", []).append(order.bytes.get(b, block))
+            hold(slots[queues[b.queue]], b)
             home[b.key] = queues[b.queue]
     donors = _donors(order, frozenset(k.held))
     alias: dict[int, Buf] = {}
@@ -207,7 +215,7 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
     for b in sorted(order.first, key=lambda b: (order.first[b], b.key)):
         if b.key in home:
             continue
-        start, end, nbytes = order.first[b], order.last[b], size(b)
+        start, end, nbytes = order.first[b], order.last[b], rounded([need(b)], block)
         donor = donors.get(b)
         root = alias.get(donor.key, donor) if donor is not None else None
         if root is not None and root.role is Role.INPUT:
@@ -224,18 +232,16 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
             index = where
         else:
             free = [i for i, s in enumerate(slots) if s["position"] is Position.VECCALC and s["busy"] < start]
-            index = _best_fit(free, [slots[i]["fit"] for i in free], nbytes)
+            index = _best_fit(free, [slots[i]["bytes"] for i in free], nbytes)
             if index is None:
                 index = len(slots)
-                slots.append({"position": Position.VECCALC, "num": 1, "bytes": 0, "fit": 0, "first": b, "busy": 0})
+                slots.append({"position": Position.VECCALC, "num": 1, "needs": [], "first": b, "busy": 0})
         s = slots[index]
-        s["fit"] = larger(s["fit"], nbytes)
         if s["position"] is Position.VECCALC:
             s["busy"] = max(s["busy"], end)
-        s["bytes"] = larger(s["bytes"], nbytes)
+        hold(s, b)
         if root is not None:
             alias[b.key] = root
-        s.setdefault("needs", []).append(order.bytes.get(b, block))
         home[b.key] = index
     bound = _bind_outputs(k, order, alias)
     for o, i in bound:
@@ -243,8 +249,8 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
         home.update({key: new for key, index in home.items() if index == old})
         alias.update({key: i for key, root in alias.items() if root == o})
         alias[o.key] = i
-        slots[new]["bytes"] = larger(slots[new]["bytes"], slots[old]["bytes"])
         slots[new]["needs"] += slots[old]["needs"]
+        slots[new]["bytes"] = rounded(slots[new]["needs"], block)
         slots[new]["bound"] = True
         slots[new].update(num=BUFFERS, once=False)  # stored from after the compute: held across it
         slots[old] = None
@@ -255,18 +261,35 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
                      slots[i]["first"].loc, tuple(slots[i]["needs"]), bound=slots[i].get("bound", False),
                      once=slots[i].get("once", False))
                 for i in order_slots)
-    symbolic = any(isinstance(s.bytes, Poly) for s in out)
+    symbolic = any(isinstance(s.bytes, (Poly, Ceil)) for s in out)
     return Plan(out, tuple(sorted((key, renumber[i]) for key, i in home.items())), tuple(sorted(alias.items())),
-                footprint=tuple((s.num, (ZERO + s.bytes,)) for s in out) if symbolic else (), bound=tuple(bound))
+                footprint=tuple((s.num, dominant(s.needs)) for s in out) if symbolic else (), bound=tuple(bound))
 
 
 def _best_fit(free: list[int], fits: list, nbytes) -> int | None:
     """The free slot for a buffer of ``nbytes``: of those that hold it, the smallest; else the largest; the
-    first of equals. Sizes may be polynomials: each comparison holds on the whole domain of the symbols
-    (:func:`ascdsl.ir.symbol.less`), else :class:`~ascdsl.ir.symbol.Undecided`."""
-    holding = [(i, f) for i, f in zip(free, fits) if not less(f, nbytes)]
+    first of equals. Sizes may be polynomials or rounded sizes (:class:`~ascdsl.ir.symbol.Ceil`): the slots'
+    order holds on the whole domain of the symbols (:func:`ascdsl.ir.symbol.less`), and where whether a slot
+    holds the buffer changes inside it, each way it may go gives the one slot (a 32-byte slot that holds
+    ``ceil32(1/8 * BLOCK)`` bytes up to 256 lanes only, the one free slot: taken either way, and grown); else
+    :class:`~ascdsl.ir.symbol.Undecided`."""
+    holds = []
+    for f in fits:
+        try:
+            holds.append((not less(f, nbytes),))
+        except Undecided:
+            holds.append((True, False))
+    picks = {_pick(list(zip(free, fits)), held) for held in itertools.product(*holds)}
+    if len(picks) > 1:
+        raise Undecided(f"the symbols' domains do not decide which free slot holds {nbytes} bytes")
+    return picks.pop()
+
+
+def _pick(slots: list[tuple], held: tuple) -> int | None:
+    """:func:`_best_fit` where ``held`` says which of ``slots`` hold the buffer."""
+    holding = [s for s, h in zip(slots, held) if h]
     best = None
-    for i, f in holding or zip(free, fits):
+    for i, f in holding or slots:
         if best is None or (less(f, best[1]) if holding else less(best[1], f)):
             best = (i, f)
     return None if best is None else best[0]
