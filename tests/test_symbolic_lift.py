@@ -8,9 +8,13 @@ import dataclasses
 
 import pytest
 
+import ascdsl
+import ascdsl.language as tl
+
 from ascdsl.backend.lift import lift
+from ascdsl.backend.render.ascendc import planned
 from ascdsl.ir.symbol import Symbol, Undecided
-from tests.test_lift_differential import CASES, PLATFORM
+from tests.test_lift_differential import CASES, F32, PLATFORM
 
 
 @pytest.fixture
@@ -48,12 +52,39 @@ def _sampled_joint(s, found, budget):
     raise Undecided("the joint fit sampled")
 
 
-@pytest.mark.parametrize("name, joint", [("copy_f32", 5), ("add_row_f32", 6)])
+@ascdsl.jit
+def masked_add_kernel(x_ptr, y_ptr, out_ptr, n_cols, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    """``[ROWS, BLOCK]`` tiles added, columns masked past ``n_cols``: one row is no other kernel (``ROWS`` from
+    1), but selection asks whether ``ROWS`` is 1."""
+    offs = (tl.program_id(0) * ROWS + tl.arange(0, ROWS)[:, None]) * n_cols + tl.arange(0, BLOCK)[None, :]
+    mask = tl.arange(0, BLOCK)[None, :] < n_cols
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+JOINT = {**CASES, "masked_add": (masked_add_kernel, (F32, F32, F32, tl.int32), {"ROWS": 24, "BLOCK": 40})}
+
+
+def test_a_unit_axis_s_low_is_sampled_beside_the_symbols():
+    """``ROWS == 1`` is undecided on a domain from 1; from 2 the kernel compiled for the symbols decides."""
+    fn, types, _ = JOINT["masked_add"]
+    with pytest.raises(Undecided, match="ROWS - 1 > 0"):
+        planned(fn.specialize(*types, ROWS=Symbol("ROWS", 1, 1, 11), BLOCK=Symbol("BLOCK", 8, 8, 88)).kernels[0],
+                PLATFORM, general=True)
+    planned(fn.specialize(*types, ROWS=Symbol("ROWS", 1, 2, 11), BLOCK=Symbol("BLOCK", 8, 8, 88)).kernels[0],
+            PLATFORM, general=True)
+
+
+@pytest.mark.parametrize("name, joint", [
+    ("copy_f32", 5),
+    ("add_row_f32", 6),
+    # the domains from ROWS = 2; two samples: the lows, BLOCK's high with ROWS at 1
+    ("masked_add", 3),
+])
 def test_the_joint_fit_from_the_symbolic_compile_is_the_sampled_one(cold, monkeypatch, tmp_path, name, joint):
     """The joint fit's samples (a grid of two values per constexpr, checks, each high) are the kernel compiled
     for the symbols at those values: the lift from that compile (and one per high past the grid) is the
     sampled lift, the lifted kernel IR and its names equal, and it costs the joint fit's ``joint`` samples less."""
-    fn, types, constexprs = CASES[name]
+    fn, types, constexprs = JOINT[name]
     kernel = fn.specialize(*types, **constexprs).kernels[0]
     before = lift.samples()
     symbolic = lift.analyse(fn, kernel, PLATFORM)

@@ -41,7 +41,7 @@ from ..names.naming import FIELD_DTYPE, name as name_pass, to_expr
 from ..render.templated import computes_the_same, float32_form, pointer_dtypes
 from ..plan.tiling import Variant
 from ..plan.ubplan import Plan, Slot, highs
-from .symbolic import decides, lifted, named
+from .symbolic import decides, evaluated, lifted, named
 
 QUANTA = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
@@ -170,10 +170,11 @@ class _Sampler:
         return _Samples()(tuple(self.compile(p) for p in points))
 
     def symbolic(self, symbols: tuple[Symbol, ...]) -> kir.Kernel:
-        """The kernel compiled for ``symbols`` (general form; no sample: :class:`Undecided` or a
-        CompilationError where the compile fails)."""
+        """The kernel compiled for ``symbols`` as :meth:`compile` keeps a sample (no sample: :class:`Undecided`
+        or a CompilationError where the compile fails)."""
         k = self.jit_fn.specialize(*self.types, **{**self.base, **{x.name: x for x in symbols}}).kernels[0]
-        return planned(self.form(k) if self.form is not None else k, self.platform, general=True)
+        k = planned(self.form(k) if self.form is not None else k, self.platform, general=True)
+        return _relabel(dataclasses.replace(k, names=None, constexprs=()))
 
 
 _NO_VARS = (int, float, str, enum.Enum, type(None), Loc, dtypes.DType, Lit, kir.Field, kir.SizeOf, kir.ElemsPer,
@@ -275,24 +276,32 @@ def _joint(s: _Sampler, found: dict, budget: int) -> Lift:
     they do not lift together)."""
     try:
         return _from_symbols(s, found, budget)
-    except (Undecided, CompilationError):
+    except (Undecided, CompilationError, Mismatch):
         return _sampled(s, found, budget)
 
 
 def _from_symbols(s: _Sampler, found: dict, budget: int) -> Lift:
-    """The joint lift without a sample (issue 25, step 6): the kernel compiled for the symbols at the quanta
-    and lows found, each to 11 quanta (the grid's and the checks' values of :func:`_sampled`), gives each
-    high by its footprint (:func:`.ubplan.highs`, the others at their low; provisional highs: the budget over
-    the kernel's smallest element); then, for each constexpr, the kernel compiled with its symbol to its high,
-    so each point :func:`_sampled` would compile lies in a domain that decided. Where these kernels are one,
-    its polynomials are the fit's (:func:`.symbolic.named`), turned into the lifted kernel as the samples'
-    holes are. :class:`Undecided` (the samples answer then) where a domain does not decide, a high reaches
-    the provisional one, or the domains' kernels differ."""
+    """The joint lift without the samples (issue 25, step 6): the kernel compiled for the symbols at the
+    quanta and lows found, each to 11 quanta (the grid's and the checks' values of :func:`_sampled`), gives
+    each high by its footprint (:func:`.ubplan.highs`, the others at their low; provisional highs: the budget
+    over the kernel's smallest element); then, for each constexpr, the kernel compiled with its symbol to its
+    high, so each point :func:`_sampled` would compile lies in a domain that decided. Where a low of one
+    quantum does not decide (a unit axis: ``ROWS == 1``), the domains start at two quanta and the points below
+    them are sampled, each the kernel of the domains at its values. Where all these kernels are one, its
+    polynomials are the fit's (:func:`.symbolic.named`), turned into the lifted kernel as the samples' holes
+    are. :class:`Undecided` (the samples answer then) where a domain does not decide, a high reaches the
+    provisional one, or the kernels differ."""
     names = tuple(found)
     quanta = {n: found[n][0] for n in names}
     lows = {n: found[n][1] for n in names}
-    grid = tuple(Symbol(n, quanta[n], lows[n], 11 * quanta[n]) for n in names)
-    k = s.symbolic(grid)
+    starts = dict(lows)
+    try:
+        k = s.symbolic(tuple(Symbol(n, quanta[n], lows[n], 11 * quanta[n]) for n in names))
+    except Undecided:
+        starts = {n: max(lows[n], 2 * quanta[n]) for n in names}
+        if starts == lows:
+            raise
+        k = s.symbolic(tuple(Symbol(n, quanta[n], starts[n], 11 * quanta[n]) for n in names))
     far = budget // min((d.itemsize for d in pointer_dtypes(s.kernel)), default=1)
     provisional = tuple(Symbol(n, quanta[n], lows[n], max(11 * quanta[n], far // quanta[n] * quanta[n]))
                         for n in names)
@@ -301,14 +310,13 @@ def _from_symbols(s: _Sampler, found: dict, budget: int) -> Lift:
     for e, p in zip(extents, provisional):
         if e.high == p.high and total.at({**lows, e.name: e.high + e.quantum}) <= budget:
             raise Undecided(f"{e.name} fits the budget past the provisional {p.high}")
-    kernels = [named(_relabel(dataclasses.replace(k, names=None, constexprs=())), quanta)]
-    for i, e in enumerate(extents):
-        if e.high > grid[i].high:
-            edge = s.symbolic(grid[:i] + (dataclasses.replace(grid[i], high=e.high),) + grid[i + 1:])
-            kernels.append(named(_relabel(dataclasses.replace(edge, names=None, constexprs=())), quanta))
-    template = kernels[0]
-    if any(k != template for k in kernels[1:]):
+    template = named(k, quanta)
+    if any(named(s.symbolic(tuple(Symbol(n, quanta[n], starts[n], e.high if n == e.name else 11 * quanta[n])
+                                  for n in names)), quanta) != template for e in extents if e.high > 11 * e.quantum):
         raise Undecided("the domains' kernels differ")
+    for point in [lows] + [{**lows, e.name: e.high} for e in extents]:
+        if any(point[n] < starts[n] for n in names) and s.compile(point) != evaluated(template, point):
+            raise Undecided(f"the kernel at {point} is not the symbols' at it")
     foot = _slots(template, {}, [])
     if any(all(n not in mono for _, needs in foot for p in needs for mono, _ in p) for n in names):
         raise Undecided("a constexpr that does not size any buffer")  # the samples' Mismatch

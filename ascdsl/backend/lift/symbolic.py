@@ -75,6 +75,13 @@ def named(k: kir.Kernel, quanta: dict) -> kir.Kernel:
     return tree_map(k, fitted)
 
 
+def evaluated(k: kir.Kernel, values: dict) -> kir.Kernel:
+    """``k`` (:func:`named`) at ``values`` (by name): what the kernel compiled for them gives (as the lift's
+    :class:`.lift._Sampler` keeps it: no names, no constexprs; no footprint)."""
+    out = tree_map(k, lambda x: int(x.at(values)) if isinstance(x, Poly) else None)
+    return dataclasses.replace(out, plan=dataclasses.replace(out.plan, footprint=()))
+
+
 def lifted(k: kir.Kernel, quanta: dict, top: dict, budget: int) -> kir.Kernel:
     """``k`` (:func:`named`) with the leaves the lift fills: each literal polynomial its expression over tiling
     fields (:func:`.naming.to_expr`), each view's extent its value at ``top`` (at least 1, at most
@@ -97,4 +104,4 @@ def lifted(k: kir.Kernel, quanta: dict, top: dict, budget: int) -> kir.Kernel:
     return out
 
 
-__all__ = ["decides", "lifted", "named", "polys"]
+__all__ = ["decides", "evaluated", "lifted", "named", "polys"]
