@@ -239,11 +239,12 @@ def _high(slots: Slots, name: str, quantum: int, low: int, others: dict, budget:
 def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
     """``(quantum, low)`` for lifting ``name`` alone, or None. Each quantum is first asked of the kernel
     compiled for ``name`` as a symbol (:func:`.symbolic.decides`); where that decides from twice the quantum, the
-    samples compile at most the quantum itself (is it the low?) and two values to compare it with, else
-    they answer as they did before the symbol."""
+    samples compile at most the quantum itself (the low where it is the symbolic kernel at its value) and two
+    values to compare it with, else they answer as they did before the symbol."""
     for q in QUANTA:
-        if decides(s, name, q, 2 * q):  # every sample from 2 * q: the symbolic kernel at its value
-            if decides(s, name, q, q):
+        k = decides(s, name, q, 2 * q)  # every sample from 2 * q: the symbolic kernel at its value
+        if k is not None:
+            if decides(s, name, q, q) is not None or s.compile({name: q}) == evaluated(k, {name: q}):
                 return q, q
             try:
                 points = [{name: v} for v in (q, 3 * q, 5 * q)]

@@ -22,19 +22,17 @@ from ..names.naming import to_expr
 from ..plan.ubplan import Plan
 
 
-def decides(s, name: str, quantum: int, low: int) -> bool:
-    """Whether ``name`` lifts with ``quantum`` from ``low`` by the symbolic compile (``s``: the lift's
+def decides(s, name: str, quantum: int, low: int) -> kir.Kernel | None:
+    """The kernel (:func:`named`) by which ``name`` lifts with ``quantum`` from ``low`` (``s``: the lift's
     :class:`.lift._Sampler`): the kernel compiled for ``Symbol(name, quantum, low, 101 * quantum)`` (to
     :func:`.lift._single`'s largest sample) through the backend's passes decides every choice on that domain,
     so each sample's kernel IR is the symbolic one at its value, and each of its polynomials is one the samples
-    fit (degree 1 in ``name``, an integer on the domain). False where the domain does not decide
+    fit (degree 1 in ``name``, an integer on the domain). None where the domain does not decide
     (:class:`Undecided`): the samples answer then."""
-    symbol = Symbol(name, quantum, low, 101 * quantum)
     try:
-        k = s.symbolic((symbol,))
+        return named(s.symbolic((Symbol(name, quantum, low, 101 * quantum),)), {name: quantum})
     except (Undecided, CompilationError):
-        return False
-    return all(p.integral({}) and all(sum(v == symbol for v in m) <= 1 for m, _ in p) for p in polys(k))
+        return None
 
 
 def polys(node) -> list[Poly]:
