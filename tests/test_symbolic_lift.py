@@ -4,12 +4,17 @@ costs no sample compile; the lift's results stay the ones the samples give (``te
 compares them with goldens, and ``ascdsl build ops/`` is byte-identical)."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
+import ascdsl
+import ascdsl.language as tl
+
 from ascdsl.backend.lift import lift
-from ascdsl.ir.symbol import Symbol
-from tests.test_lift_differential import CASES, PLATFORM
-from tests.test_symbolic_passes import F32
+from ascdsl.backend.render.ascendc import planned
+from ascdsl.ir.symbol import Symbol, Undecided
+from tests.test_lift_differential import CASES, F32, PLATFORM
 from tests.test_symbolic_plan import _ops_kernel
 
 
@@ -24,17 +29,35 @@ def cold(monkeypatch, tmp_path):
     lift._KNOWN.clear()
 
 
+@ascdsl.jit
+def masked_add_kernel(x_ptr, y_ptr, out_ptr, n_cols, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    """``[ROWS, BLOCK]`` tiles added, columns masked past ``n_cols``: one row is no other kernel (``ROWS`` from
+    1), but selection asks whether ``ROWS`` is 1."""
+    offs = (tl.program_id(0) * ROWS + tl.arange(0, ROWS)[:, None]) * n_cols + tl.arange(0, BLOCK)[None, :]
+    mask = tl.arange(0, BLOCK)[None, :] < n_cols
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+JOINT = {**CASES, "masked_add": (masked_add_kernel, (F32, F32, F32, tl.int32), {"ROWS": 24, "BLOCK": 40})}
+
+
 @pytest.mark.parametrize("name, extents, sampled", [
-    # quanta 1, 2, 4 undecided (bytes no whole blocks): sampled; 8 decided; the joint fit's grid, checks and
-    # high sampled. Sampling alone: 24 compiles.
-    ("copy_f32", (Symbol("BLOCK", 8, 8, 11776),), 19),
-    # ROWS decided on multiples of 1 from 2: 3 samples ask whether 1 is its low (no: a unit axis). Alone: 34.
-    ("add_row_f32", (Symbol("ROWS", 1, 2, 2943), Symbol("BLOCK", 8, 8, 7848)), 18),
-    # float16 rows of BLOCK lanes decided on multiples of 16. Alone: 61.
+    # quanta 1, 2, 4 undecided (bytes no whole blocks): sampled; 8 decided; the joint fit from the symbolic
+    # compile. Sampling alone: 24 compiles; the joint fit sampled: 19.
+    ("copy_f32", (Symbol("BLOCK", 8, 8, 11776),), 14),
+    # ROWS decided on multiples of 1 from 2: 3 samples ask whether 1 is its low (no: a unit axis); the joint
+    # fit from the symbolic compile. Alone: 34; the joint fit sampled: 18.
+    ("add_row_f32", (Symbol("ROWS", 1, 2, 2943), Symbol("BLOCK", 8, 8, 7848)), 12),
+    # float16 rows of BLOCK lanes decided on multiples of 16; the joint fit sampled (ROWS from 1: the symbolic
+    # compile asks whether ROWS is 1). Alone: 61.
     ("softmax_f16", (Symbol("ROWS", 1, 1, 485), Symbol("BLOCK", 16, 16, 23504)), 41),
+    # ROWS decided on multiples of 1 from 2 but not from 1 (is ROWS 1?): one sample at 1 is the symbolic kernel
+    # at 1, so 1 is the low (three samples asked it); the joint fit from the symbols from 2, the points at ROWS
+    # = 1 sampled. Alone: 34.
+    ("masked_add", (Symbol("ROWS", 1, 1, 1472), Symbol("BLOCK", 8, 8, 11776)), 13),
 ])
 def test_a_quantum_the_symbol_decides_is_not_sampled(cold, name, extents, sampled):
-    fn, types, constexprs = CASES[name]
+    fn, types, constexprs = JOINT[name]
     before = lift.samples()
     found = lift.analyse(fn, fn.specialize(*types, **constexprs).kernels[0], PLATFORM)
     assert found.extents == extents
@@ -44,10 +67,53 @@ def test_a_quantum_the_symbol_decides_is_not_sampled(cold, name, extents, sample
 def test_a_rounded_slot_is_decided_too(cold):
     """rms_norm's float32 kernel: its reduction's ``BLOCK / 8``-byte buffer takes a ``ceil32(1/8 * BLOCK)`` slot,
     which the symbolic planner sizes since issue 25's step 5 "Next": quantum 64 is decided (the quanta below
-    are sampled: selection declines them), so its generic samples go. 33 -> 28 (the joint fit compiles 4 of the
-    samples the search no longer did)."""
+    are sampled: selection declines them), so its generic samples go, and the joint fit is the symbolic compile's
+    too: 33 -> 28 with the rounded slot alone (the sampled joint fit compiled 4 of the samples the search no longer
+    did), 28 -> 23 with the joint fit from the symbolic compile."""
     fn, types, constexprs = _ops_kernel("rms_norm", "rms_norm_kernel", F32)
     before = lift.samples()
     found = lift.analyse(fn, fn.specialize(*types, **constexprs).kernels[0], PLATFORM)
     assert found.extents == (Symbol("BLOCK", 64, 64, 9344),)
-    assert sum((lift.samples() - before).values()) == 28
+    assert sum((lift.samples() - before).values()) == 23
+
+
+def _sampled_joint(s, found, budget):
+    """``lift._joint`` as it was before the symbolic compile: the samples only."""
+    raise Undecided("the joint fit sampled")
+
+
+def test_a_unit_axis_s_low_is_sampled_beside_the_symbols():
+    """``ROWS == 1`` is undecided on a domain from 1; from 2 the kernel compiled for the symbols decides."""
+    fn, types, _ = JOINT["masked_add"]
+    with pytest.raises(Undecided, match="ROWS - 1 > 0"):
+        planned(fn.specialize(*types, ROWS=Symbol("ROWS", 1, 1, 11), BLOCK=Symbol("BLOCK", 8, 8, 88)).kernels[0],
+                PLATFORM, general=True)
+    planned(fn.specialize(*types, ROWS=Symbol("ROWS", 1, 2, 11), BLOCK=Symbol("BLOCK", 8, 8, 88)).kernels[0],
+            PLATFORM, general=True)
+
+
+@pytest.mark.parametrize("name, joint", [
+    ("copy_f32", 5),
+    ("add_row_f32", 6),
+    # the domains from ROWS = 2; two samples: the lows, BLOCK's high with ROWS at 1
+    ("masked_add", 5),
+])
+def test_the_joint_fit_from_the_symbolic_compile_is_the_sampled_one(cold, monkeypatch, tmp_path, name, joint):
+    """The joint fit's samples (a grid of two values per constexpr, checks, each high) are the kernel compiled
+    for the symbols at those values: the lift from that compile (and one per high past the grid) is the
+    sampled lift, the lifted kernel IR and its names equal, and it costs the joint fit's ``joint`` samples less."""
+    fn, types, constexprs = JOINT[name]
+    kernel = fn.specialize(*types, **constexprs).kernels[0]
+    before = lift.samples()
+    symbolic = lift.analyse(fn, kernel, PLATFORM)
+    symbolic_samples = sum((lift.samples() - before).values())
+    monkeypatch.setenv("ASCDSL_CACHE_DIR", str(tmp_path / "sampled"))
+    monkeypatch.setattr(lift, "_from_symbols", _sampled_joint)
+    lift._analyse.cache_clear()
+    lift._KNOWN.clear()
+    before = lift.samples()
+    sampled = lift.analyse(fn, kernel, PLATFORM)
+    assert sum((lift.samples() - before).values()) == symbolic_samples + joint
+    assert symbolic == sampled  # extents and footprint
+    assert dataclasses.replace(symbolic.kernel, names=None) == dataclasses.replace(sampled.kernel, names=None)
+    assert vars(symbolic.kernel.names) == vars(sampled.kernel.names)

@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from ... import cache, dtypes
 from ...errors import CompilationError, Loc
-from ...ir.symbol import Poly, Symbol, Undecided, largest_fitting
+from ...ir.symbol import ZERO, Poly, Symbol, Undecided, largest_fitting
 from ...ir.treemap import TreeMerge, tree_map
 from ...jit import JITFunction
 from ...platforms import Platform
@@ -40,7 +40,8 @@ from .poly import BLOCK, Mismatch, Slots, ceil_block, fit, footprint
 from ..names.naming import FIELD_DTYPE, name as name_pass, to_expr
 from ..render.templated import computes_the_same, float32_form, pointer_dtypes
 from ..plan.tiling import Variant
-from ..plan.ubplan import Plan, Slot
+from ..plan.ubplan import Plan, Slot, highs
+from .symbolic import decides, evaluated, lifted, named
 
 QUANTA = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
@@ -168,6 +169,13 @@ class _Sampler:
     def merged(self, points: list[dict]):
         return _Samples()(tuple(self.compile(p) for p in points))
 
+    def symbolic(self, symbols: tuple[Symbol, ...]) -> kir.Kernel:
+        """The kernel compiled for ``symbols`` as :meth:`compile` keeps a sample (no sample: :class:`Undecided`
+        or a CompilationError where the compile fails)."""
+        k = self.jit_fn.specialize(*self.types, **{**self.base, **{x.name: x for x in symbols}}).kernels[0]
+        k = planned(self.form(k) if self.form is not None else k, self.platform, general=True)
+        return _relabel(dataclasses.replace(k, names=None, constexprs=()))
+
 
 _NO_VARS = (int, float, str, enum.Enum, type(None), Loc, dtypes.DType, Lit, kir.Field, kir.SizeOf, kir.ElemsPer,
             kir.IsSame, kir.Text, kir.Buf, kir.Queue, kir.Local, kir.Bind, kir.Barrier, kir.Flag, kir.Note,
@@ -207,11 +215,12 @@ def _check(template, points: list[dict], fit_idx: list[int], names, quanta) -> d
 
 
 def _slots(template, polys, corners: list[dict]) -> Slots:
-    """Per slot, its buffers and the needs of its buffers; with the ``corners`` of the domain (a box:
+    """Per slot, its buffers and the needs of its buffers (a hole's polynomial in ``polys``, or the need
+    itself: an int, or a polynomial of a kernel compiled for symbols); with the ``corners`` of the domain (a box:
     bilinear needs take their extremes there), only those that some value makes the largest."""
     out = []
     for s in template.plan.slots:
-        needs = list(dict.fromkeys(polys[n] if isinstance(n, _Hole) else Poly.const(n) for n in s.needs))
+        needs = list(dict.fromkeys(polys[n] if isinstance(n, _Hole) else ZERO + n for n in s.needs))
 
         def dominated(i: int) -> bool:
             p = needs[i]
@@ -229,12 +238,13 @@ def _high(slots: Slots, name: str, quantum: int, low: int, others: dict, budget:
 
 def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
     """``(quantum, low)`` for lifting ``name`` alone, or None. Each quantum is first asked of the kernel
-    compiled for ``name`` as a symbol (:func:`_decides`); where that decides from twice the quantum, the
-    samples compile at most the quantum itself (is it the low?) and two values to compare it with, else
-    they answer as they did before the symbol."""
+    compiled for ``name`` as a symbol (:func:`.symbolic.decides`); where that decides from twice the quantum, the
+    samples compile at most the quantum itself (the low where it is the symbolic kernel at its value) and two
+    values to compare it with, else they answer as they did before the symbol."""
     for q in QUANTA:
-        if _decides(s, name, q, 2 * q):  # every sample from 2 * q: the symbolic kernel at its value
-            if _decides(s, name, q, q):
+        k = decides(s, name, q, 2 * q)  # every sample from 2 * q: the symbolic kernel at its value
+        if k is not None:
+            if decides(s, name, q, q) is not None or s.compile({name: q}) == evaluated(k, {name: q}):
                 return q, q
             try:
                 points = [{name: v} for v in (q, 3 * q, 5 * q)]
@@ -261,36 +271,65 @@ def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
     return None
 
 
-def _decides(s: _Sampler, name: str, quantum: int, low: int) -> bool:
-    """Whether ``name`` lifts with ``quantum`` from ``low`` by the symbolic compile (issue 25, step 6): the
-    kernel compiled for ``Symbol(name, quantum, low, 101 * quantum)`` (to :func:`_single`'s largest sample)
-    through the backend's passes decides every choice on that domain, so each sample's kernel IR is
-    the symbolic one at its value, and each of its polynomials is one the samples fit (degree 1 in ``name``,
-    an integer on the domain). False where the domain does not decide (:class:`Undecided`): the samples
-    answer then."""
-    symbol = Symbol(name, quantum, low, 101 * quantum)
-    try:
-        k = s.jit_fn.specialize(*s.types, **{**s.base, name: symbol}).kernels[0]
-        k = planned(s.form(k) if s.form is not None else k, s.platform, general=True)
-    except (Undecided, CompilationError):
-        return False
-    return all(p.integral({}) and all(sum(v == symbol for v in m) <= 1 for m, _ in p) for p in _polys(k))
-
-
-def _polys(node) -> list[Poly]:
-    """The polynomials in ``node``."""
-    out: list = []
-
-    def seen(x):
-        if isinstance(x, Poly):
-            out.append(x)
-            return x
-        return None
-    tree_map(node, seen)
-    return out
-
-
 def _joint(s: _Sampler, found: dict, budget: int) -> Lift:
+    """The lift of the constexprs ``found`` (by name: quantum, low) jointly: from the kernel compiled for them as
+    symbols (:func:`_from_symbols`), else from samples (:func:`_sampled`, which raises :class:`Mismatch` where
+    they do not lift together)."""
+    try:
+        return _from_symbols(s, found, budget)
+    except (Undecided, CompilationError, Mismatch):
+        return _sampled(s, found, budget)
+
+
+def _from_symbols(s: _Sampler, found: dict, budget: int) -> Lift:
+    """The joint lift without the samples (issue 25, step 6): the kernel compiled for the symbols at the
+    quanta and lows found, each to 11 quanta (the grid's and the checks' values of :func:`_sampled`), gives
+    each high by its footprint (:func:`.ubplan.highs`, the others at their low; provisional highs: the budget
+    over the kernel's smallest element); then, for each constexpr, the kernel compiled with its symbol to its
+    high, so each point :func:`_sampled` would compile lies in a domain that decided. Where a low of one
+    quantum does not decide (a unit axis: ``ROWS == 1``), the domains start at two quanta and the points below
+    them are sampled, each the kernel of the domains at its values. Where all these kernels are one, its
+    polynomials are the fit's (:func:`.symbolic.named`), turned into the lifted kernel as the samples' holes
+    are. :class:`Undecided` (the samples answer then) where a domain does not decide, a high reaches the
+    provisional one, or the kernels differ."""
+    names = tuple(found)
+    quanta = {n: found[n][0] for n in names}
+    lows = {n: found[n][1] for n in names}
+    starts = dict(lows)
+    try:
+        k = s.symbolic(tuple(Symbol(n, quanta[n], lows[n], 11 * quanta[n]) for n in names))
+    except Undecided:
+        starts = {n: max(lows[n], 2 * quanta[n]) for n in names}
+        if starts == lows:
+            raise
+        k = s.symbolic(tuple(Symbol(n, quanta[n], starts[n], 11 * quanta[n]) for n in names))
+    far = budget // min((d.itemsize for d in pointer_dtypes(s.kernel)), default=1)
+    provisional = tuple(Symbol(n, quanta[n], lows[n], max(11 * quanta[n], far // quanta[n] * quanta[n]))
+                        for n in names)
+    extents = highs(k.plan, provisional, budget)
+    total = ZERO + k.plan.total_bytes
+    for e, p in zip(extents, provisional):
+        if e.high == p.high and total.at({**lows, e.name: e.high + e.quantum}) <= budget:
+            raise Undecided(f"{e.name} fits the budget past the provisional {p.high}")
+    template = named(k, quanta)
+    if any(named(s.symbolic(tuple(Symbol(n, quanta[n], starts[n], e.high if n == e.name else 11 * quanta[n])
+                                  for n in names)), quanta) != template for e in extents if e.high > 11 * e.quantum):
+        raise Undecided("the domains' kernels differ")
+    for point in [lows] + [{**lows, e.name: e.high} for e in extents]:
+        if any(point[n] < starts[n] for n in names) and s.compile(point) != evaluated(template, point):
+            raise Undecided(f"the kernel at {point} is not the symbols' at it")
+    foot = _slots(template, {}, [])
+    if any(all(n not in mono for _, needs in foot for p in needs for mono, _ in p) for n in names):
+        raise Undecided("a constexpr that does not size any buffer")  # the samples' Mismatch
+    corners = [dict(zip(names, vs)) for vs in itertools.product(*[(e.low, e.high) for e in extents])]
+    foot = _slots(template, {}, corners)
+    top = {e.name: e.high for e in extents}
+    return Lift(extents, foot, _sized(s, lifted(template, quanta, top, budget), foot, extents, budget))
+
+
+def _sampled(s: _Sampler, found: dict, budget: int) -> Lift:
+    """The joint lift from samples: a grid of two values per constexpr fits every hole, checked at the lows,
+    at other values and at each high (with the others at their low)."""
     names = tuple(found)
     quanta = {n: found[n][0] for n in names}
     lows = {n: found[n][1] for n in names}
@@ -323,12 +362,20 @@ def _lifted_kernel(s: _Sampler, template, foot: Slots, polys, extents, budget: i
         if h.kind == "lit":
             return to_expr(polys[h], quanta, h.dtype)
         if h.kind in ("bytes", "need"):
-            return h  # the slot's size, set below
+            return h  # the slot's size, set by _sized
         return max(1, min(budget, int(polys[h].at(top))))
-    k = _fill(template, sub)
+    return _sized(s, _fill(template, sub), foot, extents, budget)
+
+
+def _sized(s: _Sampler, k: kir.Kernel, foot: Slots, extents, budget: int) -> kir.Kernel:
+    """The lifted kernel of ``k``, whose leaves are filled but for the slots whose bytes vary (a hole, or a
+    polynomial of a kernel compiled for symbols): each such slot's size the largest of its needs in ``foot``,
+    its bytes that size at the extents' highs."""
+    quanta = {e.name: e.quantum for e in extents}
+    top = {e.name: e.high for e in extents}
     slots = []
     for sl, (_, needs) in zip(k.plan.slots, foot):
-        if isinstance(sl.bytes, _Hole):
+        if isinstance(sl.bytes, (_Hole, Poly)):
             exprs = [to_expr(p, quanta, FIELD_DTYPE) for p in needs]
             size = exprs[0]
             for e in exprs[1:]:
