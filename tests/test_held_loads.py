@@ -58,7 +58,8 @@ def test_held_loads_are_packed_in_a_queue_buffer_of_their_own():
     (315,552 bytes of UB; 250,016 so); ``Y`` is computed over ``X``'s packed chunks, chunk by chunk, and stored from
     them (``Mean`` and ``Rstd`` past them), one bound queue of two buffers of 32,832 bytes where ``X``'s and the
     stores' were two: 184,480 bytes; 186,496 with the chunks' masks over the trip's row made once before the loop
-    (``passes.loops.invariant_masks``), in the budget of 188,416."""
+    (``passes.loops.invariant_masks``); 176,256 with the masks of the seven full chunks dropped (``unrolled_loops``:
+    only the last chunk's is held), in the budget of 188,416."""
     kernel, _ = x_resident(256, 8192)
     k = planned(kernel, PLATFORM)
     (held,) = k.held
@@ -67,7 +68,7 @@ def test_held_loads_are_packed_in_a_queue_buffer_of_their_own():
     assert queues == {(held.queue, False): (1, 65536), (("in", "", 1), True): (2, 32832)}
     ((o, i),) = k.plan.bound
     assert i.queue == ("in", "", 1) and o.queue == ("out", "", 1)
-    assert k.plan.total_bytes == 186_496 <= PLATFORM.ub_budget_bytes
+    assert k.plan.total_bytes == 176_256 <= PLATFORM.ub_budget_bytes
 
 
 def test_held_loads_on_the_simulator(monkeypatch):

@@ -31,6 +31,7 @@ from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
 from ..ir.provenance import STORES, pointer_roots
 from ..ir.treemap import tree_map
 from .loops import constant_step, fresh_values
+from .peel import Peel
 
 DISJOINT = "DISJOINT_POINTERS"
 """The constexpr a kernel specialised for disjoint pointer arguments records (its IR dump shows it): every
@@ -209,6 +210,7 @@ class _Version:
         self.emit = Fresh(kernel)
         self.defs = _definitions(kernel)
         self.copies: dict[int, int] = {}  # a value of a copied region -> the value it copies (for its name)
+        self.peel = Peel(kernel)
 
     def step(self, loop: Instr) -> int | None:
         """The constant positive step of ``loop`` whose ``trips`` runs span a range of its bounds' dtype,
@@ -290,14 +292,19 @@ class _Version:
             *body, yld = region.body
             lower = subst.get(instr.operands[0].id, instr.operands[0])
             carried = [subst.get(v.id, v) for v in instr.operands[3:]]
+            masks, step = self.peel.masks(instr), self.step(instr)
             for run in range(self.trips):
                 index = lower if run == 0 else self.emit.instr(
-                    out, Op.ADD, lower.type, (lower, self.const(out, lower, run * self.step(instr), instr.loc)), (),
-                    instr.loc)
+                    out, Op.ADD, lower.type, (lower, self.const(out, lower, run * step, instr.loc)), (), instr.loc)
                 subst.update(self.fresh(body) if run else {})
                 subst.update((a.id, v) for a, v in zip(region.args, (index, *carried)))
-                out += [tree_map(i, before=rule) for i in body]
-                carried = [tree_map(v, before=rule) for v in yld.operands]
+                # a run before the last has every lane of a mask `index + tl.arange(s, e) < upper` below upper
+                # where e - 1 <= (trips - 1 - run) * step: the last run's index is below upper
+                full = {subst[m].id if m in subst else m for m, e in masks.items()
+                        if e - 1 <= (self.trips - 1 - run) * step}
+                kept: dict[int, Value] = {}
+                out += self.peel.unmasked(Block((), tuple(tree_map(i, before=rule) for i in body)), full, kept).body
+                carried = [kept.get(v.id, v) for v in (tree_map(v, before=rule) for v in yld.operands)]
             subst.update((r.id, v) for r, v in zip(instr.results, carried))
         return out
 
@@ -337,7 +344,9 @@ class _Version:
 def unrolled_loops(kernel: Kernel, trips: int) -> Kernel:
     """The kernel versioned on its top-level loops of run-time trip counts each running exactly ``trips`` times
     (see the module docstring), where that branch, straight-line, reuses more loads than the loops do; else
-    ``kernel``."""
+    ``kernel``. A run before the last drops the masks ``index + tl.arange(s, e) < upper`` of its loop's own bound
+    whose lanes the branch's condition puts below ``upper`` (as :func:`.peel.full_blocks` does in its main loop:
+    a row of whole blocks then selects nothing but in its last block)."""
     versioned = _Version(kernel, trips).rewrite()
     if versioned is None:
         return kernel
