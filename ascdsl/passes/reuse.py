@@ -79,8 +79,9 @@ def _attrs_key(attrs) -> tuple:
 class _Reuse:
     """The rewrite of :func:`reused_loads` over one kernel; ``count`` the loads it replaced."""
 
-    def __init__(self, kernel: Kernel, values: bool = False):
+    def __init__(self, kernel: Kernel, values: bool = False, recompute: bool = False):
         self.values = values  # pure values too: one computation of each, splat constants as scalars, x + 0 as x
+        self.recompute = recompute  # but float tile arithmetic computed where it is written (not held for later)
         self.emit = Fresh(kernel)
         self.splats: dict[int, tuple] = {}  # a splat constant tile's id -> its const attrs
         for i in walk(kernel.body):
@@ -129,6 +130,11 @@ class _Reuse:
                 ops.append(v)
             instr = replace(instr, operands=tuple(ops))
         return instr
+
+    def recomputed(self, instr: Instr) -> bool:
+        """``instr`` is float tile arithmetic computed again where the kernel computes it again (``recompute``)."""
+        t = instr.result.type
+        return self.recompute and instr.op in GroupOp.ARITH and not t.is_scalar and t.dtype.is_float
 
     def unchanged(self, instr: Instr) -> Value | None:
         """The operand an addition of zero leaves as it is (None: none): an integer plus 0, or a float that is
@@ -181,7 +187,7 @@ class _Reuse:
             elif instr.op in _WRITES:
                 avail = self.kill(avail, instr)
             key = self.note(instr)
-            if self.values and key is not None:
+            if self.values and key is not None and not self.recomputed(instr):
                 if key in avail:
                     self.subst[instr.result.id] = avail[key][0]
                     continue
@@ -341,17 +347,18 @@ class _Version:
                        names=tuple(sorted(names.items())))
 
 
-def unrolled_loops(kernel: Kernel, trips: int) -> Kernel:
+def unrolled_loops(kernel: Kernel, trips: int, recompute: bool = False) -> Kernel:
     """The kernel versioned on its top-level loops of run-time trip counts each running exactly ``trips`` times
     (see the module docstring), where that branch, straight-line, reuses more loads than the loops do; else
     ``kernel``. A run before the last drops the masks ``index + tl.arange(s, e) < upper`` of its loop's own bound
     whose lanes the branch's condition puts below ``upper`` (as :func:`.peel.full_blocks` does in its main loop:
-    a row of whole blocks then selects nothing but in its last block)."""
+    a row of whole blocks then selects nothing but in its last block). ``recompute``: the branch computes its float
+    tile arithmetic where each loop did (loads still once), holding less in UB across its steps."""
     versioned = _Version(kernel, trips).rewrite()
     if versioned is None:
         return kernel
     *head, branch = versioned.body.body
-    once, before = _Reuse(versioned, values=True), _Reuse(versioned)
+    once, before = _Reuse(versioned, values=True, recompute=recompute), _Reuse(versioned)
     straight = once.block(branch.regions[0], {})
     before.block(branch.regions[1], {})
     if once.count <= before.count:
