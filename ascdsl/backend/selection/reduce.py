@@ -165,10 +165,11 @@ def _to_scalar(sel: Selector, instr: Instr) -> list:
 
 def shared_column(sel: Selector, instr: Instr) -> bool:
     """``instr`` is a fused broadcast of an ``[M, 1]`` tile that several calls of its own stage read: its ``Brcb``
-    blocks are made once, where it is defined (:attr:`.Selector.brcbs`), not by each user."""
-    users = sel.users.get(instr.result.id, [])
-    return (instr.result.id in sel.fused and equal(instr.operands[0].type.shape[-1], 1) and len(users) > 1
-            and sel.stage_users(instr.result) == {sel.segment_of[id(instr)]})
+    blocks are made once, where it is defined (:attr:`.Selector.brcbs`), not by each user (a vector unit's type:
+    :func:`broadcast_binary` lowers them)."""
+    v = instr.result
+    return (v.id in sel.fused and v.type.dtype in isel.NATIVE and equal(instr.operands[0].type.shape[-1], 1)
+            and len(sel.users.get(v.id, [])) > 1 and sel.stage_users(v) == {sel.segment_of[id(instr)]})
 
 
 def brcb(sel: Selector, instr: Instr) -> tuple[Ref, list]:
