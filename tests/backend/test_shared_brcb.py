@@ -47,3 +47,25 @@ def test_a_column_broadcast_read_in_its_stage_is_brcbd_once(rows, loop, want):
     x = np.random.default_rng(3).standard_normal(m * n).astype(np.float32)
     interp, sim = both(centred_kernel[(2,)], x, np.zeros_like(x), n, ROWS=rows, BLOCK=n, LOOP=loop)
     assert_close(sim[1], interp[1], dtypes.float32)
+
+
+@ascdsl.jit
+def centred_int64_kernel(x_ptr, out_ptr, N, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + rows[:, None] * N + cols[None, :])
+    total = tl.broadcast_to(tl.sum(x, axis=1)[:, None], (ROWS, BLOCK))
+    tl.store(out_ptr + rows[:, None] * N + cols[None, :], (x - total) * (x + total))
+
+
+def test_an_int64_column_broadcast_is_not_brcbd():
+    """int64 tiles are computed on the scalar unit (``Brcb`` has no 64-bit form): a column broadcast of them that
+    two calls read gets no ``Brcb`` at its definition; the simulator gives the interpreter's results."""
+    n, rows = 64, 8
+    desc = ascdsl.TensorDesc((2 * rows * n,), dtypes.int64)
+    k = compile_variant(centred_int64_kernel.specialize(*arg_types(centred_int64_kernel, (desc, desc, n)), ROWS=rows,
+                                                        BLOCK=n).kernels[0], B3)
+    assert brcbs(k) == 0
+    x = np.random.default_rng(4).integers(-1000, 1000, 2 * rows * n).astype(np.int64)
+    interp, sim = both(centred_int64_kernel[(2,)], x, np.zeros_like(x), n, ROWS=rows, BLOCK=n)
+    assert (sim[1] == interp[1]).all()
