@@ -166,12 +166,16 @@ def simulate(form: Form, shape, platform: str, batched: bool):
     return s.est_us, s.floor_cycles / cost.constants(plat).clock_mhz.value, c.label, arrays, why
 
 
-def run(platform: str = DEFAULT_PLATFORM, out=None, shapes_per_form: int | None = None, ops_dir="ops") -> list[tuple]:
-    """Print the table (before = unbatched, after = batched) and return its rows."""
+def run(platform: str = DEFAULT_PLATFORM, out=None, shapes_per_form: int | None = None, ops_dir="ops",
+        kernel: str = "", shapes: tuple = ()) -> list[tuple]:
+    """Print the table (before = unbatched, after = batched) and return its rows: of the forms whose name starts
+    with ``kernel``, at ``shapes`` where given (else each form's own)."""
     out = out or sys.stdout
     rows, notes = [], []
-    for form, shapes in forms(ops_dir):
-        for shape in shapes[:shapes_per_form]:
+    for form, own in forms(ops_dir):
+        if not form.name.startswith(kernel):
+            continue
+        for shape in (shapes or own)[:shapes_per_form]:
             before, floor0, *_ = simulate(form, shape, platform, False)
             after, floor1, p, got, why = simulate(form, shape, platform, True)
             want = form.inputs(shape)
@@ -194,25 +198,31 @@ def run(platform: str = DEFAULT_PLATFORM, out=None, shapes_per_form: int | None 
 HEADER = "| kernel | shape | P | est/floor before | est/floor after | est us | floor us |\n|---|---|---|---|---|---|---|"
 
 
-def report(platform: str = DEFAULT_PLATFORM, out=None, shapes_per_form: int | None = None, ops_dir="ops") -> list[tuple]:
+def report(platform: str = DEFAULT_PLATFORM, out=None, shapes_per_form: int | None = None, ops_dir="ops",
+           kernel: str = "", shapes: tuple = ()) -> list[tuple]:
     """:func:`run` under a title and the table's header (what ``ascdsl bench`` prints)."""
     out = out or sys.stdout
     print("\nprogram batching: Triton-style kernels as users write them, est/floor unbatched (before) and "
           "batched (after), results checked against the interpreter:", file=out)
     print(HEADER, file=out)
-    return run(platform, out, shapes_per_form, ops_dir)
+    return run(platform, out, shapes_per_form, ops_dir, kernel, shapes)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m ascdsl.bench_batching [SHAPES_PER_FORM] [--platform P] [--ops DIR]``."""
+    """``python -m ascdsl.bench_batching [SHAPES_PER_FORM] [--platform P] [--ops DIR] [--kernel NAME]
+    [--shape MxN ...]``."""
     parser = argparse.ArgumentParser(prog="python -m ascdsl.bench_batching", description="Triton-style kernels (a row or a block per program) on the simulator, "
                                      "est/floor unbatched and batched, each batched result checked against the "
                                      "interpreter's.")
     parser.add_argument("shapes_per_form", nargs="?", type=int, help="the first N shapes of each kernel (default: all)")
     parser.add_argument("--platform", default=DEFAULT_PLATFORM)
     parser.add_argument("--ops", default="ops", help="the folder of the ops whose row kernels run (default: ops)")
+    parser.add_argument("--kernel", default="", help="only the kernels whose name starts with this ('layer norm')")
+    parser.add_argument("--shape", action="append", default=[], metavar="MxN",
+                        help="run at this shape instead of each kernel's own (repeatable)")
     args = parser.parse_args(argv)
-    report(args.platform, shapes_per_form=args.shapes_per_form, ops_dir=args.ops)
+    shapes = tuple(tuple(int(d) for d in s.split("x")) for s in args.shape)
+    report(args.platform, shapes_per_form=args.shapes_per_form, ops_dir=args.ops, kernel=args.kernel, shapes=shapes)
 
 
 if __name__ == "__main__":

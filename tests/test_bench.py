@@ -195,6 +195,14 @@ def test_the_python_m_benches_take_options_and_refuse_bad_ones(module, capsys):
     assert info.value.code == 2 and "unrecognized arguments: --bogus" in capsys.readouterr().err
 
 
+def test_the_batching_bench_runs_one_kernel_at_given_shapes(capsys):
+    """``python -m ascdsl.bench_batching --kernel NAME --shape MxN``: the rows of the kernels whose name starts
+    with NAME, at the shapes given (each checked against the interpreter)."""
+    bench_batching.main(["--kernel", "log-softmax", "--shape", "203x100", "--shape", "9x64"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| log-softmax")]
+    assert [r.split(" | ")[1] for r in rows] == ["203x100 fp32", "9x64 fp32"]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("case", SEED_CASES, ids=lambda c: f"{c.op}-{'x'.join(map(str, c.shape))}-{c.dtype}")
 def test_seed_kernels_at_the_memory_bound_limit(case):

@@ -122,3 +122,52 @@ def test_unrolled_layer_norm_on_the_simulator_equals_the_interpreter():
     assert _fors(batchrun.specialised(launched.kernel, launched.args, PLATFORM, m).body) == 0
     for w, g in zip(want, got):
         assert_close(g, w, dtypes.float32)
+
+
+@pytest.mark.parametrize("trips, n", [(2, 200), (2, 256), (3, 300), (3, 384)])
+def test_the_unrolled_runs_before_the_last_are_unmasked(trips, n):
+    """Where every loop runs ``trips`` times, each run before the last has its lanes ``off + tl.arange(0, BLOCK)``
+    below ``N`` (the last run's ``off`` is): its loads unmasked (``other`` dropped) and ``tl.where(cols < N, ...)``
+    its value; only the last run keeps its masks (one ``where``, one masked load of each of X, W and B). The
+    branch the launch takes, alone and batched, gives the loops' results bit for bit on the interpreter."""
+    m = 13
+    args = _layer_norm(m, n)
+    kernel = assume_disjoint(layer_norm_kernel.specialize(*args, BLOCK_SIZE=128).kernels[0])
+    versioned = unrolled_loops(kernel, trips)
+    straight = versioned.body.body[-1].regions[0]
+    loads = [i for i in walk(straight) if i.op is Op.LOAD]
+    assert len(loads) == 3 * trips and sum(i.attr("has_mask") for i in loads) == 3
+    assert sum(i.op is Op.WHERE for i in walk(straight)) == 1
+    taken = taken_branches(versioned, decided_branches(versioned, args))
+    assert taken is not versioned
+    want = [a.copy() for a in args]
+    interpreter.run(kernel, want, (m, 1, 1))
+    for k, extra, grid in ((taken, [], m), (batch_programs(taken, 4), [np.int32(m)], 4)):
+        got = [a.copy() for a in args]
+        interpreter.run(k, got + extra, (grid, 1, 1))
+        for g, w in zip(got, want):
+            assert g.tobytes() == w.tobytes()
+
+
+@pytest.mark.parametrize("recompute", [False, True])
+def test_recomputing_the_tile_arithmetic_holds_less(recompute):
+    """With ``recompute``, the straight branch still loads each block of X once, but computes its float tile
+    arithmetic where each loop did (``x - mean`` in the variance's loop and again in the output's: two ``sub`` a
+    block, one where the first is held for the second), which the launch takes where holding it leaves no room for
+    two rows a trip; bit for bit the loops' results on the interpreter, alone and batched."""
+    m, n, trips = 13, 300, 3
+    args = _layer_norm(m, n)
+    kernel = assume_disjoint(layer_norm_kernel.specialize(*args, BLOCK_SIZE=128).kernels[0])
+    versioned = unrolled_loops(kernel, trips, recompute)
+    straight = versioned.body.body[-1].regions[0]
+    assert sum(i.op is Op.LOAD for i in walk(straight)) == 3 * trips
+    subs = sum(i.op is Op.SUB and not i.result.type.is_scalar for i in walk(straight))
+    assert subs == (2 if recompute else 1) * trips
+    taken = taken_branches(versioned, decided_branches(versioned, args))
+    want = [a.copy() for a in args]
+    interpreter.run(kernel, want, (m, 1, 1))
+    for k, extra, grid in ((taken, [], m), (batch_programs(taken, 4), [np.int32(m)], 4)):
+        got = [a.copy() for a in args]
+        interpreter.run(k, got + extra, (grid, 1, 1))
+        for g, w in zip(got, want):
+            assert g.tobytes() == w.tobytes()

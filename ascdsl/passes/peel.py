@@ -28,8 +28,10 @@ from ..ir.treemap import tree_map
 from .loops import constant_step, fresh_values
 
 
-class _Peel:
-    """The rewrite of :func:`full_blocks` over one kernel; ``count`` the masked uses it dropped."""
+class Peel:
+    """The rewrite of :func:`full_blocks` over one kernel; ``count`` the masked uses it dropped (its
+    :meth:`masks` and :meth:`unmasked` also drop the masks of the runs of an unrolled loop that are full:
+    :func:`ascdsl.passes.reuse.unrolled_loops`)."""
 
     def __init__(self, kernel: Kernel):
         self.emit = Fresh(kernel)
@@ -130,9 +132,9 @@ def _unmasked(attrs) -> tuple:
 def full_blocks(kernel: Kernel, platform=None) -> Kernel:
     """Each loop whose body masks lanes by the loop's own bound split into its full blocks, unmasked, and the
     part-full one (the module docstring); ``kernel`` where no loop has such a mask to drop."""
-    p = _Peel(kernel)
+    p = Peel(kernel)
     body = p.block(kernel.body)
     return kernel.with_body(body) if p.count else kernel
 
 
-__all__ = ["full_blocks"]
+__all__ = ["Peel", "full_blocks"]

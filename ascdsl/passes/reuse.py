@@ -31,6 +31,7 @@ from ..ir.core import Block, GroupOp, Instr, Kernel, Op, Type, Value, walk
 from ..ir.provenance import STORES, pointer_roots
 from ..ir.treemap import tree_map
 from .loops import constant_step, fresh_values
+from .peel import Peel
 
 DISJOINT = "DISJOINT_POINTERS"
 """The constexpr a kernel specialised for disjoint pointer arguments records (its IR dump shows it): every
@@ -78,8 +79,9 @@ def _attrs_key(attrs) -> tuple:
 class _Reuse:
     """The rewrite of :func:`reused_loads` over one kernel; ``count`` the loads it replaced."""
 
-    def __init__(self, kernel: Kernel, values: bool = False):
+    def __init__(self, kernel: Kernel, values: bool = False, recompute: bool = False):
         self.values = values  # pure values too: one computation of each, splat constants as scalars, x + 0 as x
+        self.recompute = recompute  # but float tile arithmetic computed where it is written (not held for later)
         self.emit = Fresh(kernel)
         self.splats: dict[int, tuple] = {}  # a splat constant tile's id -> its const attrs
         for i in walk(kernel.body):
@@ -128,6 +130,11 @@ class _Reuse:
                 ops.append(v)
             instr = replace(instr, operands=tuple(ops))
         return instr
+
+    def recomputed(self, instr: Instr) -> bool:
+        """``instr`` is float tile arithmetic computed again where the kernel computes it again (``recompute``)."""
+        t = instr.result.type
+        return self.recompute and instr.op in GroupOp.ARITH and not t.is_scalar and t.dtype.is_float
 
     def unchanged(self, instr: Instr) -> Value | None:
         """The operand an addition of zero leaves as it is (None: none): an integer plus 0, or a float that is
@@ -180,7 +187,7 @@ class _Reuse:
             elif instr.op in _WRITES:
                 avail = self.kill(avail, instr)
             key = self.note(instr)
-            if self.values and key is not None:
+            if self.values and key is not None and not self.recomputed(instr):
                 if key in avail:
                     self.subst[instr.result.id] = avail[key][0]
                     continue
@@ -209,6 +216,7 @@ class _Version:
         self.emit = Fresh(kernel)
         self.defs = _definitions(kernel)
         self.copies: dict[int, int] = {}  # a value of a copied region -> the value it copies (for its name)
+        self.peel = Peel(kernel)
 
     def step(self, loop: Instr) -> int | None:
         """The constant positive step of ``loop`` whose ``trips`` runs span a range of its bounds' dtype,
@@ -290,14 +298,19 @@ class _Version:
             *body, yld = region.body
             lower = subst.get(instr.operands[0].id, instr.operands[0])
             carried = [subst.get(v.id, v) for v in instr.operands[3:]]
+            masks, step = self.peel.masks(instr), self.step(instr)
             for run in range(self.trips):
                 index = lower if run == 0 else self.emit.instr(
-                    out, Op.ADD, lower.type, (lower, self.const(out, lower, run * self.step(instr), instr.loc)), (),
-                    instr.loc)
+                    out, Op.ADD, lower.type, (lower, self.const(out, lower, run * step, instr.loc)), (), instr.loc)
                 subst.update(self.fresh(body) if run else {})
                 subst.update((a.id, v) for a, v in zip(region.args, (index, *carried)))
-                out += [tree_map(i, before=rule) for i in body]
-                carried = [tree_map(v, before=rule) for v in yld.operands]
+                # a run before the last has every lane of a mask `index + tl.arange(s, e) < upper` below upper
+                # where e - 1 <= (trips - 1 - run) * step: the last run's index is below upper
+                full = {subst[m].id if m in subst else m for m, e in masks.items()
+                        if e - 1 <= (self.trips - 1 - run) * step}
+                kept: dict[int, Value] = {}
+                out += self.peel.unmasked(Block((), tuple(tree_map(i, before=rule) for i in body)), full, kept).body
+                carried = [kept.get(v.id, v) for v in (tree_map(v, before=rule) for v in yld.operands)]
             subst.update((r.id, v) for r, v in zip(instr.results, carried))
         return out
 
@@ -334,15 +347,18 @@ class _Version:
                        names=tuple(sorted(names.items())))
 
 
-def unrolled_loops(kernel: Kernel, trips: int) -> Kernel:
+def unrolled_loops(kernel: Kernel, trips: int, recompute: bool = False) -> Kernel:
     """The kernel versioned on its top-level loops of run-time trip counts each running exactly ``trips`` times
     (see the module docstring), where that branch, straight-line, reuses more loads than the loops do; else
-    ``kernel``."""
+    ``kernel``. A run before the last drops the masks ``index + tl.arange(s, e) < upper`` of its loop's own bound
+    whose lanes the branch's condition puts below ``upper`` (as :func:`.peel.full_blocks` does in its main loop:
+    a row of whole blocks then selects nothing but in its last block). ``recompute``: the branch computes its float
+    tile arithmetic where each loop did (loads still once), holding less in UB across its steps."""
     versioned = _Version(kernel, trips).rewrite()
     if versioned is None:
         return kernel
     *head, branch = versioned.body.body
-    once, before = _Reuse(versioned, values=True), _Reuse(versioned)
+    once, before = _Reuse(versioned, values=True, recompute=recompute), _Reuse(versioned)
     straight = once.block(branch.regions[0], {})
     before.block(branch.regions[1], {})
     if once.count <= before.count:

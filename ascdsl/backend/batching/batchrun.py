@@ -497,10 +497,11 @@ chunks of 256 float32 lanes are 32 KiB a row)."""
 
 
 @lru_cache(maxsize=1024)
-def _unrolled(kernel: Kernel, trips: int, apart: bool, platform: Platform) -> Kernel | None:
-    """``kernel`` unrolled to ``trips`` and specialised as a launch's kernel is, or None where nothing unrolls."""
+def _unrolled(kernel: Kernel, trips: int, apart: bool, platform: Platform, recompute: bool) -> Kernel | None:
+    """``kernel`` unrolled to ``trips`` (``recompute``: its float tile arithmetic computed where each loop computed
+    it, not held from the first) and specialised as a launch's kernel is, or None where nothing unrolls."""
     marked = assume_disjoint(kernel) if apart else kernel
-    unrolled = unrolled_loops(marked, trips)
+    unrolled = unrolled_loops(marked, trips, recompute)
     return None if unrolled is marked else specialise(unrolled, apart, platform)
 
 
@@ -523,7 +524,10 @@ def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | 
     shares) for its one row where the loops' batched programs share them over P rows, and the model does not
     price the loops to compare (layer norm 2000x3000 unrolled at P = 1 in the rows form: 2.46x of the floor,
     2.16x looping at P = 6; 256x8192, whose X, W and B are 96 KiB a program, fit only single-buffered: 3.51x,
-    2.64x looping)."""
+    2.64x looping). Where the unrolled kernel does not fit so, the one that computes its float tile arithmetic
+    where each loop did (``unrolled_loops(..., recompute=True)``: layer norm's ``x - mean`` not held from the
+    variance to the output) is tried in its stead (layer norm 512x6144: two rows a trip in 177,280 bytes, 217,216
+    holding it; 1.295x of the floor, 1.415x looping at P = 5)."""
     apart = disjoint(kernel, args)
     out = _specialised(kernel, apart, platform)
     if programs is None or not enabled():
@@ -531,13 +535,14 @@ def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | 
     taken = _taken(out, decided_branches(out, args))
     candidates = [] if taken is out else [taken]
     trips = launch_trips(kernel, args)
-    if trips is not None and 1 < trips <= UNROLL:
-        unrolled = _unrolled(kernel, trips, apart, platform)
+    for recompute in (False, True) if trips is not None and 1 < trips <= UNROLL else ():
+        unrolled = _unrolled(kernel, trips, apart, platform, recompute)
         if unrolled is not None:
             straight = _taken(unrolled, decided_branches(unrolled, args))
             looped = _looped(straight)  # invariant loads held once: two rows a trip may fit, two programs not
             if _fits(straight, 2, platform) or looped is not straight and _fits(looped, 2, platform):
                 candidates.append(straight)
+                break
     if not candidates:
         return out
     fields = scalar_fields(kernel, args)

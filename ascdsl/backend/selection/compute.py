@@ -37,6 +37,9 @@ def vector(sel: Selector, instr: Instr) -> list:
         return [Call("Duplicate", sel.ref(v), (), (Lit(instr.attr("value"), v.type.dtype), lit(sel.count(v))), loc=loc)]
     if op is Op.BROADCAST:
         (x,) = instr.operands
+        if reduce.shared_column(sel, instr):
+            sel.brcbs[v.id], calls = reduce.brcb(sel, instr)
+            return calls
         if v.id in sel.fused:
             return []  # read through strides by its users
         if not x.type.is_scalar:

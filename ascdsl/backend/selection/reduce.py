@@ -163,6 +163,29 @@ def _to_scalar(sel: Selector, instr: Instr) -> list:
     return out
 
 
+def shared_column(sel: Selector, instr: Instr) -> bool:
+    """``instr`` is a fused broadcast of an ``[M, 1]`` tile that several calls of its own stage read: its ``Brcb``
+    blocks are made once, where it is defined (:attr:`.Selector.brcbs`), not by each user (a vector unit's type:
+    :func:`broadcast_binary` lowers them)."""
+    v = instr.result
+    return (v.id in sel.fused and v.type.dtype in isel.NATIVE and equal(instr.operands[0].type.shape[-1], 1)
+            and len(sel.users.get(v.id, [])) > 1 and sel.stage_users(v) == {sel.segment_of[id(instr)]})
+
+
+def brcb(sel: Selector, instr: Instr) -> tuple[Ref, list]:
+    """The blocks and the ``Brcb`` call of fused broadcast ``instr`` of an ``[M, 1]`` tile: each row's value in a
+    block of its own, which the users read at block stride 0."""
+    (src,) = instr.operands
+    dt, m = src.type.dtype, src.type.shape[0]
+    blocks = -(-m // 8)
+    # the general form sizes Brcb's blocks by an exact linear bound of the rows
+    count = (m + 7) if sel.general else blocks * 8
+    out = sel.scratch("brcb", dt, count * (sel.platform.block_bytes // dt.itemsize), instr.loc)
+    reps = Bin(BinOp.DIV, lit(m + 7), lit(8)) if sel.general else lit(blocks)
+    return out, [Call("Brcb", out, (Ref(sel.bufs[src.id], dt, lit(0), count),), (reps, Brace((lit(1), lit(8)))),
+                      loc=instr.loc)]
+
+
 def broadcast_binary(sel: Selector, instr: Instr) -> list:
     """``dst[M, N] = a op b`` where an operand is a fused broadcast of ``[M, 1]`` or ``[1, N]``:
     one repeat per row, column chunk by column chunk; with an ``[M, 1]`` operand, where that issues
@@ -186,15 +209,9 @@ def broadcast_binary(sel: Selector, instr: Instr) -> list:
         if not equal(src.type.shape[-1], 1):  # [1, N]: every row reads the same row
             operands.append((sel.ref(src), lambda r, c: c, 1, 0))
             continue
-        m = src.type.shape[0]
-        blocks = -(-m // 8)
-        # the general form sizes Brcb's blocks by an exact linear bound of the rows
-        count = (m + 7) if sel.general else blocks * 8
-        brcb = sel.scratch("brcb", dt, count * per_blk, instr.loc)
-        reps = Bin(BinOp.DIV, lit(m + 7), lit(8)) if sel.general else lit(blocks)
-        out.append(Call("Brcb", brcb, (Ref(sel.bufs[src.id], dt, lit(0), count),),
-                        (reps, Brace((lit(1), lit(8)))), loc=instr.loc))
-        operands.append((brcb, lambda r, c: row(r, per_blk), 0, 1))
+        blocks, calls = (sel.brcbs[x.id], []) if x.id in sel.brcbs else brcb(sel, sel.defs[x.id])
+        out += calls
+        operands.append((blocks, lambda r, c: row(r, per_blk), 0, 1))
 
     donors = tuple(i for i, (_, _, _, q) in enumerate(operands) if q is None)  # not a row every repeat reads
 

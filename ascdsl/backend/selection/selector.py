@@ -4,7 +4,8 @@ Every tile value gets a logical :class:`~.kir.Buf` (the UB planner maps them to 
 load's result arrives in an INPUT buffer (and is copied to a TILE buffer when a later stage reads
 it), a stored value is computed straight into its OUTPUT buffer when it can be, a loop-carried tile
 lives in one accumulator buffer, ``expand_dims`` shares its operand's buffer, and a broadcast that
-only binary arithmetic reads has no buffer (its users read the source through repeat strides).
+only binary arithmetic reads has no buffer (its users read the source through repeat strides;
+a column's ``Brcb`` blocks made once for users all in its stage: :attr:`Selector.brcbs`).
 
 Scalars become ``Let`` s of ``Process`` where they are defined (unnamed single-use ones are
 inlined into their scalar user), except scalars read from UB after a vector op, which are class
@@ -86,14 +87,14 @@ class Selector:
         self.params = {p.id: (n, k) for k, (p, n) in enumerate(zip(kernel.params, kernel.param_names))}
         self.segment_of: dict[int, int] = {}  # id(instr) -> segment number
         self._number_segments(kernel.body, [0])
-        self.next_key = 0
-        self.next_var = -1
+        self.next_key, self.next_var = 0, -1  # the last buffer key and variable key handed out
         self.bufs: dict[int, Buf] = {}  # value id -> buffer its users read
         self.inbuf: dict[int, Buf] = {}  # load value id -> its INPUT buffer (when copied to a TILE buffer)
         self.held: dict[int, Buf] = {}  # load value id -> its queue buffer, held to the program's end (:meth:`holds`)
         self.outbuf: dict[int, Buf] = {}  # id(block_store) -> its OUTPUT buffer
         self.scalars: dict[int, kir.Expr] = {}
         self.members: list[Var] = []
+        self.brcbs: dict[int, Ref] = {}  # a fused [M, 1] broadcast -> its Brcb blocks (:func:`.reduce.brcb`)
         self.fused = {i.result.id for i in walk(kernel.body) if self._fused(i)}
         self.wide = self._wide_slice()
         self._wide_memo: dict[int, bool] = {}
@@ -199,7 +200,8 @@ class Selector:
             todo += [x for x in d.operands if x.type.is_scalar]
         return out
 
-    def _stage_users(self, v: Value) -> set[int]:
+    def stage_users(self, v: Value) -> set[int]:
+        """The segments (stages) of ``v``'s users."""
         return {self.segment_of[id(u)] for u in self.users.get(v.id, [])}
 
     # ------------------------------------------------------------------ buffers
@@ -241,7 +243,7 @@ class Selector:
             if instr.op is Op.BLOCK_LOAD:
                 v = instr.result
                 stem = self.ptr_stem(instr.operands[0])
-                escapes = bool(self._stage_users(v) - {self.segment_of[id(instr)]})
+                escapes = bool(self.stage_users(v) - {self.segment_of[id(instr)]})
                 hint = stem + "In" if escapes else self.hint(v, stem + "In")
                 b = self.new_buf(Role.INPUT, dt, hint, instr.loc, queue_id("in", instr))
                 if escapes and self.holds(instr, looped):
@@ -264,7 +266,7 @@ class Selector:
                         and producer.op not in GroupOp.COMPARE
                         and not limits.on_scalar_unit(producer)  # its SetValue would need an S_MTE3 flag
                         and not (producer.op is Op.BROADCAST and cpp_dtype(value.type.dtype) not in isel.DUPLICATE)
-                        and self._stage_users(value) == {self.segment_of[id(instr)]}
+                        and self.stage_users(value) == {self.segment_of[id(instr)]}
                         and self.segment_of[id(producer)] == self.segment_of[id(instr)]):
                     self.bufs[value.id] = b
             elif instr.op is Op.FOR:
@@ -291,9 +293,8 @@ class Selector:
                 if instr.op is Op.EXPAND_DIMS or self.free_reshape(instr):
                     self.bufs[v.id] = self.bufs[instr.operands[0].id]
                     continue
-                self.bufs[v.id] = self.new_buf(Role.TILE, cpp_dtype(v.type.dtype),
-                                               self.hint(v, "mask" if v.type.dtype == dtypes.bool_ else "tmp"),
-                                               instr.loc)
+                hint = self.hint(v, "mask" if v.type.dtype == dtypes.bool_ else "tmp")
+                self.bufs[v.id] = self.new_buf(Role.TILE, cpp_dtype(v.type.dtype), hint, instr.loc)
 
     def holds(self, load: Instr, looped: set[int]) -> bool:
         """A block load made once (a statement of the kernel's body, outside every loop and branch) whose value a
