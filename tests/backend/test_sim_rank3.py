@@ -490,12 +490,15 @@ def test_middle_axis_folds_and_broadcasts_take_the_rows_as_repeats(dtype, fold):
     """``[3, 5, 72]`` summed (or maxed) along axis 1 and broadcast back: the rows of each slab are one call's
     repeats (an ``Add`` a 64-lane chunk a slab, the slabs independent) where they were an ``Add`` a row in order
     (a barrier each: 12 calls), and the broadcast a ``Muls`` by 1 a chunk a slab with the rows as repeats where
-    it was a ``DataCopy`` a row (15); bit-exact against the interpreter."""
+    it was a ``DataCopy`` a row (15), and no barrier between the slabs' folds; bit-exact against the interpreter."""
     from ascdsl import sim
 
     x = data(3 * 5 * 72, dtype)
     with sim.record() as runs:
         want, got = both(middle_fold_kernel[(1,)], x, np.zeros_like(x), S=3, L=5, W=72, MAX=fold)
     np.testing.assert_array_equal(bits(got[1]), bits(want[1]))
-    calls = runs[-1].stats.vector_calls
+    stats = runs[-1].stats
+    calls = stats.vector_calls
     assert calls["Max" if fold else "Add"] == 3 * 2 and calls["Muls"] == 3 * 2, calls
+    barriers = [i for i in stats.trace.intervals if i.api == "PipeBarrier" and not i.wait]
+    assert len(barriers) == 5  # none between the slabs' folds (8 with a barrier a slab)

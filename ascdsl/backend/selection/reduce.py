@@ -139,11 +139,13 @@ def accumulate_rows(sel: Selector, api: str, acc: Ref, src: Ref, rows: int, cols
     row): one call per repeat-wide column chunk and up to ``max_repeats`` rows, no barrier between rows."""
     per_rep, most = sel.platform.repeat_bytes // 4, sel.platform.max_repeats
     k = sel.fresh("k")
+    once = not sel.general and rows - 1 <= most  # one call a chunk: no loop over rows (whose trips the sync orders)
+    at = lit(1) if once else k
     repeats = repeat.over_columns(sel, lit(0), cols, per_rep, lambda c: [Call(
-        api, view(acc, c), (view(src, add(Bin(BinOp.MUL, k, lit(p)), c)), view(acc, c)),
-        (repeat.mask(cols, per_rep, c, general=sel.general), repeat.u8(minimum(Bin(BinOp.SUB, lit(rows), k), lit(most))),
+        api, view(acc, c), (view(src, add(Bin(BinOp.MUL, at, lit(p)), c)), view(acc, c)),
+        (repeat.mask(cols, per_rep, c, general=sel.general), repeat.u8(minimum(Bin(BinOp.SUB, lit(rows), at), lit(most))),
          Brace((lit(1), lit(1), lit(1), lit(0), repeat.u8(p // (sel.platform.block_bytes // 4)), lit(0)))))])
-    return [For(k, lit(1), lit(rows), lit(most), tuple(repeats))]
+    return repeats if once else [For(k, lit(1), lit(rows), lit(most), tuple(repeats))]
 
 
 def _to_scalar(sel: Selector, instr: Instr) -> list:
