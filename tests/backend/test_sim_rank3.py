@@ -11,7 +11,8 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
-from tests.backend.helpers import RNG, bits, both, data, each
+from ascdsl.planner import arg_types
+from tests.backend.helpers import CANN, RNG, assert_type_checks, bits, both, data, each
 from tests.backend.test_sim_reductions import combine_max
 from tests.backend.sweep import ALL_SWEEP, FLOAT_SWEEP
 
@@ -502,3 +503,15 @@ def test_middle_axis_folds_and_broadcasts_take_the_rows_as_repeats(dtype, fold):
     assert calls["Max" if fold else "Add"] == 3 * 2 and calls["Muls"] == 3 * 2, calls
     barriers = [i for i in stats.trace.intervals if i.api == "PipeBarrier" and not i.wait]
     assert len(barriers) == 5  # none between the slabs' folds (8 with a barrier a slab)
+
+
+@CANN
+def test_middle_axis_folds_and_broadcasts_type_check_against_cann(tmp_path):
+    """The repeat-form folds (``Add``/``Max`` with dstRepStride 0) and broadcasts (``Muls`` by 1, float32 and
+    int32) against the real CANN headers, with g++ and clang++."""
+    kernels = []
+    for dtype, fold in [(dtypes.float32, False), (dtypes.float32, True), (dtypes.int32, False)]:
+        x = ascdsl.TensorDesc((3 * 5 * 72,), dtype)
+        kernels.append(middle_fold_kernel.specialize(*arg_types(middle_fold_kernel, (x, x)), S=3, L=5, W=72,
+                                                     MAX=fold).kernels[0])
+    assert_type_checks("middle_folds", kernels, tmp_path)
