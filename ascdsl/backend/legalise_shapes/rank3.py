@@ -27,10 +27,12 @@ rule and selection sees 2-D tiles:
 
 What stays of rank 3 or more is selected here (:func:`select`): broadcasts along leading axes (the whole
 tile repeated when only outer axes broadcast, else each result row copied from the operand's row of its
-kept indices), both ``DataCopy`` UB -> UB of whole padded rows; ``sum``/``max``/``min`` along a leading
-axis, in float32 or int32: per outer index, the first slab (the rows below that axis) is copied and the
-others folded onto it in order with count-form ``Add``/``Max``/``Min`` (as the rows of a 2-D tile along
-axis 0, :mod:`.reduce`). ``tl.permute``/``tl.trans`` that move non-unit axes are one ``Gather`` (16- and
+kept indices), both ``DataCopy`` UB -> UB of whole padded rows, but a broadcast along the axis before the
+last, whose result rows come in runs of one operand row: a ``Muls`` by 1 a chunk, the run's rows as repeats;
+``sum``/``max``/``min`` along a leading axis, in float32 or int32: per outer index, the first slab (the rows
+below that axis) is copied and the others folded onto it with the slabs as one call's repeats (as the rows of
+a 2-D tile along axis 0, :mod:`.reduce`), the outer indices independent; a slab over ``max_repeats`` blocks
+in order, a count-form ``Add``/``Max``/``Min`` a slab. ``tl.permute``/``tl.trans`` that move non-unit axes are one ``Gather`` (16- and
 32-bit elements; :mod:`.intops` moves 8-bit and bool tiles as float16). Block loads and stores of rank 3
 and more are :mod:`.memory`'s, strided ones :mod:`.gather`'s (a row of bursts per index of the leading
 axes); ``tl.device_print`` is :func:`.compute.device_print`'s. A bool tile is broadcast as its
