@@ -22,6 +22,11 @@ pass sums chunk by chunk, a second pass reloads and writes: the reduced extent d
   ``parts`` over the idle cores, each part summing the whole slab again (from the L2 but for the first).
   A tile takes at most a part's lines; a core whose two passes read fewer lines than ``TILES_PER_CORE``
   tiles of them takes them in that many (none under ``MIN_TILE_BYTES``), so that its loads overlap.
+  ``reduce_middle_slabs`` (the same columns, ``TILES_PER_CORE`` slabs a core or more, a slab that fits UB):
+  tiles of ``SLABS`` whole slabs ``[SLABS, LINES * GROUP * INNER]`` (a burst a slab), each read once, the
+  lines summed and folded into the ``d2`` sums for all of the tile's slabs at once (3-D sums whose rows are a
+  call's repeats), where the lines kernel reads ``grad_output`` twice and folds a slab at a time: a chain of
+  dependent vector calls a slab.
 The outer work (rows, ``(d0, column-block)`` pairs, or element blocks) is split over the platform's
 vector cores: one program per core, the first ``big_cores`` programs take one unit more.
 
@@ -185,6 +190,23 @@ def reduce_middle_lines_kernel(dy_ptr, x_ptr, out_ptr, slab, lines, part_lines, 
             tl.store(out_ptr + base + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
 
 
+@ascdsl.jit
+def reduce_middle_slabs_kernel(dy_ptr, x_ptr, out_ptr, slab, per_core, big_cores, SLABS: tl.constexpr,
+                               LINES: tl.constexpr, GROUP: tl.constexpr, INNER: tl.constexpr):
+    start, end = core_span(per_core, big_cores)
+    cols = tl.arange(0, LINES * GROUP * INNER)
+    for a0 in range(start, end, SLABS):
+        slabs = a0 + tl.arange(0, SLABS)
+        offsets = slabs[:, None] * slab + cols[None, :]
+        mask = (slabs[:, None] < end) & (cols[None, :] < slab)
+        dy = tl.reshape(tl.load(dy_ptr + offsets, mask=mask, other=0.0).to(tl.float32), (SLABS, LINES, GROUP * INNER))
+        total = tl.sum(tl.reshape(tl.sum(dy, axis=1), (SLABS, GROUP, INNER)), axis=1)
+        line = tl.reshape(tl.broadcast_to(total[:, None, :], (SLABS, GROUP, INNER)), (SLABS, GROUP * INNER))
+        x = tl.reshape(tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32), (SLABS, LINES, GROUP * INNER))
+        out = tl.reshape(dy - tl.exp(x) * line[:, None, :], (SLABS, LINES * GROUP * INNER))
+        tl.store(out_ptr + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
+
+
 @ascdsl.host
 def log_softmax_backward_host(grad_output, output, dim, platform, lines=False):
     """Validate, merge the shape to ``[d0, d1, d2]`` around the reduced axis ``dim`` (an int, as the
@@ -298,6 +320,11 @@ def log_softmax_backward_host(grad_output, output, dim, platform, lines=False):
         parts = ascdsl.cdiv(slab_lines, part_lines)
         units = d0 * parts
         used = min(cores, units)
+        slabs = slabs_a_tile(grad_output, output, platform, d0, d1 * d2, slab_lines, group, d2)
+        if slabs:  # tiles of whole slabs, each read once, the fold of a tile's slabs one set of calls
+            return ascdsl.Launch(reduce_middle_slabs_kernel, grid=(cores,), variant="reduce_middle_slabs",
+                                 constexprs={"SLABS": slabs, "LINES": slab_lines, "GROUP": group, "INNER": d2},
+                                 scalars={"slab": d1 * d2, "per_core": d0 // cores, "big_cores": d0 % cores})
         block_l = min(ascdsl.planner.largest_extent(reduce_middle_lines_kernel, "BLOCK_L", grad_output, output,
                                                     grad_output, platform=platform, GROUP=group, INNER=d2),
                       part_lines)
@@ -334,6 +361,23 @@ def log_softmax_backward_host(grad_output, output, dim, platform, lines=False):
                          constexprs={"BLOCK_R": block_r, "BLOCK_B": block_b},
                          scalars={"d1": d1, "d2": d2, "col_blocks": col_blocks,
                                   "per_core": units // used, "big_cores": units % used})
+
+
+def slabs_a_tile(grad_output, output, platform, d0, slab, lines, group, inner) -> int:
+    """``SLABS`` of ``reduce_middle_slabs_kernel`` for ``d0`` slabs of ``slab`` values (``lines`` lines of
+    ``group`` rows of ``inner``), or 0 where the lines kernel serves: with fewer than ``TILES_PER_CORE`` slabs
+    a core (a core's one or two slabs in one tile would overlap nothing) or no slab fitting the UB. As many
+    slabs as make ``MIN_TILE_BYTES`` (at least one), at most a core's share in ``TILES_PER_CORE`` tiles."""
+    cores, size = platform.vector_core_count, slab * grad_output.dtype.itemsize
+    if d0 < TILES_PER_CORE * cores or 4 * size > platform.ub_budget_bytes:
+        return 0
+    want = max(1, min(MIN_TILE_BYTES // size, ascdsl.cdiv(ascdsl.cdiv(d0, cores), TILES_PER_CORE)))
+    try:
+        return ascdsl.planner.largest_block(reduce_middle_slabs_kernel, "SLABS", sorted({1, want}), grad_output,
+                                            output, grad_output, platform=platform, LINES=lines, GROUP=group,
+                                            INNER=inner)
+    except ascdsl.InputValueError:
+        return 0
 
 
 def merge_axes(shape, dim):

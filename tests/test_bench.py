@@ -242,8 +242,8 @@ def test_a_few_rows_a_core_overlap_their_loads(op_name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("shape,bound", [((8, 2023, 15), 1.71), ((130, 1959, 15), 1.2), ((280, 98, 15), 1.2),
-                                         ((37, 268, 15), 1.35), ((26, 2308, 5), 1.36), ((251, 158, 3), 3.2),
+@pytest.mark.parametrize("shape,bound", [((8, 2023, 15), 1.71), ((130, 1959, 15), 1.2), ((280, 98, 15), 1.15),
+                                         ((37, 268, 15), 1.35), ((26, 2308, 5), 1.36), ((251, 158, 3), 2.52),
                                          ((116, 201, 9), 1.34)])
 def test_reduce_middle_small_odd_inner_sizes_read_lines_of_whole_rows(shape, bound):
     """The sweep's reduce-middle class with 15-float columns: 10.38, 2.65 and 2.02x of the floor in
@@ -251,10 +251,14 @@ def test_reduce_middle_small_odd_inner_sizes_read_lines_of_whole_rows(shape, bou
     every core (issue 24); since, with the L2 write-back model, 1.82, 1.16 and 1.56, and a core's few lines in
     several tiles: 1.70 (a tile at most a part), 1.36 and 1.35 (37 and 26 slabs, 1.45 and 1.53 in one tile a
     pass). The fold's Gather offsets built on a core's first slab only (backend/plan/hoist.py): 280x98x15 1.56 ->
-    1.195, 37x268x15 1.357 -> 1.342, and 251x158x3 5.21 -> 3.16, 116x201x9 1.53 -> 1.335."""
+    1.195, 37x268x15 1.357 -> 1.342, and 251x158x3 5.21 -> 3.16, 116x201x9 1.53 -> 1.335. Tiles of whole slabs
+    where a core has 4 or more (reduce_middle_slabs, read once): 251x158x3 3.16 -> 2.80 (2.51 with no barrier between
+    the slabs' folds), 280x98x15 1.195 -> 1.142."""
     op = {op.name: op for op in load_operators([OPS])}["log_softmax_grad"]
     k = bench.simulate(op, bench._lsm("reduce-middle odd inner", shape, dim=1), "Ascend910B3")
-    assert k.kernels == "reduce_middle_lines_kernel" and k.cores == min(40, shape[0] * max(1, 40 // shape[0]))
+    slabs = shape[0] >= 4 * 40
+    assert k.kernels == f"reduce_middle_{'slabs' if slabs else 'lines'}_kernel", k
+    assert k.cores == min(40, shape[0] * max(1, 40 // shape[0])) and (k.gm_over_min == 1.0) == slabs
     assert 1.0 <= k.ratio <= bound, k
 
 

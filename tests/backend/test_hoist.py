@@ -11,7 +11,8 @@ from ascdsl.backend import kir
 from ascdsl.backend.render.ascendc import compile_variant
 from ascdsl.planner import arg_types
 from ascdsl.platforms import get_platform
-from ops.log_softmax_grad import log_softmax_backward, log_softmax_backward_host, reduce_middle_lines_kernel
+from ops.log_softmax_grad import (log_softmax_backward, log_softmax_backward_host, reduce_middle_lines_kernel,
+                                  reduce_middle_slabs_kernel)
 from tests.backend.helpers import CANN, assert_type_checks, bits, both, data
 
 B3 = get_platform("Ascend910B3")
@@ -77,15 +78,16 @@ def test_offsets_of_a_reshape_and_a_transpose_are_built_before_the_loop(dtype):
 
 def test_reduce_middle_lines_fold_offsets_are_built_once_a_core():
     """Issue 24: log_softmax_grad's reduce-middle lines fold each slab's line sums into the ``d2`` column sums and
-    back (two Gathers a slab); their offsets are the same for every slab, built for a core's first."""
-    desc = ascdsl.TensorDesc((251, 158, 3), dtypes.float32)
+    back (two Gathers a slab); their offsets are the same for every slab, built for a core's first (116 slabs:
+    3 a core)."""
+    desc = ascdsl.TensorDesc((116, 201, 9), dtypes.float32)
     plan = log_softmax_backward_host(desc, desc, 1, B3, lines=True)
     assert plan.variant == "reduce_middle_lines"
     k = compiled(reduce_middle_lines_kernel, (desc, desc, desc, *plan.scalars.values()), **plan.constexprs)
     assert counts(k, "CreateVecIndex") == (2, 0)
     assert counts(k, "Gather") == (0, 2)
     rng = np.random.default_rng(1)
-    grad, out = (rng.standard_normal((251, 158, 3)).astype(np.float32) for _ in range(2))
+    grad, out = (rng.standard_normal((116, 201, 9)).astype(np.float32) for _ in range(2))
     want = log_softmax_backward(grad, out, 1)
     got = log_softmax_backward(grad, out, 1, backend="sim")
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
@@ -94,12 +96,13 @@ def test_reduce_middle_lines_fold_offsets_are_built_once_a_core():
 @CANN
 def test_first_trip_tests_type_check_against_cann(tmp_path):
     """The kernels with a first-trip test (``if (t == 0)``, ``if (unit == start)``) against the real CANN headers,
-    with g++ and clang++."""
+    with g++ and clang++; and the whole-slab tiles (3-D folds and broadcasts with the rows as repeats)."""
     f32 = ascdsl.TensorDesc((96,), dtypes.float32)
-    desc = ascdsl.TensorDesc((251, 158, 3), dtypes.float32)
-    plan = log_softmax_backward_host(desc, desc, 1, B3, lines=True)
-    kernels = [looped_moves_kernel.specialize(*arg_types(looped_moves_kernel, (f32, f32, 3)), M=8, N=4).kernels[0],
-               reduce_middle_lines_kernel.specialize(*arg_types(reduce_middle_lines_kernel, (desc, desc, desc,
-                                                                                          *plan.scalars.values())),
-                                                     **plan.constexprs).kernels[0]]
+    kernels = [looped_moves_kernel.specialize(*arg_types(looped_moves_kernel, (f32, f32, 3)), M=8, N=4).kernels[0]]
+    for shape, kernel in [((116, 201, 9), reduce_middle_lines_kernel), ((251, 158, 3), reduce_middle_slabs_kernel)]:
+        desc = ascdsl.TensorDesc(shape, dtypes.float32)
+        plan = log_softmax_backward_host(desc, desc, 1, B3, lines=True)
+        assert plan.kernel is kernel
+        kernels.append(kernel.specialize(*arg_types(kernel, (desc, desc, desc, *plan.scalars.values())),
+                                         **plan.constexprs).kernels[0])
     assert_type_checks("first_trip_offsets", kernels, tmp_path)

@@ -11,7 +11,8 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
-from tests.backend.helpers import RNG, bits, both, data, each
+from ascdsl.planner import arg_types
+from tests.backend.helpers import CANN, RNG, assert_type_checks, bits, both, data, each
 from tests.backend.test_sim_reductions import combine_max
 from tests.backend.sweep import ALL_SWEEP, FLOAT_SWEEP
 
@@ -475,3 +476,42 @@ def test_one_element_broadcast_to_a_column(dtype):
     want, got = both(one_to_column_kernel[(1,)], x, np.zeros(16, dt), M=8)
     np.testing.assert_array_equal(want[1].astype(np.float32), [6] * 8 + [3] * 8)
     np.testing.assert_array_equal(got[1].astype(np.float32), want[1].astype(np.float32))
+
+
+@ascdsl.jit
+def middle_fold_kernel(x_ptr, out_ptr, S: tl.constexpr, L: tl.constexpr, W: tl.constexpr, MAX: tl.constexpr):
+    flat = tl.arange(0, S * L * W)
+    x = tl.reshape(tl.load(x_ptr + flat), (S, L, W))
+    folded = tl.max(x, axis=1) if MAX else tl.sum(x, axis=1)
+    tl.store(out_ptr + flat, tl.reshape(x - folded[:, None, :], (S * L * W,)))
+
+
+@pytest.mark.parametrize("dtype,fold", [(dtypes.float32, False), (dtypes.float32, True), (dtypes.int32, False)])
+def test_middle_axis_folds_and_broadcasts_take_the_rows_as_repeats(dtype, fold):
+    """``[3, 5, 72]`` summed (or maxed) along axis 1 and broadcast back: the rows of each slab are one call's
+    repeats (an ``Add`` a 64-lane chunk a slab, the slabs independent) where they were an ``Add`` a row in order
+    (a barrier each: 12 calls), and the broadcast a ``Muls`` by 1 a chunk a slab with the rows as repeats where
+    it was a ``DataCopy`` a row (15), and no barrier between the slabs' folds; bit-exact against the interpreter."""
+    from ascdsl import sim
+
+    x = data(3 * 5 * 72, dtype)
+    with sim.record() as runs:
+        want, got = both(middle_fold_kernel[(1,)], x, np.zeros_like(x), S=3, L=5, W=72, MAX=fold)
+    np.testing.assert_array_equal(bits(got[1]), bits(want[1]))
+    stats = runs[-1].stats
+    calls = stats.vector_calls
+    assert calls["Max" if fold else "Add"] == 3 * 2 and calls["Muls"] == 3 * 2, calls
+    barriers = [i for i in stats.trace.intervals if i.api == "PipeBarrier" and not i.wait]
+    assert len(barriers) == 5  # none between the slabs' folds (8 with a barrier a slab)
+
+
+@CANN
+def test_middle_axis_folds_and_broadcasts_type_check_against_cann(tmp_path):
+    """The repeat-form folds (``Add``/``Max`` with dstRepStride 0) and broadcasts (``Muls`` by 1, float32 and
+    int32) against the real CANN headers, with g++ and clang++."""
+    kernels = []
+    for dtype, fold in [(dtypes.float32, False), (dtypes.float32, True), (dtypes.int32, False)]:
+        x = ascdsl.TensorDesc((3 * 5 * 72,), dtype)
+        kernels.append(middle_fold_kernel.specialize(*arg_types(middle_fold_kernel, (x, x)), S=3, L=5, W=72,
+                                                     MAX=fold).kernels[0])
+    assert_type_checks("middle_folds", kernels, tmp_path)

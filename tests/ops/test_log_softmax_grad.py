@@ -72,6 +72,7 @@ SWEEP = [
     ((3, 33, 70), 1),  # reduce-middle columns of 256 bytes or more: column tiles
     ((3, 1500, 4), 1), ((8, 203, 15), 1), ((45, 7, 3), 1),  # lines of whole rows, a slab in parts, a part line
     ((23, 1000, 5), 1),  # a core's one slab in several tiles of lines, the last ragged
+    ((170, 19, 3), 1),  # tiles of whole slabs (4-5 a core, 2 a tile), the last ragged
     ((0, 5), 0), ((5, 0), 1), ((3, 0, 4), 1), ((0,), 0),  # empty tensors
     ((), -1), ((), 0),  # rank 0
 ]
@@ -116,13 +117,28 @@ def test_a_cores_few_lines_come_in_tiles_whose_loads_overlap():
     """Reduce-middle lines (issue 24's sweep): 37 slabs of 268x15 floats are one a core, 34 lines of 480 bytes
     that one tile each pass read in turn (1.45x of the floor), now tiles of 18 lines (MIN_TILE_BYTES; 1.36x);
     26 slabs of 2308x5 (145 lines of 320 bytes) tiles of 73 (a core's 290 lines in TILES_PER_CORE; 1.53x ->
-    1.35x); a tile of 8x2023x15 takes at most its part's 51 lines (1.82x -> 1.70x). Seven slabs a core of
-    280x98x15 keep whole slabs of 13 lines a tile."""
+    1.35x); a tile of 8x2023x15 takes at most its part's 51 lines (1.82x -> 1.70x). Three slabs a core of
+    116x201x9 keep whole slabs of 26 lines a tile."""
     assert variant((37, 268, 15), 1).constexprs["BLOCK_L"] == 18
     assert variant((26, 2308, 5), 1).constexprs["BLOCK_L"] == 73
     plan = variant((8, 2023, 15), 1)
     assert plan.constexprs["BLOCK_L"] == plan.scalars["part_lines"] == 51
-    assert variant((280, 98, 15), 1).constexprs["BLOCK_L"] == 13
+    assert variant((116, 201, 9), 1).constexprs["BLOCK_L"] == 26
+
+
+def test_many_small_slabs_come_in_tiles_of_whole_slabs():
+    """Four slabs a core or more, a slab that fits: tiles of whole slabs (``reduce_middle_slabs``), read once,
+    as many as make MIN_TILE_BYTES, at most a core's share in TILES_PER_CORE tiles: 251x158x3 (7 slabs of
+    1896 bytes a core) 2 a tile, 280x98x15 and 502x379x9 (5880 and 13644 bytes) one; 116x201x9 (3 a core) and
+    the op project's tiling function (``lines=False``) keep their kernels."""
+    for shape, slabs, lines in [((251, 158, 3), 2, 7), ((280, 98, 15), 1, 13), ((502, 379, 9), 1, 48)]:
+        plan = variant(shape, 1)
+        assert plan.variant == "reduce_middle_slabs" and plan.grid == (B3.vector_core_count,), plan
+        assert (plan.constexprs["SLABS"], plan.constexprs["LINES"]) == (slabs, lines), plan
+        assert (plan.scalars["per_core"], plan.scalars["big_cores"]) == divmod(shape[0], B3.vector_core_count)
+    assert variant((116, 201, 9), 1).variant == "reduce_middle_lines"
+    desc = ascdsl.TensorDesc((251, 158, 3), dtypes.float32)
+    assert log_softmax_backward_host(desc, desc, 1, B3).variant == "reduce_middle_full_load"
 
 
 def test_variants_and_core_split():

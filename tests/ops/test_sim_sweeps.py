@@ -110,4 +110,4 @@ def test_sweeps_cover_every_variant():
     """The shapes above reach every variant the hosts choose (so every kernel runs on the simulator)."""
     seen = {variant(shape, dim, dtype).variant for shape, dim in SWEEP for dtype in DTYPES if merge_axes(shape, dim)}
     assert {"no_reduce", "reduce_tail_full_load", "reduce_tail_recompute", "reduce_middle_full_load",
-            "reduce_middle_recompute", "reduce_middle_lines", "empty"} <= seen
+            "reduce_middle_recompute", "reduce_middle_lines", "reduce_middle_slabs", "empty"} <= seen

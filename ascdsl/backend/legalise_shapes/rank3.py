@@ -27,10 +27,12 @@ rule and selection sees 2-D tiles:
 
 What stays of rank 3 or more is selected here (:func:`select`): broadcasts along leading axes (the whole
 tile repeated when only outer axes broadcast, else each result row copied from the operand's row of its
-kept indices), both ``DataCopy`` UB -> UB of whole padded rows; ``sum``/``max``/``min`` along a leading
-axis, in float32 or int32: per outer index, the first slab (the rows below that axis) is copied and the
-others folded onto it in order with count-form ``Add``/``Max``/``Min`` (as the rows of a 2-D tile along
-axis 0, :mod:`.reduce`). ``tl.permute``/``tl.trans`` that move non-unit axes are one ``Gather`` (16- and
+kept indices), both ``DataCopy`` UB -> UB of whole padded rows, but a broadcast along the axis before the
+last, whose result rows come in runs of one operand row: a ``Muls`` by 1 a chunk, the run's rows as repeats;
+``sum``/``max``/``min`` along a leading axis, in float32 or int32: per outer index, the first slab (the rows
+below that axis) is copied and the others folded onto it with the slabs as one call's repeats (as the rows of
+a 2-D tile along axis 0, :mod:`.reduce`), the outer indices independent; a slab over ``max_repeats`` blocks
+in order, a count-form ``Add``/``Max``/``Min`` a slab. ``tl.permute``/``tl.trans`` that move non-unit axes are one ``Gather`` (16- and
 32-bit elements; :mod:`.intops` moves 8-bit and bool tiles as float16). Block loads and stores of rank 3
 and more are :mod:`.memory`'s, strided ones :mod:`.gather`'s (a row of bursts per index of the leading
 axes); ``tl.device_print`` is :func:`.compute.device_print`'s. A bool tile is broadcast as its
@@ -43,8 +45,10 @@ from ...ir.core import GroupOp, Instr, Op, Type, Value
 from ...ir.symbol import equal
 from ..selection import isel
 from ..legalise_types import boolmask, limits
-from ..kir import Bin, BinOp, Call, Expr, For, Lit, Ref, add, lit
+from ..kir import Bin, BinOp, Brace, Call, Expr, For, Lit, Ref, add, lit
 from .relayout import gather_lanes, movable, row_halves
+from ..selection.reduce import accumulate_rows
+from ..selection import repeat
 from ..selection.repeat import located
 from ..selection.selector import F32, unsupported
 from .ublayout import numel, strides
@@ -56,6 +60,8 @@ AXIS_REDUCE = frozenset({Op.SUM, Op.MAX, Op.MIN})
 LAST_AXIS = frozenset({Op.SCAN, Op.SORT, Op.FLIP})
 """Ops along the last axis: the same op along the rows of the flat view."""
 BOOL_MOVES = frozenset({Op.JOIN, Op.SPLIT, Op.CAT, Op.PERMUTE})
+_SCALED = frozenset({dtypes.float32, F16, I32})
+"""Broadcast rows copied by a repeat-form ``Muls`` by 1 (:func:`_runs`); other types row by row."""
 _INT32_EXACT = frozenset({dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.int32})
 """Integer tiles whose values int32 holds exactly (reduced along a leading axis in int32)."""
 """Moves of bool tiles left to :mod:`.intops` (so their masks become values once, not at every reshape)."""
@@ -416,12 +422,35 @@ def _spread(sel, instr: Instr) -> list:
         copy = Call("DataCopy", Ref(dst, dt, Bin(BinOp.MUL, i, lit(tile)), numel(shape[:-1]) * p),
                     (Ref(src, dt, lit(0), tile),), (lit(tile),))
         return [For(i, lit(0), lit(numel(shape[:outer + 1])), lit(1), (copy,), True, loc=instr.loc)]
-    i = sel.fresh("r")  # row i of the result is the operand's row of its kept indices
     rows = [numel(xs[k + 1:-1]) for k in range(len(xs) - 1)]
+    run = shape[-2]  # result rows in a run of the same operand row, when the axis before the last is broadcast
+    if xs[-2] == 1 and dt in _SCALED and not sel.general and max(run, p // (sel.platform.block_bytes // dt.itemsize)) \
+            <= sel.platform.max_repeats:
+        j = sel.fresh("r")
+        source = _offset(j, shape[:-2], tuple(w if a == b else 0 for w, a, b in zip(rows, xs, shape[:-2])))
+        return _runs(sel, instr, dst, src, source, j, numel(shape[:-2]), run)
+    i = sel.fresh("r")  # row i of the result is the operand's row of its kept indices
     source = _offset(i, shape[:-1], tuple(w if a == b else 0 for w, a, b in zip(rows, xs, shape)))
     copy = Call("DataCopy", Ref(dst, dt, Bin(BinOp.MUL, i, lit(p)), numel(shape[:-1]) * p),
                 (Ref(src, dt, Bin(BinOp.MUL, source, lit(p)), numel(xs[:-1]) * p),), (lit(p),))
     return [For(i, lit(0), lit(numel(shape[:-1])), lit(1), (copy,), True, loc=instr.loc)]
+
+
+def _runs(sel, instr: Instr, dst, src, source: Expr, j, runs: int, run: int) -> list:
+    """Runs ``j`` of ``run`` result rows, each the operand's row ``source`` (an expression of ``j``), whole
+    padded rows: one ``Muls`` by 1 (exact) a repeat-wide chunk, the run's rows as its repeats reading the row at
+    repeat stride 0 (where a ``DataCopy`` a row costs a call each)."""
+    v, dt = instr.result, instr.result.type.dtype
+    p, per_rep = sel.pitch(v), sel.platform.repeat_bytes // dt.itemsize
+    total, whole = numel(v.type.shape[:-1]) * p, numel(instr.operands[0].type.shape[:-1]) * p
+    one = Lit(1.0, dt) if dt.is_float else Lit(1, dt)
+    chunk = lambda c: [Call(  # noqa: E731 - one chunk of the run's rows
+        "Muls", Ref(dst, dt, add(Bin(BinOp.MUL, j, lit(run * p)), c), total),
+        (Ref(src, dt, add(Bin(BinOp.MUL, source, lit(p)), c), whole),),
+        (one, repeat.mask(p, per_rep, c), repeat.u8(run),
+         Brace((lit(1), lit(1), repeat.u8(p // (sel.platform.block_bytes // dt.itemsize)), lit(0)))))]
+    body = repeat.over_columns(sel, lit(0), p, per_rep, chunk)
+    return [For(j, lit(0), lit(runs), lit(1), tuple(body), True, loc=instr.loc)]
 
 
 def _permute(sel, instr: Instr) -> list:
@@ -449,7 +478,8 @@ def _permute(sel, instr: Instr) -> list:
 
 def _fold(sel, instr: Instr) -> list:
     """``sum``/``max``/``min`` along a leading axis: per outer index, its first slab copied, the others
-    folded onto it in order."""
+    folded onto it: with the slabs as repeats (dstRepStride 0, :func:`.reduce.accumulate_rows`), the outer
+    indices independent, where a slab is at most ``max_repeats`` blocks; else in order, a call a slab."""
     (x,), v = instr.operands, instr.result
     shape, axis = x.type.shape, instr.attr("axis")
     dt = x.type.dtype
@@ -462,7 +492,18 @@ def _fold(sel, instr: Instr) -> list:
     at = Bin(BinOp.MUL, o, lit(slab)) if outer > 1 else lit(0)
     first = Bin(BinOp.MUL, o, lit(count * slab)) if outer > 1 else lit(0)
     acc = Ref(dst, dt, at, outer * slab)
-    body: list = [Call("DataCopy", acc, (Ref(src, dt, first, numel(shape[:-1]) * p),), (lit(slab),))]
+    copy = Call("DataCopy", acc, (Ref(src, dt, first, numel(shape[:-1]) * p),), (lit(slab),))
+    if count > 1 and not sel.general and slab // (sel.platform.block_bytes // 4) <= sel.platform.max_repeats:
+        if outer == 1:
+            return located([copy, *accumulate_rows(sel, api, acc, Ref(src, dt, lit(0), numel(shape[:-1]) * p), count,
+                                                   lanes, slab)], instr.loc)
+        o2 = sel.fresh("o")  # the copies, then the folds: the outer indices' calls need no barrier between them
+        folds = accumulate_rows(sel, api, Ref(dst, dt, Bin(BinOp.MUL, o2, lit(slab)), outer * slab),
+                                Ref(src, dt, Bin(BinOp.MUL, o2, lit(count * slab)), numel(shape[:-1]) * p), count,
+                                lanes, slab)
+        return [For(o, lit(0), lit(outer), lit(1), (copy,), True, loc=instr.loc),
+                For(o2, lit(0), lit(outer), lit(1), tuple(folds), True)]
+    body: list = [copy]
     if count > 1:
         row = Ref(src, dt, add(first, Bin(BinOp.MUL, k, lit(slab))), numel(shape[:-1]) * p)
         body.append(For(k, lit(1), lit(count), lit(1), (Call(api, acc, (acc, row), (lit(lanes),), inplace=True),)))

@@ -117,7 +117,6 @@ def _columns(sel: Selector, instr: Instr) -> list:
     (x,) = instr.operands
     v, (rows, cols) = instr.result, x.type.shape
     per_blk = sel.platform.block_bytes // 4
-    per_rep = sel.platform.repeat_bytes // 4
     most = sel.platform.max_repeats
     src, p = sel.ref(x), sel.pitch(x)
     pb = p // per_blk
@@ -126,16 +125,27 @@ def _columns(sel: Selector, instr: Instr) -> list:
     out = [Call("DataCopy", Ref(acc.buf, F32, lit(0), n), (Ref(src.buf, F32, lit(0), n),), (lit(n),), loc=instr.loc)]
     if not sel.general and rows == 1:
         return out
-    r, k = sel.fresh("r"), sel.fresh("k")
+    r = sel.fresh("r")
     chain = [For(r, lit(1), lit(rows), lit(1), (Call(FOLD[instr.op], acc, (acc, view(src, row(r, p))), (lit(cols),)),))]
-    repeats = repeat.over_columns(sel, lit(0), cols, per_rep, lambda c: [Call(
-        FOLD[instr.op], view(acc, c), (view(src, add(Bin(BinOp.MUL, k, lit(p)), c)), view(acc, c)),
-        (repeat.mask(cols, per_rep, c, general=sel.general), repeat.u8(minimum(Bin(BinOp.SUB, lit(rows), k), lit(most))),
-         Brace((lit(1), lit(1), lit(1), lit(0), repeat.u8(pb), lit(0)))))])
-    accumulate = [For(k, lit(1), lit(rows), lit(most), tuple(repeats))]
+    accumulate = accumulate_rows(sel, FOLD[instr.op], acc, src, rows, cols, p)
     if not sel.general:
         return out + (accumulate if pb <= most else chain)
     return out + [If(Bin(BinOp.LE, lit(pb), lit(most)), tuple(accumulate), orelse=tuple(chain))]
+
+
+def accumulate_rows(sel: Selector, api: str, acc: Ref, src: Ref, rows: int, cols: int, p: int) -> list:
+    """Rows ``1 .. rows - 1`` of ``src`` (32-bit, pitch ``p``, at most ``max_repeats`` blocks) folded with
+    ``api`` onto ``acc`` (which holds row 0), the rows as repeats (dstRepStride 0: each repeat adds the next
+    row): one call per repeat-wide column chunk and up to ``max_repeats`` rows, no barrier between rows."""
+    per_rep, most = sel.platform.repeat_bytes // 4, sel.platform.max_repeats
+    k = sel.fresh("k")
+    once = not sel.general and rows - 1 <= most  # one call a chunk: no loop over rows (whose trips the sync orders)
+    at = lit(1) if once else k
+    repeats = repeat.over_columns(sel, lit(0), cols, per_rep, lambda c: [Call(
+        api, view(acc, c), (view(src, add(Bin(BinOp.MUL, at, lit(p)), c)), view(acc, c)),
+        (repeat.mask(cols, per_rep, c, general=sel.general), repeat.u8(minimum(Bin(BinOp.SUB, lit(rows), at), lit(most))),
+         Brace((lit(1), lit(1), lit(1), lit(0), repeat.u8(p // (sel.platform.block_bytes // 4)), lit(0)))))])
+    return repeats if once else [For(k, lit(1), lit(rows), lit(most), tuple(repeats))]
 
 
 def _to_scalar(sel: Selector, instr: Instr) -> list:
