@@ -54,30 +54,33 @@ __all__ = [
 
 
 def _kernels(op: Operator, platform: Platform,
-             root: str | Path | None = None) -> tuple[tuple[Variant, ...], TilingLayout, str, str, list]:
+             root: str | Path | None = None) -> tuple[tuple[Variant, ...], TilingLayout, str, str, list, list]:
     """The variants of the kernel specialisations the op's OpDef-expressible cases launch on
     ``platform`` (none with bfloat16 tensors where the platform has no bfloat16: the OpDef registers
     no such dtypes there; constexprs that only size tiles lifted into the tiling, :mod:`.backend.lift.lift`),
     their tiling layout, the op file as generated comments name it, and the folder they name it
     relative to: ``root`` (default: the op file's folder), so builds match from any directory; and
-    the kernels the cases launch."""
+    the kernels the cases launch; and :func:`probe_kernels` (the host code runs on the probe shapes once)."""
     cases = _case_kernels(op, platform)
     kernels = list(cases)
     op_file = inspect.getsourcefile(inspect.unwrap(op.host)) or op.name
     root = os.path.abspath(root if root is not None else os.path.dirname(os.path.abspath(op_file)))
     with source_root(root):
         source = source_path(op_file)
-    kernels += [k for k, _ in probe_kernels(op, platform) if k not in kernels]
+    probes = probe_kernels(op, platform)
+    kernels += [k for k, _ in probes if k not in kernels]
     vs = lift.variants(kernels, jit_functions(op), platform)
     lifted = dict.fromkeys(n for v in vs for n in v.lifted)
-    return vs, layout(f"{op.op_type}TilingData", kernels, tuple(lifted)), source, root, cases
+    return vs, layout(f"{op.op_type}TilingData", kernels, tuple(lifted)), source, root, cases, probes
 
 
-def probe_cases(op: Operator, platform: Platform, variants, cases: list) -> tuple:
-    """A probe case for every variant that no case of the op runs (verification runs them too)."""
+def probe_cases(variants, cases: list, probes: list) -> tuple:
+    """A probe case for every variant that no case of the op runs (verification runs them too): of
+    ``probes``, the ``(kernel, case)`` pairs of :func:`probe_kernels`; ``cases``: the kernels the
+    op's cases launch."""
     covered = {v.key for v in variants for k in cases if v.serves(k)}
     out = []
-    for k, case in probe_kernels(op, platform):
+    for k, case in probes:
         keys = [v.key for v in variants if v.serves(k) and v.key not in covered]
         if keys:
             covered.add(keys[0])
@@ -128,7 +131,7 @@ def check_host(op: Operator, platform: Platform) -> None:
     """Raise the located error ``plan``/``write`` would raise for the op's host code (what does not
     lower to C++: NumPy calls, planner queries whose UB footprint is not affine, ...), without
     emitting kernels. ``ascdsl check`` runs it."""
-    vs, lay, source, _, _ = _kernels(op, platform)
+    vs, lay, source, _, _, _ = _kernels(op, platform)
     host.tiling_header(op, lay, vs, platform, source)
 
 
@@ -137,8 +140,8 @@ def plan(op: Operator, platform: Platform, root: str | Path | None = None) -> Op
     struct, render their classes (once: :attr:`OpBuild.classes`, which the files hold), and set aside
     the variants the Ascend C backend cannot emit. Generated files name source files relative to
     ``root`` (default: the op file's folder)."""
-    vs, lay, source, root, cases = _kernels(op, platform, root)
-    b = OpBuild(op, platform, vs, lay, source, (), root, probe_cases(op, platform, vs, cases))
+    vs, lay, source, root, cases, probes = _kernels(op, platform, root)
+    b = OpBuild(op, platform, vs, lay, source, (), root, probe_cases(vs, cases, probes))
     if _emits(b):
         return b
     # the errors come from each variant's own lowering, so a variant fails alone as it fails among the others
@@ -150,7 +153,8 @@ def plan(op: Operator, platform: Platform, root: str | Path | None = None) -> Op
         except CompilationError as e:
             if v.kernel in cases:  # a kernel only a probe launches: the host accepts what no kernel serves
                 failed.append((v, e))
-    return OpBuild(op, platform, tuple(emitted), lay, source, tuple(failed), root, probe_cases(op, platform, emitted, cases))
+    return OpBuild(op, platform, tuple(emitted), lay, source, tuple(failed), root,
+                   probe_cases(emitted, cases, probes))
 
 
 def _emits(b: OpBuild) -> bool:

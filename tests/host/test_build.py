@@ -12,7 +12,7 @@ from ascdsl import build, report, sim
 from ascdsl.backend.render import ascendc
 from ascdsl.backend.host import host
 from ascdsl.cli import main as cli_main
-from ascdsl.op import load_operators
+from ascdsl.op import load_operators, specializations
 from ascdsl.platforms import get_platform
 from ascdsl.testing import assert_close, expected_outputs
 from ascdsl.verify import case_arguments
@@ -176,3 +176,16 @@ def test_the_build_command_reports_one_render_per_class(tmp_path, capsys):
     renders = int(last.rpartition(" kernel plans, ")[2].removesuffix(" class renders"))
     manifest = json.loads((tmp_path / "scale_add" / "manifest.json").read_text())
     assert renders == len({row["class"].partition("<")[0] for row in manifest["variants"]}) > 0
+
+
+def test_a_build_runs_the_host_code_on_the_probe_shapes_once(monkeypatch):
+    """The probe shapes' kernels and the probe cases (what verification runs) come from one run of the
+    host code on the probe shapes."""
+    op, = load_operators([ROOT / "ops" / "scale_add.py"])
+    runs = []
+    probe = build.probe_kernels
+    monkeypatch.setattr(build, "probe_kernels", lambda *a: runs.append(a) or probe(*a))
+    b = build.plan(op, PLATFORM)
+    assert len(runs) == 1
+    cases = [k for k in specializations(op, opdef_only=True, platform=PLATFORM.name).kernels]
+    assert b.probes == build.probe_cases(b.variants, cases, probe(op, PLATFORM))
