@@ -51,3 +51,17 @@ def test_a_rounded_slot_is_decided_too(cold):
     found = lift.analyse(fn, fn.specialize(*types, **constexprs).kernels[0], PLATFORM)
     assert found.extents == (Symbol("BLOCK", 64, 64, 9344),)
     assert sum((lift.samples() - before).values()) == 28
+
+
+def test_a_row_broadcast_s_rows_are_decided(cold, monkeypatch, tmp_path):
+    """softmax_grad's float32 ``rows_kernel``: its ``[ROWS, 1]`` row sums broadcast through ``Brcb``, whose blocks
+    the general form sizes by ``ROWS + 7`` rows (no ``ROWS // 8``, which multiples of 1 leave undecided), so
+    ``ROWS`` is decided on multiples of 1 from 2 and 3 samples ask whether 1 is its low: 44 -> 37."""
+    fn, types, constexprs = _ops_kernel("softmax_grad", "rows_kernel", F32, BLOCK_K=40, FRONT=False)
+    monkeypatch.setenv("ASCDSL_CACHE_DIR", str(tmp_path / "cold"))  # choosing the kernel lifted it: forget that
+    lift._analyse.cache_clear()
+    lift._KNOWN.clear()
+    before = lift.samples()
+    found = lift.analyse(fn, fn.specialize(*types, **constexprs).kernels[0], PLATFORM)
+    assert found.extents == (Symbol("ROWS", 1, 1, 452), Symbol("BLOCK_K", 8, 8, 9408))
+    assert sum((lift.samples() - before).values()) == 37

@@ -187,11 +187,11 @@ def broadcast_binary(sel: Selector, instr: Instr) -> list:
             operands.append((sel.ref(src), lambda r, c: c, 1, 0))
             continue
         m = src.type.shape[0]
-        blocks = -(-m // 8)
-        # the general form sizes Brcb's blocks by an exact linear bound of the rows
-        count = (m + 7) if sel.general else blocks * 8
+        # the general form sizes Brcb's blocks by an exact linear bound of the rows and divides its repeats at run
+        # time: no rounding of a symbolic row count (``ROWS // 8`` is no polynomial on multiples of 1)
+        count = (m + 7) if sel.general else -(-m // 8) * 8
         brcb = sel.scratch("brcb", dt, count * per_blk, instr.loc)
-        reps = Bin(BinOp.DIV, lit(m + 7), lit(8)) if sel.general else lit(blocks)
+        reps = Bin(BinOp.DIV, lit(m + 7), lit(8)) if sel.general else lit(count // 8)
         out.append(Call("Brcb", brcb, (Ref(sel.bufs[src.id], dt, lit(0), count),),
                         (reps, Brace((lit(1), lit(8)))), loc=instr.loc))
         operands.append((brcb, lambda r, c: row(r, per_blk), 0, 1))
