@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from ... import cache, dtypes
 from ...errors import CompilationError, Loc
-from ...ir.symbol import Poly, Symbol, Undecided, largest_fitting
+from ...ir.symbol import Differs, Poly, Symbol, Undecided, largest_fitting
 from ...ir.treemap import TreeMerge, tree_map
 from ...jit import JITFunction
 from ...platforms import Platform
@@ -233,7 +233,14 @@ def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
     samples compile at most the quantum itself (is it the low?) and two values to compare it with, else
     they answer as they did before the symbol."""
     for q in QUANTA:
-        if _decides(s, name, q, 2 * q):  # every sample from 2 * q: the symbolic kernel at its value
+        generic = [3 * q, 5 * q, 4 * q, 7 * q, 11 * q, 16 * q, 37 * q, 101 * q]  # past any padding
+        try:
+            decided = _decides(s, name, q, 2 * q)
+        except Differs as e:
+            if _no_line(e, name, generic):  # the generic samples would fit no polynomial: not compiled to see it
+                continue
+            decided = False
+        if decided:  # every sample from 2 * q: the symbolic kernel at its value
             if _decides(s, name, q, q):
                 return q, q
             try:
@@ -242,7 +249,6 @@ def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
                 return q, q
             except Mismatch:
                 return q, 2 * q
-        generic = [3 * q, 5 * q, 4 * q, 7 * q, 11 * q, 16 * q, 37 * q, 101 * q]  # past any padding
         try:
             quick = [{name: v} for v in (generic[0], generic[1], generic[6])]  # most wrong quanta fail here
             _check(s.merged(quick), quick, [0, 1], (name,), {name: q})
@@ -267,14 +273,27 @@ def _decides(s: _Sampler, name: str, quantum: int, low: int) -> bool:
     through the backend's passes decides every choice on that domain, so each sample's kernel IR is
     the symbolic one at its value, and each of its polynomials is one the samples fit (degree 1 in ``name``,
     an integer on the domain). False where the domain does not decide (:class:`Undecided`): the samples
-    answer then."""
+    answer then; :class:`Differs` (a value no polynomial gives, known at each point) from twice the quantum
+    reaches :func:`_single`."""
     symbol = Symbol(name, quantum, low, 101 * quantum)
     try:
         k = s.jit_fn.specialize(*s.types, **{**s.base, name: symbol}).kernels[0]
         k = planned(s.form(k) if s.form is not None else k, s.platform, general=True)
+    except Differs:
+        if low == 2 * quantum:
+            raise
+        return False
     except (Undecided, CompilationError):
         return False
     return all(p.integral({}) and all(sum(v == symbol for v in m) <= 1 for m, _ in p) for p in _polys(k))
+
+
+def _no_line(differs: Differs, name: str, points: list[int]) -> bool:
+    """Whether the value ``differs`` knows, at ``points`` of ``name``, leaves the line :func:`_check` fits through
+    the first two: the samples at those points would not fit (a hole of those values, or kernels that differ
+    in form), as the sampled search finds by compiling them."""
+    (x0, x1), (y0, y1) = points[:2], [differs.value({name: v}) for v in points[:2]]
+    return any((differs.value({name: x}) - y0) * (x1 - x0) != (y1 - y0) * (x - x0) for x in points[2:])
 
 
 def _polys(node) -> list[Poly]:

@@ -15,7 +15,7 @@ Every scratch area is a buffer of its own, sized by the views of the calls that 
 from __future__ import annotations
 
 from ...ir.core import Instr, Op
-from ...ir.symbol import equal
+from ...ir.symbol import ceil_div, equal
 from . import isel, repeat
 from ..kir import BinOp, Bin, Brace, Call, Const, Elem, For, If, Lit, Ref, Set, Var, VarKind, add, as_expr, lit, minimum
 from .repeat import located, row, view
@@ -145,7 +145,7 @@ def _to_scalar(sel: Selector, instr: Instr) -> list:
     n = x.type.numel
     per_rep = sel.platform.repeat_bytes // 4
     per_blk = sel.platform.block_bytes // 4
-    repeats = -(-n // per_rep)
+    repeats = ceil_div(n, per_rep)  # a symbol of multiples of less than a repeat: the work differs (Differs)
     block = sel.scratch("scalar", F32, 2 * per_blk, instr.loc)  # the sum, then its 16-bit rounding a block on
     work = sel.scratch("work", F32, 2 * repeats, instr.loc)
     out = [Call(isel.REDUCE_API[op], Ref(block.buf, F32, lit(0), 1), (sel.ref(x),), (lit(n),), work=(work,),
