@@ -230,7 +230,8 @@ def _high(slots: Slots, name: str, quantum: int, low: int, others: dict, budget:
 def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
     """``(quantum, low)`` for lifting ``name`` alone, or None. Each quantum is first asked of the kernel
     compiled for ``name`` as a symbol (:func:`_decides`); where that decides from twice the quantum, the
-    samples compile at most the quantum itself (is it the low?) and two values to compare it with, else
+    samples compile at most the quantum itself (is it the low?) and two values to compare it with; where it
+    :class:`Differs` at the generic samples (:func:`_no_line`), the quantum is passed over uncompiled; else
     they answer as they did before the symbol."""
     for q in QUANTA:
         generic = [3 * q, 5 * q, 4 * q, 7 * q, 11 * q, 16 * q, 37 * q, 101 * q]  # past any padding
