@@ -17,7 +17,7 @@ from ascdsl.backend.plan.tiling import Variant
 from ascdsl import dtypes
 from ascdsl.backend import kir
 from ascdsl.backend.names.naming import to_expr
-from ascdsl.ir.symbol import ONE, ZERO, Poly, Symbol, Undecided, equal, largest_fitting
+from ascdsl.ir.symbol import ONE, ZERO, Differs, Poly, Symbol, Undecided, ceil_div, equal, largest_fitting
 from ascdsl.platforms import get_platform
 
 PLATFORM = get_platform("Ascend910B3")
@@ -134,6 +134,15 @@ def test_a_division_the_quanta_do_not_admit_is_undecided(p, d):
         p // d
     with pytest.raises(Undecided):
         p % d
+
+
+def test_a_count_of_whole_repeats_the_quanta_do_not_make_exact_differs():
+    """``ceil_div``: exact where the division is (a polynomial), else ``Differs``, which gives the count at each
+    point (what the kernel compiled for those values holds)."""
+    assert ceil_div(B, 32) == B // 32 and ceil_div(100, 64) == 2
+    with pytest.raises(Differs, match="not a multiple of 64") as raised:
+        ceil_div(B + 7, 64)
+    assert [raised.value.value({"BLOCK": b}) for b in (32, 64, 96, 1024)] == [1, 2, 2, 17]
 
 
 def test_comparisons_the_domains_decide():

@@ -13,7 +13,7 @@ import ascdsl.language as tl
 
 from ascdsl.backend.lift import lift
 from ascdsl.backend.render.ascendc import planned
-from ascdsl.ir.symbol import Symbol, Undecided
+from ascdsl.ir.symbol import Differs, Symbol, Undecided
 from tests.test_lift_differential import CASES, F32, PLATFORM
 from tests.test_symbolic_plan import _ops_kernel
 
@@ -48,9 +48,10 @@ JOINT = {**CASES, "masked_add": (masked_add_kernel, (F32, F32, F32, tl.int32), {
     # ROWS decided on multiples of 1 from 2: 3 samples ask whether 1 is its low (no: a unit axis); the joint
     # fit from the symbolic compile. Alone: 34; the joint fit sampled: 18.
     ("add_row_f32", (Symbol("ROWS", 1, 2, 2943), Symbol("BLOCK", 8, 8, 7848)), 12),
-    # float16 rows of BLOCK lanes decided on multiples of 16; the joint fit sampled (ROWS from 1: the symbolic
-    # compile asks whether ROWS is 1). Alone: 61.
-    ("softmax_f16", (Symbol("ROWS", 1, 1, 485), Symbol("BLOCK", 16, 16, 23504)), 41),
+    # float16 rows of BLOCK lanes decided on multiples of 16, ROWS on multiples of 1 (its [ROWS, 1] row sums'
+    # Brcb sized by ROWS + 7 rows: 41 before); the joint fit sampled (ROWS from 1: the symbolic compile asks
+    # whether ROWS is 1). Alone: 61.
+    ("softmax_f16", (Symbol("ROWS", 1, 1, 485), Symbol("BLOCK", 16, 16, 23504)), 35),
     # ROWS decided on multiples of 1 from 2 but not from 1 (is ROWS 1?): one sample at 1 is the symbolic kernel
     # at 1, so 1 is the low (three samples asked it); the joint fit from the symbols from 2, the points at ROWS
     # = 1 sampled. Alone: 34.
@@ -66,15 +67,15 @@ def test_a_quantum_the_symbol_decides_is_not_sampled(cold, name, extents, sample
 
 def test_a_rounded_slot_is_decided_too(cold):
     """rms_norm's float32 kernel: its reduction's ``BLOCK / 8``-byte buffer takes a ``ceil32(1/8 * BLOCK)`` slot,
-    which the symbolic planner sizes since issue 25's step 5 "Next": quantum 64 is decided (the quanta below
-    are sampled: selection declines them), so its generic samples go, and the joint fit is the symbolic compile's
-    too: 33 -> 28 with the rounded slot alone (the sampled joint fit compiled 4 of the samples the search no longer
-    did), 28 -> 23 with the joint fit from the symbolic compile."""
+    which the symbolic planner sizes since issue 25's step 5 "Next": quantum 64 is decided, so its generic samples
+    go, and the joint fit is the symbolic compile's. The quanta below: the reduction's ``ceil(BLOCK / 64)``
+    repeats ``Differs``, its values at the generic samples on no line, so they are not compiled to see it.
+    33 samples before; none now: the lift of rms_norm compiles no sample."""
     fn, types, constexprs = _ops_kernel("rms_norm", "rms_norm_kernel", F32)
     before = lift.samples()
     found = lift.analyse(fn, fn.specialize(*types, **constexprs).kernels[0], PLATFORM)
     assert found.extents == (Symbol("BLOCK", 64, 64, 9344),)
-    assert sum((lift.samples() - before).values()) == 23
+    assert sum((lift.samples() - before).values()) == 0
 
 
 def _sampled_joint(s, found, budget):
@@ -117,3 +118,29 @@ def test_the_joint_fit_from_the_symbolic_compile_is_the_sampled_one(cold, monkey
     assert symbolic == sampled  # extents and footprint
     assert dataclasses.replace(symbolic.kernel, names=None) == dataclasses.replace(sampled.kernel, names=None)
     assert vars(symbolic.kernel.names) == vars(sampled.kernel.names)
+
+
+def test_a_row_broadcast_s_rows_are_decided(cold, monkeypatch, tmp_path):
+    """softmax_grad's float32 ``rows_kernel``: its ``[ROWS, 1]`` row sums broadcast through ``Brcb``, whose blocks
+    the general form sizes by ``ROWS + 7`` rows (no ``ROWS // 8``, which multiples of 1 leave undecided), so
+    ``ROWS`` is decided on multiples of 1 from 2 and 3 samples ask whether 1 is its low: 44 -> 37, and 32 with the
+    joint fit from the symbolic compile."""
+    fn, types, constexprs = _ops_kernel("softmax_grad", "rows_kernel", F32, BLOCK_K=40, FRONT=False)
+    monkeypatch.setenv("ASCDSL_CACHE_DIR", str(tmp_path / "cold"))  # choosing the kernel lifted it: forget that
+    lift._analyse.cache_clear()
+    lift._KNOWN.clear()
+    before = lift.samples()
+    found = lift.analyse(fn, fn.specialize(*types, **constexprs).kernels[0], PLATFORM)
+    assert found.extents == (Symbol("ROWS", 1, 1, 452), Symbol("BLOCK_K", 8, 8, 9408))
+    assert sum((lift.samples() - before).values()) == 32
+
+
+def test_a_value_that_differs_skips_a_quantum_only_where_the_samples_would_not_fit():
+    """``Differs`` skips a quantum's samples only where its value at the generic samples is on no line through the
+    first two (what ``_check`` fits): ``ceil(BLOCK / 64)`` at 96, 160, 128 is 2, 3, 2; ``ceil(BLOCK / 128)`` is 1 at
+    every multiple of 1 the search samples (up to 101): on a line, so they are compiled."""
+    generic = [3, 5, 4, 7, 11, 16, 37, 101]
+    repeats = lambda per: Differs("", lambda values: -(-values["BLOCK"] // per))  # noqa: E731
+    assert lift._no_line(repeats(64), "BLOCK", [32 * v for v in generic])
+    assert lift._no_line(repeats(64), "BLOCK", generic)  # 1 up to 64 lanes, 2 at 101
+    assert not lift._no_line(repeats(128), "BLOCK", generic)

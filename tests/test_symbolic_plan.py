@@ -283,3 +283,18 @@ def test_every_int_constexpr_of_the_ops_vector_kernels_as_a_symbol(op):
     only, ``ceil32(max(4 * BLOCK_K, 256))``)."""
     accepted, _ = ops_sweep(op, _differential, lambda q: (q, 64) if q < 64 else (q,))
     assert len(accepted) == PLANNED[op.name]
+
+
+@pytest.mark.parametrize("dtype, fixed", [(F32, {"BLOCK_K": 40, "FRONT": False}), (F16, {"FRONT": True})],
+                         ids=["f32", "f16_front"])
+def test_a_row_broadcast_of_any_number_of_rows(dtype, fixed):
+    """softmax_grad's ``rows_kernel``: each row's sum broadcast over its ``[ROWS, BLOCK_K]`` tile through ``Brcb``,
+    whose ``ceil(ROWS / 8)`` blocks the general form sizes by ``ROWS + 7`` rows and divides at run time: ``ROWS``
+    of multiples of 1 (from 2: a unit axis at 1) plans, the plan each value's, whole blocks of 8 rows or not."""
+    fn, types, consts = _ops_kernel("softmax_grad", "rows_kernel", dtype, **fixed)
+    rows = Symbol("ROWS", 1, 2, 101)
+    others = {v for v in consts.values() if isinstance(v, int)}  # an equal constant is shared (see above)
+    k = _differential(fn, types, consts, {"ROWS": rows},
+                      [{"ROWS": v} for v in sorted({*range(2, 20), 31, 64, 101} - others)])
+    (brcb,) = [c for c in kir.walk(k.process) if isinstance(c, kir.Call) and c.api == "Brcb"]
+    assert brcb.args[0] == kir.Bin(kir.BinOp.DIV, kir.lit(Poly.var(rows) + 7), kir.lit(8))  # its repeats

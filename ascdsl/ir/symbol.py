@@ -85,6 +85,26 @@ class Undecided(Exception):
     caller falls back (to the lift's samples, to a specialisation)."""
 
 
+class Differs(Undecided):
+    """A value the kernel holds is no polynomial the symbols' domains make exact (``ceil(BLOCK / 64)`` repeats
+    for ``BLOCK`` of multiples of 8): ``value(values)`` is what the kernel compiled for those values holds, so a
+    caller that fits samples (the lift) can tell, without compiling them, points through which no polynomial
+    goes. Like any :class:`Undecided`, where it is not caught the caller falls back."""
+
+    def __init__(self, message: str, value: Callable[[Mapping], Coef]):
+        super().__init__(message)
+        self.value = value
+
+
+def ceil_div(x: Poly | int, d: int) -> Poly | int:
+    """``ceil(x / d)`` for a count the kernel holds (a call's repeats, a buffer's blocks): a polynomial where the
+    division is exact on the symbols' domains, else :class:`Differs` with its value at each point."""
+    try:
+        return -(-x // d)
+    except Undecided as e:
+        raise Differs(str(e), lambda values: -(-_poly(x).at(values) // d)) from e
+
+
 def var_name(v: Var) -> str | int:
     """A variable's name: a symbol's, else the variable itself."""
     return v.name if isinstance(v, Symbol) else v
@@ -418,5 +438,5 @@ def _less_rounded(x: Poly | Ceil | int, y: Poly | Ceil | int) -> bool:
     raise Undecided(f"the symbols' domains do not decide {x} < {y}")
 
 
-__all__ = ["ONE", "Ceil", "Poly", "Symbol", "Undecided", "Var", "ZERO", "ceiling", "dominant", "equal", "larger",
-           "largest_fitting", "less", "multiple", "rounded", "same", "var_name"]
+__all__ = ["ONE", "Ceil", "Differs", "Poly", "Symbol", "Undecided", "Var", "ZERO", "ceil_div", "ceiling", "dominant",
+           "equal", "larger", "largest_fitting", "less", "multiple", "rounded", "same", "var_name"]

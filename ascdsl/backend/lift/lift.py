@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from ... import cache, dtypes
 from ...errors import CompilationError, Loc
-from ...ir.symbol import ZERO, Poly, Symbol, Undecided, largest_fitting
+from ...ir.symbol import ZERO, Differs, Poly, Symbol, Undecided, largest_fitting
 from ...ir.treemap import TreeMerge, tree_map
 from ...jit import JITFunction
 from ...platforms import Platform
@@ -240,9 +240,16 @@ def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
     """``(quantum, low)`` for lifting ``name`` alone, or None. Each quantum is first asked of the kernel
     compiled for ``name`` as a symbol (:func:`.symbolic.decides`); where that decides from twice the quantum, the
     samples compile at most the quantum itself (the low where it is the symbolic kernel at its value) and two
-    values to compare it with, else they answer as they did before the symbol."""
+    values to compare it with; where it :class:`Differs` at the generic samples (:func:`_no_line`), the quantum
+    is passed over uncompiled; else they answer as they did before the symbol."""
     for q in QUANTA:
-        k = decides(s, name, q, 2 * q)  # every sample from 2 * q: the symbolic kernel at its value
+        generic = [3 * q, 5 * q, 4 * q, 7 * q, 11 * q, 16 * q, 37 * q, 101 * q]  # past any padding
+        try:
+            k = decides(s, name, q, 2 * q)  # every sample from 2 * q: the symbolic kernel at its value
+        except Differs as e:
+            if _no_line(e, name, generic):  # the generic samples would fit no polynomial: not compiled to see it
+                continue
+            k = None
         if k is not None:
             if decides(s, name, q, q) is not None or s.compile({name: q}) == evaluated(k, {name: q}):
                 return q, q
@@ -252,7 +259,6 @@ def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
                 return q, q
             except Mismatch:
                 return q, 2 * q
-        generic = [3 * q, 5 * q, 4 * q, 7 * q, 11 * q, 16 * q, 37 * q, 101 * q]  # past any padding
         try:
             quick = [{name: v} for v in (generic[0], generic[1], generic[6])]  # most wrong quanta fail here
             _check(s.merged(quick), quick, [0, 1], (name,), {name: q})
@@ -269,6 +275,14 @@ def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
             except Mismatch:
                 continue
     return None
+
+
+def _no_line(differs: Differs, name: str, points: list[int]) -> bool:
+    """Whether the value ``differs`` knows, at ``points`` of ``name``, leaves the line :func:`_check` fits through
+    the first two: the samples at those points would not fit (a hole of those values, or kernels that differ
+    in form), as the sampled search finds by compiling them."""
+    (x0, x1), (y0, y1) = points[:2], [differs.value({name: v}) for v in points[:2]]
+    return any((differs.value({name: x}) - y0) * (x1 - x0) != (y1 - y0) * (x - x0) for x in points[2:])
 
 
 def _joint(s: _Sampler, found: dict, budget: int) -> Lift:

@@ -14,7 +14,7 @@ import dataclasses
 import itertools
 
 from ...errors import CompilationError
-from ...ir.symbol import Poly, Symbol, Undecided, var_name
+from ...ir.symbol import Differs, Poly, Symbol, Undecided, var_name
 from ...ir.treemap import tree_map
 from .. import kir
 from ..kir import Lit
@@ -28,9 +28,14 @@ def decides(s, name: str, quantum: int, low: int) -> kir.Kernel | None:
     :func:`.lift._single`'s largest sample) through the backend's passes decides every choice on that domain,
     so each sample's kernel IR is the symbolic one at its value, and each of its polynomials is one the samples
     fit (degree 1 in ``name``, an integer on the domain). None where the domain does not decide
-    (:class:`Undecided`): the samples answer then."""
+    (:class:`Undecided`): the samples answer then; :class:`Differs` (a value no polynomial gives, known at each
+    point) from twice the quantum reaches :func:`.lift._single`."""
     try:
         return named(s.symbolic((Symbol(name, quantum, low, 101 * quantum),)), {name: quantum})
+    except Differs:
+        if low == 2 * quantum:
+            raise
+        return None
     except (Undecided, CompilationError):
         return None
 

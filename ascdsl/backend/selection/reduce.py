@@ -15,7 +15,7 @@ Every scratch area is a buffer of its own, sized by the views of the calls that 
 from __future__ import annotations
 
 from ...ir.core import Instr, Op
-from ...ir.symbol import equal
+from ...ir.symbol import ceil_div, equal
 from . import isel, repeat
 from ..kir import BinOp, Bin, Brace, Call, Const, Elem, For, If, Lit, Ref, Set, Var, VarKind, add, as_expr, lit, minimum
 from .repeat import located, row, view
@@ -155,7 +155,7 @@ def _to_scalar(sel: Selector, instr: Instr) -> list:
     n = x.type.numel
     per_rep = sel.platform.repeat_bytes // 4
     per_blk = sel.platform.block_bytes // 4
-    repeats = -(-n // per_rep)
+    repeats = ceil_div(n, per_rep)  # a symbol of multiples of less than a repeat: the work differs (Differs)
     block = sel.scratch("scalar", F32, 2 * per_blk, instr.loc)  # the sum, then its 16-bit rounding a block on
     work = sel.scratch("work", F32, 2 * repeats, instr.loc)
     out = [Call(isel.REDUCE_API[op], Ref(block.buf, F32, lit(0), 1), (sel.ref(x),), (lit(n),), work=(work,),
@@ -187,11 +187,11 @@ def brcb(sel: Selector, instr: Instr) -> tuple[Ref, list]:
     block of its own, which the users read at block stride 0."""
     (src,) = instr.operands
     dt, m = src.type.dtype, src.type.shape[0]
-    blocks = -(-m // 8)
-    # the general form sizes Brcb's blocks by an exact linear bound of the rows
-    count = (m + 7) if sel.general else blocks * 8
+    # the general form sizes Brcb's blocks by an exact linear bound of the rows and divides its repeats at run
+    # time: no rounding of a symbolic row count (``ROWS // 8`` is no polynomial on multiples of 1)
+    count = (m + 7) if sel.general else -(-m // 8) * 8
     out = sel.scratch("brcb", dt, count * (sel.platform.block_bytes // dt.itemsize), instr.loc)
-    reps = Bin(BinOp.DIV, lit(m + 7), lit(8)) if sel.general else lit(blocks)
+    reps = Bin(BinOp.DIV, lit(m + 7), lit(8)) if sel.general else lit(count // 8)
     return out, [Call("Brcb", out, (Ref(sel.bufs[src.id], dt, lit(0), count),), (reps, Brace((lit(1), lit(8)))),
                       loc=instr.loc)]
 
