@@ -12,7 +12,9 @@ import ascdsl
 import ascdsl.language as tl
 
 from ascdsl.backend.lift import lift
+from ascdsl.backend.names.simplify import simplify
 from ascdsl.backend.render.ascendc import planned
+from ascdsl.backend.render.emit import class_model
 from ascdsl.ir.symbol import Differs, Symbol, Undecided
 from tests.test_lift_differential import CASES, F32, PLATFORM
 from tests.test_symbolic_plan import _ops_kernel
@@ -144,3 +146,19 @@ def test_a_value_that_differs_skips_a_quantum_only_where_the_samples_would_not_f
     assert lift._no_line(repeats(64), "BLOCK", [32 * v for v in generic])
     assert lift._no_line(repeats(64), "BLOCK", generic)  # 1 up to 64 lanes, 2 at 101
     assert not lift._no_line(repeats(128), "BLOCK", generic)
+
+
+def test_a_rounded_slot_of_the_joint_fit_from_the_symbols_is_the_sampled_one(cold, monkeypatch, tmp_path):
+    """rms_norm's float32 kernel lifted from the kernel compiled for its symbol: its ``ceil32(1/8 * BLOCK)`` slot
+    (a ``Ceil``) is sized as the samples size it, and the lifted kernel renders as the sampled one does."""
+    fn, types, constexprs = _ops_kernel("rms_norm", "rms_norm_kernel", F32)
+    kernel = fn.specialize(*types, **constexprs).kernels[0]
+    symbolic = lift.analyse(fn, kernel, PLATFORM)
+    monkeypatch.setenv("ASCDSL_CACHE_DIR", str(tmp_path / "sampled"))
+    monkeypatch.setattr(lift, "_from_symbols", _sampled_joint)
+    lift._analyse.cache_clear()
+    lift._KNOWN.clear()
+    sampled = lift.analyse(fn, kernel, PLATFORM)
+    assert symbolic == sampled
+    assert dataclasses.replace(symbolic.kernel, names=None) == dataclasses.replace(sampled.kernel, names=None)
+    assert class_model(simplify(symbolic.kernel), "K", "T") == class_model(simplify(sampled.kernel), "K", "T")

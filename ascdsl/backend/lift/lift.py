@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from ... import cache, dtypes
 from ...errors import CompilationError, Loc
-from ...ir.symbol import ZERO, Differs, Poly, Symbol, Undecided, largest_fitting
+from ...ir.symbol import ZERO, Ceil, Differs, Poly, Symbol, Undecided, largest_fitting
 from ...ir.treemap import TreeMerge, tree_map
 from ...jit import JITFunction
 from ...platforms import Platform
@@ -382,14 +382,14 @@ def _lifted_kernel(s: _Sampler, template, foot: Slots, polys, extents, budget: i
 
 
 def _sized(s: _Sampler, k: kir.Kernel, foot: Slots, extents, budget: int) -> kir.Kernel:
-    """The lifted kernel of ``k``, whose leaves are filled but for the slots whose bytes vary (a hole, or a
-    polynomial of a kernel compiled for symbols): each such slot's size the largest of its needs in ``foot``,
+    """The lifted kernel of ``k``, whose leaves are filled but for the slots whose bytes vary (a hole, or a size
+    (`Poly`, `Ceil`) of a kernel compiled for symbols): each such slot's size the largest of its needs in ``foot``,
     its bytes that size at the extents' highs."""
     quanta = {e.name: e.quantum for e in extents}
     top = {e.name: e.high for e in extents}
     slots = []
     for sl, (_, needs) in zip(k.plan.slots, foot):
-        if isinstance(sl.bytes, (_Hole, Poly)):
+        if isinstance(sl.bytes, (_Hole, Poly, Ceil)):
             exprs = [to_expr(p, quanta, FIELD_DTYPE) for p in needs]
             size = exprs[0]
             for e in exprs[1:]:
