@@ -13,6 +13,7 @@ import ascdsl.language as tl
 
 from ascdsl.backend.lift import lift
 from ascdsl.backend.names.simplify import simplify
+from ascdsl.backend.render import ascendc
 from ascdsl.backend.render.ascendc import planned
 from ascdsl.backend.render.emit import class_model
 from ascdsl.ir.symbol import Differs, Symbol, Undecided
@@ -162,3 +163,14 @@ def test_a_rounded_slot_of_the_joint_fit_from_the_symbols_is_the_sampled_one(col
     assert symbolic == sampled
     assert dataclasses.replace(symbolic.kernel, names=None) == dataclasses.replace(sampled.kernel, names=None)
     assert class_model(simplify(symbolic.kernel), "K", "T") == class_model(simplify(sampled.kernel), "K", "T")
+
+
+def test_a_kernel_that_does_not_decide_is_planned_once():
+    """``Undecided`` is remembered as a refusal is: asked again, the pass pipeline does not run again."""
+    fn, types, _ = JOINT["masked_add"]
+    kernel = fn.specialize(*types, ROWS=Symbol("ROWS", 1, 1, 13), BLOCK=Symbol("BLOCK", 8, 8, 88)).kernels[0]
+    before = ascendc.work()
+    for _ in range(2):
+        with pytest.raises(Undecided, match="ROWS - 1 > 0"):
+            planned(kernel, PLATFORM, general=True)
+    assert sum(n for key, n in (ascendc.work() - before).items() if key[0] == "plan") == 1

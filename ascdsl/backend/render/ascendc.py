@@ -36,6 +36,7 @@ from typing import Sequence
 from ... import dtypes
 from ...errors import CompilationError
 from ...ir import Kernel
+from ...ir.symbol import Undecided
 from ...passes import run_passes
 from ...platforms import Platform, get_platform
 from .. import kir
@@ -90,24 +91,25 @@ def work() -> Counter:
 
 
 @lru_cache(maxsize=4096)
-def _planned(kernel: Kernel, platform: Platform, general: bool) -> kir.Kernel | CompilationError:
+def _planned(kernel: Kernel, platform: Platform, general: bool) -> kir.Kernel | CompilationError | Undecided:
     _WORK["plan", kernel.name, hash(kernel), platform.name, general] += 1
     try:
         k = run_passes(kernel, platform)
         for p in PIPELINE[:-1]:
             k = select(k, platform, general) if p is select else p(k, platform)
-    except CompilationError as e:  # kept too: the build's footprint samples ask again about kernels the backend refuses
-        return e
+    except (CompilationError, Undecided) as e:  # kept too: the build's footprint samples ask again about kernels
+        return e                                  # the backend refuses, the lift about symbols that do not decide
     return kir.verify(k)  # once, on the result (each pass keeps the invariants: verifying after each cost a fifth of a lift)
 
 
 def planned(kernel: Kernel, platform: Platform | str, general: bool = False) -> kir.Kernel:
     """``kernel`` through every pass but the budget check, computed once per variant and platform
     (what the manifest and the planner queries read; a located CompilationError if the backend cannot
-    lower it); ``general``: selection in the form whose structure does not depend on tile extents
+    lower it, :class:`.Undecided` where a symbol's domain does not decide a choice, each raised again when asked
+    again); ``general``: selection in the form whose structure does not depend on tile extents
     (:mod:`.lift` compares such forms)."""
     out = _planned(kernel, _platform(platform), general)
-    if isinstance(out, CompilationError):
+    if isinstance(out, (CompilationError, Undecided)):
         raise out.with_traceback(None)
     return out
 
