@@ -57,8 +57,9 @@ JOINT = {**CASES, "masked_add": (masked_add_kernel, (F32, F32, F32, tl.int32), {
     ("softmax_f16", (Symbol("ROWS", 1, 1, 485), Symbol("BLOCK", 16, 16, 23504)), 35),
     # ROWS decided on multiples of 1 from 2 but not from 1 (is ROWS 1?): one sample at 1 is the symbolic kernel
     # at 1, so 1 is the low (three samples asked it); the joint fit from the symbols from 2, the points at ROWS
-    # = 1 sampled. Alone: 34.
-    ("masked_add", (Symbol("ROWS", 1, 1, 1472), Symbol("BLOCK", 8, 8, 11776)), 13),
+    # = 1 sampled. Alone: 34. BLOCK's quanta 1 to 4: the add's 24 rows of ceil(BLOCK / 8) * 8 lanes Differs, on
+    # no line at the generic samples, so they are not compiled to see it (13 before).
+    ("masked_add", (Symbol("ROWS", 1, 1, 1472), Symbol("BLOCK", 8, 8, 11776)), 4),
 ])
 def test_a_quantum_the_symbol_decides_is_not_sampled(cold, name, extents, sampled):
     fn, types, constexprs = JOINT[name]
@@ -127,7 +128,8 @@ def test_a_row_broadcast_s_rows_are_decided(cold, monkeypatch, tmp_path):
     """softmax_grad's float32 ``rows_kernel``: its ``[ROWS, 1]`` row sums broadcast through ``Brcb``, whose blocks
     the general form sizes by ``ROWS + 7`` rows (no ``ROWS // 8``, which multiples of 1 leave undecided), so
     ``ROWS`` is decided on multiples of 1 from 2 and 3 samples ask whether 1 is its low: 44 -> 37, and 32 with the
-    joint fit from the symbolic compile."""
+    joint fit from the symbolic compile; its ``BLOCK_K`` quanta 1 to 4 not compiled, the lanes of its arithmetic,
+    ``ROWS * ceil(BLOCK_K / 8) * 8``, on no line at their generic samples (:class:`Differs`): 32 -> 14."""
     fn, types, constexprs = _ops_kernel("softmax_grad", "rows_kernel", F32, BLOCK_K=40, FRONT=False)
     monkeypatch.setenv("ASCDSL_CACHE_DIR", str(tmp_path / "cold"))  # choosing the kernel lifted it: forget that
     lift._analyse.cache_clear()
@@ -135,7 +137,26 @@ def test_a_row_broadcast_s_rows_are_decided(cold, monkeypatch, tmp_path):
     before = lift.samples()
     found = lift.analyse(fn, fn.specialize(*types, **constexprs).kernels[0], PLATFORM)
     assert found.extents == (Symbol("ROWS", 1, 1, 452), Symbol("BLOCK_K", 8, 8, 9408))
-    assert sum((lift.samples() - before).values()) == 32
+    assert sum((lift.samples() - before).values()) == 14
+
+
+def test_a_row_pitch_the_kernel_holds_differs(cold, monkeypatch, tmp_path):
+    """log_softmax_grad's float32 ``reduce_tail_recompute_kernel``: its row sums of ``[1, BLOCK_R]`` tiles offset row
+    ``r`` by ``r * ceil(BLOCK_R / 8) * 8`` lanes (``repeat.row``); on multiples of 1, 2 or 4 that pitch
+    :class:`Differs`, its values at the generic samples on no line, so the quanta below 8 are not compiled, and 8
+    decides: the lift compiles no sample (9 before), its extents the sampled ones."""
+    fn, types, constexprs = _ops_kernel("log_softmax_grad", "reduce_tail_recompute_kernel", F32)
+    with pytest.raises(Differs) as e:
+        planned(fn.specialize(*types, **{**constexprs, "BLOCK_R": Symbol("BLOCK_R", 2, 4, 202)}).kernels[0],
+                PLATFORM, general=True)
+    assert [e.value.value({"BLOCK_R": v}) for v in (4, 6, 8, 10)] == [8, 8, 8, 16]
+    monkeypatch.setenv("ASCDSL_CACHE_DIR", str(tmp_path / "cold"))  # choosing the kernel lifted it: forget that
+    lift._analyse.cache_clear()
+    lift._KNOWN.clear()
+    before = lift.samples()
+    found = lift.analyse(fn, fn.specialize(*types, **constexprs).kernels[0], PLATFORM)
+    assert found.extents == (Symbol("BLOCK_R", 8, 8, 11752),)
+    assert sum((lift.samples() - before).values()) == 0
 
 
 def test_a_value_that_differs_skips_a_quantum_only_where_the_samples_would_not_fit():

@@ -102,7 +102,12 @@ def ceil_div(x: Poly | int, d: int) -> Poly | int:
     try:
         return -(-x // d)
     except Undecided as e:
-        raise Differs(str(e), lambda values: -(-_poly(x).at(values) // d)) from e
+        raise Differs(str(e), lambda values: -(-value_at(x, values) // d)) from e
+
+
+def value_at(x: Poly | int, values: Mapping) -> Coef:
+    """``x`` where each variable takes ``values[name]`` (an int: itself)."""
+    return _poly(x).at(values)
 
 
 def var_name(v: Var) -> str | int:

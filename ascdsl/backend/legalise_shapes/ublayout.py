@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ... import dtypes
 from ...ir.core import Kernel, Value, walk
+from ...ir.symbol import Differs, Undecided, value_at
 from ...platforms import Platform
 
 
@@ -77,3 +78,24 @@ def numel(shape) -> int:
 
 def count(v: Value, align: int) -> int:
     return padded_numel(v.type.shape, align)
+
+
+
+def held_count(v: Value, align: int) -> int:
+    """:func:`count` for lanes the kernel holds (an API call's count of ``rows * pitch``), else as
+    :func:`held_pitch`."""
+    return _held(padded_numel, v.type.shape, align)
+
+
+def held_pitch(v: Value, align: int) -> int:
+    """:func:`pitch` for a pitch the kernel holds (a row offset ``r * pitch``): where the symbols' domains leave it
+    inexact (a last axis of multiples of less than ``align``), :class:`.Differs` with its value at each point,
+    so the lift can tell that samples there fit no polynomial."""
+    return _held(pitch, v.type.shape, align)
+
+
+def _held(of, shape: tuple, align: int) -> int:
+    try:
+        return of(shape, align)
+    except Undecided as e:
+        raise Differs(str(e), lambda values: of(tuple(value_at(s, values) for s in shape), align)) from e

@@ -83,7 +83,7 @@ def copy_blocks(sel: Selector, dst: Ref, src: Ref, loc=None) -> Call:
 
 def _arith(sel: Selector, instr: Instr) -> list:
     op, v = instr.op, instr.result
-    dt, n = v.type.dtype, sel.count(v)
+    dt, n = v.type.dtype, sel.held_count(v)  # every form below holds n (a call's lanes, the loop's bound)
     xs = instr.operands
     if not (op in isel.NATIVE.get(dt, ()) or (op is Op.NEG and dt in isel.NATIVE)) or any(
             x.type.dtype != dt for x in xs):

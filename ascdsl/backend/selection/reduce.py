@@ -45,7 +45,7 @@ def _rows(sel: Selector, instr: Instr) -> list:
     v, (rows, cols) = instr.result, x.type.shape
     per_rep = sel.platform.repeat_bytes // 4
     per_blk = sel.platform.block_bytes // 4
-    p = sel.pitch(x)
+    p = sel.held_pitch(x)  # the general form holds it: row(r, p)
     src, pb = sel.ref(x), p // per_blk
     out = []
     general = sel.general
@@ -118,7 +118,7 @@ def _columns(sel: Selector, instr: Instr) -> list:
     v, (rows, cols) = instr.result, x.type.shape
     per_blk = sel.platform.block_bytes // 4
     most = sel.platform.max_repeats
-    src, p = sel.ref(x), sel.pitch(x)
+    src, p = sel.ref(x), sel.held_pitch(x)  # the general form holds it: row(r, p)
     pb = p // per_blk
     acc = sel.ref(v)
     n = -(-cols // per_blk) * per_blk
