@@ -131,13 +131,9 @@ def test_a_row_broadcast_s_rows_are_decided(cold, monkeypatch, tmp_path):
     joint fit from the symbolic compile; its ``BLOCK_K`` quanta 1 to 4 not compiled, the lanes of its arithmetic,
     ``ROWS * ceil(BLOCK_K / 8) * 8``, on no line at their generic samples (:class:`Differs`): 32 -> 14."""
     fn, types, constexprs = _ops_kernel("softmax_grad", "rows_kernel", F32, BLOCK_K=40, FRONT=False)
-    monkeypatch.setenv("ASCDSL_CACHE_DIR", str(tmp_path / "cold"))  # choosing the kernel lifted it: forget that
-    lift._analyse.cache_clear()
-    lift._KNOWN.clear()
-    before = lift.samples()
-    found = lift.analyse(fn, fn.specialize(*types, **constexprs).kernels[0], PLATFORM)
+    found, samples = _lifted_cold(monkeypatch, tmp_path, fn, types, constexprs)
     assert found.extents == (Symbol("ROWS", 1, 1, 452), Symbol("BLOCK_K", 8, 8, 9408))
-    assert sum((lift.samples() - before).values()) == 14
+    assert samples == 14
 
 
 def test_a_row_pitch_the_kernel_holds_differs(cold, monkeypatch, tmp_path):
@@ -150,13 +146,29 @@ def test_a_row_pitch_the_kernel_holds_differs(cold, monkeypatch, tmp_path):
         planned(fn.specialize(*types, **{**constexprs, "BLOCK_R": Symbol("BLOCK_R", 2, 4, 202)}).kernels[0],
                 PLATFORM, general=True)
     assert [e.value.value({"BLOCK_R": v}) for v in (4, 6, 8, 10)] == [8, 8, 8, 16]
-    monkeypatch.setenv("ASCDSL_CACHE_DIR", str(tmp_path / "cold"))  # choosing the kernel lifted it: forget that
+    found, samples = _lifted_cold(monkeypatch, tmp_path, fn, types, constexprs)
+    assert found.extents == (Symbol("BLOCK_R", 8, 8, 11752),)
+    assert samples == 0
+
+
+def test_a_column_reduction_s_row_pitch_differs(cold, monkeypatch, tmp_path):
+    """log_softmax_grad's float32 ``reduce_middle_full_kernel``: its ``[BLOCK_R, BLOCK_B]`` column sums add row ``r``
+    at ``r * ceil(BLOCK_B / 8) * 8`` (``reduce._columns``), so ``BLOCK_B``'s quanta below 8 are not compiled: 21 -> 3."""
+    fn, types, constexprs = _ops_kernel("log_softmax_grad", "reduce_middle_full_kernel", F32)
+    found, samples = _lifted_cold(monkeypatch, tmp_path, fn, types, constexprs)
+    assert found.extents == (Symbol("BLOCK_R", 1, 2, 1471), Symbol("BLOCK_B", 8, 8, 5232))
+    assert samples == 3
+
+
+def _lifted_cold(monkeypatch, tmp_path, fn, types, constexprs) -> tuple:
+    """The lift of ``fn`` at ``constexprs`` with nothing cached (choosing the kernel lifted it: forget that), and
+    the samples it compiled."""
+    monkeypatch.setenv("ASCDSL_CACHE_DIR", str(tmp_path / "cold"))
     lift._analyse.cache_clear()
     lift._KNOWN.clear()
     before = lift.samples()
     found = lift.analyse(fn, fn.specialize(*types, **constexprs).kernels[0], PLATFORM)
-    assert found.extents == (Symbol("BLOCK_R", 8, 8, 11752),)
-    assert sum((lift.samples() - before).values()) == 0
+    return found, sum((lift.samples() - before).values())
 
 
 def test_a_value_that_differs_skips_a_quantum_only_where_the_samples_would_not_fit():

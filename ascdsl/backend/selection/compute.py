@@ -20,7 +20,7 @@ from ...ir.core import GroupOp, Instr, Op, Value
 from . import isel, reduce, repeat
 from ..kir import Bin, BinOp, Call, Cond, Const, Conv, Elem, For, If, Lit, Pipe, Ref, Text, add, lit
 from .selector import F32, Selector, program_id, unsupported
-from ..legalise_shapes.ublayout import has_rows, numel
+from ..legalise_shapes.ublayout import has_rows, held_count, numel
 
 COMPARE = {Op.LT: Const.LT, Op.LE: Const.LE, Op.GT: Const.GT, Op.GE: Const.GE, Op.EQ: Const.EQ, Op.NE: Const.NE}
 
@@ -83,11 +83,11 @@ def copy_blocks(sel: Selector, dst: Ref, src: Ref, loc=None) -> Call:
 
 def _arith(sel: Selector, instr: Instr) -> list:
     op, v = instr.op, instr.result
-    dt, n = v.type.dtype, sel.held_count(v)  # every form below holds n (a call's lanes, the loop's bound)
-    xs = instr.operands
+    dt, xs = v.type.dtype, instr.operands
     if not (op in isel.NATIVE.get(dt, ()) or (op is Op.NEG and dt in isel.NATIVE)) or any(
             x.type.dtype != dt for x in xs):
         raise unsupported(instr, f"`{op.value}` on {dt}")
+    n = held_count(v, sel.align)  # every form below holds it (a call's lanes; the general scalar_block's bounds)
     tiles = [sel.ref(x) for x in xs if not x.type.is_scalar]
     scalars = [x for x in xs if x.type.is_scalar]
     dst = sel.ref(v)

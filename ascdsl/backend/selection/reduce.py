@@ -17,6 +17,7 @@ from __future__ import annotations
 from ...ir.core import Instr, Op
 from ...ir.symbol import ceil_div, equal
 from . import isel, repeat
+from ..legalise_shapes.ublayout import held_pitch
 from ..kir import BinOp, Bin, Brace, Call, Const, Elem, For, If, Lit, Ref, Set, Var, VarKind, add, as_expr, lit, minimum
 from .repeat import located, row, view
 from .selector import F32, Selector, unsupported
@@ -45,7 +46,7 @@ def _rows(sel: Selector, instr: Instr) -> list:
     v, (rows, cols) = instr.result, x.type.shape
     per_rep = sel.platform.repeat_bytes // 4
     per_blk = sel.platform.block_bytes // 4
-    p = sel.held_pitch(x)  # the general form holds it: row(r, p)
+    p = held_pitch(x, sel.align)  # the general form holds it: row(r, p)
     src, pb = sel.ref(x), p // per_blk
     out = []
     general = sel.general
@@ -118,8 +119,8 @@ def _columns(sel: Selector, instr: Instr) -> list:
     v, (rows, cols) = instr.result, x.type.shape
     per_blk = sel.platform.block_bytes // 4
     most = sel.platform.max_repeats
-    src, p = sel.ref(x), sel.held_pitch(x)  # the general form holds it: row(r, p)
-    pb = p // per_blk
+    p = held_pitch(x, sel.align)  # the general form holds it: row(r, p)
+    src, pb = sel.ref(x), p // per_blk
     acc = sel.ref(v)
     n = -(-cols // per_blk) * per_blk
     out = [Call("DataCopy", Ref(acc.buf, F32, lit(0), n), (Ref(src.buf, F32, lit(0), n),), (lit(n),), loc=instr.loc)]

@@ -29,7 +29,7 @@ from .. import kir
 from ..names import naming
 from ..legalise_types import limits, scalarunit
 from ..kir import BinOp, Buf, Lit, Ref, Role, Var, VarKind, lit
-from ..legalise_shapes.ublayout import count, held_count, held_pitch, pitch, same_layout, tile_align
+from ..legalise_shapes.ublayout import count, pitch, same_layout, tile_align
 
 F32 = dtypes.float32
 I64 = dtypes.int64
@@ -335,14 +335,6 @@ class Selector:
     # ------------------------------------------------------------------ views and scalars
     def count(self, v: Value) -> int:
         return count(v, self.align)
-
-    def held_count(self, v: Value) -> int:
-        """:meth:`count` where the kernel holds it (a call's lanes): :class:`.Differs` where it is inexact."""
-        return held_count(v, self.align)
-
-    def held_pitch(self, v: Value) -> int:
-        """:meth:`pitch` where the kernel holds it (a row offset): :class:`.Differs` where it is inexact."""
-        return held_pitch(v, self.align)
 
     def pitch(self, v: Value) -> int:
         return pitch(v.type.shape, self.align)
