@@ -17,7 +17,7 @@ from ascdsl.backend.render import ascendc
 from ascdsl.backend.render.ascendc import planned
 from ascdsl.backend.render.emit import class_model
 from ascdsl.ir.symbol import Differs, Symbol, Undecided
-from tests.test_lift_differential import CASES, F32, PLATFORM
+from tests.test_lift_differential import CASES, F16, F32, PLATFORM
 from tests.test_symbolic_plan import _ops_kernel
 
 
@@ -53,8 +53,9 @@ JOINT = {**CASES, "masked_add": (masked_add_kernel, (F32, F32, F32, tl.int32), {
     ("add_row_f32", (Symbol("ROWS", 1, 2, 2943), Symbol("BLOCK", 8, 8, 7848)), 12),
     # float16 rows of BLOCK lanes decided on multiples of 16, ROWS on multiples of 1 (its [ROWS, 1] row sums'
     # Brcb sized by ROWS + 7 rows: 41 before); the joint fit sampled (ROWS from 1: the symbolic compile asks
-    # whether ROWS is 1). Alone: 61.
-    ("softmax_f16", (Symbol("ROWS", 1, 1, 485), Symbol("BLOCK", 16, 16, 23504)), 35),
+    # whether ROWS is 1). Alone: 61. BLOCK's quanta 1 to 8: its casts' ROWS * ceil(BLOCK / 16) * 16 lanes Differs,
+    # on no line at the generic samples, so they are not compiled (35 before).
+    ("softmax_f16", (Symbol("ROWS", 1, 1, 485), Symbol("BLOCK", 16, 16, 23504)), 11),
     # ROWS decided on multiples of 1 from 2 but not from 1 (is ROWS 1?): one sample at 1 is the symbolic kernel
     # at 1, so 1 is the low (three samples asked it); the joint fit from the symbols from 2, the points at ROWS
     # = 1 sampled. Alone: 34. BLOCK's quanta 1 to 4: the add's 24 rows of ceil(BLOCK / 8) * 8 lanes Differs, on
@@ -158,6 +159,17 @@ def test_a_column_reduction_s_row_pitch_differs(cold, monkeypatch, tmp_path):
     found, samples = _lifted_cold(monkeypatch, tmp_path, fn, types, constexprs)
     assert found.extents == (Symbol("BLOCK_R", 1, 2, 1471), Symbol("BLOCK_B", 8, 8, 5232))
     assert samples == 3
+
+
+def test_a_cast_s_lanes_differ(cold, monkeypatch, tmp_path):
+    """softmax_grad's float16 ``two_pass_kernel``: its ``[1, BLOCK_K]`` half tiles cast to float32 over
+    ``ceil(BLOCK_K / 16) * 16`` lanes (the pitch of the kernel's narrowest 2-D tile), so ``BLOCK_K``'s quanta 1 to 8
+    are not compiled, and 16 decides: the search for ``BLOCK_K``'s quantum compiles none (12 before), the lift
+    18 -> 6."""
+    fn, types, constexprs = _ops_kernel("softmax_grad", "two_pass_kernel", F16)
+    found, samples = _lifted_cold(monkeypatch, tmp_path, fn, types, constexprs)
+    assert found.extents == (Symbol("BLOCK_K", 16, 16, 11744),)
+    assert samples == 6
 
 
 def _lifted_cold(monkeypatch, tmp_path, fn, types, constexprs) -> tuple:

@@ -107,15 +107,14 @@ def _cast(sel: Selector, instr: Instr) -> list:
     (x,) = instr.operands
     v = instr.result
     src, dst = x.type.dtype, v.type.dtype
-    if src == dst and instr.attr("kept"):  # a template's cast in its float32 form: the planner aliases it
-        return [Call("Cast", sel.ref(v), (sel.ref(x),), (Const.CAST_NONE, lit(sel.count(v))), inplace=True,
-                     loc=instr.loc)]
-    if src == dst:
+    if src == dst and not instr.attr("kept"):
         return [copy(sel, sel.ref(v), x, instr.loc)]
-    if (src, dst) not in isel.CAST_MODE:
+    if src != dst and (src, dst) not in isel.CAST_MODE:
         raise unsupported(instr, f"casting {src} to {dst}")
-    return [Call("Cast", sel.ref(v), (sel.ref(x),), (Const[isel.CAST_MODE[(src, dst)]], lit(sel.count(v))),
-                 loc=instr.loc)]
+    # a kept cast: a template's cast in its float32 form, which the planner aliases
+    mode = Const.CAST_NONE if src == dst else Const[isel.CAST_MODE[(src, dst)]]
+    n = held_count(v, sel.align)  # the Cast's lanes
+    return [Call("Cast", sel.ref(v), (sel.ref(x),), (mode, lit(n)), inplace=src == dst, loc=instr.loc)]
 
 
 def _rounding(sel: Selector, instr: Instr) -> list:
