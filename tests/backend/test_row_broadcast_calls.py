@@ -9,8 +9,9 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes, sim
+from ascdsl.planner import arg_types
 from ascdsl.testing import assert_close
-from tests.backend.helpers import both
+from tests.backend.helpers import CANN, assert_type_checks, both
 
 
 @ascdsl.jit
@@ -37,3 +38,15 @@ def test_a_row_read_by_few_long_rows_is_one_call_a_row(rows, block, dtype, calls
     (run,) = runs
     assert run.stats.vector_calls["Mul"] == programs * calls
     assert_close(out[2], interp[2], dtype)
+
+
+@CANN
+def test_rows_walked_type_check_against_cann(tmp_path):
+    """The kernels of the row walk (float32, float16) against the real CANN headers, with g++ and clang++."""
+    kernels = []
+    for rows, block, dtype in [(2, 1024, dtypes.float32), (2, 2048, dtypes.float16)]:
+        desc = ascdsl.TensorDesc((2 * rows * block,), dtype)
+        w = ascdsl.TensorDesc((block,), dtype)
+        kernels.append(scaled_kernel.specialize(*arg_types(scaled_kernel, (desc, w, desc, block)), ROWS=rows,
+                                                BLOCK=block).kernels[0])
+    assert_type_checks("rows_walked", kernels, tmp_path)
