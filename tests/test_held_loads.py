@@ -129,12 +129,13 @@ def test_a_store_lies_over_a_packed_load_only_where_its_bytes_are_dead():
     assert not apart([kir.Queue(kir.QOp.ALLOC, i), loop])  # the next trip reads chunk 0 over the store's chunk 0
 
 
-@pytest.mark.parametrize("m, n, label", [(2000, 3000, "3 (persistent)"), (512, 6144, "2 (persistent)")])
+@pytest.mark.parametrize("m, n, label", [(2000, 3000, "2 (persistent)"), (512, 6144, "2 (persistent)")])
 def test_the_launch_takes_the_x_resident_form_where_it_batches(monkeypatch, m, n, label):
     """Layer norm of 2000 rows of 3000 float32: the X-resident form fits three rows a trip double-buffered (``W`` and
     ``B`` held once, not in every batched program's step), which the launch takes (1.53x of the floor looping at
-    P = 6, 1.40x so), the model's estimate within 2% of the simulator's; the simulator's results equal the
-    interpreter's. Rows of 6144 fit two a trip where the rows' ``x - mean`` is computed again for the output, not
+    P = 6, 1.40x so; at two rows a trip since ``W`` and ``B`` are read a row a call, not a column chunk a
+    call: 31.09 us, 31.28 at three before), the model's estimate within 2% of the simulator's; the simulator's
+    results equal the interpreter's. Rows of 6144 fit two a trip where the rows' ``x - mean`` is computed again for the output, not
     held from the variance (``unrolled_loops(..., recompute=True)``; 217,216 bytes held, 177,280 so): 1.415x
     looping at P = 5, 1.295x so. At 256x8192 only one row a trip fits, and the loops run."""
     monkeypatch.setenv("ASCDSL_BATCH", "1")

@@ -199,10 +199,11 @@ def brcb(sel: Selector, instr: Instr) -> tuple[Ref, list]:
 
 def broadcast_binary(sel: Selector, instr: Instr) -> list:
     """``dst[M, N] = a op b`` where an operand is a fused broadcast of ``[M, 1]`` or ``[1, N]``:
-    one repeat per row, column chunk by column chunk; with an ``[M, 1]`` operand, where that issues
-    fewer calls (few long rows, or rows beyond the 8-bit repeat stride), one call per row whose
-    repeats walk the row's whole repeats, the row's broadcast block read at block and repeat stride 0,
-    then the rows' last partial repeat as one column chunk (chosen at run time in the general form)."""
+    one repeat per row, column chunk by column chunk; where that issues fewer calls (few long rows, or
+    rows beyond the 8-bit repeat stride), one call per row whose repeats walk the row's whole repeats
+    (an ``[M, 1]`` operand's broadcast block read at block and repeat stride 0, a ``[1, N]`` operand's
+    row as the row's own), then the rows' last partial repeat as one column chunk (chosen at run time
+    in the general form)."""
     op, v = instr.op, instr.result
     dt, (rows, cols) = v.type.dtype, v.type.shape
     if op not in isel.BINARY_API or dt not in isel.NATIVE or any(x.type.dtype != dt for x in instr.operands):
@@ -243,12 +244,10 @@ def broadcast_binary(sel: Selector, instr: Instr) -> list:
                     (lit(per_rep), n, Brace((lit(1), *blk, lit(8), *rep))), inplace=donors)
     columns = repeat.over_columns(sel, lit(0), cols, per_rep, lambda c: repeat.over_rows(
         sel, rows, lit(rows), pb, lambda r, n, s: call(r, n, s, c)))
-    if not any(q == 1 for _, _, _, q in operands):  # no [M, 1] operand: the rows are the repeats
-        return located(out + columns, instr.loc)
-    # [M, 1] operands: one call per row whose repeats walk the row's whole repeats, then the last
-    # partial repeat of every row as one column chunk, where that issues fewer calls than column
-    # chunks with the rows as repeats (few long rows; rows beyond the 8-bit repeat stride; one call
-    # writes each result over its source: the UB plan's in-place)
+    # one call per row whose repeats walk the row's whole repeats (an [M, 1] operand's block read at stride 0, a
+    # [1, N] operand's row at the row's own strides), then the last partial repeat of every row as one column
+    # chunk, where that issues fewer calls than column chunks with the rows as repeats (few long rows; rows
+    # beyond the 8-bit repeat stride; one call writes each result over its source: the UB plan's in-place)
     most = sel.platform.max_repeats
     full = Bin(BinOp.DIV, lit(cols), lit(per_rep)) if sel.general else lit(cols // per_rep)
     r, k = sel.fresh("r"), sel.fresh("k")
