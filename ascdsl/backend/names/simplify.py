@@ -5,7 +5,8 @@ still walks its rows in a loop (``for (r = 0; r < 1; r += 255)``), and a count t
 of a condition changes is still written as the condition. Once the lift has turned the extents that
 vary into tiling fields, what is left literal is literal in every instance. This pass folds it:
 
-* integer arithmetic and comparisons of literals (C semantics: division truncates), ``x + 0``,
+* integer arithmetic and comparisons of literals (C semantics: division truncates), an integer compared
+  with itself, ``x + 0``,
   ``x * 1``, ``x * 0``, ``c ? a : a``, conditions whose value is known, and ``min(a, b)`` where ``b``
   cannot be below ``a``;
 * loops that run exactly once become their body (the loop variable replaced by its start), loops
@@ -187,6 +188,8 @@ def _bin(op: BinOp, a, b):
         folded = _fold(op, x, y)
         if folded is not None:
             return folded
+    if op in COMPARE and a == b and (kir.int_bytes(a) is not None or op in (BinOp.LT, BinOp.GT)):
+        return Lit(COMPARE[op](0, 0), dtypes.bool_)  # `n < n` (clang: a self-comparison); NaN keeps `x <= x`
     if op is BinOp.ADD and _zero(b) or op is BinOp.SUB and _zero(b):
         return a
     if op is BinOp.ADD and _zero(a):
