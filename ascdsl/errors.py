@@ -111,8 +111,10 @@ class CompilationError(Error):
         return "\n".join(lines)
 
     def with_note(self, note: str) -> "CompilationError":
-        """The same error with one more note (e.g. the call site of a helper function)."""
+        """The same error with one more note (e.g. the call site of a helper function); a subclass's fields (a
+        :class:`UBOverflowError`'s sizes) kept."""
         err = type(self).__new__(type(self))
+        err.__dict__.update(self.__dict__)
         CompilationError.__init__(err, self.loc, self.message, self.hint, self.notes + (note,))
         return err
 

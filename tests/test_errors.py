@@ -9,7 +9,7 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl.errors import display_path
+from ascdsl.errors import UBOverflowError, display_path
 from ascdsl.frontend import builtins as frontend_builtins
 
 P = tl.pointer_type
@@ -483,3 +483,32 @@ def test_compile_errors_at_launch_render_like_at_specialize_and_name_the_launch(
     line, col = where("launch_compile", "runtime_arange")
     assert f"note: while compiling `runtime_arange` for the call at {display_path(__file__)}:{line}:{col}" in lines
     assert re.match(r"^\S+:\d+:\d+: error: ", str(info.value))
+
+
+@ascdsl.jit
+def shifted_product_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK: tl.constexpr):
+    rows = cols = ks = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
+    b = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=(ks[:, None] < K) & (cols[None, :] < N), other=0.0)
+    acc = tl.dot(a, b)
+    tl.store(c_ptr + (rows[:, None] << N) + cols[None, :], acc.to(c_ptr.dtype.element_ty),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+def test_a_ub_overflow_of_a_mix_kernels_vector_part_is_located_at_the_launch():
+    """The store after ``tl.dot`` at ``rows << N`` goes lane by lane on the vector cores, whose UB it overflows:
+    the error (its note naming the vector work) is raised at the host line of the launch with its sizes, not an
+    AttributeError (``with_note`` kept a UBOverflowError's fields since; the fuzz, seed 44, ``ops/matmul.py``)."""
+    a = np.ones((64, 64), np.float16)
+    launch = ascdsl.Launch(shifted_product_kernel, grid=(1,), constexprs={"BLOCK": 64},
+                           scalars={"M": 64, "N": 64, "K": 64})
+    with pytest.raises(UBOverflowError) as info:
+        launch(a, a, np.zeros((64, 64), np.float16), backend="sim")
+    e = info.value
+    assert (Path(e.loc.file).name, e.loc.line) == ("test_errors.py", _line("launch = ascdsl.Launch("))
+    assert e.needed > e.budget == 188416 and "this launch of shifted_product_kernel (BLOCK=64)" in e.message
+    assert any("after `tl.dot` runs on the vector cores" in n for n in e.notes)
+
+
+def _line(text: str) -> int:
+    return next(i for i, t in enumerate(Path(__file__).read_text().splitlines(), 1) if t.strip().startswith(text))

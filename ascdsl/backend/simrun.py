@@ -35,7 +35,7 @@ from ..sim import SimCompileError, SimError
 from ..sim.build import log as build_log
 from ..sim.errors import KernelSimError
 from ..sim.signature import Entry, gm_entry
-from .render.ascendc import entry_pointers, kernel_source, pointer_names, pointer_params
+from .render.ascendc import compile_variant, entry_pointers, kernel_source, pointer_names, pointer_params
 from .batching.batchrun import batch_launch
 
 SYMBOL = "ascdsl_kernel"
@@ -90,14 +90,15 @@ def prebuild(launches, batch: int = 24) -> int:
     variants; returns how many files. Kernels whose scalar parameters clash share no file (the file's
     entry takes every kernel's pointers, :func:`gm_arguments`). The same launches make the same files
     (so the build cache serves any process that asks); a file whose kernels all have one already is not
-    made. Inside a :func:`recording`, the launches join that recording instead (its own prebuild makes
-    the files, fewer and larger)."""
+    made; a kernel the backend does not lower (:func:`lowers`) is left out, its launch reports why at the
+    user's line. Inside a :func:`recording`, the launches join that recording instead (its own prebuild
+    makes the files, fewer and larger)."""
     if _recorded is not None:
         _recorded.extend(launches)
         return 0
     files = 0
     groups: dict[str, list[list[Kernel]]] = {}
-    for kernel, platform in dict.fromkeys(launches):
+    for kernel, platform in filter(lambda launch: lowers(*launch), dict.fromkeys(launches)):
         for group in groups.setdefault(platform, []):
             if len(group) < batch:
                 try:
@@ -118,6 +119,20 @@ def prebuild(launches, batch: int = 24) -> int:
                 _prebuilt[(kernel, platform)] = (file, key)
     _compiled.cache_clear()
     return files
+
+
+def lowers(kernel: Kernel, platform: str) -> bool:
+    """Whether the backend lowers ``kernel`` on ``platform``: through the vector passes, or, for a kernel that
+    multiplies matrices, rendered alone (its cube and MIX forms); not where it raises an ascdsl error (a
+    refusal located at the user's line, which the kernel's launch raises)."""
+    try:
+        if cube.is_cube(kernel):
+            kernel_source(SYMBOL, tiling.variants([kernel]), tiling.layout("KernelTilingData", [kernel]), platform)
+        else:
+            compile_variant(kernel, platform)
+    except Error:
+        return False
+    return True
 
 
 def prebuilt(kernel: Kernel, platform: str) -> bool:

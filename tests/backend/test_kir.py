@@ -52,6 +52,18 @@ def test_verifier_rejects_a_variable_read_before_its_definition():
         kir.verify(broken)
 
 
+def test_verifier_rejects_a_variable_of_two_types():
+    """Names are a variable key's: a read (or a stage's parameter) typed apart from the definition would be
+    declared narrower than what is passed to it (clang's -Wshorten-64-to-32)."""
+    k = _compiled()[0]
+    i32, i64 = (kir.Var(777, t, "rows", kir.VarKind.LOOP) for t in (dtypes.int32, dtypes.int64))
+    read = kir.Let(kir.Var(778, dtypes.int64, "end"), i64)
+    ok = kir.For(i64, kir.lit(0), kir.lit(4), kir.lit(1), (read,))
+    kir.verify(dataclasses.replace(k, process=(ok,) + k.process))
+    with pytest.raises(kir.KirError, match="key 777 .rows. has two C types"):
+        kir.verify(dataclasses.replace(k, process=(dataclasses.replace(ok, var=i32),) + k.process))
+
+
 def test_the_plan_is_computed_once_per_variant(monkeypatch, tmp_path):
     from ascdsl import build
     from ascdsl.op import load_operators

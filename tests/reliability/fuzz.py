@@ -125,6 +125,8 @@ def mutants(count: int, seed: int = 0, shard: tuple[int, int] = (0, 1)) -> list[
         if not candidates:
             continue
         target, what, replacement = rng.choice(candidates)
+        if ast.dump(replacement) == ast.dump(target):  # `Mult -> Mult`: the source itself, and a twin of another
+            continue
         index, drawn = drawn, drawn + 1
         if index % shard[1] != shard[0]:
             continue

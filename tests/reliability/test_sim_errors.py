@@ -13,6 +13,7 @@ import ascdsl.language as tl
 from ascdsl import sim
 from ascdsl.backend import simrun
 from ascdsl.sim.errors import KernelSimError
+from tests.backend.kernels import reversed_kernel
 
 
 @ascdsl.jit
@@ -88,3 +89,22 @@ def test_kernels_of_other_pointers_share_a_file_and_name_their_own_tensor():
     with pytest.raises(KernelSimError) as info:  # x_ptr is the entry's third pointer, the kernel's first
         read_past_end[(2,)](x, out, BLOCK=64, backend="sim")
     assert (info.value.tensor, info.value.loc.line) == ("x_ptr", line_of(read_past_end, "tl.load(x_ptr"))
+
+
+def test_prebuild_leaves_out_a_kernel_the_backend_refuses():
+    """A recorded launch of a kernel the backend refuses (a negative innermost stride, which the interpreter runs)
+    does not stop :func:`~ascdsl.backend.simrun.prebuild` (the fuzz's simulator mutants are built so): the other
+    kernels are built, and the refused kernel's own launch raises the refusal at its line (the fuzz, seed 44)."""
+    x, out = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    with simrun.recording() as launches:
+        reversed_kernel[(1,)](x, out, 64, BLOCK=64, backend="sim")
+        scaled_copy[(2,)](x, out, np.float32(3.0), BLOCK=32, backend="sim")
+    assert simrun.prebuild(launches) == 1
+    assert [simrun.prebuilt(*launch) for launch in launches] == [False, True]
+    with pytest.raises(ascdsl.CompilationError) as info:
+        reversed_kernel[(1,)](x, out, 64, BLOCK=64, backend="sim")
+    loc = info.value.loc
+    assert (Path(loc.file), loc.line) == (Path(inspect.getsourcefile(reversed_kernel.fn)),
+                                          line_of(reversed_kernel, "tl.load(x_ptr + (BLOCK"))
+    scaled_copy[(2,)](x, out, np.float32(3.0), BLOCK=32, backend="sim")
+    assert out.tobytes() == (x * np.float32(3.0)).tobytes()

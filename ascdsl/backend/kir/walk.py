@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from ... import dtypes
 from .expr import (Bin, Brace, Buf, Cond, Const, Conv, Elem, ElemsPer, Field, GmValue, IsSame, Lit, Not, Role, SizeOf,
                    Text, Var, VarKind)
 from .stmt import Barrier, Call, Flag, For, If, Kernel, Let, QOp, Queue, Run, Segment, Set, Stmt, While
@@ -142,7 +141,9 @@ class KirError(AssertionError):
 def verify(k: Kernel) -> Kernel:
     """Check the kernel IR's invariants; returns ``k``.
 
-    * every variable is defined (Let, For, parameter of its stage, member) before it is read;
+    * every variable is defined (Let, For, parameter of its stage, member) before it is read, and a variable key
+      has one C type wherever it is defined, read or passed (the names are a key's: a stage's parameter is
+      declared with its argument's type);
     * a view stays within its buffer's element type size, and views of one buffer agree on roles;
     * queue buffers are only touched between their ALLOC/DEQUE and their ENQUE/FREE (a buffer the program
       holds, :attr:`.Kernel.held`, anywhere: from its DeQue to the FreeTensor that ends ``Process``);
@@ -153,14 +154,22 @@ def verify(k: Kernel) -> Kernel:
         if keys.setdefault(b.key, b) != b:
             raise KirError(f"buffer key {b.key} names two buffers: {keys[b.key]} and {b}")
     staged = bool(k.stages)
+    types: dict[int, object] = {}
+
+    def typed(vs) -> None:
+        for v in vs:
+            if types.setdefault(v.key, v.ctype) != v.ctype:
+                raise KirError(f"variable key {v.key} ({v.hint}) has two C types: {types[v.key]} and {v.ctype}")
 
     def check(body, scope: set, held: set) -> None:
         scope = set(scope)
         for s in body:
             if isinstance(s, While):  # its condition reads what its test defines
-                check(s.test + (Let(Var(0, dtypes.bool_, "cond"), s.cond),) + s.body, scope, held)
+                check(s.test + (If(s.cond, ()),) + s.body, scope, held)
                 continue
+            typed([s.var] if isinstance(s, (Let, Set, For)) else s.stage.params if isinstance(s, Run) else ())
             for e in exprs(s):
+                typed(x for x in sub_exprs(e) if isinstance(x, Var))
                 for x in sub_exprs(e):
                     if isinstance(x, Var) and x.kind is VarKind.LOCAL and x not in scope:
                         raise KirError(f"{x} is read before it is defined")
