@@ -11,7 +11,7 @@ import pytest
 import ascdsl
 import ascdsl.language as tl
 
-from ascdsl.backend.lift import lift
+from ascdsl.backend.lift import lift, symbolic
 from ascdsl.backend.names.simplify import simplify
 from ascdsl.backend.render import ascendc
 from ascdsl.backend.render.ascendc import planned
@@ -189,9 +189,9 @@ def test_a_value_that_differs_skips_a_quantum_only_where_the_samples_would_not_f
     every multiple of 1 the search samples (up to 101): on a line, so they are compiled."""
     generic = [3, 5, 4, 7, 11, 16, 37, 101]
     repeats = lambda per: Differs("", lambda values: -(-values["BLOCK"] // per))  # noqa: E731
-    assert lift._no_line(repeats(64), "BLOCK", [32 * v for v in generic])
-    assert lift._no_line(repeats(64), "BLOCK", generic)  # 1 up to 64 lanes, 2 at 101
-    assert not lift._no_line(repeats(128), "BLOCK", generic)
+    assert symbolic.no_line(repeats(64), "BLOCK", [32 * v for v in generic])
+    assert symbolic.no_line(repeats(64), "BLOCK", generic)  # 1 up to 64 lanes, 2 at 101
+    assert not symbolic.no_line(repeats(128), "BLOCK", generic)
 
 
 def test_a_rounded_slot_of_the_joint_fit_from_the_symbols_is_the_sampled_one(cold, monkeypatch, tmp_path):

@@ -20,7 +20,6 @@ extent and slot size its largest value, and each slot keeps its size expression 
 from __future__ import annotations
 
 import dataclasses
-import enum
 import inspect
 import itertools
 from collections import Counter
@@ -41,7 +40,7 @@ from ..names.naming import FIELD_DTYPE, name as name_pass, to_expr
 from ..render.templated import computes_the_same, float32_form, pointer_dtypes
 from ..plan.tiling import Variant
 from ..plan.ubplan import Plan, Slot, highs
-from .symbolic import decides, evaluated, lifted, named
+from .symbolic import decides, evaluated, lifted, named, no_line, relabel
 
 QUANTA = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
@@ -157,7 +156,7 @@ class _Sampler:
             try:
                 k = self.jit_fn.specialize(*self.types, **{**self.base, **values}).kernels[0]
                 k = self.form(k) if self.form is not None else k
-                self.memo[key] = _relabel(dataclasses.replace(planned(k, self.platform, general=True), names=None,
+                self.memo[key] = relabel(dataclasses.replace(planned(k, self.platform, general=True), names=None,
                                                               constexprs=()))
             except CompilationError as e:
                 self.memo[key] = Mismatch(f"{values}: {e.message}")
@@ -174,28 +173,7 @@ class _Sampler:
         or a CompilationError where the compile fails)."""
         k = self.jit_fn.specialize(*self.types, **{**self.base, **{x.name: x for x in symbols}}).kernels[0]
         k = planned(self.form(k) if self.form is not None else k, self.platform, general=True)
-        return _relabel(dataclasses.replace(k, names=None, constexprs=()))
-
-
-_NO_VARS = (int, float, str, enum.Enum, type(None), Loc, dtypes.DType, Lit, kir.Field, kir.SizeOf, kir.ElemsPer,
-            kir.IsSame, kir.Text, kir.Buf, kir.Queue, kir.Local, kir.Bind, kir.Barrier, kir.Flag, kir.Note,
-            kir.GmParam, Plan)
-"""What holds no variable (a buffer's queue identity is strings and ints): :func:`_relabel` returns it
-as it is without walking it (the walk of every sample's leaves was a seventh of a lift)."""
-
-
-def _relabel(k: kir.Kernel) -> kir.Kernel:
-    """``k`` with its variables numbered in first-use order (value ids differ between samples when the
-    frontend shares equal constants)."""
-    keys: dict[int, int] = {}
-
-    def number(node):
-        if isinstance(node, _NO_VARS):
-            return node
-        if isinstance(node, kir.Var) and node.kind is not kir.VarKind.PID:
-            return dataclasses.replace(node, key=keys.setdefault(node.key, len(keys)))
-        return None
-    return tree_map(k, number)
+        return relabel(dataclasses.replace(k, names=None, constexprs=()))
 
 
 def _check(template, points: list[dict], fit_idx: list[int], names, quanta) -> dict:
@@ -240,14 +218,14 @@ def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
     """``(quantum, low)`` for lifting ``name`` alone, or None. Each quantum is first asked of the kernel
     compiled for ``name`` as a symbol (:func:`.symbolic.decides`); where that decides from twice the quantum, the
     samples compile at most the quantum itself (the low where it is the symbolic kernel at its value) and two
-    values to compare it with; where it :class:`Differs` at the generic samples (:func:`_no_line`), the quantum
+    values to compare it with; where it :class:`Differs` at the generic samples (:func:`.symbolic.no_line`), the quantum
     is passed over uncompiled; else they answer as they did before the symbol."""
     for q in QUANTA:
         generic = [3 * q, 5 * q, 4 * q, 7 * q, 11 * q, 16 * q, 37 * q, 101 * q]  # past any padding
         try:
             k = decides(s, name, q, 2 * q)  # every sample from 2 * q: the symbolic kernel at its value
         except Differs as e:
-            if _no_line(e, name, generic):  # the generic samples would fit no polynomial: not compiled to see it
+            if no_line(e, name, generic):  # the generic samples would fit no polynomial: not compiled to see it
                 continue
             k = None
         if k is not None:
@@ -275,14 +253,6 @@ def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
             except Mismatch:
                 continue
     return None
-
-
-def _no_line(differs: Differs, name: str, points: list[int]) -> bool:
-    """Whether the value ``differs`` knows, at ``points`` of ``name``, leaves the line :func:`_check` fits through
-    the first two: the samples at those points would not fit (a hole of those values, or kernels that differ
-    in form), as the sampled search finds by compiling them."""
-    (x0, x1), (y0, y1) = points[:2], [differs.value({name: v}) for v in points[:2]]
-    return any((differs.value({name: x}) - y0) * (x1 - x0) != (y1 - y0) * (x - x0) for x in points[2:])
 
 
 def _joint(s: _Sampler, found: dict, budget: int) -> Lift:

@@ -11,9 +11,11 @@ that kernel at its values, and its polynomials are the ones the samples would fi
 from __future__ import annotations
 
 import dataclasses
+import enum
 import itertools
 
-from ...errors import CompilationError
+from ... import dtypes
+from ...errors import CompilationError, Loc
 from ...ir.symbol import Differs, Poly, Symbol, Undecided, var_name
 from ...ir.treemap import tree_map
 from .. import kir
@@ -38,6 +40,35 @@ def decides(s, name: str, quantum: int, low: int) -> kir.Kernel | None:
         return None
     except (Undecided, CompilationError):
         return None
+
+
+def no_line(differs: Differs, name: str, points: list[int]) -> bool:
+    """Whether the value ``differs`` knows, at ``points`` of ``name``, leaves the line :func:`.lift._check` fits through
+    the first two: the samples at those points would not fit (a hole of those values, or kernels that differ
+    in form), as the sampled search finds by compiling them."""
+    (x0, x1), (y0, y1) = points[:2], [differs.value({name: v}) for v in points[:2]]
+    return any((differs.value({name: x}) - y0) * (x1 - x0) != (y1 - y0) * (x - x0) for x in points[2:])
+
+
+_NO_VARS = (int, float, str, enum.Enum, type(None), Loc, dtypes.DType, Lit, kir.Field, kir.SizeOf, kir.ElemsPer,
+            kir.IsSame, kir.Text, kir.Buf, kir.Queue, kir.Local, kir.Bind, kir.Barrier, kir.Flag, kir.Note,
+            kir.GmParam, Plan)
+"""What holds no variable (a buffer's queue identity is strings and ints): :func:`relabel` returns it
+as it is without walking it (the walk of every sample's leaves was a seventh of a lift)."""
+
+
+def relabel(k: kir.Kernel) -> kir.Kernel:
+    """``k`` with its variables numbered in first-use order (value ids differ between samples when the
+    frontend shares equal constants)."""
+    keys: dict[int, int] = {}
+
+    def number(node):
+        if isinstance(node, _NO_VARS):
+            return node
+        if isinstance(node, kir.Var) and node.kind is not kir.VarKind.PID:
+            return dataclasses.replace(node, key=keys.setdefault(node.key, len(keys)))
+        return None
+    return tree_map(k, number)
 
 
 def polys(node) -> list[Poly]:
@@ -107,4 +138,4 @@ def lifted(k: kir.Kernel, quanta: dict, top: dict, budget: int) -> kir.Kernel:
     return out
 
 
-__all__ = ["decides", "evaluated", "lifted", "named", "polys"]
+__all__ = ["decides", "evaluated", "lifted", "named", "no_line", "polys", "relabel"]
