@@ -83,6 +83,7 @@ def test_wheel_builds_and_simulates_from_another_folder(tmp_path):
     for path in (package, templates, include):
         assert Path(path).resolve().is_relative_to(installed.resolve()), path
     assert (Path(templates) / "kernel.cpp.j2").is_file()
+    assert (Path(package).parent / "schema" / "manifest.schema.json").is_file()  # the manifest's schema too
 
     built = subprocess.run([str(tmp_path / "venv" / "bin" / "ascdsl"), "build", "scale_add.py", "-o", "out"],
                            cwd=work, env=env, capture_output=True, text=True)
