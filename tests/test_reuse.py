@@ -44,6 +44,17 @@ def _layer_norm(m, n):
             np.int32(n), np.float32(1e-5)]
 
 
+def _runs_like(kernel, args, m: int, *forms) -> None:
+    """Each of ``forms`` (kernel, extra arguments, grid) writes bit for bit what ``kernel`` writes on ``m`` programs."""
+    want = [a.copy() for a in args]
+    interpreter.run(kernel, want, (m, 1, 1))
+    for k, extra, grid in forms:
+        got = [a.copy() for a in args]
+        interpreter.run(k, got + extra, (grid, 1, 1))
+        for g, w in zip(got, want):
+            assert g.tobytes() == w.tobytes()
+
+
 @ascdsl.jit
 def accumulate_kernel(x_ptr, sum_ptr, squares_ptr, totals_ptr, n, BLOCK: tl.constexpr):
     row = tl.program_id(0) * n
@@ -301,13 +312,7 @@ def test_the_branch_a_launch_takes_gives_the_versioned_kernels_results(n):
     taken = taken_branches(versioned, decided)
     assert dict(taken.constexprs)[TAKEN] == ("then" if n <= 128 else "else")
     assert not any(i.op is Op.IF for i in taken.body.body) and parse(dump(Module((taken,)))) == Module((taken,))
-    want = [a.copy() for a in args]
-    interpreter.run(versioned, want, (m, 1, 1))
-    for kernel, extra, grid in ((taken, [], m), (batch_programs(taken, 4), [np.int32(m)], 10)):
-        got = [a.copy() for a in args]
-        interpreter.run(kernel, got + extra, (grid, 1, 1))
-        for g, w in zip(got, want):
-            assert g.tobytes() == w.tobytes()
+    _runs_like(versioned, args, m, (taken, [], m), (batch_programs(taken, 4), [np.int32(m)], 10))
 
 
 @ascdsl.jit

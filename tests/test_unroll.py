@@ -11,7 +11,7 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl import dtypes, interpreter, sim
+from ascdsl import dtypes, sim
 from ascdsl.backend.batching import batchrun
 from ascdsl.bench_kernels import layer_norm_kernel
 from ascdsl.ir import Module, Op, walk
@@ -20,7 +20,7 @@ from ascdsl.passes.batching import batch_programs
 from ascdsl.passes.reuse import assume_disjoint, decided_branches, launch_trips, taken_branches, unrolled_loops
 from ascdsl.platforms import get_platform
 from ascdsl.testing import assert_close
-from tests.test_reuse import _layer_norm
+from tests.test_reuse import _layer_norm, _runs_like
 
 pytestmark = pytest.mark.usefixtures("prebuilt_module")  # the simulator kernels in few g++ runs
 
@@ -47,13 +47,7 @@ def test_unrolled_layer_norm_gives_the_loops_results_bit_for_bit(n):
     decided = decided_branches(versioned, args)
     assert decided == (n in (200, 256),)
     taken = taken_branches(versioned, decided)
-    want = [a.copy() for a in args]
-    interpreter.run(kernel, want, (m, 1, 1))
-    for k, extra, grid in ((versioned, [], m), (taken, [], m), (batch_programs(taken, 4), [np.int32(m)], 10)):
-        got = [a.copy() for a in args]
-        interpreter.run(k, got + extra, (grid, 1, 1))
-        for g, w in zip(got, want):
-            assert g.tobytes() == w.tobytes()
+    _runs_like(kernel, args, m, (versioned, [], m), (taken, [], m), (batch_programs(taken, 4), [np.int32(m)], 10))
 
 
 @ascdsl.jit
@@ -140,13 +134,7 @@ def test_the_unrolled_runs_before_the_last_are_unmasked(trips, n):
     assert sum(i.op is Op.WHERE for i in walk(straight)) == 1
     taken = taken_branches(versioned, decided_branches(versioned, args))
     assert taken is not versioned
-    want = [a.copy() for a in args]
-    interpreter.run(kernel, want, (m, 1, 1))
-    for k, extra, grid in ((taken, [], m), (batch_programs(taken, 4), [np.int32(m)], 4)):
-        got = [a.copy() for a in args]
-        interpreter.run(k, got + extra, (grid, 1, 1))
-        for g, w in zip(got, want):
-            assert g.tobytes() == w.tobytes()
+    _runs_like(kernel, args, m, (taken, [], m), (batch_programs(taken, 4), [np.int32(m)], 4))
 
 
 @pytest.mark.parametrize("recompute", [False, True])
@@ -164,10 +152,4 @@ def test_recomputing_the_tile_arithmetic_holds_less(recompute):
     subs = sum(i.op is Op.SUB and not i.result.type.is_scalar for i in walk(straight))
     assert subs == (2 if recompute else 1) * trips
     taken = taken_branches(versioned, decided_branches(versioned, args))
-    want = [a.copy() for a in args]
-    interpreter.run(kernel, want, (m, 1, 1))
-    for k, extra, grid in ((taken, [], m), (batch_programs(taken, 4), [np.int32(m)], 4)):
-        got = [a.copy() for a in args]
-        interpreter.run(k, got + extra, (grid, 1, 1))
-        for g, w in zip(got, want):
-            assert g.tobytes() == w.tobytes()
+    _runs_like(kernel, args, m, (taken, [], m), (batch_programs(taken, 4), [np.int32(m)], 4))

@@ -80,7 +80,6 @@ def count(v: Value, align: int) -> int:
     return padded_numel(v.type.shape, align)
 
 
-
 def held_count(v: Value, align: int) -> int:
     """:func:`count` for lanes the kernel holds (an API call's count of ``rows * pitch``), else as
     :func:`held_pitch`."""
