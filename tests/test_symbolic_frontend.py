@@ -9,6 +9,7 @@ import ascdsl
 import ascdsl.language as tl
 from ascdsl.ir import Op, Type, dump, parse, walk
 from ascdsl.ir.symbol import Poly, Symbol, Undecided
+from ascdsl.lib import load_flat_rows, store_flat_rows
 
 F32 = tl.pointer_type(tl.float32)
 BLOCK = Symbol("BLOCK", 8, 8, 4096)
@@ -62,3 +63,37 @@ def test_an_unknown_symbol_in_ir_text_is_a_parse_error():
     text = dump(_kernel(copy_kernel, F32, F32, tl.int32, BLOCK=BLOCK))
     with pytest.raises(ValueError, match="'ROWS' in 'ROWS' is no symbol"):
         parse(text.replace('symint("BLOCK")', 'symint("ROWS")'))
+
+
+@ascdsl.jit
+def flat_rows_kernel(x_ptr, out_ptr, end, ROWS: tl.constexpr, K: tl.constexpr):
+    rows = load_flat_rows(x_ptr, 0, end, ROWS, K)
+    store_flat_rows(out_ptr, 0, end, rows * 2.0)
+
+
+@ascdsl.jit
+def reshape_kernel(x_ptr, ROWS: tl.constexpr, K: tl.constexpr, TO: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, ROWS * K))
+    tl.reshape(x, (K, ROWS) if TO == 0 else (ROWS * K + 8,) if TO == 1 else (ROWS, 8))
+
+
+def test_a_flat_tile_of_symbols_reshapes_to_rows():
+    """``tl.reshape`` of a ``[ROWS * K]`` tile to ``(ROWS, K)`` and back (``ascdsl.lib``'s flat rows), symbols both."""
+    rows, k = Symbol("ROWS", 1, 1, 400), Symbol("K", 8, 8, 4096)
+    kernel = _kernel(flat_rows_kernel, F32, F32, tl.int32, ROWS=rows, K=k)
+    shapes = [i.results[0].type.shape for i in walk(kernel.body) if i.op is Op.RESHAPE]
+    flat, tile = (Poly.var(rows) * Poly.var(k),), (Poly.var(rows), Poly.var(k))
+    assert shapes == [tile, flat]
+    text = dump(kernel)
+    assert "tile<(ROWS)x(K)xf32>" in text and parse(text).kernels == (kernel,)
+
+
+def test_a_reshape_of_symbols_checks_the_element_counts_on_the_domain():
+    """The counts agree at every point (a reshape), at none (a located error), or at some: ``Undecided``."""
+    rows, k = Symbol("ROWS", 1, 1, 400), Symbol("K", 8, 8, 4096)
+    _kernel(reshape_kernel, F32, ROWS=rows, K=k, TO=0)
+    with pytest.raises(ascdsl.CompilationError, match="element counts differ") as e:
+        _kernel(reshape_kernel, F32, ROWS=rows, K=k, TO=1)
+    assert e.value.loc.line == reshape_kernel.fn.__code__.co_firstlineno + 3
+    with pytest.raises(Undecided, match="do not decide"):  # equal where K is 8
+        _kernel(reshape_kernel, F32, ROWS=rows, K=k, TO=2)

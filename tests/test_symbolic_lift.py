@@ -17,8 +17,10 @@ from ascdsl.backend.render import ascendc
 from ascdsl.backend.render.ascendc import planned
 from ascdsl.backend.render.emit import class_model
 from ascdsl.ir.symbol import Differs, Symbol, Undecided
+from ascdsl.opbuild import jit_functions
 from tests.test_lift_differential import CASES, F16, F32, PLATFORM
 from tests.test_symbolic_plan import _ops_kernel
+from tests.test_symbolic_selection import OPS
 
 
 @pytest.fixture
@@ -52,10 +54,11 @@ JOINT = {**CASES, "masked_add": (masked_add_kernel, (F32, F32, F32, tl.int32), {
     # fit from the symbolic compile. Alone: 34; the joint fit sampled: 18.
     ("add_row_f32", (Symbol("ROWS", 1, 2, 2943), Symbol("BLOCK", 8, 8, 7848)), 12),
     # float16 rows of BLOCK lanes decided on multiples of 16, ROWS on multiples of 1 (its [ROWS, 1] row sums'
-    # Brcb sized by ROWS + 7 rows: 41 before); the joint fit sampled (ROWS from 1: the symbolic compile asks
-    # whether ROWS is 1). Alone: 61. BLOCK's quanta 1 to 8: its casts' ROWS * ceil(BLOCK / 16) * 16 lanes Differs,
-    # on no line at the generic samples, so they are not compiled (35 before).
-    ("softmax_f16", (Symbol("ROWS", 1, 1, 485), Symbol("BLOCK", 16, 16, 23504)), 11),
+    # Brcb sized by ROWS + 7 rows: 41 before); the joint fit from the symbols from ROWS = 2, its three points at
+    # ROWS = 1 sampled, each the symbolic kernel at its values, rounded (Ceil) slots too (sampled before: 11).
+    # Alone: 61. BLOCK's quanta 1 to 8: its casts' ROWS * ceil(BLOCK / 16) * 16 lanes Differs, on no line at the
+    # generic samples, so they are not compiled (35 before).
+    ("softmax_f16", (Symbol("ROWS", 1, 1, 485), Symbol("BLOCK", 16, 16, 23504)), 4),
     # ROWS decided on multiples of 1 from 2 but not from 1 (is ROWS 1?): one sample at 1 is the symbolic kernel
     # at 1, so 1 is the low (three samples asked it); the joint fit from the symbols from 2, the points at ROWS
     # = 1 sampled. Alone: 34. BLOCK's quanta 1 to 4: the add's 24 rows of ceil(BLOCK / 8) * 8 lanes Differs, on
@@ -103,6 +106,8 @@ def test_a_unit_axis_s_low_is_sampled_beside_the_symbols():
     ("add_row_f32", 6),
     # the domains from ROWS = 2; two samples: the lows, BLOCK's high with ROWS at 1
     ("masked_add", 5),
+    # the same, the float16 input slots rounded (a Ceil) compared at their bytes
+    ("softmax_f16", 5),
 ])
 def test_the_joint_fit_from_the_symbolic_compile_is_the_sampled_one(cold, monkeypatch, tmp_path, name, joint):
     """The joint fit's samples (a grid of two values per constexpr, checks, each high) are the kernel compiled
@@ -219,3 +224,45 @@ def test_a_kernel_that_does_not_decide_is_planned_once():
         with pytest.raises(Undecided, match="ROWS - 1 > 0"):
             planned(kernel, PLATFORM, general=True)
     assert sum(n for key, n in (ascendc.work() - before).items() if key[0] == "plan") == 1
+
+
+def _flat_rows(op_name: str, kernel_name: str, k: str, dtype) -> tuple:
+    """``(fn, types, constexprs)`` of an op's packed kernel (``ascdsl.lib``'s flat rows: only the Python entry
+    launches it), rows of ``k`` = 24 elements."""
+    (op,) = [op for op in OPS if op.name == op_name]
+    fn = jit_functions(op)[kernel_name]
+    return fn, [tl.pointer_type(dtype)] * 3 + [tl.int32] * 2, {"ROWS": 16, k: 24}
+
+
+def _no_symbol(s, name, quantum, low):
+    """``symbolic.decides`` before the symbolic compile: the samples answer."""
+    return None
+
+
+@pytest.mark.parametrize("op_name, kernel_name, k", [("softmax_grad", "packed_kernel", "K"),
+                                                     ("log_softmax_grad", "reduce_tail_packed_kernel", "D1")])
+@pytest.mark.parametrize("dtype", [tl.float32, tl.float16])
+def test_a_flat_tile_reshaped_to_rows_of_symbols_lifts_without_samples(cold, monkeypatch, tmp_path, op_name,
+                                                                        kernel_name, k, dtype):
+    """The packed kernels: a ``[ROWS * K]`` tile read flat and reshaped to ``[ROWS, K]`` (and back to store it) is
+    compiled for ``ROWS`` and ``K`` as symbols: on multiples of 8 the float32 rows are whole blocks (the reshape
+    moves nothing); below, whether it moves them (a ``Gather``) :class:`Differs` between the generic samples, so
+    those quanta are not compiled; ``ROWS`` from 1 is decided (a ``[ROWS, 1]`` broadcast is no unit axis of the
+    ``K`` columns, a 1-D tile of ``ROWS`` lanes at least 1 lane); a float16 input slot of ``ceil32(48 * ROWS)`` bytes
+    is the sample's at each point. The lift compiles no sample (34 before) and is the sampled lift."""
+    fn, types, constexprs = _flat_rows(op_name, kernel_name, k, dtype)
+    kernel = fn.specialize(*types, **constexprs).kernels[0]
+    before = lift.samples()
+    symbolic = lift.analyse(fn, kernel, PLATFORM)
+    assert sum((lift.samples() - before).values()) == 0
+    monkeypatch.setenv("ASCDSL_CACHE_DIR", str(tmp_path / "sampled"))
+    monkeypatch.setattr(lift, "decides", _no_symbol)
+    monkeypatch.setattr(lift, "_from_symbols", _sampled_joint)
+    lift._analyse.cache_clear()
+    lift._KNOWN.clear()
+    before = lift.samples()
+    sampled = lift.analyse(fn, kernel, PLATFORM)
+    assert sum((lift.samples() - before).values()) == 34
+    assert symbolic.extents[1].quantum == 8 and symbolic == sampled  # extents and footprint
+    assert dataclasses.replace(symbolic.kernel, names=None) == dataclasses.replace(sampled.kernel, names=None)
+    assert vars(symbolic.kernel.names) == vars(sampled.kernel.names)

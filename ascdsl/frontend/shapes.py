@@ -11,6 +11,7 @@ import math
 from .. import dtypes, semantics
 from .. import language as tl
 from ..ir import Op, Type, Value
+from ..ir.symbol import Poly, equal
 from ..semantics import Literal, SemanticError, broadcast_shapes, show_shape
 from .emit import Emitter, describe
 
@@ -22,11 +23,12 @@ def _tile(x, what: str, min_rank: int = 1) -> Value:
     return x
 
 
-def _dims(values, what: str) -> tuple[int, ...]:
-    """A shape or axis list given as varargs (``reshape(x, M, N)``) or one tuple (``reshape(x, (M, N))``)."""
+def _dims(values, what: str, kinds=(int,)) -> tuple[int, ...]:
+    """A shape or axis list given as varargs (``reshape(x, M, N)``) or one tuple (``reshape(x, (M, N))``);
+    ``kinds``: what an entry may be (a shape's extent may be a :class:`Poly` of symbols too)."""
     if len(values) == 1 and isinstance(values[0], (tuple, list)):
         values = tuple(values[0])
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+    if not all(isinstance(v, kinds) and not isinstance(v, bool) for v in values):
         raise SemanticError(f"the {what} must be constexpr ints, got {describe(tuple(values))}",
                             "use literals or parameters declared as `NAME: tl.constexpr`")
     return tuple(values)
@@ -42,8 +44,9 @@ def _common(em: Emitter, a, b, what: str) -> tuple[Value, Value]:
 
 def reshape(em: Emitter, input, shape, can_reorder=False):
     x = _tile(input, "tl.reshape", 0)
-    shape = _dims(shape, "shape of tl.reshape")
-    if math.prod(shape) != x.type.numel or not all(s > 0 for s in shape):
+    shape = _dims(shape, "shape of tl.reshape", (int, Poly))
+    # of symbols (``(ROWS, K)`` of a ``ROWS * K`` tile): the counts agree at every point, or at none (else Undecided)
+    if not all(s > 0 for s in shape) or not equal(math.prod(shape), x.type.numel):
         raise SemanticError(f"cannot reshape {describe(x)} to {show_shape(shape)}: the element counts differ",
                             f"the new shape must hold exactly {x.type.numel} elements")
     if shape == x.type.shape:

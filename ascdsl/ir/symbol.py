@@ -349,8 +349,9 @@ class Ceil:
     base: Poly = ZERO
 
     def at(self, values: Mapping) -> int:
-        """The bytes where each variable takes ``values[name]`` (:meth:`Poly.at`)."""
-        return self.base.at(values) + sum(num * _round_up(max(p.at(values) for p in needs), self.block)
+        """The bytes where each variable takes ``values[name]`` (:func:`value_at`: a constant may be an int, as
+        :func:`.lift.symbolic.named` writes one)."""
+        return value_at(self.base, values) + sum(num * _round_up(max(value_at(p, values) for p in needs), self.block)
                                           for num, needs in self.parts)
 
     def __add__(self, other: Poly | Ceil | int) -> Ceil:

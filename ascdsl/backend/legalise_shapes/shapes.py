@@ -45,7 +45,7 @@ def rewrite(r, instr: Instr) -> bool:
         return False
     (x,) = instr.operands
     v, loc = instr.result, instr.loc
-    if equal(x.type.numel, 1) and equal(v.type.shape[1], 1):
+    if equal(v.type.shape[1], 1) and equal(x.type.numel, 1):  # the columns first: ``[ROWS, 1]`` rows to ``[ROWS, K]``
         # one element to an [M, 1] column, which lies as M elements (not as rows): the 1-D broadcast, reshaped
         dt = dtypes.float16 if x.type.dtype.itemsize == 1 else x.type.dtype  # 8-bit values in float16, exact
         wide = x if dt == x.type.dtype else r.op(Op.CAST, x.type.with_dtype(dt), (x,), (("dtype", dt),), loc)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ... import dtypes
 from ...ir.core import Kernel, Value, walk
-from ...ir.symbol import Differs, Undecided, value_at
+from ...ir.symbol import Differs, Undecided, equal, multiple, value_at
 from ...platforms import Platform
 
 
@@ -35,7 +35,8 @@ def pitch(shape: tuple[int, ...], align: int) -> int:
     """Elements per UB row of a tile of ``shape`` (its numel when it is stored as one row)."""
     if has_rows(shape):
         return -(-shape[-1] // align) * align
-    return max(1, numel(shape))
+    n = numel(shape)
+    return n if n >= 1 else 1  # not max(1, n), which asks n > 1: undecided where a symbol's low is 1
 
 
 def rows(shape: tuple[int, ...]) -> int:
@@ -45,12 +46,19 @@ def rows(shape: tuple[int, ...]) -> int:
 
 def contiguous(shape: tuple[int, ...], align: int) -> bool:
     """A tile of ``shape`` occupies its elements in row-major order without gaps."""
-    return not has_rows(shape) or shape[-1] % align == 0
+    return not has_rows(shape) or multiple(shape[-1], align)
 
 
 def same_layout(a: tuple[int, ...], b: tuple[int, ...], align: int) -> bool:
-    """Tiles of shapes ``a`` and ``b`` (of one numel) put every element at the same UB offset."""
-    both_rows = has_rows(a) and has_rows(b) and a[-1] == b[-1]
+    """Tiles of shapes ``a`` and ``b`` (of one numel) put every element at the same UB offset: a reshape between
+    them is free, else it moves the elements (a ``Gather``), a kernel of another form. Where the symbols' domains
+    leave it open (``[ROWS * K] -> [ROWS, K]`` for ``K`` of multiples of less than ``align``), :class:`.Differs`
+    with the answer at each point (1 or 0), so the lift can tell that samples there differ in form."""
+    return bool(_held(_same_layout, align, a, b))
+
+
+def _same_layout(a: tuple, b: tuple, align: int) -> bool:
+    both_rows = has_rows(a) and has_rows(b) and equal(a[-1], b[-1])
     return both_rows or contiguous(a, align) and contiguous(b, align)
 
 
@@ -83,18 +91,20 @@ def count(v: Value, align: int) -> int:
 def held_count(v: Value, align: int) -> int:
     """:func:`count` for lanes the kernel holds (an API call's count of ``rows * pitch``), else as
     :func:`held_pitch`."""
-    return _held(padded_numel, v.type.shape, align)
+    return _held(padded_numel, align, v.type.shape)
 
 
 def held_pitch(v: Value, align: int) -> int:
     """:func:`pitch` for a pitch the kernel holds (a row offset ``r * pitch``): where the symbols' domains leave it
     inexact (a last axis of multiples of less than ``align``), :class:`.Differs` with its value at each point,
     so the lift can tell that samples there fit no polynomial."""
-    return _held(pitch, v.type.shape, align)
+    return _held(pitch, align, v.type.shape)
 
 
-def _held(of, shape: tuple, align: int) -> int:
+def _held(of, align: int, *shapes: tuple) -> int:
+    """``of(*shapes, align)``, where the symbols' domains leave it open :class:`.Differs` with its value at each point."""
     try:
-        return of(shape, align)
+        return of(*shapes, align)
     except Undecided as e:
-        raise Differs(str(e), lambda values: of(tuple(value_at(s, values) for s in shape), align)) from e
+        raise Differs(str(e), lambda values: int(of(*(tuple(value_at(s, values) for s in shape) for shape in shapes),
+                                                   align))) from e

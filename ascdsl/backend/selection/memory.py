@@ -208,7 +208,8 @@ def _whole_blocks(sel: Selector, instr: Instr, local: Ref, to_ub: bool) -> Call 
     base, offset, _, extents, _ = parts(instr)
     shape = instr.attr("shape")
     per = sel.platform.block_bytes // local.dtype.itemsize
-    if not (len(shape) == 1 and multiple(shape[0], per) and same(sel.const_of(extents[0]), shape[0])):
+    # the extent first: a masked one is no constant at any point, whatever the domain leaves of the blocks
+    if not (len(shape) == 1 and same(sel.const_of(extents[0]), shape[0]) and multiple(shape[0], per)):
         return None
     gm = _gm(sel, base, local.dtype, sel.wide_expr(offset))
     dst, src = (local, gm) if to_ub else (gm, local)
