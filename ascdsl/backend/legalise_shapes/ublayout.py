@@ -102,7 +102,8 @@ def held_pitch(v: Value, align: int) -> int:
 
 
 def _held(of, align: int, *shapes: tuple) -> int:
-    """``of(*shapes, align)``, where the symbols' domains leave it open :class:`.Differs` with its value at each point."""
+    """``of(*shapes, align)``; where the symbols' domains leave it open, :class:`.Differs` with its value at each
+    point."""
     try:
         return of(*shapes, align)
     except Undecided as e:
