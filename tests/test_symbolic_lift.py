@@ -219,3 +219,18 @@ def test_a_kernel_that_does_not_decide_is_planned_once():
         with pytest.raises(Undecided, match="ROWS - 1 > 0"):
             planned(kernel, PLATFORM, general=True)
     assert sum(n for key, n in (ascendc.work() - before).items() if key[0] == "plan") == 1
+
+
+@pytest.mark.parametrize("relu", [False, True])
+def test_a_kernel_that_multiplies_matrices_is_not_sampled(cold, relu):
+    """matmul's float16 kernel, pure-cube and MIX: its lifted kernel would be the vector pipeline's, which refuses
+    `tl.dot` at every value (each of the 9 quanta of ``BLOCK_M``, ``BLOCK_N`` and ``BLOCK_K`` a failed sample,
+    27 a kernel, 108 over ``ops/``), and its cube class is rendered from the specialisation: no lift, as the
+    samples found, without them."""
+    fn, types, constexprs = _ops_kernel("matmul", "matmul_kernel", F16, RELU=relu)
+    kernel = fn.specialize(*types, **constexprs).kernels[0]
+    before = lift.samples()
+    assert lift.analyse(fn, kernel, PLATFORM) is None
+    assert sum((lift.samples() - before).values()) == 0
+    assert lift._sample(fn, kernel, PLATFORM, frozenset()) is None  # what the samples answer
+    assert sum((lift.samples() - before).values()) == 27
