@@ -283,6 +283,16 @@ def test_attention_forward_matches_the_interpreter(causal, shape):
     assert_close(got[3], want[3], dtypes.float16)
 
 
+def test_attention_programs_of_no_valid_queries_store_nothing():
+    """Attention forward on a grid of a query block past ``N_CTX`` (a loop of steps, a MIX kernel): its products
+    have no valid rows, so the cube core computes and stores none of them but still sets and waits for each step's
+    flags; the output stays as the interpreter leaves it."""
+    launch, args, meta = _attention(False)
+    launch = ck.attention_fwd[(ascdsl.cdiv(50, 16) + 1, 3)]
+    want, got = both(launch, *args, **meta)
+    assert_close(got[3], want[3], dtypes.float16)
+
+
 def test_an_operand_computed_before_a_loop_of_steps_is_a_located_error():
     x, w, out = np.zeros((16, 16), np.float16), np.zeros((48, 16), np.float16), np.zeros((16, 16), np.float32)
     with pytest.raises(ascdsl.CompilationError) as info:
