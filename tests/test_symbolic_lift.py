@@ -266,3 +266,19 @@ def test_a_flat_tile_reshaped_to_rows_of_symbols_lifts_without_samples(cold, mon
     assert symbolic.extents[1].quantum == 8 and symbolic == sampled  # extents and footprint
     assert dataclasses.replace(symbolic.kernel, names=None) == dataclasses.replace(sampled.kernel, names=None)
     assert vars(symbolic.kernel.names) == vars(sampled.kernel.names)
+
+
+@pytest.mark.parametrize("relu", [False, True])
+def test_a_kernel_that_multiplies_matrices_is_not_sampled(cold, monkeypatch, relu):
+    """matmul's float16 kernel, pure-cube and MIX: its lifted kernel would be the vector pipeline's, which refuses
+    `tl.dot` at every value (each of the 9 quanta of ``BLOCK_M``, ``BLOCK_N`` and ``BLOCK_K`` a failed sample,
+    27 a kernel, 108 over ``ops/``), and its cube class is rendered from the specialisation: no lift, as the
+    samples found, without them."""
+    fn, types, constexprs = _ops_kernel("matmul", "matmul_kernel", F16, RELU=relu)
+    kernel = fn.specialize(*types, **constexprs).kernels[0]
+    before = lift.samples()
+    assert lift.analyse(fn, kernel, PLATFORM) is None
+    assert sum((lift.samples() - before).values()) == 0
+    monkeypatch.setattr(lift, "_COMPILED", {})  # the samples' memo, which analyse() clears, dropped after
+    assert lift._sample(fn, kernel, PLATFORM, frozenset()) is None  # what the samples answer
+    assert sum((lift.samples() - before).values()) == 27

@@ -431,3 +431,17 @@ def matmul_trans_a(at_ptr, b_ptr, c_ptr, M, N, K: tl.constexpr, BLOCK_M: tl.cons
     w = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=cols[None, :] < N, other=0)
     tl.store(c_ptr + rows[:, None] * N + cols[None, :], tl.dot(tl.trans(xt), w),
              mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@ascdsl.jit
+def matmul_k_end(a_ptr, b_ptr, c_ptr, M, N, K, K_END, BLOCK: tl.constexpr):
+    """The loop over K runs to ``K_END``: where that is past ``K``, its last steps load blocks of no valid K."""
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    for k0 in range(0, K_END, BLOCK):
+        ks = k0 + tl.arange(0, BLOCK)
+        x = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K))
+        w = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=(ks[:, None] < K) & (cols[None, :] < N))
+        acc = tl.dot(x, w, acc)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=(rows[:, None] < M) & (cols[None, :] < N))

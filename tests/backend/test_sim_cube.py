@@ -136,6 +136,45 @@ def test_float32_result_on_a_2d_grid_without_stride_parameters():
     assert_close(got[2], want[2], dtypes.float32, scale=np.abs(a).astype(np.float32) @ np.abs(b).astype(np.float32))
 
 
+@pytest.mark.parametrize("extra", [(1, 0), (0, 2), (2, 1)], ids=["rows", "columns", "both"])
+def test_programs_of_no_valid_rows_or_columns_store_nothing(extra):
+    """A grid larger than the matrix: the programs past it have blocks of no valid rows or no valid columns (B's
+    `LoadData` of no columns would repeat 0 times, which the simulator refuses); they compute and store nothing, as
+    on the interpreter (the programs of the matrix overwrite all of the NaN canary, on both)."""
+    m, n, k = 40, 45, 70
+    a, b = data((m, k), dtypes.float16), data((k, n), dtypes.float16)
+    c = np.full((m, n), np.nan, np.float32)
+    grid = (ascdsl.cdiv(m, 32) + extra[0], ascdsl.cdiv(n, 32) + extra[1])
+    want, got = both(ck.matmul_grid2[grid], a, b, c, m, n, k, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
+    assert not np.isnan(want[2]).any()
+    assert_close(got[2], want[2], dtypes.float32, scale=np.abs(a).astype(np.float32) @ np.abs(b).astype(np.float32))
+
+
+def test_a_mix_kernel_s_programs_of_no_valid_columns_store_nothing():
+    """relu of the product (a MIX kernel) with ``N`` 0: every program's block of B has no valid columns; the cube
+    core stores no product to the workspace, the vector cores store nothing (their load of it is masked as the
+    product's lanes are), as on the interpreter: the NaN canary stays."""
+    m, k = 50, 40
+    a, b = data((m, k), dtypes.float16), data((k, 32), dtypes.float16)
+    want, got = both(ck.matmul_relu[(ascdsl.cdiv(m, 32),)], a, b, np.full((m, 32), np.nan, np.float32), m, 0, k,
+                     BLOCK=32)
+    assert np.isnan(want[2]).all()
+    assert np.isnan(got[2]).all()
+
+
+def test_steps_of_k_of_no_valid_k_add_nothing():
+    """A loop over K that runs past K: its last steps load blocks of no valid K (`LoadData` of 0 fractals of K);
+    they add nothing to the product, as on the interpreter; a loop all past K leaves the product 0."""
+    m, n, k = 40, 45, 70
+    a, b = data((m, k), dtypes.float16), data((k, n), dtypes.float16)
+    scale = np.abs(a).astype(np.float32) @ np.abs(b).astype(np.float32)
+    for valid, k_end in ((k, 4 * 32), (0, 2 * 32)):  # a step of 6 of K then one of none; two of none
+        want, got = both(ck.matmul_k_end[(2, 2)], a, b, np.full((m, n), np.nan, np.float32), m, n, valid, k_end,
+                         BLOCK=32)
+        assert not np.isnan(want[2]).any()
+        assert_close(got[2], want[2], dtypes.float32, scale=scale)
+
+
 @pytest.mark.parametrize("wrap", [0, -1, 2])
 def test_a_scalar_modulo_by_zero_or_minus_one_gives_the_interpreters_rows_not_a_trap(wrap):
     """The simulator runs the kernel in this process: C's trap would kill it (SIGFPE)."""
@@ -241,6 +280,16 @@ def test_attention_forward_matches_the_interpreter(causal, shape):
     launch, args, meta = _attention(causal, **shape)
     want, got = both(launch, *args, **meta)
     assert_close(want[3], _attention_reference(*args[:3], 0.25, causal).astype(np.float16), dtypes.float16)
+    assert_close(got[3], want[3], dtypes.float16)
+
+
+def test_attention_programs_of_no_valid_queries_store_nothing():
+    """Attention forward on a grid of a query block past ``N_CTX`` (a loop of steps, a MIX kernel): its products
+    have no valid rows, so the cube core computes and stores none of them but still sets and waits for each step's
+    flags; the output stays as the interpreter leaves it."""
+    launch, args, meta = _attention(False)
+    launch = ck.attention_fwd[(ascdsl.cdiv(50, 16) + 1, 3)]
+    want, got = both(launch, *args, **meta)
     assert_close(got[3], want[3], dtypes.float16)
 
 

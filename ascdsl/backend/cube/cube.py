@@ -556,7 +556,8 @@ def render_class(p: CubeKernel | CubeSteps, class_name: str, struct: str) -> Ren
     phases = p.phases if isinstance(p, CubeSteps) else (Phase(None, None, (Step(p, None, None),)),)
     steps = [step for phase in phases for step in phase.steps]
     products = [{"a": q.a, "b": q.b, "c": q.c, "k": q.k, "chunk": q.chunk, "step": q.step, "body": q.body,
-                 "block": q.block, "over_k": q.chunk.text.startswith("for "), "suffix": str(n or ""),
+                 "block": q.block, "suffix": str(n or ""),
+                 "stores": f"{grouped(q.c.rows)} > 0 && {grouped(q.c.cols)} > 0",  # any valid row and column
                  "a_gm": gm[q.a.pointer], "b_gm": gm[q.b.pointer], "a_where": where(q.a.loc), "b_where": where(q.b.loc),
                  "c_where": where(q.c.loc), "wait": step.wait, "signal": step.signal}
                 for n, (step, q) in enumerate((step, step.product) for step in steps)]

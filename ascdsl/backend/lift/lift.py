@@ -33,6 +33,7 @@ from ...ir.treemap import TreeMerge, tree_map
 from ...jit import JITFunction
 from ...platforms import Platform
 from .. import kir
+from ..cube.cube import is_cube
 from ..render.ascendc import planned
 from ..kir import Bin, BinOp, Cond, Lit
 from .poly import BLOCK, Mismatch, Slots, ceil_block, fit, footprint
@@ -415,7 +416,12 @@ def analyse(jit_fn, kernel, platform: Platform, form=None) -> Lift | None:
     :func:`.templated.float32_form`), the lift of ``form`` of its specialisations. The analysis runs
     on ``kernel`` with its large int constexprs at :data:`CANONICAL` (its samples then stay small), shared by every such kernel; a constexpr whose
     value in ``kernel`` the lift would not admit (below its smallest value, off its quantum) stays a
-    specialisation."""
+    specialisation. A kernel that multiplies matrices (:func:`.cube.is_cube`) is None without a compile: the
+    lifted kernel is the vector pipeline's, which refuses ``tl.dot`` at every value of every constexpr, and the
+    cube class (:mod:`.cube`, :mod:`.mix`: its AIC's and a MIX kernel's AIVs') is rendered from the
+    specialisation itself."""
+    if is_cube(kernel):
+        return None
     consts = dict(kernel.constexprs)
     group = (jit_fn, kernel.name, tuple(p.type for p in kernel.params), platform, form)
     for known in _KNOWN.get(group, ()):  # a kernel of a group already lifted: the same lift
