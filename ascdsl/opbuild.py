@@ -11,11 +11,11 @@ from functools import cached_property
 
 from . import dtypes
 from .backend.cube import mix
-from .backend.lift.poly import as_json
 from .backend.host import cores, host
 from .backend.host.hostcode import is_kernel
 from .backend.host.opproject import (aclnn_signature, fields, json_value, main_model, msopgen, op_host_model,
                                      op_kernel_model, opdef_dtypes, opdef_name, padding)
+from .backend.lift.poly import as_json
 from .backend.plan import ubplan
 from .backend.plan.tiling import TilingLayout, Variant, cann_name
 from .backend.render import ascendc
