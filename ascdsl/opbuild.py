@@ -9,22 +9,24 @@ import json
 from dataclasses import dataclass
 from functools import cached_property
 
-from . import dtypes, planner
+from . import dtypes
 from .backend.cube import mix
 from .backend.host import cores, host
 from .backend.host.hostcode import is_kernel
 from .backend.host.opproject import (aclnn_signature, fields, json_value, main_model, msopgen, op_host_model,
                                      op_kernel_model, opdef_dtypes, opdef_name, padding)
+from .backend.lift.poly import as_json
 from .backend.plan import ubplan
 from .backend.plan.tiling import TilingLayout, Variant, cann_name
 from .backend.render import ascendc
 from .backend.render.jinja import Rendered, render
 from .errors import CompilationError, Error, source_root
 from .ir import dump
+from .ir.symbol import ZERO
 from .op import Operator
 from .platforms import Platform
 
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -147,7 +149,7 @@ def variant_row(v: Variant, b: OpBuild) -> dict:
                                 for e in (v.lift.extents if v.lift is not None else ())],
             "pointer_dtypes": pointers, "scalar_dtypes": scalars,
             "ir": f"ir/{v.key:02d}_{v.kernel.name}.ir", "ub_plan": ub_plan(v, b),
-            "footprint": footprints(v, jit_functions(b.op)[v.kernel.name])}
+            "footprint": footprint(v, b)}
 
 
 def jit_functions(op: Operator) -> dict:
@@ -155,22 +157,27 @@ def jit_functions(op: Operator) -> dict:
     return {f.parsed.name: f for f in inspect.unwrap(op.host).__globals__.values() if is_kernel(f)}
 
 
-def footprints(v: Variant, jit_fn) -> dict:
-    """``{constexpr: {num, den, base}}`` for every int constexpr of ``v`` in which its UB plan is affine
-    (the other constexprs as in ``v``); ``jit_fn`` is the ``@ascdsl.jit`` function ``v`` specialises."""
-    types = [p.type.dtype for p in v.kernel.params]
-    consts = dict(v.kernel.constexprs)
-    out = {}
-    for name, value in consts.items():
-        if type(value) is not int or value < 1:
-            continue
+def footprint(v: Variant, b: OpBuild) -> list[dict]:
+    """The UB bytes of the plan ``v`` runs, slot by slot: ``[{num, needs}]``, the bytes being the sum over its
+    slots of ``num`` times the largest of its ``needs`` (polynomials of the runtime extents, :func:`.poly.as_json`)
+    rounded up to 32 bytes, at any values the variant admits. A lifted variant's is the UB planner's expression
+    the tiling function checks against the budget (:attr:`.lift.Lift.slots`); a specialisation's needs are its
+    plan's constant bytes; none where the kernel has no vector plan (a pure-cube kernel)."""
+    if v.lift is not None:
+        slots = v.lift.slots
+    else:
         try:
-            a, b = planner.footprint(jit_fn, name, *types, samples=(value, 2 * value, 4 * value),
-                                     **{k: c for k, c in consts.items() if k != name})
+            slots = tuple((s.num, (ZERO + s.bytes,)) for s in _vector_kernel(v, b).plan.slots if s.num)
         except Error:
-            continue
-        out[name] = {"num": a.numerator, "den": a.denominator, "base": b}
-    return out
+            return []
+    return [{"num": num, "needs": [as_json(p) for p in needs]} for num, needs in slots if num and needs]
+
+
+def _vector_kernel(v: Variant, b: OpBuild):
+    """The kernel IR whose UB plan ``v`` runs on the vector cores (a MIX kernel: its epilogue's)."""
+    if cores.of(v.kernel, b.platform) is cores.MIX:
+        return ascendc.planned(mix.split(v.kernel, b.platform).vector, b.platform)
+    return ascendc.variant_planned(v, b.platform)
 
 
 def ub_plan(v: Variant, b: OpBuild) -> dict | None:
@@ -179,12 +186,11 @@ def ub_plan(v: Variant, b: OpBuild) -> dict | None:
     cannot plan it (a pure-cube kernel uses no UB)."""
     quanta = {e.name: e.quantum for e in v.lift.extents} if v.lift is not None else {}
     try:
-        if cores.of(v.kernel, b.platform) is cores.MIX:  # the epilogue's, on the vector cores
-            return ubplan.as_dict(ascendc.planned(mix.split(v.kernel, b.platform).vector, b.platform), quanta=quanta)
-        for c in ascendc.classes(b.variants, b.platform):
-            if c.float32 is not None and (v, f"{c.name}<float>") in c.instances:
-                return ubplan.as_dict(c.kernel, c.float32, v.form.kernel.plan.footprint, quanta)
-        return ubplan.as_dict(ascendc.variant_planned(v, b.platform), quanta=quanta)
+        if cores.of(v.kernel, b.platform) is not cores.MIX:
+            for c in ascendc.classes(b.variants, b.platform):
+                if c.float32 is not None and (v, f"{c.name}<float>") in c.instances:
+                    return ubplan.as_dict(c.kernel, c.float32, v.form.kernel.plan.footprint, quanta)
+        return ubplan.as_dict(_vector_kernel(v, b), quanta=quanta)
     except Error:
         return None
 

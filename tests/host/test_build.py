@@ -8,11 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ascdsl import build, report, sim
+from ascdsl import build, planner, report, sim
+from ascdsl.backend.lift import lift
 from ascdsl.backend.render import ascendc
 from ascdsl.backend.host import host
 from ascdsl.cli import main as cli_main
 from ascdsl.op import load_operators, specializations
+from ascdsl.opbuild import render_sources
 from ascdsl.platforms import get_platform
 from ascdsl.testing import assert_close, expected_outputs
 from ascdsl.verify import case_arguments
@@ -157,6 +159,21 @@ def test_a_build_plans_each_kernel_once_and_renders_each_class_once(name):
     assert [key[1] for key, n in done.items() if key[0] == "plan" and n != 1] == []
     classes = str(b.classes)
     assert classes in files[f"kernel/{b.name}_kernel.cpp"] and classes in files[f"op_project/op_kernel/{b.project_name}.cpp"]
+
+
+def test_the_manifest_compiles_no_footprint_sample():
+    """The manifest's footprints are the plans' own (the UB planner's expression for a lifted variant): writing it
+    plans no kernel the build did not (the sampled footprint planned each int constexpr at two and four times its
+    value: softmax_grad's ``ALIGN`` as well, other variants' plans) and compiles no lift sample."""
+    ascendc._planned.cache_clear()  # what earlier tests planned counts too
+    planner.plan_total.cache_clear()
+    op, = load_operators([ROOT / "ops" / "softmax_grad.py"])
+    b = build.plan(op, PLATFORM)
+    render_sources(b)  # every file but the manifest and report.txt
+    plans, samples = ascendc.work(), lift.samples()
+    rows = b.manifest["variants"]
+    assert [key for key in ascendc.work() - plans if key[0] == "plan"] == [] and lift.samples() == samples
+    assert all(row["footprint"] for row in rows)
 
 
 def test_cube_classes_name_the_op_file_relative_to_the_build_root_whatever_ran_before(monkeypatch):

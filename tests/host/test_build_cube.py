@@ -64,6 +64,12 @@ def test_matmul_op_project_declares_each_keys_kernel_type_and_workspace():
     manifest = b.manifest
     assert {row["key"]: row["kernel_type"] for row in manifest["variants"]} == \
         {k: MIX if r else AIC for k, r in relu.items()}
+    # the footprint: a MIX epilogue's UB slots, constants (a specialisation); none for a pure-cube kernel
+    footprints = {row["key"]: [(s["num"], [[(t["fields"], t["num"], t["den"]) for t in n] for n in s["needs"]])
+                               for s in row["footprint"]] for row in manifest["variants"]}
+    assert footprints == {row["key"]: [(u["num"], [[([], u["bytes"], 1)]]) for u in row["ub_plan"]["buffers"]]
+                          if relu[row["key"]] else [] for row in manifest["variants"]}
+    assert all(footprints[k] for k, r in relu.items() if r)
     # op_host: the system workspace plus the products'; main.cpp launches each key in its CPU-debug mode
     op_host = files["op_project/op_host/mat_mul_custom.cpp"]
     assert ("workspaces[0] = ascendcPlatform.GetLibApiWorkSpaceSize() + "

@@ -10,6 +10,7 @@ import ascdsl
 import ascdsl.language as tl
 from ascdsl import build, dtypes, planner
 from ascdsl.backend.host import host
+from ascdsl.backend.lift import poly
 from ascdsl.backend.plan import tiling
 from ascdsl.backend.render.ascendc import compile_variant, planned
 
@@ -137,20 +138,39 @@ def test_a_run_time_constexpr_is_a_located_error():
     assert "constexpr 'WIDTH' of a planner query must be known at build time" in str(info.value)
 
 
-def test_manifest_records_footprints(tmp_path):
-    op, _ = load("log_softmax_grad")
-    folder = build.write(build.plan(op, PLATFORMS[0]), tmp_path)
-    rows = json.loads((folder / "manifest.json").read_text())["variants"]
-    no_reduce = [r for r in rows if r["kernel"] == "no_reduce_kernel"]
-    assert no_reduce and all("BLOCK" in r["footprint"] for r in no_reduce)
-    for r in no_reduce:
-        f = r["footprint"]["BLOCK"]
-        scope = op.host.__wrapped__.__globals__
-        t = tl.pointer_type(dtypes.lookup(r["pointer_dtypes"][0]))
-        lifted = {e["name"]: e for e in r["runtime_extents"]}  # BLOCK is a runtime extent now
-        block = 64 if "BLOCK" in lifted else 2 * r["constexprs"]["BLOCK"]  # static plans: affine on whole blocks
-        assert total(scope["no_reduce_kernel"], (t, t, t), {"BLOCK": block}, PLATFORMS[0]) * f["den"] == \
-            f["num"] * block + f["base"] * f["den"]
+def manifest_bytes(row: dict, values: dict) -> int:
+    """The UB bytes ``manifest.json`` gives for a variant at ``values`` of its runtime extents (as its schema says)."""
+    return sum(slot["num"] * poly.ceil_block(max(poly.from_json(n).at(values) for n in slot["needs"]))
+               for slot in row["footprint"])
+
+
+def odd_points(extents: list[dict]) -> list[dict]:
+    """Values of the runtime extents no lift or footprint sample takes (those are 1, 2, 3, 4, 5, 7, 11, 16, 37 and 101
+    quanta, and twice and four times a case's value): all at their low, all past it, each alone past it."""
+    low = {e["name"]: e["low"] for e in extents}
+    past = {e["name"]: e["low"] + 8 if e["quantum"] == 1 else max(e["low"], 13 * e["quantum"]) for e in extents}
+    return [low, past] + [{**low, e["name"]: e["low"] + 22 * e["quantum"]} for e in extents]
+
+
+@pytest.mark.parametrize("name", ["log_softmax_grad", "softmax_grad"])
+def test_the_manifest_footprint_is_the_plan_the_variant_runs_at_values_no_sample_took(tmp_path, name):
+    """A lifted variant runs the general form (no decision depends on an extent), whose plan the UB planner's
+    expression gives at every value: the manifest's footprint, evaluated, is that plan's total, not a fit through
+    specialisations at 1, 2 and 4 times a case's value (whose plans are smaller: log_softmax_grad's float32
+    ``reduce_tail_full_kernel`` takes 1856 bytes at 2 rows of 40, its specialisation 1568, which the fit recorded)."""
+    op, _ = load(name)
+    b = build.plan(op, PLATFORMS[0])
+    rows = {r["key"]: r for r in json.loads((build.write(b, tmp_path) / "manifest.json").read_text())["variants"]}
+    jit_fns = op.host.__wrapped__.__globals__
+    checked = 0
+    for v in b.variants:
+        types = [p.type.dtype for p in v.kernel.params]
+        for values in odd_points(rows[v.key]["runtime_extents"]) if v.lift is not None else ():
+            (k,) = jit_fns[v.kernel.name].specialize(*types, **{**dict(v.kernel.constexprs), **values}).kernels
+            plan = planned(k, PLATFORMS[0], general=True).plan
+            assert manifest_bytes(rows[v.key], values) == plan.total_bytes, (v.key, values)
+            checked += 1
+    assert checked >= 3 * len(b.variants)  # every variant lifted, each at three points or more
 
 
 def test_largest_extent_answers_each_question_once(monkeypatch):

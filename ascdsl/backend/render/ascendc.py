@@ -97,7 +97,7 @@ def _planned(kernel: Kernel, platform: Platform, general: bool) -> kir.Kernel | 
         k = run_passes(kernel, platform)
         for p in PIPELINE[:-1]:
             k = select(k, platform, general) if p is select else p(k, platform)
-    except (CompilationError, Undecided) as e:  # kept too: the build's footprint samples ask again about kernels
+    except (CompilationError, Undecided) as e:  # kept too: the manifest and planner queries ask again about kernels
         return e                                  # the backend refuses, the lift about symbols that do not decide
     return kir.verify(k)  # once, on the result (each pass keeps the invariants: verifying after each cost a fifth of a lift)
 
