@@ -17,7 +17,8 @@ from ascdsl.backend.plan.tiling import Variant
 from ascdsl import dtypes
 from ascdsl.backend import kir
 from ascdsl.backend.names.naming import to_expr
-from ascdsl.ir.symbol import ONE, ZERO, Differs, Poly, Symbol, Undecided, ceil_div, equal, largest_fitting
+from ascdsl.ir.symbol import (ONE, ZERO, Ceil, Differs, Poly, Symbol, Undecided, all_of, ceil_div, equal,
+                              largest_fitting, multiple)
 from ascdsl.platforms import get_platform
 
 PLATFORM = get_platform("Ascend910B3")
@@ -177,6 +178,23 @@ def test_equal_holds_at_every_point_at_none_or_is_undecided():
     assert not equal(rows, 0)
     with pytest.raises(Undecided, match="do not decide ROWS - 1 > 0"):
         equal(rows, 1)  # ROWS = 1 is in its domain
+
+
+def test_a_conjunction_is_false_where_one_test_is_false_everywhere():
+    """``all_of``: a test False on the whole domain decides, whichever comes first and whether or not another is
+    undecided; else an undecided one raises."""
+    assert not all_of(lambda: multiple(B, 64), lambda: equal(B, 4)) and not all_of(lambda: equal(B, 4),
+                                                                                   lambda: multiple(B, 64))
+    assert all_of(lambda: multiple(B, 32), lambda: B > 0) and all_of()
+    with pytest.raises(Undecided, match="not a multiple of 64"):
+        all_of(lambda: multiple(B, 64), lambda: B > 0)
+
+
+def test_a_rounded_size_of_numbers_is_at_values_what_it_rounds():
+    """A ``Ceil`` whose needs and base are numbers (the lift's ``named`` writes a constant polynomial as its int)
+    still gives its bytes at values."""
+    assert Ceil(((1, (4,)),), 32).at({}) == 32
+    assert Ceil(((2, (B, 100)),), 32, 8).at({"BLOCK": 96}) == 8 + 2 * 128
 
 
 def test_a_term_may_have_value_ids_and_symbols():

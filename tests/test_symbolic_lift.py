@@ -54,8 +54,9 @@ JOINT = {**CASES, "masked_add": (masked_add_kernel, (F32, F32, F32, tl.int32), {
     # float16 rows of BLOCK lanes decided on multiples of 16, ROWS on multiples of 1 (its [ROWS, 1] row sums'
     # Brcb sized by ROWS + 7 rows: 41 before); the joint fit sampled (ROWS from 1: the symbolic compile asks
     # whether ROWS is 1). Alone: 61. BLOCK's quanta 1 to 8: its casts' ROWS * ceil(BLOCK / 16) * 16 lanes Differs,
-    # on no line at the generic samples, so they are not compiled (35 before).
-    ("softmax_f16", (Symbol("ROWS", 1, 1, 485), Symbol("BLOCK", 16, 16, 23504)), 11),
+    # on no line at the generic samples, so they are not compiled (35 before). The joint fit from the symbols from
+    # ROWS = 2, its points at ROWS = 1 sampled, their rounded slots the symbols' (``symbolic.evaluated``): 11 -> 4.
+    ("softmax_f16", (Symbol("ROWS", 1, 1, 485), Symbol("BLOCK", 16, 16, 23504)), 4),
     # ROWS decided on multiples of 1 from 2 but not from 1 (is ROWS 1?): one sample at 1 is the symbolic kernel
     # at 1, so 1 is the low (three samples asked it); the joint fit from the symbols from 2, the points at ROWS
     # = 1 sampled. Alone: 34. BLOCK's quanta 1 to 4: the add's 24 rows of ceil(BLOCK / 8) * 8 lanes Differs, on
@@ -103,6 +104,7 @@ def test_a_unit_axis_s_low_is_sampled_beside_the_symbols():
     ("add_row_f32", 6),
     # the domains from ROWS = 2; two samples: the lows, BLOCK's high with ROWS at 1
     ("masked_add", 5),
+    ("softmax_f16", 5),
 ])
 def test_the_joint_fit_from_the_symbolic_compile_is_the_sampled_one(cold, monkeypatch, tmp_path, name, joint):
     """The joint fit's samples (a grid of two values per constexpr, checks, each high) are the kernel compiled
@@ -219,3 +221,44 @@ def test_a_kernel_that_does_not_decide_is_planned_once():
         with pytest.raises(Undecided, match="ROWS - 1 > 0"):
             planned(kernel, PLATFORM, general=True)
     assert sum(n for key, n in (ascendc.work() - before).items() if key[0] == "plan") == 1
+
+
+def _against_the_samples(monkeypatch, tmp_path, fn, types, constexprs) -> tuple:
+    """The lift of ``fn`` at ``constexprs`` and its samples, asserted equal to the lift the samples alone give
+    (neither the search nor the joint fit asks the symbols: extents, footprint, kernel IR, names), and the
+    samples that one compiles."""
+    found, samples = _lifted_cold(monkeypatch, tmp_path / "symbols", fn, types, constexprs)
+    monkeypatch.setattr(lift, "decides", lambda *args: None)
+    monkeypatch.setattr(lift, "_from_symbols", _sampled_joint)
+    sampled, sampled_samples = _lifted_cold(monkeypatch, tmp_path / "samples", fn, types, constexprs)
+    assert found == sampled
+    assert dataclasses.replace(found.kernel, names=None) == dataclasses.replace(sampled.kernel, names=None)
+    assert vars(found.kernel.names) == vars(sampled.kernel.names)
+    return found, samples, sampled_samples
+
+
+def test_a_masked_copy_is_no_whole_block_copy(cold, monkeypatch, tmp_path):
+    """softmax's float32 ``softmax_looped_kernel``: its masked loads are no plain ``DataCopy`` of whole blocks whether
+    or not ``BLOCK`` is a multiple of 8 (``memory._whole_blocks`` asks both: ``ir.symbol.all_of``), so its quanta 1
+    to 8 are no longer undecided there: the lift compiles no sample (9 before)."""
+    fn, types, constexprs = _ops_kernel("softmax", "softmax_looped_kernel", F32)
+    found, samples, sampled = _against_the_samples(monkeypatch, tmp_path, fn, types, constexprs)
+    assert found.extents == (Symbol("BLOCK", 64, 64, 15488),)
+    assert (samples, sampled) == (0, 33)
+
+
+@pytest.mark.parametrize("op, kernel, extents, counts", [
+    ("log_softmax_grad", "reduce_tail_full_kernel", (Symbol("ROWS", 1, 1, 485), Symbol("BLOCK_R", 8, 8, 11752)),
+     (4, 51)),
+    ("scale_add", "scale_add_kernel", (Symbol("BLOCK", 1, 1, 11776),), (1, 11)),
+])
+def test_a_unit_low_s_rounded_slot_is_the_symbols_at_it(cold, monkeypatch, tmp_path, op, kernel, extents, counts):
+    """log_softmax_grad's float32 ``reduce_tail_full_kernel``: the joint fit's domains start at ``ROWS = 2`` (is
+    ``ROWS`` 1?), so the kernel sampled at ``ROWS = 1`` is compared with the symbols' kernel there, whose rounded
+    slot (a ``Ceil``, its needs numbers once named) is that point's bytes too (``symbolic.evaluated``): the joint
+    fit is the symbols' (9 -> 4). scale_add's float32 kernel, ``BLOCK`` from 1, needs that and its masked loads
+    decided (``memory._whole_blocks``): 11 -> 1."""
+    fn, types, constexprs = _ops_kernel(op, kernel, F32)
+    found, samples, sampled = _against_the_samples(monkeypatch, tmp_path, fn, types, constexprs)
+    assert found.extents == extents
+    assert (samples, sampled) == counts

@@ -293,6 +293,22 @@ def multiple(x: Poly | int, d: int) -> bool:
     return not x % d  # an int's remainder, or a constant polynomial's (``Poly.__mod__`` decides it or raises)
 
 
+def all_of(*tests: Callable[[], bool]) -> bool:
+    """Whether every one of ``tests`` holds (each asked in turn): False where one is False at every point of the
+    symbols' domains, even where another is :class:`Undecided` there (a masked copy is no whole-block copy
+    whether or not its lanes are whole blocks); :class:`Undecided` where none is False and one is undecided."""
+    undecided = None
+    for test in tests:
+        try:
+            if not test():
+                return False
+        except Undecided as e:
+            undecided = undecided or e
+    if undecided is not None:
+        raise undecided
+    return True
+
+
 def less(x: Poly | Ceil | int, y: Poly | Ceil | int) -> bool:
     """Whether ``x < y`` at every point of the symbols' domains (False: at none of them); :class:`Undecided`
     where the order of the two flips inside the domains (or they tie at some points only). Exact where
@@ -349,8 +365,8 @@ class Ceil:
     base: Poly = ZERO
 
     def at(self, values: Mapping) -> int:
-        """The bytes where each variable takes ``values[name]`` (:meth:`Poly.at`)."""
-        return self.base.at(values) + sum(num * _round_up(max(p.at(values) for p in needs), self.block)
+        """The bytes where each variable takes ``values[name]`` (:func:`value_at`: a need may be a number)."""
+        return value_at(self.base, values) + sum(num * _round_up(max(value_at(p, values) for p in needs), self.block)
                                           for num, needs in self.parts)
 
     def __add__(self, other: Poly | Ceil | int) -> Ceil:
@@ -443,5 +459,5 @@ def _less_rounded(x: Poly | Ceil | int, y: Poly | Ceil | int) -> bool:
     raise Undecided(f"the symbols' domains do not decide {x} < {y}")
 
 
-__all__ = ["ONE", "Ceil", "Differs", "Poly", "Symbol", "Undecided", "Var", "ZERO", "ceil_div", "ceiling", "dominant",
-           "equal", "larger", "largest_fitting", "less", "multiple", "rounded", "same", "var_name"]
+__all__ = ["ONE", "Ceil", "Differs", "Poly", "Symbol", "Undecided", "Var", "ZERO", "all_of", "ceil_div", "ceiling",
+           "dominant", "equal", "larger", "largest_fitting", "less", "multiple", "rounded", "same", "var_name"]

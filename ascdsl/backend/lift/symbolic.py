@@ -16,7 +16,7 @@ import itertools
 
 from ... import dtypes
 from ...errors import CompilationError, Loc
-from ...ir.symbol import Differs, Poly, Symbol, Undecided, var_name
+from ...ir.symbol import Ceil, Differs, Poly, Symbol, Undecided, var_name
 from ...ir.treemap import tree_map
 from .. import kir
 from ..kir import Lit
@@ -112,7 +112,7 @@ def named(k: kir.Kernel, quanta: dict) -> kir.Kernel:
 def evaluated(k: kir.Kernel, values: dict) -> kir.Kernel:
     """``k`` (:func:`named`) at ``values`` (by name): what the kernel compiled for them gives (as the lift's
     :class:`.lift._Sampler` keeps it: no names, no constexprs; no footprint)."""
-    out = tree_map(k, lambda x: int(x.at(values)) if isinstance(x, Poly) else None)
+    out = tree_map(k, lambda x: int(x.at(values)) if isinstance(x, (Poly, Ceil)) else None)
     return dataclasses.replace(out, plan=dataclasses.replace(out.plan, footprint=()))
 
 
