@@ -132,11 +132,12 @@ def test_a_row_broadcast_s_rows_are_decided(cold, monkeypatch, tmp_path):
     the general form sizes by ``ROWS + 7`` rows (no ``ROWS // 8``, which multiples of 1 leave undecided), so
     ``ROWS`` is decided on multiples of 1 from 2 and 3 samples ask whether 1 is its low: 44 -> 37, and 32 with the
     joint fit from the symbolic compile; its ``BLOCK_K`` quanta 1 to 4 not compiled, the lanes of its arithmetic,
-    ``ROWS * ceil(BLOCK_K / 8) * 8``, on no line at their generic samples (:class:`Differs`): 32 -> 14."""
+    ``ROWS * ceil(BLOCK_K / 8) * 8``, on no line at their generic samples (:class:`Differs`): 32 -> 14; ``ALIGN``,
+    which sizes no buffer here, dropped from the joint fit without its samples (``lift._Unsized``): 14 -> 4."""
     fn, types, constexprs = _ops_kernel("softmax_grad", "rows_kernel", F32, BLOCK_K=40, FRONT=False)
     found, samples = _lifted_cold(monkeypatch, tmp_path, fn, types, constexprs)
     assert found.extents == (Symbol("ROWS", 1, 1, 452), Symbol("BLOCK_K", 8, 8, 9408))
-    assert samples == 14
+    assert samples == 4
 
 
 def test_a_row_pitch_the_kernel_holds_differs(cold, monkeypatch, tmp_path):
@@ -167,11 +168,12 @@ def test_a_cast_s_lanes_differ(cold, monkeypatch, tmp_path):
     """softmax_grad's float16 ``two_pass_kernel``: its ``[1, BLOCK_K]`` half tiles cast to float32 over
     ``ceil(BLOCK_K / 16) * 16`` lanes (the pitch of the kernel's narrowest 2-D tile), so ``BLOCK_K``'s quanta 1 to 8
     are not compiled, and 16 decides: the search for ``BLOCK_K``'s quantum compiles none (12 before), the lift
-    18 -> 6."""
+    18 -> 6; with ``ALIGN``, which sizes no buffer here, dropped from the joint fit unsampled (``lift._Unsized``),
+    6 -> 0."""
     fn, types, constexprs = _ops_kernel("softmax_grad", "two_pass_kernel", F16)
     found, samples = _lifted_cold(monkeypatch, tmp_path, fn, types, constexprs)
     assert found.extents == (Symbol("BLOCK_K", 16, 16, 11744),)
-    assert samples == 6
+    assert samples == 0
 
 
 def _lifted_cold(monkeypatch, tmp_path, fn, types, constexprs) -> tuple:
@@ -262,3 +264,24 @@ def test_a_unit_low_s_rounded_slot_is_the_symbols_at_it(cold, monkeypatch, tmp_p
     found, samples, sampled = _against_the_samples(monkeypatch, tmp_path, fn, types, constexprs)
     assert found.extents == extents
     assert (samples, sampled) == counts
+
+
+def test_a_constexpr_that_sizes_no_buffer_is_not_sampled(cold, monkeypatch, tmp_path):
+    """softmax_grad's float32 ``rows_kernel`` without ``FRONT``: ``ALIGN`` sizes nothing (its search decides every
+    quantum); the joint fit compiled for the symbols finds that no buffer's size has ``ALIGN`` and drops it as the
+    samples would (``lift._Unsized``), where it sampled the joint fit to see it: 14 -> 4."""
+    fn, types, constexprs = _ops_kernel("softmax_grad", "rows_kernel", F32, FRONT=False)
+    found, samples, sampled = _against_the_samples(monkeypatch, tmp_path, fn, types, constexprs)
+    assert found.extents == (Symbol("ROWS", 1, 1, 452), Symbol("BLOCK_K", 8, 8, 9408))
+    assert (samples, sampled) == (4, 88)
+
+
+def test_a_filled_tile_s_lanes_differ(cold, monkeypatch, tmp_path):
+    """softmax_grad's float32 ``rows_kernel`` with ``FRONT``: its ``[ROWS, ALIGN]`` row sums are filled by a
+    ``Duplicate`` of ``ROWS * ceil(ALIGN / 8) * 8`` lanes over a view of as many (``Selector.ref``): those the
+    kernel holds, so on multiples of 1, 2 or 4 they :class:`Differs` (on no line at the generic samples) and those
+    quanta are not compiled: 37 -> 6."""
+    fn, types, constexprs = _ops_kernel("softmax_grad", "rows_kernel", F32, FRONT=True)
+    found, samples, sampled = _against_the_samples(monkeypatch, tmp_path, fn, types, constexprs)
+    assert found.extents == (Symbol("ROWS", 1, 1, 448), Symbol("BLOCK_K", 8, 8, 11736), Symbol("ALIGN", 8, 8, 15672))
+    assert (samples, sampled) == (6, 102)

@@ -209,6 +209,11 @@ def _slots(template, polys, corners: list[dict]) -> Slots:
     return tuple(out)
 
 
+def _unsized(slots: Slots, names) -> list[str]:
+    """The constexprs of ``names`` that size no buffer of ``slots``: no tile extent."""
+    return [n for n in names if all(n not in mono for _, needs in slots for p in needs for mono, _ in p)]
+
+
 def _high(slots: Slots, name: str, quantum: int, low: int, others: dict, budget: int) -> int:
     """The largest multiple of ``quantum`` (at least ``low``) whose footprint fits ``budget``, or ``low - 1``."""
     return largest_fitting(lambda v: footprint(slots, {**others, name: v}) <= budget, low, quantum) or low - 1
@@ -261,8 +266,15 @@ def _joint(s: _Sampler, found: dict, budget: int) -> Lift:
     they do not lift together)."""
     try:
         return _from_symbols(s, found, budget)
+    except _Unsized:
+        raise
     except (Undecided, CompilationError, Mismatch):
         return _sampled(s, found, budget)
+
+
+class _Unsized(Mismatch):
+    """A constexpr that sizes no buffer of the kernel compiled for the symbols, which decided: the samples, each that
+    kernel at its values, would fit the same footprint and refuse it (:func:`_sampled`), so they are not compiled."""
 
 
 def _from_symbols(s: _Sampler, found: dict, budget: int) -> Lift:
@@ -290,21 +302,21 @@ def _from_symbols(s: _Sampler, found: dict, budget: int) -> Lift:
     far = budget // min((d.itemsize for d in pointer_dtypes(s.kernel)), default=1)
     provisional = tuple(Symbol(n, quanta[n], lows[n], max(11 * quanta[n], far // quanta[n] * quanta[n]))
                         for n in names)
+    template = named(k, quanta)
+    unsized = _unsized(_slots(template, {}, []), names)
+    if unsized:
+        raise _Unsized(f"{', '.join(unsized)} sizes no buffer: no tile extent")
     extents = highs(k.plan, provisional, budget)
     total = ZERO + k.plan.total_bytes
     for e, p in zip(extents, provisional):
         if e.high == p.high and total.at({**lows, e.name: e.high + e.quantum}) <= budget:
             raise Undecided(f"{e.name} fits the budget past the provisional {p.high}")
-    template = named(k, quanta)
     if any(named(s.symbolic(tuple(Symbol(n, quanta[n], starts[n], e.high if n == e.name else 11 * quanta[n])
                                   for n in names)), quanta) != template for e in extents if e.high > 11 * e.quantum):
         raise Undecided("the domains' kernels differ")
     for point in [lows] + [{**lows, e.name: e.high} for e in extents]:
         if any(point[n] < starts[n] for n in names) and s.compile(point) != evaluated(template, point):
             raise Undecided(f"the kernel at {point} is not the symbols' at it")
-    foot = _slots(template, {}, [])
-    if any(all(n not in mono for _, needs in foot for p in needs for mono, _ in p) for n in names):
-        raise Undecided("a constexpr that does not size any buffer")  # the samples' Mismatch
     corners = [dict(zip(names, vs)) for vs in itertools.product(*[(e.low, e.high) for e in extents])]
     foot = _slots(template, {}, corners)
     top = {e.name: e.high for e in extents}
@@ -323,7 +335,7 @@ def _sampled(s: _Sampler, found: dict, budget: int) -> Lift:
     template = s.merged(points)
     polys = _check(template, points, list(range(len(grid))), names, quanta)
     foot = _slots(template, polys, [])
-    if any(all(n not in mono for _, needs in foot for p in needs for mono, _ in p) for n in names):
+    if _unsized(foot, names):
         raise Mismatch("a constexpr that does not size any buffer is no tile extent")
     highs = {n: _high(foot, n, quanta[n], lows[n], {m: lows[m] for m in names if m != n}, budget) for n in names}
     if any(highs[n] < lows[n] for n in names):
