@@ -222,8 +222,8 @@ def _high(slots: Slots, name: str, quantum: int, low: int, others: dict, budget:
 def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
     """``(quantum, low)`` for lifting ``name`` alone, or None. Each quantum is first asked of the kernel
     compiled for ``name`` as a symbol (:func:`.symbolic.decides`); where that decides from twice the quantum, the
-    samples compile at most the quantum itself (the low where it is the symbolic kernel at its value) and two
-    values to compare it with; where it :class:`Differs` at the generic samples (:func:`.symbolic.no_line`), the quantum
+    samples compile at most the quantum itself (the low where it is the symbolic kernel at its value, or fits
+    with that kernel at two values as the samples there would); where it :class:`Differs` at the generic samples (:func:`.symbolic.no_line`), the quantum
     is passed over uncompiled; else they answer as they did before the symbol."""
     for q in QUANTA:
         generic = [3 * q, 5 * q, 4 * q, 7 * q, 11 * q, 16 * q, 37 * q, 101 * q]  # past any padding
@@ -236,9 +236,10 @@ def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
         if k is not None:
             if decides(s, name, q, q) is not None or s.compile({name: q}) == evaluated(k, {name: q}):
                 return q, q
-            try:
+            try:  # the samples from 2 * q are the symbolic kernel's at their values: only q is compiled
                 points = [{name: v} for v in (q, 3 * q, 5 * q)]
-                _check(s.merged(points), points, [1, 2], (name,), {name: q})
+                _check(_Samples()((s.compile(points[0]), *(evaluated(k, p) for p in points[1:]))), points, [1, 2],
+                       (name,), {name: q})
                 return q, q
             except Mismatch:
                 return q, 2 * q
