@@ -288,3 +288,20 @@ def test_a_filled_tile_s_lanes_differ(cold, monkeypatch, tmp_path):
     found, samples, sampled = _against_the_samples(monkeypatch, tmp_path, fn, types, constexprs)
     assert found.extents == (Symbol("ROWS", 1, 1, 448), Symbol("BLOCK_K", 8, 8, 11736), Symbol("ALIGN", 8, 8, 15672))
     assert (samples, sampled) == (6, 102)
+
+
+@pytest.mark.parametrize("op, kernel, constexprs, extents, counts", [
+    ("log_softmax_grad", "reduce_tail_recompute_kernel", {}, (Symbol("BLOCK_R", 16, 16, 11744),), (0, 23)),
+    ("softmax_grad", "two_pass_kernel", {"FRONT": True, "ALIGN": 16}, (Symbol("BLOCK_K", 16, 16, 11760),), (7, 49)),
+])
+def test_a_best_fit_the_same_at_every_point_is_decided(cold, monkeypatch, tmp_path, op, kernel, constexprs, extents,
+                                                       counts):
+    """float16 kernels whose best fit of a buffer is between a 256-byte slot and one of ``4 * BLOCK`` bytes (an
+    order that flips at 64 lanes): the planner asks each point of the domain, the one slot at all of them, so the
+    quanta from 16 decide: log_softmax_grad's ``reduce_tail_recompute_kernel`` 11 -> 0 samples, softmax_grad's
+    ``two_pass_kernel`` with ``FRONT`` 21 -> 7."""
+    fn, types, base = _ops_kernel(op, kernel, F32)
+    types = [F16 if t == F32 else t for t in types]
+    found, samples, sampled = _against_the_samples(monkeypatch, tmp_path, fn, types, {**base, **constexprs})
+    assert found.extents == extents
+    assert (samples, sampled) == counts

@@ -223,8 +223,9 @@ def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
     """``(quantum, low)`` for lifting ``name`` alone, or None. Each quantum is first asked of the kernel
     compiled for ``name`` as a symbol (:func:`.symbolic.decides`); where that decides from twice the quantum, the
     samples compile at most the quantum itself (the low where it is the symbolic kernel at its value, or fits
-    with that kernel at two values as the samples there would); where it :class:`Differs` at the generic samples (:func:`.symbolic.no_line`), the quantum
-    is passed over uncompiled; else they answer as they did before the symbol."""
+    with that kernel at two values as the samples there would); where it :class:`Differs` at the generic samples
+    (:func:`.symbolic.no_line`), the quantum is passed over uncompiled; else they answer as they did before the
+    symbol."""
     for q in QUANTA:
         generic = [3 * q, 5 * q, 4 * q, 7 * q, 11 * q, 16 * q, 37 * q, 101 * q]  # past any padding
         try:
