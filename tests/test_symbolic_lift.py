@@ -201,6 +201,17 @@ def test_a_value_that_differs_skips_a_quantum_only_where_the_samples_would_not_f
     assert not symbolic.no_line(repeats(128), "BLOCK", generic)
 
 
+def test_a_value_that_differs_refuses_the_joint_fit_only_where_the_samples_would_not_fit():
+    """``no_fit``: the polynomial through a value's grid of two values a name (what ``_check`` fits) must hold at the
+    checks: ``ROWS * BLOCK + 7`` does; ``ROWS * ceil(BLOCK / 16) * 16`` is ``ROWS * (BLOCK + 8)`` at 24 and 40 but
+    not at 48."""
+    grid = [{"ROWS": r, "BLOCK": b} for r in (3, 5) for b in (24, 40)]
+    names, checks = ("ROWS", "BLOCK"), [{"ROWS": 7, "BLOCK": 88}, {"ROWS": 2, "BLOCK": 48}]
+    assert not symbolic.no_fit(Differs("", lambda v: v["ROWS"] * v["BLOCK"] + 7), names, grid, checks)
+    padded = Differs("", lambda v: v["ROWS"] * -(-v["BLOCK"] // 16) * 16)
+    assert not symbolic.no_fit(padded, names, grid, checks[:1]) and symbolic.no_fit(padded, names, grid, checks)
+
+
 def test_a_rounded_slot_of_the_joint_fit_from_the_symbols_is_the_sampled_one(cold, monkeypatch, tmp_path):
     """rms_norm's float32 kernel lifted from the kernel compiled for its symbol: its ``ceil32(1/8 * BLOCK)`` slot
     (a ``Ceil``) is sized as the samples size it, and the lifted kernel renders as the sampled one does."""
@@ -292,14 +303,16 @@ def test_a_filled_tile_s_lanes_differ(cold, monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("op, kernel, constexprs, extents, counts", [
     ("log_softmax_grad", "reduce_tail_recompute_kernel", {}, (Symbol("BLOCK_R", 16, 16, 11744),), (0, 23)),
-    ("softmax_grad", "two_pass_kernel", {"FRONT": True, "ALIGN": 16}, (Symbol("BLOCK_K", 16, 16, 11760),), (7, 49)),
+    ("softmax_grad", "two_pass_kernel", {"FRONT": True, "ALIGN": 16}, (Symbol("BLOCK_K", 16, 16, 11760),), (1, 49)),
 ])
 def test_a_best_fit_the_same_at_every_point_is_decided(cold, monkeypatch, tmp_path, op, kernel, constexprs, extents,
                                                        counts):
     """float16 kernels whose best fit of a buffer is between a 256-byte slot and one of ``4 * BLOCK`` bytes (an
     order that flips at 64 lanes): the planner asks each point of the domain, the one slot at all of them, so the
     quanta from 16 decide: log_softmax_grad's ``reduce_tail_recompute_kernel`` 11 -> 0 samples, softmax_grad's
-    ``two_pass_kernel`` with ``FRONT`` 21 -> 7."""
+    ``two_pass_kernel`` with ``FRONT`` 21 -> 7; its joint fit with ``ALIGN`` (whose ``4 * ALIGN``-byte buffer goes
+    to one slot or another as ``BLOCK_K`` and ``ALIGN`` vary) :class:`Differs` at the joint fit's points so that
+    they fit no polynomial: refused without sampling it (``symbolic.Refused``), 7 -> 1."""
     fn, types, base = _ops_kernel(op, kernel, F32)
     types = [F16 if t == F32 else t for t in types]
     found, samples, sampled = _against_the_samples(monkeypatch, tmp_path, fn, types, {**base, **constexprs})

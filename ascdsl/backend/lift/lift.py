@@ -35,12 +35,12 @@ from ...platforms import Platform
 from .. import kir
 from ..render.ascendc import planned
 from ..kir import Bin, BinOp, Cond, Lit
-from .poly import BLOCK, Mismatch, Slots, ceil_block, fit, footprint
+from .poly import BLOCK, Mismatch, Slots, ceil_block, fit, footprint, unsized
 from ..names.naming import FIELD_DTYPE, name as name_pass, to_expr
 from ..render.templated import computes_the_same, float32_form, pointer_dtypes
 from ..plan.tiling import Variant
 from ..plan.ubplan import Plan, Slot, highs
-from .symbolic import decides, evaluated, lifted, named, no_line, relabel
+from .symbolic import Refused, decides, evaluated, lifted, named, no_fit, no_line, relabel
 
 QUANTA = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
@@ -209,11 +209,6 @@ def _slots(template, polys, corners: list[dict]) -> Slots:
     return tuple(out)
 
 
-def _unsized(slots: Slots, names) -> list[str]:
-    """The constexprs of ``names`` that size no buffer of ``slots``: no tile extent."""
-    return [n for n in names if all(n not in mono for _, needs in slots for p in needs for mono, _ in p)]
-
-
 def _high(slots: Slots, name: str, quantum: int, low: int, others: dict, budget: int) -> int:
     """The largest multiple of ``quantum`` (at least ``low``) whose footprint fits ``budget``, or ``low - 1``."""
     return largest_fitting(lambda v: footprint(slots, {**others, name: v}) <= budget, low, quantum) or low - 1
@@ -268,15 +263,17 @@ def _joint(s: _Sampler, found: dict, budget: int) -> Lift:
     they do not lift together)."""
     try:
         return _from_symbols(s, found, budget)
-    except _Unsized:
+    except Refused:
         raise
     except (Undecided, CompilationError, Mismatch):
         return _sampled(s, found, budget)
 
 
-class _Unsized(Mismatch):
-    """A constexpr that sizes no buffer of the kernel compiled for the symbols, which decided: the samples, each that
-    kernel at its values, would fit the same footprint and refuse it (:func:`_sampled`), so they are not compiled."""
+def _points(found: dict) -> tuple[list[dict], list[dict]]:
+    """The joint fit's grid (two values a constexpr) and the points it checks: the lows and other values."""
+    names = tuple(found)
+    grid = [dict(zip(names, vs)) for vs in itertools.product(*[(3 * found[n][0], 5 * found[n][0]) for n in names])]
+    return grid, [{n: found[n][1] for n in names}, {n: (7 + (i % 2) * 4) * found[n][0] for i, n in enumerate(names)}]
 
 
 def _from_symbols(s: _Sampler, found: dict, budget: int) -> Lift:
@@ -295,19 +292,24 @@ def _from_symbols(s: _Sampler, found: dict, budget: int) -> Lift:
     lows = {n: found[n][1] for n in names}
     starts = dict(lows)
     try:
-        k = s.symbolic(tuple(Symbol(n, quanta[n], lows[n], 11 * quanta[n]) for n in names))
-    except Undecided:
-        starts = {n: max(lows[n], 2 * quanta[n]) for n in names}
-        if starts == lows:
-            raise
-        k = s.symbolic(tuple(Symbol(n, quanta[n], starts[n], 11 * quanta[n]) for n in names))
+        try:
+            k = s.symbolic(tuple(Symbol(n, quanta[n], lows[n], 11 * quanta[n]) for n in names))
+        except Undecided:
+            starts = {n: max(lows[n], 2 * quanta[n]) for n in names}
+            if starts == lows:
+                raise
+            k = s.symbolic(tuple(Symbol(n, quanta[n], starts[n], 11 * quanta[n]) for n in names))
+    except Differs as e:  # the points in the domains: the grid, the checks from the starts
+        grid, checks = _points(found)
+        if no_fit(e, names, grid, [p for p in checks if all(p[n] >= starts[n] for n in names)]):
+            raise Refused(f"the samples would not fit: {e}") from e
+        raise
     far = budget // min((d.itemsize for d in pointer_dtypes(s.kernel)), default=1)
     provisional = tuple(Symbol(n, quanta[n], lows[n], max(11 * quanta[n], far // quanta[n] * quanta[n]))
                         for n in names)
     template = named(k, quanta)
-    unsized = _unsized(_slots(template, {}, []), names)
-    if unsized:
-        raise _Unsized(f"{', '.join(unsized)} sizes no buffer: no tile extent")
+    if unsized(_slots(template, {}, []), names):
+        raise Refused(f"{', '.join(unsized(_slots(template, {}, []), names))} sizes no buffer: no tile extent")
     extents = highs(k.plan, provisional, budget)
     total = ZERO + k.plan.total_bytes
     for e, p in zip(extents, provisional):
@@ -331,13 +333,12 @@ def _sampled(s: _Sampler, found: dict, budget: int) -> Lift:
     names = tuple(found)
     quanta = {n: found[n][0] for n in names}
     lows = {n: found[n][1] for n in names}
-    grid = [dict(zip(names, vs)) for vs in itertools.product(*[(3 * quanta[n], 5 * quanta[n]) for n in names])]
-    checks = [dict(lows), {n: 7 * quanta[n] + (i % 2) * 4 * quanta[n] for i, n in enumerate(names)}]
+    grid, checks = _points(found)
     points = grid + checks
     template = s.merged(points)
     polys = _check(template, points, list(range(len(grid))), names, quanta)
     foot = _slots(template, polys, [])
-    if _unsized(foot, names):
+    if unsized(foot, names):
         raise Mismatch("a constexpr that does not size any buffer is no tile extent")
     highs = {n: _high(foot, n, quanta[n], lows[n], {m: lows[m] for m in names if m != n}, budget) for n in names}
     if any(highs[n] < lows[n] for n in names):

@@ -51,6 +51,11 @@ def footprint(slots: Slots, values: dict) -> int:
     return sum(num * ceil_block(max((p.at(values) for p in needs), default=0)) for num, needs in slots)
 
 
+def unsized(slots: Slots, names) -> list[str]:
+    """The constexprs of ``names`` that size no buffer of ``slots``: no tile extent."""
+    return [n for n in names if all(n not in mono for _, needs in slots for p in needs for mono, _ in p)]
+
+
 def describe_slots(slots: Slots) -> str:
     """A footprint for people: ``2 x (4 * BLOCK) + max(4 * ROWS, 1024)``, each slot rounded up to 32 bytes."""
     if all(len(needs) <= 1 for _, needs in slots):
@@ -98,4 +103,4 @@ def from_json(terms: list[dict]) -> Poly:
 
 
 __all__ = ["BLOCK", "Mismatch", "Slots", "as_json", "ceil_block", "describe_slots", "exact_expression", "fit", "footprint",
-           "from_json"]
+           "from_json", "unsized"]
