@@ -56,13 +56,15 @@ JOINT = {**CASES, "masked_add": (masked_add_kernel, (F32, F32, F32, tl.int32), {
     # Brcb sized by ROWS + 7 rows: 41 before); the joint fit sampled (ROWS from 1: the symbolic compile asks
     # whether ROWS is 1). Alone: 61. BLOCK's quanta 1 to 8: its casts' ROWS * ceil(BLOCK / 16) * 16 lanes Differs,
     # on no line at the generic samples, so they are not compiled (35 before). The joint fit from the symbols from
-    # ROWS = 2, its points at ROWS = 1 sampled, their rounded slots the symbols' (``symbolic.evaluated``): 11 -> 4.
-    ("softmax_f16", (Symbol("ROWS", 1, 1, 485), Symbol("BLOCK", 16, 16, 23504)), 4),
+    # ROWS = 2, its points at ROWS = 1 sampled, their rounded slots the symbols' (``symbolic.evaluated``): 11 -> 4;
+    # BLOCK's domain from its low, not two quanta (only the unit axis from 2), so only ROWS = 1 is sampled: 4 -> 3.
+    ("softmax_f16", (Symbol("ROWS", 1, 1, 485), Symbol("BLOCK", 16, 16, 23504)), 3),
     # ROWS decided on multiples of 1 from 2 but not from 1 (is ROWS 1?): one sample at 1 is the symbolic kernel
     # at 1, so 1 is the low (three samples asked it); the joint fit from the symbols from 2, the points at ROWS
     # = 1 sampled. Alone: 34. BLOCK's quanta 1 to 4: the add's 24 rows of ceil(BLOCK / 8) * 8 lanes Differs, on
-    # no line at the generic samples, so they are not compiled to see it (13 before).
-    ("masked_add", (Symbol("ROWS", 1, 1, 1472), Symbol("BLOCK", 8, 8, 11776)), 4),
+    # no line at the generic samples, so they are not compiled to see it (13 before). The joint fit's domains: ROWS
+    # from 2, BLOCK from its low (4 -> 3).
+    ("masked_add", (Symbol("ROWS", 1, 1, 1472), Symbol("BLOCK", 8, 8, 11776)), 3),
 ])
 def test_a_quantum_the_symbol_decides_is_not_sampled(cold, name, extents, sampled):
     fn, types, constexprs = JOINT[name]
@@ -103,9 +105,9 @@ def test_a_unit_axis_s_low_is_sampled_beside_the_symbols():
 @pytest.mark.parametrize("name, joint", [
     ("copy_f32", 5),
     ("add_row_f32", 8),
-    # the domains from ROWS = 2; two samples: the lows, BLOCK's high with ROWS at 1
-    ("masked_add", 5),
-    ("softmax_f16", 5),
+    # the domains from ROWS = 2, BLOCK from its low; two samples: the lows, BLOCK's high with ROWS at 1
+    ("masked_add", 6),
+    ("softmax_f16", 6),
 ])
 def test_the_joint_fit_from_the_symbolic_compile_is_the_sampled_one(cold, monkeypatch, tmp_path, name, joint):
     """The joint fit's samples (a grid of two values per constexpr, checks, each high) are the kernel compiled
@@ -134,11 +136,13 @@ def test_a_row_broadcast_s_rows_are_decided(cold, monkeypatch, tmp_path):
     ``ROWS`` is decided on multiples of 1 from 2 and 3 samples ask whether 1 is its low: 44 -> 37, and 32 with the
     joint fit from the symbolic compile; its ``BLOCK_K`` quanta 1 to 4 not compiled, the lanes of its arithmetic,
     ``ROWS * ceil(BLOCK_K / 8) * 8``, on no line at their generic samples (:class:`Differs`): 32 -> 14; ``ALIGN``,
-    which sizes no buffer here, dropped from the joint fit without its samples (``lift._Unsized``): 14 -> 4."""
+    which sizes no buffer here, dropped from the joint fit without its samples (``symbolic.Refused``): 14 -> 4;
+    the joint fit's ``BLOCK_K`` from its low (only ``ROWS`` from 2), so only the points at ``ROWS = 1`` sampled:
+    4 -> 3."""
     fn, types, constexprs = _ops_kernel("softmax_grad", "rows_kernel", F32, BLOCK_K=40, FRONT=False)
     found, samples = _lifted_cold(monkeypatch, tmp_path, fn, types, constexprs)
     assert found.extents == (Symbol("ROWS", 1, 1, 452), Symbol("BLOCK_K", 8, 8, 9408))
-    assert samples == 4
+    assert samples == 3
 
 
 def test_a_row_pitch_the_kernel_holds_differs(cold, monkeypatch, tmp_path):
@@ -171,8 +175,8 @@ def test_a_cast_s_lanes_differ(cold, monkeypatch, tmp_path):
     """softmax_grad's float16 ``two_pass_kernel``: its ``[1, BLOCK_K]`` half tiles cast to float32 over
     ``ceil(BLOCK_K / 16) * 16`` lanes (the pitch of the kernel's narrowest 2-D tile), so ``BLOCK_K``'s quanta 1 to 8
     are not compiled, and 16 decides: the search for ``BLOCK_K``'s quantum compiles none (12 before), the lift
-    18 -> 6; with ``ALIGN``, which sizes no buffer here, dropped from the joint fit unsampled (``lift._Unsized``),
-    6 -> 0."""
+    18 -> 6; with ``ALIGN``, which sizes no buffer here, dropped from the joint fit unsampled
+    (``symbolic.Refused``), 6 -> 0."""
     fn, types, constexprs = _ops_kernel("softmax_grad", "two_pass_kernel", F16)
     found, samples = _lifted_cold(monkeypatch, tmp_path, fn, types, constexprs)
     assert found.extents == (Symbol("BLOCK_K", 16, 16, 11744),)
@@ -265,15 +269,15 @@ def test_a_masked_copy_is_no_whole_block_copy(cold, monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("op, kernel, extents, counts", [
     ("log_softmax_grad", "reduce_tail_full_kernel", (Symbol("ROWS", 1, 1, 485), Symbol("BLOCK_R", 8, 8, 11752)),
-     (4, 51)),
+     (3, 51)),
     ("scale_add", "scale_add_kernel", (Symbol("BLOCK", 1, 1, 11776),), (1, 11)),
 ])
 def test_a_unit_low_s_rounded_slot_is_the_symbols_at_it(cold, monkeypatch, tmp_path, op, kernel, extents, counts):
     """log_softmax_grad's float32 ``reduce_tail_full_kernel``: the joint fit's domains start at ``ROWS = 2`` (is
     ``ROWS`` 1?), so the kernel sampled at ``ROWS = 1`` is compared with the symbols' kernel there, whose rounded
     slot (a ``Ceil``, its needs numbers once named) is that point's bytes too (``symbolic.evaluated``): the joint
-    fit is the symbols' (9 -> 4). scale_add's float32 kernel, ``BLOCK`` from 1, needs that and its masked loads
-    decided (``memory._whole_blocks``): 11 -> 1."""
+    fit is the symbols' (9 -> 4; 3 with ``BLOCK_R``'s joint domain from its low, not two quanta). scale_add's
+    float32 kernel, ``BLOCK`` from 1, needs that and its masked loads decided (``memory._whole_blocks``): 11 -> 1."""
     fn, types, constexprs = _ops_kernel(op, kernel, F32)
     found, samples, sampled = _against_the_samples(monkeypatch, tmp_path, fn, types, constexprs)
     assert found.extents == extents
@@ -283,11 +287,12 @@ def test_a_unit_low_s_rounded_slot_is_the_symbols_at_it(cold, monkeypatch, tmp_p
 def test_a_constexpr_that_sizes_no_buffer_is_not_sampled(cold, monkeypatch, tmp_path):
     """softmax_grad's float32 ``rows_kernel`` without ``FRONT``: ``ALIGN`` sizes nothing (its search decides every
     quantum); the joint fit compiled for the symbols finds that no buffer's size has ``ALIGN`` and drops it as the
-    samples would (``lift._Unsized``), where it sampled the joint fit to see it: 14 -> 4."""
+    samples would (``symbolic.Refused``), where it sampled the joint fit to see it: 14 -> 4 (3 with ``BLOCK_K``'s
+    joint domain from its low)."""
     fn, types, constexprs = _ops_kernel("softmax_grad", "rows_kernel", F32, FRONT=False)
     found, samples, sampled = _against_the_samples(monkeypatch, tmp_path, fn, types, constexprs)
     assert found.extents == (Symbol("ROWS", 1, 1, 452), Symbol("BLOCK_K", 8, 8, 9408))
-    assert (samples, sampled) == (4, 88)
+    assert (samples, sampled) == (3, 88)
 
 
 def test_a_filled_tile_s_lanes_differ(cold, monkeypatch, tmp_path):
@@ -298,7 +303,7 @@ def test_a_filled_tile_s_lanes_differ(cold, monkeypatch, tmp_path):
     fn, types, constexprs = _ops_kernel("softmax_grad", "rows_kernel", F32, FRONT=True)
     found, samples, sampled = _against_the_samples(monkeypatch, tmp_path, fn, types, constexprs)
     assert found.extents == (Symbol("ROWS", 1, 1, 448), Symbol("BLOCK_K", 8, 8, 11736), Symbol("ALIGN", 8, 8, 15672))
-    assert (samples, sampled) == (6, 102)
+    assert (samples, sampled) == (5, 102)
 
 
 @pytest.mark.parametrize("op, kernel, constexprs, extents, counts", [

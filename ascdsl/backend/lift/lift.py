@@ -35,7 +35,7 @@ from ...platforms import Platform
 from .. import kir
 from ..render.ascendc import planned
 from ..kir import Bin, BinOp, Cond, Lit
-from .poly import BLOCK, Mismatch, Slots, ceil_block, fit, footprint, unsized
+from .poly import BLOCK, Mismatch, Slots, ceil_block, fit, footprint, joint_points, unsized
 from ..names.naming import FIELD_DTYPE, name as name_pass, to_expr
 from ..render.templated import computes_the_same, float32_form, pointer_dtypes
 from ..plan.tiling import Variant
@@ -269,38 +269,32 @@ def _joint(s: _Sampler, found: dict, budget: int) -> Lift:
         return _sampled(s, found, budget)
 
 
-def _points(found: dict) -> tuple[list[dict], list[dict]]:
-    """The joint fit's grid (two values a constexpr) and the points it checks: the lows and other values."""
-    names = tuple(found)
-    grid = [dict(zip(names, vs)) for vs in itertools.product(*[(3 * found[n][0], 5 * found[n][0]) for n in names])]
-    return grid, [{n: found[n][1] for n in names}, {n: (7 + (i % 2) * 4) * found[n][0] for i, n in enumerate(names)}]
-
-
 def _from_symbols(s: _Sampler, found: dict, budget: int) -> Lift:
     """The joint lift without the samples (issue 25, step 6): the kernel compiled for the symbols at the
     quanta and lows found, each to 11 quanta (the grid's and the checks' values of :func:`_sampled`), gives
     each high by its footprint (:func:`.ubplan.highs`, the others at their low; provisional highs: the budget
     over the kernel's smallest element); then, for each constexpr, the kernel compiled with its symbol to its
     high, so each point :func:`_sampled` would compile lies in a domain that decided. Where a low of one
-    quantum does not decide (a unit axis: ``ROWS == 1``), the domains start at two quanta and the points below
-    them are sampled, each the kernel of the domains at its values. Where all these kernels are one, its
-    polynomials are the fit's (:func:`.symbolic.named`), turned into the lifted kernel as the samples' holes
-    are. :class:`Undecided` (the samples answer then) where a domain does not decide, a high reaches the
-    provisional one, or the kernels differ."""
+    quantum does not decide (a unit axis: ``ROWS == 1``), the domains start at 2 for the constexprs whose low is
+    1, else at two quanta, and the points below them are sampled, each the kernel of the domains at its values.
+    Where all these kernels are one, its polynomials are the fit's (:func:`.symbolic.named`), turned into the
+    lifted kernel as the samples' holes are. :class:`Undecided` (the samples answer then) where a domain does not
+    decide, a high reaches the provisional one, or the kernels differ."""
     names = tuple(found)
     quanta = {n: found[n][0] for n in names}
     lows = {n: found[n][1] for n in names}
-    starts = dict(lows)
+    tries = [lows, {n: 2 if v == 1 else v for n, v in lows.items()}, {n: max(lows[n], 2 * quanta[n]) for n in names}]
+    tries = [t for i, t in enumerate(tries) if t not in tries[:i]]  # the lows; a unit axis from 2; all from 2 quanta
     try:
-        try:
-            k = s.symbolic(tuple(Symbol(n, quanta[n], lows[n], 11 * quanta[n]) for n in names))
-        except Undecided:
-            starts = {n: max(lows[n], 2 * quanta[n]) for n in names}
-            if starts == lows:
-                raise
-            k = s.symbolic(tuple(Symbol(n, quanta[n], starts[n], 11 * quanta[n]) for n in names))
+        for i, starts in enumerate(tries):
+            try:
+                k = s.symbolic(tuple(Symbol(n, quanta[n], starts[n], 11 * quanta[n]) for n in names))
+                break
+            except Undecided:
+                if i == len(tries) - 1:
+                    raise
     except Differs as e:  # the points in the domains: the grid, the checks from the starts
-        grid, checks = _points(found)
+        grid, checks = joint_points(found)
         if no_fit(e, names, grid, [p for p in checks if all(p[n] >= starts[n] for n in names)]):
             raise Refused(f"the samples would not fit: {e}") from e
         raise
@@ -333,7 +327,7 @@ def _sampled(s: _Sampler, found: dict, budget: int) -> Lift:
     names = tuple(found)
     quanta = {n: found[n][0] for n in names}
     lows = {n: found[n][1] for n in names}
-    grid, checks = _points(found)
+    grid, checks = joint_points(found)
     points = grid + checks
     template = s.merged(points)
     polys = _check(template, points, list(range(len(grid))), names, quanta)
