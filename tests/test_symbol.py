@@ -17,7 +17,8 @@ from ascdsl.backend.plan.tiling import Variant
 from ascdsl import dtypes
 from ascdsl.backend import kir
 from ascdsl.backend.names.naming import to_expr
-from ascdsl.ir.symbol import ONE, ZERO, Differs, Poly, Symbol, Undecided, ceil_div, equal, largest_fitting
+from ascdsl.ir.symbol import (ONE, ZERO, Ceil, Differs, Poly, Symbol, Undecided, all_of, ceil_div, domain_points, equal,
+                              largest_fitting, multiple, value_at)
 from ascdsl.platforms import get_platform
 
 PLATFORM = get_platform("Ascend910B3")
@@ -177,6 +178,35 @@ def test_equal_holds_at_every_point_at_none_or_is_undecided():
     assert not equal(rows, 0)
     with pytest.raises(Undecided, match="do not decide ROWS - 1 > 0"):
         equal(rows, 1)  # ROWS = 1 is in its domain
+
+
+def test_a_conjunction_is_false_where_one_test_is_false_everywhere():
+    """``all_of``: a test False on the whole domain decides, whichever comes first and whether or not another is
+    undecided; else an undecided one raises."""
+    assert not all_of(lambda: multiple(B, 64), lambda: equal(B, 4)) and not all_of(lambda: equal(B, 4),
+                                                                                   lambda: multiple(B, 64))
+    assert all_of(lambda: multiple(B, 32), lambda: B > 0) and all_of()
+    with pytest.raises(Undecided, match="not a multiple of 64"):
+        all_of(lambda: multiple(B, 64), lambda: B > 0)
+
+
+def test_a_rounded_size_of_numbers_is_at_values_what_it_rounds():
+    """A ``Ceil`` whose needs and base are numbers (the lift's ``named`` writes a constant polynomial as its int)
+    still gives its bytes at values."""
+    assert Ceil(((1, (4,)),), 32).at({}) == 32
+    assert Ceil(((2, (B, 100)),), 32, 8).at({"BLOCK": 96}) == 8 + 2 * 128
+
+
+def test_the_points_of_the_domains_of_some_sizes():
+    """``domain_points``: every point of the domains of the symbols in some sizes (a ``Ceil``'s needs too), where
+    they are few enough; ``value_at`` of each kind of size."""
+    rows, block = Symbol("ROWS", 1, 1, 3), Symbol("BLOCK", 16, 32, 64)
+    size = Ceil(((1, (Poly.var(block) // 8,)),), 32, 4 * Poly.var(rows))
+    points = domain_points([256, size], 9)
+    assert points == [{"BLOCK": b, "ROWS": r} for b in (32, 48, 64) for r in (1, 2, 3)]
+    assert [value_at(x, points[-1]) for x in (256, size, 4 * Poly.var(rows))] == [256, 12 + 32, 12]
+    assert domain_points([size], 8) is None and domain_points([Poly.var("n")], 9) is None
+    assert domain_points([7], 1) == [{}]
 
 
 def test_a_term_may_have_value_ids_and_symbols():

@@ -50,20 +50,23 @@ JOINT = {**CASES, "masked_add": (masked_add_kernel, (F32, F32, F32, tl.int32), {
     # quanta 1, 2, 4 undecided (bytes no whole blocks): sampled; 8 decided; the joint fit from the symbolic
     # compile. Sampling alone: 24 compiles; the joint fit sampled: 19.
     ("copy_f32", (Symbol("BLOCK", 8, 8, 11776),), 14),
-    # ROWS decided on multiples of 1 from 2: 3 samples ask whether 1 is its low (no: a unit axis); the joint
-    # fit from the symbolic compile. Alone: 34; the joint fit sampled: 18.
-    ("add_row_f32", (Symbol("ROWS", 1, 2, 2943), Symbol("BLOCK", 8, 8, 7848)), 12),
+    # ROWS decided on multiples of 1 from 2: 1 is its low? (no: a unit axis) asked of the sample at 1 fitted with
+    # the symbolic kernel at 3 and 5 (3 samples before); the joint fit from the symbolic compile. Alone: 34; the
+    # joint fit sampled: 18.
+    ("add_row_f32", (Symbol("ROWS", 1, 2, 2943), Symbol("BLOCK", 8, 8, 7848)), 10),
     # float16 rows of BLOCK lanes decided on multiples of 16, ROWS on multiples of 1 (its [ROWS, 1] row sums'
-    # Brcb sized by ROWS + 7 rows: 41 before); the joint fit from the symbols from ROWS = 2, its three points at
-    # ROWS = 1 sampled, each the symbolic kernel at its values, rounded (Ceil) slots too (sampled before: 11).
-    # Alone: 61. BLOCK's quanta 1 to 8: its casts' ROWS * ceil(BLOCK / 16) * 16 lanes Differs, on no line at the
-    # generic samples, so they are not compiled (35 before).
-    ("softmax_f16", (Symbol("ROWS", 1, 1, 485), Symbol("BLOCK", 16, 16, 23504)), 4),
+    # Brcb sized by ROWS + 7 rows: 41 before); the joint fit sampled (ROWS from 1: the symbolic compile asks
+    # whether ROWS is 1). Alone: 61. BLOCK's quanta 1 to 8: its casts' ROWS * ceil(BLOCK / 16) * 16 lanes Differs,
+    # on no line at the generic samples, so they are not compiled (35 before). The joint fit from the symbols from
+    # ROWS = 2, its points at ROWS = 1 sampled, their rounded slots the symbols' (``symbolic.evaluated``): 11 -> 4;
+    # BLOCK's domain from its low, not two quanta (only the unit axis from 2), so only ROWS = 1 is sampled: 4 -> 3.
+    ("softmax_f16", (Symbol("ROWS", 1, 1, 485), Symbol("BLOCK", 16, 16, 23504)), 3),
     # ROWS decided on multiples of 1 from 2 but not from 1 (is ROWS 1?): one sample at 1 is the symbolic kernel
     # at 1, so 1 is the low (three samples asked it); the joint fit from the symbols from 2, the points at ROWS
     # = 1 sampled. Alone: 34. BLOCK's quanta 1 to 4: the add's 24 rows of ceil(BLOCK / 8) * 8 lanes Differs, on
-    # no line at the generic samples, so they are not compiled to see it (13 before).
-    ("masked_add", (Symbol("ROWS", 1, 1, 1472), Symbol("BLOCK", 8, 8, 11776)), 4),
+    # no line at the generic samples, so they are not compiled to see it (13 before). The joint fit's domains: ROWS
+    # from 2, BLOCK from its low (4 -> 3).
+    ("masked_add", (Symbol("ROWS", 1, 1, 1472), Symbol("BLOCK", 8, 8, 11776)), 3),
 ])
 def test_a_quantum_the_symbol_decides_is_not_sampled(cold, name, extents, sampled):
     fn, types, constexprs = JOINT[name]
@@ -103,11 +106,10 @@ def test_a_unit_axis_s_low_is_sampled_beside_the_symbols():
 
 @pytest.mark.parametrize("name, joint", [
     ("copy_f32", 5),
-    ("add_row_f32", 6),
-    # the domains from ROWS = 2; two samples: the lows, BLOCK's high with ROWS at 1
-    ("masked_add", 5),
-    # the same, the float16 input slots rounded (a Ceil) compared at their bytes
-    ("softmax_f16", 5),
+    ("add_row_f32", 8),
+    # the domains from ROWS = 2, BLOCK from its low; two samples: the lows, BLOCK's high with ROWS at 1
+    ("masked_add", 6),
+    ("softmax_f16", 6),
 ])
 def test_the_joint_fit_from_the_symbolic_compile_is_the_sampled_one(cold, monkeypatch, tmp_path, name, joint):
     """The joint fit's samples (a grid of two values per constexpr, checks, each high) are the kernel compiled
@@ -135,11 +137,14 @@ def test_a_row_broadcast_s_rows_are_decided(cold, monkeypatch, tmp_path):
     the general form sizes by ``ROWS + 7`` rows (no ``ROWS // 8``, which multiples of 1 leave undecided), so
     ``ROWS`` is decided on multiples of 1 from 2 and 3 samples ask whether 1 is its low: 44 -> 37, and 32 with the
     joint fit from the symbolic compile; its ``BLOCK_K`` quanta 1 to 4 not compiled, the lanes of its arithmetic,
-    ``ROWS * ceil(BLOCK_K / 8) * 8``, on no line at their generic samples (:class:`Differs`): 32 -> 14."""
+    ``ROWS * ceil(BLOCK_K / 8) * 8``, on no line at their generic samples (:class:`Differs`): 32 -> 14; ``ALIGN``,
+    which sizes no buffer here, dropped from the joint fit without its samples (``symbolic.Refused``): 14 -> 4;
+    the joint fit's ``BLOCK_K`` from its low (only ``ROWS`` from 2), so only the points at ``ROWS = 1`` sampled:
+    4 -> 3."""
     fn, types, constexprs = _ops_kernel("softmax_grad", "rows_kernel", F32, BLOCK_K=40, FRONT=False)
     found, samples = _lifted_cold(monkeypatch, tmp_path, fn, types, constexprs)
     assert found.extents == (Symbol("ROWS", 1, 1, 452), Symbol("BLOCK_K", 8, 8, 9408))
-    assert samples == 14
+    assert samples == 3
 
 
 def test_a_row_pitch_the_kernel_holds_differs(cold, monkeypatch, tmp_path):
@@ -159,22 +164,25 @@ def test_a_row_pitch_the_kernel_holds_differs(cold, monkeypatch, tmp_path):
 
 def test_a_column_reduction_s_row_pitch_differs(cold, monkeypatch, tmp_path):
     """log_softmax_grad's float32 ``reduce_middle_full_kernel``: its ``[BLOCK_R, BLOCK_B]`` column sums add row ``r``
-    at ``r * ceil(BLOCK_B / 8) * 8`` (``reduce._columns``), so ``BLOCK_B``'s quanta below 8 are not compiled: 21 -> 3."""
+    at ``r * ceil(BLOCK_B / 8) * 8`` (``reduce._columns``), so ``BLOCK_B``'s quanta below 8 are not compiled: 21 -> 3.
+    ``BLOCK_R`` is decided from 2, and whether 1 is its low (no: a unit reduction) asks the sample at 1 fitted with
+    the symbolic kernel at 3 and 5, which the samples there are: 3 -> 1."""
     fn, types, constexprs = _ops_kernel("log_softmax_grad", "reduce_middle_full_kernel", F32)
-    found, samples = _lifted_cold(monkeypatch, tmp_path, fn, types, constexprs)
+    found, samples, sampled = _against_the_samples(monkeypatch, tmp_path, fn, types, constexprs)
     assert found.extents == (Symbol("BLOCK_R", 1, 2, 1471), Symbol("BLOCK_B", 8, 8, 5232))
-    assert samples == 3
+    assert (samples, sampled) == (1, 53)
 
 
 def test_a_cast_s_lanes_differ(cold, monkeypatch, tmp_path):
     """softmax_grad's float16 ``two_pass_kernel``: its ``[1, BLOCK_K]`` half tiles cast to float32 over
     ``ceil(BLOCK_K / 16) * 16`` lanes (the pitch of the kernel's narrowest 2-D tile), so ``BLOCK_K``'s quanta 1 to 8
     are not compiled, and 16 decides: the search for ``BLOCK_K``'s quantum compiles none (12 before), the lift
-    18 -> 6."""
+    18 -> 6; with ``ALIGN``, which sizes no buffer here, dropped from the joint fit unsampled
+    (``symbolic.Refused``), 6 -> 0."""
     fn, types, constexprs = _ops_kernel("softmax_grad", "two_pass_kernel", F16)
     found, samples = _lifted_cold(monkeypatch, tmp_path, fn, types, constexprs)
     assert found.extents == (Symbol("BLOCK_K", 16, 16, 11744),)
-    assert samples == 6
+    assert samples == 0
 
 
 def _lifted_cold(monkeypatch, tmp_path, fn, types, constexprs) -> tuple:
@@ -197,6 +205,17 @@ def test_a_value_that_differs_skips_a_quantum_only_where_the_samples_would_not_f
     assert symbolic.no_line(repeats(64), "BLOCK", [32 * v for v in generic])
     assert symbolic.no_line(repeats(64), "BLOCK", generic)  # 1 up to 64 lanes, 2 at 101
     assert not symbolic.no_line(repeats(128), "BLOCK", generic)
+
+
+def test_a_value_that_differs_refuses_the_joint_fit_only_where_the_samples_would_not_fit():
+    """``no_fit``: the polynomial through a value's grid of two values a name (what ``_check`` fits) must hold at the
+    checks: ``ROWS * BLOCK + 7`` does; ``ROWS * ceil(BLOCK / 16) * 16`` is ``ROWS * (BLOCK + 8)`` at 24 and 40 but
+    not at 48."""
+    grid = [{"ROWS": r, "BLOCK": b} for r in (3, 5) for b in (24, 40)]
+    names, checks = ("ROWS", "BLOCK"), [{"ROWS": 7, "BLOCK": 88}, {"ROWS": 2, "BLOCK": 48}]
+    assert not symbolic.no_fit(Differs("", lambda v: v["ROWS"] * v["BLOCK"] + 7), names, grid, checks)
+    padded = Differs("", lambda v: v["ROWS"] * -(-v["BLOCK"] // 16) * 16)
+    assert not symbolic.no_fit(padded, names, grid, checks[:1]) and symbolic.no_fit(padded, names, grid, checks)
 
 
 def test_a_rounded_slot_of_the_joint_fit_from_the_symbols_is_the_sampled_one(cold, monkeypatch, tmp_path):
@@ -282,3 +301,85 @@ def test_a_kernel_that_multiplies_matrices_is_not_sampled(cold, monkeypatch, rel
     monkeypatch.setattr(lift, "_COMPILED", {})  # the samples' memo, which analyse() clears, dropped after
     assert lift._sample(fn, kernel, PLATFORM, frozenset()) is None  # what the samples answer
     assert sum((lift.samples() - before).values()) == 27
+
+
+def _against_the_samples(monkeypatch, tmp_path, fn, types, constexprs) -> tuple:
+    """The lift of ``fn`` at ``constexprs`` and its samples, asserted equal to the lift the samples alone give
+    (neither the search nor the joint fit asks the symbols: extents, footprint, kernel IR, names), and the
+    samples that one compiles."""
+    found, samples = _lifted_cold(monkeypatch, tmp_path / "symbols", fn, types, constexprs)
+    monkeypatch.setattr(lift, "decides", lambda *args: None)
+    monkeypatch.setattr(lift, "_from_symbols", _sampled_joint)
+    sampled, sampled_samples = _lifted_cold(monkeypatch, tmp_path / "samples", fn, types, constexprs)
+    assert found == sampled
+    assert dataclasses.replace(found.kernel, names=None) == dataclasses.replace(sampled.kernel, names=None)
+    assert vars(found.kernel.names) == vars(sampled.kernel.names)
+    return found, samples, sampled_samples
+
+
+def test_a_masked_copy_is_no_whole_block_copy(cold, monkeypatch, tmp_path):
+    """softmax's float32 ``softmax_looped_kernel``: its masked loads are no plain ``DataCopy`` of whole blocks whether
+    or not ``BLOCK`` is a multiple of 8 (``memory._whole_blocks`` asks both: ``ir.symbol.all_of``), so its quanta 1
+    to 8 are no longer undecided there: the lift compiles no sample (9 before)."""
+    fn, types, constexprs = _ops_kernel("softmax", "softmax_looped_kernel", F32)
+    found, samples, sampled = _against_the_samples(monkeypatch, tmp_path, fn, types, constexprs)
+    assert found.extents == (Symbol("BLOCK", 64, 64, 15488),)
+    assert (samples, sampled) == (0, 33)
+
+
+@pytest.mark.parametrize("op, kernel, extents, counts", [
+    ("log_softmax_grad", "reduce_tail_full_kernel", (Symbol("ROWS", 1, 1, 485), Symbol("BLOCK_R", 8, 8, 11752)),
+     (3, 51)),
+    ("scale_add", "scale_add_kernel", (Symbol("BLOCK", 1, 1, 11776),), (1, 11)),
+])
+def test_a_unit_low_s_rounded_slot_is_the_symbols_at_it(cold, monkeypatch, tmp_path, op, kernel, extents, counts):
+    """log_softmax_grad's float32 ``reduce_tail_full_kernel``: the joint fit's domains start at ``ROWS = 2`` (is
+    ``ROWS`` 1?), so the kernel sampled at ``ROWS = 1`` is compared with the symbols' kernel there, whose rounded
+    slot (a ``Ceil``, its needs numbers once named) is that point's bytes too (``symbolic.evaluated``): the joint
+    fit is the symbols' (9 -> 4; 3 with ``BLOCK_R``'s joint domain from its low, not two quanta). scale_add's
+    float32 kernel, ``BLOCK`` from 1, needs that and its masked loads decided (``memory._whole_blocks``): 11 -> 1."""
+    fn, types, constexprs = _ops_kernel(op, kernel, F32)
+    found, samples, sampled = _against_the_samples(monkeypatch, tmp_path, fn, types, constexprs)
+    assert found.extents == extents
+    assert (samples, sampled) == counts
+
+
+def test_a_constexpr_that_sizes_no_buffer_is_not_sampled(cold, monkeypatch, tmp_path):
+    """softmax_grad's float32 ``rows_kernel`` without ``FRONT``: ``ALIGN`` sizes nothing (its search decides every
+    quantum); the joint fit compiled for the symbols finds that no buffer's size has ``ALIGN`` and drops it as the
+    samples would (``symbolic.Refused``), where it sampled the joint fit to see it: 14 -> 4 (3 with ``BLOCK_K``'s
+    joint domain from its low)."""
+    fn, types, constexprs = _ops_kernel("softmax_grad", "rows_kernel", F32, FRONT=False)
+    found, samples, sampled = _against_the_samples(monkeypatch, tmp_path, fn, types, constexprs)
+    assert found.extents == (Symbol("ROWS", 1, 1, 452), Symbol("BLOCK_K", 8, 8, 9408))
+    assert (samples, sampled) == (3, 88)
+
+
+def test_a_filled_tile_s_lanes_differ(cold, monkeypatch, tmp_path):
+    """softmax_grad's float32 ``rows_kernel`` with ``FRONT``: its ``[ROWS, ALIGN]`` row sums are filled by a
+    ``Duplicate`` of ``ROWS * ceil(ALIGN / 8) * 8`` lanes over a view of as many (``Selector.ref``): those the
+    kernel holds, so on multiples of 1, 2 or 4 they :class:`Differs` (on no line at the generic samples) and those
+    quanta are not compiled: 37 -> 6."""
+    fn, types, constexprs = _ops_kernel("softmax_grad", "rows_kernel", F32, FRONT=True)
+    found, samples, sampled = _against_the_samples(monkeypatch, tmp_path, fn, types, constexprs)
+    assert found.extents == (Symbol("ROWS", 1, 1, 448), Symbol("BLOCK_K", 8, 8, 11736), Symbol("ALIGN", 8, 8, 15672))
+    assert (samples, sampled) == (5, 102)
+
+
+@pytest.mark.parametrize("op, kernel, constexprs, extents, counts", [
+    ("log_softmax_grad", "reduce_tail_recompute_kernel", {}, (Symbol("BLOCK_R", 16, 16, 11744),), (0, 23)),
+    ("softmax_grad", "two_pass_kernel", {"FRONT": True, "ALIGN": 16}, (Symbol("BLOCK_K", 16, 16, 11760),), (1, 49)),
+])
+def test_a_best_fit_the_same_at_every_point_is_decided(cold, monkeypatch, tmp_path, op, kernel, constexprs, extents,
+                                                       counts):
+    """float16 kernels whose best fit of a buffer is between a 256-byte slot and one of ``4 * BLOCK`` bytes (an
+    order that flips at 64 lanes): the planner asks each point of the domain, the one slot at all of them, so the
+    quanta from 16 decide: log_softmax_grad's ``reduce_tail_recompute_kernel`` 11 -> 0 samples, softmax_grad's
+    ``two_pass_kernel`` with ``FRONT`` 21 -> 7; its joint fit with ``ALIGN`` (whose ``4 * ALIGN``-byte buffer goes
+    to one slot or another as ``BLOCK_K`` and ``ALIGN`` vary) :class:`Differs` at the joint fit's points so that
+    they fit no polynomial: refused without sampling it (``symbolic.Refused``), 7 -> 1."""
+    fn, types, base = _ops_kernel(op, kernel, F32)
+    types = [F16 if t == F32 else t for t in types]
+    found, samples, sampled = _against_the_samples(monkeypatch, tmp_path, fn, types, {**base, **constexprs})
+    assert found.extents == extents
+    assert (samples, sampled) == counts

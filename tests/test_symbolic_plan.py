@@ -20,7 +20,7 @@ from ascdsl.backend.lift.poly import exact_expression, footprint
 from ascdsl.backend.plan import ubplan
 from ascdsl.backend.plan.ubplan import highs
 from ascdsl.backend.render.ascendc import planned
-from ascdsl.ir.symbol import ZERO, Ceil, Poly, Symbol, Undecided, dominant, larger, less, rounded, var_name
+from ascdsl.ir.symbol import ZERO, Ceil, Differs, Poly, Symbol, Undecided, dominant, larger, less, rounded, var_name
 from ascdsl.op import specializations
 from ascdsl.opbuild import jit_functions
 from ascdsl.platforms import get_platform
@@ -221,6 +221,32 @@ def test_the_best_fit_is_decided_where_each_way_gives_one_slot():
         ubplan._best_fit([3, 4], [256, 512], 4 * block)
     eighth = rounded([block * Fraction(1, 8) + 30], 32)  # 32 .. 544 bytes, no polynomial
     assert ubplan._best_fit([3], [32], eighth) == 3
+
+
+def test_the_best_fit_is_the_slot_every_point_takes():
+    """Where the order of two free slots flips inside the domain, the best fit asks each point (at most
+    ``ubplan._POINTS``): ``4 * BLOCK`` bytes fit a 256-byte slot up to 64 lanes and a ``4 * BLOCK``-byte one always,
+    the smaller of the two that hold it: the second at every multiple of 48, but the first (of equals) at 64 among
+    the multiples of 16, where each point's slot :class:`Differs` (the buffer's home in the kernel compiled there)."""
+    assert ubplan._best_fit([3, 4], [256, 4 * Poly.var(Symbol("BLOCK", 48, 48, 4800))],
+                            4 * Poly.var(Symbol("BLOCK", 48, 48, 4800))) == 4
+    block = Poly.var(Symbol("BLOCK", 16, 16, 4096))
+    with pytest.raises(Differs, match="4 \\* BLOCK < 256") as e:
+        ubplan._best_fit([3, 4], [256, 4 * block], 4 * block)
+    assert [e.value.value({"BLOCK": v}) for v in (16, 48, 64, 80, 4096)] == [4, 4, 3, 4, 4]
+    wide = Poly.var(Symbol("BLOCK", 1, 1, 5000))  # past the points asked: each point's slot, not asked
+    with pytest.raises(Differs):
+        ubplan._best_fit([3, 4], [256, 4 * wide + 4], 4 * wide)
+
+
+def test_a_best_fit_of_slots_whose_order_flips_is_each_value_s():
+    """log_softmax_grad's float16 ``reduce_tail_recompute_kernel``: a buffer's best fit between a 256-byte slot and
+    one of ``4 * BLOCK_R`` bytes, whose order flips at 64 lanes, is one slot at every multiple of 16 from 32: the
+    plan for the symbol is each value's on both sides of the flip."""
+    fn, types, consts = _ops_kernel("log_softmax_grad", "reduce_tail_recompute_kernel", F32)
+    types = [F16 if t == F32 else t for t in types]
+    _differential(fn, types, consts, {"BLOCK_R": Symbol("BLOCK_R", 16, 32, 1616)},
+                  [{"BLOCK_R": v} for v in (32, 48, 64, 80, 96, 1616)])
 
 
 def test_rounded_sizes_and_their_order():

@@ -105,9 +105,25 @@ def ceil_div(x: Poly | int, d: int) -> Poly | int:
         raise Differs(str(e), lambda values: -(-value_at(x, values) // d)) from e
 
 
-def value_at(x: Poly | int, values: Mapping) -> Coef:
+def value_at(x: Poly | Ceil | int, values: Mapping) -> Coef:
     """``x`` where each variable takes ``values[name]`` (an int: itself)."""
-    return _poly(x).at(values)
+    return x.at(values) if isinstance(x, Ceil) else _poly(x).at(values)
+
+
+def domain_points(xs, most: int) -> list[dict] | None:
+    """Every point of the domains of the symbols in ``xs`` (numbers, :class:`Poly` s, :class:`Ceil` s), each by
+    name, where they are at most ``most`` (else None; None too for a variable that is no symbol: no domain). A
+    choice made at each of them is one made on the whole domain."""
+    polys = [p for x in xs for p in ([x.base] + [n for _, needs in x.parts for n in needs] if isinstance(x, Ceil)
+                                     else [x]) if isinstance(p, Poly)]
+    variables = {v for p in polys for mono, _ in p for v in mono}
+    if not all(isinstance(v, Symbol) for v in variables):
+        return None
+    symbols = sorted(variables, key=lambda v: v.name)
+    if math.prod((v.high - v.low) // v.quantum + 1 for v in symbols) > most:
+        return None
+    return [dict(zip((v.name for v in symbols), values))
+            for values in itertools.product(*[range(v.low, v.high + 1, v.quantum) for v in symbols])]
 
 
 def var_name(v: Var) -> str | int:
@@ -293,6 +309,22 @@ def multiple(x: Poly | int, d: int) -> bool:
     return not x % d  # an int's remainder, or a constant polynomial's (``Poly.__mod__`` decides it or raises)
 
 
+def all_of(*tests: Callable[[], bool]) -> bool:
+    """Whether every one of ``tests`` holds (each asked in turn): False where one is False at every point of the
+    symbols' domains, even where another is :class:`Undecided` there (a masked copy is no whole-block copy
+    whether or not its lanes are whole blocks); :class:`Undecided` where none is False and one is undecided."""
+    undecided = None
+    for test in tests:
+        try:
+            if not test():
+                return False
+        except Undecided as e:
+            undecided = undecided or e
+    if undecided is not None:
+        raise undecided
+    return True
+
+
 def less(x: Poly | Ceil | int, y: Poly | Ceil | int) -> bool:
     """Whether ``x < y`` at every point of the symbols' domains (False: at none of them); :class:`Undecided`
     where the order of the two flips inside the domains (or they tie at some points only). Exact where
@@ -444,5 +476,6 @@ def _less_rounded(x: Poly | Ceil | int, y: Poly | Ceil | int) -> bool:
     raise Undecided(f"the symbols' domains do not decide {x} < {y}")
 
 
-__all__ = ["ONE", "Ceil", "Differs", "Poly", "Symbol", "Undecided", "Var", "ZERO", "ceil_div", "ceiling", "dominant",
-           "equal", "larger", "largest_fitting", "less", "multiple", "rounded", "same", "var_name"]
+__all__ = ["ONE", "Ceil", "Differs", "Poly", "Symbol", "Undecided", "Var", "ZERO", "all_of", "ceil_div", "ceiling",
+           "domain_points", "dominant", "equal", "larger", "largest_fitting", "less", "multiple", "rounded", "same",
+           "var_name"]

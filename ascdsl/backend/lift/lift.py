@@ -36,12 +36,12 @@ from .. import kir
 from ..cube.cube import is_cube
 from ..render.ascendc import planned
 from ..kir import Bin, BinOp, Cond, Lit
-from .poly import BLOCK, Mismatch, Slots, ceil_block, fit, footprint
+from .poly import BLOCK, Mismatch, Slots, ceil_block, fit, footprint, joint_points, unsized
 from ..names.naming import FIELD_DTYPE, name as name_pass, to_expr
 from ..render.templated import computes_the_same, float32_form, pointer_dtypes
 from ..plan.tiling import Variant
 from ..plan.ubplan import Plan, Slot, highs
-from .symbolic import decides, evaluated, lifted, named, no_line, relabel
+from .symbolic import Refused, decides, evaluated, lifted, named, no_fit, no_line, relabel
 
 QUANTA = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
@@ -218,9 +218,10 @@ def _high(slots: Slots, name: str, quantum: int, low: int, others: dict, budget:
 def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
     """``(quantum, low)`` for lifting ``name`` alone, or None. Each quantum is first asked of the kernel
     compiled for ``name`` as a symbol (:func:`.symbolic.decides`); where that decides from twice the quantum, the
-    samples compile at most the quantum itself (the low where it is the symbolic kernel at its value) and two
-    values to compare it with; where it :class:`Differs` at the generic samples (:func:`.symbolic.no_line`), the quantum
-    is passed over uncompiled; else they answer as they did before the symbol."""
+    samples compile at most the quantum itself (the low where it is the symbolic kernel at its value, or fits
+    with that kernel at two values as the samples there would); where it :class:`Differs` at the generic samples
+    (:func:`.symbolic.no_line`), the quantum is passed over uncompiled; else they answer as they did before the
+    symbol."""
     for q in QUANTA:
         generic = [3 * q, 5 * q, 4 * q, 7 * q, 11 * q, 16 * q, 37 * q, 101 * q]  # past any padding
         try:
@@ -232,9 +233,10 @@ def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
         if k is not None:
             if decides(s, name, q, q) is not None or s.compile({name: q}) == evaluated(k, {name: q}):
                 return q, q
-            try:
+            try:  # the samples from 2 * q are the symbolic kernel's at their values: only q is compiled
                 points = [{name: v} for v in (q, 3 * q, 5 * q)]
-                _check(s.merged(points), points, [1, 2], (name,), {name: q})
+                _check(_Samples()((s.compile(points[0]), *(evaluated(k, p) for p in points[1:]))), points, [1, 2],
+                       (name,), {name: q})
                 return q, q
             except Mismatch:
                 return q, 2 * q
@@ -262,6 +264,8 @@ def _joint(s: _Sampler, found: dict, budget: int) -> Lift:
     they do not lift together)."""
     try:
         return _from_symbols(s, found, budget)
+    except Refused:
+        raise
     except (Undecided, CompilationError, Mismatch):
         return _sampled(s, found, budget)
 
@@ -272,40 +276,46 @@ def _from_symbols(s: _Sampler, found: dict, budget: int) -> Lift:
     each high by its footprint (:func:`.ubplan.highs`, the others at their low; provisional highs: the budget
     over the kernel's smallest element); then, for each constexpr, the kernel compiled with its symbol to its
     high, so each point :func:`_sampled` would compile lies in a domain that decided. Where a low of one
-    quantum does not decide (a unit axis: ``ROWS == 1``), the domains start at two quanta and the points below
-    them are sampled, each the kernel of the domains at its values. Where all these kernels are one, its
-    polynomials are the fit's (:func:`.symbolic.named`), turned into the lifted kernel as the samples' holes
-    are. :class:`Undecided` (the samples answer then) where a domain does not decide, a high reaches the
-    provisional one, or the kernels differ."""
+    quantum does not decide (a unit axis: ``ROWS == 1``), the domains start at 2 for the constexprs whose low is
+    1, else at two quanta, and the points below them are sampled, each the kernel of the domains at its values.
+    Where all these kernels are one, its polynomials are the fit's (:func:`.symbolic.named`), turned into the
+    lifted kernel as the samples' holes are. :class:`Undecided` (the samples answer then) where a domain does not
+    decide, a high reaches the provisional one, or the kernels differ."""
     names = tuple(found)
     quanta = {n: found[n][0] for n in names}
     lows = {n: found[n][1] for n in names}
-    starts = dict(lows)
+    tries = [lows, {n: 2 if v == 1 else v for n, v in lows.items()}, {n: max(lows[n], 2 * quanta[n]) for n in names}]
+    tries = [t for i, t in enumerate(tries) if t not in tries[:i]]  # the lows; a unit axis from 2; all from 2 quanta
     try:
-        k = s.symbolic(tuple(Symbol(n, quanta[n], lows[n], 11 * quanta[n]) for n in names))
-    except Undecided:
-        starts = {n: max(lows[n], 2 * quanta[n]) for n in names}
-        if starts == lows:
-            raise
-        k = s.symbolic(tuple(Symbol(n, quanta[n], starts[n], 11 * quanta[n]) for n in names))
+        for i, starts in enumerate(tries):
+            try:
+                k = s.symbolic(tuple(Symbol(n, quanta[n], starts[n], 11 * quanta[n]) for n in names))
+                break
+            except Undecided:
+                if i == len(tries) - 1:
+                    raise
+    except Differs as e:  # the points in the domains: the grid, the checks from the starts
+        grid, checks = joint_points(found)
+        if no_fit(e, names, grid, [p for p in checks if all(p[n] >= starts[n] for n in names)]):
+            raise Refused(f"the samples would not fit: {e}") from e
+        raise
     far = budget // min((d.itemsize for d in pointer_dtypes(s.kernel)), default=1)
     provisional = tuple(Symbol(n, quanta[n], lows[n], max(11 * quanta[n], far // quanta[n] * quanta[n]))
                         for n in names)
+    template = named(k, quanta)
+    if unsized(_slots(template, {}, []), names):
+        raise Refused(f"{', '.join(unsized(_slots(template, {}, []), names))} sizes no buffer: no tile extent")
     extents = highs(k.plan, provisional, budget)
     total = ZERO + k.plan.total_bytes
     for e, p in zip(extents, provisional):
         if e.high == p.high and total.at({**lows, e.name: e.high + e.quantum}) <= budget:
             raise Undecided(f"{e.name} fits the budget past the provisional {p.high}")
-    template = named(k, quanta)
     if any(named(s.symbolic(tuple(Symbol(n, quanta[n], starts[n], e.high if n == e.name else 11 * quanta[n])
                                   for n in names)), quanta) != template for e in extents if e.high > 11 * e.quantum):
         raise Undecided("the domains' kernels differ")
     for point in [lows] + [{**lows, e.name: e.high} for e in extents]:
         if any(point[n] < starts[n] for n in names) and s.compile(point) != evaluated(template, point):
             raise Undecided(f"the kernel at {point} is not the symbols' at it")
-    foot = _slots(template, {}, [])
-    if any(all(n not in mono for _, needs in foot for p in needs for mono, _ in p) for n in names):
-        raise Undecided("a constexpr that does not size any buffer")  # the samples' Mismatch
     corners = [dict(zip(names, vs)) for vs in itertools.product(*[(e.low, e.high) for e in extents])]
     foot = _slots(template, {}, corners)
     top = {e.name: e.high for e in extents}
@@ -318,13 +328,12 @@ def _sampled(s: _Sampler, found: dict, budget: int) -> Lift:
     names = tuple(found)
     quanta = {n: found[n][0] for n in names}
     lows = {n: found[n][1] for n in names}
-    grid = [dict(zip(names, vs)) for vs in itertools.product(*[(3 * quanta[n], 5 * quanta[n]) for n in names])]
-    checks = [dict(lows), {n: 7 * quanta[n] + (i % 2) * 4 * quanta[n] for i, n in enumerate(names)}]
+    grid, checks = joint_points(found)
     points = grid + checks
     template = s.merged(points)
     polys = _check(template, points, list(range(len(grid))), names, quanta)
     foot = _slots(template, polys, [])
-    if any(all(n not in mono for _, needs in foot for p in needs for mono, _ in p) for n in names):
+    if unsized(foot, names):
         raise Mismatch("a constexpr that does not size any buffer is no tile extent")
     highs = {n: _high(foot, n, quanta[n], lows[n], {m: lows[m] for m in names if m != n}, budget) for n in names}
     if any(highs[n] < lows[n] for n in names):

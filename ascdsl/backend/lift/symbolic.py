@@ -22,6 +22,7 @@ from .. import kir
 from ..kir import Lit
 from ..names.naming import to_expr
 from ..plan.ubplan import Plan
+from .poly import Mismatch, fit
 
 
 def decides(s, name: str, quantum: int, low: int) -> kir.Kernel | None:
@@ -46,8 +47,20 @@ def no_line(differs: Differs, name: str, points: list[int]) -> bool:
     """Whether the value ``differs`` knows, at ``points`` of ``name``, leaves the line :func:`.lift._check` fits through
     the first two: the samples at those points would not fit (a hole of those values, or kernels that differ
     in form), as the sampled search finds by compiling them."""
-    (x0, x1), (y0, y1) = points[:2], [differs.value({name: v}) for v in points[:2]]
-    return any((differs.value({name: x}) - y0) * (x1 - x0) != (y1 - y0) * (x - x0) for x in points[2:])
+    return no_fit(differs, (name,), [{name: v} for v in points[:2]], [{name: v} for v in points[2:]])
+
+
+def no_fit(differs: Differs, names: tuple, grid: list[dict], checks: list[dict]) -> bool:
+    """Whether the value ``differs`` knows leaves, at ``checks``, the polynomial :func:`.lift._check` fits through its
+    values at ``grid`` (two values a name): the samples at those points would not fit (:func:`no_line`)."""
+    poly = fit(grid, [differs.value(p) for p in grid], names)
+    return any(poly.at(p) != differs.value(p) for p in checks)
+
+
+class Refused(Mismatch):
+    """The joint fit's samples would not lift together, as the kernel compiled for the symbols shows: a constexpr
+    that sizes no buffer of it, which decided (the samples, each that kernel at its values, fit its footprint), or
+    a value it holds that :class:`Differs` and fits no polynomial at their points (:func:`no_fit`). Not sampled."""
 
 
 _NO_VARS = (int, float, str, enum.Enum, type(None), Loc, dtypes.DType, Lit, kir.Field, kir.SizeOf, kir.ElemsPer,
@@ -138,4 +151,4 @@ def lifted(k: kir.Kernel, quanta: dict, top: dict, budget: int) -> kir.Kernel:
     return out
 
 
-__all__ = ["decides", "evaluated", "lifted", "named", "no_line", "polys", "relabel"]
+__all__ = ["Refused", "decides", "evaluated", "lifted", "named", "no_fit", "no_line", "polys", "relabel"]

@@ -44,7 +44,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ...errors import CompilationError, Loc, UBOverflowError
-from ...ir.symbol import ZERO, Ceil, Poly, Symbol, Undecided, dominant, larger, less, rounded
+from ...ir.symbol import (ZERO, Ceil, Differs, Poly, Symbol, Undecided, domain_points, dominant, larger, less,
+                          rounded, value_at)
 from ...platforms import Platform
 from .. import kir
 from ..kir import Buf, Call, Position, Queue, Role
@@ -272,17 +273,34 @@ def _best_fit(free: list[int], fits: list, nbytes) -> int | None:
     order holds on the whole domain of the symbols (:func:`ascdsl.ir.symbol.less`), and where whether a slot
     holds the buffer changes inside it, each way it may go gives the one slot (a 32-byte slot that holds
     ``ceil32(1/8 * BLOCK)`` bytes up to 256 lanes only, the one free slot: taken either way, and grown); else
-    :class:`~ascdsl.ir.symbol.Undecided`."""
-    holds = []
-    for f in fits:
-        try:
-            holds.append((not less(f, nbytes),))
-        except Undecided:
-            holds.append((True, False))
-    picks = {_pick(list(zip(free, fits)), held) for held in itertools.product(*holds)}
-    if len(picks) > 1:
-        raise Undecided(f"the symbols' domains do not decide which free slot holds {nbytes} bytes")
-    return picks.pop()
+    the slot taken at each point of a domain of at most :data:`_POINTS` points, where it is the one slot
+    (``256`` against ``4 * BLOCK_R`` bytes, whose order flips where no buffer's pick does); else
+    :class:`~ascdsl.ir.symbol.Differs` with the slot taken at each point (-1: a new one), the buffer's home in the
+    kernel compiled for those values."""
+    try:
+        holds = []
+        for f in fits:
+            try:
+                holds.append((not less(f, nbytes),))
+            except Undecided:
+                holds.append((True, False))
+        picks = {_pick(list(zip(free, fits)), held) for held in itertools.product(*holds)}
+        if len(picks) > 1:
+            raise Undecided(f"the symbols' domains do not decide which free slot holds {nbytes} bytes")
+        return picks.pop()
+    except Undecided as e:
+        def picked(values) -> int:
+            sizes = [value_at(f, values) for f in fits]
+            index = _pick(list(zip(free, sizes)), tuple(f >= value_at(nbytes, values) for f in sizes))
+            return -1 if index is None else index
+        picks = {picked(p) for p in domain_points([*fits, nbytes], _POINTS) or ()}
+        if len(picks) == 1:
+            index = picks.pop()
+            return None if index == -1 else index
+        raise Differs(str(e), picked) from e
+
+
+_POINTS = 4096  # the most points of the symbols' domains :func:`_best_fit` asks one by one
 
 
 def _pick(slots: list[tuple], held: tuple) -> int | None:

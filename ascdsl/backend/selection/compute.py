@@ -34,7 +34,8 @@ def vector(sel: Selector, instr: Instr) -> list:
     if op in (Op.CONST, Op.BROADCAST) and v.type.dtype not in isel.DUPLICATE and v.id not in sel.fused:
         raise unsupported(instr, f"filling {v.type.dtype} tiles from a scalar (`Duplicate` has no {v.type.dtype} form)")
     if op is Op.CONST:
-        return [Call("Duplicate", sel.ref(v), (), (Lit(instr.attr("value"), v.type.dtype), lit(sel.count(v))), loc=loc)]
+        lanes = held_count(v, sel.align)  # the call's count
+        return [Call("Duplicate", sel.ref(v), (), (Lit(instr.attr("value"), v.type.dtype), lit(lanes)), loc=loc)]
     if op is Op.BROADCAST:
         (x,) = instr.operands
         if reduce.shared_column(sel, instr):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ... import dtypes
 from ...ir.core import Instr, Op, Value
-from ...ir.symbol import equal, multiple, same
+from ...ir.symbol import all_of, equal, multiple, same
 from . import repeat
 from .compute import copy_blocks
 from ..kir import (BinOp, Bin, Brace, Call, CInt, Cond, Const, Conv, Elem, For, Gm, If, Let, Lit, Note, Pipe, QOp,
@@ -208,8 +208,7 @@ def _whole_blocks(sel: Selector, instr: Instr, local: Ref, to_ub: bool) -> Call 
     base, offset, _, extents, _ = parts(instr)
     shape = instr.attr("shape")
     per = sel.platform.block_bytes // local.dtype.itemsize
-    # the extent first: a masked one is no constant at any point, whatever the domain leaves of the blocks
-    if not (len(shape) == 1 and same(sel.const_of(extents[0]), shape[0]) and multiple(shape[0], per)):
+    if len(shape) != 1 or not all_of(lambda: multiple(shape[0], per), lambda: same(sel.const_of(extents[0]), shape[0])):
         return None
     gm = _gm(sel, base, local.dtype, sel.wide_expr(offset))
     dst, src = (local, gm) if to_ub else (gm, local)

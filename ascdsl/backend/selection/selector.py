@@ -29,7 +29,7 @@ from .. import kir
 from ..names import naming
 from ..legalise_types import limits, scalarunit
 from ..kir import BinOp, Buf, Lit, Ref, Role, Var, VarKind, lit
-from ..legalise_shapes.ublayout import count, pitch, same_layout, tile_align
+from ..legalise_shapes.ublayout import count, held_count, pitch, same_layout, tile_align
 
 F32 = dtypes.float32
 I64 = dtypes.int64
@@ -340,10 +340,11 @@ class Selector:
         return pitch(v.type.shape, self.align)
 
     def ref(self, v: Value, dtype=None) -> Ref:
-        """The whole UB footprint of tile ``v`` (in ``dtype`` when given)."""
+        """The whole UB footprint of tile ``v`` (in ``dtype`` when given): its extent, which the kernel holds, is
+        :func:`.held_count`'s."""
         b = self.bufs[v.id]
         dt = dtype or b.dtype
-        return Ref(b, dt, lit(0), self.count(v) * cpp_dtype(v.type.dtype).itemsize // dt.itemsize)
+        return Ref(b, dt, lit(0), held_count(v, self.align) * cpp_dtype(v.type.dtype).itemsize // dt.itemsize)
 
     def scratch(self, hint: str, dtype, elements: int, loc) -> Ref:
         return Ref(self.new_buf(Role.SCRATCH, dtype, hint, loc), dtype, lit(0), elements)
