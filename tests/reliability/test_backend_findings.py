@@ -227,3 +227,20 @@ def names_like_queues(inQueueX, outQueueOut, xBuf, BLOCK: tl.constexpr):
 def test_pointers_named_like_generated_queues_and_buffers():
     """Red team: a parameter named ``inQueueX`` collided with a generated queue name."""
     both(names_like_queues, (1,), lambda: (vec(), np.zeros(64, np.float32), vec()), BLOCK=64)
+
+
+@ascdsl.jit
+def sliding_window(x_ptr, out_ptr, step, n, ROWS: tl.constexpr, COLS: tl.constexpr):
+    rows, cols = tl.arange(0, ROWS), tl.arange(0, COLS)
+    window = tl.load(x_ptr + rows[:, None] * step + cols[None, :], mask=cols[None, :] < n, other=0.0)
+    tl.store(out_ptr + rows[:, None] * COLS + cols[None, :], window)
+
+
+@OPEN
+def test_a_load_whose_rows_overlap_in_gm():
+    """Fuzz, seed 46 (``ops/log_softmax_grad.py``, ``a = unit | col_blocks``: a negative first column). Row
+    ``r`` of the window starts ``r * step`` elements in, ``step`` (2) less than its 12 valid columns: every lane
+    is inside ``x``, but the copy's gap between rows, ``step - 12`` elements, is negative, which
+    ``DataCopyExtParams``' unsigned ``srcStride`` cannot hold (the rows are read 4 GB apart). The copy must go
+    row by row where the rows may overlap (``ascdsl/backend/selection/memory.py``, ``_transfer``/``_params``)."""
+    both(sliding_window, (1,), lambda: (vec(64), np.zeros(128, np.float32), 2, 12), ROWS=8, COLS=16)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from ... import dtypes
 from ...ir.core import Instr, Op, Type
-from ...ir.symbol import Undecided
 from . import combine
 from ..selection import isel
 from ..legalise_shapes import shapes
@@ -274,8 +273,6 @@ def _int_fold(sel, instr: Instr) -> list:
     per_blk = sel.platform.block_bytes // 4
     lanes = []  # the elements combined on the scalar unit: the folded block's, then a 1-D tile's tail
     if len(x.type.shape) == 1:
-        if not isinstance(x.type.numel, int):  # its tail's lanes are one scalar each: as many as the extent says
-            raise Undecided(f"`{instr.op.value}` of int32 tiles of a run-time extent: compile with values")
         rows, pitch = x.type.numel // per_blk, per_blk
         whole = rows * per_blk
         src = Ref(sel.bufs[x.id], I32, lit(0), x.type.numel)
