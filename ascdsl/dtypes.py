@@ -75,6 +75,9 @@ uint32 = DType("uint32", "u32", 4, "uint", "uint32_t", np.dtype(np.uint32))
 """Not a language dtype (not in :data:`ALL`): the Ascend C backend's view of API offset tensors (``Gather``)."""
 
 ALL = (float32, float16, bfloat16, int8, int16, int32, int64, uint8, bool_)
+TRITON_ONLY = frozenset({"float64", "uint16", "uint32", "uint64", "float8e4nv", "float8e5", "float8e4b8", "float8e5b16",
+                         "float8e4b15"})
+"""Triton's ``tl.*`` dtypes that are not in :data:`ALL` (a kernel naming one gets an error that says so)."""
 FLOATS = (float32, float16, bfloat16)
 BY_NAME = {d.name: d for d in ALL} | {d.short: d for d in ALL} | {"int1": bool_}
 _BY_NP = {d.np: d for d in ALL}

@@ -154,6 +154,15 @@ def caller_site(depth: int = 1) -> Loc:
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
+def raised_in_package(e: BaseException) -> bool:
+    """Whether ``e`` was raised in ascdsl's own files (its traceback's innermost frame): from a
+    ``ValueError``/``TypeError`` that is no :class:`Error`, an internal error, not a user's mistake."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_PACKAGE)
+
+
 class OutOfBoundsError(CompilationError, IndexError):
     """An unmasked load or store outside its array, found while running a kernel."""
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from . import dtypes, names, record, tensors
 from .errors import (UNKNOWN, CompilationError, DeclarationError, Error, InputTypeError, InputValueError, Loc,
-                     UBOverflowError, caller_site, display_path, source_file)
+                     UBOverflowError, caller_site, display_path, raised_in_package, source_file)
 from .backend.render.jinja import render_file as render_template  # an op's own templates
 from .ir import Module
 
@@ -399,10 +399,10 @@ def host(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
         except (InputValueError, InputTypeError):
             raise
-        except TypeError as e:
-            raise InputTypeError(str(e)) from None
-        except ValueError as e:
-            raise InputValueError(str(e)) from None
+        except (TypeError, ValueError) as e:
+            if raised_in_package(e) and not isinstance(e, Error):  # ascdsl's own failure, not the input's
+                raise
+            raise (InputTypeError if isinstance(e, TypeError) else InputValueError)(str(e)) from None
 
     wrapper.__ascdsl_host__ = True
     return wrapper

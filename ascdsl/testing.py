@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import statistics
 import sys
 import time
@@ -197,15 +198,26 @@ def check_ub(launched, platform: str) -> None:
             raise launch.overflow(e) from None
 
 
+LOCATED = re.compile(r"^(\S+:\d+:\d+): error: ")
+"""The ``path:LINE:COL`` a located error's message starts with."""
+
+
 def failures(results: list[CaseResult]) -> list[str]:
     """One line per distinct failure of an op: ``FAIL op [case] on backend: message``, or, when the
-    same message fails several rows, once with the cases and rows it affects."""
+    same failure fails several rows, once with the cases and rows it affects. Located errors at one
+    ``path:LINE:COL`` are one failure (one mistake, its sizes differing by specialisation): the first
+    message, and how many others that line gave."""
     groups: dict[tuple[str, str], list[CaseResult]] = {}
     for r in results:
         if not r.ok:
-            groups.setdefault((r.op, r.message), []).append(r)
+            located = LOCATED.match(r.message)
+            groups.setdefault((r.op, located.group(1) if located else r.message), []).append(r)
     lines = []
-    for (op, message), rows in groups.items():
+    for (op, _), rows in groups.items():
+        message = rows[0].message
+        others = len(dict.fromkeys(r.message for r in rows)) - 1
+        if others:
+            message += f" (and {others} other message{'s' if others > 1 else ''} at this line)"
         if len(rows) == 1:
             lines.append(f"FAIL {op} [{rows[0].case}] on {rows[0].backend}: {message}")
             continue

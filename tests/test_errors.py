@@ -289,6 +289,12 @@ def misc_errors(x_ptr, n, WHAT: tl.constexpr):
     elif WHAT == "early_return":
         for i in range(n):
             return  # E:early_return
+    elif WHAT == "runtime_shape":
+        y = tl.zeros((n,), tl.float32)  # E:runtime_shape
+    elif WHAT == "float64":
+        y = x.to(tl.float64)  # E:float64
+    elif WHAT == "dtype_other":
+        y = tl.load(x_ptr + offs, mask=offs < n, other=tl.float32)  # E:dtype_other
     elif WHAT == "return_value":
         y = 1
     return y  # E:return_value
@@ -315,6 +321,9 @@ def misc_errors(x_ptr, n, WHAT: tl.constexpr):
     ("range_call", "range(3)", "range(...) can only be the iterable of a for loop"),
     ("early_return", "return", "`return` inside a runtime if or loop is not supported"),
     ("return_value", "return", "a kernel cannot return a value"),
+    ("runtime_shape", "tl.zeros", "a tile shape must be a constexpr tuple of positive ints, got (i32 scalar,)"),
+    ("float64", "tl.float64", "`tl.float64` is a Triton dtype that ascdsl does not support"),
+    ("dtype_other", "tl.load", "expected a number for a float32 constant, got tl.float32"),
 ])
 def test_misc_errors(what, snippet, message):
     check(compile_error(misc_errors, F32, 4, WHAT=what), what, snippet, message, "hint: ")

@@ -162,6 +162,16 @@ def test_an_undecided_comparison_raises(compare):
         compare()
 
 
+@pytest.mark.parametrize("use", [lambda: range(B), lambda: list(range(0, 8 * B, 8)), lambda: int(B), lambda: float(B),
+                                 lambda: 1.0 / B, lambda: B / 2, lambda: [0, 1][B]])
+def test_a_polynomial_used_as_a_number_is_undecided(use):
+    """A pass that needs a value of a run-time extent (a lane per element, ``1 / M`` as a float) falls back
+    to the kernel compiled with values, as at an undecided comparison (the fuzz, seed 46: a TypeError from
+    the backend's int32 fold and relayout, in the lift's symbolic compile)."""
+    with pytest.raises(Undecided, match="is needed as a number"):
+        use()
+
+
 def test_the_kernel_expression_of_a_polynomial_is_over_its_tiling_fields():
     i32 = dtypes.int32
     assert to_expr(3 * R * B + 8, {}, i32) == kir.Bin(kir.BinOp.ADD, kir.Bin(

@@ -16,7 +16,7 @@ import operator
 import os
 import types
 
-from .. import language as tl
+from .. import dtypes, language as tl
 from ..dtypes import DType, PointerType
 from ..errors import CompilationError, Error
 from ..ir import Op, Value
@@ -307,6 +307,9 @@ class CodeGen(ControlFlow, ast.NodeVisitor):
         if isinstance(obj, BlockPointer) and attr == "type":  # Triton's: a pointer to the block's block type
             return PointerType(tl.block_type(obj.base.type.dtype.element_ty, obj.block_shape))
         if isinstance(obj, types.ModuleType):
+            if not hasattr(obj, attr) and obj is tl and attr in dtypes.TRITON_ONLY:
+                raise SemanticError(f"`tl.{attr}` is a Triton dtype that ascdsl does not support",
+                                    "kernels use " + ", ".join(d.name for d in dtypes.ALL))
             if not hasattr(obj, attr):
                 raise SemanticError(f"module `{obj.__name__}` has no attribute `{attr}`", "check the spelling")
             return kernel_object(getattr(obj, attr), f"{obj.__name__}.{attr}")

@@ -46,9 +46,17 @@ def is_constexpr(x: Any) -> bool:
 
 
 def describe(x: Any) -> str:
-    """How a frontend value reads in a message: ``tile<128xf32>``, ``i32 scalar``, ``3``."""
+    """How a frontend value reads in a message: ``tile<128xf32>``, ``i32 scalar``, ``3``, ``tl.float32``,
+    ``(i32 scalar, 4)`` (never the repr of an IR object)."""
     if isinstance(x, Value):
         return f"{x.type} scalar" if x.type.is_scalar else str(x.type)
+    if isinstance(x, DType):
+        return f"tl.{x.name}"
+    if isinstance(x, PointerType):
+        return str(x)
+    if type(x) in (tuple, list):
+        items = ", ".join(map(describe, x))
+        return f"[{items}]" if isinstance(x, list) else f"({items},)" if len(x) == 1 else f"({items})"
     return repr(x)
 
 
@@ -75,7 +83,7 @@ def _constant(value, dtype: DType):
     if isinstance(value, Poly) and dtype.is_int and fits(value, dtype):
         return value
     if not isinstance(value, (bool, int, float, np.number, np.bool_)):
-        raise SemanticError(f"expected a number for a {dtype} constant, got {value!r}",
+        raise SemanticError(f"expected a number for a {dtype} constant, got {describe(value)}",
                             "pass an int, a float or a bool")
     if dtype.is_float:
         return float(value)

@@ -272,6 +272,13 @@ class Poly:
     def __le__(self, other: Poly | int) -> bool:
         return not self > other
 
+    def _no_number(self, *_other) -> int:
+        """A polynomial is no number (``range``, ``int``, ``float``, ``/``): :class:`Undecided`, so a pass that
+        needs a value falls back to the kernel compiled with values, as where a comparison is undecided."""
+        raise Undecided(f"{self} is needed as a number: compile with values")
+
+    __index__ = __int__ = __float__ = __truediv__ = __rtruediv__ = _no_number
+
     def at(self, values: Mapping) -> Coef:
         """The value where each variable takes ``values[name]`` (a symbol's name, else the variable)."""
         return _coef(sum((Fraction(c) * math.prod(values[var_name(v)] for v in m) for m, c in self.terms), Fraction(0)))

@@ -193,6 +193,25 @@ def test_a_kernel_error_is_headed_as_one_and_printed_once_with_its_cases(capsys,
     assert code == 1 and err.splitlines()[:2] == ["ascdsl: cannot build twice: kernel error in `twice_kernel`:", where]
 
 
+def test_a_line_that_fails_each_specialisation_with_its_own_sizes_is_one_failure():
+    """A kernel line that cannot broadcast its BLOCK-long tile fails every BLOCK the cases choose, each with
+    its sizes: one FAIL line (the first message, the count of the others), not one per specialisation."""
+    from ascdsl.testing import CaseResult, failures
+    at = "op.py:12:9: error: cannot broadcast shapes "
+    rows = [CaseResult("op", "(kernels -> Ascend C)", "build", False, message=at + "(32,) and (8,)"),
+            CaseResult("op", "1 float32", "interpreter", False, message=at + "(32,) and (8,)"),
+            CaseResult("op", "33 float32", "sim", False, message=at + "(64,) and (8,)"),
+            CaseResult("op", "4096 float32", "sim", False, message=at + "(4096,) and (8,)"),
+            CaseResult("op", "7 float32", "sim", False, message="op.py:20:5: error: another line"),
+            CaseResult("op", "9 float32", "sim", False, message="max |err| 3 > 1"),
+            CaseResult("op", "10 float32", "sim", False, message="max |err| 4 > 1")]
+    assert failures(rows) == [
+        "FAIL op, 3 cases (1 float32, 33 float32, 4096 float32) on interpreter and sim; (kernels -> Ascend C) on "
+        f"build: {at}(32,) and (8,) (and 2 other messages at this line)",
+        "FAIL op [7 float32] on sim: op.py:20:5: error: another line",
+        "FAIL op [9 float32] on sim: max |err| 3 > 1", "FAIL op [10 float32] on sim: max |err| 4 > 1"]
+
+
 @pytest.mark.parametrize("backend", ["interpreter", "sim"])
 def test_a_ub_overflow_is_located_at_the_host_line_that_chose_the_extents(capsys, monkeypatch, backend):
     """The quick loop (the interpreter) runs the same UB planner as the build, without g++."""

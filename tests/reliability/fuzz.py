@@ -27,6 +27,7 @@ import numpy as np
 import ascdsl
 from ascdsl import record
 from ascdsl.backend import simrun
+from ascdsl.errors import raised_in_package
 from ascdsl.sim import SimCompileError
 
 REPO = Path(__file__).parents[2]
@@ -225,7 +226,8 @@ def outcome(path: Path, run, seconds: float) -> tuple[str, str]:
     """``(kind, detail)`` of ``run()`` (which returns whether the mutated kernel was launched), with
     ``seconds`` of CPU time to finish (so a loaded machine does not make a slow run a hang). A refusal
     is an ``ascdsl.Error``, ``ValueError`` or ``TypeError``, located in ``path`` when it is a located
-    error; an unlocated ``ValueError``/``TypeError`` must come from ``path``'s own code."""
+    error; an unlocated ``ValueError``/``TypeError`` must come from ``path``'s own code (its traceback
+    passes through ``path`` and it was not raised in ascdsl's files: an op's entry calls ascdsl from there)."""
     old = {s: signal.signal(s, _alarm) for s in (signal.SIGPROF, signal.SIGALRM)}
     signal.setitimer(signal.ITIMER_PROF, seconds)
     signal.setitimer(signal.ITIMER_REAL, WALL * seconds)
@@ -242,7 +244,8 @@ def outcome(path: Path, run, seconds: float) -> tuple[str, str]:
     except SimCompileError as e:
         return INTERNAL, f"g++ rejected the generated code: {str(e).splitlines()[0]}"
     except (ascdsl.Error, ValueError, TypeError) as e:
-        if isinstance(e, ascdsl.Error) or str(path) in {f.filename for f in traceback.extract_tb(e.__traceback__)}:
+        if isinstance(e, ascdsl.Error) or (str(path) in {f.filename for f in traceback.extract_tb(e.__traceback__)}
+                                           and not raised_in_package(e)):
             return REFUSED, str(e).splitlines()[0] if str(e) else type(e).__name__
         return INTERNAL, f"{type(e).__name__} from ascdsl: {e}"
     except Exception as e:  # noqa: BLE001 - an internal error is the finding

@@ -227,3 +227,42 @@ def names_like_queues(inQueueX, outQueueOut, xBuf, BLOCK: tl.constexpr):
 def test_pointers_named_like_generated_queues_and_buffers():
     """Red team: a parameter named ``inQueueX`` collided with a generated queue name."""
     both(names_like_queues, (1,), lambda: (vec(), np.zeros(64, np.float32), vec()), BLOCK=64)
+
+
+@ascdsl.jit
+def sliding_window(x_ptr, out_ptr, step, n, ROWS: tl.constexpr, COLS: tl.constexpr):
+    rows, cols = tl.arange(0, ROWS), tl.arange(0, COLS)
+    window = tl.load(x_ptr + rows[:, None] * step + cols[None, :], mask=cols[None, :] < n, other=0.0)
+    tl.store(out_ptr + rows[:, None] * COLS + cols[None, :], window)
+
+
+@OPEN
+def test_a_load_whose_rows_overlap_in_gm():
+    """Fuzz, seed 46 (``ops/log_softmax_grad.py``, ``a = unit | col_blocks``: a negative first column). Row
+    ``r`` of the window starts ``r * step`` elements in, ``step`` (2) less than its 12 valid columns: every lane
+    is inside ``x``, but the copy's gap between rows, ``step - 12`` elements, is negative, which
+    ``DataCopyExtParams``' unsigned ``srcStride`` cannot hold (the rows are read 4 GB apart). The copy must go
+    row by row where the rows may overlap (``ascdsl/backend/selection/memory.py``, ``_transfer``/``_params``)."""
+    both(sliding_window, (1,), lambda: (vec(64), np.zeros(128, np.float32), 2, 12), ROWS=8, COLS=16)
+
+
+@ascdsl.jit
+def whole_tile_extremes(x_ptr, out_ptr, n, WHAT: tl.constexpr, ROWS: tl.constexpr, COLS: tl.constexpr):
+    rows, cols = tl.arange(0, ROWS), tl.arange(0, COLS)
+    mask = (rows[:, None] < n) & (cols[None, :] < n)
+    x = tl.load(x_ptr + rows[:, None] * n + cols[None, :], mask=mask, other=0.0)
+    if WHAT == "keep_dims":  # [1, 1] straight from the reduction
+        y = x - tl.max(x, axis=None, keep_dims=True) + tl.argmin(x, axis=None, keep_dims=True).to(tl.float32)
+    else:  # [1, 1] from a column of row maxima
+        y = x * tl.sum(tl.max(x, axis=1, keep_dims=True), axis=0, keep_dims=True)
+    tl.store(out_ptr + rows[:, None] * n + cols[None, :], y, mask=mask)
+
+
+@pytest.mark.parametrize("what", ["keep_dims", "of_a_column"])
+@pytest.mark.parametrize("rows, cols, n", [(16, 16, 64), (4, 128, 100)])
+def test_a_one_by_one_tile_broadcast_over_a_tile(what, rows, cols, n):
+    """Fuzz, seed 46 (``tests/backend/kernels.py``, ``reduce2d_kernel`` with ``axis=None, keep_dims=True``): a
+    ``[1, 1]`` operand of ``x - peak`` was read as an ``[M, 1]`` column (one broadcast block per row: a UB read
+    past its one block), and a whole-tile reduction of a 2-D tile with ``keep_dims`` reduced axis 0 only."""
+    both(whole_tile_extremes, (1,), lambda: (vec(16384) / 1000, np.zeros(16384, np.float32), n), WHAT=what,
+         ROWS=rows, COLS=cols)

@@ -86,9 +86,10 @@ def test_fuzz(tmp_path, shard):
 def test_an_internal_error_is_reported(tmp_path):
     """The oracle itself: an error located in ascdsl's files, a raw exception and a hang are findings."""
     path = (tmp_path / "m.py").resolve()
-    path.write_text("x = 1\n")
+    path.write_text("def call(f, *args):\n    return f(*args)\n\n\ndef refuse():\n    raise TypeError('no')\n")
     import ascdsl
     from ascdsl.errors import Loc
+    m = fuzz.load(path, "fuzz_oracle_m")
 
     def located_elsewhere():
         raise ascdsl.CompilationError(Loc(ascdsl.__file__, 1, 1), "boom")
@@ -104,3 +105,6 @@ def test_an_internal_error_is_reported(tmp_path):
     assert fuzz.outcome(path, raw, 5)[0] == fuzz.INTERNAL
     assert fuzz.outcome(path, hang, 0.2) == (fuzz.INTERNAL, "no outcome within 0.2 s of CPU time")
     assert fuzz.outcome(path, lambda: True, 5) == (fuzz.RAN, "")
+    assert fuzz.outcome(path, m.refuse, 5) == (fuzz.REFUSED, "no")  # the file's own TypeError
+    # a TypeError raised inside ascdsl, called from the file (as an op's entry calls it): not the file's own
+    assert fuzz.outcome(path, lambda: m.call(ascdsl.next_power_of_2, "a"), 5)[0] == fuzz.INTERNAL

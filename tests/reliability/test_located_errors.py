@@ -128,3 +128,35 @@ def test_a_torch_output_that_requires_grad_is_written_in_place():
     out = torch.zeros(8, requires_grad=True)
     copy[(1,)](x, out)
     assert torch.equal(out.detach(), x.detach() + 1)
+
+
+@ascdsl.jit
+def int_row_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    tl.store(out_ptr, tl.sum(tl.load(x_ptr + cols, mask=cols < n, other=0), axis=0))
+
+
+def test_an_int32_sum_over_a_runtime_extent_is_no_runtime_extent_not_an_internal_error():
+    """The int32 sum's tail lanes are one scalar each, as many as BLOCK says: the kernel compiled for BLOCK
+    as a symbol is undecided (it was a TypeError in the backend's fold; the fuzz, seed 46, ``ops/rmsnorm.py``
+    with ``mask = cols >= n_cols``), and the lift says BLOCK is no runtime tile extent."""
+    x = np.arange(100, dtype=np.int32)
+    with pytest.raises(ascdsl.Error, match="BLOCK of int_row_sum is not a runtime tile extent"):
+        ascdsl.planner.largest_extent(int_row_sum, "BLOCK", x, x)
+
+
+def test_an_internal_type_error_in_host_code_is_not_the_inputs_fault(monkeypatch):
+    """A host function's own ``TypeError`` is the caller's :class:`ascdsl.InputTypeError`; one raised
+    inside ascdsl (an internal error) reaches the caller as itself, not as a mistake of the inputs."""
+    @ascdsl.host
+    def host(x, platform):
+        if x.ndim > 1:
+            raise TypeError("x must be 1-D")
+        return ascdsl.Launch(int_row_sum, grid=(ascdsl.planner.largest_extent(int_row_sum, "BLOCK", x, x),))
+
+    with pytest.raises(ascdsl.InputTypeError, match="x must be 1-D"):
+        host(ascdsl.TensorDesc.of(np.zeros((2, 2), np.float32)), None)
+    monkeypatch.setattr(ascdsl.planner, "_largest_extent", lambda *key: ascdsl.next_power_of_2(key[0]))
+    with pytest.raises(TypeError) as info:
+        host(ascdsl.TensorDesc.of(np.zeros(8, np.float32)), None)
+    assert not isinstance(info.value, ascdsl.Error)

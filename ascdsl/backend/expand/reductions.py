@@ -57,6 +57,10 @@ def rewrite(r, instr: Instr) -> bool:
     if x.type.dtype in NARROW_INTS:
         _in_int32(r, instr)
         return True
+    if axis is None and not v.type.is_scalar and len(x.type.shape) > 1:  # keep_dims: the scalar in a [1, 1] tile
+        s = r.op(instr.op, Type(v.type.dtype), (x,), (("axis", None), ("keep_dims", False)), loc)
+        r.op(Op.BROADCAST, v.type, (s,), (), loc, result=v)
+        return True
     if len(x.type.shape) == 1:
         if x.type.dtype.is_float and not v.type.is_scalar:  # keep_dims: the scalar filled into a [1] tile
             s = r.op(instr.op, Type(v.type.dtype), (x,), (("axis", 0), ("keep_dims", False)), loc)

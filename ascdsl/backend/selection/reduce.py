@@ -198,7 +198,7 @@ def brcb(sel: Selector, instr: Instr) -> tuple[Ref, list]:
 
 
 def broadcast_binary(sel: Selector, instr: Instr) -> list:
-    """``dst[M, N] = a op b`` where an operand is a fused broadcast of ``[M, 1]`` or ``[1, N]``:
+    """``dst[M, N] = a op b`` where an operand is a fused broadcast of ``[M, 1]``, ``[1, N]`` or ``[1, 1]``:
     one repeat per row, column chunk by column chunk; where that issues fewer calls (few long rows, or
     rows beyond the 8-bit repeat stride), one call per row whose repeats walk the row's whole repeats
     (an ``[M, 1]`` operand's broadcast block read at block and repeat stride 0, a ``[1, N]`` operand's
@@ -223,6 +223,9 @@ def broadcast_binary(sel: Selector, instr: Instr) -> list:
             continue
         blocks, calls = (sel.brcbs[x.id], []) if x.id in sel.brcbs else brcb(sel, sel.defs[x.id])
         out += calls
+        if src.type.shape[0] == 1 != rows:  # [1, 1] over rows: every row reads the one block (a symbol is no 1)
+            operands.append((blocks, lambda r, c: lit(0), 0, 0))
+            continue
         operands.append((blocks, lambda r, c: row(r, per_blk), 0, 1))
 
     donors = tuple(i for i, (_, _, _, q) in enumerate(operands) if q is None)  # not a row every repeat reads
@@ -238,8 +241,8 @@ def broadcast_binary(sel: Selector, instr: Instr) -> list:
     def along(r, k, n):  # repeats walking row r: the broadcast block read at strides 0, the others at 8
         c = Bin(BinOp.MUL, k, lit(per_rep))
         refs = [view(ref, at(r, c)) for ref, at, _, _ in operands]
-        blk = [lit(0 if q == 1 else 1) for _, _, _, q in operands]
-        rep = [lit(0 if q == 1 else 8) for _, _, _, q in operands]
+        blk = [lit(b) for _, _, b, _ in operands]
+        rep = [lit(8 * b) for _, _, b, _ in operands]
         return Call(isel.BINARY_API[op], view(sel.ref(v), add(row(r, p), c)), refs,
                     (lit(per_rep), n, Brace((lit(1), *blk, lit(8), *rep))), inplace=donors)
     columns = repeat.over_columns(sel, lit(0), cols, per_rep, lambda c: repeat.over_rows(
