@@ -19,7 +19,8 @@ from ... import dtypes
 from ...ir.core import GroupOp, Instr, Op, Value
 from . import isel, reduce, repeat
 from ..kir import Bin, BinOp, Call, Cond, Const, Conv, Elem, For, If, Lit, Pipe, Ref, Text, add, lit
-from .selector import F32, Selector, program_id, unsupported
+from .selector import Selector
+from .support import F32, program_id, unsupported
 from ..legalise_shapes.ublayout import has_rows, held_count, numel
 
 COMPARE = {Op.LT: Const.LT, Op.LE: Const.LE, Op.GT: Const.GT, Op.GE: Const.GE, Op.EQ: Const.EQ, Op.NE: Const.NE}

@@ -20,7 +20,8 @@ from . import isel, repeat
 from ..legalise_shapes.ublayout import held_pitch
 from ..kir import BinOp, Bin, Brace, Call, Const, Elem, For, If, Lit, Ref, Set, Var, VarKind, add, as_expr, lit, minimum
 from .repeat import located, row, view
-from .selector import F32, Selector, unsupported
+from .selector import Selector
+from .support import F32, unsupported
 
 WHOLE = {Op.SUM: "WholeReduceSum", Op.MAX: "WholeReduceMax", Op.MIN: "WholeReduceMin"}
 FOLD = {Op.SUM: "Add", Op.MAX: "Max", Op.MIN: "Min"}
