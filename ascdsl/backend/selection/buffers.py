@@ -115,6 +115,8 @@ class BufferAssignment(KernelFacts):
         """``instr`` is a reshape (or a transpose with a unit axis) between shapes that lie alike in UB
         (:func:`.ublayout.same_layout`): its result is its operand's buffer."""
         unit = instr.op is Op.PERMUTE and 1 in instr.result.type.shape
+        if instr.op is Op.RESHAPE and (instr.result.id in self.packed or instr.operands[0].id in self.packed):
+            return True  # rows packed at a pitch of K lie as the flat tile
         return (instr.op is Op.RESHAPE or unit) and instr.result.type.dtype != dtypes.bool_ and same_layout(
             instr.operands[0].type.shape, instr.result.type.shape, self.align)
 
@@ -188,7 +190,7 @@ class BufferAssignment(KernelFacts):
         return self.bufs[acc.id]
 
     def count(self, v: Value) -> int:
-        return count(v, self.align)
+        return v.type.numel if v.id in self.packed else count(v, self.align)
 
     def pitch(self, v: Value) -> int:
         return pitch(v.type.shape, self.align)

@@ -88,7 +88,8 @@ def _arith(sel: Selector, instr: Instr) -> list:
     if not (op in isel.NATIVE.get(dt, ()) or (op is Op.NEG and dt in isel.NATIVE)) or any(
             x.type.dtype != dt for x in xs):
         raise unsupported(instr, f"`{op.value}` on {dt}")
-    n = held_count(v, sel.align)  # every form below holds it (a call's lanes; the general scalar_block's bounds)
+    # every form below holds it (a call's lanes; the general scalar_block's bounds); packed rows: R * K lanes
+    n = sel.count(v) if v.id in sel.packed else held_count(v, sel.align)
     tiles = [sel.ref(x) for x in xs if not x.type.is_scalar]
     scalars = [x for x in xs if x.type.is_scalar]
     dst = sel.ref(v)

@@ -10,6 +10,7 @@ from ...ir.provenance import STORES
 from ...platforms import Platform
 from . import isel
 from ..legalise_types import limits
+from ..legalise_shapes.packed import packed_values
 from ..legalise_shapes.ublayout import tile_align
 from .support import I64, RANK3_OPS, WIDE_OPS, bool_error, unsupported
 
@@ -32,6 +33,7 @@ class KernelFacts:
         self._number_segments(kernel.body, [0])
         self.fused = {i.result.id for i in walk(kernel.body) if self._fused(i)}
         self.wide = self._wide_slice()
+        self.packed = packed_values(self)  # tiles of rows packed at a pitch of K (:mod:`.packed`)
         self._wide_memo: dict[int, bool] = {}
         for instr in walk(kernel.body):
             rank = max((len(v.type.shape) for v in (*instr.results, *instr.operands)), default=0)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ... import dtypes
 from ...ir.core import GroupOp, Instr, Kernel, Op, Value
 from ...platforms import Platform
-from . import compute, memory
+from . import compute, memory, packed_rows
 from .. import kir
 from ..expand import combine, mathops, reductions, reorder, scan
 from ..legalise_shapes import gather, rank3, relayout, shapes
@@ -24,7 +24,7 @@ from ..kir import Bin, BinOp, Call, Cond, Lit, Ref, Var, VarKind, lit
 from .selector import Selector
 from .support import cpp_dtype
 
-RULES = (scalarunit.select, rank3.select, boolmask.select, combine.select, intops.select, mathops.select,
+RULES = (scalarunit.select, packed_rows.select, rank3.select, boolmask.select, combine.select, intops.select, mathops.select,
          reductions.select, relayout.select, reorder.select, scan.select, shapes.select, wordviews.select)
 """Selection rules of their own modules, tried before :func:`.compute.vector`: ``rule(sel, instr)`` returns
 the calls of ``instr``, or None when it does not lower that instruction."""

@@ -1,0 +1,87 @@
+"""Rows packed at a pitch of K (issue 24, :mod:`ascdsl.backend.legalise_shapes.packed`) on the simulator (hazard
+checks on) against the interpreter: float32 ``[R, K]`` tiles reshaped from flat reads whose K is not a whole
+number of blocks, their row sums and maxima (one bit-masked ``WholeReduce*`` per residue class of the lane
+offsets) and row broadcasts (``Sub``/``Mul`` under the same masks, the ``Brcb`` blocks at block stride 0), for K
+in 13, 19, 37 in float16 and float32; a tile with another use (a column sum) keeps the padded rows."""
+import numpy as np
+import pytest
+
+import ascdsl
+import ascdsl.language as tl
+from ascdsl import dtypes
+from ascdsl.backend import kir
+from ascdsl.backend.render.ascendc import compile_variant
+from ascdsl.lib import load_flat_rows, store_flat_rows
+from tests.backend.helpers import both, data, each
+
+F16, F32 = dtypes.float16, dtypes.float32
+
+
+@ascdsl.jit
+def rows_kernel(x_ptr, y_ptr, out_ptr, sums_ptr, n, ROWS: tl.constexpr, K: tl.constexpr, MAX: tl.constexpr):
+    x = load_flat_rows(x_ptr, 0, n, ROWS, K)
+    y = load_flat_rows(y_ptr, 0, n, ROWS, K)
+    if MAX:
+        s = tl.max(x, axis=1)
+        store_flat_rows(out_ptr, 0, n, (x - s[:, None]) * y)
+    else:
+        s = tl.sum(x * y, axis=1)
+        store_flat_rows(out_ptr, 0, n, y - tl.exp(x) * s[:, None])
+    rows = tl.arange(0, ROWS)
+    tl.store(sums_ptr + rows, s, mask=rows < n)
+
+
+@ascdsl.jit
+def columns_too_kernel(x_ptr, out_ptr, sums_ptr, n, ROWS: tl.constexpr, K: tl.constexpr):
+    x = load_flat_rows(x_ptr, 0, n, ROWS, K)
+    store_flat_rows(out_ptr, 0, n, x - tl.sum(x, axis=1)[:, None])
+    cols = tl.arange(0, K)
+    tl.store(sums_ptr + cols, tl.sum(x, axis=0))
+
+
+CASES = [(13, 29, 32), (19, 64, 64), (19, 300, 300), (37, 40, 48), (3, 2047, 2048)]  # the last: 256 rows a class
+
+
+@pytest.mark.parametrize("dt", [F16, F32], ids=str)
+@pytest.mark.parametrize("use_max", [False, True], ids=["sum", "max"])
+def test_packed_rows_match_the_interpreter(dt, use_max):
+    def check(k, n, rows):
+        x, y = data(n * k, dt), data(n * k, dt)
+        x = (x / 4).astype(dt.np)  # exp stays finite
+        want, got = both(rows_kernel[(1,)], x, y, np.zeros(n * k, dt.np), np.zeros(rows, np.float32), n,
+                         ROWS=rows, K=k, MAX=use_max)
+        tol = 1e-5 if dt == F32 else 2e-3
+        np.testing.assert_allclose(got[3][:n], want[3][:n], rtol=tol, atol=tol, err_msg=f"sums k={k} n={n}")
+        np.testing.assert_allclose(got[2].astype(np.float32), want[2].astype(np.float32), rtol=tol, atol=tol,
+                                   err_msg=f"out k={k} n={n}")
+    each(check, CASES)
+
+
+def _calls(**constexprs) -> list:
+    """The calls of ``rows_kernel`` on float32 pointers."""
+    (k,) = rows_kernel.specialize(*(tl.pointer_type(F32),) * 4, dtypes.int32, **constexprs).kernels
+    return [s for s in kir.walk(compile_variant(k, "Ascend910B3").process) if isinstance(s, kir.Call)]
+
+
+def _masked(call) -> bool:
+    return any(isinstance(a, kir.Var) and a.ctype is kir.Struct.BIT_MASK for a in call.args)
+
+
+def test_packed_rows_take_one_masked_call_per_class_and_no_gather():
+    calls = _calls(ROWS=64, K=19, MAX=False)  # 8 classes of 8 rows
+    assert not [c for c in calls if c.api == "Gather"]
+    assert [c.args[1:] for c in calls if c.api == "WholeReduceSum"] == [
+        (kir.lit(8), kir.lit(8), kir.lit(1), kir.lit(19))] * 8 and all(_masked(c) for c in calls if c.api == "WholeReduceSum")
+    assert len([c for c in calls if c.api == "Mul" and _masked(c)]) == 8  # exp(x) * s[:, None]
+    calls = _calls(ROWS=2048, K=3, MAX=True)  # 256 rows a class: two calls of 255 and 1
+    assert [c.args[1] for c in calls if c.api == "WholeReduceMax"] == [kir.lit(255), kir.lit(1)] * 8
+
+
+def test_a_packed_tile_with_a_column_sum_keeps_padded_rows():
+    def check(k, n, rows):
+        x = data(n * k, F32)
+        want, got = both(columns_too_kernel[(1,)], x, np.zeros(n * k, np.float32), np.zeros(k, np.float32), n,
+                         ROWS=rows, K=k)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got[2], want[2], rtol=1e-5, atol=1e-4)
+    each(check, [(19, 40, 48)])
