@@ -1,5 +1,5 @@
 """Bit-mode masks in the kernel IR: a :attr:`kir.Struct.BIT_MASK` variable defined by a ``Let`` of two words
-(:func:`kir.lane_mask`), rendered as CANN's ``uint64_t mask[2] = {low, high};`` and passed by name to the calls
+(a :class:`kir.Brace`), rendered as CANN's ``uint64_t mask[2] = {low, high};`` and passed by name to the calls
 that take ``uint64_t mask[]`` (``WholeReduceSum``, ``Sub``), as ``tests/sim/kernels/packed_rows.cpp`` writes them."""
 from __future__ import annotations
 
@@ -20,25 +20,15 @@ SUMS, X, BLOCKS = (kir.Buf(key, kir.Role.TILE, F32, hint) for key, hint in ((1, 
 MASK = kir.Var(-2, kir.Struct.BIT_MASK, "mask")
 
 
-def _words(brace: kir.Brace) -> tuple[int, ...]:
-    assert all(isinstance(w, kir.Conv) and w.dtype is kir.CInt.UINT64 for w in brace.items)
-    return tuple(w.x.value for w in brace.items)
-
-
-def test_lane_mask_sets_bit_i_mod_64_of_word_i_div_64():
-    assert _words(kir.lane_mask(0, 64)) == ((1 << 64) - 1, 0)
-    assert _words(kir.lane_mask(5, 19)) == (((1 << 19) - 1) << 5, 0)  # a 19-lane row at lane offset 5
-    assert _words(kir.lane_mask(50, 19)) == (((1 << 14) - 1) << 50, (1 << 5) - 1)  # 16-bit lanes over both words
-    for first, count in ((120, 9), (-1, 3), (3, 0)):
-        with pytest.raises(ValueError, match="not lanes of a repeat"):
-            kir.lane_mask(first, count)
+def _words(low: int, high: int = 0) -> kir.Brace:
+    return kir.Brace(tuple(kir.Conv(kir.CInt.UINT64, kir.Lit(w, dtypes.int64)) for w in (low, high)))
 
 
 def _masked_calls() -> list:
     """A row sum and a broadcast subtraction of 19-lane rows at lane offset 45, under one mask."""
     sums, x, blocks = (kir.Ref(b, F32, kir.lit(0), 64) for b in (SUMS, X, BLOCKS))
     reps = kir.Brace(tuple(map(kir.lit, (1, 1, 0, 19, 19, 1))))
-    return [kir.Let(MASK, kir.lane_mask(45, 19)),
+    return [kir.Let(MASK, _words(((1 << 19) - 1) << 45)),  # 19 lanes from lane 45
             kir.Call("WholeReduceSum", sums, (x,), (MASK, kir.lit(3), kir.lit(8), kir.lit(1), kir.lit(19))),
             kir.Call("Sub", x, (x, blocks), (MASK, kir.lit(3), reps))]
 
@@ -78,7 +68,7 @@ def test_verifier_rejects_a_bit_mask_that_is_not_two_words():
     def kernel(body):
         return kir.Kernel("masked", (), (), tuple(body))
 
-    one_word = kir.Let(MASK, kir.Brace(kir.lane_mask(0, 8).items[:1]))
+    one_word = kir.Let(MASK, kir.Brace(_words(255).items[:1]))
     with pytest.raises(kir.KirError, match="not two words"):
         kir.verify(kernel([one_word] + _masked_calls()[1:]))
     assert kir.verify(kernel(_masked_calls()))

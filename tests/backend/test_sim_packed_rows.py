@@ -12,7 +12,8 @@ from ascdsl import dtypes
 from ascdsl.backend import kir
 from ascdsl.backend.render.ascendc import compile_variant
 from ascdsl.lib import load_flat_rows, store_flat_rows
-from tests.backend.helpers import both, data, each
+from tests.backend.helpers import assert_type_checks, both, data, each
+from tests.cann.headers import needs_kernel_headers
 
 F16, F32 = dtypes.float16, dtypes.float32
 
@@ -57,24 +58,32 @@ def test_packed_rows_match_the_interpreter(dt, use_max):
     each(check, CASES)
 
 
-def _calls(**constexprs) -> list:
-    """The calls of ``rows_kernel`` on float32 pointers."""
+def _compiled(**constexprs) -> kir.Kernel:
+    """``rows_kernel`` on float32 pointers, compiled."""
     (k,) = rows_kernel.specialize(*(tl.pointer_type(F32),) * 4, dtypes.int32, **constexprs).kernels
-    return [s for s in kir.walk(compile_variant(k, "Ascend910B3").process) if isinstance(s, kir.Call)]
+    return compile_variant(k, "Ascend910B3")
 
 
-def _masked(call) -> bool:
-    return any(isinstance(a, kir.Var) and a.ctype is kir.Struct.BIT_MASK for a in call.args)
+def _class_loops(k: kir.Kernel) -> list:
+    """The loops over residue classes: each defines a bit mask first."""
+    return [s for s in kir.walk(k.process) if isinstance(s, kir.For) and s.body
+            and isinstance(s.body[0], kir.Let) and s.body[0].var.ctype is kir.Struct.BIT_MASK]
 
 
 def test_packed_rows_take_one_masked_call_per_class_and_no_gather():
-    calls = _calls(ROWS=64, K=19, MAX=False)  # 8 classes of 8 rows
+    k = _compiled(ROWS=64, K=19, MAX=False)  # 8 classes of 8 rows, 19 blocks apart
+    calls = [s for s in kir.walk(k.process) if isinstance(s, kir.Call)]
     assert not [c for c in calls if c.api == "Gather"]
-    assert [c.args[1:] for c in calls if c.api == "WholeReduceSum"] == [
-        (kir.lit(8), kir.lit(8), kir.lit(1), kir.lit(19))] * 8 and all(_masked(c) for c in calls if c.api == "WholeReduceSum")
-    assert len([c for c in calls if c.api == "Mul" and _masked(c)]) == 8  # exp(x) * s[:, None]
-    calls = _calls(ROWS=2048, K=3, MAX=True)  # 256 rows a class: two calls of 255 and 1
-    assert [c.args[1] for c in calls if c.api == "WholeReduceMax"] == [kir.lit(255), kir.lit(1)] * 8
+    loops = _class_loops(k)
+    assert [(loop.stop, loop.independent) for loop in loops] == [(kir.lit(8), True)] * 2  # the sums, exp(x) * s
+    reduce, mul = (loop.body[1] for loop in loops)
+    assert reduce.api == "WholeReduceSum" and reduce.args[0] == loops[0].body[0].var
+    assert reduce.args[2:] == (kir.lit(8), kir.lit(1), kir.lit(19))  # dstRepStride c, srcRepStride 19 blocks
+    assert mul.api == "Mul" and mul.args[2] == kir.Brace(tuple(map(kir.lit, (1, 1, 0, 19, 19, 8))))
+    assert not any(isinstance(s, kir.Barrier) for loop in loops for s in kir.walk(loop.body))
+    loops = _class_loops(_compiled(ROWS=2048, K=3, MAX=True))  # 256 rows a class: calls of 255 rows in a loop
+    assert len(loops) == 2 and all(isinstance(loop.body[1], kir.For) and loop.body[1].step == kir.lit(255)
+                                   and loop.body[1].independent for loop in loops)
 
 
 def test_a_packed_tile_with_a_column_sum_keeps_padded_rows():
@@ -85,3 +94,11 @@ def test_a_packed_tile_with_a_column_sum_keeps_padded_rows():
         np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(got[2], want[2], rtol=1e-5, atol=1e-4)
     each(check, [(19, 40, 48)])
+
+
+@needs_kernel_headers
+def test_packed_rows_type_check_against_cann(tmp_path):
+    kernels = [k for dt, k_, use_max in ((F16, 19, False), (F32, 13, True), (F16, 37, True))
+               for k in rows_kernel.specialize(*(tl.pointer_type(dt),) * 3, tl.pointer_type(F32), dtypes.int32,
+                                               ROWS=64, K=k_, MAX=use_max).kernels]
+    assert_type_checks("packed_rows", kernels, tmp_path)

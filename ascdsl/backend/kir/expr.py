@@ -41,7 +41,7 @@ class Struct(enum.Enum):
 
     COPY_PARAMS = "DataCopyExtParams"
     PAD_PARAMS = "DataCopyPadExtParams"  # templated on the element type
-    BIT_MASK = "uint64_t"  # ``uint64_t mask[2] = {low, high};``: a bit-mode call's lanes (:func:`lane_mask`)
+    BIT_MASK = "uint64_t"  # ``uint64_t mask[2] = {low, high};``: a bit-mode call's lanes (bit ``i % 64`` of word ``i / 64``)
 
 
 class CInt(enum.Enum):
@@ -327,17 +327,6 @@ def int_bytes(e) -> tuple[int, bool] | None:
         size = max(max(t[0] for t in ts), 4)
         return size, all(t[1] for t in ts if t[0] == size)
     return None
-
-
-def lane_mask(first: int, count: int) -> Brace:
-    """The two words of a :attr:`Struct.BIT_MASK` that turns on lanes ``first`` to ``first + count - 1`` of every
-    repeat of a bit-mode vector call (``mask[]`` of ``WholeReduceSum``, ``Add`` and the other APIs that take
-    ``uint64_t mask[]``): lane ``i`` is bit ``i % 64`` of word ``i // 64``, as CANN reads them (a repeat of 32-bit
-    elements has 64 lanes, its word 1 is 0; 16-bit elements, 128)."""
-    if not (0 <= first and 0 < count and first + count <= 128):
-        raise ValueError(f"lanes {first}..{first + count - 1} are not lanes of a repeat")
-    bits = ((1 << count) - 1) << first
-    return Brace(tuple(Conv(CInt.UINT64, Lit(bits >> shift & (1 << 64) - 1, dtypes.int64)) for shift in (0, 64)))
 
 
 def is_float(e) -> bool:
