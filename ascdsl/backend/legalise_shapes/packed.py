@@ -13,14 +13,15 @@ is one the packed layout serves:
 * a reshape back to ``[R * K]``: free.
 
 Anything else (a store of the 2-D tile, a slice, a transpose, a column reduction, a loop-carried tile) keeps the
-padded layout for the whole component. Rows must lie in one repeat from any lane offset (``K + 7 <= 64``), and the
-kernel's general form (:attr:`.Selector.general`, run-time extents) keeps the padded layout: its class counts
-would be expressions. ``tests/sim/kernels/packed_rows.cpp`` is the form written by hand.
+padded layout for the whole component. Rows must lie in one repeat from any lane offset (``K + 7 <= 64``); ``K`` is
+a constexpr, ``R`` may be a run-time extent (the general form, :attr:`.Selector.general`: the class counts are
+expressions of it). ``tests/sim/kernels/packed_rows.cpp`` is the form written by hand.
 """
 from __future__ import annotations
 
 from ... import dtypes
 from ...ir.core import Instr, Op, Value, walk
+from ...ir.symbol import equal
 from ..selection import isel
 
 REDUCTIONS = frozenset({Op.SUM, Op.MAX, Op.MIN})
@@ -32,14 +33,12 @@ def packs(instr: Instr, per_blk: int, per_rep: int) -> bool:
     if instr.op is not Op.RESHAPE or instr.result.type.dtype != dtypes.float32:
         return False
     shape = instr.result.type.shape
-    return (len(instr.operands[0].type.shape) == 1 and len(shape) == 2 and all(isinstance(s, int) for s in shape)
+    return (len(instr.operands[0].type.shape) == 1 and len(shape) == 2 and isinstance(shape[1], int)
             and shape[1] > 1 and shape[1] % per_blk != 0 and shape[1] + per_blk - 1 <= per_rep)
 
 
 def packed_values(facts) -> frozenset[int]:
     """The ids of the tile values of ``facts``' kernel (a :class:`.facts.KernelFacts`) that are packed."""
-    if facts.general:
-        return frozenset()
     per_blk, per_rep = facts.platform.block_bytes // 4, facts.platform.repeat_bytes // 4
     out: dict[int, Value] = {}
     for instr in walk(facts.kernel.body):  # program order: operands before their users
@@ -66,8 +65,8 @@ def _computes(facts, instr: Instr, packed: dict) -> bool:
         return False
     ours = [x for x in xs if x.id in packed and x.type == v.type]
     rest = [x for x in xs if x not in ours]
-    return bool(ours) and all(x.id in facts.fused and facts.defs[x.id].operands[0].type.shape == (v.type.shape[0], 1)
-                              for x in rest)
+    return bool(ours) and all(x.id in facts.fused and equal(facts.defs[x.id].operands[0].type.shape[0], v.type.shape[0])
+                              and equal(facts.defs[x.id].operands[0].type.shape[-1], 1) for x in rest)
 
 
 def _serves(facts, user: Instr, v: Value, packed: dict) -> bool:

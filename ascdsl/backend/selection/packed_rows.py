@@ -40,7 +40,7 @@ def select(sel: Selector, instr: Instr) -> list | None:
 def _per_class(sel: Selector, rows: int, k: int, call) -> list:
     """``call(mask, first element, first row, repeats, repeat stride in blocks, c)`` for every residue class of the
     lane offsets of ``rows`` rows of ``k`` elements, in an independent loop over the classes (and over calls of
-    255 rows of a class when a class has more)."""
+    255 rows of a class when a class has more; always in the general form, where ``rows`` is a run-time extent)."""
     per_blk, most = sel.platform.block_bytes // 4, sel.platform.max_repeats
     c = per_blk // gcd(k, per_blk)
     stride = k * c // per_blk
@@ -50,7 +50,7 @@ def _per_class(sel: Selector, rows: int, k: int, call) -> list:
     at = Bin(BinOp.MUL, lit(k), r)  # the class's first row's first element
     first = Bin(BinOp.MUL, Bin(BinOp.DIV, at, lit(per_blk)), lit(per_blk))  # its block's
     count = Bin(BinOp.DIV, Bin(BinOp.SUB, lit(rows + c - 1), r), lit(c))  # the class's rows
-    if -(-rows // c) <= most:
+    if not sel.general and -(-rows // c) <= most:
         calls = call(mask, first, r, repeat.u8(count), stride, c)
     else:
         j = sel.fresh("j")
@@ -59,7 +59,8 @@ def _per_class(sel: Selector, rows: int, k: int, call) -> list:
             repeat.u8(minimum(Bin(BinOp.SUB, count, j), lit(most))), stride, c)), True)]
     words = Brace((Bin(BinOp.SHL, lanes, Bin(BinOp.MOD, at, lit(per_blk))), Conv(CInt.UINT64, lit(0))))
     return [Let(lanes, Conv(CInt.UINT64, Lit((1 << k) - 1, dtypes.int64))),
-            For(r, lit(0), lit(min(c, rows)), lit(1), (Let(mask, words), *calls), True)]
+            For(r, lit(0), minimum(lit(c), lit(rows)) if sel.general else lit(min(c, rows)), lit(1),
+                (Let(mask, words), *calls), True)]
 
 
 def _reduce(sel: Selector, instr: Instr) -> list:
@@ -67,7 +68,8 @@ def _reduce(sel: Selector, instr: Instr) -> list:
     rows, k = x.type.shape
     src, dst = sel.ref(x), sel.ref(instr.result)
     return _per_class(sel, rows, k, lambda mask, first, row0, n, stride, c: [Call(
-        WHOLE[instr.op], view(dst, row0), (view(src, first),), (mask, n, lit(c), lit(1), lit(stride), *ORDER[instr.op]))])
+        WHOLE[instr.op], view(dst, row0), (view(src, first),),
+        (mask, n, lit(c), lit(1), lit(stride), *ORDER[instr.op]))])
 
 
 def _broadcast(sel: Selector, instr: Instr) -> list:

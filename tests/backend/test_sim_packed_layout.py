@@ -10,7 +10,9 @@ import ascdsl
 import ascdsl.language as tl
 from ascdsl import dtypes
 from ascdsl.backend import kir
+from ascdsl.backend.lift import lift
 from ascdsl.backend.render.ascendc import compile_variant
+from ascdsl.platforms import get_platform
 from ascdsl.lib import load_flat_rows, store_flat_rows
 from tests.backend.helpers import assert_type_checks, both, data, each
 from tests.cann.headers import needs_kernel_headers
@@ -102,3 +104,17 @@ def test_packed_rows_type_check_against_cann(tmp_path):
                for k in rows_kernel.specialize(*(tl.pointer_type(dt),) * 3, tl.pointer_type(F32), dtypes.int32,
                                                ROWS=64, K=k_, MAX=use_max).kernels]
     assert_type_checks("packed_rows", kernels, tmp_path)
+
+
+def test_the_general_form_lifts_rows_with_class_loops_over_a_run_time_row_count():
+    """The lift compiles the kernel with ``ROWS`` symbolic: the packed layout holds there too, its class loops
+    bounded by ``min(c, ROWS)`` and the class counts expressions of the tiling's ``ROWS`` (the lifted packed
+    variants of ``ascdsl build`` ran on the simulator in its verification)."""
+    f16, f32 = tl.pointer_type(F16), tl.pointer_type(F32)
+    (k,) = rows_kernel.specialize(f16, f16, f16, f32, dtypes.int32, ROWS=64, K=19, MAX=False).kernels
+    found = lift.analyse(rows_kernel, k, get_platform("Ascend910B3"))
+    assert found is not None and [e.name for e in found.extents] == ["ROWS"]
+    loops = _class_loops(found.kernel)
+    rows = kir.Field("ROWS", dtypes.int32)
+    assert len(loops) == 2 and all(loop.stop == kir.minimum(kir.lit(8), rows) for loop in loops)
+    assert not [s for s in kir.walk(found.kernel.process) if isinstance(s, kir.Call) and s.api == "Gather"]
