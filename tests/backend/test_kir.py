@@ -82,6 +82,8 @@ def test_the_plan_is_computed_once_per_variant(monkeypatch, tmp_path):
 def test_no_backend_pass_reads_text():
     """The passes build data; only emit.py (and the Jinja templates) produce C++ text."""
     for name in ("kir/__init__", "kir/expr", "kir/stmt", "kir/walk", "expand/decompose", "selection/selector",
+                 "selection/support", "selection/facts", "selection/buffers", "selection/scalars",
+                 "selection/packed_rows", "legalise_shapes/packed",
                  "selection/select", "selection/compute", "selection/reduce", "selection/memory", "selection/repeat",
                  "plan/ubplan", "plan/staging", "plan/sync", "names/naming"):
         tree = ast.parse((BACKEND / f"{name}.py").read_text())

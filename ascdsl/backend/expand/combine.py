@@ -42,7 +42,7 @@ from ..kir import Call, For, Ref, add, lit
 from ..legalise_shapes import shapes
 from ..legalise_types import limits
 from ..selection.repeat import row, view
-from ..selection.selector import unsupported
+from ..selection.support import unsupported
 
 F16 = dtypes.float16
 WIDE = {dtypes.int8: F16, dtypes.uint8: F16, dtypes.bool_: F16, dtypes.int16: dtypes.int32}

@@ -52,7 +52,7 @@ from ...ir.core import Block, Instr, Op, Type
 from ..selection import isel
 from ..selection.compute import copy_blocks
 from ..kir import Call, lit
-from ..selection.selector import cpp_dtype
+from ..selection.support import cpp_dtype
 
 F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
 

@@ -36,7 +36,7 @@ from ..selection import isel
 from ..legalise_shapes import shapes
 from ..legalise_shapes.ublayout import numel
 from ..kir import Bin, BinOp, Call, CInt, Cond, Const, Conv, Elem, Ref, Set, Var, VarKind, lit
-from ..selection.selector import unsupported
+from ..selection.support import unsupported
 
 F32, I32 = dtypes.float32, dtypes.int32
 FOLD = {Op.SUM: Op.ADD, Op.MAX: Op.MAXIMUM, Op.MIN: Op.MINIMUM}

@@ -29,7 +29,7 @@ from ..kir import Bin, BinOp, Call, Const, For, Lit, Ref, lit
 from ..legalise_shapes.rank3 import permuted_last
 from ..legalise_shapes.relayout import gather_lanes, lane_index, movable, row_halves
 from ..selection.repeat import located, view
-from ..selection.selector import unsupported
+from ..selection.support import unsupported
 from ..legalise_shapes.ublayout import rows as rows_of
 
 F32, I16, I32 = dtypes.float32, dtypes.int16, dtypes.int32

@@ -31,7 +31,7 @@ from ..legalise_types import limits
 from ..selection.compute import copy_blocks
 from ..kir import Brace, Call, Ref, lit
 from .reductions import combine_op
-from ..selection.selector import unsupported
+from ..selection.support import unsupported
 
 F32 = dtypes.float32
 COMBINE = frozenset({Op.ADD, Op.MUL, Op.MAXIMUM, Op.MINIMUM})

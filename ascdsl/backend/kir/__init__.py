@@ -8,7 +8,8 @@ Between the tile IR and the C++ text sits one kernel per variant made of:
   tensors (:class:`Gm`);
 * **expressions**, small typed trees (:class:`Var`, :class:`Lit`, :class:`Field`, :class:`Bin`,
   :class:`Cond`, :class:`Conv`, :class:`SizeOf`, :class:`ElemsPer`, :class:`Const`, :class:`Brace`, :class:`Elem`,
-  :class:`GmValue`, :class:`Not`, :class:`Text`); host code's expressions add those of :mod:`.host`;
+  :class:`GmValue`, :class:`Not`, :class:`Text`; a :attr:`Struct.BIT_MASK` variable is a bit-mode call's
+  ``uint64_t mask[2]``: a :class:`Brace` of two words); host code's expressions add those of :mod:`.host`;
 * **statements**: API calls (:class:`Call`), scalar definitions (:class:`Let`, :class:`Set`),
   queue operations (:class:`Queue`), nested :class:`For`/:class:`While`/:class:`If`, synchronisation
   (:class:`Barrier`, :class:`Flag`, inserted by :mod:`.sync`) and stage calls (:class:`Run`);

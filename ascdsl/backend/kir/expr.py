@@ -41,6 +41,7 @@ class Struct(enum.Enum):
 
     COPY_PARAMS = "DataCopyExtParams"
     PAD_PARAMS = "DataCopyPadExtParams"  # templated on the element type
+    BIT_MASK = "uint64_t"  # ``uint64_t mask[2] = {low, high};``: a bit-mode call's lanes (bit ``i % 64`` of word ``i / 64``)
 
 
 class CInt(enum.Enum):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 
 from .expr import (Bin, Brace, Buf, Cond, Const, Conv, Elem, ElemsPer, Field, GmValue, IsSame, Lit, Not, Role, SizeOf,
-                   Text, Var, VarKind)
+                   Struct, Text, Var, VarKind)
 from .stmt import Barrier, Call, Flag, For, If, Kernel, Let, QOp, Queue, Run, Segment, Set, Stmt, While
 
 
@@ -190,6 +190,9 @@ def verify(k: Kernel) -> Kernel:
                 raise KirError("a segment is left after staging")
             if isinstance(s, (Barrier, Flag)) and not staged:
                 raise KirError("synchronisation before staging")
+            if isinstance(s, Let) and s.var.ctype is Struct.BIT_MASK and not (
+                    isinstance(s.expr, Brace) and len(s.expr.items) == 2):
+                raise KirError(f"bit mask {s.var.hint} is not two words: {s.expr}")
             if isinstance(s, Let):
                 scope.add(s.var)
             if isinstance(s, For):

@@ -26,7 +26,8 @@ from ..kir import (Bin, BinOp, Brace, Call, CInt, Const, Conv, Elem, For, Gm, If
 from ..legalise_types import wordviews
 from ..selection.memory import atomic_around
 from .relayout import halves, int32_view, lane_index, row_halves
-from ..selection.selector import Selector, cpp_dtype, unsupported
+from ..selection.selector import Selector
+from ..selection.support import cpp_dtype, unsupported
 from .ublayout import numel
 
 BYTES = frozenset({dtypes.int8, dtypes.uint8})

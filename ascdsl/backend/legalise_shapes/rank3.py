@@ -50,7 +50,7 @@ from .relayout import gather_lanes, movable, row_halves
 from ..selection.reduce import accumulate_rows
 from ..selection import repeat
 from ..selection.repeat import located
-from ..selection.selector import F32, unsupported
+from ..selection.support import F32, unsupported
 from .ublayout import numel, strides
 
 F16, I32 = dtypes.float16, dtypes.int32

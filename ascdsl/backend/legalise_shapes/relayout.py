@@ -31,7 +31,7 @@ from ...ir.core import Instr, Op
 from ..selection.compute import copy_blocks
 from ..kir import Bin, BinOp, Call, Const, For, Lit, Ref, lit, mul
 from ..selection.repeat import view
-from ..selection.selector import unsupported
+from ..selection.support import unsupported
 from .ublayout import contiguous, has_rows
 
 F32, I32, U32 = dtypes.float32, dtypes.int32, dtypes.uint32

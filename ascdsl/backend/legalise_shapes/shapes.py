@@ -24,7 +24,7 @@ from ..selection import isel
 from ..legalise_types import wordviews
 from ..kir import Brace, Call, Elem, Lit, Ref, Set, Var, VarKind, lit
 from .relayout import int32_view
-from ..selection.selector import unsupported
+from ..selection.support import unsupported
 
 F32 = dtypes.float32
 

@@ -43,7 +43,8 @@ from . import boolmask
 from ..selection import isel
 from ..kir import Bin, BinOp, Call, CInt, Conv, Lit, Ref, lit
 from ..legalise_shapes.ublayout import has_rows, same_layout
-from ..selection.selector import Selector, unsupported
+from ..selection.selector import Selector
+from ..selection.support import unsupported
 
 F16, F32, I16, I32, U32 = dtypes.float16, dtypes.float32, dtypes.int16, dtypes.int32, dtypes.uint32
 SHIFT_API = {Op.SHL: "ShiftLeft", Op.SHR: "ShiftRight"}

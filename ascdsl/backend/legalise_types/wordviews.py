@@ -38,7 +38,7 @@ from ...ir.core import Instr, Op
 from ...ir.symbol import equal
 from ..kir import Bin, BinOp, Brace, Call, CInt, Const, Conv, Lit, Ref, lit
 from ..legalise_shapes.relayout import gather_lanes, lane_index
-from ..selection.selector import cpp_dtype
+from ..selection.support import cpp_dtype
 
 I16, I32, I64, F32 = dtypes.int16, dtypes.int32, dtypes.int64, dtypes.float32
 BYTES = frozenset({dtypes.int8, dtypes.uint8})

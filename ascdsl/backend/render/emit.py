@@ -223,6 +223,8 @@ class Printer:
             return [self.located(f"{s.api}{tmpl}({', '.join(args)});", s.loc)]
         if isinstance(s, Let):
             v = s.var
+            if v.ctype is Struct.BIT_MASK:  # an array, as the APIs' `uint64_t mask[]` takes it (not const: Add's)
+                return [self.located(f"uint64_t {self.expr(v)}[2] = {self.expr(s.expr)};", s.loc)]
             if isinstance(v.ctype, Struct):
                 t = v.ctype.value + (f"<{v.template.cpp}>" if v.template is not None else "")
                 return [self.located(f"{t} {self.expr(v)}{self.expr(s.expr)};", s.loc)]

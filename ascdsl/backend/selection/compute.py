@@ -19,7 +19,8 @@ from ... import dtypes
 from ...ir.core import GroupOp, Instr, Op, Value
 from . import isel, reduce, repeat
 from ..kir import Bin, BinOp, Call, Cond, Const, Conv, Elem, For, If, Lit, Pipe, Ref, Text, add, lit
-from .selector import F32, Selector, program_id, unsupported
+from .selector import Selector
+from .support import F32, program_id, unsupported
 from ..legalise_shapes.ublayout import has_rows, held_count, numel
 
 COMPARE = {Op.LT: Const.LT, Op.LE: Const.LE, Op.GT: Const.GT, Op.GE: Const.GE, Op.EQ: Const.EQ, Op.NE: Const.NE}
@@ -88,7 +89,8 @@ def _arith(sel: Selector, instr: Instr) -> list:
     if not (op in isel.NATIVE.get(dt, ()) or (op is Op.NEG and dt in isel.NATIVE)) or any(
             x.type.dtype != dt for x in xs):
         raise unsupported(instr, f"`{op.value}` on {dt}")
-    n = held_count(v, sel.align)  # every form below holds it (a call's lanes; the general scalar_block's bounds)
+    # every form below holds it (a call's lanes; the general scalar_block's bounds); packed rows: R * K lanes
+    n = sel.count(v) if v.id in sel.packed else held_count(v, sel.align)
     tiles = [sel.ref(x) for x in xs if not x.type.is_scalar]
     scalars = [x for x in xs if x.type.is_scalar]
     dst = sel.ref(v)

@@ -20,7 +20,8 @@ from . import isel, repeat
 from ..legalise_shapes.ublayout import held_pitch
 from ..kir import BinOp, Bin, Brace, Call, Const, Elem, For, If, Lit, Ref, Set, Var, VarKind, add, as_expr, lit, minimum
 from .repeat import located, row, view
-from .selector import F32, Selector, unsupported
+from .selector import Selector
+from .support import F32, unsupported
 
 WHOLE = {Op.SUM: "WholeReduceSum", Op.MAX: "WholeReduceMax", Op.MIN: "WholeReduceMin"}
 FOLD = {Op.SUM: "Add", Op.MAX: "Max", Op.MIN: "Min"}
@@ -192,9 +193,14 @@ def brcb(sel: Selector, instr: Instr) -> tuple[Ref, list]:
     # time: no rounding of a symbolic row count (``ROWS // 8`` is no polynomial on multiples of 1)
     count = (m + 7) if sel.general else -(-m // 8) * 8
     out = sel.scratch("brcb", dt, count * (sel.platform.block_bytes // dt.itemsize), instr.loc)
-    reps = Bin(BinOp.DIV, lit(m + 7), lit(8)) if sel.general else lit(count // 8)
-    return out, [Call("Brcb", out, (Ref(sel.bufs[src.id], dt, lit(0), count),), (reps, Brace((lit(1), lit(8)))),
-                      loc=instr.loc)]
+    values = Ref(sel.bufs[src.id], dt, lit(0), count)
+    if sel.general:
+        return out, [Call("Brcb", out, (values,), (Bin(BinOp.DIV, lit(m + 7), lit(8)), Brace((lit(1), lit(8)))),
+                          loc=instr.loc)]
+    most, per_blk = sel.platform.max_repeats, sel.platform.block_bytes // dt.itemsize
+    return out, [Call("Brcb", view(out, lit(i * 8 * per_blk)), (view(values, lit(i * 8)),),
+                      (lit(min(count // 8 - i, most)), Brace((lit(1), lit(8)))), loc=instr.loc)
+                 for i in range(0, count // 8, most)]  # 8 values a repeat, 255 repeats a call
 
 
 def broadcast_binary(sel: Selector, instr: Instr) -> list:

@@ -10,19 +10,21 @@ calls of each op.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass, field
 
 from ... import dtypes
 from ...ir.core import GroupOp, Instr, Kernel, Op, Value
 from ...platforms import Platform
-from . import compute, memory
+from . import compute, memory, packed_rows
 from .. import kir
 from ..expand import combine, mathops, reductions, reorder, scan
 from ..legalise_shapes import gather, rank3, relayout, shapes
 from ..legalise_types import boolmask, intops, scalarunit, wordviews
 from ..kir import Bin, BinOp, Call, Cond, Lit, Ref, Var, VarKind, lit
-from .selector import Selector, _Seg, cpp_dtype
+from .selector import Selector
+from .support import cpp_dtype
 
-RULES = (scalarunit.select, rank3.select, boolmask.select, combine.select, intops.select, mathops.select,
+RULES = (scalarunit.select, packed_rows.select, rank3.select, boolmask.select, combine.select, intops.select, mathops.select,
          reductions.select, relayout.select, reorder.select, scan.select, shapes.select, wordviews.select)
 """Selection rules of their own modules, tried before :func:`.compute.vector`: ``rule(sel, instr)`` returns
 the calls of ``instr``, or None when it does not lower that instruction."""
@@ -47,6 +49,14 @@ def cross_core(access: Instr) -> list:
     wait = access.attr("wait")
     return [] if wait is None else [Call("CrossCoreWaitFlag<2, PIPE_S>", None, (), (lit(wait),), pipe=kir.Pipe.S,
                                          loc=access.loc)]
+
+
+@dataclass
+class _Seg:
+    loads: list = field(default_factory=list)  # block_load instrs
+    stores: list = field(default_factory=list)  # block_store instrs
+    compute: list = field(default_factory=list)  # kir statements
+    tail: list = field(default_factory=list)  # yield copies and loop initialisations
 
 
 class _Body:

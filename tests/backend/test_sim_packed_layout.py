@@ -1,0 +1,120 @@
+"""Rows packed at a pitch of K (issue 24, :mod:`ascdsl.backend.legalise_shapes.packed`) on the simulator (hazard
+checks on) against the interpreter: float32 ``[R, K]`` tiles reshaped from flat reads whose K is not a whole
+number of blocks, their row sums and maxima (one bit-masked ``WholeReduce*`` per residue class of the lane
+offsets) and row broadcasts (``Sub``/``Mul`` under the same masks, the ``Brcb`` blocks at block stride 0), for K
+in 13, 19, 37 in float16 and float32; a tile with another use (a column sum) keeps the padded rows."""
+import numpy as np
+import pytest
+
+import ascdsl
+import ascdsl.language as tl
+from ascdsl import dtypes
+from ascdsl.backend import kir
+from ascdsl.backend.lift import lift
+from ascdsl.backend.render.ascendc import compile_variant
+from ascdsl.platforms import get_platform
+from ascdsl.lib import load_flat_rows, store_flat_rows
+from tests.backend.helpers import assert_type_checks, both, data, each
+from tests.cann.headers import needs_kernel_headers
+
+F16, F32 = dtypes.float16, dtypes.float32
+
+
+@ascdsl.jit
+def rows_kernel(x_ptr, y_ptr, out_ptr, sums_ptr, n, ROWS: tl.constexpr, K: tl.constexpr, MAX: tl.constexpr):
+    x = load_flat_rows(x_ptr, 0, n, ROWS, K)
+    y = load_flat_rows(y_ptr, 0, n, ROWS, K)
+    if MAX:
+        s = tl.max(x, axis=1)
+        store_flat_rows(out_ptr, 0, n, (x - s[:, None]) * y)
+    else:
+        s = tl.sum(x * y, axis=1)
+        store_flat_rows(out_ptr, 0, n, y - tl.exp(x) * s[:, None])
+    rows = tl.arange(0, ROWS)
+    tl.store(sums_ptr + rows, s, mask=rows < n)
+
+
+@ascdsl.jit
+def columns_too_kernel(x_ptr, out_ptr, sums_ptr, n, ROWS: tl.constexpr, K: tl.constexpr):
+    x = load_flat_rows(x_ptr, 0, n, ROWS, K)
+    store_flat_rows(out_ptr, 0, n, x - tl.sum(x, axis=1)[:, None])
+    cols = tl.arange(0, K)
+    tl.store(sums_ptr + cols, tl.sum(x, axis=0))
+
+
+CASES = [(13, 29, 32), (19, 64, 64), (19, 300, 300), (37, 40, 48), (3, 2047, 2048)]  # the last: 256 rows a class
+
+
+@pytest.mark.parametrize("dt", [F16, F32], ids=str)
+@pytest.mark.parametrize("use_max", [False, True], ids=["sum", "max"])
+def test_packed_rows_match_the_interpreter(dt, use_max):
+    def check(k, n, rows):
+        x, y = data(n * k, dt), data(n * k, dt)
+        x = (x / 4).astype(dt.np)  # exp stays finite
+        want, got = both(rows_kernel[(1,)], x, y, np.zeros(n * k, dt.np), np.zeros(rows, np.float32), n,
+                         ROWS=rows, K=k, MAX=use_max)
+        tol = 1e-5 if dt == F32 else 2e-3
+        np.testing.assert_allclose(got[3][:n], want[3][:n], rtol=tol, atol=tol, err_msg=f"sums k={k} n={n}")
+        np.testing.assert_allclose(got[2].astype(np.float32), want[2].astype(np.float32), rtol=tol, atol=tol,
+                                   err_msg=f"out k={k} n={n}")
+    each(check, CASES)
+
+
+def _compiled(**constexprs) -> kir.Kernel:
+    """``rows_kernel`` on float32 pointers, compiled."""
+    (k,) = rows_kernel.specialize(*(tl.pointer_type(F32),) * 4, dtypes.int32, **constexprs).kernels
+    return compile_variant(k, "Ascend910B3")
+
+
+def _class_loops(k: kir.Kernel) -> list:
+    """The loops over residue classes: each defines a bit mask first."""
+    return [s for s in kir.walk(k.process) if isinstance(s, kir.For) and s.body
+            and isinstance(s.body[0], kir.Let) and s.body[0].var.ctype is kir.Struct.BIT_MASK]
+
+
+def test_packed_rows_take_one_masked_call_per_class_and_no_gather():
+    k = _compiled(ROWS=64, K=19, MAX=False)  # 8 classes of 8 rows, 19 blocks apart
+    calls = [s for s in kir.walk(k.process) if isinstance(s, kir.Call)]
+    assert not [c for c in calls if c.api == "Gather"]
+    loops = _class_loops(k)
+    assert [(loop.stop, loop.independent) for loop in loops] == [(kir.lit(8), True)] * 2  # the sums, exp(x) * s
+    reduce, mul = (loop.body[1] for loop in loops)
+    assert reduce.api == "WholeReduceSum" and reduce.args[0] == loops[0].body[0].var
+    assert reduce.args[2:] == (kir.lit(8), kir.lit(1), kir.lit(19))  # dstRepStride c, srcRepStride 19 blocks
+    assert mul.api == "Mul" and mul.args[2] == kir.Brace(tuple(map(kir.lit, (1, 1, 0, 19, 19, 8))))
+    assert not any(isinstance(s, kir.Barrier) for loop in loops for s in kir.walk(loop.body))
+    loops = _class_loops(_compiled(ROWS=2048, K=3, MAX=True))  # 256 rows a class: calls of 255 rows in a loop
+    assert len(loops) == 2 and all(isinstance(loop.body[1], kir.For) and loop.body[1].step == kir.lit(255)
+                                   and loop.body[1].independent for loop in loops)
+
+
+def test_a_packed_tile_with_a_column_sum_keeps_padded_rows():
+    def check(k, n, rows):
+        x = data(n * k, F32)
+        want, got = both(columns_too_kernel[(1,)], x, np.zeros(n * k, np.float32), np.zeros(k, np.float32), n,
+                         ROWS=rows, K=k)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got[2], want[2], rtol=1e-5, atol=1e-4)
+    each(check, [(19, 40, 48)])
+
+
+@needs_kernel_headers
+def test_packed_rows_type_check_against_cann(tmp_path):
+    kernels = [k for dt, k_, use_max in ((F16, 19, False), (F32, 13, True), (F16, 37, True))
+               for k in rows_kernel.specialize(*(tl.pointer_type(dt),) * 3, tl.pointer_type(F32), dtypes.int32,
+                                               ROWS=64, K=k_, MAX=use_max).kernels]
+    assert_type_checks("packed_rows", kernels, tmp_path)
+
+
+def test_the_general_form_lifts_rows_with_class_loops_over_a_run_time_row_count():
+    """The lift compiles the kernel with ``ROWS`` symbolic: the packed layout holds there too, its class loops
+    bounded by ``min(c, ROWS)`` and the class counts expressions of the tiling's ``ROWS`` (the lifted packed
+    variants of ``ascdsl build`` ran on the simulator in its verification)."""
+    f16, f32 = tl.pointer_type(F16), tl.pointer_type(F32)
+    (k,) = rows_kernel.specialize(f16, f16, f16, f32, dtypes.int32, ROWS=64, K=19, MAX=False).kernels
+    found = lift.analyse(rows_kernel, k, get_platform("Ascend910B3"))
+    assert found is not None and [e.name for e in found.extents] == ["ROWS"]
+    loops = _class_loops(found.kernel)
+    rows = kir.Field("ROWS", dtypes.int32)
+    assert len(loops) == 2 and all(loop.stop == kir.minimum(kir.lit(8), rows) for loop in loops)
+    assert not [s for s in kir.walk(found.kernel.process) if isinstance(s, kir.Call) and s.api == "Gather"]
