@@ -93,6 +93,22 @@ def test_a_size_that_fits_no_polynomial_falls_back_to_a_specialisation():
     assert lift.analyse(square_kernel, _specialised(square_kernel, SIDE=8), PLATFORM) is None
 
 
+@pytest.mark.parametrize("fn, constexprs, lifted, samples", [
+    (unrolled_kernel, {"BLOCK": 64, "TIMES": 3}, ("BLOCK",), 1),  # the one sample: is BLOCK's low 1?
+    (square_kernel, {"SIDE": 8}, None, 0),
+])
+def test_a_constexpr_whose_symbolic_compile_does_not_decide_is_not_sampled(monkeypatch, fn, constexprs, lifted,
+                                                                          samples):
+    """``TIMES`` (a ``static_range`` of a symbol is refused) and ``SIDE`` (``SIDE * SIDE`` lanes, no polynomial
+    of degree 1) decide on no quantum: each quantum is passed over without a sample compile (the retired sampler
+    compiled 3 at each of the 9 quanta to see it), and the constexpr stays a specialisation."""
+    monkeypatch.setattr(lift, "_COMPILED", {})  # no compile remembered: each sample counts
+    before = lift.samples()
+    found = lift._sample(fn, _specialised(fn, **constexprs), PLATFORM, frozenset())
+    assert (found and found.names) == lifted
+    assert sum((lift.samples() - before).values()) == samples
+
+
 def test_polynomial_fit_is_exact_or_refuses():
     names = ("X", "Y")
     grid = [{"X": x, "Y": y} for x in (3, 5) for y in (2, 7)]
