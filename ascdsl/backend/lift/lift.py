@@ -466,6 +466,40 @@ def _sample(jit_fn, kernel, platform: Platform, fixed: frozenset, form=None) -> 
     return None
 
 
+def declines(jit_fn, kernel, found: Lift | None, platform: Platform) -> list[str]:
+    """Why each positive int constexpr of ``kernel`` that ``found`` (its lift, or None) does not lift stays a
+    specialisation (``ascdsl build --explain``), at the kernel's location or the line a compile refused: the reason
+    its symbolic compile gave at the largest quantum (no quantum decided), else the joint fit's. Compiles for
+    symbols only (no sample)."""
+    where = kernel.loc
+    if is_cube(kernel):
+        return [f"{where}: {kernel.name}: no lift: it multiplies matrices (the cube class is the specialisation's)"]
+    s = _Sampler(jit_fn, kernel, platform)
+    lifted = {e.name: (e.quantum, max(e.low, 2 * e.quantum)) for e in found.extents} if found is not None else {}
+    out = []
+    for name in (n for n, v in kernel.constexprs if type(v) is int and v > 0 and n not in lifted):
+        try:
+            q = next(q for q in QUANTA if decides(s, name, q, 2 * q) is not None)
+        except StopIteration:
+            try:
+                s.symbolic((Symbol(name, QUANTA[-1], 2 * QUANTA[-1], 101 * QUANTA[-1]),))
+                why = "its symbolic compile decides, but on no polynomial of degree 1"
+            except CompilationError as e:
+                out.append(f"{e.loc}: {kernel.name}: {name} not lifted: {e.message}")
+                continue
+            except Undecided as e:
+                why = str(e)
+            out.append(f"{where}: {kernel.name}: {name} not lifted: on no quantum up to {QUANTA[-1]}: {why}")
+            continue
+        try:
+            _joint(s, {**lifted, name: (q, 2 * q)}, platform.ub_budget_bytes)
+            why = "the joint fit decides from two quanta, not from the lows"
+        except Mismatch as e:
+            why = str(e)
+        out.append(f"{where}: {kernel.name}: {name} not lifted: alone on multiples of {q}, but {why}")
+    return out
+
+
 def variants(kernels, jit_fns: dict, platform: Platform) -> tuple:
     """The variants of ``kernels`` (first-seen order, keyed 1, 2, ...): one lifted variant per kernel
     function, dtypes and structural constexprs where :func:`analyse` lifts some constexprs (every
@@ -512,5 +546,5 @@ def _with_form(v, variants, jit_fns: dict, platform: Platform):
     return v
 
 
-__all__ = ["Lift", "Mismatch", "analyse", "samples", "variants"]
+__all__ = ["Lift", "Mismatch", "analyse", "declines", "samples", "variants"]
 
