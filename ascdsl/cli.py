@@ -24,6 +24,7 @@ from .errors import Error
 from .ir import dump
 from .jit import BACKENDS
 from .op import Operator, load_operators, specializations
+from .opbuild import jit_functions
 from .platforms import DEFAULT_PLATFORM, PLATFORMS, Platform, get_platform
 from .build import check_host, error_heading
 from .testing import CaseResult, format_table, run_case
@@ -94,6 +95,19 @@ def explained(launches, platform: Platform) -> list[str]:
     return lines
 
 
+def not_lifted(b) -> list[str]:
+    """``ascdsl build --explain``: why the constexprs of the variants of build ``b`` that no variant lifts stay
+    specialisations (:func:`.lift.declines`), a located line each; a kernel that a variant lifts is not asked
+    again where a value lies outside its lifted domain."""
+    fns, lines = jit_functions(b.op), []
+    lifted = {(v.kernel.name, tuple(p.type for p in v.kernel.params)) for v in b.variants if v.lift is not None}
+    for v in b.variants:
+        if v.lift is None and (v.kernel.name, tuple(p.type for p in v.kernel.params)) in lifted:
+            continue
+        lines += lift.declines(fns[v.kernel.name], v.kernel, v.lift, b.platform)
+    return list(dict.fromkeys(lines))
+
+
 def _print_explained(launches, platform: Platform) -> None:
     print("\nProgram batching of each launch on the simulator (--explain):")
     for line in explained(launches, platform) or ["(no launches)"]:
@@ -124,7 +138,7 @@ def cmd_build(args) -> int:
     """Build every op, then (unless ``--no-verify``) verify every build; one table at the end."""
     platform = _platform(args.platform)
     ops = load_operators(args.paths)
-    start, results, before, sampled = time.perf_counter(), [], ascendc.work(), lift.samples()
+    start, results, before, sampled, declined = time.perf_counter(), [], ascendc.work(), lift.samples(), []
     with progress(sum(1 + (len(op.cases) + 1 if args.verify else 0) for op in ops), "step") as bar, \
             (record.launches() if args.explain else nullcontext(())) as launches:
         for op in ops:
@@ -140,6 +154,7 @@ def cmd_build(args) -> int:
                 results.append(CaseResult(op.name, "(build)", "build", False, message=str(e).splitlines()[0]))
                 continue
             bar.update()
+            declined += not_lifted(b) if args.explain else []
             bar.write(f"built {folder}" + (f" ({len(b.failed)} variant(s) not emitted)" if b.failed else ""),
                       file=sys.stdout)
             for v, e in b.failed:
@@ -156,6 +171,9 @@ def cmd_build(args) -> int:
     if results:
         print(format_table(results))
     if args.explain:
+        print("\nConstexprs that stay specialisations (--explain):")
+        for line in declined or ["(none)"]:
+            print("  " + line)
         _print_explained(launches, platform)
     stats, work = sim.build_stats(), ascendc.work() - before
     print(f"{time.perf_counter() - start:.1f}s; g++: {stats.builds} builds ({stats.seconds:.1f}s), "

@@ -141,8 +141,8 @@ LIFTED = ["bounded", "chunks", "column", "copy", "exp_f16", "halves", "pointers"
 
 @pytest.mark.parametrize("name", LIFTED)
 def test_the_footprint_is_the_lift_s_and_its_high_comes_without_a_compile(name):
-    """The lift compiles each kernel at dozens of values to fit its footprint (per slot, the bytes its buffers
-    reach) and searches the largest value that fits the UB budget (``lift._high``). Planned once for the
+    """The retired sampler compiled each kernel at dozens of values to fit its footprint (per slot, the bytes its
+    buffers reach) and searched the largest value that fits the UB budget (``lift._high``). Planned once for the
     lift's own symbol, the kernel's footprint is the lift's (its expression too: ``ceil32`` where a slot is no
     whole number of blocks at some value the symbol admits, ``column``'s ``4 * BLOCK`` bytes of multiples of 1,
     ``halves``' ``2 * BLOCK`` of multiples of 2), and ``highs`` on its total bytes gives the lift's high (on a

@@ -82,7 +82,7 @@ Mono = tuple  # the variables of a term, with repetition (``BLOCK * BLOCK``)
 
 class Undecided(Exception):
     """The symbols' domains do not decide a comparison, or a division is not exact on them: the
-    caller falls back (to the lift's samples, to a specialisation)."""
+    caller falls back (the lift passes the quantum over; the constexpr may stay a specialisation)."""
 
 
 class Differs(Undecided):

@@ -27,6 +27,7 @@ from ascdsl.backend.lift import lift, poly
 from ascdsl.backend.host import host
 from ascdsl.backend.names.naming import to_expr
 from ascdsl.backend.render import ascendc, emit
+from ascdsl.cli import not_lifted
 from ascdsl.ir.symbol import Undecided
 from ascdsl.op import load_operators
 from ascdsl.platforms import get_platform
@@ -93,6 +94,47 @@ def test_a_size_that_fits_no_polynomial_falls_back_to_a_specialisation():
     assert lift.analyse(square_kernel, _specialised(square_kernel, SIDE=8), PLATFORM) is None
 
 
+@pytest.mark.parametrize("fn, constexprs, lifted, samples", [
+    (unrolled_kernel, {"BLOCK": 64, "TIMES": 3}, ("BLOCK",), 1),  # the one sample: is BLOCK's low 1?
+    (square_kernel, {"SIDE": 8}, None, 0),
+])
+def test_a_constexpr_whose_symbolic_compile_does_not_decide_is_not_sampled(monkeypatch, fn, constexprs, lifted,
+                                                                          samples):
+    """``TIMES`` (a ``static_range`` of a symbol is refused) and ``SIDE`` (``SIDE * SIDE`` lanes, no polynomial
+    of degree 1) decide on no quantum: each quantum is passed over without a sample compile (the retired sampler
+    compiled 3 at each of the 9 quanta to see it), and the constexpr stays a specialisation."""
+    monkeypatch.setattr(lift, "_COMPILED", {})  # no compile remembered: each sample counts
+    before = lift.samples()
+    found = lift._sample(fn, _specialised(fn, **constexprs), PLATFORM, frozenset())
+    assert (found and found.names) == lifted
+    assert sum((lift.samples() - before).values()) == samples
+
+
+def _line(text: str) -> int:
+    """The line of this file that holds ``text``."""
+    return next(i for i, line in enumerate(Path(__file__).read_text().splitlines(), 1) if text in line)
+
+
+def test_a_constexpr_that_stays_a_specialisation_says_why_at_its_line():
+    """``ascdsl build --explain`` (:func:`.lift.declines`): ``TIMES`` at the ``static_range`` the symbolic compile
+    refuses, ``SIDE`` at its kernel with the comparison no quantum decides; a lifted ``BLOCK`` says nothing.
+    Compiles for symbols only: no sample."""
+    unrolled = _specialised(unrolled_kernel, BLOCK=64, TIMES=3)
+    square, copy = _specialised(square_kernel, SIDE=8), _specialised(copy_kernel, BLOCK=64)
+    lifts = [lift.analyse(fn, k, PLATFORM) for fn, k in ((unrolled_kernel, unrolled), (copy_kernel, copy))]
+    before = lift.samples()
+    assert lift.declines(unrolled_kernel, unrolled, lifts[0], PLATFORM) == [
+        f"tests/backend/test_runtime_extents.py:{_line('tl.static_range(TIMES)')}:14: unrolled_kernel: "
+        "TIMES not lifted: "
+        "tl.static_range bounds must be constexpr ints"]
+    assert lift.declines(square_kernel, square, None, PLATFORM) == [
+        f"tests/backend/test_runtime_extents.py:{_line('def square_kernel')}:1: square_kernel: SIDE not lifted: "
+        "on no quantum up to 256: "
+        "the symbols' domains do not decide SIDE * SIDE - 16777216 > 0"]
+    assert lift.declines(copy_kernel, copy, lifts[1], PLATFORM) == []
+    assert sum((lift.samples() - before).values()) == 0
+
+
 def test_polynomial_fit_is_exact_or_refuses():
     names = ("X", "Y")
     grid = [{"X": x, "Y": y} for x in (3, 5) for y in (2, 7)]
@@ -126,6 +168,16 @@ def _op_fixture(name: str, file: str):
 scale_add_op, log_softmax_grad_op, softmax_grad_op, rms_norm_op, softmax_op = (
     _op_fixture(n, f) for n, f in (("scale_add", "scale_add"), ("log_softmax_grad", "log_softmax_grad"),
                                    ("softmax_grad", "softmax_grad"), ("rms_norm", "rmsnorm"), ("softmax", "softmax")))
+
+
+def test_build_explain_names_the_constexprs_no_variant_lifts(scale_add, softmax_grad):
+    """``ascdsl build --explain`` (:func:`ascdsl.cli.not_lifted`): scale_add's ``BLOCK`` lifts in every variant
+    (nothing to say); softmax_grad's ``ALIGN`` sizes no buffer without ``FRONT``, at each kernel's location."""
+    assert not_lifted(scale_add[0]) == []
+    lines = not_lifted(softmax_grad[0])
+    assert "ops/softmax_grad.py:66:1: rows_kernel: ALIGN not lifted: alone on multiples of 1, but ALIGN sizes no " \
+           "buffer: no tile extent" in lines
+    assert lines and all(": ALIGN not lifted: " in line for line in lines)
 
 
 SCALE_ADD_SHAPES = [((7,), "float32"), ((1000,), "float16"), ((4097,), "bfloat16"), ((3, 1000), "float32"),

@@ -1,2 +1,2 @@
-"""Runtime tile extents: constexprs that only size tiles, found by differential specialisation and fitted as polynomials
-(:mod:`.poly`)."""
+"""Runtime tile extents: constexprs that only size tiles, found by compiling the kernel for them as symbols
+(:mod:`.symbolic`), their footprints polynomials (:mod:`.poly`)."""

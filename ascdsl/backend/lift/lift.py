@@ -1,16 +1,15 @@
-"""Runtime tile extents: which constexprs only size tiles, found by differential specialisation.
+"""Runtime tile extents: which constexprs only size tiles, found by compiling the kernel for them as symbols.
 
 A constexpr such as ``BLOCK`` or ``ROWS`` is *lifted* (it becomes a field of the tiling struct, so
 one kernel class serves every value) when the kernel, compiled in the general form
-(:mod:`.repeat`: no decision depends on a tile extent), has the same kernel IR at every sample value
-except for integer leaves (literals, view extents, buffer sizes), and every such leaf is a small
-polynomial in the lifted constexprs (monomials ``1, X, Y, XY`` with rational coefficients) that
-holds on every sample. The samples: each constexpr alone at odd and even multiples of a *quantum*
-``q`` (the smallest power of two that makes every leaf exact), at the smallest value ``low`` and at
-the largest value the UB budget allows (``high``); then every lifted constexpr jointly on a grid
-(cross terms such as ``ROWS * BLOCK_R``), checked again at other joint values. A constexpr whose
-samples differ in structure, or whose leaves fit no polynomial, stays a specialisation: the lift
-never guesses.
+(:mod:`.repeat`: no decision depends on a tile extent) for it as a :class:`~ascdsl.ir.symbol.Symbol`
+(:mod:`.symbolic`), decides every choice on a domain of multiples of a *quantum* ``q`` (the smallest power of
+two that does), so that its kernel IR at every value is one IR whose integer leaves (literals, view extents,
+buffer sizes) are small polynomials in the lifted constexprs (monomials ``1, X, Y, XY``); then every lifted
+constexpr jointly, each to the largest value the UB budget allows. Where a domain from ``q`` does not decide
+(a unit axis: is ``ROWS`` 1?), one compile at ``q`` asks whether it is the kernel at that value (the one
+sample: :func:`_check` fits the symbolic kernel's values at two others through it). A constexpr whose symbolic
+compile does not decide stays a specialisation: the lift never guesses, and samples nothing else.
 
 The result, :class:`Lift`, is data: the lifted extents (:class:`~ascdsl.ir.symbol.Symbol`), the UB footprint
 as a polynomial of them (exact: the tiling function checks it against the budget) and the lifted
@@ -28,7 +27,7 @@ from functools import lru_cache
 
 from ... import cache, dtypes
 from ...errors import CompilationError, Loc
-from ...ir.symbol import ZERO, Ceil, Differs, Poly, Symbol, Undecided, largest_fitting
+from ...ir.symbol import ZERO, Ceil, Poly, Symbol, Undecided
 from ...ir.treemap import TreeMerge, tree_map
 from ...jit import JITFunction
 from ...platforms import Platform
@@ -36,12 +35,12 @@ from .. import kir
 from ..cube.cube import is_cube
 from ..render.ascendc import planned
 from ..kir import Bin, BinOp, Cond, Lit
-from .poly import BLOCK, Mismatch, Slots, ceil_block, fit, footprint, joint_points, unsized
+from .poly import BLOCK, Mismatch, Slots, ceil_block, fit, footprint, unsized
 from ..names.naming import FIELD_DTYPE, name as name_pass, to_expr
 from ..render.templated import computes_the_same, float32_form, pointer_dtypes
 from ..plan.tiling import Variant
 from ..plan.ubplan import Plan, Slot, highs
-from .symbolic import Refused, decides, evaluated, lifted, named, no_fit, no_line, relabel
+from .symbolic import decides, evaluated, lifted, named, relabel
 
 QUANTA = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
@@ -110,11 +109,6 @@ class _Samples(TreeMerge):
         return super().field(nodes, name, values, where)
 
 
-def _fill(node, sub):
-    """``node`` with every hole replaced by ``sub(hole)``."""
-    return tree_map(node, lambda x: sub(x) if isinstance(x, _Hole) else None)
-
-
 def _holes(node) -> list:
     """The holes in ``node``, first-seen order (shared subtrees are walked once)."""
     out: dict = {}
@@ -142,7 +136,7 @@ def samples() -> Counter:
 
 
 class _Sampler:
-    """Compiles one kernel at other values of its constexprs (general form)."""
+    """Compiles one kernel (general form) for its constexprs as symbols, or at other values of them."""
 
     def __init__(self, jit_fn, kernel, platform: Platform, form=None):
         self.jit_fn, self.kernel, self.platform, self.form = jit_fn, kernel, platform, form
@@ -165,9 +159,6 @@ class _Sampler:
         if isinstance(out, Mismatch):
             raise out
         return out
-
-    def merged(self, points: list[dict]):
-        return _Samples()(tuple(self.compile(p) for p in points))
 
     def symbolic(self, symbols: tuple[Symbol, ...]) -> kir.Kernel:
         """The kernel compiled for ``symbols`` as :meth:`compile` keeps a sample (no sample: :class:`Undecided`
@@ -193,13 +184,13 @@ def _check(template, points: list[dict], fit_idx: list[int], names, quanta) -> d
     return polys
 
 
-def _slots(template, polys, corners: list[dict]) -> Slots:
-    """Per slot, its buffers and the needs of its buffers (a hole's polynomial in ``polys``, or the need
-    itself: an int, or a polynomial of a kernel compiled for symbols); with the ``corners`` of the domain (a box:
-    bilinear needs take their extremes there), only those that some value makes the largest."""
+def _slots(template, corners: list[dict]) -> Slots:
+    """Per slot, its buffers and the needs of its buffers (each an int, or a polynomial of the kernel compiled for
+    symbols); with the ``corners`` of the domain (a box: bilinear needs take their extremes there), only those
+    that some value makes the largest."""
     out = []
     for s in template.plan.slots:
-        needs = list(dict.fromkeys(polys[n] if isinstance(n, _Hole) else ZERO + n for n in s.needs))
+        needs = list(dict.fromkeys(ZERO + n for n in s.needs))
 
         def dominated(i: int) -> bool:
             p = needs[i]
@@ -210,101 +201,67 @@ def _slots(template, polys, corners: list[dict]) -> Slots:
     return tuple(out)
 
 
-def _high(slots: Slots, name: str, quantum: int, low: int, others: dict, budget: int) -> int:
-    """The largest multiple of ``quantum`` (at least ``low``) whose footprint fits ``budget``, or ``low - 1``."""
-    return largest_fitting(lambda v: footprint(slots, {**others, name: v}) <= budget, low, quantum) or low - 1
-
-
 def _single(s: _Sampler, name: str) -> tuple[int, int] | None:
-    """``(quantum, low)`` for lifting ``name`` alone, or None. Each quantum is first asked of the kernel
-    compiled for ``name`` as a symbol (:func:`.symbolic.decides`); where that decides from twice the quantum, the
-    samples compile at most the quantum itself (the low where it is the symbolic kernel at its value, or fits
-    with that kernel at two values as the samples there would); where it :class:`Differs` at the generic samples
-    (:func:`.symbolic.no_line`), the quantum is passed over uncompiled; else they answer as they did before the
-    symbol."""
+    """``(quantum, low)`` for lifting ``name`` alone, or None: the smallest quantum on which the kernel compiled for
+    ``name`` as a symbol from twice the quantum decides every choice (:func:`.symbolic.decides`); its low the
+    quantum where the kernel compiled from it decides too, or the one sample at the quantum is that kernel at its
+    value, or fits with it at two values (the three-point check: a unit axis, ``ROWS == 1``, asks that), else
+    twice the quantum. A quantum that does not decide (:class:`Undecided`, :class:`Differs`, a CompilationError)
+    is passed over: no samples answer it."""
     for q in QUANTA:
-        generic = [3 * q, 5 * q, 4 * q, 7 * q, 11 * q, 16 * q, 37 * q, 101 * q]  # past any padding
-        try:
-            k = decides(s, name, q, 2 * q)  # every sample from 2 * q: the symbolic kernel at its value
-        except Differs as e:
-            if no_line(e, name, generic):  # the generic samples would fit no polynomial: not compiled to see it
-                continue
-            k = None
-        if k is not None:
-            if decides(s, name, q, q) is not None or s.compile({name: q}) == evaluated(k, {name: q}):
-                return q, q
-            try:  # the samples from 2 * q are the symbolic kernel's at their values: only q is compiled
-                points = [{name: v} for v in (q, 3 * q, 5 * q)]
-                _check(_Samples()((s.compile(points[0]), *(evaluated(k, p) for p in points[1:]))), points, [1, 2],
-                       (name,), {name: q})
-                return q, q
-            except Mismatch:
-                return q, 2 * q
-        try:
-            quick = [{name: v} for v in (generic[0], generic[1], generic[6])]  # most wrong quanta fail here
-            _check(s.merged(quick), quick, [0, 1], (name,), {name: q})
-            points = [{name: v} for v in generic]
-            polys = _check(s.merged(points), points, [0, 1], (name,), {name: q})
-        except Mismatch:
+        k = decides(s, name, q, 2 * q)  # every value from 2 * q: the symbolic kernel at its value
+        if k is None:
             continue
-        del polys
-        for low in (q, 2 * q):
-            try:
-                points = [{name: v} for v in [low, low + q] + generic]
-                _check(s.merged(points), points, [2, 3], (name,), {name: q})
-                return q, low
-            except Mismatch:
-                continue
+        if decides(s, name, q, q) is not None or s.compile({name: q}) == evaluated(k, {name: q}):
+            return q, q
+        try:  # the values from 2 * q are the symbolic kernel's at them: only q is compiled
+            points = [{name: v} for v in (q, 3 * q, 5 * q)]
+            _check(_Samples()((s.compile(points[0]), *(evaluated(k, p) for p in points[1:]))), points, [1, 2],
+                   (name,), {name: q})
+            return q, q
+        except Mismatch:
+            return q, 2 * q
     return None
 
 
 def _joint(s: _Sampler, found: dict, budget: int) -> Lift:
-    """The lift of the constexprs ``found`` (by name: quantum, low) jointly: from the kernel compiled for them as
-    symbols (:func:`_from_symbols`), else from samples (:func:`_sampled`, which raises :class:`Mismatch` where
-    they do not lift together)."""
+    """The lift of the constexprs ``found`` (by name: quantum, low) jointly (:func:`_from_symbols`); :class:`Mismatch`
+    where the kernel compiled for them as symbols does not decide: they do not lift together."""
     try:
         return _from_symbols(s, found, budget)
-    except Refused:
-        raise
-    except (Undecided, CompilationError, Mismatch):
-        return _sampled(s, found, budget)
+    except (Undecided, CompilationError) as e:
+        raise Mismatch(f"the joint fit does not decide: {e}") from e
 
 
 def _from_symbols(s: _Sampler, found: dict, budget: int) -> Lift:
-    """The joint lift without the samples (issue 25, step 6): the kernel compiled for the symbols at the
-    quanta and lows found, each to 11 quanta (the grid's and the checks' values of :func:`_sampled`), gives
-    each high by its footprint (:func:`.ubplan.highs`, the others at their low; provisional highs: the budget
-    over the kernel's smallest element); then, for each constexpr, the kernel compiled with its symbol to its
-    high, so each point :func:`_sampled` would compile lies in a domain that decided. Where a low of one
-    quantum does not decide (a unit axis: ``ROWS == 1``), the domains start at 2 for the constexprs whose low is
-    1, else at two quanta, and the points below them are sampled, each the kernel of the domains at its values.
-    Where all these kernels are one, its polynomials are the fit's (:func:`.symbolic.named`), turned into the
-    lifted kernel as the samples' holes are. :class:`Undecided` (the samples answer then) where a domain does not
-    decide, a high reaches the provisional one, or the kernels differ."""
+    """The joint lift (issue 25, step 6): the kernel compiled for the symbols at the quanta and lows found, each
+    to 11 quanta, gives each high by its footprint (:func:`.ubplan.highs`, the others at their low; provisional
+    highs: the budget over the kernel's smallest element); then, for each constexpr, the kernel compiled with its
+    symbol to its high, so every value up to the highs lies in a domain that decided. Where a low of one quantum
+    does not decide (a unit axis: ``ROWS == 1``), the domains start at 2 for the constexprs whose low is 1, else
+    at two quanta, and the points below them (the lows, each high with the others at their low) are compiled,
+    each the kernel of the domains at its values. Where all these kernels are one, its polynomials
+    (:func:`.symbolic.named`) are the lifted kernel's leaves. :class:`Undecided` where a domain does not decide,
+    a high reaches the provisional one or the kernels differ; :class:`Mismatch` where a constexpr sizes no
+    buffer."""
     names = tuple(found)
     quanta = {n: found[n][0] for n in names}
     lows = {n: found[n][1] for n in names}
     tries = [lows, {n: 2 if v == 1 else v for n, v in lows.items()}, {n: max(lows[n], 2 * quanta[n]) for n in names}]
     tries = [t for i, t in enumerate(tries) if t not in tries[:i]]  # the lows; a unit axis from 2; all from 2 quanta
-    try:
-        for i, starts in enumerate(tries):
-            try:
-                k = s.symbolic(tuple(Symbol(n, quanta[n], starts[n], 11 * quanta[n]) for n in names))
-                break
-            except Undecided:
-                if i == len(tries) - 1:
-                    raise
-    except Differs as e:  # the points in the domains: the grid, the checks from the starts
-        grid, checks = joint_points(found)
-        if no_fit(e, names, grid, [p for p in checks if all(p[n] >= starts[n] for n in names)]):
-            raise Refused(f"the samples would not fit: {e}") from e
-        raise
+    for i, starts in enumerate(tries):
+        try:
+            k = s.symbolic(tuple(Symbol(n, quanta[n], starts[n], 11 * quanta[n]) for n in names))
+            break
+        except Undecided:
+            if i == len(tries) - 1:
+                raise
     far = budget // min((d.itemsize for d in pointer_dtypes(s.kernel)), default=1)
     provisional = tuple(Symbol(n, quanta[n], lows[n], max(11 * quanta[n], far // quanta[n] * quanta[n]))
                         for n in names)
     template = named(k, quanta)
-    if unsized(_slots(template, {}, []), names):
-        raise Refused(f"{', '.join(unsized(_slots(template, {}, []), names))} sizes no buffer: no tile extent")
+    if unsized(_slots(template, []), names):
+        raise Mismatch(f"{', '.join(unsized(_slots(template, []), names))} sizes no buffer: no tile extent")
     extents = highs(k.plan, provisional, budget)
     total = ZERO + k.plan.total_bytes
     for e, p in zip(extents, provisional):
@@ -317,59 +274,20 @@ def _from_symbols(s: _Sampler, found: dict, budget: int) -> Lift:
         if any(point[n] < starts[n] for n in names) and s.compile(point) != evaluated(template, point):
             raise Undecided(f"the kernel at {point} is not the symbols' at it")
     corners = [dict(zip(names, vs)) for vs in itertools.product(*[(e.low, e.high) for e in extents])]
-    foot = _slots(template, {}, corners)
+    foot = _slots(template, corners)
     top = {e.name: e.high for e in extents}
     return Lift(extents, foot, _sized(s, lifted(template, quanta, top, budget), foot, extents, budget))
 
 
-def _sampled(s: _Sampler, found: dict, budget: int) -> Lift:
-    """The joint lift from samples: a grid of two values per constexpr fits every hole, checked at the lows,
-    at other values and at each high (with the others at their low)."""
-    names = tuple(found)
-    quanta = {n: found[n][0] for n in names}
-    lows = {n: found[n][1] for n in names}
-    grid, checks = joint_points(found)
-    points = grid + checks
-    template = s.merged(points)
-    polys = _check(template, points, list(range(len(grid))), names, quanta)
-    foot = _slots(template, polys, [])
-    if unsized(foot, names):
-        raise Mismatch("a constexpr that does not size any buffer is no tile extent")
-    highs = {n: _high(foot, n, quanta[n], lows[n], {m: lows[m] for m in names if m != n}, budget) for n in names}
-    if any(highs[n] < lows[n] for n in names):
-        raise Mismatch("no value fits the UB budget")
-    edges = [{**lows, n: highs[n]} for n in names]
-    points = points + edges
-    template = s.merged(points)
-    polys = _check(template, points, list(range(len(grid))), names, quanta)
-    extents = tuple(Symbol(n, quanta[n], lows[n], highs[n]) for n in names)
-    corners = [dict(zip(names, vs)) for vs in itertools.product(*[(lows[n], highs[n]) for n in names])]
-    foot = _slots(template, polys, corners)
-    return Lift(extents, foot, _lifted_kernel(s, template, foot, polys, extents, budget))
-
-
-def _lifted_kernel(s: _Sampler, template, foot: Slots, polys, extents, budget: int) -> kir.Kernel:
-    quanta = {e.name: e.quantum for e in extents}
-    top = {e.name: e.high for e in extents}  # an upper bound of every (monotone) leaf on the domain
-
-    def sub(h: _Hole):
-        if h.kind == "lit":
-            return to_expr(polys[h], quanta, h.dtype)
-        if h.kind in ("bytes", "need"):
-            return h  # the slot's size, set by _sized
-        return max(1, min(budget, int(polys[h].at(top))))
-    return _sized(s, _fill(template, sub), foot, extents, budget)
-
-
 def _sized(s: _Sampler, k: kir.Kernel, foot: Slots, extents, budget: int) -> kir.Kernel:
-    """The lifted kernel of ``k``, whose leaves are filled but for the slots whose bytes vary (a hole, or a size
-    (`Poly`, `Ceil`) of a kernel compiled for symbols): each such slot's size the largest of its needs in ``foot``,
+    """The lifted kernel of ``k``, whose leaves are filled but for the slots whose bytes vary (a size (`Poly`,
+    `Ceil`) of the kernel compiled for symbols): each such slot's size the largest of its needs in ``foot``,
     its bytes that size at the extents' highs."""
     quanta = {e.name: e.quantum for e in extents}
     top = {e.name: e.high for e in extents}
     slots = []
     for sl, (_, needs) in zip(k.plan.slots, foot):
-        if isinstance(sl.bytes, (_Hole, Poly, Ceil)):
+        if isinstance(sl.bytes, (Poly, Ceil)):
             exprs = [to_expr(p, quanta, FIELD_DTYPE) for p in needs]
             size = exprs[0]
             for e in exprs[1:]:
@@ -423,7 +341,7 @@ def analyse(jit_fn, kernel, platform: Platform, form=None) -> Lift | None:
     """The lift of ``kernel`` (a specialisation of ``jit_fn``) on ``platform``, or None when no
     constexpr only sizes tiles; with ``form`` (a tile-IR rewrite such as
     :func:`.templated.float32_form`), the lift of ``form`` of its specialisations. The analysis runs
-    on ``kernel`` with its large int constexprs at :data:`CANONICAL` (its samples then stay small), shared by every such kernel; a constexpr whose
+    on ``kernel`` with its large int constexprs at :data:`CANONICAL` (its domains then stay small), shared by every such kernel; a constexpr whose
     value in ``kernel`` the lift would not admit (below its smallest value, off its quantum) stays a
     specialisation. A kernel that multiplies matrices (:func:`.cube.is_cube`) is None without a compile: the
     lifted kernel is the vector pipeline's, which refuses ``tl.dot`` at every value of every constexpr, and the
@@ -481,7 +399,7 @@ _KNOWN: dict = {}  # (function, name, parameter types, platform) -> the lifts fo
 
 @lru_cache(maxsize=256)
 def _analyse(jit_fn, kernel, platform: Platform, fixed: frozenset = frozenset(), form=None) -> Lift | None:
-    """The lift of ``kernel``, kept in the on-disk cache (the samples take seconds per kernel) under
+    """The lift of ``kernel``, kept in the on-disk cache (a lift is several compiles of the pipeline) under
     what determines it: this ascdsl's sources, the file that defines ``jit_fn``, the kernel's IR text
     and source locations, the platform and the constexprs held fixed."""
     try:
@@ -548,6 +466,40 @@ def _sample(jit_fn, kernel, platform: Platform, fixed: frozenset, form=None) -> 
     return None
 
 
+def declines(jit_fn, kernel, found: Lift | None, platform: Platform) -> list[str]:
+    """Why each positive int constexpr of ``kernel`` that ``found`` (its lift, or None) does not lift stays a
+    specialisation (``ascdsl build --explain``), at the kernel's location or the line a compile refused: the reason
+    its symbolic compile gave at the largest quantum (no quantum decided), else the joint fit's. Compiles for
+    symbols only (no sample)."""
+    where = kernel.loc
+    if is_cube(kernel):
+        return [f"{where}: {kernel.name}: no lift: it multiplies matrices (the cube class is the specialisation's)"]
+    s = _Sampler(jit_fn, kernel, platform)
+    lifted = {e.name: (e.quantum, max(e.low, 2 * e.quantum)) for e in found.extents} if found is not None else {}
+    out = []
+    for name in (n for n, v in kernel.constexprs if type(v) is int and v > 0 and n not in lifted):
+        try:
+            q = next(q for q in QUANTA if decides(s, name, q, 2 * q) is not None)
+        except StopIteration:
+            try:
+                s.symbolic((Symbol(name, QUANTA[-1], 2 * QUANTA[-1], 101 * QUANTA[-1]),))
+                why = "its symbolic compile decides, but on no polynomial of degree 1"
+            except CompilationError as e:
+                out.append(f"{e.loc}: {kernel.name}: {name} not lifted: {e.message}")
+                continue
+            except Undecided as e:
+                why = str(e)
+            out.append(f"{where}: {kernel.name}: {name} not lifted: on no quantum up to {QUANTA[-1]}: {why}")
+            continue
+        try:
+            _joint(s, {**lifted, name: (q, 2 * q)}, platform.ub_budget_bytes)
+            why = "the joint fit decides from two quanta, not from the lows"
+        except Mismatch as e:
+            why = str(e)
+        out.append(f"{where}: {kernel.name}: {name} not lifted: alone on multiples of {q}, but {why}")
+    return out
+
+
 def variants(kernels, jit_fns: dict, platform: Platform) -> tuple:
     """The variants of ``kernels`` (first-seen order, keyed 1, 2, ...): one lifted variant per kernel
     function, dtypes and structural constexprs where :func:`analyse` lifts some constexprs (every
@@ -594,5 +546,5 @@ def _with_form(v, variants, jit_fns: dict, platform: Platform):
     return v
 
 
-__all__ = ["Lift", "Mismatch", "analyse", "samples", "variants"]
+__all__ = ["Lift", "Mismatch", "analyse", "declines", "samples", "variants"]
 

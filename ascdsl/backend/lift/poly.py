@@ -41,14 +41,6 @@ def fit(points: list[dict], ys: list[int], names: tuple[str, ...]) -> Poly:
     return Poly(tuple(zip(monos, coefs)))
 
 
-def joint_points(found: dict) -> tuple[list[dict], list[dict]]:
-    """The joint fit's grid (two values a constexpr of ``found``, by name: quantum, low) and the points it checks:
-    the lows and other values."""
-    names = tuple(found)
-    grid = [dict(zip(names, vs)) for vs in itertools.product(*[(3 * found[n][0], 5 * found[n][0]) for n in names])]
-    return grid, [{n: found[n][1] for n in names}, {n: (7 + (i % 2) * 4) * found[n][0] for i, n in enumerate(names)}]
-
-
 def ceil_block(n) -> int:
     return -(-int(n) // BLOCK) * BLOCK
 
@@ -111,4 +103,4 @@ def from_json(terms: list[dict]) -> Poly:
 
 
 __all__ = ["BLOCK", "Mismatch", "Slots", "as_json", "ceil_block", "describe_slots", "exact_expression", "fit", "footprint",
-           "from_json", "joint_points", "unsized"]
+           "from_json", "unsized"]

@@ -1,12 +1,11 @@
-"""The lift asks the kernel compiled for symbols before it samples (issue 25, step 6 of docs/design.md's
-"Symbolic tile extents"): :mod:`.lift` compiles a kernel at other values of its constexprs and fits
-polynomials through what it sees; where the kernel compiled for the constexprs as
-:class:`~ascdsl.ir.symbol.Symbol` s decides every choice on a domain holding the sample points, each sample is
-that kernel at its values, and its polynomials are the ones the samples would fit.
+"""The kernel compiled for symbols, the lift's one source (issue 25, step 6 of docs/design.md's "Symbolic tile
+extents"): :mod:`.lift` compiles a kernel for its constexprs as :class:`~ascdsl.ir.symbol.Symbol` s; where that
+decides every choice on a domain, the kernel at each value of it is that kernel at the value, and its polynomials
+are the lifted kernel's leaves. Where it does not decide, the constexpr is not lifted: no samples answer.
 
 * :func:`decides`: one constexpr's quantum and low (:func:`.lift._single`);
 * :func:`named` and :func:`lifted`: the joint fit (:func:`.lift._joint`): the kernel compiled for all the
-  symbols, its polynomials written as the fit writes them, then as the lifted kernel's leaves.
+  symbols, its polynomials written over the names (monomials ``1, X, Y, XY``), then as the lifted kernel's leaves.
 """
 from __future__ import annotations
 
@@ -16,51 +15,24 @@ import itertools
 
 from ... import dtypes
 from ...errors import CompilationError, Loc
-from ...ir.symbol import Ceil, Differs, Poly, Symbol, Undecided, var_name
+from ...ir.symbol import Ceil, Poly, Symbol, Undecided, var_name
 from ...ir.treemap import tree_map
 from .. import kir
 from ..kir import Lit
 from ..names.naming import to_expr
 from ..plan.ubplan import Plan
-from .poly import Mismatch, fit
 
 
 def decides(s, name: str, quantum: int, low: int) -> kir.Kernel | None:
     """The kernel (:func:`named`) by which ``name`` lifts with ``quantum`` from ``low`` (``s``: the lift's
-    :class:`.lift._Sampler`): the kernel compiled for ``Symbol(name, quantum, low, 101 * quantum)`` (to
-    :func:`.lift._single`'s largest sample) through the backend's passes decides every choice on that domain,
-    so each sample's kernel IR is the symbolic one at its value, and each of its polynomials is one the samples
-    fit (degree 1 in ``name``, an integer on the domain). None where the domain does not decide
-    (:class:`Undecided`): the samples answer then; :class:`Differs` (a value no polynomial gives, known at each
-    point) from twice the quantum reaches :func:`.lift._single`."""
+    :class:`.lift._Sampler`): the kernel compiled for ``Symbol(name, quantum, low, 101 * quantum)`` through the
+    backend's passes decides every choice on that domain, so the kernel IR at each value is the symbolic one at
+    it, each of its polynomials degree 1 in ``name`` and an integer on the domain. None where the domain does not
+    decide (:class:`Undecided`, :class:`Differs`, a CompilationError): ``name`` is not lifted on ``quantum``."""
     try:
         return named(s.symbolic((Symbol(name, quantum, low, 101 * quantum),)), {name: quantum})
-    except Differs:
-        if low == 2 * quantum:
-            raise
-        return None
     except (Undecided, CompilationError):
         return None
-
-
-def no_line(differs: Differs, name: str, points: list[int]) -> bool:
-    """Whether the value ``differs`` knows, at ``points`` of ``name``, leaves the line :func:`.lift._check` fits through
-    the first two: the samples at those points would not fit (a hole of those values, or kernels that differ
-    in form), as the sampled search finds by compiling them."""
-    return no_fit(differs, (name,), [{name: v} for v in points[:2]], [{name: v} for v in points[2:]])
-
-
-def no_fit(differs: Differs, names: tuple, grid: list[dict], checks: list[dict]) -> bool:
-    """Whether the value ``differs`` knows leaves, at ``checks``, the polynomial :func:`.lift._check` fits through its
-    values at ``grid`` (two values a name): the samples at those points would not fit (:func:`no_line`)."""
-    poly = fit(grid, [differs.value(p) for p in grid], names)
-    return any(poly.at(p) != differs.value(p) for p in checks)
-
-
-class Refused(Mismatch):
-    """The joint fit's samples would not lift together, as the kernel compiled for the symbols shows: a constexpr
-    that sizes no buffer of it, which decided (the samples, each that kernel at its values, fit its footprint), or
-    a value it holds that :class:`Differs` and fits no polynomial at their points (:func:`no_fit`). Not sampled."""
 
 
 _NO_VARS = (int, float, str, enum.Enum, type(None), Loc, dtypes.DType, Lit, kir.Field, kir.SizeOf, kir.ElemsPer,
@@ -151,4 +123,4 @@ def lifted(k: kir.Kernel, quanta: dict, top: dict, budget: int) -> kir.Kernel:
     return out
 
 
-__all__ = ["Refused", "decides", "evaluated", "lifted", "named", "no_fit", "no_line", "polys", "relabel"]
+__all__ = ["decides", "evaluated", "lifted", "named", "polys", "relabel"]
