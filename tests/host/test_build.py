@@ -13,7 +13,7 @@ from ascdsl.backend.lift import lift
 from ascdsl.backend.render import ascendc
 from ascdsl.backend.host import host
 from ascdsl.cli import main as cli_main
-from ascdsl.op import load_operators, specializations
+from ascdsl.op import load_operators
 from ascdsl.opbuild import render_sources
 from ascdsl.platforms import get_platform
 from ascdsl.testing import assert_close, expected_outputs
@@ -204,5 +204,5 @@ def test_a_build_runs_the_host_code_on_the_probe_shapes_once(monkeypatch):
     monkeypatch.setattr(build, "probe_kernels", lambda *a: runs.append(a) or probe(*a))
     b = build.plan(op, PLATFORM)
     assert len(runs) == 1
-    cases = [k for k in specializations(op, opdef_only=True, platform=PLATFORM.name).kernels]
+    cases = build.case_kernels(op, PLATFORM)
     assert b.probes == build.probe_cases(b.variants, cases, probe(op, PLATFORM))
