@@ -347,8 +347,8 @@ def _stored_params(kernel: Kernel) -> frozenset[str]:
 def _runtime_arg(site: Loc, name: str, value, type: Type, backend: str, stored: bool):
     """The value the backend receives: a NumPy array (sharing memory; views only on the interpreter; on
     the other backends a view, contiguous or strided, is its allocation from its first element, what the
-    interpreter's pointer reaches: ``interpreter.state.span``) or a scalar. ``stored``: the kernel may store through this
-    argument (it must be writeable)."""
+    interpreter's pointer reaches: ``interpreter.state.span``) or a scalar. ``stored``: the kernel may
+    store through this argument (it must be writeable)."""
     if isinstance(value, (DType, PointerType)):
         raise CompilationError(site, f"argument `{name}` is the type {value}; a launch needs data",
                                "types are accepted only by kernel.specialize(...)")

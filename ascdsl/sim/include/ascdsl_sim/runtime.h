@@ -530,7 +530,8 @@ inline void gm_write(const char* api, const void* p, uint64_t bytes, bool atomic
         const bool ok = mine || (atomic && accumulated) || alike;
         if (!ok) s.fail_region = &r - s.gm.data();
         if (!ok && accumulated)
-            fail(api, "GM byte ", off + i, " of a ", r.bytes, "-byte buffer is accumulated atomically (SetAtomicAdd...) by ",
+            fail(api, "GM byte ", off + i, " of a ", r.bytes,
+                 "-byte buffer is accumulated atomically (SetAtomicAdd...) by ",
                  o == kAtomicOwner ? "several blocks" : "block " + std::to_string(o & ~kAtomicBy),
                  " and written plainly by block ", s.block_idx, " (blocks must write disjoint GM)");
         if (!ok)
