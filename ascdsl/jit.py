@@ -345,9 +345,10 @@ def _stored_params(kernel: Kernel) -> frozenset[str]:
 
 
 def _runtime_arg(site: Loc, name: str, value, type: Type, backend: str, stored: bool):
-    """The value the backend receives: a NumPy array (sharing memory; strided views only on the
-    interpreter; on the other backends a strided view is its allocation from its first element) or a
-    scalar. ``stored``: the kernel may store through this argument (it must be writeable)."""
+    """The value the backend receives: a NumPy array (sharing memory; views only on the interpreter; on
+    the other backends a view, contiguous or strided, is its allocation from its first element, what the
+    interpreter's pointer reaches: ``interpreter.state.span``) or a scalar. ``stored``: the kernel may
+    store through this argument (it must be writeable)."""
     if isinstance(value, (DType, PointerType)):
         raise CompilationError(site, f"argument `{name}` is the type {value}; a launch needs data",
                                "types are accepted only by kernel.specialize(...)")
@@ -357,14 +358,14 @@ def _runtime_arg(site: Loc, name: str, value, type: Type, backend: str, stored: 
         if stored and not value.flags.writeable:
             raise CompilationError(site, f"argument `{name}` is read-only, and the kernel stores to it",
                                    "pass a writeable array (np.array(x) makes a writeable copy)")
-        if not value.flags.c_contiguous and backend != "interpreter":
+        if value.base is not None and backend != "interpreter":
             return _allocation(site, name, value)
         return value
     return type.dtype.np.type(value)
 
 
 def _allocation(site: Loc, name: str, view: np.ndarray) -> np.ndarray:
-    """What a device kernel gets for a strided view: a pointer to the view's first element that reaches
+    """What a device kernel gets for a view: a pointer to the view's first element that reaches
     the rest of its allocation (a 1-D array from there to the allocation's end); the kernel addresses
     the view through the strides it is passed, as a Triton kernel does."""
     if any(s < 0 for s in view.strides) and view.size > 1:

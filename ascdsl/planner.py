@@ -21,7 +21,7 @@ from functools import lru_cache
 from . import dtypes
 from .backend.render.ascendc import planned
 from .backend.lift.lift import CANONICAL, analyse
-from .errors import CompilationError, Error, InputValueError
+from .errors import CompilationError, Error, InputValueError, caller_site
 from .op import TensorDesc
 from .platforms import DEFAULT_PLATFORM, Platform, get_platform
 
@@ -97,23 +97,35 @@ def lifted(jit_fn, args, platform: Platform, constexprs: dict):
         guess -= structural  # analysed again at their own values
     missing = [k for k in runtime if found is None or k not in found.names]
     if missing:
-        raise Error(f"{missing[0]} of {jit_fn.__name__} is not a runtime tile extent (it changes the kernel's "
-                    "code, not only its tile sizes)")
+        raise NotAnExtentError(f"{missing[0]} of {jit_fn.__name__} is not a runtime tile extent (it changes the "
+                               "kernel's code, not only its tile sizes)")
     return found
+
+
+class NotAnExtentError(Error):
+    """A constexpr asked for as a runtime tile extent changes the kernel's code (:func:`lifted`)."""
+
+    HINT = ("give it as a compile-time constexpr and pick it with ascdsl.planner.largest_block among fixed "
+            "candidates; `ascdsl build --explain` says which line keeps it from being a runtime extent")
 
 
 def largest_extent(jit_fn, name: str, *args, platform: Platform | str | None = None, **constexprs) -> int:
     """The largest value of the runtime tile extent ``name`` (:mod:`ascdsl.backend.lift.lift`) whose exact UB
     footprint fits ``platform``, the other runtime extents given as keywords (with the other
     constexprs); 0 when even its smallest value does not fit. The value is a multiple of the extent's
-    quantum, at least its smallest value, as the built kernel admits."""
+    quantum, at least its smallest value, as the built kernel admits. A :class:`~ascdsl.CompilationError` at
+    the caller's line if ``name`` (or another constexpr given as None) is no runtime tile extent."""
     target = platform if isinstance(platform, Platform) else get_platform(platform or DEFAULT_PLATFORM)
     key = (jit_fn, name, arg_types(jit_fn, args), target.ub_budget_bytes, tuple(sorted(constexprs.items())))
     try:
         hash(key)
+        find = _largest_extent
     except TypeError:  # a constexpr no kernel takes (a list): specialising says so
-        return _largest_extent.__wrapped__(*key)
-    return _largest_extent(*key)
+        find = _largest_extent.__wrapped__
+    try:
+        return find(*key)
+    except NotAnExtentError as e:  # the host code's mistake: at its call
+        raise CompilationError(caller_site(), str(e), hint=NotAnExtentError.HINT) from None
 
 
 @lru_cache(maxsize=4096)

@@ -74,8 +74,10 @@ def _donated(env: dict[int, Any], operands: list[int], args: list, donors: tuple
 
 def span(array: Array) -> tuple[Array, int]:
     """A writable 1-D view of the memory a pointer argument reaches, and the index of the array's
-    first element there: the whole allocation of a view of a C-contiguous array (as on a device,
-    a view's pointer reaches its base), else the span from its lowest to its highest element."""
+    first element there: for a view of a C-contiguous array, its allocation from its first element
+    to its end (as on a device, a view's pointer reaches the rest of its base, and as the simulator
+    gets it), the whole allocation if a stride is negative; else the span from its lowest to its
+    highest element."""
     root = array
     while isinstance(root.base, np.ndarray):
         root = root.base
@@ -83,7 +85,8 @@ def span(array: Array) -> tuple[Array, int]:
     if root is not array and root.flags.c_contiguous and root.nbytes % item == 0:
         start = array.__array_interface__["data"][0] - root.__array_interface__["data"][0]
         if start % item == 0:
-            return root.reshape(-1).view(array.dtype), start // item
+            flat = root.reshape(-1).view(array.dtype)
+            return (flat[start // item:], 0) if min(array.strides, default=0) >= 0 else (flat, start // item)
     if array.flags.c_contiguous:
         return array.reshape(-1), 0
     if array.size == 0 or any(s % item for s in array.strides):

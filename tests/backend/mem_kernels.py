@@ -26,6 +26,21 @@ def atomic_rows_kernel(x_ptr, out_ptr, m, n, stride, ROWS: tl.constexpr, COLS: t
 
 
 @ascdsl.jit
+def atomic_then_store_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr, SWAP: tl.constexpr):
+    """Two programs each accumulate their block of ``out`` atomically, then store plainly over their own block
+    (``SWAP`` false: program order decides) or over the other program's (``SWAP``: a race between cores)."""
+    pid = tl.program_id(0)
+    lanes = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + pid * BLOCK + lanes)
+    tl.atomic_add(out_ptr + pid * BLOCK + lanes, x)
+    if SWAP:
+        row = 1 - pid
+    else:
+        row = pid
+    tl.store(out_ptr + row * BLOCK + lanes, x * 3.0)
+
+
+@ascdsl.jit
 def atomic_old_kernel(x_ptr, old_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     old = tl.atomic_add(x_ptr + offs, 1.0)

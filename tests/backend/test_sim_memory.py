@@ -56,6 +56,24 @@ def test_atomic_add_of_single_elements():
     np.testing.assert_array_equal(got[2], want[2])
 
 
+def test_a_store_over_the_programs_own_atomic_add_runs_as_on_the_interpreter():
+    """A program's atomic add then plain store to the same elements: its MTE3 copies run in order, so the store
+    lands last, as the interpreter's program order says (the simulator took it for a race between blocks)."""
+    x = _ints(128)
+    want, got = both(k.atomic_then_store_kernel[(2,)], x, np.ones(128, np.float32), BLOCK=64, SWAP=False)
+    np.testing.assert_array_equal(want[1], x * 3)
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_a_store_over_another_programs_atomic_add_is_a_race_on_the_simulator():
+    """Program 1 stores plainly where program 0 accumulated: the cores run in no set order, a race the
+    simulator reports at the store (the interpreter runs the programs one after another)."""
+    x = _ints(128)
+    with pytest.raises(KernelSimError, match="accumulated atomically .* by block|by block 1 .atomically") as info:
+        k.atomic_then_store_kernel[(2,)](x, np.ones(128, np.float32), BLOCK=64, SWAP=True, backend="sim")
+    assert "blocks must write disjoint GM" in str(info.value)
+
+
 @pytest.mark.parametrize("kernel, kw, feature, line", [
     (k.dot_kernel, dict(N=4), "the cube lowering of `tl.dot` does not support a float32 operand block whose K is "
      "strided", "b = tl.load(b_ptr + i[:, None] * N + i[None, :])"),

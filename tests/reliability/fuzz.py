@@ -96,6 +96,15 @@ def _mutations(fn: ast.FunctionDef, rng: random.Random) -> list[tuple[ast.AST, s
     return out
 
 
+def _no_op(target: ast.AST, replacement: ast.AST) -> bool:
+    """Whether the mutation leaves the kernel as it was: the same tree (`Mult -> Mult`), or a float constant
+    replaced by ``float('...')`` of its own value (`0.0 -> float('0.0')`)."""
+    if ast.dump(replacement) == ast.dump(target):
+        return True
+    return isinstance(target, ast.Constant) and type(target.value) is float and isinstance(replacement, ast.Call) \
+        and float(replacement.args[0].value) == target.value
+
+
 class _Replace(ast.NodeTransformer):
     def __init__(self, target: ast.AST, replacement: ast.AST):
         self.target, self.replacement = target, replacement
@@ -126,7 +135,7 @@ def mutants(count: int, seed: int = 0, shard: tuple[int, int] = (0, 1)) -> list[
         if not candidates:
             continue
         target, what, replacement = rng.choice(candidates)
-        if ast.dump(replacement) == ast.dump(target):  # `Mult -> Mult`: the source itself, and a twin of another
+        if _no_op(target, replacement):  # the source itself, and a twin of another
             continue
         index, drawn = drawn, drawn + 1
         if index % shard[1] != shard[0]:

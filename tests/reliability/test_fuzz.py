@@ -72,6 +72,14 @@ def test_fuzz_mutants_are_deterministic():
     assert len({m.text for m in a}) == 20 and {m.source.parent.name for m in fuzz.mutants(60, 5)} >= {"ops", "kernels"}
 
 
+def test_fuzz_draws_no_mutation_that_changes_nothing():
+    """A float constant drawn to its own value (`float 0.0 -> 0.0`: seed 0's mutant 53 was one) is drawn again,
+    as `Mult -> Mult` is: a mutant is a change."""
+    floats = [m.what.removeprefix("float ").split(" -> ") for m in fuzz.mutants(60, seed=0)
+              if m.what.startswith("float ")]
+    assert floats and all(float(old) != float(new) for old, new in floats)
+
+
 def test_fuzz_fast(tmp_path):
     check(tmp_path, count=60, seed=0, sim_count=1)
 

@@ -14,7 +14,7 @@ HERE = "test_located_errors.py"
 
 def line_of(fn, text: str) -> int:
     import inspect
-    lines, first = inspect.getsourcelines(fn.fn)
+    lines, first = inspect.getsourcelines(getattr(fn, "fn", fn))  # a kernel, or a host function
     return first + next(i for i, t in enumerate(lines) if text in t)
 
 
@@ -143,6 +143,20 @@ def test_an_int32_sum_over_a_runtime_extent_is_no_runtime_extent_not_an_internal
     x = np.arange(100, dtype=np.int32)
     with pytest.raises(ascdsl.Error, match="BLOCK of int_row_sum is not a runtime tile extent"):
         ascdsl.planner.largest_extent(int_row_sum, "BLOCK", x, x)
+
+
+def test_a_constexpr_that_is_no_runtime_extent_is_located_at_the_host_line():
+    """Asking ``largest_extent`` for a constexpr that changes the kernel's code is the host code's
+    mistake: a located error at its call, with a hint, not an unlocated ``Error``."""
+    @ascdsl.host
+    def host(x, platform):
+        block = ascdsl.planner.largest_extent(int_row_sum, "BLOCK", x, x, platform=platform)
+        return ascdsl.Launch(int_row_sum, grid=(1,), constexprs={"BLOCK": block})
+
+    with pytest.raises(ascdsl.CompilationError, match="BLOCK of int_row_sum is not a runtime tile extent") as info:
+        host(ascdsl.TensorDesc.of(np.zeros(100, np.int32)), None)
+    assert info.value.loc.file.endswith(HERE) and info.value.loc.line == line_of(host, "largest_extent(")
+    assert "largest_block" in info.value.hint
 
 
 def test_an_internal_type_error_in_host_code_is_not_the_inputs_fault(monkeypatch):

@@ -24,6 +24,12 @@ def read_past_end(x_ptr, out_ptr, BLOCK: tl.constexpr):
 
 
 @ascdsl.jit
+def read_before_start(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + i, tl.load(x_ptr + i - 1))
+
+
+@ascdsl.jit
 def same_block_twice(x_ptr, out_ptr, BLOCK: tl.constexpr):
     i = tl.arange(0, BLOCK)
     y = tl.load(x_ptr + tl.program_id(0) * BLOCK + i)
@@ -49,15 +55,30 @@ def test_gm_errors_name_the_line_tensor_and_block(kernel, tensor, line, says):
     assert str(e).startswith(f"{e.loc}: error: on the simulator, tensor `{tensor}`: DataCopy") and says in str(e)
 
 
-def test_a_read_past_a_buffers_end_names_that_buffer_whatever_lies_just_after_it():
-    """The tensors sit 32 bytes apart in one allocation: the overrun of ``x`` starts at its end, nearer
-    ``out``'s start than the overrun is long, and is still ``x``'s."""
-    memory = np.zeros(128 + 8 + 128, np.float32)
-    x, out = memory[:128], memory[136:]
-    x[:] = np.arange(128)
-    with pytest.raises(KernelSimError) as info:
-        read_past_end[(2,)](x, out, BLOCK=64, backend="sim")
-    assert (info.value.tensor, info.value.block) == ("x_ptr", 1)
+@pytest.mark.parametrize("backend", ["interpreter", "sim"])
+def test_a_contiguous_view_reaches_its_allocation_on_both_backends(backend):
+    """A view's pointer reaches the rest of its allocation (as on a device, and in Triton), on the simulator as
+    on the interpreter: reading past ``x = memory[:128]`` reads ``memory`` on both, and reading past the
+    allocation's end is an error on both, at the load's line (the simulator bounded a contiguous view to itself)."""
+    memory = np.arange(192, dtype=np.float32)
+    out = np.zeros(128, np.float32)
+    read_past_end[(2,)](memory[:128], out, BLOCK=64, backend=backend)
+    np.testing.assert_array_equal(out, (memory[64:] * 2).astype(np.float32))
+    with pytest.raises(ascdsl.CompilationError) as info:
+        read_past_end[(2,)](memory[32:160], out, BLOCK=64, backend=backend)
+    assert info.value.loc.line == line_of(read_past_end, "tl.load(x_ptr")
+    assert "x_ptr" in str(info.value)
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "sim"])
+def test_a_views_pointer_reaches_nothing_before_its_first_element_on_both_backends(backend):
+    """Memory before a view's first element is out of its pointer's reach on both backends (the simulator's
+    pointer starts there; the interpreter reached back to the allocation's start): ``x_ptr - 1`` is an error at
+    the load's line, though ``memory[0]`` is in the allocation."""
+    memory = np.arange(129, dtype=np.float32)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        read_before_start[(2,)](memory[1:], np.zeros(128, np.float32), BLOCK=64, backend=backend)
+    assert info.value.loc.line == line_of(read_before_start, "tl.load(x_ptr")
 
 
 def test_hand_written_kernel_errors_name_the_argument():

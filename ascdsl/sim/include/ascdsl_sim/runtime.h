@@ -79,7 +79,9 @@ struct Counters {
 struct GmRegion {
     uintptr_t base;
     uint64_t bytes;
-    std::vector<uint32_t> owner;  // block that wrote each byte; kNoOwner when none, kAtomicOwner when atomic
+    // block that wrote each byte; kNoOwner when none, kAtomicBy | block when that block alone accumulated it
+    // atomically, kAtomicOwner when several blocks did
+    std::vector<uint32_t> owner;
     // For each byte a core of a MIX kernel wrote: its cross_core_sets at the write (the write is published by
     // its next CrossCoreSetFlag, of any flag id); kNoOwner when no core of one did.
     std::vector<uint32_t> published;
@@ -87,8 +89,8 @@ struct GmRegion {
     // is signalled done by its next CrossCoreSetFlag, of any flag id); kNoRead when no core of one did.
     std::vector<uint64_t> read_by;
 };
-constexpr uint32_t kNoOwner = 0xFFFFFFFF, kAtomicOwner = 0xFFFFFFFE, kByAiv = 0x80000000, kAivShift = 30,
-                   kSetCount = 0x3FFFFFFF;
+constexpr uint32_t kNoOwner = 0xFFFFFFFF, kAtomicOwner = 0xFFFFFFFE, kAtomicBy = 0x80000000, kByAiv = 0x80000000,
+                   kAivShift = 30, kSetCount = 0x3FFFFFFF;
 constexpr uint64_t kNoRead = ~uint64_t{0};
 
 // SetAtomicAdd/Max/Min: how MTE3 combines UB data with GM (reference: SetAtomicAdd).
@@ -508,7 +510,8 @@ inline uint64_t gm_read(const char* api, const void* p, uint64_t bytes, bool cop
 // Plain writes of different blocks must not touch the same byte, unless the later one writes the value
 // the byte holds (``data``: the bytes about to be written; two programs storing one result alike, as a
 // device gives whatever their order); atomic writes (SetAtomicAdd...) of any number of blocks may, as
-// long as no block writes that byte plainly.
+// long as no block writes that byte plainly, but the one block that alone accumulated it (its MTE3 copies run
+// in order: the plain write lands last, as the interpreter's program order says).
 inline void gm_write(const char* api, const void* p, uint64_t bytes, bool atomic = false, const void* data = nullptr) {
     if (bytes == 0) return;
     GmRegion& r = gm_region(api, p, bytes, "write");
@@ -521,16 +524,20 @@ inline void gm_write(const char* api, const void* p, uint64_t bytes, bool atomic
     const uint8_t* next = static_cast<const uint8_t*>(data);
     for (uint64_t i = 0; i < bytes; ++i) {
         uint32_t& o = r.owner[off + i];
-        const bool alike = next != nullptr && !atomic && o != kAtomicOwner && now[i] == next[i];
-        const bool ok = o == kNoOwner || o == me || (atomic && o == kAtomicOwner) || alike;
+        const bool accumulated = o != kNoOwner && (o & kAtomicBy) != 0;  // by one block or by several
+        const bool mine = o == kNoOwner || o == me || o == (kAtomicBy | me);
+        const bool alike = next != nullptr && !atomic && !accumulated && now[i] == next[i];
+        const bool ok = mine || (atomic && accumulated) || alike;
         if (!ok) s.fail_region = &r - s.gm.data();
-        if (!ok && o == kAtomicOwner)
-            fail(api, "GM byte ", off + i, " of a ", r.bytes, "-byte buffer is accumulated atomically (SetAtomicAdd...) and "
-                 "written plainly by block ", s.block_idx, " (blocks must write disjoint GM)");
+        if (!ok && accumulated)
+            fail(api, "GM byte ", off + i, " of a ", r.bytes,
+                 "-byte buffer is accumulated atomically (SetAtomicAdd...) by ",
+                 o == kAtomicOwner ? "several blocks" : "block " + std::to_string(o & ~kAtomicBy),
+                 " and written plainly by block ", s.block_idx, " (blocks must write disjoint GM)");
         if (!ok)
             fail(api, "GM byte ", off + i, " of a ", r.bytes, "-byte buffer is written by block ", o, " and by block ",
                  s.block_idx, atomic ? " (atomically)" : next ? " with another value" : "", " (blocks must write disjoint GM)");
-        o = atomic ? kAtomicOwner : me;
+        o = !atomic ? me : mine ? (kAtomicBy | me) : kAtomicOwner;
     }
     if (s.mix) {
         if (r.published.empty()) r.published.assign(r.bytes, kNoOwner);
