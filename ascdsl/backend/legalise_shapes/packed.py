@@ -7,9 +7,9 @@ is one the packed layout serves:
 
 * an elementwise op of two such tiles, or of one and a fused ``[R, 1]`` broadcast (:attr:`.Selector.fused`), or a
   unary op of one: count form over ``R * K`` lanes, the broadcast per residue class of the lane offsets
-  (:func:`.reduce.broadcast_binary`);
+  (:mod:`.selection.packed_rows`);
 * a ``sum``/``max``/``min`` along axis 1: per residue class, one bit-masked ``WholeReduce*``
-  (:func:`.reduce.packed_rows`);
+  (:mod:`.selection.packed_rows`);
 * a reshape back to ``[R * K]``: free.
 
 Anything else (a store of the 2-D tile, a slice, a transpose, a column reduction, a loop-carried tile) keeps the
