@@ -31,7 +31,7 @@ from .backend.host import host
 from .backend.render import ascendc
 from .backend.plan.tiling import TilingLayout, Variant, layout
 from .errors import CompilationError, Error, InputTypeError, InputValueError, source_path, source_root
-from .op import Case, Operator, TensorDesc, specializations
+from .op import Case, Operator, TensorDesc
 from .opbuild import OpBuild, jit_functions, manifest, pointer_dtypes
 from .platforms import Platform
 from .verify import VariantCheck, verify_main
@@ -42,6 +42,7 @@ __all__ = [
     "OpBuild",
     "VariantCheck",
     "build",
+    "case_kernels",
     "check_host",
     "error_heading",
     "kernel_at",
@@ -61,7 +62,7 @@ def _kernels(op: Operator, platform: Platform,
     their tiling layout, the op file as generated comments name it, and the folder they name it
     relative to: ``root`` (default: the op file's folder), so builds match from any directory; and
     the kernels the cases launch; and :func:`probe_kernels` (the host code runs on the probe shapes once)."""
-    cases = _case_kernels(op, platform)
+    cases = case_kernels(op, platform)
     kernels = list(cases)
     op_file = inspect.getsourcefile(inspect.unwrap(op.host)) or op.name
     root = os.path.abspath(root if root is not None else os.path.dirname(os.path.abspath(op_file)))
@@ -88,9 +89,29 @@ def probe_cases(variants, cases: list, probes: list) -> tuple:
     return tuple(out)
 
 
-def _case_kernels(op: Operator, platform: Platform) -> list:
-    return [k for k in specializations(op, opdef_only=True, platform=platform.name).kernels
-            if platform.has_bf16 or dtypes.bfloat16 not in pointer_dtypes(k)]
+def case_kernels(op: Operator, platform: Platform) -> list:
+    """The kernel specialisations the op project's tiling function launches on the op's OpDef-expressible
+    cases, in first-launch order: the op's host function with the cases' attributes and its other
+    parameters at their defaults, as the generated C++ has them, not the Python entry (which may pass more:
+    ``softmax_grad``'s ``packed``, a kernel per row length that the op project would never select; its
+    launches run on the Python entry's path, interpreter against simulator). A case the host rejects (such
+    as bfloat16 where the platform has no bfloat16) or whose grid is empty launches nothing."""
+    out = []
+    for case in op.cases:
+        attrs = op.opdef_attrs(case)
+        if attrs is None:
+            continue
+        inputs = tuple(TensorDesc.of(a) for a in op.inputs_of(case))
+        try:
+            launch = host.host_plan(op, platform, inputs, attrs)
+        except (InputTypeError, InputValueError):
+            continue
+        if not all(launch.grid):  # an empty tensor: nothing runs
+            continue
+        k = host.launched_kernel(op, launch, inputs)
+        if k not in out and (platform.has_bf16 or dtypes.bfloat16 not in pointer_dtypes(k)):
+            out.append(k)
+    return out
 
 
 PROBE_SHAPES = ((1,), (7,), (4099,), (300001,), (3, 1), (3, 5), (5, 1000), (2, 9000), (2, 70001), (300, 77),

@@ -8,15 +8,33 @@ FLAT_ROW_BYTES = 1024
 is a kernel of its own, and longer rows gain little (softmax_grad's under 5%, log_softmax_grad's 3000x1000 3%)."""
 FLAT_ELEMENTS = 1 << 30
 """The most elements :func:`reads_flat` reads flat: the offsets ``row * K + lane`` stay far inside int32."""
+PACKED_REPEAT = 64
+"""A row of ``k`` float32 values packed at a pitch of ``k`` is reduced by one repeat from any lane offset when
+``k + 7 <= PACKED_REPEAT`` (the backend's packed rows, ``selection/packed_rows.py``); longer rows keep a burst each."""
+
+UNSIZED_16_BIT = range(9, 14)
+"""16-bit row lengths :func:`reads_flat` leaves a burst a row: softmax_grad's ``packed_kernel`` has a buffer of
+``max(4 * K * ROWS, 32 * ROWS + 224)`` bytes whose larger side changes at ``ROWS = 224 / (4 * K - 32)``, past the
+lift's first domain (``ROWS`` up to 11) and inside the tile's range, so the lift does not size ``ROWS`` there
+("the domains' kernels differ") and the planner cannot answer."""
 
 
 def reads_flat(itemsize: int, rows: int, k: int) -> bool:
-    """Whether ``rows`` rows of ``k`` elements of ``itemsize`` bytes are read flat (:func:`load_flat_rows`):
-    16-bit rows of whole 32-byte blocks in float32 but not in their own type (``k = 8 mod 16``) lie in UB padded
-    to a block, a burst each; read flat, a tile of them is one burst and their float32 rows follow each other
-    (the reshape moves nothing). A host function calls it only after a flag the Python entry sets (an ``and``
-    after softmax_grad's ``packed``): the op project's tiling function, whose C++ cannot call it, has it False."""
-    return itemsize == 2 and k % 16 == 8 and k * 2 < FLAT_ROW_BYTES and rows * k <= FLAT_ELEMENTS
+    """Whether ``rows`` rows of ``k`` elements of ``itemsize`` bytes are read flat (:func:`load_flat_rows`): rows
+    that are not whole 32-byte blocks lie in UB padded to a block, a burst each; read flat, a tile of them is one
+    burst. 16-bit rows of whole float32 blocks (``k = 8 mod 16``): their float32 rows follow each other (the
+    reshape moves nothing). 16-bit and float32 rows of ``1 < k``, ``k % 8 != 0`` and ``k + 7 <=``
+    :data:`PACKED_REPEAT` (16-bit ones but :data:`UNSIZED_16_BIT`): the backend packs their float32 rows at a
+    pitch of ``k`` and reduces them in one repeat a row (71279x19 float16 softmax_grad 2.537 -> 1.185 of the
+    simulator's floor). A host function
+    calls it only after a flag the Python entry sets (an ``and`` after softmax_grad's ``packed``): each ``k`` is a
+    kernel of its own, and the op project's tiling function, whose C++ cannot call it, has it False."""
+    if rows * k > FLAT_ELEMENTS:
+        return False
+    if itemsize == 2 and k % 16 == 8:
+        return k * 2 < FLAT_ROW_BYTES
+    return itemsize in (2, 4) and 1 < k and k % 8 != 0 and k + 7 <= PACKED_REPEAT and \
+        not (itemsize == 2 and k in UNSIZED_16_BIT)
 
 
 @jit

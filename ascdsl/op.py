@@ -517,7 +517,8 @@ def _walk_located(node: ast.AST, where: ast.AST | None = None):
 
 def specializations(op: Operator, opdef_only: bool = False, platform: str | None = None) -> Module:
     """Every distinct kernel specialisation that the op's cases launch, in first-launch order
-    (``opdef_only``: only the cases the OpDef can express, what ``ascdsl build`` compiles). With a
+    through the Python entry (``opdef_only``: only the cases the OpDef can express; ``ascdsl build`` compiles
+    what the op project's host function launches on those, :func:`ascdsl.build.case_kernels`). With a
     ``platform``, the cases launch for it, and those its host rejects (e.g. bfloat16 where the
     platform has no bfloat16 casts) launch nothing."""
     cases = [c for c in op.cases if op.opdef_attrs(c) is not None] if opdef_only else op.cases

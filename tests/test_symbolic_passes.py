@@ -15,9 +15,11 @@ from ascdsl.backend.cube.cube import is_cube
 from ascdsl.ir import GroupOp, Op, dump, parse, walk
 from ascdsl.ir.symbol import Ceil, Poly, Symbol, Undecided
 from ascdsl.ir.treemap import tree_map
-from ascdsl.op import load_operators, specializations
+from ascdsl.build import case_kernels
+from ascdsl.op import load_operators
 from ascdsl.opbuild import jit_functions
 from ascdsl.passes import run_passes
+from ascdsl.platforms import get_platform
 from tests.test_lift_differential import add_row_kernel, softmax_kernel
 from tests.test_symbolic_frontend import copy_kernel
 
@@ -256,7 +258,7 @@ def int_constexprs(op, vector_only: bool = False):
     the cube's kernels left out with ``vector_only``); ``others`` are the other int constexprs' values."""
     fns = jit_functions(op)
     seen = set()
-    for kernel in specializations(op, opdef_only=True).kernels:
+    for kernel in case_kernels(op, get_platform()):
         if vector_only and is_cube(kernel):
             continue
         fn, types, consts = fns[kernel.name], [p.type.dtype for p in kernel.params], dict(kernel.constexprs)

@@ -204,5 +204,16 @@ def test_a_build_runs_the_host_code_on_the_probe_shapes_once(monkeypatch):
     monkeypatch.setattr(build, "probe_kernels", lambda *a: runs.append(a) or probe(*a))
     b = build.plan(op, PLATFORM)
     assert len(runs) == 1
-    cases = [k for k in specializations(op, opdef_only=True, platform=PLATFORM.name).kernels]
+    cases = build.case_kernels(op, PLATFORM)
     assert b.probes == build.probe_cases(b.variants, cases, probe(op, PLATFORM))
+
+
+def test_the_build_compiles_what_the_op_projects_tiling_function_launches():
+    """softmax_grad's Python entry takes ``packed_kernel`` (a kernel per row length) for its cases' rows of 31,
+    33 and 7 elements; the op project's tiling function (the host function with ``packed=False``) never
+    selects it, so the build compiles ``rows_kernel`` for them, and no variant that no case selects."""
+    op, = load_operators([ROOT / "ops" / "softmax_grad.py"])
+    entry = {k.name for k in specializations(op, opdef_only=True, platform=PLATFORM.name).kernels}
+    built = {k.name for k in build.case_kernels(op, PLATFORM)}
+    assert "packed_kernel" in entry and "packed_kernel" not in built
+    assert built == {"rows_kernel", "two_pass_kernel"}

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import ascdsl
-from ascdsl import bench, dtypes
+from ascdsl import bench, dtypes, record
+from ascdsl.lib import reads_flat
 from ascdsl.op import load_operators
 from ascdsl.platforms import get_platform
 from ascdsl.testing import assert_close
@@ -28,13 +29,26 @@ def _desc(shape, dtype):
 @pytest.mark.parametrize("shape, dtype, packed", [
     ((53551, 24), "float16", True), ((7, 40), "bfloat16", True), ((100, 504), "float16", True),
     ((100, 520), "float16", False),  # 1040 bytes: past ascdsl.lib.FLAT_ROW_BYTES
-    ((53551, 24), "float32", False), ((100, 32), "float16", False), ((100, 25), "float16", False)])
-def test_the_python_entries_read_16_bit_rows_of_whole_float32_blocks_flat(shape, dtype, packed):
+    ((53551, 24), "float32", False), ((100, 32), "float16", False), ((100, 16), "float32", False),
+    # rows the backend packs at a pitch of k: 1 < k, k % 8 != 0, k + 7 <= 64 (ascdsl.lib.PACKED_REPEAT)
+    ((71279, 19), "float16", True), ((30000, 37), "float32", True), ((100, 25), "float16", True),
+    ((100, 57), "bfloat16", True), ((100, 2), "float32", True),
+    ((100, 58), "float16", False), ((8784, 162), "float16", False), ((100, 13), "float16", False),
+    ((100, 9), "bfloat16", False), ((100, 13), "float32", True)])
+def test_the_python_entries_read_short_rows_flat(shape, dtype, packed):
     d = _desc(shape, dtype)
     want = {True: ("packed", "reduce_tail_packed"), False: ("rows", "reduce_tail_full_load")}[packed]
     assert softmax_grad_host(d, d, False, B3, packed=True).variant == want[0]
     assert softmax_grad_host(d, d, True, B3, packed=True).variant == "rows"  # the front: a block a row out
     assert log_softmax_backward_host(d, d, 1, B3, lines=True).variant == want[1]
+
+
+def test_rows_read_flat_at_a_pitch_of_k_stop_at_one_repeat_from_any_offset():
+    assert [k for k in range(0, 80) if reads_flat(4, 100, k)] == [
+        k for k in range(2, 58) if k % 8]  # k + 7 <= 64
+    assert [k for k in range(0, 80) if reads_flat(2, 100, k)] == sorted(
+        [k for k in range(2, 58) if k % 8 and k not in range(9, 14)] + [8, 24, 40, 56, 72])  # whole float32 blocks
+    assert not reads_flat(4, 1 << 29, 3)  # the offsets row * K + lane stay far inside int32
 
 
 def test_the_op_projects_tiling_functions_keep_one_kernel_for_every_length():
@@ -44,14 +58,18 @@ def test_the_op_projects_tiling_functions_keep_one_kernel_for_every_length():
 
 
 SHAPES = [((53551, 24), "float16"), ((7, 40), "float16"), ((500, 24), "bfloat16"), ((1000, 120), "float16"),
-          ((41, 248), "bfloat16"), ((3, 50, 24), "float16")]
+          ((41, 248), "bfloat16"), ((3, 50, 24), "float16"),
+          ((2000, 19), "float16"), ((300, 37), "float32"), ((4, 50, 14), "bfloat16"), ((90, 57), "float32"),
+          ((200, 13), "float32")]
 
 
 @pytest.mark.parametrize("shape, dtype", SHAPES, ids=str)
 @pytest.mark.parametrize("front", [False, True])
 def test_softmax_grad_packed_rows_on_the_simulator(shape, dtype, front):
     grad, src = make_inputs(shape, dtype)
-    sim = softmax_grad(grad, src, is_front=front, backend="sim")
+    with record.launches() as seen:
+        sim = softmax_grad(grad, src, is_front=front, backend="sim")
+    assert [launch.kernel.name for launch in seen] == ["rows_kernel" if front else "packed_kernel"]
     interpreted = softmax_grad(grad, src, is_front=front, backend="interpreter")
     assert sim.dtype == interpreted.dtype and sim.shape == interpreted.shape
     assert_close(sim, interpreted.astype(np.float64))
@@ -61,7 +79,9 @@ def test_softmax_grad_packed_rows_on_the_simulator(shape, dtype, front):
 @pytest.mark.parametrize("shape, dtype", SHAPES, ids=str)
 def test_log_softmax_backward_packed_rows_on_the_simulator(shape, dtype):
     grad, out = log_inputs(shape, -1, dtype)
-    sim = log_softmax_backward(grad, out, -1, backend="sim")
+    with record.launches() as seen:
+        sim = log_softmax_backward(grad, out, -1, backend="sim")
+    assert [launch.kernel.name for launch in seen] == ["reduce_tail_packed_kernel"]
     interpreted = log_softmax_backward(grad, out, -1, backend="interpreter")
     assert sim.dtype == interpreted.dtype and sim.shape == interpreted.shape
     g, o = grad.astype(np.float64), out.astype(np.float64)
@@ -72,9 +92,13 @@ def test_log_softmax_backward_packed_rows_on_the_simulator(shape, dtype):
 
 
 @pytest.mark.parametrize("case, most", [(bench._sg("16-bit short rows", (53551, 24), "float16"), 1.35),
-                                        (bench._lsm("16-bit short rows", (53551, 24), "float16"), 1.35)],
-                         ids=lambda c: getattr(c, "op", ""))
-def test_the_sweeps_16_bit_short_rows_move_a_tile_a_burst(case, most):
-    """Were 2.43 (softmax_grad) and 2.58 (log_softmax_grad): one burst a row of 48 bytes."""
+                                        (bench._lsm("16-bit short rows", (53551, 24), "float16"), 1.35),
+                                        (bench._sg("rows at a pitch of k", (71279, 19), "float16"), 1.25),
+                                        (bench._lsm("rows at a pitch of k", (71279, 19), "float16"), 1.4),
+                                        (bench._sg("rows at a pitch of k", (30000, 37), "float32"), 1.05)],
+                         ids=lambda c: f"{c.op}-{'x'.join(map(str, c.shape))}-{c.dtype}" if hasattr(c, "op") else "")
+def test_the_sweeps_short_rows_move_a_tile_a_burst(case, most):
+    """53551x24 float16 were 2.43 (softmax_grad) and 2.58 (log_softmax_grad): one burst a row of 48 bytes;
+    71279x19 float16 2.537 and 2.594, 30000x37 float32 1.280 (a burst a row, before the backend's packed rows)."""
     k = bench.simulate(OPS[case.op], case, B3.name)
     assert k.ratio <= most and k.gm_over_min == 1.0
