@@ -320,7 +320,23 @@ class Operator:
         (it may take a few of them, in any order), and ``platform``; a parameter with a default that is
         none of these keeps its default, as in the generated C++."""
         given = {**dict(zip(self.inputs, inputs)), **attrs, "platform": platform}
-        return {p: given[p] for p in inspect.signature(fn).parameters if p in given}
+        params = inspect.signature(fn).parameters
+        for name, param in params.items():
+            if name not in given and param.default is inspect.Parameter.empty:
+                raise self._unbound(fn, name, len(inputs))
+        return {p: given[p] for p in params if p in given}
+
+    def _unbound(self, fn: Callable, name: str, given: int) -> CompilationError:
+        """The located error for a parameter of ``fn`` that neither the inputs nor the attributes give."""
+        path, tree = host_source(fn)
+        where = next((a for a in tree.args.args + tree.args.kwonlyargs if a.arg == name), tree)
+        role = (f"takes it for input tensor {self.inputs.index(name) + 1} of ({', '.join(self.inputs)}), and a "
+                f"case gives {given} input shape{'s' * (given != 1)}") if name in self.inputs else \
+            "has no input or attribute of that name"
+        return CompilationError(Loc(path, where.lineno, where.col_offset + 1),
+                                f"`{inspect.unwrap(fn).__name__}` takes `{name}`, which the op cannot give it: the op {role}",
+                                hint="a host parameter that is no tensor is an attribute: declare it in "
+                                     "Operator(attrs=...)")
 
 
 def _is_function(fn) -> bool:

@@ -151,10 +151,11 @@ def _on_float64(fn: Callable, inputs, attrs: dict):
     return fn(*(np.array(x, dtype=np.float64) for x in inputs), **kwargs)
 
 
-def run_case(op: Operator, case, backend: str | Backend, platform: str | None = None) -> CaseResult:
-    """Run one case of ``op`` on ``backend`` (a name or a :class:`ascdsl.jit.Backend`) and compare every
-    output with the reference. A case with bfloat16 tensors on a platform without bfloat16 is skipped
-    (its OpDef registers none)."""
+def run_case(op: Operator, case, backend: str | Backend, platform: str | None = None,
+             entry: Callable | None = None) -> CaseResult:
+    """Run one case of ``op`` on ``backend`` (a name or a :class:`ascdsl.jit.Backend`) through ``entry``
+    (default: the op's Python entry; called as it is) and compare every output with the reference. A case
+    with bfloat16 tensors on a platform without bfloat16 is skipped (its OpDef registers none)."""
     runner, backend = backend, backend_name(backend)
     inputs = op.inputs_of(case)
     attrs = dict(case.attrs)
@@ -164,7 +165,7 @@ def run_case(op: Operator, case, backend: str | Backend, platform: str | None = 
     try:
         expected = expected_outputs(op, inputs, attrs)
         with plans() as launched:
-            actual = _outputs(op.entry(*inputs, **attrs, backend=runner, platform=platform))
+            actual = _outputs((entry or op.entry)(*inputs, **attrs, backend=runner, platform=platform))
         if backend == "interpreter":
             check_ub(launched, platform or os.environ.get("ASCDSL_PLATFORM") or DEFAULT_PLATFORM)
         worst, judged = 0.0, (0.0, 0.0)

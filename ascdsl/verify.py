@@ -1,8 +1,9 @@
 """Verification of a build (``ascdsl build`` without ``--no-verify``), one table of rows:
 
 * ``emit``: a variant the Ascend C backend could not emit (always a failure, with its located error);
-* ``interpreter`` / ``sim``: every case of the op against its reference, as ``ascdsl check`` runs
-  them; on ``sim`` a launch of a variant the build contains runs the built
+* ``interpreter`` / ``sim``: every case of the op against its reference, on the interpreter through the
+  Python entry as ``ascdsl check`` runs them, on ``sim`` (an OpDef-expressible case) through what the op
+  project's tiling function launches (:func:`project_entry`); on ``sim`` a launch of a variant the build contains runs the built
   ``op_project/op_kernel/<op>.cpp`` (all variants in one source: one g++ build per op) on the blocks, and
   for a MIX kernel the workspace, the ``sim`` backend gives it (:func:`.backend.simrun.launch_blocks`), other launches
   (cases only the Python entry can express) the sim backend's own one-variant kernels;
@@ -119,8 +120,11 @@ class _OpKernelRunner:
         self.samples: dict[int, list[Sample]] = {}
 
     def run_case(self, case) -> CaseResult:
-        """``case`` on the simulator, its launches of built variants through the op-project kernel."""
-        result = run_case(self.b.op, case, Backend("sim", self.run), self.b.platform.name)
+        """``case`` on the simulator, its launches of built variants through the op-project kernel: an
+        OpDef-expressible case runs what the op project's tiling function launches (:func:`project_entry`),
+        any other case the Python entry."""
+        entry = project_entry(self.b) if self.b.op.opdef_attrs(case) is not None else None
+        result = run_case(self.b.op, case, Backend("sim", self.run), self.b.platform.name, entry)
         self.settle(result)
         return result
 
@@ -145,6 +149,21 @@ class _OpKernelRunner:
                                  block_dim, platform, tiling_key=keys[0], tiling_type=self.b.layout.struct_name,
                                  entry=gm_entry(self.b.project_name, self.b.pointers), mix=workspace is not None)
         self.launched.append((keys[0], res.stats))
+
+
+def project_entry(b: OpBuild) -> Callable:
+    """An entry that runs what the op project runs: the op's host function at the case's attributes and the
+    defaults of its other parameters (:func:`.backend.host.host.host_plan`, as the generated C++ has them),
+    on outputs of the op's shapes and dtypes. The Python entry may launch other kernels (``softmax_grad``'s
+    packed rows, a kernel per row length), which ``ascdsl check`` verifies."""
+    def entry(*inputs, backend, platform, **attrs):
+        descs = tuple(TensorDesc.of(a) for a in inputs)
+        values = {**{a.name: a.default for a in b.op.attrs}, **attrs}
+        outputs = [np.empty(b.op.output_shape(o, descs, values), b.op.output_dtype(o, descs).np)
+                   for o in b.op.outputs]
+        host.host_plan(b.op, b.platform, descs, values)(*inputs, *outputs, backend=backend, platform=platform)
+        return outputs
+    return entry
 
 
 def sample_cases(b: OpBuild, cases=None) -> dict[int, list[Sample]]:

@@ -278,3 +278,17 @@ def test_tensors_and_attributes_named_like_the_locals_of_op_host_cpp_type_check(
     b, folder = built_named_like_the_templates(tmp_path)
     op_host = folder / "op_project" / "op_host"
     type_check(host_flags(), op_host / f"{b.project_name}.cpp", op_host)
+
+
+@pytest.mark.parametrize("extra, message", [
+    (', inputs=("x",)', "the op has no input or attribute of that name"),
+    ("", "the op takes it for input tensor 2 of (x, scale), and a case gives 1 input shape"),
+])
+def test_a_host_parameter_the_op_cannot_give_is_located_at_it(tmp_path, extra, message):
+    path, _ = op_file(tmp_path, "LAUNCH", params=", scale", extra=extra + ", cases=[ascdsl.Case((10,))]")
+    with pytest.raises(ascdsl.CompilationError) as info:
+        build.case_kernels(*load_operators([path]), PLATFORM)
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if t.startswith("def h("))
+    assert (info.value.loc.line, info.value.loc.col) == (line, 10), str(info.value)
+    assert f"`h` takes `scale`, which the op cannot give it: {message}" in info.value.message
+    assert "declare it in Operator(attrs=...)" in info.value.hint

@@ -278,11 +278,12 @@ def test_explain_says_per_launch_whether_the_simulator_batches_it_and_why_not(ca
     assert "--explain" not in out
 
 
-def test_a_host_parameter_taken_for_a_tensor_is_located_at_the_launch(capsys, tmp_path):
+def test_a_host_parameter_taken_for_a_tensor_is_located_at_the_parameter(capsys, tmp_path):
     source = (OPFILES / "row_scale.py").read_text()
     broken = tmp_path / "row_scale.py"  # `gated` undeclared: the op takes it for an input tensor
     broken.write_text(source.replace(' attrs=(ascdsl.Attr("gated", "Bool", False),),', ""))
     code, out, err = _run(capsys, "check", str(broken), "--backend", "interpreter")
-    launch = next(i for i, t in enumerate(source.splitlines(), 1) if "return ascdsl.Launch(" in t)
-    assert code == 1 and f"row_scale.py:{launch}:12: error: wrong arguments for gated_row_scale_kernel()" in err
-    assert "pointer per input and output (x, gated, out)" in err and "Operator(attrs=...)" in err
+    line = next(i for i, t in enumerate(source.splitlines(), 1) if t.startswith("def row_scale_host("))
+    assert code == 1 and f"row_scale.py:{line}:23: error: `row_scale_host` takes `gated`, which the op cannot " \
+        "give it: the op takes it for input tensor 2 of (x, gated), and a case gives 1 input shape" in err
+    assert "declare it in Operator(attrs=...)" in err and "internal error" not in err + out
