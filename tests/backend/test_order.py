@@ -14,13 +14,15 @@ from tests.test_held_loads import PLATFORM, x_resident
 
 
 def _t(reads=(), writes=()):
-    return _Touch(frozenset((s, 0, float("inf")) for s in reads), frozenset((s, 0, float("inf")) for s in writes),
-                  False)
+    def areas(slots):
+        return frozenset((s, 0, float("inf")) for s in slots)
+    return _Touch(areas(reads), areas(writes), False)
 
 
 def test_independent_chains_interleave():
     """Two chains of two calls (slot 1 -> 2 and slot 3 -> 4) need a barrier in each chain in program order, one
-    barrier laid out (both first calls, then both second ones); a call that writes a slot an earlier call reads (slot 2 after it is read) stays after it."""
+    barrier laid out (both first calls, then both second ones); a call that writes a slot an earlier call reads
+    (slot 2 after it is read) stays after it."""
     chains = [_t((1,), (2,)), _t((2,), (2,)), _t((3,), (4,)), _t((4,), (4,))]
     assert _barriers(chains) == 2
     order = _laid_out(chains)

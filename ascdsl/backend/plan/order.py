@@ -1,8 +1,9 @@
 """Vector calls reordered so that :mod:`.sync` puts fewer ``PipeBarrier<PIPE_V>`` s between them.
 
 Within a run of consecutive vector calls of a stage (a scalar statement, or a loop or branch of anything else, ends
-a run; a loop of nothing but vector calls moves as one), a call may move before an earlier one where neither touches what the other writes: the UB
-areas :mod:`.sync` orders by (a slot, or a byte range of a packed queue buffer). The run is laid out greedily: at
+a run; a loop of nothing but vector calls moves as one), a call may move before an earlier one where neither
+touches what the other writes: the UB areas :mod:`.sync` orders by (a slot, or a byte range of a packed queue
+buffer). The run is laid out greedily: at
 each point, the first call in program order whose earlier dependences are laid out and that needs no barrier
 after the calls laid out since the last one; a barrier only where no such call is left. So independent chains
 interleave (layer norm's output over the chunks of a row kept in UB: each chunk's ``x_hat * w + b`` one product a
