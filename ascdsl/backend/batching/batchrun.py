@@ -548,8 +548,9 @@ def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | 
     2.64x looping). Where the unrolled kernel does not fit so, the one that computes its float tile arithmetic
     where each loop did (``unrolled_loops(..., recompute=True)``: layer norm's ``x - mean`` not held from the
     variance to the output) is tried in its stead (layer norm 512x6144: two rows a trip in 177,280 bytes, 217,216
-    holding it; 1.295x of the floor, 1.415x looping at P = 5). Where neither fits two rows a trip, the first whose
-    persistent form fits one row a trip is the candidate: it reads a row once where the loops read it three times
+    holding it; 1.295x of the floor, 1.415x looping at P = 5). Where neither fits two rows a trip, the unrolled kernel
+    is the candidate where its persistent form fits one row a trip (:func:`_straight`): it reads a row once where the
+    loops read it three times
     (layer norm 256x8192: X-resident at one row a trip, its copies of a row one (:mod:`ascdsl.backend.plan.coalesce`)
     and its output's chunks issued together (:mod:`ascdsl.backend.plan.order`), against the loops at P = 4)."""
     apart = disjoint(kernel, args)
