@@ -103,13 +103,12 @@ private:
         }
         PipeBarrier<PIPE_V>();
         Cast(dy, dyIn, RoundMode::CAST_NONE, 512);  // ops/log_softmax_grad.py:132
-        PipeBarrier<PIPE_V>();
-        DataCopy(total, dy, 32);  // ops/log_softmax_grad.py:133
-        PipeBarrier<PIPE_V>();
-        Add(total, dy[32], total, 32, 15, {1, 1, 1, 0, 4, 0});
         Cast(x, xIn, RoundMode::CAST_NONE, 512);  // ops/log_softmax_grad.py:134
         PipeBarrier<PIPE_V>();
+        DataCopy(total, dy, 32);  // ops/log_softmax_grad.py:133
         Exp(tmp, x, 512);  // ops/log_softmax_grad.py:135
+        PipeBarrier<PIPE_V>();
+        Add(total, dy[32], total, 32, 15, {1, 1, 1, 0, 4, 0});
         PipeBarrier<PIPE_V>();
         Mul(tmp2, tmp, total, 32, 16, {1, 1, 1, 4, 4, 0});  // ops/log_softmax_grad.py:135
         PipeBarrier<PIPE_V>();

@@ -95,18 +95,17 @@ private:
         Max(newM, m, x, 4096);  // tests/test_interpreter_dsl.py:40
         PipeBarrier<PIPE_V>();
         Sub(tmp, m, newM, 4096);  // tests/test_interpreter_dsl.py:41
-        PipeBarrier<PIPE_V>();
-        Exp(tmp2, tmp, 4096);  // tests/test_interpreter_dsl.py:41
-        PipeBarrier<PIPE_V>();
-        Mul(tmp3, s, tmp2, 4096);  // tests/test_interpreter_dsl.py:41
         Sub(x, x, newM, 4096);  // tests/test_interpreter_dsl.py:41
         PipeBarrier<PIPE_V>();
+        Exp(tmp2, tmp, 4096);  // tests/test_interpreter_dsl.py:41
         Exp(x, x, 4096);  // tests/test_interpreter_dsl.py:41
+        DataCopy(m, newM, 4096);
+        PipeBarrier<PIPE_V>();
+        Mul(tmp3, s, tmp2, 4096);  // tests/test_interpreter_dsl.py:41
         PipeBarrier<PIPE_V>();
         Add(s2, tmp3, x, 4096);  // tests/test_interpreter_dsl.py:41
         PipeBarrier<PIPE_V>();
         DataCopy(s, s2, 4096);
-        DataCopy(m, newM, 4096);
         inOutQueueIn.FreeTensor(x);
     }
     __aicore__ inline void Compute3()

@@ -505,6 +505,27 @@ def _unrolled(kernel: Kernel, trips: int, apart: bool, platform: Platform, recom
     return None if unrolled is marked else specialise(unrolled, apart, platform)
 
 
+def _straight(kernel: Kernel, args: list, trips: int, apart: bool, platform: Platform) -> Kernel | None:
+    """The unrolled kernel's straight branch a launch may run (see :func:`specialised`): the first of the unrolled
+    kernel and the one that computes its tile arithmetic again whose persistent form (invariant loads held once)
+    fits two rows a trip, or whose batched programs fit two; else the unrolled kernel where its persistent form
+    fits one row a trip; None where none fits. Not the one that computes again at one row a trip: a trip's
+    vector calls are a row's chunks, the vector pipe bounds it, and computing again adds a call a chunk (layer
+    norm 200x10000 so: 1.57x of the floor, 1.42x looping at P = 5)."""
+    held = None  # the unrolled kernel that holds its tile arithmetic, and its persistent form
+    for recompute in (False, True):
+        unrolled = _unrolled(kernel, trips, apart, platform, recompute)
+        if unrolled is not None:
+            straight = _taken(unrolled, decided_branches(unrolled, args))
+            looped = _looped(straight)
+            if _fits(straight, 2, platform) or looped is not straight and _fits(looped, 2, platform):
+                return straight
+            held = held if recompute else (straight, looped)
+    if held is None or held[1] is held[0] or not _fits(held[1], 1, platform, rows=True):
+        return None
+    return held[0]
+
+
 def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | None = None) -> Kernel:
     """The kernel a launch of ``kernel`` on ``args`` runs before batching (:func:`ascdsl.passes.specialise`:
     loads reused, across writes through other pointers where the arguments are :func:`disjoint`), where the
@@ -527,7 +548,11 @@ def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | 
     2.64x looping). Where the unrolled kernel does not fit so, the one that computes its float tile arithmetic
     where each loop did (``unrolled_loops(..., recompute=True)``: layer norm's ``x - mean`` not held from the
     variance to the output) is tried in its stead (layer norm 512x6144: two rows a trip in 177,280 bytes, 217,216
-    holding it; 1.295x of the floor, 1.415x looping at P = 5)."""
+    holding it; 1.295x of the floor, 1.415x looping at P = 5). Where neither fits two rows a trip, the unrolled kernel
+    is the candidate where its persistent form fits one row a trip (:func:`_straight`): it reads a row once where the
+    loops read it three times
+    (layer norm 256x8192: X-resident at one row a trip, its copies of a row one (:mod:`ascdsl.backend.plan.coalesce`)
+    and its output's chunks issued together (:mod:`ascdsl.backend.plan.order`), against the loops at P = 4)."""
     apart = disjoint(kernel, args)
     out = _specialised(kernel, apart, platform)
     if programs is None or not enabled():
@@ -535,14 +560,8 @@ def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | 
     taken = _taken(out, decided_branches(out, args))
     candidates = [] if taken is out else [taken]
     trips = launch_trips(kernel, args)
-    for recompute in (False, True) if trips is not None and 1 < trips <= UNROLL else ():
-        unrolled = _unrolled(kernel, trips, apart, platform, recompute)
-        if unrolled is not None:
-            straight = _taken(unrolled, decided_branches(unrolled, args))
-            looped = _looped(straight)  # invariant loads held once: two rows a trip may fit, two programs not
-            if _fits(straight, 2, platform) or looped is not straight and _fits(looped, 2, platform):
-                candidates.append(straight)
-                break
+    straight = _straight(kernel, args, trips, apart, platform) if trips is not None and 1 < trips <= UNROLL else None
+    candidates += [straight] if straight is not None else []
     if not candidates:
         return out
     fields = scalar_fields(kernel, args)

@@ -16,10 +16,12 @@
    in a load's dying queue buffer where it can be);
 7. ``bind_queues`` (:mod:`.queues`): those stores' queue operations on the load's queue
    (``TQueBind<VECIN, VECOUT>``);
-8. ``stage`` (:mod:`.staging`): segments -> CopyIn/Compute/CopyOut methods;
-9. ``sync`` (:mod:`.sync`): barriers and V_S flags from per-pipe reads and writes of each slot;
-10. ``name`` (:mod:`.naming`): readable, collision-free C++ names;
-11. ``check_budget`` (:mod:`.ubplan`): the plan fits the platform's UB (a located error otherwise).
+8. ``coalesce`` (:mod:`.coalesce`): copies of one row that follow each other in GM and UB made as one;
+9. ``stage`` (:mod:`.staging`): segments -> CopyIn/Compute/CopyOut methods;
+10. ``order`` (:mod:`.order`): a run of vector calls reordered where that needs fewer barriers;
+11. ``sync`` (:mod:`.sync`): barriers and V_S flags from per-pipe reads and writes of each slot;
+12. ``name`` (:mod:`.naming`): readable, collision-free C++ names;
+13. ``check_budget`` (:mod:`.ubplan`): the plan fits the platform's UB (a located error otherwise).
 
 Each variant is compiled once (:func:`compile_variant` is cached). After the lift (:mod:`.lift`,
 runtime tile extents) and the template classes (:mod:`.templated`), ``simplify``
@@ -51,14 +53,16 @@ from .jinja import Rendered, render_located
 from ..selection.select import select
 from ..names.simplify import simplify
 from ..plan.staging import stage
+from ..plan.coalesce import coalesce
+from ..plan.order import order
 from ..plan.sync import sync
 from .templated import ClassPlan, plan_classes
 from ..names.naming import name
 from ..plan.tiling import TilingLayout, Variant
 from ..plan.ubplan import check_budget, plan_ub
 
-PIPELINE = (check_vector_cores, decompose, select, hoist, fit_queues, plan_ub, bind_queues, stage, sync, name,
-            check_budget)
+PIPELINE = (check_vector_cores, decompose, select, hoist, fit_queues, plan_ub, bind_queues, coalesce, stage, order,
+            sync, name, check_budget)
 assert PIPELINE[-1] is check_budget  # planned() runs all but this one
 """The backend's passes, in order (the first runs on the tile IR, ``select`` turns it into kernel IR)."""
 
