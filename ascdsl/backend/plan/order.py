@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .. import kir
 from ..kir import Call, Pipe
-from .sync import _areas, _meet, _touches
+from .sync import areas, meet, touches
 
 
 def _movable(s) -> bool:
@@ -42,14 +42,14 @@ class _Touch:
     @staticmethod
     def of(plan, s) -> "_Touch":
         if isinstance(s, kir.For):
-            w, r, _ = _touches(plan, s.body)
+            w, r, _ = touches(plan, s.body)
             return _Touch(frozenset(r), frozenset(w), any(isinstance(x, kir.For) and not x.independent
                                                           for x in kir.walk((s,))))
-        return _Touch(frozenset(_areas(plan, s.read_views)), frozenset(_areas(plan, s.write_views)), False)
+        return _Touch(frozenset(areas(plan, s.read_views)), frozenset(areas(plan, s.write_views)), False)
 
     def after(self, written, read) -> bool:
         """Whether a barrier stands before it after calls that wrote ``written`` and read ``read``."""
-        return self.always or _meet(self.reads, written) or _meet(self.writes, written | read)
+        return self.always or meet(self.reads, written) or meet(self.writes, written | read)
 
 
 def _barriers(touches: list) -> int:
@@ -66,8 +66,8 @@ def _barriers(touches: list) -> int:
 def _laid_out(touches: list) -> list[int]:
     """The greedy order of the statements of ``touches`` (see the module docstring), as indices."""
     n = len(touches)
-    after = [{i for i in range(j) if _meet(touches[j].reads, touches[i].writes)
-              or _meet(touches[j].writes, touches[i].writes | touches[i].reads)} for j in range(n)]
+    after = [{i for i in range(j) if meet(touches[j].reads, touches[i].writes)
+              or meet(touches[j].writes, touches[i].writes | touches[i].reads)} for j in range(n)]
     order: list[int] = []
     done: set = set()
     written, read = set(), set()

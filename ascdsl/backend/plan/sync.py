@@ -51,7 +51,7 @@ class _State:
 _WHOLE = (0, float("inf"))
 
 
-def _areas(plan, views) -> set:
+def areas(plan, views) -> set:
     """The UB areas ``views`` touch: ``(slot, start, end)`` in bytes, the whole slot but in a packed
     queue buffer."""
     out = set()
@@ -65,29 +65,29 @@ def _whole(slots) -> set:
     return {(s, *_WHOLE) for s in slots}
 
 
-def _meet(a: set, b: set) -> bool:
+def meet(a: set, b: set) -> bool:
     """Whether two sets of areas overlap."""
     return any(x[0] == y[0] and x[1] < y[2] and y[1] < x[2] for x in a for y in b)
 
 
-def _touches(plan, body) -> tuple[set, set, set]:
+def touches(plan, body) -> tuple[set, set, set]:
     """The areas the vector calls of ``body`` write and read, and those its ``SetValue`` s write."""
     w, r, sw = set(), set(), set()
     for s in kir.walk(body):
         if isinstance(s, Call) and s.pipe is Pipe.V and not s.is_identity_cast:
-            w |= _areas(plan, s.write_views)
-            r |= _areas(plan, s.read_views)
+            w |= areas(plan, s.write_views)
+            r |= areas(plan, s.read_views)
         sw |= _scalar_writes(plan, s)
     return w, r, sw
 
 
 def _elem_areas(plan, s) -> set:
-    return _areas(plan, [x.ref for e in kir.exprs(s) for x in kir.sub_exprs(e) if isinstance(x, kir.Elem)])
+    return areas(plan, [x.ref for e in kir.exprs(s) for x in kir.sub_exprs(e) if isinstance(x, kir.Elem)])
 
 
 def _scalar_writes(plan, s) -> set:
     """The areas a ``SetValue`` writes on the scalar unit."""
-    return _areas(plan, s.write_views) if isinstance(s, Call) and s.pipe is Pipe.S else set()
+    return areas(plan, s.write_views) if isinstance(s, Call) and s.pipe is Pipe.S else set()
 
 
 def _before_writes(plan, body) -> tuple[set, set]:
@@ -110,11 +110,11 @@ def _body(plan, body, st: _State) -> tuple:
             out.append(s)
             continue
         if isinstance(s, Call) and s.pipe is Pipe.V:
-            reads, writes = _areas(plan, s.read_views), _areas(plan, s.write_views)
-            if _meet(reads | writes, st.scalar):
+            reads, writes = areas(plan, s.read_views), areas(plan, s.write_views)
+            if meet(reads | writes, st.scalar):
                 out.append(Flag(Pipe.S, Pipe.V))
                 st.scalar = set()
-            if _meet(reads, st.written) or _meet(writes, st.written | st.read):
+            if meet(reads, st.written) or meet(writes, st.written | st.read):
                 out.append(Barrier(Pipe.V))
                 st.written, st.read = set(), set()
             st.written |= writes
@@ -126,20 +126,20 @@ def _body(plan, body, st: _State) -> tuple:
             if isinstance(s, For):
                 inner = _before_writes(plan, s.body)
                 reads, writes = reads | inner[0], writes | inner[1]
-            if _meet(reads | writes, st.loaded):
+            if meet(reads | writes, st.loaded):
                 out.append(Flag(Pipe.MTE2, Pipe.S))
                 st.loaded = set()
-            if _meet(reads | writes, st.pending) or _meet(writes, st.viewed):
+            if meet(reads | writes, st.pending) or meet(writes, st.viewed):
                 out.append(Flag(Pipe.V, Pipe.S))
                 st.pending, st.viewed = set(), set()
             st.scalar |= writes
         if isinstance(s, For):
-            w, r, sw = _touches(plan, s.body)
+            w, r, sw = touches(plan, s.body)
             if not s.independent:
                 st.written |= w
                 st.read |= r
                 st.scalar |= sw
-            elif _meet(r, st.written) or _meet(w, st.written | st.read):  # once, before the loop
+            elif meet(r, st.written) or meet(w, st.written | st.read):  # once, before the loop
                 out.append(Barrier(Pipe.V))
                 st.written, st.read = set(), set()
             entry = st.copy()
