@@ -18,10 +18,13 @@ pass sums chunk by chunk, a second pass reloads and writes: the reduced extent d
   ``[d1, d2]`` of one ``d0`` index read flat, as lines of ``GROUP`` whole rows (``GROUP * d2`` values,
   whole 32-byte blocks, at least 256 bytes), so a tile of lines is one burst where a column tile would
   be one burst of ``d2`` values a row. A first pass sums the lines, then folds the line's ``GROUP``
-  rows into the ``d2`` sums; a second pass writes. With fewer slabs than cores, each slab's lines go in
-  ``parts`` over the idle cores, each part summing the whole slab again (from the L2 but for the first).
-  A tile takes at most a part's lines; a core whose two passes read fewer lines than ``TILES_PER_CORE``
-  tiles of them takes them in that many (none under ``MIN_TILE_BYTES``), so that its loads overlap.
+  rows into the ``d2`` sums; a second pass writes. Every core takes the same number of whole slabs (``whole``
+  of them in all: none with fewer slabs than cores) and the slabs past them go in ``parts`` over the cores,
+  each part summing its whole slab again (from the L2 but for the first) and writing its own lines, so 82
+  slabs on 40 cores are 2 whole slabs a core and 2 slabs in parts, not 3 whole slabs on 2 cores. A tile takes
+  at most a slab's lines (a part's where a core has no whole slab); a core whose two passes read fewer lines
+  than ``TILES_PER_CORE`` tiles of them takes them in that many (none under ``MIN_TILE_BYTES``), so that its
+  loads overlap.
   ``reduce_middle_slabs`` (the same columns, ``TILES_PER_CORE`` slabs a core or more, a slab that fits UB):
   tiles of ``SLABS`` whole slabs ``[SLABS, LINES * GROUP * INNER]`` (a burst a slab), each read once, the
   lines summed and folded into the ``d2`` sums for all of the tile's slabs at once (3-D sums whose rows are a
@@ -163,12 +166,15 @@ def reduce_middle_recompute_kernel(dy_ptr, x_ptr, out_ptr, d1, d2, col_blocks, p
 
 
 @ascdsl.jit
-def reduce_middle_lines_kernel(dy_ptr, x_ptr, out_ptr, slab, lines, part_lines, parts, per_core, big_cores,
+def reduce_middle_lines_kernel(dy_ptr, x_ptr, out_ptr, slab, lines, part_lines, parts, whole, per_core, big_cores,
                                BLOCK_L: tl.constexpr, GROUP: tl.constexpr, INNER: tl.constexpr):
     start, end = core_span(per_core, big_cores)
     flat = tl.arange(0, BLOCK_L * GROUP * INNER)
     for unit in range(start, end):
-        a = unit // parts
+        # the first big_cores cores take whole slabs, then a part of a slab from `whole` on (their last unit)
+        core = unit // (per_core + 1)
+        split = (unit - core * (per_core + 1) == per_core) & (core < big_cores)
+        a = tl.where(split, whole + core // parts, unit - tl.minimum(core, big_cores))
         base = a * slab
         line_sums = tl.zeros((GROUP * INNER,), tl.float32)
         for line0 in range(0, lines, BLOCK_L):
@@ -177,9 +183,10 @@ def reduce_middle_lines_kernel(dy_ptr, x_ptr, out_ptr, slab, lines, part_lines, 
             line_sums += tl.sum(tl.reshape(dy, (BLOCK_L, GROUP * INNER)), axis=0)
         total = tl.sum(tl.reshape(line_sums, (GROUP, INNER)), axis=0)
         line = tl.reshape(tl.broadcast_to(total[None, :], (GROUP, INNER)), (GROUP * INNER,))
-        first = (unit - a * parts) * part_lines
-        last = tl.minimum((first + part_lines) * (GROUP * INNER), slab)
-        for line0 in range(first, tl.minimum(first + part_lines, lines), BLOCK_L):
+        first = tl.where(split, (core - core // parts * parts) * part_lines, 0)
+        stop = tl.minimum(tl.where(split, first + part_lines, lines), lines)
+        last = tl.minimum(stop * (GROUP * INNER), slab)
+        for line0 in range(first, stop, BLOCK_L):
             offsets = line0 * (GROUP * INNER) + flat
             mask = offsets < last
             dy = tl.load(dy_ptr + base + offsets, mask=mask, other=0.0).to(tl.float32)
@@ -313,13 +320,15 @@ def log_softmax_backward_host(grad_output, output, dim, platform, lines=False):
                 common = i
         group = align // common * ascdsl.cdiv(8 * align, align // common * d2)
         slab_lines = ascdsl.cdiv(d1 * d2, group * d2)
-        # fewer slabs than cores: each slab's lines in parts over the idle cores, each part summing the
-        # whole slab (its re-reads mostly from the L2) and writing its own lines
-        parts = min(max(1, cores // d0), slab_lines)
+        # the slabs past the last whole round of the cores (all of them with fewer slabs than cores): each one's
+        # lines in parts over the cores, each part summing the whole slab (its re-reads mostly from the L2) and
+        # writing its own lines, beside the whole slabs of the rounds
+        whole = d0 // cores * cores
+        rest = d0 - whole
+        parts = min(max(1, cores // rest), slab_lines) if rest else 1
         part_lines = ascdsl.cdiv(slab_lines, parts)
         parts = ascdsl.cdiv(slab_lines, part_lines)
-        units = d0 * parts
-        used = min(cores, units)
+        used = cores if whole else rest * parts
         slabs = slabs_a_tile(grad_output, output, platform, d0, d1 * d2, slab_lines, group, d2)
         if slabs:  # tiles of whole slabs, each read once, the fold of a tile's slabs one set of calls
             return ascdsl.Launch(reduce_middle_slabs_kernel, grid=(cores,), variant="reduce_middle_slabs",
@@ -327,8 +336,9 @@ def log_softmax_backward_host(grad_output, output, dim, platform, lines=False):
                                  scalars={"slab": d1 * d2, "per_core": d0 // cores, "big_cores": d0 % cores})
         block_l = min(ascdsl.planner.largest_extent(reduce_middle_lines_kernel, "BLOCK_L", grad_output, output,
                                                     grad_output, platform=platform, GROUP=group, INNER=d2),
-                      part_lines)
-        mine = ascdsl.cdiv(units, used) * (slab_lines + part_lines)  # the lines a core's two passes read
+                      slab_lines if whole else part_lines)
+        # the lines a core's two passes read (its whole slabs', and a part's)
+        mine = whole // cores * 2 * slab_lines + (slab_lines + part_lines if rest else 0)
         if ascdsl.cdiv(mine, block_l) < TILES_PER_CORE:
             # as the full-load tiles: a core's few lines in TILES_PER_CORE tiles, none under MIN_TILE_BYTES
             block_l = min(block_l, max(ascdsl.cdiv(mine, TILES_PER_CORE),
@@ -336,7 +346,7 @@ def log_softmax_backward_host(grad_output, output, dim, platform, lines=False):
         return ascdsl.Launch(reduce_middle_lines_kernel, grid=(used,), variant="reduce_middle_lines",
                              constexprs={"BLOCK_L": block_l, "GROUP": group, "INNER": d2},
                              scalars={"slab": d1 * d2, "lines": slab_lines, "part_lines": part_lines, "parts": parts,
-                                      "per_core": units // used, "big_cores": units % used})
+                                      "whole": whole, "per_core": whole // cores, "big_cores": rest * parts})
     block_b = ascdsl.cdiv(d2, wide) * wide
     block_r = ascdsl.cdiv(d1, 2) * 2
     fit = ascdsl.planner.largest_extent(reduce_middle_full_kernel, "BLOCK_B", grad_output, output, grad_output,

@@ -73,6 +73,7 @@ SWEEP = [
     ((3, 1500, 4), 1), ((8, 203, 15), 1), ((45, 7, 3), 1),  # lines of whole rows, a slab in parts, a part line
     ((23, 1000, 5), 1),  # a core's one slab in several tiles of lines, the last ragged
     ((170, 19, 3), 1),  # tiles of whole slabs (4-5 a core, 2 a tile), the last ragged
+    ((83, 60, 7), 1),  # 2 whole slabs a core and the 3 past them in 4 parts, the last line ragged
     ((0, 5), 0), ((5, 0), 1), ((3, 0, 4), 1), ((0,), 0),  # empty tensors
     ((), -1), ((), 0),  # rank 0
 ]
@@ -124,6 +125,26 @@ def test_a_cores_few_lines_come_in_tiles_whose_loads_overlap():
     plan = variant((8, 2023, 15), 1)
     assert plan.constexprs["BLOCK_L"] == plan.scalars["part_lines"] == 51
     assert variant((116, 201, 9), 1).constexprs["BLOCK_L"] == 26
+
+
+def test_the_slabs_past_the_last_round_of_the_cores_go_in_parts():
+    """82 slabs of 747x7 floats on 40 cores (issue 24's sweep) put 3 whole slabs on 2 cores where the mean is
+    2.05 (1.42x of the floor); now every core takes 2 whole slabs and the 2 slabs past them go in 16 parts of 3
+    lines over 32 cores, each part summing its whole slab (1.16x); 122x1394x13: 3 whole slabs a core and the 2
+    past them in 20 parts of 9 lines (1.25x -> 1.05x). A whole round (80 slabs) takes no parts, and slabs past
+    it that are more than half the cores go one a core (a part is a whole slab)."""
+    for shape, parts, part_lines, big in [((82, 747, 7), 16, 3, 32), ((122, 1394, 13), 20, 9, 40)]:
+        plan = variant(shape, 1)
+        whole = shape[0] // 40 * 40
+        assert plan.variant == "reduce_middle_lines" and plan.grid == (40,), plan
+        assert (plan.scalars["whole"], plan.scalars["per_core"], plan.scalars["big_cores"]) == (whole, whole // 40, big)
+        assert (plan.scalars["parts"], plan.scalars["part_lines"]) == (parts, part_lines), plan
+        assert plan.constexprs["BLOCK_L"] > part_lines  # the whole slabs' tiles are not cut to a part
+    plan = variant((80, 747, 7), 1)
+    assert (plan.scalars["whole"], plan.scalars["per_core"], plan.scalars["big_cores"]) == (80, 2, 0)
+    plan = variant((77, 804, 11), 1)
+    assert (plan.scalars["parts"], plan.scalars["per_core"], plan.scalars["big_cores"]) == (1, 1, 37)
+    check((83, 60, 7), 1, "float32")
 
 
 def test_many_small_slabs_come_in_tiles_of_whole_slabs():
