@@ -1,4 +1,6 @@
 """Reusable ``@ascdsl.jit`` helpers for kernels (call them from your own kernels)."""
+from math import gcd
+
 import ascdsl.language as tl
 
 from .jit import jit
@@ -8,9 +10,10 @@ FLAT_ROW_BYTES = 1024
 is a kernel of its own, and longer rows gain little (softmax_grad's under 5%, log_softmax_grad's 3000x1000 3%)."""
 FLAT_ELEMENTS = 1 << 30
 """The most elements :func:`reads_flat` reads flat: the offsets ``row * K + lane`` stay far inside int32."""
-PACKED_REPEAT = 64
-"""A row of ``k`` float32 values packed at a pitch of ``k`` is reduced by one repeat from any lane offset when
-``k + 7 <= PACKED_REPEAT`` (the backend's packed rows, ``selection/packed_rows.py``); longer rows keep a burst each."""
+PACKED_STRIDE = 255
+"""Rows of ``k`` float32 values packed at a pitch of ``k`` (the backend's packed rows, ``selection/packed_rows.py``)
+form residue classes of their lane offsets whose rows lie ``k / gcd(k, 8)`` blocks apart: the repeat stride of
+their calls, 8 bits, so at most this many."""
 
 UNSIZED_16_BIT = range(9, 14)
 """16-bit row lengths :func:`reads_flat` leaves a burst a row: softmax_grad's ``packed_kernel`` has a buffer of
@@ -23,18 +26,19 @@ def reads_flat(itemsize: int, rows: int, k: int) -> bool:
     """Whether ``rows`` rows of ``k`` elements of ``itemsize`` bytes are read flat (:func:`load_flat_rows`): rows
     that are not whole 32-byte blocks lie in UB padded to a block, a burst each; read flat, a tile of them is one
     burst. 16-bit rows of whole float32 blocks (``k = 8 mod 16``): their float32 rows follow each other (the
-    reshape moves nothing). 16-bit and float32 rows of ``1 < k``, ``k % 8 != 0`` and ``k + 7 <=``
-    :data:`PACKED_REPEAT` (16-bit ones but :data:`UNSIZED_16_BIT`): the backend packs their float32 rows at a
-    pitch of ``k`` and reduces them in one repeat a row (71279x19 float16 softmax_grad 2.537 -> 1.185 of the
-    simulator's floor). A host function
+    reshape moves nothing). 16-bit and float32 rows of ``1 < k``, ``k % 8 != 0`` and ``k / gcd(k, 8) <=``
+    :data:`PACKED_STRIDE` under :data:`FLAT_ROW_BYTES` (16-bit ones but :data:`UNSIZED_16_BIT`): the backend
+    packs their float32 rows at a pitch of ``k`` and reduces them per residue class of their lane offsets, a
+    masked call per repeat a row spans (71279x19 float16 softmax_grad 2.537 -> 1.185 of the simulator's floor,
+    31102x62 1.350 -> 1.029). A host function
     calls it only after a flag the Python entry sets (an ``and`` after softmax_grad's ``packed``): each ``k`` is a
     kernel of its own, and the op project's tiling function, whose C++ cannot call it, has it False."""
     if rows * k > FLAT_ELEMENTS:
         return False
     if itemsize == 2 and k % 16 == 8:
         return k * 2 < FLAT_ROW_BYTES
-    return itemsize in (2, 4) and 1 < k and k % 8 != 0 and k + 7 <= PACKED_REPEAT and \
-        not (itemsize == 2 and k in UNSIZED_16_BIT)
+    return itemsize in (2, 4) and 1 < k and k % 8 != 0 and k // gcd(k, 8) <= PACKED_STRIDE and \
+        k * itemsize < FLAT_ROW_BYTES and not (itemsize == 2 and k in UNSIZED_16_BIT)
 
 
 @jit

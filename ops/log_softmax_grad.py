@@ -475,7 +475,7 @@ def sample(case):
 # ones as lines of whole rows, the op project's tiling function as column tiles (its kernels are the cases').
 CASES = [ascdsl.Case(shape, shape, dtype=dt, dim=dim) for dt in ("float32", "float16", "bfloat16")
          for shape, dim in (((4, 33), -1), ((3, 5, 130), 1), ((6, 1, 9), 1), ((2, 3, 4, 64), (1, 2)),
-                            ((4, 65), -1))]  # rows of 33 take the entry's packed kernel, of 65 the op project's
+                            ((4, 257), -1))]  # rows of 33 take the entry's packed kernel, of 257 the op project's
 CASES += [ascdsl.Case((), (), dim=-1), ascdsl.Case((3, 12000), (3, 12000), dim=1),
           ascdsl.Case((2, 700, 130), (2, 700, 130), dtype="float16", dim=1),
           ascdsl.Case((2, 700, 130), (2, 700, 130), dtype="bfloat16", dim=1), ascdsl.Case((0, 4), (0, 4), dim=0),

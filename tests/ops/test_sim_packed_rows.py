@@ -30,10 +30,12 @@ def _desc(shape, dtype):
     ((53551, 24), "float16", True), ((7, 40), "bfloat16", True), ((100, 504), "float16", True),
     ((100, 520), "float16", False),  # 1040 bytes: past ascdsl.lib.FLAT_ROW_BYTES
     ((53551, 24), "float32", False), ((100, 32), "float16", False), ((100, 16), "float32", False),
-    # rows the backend packs at a pitch of k: 1 < k, k % 8 != 0, k + 7 <= 64 (ascdsl.lib.PACKED_REPEAT)
+    # rows the backend packs at a pitch of k: 1 < k, k % 8 != 0, k / gcd(k, 8) <= 255 (ascdsl.lib.PACKED_STRIDE)
     ((71279, 19), "float16", True), ((30000, 37), "float32", True), ((100, 25), "float16", True),
     ((100, 57), "bfloat16", True), ((100, 2), "float32", True),
-    ((100, 58), "float16", False), ((8784, 162), "float16", False), ((100, 13), "float16", False),
+    ((100, 58), "float16", True), ((8784, 162), "float16", True), ((31102, 62), "float16", True),
+    ((100, 255), "float32", True), ((100, 510), "bfloat16", True), ((100, 13), "float16", False),
+    ((100, 257), "float16", False), ((100, 257), "float32", False),  # 257 blocks apart; 1028 bytes
     ((100, 9), "bfloat16", False), ((100, 13), "float32", True)])
 def test_the_python_entries_read_short_rows_flat(shape, dtype, packed):
     d = _desc(shape, dtype)
@@ -43,11 +45,12 @@ def test_the_python_entries_read_short_rows_flat(shape, dtype, packed):
     assert log_softmax_backward_host(d, d, 1, B3, lines=True).variant == want[1]
 
 
-def test_rows_read_flat_at_a_pitch_of_k_stop_at_one_repeat_from_any_offset():
-    assert [k for k in range(0, 80) if reads_flat(4, 100, k)] == [
-        k for k in range(2, 58) if k % 8]  # k + 7 <= 64
-    assert [k for k in range(0, 80) if reads_flat(2, 100, k)] == sorted(
-        [k for k in range(2, 58) if k % 8 and k not in range(9, 14)] + [8, 24, 40, 56, 72])  # whole float32 blocks
+def test_rows_read_flat_at_a_pitch_of_k_stop_where_a_class_s_rows_lie_over_255_blocks_apart():
+    assert [k for k in range(0, 600) if reads_flat(4, 100, k)] == [k for k in range(2, 256) if k % 8]  # under 1 KiB
+    odd, twice_odd, four_times_odd = range(1, 256, 2), range(2, 512, 4), range(4, 512, 8)  # 255 blocks apart at most
+    assert [k for k in range(0, 600) if reads_flat(2, 100, k)] == sorted(
+        [k for k in (*odd, *twice_odd, *four_times_odd) if k > 1 and k not in range(9, 14)]
+        + list(range(8, 512, 16)))  # whole float32 blocks
     assert not reads_flat(4, 1 << 29, 3)  # the offsets row * K + lane stay far inside int32
 
 
@@ -60,7 +63,10 @@ def test_the_op_projects_tiling_functions_keep_one_kernel_for_every_length():
 SHAPES = [((53551, 24), "float16"), ((7, 40), "float16"), ((500, 24), "bfloat16"), ((1000, 120), "float16"),
           ((41, 248), "bfloat16"), ((3, 50, 24), "float16"),
           ((2000, 19), "float16"), ((300, 37), "float32"), ((4, 50, 14), "bfloat16"), ((90, 57), "float32"),
-          ((200, 13), "float32")]
+          ((200, 13), "float32"),
+          # rows past one repeat from some lane offset: a masked call per repeat a row spans
+          ((300, 62), "float16"), ((200, 77), "float32"), ((90, 125), "bfloat16"), ((60, 183), "float16"),
+          ((41, 250), "float32"), ((50, 300), "float16")]
 
 
 @pytest.mark.parametrize("shape, dtype", SHAPES, ids=str)
@@ -95,10 +101,13 @@ def test_log_softmax_backward_packed_rows_on_the_simulator(shape, dtype):
                                         (bench._lsm("16-bit short rows", (53551, 24), "float16"), 1.35),
                                         (bench._sg("rows at a pitch of k", (71279, 19), "float16"), 1.25),
                                         (bench._lsm("rows at a pitch of k", (71279, 19), "float16"), 1.4),
-                                        (bench._sg("rows at a pitch of k", (30000, 37), "float32"), 1.05)],
+                                        (bench._sg("rows at a pitch of k", (30000, 37), "float32"), 1.05),
+                                        (bench._sg("rows past a repeat", (31102, 62), "float16"), 1.05),
+                                        (bench._lsm("rows past a repeat", (31102, 62), "float16"), 1.1)],
                          ids=lambda c: f"{c.op}-{'x'.join(map(str, c.shape))}-{c.dtype}" if hasattr(c, "op") else "")
 def test_the_sweeps_short_rows_move_a_tile_a_burst(case, most):
     """53551x24 float16 were 2.43 (softmax_grad) and 2.58 (log_softmax_grad): one burst a row of 48 bytes;
-    71279x19 float16 2.537 and 2.594, 30000x37 float32 1.280 (a burst a row, before the backend's packed rows)."""
+    71279x19 float16 2.537 and 2.594, 30000x37 float32 1.280 (a burst a row, before the backend's packed rows);
+    31102x62 float16 1.350 and 1.393 (a burst a row, before the packed rows past one repeat)."""
     k = bench.simulate(OPS[case.op], case, B3.name)
     assert k.ratio <= most and k.gm_over_min == 1.0
