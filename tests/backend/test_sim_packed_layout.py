@@ -86,10 +86,17 @@ def _compiled(**constexprs) -> kir.Kernel:
     return compile_variant(k, "Ascend910B3")
 
 
+def _masked(body) -> bool:
+    """``body`` defines a bit mask first (in an ``if`` for the classes whose rows reach a repeat)."""
+    first = body[0] if body else None
+    if isinstance(first, kir.If):
+        return _masked(first.body)
+    return isinstance(first, kir.Let) and first.var.ctype is kir.Struct.BIT_MASK
+
+
 def _class_loops(k: kir.Kernel) -> list:
     """The loops over residue classes: each defines a bit mask first."""
-    return [s for s in kir.walk(k.process) if isinstance(s, kir.For) and s.body
-            and isinstance(s.body[0], kir.Let) and s.body[0].var.ctype is kir.Struct.BIT_MASK]
+    return [s for s in kir.walk(k.process) if isinstance(s, kir.For) and _masked(s.body)]
 
 
 def test_packed_rows_take_one_masked_call_per_class_and_no_gather():
@@ -108,6 +115,30 @@ def test_packed_rows_take_one_masked_call_per_class_and_no_gather():
                                    and loop.body[1].independent for loop in loops)
 
 
+def test_rows_past_one_repeat_take_a_class_loop_a_repeat_and_fold_the_partial_results():
+    k = _compiled(ROWS=40, K=125, MAX=True)  # 8 classes of 5 rows, 125 blocks apart: 2 repeats, 3 from offset 4
+    calls = [s for s in kir.walk(k.process) if isinstance(s, kir.Call)]
+    assert not [c for c in calls if c.api == "Gather"]
+    loops = _class_loops(k)
+    assert [(loop.stop, loop.independent) for loop in loops] == [(kir.lit(8), True)] * 6  # the maxima, x - s
+    guarded = [loop for loop in loops if isinstance(loop.body[0], kir.If)]
+    assert guarded == [loops[2], loops[5]]  # the third repeat: the classes at offsets 4 and up (125 * r % 8 > 3)
+    assert all(loop.body[0].cond == kir.Bin(kir.BinOp.GT, kir.Bin(kir.BinOp.MOD, kir.Bin(
+        kir.BinOp.MUL, kir.lit(125), loop.var), kir.lit(8)), kir.lit(3)) for loop in guarded)
+    reduces = [next(c for c in kir.walk(loop.body) if isinstance(c, kir.Call)) for loop in loops[:3]]
+    assert [c.api for c in reduces] == ["WholeReduceMax"] * 3
+    assert [c.srcs[0].offset.b for c in reduces[1:]] == [kir.lit(64), kir.lit(128)]  # a repeat further each
+    result, *parts = (c.dst.buf for c in reduces)
+    fill = [c for c in calls if c.api == "Duplicate" and c.dst.buf in parts]
+    assert [(c.dst.buf, c.args[0].value) for c in fill] == [(parts[1], float("-inf"))]  # only where classes skip
+    folds = [c for c in calls if c.api == "Max" and c.dst.buf == result]
+    assert [c.srcs[1].buf for c in folds] == parts
+    assert calls.index(fill[0]) < calls.index(reduces[0]) and calls.index(folds[0]) > calls.index(reduces[2])
+    subs = [next(c for c in kir.walk(loop.body) if isinstance(c, kir.Call)) for loop in loops[3:]]
+    assert [c.api for c in subs] == ["Sub"] * 3
+    assert not any(isinstance(s, kir.Barrier) for loop in loops for s in kir.walk(loop.body))
+
+
 def test_a_packed_tile_with_a_column_sum_keeps_padded_rows():
     def check(k, n, rows):
         x = data(n * k, F32)
@@ -120,21 +151,24 @@ def test_a_packed_tile_with_a_column_sum_keeps_padded_rows():
 
 @needs_kernel_headers
 def test_packed_rows_type_check_against_cann(tmp_path):
-    kernels = [k for dt, k_, use_max in ((F16, 19, False), (F32, 13, True), (F16, 37, True))
+    kernels = [k for dt, k_, use_max, rows in ((F16, 19, False, 64), (F32, 13, True, 64), (F16, 37, True, 64),
+                                               (F16, 125, True, 40), (F32, 250, False, 24))  # past one repeat
                for k in rows_kernel.specialize(*(tl.pointer_type(dt),) * 3, tl.pointer_type(F32), dtypes.int32,
-                                               ROWS=64, K=k_, MAX=use_max).kernels]
+                                               ROWS=rows, K=k_, MAX=use_max).kernels]
     assert_type_checks("packed_rows", kernels, tmp_path)
 
 
-def test_the_general_form_lifts_rows_with_class_loops_over_a_run_time_row_count():
+@pytest.mark.parametrize("k, c, repeats", [(19, 8, 1), (62, 4, 2), (125, 8, 3)])
+def test_the_general_form_lifts_rows_with_class_loops_over_a_run_time_row_count(k, c, repeats):
     """The lift compiles the kernel with ``ROWS`` symbolic: the packed layout holds there too, its class loops
-    bounded by ``min(c, ROWS)`` and the class counts expressions of the tiling's ``ROWS`` (the lifted packed
-    variants of ``ascdsl build`` ran on the simulator in its verification)."""
+    (a loop a repeat a row spans, for the sums and for ``exp(x) * s``) bounded by ``min(c, ROWS)`` and the class
+    counts expressions of the tiling's ``ROWS`` (the lifted packed variants of ``ascdsl build`` ran on the simulator
+    in its verification)."""
     f16, f32 = tl.pointer_type(F16), tl.pointer_type(F32)
-    (k,) = rows_kernel.specialize(f16, f16, f16, f32, dtypes.int32, ROWS=64, K=19, MAX=False).kernels
-    found = lift.analyse(rows_kernel, k, get_platform("Ascend910B3"))
+    (kernel,) = rows_kernel.specialize(f16, f16, f16, f32, dtypes.int32, ROWS=32, K=k, MAX=False).kernels
+    found = lift.analyse(rows_kernel, kernel, get_platform("Ascend910B3"))
     assert found is not None and [e.name for e in found.extents] == ["ROWS"]
     loops = _class_loops(found.kernel)
     rows = kir.Field("ROWS", dtypes.int32)
-    assert len(loops) == 2 and all(loop.stop == kir.minimum(kir.lit(8), rows) for loop in loops)
+    assert len(loops) == 2 * repeats and all(loop.stop == kir.minimum(kir.lit(c), rows) for loop in loops)
     assert not [s for s in kir.walk(found.kernel.process) if isinstance(s, kir.Call) and s.api == "Gather"]
