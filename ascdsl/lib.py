@@ -16,10 +16,11 @@ form residue classes of their lane offsets whose rows lie ``k / gcd(k, 8)`` bloc
 their calls, 8 bits, so at most this many."""
 
 UNSIZED_16_BIT = range(9, 14)
-"""16-bit row lengths :func:`reads_flat` leaves a burst a row: softmax_grad's ``packed_kernel`` has a buffer of
-``max(4 * K * ROWS, 32 * ROWS + 224)`` bytes whose larger side changes at ``ROWS = 224 / (4 * K - 32)``, past the
-lift's first domain (``ROWS`` up to 11) and inside the tile's range, so the lift does not size ``ROWS`` there
-("the domains' kernels differ") and the planner cannot answer."""
+"""16-bit row lengths softmax_grad's host leaves a burst a row though :func:`reads_flat` holds: its
+``packed_kernel`` has a buffer of ``max(4 * K * ROWS, 32 * ROWS + 224)`` bytes whose larger side changes at
+``ROWS = 224 / (4 * K - 32)``, past the lift's first domain (``ROWS`` up to 11) and inside the tile's range, so the
+lift does not size ``ROWS`` there ("the domains' kernels differ") and the planner cannot answer.
+log_softmax_grad's ``reduce_tail_packed_kernel`` sizes them (20000x13 float16 4.283 -> 2.209 of the floor)."""
 
 
 def reads_flat(itemsize: int, rows: int, k: int) -> bool:
@@ -27,7 +28,7 @@ def reads_flat(itemsize: int, rows: int, k: int) -> bool:
     that are not whole 32-byte blocks lie in UB padded to a block, a burst each; read flat, a tile of them is one
     burst. 16-bit rows of whole float32 blocks (``k = 8 mod 16``): their float32 rows follow each other (the
     reshape moves nothing). 16-bit and float32 rows of ``1 < k``, ``k % 8 != 0`` and ``k / gcd(k, 8) <=``
-    :data:`PACKED_STRIDE` under :data:`FLAT_ROW_BYTES` (16-bit ones but :data:`UNSIZED_16_BIT`): the backend
+    :data:`PACKED_STRIDE` under :data:`FLAT_ROW_BYTES`: the backend
     packs their float32 rows at a pitch of ``k`` and reduces them per residue class of their lane offsets, a
     masked call per repeat a row spans (71279x19 float16 softmax_grad 2.537 -> 1.185 of the simulator's floor,
     31102x62 1.350 -> 1.029). A host function
@@ -38,7 +39,7 @@ def reads_flat(itemsize: int, rows: int, k: int) -> bool:
     if itemsize == 2 and k % 16 == 8:
         return k * 2 < FLAT_ROW_BYTES
     return itemsize in (2, 4) and 1 < k and k % 8 != 0 and k // gcd(k, 8) <= PACKED_STRIDE and \
-        k * itemsize < FLAT_ROW_BYTES and not (itemsize == 2 and k in UNSIZED_16_BIT)
+        k * itemsize < FLAT_ROW_BYTES
 
 
 @jit
