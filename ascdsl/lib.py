@@ -45,9 +45,12 @@ def reads_flat(itemsize: int, rows: int, k: int, programs: int) -> bool:
         return False
     if itemsize == 2 and k % 16 == 8:
         return k * 2 < FLAT_ROW_BYTES
-    if itemsize not in (2, 4) or k <= 1 or k % 8 == 0 or k // gcd(k, 8) > PACKED_STRIDE or k * itemsize >= FLAT_ROW_BYTES:
+    per_blk = 8  # float32 lanes a 32-byte block, 64 a repeat
+    classes = per_blk // gcd(k, per_blk)
+    if itemsize not in (2, 4) or k <= 1 or k % per_blk == 0 or k * classes // per_blk > PACKED_STRIDE \
+            or k * itemsize >= FLAT_ROW_BYTES:
         return False
-    return rows // programs >= PACKED_ROWS_A_CALL * 8 // gcd(k, 8) * spans(k, 8, 64)[1]
+    return rows // programs >= PACKED_ROWS_A_CALL * classes * spans(k, per_blk, 8 * per_blk)[1]
 
 
 @jit
