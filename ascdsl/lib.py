@@ -1,6 +1,9 @@
 """Reusable ``@ascdsl.jit`` helpers for kernels (call them from your own kernels)."""
+from math import gcd
+
 import ascdsl.language as tl
 
+from .backend.selection.packed_rows import spans
 from .jit import jit
 
 FLAT_ROW_BYTES = 1024
@@ -8,33 +11,46 @@ FLAT_ROW_BYTES = 1024
 is a kernel of its own, and longer rows gain little (softmax_grad's under 5%, log_softmax_grad's 3000x1000 3%)."""
 FLAT_ELEMENTS = 1 << 30
 """The most elements :func:`reads_flat` reads flat: the offsets ``row * K + lane`` stay far inside int32."""
-PACKED_REPEAT = 64
-"""A row of ``k`` float32 values packed at a pitch of ``k`` is reduced by one repeat from any lane offset when
-``k + 7 <= PACKED_REPEAT`` (the backend's packed rows, ``selection/packed_rows.py``); longer rows keep a burst each."""
+PACKED_STRIDE = 255
+"""Rows of ``k`` float32 values packed at a pitch of ``k`` (the backend's packed rows, ``selection/packed_rows.py``)
+form residue classes of their lane offsets whose rows lie ``k / gcd(k, 8)`` blocks apart: the repeat stride of
+their calls, 8 bits, so at most this many."""
+
+PACKED_ROWS_A_CALL = 4
+"""The fewest rows a core's share of packed rows holds per class call of a tile (``8 / gcd(k, 8)`` classes times the
+repeats a row spans): with fewer, the calls cost the vector unit more than the bursts the flat read saves
+(``ascdsl.bench.simulate``, softmax_grad est us flat / a burst a row on 40 cores: 199 halves 1.993 / 1.837 at 32 rows a
+core, 4.337 / 5.298 at 128; 77 floats 1.281 / 1.267 at 32, 1.858 / 1.909 at 64)."""
 
 UNSIZED_16_BIT = range(9, 14)
-"""16-bit row lengths :func:`reads_flat` leaves a burst a row: softmax_grad's ``packed_kernel`` has a buffer of
-``max(4 * K * ROWS, 32 * ROWS + 224)`` bytes whose larger side changes at ``ROWS = 224 / (4 * K - 32)``, past the
-lift's first domain (``ROWS`` up to 11) and inside the tile's range, so the lift does not size ``ROWS`` there
-("the domains' kernels differ") and the planner cannot answer."""
+"""16-bit row lengths softmax_grad's host leaves a burst a row though :func:`reads_flat` holds: its
+``packed_kernel`` has a buffer of ``max(4 * K * ROWS, 32 * ROWS + 224)`` bytes whose larger side changes at
+``ROWS = 224 / (4 * K - 32)``, past the lift's first domain (``ROWS`` up to 11) and inside the tile's range, so the
+lift does not size ``ROWS`` there ("the domains' kernels differ") and the planner cannot answer.
+log_softmax_grad's ``reduce_tail_packed_kernel`` sizes them (20000x13 float16 4.283 -> 2.209 of the floor)."""
 
 
-def reads_flat(itemsize: int, rows: int, k: int) -> bool:
+def reads_flat(itemsize: int, rows: int, k: int, programs: int) -> bool:
     """Whether ``rows`` rows of ``k`` elements of ``itemsize`` bytes are read flat (:func:`load_flat_rows`): rows
     that are not whole 32-byte blocks lie in UB padded to a block, a burst each; read flat, a tile of them is one
     burst. 16-bit rows of whole float32 blocks (``k = 8 mod 16``): their float32 rows follow each other (the
-    reshape moves nothing). 16-bit and float32 rows of ``1 < k``, ``k % 8 != 0`` and ``k + 7 <=``
-    :data:`PACKED_REPEAT` (16-bit ones but :data:`UNSIZED_16_BIT`): the backend packs their float32 rows at a
-    pitch of ``k`` and reduces them in one repeat a row (71279x19 float16 softmax_grad 2.537 -> 1.185 of the
-    simulator's floor). A host function
+    reshape moves nothing). 16-bit and float32 rows of ``1 < k``, ``k % 8 != 0`` and ``k / gcd(k, 8) <=``
+    :data:`PACKED_STRIDE` under :data:`FLAT_ROW_BYTES`, where each of ``programs`` has at least
+    :data:`PACKED_ROWS_A_CALL` rows per class call: the backend packs their float32 rows at a pitch of ``k`` and
+    reduces them per residue class of their lane offsets, a masked call per repeat a row spans (71279x19 float16
+    softmax_grad 2.537 -> 1.185 of the simulator's floor, 31102x62 1.350 -> 1.029). A host function
     calls it only after a flag the Python entry sets (an ``and`` after softmax_grad's ``packed``): each ``k`` is a
     kernel of its own, and the op project's tiling function, whose C++ cannot call it, has it False."""
     if rows * k > FLAT_ELEMENTS:
         return False
     if itemsize == 2 and k % 16 == 8:
         return k * 2 < FLAT_ROW_BYTES
-    return itemsize in (2, 4) and 1 < k and k % 8 != 0 and k + 7 <= PACKED_REPEAT and \
-        not (itemsize == 2 and k in UNSIZED_16_BIT)
+    per_blk = 8  # float32 lanes a 32-byte block, 64 a repeat
+    classes = per_blk // gcd(k, per_blk)
+    if itemsize not in (2, 4) or k <= 1 or k % per_blk == 0 or k * classes // per_blk > PACKED_STRIDE \
+            or k * itemsize >= FLAT_ROW_BYTES:
+        return False
+    return rows // programs >= PACKED_ROWS_A_CALL * classes * spans(k, per_blk, 8 * per_blk)[1]
 
 
 @jit

@@ -280,7 +280,7 @@ def log_softmax_backward_host(grad_output, output, dim, platform, lines=False):
     if d2 == 1:
         used = min(cores, d0)
         scalars = {"d1": d1, "per_core": d0 // used, "big_cores": d0 % used}
-        packed = lines and reads_flat(dtype.itemsize, d0, d1)
+        packed = lines and reads_flat(dtype.itemsize, d0, d1, used)
         if packed:
             rows = ascdsl.planner.largest_extent(reduce_tail_packed_kernel, "ROWS", grad_output, output, grad_output,
                                                  platform=platform, D1=d1)
@@ -485,7 +485,7 @@ def sample(case):
 # ones as lines of whole rows, the op project's tiling function as column tiles (its kernels are the cases').
 CASES = [ascdsl.Case(shape, shape, dtype=dt, dim=dim) for dt in ("float32", "float16", "bfloat16")
          for shape, dim in (((4, 33), -1), ((3, 5, 130), 1), ((6, 1, 9), 1), ((2, 3, 4, 64), (1, 2)),
-                            ((4, 65), -1))]  # rows of 33 take the entry's packed kernel, of 65 the op project's
+                            ((1300, 33), -1))]  # 4 rows of 33 take the op project's kernel, 1300 the entry's packed
 CASES += [ascdsl.Case((), (), dim=-1), ascdsl.Case((3, 12000), (3, 12000), dim=1),
           ascdsl.Case((2, 700, 130), (2, 700, 130), dtype="float16", dim=1),
           ascdsl.Case((2, 700, 130), (2, 700, 130), dtype="bfloat16", dim=1), ascdsl.Case((0, 4), (0, 4), dim=0),

@@ -42,7 +42,7 @@ import numpy as np
 import ascdsl
 import ascdsl.cache
 import ascdsl.language as tl
-from ascdsl.lib import core_span, load_flat_rows, reads_flat, store_flat_rows
+from ascdsl.lib import UNSIZED_16_BIT, core_span, load_flat_rows, reads_flat, store_flat_rows
 from ascdsl import dtypes, render_template, sim
 from ascdsl.sim import softmax_tiling
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
@@ -196,8 +196,8 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False, packed=False):
     scalars = {"k": k, "per_core": m // used, "big_cores": m % used}
     block_k = max(1, ascdsl.cdiv(k, align)) * align  # a row in whole 32-byte blocks
     # Not for is_front: beside its [ROWS, ALIGN] store, rows of 200 and more elements make ROWS no runtime
-    # extent the planner can size.
-    flat = packed and not is_front and reads_flat(dtype.itemsize, m, k)
+    # extent the planner can size; nor for 16-bit rows where packed_kernel's ROWS is none (UNSIZED_16_BIT).
+    flat = packed and not is_front and reads_flat(dtype.itemsize, m, k, used) and (dtype.itemsize == 4 or k not in UNSIZED_16_BIT)
     if flat:
         rows = ascdsl.planner.largest_extent(packed_kernel, "ROWS", grad, src, grad, platform=platform, K=k)
     else:
@@ -374,7 +374,7 @@ def error_scale(grad, src, *, is_front=False, format="ND", dtype=None):
 CASES = [ascdsl.Case(shape, shape, dtype=dt) for dt in ("float32", "float16", "bfloat16")
          for shape in ((1,), (4, 31), (3, 32), (5, 33), (2, 3, 7))]
 CASES += [ascdsl.Case((2, 10000), (2, 10000), dtype="float16"), ascdsl.Case((2, 10000), (2, 10000)),
-          ascdsl.Case((100, 33), (100, 33)),  # three rows per core: tiles of several rows
+          ascdsl.Case((1300, 33), (1300, 33)),  # 32 rows a core: the entry's packed rows; tiles of several rows
           ascdsl.Case((0, 8), (0, 8)), ascdsl.Case((3, 0), (3, 0)),
           ascdsl.Case((2, 3, 16, 16), (2, 3, 16, 16), format="NZ")]
 CASES += [ascdsl.Case(shape, shape, dtype=dt, is_front=True)

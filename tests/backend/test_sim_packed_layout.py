@@ -14,6 +14,7 @@ from ascdsl.backend.lift import lift
 from ascdsl.backend.render.ascendc import compile_variant
 from ascdsl.platforms import get_platform
 from ascdsl.lib import load_flat_rows, store_flat_rows
+from ascdsl.testing import assert_close
 from tests.backend.helpers import assert_type_checks, both, data, each
 from tests.cann.headers import needs_kernel_headers
 
@@ -43,11 +44,14 @@ def columns_too_kernel(x_ptr, out_ptr, sums_ptr, n, ROWS: tl.constexpr, K: tl.co
 
 
 CASES = [(13, 29, 32), (19, 64, 64), (19, 300, 300), (37, 40, 48), (3, 2047, 2048)]  # the last: 256 rows a class
+LONG = [(62, 29, 32),  # past one repeat from offsets 4 and 6 only: two of the four classes skip the second repeat
+        (77, 64, 64),  # the second repeat partial from every offset
+        (125, 40, 40),  # the second repeat full from offsets 3 and up, a third from 4 and up
+        (183, 21, 24), (250, 9, 16), (132, 17, 24),  # 3 and 4 repeats from every offset; c = 2
+        (255, 33, 40)]  # 4 and 5 repeats, the classes 255 blocks apart
 
 
-@pytest.mark.parametrize("dt", [F16, F32], ids=str)
-@pytest.mark.parametrize("use_max", [False, True], ids=["sum", "max"])
-def test_packed_rows_match_the_interpreter(dt, use_max):
+def _matches_the_interpreter(dt, use_max, cases):
     def check(k, n, rows):
         x, y = data(n * k, dt), data(n * k, dt)
         x = (x / 4).astype(dt.np)  # exp stays finite
@@ -55,9 +59,25 @@ def test_packed_rows_match_the_interpreter(dt, use_max):
                          ROWS=rows, K=k, MAX=use_max)
         tol = 1e-5 if dt == F32 else 2e-3
         np.testing.assert_allclose(got[3][:n], want[3][:n], rtol=tol, atol=tol, err_msg=f"sums k={k} n={n}")
-        np.testing.assert_allclose(got[2].astype(np.float32), want[2].astype(np.float32), rtol=tol, atol=tol,
-                                   err_msg=f"out k={k} n={n}")
-    each(check, CASES)
+        a, b = (v.astype(np.float64).reshape(n, k) for v in (x, y))  # y - exp(x) * s cancels: measure by its terms
+        terms = (np.abs(a) + np.abs(a).max(1, keepdims=True)) * np.abs(b) if use_max else \
+            np.abs(b) + np.exp(a) * np.abs(a * b).sum(1, keepdims=True)
+        assert_close(got[2], want[2], scale=terms.ravel(), rtol=tol, atol=tol, err_msg=f"out k={k} n={n}")
+    each(check, cases)
+
+
+@pytest.mark.parametrize("dt", [F16, F32], ids=str)
+@pytest.mark.parametrize("use_max", [False, True], ids=["sum", "max"])
+def test_packed_rows_match_the_interpreter(dt, use_max):
+    _matches_the_interpreter(dt, use_max, CASES)
+
+
+@pytest.mark.parametrize("dt", [F16, F32], ids=str)
+@pytest.mark.parametrize("use_max", [False, True], ids=["sum", "max"])
+def test_packed_rows_past_one_repeat_match_the_interpreter(dt, use_max):
+    """Rows that span several repeats from some lane offset: a masked call per repeat, the partial results folded
+    (classes whose rows span fewer repeats skip the last and leave the reduction's identity there)."""
+    _matches_the_interpreter(dt, use_max, LONG)
 
 
 def _compiled(**constexprs) -> kir.Kernel:
@@ -66,10 +86,17 @@ def _compiled(**constexprs) -> kir.Kernel:
     return compile_variant(k, "Ascend910B3")
 
 
+def _masked(body) -> bool:
+    """``body`` defines a bit mask first (in an ``if`` for the classes whose rows reach a repeat)."""
+    first = body[0] if body else None
+    if isinstance(first, kir.If):
+        return _masked(first.body)
+    return isinstance(first, kir.Let) and first.var.ctype is kir.Struct.BIT_MASK
+
+
 def _class_loops(k: kir.Kernel) -> list:
     """The loops over residue classes: each defines a bit mask first."""
-    return [s for s in kir.walk(k.process) if isinstance(s, kir.For) and s.body
-            and isinstance(s.body[0], kir.Let) and s.body[0].var.ctype is kir.Struct.BIT_MASK]
+    return [s for s in kir.walk(k.process) if isinstance(s, kir.For) and _masked(s.body)]
 
 
 def test_packed_rows_take_one_masked_call_per_class_and_no_gather():
@@ -88,6 +115,30 @@ def test_packed_rows_take_one_masked_call_per_class_and_no_gather():
                                    and loop.body[1].independent for loop in loops)
 
 
+def test_rows_past_one_repeat_take_a_class_loop_a_repeat_and_fold_the_partial_results():
+    k = _compiled(ROWS=40, K=125, MAX=True)  # 8 classes of 5 rows, 125 blocks apart: 2 repeats, 3 from offset 4
+    calls = [s for s in kir.walk(k.process) if isinstance(s, kir.Call)]
+    assert not [c for c in calls if c.api == "Gather"]
+    loops = _class_loops(k)
+    assert [(loop.stop, loop.independent) for loop in loops] == [(kir.lit(8), True)] * 6  # the maxima, x - s
+    guarded = [loop for loop in loops if isinstance(loop.body[0], kir.If)]
+    assert guarded == [loops[2], loops[5]]  # the third repeat: the classes at offsets 4 and up (125 * r % 8 > 3)
+    assert all(loop.body[0].cond == kir.Bin(kir.BinOp.GT, kir.Bin(kir.BinOp.MOD, kir.Bin(
+        kir.BinOp.MUL, kir.lit(125), loop.var), kir.lit(8)), kir.lit(3)) for loop in guarded)
+    reduces = [next(c for c in kir.walk(loop.body) if isinstance(c, kir.Call)) for loop in loops[:3]]
+    assert [c.api for c in reduces] == ["WholeReduceMax"] * 3
+    assert [c.srcs[0].offset.b for c in reduces[1:]] == [kir.lit(64), kir.lit(128)]  # a repeat further each
+    result, *parts = (c.dst.buf for c in reduces)
+    fill = [c for c in calls if c.api == "Duplicate" and c.dst.buf in parts]
+    assert [(c.dst.buf, c.args[0].value) for c in fill] == [(parts[1], float("-inf"))]  # only where classes skip
+    folds = [c for c in calls if c.api == "Max" and c.dst.buf == result]
+    assert [c.srcs[1].buf for c in folds] == parts
+    assert calls.index(fill[0]) < calls.index(reduces[0]) and calls.index(folds[0]) > calls.index(reduces[2])
+    subs = [next(c for c in kir.walk(loop.body) if isinstance(c, kir.Call)) for loop in loops[3:]]
+    assert [c.api for c in subs] == ["Sub"] * 3
+    assert not any(isinstance(s, kir.Barrier) for loop in loops for s in kir.walk(loop.body))
+
+
 def test_a_packed_tile_with_a_column_sum_keeps_padded_rows():
     def check(k, n, rows):
         x = data(n * k, F32)
@@ -100,21 +151,24 @@ def test_a_packed_tile_with_a_column_sum_keeps_padded_rows():
 
 @needs_kernel_headers
 def test_packed_rows_type_check_against_cann(tmp_path):
-    kernels = [k for dt, k_, use_max in ((F16, 19, False), (F32, 13, True), (F16, 37, True))
+    kernels = [k for dt, k_, use_max, rows in ((F16, 19, False, 64), (F32, 13, True, 64), (F16, 37, True, 64),
+                                               (F16, 125, True, 40), (F32, 250, False, 24))  # past one repeat
                for k in rows_kernel.specialize(*(tl.pointer_type(dt),) * 3, tl.pointer_type(F32), dtypes.int32,
-                                               ROWS=64, K=k_, MAX=use_max).kernels]
+                                               ROWS=rows, K=k_, MAX=use_max).kernels]
     assert_type_checks("packed_rows", kernels, tmp_path)
 
 
-def test_the_general_form_lifts_rows_with_class_loops_over_a_run_time_row_count():
+@pytest.mark.parametrize("k, c, repeats", [(19, 8, 1), (62, 4, 2), (125, 8, 3)])
+def test_the_general_form_lifts_rows_with_class_loops_over_a_run_time_row_count(k, c, repeats):
     """The lift compiles the kernel with ``ROWS`` symbolic: the packed layout holds there too, its class loops
-    bounded by ``min(c, ROWS)`` and the class counts expressions of the tiling's ``ROWS`` (the lifted packed
-    variants of ``ascdsl build`` ran on the simulator in its verification)."""
+    (a loop a repeat a row spans, for the sums and for ``exp(x) * s``) bounded by ``min(c, ROWS)`` and the class
+    counts expressions of the tiling's ``ROWS`` (the lifted packed variants of ``ascdsl build`` ran on the simulator
+    in its verification)."""
     f16, f32 = tl.pointer_type(F16), tl.pointer_type(F32)
-    (k,) = rows_kernel.specialize(f16, f16, f16, f32, dtypes.int32, ROWS=64, K=19, MAX=False).kernels
-    found = lift.analyse(rows_kernel, k, get_platform("Ascend910B3"))
+    (kernel,) = rows_kernel.specialize(f16, f16, f16, f32, dtypes.int32, ROWS=32, K=k, MAX=False).kernels
+    found = lift.analyse(rows_kernel, kernel, get_platform("Ascend910B3"))
     assert found is not None and [e.name for e in found.extents] == ["ROWS"]
     loops = _class_loops(found.kernel)
     rows = kir.Field("ROWS", dtypes.int32)
-    assert len(loops) == 2 and all(loop.stop == kir.minimum(kir.lit(8), rows) for loop in loops)
+    assert len(loops) == 2 * repeats and all(loop.stop == kir.minimum(kir.lit(c), rows) for loop in loops)
     assert not [s for s in kir.walk(found.kernel.process) if isinstance(s, kir.Call) and s.api == "Gather"]

@@ -164,7 +164,7 @@ def test_many_small_slabs_come_in_tiles_of_whole_slabs():
 
 def test_variants_and_core_split():
     cores = B3.vector_core_count
-    plan = variant((1000, 65), 1)  # 65 + 7 > 64: not packed (ascdsl.lib.reads_flat)
+    plan = variant((1000, 257), 1)  # 1028 bytes, 257 blocks between a class's rows: not packed (ascdsl.lib.reads_flat)
     assert plan.variant == "reduce_tail_full_load" and plan.grid == (cores,)
     assert (plan.scalars["per_core"], plan.scalars["big_cores"]) == (1000 // cores, 1000 % cores)
     plan = variant((7, 33), 1)

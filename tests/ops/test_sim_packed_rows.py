@@ -30,25 +30,46 @@ def _desc(shape, dtype):
     ((53551, 24), "float16", True), ((7, 40), "bfloat16", True), ((100, 504), "float16", True),
     ((100, 520), "float16", False),  # 1040 bytes: past ascdsl.lib.FLAT_ROW_BYTES
     ((53551, 24), "float32", False), ((100, 32), "float16", False), ((100, 16), "float32", False),
-    # rows the backend packs at a pitch of k: 1 < k, k % 8 != 0, k + 7 <= 64 (ascdsl.lib.PACKED_REPEAT)
-    ((71279, 19), "float16", True), ((30000, 37), "float32", True), ((100, 25), "float16", True),
-    ((100, 57), "bfloat16", True), ((100, 2), "float32", True),
-    ((100, 58), "float16", False), ((8784, 162), "float16", False), ((100, 13), "float16", False),
-    ((100, 9), "bfloat16", False), ((100, 13), "float32", True)])
+    # rows the backend packs at a pitch of k: 1 < k, k % 8 != 0, k / gcd(k, 8) <= 255 (ascdsl.lib.PACKED_STRIDE),
+    # at least 4 rows a core per class call (ascdsl.lib.PACKED_ROWS_A_CALL): 8 / gcd(k, 8) calls a repeat
+    ((71279, 19), "float16", True), ((30000, 37), "float32", True), ((4000, 25), "float16", True),
+    ((4000, 57), "bfloat16", True), ((4000, 2), "float32", True),
+    ((4000, 58), "float16", True), ((8784, 162), "float16", True), ((31102, 62), "float16", True),
+    ((6400, 255), "float32", True), ((6000, 510), "bfloat16", True), ((4000, 13), "float32", True),
+    ((6400, 257), "float16", False), ((6400, 257), "float32", False),  # 257 blocks apart; 1028 bytes
+    ((1280, 37), "float32", True), ((1279, 37), "float32", False),  # 32 rows a core: 8 calls of one repeat
+    ((5120, 199), "float16", True), ((5119, 199), "float16", False),  # 128: 8 classes of 4 repeats
+    # softmax_grad's packed_kernel has no ROWS the planner can size (ascdsl.lib.UNSIZED_16_BIT)
+    ((4000, 13), "float16", (False, True)), ((4000, 9), "bfloat16", (False, True)),
+    ((4000, 14), "float16", True)])
 def test_the_python_entries_read_short_rows_flat(shape, dtype, packed):
     d = _desc(shape, dtype)
-    want = {True: ("packed", "reduce_tail_packed"), False: ("rows", "reduce_tail_full_load")}[packed]
-    assert softmax_grad_host(d, d, False, B3, packed=True).variant == want[0]
+    softmax_grad_packed, log_softmax_grad_packed = packed if isinstance(packed, tuple) else (packed, packed)
+    assert softmax_grad_host(d, d, False, B3, packed=True).variant == ("packed" if softmax_grad_packed else "rows")
     assert softmax_grad_host(d, d, True, B3, packed=True).variant == "rows"  # the front: a block a row out
-    assert log_softmax_backward_host(d, d, 1, B3, lines=True).variant == want[1]
+    assert log_softmax_backward_host(d, d, 1, B3, lines=True).variant == (
+        "reduce_tail_packed" if log_softmax_grad_packed else "reduce_tail_full_load")
 
 
-def test_rows_read_flat_at_a_pitch_of_k_stop_at_one_repeat_from_any_offset():
-    assert [k for k in range(0, 80) if reads_flat(4, 100, k)] == [
-        k for k in range(2, 58) if k % 8]  # k + 7 <= 64
-    assert [k for k in range(0, 80) if reads_flat(2, 100, k)] == sorted(
-        [k for k in range(2, 58) if k % 8 and k not in range(9, 14)] + [8, 24, 40, 56, 72])  # whole float32 blocks
-    assert not reads_flat(4, 1 << 29, 3)  # the offsets row * K + lane stay far inside int32
+def test_rows_read_flat_at_a_pitch_of_k_stop_where_a_class_s_rows_lie_over_255_blocks_apart():
+    assert [k for k in range(0, 600) if reads_flat(4, 1 << 20, k, 1)] == [k for k in range(2, 256) if k % 8]
+    odd, twice_odd, four_times_odd = range(1, 256, 2), range(2, 512, 4), range(4, 512, 8)  # 255 blocks apart at most
+    assert [k for k in range(0, 600) if reads_flat(2, 1 << 20, k, 1)] == sorted(
+        [k for k in (*odd, *twice_odd, *four_times_odd) if k > 1]
+        + list(range(8, 512, 16)))  # whole float32 blocks
+    assert not reads_flat(4, 1 << 29, 3, 1)  # the offsets row * K + lane stay far inside int32
+
+
+@pytest.mark.parametrize("k, calls", [(19, 8), (37, 8), (62, 4 * 2), (77, 8 * 2), (130, 4 * 3), (183, 8 * 3),
+                                      (199, 8 * 4), (250, 4 * 4), (255, 8 * 5), (300, 2 * 5), (4, 2), (2, 4)])
+def test_packed_rows_need_four_rows_a_core_per_class_call(k, calls):
+    """Fewer rows a core than 4 per call of a tile's class loops (classes times the repeats a row spans) take more
+    vector time than the flat read saves in bursts (ascdsl.lib.PACKED_ROWS_A_CALL); 16-bit rows of ``8 mod 16``
+    elements are whole float32 blocks, no classes."""
+    for itemsize in (2, 4) if k * 4 < 1024 else (2,):
+        assert reads_flat(itemsize, 40 * 4 * calls, k, 40) and reads_flat(itemsize, 4 * calls, k, 1)
+        assert not reads_flat(itemsize, 40 * 4 * calls - 1, k, 40)
+    assert reads_flat(2, 40, 24, 40)
 
 
 def test_the_op_projects_tiling_functions_keep_one_kernel_for_every_length():
@@ -59,8 +80,12 @@ def test_the_op_projects_tiling_functions_keep_one_kernel_for_every_length():
 
 SHAPES = [((53551, 24), "float16"), ((7, 40), "float16"), ((500, 24), "bfloat16"), ((1000, 120), "float16"),
           ((41, 248), "bfloat16"), ((3, 50, 24), "float16"),
-          ((2000, 19), "float16"), ((300, 37), "float32"), ((4, 50, 14), "bfloat16"), ((90, 57), "float32"),
-          ((200, 13), "float32")]
+          ((2000, 19), "float16"), ((1400, 37), "float32"), ((16, 50, 14), "bfloat16"), ((1400, 57), "float32"),
+          ((1400, 13), "float32"),
+          # rows past one repeat from some lane offset: a masked call per repeat a row spans
+          ((1400, 62), "float16"), ((2600, 77), "float32"), ((3880, 125), "bfloat16"), ((3880, 183), "float16"),
+          ((2600, 250), "float32"), ((1640, 300), "float16")]
+UNSIZED = [((2000, 13), "float16"), ((1400, 9), "bfloat16"), ((1400, 11), "float16")]  # ascdsl.lib.UNSIZED_16_BIT
 
 
 @pytest.mark.parametrize("shape, dtype", SHAPES, ids=str)
@@ -76,7 +101,7 @@ def test_softmax_grad_packed_rows_on_the_simulator(shape, dtype, front):
     assert_close(sim, expected(grad, src, front))
 
 
-@pytest.mark.parametrize("shape, dtype", SHAPES, ids=str)
+@pytest.mark.parametrize("shape, dtype", SHAPES + UNSIZED, ids=str)
 def test_log_softmax_backward_packed_rows_on_the_simulator(shape, dtype):
     grad, out = log_inputs(shape, -1, dtype)
     with record.launches() as seen:
@@ -95,10 +120,15 @@ def test_log_softmax_backward_packed_rows_on_the_simulator(shape, dtype):
                                         (bench._lsm("16-bit short rows", (53551, 24), "float16"), 1.35),
                                         (bench._sg("rows at a pitch of k", (71279, 19), "float16"), 1.25),
                                         (bench._lsm("rows at a pitch of k", (71279, 19), "float16"), 1.4),
-                                        (bench._sg("rows at a pitch of k", (30000, 37), "float32"), 1.05)],
+                                        (bench._sg("rows at a pitch of k", (30000, 37), "float32"), 1.05),
+                                        (bench._sg("rows past a repeat", (31102, 62), "float16"), 1.05),
+                                        (bench._lsm("rows past a repeat", (31102, 62), "float16"), 1.1),
+                                        (bench._lsm("rows of 9 to 13", (20000, 13), "float16"), 2.3)],
                          ids=lambda c: f"{c.op}-{'x'.join(map(str, c.shape))}-{c.dtype}" if hasattr(c, "op") else "")
 def test_the_sweeps_short_rows_move_a_tile_a_burst(case, most):
     """53551x24 float16 were 2.43 (softmax_grad) and 2.58 (log_softmax_grad): one burst a row of 48 bytes;
-    71279x19 float16 2.537 and 2.594, 30000x37 float32 1.280 (a burst a row, before the backend's packed rows)."""
+    71279x19 float16 2.537 and 2.594, 30000x37 float32 1.280 (a burst a row, before the backend's packed rows);
+    31102x62 float16 1.350 and 1.393 (a burst a row, before the packed rows past one repeat); log_softmax_grad's
+    20000x13 float16 4.283 (a burst a row; V-bound packed: a core's 500 rows in two tiles of 8 classes' calls)."""
     k = bench.simulate(OPS[case.op], case, B3.name)
     assert k.ratio <= most and k.gm_over_min == 1.0

@@ -13,11 +13,14 @@ is one the packed layout serves:
 * a reshape back to ``[R * K]``: free.
 
 Anything else (a store of the 2-D tile, a slice, a transpose, a column reduction, a loop-carried tile) keeps the
-padded layout for the whole component. Rows must lie in one repeat from any lane offset (``K + 7 <= 64``); ``K`` is
+padded layout for the whole component. A row may span several repeats (each its own masked call); the rows of a
+residue class lie ``K * c / 8`` blocks apart, at most 255 (the 8-bit repeat stride): ``K < 256``. ``K`` is
 a constexpr, ``R`` may be a run-time extent (the general form, :attr:`.Selector.general`: the class counts are
 expressions of it). ``tests/sim/kernels/packed_rows.cpp`` is the form written by hand.
 """
 from __future__ import annotations
+
+from math import gcd
 
 from ... import dtypes
 from ...ir.core import Instr, Op, Value, walk
@@ -27,22 +30,22 @@ from ..selection import isel
 REDUCTIONS = frozenset({Op.SUM, Op.MAX, Op.MIN})
 
 
-def packs(instr: Instr, per_blk: int, per_rep: int) -> bool:
-    """``instr`` reshapes a flat float32 tile into rows that are not whole blocks and fit a repeat from any lane
-    offset."""
+def packs(instr: Instr, per_blk: int, most: int) -> bool:
+    """``instr`` reshapes a flat float32 tile into rows that are not whole blocks and whose residue classes lie
+    at most ``most`` blocks apart (``K * c / 8``, the 8-bit repeat stride: ``K < 256``)."""
     if instr.op is not Op.RESHAPE or instr.result.type.dtype != dtypes.float32:
         return False
     shape = instr.result.type.shape
     return (len(instr.operands[0].type.shape) == 1 and len(shape) == 2 and isinstance(shape[1], int)
-            and shape[1] > 1 and shape[1] % per_blk != 0 and shape[1] + per_blk - 1 <= per_rep)
+            and shape[1] > 1 and shape[1] % per_blk != 0 and shape[1] // gcd(shape[1], per_blk) <= most)
 
 
 def packed_values(facts) -> frozenset[int]:
     """The ids of the tile values of ``facts``' kernel (a :class:`.facts.KernelFacts`) that are packed."""
-    per_blk, per_rep = facts.platform.block_bytes // 4, facts.platform.repeat_bytes // 4
+    per_blk, most = facts.platform.block_bytes // 4, facts.platform.max_repeats
     out: dict[int, Value] = {}
     for instr in walk(facts.kernel.body):  # program order: operands before their users
-        if packs(instr, per_blk, per_rep) or _computes(facts, instr, out):
+        if packs(instr, per_blk, most) or _computes(facts, instr, out):
             out[instr.result.id] = instr.result
     changed = True
     while changed:  # drop what has another use, and what is computed from a dropped tile
