@@ -197,7 +197,8 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False, packed=False):
     block_k = max(1, ascdsl.cdiv(k, align)) * align  # a row in whole 32-byte blocks
     # Not for is_front: beside its [ROWS, ALIGN] store, rows of 200 and more elements make ROWS no runtime
     # extent the planner can size; nor for 16-bit rows where packed_kernel's ROWS is none (UNSIZED_16_BIT).
-    flat = packed and not is_front and reads_flat(dtype.itemsize, m, k, used) and (dtype.itemsize == 4 or k not in UNSIZED_16_BIT)
+    flat = packed and not is_front and reads_flat(dtype.itemsize, m, k, used) and \
+        (dtype.itemsize == 4 or k not in UNSIZED_16_BIT)
     if flat:
         rows = ascdsl.planner.largest_extent(packed_kernel, "ROWS", grad, src, grad, platform=platform, K=k)
     else:
