@@ -31,7 +31,10 @@ pass sums chunk by chunk, a second pass reloads and writes: the reduced extent d
   call's repeats), where the lines kernel reads ``grad_output`` twice and folds a slab at a time: a chain of
   dependent vector calls a slab.
 The outer work (rows, ``(d0, column-block)`` pairs, or element blocks) is split over the platform's
-vector cores: one program per core, the first ``big_cores`` programs take one unit more.
+vector cores: one program per core, the first ``big_cores`` programs take one unit more; ``reduce_tail``'s rows
+past the last whole round of the cores go in column parts over them as softmax_grad's do (``reduce_tail_recompute``,
+each part summing its whole row of ``dy`` again; rows that fit the UB in float32 with at most ``PART_WHOLE_ROWS``
+whole rows a core).
 
 Tile sizes are runtime tile extents (tiling fields: one kernel class per algorithm serves every shape),
 sized from the kernel's exact UB footprint (``ascdsl.planner.largest_extent``; the generated tiling

@@ -17,7 +17,12 @@ Variants the host picks:
   then written in a second pass; the zero padding gives zero sums and zero outputs.
 
 Outer work (rows; for NZ, blocks of rows of one batch) is split over the vector cores, the first
-``big_cores`` programs taking one unit more.
+``big_cores`` programs taking one unit more. Not for ``is_front``, the rows past the last whole round of the
+cores (``m % cores`` of them, at most half the cores; rows of ``MIN_TILE_BYTES`` or more) go instead in column
+parts over the cores, in ``two_pass``: every core takes ``m // cores`` whole rows, then the first ``tail`` cores
+a part of ``part_k`` columns of one of the rows past them (``parts`` a row), summing the whole row again and
+writing its own columns. Rows that fit the UB take it in float32 only, with at most ``PART_WHOLE_ROWS`` whole
+rows a core and 4 parts a row or more (the two-pass kernel reads them twice: measured in docs/performance.md).
 
 Tile sizes are runtime tile extents (tiling fields: one kernel class per algorithm serves every
 shape), chosen from the kernel's exact UB footprint (``ascdsl.planner.largest_extent``, which the
