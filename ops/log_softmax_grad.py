@@ -33,8 +33,8 @@ pass sums chunk by chunk, a second pass reloads and writes: the reduced extent d
 The outer work (rows, ``(d0, column-block)`` pairs, or element blocks) is split over the platform's
 vector cores: one program per core, the first ``big_cores`` programs take one unit more; ``reduce_tail``'s rows
 past the last whole round of the cores go in column parts over them as softmax_grad's do (``reduce_tail_recompute``,
-each part summing its whole row of ``dy`` again; rows that fit the UB in float32 with at most ``PART_WHOLE_ROWS``
-whole rows a core).
+each part summing its whole row of ``dy`` again; rows that fit the UB in float32, in 4 parts or more, with at
+most ``PART_WHOLE_ROWS`` whole rows a core).
 
 Tile sizes are runtime tile extents (tiling fields: one kernel class per algorithm serves every shape),
 sized from the kernel's exact UB footprint (``ascdsl.planner.largest_extent``; the generated tiling
@@ -301,14 +301,15 @@ def log_softmax_backward_host(grad_output, output, dim, platform, lines=False):
             rows = ascdsl.planner.largest_extent(reduce_tail_full_kernel, "ROWS", grad_output, output, grad_output,
                                                  platform=platform, BLOCK_R=block_r)
         # as softmax_grad's rows: the rows past the last whole round of the cores in parts over them, in the
-        # recompute kernel, where the rows are over the UB, or float32 ones with at most PART_WHOLE_ROWS whole rows
-        # a core (the part sums `dy` alone: more whole rows than softmax_grad's two inputs allow)
+        # recompute kernel, where the rows are over the UB, or float32 ones in 4 parts or more with at most
+        # PART_WHOLE_ROWS whole rows a core (the part sums `dy` alone: more whole rows than softmax_grad's two inputs
+        # allow)
         rest = d0 % cores
         tail = 0
         parts = 1
         part_k = d1
         if not packed and rest > 0 and 2 * rest <= cores and d1 * dtype.itemsize >= MIN_TILE_BYTES and \
-                (rows < 1 or (dtype.itemsize == 4 and d0 // cores <= PART_WHOLE_ROWS)):
+                (rows < 1 or (dtype.itemsize == 4 and 4 * rest <= cores and d0 // cores <= PART_WHOLE_ROWS)):
             part_k = ascdsl.cdiv(ascdsl.cdiv(d1, cores // rest), align) * align
             parts = ascdsl.cdiv(d1, part_k)
             used = cores if d0 >= cores else rest * parts

@@ -152,7 +152,8 @@ def test_the_rows_past_the_last_round_of_the_cores_go_in_parts():
     (1.35x -> 1.10x of the floor), each part summing its whole row of ``dy`` in the recompute kernel; 125x3334
     (3 whole rows a core: a part sums ``dy`` alone, so up to 4 whole rows) 5 rows in 8 parts (1.22x -> 1.12x);
     44x33072 (over the UB) 4 rows in 10 parts (1.62x -> 1.10x). 16-bit rows that fit the UB, a core with 5 whole
-    rows and a whole round keep the full-load kernel."""
+    rows, rows past the round that would go in fewer than 4 parts (99x3333: 19 rows in 2 parts, 1.157x -> 1.170x)
+    and a whole round keep the full-load kernel."""
     for shape, per_core, parts, part_k in [((82, 6587), 2, 20, 336), ((125, 3334), 3, 8, 424),
                                            ((44, 33072), 1, 10, 3312)]:
         plan = variant(shape, -1)
@@ -160,7 +161,8 @@ def test_the_rows_past_the_last_round_of_the_cores_go_in_parts():
         assert plan.variant == "reduce_tail_recompute" and plan.grid == (40,), plan
         assert (plan.scalars["per_core"], plan.scalars["big_cores"], plan.scalars["tail"]) == (per_core, 0, rest * parts)
         assert (plan.scalars["parts"], plan.scalars["part_k"]) == (parts, part_k), plan
-    for shape, dtype in [((82, 6587), "float16"), ((205, 3334), "float32"), ((80, 6587), "float32")]:
+    for shape, dtype in [((82, 6587), "float16"), ((205, 3334), "float32"), ((99, 3333), "float32"),
+                         ((80, 6587), "float32")]:
         plan = variant(shape, -1, dtype)
         assert plan.variant == "reduce_tail_full_load" and plan.scalars["per_core"] == shape[0] // 40, plan
 
