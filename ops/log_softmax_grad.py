@@ -31,7 +31,10 @@ pass sums chunk by chunk, a second pass reloads and writes: the reduced extent d
   call's repeats), where the lines kernel reads ``grad_output`` twice and folds a slab at a time: a chain of
   dependent vector calls a slab.
 The outer work (rows, ``(d0, column-block)`` pairs, or element blocks) is split over the platform's
-vector cores: one program per core, the first ``big_cores`` programs take one unit more.
+vector cores: one program per core, the first ``big_cores`` programs take one unit more; ``reduce_tail``'s rows
+past the last whole round of the cores go in column parts over them as softmax_grad's do (``reduce_tail_recompute``,
+each part summing its whole row of ``dy`` again; rows that fit the UB in float32, in 4 parts or more, with at
+most ``PART_WHOLE_ROWS`` whole rows a core).
 
 Tile sizes are runtime tile extents (tiling fields: one kernel class per algorithm serves every shape),
 sized from the kernel's exact UB footprint (``ascdsl.planner.largest_extent``; the generated tiling
@@ -59,6 +62,7 @@ from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 MAX_DIMS = 8
 TILES_PER_CORE = 4  # the full-load kernel's fewest tiles a core, where its rows allow
 MIN_TILE_BYTES = 8192  # the fewest bytes of an input such a tile holds
+PART_WHOLE_ROWS = 4  # the most whole rows a core takes beside a part of a row that fits the UB
 ROW_LIMIT = 1 << 30  # row indices (a core's first row plus a tile of rows) stay far inside int32
 
 
@@ -101,19 +105,26 @@ def reduce_tail_packed_kernel(dy_ptr, x_ptr, out_ptr, per_core, big_cores, ROWS:
 
 
 @ascdsl.jit
-def reduce_tail_recompute_kernel(dy_ptr, x_ptr, out_ptr, d1, per_core, big_cores, BLOCK_R: tl.constexpr):
+def reduce_tail_recompute_kernel(dy_ptr, x_ptr, out_ptr, d1, per_core, big_cores, tail, parts, part_k,
+                                 BLOCK_R: tl.constexpr):
     start, end = core_span(per_core, big_cores)
+    pid = tl.program_id(0)
     lanes = tl.arange(0, BLOCK_R)
-    for row in range(start, end):
+    for unit in range(start, end + (pid < tail).to(tl.int32)):
+        # past its whole rows, one of the first `tail` cores writes a part of a row past the last whole round
+        split = unit == end
+        row = tl.where(split, per_core * tl.num_programs(0) + pid // parts, unit)
+        first = tl.where(split, (pid - pid // parts * parts) * part_k, 0)
+        stop = tl.where(split, tl.minimum(first + part_k, d1), d1)
         total = tl.zeros((1,), tl.float32)
         for col0 in range(0, d1, BLOCK_R):
             cols = col0 + lanes
             mask = cols[None, :] < d1
             dy = tl.load(dy_ptr + row * d1 + cols[None, :], mask=mask, other=0.0).to(tl.float32)
             total += tl.sum(dy, axis=1)
-        for col0 in range(0, d1, BLOCK_R):
+        for col0 in range(first, stop, BLOCK_R):
             cols = col0 + lanes
-            mask = cols[None, :] < d1
+            mask = cols[None, :] < stop
             offsets = row * d1 + cols[None, :]
             dy = tl.load(dy_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
             x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
@@ -279,7 +290,9 @@ def log_softmax_backward_host(grad_output, output, dim, platform, lines=False):
     block_r = ascdsl.cdiv(d1, align) * align  # a reduced row in whole 32-byte blocks
     if d2 == 1:
         used = min(cores, d0)
-        scalars = {"d1": d1, "per_core": d0 // used, "big_cores": d0 % used}
+        per_core = d0 // used
+        big_cores = d0 % used
+        scalars = {"d1": d1, "per_core": per_core, "big_cores": big_cores}
         packed = lines and reads_flat(dtype.itemsize, d0, d1, used)
         if packed:
             rows = ascdsl.planner.largest_extent(reduce_tail_packed_kernel, "ROWS", grad_output, output, grad_output,
@@ -287,6 +300,23 @@ def log_softmax_backward_host(grad_output, output, dim, platform, lines=False):
         else:
             rows = ascdsl.planner.largest_extent(reduce_tail_full_kernel, "ROWS", grad_output, output, grad_output,
                                                  platform=platform, BLOCK_R=block_r)
+        # as softmax_grad's rows: the rows past the last whole round of the cores in parts over them, in the
+        # recompute kernel, where the rows are over the UB, or float32 ones in 4 parts or more with at most
+        # PART_WHOLE_ROWS whole rows a core (the part sums `dy` alone: more whole rows than softmax_grad's two inputs
+        # allow)
+        rest = d0 % cores
+        tail = 0
+        parts = 1
+        part_k = d1
+        if not packed and rest > 0 and 2 * rest <= cores and d1 * dtype.itemsize >= MIN_TILE_BYTES and \
+                (rows < 1 or (dtype.itemsize == 4 and 4 * rest <= cores and d0 // cores <= PART_WHOLE_ROWS)):
+            part_k = ascdsl.cdiv(ascdsl.cdiv(d1, cores // rest), align) * align
+            parts = ascdsl.cdiv(d1, part_k)
+            used = cores if d0 >= cores else rest * parts
+            per_core = d0 // cores
+            big_cores = 0
+            tail = rest * parts
+            rows = 0
         if rows >= 1:
             rows = min(rows, ascdsl.cdiv(d0, used))
             if ascdsl.cdiv(ascdsl.cdiv(d0, used), rows) < TILES_PER_CORE:
@@ -308,7 +338,9 @@ def log_softmax_backward_host(grad_output, output, dim, platform, lines=False):
         # chunks of equal length: a short last chunk would cost a whole one's vector work
         chunk = ascdsl.cdiv(ascdsl.cdiv(d1, ascdsl.cdiv(d1, chunk)), align) * align
         return ascdsl.Launch(reduce_tail_recompute_kernel, grid=(used,), variant="reduce_tail_recompute",
-                             constexprs={"BLOCK_R": chunk}, scalars=scalars)
+                             constexprs={"BLOCK_R": chunk},
+                             scalars={"d1": d1, "per_core": per_core, "big_cores": big_cores,
+                                      "tail": tail, "parts": parts, "part_k": part_k})
 
     wide = 2 * align  # the column tiles of the reduce-middle kernels: multiples of 64 bytes
     if lines and d2 % wide != 0 and d2 < 8 * align:

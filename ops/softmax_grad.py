@@ -17,7 +17,12 @@ Variants the host picks:
   then written in a second pass; the zero padding gives zero sums and zero outputs.
 
 Outer work (rows; for NZ, blocks of rows of one batch) is split over the vector cores, the first
-``big_cores`` programs taking one unit more.
+``big_cores`` programs taking one unit more. Not for ``is_front``, the rows past the last whole round of the
+cores (``m % cores`` of them, at most half the cores; rows of ``MIN_TILE_BYTES`` or more) go instead in column
+parts over the cores, in ``two_pass``: every core takes ``m // cores`` whole rows, then the first ``tail`` cores
+a part of ``part_k`` columns of one of the rows past them (``parts`` a row), summing the whole row again and
+writing its own columns. Rows that fit the UB take it in float32 only, with at most ``PART_WHOLE_ROWS`` whole
+rows a core and 4 parts a row or more (the two-pass kernel reads them twice: measured in docs/performance.md).
 
 Tile sizes are runtime tile extents (tiling fields: one kernel class per algorithm serves every
 shape), chosen from the kernel's exact UB footprint (``ascdsl.planner.largest_extent``, which the
@@ -49,6 +54,7 @@ from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 
 TILES_PER_CORE = 4  # the full-load kernel's fewest tiles a core, where its rows allow
 MIN_TILE_BYTES = 8192  # the fewest bytes of an input such a tile holds
+PART_WHOLE_ROWS = 2  # the most whole rows a core takes beside a part of a row that fits the UB
 ROW_LIMIT = 1 << 30  # row indices (a core's first row plus a tile of rows) stay far inside int32
 NZ_ROWS = tuple(2 ** i for i in range(4, 13))  # the NZ row blocks (multiples of 16) it chooses from
 
@@ -91,11 +97,17 @@ def packed_kernel(grad_ptr, src_ptr, out_ptr, per_core, big_cores, ROWS: tl.cons
 
 
 @ascdsl.jit
-def two_pass_kernel(grad_ptr, src_ptr, out_ptr, k, per_core, big_cores,
+def two_pass_kernel(grad_ptr, src_ptr, out_ptr, k, per_core, big_cores, tail, parts, part_k,
                     BLOCK_K: tl.constexpr, FRONT: tl.constexpr, ALIGN: tl.constexpr):
     start, end = core_span(per_core, big_cores)
+    pid = tl.program_id(0)
     lanes = tl.arange(0, BLOCK_K)
-    for row in range(start, end):
+    for unit in range(start, end + (pid < tail).to(tl.int32)):
+        # past its whole rows, one of the first `tail` cores writes a part of a row past the last whole round
+        split = unit == end
+        row = tl.where(split, per_core * tl.num_programs(0) + pid // parts, unit)
+        first = tl.where(split, (pid - pid // parts * parts) * part_k, 0)
+        stop = tl.where(split, tl.minimum(first + part_k, k), k)
         total = tl.zeros((1,), tl.float32)
         for col0 in range(0, k, BLOCK_K):
             cols = col0 + lanes
@@ -106,9 +118,9 @@ def two_pass_kernel(grad_ptr, src_ptr, out_ptr, k, per_core, big_cores,
         if FRONT:
             store_front(out_ptr, row + tl.arange(0, 1), end, total, ALIGN)
         else:
-            for col0 in range(0, k, BLOCK_K):
+            for col0 in range(first, stop, BLOCK_K):
                 cols = col0 + lanes
-                mask = cols[None, :] < k
+                mask = cols[None, :] < stop
                 offsets = row * k + cols[None, :]
                 grad = tl.load(grad_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
                 src = tl.load(src_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
@@ -193,7 +205,9 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False, packed=False):
         return ascdsl.Launch(two_pass_kernel, grid=(0,), variant="empty",
                              constexprs={"BLOCK_K": align, "FRONT": is_front, "ALIGN": align})
     used = min(cores, m)
-    scalars = {"k": k, "per_core": m // used, "big_cores": m % used}
+    per_core = m // used
+    big_cores = m % used
+    scalars = {"k": k, "per_core": per_core, "big_cores": big_cores}
     block_k = max(1, ascdsl.cdiv(k, align)) * align  # a row in whole 32-byte blocks
     # Not for is_front: beside its [ROWS, ALIGN] store, rows of 200 and more elements make ROWS no runtime
     # extent the planner can size; nor for 16-bit rows where packed_kernel's ROWS is none (UNSIZED_16_BIT).
@@ -204,6 +218,26 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False, packed=False):
     else:
         rows = ascdsl.planner.largest_extent(rows_kernel, "ROWS", grad, src, grad, platform=platform, BLOCK_K=block_k,
                                              FRONT=is_front, ALIGN=32 // grad.dtype.itemsize)
+    # the rows past the last whole round of the cores (all of them with fewer rows than cores), at most half the
+    # cores, rows of MIN_TILE_BYTES or more: each one's columns in parts over the cores, in the two-pass kernel
+    # (82 rows on 40 cores: 2 whole rows a core and 2 rows in 20 parts, not 3 rows on 2 cores); each part sums
+    # its whole row (its re-reads mostly from the L2) and writes its own columns. Rows that fit the UB are then
+    # read twice, the second time from the L2: worth it in float32 (16-bit rows are bound by the vector unit)
+    # where a core has at most PART_WHOLE_ROWS whole rows and a row goes in 4 parts or more (measured, see
+    # docs/performance.md)
+    rest = m % cores
+    tail = 0
+    parts = 1
+    part_k = k
+    if not is_front and not flat and rest > 0 and 2 * rest <= cores and k * dtype.itemsize >= MIN_TILE_BYTES and \
+            (rows < 1 or (dtype.itemsize == 4 and 4 * rest <= cores and m // cores <= PART_WHOLE_ROWS)):
+        part_k = ascdsl.cdiv(ascdsl.cdiv(k, cores // rest), align) * align
+        parts = ascdsl.cdiv(k, part_k)
+        used = cores if m >= cores else rest * parts
+        per_core = m // cores
+        big_cores = 0
+        tail = rest * parts
+        rows = 0
     if rows >= 1:
         rows = min(rows, ascdsl.cdiv(m, used))
         if ascdsl.cdiv(ascdsl.cdiv(m, used), rows) < TILES_PER_CORE:
@@ -223,7 +257,9 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False, packed=False):
         raise ValueError(f"no chunk of a {k}-element row fits the UB of {platform.name}")
     # chunks of equal length: a short last chunk would cost a whole one's vector work
     block_k = ascdsl.cdiv(ascdsl.cdiv(k, ascdsl.cdiv(k, block_k)), align) * align
-    return ascdsl.Launch(two_pass_kernel, grid=(used,), variant="two_pass", scalars=scalars,
+    return ascdsl.Launch(two_pass_kernel, grid=(used,), variant="two_pass",
+                         scalars={"k": k, "per_core": per_core, "big_cores": big_cores,
+                                  "tail": tail, "parts": parts, "part_k": part_k},
                          constexprs={"BLOCK_K": block_k, "FRONT": is_front, "ALIGN": align})
 
 

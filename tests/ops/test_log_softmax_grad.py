@@ -147,6 +147,26 @@ def test_the_slabs_past_the_last_round_of_the_cores_go_in_parts():
     check((83, 60, 7), 1, "float32")
 
 
+def test_the_rows_past_the_last_round_of_the_cores_go_in_parts():
+    """As softmax_grad's rows: 82 rows of 6587 floats are 2 whole rows a core and 2 rows in 20 parts of 336 columns
+    (1.35x -> 1.10x of the floor), each part summing its whole row of ``dy`` in the recompute kernel; 125x3334
+    (3 whole rows a core: a part sums ``dy`` alone, so up to 4 whole rows) 5 rows in 8 parts (1.22x -> 1.12x);
+    44x33072 (over the UB) 4 rows in 10 parts (1.62x -> 1.10x). 16-bit rows that fit the UB, a core with 5 whole
+    rows, rows past the round that would go in fewer than 4 parts (99x3333: 19 rows in 2 parts, 1.157x -> 1.170x)
+    and a whole round keep the full-load kernel."""
+    for shape, per_core, parts, part_k in [((82, 6587), 2, 20, 336), ((125, 3334), 3, 8, 424),
+                                           ((44, 33072), 1, 10, 3312)]:
+        plan = variant(shape, -1)
+        rest = shape[0] % 40
+        assert plan.variant == "reduce_tail_recompute" and plan.grid == (40,), plan
+        assert (plan.scalars["per_core"], plan.scalars["big_cores"], plan.scalars["tail"]) == (per_core, 0, rest * parts)
+        assert (plan.scalars["parts"], plan.scalars["part_k"]) == (parts, part_k), plan
+    for shape, dtype in [((82, 6587), "float16"), ((205, 3334), "float32"), ((99, 3333), "float32"),
+                         ((80, 6587), "float32")]:
+        plan = variant(shape, -1, dtype)
+        assert plan.variant == "reduce_tail_full_load" and plan.scalars["per_core"] == shape[0] // 40, plan
+
+
 def test_many_small_slabs_come_in_tiles_of_whole_slabs():
     """Four slabs a core or more, a slab that fits: tiles of whole slabs (``reduce_middle_slabs``), read once,
     as many as make MIN_TILE_BYTES, at most a core's share in TILES_PER_CORE tiles: 251x158x3 (7 slabs of
@@ -173,9 +193,9 @@ def test_variants_and_core_split():
     assert variant((3, 2000, 70), 1).variant == "reduce_middle_recompute"
     assert variant((3, 2000, 64), 1).variant == variant((3, 2000, 16), 1).variant == "reduce_middle_recompute"
     assert variant((3, 12000), 1).variant == "reduce_tail_recompute"
-    plan = variant((100, 8000), 1)  # one 32 KB row per tile fits two double-buffered queues, two do not
+    plan = variant((120, 8000), 1)  # one 32 KB row per tile fits two double-buffered queues, two do not
     assert plan.variant == "reduce_tail_full_load" and plan.constexprs["ROWS"] == 1
-    assert variant((3, 4000), 1).variant == variant((3, 4000), 1, "float16").variant == "reduce_tail_full_load"
+    assert variant((3, 2000), 1).variant == variant((3, 2000), 1, "float16").variant == "reduce_tail_full_load"
     assert variant((4, 1, 9), 1).variant == "no_reduce"
     assert variant((0, 3), 1).grid == (0,)
     small = get_platform("Ascend310P3")

@@ -23,7 +23,7 @@ from ops.log_softmax_grad import log_softmax_backward, merge_axes, reference
 from ops.softmax_grad import softmax_grad
 from tests.backend.helpers import op_case_files
 from tests.ops.test_log_softmax_grad import SWEEP, make_inputs as log_inputs, variant
-from tests.ops.test_softmax_grad import SHAPES, expected, make_inputs
+from tests.ops.test_softmax_grad import SHAPES, expected, make_inputs, plan
 
 DTYPES = ("float32", "float16", "bfloat16")
 B3 = get_platform("Ascend910B3")
@@ -104,6 +104,29 @@ def test_log_softmax_backward_sweep_on_the_simulator(dtype):
         assert_close(sim, want, scale=terms)
     failed = _failures(cases, check)
     assert not failed, "\n".join(failed)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rows_past_the_last_round_in_parts_on_the_simulator(dtype):
+    """The rows past the last whole round of the cores in column parts (the two-pass kernels), on the simulator
+    against the interpreter and float64: rows over the UB in every dtype (3 rows in 13 parts, the last one
+    ragged), and in float32 rows that fit it beside whole ones (43 rows of 4100: a whole row a core and 3 rows in
+    13 parts of 320 columns)."""
+    shapes = [(3, B3.ub_bytes // dtypes.lookup(dtype).itemsize + 5)] + ([(43, 4100)] if dtype == "float32" else [])
+    for shape in shapes:
+        assert plan(shape, dtype).scalars["tail"] == shape[0] % 40 * 13
+        assert variant(shape, -1, dtype).scalars["tail"] == shape[0] % 40 * 13
+        inputs = make_inputs(shape, dtype)
+        sim, interpreted = (softmax_grad(*inputs, backend=backend) for backend in ("sim", "interpreter"))
+        assert_close(sim, interpreted.astype(np.float64))
+        assert_close(sim, expected(*inputs))
+        inputs = log_inputs(shape, -1, dtype)
+        sim, interpreted = (log_softmax_backward(*inputs, -1, backend=backend) for backend in ("sim", "interpreter"))
+        g, o = (x.astype(np.float64) for x in inputs)
+        want = reference(g, o, -1)
+        terms = np.abs(g) + np.abs(g - want)
+        assert_close(sim, interpreted.astype(np.float64), scale=terms)
+        assert_close(sim, want, scale=terms)
 
 
 def test_sweeps_cover_every_variant():

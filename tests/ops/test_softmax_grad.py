@@ -72,7 +72,7 @@ def test_arbitrary_src_and_variants():
     assert plan((1000, 17)).variant == "rows" and plan((1000, 17)).grid == (B3.vector_core_count,)
     assert plan((5, 33)).grid == (5,)
     assert plan((2, 10000)).variant == "two_pass" and plan((2, 4000), "float16").variant == "rows"
-    assert plan((2, 5000)).variant == "rows" and plan((2, 5000)).constexprs["ROWS"] == 1  # one row per tile
+    assert plan((2, 2000)).variant == "rows" and plan((2, 2000)).constexprs["ROWS"] == 1  # one row per tile
     assert plan((0, 4)).grid == (0,) and plan((4, 0)).grid == (0,) and plan((4, 0), is_front=True).grid == (4,)
     small = get_platform("Ascend310P3")
     assert plan((30, 7), "float16", platform=small).grid == (small.vector_core_count,)
@@ -83,6 +83,27 @@ def test_a_cores_rows_come_in_tiles_whose_loads_overlap():
     computes and stores in turn; short rows keep tiles of MIN_TILE_BYTES (1000 rows of 100: 21 a tile)."""
     assert plan((541, 613)).constexprs["ROWS"] == 4
     assert plan((1000, 100)).constexprs["ROWS"] == 21
+
+
+def test_the_rows_past_the_last_round_of_the_cores_go_in_parts():
+    """82 rows of 6587 floats on 40 cores (issue 24's sweep) put 3 rows on 2 cores where the mean is 2.05 (1.35x of
+    the floor); now every core takes 2 whole rows and the 2 rows past them go in 20 parts of 336 columns over the
+    40 cores, in the two-pass kernel: each part sums its whole row and writes its own columns (1.18x). 44 rows of
+    33072 (over the UB): 1 whole row a core and 4 rows in 10 parts (1.65x -> 1.19x). Rows that fit the UB keep
+    the full-load kernel where a core has more than 2 whole rows (125x3334), a row would go in fewer than 4 parts
+    (100x5000), in 16-bit (the vector unit bounds them), for a whole round (80 rows) and with is_front."""
+    for shape, per_core, parts, part_k in [((82, 6587), 2, 20, 336), ((44, 33072), 1, 10, 3312), ((5, 4100), 0, 8, 520)]:
+        p = plan(shape)
+        rest = shape[0] % 40
+        assert p.variant == "two_pass" and p.grid == (40 if shape[0] >= 40 else rest * parts,), p
+        assert (p.scalars["per_core"], p.scalars["big_cores"], p.scalars["tail"]) == (per_core, 0, rest * parts), p
+        assert (p.scalars["parts"], p.scalars["part_k"]) == (parts, part_k), p
+    for shape, dtype, is_front in [((125, 3334), "float32", False), ((100, 5000), "float32", False),
+                                   ((82, 6587), "float16", False), ((80, 6587), "float32", False),
+                                   ((82, 6587), "float32", True)]:
+        p = plan(shape, dtype, is_front)
+        assert p.variant == "rows" and p.scalars["per_core"] == shape[0] // 40, p
+    assert plan((44, 33072), is_front=True).scalars["tail"] == 0
 
 
 def test_padding_never_changes_the_result():
