@@ -411,7 +411,8 @@ def error_scale(grad, src, *, is_front=False, format="ND", dtype=None):
 CASES = [ascdsl.Case(shape, shape, dtype=dt) for dt in ("float32", "float16", "bfloat16")
          for shape in ((1,), (4, 31), (3, 32), (5, 33), (2, 3, 7))]
 CASES += [ascdsl.Case((2, 10000), (2, 10000), dtype="float16"), ascdsl.Case((2, 10000), (2, 10000)),
-          ascdsl.Case((1300, 33), (1300, 33)),  # 32 rows a core: the entry's packed rows; tiles of several rows
+          ascdsl.Case((100, 33), (100, 33)),  # three rows per core: tiles of several rows, a burst a row
+          ascdsl.Case((1300, 33), (1300, 33)),  # 32 rows a core: the entry's packed rows
           ascdsl.Case((0, 8), (0, 8)), ascdsl.Case((3, 0), (3, 0)),
           ascdsl.Case((2, 3, 16, 16), (2, 3, 16, 16), format="NZ")]
 CASES += [ascdsl.Case(shape, shape, dtype=dt, is_front=True)
