@@ -34,7 +34,7 @@ from .errors import CompilationError, Error, InputTypeError, InputValueError, so
 from .op import Case, Operator, TensorDesc
 from .opbuild import OpBuild, jit_functions, manifest, pointer_dtypes
 from .platforms import Platform
-from .verify import VariantCheck, verify_main
+from .verify import VariantCheck, case_arguments, verify_main
 
 SCHEMA = Path(__file__).parent / "schema" / "manifest.schema.json"
 __all__ = [
@@ -98,10 +98,10 @@ def case_kernels(op: Operator, platform: Platform) -> list:
     as bfloat16 where the platform has no bfloat16) or whose grid is empty launches nothing."""
     out = []
     for case in op.cases:
-        attrs = op.opdef_attrs(case)
-        if attrs is None:
+        args = case_arguments(op, case)
+        if args is None:
             continue
-        inputs = tuple(TensorDesc.of(a) for a in op.inputs_of(case))
+        _, inputs, attrs = args
         try:
             launch = host.host_plan(op, platform, inputs, attrs)
         except (InputTypeError, InputValueError):

@@ -123,7 +123,8 @@ class _OpKernelRunner:
         """``case`` on the simulator, its launches of built variants through the op-project kernel: an
         OpDef-expressible case runs what the op project's tiling function launches (:func:`project_entry`),
         any other case the Python entry."""
-        entry = project_entry(self.b) if self.b.op.opdef_attrs(case) is not None else None
+        attrs = self.b.op.opdef_attrs(case)
+        entry = project_entry(self.b, attrs) if attrs is not None else None
         result = run_case(self.b.op, case, Backend("sim", self.run), self.b.platform.name, entry)
         self.settle(result)
         return result
@@ -151,14 +152,14 @@ class _OpKernelRunner:
         self.launched.append((keys[0], res.stats))
 
 
-def project_entry(b: OpBuild) -> Callable:
-    """An entry that runs what the op project runs: the op's host function at the case's attributes and the
-    defaults of its other parameters (:func:`.backend.host.host.host_plan`, as the generated C++ has them),
-    on outputs of the op's shapes and dtypes. The Python entry may launch other kernels (``softmax_grad``'s
-    packed rows, a kernel per row length), which ``ascdsl check`` verifies."""
-    def entry(*inputs, backend, platform, **attrs):
+def project_entry(b: OpBuild, values: dict) -> Callable:
+    """An entry that runs what the op project runs: the op's host function at the OpDef attribute ``values``
+    (:meth:`.op.Operator.opdef_attrs` of the case) and the defaults of its other parameters
+    (:func:`.backend.host.host.host_plan`, as the generated C++ has them), on outputs of the op's shapes and
+    dtypes. The Python entry may launch other kernels (``softmax_grad``'s packed rows, a kernel per row length),
+    which ``ascdsl check`` verifies."""
+    def entry(*inputs, backend, platform, **_case_attrs):
         descs = tuple(TensorDesc.of(a) for a in inputs)
-        values = {**{a.name: a.default for a in b.op.attrs}, **attrs}
         outputs = [np.empty(b.op.output_shape(o, descs, values), b.op.output_dtype(o, descs).np)
                    for o in b.op.outputs]
         host.host_plan(b.op, b.platform, descs, values)(*inputs, *outputs, backend=backend, platform=platform)

@@ -52,6 +52,18 @@ def x_resident(m, n):
     return x_resident_at(m, n, 1)
 
 
+def assert_simulator_agrees(kernel, args, m: int, grid: int) -> None:
+    """``kernel`` (an X-resident form of ``m`` rows) on ``grid`` programs: the simulator, hazard checks on, gives
+    the interpreter's outputs."""
+    extra = [np.int32(m), np.int32(grid)]
+    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    interpreter.run(kernel, want + extra, (grid, 1, 1))
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    simrun.run(kernel, got + extra, (grid, 1, 1), PLATFORM.name)
+    for g, w in zip(got[1:6], want[1:6]):
+        assert_close(g, w, dtypes.float32)
+
+
 def test_held_loads_are_packed_in_a_queue_buffer_of_their_own():
     """At 256x8192 the 16 chunks of ``W`` and ``B`` (eight of each, 4 KiB) are packed in one held queue buffer of
     64 KiB, single-buffered, where the shared queue's two buffers of 64 KiB and the chunks' 16 TBuf copies were
@@ -81,13 +93,7 @@ def test_held_loads_on_the_simulator(monkeypatch):
     k = compile_variant(kernel, PLATFORM)
     assert len(k.held) == 1 and len(k.plan.bound) == 1 and not k.plan.single_buffered
     for grid in (1, 3):
-        extra = [np.int32(m), np.int32(grid)]
-        want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-        interpreter.run(kernel, want + extra, (grid, 1, 1))
-        got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-        simrun.run(kernel, got + extra, (grid, 1, 1), PLATFORM.name)
-        for g, w in zip(got[1:6], want[1:6]):
-            assert_close(g, w, dtypes.float32)
+        assert_simulator_agrees(kernel, args, m, grid)
 
 
 @CANN

@@ -4,13 +4,9 @@ one a chunk; at two rows a trip (bursts a row apart in GM) it keeps a copy a chu
 chunk part-full, the interpreter's results."""
 from __future__ import annotations
 
-import numpy as np
-
-from ascdsl import dtypes, interpreter
-from ascdsl.backend import kir, simrun
+from ascdsl.backend import kir
 from ascdsl.backend.render.ascendc import planned
-from ascdsl.testing import assert_close
-from tests.test_held_loads import PLATFORM, x_resident, x_resident_at
+from tests.test_held_loads import PLATFORM, assert_simulator_agrees, x_resident, x_resident_at
 
 
 def _copies(kernel, k, name: str) -> list:
@@ -39,10 +35,4 @@ def test_merged_copies_on_the_simulator(monkeypatch):
     monkeypatch.setenv("ASCDSL_BATCH", "0")
     m = 5
     kernel, args = x_resident(m, 7000)
-    extra = [np.int32(m), np.int32(2)]
-    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    interpreter.run(kernel, want + extra, (2, 1, 1))
-    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    simrun.run(kernel, got + extra, (2, 1, 1), PLATFORM.name)
-    for g, w in zip(got[1:6], want[1:6]):
-        assert_close(g, w, dtypes.float32)
+    assert_simulator_agrees(kernel, args, m, 2)

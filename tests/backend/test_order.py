@@ -3,14 +3,10 @@
 checks on, the results equal the interpreter's)."""
 from __future__ import annotations
 
-import numpy as np
-
-from ascdsl import dtypes, interpreter
-from ascdsl.backend import kir, simrun
+from ascdsl.backend import kir
 from ascdsl.backend.plan.order import _barriers, _laid_out, _Touch
 from ascdsl.backend.render.ascendc import compile_variant
-from ascdsl.testing import assert_close
-from tests.test_held_loads import PLATFORM, x_resident
+from tests.test_held_loads import PLATFORM, assert_simulator_agrees, x_resident
 
 
 def _t(reads=(), writes=()):
@@ -59,10 +55,4 @@ def test_reordered_rows_on_the_simulator(monkeypatch):
     monkeypatch.setenv("ASCDSL_BATCH", "0")
     m = 5
     kernel, args = x_resident(m, 8192)
-    extra = [np.int32(m), np.int32(2)]
-    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    interpreter.run(kernel, want + extra, (2, 1, 1))
-    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    simrun.run(kernel, got + extra, (2, 1, 1), PLATFORM.name)
-    for g, w in zip(got[1:6], want[1:6]):
-        assert_close(g, w, dtypes.float32)
+    assert_simulator_agrees(kernel, args, m, 2)
