@@ -1,10 +1,12 @@
-"""Reusable ``@ascdsl.jit`` helpers for kernels (call them from your own kernels)."""
+"""Reusable ``@ascdsl.jit`` helpers for kernels (call them from your own kernels), and the ``@ascdsl.host`` helper
+that plans the rows of :func:`part_span` and :func:`row_part` (call it from your own host functions)."""
 from math import gcd
 
 import ascdsl.language as tl
 
 from .backend.selection.packed_rows import spans
 from .jit import jit
+from .op import host
 
 FLAT_ROW_BYTES = 1024
 """Rows of this many bytes or more are not read flat (:func:`reads_flat`): ``K`` is a constexpr, so each row length
@@ -21,6 +23,9 @@ PACKED_ROWS_A_CALL = 4
 repeats a row spans): with fewer, the calls cost the vector unit more than the bursts the flat read saves
 (``ascdsl.bench.simulate``, softmax_grad est us flat / a burst a row on 40 cores: 199 halves 1.993 / 1.837 at 32 rows a
 core, 4.337 / 5.298 at 128; 77 floats 1.281 / 1.267 at 32, 1.858 / 1.909 at 64)."""
+
+PART_ROW_BYTES = 8192
+"""The fewest bytes of a row :func:`rows_in_parts` splits into parts (a part's load stays a tile of a few KiB)."""
 
 UNSIZED_16_BIT = range(9, 14)
 """16-bit row lengths softmax_grad's host leaves a burst a row though :func:`reads_flat` holds: its
@@ -80,3 +85,57 @@ def store_flat_rows(ptr, row0, end, value):
     rows, k = value.shape
     offsets = row0 * k + tl.arange(0, rows * k)
     tl.store(ptr + offsets, tl.reshape(value, (rows * k,)).to(ptr.dtype.element_ty), mask=offsets < end * k)
+
+
+@jit
+def part_span(per_core, big_cores, tail):
+    """:func:`core_span`'s units ``[start, end)``, and the end of this program's loop: ``end + 1`` on the first
+    ``tail`` programs, whose unit ``end`` is a part of a row past the last whole round of the programs (see
+    :func:`row_part`), else ``end``."""
+    start, end = core_span(per_core, big_cores)
+    return start, end, end + (tl.program_id(0) < tail).to(tl.int32)
+
+
+@jit
+def row_part(unit, end, per_core, parts, part_k, k):
+    """``(row, first, stop)``: the row of ``k`` columns this program's ``unit`` (of :func:`part_span`) works on and
+    the columns ``[first, stop)`` it writes. A unit before ``end`` is a whole row of its own; unit ``end`` is a part:
+    the rows past the ``per_core`` whole rounds of the programs go in ``parts`` parts of ``part_k`` columns each
+    (the last one shorter), program ``pid`` taking part ``pid % parts`` of row ``pid // parts`` past them."""
+    pid = tl.program_id(0)
+    split = unit == end
+    row = tl.where(split, per_core * tl.num_programs(0) + pid // parts, unit)
+    first = tl.where(split, (pid - pid // parts * parts) * part_k, 0)
+    return row, first, tl.where(split, tl.minimum(first + part_k, k), k)
+
+
+@host
+def rows_in_parts(rows, k, itemsize, cores, tile_rows, whole_rows, allowed):
+    """The split of ``rows`` rows of ``k`` elements of ``itemsize`` bytes over at most ``cores`` programs of a kernel
+    looping over :func:`part_span` and :func:`row_part`: ``(programs, per_core, big_cores, tail, parts, part_k)``.
+
+    Where ``allowed``, the rows past the last whole round of the cores (``rows % cores``, all of them with fewer rows
+    than cores) go in column parts over the cores: at most half the cores' number of them, rows of
+    :data:`PART_ROW_BYTES` or more, and where a tile of ``tile_rows`` whole rows fits the UB (``tile_rows >= 1``) only
+    float32 ones in 4 parts or more beside at most ``whole_rows`` whole rows a core (a part reads its row twice, the
+    second time from the L2). Every program takes ``per_core`` whole rows, then the first ``tail`` a part of ``part_k``
+    columns (a multiple of 32 bytes) of one of the rows past them, ``parts`` a row: 82 rows on 40 cores are 2 whole
+    rows a core and 2 rows in 20 parts, not 3 rows on 2 cores. Otherwise ``tail`` is 0 (``parts`` 1 of ``k``
+    columns) and ``per_core`` whole rows go on every program, one more on the first ``big_cores``."""
+    programs = min(cores, rows)
+    per_core = rows // programs
+    big_cores = rows % programs
+    rest = rows % cores
+    tail = 0
+    parts = 1
+    part_k = k
+    if allowed and rest > 0 and 2 * rest <= cores and k * itemsize >= PART_ROW_BYTES and \
+            (tile_rows < 1 or (itemsize == 4 and 4 * rest <= cores and rows // cores <= whole_rows)):
+        align = 32 // itemsize
+        part_k = tl.cdiv(tl.cdiv(k, cores // rest), align) * align
+        parts = tl.cdiv(k, part_k)
+        tail = rest * parts
+        programs = cores if rows >= cores else tail
+        per_core = rows // cores
+        big_cores = 0
+    return programs, per_core, big_cores, tail, parts, part_k

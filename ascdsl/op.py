@@ -403,7 +403,9 @@ def host(fn: Callable) -> Callable:
 
     The body is restricted to a scalar subset that lowers to C++: integer arithmetic,
     ``min``/``max``/``cdiv``, ``if``/``else`` on shapes, dtypes and attributes, ``for`` over
-    ``range``, ``raise ValueError(...)``/``TypeError(...)``, and ``return ascdsl.Launch(...)``.
+    ``range``, ``raise ValueError(...)``/``TypeError(...)``, and ``return ascdsl.Launch(...)``; it may call
+    other ``@ascdsl.host`` functions as helpers (``x = helper(...)``, ``a, b = helper(...)``; a helper ends in
+    its one ``return``), which the C++ inlines.
     ``ValueError``/``TypeError`` raised inside reach callers as :class:`ascdsl.InputValueError` /
     :class:`ascdsl.InputTypeError`.
     """

@@ -56,7 +56,7 @@ import numpy as np
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl.lib import core_span, load_flat_rows, reads_flat, store_flat_rows
+from ascdsl.lib import core_span, load_flat_rows, part_span, reads_flat, row_part, rows_in_parts, store_flat_rows
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 
 MAX_DIMS = 8
@@ -107,15 +107,11 @@ def reduce_tail_packed_kernel(dy_ptr, x_ptr, out_ptr, per_core, big_cores, ROWS:
 @ascdsl.jit
 def reduce_tail_recompute_kernel(dy_ptr, x_ptr, out_ptr, d1, per_core, big_cores, tail, parts, part_k,
                                  BLOCK_R: tl.constexpr):
-    start, end = core_span(per_core, big_cores)
-    pid = tl.program_id(0)
+    start, end, last = part_span(per_core, big_cores, tail)
     lanes = tl.arange(0, BLOCK_R)
-    for unit in range(start, end + (pid < tail).to(tl.int32)):
+    for unit in range(start, last):
         # past its whole rows, one of the first `tail` cores writes a part of a row past the last whole round
-        split = unit == end
-        row = tl.where(split, per_core * tl.num_programs(0) + pid // parts, unit)
-        first = tl.where(split, (pid - pid // parts * parts) * part_k, 0)
-        stop = tl.where(split, tl.minimum(first + part_k, d1), d1)
+        row, first, stop = row_part(unit, end, per_core, parts, part_k, d1)
         total = tl.zeros((1,), tl.float32)
         for col0 in range(0, d1, BLOCK_R):
             cols = col0 + lanes
@@ -290,9 +286,6 @@ def log_softmax_backward_host(grad_output, output, dim, platform, lines=False):
     block_r = ascdsl.cdiv(d1, align) * align  # a reduced row in whole 32-byte blocks
     if d2 == 1:
         used = min(cores, d0)
-        per_core = d0 // used
-        big_cores = d0 % used
-        scalars = {"d1": d1, "per_core": per_core, "big_cores": big_cores}
         packed = lines and reads_flat(dtype.itemsize, d0, d1, used)
         if packed:
             rows = ascdsl.planner.largest_extent(reduce_tail_packed_kernel, "ROWS", grad_output, output, grad_output,
@@ -301,23 +294,11 @@ def log_softmax_backward_host(grad_output, output, dim, platform, lines=False):
             rows = ascdsl.planner.largest_extent(reduce_tail_full_kernel, "ROWS", grad_output, output, grad_output,
                                                  platform=platform, BLOCK_R=block_r)
         # as softmax_grad's rows: the rows past the last whole round of the cores in parts over them, in the
-        # recompute kernel, where the rows are over the UB, or float32 ones in 4 parts or more with at most
-        # PART_WHOLE_ROWS whole rows a core (the part sums `dy` alone: more whole rows than softmax_grad's two inputs
-        # allow)
-        rest = d0 % cores
-        tail = 0
-        parts = 1
-        part_k = d1
-        if not packed and rest > 0 and 2 * rest <= cores and d1 * dtype.itemsize >= MIN_TILE_BYTES and \
-                (rows < 1 or (dtype.itemsize == 4 and 4 * rest <= cores and d0 // cores <= PART_WHOLE_ROWS)):
-            part_k = ascdsl.cdiv(ascdsl.cdiv(d1, cores // rest), align) * align
-            parts = ascdsl.cdiv(d1, part_k)
-            used = cores if d0 >= cores else rest * parts
-            per_core = d0 // cores
-            big_cores = 0
-            tail = rest * parts
-            rows = 0
-        if rows >= 1:
+        # recompute kernel, where rows_in_parts says so (the part sums `dy` alone: more whole rows than
+        # softmax_grad's two inputs allow)
+        used, per_core, big_cores, tail, parts, part_k = rows_in_parts(d0, d1, dtype.itemsize, cores, rows,
+                                                                       PART_WHOLE_ROWS, not packed)
+        if rows >= 1 and tail == 0:
             rows = min(rows, ascdsl.cdiv(d0, used))
             if ascdsl.cdiv(ascdsl.cdiv(d0, used), rows) < TILES_PER_CORE:
                 # a core's rows in TILES_PER_CORE tiles, so that its loads overlap its compute, but no tile of
@@ -329,7 +310,8 @@ def log_softmax_backward_host(grad_output, output, dim, platform, lines=False):
                                      constexprs={"ROWS": rows, "D1": d1},
                                      scalars={"per_core": d0 // used, "big_cores": d0 % used})
             return ascdsl.Launch(reduce_tail_full_kernel, grid=(used,), variant="reduce_tail_full_load",
-                                 constexprs={"ROWS": rows, "BLOCK_R": block_r}, scalars=scalars)
+                                 constexprs={"ROWS": rows, "BLOCK_R": block_r},
+                                 scalars={"d1": d1, "per_core": per_core, "big_cores": big_cores})
         chunk = ascdsl.planner.largest_extent(reduce_tail_recompute_kernel, "BLOCK_R", grad_output, output,
                                               grad_output, platform=platform)
         chunk = chunk // align * align

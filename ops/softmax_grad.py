@@ -18,7 +18,7 @@ Variants the host picks:
 
 Outer work (rows; for NZ, blocks of rows of one batch) is split over the vector cores, the first
 ``big_cores`` programs taking one unit more. Not for ``is_front``, the rows past the last whole round of the
-cores (``m % cores`` of them, at most half the cores; rows of ``MIN_TILE_BYTES`` or more) go instead in column
+cores (``m % cores`` of them, at most half the cores; rows of ``PART_ROW_BYTES`` or more) go instead in column
 parts over the cores, in ``two_pass``: every core takes ``m // cores`` whole rows, then the first ``tail`` cores
 a part of ``part_k`` columns of one of the rows past them (``parts`` a row), summing the whole row again and
 writing its own columns. Rows that fit the UB take it in float32 only, with at most ``PART_WHOLE_ROWS`` whole
@@ -47,7 +47,8 @@ import numpy as np
 import ascdsl
 import ascdsl.cache
 import ascdsl.language as tl
-from ascdsl.lib import UNSIZED_16_BIT, core_span, load_flat_rows, reads_flat, store_flat_rows
+from ascdsl.lib import (UNSIZED_16_BIT, core_span, load_flat_rows, part_span, reads_flat, row_part, rows_in_parts,
+                        store_flat_rows)
 from ascdsl import dtypes, render_template, sim
 from ascdsl.sim import softmax_tiling
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
@@ -99,15 +100,11 @@ def packed_kernel(grad_ptr, src_ptr, out_ptr, per_core, big_cores, ROWS: tl.cons
 @ascdsl.jit
 def two_pass_kernel(grad_ptr, src_ptr, out_ptr, k, per_core, big_cores, tail, parts, part_k,
                     BLOCK_K: tl.constexpr, FRONT: tl.constexpr, ALIGN: tl.constexpr):
-    start, end = core_span(per_core, big_cores)
-    pid = tl.program_id(0)
+    start, end, last = part_span(per_core, big_cores, tail)
     lanes = tl.arange(0, BLOCK_K)
-    for unit in range(start, end + (pid < tail).to(tl.int32)):
+    for unit in range(start, last):
         # past its whole rows, one of the first `tail` cores writes a part of a row past the last whole round
-        split = unit == end
-        row = tl.where(split, per_core * tl.num_programs(0) + pid // parts, unit)
-        first = tl.where(split, (pid - pid // parts * parts) * part_k, 0)
-        stop = tl.where(split, tl.minimum(first + part_k, k), k)
+        row, first, stop = row_part(unit, end, per_core, parts, part_k, k)
         total = tl.zeros((1,), tl.float32)
         for col0 in range(0, k, BLOCK_K):
             cols = col0 + lanes
@@ -205,9 +202,6 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False, packed=False):
         return ascdsl.Launch(two_pass_kernel, grid=(0,), variant="empty",
                              constexprs={"BLOCK_K": align, "FRONT": is_front, "ALIGN": align})
     used = min(cores, m)
-    per_core = m // used
-    big_cores = m % used
-    scalars = {"k": k, "per_core": per_core, "big_cores": big_cores}
     block_k = max(1, ascdsl.cdiv(k, align)) * align  # a row in whole 32-byte blocks
     # Not for is_front: beside its [ROWS, ALIGN] store, rows of 200 and more elements make ROWS no runtime
     # extent the planner can size; nor for 16-bit rows where packed_kernel's ROWS is none (UNSIZED_16_BIT).
@@ -218,27 +212,13 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False, packed=False):
     else:
         rows = ascdsl.planner.largest_extent(rows_kernel, "ROWS", grad, src, grad, platform=platform, BLOCK_K=block_k,
                                              FRONT=is_front, ALIGN=32 // grad.dtype.itemsize)
-    # the rows past the last whole round of the cores (all of them with fewer rows than cores), at most half the
-    # cores, rows of MIN_TILE_BYTES or more: each one's columns in parts over the cores, in the two-pass kernel
-    # (82 rows on 40 cores: 2 whole rows a core and 2 rows in 20 parts, not 3 rows on 2 cores); each part sums
-    # its whole row (its re-reads mostly from the L2) and writes its own columns. Rows that fit the UB are then
-    # read twice, the second time from the L2: worth it in float32 (16-bit rows are bound by the vector unit)
-    # where a core has at most PART_WHOLE_ROWS whole rows and a row goes in 4 parts or more (measured, see
-    # docs/performance.md)
-    rest = m % cores
-    tail = 0
-    parts = 1
-    part_k = k
-    if not is_front and not flat and rest > 0 and 2 * rest <= cores and k * dtype.itemsize >= MIN_TILE_BYTES and \
-            (rows < 1 or (dtype.itemsize == 4 and 4 * rest <= cores and m // cores <= PART_WHOLE_ROWS)):
-        part_k = ascdsl.cdiv(ascdsl.cdiv(k, cores // rest), align) * align
-        parts = ascdsl.cdiv(k, part_k)
-        used = cores if m >= cores else rest * parts
-        per_core = m // cores
-        big_cores = 0
-        tail = rest * parts
-        rows = 0
-    if rows >= 1:
+    # the rows past the last whole round of the cores in column parts over them, in the two-pass kernel, where
+    # rows_in_parts says so; rows that fit the UB are then read twice, the second time from the L2: worth it in
+    # float32 (16-bit rows are bound by the vector unit) where a core has at most PART_WHOLE_ROWS whole rows and a
+    # row goes in 4 parts or more (measured, see docs/performance.md)
+    used, per_core, big_cores, tail, parts, part_k = rows_in_parts(m, k, dtype.itemsize, cores, rows, PART_WHOLE_ROWS,
+                                                                   not is_front and not flat)
+    if rows >= 1 and tail == 0:
         rows = min(rows, ascdsl.cdiv(m, used))
         if ascdsl.cdiv(ascdsl.cdiv(m, used), rows) < TILES_PER_CORE:
             # a core's rows in TILES_PER_CORE tiles, so that its loads overlap its compute, but no tile of
@@ -249,7 +229,8 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False, packed=False):
             return ascdsl.Launch(packed_kernel, grid=(used,), variant="packed",
                                  scalars={"per_core": m // used, "big_cores": m % used},
                                  constexprs={"ROWS": rows, "K": k})
-        return ascdsl.Launch(rows_kernel, grid=(used,), variant="rows", scalars=scalars,
+        return ascdsl.Launch(rows_kernel, grid=(used,), variant="rows",
+                             scalars={"k": k, "per_core": per_core, "big_cores": big_cores},
                              constexprs={"ROWS": rows, "BLOCK_K": block_k, "FRONT": is_front, "ALIGN": align})
     block_k = ascdsl.planner.largest_extent(two_pass_kernel, "BLOCK_K", grad, src, grad, platform=platform,
                                             FRONT=is_front, ALIGN=32 // grad.dtype.itemsize) // align * align

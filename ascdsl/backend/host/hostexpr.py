@@ -39,9 +39,7 @@ class HostExpressions:
         self.op, self.layout, self.variants = op, layout, tuple(variants)
         self.fn = inspect.unwrap(fn)
         self.path, tree = host_source(self.fn)
-        # a lambda is a function whose body returns its expression
-        self.body = tree.body if isinstance(tree, ast.FunctionDef) else [ast.copy_location(ast.Return(tree.body),
-                                                                                            tree.body)]
+        self.body = host_body(tree)
         self.params = signature(op, fn)
         if layout is not None:  # the launch selects its variant by every tensor's dtype, and reads the platform
             named = {p.name for p in self.params}
@@ -64,6 +62,10 @@ class HostExpressions:
         self.temps = 0
         # the function's own names, which no temporary may take
         self.taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {p.name for p in self.params}
+        # the function's module and variables: a constant a host helper reads is named after the helper where its
+        # module is another or the function has a variable of its name
+        self.module = self.fn.__globals__
+        self.variables = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
     def error(self, node: ast.AST, message: str, hint: str | None = None) -> CompilationError:
         loc = Loc(self.path, node.lineno, node.col_offset + 1)
@@ -135,8 +137,11 @@ class HostExpressions:
         obj = self.resolve(node)
         value = literal(obj)
         if value.type in (INT, FLOAT, BOOL):
-            name = cpp_name(node.id)
-            self.constants.setdefault(name, f"constexpr {value.type.value} {name} = {cpp(value)};")
+            own = self.fn.__globals__ is self.module and node.id not in self.variables
+            name = cpp_name(node.id if own else f"{self.fn.__name__}_{node.id}")
+            line = f"constexpr {value.type.value} {name} = {cpp(value)};"
+            if self.constants.setdefault(name, line) != line:
+                raise self.error(node, f"the C++ constant {name} would have two values: rename {node.id!r}")
             return E(Ident(name), value.type, obj)
         if value.type == KERNEL:
             self.kernels.setdefault(obj.parsed.name, obj)
@@ -349,7 +354,15 @@ class HostExpressions:
         name = ast.unparse(node.func)
         raise self.error(node, f"{name}(...) cannot be called in host code",
                          hint="host code may call min, max, abs, int, float, len, ascdsl.cdiv, "
-                              "ascdsl.next_power_of_2, ascdsl.planner.largest_block and largest_extent")
+                              "ascdsl.next_power_of_2, ascdsl.planner.largest_block and largest_extent, and "
+                              "@ascdsl.host helpers (`x = helper(...)`)")
+
+
+def host_body(tree: ast.FunctionDef | ast.Lambda) -> list[ast.stmt]:
+    """The statements of a host function's syntax tree (a lambda is a function whose body returns its expression)."""
+    if isinstance(tree, ast.FunctionDef):
+        return tree.body
+    return [ast.copy_location(ast.Return(tree.body), tree.body)]
 
 
 def concat(parts):

@@ -11,15 +11,16 @@ variable (``kernel = a if cond else b``): kernel references are compile-time sym
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import string
 
-from ... import dtypes
+from ... import dtypes, planner
 from ...errors import CompilationError
-from ...op import Launch
+from ...op import Launch, host_source
 from .hostcode import (BOOL, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, VARIABLE, E, HostFunction, cpp, cpp_name,
                        dtype_value, literal)
-from .hostexpr import HostExpressions, concat
+from .hostexpr import HostExpressions, concat, host_body
 from .hostplan import footprint
 from ...platforms import Platform
 from . import cores
@@ -44,6 +45,8 @@ class HostLowering(HostExpressions):
         self.platform = platform
         self.dicts: dict[str, dict[str, E]] = {}
         self.returns = 0  # the return statements lowered
+        self.inlining: list = []  # the host helpers being inlined, outermost first
+        self.helper_names: dict[tuple, str] = {}  # (helper, name) -> the C++ variable of the helper's local
 
     # ------------------------------------------------------------------ driver
 
@@ -81,6 +84,10 @@ class HostLowering(HostExpressions):
             raise self.error(node, "an expression statement has no effect in host code")
 
     def stmt_Assign(self, node: ast.Assign) -> None:
+        helper = self.helper(node.value)
+        if helper is not None and len(node.targets) == 1:
+            self.inline(node.targets[0], node.value, helper)
+            return
         if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
             raise self.error(node, "assign to one name at a time in host code")
         if isinstance(node.value, ast.Dict):  # a dict of launch arguments: one variable per key
@@ -181,6 +188,100 @@ class HostLowering(HostExpressions):
         if not (isinstance(call, ast.Call) and self.resolve(call.func) is Launch):
             raise self.error(node, "a host function returns ascdsl.Launch(...)")
         self.launch(call)
+
+    # ------------------------------------------------------------------ host helpers
+
+    def helper(self, node: ast.AST):
+        """The ``@ascdsl.host`` function ``node`` calls (a host helper), or None."""
+        fn = self.resolve(node.func) if isinstance(node, ast.Call) else None
+        return fn if getattr(fn, "__ascdsl_host__", False) else None
+
+    def expr_Call(self, node: ast.Call) -> E:
+        if self.helper(node) is not None:
+            raise self.error(node, "a host helper's call is the whole value of an assignment in host code, "
+                             "`x = helper(...)` or `a, b = helper(...)`")
+        if self.inlining and self.resolve(node.func) in (planner.largest_block, planner.largest_extent):
+            raise self.error(node, "the UB planner is asked from the op's host function, not from a host helper")
+        return super().expr_Call(node)
+
+    def inline(self, target: ast.expr, call: ast.Call, helper) -> None:
+        """``target = helper(...)`` with ``target`` a name or a tuple of names: the helper's body inlined, its
+        parameters and locals C++ variables named after it (``<helper>_<name>``), then its return value assigned.
+        Arguments known at build time stay constants (the helper's conditions on them fold)."""
+        fn = inspect.unwrap(helper)
+        if fn in self.inlining:
+            raise self.error(call, f"{fn.__name__} calls itself: host helpers are inlined, so they cannot recurse")
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            raise self.error(call, "name the arguments of a host helper one by one")
+        sig = inspect.signature(fn)
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()):
+            raise self.error(call, f"{fn.__name__} takes *args or **kwargs, which host code cannot pass")
+        try:
+            bound = sig.bind(*call.args, **{k.arg: k.value for k in call.keywords}).arguments
+        except TypeError as e:
+            raise self.error(call, f"{fn.__name__}{sig}: {e}") from None
+        args = {name: self.expr(bound[name]) if name in bound else literal(p.default)
+                for name, p in sig.parameters.items()}
+        saved = (self.fn, self.path, self.scope, self.fixed)
+        self.fn, (self.path, tree) = fn, host_source(fn)
+        self.scope, self.fixed = {}, {}
+        self.inlining.append(fn)
+        try:
+            values = self.helper_body(fn, host_body(tree), args, target)
+        finally:
+            self.fn, self.path, self.scope, self.fixed = saved
+            self.inlining.pop()
+        names = target.elts if isinstance(target, ast.Tuple) else [target]
+        for name, value in zip(names, values):
+            if not isinstance(name, ast.Name):
+                raise self.error(name, "assign a host helper's results to names")
+            self.assign(name, value)
+
+    def helper_body(self, fn, body: list[ast.stmt], args: dict[str, E], target: ast.expr) -> list[E]:
+        """Lower the body of the helper ``fn`` (in its own scope) and return its result: one value, or one a name
+        of ``target`` where it is a tuple."""
+        returns = [n for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Return)]
+        if len(returns) != 1 or body[-1] is not returns[0] or returns[0].value is None:
+            raise self.error(next((r for r in returns if r is not body[-1]), body[-1]),
+                             "a host helper ends in its one return statement, which returns a value")
+        stored = sorted({n.id for stmt in body for n in ast.walk(stmt)
+                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)})
+        for stmt in body:
+            for n in ast.walk(stmt):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in args:
+                    raise self.error(n, f"host code may not assign to the parameter {n.id!r}")
+        names = {name: self.helper_name(fn, name) for name in [*args, *stored]}
+        body = copy.deepcopy(body)
+        for stmt in body:
+            for n in ast.walk(stmt):
+                if isinstance(n, ast.Name):
+                    n.id = names.get(n.id, n.id)
+        self.emit(f"// {fn.__name__}(...)")
+        for name, value in args.items():
+            if value.is_const or value.type not in VARIABLE:  # tensors and the platform: as a host function's fixed parameters
+                self.fixed[names[name]] = value
+                self.scope[names[name]] = value.type
+            else:  # a copy, so that the result does not read the caller's variables, which it assigns
+                self.assign(ast.copy_location(ast.Name(names[name], ast.Store()), body[0]), value)
+        for stmt in body[:-1]:
+            self.stmt(stmt)
+        result = body[-1].value
+        if not isinstance(target, ast.Tuple):
+            return [self.expr(result)]
+        if not isinstance(result, ast.Tuple) or len(result.elts) != len(target.elts):
+            raise self.error(result, f"{fn.__name__} returns {len(result.elts) if isinstance(result, ast.Tuple) else 1}"
+                             f" values here, and the call assigns {len(target.elts)}")
+        return [self.expr(e) for e in result.elts]
+
+    def helper_name(self, fn, name: str) -> str:
+        """The C++ variable of the local ``name`` of the host helper ``fn`` (the same for every call of it)."""
+        if (fn, name) not in self.helper_names:
+            unique = f"{fn.__name__}_{name}"
+            while unique in self.taken:
+                unique += "_"
+            self.taken.add(unique)
+            self.helper_names[fn, name] = unique
+        return self.helper_names[fn, name]
 
     # ------------------------------------------------------------------ the launch plan
 
