@@ -16,7 +16,7 @@ struct LogSoftmaxBackwardTilingData {
 };
 #pragma pack(pop)
 
-// reduce_middle_full_kernel (BLOCK_R=16, BLOCK_B=32) from ops/log_softmax_grad.py:136; UB plan: 8320 bytes
+// reduce_middle_full_kernel (BLOCK_R=16, BLOCK_B=32) from ops/log_softmax_grad.py:132; UB plan: 8320 bytes
 class ReduceMiddleFullKernelV1 {
 public:
     __aicore__ inline ReduceMiddleFullKernelV1() {}
@@ -36,18 +36,18 @@ public:
     __aicore__ inline void Process()
     {
         for (int64_t program = GetBlockIdx(); program < programs_; program += GetBlockNum()) {
-            const int32_t pid = static_cast<int32_t>(program % tiling_.grid0);  // ops/log_softmax_grad.py:138
-            const int32_t start = pid * tiling_.per_core + (pid < tiling_.big_cores ? pid : tiling_.big_cores);  // ops/log_softmax_grad.py:138
-            const int32_t end = start + tiling_.per_core + static_cast<int32_t>(pid < tiling_.big_cores);  // ops/log_softmax_grad.py:138
-            for (int32_t unit = start; unit < end; unit += 1) {  // ops/log_softmax_grad.py:141
-                const int32_t a = tiling_.col_blocks == 0 ? 0 : (tiling_.col_blocks == -1 ? static_cast<int32_t>(0 - static_cast<uint32_t>(unit)) : unit / tiling_.col_blocks);  // ops/log_softmax_grad.py:142
-                const int64_t value = (static_cast<int64_t>(unit) - static_cast<int64_t>(a) * static_cast<int64_t>(tiling_.col_blocks)) * 32;  // ops/log_softmax_grad.py:143
-                const int64_t dyOffset = value + static_cast<int64_t>(a) * static_cast<int64_t>(tiling_.d1) * static_cast<int64_t>(tiling_.d2);  // ops/log_softmax_grad.py:146
-                const int32_t dyRowsMaximum = tiling_.d1 > 0 ? tiling_.d1 : 0;  // ops/log_softmax_grad.py:146
-                const int32_t dyRows = dyRowsMaximum < 16 ? dyRowsMaximum : 16;  // ops/log_softmax_grad.py:146
-                const int64_t dyColsMaximumSub = static_cast<int64_t>(tiling_.d2) - value;  // ops/log_softmax_grad.py:146
-                const int64_t dyColsMaximum = dyColsMaximumSub > 0 ? dyColsMaximumSub : 0;  // ops/log_softmax_grad.py:146
-                const int64_t dyCols = dyColsMaximum < 32 ? dyColsMaximum : 32;  // ops/log_softmax_grad.py:146
+            const int32_t pid = static_cast<int32_t>(program % tiling_.grid0);  // ops/log_softmax_grad.py:134
+            const int32_t start = pid * tiling_.per_core + (pid < tiling_.big_cores ? pid : tiling_.big_cores);  // ops/log_softmax_grad.py:134
+            const int32_t end = start + tiling_.per_core + static_cast<int32_t>(pid < tiling_.big_cores);  // ops/log_softmax_grad.py:134
+            for (int32_t unit = start; unit < end; unit += 1) {  // ops/log_softmax_grad.py:137
+                const int32_t a = tiling_.col_blocks == 0 ? 0 : (tiling_.col_blocks == -1 ? static_cast<int32_t>(0 - static_cast<uint32_t>(unit)) : unit / tiling_.col_blocks);  // ops/log_softmax_grad.py:138
+                const int64_t value = (static_cast<int64_t>(unit) - static_cast<int64_t>(a) * static_cast<int64_t>(tiling_.col_blocks)) * 32;  // ops/log_softmax_grad.py:139
+                const int64_t dyOffset = value + static_cast<int64_t>(a) * static_cast<int64_t>(tiling_.d1) * static_cast<int64_t>(tiling_.d2);  // ops/log_softmax_grad.py:142
+                const int32_t dyRowsMaximum = tiling_.d1 > 0 ? tiling_.d1 : 0;  // ops/log_softmax_grad.py:142
+                const int32_t dyRows = dyRowsMaximum < 16 ? dyRowsMaximum : 16;  // ops/log_softmax_grad.py:142
+                const int64_t dyColsMaximumSub = static_cast<int64_t>(tiling_.d2) - value;  // ops/log_softmax_grad.py:142
+                const int64_t dyColsMaximum = dyColsMaximumSub > 0 ? dyColsMaximumSub : 0;  // ops/log_softmax_grad.py:142
+                const int64_t dyCols = dyColsMaximum < 32 ? dyColsMaximum : 32;  // ops/log_softmax_grad.py:142
                 CopyIn(dyOffset, dyRows, dyCols);
                 Compute(dyRows, dyCols);
                 CopyOut(dyOffset, dyRows, dyCols);
@@ -58,13 +58,13 @@ public:
 private:
     __aicore__ inline void CopyIn(const int64_t dyOffset, const int32_t dyRows, const int64_t dyCols)
     {
-        LocalTensor<bfloat16_t> dyIn = inOutQueueDy.AllocTensor<bfloat16_t>();  // ops/log_softmax_grad.py:146
+        LocalTensor<bfloat16_t> dyIn = inOutQueueDy.AllocTensor<bfloat16_t>();  // ops/log_softmax_grad.py:142
         DataCopyPadExtParams<bfloat16_t> dyInPad{true, 0, static_cast<uint8_t>((dyCols + 15) / 16 * 16 - dyCols), (bfloat16_t)0.0f};
         const bool dyInWhole = (static_cast<int64_t>(tiling_.d2) == static_cast<int64_t>(dyCols)) & (dyCols == 32);
         DataCopyExtParams dyInParams{static_cast<uint16_t>(dyInWhole ? 1 : dyRows), static_cast<uint32_t>((dyInWhole ? dyRows * dyCols : dyCols) * sizeof(bfloat16_t)), static_cast<uint32_t>((static_cast<int64_t>(tiling_.d2) - dyCols) * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (dyCols + 15) / 16), 0};
         DataCopyPad(dyIn, dyGm[dyOffset], dyInParams, dyInPad);
         inOutQueueDy.EnQue<TPosition::GM, TPosition::VECIN>(dyIn);
-        LocalTensor<bfloat16_t> xIn = inQueueX.AllocTensor<bfloat16_t>();  // ops/log_softmax_grad.py:148
+        LocalTensor<bfloat16_t> xIn = inQueueX.AllocTensor<bfloat16_t>();  // ops/log_softmax_grad.py:144
         DataCopyPadExtParams<bfloat16_t> xInPad{true, 0, static_cast<uint8_t>((dyCols + 15) / 16 * 16 - dyCols), (bfloat16_t)0.0f};
         const bool xInWhole = (static_cast<int64_t>(tiling_.d2) == static_cast<int64_t>(dyCols)) & (dyCols == 32);
         DataCopyExtParams xInParams{static_cast<uint16_t>(xInWhole ? 1 : dyRows), static_cast<uint32_t>((xInWhole ? dyRows * dyCols : dyCols) * sizeof(bfloat16_t)), static_cast<uint32_t>((static_cast<int64_t>(tiling_.d2) - dyCols) * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (dyCols + 15) / 16), 0};
@@ -102,25 +102,25 @@ private:
             Duplicate(xIn[dyRows * 32], (bfloat16_t)0.0f, (16 - dyRows) * 32);
         }
         PipeBarrier<PIPE_V>();
-        Cast(dy, dyIn, RoundMode::CAST_NONE, 512);  // ops/log_softmax_grad.py:146
-        Cast(x, xIn, RoundMode::CAST_NONE, 512);  // ops/log_softmax_grad.py:148
+        Cast(dy, dyIn, RoundMode::CAST_NONE, 512);  // ops/log_softmax_grad.py:142
+        Cast(x, xIn, RoundMode::CAST_NONE, 512);  // ops/log_softmax_grad.py:144
         PipeBarrier<PIPE_V>();
-        DataCopy(total, dy, 32);  // ops/log_softmax_grad.py:147
-        Exp(tmp, x, 512);  // ops/log_softmax_grad.py:149
+        DataCopy(total, dy, 32);  // ops/log_softmax_grad.py:143
+        Exp(tmp, x, 512);  // ops/log_softmax_grad.py:145
         PipeBarrier<PIPE_V>();
         Add(total, dy[32], total, 32, 15, {1, 1, 1, 0, 4, 0});
         PipeBarrier<PIPE_V>();
-        Mul(tmp2, tmp, total, 32, 16, {1, 1, 1, 4, 4, 0});  // ops/log_softmax_grad.py:149
+        Mul(tmp2, tmp, total, 32, 16, {1, 1, 1, 4, 4, 0});  // ops/log_softmax_grad.py:145
         PipeBarrier<PIPE_V>();
-        Sub(out, dy, tmp2, 512);  // ops/log_softmax_grad.py:149
+        Sub(out, dy, tmp2, 512);  // ops/log_softmax_grad.py:145
         PipeBarrier<PIPE_V>();
-        Cast(dyIn, out, RoundMode::CAST_RINT, 512);  // ops/log_softmax_grad.py:150
+        Cast(dyIn, out, RoundMode::CAST_RINT, 512);  // ops/log_softmax_grad.py:146
         inOutQueueDy.EnQue<TPosition::VECOUT, TPosition::GM>(dyIn);
         inQueueX.FreeTensor(xIn);
     }
     __aicore__ inline void CopyOut(const int64_t dyOffset, const int32_t dyRows, const int64_t dyCols)
     {
-        LocalTensor<bfloat16_t> dyIn = inOutQueueDy.DeQue<TPosition::VECOUT, TPosition::GM, bfloat16_t>();  // ops/log_softmax_grad.py:150
+        LocalTensor<bfloat16_t> dyIn = inOutQueueDy.DeQue<TPosition::VECOUT, TPosition::GM, bfloat16_t>();  // ops/log_softmax_grad.py:146
         const bool outOutWhole = (static_cast<int64_t>(tiling_.d2) == static_cast<int64_t>(dyCols)) & (dyCols == 32);
         DataCopyExtParams outOutParams{static_cast<uint16_t>(outOutWhole ? 1 : dyRows), static_cast<uint32_t>((outOutWhole ? dyRows * dyCols : dyCols) * sizeof(bfloat16_t)), static_cast<uint32_t>(2 - (dyCols + 15) / 16), static_cast<uint32_t>((static_cast<int64_t>(tiling_.d2) - dyCols) * sizeof(bfloat16_t)), 0};
         DataCopyPad(outGm[dyOffset], dyIn, outOutParams);
