@@ -2,6 +2,7 @@
 output shapes and errors as the Python host function, over sweeps of shapes, dtypes and attributes."""
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -259,3 +260,52 @@ def test_a_host_taking_some_inputs_and_lambda_shapes_match_python(tmp_path):
     sweep = [((desc(s), desc(s, dt)), {}) for s in ((1,), (100,), (3, 5)) for dt in ("float32", "float16")]
     assert check_equivalence(tmp_path, FIRST, kernels, sweep, platforms=PLATFORMS[:1]) == {0, 4}
     assert FIRST.output_shape(FIRST.outputs[1], (desc((3, 5)), desc((4, 2))), {}) == (4, 2)
+
+
+# Names the generated code does not read once build-time values fold: module constants (a `constexpr`
+# declared only if read), an attribute and a local (then `[[maybe_unused]]`). Warnings are errors.
+
+@ascdsl.jit
+def folded_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + i, tl.load(x_ptr + i, mask=i < n) * 2, mask=i < n)
+
+
+LANES = 32
+WIDE = True
+HALF = 0.5
+FLOOR = 16  # the one constant read at run time
+
+
+@ascdsl.host
+def folded_host(x, shift, platform):
+    block = min(LANES, 64) * 2 if WIDE else LANES
+    total = x.numel
+    if shift > HALF and total > 0 or WIDE:  # shift and total are read only here, and the test folds
+        block = max(block, LANES // 2)
+    return ascdsl.Launch(folded_kernel, grid=(ascdsl.cdiv(max(x.numel, FLOOR), block),), constexprs={"BLOCK": block},
+                         scalars={"n": x.numel})
+
+
+FOLDED = ascdsl.Operator(
+    name="folded", op_type="FoldedOp", entry=None, host=folded_host, reference=None, inputs=("x",),
+    outputs=(ascdsl.Output("out", shape=ascdsl.host(lambda x, shift: x.shape[:-1] + (LANES * 2 if WIDE else 1,))),),
+    attrs=(ascdsl.Attr("shift", "Int", 0),), dtypes=(("float32", "float32"),))
+
+
+@pytest.mark.parametrize("compiler", ["g++", "clang++"])
+def test_names_read_only_by_folded_expressions_are_not_declared_unused(tmp_path, compiler):
+    ptr = tl.pointer_type(dtypes.float32)
+    kernels = folded_kernel.specialize(ptr, ptr, 1, BLOCK=64).kernels
+    layout = tiling.layout("FoldedOpTilingData", kernels)
+    header = tmp_path / "folded.h"
+    header.write_text(host.tiling_header(FOLDED, layout, tiling.variants(kernels), PLATFORMS[0], "test"))
+    build = subprocess.run([compiler, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", "-x", "c++",
+                            str(header)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    fn = host.lower_tiling(FOLDED, layout, tiling.variants(kernels), PLATFORMS[0], "FoldedOpTiling")
+    assert fn.constants == ("enum class Kernel { folded_kernel };", "constexpr int64_t FLOOR = 16;")
+    assert fn.locals == ("int64_t block{};", "[[maybe_unused]] int64_t total{};")
+    assert "[[maybe_unused]] int64_t shift" in fn.arguments
+    sweep = [((desc(s),), {"shift": k}) for s in ((1,), (100,), (3, 50)) for k in (-1, 2)]
+    assert check_equivalence(tmp_path, FOLDED, kernels, sweep, platforms=PLATFORMS[:1]) == {0}

@@ -22,8 +22,9 @@ from .hostcode import (ATTR_KIND, BOOL, DTYPE, FLOAT, FORMAT, INT, KERNEL, OBJEC
                        E, Param, cpp, cpp_name, fixed_params, literal, signature, tensor_param)
 from .hostplan import PlannerTables
 from ..kir import Bin, BinOp, Brace, Cond, Conv, Not
-from ..kir.host import HostType, Ident, Init, Invoke, Logic, Member, Neg, Paren, Runtime, Value
+from ..kir.host import HostType, Ident, Init, Invoke, Logic, Member, Neg, Paren, Runtime, Value, names_read
 from ..plan.tiling import TilingLayout, Variant
+from ..render.emit import host_expr
 
 BINARY = {ast.Add: BinOp.ADD, ast.Sub: BinOp.SUB, ast.Mult: BinOp.MUL}
 FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
@@ -52,12 +53,13 @@ class HostExpressions:
         self.fixed = {name: literal(value) for name, value in fixed_params(op, fn).items()}
         self.scope.update({name: value.type for name, value in self.fixed.items()})
         self.locals: dict[str, str] = {}
-        self.constants: dict[str, str] = {}
+        self.constants: dict[str, str] = {}  # declared whether or not the body reads them (planner tables)
+        self.module_constants: dict[str, str] = {}  # declared if the body reads them
         self.kernels: dict[str, Any] = {}  # the kernels the function names, by name (the C++ enum Kernel)
         self.planner = PlannerTables(op, self)
         self.dtype_binding: dict[str, dtypes.DType] = {}  # tensor -> dtype while a planner table is built
         self.lines: list[str] = []
-        self.used: set[str] = set()
+        self.reads: set[str] = set()  # the C++ names the emitted body reads
         self.depth = 1
         self.temps = 0
         # the function's own names, which no temporary may take
@@ -75,6 +77,14 @@ class HostExpressions:
     def emit(self, line: str) -> None:
         # the body runs under `using namespace ascdsl_host`: drop the qualifier for readability
         self.lines.append("    " * self.depth + line.replace("ascdsl_host::", ""))
+
+    def code(self, value) -> str:
+        """The C++ text of ``value`` (an :class:`E` or an expression node) for the body, noting the names it
+        reads: the function declares the module constants the body reads and marks the parameters and
+        variables it does not read ``[[maybe_unused]]`` (a value folded at build time reads nothing)."""
+        node = value.node if isinstance(value, E) else value
+        self.reads |= names_read(node)
+        return host_expr(node)
 
     def temp(self, base: str) -> str:
         self.temps += 1
@@ -132,7 +142,6 @@ class HostExpressions:
         if node.id in self.fixed:
             return self.fixed[node.id]
         if node.id in self.scope:
-            self.used.add(node.id)
             return E(Ident(cpp_name(node.id)), self.scope[node.id])
         obj = self.resolve(node)
         value = literal(obj)
@@ -140,7 +149,7 @@ class HostExpressions:
             own = self.fn.__globals__ is self.module and node.id not in self.variables
             name = cpp_name(node.id if own else f"{self.fn.__name__}_{node.id}")
             line = f"constexpr {value.type.value} {name} = {cpp(value)};"
-            if self.constants.setdefault(name, line) != line:
+            if self.module_constants.setdefault(name, line) != line:
                 raise self.error(node, f"the C++ constant {name} would have two values: rename {node.id!r}")
             return E(Ident(name), value.type, obj)
         if value.type == KERNEL:

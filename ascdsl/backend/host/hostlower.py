@@ -30,7 +30,7 @@ from ..kir.host import HostType, Ident, Invoke, Logic, Member, Runtime, Scoped, 
 from ..lift.poly import describe_slots
 from ..names.naming import field_name
 from ..plan.tiling import Variant
-from ..render.emit import c_string, host_expr
+from ..render.emit import c_string
 
 PLATFORM = Ident("platform")
 UB_BUDGET = Conv(HostType.INT, Member(PLATFORM, "ubBudget"))
@@ -57,16 +57,18 @@ class HostLowering(HostExpressions):
             end = ("the host function returned no launch plan" if self.layout is not None
                    else "the output-shape function returned no shape")
             self.emit(f"throw HostError{{HOST_ERROR, {c_string(end)}}};")
-        decls = tuple(("" if n in self.used else "[[maybe_unused]] ") + f"{t.value} {cpp_name(n)}{{}};"
+        decls = tuple(("" if cpp_name(n) in self.reads else "[[maybe_unused]] ") + f"{t.value} {cpp_name(n)}{{}};"
                       for n, t in self.locals.items())
-        constants = tuple(self.constants.values())
+        constants = tuple(d for n, d in self.module_constants.items() if n in self.reads) + \
+            tuple(self.constants.values())
         if self.kernels:
             constants = (f"enum class Kernel {{ {', '.join(self.kernels)} }};",) + constants
         results = (f"{self.layout.struct_name}& tiling", "uint32_t& blockDim") if self.layout is not None \
             else ("ascdsl_host::Shape& shape",)
         if not self.returns:  # every path raises
             results = tuple("[[maybe_unused]] " + r for r in results)
-        return HostFunction(name, self.params, results, constants, decls, tuple(self.lines), frozenset(self.used))
+        used = frozenset(p.name for p in self.params if cpp_name(p.name) in self.reads)
+        return HostFunction(name, self.params, results, constants, decls, tuple(self.lines), used)
 
     # ------------------------------------------------------------------ statements
 
@@ -115,7 +117,7 @@ class HostLowering(HostExpressions):
             raise self.error(target, f"{name!r} is a {self.locals[name].word} here and a {value.type.word} elsewhere",
                              hint="C++ variables have one type: use another name")
         self.scope[name] = value.type
-        self.emit(f"{cpp_name(name)} = {cpp(value)};")
+        self.emit(f"{cpp_name(name)} = {self.code(value)};")
         return E(Ident(cpp_name(name)), value.type)
 
     def stmt_If(self, node: ast.If, prefix: str = "") -> None:
@@ -130,7 +132,7 @@ class HostLowering(HostExpressions):
                 for stmt in taken:
                     self.stmt(stmt)
             return
-        self.emit(f"{prefix}if ({cpp(cond)}) {{")
+        self.emit(f"{prefix}if ({self.code(cond)}) {{")
         self.block(node.body)
         if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
             self.stmt_If(node.orelse[0], prefix="} else ")
@@ -157,9 +159,9 @@ class HostLowering(HostExpressions):
         if not step.is_const or step.const == 0:
             raise self.error(it, "the step of a host loop must be a non-zero constant")
         counter, end = self.temp("it"), self.temp("stop")
-        self.emit(f"const int64_t {end} = {cpp(stop)};")
-        self.emit(f"for (int64_t {counter} = {cpp(start)}; {counter} {'<' if step.const > 0 else '>'} {end}; "
-                  f"{counter} += {cpp(step)}) {{")
+        self.emit(f"const int64_t {end} = {self.code(stop)};")
+        self.emit(f"for (int64_t {counter} = {self.code(start)}; {counter} {'<' if step.const > 0 else '>'} {end}; "
+                  f"{counter} += {self.code(step)}) {{")
         self.depth += 1
         self.assign(node.target, E(Ident(counter), INT))
         self.depth -= 1
@@ -172,7 +174,7 @@ class HostLowering(HostExpressions):
         status = {ValueError: "VALUE_ERROR", TypeError: "TYPE_ERROR"}.get(kind)
         if status is None or exc.keywords or len(exc.args) > 1 or node.cause is not None:
             raise self.error(node, "host code raises only ValueError(message) or TypeError(message)")
-        message = host_expr(self.message(exc.args[0]) if exc.args else Value(""))
+        message = self.code(self.message(exc.args[0]) if exc.args else Value(""))
         self.emit(f"throw ascdsl_host::HostError{{ascdsl_host::{status}, {message}}};")
 
     def stmt_Return(self, node: ast.Return) -> None:
@@ -181,7 +183,7 @@ class HostLowering(HostExpressions):
             shape = self.expr(node.value) if node.value is not None else None
             if shape is None or shape.type != SHAPE:
                 raise self.error(node, "an output-shape function returns a tuple of ints")
-            self.emit(f"shape = {cpp(shape)};")
+            self.emit(f"shape = {self.code(shape)};")
             self.emit("return ascdsl_host::OK;")
             return
         call = node.value
@@ -294,7 +296,7 @@ class HostLowering(HostExpressions):
             raise self.error(call, f"ascdsl.Launch(kernel, grid, constexprs, scalars, variant): {e}") from None
         if "site" in spec.arguments:
             raise self.error(call, "a Launch's site is where host code makes it: do not pass one")
-        self.used.add("platform")  # the block bound
+        self.reads.add(PLATFORM.name)  # the block bound
         kernel = self.expr(spec.arguments["kernel"])
         if kernel.type != KERNEL:
             raise self.error(call, "the kernel of a Launch must be an @ascdsl.jit function named at module level "
@@ -315,7 +317,7 @@ class HostLowering(HostExpressions):
         dims = [self.int_expr(g).node for g in grid.elts] + [Value(1)] * (3 - len(grid.elts))
         for i, dim in enumerate(dims):
             fits = isinstance(dim, Value) and type(dim.value) is int and 0 <= dim.value < 2**31
-            self.emit(f"tiling.grid{i} = {host_expr(dim if fits else Conv(dtypes.int32, dim))};")
+            self.emit(f"tiling.grid{i} = {self.code(dim if fits else Conv(dtypes.int32, dim))};")
         values = {}
         for key, node in scalars.items():
             field = field_name(key)
@@ -328,15 +330,15 @@ class HostLowering(HostExpressions):
             if value.type not in (INT, FLOAT, BOOL):
                 raise self.error(call, f"scalar {key!r} must be an int, float or bool")
             values[key] = E(Ident(self.temp(key + "_")), value.type)
-            self.emit(f"const {value.type.value} {cpp(values[key])} = {cpp(value)};")
-            self.emit(f"tiling.{field} = {host_expr(Conv(fields[field].dtype, values[key].node))};")
+            self.emit(f"const {value.type.value} {cpp(values[key])} = {self.code(value)};")
+            self.emit(f"tiling.{field} = {self.code(Conv(fields[field].dtype, values[key].node))};")
         consts = {}
         for key, node in constexprs.items():
             value = node if isinstance(node, E) else self.expr(node)
             if value.type not in (INT, FLOAT, BOOL, DTYPE):
                 raise self.error(call, f"constexpr {key!r} must be an int, float, bool or dtype in host code")
             consts[key] = E(Ident(self.temp(key + "_")), value.type)
-            self.emit(f"const {value.type.value} {cpp(consts[key])} = {cpp(value)};")
+            self.emit(f"const {value.type.value} {cpp(consts[key])} = {self.code(value)};")
         rows = []
         # specialisations first: a lifted variant serves the values no specialisation has
         for v in sorted(self.variants, key=lambda v: v.lift is not None):
@@ -356,7 +358,7 @@ class HostLowering(HostExpressions):
         self.emit("if (programs > 0) {")
         self.depth += 1
         for i, (v, cond) in enumerate(rows):
-            self.emit(f"{'} else ' if i else ''}if ({host_expr(cond)}) {{")
+            self.emit(f"{'} else ' if i else ''}if ({self.code(cond)}) {{")
             self.emit(f"    tiling.tilingKey = {v.key};")
             self.depth += 1
             self.lifted_fields(v, consts)
@@ -364,7 +366,7 @@ class HostLowering(HostExpressions):
             self.depth -= 1
         self.emit("} else {" if rows else "{")
         self.emit(f"    throw ascdsl_host::HostError{{ascdsl_host::VARIANT_NOT_COMPILED, "
-                  f"{host_expr(self.not_compiled(kernel, candidates, consts))}}};")
+                  f"{self.code(self.not_compiled(kernel, candidates, consts))}}};")
         self.emit("}")
         self.depth -= 1
         self.emit("}")
@@ -389,7 +391,7 @@ class HostLowering(HostExpressions):
                                                                               cols=cols, elements="{elements}")):
             parts += ([Value(text)] if text else []) + ([values[name]] if name else [])
         self.emit(f"if (programs > {most}) {{  // the products' float32 tiles at int32 offsets in the workspace")
-        self.emit(f"    throw HostError{{VALUE_ERROR, {host_expr(concat(parts))}}};")
+        self.emit(f"    throw HostError{{VALUE_ERROR, {self.code(concat(parts))}}};")
         self.emit("}")
 
     def mapping(self, node: ast.AST | None) -> dict[str, ast.AST]:
@@ -404,7 +406,6 @@ class HostLowering(HostExpressions):
 
     def tensor_dtypes(self) -> list:
         """The dtypes of the kernel's pointer arguments: inputs, then outputs."""
-        self.used.update(self.op.inputs)
         out = [Member(Ident(cpp_name(i)), "dtype") for i in self.op.inputs]
         for o in self.op.outputs:
             source = o.dtype or self.op.inputs[0]
@@ -443,25 +444,25 @@ class HostLowering(HostExpressions):
             value = consts[e.name].node
             low = Bin(BinOp.LT, value, Value(e.low))
             off = (Bin(BinOp.NE, Bin(BinOp.MOD, value, Value(e.quantum)), Value(0)),) if e.quantum > 1 else ()
-            self.emit(f"if ({host_expr(Logic(False, (*off, low)))}) {{")
+            self.emit(f"if ({self.code(Logic(False, (*off, low)))}) {{")
             message = concat([Value(f"{e.name}="), Invoke(Runtime.FORMAT_INT, (value,)), Value(e.requirement)])
-            self.emit(f"    throw HostError{{VALUE_ERROR, {host_expr(message)}}};")
+            self.emit(f"    throw HostError{{VALUE_ERROR, {self.code(message)}}};")
             self.emit("}")
         need = Ident(self.temp("ubBytes"))
         values = {n: consts[n].node for n in lift.names}
-        self.emit(f"const int64_t {need.name} = {host_expr(footprint(lift.slots, values))};  // UB bytes: "
+        self.emit(f"const int64_t {need.name} = {self.code(footprint(lift.slots, values))};  // UB bytes: "
                   f"{describe_slots(lift.slots)}")
-        self.emit(f"if ({host_expr(Bin(BinOp.GT, need, UB_BUDGET))}) {{")
+        self.emit(f"if ({self.code(Bin(BinOp.GT, need, UB_BUDGET))}) {{")
         named = []
         for n in lift.names:
             named += ([Value(", ")] if named else []) + [Value(f"{n}="), Invoke(Runtime.FORMAT_INT, (values[n],))]
         message = concat([Invoke(Runtime.STRING, (concat(named),)), Value(" needs "),
                           Invoke(Runtime.FORMAT_INT, (need,)), Value(" bytes of UB, more than the "),
                           Invoke(Runtime.FORMAT_INT, (Member(PLATFORM, "ubBudget"),)), Value(" bytes available")])
-        self.emit(f"    throw HostError{{VALUE_ERROR, {host_expr(message)}}};")
+        self.emit(f"    throw HostError{{VALUE_ERROR, {self.code(message)}}};")
         self.emit("}")
         for n in lift.names:
-            self.emit(f"tiling.{field_name(n)} = {host_expr(Conv(dtypes.int32, values[n]))};")
+            self.emit(f"tiling.{field_name(n)} = {self.code(Conv(dtypes.int32, values[n]))};")
 
     def not_compiled(self, kernel: E, candidates: list[str], consts: dict[str, E]):
         """The message of a launch no variant serves."""

@@ -19,12 +19,12 @@ from ... import dtypes, planner
 from ...errors import Error
 from ...op import Operator
 from ...platforms import DEFAULT_PLATFORM, get_platform
-from .hostcode import (BOOL, DTYPE, INT, KERNEL, PLATFORM, SHAPE, STR, TENSOR, E, camel, cpp, cpp_name, dtype_value,
+from .hostcode import (BOOL, DTYPE, INT, KERNEL, PLATFORM, SHAPE, STR, TENSOR, E, camel, cpp_name, dtype_value,
                        literal)
 from ..kir import Bin, BinOp, Brace, Conv
 from ..kir.host import HostType, Ident, Init, Invoke, Logic, Member, Neg, Runtime, Value
 from ..lift.poly import BLOCK, describe_slots
-from ..render.emit import c_string, host_expr
+from ..render.emit import c_string
 
 
 class PlannerTables:
@@ -62,17 +62,17 @@ class PlannerTables:
         row, block = low.temp("row"), low.temp("block")
         low.emit(f"int64_t {row} = -1;")
         for i, (cond, _, _) in enumerate(rows):
-            low.emit(f"{'} else ' if i else ''}if ({host_expr(cond)}) {{")
+            low.emit(f"{'} else ' if i else ''}if ({low.code(cond)}) {{")
             low.emit(f"    {row} = {i};")
         low.emit("} else {")
         missing = f"{kernel.const.parsed.name} has no UB footprint for these dtypes in this build"
         low.emit(f"    throw HostError{{HOST_ERROR, {c_string(missing)}}};")
         low.emit("}")
         order = ", ".join(str(c) for c in sorted(set(candidates.const), reverse=True))
-        low.emit(f"const int64_t {block} = LargestBlock({table}[{row}], {{{order}}}, {cpp(platform)}.ubBudget);")
+        low.emit(f"const int64_t {block} = LargestBlock({table}[{row}], {{{order}}}, {low.code(platform)}.ubBudget);")
         low.emit(f"if ({block} < 0) {{")
         message = c_string(planner.no_fit_message(name.const, candidates.const))
-        low.emit(f"    throw HostError{{VALUE_ERROR, std::string({message}) + {cpp(platform)}.name}};")
+        low.emit(f"    throw HostError{{VALUE_ERROR, std::string({message}) + {low.code(platform)}.name}};")
         low.emit("}")
         return E(Ident(block), INT)
 
@@ -105,7 +105,7 @@ class PlannerTables:
             if value.type == INT and not value.is_const:  # known only at run time: a runtime extent
                 value = low.expr(constexprs[k])
                 extents[k] = Ident(low.temp(camel(k.lower())))
-                low.emit(f"const int64_t {extents[k].name} = {cpp(value)};")
+                low.emit(f"const int64_t {extents[k].name} = {low.code(value)};")
         fixed = {k: v for k, v in constexprs.items() if k not in extents}
         rows = self.rows(kernel.const, call.arguments.get("args", ()), fixed)
         result, probe = low.temp(f"{camel(name.const.lower())}Fit"), low.temp("value")
@@ -118,11 +118,11 @@ class PlannerTables:
                 raise low.error(node, f"largest_extent for {label}: {e}") from None
             (ext,) = [e for e in found.extents if e.name == name.const]
             values = {**{n: Value(consts[n]) for n in found.names if n in consts}, **extents, name.const: Ident(probe)}
-            low.emit(f"{'} else ' if i else ''}if ({host_expr(cond)}) {{")
+            low.emit(f"{'} else ' if i else ''}if ({low.code(cond)}) {{")
             low.emit(f"    // {label}: UB bytes {describe_slots(found.slots)}")
             low.emit(f"    {result} = LargestFitting({ext.low}, {ext.quantum}, [&](int64_t {probe}) {{")
             fits = Bin(BinOp.LE, footprint(found.slots, values), Conv(HostType.INT, Member(platform.node, "ubBudget")))
-            low.emit(f"        return {host_expr(fits)};")
+            low.emit(f"        return {low.code(fits)};")
             low.emit("    });")
         low.emit("} else {")
         missing = f"{kernel.const.parsed.name} has no UB footprint for these dtypes in this build"

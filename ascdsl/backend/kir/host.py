@@ -9,7 +9,7 @@ import enum
 from dataclasses import dataclass
 from typing import Union
 
-from .expr import Expr, _tuples
+from .expr import Bin, Brace, Cond, Conv, Expr, Not, _tuples
 
 
 class HostType(enum.Enum):
@@ -139,3 +139,19 @@ class Paren:
 
 
 HostExpr = Union[Ident, Member, Scoped, Value, Invoke, Init, Paren, Neg, Logic, Expr]
+
+
+def names_read(e) -> set[str]:
+    """The C++ names (:class:`Ident`) host expression ``e`` reads: what the generated function must declare,
+    and the parameters and variables it uses."""
+    if isinstance(e, Ident):
+        return {e.name}
+    if isinstance(e, (Value, Scoped)):
+        return set()
+    if isinstance(e, (Member, Init, Paren, Neg, Conv, Not)):
+        return names_read(e.x)
+    if isinstance(e, (Invoke, Logic, Brace, Bin, Cond)):
+        parts = (e.args if isinstance(e, Invoke) else e.items if isinstance(e, (Logic, Brace)) else
+                 (e.a, e.b) if isinstance(e, Bin) else (e.c, e.a, e.b))
+        return set().union(*(names_read(x) for x in parts))
+    raise TypeError(f"not a host expression: {e!r}")
