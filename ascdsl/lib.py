@@ -27,13 +27,6 @@ core, 4.337 / 5.298 at 128; 77 floats 1.281 / 1.267 at 32, 1.858 / 1.909 at 64).
 PART_ROW_BYTES = 8192
 """The fewest bytes of a row :func:`rows_in_parts` splits into parts (a part's load stays a tile of a few KiB)."""
 
-UNSIZED_16_BIT = range(9, 14)
-"""16-bit row lengths softmax_grad's host leaves a burst a row though :func:`reads_flat` holds: its
-``packed_kernel`` has a buffer of ``max(4 * K * ROWS, 32 * ROWS + 224)`` bytes whose larger side changes at
-``ROWS = 224 / (4 * K - 32)``, past the lift's first domain (``ROWS`` up to 11) and inside the tile's range, so the
-lift does not size ``ROWS`` there ("the domains' kernels differ") and the planner cannot answer.
-log_softmax_grad's ``reduce_tail_packed_kernel`` sizes them (20000x13 float16 4.283 -> 2.209 of the floor)."""
-
 
 def reads_flat(itemsize: int, rows: int, k: int, programs: int) -> bool:
     """Whether ``rows`` rows of ``k`` elements of ``itemsize`` bytes are read flat (:func:`load_flat_rows`): rows

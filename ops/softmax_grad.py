@@ -47,8 +47,7 @@ import numpy as np
 import ascdsl
 import ascdsl.cache
 import ascdsl.language as tl
-from ascdsl.lib import (UNSIZED_16_BIT, core_span, load_flat_rows, part_span, reads_flat, row_part, rows_in_parts,
-                        store_flat_rows)
+from ascdsl.lib import core_span, load_flat_rows, part_span, reads_flat, row_part, rows_in_parts, store_flat_rows
 from ascdsl import dtypes, render_template, sim
 from ascdsl.sim import softmax_tiling
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
@@ -204,9 +203,8 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False, packed=False):
     used = min(cores, m)
     block_k = max(1, ascdsl.cdiv(k, align)) * align  # a row in whole 32-byte blocks
     # Not for is_front: beside its [ROWS, ALIGN] store, rows of 200 and more elements make ROWS no runtime
-    # extent the planner can size; nor for 16-bit rows where packed_kernel's ROWS is none (UNSIZED_16_BIT).
-    flat = packed and not is_front and reads_flat(dtype.itemsize, m, k, used) and \
-        (dtype.itemsize == 4 or k not in UNSIZED_16_BIT)
+    # extent the planner can size.
+    flat = packed and not is_front and reads_flat(dtype.itemsize, m, k, used)
     if flat:
         rows = ascdsl.planner.largest_extent(packed_kernel, "ROWS", grad, src, grad, platform=platform, K=k)
     else:

@@ -17,8 +17,8 @@ from ascdsl.backend.plan.tiling import Variant
 from ascdsl import dtypes
 from ascdsl.backend import kir
 from ascdsl.backend.names.naming import to_expr
-from ascdsl.ir.symbol import (ONE, ZERO, Ceil, Differs, Poly, Symbol, Undecided, all_of, ceil_div, domain_points, equal,
-                              largest_fitting, multiple, value_at)
+from ascdsl.ir.symbol import (ONE, ZERO, Ceil, Differs, Poly, Symbol, Undecided, all_of, at_least_from_lows, ceil_div,
+                              domain_points, equal, largest_fitting, multiple, value_at)
 from ascdsl.platforms import get_platform
 
 PLATFORM = get_platform("Ascend910B3")
@@ -205,6 +205,20 @@ def test_a_rounded_size_of_numbers_is_at_values_what_it_rounds():
     still gives its bytes at values."""
     assert Ceil(((1, (4,)),), 32).at({}) == 32
     assert Ceil(((2, (B, 100)),), 32, 8).at({"BLOCK": 96}) == 8 + 2 * 128
+
+
+def test_at_least_from_the_lows_whatever_the_highs():
+    """``at_least_from_lows``: ``x >= y`` at every value from the symbols' lows, the highs left out (softmax_grad's
+    packed 13-element rows: ``52 * ROWS`` and ``32 * ROWS + 224`` cross at 11.2, past a domain of ``ROWS`` up to
+    11, so neither is at least the other); exact for multilinear differences, a variable with no domain never."""
+    for high in (11, 770):
+        rows = Poly.var(Symbol("ROWS", 1, 1, high))
+        assert not at_least_from_lows(52 * rows, 32 * rows + 224) and not at_least_from_lows(32 * rows + 224, 52 * rows)
+        assert at_least_from_lows(52 * rows, 4 * rows + 28) and at_least_from_lows(52 * rows, 52)
+        assert not at_least_from_lows(52 * rows, 53)
+    assert at_least_from_lows(4 * B, 128) and not at_least_from_lows(4 * B, 129)  # BLOCK from 32
+    assert at_least_from_lows(R * B, 32 * R) and not at_least_from_lows(R * B, 33 * R)  # a term of two symbols
+    assert at_least_from_lows(7, 7) and not at_least_from_lows(Poly.var("n"), 0)
 
 
 def test_the_points_of_the_domains_of_some_sizes():

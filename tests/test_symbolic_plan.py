@@ -24,6 +24,7 @@ from ascdsl.build import case_kernels
 from ascdsl.ir.symbol import ZERO, Ceil, Differs, Poly, Symbol, Undecided, dominant, larger, less, rounded, var_name
 from ascdsl.opbuild import jit_functions
 from ascdsl.platforms import get_platform
+from ops.softmax_grad import packed_kernel
 from tests.test_lift_differential import CASES as LIFT_CASES, add_row_kernel, softmax_kernel
 from tests.test_symbolic_passes import BLOCK, BLOCKS, ELEMENTWISE, F16, F32, I32, ROWS, _at, _kernel
 from tests.test_symbolic_selection import BLOCK16, OPS, WIDER, ops_sweep
@@ -275,6 +276,22 @@ def test_rounded_sizes_and_their_order():
     total = 2 * both + 4 * block + ceil
     assert str(total) == "4 * BLOCK + 2 x ceil32(max(1/8 * BLOCK, 128)) + ceil32(1/8 * BLOCK)"
     assert [(ZERO + total).at({"BLOCK": v}) for v in (64, 4096)] == [2 * 128 + 256 + 32, 2 * 512 + 16384 + 512]
+
+
+@pytest.mark.parametrize("high, points", [(11, range(1, 12)), (713, (1, 11, 12, 13, 56, 400, 713))])
+def test_a_slot_s_size_is_the_same_whatever_the_domain_s_high(high, points):
+    """softmax_grad's float16 ``packed_kernel`` of 13-element rows: a work slot holds buffers of ``52 * ROWS`` and
+    ``32 * ROWS + 224`` bytes, which cross at 11.2. Each need some value from ``ROWS``' low makes the largest is
+    kept whatever the high (``ir.symbol.dominant``), so the kernel planned for ``ROWS`` up to 11 (the lift's first
+    domain) is the one planned up to the high the footprint gives (713): ``ceil32(max(...))`` both, each value's
+    plan on both sides of the crossing. Kept to the domain, the first was ``32 * ROWS + 224``: the lift found the
+    domains' kernels different and did not size ``ROWS``."""
+    k = _differential(packed_kernel, [F16, F16, F16, I32, I32], {"K": 13}, {"ROWS": Symbol("ROWS", 1, 1, high)},
+                      [{"ROWS": v} for v in points])
+    assert str(k.plan.total_bytes) == ("2 x ceil32(26 * ROWS) + 2 x ceil32(26 * ROWS) + ceil32(52 * ROWS) + "
+                                       "ceil32(52 * ROWS) + ceil32(max(52 * ROWS, 32 * ROWS + 224)) + "
+                                       "ceil32(4 * ROWS + 28)")
+    assert highs(k.plan, (Symbol("ROWS", 1, 1, 94208),), PLATFORM.ub_budget_bytes)[0].high == 713
 
 
 ROUNDED = [("rms_norm", "rms_norm_kernel", F32), ("softmax", "softmax_row_kernel", F16),

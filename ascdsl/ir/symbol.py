@@ -15,7 +15,6 @@ in ``docs/design.md``) keeps these types. The kernel IR's expression of a polyno
 """
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -428,31 +427,50 @@ def _holds(test: Callable[[], bool]) -> bool:
         return False
 
 
+def at_least_from_lows(x: Poly | int, y: Poly | int) -> bool:
+    """Whether ``x >= y`` at every value of the symbols from their lows, whatever their highs: ``x - y`` with each
+    symbol ``S`` written ``S.low + S.quantum * s`` (``s`` its steps from its low, any integer from 0) has no
+    negative coefficient. Exact where ``x - y`` is multilinear in symbols (a term of a negative coefficient
+    outgrows the terms of fewer steps far enough along its own steps, the other steps at 0: ``52 * ROWS`` is not
+    at least ``32 * ROWS + 224`` from 1, nor the other way round); elsewhere, and for a variable that is no
+    symbol, False where it is not shown."""
+    steps = ZERO
+    for mono, coef in _poly(x) - _poly(y):
+        if not all(isinstance(v, Symbol) for v in mono):
+            return False
+        steps += math.prod((Poly.const(v.low) + v.quantum * Poly.var(v.name) for v in mono), start=Poly.const(coef))
+    return all(coef >= 0 for _, coef in steps)
+
+
 def dominant(needs) -> tuple[Poly, ...]:
-    """``needs`` (numbers or polynomials) as polynomials, each once, but those another is at least on the whole
-    domain (:func:`less`; of equal ones, the first): the needs some point of the domain makes the largest, or
-    that tie with the largest, as the lift's footprint keeps them."""
+    """``needs`` (numbers or polynomials) as polynomials, each once, but those another is at least at every value
+    from the symbols' lows (:func:`at_least_from_lows`; of equal ones, the first): the needs that some value makes
+    the largest, or that tie with the largest, as the lift's footprint keeps them. The highs do not enter: a
+    domain that ends before two needs cross keeps both, as one past the crossing does (the lift compiles for
+    domains of several highs, and finds each kernel the same)."""
     polys = list(dict.fromkeys(map(_poly, needs)))
 
     def under(i: int, j: int) -> bool:  # needs[j] is at least needs[i] everywhere
-        return _holds(lambda: not less(polys[j], polys[i]))
+        return at_least_from_lows(polys[j], polys[i])
     return tuple(p for i, p in enumerate(polys)
                  if not any(j != i and under(i, j) and (j < i or not under(j, i)) for j in range(len(polys))))
 
 
 def rounded(needs, block: int) -> int | Poly | Ceil:
     """The largest of ``needs`` (each a buffer's bytes, a number or a polynomial) rounded up to a multiple of
-    ``block``: a number for numbers, a polynomial where one is on the whole domain (the largest need's,
-    rounded exactly: ``4 * BLOCK + 16`` to ``4 * BLOCK + 32`` for ``BLOCK`` of multiples of 8), else a
-    :class:`Ceil` of the :func:`dominant` needs."""
+    ``block``: a number for numbers, a polynomial where one need is :func:`dominant` and rounds exactly
+    (``4 * BLOCK + 16`` to ``4 * BLOCK + 32`` for ``BLOCK`` of multiples of 8), else a :class:`Ceil` of the
+    dominant needs (``ceil32(max(52 * ROWS, 32 * ROWS + 224))``, whether or not the domain reaches their
+    crossing)."""
     if not any(isinstance(n, Poly) for n in needs):
         return _round_up(max(needs), block)
     kept = dominant(needs)
-    try:
-        sizes = [(p + block - 1) // block * block for p in kept]
-        return functools.reduce(larger, sizes)
-    except Undecided:
-        return Ceil(((1, kept),), block)
+    if len(kept) == 1:
+        try:
+            return (kept[0] + block - 1) // block * block
+        except Undecided:
+            pass
+    return Ceil(((1, kept),), block)
 
 
 def _sized(x: Poly | Ceil | int, block: int) -> tuple[tuple[Poly, ...], bool]:
@@ -483,6 +501,6 @@ def _less_rounded(x: Poly | Ceil | int, y: Poly | Ceil | int) -> bool:
     raise Undecided(f"the symbols' domains do not decide {x} < {y}")
 
 
-__all__ = ["ONE", "Ceil", "Differs", "Poly", "Symbol", "Undecided", "Var", "ZERO", "all_of", "ceil_div", "ceiling",
-           "domain_points", "dominant", "equal", "larger", "largest_fitting", "less", "multiple", "rounded", "same",
-           "var_name"]
+__all__ = ["ONE", "Ceil", "Differs", "Poly", "Symbol", "Undecided", "Var", "ZERO", "all_of", "at_least_from_lows",
+           "ceil_div", "ceiling", "domain_points", "dominant", "equal", "larger", "largest_fitting", "less", "multiple",
+           "rounded", "same", "var_name"]

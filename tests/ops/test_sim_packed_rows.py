@@ -8,12 +8,14 @@ import pytest
 
 import ascdsl
 from ascdsl import bench, dtypes, record
+from ascdsl.backend.lift.poly import describe_slots
+from ascdsl.backend.render.ascendc import planned
 from ascdsl.lib import reads_flat
 from ascdsl.op import load_operators
 from ascdsl.platforms import get_platform
 from ascdsl.testing import assert_close
 from ops.log_softmax_grad import log_softmax_backward, log_softmax_backward_host, reference
-from ops.softmax_grad import softmax_grad, softmax_grad_host
+from ops.softmax_grad import packed_kernel, softmax_grad, softmax_grad_host
 from tests.ops.test_log_softmax_grad import make_inputs as log_inputs
 from tests.ops.test_softmax_grad import expected, make_inputs
 
@@ -39,16 +41,35 @@ def _desc(shape, dtype):
     ((6400, 257), "float16", False), ((6400, 257), "float32", False),  # 257 blocks apart; 1028 bytes
     ((1280, 37), "float32", True), ((1279, 37), "float32", False),  # 32 rows a core: 8 calls of one repeat
     ((5120, 199), "float16", True), ((5119, 199), "float16", False),  # 128: 8 classes of 4 repeats
-    # softmax_grad's packed_kernel has no ROWS the planner can size (ascdsl.lib.UNSIZED_16_BIT)
-    ((4000, 13), "float16", (False, True)), ((4000, 9), "bfloat16", (False, True)),
-    ((4000, 14), "float16", True)])
+    ((4000, 13), "float16", True), ((4000, 9), "bfloat16", True), ((4000, 14), "float16", True)])
 def test_the_python_entries_read_short_rows_flat(shape, dtype, packed):
     d = _desc(shape, dtype)
-    softmax_grad_packed, log_softmax_grad_packed = packed if isinstance(packed, tuple) else (packed, packed)
-    assert softmax_grad_host(d, d, False, B3, packed=True).variant == ("packed" if softmax_grad_packed else "rows")
+    assert softmax_grad_host(d, d, False, B3, packed=True).variant == ("packed" if packed else "rows")
     assert softmax_grad_host(d, d, True, B3, packed=True).variant == "rows"  # the front: a block a row out
     assert log_softmax_backward_host(d, d, 1, B3, lines=True).variant == (
-        "reduce_tail_packed" if log_softmax_grad_packed else "reduce_tail_full_load")
+        "reduce_tail_packed" if packed else "reduce_tail_full_load")
+
+
+@pytest.mark.parametrize("k", range(9, 14))
+def test_softmax_grad_s_packed_rows_of_9_to_13_halves_are_sized(k):
+    """``packed_kernel``'s work slot holds ``4 * K * ROWS`` and ``32 * ROWS + 224`` bytes, which cross at ``ROWS = 224
+    / (4 * K - 32)``, 11.2 to 56, past the lift's first domain (``ROWS`` up to 11) for ``K = 13``: the lift keeps
+    their largest (``max``), and the planner sizes ``ROWS``. At its answer the lifted footprint is the plan of the
+    kernel compiled (general form, as the lifted kernel is) at that value and fits the budget; a quantum more
+    does not fit."""
+    d = _desc((4000, k), "float16")
+    rows = ascdsl.planner.largest_extent(packed_kernel, "ROWS", d, d, d, platform=B3, K=k)
+    found = ascdsl.planner.lifted(packed_kernel, (d, d, d), B3, {"ROWS": None, "K": k})
+    (extent,) = found.extents
+    assert f"max({4 * k} * ROWS, 32 * ROWS + 224)" in describe_slots(found.slots)
+    types = ascdsl.planner.arg_types(packed_kernel, (d, d, d))
+
+    def need(value: int) -> int:
+        kernel = packed_kernel.specialize(*types, ROWS=value, K=k).kernels[0]
+        assert found.bytes({"ROWS": value}) == planned(kernel, B3, general=True).plan.total_bytes
+        return found.bytes({"ROWS": value})
+    assert need(rows) <= B3.ub_budget_bytes < need(rows + extent.quantum)
+    assert rows > 224 // (4 * k - 32)  # past the crossing: the larger side is 4 * K * ROWS
 
 
 def test_rows_read_flat_at_a_pitch_of_k_stop_where_a_class_s_rows_lie_over_255_blocks_apart():
@@ -84,8 +105,11 @@ SHAPES = [((53551, 24), "float16"), ((7, 40), "float16"), ((500, 24), "bfloat16"
           ((1400, 13), "float32"),
           # rows past one repeat from some lane offset: a masked call per repeat a row spans
           ((1400, 62), "float16"), ((2600, 77), "float32"), ((3880, 125), "bfloat16"), ((3880, 183), "float16"),
-          ((2600, 250), "float32"), ((1640, 300), "float16")]
-UNSIZED = [((2000, 13), "float16"), ((1400, 9), "bfloat16"), ((1400, 11), "float16")]  # ascdsl.lib.UNSIZED_16_BIT
+          ((2600, 250), "float32"), ((1640, 300), "float16"),
+          # 16-bit rows of 9 to 13: tiles of ROWS below the crossing of the work slot's needs (224 / (4 * k - 32):
+          # 40 rows of 9, 20 of 10, 35 of 9) and past it (50 of 13, 35 of 11, 43 of 12, two tiles of 13000x13)
+          ((1600, 9), "float16"), ((800, 10), "float16"), ((1400, 9), "bfloat16"),
+          ((2000, 13), "float16"), ((1400, 11), "float16"), ((1720, 12), "float16"), ((13000, 13), "float16")]
 
 
 @pytest.mark.parametrize("shape, dtype", SHAPES, ids=str)
@@ -101,7 +125,7 @@ def test_softmax_grad_packed_rows_on_the_simulator(shape, dtype, front):
     assert_close(sim, expected(grad, src, front))
 
 
-@pytest.mark.parametrize("shape, dtype", SHAPES + UNSIZED, ids=str)
+@pytest.mark.parametrize("shape, dtype", SHAPES, ids=str)
 def test_log_softmax_backward_packed_rows_on_the_simulator(shape, dtype):
     grad, out = log_inputs(shape, -1, dtype)
     with record.launches() as seen:
@@ -123,12 +147,14 @@ def test_log_softmax_backward_packed_rows_on_the_simulator(shape, dtype):
                                         (bench._sg("rows at a pitch of k", (30000, 37), "float32"), 1.05),
                                         (bench._sg("rows past a repeat", (31102, 62), "float16"), 1.05),
                                         (bench._lsm("rows past a repeat", (31102, 62), "float16"), 1.1),
-                                        (bench._lsm("rows of 9 to 13", (20000, 13), "float16"), 2.3)],
+                                        (bench._lsm("rows of 9 to 13", (20000, 13), "float16"), 2.3),
+                                        (bench._sg("rows of 9 to 13", (20000, 13), "float16"), 2.25)],
                          ids=lambda c: f"{c.op}-{'x'.join(map(str, c.shape))}-{c.dtype}" if hasattr(c, "op") else "")
 def test_the_sweeps_short_rows_move_a_tile_a_burst(case, most):
     """53551x24 float16 were 2.43 (softmax_grad) and 2.58 (log_softmax_grad): one burst a row of 48 bytes;
     71279x19 float16 2.537 and 2.594, 30000x37 float32 1.280 (a burst a row, before the backend's packed rows);
     31102x62 float16 1.350 and 1.393 (a burst a row, before the packed rows past one repeat); log_softmax_grad's
-    20000x13 float16 4.283 (a burst a row; V-bound packed: a core's 500 rows in two tiles of 8 classes' calls)."""
+    20000x13 float16 4.283 (a burst a row; V-bound packed: a core's 500 rows in two tiles of 8 classes' calls),
+    softmax_grad's 4.255 (a burst a row while the lift did not size its packed kernel's ``ROWS``)."""
     k = bench.simulate(OPS[case.op], case, B3.name)
     assert k.ratio <= most and k.gm_over_min == 1.0

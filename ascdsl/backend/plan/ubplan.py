@@ -26,10 +26,11 @@
   the calls that use it, and ``Compare``'s whole repeats pad its operands), rounded up to a block;
 * on a kernel compiled for symbols (run-time tile extents, docs/design.md "Symbolic tile extents")
   the needs are polynomials of them and a slot's size their largest rounded up to a block
-  (:func:`ascdsl.ir.symbol.rounded`): a polynomial where one is on the whole domain, else a
-  :class:`~ascdsl.ir.symbol.Ceil` (``ceil32(1/8 * BLOCK)``; ``ceil32(max(4 * BLOCK_K, 256))`` for needs
-  whose order flips inside it); each choice above holds on the whole domain (:func:`ascdsl.ir.symbol.less`;
-  a best fit where each way a comparison may go gives the one slot), else
+  (:func:`ascdsl.ir.symbol.rounded`): a polynomial where one need is the largest from the symbols' lows up,
+  whatever their highs, else a :class:`~ascdsl.ir.symbol.Ceil` (``ceil32(1/8 * BLOCK)``;
+  ``ceil32(max(4 * BLOCK_K, 256))`` for needs whose order flips from the lows up, inside the domain or past it:
+  a slot's size is the same on every domain of the lift's); each choice above holds on the whole domain
+  (:func:`ascdsl.ir.symbol.less`; a best fit where each way a comparison may go gives the one slot), else
   :class:`~ascdsl.ir.symbol.Undecided`: the plan is the plan of the kernel compiled for any of their values,
   :attr:`Plan.footprint` the lift's form of it and :attr:`Plan.total_bytes` one expression.
 
