@@ -16,7 +16,7 @@ from ascdsl.backend import kir, simrun
 from ascdsl.backend.batching import batchrun
 from ascdsl.backend.plan import queues, ubplan
 from ascdsl.backend.plan.queues import HELD
-from ascdsl.backend.render.ascendc import compile_variant, planned
+from ascdsl.backend.render.ascendc import compile_variant, planned, vector_barriers
 from ascdsl.bench_kernels import layer_norm_kernel
 from ascdsl.passes import specialise
 from ascdsl.passes.batching import batch_programs
@@ -202,10 +202,6 @@ def test_x_resident_forms_agree_with_the_kernel_on_the_interpreter(recompute, p)
             assert g.tobytes() == w.tobytes(), grid
 
 
-def _barriers(k) -> int:
-    return sum(isinstance(s, kir.Barrier) for st in k.stages for s in kir.walk(st.body))
-
-
 def test_temporaries_spread_over_slots_where_ub_allows():
     """Rows of 6000 float32 X-resident at one row a trip: where UB allows, a tile takes no slot a call of the last
     ``ubplan.SPREAD`` statements touched, so each chunk's ``x - mean`` of the variance is not written where the
@@ -214,7 +210,7 @@ def test_temporaries_spread_over_slots_where_ub_allows():
     the budget, the compact one is taken."""
     kernel, _ = x_resident_at(300, 6000, 1)
     k = planned(kernel, PLATFORM)
-    assert (k.plan.total_bytes, len(k.plan.slots), _barriers(k)) == (139_648, 13, 41)
+    assert (k.plan.total_bytes, len(k.plan.slots), vector_barriers(k)) == (139_648, 13, 41)
     tight = dataclasses.replace(PLATFORM, ub_budget_bytes=139_648 - 32)
     compact = planned(kernel, tight)
-    assert (compact.plan.total_bytes, len(compact.plan.slots), _barriers(compact)) == (135_296, 11, 50)
+    assert (compact.plan.total_bytes, len(compact.plan.slots), vector_barriers(compact)) == (135_296, 11, 50)
