@@ -14,9 +14,9 @@
   slot a call of the last :data:`SPREAD` statements touched is not free, and of equals the least recently
   used is taken: independent calls then write apart, and :mod:`.order` lays them between fewer barriers
   (:func:`ascdsl.backend.render.ascendc.planned` takes it where it leaves fewer, outside the general form the
-  lift compares with the kernel compiled for symbols). A result written over a dying load in its queue buffer (same dtype) is an *alias* of
-  it: it must die before the queue buffer is freed, and the generated code names it by the load's
-  local tensor. An identity
+  lift compares with the kernel compiled for symbols). A result written over a dying load in its queue
+  buffer (same dtype) is an *alias* of it: it must die before the queue buffer is freed, and the generated
+  code names it by the load's local tensor. An identity
   ``Cast`` (:attr:`.kir.Call.is_identity_cast`) is such an in-place call, and the tile an identity cast
   stores is computed straight in its output's queue buffer (an alias of the output): a template's
   float32 form is packed as the float32 kernel is (:mod:`.templated` places each instance's buffers
