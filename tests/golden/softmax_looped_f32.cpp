@@ -14,7 +14,7 @@ struct SoftmaxLoopedTilingData {
 };
 #pragma pack(pop)
 
-// looped_softmax_kernel (BLOCK=4096) from tests/test_interpreter_dsl.py:31; UB plan: 98304 bytes
+// looped_softmax_kernel (BLOCK=4096) from tests/test_interpreter_dsl.py:31; UB plan: 98848 bytes
 class LoopedSoftmaxKernelV1 {
 public:
     __aicore__ inline LoopedSoftmaxKernelV1() {}
@@ -29,6 +29,8 @@ public:
         pipe.InitBuffer(mBuf, 16384);
         pipe.InitBuffer(newMBuf, 16384);
         pipe.InitBuffer(tmpBuf, 16384);
+        pipe.InitBuffer(scalarBuf, 32);
+        pipe.InitBuffer(workBuf, 512);
         eventVS_ = static_cast<event_t>(pipe.FetchEventID(HardEvent::V_S));
     }
     __aicore__ inline void Process()
@@ -110,22 +112,21 @@ private:
     }
     __aicore__ inline void Compute3()
     {
-        LocalTensor<float> scalar = newMBuf.Get<float>();
+        LocalTensor<float> scalar = scalarBuf.Get<float>();
         LocalTensor<float> m = mBuf.Get<float>();
-        LocalTensor<float> work = tmpBuf.Get<float>();
-        LocalTensor<float> scalar2 = newMBuf.Get<float>();
+        LocalTensor<float> work = workBuf.Get<float>();
+        LocalTensor<float> scalar2 = tmpBuf.Get<float>();
         LocalTensor<float> tmp4 = mBuf.Get<float>();
         LocalTensor<float> tmp5 = mBuf.Get<float>();
         LocalTensor<float> tmp6 = sBuf.Get<float>();
         LocalTensor<float> s = sBuf.Get<float>();
-        LocalTensor<float> scalar3 = mBuf.Get<float>();
-        LocalTensor<float> work2 = newMBuf.Get<float>();
+        LocalTensor<float> scalar3 = scalarBuf.Get<float>();
+        LocalTensor<float> work2 = workBuf.Get<float>();
         PipeBarrier<PIPE_V>();
         ReduceMax(scalar, m, work, 4096);  // tests/test_interpreter_dsl.py:43
         SetFlag<HardEvent::V_S>(eventVS_);
         WaitFlag<HardEvent::V_S>(eventVS_);
         rowMax_ = scalar.GetValue(0);
-        PipeBarrier<PIPE_V>();
         Duplicate(scalar2, rowMax_, 8);  // tests/test_interpreter_dsl.py:44
         PipeBarrier<PIPE_V>();
         Sub(tmp4, m, scalar2, 64, 64, {1, 1, 0, 8, 8, 0});
@@ -149,8 +150,8 @@ private:
     }
     __aicore__ inline void Compute4(const int32_t inCount2)
     {
-        LocalTensor<float> scalar4 = sBuf.Get<float>();
-        LocalTensor<float> scalar5 = sBuf.Get<float>();
+        LocalTensor<float> scalar4 = scalarBuf.Get<float>();
+        LocalTensor<float> scalar5 = workBuf.Get<float>();
         LocalTensor<float> x4 = inOutQueueIn.DeQue<TPosition::GM, TPosition::VECIN, float>();
         const int32_t xValid2 = (inCount2 + 7) / 8 * 8;
         if (xValid2 < 4096) {
@@ -183,6 +184,8 @@ private:
     TBuf<TPosition::VECCALC> mBuf;
     TBuf<TPosition::VECCALC> newMBuf;
     TBuf<TPosition::VECCALC> tmpBuf;
+    TBuf<TPosition::VECCALC> scalarBuf;
+    TBuf<TPosition::VECCALC> workBuf;
     GlobalTensor<float> outGm;
     GlobalTensor<float> inGm;
     SoftmaxLoopedTilingData tiling_;

@@ -14,7 +14,7 @@ struct SoftmaxTilingData {
 };
 #pragma pack(pop)
 
-// softmax_kernel (BLOCK=1024) from tests/test_interpreter_dsl.py:19; UB plan: 8352 bytes
+// softmax_kernel (BLOCK=1024) from tests/test_interpreter_dsl.py:19; UB plan: 8512 bytes
 class SoftmaxKernelV1 {
 public:
     __aicore__ inline SoftmaxKernelV1() {}
@@ -28,6 +28,8 @@ public:
         pipe.InitBuffer(xBuf, 4096);
         pipe.InitBuffer(scalarBuf, 32);
         pipe.InitBuffer(workBuf, 128);
+        pipe.InitBuffer(scalarBuf2, 32);
+        pipe.InitBuffer(workBuf2, 128);
         eventVS_ = static_cast<event_t>(pipe.FetchEventID(HardEvent::V_S));
     }
     __aicore__ inline void Process()
@@ -58,11 +60,11 @@ private:
         LocalTensor<float> x = xBuf.Get<float>();
         LocalTensor<float> scalar = scalarBuf.Get<float>();
         LocalTensor<float> work = workBuf.Get<float>();
-        LocalTensor<float> scalar2 = scalarBuf.Get<float>();
+        LocalTensor<float> scalar2 = scalarBuf2.Get<float>();
         LocalTensor<float> x2 = xBuf.Get<float>();
         LocalTensor<float> num = xBuf.Get<float>();
-        LocalTensor<float> scalar3 = scalarBuf.Get<float>();
-        LocalTensor<float> work2 = workBuf.Get<float>();
+        LocalTensor<float> scalar3 = workBuf.Get<float>();
+        LocalTensor<float> work2 = workBuf2.Get<float>();
         LocalTensor<float> scalar4 = scalarBuf.Get<float>();
         LocalTensor<float> out = xBuf.Get<float>();
         LocalTensor<half> inIn = inOutQueueIn.DeQue<TPosition::GM, TPosition::VECIN, half>();
@@ -78,7 +80,6 @@ private:
         SetFlag<HardEvent::V_S>(eventVS_);
         WaitFlag<HardEvent::V_S>(eventVS_);
         max_ = scalar.GetValue(0);
-        PipeBarrier<PIPE_V>();
         Duplicate(scalar2, max_, 8);  // tests/test_interpreter_dsl.py:24
         PipeBarrier<PIPE_V>();
         Sub(x2, x, scalar2, 64, 16, {1, 1, 0, 8, 8, 0});
@@ -89,7 +90,6 @@ private:
         SetFlag<HardEvent::V_S>(eventVS_);
         WaitFlag<HardEvent::V_S>(eventVS_);
         sum_ = scalar3.GetValue(0);
-        PipeBarrier<PIPE_V>();
         Duplicate(scalar4, sum_, 8);  // tests/test_interpreter_dsl.py:26
         PipeBarrier<PIPE_V>();
         Div(out, num, scalar4, 64, 16, {1, 1, 0, 8, 8, 0});
@@ -111,6 +111,8 @@ private:
     TBuf<TPosition::VECCALC> xBuf;
     TBuf<TPosition::VECCALC> scalarBuf;
     TBuf<TPosition::VECCALC> workBuf;
+    TBuf<TPosition::VECCALC> scalarBuf2;
+    TBuf<TPosition::VECCALC> workBuf2;
     GlobalTensor<half> outGm;
     GlobalTensor<half> inGm;
     SoftmaxTilingData tiling_;

@@ -505,25 +505,23 @@ def _unrolled(kernel: Kernel, trips: int, apart: bool, platform: Platform, recom
     return None if unrolled is marked else specialise(unrolled, apart, platform)
 
 
-def _straight(kernel: Kernel, args: list, trips: int, apart: bool, platform: Platform) -> Kernel | None:
-    """The unrolled kernel's straight branch a launch may run (see :func:`specialised`): the first of the unrolled
-    kernel and the one that computes its tile arithmetic again whose persistent form (invariant loads held once)
-    fits two rows a trip, or whose batched programs fit two; else the unrolled kernel where its persistent form
-    fits one row a trip; None where none fits. Not the one that computes again at one row a trip: a trip's
-    vector calls are a row's chunks, the vector pipe bounds it, and computing again adds a call a chunk (layer
-    norm 200x10000 so: 1.57x of the floor, 1.42x looping at P = 5)."""
-    held = None  # the unrolled kernel that holds its tile arithmetic, and its persistent form
+def _straights(kernel: Kernel, args: list, trips: int, apart: bool, platform: Platform) -> list[Kernel]:
+    """The unrolled kernel's straight branches a launch may run (see :func:`specialised`): of the unrolled kernel
+    and the one that computes its tile arithmetic again, each whose batched programs fit two or whose persistent
+    form (invariant loads held once) fits one row a trip. The model ranks them with the loops: at one row a trip a
+    trip's vector calls are a row's chunks and the vector pipe bounds it, computing again adding a call a chunk,
+    holding taking UB a second row a trip would need (layer norm 512x6144: 1.08x of the floor holding at one row
+    a trip, 1.15x computing again at two; 200x10000, where holding fits no row a trip: 1.26x computing again,
+    1.42x looping at P = 5)."""
+    out = []
     for recompute in (False, True):
         unrolled = _unrolled(kernel, trips, apart, platform, recompute)
         if unrolled is not None:
             straight = _taken(unrolled, decided_branches(unrolled, args))
             looped = _looped(straight)
-            if _fits(straight, 2, platform) or looped is not straight and _fits(looped, 2, platform):
-                return straight
-            held = held if recompute else (straight, looped)
-    if held is None or held[1] is held[0] or not _fits(held[1], 1, platform, rows=True):
-        return None
-    return held[0]
+            if _fits(straight, 2, platform) or looped is not straight and _fits(looped, 1, platform, rows=True):
+                out.append(straight)
+    return out
 
 
 def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | None = None) -> Kernel:
@@ -545,14 +543,14 @@ def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | 
     shares) for its one row where the loops' batched programs share them over P rows, and the model does not
     price the loops to compare (layer norm 2000x3000 unrolled at P = 1 in the rows form: 2.46x of the floor,
     2.16x looping at P = 6; 256x8192, whose X, W and B are 96 KiB a program, fit only single-buffered: 3.51x,
-    2.64x looping). Where the unrolled kernel does not fit so, the one that computes its float tile arithmetic
-    where each loop did (``unrolled_loops(..., recompute=True)``: layer norm's ``x - mean`` not held from the
-    variance to the output) is tried in its stead (layer norm 512x6144: two rows a trip in 177,280 bytes, 217,216
-    holding it; 1.295x of the floor, 1.415x looping at P = 5). Where neither fits two rows a trip, the unrolled kernel
-    is the candidate where its persistent form fits one row a trip (:func:`_straight`): it reads a row once where the
-    loops read it three times
-    (layer norm 256x8192: X-resident at one row a trip, its copies of a row one (:mod:`ascdsl.backend.plan.coalesce`)
-    and its output's chunks issued together (:mod:`ascdsl.backend.plan.order`), against the loops at P = 4)."""
+    2.64x looping). The one that computes its float tile arithmetic where each loop did
+    (``unrolled_loops(..., recompute=True)``: layer norm's ``x - mean`` not held from the variance to the output) is
+    a candidate beside it (layer norm 512x6144: two rows a trip in 182,656 bytes, 217,216 holding it), and each is
+    one also where only its persistent form fits, at one row a trip (:func:`_straights`): it reads a row once where
+    the loops read it three times (layer norm 256x8192: X-resident at one row a trip, its copies of a row one
+    (:mod:`ascdsl.backend.plan.coalesce`) and its output's chunks issued together (:mod:`ascdsl.backend.plan.order`),
+    against the loops at P = 4; 512x6144 holding at one row a trip, 1.08x of the floor, against 1.15x computing
+    again at two)."""
     apart = disjoint(kernel, args)
     out = _specialised(kernel, apart, platform)
     if programs is None or not enabled():
@@ -560,8 +558,7 @@ def specialised(kernel: Kernel, args: list, platform: Platform, programs: int | 
     taken = _taken(out, decided_branches(out, args))
     candidates = [] if taken is out else [taken]
     trips = launch_trips(kernel, args)
-    straight = _straight(kernel, args, trips, apart, platform) if trips is not None and 1 < trips <= UNROLL else None
-    candidates += [straight] if straight is not None else []
+    candidates += _straights(kernel, args, trips, apart, platform) if trips is not None and 1 < trips <= UNROLL else []
     if not candidates:
         return out
     fields = scalar_fields(kernel, args)

@@ -10,9 +10,13 @@
   call marked ``inplace`` writes its result over a source of the same element size that dies at
   that call, or whose other uses are all such calls in the else-branch of an If (the other schedule
   of one operation, picked at run time); otherwise the best-fitting free slot is reused, or a new
-  one is made. A result written over a dying load in its queue buffer (same dtype) is an *alias* of
-  it: it must die before the queue buffer is freed, and the generated code names it by the load's
-  local tensor. An identity
+  one is made. In the plan ``plan_ub(..., spread=True)`` makes where it fits the budget (sizes known), a
+  slot a call of the last :data:`SPREAD` statements touched is not free, and of equals the least recently
+  used is taken: independent calls then write apart, and :mod:`.order` lays them between fewer barriers
+  (:func:`ascdsl.backend.render.ascendc.planned` takes it where it leaves fewer, outside the general form the
+  lift compares with the kernel compiled for symbols). A result written over a dying load in its queue
+  buffer (same dtype) is an *alias* of it: it must die before the queue buffer is freed, and the generated
+  code names it by the load's local tensor. An identity
   ``Cast`` (:attr:`.kir.Call.is_identity_cast`) is such an in-place call, and the tile an identity cast
   stores is computed straight in its output's queue buffer (an alias of the output): a template's
   float32 form is packed as the float32 kernel is (:mod:`.templated` places each instance's buffers
@@ -186,7 +190,7 @@ class _Order:
                 self.visit(kir.children(s))
 
 
-def plan(k: kir.Kernel, platform: Platform) -> Plan:
+def plan(k: kir.Kernel, platform: Platform, spread: int = 0) -> Plan:
     order = _Order(k.process)
     block = platform.block_bytes
 
@@ -233,7 +237,9 @@ def plan(k: kir.Kernel, platform: Platform) -> Plan:
         elif where is not None and slots[where]["position"] is Position.VECCALC and slots[where]["busy"] in (start, order.last[donor]):
             index = where
         else:
-            free = [i for i, s in enumerate(slots) if s["position"] is Position.VECCALC and s["busy"] < start]
+            free = [i for i, s in enumerate(slots) if s["position"] is Position.VECCALC and s["busy"] < start - spread]
+            if spread:  # of equals, the least recently used
+                free.sort(key=lambda i: slots[i]["busy"])
             index = _best_fit(free, [slots[i]["bytes"] for i in free], nbytes)
             if index is None:
                 index = len(slots)
@@ -491,9 +497,22 @@ def _dies_in_place(order: _Order, at: int, last: int, src: Buf, d: Buf) -> bool:
     return bool(uses) and all(over_src(q, c) for q, c in uses)
 
 
-def plan_ub(k: kir.Kernel, platform: Platform) -> kir.Kernel:
-    """The UB-planning pass: the kernel with its :class:`Plan`."""
-    return dataclasses.replace(k, plan=plan(k, platform))
+SPREAD = 4
+"""In the spread plan (:func:`plan_ub` with ``spread``), a tile placed in a free ``TBuf`` slot takes one no call of
+the last ``SPREAD`` statements touched (else a new slot), the least recently used of those: a slot used again at
+once ties the next call to the last ones (layer norm's variance over a row kept in UB: each chunk's ``x - mean``
+written where the previous chunk's square was just read, a ``PipeBarrier`` between every two calls), so
+:mod:`.order` can lay independent chunks' calls side by side. Four: a chunk's chain of calls and one more."""
+
+
+def plan_ub(k: kir.Kernel, platform: Platform, spread: bool = False) -> kir.Kernel:
+    """The UB-planning pass: the kernel with its :class:`Plan`; with ``spread``, its tiles spread over slots
+    (:data:`SPREAD`) where that plan fits the budget (sizes known: not for a kernel of symbolic sizes)."""
+    compact = plan(k, platform)
+    if not spread or not isinstance(compact.total_bytes, int):
+        return dataclasses.replace(k, plan=compact)
+    spread_out = plan(k, platform, SPREAD)
+    return dataclasses.replace(k, plan=spread_out if spread_out.total_bytes <= platform.ub_budget_bytes else compact)
 
 
 def highs(p: Plan, symbols: tuple[Symbol, ...], budget: int) -> tuple[Symbol, ...]:

@@ -13,7 +13,9 @@
 5. ``fit_queues`` (:mod:`.queues`): a kernel whose queues need more event ids than the platform has
    packs each segment's loads (or stores) into one queue buffer, one queue for all segments;
 6. ``plan_ub`` (:mod:`.ubplan`): buffers -> UB slots, the plan kept on the kernel (a store computed
-   in a load's dying queue buffer where it can be);
+   in a load's dying queue buffer where it can be; outside the general form, the plan whose tiles are spread
+   over slots (:data:`.ubplan.SPREAD`) where it fits the budget and leaves fewer vector barriers,
+   :func:`vector_barriers`);
 7. ``bind_queues`` (:mod:`.queues`): those stores' queue operations on the load's queue
    (``TQueBind<VECIN, VECOUT>``);
 8. ``coalesce`` (:mod:`.coalesce`): copies of one row that follow each other in GM and UB made as one;
@@ -94,13 +96,34 @@ def work() -> Counter:
     return Counter(_WORK)
 
 
+_PLAN_UB = PIPELINE.index(plan_ub)
+
+
+def _after_plan(k: kir.Kernel, platform: Platform) -> kir.Kernel:
+    for p in PIPELINE[_PLAN_UB + 1:-1]:
+        k = p(k, platform)
+    return k
+
+
+def vector_barriers(k: kir.Kernel) -> int:
+    """The ``PipeBarrier<PIPE_V>`` statements of a synced kernel's stages (each once, whatever loops it is in):
+    :func:`planned` takes the UB plan whose tiles are spread over slots (:data:`.ubplan.SPREAD`) where it leaves
+    fewer, else the compact one."""
+    return sum(isinstance(s, kir.Barrier) and s.pipe is kir.Pipe.V for st in k.stages for s in kir.walk(st.body))
+
+
 @lru_cache(maxsize=4096)
 def _planned(kernel: Kernel, platform: Platform, general: bool) -> kir.Kernel | CompilationError | Undecided:
     _WORK["plan", kernel.name, hash(kernel), platform.name, general] += 1
     try:
         k = run_passes(kernel, platform)
-        for p in PIPELINE[:-1]:
+        for p in PIPELINE[:_PLAN_UB]:
             k = select(k, platform, general) if p is select else p(k, platform)
+        compact = plan_ub(k, platform)
+        spread = compact if general else plan_ub(k, platform, spread=True)
+        k = _after_plan(compact, platform)
+        if spread.plan != compact.plan:
+            k = min(k, _after_plan(spread, platform), key=vector_barriers)
     except (CompilationError, Undecided) as e:  # kept too: the manifest and planner queries ask again about kernels
         return e                                  # the backend refuses, the lift about symbols that do not decide
     return kir.verify(k)  # once, on the result (each pass keeps the invariants: verifying after each cost a fifth of a lift)
