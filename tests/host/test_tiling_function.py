@@ -309,3 +309,51 @@ def test_names_read_only_by_folded_expressions_are_not_declared_unused(tmp_path,
     assert "[[maybe_unused]] int64_t shift" in fn.arguments
     sweep = [((desc(s),), {"shift": k}) for s in ((1,), (100,), (3, 50)) for k in (-1, 2)]
     assert check_equivalence(tmp_path, FOLDED, kernels, sweep, platforms=PLATFORMS[:1]) == {0}
+
+
+# Conditions on module constants fold (comparisons, `and`/`or`/`not`, arithmetic and calls on them): only the
+# branch Python takes is lowered, so a launch in the dead branch, of a kernel no case compiles, is no error.
+
+@ascdsl.jit
+def unreached_kernel(x_ptr, out_ptr, m, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(out_ptr + i, tl.load(x_ptr + i, mask=i < m), mask=i < m)
+
+
+STEPS = 4
+
+
+@ascdsl.host
+def dead_branch_host(x, platform):
+    if STEPS < 3 or not STEPS >= 2 or 1 < STEPS < 2 or STEPS in (1, 2):
+        return ascdsl.Launch(unreached_kernel, grid=(1,), constexprs={"BLOCK": 8}, scalars={"m": x.numel})
+    if STEPS * 2 == 8 and ascdsl.cdiv(STEPS, 3) == 2 and abs(-STEPS) > int(3.5) and STEPS != 5:
+        block = 64
+    else:
+        block = 32
+    return ascdsl.Launch(folded_kernel, grid=(ascdsl.cdiv(x.numel, block),), constexprs={"BLOCK": block},
+                         scalars={"n": x.numel})
+
+
+DEAD_BRANCH = ascdsl.Operator(
+    name="dead_branch", op_type="DeadBranchOp", entry=None, host=dead_branch_host, reference=None, inputs=("x",),
+    outputs=(ascdsl.Output("out"),), dtypes=(("float32", "float32"),))
+
+
+@pytest.mark.parametrize("compiler", ["g++", "clang++"])
+def test_conditions_on_module_constants_fold(tmp_path, compiler):
+    ptr = tl.pointer_type(dtypes.float32)
+    kernels = folded_kernel.specialize(ptr, ptr, 1, BLOCK=64).kernels
+    layout = tiling.layout("DeadBranchOpTilingData", kernels)
+    fn = host.lower_tiling(DEAD_BRANCH, layout, tiling.variants(kernels), PLATFORMS[0], "DeadBranchOpTiling")
+    body = "\n".join(fn.body)
+    assert "unreached_kernel" not in body and "STEPS" not in body and "if (" not in body.split("// folded_kernel")[0]
+    assert fn.constants == ("enum class Kernel { folded_kernel };",)
+    assert "block = 64;" in body and "block = 32;" not in body
+    header = tmp_path / "dead_branch.h"
+    header.write_text(host.tiling_header(DEAD_BRANCH, layout, tiling.variants(kernels), PLATFORMS[0], "test"))
+    build = subprocess.run([compiler, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", "-x", "c++",
+                            str(header)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    sweep = [((desc(s),), {}) for s in ((1,), (100,), (3, 50))]
+    assert check_equivalence(tmp_path, DEAD_BRANCH, kernels, sweep, platforms=PLATFORMS[:1]) == {0}

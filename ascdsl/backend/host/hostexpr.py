@@ -31,6 +31,7 @@ FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, as
         ast.Mod: operator.mod, ast.Div: operator.truediv}
 COMPARE = {ast.Eq: BinOp.EQ, ast.NotEq: BinOp.NE, ast.Lt: BinOp.LT, ast.LtE: BinOp.LE, ast.Gt: BinOp.GT,
            ast.GtE: BinOp.GE}
+ORDER = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
 
 
 class HostExpressions:
@@ -271,6 +272,8 @@ class HostExpressions:
         return E(Paren(Cond(cond.node, a.node, b.node)), a.type)
 
     def expr_Compare(self, node: ast.Compare) -> E:
+        """A chain of comparisons; one of build-time values is decided here (a False one decides the chain, a
+        True one drops out, as :meth:`expr_BoolOp`'s operands do)."""
         parts, left = [], self.expr(node.left)
         for op, right_node in zip(node.ops, node.comparators):
             if isinstance(op, (ast.In, ast.NotIn)):
@@ -279,9 +282,14 @@ class HostExpressions:
                     if not isinstance(right_node, (ast.Tuple, ast.List)):
                         raise self.error(right_node, "`in` needs a tuple of constants in host code")
                     options = tuple(ast.literal_eval(e) for e in right_node.elts)
-                tests = [self.equal(node, left, literal(o)) for o in options] or [Value(False)]
-                test = Paren(Logic(False, tuple(tests)))
-                parts.append(test if isinstance(op, ast.In) else Not(test))
+                tests = [self.equal(node, left, literal(o)) for o in options]
+                if any(t is True for t in tests):
+                    parts.append(isinstance(op, ast.In))
+                elif all(t is False for t in tests):
+                    parts.append(isinstance(op, ast.NotIn))
+                else:
+                    test = Paren(Logic(False, tuple(t for t in tests if t is not False)))
+                    parts.append(test if isinstance(op, ast.In) else Not(test))
                 continue
             right = self.expr(right_node)
             if type(op) not in COMPARE:
@@ -289,17 +297,26 @@ class HostExpressions:
             if isinstance(op, (ast.Eq, ast.NotEq)):
                 parts.append(self.equal(node, left, right, negate=isinstance(op, ast.NotEq)))
             elif left.type in (INT, FLOAT, BOOL) and right.type in (INT, FLOAT, BOOL):
-                parts.append(Bin(COMPARE[type(op)], left.node, right.node))
+                parts.append(ORDER[type(op)](left.const, right.const) if left.is_const and right.is_const
+                             else Bin(COMPARE[type(op)], left.node, right.node))
             else:
                 raise self.error(node, f"cannot order a {left.type.word} and a {right.type.word}")
             left = right
+        if False in parts:
+            return literal(False)
+        parts = [p for p in parts if p is not True]
+        if not parts:
+            return literal(True)
         return E(parts[0] if len(parts) == 1 else Paren(Logic(True, tuple(Paren(p) for p in parts))), BOOL)
 
     def equal(self, node: ast.AST, a: E, b: E, negate: bool = False):
+        """The test ``a == b`` (``a != b``): an expression node, or a bool where both are build-time values."""
         if a.type == DTYPE and b.type == STR:
             if b.const not in dtypes.BY_NAME:
-                return Value(negate)
+                return negate
             b = literal(dtypes.lookup(b.const))
+        if a.is_const and b.is_const and (a.type == b.type or {a.type, b.type} <= {INT, FLOAT, BOOL}):
+            return (a.const == b.const) != negate
         if a.type == SHAPE and b.type == SHAPE:
             same = Invoke(Runtime.SHAPE_EQ, (a.node, b.node))
             return Not(same) if negate else same
@@ -351,14 +368,21 @@ class HostExpressions:
         if fn in (language.cdiv, language.next_power_of_2) and len(args) == (2 if fn is language.cdiv else 1):
             if not all(a.type == INT for a in args):
                 raise self.error(node, f"{fn.__name__} takes ints")
+            if all(a.is_const for a in args) and (fn is language.next_power_of_2 or args[1].const != 0):
+                return literal(fn(*(a.const for a in args)))
             helper = Runtime.CEIL_DIV if fn is language.cdiv else Runtime.NEXT_POWER_OF_2
             return E(Invoke(helper, tuple(a.node for a in args)), INT)
         if fn is len and len(args) == 1 and args[0].type == SHAPE:
             return E(Init(HostType.INT, Member(args[0].node, "ndim")), INT)
         if fn in (int, float) and len(args) == 1 and args[0].type in (INT, FLOAT, BOOL):
             kind = INT if fn is int else FLOAT
+            # int(inf) and int(nan) raise: at run time, like Python
+            if args[0].is_const and (fn is float or abs(args[0].const) < float("inf")):
+                return literal(fn(args[0].const))
             return E(Conv(kind, args[0].node), kind)
         if fn is abs and len(args) == 1 and args[0].type in (INT, FLOAT):
+            if args[0].is_const:
+                return literal(abs(args[0].const))
             return E(Invoke(Runtime.ABS, (args[0].node,)), args[0].type)
         name = ast.unparse(node.func)
         raise self.error(node, f"{name}(...) cannot be called in host code",
