@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from . import dtypes, record, sim
-from .backend.batching.batchrun import explain, plan, scalar_fields, specialised
+from .backend.batching.batchrun import explain, launch_plan, scalar_fields
 from .bench_kernels import (add_kernel, gelu_kernel, layer_norm_kernel, log_softmax_backward_row_kernel,
                             softmax_kernel)
 from .language.core import next_power_of_2
@@ -160,9 +160,8 @@ def simulate(form: Form, shape, platform: str, batched: bool):
     plat = get_platform(platform)
     if not batched:
         return s.est_us, s.floor_cycles / cost.constants(plat).clock_mhz.value, "1", arrays, ""
-    kernel = specialised(seen[0].kernel, seen[0].args, plat, seen[0].grid[0])
-    c = plan(kernel, seen[0].grid[0], plat, scalar_fields(kernel, seen[0].args))
-    why = explain(kernel, seen[0].grid[0], plat) if not c.run.batched else ""
+    kernel, c = launch_plan(seen[0].kernel, list(seen[0].args), seen[0].grid, plat)
+    why = explain(kernel, seen[0].grid[0], plat, scalar_fields(kernel, seen[0].args)) if not c.run.batched else ""
     return s.est_us, s.floor_cycles / cost.constants(plat).clock_mhz.value, c.label, arrays, why
 
 

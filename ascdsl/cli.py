@@ -91,7 +91,7 @@ def explained(launches, platform: Platform) -> list[str]:
             k = launch.kernel
             signature = ", ".join([str(p.type.dtype) for p in k.params] + [f"{c}={v}" for c, v in k.constexprs])
             lines.append(f"{k.name}({signature}) on grid {launch.grid}: "
-                         + describe(launch.kernel, launch.grid, platform))
+                         + describe(launch.kernel, launch.grid, platform, list(launch.args)))
     return lines
 
 

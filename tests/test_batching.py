@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -14,7 +15,7 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl import dtypes, interpreter, sim
+from ascdsl import dtypes, interpreter, record, sim
 from ascdsl.backend.render.ascendc import compile_variant, planned
 from ascdsl.backend.batching import batchcost, batchrun
 from ascdsl.cli import explained
@@ -325,7 +326,7 @@ def test_rows_form_at_one_program_where_no_p_fits(monkeypatch):
     c = batchrun.plan(k, m, platform)
     assert c.largest == 1 and c.p == 1 and c.run.rows and c.run.batched and c.label == "1 (rows)"
     assert c.run.est_us < c.rule.est_us * (1 - batchrun.MARGIN)
-    line = batchrun.describe(k, (m, 1, 1), platform)
+    line = batchrun.describe(k, (m, 1, 1), platform, [x, w, np.zeros((m, n), np.float32), n, np.float32(1e-6)])
     assert line.startswith("batched (rows form): P = 1") and batchrun.ONE in line
     assert batchrun.explain(k, m, platform) == ""
     want = np.zeros((m, n), np.float32)
@@ -413,6 +414,11 @@ def _gelu():
     return gelu_kernel.specialize(x, x, 16, BLOCK_SIZE=1024).kernels[0]
 
 
+def _gelu_args(blocks):
+    """The arguments of a launch of gelu on ``blocks`` blocks of 1024 (the scalars the launch plans with)."""
+    return [np.zeros(blocks * 1024, np.float32), np.zeros(blocks * 1024, np.float32), blocks * 1024]
+
+
 def _exact(kernel, programs, launch, platform):
     """The model's estimate (us) of ``launch`` = (P, N), its step priced from its own compiled kernel."""
     p, n = launch
@@ -464,21 +470,49 @@ def test_chosen_p_is_faster_on_the_simulator(monkeypatch):
 
 def test_describe_and_explain_name_how_p_was_chosen():
     platform = ascdsl.platforms.get_platform(PLATFORM)
-    line = batchrun.describe(_gelu(), (2277, 1, 1), platform)
+    line = batchrun.describe(_gelu(), (2277, 1, 1), platform, _gelu_args(2277))
     assert line.startswith("batched (flat form): P = 10 programs per batched program, grid 240 (6 per core)")
     assert "P by the cost model" in line and "the UB rule's P = 7" in line
     x = np.zeros(4, np.float32)
     rows = softmax_ops.softmax_row_kernel.specialize(x, x, 8, BLOCK=64).kernels[0]
     c = batchrun.plan(rows, 65536, platform)  # the model's best is within its margin of the UB rule's
-    line = batchrun.describe(rows, (65536, 1, 1), platform)
+    line = batchrun.describe(rows, (65536, 1, 1), platform, [np.zeros((65536, 8), np.float32),
+                                                             np.zeros((65536, 8), np.float32), 8])
     assert c.run == c.rule and f"P = {c.rule.p} " in line
     assert ("the UB rule" in line) and ("alike" in line or f"is not {batchrun.MARGIN:.0%} faster" in line)
-    ln = layer_norm_kernel.specialize(x, x, x, x, x, x, 8192, 8192, np.float32(1e-5), BLOCK_SIZE=1024).kernels[0]
-    line = batchrun.describe(ln, (256, 1, 1), platform)  # three passes over a row: steps the model does not price
+    # three loops of 64 trips over a row (too many to unroll): steps the model does not price
+    ln = layer_norm_kernel.specialize(x, x, x, x, x, x, 8192, 8192, np.float32(1e-5), BLOCK_SIZE=128).kernels[0]
+    line = batchrun.describe(ln, (256, 1, 1), platform, _layer_norm_args(256, 8192))
     assert "P of the UB rule" in line and "compute steps per program" in line
     assert batchrun.explain(_gelu(), 2277, platform) == ""
-    (text,) = explained([SimpleNamespace(kernel=_gelu(), grid=(2277, 1, 1))], platform)
+    (text,) = explained([SimpleNamespace(kernel=_gelu(), grid=(2277, 1, 1), args=tuple(_gelu_args(2277)))], platform)
     assert "P by the cost model" in text
+
+
+def _layer_norm_args(m, n):
+    """The arguments of a launch of layer norm on ``m`` rows of ``n`` float32."""
+    own = np.random.default_rng(3)
+    x, w, b = (own.standard_normal(shape, np.float32) for shape in ((m, n), n, n))
+    return [x, np.zeros((m, n), np.float32), w, b, np.zeros(m, np.float32), np.zeros(m, np.float32), n, n,
+            np.float32(1e-5)]
+
+
+@pytest.mark.parametrize("jit, grid, args", [
+    (layer_norm_kernel, (200, 1, 1), lambda: _layer_norm_args(200, 10000)),  # looped over a row, one row a trip
+    (layer_norm_kernel, (3000, 1, 1), lambda: _layer_norm_args(3000, 777)),  # P rows a trip
+    (gelu_kernel, (2277, 1, 1), lambda: _gelu_args(2277))])  # batched, P from the cost model
+def test_explain_gives_the_estimate_of_the_launch(jit, grid, args):
+    """``--explain``'s line for a recorded launch gives the estimate of the plan the launch runs: its kernel
+    specialised to its arguments (a loop unrolled, a branch taken), planned at its scalars."""
+    platform = ascdsl.platforms.get_platform(PLATFORM)
+    with record.launches() as seen:
+        jit[grid](*args(), BLOCK_SIZE=1024, backend="interpreter")
+    (launch,) = seen
+    kernel = batchrun.specialised(launch.kernel, list(launch.args), platform, grid[0])
+    c = batchrun.plan(kernel, grid[0], platform, batchrun.scalar_fields(kernel, launch.args))
+    (text,) = explained(seen, platform)
+    assert c.run.batched and re.search(r"est ([0-9.]+) us", text).group(1) == f"{c.run.est_us:.3g}", text
+    assert f"P = {c.p} programs per batched program, grid {c.grid} " in text
 
 
 def test_step_pricing_follows_the_simulators_rules():
@@ -623,7 +657,7 @@ def test_few_blocks_a_core_run_split_and_faster_on_the_simulator(monkeypatch):
     k = add_kernel.specialize(x, y, x, n, BLOCK_SIZE=1024).kernels[0]
     c = batchrun.plan(k, blocks, platform)
     assert c.split > 1 and c.p >= 2
-    line = batchrun.describe(k, (blocks, 1, 1), platform)
+    line = batchrun.describe(k, (blocks, 1, 1), platform, [x, y, np.zeros(n, np.float32), n])
     assert f"each program split into {c.split} of {1024 // c.split} lanes" in line
     assert batchrun.explain(k, blocks, platform) == ""
     # one block a core: pieces of one block in several steps cost more in fixed costs than they overlap

@@ -192,7 +192,8 @@ def _persistent_and_planned(monkeypatch, m, n):
     fields = batchrun.scalar_fields(kernel, args)
     c = batchrun.plan(kernel, m, PLATFORM, fields)
     assert c.run.persistent and c.label == f"{c.p} (persistent)" and c.grid == PLATFORM.vector_core_count
-    assert batchrun.PERSISTENT_FORM in batchrun.describe(kernel, (m, 1, 1), PLATFORM)
+    assert batchrun.PERSISTENT_FORM in batchrun.describe(_kernel(rmsnorm.rms_norm_kernel, args, BLOCK=5056), (m, 1, 1),
+                                                         PLATFORM, args)
     step = batchrun._step(persistent_programs(kernel), c.p, PLATFORM, fields, rows=True, persistent=True)
     assert isinstance(step, batchcost.Step) and step.once > 0  # gamma's load and copy, once a program
     whole = batchrun._plan(kernel, m, PLATFORM, fields)

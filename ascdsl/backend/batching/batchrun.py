@@ -407,13 +407,13 @@ def _search(kernel: Kernel, programs: int, platform: Platform) -> tuple[int, fro
     return lo, frozenset(fit)
 
 
-def explain(kernel: Kernel, programs: int, platform: Platform) -> str:
-    """Why a launch of ``programs`` programs of ``kernel`` runs unbatched ("" if it is batched): the
-    pass's refusal at its kernel line, too few programs, or no P of 2 or more that fits."""
+def explain(kernel: Kernel, programs: int, platform: Platform, fields: tuple = ()) -> str:
+    """Why a launch of ``programs`` programs of ``kernel`` at scalars ``fields`` runs unbatched ("" if it is batched):
+    the pass's refusal at its kernel line, too few programs, or no P of 2 or more that fits."""
     why = refusal(kernel)
     if why is not None:
         return str(why)
-    c = plan(kernel, programs, platform)
+    c = plan(kernel, programs, platform, fields)
     if c.run.batched:
         return ""
     if programs // platform.vector_core_count < 2:
@@ -450,16 +450,16 @@ def reason(c: Choice) -> str:
             f"{c.best.grid}: {c.best.est_us:.3g} us) is not {MARGIN:.0%} faster")
 
 
-def describe(kernel: Kernel, grid: tuple[int, int, int], platform: Platform) -> str:
-    """What a simulator launch of ``kernel`` on ``grid`` runs: the batched form, P and the batched grid,
-    or why it keeps its form (what ``ascdsl check --explain`` prints per launch)."""
+def describe(kernel: Kernel, grid: tuple[int, int, int], platform: Platform, args: list) -> str:
+    """``--explain``'s line for a launch on ``grid`` and ``args`` (:func:`launch_plan`): its batched form, P and grid,
+    or why it keeps its form."""
     if not enabled():
         return "not batched: ASCDSL_BATCH=0 turns batching off"
     if grid[1] * grid[2] != 1:
         return f"not batched: grid {grid} has program ids along axis 1 or 2 (only 1-D grids batch)"
-    c = plan(kernel, grid[0], platform)
+    kernel, c = launch_plan(kernel, args, grid, platform)
     if not c.run.batched:
-        return "not batched: " + explain(kernel, grid[0], platform)
+        return "not batched: " + explain(kernel, grid[0], platform, scalar_fields(kernel, args))
     split = (f", each program split into {c.split} of {flat_block(kernel) // c.split} lanes" if c.split > 1 else "")
     return (f"batched ({form(kernel)} form{split}): P = {c.p} programs per batched program, grid {c.grid} "
             f"({c.grid // platform.vector_core_count} per core); {reason(c)}")
@@ -580,14 +580,18 @@ def scalar_fields(kernel: Kernel, args: list) -> tuple:
                  for name, p, v in zip(kernel.param_names, kernel.params, args) if isinstance(p.type.dtype, DType))
 
 
+def launch_plan(kernel: Kernel, args: list, grid: tuple, platform: Platform) -> tuple[Kernel, Choice | None]:
+    """The kernel a launch on ``args`` and ``grid`` runs (:func:`specialised`) and its plan at the launch's scalars
+    (None: batching off or a grid not 1-D); one estimate for the launch, ``--explain`` and the bench."""
+    flat = grid[1] * grid[2] == 1
+    kernel = specialised(kernel, args, platform, grid[0] if flat else None)
+    return kernel, plan(kernel, grid[0], platform, scalar_fields(kernel, args)) if flat and enabled() else None
+
+
 def batch_launch(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -> tuple[Kernel, list, tuple]:
-    """``(kernel, args, grid)`` of the launch to run: :func:`specialised`, then batched where it applies (the
-    original program count appended to the arguments)."""
-    kernel = specialised(kernel, args, get_platform(platform), grid[0] if grid[1] * grid[2] == 1 else None)
-    if not enabled() or grid[1] * grid[2] != 1:
-        return kernel, args, grid
-    c = plan(kernel, grid[0], get_platform(platform), scalar_fields(kernel, args))
-    if not c.run.batched:
+    """``(kernel, args, grid)`` to run: :func:`launch_plan`'s, batched as planned (the program count appended)."""
+    kernel, c = launch_plan(kernel, args, grid, get_platform(platform))
+    if c is None or not c.run.batched:
         return kernel, args, grid
     if c.run.persistent:  # the persistent kernel's launch of grid * P programs, P rows a trip
         return (batch_programs(_looped(kernel), c.p), [*args, np.int32(grid[0]), np.int32(c.grid * c.p)],
