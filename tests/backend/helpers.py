@@ -44,12 +44,13 @@ def prebuilt(check, cases) -> None:
     simrun.prebuild(launches)
 
 
-def op_case_files(op) -> None:
+def op_case_files(op) -> list:
     """Build the kernels ``op``'s cases launch on the simulator as files of their own, the same in every
-    process (the sweeps of the op and the tutorial's sessions use them too)."""
+    process (the sweeps of the op and the tutorial's sessions use them too); returns the launches."""
     with simrun.recording() as launches:
         verify(op, ("sim",))
     simrun.prebuild(launches)
+    return launches
 
 
 def each(check, cases) -> None:

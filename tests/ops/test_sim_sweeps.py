@@ -56,10 +56,19 @@ def _failures(cases, check) -> list[str]:
     return failed
 
 
+def _rows_past_the_last_round(dtype) -> list[tuple[int, int]]:
+    """Rows past the last whole round of the cores, which go in column parts (the two-pass kernels): rows over
+    the UB in every dtype (3 rows in 13 parts, the last one ragged), and in float32 rows that fit it beside
+    whole ones (43 rows of 4100: a whole row a core and 3 rows in 13 parts of 320 columns). Both sweeps run
+    them (:func:`test_rows_past_the_last_round_are_planned_in_parts`: their plans)."""
+    return [(3, B3.ub_bytes // dtypes.lookup(dtype).itemsize + 5)] + ([(43, 4100)] if dtype == "float32" else [])
+
+
 def _softmax_grad_cases(dtype):
     long_row = (2, B3.ub_bytes // dtypes.lookup(dtype).itemsize + 5)  # two_pass: a row larger than UB
     return [(shape, fmt, front) for shape in SHAPES + [long_row] for fmt in ("ND",) for front in (False, True)] + [
-        ((3, 33, 20), "NZ", False), ((40, 17), "NZ", False)]
+        ((3, 33, 20), "NZ", False), ((40, 17), "NZ", False)] + [
+        (shape, "ND", False) for shape in _rows_past_the_last_round(dtype)]
 
 
 def _softmax_grad(grad, src, fmt, front, backend):
@@ -90,6 +99,7 @@ def test_softmax_grad_sweep_on_the_simulator(dtype):
 def test_log_softmax_backward_sweep_on_the_simulator(dtype):
     cases = [(shape, dim, real, log_inputs(shape, dim, dtype, real=real)) for shape, dim in SWEEP for real in (True,)]
     cases += [((6, 1, 37), 1, False, log_inputs((6, 1, 37), 1, dtype, real=False, seed=3))]  # no-reduce, any input
+    cases += [(shape, -1, True, log_inputs(shape, -1, dtype)) for shape in _rows_past_the_last_round(dtype)]
     _prebuilt(OPS["log_softmax_grad"],
               lambda backend: [log_softmax_backward(*inputs, dim, backend=backend) for _, dim, _, inputs in cases])
 
@@ -107,26 +117,12 @@ def test_log_softmax_backward_sweep_on_the_simulator(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_rows_past_the_last_round_in_parts_on_the_simulator(dtype):
-    """The rows past the last whole round of the cores in column parts (the two-pass kernels), on the simulator
-    against the interpreter and float64: rows over the UB in every dtype (3 rows in 13 parts, the last one
-    ragged), and in float32 rows that fit it beside whole ones (43 rows of 4100: a whole row a core and 3 rows in
-    13 parts of 320 columns)."""
-    shapes = [(3, B3.ub_bytes // dtypes.lookup(dtype).itemsize + 5)] + ([(43, 4100)] if dtype == "float32" else [])
-    for shape in shapes:
+def test_rows_past_the_last_round_are_planned_in_parts(dtype):
+    """The rows past the last whole round of the cores in column parts (the two-pass kernels), 13 parts a row:
+    the sweeps above run them on the simulator against the interpreter and float64."""
+    for shape in _rows_past_the_last_round(dtype):
         assert plan(shape, dtype).scalars["tail"] == shape[0] % 40 * 13
         assert variant(shape, -1, dtype).scalars["tail"] == shape[0] % 40 * 13
-        inputs = make_inputs(shape, dtype)
-        sim, interpreted = (softmax_grad(*inputs, backend=backend) for backend in ("sim", "interpreter"))
-        assert_close(sim, interpreted.astype(np.float64))
-        assert_close(sim, expected(*inputs))
-        inputs = log_inputs(shape, -1, dtype)
-        sim, interpreted = (log_softmax_backward(*inputs, -1, backend=backend) for backend in ("sim", "interpreter"))
-        g, o = (x.astype(np.float64) for x in inputs)
-        want = reference(g, o, -1)
-        terms = np.abs(g) + np.abs(g - want)
-        assert_close(sim, interpreted.astype(np.float64), scale=terms)
-        assert_close(sim, want, scale=terms)
 
 
 def test_sweeps_cover_every_variant():

@@ -15,6 +15,7 @@ import ascdsl.language as tl
 from ascdsl import dtypes
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
 
+pytestmark = pytest.mark.usefixtures("prebuilt_module")  # the simulator kernels in few g++ runs
 OPEN = pytest.mark.xfail(strict=True, reason="open: kernel-IR issue")
 OPS = Path(__file__).parents[2] / "ops"
 
