@@ -17,7 +17,7 @@ from importlib.metadata import PackageNotFoundError, version
 from tqdm import tqdm
 
 from . import bench, build, record, report, sim
-from .backend.batching.batchrun import describe
+from .backend.batching.batchrun import describe, scalar_fields
 from .backend.lift import lift
 from .backend.render import ascendc
 from .errors import Error
@@ -81,13 +81,14 @@ def cmd_platforms(args) -> int:
 
 
 def explained(launches, platform: Platform) -> list[str]:
-    """``--explain``: a line per distinct launch (kernel specialisation and grid) of ``launches``, what
-    the simulator runs for it: its programs batched (the form, P, the batched grid) or why not, at the
-    kernel line that prevents it."""
+    """``--explain``: a line per distinct launch (kernel specialisation, grid and scalar arguments: the plan
+    depends on all three) of ``launches``, what the simulator runs for it: its programs batched (the form, P,
+    the batched grid) or why not, at the kernel line that prevents it."""
     lines, seen = [], set()
     for launch in launches:
-        if (launch.kernel, launch.grid) not in seen:
-            seen.add((launch.kernel, launch.grid))
+        key = (launch.kernel, launch.grid, scalar_fields(launch.kernel, list(launch.args)))
+        if key not in seen:
+            seen.add(key)
             k = launch.kernel
             signature = ", ".join([str(p.type.dtype) for p in k.params] + [f"{c}={v}" for c, v in k.constexprs])
             lines.append(f"{k.name}({signature}) on grid {launch.grid}: "

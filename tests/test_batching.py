@@ -515,6 +515,21 @@ def test_explain_gives_the_estimate_of_the_launch(jit, grid, args):
     assert f"P = {c.p} programs per batched program, grid {c.grid} " in text
 
 
+def test_explain_describes_launches_of_other_scalars_apart():
+    """Two launches of one kernel specialisation on one grid but of other scalars (rows of 10000 and of 777) run
+    other plans (looped over a row; whole rows a trip): ``--explain`` gives a line for each, with its own plan."""
+    platform = ascdsl.platforms.get_platform(PLATFORM)
+    with record.launches() as seen:
+        for n in (10000, 777):
+            layer_norm_kernel[(200, 1, 1)](*_layer_norm_args(200, n), BLOCK_SIZE=1024, backend="interpreter")
+    assert len({(launch.kernel, launch.grid) for launch in seen}) == 1
+    lines = explained(seen, platform)
+    plans = [batchrun.launch_plan(launch.kernel, list(launch.args), launch.grid, platform)[1] for launch in seen]
+    assert len(lines) == 2 and lines[0] != lines[1]
+    for line, c in zip(lines, plans):
+        assert re.search(r"est ([0-9.]+) us", line).group(1) == f"{c.run.est_us:.3g}", line
+
+
 def test_step_pricing_follows_the_simulators_rules():
     """A step of batched gelu: the copy is ``copy_setup + burst_cycles`` and its bytes at the core's
     share of HBM; the compute grows by the same repeats per program (16 vector calls and 15 barriers
