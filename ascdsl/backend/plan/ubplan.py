@@ -10,7 +10,7 @@
   call marked ``inplace`` writes its result over a source of the same element size that dies at
   that call, or whose other uses are all such calls in the else-branch of an If (the other schedule
   of one operation, picked at run time); otherwise the best-fitting free slot is reused, or a new
-  one is made. In the plan ``plan_ub(..., spread=True)`` makes where it fits the budget (sizes known), a
+  one is made. In the plan :func:`spread_out` makes where it fits the budget (sizes known), a
   slot a call of the last :data:`SPREAD` statements touched is not free, and of equals the least recently
   used is taken: independent calls then write apart, and :mod:`.order` lays them between fewer barriers
   (:func:`ascdsl.backend.render.ascendc.planned` takes it where it leaves fewer, outside the general form the
@@ -498,21 +498,26 @@ def _dies_in_place(order: _Order, at: int, last: int, src: Buf, d: Buf) -> bool:
 
 
 SPREAD = 4
-"""In the spread plan (:func:`plan_ub` with ``spread``), a tile placed in a free ``TBuf`` slot takes one no call of
+"""In the spread plan (:func:`spread_out`), a tile placed in a free ``TBuf`` slot takes one no call of
 the last ``SPREAD`` statements touched (else a new slot), the least recently used of those: a slot used again at
 once ties the next call to the last ones (layer norm's variance over a row kept in UB: each chunk's ``x - mean``
 written where the previous chunk's square was just read, a ``PipeBarrier`` between every two calls), so
 :mod:`.order` can lay independent chunks' calls side by side. Four: a chunk's chain of calls and one more."""
 
 
-def plan_ub(k: kir.Kernel, platform: Platform, spread: bool = False) -> kir.Kernel:
-    """The UB-planning pass: the kernel with its :class:`Plan`; with ``spread``, its tiles spread over slots
-    (:data:`SPREAD`) where that plan fits the budget (sizes known: not for a kernel of symbolic sizes)."""
-    compact = plan(k, platform)
-    if not spread or not isinstance(compact.total_bytes, int):
-        return dataclasses.replace(k, plan=compact)
-    spread_out = plan(k, platform, SPREAD)
-    return dataclasses.replace(k, plan=spread_out if spread_out.total_bytes <= platform.ub_budget_bytes else compact)
+def plan_ub(k: kir.Kernel, platform: Platform) -> kir.Kernel:
+    """The UB-planning pass: the kernel with its :class:`Plan`."""
+    return dataclasses.replace(k, plan=plan(k, platform))
+
+
+def spread_out(k: kir.Kernel, compact: Plan, platform: Platform) -> kir.Kernel | None:
+    """The kernel ``k`` (before planning) with its tiles spread over slots (:data:`SPREAD`), beside its
+    :func:`plan_ub` plan ``compact``: None where that plan's sizes are symbolic or the spread plan does not fit
+    the budget."""
+    if not isinstance(compact.total_bytes, int):
+        return None
+    spread = plan(k, platform, SPREAD)
+    return dataclasses.replace(k, plan=spread) if spread.total_bytes <= platform.ub_budget_bytes else None
 
 
 def highs(p: Plan, symbols: tuple[Symbol, ...], budget: int) -> tuple[Symbol, ...]:

@@ -61,7 +61,7 @@ from ..plan.sync import sync
 from .templated import ClassPlan, plan_classes
 from ..names.naming import name
 from ..plan.tiling import TilingLayout, Variant
-from ..plan.ubplan import check_budget, plan_ub
+from ..plan.ubplan import check_budget, plan_ub, spread_out
 
 PIPELINE = (check_vector_cores, decompose, select, hoist, fit_queues, plan_ub, bind_queues, coalesce, stage, order,
             sync, name, check_budget)
@@ -120,9 +120,9 @@ def _planned(kernel: Kernel, platform: Platform, general: bool) -> kir.Kernel | 
         for p in PIPELINE[:_PLAN_UB]:
             k = select(k, platform, general) if p is select else p(k, platform)
         compact = plan_ub(k, platform)
-        spread = compact if general else plan_ub(k, platform, spread=True)
+        spread = None if general else spread_out(k, compact.plan, platform)
         k = _after_plan(compact, platform)
-        if spread.plan != compact.plan:
+        if spread is not None and spread.plan != compact.plan:
             k = min(k, _after_plan(spread, platform), key=vector_barriers)
     except (CompilationError, Undecided) as e:  # kept too: the manifest and planner queries ask again about kernels
         return e                                  # the backend refuses, the lift about symbols that do not decide
