@@ -18,7 +18,7 @@ import numpy as np
 
 from . import dtypes
 from .backend.render import ascendc
-from .backend.plan.ubplan import check_budget
+from .backend.plan.budget import check_budget
 from .errors import CompilationError, Error, UBOverflowError
 from .jit import Backend, backend_name
 from .op import Operator, plans

@@ -263,7 +263,7 @@ def test_batched_on_the_simulator_equals_the_interpreter(name, launch, shape):
                 "w": r.standard_normal(shape[1]).astype(np.float32), "out": np.zeros(shape, np.float32)}
     want, got = arrays(), arrays()
     launch(want, "interpreter")
-    with sim.record() as runs, ascdsl.record.launches() as seen:
+    with ascdsl.record.launches() as seen:
         launch(got, "sim")
     (launched,) = seen
     p, n = batchrun.schedule(launched.kernel, launched.grid[0], ascdsl.platforms.get_platform("Ascend910B3"))
@@ -512,7 +512,7 @@ def test_explain_gives_the_estimate_of_the_launch(jit, grid, args):
     c = batchrun.plan(kernel, grid[0], platform, batchrun.scalar_fields(kernel, launch.args))
     (text,) = explained(seen, platform)
     assert c.run.batched and re.search(r"est ([0-9.]+) us", text).group(1) == f"{c.run.est_us:.3g}", text
-    assert f"P = {c.p} programs per batched program, grid {c.grid} " in text
+    assert f"P = {c.p} program{'s' * (c.p != 1)} per batched program, grid {c.grid} " in text
 
 
 def test_explain_describes_launches_of_other_scalars_apart():

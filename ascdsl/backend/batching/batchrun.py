@@ -461,8 +461,8 @@ def describe(kernel: Kernel, grid: tuple[int, int, int], platform: Platform, arg
     if not c.run.batched:
         return "not batched: " + explain(kernel, grid[0], platform, scalar_fields(kernel, args))
     split = (f", each program split into {c.split} of {flat_block(kernel) // c.split} lanes" if c.split > 1 else "")
-    return (f"batched ({form(kernel)} form{split}): P = {c.p} programs per batched program, grid {c.grid} "
-            f"({c.grid // platform.vector_core_count} per core); {reason(c)}")
+    return (f"batched ({form(kernel)} form{split}): P = {c.p} program{'s' * (c.p != 1)} per batched program, "
+            f"grid {c.grid} ({c.grid // platform.vector_core_count} per core); {reason(c)}")
 
 
 def disjoint(kernel: Kernel, args: list) -> bool:

@@ -14,7 +14,7 @@ program holds to its end (:attr:`.kir.Kernel.held`, read by later segments) are 
 largest first. The staging buffers of
 gathers and scatters, each held from its ``AllocTensor`` to its ``FreeTensor`` within one stage, one
 after another, then share a second queue (as large as the largest). What still does not fit is
-:func:`.ubplan.check_budget`'s located error.
+:func:`.budget.check_budget`'s located error.
 
 After UB planning, :func:`bind_queues` writes the queue operations of each store the plan computes in
 a load's queue buffer (``TQueBind<VECIN, VECOUT>``, CANN 8.1's ``EnQue``/``DeQue`` with user positions).

@@ -48,7 +48,7 @@ import itertools
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ...errors import CompilationError, Loc, UBOverflowError
+from ...errors import Loc
 from ...ir.symbol import (ZERO, Ceil, Differs, Poly, Symbol, Undecided, domain_points, dominant, larger, less,
                           rounded, value_at)
 from ...platforms import Platform
@@ -74,7 +74,7 @@ class Slot:
     # ``bytes`` being its largest value; a kernel compiled for symbols has ``needs`` of polynomials
     # (:class:`~ascdsl.ir.symbol.Poly`) and ``bytes`` of a polynomial or a :class:`~ascdsl.ir.symbol.Ceil` instead
     bound: bool = False  # a VECIN queue whose buffers are stored from too (``TQueBind<VECIN, VECOUT>``)
-    once: bool = False  # a queue single-buffered by design (:func:`_once`), not by :func:`check_budget`
+    once: bool = False  # a queue single-buffered by design (:func:`_once`), not by :func:`.budget.check_budget`
 
     @property
     def size_expr(self):
@@ -107,7 +107,7 @@ class Plan:
 
     @property
     def single_buffered(self) -> bool:
-        """Whether its queues have one buffer each (:func:`check_budget`'s fallback; not the queues
+        """Whether its queues have one buffer each (:func:`.budget.check_budget`'s fallback; not the queues
         :func:`_once` gives one by design)."""
         return any(s.num == 1 and not s.once and s.position is not Position.VECCALC for s in self.slots)
 
@@ -533,47 +533,6 @@ def highs(p: Plan, symbols: tuple[Symbol, ...], budget: int) -> tuple[Symbol, ..
             raise Undecided(f"no value of {s.name} fits the {budget} bytes of UB")
         out.append(dataclasses.replace(s, high=high))
     return tuple(out)
-
-
-def check_budget(k: kir.Kernel, platform: Platform) -> kir.Kernel:
-    """The budget pass: ``k`` as it is when its plan fits the platform's UB; with single-buffered queues
-    when only that fits (a tile too large to double-buffer still runs, its copies no longer overlapping
-    the compute; not for runtime tile extents, whose planner picks extents that fit); else a located
-    CompilationError listing every slot. Also a located error when a queue position holds more buffers
-    than the hardware has event ids for."""
-    p: Plan = k.plan
-    _check_queue_events(k, platform)
-    if (p.total_bytes if p.least is None else p.least) <= platform.ub_budget_bytes:
-        return k
-    if p.least is None:
-        single = dataclasses.replace(p, slots=tuple(dataclasses.replace(s, num=1) if s.num and s.position is not
-                                                    Position.VECCALC else s for s in p.slots))
-        if single.total_bytes <= platform.ub_budget_bytes:
-            return dataclasses.replace(k, plan=single)
-    worst = max(p.slots, key=lambda s: s.total)
-    names = k.names
-    rows = "; ".join(f"{names.slot(s)} ({s.position.value}, {s.num} x {s.bytes} B = {s.total} B)" for s in p.slots)
-    raise UBOverflowError(
-        worst.loc or k.loc, f"the kernel needs {p.total_bytes} bytes of UB, more than the "
-        f"{platform.ub_budget_bytes} bytes {platform.name} allows: {rows}",
-        hint="use a smaller block (ascdsl.planner.largest_block finds the largest that fits)",
-        needed=p.total_bytes, budget=platform.ub_budget_bytes, platform=platform.name, buffers=rows)
-
-
-def _check_queue_events(k: kir.Kernel, platform: Platform) -> None:
-    for position in (kir.Position.VECIN, kir.Position.VECOUT):
-        slots = [s for s in k.plan.slots if s.position is position or s.bound and position is kir.Position.VECOUT]
-        used = 0
-        for s in slots:
-            used += s.num
-            if used > platform.queue_events:
-                total = sum(x.num for x in slots)
-                rows = "; ".join(f"{k.names.slot(x)} ({x.num} buffers)" for x in slots)
-                raise CompilationError(
-                    s.loc or k.loc, f"the kernel needs {total} {position.value} queue buffers, more than the "
-                    f"{platform.queue_events} hardware event ids {platform.name} has for them: {rows}",
-                    hint="each tile loaded or stored at once takes a double-buffered queue: store fewer "
-                         "tiles per kernel (compute them into one tile) or split the kernel")
 
 
 def _needs(p: Plan, footprint: tuple) -> list:

@@ -23,7 +23,7 @@
 10. ``order`` (:mod:`.order`): a run of vector calls reordered where that needs fewer barriers;
 11. ``sync`` (:mod:`.sync`): barriers and V_S flags from per-pipe reads and writes of each slot;
 12. ``name`` (:mod:`.naming`): readable, collision-free C++ names;
-13. ``check_budget`` (:mod:`.ubplan`): the plan fits the platform's UB (a located error otherwise).
+13. ``check_budget`` (:mod:`.budget`): the plan fits the platform's UB (a located error otherwise).
 
 Each variant is compiled once (:func:`compile_variant` is cached). After the lift (:mod:`.lift`,
 runtime tile extents) and the template classes (:mod:`.templated`), ``simplify``
@@ -61,7 +61,8 @@ from ..plan.sync import sync
 from .templated import ClassPlan, plan_classes
 from ..names.naming import name
 from ..plan.tiling import TilingLayout, Variant
-from ..plan.ubplan import check_budget, plan_ub, spread_out
+from ..plan.budget import check_budget
+from ..plan.ubplan import plan_ub, spread_out
 
 PIPELINE = (check_vector_cores, decompose, select, hoist, fit_queues, plan_ub, bind_queues, coalesce, stage, order,
             sync, name, check_budget)
