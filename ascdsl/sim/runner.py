@@ -175,7 +175,8 @@ def run_kernel(
     ``args`` follow the kernel's ``extern "C"`` parameters: NumPy arrays are GM buffers (written in
     place), NumPy scalars (``np.uint32(n)``, ``np.float32(x)``, ...) are by-value arguments of exactly
     that C type, ``None`` is a null pointer, and a ``uint8`` array can carry tiling bytes.
-    Blocks run one after another, each with fresh UB poisoned to all-ones bytes (NaN).
+    Blocks run one after another (interleaved at ``SyncAll``: ``ascdsl_sim/grid_sync.h``), each with fresh UB
+    poisoned to all-ones bytes (NaN).
 
     Options: ``hazards`` checks synchronisation between pipes; ``vv_hazards=False`` drops only the
     vector-after-vector check (for code relying on CANN's automatic PipeBarrier insertion);

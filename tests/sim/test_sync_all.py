@@ -123,7 +123,7 @@ def test_the_slowest_block_holds_every_block_at_the_barrier():
     assert synced.per_block[1].est_cycles > 20 * alone.per_block[1].est_cycles
     waits = [i for i in synced.trace.intervals if i.api == "SyncAll" and i.wait]
     assert waits and min(i.end for i in waits) >= arrival + LATENCY
-    assert synced.est_cycles - alone.est_cycles == pytest.approx(LATENCY, rel=0.05)
+    assert synced.est_cycles - alone.est_cycles == pytest.approx(LATENCY, abs=2)
 
 
 MAIN = Path(__file__).parent / "kernels" / "sync_all_main.cpp"

@@ -47,6 +47,8 @@ inline void sync_all(bool aiv_only) {
     require(!s.mix, "SyncAll", "SyncAll in a MIX launch is not modelled (only launches of vector cores)");
     require(aiv_only, "SyncAll", "SyncAll<false> also waits for the AI cube cores of a MIX launch; block ", s.block_idx,
             " runs in a launch of vector cores only: it would hang on the device");
+    require(s.core == AIV, "SyncAll", "SyncAll<true> syncs the vector cores; block ", s.block_idx,
+            " runs on an AI cube core");
     const uint64_t cores = timeline().params.cores;
     require(static_cast<uint64_t>(s.block_num) <= cores, "SyncAll", "block ", s.block_idx, " waits for all ",
             s.block_num, " blocks of the launch, but only ", cores, " run at once on the platform's vector cores: it "

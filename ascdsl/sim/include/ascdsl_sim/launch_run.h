@@ -145,12 +145,12 @@ ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_mix_block(int64_t b, int64_t n, BlockFn ke
 
 // Keeps block b's figures in `out`, and its trace if its span is the longest so far.
 ASCDSL_SIM_LAUNCH_LINKAGE void keep_block(Outcome& out, int64_t b, const Counters& c, const BlockCost& k,
-                                          std::vector<TraceEvent>& trace, uint64_t dropped) {
+                                          const std::vector<TraceEvent>& trace, uint64_t dropped) {
     out.per_block[b] = c;
     out.per_block_cost[b] = k;
     if (out.trace_block < 0 || k.cycles > out.per_block_cost[out.trace_block].cycles) {
         out.trace_block = b;
-        out.trace = std::move(trace);
+        out.trace = trace;
         out.trace_dropped = dropped;
     }
 }
@@ -179,8 +179,7 @@ ASCDSL_SIM_LAUNCH_LINKAGE void run_grid_block() {
     try {
         Outcome o;
         if (run_core(o, b, static_cast<int64_t>(out.per_block.size()), r.kernel, r.context)) {
-            std::vector<TraceEvent> trace = std::move(timeline().trace);
-            keep_block(out, b, st().counters, block_cost(), trace, timeline().trace_dropped);
+            keep_block(out, b, st().counters, block_cost(), timeline().trace, timeline().trace_dropped);
         } else if (out.ok) {
             out = Outcome{false, o.api, o.reason, o.block, o.region, {}, {}};
         }
