@@ -62,7 +62,7 @@ namespace AscendC {
 // Shared GM for the kernel arguments; only memory from GmAlloc counts as GM.
 inline void* GmAlloc(size_t size) {
     void* p = std::aligned_alloc(32, (size + 31) / 32 * 32 + 32);
-    ascdsl_sim::st().gm.push_back(ascdsl_sim::GmRegion{reinterpret_cast<uintptr_t>(p), size, {}});
+    ascdsl_sim::st().gm.push_back(ascdsl_sim::GmRegion{reinterpret_cast<uintptr_t>(p), size, {}, {}, {}});
     return p;
 }
 

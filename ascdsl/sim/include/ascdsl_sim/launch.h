@@ -23,6 +23,13 @@ struct Outcome {
     bool mix = false;  // a MIX launch: the trace's intervals are of a block's three cores
 };
 
+// The outcome of a failed check: its API, reason, block and GM region (State::fail_region).
+inline Outcome failed_outcome(std::string api, std::string reason, int64_t block, int64_t region) {
+    Outcome o;
+    o.ok = false, o.api = std::move(api), o.reason = std::move(reason), o.block = block, o.region = region;
+    return o;
+}
+
 #ifndef ASCDSL_SIM_LAUNCH_LINKAGE
 #ifdef ASCDSL_SIM_PREBUILT_LAUNCH  // defined in a prebuilt object the build links
 #define ASCDSL_SIM_LAUNCH_LINKAGE

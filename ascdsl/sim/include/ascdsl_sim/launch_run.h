@@ -14,9 +14,9 @@ ASCDSL_SIM_LAUNCH_LINKAGE bool run_core(Outcome& out, int64_t b, int64_t n, Bloc
     try {
         kernel(context);
     } catch (const Failure& f) {
-        out = Outcome{false, f.api, f.reason, b, st().fail_region, {}, {}};
+        out = failed_outcome(f.api, f.reason, b, st().fail_region);
     } catch (const std::exception& e) {
-        out = Outcome{false, "kernel", std::string("C++ exception: ") + e.what(), b, -1, {}, {}};
+        out = failed_outcome("kernel", std::string("C++ exception: ") + e.what(), b, -1);
     }
     return out.ok;
 }
@@ -119,7 +119,7 @@ ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_mix_block(int64_t b, int64_t n, BlockFn ke
         std::string why;
         for (const Context& core : m.contexts)
             if (!core.done) why += (why.empty() ? "" : "; and ") + core.waits_for;
-        out = Outcome{false, "CrossCoreWaitFlag", why + ": it would hang on the device", b, -1, {}, {}};
+        out = failed_outcome("CrossCoreWaitFlag", why + ": it would hang on the device", b, -1);
     }
     abandon_waiting(m);
     if (!out.ok) return out;
@@ -181,7 +181,7 @@ ASCDSL_SIM_LAUNCH_LINKAGE void run_grid_block() {
         if (run_core(o, b, static_cast<int64_t>(out.per_block.size()), r.kernel, r.context)) {
             keep_block(out, b, st().counters, block_cost(), timeline().trace, timeline().trace_dropped);
         } else if (out.ok) {
-            out = Outcome{false, o.api, o.reason, o.block, o.region, {}, {}};
+            out = failed_outcome(o.api, o.reason, o.block, o.region);
         }
     } catch (const Abandoned&) {
     }
@@ -232,10 +232,10 @@ ASCDSL_SIM_LAUNCH_LINKAGE void run_grid(Outcome& out, const std::vector<int64_t>
                 early = b;
         }
         if (!waiting.empty())
-            out = Outcome{false, "SyncAll", "block " + std::to_string(early) + " ended after " +
+            out = failed_outcome("SyncAll", "block " + std::to_string(early) + " ended after " +
                           std::to_string(g.calls[static_cast<size_t>(early)]) + " SyncAll while blocks " + waiting +
                           " wait at SyncAll #" + std::to_string(g.passed + 1) + ": it would hang on the device",
-                          early, -1, {}, {}};
+                          early, -1);
     }
     abandon_waiting(s);
 }
@@ -302,7 +302,7 @@ ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_blocks_erased(const std::vector<int64_t>& 
             BlockCost k;
             const Outcome o = run_mix_block(b, static_cast<int64_t>(order.size()), kernel, context, c, k, trace, dropped);
             if (!o.ok) {
-                out = Outcome{false, o.api, o.reason, o.block, o.region, {}, {}};
+                out = failed_outcome(o.api, o.reason, o.block, o.region);
                 break;
             }
             keep_block(out, b, c, k, trace, dropped);
@@ -390,7 +390,7 @@ ASCDSL_SIM_LAUNCH_LINKAGE int launch_erased(const LaunchConfig& c, BlockFn kerne
     configure(c.platform, c.ub_bytes, c.ub_budget_bytes, c.bf16, c.check_hazards, c.check_vv, c.tiling_key);
     set_cost_params(*c.cost);
     st().gm.clear();
-    for (uint64_t i = 0; i < c.n_regions; ++i) st().gm.push_back(GmRegion{c.region_base[i], c.region_bytes[i], {}});
+    for (uint64_t i = 0; i < c.n_regions; ++i) st().gm.push_back(GmRegion{c.region_base[i], c.region_bytes[i], {}, {}, {}});
     const std::vector<int64_t> order(c.order, c.order + c.block_dim);
     const Outcome o = run_blocks_erased(order, kernel, context, c.mix != 0);
     last_report() = outcome_json(o);
