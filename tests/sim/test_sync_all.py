@@ -45,6 +45,28 @@ def test_without_the_barrier_blocks_read_slots_not_yet_written():
     np.testing.assert_array_equal(out[-1], exchanged(7)[-1])
 
 
+def test_a_block_may_write_what_another_wrote_before_the_barrier():
+    slots = np.zeros(5 * SLOT, np.float32)
+    sim.run_kernel(KERNEL, "hand_over", [slots, np.uint32(True)], 5, shuffle_blocks=2)
+    np.testing.assert_array_equal(slots.reshape(5, SLOT), np.roll(exchanged(5), 1, axis=0))
+
+
+def test_without_the_barrier_two_blocks_writing_one_slot_is_an_error():
+    with pytest.raises(sim.SimError) as e:
+        sim.run_kernel(KERNEL, "hand_over", [np.zeros(5 * SLOT, np.float32), np.uint32(False)], 5)
+    assert (e.value.api, e.value.block) == ("DataCopy", 1)
+    assert "is written by block 0 and by block 1" in str(e.value)
+
+
+def test_a_failed_check_while_others_wait_is_the_error():
+    blocks = 6  # the slots end before the last block's: it fails while the others wait at the barrier
+    with pytest.raises(sim.SimError) as e:
+        sim.run_kernel(KERNEL, "exchange", [np.zeros((blocks - 1) * SLOT, np.float32),
+                                            np.zeros(blocks * SLOT, np.float32), np.uint32(True)], blocks)
+    assert (e.value.api, e.value.block) == ("DataCopy", blocks - 1)
+    assert "outside every GM buffer" in str(e.value)
+
+
 def ring(blocks: int, rounds: int, early: bool = False, **kw) -> tuple[np.ndarray, np.ndarray]:
     init = np.repeat(np.arange(blocks, dtype=np.float32) * 3 + 1, SLOT)
     slots = np.zeros_like(init)

@@ -62,6 +62,23 @@ extern "C" __global__ __aicore__ void exchange(GM_ADDR slots, GM_ADDR out, uint3
     s.Store(outGm, b);
 }
 
+// Block b writes b + 1 to its slot, then doubles block (b + 1) % n's slot in place: a slot another block wrote,
+// which only the barrier orders after that write.
+extern "C" __global__ __aicore__ void hand_over(GM_ADDR slots, uint32_t sync)
+{
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    const uint32_t b = GetBlockIdx(), n = GetBlockNum();
+    GlobalTensor<float> slotGm;
+    slotGm.SetGlobalBuffer((__gm__ float*)slots, n * SLOT);
+    Slot s;
+    Duplicate(s.t, static_cast<float>(b + 1), SLOT);
+    s.Store(slotGm, b);
+    Barrier(sync);
+    s.Load(slotGm, (b + 1) % n);
+    Muls(s.t, s.t, 2.0f, SLOT);
+    s.Store(slotGm, (b + 1) % n);
+}
+
 // `rounds` steps of a ring: each block's value becomes its next block's times 2 plus its own index; two barriers a
 // step (the slots are read before any block writes them again). `early`: block n - 1 returns before the first.
 extern "C" __global__ __aicore__ void ring(GM_ADDR init, GM_ADDR slots, GM_ADDR out, uint32_t rounds, uint32_t early)
