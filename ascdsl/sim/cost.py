@@ -21,7 +21,9 @@ earlier than their dispatch:
   ``flag_latency``); a ``WaitFlag`` on the scalar unit stalls dispatch;
 * queues are these flags on their buffers: ``EnQue``/``DeQue`` hand a buffer from producer to
   consumer, ``FreeTensor``/``AllocTensor`` hand it back, so CopyIn overlaps Compute only when a
-  second buffer is free (double buffering) and waits for FreeTensor otherwise.
+  second buffer is free (double buffering) and waits for FreeTensor otherwise;
+* ``SyncAll`` drains the core (``PIPE_ALL``), then holds every pipe of every block until the latest arrival over
+  the blocks plus ``sync_all_latency``: the slowest block holds the others.
 
 A block's span is when its last pipe finishes. Blocks run on the platform's vector cores in turn
 (block ``b`` on core ``b % cores``); the estimate is the slowest core, and all cores that run at the
@@ -68,7 +70,7 @@ is shared, nor does a write land in it), when the L2 writes back (as soon as the
 dirty lines until they are evicted, so the rule that a block ends when HBM has its writes is the pessimistic
 end), the ini's ``ub_to_l2_rate`` and ``ub_to_ddr_rate`` (64; a UB write is priced as every write), when within a block a shared read happens (a
 block's reads are taken as spread over its span, the spans as run before the sharing), the sharing of a MIX
-launch's reads and of bytes a write or a scalar read touched (each left as run), the instruction and data caches, UB bank conflicts and strides, the
+launch's reads, of a launch with a ``SyncAll`` and of bytes a write or a scalar read touched (each left as run), the instruction and data caches, UB bank conflicts and strides, the
 MTE's segment rounding beyond the flat per-burst cost, scalar-unit stalls beyond the flat dispatch
 cost (address arithmetic, loops, branches) but for the UB element accesses that carry them, bounded instruction queues (the scalar unit may run
 arbitrarily far ahead of the pipes), contention for the same GM address, and the kernel launch.
@@ -116,6 +118,7 @@ class CostConstants:
     vector_issue: Constant
     barrier_drain: Constant
     flag_latency: Constant
+    sync_all_latency: Constant
     copy_setup: Constant
     burst_cycles: Constant
     scalar_gm_latency: Constant
@@ -156,6 +159,13 @@ A2 = CostConstants(
         "atlasascendc_api_07_0271 (blocks the pipe until the previous instructions complete)",
     ),
     flag_latency=_c(10, "assumed: SetFlag to WaitFlag hand-over (no public figure)"),
+    sync_all_latency=_c(
+        410,
+        "assumed (no public figure for the FFTS all-core sync): from the last block's arrival at SyncAll until every "
+        "block goes on, two trips off the core, each block's set to the FFTS and the FFTS's release back to every "
+        "core, each priced as scalar_gm_latency (200, itself assumed), plus flag_latency (10) for the wait's own "
+        "hand-over",
+    ),
     copy_setup=_c(
         64,
         "assumed so that one copy of 16 KiB at a 40-core share of HBM runs at >= 90% of bandwidth, the size "

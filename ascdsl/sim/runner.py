@@ -69,6 +69,7 @@ class _CostParams(ctypes.Structure):
         ("l1_to_l0a_bytes_per_cycle", ctypes.c_double),
         ("l1_to_l0b_bytes_per_cycle", ctypes.c_double),
         ("cores", ctypes.c_uint64),
+        ("sync_all_latency", ctypes.c_double),
     ]
 
 
@@ -85,7 +86,7 @@ def _cost_params(plat: Platform, block_dim: int, cube: bool) -> _CostParams:
         k.cube_macs_per_cycle.value, k.scalar_ub_access.value, k.l2_bytes_per_cycle.value,
         cost.l2_burst_cycles(k), plat.l2_bytes, k.l2_write_bytes_per_cycle.value, cost.l2_burst_cycles(k, write=True),
         k.l1_to_l0a_bytes_per_cycle.value, k.l1_to_l0b_bytes_per_cycle.value,
-        cost.cores(plat, cube),
+        cost.cores(plat, cube), k.sync_all_latency.value,
     )
 
 
@@ -174,7 +175,8 @@ def run_kernel(
     ``args`` follow the kernel's ``extern "C"`` parameters: NumPy arrays are GM buffers (written in
     place), NumPy scalars (``np.uint32(n)``, ``np.float32(x)``, ...) are by-value arguments of exactly
     that C type, ``None`` is a null pointer, and a ``uint8`` array can carry tiling bytes.
-    Blocks run one after another, each with fresh UB poisoned to all-ones bytes (NaN).
+    Blocks run one after another (interleaved at ``SyncAll``: ``ascdsl_sim/grid_sync.h``), each with fresh UB
+    poisoned to all-ones bytes (NaN).
 
     Options: ``hazards`` checks synchronisation between pipes; ``vv_hazards=False`` drops only the
     vector-after-vector check (for code relying on CANN's automatic PipeBarrier insertion);
@@ -184,7 +186,7 @@ def run_kernel(
     declaration when the caller knows it (``signature.gm_entry`` for ascdsl's generated files): the
     source is then not searched, for the kernel or for a tiling struct. ``mix`` launches a MIX kernel:
     each block runs as its AI cube core and its two AI vector cores, interleaved at their cross-core waits
-    (``ascdsl_sim/mix_block.h``). ``cube``: the blocks run on the AI cube cores (a kernel with cube work), so HBM
+    (``ascdsl_sim/cross_core.h``). ``cube``: the blocks run on the AI cube cores (a kernel with cube work), so HBM
     is shared among those, not the vector cores.
 
     Launches run one at a time (the simulator state is per process, not per thread).

@@ -1,10 +1,12 @@
-// Runs the blocks of one launch sequentially (a MIX block's cores interleaved), each with fresh poisoned UB, and reports counters or the
+// Runs the blocks of one launch (each in an execution context, interleaved at SyncAll; a MIX block's cores
+// interleaved, its blocks in turn), each with fresh poisoned UB, and reports counters or the
 // first failed check as JSON (read by ascdsl/sim/runner.py). The work is in launch_run.h.
 #ifndef ASCDSL_SIM_ASCDSL_SIM_LAUNCH_H
 #define ASCDSL_SIM_ASCDSL_SIM_LAUNCH_H
 #include <exception>
 
-#include "mix_block.h"
+#include "cross_core.h"
+#include "grid_sync.h"
 
 namespace ascdsl_sim {
 
@@ -20,6 +22,13 @@ struct Outcome {
     uint64_t trace_dropped = 0;
     bool mix = false;  // a MIX launch: the trace's intervals are of a block's three cores
 };
+
+// The outcome of a failed check: its API, reason, block and GM region (State::fail_region).
+inline Outcome failed_outcome(std::string api, std::string reason, int64_t block, int64_t region) {
+    Outcome o;
+    o.ok = false, o.api = std::move(api), o.reason = std::move(reason), o.block = block, o.region = region;
+    return o;
+}
 
 #ifndef ASCDSL_SIM_LAUNCH_LINKAGE
 #ifdef ASCDSL_SIM_PREBUILT_LAUNCH  // defined in a prebuilt object the build links
@@ -45,7 +54,7 @@ void call_kernel(void* kernel) {
     (*static_cast<Kernel*>(kernel))();
 }
 
-// The blocks of `order`, each a call of `kernel` (with `mix`, on each of a block's three cores: mix_block.h);
+// The blocks of `order`, each a call of `kernel` (with `mix`, on each of a block's three cores: cross_core.h);
 // the first failed check ends the run.
 template <class Kernel>
 Outcome run_blocks(const std::vector<int64_t>& order, Kernel kernel, bool mix) {
