@@ -54,9 +54,19 @@ class TensorDesc:
         return TensorDesc(tuple(int(s) for s in array.shape), dtype)
 
 
+SCRATCH_ALIGN = 32
+"""Bytes each scratch of a launch is rounded up to in the op project's user workspace (so the next starts aligned)."""
+
+
 @dataclass(frozen=True)
 class Launch:
-    """A launch plan: which kernel, on which grid, with which constexprs and runtime scalars."""
+    """A launch plan: which kernel, on which grid, with which constexprs and runtime scalars.
+
+    ``scratch`` binds pointer parameters of the kernel to GM scratch the launch owns, by name:
+    ``scratch={"partials_ptr": (tl.float32, rows * parts)}`` (a language dtype and an element count).
+    Each launch gets fresh scratch whose contents are undefined (the Python entry fills it with NaN, or
+    0xAB bytes for integers, so a kernel reading what it never wrote shows it); the op project carves it
+    out of the user workspace. Scratch parameters come after the pointers the arrays fill."""
 
     kernel: Any
     grid: tuple[int, ...]
@@ -64,19 +74,68 @@ class Launch:
     scalars: dict = field(default_factory=dict)
     variant: str = "default"
     site: Loc = field(default=UNKNOWN, compare=False, repr=False)  # the host line that made it
+    scratch: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.site is UNKNOWN:
             object.__setattr__(self, "site", caller_site(2))  # past the dataclass's __init__
+        self._check_scratch()
+
+    def _check_scratch(self) -> None:
+        """Each scratch names a pointer parameter of the kernel and has a language dtype and an element count
+        of at least 0 (a :class:`DeclarationError` at :attr:`site` otherwise)."""
+        parsed = getattr(self.kernel, "parsed", None)
+        if self.scratch and parsed is None:
+            raise DeclarationError(self.site, "scratch needs an @ascdsl.jit kernel")
+        for name, spec in self.scratch.items():
+            what = f"scratch {name!r}"
+            taken = "a constexpr" if name in parsed.constexprs or name in self.constexprs else \
+                "a runtime scalar" if name in self.scalars else None
+            if name not in parsed.params or taken:
+                raise DeclarationError(self.site, f"{what}: `{parsed.name}` has no pointer parameter {name!r}"
+                                       + (f" (it is {taken})" if taken else ""))
+            if not (isinstance(spec, tuple) and len(spec) == 2):
+                raise DeclarationError(self.site, f"{what} is a (dtype, element count) pair, got {spec!r}")
+            dtype, count = spec
+            if not isinstance(dtype, dtypes.DType):
+                raise DeclarationError(self.site, f"{what}: {dtype!r} is not a language dtype (tl.float32, ...)")
+            if not isinstance(count, (int, np.integer)) or isinstance(count, (bool, np.bool_)):
+                raise DeclarationError(self.site, f"{what}: the element count must be an int, got {count!r}")
+            if count < 0:
+                raise DeclarationError(self.site, scratch_negative(name, int(count)))
+
+    def scratch_bytes(self) -> dict[str, int]:
+        """The bytes of each scratch in the op project's user workspace, by name (rounded up to
+        :data:`SCRATCH_ALIGN`), in the order the workspace holds them: the kernel's parameter order."""
+        order = self.kernel.parsed.params
+        return {name: -(-int(count) * dtype.itemsize // SCRATCH_ALIGN) * SCRATCH_ALIGN
+                for name, (dtype, count) in sorted(self.scratch.items(), key=lambda kv: order.index(kv[0]))}
+
+    def scratch_arrays(self, given: int) -> dict[str, np.ndarray]:
+        """Fresh poisoned scratch arrays by name (NaN, or 0xAB bytes for integers) for a call with ``given``
+        arrays (a located error where those fill a scratch parameter too)."""
+        out = {}
+        for name, (dtype, count) in self.scratch.items():
+            if self.kernel.parsed.params.index(name) < given:
+                raise CompilationError(self.site, f"scratch {name!r} is also given as an array (the arrays fill the "
+                                       f"kernel's first {given} parameters)",
+                                       "scratch parameters come after the pointers the arrays fill")
+            if dtype.is_float:
+                out[name] = np.full(int(count), np.nan, dtype.np)
+            else:
+                out[name] = np.full(int(count) * dtype.itemsize, 0xAB, np.uint8).view(dtype.np)
+        return out
 
     def __call__(self, *arrays, backend: str | None = None, platform: str | None = None) -> None:
-        """Run the kernel on ``arrays`` (its pointer arguments, in order); no-op on an empty grid. A UB
-        overflow of the kernel is located at the host line that made this plan (:attr:`site`)."""
+        """Run the kernel on ``arrays`` (its pointer arguments, in order) and the launch's fresh scratch; no-op
+        on an empty grid. A UB overflow of the kernel is located at the host line that made this plan
+        (:attr:`site`)."""
         if 0 in self.grid:
             return
+        scratch = self.scratch_arrays(len(arrays))
         with record.kernels() as launched:
             try:
-                self.kernel[self.grid](*arrays, **self.scalars, **self.constexprs,
+                self.kernel[self.grid](*arrays, **scratch, **self.scalars, **self.constexprs,
                                        backend=backend, platform=platform)
             except UBOverflowError as e:
                 raise self.overflow(e) from None
@@ -89,6 +148,11 @@ class Launch:
             return e
         name = getattr(getattr(self.kernel, "parsed", None), "name", getattr(self.kernel, "__name__", "the kernel"))
         return e.at_launch(self.site, name, self.constexprs)
+
+
+def scratch_negative(name: str, count: int) -> str:
+    """The message of a scratch of ``count`` < 0 elements (the generated tiling function's VALUE_ERROR too)."""
+    return f"scratch {name!r}: {count} elements, a negative size"
 
 
 PLANS: record.Channel[tuple[Launch, Any]] = record.Channel()
