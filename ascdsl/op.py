@@ -105,21 +105,26 @@ class Launch:
                 raise DeclarationError(self.site, scratch_negative(name, int(count)))
 
     def scratch_bytes(self) -> dict[str, int]:
-        """The bytes of each scratch in the op project's user workspace, by name (rounded up to
-        :data:`SCRATCH_ALIGN`), in the order the workspace holds them: the kernel's parameter order."""
+        """The bytes of each scratch in the op project's user workspace, by name (:func:`scratch_size`), in the
+        order the workspace holds them: the kernel's parameter order."""
         order = self.kernel.parsed.params
-        return {name: -(-int(count) * dtype.itemsize // SCRATCH_ALIGN) * SCRATCH_ALIGN
+        return {name: scratch_size(int(count) * dtype.itemsize)
                 for name, (dtype, count) in sorted(self.scratch.items(), key=lambda kv: order.index(kv[0]))}
 
-    def scratch_arrays(self, given: int) -> dict[str, np.ndarray]:
-        """Fresh poisoned scratch arrays by name (NaN, or 0xAB bytes for integers) for a call with ``given``
-        arrays (a located error where those fill a scratch parameter too)."""
-        out = {}
-        for name, (dtype, count) in self.scratch.items():
+    def check_arrays(self, given: int) -> None:
+        """A located error where ``given`` arrays, filling the kernel's first parameters, fill a scratch one too."""
+        for name in self.scratch:
             if self.kernel.parsed.params.index(name) < given:
                 raise CompilationError(self.site, f"scratch {name!r} is also given as an array (the arrays fill the "
                                        f"kernel's first {given} parameters)",
                                        "scratch parameters come after the pointers the arrays fill")
+
+    def scratch_arrays(self, given: int) -> dict[str, np.ndarray]:
+        """Fresh poisoned scratch arrays by name (NaN, or 0xAB bytes for integers) for a call with ``given``
+        arrays (:meth:`check_arrays`)."""
+        self.check_arrays(given)
+        out = {}
+        for name, (dtype, count) in self.scratch.items():
             if dtype.is_float:
                 out[name] = np.full(int(count), np.nan, dtype.np)
             else:
@@ -148,6 +153,12 @@ class Launch:
             return e
         name = getattr(getattr(self.kernel, "parsed", None), "name", getattr(self.kernel, "__name__", "the kernel"))
         return e.at_launch(self.site, name, self.constexprs)
+
+
+def scratch_size(nbytes: int) -> int:
+    """The bytes a scratch of ``nbytes`` takes in the op project's user workspace: rounded up to
+    :data:`SCRATCH_ALIGN`, so the next starts aligned."""
+    return -(-nbytes // SCRATCH_ALIGN) * SCRATCH_ALIGN
 
 
 def scratch_negative(name: str, count: int) -> str:
@@ -271,6 +282,11 @@ class Operator:
     project_op_type: str | None = None
     sample: Callable | None = None
     error_scale: Callable | None = None
+
+    @property
+    def tensor_count(self) -> int:
+        """The pointers the op passes a kernel: one per input and output."""
+        return len(self.inputs) + len(self.outputs)
 
     def inputs_of(self, case: Case) -> tuple[np.ndarray, ...]:
         """The input arrays of ``case``: :attr:`sample` of it, or its standard-normal inputs."""
