@@ -74,7 +74,7 @@ class Launch:
     scalars: dict = field(default_factory=dict)
     variant: str = "default"
     site: Loc = field(default=UNKNOWN, compare=False, repr=False)  # the host line that made it
-    scratch: dict = field(default_factory=dict)
+    scratch: dict = field(default_factory=dict, kw_only=True)
 
     def __post_init__(self):
         if self.site is UNKNOWN:

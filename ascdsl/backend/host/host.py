@@ -172,8 +172,8 @@ def python_tiling(op: Operator, layout: TilingLayout, variants: Sequence[Variant
     its plan to what the generated C++ function returns (the reference for that function)."""
     try:
         plan = host_plan(op, platform, inputs, attrs)
-    except InputValueError as e:
-        return TilingResult(STATUS["VALUE_ERROR"], str(e))
+    except InputValueError as e:  # a DeclarationError (a bad Launch) is located: its message alone
+        return TilingResult(STATUS["VALUE_ERROR"], e.message if isinstance(e, CompilationError) else str(e))
     except InputTypeError as e:
         return TilingResult(STATUS["TYPE_ERROR"], str(e))
     except (IndexError, ZeroDivisionError) as e:

@@ -37,7 +37,6 @@ from collections import Counter
 from functools import lru_cache
 from typing import Sequence
 
-from ... import dtypes
 from ...errors import CompilationError
 from ...ir import Kernel
 from ...ir.symbol import Undecided
