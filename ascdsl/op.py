@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import dtypes, names, record, tensors
+from . import dtypes, names, record, scratch, tensors
 from .errors import (UNKNOWN, CompilationError, DeclarationError, Error, InputTypeError, InputValueError, Loc,
                      UBOverflowError, caller_site, display_path, raised_in_package, source_file)
 from .backend.render.jinja import render_file as render_template  # an op's own templates
@@ -54,10 +54,6 @@ class TensorDesc:
         return TensorDesc(tuple(int(s) for s in array.shape), dtype)
 
 
-SCRATCH_ALIGN = 32
-"""Bytes each scratch of a launch is rounded up to in the op project's user workspace (so the next starts aligned)."""
-
-
 @dataclass(frozen=True)
 class Launch:
     """A launch plan: which kernel, on which grid, with which constexprs and runtime scalars.
@@ -82,33 +78,16 @@ class Launch:
         self._check_scratch()
 
     def _check_scratch(self) -> None:
-        """Each scratch names a pointer parameter of the kernel and has a language dtype and an element count
-        of at least 0 (a :class:`DeclarationError` at :attr:`site` otherwise)."""
-        parsed = getattr(self.kernel, "parsed", None)
-        if self.scratch and parsed is None:
-            raise DeclarationError(self.site, "scratch needs an @ascdsl.jit kernel")
-        for name, spec in self.scratch.items():
-            what = f"scratch {name!r}"
-            taken = "a constexpr" if name in parsed.constexprs or name in self.constexprs else \
-                "a runtime scalar" if name in self.scalars else None
-            if name not in parsed.params or taken:
-                raise DeclarationError(self.site, f"{what}: `{parsed.name}` has no pointer parameter {name!r}"
-                                       + (f" (it is {taken})" if taken else ""))
-            if not (isinstance(spec, tuple) and len(spec) == 2):
-                raise DeclarationError(self.site, f"{what} is a (dtype, element count) pair, got {spec!r}")
-            dtype, count = spec
-            if not isinstance(dtype, dtypes.DType):
-                raise DeclarationError(self.site, f"{what}: {dtype!r} is not a language dtype (tl.float32, ...)")
-            if not isinstance(count, (int, np.integer)) or isinstance(count, (bool, np.bool_)):
-                raise DeclarationError(self.site, f"{what}: the element count must be an int, got {count!r}")
-            if count < 0:
-                raise DeclarationError(self.site, scratch_negative(name, int(count)))
+        """A :class:`DeclarationError` at :attr:`site` for a bad scratch (:func:`.scratch.problem`)."""
+        message = scratch.problem(getattr(self.kernel, "parsed", None), self.scratch, self.constexprs, self.scalars)
+        if message is not None:
+            raise DeclarationError(self.site, message)
 
     def scratch_bytes(self) -> dict[str, int]:
-        """The bytes of each scratch in the op project's user workspace, by name (:func:`scratch_size`), in the
+        """The bytes of each scratch in the op project's user workspace, by name (:func:`.scratch.size`), in the
         order the workspace holds them: the kernel's parameter order."""
         order = self.kernel.parsed.params
-        return {name: scratch_size(int(count) * dtype.itemsize)
+        return {name: scratch.size(int(count) * dtype.itemsize)
                 for name, (dtype, count) in sorted(self.scratch.items(), key=lambda kv: order.index(kv[0]))}
 
     def check_arrays(self, given: int) -> None:
@@ -119,28 +98,17 @@ class Launch:
                                        f"kernel's first {given} parameters)",
                                        "scratch parameters come after the pointers the arrays fill")
 
-    def scratch_arrays(self, given: int) -> dict[str, np.ndarray]:
-        """Fresh poisoned scratch arrays by name (NaN, or 0xAB bytes for integers) for a call with ``given``
-        arrays (:meth:`check_arrays`)."""
-        self.check_arrays(given)
-        out = {}
-        for name, (dtype, count) in self.scratch.items():
-            if dtype.is_float:
-                out[name] = np.full(int(count), np.nan, dtype.np)
-            else:
-                out[name] = np.full(int(count) * dtype.itemsize, 0xAB, np.uint8).view(dtype.np)
-        return out
-
     def __call__(self, *arrays, backend: str | None = None, platform: str | None = None) -> None:
         """Run the kernel on ``arrays`` (its pointer arguments, in order) and the launch's fresh scratch; no-op
         on an empty grid. A UB overflow of the kernel is located at the host line that made this plan
         (:attr:`site`)."""
         if 0 in self.grid:
             return
-        scratch = self.scratch_arrays(len(arrays))
+        self.check_arrays(len(arrays))
+        fresh = {name: scratch.poisoned(dtype, int(count)) for name, (dtype, count) in self.scratch.items()}
         with record.kernels() as launched:
             try:
-                self.kernel[self.grid](*arrays, **scratch, **self.scalars, **self.constexprs,
+                self.kernel[self.grid](*arrays, **fresh, **self.scalars, **self.constexprs,
                                        backend=backend, platform=platform)
             except UBOverflowError as e:
                 raise self.overflow(e) from None
@@ -153,17 +121,6 @@ class Launch:
             return e
         name = getattr(getattr(self.kernel, "parsed", None), "name", getattr(self.kernel, "__name__", "the kernel"))
         return e.at_launch(self.site, name, self.constexprs)
-
-
-def scratch_size(nbytes: int) -> int:
-    """The bytes a scratch of ``nbytes`` takes in the op project's user workspace: rounded up to
-    :data:`SCRATCH_ALIGN`, so the next starts aligned."""
-    return -(-nbytes // SCRATCH_ALIGN) * SCRATCH_ALIGN
-
-
-def scratch_negative(name: str, count: int) -> str:
-    """The message of a scratch of ``count`` < 0 elements (the generated tiling function's VALUE_ERROR too)."""
-    return f"scratch {name!r}: {count} elements, a negative size"
 
 
 PLANS: record.Channel[tuple[Launch, Any]] = record.Channel()

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import cache, sim
+from . import cache, scratch, sim
 from .backend import simrun
 from .backend.host import host
 from .backend.plan.tiling import launch_fields, scratch_field, scratch_params
@@ -31,7 +31,7 @@ from .sim.errors import SimCompileError
 from .sim.signature import gm_entry
 from .errors import Error
 from .jit import BACKENDS, Backend
-from .op import Operator, TensorDesc, scratch_size
+from .op import Operator, TensorDesc
 from .opbuild import OpBuild
 from .testing import CaseResult, assert_close, error_scales, expected_outputs, run_case
 
@@ -147,10 +147,10 @@ class _OpKernelRunner:
         block_dim, workspace = simrun.launch_blocks(kernel, fields, grid, self.b.platform)
         mixed, tensors = workspace is not None, self.b.op.tensor_count
         if len(arrays) > tensors:  # the launch plan's scratch: one after another in the user workspace, poisoned
-            sizes = {scratch_field(n): scratch_size(a.nbytes)
+            sizes = {scratch_field(n): scratch.size(a.nbytes)
                      for n, a in zip(scratch_params(kernel, tensors), arrays[tensors:])}
             fields.update(sizes)
-            workspace, arrays = np.full(max(sum(sizes.values()), 32), 0xAB, np.uint8), arrays[:tensors]
+            workspace, arrays = np.full(max(sum(sizes.values()), 32), scratch.POISON, np.uint8), arrays[:tensors]
         with simrun.located_errors(kernel, range(len(arrays))):
             res = sim.run_kernel(self.source, self.b.project_name, [*arrays, workspace, self.b.layout.pack(fields)],
                                  block_dim, platform, tiling_key=keys[0], tiling_type=self.b.layout.struct_name,

@@ -179,11 +179,12 @@ def test_a_bad_scratch_in_host_code_the_cases_miss_is_located_by_the_build(tmp_p
     assert message in info.value.message, str(info.value)
 
 
-def test_check_equivalence_reaches_the_negative_size_message(tmp_path):
+def test_a_negative_size_is_the_same_value_error_in_cpp(tmp_path):
     path = tmp_path / "negative.py"
-    path.write_text(OP_FILE.format(launch="pass").replace('(tl.float32, 64)', '(tl.float32, x.shape[0] - 4)'))
+    path.write_text(OP_FILE.format(launch="pass").replace('(tl.float32, 64)', '(x.dtype, x.shape[0] - 4)'))
     op, = load_operators([path])
     b = build.plan(op, B3)
+    assert "* DTypeSize(x.dtype) + 31) / 32 * 32;" in build.render_files(b)["kernel/t_tiling.h"]  # the tensor's dtype
     sweep = [((host_desc((n,)),), {}) for n in (0, 3, 4, 9)]
     assert check_equivalence(tmp_path, op, None, sweep, built=b, platforms=PLATFORMS[:1]) == {0, 1}
     got = host.python_tiling(op, b.layout, b.variants, B3, (host_desc((1,)),), {})

@@ -15,9 +15,9 @@ import copy
 import inspect
 import string
 
-from ... import dtypes, planner
+from ... import dtypes, planner, scratch
 from ...errors import CompilationError
-from ...op import SCRATCH_ALIGN, Launch, host_source, scratch_negative
+from ...op import Launch, host_source
 from .hostcode import (BOOL, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, VARIABLE, E, HostFunction, cpp, cpp_name,
                        dtype_value, literal)
 from .hostexpr import HostExpressions, concat, host_body
@@ -308,7 +308,7 @@ class HostLowering(HostExpressions):
             raise self.error(call, "the grid must be a tuple of 1 to 3 ints")
         constexprs = self.mapping(spec.arguments.get("constexprs"))
         scalars = self.mapping(spec.arguments.get("scalars"))
-        scratch = self.mapping(spec.arguments.get("scratch"))
+        bound = self.mapping(spec.arguments.get("scratch"))
         name = " or ".join(candidates)
         fields = {f.name: f for f in self.layout.fields}
         variant = spec.arguments.get("variant")
@@ -333,7 +333,7 @@ class HostLowering(HostExpressions):
             values[key] = E(Ident(self.temp(key + "_")), value.type)
             self.emit(f"const {value.type.value} {cpp(values[key])} = {self.code(value)};")
             self.emit(f"tiling.{field} = {self.code(Conv(fields[field].dtype, values[key].node))};")
-        scratch_dtypes = {key: self.scratch(call, name, key, node, fields) for key, node in scratch.items()}
+        scratch_dtypes = {key: self.lower_scratch(call, name, key, node, fields) for key, node in bound.items()}
         consts = {}
         for key, node in constexprs.items():
             value = node if isinstance(node, E) else self.expr(node)
@@ -352,7 +352,7 @@ class HostLowering(HostExpressions):
                 rows.append((v, cond))
         rows = [(v, cond) for v, cond in rows if cond is not None]
         kinds = {v.key: cores.of(v.kernel, self.platform) for v, _ in rows}
-        if scratch and any(k is not cores.VECTOR for k in kinds.values()):
+        if bound and any(k is not cores.VECTOR for k in kinds.values()):
             raise self.error(call, f"{name} multiplies matrices on the cube cores: an op project gives scratch only "
                              "to kernels on the vector cores")
         limits = list(dict.fromkeys(k.host_limit for k in kinds.values())) or [cores.VECTOR.host_limit]
@@ -379,9 +379,9 @@ class HostLowering(HostExpressions):
         self.emit(f"blockDim = static_cast<uint32_t>(std::min<int64_t>(programs, {bound}));")
         self.emit("return ascdsl_host::OK;")
 
-    def scratch(self, call: ast.Call, name: str, key: str, node: ast.AST, fields: dict) -> E:
+    def lower_scratch(self, call: ast.Call, name: str, key: str, node: ast.AST, fields: dict) -> E:
         """Write scratch ``key``'s bytes in the user workspace (its element count times its dtype's size, rounded
-        up to :data:`.op.SCRATCH_ALIGN`) into its tiling field; its dtype (the variant's pointer type)."""
+        up to :data:`.scratch.ALIGN`) into its tiling field; its dtype (the variant's pointer type)."""
         if scratch_field(key) not in fields:
             raise self.error(call, f"{name} has no pointer parameter {key!r} past the op's {self.op.tensor_count} "
                              "tensors: scratch binds the kernel's pointer parameters after its inputs and outputs")
@@ -396,14 +396,14 @@ class HostLowering(HostExpressions):
         n = Ident(self.temp(key + "_"))
         self.emit(f"const int64_t {n.name} = {self.code(count)};")
         parts = []
-        for text, field, _, _ in string.Formatter().parse(scratch_negative(key, "{count}")):
+        for text, field, _, _ in string.Formatter().parse(scratch.negative(key, "{count}")):
             parts += ([Value(text)] if text else []) + ([Invoke(Runtime.FORMAT_INT, (n,))] if field else [])
         self.emit(f"if ({n.name} < 0) {{")
         self.emit(f"    throw HostError{{VALUE_ERROR, {self.code(concat(parts))}}};")
         self.emit("}")
         size = literal(dtype.const.itemsize).node if dtype.is_const else Invoke(Runtime.DTYPE_SIZE, (dtype.node,))
-        self.emit(f"tiling.{scratch_field(key)} = ({self.code(Bin(BinOp.MUL, n, size))} + {SCRATCH_ALIGN - 1}) / "
-                  f"{SCRATCH_ALIGN} * {SCRATCH_ALIGN};")
+        self.emit(f"tiling.{scratch_field(key)} = ({self.code(Bin(BinOp.MUL, n, size))} + {scratch.ALIGN - 1}) / "
+                  f"{scratch.ALIGN} * {scratch.ALIGN};")
         return dtype
 
     def launch_bounds(self, variant: Variant, kind: cores.Cores, chosen: bool) -> None:
@@ -445,8 +445,8 @@ class HostLowering(HostExpressions):
         return out
 
     def variant_condition(self, variant: Variant, consts: dict[str, E], scalars: dict[str, E],
-                          scratch: dict[str, E]) -> Logic | None:
-        """The test that selects ``variant``, or None if these launch values (``scratch``: the dtype of each) can
+                          scratch_dtypes: dict[str, E]) -> Logic | None:
+        """The test that selects ``variant``, or None if these launch values (``scratch_dtypes``: of each scratch) can
         never select it."""
         kernel = variant.kernel
         pointers = [p.type.dtype.element_ty for p in kernel.params if not p.type.is_scalar
@@ -454,9 +454,9 @@ class HostLowering(HostExpressions):
         if len(pointers) < self.op.tensor_count:
             raise CompilationError(kernel.loc, f"{kernel.name} takes {len(pointers)} pointers, but the op has "
                                    f"{len(self.op.inputs)} inputs and {len(self.op.outputs)} outputs")
-        if set(scratch_params(kernel, self.op.tensor_count)) != set(scratch):
+        if set(scratch_params(kernel, self.op.tensor_count)) != set(scratch_dtypes):
             return None
-        given = self.tensor_dtypes() + [scratch[n].node for n in scratch_params(kernel, self.op.tensor_count)]
+        given = self.tensor_dtypes() + [scratch_dtypes[n].node for n in scratch_params(kernel, self.op.tensor_count)]
         conds = [Bin(BinOp.EQ, expr, dtype_value(d.name)) for expr, d in zip(given, pointers)]
         for key, value in kernel.constexprs:
             have = consts.get(key)
