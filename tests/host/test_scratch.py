@@ -11,7 +11,7 @@ import pytest
 
 import ascdsl
 import ascdsl.language as tl
-from ascdsl import build, dtypes, verify
+from ascdsl import build, dtypes, report, verify
 from ascdsl.backend.host import host
 from ascdsl.op import load_operators
 from ascdsl.platforms import get_platform
@@ -65,9 +65,13 @@ def test_the_build_verifies_three_ways_on_the_user_workspace(tmp_path):
     assert ("workspaces[0] = ascendcPlatform.GetLibApiWorkSpaceSize() + static_cast<size_t>(RowSumWorkspaceSize(plain));"
             in files["op_project/op_host/row_sum_custom.cpp"])
     assert "static_cast<size_t>(RowSumWorkspaceSize(tilingData)), 32);  // the launch plan's scratch" in files["kernel/main.cpp"]
-    rows, _ = verify.verify_build(b, build.write(b, tmp_path))
+    folder = build.write(b, tmp_path)
+    rows, _ = verify.verify_build(b, folder)
     assert [r for r in rows if not r.ok] == []
     assert {"interpreter", "sim", "op_kernel", "main.cpp"} <= {r.backend for r in rows}, rows
+    report.write(b, folder)
+    assert ("user workspace <span class=\"workspace\">64</span> B (the launch plan's scratch, past the system "
+            "workspace)") in (folder / "report.html").read_text()  # 3x700: 3 rows of 3 float32 parts
 
 
 def test_the_tiling_functions_workspace_is_the_python_hosts(tmp_path):
