@@ -193,3 +193,40 @@ def test_a_negative_size_is_the_same_value_error_in_cpp(tmp_path):
     assert check_equivalence(tmp_path, op, None, sweep, built=b, platforms=PLATFORMS[:1]) == {0, 1}
     got = host.python_tiling(op, b.layout, b.variants, B3, (host_desc((1,)),), {})
     assert (got.status, got.message) == (1, "scratch 'partials_ptr': -3 elements, a negative size")
+
+
+@ascdsl.jit
+def dot_with_scratch(a_ptr, b_ptr, c_ptr, scratch_ptr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + i[:, None] * BLOCK + i[None, :])
+    b = tl.load(b_ptr + i[:, None] * BLOCK + i[None, :])
+    tl.store(c_ptr + i[:, None] * BLOCK + i[None, :], tl.dot(a, b))
+
+
+CUBE_FILE = '''\
+import ascdsl
+import ascdsl.language as tl
+from tests.host.test_scratch import dot_with_scratch
+
+
+@ascdsl.host
+def h(a, b):
+    return ascdsl.Launch(dot_with_scratch, grid=(1,), constexprs={"BLOCK": 16},  #<
+                         scratch={"scratch_ptr": (tl.float32, 16)})
+
+
+OP = ascdsl.Operator(name="t", op_type="T", entry=lambda a, b: a, reference=lambda a, b: a, host=h,
+                     outputs=(ascdsl.Output("c", dtype="float32"),), dtypes=(("float16", "float16", "float32"),),
+                     cases=[ascdsl.Case((16, 16), (16, 16), dtype="float16")])
+'''
+
+
+def test_scratch_of_a_cube_kernel_in_a_build_is_located(tmp_path):
+    path = tmp_path / "cube_scratch.py"
+    path.write_text(CUBE_FILE)
+    op, = load_operators([path])
+    with pytest.raises(ascdsl.CompilationError) as info:
+        build.check_host(op, B3)
+    line = next(i for i, t in enumerate(CUBE_FILE.splitlines(), 1) if "#<" in t)
+    assert (info.value.loc.file, info.value.loc.line) == (str(path), line), str(info.value)
+    assert "an op project gives scratch only to kernels on the vector cores" in info.value.message
