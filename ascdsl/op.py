@@ -78,10 +78,15 @@ class Launch:
         self._check_scratch()
 
     def _check_scratch(self) -> None:
-        """A :class:`DeclarationError` at :attr:`site` for a bad scratch (:func:`.scratch.problem`)."""
+        """A :class:`CompilationError` at :attr:`site` for a bad scratch (:func:`.scratch.problem`); a
+        :class:`DeclarationError` (an :class:`InputValueError` too, as the tiling function's VALUE_ERROR) for a
+        negative count, which depends on the inputs."""
         message = scratch.problem(getattr(self.kernel, "parsed", None), self.scratch, self.constexprs, self.scalars)
         if message is not None:
-            raise DeclarationError(self.site, message)
+            raise CompilationError(self.site, message)
+        for name, (_, count) in self.scratch.items():
+            if count < 0:
+                raise DeclarationError(self.site, scratch.negative(name, int(count)))
 
     def scratch_bytes(self) -> dict[str, int]:
         """The bytes of each scratch in the op project's user workspace, by name (:func:`.scratch.size`), in the

@@ -25,8 +25,8 @@ def negative(name: str, count) -> str:
 
 
 def problem(parsed, scratch: dict, constexprs: dict, scalars: dict) -> str | None:
-    """What is wrong with ``scratch`` (name -> (dtype, element count)) for the kernel ``parsed`` (its parsed
-    function) launched with ``constexprs`` and ``scalars``, or None."""
+    """What is wrong in the code of ``scratch`` (name -> (dtype, element count)) for the kernel ``parsed`` (its
+    parsed function) launched with ``constexprs`` and ``scalars``, or None (a count may still be negative)."""
     if scratch and parsed is None:
         return "scratch needs an @ascdsl.jit kernel"
     for name, spec in scratch.items():
@@ -42,8 +42,6 @@ def problem(parsed, scratch: dict, constexprs: dict, scalars: dict) -> str | Non
             return f"{what}: {dtype!r} is not a language dtype (tl.float32, ...)"
         if not isinstance(count, (int, np.integer)) or isinstance(count, (bool, np.bool_)):
             return f"{what}: the element count must be an int, got {count!r}"
-        if count < 0:
-            return negative(name, int(count))
     return None
 
 

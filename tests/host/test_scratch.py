@@ -230,3 +230,13 @@ def test_scratch_of_a_cube_kernel_in_a_build_is_located(tmp_path):
     line = next(i for i, t in enumerate(CUBE_FILE.splitlines(), 1) if "#<" in t)
     assert (info.value.loc.file, info.value.loc.line) == (str(path), line), str(info.value)
     assert "an op project gives scratch only to kernels on the vector cores" in info.value.message
+
+
+def test_only_a_negative_count_depends_on_the_inputs():
+    """A negative count is an input's problem (an InputValueError too: the tiling function's VALUE_ERROR, a probe
+    shape skipped); a bad name is the code's, which no input makes good."""
+    with pytest.raises(ascdsl.InputValueError):
+        bad_launch({"partials_ptr": (tl.float32, -1)})
+    with pytest.raises(ascdsl.CompilationError) as info:
+        bad_launch({"nope": (tl.float32, 8)})
+    assert not isinstance(info.value, ascdsl.InputValueError)
