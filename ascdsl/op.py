@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import dtypes, names, record, tensors
+from . import dtypes, names, record, scratch, tensors
 from .errors import (UNKNOWN, CompilationError, DeclarationError, Error, InputTypeError, InputValueError, Loc,
                      UBOverflowError, caller_site, display_path, raised_in_package, source_file)
 from .backend.render.jinja import render_file as render_template  # an op's own templates
@@ -56,7 +56,13 @@ class TensorDesc:
 
 @dataclass(frozen=True)
 class Launch:
-    """A launch plan: which kernel, on which grid, with which constexprs and runtime scalars."""
+    """A launch plan: which kernel, on which grid, with which constexprs and runtime scalars.
+
+    ``scratch`` binds pointer parameters of the kernel to GM scratch the launch owns, by name:
+    ``scratch={"partials_ptr": (tl.float32, rows * parts)}`` (a language dtype and an element count).
+    Each launch gets fresh scratch whose contents are undefined (the Python entry fills it with NaN, or
+    0xAB bytes for integers, so a kernel reading what it never wrote shows it); the op project carves it
+    out of the user workspace. Scratch parameters come after the pointers the arrays fill."""
 
     kernel: Any
     grid: tuple[int, ...]
@@ -64,19 +70,50 @@ class Launch:
     scalars: dict = field(default_factory=dict)
     variant: str = "default"
     site: Loc = field(default=UNKNOWN, compare=False, repr=False)  # the host line that made it
+    scratch: dict = field(default_factory=dict, kw_only=True)
 
     def __post_init__(self):
         if self.site is UNKNOWN:
             object.__setattr__(self, "site", caller_site(2))  # past the dataclass's __init__
+        self._check_scratch()
+
+    def _check_scratch(self) -> None:
+        """A :class:`CompilationError` at :attr:`site` for a bad scratch (:func:`.scratch.problem`); a
+        :class:`DeclarationError` (an :class:`InputValueError` too, as the tiling function's VALUE_ERROR) for a
+        negative count, which depends on the inputs."""
+        message = scratch.problem(getattr(self.kernel, "parsed", None), self.scratch, self.constexprs, self.scalars)
+        if message is not None:
+            raise CompilationError(self.site, message)
+        for name, (_, count) in self.scratch.items():
+            if count < 0:
+                raise DeclarationError(self.site, scratch.negative(name, int(count)))
+
+    def scratch_bytes(self) -> dict[str, int]:
+        """The bytes of each scratch in the op project's user workspace, by name (:func:`.scratch.size`), in the
+        order the workspace holds them: the kernel's parameter order."""
+        order = self.kernel.parsed.params
+        return {name: scratch.size(int(count) * dtype.itemsize)
+                for name, (dtype, count) in sorted(self.scratch.items(), key=lambda kv: order.index(kv[0]))}
+
+    def check_arrays(self, given: int) -> None:
+        """A located error where ``given`` arrays, filling the kernel's first parameters, fill a scratch one too."""
+        for name in self.scratch:
+            if self.kernel.parsed.params.index(name) < given:
+                raise CompilationError(self.site, f"scratch {name!r} is also given as an array (the arrays fill the "
+                                       f"kernel's first {given} parameters)",
+                                       "scratch parameters come after the pointers the arrays fill")
 
     def __call__(self, *arrays, backend: str | None = None, platform: str | None = None) -> None:
-        """Run the kernel on ``arrays`` (its pointer arguments, in order); no-op on an empty grid. A UB
-        overflow of the kernel is located at the host line that made this plan (:attr:`site`)."""
+        """Run the kernel on ``arrays`` (its pointer arguments, in order) and the launch's fresh scratch; no-op
+        on an empty grid. A UB overflow of the kernel is located at the host line that made this plan
+        (:attr:`site`)."""
         if 0 in self.grid:
             return
+        self.check_arrays(len(arrays))
+        fresh = {name: scratch.poisoned(dtype, int(count)) for name, (dtype, count) in self.scratch.items()}
         with record.kernels() as launched:
             try:
-                self.kernel[self.grid](*arrays, **self.scalars, **self.constexprs,
+                self.kernel[self.grid](*arrays, **fresh, **self.scalars, **self.constexprs,
                                        backend=backend, platform=platform)
             except UBOverflowError as e:
                 raise self.overflow(e) from None
@@ -207,6 +244,11 @@ class Operator:
     project_op_type: str | None = None
     sample: Callable | None = None
     error_scale: Callable | None = None
+
+    @property
+    def tensor_count(self) -> int:
+        """The pointers the op passes a kernel: one per input and output."""
+        return len(self.inputs) + len(self.outputs)
 
     def inputs_of(self, case: Case) -> tuple[np.ndarray, ...]:
         """The input arrays of ``case``: :attr:`sample` of it, or its standard-normal inputs."""

@@ -98,7 +98,8 @@ def render_sources(b: OpBuild) -> dict[str, str]:
     name, op = b.name, b.op
     tiling_h = host.tiling_header(op, b.layout, b.variants, b.platform, b.source)
     files = {
-        f"kernel/{name}_kernel.cpp": ascendc.kernel_source(name, b.variants, b.layout, b.platform, b.classes),
+        f"kernel/{name}_kernel.cpp": ascendc.kernel_source(name, b.variants, b.layout, b.platform, b.classes,
+                                                            b.op.tensor_count),
         f"kernel/{name}_tiling.h": tiling_h,
         "kernel/main.cpp": render("main.cpp.j2", **main_model(b)),
         "kernel/CMakeLists.txt": render("kernel_cmake.txt.j2", name=name, symbol=name, platform=b.platform.name),

@@ -86,6 +86,7 @@ def _variant(row: Mapping, fields, runs: Sequence, samples: Sequence, platform: 
         values = dict(tiling.fields)
         panels.append({"id": f"v{row['key']}-s{n}", "label": case.label, "probe": probe,
                        "block_dim": tiling.block_dim, "workspace": tiling.workspace_bytes,
+                       "products": row["kernel_type"] == cores.MIX.kernel_type,
                        "tiling": [{**f, "value": values.get(f["name"], "")} for f in fields],
                        "ub": _ub_map(plan, values, platform) if plan else None,
                        "stats": _stats(by_case.get(case.label))})

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from . import cache, sim
+from . import cache, scratch, sim
 from .backend import simrun
 from .backend.host import host
-from .backend.plan.tiling import launch_fields
+from .backend.plan.tiling import launch_fields, scratch_field, scratch_params
 from .sim.build import check_front_end, front_ends
 from .sim.errors import SimCompileError
 from .sim.signature import gm_entry
@@ -145,10 +145,16 @@ class _OpKernelRunner:
         fields, arrays = launch_fields(kernel, args, grid, serving[0])
         fields["tilingKey"] = keys[0]
         block_dim, workspace = simrun.launch_blocks(kernel, fields, grid, self.b.platform)
+        mixed, tensors = workspace is not None, self.b.op.tensor_count
+        if len(arrays) > tensors:  # the launch plan's scratch: one after another in the user workspace, poisoned
+            sizes = {scratch_field(n): scratch.size(a.nbytes)
+                     for n, a in zip(scratch_params(kernel, tensors), arrays[tensors:])}
+            fields.update(sizes)
+            workspace, arrays = np.full(max(sum(sizes.values()), 32), scratch.POISON, np.uint8), arrays[:tensors]
         with simrun.located_errors(kernel, range(len(arrays))):
             res = sim.run_kernel(self.source, self.b.project_name, [*arrays, workspace, self.b.layout.pack(fields)],
                                  block_dim, platform, tiling_key=keys[0], tiling_type=self.b.layout.struct_name,
-                                 entry=gm_entry(self.b.project_name, self.b.pointers), mix=workspace is not None)
+                                 entry=gm_entry(self.b.project_name, self.b.pointers), mix=mixed)
         self.launched.append((keys[0], res.stats))
 
 

@@ -32,7 +32,7 @@ from .hostcode import (DTYPE_ENUM, MAX_DIMS, HostFunction, Param, camel, cpp, cp
 from .hostlower import HostLowering
 from ..render.jinja import render
 from ..names.naming import field_name
-from ..plan.tiling import TilingLayout, Variant, cann_name
+from ..plan.tiling import TilingLayout, Variant, cann_name, scratch_field, scratch_params
 
 __all__ = ["DTYPE_ENUM", "HostFunction", "Param", "ShapeFunction", "TilingResult", "WorkspaceFunction", "cpp",
            "cpp_name", "dtype_enum", "literal", "lower_output_shape", "lower_tiling", "output_shapes", "python_tiling",
@@ -117,25 +117,37 @@ def tiling_header(op: Operator, layout: TilingLayout, variants: Sequence[Variant
 @dataclass(frozen=True)
 class WorkspaceFunction:
     """``uint64_t name(const Struct& tiling)``: the user workspace (bytes) of a launch with that tiling, per
-    tiling key of a MIX variant (``cases``: key, bytes a program, comment)."""
+    tiling key of a MIX variant or of one with scratch (``cases``: key, C++ expression, comment; ``programs``:
+    whether an expression reads the launch's programs)."""
 
     name: str
     struct: str
-    cases: tuple[tuple[int, int, str], ...]
+    cases: tuple[tuple[int, str, str], ...]
+    programs: bool
+    scratch: bool
 
 
 def workspace_function(op: Operator, layout: TilingLayout, variants: Sequence[Variant],
                        platform) -> WorkspaceFunction | None:
-    """The workspace function of a build whose variants include MIX kernels (None: no variant needs one)."""
-    cases = []
+    """The workspace function of a build whose variants include MIX kernels or kernels with scratch pointer
+    parameters (:func:`.tiling.scratch_params`, in the workspace in parameter order; None: no variant needs one)."""
+    cases, programs, scratch = [], False, False
     for v in variants:
+        names = scratch_params(v.kernel, op.tensor_count)
         if cores.of(v.kernel, platform) is cores.MIX:
             parts = mix.split(v.kernel, platform)
             rows, cols = parts.tile
             what = (f"a {rows} x {cols} float32 product" if parts.dtype == dtypes.float32 else
                     f"{parts.tile_elements} {parts.dtype} elements")
-            cases.append((v.key, parts.tile_elements * parts.dtype.itemsize, f"{v.kernel.name}: {what} a program"))
-    return WorkspaceFunction(f"{op.op_type}WorkspaceSize", layout.struct_name, tuple(cases)) if cases else None
+            cases.append((v.key, f"programs * {parts.tile_elements * parts.dtype.itemsize}",
+                          f"{v.kernel.name}: {what} a program"))
+            programs = True
+        elif names:
+            cases.append((v.key, " + ".join(f"tiling.{scratch_field(n)}" for n in names),
+                          f"{v.kernel.name}: the scratch {', '.join(names)}"))
+            scratch = True
+    return WorkspaceFunction(f"{op.op_type}WorkspaceSize", layout.struct_name, tuple(cases), programs,
+                             scratch) if cases else None
 
 
 # ---------------------------------------------------------------------- the same contract in Python
@@ -151,7 +163,7 @@ class TilingResult:
     message: str = ""
     fields: tuple[tuple[str, Any], ...] = ()
     block_dim: int = 0
-    workspace_bytes: int = 0  # the user workspace of a MIX kernel's launch (:mod:`.cores`)
+    workspace_bytes: int = 0  # the user workspace of a MIX kernel's launch (:mod:`.cores`) or of its scratch
 
 
 def python_tiling(op: Operator, layout: TilingLayout, variants: Sequence[Variant], platform,
@@ -160,16 +172,18 @@ def python_tiling(op: Operator, layout: TilingLayout, variants: Sequence[Variant
     its plan to what the generated C++ function returns (the reference for that function)."""
     try:
         plan = host_plan(op, platform, inputs, attrs)
-    except InputValueError as e:
-        return TilingResult(STATUS["VALUE_ERROR"], str(e))
+    except InputValueError as e:  # a DeclarationError (a bad Launch) is located: its message alone
+        return TilingResult(STATUS["VALUE_ERROR"], e.message if isinstance(e, CompilationError) else str(e))
     except InputTypeError as e:
         return TilingResult(STATUS["TYPE_ERROR"], str(e))
     except (IndexError, ZeroDivisionError) as e:
         return TilingResult(STATUS["HOST_ERROR"], str(e))
     grid = tuple(plan.grid) + (1,) * (3 - len(plan.grid))
     programs = grid[0] * grid[1] * grid[2]
+    scratch = plan.scratch_bytes()
     fields = {"grid0": grid[0], "grid1": grid[1], "grid2": grid[2],
-              **{field_name(k): v for k, v in plan.scalars.items()}, "tilingKey": 0}
+              **{field_name(k): v for k, v in plan.scalars.items()},
+              **{scratch_field(k): v for k, v in scratch.items()}, "tilingKey": 0}
     kind, workspace = cores.VECTOR, 0
     if programs:
         kernel = launched_kernel(op, plan, inputs)
@@ -191,7 +205,7 @@ def python_tiling(op: Operator, layout: TilingLayout, variants: Sequence[Variant
         fields["tilingKey"] = keys[0]
         kind = cores.of(serving[0].kernel, platform)
         try:
-            workspace = cores.workspace_bytes(serving[0].kernel, platform, programs)
+            workspace = cores.workspace_bytes(serving[0].kernel, platform, programs) + sum(scratch.values())
         except CompilationError as e:  # past int32 tile offsets: the generated function's VALUE_ERROR
             return TilingResult(STATUS["VALUE_ERROR"], e.message)
     order = [f.name for f in layout.fields]
@@ -207,8 +221,10 @@ def host_plan(op: Operator, platform, inputs: Sequence, attrs: dict):
 def launched_kernel(op: Operator, plan, inputs: Sequence):
     """The kernel specialisation a host ``plan`` for ``inputs`` launches."""
     pointers = [d.dtype for d in inputs] + [op.output_dtype(o, tuple(inputs)) for o in op.outputs]
+    plan.check_arrays(len(pointers))
+    scratch = {name: dtypes.PointerType(dtype) for name, (dtype, _) in plan.scratch.items()}
     try:
-        return plan.kernel.specialize(*(dtypes.PointerType(d) for d in pointers), **plan.scalars,
+        return plan.kernel.specialize(*(dtypes.PointerType(d) for d in pointers), **scratch, **plan.scalars,
                                       **plan.constexprs).kernels[0]
     except CompilationError as e:
         if e.loc.file == inspect.getsourcefile(plan.kernel.fn):

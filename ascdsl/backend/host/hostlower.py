@@ -15,7 +15,7 @@ import copy
 import inspect
 import string
 
-from ... import dtypes, planner
+from ... import dtypes, planner, scratch
 from ...errors import CompilationError
 from ...op import Launch, host_source
 from .hostcode import (BOOL, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, VARIABLE, E, HostFunction, cpp, cpp_name,
@@ -29,7 +29,7 @@ from ..kir import Bin, BinOp, Cond, Conv, Not
 from ..kir.host import HostType, Ident, Invoke, Logic, Member, Runtime, Scoped, Value
 from ..lift.poly import describe_slots
 from ..names.naming import field_name
-from ..plan.tiling import Variant
+from ..plan.tiling import Variant, scratch_field, scratch_params
 from ..render.emit import c_string
 
 PLATFORM = Ident("platform")
@@ -293,7 +293,7 @@ class HostLowering(HostExpressions):
         try:
             spec = inspect.signature(Launch).bind(*call.args, **{k.arg: k.value for k in call.keywords})
         except TypeError as e:
-            raise self.error(call, f"ascdsl.Launch(kernel, grid, constexprs, scalars, variant): {e}") from None
+            raise self.error(call, f"ascdsl.Launch(kernel, grid, constexprs, scalars, variant, scratch): {e}") from None
         if "site" in spec.arguments:
             raise self.error(call, "a Launch's site is where host code makes it: do not pass one")
         self.reads.add(PLATFORM.name)  # the block bound
@@ -308,6 +308,7 @@ class HostLowering(HostExpressions):
             raise self.error(call, "the grid must be a tuple of 1 to 3 ints")
         constexprs = self.mapping(spec.arguments.get("constexprs"))
         scalars = self.mapping(spec.arguments.get("scalars"))
+        bound = self.mapping(spec.arguments.get("scratch"))
         name = " or ".join(candidates)
         fields = {f.name: f for f in self.layout.fields}
         variant = spec.arguments.get("variant")
@@ -332,6 +333,7 @@ class HostLowering(HostExpressions):
             values[key] = E(Ident(self.temp(key + "_")), value.type)
             self.emit(f"const {value.type.value} {cpp(values[key])} = {self.code(value)};")
             self.emit(f"tiling.{field} = {self.code(Conv(fields[field].dtype, values[key].node))};")
+        scratch_dtypes = {key: self.lower_scratch(call, name, key, node, fields) for key, node in bound.items()}
         consts = {}
         for key, node in constexprs.items():
             value = node if isinstance(node, E) else self.expr(node)
@@ -343,13 +345,16 @@ class HostLowering(HostExpressions):
         # specialisations first: a lifted variant serves the values no specialisation has
         for v in sorted(self.variants, key=lambda v: v.lift is not None):
             if v.kernel.name in candidates:
-                cond = self.variant_condition(v, consts, values)
+                cond = self.variant_condition(v, consts, values, scratch_dtypes)
                 if cond is not None and not kernel.is_const:
                     cond = Logic(True, (Bin(BinOp.EQ, kernel.node, Scoped(HostType.KERNEL, v.kernel.name)),
                                                *cond.items))
                 rows.append((v, cond))
         rows = [(v, cond) for v, cond in rows if cond is not None]
         kinds = {v.key: cores.of(v.kernel, self.platform) for v, _ in rows}
+        if bound and any(k is not cores.VECTOR for k in kinds.values()):
+            raise self.error(call, f"{name} multiplies matrices on the cube cores: an op project gives scratch only "
+                             "to kernels on the vector cores")
         limits = list(dict.fromkeys(k.host_limit for k in kinds.values())) or [cores.VECTOR.host_limit]
         self.emit("const int64_t programs = int64_t{tiling.grid0} * tiling.grid1 * tiling.grid2;")
         self.emit("tiling.tilingKey = 0;  // an empty grid launches nothing")
@@ -373,6 +378,33 @@ class HostLowering(HostExpressions):
         bound = "blocks" if len(limits) > 1 else limits[0]
         self.emit(f"blockDim = static_cast<uint32_t>(std::min<int64_t>(programs, {bound}));")
         self.emit("return ascdsl_host::OK;")
+
+    def lower_scratch(self, call: ast.Call, name: str, key: str, node: ast.AST, fields: dict) -> E:
+        """Write scratch ``key``'s bytes in the user workspace (its element count times its dtype's size, rounded
+        up to :data:`.scratch.ALIGN`) into its tiling field; its dtype (the variant's pointer type)."""
+        if scratch_field(key) not in fields:
+            raise self.error(call, f"{name} has no pointer parameter {key!r} past the op's {self.op.tensor_count} "
+                             "tensors: scratch binds the kernel's pointer parameters after its inputs and outputs")
+        if not (isinstance(node, ast.Tuple) and len(node.elts) == 2):
+            raise self.error(node, f"scratch {key!r} is a (dtype, element count) pair")
+        dtype, count = (self.expr(e) for e in node.elts)
+        if dtype.type != DTYPE:
+            raise self.error(node.elts[0], f"scratch {key!r}: the dtype must be a language dtype (tl.float32, ...), "
+                             f"got a {dtype.type.word}")
+        if count.type != INT:
+            raise self.error(node.elts[1], f"scratch {key!r}: the element count must be an int, got a {count.type.word}")
+        n = Ident(self.temp(key + "_"))
+        self.emit(f"const int64_t {n.name} = {self.code(count)};")
+        parts = []
+        for text, field, _, _ in string.Formatter().parse(scratch.negative(key, "{count}")):
+            parts += ([Value(text)] if text else []) + ([Invoke(Runtime.FORMAT_INT, (n,))] if field else [])
+        self.emit(f"if ({n.name} < 0) {{")
+        self.emit(f"    throw HostError{{VALUE_ERROR, {self.code(concat(parts))}}};")
+        self.emit("}")
+        size = literal(dtype.const.itemsize).node if dtype.is_const else Invoke(Runtime.DTYPE_SIZE, (dtype.node,))
+        self.emit(f"tiling.{scratch_field(key)} = ({self.code(Bin(BinOp.MUL, n, size))} + {scratch.ALIGN - 1}) / "
+                  f"{scratch.ALIGN} * {scratch.ALIGN};")
+        return dtype
 
     def launch_bounds(self, variant: Variant, kind: cores.Cores, chosen: bool) -> None:
         """In the branch of ``variant`` (running on ``kind``): its blocks' bound (``chosen``: into ``blocks``)
@@ -401,7 +433,7 @@ class HostLowering(HostExpressions):
             return self.dicts[node.id]
         if not isinstance(node, ast.Dict) or not all(isinstance(k, ast.Constant) and isinstance(k.value, str)
                                                      for k in node.keys):
-            raise self.error(node, "constexprs and scalars are dict literals with string keys in host code")
+            raise self.error(node, "constexprs, scalars and scratch are dict literals with string keys in host code")
         return {k.value: v for k, v in zip(node.keys, node.values)}
 
     def tensor_dtypes(self) -> list:
@@ -412,15 +444,20 @@ class HostLowering(HostExpressions):
             out.append(Member(Ident(cpp_name(source)), "dtype") if source in self.op.inputs else dtype_value(source))
         return out
 
-    def variant_condition(self, variant: Variant, consts: dict[str, E], scalars: dict[str, E]) -> Logic | None:
-        """The test that selects ``variant``, or None if these launch values can never select it."""
+    def variant_condition(self, variant: Variant, consts: dict[str, E], scalars: dict[str, E],
+                          scratch_dtypes: dict[str, E]) -> Logic | None:
+        """The test that selects ``variant``, or None if these launch values (``scratch_dtypes``: of each scratch) can
+        never select it."""
         kernel = variant.kernel
         pointers = [p.type.dtype.element_ty for p in kernel.params if not p.type.is_scalar
                     or isinstance(p.type.dtype, dtypes.PointerType)]
-        if len(pointers) != len(self.op.inputs) + len(self.op.outputs):
+        if len(pointers) < self.op.tensor_count:
             raise CompilationError(kernel.loc, f"{kernel.name} takes {len(pointers)} pointers, but the op has "
                                    f"{len(self.op.inputs)} inputs and {len(self.op.outputs)} outputs")
-        conds = [Bin(BinOp.EQ, expr, dtype_value(d.name)) for expr, d in zip(self.tensor_dtypes(), pointers)]
+        if set(scratch_params(kernel, self.op.tensor_count)) != set(scratch_dtypes):
+            return None
+        given = self.tensor_dtypes() + [scratch_dtypes[n].node for n in scratch_params(kernel, self.op.tensor_count)]
+        conds = [Bin(BinOp.EQ, expr, dtype_value(d.name)) for expr, d in zip(given, pointers)]
         for key, value in kernel.constexprs:
             have = consts.get(key)
             if have is None or have.type != literal(value).type:

@@ -94,6 +94,7 @@ def main_model(b) -> dict:
     workspace = host.workspace_function(op, b.layout, b.variants, b.platform)
     return {"op_type": op.op_type, "kernel_mode": kernel_mode(b), "source": b.source, "cann": b.name,
             "workspace_call": f"{workspace.name}(tilingData)" if workspace else None, "symbol": b.name,
+            "workspace_scratch": workspace is not None and not workspace.programs,
             "pointers": b.pointers,
             "inputs": variables(b, op.inputs), "attrs": attrs, "dtypes": dtype_rows(), "platform": b.platform.name,
             "outputs": [{"name": o.name, "dtype": output_dtype(b, o)} for o in op.outputs],
@@ -141,7 +142,8 @@ def op_kernel_model(b) -> dict:
     """The op kernel's entry: one ``TILING_KEY_IS`` branch for every key the generated tiling function can
     set, 0 (an empty input: one block is launched and does nothing) and every variant the build contains,
     each with its kernel type (:mod:`.cores`); the default type is the variants' most common one (the
-    vector cores' without variants), the others are declared per key (``KERNEL_TASK_TYPE``). A MIX
+    vector cores' without variants), the others are declared per key (``KERNEL_TASK_TYPE``). A variant's scratch
+    pointers (``Launch(scratch=...)``) are offsets of the user workspace (:func:`.ascendc.scratch_args`). A MIX
     variant's branch runs its AIC and AIV classes on the user workspace (``GetUserWorkspace``: what the
     op_host asks for past the system workspace), as the direct-launch entry does (:func:`.ascendc.mix_launch`)."""
     names = ascendc.class_names(b.variants, b.platform)
@@ -150,6 +152,7 @@ def op_kernel_model(b) -> dict:
                  "what": default.what}]
     branches += [{"key": v.key, "class_name": names[v.key], "kernel_type": kinds[v.key].kernel_type,
                   "what": kinds[v.key].what,
+                  "scratch": ascendc.scratch_args(v, b.op.tensor_count, "GetUserWorkspace(workspace)"),
                   "vector_class": ascendc.vector_class_name(v) if kinds[v.key] is cores.MIX else None,
                   **ascendc.mix_launch(v, b.platform)}
                  for v in b.variants]
@@ -183,6 +186,7 @@ def op_host_model(b) -> dict:
     workspace = host.workspace_function(op, b.layout, b.variants, b.platform)
     return {"b": b, "name": b.project_name, "op_type": op.project_op_type, "attrs": attrs,
             "workspace_call": f"{workspace.name}(plain)" if workspace else None,
+            "workspace_scratch": workspace is not None and not workspace.programs,
             "attr_names": ", ".join(a.name for a in op.attrs),
             "fields": fields(b.layout), "params": variables(b, op.inputs), "ge": ge,
             "formats": ", ".join(["ge::FORMAT_ND"] * len(columns)),

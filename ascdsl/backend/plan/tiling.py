@@ -63,10 +63,28 @@ class TilingLayout:
                       padding=[tail] if tail else [])
 
 
-def layout(struct_name: str, kernels: Sequence[Kernel], lifted: Sequence[str] = ()) -> TilingLayout:
+def pointer_params(kernel: Kernel) -> list[str]:
+    """The names of ``kernel``'s pointer parameters, in order, as the user wrote them."""
+    return [n for p, n in zip(kernel.params, kernel.param_names) if isinstance(p.type.dtype, dtypes.PointerType)]
+
+
+def scratch_params(kernel: Kernel, tensors: int) -> list[str]:
+    """``kernel``'s pointer parameters past the op's ``tensors`` inputs and outputs: those its launch plans bind to
+    scratch (``Launch(scratch=...)``), which the op project carves out of the user workspace in this order."""
+    return pointer_params(kernel)[tensors:]
+
+
+def scratch_field(name: str) -> str:
+    """The tiling field of scratch pointer parameter ``name`` (``Launch(scratch=...)``): its bytes in the user
+    workspace."""
+    return f"{name}_bytes"
+
+
+def layout(struct_name: str, kernels: Sequence[Kernel], lifted: Sequence[str] = (),
+           scratch: Sequence[str] = ()) -> TilingLayout:
     """The tiling struct for ``kernels``: ``tilingKey``, the grid, then every runtime scalar
-    parameter and every ``lifted`` constexpr (an int32 runtime tile extent) by name (widest first,
-    so each field is naturally aligned)."""
+    parameter, every ``lifted`` constexpr (an int32 runtime tile extent) by name and the int64 bytes of every
+    ``scratch`` pointer parameter (:func:`scratch_field`), widest first, so each field is naturally aligned."""
     scalars: dict[str, DType] = {}
     for kernel in kernels:
         named: dict[str, str] = {}
@@ -86,6 +104,10 @@ def layout(struct_name: str, kernels: Sequence[Kernel], lifted: Sequence[str] = 
     for name in map(field_name, lifted):
         if scalars.setdefault(name, dtypes.int32) != dtypes.int32:
             raise Error(f"constexpr {name!r} of one kernel is a {scalars[name]} scalar of another; rename one")
+    for name in dict.fromkeys(map(scratch_field, scratch)):
+        if name in scalars:
+            raise Error(f"the tiling field {name!r} of a scratch is a kernel's scalar or constexpr too; rename one")
+        scalars[name] = dtypes.int64
     rest = [Field(g, dtypes.int32) for g in GRID_FIELDS] + [Field(n, d) for n, d in scalars.items()]
     rest.sort(key=lambda f: -f.dtype.itemsize)  # stable: the grid stays first among 4-byte fields
     return TilingLayout(struct_name, (Field("tilingKey", dtypes.int64), *rest))

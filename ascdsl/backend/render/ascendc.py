@@ -37,7 +37,6 @@ from collections import Counter
 from functools import lru_cache
 from typing import Sequence
 
-from ... import dtypes
 from ...errors import CompilationError
 from ...ir import Kernel
 from ...ir.symbol import Undecided
@@ -60,7 +59,7 @@ from ..plan.order import order
 from ..plan.sync import sync
 from .templated import ClassPlan, plan_classes
 from ..names.naming import name
-from ..plan.tiling import TilingLayout, Variant
+from ..plan.tiling import TilingLayout, Variant, pointer_params, scratch_field, scratch_params
 from ..plan.budget import check_budget
 from ..plan.ubplan import plan_ub, spread_out
 
@@ -213,22 +212,25 @@ def _epilogue(v: Variant, platform: Platform) -> kir.Kernel:
 
 
 def kernel_source(symbol: str, variants: Sequence[Variant], layout: TilingLayout, platform: Platform | str,
-                  classes: Rendered | None = None) -> Rendered:
+                  classes: Rendered | None = None, tensors: int | None = None) -> Rendered:
     """A complete direct-launch kernel file: the tiling struct, the classes and the entry ``symbol``
     (the pointers of every variant in first-seen order, then ``workspace`` and ``tiling``), with the DSL
     location of each line that names one. A MIX variant's classes take ``workspace`` as their last
     pointer: its product's float32 tiles, or the operands of its product it computes
     (:func:`.mix.workspace_elements`). ``classes``: :func:`render_classes` of the same arguments, when the
-    caller has it (a build renders its classes once for both of its kernel files)."""
+    caller has it (a build renders its classes once for both of its kernel files). ``tensors``: an op's inputs and
+    outputs, whose pointers the entry takes; a variant's pointer parameters past them are its scratch, at offsets
+    of ``workspace`` (:func:`scratch_args`)."""
     platform = _platform(platform)
     if classes is None:
         classes = render_classes(variants, layout, platform)
     names = class_names(variants, platform)
-    calls = [{"key": v.key, "class_name": names[v.key], "args": pointer_names(v.kernel), "cube": cube.is_cube(v.kernel),
+    calls = [{"key": v.key, "class_name": names[v.key], "args": pointer_names(v.kernel)[:tensors] + (
+                  [] if tensors is None else scratch_args(v, tensors, "workspace")), "cube": cube.is_cube(v.kernel),
               "mix": mix.is_mix(v.kernel, platform), "vector_class": vector_class_name(v), **mix_launch(v, platform)}
              for v in variants]
     return render_located("kernel.cpp.j2", symbol=symbol, struct=layout.struct_name, struct_source=layout.struct_source(),
-                  classes=classes, pointers=entry_pointers(variants), calls=calls,
+                  classes=classes, pointers=entry_pointers(variants, tensors), calls=calls,
                   workspace=mix.WORKSPACE)
 
 
@@ -240,20 +242,26 @@ def mix_launch(v: Variant, platform: Platform) -> dict:
     return {"before": mix.before(v.kernel, platform), "workspaces": len(mix.split(v.kernel, platform).workspaces)}
 
 
-def pointer_params(kernel: Kernel) -> list[str]:
-    """The names of ``kernel``'s pointer parameters, in order, as the user wrote them."""
-    return [n for p, n in zip(kernel.params, kernel.param_names) if isinstance(p.type.dtype, dtypes.PointerType)]
-
-
 def pointer_names(kernel: Kernel) -> list[str]:
     """The C++ names of ``kernel``'s pointer parameters, in order (the entry's ``GM_ADDR`` parameters)."""
     return [safe(n) for n in pointer_params(kernel)]
 
 
-def entry_pointers(variants: Sequence[Variant]) -> list[str]:
-    """The pointer parameters of ``kernel_source``'s entry: every variant's, in first-seen order."""
-    return list(dict.fromkeys(n for v in variants for n in pointer_names(v.kernel)))
+def entry_pointers(variants: Sequence[Variant], tensors: int | None = None) -> list[str]:
+    """The pointer parameters of ``kernel_source``'s entry: every variant's (the first ``tensors`` of each), in
+    first-seen order."""
+    return list(dict.fromkeys(n for v in variants for n in pointer_names(v.kernel)[:tensors]))
 
 
-__all__ = ["PIPELINE", "class_names", "cube_class_name", "mix_launch", "vector_class_name", "classes", "compile_variant", "entry_pointers", "pointer_names", "pointer_params", "variant_kernel", "variant_planned", "kernel_source", "literal", "planned",
+def scratch_args(v: Variant, tensors: int, workspace: str) -> list[str]:
+    """The class's arguments for variant ``v``'s scratch pointer parameters (those past the op's ``tensors``,
+    :func:`.tiling.scratch_params`): the GM address ``workspace`` plus the bytes of the scratch before each."""
+    args, before = [], []
+    for n in scratch_params(v.kernel, tensors):
+        args.append(" + ".join([workspace, *before]))
+        before.append(f"tilingData.{scratch_field(n)}")
+    return args
+
+
+__all__ = ["PIPELINE", "class_names", "cube_class_name", "mix_launch", "vector_class_name", "classes", "compile_variant", "entry_pointers", "pointer_names", "pointer_params", "scratch_args", "variant_kernel", "variant_planned", "kernel_source", "literal", "planned",
            "render_classes", "work"]
