@@ -44,7 +44,7 @@ def run(kernel: Kernel, args: Sequence[Any], grid: Sequence[int]) -> None:
     prepared = _prepare(kernel)
     memory.roots = prepared.roots
     memory.share(prepared.written)
-    chunk = max(1, state.CHUNK_ELEMENTS // prepared.largest)
+    chunk = max(1, programs if prepared.barrier else state.CHUNK_ELEMENTS // prepared.largest)
     collecting = gc.isenabled()
     gc.disable()  # a launch makes many short-lived, acyclic objects: reference counts free them
     try:
@@ -74,7 +74,8 @@ def _prepare(kernel: Kernel) -> Prepared:
     batches = {id(i): b for i in walk(kernel.body) if i.op is Op.FOR and (b := _batch(i, roots)) is not None}
     prepared = Prepared(_largest(kernel.body), _schedule(kernel.body, {}), leaves,
                          {i: next(iter(r)) for i, r in roots.items() if len(r) == 1}, written, batches,
-                         _lazy_loads(kernel.body), _accumulators(kernel.body), kernel.poison)
+                         _lazy_loads(kernel.body), _accumulators(kernel.body), kernel.poison,
+                         Op.SYNC_ALL in ops.values())
     if len(_prepared) >= 256:
         _prepared.clear()
     _prepared[id(kernel)] = (kernel, prepared)

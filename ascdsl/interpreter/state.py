@@ -53,6 +53,7 @@ class Prepared:
     lazy: frozenset[int]  # the loads whose tiles may stay in memory (:func:`.runner._lazy_loads`)
     accumulators: tuple[frozenset[int], frozenset[int]]  # (adds, sums): :func:`.runner._accumulators`
     poison: bool = False  # checking mode: a store of a poisoned float lane is an error (Kernel.poison)
+    barrier: bool = False  # a grid barrier (``sync_block_all``): every program runs in one chunk
 
 
 DONATED_BYTES = 1 << 16

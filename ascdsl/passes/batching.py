@@ -72,14 +72,14 @@ def _yield_of(region: Block) -> Instr | None:
     return region.body[-1] if region.body and region.body[-1].op is Op.YIELD else None
 
 
-def varying(kernel: Kernel) -> frozenset[int]:
-    """Ids of the values that differ between programs (derived from ``program_id(0)``), to a fixpoint
-    over loop-carried values and branch results."""
+def varying(kernel: Kernel, axes: tuple[int, ...] = (0,)) -> frozenset[int]:
+    """Ids of the values that differ between programs (derived from ``program_id(0)``, or from the program id
+    along any of ``axes``), to a fixpoint over loop-carried values and branch results."""
     var: set[int] = set()
     while True:
         before = len(var)
         for instr in walk(kernel.body):
-            if instr.op is Op.PROGRAM_ID and instr.attr("axis") == 0:
+            if instr.op is Op.PROGRAM_ID and instr.attr("axis") in axes:
                 var.update(r.id for r in instr.results)
             elif instr.op in (Op.FOR, Op.WHILE):
                 body = instr.regions[-1]
