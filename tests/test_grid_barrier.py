@@ -323,3 +323,20 @@ def test_the_generated_code_type_checks_against_the_cann_headers(tmp_path):
     kernels = [_kernel(split_row_grad, _grad_args(4, 64, 2), PARTS=2, BLOCK=32),
                _kernel(rotate_sums, [np.zeros((4, 16), np.float32)] * 2 + [np.int32(2)], BLOCK=16)]
     assert_type_checks("grid_barrier", kernels, tmp_path)
+
+
+def test_a_barrier_in_a_kernel_with_a_product_is_located():
+    """The cube lowering (a MIX or cube kernel) renders no grid barrier: a located error; the interpreter runs it."""
+    @ascdsl.jit
+    def product(a_ptr, c_ptr):
+        r = tl.arange(0, 16)
+        a = tl.load(a_ptr + r[:, None] * 16 + r[None, :])
+        al.sync_block_all("all", 0)  # B:dot
+        tl.store(c_ptr + r[:, None] * 16 + r[None, :], tl.dot(a, a))
+
+    a, c = np.ones((16, 16), np.float32), np.zeros((16, 16), np.float32)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        product[(1,)](a, c, backend="sim")
+    located(info.value, "dot", "does not support a grid barrier")
+    product[(1,)](a, c)
+    np.testing.assert_array_equal(c, np.full((16, 16), 16.0, np.float32))
