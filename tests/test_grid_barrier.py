@@ -340,3 +340,48 @@ def test_a_barrier_in_a_kernel_with_a_product_is_located():
     located(info.value, "dot", "does not support a grid barrier")
     product[(1,)](a, c)
     np.testing.assert_array_equal(c, np.full((16, 16), 16.0, np.float32))
+
+
+# ----------------------------------------------------------------------------- races
+
+
+@ascdsl.jit
+def unsynchronised_grad(y_ptr, dy_ptr, out_ptr, part_ptr, n_cols, PARTS: tl.constexpr, BLOCK: tl.constexpr):
+    """:func:`split_row_grad` without its barrier."""
+    pid = tl.program_id(0)
+    row = pid // PARTS
+    part = pid % PARTS
+    cols = part * BLOCK + tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    y = tl.load(y_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    dy = tl.load(dy_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    tl.store(part_ptr + row * PARTS + part, tl.sum(y * dy, axis=0))
+    total = tl.sum(tl.load(part_ptr + row * PARTS + tl.arange(0, PARTS)), axis=0)  # B:race
+    tl.store(out_ptr + row * n_cols + cols, y * (dy - total), mask=mask)
+
+
+def test_the_kernel_without_its_barrier_is_a_race_on_the_interpreter():
+    """Run in lockstep, the load would read every partial sum; the interpreter refuses it at the load, naming the
+    program that stored what another loads."""
+    args = _grad_args(3, 100, 4)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        unsynchronised_grad[(12,)](*args, PARTS=4, BLOCK=32)
+    located(info.value, "race", "program (0, 0, 0) loads element 1 of part_ptr, which program (1, 0, 0) stored "
+                                "with no grid barrier between")
+
+
+@pytest.mark.parametrize("chunk", [64, 1 << 21])
+def test_a_store_read_back_by_its_own_program_is_no_race(monkeypatch, chunk):
+    """Programs that read back what they stored themselves (in place, in several chunks) run as before."""
+    monkeypatch.setattr(interpreter.state, "CHUNK_ELEMENTS", chunk)
+
+    @ascdsl.jit
+    def twice_in_place(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2.0)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1.0)
+
+    x = RNG.standard_normal(8 * 32).astype(np.float32)
+    want = x * 2 + 1
+    twice_in_place[(8,)](x, BLOCK=32)
+    np.testing.assert_array_equal(x, want)

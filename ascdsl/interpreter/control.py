@@ -9,7 +9,7 @@ import numpy as np
 from .. import numerics
 from ..errors import CompilationError, Error
 from ..ir.core import Block, Instr
-from . import state
+from . import races, state
 from .state import Batch, Programs
 from .values import Array, repeat, select
 
@@ -140,6 +140,7 @@ def sync_all(P: Programs, instr: Instr) -> tuple[()]:
                                f"{P.program(idle)} does not: on the device the programs would wait for ever",
                                hint="every program must reach the barrier the same number of times: make the "
                                     "branches and loop bounds around it the same in every program")
+    races.clear(P)
     return ()
 
 

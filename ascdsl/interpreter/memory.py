@@ -11,6 +11,7 @@ from ..affine import Affine, Conj, Loaded, lift
 from ..errors import OutOfBoundsError, PoisonError
 from ..ir.core import Instr, Op
 from .compute import elementwise
+from .races import check, stamp
 from .state import HALF, SHIFT, Programs
 from .values import Array, result, whole
 
@@ -97,6 +98,7 @@ def load(P: Programs, instr: Instr, ptr, mask=None, other=None) -> tuple[Array]:
         ptr, mask = np.broadcast_arrays(ptr, mask)
     out = None
     for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
+        check(P, instr, buffer, offsets, lanes)
         values = np.take(P.memory.flats[buffer], offsets)
         out = values if lanes is None else np.where(lanes, values, fill if out is None else out)
     if out is None:
@@ -140,6 +142,7 @@ def store(P: Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
         flat = P.memory.flats[buffer]
         selected = (offsets, value) if lanes is None else (offsets[lanes], value[lanes])
         _scatter(flat, *(a.reshape(-1) for a in selected))
+        stamp(P, buffer, offsets, lanes, _scatter)
     return ()
 
 
@@ -225,9 +228,9 @@ def _plan(P: Programs, instr: Instr, ptr: Affine, mask, lead: int, store: bool) 
     else:
         factors = active if mask is None else (lift(mask, rank),) + active
         parts = affine.mask_parts(factors, ptr.shape)
-    if parts is None:
-        return None
     memory, root = P.memory, P.memory.roots.get(id(instr))
+    if parts is None or (memory.stamps and (root is None or root in memory.stamps)):  # (.races: by address)
+        return None
 
     def buffer(address: int) -> tuple[Array | None, int]:
         k = (address + HALF) >> SHIFT if root is None else root
