@@ -116,6 +116,7 @@ class CostConstants:
     vector_issue: Constant
     barrier_drain: Constant
     flag_latency: Constant
+    sync_all_latency: Constant
     copy_setup: Constant
     burst_cycles: Constant
     scalar_gm_latency: Constant
@@ -156,6 +157,13 @@ A2 = CostConstants(
         "atlasascendc_api_07_0271 (blocks the pipe until the previous instructions complete)",
     ),
     flag_latency=_c(10, "assumed: SetFlag to WaitFlag hand-over (no public figure)"),
+    sync_all_latency=_c(
+        410,
+        "assumed (no public figure for the FFTS all-core sync): from the last block's arrival at SyncAll until every "
+        "block goes on, two trips off the core, each block's set to the FFTS and the FFTS's release back to every "
+        "core, each priced as scalar_gm_latency (200, itself assumed), plus flag_latency (10) for the wait's own "
+        "hand-over",
+    ),
     copy_setup=_c(
         64,
         "assumed so that one copy of 16 KiB at a 40-core share of HBM runs at >= 90% of bandwidth, the size "

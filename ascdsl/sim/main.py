@@ -62,6 +62,7 @@ def run_main(
         ASCDSL_SIM_BF16=str(int(plat.has_bf16)),
         ASCDSL_SIM_HAZARDS=str(int(hazards)),
         ASCDSL_SIM_VV=str(int(vv_hazards)),
+        ASCDSL_SIM_CORES=str(plat.vector_core_count),
     )
     if shuffle_seed is not None:
         env["ASCDSL_SIM_SHUFFLE_SEED"] = str(shuffle_seed)

@@ -69,6 +69,7 @@ class _CostParams(ctypes.Structure):
         ("l1_to_l0a_bytes_per_cycle", ctypes.c_double),
         ("l1_to_l0b_bytes_per_cycle", ctypes.c_double),
         ("cores", ctypes.c_uint64),
+        ("sync_all_latency", ctypes.c_double),
     ]
 
 
@@ -85,7 +86,7 @@ def _cost_params(plat: Platform, block_dim: int, cube: bool) -> _CostParams:
         k.cube_macs_per_cycle.value, k.scalar_ub_access.value, k.l2_bytes_per_cycle.value,
         cost.l2_burst_cycles(k), plat.l2_bytes, k.l2_write_bytes_per_cycle.value, cost.l2_burst_cycles(k, write=True),
         k.l1_to_l0a_bytes_per_cycle.value, k.l1_to_l0b_bytes_per_cycle.value,
-        cost.cores(plat, cube),
+        cost.cores(plat, cube), k.sync_all_latency.value,
     )
 
 
@@ -184,7 +185,7 @@ def run_kernel(
     declaration when the caller knows it (``signature.gm_entry`` for ascdsl's generated files): the
     source is then not searched, for the kernel or for a tiling struct. ``mix`` launches a MIX kernel:
     each block runs as its AI cube core and its two AI vector cores, interleaved at their cross-core waits
-    (``ascdsl_sim/mix_block.h``). ``cube``: the blocks run on the AI cube cores (a kernel with cube work), so HBM
+    (``ascdsl_sim/cross_core.h``). ``cube``: the blocks run on the AI cube cores (a kernel with cube work), so HBM
     is shared among those, not the vector cores.
 
     Launches run one at a time (the simulator state is per process, not per thread).

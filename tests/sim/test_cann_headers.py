@@ -17,7 +17,7 @@ from ascdsl.sim import INCLUDE_DIR
 KERNELS = Path(__file__).parent / "kernels"
 CHECKED = [
     "add.cpp", "elementwise.cpp", "reduce.cpp", "datacopy.cpp", "faults.cpp", "intops.cpp", "atomics.cpp", "gather.cpp",
-    "math.cpp", "api_faults.cpp", "param_types.cpp", "cube.cpp", "mix.cpp", "packed_rows.cpp",
+    "math.cpp", "api_faults.cpp", "param_types.cpp", "cube.cpp", "mix.cpp", "packed_rows.cpp", "sync_all.cpp",
 ]
 COMPILERS = ("g++", "clang++") if shutil.which("clang++") else ("g++",)
 

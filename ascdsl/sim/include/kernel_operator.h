@@ -13,6 +13,7 @@
 #include "ascdsl_sim/gather.h"
 #include "ascdsl_sim/cube.h"
 #include "ascdsl_sim/cross_core.h"
+#include "ascdsl_sim/grid_sync.h"
 #include "lib/activation/softmaxgrad.h"
 #include "lib/index/arithprogression.h"
 #include "lib/math/cumsum.h"

@@ -38,6 +38,7 @@ void icpu_run(uint64_t block_dim, Kernel kernel) {
     configure(platform ? platform : "Ascend910B3", env_u64("ASCDSL_SIM_UB_BYTES", 192 * 1024),
               env_u64("ASCDSL_SIM_UB_BUDGET", 184 * 1024), env_u64("ASCDSL_SIM_BF16", 1),
               env_u64("ASCDSL_SIM_HAZARDS", 1), env_u64("ASCDSL_SIM_VV", 1), st().tiling_key);
+    timeline().params.cores = env_u64("ASCDSL_SIM_CORES", 40);  // the vector cores SyncAll's blocks must fit
     std::vector<int64_t> order(block_dim);
     std::iota(order.begin(), order.end(), 0);
     if (const char* seed = std::getenv("ASCDSL_SIM_SHUFFLE_SEED")) {

@@ -40,6 +40,7 @@ struct CostParams {
     double l1_to_l0a_bytes_per_cycle = 1;  // MTE1: LoadData L1 -> L0A
     double l1_to_l0b_bytes_per_cycle = 1;  // MTE1: LoadData L1 -> L0B
     uint64_t cores = 1;                    // the cores the blocks run on: block b on core b % cores
+    double sync_all_latency = 0;           // SyncAll: from the last block's arrival until every block goes on
 };
 
 // What one block cost: its span, the busy cycles of each pipe, and its share of the floor.

@@ -2,7 +2,7 @@
 // CrossCoreSetFlag / CrossCoreWaitFlag, GetSubBlockIdx, GetTaskRation and GetUserWorkspace
 // (ASCEND_IS_AIC / ASCEND_IS_AIV: macros.h).
 // A block of a MIX kernel is one AIC and its two AIVs (A2: 1 AIC : 2 AIV), in mode 2 (the group's AIC-AIV
-// mode; dav_c220's SyncAll uses it both ways). The simulator runs the three cores interleaved (mix_block.h):
+// mode; dav_c220's SyncAll uses it both ways). The simulator runs the three cores interleaved (contexts.h):
 // a wait with no matching set left gives way to the next core that can go on, and when none can the block
 // would hang on the device: an error naming the waiting core and flag. A set by the AIC counts once for each
 // AIV, and a wait on an AIV takes one of them; the AIC's wait takes one set of each of its AIVs (the group's
@@ -13,10 +13,18 @@
 #define ASCDSL_SIM_ASCDSL_SIM_CROSS_CORE_H
 #include <algorithm>
 
-#include "mix_block.h"
+#include "contexts.h"
+#include "macros.h"
 #include "pipe.h"
 
 namespace ascdsl_sim {
+
+// The scheduler of a MIX block's cores: its contexts are the AIC, AIV 0 and AIV 1, the round-robin order.
+inline Scheduler& mix_block() {
+    static Scheduler m;
+    if (m.contexts.empty()) m.contexts.resize(3);
+    return m;
+}
 
 // The model's pipe of a cross-core flag's pipe_t (Fixpipe runs on MTE3 here, cube.h).
 inline Pipe cross_core_pipe(pipe_t p) {
@@ -66,7 +74,7 @@ inline void CrossCoreSetFlag(uint16_t flagId) {
     } else {
         g.aic_sets[flagId].push_back({at, g.aic_set_total++});
     }
-    ++g.sets;
+    ++ascdsl_sim::mix_block().progress;
 }
 
 template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
@@ -83,7 +91,7 @@ inline void CrossCoreWaitFlag(uint16_t flagId) {
             why << "the AIC waits for flag " << flagId << " with no matching CrossCoreSetFlag left from both its AIVs ("
                 << g.aiv_sets[0][flagId].size() << " and " << g.aiv_sets[1][flagId].size() << " set, " << taken
                 << " taken)";
-            ascdsl_sim::block_core(why.str());
+            ascdsl_sim::block_core(ascdsl_sim::mix_block(), why.str());
         }
         at = 0;
         for (size_t sub = 0; sub < 2; ++sub) {
@@ -99,7 +107,7 @@ inline void CrossCoreWaitFlag(uint16_t flagId) {
             std::ostringstream why;
             why << "AIV " << sub << " waits for flag " << flagId << " with no matching CrossCoreSetFlag left from its AIC ("
                 << g.aic_set_total << " set in all)";
-            ascdsl_sim::block_core(why.str());
+            ascdsl_sim::block_core(ascdsl_sim::mix_block(), why.str());
         }
         const ascdsl_sim::CrossCoreSet& set = g.aic_sets[flagId][taken++];
         at = set.at;

@@ -1,10 +1,12 @@
-// Runs the blocks of one launch sequentially (a MIX block's cores interleaved), each with fresh poisoned UB, and reports counters or the
+// Runs the blocks of one launch (each in an execution context, interleaved at SyncAll; a MIX block's cores
+// interleaved, its blocks in turn), each with fresh poisoned UB, and reports counters or the
 // first failed check as JSON (read by ascdsl/sim/runner.py). The work is in launch_run.h.
 #ifndef ASCDSL_SIM_ASCDSL_SIM_LAUNCH_H
 #define ASCDSL_SIM_ASCDSL_SIM_LAUNCH_H
 #include <exception>
 
-#include "mix_block.h"
+#include "cross_core.h"
+#include "grid_sync.h"
 
 namespace ascdsl_sim {
 
@@ -45,7 +47,7 @@ void call_kernel(void* kernel) {
     (*static_cast<Kernel*>(kernel))();
 }
 
-// The blocks of `order`, each a call of `kernel` (with `mix`, on each of a block's three cores: mix_block.h);
+// The blocks of `order`, each a call of `kernel` (with `mix`, on each of a block's three cores: cross_core.h);
 // the first failed check ends the run.
 template <class Kernel>
 Outcome run_blocks(const std::vector<int64_t>& order, Kernel kernel, bool mix) {

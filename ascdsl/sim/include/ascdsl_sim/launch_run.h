@@ -38,6 +38,35 @@ ASCDSL_SIM_LAUNCH_LINKAGE void add_core(Counters& c, BlockCost& k) {
     k.l2_bytes += e.l2_bytes, k.floor_bytes += e.floor_bytes;
 }
 
+// Runs context i of `s` (from its start, or from its blocked wait) until it ends or blocks, with its state in st()
+// and timeline() meanwhile.
+ASCDSL_SIM_LAUNCH_LINKAGE void resume(Scheduler& s, size_t i) {
+    constexpr size_t kStackBytes = 8 << 20;  // a thread's default stack; pages are committed as touched
+    Context& c = s.contexts[i];
+    swap_core(c);
+    if (!c.started) {
+        if (!c.stack) c.stack.reset(new char[kStackBytes]);
+        getcontext(&c.context);
+        c.context.uc_stack.ss_sp = c.stack.get();
+        c.context.uc_stack.ss_size = kStackBytes;
+        c.context.uc_link = &s.scheduler;
+        makecontext(&c.context, s.entry, 0);
+        c.started = true;
+    }
+    s.running = static_cast<int>(i);
+    swapcontext(&s.scheduler, &c.context);
+    s.running = -1;
+    swap_core(c);
+}
+
+// Unwinds every context of `s` still waiting (its run failed or would hang).
+ASCDSL_SIM_LAUNCH_LINKAGE void abandon_waiting(Scheduler& s) {
+    s.abandon = true;
+    for (size_t i = 0; i < s.contexts.size(); ++i)
+        if (s.contexts[i].started && !s.contexts[i].done) resume(s, i);
+    s.abandon = false;
+}
+
 // The MIX block the cores run (the kernel call and its block) and each core's outcome.
 struct MixRun {
     int64_t b, n;
@@ -53,7 +82,7 @@ inline MixRun& mix_run() {
 // What a core's context runs: core `running` of the block, to its end (or its failure, or an Abandoned
 // unwinding it); uc_link then returns to the scheduler.
 ASCDSL_SIM_LAUNCH_LINKAGE void run_mix_core() {
-    MixBlock& m = mix_block();
+    Scheduler& m = mix_block();
     const int i = m.running;
     MixRun& r = mix_run();
     st().core = i == 0 ? AIC : AIV, st().sub_block = i == 0 ? 0 : i - 1;
@@ -61,29 +90,7 @@ ASCDSL_SIM_LAUNCH_LINKAGE void run_mix_core() {
         run_core(r.outcomes[static_cast<size_t>(i)], r.b, r.n, r.kernel, r.context);
     } catch (const Abandoned&) {
     }
-    m.cores[static_cast<size_t>(i)].done = true;
-}
-
-// Runs core i of the MIX block (from its start, or from its blocked wait) until it ends or blocks, with its
-// state in st() and timeline() meanwhile.
-ASCDSL_SIM_LAUNCH_LINKAGE void resume_core(int i) {
-    constexpr size_t kStackBytes = 8 << 20;  // a thread's default stack; pages are committed as touched
-    MixBlock& m = mix_block();
-    MixCore& c = m.cores[static_cast<size_t>(i)];
-    swap_core(c);
-    if (!c.started) {
-        if (!c.stack) c.stack.reset(new char[kStackBytes]);
-        getcontext(&c.context);
-        c.context.uc_stack.ss_sp = c.stack.get();
-        c.context.uc_stack.ss_size = kStackBytes;
-        c.context.uc_link = &m.scheduler;
-        makecontext(&c.context, &run_mix_core, 0);
-        c.started = true;
-    }
-    m.running = i;
-    swapcontext(&m.scheduler, &c.context);
-    m.running = -1;
-    swap_core(c);
+    m.contexts[static_cast<size_t>(i)].done = true;
 }
 
 // One MIX block: its cores in turn (the AIC, AIV 0, AIV 1, round robin), each until it ends or waits for a flag
@@ -91,41 +98,36 @@ ASCDSL_SIM_LAUNCH_LINKAGE void resume_core(int i) {
 // figures (add_core) and its trace: the AIC's, then the slower AIV's.
 ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_mix_block(int64_t b, int64_t n, BlockFn kernel, void* context, Counters& c,
                                                 BlockCost& k, std::vector<TraceEvent>& trace, uint64_t& dropped) {
-    MixBlock& m = mix_block();
+    Scheduler& m = mix_block();
     MixRun& r = mix_run();
     r = MixRun{b, n, kernel, context, {}};
     st().flag_group = FlagGroup{};
-    for (MixCore& core : m.cores) core.started = core.done = core.blocked = false, core.state = {}, core.timeline = {};
-    const auto can_run = [&](const MixCore& core) {
-        return !core.done && (!core.blocked || core.blocked_at != st().flag_group.sets);
-    };
+    m.entry = &run_mix_core, m.progress = 0;
+    for (size_t i = 0; i < 3; ++i) m.reset(i), m.contexts[i].state = {}, m.contexts[i].timeline = {};
     const auto failed = [&] {
         return std::find_if(r.outcomes.begin(), r.outcomes.end(), [](const Outcome& o) { return !o.ok; });
     };
-    for (int next = 0; failed() == r.outcomes.end();) {
-        int i = 0;
-        while (i < 3 && !can_run(m.cores[static_cast<size_t>((next + i) % 3)])) ++i;
+    for (size_t next = 0; failed() == r.outcomes.end();) {
+        size_t i = 0;
+        while (i < 3 && !m.can_run((next + i) % 3)) ++i;
         if (i == 3) break;
-        resume_core((next + i) % 3);
+        resume(m, (next + i) % 3);
         next = (next + i + 1) % 3;
     }
     Outcome out = failed() == r.outcomes.end() ? Outcome{} : *failed();
-    if (out.ok && std::any_of(m.cores.begin(), m.cores.end(), [](const MixCore& core) { return !core.done; })) {
+    if (out.ok && std::any_of(m.contexts.begin(), m.contexts.end(), [](const Context& core) { return !core.done; })) {
         std::string why;
-        for (const MixCore& core : m.cores)
+        for (const Context& core : m.contexts)
             if (!core.done) why += (why.empty() ? "" : "; and ") + core.waits_for;
         out = Outcome{false, "CrossCoreWaitFlag", why + ": it would hang on the device", b, -1, {}, {}};
     }
-    m.abandon = true;
-    for (int i = 0; i < 3; ++i)
-        if (m.cores[static_cast<size_t>(i)].started && !m.cores[static_cast<size_t>(i)].done) resume_core(i);
-    m.abandon = false;
+    abandon_waiting(m);
     if (!out.ok) return out;
     std::vector<TraceEvent> aiv;  // the slower AIV's
     uint64_t aiv_dropped = 0;
     double aiv_span = -1;
-    for (int i = 0; i < 3; ++i) {
-        MixCore& core = m.cores[static_cast<size_t>(i)];
+    for (size_t i = 0; i < 3; ++i) {
+        Context& core = m.contexts[i];
         swap_core(core);
         add_core(c, k);
         if (i == 0) {
@@ -139,6 +141,104 @@ ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_mix_block(int64_t b, int64_t n, BlockFn ke
     trace.insert(trace.end(), aiv.begin(), aiv.end());
     dropped += aiv_dropped;
     return out;
+}
+
+// Keeps block b's figures in `out`, and its trace if its span is the longest so far.
+ASCDSL_SIM_LAUNCH_LINKAGE void keep_block(Outcome& out, int64_t b, const Counters& c, const BlockCost& k,
+                                          std::vector<TraceEvent>& trace, uint64_t dropped) {
+    out.per_block[b] = c;
+    out.per_block_cost[b] = k;
+    if (out.trace_block < 0 || k.cycles > out.per_block_cost[out.trace_block].cycles) {
+        out.trace_block = b;
+        out.trace = std::move(trace);
+        out.trace_dropped = dropped;
+    }
+}
+
+// The launch the blocks' contexts run (run_grid).
+struct GridRun {
+    BlockFn kernel;
+    void* context;
+    Outcome* out;
+    KernelCoreType core;  // the launch's (tikicpulib.h SetKernelMode)
+};
+inline GridRun& grid_run() {
+    static GridRun r;
+    return r;
+}
+
+// What a block's context runs: the block, to its end (or its failure, or an Abandoned unwinding it at a SyncAll);
+// its figures when it ends.
+ASCDSL_SIM_LAUNCH_LINKAGE void run_grid_block() {
+    GridSync& g = grid_sync();
+    const size_t i = static_cast<size_t>(g.scheduler.running);
+    const GridRun& r = grid_run();
+    Outcome& out = *r.out;
+    const int64_t b = g.block_of[i];
+    st().core = r.core, st().sub_block = 0;
+    try {
+        Outcome o;
+        if (run_core(o, b, static_cast<int64_t>(out.per_block.size()), r.kernel, r.context)) {
+            std::vector<TraceEvent> trace = std::move(timeline().trace);
+            keep_block(out, b, st().counters, block_cost(), trace, timeline().trace_dropped);
+        } else if (out.ok) {
+            out = Outcome{false, o.api, o.reason, o.block, o.region, {}, {}};
+        }
+    } catch (const Abandoned&) {
+    }
+    g.scheduler.contexts[i].done = true;
+}
+
+// The blocks of a launch that is not MIX, in `order`, each in a context of grid_sync()'s scheduler: a block runs
+// until it ends or waits at a SyncAll (grid_sync.h), then the next block in order that can go on, round robin (a
+// new one in the first context whose block has ended). Without SyncAll every block runs to its end in context 0,
+// one after another. The first failed check, or blocks waiting at a SyncAll that a block ended before reaching,
+// ends the run.
+ASCDSL_SIM_LAUNCH_LINKAGE void run_grid(Outcome& out, const std::vector<int64_t>& order, BlockFn kernel, void* context) {
+    GridSync& g = grid_sync();
+    Scheduler& s = g.scheduler;
+    const size_t n = order.size();
+    grid_run() = GridRun{kernel, context, &out, st().core};
+    s.entry = &run_grid_block, s.progress = 0;
+    g.calls.assign(n, 0), g.passed = g.arrived = 0, g.latest = g.release = 0;
+    std::vector<int> context_of(n, -1);  // by position in order; -1 before the block starts
+    std::vector<char> ended(n, 0);
+    const auto can_run = [&](size_t p) {
+        return !ended[p] && (context_of[p] < 0 || s.can_run(static_cast<size_t>(context_of[p])));
+    };
+    for (size_t next = 0; out.ok;) {
+        size_t step = 0;
+        while (step < n && !can_run((next + step) % n)) ++step;
+        if (step == n) break;
+        const size_t p = (next + step) % n;
+        if (context_of[p] < 0) {
+            size_t i = 0;
+            while (i < s.contexts.size() && s.contexts[i].started && !s.contexts[i].done) ++i;
+            if (i == s.contexts.size()) s.contexts.emplace_back(), g.block_of.push_back(0);
+            s.reset(i);
+            g.block_of[i] = order[p], context_of[p] = static_cast<int>(i);
+        }
+        resume(s, static_cast<size_t>(context_of[p]));
+        ended[p] = s.contexts[static_cast<size_t>(context_of[p])].done;
+        next = (p + 1) % n;
+    }
+    if (out.ok) {
+        std::string waiting;
+        int64_t early = -1;  // the lowest block that ended before the barrier the others wait at
+        for (size_t p = 0; p < n; ++p) {
+            const int64_t b = order[p];
+            if (!ended[p])
+                waiting += (waiting.empty() ? "" : ", ") + std::to_string(b);
+            else if (g.calls[static_cast<size_t>(b)] <= g.passed && (early < 0 || b < early))
+                early = b;
+        }
+        if (!waiting.empty())
+            out = Outcome{false, "SyncAll", "block " + std::to_string(early) + " ended after " +
+                          std::to_string(g.calls[static_cast<size_t>(early)]) + " SyncAll while blocks " + waiting +
+                          " wait at SyncAll #" + std::to_string(g.passed + 1) + ": it would hang on the device",
+                          early, -1, {}, {}};
+    }
+    abandon_waiting(s);
 }
 
 // The first reads shared by the blocks that run together (docs/performance.md, "Where the first reads land, per
@@ -195,33 +295,23 @@ ASCDSL_SIM_LAUNCH_LINKAGE Outcome run_blocks_erased(const std::vector<int64_t>& 
     State& s = st();
     s.l2.clear(), s.l2_bytes = 0, s.readers.clear();
     s.mix = mix;
-    for (const int64_t b : order) {
-        const int64_t n = static_cast<int64_t>(order.size());
-        std::vector<TraceEvent> trace;
-        uint64_t dropped = 0;
-        if (mix) {
+    if (mix) {
+        for (const int64_t b : order) {
+            std::vector<TraceEvent> trace;
+            uint64_t dropped = 0;
             Counters c;
             BlockCost k;
-            const Outcome o = run_mix_block(b, n, kernel, context, c, k, trace, dropped);
+            const Outcome o = run_mix_block(b, static_cast<int64_t>(order.size()), kernel, context, c, k, trace, dropped);
             if (!o.ok) {
                 out = Outcome{false, o.api, o.reason, o.block, o.region, {}, {}};
                 break;
             }
-            out.per_block[b] = c;
-            out.per_block_cost[b] = k;
-        } else {
-            if (!run_core(out, b, n, kernel, context)) break;
-            out.per_block[b] = st().counters;
-            out.per_block_cost[b] = block_cost();
-            trace = timeline().trace, dropped = timeline().trace_dropped;
+            keep_block(out, b, c, k, trace, dropped);
         }
-        if (out.trace_block < 0 || out.per_block_cost[b].cycles > out.per_block_cost[out.trace_block].cycles) {
-            out.trace_block = b;
-            out.trace = std::move(trace);
-            out.trace_dropped = dropped;
-        }
+    } else {
+        run_grid(out, order, kernel, context);
     }
-    if (out.ok && !mix) share_first_reads(out);
+    if (out.ok && !mix && grid_sync().passed == 0) share_first_reads(out);
     std::fflush(stdout);
     return out;
 }

@@ -65,7 +65,7 @@ struct LaunchConfig {
     const uint64_t* region_base;
     const uint64_t* region_bytes;
     const CostParams* cost;
-    uint64_t mix;  // a MIX kernel: each block runs as its AI cube core and its two AI vector cores (mix_block.h)
+    uint64_t mix;  // a MIX kernel: each block runs as its AI cube core and its two AI vector cores (cross_core.h)
 };
 
 struct VecCount {
@@ -157,6 +157,7 @@ struct CoreState {
     // The core it is (MIX kernels, cross_core.h) and its sub-block (GetSubBlockIdx) on an AIV.
     KernelCoreType core = AIV;
     int64_t sub_block = 0;
+    int64_t block_idx = 0;  // the block it runs (a context of the launch's blocks keeps its own: grid_sync.h)
 };
 
 // The cross-core flags of a MIX block's group (cross_core.h), kept with the time each set was issued on its
@@ -178,7 +179,6 @@ struct FlagGroup {
     // The GM publication check, over the sets a core's waits took on any flag id: the AIC's of each AIV's sets,
     // each AIV's of the AIC's, how many sets the setter had made up to the latest one taken.
     std::array<uint32_t, 2> aic_seen = {}, aiv_seen = {};
-    uint64_t sets = 0;  // every set so far: a core blocked since then may go on
 };
 
 struct ReadRange {
@@ -192,7 +192,7 @@ struct State : CoreState {
     std::string platform = "Ascend910B3";
     uint64_t ub_bytes = 192 * 1024, ub_budget = 184 * 1024;
     bool bf16 = true, check_hazards = true, check_vv = true;
-    int64_t block_idx = 0, block_num = 1;
+    int64_t block_num = 1;
     uint64_t tiling_key = 0;
     std::vector<GmRegion> gm;
     bool mix = false;  // a MIX kernel: each block runs as an AIC and its two AIVs
