@@ -26,7 +26,9 @@ from ascdsl.passes.batching import form, refusal
 from ascdsl.passes.persistent import persistent_programs
 from ascdsl.passes.reuse import reused_loads
 from ascdsl.platforms import get_platform
-from tests.backend.helpers import CANN, assert_type_checks
+from tests.backend.helpers import CANN, assert_type_checks, both
+
+pytestmark = pytest.mark.usefixtures("prebuilt_module")  # the simulator kernels in few g++ runs
 
 PLATFORM = get_platform("Ascend910B3")
 LINES = Path(__file__).read_text().splitlines()
@@ -316,6 +318,25 @@ def test_the_barrier_is_sync_all_between_the_segments():
     assert process[at].endswith(f"test_grid_barrier.py:{line('grad')}")
     assert process[at - 1].startswith("CopyOut1(") and process[at + 1].startswith("CopyIn2(")
     assert sum(s.startswith("SyncAll();") for s in process) == 1
+
+
+@pytest.mark.parametrize("m,n,parts,block", [(5, 100, 4, 32), (4, 1000, 8, 128), (40, 16, 1, 16)])
+def test_the_simulator_equals_the_interpreter(m, n, parts, block):
+    """The simulator runs the launch's blocks to the barrier, each then past it (its front end compiles the
+    generated file with -Wall -Wextra -Werror first)."""
+    interp, simu = both(split_row_grad[(m * parts,)], *_grad_args(m, n, parts), PARTS=parts, BLOCK=block)
+    np.testing.assert_allclose(simu[3], interp[3], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(simu[2], interp[2], rtol=1e-6, atol=1e-5)
+
+
+def test_two_barriers_and_a_barrier_in_a_loop_on_the_simulator():
+    x = RNG.standard_normal((3, 200)).astype(np.float32)
+    interp, simu = both(split_row_norm[(12,)], x, np.zeros_like(x), np.zeros((3, 4), np.float32), np.int32(200),
+                        PARTS=4, BLOCK=64)
+    np.testing.assert_allclose(simu[1], interp[1], rtol=1e-5, atol=1e-6)
+    x = RNG.standard_normal((6, 16)).astype(np.float32)
+    interp, simu = both(rotate_sums[(6,)], x, np.zeros_like(x), np.int32(3), BLOCK=16)
+    np.testing.assert_array_equal(simu[0], interp[0])
 
 
 @CANN
