@@ -8,6 +8,9 @@ a launch of more programs than vector cores on the device backends; batching and
 a kernel with a barrier as it is, the explanation naming the barrier's line."""
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +35,7 @@ pytestmark = pytest.mark.usefixtures("prebuilt_module")  # the simulator kernels
 
 PLATFORM = get_platform("Ascend910B3")
 LINES = Path(__file__).read_text().splitlines()
+ROOT = Path(__file__).resolve().parents[1]
 RNG = np.random.default_rng(24)
 
 
@@ -190,10 +194,35 @@ def test_a_load_past_the_barrier_is_not_the_one_before():
     assert loads == 2  # the load past the barrier stays, its twin is reused
 
 
-def test_the_builtin_is_the_triton_extension_s():
+def test_the_builtin_is_the_triton_extension_s(tmp_path):
+    """``import triton.language.extra.cann.extension as al`` (the Ascend Triton compiler's spelling) under the
+    alias runs a Triton kernel with its barrier; outside a kernel the builtin is an error."""
     assert tl.extra.cann.extension.sync_block_all is al.sync_block_all
     with pytest.raises(ascdsl.Error, match="inside an @ascdsl.jit function"):
         al.sync_block_all("all_vector", 0)
+    script = tmp_path / "triton_barrier.py"
+    script.write_text(textwrap.dedent("""
+        import ascdsl.triton_alias
+        ascdsl.triton_alias.install()
+        import numpy as np
+        import triton
+        import triton.language as tl
+        import triton.language.extra.cann.extension as al
+
+        @triton.jit
+        def rotate(x_ptr, y_ptr):
+            pid = tl.program_id(0)
+            tl.store(x_ptr + pid, pid + 1.0)
+            al.sync_block_all("all_vector", 0)
+            tl.store(y_ptr + pid, tl.load(x_ptr + (pid + 1) % tl.num_programs(0)))
+
+        y = np.zeros(4, np.float32)
+        rotate[(4,)](np.zeros(4, np.float32), y)
+        print(y.tolist())
+    """))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[2.0, 3.0, 4.0, 1.0]"
 
 
 # ----------------------------------------------------------------------------- refusals
