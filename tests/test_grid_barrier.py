@@ -22,7 +22,7 @@ import ascdsl.language.extra.cann.extension as al
 from ascdsl import interpreter
 from ascdsl.backend.batching.batchrun import explain
 from ascdsl.backend.plan import tiling
-from ascdsl.backend.render.ascendc import kernel_source
+from ascdsl.backend.render.ascendc import compile_variant, kernel_source
 from ascdsl.errors import display_path
 from ascdsl.ir import Op, walk
 from ascdsl.passes.batching import form, refusal
@@ -366,6 +366,16 @@ def test_two_barriers_and_a_barrier_in_a_loop_on_the_simulator():
     x = RNG.standard_normal((6, 16)).astype(np.float32)
     interp, simu = both(rotate_sums[(6,)], x, np.zeros_like(x), np.int32(3), BLOCK=16)
     np.testing.assert_array_equal(simu[0], interp[0])
+
+
+def test_tiles_read_past_the_barrier_stay_in_their_queue_buffers():
+    """y and dy, loaded before the barrier and read after it, are held in their queue buffers (a program a core:
+    nothing else would use them), not copied to TBufs."""
+    kernel = _kernel(split_row_grad, _grad_args(4, 64, 2), PARTS=2, BLOCK=32)
+    k = compile_variant(kernel, PLATFORM)
+    assert sorted(b.hint for b in k.held) == ["dyIn", "yIn"]
+    text = kernel_source("grad", tiling.variants([kernel]), tiling.layout("GradTiling", [kernel]), PLATFORM)
+    assert "DataCopy(y, yIn" not in text and "DataCopy(dy, dyIn" not in text
 
 
 @CANN
