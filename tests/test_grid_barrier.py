@@ -445,3 +445,45 @@ def test_a_store_read_back_by_its_own_program_is_no_race(monkeypatch, chunk):
     want = x * 2 + 1
     twice_in_place[(8,)](x, BLOCK=32)
     np.testing.assert_array_equal(x, want)
+
+
+@ascdsl.jit
+def norm_missing_a_barrier(x_ptr, out_ptr, part_ptr, n_cols, PARTS: tl.constexpr, BLOCK: tl.constexpr):
+    """:func:`split_row_norm` without its last barrier: the first exchange is synchronised, the second is not."""
+    pid = tl.program_id(0)
+    row = pid // PARTS
+    part = pid % PARTS
+    cols = part * BLOCK + tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    tl.store(part_ptr + row * PARTS + part, tl.sum(x, axis=0))
+    al.sync_block_all("all_vector", 1)
+    mean = tl.sum(tl.load(part_ptr + row * PARTS + tl.arange(0, PARTS)), axis=0) / n_cols
+    xc = tl.where(mask, x - mean, 0.0)
+    al.sync_block_all("all_vector", 2)
+    tl.store(part_ptr + (PARTS * 8) + row * PARTS + part, tl.sum(xc * xc, axis=0))
+    squares = tl.sum(tl.load(part_ptr + (PARTS * 8) + row * PARTS + tl.arange(0, PARTS)), axis=0)  # B:second
+    tl.store(out_ptr + row * n_cols + cols, xc / tl.sqrt(squares), mask=mask)
+
+
+def test_a_missing_second_barrier_is_a_race():
+    """A barrier clears what the programs stored before it: the exchange after it needs its own."""
+    x = RNG.standard_normal((3, 200)).astype(np.float32)
+    with pytest.raises(ascdsl.CompilationError) as info:
+        norm_missing_a_barrier[(12,)](x, np.zeros_like(x), np.zeros(64, np.float32), np.int32(200), PARTS=4, BLOCK=64)
+    located(info.value, "second", "element 33 of part_ptr, which program (1, 0, 0) stored with no grid barrier")
+
+
+@ascdsl.jit
+def gathered(x_ptr, out_ptr, n):
+    """Each program stores its element, then loads another program's through an index (no affine access)."""
+    pid = tl.program_id(0)
+    tl.store(x_ptr + pid, pid * 1.0)
+    lanes = tl.arange(0, 2)
+    tl.store(out_ptr + pid * 2 + lanes, tl.load(x_ptr + (pid * 3 + lanes * lanes) % n))  # B:gathered
+
+
+def test_a_race_through_gathered_addresses_is_found():
+    with pytest.raises(ascdsl.CompilationError) as info:
+        gathered[(4,)](np.zeros(4, np.float32), np.zeros(8, np.float32), np.int32(4))
+    located(info.value, "gathered", "program (0, 0, 0) loads element 1 of x_ptr, which program (1, 0, 0) stored")

@@ -74,10 +74,11 @@ def _prepare(kernel: Kernel) -> Prepared:
     atomics = any(op in GroupOp.ATOMIC for op in ops.values())
     written = None if atomics else frozenset().union(*(r for i, r in roots.items() if ops[i] in STORES))
     batches = {id(i): b for i in walk(kernel.body) if i.op is Op.FOR and (b := _batch(i, roots)) is not None}
+    stamping = races.stores_read_after(kernel, roots)
     prepared = Prepared(_largest(kernel.body), _schedule(kernel.body, {}), leaves,
                          {i: next(iter(r)) for i, r in roots.items() if len(r) == 1}, written, batches,
                          _lazy_loads(kernel.body), _accumulators(kernel.body), kernel.poison,
-                         Op.SYNC_ALL in ops.values(), races.shared(kernel, roots))
+                         Op.SYNC_ALL in ops.values(), races.checked_buffers(kernel, roots, stamping), stamping)
     if len(_prepared) >= 256:
         _prepared.clear()
     _prepared[id(kernel)] = (kernel, prepared)
