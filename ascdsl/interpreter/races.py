@@ -3,11 +3,11 @@ grid barrier (``sync_block_all``) is an error at the load.
 
 The interpreter runs a chunk's programs in lockstep, each instruction in all of them before the next, so such a
 load reads the stored value; on the device the programs run apart and it may read the element before the store.
-Each buffer the kernel both stores to and loads from has a stamp per element: the program that last stored it
-(plus one; 0 for none since the last barrier), set by every store and checked by every load of it: through the
-same strided view of the stamps as the access's of the buffer where it has one (a tile of each program, a box),
-else by address (:func:`.memory._plan` declines other plans). Kernels with atomics are not checked (their
-programs may order themselves through them).
+A buffer that a load may read after a store to it (:func:`stores_read_after`) has a stamp per element: the
+program that last stored it (plus one; 0 for none since the last barrier), set by those stores and checked by
+every load of it, through the same strided view of the stamps as the access's of the buffer where it has one (a
+tile of each program, a box), else by address (:func:`.memory._plan` declines other plans). Kernels with atomics
+are not checked (their programs may order themselves through them).
 """
 from __future__ import annotations
 
