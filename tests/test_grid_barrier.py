@@ -24,7 +24,8 @@ from ascdsl.backend.batching.batchrun import explain
 from ascdsl.backend.plan import tiling
 from ascdsl.backend.render.ascendc import compile_variant, kernel_source
 from ascdsl.errors import display_path
-from ascdsl.ir import Op, walk
+from ascdsl.ir import Module, Op, walk
+from ascdsl.ir.text import dump, parse
 from ascdsl.passes.batching import form, refusal
 from ascdsl.passes.persistent import persistent_programs
 from ascdsl.passes.reuse import reused_loads
@@ -192,6 +193,15 @@ def test_a_load_past_the_barrier_is_not_the_one_before():
     kernel = _kernel(twice, [np.zeros(8, np.float32), np.zeros(4, np.float32)])
     loads = sum(i.op is Op.LOAD for i in walk(reused_loads(kernel).body))
     assert loads == 2  # the load past the barrier stays, its twin is reused
+
+
+def test_the_barrier_is_an_instruction_that_prints_and_parses():
+    kernel = _kernel(split_row_grad, _grad_args(4, 64, 2), PARTS=2, BLOCK=32)
+    (barrier,) = [i for i in walk(kernel.body) if i.op is Op.SYNC_ALL]
+    assert (barrier.results, barrier.operands, barrier.attrs) == ((), (), (("mode", "all_vector"),))
+    assert barrier.loc.line == line("grad")
+    text = dump(Module((kernel,)))
+    assert 'sync_all {mode = "all_vector"}' in text and parse(text) == Module((kernel,))
 
 
 def test_the_builtin_is_the_triton_extension_s(tmp_path):
