@@ -8,6 +8,7 @@ a launch of more programs than vector cores on the device backends; batching and
 a kernel with a barrier as it is, the explanation naming the barrier's line."""
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 import textwrap
@@ -497,3 +498,16 @@ def test_a_race_through_gathered_addresses_is_found():
     with pytest.raises(ascdsl.CompilationError) as info:
         gathered[(4,)](np.zeros(4, np.float32), np.zeros(8, np.float32), np.int32(4))
     located(info.value, "gathered", "program (0, 0, 0) loads element 1 of x_ptr, which program (1, 0, 0) stored")
+
+
+def test_the_bench_row_of_the_split_row_form(monkeypatch):
+    """``ascdsl bench``'s row of softmax's backward split over programs (ascdsl/bench_batching.py) at a small
+    shape: est/floor on the simulator, unbatched for its barrier, its result checked against the interpreter."""
+    from ascdsl import bench_batching
+    chosen = [(f, ((5, 300),)) for f, _ in bench_batching.forms(ROOT / "ops") if "a grid barrier" in f.name]
+    monkeypatch.setattr(bench_batching, "forms", lambda ops_dir: chosen)
+    out = io.StringIO()
+    (row,) = bench_batching.run(out=out)
+    name, shape, p, before, after, est, floor = row
+    assert shape == "5x300" and p == "1" and 1.0 <= before == after and est > floor > 0
+    assert "unbatched: " in out.getvalue() and "a grid barrier (sync_block_all)" in out.getvalue()
