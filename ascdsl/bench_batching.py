@@ -20,7 +20,7 @@ import numpy as np
 from . import dtypes, record, sim
 from .backend.batching.batchrun import explain, launch_plan, scalar_fields
 from .bench_kernels import (add_kernel, gelu_kernel, layer_norm_kernel, log_softmax_backward_row_kernel,
-                            softmax_kernel)
+                            softmax_grad_split_kernel, softmax_kernel)
 from .language.core import next_power_of_2
 from .platforms import DEFAULT_PLATFORM, get_platform
 from .sim import cost
@@ -84,6 +84,19 @@ def _persistent_softmax(a, backend):
     softmax_kernel[(m,)](a["out"], a["x"], n, n, m, n, BLOCK_SIZE=next_power_of_2(n), backend=backend)
 
 
+def _split_grad(a, backend):
+    """softmax's backward with each row split over programs, one a vector core of the default platform: the row
+    groups and parts whose blocks are smallest, 8 rows a trip."""
+    m, n = a["x"].shape
+    cores = get_platform(DEFAULT_PLATFORM).vector_core_count
+    groups = min(range(1, min(m, cores) + 1), key=lambda g: -(-m // g) * -(-n // (cores // g)))
+    rows, cols = -(-m // groups), -(-n // (cores // groups) // 8) * 8
+    parts = -(-n // cols)
+    softmax_grad_split_kernel[(-(-m // rows) * parts,)](a["x"], a["y"], a["out"], np.zeros((parts, m), F32), m, n,
+                                                        ROWS=rows, ROWS_A_TRIP=min(rows, 8), COLS=cols, PARTS=parts,
+                                                        backend=backend)
+
+
 def _flat(kernel, *names):
     def launch(a, backend):
         n = a["x"].size
@@ -103,6 +116,9 @@ def forms(ops_dir="ops") -> list[tuple[Form, tuple]]:
     add = Form("vector add, BLOCK=1024, one block per program", lambda s: _rows(s, "x", "y"),
                _flat(add_kernel, "x", "y"), exact=True)
     gelu = Form("gelu, BLOCK=1024, one block per program", lambda s: _rows(s, "x"), _flat(gelu_kernel, "x"))
+    split = Form("softmax backward, a row split over programs (a grid barrier)", lambda s: _rows(s, "x", "y"),
+                 _split_grad,
+                 scale=lambda a: np.abs(a["x"]) * (np.abs(a["y"]) + np.abs(a["x"] * a["y"]).sum(-1, keepdims=True)))
     untuned = ((8192, 512), (3000, 777))  # shape classes P was not tuned on: rows of 2 KiB, odd rows and counts
     rows = ((4096, 1024), (65536, 64), (256, 8192), *untuned)
     softmax_rows = ((4096, 1024), (16384, 128), (65536, 64), (256, 8192), *untuned)
@@ -117,7 +133,7 @@ def forms(ops_dir="ops") -> list[tuple[Form, tuple]]:
     few_blocks = ((4096, 2048), (2000, 3000), (100, 20000))
     norms = [(layer, (*rows, *held_out, *few_blocks))] + ([(rms_norm_form(rms), (*rows, *held_out))] if rms else [])
     return ([(softmax_form(softmax), softmax_rows)] if softmax else []) + [(tutorial, softmax_rows), *norms] + [
-        (lsm, (*softmax_rows, *held_out)), (add, flat), (gelu, flat)]
+        (lsm, (*softmax_rows, *held_out)), (add, flat), (gelu, flat), (split, ((42, 10954), (62, 2818)))]
 
 
 _OPS: dict = {}

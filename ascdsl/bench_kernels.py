@@ -92,6 +92,34 @@ def log_softmax_backward_row_kernel(dy_ptr, y_ptr, dx_ptr, n_cols, stride, BLOCK
 
 
 @triton.jit
+def softmax_grad_split_kernel(y_ptr, dy_ptr, out_ptr, part_ptr, n_rows, n_cols, ROWS: tl.constexpr,
+                              ROWS_A_TRIP: tl.constexpr, COLS: tl.constexpr, PARTS: tl.constexpr):
+    """softmax's backward ``y * (dy - sum(dy * y, -1))`` with each row split over PARTS programs (for few long
+    rows): program ``(group, part)`` takes columns ``part * COLS...`` of rows ``group * ROWS...``, stores their
+    partial sums to ``part[part, row]``, waits at a grid barrier (the Ascend extension's ``sync_block_all``),
+    then reads its rows' PARTS sums and reads its block again to finish it."""
+    pid = tl.program_id(0)
+    group = pid // PARTS
+    part = pid % PARTS
+    cols = part * COLS + tl.arange(0, COLS)
+    for r0 in range(0, ROWS, ROWS_A_TRIP):
+        rows = group * ROWS + r0 + tl.arange(0, ROWS_A_TRIP)
+        mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+        y = tl.load(y_ptr + rows[:, None] * n_cols + cols[None, :], mask=mask, other=0.0)
+        dy = tl.load(dy_ptr + rows[:, None] * n_cols + cols[None, :], mask=mask, other=0.0)
+        tl.store(part_ptr + part * n_rows + rows, tl.sum(y * dy, axis=1), mask=rows < n_rows)
+    tl.extra.cann.extension.sync_block_all("all_vector", 0)
+    for r0 in range(0, ROWS, ROWS_A_TRIP):
+        rows = group * ROWS + r0 + tl.arange(0, ROWS_A_TRIP)
+        mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+        sums = tl.load(part_ptr + tl.arange(0, PARTS)[:, None] * n_rows + rows[None, :],
+                       mask=(rows < n_rows)[None, :], other=0.0)
+        y = tl.load(y_ptr + rows[:, None] * n_cols + cols[None, :], mask=mask, other=0.0)
+        dy = tl.load(dy_ptr + rows[:, None] * n_cols + cols[None, :], mask=mask, other=0.0)
+        tl.store(out_ptr + rows[:, None] * n_cols + cols[None, :], y * (dy - tl.sum(sums, axis=0)[:, None]), mask=mask)
+
+
+@triton.jit
 def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     """Vector add of Triton's tutorial: one block per program."""
     pid = tl.program_id(axis=0)

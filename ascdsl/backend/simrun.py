@@ -168,10 +168,10 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
         _recorded.append((kernel, platform))
         interpreter.run(*given)
         return
+    block_dim, workspace = launch_blocks(kernel, fields, grid, get_platform(platform))  # its checks before a build
     file, key = _compiled(kernel, platform)
     arrays = [a if a is None or a.flags.writeable else a.copy() for a in arrays]  # read-only: never stored
     fields["tilingKey"] = key
-    block_dim, workspace = launch_blocks(kernel, fields, grid, get_platform(platform))
     gm, owners = gm_arguments(kernel, arrays, file.entry)
     try:
         with located_errors(kernel, owners):
@@ -193,9 +193,10 @@ def launch_blocks(kernel: Kernel, fields: dict, grid: tuple[int, int, int],
     """The block dim of a launch of ``kernel`` over ``grid`` (:mod:`.cores`; at least one block) and, for a MIX
     kernel, its workspace (4-byte words of the products or of the operands the AIVs compute, NaN until
     written); a located error where the launch's tiling ``fields`` break the cube form's assumptions
-    (:func:`.cube.check_launch`)."""
+    (:func:`.cube.check_launch`) or a grid barrier's (:func:`.cores.check_resident`)."""
     programs = grid[0] * grid[1] * grid[2]
     kind = cores.of(kernel, platform)
+    cores.check_resident(kernel, platform, programs)
     if kind is not cores.VECTOR:
         cube.check_launch(mix.cube_plan(kernel, platform), fields)
     workspace = None

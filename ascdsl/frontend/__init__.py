@@ -16,6 +16,7 @@ from ..ir.symbol import Poly, Symbol
 from .codegen import CodeGen, check_syntax
 from .emit import Emitter
 from .source import ParsedFunction, parse_function
+from .uniform import check_barriers
 
 __all__ = ["ParsedFunction", "check_syntax", "compile_kernel", "parse_function"]
 
@@ -35,4 +36,5 @@ def compile_kernel(fn: ParsedFunction, constexprs: dict[str, Any], types: dict[s
         CodeGen(fn, Emitter(b, debug), scope).run()
     kernel = b.kernel(fn.name, runtime, [(name, constexprs[name]) for name in fn.params if name in constexprs],
                       loc=fn.loc(fn.tree))
+    check_barriers(kernel)
     return dataclasses.replace(kernel, poison=True) if debug else kernel

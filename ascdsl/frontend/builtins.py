@@ -19,6 +19,7 @@ from ..dtypes import DType, PointerType
 from ..errors import Error
 from ..ir import GroupOp, Op, Type, Value
 from ..ir.symbol import Poly, Undecided
+from ..language.extra.cann import extension
 from ..language.helper import Helper
 from ..semantics import Literal, SemanticError, broadcast_shapes, literal_dtype
 from . import blockptr, combine, random, shapes
@@ -322,6 +323,18 @@ def _device_assert(em: Emitter, cond, msg="", mask=None):
     em.b.emit(Op.ASSERT, (), [cond], [("message", msg)], loc=em.loc)
 
 
+def _sync_block_all(em: Emitter, mode, event_id):
+    mode = _constexpr(mode, "the mode of sync_block_all", (str,))
+    if mode not in extension.MODES:
+        raise SemanticError(f"sync_block_all mode {mode!r} is not supported",
+                            "the supported modes are 'all_vector' and 'all' (the same in a vector kernel)")
+    event_id = _constexpr(event_id, "the event_id of sync_block_all")
+    if event_id not in extension.EVENT_IDS:
+        raise SemanticError(f"the event_id of sync_block_all must be in 0..15, got {event_id}",
+                            "pass a constexpr int from 0 to 15")
+    em.b.emit(Op.SYNC_ALL, (), [], [("mode", mode)], loc=em.loc)
+
+
 def _hint(em: Emitter, input, values):
     return input
 
@@ -369,7 +382,7 @@ BUILTINS: dict[Callable, Callable] = {
     tl.zeros_like: _like(0), tl.ones_like: _like(1), tl.full_like: _like(None),
     tl.fdiv: _fdiv, tl.div_rn: _fdiv, tl.sqrt_rn: _unary(Op.SQRT), tl.fma: _fma, tl.clamp: _clamp,
     tl.logical_and: _logical(Op.AND), tl.logical_or: _logical(Op.OR), tl.reciprocal: _reciprocal, tl.relu: _relu,
-    tl.softmax: _softmax, tl.fmod: _fmod,
+    tl.softmax: _softmax, tl.fmod: _fmod, extension.sync_block_all: _sync_block_all,
     **{getattr(tl, op.value): _unary(op) for op in GroupOp.FLOAT_MATH | GroupOp.PREDICATE | GroupOp.TRANSCENDENTAL
        if op not in GroupOp.BINARY_MATH},
     **{getattr(tl, op.value): _rounding(op) for op in GroupOp.ROUNDING},

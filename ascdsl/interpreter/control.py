@@ -1,4 +1,5 @@
-"""The handlers of control flow (``for`` loops, batched or not, ``while``, ``if``) and of ``tl.device_print``."""
+"""The handlers of control flow (``for`` loops, batched or not, ``while``, ``if``), of grid barriers and of
+``tl.device_print``."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -8,7 +9,7 @@ import numpy as np
 from .. import numerics
 from ..errors import CompilationError, Error
 from ..ir.core import Block, Instr
-from . import state
+from . import races, state
 from .state import Batch, Programs
 from .values import Array, repeat, select
 
@@ -125,6 +126,22 @@ def if_(P: Programs, instr: Instr, cond: Array) -> list[Array]:
         return P.run_block(orelse, [])
     a, b = P.run_masked(yes, then, []), P.run_masked(no, orelse, [])
     return [select(cond, x, y) for x, y in zip(a, b)]
+
+
+def sync_all(P: Programs, instr: Instr) -> tuple[()]:
+    """A grid barrier (``sync_block_all``). Every program of the launch runs in one chunk (:func:`.runner.run`),
+    in lockstep: each instruction before the barrier, stores included, ran in all of them before it, and nothing
+    after it (no batched loop, no deferred store, no lazy load of a buffer the kernel writes) ran earlier. What is
+    left to check is that they all reach it: a program that does not, as control flow on loaded values may leave
+    it, would make the others wait for ever on the device."""
+    if P.active is not None and not P.active.all():
+        idle, busy = int((~P.active).argmax()), int(P.active.argmax())
+        raise CompilationError(instr.loc, f"program {P.program(busy)} reaches this grid barrier and program "
+                               f"{P.program(idle)} does not: on the device the programs would wait for ever",
+                               hint="every program must reach the barrier the same number of times: make the "
+                                    "branches and loop bounds around it the same in every program")
+    races.clear(P)
+    return ()
 
 
 def print_(P: Programs, instr: Instr, *values: Array) -> tuple[()]:

@@ -7,7 +7,7 @@ from ..ir.core import GroupOp, Op
 from .compute import (UNIFORM_LEAVES, assert_, broadcast, cat, dot, elementwise, expand_dims, flip, histogram,
                       join, leaf, num_programs, permute, program_id, reduce, reduce_with, reshape, scan,
                       slice_, sort, split)
-from .control import for_, if_, print_, while_
+from .control import for_, if_, print_, sync_all, while_
 from .memory import (atomic, block_load, block_store, gather_load, load, scatter_store, span_load, store,
                      strided_load)
 from .values import Array
@@ -48,11 +48,12 @@ HANDLERS: dict[Op, Callable[..., Sequence[Array]]] = {
     Op.SCAN: scan,
     Op.DOT: dot,
     Op.ASSERT: assert_,
+    Op.SYNC_ALL: sync_all,
     **{op: atomic for op in GroupOp.ATOMIC},
 }
 """How each op runs: ``handler(programs, instr, *operand_arrays) -> result arrays``."""
 
-NOT_BATCHED = frozenset({Op.PRINT, Op.ASSERT})
+NOT_BATCHED = frozenset({Op.PRINT, Op.ASSERT, Op.SYNC_ALL})
 """Ops whose order of execution shows: loops that contain them run iteration by iteration."""
 
 LOOPS = frozenset({Op.FOR, Op.WHILE})

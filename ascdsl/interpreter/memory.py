@@ -11,6 +11,7 @@ from ..affine import Affine, Conj, Loaded, lift
 from ..errors import OutOfBoundsError, PoisonError
 from ..ir.core import Instr, Op
 from .compute import elementwise
+from .races import check, check_view, stamp, stamp_view
 from .state import HALF, SHIFT, Programs
 from .values import Array, result, whole
 
@@ -97,6 +98,7 @@ def load(P: Programs, instr: Instr, ptr, mask=None, other=None) -> tuple[Array]:
         ptr, mask = np.broadcast_arrays(ptr, mask)
     out = None
     for buffer, offsets, lanes in _groups(P, instr, ptr, mask):
+        check(P, instr, buffer, offsets, lanes)
         values = np.take(P.memory.flats[buffer], offsets)
         out = values if lanes is None else np.where(lanes, values, fill if out is None else out)
     if out is None:
@@ -140,6 +142,7 @@ def store(P: Programs, instr: Instr, ptr, value, mask=None) -> tuple[()]:
         flat = P.memory.flats[buffer]
         selected = (offsets, value) if lanes is None else (offsets[lanes], value[lanes])
         _scatter(flat, *(a.reshape(-1) for a in selected))
+        stamp(P, instr, buffer, offsets, lanes, _scatter)
     return ()
 
 
@@ -225,15 +228,22 @@ def _plan(P: Programs, instr: Instr, ptr: Affine, mask, lead: int, store: bool) 
     else:
         factors = active if mask is None else (lift(mask, rank),) + active
         parts = affine.mask_parts(factors, ptr.shape)
-    if parts is None:
-        return None
     memory, root = P.memory, P.memory.roots.get(id(instr))
+    checked = bool(memory.stamps) and (root is None or root in memory.stamps) and (
+        not store or id(instr) in P.prepared.stamping)
+    if parts is None or (checked and root is None):
+        return None
 
     def buffer(address: int) -> tuple[Array | None, int]:
         k = (address + HALF) >> SHIFT if root is None else root
         return (memory.flats[k], k << SHIFT) if 0 <= k < len(memory.flats) else (None, 0)
     programs = max([ptr.programs, lead] + [f.shape[0] for f in factors])
-    return affine.plan(ptr, *parts, programs, buffer, store, P.plans)
+    access = affine.plan(ptr, *parts, programs, buffer, store, P.plans)
+    if checked and access not in (None, False) and access.view is None:
+        return None  # a buffer checked for races (.races): by one strided view of it, or by address
+    if checked and access:
+        (stamp_view if store else check_view)(P, instr, root, access)
+    return access
 
 
 ATOMIC_COMBINE = {Op.ATOMIC_ADD: Op.ADD, Op.ATOMIC_MAX: Op.MAXIMUM, Op.ATOMIC_MIN: Op.MINIMUM,

@@ -14,7 +14,7 @@ from ..dtypes import PointerType, float32
 from ..errors import InputValueError
 from ..ir.core import Block, GroupOp, Instr, Kernel, Op, walk
 from ..ir.provenance import STORES, access_roots
-from . import state
+from . import races, state
 from .compute import UNIFORM_LEAVES
 from .dispatch import COMPACT, HANDLERS, LOOPS, NOT_BATCHED
 from .memory import defer
@@ -44,7 +44,9 @@ def run(kernel: Kernel, args: Sequence[Any], grid: Sequence[int]) -> None:
     prepared = _prepare(kernel)
     memory.roots = prepared.roots
     memory.share(prepared.written)
-    chunk = max(1, state.CHUNK_ELEMENTS // prepared.largest)
+    if programs > 1:
+        memory.stamps = {k: np.zeros(memory.flats[k].size, np.int32) for k in prepared.shared}
+    chunk = max(1, programs if prepared.barrier else state.CHUNK_ELEMENTS // prepared.largest)
     collecting = gc.isenabled()
     gc.disable()  # a launch makes many short-lived, acyclic objects: reference counts free them
     try:
@@ -72,9 +74,11 @@ def _prepare(kernel: Kernel) -> Prepared:
     atomics = any(op in GroupOp.ATOMIC for op in ops.values())
     written = None if atomics else frozenset().union(*(r for i, r in roots.items() if ops[i] in STORES))
     batches = {id(i): b for i in walk(kernel.body) if i.op is Op.FOR and (b := _batch(i, roots)) is not None}
+    stamping = races.stores_read_after(kernel, roots)
     prepared = Prepared(_largest(kernel.body), _schedule(kernel.body, {}), leaves,
                          {i: next(iter(r)) for i, r in roots.items() if len(r) == 1}, written, batches,
-                         _lazy_loads(kernel.body), _accumulators(kernel.body), kernel.poison)
+                         _lazy_loads(kernel.body), _accumulators(kernel.body), kernel.poison,
+                         Op.SYNC_ALL in ops.values(), races.checked_buffers(kernel, roots, stamping), stamping)
     if len(_prepared) >= 256:
         _prepared.clear()
     _prepared[id(kernel)] = (kernel, prepared)

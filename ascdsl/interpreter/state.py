@@ -53,6 +53,9 @@ class Prepared:
     lazy: frozenset[int]  # the loads whose tiles may stay in memory (:func:`.runner._lazy_loads`)
     accumulators: tuple[frozenset[int], frozenset[int]]  # (adds, sums): :func:`.runner._accumulators`
     poison: bool = False  # checking mode: a store of a poisoned float lane is an error (Kernel.poison)
+    barrier: bool = False  # a grid barrier (``sync_block_all``): every program runs in one chunk
+    shared: frozenset[int] = frozenset()  # buffers checked for races between programs (.races)
+    stamping: frozenset[int] = frozenset()  # the stores that stamp them (:func:`.races.stores_read_after`)
 
 
 DONATED_BYTES = 1 << 16
@@ -107,6 +110,8 @@ class Memory:
         self.names: list[str] = []
         self.roots: dict[int, int] = {}  # memory op id -> its one buffer (ir.provenance)
         self.constant: frozenset[int] = frozenset()  # buffers no lane writes during the launch
+        self.stamps: dict[int, Array] = {}  # buffer -> the program that last stored each element, plus one (.races)
+        self.stamped: set[int] = set()  # the buffers stored to since the launch began or the last barrier
 
     def bind(self, name: str, ptr: PointerType, array: Any) -> Array:
         """Register ``array`` as the buffer of pointer parameter ``name``; return its base address."""

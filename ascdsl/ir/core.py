@@ -49,6 +49,8 @@ scatter_store             base, offset, index, extent [, lanes],  shape, has_mas
 span_load                 base, offset, [row stride,] lo, hi      shape; reads lanes lo[r] <= c <
                           (int32 tiles: one per row; scalars     hi[r] of row r (the others
                           for a 1-D load)                         undefined)
+sync_all                  -                                       mode (a grid barrier: every program
+                                                                  of the launch waits for all)
 ========================  ======================================  ==================================
 
 Triton-compatible ops (the interpreter runs them; the Ascend C backend rejects them, located):
@@ -208,6 +210,7 @@ class Op(enum.Enum):
     HISTOGRAM = "histogram"
     DOT = "dot"
     ASSERT = "assert"
+    SYNC_ALL = "sync_all"
     ATOMIC_ADD = "atomic_add"
     ATOMIC_MAX = "atomic_max"
     ATOMIC_MIN = "atomic_min"
@@ -249,7 +252,7 @@ class GroupOp:
                         Op.GATHER_LOAD, Op.SCATTER_STORE, Op.SPAN_LOAD})
     CONTROL = frozenset({Op.FOR, Op.WHILE, Op.IF, Op.YIELD})
     SIDE_EFFECT = frozenset({Op.STORE, Op.BLOCK_STORE, Op.STRIDED_STORE, Op.SCATTER_STORE, Op.PRINT, Op.YIELD,
-                             Op.ASSERT}) | ATOMIC
+                             Op.ASSERT, Op.SYNC_ALL}) | ATOMIC
 
 
 @dataclass(frozen=True)

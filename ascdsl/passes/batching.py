@@ -15,8 +15,8 @@ address is masked to the programs below it. Two forms:
 
 Neither changes the order of any reduction: the batched kernel gives the unbatched one's results bit for
 bit on the interpreter. :func:`refusal` says why a kernel keeps its form, at the kernel line that prevents
-batching (a branch or loop bound that differs per program, atomics, prints, ops the rows form does not
-batch). The launch path (:mod:`ascdsl.backend.batching.batchrun`) chooses P from the UB budget and the cost model.
+batching (a branch or loop bound that differs per program, atomics, prints, grid barriers, ops the rows form
+does not batch). The launch path (:mod:`ascdsl.backend.batching.batchrun`) chooses P from the UB budget and the cost model.
 """
 from __future__ import annotations
 
@@ -72,14 +72,14 @@ def _yield_of(region: Block) -> Instr | None:
     return region.body[-1] if region.body and region.body[-1].op is Op.YIELD else None
 
 
-def varying(kernel: Kernel) -> frozenset[int]:
-    """Ids of the values that differ between programs (derived from ``program_id(0)``), to a fixpoint
-    over loop-carried values and branch results."""
+def varying(kernel: Kernel, axes: tuple[int, ...] = (0,)) -> frozenset[int]:
+    """Ids of the values that differ between programs (derived from ``program_id(0)``, or from the program id
+    along any of ``axes``), to a fixpoint over loop-carried values and branch results."""
     var: set[int] = set()
     while True:
         before = len(var)
         for instr in walk(kernel.body):
-            if instr.op is Op.PROGRAM_ID and instr.attr("axis") == 0:
+            if instr.op is Op.PROGRAM_ID and instr.attr("axis") in axes:
                 var.update(r.id for r in instr.results)
             elif instr.op in (Op.FOR, Op.WHILE):
                 body = instr.regions[-1]
@@ -121,6 +121,8 @@ def _check_rows(kernel: Kernel, var: frozenset[int]) -> None:
         defines = any(r.id in var for r in instr.results)
         if instr.op in GroupOp.ATOMIC:
             raise NotBatchable(instr.loc, f"`{instr.op.value}`: atomics stay one program at a time")
+        if instr.op is Op.SYNC_ALL:
+            raise NotBatchable(instr.loc, "a grid barrier (sync_block_all): each program runs on a core of its own")
         if instr.op is Op.PROGRAM_ID and instr.attr("axis") != 0:
             raise NotBatchable(instr.loc, "a program id along axis 1 or 2 (only 1-D grids are batched)")
         if instr.op is Op.PRINT and uses:
@@ -431,7 +433,7 @@ def _flat(kernel: Kernel, var: frozenset[int]) -> _Flat:
     for instr in walk(kernel.body):
         for v in instr.operands:
             uses.setdefault(v.id, []).append(instr)
-        if instr.regions or instr.op in GroupOp.REDUCE or instr.op in GroupOp.ATOMIC or instr.op is Op.PRINT:
+        if instr.regions or instr.op in GroupOp.REDUCE or instr.op in GroupOp.ATOMIC or instr.op in (Op.PRINT, Op.SYNC_ALL):
             raise NotBatchable(instr.loc, f"`{instr.op.value}` in a 1-D kernel (the flat form is elementwise)")
         if instr.op is Op.PROGRAM_ID:
             if instr.attr("axis") != 0:

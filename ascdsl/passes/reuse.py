@@ -39,7 +39,7 @@ pointer argument it stores through overlaps no other pointer argument in memory.
 
 PURE = GroupOp.ELEMENTWISE | GroupOp.LEAF | GroupOp.SHAPE
 """The ops whose value is a function of their operands alone (two with equal operands compute one value)."""
-_WRITES = STORES | GroupOp.ATOMIC
+_WRITES = STORES | GroupOp.ATOMIC | {Op.SYNC_ALL}
 
 
 def assume_disjoint(kernel: Kernel) -> Kernel:
@@ -63,8 +63,10 @@ class Aliasing:
         return self.roots.get(pointer.id, frozenset())
 
     def writes(self, instrs) -> list[frozenset]:
-        """The roots of every write (a store or an atomic) in ``instrs`` and their regions."""
-        return [self.of(i.operands[0]) for i in walk(Block((), tuple(instrs))) if i.op in _WRITES]
+        """The roots of every write (a store or an atomic) in ``instrs`` and their regions; a grid barrier is a
+        write of unknown provenance (what the other programs stored before it)."""
+        return [frozenset() if i.op is Op.SYNC_ALL else self.of(i.operands[0])
+                for i in walk(Block((), tuple(instrs))) if i.op in _WRITES]
 
     def may_reach(self, load: frozenset, write: frozenset) -> bool:
         """Whether a write through a pointer of roots ``write`` may change bytes a load of roots ``load`` reads."""

@@ -357,3 +357,14 @@ def test_conditions_on_module_constants_fold(tmp_path, compiler):
     assert build.returncode == 0, build.stderr
     sweep = [((desc(s),), {}) for s in ((1,), (100,), (3, 50))]
     assert check_equivalence(tmp_path, DEAD_BRANCH, kernels, sweep, platforms=PLATFORMS[:1]) == {0}
+
+
+def test_a_grid_barrier_launch_past_the_vector_cores_is_refused_as_in_python(tmp_path):
+    """A kernel with a grid barrier needs a vector core per program: the tiling function refuses a launch of more
+    (44 programs on an Ascend910B3's 40 cores, not on an Ascend910B1's 48; 52 on both) with Python's message."""
+    op, = load_operators([Path(__file__).parent / "opfiles" / "split_rows.py"])
+    sweep = [((desc((m, 200)),), {}) for m in (1, 10, 11, 12, 13)]  # 4 programs a row
+    assert check_equivalence(tmp_path, op, specializations(op).kernels, sweep) == {0, host.STATUS["VALUE_ERROR"]}
+    want = host.python_tiling(op, tiling.layout("T", specializations(op).kernels),
+                              tiling.variants(specializations(op).kernels), PLATFORMS[0], (desc((11, 200)),), {})
+    assert want.message.startswith("44 programs with a grid barrier (sync_block_all) on 40 vector cores")

@@ -222,6 +222,9 @@ def passed(kernel: Kernel, platform: Platform) -> Kernel:
                                         f"cube and vector cores), not on {platform.name} (dav-m{platform.arch})",
                                hint="build for an Ascend910B or Ascend910_93 platform, or run this kernel on the "
                                     "interpreter")
+    barrier = next((i for i in walk(kernel.body) if i.op is Op.SYNC_ALL), None)
+    if barrier is not None:  # (SyncAll<false>, the cube and vector cores together, is not rendered)
+        raise unsupported(barrier.loc, "a grid barrier (sync_block_all) in its kernel")
     return run_passes(kernel, platform)
 
 

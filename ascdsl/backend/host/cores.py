@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...ir import Kernel
+from ...errors import CompilationError
+from ...ir import Kernel, Op, walk
 from ...platforms import Platform
 from ..cube import cube, mix
 
@@ -62,9 +63,32 @@ def workspace_bytes(kernel: Kernel, platform: Platform, programs: int) -> int:
     return 4 * mix.workspace_elements(kernel, platform, programs) if of(kernel, platform) is MIX else 0
 
 
+RESIDENT = ("{programs} programs with a grid barrier (sync_block_all) on {cores} vector cores: the programs past the "
+            "cores would wait for a core the ones at the barrier never free")
+"""The error of a launch of a kernel with a grid barrier over more programs than vector cores (the generated
+tiling function's too)."""
+
+
+def barrier(kernel: Kernel):
+    """The first grid barrier (``sync_block_all``) of ``kernel``, or None."""
+    return next((i for i in walk(kernel.body) if i.op is Op.SYNC_ALL), None)
+
+
+def check_resident(kernel: Kernel, platform: Platform, programs: int) -> None:
+    """A located error at the grid barrier of ``kernel`` for a launch of more ``programs`` than the platform's
+    vector cores: on the device all its programs must run at once, a block each (a kernel with a barrier is
+    neither batched nor made persistent)."""
+    at = barrier(kernel)
+    if at is not None and programs > platform.vector_core_count:
+        raise CompilationError(at.loc, RESIDENT.format(programs=programs, cores=platform.vector_core_count),
+                               hint=f"launch at most {platform.vector_core_count} programs on {platform.name} "
+                                    "(give each program a larger part of the work)")
+
+
 def max_programs(kernel: Kernel, platform: Platform) -> int:
     """The most programs a launch of MIX kernel ``kernel`` may run (its workspace's tile offsets are int32)."""
     return (mix.INT32_MAX + 1) // mix.split(kernel, platform).tile_elements
 
 
-__all__ = ["BY_TYPE", "CUBE", "Cores", "MIX", "VECTOR", "max_programs", "of", "workspace_bytes"]
+__all__ = ["BY_TYPE", "CUBE", "Cores", "MIX", "RESIDENT", "VECTOR", "barrier", "check_resident", "max_programs", "of",
+           "workspace_bytes"]

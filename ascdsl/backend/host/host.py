@@ -205,9 +205,10 @@ def python_tiling(op: Operator, layout: TilingLayout, variants: Sequence[Variant
         fields["tilingKey"] = keys[0]
         kind = cores.of(serving[0].kernel, platform)
         try:
+            cores.check_resident(serving[0].kernel, platform, programs)
             workspace = cores.workspace_bytes(serving[0].kernel, platform, programs) + sum(scratch.values())
-        except CompilationError as e:  # past int32 tile offsets: the generated function's VALUE_ERROR
-            return TilingResult(STATUS["VALUE_ERROR"], e.message)
+        except CompilationError as e:  # a barrier's programs past the cores, past int32 tile offsets: the
+            return TilingResult(STATUS["VALUE_ERROR"], e.message)  # generated function's VALUE_ERROR
     order = [f.name for f in layout.fields]
     return TilingResult(0, "", tuple(sorted(fields.items(), key=lambda kv: order.index(kv[0]))),
                         kind.block_dim(platform, programs), workspace)

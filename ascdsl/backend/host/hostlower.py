@@ -411,6 +411,13 @@ class HostLowering(HostExpressions):
         and, for a MIX kernel, the check that its workspace's tile offsets fit int32 (:mod:`.mix`)."""
         if chosen:
             self.emit(f"blocks = {kind.host_limit};  // {variant.kernel.name} runs on {kind.what}")
+        if cores.barrier(variant.kernel) is not None:
+            text = cores.RESIDENT.format(programs="{programs}", cores="{cores}")
+            values = {"programs": Invoke(Runtime.FORMAT_INT, (Ident("programs"),)),
+                      "cores": Invoke(Runtime.FORMAT_INT, (Ident(kind.host_limit),))}
+            self.emit(f"if (programs > {kind.host_limit}) {{  // a grid barrier: every program on a core of its own")
+            self.emit(f"    throw HostError{{VALUE_ERROR, {self.code(self.formatted(text, values))}}};")
+            self.emit("}")
         if kind is not cores.MIX:
             return
         rows, cols = mix.split(variant.kernel, self.platform).tile
@@ -418,13 +425,18 @@ class HostLowering(HostExpressions):
         programs = Ident("programs")
         values = {"programs": Invoke(Runtime.FORMAT_INT, (programs,)),
                   "elements": Invoke(Runtime.FORMAT_INT, (Bin(BinOp.MUL, programs, Value(rows * cols)),))}
-        parts = []
-        for text, name, _, _ in string.Formatter().parse(mix.OVERFLOW.format(programs="{programs}", rows=rows,
-                                                                              cols=cols, elements="{elements}")):
-            parts += ([Value(text)] if text else []) + ([values[name]] if name else [])
+        text = mix.OVERFLOW.format(programs="{programs}", rows=rows, cols=cols, elements="{elements}")
         self.emit(f"if (programs > {most}) {{  // the products' float32 tiles at int32 offsets in the workspace")
-        self.emit(f"    throw HostError{{VALUE_ERROR, {self.code(concat(parts))}}};")
+        self.emit(f"    throw HostError{{VALUE_ERROR, {self.code(self.formatted(text, values))}}};")
         self.emit("}")
+
+    @staticmethod
+    def formatted(text: str, values: dict):
+        """The host string of ``text`` with each ``{name}`` in it the host expression ``values[name]``."""
+        parts = []
+        for piece, name, _, _ in string.Formatter().parse(text):
+            parts += ([Value(piece)] if piece else []) + ([values[name]] if name else [])
+        return concat(parts)
 
     def mapping(self, node: ast.AST | None) -> dict[str, ast.AST]:
         if node is None:

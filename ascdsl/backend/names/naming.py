@@ -37,7 +37,7 @@ AscendC TPipe TQue TBuf TPosition QuePosition LocalTensor GlobalTensor DataCopy 
 DataCopyPadExtParams Duplicate Add Sub Mul Div Max Min Adds Muls Maxs Mins Exp Ln Abs Sqrt Rsqrt Cast Compare
 Select Brcb ReduceSum ReduceMax ReduceMin WholeReduceSum WholeReduceMax WholeReduceMin PipeBarrier SetFlag
 WaitFlag HardEvent RoundMode CMPMODE SELMODE ReduceOrder GetBlockIdx GetBlockNum GetTaskRation GetSubBlockIdx
-CrossCoreSetFlag CrossCoreWaitFlag event_t half bfloat16_t
+CrossCoreSetFlag CrossCoreWaitFlag SyncAll event_t half bfloat16_t
 int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t
 """.split())
 GENERATED = frozenset("""

@@ -107,9 +107,13 @@ class BufferAssignment(KernelFacts):
         loop after it reads (``looped``: the ids of the instructions in the body's loops) stays in its queue buffer
         from its DeQue to the program's end, read there by the later stages (a member of the class), where a load
         read by a later stage is otherwise copied to a ``TBuf``: rms norm's ``gamma`` before the persistent form's
-        loop over rows, in UB once where it was twice."""
-        return (any(load is top for top in self.kernel.body.body) and not self.words_filled(load)
-                and any(id(u) in looped for u in self.users.get(load.result.id, ())))
+        loop over rows, in UB once where it was twice; and one a stage past a grid barrier after it reads (a program
+        a core: its tiles stay in UB across the barrier, single-buffered)."""
+        body = self.kernel.body.body
+        at = next((k for k, top in enumerate(body) if load is top), None)
+        return at is not None and not self.words_filled(load) and (
+            any(id(u) in looped for u in self.users.get(load.result.id, ()))
+            or any(i.op is Op.SYNC_ALL for i in body[at + 1:]))
 
     def free_reshape(self, instr: Instr) -> bool:
         """``instr`` is a reshape (or a transpose with a unit axis) between shapes that lie alike in UB

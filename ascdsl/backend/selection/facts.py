@@ -84,7 +84,7 @@ class KernelFacts:
 
     def _number_segments(self, block, counter) -> None:
         for instr in block.body:
-            counter[0] += self.load_waits(instr) or self.rereads(instr)
+            counter[0] += self.load_waits(instr) or self.rereads(instr) or instr.op is Op.SYNC_ALL
             self.segment_of[id(instr)] = counter[0]
             if self.cuts(instr):  # see select.py
                 counter[0] += 1

@@ -116,6 +116,9 @@ class _Body:
                 if instr.attr("signal") is not None:
                     out += self.flush(seg) + cross_core(instr)
                     seg = _Seg()
+            elif instr.op is Op.SYNC_ALL:  # between segments: every copy to GM before it done, none from GM begun
+                out += self.flush(seg) + [Call("SyncAll", None, (), pipe=kir.Pipe.S, loc=instr.loc)]
+                seg = _Seg()
             elif instr.op is Op.PRINT:
                 seg.compute += compute.device_print(sel, instr)
             elif instr.op is Op.GATHER_LOAD:

@@ -1,4 +1,4 @@
-"""``tl.extra.cann``: what the Ascend Triton backend adds (its ``libdevice``)."""
-from . import libdevice
+"""``tl.extra.cann``: what the Ascend Triton backend adds (its ``libdevice`` and ``extension``)."""
+from . import extension, libdevice
 
-__all__ = ["libdevice"]
+__all__ = ["extension", "libdevice"]
