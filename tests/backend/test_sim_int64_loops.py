@@ -99,3 +99,27 @@ def test_block_loops_from_int64_starts_address_relative_to_them():
         np.testing.assert_array_equal(want[1], (x - x.sum(axis=1, keepdims=True)) * 1000 + columns)
         np.testing.assert_array_equal(got[1], want[1])
     each(check, [(1, 100, 128), (1, 1000, 64), (64, 20, 32), (200, 100, 128)])
+
+
+@ascdsl.jit
+def shared_offset_bound_kernel(x_ptr, out_ptr, parts, part_k, BLOCK: tl.constexpr):
+    # `base` is a GM offset (computed in int64_t) and, through `first`, an int32 loop's start and stop
+    pid = tl.program_id(0)
+    base = pid // parts * parts
+    scale = tl.load(x_ptr + base)
+    first = (pid - base) * part_k
+    for col in range(first, first + part_k, BLOCK):
+        lanes = col + tl.arange(0, BLOCK)
+        tl.store(out_ptr + pid * part_k + (lanes - first), scale + lanes.to(tl.float32))
+
+
+def test_int32_loops_bounded_by_values_computed_for_offsets():
+    # clang's front end refused the generated `int32_t col = first;` of an int64_t `first` (-Wshorten-64-to-32)
+    parts, part_k, block = 4, 64, 16
+    x = np.arange(8, dtype=np.float32) * 100
+    want, got = both(shared_offset_bound_kernel[(8,)], x, np.zeros(8 * part_k, np.float32), parts, part_k,
+                     BLOCK=block)
+    pid = np.arange(8)
+    expected = x[pid // parts * parts, None] + (pid % parts * part_k)[:, None] + np.arange(part_k)
+    np.testing.assert_array_equal(want[1], expected.astype(np.float32).ravel())
+    np.testing.assert_array_equal(got[1], want[1])

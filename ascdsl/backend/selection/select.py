@@ -282,7 +282,9 @@ def loop_head(sel: Selector, instr: Instr, var: Var) -> tuple[list, kir.For, lis
     runtime step counts trips, as Python's ``range`` does: ``for (k = 0; k < trips; k++)`` with
     ``var = start + k * step`` first in the body (no iteration for a zero step)."""
     lower, upper, step = instr.operands[:3]
-    start, stop = sel.expr(lower), sel.expr(upper)
+    # a bound computed in int64_t for a GM offset (:meth:`.facts.KernelFacts.is_wide`) is narrowed to the variable's
+    # dtype, as the interpreter computes it
+    start, stop = (sel.scalar_as(x, var.ctype) if sel.is_wide(x) else sel.expr(x) for x in (lower, upper))
     sign = _sign(sel, step)
     sel.scalars[var.key] = var
     if sign:
