@@ -32,6 +32,7 @@ from .errors import Error
 TMP = ".tmp-"  # temporary files: <name>.tmp-<pid>-<nonce>
 _STALE_SECONDS = 24 * 3600  # a temporary file this old is stale even if its pid was reused
 _verified: dict[Path, tuple[int, int, int]] = {}  # path -> (inode, size, mtime) last verified
+_UNREADABLE = object()
 
 
 def folder(*parts: str) -> Path:
@@ -65,25 +66,56 @@ def package_digest() -> str:
 def stored(kind: str, key: str, compute: Callable[[], object]):
     """What ``compute()`` returns, pickled in the cache folder ``kind`` under ``key`` (a digest of every
     input, :func:`package_digest` among them): computed once per key across processes."""
+    return kept(folder(kind) / f"{key[:40]}.pickle", compute)
+
+
+def kept(path: Path, compute: Callable[[], object]):
+    """What ``compute()`` returns, pickled as the entry ``path``: computed once across processes (the
+    first value stored stays)."""
     made: list = []
 
     def make(tmp: Path) -> None:
         made.append(compute())
         tmp.write_bytes(pickle.dumps(made[0], protocol=pickle.HIGHEST_PROTOCOL))
-    path, reused = entry(folder(kind) / f"{key[:40]}.pickle", make)
+    path, reused = entry(path, make)
     if not reused:
         return made[0]
+    value = load(path, _UNREADABLE)
+    if value is _UNREADABLE:  # an entry this ascdsl cannot read (whatever the reason) is remade
+        invalidate(path)
+        return kept(path, compute)
+    return value
+
+
+def load(path: Path, default=None):
+    """The value :func:`kept` stored as ``path``, or ``default`` where there is none that matches its record
+    and unpickles."""
+    if not _matches_record(path):
+        return default
     try:
         return pickle.loads(path.read_bytes())
-    except Exception:  # noqa: BLE001 - an entry this ascdsl cannot read (whatever the reason) is remade
-        invalidate(path)
-        return stored(kind, key, compute)
+    except Exception:  # noqa: BLE001 - whatever the reason, there is no readable value
+        return default
 
 
 def text(prefix: str, content: str, suffix: str = ".cpp", where: Path | None = None) -> Path:
     """``content`` as the file ``<prefix>-<hash of content><suffix>`` in the cache (or in ``where``)."""
     name = f"{prefix}-{hashlib.sha256(content.encode()).hexdigest()[:32]}{suffix}"
     return write_text((where or folder()) / name, content)
+
+
+def intact_text(path: Path) -> bool:
+    """Whether the file ``path`` that :func:`text` wrote still holds the content its name hashes."""
+    try:
+        st = path.stat()
+        if _verified.get(path) == (st.st_ino, st.st_size, st.st_mtime_ns):
+            return True
+        intact = path.stem.rpartition("-")[2] == _file_digest(path)[:32]
+    except OSError:
+        return False
+    if intact:
+        _remember(path)
+    return intact
 
 
 def write_text(path: Path, content: str) -> Path:

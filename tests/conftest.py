@@ -2,7 +2,6 @@
 order xdist runs tests in, the longest tests first, and a summary of the simulator's g++ builds (count,
 seconds and kernels built twice over every xdist worker and subprocess). Builds go to the normal cache
 (``$ASCDSL_CACHE_DIR`` or ``~/.cache/ascdsl``), shared with ``ascdsl check`` and ``ascdsl build``."""
-import json
 import os
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
+from ascdsl.backend import simrun
 from tests.backend import coverage, helpers
 
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
@@ -55,6 +55,18 @@ def prebuilt_module(request):
                                       if getattr(item, "module", None) is module})
     for g, state in zip(generators, states):
         g.bit_generator.state = state
+
+
+@pytest.fixture
+def fresh_sim_index(tmp_path, monkeypatch):
+    """The simulator's kernel index in a folder of the test's own and no prebuilt files in this process, as
+    in a fresh process over a fresh cache (the build cache stays shared): what a prebuild forms does not
+    depend on the files other tests formed."""
+    monkeypatch.setattr(simrun, "_index_folder", lambda: tmp_path)
+    monkeypatch.setattr(simrun, "_prebuilt", {})
+    simrun._compiled.cache_clear()
+    yield tmp_path
+    simrun._compiled.cache_clear()
 
 
 def pytest_collection_modifyitems(config, items):

@@ -26,13 +26,13 @@ def _prebuilt_bench_kernels(request):
     """The simulator kernels of the quick bench's ops' own cases built as the files
     ``tests/ops/test_sim_sweeps.py`` builds (:func:`~tests.backend.helpers.op_case_files`: the quick shapes and
     the sweep's small ones launch kernels of those), then the other kernels the module's selected tests launch
-    in few g++ runs. Unlike ``prebuilt_module``, the files do not depend on what the process built before, so an
-    xdist worker finds the files another built."""
+    in few g++ runs (a kernel a file of any process holds is left out: the kernel index)."""
     names = {case.op for case in bench.QUICK}
-    cases = {launch for op in load_operators([OPS]) if op.name in names for launch in op_case_files(op)}
+    for op in load_operators([OPS]):
+        if op.name in names:
+            op_case_files(op)
     selected = {item.originalname for item in request.session.items if getattr(item, "module", None) is request.module}
-    launches = coverage.recorded(request.module, names=selected, sim_only=True)[1]
-    simrun.prebuild([launch for launch in launches if launch not in cases], batch=coverage.MODULE_BATCH)
+    simrun.prebuild(coverage.recorded(request.module, names=selected, sim_only=True)[1], batch=coverage.MODULE_BATCH)
 
 
 def test_quick_bench_prints_every_column_and_no_estimate_below_its_floor(capsys):

@@ -8,7 +8,10 @@ in the arrays in place.
 
 g++ dominates the cost, so many kernels can share one build: launches inside :func:`recording`
 only note their kernels, and :func:`prebuild` renders those into files of several variants each
-(one entry switching on the tiling key) that later launches of the same kernels use.
+(one entry switching on the tiling key) that later launches of the same kernels use. Every file written
+enters its kernels in the cache's kernel index (``sim-index/``, keyed by the kernel, its platform and this
+ascdsl's sources): a kernel that a file of any process holds is launched from that file (its build is
+shared through the build cache) and a prebuild leaves it out, so no kernel is compiled into two files.
 """
 from __future__ import annotations
 
@@ -43,33 +46,64 @@ SYMBOL = "ascdsl_kernel"
 
 @dataclass(frozen=True)
 class _File:
-    """A written kernel file: its path, its tiling layout and its entry's declaration."""
+    """A written kernel file: its path, its tiling layout, its entry's declaration and how many kernels it holds."""
     path: str
     layout: tiling.TilingLayout
     entry: Entry
+    variants: int = 1
 
 
 _prebuilt: dict[tuple[Kernel, str], tuple[_File, int]] = {}
+_failed: set[str] = set()  # files g++ rejected in this process: their kernels are built alone
 _recorded: list | None = None
 
 
 def _write(kernels: list[Kernel], platform: str) -> _File:
+    """The kernel file of ``kernels``, each entered in the kernel index (where no file holds it yet)."""
     layout = tiling.layout("KernelTilingData", kernels)
     variants = tiling.variants(kernels)
     source = kernel_source(SYMBOL, variants, layout, platform)
     path = cache.text("gen", source)
+    keys = [_kernel_key(k, platform) for k in kernels]
     if os.environ.get("ASCDSL_BUILD_LOG"):  # which kernels the file holds: a kernel in two built files was built twice
-        build_log({"file": path.name, "kernels": [cache.digest(platform, dump(k))[:16] for k in kernels],
-                   "names": [k.name for k in kernels]})
-    return _File(str(path), layout, gm_entry(SYMBOL, entry_pointers(variants)))
+        build_log({"file": path.name, "kernels": [k[:16] for k in keys], "names": [k.name for k in kernels]})
+    file = _File(str(path), layout, gm_entry(SYMBOL, entry_pointers(variants)), len(kernels))
+    for tiling_key, key in enumerate(keys, 1):
+        cache.kept(_index_folder() / f"{key}.pickle",
+                   lambda tiling_key=tiling_key: (path.name, tiling_key, file.layout, file.entry, file.variants))
+    return file
+
+
+def _index_folder() -> Path:
+    """The kernel index: per kernel, the file (of any process) that holds it."""
+    return cache.folder("sim-index")
+
+
+@lru_cache(maxsize=4096)
+def _kernel_key(kernel: Kernel, platform: str) -> str:
+    """What determines a kernel's variant in any file: the kernel, the platform and this ascdsl's sources."""
+    return cache.digest(cache.package_digest(), platform, dump(kernel))[:40]
+
+
+def _indexed(kernel: Kernel, platform: str) -> tuple[_File, int] | None:
+    """The file the kernel index names for ``kernel`` and its tiling key there; None where it names none
+    intact, or one g++ rejected here."""
+    found = cache.load(_index_folder() / f"{_kernel_key(kernel, platform)}.pickle")
+    if found is None:
+        return None
+    name, tiling_key, layout, entry, variants = found
+    path = cache.folder() / name
+    if str(path) in _failed or not cache.intact_text(path):
+        return None
+    return _File(str(path), layout, entry, variants), tiling_key
 
 
 @lru_cache(maxsize=256)
 def _compiled(kernel: Kernel, platform: str) -> tuple[_File, int]:
-    """The kernel file for ``kernel`` on ``platform`` and the kernel's tiling key in it."""
-    if (kernel, platform) in _prebuilt:
-        return _prebuilt[(kernel, platform)]
-    return _write([kernel], platform), 1
+    """The kernel file for ``kernel`` on ``platform`` and the kernel's tiling key in it: this process's
+    prebuild's, else the kernel index's, else a file of its own."""
+    found = _prebuilt.get((kernel, platform)) or _indexed(kernel, platform)
+    return found or (_write([kernel], platform), 1)
 
 
 @contextmanager
@@ -88,9 +122,9 @@ def recording():
 def prebuild(launches, batch: int = 24) -> int:
     """Render the distinct ``(kernel, platform)`` pairs into kernel files of up to ``batch``
     variants; returns how many files. Kernels whose scalar parameters clash share no file (the file's
-    entry takes every kernel's pointers, :func:`gm_arguments`). The same launches make the same files
-    (so the build cache serves any process that asks); a file whose kernels all have one already is not
-    made; a kernel the backend does not lower (:func:`lowers`) is left out, its launch reports why at the
+    entry takes every kernel's pointers, :func:`gm_arguments`). A kernel that has a file already
+    (:func:`prebuilt`: of any process) is left out, so the same launches over the same cache make the same
+    files; a kernel the backend does not lower (:func:`lowers`) is left out, its launch reports why at the
     user's line. Inside a :func:`recording`, the launches join that recording instead (its own prebuild
     makes the files, fewer and larger)."""
     if _recorded is not None:
@@ -98,7 +132,7 @@ def prebuild(launches, batch: int = 24) -> int:
         return 0
     files = 0
     groups: dict[str, list[list[Kernel]]] = {}
-    for kernel, platform in filter(lambda launch: lowers(*launch), dict.fromkeys(launches)):
+    for kernel, platform in filter(lambda launch: not prebuilt(*launch) and lowers(*launch), dict.fromkeys(launches)):
         for group in groups.setdefault(platform, []):
             if len(group) < batch:
                 try:
@@ -111,8 +145,6 @@ def prebuild(launches, batch: int = 24) -> int:
             groups[platform].append([kernel])
     for platform, batches in groups.items():
         for kernels in batches:
-            if all(prebuilt(k, platform) for k in kernels):
-                continue
             file = _write(kernels, platform)
             files += 1
             for key, kernel in enumerate(kernels, 1):
@@ -136,15 +168,17 @@ def lowers(kernel: Kernel, platform: str) -> bool:
 
 
 def prebuilt(kernel: Kernel, platform: str) -> bool:
-    """Whether ``kernel`` has a file of :func:`prebuild` on ``platform``."""
-    return (kernel, platform) in _prebuilt
+    """Whether ``kernel`` has a file on ``platform``: of this process's :func:`prebuild`, or of any process
+    (the kernel index)."""
+    return (kernel, platform) in _prebuilt or _indexed(kernel, platform) is not None
 
 
 def _unbatch(file: _File) -> None:
-    """Forget the prebuilt ``file``: its kernels' next launches build each alone (one kernel that g++
-    rejects fails the whole file it shares)."""
+    """Forget ``file``: its kernels' next launches build each alone (one kernel that g++ rejects fails the
+    whole file it shares)."""
     for pair in [pair for pair, (f, _) in _prebuilt.items() if f == file]:
         del _prebuilt[pair]
+    _failed.add(file.path)
     _compiled.cache_clear()
 
 
@@ -181,7 +215,7 @@ def run(kernel: Kernel, args: list, grid: tuple[int, int, int], platform: str) -
                                     platform, tiling_key=key, tiling_type=file.layout.struct_name, entry=file.entry,
                                     mix=workspace is not None, cube=cores.of(kernel, plat) is not cores.VECTOR)
     except sim.SimCompileError:
-        if not prebuilt(kernel, platform):
+        if file.variants == 1:
             raise
         _unbatch(file)  # maybe another kernel of the file: this one alone
         return run(kernel, args, grid, platform)

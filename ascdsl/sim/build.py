@@ -243,15 +243,18 @@ def _compile_error(stderr: str, cxx: str = CXX) -> SimCompileError:
     return SimCompileError(m.group(0), m.group("file"), int(m.group("line")), stderr)
 
 
-def _precompiled_header() -> Path:
-    """Directory holding ``kernel_operator.h.gch`` for the current headers and flags, next to a stub
-    ``kernel_operator.h`` that the kernel's own ``#include`` finds (and the include guard empties).
-    The stub names no path (``#include_next`` goes on to the ``-I`` after it), and the folder's key
-    holds the headers' path, so a moved or deleted install never leaves a stub pointing nowhere."""
-    pch_dir = cache_dir() / f"pch-{_toolchain_hash()}"
+def _precompiled_header(defines: tuple[str, ...] = ()) -> Path:
+    """Directory holding ``kernel_operator.h.gch`` for the current headers, flags and preprocessor ``defines``
+    (GCC uses it only where the same macros are defined), next to a stub ``kernel_operator.h`` that the
+    kernel's own ``#include`` finds (and the include guard empties). The stub names no path
+    (``#include_next`` goes on to the ``-I`` after it), and the folder's key holds the headers' path, so a
+    moved or deleted install never leaves a stub pointing nowhere."""
+    flags = [f"-D{d}" for d in defines]
+    pch_dir = cache_dir() / f"pch-{_toolchain_hash()}{'-' + cache.digest(*flags)[:12] if flags else ''}"
     pch_dir.mkdir(mode=0o700, exist_ok=True)
     header = cache.write_text(pch_dir / "kernel_operator.h", _PCH_STUB)
-    cache.entry(pch_dir / "kernel_operator.h.gch", _compile(["-x", "c++-header", "-I", str(INCLUDE_DIR), str(header)]))
+    cache.entry(pch_dir / "kernel_operator.h.gch",
+                _compile([*flags, "-x", "c++-header", "-I", str(INCLUDE_DIR), str(header)]))
     return pch_dir
 
 
@@ -281,12 +284,18 @@ def build_library(wrapper: Callable[[list[str]], str], sources: list[Path]) -> P
     return lib
 
 
-def build_executable(sources: list[Path], defines: tuple[str, ...] = ()) -> Path:
+def build_executable(sources: list[Path], defines: tuple[str, ...] = (), precompiled: bool = False) -> Path:
     """An executable linked from ``sources`` (e.g. a CPU-debug main.cpp plus kernels) with the
-    preprocessor ``defines`` (``NAME`` or ``NAME=VALUE``), built if not cached."""
+    preprocessor ``defines`` (``NAME`` or ``NAME=VALUE``), built if not cached. ``precompiled``: every
+    source includes ``kernel_operator.h``, which then comes precompiled for ``defines`` (a third less g++
+    time for a main.cpp and its kernel)."""
     flags = [f"-D{d}" for d in defines]
-    key = cache.digest(_toolchain_hash(), source_digest(sources), "exe", repr(flags))[:32]
-    exe, reused = cache.entry(cache_dir() / f"main-{key}", _compile([*flags, "-I", str(INCLUDE_DIR), *map(str, sources)], sources))
+    key = cache.digest(_toolchain_hash(), source_digest(sources), "exe", repr(flags), *(("pch",) if precompiled else ()))[:32]
+
+    def make(tmp: Path) -> None:  # the header only where an executable is built
+        pch = ["-I", str(_precompiled_header(defines)), "-include", "kernel_operator.h"] if precompiled else []
+        _compile([*flags, *pch, "-I", str(INCLUDE_DIR), *map(str, sources)], sources)(tmp)
+    exe, reused = cache.entry(cache_dir() / f"main-{key}", make)
     if reused:
         _count(None)
     return exe

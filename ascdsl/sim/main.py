@@ -48,12 +48,12 @@ def run_main(
     """Links ``main_cpp`` with ``kernel_sources`` (each including ``kernel_operator.h``) and runs it.
 
     The sources build unchanged, with :func:`cpu_debug_defines` of ``platform`` defined (as CANN's
-    CPU-debug build defines them): our ``tikicpulib.h`` provides GmAlloc/GmFree, SetKernelMode,
+    CPU-debug build defines them; ``kernel_operator.h``, included first in each, comes precompiled): our ``tikicpulib.h`` provides GmAlloc/GmFree, SetKernelMode,
     ICPU_SET_TILING_KEY and ICPU_RUN_KF, which runs the blocks in this process one after another.
     A failed check raises SimError (API, block, reason); any other non-zero exit is returned as is.
     """
     plat = get_platform(platform)
-    exe = build_executable([Path(main_cpp), *map(Path, kernel_sources)], cpu_debug_defines(plat))
+    exe = build_executable([Path(main_cpp), *map(Path, kernel_sources)], cpu_debug_defines(plat), precompiled=True)
     env = dict(
         os.environ,
         ASCDSL_SIM_PLATFORM=plat.name,

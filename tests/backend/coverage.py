@@ -175,8 +175,8 @@ quarter less CPU (51 -> 38 s cold, the whole file)."""
 
 def module_prebuild(module, names=None) -> None:
     """Build the simulator kernels ``module``'s tests (those named in ``names`` if given) launch in few
-    g++ runs, but for those this process has a file of already (another module's: built again, they would
-    be built twice)."""
+    g++ runs, but for those a file holds already (another module's, of any process: the kernel index;
+    built again, they would be built twice)."""
     kernels = recorded(module, names=names, sim_only=True)[1]
     simrun.prebuild(_compiles([k for k in kernels if not simrun.prebuilt(*k)]), batch=MODULE_BATCH)
 
@@ -186,7 +186,6 @@ def interpreter_launches(modules, lib=None) -> tuple[list[record.LaunchRecord], 
     not also launch on the simulator, and how many it does (a test that launches a kernel on both
     backends compares the two itself: replaying it here would only run it again)."""
     seen: dict = {}
-    covered = 0
     for name in modules:
         launches, _ = recorded(importlib.import_module(name), lib)
         both = {_key(launch) for launch in launches if launch.backend != "interpreter"}

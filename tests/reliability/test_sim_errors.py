@@ -95,7 +95,7 @@ def scaled_copy(src, dst, scale, BLOCK: tl.constexpr):
     tl.store(dst + i, tl.load(src + i) * scale)
 
 
-def test_kernels_of_other_pointers_share_a_file_and_name_their_own_tensor():
+def test_kernels_of_other_pointers_share_a_file_and_name_their_own_tensor(fresh_sim_index):
     """Kernels whose pointer parameters differ share one prebuilt file (its entry takes every kernel's
     pointers); each runs as alone, and a GM error of the second names its own tensor at its line."""
     x, out = np.arange(128, dtype=np.float32), np.zeros(128, np.float32)
@@ -112,7 +112,7 @@ def test_kernels_of_other_pointers_share_a_file_and_name_their_own_tensor():
     assert (info.value.tensor, info.value.loc.line) == ("x_ptr", line_of(read_past_end, "tl.load(x_ptr"))
 
 
-def test_prebuild_leaves_out_a_kernel_the_backend_refuses():
+def test_prebuild_leaves_out_a_kernel_the_backend_refuses(fresh_sim_index):
     """A recorded launch of a kernel the backend refuses (a negative innermost stride, which the interpreter runs)
     does not stop :func:`~ascdsl.backend.simrun.prebuild` (the fuzz's simulator mutants are built so): the other
     kernels are built, and the refused kernel's own launch raises the refusal at its line (the fuzz, seed 44)."""
