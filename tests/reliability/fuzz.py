@@ -219,8 +219,18 @@ class Hang(Exception):
     pass
 
 
-def _alarm(signum, frame):
-    raise Hang()
+def _alarm_once():
+    """A signal handler raising :class:`Hang` at the first of the two timers only: disarmed, both, before it
+    raises (else the other, due while the first ``Hang`` is handled, raises a second one from the handler)."""
+    fired = []
+
+    def alarm(signum, frame):
+        if not fired:
+            fired.append(signum)
+            for timer in (signal.ITIMER_PROF, signal.ITIMER_REAL):
+                signal.setitimer(timer, 0)
+            raise Hang()
+    return alarm
 
 
 RAN, IDLE, REFUSED, INTERNAL = "ran", "idle", "refused", "internal"
@@ -237,7 +247,8 @@ def outcome(path: Path, run, seconds: float) -> tuple[str, str]:
     is an ``ascdsl.Error``, ``ValueError`` or ``TypeError``, located in ``path`` when it is a located
     error; an unlocated ``ValueError``/``TypeError`` must come from ``path``'s own code (its traceback
     passes through ``path`` and it was not raised in ascdsl's files: an op's entry calls ascdsl from there)."""
-    old = {s: signal.signal(s, _alarm) for s in (signal.SIGPROF, signal.SIGALRM)}
+    alarm = _alarm_once()
+    old = {s: signal.signal(s, alarm) for s in (signal.SIGPROF, signal.SIGALRM)}
     signal.setitimer(signal.ITIMER_PROF, seconds)
     signal.setitimer(signal.ITIMER_REAL, WALL * seconds)
     try:
