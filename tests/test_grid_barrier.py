@@ -60,9 +60,11 @@ def located(error: ascdsl.CompilationError, marker: str, *fragments: str) -> Non
 
 
 @ascdsl.jit
-def split_row_grad(y_ptr, dy_ptr, out_ptr, part_ptr, n_cols, PARTS: tl.constexpr, BLOCK: tl.constexpr):
+def split_row_grad(y_ptr, dy_ptr, out_ptr, part_ptr, n_cols, PARTS: tl.constexpr, BLOCK: tl.constexpr,
+                   SYNC: tl.constexpr = True):
     """softmax_grad's row split over PARTS programs: each sums its part of dy * y into ``part[row, part]``,
-    then, past the barrier, reads its row's PARTS partial sums and finishes ``y * (dy - sum)`` on its part."""
+    then, past the barrier (none with ``SYNC=False``: a race), reads its row's PARTS partial sums and finishes
+    ``y * (dy - sum)`` on its part."""
     pid = tl.program_id(0)
     row = pid // PARTS
     part = pid % PARTS
@@ -71,8 +73,9 @@ def split_row_grad(y_ptr, dy_ptr, out_ptr, part_ptr, n_cols, PARTS: tl.constexpr
     y = tl.load(y_ptr + row * n_cols + cols, mask=mask, other=0.0)
     dy = tl.load(dy_ptr + row * n_cols + cols, mask=mask, other=0.0)
     tl.store(part_ptr + row * PARTS + part, tl.sum(y * dy, axis=0))
-    al.sync_block_all("all_vector", 0)  # B:grad
-    total = tl.sum(tl.load(part_ptr + row * PARTS + tl.arange(0, PARTS)), axis=0)
+    if SYNC:
+        al.sync_block_all("all_vector", 0)  # B:grad
+    total = tl.sum(tl.load(part_ptr + row * PARTS + tl.arange(0, PARTS)), axis=0)  # B:race
     tl.store(out_ptr + row * n_cols + cols, y * (dy - total), mask=mask)
 
 
@@ -416,27 +419,12 @@ def test_a_barrier_in_a_kernel_with_a_product_is_located():
 # ----------------------------------------------------------------------------- races
 
 
-@ascdsl.jit
-def unsynchronised_grad(y_ptr, dy_ptr, out_ptr, part_ptr, n_cols, PARTS: tl.constexpr, BLOCK: tl.constexpr):
-    """:func:`split_row_grad` without its barrier."""
-    pid = tl.program_id(0)
-    row = pid // PARTS
-    part = pid % PARTS
-    cols = part * BLOCK + tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    y = tl.load(y_ptr + row * n_cols + cols, mask=mask, other=0.0)
-    dy = tl.load(dy_ptr + row * n_cols + cols, mask=mask, other=0.0)
-    tl.store(part_ptr + row * PARTS + part, tl.sum(y * dy, axis=0))
-    total = tl.sum(tl.load(part_ptr + row * PARTS + tl.arange(0, PARTS)), axis=0)  # B:race
-    tl.store(out_ptr + row * n_cols + cols, y * (dy - total), mask=mask)
-
-
 def test_the_kernel_without_its_barrier_is_a_race_on_the_interpreter():
     """Run in lockstep, the load would read every partial sum; the interpreter refuses it at the load, naming the
     program that stored what another loads."""
     args = _grad_args(3, 100, 4)
     with pytest.raises(ascdsl.CompilationError) as info:
-        unsynchronised_grad[(12,)](*args, PARTS=4, BLOCK=32)
+        split_row_grad[(12,)](*args, PARTS=4, BLOCK=32, SYNC=False)
     located(info.value, "race", "program (0, 0, 0) loads element 1 of part_ptr, which program (1, 0, 0) stored "
                                 "with no grid barrier between")
 
