@@ -55,15 +55,6 @@ from ..render.ascendc import compile_variant
 from ..names.naming import field_name
 
 
-@dataclass(frozen=True)
-class Batched:
-    """A launch after batching: the kernel, its grid and P (1: unbatched)."""
-
-    kernel: Kernel
-    grid: tuple[int, int, int]
-    p: int
-
-
 def enabled() -> bool:
     """Whether launches batch programs (``ASCDSL_BATCH`` unset or not ``0``)."""
     return os.environ.get("ASCDSL_BATCH", "1") not in ("0", "")

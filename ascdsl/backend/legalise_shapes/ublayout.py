@@ -22,10 +22,6 @@ def tile_align(kernel: Kernel, platform: Platform) -> int:
     return platform.block_bytes // min(sizes, default=4)
 
 
-def is_2d(shape: tuple[int, ...]) -> bool:
-    return len(shape) == 2 and shape[1] > 1
-
-
 def has_rows(shape: tuple[int, ...]) -> bool:
     """A tile of ``shape`` is stored as padded rows (its last axis is longer than 1)."""
     return len(shape) >= 2 and shape[-1] > 1
