@@ -80,9 +80,11 @@ def split_row_grad(y_ptr, dy_ptr, out_ptr, part_ptr, n_cols, PARTS: tl.constexpr
 
 
 @ascdsl.jit
-def split_row_norm(x_ptr, out_ptr, part_ptr, n_cols, PARTS: tl.constexpr, BLOCK: tl.constexpr):
+def split_row_norm(x_ptr, out_ptr, part_ptr, n_cols, PARTS: tl.constexpr, BLOCK: tl.constexpr,
+                   SQUARES: tl.constexpr = 0, LAST_SYNC: tl.constexpr = True):
     """A row centred and scaled by its norm, the row split over PARTS programs: two barriers (the mean's partial
-    sums, then the centred squares')."""
+    sums, then the centred squares', stored ``SQUARES`` elements into ``part``). ``LAST_SYNC=False`` leaves out the
+    last barrier: the first exchange is synchronised, the second is not."""
     pid = tl.program_id(0)
     row = pid // PARTS
     part = pid % PARTS
@@ -94,9 +96,10 @@ def split_row_norm(x_ptr, out_ptr, part_ptr, n_cols, PARTS: tl.constexpr, BLOCK:
     mean = tl.sum(tl.load(part_ptr + row * PARTS + tl.arange(0, PARTS)), axis=0) / n_cols
     xc = tl.where(mask, x - mean, 0.0)
     al.sync_block_all("all_vector", 2)  # every program has read the sums before they are overwritten
-    tl.store(part_ptr + row * PARTS + part, tl.sum(xc * xc, axis=0))
-    al.sync_block_all("all_vector", 3)
-    squares = tl.sum(tl.load(part_ptr + row * PARTS + tl.arange(0, PARTS)), axis=0)
+    tl.store(part_ptr + SQUARES + row * PARTS + part, tl.sum(xc * xc, axis=0))
+    if LAST_SYNC:
+        al.sync_block_all("all_vector", 3)
+    squares = tl.sum(tl.load(part_ptr + SQUARES + row * PARTS + tl.arange(0, PARTS)), axis=0)  # B:second
     tl.store(out_ptr + row * n_cols + cols, xc / tl.sqrt(squares), mask=mask)
 
 
@@ -446,30 +449,12 @@ def test_a_store_read_back_by_its_own_program_is_no_race(monkeypatch, chunk):
     np.testing.assert_array_equal(x, want)
 
 
-@ascdsl.jit
-def norm_missing_a_barrier(x_ptr, out_ptr, part_ptr, n_cols, PARTS: tl.constexpr, BLOCK: tl.constexpr):
-    """:func:`split_row_norm` without its last barrier: the first exchange is synchronised, the second is not."""
-    pid = tl.program_id(0)
-    row = pid // PARTS
-    part = pid % PARTS
-    cols = part * BLOCK + tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
-    tl.store(part_ptr + row * PARTS + part, tl.sum(x, axis=0))
-    al.sync_block_all("all_vector", 1)
-    mean = tl.sum(tl.load(part_ptr + row * PARTS + tl.arange(0, PARTS)), axis=0) / n_cols
-    xc = tl.where(mask, x - mean, 0.0)
-    al.sync_block_all("all_vector", 2)
-    tl.store(part_ptr + (PARTS * 8) + row * PARTS + part, tl.sum(xc * xc, axis=0))
-    squares = tl.sum(tl.load(part_ptr + (PARTS * 8) + row * PARTS + tl.arange(0, PARTS)), axis=0)  # B:second
-    tl.store(out_ptr + row * n_cols + cols, xc / tl.sqrt(squares), mask=mask)
-
-
 def test_a_missing_second_barrier_is_a_race():
     """A barrier clears what the programs stored before it: the exchange after it needs its own."""
     x = RNG.standard_normal((3, 200)).astype(np.float32)
     with pytest.raises(ascdsl.CompilationError) as info:
-        norm_missing_a_barrier[(12,)](x, np.zeros_like(x), np.zeros(64, np.float32), np.int32(200), PARTS=4, BLOCK=64)
+        split_row_norm[(12,)](x, np.zeros_like(x), np.zeros(64, np.float32), np.int32(200), PARTS=4, BLOCK=64,
+                              SQUARES=32, LAST_SYNC=False)
     located(info.value, "second", "element 33 of part_ptr, which program (1, 0, 0) stored with no grid barrier")
 
 
