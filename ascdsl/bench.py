@@ -114,7 +114,7 @@ ENTRY_TARGETS = (_lsm("rows fit", (4096, 1024)), _lsm("rows fit", (1024, 4096)),
 ENTRY_BOUND = 2.0
 
 
-SWEEP_BOUND = 1.2
+SWEEP_BOUND = bench_bounds.RATIO_TARGET
 """The issue's target for every seed-op class on shapes the bench does not list."""
 SWEEP_ELEMENTS = 1 << 22
 """The largest tensor a sweep draws (elements): simulator runs of minutes, not hours."""
@@ -157,6 +157,7 @@ def sweep(ops: dict, cases: list[BenchCase], platform: str, out) -> list[tuple[B
     print(format_table(rows, header), file=out)
     over = sorted({(c.op, c.shape_class, c.dtype) for c, k in done if k.ratio > SWEEP_BOUND})
     print(f"over {SWEEP_BOUND:g}x: " + ("; ".join(" ".join(o) for o in over) if over else "none"), file=out)
+    bench_bounds.report_sweep(bench_bounds.sweep_bounds(simulate, ops, done, platform), out)
     return done
 
 

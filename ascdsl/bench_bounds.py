@@ -5,6 +5,12 @@
   partial sums were exchanged, can do no better than every core moving one equal piece with no
   exchange at all: the same bytes as ``[cores, n / cores]`` rows, one row per core. That run's
   estimate over the few-rows class's own floor bounds every split from below.
+* **The sweep's shapes over the target** (``ascdsl bench --sweep N``): each against the same split, and
+  rows that are not whole 32-byte blocks also against the same bytes in rows padded to whole blocks (what a
+  relayout in UB could at best match, the relayout itself left out). Where one reaches the target, the
+  shape's gap is a kernel form the ops do not have. Where none does, spreading the bytes does not close it
+  with the ops' kernels as they are: what is left is a core's one short tile, its read, vector work and
+  write in turn (the model has no DMA latency); a form overlapping them inside a row is not measured.
 * **UB under the target** (log_softmax_grad's rows of 4096 floats: two rows per tile in two
   double-buffered queues are 69.9% of the budget, and a third does not fit). The same class on the
   same platform with twice the UB (more rows per tile) shows what filling the UB would gain.
@@ -23,6 +29,7 @@ from .op import Operator
 from .platforms import PLATFORMS, get_platform
 
 RATIO_TARGET = 1.2  # the issue's estimate over floor
+SEED_OPS = ("softmax_grad", "log_softmax_grad")
 UB_TARGET = 0.70  # the issue's UB use for large shapes
 LARGE = 1 << 20  # elements: a "large shape" for the UB target
 Simulate = Callable  # bench.simulate: (op, case, platform name) -> its Kernel figures
@@ -66,6 +73,46 @@ def split_bound(simulate: Simulate, op: Operator, case, platform: str, kernel) -
                  kernel.ratio, split.est_us / kernel.floor_us, split.ub_use)
 
 
+def padded_bound(simulate: Simulate, op: Operator, case, platform: str, kernel) -> Bound | None:
+    """The rows of ``case`` (measured as ``kernel``) padded to whole 32-byte blocks, the same bytes in fewer
+    rows; None where its rows are whole blocks already."""
+    *outer, k = case.shape
+    block = 32 // dtypes.lookup(case.dtype).itemsize
+    if k % block == 0:
+        return None
+    padded = -(-k // block) * block
+    shape = (-(-int(np.prod(outer)) * k // padded), padded)
+    alt = simulate(op, dataclasses.replace(case, shape=shape), platform)
+    return Bound(f"{_label(case)} as {shape[0]} rows of {padded}", kernel.ratio, alt.est_us / kernel.floor_us,
+                 alt.ub_use)
+
+
+def sweep_bounds(simulate: Simulate, ops: dict[str, Operator], done: list, platform: str) -> list[tuple]:
+    """(case, its alternatives) of every seed-op sweep shape over the target: ``done`` holds (case,
+    ``bench.Kernel``); short rows (the class of that name) also padded to whole blocks."""
+    found = []
+    for case, k in done:
+        if case.op in SEED_OPS and k.ratio > RATIO_TARGET:
+            op = ops[case.op]
+            padded = padded_bound(simulate, op, case, platform, k) if "short rows" in case.shape_class else None
+            found.append((case, (split_bound(simulate, op, case, platform, k), *([padded] if padded else []))))
+    return found
+
+
+def report_sweep(found: list[tuple], out) -> None:
+    """Each shape's alternatives, and whether any reaches the target."""
+    if not found:
+        return
+    print(f"\nthe sweep's seed-op shapes over {RATIO_TARGET:g}x and the model's figure for each alternative "
+          "(ascdsl/bench_bounds.py):", file=out)
+    for case, alternatives in found:
+        best = min(b.alternative for b in alternatives)
+        verdict = ("an alternative reaches the target: a kernel form the ops lack" if best <= RATIO_TARGET else
+                   "over the target however its bytes are spread, with the ops' own kernels")
+        shown = "; ".join(f"{b.what.removeprefix(_label(case) + ' ')} {b.alternative:.2f}" for b in alternatives)
+        print(f"  {_label(case)} ({case.shape_class}) {alternatives[0].ratio:.2f}: {shown} -> {verdict}", file=out)
+
+
 def ub_bound(simulate: Simulate, op: Operator, case, platform: str, kernel, factor: int = 2) -> Bound:
     """The class ``case`` (measured as ``kernel``) on ``platform`` with ``factor`` times the UB."""
     with wider_ub(platform, factor) as wide:
@@ -79,7 +126,7 @@ def bounds(simulate: Simulate, ops: dict[str, Operator], measured: list, platfor
     out = []
     for row in measured:
         case, k = row.case, row.kernel
-        if case.op not in ("softmax_grad", "log_softmax_grad"):
+        if case.op not in SEED_OPS:
             continue
         if case.shape_class == "few rows" and k.ratio > RATIO_TARGET:
             out.append(split_bound(simulate, ops[case.op], case, platform, k))

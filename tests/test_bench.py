@@ -1,6 +1,7 @@
 """``ascdsl bench``: the quick run prints every column from one run, and estimates never beat the floor."""
 from __future__ import annotations
 
+import io
 import itertools
 import sys
 from pathlib import Path
@@ -149,6 +150,32 @@ def test_the_sweep_runs_one_class_alone(capsys):
     rows = [line for line in table.splitlines() if line.startswith("| log_softmax_grad")]
     assert len(rows) == 2 and all(" | reduce-middle odd inner | " in r for r in rows)
     assert "seed ops on 2 untuned shapes" in out
+    over = [r for r in rows if float(r.split(" | ")[7]) > bench.SWEEP_BOUND]
+    alternatives = out.split("the model's figure for each alternative")[1].split("\n\n")[0].splitlines()[1:]
+    assert over and len(alternatives) == len(over)
+    assert all("(reduce-middle odd inner)" in a and "-element piece per core (no exchange)" in a for a in alternatives)
+
+
+def test_the_sweep_sets_each_shape_over_the_target_against_its_alternatives():
+    """A stand-in for the simulator (est us by shape; floor 1 us): a shape over the target is run split over the
+    cores and, for short rows not whole 32-byte blocks, padded to whole blocks; the verdict follows the best."""
+    est = {(300, 19): 2.0, (40, 144): 1.5, (179, 32): 1.1, (64, 30000): 1.5, (40, 48000): 1.3, (50, 64): 1.1}
+
+    def simulate(op, case, platform):
+        return bench.Kernel("k", est[case.shape], 1.0, "MTE2", 1.0, 1.0, 0.5, 40)
+    done = [(c, simulate(None, c, "")) for c in (bench._sg("16-bit short rows", (300, 19), "float16"),
+                                                  bench._lsm("few long rows", (64, 30000)),
+                                                  bench._sg("random rows", (50, 64)),
+                                                  bench._sm("few long rows", (64, 30000)))]
+    ops = {"softmax_grad": None, "log_softmax_grad": None}
+    found = bench_bounds.sweep_bounds(simulate, ops, done, "Ascend910B3")
+    assert [(c.shape, [b.alternative for b in bs]) for c, bs in found] == [((300, 19), [1.5, 1.1]),
+                                                                         ((64, 30000), [1.3])]
+    out = io.StringIO()
+    bench_bounds.report_sweep(found, out)
+    short, long = out.getvalue().splitlines()[2:]
+    assert "as 179 rows of 32 1.10" in short and short.endswith("a kernel form the ops lack")
+    assert "one 48000-element piece per core" in long and long.endswith("with the ops' own kernels")
 
 
 def test_the_kernel_source_runs_on_upstream_triton_too():
