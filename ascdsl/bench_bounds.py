@@ -92,7 +92,7 @@ def sweep_bounds(simulate: Simulate, ops: dict[str, Operator], done: list, platf
     ``bench.Kernel``); short rows (the class of that name) also padded to whole blocks."""
     found = []
     for case, k in done:
-        if case.op in SEED_OPS and k.ratio > RATIO_TARGET:
+        if case.op in SEED_OPS and k.ratio > RATIO_TARGET and k.floor_us > 0:  # a floor of 0: nothing to compare
             op = ops[case.op]
             padded = padded_bound(simulate, op, case, platform, k) if "short rows" in case.shape_class else None
             found.append((case, (split_bound(simulate, op, case, platform, k), *([padded] if padded else []))))

@@ -3,6 +3,7 @@ that plans the rows of :func:`part_span` and :func:`row_part` (call it from your
 from math import gcd
 
 import ascdsl.language as tl
+import ascdsl.language.extra.cann.extension as al
 
 from .backend.selection.packed_rows import spans
 from .jit import jit
@@ -100,6 +101,25 @@ def row_part(unit, end, per_core, parts, part_k, k):
     row = tl.where(split, per_core * tl.num_programs(0) + pid // parts, unit)
     first = tl.where(split, (pid - pid // parts * parts) * part_k, 0)
     return row, first, tl.where(split, tl.minimum(first + part_k, k), k)
+
+
+MAX_PARTS = 64
+"""The most parts of a row :func:`part_total` adds (a tile of this many partial sums; at least the vector cores)."""
+
+
+@jit
+def part_total(partials_ptr, partial, tail, parts):
+    """The sum of ``partial`` (``[1]`` float32) over the ``parts`` programs that share this program's row (programs
+    ``pid // parts * parts`` on, the first ``tail`` programs in rows of :func:`row_part`): each stores its own to
+    float32 GM scratch of a slot a program (``partials_ptr``), all meet at a grid barrier, then each reads its row's.
+    Every program of the launch must call it (a grid barrier), at most one a vector core."""
+    pid = tl.program_id(0)
+    tl.store(partials_ptr + pid + tl.arange(0, 1), partial)
+    al.sync_block_all("all_vector", 0)
+    first = pid // parts * parts
+    i = tl.arange(0, MAX_PARTS)
+    sums = tl.load(partials_ptr + first + i, mask=(i < parts) & (first + i < tail), other=0.0)
+    return tl.sum(sums, axis=0, keep_dims=True)
 
 
 @host

@@ -20,8 +20,10 @@ Outer work (rows; for NZ, blocks of rows of one batch) is split over the vector 
 ``big_cores`` programs taking one unit more. Not for ``is_front``, the rows past the last whole round of the
 cores (``m % cores`` of them, at most half the cores; rows of ``PART_ROW_BYTES`` or more) go instead in column
 parts over the cores, in ``two_pass``: every core takes ``m // cores`` whole rows, then the first ``tail`` cores
-a part of ``part_k`` columns of one of the rows past them (``parts`` a row), summing the whole row again and
-writing its own columns. Rows that fit the UB take it in float32 only, with at most ``PART_WHOLE_ROWS`` whole
+a part of ``part_k`` columns of one of the rows past them (``parts`` a row), writing its own columns. A part sums
+the whole row again, or, where that re-read is ``EXCHANGE_ELEMENTS`` or more (``EXCHANGE``), only its own columns,
+and the row's parts exchange their partial sums through float32 GM scratch (``partials_ptr``, a slot a program)
+and a grid barrier (``ascdsl.lib.part_total``). Rows that fit the UB take it in float32 only, with at most ``PART_WHOLE_ROWS`` whole
 rows a core and 4 parts a row or more (the two-pass kernel reads them twice: measured in docs/performance.md).
 
 Tile sizes are runtime tile extents (tiling fields: one kernel class per algorithm serves every
@@ -47,7 +49,8 @@ import numpy as np
 import ascdsl
 import ascdsl.cache
 import ascdsl.language as tl
-from ascdsl.lib import core_span, load_flat_rows, part_span, reads_flat, row_part, rows_in_parts, store_flat_rows
+from ascdsl.lib import (MAX_PARTS, core_span, load_flat_rows, part_span, part_total, reads_flat, row_part, rows_in_parts,
+                        store_flat_rows)
 from ascdsl import dtypes, render_template, sim
 from ascdsl.sim import softmax_tiling
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
@@ -56,6 +59,7 @@ TILES_PER_CORE = 4  # the full-load kernel's fewest tiles a core, where its rows
 MIN_TILE_BYTES = 8192  # the fewest bytes of an input such a tile holds
 PART_WHOLE_ROWS = 2  # the most whole rows a core takes beside a part of a row that fits the UB
 ROW_LIMIT = 1 << 30  # row indices (a core's first row plus a tile of rows) stay far inside int32
+EXCHANGE_ELEMENTS = 16384  # the fewest elements of a row's re-read its parts' exchange saves each
 NZ_ROWS = tuple(2 ** i for i in range(4, 13))  # the NZ row blocks (multiples of 16) it chooses from
 
 
@@ -97,31 +101,59 @@ def packed_kernel(grad_ptr, src_ptr, out_ptr, per_core, big_cores, ROWS: tl.cons
 
 
 @ascdsl.jit
-def two_pass_kernel(grad_ptr, src_ptr, out_ptr, k, per_core, big_cores, tail, parts, part_k,
-                    BLOCK_K: tl.constexpr, FRONT: tl.constexpr, ALIGN: tl.constexpr):
-    start, end, last = part_span(per_core, big_cores, tail)
+def row_sum(grad_ptr, src_ptr, base, first, stop, BLOCK_K: tl.constexpr):
+    """``[1]``: the float32 sum of ``grad * src`` over the columns ``[first, stop)`` of the row at ``base``."""
     lanes = tl.arange(0, BLOCK_K)
-    for unit in range(start, last):
-        # past its whole rows, one of the first `tail` cores writes a part of a row past the last whole round
-        row, first, stop = row_part(unit, end, per_core, parts, part_k, k)
-        total = tl.zeros((1,), tl.float32)
-        for col0 in range(0, k, BLOCK_K):
-            cols = col0 + lanes
-            mask = cols[None, :] < k
-            grad = tl.load(grad_ptr + row * k + cols[None, :], mask=mask, other=0.0).to(tl.float32)
-            src = tl.load(src_ptr + row * k + cols[None, :], mask=mask, other=0.0).to(tl.float32)
-            total += tl.sum(grad * src, axis=1)
-        if FRONT:
-            store_front(out_ptr, row + tl.arange(0, 1), end, total, ALIGN)
-        else:
-            for col0 in range(first, stop, BLOCK_K):
-                cols = col0 + lanes
-                mask = cols[None, :] < stop
-                offsets = row * k + cols[None, :]
-                grad = tl.load(grad_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
-                src = tl.load(src_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
-                out = (grad - total[:, None]) * src
-                tl.store(out_ptr + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
+    total = tl.zeros((1,), tl.float32)
+    for col0 in range(first, stop, BLOCK_K):
+        cols = col0 + lanes
+        mask = cols[None, :] < stop
+        grad = tl.load(grad_ptr + base + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        src = tl.load(src_ptr + base + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        total += tl.sum(grad * src, axis=1)
+    return total
+
+
+@ascdsl.jit
+def write_cols(grad_ptr, src_ptr, out_ptr, base, first, stop, total, BLOCK_K: tl.constexpr):
+    """``dst`` over the columns ``[first, stop)`` of the row at ``base``, whose sum of ``grad * src`` is ``total``."""
+    lanes = tl.arange(0, BLOCK_K)
+    for col0 in range(first, stop, BLOCK_K):
+        cols = col0 + lanes
+        mask = cols[None, :] < stop
+        offsets = base + cols[None, :]
+        grad = tl.load(grad_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+        src = tl.load(src_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+        out = (grad - total[:, None]) * src
+        tl.store(out_ptr + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@ascdsl.jit
+def two_pass_kernel(grad_ptr, src_ptr, out_ptr, partials_ptr, k, per_core, big_cores, tail, parts, part_k,
+                    BLOCK_K: tl.constexpr, FRONT: tl.constexpr, ALIGN: tl.constexpr, EXCHANGE: tl.constexpr):
+    start, end, last = part_span(per_core, big_cores, tail)
+    if EXCHANGE:
+        # every program: its per_core whole rows, then (the same step on all) its part of a row past them, whose
+        # partial sum over its own columns it exchanges with the row's other parts
+        for step in range(0, per_core + 1):
+            unit = start + step
+            row, first, stop = row_part(unit, end, per_core, parts, part_k, k)
+            split = unit == end
+            stop = tl.where(unit < last, stop, first)
+            total = row_sum(grad_ptr, src_ptr, row * k, first, tl.where(split, stop, k), BLOCK_K)
+            if step == per_core:
+                total = part_total(partials_ptr, total, tail, parts)
+            write_cols(grad_ptr, src_ptr, out_ptr, row * k, first, stop, total, BLOCK_K)
+    else:
+        for unit in range(start, last):
+            # past its whole rows, one of the first `tail` cores writes a part of a row past the last whole round,
+            # summing its whole row again
+            row, first, stop = row_part(unit, end, per_core, parts, part_k, k)
+            total = row_sum(grad_ptr, src_ptr, row * k, 0, k, BLOCK_K)
+            if FRONT:
+                store_front(out_ptr, row + tl.arange(0, 1), end, total, ALIGN)
+            else:
+                write_cols(grad_ptr, src_ptr, out_ptr, row * k, first, stop, total, BLOCK_K)
 
 
 @ascdsl.jit
@@ -199,7 +231,8 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False, packed=False):
                          "tensor along its leading axes")
     if m == 0 or (k == 0 and not is_front):
         return ascdsl.Launch(two_pass_kernel, grid=(0,), variant="empty",
-                             constexprs={"BLOCK_K": align, "FRONT": is_front, "ALIGN": align})
+                             constexprs={"BLOCK_K": align, "FRONT": is_front, "ALIGN": align, "EXCHANGE": False},
+                             scratch={"partials_ptr": (tl.float32, 0)})
     used = min(cores, m)
     block_k = max(1, ascdsl.cdiv(k, align)) * align  # a row in whole 32-byte blocks
     # Not for is_front: beside its [ROWS, ALIGN] store, rows of 200 and more elements make ROWS no runtime
@@ -230,8 +263,12 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False, packed=False):
         return ascdsl.Launch(rows_kernel, grid=(used,), variant="rows",
                              scalars={"k": k, "per_core": per_core, "big_cores": big_cores},
                              constexprs={"ROWS": rows, "BLOCK_K": block_k, "FRONT": is_front, "ALIGN": align})
-    block_k = ascdsl.planner.largest_extent(two_pass_kernel, "BLOCK_K", grad, src, grad, platform=platform,
-                                            FRONT=is_front, ALIGN=32 // grad.dtype.itemsize) // align * align
+    # the parts of a row exchange their partial sums (GM scratch and a grid barrier) where that saves each a
+    # re-read of EXCHANGE_ELEMENTS or more, else each sums its whole row again (measured: docs/performance.md)
+    exchange = tail > 0 and k - part_k >= EXCHANGE_ELEMENTS and parts <= MAX_PARTS
+    block_k = ascdsl.planner.largest_extent(two_pass_kernel, "BLOCK_K", grad, src, grad, tl.pointer_type(tl.float32),
+                                            platform=platform, FRONT=is_front, ALIGN=32 // grad.dtype.itemsize,
+                                            EXCHANGE=exchange) // align * align
     if block_k < align:
         raise ValueError(f"no chunk of a {k}-element row fits the UB of {platform.name}")
     # chunks of equal length: a short last chunk would cost a whole one's vector work
@@ -239,7 +276,8 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False, packed=False):
     return ascdsl.Launch(two_pass_kernel, grid=(used,), variant="two_pass",
                          scalars={"k": k, "per_core": per_core, "big_cores": big_cores,
                                   "tail": tail, "parts": parts, "part_k": part_k},
-                         constexprs={"BLOCK_K": block_k, "FRONT": is_front, "ALIGN": align})
+                         constexprs={"BLOCK_K": block_k, "FRONT": is_front, "ALIGN": align, "EXCHANGE": exchange},
+                         scratch={"partials_ptr": (tl.float32, used)})
 
 
 @ascdsl.host
@@ -390,6 +428,7 @@ def error_scale(grad, src, *, is_front=False, format="ND", dtype=None):
 CASES = [ascdsl.Case(shape, shape, dtype=dt) for dt in ("float32", "float16", "bfloat16")
          for shape in ((1,), (4, 31), (3, 32), (5, 33), (2, 3, 7))]
 CASES += [ascdsl.Case((2, 10000), (2, 10000), dtype="float16"), ascdsl.Case((2, 10000), (2, 10000)),
+          ascdsl.Case((2, 10000), (2, 10000), dtype="bfloat16"),  # two-pass parts that sum their whole rows
           ascdsl.Case((100, 33), (100, 33)),  # three rows per core: tiles of several rows, a burst a row
           ascdsl.Case((1300, 33), (1300, 33)),  # 32 rows a core: the entry's packed rows
           ascdsl.Case((0, 8), (0, 8)), ascdsl.Case((3, 0), (3, 0)),

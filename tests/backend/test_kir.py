@@ -188,16 +188,41 @@ def test_exp2_on_the_interpreter_and_the_simulator(dtype):
         np.testing.assert_allclose(out.astype(np.float64), want, rtol=dt.rtol, atol=dt.atol, err_msg=backend)
 
 
+def _is_wide(e) -> bool:
+    """Whether C++ computes ``e`` in 64 bits: an int64_t leaf or cast, or arithmetic with a 64-bit operand."""
+    if isinstance(e, kir.Conv):
+        return e.dtype == dtypes.int64
+    if isinstance(e, kir.Bin):
+        return _is_wide(e.a) or _is_wide(e.b)
+    if isinstance(e, kir.Cond):
+        return _is_wide(e.a) or _is_wide(e.b)
+    return (e.dtype if isinstance(e, kir.Field) else e.ctype if isinstance(e, kir.Var) else None) == dtypes.int64
+
+
 def _narrow_leaves(e, wide=False):
-    """Int32 leaves of a GM offset expression that are not widened to int64_t before arithmetic."""
+    """Int32 leaves of a GM offset expression that are not widened to int64_t before arithmetic: by a cast
+    around them, or as the direct operand of arithmetic whose other operand is 64-bit (C++'s promotion)."""
     if isinstance(e, kir.Conv):
         return _narrow_leaves(e.x, e.dtype == dtypes.int64)
     if isinstance(e, (kir.Bin, kir.Cond)):
-        return [x for part in ((e.a, e.b) if isinstance(e, kir.Bin) else (e.c, e.a, e.b))
-                for x in _narrow_leaves(part, wide)]
+        parts = (e.a, e.b) if isinstance(e, kir.Bin) else (e.c, e.a, e.b)
+        promoted = isinstance(e, kir.Bin) and (_is_wide(e.a) or _is_wide(e.b))
+        return [x for part in parts
+                for x in _narrow_leaves(part, wide or promoted and isinstance(part, (kir.Field, kir.Var)))]
     if isinstance(e, kir.Field) or isinstance(e, kir.Var) and e.ctype != dtypes.int64:
         return [] if wide else [e]
     return []
+
+
+def test_the_offset_check_follows_cpp_promotion():
+    """``program % grid0`` with ``program`` an int64_t is 64-bit arithmetic; ``a32 * b32`` is not, also inside
+    a 64-bit sum."""
+    a, b = kir.Var(1, dtypes.int32, "a"), kir.Var(2, dtypes.int32, "b")
+    program, grid0 = kir.Var(3, dtypes.int64, "program"), kir.Field("grid0", dtypes.int32)
+    assert _narrow_leaves(kir.Bin(kir.BinOp.MOD, program, grid0)) == []
+    assert _narrow_leaves(kir.Bin(kir.BinOp.MUL, a, grid0)) == [a, grid0]
+    assert _narrow_leaves(kir.Bin(kir.BinOp.ADD, program, kir.Bin(kir.BinOp.MUL, a, b))) == [a, b]
+    assert _narrow_leaves(kir.Bin(kir.BinOp.ADD, kir.Conv(dtypes.int64, kir.Bin(kir.BinOp.MUL, a, b)), a)) == []
 
 
 def narrow_gm_offsets(k: kir.Kernel) -> list:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from ascdsl import build, planner, report, sim
+from ascdsl.backend.cube.mix import is_mix
 from ascdsl.backend.lift import lift
 from ascdsl.backend.render import ascendc
 from ascdsl.backend.host import host
@@ -96,10 +97,12 @@ def test_op_kernel_runs_every_variant_on_the_simulator(path, tmp_path):
         seen.add(key)
         outs = [np.zeros(b.op.output_shape(o, descs, attrs), b.op.output_dtype(o, descs).np) for o in b.op.outputs]
         tiling = b.layout.pack(dict(got.fields))
-        # a MIX kernel's products go through the user workspace its tiling sizes (NaN until written)
+        # a MIX kernel's products and a launch's scratch go through the user workspace its tiling sizes (NaN until
+        # written)
         workspace = np.full(got.workspace_bytes // 4, np.nan, np.float32) if got.workspace_bytes else None
+        (v,) = [v for v in b.variants if v.key == key]
         sim.run_kernel(source, b.project_name, [*arrays, *outs, workspace, tiling], got.block_dim, PLATFORM.name,
-                       tiling_key=key, tiling_type=b.layout.struct_name, mix=workspace is not None)
+                       tiling_key=key, tiling_type=b.layout.struct_name, mix=is_mix(v.kernel, PLATFORM))
         for out, e in zip(outs, expected_outputs(b.op, arrays, dict(case.attrs))):
             assert_close(out, e, out.dtype and b.op.output_dtype(b.op.outputs[0], descs))
     assert seen == {v.key for v in b.variants}

@@ -27,7 +27,11 @@ def check_equivalence(tmp_path, op, kernels, sweep, built=None, platforms=PLATFO
     """Run every (inputs, attrs) of ``sweep`` on each of ``platforms`` through Python and the compiled C++
     and compare (``built``: an ``OpBuild`` whose variants, runtime tile extents included, and layout to use)."""
     variants = built.variants if built is not None else tiling.variants(kernels)
-    layout = built.layout if built is not None else tiling.layout(f"{op.op_type}TilingData", kernels)
+    if built is not None:
+        layout = built.layout
+    else:
+        scratch = dict.fromkeys(n for k in kernels for n in tiling.scratch_params(k, op.tensor_count))
+        layout = tiling.layout(f"{op.op_type}TilingData", kernels, (), tuple(scratch))
     header = host.tiling_header(op, layout, variants, PLATFORMS[0], "test")
     fn = host.lower_tiling(op, layout, variants, PLATFORMS[0], f"{op.op_type}Tiling")
     shapes = host.output_shapes(op, op.op_type)

@@ -165,15 +165,21 @@ class PlannerTables:
 
     def arg_type(self, node: ast.AST):
         """A kernel argument of a planner query under the current dtype binding: an input tensor is a
-        pointer to its dtype, a dtype known at build time a scalar."""
+        pointer to its dtype, ``tl.pointer_type(dtype)`` a pointer to ``dtype`` known at build time (GM scratch
+        of the launch), a dtype known at build time a scalar."""
         low = self.lowering
+        if isinstance(node, ast.Call) and low.resolve(node.func) is dtypes.PointerType and len(node.args) == 1 \
+                and not node.keywords:  # tl.pointer_type(dtype): a GM scratch parameter
+            element = low.expr(node.args[0])
+            if element.type == DTYPE and element.is_const:
+                return dtypes.PointerType(element.const)
         value = low.expr(node)
         if value.type == TENSOR and isinstance(node, ast.Name) and node.id in low.dtype_binding:
             return dtypes.PointerType(low.dtype_binding[node.id])
         if value.type == DTYPE and value.is_const:
             return value.const
-        raise low.error(node, "a kernel argument of a planner query is an input tensor of the op or a dtype "
-                        "known at build time")
+        raise low.error(node, "a kernel argument of a planner query is an input tensor of the op, "
+                        "tl.pointer_type(dtype) or a dtype known at build time")
 
 
 def poly_value(poly, values: dict):

@@ -37,7 +37,7 @@ from ..render.ascendc import planned
 from ..kir import Bin, BinOp, Cond, Lit
 from .poly import BLOCK, Mismatch, Slots, ceil_block, fit, footprint, unsized
 from ..names.naming import FIELD_DTYPE, name as name_pass, to_expr
-from ..render.templated import computes_the_same, float32_form, pointer_dtypes
+from ..render.templated import computes_the_same, element_type, float32_form, pointer_dtypes
 from ..plan.tiling import Variant
 from ..plan.ubplan import Plan, Slot, highs
 from .symbolic import decides, evaluated, lifted, named, relabel
@@ -526,8 +526,9 @@ def _with_form(v, variants, jit_fns: dict, platform: Platform):
     if v.lift is None or pointer_dtypes(v.kernel) != {dtypes.float32}:
         return v
     for w in variants:
-        if w.lift is None or w.kernel.name != v.kernel.name or len(pointer_dtypes(w.kernel)) != 1 or \
-                pointer_dtypes(w.kernel) - {dtypes.float16, dtypes.bfloat16} or w.lift.names != v.lift.names:
+        if w.lift is None or w.kernel.name != v.kernel.name or \
+                element_type(pointer_dtypes(w.kernel)) not in (dtypes.float16, dtypes.bfloat16) or \
+                w.lift.names != v.lift.names:
             continue
         fn = jit_fns[w.kernel.name]
         try:

@@ -2,8 +2,9 @@
 share one ``template <typename T>`` class, instantiated per tiling key (``RowsKernelV7<half>``,
 ``RowsKernelV7<bfloat16_t>``), as CANN engineers write them.
 
-A variant whose pointers all have one element type ``t`` is *abstracted*: ``t`` becomes the type
-parameter ``T`` everywhere in its kernel IR (tensors, views, literals, ``sizeof``). Variants of one
+A variant whose pointers all have one element type ``t`` (float32 GM scratch beside them aside:
+:func:`element_type`) is *abstracted*: ``t`` becomes the type parameter ``T`` everywhere in its kernel
+IR (tensors, views, literals, ``sizeof``). Variants of one
 kernel whose abstracted kernel IR is equal (same calls, same sizes, same constants) form a group.
 
 float32 joins such a template through :func:`float32_form`: the 16-bit kernel's tile IR retyped to
@@ -45,12 +46,21 @@ def _replace(node, old: DType, new: DType):
     return tree_map(node, lambda x: (new if x == old else x) if isinstance(x, DType) else None)
 
 
-def abstract(k: kir.Kernel) -> tuple[kir.Kernel, DType] | None:
-    """``k`` with its one pointer element type as ``T`` (named afresh), or None."""
-    types = {g.dtype for g in k.gms}
-    if len(types) != 1:
+def element_type(types: set) -> DType | None:
+    """The element type a template abstracts of a kernel whose pointers point at ``types``: the one type but
+    float32 (float32 pointers beside it are GM scratch a 16-bit kernel keeps in float32), float32 where every
+    pointer is; None where two other types mix, or there is no pointer."""
+    narrow = set(types) - {dtypes.float32}
+    if len(narrow) > 1 or not types:
         return None
-    (t,) = types
+    return next(iter(narrow), dtypes.float32)
+
+
+def abstract(k: kir.Kernel) -> tuple[kir.Kernel, DType] | None:
+    """``k`` with its pointer element type (:func:`element_type`) as ``T`` (named afresh), or None."""
+    t = element_type({g.dtype for g in k.gms})
+    if t is None:
+        return None
     return name(_replace(dataclasses.replace(k, names=None), t, type_parameter(t))), t
 
 
@@ -60,9 +70,10 @@ def pointer_dtypes(kernel: TileKernel) -> set:
 
 
 def float32_form(kernel: TileKernel) -> TileKernel:
-    """The tile IR ``kernel`` (its pointers of one 16-bit float type) with that type retyped to float32
-    and its casts from or to it kept, marked ``kept`` (selection makes them identity ``Cast`` s)."""
-    (t,) = pointer_dtypes(kernel)
+    """The tile IR ``kernel`` (its pointers of one 16-bit float type, :func:`element_type`) with that type
+    retyped to float32 and its casts from or to it kept, marked ``kept`` (selection makes them identity
+    ``Cast`` s)."""
+    t = element_type(pointer_dtypes(kernel))
     assert t in (dtypes.float16, dtypes.bfloat16), t
 
     def block(b: Block) -> Block:
