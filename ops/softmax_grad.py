@@ -21,10 +21,10 @@ Outer work (rows; for NZ, blocks of rows of one batch) is split over the vector 
 cores (``m % cores`` of them, at most half the cores; rows of ``PART_ROW_BYTES`` or more) go instead in column
 parts over the cores, in ``two_pass``: every core takes ``m // cores`` whole rows, then the first ``tail`` cores
 a part of ``part_k`` columns of one of the rows past them (``parts`` a row), writing its own columns. A part sums
-the whole row again, or, where that re-read is ``EXCHANGE_ELEMENTS`` or more (``EXCHANGE``), only its own columns,
-and the row's parts exchange their partial sums through float32 GM scratch (``partials_ptr``, a slot a program)
-and a grid barrier (``ascdsl.lib.part_total``). Rows that fit the UB take it in float32 only, with at most ``PART_WHOLE_ROWS`` whole
-rows a core and 4 parts a row or more (the two-pass kernel reads them twice: measured in docs/performance.md).
+the whole row again, or (``EXCHANGE``, where that re-read is ``EXCHANGE_ELEMENTS`` or more) its own columns, the
+parts exchanging their sums through float32 GM scratch and a grid barrier (``ascdsl.lib.part_total``). Rows that
+fit the UB take parts in float32 only, with at most ``PART_WHOLE_ROWS`` whole rows a core and 4 parts a row or more
+(the two-pass kernel reads them twice: measured in docs/performance.md).
 
 Tile sizes are runtime tile extents (tiling fields: one kernel class per algorithm serves every
 shape), chosen from the kernel's exact UB footprint (``ascdsl.planner.largest_extent``, which the
@@ -49,8 +49,8 @@ import numpy as np
 import ascdsl
 import ascdsl.cache
 import ascdsl.language as tl
-from ascdsl.lib import (MAX_PARTS, core_span, load_flat_rows, part_span, part_total, reads_flat, row_part, rows_in_parts,
-                        store_flat_rows)
+from ascdsl.lib import (MAX_PARTS, core_span, load_flat_rows, part_span, part_total, reads_flat, row_part,
+                        rows_in_parts, store_flat_rows)
 from ascdsl import dtypes, render_template, sim
 from ascdsl.sim import softmax_tiling
 from ascdsl.platforms import DEFAULT_PLATFORM, get_platform
@@ -59,7 +59,8 @@ TILES_PER_CORE = 4  # the full-load kernel's fewest tiles a core, where its rows
 MIN_TILE_BYTES = 8192  # the fewest bytes of an input such a tile holds
 PART_WHOLE_ROWS = 2  # the most whole rows a core takes beside a part of a row that fits the UB
 ROW_LIMIT = 1 << 30  # row indices (a core's first row plus a tile of rows) stay far inside int32
-EXCHANGE_ELEMENTS = 16384  # the fewest elements of a row's re-read its parts' exchange saves each
+EXCHANGE_ELEMENTS = 11264  # the fewest elements of a float32 row's re-read its parts' exchange saves each
+EXCHANGE_ELEMENTS_16 = 17088  # the same for 16-bit rows (their casts bound them on the vector unit)
 NZ_ROWS = tuple(2 ** i for i in range(4, 13))  # the NZ row blocks (multiples of 16) it chooses from
 
 
@@ -265,7 +266,10 @@ def softmax_grad_host(grad, src, is_front, platform, nz=False, packed=False):
                              constexprs={"ROWS": rows, "BLOCK_K": block_k, "FRONT": is_front, "ALIGN": align})
     # the parts of a row exchange their partial sums (GM scratch and a grid barrier) where that saves each a
     # re-read of EXCHANGE_ELEMENTS or more, else each sums its whole row again (measured: docs/performance.md)
-    exchange = tail > 0 and k - part_k >= EXCHANGE_ELEMENTS and parts <= MAX_PARTS
+    saved = EXCHANGE_ELEMENTS
+    if dtype.itemsize == 2:
+        saved = EXCHANGE_ELEMENTS_16
+    exchange = tail > 0 and k - part_k >= saved and parts <= MAX_PARTS
     block_k = ascdsl.planner.largest_extent(two_pass_kernel, "BLOCK_K", grad, src, grad, tl.pointer_type(tl.float32),
                                             platform=platform, FRONT=is_front, ALIGN=32 // grad.dtype.itemsize,
                                             EXCHANGE=exchange) // align * align

@@ -380,5 +380,5 @@ def test_sweep_prints_its_cases_worst_first_and_names_those_over_the_bound(capsy
     compared = [f"  {c.op} {'x'.join(map(str, c.shape))} {c.dtype} (odd)" for c, k in done
                 if c.op in bench_bounds.SEED_OPS and k.ratio > bench.SWEEP_BOUND and k.floor_us > 0]
     assert compared == ["  softmax_grad 3x130 float32 (odd)"]
-    assert [line.split(")")[0] + ")" for line in out.split("the model's figure for each alternative")[1].splitlines()[1:]
-            if line.startswith("  ")] == compared
+    listed = out.split("the model's figure for each alternative")[1].splitlines()[1:]
+    assert [line.split(")")[0] + ")" for line in listed if line.startswith("  ")] == compared

@@ -175,7 +175,7 @@ def test_build_explain_names_the_constexprs_no_variant_lifts(scale_add, softmax_
     (nothing to say); softmax_grad's ``ALIGN`` sizes no buffer without ``FRONT``, at each kernel's location."""
     assert not_lifted(scale_add[0]) == []
     lines = not_lifted(softmax_grad[0])
-    assert "ops/softmax_grad.py:76:1: rows_kernel: ALIGN not lifted: alone on multiples of 1, but ALIGN sizes no " \
+    assert "ops/softmax_grad.py:77:1: rows_kernel: ALIGN not lifted: alone on multiples of 1, but ALIGN sizes no " \
            "buffer: no tile extent" in lines
     assert lines and all(": ALIGN not lifted: " in line for line in lines)
 

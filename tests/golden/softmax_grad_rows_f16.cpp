@@ -14,7 +14,7 @@ struct SoftmaxGradTilingData {
 };
 #pragma pack(pop)
 
-// rows_kernel (ROWS=8, BLOCK_K=64, FRONT=False, ALIGN=16) from ops/softmax_grad.py:76; UB plan: 10272 bytes
+// rows_kernel (ROWS=8, BLOCK_K=64, FRONT=False, ALIGN=16) from ops/softmax_grad.py:77; UB plan: 10272 bytes
 class RowsKernelV1 {
 public:
     __aicore__ inline RowsKernelV1() {}
@@ -35,16 +35,16 @@ public:
     __aicore__ inline void Process()
     {
         for (int64_t program = GetBlockIdx(); program < programs_; program += GetBlockNum()) {
-            const int32_t pid = static_cast<int32_t>(program % tiling_.grid0);  // ops/softmax_grad.py:78
-            const int32_t start = pid * tiling_.per_core + (pid < tiling_.big_cores ? pid : tiling_.big_cores);  // ops/softmax_grad.py:78
-            const int32_t end = start + tiling_.per_core + static_cast<int32_t>(pid < tiling_.big_cores);  // ops/softmax_grad.py:78
-            for (int32_t row0 = start; row0 < end; row0 += 8) {  // ops/softmax_grad.py:80
-                const int64_t gradOffset = static_cast<int64_t>(tiling_.k) * static_cast<int64_t>(row0);  // ops/softmax_grad.py:84
-                const int32_t gradRowsMaximumSub = end - row0;  // ops/softmax_grad.py:84
-                const int32_t gradRowsMaximum = gradRowsMaximumSub > 0 ? gradRowsMaximumSub : 0;  // ops/softmax_grad.py:84
-                const int32_t gradRows = gradRowsMaximum < 8 ? gradRowsMaximum : 8;  // ops/softmax_grad.py:84
-                const int32_t gradColsMaximum = tiling_.k > 0 ? tiling_.k : 0;  // ops/softmax_grad.py:84
-                const int32_t gradCols = gradColsMaximum < 64 ? gradColsMaximum : 64;  // ops/softmax_grad.py:84
+            const int32_t pid = static_cast<int32_t>(program % tiling_.grid0);  // ops/softmax_grad.py:79
+            const int32_t start = pid * tiling_.per_core + (pid < tiling_.big_cores ? pid : tiling_.big_cores);  // ops/softmax_grad.py:79
+            const int32_t end = start + tiling_.per_core + static_cast<int32_t>(pid < tiling_.big_cores);  // ops/softmax_grad.py:79
+            for (int32_t row0 = start; row0 < end; row0 += 8) {  // ops/softmax_grad.py:81
+                const int64_t gradOffset = static_cast<int64_t>(tiling_.k) * static_cast<int64_t>(row0);  // ops/softmax_grad.py:85
+                const int32_t gradRowsMaximumSub = end - row0;  // ops/softmax_grad.py:85
+                const int32_t gradRowsMaximum = gradRowsMaximumSub > 0 ? gradRowsMaximumSub : 0;  // ops/softmax_grad.py:85
+                const int32_t gradRows = gradRowsMaximum < 8 ? gradRowsMaximum : 8;  // ops/softmax_grad.py:85
+                const int32_t gradColsMaximum = tiling_.k > 0 ? tiling_.k : 0;  // ops/softmax_grad.py:85
+                const int32_t gradCols = gradColsMaximum < 64 ? gradColsMaximum : 64;  // ops/softmax_grad.py:85
                 CopyIn(gradOffset, gradRows, gradCols);
                 Compute(gradRows, gradCols);
                 CopyOut(gradOffset, gradRows, gradCols);
@@ -55,13 +55,13 @@ public:
 private:
     __aicore__ inline void CopyIn(const int64_t gradOffset, const int32_t gradRows, const int32_t gradCols)
     {
-        LocalTensor<half> gradIn = inOutQueueGrad.AllocTensor<half>();  // ops/softmax_grad.py:84
+        LocalTensor<half> gradIn = inOutQueueGrad.AllocTensor<half>();  // ops/softmax_grad.py:85
         DataCopyPadExtParams<half> gradInPad{true, 0, static_cast<uint8_t>((gradCols + 15) / 16 * 16 - gradCols), (half)0.0f};
         const bool gradInWhole = (static_cast<int64_t>(tiling_.k) == static_cast<int64_t>(gradCols)) & (gradCols == 64);
         DataCopyExtParams gradInParams{static_cast<uint16_t>(gradInWhole ? 1 : gradRows), static_cast<uint32_t>((gradInWhole ? gradRows * gradCols : gradCols) * sizeof(half)), static_cast<uint32_t>((static_cast<int64_t>(tiling_.k) - gradCols) * sizeof(half)), static_cast<uint32_t>(4 - (gradCols + 15) / 16), 0};
         DataCopyPad(gradIn, gradGm[gradOffset], gradInParams, gradInPad);
         inOutQueueGrad.EnQue<TPosition::GM, TPosition::VECIN>(gradIn);
-        LocalTensor<half> srcIn = inQueueSrc.AllocTensor<half>();  // ops/softmax_grad.py:85
+        LocalTensor<half> srcIn = inQueueSrc.AllocTensor<half>();  // ops/softmax_grad.py:86
         DataCopyPadExtParams<half> srcInPad{true, 0, static_cast<uint8_t>((gradCols + 15) / 16 * 16 - gradCols), (half)0.0f};
         const bool srcInWhole = (static_cast<int64_t>(tiling_.k) == static_cast<int64_t>(gradCols)) & (gradCols == 64);
         DataCopyExtParams srcInParams{static_cast<uint16_t>(srcInWhole ? 1 : gradRows), static_cast<uint32_t>((srcInWhole ? gradRows * gradCols : gradCols) * sizeof(half)), static_cast<uint32_t>((static_cast<int64_t>(tiling_.k) - gradCols) * sizeof(half)), static_cast<uint32_t>(4 - (gradCols + 15) / 16), 0};
@@ -100,26 +100,26 @@ private:
             Duplicate(srcIn[gradRows * 64], (half)0.0f, (8 - gradRows) * 64);
         }
         PipeBarrier<PIPE_V>();
-        Cast(grad, gradIn, RoundMode::CAST_NONE, 512);  // ops/softmax_grad.py:84
-        Cast(src, srcIn, RoundMode::CAST_NONE, 512);  // ops/softmax_grad.py:85
+        Cast(grad, gradIn, RoundMode::CAST_NONE, 512);  // ops/softmax_grad.py:85
+        Cast(src, srcIn, RoundMode::CAST_NONE, 512);  // ops/softmax_grad.py:86
         PipeBarrier<PIPE_V>();
-        Mul(tmp, grad, src, 512);  // ops/softmax_grad.py:86
+        Mul(tmp, grad, src, 512);  // ops/softmax_grad.py:87
         PipeBarrier<PIPE_V>();
-        WholeReduceSum(total, tmp, 64, 8, 1, 1, 8);  // ops/softmax_grad.py:86
+        WholeReduceSum(total, tmp, 64, 8, 1, 1, 8);  // ops/softmax_grad.py:87
         PipeBarrier<PIPE_V>();
-        Brcb(brcb, total, 1, {1, 8});  // ops/softmax_grad.py:90
+        Brcb(brcb, total, 1, {1, 8});  // ops/softmax_grad.py:91
         PipeBarrier<PIPE_V>();
         Sub(tmp2, grad, brcb, 64, 8, {1, 1, 0, 8, 8, 1});
         PipeBarrier<PIPE_V>();
-        Mul(out, tmp2, src, 512);  // ops/softmax_grad.py:90
+        Mul(out, tmp2, src, 512);  // ops/softmax_grad.py:91
         PipeBarrier<PIPE_V>();
-        Cast(gradIn, out, RoundMode::CAST_RINT, 512);  // ops/softmax_grad.py:91
+        Cast(gradIn, out, RoundMode::CAST_RINT, 512);  // ops/softmax_grad.py:92
         inOutQueueGrad.EnQue<TPosition::VECOUT, TPosition::GM>(gradIn);
         inQueueSrc.FreeTensor(srcIn);
     }
     __aicore__ inline void CopyOut(const int64_t gradOffset, const int32_t gradRows, const int32_t gradCols)
     {
-        LocalTensor<half> gradIn = inOutQueueGrad.DeQue<TPosition::VECOUT, TPosition::GM, half>();  // ops/softmax_grad.py:91
+        LocalTensor<half> gradIn = inOutQueueGrad.DeQue<TPosition::VECOUT, TPosition::GM, half>();  // ops/softmax_grad.py:92
         const bool outOutWhole = (static_cast<int64_t>(tiling_.k) == static_cast<int64_t>(gradCols)) & (gradCols == 64);
         DataCopyExtParams outOutParams{static_cast<uint16_t>(outOutWhole ? 1 : gradRows), static_cast<uint32_t>((outOutWhole ? gradRows * gradCols : gradCols) * sizeof(half)), static_cast<uint32_t>(4 - (gradCols + 15) / 16), static_cast<uint32_t>((static_cast<int64_t>(tiling_.k) - gradCols) * sizeof(half)), 0};
         DataCopyPad(outGm[gradOffset], gradIn, outOutParams);
