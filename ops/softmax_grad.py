@@ -138,10 +138,9 @@ def two_pass_kernel(grad_ptr, src_ptr, out_ptr, partials_ptr, k, per_core, big_c
         # partial sum over its own columns it exchanges with the row's other parts
         for step in range(0, per_core + 1):
             unit = start + step
-            row, first, stop = row_part(unit, end, per_core, parts, part_k, k)
-            split = unit == end
-            stop = tl.where(unit < last, stop, first)
-            total = row_sum(grad_ptr, src_ptr, row * k, first, tl.where(split, stop, k), BLOCK_K)
+            row, first, stop = row_part(unit, end, per_core, parts, part_k, k)  # a whole row: first 0, stop k
+            stop = tl.where(unit < last, stop, first)  # past the first `tail` programs: no part
+            total = row_sum(grad_ptr, src_ptr, row * k, first, stop, BLOCK_K)
             if step == per_core:
                 total = part_total(partials_ptr, total, tail, parts)
             write_cols(grad_ptr, src_ptr, out_ptr, row * k, first, stop, total, BLOCK_K)
