@@ -84,11 +84,11 @@ def test_a_host_function_calling_helpers_matches_python(tmp_path):
                            PLATFORMS[0], "HelpersTiling")
     # the same name, two constants: the host function's own, the other module's helper's named after it
     assert {"constexpr int64_t PART_ROW_BYTES = 4;", "constexpr int64_t rows_in_parts_PART_ROW_BYTES = 8192;"} <= \
-        set(fn.constants)
+        set(fn.constant_lines)
     # an argument known at build time stays a constant (`low`, 16: no variable, the comparison folds), another is
     # copied into the helper's variable
-    assert not any("_low" in line for line in fn.locals)
-    assert any(line.strip() == "clamp_block_high = block_and_blocks_high;" for line in fn.body)
+    assert not any("_low" in line for line in fn.local_lines)
+    assert any(line.strip() == "clamp_block_high = block_and_blocks_high;" for line in fn.body_lines)
 
 
 BAD_HOST = """import ascdsl

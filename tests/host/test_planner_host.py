@@ -68,11 +68,11 @@ def test_generated_table_and_selection():
     variants = tiling.variants(square_kernels())
     layout = tiling.layout("SquareOpTilingData", square_kernels())
     fn = host.lower_tiling(SQUARE, layout, variants, PLATFORMS[0], "SquareOpTiling")
-    table = "\n".join(c for c in fn.constants if "Footprint" in c)
+    table = "\n".join(fn.constant_lines)
     a, b = planner.footprint(square_kernel, "BLOCK", tl.pointer_type(dtypes.float16), tl.pointer_type(dtypes.float16),
                              samples=SMALL, SQUARE=True, WIDTH=2)
     assert f"{{{a.numerator}, {a.denominator}, {b}}},  // 3: float16, SQUARE=True" in table
-    body = "\n".join(fn.body)
+    body = "\n".join(fn.body_lines)
     assert "x.dtype == DType::FLOAT16 && square == true" in body
     assert "LargestBlock(" in body and "platform.ubBudget" in body
 

@@ -308,8 +308,8 @@ def test_names_read_only_by_folded_expressions_are_not_declared_unused(tmp_path,
                             str(header)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
     fn = host.lower_tiling(FOLDED, layout, tiling.variants(kernels), PLATFORMS[0], "FoldedOpTiling")
-    assert fn.constants == ("enum class Kernel { folded_kernel };", "constexpr int64_t FLOOR = 16;")
-    assert fn.locals == ("int64_t block{};", "[[maybe_unused]] int64_t total{};")
+    assert fn.constant_lines == ("enum class Kernel { folded_kernel };", "constexpr int64_t FLOOR = 16;")
+    assert fn.local_lines == ("int64_t block{};", "[[maybe_unused]] int64_t total{};")
     assert "[[maybe_unused]] int64_t shift" in fn.arguments
     sweep = [((desc(s),), {"shift": k}) for s in ((1,), (100,), (3, 50)) for k in (-1, 2)]
     assert check_equivalence(tmp_path, FOLDED, kernels, sweep, platforms=PLATFORMS[:1]) == {0}
@@ -350,9 +350,9 @@ def test_conditions_on_module_constants_fold(tmp_path, compiler):
     kernels = folded_kernel.specialize(ptr, ptr, 1, BLOCK=64).kernels
     layout = tiling.layout("DeadBranchOpTilingData", kernels)
     fn = host.lower_tiling(DEAD_BRANCH, layout, tiling.variants(kernels), PLATFORMS[0], "DeadBranchOpTiling")
-    body = "\n".join(fn.body)
+    body = "\n".join(fn.body_lines)
     assert "unreached_kernel" not in body and "STEPS" not in body and "if (" not in body.split("// folded_kernel")[0]
-    assert fn.constants == ("enum class Kernel { folded_kernel };",)
+    assert fn.constant_lines == ("enum class Kernel { folded_kernel };",)
     assert "block = 64;" in body and "block = 32;" not in body
     header = tmp_path / "dead_branch.h"
     header.write_text(host.tiling_header(DEAD_BRANCH, layout, tiling.variants(kernels), PLATFORMS[0], "test"))

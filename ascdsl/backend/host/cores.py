@@ -29,7 +29,7 @@ class Cores:
     kernel_type: str  # CANN's KERNEL_TYPE_* (KERNEL_TASK_TYPE of the op kernel's tiling key)
     mode: str  # tikicpulib's KernelMode of a CPU-debug launch (CANN 8.1's stub_def.h)
     limit: str  # the Platform attribute bounding blockDim
-    host_limit: str  # the same bound in generated host code (ascdsl_host::Platform)
+    host_limit: str  # the same bound in generated host code: the member of ascdsl_host::Platform
     what: str  # for comments and the report
 
     def block_dim(self, platform: Platform, programs: int) -> int:
@@ -37,11 +37,11 @@ class Cores:
         return min(programs, getattr(platform, self.limit))
 
 
-VECTOR = Cores("KERNEL_TYPE_AIV_ONLY", "AIV_MODE", "vector_core_count", "platform.vectorCoreNum",
+VECTOR = Cores("KERNEL_TYPE_AIV_ONLY", "AIV_MODE", "vector_core_count", "vectorCoreNum",
                "the vector cores")
-CUBE = Cores("KERNEL_TYPE_AIC_ONLY", "AIC_MODE", "ai_core_count", "platform.aiCoreNum",
+CUBE = Cores("KERNEL_TYPE_AIC_ONLY", "AIC_MODE", "ai_core_count", "aiCoreNum",
             "the cube cores, a block a core looping over its programs")
-MIX = Cores("KERNEL_TYPE_MIX_AIC_1_2", "MIX_MODE", "ai_core_count", "platform.aiCoreNum",
+MIX = Cores("KERNEL_TYPE_MIX_AIC_1_2", "MIX_MODE", "ai_core_count", "aiCoreNum",
             "a cube core and its two vector cores per block")
 
 

@@ -30,6 +30,8 @@ from ..cube import mix
 from .hostcode import (DTYPE_ENUM, MAX_DIMS, HostFunction, Param, camel, cpp, cpp_name, declare, dtype_enum, literal,
                        signature)
 from .hostlower import HostLowering
+from ..kir.host import Assign, Bound, Branch, HostType, Ident, Index, Invoke, Member, Return, Value
+from ..render.emit import host_lines
 from ..render.jinja import render
 from ..names.naming import field_name
 from ..plan.tiling import TilingLayout, Variant, cann_name, scratch_field, scratch_params
@@ -54,6 +56,8 @@ def lower_output_shape(op: Operator, output: Output, name: str) -> HostFunction:
 
 # ---------------------------------------------------------------------- the plain tiling header
 
+SHAPES, MESSAGE, STATUS_VAR = Ident("shapes"), Ident("message"), Ident("status")
+
 @dataclass(frozen=True)
 class ShapeFunction:
     """``Status name(inputs..., attrs..., Shape* shapes, message)``: the shape of every output."""
@@ -61,12 +65,16 @@ class ShapeFunction:
     name: str
     params: tuple[Param, ...]
     helpers: tuple[HostFunction, ...]
-    body: tuple[str, ...]
+    body: tuple  # host statements (:mod:`.kir.host`)
     used: frozenset[str]
 
     @property
     def arguments(self) -> tuple[str, ...]:
         return declare(self.params, self.used) + ("ascdsl_host::Shape* shapes", "std::string& message")
+
+    @property
+    def body_lines(self) -> tuple[str, ...]:
+        return host_lines(self.body)
 
 
 def op_params(op: Operator) -> tuple[Param, ...]:
@@ -86,15 +94,15 @@ def output_shapes(op: Operator, prefix: str) -> ShapeFunction:
             fn = lower_output_shape(op, output, f"{prefix}{camel(output.name)}Shape")
             helpers.append(fn)
             used |= {p.name for p in fn.params}
-            args = ", ".join([p.cpp.split()[-1] for p in fn.params] + [f"shapes[{i}]", "message"])
-            body.append(f"if (const int32_t status = {fn.name}({args})) {{")
-            body.append("    return status;")
-            body.append("}")
+            args = tuple(Ident(cpp_name(p.name)) for p in fn.params) + (Index(SHAPES, Value(i)), MESSAGE)
+            status = Bound(HostType.STATUS, STATUS_VAR, Invoke(fn.name, args))
+            body.append(Branch(((status, (Return(STATUS_VAR),)),)))
         else:
             used.add(output.shape or op.inputs[0])
-            body.append(f"shapes[{i}] = {cpp_name(output.shape or op.inputs[0])}.shape;  // {output.name}")
+            body.append(Assign(Index(SHAPES, Value(i)), Member(Ident(cpp_name(output.shape or op.inputs[0])), "shape"),
+                               output.name))
     if not helpers:
-        body.append("static_cast<void>(message);  // no output shape can fail")
+        body.append(Assign(None, MESSAGE, "no output shape can fail"))
     return ShapeFunction(f"{prefix}OutputShapes", op_params(op), tuple(helpers), tuple(body), frozenset(used))
 
 

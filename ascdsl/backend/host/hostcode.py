@@ -21,7 +21,7 @@ from ..kir.host import HostType, Invoke, Runtime, Scoped, Value
 from ..names import naming
 from ..names.naming import unclash
 from ..render import jinja
-from ..render.emit import host_expr
+from ..render.emit import host_expr, host_lines
 
 MAX_DIMS = 8
 DTYPE_ENUM = {d.name: d.name.upper().rstrip("_") for d in dtypes.ALL}
@@ -55,19 +55,33 @@ class Param:
 
 @dataclass(frozen=True)
 class HostFunction:
-    """The render model of one generated function: its signature and body lines (already C++)."""
+    """One generated function: its signature, and its constants, locals and body as host statements
+    (:mod:`.kir.host`), which the ``*_lines`` properties render."""
 
     name: str
     params: tuple[Param, ...]
     results: tuple[str, ...]  # the out-parameters besides the message
-    constants: tuple[str, ...]
-    locals: tuple[str, ...]
-    body: tuple[str, ...]
+    constants: tuple
+    locals: tuple
+    body: tuple
     used: frozenset[str] = frozenset()  # the parameters the body reads
 
     @property
     def arguments(self) -> tuple[str, ...]:
         return declare(self.params, self.used) + self.results + ("std::string& message",)
+
+    @property
+    def constant_lines(self) -> tuple[str, ...]:
+        return host_lines(self.constants)
+
+    @property
+    def local_lines(self) -> tuple[str, ...]:
+        return host_lines(self.locals)
+
+    @property
+    def body_lines(self) -> tuple[str, ...]:
+        """The body, under ``using namespace ascdsl_host`` (and inside a ``try``)."""
+        return host_lines(self.body, depth=1, qualified=False)
 
 
 def declare(params: Sequence[Param], used: frozenset[str]) -> tuple[str, ...]:

@@ -19,12 +19,12 @@ from ... import dtypes, language, planner
 from ...errors import CompilationError, Loc
 from ...op import Launch, Operator, host_source
 from .hostcode import (ATTR_KIND, BOOL, DTYPE, FLOAT, FORMAT, INT, KERNEL, OBJECT, PLATFORM, SHAPE, STR, TENSOR, TUPLE,
-                       E, Param, cpp, cpp_name, fixed_params, literal, signature, tensor_param)
+                       E, Param, cpp_name, fixed_params, literal, signature, tensor_param)
 from .hostplan import PlannerTables
 from ..kir import Bin, BinOp, Brace, Cond, Conv, Not
-from ..kir.host import HostType, Ident, Init, Invoke, Logic, Member, Neg, Paren, Runtime, Value, names_read
+from ..kir.host import (Declare, HostType, Ident, Init, Invoke, Logic, Member, Neg, Paren, Runtime, Storage, Table,
+                        Value)
 from ..plan.tiling import TilingLayout, Variant
-from ..render.emit import host_expr
 
 BINARY = {ast.Add: BinOp.ADD, ast.Sub: BinOp.SUB, ast.Mult: BinOp.MUL}
 FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
@@ -54,14 +54,12 @@ class HostExpressions:
         self.fixed = {name: literal(value) for name, value in fixed_params(op, fn).items()}
         self.scope.update({name: value.type for name, value in self.fixed.items()})
         self.locals: dict[str, str] = {}
-        self.constants: dict[str, str] = {}  # declared whether or not the body reads them (planner tables)
-        self.module_constants: dict[str, str] = {}  # declared if the body reads them
+        self.constants: dict[str, Table] = {}  # declared whether or not the body reads them (planner tables)
+        self.module_constants: dict[str, Declare] = {}  # declared if the body reads them
         self.kernels: dict[str, Any] = {}  # the kernels the function names, by name (the C++ enum Kernel)
         self.planner = PlannerTables(op, self)
         self.dtype_binding: dict[str, dtypes.DType] = {}  # tensor -> dtype while a planner table is built
-        self.lines: list[str] = []
-        self.reads: set[str] = set()  # the C++ names the emitted body reads
-        self.depth = 1
+        self.blocks: list[list] = [[]]  # the statements of the function's body, then of each block being lowered
         self.temps = 0
         # the function's own names, which no temporary may take
         self.taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {p.name for p in self.params}
@@ -75,17 +73,23 @@ class HostExpressions:
         return CompilationError(loc, message, hint=hint or "host code lowers to C++: use ints, floats, shapes, "
                                 "dtypes and attributes, min/max/cdiv/next_power_of_2, if/else, for over range")
 
-    def emit(self, line: str) -> None:
-        # the body runs under `using namespace ascdsl_host`: drop the qualifier for readability
-        self.lines.append("    " * self.depth + line.replace("ascdsl_host::", ""))
+    def emit(self, stmt) -> None:
+        """Append ``stmt`` to the block being lowered."""
+        self.blocks[-1].append(stmt)
 
-    def code(self, value) -> str:
-        """The C++ text of ``value`` (an :class:`E` or an expression node) for the body, noting the names it
-        reads: the function declares the module constants the body reads and marks the parameters and
-        variables it does not read ``[[maybe_unused]]`` (a value folded at build time reads nothing)."""
-        node = value.node if isinstance(value, E) else value
-        self.reads |= names_read(node)
-        return host_expr(node)
+    def nested(self, lower: Callable[[], None]) -> tuple:
+        """The statements ``lower()`` emits, as a block of their own."""
+        self.blocks.append([])
+        try:
+            lower()
+        finally:
+            body = self.blocks.pop()
+        return tuple(body)
+
+    @staticmethod
+    def node(value):
+        """The expression node of ``value`` (an :class:`E` or a node)."""
+        return value.node if isinstance(value, E) else value
 
     def temp(self, base: str) -> str:
         self.temps += 1
@@ -149,7 +153,7 @@ class HostExpressions:
         if value.type in (INT, FLOAT, BOOL):
             own = self.fn.__globals__ is self.module and node.id not in self.variables
             name = cpp_name(node.id if own else f"{self.fn.__name__}_{node.id}")
-            line = f"constexpr {value.type.value} {name} = {cpp(value)};"
+            line = Declare(value.type, Ident(name), value.node, Storage.CONSTEXPR)
             if self.module_constants.setdefault(name, line) != line:
                 raise self.error(node, f"the C++ constant {name} would have two values: rename {node.id!r}")
             return E(Ident(name), value.type, obj)

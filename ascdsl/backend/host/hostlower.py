@@ -18,22 +18,28 @@ import string
 from ... import dtypes, planner, scratch
 from ...errors import CompilationError
 from ...op import Launch, host_source
-from .hostcode import (BOOL, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, VARIABLE, E, HostFunction, cpp, cpp_name,
+from .hostcode import (BOOL, DTYPE, FLOAT, FORMAT, INT, KERNEL, SHAPE, VARIABLE, E, HostFunction, cpp_name,
                        dtype_value, literal)
 from .hostexpr import HostExpressions, concat, host_body
 from .hostplan import footprint
 from ...platforms import Platform
 from . import cores
 from ..cube import mix
-from ..kir import Bin, BinOp, Cond, Conv, Not
-from ..kir.host import HostType, Ident, Invoke, Logic, Member, Runtime, Scoped, Value
+from ..kir import Bin, BinOp, CInt, Cond, Conv, For, Not, Note
+from ..kir.host import (Assign, Branch, Declare, Enum, HostType, Ident, Init, Invoke, Logic, Member, Return, Runtime,
+                        Scoped, Status, Storage, Throw, Value, stmt_reads)
 from ..lift.poly import describe_slots
 from ..names.naming import field_name
 from ..plan.tiling import Variant, scratch_field, scratch_params
-from ..render.emit import c_string
 
 PLATFORM = Ident("platform")
 UB_BUDGET = Conv(HostType.INT, Member(PLATFORM, "ubBudget"))
+TILING, PROGRAMS, BLOCKS = Ident("tiling"), Ident("programs"), Ident("blocks")
+
+
+def limit(kind: cores.Cores) -> Member:
+    """The bound of the blocks of a launch on ``kind`` in host code (a member of the platform)."""
+    return Member(PLATFORM, kind.host_limit)
 
 
 class HostLowering(HostExpressions):
@@ -56,19 +62,23 @@ class HostLowering(HostExpressions):
         if not isinstance(self.body[-1], ast.Return):
             end = ("the host function returned no launch plan" if self.layout is not None
                    else "the output-shape function returned no shape")
-            self.emit(f"throw HostError{{HOST_ERROR, {c_string(end)}}};")
-        decls = tuple(("" if cpp_name(n) in self.reads else "[[maybe_unused]] ") + f"{t.value} {cpp_name(n)}{{}};"
+            self.emit(Throw(Status.HOST_ERROR, Value(end)))
+        (body,) = self.blocks
+        # the module constants the body reads are declared; the parameters and variables it does not read are
+        # `[[maybe_unused]]` (a value folded at build time reads nothing)
+        reads = set().union(*map(stmt_reads, body))
+        decls = tuple(Declare(t, Ident(cpp_name(n)), storage=Storage.VARIABLE, unused=cpp_name(n) not in reads)
                       for n, t in self.locals.items())
-        constants = tuple(d for n, d in self.module_constants.items() if n in self.reads) + \
+        constants = tuple(d for n, d in self.module_constants.items() if n in reads) + \
             tuple(self.constants.values())
         if self.kernels:
-            constants = (f"enum class Kernel {{ {', '.join(self.kernels)} }};",) + constants
+            constants = (Enum("Kernel", tuple(self.kernels)),) + constants
         results = (f"{self.layout.struct_name}& tiling", "uint32_t& blockDim") if self.layout is not None \
             else ("ascdsl_host::Shape& shape",)
         if not self.returns:  # every path raises
             results = tuple("[[maybe_unused]] " + r for r in results)
-        used = frozenset(p.name for p in self.params if cpp_name(p.name) in self.reads)
-        return HostFunction(name, self.params, results, constants, decls, tuple(self.lines), used)
+        used = frozenset(p.name for p in self.params if cpp_name(p.name) in reads)
+        return HostFunction(name, self.params, results, constants, decls, tuple(body), used)
 
     # ------------------------------------------------------------------ statements
 
@@ -117,36 +127,30 @@ class HostLowering(HostExpressions):
             raise self.error(target, f"{name!r} is a {self.locals[name].word} here and a {value.type.word} elsewhere",
                              hint="C++ variables have one type: use another name")
         self.scope[name] = value.type
-        self.emit(f"{cpp_name(name)} = {self.code(value)};")
+        self.emit(Assign(Ident(cpp_name(name)), value.node))
         return E(Ident(cpp_name(name)), value.type)
 
-    def stmt_If(self, node: ast.If, prefix: str = "") -> None:
+    def stmt_If(self, node: ast.If) -> None:
         cond = self.truth(node.test)
         if cond.is_const:  # decided at build time: only the branch Python takes exists
-            taken = node.body if cond.const else node.orelse
-            if prefix:
-                self.emit("} else {")
-                self.block(taken)
-                self.emit("}")
-            else:
-                for stmt in taken:
-                    self.stmt(stmt)
+            for stmt in node.body if cond.const else node.orelse:
+                self.stmt(stmt)
             return
-        self.emit(f"{prefix}if ({self.code(cond)}) {{")
-        self.block(node.body)
-        if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
-            self.stmt_If(node.orelse[0], prefix="} else ")
-            return
-        if node.orelse:
-            self.emit("} else {")
-            self.block(node.orelse)
-        self.emit("}")
+        arms, orelse = [], None
+        while True:  # an `elif` chain: one `else if` a branch; a branch decided at build time ends it
+            arms.append((cond.node, self.block(node.body)))
+            if not (len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If)):
+                orelse = self.block(node.orelse) if node.orelse else None
+                break
+            node = node.orelse[0]
+            cond = self.truth(node.test)
+            if cond.is_const:
+                orelse = self.block(node.body if cond.const else node.orelse)
+                break
+        self.emit(Branch(tuple(arms), orelse))
 
-    def block(self, body: list[ast.stmt]) -> None:
-        self.depth += 1
-        for stmt in body:
-            self.stmt(stmt)
-        self.depth -= 1
+    def block(self, body: list[ast.stmt]) -> tuple:
+        return self.nested(lambda: [self.stmt(stmt) for stmt in body])
 
     def stmt_For(self, node: ast.For) -> None:
         it = node.iter
@@ -158,24 +162,18 @@ class HostLowering(HostExpressions):
             args[0], args[1], args[2] if len(args) == 3 else literal(1))
         if not step.is_const or step.const == 0:
             raise self.error(it, "the step of a host loop must be a non-zero constant")
-        counter, end = self.temp("it"), self.temp("stop")
-        self.emit(f"const int64_t {end} = {self.code(stop)};")
-        self.emit(f"for (int64_t {counter} = {self.code(start)}; {counter} {'<' if step.const > 0 else '>'} {end}; "
-                  f"{counter} += {self.code(step)}) {{")
-        self.depth += 1
-        self.assign(node.target, E(Ident(counter), INT))
-        self.depth -= 1
-        self.block(node.body)
-        self.emit("}")
+        counter, end = Ident(self.temp("it")), Ident(self.temp("stop"))
+        self.emit(Declare(INT, end, stop.node))
+        body = self.nested(lambda: [self.assign(node.target, E(counter, INT)), *map(self.stmt, node.body)])
+        self.emit(For(counter, start.node, end, step.node, body, cmp=BinOp.LT if step.const > 0 else BinOp.GT))
 
     def stmt_Raise(self, node: ast.Raise) -> None:
         exc = node.exc
         kind = self.resolve(exc.func) if isinstance(exc, ast.Call) else None
-        status = {ValueError: "VALUE_ERROR", TypeError: "TYPE_ERROR"}.get(kind)
+        status = {ValueError: Status.VALUE_ERROR, TypeError: Status.TYPE_ERROR}.get(kind)
         if status is None or exc.keywords or len(exc.args) > 1 or node.cause is not None:
             raise self.error(node, "host code raises only ValueError(message) or TypeError(message)")
-        message = self.code(self.message(exc.args[0]) if exc.args else Value(""))
-        self.emit(f"throw ascdsl_host::HostError{{ascdsl_host::{status}, {message}}};")
+        self.emit(Throw(status, self.node(self.message(exc.args[0]) if exc.args else Value(""))))
 
     def stmt_Return(self, node: ast.Return) -> None:
         self.returns += 1
@@ -183,8 +181,8 @@ class HostLowering(HostExpressions):
             shape = self.expr(node.value) if node.value is not None else None
             if shape is None or shape.type != SHAPE:
                 raise self.error(node, "an output-shape function returns a tuple of ints")
-            self.emit(f"shape = {self.code(shape)};")
-            self.emit("return ascdsl_host::OK;")
+            self.emit(Assign(Ident("shape"), shape.node))
+            self.emit(Return(Status.OK))
             return
         call = node.value
         if not (isinstance(call, ast.Call) and self.resolve(call.func) is Launch):
@@ -258,7 +256,7 @@ class HostLowering(HostExpressions):
             for n in ast.walk(stmt):
                 if isinstance(n, ast.Name):
                     n.id = names.get(n.id, n.id)
-        self.emit(f"// {fn.__name__}(...)")
+        self.emit(Note(f"{fn.__name__}(...)"))
         for name, value in args.items():
             if value.is_const or value.type not in VARIABLE:  # tensors and the platform: as a host function's fixed parameters
                 self.fixed[names[name]] = value
@@ -296,7 +294,6 @@ class HostLowering(HostExpressions):
             raise self.error(call, f"ascdsl.Launch(kernel, grid, constexprs, scalars, variant, scratch): {e}") from None
         if "site" in spec.arguments:
             raise self.error(call, "a Launch's site is where host code makes it: do not pass one")
-        self.reads.add(PLATFORM.name)  # the block bound
         kernel = self.expr(spec.arguments["kernel"])
         if kernel.type != KERNEL:
             raise self.error(call, "the kernel of a Launch must be an @ascdsl.jit function named at module level "
@@ -312,13 +309,13 @@ class HostLowering(HostExpressions):
         name = " or ".join(candidates)
         fields = {f.name: f for f in self.layout.fields}
         variant = spec.arguments.get("variant")
-        self.emit(f"// {name}" + (f" ({variant.value})" if isinstance(variant, ast.Constant) else ""))
+        self.emit(Note(name + (f" ({variant.value})" if isinstance(variant, ast.Constant) else "")))
         if variant is not None:
             self.expr(variant)  # informational only, but it must lower
         dims = [self.int_expr(g).node for g in grid.elts] + [Value(1)] * (3 - len(grid.elts))
         for i, dim in enumerate(dims):
             fits = isinstance(dim, Value) and type(dim.value) is int and 0 <= dim.value < 2**31
-            self.emit(f"tiling.grid{i} = {self.code(dim if fits else Conv(dtypes.int32, dim))};")
+            self.emit(Assign(Member(TILING, f"grid{i}"), dim if fits else Conv(dtypes.int32, dim)))
         values = {}
         for key, node in scalars.items():
             field = field_name(key)
@@ -331,8 +328,8 @@ class HostLowering(HostExpressions):
             if value.type not in (INT, FLOAT, BOOL):
                 raise self.error(call, f"scalar {key!r} must be an int, float or bool")
             values[key] = E(Ident(self.temp(key + "_")), value.type)
-            self.emit(f"const {value.type.value} {cpp(values[key])} = {self.code(value)};")
-            self.emit(f"tiling.{field} = {self.code(Conv(fields[field].dtype, values[key].node))};")
+            self.emit(Declare(value.type, values[key].node, value.node))
+            self.emit(Assign(Member(TILING, field), Conv(fields[field].dtype, values[key].node)))
         scratch_dtypes = {key: self.lower_scratch(call, name, key, node, fields) for key, node in bound.items()}
         consts = {}
         for key, node in constexprs.items():
@@ -340,7 +337,7 @@ class HostLowering(HostExpressions):
             if value.type not in (INT, FLOAT, BOOL, DTYPE):
                 raise self.error(call, f"constexpr {key!r} must be an int, float, bool or dtype in host code")
             consts[key] = E(Ident(self.temp(key + "_")), value.type)
-            self.emit(f"const {value.type.value} {cpp(consts[key])} = {self.code(value)};")
+            self.emit(Declare(value.type, consts[key].node, value.node))
         rows = []
         # specialisations first: a lifted variant serves the values no specialisation has
         for v in sorted(self.variants, key=lambda v: v.lift is not None):
@@ -355,29 +352,25 @@ class HostLowering(HostExpressions):
         if bound and any(k is not cores.VECTOR for k in kinds.values()):
             raise self.error(call, f"{name} multiplies matrices on the cube cores: an op project gives scratch only "
                              "to kernels on the vector cores")
-        limits = list(dict.fromkeys(k.host_limit for k in kinds.values())) or [cores.VECTOR.host_limit]
-        self.emit("const int64_t programs = int64_t{tiling.grid0} * tiling.grid1 * tiling.grid2;")
-        self.emit("tiling.tilingKey = 0;  // an empty grid launches nothing")
+        limits = list(dict.fromkeys(limit(k) for k in kinds.values())) or [limit(cores.VECTOR)]
+        grid = [Member(TILING, f"grid{i}") for i in range(3)]
+        self.emit(Declare(INT, PROGRAMS, Bin(BinOp.MUL, Bin(BinOp.MUL, Init(INT, grid[0]), grid[1]), grid[2])))
+        self.emit(Assign(Member(TILING, "tilingKey"), Value(0), "an empty grid launches nothing"))
         if len(limits) > 1:  # variants on different cores: the chosen one's bound
-            self.emit(f"int64_t blocks = {cores.VECTOR.host_limit};")
-        self.emit("if (programs > 0) {")
-        self.depth += 1
-        for i, (v, cond) in enumerate(rows):
-            self.emit(f"{'} else ' if i else ''}if ({self.code(cond)}) {{")
-            self.emit(f"    tiling.tilingKey = {v.key};")
-            self.depth += 1
-            self.lifted_fields(v, consts)
-            self.launch_bounds(v, kinds[v.key], len(limits) > 1)
-            self.depth -= 1
-        self.emit("} else {" if rows else "{")
-        self.emit(f"    throw ascdsl_host::HostError{{ascdsl_host::VARIANT_NOT_COMPILED, "
-                  f"{self.code(self.not_compiled(kernel, candidates, consts))}}};")
-        self.emit("}")
-        self.depth -= 1
-        self.emit("}")
-        bound = "blocks" if len(limits) > 1 else limits[0]
-        self.emit(f"blockDim = static_cast<uint32_t>(std::min<int64_t>(programs, {bound}));")
-        self.emit("return ascdsl_host::OK;")
+            self.emit(Declare(INT, BLOCKS, limit(cores.VECTOR), Storage.VARIABLE))
+        arms = tuple((cond, self.nested(lambda: self.variant_branch(v, consts, kinds[v.key], len(limits) > 1)))
+                     for v, cond in rows)
+        missing = Throw(Status.VARIANT_NOT_COMPILED, self.node(self.not_compiled(kernel, candidates, consts)))
+        self.emit(Branch(((Bin(BinOp.GT, PROGRAMS, Value(0)), (Branch(arms, (missing,)),)),)))
+        bound = BLOCKS if len(limits) > 1 else limits[0]
+        self.emit(Assign(Ident("blockDim"), Conv(CInt.UINT32, Invoke(Runtime.MIN, (PROGRAMS, bound), INT))))
+        self.emit(Return(Status.OK))
+
+    def variant_branch(self, variant: Variant, consts: dict[str, E], kind: cores.Cores, chosen: bool) -> None:
+        """The launch's branch that selects ``variant``: its tiling key, runtime tile extents and bounds."""
+        self.emit(Assign(Member(TILING, "tilingKey"), Value(variant.key)))
+        self.lifted_fields(variant, consts)
+        self.launch_bounds(variant, kind, chosen)
 
     def lower_scratch(self, call: ast.Call, name: str, key: str, node: ast.AST, fields: dict) -> E:
         """Write scratch ``key``'s bytes in the user workspace (its element count times its dtype's size, rounded
@@ -394,41 +387,36 @@ class HostLowering(HostExpressions):
         if count.type != INT:
             raise self.error(node.elts[1], f"scratch {key!r}: the element count must be an int, got a {count.type.word}")
         n = Ident(self.temp(key + "_"))
-        self.emit(f"const int64_t {n.name} = {self.code(count)};")
-        parts = []
-        for text, field, _, _ in string.Formatter().parse(scratch.negative(key, "{count}")):
-            parts += ([Value(text)] if text else []) + ([Invoke(Runtime.FORMAT_INT, (n,))] if field else [])
-        self.emit(f"if ({n.name} < 0) {{")
-        self.emit(f"    throw HostError{{VALUE_ERROR, {self.code(concat(parts))}}};")
-        self.emit("}")
+        self.emit(Declare(INT, n, count.node))
+        message = self.formatted(scratch.negative(key, "{count}"), {"count": Invoke(Runtime.FORMAT_INT, (n,))})
+        self.emit(Branch(((Bin(BinOp.LT, n, Value(0)), (Throw(Status.VALUE_ERROR, message),)),)))
         size = literal(dtype.const.itemsize).node if dtype.is_const else Invoke(Runtime.DTYPE_SIZE, (dtype.node,))
-        self.emit(f"tiling.{scratch_field(key)} = ({self.code(Bin(BinOp.MUL, n, size))} + {scratch.ALIGN - 1}) / "
-                  f"{scratch.ALIGN} * {scratch.ALIGN};")
+        padded = Bin(BinOp.ADD, Bin(BinOp.MUL, n, size), Value(scratch.ALIGN - 1))
+        self.emit(Assign(Member(TILING, scratch_field(key)),
+                         Bin(BinOp.MUL, Bin(BinOp.DIV, padded, Value(scratch.ALIGN)), Value(scratch.ALIGN))))
         return dtype
 
     def launch_bounds(self, variant: Variant, kind: cores.Cores, chosen: bool) -> None:
         """In the branch of ``variant`` (running on ``kind``): its blocks' bound (``chosen``: into ``blocks``)
         and, for a MIX kernel, the check that its workspace's tile offsets fit int32 (:mod:`.mix`)."""
         if chosen:
-            self.emit(f"blocks = {kind.host_limit};  // {variant.kernel.name} runs on {kind.what}")
+            self.emit(Assign(BLOCKS, limit(kind), f"{variant.kernel.name} runs on {kind.what}"))
         if cores.barrier(variant.kernel) is not None:
             text = cores.RESIDENT.format(programs="{programs}", cores="{cores}")
-            values = {"programs": Invoke(Runtime.FORMAT_INT, (Ident("programs"),)),
-                      "cores": Invoke(Runtime.FORMAT_INT, (Ident(kind.host_limit),))}
-            self.emit(f"if (programs > {kind.host_limit}) {{  // a grid barrier: every program on a core of its own")
-            self.emit(f"    throw HostError{{VALUE_ERROR, {self.code(self.formatted(text, values))}}};")
-            self.emit("}")
+            values = {"programs": Invoke(Runtime.FORMAT_INT, (PROGRAMS,)),
+                      "cores": Invoke(Runtime.FORMAT_INT, (limit(kind),))}
+            self.emit(Branch(((Bin(BinOp.GT, PROGRAMS, limit(kind)),
+                               (Throw(Status.VALUE_ERROR, self.formatted(text, values)),)),),
+                             note="a grid barrier: every program on a core of its own"))
         if kind is not cores.MIX:
             return
         rows, cols = mix.split(variant.kernel, self.platform).tile
         most = cores.max_programs(variant.kernel, self.platform)
-        programs = Ident("programs")
-        values = {"programs": Invoke(Runtime.FORMAT_INT, (programs,)),
-                  "elements": Invoke(Runtime.FORMAT_INT, (Bin(BinOp.MUL, programs, Value(rows * cols)),))}
+        values = {"programs": Invoke(Runtime.FORMAT_INT, (PROGRAMS,)),
+                  "elements": Invoke(Runtime.FORMAT_INT, (Bin(BinOp.MUL, PROGRAMS, Value(rows * cols)),))}
         text = mix.OVERFLOW.format(programs="{programs}", rows=rows, cols=cols, elements="{elements}")
-        self.emit(f"if (programs > {most}) {{  // the products' float32 tiles at int32 offsets in the workspace")
-        self.emit(f"    throw HostError{{VALUE_ERROR, {self.code(self.formatted(text, values))}}};")
-        self.emit("}")
+        self.emit(Branch(((Bin(BinOp.GT, PROGRAMS, Value(most)), (Throw(Status.VALUE_ERROR, self.formatted(text, values)),)),),
+                         note="the products' float32 tiles at int32 offsets in the workspace"))
 
     @staticmethod
     def formatted(text: str, values: dict):
@@ -493,25 +481,20 @@ class HostLowering(HostExpressions):
             value = consts[e.name].node
             low = Bin(BinOp.LT, value, Value(e.low))
             off = (Bin(BinOp.NE, Bin(BinOp.MOD, value, Value(e.quantum)), Value(0)),) if e.quantum > 1 else ()
-            self.emit(f"if ({self.code(Logic(False, (*off, low)))}) {{")
             message = concat([Value(f"{e.name}="), Invoke(Runtime.FORMAT_INT, (value,)), Value(e.requirement)])
-            self.emit(f"    throw HostError{{VALUE_ERROR, {self.code(message)}}};")
-            self.emit("}")
+            self.emit(Branch(((Logic(False, (*off, low)), (Throw(Status.VALUE_ERROR, message),)),)))
         need = Ident(self.temp("ubBytes"))
         values = {n: consts[n].node for n in lift.names}
-        self.emit(f"const int64_t {need.name} = {self.code(footprint(lift.slots, values))};  // UB bytes: "
-                  f"{describe_slots(lift.slots)}")
-        self.emit(f"if ({self.code(Bin(BinOp.GT, need, UB_BUDGET))}) {{")
+        self.emit(Declare(INT, need, footprint(lift.slots, values), note=f"UB bytes: {describe_slots(lift.slots)}"))
         named = []
         for n in lift.names:
             named += ([Value(", ")] if named else []) + [Value(f"{n}="), Invoke(Runtime.FORMAT_INT, (values[n],))]
         message = concat([Invoke(Runtime.STRING, (concat(named),)), Value(" needs "),
                           Invoke(Runtime.FORMAT_INT, (need,)), Value(" bytes of UB, more than the "),
                           Invoke(Runtime.FORMAT_INT, (Member(PLATFORM, "ubBudget"),)), Value(" bytes available")])
-        self.emit(f"    throw HostError{{VALUE_ERROR, {self.code(message)}}};")
-        self.emit("}")
+        self.emit(Branch(((Bin(BinOp.GT, need, UB_BUDGET), (Throw(Status.VALUE_ERROR, message),)),)))
         for n in lift.names:
-            self.emit(f"tiling.{field_name(n)} = {self.code(Conv(dtypes.int32, values[n]))};")
+            self.emit(Assign(Member(TILING, field_name(n)), Conv(dtypes.int32, values[n])))
 
     def not_compiled(self, kernel: E, candidates: list[str], consts: dict[str, E]):
         """The message of a launch no variant serves."""

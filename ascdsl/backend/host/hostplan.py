@@ -21,10 +21,10 @@ from ...op import Operator
 from ...platforms import DEFAULT_PLATFORM, get_platform
 from .hostcode import (BOOL, DTYPE, INT, KERNEL, PLATFORM, SHAPE, STR, TENSOR, E, camel, cpp_name, dtype_value,
                        literal)
-from ..kir import Bin, BinOp, Brace, Conv
-from ..kir.host import HostType, Ident, Init, Invoke, Logic, Member, Neg, Runtime, Value
+from ..kir import Bin, BinOp, Brace, Conv, Note
+from ..kir.host import (Assign, Branch, Declare, HostType, Ident, Index, Init, Invoke, Lambda, Logic, Member, Neg,
+                        Runtime, Status, Storage, Table, Throw, Value)
 from ..lift.poly import BLOCK, describe_slots
-from ..render.emit import c_string
 
 
 class PlannerTables:
@@ -55,26 +55,26 @@ class PlannerTables:
                 a, b = planner.footprint(jit_fn, name.const, *args, samples=sorted(set(candidates.const)), **consts)
             except Error as e:
                 raise low.error(node, f"no build-time UB footprint for {label}: {e}".replace("\n", " ")) from None
-            entries.append(f"{{{a.numerator}, {a.denominator}, {b}}},  // {i}: {label}")
-        low.constants[table] = (
-            f"// UB bytes of {kernel.const.parsed.name}: num / den * {name.const} + base (ascdsl.planner.footprint)\n"
-            f"    constexpr Footprint {table}[] = {{" + "".join("\n        " + e for e in entries) + "\n    };")
-        row, block = low.temp("row"), low.temp("block")
-        low.emit(f"int64_t {row} = -1;")
-        for i, (cond, _, _) in enumerate(rows):
-            low.emit(f"{'} else ' if i else ''}if ({low.code(cond)}) {{")
-            low.emit(f"    {row} = {i};")
-        low.emit("} else {")
-        missing = f"{kernel.const.parsed.name} has no UB footprint for these dtypes in this build"
-        low.emit(f"    throw HostError{{HOST_ERROR, {c_string(missing)}}};")
-        low.emit("}")
-        order = ", ".join(str(c) for c in sorted(set(candidates.const), reverse=True))
-        low.emit(f"const int64_t {block} = LargestBlock({table}[{row}], {{{order}}}, {low.code(platform)}.ubBudget);")
-        low.emit(f"if ({block} < 0) {{")
-        message = c_string(planner.no_fit_message(name.const, candidates.const))
-        low.emit(f"    throw HostError{{VALUE_ERROR, std::string({message}) + {low.code(platform)}.name}};")
-        low.emit("}")
-        return E(Ident(block), INT)
+            entries.append((Brace((Value(a.numerator), Value(a.denominator), Value(b))), f"{i}: {label}"))
+        low.constants[table] = Table("Footprint", Ident(table), tuple(entries), f"UB bytes of {kernel.const.parsed.name}: "
+                                     f"num / den * {name.const} + base (ascdsl.planner.footprint)")
+        row, block = Ident(low.temp("row")), Ident(low.temp("block"))
+        low.emit(Declare(INT, row, Value(-1), Storage.VARIABLE))
+        low.emit(Branch(tuple((cond, (Assign(row, Value(i)),)) for i, (cond, _, _) in enumerate(rows)),
+                        (self.missing(kernel),)))
+        order = Brace(tuple(Value(c) for c in sorted(set(candidates.const), reverse=True)))
+        low.emit(Declare(INT, block, Invoke(Runtime.LARGEST_BLOCK, (Index(Ident(table), row), order,
+                                                                     Member(platform.node, "ubBudget")))))
+        message = Invoke(Runtime.STRING, (Value(planner.no_fit_message(name.const, candidates.const)),))
+        low.emit(Branch(((Bin(BinOp.LT, block, Value(0)),
+                          (Throw(Status.VALUE_ERROR, Bin(BinOp.ADD, message, Member(platform.node, "name"))),)),)))
+        return E(block, INT)
+
+    @staticmethod
+    def missing(kernel: E) -> Throw:
+        """The error of a planner query for dtypes the build has no table row for."""
+        return Throw(Status.HOST_ERROR, Value(f"{kernel.const.parsed.name} has no UB footprint for these dtypes in "
+                                              "this build"))
 
     def largest_extent(self, node: ast.Call) -> E:
         """``planner.largest_extent``: per dtype row, the kernel's lifted footprint as C++ of the runtime
@@ -105,11 +105,12 @@ class PlannerTables:
             if value.type == INT and not value.is_const:  # known only at run time: a runtime extent
                 value = low.expr(constexprs[k])
                 extents[k] = Ident(low.temp(camel(k.lower())))
-                low.emit(f"const int64_t {extents[k].name} = {low.code(value)};")
+                low.emit(Declare(INT, extents[k], value.node))
         fixed = {k: v for k, v in constexprs.items() if k not in extents}
         rows = self.rows(kernel.const, call.arguments.get("args", ()), fixed)
-        result, probe = low.temp(f"{camel(name.const.lower())}Fit"), low.temp("value")
-        low.emit(f"int64_t {result} = -1;")
+        result, probe = Ident(low.temp(f"{camel(name.const.lower())}Fit")), Ident(low.temp("value"))
+        low.emit(Declare(INT, result, Value(-1), Storage.VARIABLE))
+        arms = []
         for i, (cond, label, (jit_fn, types, consts)) in enumerate(rows):
             try:
                 found = planner.lifted(jit_fn, types, get_platform(DEFAULT_PLATFORM),
@@ -117,18 +118,12 @@ class PlannerTables:
             except Error as e:
                 raise low.error(node, f"largest_extent for {label}: {e}") from None
             (ext,) = [e for e in found.extents if e.name == name.const]
-            values = {**{n: Value(consts[n]) for n in found.names if n in consts}, **extents, name.const: Ident(probe)}
-            low.emit(f"{'} else ' if i else ''}if ({low.code(cond)}) {{")
-            low.emit(f"    // {label}: UB bytes {describe_slots(found.slots)}")
-            low.emit(f"    {result} = LargestFitting({ext.low}, {ext.quantum}, [&](int64_t {probe}) {{")
+            values = {**{n: Value(consts[n]) for n in found.names if n in consts}, **extents, name.const: probe}
             fits = Bin(BinOp.LE, footprint(found.slots, values), Conv(HostType.INT, Member(platform.node, "ubBudget")))
-            low.emit(f"        return {low.code(fits)};")
-            low.emit("    });")
-        low.emit("} else {")
-        missing = f"{kernel.const.parsed.name} has no UB footprint for these dtypes in this build"
-        low.emit(f"    throw HostError{{HOST_ERROR, {c_string(missing)}}};")
-        low.emit("}")
-        return E(Ident(result), INT)
+            search = Invoke(Runtime.LARGEST_FITTING, (Value(ext.low), Value(ext.quantum), Lambda(probe, fits)))
+            arms.append((cond, (Note(f"{label}: UB bytes {describe_slots(found.slots)}"), Assign(result, search))))
+        low.emit(Branch(tuple(arms), (self.missing(kernel),)))
+        return E(result, INT)
 
     def rows(self, jit_fn, args: tuple, constexprs: dict) -> list:
         """``(condition, label, (kernel, args, constexprs))`` for every dtype combination of the op's

@@ -1,7 +1,10 @@
-"""Expressions of the generated host code (the tiling and output-shape functions, :mod:`ascdsl.backend.host`)
-that the kernel's expressions lack: named variables and members, host literals (``int64_t``, ``double``,
-strings), calls into the ``ascdsl_host`` runtime, logical chains. They combine with :class:`.Bin`,
-:class:`.Cond`, :class:`.Conv`, :class:`.Not` and :class:`.Brace`; :mod:`.emit` prints them.
+"""The generated host code (the tiling and output-shape functions, :mod:`ascdsl.backend.host`) as data.
+
+Expressions the kernel's lack: named variables and members, host literals (``int64_t``, ``double``,
+strings), calls into the ``ascdsl_host`` runtime, logical chains; they combine with :class:`.Bin`,
+:class:`.Cond`, :class:`.Conv`, :class:`.Not` and :class:`.Brace`. Statements: declarations, assignments,
+``if``/``else if`` chains, ``throw`` and ``return``, beside the kernel's :class:`.For` and :class:`.Note`; and
+the function's constants (an ``enum class``, a table). :mod:`.emit` prints them all.
 """
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from .expr import Bin, Brace, Cond, Conv, Expr, Not, _tuples
+from .stmt import For, Note
 
 
 class HostType(enum.Enum):
@@ -25,6 +29,7 @@ class HostType(enum.Enum):
     KERNEL = "Kernel"  # the function's ``enum class`` of the kernels it names
     TENSOR = "ascdsl_host::TensorDesc"
     PLATFORM = "ascdsl_host::Platform"
+    STATUS = "int32_t"  # a status another generated function returns
     OBJECT = "object"
     TUPLE = "tuple"
 
@@ -69,6 +74,8 @@ class Runtime(enum.Enum):
     MIN = "std::min"
     MAX = "std::max"
     ABS = "std::abs"
+    LARGEST_BLOCK = "ascdsl_host::LargestBlock"
+    LARGEST_FITTING = "ascdsl_host::LargestFitting"
 
 
 @dataclass(frozen=True)
@@ -80,9 +87,9 @@ class Neg:
 
 @dataclass(frozen=True)
 class Invoke:
-    """``fn<template>(args...)``."""
+    """``fn<template>(args...)`` (``fn`` a string: a function the generated code defines)."""
 
-    fn: Runtime
+    fn: "Runtime | str"
     args: tuple["HostExpr", ...]
     template: HostType | None = None
 
@@ -138,7 +145,129 @@ class Paren:
     x: "HostExpr"
 
 
-HostExpr = Union[Ident, Member, Scoped, Value, Invoke, Init, Paren, Neg, Logic, Expr]
+@dataclass(frozen=True)
+class Index:
+    """``x[i]``."""
+
+    x: "HostExpr"
+    i: "HostExpr"
+
+
+@dataclass(frozen=True)
+class Lambda:
+    """``[&](int64_t param) { return result; }``: an argument of :attr:`Runtime.LARGEST_FITTING`."""
+
+    param: Ident
+    result: "HostExpr"
+
+
+@dataclass(frozen=True)
+class Bound:
+    """``const type name = value`` as the condition of an ``if`` (the name lives in its branch)."""
+
+    type: HostType
+    name: Ident
+    value: "HostExpr"
+
+
+HostExpr = Union[Ident, Member, Scoped, Value, Invoke, Init, Paren, Neg, Logic, Index, Lambda, Bound, Expr]
+
+
+# ----------------------------------------------------------------------------- statements
+
+class Status(enum.Enum):
+    """What a generated host function returns (``ascdsl_host::Status``, ``templates/host_runtime.h.j2``)."""
+
+    OK = "OK"
+    VALUE_ERROR = "VALUE_ERROR"
+    TYPE_ERROR = "TYPE_ERROR"
+    HOST_ERROR = "HOST_ERROR"
+    VARIANT_NOT_COMPILED = "VARIANT_NOT_COMPILED"
+
+
+class Storage(enum.Enum):
+    """How a :class:`Declare` holds its value."""
+
+    VARIABLE = ""  # assigned later
+    CONST = "const "
+    CONSTEXPR = "constexpr "
+
+
+@dataclass(frozen=True)
+class Declare:
+    """``[storage] type name = value;`` (``name{}`` with no value; ``unused``: ``[[maybe_unused]]``), with an
+    end-of-line comment ``note``."""
+
+    type: HostType
+    name: Ident
+    value: "HostExpr | None" = None
+    storage: Storage = Storage.CONST
+    note: str = ""
+    unused: bool = False
+
+
+@dataclass(frozen=True)
+class Assign:
+    """``target = value;`` (with an end-of-line comment ``note``); ``target`` None: ``static_cast<void>(value);``,
+    a value the function reads only to use it."""
+
+    target: "HostExpr | None"
+    value: "HostExpr"
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Throw:
+    """``throw HostError{status, message};``: the function returns ``status`` and ``message``."""
+
+    status: Status
+    message: "HostExpr"
+
+
+@dataclass(frozen=True)
+class Return:
+    """``return value;`` (a :class:`Status`, or a status another function returned)."""
+
+    value: "Status | HostExpr"
+
+
+@dataclass(frozen=True)
+class Branch:
+    """``if (c0) { ... } else if (c1) { ... } else { orelse }`` over ``arms`` (``orelse`` None: no ``else``; no
+    arms: the block ``{ orelse }``), with an end-of-line comment ``note`` on its first line."""
+
+    arms: tuple[tuple["HostExpr", tuple], ...]
+    orelse: tuple | None = None
+    note: str = ""
+
+    def __post_init__(self):
+        object.__setattr__(self, "arms", tuple((c, tuple(b)) for c, b in self.arms))
+        if self.orelse is not None:
+            _tuples(self, "orelse")
+
+
+@dataclass(frozen=True)
+class Enum:
+    """``enum class name { members };``."""
+
+    name: str
+    members: tuple[str, ...]
+
+    def __post_init__(self):
+        _tuples(self, "members")
+
+
+@dataclass(frozen=True)
+class Table:
+    """``constexpr type name[] = { row,  // label ... };`` under the comment ``note``."""
+
+    type: str
+    name: Ident
+    rows: tuple[tuple["HostExpr", str], ...]
+    note: str = ""
+
+    def __post_init__(self):
+        _tuples(self, "rows")
 
 
 def names_read(e) -> set[str]:
@@ -150,8 +279,24 @@ def names_read(e) -> set[str]:
         return set()
     if isinstance(e, (Member, Init, Paren, Neg, Conv, Not)):
         return names_read(e.x)
+    if isinstance(e, Index):
+        return names_read(e.x) | names_read(e.i)
+    if isinstance(e, (Lambda, Bound)):
+        return names_read(e.result if isinstance(e, Lambda) else e.value)
     if isinstance(e, (Invoke, Logic, Brace, Bin, Cond)):
         parts = (e.args if isinstance(e, Invoke) else e.items if isinstance(e, (Logic, Brace)) else
                  (e.a, e.b) if isinstance(e, Bin) else (e.c, e.a, e.b))
         return set().union(*(names_read(x) for x in parts))
     raise TypeError(f"not a host expression: {e!r}")
+
+
+def stmt_reads(s) -> set[str]:
+    """The C++ names host statement ``s`` reads, in the statements it nests too."""
+    from_exprs = {Declare: lambda s: () if s.value is None else (s.value,),
+                  Assign: lambda s: (s.value,),  # its target is written (a variable, a tiling field)
+                  Throw: lambda s: (s.message,), Return: lambda s: () if isinstance(s.value, Status) else (s.value,),
+                  Branch: lambda s: tuple(c for c, _ in s.arms), Table: lambda s: tuple(r for r, _ in s.rows),
+                  For: lambda s: (s.start, s.stop, s.step), Note: lambda s: (), Enum: lambda s: ()}[type(s)]
+    nested = ([st for _, body in s.arms for st in body] + list(s.orelse or ()) if isinstance(s, Branch) else
+              list(s.body) if isinstance(s, For) else [])
+    return set().union(*(names_read(e) for e in from_exprs(s)), *(stmt_reads(st) for st in nested))

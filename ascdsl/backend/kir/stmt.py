@@ -135,7 +135,7 @@ class Bind:
 @dataclass(frozen=True)
 class For:
     """``for (var = start; var < stop; var += step)`` (``>`` for ``cmp=GT``: a negative constant
-    step). ``independent``: iterations touch disjoint parts of every buffer (chunk loops of one API
+    step; ``var`` a :class:`.host.Ident` in host code, an ``int64_t``). ``independent``: iterations touch disjoint parts of every buffer (chunk loops of one API
     call), so no barrier orders one after another."""
 
     var: Var

@@ -177,7 +177,8 @@ class Printer:
             return f"{e.scope.value}::{e.name}"
         if isinstance(e, hk.Invoke):
             template = f"<{e.template.value}>" if e.template is not None else ""
-            return f"{e.fn.value}{template}({', '.join(self.expr(x) for x in e.args)})"
+            fn = e.fn.value if isinstance(e.fn, hk.Runtime) else e.fn
+            return f"{fn}{template}({', '.join(self.expr(x) for x in e.args)})"
         if isinstance(e, hk.Init):
             return f"{e.type.value}{{{self.expr(e.x)}}}"
         if isinstance(e, hk.Paren):
@@ -187,7 +188,49 @@ class Printer:
         if isinstance(e, hk.Logic):
             text = (" && " if e.every else " || ").join(self.expr(x, 1) for x in e.items)
             return f"({text})" if prec > 0 and len(e.items) > 1 else text
+        if isinstance(e, hk.Index):
+            return f"{self.expr(e.x, 7)}[{self.expr(e.i)}]"
+        if isinstance(e, hk.Bound):
+            return f"const {e.type.value} {e.name.name} = {self.expr(e.value)}"
         raise TypeError(f"not an expression: {e!r}")
+
+    def host_stmt(self, s) -> list:
+        """The statements of host code (:mod:`.kir.host`), as :meth:`stmt` renders the kernel's."""
+        if isinstance(s, hk.Declare):
+            value = "{}" if s.value is None else f" = {self.expr(s.value)}"
+            unused = "[[maybe_unused]] " if s.unused else ""
+            note = f"  // {s.note}" if s.note else ""
+            return [f"{unused}{s.storage.value}{s.type.value} {s.name.name}{value};{note}"]
+        if isinstance(s, hk.Assign) and isinstance(s.value, hk.Invoke) and s.value.args \
+                and isinstance(s.value.args[-1], hk.Lambda):  # the lambda's body on a line of its own
+            *args, fn = s.value.args
+            head = ", ".join([self.expr(a) for a in args] + [f"[&](int64_t {fn.param.name}) {{"])
+            return [{"parts": [{"head": f"{self.expr(s.target)} = {s.value.fn.value}({head}",
+                                "body": [f"return {self.expr(fn.result)};"]}], "tail": "});"}]
+        if isinstance(s, hk.Assign):
+            note = f"  // {s.note}" if s.note else ""
+            if s.target is None:
+                return [f"static_cast<void>({self.expr(s.value)});{note}"]
+            return [f"{self.expr(s.target)} = {self.expr(s.value)};{note}"]
+        if isinstance(s, hk.Throw):
+            return [f"throw ascdsl_host::HostError{{ascdsl_host::{s.status.value}, {self.expr(s.message)}}};"]
+        if isinstance(s, hk.Return):
+            value = s.value
+            return [f"return {'ascdsl_host::' + value.value if isinstance(value, hk.Status) else self.expr(value)};"]
+        if isinstance(s, hk.Branch):
+            note = f"  // {s.note}" if s.note else ""
+            parts = [{"head": f"{'} else ' if i else ''}if ({self.expr(c)}) {{{'' if i else note}",
+                      "body": self.lines(body)} for i, (c, body) in enumerate(s.arms)]
+            if s.orelse is not None:
+                parts.append({"head": "} else {" if parts else "{" + note, "body": self.lines(s.orelse)})
+            return [{"parts": parts, "tail": "}"}]
+        if isinstance(s, hk.Enum):
+            return [f"enum class {s.name} {{ {', '.join(s.members)} }};"]
+        if isinstance(s, hk.Table):
+            rows = [f"{self.expr(row)},  // {label}" for row, label in s.rows]
+            return [f"// {s.note}", {"parts": [{"head": f"constexpr {s.type} {s.name.name}[] = {{", "body": rows}],
+                                     "tail": "};"}]
+        raise TypeError(f"not a statement: {s!r}")
 
     def fitted(self, e, t) -> str:
         """``e`` as a value of the integer type ``t``: an explicit ``static_cast`` where ``e`` is wider. Every
@@ -256,7 +299,8 @@ class Printer:
             return [f"{self.names.view(s.buf, s.dtype)} = {storage};"]
         if isinstance(s, For):
             v = self.expr(s.var)
-            head = self.located(f"for ({ctype(s.var.ctype)} {v} = {self.expr(s.start)}; {v} {s.cmp.value} "
+            t = ctype(hk.HostType.INT) if isinstance(s.var, hk.Ident) else ctype(s.var.ctype)  # a host loop's int64_t
+            head = self.located(f"for ({t} {v} = {self.expr(s.start)}; {v} {s.cmp.value} "
                                 f"{self.expr(s.stop, PRECEDENCE[s.cmp.value] + 1)}; {v} += {self.expr(s.step)}) {{", s.loc)
             return [{"parts": [{"head": head, "body": self.lines(s.body)}], "tail": "}"}]
         if isinstance(s, kir.While):
@@ -281,7 +325,7 @@ class Printer:
             return [f"// {s.text}"]
         if isinstance(s, Run):
             return [f"{self.stage_name(s.stage)}({', '.join(self.expr(p) for p in s.stage.params)});"]
-        raise TypeError(f"not a statement: {s!r}")
+        return self.host_stmt(s)
 
     def lines(self, body) -> list:
         return [line for s in body for line in self.stmt(s)]
@@ -299,6 +343,13 @@ class Printer:
 def host_expr(e) -> str:
     """A host-code expression as C++ (host code names its variables itself)."""
     return Printer(Names()).expr(e)
+
+
+def host_lines(stmts, depth: int = 0, qualified: bool = True) -> tuple[str, ...]:
+    """Host-code statements as C++ lines, each indented by its depth past ``depth`` (``qualified`` False: without
+    the ``ascdsl_host::`` qualifier, for a body under ``using namespace ascdsl_host``)."""
+    lines = tuple("    " * line.depth + line.text for line in flatten(Printer(Names()).lines(stmts), depth))
+    return lines if qualified else tuple(line.replace("ascdsl_host::", "") for line in lines)
 
 
 def flatten(items, depth: int = 0) -> list[Located]:
