@@ -16,6 +16,7 @@ queries as build-time tables); this module renders the header and runs the same 
 """
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,8 +31,9 @@ from ..cube import mix
 from .hostcode import (DTYPE_ENUM, MAX_DIMS, HostFunction, Param, camel, cpp, cpp_name, declare, dtype_enum, literal,
                        signature)
 from .hostlower import HostLowering
-from ..kir.host import Assign, Bound, Branch, HostType, Ident, Index, Invoke, Member, Return, Value
-from ..render.emit import host_lines
+from ..kir import Bin, BinOp
+from ..kir.host import Argument, Assign, Bound, Branch, HostType, Ident, Index, Invoke, Member, Passing, Return, Value
+from ..render.emit import host_expr, host_lines
 from ..render.jinja import render
 from ..names.naming import field_name
 from ..plan.tiling import TilingLayout, Variant, cann_name, scratch_field, scratch_params
@@ -70,7 +72,7 @@ class ShapeFunction:
 
     @property
     def arguments(self) -> tuple[str, ...]:
-        return declare(self.params, self.used) + ("ascdsl_host::Shape* shapes", "std::string& message")
+        return declare(self.params, self.used, Argument(SHAPES.name, HostType.SHAPE, Passing.POINTER))
 
     @property
     def body_lines(self) -> tuple[str, ...]:
@@ -130,9 +132,13 @@ class WorkspaceFunction:
 
     name: str
     struct: str
-    cases: tuple[tuple[int, str, str], ...]
+    cases: tuple[tuple[int, Any, str], ...]  # key, a host expression of the tiling, comment
     programs: bool
     scratch: bool
+
+    @property
+    def case_lines(self) -> tuple[tuple[int, str, str], ...]:
+        return tuple((key, host_expr(expr), what) for key, expr, what in self.cases)
 
 
 def workspace_function(op: Operator, layout: TilingLayout, variants: Sequence[Variant],
@@ -147,11 +153,12 @@ def workspace_function(op: Operator, layout: TilingLayout, variants: Sequence[Va
             rows, cols = parts.tile
             what = (f"a {rows} x {cols} float32 product" if parts.dtype == dtypes.float32 else
                     f"{parts.tile_elements} {parts.dtype} elements")
-            cases.append((v.key, f"programs * {parts.tile_elements * parts.dtype.itemsize}",
+            cases.append((v.key, Bin(BinOp.MUL, Ident("programs"), Value(parts.tile_elements * parts.dtype.itemsize)),
                           f"{v.kernel.name}: {what} a program"))
             programs = True
         elif names:
-            cases.append((v.key, " + ".join(f"tiling.{scratch_field(n)}" for n in names),
+            fields = [Member(Ident("tiling"), scratch_field(n)) for n in names]
+            cases.append((v.key, functools.reduce(lambda a, b: Bin(BinOp.ADD, a, b), fields),
                           f"{v.kernel.name}: the scratch {', '.join(names)}"))
             scratch = True
     return WorkspaceFunction(f"{op.op_type}WorkspaceSize", layout.struct_name, tuple(cases), programs,

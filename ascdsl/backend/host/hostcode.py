@@ -17,11 +17,11 @@ from ... import dtypes
 from ...errors import CompilationError, Loc, display_path
 from ...op import Operator
 from ..kir import Brace
-from ..kir.host import HostType, Invoke, Runtime, Scoped, Value
+from ..kir.host import Argument, HostType, Invoke, Passing, Runtime, Scoped, Value
 from ..names import naming
 from ..names.naming import unclash
 from ..render import jinja
-from ..render.emit import host_expr, host_lines
+from ..render.emit import host_arguments, host_expr, host_lines
 
 MAX_DIMS = 8
 DTYPE_ENUM = {d.name: d.name.upper().rstrip("_") for d in dtypes.ALL}
@@ -45,12 +45,22 @@ NOT_CONST = object()
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter of a generated host function: C++ declaration, and what it carries."""
+    """One parameter of a generated host function: its name, what it carries and its kind of value."""
 
     name: str
     kind: str  # "tensor", "attr" or "platform"
-    cpp: str  # the declaration, e.g. "const ascdsl_host::TensorDesc& x"
+    type: HostType
     attr_type: str = ""  # the OpDef type of an attribute
+
+    def argument(self, used: frozenset[str]) -> Argument:
+        """Its declaration (``used``: the parameters the body reads): an int, float or bool by value, the rest
+        by const reference."""
+        passing = Passing.VALUE if self.type in (INT, FLOAT, BOOL) else Passing.CONST_REF
+        return Argument(cpp_name(self.name), self.type, passing, self.name not in used)
+
+
+PLATFORM_PARAM = Param("platform", "platform", PLATFORM)
+MESSAGE = Argument("message", STR, Passing.REF)
 
 
 @dataclass(frozen=True)
@@ -60,7 +70,7 @@ class HostFunction:
 
     name: str
     params: tuple[Param, ...]
-    results: tuple[str, ...]  # the out-parameters besides the message
+    results: tuple[Argument, ...]  # the out-parameters besides the message
     constants: tuple
     locals: tuple
     body: tuple
@@ -68,7 +78,7 @@ class HostFunction:
 
     @property
     def arguments(self) -> tuple[str, ...]:
-        return declare(self.params, self.used) + self.results + ("std::string& message",)
+        return declare(self.params, self.used, *self.results)
 
     @property
     def constant_lines(self) -> tuple[str, ...]:
@@ -84,8 +94,10 @@ class HostFunction:
         return host_lines(self.body, depth=1, qualified=False)
 
 
-def declare(params: Sequence[Param], used: frozenset[str]) -> tuple[str, ...]:
-    return tuple(p.cpp if p.name in used else "[[maybe_unused]] " + p.cpp for p in params)
+def declare(params: Sequence[Param], used: frozenset[str], *results: Argument) -> tuple[str, ...]:
+    """The declarations of a function's ``params`` (``used``: those its body reads), then of its out-parameters
+    ``results`` and ``message``."""
+    return host_arguments(tuple(p.argument(used) for p in params) + results + (MESSAGE,))
 
 
 @dataclass(frozen=True)
@@ -138,11 +150,9 @@ def signature(op: Operator, fn: Callable) -> tuple[Param, ...]:
         if name in op.inputs:
             params.append(tensor_param(name))
         elif name in attrs:
-            kind = ATTR_KIND[attrs[name].type]
-            cpp = f"const {kind.value}&" if kind in (SHAPE, STR) else kind.value
-            params.append(Param(name, "attr", f"{cpp} {cpp_name(name)}", attrs[name].type))
+            params.append(Param(name, "attr", ATTR_KIND[attrs[name].type], attrs[name].type))
         elif name == "platform":
-            params.append(Param(name, "platform", "const ascdsl_host::Platform& platform"))
+            params.append(PLATFORM_PARAM)
         elif name not in fixed:
             raise CompilationError(fn_loc(fn), f"parameter {name!r} of {fn.__name__} is not an input, an "
                                    "attribute or `platform`", hint="declare it in Operator(inputs=..., attrs=...), "
@@ -151,7 +161,7 @@ def signature(op: Operator, fn: Callable) -> tuple[Param, ...]:
 
 
 def tensor_param(name: str) -> Param:
-    return Param(name, "tensor", f"const ascdsl_host::TensorDesc& {cpp_name(name)}")
+    return Param(name, "tensor", TENSOR)
 
 
 def fn_loc(fn: Callable) -> Loc:

@@ -19,7 +19,7 @@ from ... import dtypes, language, planner
 from ...errors import CompilationError, Loc
 from ...op import Launch, Operator, host_source
 from .hostcode import (ATTR_KIND, BOOL, DTYPE, FLOAT, FORMAT, INT, KERNEL, OBJECT, PLATFORM, SHAPE, STR, TENSOR, TUPLE,
-                       E, Param, cpp_name, fixed_params, literal, signature, tensor_param)
+                       E, PLATFORM_PARAM, cpp_name, fixed_params, literal, signature, tensor_param)
 from .hostplan import PlannerTables
 from ..kir import Bin, BinOp, Brace, Cond, Conv, Not
 from ..kir.host import (Declare, HostType, Ident, Init, Invoke, Logic, Member, Neg, Paren, Runtime, Storage, Table,
@@ -47,7 +47,7 @@ class HostExpressions:
             named = {p.name for p in self.params}
             self.params += tuple(tensor_param(i) for i in op.inputs if i not in named)
             if "platform" not in named:
-                self.params += (Param("platform", "platform", "const ascdsl_host::Platform& platform"),)
+                self.params += (PLATFORM_PARAM,)
         self.scope: dict[str, HostType] = {p.name: (TENSOR if p.kind == "tensor" else PLATFORM if
                                                     p.kind == "platform" else ATTR_KIND[p.attr_type])
                                       for p in self.params}

@@ -26,8 +26,8 @@ from ...platforms import Platform
 from . import cores
 from ..cube import mix
 from ..kir import Bin, BinOp, CInt, Cond, Conv, For, Not, Note
-from ..kir.host import (Assign, Branch, Declare, Enum, HostType, Ident, Init, Invoke, Logic, Member, Return, Runtime,
-                        Scoped, Status, Storage, Throw, Value, stmt_reads)
+from ..kir.host import (Argument, Assign, Branch, Declare, Enum, HostType, Ident, Init, Invoke, Logic, Member,
+                        Passing, Return, Runtime, Scoped, Status, Storage, Throw, Value, stmt_reads)
 from ..lift.poly import describe_slots
 from ..names.naming import field_name
 from ..plan.tiling import Variant, scratch_field, scratch_params
@@ -73,10 +73,10 @@ class HostLowering(HostExpressions):
             tuple(self.constants.values())
         if self.kernels:
             constants = (Enum("Kernel", tuple(self.kernels)),) + constants
-        results = (f"{self.layout.struct_name}& tiling", "uint32_t& blockDim") if self.layout is not None \
-            else ("ascdsl_host::Shape& shape",)
-        if not self.returns:  # every path raises
-            results = tuple("[[maybe_unused]] " + r for r in results)
+        results = ((self.layout.struct_name, TILING), (CInt.UINT32, Ident("blockDim"))) if self.layout is not None \
+            else ((SHAPE, Ident("shape")),)
+        # every path raising, the function writes none
+        results = tuple(Argument(n.name, t, Passing.REF, unused=not self.returns) for t, n in results)
         used = frozenset(p.name for p in self.params if cpp_name(p.name) in reads)
         return HostFunction(name, self.params, results, constants, decls, tuple(body), used)
 
@@ -415,7 +415,8 @@ class HostLowering(HostExpressions):
         values = {"programs": Invoke(Runtime.FORMAT_INT, (PROGRAMS,)),
                   "elements": Invoke(Runtime.FORMAT_INT, (Bin(BinOp.MUL, PROGRAMS, Value(rows * cols)),))}
         text = mix.OVERFLOW.format(programs="{programs}", rows=rows, cols=cols, elements="{elements}")
-        self.emit(Branch(((Bin(BinOp.GT, PROGRAMS, Value(most)), (Throw(Status.VALUE_ERROR, self.formatted(text, values)),)),),
+        overflow = Throw(Status.VALUE_ERROR, self.formatted(text, values))
+        self.emit(Branch(((Bin(BinOp.GT, PROGRAMS, Value(most)), (overflow,)),),
                          note="the products' float32 tiles at int32 offsets in the workspace"))
 
     @staticmethod

@@ -56,8 +56,8 @@ class PlannerTables:
             except Error as e:
                 raise low.error(node, f"no build-time UB footprint for {label}: {e}".replace("\n", " ")) from None
             entries.append((Brace((Value(a.numerator), Value(a.denominator), Value(b))), f"{i}: {label}"))
-        low.constants[table] = Table("Footprint", Ident(table), tuple(entries), f"UB bytes of {kernel.const.parsed.name}: "
-                                     f"num / den * {name.const} + base (ascdsl.planner.footprint)")
+        note = f"UB bytes of {kernel.const.parsed.name}: num / den * {name.const} + base (ascdsl.planner.footprint)"
+        low.constants[table] = Table("Footprint", Ident(table), tuple(entries), note)
         row, block = Ident(low.temp("row")), Ident(low.temp("block"))
         low.emit(Declare(INT, row, Value(-1), Storage.VARIABLE))
         low.emit(Branch(tuple((cond, (Assign(row, Value(i)),)) for i, (cond, _, _) in enumerate(rows)),

@@ -12,7 +12,7 @@ import enum
 from dataclasses import dataclass
 from typing import Union
 
-from .expr import Bin, Brace, Cond, Conv, Expr, Not, _tuples
+from .expr import Bin, Brace, CInt, Cond, Conv, Expr, Not, _tuples
 from .stmt import For, Note
 
 
@@ -171,6 +171,26 @@ class Bound:
 
 
 HostExpr = Union[Ident, Member, Scoped, Value, Invoke, Init, Paren, Neg, Logic, Index, Lambda, Bound, Expr]
+
+
+class Passing(enum.Enum):
+    """How a generated host function takes a parameter."""
+
+    VALUE = "value"
+    CONST_REF = "const reference"
+    REF = "reference"  # an out-parameter
+    POINTER = "pointer"  # to the first of an array the function fills
+
+
+@dataclass(frozen=True)
+class Argument:
+    """A parameter in a generated host function's signature (``unused``: ``[[maybe_unused]]``; ``type`` a string:
+    a struct the build names, the tiling struct)."""
+
+    name: str
+    type: "HostType | CInt | str"
+    passing: Passing
+    unused: bool = False
 
 
 # ----------------------------------------------------------------------------- statements

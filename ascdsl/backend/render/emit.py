@@ -345,6 +345,17 @@ def host_expr(e) -> str:
     return Printer(Names()).expr(e)
 
 
+PASSING = {hk.Passing.VALUE: "{type} {name}", hk.Passing.CONST_REF: "const {type}& {name}",
+           hk.Passing.REF: "{type}& {name}", hk.Passing.POINTER: "{type}* {name}"}
+
+
+def host_arguments(args) -> tuple[str, ...]:
+    """The declarations of a generated host function's parameters (:class:`.kir.host.Argument`)."""
+    return tuple(("[[maybe_unused]] " if a.unused else "") +
+                 PASSING[a.passing].format(type=a.type if isinstance(a.type, str) else ctype(a.type), name=a.name)
+                 for a in args)
+
+
 def host_lines(stmts, depth: int = 0, qualified: bool = True) -> tuple[str, ...]:
     """Host-code statements as C++ lines, each indented by its depth past ``depth`` (``qualified`` False: without
     the ``ascdsl_host::`` qualifier, for a body under ``using namespace ascdsl_host``)."""
