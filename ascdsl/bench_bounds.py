@@ -66,11 +66,10 @@ def wider_ub(platform: str, factor: int) -> Iterator[str]:
 
 def split_bound(simulate: Simulate, op: Operator, case, platform: str, kernel) -> Bound:
     """The few-rows class ``case`` (measured as ``kernel``) against one equal piece per core."""
-    align = 32 // dtypes.lookup(case.dtype).itemsize
-    shape = split_shape(case.shape, get_platform(platform).vector_core_count, align)
-    split = simulate(op, dataclasses.replace(case, shape=shape), platform)
-    return Bound(f"{_label(case)} split into one {shape[1]}-element piece per core (no exchange)",
-                 kernel.ratio, split.est_us / kernel.floor_us, split.ub_use)
+    block = 32 // dtypes.lookup(case.dtype).itemsize
+    shape = split_shape(case.shape, get_platform(platform).vector_core_count, block)
+    return _reshaped(simulate, op, case, platform, kernel, shape,
+                     f"split into one {shape[1]}-element piece per core (no exchange)")
 
 
 def padded_bound(simulate: Simulate, op: Operator, case, platform: str, kernel) -> Bound | None:
@@ -82,9 +81,7 @@ def padded_bound(simulate: Simulate, op: Operator, case, platform: str, kernel) 
         return None
     padded = -(-k // block) * block
     shape = (-(-int(np.prod(outer)) * k // padded), padded)
-    alt = simulate(op, dataclasses.replace(case, shape=shape), platform)
-    return Bound(f"{_label(case)} as {shape[0]} rows of {padded}", kernel.ratio, alt.est_us / kernel.floor_us,
-                 alt.ub_use)
+    return _reshaped(simulate, op, case, platform, kernel, shape, f"as {shape[0]} rows of {padded}")
 
 
 def sweep_bounds(simulate: Simulate, ops: dict[str, Operator], done: list, platform: str) -> list[tuple]:
@@ -142,6 +139,13 @@ def report(found: list[Bound], out) -> None:
           file=out)
     for b in found:
         print(f"  {b.what}: est/floor {b.ratio:.2f} -> {b.alternative:.2f} (UB {b.ub_use:.0%})", file=out)
+
+
+def _reshaped(simulate: Simulate, op: Operator, case, platform: str, kernel, shape: tuple[int, ...],
+              what: str) -> Bound:
+    """``case`` (measured as ``kernel``) run as ``shape``, the alternative ``what``, over the class's floor."""
+    alt = simulate(op, dataclasses.replace(case, shape=shape), platform)
+    return Bound(f"{_label(case)} {what}", kernel.ratio, alt.est_us / kernel.floor_us, alt.ub_use)
 
 
 def _label(case) -> str:

@@ -29,7 +29,7 @@ from . import dtypes, report
 from .backend.lift import lift
 from .backend.host import host
 from .backend.render import ascendc
-from .backend.plan.tiling import TilingLayout, Variant, layout, scratch_params
+from .backend.plan.tiling import TilingLayout, Variant, layout, scratch_names
 from .errors import CompilationError, Error, InputTypeError, InputValueError, source_path, source_root
 from .op import Case, Operator, TensorDesc
 from .opbuild import OpBuild, jit_functions, manifest, pointer_dtypes
@@ -72,8 +72,8 @@ def _kernels(op: Operator, platform: Platform,
     kernels += [k for k, _ in probes if k not in kernels]
     vs = lift.variants(kernels, jit_functions(op), platform)
     lifted = dict.fromkeys(n for v in vs for n in v.lifted)
-    scratch = dict.fromkeys(n for k in kernels for n in scratch_params(k, op.tensor_count))
-    return vs, layout(f"{op.op_type}TilingData", kernels, tuple(lifted), tuple(scratch)), source, root, cases, probes
+    scratch = scratch_names(kernels, op.tensor_count)
+    return vs, layout(f"{op.op_type}TilingData", kernels, tuple(lifted), scratch), source, root, cases, probes
 
 
 def probe_cases(variants, cases: list, probes: list) -> tuple:

@@ -30,8 +30,7 @@ def check_equivalence(tmp_path, op, kernels, sweep, built=None, platforms=PLATFO
     if built is not None:
         layout = built.layout
     else:
-        scratch = dict.fromkeys(n for k in kernels for n in tiling.scratch_params(k, op.tensor_count))
-        layout = tiling.layout(f"{op.op_type}TilingData", kernels, (), tuple(scratch))
+        layout = tiling.layout(f"{op.op_type}TilingData", kernels, (), tiling.scratch_names(kernels, op.tensor_count))
     header = host.tiling_header(op, layout, variants, PLATFORMS[0], "test")
     fn = host.lower_tiling(op, layout, variants, PLATFORMS[0], f"{op.op_type}Tiling")
     shapes = host.output_shapes(op, op.op_type)

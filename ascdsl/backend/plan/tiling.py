@@ -74,6 +74,12 @@ def scratch_params(kernel: Kernel, tensors: int) -> list[str]:
     return pointer_params(kernel)[tensors:]
 
 
+def scratch_names(kernels: Sequence[Kernel], tensors: int) -> tuple[str, ...]:
+    """The :func:`scratch_params` of every one of ``kernels``, each name once in first-seen order: the ``scratch``
+    of :func:`layout`."""
+    return tuple(dict.fromkeys(n for k in kernels for n in scratch_params(k, tensors)))
+
+
 def scratch_field(name: str) -> str:
     """The tiling field of scratch pointer parameter ``name`` (``Launch(scratch=...)``): its bytes in the user
     workspace."""
