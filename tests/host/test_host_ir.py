@@ -1,0 +1,133 @@
+"""Host code is data: an ``@ascdsl.host`` function lowers to frozen host statements (:mod:`ascdsl.backend.kir.host`),
+which only :mod:`ascdsl.backend.render.emit` turns into C++."""
+from __future__ import annotations
+
+import dataclasses
+
+import ascdsl
+import ascdsl.language as tl
+from ascdsl import dtypes
+from ascdsl.backend.host import host
+from ascdsl.backend.kir import Bin, BinOp, Brace, For, Note
+from ascdsl.backend.kir import host as hk
+from ascdsl.backend.plan import tiling
+from ascdsl.backend.render.emit import host_arguments, host_lines
+
+from .test_tiling_function import PLATFORMS, check_equivalence, desc
+
+
+@ascdsl.jit
+def scale_kernel(x_ptr, out_ptr, n, scale, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + i, tl.load(x_ptr + i, mask=i < n) * scale, mask=i < n)
+
+
+@ascdsl.host
+def scale_host(x, mode, platform):
+    if x.ndim == 0:
+        raise ValueError("x must have a dimension")
+    elif mode > 2:
+        block = 1024
+    elif x.numel > 4096:
+        block = 512
+    else:
+        block = 256
+    scale = 1.0
+    for d in range(x.ndim):
+        scale = scale * 0.5
+    return ascdsl.Launch(scale_kernel, grid=(ascdsl.cdiv(x.numel, block),), scalars={"n": x.numel, "scale": scale},
+                         constexprs={"BLOCK": block})
+
+
+SCALE = ascdsl.Operator(name="scale", op_type="ScaleOp", entry=None, host=scale_host, reference=None, inputs=("x",),
+                        attrs=(ascdsl.Attr("mode", "Int", 0),))
+
+
+def scale_kernels():
+    return [k for block in (256, 512, 1024) for k in scale_kernel.specialize(
+        tl.pointer_type(dtypes.float32), tl.pointer_type(dtypes.float32), 1, 1.0, BLOCK=block).kernels]
+
+
+def lowered():
+    kernels = scale_kernels()
+    layout = tiling.layout("ScaleOpTilingData", kernels)
+    return host.lower_tiling(SCALE, layout, tiling.variants(kernels), PLATFORMS[0], "ScaleOpTiling")
+
+
+def nodes(value):
+    """Every dataclass node under ``value`` (statements, expressions, nested blocks)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        yield value
+        for f in dataclasses.fields(value):
+            yield from nodes(getattr(value, f.name))
+    elif isinstance(value, tuple):
+        for item in value:
+            yield from nodes(item)
+
+
+def test_the_tiling_function_is_frozen_data_and_lowers_alike_twice():
+    fn, again = lowered(), lowered()
+    assert (fn.constants, fn.locals, fn.body) == (again.constants, again.locals, again.body)
+    hash((fn.constants, fn.locals, fn.body))  # frozen all the way down
+    kinds = {type(n) for n in nodes(fn.body)}
+    # the elif chain, the loop, the raise and the launch's table are statements, not text
+    assert {hk.Branch, For, hk.Throw, hk.Declare, hk.Assign, hk.Return, Note} <= kinds
+    assert all(not isinstance(s, str) for s in fn.body + fn.constants + fn.locals)
+    (chain,) = [s for s in fn.body if isinstance(s, hk.Branch) and len(s.arms) == 3]
+    assert isinstance(chain.arms[0][1][0], hk.Throw) and chain.orelse is not None  # if / else if / else if / else
+    assert fn.body_lines == again.body_lines
+
+
+def test_the_lowered_function_runs_as_the_python_host(tmp_path):
+    sweep = [((desc(shape),), {"mode": mode}) for shape in [(), (3,), (5000,), (64, 70)] for mode in (0, 3)]
+    assert check_equivalence(tmp_path, SCALE, scale_kernels(), sweep, platforms=PLATFORMS[:1]) == {0, 1}
+
+
+def test_statements_render_as_cpp():
+    x, n = hk.Ident("x"), hk.Ident("n")
+    chain = hk.Branch(((Bin(BinOp.LT, x, hk.Value(0)), (hk.Throw(hk.Status.VALUE_ERROR, hk.Value("negative")),)),
+                       (Bin(BinOp.EQ, x, hk.Value(0)), (hk.Assign(n, hk.Value(1)),))),
+                      (hk.Assign(n, x, "the rest"),), note="three ways")
+    fits = hk.Invoke(hk.Runtime.LARGEST_FITTING,
+                     (hk.Value(8), hk.Value(8), hk.Lambda(hk.Ident("v"), Bin(BinOp.LE, hk.Ident("v"), n))))
+    table = hk.Table("Footprint", hk.Ident("rows"), ((Brace((hk.Value(1), hk.Value(2))), "0: float32"),), "bytes")
+    body = (hk.Declare(hk.HostType.INT, n, hk.Value(-1), hk.Storage.VARIABLE), chain,
+            hk.Branch((), (hk.Return(hk.Status.OK),)), hk.Assign(hk.Ident("best"), fits),
+            hk.Declare(hk.HostType.INT, hk.Ident("k"), hk.Value(2**40), hk.Storage.CONSTEXPR, note="big"), table)
+    assert host_lines(body, depth=1, qualified=False) == (
+        "    int64_t n = -1;",
+        "    if (x < 0) {  // three ways",
+        '        throw HostError{VALUE_ERROR, "negative"};',
+        "    } else if (x == 0) {",
+        "        n = 1;",
+        "    } else {",
+        "        n = x;  // the rest",
+        "    }",
+        "    {",
+        "        return OK;",
+        "    }",
+        "    best = LargestFitting(8, 8, [&](int64_t v) {",
+        "        return v <= n;",
+        "    });",
+        "    constexpr int64_t k = INT64_C(1099511627776);  // big",
+        "    // bytes",
+        "    constexpr Footprint rows[] = {",
+        "        {1, 2},  // 0: float32",
+        "    };")
+    assert host_lines((hk.Return(hk.Status.OK),)) == ("return ascdsl_host::OK;",)  # qualified outside the body
+
+
+def test_signatures_render_from_arguments():
+    args = (hk.Argument("x", hk.HostType.TENSOR, hk.Passing.CONST_REF),
+            hk.Argument("mode", hk.HostType.INT, hk.Passing.VALUE, unused=True),
+            hk.Argument("tiling", "ScaleOpTilingData", hk.Passing.REF),
+            hk.Argument("shapes", hk.HostType.SHAPE, hk.Passing.POINTER))
+    assert host_arguments(args) == ("const ascdsl_host::TensorDesc& x", "[[maybe_unused]] int64_t mode",
+                                    "ScaleOpTilingData& tiling", "ascdsl_host::Shape* shapes")
+
+
+def test_what_a_statement_reads_includes_its_nested_blocks_and_not_its_targets():
+    inner = hk.Branch(((Bin(BinOp.GT, hk.Ident("a"), hk.Value(0)),
+                        (hk.Throw(hk.Status.VALUE_ERROR, hk.Invoke(hk.Runtime.FORMAT_INT, (hk.Ident("b"),))),)),))
+    outer = hk.Branch(((hk.Ident("c"), (inner, hk.Assign(hk.Ident("d"), hk.Ident("e")))),))
+    assert hk.stmt_reads(outer) == {"a", "b", "c", "e"}
