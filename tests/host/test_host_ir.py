@@ -17,15 +17,18 @@ from .test_tiling_function import PLATFORMS, check_equivalence, desc
 
 
 @ascdsl.jit
-def scale_kernel(x_ptr, out_ptr, n, scale, BLOCK: tl.constexpr):
+def scale_kernel(x_ptr, out_ptr, n, scale, BLOCK: tl.constexpr, TWICE: tl.constexpr):
     i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(out_ptr + i, tl.load(x_ptr + i, mask=i < n) * scale, mask=i < n)
+    x = tl.load(x_ptr + i, mask=i < n) * scale
+    if TWICE:
+        x = x * scale
+    tl.store(out_ptr + i, x, mask=i < n)
 
 
 @ascdsl.host
 def scale_host(x, mode, platform):
     if x.ndim == 0:
-        raise ValueError("x must have a dimension")
+        raise ValueError(f"x must have a dimension on {platform.name}, got {x.ndim} dimensions")
     elif mode > 2:
         block = 1024
     elif x.numel > 4096:
@@ -36,7 +39,7 @@ def scale_host(x, mode, platform):
     for d in range(x.ndim):
         scale = scale * 0.5
     return ascdsl.Launch(scale_kernel, grid=(ascdsl.cdiv(x.numel, block),), scalars={"n": x.numel, "scale": scale},
-                         constexprs={"BLOCK": block})
+                         constexprs={"BLOCK": block, "TWICE": False})
 
 
 SCALE = ascdsl.Operator(name="scale", op_type="ScaleOp", entry=None, host=scale_host, reference=None, inputs=("x",),
@@ -44,8 +47,8 @@ SCALE = ascdsl.Operator(name="scale", op_type="ScaleOp", entry=None, host=scale_
 
 
 def scale_kernels():
-    return [k for block in (256, 512, 1024) for k in scale_kernel.specialize(
-        tl.pointer_type(dtypes.float32), tl.pointer_type(dtypes.float32), 1, 1.0, BLOCK=block).kernels]
+    return [k for block in (256, 512, 1024) for twice in (False, True) for k in scale_kernel.specialize(
+        tl.pointer_type(dtypes.float32), tl.pointer_type(dtypes.float32), 1, 1.0, BLOCK=block, TWICE=twice).kernels]
 
 
 def lowered():
@@ -76,6 +79,29 @@ def test_the_tiling_function_is_frozen_data_and_lowers_alike_twice():
     (chain,) = [s for s in fn.body if isinstance(s, hk.Branch) and len(s.arms) == 3]
     assert isinstance(chain.arms[0][1][0], hk.Throw) and chain.orelse is not None  # if / else if / else if / else
     assert fn.body_lines == again.body_lines
+
+
+def test_tests_on_values_known_at_build_time_fold():
+    """A constexpr the host passes as a constant, the dtype of an output or scratch fixed in the op: the launch
+    compares nothing known at build time, and the variants those values never select have no branch."""
+    kernels = scale_kernels()
+    variants = tiling.variants(kernels)
+    layout = tiling.layout("ScaleOpTilingData", kernels)
+    fn = host.lower_tiling(SCALE, layout, variants, PLATFORMS[0], "ScaleOpTiling")
+    constant = (hk.Value, hk.Scoped)
+    assert not [n for n in nodes(fn.body) if isinstance(n, Bin) and n.op in (BinOp.EQ, BinOp.NE)
+                and isinstance(n.a, constant) and isinstance(n.b, constant)]
+    keys = {n.value.value for n in nodes(fn.body) if isinstance(n, hk.Assign) and n.target == hk.Member(
+        hk.Ident("tiling"), "tilingKey") and n.value != hk.Value(0)}
+    assert keys == {v.key for v in variants if not dict(v.kernel.constexprs)["TWICE"]} and len(keys) == 3
+    # messages: one std::string from the start, adjacent literals joined, nothing converted twice
+    strings = [n for n in nodes(fn.body) if isinstance(n, hk.Invoke) and n.fn is hk.Runtime.STRING]
+    assert strings and not [n for n in strings if isinstance(n.args[0], hk.Invoke)]
+    literal = lambda e: isinstance(e, hk.Value) and isinstance(e.value, str)  # noqa: E731
+    assert not [n for n in nodes(fn.body) if isinstance(n, Bin) and literal(n.b) and (literal(n.a) or (
+        isinstance(n.a, Bin) and literal(n.a.b)))]
+    # a constant's value in the message of a launch no variant serves is text already, as Python shows it
+    assert ', TWICE=False for " + DTypeName(x.dtype)' in "\n".join(fn.body_lines)
 
 
 def test_the_lowered_function_runs_as_the_python_host(tmp_path):

@@ -341,13 +341,15 @@ class HostExpressions:
         parts = []
         for value in node.values:
             if isinstance(value, ast.Constant):
-                parts.append(Invoke(Runtime.STRING, (Value(value.value),)))
+                parts.append(Value(value.value))
                 continue
             if value.conversion != -1 or value.format_spec is not None:
                 raise self.error(value, "f-string conversions and format specs are not supported in host code")
             item = self.expr(value.value)
-            parts.append(Invoke(Runtime.STRING if item.type == STR else FORMAT[item.type], (item.node,)))
-        return concat(parts or [Invoke(Runtime.STRING, (Value(""),))])
+            parts.append(item.node if item.type == STR else Invoke(FORMAT[item.type], (item.node,)))
+        if not parts or isinstance(parts[0], Value):  # a std::string from the start: `+` joins no two literals
+            parts[:1] = [Invoke(Runtime.STRING, tuple(parts[:1]) or (Value(""),))]
+        return concat(parts)
 
     def expr_Call(self, node: ast.Call) -> E:
         fn = self.resolve(node.func)
@@ -403,8 +405,20 @@ def host_body(tree: ast.FunctionDef | ast.Lambda) -> list[ast.stmt]:
 
 
 def concat(parts):
-    """``a + b + ...`` of strings."""
-    result = parts[0]
-    for p in parts[1:]:
+    """``a + b + ...`` of strings (adjacent literals joined into one)."""
+    def text(x):  # a literal's string, or None
+        if isinstance(x, Invoke) and x.fn is Runtime.STRING:
+            x = x.args[0]
+        return x.value if isinstance(x, Value) and isinstance(x.value, str) else None
+
+    joined = []
+    for p in parts:
+        if joined and text(joined[-1]) is not None and isinstance(p, Value) and text(p) is not None:
+            both = Value(text(joined[-1]) + p.value)
+            joined[-1] = Invoke(Runtime.STRING, (both,)) if isinstance(joined[-1], Invoke) else both
+        else:
+            joined.append(p)
+    result = joined[0]
+    for p in joined[1:]:
         result = Bin(BinOp.ADD, result, p)
     return result

@@ -336,6 +336,9 @@ class HostLowering(HostExpressions):
             value = node if isinstance(node, E) else self.expr(node)
             if value.type not in (INT, FLOAT, BOOL, DTYPE):
                 raise self.error(call, f"constexpr {key!r} must be an int, float, bool or dtype in host code")
+            if value.is_const:  # known at build time: the variants' conditions on it fold
+                consts[key] = value
+                continue
             consts[key] = E(Ident(self.temp(key + "_")), value.type)
             self.emit(Declare(value.type, consts[key].node, value.node))
         rows = []
@@ -346,8 +349,10 @@ class HostLowering(HostExpressions):
                 if cond is not None and not kernel.is_const:
                     cond = Logic(True, (Bin(BinOp.EQ, kernel.node, Scoped(HostType.KERNEL, v.kernel.name)),
                                                *cond.items))
-                rows.append((v, cond))
-        rows = [(v, cond) for v, cond in rows if cond is not None]
+                if cond is not None:
+                    rows.append((v, cond))
+                if cond is not None and not cond.items:  # selected whatever the run-time values: the rest never is
+                    break
         kinds = {v.key: cores.of(v.kernel, self.platform) for v, _ in rows}
         if bound and any(k is not cores.VECTOR for k in kinds.values()):
             raise self.error(call, f"{name} multiplies matrices on the cube cores: an op project gives scratch only "
@@ -358,10 +363,15 @@ class HostLowering(HostExpressions):
         self.emit(Assign(Member(TILING, "tilingKey"), Value(0), "an empty grid launches nothing"))
         if len(limits) > 1:  # variants on different cores: the chosen one's bound
             self.emit(Declare(INT, BLOCKS, limit(cores.VECTOR), Storage.VARIABLE))
-        arms = tuple((cond, self.nested(lambda: self.variant_branch(v, consts, kinds[v.key], len(limits) > 1)))
-                     for v, cond in rows)
-        missing = Throw(Status.VARIANT_NOT_COMPILED, self.node(self.not_compiled(kernel, candidates, consts)))
-        self.emit(Branch(((Bin(BinOp.GT, PROGRAMS, Value(0)), (Branch(arms, (missing,)),)),)))
+        arms = [(cond, self.nested(lambda: self.variant_branch(v, consts, kinds[v.key], len(limits) > 1)))
+                for v, cond in rows]
+        if arms and not arms[-1][0].items:  # the last row always selects: it is the `else`, or the whole choice
+            *others, (_, last) = arms
+            chosen = (Branch(tuple(others), last),) if others else last
+        else:
+            missing = self.node(self.not_compiled(kernel, candidates, consts))
+            chosen = (Branch(tuple(arms), (Throw(Status.VARIANT_NOT_COMPILED, missing),)),)
+        self.emit(Branch(((Bin(BinOp.GT, PROGRAMS, Value(0)), chosen),)))
         bound = BLOCKS if len(limits) > 1 else limits[0]
         self.emit(Assign(Ident("blockDim"), Conv(CInt.UINT32, Invoke(Runtime.MIN, (PROGRAMS, bound), INT))))
         self.emit(Return(Status.OK))
@@ -386,14 +396,22 @@ class HostLowering(HostExpressions):
                              f"got a {dtype.type.word}")
         if count.type != INT:
             raise self.error(node.elts[1], f"scratch {key!r}: the element count must be an int, got a {count.type.word}")
-        n = Ident(self.temp(key + "_"))
-        self.emit(Declare(INT, n, count.node))
-        message = self.formatted(scratch.negative(key, "{count}"), {"count": Invoke(Runtime.FORMAT_INT, (n,))})
-        self.emit(Branch(((Bin(BinOp.LT, n, Value(0)), (Throw(Status.VALUE_ERROR, message),)),)))
+        field = Member(TILING, scratch_field(key))
+        if count.is_const and count.const < 0:  # every launch of this plan fails, as the Python plan does
+            self.emit(Throw(Status.VALUE_ERROR, Value(scratch.negative(key, count.const))))
+            return dtype
+        if count.is_const and dtype.is_const:  # the bytes are known at build time
+            self.emit(Assign(field, Value(scratch.size(count.const * dtype.const.itemsize))))
+            return dtype
+        n = count.node
+        if not count.is_const:
+            n = Ident(self.temp(key + "_"))
+            self.emit(Declare(INT, n, count.node))
+            message = self.formatted(scratch.negative(key, "{count}"), {"count": Invoke(Runtime.FORMAT_INT, (n,))})
+            self.emit(Branch(((Bin(BinOp.LT, n, Value(0)), (Throw(Status.VALUE_ERROR, message),)),)))
         size = literal(dtype.const.itemsize).node if dtype.is_const else Invoke(Runtime.DTYPE_SIZE, (dtype.node,))
         padded = Bin(BinOp.ADD, Bin(BinOp.MUL, n, size), Value(scratch.ALIGN - 1))
-        self.emit(Assign(Member(TILING, scratch_field(key)),
-                         Bin(BinOp.MUL, Bin(BinOp.DIV, padded, Value(scratch.ALIGN)), Value(scratch.ALIGN))))
+        self.emit(Assign(field, Bin(BinOp.MUL, Bin(BinOp.DIV, padded, Value(scratch.ALIGN)), Value(scratch.ALIGN))))
         return dtype
 
     def launch_bounds(self, variant: Variant, kind: cores.Cores, chosen: bool) -> None:
@@ -458,13 +476,22 @@ class HostLowering(HostExpressions):
         if set(scratch_params(kernel, self.op.tensor_count)) != set(scratch_dtypes):
             return None
         given = self.tensor_dtypes() + [scratch_dtypes[n].node for n in scratch_params(kernel, self.op.tensor_count)]
-        conds = [Bin(BinOp.EQ, expr, dtype_value(d.name)) for expr, d in zip(given, pointers)]
+        conds = []
+        for expr, d in zip(given, pointers):
+            if not isinstance(expr, Scoped):
+                conds.append(Bin(BinOp.EQ, expr, dtype_value(d.name)))
+            elif expr != dtype_value(d.name):  # a dtype known at build time: the test folds
+                return None
         for key, value in kernel.constexprs:
             have = consts.get(key)
             if have is None or have.type != literal(value).type:
                 return None
-            if key not in variant.lifted:
+            if key in variant.lifted:
+                continue
+            if not have.is_const:
                 conds.append(Bin(BinOp.EQ, have.node, literal(value).node))
+            elif have.const != value:
+                return None
         for name, param in zip(kernel.param_names, kernel.params):
             value = scalars.get(name)
             if value is not None and value.type == INT and param.type.dtype in (dtypes.int32, dtypes.int64):
@@ -490,7 +517,7 @@ class HostLowering(HostExpressions):
         named = []
         for n in lift.names:
             named += ([Value(", ")] if named else []) + [Value(f"{n}="), Invoke(Runtime.FORMAT_INT, (values[n],))]
-        message = concat([Invoke(Runtime.STRING, (concat(named),)), Value(" needs "),
+        message = concat([*named, Value(" needs "),
                           Invoke(Runtime.FORMAT_INT, (need,)), Value(" bytes of UB, more than the "),
                           Invoke(Runtime.FORMAT_INT, (Member(PLATFORM, "ubBudget"),)), Value(" bytes available")])
         self.emit(Branch(((Bin(BinOp.GT, need, UB_BUDGET), (Throw(Status.VALUE_ERROR, message),)),)))
@@ -504,7 +531,9 @@ class HostLowering(HostExpressions):
             name = Cond(Bin(BinOp.EQ, kernel.node, Scoped(HostType.KERNEL, other)), Value(other), name)
         parts = [Invoke(Runtime.STRING, (name,)), Value(" with ")]
         for i, (key, value) in enumerate(consts.items()):
-            parts += [Value(f"{', ' if i else ''}{key}="), Invoke(FORMAT[value.type], (value.node,))]
+            shown = Value(value.const.name if value.type == DTYPE else str(value.const)) if value.is_const else \
+                Invoke(FORMAT[value.type], (value.node,))  # as the Python plan's message shows it
+            parts += [Value(f"{', ' if i else ''}{key}="), shown]
         parts.append(Value(" for "))
         for i, dtype in enumerate(self.tensor_dtypes()):
             parts += ([Value(", ")] if i else []) + [Invoke(Runtime.DTYPE_NAME, (dtype,))]
