@@ -154,7 +154,7 @@ def check_host(op: Operator, platform: Platform) -> None:
     lower to C++: NumPy calls, planner queries whose UB footprint is not affine, ...), without
     emitting kernels. ``ascdsl check`` runs it."""
     vs, lay, source, _, _, _ = _kernels(op, platform)
-    host.tiling_header(op, lay, vs, platform, source)
+    host.tiling_header(host.lower(op, lay, vs, platform), source)
 
 
 def plan(op: Operator, platform: Platform, root: str | Path | None = None) -> OpBuild:

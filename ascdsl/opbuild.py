@@ -96,29 +96,31 @@ class OpBuild:
 def render_sources(b: OpBuild) -> dict[str, str]:
     """The kernel, tiling, op-project and IR files (all but the manifest and report.txt, which describe them)."""
     name, op = b.name, b.op
-    tiling_h = host.tiling_header(op, b.layout, b.variants, b.platform, b.source)
+    code = host.lower(op, b.layout, b.variants, b.platform)  # once: the header, main.cpp and op_host read it
+    tiling_h = host.tiling_header(code, b.source)
     files = {
         f"kernel/{name}_kernel.cpp": ascendc.kernel_source(name, b.variants, b.layout, b.platform, b.classes,
                                                             b.op.tensor_count),
         f"kernel/{name}_tiling.h": tiling_h,
-        "kernel/main.cpp": render("main.cpp.j2", **main_model(b)),
+        "kernel/main.cpp": render("main.cpp.j2", **main_model(b, code)),
         "kernel/CMakeLists.txt": render("kernel_cmake.txt.j2", name=name, symbol=name, platform=b.platform.name),
-        **op_project_files(b, tiling_h),
+        **op_project_files(b, code, tiling_h),
     }
     for v in sorted(b.variants + tuple(v for v, _ in b.failed), key=lambda v: v.key):
         files[f"ir/{v.key:02d}_{v.kernel.name}.ir"] = dump(v.kernel)
     return files
 
 
-def op_project_files(b: OpBuild, tiling_h: str) -> dict[str, str]:
-    """The op project's files (named after ``b.project_name``); ``tiling_h`` is the tiling function."""
+def op_project_files(b: OpBuild, code: host.HostCode, tiling_h: str) -> dict[str, str]:
+    """The op project's files (named after ``b.project_name``); ``code`` is the op's host code, ``tiling_h`` its
+    header."""
     name = b.project_name
     return {
         f"op_project/{name}.json": json.dumps(msopgen(b), indent=4) + "\n",
         f"op_project/op_host/{name}_tiling.h": render("op_host_tiling.h.j2", b=b, name=name, fields=fields(b.layout),
                                                       padding=padding(b.layout)),
         f"op_project/op_host/{name}_tiling_func.h": tiling_h,
-        f"op_project/op_host/{name}.cpp": render("op_host.cpp.j2", **op_host_model(b)),
+        f"op_project/op_host/{name}.cpp": render("op_host.cpp.j2", **op_host_model(b, code)),
         f"op_project/op_kernel/{name}.cpp": render(
             "op_kernel.cpp.j2", b=b, name=name, classes=b.classes,
             **op_kernel_model(b)),

@@ -164,6 +164,22 @@ def test_a_build_plans_each_kernel_once_and_renders_each_class_once(name):
     assert classes in files[f"kernel/{b.name}_kernel.cpp"] and classes in files[f"op_project/op_kernel/{b.project_name}.cpp"]
 
 
+def test_a_build_lowers_the_host_code_once(monkeypatch):
+    """The tiling header, main.cpp and the op project's op_host read one lowering of the host function
+    (:func:`.host.lower`), and the files it gives are the ones each lowering would give."""
+    op, = load_operators([ROOT / "ops" / "scale_add.py"])
+    b = build.plan(op, PLATFORM)
+    lowerings = []
+    lower_tiling = host.lower_tiling
+    monkeypatch.setattr(host, "lower_tiling", lambda *a: lowerings.append(a) or lower_tiling(*a))
+    files = build.render_files(b)
+    assert len(lowerings) == 1
+    code = host.lower(op, b.layout, b.variants, b.platform)
+    assert files[f"kernel/{b.name}_tiling.h"] == host.tiling_header(code, b.source)
+    assert code.tiling.name in files["kernel/main.cpp"] and code.tiling.name in files[
+        f"op_project/op_host/{b.project_name}.cpp"]
+
+
 def test_the_manifest_compiles_no_footprint_sample():
     """The manifest's footprints are the plans' own (the UB planner's expression for a lifted variant): writing it
     plans no kernel the build did not (the sampled footprint planned each int constexpr at two and four times its

@@ -53,7 +53,8 @@ def header(op) -> str:
     jit = op.host.__wrapped__.__globals__["k"]
     ptr = ascdsl.language.pointer_type(dtypes.float32)
     kernels = jit.specialize(ptr, ptr, 1, BLOCK=64).kernels
-    return host.tiling_header(op, tiling.layout("TTilingData", kernels), tiling.variants(kernels), PLATFORM, "test")
+    return host.tiling_header(host.lower(op, tiling.layout("TTilingData", kernels), tiling.variants(kernels), PLATFORM),
+                              "test")
 
 
 def assert_located(tmp_path, body, message, params="", extra=""):

@@ -31,12 +31,11 @@ def check_equivalence(tmp_path, op, kernels, sweep, built=None, platforms=PLATFO
         layout = built.layout
     else:
         layout = tiling.layout(f"{op.op_type}TilingData", kernels, (), tiling.scratch_names(kernels, op.tensor_count))
-    header = host.tiling_header(op, layout, variants, PLATFORMS[0], "test")
-    fn = host.lower_tiling(op, layout, variants, PLATFORMS[0], f"{op.op_type}Tiling")
-    shapes = host.output_shapes(op, op.op_type)
+    code = host.lower(op, layout, variants, PLATFORMS[0])
+    header = host.tiling_header(code, "test")
+    fn, shapes, workspace = code.tiling, code.shapes, code.workspace
     cases = [(inputs, attrs, plat) for inputs, attrs in sweep for plat in platforms]
     lines = [case_line(fn, dict(zip(op.inputs, inputs)), attrs, plat) for inputs, attrs, plat in cases]
-    workspace = host.workspace_function(op, layout, variants, PLATFORMS[0])
     got = compile_and_run(tmp_path, header, harness_source("tiling.h", fn, shapes, layout.struct_name, len(op.outputs),
                                                            workspace), lines)
     assert len(got) == len(cases)
@@ -302,7 +301,7 @@ def test_names_read_only_by_folded_expressions_are_not_declared_unused(tmp_path,
     kernels = folded_kernel.specialize(ptr, ptr, 1, BLOCK=64).kernels
     layout = tiling.layout("FoldedOpTilingData", kernels)
     header = tmp_path / "folded.h"
-    header.write_text(host.tiling_header(FOLDED, layout, tiling.variants(kernels), PLATFORMS[0], "test"))
+    header.write_text(host.tiling_header(host.lower(FOLDED, layout, tiling.variants(kernels), PLATFORMS[0]), "test"))
     build = subprocess.run([compiler, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", "-x", "c++",
                             str(header)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
@@ -354,7 +353,7 @@ def test_conditions_on_module_constants_fold(tmp_path, compiler):
     assert fn.constant_lines == ("enum class Kernel { folded_kernel };",)
     assert "block = 64;" in body and "block = 32;" not in body
     header = tmp_path / "dead_branch.h"
-    header.write_text(host.tiling_header(DEAD_BRANCH, layout, tiling.variants(kernels), PLATFORMS[0], "test"))
+    header.write_text(host.tiling_header(host.lower(DEAD_BRANCH, layout, tiling.variants(kernels), PLATFORMS[0]), "test"))
     build = subprocess.run([compiler, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", "-x", "c++",
                             str(header)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr

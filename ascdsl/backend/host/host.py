@@ -38,8 +38,8 @@ from ..render.jinja import render
 from ..names.naming import field_name
 from ..plan.tiling import TilingLayout, Variant, cann_name, scratch_field, scratch_params
 
-__all__ = ["DTYPE_ENUM", "HostFunction", "Param", "ShapeFunction", "TilingResult", "WorkspaceFunction", "cpp",
-           "cpp_name", "dtype_enum", "literal", "lower_output_shape", "lower_tiling", "output_shapes", "python_tiling",
+__all__ = ["DTYPE_ENUM", "HostCode", "HostFunction", "Param", "ShapeFunction", "TilingResult", "WorkspaceFunction", "cpp",
+           "cpp_name", "dtype_enum", "literal", "lower", "lower_output_shape", "lower_tiling", "output_shapes", "python_tiling",
            "tiling_header", "workspace_function"]
 
 
@@ -115,13 +115,32 @@ def runtime_source(platform) -> str:
     return render("host_runtime.h.j2", dtypes=rows, max_dims=MAX_DIMS, default=platform)
 
 
-def tiling_header(op: Operator, layout: TilingLayout, variants: Sequence[Variant], platform, source: str) -> str:
+@dataclass(frozen=True)
+class HostCode:
+    """An op's generated host functions, lowered once for its build: the tiling function, the output shapes and
+    the workspace function (None: no variant needs a user workspace)."""
+
+    op: Operator
+    layout: TilingLayout
+    platform: Platform
+    tiling: HostFunction
+    shapes: "ShapeFunction"
+    workspace: "WorkspaceFunction | None"
+
+
+def lower(op: Operator, layout: TilingLayout, variants: Sequence[Variant], platform: Platform) -> HostCode:
+    """``op``'s host functions for the build of ``variants`` laid out in ``layout`` on ``platform``."""
+    return HostCode(op, layout, platform, lower_tiling(op, layout, variants, platform, f"{op.op_type}Tiling"),
+                    output_shapes(op, op.op_type), workspace_function(op, layout, variants, platform))
+
+
+def tiling_header(code: HostCode, source: str) -> str:
     """``kernel/<op>_tiling.h``: the plain tiling struct, and (host side only) the tiling function
     ``<OpType>Tiling``, ``<OpType>OutputShapes`` and, where a variant is a MIX kernel, ``<OpType>WorkspaceSize``."""
+    op = code.op
     return render("tiling_header.h.j2", op=op, source=source, guard=f"{cann_name(op.op_type).upper()}_TILING_H",
-                  struct=layout.struct_source(), runtime=runtime_source(platform),
-                  tiling=lower_tiling(op, layout, variants, platform, f"{op.op_type}Tiling"),
-                  shapes=output_shapes(op, op.op_type), workspace=workspace_function(op, layout, variants, platform))
+                  struct=code.layout.struct_source(), runtime=runtime_source(code.platform), tiling=code.tiling,
+                  shapes=code.shapes, workspace=code.workspace)
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,10 @@ from collections.abc import Sequence
 from ... import dtypes
 from . import cores, host
 from .hostcode import CPP_KEYWORDS
+from ..kir.host import Ident, Invoke
 from ..names.naming import unclash
 from ..render import ascendc, jinja
+from ..render.emit import host_expr
 from ..plan.tiling import TilingLayout, cann_name
 
 GE_DTYPE = {"float32": "DT_FLOAT", "float16": "DT_FLOAT16", "bfloat16": "DT_BF16", "int8": "DT_INT8",
@@ -63,10 +65,11 @@ def padding(lay: TilingLayout) -> list[int]:
     return [tail] if tail else []
 
 
-def host_args(b, params: Sequence[host.Param], *extra: str) -> str:
-    """The arguments of a call of a generated host function from op_host.cpp or main.cpp, which declare the
-    tensors and attributes as :func:`variable`."""
-    return ", ".join([variable(b, p.name) if p.kind != "platform" else p.name for p in params] + list(extra))
+def host_call(b, fn, *extra: str) -> str:
+    """A call of the generated host function ``fn`` from op_host.cpp or main.cpp, which declare the tensors and
+    attributes as :func:`variable` (``extra``: the out-parameters' variables)."""
+    args = [variable(b, p.name) if p.kind != "platform" else p.name for p in fn.params] + list(extra)
+    return host_expr(Invoke(fn.name, tuple(map(Ident, args))))
 
 
 def dtype_rows() -> list[dict]:
@@ -78,7 +81,7 @@ def output_dtype(b, output) -> str:
     return f"{variable(b, source)}.dtype" if source in b.op.inputs else host.dtype_enum(source)
 
 
-def main_model(b) -> dict:
+def main_model(b, code: host.HostCode) -> dict:
     op = b.op
     attrs = []
     for a in op.attrs:
@@ -89,18 +92,21 @@ def main_model(b) -> dict:
         parse = (f"ParseInts(args[\"{a.name}\"], {var})" if a.type == "ListInt"
                  else f"{var} = {parse.format(n=a.name)}")
         attrs.append({"name": a.name, "declare": f"{cpp} {var}", "default": default, "parse": parse})
-    fn = host.lower_tiling(op, b.layout, b.variants, b.platform, f"{op.op_type}Tiling")
-    shapes = host.output_shapes(op, op.op_type)
-    workspace = host.workspace_function(op, b.layout, b.variants, b.platform)
+    workspace = code.workspace
     return {"op_type": op.op_type, "kernel_mode": kernel_mode(b), "source": b.source, "cann": b.name,
-            "workspace_call": f"{workspace.name}(tilingData)" if workspace else None, "symbol": b.name,
+            "workspace_call": workspace_call(workspace, "tilingData"), "symbol": b.name,
             "workspace_scratch": workspace is not None and not workspace.programs,
             "pointers": b.pointers,
             "inputs": variables(b, op.inputs), "attrs": attrs, "dtypes": dtype_rows(), "platform": b.platform.name,
             "outputs": [{"name": o.name, "dtype": output_dtype(b, o)} for o in op.outputs],
             "struct": b.layout.struct_name,
-            "shapes_call": f"{shapes.name}({host_args(b, shapes.params, 'shapes', 'message')})",
-            "tiling_call": f"{fn.name}({host_args(b, fn.params, 'tilingData', 'blockDim', 'message')})"}
+            "shapes_call": host_call(b, code.shapes, "shapes", "message"),
+            "tiling_call": host_call(b, code.tiling, "tilingData", "blockDim", "message")}
+
+
+def workspace_call(workspace, tiling: str) -> str | None:
+    """The call of the workspace function on the tiling variable ``tiling`` (None: there is none)."""
+    return None if workspace is None else host_expr(Invoke(workspace.name, (Ident(tiling),)))
 
 
 def variant_cores(b) -> tuple[dict[int, cores.Cores], cores.Cores]:
@@ -159,7 +165,7 @@ def op_kernel_model(b) -> dict:
     return {"branches": branches, "kernel_type": default.kernel_type}
 
 
-def op_host_model(b) -> dict:
+def op_host_model(b, code: host.HostCode) -> dict:
     op = b.op
     attrs = []
     for i, a in enumerate(op.attrs):
@@ -171,8 +177,6 @@ def op_host_model(b) -> dict:
                  if a.type == "ListInt" else [f"attrs.{var} = *{var};"])
         attrs.append({"name": a.name, "var": var, "cpp": cpp, "getter": getter.format(i=i), "store": store,
                       "def": attr_def(a)})
-    fn = host.lower_tiling(op, b.layout, b.variants, b.platform, f"{op.op_type}Tiling")
-    shapes = host.output_shapes(op, op.op_type)
     columns = opdef_dtypes(b)
     ge = {"inputs": [], "outputs": []}
     for i, name in enumerate(op.inputs):
@@ -183,9 +187,9 @@ def op_host_model(b) -> dict:
                               "types": [f"ge::{GE_DTYPE[c[len(op.inputs) + j]]}" for c in columns],
                               "dtype": f"context->GetInputDataType({op.inputs.index(source)})"
                               if source in op.inputs else f"ge::{GE_DTYPE[dtypes.lookup(source).name]}"})
-    workspace = host.workspace_function(op, b.layout, b.variants, b.platform)
+    workspace = code.workspace
     return {"b": b, "name": b.project_name, "op_type": op.project_op_type, "attrs": attrs,
-            "workspace_call": f"{workspace.name}(plain)" if workspace else None,
+            "workspace_call": workspace_call(workspace, "plain"),
             "workspace_scratch": workspace is not None and not workspace.programs,
             "attr_names": ", ".join(a.name for a in op.attrs),
             "fields": fields(b.layout), "params": variables(b, op.inputs), "ge": ge,
@@ -193,8 +197,8 @@ def op_host_model(b) -> dict:
             "dtype_cases": [{"ge": GE_DTYPE[d.name], "enum": host.DTYPE_ENUM[d.name]} for d in dtypes.ALL],
             "ub_reserve": b.platform.ub_bytes - b.platform.ub_budget_bytes, "soc": b.platform.soc,
             "log": f"{cann_name(op.project_op_type).upper()}_LOGE",
-            "tiling_call": f"{fn.name}({host_args(b, fn.params, 'plain', 'blockDim', 'message')})",
-            "shapes_call": f"{shapes.name}({host_args(b, shapes.params, 'shapes', 'message')})"}
+            "tiling_call": host_call(b, code.tiling, "plain", "blockDim", "message"),
+            "shapes_call": host_call(b, code.shapes, "shapes", "message")}
 
 
 def attr_def(a) -> str:
