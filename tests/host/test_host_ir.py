@@ -11,7 +11,7 @@ from ascdsl.backend.host import host
 from ascdsl.backend.kir import Bin, BinOp, Brace, For, Note
 from ascdsl.backend.kir import host as hk
 from ascdsl.backend.plan import tiling
-from ascdsl.backend.render.emit import host_arguments, host_lines
+from ascdsl.backend.render.emit import LINE_WIDTH, host_arguments, host_lines
 
 from .test_tiling_function import PLATFORMS, check_equivalence, desc
 
@@ -157,3 +157,35 @@ def test_what_a_statement_reads_includes_its_nested_blocks_and_not_its_targets()
                         (hk.Throw(hk.Status.VALUE_ERROR, hk.Invoke(hk.Runtime.FORMAT_INT, (hk.Ident("b"),))),)),))
     outer = hk.Branch(((hk.Ident("c"), (inner, hk.Assign(hk.Ident("d"), hk.Ident("e")))),))
     assert hk.stmt_reads(outer) == {"a", "b", "c", "e"}
+
+
+def test_a_long_line_breaks_after_its_operators_and_keeps_its_tokens():
+    tests = tuple(Bin(BinOp.EQ, hk.Ident(f"variable_number_{i}"), hk.Value(i)) for i in range(12))
+    terms = hk.Ident("first_term")
+    for i in range(12):
+        terms = Bin(BinOp.ADD, terms, hk.Invoke(hk.Runtime.ROUND_UP, (hk.Ident(f"term_{i}"), hk.Value(32))))
+    body = (hk.Declare(hk.HostType.INT, hk.Ident("total"), terms, note="a sum of twelve rounded terms"),)
+    branch = hk.Branch(((hk.Logic(True, tests), body),))
+    lines = host_lines((branch,), depth=1)
+    assert all(len("    " + line) <= LINE_WIDTH for line in lines)  # the template indents the body by 4
+    head = [line for line in lines if not line.startswith("        ")]
+    assert head[0].startswith("    if (variable_number_0 == 0 &&") and head[-1] == "    }"
+    condition = lines[:lines.index("        // a sum of twelve rounded terms")]
+    assert all(line.startswith(" " * 12) for line in condition[1:])  # continued two levels deeper
+    assert " ".join(line.strip() for line in condition) == \
+        "if (" + " && ".join(f"variable_number_{i} == {i}" for i in range(12)) + ") {"
+    declared = lines[len(condition) + 1:-1]
+    assert declared[0].startswith("        const int64_t total = first_term + ") and declared[-1].endswith(";")
+    assert " ".join(line.strip() for line in declared) == "const int64_t total = first_term + " + " + ".join(
+        f"ascdsl_host::RoundUp(term_{i}, 32)" for i in range(12)) + ";"
+    # what fits stays one line, with its note at the end
+    assert host_lines((hk.Declare(hk.HostType.INT, hk.Ident("n"), hk.Value(1), note="one"),)) == \
+        ("const int64_t n = 1;  // one",)
+
+
+def test_a_long_signature_breaks_after_its_commas():
+    fn = lowered()
+    assert fn.signature == (
+        "inline int32_t ScaleOpTiling(const ascdsl_host::TensorDesc& x, int64_t mode, "
+        "const ascdsl_host::Platform& platform,",
+        "        ScaleOpTilingData& tiling, uint32_t& blockDim, std::string& message)")

@@ -33,7 +33,7 @@ from .hostcode import (DTYPE_ENUM, MAX_DIMS, HostFunction, Param, camel, cpp, cp
 from .hostlower import HostLowering
 from ..kir import Bin, BinOp
 from ..kir.host import Argument, Assign, Bound, Branch, HostType, Ident, Index, Invoke, Member, Passing, Return, Value
-from ..render.emit import host_expr, host_lines
+from ..render.emit import host_expr, host_lines, host_signature
 from ..render.jinja import render
 from ..names.naming import field_name
 from ..plan.tiling import TilingLayout, Variant, cann_name, scratch_field, scratch_params
@@ -73,6 +73,10 @@ class ShapeFunction:
     @property
     def arguments(self) -> tuple[str, ...]:
         return declare(self.params, self.used, Argument(SHAPES.name, HostType.SHAPE, Passing.POINTER))
+
+    @property
+    def signature(self) -> tuple[str, ...]:
+        return host_signature("inline int32_t", self.name, self.arguments)
 
     @property
     def body_lines(self) -> tuple[str, ...]:

@@ -21,7 +21,7 @@ from ..kir.host import Argument, HostType, Invoke, Passing, Runtime, Scoped, Val
 from ..names import naming
 from ..names.naming import unclash
 from ..render import jinja
-from ..render.emit import host_arguments, host_expr, host_lines
+from ..render.emit import host_arguments, host_expr, host_lines, host_signature
 
 MAX_DIMS = 8
 DTYPE_ENUM = {d.name: d.name.upper().rstrip("_") for d in dtypes.ALL}
@@ -79,6 +79,10 @@ class HostFunction:
     @property
     def arguments(self) -> tuple[str, ...]:
         return declare(self.params, self.used, *self.results)
+
+    @property
+    def signature(self) -> tuple[str, ...]:
+        return host_signature("inline int32_t", self.name, self.arguments)
 
     @property
     def constant_lines(self) -> tuple[str, ...]:

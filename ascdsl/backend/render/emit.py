@@ -7,6 +7,8 @@ A DSL operation's first call carries a ``// file.py:LINE`` comment.
 from __future__ import annotations
 
 import math
+import sys
+from dataclasses import dataclass
 
 
 from ... import dtypes
@@ -194,35 +196,52 @@ class Printer:
             return f"const {e.type.value} {e.name.name} = {self.expr(e.value)}"
         raise TypeError(f"not an expression: {e!r}")
 
+    def chain(self, head: str, e, tail: str, note: str = "") -> "Wrap":
+        """``head e tail  // note``, breakable after the operators of ``e``'s top-level ``&&``/``||`` chain or
+        sum."""
+        if isinstance(e, hk.Logic) and len(e.items) > 1:
+            return Wrap(head, tuple(self.expr(x, 1) for x in e.items), " && " if e.every else " || ", tail, note)
+        if isinstance(e, Bin) and e.op.value in ("<", "<=", ">", ">=", "==", "!=") and isinstance(e.a, Bin) \
+                and e.a.op is kir.BinOp.ADD:  # a sum compared: its terms break
+            tail = f" {e.op.value} {self.expr(e.b, PRECEDENCE[e.op.value] + 1)}{tail}"
+            e = e.a
+        terms = []
+        while isinstance(e, Bin) and e.op is kir.BinOp.ADD:
+            terms.append(self.expr(e.b, PRECEDENCE["+"] + 1))
+            e = e.a
+        first = self.expr(e, PRECEDENCE["+"]) if terms else self.expr(e)
+        return Wrap(head, (first, *reversed(terms)), " + ", tail, note)
+
     def host_stmt(self, s) -> list:
-        """The statements of host code (:mod:`.kir.host`), as :meth:`stmt` renders the kernel's."""
+        """The statements of host code (:mod:`.kir.host`), as :meth:`stmt` renders the kernel's (a long line
+        breaks after the operators of its expression's top-level chain, :class:`Wrap`)."""
         if isinstance(s, hk.Declare):
-            value = "{}" if s.value is None else f" = {self.expr(s.value)}"
             unused = "[[maybe_unused]] " if s.unused else ""
-            note = f"  // {s.note}" if s.note else ""
-            return [f"{unused}{s.storage.value}{s.type.value} {s.name.name}{value};{note}"]
+            declared = f"{unused}{s.storage.value}{s.type.value} {s.name.name}"
+            if s.value is None:
+                return [f"{declared}{{}};" + (f"  // {s.note}" if s.note else "")]
+            return [self.chain(f"{declared} = ", s.value, ";", s.note)]
         if isinstance(s, hk.Assign) and isinstance(s.value, hk.Invoke) and s.value.args \
                 and isinstance(s.value.args[-1], hk.Lambda):  # the lambda's body on a line of its own
             *args, fn = s.value.args
             head = ", ".join([self.expr(a) for a in args] + [f"[&](int64_t {fn.param.name}) {{"])
             return [{"parts": [{"head": f"{self.expr(s.target)} = {s.value.fn.value}({head}",
-                                "body": [f"return {self.expr(fn.result)};"]}], "tail": "});"}]
+                                "body": [self.chain("return ", fn.result, ";")]}], "tail": "});"}]
         if isinstance(s, hk.Assign):
-            note = f"  // {s.note}" if s.note else ""
             if s.target is None:
-                return [f"static_cast<void>({self.expr(s.value)});{note}"]
-            return [f"{self.expr(s.target)} = {self.expr(s.value)};{note}"]
+                return [f"static_cast<void>({self.expr(s.value)});" + (f"  // {s.note}" if s.note else "")]
+            return [self.chain(f"{self.expr(s.target)} = ", s.value, ";", s.note)]
         if isinstance(s, hk.Throw):
-            return [f"throw ascdsl_host::HostError{{ascdsl_host::{s.status.value}, {self.expr(s.message)}}};"]
+            return [self.chain(f"throw ascdsl_host::HostError{{ascdsl_host::{s.status.value}, ", s.message, "};")]
         if isinstance(s, hk.Return):
             value = s.value
             return [f"return {'ascdsl_host::' + value.value if isinstance(value, hk.Status) else self.expr(value)};"]
         if isinstance(s, hk.Branch):
-            note = f"  // {s.note}" if s.note else ""
-            parts = [{"head": f"{'} else ' if i else ''}if ({self.expr(c)}) {{{'' if i else note}",
+            parts = [{"head": self.chain(f"{'} else ' if i else ''}if (", c, ") {", "" if i else s.note),
                       "body": self.lines(body)} for i, (c, body) in enumerate(s.arms)]
             if s.orelse is not None:
-                parts.append({"head": "} else {" if parts else "{" + note, "body": self.lines(s.orelse)})
+                parts.append({"head": "} else {" if parts else "{" + (f"  // {s.note}" if s.note else ""),
+                              "body": self.lines(s.orelse)})
             return [{"parts": parts, "tail": "}"}]
         if isinstance(s, hk.Enum):
             return [f"enum class {s.name} {{ {', '.join(s.members)} }};"]
@@ -356,30 +375,87 @@ def host_arguments(args) -> tuple[str, ...]:
                  for a in args)
 
 
+LINE_WIDTH = 120
+"""The columns a generated host line keeps within where it can (a longer one breaks, :class:`Wrap`)."""
+
+
+@dataclass(frozen=True)
+class Wrap:
+    """A render-model line that may break after each ``sep`` between its ``pieces``: the next line continues two
+    levels deeper. It stays one line where that fits."""
+
+    head: str
+    pieces: tuple[str, ...]
+    sep: str
+    tail: str
+    note: str = ""  # an end-of-line comment, on a line of its own above where the line does not fit
+
+    def map(self, f) -> "Wrap":
+        return Wrap(f(self.head), tuple(map(f, self.pieces)), self.sep, f(self.tail), self.note)
+
+    def lines(self, room: int) -> list[tuple[int, str]]:
+        """Its lines, each with its depth past the statement's, the first within ``room`` columns and the rest
+        within ``room`` less their indent (a piece too long alone keeps its line)."""
+        whole = self.head + self.sep.join(self.pieces) + self.tail
+        note = f"  // {self.note}" if self.note else ""
+        if len(whole + note) <= room:
+            return [(0, whole + note)]
+        lines, line = [(0, f"// {self.note}")] if self.note else [], self.head + self.pieces[0]
+        for i, piece in enumerate(self.pieces[1:], 2):
+            end = self.tail if i == len(self.pieces) else self.sep.rstrip()
+            if len(line + self.sep + piece + end) > room - (8 if len(lines) > bool(self.note) else 0):
+                lines.append((2 if len(lines) > bool(self.note) else 0, line + self.sep.rstrip()))
+                line = piece
+            else:
+                line += self.sep + piece
+        return lines + [(2 if len(lines) > bool(self.note) else 0, line + self.tail)]
+
+
+def host_signature(result: str, name: str, arguments) -> tuple[str, ...]:
+    """``result name(arguments...)`` as lines, its arguments broken after a comma past :data:`LINE_WIDTH`."""
+    return tuple("    " * deeper + text for deeper, text in Wrap(f"{result} {name}(", tuple(arguments) or ("",), ", ",
+                                                                ")").lines(LINE_WIDTH))
+
+
 def host_lines(stmts, depth: int = 0, qualified: bool = True) -> tuple[str, ...]:
     """Host-code statements as C++ lines, each indented by its depth past ``depth`` (``qualified`` False: without
-    the ``ascdsl_host::`` qualifier, for a body under ``using namespace ascdsl_host``)."""
-    lines = tuple("    " * line.depth + line.text for line in flatten(Printer(Names()).lines(stmts), depth))
-    return lines if qualified else tuple(line.replace("ascdsl_host::", "") for line in lines)
+    the ``ascdsl_host::`` qualifier, for a body under ``using namespace ascdsl_host``); the template indents them by
+    4 more."""
+    model = Printer(Names()).lines(stmts)
+    if not qualified:
+        model = _mapped(model, lambda text: text.replace("ascdsl_host::", ""))
+    return tuple("    " * line.depth + line.text for line in flatten(model, depth, LINE_WIDTH - 4))
 
 
-def flatten(items, depth: int = 0) -> list[Located]:
-    """Render-model lines (strings, located lines, blocks of parts) as one :class:`.render.Located` line
-    each, with its nesting depth."""
+def _mapped(items, f) -> list:
+    """The render model ``items`` with ``f`` applied to the text of every line."""
+    def line(x):
+        return x.map(f) if isinstance(x, Wrap) else f(x)
+    return [{"parts": [{"head": line(p["head"]), "body": _mapped(p["body"], f)} for p in item["parts"]],
+             "tail": line(item["tail"])} if isinstance(item, dict) else line(item) for item in items]
+
+
+def flatten(items, depth: int = 0, width: int | None = None) -> list[Located]:
+    """Render-model lines (strings, located lines, blocks of parts, :class:`Wrap` lines) as
+    :class:`.render.Located` lines with their nesting depth (a :class:`Wrap` broken within ``width`` columns less
+    the indent, where given)."""
     out = []
     for item in items:
         if isinstance(item, dict):
             for part in item["parts"]:
-                out.append(_at(part["head"], depth))
-                out += flatten(part["body"], depth + 1)
-            out.append(_at(item["tail"], depth))
+                out += _at(part["head"], depth, width)
+                out += flatten(part["body"], depth + 1, width)
+            out += _at(item["tail"], depth, width)
         else:
-            out.append(_at(item, depth))
+            out += _at(item, depth, width)
     return out
 
 
-def _at(line, depth: int) -> Located:
-    return Located(line.text, line.loc, depth) if isinstance(line, Located) else Located(line, None, depth)
+def _at(line, depth: int, width: int | None) -> list[Located]:
+    if isinstance(line, Wrap):
+        return [Located(text, None, depth + deeper)
+                for deeper, text in line.lines(width - 4 * depth if width is not None else sys.maxsize)]
+    return [Located(line.text, line.loc, depth) if isinstance(line, Located) else Located(line, None, depth)]
 
 
 def _init_buffers(p: Printer, plan, float32) -> tuple[list, list]:
