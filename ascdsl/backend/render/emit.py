@@ -198,7 +198,9 @@ class Printer:
 
     def chain(self, head: str, e, tail: str, note: str = "") -> "Wrap":
         """``head e tail  // note``, breakable after the operators of ``e``'s top-level ``&&``/``||`` chain or
-        sum."""
+        sum (the whole expression, so parentheses around it go)."""
+        while isinstance(e, hk.Paren):
+            e = e.x
         if isinstance(e, hk.Logic) and len(e.items) > 1:
             return Wrap(head, tuple(self.expr(x, 1) for x in e.items), " && " if e.every else " || ", tail, note)
         if isinstance(e, Bin) and e.op.value in ("<", "<=", ">", ">=", "==", "!=") and isinstance(e.a, Bin) \
