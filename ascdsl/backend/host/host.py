@@ -28,12 +28,12 @@ from ...op import Operator, Output
 from ...platforms import Platform
 from . import cores
 from ..cube import mix
-from .hostcode import (DTYPE_ENUM, MAX_DIMS, HostFunction, Param, camel, cpp, cpp_name, declare, dtype_enum, literal,
-                       signature)
+from .hostcode import (DTYPE_ENUM, MAX_DIMS, HostFunction, Param, Signed, camel, cpp, cpp_name, declare, dtype_enum,
+                       literal, signature)
 from .hostlower import HostLowering
 from ..kir import Bin, BinOp
 from ..kir.host import Argument, Assign, Bound, Branch, HostType, Ident, Index, Invoke, Member, Passing, Return, Value
-from ..render.emit import host_expr, host_lines, host_signature
+from ..render.emit import host_expr, host_lines
 from ..render.jinja import render
 from ..names.naming import field_name
 from ..plan.tiling import TilingLayout, Variant, cann_name, scratch_field, scratch_params
@@ -60,8 +60,9 @@ def lower_output_shape(op: Operator, output: Output, name: str) -> HostFunction:
 
 SHAPES, MESSAGE, STATUS_VAR = Ident("shapes"), Ident("message"), Ident("status")
 
+
 @dataclass(frozen=True)
-class ShapeFunction:
+class ShapeFunction(Signed):
     """``Status name(inputs..., attrs..., Shape* shapes, message)``: the shape of every output."""
 
     name: str
@@ -73,10 +74,6 @@ class ShapeFunction:
     @property
     def arguments(self) -> tuple[str, ...]:
         return declare(self.params, self.used, Argument(SHAPES.name, HostType.SHAPE, Passing.POINTER))
-
-    @property
-    def signature(self) -> tuple[str, ...]:
-        return host_signature("inline int32_t", self.name, self.arguments)
 
     @property
     def body_lines(self) -> tuple[str, ...]:

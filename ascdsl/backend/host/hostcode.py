@@ -63,8 +63,22 @@ PLATFORM_PARAM = Param("platform", "platform", PLATFORM)
 MESSAGE = Argument("message", STR, Passing.REF)
 
 
+class Signed:
+    """A generated function's ``signature``: ``inline int32_t name(arguments...)``, as lines."""
+
+    name: str
+
+    @property
+    def arguments(self) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    @property
+    def signature(self) -> tuple[str, ...]:
+        return host_signature("inline int32_t", self.name, self.arguments)
+
+
 @dataclass(frozen=True)
-class HostFunction:
+class HostFunction(Signed):
     """One generated function: its signature, and its constants, locals and body as host statements
     (:mod:`.kir.host`), which the ``*_lines`` properties render."""
 
@@ -79,10 +93,6 @@ class HostFunction:
     @property
     def arguments(self) -> tuple[str, ...]:
         return declare(self.params, self.used, *self.results)
-
-    @property
-    def signature(self) -> tuple[str, ...]:
-        return host_signature("inline int32_t", self.name, self.arguments)
 
     @property
     def constant_lines(self) -> tuple[str, ...]:
