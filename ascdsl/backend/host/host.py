@@ -32,7 +32,8 @@ from .hostcode import (DTYPE_ENUM, MAX_DIMS, HostFunction, Param, Signed, camel,
                        literal, signature)
 from .hostlower import HostLowering
 from ..kir import Bin, BinOp
-from ..kir.host import Argument, Assign, Bound, Branch, HostType, Ident, Index, Invoke, Member, Passing, Return, Value
+from ..kir.host import (Argument, Assign, Bound, Branch, HostType, Ident, Index, Invoke, Member, Passing, Return,
+                        Status, Value)
 from ..render.emit import host_expr, host_lines
 from ..render.jinja import render
 from ..names.naming import field_name
@@ -187,7 +188,8 @@ def workspace_function(op: Operator, layout: TilingLayout, variants: Sequence[Va
 
 # ---------------------------------------------------------------------- the same contract in Python
 
-STATUS = {"OK": 0, "VALUE_ERROR": 1, "TYPE_ERROR": 2, "HOST_ERROR": 3, "VARIANT_NOT_COMPILED": 4}
+STATUS = {s.name: s.value for s in Status}
+"""The generated function's status codes by name (:class:`.kir.host.Status`)."""
 
 
 @dataclass(frozen=True)

@@ -196,13 +196,14 @@ class Argument:
 # ----------------------------------------------------------------------------- statements
 
 class Status(enum.Enum):
-    """What a generated host function returns (``ascdsl_host::Status``, ``templates/host_runtime.h.j2``)."""
+    """What a generated host function returns: ``ascdsl_host::Status``'s members by name, with their codes
+    (``templates/host_runtime.h.j2``)."""
 
-    OK = "OK"
-    VALUE_ERROR = "VALUE_ERROR"
-    TYPE_ERROR = "TYPE_ERROR"
-    HOST_ERROR = "HOST_ERROR"
-    VARIANT_NOT_COMPILED = "VARIANT_NOT_COMPILED"
+    OK = 0
+    VALUE_ERROR = 1
+    TYPE_ERROR = 2
+    HOST_ERROR = 3
+    VARIANT_NOT_COMPILED = 4
 
 
 class Storage(enum.Enum):
@@ -310,13 +311,16 @@ def names_read(e) -> set[str]:
     raise TypeError(f"not a host expression: {e!r}")
 
 
+_READ = {Declare: lambda s: () if s.value is None else (s.value,),
+         Assign: lambda s: (s.value,),  # its target is written (a variable, a tiling field)
+         Throw: lambda s: (s.message,), Return: lambda s: () if isinstance(s.value, Status) else (s.value,),
+         Branch: lambda s: tuple(c for c, _ in s.arms), Table: lambda s: tuple(r for r, _ in s.rows),
+         For: lambda s: (s.start, s.stop, s.step), Note: lambda s: (), Enum: lambda s: ()}
+"""The expressions each kind of host statement reads itself (not in the statements it nests)."""
+
+
 def stmt_reads(s) -> set[str]:
     """The C++ names host statement ``s`` reads, in the statements it nests too."""
-    from_exprs = {Declare: lambda s: () if s.value is None else (s.value,),
-                  Assign: lambda s: (s.value,),  # its target is written (a variable, a tiling field)
-                  Throw: lambda s: (s.message,), Return: lambda s: () if isinstance(s.value, Status) else (s.value,),
-                  Branch: lambda s: tuple(c for c, _ in s.arms), Table: lambda s: tuple(r for r, _ in s.rows),
-                  For: lambda s: (s.start, s.stop, s.step), Note: lambda s: (), Enum: lambda s: ()}[type(s)]
     nested = ([st for _, body in s.arms for st in body] + list(s.orelse or ()) if isinstance(s, Branch) else
               list(s.body) if isinstance(s, For) else [])
-    return set().union(*(names_read(e) for e in from_exprs(s)), *(stmt_reads(st) for st in nested))
+    return set().union(*(names_read(e) for e in _READ[type(s)](s)), *(stmt_reads(st) for st in nested))

@@ -234,10 +234,10 @@ class Printer:
                 return [f"static_cast<void>({self.expr(s.value)});" + (f"  // {s.note}" if s.note else "")]
             return [self.chain(f"{self.expr(s.target)} = ", s.value, ";", s.note)]
         if isinstance(s, hk.Throw):
-            return [self.chain(f"throw ascdsl_host::HostError{{ascdsl_host::{s.status.value}, ", s.message, "};")]
+            return [self.chain(f"throw ascdsl_host::HostError{{ascdsl_host::{s.status.name}, ", s.message, "};")]
         if isinstance(s, hk.Return):
             value = s.value
-            return [f"return {'ascdsl_host::' + value.value if isinstance(value, hk.Status) else self.expr(value)};"]
+            return [f"return {'ascdsl_host::' + value.name if isinstance(value, hk.Status) else self.expr(value)};"]
         if isinstance(s, hk.Branch):
             parts = [{"head": self.chain(f"{'} else ' if i else ''}if (", c, ") {", "" if i else s.note),
                       "body": self.lines(body)} for i, (c, body) in enumerate(s.arms)]
@@ -402,15 +402,16 @@ class Wrap:
         note = f"  // {self.note}" if self.note else ""
         if len(whole + note) <= room:
             return [(0, whole + note)]
-        lines, line = [(0, f"// {self.note}")] if self.note else [], self.head + self.pieces[0]
+        broken, line = [], self.head + self.pieces[0]
         for i, piece in enumerate(self.pieces[1:], 2):
             end = self.tail if i == len(self.pieces) else self.sep.rstrip()
-            if len(line + self.sep + piece + end) > room - (8 if len(lines) > bool(self.note) else 0):
-                lines.append((2 if len(lines) > bool(self.note) else 0, line + self.sep.rstrip()))
+            if len(line + self.sep + piece + end) > room - (8 if broken else 0):  # a continuation is 8 deeper
+                broken.append(line + self.sep.rstrip())
                 line = piece
             else:
                 line += self.sep + piece
-        return lines + [(2 if len(lines) > bool(self.note) else 0, line + self.tail)]
+        above = [(0, f"// {self.note}")] if self.note else []
+        return above + [(2 if i else 0, text) for i, text in enumerate(broken + [line + self.tail])]
 
 
 def host_signature(result: str, name: str, arguments) -> tuple[str, ...]:
